@@ -1,0 +1,8 @@
+//! scalescope: how a machine's GPUs are connected, how fast they really talk, and what that means
+//! for scaling workloads.
+//!
+//! The library holds everything but the entry point, so that integration tests and benchmarks can
+//! reach it. See ARCHITECTURE.md for the layers and what each may use.
+
+pub mod model;
+pub mod topology;

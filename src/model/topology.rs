@@ -1,0 +1,757 @@
+//! The machine: GPUs, NICs, how every GPU pair is connected and what P2P the driver allows.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::linkrate::{nvlink_rate_per_link_gbps, pcie_rate_gbps};
+
+/// Everything scalescope knows about how one machine's GPUs are connected.
+///
+/// `links` holds one entry per unordered GPU pair (`a < b`), `p2p` one per ordered pair
+/// (`a != b`); both are sorted. Build one with [`Topology::new`] and then fill it, or call
+/// [`Topology::normalize`] after filling the vectors directly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Topology {
+    /// Where this topology came from.
+    pub source: TopologySource,
+    /// When it was read, RFC 3339 UTC; `None` for catalog entries, which describe a design.
+    pub captured_at: Option<String>,
+    /// The GPUs, sorted by index.
+    pub gpus: Vec<Gpu>,
+    /// Network adapters (as `nvidia-smi topo -m` lists them), sorted by index.
+    pub nics: Vec<Nic>,
+    /// One entry per unordered GPU pair, `a < b`.
+    pub links: Vec<GpuLink>,
+    /// One entry per ordered GPU pair, `a != b`.
+    pub p2p: Vec<P2pPair>,
+    /// How each NIC reaches each GPU.
+    pub nic_links: Vec<NicLink>,
+    /// Facts about how values were obtained or why some are missing, for the user to read.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// Where a [`Topology`] came from. Shown wherever the topology appears.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TopologySource {
+    /// Read from this machine through NVML (and CUDA, where available).
+    Live {
+        hostname: Option<String>,
+        driver_version: Option<String>,
+        nvml_version: Option<String>,
+        /// CUDA driver API version, e.g. 13000 for CUDA 13.0.
+        cuda_driver_version: Option<i32>,
+    },
+    /// Parsed from `nvidia-smi topo` text captured on some machine.
+    Imported {
+        /// The files (or `-` for standard input) the text came from.
+        paths: Vec<String>,
+    },
+    /// A hardware catalog entry: a machine as its vendor documents it, not one that was measured.
+    Catalog {
+        /// The catalog id, as `--catalog` takes it.
+        id: String,
+        /// Human-readable machine name.
+        name: String,
+    },
+}
+
+impl TopologySource {
+    /// `live`, `imported` or `catalog`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Live { .. } => "live",
+            Self::Imported { .. } => "imported",
+            Self::Catalog { .. } => "catalog",
+        }
+    }
+
+    /// One line naming the source, e.g. `catalog: NVIDIA DGX H100`.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Live { hostname, .. } => {
+                format!("live: {}", hostname.as_deref().unwrap_or("this machine"))
+            }
+            Self::Imported { paths } => format!("imported: {}", paths.join(", ")),
+            Self::Catalog { name, .. } => format!("catalog: {name}"),
+        }
+    }
+}
+
+/// One GPU. `index` is the number users pass to `--gpus`: the CUDA ordinal on a live machine
+/// (after `CUDA_VISIBLE_DEVICES`), nvidia-smi's GPU number in an import.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Gpu {
+    pub index: usize,
+    pub name: Option<String>,
+    pub uuid: Option<String>,
+    /// PCI bus id as NVML writes it, e.g. `00000000:00:06.0`.
+    pub pci_bus_id: Option<String>,
+    /// Total device memory in MiB.
+    pub memory_mib: Option<u64>,
+    pub pcie: PcieLink,
+    /// The NUMA node closest to the GPU (nvidia-smi's "NUMA Affinity").
+    pub numa_node: Option<u32>,
+    /// CPUs close to the GPU, as nvidia-smi writes them, e.g. `0-31,64-95`.
+    pub cpu_affinity: Option<String>,
+    /// NVLinks active on this GPU, to any peer or switch.
+    pub nvlinks_active: Option<u32>,
+    /// Per-link, per-direction NVLink rate in GB/s, as NVML reports it.
+    pub nvlink_gbps_per_link: Option<f64>,
+    /// NVLink generation (4 on Hopper).
+    pub nvlink_generation: Option<u32>,
+    /// NVML's index for this GPU, which may differ from `index`.
+    pub nvml_index: Option<u32>,
+}
+
+/// A GPU's PCIe link to its upstream port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PcieLink {
+    pub gen_current: Option<u32>,
+    pub gen_max: Option<u32>,
+    pub width_current: Option<u32>,
+    pub width_max: Option<u32>,
+}
+
+impl PcieLink {
+    /// Line rate per direction in GB/s at the link's maximum generation and width.
+    ///
+    /// GPUs drop their PCIe generation when idle to save power, so the current generation says
+    /// little; the maximum is what the link trains to under load.
+    pub fn line_rate_gbps(&self) -> Option<f64> {
+        pcie_rate_gbps(
+            self.gen_max.or(self.gen_current)?,
+            self.width_max.or(self.width_current)?,
+        )
+    }
+
+    /// `Gen5 x16`, or `Gen4 x8 (max Gen4 x16)` when the link runs below its maximum.
+    pub fn describe(&self) -> String {
+        let part = |g: Option<u32>, w: Option<u32>| {
+            format!(
+                "Gen{} x{}",
+                g.map_or("?".to_string(), |g| g.to_string()),
+                w.map_or("?".to_string(), |w| w.to_string())
+            )
+        };
+        let current = part(self.gen_current, self.width_current);
+        let max = part(self.gen_max, self.width_max);
+        if self.gen_current.is_none() && self.width_current.is_none() {
+            if self.gen_max.is_none() && self.width_max.is_none() {
+                "—".to_string()
+            } else {
+                format!("max {max}")
+            }
+        } else if current == max || (self.gen_max.is_none() && self.width_max.is_none()) {
+            current
+        } else {
+            format!("{current} (max {max})")
+        }
+    }
+}
+
+/// How two devices are connected, named exactly as `nvidia-smi topo -m` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LinkKind {
+    /// A bonded set of this many NVLinks (`NV#`).
+    Nv(u32),
+    /// At most a single PCIe bridge.
+    Pix,
+    /// Multiple PCIe bridges, without the PCIe host bridge.
+    Pxb,
+    /// A PCIe host bridge (typically the CPU).
+    Phb,
+    /// The interconnect between PCIe host bridges within a NUMA node.
+    Node,
+    /// The SMP interconnect between NUMA nodes (QPI/UPI/Infinity Fabric).
+    Sys,
+}
+
+impl LinkKind {
+    /// The CSV code: `NV`, `PIX`, `PXB`, `PHB`, `NODE` or `SYS`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Nv(_) => "NV",
+            Self::Pix => "PIX",
+            Self::Pxb => "PXB",
+            Self::Phb => "PHB",
+            Self::Node => "NODE",
+            Self::Sys => "SYS",
+        }
+    }
+
+    /// NVLink count, or `None` for a PCIe path.
+    pub fn nvlinks(&self) -> Option<u32> {
+        match self {
+            Self::Nv(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// nvidia-smi's legend text for this connection.
+    pub fn legend(&self) -> &'static str {
+        match self {
+            Self::Nv(_) => "Connection traversing a bonded set of # NVLinks",
+            Self::Pix => "Connection traversing at most a single PCIe bridge",
+            Self::Pxb => {
+                "Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)"
+            }
+            Self::Phb => "Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)",
+            Self::Node => {
+                "Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node"
+            }
+            Self::Sys => {
+                "Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)"
+            }
+        }
+    }
+
+    /// PCIe paths from nearest to farthest, as nvidia-smi orders them.
+    pub const PCIE_PATHS: [LinkKind; 5] = [Self::Pix, Self::Pxb, Self::Phb, Self::Node, Self::Sys];
+}
+
+impl fmt::Display for LinkKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Nv(n) => write!(f, "NV{n}"),
+            other => f.write_str(other.code()),
+        }
+    }
+}
+
+impl FromStr for LinkKind {
+    type Err = String;
+
+    /// Parses `NV18`, `PIX`, `PXB`, `PHB`, `NODE`, `SYS`, and `SOC` (old drivers' name for SYS).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        match s {
+            "PIX" => Ok(Self::Pix),
+            "PXB" => Ok(Self::Pxb),
+            "PHB" => Ok(Self::Phb),
+            "NODE" => Ok(Self::Node),
+            "SYS" | "SOC" => Ok(Self::Sys),
+            _ => s
+                .strip_prefix("NV")
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|n| *n > 0)
+                .map(Self::Nv)
+                .ok_or_else(|| format!("expected NV#, PIX, PXB, PHB, NODE or SYS, found {s:?}")),
+        }
+    }
+}
+
+impl Serialize for LinkKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for LinkKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The connection between two GPUs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuLink {
+    /// The lower GPU index.
+    pub a: usize,
+    /// The higher GPU index.
+    pub b: usize,
+    /// What `nvidia-smi topo -m` shows for the pair; `None` when unknown.
+    pub kind: Option<LinkKind>,
+    /// The PCIe path between the pair, when known separately (`topo -mp`, or NVML for NVLink pairs).
+    pub pcie_path: Option<LinkKind>,
+    /// NVLink generation of the pair's links, when known.
+    pub nvlink_generation: Option<u32>,
+    /// Per-direction line rate; `None` when it cannot be derived.
+    pub line_rate: Option<LineRate>,
+}
+
+impl GpuLink {
+    /// A link with nothing known yet.
+    pub fn unknown(a: usize, b: usize) -> Self {
+        Self {
+            a: a.min(b),
+            b: a.max(b),
+            kind: None,
+            pcie_path: None,
+            nvlink_generation: None,
+            line_rate: None,
+        }
+    }
+
+    /// NVLinks between the pair: `Some(0)` when known to be none, `None` when unknown.
+    pub fn nvlinks(&self) -> Option<u32> {
+        match self.kind {
+            Some(LinkKind::Nv(n)) => Some(n),
+            Some(_) => Some(0),
+            None => None,
+        }
+    }
+}
+
+/// A per-direction line rate and how it was derived.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LineRate {
+    /// GB/s per direction (10^9 bytes/s).
+    pub gbps: f64,
+    /// How the figure was derived, e.g. `18 NVLinks × 26.562 GB/s (NVML)`.
+    pub basis: String,
+}
+
+/// P2P status as `nvidia-smi topo -p2p` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum P2pStatus {
+    /// OK: P2P supported.
+    Ok,
+    /// CNS: chipset not supported.
+    Cns,
+    /// GNS: GPU not supported.
+    Gns,
+    /// TNS: topology not supported.
+    Tns,
+    /// NS: not supported.
+    Ns,
+    /// U: the driver reported "unknown".
+    U,
+}
+
+impl P2pStatus {
+    /// The code nvidia-smi prints.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Ok => "OK",
+            Self::Cns => "CNS",
+            Self::Gns => "GNS",
+            Self::Tns => "TNS",
+            Self::Ns => "NS",
+            Self::U => "U",
+        }
+    }
+
+    /// nvidia-smi's legend text.
+    pub fn legend(&self) -> &'static str {
+        match self {
+            Self::Ok => "Status Ok",
+            Self::Cns => "Chipset not supported",
+            Self::Gns => "GPU not supported",
+            Self::Tns => "Topology not supported",
+            Self::Ns => "Not supported",
+            Self::U => "Unknown",
+        }
+    }
+
+    /// Every status, in nvidia-smi's legend order.
+    pub const ALL: [P2pStatus; 6] = [Self::Ok, Self::Cns, Self::Gns, Self::Tns, Self::Ns, Self::U];
+}
+
+impl fmt::Display for P2pStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+impl FromStr for P2pStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        Self::ALL
+            .into_iter()
+            .find(|st| st.code() == s)
+            .ok_or_else(|| format!("expected OK, CNS, GNS, TNS, NS or U, found {s:?}"))
+    }
+}
+
+impl Serialize for P2pStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
+    }
+}
+
+impl<'de> Deserialize<'de> for P2pStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The four P2P capabilities nvidia-smi reports (`topo -p2p r|w|n|a`); `None` = not known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct P2pCaps {
+    pub read: Option<P2pStatus>,
+    pub write: Option<P2pStatus>,
+    pub nvlink: Option<P2pStatus>,
+    pub atomics: Option<P2pStatus>,
+}
+
+/// Which of the four P2P capabilities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum P2pCap {
+    Read,
+    Write,
+    Nvlink,
+    Atomics,
+}
+
+impl P2pCap {
+    /// All four, in the CSV's order.
+    pub const ALL: [P2pCap; 4] = [Self::Read, Self::Write, Self::Nvlink, Self::Atomics];
+
+    /// The letter `nvidia-smi topo -p2p` takes: r, w, n or a.
+    pub fn letter(&self) -> char {
+        match self {
+            Self::Read => 'r',
+            Self::Write => 'w',
+            Self::Nvlink => 'n',
+            Self::Atomics => 'a',
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Nvlink => "nvlink",
+            Self::Atomics => "atomics",
+        }
+    }
+}
+
+impl P2pCaps {
+    pub fn get(&self, cap: P2pCap) -> Option<P2pStatus> {
+        match cap {
+            P2pCap::Read => self.read,
+            P2pCap::Write => self.write,
+            P2pCap::Nvlink => self.nvlink,
+            P2pCap::Atomics => self.atomics,
+        }
+    }
+
+    pub fn set(&mut self, cap: P2pCap, status: Option<P2pStatus>) {
+        match cap {
+            P2pCap::Read => self.read = status,
+            P2pCap::Write => self.write = status,
+            P2pCap::Nvlink => self.nvlink = status,
+            P2pCap::Atomics => self.atomics = status,
+        }
+    }
+}
+
+/// P2P capability from GPU `a` to GPU `b` (an ordered pair).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct P2pPair {
+    pub a: usize,
+    pub b: usize,
+    pub caps: P2pCaps,
+    /// CUDA's `cuDeviceCanAccessPeer(a, b)`.
+    pub cuda_can_access_peer: Option<bool>,
+    /// CUDA's P2P performance rank for the pair (lower is better).
+    pub cuda_perf_rank: Option<i32>,
+}
+
+/// A network adapter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Nic {
+    pub index: usize,
+    /// Device name, e.g. `mlx5_0`.
+    pub name: String,
+    /// nvidia-smi's column label, e.g. `NIC0`, when it uses a NIC legend.
+    pub label: Option<String>,
+    /// Per-direction line rate in GB/s (400 Gb/s NDR InfiniBand = 50 GB/s), when known.
+    pub line_rate_gbps: Option<f64>,
+}
+
+/// How a NIC reaches a GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NicLink {
+    pub nic: usize,
+    pub gpu: usize,
+    pub kind: LinkKind,
+}
+
+impl Topology {
+    /// An empty topology from `source`; fill `gpus` (and the rest), then call [`Self::normalize`].
+    pub fn new(source: TopologySource) -> Self {
+        Self {
+            source,
+            captured_at: None,
+            gpus: Vec::new(),
+            nics: Vec::new(),
+            links: Vec::new(),
+            p2p: Vec::new(),
+            nic_links: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// GPU indices in order.
+    pub fn gpu_indices(&self) -> Vec<usize> {
+        self.gpus.iter().map(|g| g.index).collect()
+    }
+
+    /// The GPU with this index.
+    pub fn gpu(&self, index: usize) -> Option<&Gpu> {
+        self.gpus.iter().find(|g| g.index == index)
+    }
+
+    /// The link between two GPUs, in either order.
+    pub fn link(&self, a: usize, b: usize) -> Option<&GpuLink> {
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.links.iter().find(|l| l.a == lo && l.b == hi)
+    }
+
+    /// Mutable access to the link between two GPUs, in either order.
+    pub fn link_mut(&mut self, a: usize, b: usize) -> Option<&mut GpuLink> {
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.links.iter_mut().find(|l| l.a == lo && l.b == hi)
+    }
+
+    /// P2P capability from `a` to `b`.
+    pub fn p2p(&self, a: usize, b: usize) -> Option<&P2pPair> {
+        self.p2p.iter().find(|p| p.a == a && p.b == b)
+    }
+
+    /// Mutable P2P entry from `a` to `b`.
+    pub fn p2p_mut(&mut self, a: usize, b: usize) -> Option<&mut P2pPair> {
+        self.p2p.iter_mut().find(|p| p.a == a && p.b == b)
+    }
+
+    /// How NIC `nic` reaches GPU `gpu`.
+    pub fn nic_link(&self, nic: usize, gpu: usize) -> Option<LinkKind> {
+        self.nic_links
+            .iter()
+            .find(|l| l.nic == nic && l.gpu == gpu)
+            .map(|l| l.kind)
+    }
+
+    /// Sorts everything and makes sure there is a link for every GPU pair and a P2P entry for
+    /// every ordered pair (unknown where nothing was filled in). Entries naming GPUs that do not
+    /// exist are dropped.
+    pub fn normalize(&mut self) {
+        self.gpus.sort_by_key(|g| g.index);
+        self.nics.sort_by_key(|n| n.index);
+        let idx = self.gpu_indices();
+        self.links
+            .retain(|l| l.a < l.b && idx.contains(&l.a) && idx.contains(&l.b));
+        self.p2p
+            .retain(|p| p.a != p.b && idx.contains(&p.a) && idx.contains(&p.b));
+        for (i, &a) in idx.iter().enumerate() {
+            for &b in &idx[i + 1..] {
+                if self.link(a, b).is_none() {
+                    self.links.push(GpuLink::unknown(a, b));
+                }
+            }
+            for &b in &idx {
+                if a != b && self.p2p(a, b).is_none() {
+                    self.p2p.push(P2pPair {
+                        a,
+                        b,
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        self.links.sort_by_key(|l| (l.a, l.b));
+        self.p2p.sort_by_key(|p| (p.a, p.b));
+        self.nic_links.sort_by_key(|l| (l.nic, l.gpu));
+    }
+
+    /// Derives each pair's line rate where none is set yet.
+    ///
+    /// NVLink pairs: links × the per-link rate NVML reported for the pair's GPUs, else the rate
+    /// of the pair's NVLink generation. PCIe pairs: the slower endpoint's PCIe generation × width.
+    /// Pairs where neither is known stay `None`.
+    pub fn derive_line_rates(&mut self) {
+        let gpus = self.gpus.clone();
+        let find = |i: usize| gpus.iter().find(|g| g.index == i);
+        for link in &mut self.links {
+            if link.line_rate.is_some() {
+                continue;
+            }
+            let (Some(ga), Some(gb)) = (find(link.a), find(link.b)) else {
+                continue;
+            };
+            link.line_rate = match link.kind {
+                Some(LinkKind::Nv(n)) => nvlink_line_rate(n, ga, gb, link.nvlink_generation),
+                Some(_) => pcie_line_rate(ga, gb),
+                None => None,
+            };
+        }
+    }
+
+    /// GPUs grouped by NUMA node (sorted; GPUs with no known node last, under `None`).
+    pub fn numa_groups(&self) -> Vec<(Option<u32>, Vec<usize>)> {
+        let mut groups: Vec<(Option<u32>, Vec<usize>)> = Vec::new();
+        for g in &self.gpus {
+            match groups.iter_mut().find(|(n, _)| *n == g.numa_node) {
+                Some((_, v)) => v.push(g.index),
+                None => groups.push((g.numa_node, vec![g.index])),
+            }
+        }
+        groups.sort_by_key(|(n, _)| (n.is_none(), *n));
+        groups
+    }
+
+    /// A copy holding only the given GPUs (and their links), for runs over a subset.
+    pub fn subset(&self, indices: &[usize]) -> Topology {
+        let mut t = self.clone();
+        t.gpus.retain(|g| indices.contains(&g.index));
+        t.normalize();
+        t.nic_links.retain(|l| indices.contains(&l.gpu));
+        t
+    }
+}
+
+fn nvlink_line_rate(n: u32, a: &Gpu, b: &Gpu, generation: Option<u32>) -> Option<LineRate> {
+    let nvml_rate = match (a.nvlink_gbps_per_link, b.nvlink_gbps_per_link) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (Some(x), None) | (None, Some(x)) => Some(x),
+        (None, None) => None,
+    };
+    if let Some(per) = nvml_rate {
+        return Some(LineRate {
+            gbps: f64::from(n) * per,
+            basis: format!("{n} NVLinks × {per:.3} GB/s (NVML)"),
+        });
+    }
+    let generation = generation.or(a.nvlink_generation).or(b.nvlink_generation)?;
+    let per = nvlink_rate_per_link_gbps(generation)?;
+    Some(LineRate {
+        gbps: f64::from(n) * per,
+        basis: format!("{n} NVLinks × {per} GB/s (NVLink {generation})"),
+    })
+}
+
+fn pcie_line_rate(a: &Gpu, b: &Gpu) -> Option<LineRate> {
+    let (ra, rb) = (a.pcie.line_rate_gbps()?, b.pcie.line_rate_gbps()?);
+    let slower = if ra <= rb { a } else { b };
+    let generation = slower.pcie.gen_max.or(slower.pcie.gen_current)?;
+    let width = slower.pcie.width_max.or(slower.pcie.width_current)?;
+    Some(LineRate {
+        gbps: ra.min(rb),
+        basis: format!("PCIe Gen{generation} x{width}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpu(index: usize, generation: u32, width: u32) -> Gpu {
+        Gpu {
+            index,
+            pcie: PcieLink {
+                gen_current: Some(1),
+                gen_max: Some(generation),
+                width_current: Some(width),
+                width_max: Some(width),
+            },
+            ..Default::default()
+        }
+    }
+
+    fn two_gpus(kind: LinkKind) -> Topology {
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        t.gpus = vec![gpu(0, 5, 16), gpu(1, 4, 16)];
+        t.normalize();
+        t.link_mut(0, 1).unwrap().kind = Some(kind);
+        t
+    }
+
+    #[test]
+    fn link_kind_round_trips_through_text() {
+        for s in ["NV18", "NV1", "PIX", "PXB", "PHB", "NODE", "SYS"] {
+            assert_eq!(s.parse::<LinkKind>().unwrap().to_string(), s);
+        }
+        assert_eq!("SOC".parse::<LinkKind>().unwrap(), LinkKind::Sys);
+        assert!("NV".parse::<LinkKind>().is_err());
+        assert!("NV0".parse::<LinkKind>().is_err());
+        assert!("X".parse::<LinkKind>().is_err());
+    }
+
+    #[test]
+    fn nvlink_rate_prefers_nvml_per_link_speed() {
+        let mut t = two_gpus(LinkKind::Nv(18));
+        for g in &mut t.gpus {
+            g.nvlink_gbps_per_link = Some(26.562);
+            g.nvlink_generation = Some(4);
+        }
+        t.derive_line_rates();
+        let rate = t.link(1, 0).unwrap().line_rate.clone().unwrap();
+        assert!((rate.gbps - 478.116).abs() < 1e-9, "{}", rate.gbps);
+        assert!(rate.basis.contains("NVML"));
+    }
+
+    #[test]
+    fn nvlink_rate_falls_back_to_generation_table() {
+        let mut t = two_gpus(LinkKind::Nv(12));
+        t.gpus[0].nvlink_generation = Some(3);
+        t.derive_line_rates();
+        assert_eq!(t.link(0, 1).unwrap().line_rate.as_ref().unwrap().gbps, 300.0);
+    }
+
+    #[test]
+    fn nvlink_rate_unknown_without_speed_or_generation() {
+        let mut t = two_gpus(LinkKind::Nv(4));
+        t.derive_line_rates();
+        assert_eq!(t.link(0, 1).unwrap().line_rate, None);
+    }
+
+    #[test]
+    fn pcie_pair_takes_the_slower_endpoint() {
+        let mut t = two_gpus(LinkKind::Sys);
+        t.derive_line_rates();
+        let rate = t.link(0, 1).unwrap().line_rate.clone().unwrap();
+        assert!((rate.gbps - 31.508).abs() < 0.01);
+        assert_eq!(rate.basis, "PCIe Gen4 x16");
+    }
+
+    #[test]
+    fn normalize_fills_every_pair() {
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        t.gpus = (0..4).rev().map(|i| gpu(i, 4, 16)).collect();
+        t.normalize();
+        assert_eq!(t.links.len(), 6);
+        assert_eq!(t.p2p.len(), 12);
+        assert_eq!(t.gpu_indices(), vec![0, 1, 2, 3]);
+        let sub = t.subset(&[1, 3]);
+        assert_eq!(sub.links.len(), 1);
+        assert_eq!(sub.p2p.len(), 2);
+    }
+
+    #[test]
+    fn json_uses_nvidia_smi_codes() {
+        let mut t = two_gpus(LinkKind::Nv(18));
+        t.p2p_mut(0, 1).unwrap().caps.read = Some(P2pStatus::Ok);
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains("\"kind\":\"NV18\""), "{json}");
+        assert!(json.contains("\"read\":\"OK\""), "{json}");
+        let back: Topology = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn pcie_describe() {
+        let p = PcieLink {
+            gen_current: Some(5),
+            gen_max: Some(5),
+            width_current: Some(16),
+            width_max: Some(16),
+        };
+        assert_eq!(p.describe(), "Gen5 x16");
+        let p = PcieLink {
+            gen_current: Some(1),
+            ..p
+        };
+        assert_eq!(p.describe(), "Gen1 x16 (max Gen5 x16)");
+        assert_eq!(PcieLink::default().describe(), "—");
+    }
+}

@@ -1,0 +1,1 @@
+//! The hardware catalog: machines as their vendors document them, from `assets/hardware/`.

@@ -1,0 +1,1 @@
+//! This machine's topology, read through NVML and the CUDA driver API.

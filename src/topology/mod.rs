@@ -1,0 +1,56 @@
+//! Where a [`Topology`](crate::model::Topology) comes from: this machine through NVML and CUDA
+//! ([`live`]), `nvidia-smi topo` text captured elsewhere ([`import`]), or the hardware
+//! [`catalog`] shipped in `assets/hardware/`.
+
+pub mod catalog;
+pub mod import;
+pub mod live;
+
+use std::io;
+
+/// Why a topology could not be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    /// Text that is not what `nvidia-smi topo` prints.
+    #[error("{origin}:{line}: {message}")]
+    Parse {
+        /// File name, or `<stdin>`.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// `--catalog NAME` names no entry.
+    #[error("no catalog entry named {name:?}; run `scalescope --catalog` to list them (known: {known})")]
+    UnknownCatalogEntry { name: String, known: String },
+    /// A catalog file that does not describe a valid machine.
+    #[error("catalog file {file}: {message}")]
+    BadCatalog { file: String, message: String },
+    /// The NVIDIA driver's management library could not be loaded.
+    #[error(
+        "no NVIDIA driver found (cannot load libnvidia-ml.so.1: {reason}); use --import FILE with `nvidia-smi topo -m` output, or --catalog NAME"
+    )]
+    NoDriver { reason: String },
+    /// NVML loaded but a call failed.
+    #[error("NVML: {what}: {reason}")]
+    Nvml { what: String, reason: String },
+}
+
+impl TopologyError {
+    /// True when the user's input (a file, a flag value) is at fault rather than the machine:
+    /// the CLI exits 2 for these and 1 otherwise.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            Self::Io { .. } | Self::Parse { .. } | Self::UnknownCatalogEntry { .. }
+        )
+    }
+}
