@@ -4,5 +4,10 @@
 //! The library holds everything but the entry point, so that integration tests and benchmarks can
 //! reach it. See ARCHITECTURE.md for the layers and what each may use.
 
+pub mod bench;
+pub mod cli;
+pub mod cuda;
+pub mod export;
 pub mod model;
 pub mod topology;
+pub mod ui;

@@ -4,11 +4,18 @@
 //! and writes these types. A value that could not be sourced is `None` (an empty CSV cell, "—"
 //! in the UI), never zero.
 
+mod bandwidth;
+mod collective;
 mod linkrate;
+mod stats;
 mod topology;
+pub mod units;
 
-pub use linkrate::{nvlink_rate_per_link_gbps, pcie_rate_gbps, DEFAULT_NVLINK_GBPS};
+pub use bandwidth::{BandwidthResult, Endpoint, Method, Shape, Source, Status, TestId};
+pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
+pub use linkrate::{DEFAULT_NVLINK_GBPS, nvlink_rate_per_link_gbps, pcie_rate_gbps};
+pub use stats::Stats;
 pub use topology::{
-    Gpu, GpuLink, LineRate, LineRateBasis, LinkKind, Nic, NicLink, P2pCap, P2pCaps, P2pPair, P2pStatus,
-    PcieLink, Topology, TopologySource,
+    Gpu, GpuLink, LineRate, LinkKind, Nic, NicLink, P2pCap, P2pCaps, P2pPair, P2pStatus, PcieLink,
+    Topology, TopologySource,
 };

@@ -199,7 +199,9 @@ impl LinkKind {
             Self::Pxb => {
                 "Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)"
             }
-            Self::Phb => "Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)",
+            Self::Phb => {
+                "Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)"
+            }
             Self::Node => {
                 "Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node"
             }
@@ -572,6 +574,11 @@ impl Topology {
     pub fn derive_line_rates(&mut self) {
         let gpus = self.gpus.clone();
         let find = |i: usize| gpus.iter().find(|g| g.index == i);
+        let speed_from = match self.source {
+            TopologySource::Live { .. } => "NVML",
+            TopologySource::Catalog { .. } => "catalog",
+            TopologySource::Imported { .. } => "imported",
+        };
         for link in &mut self.links {
             if link.line_rate.is_some() {
                 continue;
@@ -580,7 +587,9 @@ impl Topology {
                 continue;
             };
             link.line_rate = match link.kind {
-                Some(LinkKind::Nv(n)) => nvlink_line_rate(n, ga, gb, link.nvlink_generation),
+                Some(LinkKind::Nv(n)) => {
+                    nvlink_line_rate(n, ga, gb, link.nvlink_generation, speed_from)
+                }
                 Some(_) => pcie_line_rate(ga, gb),
                 None => None,
             };
@@ -610,7 +619,13 @@ impl Topology {
     }
 }
 
-fn nvlink_line_rate(n: u32, a: &Gpu, b: &Gpu, generation: Option<u32>) -> Option<LineRate> {
+fn nvlink_line_rate(
+    n: u32,
+    a: &Gpu,
+    b: &Gpu,
+    generation: Option<u32>,
+    speed_from: &str,
+) -> Option<LineRate> {
     let nvml_rate = match (a.nvlink_gbps_per_link, b.nvlink_gbps_per_link) {
         (Some(x), Some(y)) => Some(x.min(y)),
         (Some(x), None) | (None, Some(x)) => Some(x),
@@ -619,7 +634,7 @@ fn nvlink_line_rate(n: u32, a: &Gpu, b: &Gpu, generation: Option<u32>) -> Option
     if let Some(per) = nvml_rate {
         return Some(LineRate {
             gbps: f64::from(n) * per,
-            basis: format!("{n} NVLinks × {per:.3} GB/s (NVML)"),
+            basis: format!("{n} NVLinks × {per:.3} GB/s ({speed_from})"),
         });
     }
     let generation = generation.or(a.nvlink_generation).or(b.nvlink_generation)?;
@@ -680,6 +695,12 @@ mod tests {
     #[test]
     fn nvlink_rate_prefers_nvml_per_link_speed() {
         let mut t = two_gpus(LinkKind::Nv(18));
+        t.source = TopologySource::Live {
+            hostname: None,
+            driver_version: None,
+            nvml_version: None,
+            cuda_driver_version: None,
+        };
         for g in &mut t.gpus {
             g.nvlink_gbps_per_link = Some(26.562);
             g.nvlink_generation = Some(4);
@@ -695,7 +716,10 @@ mod tests {
         let mut t = two_gpus(LinkKind::Nv(12));
         t.gpus[0].nvlink_generation = Some(3);
         t.derive_line_rates();
-        assert_eq!(t.link(0, 1).unwrap().line_rate.as_ref().unwrap().gbps, 300.0);
+        assert_eq!(
+            t.link(0, 1).unwrap().line_rate.as_ref().unwrap().gbps,
+            300.0
+        );
     }
 
     #[test]

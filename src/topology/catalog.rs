@@ -1,1 +1,763 @@
 //! The hardware catalog: machines as their vendors document them, from `assets/hardware/`.
+//!
+//! Each machine is one TOML file (schema in `assets/hardware/README.md`), embedded in the binary
+//! so that `--catalog` works from any directory. A catalog [`Topology`] describes a design: its
+//! source is [`TopologySource::Catalog`], it has no capture time, and its line rates come from
+//! documented figures, never from a measurement.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::TopologyError;
+use crate::model::{
+    Gpu, GpuLink, LinkKind, Nic, NicLink, P2pCap, P2pCaps, P2pPair, P2pStatus, PcieLink, Topology,
+    TopologySource,
+};
+
+/// The catalog files, by file name. Add new machines here.
+const FILES: &[(&str, &str)] = &[
+    (
+        "dgx-h100.toml",
+        include_str!("../../assets/hardware/dgx-h100.toml"),
+    ),
+    (
+        "h100-pcie-2x-nvlink.toml",
+        include_str!("../../assets/hardware/h100-pcie-2x-nvlink.toml"),
+    ),
+    (
+        "h200-2x-sxm.toml",
+        include_str!("../../assets/hardware/h200-2x-sxm.toml"),
+    ),
+    (
+        "hgx-h200.toml",
+        include_str!("../../assets/hardware/hgx-h200.toml"),
+    ),
+    (
+        "hgx-a100.toml",
+        include_str!("../../assets/hardware/hgx-a100.toml"),
+    ),
+    (
+        "l40s-8x-pcie.toml",
+        include_str!("../../assets/hardware/l40s-8x-pcie.toml"),
+    ),
+    (
+        "rtx4090-4x-pcie.toml",
+        include_str!("../../assets/hardware/rtx4090-4x-pcie.toml"),
+    ),
+];
+
+/// One catalog machine, as listed by `scalescope --catalog`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CatalogEntry {
+    /// The id `--catalog` takes, e.g. `dgx-h100`.
+    pub id: String,
+    /// Human-readable machine name.
+    pub name: String,
+    /// One line: GPUs, interconnect, CPUs, NICs.
+    pub summary: String,
+}
+
+/// Every entry, sorted by id.
+///
+/// A file whose `[machine]` table does not parse is still listed, under its file name, with the
+/// parse error as its summary; loading it reports the full error.
+pub fn entries() -> Vec<CatalogEntry> {
+    let mut out: Vec<CatalogEntry> = FILES
+        .iter()
+        .map(|(file, text)| match toml::from_str::<HeaderOnly>(text) {
+            Ok(h) => CatalogEntry {
+                id: h.machine.id,
+                name: h.machine.name,
+                summary: h.machine.summary,
+            },
+            Err(e) => CatalogEntry {
+                id: file_stem(file).to_string(),
+                name: file_stem(file).to_string(),
+                summary: format!("(catalog file does not parse: {})", e.message()),
+            },
+        })
+        .collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+/// The topology of entry `name` (exact id, or a case-insensitive unique prefix of an id);
+/// `UnknownCatalogEntry` otherwise.
+pub fn load(name: &str) -> Result<Topology, TopologyError> {
+    let ids: Vec<(String, &str, &str)> = FILES
+        .iter()
+        .map(|(file, text)| {
+            let id = toml::from_str::<HeaderOnly>(text)
+                .map(|h| h.machine.id)
+                .unwrap_or_else(|_| file_stem(file).to_string());
+            (id, *file, *text)
+        })
+        .collect();
+    let wanted = name.trim().to_lowercase();
+    let exact = ids.iter().find(|(id, _, _)| id.to_lowercase() == wanted);
+    let chosen = match exact {
+        Some(hit) => Some(hit),
+        None if wanted.is_empty() => None,
+        None => {
+            let mut hits = ids
+                .iter()
+                .filter(|(id, _, _)| id.to_lowercase().starts_with(&wanted));
+            match (hits.next(), hits.next()) {
+                (Some(hit), None) => Some(hit),
+                _ => None,
+            }
+        }
+    };
+    match chosen {
+        Some((_, file, text)) => parse_entry(file, text),
+        None => {
+            let mut known: Vec<&str> = ids.iter().map(|(id, _, _)| id.as_str()).collect();
+            known.sort_unstable();
+            Err(TopologyError::UnknownCatalogEntry {
+                name: name.to_string(),
+                known: known.join(", "),
+            })
+        }
+    }
+}
+
+/// Parses one catalog file's text into a validated, normalized [`Topology`].
+///
+/// `file_name` only labels errors. Malformed TOML, missing fields, matrices of the wrong shape,
+/// unknown nvidia-smi codes and asymmetric link matrices give [`TopologyError::BadCatalog`] with a
+/// message naming the table, row and cell at fault.
+pub fn parse_entry(file_name: &str, text: &str) -> Result<Topology, TopologyError> {
+    let bad = |message: String| TopologyError::BadCatalog {
+        file: file_name.to_string(),
+        message,
+    };
+    let file: CatalogFile = toml::from_str(text).map_err(|e| bad(toml_error(&e, text)))?;
+    build(file).map_err(bad)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file schema (see assets/hardware/README.md).
+
+/// Just the `[machine]` table, for listing entries without validating the rest.
+#[derive(Deserialize)]
+struct HeaderOnly {
+    machine: Machine,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    machine: Machine,
+    gpu: GpuTemplate,
+    #[serde(default)]
+    numa: Vec<NumaNode>,
+    topology: Connectivity,
+    #[serde(default)]
+    p2p: P2pSection,
+    #[serde(default)]
+    nic: Vec<NicEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Machine {
+    id: String,
+    name: String,
+    summary: String,
+    #[serde(default)]
+    #[allow(dead_code)] // documentation for readers of the file; the summary is what is shown
+    description: Option<String>,
+    source: String,
+    #[serde(default)]
+    notes: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GpuTemplate {
+    model: String,
+    count: usize,
+    memory_mib: u64,
+    pcie_gen: u32,
+    pcie_width: u32,
+    nvlink_generation: Option<u32>,
+    nvlinks: Option<u32>,
+    nvlink_gbps_per_link: Option<f64>,
+    pci_bus_ids: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NumaNode {
+    node: u32,
+    cpus: String,
+    gpus: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Connectivity {
+    gpus: Vec<String>,
+    pcie: Option<Vec<String>>,
+}
+
+/// One P2P capability: a single code for every pair, or a matrix of rows.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum P2pSpec {
+    All(String),
+    Matrix(Vec<String>),
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct P2pSection {
+    read: Option<P2pSpec>,
+    write: Option<P2pSpec>,
+    nvlink: Option<P2pSpec>,
+    atomics: Option<P2pSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NicEntry {
+    name: String,
+    label: Option<String>,
+    line_rate_gbps: Option<f64>,
+    gpus: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// File → Topology.
+
+fn build(file: CatalogFile) -> Result<Topology, String> {
+    let CatalogFile {
+        machine,
+        gpu,
+        numa,
+        topology,
+        p2p,
+        nic,
+    } = file;
+    let n = gpu.count;
+    check_machine(&machine)?;
+    check_gpu_template(&gpu)?;
+
+    // NUMA placement: each GPU at most once.
+    let mut placement: BTreeMap<usize, (u32, String)> = BTreeMap::new();
+    for (i, node) in numa.iter().enumerate() {
+        for &g in &node.gpus {
+            if g >= n {
+                return Err(format!(
+                    "[[numa]] entry {} (node {}): GPU {g} does not exist; [gpu] count is {n}",
+                    i + 1,
+                    node.node
+                ));
+            }
+            if placement
+                .insert(g, (node.node, node.cpus.clone()))
+                .is_some()
+            {
+                return Err(format!(
+                    "[[numa]] entry {} (node {}): GPU {g} is already placed in another NUMA node",
+                    i + 1,
+                    node.node
+                ));
+            }
+        }
+    }
+
+    let kinds = link_matrix("[topology] gpus", &topology.gpus, n)?;
+    let pcie_paths = match &topology.pcie {
+        Some(rows) => Some(link_matrix("[topology] pcie", rows, n)?),
+        None => None,
+    };
+    if let Some(paths) = &pcie_paths {
+        for (i, row) in paths.iter().enumerate() {
+            for (j, cell) in row.iter().enumerate() {
+                if let Some(LinkKind::Nv(_)) = cell {
+                    return Err(format!(
+                        "[topology] pcie row {i} (GPU{i}), column {j}: {} is not a PCIe path; use PIX, PXB, PHB, NODE or SYS",
+                        cell.map_or_else(String::new, |k| k.to_string())
+                    ));
+                }
+            }
+        }
+    }
+
+    let mut topo = Topology::new(TopologySource::Catalog {
+        id: machine.id.clone(),
+        name: machine.name.clone(),
+    });
+    topo.captured_at = None;
+    topo.gpus = (0..n)
+        .map(|index| {
+            let (numa_node, cpu_affinity) = match placement.get(&index) {
+                Some((node, cpus)) => (Some(*node), Some(cpus.clone())),
+                None => (None, None),
+            };
+            Gpu {
+                index,
+                name: Some(gpu.model.clone()),
+                pci_bus_id: gpu
+                    .pci_bus_ids
+                    .as_ref()
+                    .and_then(|ids| ids.get(index).cloned()),
+                memory_mib: Some(gpu.memory_mib),
+                pcie: PcieLink {
+                    gen_current: Some(gpu.pcie_gen),
+                    gen_max: Some(gpu.pcie_gen),
+                    width_current: Some(gpu.pcie_width),
+                    width_max: Some(gpu.pcie_width),
+                },
+                numa_node,
+                cpu_affinity,
+                nvlinks_active: gpu.nvlinks,
+                nvlink_gbps_per_link: gpu.nvlink_gbps_per_link,
+                nvlink_generation: gpu.nvlink_generation,
+                ..Default::default()
+            }
+        })
+        .collect();
+
+    for a in 0..n {
+        for b in a + 1..n {
+            let kind = kinds[a][b];
+            let mut link = GpuLink::unknown(a, b);
+            link.kind = kind;
+            link.pcie_path = pcie_paths.as_ref().and_then(|p| p[a][b]);
+            if matches!(kind, Some(LinkKind::Nv(_))) {
+                link.nvlink_generation = gpu.nvlink_generation;
+            }
+            topo.links.push(link);
+        }
+    }
+
+    let caps = [
+        (P2pCap::Read, &p2p.read),
+        (P2pCap::Write, &p2p.write),
+        (P2pCap::Nvlink, &p2p.nvlink),
+        (P2pCap::Atomics, &p2p.atomics),
+    ];
+    let mut matrices = Vec::new();
+    for (cap, spec) in caps {
+        if let Some(spec) = spec {
+            matrices.push((cap, p2p_matrix(cap, spec, n)?));
+        }
+    }
+    for a in 0..n {
+        for b in (0..n).filter(|&b| b != a) {
+            let mut pair_caps = P2pCaps::default();
+            for (cap, m) in &matrices {
+                pair_caps.set(*cap, m[a][b]);
+            }
+            topo.p2p.push(P2pPair {
+                a,
+                b,
+                caps: pair_caps,
+                ..Default::default()
+            });
+        }
+    }
+
+    for (index, entry) in nic.into_iter().enumerate() {
+        let at = format!("[[nic]] entry {} ({})", index + 1, entry.name);
+        if entry.name.trim().is_empty() {
+            return Err(format!("[[nic]] entry {}: name is empty", index + 1));
+        }
+        if let Some(rate) = entry.line_rate_gbps
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err(format!(
+                "{at}: line_rate_gbps must be a positive number of GB/s, found {rate}"
+            ));
+        }
+        let cells: Vec<&str> = entry.gpus.split_whitespace().collect();
+        if cells.len() != n {
+            return Err(format!(
+                "{at}: gpus has {} cells, expected {n} (one per GPU)",
+                cells.len()
+            ));
+        }
+        for (g, cell) in cells.iter().enumerate() {
+            let kind: LinkKind = cell
+                .parse()
+                .map_err(|e| format!("{at}: gpus cell {g} (GPU{g}): {e}"))?;
+            topo.nic_links.push(NicLink {
+                nic: index,
+                gpu: g,
+                kind,
+            });
+        }
+        topo.nics.push(Nic {
+            index,
+            name: entry.name,
+            label: entry.label,
+            line_rate_gbps: entry.line_rate_gbps,
+        });
+    }
+
+    topo.notes.push(format!(
+        "Catalog description of {}: documented figures, not a measurement. Source: {}",
+        machine.name, machine.source
+    ));
+    topo.notes.extend(machine.notes);
+    topo.normalize();
+    topo.derive_line_rates();
+    Ok(topo)
+}
+
+fn check_machine(m: &Machine) -> Result<(), String> {
+    for (field, value) in [
+        ("id", &m.id),
+        ("name", &m.name),
+        ("summary", &m.summary),
+        ("source", &m.source),
+    ] {
+        if value.trim().is_empty() {
+            return Err(format!("[machine] {field} is empty"));
+        }
+    }
+    if let Some(c) =
+        m.id.chars()
+            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Err(format!(
+            "[machine] id {:?}: use lowercase letters, digits and '-' only, found {c:?}",
+            m.id
+        ));
+    }
+    Ok(())
+}
+
+fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
+    if g.count == 0 {
+        return Err("[gpu] count must be at least 1".to_string());
+    }
+    if g.model.trim().is_empty() {
+        return Err("[gpu] model is empty".to_string());
+    }
+    if g.memory_mib == 0 {
+        return Err("[gpu] memory_mib must be positive".to_string());
+    }
+    if crate::model::pcie_rate_gbps(g.pcie_gen, g.pcie_width).is_none() {
+        return Err(format!(
+            "[gpu] pcie_gen {} / pcie_width {}: expected a PCIe generation 1-6 and a width of at least 1",
+            g.pcie_gen, g.pcie_width
+        ));
+    }
+    if let Some(rate) = g.nvlink_gbps_per_link
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        return Err(format!(
+            "[gpu] nvlink_gbps_per_link must be a positive number of GB/s, found {rate}"
+        ));
+    }
+    if let Some(ids) = &g.pci_bus_ids
+        && ids.len() != g.count
+    {
+        return Err(format!(
+            "[gpu] pci_bus_ids has {} entries, expected {} (one per GPU)",
+            ids.len(),
+            g.count
+        ));
+    }
+    Ok(())
+}
+
+/// Splits `rows` into an n × n grid of cells, checking the shape and the `X` diagonal.
+fn grid<'a>(what: &str, rows: &'a [String], n: usize) -> Result<Vec<Vec<&'a str>>, String> {
+    if rows.len() != n {
+        return Err(format!(
+            "{what}: {} rows, expected {n} (one per GPU, as [gpu] count says)",
+            rows.len()
+        ));
+    }
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            if cells.len() != n {
+                return Err(format!(
+                    "{what} row {i} (GPU{i}): {} cells, expected {n}",
+                    cells.len()
+                ));
+            }
+            if cells[i] != "X" {
+                return Err(format!(
+                    "{what} row {i} (GPU{i}), column {i}: the diagonal must be X, found {:?}",
+                    cells[i]
+                ));
+            }
+            Ok(cells)
+        })
+        .collect()
+}
+
+/// A `topo -m` style matrix of link codes; symmetric, `None` on the diagonal.
+fn link_matrix(
+    what: &str,
+    rows: &[String],
+    n: usize,
+) -> Result<Vec<Vec<Option<LinkKind>>>, String> {
+    let cells = grid(what, rows, n)?;
+    let mut out = vec![vec![None; n]; n];
+    for (i, row) in cells.iter().enumerate() {
+        for (j, cell) in row.iter().enumerate() {
+            if i != j {
+                out[i][j] = Some(
+                    cell.parse::<LinkKind>()
+                        .map_err(|e| format!("{what} row {i} (GPU{i}), column {j}: {e}"))?,
+                );
+            }
+        }
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            if out[i][j] != out[j][i] {
+                return Err(format!(
+                    "{what}: GPU{i}→GPU{j} is {} but GPU{j}→GPU{i} is {}; the matrix must be symmetric",
+                    cells[i][j], cells[j][i]
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One P2P capability for every ordered pair; `-` in a matrix means not known.
+fn p2p_matrix(
+    cap: P2pCap,
+    spec: &P2pSpec,
+    n: usize,
+) -> Result<Vec<Vec<Option<P2pStatus>>>, String> {
+    let what = format!("[p2p] {}", cap.name());
+    match spec {
+        P2pSpec::All(code) => {
+            let status: P2pStatus = code.parse().map_err(|e| format!("{what}: {e}"))?;
+            Ok((0..n)
+                .map(|i| (0..n).map(|j| (i != j).then_some(status)).collect())
+                .collect())
+        }
+        P2pSpec::Matrix(rows) => {
+            let cells = grid(&what, rows, n)?;
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, row)| {
+                    row.iter()
+                        .enumerate()
+                        .map(|(j, cell)| match *cell {
+                            _ if i == j => Ok(None),
+                            "-" => Ok(None),
+                            code => code
+                                .parse()
+                                .map(Some)
+                                .map_err(|e| format!("{what} row {i} (GPU{i}), column {j}: {e}")),
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+    }
+}
+
+/// The TOML parser's message on one line, prefixed with where it points in `text`.
+fn toml_error(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim();
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message.to_string(),
+    }
+}
+
+fn file_stem(file: &str) -> &str {
+    file.strip_suffix(".toml").unwrap_or(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bad_message(text: &str) -> String {
+        match parse_entry("bad.toml", text) {
+            Err(TopologyError::BadCatalog { file, message }) => {
+                assert_eq!(file, "bad.toml");
+                message
+            }
+            other => panic!("expected BadCatalog, got {other:?}"),
+        }
+    }
+
+    const MINIMAL: &str = r#"
+[machine]
+id = "two"
+name = "Two GPUs"
+summary = "two"
+source = "test"
+
+[gpu]
+model = "Test GPU"
+count = 2
+memory_mib = 1024
+pcie_gen = 4
+pcie_width = 16
+
+[topology]
+gpus = ["X SYS", "SYS X"]
+"#;
+
+    #[test]
+    fn every_embedded_file_loads_and_matches_its_name() {
+        let entries = entries();
+        assert_eq!(entries.len(), FILES.len());
+        for (file, text) in FILES {
+            let topo = parse_entry(file, text).unwrap_or_else(|e| panic!("{e}"));
+            let TopologySource::Catalog { id, name } = &topo.source else {
+                panic!("{file}: source is not Catalog");
+            };
+            assert_eq!(
+                id,
+                file_stem(file),
+                "{file}: machine.id must equal the file name"
+            );
+            assert!(!name.is_empty());
+            assert_eq!(topo.captured_at, None);
+            let n = topo.gpus.len();
+            assert_eq!(topo.links.len(), n * (n - 1) / 2, "{file}");
+            assert_eq!(topo.p2p.len(), n * (n - 1), "{file}");
+            assert!(topo.links.iter().all(|l| l.kind.is_some()), "{file}");
+            assert!(topo.links.iter().all(|l| l.line_rate.is_some()), "{file}");
+            assert!(topo.notes[0].contains("not a measurement"), "{file}");
+            assert_eq!(topo.nic_links.len(), topo.nics.len() * n, "{file}");
+        }
+        let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(ids, sorted, "entries must be sorted and unique");
+    }
+
+    #[test]
+    fn minimal_file_parses_with_unknowns_left_unknown() {
+        let t = parse_entry("min.toml", MINIMAL).unwrap();
+        assert_eq!(t.gpus.len(), 2);
+        assert_eq!(t.gpus[0].numa_node, None);
+        assert_eq!(t.p2p(0, 1).unwrap().caps, P2pCaps::default());
+        assert!(t.nics.is_empty());
+    }
+
+    #[test]
+    fn wrong_row_count_names_the_table() {
+        let m =
+            bad_message(&MINIMAL.replace(r#"gpus = ["X SYS", "SYS X"]"#, r#"gpus = ["X SYS"]"#));
+        assert!(
+            m.contains("[topology] gpus") && m.contains("1 rows, expected 2"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn short_row_names_the_row() {
+        let m = bad_message(&MINIMAL.replace(r#""SYS X""#, r#""SYS""#));
+        assert!(
+            m.contains("row 1 (GPU1)") && m.contains("1 cells, expected 2"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn unknown_code_names_the_cell() {
+        let m = bad_message(&MINIMAL.replace(r#""X SYS""#, r#""X NVX""#));
+        assert!(
+            m.contains("row 0 (GPU0), column 1") && m.contains("NVX"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn asymmetric_matrix_is_rejected() {
+        let m = bad_message(&MINIMAL.replace(r#""X SYS""#, r#""X NODE""#));
+        assert!(
+            m.contains("symmetric") && m.contains("GPU0→GPU1 is NODE"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn diagonal_must_be_x() {
+        let m = bad_message(&MINIMAL.replace(r#""X SYS""#, r#""SYS SYS""#));
+        assert!(m.contains("diagonal must be X"), "{m}");
+    }
+
+    #[test]
+    fn missing_field_is_named() {
+        let m = bad_message(&MINIMAL.replace("memory_mib = 1024\n", ""));
+        assert!(m.contains("missing field `memory_mib`"), "{m}");
+        assert!(m.starts_with("line 8, column 1:"), "{m}");
+    }
+
+    #[test]
+    fn misspelled_field_is_rejected() {
+        let m = bad_message(&MINIMAL.replace("pcie_width", "pcie_widht"));
+        assert!(m.contains("pcie_widht"), "{m}");
+    }
+
+    #[test]
+    fn malformed_toml_is_bad_catalog() {
+        let m = bad_message("[machine\nid = ");
+        assert!(!m.is_empty());
+    }
+
+    #[test]
+    fn bad_p2p_code_and_unknown_cells() {
+        let m = bad_message(&format!("{MINIMAL}\n[p2p]\nread = \"YES\"\n"));
+        assert!(m.contains("[p2p] read") && m.contains("YES"), "{m}");
+        let t = parse_entry(
+            "ok.toml",
+            &format!("{MINIMAL}\n[p2p]\nread = [\"X OK\", \"- X\"]\nwrite = \"CNS\"\n"),
+        )
+        .unwrap();
+        assert_eq!(t.p2p(0, 1).unwrap().caps.read, Some(P2pStatus::Ok));
+        assert_eq!(t.p2p(1, 0).unwrap().caps.read, None);
+        assert_eq!(t.p2p(1, 0).unwrap().caps.write, Some(P2pStatus::Cns));
+    }
+
+    #[test]
+    fn nic_row_must_cover_every_gpu() {
+        let m = bad_message(&format!(
+            "{MINIMAL}\n[[nic]]\nname = \"mlx5_0\"\nline_rate_gbps = 50.0\ngpus = \"PIX\"\n"
+        ));
+        assert!(
+            m.contains("[[nic]] entry 1 (mlx5_0)") && m.contains("expected 2"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn numa_gpu_out_of_range() {
+        let m = bad_message(&format!(
+            "{MINIMAL}\n[[numa]]\nnode = 0\ncpus = \"0-7\"\ngpus = [0, 2]\n"
+        ));
+        assert!(m.contains("GPU 2 does not exist"), "{m}");
+    }
+
+    #[test]
+    fn nvlink_in_pcie_matrix_is_rejected() {
+        let text = MINIMAL.replace(
+            r#"gpus = ["X SYS", "SYS X"]"#,
+            "gpus = [\"X NV4\", \"NV4 X\"]\npcie = [\"X NV4\", \"NV4 X\"]",
+        );
+        let m = bad_message(&text);
+        assert!(
+            m.contains("[topology] pcie") && m.contains("not a PCIe path"),
+            "{m}"
+        );
+    }
+}

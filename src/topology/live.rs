@@ -1,1 +1,409 @@
 //! This machine's topology, read through NVML and the CUDA driver API.
+//!
+//! NVML numbers GPUs its own way (by PCI bus order), CUDA by its own (fastest first unless
+//! `CUDA_DEVICE_ORDER=PCI_BUS_ID`, and only those in `CUDA_VISIBLE_DEVICES`). scalescope's GPU
+//! index is the CUDA ordinal, so that `--gpus 1` means what `cudaSetDevice(1)` means; the NVML
+//! device of each CUDA ordinal is found by matching PCI bus ids.
+
+use std::os::raw::c_ulong;
+
+use nvml_wrapper::Nvml;
+use nvml_wrapper::enum_wrappers::device::{P2pCapabilitiesIndex, TopologyLevel};
+use nvml_wrapper::enum_wrappers::nv_link::IntDeviceType;
+use nvml_wrapper::enums::device::SampleValue;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::struct_wrappers::device::FieldValueSample;
+use nvml_wrapper::structs::device::FieldId;
+
+use super::TopologyError;
+use crate::cuda;
+use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, PcieLink, Topology, TopologySource};
+
+/// NVML's `NVML_NVLINK_MAX_LINKS`: links are numbered 0..18 on every GPU so far.
+const MAX_NVLINKS: u32 = 18;
+/// NVML field `NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON`: common speed of the active links, MB/s.
+const FI_NVLINK_SPEED_MBPS_COMMON: u32 = 90;
+
+/// Reads this machine's topology. Fails with [`TopologyError::NoDriver`] when the NVIDIA driver
+/// is absent; a missing CUDA driver only drops the CUDA columns (noted in `notes`).
+pub fn read() -> Result<Topology, TopologyError> {
+    let nvml = Nvml::init().map_err(|e| TopologyError::NoDriver {
+        reason: nvml_reason(&e),
+    })?;
+    let nvml_err = |what: &str| {
+        let what = what.to_string();
+        move |e: NvmlError| TopologyError::Nvml {
+            what: what.clone(),
+            reason: e.to_string(),
+        }
+    };
+    let count = nvml.device_count().map_err(nvml_err("device count"))?;
+    let mut notes = Vec::new();
+
+    // Every NVML device with its bus id.
+    let mut nvml_devices = Vec::new();
+    for i in 0..count {
+        let dev = nvml
+            .device_by_index(i)
+            .map_err(nvml_err(&format!("device {i}")))?;
+        let bus = dev
+            .pci_info()
+            .map_err(nvml_err(&format!("PCI info of device {i}")))?
+            .bus_id;
+        nvml_devices.push((i, bus, dev));
+    }
+
+    // CUDA ordinal → NVML device, by bus id; without CUDA, NVML order filtered by
+    // CUDA_VISIBLE_DEVICES.
+    let cuda_driver = cuda::driver();
+    let order: Vec<usize> = match &cuda_driver {
+        Ok(drv) => {
+            let mut order = Vec::new();
+            for ordinal in 0..drv.device_count {
+                let bus = cuda::pci_bus_id(ordinal).map_err(|e| TopologyError::Nvml {
+                    what: format!("PCI bus id of CUDA device {ordinal}"),
+                    reason: e.to_string(),
+                })?;
+                let key = cuda::parse_pci_bus_id(&bus);
+                match nvml_devices
+                    .iter()
+                    .position(|(_, b, _)| cuda::parse_pci_bus_id(b) == key)
+                {
+                    Some(p) => order.push(p),
+                    None => notes.push(format!(
+                        "CUDA device {ordinal} ({bus}) has no NVML device; left out"
+                    )),
+                }
+            }
+            order
+        }
+        Err(e) => {
+            notes.push(format!(
+                "{e}; GPU indices are NVML's, filtered by CUDA_VISIBLE_DEVICES; CUDA peer-access columns are empty"
+            ));
+            let uuids: Vec<String> = nvml_devices
+                .iter()
+                .map(|(_, _, d)| d.uuid().unwrap_or_default())
+                .collect();
+            visible_devices(
+                std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref(),
+                &uuids,
+            )
+        }
+    };
+
+    let source = TopologySource::Live {
+        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|s| s.trim().to_string()),
+        driver_version: nvml.sys_driver_version().ok(),
+        nvml_version: nvml.sys_nvml_version().ok(),
+        cuda_driver_version: cuda_driver.as_ref().ok().map(|d| d.version),
+    };
+    let mut topo = Topology::new(source);
+    topo.captured_at =
+        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+
+    // Per-GPU facts, and where each active NVLink goes.
+    let mut remotes: Vec<Vec<Remote>> = Vec::new();
+    for (index, &p) in order.iter().enumerate() {
+        let (nvml_index, bus, dev) = &nvml_devices[p];
+        let mut gpu = Gpu {
+            index,
+            name: dev.name().ok(),
+            uuid: dev.uuid().ok(),
+            pci_bus_id: Some(bus.clone()),
+            memory_mib: dev.memory_info().ok().map(|m| m.total / (1024 * 1024)),
+            pcie: PcieLink {
+                gen_current: dev.current_pcie_link_gen().ok(),
+                gen_max: dev.max_pcie_link_gen().ok(),
+                width_current: dev.current_pcie_link_width().ok(),
+                width_max: dev.max_pcie_link_width().ok(),
+            },
+            numa_node: dev
+                .memory_affinity(1, 0)
+                .ok()
+                .and_then(|mask| first_bit(&mask)),
+            cpu_affinity: dev
+                .cpu_affinity(16)
+                .ok()
+                .map(|mask| cpu_ranges(&mask))
+                .filter(|s| !s.is_empty()),
+            nvml_index: Some(*nvml_index),
+            ..Default::default()
+        };
+        let mut links = Vec::new();
+        for l in 0..MAX_NVLINKS {
+            let link = dev.link_wrapper_for(l);
+            if !link.is_active().unwrap_or(false) {
+                continue;
+            }
+            if gpu.nvlink_generation.is_none() {
+                gpu.nvlink_generation = link.version().ok().and_then(nvlink_generation);
+            }
+            let remote = match link.remote_device_type(l) {
+                Ok(IntDeviceType::Switch) => Remote::Switch,
+                _ => match link.remote_pci_info() {
+                    Ok(info) => Remote::Bus(info.bus_id),
+                    Err(_) => Remote::Unknown,
+                },
+            };
+            links.push(remote);
+        }
+        gpu.nvlinks_active = Some(links.len() as u32);
+        if !links.is_empty() {
+            gpu.nvlink_gbps_per_link = nvlink_speed_gbps(dev);
+        }
+        remotes.push(links);
+        topo.gpus.push(gpu);
+    }
+    topo.normalize();
+
+    // Pairs: NVLinks counted through the links' remote PCI info (or through NVSwitch), the PCIe
+    // path from NVML's common ancestor, P2P from NVML and CUDA.
+    let n = order.len();
+    for a in 0..n {
+        for b in (a + 1)..n {
+            let (_, _, da) = &nvml_devices[order[a]];
+            let (_, _, db) = &nvml_devices[order[b]];
+            let nv = nvlinks_between(&remotes[a], &remotes[b], &topo.gpus[a], &topo.gpus[b]);
+            let pcie = nvml.topology_common_ancestor(da, db).ok().map(pcie_path);
+            let generation = topo.gpus[a].nvlink_generation;
+            if let Some(link) = topo.link_mut(a, b) {
+                link.pcie_path = pcie;
+                link.kind = if nv > 0 { Some(LinkKind::Nv(nv)) } else { pcie };
+                link.nvlink_generation = if nv > 0 { generation } else { None };
+            }
+        }
+        for b in 0..n {
+            if a == b {
+                continue;
+            }
+            let (_, _, da) = &nvml_devices[order[a]];
+            let (_, _, db) = &nvml_devices[order[b]];
+            let mut caps = crate::model::P2pCaps::default();
+            for (cap, index) in [
+                (P2pCap::Read, P2pCapabilitiesIndex::Read),
+                (P2pCap::Write, P2pCapabilitiesIndex::Write),
+                (P2pCap::Nvlink, P2pCapabilitiesIndex::NvLink),
+                (P2pCap::Atomics, P2pCapabilitiesIndex::Atomics),
+            ] {
+                caps.set(cap, da.p2p_status(db, index).ok().map(p2p_status));
+            }
+            let cuda_ok = cuda_driver.is_ok();
+            if let Some(pair) = topo.p2p_mut(a, b) {
+                pair.caps = caps;
+                if cuda_ok {
+                    pair.cuda_can_access_peer = cuda::can_access_peer(a, b).ok();
+                    pair.cuda_perf_rank = cuda::p2p_performance_rank(a, b).ok();
+                }
+            }
+        }
+    }
+    topo.derive_line_rates();
+    if let Some(g) = topo
+        .gpus
+        .iter()
+        .find(|g| g.pcie.gen_current.is_some() && g.pcie.gen_current < g.pcie.gen_max)
+    {
+        notes.push(format!(
+            "GPU {} links at PCIe {} now; idle GPUs lower their PCIe generation to save power, so line rates use the maximum",
+            g.index,
+            g.pcie.describe()
+        ));
+    }
+    topo.notes = notes;
+    Ok(topo)
+}
+
+/// Where one active NVLink goes.
+#[derive(Clone, Debug, PartialEq)]
+enum Remote {
+    /// Another device, by PCI bus id.
+    Bus(String),
+    /// An NVSwitch.
+    Switch,
+    Unknown,
+}
+
+/// NVLinks between two GPUs: direct links (a's links whose remote is b, and the same seen from
+/// b, taking the larger count), or, on NVSwitch systems, every switch link the two share —
+/// nvidia-smi reports NV18 between any two H100s of a DGX H100 because each has 18 links into the
+/// switch fabric.
+fn nvlinks_between(ra: &[Remote], rb: &[Remote], a: &Gpu, b: &Gpu) -> u32 {
+    let to = |remotes: &[Remote], target: &Gpu| {
+        let key = target
+            .pci_bus_id
+            .as_deref()
+            .and_then(cuda::parse_pci_bus_id);
+        remotes
+            .iter()
+            .filter(|r| matches!(r, Remote::Bus(bus) if key.is_some() && cuda::parse_pci_bus_id(bus) == key))
+            .count() as u32
+    };
+    let direct = to(ra, b).max(to(rb, a));
+    if direct > 0 {
+        return direct;
+    }
+    let switch = |r: &[Remote]| r.iter().filter(|r| **r == Remote::Switch).count() as u32;
+    switch(ra).min(switch(rb))
+}
+
+/// The common speed of a GPU's active NVLinks in GB/s, from NVML's field values.
+fn nvlink_speed_gbps(dev: &nvml_wrapper::Device) -> Option<f64> {
+    let values = dev
+        .field_values_for(&[FieldId(FI_NVLINK_SPEED_MBPS_COMMON)])
+        .ok()?;
+    let sample: &FieldValueSample = values.first()?.as_ref().ok()?;
+    let mbps = match sample.value.as_ref().ok()? {
+        SampleValue::F64(v) => *v,
+        SampleValue::U32(v) => f64::from(*v),
+        SampleValue::U64(v) => *v as f64,
+        SampleValue::I64(v) => *v as f64,
+    };
+    (mbps > 0.0).then_some(mbps / 1000.0)
+}
+
+/// NVML's NVLink version enum (`NVML_NVLINK_VERSION_*`) → NVLink generation.
+fn nvlink_generation(version: u32) -> Option<u32> {
+    match version {
+        1 => Some(1),
+        2 | 3 => Some(2),
+        4 | 5 => Some(3),
+        6 => Some(4),
+        7 => Some(5),
+        _ => None,
+    }
+}
+
+/// NVML's common-ancestor level → nvidia-smi's PCIe path code.
+fn pcie_path(level: TopologyLevel) -> LinkKind {
+    match level {
+        TopologyLevel::Internal | TopologyLevel::Single => LinkKind::Pix,
+        TopologyLevel::Multiple => LinkKind::Pxb,
+        TopologyLevel::HostBridge => LinkKind::Phb,
+        TopologyLevel::Node => LinkKind::Node,
+        TopologyLevel::System => LinkKind::Sys,
+    }
+}
+
+/// NVML's P2P status → nvidia-smi's code.
+fn p2p_status(s: nvml_wrapper::enum_wrappers::device::P2pStatus) -> P2pStatus {
+    use nvml_wrapper::enum_wrappers::device::P2pStatus as N;
+    match s {
+        N::Ok => P2pStatus::Ok,
+        N::ChipsetNotSupported => P2pStatus::Cns,
+        N::GpuNotSupported => P2pStatus::Gns,
+        N::IohTopologyNotSupported => P2pStatus::Tns,
+        N::DisabledByRegkey | N::NotSupported => P2pStatus::Ns,
+        N::Unknown => P2pStatus::U,
+    }
+}
+
+fn nvml_reason(e: &NvmlError) -> String {
+    match e {
+        NvmlError::LibloadingError(inner) => inner.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn first_bit(mask: &[c_ulong]) -> Option<u32> {
+    let bits = c_ulong::BITS;
+    mask.iter()
+        .enumerate()
+        .find_map(|(w, word)| (*word != 0).then(|| w as u32 * bits + word.trailing_zeros()))
+}
+
+/// A CPU bitmask as nvidia-smi writes it: `0-31,64-95`.
+fn cpu_ranges(mask: &[c_ulong]) -> String {
+    let bits = c_ulong::BITS as usize;
+    let set: Vec<usize> = (0..mask.len() * bits)
+        .filter(|i| mask[i / bits] >> (i % bits) & 1 == 1)
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < set.len() {
+        let start = set[i];
+        while i + 1 < set.len() && set[i + 1] == set[i] + 1 {
+            i += 1;
+        }
+        let end = set[i];
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+/// NVML positions visible under `CUDA_VISIBLE_DEVICES` (indices or UUID prefixes, as CUDA
+/// accepts them; parsing stops at the first invalid entry, as CUDA's does).
+fn visible_devices(var: Option<&str>, uuids: &[String]) -> Vec<usize> {
+    let Some(var) = var else {
+        return (0..uuids.len()).collect();
+    };
+    let mut out = Vec::new();
+    for item in var.split(',').map(str::trim) {
+        let found = if let Ok(i) = item.parse::<usize>() {
+            (i < uuids.len()).then_some(i)
+        } else if !item.is_empty() {
+            let item = item.strip_prefix("GPU-").unwrap_or(item);
+            uuids
+                .iter()
+                .position(|u| u.strip_prefix("GPU-").unwrap_or(u).starts_with(item))
+        } else {
+            None
+        };
+        match found {
+            Some(i) if !out.contains(&i) => out.push(i),
+            _ => break,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_mask_to_ranges() {
+        assert_eq!(cpu_ranges(&[0xffff_ffff]), "0-31");
+        assert_eq!(cpu_ranges(&[0b1011]), "0-1,3");
+        assert_eq!(cpu_ranges(&[0, 1]), format!("{}", c_ulong::BITS));
+        assert_eq!(cpu_ranges(&[0]), "");
+        assert_eq!(first_bit(&[0, 0b100]), Some(c_ulong::BITS + 2));
+        assert_eq!(first_bit(&[0]), None);
+    }
+
+    #[test]
+    fn cuda_visible_devices_like_cuda() {
+        let uuids: Vec<String> = ["GPU-aaaa", "GPU-bbbb", "GPU-cccc"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(visible_devices(None, &uuids), vec![0, 1, 2]);
+        assert_eq!(visible_devices(Some("2,0"), &uuids), vec![2, 0]);
+        assert_eq!(visible_devices(Some("GPU-bb"), &uuids), vec![1]);
+        assert_eq!(visible_devices(Some("1,7,0"), &uuids), vec![1]);
+        assert_eq!(visible_devices(Some(""), &uuids), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn switch_links_count_as_a_bond() {
+        let g = |i: usize, bus: &str| Gpu {
+            index: i,
+            pci_bus_id: Some(bus.into()),
+            ..Default::default()
+        };
+        let (a, b) = (g(0, "0000:01:00.0"), g(1, "0000:02:00.0"));
+        let direct_a = vec![Remote::Bus("00000000:02:00.0".into()); 12];
+        assert_eq!(nvlinks_between(&direct_a, &[], &a, &b), 12);
+        let sw = vec![Remote::Switch; 18];
+        assert_eq!(nvlinks_between(&sw, &sw, &a, &b), 18);
+        assert_eq!(nvlinks_between(&sw, &[], &a, &b), 0);
+        assert_eq!(nvlink_generation(6), Some(4));
+        assert_eq!(nvlink_generation(0), None);
+    }
+}

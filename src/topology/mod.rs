@@ -29,7 +29,9 @@ pub enum TopologyError {
         message: String,
     },
     /// `--catalog NAME` names no entry.
-    #[error("no catalog entry named {name:?}; run `scalescope --catalog` to list them (known: {known})")]
+    #[error(
+        "no catalog entry named {name:?}; run `scalescope --catalog` to list them (known: {known})"
+    )]
     UnknownCatalogEntry { name: String, known: String },
     /// A catalog file that does not describe a valid machine.
     #[error("catalog file {file}: {message}")]

@@ -1,0 +1,137 @@
+// scalescope's benchmark kernels.
+//
+// Compiled at run time by NVRTC (src/bench/cuda/nvrtc.rs) for the device's compute capability,
+// or shipped precompiled as bench.ptx: nvcc -ptx -arch=compute_90 bench.cu -o bench.ptx
+// Every kernel is extern "C" so that cuModuleGetFunction finds it by its plain name.
+// The data pattern must stay identical to `pattern` in src/bench/cuda/pattern.rs.
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A value that differs per element and per seed (an odd multiply-add of the index, then
+// murmur3's finalizer, a bijection) and is never 0xFFFFFFFF, the poison written to
+// destinations before a copy.
+__device__ __forceinline__ u32 scalescope_pattern(u64 i, u32 seed) {
+    u32 x = (u32)i * 0x9E3779B1u + (u32)(i >> 32) * 0x7FEB352Du + seed * 0x85EBCA77u + 0x165667B1u;
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    x ^= x >> 16;
+    return x == 0xFFFFFFFFu ? 0u : x;
+}
+
+__device__ __forceinline__ u64 scalescope_globaltimer() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Holds its stream until the host writes a non-zero *flag, or gives up after timeout_ns
+// (then sets *timed_out) so that a stuck host can never hang the GPU. One thread.
+extern "C" __global__ void spin_wait(volatile int* flag, u64 timeout_ns, volatile int* timed_out) {
+    const u64 start = scalescope_globaltimer();
+    while (*flag == 0) {
+        if (scalescope_globaltimer() - start > timeout_ns) {
+            *timed_out = 1;
+            break;
+        }
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(256);
+#endif
+    }
+}
+
+// Writes the pattern for `seed` over `bytes` bytes: whole words, then the trailing bytes taken
+// from the pattern word that would follow.
+extern "C" __global__ void fill_pattern(u32* p, u64 bytes, u32 seed) {
+    const u64 n = bytes / 4;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        p[i] = scalescope_pattern(i, seed);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const u32 t = scalescope_pattern(n, seed);
+        unsigned char* b = (unsigned char*)(p + n);
+        for (u64 k = 0; k < bytes % 4; ++k) {
+            b[k] = (unsigned char)(t >> (8 * k));
+        }
+    }
+}
+
+// Counts words (and trailing bytes) that differ from the pattern, into *wrong. Every word is
+// read. Block size must be a multiple of 32 (the count is summed per warp first).
+extern "C" __global__ void check_pattern(const u32* p, u64 bytes, u32 seed, u64* wrong) {
+    const u64 n = bytes / 4;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 bad = 0;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        bad += (p[i] != scalescope_pattern(i, seed)) ? 1 : 0;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const u32 t = scalescope_pattern(n, seed);
+        const unsigned char* b = (const unsigned char*)(p + n);
+        for (u64 k = 0; k < bytes % 4; ++k) {
+            bad += (b[k] != (unsigned char)(t >> (8 * k))) ? 1 : 0;
+        }
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        bad += __shfl_down_sync(0xFFFFFFFFu, bad, offset);
+    }
+    if ((threadIdx.x & 31) == 0 && bad != 0) {
+        atomicAdd(wrong, bad);
+    }
+}
+
+#define SCALESCOPE_UNROLL 8
+
+// dst[0..bytes) = src[0..bytes): 16-byte accesses, grid-stride, SCALESCOPE_UNROLL independent
+// loads in flight per thread before the first store; one thread copies the last bytes % 16.
+// Either pointer may be a peer GPU's memory (the SM copy tests).
+extern "C" __global__ void __launch_bounds__(512)
+copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 bytes) {
+    const u64 n = bytes / 16;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + (SCALESCOPE_UNROLL - 1) * stride < n; i += SCALESCOPE_UNROLL * stride) {
+        uint4 v[SCALESCOPE_UNROLL];
+#pragma unroll
+        for (int k = 0; k < SCALESCOPE_UNROLL; ++k) {
+            v[k] = src[i + k * stride];
+        }
+#pragma unroll
+        for (int k = 0; k < SCALESCOPE_UNROLL; ++k) {
+            dst[i + k * stride] = v[k];
+        }
+    }
+    for (; i < n; i += stride) {
+        dst[i] = src[i];
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const unsigned char* s = (const unsigned char*)(src + n);
+        unsigned char* d = (unsigned char*)(dst + n);
+        for (u64 k = 0; k < bytes % 16; ++k) {
+            d[k] = s[k];
+        }
+    }
+}
+
+// One thread follows `steps` links of a chain whose every slot holds the address of the next;
+// each load is volatile (ld.global.cv: fetched again, never served from this GPU's L1) and
+// depends on the previous one. *sink receives the address reached, which the host checks.
+extern "C" __global__ void pointer_chase(const u64* start, u64 steps, u64* sink) {
+    const u64* p = start;
+    for (u64 s = 0; s < steps; ++s) {
+        p = (const u64*)__ldcv(p);
+    }
+    *sink = (u64)p;
+}
+
+// buf[i * stride_words] = next[i] for every slot i: lays a chain built on the host into
+// device memory without copying the whole (mostly unused) buffer.
+extern "C" __global__ void scatter_chain(const u64* next, u64 slots, u64* buf, u64 stride_words) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < slots; i += stride) {
+        buf[i * stride_words] = next[i];
+    }
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The GPU checks, run on a machine with NVIDIA GPUs (CI has none). Compares `scalescope topo`
+# with nvidia-smi cell for cell, runs the `#[ignore = "needs GPU"]` tests, and the benchmarks
+# recorded in docs/BENCHMARKS.md. Writes everything to OUTDIR (default $OUT or ./gpu-check-out).
+#
+# Binaries: .gpucheck/ from scripts/build-gpu-check.sh (for machines without Rust), else
+# target/release/scalescope and `cargo test --ignored`.
+# Usage: scripts/gpu-check.sh [OUTDIR] [--quick]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-${OUT:-gpu-check-out}}
+quick=${2:-}
+mkdir -p "$out"
+# NVLink multicast must stay off on shared hosts.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+bin=.gpucheck/scalescope
+[ -x "$bin" ] || bin=target/release/scalescope
+status=0
+step() { echo; echo "=== $*"; }
+
+step "nvidia-smi facts"
+nvidia-smi -L | tee "$out/nvidia-smi-L.txt"
+nvidia-smi topo -m > "$out/nvidia-smi-topo-m.txt"
+cat "$out/nvidia-smi-topo-m.txt"
+for c in r w n a; do
+    { echo "\$ nvidia-smi topo -p2p $c"; nvidia-smi topo -p2p "$c"; } >> "$out/nvidia-smi-topo-p2p.txt"
+done
+cat "$out/nvidia-smi-topo-p2p.txt"
+nvidia-smi nvlink -s > "$out/nvidia-smi-nvlink-s.txt" 2>&1; head -20 "$out/nvidia-smi-nvlink-s.txt"
+nvidia-smi --query-gpu=index,name,pci.bus_id,memory.total,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max --format=csv | tee "$out/nvidia-smi-query.csv"
+
+step "scalescope topo"
+"$bin" topo | tee "$out/scalescope-topo.txt" || status=1
+"$bin" topo --format csv > "$out/scalescope-links.csv" || status=1
+"$bin" topo --format csv --table gpus > "$out/scalescope-gpus.csv" || status=1
+"$bin" topo --format json > "$out/scalescope-topo.json" || status=1
+
+step "cell for cell: live topology vs nvidia-smi (imported with scalescope's own parser)"
+"$bin" topo --import "$out/nvidia-smi-topo-m.txt" --import "$out/nvidia-smi-topo-p2p.txt" --format csv \
+    > "$out/nvidia-smi-links.csv" || status=1
+# Columns 1-4 (gpu_a, gpu_b, link, nvlinks) and 6-9 (P2P read/write/nvlink/atomics).
+if diff <(cut -d, -f1-4,6-9 "$out/scalescope-links.csv") <(cut -d, -f1-4,6-9 "$out/nvidia-smi-links.csv"); then
+    echo "topology: scalescope and nvidia-smi agree on every link and P2P cell"
+else
+    echo "topology: MISMATCH (diff above)"; status=1
+fi
+
+step "GPU tests (#[ignore = \"needs GPU\"])"
+if [ -d .gpucheck/tests ]; then
+    for t in .gpucheck/tests/*; do
+        "$t" --ignored --test-threads=1 2>&1 | tee -a "$out/gpu-tests.txt" || status=1
+    done
+else
+    cargo test --release -- --ignored --test-threads=1 2>&1 | tee "$out/gpu-tests.txt" || status=1
+fi
+
+step "bench bandwidth (every test, 512 MiB)"
+"$bin" bench bandwidth --csv "$out/bandwidth.csv" --json "$out/bandwidth.json" 2>&1 | tee "$out/bandwidth.txt" || status=1
+
+if [ "$quick" != "--quick" ]; then
+    step "bench bandwidth sweep (P2P and host copies, 4 KiB … 1 GiB)"
+    "$bin" bench bandwidth --tests h2d,d2h,p2p_read_ce,p2p_write_sm --sizes 4K..1G \
+        --csv "$out/bandwidth-sweep.csv" > "$out/bandwidth-sweep.txt" 2>&1 || status=1
+fi
+
+echo
+echo "gpu-check: exit $status"
+exit $status

@@ -1,0 +1,440 @@
+//! Collectives: options, the plan, the backend seam, the runner and the modeled backend.
+//!
+//! The real backends (NCCL, and scalescope's own ring/tree/via-host all-reduce over P2P) live in
+//! [`super::cuda`]; this module is what they share with the modeled backend that CI runs.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::{BenchError, Warning};
+use crate::model::{
+    Algo, CollectiveOp, CollectiveResult, Dtype, LinkKind, Source, Status, Topology,
+};
+
+/// Smallest and largest size of the default sweep: 8 B … 1 GiB by ×2, as nccl-tests' `-b 8 -e 1G -f 2`.
+pub const DEFAULT_MIN_BYTES: u64 = 8;
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+/// Default timed iterations and warm-up iterations per size (nccl-tests: `-n 20 -w 5`).
+pub const DEFAULT_ITERS: u32 = 20;
+pub const DEFAULT_WARMUP: u32 = 5;
+
+/// In-place, out-of-place, or both (nccl-tests reports both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    OutOfPlace,
+    InPlace,
+    Both,
+}
+
+impl Placement {
+    /// The in_place values to run.
+    pub fn values(&self) -> Vec<bool> {
+        match self {
+            Self::OutOfPlace => vec![false],
+            Self::InPlace => vec![true],
+            Self::Both => vec![false, true],
+        }
+    }
+}
+
+/// What the user asked for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CollectiveOptions {
+    /// GPU indices; empty = all.
+    pub gpus: Vec<usize>,
+    /// Ops; empty = all_reduce.
+    pub ops: Vec<CollectiveOp>,
+    /// Algorithms; empty = nccl. Own algorithms (ring, tree, host) run all_reduce only.
+    pub algos: Vec<Algo>,
+    /// Sizes in bytes; empty = 8 B … 1 GiB by ×2.
+    pub sizes: Vec<u64>,
+    pub dtype: Dtype,
+    pub placement: Placement,
+    pub iters: u32,
+    pub warmup: u32,
+    /// Capture the timed launches in a CUDA graph.
+    pub graph: bool,
+}
+
+impl Default for CollectiveOptions {
+    fn default() -> Self {
+        Self {
+            gpus: Vec::new(),
+            ops: Vec::new(),
+            algos: Vec::new(),
+            sizes: Vec::new(),
+            dtype: Dtype::F32,
+            placement: Placement::OutOfPlace,
+            iters: DEFAULT_ITERS,
+            warmup: DEFAULT_WARMUP,
+            graph: false,
+        }
+    }
+}
+
+/// One unit of work: one op by one algorithm at one size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollCase {
+    pub op: CollectiveOp,
+    pub algo: Algo,
+    pub gpus: Vec<usize>,
+    pub bytes: u64,
+    pub dtype: Dtype,
+    pub in_place: bool,
+    pub iters: u32,
+    pub warmup: u32,
+    pub graph: bool,
+}
+
+/// The default size sweep.
+pub fn default_sizes() -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut s = DEFAULT_MIN_BYTES;
+    while s <= DEFAULT_MAX_BYTES {
+        v.push(s);
+        s *= 2;
+    }
+    v
+}
+
+/// Parses `--ops all_reduce,all_gather` (or `all`).
+pub fn parse_ops(s: &str) -> Result<Vec<CollectiveOp>, BenchError> {
+    parse_list(
+        s,
+        "--ops",
+        CollectiveOp::from_id,
+        CollectiveOp::ALL,
+        CollectiveOp::id,
+    )
+}
+
+/// Parses `--algo nccl,ring` (or `all`).
+pub fn parse_algos(s: &str) -> Result<Vec<Algo>, BenchError> {
+    parse_list(s, "--algo", Algo::from_id, Algo::ALL, Algo::id)
+}
+
+fn parse_list<T: Copy>(
+    s: &str,
+    flag: &str,
+    from: fn(&str) -> Option<T>,
+    all: &[T],
+    id: fn(&T) -> &'static str,
+) -> Result<Vec<T>, BenchError> {
+    if s.trim() == "all" {
+        return Ok(all.to_vec());
+    }
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            from(p).ok_or_else(|| {
+                BenchError::BadOption(format!(
+                    "{flag}: unknown value {p:?} (known: {})",
+                    all.iter().map(id).collect::<Vec<_>>().join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Expands options into cases (sizes rounded down to whole elements per rank; sizes too small
+/// for one element per rank are dropped, as nccl-tests does).
+pub fn plan(
+    topo: &Topology,
+    opts: &CollectiveOptions,
+) -> Result<(Vec<usize>, Vec<CollCase>), BenchError> {
+    let bw = super::BandwidthOptions {
+        gpus: opts.gpus.clone(),
+        iters: opts.iters.max(1),
+        samples: 1,
+        ..Default::default()
+    };
+    let gpus = super::Plan::new(topo, &bw)?.gpus;
+    if opts.iters == 0 {
+        return Err(BenchError::BadOption("--iters must be at least 1".into()));
+    }
+    let ops = if opts.ops.is_empty() {
+        vec![CollectiveOp::AllReduce]
+    } else {
+        opts.ops.clone()
+    };
+    let algos = if opts.algos.is_empty() {
+        vec![Algo::Nccl]
+    } else {
+        opts.algos.clone()
+    };
+    let sizes = if opts.sizes.is_empty() {
+        default_sizes()
+    } else {
+        opts.sizes.clone()
+    };
+    let n = gpus.len() as u64;
+    let mut cases = Vec::new();
+    for &algo in &algos {
+        for &op in &ops {
+            if algo != Algo::Nccl && op != CollectiveOp::AllReduce {
+                continue;
+            }
+            for &in_place in &opts.placement.values() {
+                for &bytes in &sizes {
+                    let unit = opts.dtype.size()
+                        * match op {
+                            CollectiveOp::AllGather
+                            | CollectiveOp::ReduceScatter
+                            | CollectiveOp::AllToAll => n,
+                            _ => 1,
+                        };
+                    let bytes = bytes / unit * unit;
+                    if bytes == 0 {
+                        continue;
+                    }
+                    cases.push(CollCase {
+                        op,
+                        algo,
+                        gpus: gpus.clone(),
+                        bytes,
+                        dtype: opts.dtype,
+                        in_place,
+                        iters: opts.iters,
+                        warmup: opts.warmup,
+                        graph: opts.graph,
+                    });
+                }
+            }
+        }
+    }
+    Ok((gpus, cases))
+}
+
+/// Something that runs collective cases.
+pub trait CollectiveBackend {
+    fn source(&self) -> Source;
+    fn describe(&self) -> String;
+    /// Runs one case; never panics; trouble becomes a row with status and reason.
+    fn run_case(&mut self, case: &CollCase, warnings: &mut Vec<Warning>) -> CollectiveResult;
+}
+
+/// Runs every case, calling `on_case` after each with (done, total, results so far).
+pub fn run_collectives(
+    cases: &[CollCase],
+    backend: &mut dyn CollectiveBackend,
+    cancel: &AtomicBool,
+    warnings: &mut Vec<Warning>,
+    on_case: &mut dyn FnMut(usize, usize, &[CollectiveResult]),
+) -> (Vec<CollectiveResult>, bool) {
+    let mut results = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            return (results, true);
+        }
+        results.push(backend.run_case(case, warnings));
+        on_case(i + 1, cases.len(), &results);
+    }
+    (results, false)
+}
+
+// Modeled collectives: time = α + bytes × factor ÷ peak busbw. α and the peak fraction of the
+// per-direction line rate are nccl-tests' figures with NCCL 2.28.9 on 2× H200 NVLink
+// (shared/ANCHORS.md: all_reduce 342.8 GB/s busbw at 8 GiB and ≈14 µs at the smallest sizes;
+// 478.1 GB/s line rate). Over PCIe the fraction is assumed like host copies (≈0.8).
+const ALPHA_US: f64 = 14.0;
+
+fn peak_fraction(op: CollectiveOp, nvlink: bool) -> f64 {
+    if !nvlink {
+        return 0.8;
+    }
+    match op {
+        CollectiveOp::AllReduce => 342.8 / 478.1,
+        CollectiveOp::AllGather => 297.9 / 478.1,
+        CollectiveOp::ReduceScatter => 283.7 / 478.1,
+        CollectiveOp::Broadcast => 367.3 / 478.1,
+        CollectiveOp::AllToAll => 338.0 / 478.1,
+        CollectiveOp::SendRecv => 366.8 / 478.1,
+    }
+}
+
+/// Modeled collectives from the slowest link among the selected GPUs.
+pub struct ModeledCollectives {
+    topo: Topology,
+}
+
+impl ModeledCollectives {
+    /// A model over `topo` (use the modeled bandwidth backend's topology, with assumptions filled).
+    pub fn new(topo: &Topology) -> Self {
+        Self { topo: topo.clone() }
+    }
+
+    fn slowest_link(&self, gpus: &[usize]) -> Option<(f64, bool)> {
+        let mut worst: Option<(f64, bool)> = None;
+        for (i, &a) in gpus.iter().enumerate() {
+            for &b in &gpus[i + 1..] {
+                let l = self.topo.link(a, b)?;
+                let rate = l.line_rate.as_ref()?.gbps;
+                let nv = matches!(l.kind, Some(LinkKind::Nv(_)));
+                if worst.is_none_or(|(w, _)| rate < w) {
+                    worst = Some((rate, nv));
+                }
+            }
+        }
+        worst
+    }
+}
+
+impl CollectiveBackend for ModeledCollectives {
+    fn source(&self) -> Source {
+        Source::Modeled
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "collectives modeled from the line rates of {}",
+            self.topo.source.label()
+        )
+    }
+
+    fn run_case(&mut self, case: &CollCase, _warnings: &mut Vec<Warning>) -> CollectiveResult {
+        let mk = |status, reason: String| {
+            CollectiveResult::empty(
+                case.op,
+                case.algo,
+                &case.gpus,
+                case.bytes,
+                case.dtype,
+                case.in_place,
+                Source::Modeled,
+                status,
+                reason,
+            )
+        };
+        if case.gpus.len() < 2 {
+            return mk(
+                Status::Waived,
+                "a collective needs at least two GPUs".into(),
+            );
+        }
+        if case.algo != Algo::Nccl {
+            return mk(
+                Status::Skipped,
+                format!(
+                    "modeled: only NCCL is modeled, not scalescope's {} algorithm",
+                    case.algo
+                ),
+            );
+        }
+        let Some((line, nv)) = self.slowest_link(&case.gpus) else {
+            return mk(Status::Skipped, "modeled: link line rates unknown".into());
+        };
+        let frac = peak_fraction(case.op, nv);
+        let peak = line * frac;
+        let factor = case.op.busbw_factor(case.gpus.len());
+        let time_us = ALPHA_US + case.bytes as f64 * factor / (peak * 1e9) * 1e6;
+        let mut r = mk(
+            Status::Ok,
+            format!(
+                "modeled: {ALPHA_US} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — nccl-tests on H200 NVLink",
+                frac * 100.0
+            ),
+        );
+        r.set_time_us(time_us);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Gpu, TopologySource};
+
+    fn topo(n: usize, nv: u32) -> Topology {
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        t.gpus = (0..n)
+            .map(|index| Gpu {
+                index,
+                nvlink_gbps_per_link: Some(26.562),
+                ..Default::default()
+            })
+            .collect();
+        t.normalize();
+        for l in &mut t.links {
+            l.kind = Some(LinkKind::Nv(nv));
+        }
+        t.derive_line_rates();
+        t
+    }
+
+    #[test]
+    fn default_sweep_is_8_bytes_to_1_gib() {
+        let s = default_sizes();
+        assert_eq!(s.first(), Some(&8));
+        assert_eq!(s.last(), Some(&(1 << 30)));
+        assert_eq!(s.len(), 28);
+    }
+
+    #[test]
+    fn plan_rounds_to_whole_elements_and_limits_own_algos_to_all_reduce() {
+        let opts = CollectiveOptions {
+            ops: vec![CollectiveOp::AllReduce, CollectiveOp::AllGather],
+            algos: vec![Algo::Nccl, Algo::Ring],
+            sizes: vec![8, 100],
+            ..Default::default()
+        };
+        let (gpus, cases) = plan(&topo(4, 18), &opts).unwrap();
+        assert_eq!(gpus, vec![0, 1, 2, 3]);
+        let ag: Vec<u64> = cases
+            .iter()
+            .filter(|c| c.op == CollectiveOp::AllGather)
+            .map(|c| c.bytes)
+            .collect();
+        assert_eq!(
+            ag,
+            vec![96],
+            "8 B is less than one f32 per rank; 100 B rounds to 96"
+        );
+        assert!(
+            cases
+                .iter()
+                .filter(|c| c.algo == Algo::Ring)
+                .all(|c| c.op == CollectiveOp::AllReduce)
+        );
+    }
+
+    #[test]
+    fn modeled_large_all_reduce_approaches_its_peak() {
+        let t = topo(2, 18);
+        let mut m = ModeledCollectives::new(&t);
+        let case = |bytes| CollCase {
+            op: CollectiveOp::AllReduce,
+            algo: Algo::Nccl,
+            gpus: vec![0, 1],
+            bytes,
+            dtype: Dtype::F32,
+            in_place: false,
+            iters: 20,
+            warmup: 5,
+            graph: false,
+        };
+        let big = m.run_case(&case(8 << 30), &mut Vec::new());
+        let small = m.run_case(&case(8), &mut Vec::new());
+        let peak = 18.0 * 26.562 * (342.8 / 478.1);
+        assert!(big.busbw_gbps.unwrap() < peak && big.busbw_gbps.unwrap() > 0.99 * peak);
+        assert!((small.time_us.unwrap() - ALPHA_US).abs() < 0.01);
+        assert_eq!(big.source, Source::Modeled);
+    }
+
+    #[test]
+    fn parse_lists() {
+        assert_eq!(parse_ops("all").unwrap().len(), 6);
+        assert!(
+            parse_ops("all_reduce,bogus")
+                .unwrap_err()
+                .to_string()
+                .contains("bogus")
+        );
+        assert_eq!(
+            parse_algos("ring,tree").unwrap(),
+            vec![Algo::Ring, Algo::Tree]
+        );
+    }
+}

@@ -1,0 +1,924 @@
+//! Each test shape: which buffers, which contexts and streams, what is timed, what is checked.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+
+use super::context::Context;
+use super::measure::{self, Lane, Op};
+use super::memory::{DeviceBuffer, PageableBuffer, PinnedBuffer, host_memory_available};
+use super::pattern::{self, POISON};
+use super::stream::{Event, Stream};
+use super::{CaseError, CudaBackend, GpuState};
+use crate::bench::{Case, Warning};
+use crate::cuda::check;
+use crate::model::{BandwidthResult, Endpoint, Method, Shape, Source, Stats, Status};
+
+/// Pointer-chase slot spacing: one slot per 4 KiB page.
+pub const CHASE_STRIDE: usize = 4096;
+/// Smallest buffer the chase spreads over.
+pub const CHASE_MIN_BYTES: usize = 64 << 20;
+/// Dependent loads per latency sample.
+pub const CHASE_STEPS: u64 = 50_000;
+/// Chunk for host-staged fills and checks (when no kernels could be loaded).
+const STAGE_CHUNK: usize = 16 << 20;
+
+pub(super) fn run(
+    be: &mut CudaBackend,
+    case: &Case,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    let bytes =
+        usize::try_from(case.bytes).map_err(|_| CaseError::Skipped("size too large".into()))?;
+    match case.test.shape() {
+        Shape::HostDevice {
+            to_device,
+            pinned,
+            bidir,
+        } => host_device(be, case, bytes, to_device, pinned, bidir),
+        Shape::Pair { read, bidir, peer } => pair(be, case, bytes, read, bidir, peer, warnings),
+        Shape::Local => local(be, case, bytes),
+        Shape::Fan { to_one } => fan(be, case, bytes, to_one, warnings),
+        Shape::HostAll { to_device } => host_all(be, case, bytes, to_device),
+        Shape::Latency { d2d } => latency(be, case, bytes, d2d, warnings),
+    }
+}
+
+fn gpu_of(e: Endpoint, what: &str) -> Result<usize, CaseError> {
+    e.gpu()
+        .ok_or_else(|| CaseError::Failed(format!("{what} must be one GPU, not {e}")))
+}
+
+/// Refuses host buffers that would push the machine into swap or the OOM killer.
+fn check_host_memory(needed: usize) -> Result<(), CaseError> {
+    if let Some(avail) = host_memory_available()
+        && needed as u64 > avail / 10 * 8
+    {
+        return Err(CaseError::Skipped(format!(
+            "needs {} of host memory, {} available",
+            crate::model::units::format_bytes(needed as u64),
+            crate::model::units::format_bytes(avail)
+        )));
+    }
+    Ok(())
+}
+
+/// Pinned or pageable host memory.
+enum HostBuf {
+    Pinned(PinnedBuffer),
+    Pageable(PageableBuffer),
+}
+
+impl HostBuf {
+    fn alloc(
+        ctx: &Arc<Context>,
+        bytes: usize,
+        pinned: bool,
+        cpus: Option<&[usize]>,
+    ) -> Result<HostBuf, CaseError> {
+        check_host_memory(bytes)?;
+        Ok(if pinned {
+            HostBuf::Pinned(PinnedBuffer::alloc(ctx, bytes, cpus)?)
+        } else {
+            HostBuf::Pageable(
+                PageableBuffer::alloc(bytes, cpus)
+                    .ok_or_else(|| CaseError::Skipped("host memory allocation refused".into()))?,
+            )
+        })
+    }
+
+    fn slice(&self) -> &[u8] {
+        match self {
+            HostBuf::Pinned(b) => b.as_slice(),
+            HostBuf::Pageable(b) => b.as_slice(),
+        }
+    }
+
+    fn slice_mut(&mut self) -> &mut [u8] {
+        match self {
+            HostBuf::Pinned(b) => b.as_mut_slice(),
+            HostBuf::Pageable(b) => b.as_mut_slice(),
+        }
+    }
+
+    fn ptr(&self) -> *const c_void {
+        self.slice().as_ptr().cast::<c_void>()
+    }
+
+    fn ptr_mut(&mut self) -> *mut c_void {
+        self.slice_mut().as_mut_ptr().cast::<c_void>()
+    }
+
+    /// Runs `f` with this buffer's CPUs (fills are multi-threaded; threads inherit the mask).
+    fn fill(&mut self, seed: u32, cpus: Option<&[usize]>) {
+        super::memory::with_cpu_affinity(cpus, || pattern::fill(self.slice_mut(), 0, seed));
+    }
+
+    fn poison(&mut self) {
+        self.slice_mut().fill(POISON);
+    }
+
+    fn wrong(&self, seed: u32) -> u64 {
+        pattern::count_wrong(self.slice(), 0, seed)
+    }
+}
+
+fn stream0(g: &GpuState) -> Result<&Stream, CaseError> {
+    g.streams
+        .first()
+        .ok_or_else(|| CaseError::Failed("no stream".into()))
+}
+
+/// Fills a device buffer with the pattern: by kernel, or staged from the host.
+fn fill_device(g: &GpuState, buf: &DeviceBuffer, seed: u32) -> Result<(), CaseError> {
+    let s = stream0(g)?;
+    match &g.kernels {
+        Ok(k) => {
+            k.fill(s, buf.ptr(), buf.len() as u64, seed)?;
+            s.synchronize()?;
+        }
+        Err(_) => {
+            let mut host = vec![0u8; STAGE_CHUNK.min(buf.len()).max(1)];
+            let mut off = 0;
+            while off < buf.len() {
+                let len = STAGE_CHUNK.min(buf.len() - off);
+                pattern::fill(&mut host[..len], (off / 4) as u64, seed);
+                s.ctx().bind()?;
+                // SAFETY: `host` holds `len` bytes; the destination range lies in `buf`; the
+                // copy finishes (synchronize) before `host` is touched again.
+                check("cuMemcpyHtoDAsync_v2", unsafe {
+                    sys::cuMemcpyHtoDAsync_v2(
+                        buf.ptr() + off as u64,
+                        host.as_ptr().cast(),
+                        len,
+                        s.raw(),
+                    )
+                })?;
+                s.synchronize()?;
+                off += len;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets every byte of a device buffer to the poison value.
+fn poison_device(g: &GpuState, buf: &DeviceBuffer) -> Result<(), CaseError> {
+    let s = stream0(g)?;
+    buf.memset_async(POISON, s)?;
+    s.synchronize()?;
+    Ok(())
+}
+
+/// Counts wrong words of a device buffer: by kernel (every word), or staged to the host.
+fn check_device(g: &GpuState, buf: &DeviceBuffer, seed: u32) -> Result<u64, CaseError> {
+    let s = stream0(g)?;
+    match &g.kernels {
+        Ok(k) => {
+            let counter = DeviceBuffer::alloc(&g.ctx, 8)?;
+            counter.memset_async(0, s)?;
+            k.check(s, buf.ptr(), buf.len() as u64, seed, counter.ptr())?;
+            let mut wrong = 0u64;
+            s.ctx().bind()?;
+            // SAFETY: 8 bytes from the 8-byte counter into a local u64 that outlives the
+            // synchronize below.
+            check("cuMemcpyDtoHAsync_v2", unsafe {
+                sys::cuMemcpyDtoHAsync_v2(
+                    (&mut wrong as *mut u64).cast(),
+                    counter.ptr(),
+                    8,
+                    s.raw(),
+                )
+            })?;
+            s.synchronize()?;
+            Ok(wrong)
+        }
+        Err(_) => {
+            let mut host = vec![0u8; STAGE_CHUNK.min(buf.len()).max(1)];
+            let mut off = 0;
+            let mut wrong = 0;
+            while off < buf.len() {
+                let len = STAGE_CHUNK.min(buf.len() - off);
+                s.ctx().bind()?;
+                // SAFETY: `host` holds `len` bytes; the source range lies in `buf`; read only
+                // after synchronize.
+                check("cuMemcpyDtoHAsync_v2", unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(
+                        host.as_mut_ptr().cast(),
+                        buf.ptr() + off as u64,
+                        len,
+                        s.raw(),
+                    )
+                })?;
+                s.synchronize()?;
+                wrong += pattern::count_wrong(&host[..len], (off / 4) as u64, seed);
+                off += len;
+            }
+            Ok(wrong)
+        }
+    }
+}
+
+/// A finished row: samples in GB/s (or ns), verification outcome, a note on the method.
+fn row(
+    case: &Case,
+    src: Endpoint,
+    dst: Endpoint,
+    samples: Vec<f64>,
+    wrong: u64,
+    checked: u64,
+    note: String,
+) -> BandwidthResult {
+    let mut r = BandwidthResult::empty(
+        case.test,
+        src,
+        dst,
+        case.bytes,
+        Source::Measured,
+        Status::Ok,
+        note,
+    );
+    r.set_samples(samples);
+    r.wrong = Some(wrong);
+    if wrong > 0 {
+        r.status = Status::Failed;
+        r.reason = Some(format!(
+            "verification failed: {wrong} of {checked} words differ from what was copied"
+        ));
+    } else if r.median_gbps.is_none() && r.latency_ns.is_none() {
+        r.status = Status::Failed;
+        r.reason = Some("no valid samples (zero elapsed time)".into());
+    }
+    r
+}
+
+fn rates(ms: &[f64], bytes: usize, iters: u32) -> Vec<f64> {
+    ms.iter()
+        .map(|&t| measure::gbps(bytes as f64 * f64::from(iters), t))
+        .collect()
+}
+
+fn words(bytes: usize) -> u64 {
+    bytes.div_ceil(4) as u64
+}
+
+fn note(how: &str, case: &Case, gated: bool) -> String {
+    format!(
+        "{how}; {} copies per sample, median of {} samples{}",
+        case.iters,
+        case.samples,
+        if gated {
+            ""
+        } else {
+            " (not gated by a spin kernel: events only)"
+        }
+    )
+}
+
+fn host_device(
+    be: &mut CudaBackend,
+    case: &Case,
+    bytes: usize,
+    to_device: bool,
+    pinned: bool,
+    bidir: bool,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    let gi = gpu_of(
+        if to_device { case.dst } else { case.src },
+        "the device end",
+    )?;
+    let (seed, seed2) = (be.next_seed(), be.next_seed());
+    let g = be.gpu(gi)?;
+    let cpus = g.cpus.as_deref();
+    let dev = DeviceBuffer::alloc(&g.ctx, bytes)?;
+    let mut host = HostBuf::alloc(&g.ctx, bytes, pinned, cpus)?;
+    // The opposite direction, for the bidirectional variants.
+    let mut other = if bidir {
+        Some((
+            DeviceBuffer::alloc(&g.ctx, bytes)?,
+            HostBuf::alloc(&g.ctx, bytes, pinned, cpus)?,
+        ))
+    } else {
+        None
+    };
+    let prepare = |dev: &DeviceBuffer,
+                   host: &mut HostBuf,
+                   to_device: bool,
+                   seed: u32|
+     -> Result<(), CaseError> {
+        if to_device {
+            host.fill(seed, cpus);
+            poison_device(g, dev)
+        } else {
+            host.poison();
+            fill_device(g, dev, seed)
+        }
+    };
+    prepare(&dev, &mut host, to_device, seed)?;
+    if let Some((d, h)) = &mut other {
+        prepare(d, h, !to_device, seed2)?;
+    }
+    let op = |dev: &DeviceBuffer, host: &mut HostBuf, to_device: bool| {
+        if to_device {
+            Op::HtoD {
+                dst: dev.ptr(),
+                src: host.ptr(),
+                bytes,
+            }
+        } else {
+            Op::DtoH {
+                dst: host.ptr_mut(),
+                src: dev.ptr(),
+                bytes,
+            }
+        }
+    };
+    // Pageable copies block the host while enqueuing: never behind a spin kernel.
+    let gate = if pinned { g.gate() } else { None };
+    let mut lanes = vec![Lane {
+        stream: stream0(g)?,
+        op: op(&dev, &mut host, to_device),
+        gate,
+    }];
+    if let Some((d, h)) = &mut other {
+        let s1 = g
+            .streams
+            .get(1)
+            .ok_or_else(|| CaseError::Failed("no second stream".into()))?;
+        lanes.push(Lane {
+            stream: s1,
+            op: op(d, h, !to_device),
+            gate,
+        });
+    }
+    let gated = measure::gated(&lanes);
+    let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    drop(lanes);
+    let mut wrong = if to_device {
+        check_device(g, &dev, seed)?
+    } else {
+        host.wrong(seed)
+    };
+    let mut checked = words(bytes);
+    if let Some((d, h)) = &other {
+        wrong += if to_device {
+            h.wrong(seed2)
+        } else {
+            check_device(g, d, seed2)?
+        };
+        checked *= 2;
+    }
+    let how = format!(
+        "{} on GPU {gi}'s stream, {} host memory on the GPU's NUMA node{}",
+        if to_device {
+            "cuMemcpyHtoDAsync"
+        } else {
+            "cuMemcpyDtoHAsync"
+        },
+        if pinned { "pinned" } else { "pageable" },
+        if bidir {
+            ", the opposite direction running on a second stream"
+        } else {
+            ""
+        }
+    );
+    Ok(vec![row(
+        case,
+        case.src,
+        case.dst,
+        rates(&ms[0], bytes, case.iters),
+        wrong,
+        checked,
+        note(&how, case, gated),
+    )])
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pair(
+    be: &mut CudaBackend,
+    case: &Case,
+    bytes: usize,
+    read: bool,
+    bidir: bool,
+    peer: bool,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    let (a, b) = (
+        gpu_of(case.src, "the source")?,
+        gpu_of(case.dst, "the destination")?,
+    );
+    if a == b {
+        return Err(CaseError::Waived(
+            "source and destination are the same GPU".into(),
+        ));
+    }
+    if peer {
+        be.require_peer(a, b, warnings)?;
+    } else {
+        be.forbid_peer(a, b)?;
+    }
+    let sm = case.test.method() == Method::Sm;
+    // Which GPU issues each direction: read = the destination pulls, write = the source pushes;
+    // bidirectional copies are issued by each direction's source.
+    let fwd_exec = if read && !bidir { b } else { a };
+    let rev_exec = b;
+    let (seed_f, seed_r) = (be.next_seed(), be.next_seed());
+    let (ga, gb) = (be.gpu(a)?, be.gpu(b)?);
+    if sm {
+        for (x, gx) in [(fwd_exec, be.gpu(fwd_exec)?), (rev_exec, be.gpu(rev_exec)?)]
+            .iter()
+            .take(if bidir { 2 } else { 1 })
+        {
+            if let Err(why) = &gx.kernels {
+                return Err(CaseError::Waived(format!(
+                    "no copy kernel on GPU {x}: {why}"
+                )));
+            }
+        }
+    }
+    let src_a = DeviceBuffer::alloc(&ga.ctx, bytes)?;
+    let dst_b = DeviceBuffer::alloc(&gb.ctx, bytes)?;
+    let rev = if bidir {
+        Some((
+            DeviceBuffer::alloc(&gb.ctx, bytes)?,
+            DeviceBuffer::alloc(&ga.ctx, bytes)?,
+        ))
+    } else {
+        None
+    };
+    fill_device(ga, &src_a, seed_f)?;
+    poison_device(gb, &dst_b)?;
+    if let Some((src_b, dst_a)) = &rev {
+        fill_device(gb, src_b, seed_r)?;
+        poison_device(ga, dst_a)?;
+    }
+    let lane =
+        |exec: usize, src: &DeviceBuffer, dst: &DeviceBuffer| -> Result<Lane<'_>, CaseError> {
+            let ge = be.gpu(exec)?;
+            let op = if sm {
+                let k = ge
+                    .kernels
+                    .as_ref()
+                    .map_err(|w| CaseError::Waived(w.clone()))?;
+                Op::Kernel {
+                    kernels: k,
+                    src: src.ptr(),
+                    dst: dst.ptr(),
+                    bytes: bytes as u64,
+                }
+            } else if peer {
+                Op::DtoD {
+                    dst: dst.ptr(),
+                    src: src.ptr(),
+                    bytes,
+                }
+            } else {
+                Op::Peer {
+                    dst: dst.ptr(),
+                    dst_ctx: dst.ctx().raw(),
+                    src: src.ptr(),
+                    src_ctx: src.ctx().raw(),
+                    bytes,
+                }
+            };
+            // Staged peer copies may block the host: ungated.
+            let gate = if peer { ge.gate() } else { None };
+            Ok(Lane {
+                stream: stream0(ge)?,
+                op,
+                gate,
+            })
+        };
+    let mut lanes = vec![lane(fwd_exec, &src_a, &dst_b)?];
+    if let Some((src_b, dst_a)) = &rev {
+        lanes.push(lane(rev_exec, src_b, dst_a)?);
+    }
+    let gated = measure::gated(&lanes);
+    let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    drop(lanes);
+    let mut wrong = check_device(gb, &dst_b, seed_f)?;
+    let mut checked = words(bytes);
+    if let Some((_, dst_a)) = &rev {
+        wrong += check_device(ga, dst_a, seed_r)?;
+        checked *= 2;
+    }
+    let engine = match (sm, peer) {
+        (true, _) => "copy kernel".to_string(),
+        (false, true) => "cuMemcpyAsync (peer access on)".to_string(),
+        (false, false) => "cuMemcpyPeerAsync with peer access off (driver-staged)".to_string(),
+    };
+    let how = if bidir {
+        format!(
+            "{engine}, {a}→{b} issued by GPU {a} and {b}→{a} by GPU {b} at once; figure = sum of both"
+        )
+    } else {
+        format!(
+            "{engine} issued by GPU {fwd_exec} ({})",
+            if read {
+                "reads from the peer"
+            } else {
+                "writes to the peer"
+            }
+        )
+    };
+    let fwd = rates(&ms[0], bytes, case.iters);
+    let mut r = if bidir {
+        let revr = rates(&ms[1], bytes, case.iters);
+        let total: Vec<f64> = fwd.iter().zip(&revr).map(|(x, y)| x + y).collect();
+        let mut r = row(
+            case,
+            case.src,
+            case.dst,
+            total,
+            wrong,
+            checked,
+            note(&how, case, gated),
+        );
+        r.fwd_gbps = Stats::of(&fwd).map(|s| s.median);
+        r.rev_gbps = Stats::of(&revr).map(|s| s.median);
+        r
+    } else {
+        row(
+            case,
+            case.src,
+            case.dst,
+            fwd,
+            wrong,
+            checked,
+            note(&how, case, gated),
+        )
+    };
+    r.method = case.test.method();
+    Ok(vec![r])
+}
+
+fn local(
+    be: &mut CudaBackend,
+    case: &Case,
+    bytes: usize,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    let gi = gpu_of(case.src, "the GPU")?;
+    let seed = be.next_seed();
+    let g = be.gpu(gi)?;
+    let src = DeviceBuffer::alloc(&g.ctx, bytes)?;
+    let dst = DeviceBuffer::alloc(&g.ctx, bytes)?;
+    fill_device(g, &src, seed)?;
+    poison_device(g, &dst)?;
+    let lanes = [Lane {
+        stream: stream0(g)?,
+        op: Op::DtoD {
+            dst: dst.ptr(),
+            src: src.ptr(),
+            bytes,
+        },
+        gate: g.gate(),
+    }];
+    let gated = measure::gated(&lanes);
+    let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    let wrong = check_device(g, &dst, seed)?;
+    let how = format!(
+        "cuMemcpyAsync within GPU {gi}; bytes copied ÷ time (memory traffic is twice that)"
+    );
+    Ok(vec![row(
+        case,
+        case.src,
+        case.dst,
+        rates(&ms[0], bytes, case.iters),
+        wrong,
+        words(bytes),
+        note(&how, case, gated),
+    )])
+}
+
+fn fan(
+    be: &mut CudaBackend,
+    case: &Case,
+    bytes: usize,
+    to_one: bool,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    let t = gpu_of(if to_one { case.dst } else { case.src }, "the fan's centre")?;
+    let others: Vec<usize> = case.gpus.iter().copied().filter(|&g| g != t).collect();
+    if others.is_empty() {
+        return Err(CaseError::Waived("needs at least two GPUs".into()));
+    }
+    for &o in &others {
+        be.require_peer(t, o, warnings)?;
+    }
+    if !to_one {
+        be.ensure_streams(t, others.len())?;
+    }
+    let seeds: Vec<u32> = others.iter().map(|_| be.next_seed()).collect();
+    let gt = be.gpu(t)?;
+    // One (src, dst, seed) per peer: into t from each peer, or out of t (one shared source).
+    let shared_src = if to_one {
+        None
+    } else {
+        Some(DeviceBuffer::alloc(&gt.ctx, bytes)?)
+    };
+    if let Some(s) = &shared_src {
+        fill_device(gt, s, seeds[0])?;
+    }
+    let mut pairs: Vec<(usize, Option<DeviceBuffer>, DeviceBuffer, u32)> = Vec::new();
+    for (k, &o) in others.iter().enumerate() {
+        let go = be.gpu(o)?;
+        if to_one {
+            let src = DeviceBuffer::alloc(&go.ctx, bytes)?;
+            let dst = DeviceBuffer::alloc(&gt.ctx, bytes)?;
+            fill_device(go, &src, seeds[k])?;
+            poison_device(gt, &dst)?;
+            pairs.push((o, Some(src), dst, seeds[k]));
+        } else {
+            let dst = DeviceBuffer::alloc(&go.ctx, bytes)?;
+            poison_device(go, &dst)?;
+            pairs.push((o, None, dst, seeds[0]));
+        }
+    }
+    let mut lanes = Vec::new();
+    for (k, (o, src, dst, _)) in pairs.iter().enumerate() {
+        let (exec, stream) = if to_one {
+            let go = be.gpu(*o)?;
+            (go, stream0(go)?)
+        } else {
+            (
+                gt,
+                gt.streams
+                    .get(k)
+                    .ok_or_else(|| CaseError::Failed("missing stream".into()))?,
+            )
+        };
+        let src_ptr = match (src, &shared_src) {
+            (Some(s), _) | (None, Some(s)) => s.ptr(),
+            (None, None) => return Err(CaseError::Failed("no source buffer".into())),
+        };
+        lanes.push(Lane {
+            stream,
+            op: Op::DtoD {
+                dst: dst.ptr(),
+                src: src_ptr,
+                bytes,
+            },
+            gate: exec.gate(),
+        });
+    }
+    let gated = measure::gated(&lanes);
+    let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    drop(lanes);
+    let mut wrong = 0;
+    for (o, _, dst, seed) in &pairs {
+        let owner = if to_one { gt } else { be.gpu(*o)? };
+        wrong += check_device(owner, dst, *seed)?;
+    }
+    let per_lane: Vec<Vec<f64>> = ms.iter().map(|m| rates(m, bytes, case.iters)).collect();
+    let total: Vec<f64> = (0..case.samples as usize)
+        .map(|s| {
+            per_lane
+                .iter()
+                .map(|l| l.get(s).copied().unwrap_or(f64::NAN))
+                .sum()
+        })
+        .collect();
+    let how = if to_one {
+        format!(
+            "cuMemcpyAsync from each of GPUs {others:?} into GPU {t}, each in the writer's context, all at once; figure = sum"
+        )
+    } else {
+        format!(
+            "cuMemcpyAsync from GPU {t} into each of GPUs {others:?}, one stream per peer, all at once; figure = sum"
+        )
+    };
+    let checked = words(bytes) * pairs.len() as u64;
+    Ok(vec![row(
+        case,
+        case.src,
+        case.dst,
+        total,
+        wrong,
+        checked,
+        note(&how, case, gated),
+    )])
+}
+
+fn host_all(
+    be: &mut CudaBackend,
+    case: &Case,
+    bytes: usize,
+    to_device: bool,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    check_host_memory(bytes.saturating_mul(case.gpus.len()))?;
+    let seeds: Vec<u32> = case.gpus.iter().map(|_| be.next_seed()).collect();
+    let mut bufs = Vec::new();
+    for (&gi, &seed) in case.gpus.iter().zip(&seeds) {
+        let g = be.gpu(gi)?;
+        let dev = DeviceBuffer::alloc(&g.ctx, bytes)?;
+        let mut host = HostBuf::alloc(&g.ctx, bytes, true, g.cpus.as_deref())?;
+        if to_device {
+            host.fill(seed, g.cpus.as_deref());
+            poison_device(g, &dev)?;
+        } else {
+            host.poison();
+            fill_device(g, &dev, seed)?;
+        }
+        bufs.push((gi, dev, host, seed));
+    }
+    let mut lanes = Vec::new();
+    for (gi, dev, host, _) in &mut bufs {
+        let g = be.gpu(*gi)?;
+        let op = if to_device {
+            Op::HtoD {
+                dst: dev.ptr(),
+                src: host.ptr(),
+                bytes,
+            }
+        } else {
+            Op::DtoH {
+                dst: host.ptr_mut(),
+                src: dev.ptr(),
+                bytes,
+            }
+        };
+        lanes.push(Lane {
+            stream: stream0(g)?,
+            op,
+            gate: g.gate(),
+        });
+    }
+    let gated = measure::gated(&lanes);
+    let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    drop(lanes);
+    let how = format!(
+        "{} on every selected GPU at once ({:?}), pinned host memory on each GPU's NUMA node; this GPU's own rate",
+        if to_device {
+            "cuMemcpyHtoDAsync"
+        } else {
+            "cuMemcpyDtoHAsync"
+        },
+        case.gpus
+    );
+    let mut rows = Vec::new();
+    for ((gi, dev, host, seed), ms) in bufs.iter().zip(&ms) {
+        let wrong = if to_device {
+            check_device(be.gpu(*gi)?, dev, *seed)?
+        } else {
+            host.wrong(*seed)
+        };
+        let (src, dst) = if to_device {
+            (Endpoint::Host, Endpoint::Gpu(*gi))
+        } else {
+            (Endpoint::Gpu(*gi), Endpoint::Host)
+        };
+        rows.push(row(
+            case,
+            src,
+            dst,
+            rates(ms, bytes, case.iters),
+            wrong,
+            words(bytes),
+            note(&how, case, gated),
+        ));
+    }
+    Ok(rows)
+}
+
+/// Latency: src owns the memory (a peer GPU, or the host), dst's single thread chases through it.
+fn latency(
+    be: &mut CudaBackend,
+    case: &Case,
+    bytes: usize,
+    d2d: bool,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    let reader = gpu_of(case.dst, "the reading GPU")?;
+    let owner = if d2d {
+        Some(gpu_of(case.src, "the GPU whose memory is read")?)
+    } else {
+        None
+    };
+    if let Some(o) = owner {
+        if o == reader {
+            return Err(CaseError::Waived(
+                "source and destination are the same GPU".into(),
+            ));
+        }
+        be.require_peer(o, reader, warnings)?;
+    }
+    let seed = u64::from(be.next_seed());
+    let gr = be.gpu(reader)?;
+    let k = gr.kernels.as_ref().map_err(|why| {
+        CaseError::Waived(format!("no pointer-chase kernel on GPU {reader}: {why}"))
+    })?;
+    let span = bytes.max(CHASE_MIN_BYTES) / CHASE_STRIDE * CHASE_STRIDE;
+    let slots = span / CHASE_STRIDE;
+    let next = pattern::build_chain(slots, seed);
+    let s = stream0(gr)?;
+    // The chain's memory, and its base address as the reader sees it.
+    let mut dev_chain: Option<DeviceBuffer> = None;
+    let mut host_chain: Option<PinnedBuffer> = None;
+    let base = match owner {
+        Some(o) => {
+            let go = be.gpu(o)?;
+            let buf = DeviceBuffer::alloc(&go.ctx, span)?;
+            let base = buf.ptr();
+            let values: Vec<u64> = next
+                .iter()
+                .map(|&n| base + (n * CHASE_STRIDE) as u64)
+                .collect();
+            let staging = DeviceBuffer::alloc(&gr.ctx, values.len() * 8)?;
+            s.ctx().bind()?;
+            // SAFETY: `values` holds exactly the staging buffer's bytes and outlives the
+            // synchronize below.
+            check("cuMemcpyHtoDAsync_v2", unsafe {
+                sys::cuMemcpyHtoDAsync_v2(
+                    staging.ptr(),
+                    values.as_ptr().cast(),
+                    values.len() * 8,
+                    s.raw(),
+                )
+            })?;
+            // Written by the reader over the peer mapping (peer access is on both ways).
+            k.scatter(
+                s,
+                staging.ptr(),
+                slots as u64,
+                base,
+                (CHASE_STRIDE / 8) as u64,
+            )?;
+            s.synchronize()?;
+            dev_chain = Some(buf);
+            base
+        }
+        None => {
+            check_host_memory(span)?;
+            let mut buf = PinnedBuffer::alloc(&gr.ctx, span, gr.cpus.as_deref())?;
+            let base = buf.device_ptr(&gr.ctx)?;
+            let mem = buf.as_mut_slice();
+            for (i, &n) in next.iter().enumerate() {
+                let v = base + (n * CHASE_STRIDE) as u64;
+                mem[i * CHASE_STRIDE..i * CHASE_STRIDE + 8].copy_from_slice(&v.to_ne_bytes());
+            }
+            host_chain = Some(buf);
+            base
+        }
+    };
+    let sink = DeviceBuffer::alloc(&gr.ctx, 8)?;
+    let (start, stop) = (Event::new(&gr.ctx)?, Event::new(&gr.ctx)?);
+    let mut slot = 0usize;
+    let mut ns = Vec::new();
+    let mut wrong = 0u64;
+    for sample in 0..=case.samples {
+        let from = base + (slot * CHASE_STRIDE) as u64;
+        start.record(s)?;
+        k.chase(s, from, CHASE_STEPS, sink.ptr())?;
+        stop.record(s)?;
+        let mut reached = 0u64;
+        s.ctx().bind()?;
+        // SAFETY: 8 bytes from the 8-byte sink into a local that outlives the synchronize.
+        check("cuMemcpyDtoHAsync_v2", unsafe {
+            sys::cuMemcpyDtoHAsync_v2((&mut reached as *mut u64).cast(), sink.ptr(), 8, s.raw())
+        })?;
+        s.synchronize()?;
+        // Each sample goes on where the last one stopped, so repeated samples do not replay
+        // the same (now cached) lines; the end is checked against the host's walk.
+        slot = pattern::chain_walk(&next, slot, CHASE_STEPS);
+        if reached != base + (slot * CHASE_STRIDE) as u64 {
+            wrong += 1;
+        }
+        if sample > 0 {
+            let ms = stop.elapsed_ms_since(&start)?;
+            ns.push(if ms > 0.0 {
+                ms * 1e6 / CHASE_STEPS as f64
+            } else {
+                f64::NAN
+            });
+        }
+    }
+    drop(dev_chain);
+    drop(host_chain);
+    let how = format!(
+        "one thread on GPU {reader}, {CHASE_STEPS} dependent volatile 8-byte loads per sample through a random cycle of {slots} slots, one per 4 KiB, over {} of {}",
+        crate::model::units::format_bytes(span as u64),
+        match owner {
+            Some(o) => format!("GPU {o}'s memory"),
+            None => "pinned host memory on the GPU's NUMA node".into(),
+        }
+    );
+    let mut r = row(
+        case,
+        case.src,
+        case.dst,
+        ns,
+        0,
+        case.samples as u64 + 1,
+        format!("{how}; median of {} samples", case.samples),
+    );
+    r.wrong = Some(wrong);
+    if wrong > 0 {
+        r.status = Status::Failed;
+        r.reason = Some(format!(
+            "the chase ended at the wrong address in {wrong} of {} runs",
+            case.samples + 1
+        ));
+    }
+    Ok(vec![r])
+}

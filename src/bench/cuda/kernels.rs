@@ -1,0 +1,363 @@
+//! The benchmark kernels (`assets/kernels/bench.cu`): built to PTX once per compute capability
+//! (NVRTC, or the bundled `bench.ptx`), loaded into each GPU's context, launched with checked
+//! calls.
+
+use std::collections::BTreeMap;
+use std::ffi::{CString, c_void};
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+
+use super::context::Context;
+use super::nvrtc::Nvrtc;
+use super::stream::Stream;
+use crate::cuda::{CudaError, check};
+
+/// The kernels' CUDA C source.
+pub const SOURCE: &str = include_str!("../../../assets/kernels/bench.cu");
+
+/// PTX built from [`SOURCE`] with nvcc (`nvcc -ptx -arch=compute_90`), used when NVRTC cannot be
+/// had. An empty file means none is bundled.
+pub const BUNDLED_PTX: &str = include_str!("../../../assets/kernels/bench.ptx");
+
+/// Every kernel the module must provide.
+pub const NAMES: [&str; 6] = [
+    "spin_wait",
+    "fill_pattern",
+    "check_pattern",
+    "copy_kernel",
+    "pointer_chase",
+    "scatter_chain",
+];
+
+/// Threads per block of the copy kernel (its `__launch_bounds__`).
+pub const COPY_BLOCK: u32 = 512;
+/// Threads per block of the fill/check/scatter kernels.
+const UTIL_BLOCK: u32 = 256;
+
+/// PTX ready to load, and where it came from.
+#[derive(Clone, Debug)]
+pub struct Image {
+    ptx: CString,
+    /// e.g. `NVRTC 13.0` or `bundled PTX`.
+    pub origin: String,
+}
+
+/// How kernels were obtained for a run: one image per compute capability, or why not.
+#[derive(Debug)]
+pub struct Images {
+    /// Per compute capability.
+    pub by_cc: BTreeMap<(i32, i32), Result<Image, String>>,
+    /// For `describe()`: `NVRTC 13.0 (/path)`, `bundled PTX`, or why there are none.
+    pub summary: String,
+}
+
+/// Builds kernels for each compute capability: NVRTC first, the bundled PTX when NVRTC is
+/// missing or fails. Never panics.
+pub fn build(ccs: &[(i32, i32)]) -> Images {
+    let bundled = (!BUNDLED_PTX.trim().is_empty())
+        .then(|| CString::new(BUNDLED_PTX).ok())
+        .flatten();
+    let nvrtc = Nvrtc::load();
+    let mut by_cc = BTreeMap::new();
+    for &cc in ccs {
+        let built = match &nvrtc {
+            Ok(n) => match n.compile_ptx(SOURCE, "bench.cu", cc) {
+                Ok(ptx) => Ok(Image {
+                    ptx,
+                    origin: format!("NVRTC {}.{}", n.version().0, n.version().1),
+                }),
+                Err(e) => Err(format!("kernel compile failed: {e}")),
+            },
+            Err(nf) => Err(nf.to_string()),
+        };
+        let image = match (built, &bundled) {
+            (Ok(i), _) => Ok(i),
+            (Err(why), Some(ptx)) => Ok(Image {
+                ptx: ptx.clone(),
+                origin: format!("bundled PTX ({why})"),
+            }),
+            (Err(why), None) => Err(why),
+        };
+        by_cc.insert(cc, image);
+    }
+    let summary = match &nvrtc {
+        Ok(n)
+            if by_cc
+                .values()
+                .all(|i| i.as_ref().is_ok_and(|i| i.origin.starts_with("NVRTC"))) =>
+        {
+            format!(
+                "kernels via NVRTC {}.{} ({})",
+                n.version().0,
+                n.version().1,
+                n.path()
+            )
+        }
+        _ if by_cc.values().all(Result::is_ok) && bundled.is_some() => {
+            "kernels from bundled PTX".to_string()
+        }
+        _ => {
+            let why: Vec<&str> = by_cc
+                .values()
+                .filter_map(|r| r.as_ref().err().map(String::as_str))
+                .collect();
+            format!(
+                "no kernels for some GPUs: SM and latency tests waived ({})",
+                why.first().copied().unwrap_or("unknown reason")
+            )
+        }
+    };
+    Images { by_cc, summary }
+}
+
+/// A loaded module, unloaded on drop.
+#[derive(Debug)]
+struct Module {
+    ctx: Arc<Context>,
+    raw: sys::CUmodule,
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: loaded once by cuModuleLoadData, unloaded once; errors cannot be acted on.
+        unsafe {
+            if self.ctx.bind().is_ok() {
+                sys::cuModuleUnload(self.raw);
+            }
+        }
+    }
+}
+
+/// The kernels loaded on one GPU.
+#[derive(Debug)]
+pub struct Kernels {
+    spin_wait: sys::CUfunction,
+    fill: sys::CUfunction,
+    check: sys::CUfunction,
+    copy: sys::CUfunction,
+    chase: sys::CUfunction,
+    scatter: sys::CUfunction,
+    copy_grid: u32,
+    util_grid: u32,
+    origin: String,
+    // Declared last: the function handles above die with it.
+    _module: Module,
+}
+
+// SAFETY: CUfunction and CUmodule are driver handles usable from any thread with their context
+// current; every launch binds the stream's context (the module's) first.
+unsafe impl Send for Kernels {}
+// SAFETY: as above; no interior mutability.
+unsafe impl Sync for Kernels {}
+
+/// One kernel argument: a pointer to its value, as cuLaunchKernel takes them.
+fn arg<T>(v: &mut T) -> *mut c_void {
+    (v as *mut T).cast::<c_void>()
+}
+
+impl Kernels {
+    /// Loads `image` into `ctx` and looks up every kernel; sizes the copy grid from occupancy.
+    pub fn load(ctx: &Arc<Context>, image: &Image) -> Result<Kernels, CudaError> {
+        ctx.bind()?;
+        let mut raw: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: out-parameter; `ptx` is a NUL-terminated PTX image; the context is current.
+        check("cuModuleLoadData", unsafe {
+            sys::cuModuleLoadData(&mut raw, image.ptx.as_ptr().cast::<c_void>())
+        })?;
+        let module = Module {
+            ctx: ctx.clone(),
+            raw,
+        };
+        let get = |name: &str| -> Result<sys::CUfunction, CudaError> {
+            let cname = CString::new(name).unwrap_or_default();
+            let mut f: sys::CUfunction = std::ptr::null_mut();
+            // SAFETY: out-parameter; the module is live; the name is NUL-terminated.
+            check("cuModuleGetFunction", unsafe {
+                sys::cuModuleGetFunction(&mut f, module.raw, cname.as_ptr())
+            })?;
+            Ok(f)
+        };
+        let copy = get("copy_kernel")?;
+        let mut per_sm = 0;
+        // SAFETY: out-parameter; `copy` is a live function of the current context.
+        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut per_sm,
+                copy,
+                COPY_BLOCK as i32,
+                0,
+            )
+        })?;
+        let per_sm = u32::try_from(per_sm).unwrap_or(1).clamp(1, 32);
+        Ok(Kernels {
+            spin_wait: get("spin_wait")?,
+            fill: get("fill_pattern")?,
+            check: get("check_pattern")?,
+            copy,
+            chase: get("pointer_chase")?,
+            scatter: get("scatter_chain")?,
+            copy_grid: ctx.sm_count() * per_sm,
+            util_grid: ctx.sm_count() * 4,
+            origin: image.origin.clone(),
+            _module: module,
+        })
+    }
+
+    /// Where the PTX came from.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Blocks of the copy kernel (SMs × resident blocks per SM).
+    pub fn copy_grid(&self) -> u32 {
+        self.copy_grid
+    }
+
+    fn launch(
+        &self,
+        f: sys::CUfunction,
+        name: &'static str,
+        grid: u32,
+        block: u32,
+        stream: &Stream,
+        params: &mut [*mut c_void],
+    ) -> Result<(), CudaError> {
+        stream.ctx().bind()?;
+        // SAFETY: `f` is a live kernel of this module, loaded in the stream's context (callers
+        // pass this GPU's streams); `params` points to one value per kernel parameter, of the
+        // kernel's types, alive for the call (the driver copies them before returning).
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                f,
+                grid.max(1),
+                1,
+                1,
+                block,
+                1,
+                1,
+                0,
+                stream.raw(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(name, r)
+    }
+
+    /// `spin_wait(flag, timeout_ns, timed_out)`: one thread holding `stream` until `*flag != 0`.
+    pub fn spin_wait(
+        &self,
+        stream: &Stream,
+        flag: sys::CUdeviceptr,
+        timeout_ns: u64,
+        timed_out: sys::CUdeviceptr,
+    ) -> Result<(), CudaError> {
+        let (mut a, mut b, mut c) = (flag, timeout_ns, timed_out);
+        self.launch(
+            self.spin_wait,
+            "cuLaunchKernel(spin_wait)",
+            1,
+            1,
+            stream,
+            &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
+        )
+    }
+
+    /// `fill_pattern(p, bytes, seed)` over a buffer on this GPU.
+    pub fn fill(
+        &self,
+        stream: &Stream,
+        p: sys::CUdeviceptr,
+        bytes: u64,
+        seed: u32,
+    ) -> Result<(), CudaError> {
+        let (mut a, mut b, mut c) = (p, bytes, seed);
+        self.launch(
+            self.fill,
+            "cuLaunchKernel(fill_pattern)",
+            self.util_grid,
+            UTIL_BLOCK,
+            stream,
+            &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
+        )
+    }
+
+    /// `check_pattern(p, bytes, seed, wrong)`: adds the mismatches to `*wrong`.
+    pub fn check(
+        &self,
+        stream: &Stream,
+        p: sys::CUdeviceptr,
+        bytes: u64,
+        seed: u32,
+        wrong: sys::CUdeviceptr,
+    ) -> Result<(), CudaError> {
+        let (mut a, mut b, mut c, mut d) = (p, bytes, seed, wrong);
+        self.launch(
+            self.check,
+            "cuLaunchKernel(check_pattern)",
+            self.util_grid,
+            UTIL_BLOCK,
+            stream,
+            &mut [arg(&mut a), arg(&mut b), arg(&mut c), arg(&mut d)],
+        )
+    }
+
+    /// `copy_kernel(src, dst, bytes)` on the full copy grid.
+    pub fn copy(
+        &self,
+        stream: &Stream,
+        src: sys::CUdeviceptr,
+        dst: sys::CUdeviceptr,
+        bytes: u64,
+    ) -> Result<(), CudaError> {
+        let (mut a, mut b, mut c) = (src, dst, bytes);
+        self.launch(
+            self.copy,
+            "cuLaunchKernel(copy_kernel)",
+            self.copy_grid,
+            COPY_BLOCK,
+            stream,
+            &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
+        )
+    }
+
+    /// `pointer_chase(start, steps, sink)`: one thread.
+    pub fn chase(
+        &self,
+        stream: &Stream,
+        start: sys::CUdeviceptr,
+        steps: u64,
+        sink: sys::CUdeviceptr,
+    ) -> Result<(), CudaError> {
+        let (mut a, mut b, mut c) = (start, steps, sink);
+        self.launch(
+            self.chase,
+            "cuLaunchKernel(pointer_chase)",
+            1,
+            1,
+            stream,
+            &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
+        )
+    }
+
+    /// `scatter_chain(next, slots, buf, stride_words)`.
+    pub fn scatter(
+        &self,
+        stream: &Stream,
+        next: sys::CUdeviceptr,
+        slots: u64,
+        buf: sys::CUdeviceptr,
+        stride_words: u64,
+    ) -> Result<(), CudaError> {
+        let (mut a, mut b, mut c, mut d) = (next, slots, buf, stride_words);
+        self.launch(
+            self.scatter,
+            "cuLaunchKernel(scatter_chain)",
+            self.util_grid,
+            UTIL_BLOCK,
+            stream,
+            &mut [arg(&mut a), arg(&mut b), arg(&mut c), arg(&mut d)],
+        )
+    }
+}

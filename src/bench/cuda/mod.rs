@@ -1,0 +1,487 @@
+//! The CUDA backend: real copies on real GPUs, through the driver API (cudarc's raw `sys`
+//! bindings) wrapped in small RAII types that the NCCL and collective backends reuse:
+//! [`context`] (primary contexts, peer access), [`memory`] (device, pinned, pageable buffers),
+//! [`stream`] (streams, events), [`kernels`] + [`nvrtc`] (run-time compiled kernels),
+//! [`measure`] (nvbandwidth's timing method) and [`pattern`] (the data every copy is verified
+//! with).
+//!
+//! Every case allocates its buffers, runs, verifies and frees them; contexts, streams and the
+//! compiled module live as long as the backend. Nothing here panics on a GPU problem: each
+//! becomes a result with status `waived`, `skipped` or `failed` and a reason.
+
+pub mod context;
+pub mod kernels;
+pub mod measure;
+pub mod memory;
+pub mod nvrtc;
+pub mod pattern;
+pub mod stream;
+
+mod cases;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+
+use self::context::Context;
+use self::kernels::Kernels;
+use self::measure::{Flag, Gate};
+use self::stream::Stream;
+use super::{Backend, BenchError, Case, Warning};
+use crate::cuda::CudaError;
+use crate::model::{BandwidthResult, Endpoint, Shape, Source, Status, TestId, Topology};
+
+const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";
+
+/// The backend that measures on this machine's GPUs.
+pub struct CudaBackend {
+    driver_version: i32,
+    /// By topology index.
+    gpus: BTreeMap<usize, GpuState>,
+    /// Topology GPUs CUDA cannot use, and why.
+    missing: BTreeMap<usize, String>,
+    /// GPUs that hit an unrecoverable error, and which.
+    poisoned: BTreeMap<usize, String>,
+    kernels_summary: String,
+    flag: Flag,
+    seed: u32,
+    peer_warned: BTreeSet<(usize, usize)>,
+    oom_warned: BTreeSet<(TestId, u64)>,
+}
+
+/// One GPU's long-lived state. `ctx` is declared last so it is released last.
+struct GpuState {
+    /// CPUs near the GPU (its NUMA node), for placing host buffers.
+    cpus: Option<Vec<usize>>,
+    streams: Vec<Stream>,
+    kernels: Result<Kernels, String>,
+    /// The flag's (release, timed-out) addresses in this context.
+    gate_ptrs: Option<(sys::CUdeviceptr, sys::CUdeviceptr)>,
+    ctx: Arc<Context>,
+}
+
+impl GpuState {
+    fn gate(&self) -> Option<Gate<'_>> {
+        let k = self.kernels.as_ref().ok()?;
+        let (flag, timed_out) = self.gate_ptrs?;
+        Some(Gate {
+            kernels: k,
+            flag,
+            timed_out,
+        })
+    }
+}
+
+/// Why a case produced no figures (turned into result rows by `error_rows`).
+#[derive(Debug)]
+pub(crate) enum CaseError {
+    Cuda(CudaError),
+    PeerUnsupported(usize, usize),
+    Waived(String),
+    Skipped(String),
+    Failed(String),
+}
+
+impl From<CudaError> for CaseError {
+    fn from(e: CudaError) -> Self {
+        Self::Cuda(e)
+    }
+}
+
+impl From<measure::MeasureError> for CaseError {
+    fn from(e: measure::MeasureError) -> Self {
+        match e {
+            measure::MeasureError::Cuda(e) => Self::Cuda(e),
+            measure::MeasureError::SpinTimeout => Self::Failed(format!(
+                "the host did not release the streams within {} s (too many copies queued \
+                 behind the spin kernel?): lower --iters",
+                measure::SPIN_TIMEOUT_NS / 1_000_000_000
+            )),
+        }
+    }
+}
+
+impl CudaBackend {
+    /// Opens every GPU of `topo` through CUDA: retains its primary context, builds and loads
+    /// the kernels, creates streams. Fails with [`BenchError::Unavailable`] (naming `--modeled`)
+    /// when there is no driver or no usable GPU.
+    pub fn new(topo: &Topology) -> Result<CudaBackend, BenchError> {
+        let driver = crate::cuda::driver().map_err(|e| match e {
+            CudaError::NoDriver => BenchError::Unavailable(format!(
+                "no CUDA driver (libcuda.so.1 not found): {MODELED_HINT}"
+            )),
+            other => BenchError::Unavailable(format!(
+                "the CUDA driver cannot be used ({other}): {MODELED_HINT}"
+            )),
+        })?;
+        if driver.device_count == 0 {
+            return Err(BenchError::Unavailable(format!(
+                "CUDA sees no GPUs (check nvidia-smi and CUDA_VISIBLE_DEVICES): {MODELED_HINT}"
+            )));
+        }
+        let bus_ids: Vec<Option<(u32, u32, u32, u32)>> = (0..driver.device_count)
+            .map(|o| {
+                crate::cuda::pci_bus_id(o)
+                    .ok()
+                    .and_then(|s| crate::cuda::parse_pci_bus_id(&s))
+            })
+            .collect();
+        let mut gpus = BTreeMap::new();
+        let mut missing = BTreeMap::new();
+        for g in &topo.gpus {
+            // Topology indices are CUDA ordinals on a live machine; the bus id settles it where
+            // both are known.
+            let by_bus = g
+                .pci_bus_id
+                .as_deref()
+                .and_then(crate::cuda::parse_pci_bus_id)
+                .and_then(|id| bus_ids.iter().position(|b| *b == Some(id)));
+            let Some(ordinal) = by_bus.or((g.index < driver.device_count).then_some(g.index))
+            else {
+                missing.insert(
+                    g.index,
+                    format!(
+                        "GPU {} is not visible to CUDA ({} devices)",
+                        g.index, driver.device_count
+                    ),
+                );
+                continue;
+            };
+            match Context::retain(ordinal) {
+                Ok(ctx) => {
+                    let cpus = g.cpu_affinity.as_deref().and_then(memory::parse_cpu_list);
+                    gpus.insert(
+                        g.index,
+                        GpuState {
+                            cpus,
+                            streams: Vec::new(),
+                            kernels: Err("not loaded".into()),
+                            gate_ptrs: None,
+                            ctx,
+                        },
+                    );
+                }
+                Err(e) => {
+                    missing.insert(g.index, format!("GPU {} cannot be opened: {e}", g.index));
+                }
+            }
+        }
+        let Some(first) = gpus.values().next().map(|g| g.ctx.clone()) else {
+            let why: Vec<&str> = missing.values().map(String::as_str).collect();
+            return Err(BenchError::Unavailable(format!(
+                "no usable GPU ({}): {MODELED_HINT}",
+                if why.is_empty() {
+                    "the topology lists none".to_string()
+                } else {
+                    why.join("; ")
+                }
+            )));
+        };
+        let flag = Flag::new(&first).map_err(|e| {
+            BenchError::Unavailable(format!(
+                "cannot allocate pinned host memory ({e}): {MODELED_HINT}"
+            ))
+        })?;
+        let ccs: BTreeSet<(i32, i32)> = gpus.values().map(|g| g.ctx.compute_capability()).collect();
+        let images = kernels::build(&ccs.into_iter().collect::<Vec<_>>());
+        for g in gpus.values_mut() {
+            g.kernels = match images.by_cc.get(&g.ctx.compute_capability()) {
+                Some(Ok(image)) => Kernels::load(&g.ctx, image)
+                    .map_err(|e| format!("kernels failed to load ({}): {e}", image.origin)),
+                Some(Err(why)) => Err(why.clone()),
+                None => Err("no kernels built".into()),
+            };
+            g.gate_ptrs = flag.device_ptrs(&g.ctx).ok();
+            // Two streams cover every shape but one_to_all, which adds its own on demand.
+            for _ in 0..2 {
+                match Stream::new(&g.ctx) {
+                    Ok(s) => g.streams.push(s),
+                    Err(e) => {
+                        return Err(BenchError::Unavailable(format!(
+                            "cannot create a CUDA stream on GPU {} ({e})",
+                            g.ctx.ordinal()
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(CudaBackend {
+            driver_version: driver.version,
+            gpus,
+            missing,
+            poisoned: BTreeMap::new(),
+            kernels_summary: images.summary,
+            flag,
+            seed: 0x5CA1_E5C0,
+            peer_warned: BTreeSet::new(),
+            oom_warned: BTreeSet::new(),
+        })
+    }
+
+    fn next_seed(&mut self) -> u32 {
+        self.seed = self.seed.wrapping_add(0x9E37_79B9);
+        self.seed
+    }
+
+    fn gpu(&self, index: usize) -> Result<&GpuState, CaseError> {
+        self.gpus.get(&index).ok_or_else(|| {
+            CaseError::Failed(
+                self.missing
+                    .get(&index)
+                    .cloned()
+                    .unwrap_or_else(|| format!("GPU {index} is not part of this run")),
+            )
+        })
+    }
+
+    fn ensure_streams(&mut self, index: usize, n: usize) -> Result<(), CaseError> {
+        let g = self
+            .gpus
+            .get_mut(&index)
+            .ok_or_else(|| CaseError::Failed(format!("GPU {index} is not open")))?;
+        while g.streams.len() < n {
+            g.streams.push(Stream::new(&g.ctx)?);
+        }
+        Ok(())
+    }
+
+    /// Peer access both ways between `a` and `b`, or `PeerUnsupported` (warned once per pair).
+    fn require_peer(
+        &mut self,
+        a: usize,
+        b: usize,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), CaseError> {
+        let (ca, cb) = (self.gpu(a)?.ctx.clone(), self.gpu(b)?.ctx.clone());
+        let ok = crate::cuda::can_access_peer(ca.ordinal(), cb.ordinal())?
+            && crate::cuda::can_access_peer(cb.ordinal(), ca.ordinal())?;
+        let enabled = ok && {
+            match context::enable_peer_access(&ca, &cb)
+                .and_then(|_| context::enable_peer_access(&cb, &ca))
+            {
+                Ok(()) => true,
+                Err(e) if e.is_peer_unsupported() => false,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        if enabled {
+            return Ok(());
+        }
+        if self.peer_warned.insert((a.min(b), a.max(b))) {
+            warnings.push(Warning::PeerAccessUnsupported { src: a, dst: b });
+        }
+        Err(CaseError::PeerUnsupported(a, b))
+    }
+
+    /// Peer access off both ways, so that copies between `a` and `b` are staged by the driver.
+    fn forbid_peer(&mut self, a: usize, b: usize) -> Result<(), CaseError> {
+        let (ca, cb) = (self.gpu(a)?.ctx.clone(), self.gpu(b)?.ctx.clone());
+        context::disable_peer_access(&ca, &cb)?;
+        context::disable_peer_access(&cb, &ca)?;
+        Ok(())
+    }
+
+    /// GPUs a case touches.
+    fn involved(case: &Case) -> Vec<usize> {
+        let mut v: Vec<usize> = [case.src, case.dst]
+            .iter()
+            .flat_map(|e| match e {
+                Endpoint::Gpu(i) => vec![*i],
+                Endpoint::All => case.gpus.clone(),
+                Endpoint::Host => Vec::new(),
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The rows a case reports: one per GPU for host_to_all/all_to_host, else one.
+    fn cells(case: &Case) -> Vec<(Endpoint, Endpoint)> {
+        match case.test.shape() {
+            Shape::HostAll { to_device: true } => case
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::Host, Endpoint::Gpu(g)))
+                .collect(),
+            Shape::HostAll { to_device: false } => case
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
+                .collect(),
+            _ => vec![(case.src, case.dst)],
+        }
+    }
+
+    fn error_rows(
+        &mut self,
+        case: &Case,
+        err: CaseError,
+        warnings: &mut Vec<Warning>,
+    ) -> Vec<BandwidthResult> {
+        let size = crate::model::units::format_bytes(case.bytes);
+        let (status, reason) = match err {
+            CaseError::Cuda(e) if e.is_out_of_memory() => {
+                if self.oom_warned.insert((case.test, case.bytes)) {
+                    warnings.push(Warning::OutOfMemory {
+                        test: case.test,
+                        bytes: case.bytes,
+                    });
+                }
+                (Status::Skipped, format!("out of memory at {size} ({e})"))
+            }
+            CaseError::Cuda(e) if e.is_peer_unsupported() => {
+                (Status::Waived, format!("peer access unsupported ({e})"))
+            }
+            CaseError::Cuda(e) => {
+                if context::is_sticky(&e) {
+                    for g in Self::involved(case) {
+                        self.poisoned.entry(g).or_insert_with(|| e.to_string());
+                    }
+                }
+                (Status::Failed, e.to_string())
+            }
+            CaseError::PeerUnsupported(a, b) => (
+                Status::Waived,
+                format!("peer access unsupported between GPU {a} and {b}"),
+            ),
+            CaseError::Waived(r) => (Status::Waived, r),
+            CaseError::Skipped(r) => (Status::Skipped, r),
+            CaseError::Failed(r) => (Status::Failed, r),
+        };
+        Self::cells(case)
+            .into_iter()
+            .map(|(s, d)| {
+                BandwidthResult::empty(
+                    case.test,
+                    s,
+                    d,
+                    case.bytes,
+                    Source::Measured,
+                    status,
+                    reason.clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn preflight(&self, case: &Case) -> Result<(), CaseError> {
+        for g in Self::involved(case) {
+            if let Some(e) = self.poisoned.get(&g) {
+                return Err(CaseError::Failed(format!(
+                    "GPU {g} hit an unrecoverable CUDA error earlier ({e}); restart scalescope to measure it again"
+                )));
+            }
+            self.gpu(g)?;
+        }
+        if case.bytes == 0 {
+            return Err(CaseError::Skipped("a size of 0 bytes moves nothing".into()));
+        }
+        if usize::try_from(case.bytes).is_err() {
+            return Err(CaseError::Skipped(
+                "size exceeds this machine's address space".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Backend for CudaBackend {
+    fn source(&self) -> Source {
+        Source::Measured
+    }
+
+    fn describe(&self) -> String {
+        let v = self.driver_version;
+        let mut names: Vec<String> = Vec::new();
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for g in self.gpus.values() {
+            let n = g.ctx.name().to_string();
+            if !counts.contains_key(&n) {
+                names.push(n.clone());
+            }
+            *counts.entry(n).or_default() += 1;
+        }
+        let gpus: Vec<String> = names
+            .iter()
+            .map(|n| format!("{}× {n}", counts[n]))
+            .collect();
+        format!(
+            "CUDA {}.{} · {} · {}",
+            v / 1000,
+            (v % 1000) / 10,
+            gpus.join(" + "),
+            self.kernels_summary
+        )
+    }
+
+    fn run_case(&mut self, case: &Case, warnings: &mut Vec<Warning>) -> Vec<BandwidthResult> {
+        if let Err(e) = self.preflight(case) {
+            return self.error_rows(case, e, warnings);
+        }
+        // A panic would be a bug of ours; it must still not end the run.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            cases::run(self, case, warnings)
+        }));
+        match outcome {
+            Ok(Ok(rows)) => rows,
+            Ok(Err(e)) => self.error_rows(case, e, warnings),
+            Err(p) => {
+                let what = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "unknown".into());
+                self.error_rows(
+                    case,
+                    CaseError::Failed(format!("internal error in the CUDA backend: {what}")),
+                    warnings,
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TopologySource;
+
+    #[test]
+    fn without_a_driver_new_says_to_use_modeled() {
+        if crate::cuda::driver().is_ok() {
+            return; // a machine with a driver: covered by tests/gpu_bandwidth.rs
+        }
+        let topo = Topology::new(TopologySource::Imported { paths: vec![] });
+        match CudaBackend::new(&topo) {
+            Err(BenchError::Unavailable(msg)) => {
+                assert!(msg.contains("--modeled"), "{msg}");
+                assert!(msg.contains("libcuda.so.1"), "{msg}");
+            }
+            Err(other) => panic!("expected Unavailable, got {other:?}"),
+            Ok(_) => panic!("expected an error without a driver"),
+        }
+    }
+
+    #[test]
+    fn backend_can_move_to_a_worker_thread() {
+        fn is_send<T: Send>() {}
+        is_send::<CudaBackend>();
+    }
+
+    #[test]
+    fn host_all_reports_every_gpu() {
+        let case = Case {
+            test: TestId::HostToAll,
+            src: Endpoint::Host,
+            dst: Endpoint::All,
+            gpus: vec![0, 1, 3],
+            bytes: 1 << 20,
+            iters: 1,
+            samples: 1,
+        };
+        assert_eq!(CudaBackend::cells(&case).len(), 3);
+        assert_eq!(CudaBackend::involved(&case), vec![0, 1, 3]);
+    }
+}

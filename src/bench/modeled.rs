@@ -1,0 +1,558 @@
+//! The modeled backend: "what would this box do", from line rates × typical efficiencies.
+//!
+//! Every figure it produces is labeled `modeled`. Efficiencies are the ratios nvbandwidth v0.8
+//! measured on 2× H200 SXM (NVLink 4, PCIe Gen5 x16; figures in docs/BENCHMARKS.md and
+//! shared/ANCHORS.md) unless a comment says otherwise. A topology without link speeds (an
+//! imported `nvidia-smi` capture) gets documented defaults, each reported as a warning.
+
+use super::{Backend, Case, Warning};
+use crate::model::{
+    BandwidthResult, DEFAULT_NVLINK_GBPS, Endpoint, LineRate, LinkKind, P2pStatus, Shape, Source,
+    Status, Topology, pcie_rate_gbps,
+};
+
+/// Figures assumed where the topology has none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Assumptions {
+    /// Per-link, per-direction NVLink rate, GB/s.
+    pub nvlink_gbps_per_link: f64,
+    /// PCIe generation and width of GPUs whose link is unknown.
+    pub pcie_gen: u32,
+    pub pcie_width: u32,
+}
+
+impl Default for Assumptions {
+    /// 25 GB/s per NVLink per direction; PCIe Gen4 x16.
+    fn default() -> Self {
+        Self {
+            nvlink_gbps_per_link: DEFAULT_NVLINK_GBPS,
+            pcie_gen: 4,
+            pcie_width: 16,
+        }
+    }
+}
+
+/// Parses `--pcie gen5x16` (also `gen4`, `Gen3x8`, `5x16`).
+pub fn parse_pcie(s: &str) -> Result<(u32, u32), String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.strip_prefix("gen").unwrap_or(&t);
+    let (g, w) = t.split_once('x').unwrap_or((t, "16"));
+    let generation: u32 = g.parse().map_err(|_| bad_pcie(s))?;
+    let width: u32 = w.parse().map_err(|_| bad_pcie(s))?;
+    if pcie_rate_gbps(generation, width).is_none() || ![1, 2, 4, 8, 16, 32].contains(&width) {
+        return Err(bad_pcie(s));
+    }
+    Ok((generation, width))
+}
+
+fn bad_pcie(s: &str) -> String {
+    format!("--pcie: {s:?} is not a PCIe link (expected e.g. gen4x16, gen5x16, gen3x8)")
+}
+
+// Copy-engine efficiencies on NVLink (nvbandwidth on H200: 393.7, 396.2 and 778.6 GB/s against
+// 478.1 GB/s per direction).
+const NV_CE_READ: f64 = 0.823;
+const NV_CE_WRITE: f64 = 0.829;
+const NV_CE_BIDIR: f64 = 0.814;
+// SM-copy efficiencies on NVLink (nvbandwidth: 376.2, 369.8, 676.9 GB/s).
+const NV_SM_READ: f64 = 0.787;
+const NV_SM_WRITE: f64 = 0.773;
+const NV_SM_BIDIR: f64 = 0.708;
+// Host copies over PCIe Gen5 x16 (nvbandwidth: 55.17 H2D, 55.22 D2H, 45.84 and 51.16 while the
+// other direction runs, 50.4–53.2 each when both GPUs copy at once; line rate 63.0).
+const PCIE_PINNED: f64 = 0.876;
+const PCIE_H2D_BIDIR: f64 = 0.728;
+const PCIE_D2H_BIDIR: f64 = 0.812;
+const PCIE_HOST_ALL: f64 = 0.82;
+// Assumptions without a measurement of ours behind them, labeled so in each result's reason:
+// pageable copies go through a driver staging buffer and a CPU memcpy; P2P over a PCIe switch
+// reaches about what host copies reach; across the CPU interconnect less; with peer access
+// disabled the driver stages through host memory, two PCIe hops.
+const PCIE_PAGEABLE: f64 = 0.60;
+const PCIE_P2P: f64 = 0.83;
+const PCIE_P2P_SYS: f64 = 0.65;
+const STAGED: f64 = 0.45;
+// Latency of one dependent access (nvbandwidth on H200: 829 ns GPU→peer over NVLink, 1204 ns
+// GPU→host); PCIe peer reads assumed like host reads.
+const LATENCY_NV_NS: f64 = 829.0;
+const LATENCY_PCIE_NS: f64 = 1204.0;
+
+/// Figures from line rates. Built from a topology; fills in assumed line rates where it has none.
+pub struct ModeledBackend {
+    topo: Topology,
+    assumptions: Vec<String>,
+}
+
+impl ModeledBackend {
+    /// A model of `topo`. Where a GPU's PCIe link or an NVLink pair's speed is unknown, the
+    /// `assume`d figures are used and each use is returned as a warning.
+    pub fn new(topo: &Topology, assume: Assumptions) -> (Self, Vec<Warning>) {
+        let mut topo = topo.clone();
+        let mut assumptions = Vec::new();
+        let mut warnings = Vec::new();
+        let missing_pcie: Vec<usize> = topo
+            .gpus
+            .iter()
+            .filter(|g| g.pcie.line_rate_gbps().is_none())
+            .map(|g| g.index)
+            .collect();
+        if !missing_pcie.is_empty() {
+            for g in &mut topo.gpus {
+                if missing_pcie.contains(&g.index) {
+                    g.pcie.gen_max = Some(assume.pcie_gen);
+                    g.pcie.width_max = Some(assume.pcie_width);
+                }
+            }
+            let text = format!(
+                "PCIe Gen{} x{} for GPU {} (the topology does not give it; set --pcie gen5x16 or similar)",
+                assume.pcie_gen,
+                assume.pcie_width,
+                list(&missing_pcie)
+            );
+            warnings.push(Warning::Assumption(text.clone()));
+            assumptions.push(text);
+        }
+        let mut missing_nv = Vec::new();
+        for l in &mut topo.links {
+            if let (Some(LinkKind::Nv(n)), None) = (l.kind, &l.line_rate) {
+                l.line_rate = Some(LineRate {
+                    gbps: f64::from(n) * assume.nvlink_gbps_per_link,
+                    basis: format!(
+                        "{n} NVLinks × {} GB/s (assumed)",
+                        assume.nvlink_gbps_per_link
+                    ),
+                });
+                missing_nv.push(format!("{}–{}", l.a, l.b));
+            }
+        }
+        if !missing_nv.is_empty() {
+            let text = format!(
+                "{} GB/s per NVLink per direction for GPU pairs {} (the topology carries no link speeds)",
+                assume.nvlink_gbps_per_link,
+                missing_nv.join(", ")
+            );
+            warnings.push(Warning::Assumption(text.clone()));
+            assumptions.push(text);
+        }
+        topo.derive_line_rates();
+        (Self { topo, assumptions }, warnings)
+    }
+
+    /// The topology with assumed figures filled in.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    fn pcie(&self, gpu: usize) -> Option<f64> {
+        self.topo.gpu(gpu)?.pcie.line_rate_gbps()
+    }
+
+    fn pair(&self, a: usize, b: usize) -> Option<(LinkKind, f64)> {
+        let l = self.topo.link(a, b)?;
+        Some((l.kind?, l.line_rate.as_ref()?.gbps))
+    }
+
+    fn p2p_ok(&self, a: usize, b: usize) -> bool {
+        let ok = |x: usize, y: usize| {
+            self.topo.p2p(x, y).is_some_and(|p| {
+                p.cuda_can_access_peer == Some(true)
+                    || matches!(p.caps.read, Some(P2pStatus::Ok))
+                    || matches!(p.caps.write, Some(P2pStatus::Ok))
+            })
+        };
+        let nv = matches!(self.pair(a, b), Some((LinkKind::Nv(_), _)));
+        nv || (ok(a, b) && ok(b, a))
+    }
+
+    /// (figure, line rate, how) for one cell; `Err(reason)` when it is waived or unknown.
+    fn figure(
+        &self,
+        case: &Case,
+        src: Endpoint,
+        dst: Endpoint,
+    ) -> Result<Figure, (Status, String)> {
+        let unknown = |what: &str| (Status::Skipped, format!("modeled: {what} unknown"));
+        let shape = case.test.shape();
+        match shape {
+            Shape::HostDevice {
+                to_device,
+                pinned,
+                bidir,
+            } => {
+                let g = if to_device { dst } else { src }
+                    .gpu()
+                    .ok_or_else(|| unknown("GPU"))?;
+                let line = self.pcie(g).ok_or_else(|| unknown("PCIe link"))?;
+                let (eff, how) = match (pinned, bidir, to_device) {
+                    (false, _, _) => (PCIE_PAGEABLE, "assumed pageable-copy efficiency"),
+                    (true, true, true) => (
+                        PCIE_H2D_BIDIR,
+                        "H2D efficiency with D2H running, nvbandwidth on H200",
+                    ),
+                    (true, true, false) => (
+                        PCIE_D2H_BIDIR,
+                        "D2H efficiency with H2D running, nvbandwidth on H200",
+                    ),
+                    (true, false, _) => {
+                        (PCIE_PINNED, "pinned-copy efficiency, nvbandwidth on H200")
+                    }
+                };
+                Ok(Figure::rate(line, eff, line, how))
+            }
+            Shape::HostAll { .. } => {
+                let g = if src == Endpoint::Host { dst } else { src }
+                    .gpu()
+                    .ok_or_else(|| unknown("GPU"))?;
+                let line = self.pcie(g).ok_or_else(|| unknown("PCIe link"))?;
+                let eff = if case.gpus.len() > 1 {
+                    PCIE_HOST_ALL
+                } else {
+                    PCIE_PINNED
+                };
+                Ok(Figure::rate(
+                    line,
+                    eff,
+                    line,
+                    "per-GPU efficiency with every GPU copying, nvbandwidth on H200",
+                ))
+            }
+            Shape::Pair { read, bidir, peer } => {
+                let (a, b) = (
+                    src.gpu().ok_or_else(|| unknown("GPU"))?,
+                    dst.gpu().ok_or_else(|| unknown("GPU"))?,
+                );
+                let (kind, line) = self.pair(a, b).ok_or_else(|| unknown("link"))?;
+                let total = if bidir { 2.0 } else { 1.0 };
+                if !peer {
+                    let host = self
+                        .pcie(a)
+                        .zip(self.pcie(b))
+                        .map(|(x, y)| x.min(y))
+                        .ok_or_else(|| unknown("PCIe link"))?;
+                    return Ok(Figure::rate(
+                        host * total,
+                        STAGED,
+                        line * total,
+                        "assumed efficiency of copies staged through host memory",
+                    ));
+                }
+                if !self.p2p_ok(a, b) {
+                    return Err((
+                        Status::Waived,
+                        format!(
+                            "peer access unsupported between GPU {a} and GPU {b} (P2P status not OK)"
+                        ),
+                    ));
+                }
+                let sm = case.test.method() == crate::model::Method::Sm;
+                let (eff, how) = match (kind, sm, bidir, read) {
+                    (LinkKind::Nv(_), false, true, _) => (
+                        NV_CE_BIDIR,
+                        "CE bidirectional efficiency, nvbandwidth on H200 NVLink",
+                    ),
+                    (LinkKind::Nv(_), false, false, true) => {
+                        (NV_CE_READ, "CE read efficiency, nvbandwidth on H200 NVLink")
+                    }
+                    (LinkKind::Nv(_), false, false, false) => (
+                        NV_CE_WRITE,
+                        "CE write efficiency, nvbandwidth on H200 NVLink",
+                    ),
+                    (LinkKind::Nv(_), true, true, _) => (
+                        NV_SM_BIDIR,
+                        "SM bidirectional efficiency, nvbandwidth on H200 NVLink",
+                    ),
+                    (LinkKind::Nv(_), true, false, true) => {
+                        (NV_SM_READ, "SM read efficiency, nvbandwidth on H200 NVLink")
+                    }
+                    (LinkKind::Nv(_), true, false, false) => (
+                        NV_SM_WRITE,
+                        "SM write efficiency, nvbandwidth on H200 NVLink",
+                    ),
+                    (LinkKind::Sys, _, _, _) => (
+                        PCIE_P2P_SYS,
+                        "assumed efficiency of P2P across the CPU interconnect",
+                    ),
+                    _ => (PCIE_P2P, "assumed efficiency of P2P over PCIe switches"),
+                };
+                Ok(Figure::rate(line * total, eff, line * total, how))
+            }
+            Shape::Fan { to_one } => {
+                let me = if to_one { dst } else { src }
+                    .gpu()
+                    .ok_or_else(|| unknown("GPU"))?;
+                let line = super::runner::line_rate(&self.topo, shape, src, dst, &case.gpus)
+                    .ok_or_else(|| unknown("link"))?;
+                let peers_ok = case
+                    .gpus
+                    .iter()
+                    .filter(|&&g| g != me)
+                    .all(|&g| self.p2p_ok(me, g));
+                if !peers_ok {
+                    return Err((
+                        Status::Waived,
+                        format!("peer access unsupported between GPU {me} and a peer"),
+                    ));
+                }
+                Ok(Figure::rate(
+                    line,
+                    NV_CE_WRITE,
+                    line,
+                    "CE write efficiency, nvbandwidth on H200 NVLink",
+                ))
+            }
+            Shape::Local => Err((
+                Status::Skipped,
+                "modeled: device memory bandwidth is not in the topology".to_string(),
+            )),
+            Shape::Latency { d2d } => {
+                let nv = d2d
+                    && matches!(
+                        src.gpu().zip(dst.gpu()).and_then(|(a, b)| self.pair(a, b)),
+                        Some((LinkKind::Nv(_), _))
+                    );
+                if d2d
+                    && !nv
+                    && !src
+                        .gpu()
+                        .zip(dst.gpu())
+                        .is_some_and(|(a, b)| self.p2p_ok(a, b))
+                {
+                    return Err((Status::Waived, "peer access unsupported".to_string()));
+                }
+                let (ns, how) = if nv {
+                    (LATENCY_NV_NS, "NVLink peer latency, nvbandwidth on H200")
+                } else {
+                    (LATENCY_PCIE_NS, "PCIe host latency, nvbandwidth on H200")
+                };
+                Ok(Figure {
+                    value: ns,
+                    line: None,
+                    how: how.to_string(),
+                })
+            }
+        }
+    }
+}
+
+struct Figure {
+    value: f64,
+    line: Option<f64>,
+    how: String,
+}
+
+impl Figure {
+    fn rate(base: f64, eff: f64, line: f64, how: &str) -> Self {
+        Figure {
+            value: base * eff,
+            line: Some(line),
+            how: format!("{:.0}% of {:.1} GB/s ({how})", eff * 100.0, base),
+        }
+    }
+}
+
+fn list(v: &[usize]) -> String {
+    v.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Backend for ModeledBackend {
+    fn source(&self) -> Source {
+        Source::Modeled
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!(
+            "modeled from the line rates of {}",
+            self.topo.source.label()
+        );
+        if !self.assumptions.is_empty() {
+            s.push_str(&format!(" (assumed: {})", self.assumptions.join("; ")));
+        }
+        s
+    }
+
+    fn run_case(&mut self, case: &Case, _warnings: &mut Vec<Warning>) -> Vec<BandwidthResult> {
+        let cells: Vec<(Endpoint, Endpoint)> = match case.test.shape() {
+            Shape::HostAll { to_device: true } => case
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::Host, Endpoint::Gpu(g)))
+                .collect(),
+            Shape::HostAll { to_device: false } => case
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
+                .collect(),
+            _ => vec![(case.src, case.dst)],
+        };
+        cells
+            .into_iter()
+            .map(|(src, dst)| match self.figure(case, src, dst) {
+                Ok(f) => {
+                    let mut r = BandwidthResult::empty(
+                        case.test,
+                        src,
+                        dst,
+                        case.bytes,
+                        Source::Modeled,
+                        Status::Ok,
+                        format!("modeled: {}", f.how),
+                    );
+                    r.line_rate_gbps = f.line;
+                    if case.test.is_latency() {
+                        r.latency_ns = Some(f.value);
+                    } else {
+                        r.median_gbps = Some(f.value);
+                        if matches!(case.test.shape(), Shape::Pair { bidir: true, .. }) {
+                            r.fwd_gbps = Some(f.value / 2.0);
+                            r.rev_gbps = Some(f.value / 2.0);
+                        }
+                    }
+                    r.update_efficiency();
+                    r
+                }
+                Err((status, reason)) => BandwidthResult::empty(
+                    case.test,
+                    src,
+                    dst,
+                    case.bytes,
+                    Source::Modeled,
+                    status,
+                    reason,
+                ),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{BandwidthOptions, Plan, run_bandwidth};
+    use crate::model::{Gpu, PcieLink, TestId, TopologySource};
+    use std::sync::atomic::AtomicBool;
+
+    fn h200_pair(nv: Option<u32>) -> Topology {
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        t.gpus = (0..2)
+            .map(|index| Gpu {
+                index,
+                pcie: PcieLink {
+                    gen_max: Some(5),
+                    width_max: Some(16),
+                    ..Default::default()
+                },
+                nvlink_gbps_per_link: nv.map(|_| 26.562),
+                nvlinks_active: nv,
+                ..Default::default()
+            })
+            .collect();
+        t.normalize();
+        t.link_mut(0, 1).unwrap().kind = Some(nv.map_or(LinkKind::Sys, LinkKind::Nv));
+        t.derive_line_rates();
+        t
+    }
+
+    fn run(t: &Topology, tests: Vec<TestId>) -> Vec<BandwidthResult> {
+        let (mut be, _) = ModeledBackend::new(t, Assumptions::default());
+        let plan = Plan::new(
+            t,
+            &BandwidthOptions {
+                tests,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        run_bandwidth(t, &plan, &mut be, &AtomicBool::new(false), &mut |_, _| {}).results
+    }
+
+    #[test]
+    fn nvlink_p2p_is_efficiency_times_line_rate_and_labeled() {
+        let rs = run(
+            &h200_pair(Some(18)),
+            vec![TestId::P2pReadCe, TestId::P2pBidirCe],
+        );
+        let read = rs.iter().find(|r| r.test == TestId::P2pReadCe).unwrap();
+        let line = 18.0 * 26.562;
+        assert!((read.median_gbps.unwrap() - NV_CE_READ * line).abs() < 1e-9);
+        assert_eq!(read.line_rate_gbps, Some(line));
+        assert!((read.efficiency.unwrap() - NV_CE_READ).abs() < 1e-12);
+        assert_eq!(read.source, Source::Modeled);
+        assert!(read.reason.as_deref().unwrap().starts_with("modeled"));
+        assert_eq!(read.wrong, None, "a model checks no data");
+        let bidir = rs.iter().find(|r| r.test == TestId::P2pBidirCe).unwrap();
+        assert_eq!(bidir.line_rate_gbps, Some(2.0 * line));
+        assert!(
+            (bidir.fwd_gbps.unwrap() + bidir.rev_gbps.unwrap() - bidir.median_gbps.unwrap()).abs()
+                < 1e-9
+        );
+    }
+
+    #[test]
+    fn no_p2p_is_waived_but_staged_copies_still_model() {
+        let rs = run(
+            &h200_pair(None),
+            vec![TestId::P2pReadCe, TestId::P2pReadCeNopeer],
+        );
+        let p2p: Vec<_> = rs.iter().filter(|r| r.test == TestId::P2pReadCe).collect();
+        assert_eq!(p2p.len(), 2);
+        assert!(
+            p2p.iter()
+                .all(|r| r.status == Status::Waived && r.median_gbps.is_none())
+        );
+        let staged = rs
+            .iter()
+            .find(|r| r.test == TestId::P2pReadCeNopeer)
+            .unwrap();
+        assert_eq!(staged.status, Status::Ok);
+        assert!(staged.median_gbps.unwrap() < 63.0);
+    }
+
+    #[test]
+    fn imported_topology_uses_documented_defaults_with_warnings() {
+        let mut t = h200_pair(Some(18));
+        for g in &mut t.gpus {
+            g.pcie = PcieLink::default();
+            g.nvlink_gbps_per_link = None;
+        }
+        for l in &mut t.links {
+            l.line_rate = None;
+        }
+        let (be, warnings) = ModeledBackend::new(&t, Assumptions::default());
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        let text: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+        assert!(text[0].contains("PCIe Gen4 x16"), "{text:?}");
+        assert!(text[1].contains("25 GB/s per NVLink"), "{text:?}");
+        assert_eq!(
+            be.topology()
+                .link(0, 1)
+                .unwrap()
+                .line_rate
+                .as_ref()
+                .unwrap()
+                .gbps,
+            450.0
+        );
+    }
+
+    #[test]
+    fn host_to_all_reports_every_gpu() {
+        let rs = run(&h200_pair(Some(18)), vec![TestId::HostToAll]);
+        assert_eq!(rs.len(), 2);
+        assert!(
+            rs.iter()
+                .all(|r| r.src == Endpoint::Host && r.status == Status::Ok)
+        );
+    }
+
+    #[test]
+    fn pcie_flag() {
+        assert_eq!(parse_pcie("gen5x16"), Ok((5, 16)));
+        assert_eq!(parse_pcie("Gen3x8"), Ok((3, 8)));
+        assert_eq!(parse_pcie("4"), Ok((4, 16)));
+        assert!(parse_pcie("gen9x16").is_err());
+        assert!(parse_pcie("gen4x3").is_err());
+    }
+}

@@ -1,0 +1,292 @@
+//! What to run: the selected GPUs, tests and sizes expanded into cases.
+
+use serde::{Deserialize, Serialize};
+
+use super::BenchError;
+use crate::model::{Endpoint, Shape, TestId, Topology};
+
+/// Default buffer size: 512 MiB, as nvbandwidth.
+pub const DEFAULT_BYTES: u64 = 512 << 20;
+/// Default copies per sample.
+pub const DEFAULT_ITERS: u32 = 16;
+/// Default samples per cell (the median of these is reported).
+pub const DEFAULT_SAMPLES: u32 = 5;
+
+/// What the user asked for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BandwidthOptions {
+    /// GPU indices; empty = all.
+    pub gpus: Vec<usize>,
+    /// Tests; empty = every test.
+    pub tests: Vec<TestId>,
+    /// Buffer sizes in bytes; empty = [`DEFAULT_BYTES`].
+    pub sizes: Vec<u64>,
+    /// Copies per sample (latency tests: thousands of accesses per sample regardless).
+    pub iters: u32,
+    /// Samples per cell, at least 3 for a meaningful median.
+    pub samples: u32,
+}
+
+impl Default for BandwidthOptions {
+    fn default() -> Self {
+        Self {
+            gpus: Vec::new(),
+            tests: Vec::new(),
+            sizes: Vec::new(),
+            iters: DEFAULT_ITERS,
+            samples: DEFAULT_SAMPLES,
+        }
+    }
+}
+
+/// One unit of work for a backend: one test, one (src, dst), one size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    pub test: TestId,
+    pub src: Endpoint,
+    pub dst: Endpoint,
+    /// All selected GPUs (for `all_to_one`, `host_to_all` and friends).
+    pub gpus: Vec<usize>,
+    pub bytes: u64,
+    pub iters: u32,
+    pub samples: u32,
+}
+
+/// The expanded list of cases.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub gpus: Vec<usize>,
+    pub cases: Vec<Case>,
+}
+
+/// Parses `--gpus 0,1,3` (or `all`).
+pub fn parse_gpu_list(s: &str) -> Result<Vec<usize>, BenchError> {
+    if s.trim() == "all" {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let i = part.parse::<usize>().map_err(|_| {
+            BenchError::BadOption(format!(
+                "--gpus: {part:?} is not a GPU index (expected e.g. 0,1,3 or all)"
+            ))
+        })?;
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `--tests h2d,p2p_read_ce` (or `all`).
+pub fn parse_test_list(s: &str) -> Result<Vec<TestId>, BenchError> {
+    if s.trim() == "all" {
+        return Ok(Vec::new());
+    }
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|id| {
+            TestId::from_id(id).ok_or_else(|| BenchError::UnknownTest {
+                id: id.to_string(),
+                known: TestId::ALL
+                    .iter()
+                    .map(|t| t.id())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+        })
+        .collect()
+}
+
+impl Plan {
+    /// Expands options over a topology. Fails on a GPU index the topology does not have, or on
+    /// iters/samples of zero.
+    pub fn new(topo: &Topology, opts: &BandwidthOptions) -> Result<Plan, BenchError> {
+        let available = topo.gpu_indices();
+        let gpus = if opts.gpus.is_empty() {
+            available.clone()
+        } else {
+            for &g in &opts.gpus {
+                if !available.contains(&g) {
+                    return Err(BenchError::NoSuchGpu {
+                        index: g,
+                        available: if available.is_empty() {
+                            "none".to_string()
+                        } else {
+                            available
+                                .iter()
+                                .map(|i| i.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        },
+                    });
+                }
+            }
+            opts.gpus.clone()
+        };
+        if gpus.is_empty() {
+            return Err(BenchError::Unavailable("no GPUs to measure".to_string()));
+        }
+        if opts.iters == 0 {
+            return Err(BenchError::BadOption("--iters must be at least 1".into()));
+        }
+        if opts.samples == 0 {
+            return Err(BenchError::BadOption("--samples must be at least 1".into()));
+        }
+        let tests: Vec<TestId> = if opts.tests.is_empty() {
+            TestId::ALL.to_vec()
+        } else {
+            opts.tests.clone()
+        };
+        let sizes = if opts.sizes.is_empty() {
+            vec![DEFAULT_BYTES]
+        } else {
+            opts.sizes.clone()
+        };
+        let mut cases = Vec::new();
+        for &test in &tests {
+            for &bytes in &sizes {
+                for (src, dst) in endpoints(test, &gpus) {
+                    cases.push(Case {
+                        test,
+                        src,
+                        dst,
+                        gpus: gpus.clone(),
+                        bytes,
+                        iters: opts.iters,
+                        samples: opts.samples,
+                    });
+                }
+            }
+        }
+        Ok(Plan { gpus, cases })
+    }
+}
+
+/// The (src, dst) cells a test covers over the selected GPUs.
+fn endpoints(test: TestId, gpus: &[usize]) -> Vec<(Endpoint, Endpoint)> {
+    let g = Endpoint::Gpu;
+    let pairs = || {
+        gpus.iter()
+            .flat_map(|&a| {
+                gpus.iter()
+                    .filter(move |&&b| b != a)
+                    .map(move |&b| (g(a), g(b)))
+            })
+            .collect::<Vec<_>>()
+    };
+    match test.shape() {
+        Shape::HostDevice { to_device, .. } => gpus
+            .iter()
+            .map(|&i| {
+                if to_device {
+                    (Endpoint::Host, g(i))
+                } else {
+                    (g(i), Endpoint::Host)
+                }
+            })
+            .collect(),
+        Shape::Pair { bidir: true, .. } => gpus
+            .iter()
+            .flat_map(|&a| {
+                gpus.iter()
+                    .filter(move |&&b| b > a)
+                    .map(move |&b| (g(a), g(b)))
+            })
+            .collect(),
+        Shape::Pair { .. } | Shape::Latency { d2d: true } => pairs(),
+        Shape::Local => gpus.iter().map(|&i| (g(i), g(i))).collect(),
+        Shape::Fan { to_one } if gpus.len() >= 2 => gpus
+            .iter()
+            .map(|&i| {
+                if to_one {
+                    (Endpoint::All, g(i))
+                } else {
+                    (g(i), Endpoint::All)
+                }
+            })
+            .collect(),
+        Shape::Fan { .. } => Vec::new(),
+        // One case covers every GPU at once; the backend reports a row per GPU.
+        Shape::HostAll { to_device } => {
+            if to_device {
+                vec![(Endpoint::Host, Endpoint::All)]
+            } else {
+                vec![(Endpoint::All, Endpoint::Host)]
+            }
+        }
+        Shape::Latency { d2d: false } => gpus.iter().map(|&i| (Endpoint::Host, g(i))).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Gpu, TopologySource};
+
+    fn topo(n: usize) -> Topology {
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        t.gpus = (0..n)
+            .map(|index| Gpu {
+                index,
+                ..Default::default()
+            })
+            .collect();
+        t.normalize();
+        t
+    }
+
+    #[test]
+    fn expands_pairs_and_sizes() {
+        let opts = BandwidthOptions {
+            tests: vec![
+                TestId::P2pReadCe,
+                TestId::P2pBidirCe,
+                TestId::H2d,
+                TestId::HostToAll,
+            ],
+            sizes: vec![4096, 1 << 20],
+            ..Default::default()
+        };
+        let plan = Plan::new(&topo(3), &opts).unwrap();
+        let count = |t: TestId| plan.cases.iter().filter(|c| c.test == t).count();
+        assert_eq!(count(TestId::P2pReadCe), 6 * 2);
+        assert_eq!(count(TestId::P2pBidirCe), 3 * 2);
+        assert_eq!(count(TestId::H2d), 3 * 2);
+        assert_eq!(count(TestId::HostToAll), 2);
+    }
+
+    #[test]
+    fn single_gpu_has_no_pair_cases() {
+        let plan = Plan::new(&topo(1), &BandwidthOptions::default()).unwrap();
+        assert!(plan.cases.iter().all(|c| !c.test.needs_pairs()));
+        assert!(plan.cases.iter().any(|c| c.test == TestId::H2d));
+    }
+
+    #[test]
+    fn bad_gpu_index_names_it() {
+        let opts = BandwidthOptions {
+            gpus: vec![0, 7],
+            ..Default::default()
+        };
+        let err = Plan::new(&topo(2), &opts).unwrap_err().to_string();
+        assert!(err.contains("no GPU 7") && err.contains("0, 1"), "{err}");
+    }
+
+    #[test]
+    fn parses_lists() {
+        assert_eq!(parse_gpu_list("0, 2,2").unwrap(), vec![0, 2]);
+        assert!(parse_gpu_list("0,x").is_err());
+        assert_eq!(parse_gpu_list("all").unwrap(), Vec::<usize>::new());
+        assert_eq!(
+            parse_test_list("h2d,latency_d2d").unwrap(),
+            vec![TestId::H2d, TestId::LatencyD2d]
+        );
+        let err = parse_test_list("h2d,nope").unwrap_err().to_string();
+        assert!(
+            err.contains("\"nope\"") && err.contains("p2p_read_ce"),
+            "{err}"
+        );
+    }
+}

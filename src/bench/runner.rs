@@ -1,0 +1,133 @@
+//! Plan → results: runs each case on a backend, fills line rates and efficiencies, collects
+//! warnings, reports progress after every case and stops early when cancelled.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::warning::HIGH_CV;
+use super::{Backend, Case, Plan, Warning};
+use crate::model::{BandwidthResult, Endpoint, LinkKind, Shape, Status, Topology};
+
+/// Where a run stands, after each finished case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Cases finished.
+    pub done: usize,
+    /// Cases in the plan.
+    pub total: usize,
+    /// The case just finished, e.g. `p2p_read_ce 0→1 512 MiB`.
+    pub last: String,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunOutcome {
+    pub results: Vec<BandwidthResult>,
+    pub warnings: Vec<Warning>,
+    /// True when the run stopped before the plan's end.
+    pub cancelled: bool,
+}
+
+/// One line naming a case.
+pub fn case_label(case: &Case) -> String {
+    format!(
+        "{} {}→{} {}",
+        case.test,
+        case.src,
+        case.dst,
+        crate::model::units::format_bytes(case.bytes)
+    )
+}
+
+/// Runs `plan` on `backend`. `on_case` is called after every case with the progress and every
+/// result so far (the CLI rewrites its CSV there, the GUI refreshes). Setting `cancel` stops the
+/// run after the case in flight; what finished is kept.
+pub fn run_bandwidth(
+    topo: &Topology,
+    plan: &Plan,
+    backend: &mut dyn Backend,
+    cancel: &AtomicBool,
+    on_case: &mut dyn FnMut(&Progress, &[BandwidthResult]),
+) -> RunOutcome {
+    let mut out = RunOutcome::default();
+    let total = plan.cases.len();
+    for (i, case) in plan.cases.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            out.cancelled = true;
+            break;
+        }
+        let mut rows = backend.run_case(case, &mut out.warnings);
+        for r in &mut rows {
+            if r.line_rate_gbps.is_none() {
+                r.line_rate_gbps = line_rate(topo, r.test.shape(), r.src, r.dst, &case.gpus);
+            }
+            r.update_efficiency();
+            if let (Some(cv), Status::Ok) = (r.cv, r.status)
+                && cv > HIGH_CV
+            {
+                out.warnings.push(Warning::HighVariance {
+                    test: r.test,
+                    src: r.src,
+                    dst: r.dst,
+                    bytes: r.bytes,
+                    cv,
+                });
+            }
+        }
+        out.results.extend(rows);
+        on_case(
+            &Progress {
+                done: i + 1,
+                total,
+                last: case_label(case),
+            },
+            &out.results,
+        );
+    }
+    out
+}
+
+/// The per-direction line rate a result is compared to (twice that for bidirectional totals);
+/// `None` where no meaningful one exists (local copies, latency).
+pub fn line_rate(
+    topo: &Topology,
+    shape: Shape,
+    src: Endpoint,
+    dst: Endpoint,
+    gpus: &[usize],
+) -> Option<f64> {
+    let pcie = |e: Endpoint| topo.gpu(e.gpu()?)?.pcie.line_rate_gbps();
+    let pair = |a: usize, b: usize| topo.link(a, b)?.line_rate.as_ref().map(|r| r.gbps);
+    match shape {
+        Shape::HostDevice { .. } | Shape::HostAll { .. } => {
+            pcie(if src == Endpoint::Host { dst } else { src })
+        }
+        Shape::Pair { bidir, .. } => {
+            let r = pair(src.gpu()?, dst.gpu()?)?;
+            Some(if bidir { 2.0 * r } else { r })
+        }
+        Shape::Fan { .. } => {
+            let me = if src == Endpoint::All { dst } else { src }.gpu()?;
+            let peers: Option<Vec<f64>> = gpus
+                .iter()
+                .filter(|&&g| g != me)
+                .map(|&g| pair(me, g))
+                .collect();
+            let sum: f64 = peers?.iter().sum();
+            // Through a switch, one GPU's NVLinks cap what it can take in or send out at once.
+            let g = topo.gpu(me)?;
+            let own = match (g.nvlinks_active, g.nvlink_gbps_per_link) {
+                (Some(n), Some(r)) if n > 0 => Some(f64::from(n) * r),
+                _ => None,
+            };
+            let all_nv = gpus
+                .iter()
+                .filter(|&&o| o != me)
+                .all(|&o| matches!(topo.link(me, o).and_then(|l| l.kind), Some(LinkKind::Nv(_))));
+            Some(match own {
+                Some(own) if all_nv => sum.min(own),
+                _ => sum,
+            })
+        }
+        Shape::Local | Shape::Latency { .. } => None,
+    }
+}

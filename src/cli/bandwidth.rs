@@ -1,0 +1,369 @@
+//! `scalescope bench bandwidth`: run (or model) copy tests, print nvbandwidth-like matrices.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{CliError, SourceArgs, emit, write_file};
+use crate::bench::modeled::{Assumptions, ModeledBackend, parse_pcie};
+use crate::bench::plan::{parse_gpu_list, parse_test_list};
+use crate::bench::{
+    Backend, BandwidthOptions, BenchError, Plan, RunOutcome, Warning, cuda::CudaBackend,
+    run_bandwidth,
+};
+use crate::export;
+use crate::model::units::{format_bytes, parse_sizes};
+use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology};
+
+/// `scalescope bench bandwidth` options.
+#[derive(Debug, Args)]
+pub struct BandwidthArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// GPUs to measure, e.g. 0,1,3 (default: all).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub gpus: String,
+    /// Tests to run, comma-separated ids (default: all; see `--list-tests`).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub tests: String,
+    /// Buffer sizes: 512M, 4K,1M or a doubling sweep 4K..1G (default 512M).
+    #[arg(long, value_name = "SIZES", default_value = "512M")]
+    pub sizes: String,
+    /// Copies per sample.
+    #[arg(long, default_value_t = crate::bench::plan::DEFAULT_ITERS)]
+    pub iters: u32,
+    /// Samples per cell; the median is reported.
+    #[arg(long, default_value_t = crate::bench::plan::DEFAULT_SAMPLES)]
+    pub samples: u32,
+    /// Write every result as CSV to FILE (rewritten after each finished test).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the run as JSON to FILE (rewritten after each finished test).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Model the figures from line rates instead of measuring (for catalog or imported machines).
+    #[arg(long)]
+    pub modeled: bool,
+    /// PCIe link to assume where the topology has none (modeled only), e.g. gen5x16.
+    #[arg(long, value_name = "LINK")]
+    pub pcie: Option<String>,
+    /// List the test ids and exit.
+    #[arg(long)]
+    pub list_tests: bool,
+}
+
+/// A bandwidth run as `--json` writes it.
+#[derive(Debug, Serialize)]
+pub struct BandwidthRun<'a> {
+    pub scalescope_version: &'static str,
+    pub backend: String,
+    pub source: Source,
+    pub options: &'a BandwidthOptions,
+    pub topology: &'a Topology,
+    pub results: &'a [BandwidthResult],
+    pub warnings: &'a [Warning],
+    pub cancelled: bool,
+}
+
+pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
+    if args.list_tests {
+        let mut out = String::new();
+        for t in TestId::ALL {
+            let _ = writeln!(out, "{:<22} {}", t.id(), t.describe());
+        }
+        return emit(None, out.as_bytes());
+    }
+    let bench_err = |e: BenchError| {
+        if e.is_bad_input() {
+            CliError::input(e)
+        } else {
+            CliError::env(e)
+        }
+    };
+    let opts = BandwidthOptions {
+        gpus: parse_gpu_list(&args.gpus).map_err(bench_err)?,
+        tests: parse_test_list(&args.tests).map_err(bench_err)?,
+        sizes: parse_sizes(&args.sizes)
+            .map_err(|e| CliError::input(anyhow::anyhow!("--sizes: {e}")))?,
+        iters: args.iters,
+        samples: args.samples,
+    };
+    let pcie = args
+        .pcie
+        .as_deref()
+        .map(parse_pcie)
+        .transpose()
+        .map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
+    let elsewhere = args.source.describes_another_machine();
+    if !args.modeled && elsewhere {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
+        )));
+    }
+    if pcie.is_some() && !args.modeled {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--pcie only applies with --modeled"
+        )));
+    }
+    let topo = match args.source.load() {
+        Ok(t) => t,
+        Err(e) if !elsewhere => {
+            let hint = if args.modeled {
+                "--modeled needs a machine to model here: add --catalog NAME (see `scalescope --catalog`) or --import FILE"
+            } else {
+                "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
+            };
+            return Err(CliError::env(anyhow::anyhow!("{e}; {hint}")));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let plan = Plan::new(&topo, &opts).map_err(bench_err)?;
+    let mut warnings = Vec::new();
+    let mut backend: Box<dyn Backend> = if args.modeled {
+        let mut assume = Assumptions::default();
+        if let Some((g, w)) = pcie {
+            assume.pcie_gen = g;
+            assume.pcie_width = w;
+        }
+        let (b, w) = ModeledBackend::new(&topo, assume);
+        warnings.extend(w);
+        Box::new(b)
+    } else {
+        Box::new(CudaBackend::new(&topo).map_err(bench_err)?)
+    };
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    eprintln!("{}", backend.describe());
+
+    let bar = super::progress_bar(plan.cases.len() as u64);
+    let cancel = AtomicBool::new(false);
+    let backend_desc = backend.describe();
+    let source = backend.source();
+    let mut write_error = None;
+    let mut outcome = run_bandwidth(
+        &topo,
+        &plan,
+        backend.as_mut(),
+        &cancel,
+        &mut |p, results| {
+            bar.set_position(p.done as u64);
+            bar.set_message(p.last.clone());
+            if write_error.is_none()
+                && let Err(e) =
+                    write_outputs(&args, &backend_desc, source, &opts, &topo, results, &[])
+            {
+                write_error = Some(e);
+            }
+        },
+    );
+    bar.finish_and_clear();
+    warnings.append(&mut outcome.warnings);
+    outcome.warnings = warnings;
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    write_outputs(
+        &args,
+        &backend_desc,
+        source,
+        &opts,
+        &topo,
+        &outcome.results,
+        &outcome.warnings,
+    )?;
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    emit(None, render(&outcome, &plan).as_bytes())
+}
+
+fn write_outputs(
+    args: &BandwidthArgs,
+    backend: &str,
+    source: Source,
+    opts: &BandwidthOptions,
+    topo: &Topology,
+    results: &[BandwidthResult],
+    warnings: &[Warning],
+) -> Result<(), CliError> {
+    if let Some(path) = &args.csv {
+        let bytes = export::csv::bandwidth(results).map_err(CliError::env)?;
+        write_file(path, &bytes)?;
+    }
+    if let Some(path) = &args.json {
+        let run = BandwidthRun {
+            scalescope_version: env!("CARGO_PKG_VERSION"),
+            backend: backend.to_string(),
+            source,
+            options: opts,
+            topology: topo,
+            results,
+            warnings,
+            cancelled: false,
+        };
+        let bytes = export::json::to_json(&run).map_err(CliError::env)?;
+        write_file(path, &bytes)?;
+    }
+    Ok(())
+}
+
+/// The matrices (rows source, columns destination) and a summary line per test.
+pub fn render(outcome: &RunOutcome, plan: &Plan) -> String {
+    let mut out = String::new();
+    let tests: Vec<TestId> = {
+        let mut seen = Vec::new();
+        for r in &outcome.results {
+            if !seen.contains(&r.test) {
+                seen.push(r.test);
+            }
+        }
+        seen
+    };
+    for test in tests {
+        let rows: Vec<&BandwidthResult> =
+            outcome.results.iter().filter(|r| r.test == test).collect();
+        let sizes: BTreeSet<u64> = rows.iter().map(|r| r.bytes).collect();
+        let source = rows.first().map_or(Source::Measured, |r| r.source);
+        let unit = if test.is_latency() {
+            "ns per access"
+        } else {
+            "GB/s"
+        };
+        for &bytes in &sizes {
+            let cells: Vec<&&BandwidthResult> = rows.iter().filter(|r| r.bytes == bytes).collect();
+            let _ = writeln!(
+                out,
+                "\n{test} — {} ({unit}, {}, {source})",
+                test.describe(),
+                format_bytes(bytes)
+            );
+            matrix(&mut out, &cells, &plan.gpus);
+        }
+        let _ = writeln!(out, "{}", summary(test, &rows));
+    }
+    if outcome.cancelled {
+        out.push_str("\nRun cancelled: the figures above are what finished.\n");
+    }
+    out
+}
+
+fn value(r: &BandwidthResult) -> String {
+    match r.status {
+        Status::Ok => {
+            let v = if r.test.is_latency() {
+                r.latency_ns
+            } else {
+                r.median_gbps
+            };
+            v.map_or("—".to_string(), |v| format!("{v:.1}"))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn matrix(out: &mut String, cells: &[&&BandwidthResult], gpus: &[usize]) {
+    let mut srcs: Vec<Endpoint> = Vec::new();
+    let mut dsts: Vec<Endpoint> = Vec::new();
+    for c in cells {
+        if !srcs.contains(&c.src) {
+            srcs.push(c.src);
+        }
+        if !dsts.contains(&c.dst) {
+            dsts.push(c.dst);
+        }
+    }
+    // P2P-style tests get the full GPU × GPU square.
+    let gpu_square =
+        srcs.iter().chain(&dsts).all(|e| e.gpu().is_some()) && cells.iter().any(|c| c.src != c.dst);
+    if gpu_square {
+        srcs = gpus.iter().map(|&g| Endpoint::Gpu(g)).collect();
+        dsts = srcs.clone();
+    }
+    srcs.sort();
+    dsts.sort();
+    let _ = write!(out, "{:>10}", "src\\dst");
+    for d in &dsts {
+        let _ = write!(out, "{:>10}", d.to_string());
+    }
+    out.push('\n');
+    for s in &srcs {
+        let _ = write!(out, "{:>10}", s.to_string());
+        for d in &dsts {
+            let cell = cells
+                .iter()
+                .find(|c| c.src == *s && c.dst == *d)
+                .map_or_else(|| "—".to_string(), |c| value(c));
+            let _ = write!(out, "{cell:>10}");
+        }
+        out.push('\n');
+    }
+    for c in cells
+        .iter()
+        .filter(|c| c.fwd_gbps.is_some() && c.status == Status::Ok)
+    {
+        let _ = writeln!(
+            out,
+            "  {}→{}: {:.1} + {}→{}: {:.1} = {:.1} GB/s total",
+            c.src,
+            c.dst,
+            c.fwd_gbps.unwrap_or_default(),
+            c.dst,
+            c.src,
+            c.rev_gbps.unwrap_or_default(),
+            c.median_gbps.unwrap_or_default()
+        );
+    }
+    for c in cells.iter().filter(|c| c.status != Status::Ok) {
+        if let Some(reason) = &c.reason {
+            let _ = writeln!(out, "  {}→{} {}: {reason}", c.src, c.dst, c.status);
+        }
+    }
+}
+
+fn summary(test: TestId, rows: &[&BandwidthResult]) -> String {
+    let ok: Vec<&&BandwidthResult> = rows.iter().filter(|r| r.status == Status::Ok).collect();
+    let vals: Vec<f64> = ok
+        .iter()
+        .filter_map(|r| {
+            if test.is_latency() {
+                r.latency_ns
+            } else {
+                r.median_gbps
+            }
+        })
+        .collect();
+    let wrong: u64 = rows.iter().filter_map(|r| r.wrong).sum();
+    let checked = rows.iter().any(|r| r.wrong.is_some());
+    let not_ok = rows.len() - ok.len();
+    let mut s = format!("summary {test}: ");
+    match crate::model::Stats::of(&vals) {
+        Some(st) => {
+            let unit = if test.is_latency() { "ns" } else { "GB/s" };
+            let _ = write!(
+                s,
+                "median {:.1} {unit} over {} cell(s) (min {:.1}, max {:.1})",
+                st.median,
+                vals.len(),
+                st.min,
+                st.max
+            );
+            let effs: Vec<f64> = ok.iter().filter_map(|r| r.efficiency).collect();
+            if let Some(e) = crate::model::Stats::of(&effs) {
+                let _ = write!(s, ", {:.0}% of line rate", e.median * 100.0);
+            }
+        }
+        None => s.push_str("no figures"),
+    }
+    if checked {
+        let _ = write!(s, ", {wrong} wrong");
+    }
+    if not_ok > 0 {
+        let _ = write!(s, ", {not_ok} not ok");
+    }
+    s
+}

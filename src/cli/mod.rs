@@ -1,0 +1,216 @@
+//! Command-line interface: clap definitions, and the only code that prints to the terminal.
+
+mod bandwidth;
+mod topo_table;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::export;
+use crate::model::Topology;
+use crate::topology::{TopologyError, catalog, import, live};
+
+pub use topo_table::describe_source;
+
+/// scalescope: how your GPUs are connected, how fast they really talk, and what that means for
+/// scaling. With no arguments it opens the desktop app.
+#[derive(Debug, Parser)]
+#[command(
+    name = "scalescope",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// List the hardware catalog (machines as their vendors document them).
+    #[arg(long = "catalog")]
+    pub list_catalog: bool,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show how the GPUs are connected: the `nvidia-smi topo -m` matrix, line rates and P2P.
+    Topo(TopoArgs),
+    /// Measure (or model) the GPUs: copy bandwidth and latency.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// `scalescope bench …`
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Copy bandwidth and latency: host↔GPU, GPU↔GPU (copy engines and kernels), contention.
+    Bandwidth(bandwidth::BandwidthArgs),
+}
+
+/// Where a topology comes from: this machine (default), an `nvidia-smi topo` capture, or the
+/// catalog. Shared by every command that needs a topology.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SourceArgs {
+    /// Read `nvidia-smi topo -m` / `-mp` / `-p2p r|w|n|a` output from FILE ('-' = stdin);
+    /// repeat to merge several captures.
+    #[arg(long, value_name = "FILE", conflicts_with = "catalog")]
+    pub import: Vec<String>,
+    /// Use a hardware catalog entry (see `scalescope --catalog`).
+    #[arg(long, value_name = "NAME")]
+    pub catalog: Option<String>,
+}
+
+impl SourceArgs {
+    /// True when the flags name another machine (an import or a catalog entry).
+    pub fn describes_another_machine(&self) -> bool {
+        !self.import.is_empty() || self.catalog.is_some()
+    }
+
+    /// Loads the topology these flags name.
+    pub fn load(&self) -> Result<Topology, TopologyError> {
+        if !self.import.is_empty() {
+            import::import_paths(&self.import)
+        } else if let Some(name) = &self.catalog {
+            catalog::load(name)
+        } else {
+            live::read()
+        }
+    }
+}
+
+/// `scalescope topo` options.
+#[derive(Debug, Args)]
+pub struct TopoArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Which table to write as CSV.
+    #[arg(long, value_enum, default_value_t = Table::Links)]
+    pub table: Table,
+    /// Write to FILE instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// Output formats of `topo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+/// CSV tables of `topo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Table {
+    /// One row per ordered GPU pair.
+    Links,
+    /// One row per GPU.
+    Gpus,
+}
+
+/// An error with the exit code the process should end with: 2 for bad input (files, flags,
+/// indices), 1 for the machine (no driver, GPU failures).
+#[derive(Debug)]
+pub struct CliError {
+    pub code: i32,
+    pub error: anyhow::Error,
+}
+
+impl CliError {
+    /// Bad input: exit 2.
+    pub fn input(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: 2,
+            error: error.into(),
+        }
+    }
+
+    /// The machine or the environment: exit 1.
+    pub fn env(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: 1,
+            error: error.into(),
+        }
+    }
+}
+
+impl From<TopologyError> for CliError {
+    fn from(e: TopologyError) -> Self {
+        if e.is_bad_input() {
+            Self::input(e)
+        } else {
+            Self::env(e)
+        }
+    }
+}
+
+/// Runs a parsed command line that is not the GUI.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    if cli.list_catalog {
+        return print_catalog();
+    }
+    match cli.command {
+        Some(Command::Topo(args)) => topo(args),
+        Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args),
+        None => Ok(()),
+    }
+}
+
+fn print_catalog() -> Result<(), CliError> {
+    let entries = catalog::entries();
+    let width = entries.iter().map(|e| e.id.len()).max().unwrap_or(0);
+    let mut out = String::from("Hardware catalog (documented designs, not measurements):\n");
+    for e in entries {
+        out.push_str(&format!("  {:<width$}  {} — {}\n", e.id, e.name, e.summary));
+    }
+    out.push_str("\nUse one with: scalescope topo --catalog ID\n");
+    emit(None, out.as_bytes())
+}
+
+fn topo(args: TopoArgs) -> Result<(), CliError> {
+    let topo = args.source.load()?;
+    let bytes = match (args.format, args.table) {
+        (Format::Table, _) => topo_table::render(&topo).into_bytes(),
+        (Format::Csv, Table::Links) => export::csv::links(&topo).map_err(CliError::env)?,
+        (Format::Csv, Table::Gpus) => export::csv::gpus(&topo).map_err(CliError::env)?,
+        (Format::Json, _) => export::json::to_json(&topo).map_err(CliError::env)?,
+    };
+    emit(args.output.as_deref(), &bytes)
+}
+
+/// Writes a whole file, naming it in the error.
+fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
+        .map_err(CliError::input)
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+fn progress_bar(len: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed_precise} {msg}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Writes to a file, or to stdout (a closed pipe is not an error).
+fn emit(path: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), CliError> {
+    match path {
+        Some(p) => write_file(p, bytes),
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(bytes).and_then(|_| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::env(e)),
+                _ => Ok(()),
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! CSV exports. The leading columns of each table are fixed by scalescope's documentation
+//! (docs/CSV.md); more may follow but these never move.
+
+use super::{ExportError, cell, cell_f};
+use crate::model::{P2pCap, Topology};
+
+/// Leading columns of `links.csv` / `scalescope topo --format csv --table links`.
+pub const LINKS_COLUMNS: [&str; 9] = [
+    "gpu_a",
+    "gpu_b",
+    "link",
+    "nvlinks",
+    "line_rate_gbps",
+    "p2p_read",
+    "p2p_write",
+    "p2p_nvlink",
+    "p2p_atomics",
+];
+
+/// Columns of `gpus.csv` / `scalescope topo --format csv --table gpus`.
+pub const GPUS_COLUMNS: [&str; 11] = [
+    "index",
+    "name",
+    "uuid",
+    "pci_bus_id",
+    "memory_mib",
+    "pcie_gen_current",
+    "pcie_gen_max",
+    "pcie_width_current",
+    "pcie_width_max",
+    "numa_node",
+    "cpu_affinity",
+];
+
+/// One row per ordered GPU pair `a != b`, sorted by (a, b).
+///
+/// After the fixed columns: `pcie_path`, `line_rate_basis`, `cuda_can_access_peer`,
+/// `cuda_perf_rank`, `source` (live, imported or catalog).
+pub fn links(topo: &Topology) -> Result<Vec<u8>, ExportError> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = LINKS_COLUMNS.to_vec();
+    header.extend([
+        "pcie_path",
+        "line_rate_basis",
+        "cuda_can_access_peer",
+        "cuda_perf_rank",
+        "source",
+    ]);
+    w.write_record(&header)?;
+    for pair in &topo.p2p {
+        let link = topo.link(pair.a, pair.b);
+        let kind = link.and_then(|l| l.kind);
+        let rate = link.and_then(|l| l.line_rate.as_ref());
+        let mut row = vec![
+            pair.a.to_string(),
+            pair.b.to_string(),
+            cell(kind.map(|k| k.code())),
+            cell(link.and_then(|l| l.nvlinks())),
+            cell_f(rate.map(|r| r.gbps), 3),
+        ];
+        for cap in P2pCap::ALL {
+            row.push(cell(pair.caps.get(cap)));
+        }
+        row.extend([
+            cell(link.and_then(|l| l.pcie_path)),
+            cell(rate.map(|r| r.basis.clone())),
+            cell(pair.cuda_can_access_peer),
+            cell(pair.cuda_perf_rank),
+            topo.source.kind().to_string(),
+        ]);
+        w.write_record(&row)?;
+    }
+    Ok(w.into_inner().map_err(|e| e.into_error())?)
+}
+
+/// One row per GPU, sorted by index. After the fixed columns: `nvlinks_active`,
+/// `nvlink_gbps_per_link`, `source`.
+pub fn gpus(topo: &Topology) -> Result<Vec<u8>, ExportError> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = GPUS_COLUMNS.to_vec();
+    header.extend(["nvlinks_active", "nvlink_gbps_per_link", "source"]);
+    w.write_record(&header)?;
+    for g in &topo.gpus {
+        w.write_record([
+            g.index.to_string(),
+            cell(g.name.clone()),
+            cell(g.uuid.clone()),
+            cell(g.pci_bus_id.clone()),
+            cell(g.memory_mib),
+            cell(g.pcie.gen_current),
+            cell(g.pcie.gen_max),
+            cell(g.pcie.width_current),
+            cell(g.pcie.width_max),
+            cell(g.numa_node),
+            cell(g.cpu_affinity.clone()),
+            cell(g.nvlinks_active),
+            cell_f(g.nvlink_gbps_per_link, 3),
+            topo.source.kind().to_string(),
+        ])?;
+    }
+    Ok(w.into_inner().map_err(|e| e.into_error())?)
+}
+
+/// Leading columns of `bandwidth.csv`.
+pub const BANDWIDTH_COLUMNS: [&str; 15] = [
+    "test",
+    "method",
+    "src",
+    "dst",
+    "bytes",
+    "samples",
+    "median_gbps",
+    "min_gbps",
+    "max_gbps",
+    "cv",
+    "line_rate_gbps",
+    "efficiency",
+    "wrong",
+    "status",
+    "source",
+];
+
+/// One row per result, in run order. After the fixed columns: `latency_ns`, `fwd_gbps`,
+/// `rev_gbps`, `reason`, and `sample_values` (space-separated GB/s, or ns for latency tests).
+/// GB/s cells of latency tests are empty; cells that were not measured are empty, never 0.
+pub fn bandwidth(results: &[crate::model::BandwidthResult]) -> Result<Vec<u8>, ExportError> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = BANDWIDTH_COLUMNS.to_vec();
+    header.extend([
+        "latency_ns",
+        "fwd_gbps",
+        "rev_gbps",
+        "reason",
+        "sample_values",
+    ]);
+    w.write_record(&header)?;
+    for r in results {
+        let samples = r
+            .sample_values
+            .iter()
+            .map(|v| format!("{v:.3}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        w.write_record([
+            r.test.id().to_string(),
+            r.method.to_string(),
+            r.src.to_string(),
+            r.dst.to_string(),
+            r.bytes.to_string(),
+            r.sample_values.len().to_string(),
+            cell_f(r.median_gbps, 3),
+            cell_f(r.min_gbps, 3),
+            cell_f(r.max_gbps, 3),
+            cell_f(r.cv, 5),
+            cell_f(r.line_rate_gbps, 3),
+            cell_f(r.efficiency, 4),
+            cell(r.wrong),
+            r.status.to_string(),
+            r.source.to_string(),
+            cell_f(r.latency_ns, 1),
+            cell_f(r.fwd_gbps, 3),
+            cell_f(r.rev_gbps, 3),
+            cell(r.reason.clone()),
+            samples,
+        ])?;
+    }
+    Ok(w.into_inner().map_err(|e| e.into_error())?)
+}
+
+/// Leading columns of `collectives.csv`.
+pub const COLLECTIVES_COLUMNS: [&str; 14] = [
+    "op",
+    "algo",
+    "backend_version",
+    "n_gpus",
+    "gpus",
+    "bytes",
+    "dtype",
+    "in_place",
+    "time_us",
+    "algbw_gbps",
+    "busbw_gbps",
+    "wrong",
+    "status",
+    "source",
+];
+
+/// One row per result, in run order. `gpus` is the GPU list joined by `+` (e.g. `0+1+3`).
+/// After the fixed columns: `processes`, `graph`, `reason`, `sample_us`.
+pub fn collectives(results: &[crate::model::CollectiveResult]) -> Result<Vec<u8>, ExportError> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = COLLECTIVES_COLUMNS.to_vec();
+    header.extend(["processes", "graph", "reason", "sample_us"]);
+    w.write_record(&header)?;
+    for r in results {
+        w.write_record([
+            r.op.id().to_string(),
+            r.algo.id().to_string(),
+            cell(r.backend_version.clone()),
+            r.gpus.len().to_string(),
+            r.gpus
+                .iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join("+"),
+            r.bytes.to_string(),
+            r.dtype.id().to_string(),
+            r.in_place.to_string(),
+            cell_f(r.time_us, 3),
+            cell_f(r.algbw_gbps, 3),
+            cell_f(r.busbw_gbps, 3),
+            cell(r.wrong),
+            r.status.to_string(),
+            r.source.to_string(),
+            r.processes.to_string(),
+            r.graph.to_string(),
+            cell(r.reason.clone()),
+            r.sample_us
+                .iter()
+                .map(|v| format!("{v:.3}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ])?;
+    }
+    Ok(w.into_inner().map_err(|e| e.into_error())?)
+}

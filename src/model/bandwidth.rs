@@ -1,0 +1,369 @@
+//! Copy-bandwidth and latency results: what `scalescope bench bandwidth` measures (or models).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::Stats;
+
+/// Whether a figure was measured on GPUs or derived from line rates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Measured,
+    Modeled,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Measured => "measured",
+            Self::Modeled => "modeled",
+        })
+    }
+}
+
+/// Outcome of one measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Measured (or modeled) and, where data moved, verified with 0 wrong elements.
+    Ok,
+    /// Not applicable on this machine (e.g. peer access unsupported); `reason` says why.
+    Waived,
+    /// Ran but the result is wrong (verification found wrong elements, or a GPU error).
+    Failed,
+    /// Could not run at this size (e.g. out of memory) or was cancelled.
+    Skipped,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Ok => "ok",
+            Self::Waived => "waived",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        })
+    }
+}
+
+/// Who moves the bytes: a copy engine (cuMemcpyAsync) or SMs running scalescope's copy kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    Ce,
+    Sm,
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Ce => "ce",
+            Self::Sm => "sm",
+        })
+    }
+}
+
+/// One end of a copy: the host, a GPU, or every selected GPU at once (`all_to_one`'s source).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Endpoint {
+    Host,
+    Gpu(usize),
+    /// All selected GPUs other than the other endpoint.
+    All,
+}
+
+impl Endpoint {
+    /// The GPU index, if this end is one GPU.
+    pub fn gpu(&self) -> Option<usize> {
+        match self {
+            Self::Gpu(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Host => f.write_str("host"),
+            Self::Gpu(i) => write!(f, "{i}"),
+            Self::All => f.write_str("all"),
+        }
+    }
+}
+
+impl FromStr for Endpoint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "host" => Ok(Self::Host),
+            "all" => Ok(Self::All),
+            _ => s
+                .parse()
+                .map(Self::Gpu)
+                .map_err(|_| format!("expected a GPU index, host or all, found {s:?}")),
+        }
+    }
+}
+
+impl Serialize for Endpoint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Endpoint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The shape of a bandwidth test: which endpoints it involves and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Host ↔ one GPU.
+    HostDevice {
+        to_device: bool,
+        pinned: bool,
+        bidir: bool,
+    },
+    /// One GPU pair; `read`: the destination's context runs the copy, else the source's.
+    Pair { read: bool, bidir: bool, peer: bool },
+    /// Within one GPU.
+    Local,
+    /// Every other selected GPU into one (`to_one`) or one into every other.
+    Fan { to_one: bool },
+    /// Every selected GPU with the host at once.
+    HostAll { to_device: bool },
+    /// Dependent pointer chase from a GPU into peer (`d2d`) or host memory.
+    Latency { d2d: bool },
+}
+
+macro_rules! tests {
+    ($( $variant:ident = $id:literal, $method:ident, $shape:expr, $doc:literal; )*) => {
+        /// A bandwidth or latency test, by its stable id (used by the CLI, CSV and GUI).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum TestId { $( #[doc = $doc] $variant, )* }
+
+        impl TestId {
+            /// Every test, in the order a full run performs them.
+            pub const ALL: &'static [TestId] = &[ $( Self::$variant, )* ];
+
+            /// The stable id, e.g. `p2p_read_ce`.
+            pub fn id(&self) -> &'static str {
+                match self { $( Self::$variant => $id, )* }
+            }
+
+            /// One line saying what it measures.
+            pub fn describe(&self) -> &'static str {
+                match self { $( Self::$variant => $doc, )* }
+            }
+
+            /// Copy engine or SM kernel.
+            pub fn method(&self) -> Method {
+                match self { $( Self::$variant => Method::$method, )* }
+            }
+
+            /// Which endpoints it involves.
+            pub fn shape(&self) -> Shape {
+                match self { $( Self::$variant => $shape, )* }
+            }
+        }
+    };
+}
+
+tests! {
+    H2d = "h2d", Ce, Shape::HostDevice { to_device: true, pinned: true, bidir: false },
+        "host → GPU, pinned host memory, copy engine";
+    D2h = "d2h", Ce, Shape::HostDevice { to_device: false, pinned: true, bidir: false },
+        "GPU → host, pinned host memory, copy engine";
+    H2dPageable = "h2d_pageable", Ce, Shape::HostDevice { to_device: true, pinned: false, bidir: false },
+        "host → GPU from pageable (malloc'd) host memory";
+    D2hPageable = "d2h_pageable", Ce, Shape::HostDevice { to_device: false, pinned: false, bidir: false },
+        "GPU → host into pageable (malloc'd) host memory";
+    H2dBidir = "h2d_bidir", Ce, Shape::HostDevice { to_device: true, pinned: true, bidir: true },
+        "host → GPU measured while GPU → host runs at the same time";
+    D2hBidir = "d2h_bidir", Ce, Shape::HostDevice { to_device: false, pinned: true, bidir: true },
+        "GPU → host measured while host → GPU runs at the same time";
+    P2pReadCe = "p2p_read_ce", Ce, Shape::Pair { read: true, bidir: false, peer: true },
+        "GPU → GPU copy engine, run from the destination's context (reads from the peer)";
+    P2pWriteCe = "p2p_write_ce", Ce, Shape::Pair { read: false, bidir: false, peer: true },
+        "GPU → GPU copy engine, run from the source's context (writes to the peer)";
+    P2pBidirCe = "p2p_bidir_ce", Ce, Shape::Pair { read: false, bidir: true, peer: true },
+        "GPU ⇄ GPU copy engine, both directions at once (total, and each direction)";
+    P2pReadSm = "p2p_read_sm", Sm, Shape::Pair { read: true, bidir: false, peer: true },
+        "GPU → GPU copy kernel on the destination, loading from peer memory";
+    P2pWriteSm = "p2p_write_sm", Sm, Shape::Pair { read: false, bidir: false, peer: true },
+        "GPU → GPU copy kernel on the source, storing to peer memory";
+    P2pBidirSm = "p2p_bidir_sm", Sm, Shape::Pair { read: false, bidir: true, peer: true },
+        "GPU ⇄ GPU copy kernels, both directions at once (total, and each direction)";
+    P2pReadCeNopeer = "p2p_read_ce_nopeer", Ce, Shape::Pair { read: true, bidir: false, peer: false },
+        "p2p_read_ce with peer access disabled: the driver stages the copy through host memory";
+    P2pWriteCeNopeer = "p2p_write_ce_nopeer", Ce, Shape::Pair { read: false, bidir: false, peer: false },
+        "p2p_write_ce with peer access disabled: staged through host memory";
+    P2pBidirCeNopeer = "p2p_bidir_ce_nopeer", Ce, Shape::Pair { read: false, bidir: true, peer: false },
+        "p2p_bidir_ce with peer access disabled: staged through host memory";
+    LocalCopy = "local_copy", Ce, Shape::Local,
+        "copy within one GPU's memory (bytes copied ÷ time; memory traffic is twice that)";
+    AllToOne = "all_to_one", Ce, Shape::Fan { to_one: true },
+        "every other selected GPU writes into one GPU at once: total into that GPU";
+    OneToAll = "one_to_all", Ce, Shape::Fan { to_one: false },
+        "one GPU writes to every other selected GPU at once: total out of that GPU";
+    HostToAll = "host_to_all", Ce, Shape::HostAll { to_device: true },
+        "host → every selected GPU at once (per GPU): PCIe and host-memory contention";
+    AllToHost = "all_to_host", Ce, Shape::HostAll { to_device: false },
+        "every selected GPU → host at once (per GPU)";
+    LatencyD2d = "latency_d2d", Sm, Shape::Latency { d2d: true },
+        "dependent pointer chase by one GPU thread through a peer GPU's memory (ns per access)";
+    LatencyH2d = "latency_h2d", Sm, Shape::Latency { d2d: false },
+        "dependent pointer chase by one GPU thread through pinned host memory (ns per access)";
+}
+
+impl TestId {
+    /// The test with this id.
+    pub fn from_id(id: &str) -> Option<TestId> {
+        Self::ALL.iter().copied().find(|t| t.id() == id)
+    }
+
+    /// True for the two latency tests, whose figure is `latency_ns`.
+    pub fn is_latency(&self) -> bool {
+        matches!(self.shape(), Shape::Latency { .. })
+    }
+
+    /// True when the test needs peer access between GPUs.
+    pub fn needs_peer(&self) -> bool {
+        matches!(
+            self.shape(),
+            Shape::Pair { peer: true, .. } | Shape::Latency { d2d: true }
+        )
+    }
+
+    /// True when it needs at least two GPUs.
+    pub fn needs_pairs(&self) -> bool {
+        matches!(
+            self.shape(),
+            Shape::Pair { .. } | Shape::Fan { .. } | Shape::Latency { d2d: true }
+        )
+    }
+}
+
+impl fmt::Display for TestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl Serialize for TestId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+impl<'de> Deserialize<'de> for TestId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Self::from_id(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown test {s:?}")))
+    }
+}
+
+/// One row of `bandwidth.csv`: a test between two endpoints at one size.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BandwidthResult {
+    pub test: TestId,
+    pub method: Method,
+    pub src: Endpoint,
+    pub dst: Endpoint,
+    /// Buffer size of one copy, bytes.
+    pub bytes: u64,
+    /// Each sample's figure: GB/s (10^9 B/s), or ns per access for latency tests. Empty when
+    /// modeled or not run.
+    pub sample_values: Vec<f64>,
+    /// Median/min/max/coefficient of variation of `sample_values` (GB/s); `None` for latency
+    /// tests and for results that did not run.
+    pub median_gbps: Option<f64>,
+    pub min_gbps: Option<f64>,
+    pub max_gbps: Option<f64>,
+    /// Standard deviation ÷ mean of the samples.
+    pub cv: Option<f64>,
+    /// Bidirectional tests: median GB/s of the src→dst and dst→src copies (`median_gbps` is their
+    /// total).
+    pub fwd_gbps: Option<f64>,
+    pub rev_gbps: Option<f64>,
+    /// Latency tests: median ns per dependent access.
+    pub latency_ns: Option<f64>,
+    /// Per-direction line rate the figure is compared to, GB/s (twice that for bidirectional
+    /// totals).
+    pub line_rate_gbps: Option<f64>,
+    /// `median_gbps ÷ line_rate_gbps`.
+    pub efficiency: Option<f64>,
+    /// Elements found wrong when the copied data was checked; `None` when not checked.
+    pub wrong: Option<u64>,
+    pub status: Status,
+    /// Why a result is waived, failed or skipped, or a note on how it was obtained.
+    pub reason: Option<String>,
+    pub source: Source,
+}
+
+impl BandwidthResult {
+    /// A result with nothing measured yet, for `status`/`reason` outcomes.
+    pub fn empty(
+        test: TestId,
+        src: Endpoint,
+        dst: Endpoint,
+        bytes: u64,
+        source: Source,
+        status: Status,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self {
+            test,
+            method: test.method(),
+            src,
+            dst,
+            bytes,
+            sample_values: Vec::new(),
+            median_gbps: None,
+            min_gbps: None,
+            max_gbps: None,
+            cv: None,
+            fwd_gbps: None,
+            rev_gbps: None,
+            latency_ns: None,
+            line_rate_gbps: None,
+            efficiency: None,
+            wrong: None,
+            status,
+            reason: Some(reason.into()),
+            source,
+        }
+    }
+
+    /// Fills median/min/max/cv (or latency) from measured samples and the efficiency from the
+    /// line rate.
+    pub fn set_samples(&mut self, values: Vec<f64>) {
+        let stats = Stats::of(&values);
+        if self.test.is_latency() {
+            self.latency_ns = stats.map(|s| s.median);
+        } else {
+            self.median_gbps = stats.map(|s| s.median);
+            self.min_gbps = stats.map(|s| s.min);
+            self.max_gbps = stats.map(|s| s.max);
+        }
+        self.cv = stats.and_then(|s| s.cv);
+        self.sample_values = values;
+        self.update_efficiency();
+    }
+
+    /// Recomputes `efficiency` from `median_gbps` and `line_rate_gbps`.
+    pub fn update_efficiency(&mut self) {
+        self.efficiency = match (self.median_gbps, self.line_rate_gbps) {
+            (Some(m), Some(l)) if l > 0.0 => Some(m / l),
+            _ => None,
+        };
+    }
+}

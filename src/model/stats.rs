@@ -1,0 +1,70 @@
+//! Sample statistics.
+
+use serde::{Deserialize, Serialize};
+
+/// Median, extremes and spread of a set of samples.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    /// Coefficient of variation: sample standard deviation ÷ mean; `None` for fewer than two
+    /// samples or a zero mean.
+    pub cv: Option<f64>,
+}
+
+impl Stats {
+    /// Statistics of the finite values in `samples`; `None` when there are none.
+    pub fn of(samples: &[f64]) -> Option<Stats> {
+        let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let cv = (n >= 2 && mean != 0.0).then(|| {
+            let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            var.sqrt() / mean.abs()
+        });
+        Some(Stats {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            mean,
+            cv,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_and_even_medians() {
+        let s = Stats::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        assert_eq!(Stats::of(&[4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
+    }
+
+    #[test]
+    fn cv_is_sample_stddev_over_mean() {
+        let s = Stats::of(&[9.0, 10.0, 11.0]).unwrap();
+        assert!((s.cv.unwrap() - 0.1).abs() < 1e-12);
+        assert_eq!(Stats::of(&[5.0]).unwrap().cv, None);
+    }
+
+    #[test]
+    fn non_finite_samples_are_ignored_and_empty_is_none() {
+        assert_eq!(Stats::of(&[]), None);
+        assert_eq!(Stats::of(&[f64::NAN]), None);
+        assert_eq!(Stats::of(&[f64::NAN, 2.0]).unwrap().median, 2.0);
+    }
+}

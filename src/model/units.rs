@@ -1,0 +1,107 @@
+//! Byte sizes as users write them: `4K`, `512M`, `1G`, `4K..1G` (binary multiples: K = 1024).
+
+/// Parses one size: a whole number with an optional K, M, G or T suffix (binary, case-insensitive,
+/// optional trailing `B`/`iB`).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let upper = t.to_ascii_uppercase();
+    let body = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
+    let (digits, shift) = match body.chars().last() {
+        Some('K') => (&body[..body.len() - 1], 10),
+        Some('M') => (&body[..body.len() - 1], 20),
+        Some('G') => (&body[..body.len() - 1], 30),
+        Some('T') => (&body[..body.len() - 1], 40),
+        _ => (body, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{t:?} is not a size (examples: 4096, 4K, 512M, 1G)"))?;
+    if n == 0 {
+        return Err(format!("{t:?}: a size must be greater than zero"));
+    }
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{t:?} is too large"))
+}
+
+/// Parses a list of sizes: `512M`, `4K,1M,1G`, or a sweep `4K..1G` (doubling), or a mix.
+pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some((lo, hi)) = part.split_once("..") {
+            let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
+            if lo > hi {
+                return Err(format!(
+                    "{part:?}: the sweep's start is larger than its end"
+                ));
+            }
+            let mut v = lo;
+            while v <= hi {
+                out.push(v);
+                match v.checked_mul(2) {
+                    Some(next) => v = next,
+                    None => break,
+                }
+            }
+        } else {
+            out.push(parse_size(part)?);
+        }
+    }
+    if out.is_empty() {
+        return Err("no sizes given".to_string());
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// A byte count for people: `512 MiB`, `4 KiB`, `1.5 GiB`, `8 B`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("512m"), Ok(512 << 20));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("8"), Ok(8));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("abc").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn sweeps() {
+        assert_eq!(parse_sizes("4K..16K"), Ok(vec![4096, 8192, 16384]));
+        assert_eq!(parse_sizes("1M,4K"), Ok(vec![4096, 1 << 20]));
+        assert!(parse_sizes("1G..4K").is_err());
+        assert!(parse_sizes("").is_err());
+    }
+
+    #[test]
+    fn format() {
+        assert_eq!(format_bytes(512 << 20), "512 MiB");
+        assert_eq!(format_bytes(8), "8 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+    }
+}

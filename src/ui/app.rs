@@ -1,0 +1,628 @@
+//! The App: state, the worker threads that fill it, and the shell around the views (top bar with
+//! view tabs, the "Sources" side panel, banners and error lines).
+//!
+//! NVML and file dialogs never run inside `ui()`: worker threads send their results over a
+//! channel and request a repaint; `ui()` drains the channel at the start of each frame. Buttons
+//! push a [`Command`] that is handled after layout.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+
+use eframe::egui::{self, Color32, CornerRadius, RichText, Ui};
+use serde::{Deserialize, Serialize};
+
+use super::{palette, topology_view};
+use crate::model::Topology;
+use crate::topology::{catalog, import, live};
+
+/// The catalog entry shown when live data is unavailable, if the catalog has it.
+const PREFERRED_CATALOG: &str = "dgx-h100";
+/// Storage key for [`Settings`].
+const SETTINGS_KEY: &str = "scalescope.settings";
+
+/// What the app was started with.
+#[derive(Clone, Debug, Default)]
+pub struct Startup {
+    /// `nvidia-smi topo` text files given on the command line, imported at startup.
+    pub open_paths: Vec<String>,
+}
+
+/// The views, shown as tabs in the top bar. Each view lives in a file of its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum View {
+    /// How the GPUs and NICs are connected ([`topology_view`]).
+    #[default]
+    Topology,
+}
+
+impl View {
+    /// Every view, in tab order.
+    pub const ALL: &[View] = &[View::Topology];
+
+    /// The tab's label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            View::Topology => "Topology",
+        }
+    }
+}
+
+/// Small settings kept between runs (when eframe has storage).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The open tab.
+    pub view: View,
+    /// Dark theme (the default) or light.
+    pub dark_mode: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            view: View::Topology,
+            dark_mode: true,
+        }
+    }
+}
+
+/// Which topology is selected in the side panel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceKey {
+    /// This machine, read through NVML.
+    Live,
+    /// A catalog entry, by id.
+    Catalog(String),
+    /// The n-th imported topology.
+    Imported(usize),
+}
+
+/// The state of the live (NVML) read.
+enum LiveState {
+    /// The `scalescope-nvml` thread is still reading.
+    Loading,
+    Ready(Topology),
+    /// Why live data is unavailable (the error's text).
+    Failed(String),
+}
+
+/// What worker threads send back.
+enum Msg {
+    Live(Result<Topology, String>),
+    Imported(Result<Topology, String>),
+    /// The file dialog closed without a choice.
+    DialogClosed,
+}
+
+/// Something the user asked for during layout, handled after it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Show this source.
+    Select(SourceKey),
+    /// Open the file dialog to import `nvidia-smi topo` output.
+    OpenDialog,
+    /// Switch to this view.
+    SetView(View),
+    /// Toggle dark/light theme.
+    ToggleTheme,
+    /// Hide the error line.
+    DismissError,
+    /// Hide the "live data unavailable" banner.
+    DismissBanner,
+}
+
+/// The scalescope window: sources on the left, the selected view in the middle.
+pub struct App {
+    settings: Settings,
+    live: LiveState,
+    catalog: Vec<catalog::CatalogEntry>,
+    imported: Vec<Topology>,
+    selected: SourceKey,
+    /// The loaded topology of a selected catalog entry (live and imported ones are kept above).
+    catalog_topology: Option<Topology>,
+    error: Option<String>,
+    banner_dismissed: bool,
+    /// Whether the user picked a source themselves (then a late live failure does not move them).
+    user_selected: bool,
+    dialog_open: bool,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    theme_applied: Option<bool>,
+}
+
+impl App {
+    /// The app as eframe creates it: reads settings, starts the NVML worker and imports the
+    /// files given on the command line.
+    pub fn new(cc: &eframe::CreationContext<'_>, startup: Startup) -> Self {
+        let settings = cc
+            .storage
+            .and_then(|s| s.get_string(SETTINGS_KEY))
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or_default();
+        let mut app = Self::empty(settings, LiveState::Loading);
+        let ctx = cc.egui_ctx.clone();
+        let tx = app.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("scalescope-nvml".into())
+            .spawn(move || {
+                let result = live::read().map_err(|e| e.to_string());
+                // The receiver is gone only when the window closed; nothing left to tell.
+                let _ = tx.send(Msg::Live(result));
+                ctx.request_repaint();
+            });
+        if let Err(e) = spawned {
+            app.live_failed(format!("cannot start the NVML reader thread: {e}"));
+        }
+        if !startup.open_paths.is_empty() {
+            app.spawn_import(cc.egui_ctx.clone(), startup.open_paths);
+        }
+        app
+    }
+
+    /// An app whose live result is already known, for tests and reports: nothing touches NVML,
+    /// and `startup.open_paths` are imported on the calling thread.
+    pub fn new_with(live: Result<Topology, String>, startup: Startup) -> Self {
+        let mut app = Self::empty(Settings::default(), LiveState::Loading);
+        app.set_live(live);
+        if !startup.open_paths.is_empty() {
+            let result = import::import_paths(&startup.open_paths).map_err(|e| e.to_string());
+            app.on_imported(result);
+        }
+        app
+    }
+
+    fn empty(settings: Settings, live: LiveState) -> Self {
+        let (tx, rx) = channel();
+        Self {
+            settings,
+            live,
+            catalog: catalog::entries(),
+            imported: Vec::new(),
+            selected: SourceKey::Live,
+            catalog_topology: None,
+            error: None,
+            banner_dismissed: false,
+            user_selected: false,
+            dialog_open: false,
+            tx,
+            rx,
+            theme_applied: None,
+        }
+    }
+
+    /// The topology on screen, if one is loaded.
+    pub fn current_topology(&self) -> Option<&Topology> {
+        match &self.selected {
+            SourceKey::Live => match &self.live {
+                LiveState::Ready(t) => Some(t),
+                _ => None,
+            },
+            SourceKey::Catalog(_) => self.catalog_topology.as_ref(),
+            SourceKey::Imported(i) => self.imported.get(*i),
+        }
+    }
+
+    /// The selected source.
+    pub fn selected(&self) -> &SourceKey {
+        &self.selected
+    }
+
+    /// Why live data is unavailable, once the live read failed.
+    pub fn live_error(&self) -> Option<&str> {
+        match &self.live {
+            LiveState::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The error line's text, if one is shown.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// The settings (persisted when eframe has storage).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Carries out one command, as the UI does after layout.
+    pub fn apply(&mut self, ctx: &egui::Context, command: Command) {
+        match command {
+            Command::Select(key) => {
+                self.user_selected = true;
+                self.select(key);
+            }
+            Command::OpenDialog => self.open_dialog(ctx.clone()),
+            Command::SetView(v) => self.settings.view = v,
+            Command::ToggleTheme => self.settings.dark_mode = !self.settings.dark_mode,
+            Command::DismissError => self.error = None,
+            Command::DismissBanner => self.banner_dismissed = true,
+        }
+    }
+
+    fn set_live(&mut self, live: Result<Topology, String>) {
+        match live {
+            Ok(t) => {
+                self.live = LiveState::Ready(t);
+            }
+            Err(e) => self.live_failed(e),
+        }
+    }
+
+    fn live_failed(&mut self, reason: String) {
+        self.live = LiveState::Failed(reason);
+        if self.selected == SourceKey::Live && !self.user_selected {
+            let id = self
+                .catalog
+                .iter()
+                .find(|e| e.id == PREFERRED_CATALOG)
+                .or_else(|| self.catalog.first())
+                .map(|e| e.id.clone());
+            if let Some(id) = id {
+                self.select(SourceKey::Catalog(id));
+            }
+        }
+    }
+
+    fn select(&mut self, key: SourceKey) {
+        match &key {
+            SourceKey::Catalog(id) => match catalog::load(id) {
+                Ok(t) => self.catalog_topology = Some(t),
+                Err(e) => {
+                    self.error = Some(format!("Cannot load catalog entry {id}: {e}"));
+                    return;
+                }
+            },
+            SourceKey::Imported(i) if *i >= self.imported.len() => return,
+            SourceKey::Live if matches!(self.live, LiveState::Failed(_)) => return,
+            _ => {}
+        }
+        self.selected = key;
+    }
+
+    fn on_imported(&mut self, result: Result<Topology, String>) {
+        match result {
+            Ok(t) => {
+                self.imported.push(t);
+                self.user_selected = true;
+                self.select(SourceKey::Imported(self.imported.len() - 1));
+                self.error = None;
+            }
+            Err(e) => self.error = Some(format!("Import failed: {e}")),
+        }
+    }
+
+    fn spawn_import(&mut self, ctx: egui::Context, paths: Vec<String>) {
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("scalescope-import".into())
+            .spawn(move || {
+                let result = import::import_paths(&paths).map_err(|e| e.to_string());
+                let _ = tx.send(Msg::Imported(result));
+                ctx.request_repaint();
+            });
+        if let Err(e) = spawned {
+            self.error = Some(format!("Cannot start the import thread: {e}"));
+        }
+    }
+
+    fn open_dialog(&mut self, ctx: egui::Context) {
+        if self.dialog_open {
+            return;
+        }
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("scalescope-open".into())
+            .spawn(move || {
+                // rfd returns None when no portal or zenity is available; catch_unwind guards
+                // against a backend that panics instead.
+                let picked = std::panic::catch_unwind(|| {
+                    rfd::FileDialog::new()
+                        .set_title("Open nvidia-smi topo output")
+                        .add_filter("nvidia-smi output", &["txt", "log", "out"])
+                        .add_filter("All files", &["*"])
+                        .pick_files()
+                });
+                let msg = match picked {
+                    Ok(Some(paths)) if !paths.is_empty() => {
+                        let paths: Vec<String> = paths
+                            .iter()
+                            .map(|p: &PathBuf| p.display().to_string())
+                            .collect();
+                        Msg::Imported(import::import_paths(&paths).map_err(|e| e.to_string()))
+                    }
+                    Ok(_) => Msg::DialogClosed,
+                    Err(_) => Msg::Imported(Err(
+                        "the file dialog failed; drop the file onto the window instead".into(),
+                    )),
+                };
+                let _ = tx.send(msg);
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => self.dialog_open = true,
+            Err(e) => self.error = Some(format!("Cannot open the file dialog: {e}")),
+        }
+    }
+
+    /// Drains the worker channel.
+    fn poll_workers(&mut self) {
+        loop {
+            match self.rx.try_recv() {
+                Ok(Msg::Live(r)) => self.set_live(r),
+                Ok(Msg::Imported(r)) => {
+                    self.dialog_open = false;
+                    self.on_imported(r);
+                }
+                Ok(Msg::DialogClosed) => self.dialog_open = false,
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+            }
+        }
+    }
+
+    /// Imports files dropped onto the window.
+    fn handle_dropped_files(&mut self, ctx: &egui::Context) {
+        let dropped = ctx.input(|i| i.raw.dropped_files.clone());
+        if dropped.is_empty() {
+            return;
+        }
+        // Native drops carry absolute paths; the files are read on the import thread.
+        let paths: Vec<String> = dropped
+            .iter()
+            .map(|f| f.path().display().to_string())
+            .collect();
+        self.spawn_import(ctx.clone(), paths);
+    }
+
+    /// Draws the whole window into `ui` (eframe's root ui, or a test harness's).
+    pub fn show(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        if self.theme_applied != Some(self.settings.dark_mode) {
+            ctx.set_theme(if self.settings.dark_mode {
+                egui::Theme::Dark
+            } else {
+                egui::Theme::Light
+            });
+            self.theme_applied = Some(self.settings.dark_mode);
+        }
+        self.poll_workers();
+        self.handle_dropped_files(&ctx);
+
+        let mut commands = Vec::new();
+        self.top_bar(ui, &mut commands);
+        self.sources_panel(ui, &mut commands);
+        egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut commands));
+        drop_overlay(&ctx);
+
+        for c in commands {
+            self.apply(&ctx, c);
+        }
+    }
+
+    fn top_bar(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+        egui::Panel::top("top-bar").show(ui, |ui| {
+            ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                ui.label(RichText::new("scalescope").strong().size(17.0));
+                ui.add_space(16.0);
+                for view in View::ALL {
+                    let tab = ui.add(egui::Button::selectable(
+                        self.settings.view == *view,
+                        RichText::new(view.label()).size(14.0),
+                    ));
+                    if tab.clicked() {
+                        commands.push(Command::SetView(*view));
+                    }
+                }
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    let (icon, tip) = if self.settings.dark_mode {
+                        ("Light theme", "Switch to the light theme")
+                    } else {
+                        ("Dark theme", "Switch to the dark theme")
+                    };
+                    if ui.button(icon).on_hover_text(tip).clicked() {
+                        commands.push(Command::ToggleTheme);
+                    }
+                    if let Some(t) = self.current_topology() {
+                        ui.label(RichText::new(t.source.label()).weak());
+                    }
+                });
+            });
+            ui.add_space(2.0);
+        });
+    }
+
+    fn sources_panel(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+        egui::Panel::left("sources")
+            .default_size(270.0)
+            .min_size(200.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    ui.add_space(6.0);
+                    ui.label(RichText::new("Sources").strong().size(16.0));
+                    ui.add_space(6.0);
+                    self.live_entry(ui, commands);
+                    ui.add_space(8.0);
+                    ui.label(RichText::new("Hardware catalog").weak());
+                    for entry in &self.catalog {
+                        let selected = self.selected == SourceKey::Catalog(entry.id.clone());
+                        ui.horizontal(|ui| {
+                            topology_view::badge(ui, "catalog", palette::source_badge("catalog"));
+                            let r = ui
+                                .add(egui::Button::selectable(selected, entry.name.as_str()).wrap())
+                                .on_hover_text(format!(
+                                    "{}\ncatalog id: {}\nDocumented by the vendor, not measured.",
+                                    entry.summary, entry.id
+                                ));
+                            if r.clicked() {
+                                commands.push(Command::Select(SourceKey::Catalog(entry.id.clone())));
+                            }
+                        });
+                    }
+                    ui.add_space(8.0);
+                    ui.label(RichText::new("Imported").weak());
+                    if self.imported.is_empty() {
+                        ui.label(RichText::new("nothing imported yet").italics().weak());
+                    }
+                    for (i, t) in self.imported.iter().enumerate() {
+                        let selected = self.selected == SourceKey::Imported(i);
+                        ui.horizontal(|ui| {
+                            topology_view::badge(ui, "imported", palette::source_badge("imported"));
+                            let r = ui
+                                .add(
+                                    egui::Button::selectable(selected, topology_view::title(t))
+                                        .wrap(),
+                                )
+                                .on_hover_text(t.source.label());
+                            if r.clicked() {
+                                commands.push(Command::Select(SourceKey::Imported(i)));
+                            }
+                        });
+                    }
+                    ui.add_space(10.0);
+                    let open = ui.add_enabled(
+                        !self.dialog_open,
+                        egui::Button::new("Open nvidia-smi output…"),
+                    );
+                    if open
+                        .on_hover_text(
+                            "Import the text of `nvidia-smi topo -m` (and optionally `topo -p2p r|w|n|a`) \
+                             captured on any machine",
+                        )
+                        .clicked()
+                    {
+                        commands.push(Command::OpenDialog);
+                    }
+                    ui.label(
+                        RichText::new("or drop the text files onto this window")
+                            .size(11.5)
+                            .weak(),
+                    );
+                });
+            });
+    }
+
+    fn live_entry(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+        match &self.live {
+            LiveState::Loading => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("This machine (reading NVML…)");
+                });
+            }
+            LiveState::Ready(t) => {
+                let selected = self.selected == SourceKey::Live;
+                ui.horizontal(|ui| {
+                    let r = ui.add(egui::Button::selectable(selected, "This machine"));
+                    topology_view::badge(ui, "live", palette::source_badge("live"));
+                    if r.on_hover_text(t.source.label()).clicked() {
+                        commands.push(Command::Select(SourceKey::Live));
+                    }
+                });
+            }
+            LiveState::Failed(reason) => {
+                ui.horizontal(|ui| {
+                    ui.add_enabled(false, egui::Button::selectable(false, "This machine"))
+                        .on_disabled_hover_text(format!("Live data unavailable: {reason}"));
+                    ui.label(RichText::new("unavailable").size(11.5).weak())
+                        .on_hover_text(format!("Live data unavailable: {reason}"));
+                });
+            }
+        }
+    }
+
+    fn central(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+        if let Some(err) = &self.error {
+            message_line(ui, err, Color32::from_rgb(0xc8, 0x3a, 0x3a), || {
+                commands.push(Command::DismissError)
+            });
+            ui.add_space(6.0);
+        }
+        if let (LiveState::Failed(reason), false) = (&self.live, self.banner_dismissed)
+            && matches!(self.selected, SourceKey::Catalog(_))
+        {
+            let text = format!(
+                "Live data unavailable: {reason}\nShowing a hardware catalog entry instead: its figures are documented by the vendor, not measured on this machine."
+            );
+            message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
+                commands.push(Command::DismissBanner)
+            });
+            ui.add_space(6.0);
+        }
+        match self.current_topology() {
+            Some(t) => {
+                egui::ScrollArea::both()
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| match self.settings.view {
+                        View::Topology => topology_view::show(ui, t),
+                    });
+            }
+            None => {
+                ui.centered_and_justified(|ui| {
+                    if matches!(self.live, LiveState::Loading) {
+                        ui.horizontal(|ui| {
+                            ui.spinner();
+                            ui.label("Reading this machine through NVML…");
+                        });
+                    } else {
+                        ui.label("Pick a source on the left, or drop nvidia-smi output here.");
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// A colored line with a message and a Dismiss button.
+fn message_line(ui: &mut Ui, text: &str, color: Color32, mut on_dismiss: impl FnMut()) {
+    egui::Frame::new()
+        .fill(color.gamma_multiply(0.22))
+        .stroke(egui::Stroke::new(1.0, color))
+        .corner_radius(CornerRadius::same(6))
+        .inner_margin(egui::Margin::symmetric(10, 6))
+        .show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.label(RichText::new("!").color(color).strong().size(16.0));
+                let w = ui.available_width() - 30.0;
+                ui.add_sized(
+                    [w.max(100.0), 0.0],
+                    egui::Label::new(RichText::new(text)).wrap(),
+                );
+                if ui.small_button("Dismiss").clicked() {
+                    on_dismiss();
+                }
+            });
+        });
+}
+
+/// Dims the window while files are dragged over it.
+fn drop_overlay(ctx: &egui::Context) {
+    if ctx.input(|i| i.raw.hovered_files.is_empty()) {
+        return;
+    }
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::unique("drop-overlay"),
+    ));
+    let rect = ctx.content_rect();
+    painter.rect_filled(rect, 0.0, Color32::from_black_alpha(170));
+    painter.text(
+        rect.center(),
+        egui::Align2::CENTER_CENTER,
+        "Drop nvidia-smi topo output to import it",
+        egui::FontId::proportional(22.0),
+        Color32::WHITE,
+    );
+}
+
+impl eframe::App for App {
+    fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if let Ok(s) = serde_json::to_string(&self.settings) {
+            storage.set_string(SETTINGS_KEY, s);
+        }
+    }
+}

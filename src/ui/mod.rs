@@ -1,0 +1,31 @@
+//! The desktop app: an eframe [`App`] with one file per view, plus offscreen rendering of views
+//! for reports and screenshots ([`snapshot`]).
+//!
+//! Views are pure drawing functions over model types; the App owns the state and runs NVML and
+//! file dialogs on worker threads, never inside `ui()`.
+
+mod app;
+pub mod palette;
+pub mod snapshot;
+pub mod topology_view;
+
+pub use app::{App, Command, Settings, SourceKey, Startup, View};
+
+/// Opens the scalescope window and runs until it is closed.
+pub fn run_app(startup: Startup) -> anyhow::Result<()> {
+    let options = eframe::NativeOptions {
+        viewport: eframe::egui::ViewportBuilder::default()
+            .with_title("scalescope")
+            .with_app_id("scalescope")
+            .with_inner_size([1400.0, 900.0])
+            .with_min_inner_size([800.0, 500.0])
+            .with_drag_and_drop(true),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "scalescope",
+        options,
+        Box::new(|cc| Ok(Box::new(App::new(cc, startup)))),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open the scalescope window: {e}"))
+}

@@ -1,0 +1,160 @@
+//! Colors shared by every view, so that a link kind or a P2P status looks the same everywhere.
+//!
+//! Cell fills are fixed colors (not theme colors) chosen to read on both the dark and the light
+//! theme; text on a fill picks black or white by the fill's luminance.
+
+use eframe::egui::{Color32, Visuals};
+
+use crate::model::{LinkKind, P2pStatus};
+
+/// NVLink fill for the fewest links (a single NVLink).
+const NV_LIGHT: Color32 = Color32::from_rgb(0xb7, 0xe4, 0xa8);
+/// NVLink fill for a full NVLink 4 bond (18 links).
+const NV_DEEP: Color32 = Color32::from_rgb(0x1f, 0x7a, 0x3a);
+
+/// PCIe paths, nearest to farthest: light blue … dark rust.
+const PIX: Color32 = Color32::from_rgb(0xa9, 0xd3, 0xf0);
+const PXB: Color32 = Color32::from_rgb(0x5c, 0x9c, 0xd6);
+const PHB: Color32 = Color32::from_rgb(0xe8, 0xbb, 0x5e);
+const NODE: Color32 = Color32::from_rgb(0xd8, 0x7a, 0x32);
+const SYS: Color32 = Color32::from_rgb(0x9a, 0x3f, 0x22);
+
+/// A cell whose value is not known.
+pub const UNKNOWN: Color32 = Color32::from_rgb(0x80, 0x80, 0x88);
+/// P2P: supported.
+pub const P2P_OK: Color32 = Color32::from_rgb(0x2e, 0x9a, 0x4b);
+/// P2P: not supported (`NS`), the usual answer for NVLink P2P on a PCIe-only pair.
+pub const P2P_NS: Color32 = Color32::from_rgb(0xe0, 0x8a, 0x2c);
+/// P2P: refused by chipset, GPU or topology (`CNS`, `GNS`, `TNS`).
+pub const P2P_REFUSED: Color32 = Color32::from_rgb(0xc8, 0x3a, 0x3a);
+/// P2P: the driver said "unknown" (`U`).
+pub const P2P_U: Color32 = Color32::from_rgb(0xa8, 0x7a, 0x6a);
+
+/// The NVLink green for the machine drawing (NVSwitch block, NVLink lines).
+pub const NVLINK: Color32 = Color32::from_rgb(0x3f, 0xa3, 0x4d);
+/// PCIe lines in the machine drawing.
+pub const PCIE_LINE: Color32 = Color32::from_rgb(0x5c, 0x9c, 0xd6);
+/// The socket interconnect (UPI / xGMI) in the machine drawing.
+pub const SOCKET_LINK: Color32 = SYS;
+/// NIC boxes in the machine drawing.
+pub const NIC: Color32 = Color32::from_rgb(0x8e, 0x6c, 0xc8);
+
+/// The fill for a connection of this kind.
+///
+/// NVLink bonds go from light to deep green with the link count (18 links, NVLink 4's full
+/// bond, is the deepest); PCIe paths from light blue (PIX) to dark rust (SYS).
+pub fn link_fill(kind: LinkKind) -> Color32 {
+    match kind {
+        LinkKind::Nv(n) => {
+            // Square root so that small bonds (NV1–NV4) still differ visibly from each other.
+            let t = (n.clamp(1, 18) as f32 / 18.0).sqrt();
+            lerp(NV_LIGHT, NV_DEEP, t)
+        }
+        LinkKind::Pix => PIX,
+        LinkKind::Pxb => PXB,
+        LinkKind::Phb => PHB,
+        LinkKind::Node => NODE,
+        LinkKind::Sys => SYS,
+    }
+}
+
+/// The fill for a P2P status; `None` (not known) is grey.
+pub fn p2p_fill(status: Option<P2pStatus>) -> Color32 {
+    match status {
+        Some(P2pStatus::Ok) => P2P_OK,
+        Some(P2pStatus::Ns) => P2P_NS,
+        Some(P2pStatus::Cns | P2pStatus::Gns | P2pStatus::Tns) => P2P_REFUSED,
+        Some(P2pStatus::U) => P2P_U,
+        None => UNKNOWN,
+    }
+}
+
+/// Black or white, whichever reads better on `fill`.
+pub fn text_on(fill: Color32) -> Color32 {
+    let lum =
+        0.299 * f32::from(fill.r()) + 0.587 * f32::from(fill.g()) + 0.114 * f32::from(fill.b());
+    if lum > 150.0 {
+        Color32::from_rgb(0x14, 0x18, 0x1c)
+    } else {
+        Color32::WHITE
+    }
+}
+
+/// The badge color for a source kind (`live`, `imported`, `catalog`).
+pub fn source_badge(kind: &str) -> Color32 {
+    match kind {
+        "live" => Color32::from_rgb(0x2e, 0x9a, 0x4b),
+        "imported" => Color32::from_rgb(0x3a, 0x7b, 0xc8),
+        _ => Color32::from_rgb(0xb0, 0x7a, 0x1c),
+    }
+}
+
+/// The fill of the diagonal (`X`) and of empty cells.
+pub fn neutral_cell(visuals: &Visuals) -> Color32 {
+    if visuals.dark_mode {
+        Color32::from_gray(0x38)
+    } else {
+        Color32::from_gray(0xdc)
+    }
+}
+
+/// Background of boxes in the machine drawing.
+pub fn box_fill(visuals: &Visuals) -> Color32 {
+    if visuals.dark_mode {
+        Color32::from_rgb(0x26, 0x2a, 0x30)
+    } else {
+        Color32::from_rgb(0xf4, 0xf6, 0xf8)
+    }
+}
+
+/// Background of a NUMA group in the machine drawing.
+pub fn group_fill(visuals: &Visuals) -> Color32 {
+    if visuals.dark_mode {
+        Color32::from_rgb(0x1c, 0x1f, 0x24)
+    } else {
+        Color32::from_rgb(0xea, 0xee, 0xf2)
+    }
+}
+
+/// Outline of boxes in the machine drawing.
+pub fn box_stroke(visuals: &Visuals) -> Color32 {
+    if visuals.dark_mode {
+        Color32::from_gray(0x5a)
+    } else {
+        Color32::from_gray(0xa0)
+    }
+}
+
+/// CPU / host-bridge blocks in the machine drawing.
+pub fn cpu_fill(visuals: &Visuals) -> Color32 {
+    if visuals.dark_mode {
+        Color32::from_rgb(0x34, 0x42, 0x56)
+    } else {
+        Color32::from_rgb(0xcf, 0xdb, 0xea)
+    }
+}
+
+fn lerp(a: Color32, b: Color32, t: f32) -> Color32 {
+    let mix = |x: u8, y: u8| (f32::from(x) + (f32::from(y) - f32::from(x)) * t).round() as u8;
+    Color32::from_rgb(mix(a.r(), b.r()), mix(a.g(), b.g()), mix(a.b(), b.b()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn more_nvlinks_is_deeper_green() {
+        let lum = |c: Color32| u32::from(c.r()) + u32::from(c.g()) + u32::from(c.b());
+        assert!(lum(link_fill(LinkKind::Nv(18))) < lum(link_fill(LinkKind::Nv(4))));
+        assert!(lum(link_fill(LinkKind::Nv(4))) < lum(link_fill(LinkKind::Nv(1))));
+    }
+
+    #[test]
+    fn pcie_paths_get_darker_with_distance() {
+        let lum = |c: Color32| u32::from(c.r()) + u32::from(c.g()) + u32::from(c.b());
+        assert!(lum(link_fill(LinkKind::Pix)) > lum(link_fill(LinkKind::Sys)));
+        assert_eq!(text_on(link_fill(LinkKind::Sys)), Color32::WHITE);
+        assert_ne!(text_on(link_fill(LinkKind::Pix)), Color32::WHITE);
+    }
+}

@@ -1,0 +1,110 @@
+//! Offscreen rendering of views to PNG, for reports and screenshots.
+//!
+//! Uses egui_kittest's [`Harness`] with its wgpu renderer, which works without a window (Mesa's
+//! llvmpipe or lavapipe is enough). Creating the renderer panics when there is no GL or Vulkan
+//! adapter at all; that panic is caught and returned as an error.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{Context as _, anyhow};
+use eframe::egui;
+use egui_kittest::Harness;
+
+use super::topology_view;
+use crate::model::Topology;
+
+/// Renders the Topology view of `topology` (dark theme) at `width` × `height` points and returns
+/// PNG bytes. Content taller than `height` is cut off; [`topology_height`] gives a height that
+/// fits.
+pub fn render_topology_png(
+    topology: &Topology,
+    width: u32,
+    height: u32,
+) -> anyhow::Result<Vec<u8>> {
+    let topology = topology.clone();
+    render_png(width, height, egui::Theme::Dark, move |ui| {
+        topology_view::show(ui, &topology);
+    })
+}
+
+/// The height in points at which the Topology view of `topology` fits at `width` points.
+pub fn topology_height(topology: &Topology, width: u32) -> anyhow::Result<u32> {
+    let topology = topology.clone();
+    let measured = catch_unwind(AssertUnwindSafe(move || {
+        let mut used = 0.0_f32;
+        let mut harness = Harness::builder()
+            .with_size(egui::vec2(width as f32, 20_000.0))
+            .build_ui(|ui| {
+                egui::CentralPanel::default().show(ui, |ui| {
+                    used = ui
+                        .scope(|ui| topology_view::show(ui, &topology))
+                        .response
+                        .rect
+                        .height();
+                });
+            });
+        harness.run_ok();
+        drop(harness);
+        used
+    }))
+    .map_err(|_| anyhow!("laying out the topology view failed"))?;
+    // The central panel's margins come on top of its contents.
+    Ok(measured.ceil() as u32 + 24)
+}
+
+/// Renders `draw` inside a central panel at `width` × `height` points and encodes it as PNG.
+pub fn render_png(
+    width: u32,
+    height: u32,
+    theme: egui::Theme,
+    mut draw: impl FnMut(&mut egui::Ui) + 'static,
+) -> anyhow::Result<Vec<u8>> {
+    // wgpu's GL backend limits textures to 8192 pixels a side.
+    if width == 0 || height == 0 || width > 8192 || height > 8192 {
+        return Err(anyhow!(
+            "cannot render an image of {width}×{height} pixels (1 to 8192 a side)"
+        ));
+    }
+    let rendered = catch_unwind(AssertUnwindSafe(move || {
+        let mut harness = Harness::builder()
+            .with_size(egui::vec2(width as f32, height as f32))
+            .with_theme(theme)
+            .wgpu()
+            .build_ui(move |ui| {
+                egui::CentralPanel::default().show(ui, |ui| draw(ui));
+            });
+        harness.run_ok();
+        harness.render()
+    }));
+    let image = match rendered {
+        Ok(Ok(image)) => image,
+        Ok(Err(e)) => return Err(anyhow!("rendering failed: {e}")),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_else(|| "unknown reason".to_string());
+            return Err(anyhow!(
+                "offscreen rendering failed: {why}; without a GL or Vulkan adapter install Mesa \
+                 (libgl1-mesa-dri or mesa-vulkan-drivers) or run on a machine with a GPU driver"
+            ));
+        }
+    };
+    // The `image` crate is only reachable through egui_kittest's return type, so encode through
+    // its extension-driven `save` into a private temporary file and read the bytes back.
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "scalescope-render-{}-{}.png",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    image
+        .save(&path)
+        .with_context(|| format!("cannot encode PNG to {}", path.display()))?;
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()));
+    // Best effort: a leftover temporary file is harmless.
+    let _ = std::fs::remove_file(&path);
+    bytes
+}

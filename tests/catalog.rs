@@ -1,0 +1,157 @@
+//! The hardware catalog: every embedded machine loads, and the key figures of each match what
+//! its vendor documents.
+
+use scalescope::model::{LinkKind, P2pStatus, TopologySource};
+use scalescope::topology::TopologyError;
+use scalescope::topology::catalog::{entries, load, parse_entry};
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 0.01
+}
+
+#[test]
+fn every_entry_loads() {
+    let list = entries();
+    assert!(list.len() >= 6, "{list:?}");
+    for e in &list {
+        let t = load(&e.id).unwrap_or_else(|err| panic!("{}: {err}", e.id));
+        assert_eq!(
+            t.source,
+            TopologySource::Catalog {
+                id: e.id.clone(),
+                name: e.name.clone()
+            }
+        );
+        assert!(!e.summary.is_empty());
+    }
+}
+
+#[test]
+fn dgx_h100() {
+    let t = load("dgx-h100").unwrap();
+    assert_eq!(t.gpus.len(), 8);
+    assert_eq!(t.links.len(), 28);
+    assert!(t.links.iter().all(|l| l.kind == Some(LinkKind::Nv(18))));
+    let per_link = t.gpus[0].nvlink_gbps_per_link.unwrap();
+    for l in &t.links {
+        let rate = l.line_rate.as_ref().unwrap();
+        assert!(close(rate.gbps, 18.0 * per_link), "{rate:?}");
+        assert_eq!(l.nvlink_generation, Some(4));
+    }
+    assert!(close(
+        t.link(0, 7).unwrap().line_rate.as_ref().unwrap().gbps,
+        478.116
+    ));
+    assert_eq!(t.nics.len(), 8);
+    assert!(t.nics.iter().all(|n| n.line_rate_gbps == Some(50.0)));
+    let groups = t.numa_groups();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[0], (Some(0), vec![0, 1, 2, 3]));
+    assert_eq!(groups[1], (Some(1), vec![4, 5, 6, 7]));
+    assert_eq!(
+        t.gpus[0].pcie.line_rate_gbps().map(|r| r > 63.0),
+        Some(true)
+    );
+    // Each GPU's paired NIC is PIX, the others on its socket NODE, the rest SYS.
+    assert_eq!(t.nic_link(0, 0), Some(LinkKind::Pix));
+    assert_eq!(t.nic_link(1, 0), Some(LinkKind::Node));
+    assert_eq!(t.nic_link(4, 0), Some(LinkKind::Sys));
+    assert_eq!(t.p2p(3, 6).unwrap().caps.atomics, Some(P2pStatus::Ok));
+    assert!(t.notes.iter().any(|n| n.contains("not a measurement")));
+}
+
+#[test]
+fn hgx_a100() {
+    let t = load("hgx-a100").unwrap();
+    assert_eq!(t.gpus.len(), 8);
+    assert!(t.links.iter().all(|l| l.kind == Some(LinkKind::Nv(12))));
+    assert!(close(
+        t.link(2, 5).unwrap().line_rate.as_ref().unwrap().gbps,
+        300.0
+    ));
+    assert_eq!(t.nics.len(), 8);
+    assert!(t.nics.iter().all(|n| n.line_rate_gbps == Some(25.0)));
+    assert_eq!(t.gpus[0].pcie.gen_max, Some(4));
+}
+
+#[test]
+fn l40s_pcie_server() {
+    let t = load("l40s-8x-pcie").unwrap();
+    assert_eq!(t.gpus.len(), 8);
+    let kinds: Vec<LinkKind> = t.links.iter().filter_map(|l| l.kind).collect();
+    for k in [LinkKind::Pix, LinkKind::Node, LinkKind::Sys] {
+        assert!(kinds.contains(&k), "no {k} cell");
+    }
+    assert!(kinds.iter().all(|k| k.nvlinks().is_none()));
+    let rate = t.link(0, 5).unwrap().line_rate.clone().unwrap();
+    assert!(close(rate.gbps, 31.508), "{rate:?}");
+    assert_eq!(rate.basis, "PCIe Gen4 x16");
+    assert_eq!(t.p2p(0, 3).unwrap().caps.read, Some(P2pStatus::Ok));
+    assert_eq!(
+        t.p2p(0, 4).unwrap().caps.read,
+        None,
+        "cross-socket P2P is not documented"
+    );
+}
+
+#[test]
+fn rtx4090_has_no_p2p() {
+    let t = load("rtx4090-4x-pcie").unwrap();
+    assert_eq!(t.gpus.len(), 4);
+    for p in &t.p2p {
+        assert!(p.caps.read.is_some_and(|s| s != P2pStatus::Ok), "{p:?}");
+        assert!(p.caps.write.is_some_and(|s| s != P2pStatus::Ok), "{p:?}");
+    }
+    assert_eq!(t.numa_groups().len(), 1);
+}
+
+#[test]
+fn h100_pcie_bridge_is_300_gbps() {
+    let t = load("h100-pcie-2x-nvlink").unwrap();
+    let link = t.link(0, 1).unwrap();
+    assert_eq!(link.kind, Some(LinkKind::Nv(12)));
+    assert!(close(link.line_rate.as_ref().unwrap().gbps, 300.0));
+    assert_eq!(t.gpus[0].pcie.gen_max, Some(5));
+    assert_eq!(t.gpus[0].numa_node, None, "the host is not documented");
+}
+
+#[test]
+fn h200_reference_machine_matches_anchors() {
+    let t = load("h200-2x-sxm").unwrap();
+    let rate = t.link(0, 1).unwrap().line_rate.clone().unwrap();
+    assert!(close(rate.gbps, 478.116), "{rate:?}");
+    assert!(rate.basis.contains("26.562"));
+    assert_eq!(t.gpus[1].pci_bus_id.as_deref(), Some("00000000:00:07.0"));
+    assert_eq!(t.gpus[0].cpu_affinity.as_deref(), Some("0-31"));
+}
+
+#[test]
+fn lookup_by_prefix_and_case() {
+    assert_eq!(load("DGX").unwrap(), load("dgx-h100").unwrap());
+    assert_eq!(load("rtx").unwrap(), load("rtx4090-4x-pcie").unwrap());
+    assert_eq!(load("H200-2X-SXM").unwrap(), load("h200-2x-sxm").unwrap());
+}
+
+#[test]
+fn ambiguous_or_unknown_names_list_the_ids() {
+    for name in ["h", "nonesuch", ""] {
+        match load(name) {
+            Err(TopologyError::UnknownCatalogEntry { name: n, known }) => {
+                assert_eq!(n, name);
+                for e in entries() {
+                    assert!(known.contains(&e.id), "{known}");
+                }
+            }
+            other => panic!("{name:?}: expected UnknownCatalogEntry, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn bad_text_is_bad_catalog() {
+    let err = parse_entry("broken.toml", "[machine]\nid = \"x\"\n").unwrap_err();
+    assert!(matches!(err, TopologyError::BadCatalog { .. }), "{err:?}");
+    let shown = err.to_string();
+    assert!(shown.starts_with("catalog file broken.toml:"), "{shown}");
+    assert!(!err.is_bad_input());
+}

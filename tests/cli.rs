@@ -1,0 +1,413 @@
+//! The command line, end to end, on a machine without GPUs: catalog and imported topologies,
+//! golden CSV files, the modeled backend, and bad input (one-line errors, exit code 2).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn scalescope() -> Command {
+    let mut cmd = Command::cargo_bin("scalescope").expect("binary built");
+    // Never let a developer's GPU machine change what these tests see.
+    cmd.env("CUDA_VISIBLE_DEVICES", "");
+    cmd
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn golden(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+/// Compares `actual` with the golden file, or writes it when UPDATE_GOLDEN=1.
+fn check_golden(name: &str, actual: &str) {
+    let path = golden(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1 once)", path.display()));
+    assert_eq!(actual, expected, "output differs from {}", path.display());
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = scalescope().args(args).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "scalescope {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// Runs and expects failure with `code` and a single-line message on stderr containing `needle`.
+fn fails_with(args: &[&str], code: i32, needle: &str) -> String {
+    let out = scalescope().args(args).output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "scalescope {args:?}: {stderr}"
+    );
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected a one-line error, got: {stderr}");
+    assert!(lines[0].starts_with("Error: "), "{stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{stderr:?} should mention {needle:?}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn catalog_lists_entries() {
+    let out = stdout_of(&["--catalog"]);
+    for id in [
+        "dgx-h100",
+        "hgx-a100",
+        "l40s-8x-pcie",
+        "rtx4090-4x-pcie",
+        "h100-pcie-2x-nvlink",
+    ] {
+        assert!(out.contains(id), "{id} missing from:\n{out}");
+    }
+}
+
+#[test]
+fn links_csv_golden_dgx_h100() {
+    check_golden(
+        "links-dgx-h100.csv",
+        &stdout_of(&["topo", "--catalog", "dgx-h100", "--format", "csv"]),
+    );
+}
+
+#[test]
+fn gpus_csv_golden_l40s() {
+    check_golden(
+        "gpus-l40s-8x-pcie.csv",
+        &stdout_of(&[
+            "topo",
+            "--catalog",
+            "l40s-8x-pcie",
+            "--format",
+            "csv",
+            "--table",
+            "gpus",
+        ]),
+    );
+}
+
+#[test]
+fn links_csv_golden_imported_a100() {
+    let path = data("dgx-a100-topo-m.txt");
+    check_golden(
+        "links-dgx-a100-import.csv",
+        &stdout_of(&[
+            "topo",
+            "--import",
+            path.to_str().unwrap(),
+            "--format",
+            "csv",
+        ]),
+    );
+}
+
+#[test]
+fn links_csv_has_the_documented_leading_columns_and_every_ordered_pair() {
+    let out = stdout_of(&["topo", "--catalog", "dgx-h100", "--format", "csv"]);
+    let mut lines = out.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with(
+        "gpu_a,gpu_b,link,nvlinks,line_rate_gbps,p2p_read,p2p_write,p2p_nvlink,p2p_atomics"
+    ));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 8 * 7);
+    assert!(rows.iter().all(|r| r.split(',').nth(2) == Some("NV")));
+}
+
+#[test]
+fn table_output_can_be_imported_again() {
+    let table = stdout_of(&["topo", "--catalog", "dgx-h100"]);
+    assert!(table.contains("NV18"));
+    // The connectivity and P2P blocks are nvidia-smi's format; the line-rate block is ours.
+    let start = table.find("Line rate").expect("line-rate block");
+    let end = start + table[start..].find("\n\n").expect("block end");
+    let table = format!("{}{}", &table[..start], &table[end..]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("table.txt");
+    std::fs::write(&path, &table).unwrap();
+    let again = stdout_of(&[
+        "topo",
+        "--import",
+        path.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    let original = stdout_of(&["topo", "--catalog", "dgx-h100", "--format", "csv"]);
+    // Link class, NVLink count and P2P columns survive the round trip; line rates do not
+    // (nvidia-smi text carries none).
+    let key = |csv: &str| -> Vec<String> {
+        csv.lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.split(',').collect();
+                format!("{},{},{},{},{},{}", c[0], c[1], c[2], c[3], c[5], c[6])
+            })
+            .collect()
+    };
+    assert_eq!(key(&again), key(&original));
+}
+
+#[test]
+fn json_round_trips() {
+    let out = stdout_of(&[
+        "topo",
+        "--catalog",
+        "h100-pcie-2x-nvlink",
+        "--format",
+        "json",
+    ]);
+    let topo: scalescope::model::Topology = serde_json::from_str(&out).unwrap();
+    assert_eq!(topo.source.kind(), "catalog");
+    assert_eq!(topo.gpus.len(), 2);
+}
+
+#[test]
+fn import_from_stdin() {
+    let text = std::fs::read(data("dgx-a100-topo-m.txt")).unwrap();
+    let out = scalescope()
+        .args(["topo", "--import", "-", "--format", "csv"])
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        1 + 8 * 7
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    fails_with(&["topo", "--import", empty.to_str().unwrap()], 2, "empty");
+
+    let binary = dir.path().join("binary.txt");
+    std::fs::write(&binary, [0u8, 159, 146, 150, 0, 1, 2, 255]).unwrap();
+    fails_with(&["topo", "--import", binary.to_str().unwrap()], 2, "binary");
+
+    let missing_col = dir.path().join("missing.txt");
+    std::fs::write(
+        &missing_col,
+        "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-7\nGPU1\tNV4\n",
+    )
+    .unwrap();
+    fails_with(
+        &["topo", "--import", missing_col.to_str().unwrap()],
+        2,
+        ":3:",
+    );
+
+    fails_with(&["topo", "--catalog", "nosuch"], 2, "nosuch");
+    fails_with(
+        &["topo", "--import", "/no/such/file.txt"],
+        2,
+        "/no/such/file.txt",
+    );
+    fails_with(
+        &[
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--gpus",
+            "0,9",
+        ],
+        2,
+        "no GPU 9",
+    );
+    fails_with(
+        &[
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--sizes",
+            "12Q",
+        ],
+        2,
+        "--sizes",
+    );
+    fails_with(
+        &[
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--tests",
+            "warp",
+        ],
+        2,
+        "warp",
+    );
+}
+
+#[test]
+fn bad_flags_exit_2_without_panic() {
+    let out = scalescope()
+        .args(["topo", "--format", "xml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+/// These run only where there is no NVIDIA driver (CI, developer laptops).
+fn no_driver() -> bool {
+    [
+        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+        "/usr/lib64/libnvidia-ml.so.1",
+        "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+    ]
+    .iter()
+    .all(|p| !Path::new(p).exists())
+}
+
+#[test]
+fn topo_without_driver_says_so_and_exits_1() {
+    if !no_driver() {
+        return;
+    }
+    let err = fails_with(&["topo"], 1, "libnvidia-ml.so.1");
+    assert!(
+        err.contains("--import") && err.contains("--catalog"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bench_without_gpu_exits_1_and_mentions_modeled() {
+    if !no_driver() {
+        return;
+    }
+    fails_with(&["bench", "bandwidth"], 1, "--modeled");
+    fails_with(&["bench", "bandwidth", "--modeled"], 1, "--catalog");
+}
+
+#[test]
+fn measuring_another_machine_is_refused() {
+    fails_with(
+        &["bench", "bandwidth", "--catalog", "dgx-h100"],
+        2,
+        "--modeled",
+    );
+}
+
+#[test]
+fn modeled_bandwidth_writes_labeled_csv_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("bw.csv");
+    let json = dir.path().join("bw.json");
+    let out = stdout_of(&[
+        "bench",
+        "bandwidth",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--gpus",
+        "0,1,2",
+        "--tests",
+        "h2d,p2p_read_ce,p2p_bidir_ce,latency_d2d,local_copy",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.contains("p2p_read_ce") && out.contains("modeled"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        header[..15].join(","),
+        "test,method,src,dst,bytes,samples,median_gbps,min_gbps,max_gbps,cv,line_rate_gbps,efficiency,wrong,status,source"
+    );
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    // 3 h2d + 6 read + 3 bidir + 6 latency + 3 local.
+    assert_eq!(rows.len(), 21);
+    assert!(rows.iter().all(|r| &r[14] == "modeled"));
+    for r in rows.iter().filter(|r| &r[0] == "latency_d2d") {
+        assert!(r[6].is_empty(), "latency rows leave GB/s empty");
+        assert!(!r[15].is_empty(), "latency rows carry latency_ns");
+    }
+    for r in rows.iter().filter(|r| &r[0] == "local_copy") {
+        assert_eq!(&r[13], "skipped");
+        assert!(r[6].is_empty(), "not modeled is empty, never 0");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["source"], "modeled");
+    assert_eq!(v["results"].as_array().unwrap().len(), 21);
+}
+
+#[test]
+fn modeled_import_warns_about_assumptions() {
+    let path = data("dgx-a100-topo-m.txt");
+    let out = scalescope()
+        .args([
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--import",
+            path.to_str().unwrap(),
+            "--tests",
+            "p2p_read_ce,h2d",
+            "--gpus",
+            "0,1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("25 GB/s per NVLink"), "{stderr}");
+    assert!(stderr.contains("PCIe Gen4 x16"), "{stderr}");
+    let with_flag = scalescope()
+        .args([
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--import",
+            path.to_str().unwrap(),
+            "--tests",
+            "h2d",
+            "--gpus",
+            "0",
+            "--pcie",
+            "gen5x16",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&with_flag.stderr).contains("PCIe Gen5 x16"));
+}

@@ -1,0 +1,198 @@
+//! The CUDA backend on real GPUs. Needs two GPUs (0 and 1) with peer access:
+//! `cargo test --test gpu_bandwidth -- --ignored --test-threads=1` (scripts/gpu-check.sh).
+
+use std::sync::atomic::AtomicBool;
+
+use scalescope::bench::cuda::CudaBackend;
+use scalescope::bench::{BandwidthOptions, Plan, Warning, run_bandwidth};
+use scalescope::model::{BandwidthResult, Gpu, Status, TestId, Topology, TopologySource};
+
+/// GPUs 0 and 1, by CUDA ordinal (the live topology reader is tested elsewhere).
+fn two_gpus() -> Topology {
+    let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+    t.gpus = (0..2)
+        .map(|index| Gpu {
+            index,
+            ..Default::default()
+        })
+        .collect();
+    t.normalize();
+    t
+}
+
+fn run(tests: Vec<TestId>, sizes: Vec<u64>) -> (Vec<BandwidthResult>, Vec<Warning>) {
+    let topo = two_gpus();
+    let mut backend = match CudaBackend::new(&topo) {
+        Ok(b) => b,
+        Err(e) => panic!("CUDA backend unavailable: {e}"),
+    };
+    eprintln!("{}", scalescope::bench::Backend::describe(&backend));
+    let opts = BandwidthOptions {
+        gpus: vec![0, 1],
+        tests,
+        sizes,
+        iters: 4,
+        samples: 3,
+    };
+    let plan = Plan::new(&topo, &opts).expect("plan");
+    let out = run_bandwidth(
+        &topo,
+        &plan,
+        &mut backend,
+        &AtomicBool::new(false),
+        &mut |_, _| {},
+    );
+    for r in &out.results {
+        eprintln!(
+            "{:<20} {}→{} {:>12} B  {:?}  median {:?} GB/s  fwd {:?} rev {:?}  latency {:?} ns  wrong {:?}  {:?}",
+            r.test.id(),
+            r.src,
+            r.dst,
+            r.bytes,
+            r.status,
+            r.median_gbps,
+            r.fwd_gbps,
+            r.rev_gbps,
+            r.latency_ns,
+            r.wrong,
+            r.reason
+        );
+    }
+    (out.results, out.warnings)
+}
+
+fn assert_ok(r: &BandwidthResult) {
+    assert_eq!(
+        r.status,
+        Status::Ok,
+        "{} {}→{}: {:?}",
+        r.test,
+        r.src,
+        r.dst,
+        r.reason
+    );
+    assert_eq!(r.wrong, Some(0), "{} {}→{}", r.test, r.src, r.dst);
+    if r.test.is_latency() {
+        assert!(r.latency_ns.is_some_and(|v| v > 0.0), "{r:?}");
+    } else {
+        assert!(r.median_gbps.is_some_and(|v| v > 0.0), "{r:?}");
+    }
+    assert_eq!(r.sample_values.len(), 3);
+}
+
+#[test]
+#[ignore = "needs GPU"]
+fn small_plan_on_two_gpus_is_ok_and_verified() {
+    let tests = vec![
+        TestId::P2pReadCe,
+        TestId::H2d,
+        TestId::D2h,
+        TestId::LatencyD2d,
+        TestId::P2pWriteSm,
+        TestId::P2pBidirCe,
+        TestId::P2pBidirSm,
+        TestId::LocalCopy,
+    ];
+    let (results, warnings) = run(tests.clone(), vec![64 << 20]);
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| matches!(w, Warning::PeerAccessUnsupported { .. })),
+        "{warnings:?}"
+    );
+    for t in tests {
+        assert!(results.iter().any(|r| r.test == t), "{t} produced no row");
+    }
+    for r in &results {
+        assert_ok(r);
+    }
+    for r in results
+        .iter()
+        .filter(|r| r.test == TestId::P2pBidirCe || r.test == TestId::P2pBidirSm)
+    {
+        let (f, v, m) = (
+            r.fwd_gbps.unwrap(),
+            r.rev_gbps.unwrap(),
+            r.median_gbps.unwrap(),
+        );
+        assert!(f > 0.0 && v > 0.0 && m > f.max(v), "{r:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs GPU"]
+fn every_test_runs_without_failures() {
+    let (results, _) = run(Vec::new(), vec![32 << 20]);
+    for r in &results {
+        assert!(
+            matches!(r.status, Status::Ok | Status::Waived),
+            "{} {}→{}: {:?} {:?}",
+            r.test,
+            r.src,
+            r.dst,
+            r.status,
+            r.reason
+        );
+        if r.status == Status::Ok {
+            assert_eq!(r.wrong, Some(0), "{} {}→{}", r.test, r.src, r.dst);
+        }
+    }
+    // host_to_all / all_to_host: one row per GPU.
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| r.test == TestId::HostToAll)
+            .count(),
+        2
+    );
+}
+
+#[test]
+#[ignore = "needs GPU"]
+fn odd_sizes_are_copied_exactly() {
+    let (results, _) = run(
+        vec![
+            TestId::P2pReadSm,
+            TestId::P2pWriteCe,
+            TestId::H2d,
+            TestId::D2h,
+        ],
+        vec![(1 << 20) + 13, 4099],
+    );
+    for r in &results {
+        assert_ok(r);
+    }
+}
+
+#[test]
+#[ignore = "needs GPU"]
+fn absurd_size_is_skipped_not_a_panic() {
+    let (results, warnings) = run(
+        vec![TestId::P2pReadCe, TestId::LocalCopy, TestId::H2d],
+        vec![1 << 40],
+    );
+    assert!(!results.is_empty());
+    for r in &results {
+        assert_eq!(
+            r.status,
+            Status::Skipped,
+            "{} {}→{}: {:?}",
+            r.test,
+            r.src,
+            r.dst,
+            r.reason
+        );
+        assert!(r.median_gbps.is_none());
+    }
+    assert!(
+        warnings
+            .iter()
+            .any(|w| matches!(w, Warning::OutOfMemory { .. })),
+        "{warnings:?}"
+    );
+    // The backend goes on working after the failed allocations.
+    let (results, _) = run(vec![TestId::LocalCopy], vec![16 << 20]);
+    for r in &results {
+        assert_ok(r);
+    }
+}
