@@ -11,6 +11,7 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use eframe::egui::{self, Color32, CornerRadius, RichText, Ui};
 use serde::{Deserialize, Serialize};
 
+use super::bandwidth_view::BandwidthView;
 use super::{palette, topology_view};
 use crate::model::Topology;
 use crate::topology::{catalog, import, live};
@@ -33,16 +34,19 @@ pub enum View {
     /// How the GPUs and NICs are connected ([`topology_view`]).
     #[default]
     Topology,
+    /// Copy bandwidth and latency ([`super::bandwidth_view`]).
+    Bandwidth,
 }
 
 impl View {
     /// Every view, in tab order.
-    pub const ALL: &[View] = &[View::Topology];
+    pub const ALL: &[View] = &[View::Topology, View::Bandwidth];
 
     /// The tab's label.
     pub fn label(&self) -> &'static str {
         match self {
             View::Topology => "Topology",
+            View::Bandwidth => "Bandwidth",
         }
     }
 }
@@ -81,7 +85,7 @@ pub enum SourceKey {
 enum LiveState {
     /// The `scalescope-nvml` thread is still reading.
     Loading,
-    Ready(Topology),
+    Ready(Box<Topology>),
     /// Why live data is unavailable (the error's text).
     Failed(String),
 }
@@ -114,6 +118,9 @@ pub enum Command {
 /// The scalescope window: sources on the left, the selected view in the middle.
 pub struct App {
     settings: Settings,
+    /// The Bandwidth view's state (selection, running job, results).
+    pub bandwidth: BandwidthView,
+
     live: LiveState,
     catalog: Vec<catalog::CatalogEntry>,
     imported: Vec<Topology>,
@@ -175,6 +182,7 @@ impl App {
         let (tx, rx) = channel();
         Self {
             settings,
+            bandwidth: BandwidthView::default(),
             live,
             catalog: catalog::entries(),
             imported: Vec::new(),
@@ -243,7 +251,7 @@ impl App {
     fn set_live(&mut self, live: Result<Topology, String>) {
         match live {
             Ok(t) => {
-                self.live = LiveState::Ready(t);
+                self.live = LiveState::Ready(Box::new(t));
             }
             Err(e) => self.live_failed(e),
         }
@@ -377,6 +385,9 @@ impl App {
     /// Draws the whole window into `ui` (eframe's root ui, or a test harness's).
     pub fn show(&mut self, ui: &mut Ui) {
         let ctx = ui.ctx().clone();
+        if self.theme_applied.is_none() {
+            super::fonts::install(&ctx);
+        }
         if self.theme_applied != Some(self.settings.dark_mode) {
             ctx.set_theme(if self.settings.dark_mode {
                 egui::Theme::Dark
@@ -531,7 +542,7 @@ impl App {
         }
     }
 
-    fn central(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn central(&mut self, ui: &mut Ui, commands: &mut Vec<Command>) {
         if let Some(err) = &self.error {
             message_line(ui, err, Color32::from_rgb(0xc8, 0x3a, 0x3a), || {
                 commands.push(Command::DismissError)
@@ -549,12 +560,19 @@ impl App {
             });
             ui.add_space(6.0);
         }
-        match self.current_topology() {
+        // Measurement views keep running while another view or source is shown; they get a
+        // copy of the topology so that they can hold their own state mutably.
+        let topology = self.current_topology().cloned();
+        match topology {
+            Some(t) if self.settings.view == View::Bandwidth => self.bandwidth.ui(ui, &t),
             Some(t) => {
+                // Views lay out to the visible width; only content wider than that scrolls.
+                let viewport_w = ui.available_width();
                 egui::ScrollArea::both()
                     .auto_shrink([false, false])
-                    .show(ui, |ui| match self.settings.view {
-                        View::Topology => topology_view::show(ui, t),
+                    .show(ui, |ui| {
+                        ui.set_max_width(viewport_w);
+                        topology_view::show(ui, &t);
                     });
             }
             None => {
@@ -583,7 +601,8 @@ fn message_line(ui: &mut Ui, text: &str, color: Color32, mut on_dismiss: impl Fn
         .show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.label(RichText::new("!").color(color).strong().size(16.0));
-                let w = ui.available_width() - 30.0;
+                // Leave room for the Dismiss button on the right.
+                let w = ui.available_width() - 90.0;
                 ui.add_sized(
                     [w.max(100.0), 0.0],
                     egui::Label::new(RichText::new(text)).wrap(),

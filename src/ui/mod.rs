@@ -5,7 +5,11 @@
 //! file dialogs on worker threads, never inside `ui()`.
 
 mod app;
+pub mod bandwidth_view;
+pub mod fonts;
+mod jobs;
 pub mod palette;
+mod plots;
 pub mod snapshot;
 pub mod topology_view;
 

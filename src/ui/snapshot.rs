@@ -5,7 +5,6 @@
 //! adapter at all; that panic is caught and returned as an error.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context as _, anyhow};
 use eframe::egui;
@@ -66,12 +65,17 @@ pub fn render_png(
             "cannot render an image of {width}×{height} pixels (1 to 8192 a side)"
         ));
     }
+    let mut fonts_ready = false;
     let rendered = catch_unwind(AssertUnwindSafe(move || {
         let mut harness = Harness::builder()
             .with_size(egui::vec2(width as f32, height as f32))
             .with_theme(theme)
             .wgpu()
             .build_ui(move |ui| {
+                if !fonts_ready {
+                    super::fonts::install(ui.ctx());
+                    fonts_ready = true;
+                }
                 egui::CentralPanel::default().show(ui, |ui| draw(ui));
             });
         harness.run_ok();
@@ -92,19 +96,12 @@ pub fn render_png(
             ));
         }
     };
-    // The `image` crate is only reachable through egui_kittest's return type, so encode through
-    // its extension-driven `save` into a private temporary file and read the bytes back.
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "scalescope-render-{}-{}.png",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let mut bytes = Vec::new();
     image
-        .save(&path)
-        .with_context(|| format!("cannot encode PNG to {}", path.display()))?;
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()));
-    // Best effort: a leftover temporary file is harmless.
-    let _ = std::fs::remove_file(&path);
-    bytes
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .context("cannot encode the rendered view as PNG")?;
+    Ok(bytes)
 }

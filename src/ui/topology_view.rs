@@ -777,12 +777,17 @@ fn draw_nic(
     let speed = nic
         .line_rate_gbps
         .map_or(String::new(), |g| format!(" {:.0}G", g * 8.0));
-    painter.text(
-        rect.left_center() + vec2(6.0, 0.0),
-        Align2::LEFT_CENTER,
-        format!("{}{speed}", nic.name),
-        FontId::monospace(11.0),
-        visuals.strong_text_color(),
+    // The speed goes when name and speed do not both fit; the hover text has both.
+    let font = FontId::monospace(11.0);
+    let color = visuals.strong_text_color();
+    let mut galley = painter.layout_no_wrap(format!("{}{speed}", nic.name), font.clone(), color);
+    if galley.size().x > rect.width() - 10.0 {
+        galley = painter.layout_no_wrap(nic.name.clone(), font, color);
+    }
+    painter.galley(
+        pos2(rect.left() + 6.0, rect.center().y - galley.size().y / 2.0),
+        galley,
+        color,
     );
     let rate = nic
         .line_rate_gbps
@@ -945,14 +950,14 @@ struct Segment {
 }
 
 /// A matrix cell: one or more colored segments, an accessible label and hover text.
-struct Cell {
+pub(crate) struct Cell {
     segments: Vec<Segment>,
     label: String,
     hover: String,
 }
 
 impl Cell {
-    fn single(
+    pub(crate) fn single(
         text: impl Into<String>,
         fill: Option<Color32>,
         label: String,
@@ -970,7 +975,7 @@ impl Cell {
 }
 
 /// Draws a matrix of `rows × cols` cells with headers; extra text columns follow on the right.
-fn matrix(
+pub(crate) fn matrix(
     ui: &mut Ui,
     id_salt: &str,
     col_labels: &[String],
@@ -1166,7 +1171,7 @@ pub fn connectivity_matrix(ui: &mut Ui, topology: &Topology) {
         "topo",
         &labels,
         &labels,
-        vec2(54.0, 26.0),
+        vec2(48.0, 24.0),
         &extra,
         |r, c| {
             let diag = Cell::single("X", None, format!("{} itself", labels[r]), String::new());

@@ -1,0 +1,684 @@
+//! The Bandwidth view: choose GPUs and tests, run them on a worker thread (real GPUs for this
+//! machine, the modeled backend for catalog and imported machines), and read the results as
+//! heatmaps (GB/s and % of line rate) and bandwidth-vs-size plots.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui::{self, Color32, RichText, Ui, vec2};
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
+
+use super::jobs::{Job, JobMsg, Reporter};
+use super::palette;
+use super::topology_view::{Cell, matrix};
+use crate::bench::modeled::{Assumptions, ModeledBackend};
+use crate::bench::{Backend, BandwidthOptions, Plan, Warning, cuda::CudaBackend, run_bandwidth};
+use crate::model::units::{format_bytes, parse_sizes};
+use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology, TopologySource};
+
+/// The tests ticked by default: a quick, informative first run.
+const DEFAULT_TESTS: [TestId; 8] = [
+    TestId::H2d,
+    TestId::D2h,
+    TestId::P2pReadCe,
+    TestId::P2pWriteCe,
+    TestId::P2pBidirCe,
+    TestId::P2pWriteSm,
+    TestId::P2pWriteCeNopeer,
+    TestId::LatencyD2d,
+];
+
+/// Results of one run, as the view shows them.
+#[derive(Clone, Debug, Default)]
+pub struct BandwidthRunData {
+    pub results: Vec<BandwidthResult>,
+    pub warnings: Vec<Warning>,
+    /// The backend's own description.
+    pub backend: String,
+    pub cancelled: bool,
+}
+
+/// State of the Bandwidth view.
+pub struct BandwidthView {
+    /// Which topology the selection below belongs to (its source label).
+    topo_label: String,
+    gpus: BTreeSet<usize>,
+    tests: BTreeSet<TestId>,
+    sizes: String,
+    samples: u32,
+    iters: u32,
+    job: Option<Job<BandwidthRunData>>,
+    data: Option<BandwidthRunData>,
+    shown_test: Option<TestId>,
+    shown_bytes: Option<u64>,
+    error: Option<String>,
+}
+
+impl Default for BandwidthView {
+    fn default() -> Self {
+        Self {
+            topo_label: String::new(),
+            gpus: BTreeSet::new(),
+            tests: DEFAULT_TESTS.into_iter().collect(),
+            sizes: "512M".to_string(),
+            samples: crate::bench::plan::DEFAULT_SAMPLES,
+            iters: crate::bench::plan::DEFAULT_ITERS,
+            job: None,
+            data: None,
+            shown_test: None,
+            shown_bytes: None,
+            error: None,
+        }
+    }
+}
+
+impl BandwidthView {
+    /// A view showing finished results (for reports, screenshots and tests).
+    pub fn with_results(topology: &Topology, data: BandwidthRunData) -> Self {
+        let mut v = Self::default();
+        v.sync_topology(topology);
+        v.data = Some(data);
+        v
+    }
+
+    /// The results on screen, if any.
+    pub fn data(&self) -> Option<&BandwidthRunData> {
+        self.data.as_ref()
+    }
+
+    /// Sets the sizes field as if typed (for tests and scripted use).
+    pub fn set_sizes(&mut self, sizes: &str) {
+        self.sizes = sizes.to_string();
+    }
+
+    /// True while a run is in flight.
+    pub fn running(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| !j.finished)
+    }
+
+    fn sync_topology(&mut self, topology: &Topology) {
+        let label = topology.source.label();
+        if self.topo_label != label {
+            self.topo_label = label;
+            self.gpus = topology.gpu_indices().into_iter().collect();
+            if !self.running() {
+                self.data = None;
+            }
+        }
+    }
+
+    /// Draws the view for `topology`.
+    pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
+        self.sync_topology(topology);
+        self.poll();
+        let measured = matches!(topology.source, TopologySource::Live { .. });
+        egui::ScrollArea::vertical()
+            .auto_shrink([false; 2])
+            .show(ui, |ui| {
+                self.controls(ui, topology, measured);
+                ui.add_space(8.0);
+                if let Some(e) = &self.error {
+                    ui.colored_label(palette::P2P_REFUSED, e);
+                }
+                let Some(data) = self.data.clone() else {
+                    ui.label(
+                        RichText::new("No results yet: pick GPUs and tests, then Run.").weak(),
+                    );
+                    return;
+                };
+                self.results(ui, topology, &data);
+            });
+    }
+
+    fn poll(&mut self) {
+        let Some(job) = &mut self.job else { return };
+        for msg in job.poll() {
+            match msg {
+                JobMsg::Progress { partial, .. } => self.data = Some(partial),
+                JobMsg::Done(d) => {
+                    self.data = Some(d);
+                    self.error = None;
+                }
+                JobMsg::Failed(e) => self.error = Some(e),
+            }
+        }
+    }
+
+    fn controls(&mut self, ui: &mut Ui, topology: &Topology, measured: bool) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new("GPUs").strong());
+            for g in topology.gpu_indices() {
+                let mut on = self.gpus.contains(&g);
+                if ui.checkbox(&mut on, format!("GPU{g}")).changed() {
+                    if on {
+                        self.gpus.insert(g);
+                    } else {
+                        self.gpus.remove(&g);
+                    }
+                }
+            }
+            ui.separator();
+            let l = ui.label("Sizes");
+            ui.add(egui::TextEdit::singleline(&mut self.sizes).desired_width(90.0))
+                .labelled_by(l.id)
+                .on_hover_text("One size (512M), a list (4K,1M,1G) or a doubling sweep (4K..1G)");
+            let l = ui.label("Samples");
+            ui.add(egui::DragValue::new(&mut self.samples).range(1..=100))
+                .labelled_by(l.id);
+            let l = ui.label("Copies/sample");
+            ui.add(egui::DragValue::new(&mut self.iters).range(1..=1000))
+                .labelled_by(l.id);
+        });
+        egui::CollapsingHeader::new(format!("Tests ({} selected)", self.tests.len()))
+            .id_salt("bw-tests")
+            .show(ui, |ui| {
+                egui::Grid::new("bw-test-grid")
+                    .num_columns(2)
+                    .show(ui, |ui| {
+                        for t in TestId::ALL {
+                            let mut on = self.tests.contains(t);
+                            if ui
+                                .checkbox(&mut on, RichText::new(t.id()).monospace())
+                                .changed()
+                            {
+                                if on {
+                                    self.tests.insert(*t);
+                                } else {
+                                    self.tests.remove(t);
+                                }
+                            }
+                            ui.label(RichText::new(t.describe()).weak());
+                            ui.end_row();
+                        }
+                    });
+            });
+        ui.horizontal(|ui| {
+            let running = self.running();
+            if running {
+                let cancelling = self.job.as_ref().is_some_and(|j| j.cancelling());
+                if ui
+                    .add_enabled(!cancelling, egui::Button::new("■ Cancel"))
+                    .clicked()
+                    && let Some(j) = &self.job
+                {
+                    j.cancel();
+                }
+                if let Some(j) = &self.job {
+                    let (done, total, label) = &j.progress;
+                    let frac = if *total > 0 {
+                        *done as f32 / *total as f32
+                    } else {
+                        0.0
+                    };
+                    ui.add(
+                        egui::ProgressBar::new(frac)
+                            .desired_width(320.0)
+                            .text(format!("{done}/{total} {label}")),
+                    );
+                }
+            } else {
+                let label = if measured {
+                    "▶ Run on this machine"
+                } else {
+                    "▶ Model this machine"
+                };
+                let can_run = !self.gpus.is_empty() && !self.tests.is_empty();
+                if ui.add_enabled(can_run, egui::Button::new(label)).clicked() {
+                    self.start(ui.ctx(), topology, measured);
+                }
+            }
+            if measured {
+                ui.label(RichText::new("measured on the GPUs, every copy verified").weak());
+            } else {
+                super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
+                ui.label(
+                    RichText::new(
+                        "figures derived from line rates × typical efficiencies, not measured",
+                    )
+                    .weak(),
+                );
+            }
+        });
+    }
+
+    fn start(&mut self, ctx: &egui::Context, topology: &Topology, measured: bool) {
+        let sizes = match parse_sizes(&self.sizes) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error = Some(format!("Sizes: {e}"));
+                return;
+            }
+        };
+        self.error = None;
+        let opts = BandwidthOptions {
+            gpus: self.gpus.iter().copied().collect(),
+            tests: TestId::ALL
+                .iter()
+                .copied()
+                .filter(|t| self.tests.contains(t))
+                .collect(),
+            sizes,
+            iters: self.iters,
+            samples: self.samples,
+        };
+        let topo = topology.clone();
+        self.shown_test = None;
+        self.shown_bytes = None;
+        self.job = Some(Job::spawn(ctx, "scalescope-bench", move |rep, cancel| {
+            run_job(&topo, &opts, measured, &rep, &cancel)
+        }));
+    }
+
+    fn results(&mut self, ui: &mut Ui, topology: &Topology, data: &BandwidthRunData) {
+        ui.separator();
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(&data.backend).weak());
+            if data.cancelled {
+                ui.colored_label(palette::P2P_NS, "cancelled: showing what finished");
+            }
+        });
+        let tests: Vec<TestId> = {
+            let mut v: Vec<TestId> = data.results.iter().map(|r| r.test).collect();
+            v.dedup();
+            v.sort();
+            v.dedup();
+            v
+        };
+        if tests.is_empty() {
+            return;
+        }
+        let test = self
+            .shown_test
+            .filter(|t| tests.contains(t))
+            .unwrap_or(tests[0]);
+        let sizes: Vec<u64> = data
+            .results
+            .iter()
+            .filter(|r| r.test == test)
+            .map(|r| r.bytes)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let bytes = self
+            .shown_bytes
+            .filter(|b| sizes.contains(b))
+            .or_else(|| sizes.last().copied())
+            .unwrap_or(0);
+        ui.horizontal(|ui| {
+            let l = ui.label("Test");
+            egui::ComboBox::from_id_salt("bw-shown-test")
+                .selected_text(RichText::new(test.id()).monospace())
+                .show_ui(ui, |ui| {
+                    for t in &tests {
+                        if ui.selectable_label(*t == test, t.id()).clicked() {
+                            self.shown_test = Some(*t);
+                        }
+                    }
+                })
+                .response
+                .labelled_by(l.id);
+            let l2 = ui.label("Size");
+            egui::ComboBox::from_id_salt("bw-shown-size")
+                .selected_text(format_bytes(bytes))
+                .show_ui(ui, |ui| {
+                    for &b in &sizes {
+                        if ui.selectable_label(b == bytes, format_bytes(b)).clicked() {
+                            self.shown_bytes = Some(b);
+                        }
+                    }
+                })
+                .response
+                .labelled_by(l2.id);
+            ui.label(RichText::new(test.describe()).weak());
+        });
+        let rows: Vec<&BandwidthResult> = data
+            .results
+            .iter()
+            .filter(|r| r.test == test && r.bytes == bytes)
+            .collect();
+        ui.add_space(4.0);
+        ui.columns(2, |cols| {
+            let unit = if test.is_latency() {
+                "ns per access"
+            } else {
+                "GB/s"
+            };
+            cols[0].label(
+                RichText::new(format!("{unit} (rows: source, columns: destination)")).strong(),
+            );
+            heatmap(&mut cols[0], &rows, topology, false);
+            if !test.is_latency() {
+                cols[1].label(RichText::new("% of line rate").strong());
+                heatmap(&mut cols[1], &rows, topology, true);
+            }
+        });
+        if sizes.len() > 1 {
+            ui.add_space(8.0);
+            ui.label(RichText::new(format!("{test} vs buffer size")).strong());
+            size_plot(ui, &data.results, test);
+        }
+        summary_table(ui, &data.results);
+        if !data.warnings.is_empty() {
+            ui.add_space(6.0);
+            egui::CollapsingHeader::new(format!("Warnings ({})", data.warnings.len()))
+                .default_open(true)
+                .show(ui, |ui| {
+                    for w in &data.warnings {
+                        ui.colored_label(palette::P2P_NS, w.to_string());
+                    }
+                });
+        }
+    }
+}
+
+/// Runs a plan on the worker thread, reporting after every case.
+fn run_job(
+    topo: &Topology,
+    opts: &BandwidthOptions,
+    measured: bool,
+    rep: &Reporter<BandwidthRunData>,
+    cancel: &Arc<AtomicBool>,
+) {
+    let plan = match Plan::new(topo, opts) {
+        Ok(p) => p,
+        Err(e) => return rep.send(JobMsg::Failed(e.to_string())),
+    };
+    let mut warnings = Vec::new();
+    let mut backend: Box<dyn Backend> = if measured {
+        match CudaBackend::new(topo) {
+            Ok(b) => Box::new(b),
+            Err(e) => return rep.send(JobMsg::Failed(e.to_string())),
+        }
+    } else {
+        let (b, w) = ModeledBackend::new(topo, Assumptions::default());
+        warnings = w;
+        Box::new(b)
+    };
+    let desc = backend.describe();
+    let mut outcome = run_bandwidth(topo, &plan, backend.as_mut(), cancel, &mut |p, results| {
+        rep.send(JobMsg::Progress {
+            done: p.done,
+            total: p.total,
+            label: p.last.clone(),
+            partial: BandwidthRunData {
+                results: results.to_vec(),
+                warnings: warnings.clone(),
+                backend: desc.clone(),
+                cancelled: false,
+            },
+        });
+    });
+    warnings.append(&mut outcome.warnings);
+    rep.send(JobMsg::Done(BandwidthRunData {
+        results: outcome.results,
+        warnings,
+        backend: desc,
+        cancelled: outcome.cancelled,
+    }));
+}
+
+/// A color from red (0) through amber to green (1).
+fn scale(x: f64) -> Color32 {
+    let x = x.clamp(0.0, 1.0) as f32;
+    let (r, g) = if x < 0.5 {
+        (0.80, 0.25 + 1.0 * x)
+    } else {
+        (0.80 - 1.2 * (x - 0.5), 0.75)
+    };
+    Color32::from_rgb((r * 255.0) as u8, (g * 255.0) as u8, (0.30 * 255.0) as u8)
+}
+
+fn endpoints(rows: &[&BandwidthResult], topology: &Topology) -> (Vec<Endpoint>, Vec<Endpoint>) {
+    let mut srcs: Vec<Endpoint> = rows.iter().map(|r| r.src).collect();
+    let mut dsts: Vec<Endpoint> = rows.iter().map(|r| r.dst).collect();
+    let gpu_square =
+        srcs.iter().chain(&dsts).all(|e| e.gpu().is_some()) && rows.iter().any(|r| r.src != r.dst);
+    if gpu_square {
+        let used: BTreeSet<usize> = srcs.iter().chain(&dsts).filter_map(|e| e.gpu()).collect();
+        srcs = topology
+            .gpu_indices()
+            .into_iter()
+            .filter(|g| used.contains(g))
+            .map(Endpoint::Gpu)
+            .collect();
+        dsts = srcs.clone();
+    }
+    srcs.sort();
+    srcs.dedup();
+    dsts.sort();
+    dsts.dedup();
+    (srcs, dsts)
+}
+
+fn label(e: Endpoint) -> String {
+    match e {
+        Endpoint::Gpu(g) => format!("GPU{g}"),
+        other => other.to_string(),
+    }
+}
+
+/// Hover text: median, min, max, samples, cv, wrong, status.
+fn detail(r: &BandwidthResult) -> String {
+    let f = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.1}"));
+    let mut s = format!(
+        "{} {}→{} · {}\n",
+        r.test,
+        r.src,
+        r.dst,
+        format_bytes(r.bytes)
+    );
+    if r.test.is_latency() {
+        s.push_str(&format!("median {} ns per access\n", f(r.latency_ns)));
+    } else {
+        s.push_str(&format!(
+            "median {} GB/s (min {}, max {})\n",
+            f(r.median_gbps),
+            f(r.min_gbps),
+            f(r.max_gbps)
+        ));
+    }
+    if let (Some(a), Some(b)) = (r.fwd_gbps, r.rev_gbps) {
+        s.push_str(&format!("each direction: {a:.1} + {b:.1} GB/s\n"));
+    }
+    if !r.sample_values.is_empty() {
+        let samples: Vec<String> = r.sample_values.iter().map(|v| format!("{v:.1}")).collect();
+        s.push_str(&format!("samples: {}\n", samples.join(", ")));
+    }
+    if let Some(cv) = r.cv {
+        s.push_str(&format!("cv {:.2}%\n", cv * 100.0));
+    }
+    if let (Some(l), Some(e)) = (r.line_rate_gbps, r.efficiency) {
+        s.push_str(&format!("{:.0}% of {l:.1} GB/s line rate\n", e * 100.0));
+    }
+    s.push_str(&format!(
+        "wrong elements: {}\nstatus: {} · {}",
+        r.wrong.map_or("not checked".to_string(), |w| w.to_string()),
+        r.status,
+        r.source
+    ));
+    if let Some(reason) = &r.reason {
+        s.push_str(&format!("\n{reason}"));
+    }
+    s
+}
+
+fn heatmap(ui: &mut Ui, rows: &[&BandwidthResult], topology: &Topology, percent: bool) {
+    let (srcs, dsts) = endpoints(rows, topology);
+    let max = rows
+        .iter()
+        .filter_map(|r| {
+            if r.test.is_latency() {
+                r.latency_ns
+            } else {
+                r.median_gbps
+            }
+        })
+        .fold(0.0_f64, f64::max);
+    let col_labels: Vec<String> = dsts.iter().map(|e| label(*e)).collect();
+    let row_labels: Vec<String> = srcs.iter().map(|e| label(*e)).collect();
+    let kind = if percent { "pct" } else { "gbps" };
+    matrix(
+        ui,
+        &format!("bw-{kind}"),
+        &col_labels,
+        &row_labels,
+        vec2(64.0, 26.0),
+        &[],
+        |ri, ci| {
+            let (s, d) = (srcs[ri], dsts[ci]);
+            let Some(r) = rows.iter().find(|r| r.src == s && r.dst == d) else {
+                let text = if s == d { "X" } else { "—" };
+                return Some(Cell::single(
+                    text,
+                    None,
+                    format!("{kind} {s} {d} none"),
+                    String::new(),
+                ));
+            };
+            let modeled = r.source == Source::Modeled;
+            let (text, fill) = match r.status {
+                Status::Ok => {
+                    let (v, frac) = if percent {
+                        (r.efficiency.map(|e| e * 100.0), r.efficiency)
+                    } else if r.test.is_latency() {
+                        (
+                            r.latency_ns,
+                            r.latency_ns.map(|v| 1.0 - v / max.max(1.0) * 0.5),
+                        )
+                    } else {
+                        (r.median_gbps, r.median_gbps.map(|v| v / max.max(1e-9)))
+                    };
+                    let text = v.map_or("—".to_string(), |v| {
+                        let t = if v >= 100.0 {
+                            format!("{v:.0}")
+                        } else {
+                            format!("{v:.1}")
+                        };
+                        if percent { format!("{t}%") } else { t }
+                    });
+                    let text = if modeled { format!("~{text}") } else { text };
+                    (text, frac.map(scale))
+                }
+                other => (other.to_string(), Some(palette::UNKNOWN)),
+            };
+            Some(Cell::single(
+                text.clone(),
+                fill,
+                format!("{kind} {s} {d} {text}"),
+                detail(r),
+            ))
+        },
+    );
+}
+
+/// x = log2(bytes), labeled in KiB/MiB/GiB.
+fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
+    let mut series: Vec<((Endpoint, Endpoint), Vec<[f64; 2]>)> = Vec::new();
+    for r in results
+        .iter()
+        .filter(|r| r.test == test && r.status == Status::Ok)
+    {
+        let y = if test.is_latency() {
+            r.latency_ns
+        } else {
+            r.median_gbps
+        };
+        let Some(y) = y else { continue };
+        let key = (r.src, r.dst);
+        let p = [super::plots::size_x(r.bytes), y];
+        match series.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(p),
+            None => series.push((key, vec![p])),
+        }
+    }
+    let modeled = results
+        .iter()
+        .any(|r| r.test == test && r.source == Source::Modeled);
+    let unit = if test.is_latency() { "ns" } else { "GB/s" };
+    Plot::new(format!("bw-size-{test}"))
+        .height(260.0)
+        .legend(Legend::default())
+        .x_axis_label("buffer size")
+        .y_axis_label(unit)
+        .x_axis_formatter(super::plots::size_tick)
+        .label_formatter(move |pos| super::plots::size_hover(pos, unit))
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            for ((s, d), mut pts) in series {
+                pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
+                let name = format!("{s}→{d}{}", if modeled { " (modeled)" } else { "" });
+                let mut line = Line::new(name.clone(), PlotPoints::from(pts.clone()));
+                if modeled {
+                    line = line.style(egui_plot::LineStyle::dashed_loose());
+                }
+                plot.line(line);
+                plot.points(Points::new(name, PlotPoints::from(pts)).radius(2.5));
+            }
+        });
+}
+
+/// One line per test: median over cells, efficiency, wrong, not-ok count.
+fn summary_table(ui: &mut Ui, results: &[BandwidthResult]) {
+    ui.add_space(8.0);
+    egui::CollapsingHeader::new("Summary per test")
+        .default_open(true)
+        .show(ui, |ui| {
+            egui::Grid::new("bw-summary")
+                .striped(true)
+                .num_columns(6)
+                .show(ui, |ui| {
+                    for h in [
+                        "test",
+                        "median",
+                        "cells",
+                        "% of line rate",
+                        "wrong",
+                        "not ok",
+                    ] {
+                        ui.label(RichText::new(h).strong());
+                    }
+                    ui.end_row();
+                    let mut tests: Vec<TestId> = results.iter().map(|r| r.test).collect();
+                    tests.sort();
+                    tests.dedup();
+                    for t in tests {
+                        let rows: Vec<&BandwidthResult> =
+                            results.iter().filter(|r| r.test == t).collect();
+                        let ok: Vec<&&BandwidthResult> =
+                            rows.iter().filter(|r| r.status == Status::Ok).collect();
+                        let vals: Vec<f64> = ok
+                            .iter()
+                            .filter_map(|r| {
+                                if t.is_latency() {
+                                    r.latency_ns
+                                } else {
+                                    r.median_gbps
+                                }
+                            })
+                            .collect();
+                        let effs: Vec<f64> = ok.iter().filter_map(|r| r.efficiency).collect();
+                        let modeled = rows.iter().any(|r| r.source == Source::Modeled);
+                        ui.label(RichText::new(t.id()).monospace());
+                        let unit = if t.is_latency() { "ns" } else { "GB/s" };
+                        let med = crate::model::Stats::of(&vals)
+                            .map_or("—".to_string(), |s| format!("{:.1} {unit}", s.median));
+                        ui.label(if modeled {
+                            RichText::new(format!("{med} (modeled)")).italics()
+                        } else {
+                            RichText::new(med)
+                        });
+                        ui.label(vals.len().to_string());
+                        ui.label(
+                            crate::model::Stats::of(&effs)
+                                .map_or("—".to_string(), |s| format!("{:.0}%", s.median * 100.0)),
+                        );
+                        let wrong: Option<u64> =
+                            rows.iter().filter_map(|r| r.wrong).reduce(|a, b| a + b);
+                        ui.label(wrong.map_or("—".to_string(), |w| w.to_string()));
+                        ui.label((rows.len() - ok.len()).to_string());
+                        ui.end_row();
+                    }
+                });
+        });
+}

@@ -1,0 +1,112 @@
+//! The Bandwidth view through egui_kittest: a snapshot of modeled results, and a run started from
+//! the app on a catalog machine (the modeled backend, on a worker thread) that fills the view.
+
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use scalescope::bench::modeled::{Assumptions, ModeledBackend};
+use scalescope::bench::{Backend, BandwidthOptions, Plan, run_bandwidth};
+use scalescope::model::{Source, TestId, Topology};
+use scalescope::topology::catalog;
+use scalescope::ui::bandwidth_view::{BandwidthRunData, BandwidthView};
+use scalescope::ui::{App, Startup};
+
+fn modeled_run(topo: &Topology, tests: Vec<TestId>, sizes: Vec<u64>) -> BandwidthRunData {
+    let (mut backend, warnings) = ModeledBackend::new(topo, Assumptions::default());
+    let plan = Plan::new(
+        topo,
+        &BandwidthOptions {
+            tests,
+            sizes,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let out = run_bandwidth(
+        topo,
+        &plan,
+        &mut backend,
+        &AtomicBool::new(false),
+        &mut |_, _| {},
+    );
+    BandwidthRunData {
+        results: out.results,
+        warnings,
+        backend: backend.describe(),
+        cancelled: false,
+    }
+}
+
+#[test]
+fn snapshot_modeled_dgx_h100_sweep() {
+    let topo = catalog::load("dgx-h100").unwrap();
+    let data = modeled_run(
+        &topo,
+        vec![TestId::P2pWriteCe, TestId::H2d],
+        vec![1 << 20, 64 << 20, 512 << 20],
+    );
+    assert!(data.results.iter().all(|r| r.source == Source::Modeled));
+    let mut view = BandwidthView::with_results(&topo, data);
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1300.0))
+        .with_theme(egui::Theme::Dark)
+        .wgpu()
+        .build_ui(move |ui| {
+            scalescope::ui::fonts::install(ui.ctx());
+            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
+        });
+    harness.run();
+    // The heatmaps label modeled cells with "~" and the view says MODELED.
+    assert!(harness.query_by_label("MODELED").is_some());
+    harness.snapshot("bandwidth_dgx_h100_modeled");
+}
+
+#[test]
+fn running_from_the_app_fills_the_view_with_labeled_modeled_results() {
+    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    harness.get_by_label("Bandwidth").click();
+    harness.run();
+    harness.get_by_label("▶ Model this machine").click();
+    // The worker thread runs the modeled backend; step frames until it reports back.
+    for _ in 0..200 {
+        harness.step();
+        if harness.state().bandwidth.data().is_some() && !harness.state().bandwidth.running() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    harness.run();
+    let data = harness.state().bandwidth.data().expect("results arrived");
+    assert!(!data.results.is_empty());
+    assert!(data.results.iter().all(|r| r.source == Source::Modeled));
+    assert!(data.backend.contains("modeled"), "{}", data.backend);
+    // The summary lists every test that ran, each marked modeled.
+    assert!(harness.query_all_by_label("p2p_read_ce").next().is_some());
+    assert!(
+        harness
+            .query_all_by_label_contains("(modeled)")
+            .next()
+            .is_some()
+    );
+}
+
+#[test]
+fn bad_sizes_show_an_error_instead_of_running() {
+    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    harness.get_by_label("Bandwidth").click();
+    harness.run();
+    harness.state_mut().bandwidth.set_sizes("12Q");
+    harness.run();
+    harness.get_by_label("▶ Model this machine").click();
+    harness.run();
+    assert!(harness.query_by_label_contains("Sizes:").is_some());
+    assert!(!harness.state().bandwidth.running());
+}
