@@ -411,3 +411,87 @@ fn modeled_import_warns_about_assumptions() {
         .unwrap();
     assert!(String::from_utf8_lossy(&with_flag.stderr).contains("PCIe Gen5 x16"));
 }
+
+#[test]
+fn modeled_collectives_csv_has_the_documented_columns_and_busbw_factors() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("coll.csv");
+    let out = stdout_of(&[
+        "bench",
+        "collectives",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--gpus",
+        "0,1,2,3",
+        "--ops",
+        "all_reduce,all_gather",
+        "--algo",
+        "nccl,ring",
+        "--sizes",
+        "1M,1G",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(out.contains("MODELED"), "{out}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut rdr = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        header[..14].join(","),
+        "op,algo,backend_version,n_gpus,gpus,bytes,dtype,in_place,time_us,algbw_gbps,busbw_gbps,wrong,status,source"
+    );
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    // nccl: 2 ops × 2 sizes; ring: all_reduce only × 2 sizes (skipped: only NCCL is modeled).
+    assert_eq!(rows.len(), 6);
+    for r in &rows {
+        assert_eq!(&r[13], "modeled");
+        assert_eq!(&r[3], "4");
+        if &r[1] == "nccl" {
+            let (algbw, busbw): (f64, f64) = (r[9].parse().unwrap(), r[10].parse().unwrap());
+            let factor = if &r[0] == "all_reduce" { 1.5 } else { 0.75 };
+            assert!((busbw / algbw - factor).abs() < 1e-3, "{r:?}");
+        } else {
+            assert_eq!(&r[12], "skipped");
+            assert!(r[10].is_empty(), "not modeled is empty, never 0");
+        }
+    }
+}
+
+#[test]
+fn collectives_bad_flags_exit_2() {
+    fails_with(
+        &[
+            "bench",
+            "collectives",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--ops",
+            "all_reduce,gossip",
+        ],
+        2,
+        "gossip",
+    );
+    fails_with(
+        &[
+            "bench",
+            "collectives",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--dtype",
+            "f8",
+        ],
+        2,
+        "--dtype",
+    );
+}
+
+#[test]
+fn collectives_without_gpu_exits_1_and_mentions_modeled() {
+    if !no_driver() {
+        return;
+    }
+    fails_with(&["bench", "collectives"], 1, "--modeled");
+}

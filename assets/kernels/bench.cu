@@ -83,7 +83,10 @@ extern "C" __global__ void check_pattern(const u32* p, u64 bytes, u32 seed, u64*
     }
 }
 
+// Loads in flight per thread; SCALESCOPE_COPY_UNROLL overrides it at run time (for tuning).
+#ifndef SCALESCOPE_UNROLL
 #define SCALESCOPE_UNROLL 8
+#endif
 
 // dst[0..bytes) = src[0..bytes): 16-byte accesses, grid-stride, SCALESCOPE_UNROLL independent
 // loads in flight per thread before the first store; one thread copies the last bytes % 16.

@@ -148,16 +148,19 @@ __device__ void check_values(const T* p, u64 n, int op, int q, int nranks, u64 c
 
 // ---- the reduction -----------------------------------------------------------------------
 
+// 16 bytes seen as a vector or as its elements (union punning is defined in CUDA C++).
+template <typename T> union Pack16 {
+    uint4 v;
+    T e[16 / sizeof(T)];
+};
+
 template <typename T> __device__ __forceinline__ uint4 add16(uint4 x, uint4 y) {
-    const int K = 16 / sizeof(T);
-    T a[K], b[K], c[K];
-    memcpy(a, &x, 16);
-    memcpy(b, &y, 16);
+    Pack16<T> a, b, c;
+    a.v = x;
+    b.v = y;
 #pragma unroll
-    for (int k = 0; k < K; ++k) c[k] = add(a[k], b[k]);
-    uint4 r;
-    memcpy(&r, c, 16);
-    return r;
+    for (int k = 0; k < (int)(16 / sizeof(T)); ++k) c.e[k] = add(a.e[k], b.e[k]);
+    return c.v;
 }
 
 #define COLL_UNROLL 4

@@ -64,14 +64,17 @@ const PCIE_PINNED: f64 = 0.876;
 const PCIE_H2D_BIDIR: f64 = 0.728;
 const PCIE_D2H_BIDIR: f64 = 0.812;
 const PCIE_HOST_ALL: f64 = 0.82;
-// Assumptions without a measurement of ours behind them, labeled so in each result's reason:
-// pageable copies go through a driver staging buffer and a CPU memcpy; P2P over a PCIe switch
-// reaches about what host copies reach; across the CPU interconnect less; with peer access
-// disabled the driver stages through host memory, two PCIe hops.
-const PCIE_PAGEABLE: f64 = 0.60;
+// Pageable copies go through a driver staging buffer and a CPU memcpy, so they depend on the
+// host; with peer access disabled the driver stages GPU→GPU copies through host memory. Both from
+// scalescope's own run on 2× H200 (a VM, PCIe Gen5 x16; docs/BENCHMARKS.md): h2d_pageable 8.8,
+// d2h_pageable 15.8, p2p_*_ce_nopeer 38.6–40.7 GB/s against 63.0.
+const PCIE_PAGEABLE_H2D: f64 = 0.14;
+const PCIE_PAGEABLE_D2H: f64 = 0.25;
+const STAGED: f64 = 0.63;
+// Assumed without a measurement of ours: P2P over a PCIe switch reaches about what host copies
+// reach; across the CPU interconnect less.
 const PCIE_P2P: f64 = 0.83;
 const PCIE_P2P_SYS: f64 = 0.65;
-const STAGED: f64 = 0.45;
 // Latency of one dependent access (nvbandwidth on H200: 829 ns GPU→peer over NVLink, 1204 ns
 // GPU→host); PCIe peer reads assumed like host reads.
 const LATENCY_NV_NS: f64 = 829.0;
@@ -184,7 +187,14 @@ impl ModeledBackend {
                     .ok_or_else(|| unknown("GPU"))?;
                 let line = self.pcie(g).ok_or_else(|| unknown("PCIe link"))?;
                 let (eff, how) = match (pinned, bidir, to_device) {
-                    (false, _, _) => (PCIE_PAGEABLE, "assumed pageable-copy efficiency"),
+                    (false, _, true) => (
+                        PCIE_PAGEABLE_H2D,
+                        "pageable H2D efficiency, scalescope on H200",
+                    ),
+                    (false, _, false) => (
+                        PCIE_PAGEABLE_D2H,
+                        "pageable D2H efficiency, scalescope on H200",
+                    ),
                     (true, true, true) => (
                         PCIE_H2D_BIDIR,
                         "H2D efficiency with D2H running, nvbandwidth on H200",
@@ -233,7 +243,7 @@ impl ModeledBackend {
                         host * total,
                         STAGED,
                         line * total,
-                        "assumed efficiency of copies staged through host memory",
+                        "efficiency of copies staged through host memory, scalescope on H200",
                     ));
                 }
                 if !self.p2p_ok(a, b) {

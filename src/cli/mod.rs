@@ -1,6 +1,7 @@
 //! Command-line interface: clap definitions, and the only code that prints to the terminal.
 
 mod bandwidth;
+mod collectives;
 mod topo_table;
 
 use std::io::Write;
@@ -47,6 +48,8 @@ pub enum Command {
 pub enum BenchCommand {
     /// Copy bandwidth and latency: host↔GPU, GPU↔GPU (copy engines and kernels), contention.
     Bandwidth(bandwidth::BandwidthArgs),
+    /// Collectives: NCCL sweeps (nccl-tests' algbw/busbw) and scalescope's own all-reduce.
+    Collectives(collectives::CollectivesArgs),
 }
 
 /// Where a topology comes from: this machine (default), an `nvidia-smi topo` capture, or the
@@ -157,6 +160,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Some(Command::Topo(args)) => topo(args),
         Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args),
+        Some(Command::Bench(BenchCommand::Collectives(args))) => collectives::run(args),
         None => Ok(()),
     }
 }

@@ -23,6 +23,10 @@ use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, PcieLink, Topology, Topolog
 const MAX_NVLINKS: u32 = 18;
 /// NVML field `NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON`: common speed of the active links, MB/s.
 const FI_NVLINK_SPEED_MBPS_COMMON: u32 = 90;
+/// NVML field `NVML_FI_DEV_NVLINK_GET_SPEED`: one link's speed (scope = link index), MB/s.
+const FI_NVLINK_GET_SPEED: u32 = 164;
+/// NVML field `NVML_FI_DEV_NVLINK_SPEED_MBPS_L0`: link 0's speed, MB/s.
+const FI_NVLINK_SPEED_MBPS_L0: u32 = 84;
 
 /// Reads this machine's topology. Fails with [`TopologyError::NoDriver`] when the NVIDIA driver
 /// is absent; a missing CUDA driver only drops the CUDA columns (noted in `notes`).
@@ -152,7 +156,17 @@ pub fn read() -> Result<Topology, TopologyError> {
         }
         gpu.nvlinks_active = Some(links.len() as u32);
         if !links.is_empty() {
-            gpu.nvlink_gbps_per_link = nvlink_speed_gbps(dev);
+            match nvlink_speed_gbps(dev) {
+                Ok((gbps, how)) => {
+                    gpu.nvlink_gbps_per_link = Some(gbps);
+                    if index == 0 {
+                        notes.push(format!("NVLink speed per link from {how}"));
+                    }
+                }
+                Err(tried) => notes.push(format!(
+                    "GPU {index}: NVML reported no NVLink speed ({tried}); line rates use the NVLink generation's rate"
+                )),
+            }
         }
         remotes.push(links);
         topo.gpus.push(gpu);
@@ -162,11 +176,37 @@ pub fn read() -> Result<Topology, TopologyError> {
     // Pairs: NVLinks counted through the links' remote PCI info (or through NVSwitch), the PCIe
     // path from NVML's common ancestor, P2P from NVML and CUDA.
     let n = order.len();
+    let (owners, eliminated) = remote_owners(&remotes, &topo.gpus);
+    if eliminated {
+        notes.push(
+            "NVLink remote PCI ids name no GPU's bus id (as in a virtual machine); each remote id was \
+             matched to the one GPU whose own links never name it"
+                .to_string(),
+        );
+    }
     for a in 0..n {
         for b in (a + 1)..n {
             let (_, _, da) = &nvml_devices[order[a]];
             let (_, _, db) = &nvml_devices[order[b]];
-            let nv = nvlinks_between(&remotes[a], &remotes[b], &topo.gpus[a], &topo.gpus[b]);
+            let mut nv = nvlinks_between(&remotes, &owners, a, b);
+            let unknown = |g: usize| {
+                !remotes[g].is_empty() && remotes[g].iter().all(|r| *r == Remote::Unknown)
+            };
+            if nv == 0
+                && unknown(a)
+                && unknown(b)
+                && matches!(
+                    da.p2p_status(db, P2pCapabilitiesIndex::NvLink),
+                    Ok(nvml_wrapper::enum_wrappers::device::P2pStatus::Ok)
+                )
+            {
+                // NVML names no remote device at all, yet reports NVLink P2P between the two:
+                // count the links both have, as for a switch fabric.
+                nv = remotes[a].len().min(remotes[b].len()) as u32;
+                notes.push(format!(
+                    "GPU {a}–GPU {b}: NVLink remote devices unknown; NV{nv} inferred from NVML's NVLink P2P status"
+                ));
+            }
             let pcie = nvml.topology_common_ancestor(da, db).ok().map(pcie_path);
             let generation = topo.gpus[a].nvlink_generation;
             if let Some(link) = topo.link_mut(a, b) {
@@ -226,42 +266,113 @@ enum Remote {
     Unknown,
 }
 
-/// NVLinks between two GPUs: direct links (a's links whose remote is b, and the same seen from
-/// b, taking the larger count), or, on NVSwitch systems, every switch link the two share —
-/// nvidia-smi reports NV18 between any two H100s of a DGX H100 because each has 18 links into the
-/// switch fabric.
-fn nvlinks_between(ra: &[Remote], rb: &[Remote], a: &Gpu, b: &Gpu) -> u32 {
-    let to = |remotes: &[Remote], target: &Gpu| {
-        let key = target
-            .pci_bus_id
-            .as_deref()
-            .and_then(cuda::parse_pci_bus_id);
-        remotes
+/// Which GPU (position in `gpus`) each remote PCI id belongs to.
+///
+/// Normally a link's remote PCI id is the peer GPU's bus id. Inside a virtual machine NVML
+/// reports the host's (physical) ids there while the GPUs carry the VM's ids, so nothing
+/// matches; then a remote id is given to the one GPU whose own links never name it (a GPU's
+/// links never lead to itself), which is unambiguous for fully connected GPUs. The flag says
+/// whether that elimination was needed.
+fn remote_owners(remotes: &[Vec<Remote>], gpus: &[Gpu]) -> (Vec<(String, usize)>, bool) {
+    let key = |s: &str| cuda::parse_pci_bus_id(s);
+    let mut owners: Vec<(String, usize)> = Vec::new();
+    let mut unmatched: Vec<String> = Vec::new();
+    for links in remotes {
+        for r in links {
+            if let Remote::Bus(bus) = r {
+                if owners.iter().any(|(b, _)| b == bus) || unmatched.contains(bus) {
+                    continue;
+                }
+                match gpus.iter().position(|g| {
+                    g.pci_bus_id.as_deref().and_then(key) == key(bus) && key(bus).is_some()
+                }) {
+                    Some(i) => owners.push((bus.clone(), i)),
+                    None => unmatched.push(bus.clone()),
+                }
+            }
+        }
+    }
+    let mut eliminated = false;
+    for bus in unmatched {
+        let candidates: Vec<usize> = (0..gpus.len())
+            .filter(|&g| {
+                !remotes[g]
+                    .iter()
+                    .any(|r| matches!(r, Remote::Bus(b) if *b == bus))
+            })
+            .filter(|&g| !owners.iter().any(|(_, o)| *o == g))
+            .collect();
+        if let [only] = candidates[..] {
+            owners.push((bus, only));
+            eliminated = true;
+        }
+    }
+    (owners, eliminated)
+}
+
+/// NVLinks between GPUs `a` and `b` (positions): direct links (a's links whose remote is b, and
+/// the same seen from b, taking the larger count), or, on NVSwitch systems, every switch link the
+/// two share — nvidia-smi reports NV18 between any two H100s of a DGX H100 because each has 18
+/// links into the switch fabric.
+fn nvlinks_between(remotes: &[Vec<Remote>], owners: &[(String, usize)], a: usize, b: usize) -> u32 {
+    let to = |from: usize, target: usize| {
+        remotes[from]
             .iter()
-            .filter(|r| matches!(r, Remote::Bus(bus) if key.is_some() && cuda::parse_pci_bus_id(bus) == key))
+            .filter(|r| match r {
+                Remote::Bus(bus) => owners.iter().any(|(ob, o)| ob == bus && *o == target),
+                _ => false,
+            })
             .count() as u32
     };
-    let direct = to(ra, b).max(to(rb, a));
+    let direct = to(a, b).max(to(b, a));
     if direct > 0 {
         return direct;
     }
-    let switch = |r: &[Remote]| r.iter().filter(|r| **r == Remote::Switch).count() as u32;
-    switch(ra).min(switch(rb))
+    let switch = |g: usize| remotes[g].iter().filter(|r| **r == Remote::Switch).count() as u32;
+    switch(a).min(switch(b))
 }
 
-/// The common speed of a GPU's active NVLinks in GB/s, from NVML's field values.
-fn nvlink_speed_gbps(dev: &nvml_wrapper::Device) -> Option<f64> {
-    let values = dev
-        .field_values_for(&[FieldId(FI_NVLINK_SPEED_MBPS_COMMON)])
-        .ok()?;
-    let sample: &FieldValueSample = values.first()?.as_ref().ok()?;
-    let mbps = match sample.value.as_ref().ok()? {
-        SampleValue::F64(v) => *v,
-        SampleValue::U32(v) => f64::from(*v),
-        SampleValue::U64(v) => *v as f64,
-        SampleValue::I64(v) => *v as f64,
-    };
-    (mbps > 0.0).then_some(mbps / 1000.0)
+/// The per-link, per-direction speed of a GPU's active NVLinks in GB/s, and where it came from;
+/// or what was tried.
+///
+/// NVML's field values, in order: `NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON` (90, the common speed
+/// of active links), `NVML_FI_DEV_NVLINK_GET_SPEED` (164, link 0), and
+/// `NVML_FI_DEV_NVLINK_SPEED_MBPS_L0` (84). All are MB/s.
+fn nvlink_speed_gbps(dev: &nvml_wrapper::Device) -> Result<(f64, String), String> {
+    let mut tried = Vec::new();
+    for (id, name) in [
+        (
+            FI_NVLINK_SPEED_MBPS_COMMON,
+            "NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON",
+        ),
+        (FI_NVLINK_GET_SPEED, "NVML_FI_DEV_NVLINK_GET_SPEED"),
+        (FI_NVLINK_SPEED_MBPS_L0, "NVML_FI_DEV_NVLINK_SPEED_MBPS_L0"),
+    ] {
+        let value = dev
+            .field_values_for(&[FieldId(id)])
+            .map_err(|e| e.to_string())
+            .and_then(|v| {
+                let sample: &FieldValueSample = v
+                    .first()
+                    .ok_or("no value")?
+                    .as_ref()
+                    .map_err(|e| e.to_string())?;
+                match sample.value.as_ref().map_err(|e| e.to_string())? {
+                    SampleValue::F64(v) => Ok(*v),
+                    SampleValue::U32(v) => Ok(f64::from(*v)),
+                    SampleValue::U64(v) => Ok(*v as f64),
+                    SampleValue::I64(v) => Ok(*v as f64),
+                }
+            });
+        match value {
+            Ok(mbps) if mbps > 0.0 => {
+                return Ok((mbps / 1000.0, format!("NVML {name}: {mbps} MB/s")));
+            }
+            Ok(v) => tried.push(format!("{name} = {v}")),
+            Err(e) => tried.push(format!("{name}: {e}")),
+        }
+    }
+    Err(tried.join("; "))
 }
 
 /// NVML's NVLink version enum (`NVML_NVLINK_VERSION_*`) → NVLink generation.
@@ -397,13 +508,51 @@ mod tests {
             pci_bus_id: Some(bus.into()),
             ..Default::default()
         };
-        let (a, b) = (g(0, "0000:01:00.0"), g(1, "0000:02:00.0"));
-        let direct_a = vec![Remote::Bus("00000000:02:00.0".into()); 12];
-        assert_eq!(nvlinks_between(&direct_a, &[], &a, &b), 12);
-        let sw = vec![Remote::Switch; 18];
-        assert_eq!(nvlinks_between(&sw, &sw, &a, &b), 18);
-        assert_eq!(nvlinks_between(&sw, &[], &a, &b), 0);
+        let gpus = [g(0, "0000:01:00.0"), g(1, "0000:02:00.0")];
+        let direct = vec![vec![Remote::Bus("00000000:02:00.0".into()); 12], vec![]];
+        let (owners, elim) = remote_owners(&direct, &gpus);
+        assert!(!elim);
+        assert_eq!(nvlinks_between(&direct, &owners, 0, 1), 12);
+        let sw = vec![vec![Remote::Switch; 18], vec![Remote::Switch; 18]];
+        assert_eq!(nvlinks_between(&sw, &[], 0, 1), 18);
+        let half = vec![vec![Remote::Switch; 18], vec![]];
+        assert_eq!(nvlinks_between(&half, &[], 0, 1), 0);
         assert_eq!(nvlink_generation(6), Some(4));
         assert_eq!(nvlink_generation(0), None);
+    }
+
+    #[test]
+    fn vm_remote_ids_are_matched_by_elimination() {
+        // Two GPUs seen as 00:06.0 and 00:07.0 in the VM; their links name host ids.
+        let g = |i: usize, bus: &str| Gpu {
+            index: i,
+            pci_bus_id: Some(bus.into()),
+            ..Default::default()
+        };
+        let gpus = [g(0, "00000000:00:06.0"), g(1, "00000000:00:07.0")];
+        let remotes = vec![
+            vec![Remote::Bus("00000000:1B:00.0".into()); 18],
+            vec![Remote::Bus("00000000:18:00.0".into()); 18],
+        ];
+        let (owners, elim) = remote_owners(&remotes, &gpus);
+        assert!(elim);
+        assert_eq!(nvlinks_between(&remotes, &owners, 0, 1), 18);
+        // Four fully connected GPUs, four links each way.
+        let ids = ["A", "B", "C", "D"].map(|x| format!("0000:{x}0:00.0"));
+        let gpus: Vec<Gpu> = (0..4).map(|i| g(i, &format!("0000:0{i}:00.0"))).collect();
+        let remotes: Vec<Vec<Remote>> = (0..4)
+            .map(|me| {
+                (0..4)
+                    .filter(|&o| o != me)
+                    .flat_map(|o| vec![Remote::Bus(ids[o].clone()); 4])
+                    .collect()
+            })
+            .collect();
+        let (owners, _) = remote_owners(&remotes, &gpus);
+        for a in 0..4 {
+            for b in (a + 1)..4 {
+                assert_eq!(nvlinks_between(&remotes, &owners, a, b), 4, "{a}-{b}");
+            }
+        }
     }
 }

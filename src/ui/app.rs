@@ -12,6 +12,7 @@ use eframe::egui::{self, Color32, CornerRadius, RichText, Ui};
 use serde::{Deserialize, Serialize};
 
 use super::bandwidth_view::BandwidthView;
+use super::collectives_view::CollectivesView;
 use super::{palette, topology_view};
 use crate::model::Topology;
 use crate::topology::{catalog, import, live};
@@ -36,17 +37,20 @@ pub enum View {
     Topology,
     /// Copy bandwidth and latency ([`super::bandwidth_view`]).
     Bandwidth,
+    /// NCCL and scalescope's own collectives ([`super::collectives_view`]).
+    Collectives,
 }
 
 impl View {
     /// Every view, in tab order.
-    pub const ALL: &[View] = &[View::Topology, View::Bandwidth];
+    pub const ALL: &[View] = &[View::Topology, View::Bandwidth, View::Collectives];
 
     /// The tab's label.
     pub fn label(&self) -> &'static str {
         match self {
             View::Topology => "Topology",
             View::Bandwidth => "Bandwidth",
+            View::Collectives => "Collectives",
         }
     }
 }
@@ -120,6 +124,8 @@ pub struct App {
     settings: Settings,
     /// The Bandwidth view's state (selection, running job, results).
     pub bandwidth: BandwidthView,
+    /// The Collectives view's state.
+    pub collectives: CollectivesView,
 
     live: LiveState,
     catalog: Vec<catalog::CatalogEntry>,
@@ -183,6 +189,7 @@ impl App {
         Self {
             settings,
             bandwidth: BandwidthView::default(),
+            collectives: CollectivesView::default(),
             live,
             catalog: catalog::entries(),
             imported: Vec::new(),
@@ -565,6 +572,7 @@ impl App {
         let topology = self.current_topology().cloned();
         match topology {
             Some(t) if self.settings.view == View::Bandwidth => self.bandwidth.ui(ui, &t),
+            Some(t) if self.settings.view == View::Collectives => self.collectives.ui(ui, &t),
             Some(t) => {
                 // Views lay out to the visible width; only content wider than that scrolls.
                 let viewport_w = ui.available_width();

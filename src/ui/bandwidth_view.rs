@@ -338,21 +338,37 @@ impl BandwidthView {
             .filter(|r| r.test == test && r.bytes == bytes)
             .collect();
         ui.add_space(4.0);
-        ui.columns(2, |cols| {
-            let unit = if test.is_latency() {
-                "ns per access"
-            } else {
-                "GB/s"
-            };
-            cols[0].label(
+        let unit = if test.is_latency() {
+            "ns per access"
+        } else {
+            "GB/s"
+        };
+        let draw_gbps = |ui: &mut Ui| {
+            ui.label(
                 RichText::new(format!("{unit} (rows: source, columns: destination)")).strong(),
             );
-            heatmap(&mut cols[0], &rows, topology, false);
-            if !test.is_latency() {
-                cols[1].label(RichText::new("% of line rate").strong());
-                heatmap(&mut cols[1], &rows, topology, true);
-            }
-        });
+            heatmap(ui, &rows, topology, false);
+        };
+        let draw_pct = |ui: &mut Ui| {
+            ui.label(RichText::new("% of line rate").strong());
+            heatmap(ui, &rows, topology, true);
+        };
+        // Side by side when both fit, else one above the other.
+        let (_, cols) = endpoints(&rows, topology);
+        let one_width = 70.0 + cols.len() as f32 * 68.0;
+        if test.is_latency() {
+            draw_gbps(ui);
+        } else if ui.available_width() >= 2.0 * one_width + 24.0 {
+            ui.horizontal_top(|ui| {
+                ui.vertical(|ui| draw_gbps(ui));
+                ui.add_space(24.0);
+                ui.vertical(|ui| draw_pct(ui));
+            });
+        } else {
+            draw_gbps(ui);
+            ui.add_space(6.0);
+            draw_pct(ui);
+        }
         if sizes.len() > 1 {
             ui.add_space(8.0);
             ui.label(RichText::new(format!("{test} vs buffer size")).strong());

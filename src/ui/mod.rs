@@ -6,6 +6,7 @@
 
 mod app;
 pub mod bandwidth_view;
+pub mod collectives_view;
 pub mod fonts;
 mod jobs;
 pub mod palette;

@@ -29,3 +29,19 @@ pub fn size_hover(pos: &HoverPosition<'_>, unit: &str) -> Option<String> {
         HoverPosition::Elsewhere { .. } => None,
     }
 }
+
+/// Hover label for a point whose y is log10 of the value.
+pub fn size_hover_log(pos: &HoverPosition<'_>, unit: &str) -> Option<String> {
+    match pos {
+        HoverPosition::NearDataPoint {
+            plot_name,
+            position,
+            ..
+        } => Some(format!(
+            "{plot_name}\n{} · {:.2} {unit}",
+            format_bytes(2f64.powf(position.x).round() as u64),
+            10f64.powf(position.y)
+        )),
+        HoverPosition::Elsewhere { .. } => None,
+    }
+}

@@ -189,7 +189,15 @@ impl Kernels {
                 0,
             )
         })?;
-        let per_sm = u32::try_from(per_sm).unwrap_or(1).clamp(1, 32);
+        let mut per_sm = u32::try_from(per_sm).unwrap_or(1).clamp(1, 32);
+        // Tuning knob: fewer resident copy blocks per SM (never more than fit).
+        if let Some(v) = std::env::var("SCALESCOPE_COPY_BLOCKS_PER_SM")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|v| *v >= 1)
+        {
+            per_sm = per_sm.min(v);
+        }
         Ok(Kernels {
             spin_wait: get("spin_wait")?,
             fill: get("fill_pattern")?,

@@ -9,6 +9,7 @@
 //! compiled module live as long as the backend. Nothing here panics on a GPU problem: each
 //! becomes a result with status `waived`, `skipped` or `failed` and a reason.
 
+pub mod collectives;
 pub mod context;
 pub mod kernels;
 pub mod measure;

@@ -392,6 +392,8 @@ impl Nvrtc {
             CString::new(format!("--gpu-architecture=compute_{}{}", cc.0, cc.1))
                 .map_err(|e| e.to_string())?,
             CString::new("-std=c++17").map_err(|e| e.to_string())?,
+            CString::new(format!("-DSCALESCOPE_UNROLL={}", copy_unroll()))
+                .map_err(|e| e.to_string())?,
         ];
         let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         // SAFETY: the program is live; `ptrs` holds `opts.len()` NUL-terminated strings.
@@ -551,4 +553,13 @@ mod tests {
                 .is_err()
         );
     }
+}
+
+/// Loads in flight per thread in the copy kernel: `SCALESCOPE_COPY_UNROLL` (1–16) or 8.
+pub fn copy_unroll() -> u32 {
+    std::env::var("SCALESCOPE_COPY_UNROLL")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|v| (1..=16).contains(v))
+        .unwrap_or(8)
 }

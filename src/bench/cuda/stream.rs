@@ -48,6 +48,27 @@ impl Stream {
         self.raw
     }
 
+    /// Makes later work on this stream wait for `event`'s most recent record (which may be on
+    /// another GPU's stream).
+    pub fn wait_event(&self, event: &Event) -> Result<(), CudaError> {
+        self.ctx.bind()?;
+        // SAFETY: both handles are live; flags must be 0.
+        check("cuStreamWaitEvent", unsafe {
+            sys::cuStreamWaitEvent(self.raw, event.raw(), 0)
+        })
+    }
+
+    /// True when everything enqueued so far has finished; never blocks.
+    pub fn is_idle(&self) -> Result<bool, CudaError> {
+        self.ctx.bind()?;
+        // SAFETY: `raw` is a live stream of the current context.
+        let r = unsafe { sys::cuStreamQuery(self.raw) };
+        if r == sys::cudaError_enum::CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        check("cuStreamQuery", r).map(|()| true)
+    }
+
     /// Waits until everything enqueued so far has finished.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.ctx.bind()?;
@@ -93,6 +114,29 @@ impl Event {
             ctx: ctx.clone(),
             raw,
         })
+    }
+
+    /// Creates an event without timing (CU_EVENT_DISABLE_TIMING), cheaper to record and wait
+    /// on: for ordering work across streams and GPUs.
+    pub fn new_untimed(ctx: &Arc<Context>) -> Result<Event, CudaError> {
+        ctx.bind()?;
+        let mut raw: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: out-parameter; the context is current.
+        check("cuEventCreate", unsafe {
+            sys::cuEventCreate(
+                &mut raw,
+                sys::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING as u32,
+            )
+        })?;
+        Ok(Event {
+            ctx: ctx.clone(),
+            raw,
+        })
+    }
+
+    /// The raw handle.
+    pub fn raw(&self) -> sys::CUevent {
+        self.raw
     }
 
     /// Records the event on `stream` (which must belong to the same context).

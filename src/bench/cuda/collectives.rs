@@ -1,0 +1,860 @@
+//! Collectives on real GPUs: NCCL (loaded at run time, one process driving every GPU, or one
+//! process per GPU under torchrun/Slurm/MPI) and scalescope's own all-reduce algorithms over
+//! P2P — ring, tree and via host — with no NCCL at all.
+//!
+//! Sizes, algbw and busbw follow nccl-tests (doc/PERFORMANCE.md in
+//! <https://github.com/NVIDIA/nccl-tests>), and so does the timing: per sample, an event on every
+//! rank's stream, `iters` operations, an event; time per op = the slowest rank's elapsed ÷ iters;
+//! the median of [`SAMPLES`] samples is reported. Every case is then verified in a separate run
+//! (like nccl-tests' `#wrong`): inputs are a per-rank pattern of small integers, exact in every
+//! dtype, and a GPU kernel counts output elements that differ from the op's expected result.
+//!
+//! Nothing here panics or hangs on a GPU problem: every wait on the GPU has a deadline (NCCL
+//! communicators are aborted when it passes) and every failure becomes a row with a status and a
+//! reason.
+
+mod kernels;
+mod multiprocess;
+mod nccl_ops;
+mod own;
+pub mod schedule;
+pub mod values;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::c_void;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys;
+use cudarc::nccl::sys::{ncclComm_t, ncclResult_t};
+
+pub use self::multiprocess::run_multiprocess;
+
+use self::kernels::CollKernels;
+use super::context::{self, Context};
+use super::memory::DeviceBuffer;
+use super::stream::{Event, Stream};
+use crate::bench::collectives::{CollCase, CollectiveBackend};
+use crate::bench::nccl::{Nccl, NcclError};
+use crate::bench::{BenchError, Warning};
+use crate::cuda::{CudaError, check};
+use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
+
+/// Timed samples per case; the median is reported.
+pub const SAMPLES: usize = 3;
+
+/// Byte written over outputs before a verification run: 0x7F7F… is no value the pattern or its
+/// sums can take in any dtype (f16: NaN; f32/bf16/f64: ≈ 3·10³⁸ or more; i32: 2139062143).
+pub const POISON: u8 = 0x7F;
+
+const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";
+
+/// `scalescope 0.1.0`: the version stamped on rows of scalescope's own algorithms.
+pub fn own_version() -> String {
+    format!("scalescope {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Why a case produced no figures.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    Cuda(CudaError),
+    Nccl(NcclError),
+    Skipped(String),
+    Waived(String),
+    Failed(String),
+    /// GPU work did not finish before its deadline.
+    Timeout(String),
+}
+
+impl From<CudaError> for Fail {
+    fn from(e: CudaError) -> Self {
+        Self::Cuda(e)
+    }
+}
+
+impl From<NcclError> for Fail {
+    fn from(e: NcclError) -> Self {
+        Self::Nccl(e)
+    }
+}
+
+impl std::fmt::Display for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Cuda(e) => write!(f, "{e}"),
+            Self::Nccl(e) => write!(f, "{e}"),
+            Self::Skipped(s) | Self::Waived(s) | Self::Failed(s) | Self::Timeout(s) => {
+                f.write_str(s)
+            }
+        }
+    }
+}
+
+impl Fail {
+    /// The row's status and reason for this failure at `bytes`.
+    fn status(&self, bytes: u64) -> (Status, String) {
+        let size = crate::model::units::format_bytes(bytes);
+        match self {
+            Self::Cuda(e) if e.is_out_of_memory() => {
+                (Status::Skipped, format!("out of memory at {size} ({e})"))
+            }
+            Self::Cuda(e) if e.is_peer_unsupported() => {
+                (Status::Waived, format!("peer access unsupported ({e})"))
+            }
+            Self::Skipped(s) => (Status::Skipped, s.clone()),
+            Self::Waived(s) => (Status::Waived, s.clone()),
+            other => (Status::Failed, other.to_string()),
+        }
+    }
+}
+
+/// Waits until every stream is idle, polling (so that a hung GPU cannot hang the caller) until
+/// `deadline`.
+pub(crate) fn wait_idle(streams: &[&Stream], deadline: Instant) -> Result<(), Fail> {
+    wait_until(streams, deadline, &|| Ok(()))
+}
+
+/// [`wait_idle`], also calling `poll` every 100 ms (NCCL's asynchronous errors end the wait).
+pub(crate) fn wait_until(
+    streams: &[&Stream],
+    deadline: Instant,
+    poll: &dyn Fn() -> Result<(), Fail>,
+) -> Result<(), Fail> {
+    let start = Instant::now();
+    let mut polled = start;
+    let mut pending: Vec<&Stream> = streams.to_vec();
+    loop {
+        let mut still = Vec::new();
+        for s in pending {
+            if !s.is_idle()? {
+                still.push(s);
+            }
+        }
+        if still.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(Fail::Timeout(format!(
+                "the GPUs did not finish within {:.0} s (hung?)",
+                start.elapsed().as_secs_f64()
+            )));
+        }
+        pending = still;
+        if polled.elapsed() > Duration::from_millis(100) {
+            poll()?;
+            polled = Instant::now();
+        }
+        // Yield at first (short operations), then sleep (long ones).
+        if start.elapsed() < Duration::from_millis(20) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+/// A deadline generous for `bytes` moved `ops` times (at 1 GB/s, plus 60 s).
+pub(crate) fn deadline_for(bytes: u64, ops: u64) -> Instant {
+    let secs = 60.0 + bytes as f64 * 2.0 * ops.max(1) as f64 / 1e9;
+    Instant::now() + Duration::from_secs_f64(secs.min(3600.0))
+}
+
+/// The median of a non-empty list (mean of the middle two for an even length).
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    let m = s.len() / 2;
+    Some(if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        (s[m - 1] + s[m]) / 2.0
+    })
+}
+
+/// Times `run` (which enqueues one sample's work on `streams`) with an event pair per stream:
+/// returns, per sample, the slowest stream's elapsed time ÷ `ops_per_sample`, in µs.
+pub(crate) fn time_with_events(
+    streams: &[&Stream],
+    samples: usize,
+    ops_per_sample: u32,
+    deadline: Instant,
+    poll: &dyn Fn() -> Result<(), Fail>,
+    run: &mut dyn FnMut() -> Result<(), Fail>,
+) -> Result<Vec<f64>, Fail> {
+    let mut events = Vec::new();
+    for s in streams {
+        events.push((Event::new(s.ctx())?, Event::new(s.ctx())?));
+    }
+    let mut out = Vec::new();
+    for _ in 0..samples {
+        for (s, (start, _)) in streams.iter().zip(&events) {
+            start.record(s)?;
+        }
+        let enqueued = run();
+        // Record the stops and wait even when enqueuing failed, so no work is left running.
+        let mut stop_err = None;
+        for (s, (_, stop)) in streams.iter().zip(&events) {
+            if let Err(e) = stop.record(s) {
+                stop_err.get_or_insert(e);
+            }
+        }
+        wait_until(streams, deadline, poll)?;
+        enqueued?;
+        if let Some(e) = stop_err {
+            return Err(e.into());
+        }
+        let mut worst = 0f64;
+        for (start, stop) in &events {
+            worst = worst.max(stop.elapsed_ms_since(start)?);
+        }
+        out.push(worst * 1e3 / f64::from(ops_per_sample.max(1)));
+    }
+    Ok(out)
+}
+
+/// A finished row: median time, samples, verification outcome.
+pub(crate) fn measured_row(
+    case: &CollCase,
+    version: String,
+    samples_us: Vec<f64>,
+    wrong: Result<u64, String>,
+    graph: bool,
+    note: Option<String>,
+) -> CollectiveResult {
+    let mut r = CollectiveResult::empty(
+        case.op,
+        case.algo,
+        &case.gpus,
+        case.bytes,
+        case.dtype,
+        case.in_place,
+        Source::Measured,
+        Status::Ok,
+        "",
+    );
+    r.backend_version = Some(version);
+    r.graph = graph;
+    let mut notes: Vec<String> = note.into_iter().collect();
+    match wrong {
+        Ok(w) => {
+            r.wrong = Some(w);
+            if w > 0 {
+                r.status = Status::Failed;
+                notes.insert(0, format!("{w} wrong elements"));
+            }
+        }
+        Err(why) => notes.push(format!("not verified: {why}")),
+    }
+    r.reason = (!notes.is_empty()).then(|| notes.join("; "));
+    if let Some(t) = median(&samples_us) {
+        r.set_time_us(t);
+    }
+    r.sample_us = samples_us;
+    r
+}
+
+/// `cuMemcpyAsync` between device addresses (same GPU, or a peer's through UVA).
+pub(crate) fn copy_async(
+    stream: &Stream,
+    dst: sys::CUdeviceptr,
+    src: sys::CUdeviceptr,
+    bytes: usize,
+) -> Result<(), CudaError> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    stream.ctx().bind()?;
+    // SAFETY: callers pass ranges inside live allocations of at least `bytes`, kept alive until
+    // the stream is idle; the stream is live and its context current.
+    check("cuMemcpyAsync", unsafe {
+        sys::cuMemcpyAsync(dst, src, bytes, stream.raw())
+    })
+}
+
+/// Reads a u64 counter from device memory (the stream that wrote it must be idle).
+pub(crate) fn read_u64(buf: &DeviceBuffer) -> Result<u64, CudaError> {
+    buf.ctx().bind()?;
+    let mut v = 0u64;
+    // SAFETY: 8 bytes from a live allocation of at least 8 bytes into a local u64.
+    check("cuMemcpyDtoH_v2", unsafe {
+        sys::cuMemcpyDtoH_v2((&mut v as *mut u64).cast::<c_void>(), buf.ptr(), 8)
+    })?;
+    Ok(v)
+}
+
+/// A device address as the pointer NCCL takes.
+pub(crate) fn dptr(p: sys::CUdeviceptr) -> *mut c_void {
+    p as usize as *mut c_void
+}
+
+/// The NCCL functions [`Nccl`] does not load: abort and asynchronous errors, for deadlines.
+pub(crate) struct NcclExtra {
+    abort: unsafe extern "C" fn(ncclComm_t) -> ncclResult_t,
+    async_error: unsafe extern "C" fn(ncclComm_t, *mut ncclResult_t) -> ncclResult_t,
+    _lib: libloading::Library,
+}
+
+impl NcclExtra {
+    /// Opens the library `nccl` was loaded from again (the loader returns the same copy) and
+    /// looks up ncclCommAbort and ncclCommGetAsyncError.
+    pub(crate) fn load(nccl: &Nccl) -> Result<NcclExtra, NcclError> {
+        let unusable = |reason: String| NcclError::Unusable {
+            path: nccl.path.clone(),
+            reason,
+        };
+        // SAFETY: the library is already loaded (by `Nccl::load`); this only takes a reference.
+        let lib =
+            unsafe { libloading::Library::new(&nccl.path) }.map_err(|e| unusable(e.to_string()))?;
+        // SAFETY: NCCL's public C functions with these signatures (nccl.h, NCCL ≥ 2.4).
+        let abort = unsafe {
+            *lib.get::<unsafe extern "C" fn(ncclComm_t) -> ncclResult_t>(b"ncclCommAbort\0")
+                .map_err(|e| unusable(format!("ncclCommAbort: {e}")))?
+        };
+        // SAFETY: as above.
+        let async_error = unsafe {
+            *lib.get::<unsafe extern "C" fn(ncclComm_t, *mut ncclResult_t) -> ncclResult_t>(
+                b"ncclCommGetAsyncError\0",
+            )
+            .map_err(|e| unusable(format!("ncclCommGetAsyncError: {e}")))?
+        };
+        Ok(NcclExtra {
+            abort,
+            async_error,
+            _lib: lib,
+        })
+    }
+
+    /// The communicator's asynchronous error, if any.
+    pub(crate) fn async_error(&self, nccl: &Nccl, comm: ncclComm_t) -> Result<(), NcclError> {
+        let mut r = ncclResult_t::ncclSuccess;
+        // SAFETY: `comm` is a live communicator; out-parameter.
+        let called = unsafe { (self.async_error)(comm, &mut r) };
+        nccl.check("ncclCommGetAsyncError", called)?;
+        nccl.check("ncclCommGetAsyncError", r)
+    }
+
+    /// Aborts a communicator (it is freed; never use it again).
+    pub(crate) fn abort(&self, comm: ncclComm_t) {
+        // SAFETY: `comm` is a live communicator, aborted once by the caller's bookkeeping.
+        unsafe { (self.abort)(comm) };
+    }
+}
+
+/// One communicator per GPU of a set (ncclCommInitAll), destroyed (or aborted) on drop.
+struct CommSet {
+    comms: Vec<ncclComm_t>,
+    nccl: Arc<Nccl>,
+    extra: Option<Arc<NcclExtra>>,
+    /// Abort instead of destroy (after an error).
+    abort: bool,
+    /// Already aborted elsewhere: neither destroy nor abort again.
+    released: bool,
+}
+
+// SAFETY: NCCL communicators may be used from any thread, one thread at a time; the set is only
+// reached through `&mut CudaCollectives`.
+unsafe impl Send for CommSet {}
+
+impl Drop for CommSet {
+    fn drop(&mut self) {
+        if self.released {
+            return;
+        }
+        for &c in &self.comms {
+            match (&self.extra, self.abort) {
+                (Some(x), true) => x.abort(c),
+                // SAFETY: each communicator was created by ncclCommInitAll and is destroyed once
+                // (nccl-tests destroys the comms of one process this way, one after another).
+                _ => unsafe {
+                    (self.nccl.comm_destroy)(c);
+                },
+            }
+        }
+    }
+}
+
+/// One GPU's long-lived state. `ctx` is declared last so it is released last.
+pub(crate) struct GpuState {
+    pub cpus: Option<Vec<usize>>,
+    pub stream: Stream,
+    pub kernels: Result<CollKernels, String>,
+    pub ctx: Arc<Context>,
+}
+
+/// The collectives backend that measures on this machine's GPUs.
+pub struct CudaCollectives {
+    // Declared first so that communicators go before streams and contexts.
+    comms: HashMap<Vec<usize>, CommSet>,
+    nccl: Result<Arc<Nccl>, NcclError>,
+    extra: Option<Arc<NcclExtra>>,
+    driver_version: i32,
+    gpus: BTreeMap<usize, GpuState>,
+    missing: BTreeMap<usize, String>,
+    poisoned: BTreeMap<usize, String>,
+    kernels_summary: String,
+    peer_warned: BTreeSet<(usize, usize)>,
+}
+
+impl CudaCollectives {
+    /// Opens every GPU of `topo` (primary context, one non-blocking stream, the collective
+    /// kernels) and loads NCCL (`nccl_lib`, else the usual search). NCCL missing is not an
+    /// error: its cases are then skipped with the search in the reason. Fails with
+    /// [`BenchError::Unavailable`] (naming `--modeled`) when there is no driver or no GPU.
+    pub fn new(topo: &Topology, nccl_lib: Option<&Path>) -> Result<CudaCollectives, BenchError> {
+        let driver = crate::cuda::driver().map_err(|e| match e {
+            CudaError::NoDriver => BenchError::Unavailable(format!(
+                "no CUDA driver (libcuda.so.1 not found): {MODELED_HINT}"
+            )),
+            other => BenchError::Unavailable(format!(
+                "the CUDA driver cannot be used ({other}): {MODELED_HINT}"
+            )),
+        })?;
+        if driver.device_count == 0 {
+            return Err(BenchError::Unavailable(format!(
+                "CUDA sees no GPUs (check nvidia-smi and CUDA_VISIBLE_DEVICES): {MODELED_HINT}"
+            )));
+        }
+        let bus_ids: Vec<Option<(u32, u32, u32, u32)>> = (0..driver.device_count)
+            .map(|o| {
+                crate::cuda::pci_bus_id(o)
+                    .ok()
+                    .and_then(|s| crate::cuda::parse_pci_bus_id(&s))
+            })
+            .collect();
+        let mut opened = Vec::new();
+        let mut missing = BTreeMap::new();
+        for g in &topo.gpus {
+            let by_bus = g
+                .pci_bus_id
+                .as_deref()
+                .and_then(crate::cuda::parse_pci_bus_id)
+                .and_then(|id| bus_ids.iter().position(|b| *b == Some(id)));
+            let Some(ordinal) = by_bus.or((g.index < driver.device_count).then_some(g.index))
+            else {
+                missing.insert(g.index, format!("GPU {} is not visible to CUDA", g.index));
+                continue;
+            };
+            let cpus = g
+                .cpu_affinity
+                .as_deref()
+                .and_then(super::memory::parse_cpu_list);
+            match Context::retain(ordinal).and_then(|ctx| Ok((Stream::new(&ctx)?, ctx))) {
+                Ok((stream, ctx)) => opened.push((g.index, cpus, stream, ctx)),
+                Err(e) => {
+                    missing.insert(g.index, format!("GPU {} cannot be opened: {e}", g.index));
+                }
+            }
+        }
+        if opened.is_empty() {
+            let why: Vec<&str> = missing.values().map(String::as_str).collect();
+            return Err(BenchError::Unavailable(format!(
+                "no usable GPU ({}): {MODELED_HINT}",
+                if why.is_empty() {
+                    "the topology lists none".to_string()
+                } else {
+                    why.join("; ")
+                }
+            )));
+        }
+        let ccs: BTreeSet<(i32, i32)> = opened
+            .iter()
+            .map(|(_, _, _, c)| c.compute_capability())
+            .collect();
+        let (ptx, kernels_summary) = kernels::build(&ccs.into_iter().collect::<Vec<_>>());
+        let mut gpus = BTreeMap::new();
+        for (index, cpus, stream, ctx) in opened {
+            let kernels = match ptx.get(&ctx.compute_capability()) {
+                Some(Ok(p)) => CollKernels::load(&ctx, p)
+                    .map_err(|e| format!("collective kernels failed to load: {e}")),
+                Some(Err(why)) => Err(why.clone()),
+                None => Err("no collective kernels built".into()),
+            };
+            gpus.insert(
+                index,
+                GpuState {
+                    cpus,
+                    stream,
+                    kernels,
+                    ctx,
+                },
+            );
+        }
+        let nccl = Nccl::load(nccl_lib).map(Arc::new);
+        let extra = nccl
+            .as_ref()
+            .ok()
+            .and_then(|n| NcclExtra::load(n).ok())
+            .map(Arc::new);
+        Ok(CudaCollectives {
+            comms: HashMap::new(),
+            nccl,
+            extra,
+            driver_version: driver.version,
+            gpus,
+            missing,
+            poisoned: BTreeMap::new(),
+            kernels_summary,
+            peer_warned: BTreeSet::new(),
+        })
+    }
+
+    fn preflight(&self, case: &CollCase) -> Result<(), Fail> {
+        if case.gpus.len() < 2 {
+            return Err(Fail::Waived("a collective needs at least two GPUs".into()));
+        }
+        let mut seen = BTreeSet::new();
+        for g in &case.gpus {
+            if !seen.insert(*g) {
+                return Err(Fail::Waived(format!("GPU {g} is listed twice")));
+            }
+            if let Some(e) = self.poisoned.get(g) {
+                return Err(Fail::Failed(format!(
+                    "GPU {g} hit an unrecoverable error earlier ({e}); restart scalescope to measure it again"
+                )));
+            }
+            if !self.gpus.contains_key(g) {
+                return Err(Fail::Failed(
+                    self.missing
+                        .get(g)
+                        .cloned()
+                        .unwrap_or_else(|| format!("GPU {g} is not part of this run")),
+                ));
+            }
+        }
+        if case.iters == 0 {
+            return Err(Fail::Skipped("--iters must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    fn ranks(&self, gpus: &[usize]) -> Result<Vec<&GpuState>, Fail> {
+        gpus.iter()
+            .map(|g| {
+                self.gpus
+                    .get(g)
+                    .ok_or_else(|| Fail::Failed(format!("GPU {g} is not open")))
+            })
+            .collect()
+    }
+
+    /// The communicators of a GPU set, created on first use.
+    fn comm_set(&mut self, gpus: &[usize]) -> Result<Vec<ncclComm_t>, Fail> {
+        if let Some(c) = self.comms.get(gpus) {
+            return Ok(c.comms.clone());
+        }
+        let nccl = self
+            .nccl
+            .as_ref()
+            .map_err(|e| Fail::Nccl(e.clone()))?
+            .clone();
+        let ordinals: Vec<i32> = self
+            .ranks(gpus)?
+            .iter()
+            .map(|g| i32::try_from(g.ctx.ordinal()).unwrap_or(i32::MAX))
+            .collect();
+        let mut comms: Vec<ncclComm_t> = vec![std::ptr::null_mut(); ordinals.len()];
+        // SAFETY: `comms` has room for one communicator per device in `ordinals`.
+        let r = unsafe {
+            (nccl.comm_init_all)(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr())
+        };
+        nccl.check("ncclCommInitAll", r)?;
+        let set = CommSet {
+            comms: comms.clone(),
+            nccl,
+            extra: self.extra.clone(),
+            abort: false,
+            released: false,
+        };
+        self.comms.insert(gpus.to_vec(), set);
+        Ok(comms)
+    }
+
+    /// Drops a GPU set's communicators after an error: aborted when `abort`, left alone when
+    /// `released` (they were aborted already).
+    fn forget_comms(&mut self, gpus: &[usize], abort: bool, released: bool) {
+        if let Some(mut set) = self.comms.remove(gpus) {
+            set.abort = abort;
+            set.released = released;
+        }
+    }
+
+    /// Marks GPUs unusable after a sticky error or work that never finished.
+    fn poison(&mut self, gpus: &[usize], why: &str) {
+        for g in gpus {
+            self.poisoned.entry(*g).or_insert_with(|| why.to_string());
+        }
+    }
+
+    /// Peer access both ways between every pair of the case's GPUs.
+    fn require_peers(&mut self, gpus: &[usize], warnings: &mut Vec<Warning>) -> Result<(), Fail> {
+        for (i, &a) in gpus.iter().enumerate() {
+            for &b in &gpus[i + 1..] {
+                let (ca, cb) = {
+                    let r = self.ranks(&[a, b])?;
+                    (r[0].ctx.clone(), r[1].ctx.clone())
+                };
+                let ok = crate::cuda::can_access_peer(ca.ordinal(), cb.ordinal())?
+                    && crate::cuda::can_access_peer(cb.ordinal(), ca.ordinal())?;
+                let enabled = ok
+                    && match context::enable_peer_access(&ca, &cb)
+                        .and_then(|_| context::enable_peer_access(&cb, &ca))
+                    {
+                        Ok(()) => true,
+                        Err(e) if e.is_peer_unsupported() => false,
+                        Err(e) => return Err(e.into()),
+                    };
+                if !enabled {
+                    if self.peer_warned.insert((a.min(b), a.max(b))) {
+                        warnings.push(Warning::PeerAccessUnsupported { src: a, dst: b });
+                    }
+                    return Err(Fail::Waived(format!(
+                        "peer access unsupported between GPU {a} and {b}: scalescope's own algorithms need P2P"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run_checked(&mut self, case: &CollCase, warnings: &mut Vec<Warning>) -> CollectiveResult {
+        let version = match case.algo {
+            Algo::Nccl => self.nccl.as_ref().ok().map(|n| n.version()),
+            _ => Some(own_version()),
+        };
+        let outcome = self.preflight(case).and_then(|()| match case.algo {
+            Algo::Nccl => self.run_nccl(case),
+            _ => {
+                if case.op != CollectiveOp::AllReduce {
+                    return Err(Fail::Waived(format!(
+                        "scalescope's {} algorithm runs all_reduce only",
+                        case.algo
+                    )));
+                }
+                self.require_peers(&case.gpus, warnings)?;
+                let ranks = self.ranks(&case.gpus)?;
+                own::run(&ranks, case)
+            }
+        });
+        match outcome {
+            Ok(r) => r,
+            Err(e) => {
+                match &e {
+                    Fail::Cuda(c) if context::is_sticky(c) => {
+                        self.poison(&case.gpus, &c.to_string());
+                        self.forget_comms(&case.gpus, true, false);
+                    }
+                    Fail::Timeout(t) => self.poison(&case.gpus, t),
+                    Fail::Nccl(_) if case.algo == Algo::Nccl => {
+                        // The communicators may be unusable after an error: start afresh.
+                        self.forget_comms(&case.gpus, false, false);
+                    }
+                    _ => {}
+                }
+                let (status, reason) = e.status(case.bytes);
+                let mut r = CollectiveResult::empty(
+                    case.op,
+                    case.algo,
+                    &case.gpus,
+                    case.bytes,
+                    case.dtype,
+                    case.in_place,
+                    Source::Measured,
+                    status,
+                    reason,
+                );
+                r.backend_version = version;
+                r
+            }
+        }
+    }
+
+    fn run_nccl(&mut self, case: &CollCase) -> Result<CollectiveResult, Fail> {
+        let nccl = self
+            .nccl
+            .as_ref()
+            .map_err(|e| Fail::Skipped(e.to_string()))?
+            .clone();
+        let comms = self.comm_set(&case.gpus)?;
+        let extra = self.extra.clone();
+        let ranks = self.ranks(&case.gpus)?;
+        let locals: Vec<nccl_ops::LocalRank<'_>> = ranks
+            .iter()
+            .zip(&comms)
+            .enumerate()
+            .map(|(rank, (g, &comm))| nccl_ops::LocalRank { rank, comm, gpu: g })
+            .collect();
+        let job = nccl_ops::Job {
+            nccl: &nccl,
+            extra: extra.as_deref(),
+            nranks: case.gpus.len(),
+            ranks: locals,
+        };
+        let outcome = nccl_ops::run_case(&job, case);
+        drop(job);
+        match outcome {
+            Ok(nccl_ops::Measured {
+                samples_us,
+                wrong,
+                graph,
+            }) => Ok(measured_row(
+                case,
+                nccl.version(),
+                samples_us,
+                wrong,
+                graph,
+                None,
+            )),
+            Err((e, aborted)) => {
+                if aborted {
+                    self.forget_comms(&case.gpus, false, true);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+impl CollectiveBackend for CudaCollectives {
+    fn source(&self) -> Source {
+        Source::Measured
+    }
+
+    fn describe(&self) -> String {
+        let v = self.driver_version;
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for g in self.gpus.values() {
+            match counts.iter_mut().find(|(n, _)| n == g.ctx.name()) {
+                Some((_, k)) => *k += 1,
+                None => counts.push((g.ctx.name().to_string(), 1)),
+            }
+        }
+        let gpus: Vec<String> = counts.iter().map(|(n, k)| format!("{k}× {n}")).collect();
+        let nccl = match &self.nccl {
+            Ok(n) => format!("{} ({})", n.version(), n.path),
+            Err(e) => e.to_string(),
+        };
+        let mut s = format!(
+            "{nccl} · CUDA {}.{} · {}",
+            v / 1000,
+            (v % 1000) / 10,
+            gpus.join(" + ")
+        );
+        if self.gpus.values().any(|g| g.kernels.is_err()) {
+            s.push_str(&format!(
+                " · {} (verification and own algorithms unavailable)",
+                self.kernels_summary
+            ));
+        }
+        s
+    }
+
+    fn run_case(&mut self, case: &CollCase, warnings: &mut Vec<Warning>) -> CollectiveResult {
+        // A panic would be a bug of ours; it must still not end the run.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.run_checked(case, warnings)
+        }));
+        outcome.unwrap_or_else(|p| {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown".into());
+            CollectiveResult::empty(
+                case.op,
+                case.algo,
+                &case.gpus,
+                case.bytes,
+                case.dtype,
+                case.in_place,
+                Source::Measured,
+                Status::Failed,
+                format!("internal error in the collectives backend: {what}"),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TopologySource;
+
+    #[test]
+    fn without_a_driver_new_says_to_use_modeled() {
+        if crate::cuda::driver().is_ok() {
+            return; // a machine with a driver: covered by tests/gpu_collectives.rs
+        }
+        let topo = Topology::new(TopologySource::Imported { paths: vec![] });
+        match CudaCollectives::new(&topo, None) {
+            Err(BenchError::Unavailable(msg)) => assert!(msg.contains("--modeled"), "{msg}"),
+            Err(other) => panic!("expected Unavailable, got {other:?}"),
+            Ok(_) => panic!("expected an error without a driver"),
+        }
+    }
+
+    #[test]
+    fn backend_can_move_to_a_worker_thread() {
+        fn is_send<T: Send>() {}
+        is_send::<CudaCollectives>();
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
+    }
+
+    #[test]
+    fn rows_carry_verification() {
+        let case = CollCase {
+            op: CollectiveOp::AllReduce,
+            algo: Algo::Ring,
+            gpus: vec![0, 1],
+            bytes: 1 << 20,
+            dtype: crate::model::Dtype::F32,
+            in_place: false,
+            iters: 20,
+            warmup: 5,
+            graph: false,
+        };
+        let ok = measured_row(
+            &case,
+            own_version(),
+            vec![10.0, 12.0, 11.0],
+            Ok(0),
+            false,
+            None,
+        );
+        assert_eq!(ok.status, Status::Ok);
+        assert_eq!(ok.time_us, Some(11.0));
+        assert_eq!(ok.reason, None);
+        assert_eq!(ok.backend_version.as_deref(), Some(own_version().as_str()));
+        let bad = measured_row(&case, own_version(), vec![10.0], Ok(7), false, None);
+        assert_eq!(bad.status, Status::Failed);
+        assert!(bad.reason.unwrap().contains("7 wrong"));
+        let unverified = measured_row(
+            &case,
+            own_version(),
+            vec![10.0],
+            Err("x".into()),
+            true,
+            None,
+        );
+        assert_eq!(unverified.wrong, None);
+        assert!(unverified.graph);
+        let (st, why) = Fail::Cuda(CudaError::Call {
+            call: "cuMemAlloc_v2",
+            name: "CUDA_ERROR_OUT_OF_MEMORY".into(),
+            code: sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY as i32,
+        })
+        .status(1 << 40);
+        assert_eq!(st, Status::Skipped);
+        assert!(why.contains("out of memory"), "{why}");
+    }
+}

@@ -1,0 +1,379 @@
+//! NCCL with one process per GPU (torchrun, Slurm, MPI): every process drives its local GPU,
+//! the ranks meet through NCCL's own bootstrap (`NCCL_COMM_ID=host:port`; rank 0 creates the
+//! root inside ncclCommInitRank), and every figure is combined across ranks by NCCL itself (a
+//! small all-reduce: max of the times, sum of the wrong elements). Rank 0 returns the rows.
+//!
+//! Every rank must issue the same NCCL calls in the same order, so a step that may fail on one
+//! rank only (allocation) is followed by an agreement (all-reduce max of a status code) before
+//! any collective of the case runs.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys;
+use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
+
+use super::super::context::Context;
+use super::super::memory::DeviceBuffer;
+use super::super::stream::Stream;
+use super::kernels::{self, CollKernels};
+use super::nccl_ops::{self, Job, LocalRank};
+use super::{Fail, GpuState, NcclExtra, SAMPLES, dptr, measured_row, wait_idle};
+use crate::bench::BenchError;
+use crate::bench::collectives::{CollCase, CollectiveOptions, plan};
+use crate::bench::launcher::LaunchEnv;
+use crate::bench::nccl::Nccl;
+use crate::cuda::check;
+use crate::model::{Algo, CollectiveResult, Gpu, Source, Status, Topology, TopologySource};
+
+/// How long ncclCommInitRank may wait for the other ranks.
+const INIT_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a rank waits for the others at an agreement or a combination of results.
+const MEET_TIMEOUT: Duration = Duration::from_secs(600);
+
+fn unavailable(rank: usize, what: impl std::fmt::Display) -> BenchError {
+    BenchError::Unavailable(format!("rank {rank}: {what}"))
+}
+
+/// This process's communicator: destroyed on drop unless it was aborted.
+struct Comm {
+    comm: ncclComm_t,
+    nccl: Arc<Nccl>,
+    aborted: bool,
+}
+
+impl Drop for Comm {
+    fn drop(&mut self) {
+        if !self.aborted {
+            // SAFETY: created by ncclCommInitRank, destroyed once, not aborted.
+            unsafe { (self.nccl.comm_destroy)(self.comm) };
+        }
+    }
+}
+
+/// A communicator handle moved out of the init thread.
+struct SendComm(ncclComm_t);
+// SAFETY: an NCCL communicator may be used from any thread, one at a time; ownership moves.
+unsafe impl Send for SendComm {}
+
+/// ncclCommInitRank on a helper thread, so that ranks that never arrive cannot hang this one
+/// past [`INIT_TIMEOUT`] (the thread keeps NCCL loaded while it waits).
+fn init_rank(
+    nccl: &Arc<Nccl>,
+    ctx: &Arc<Context>,
+    world: usize,
+    id: ncclUniqueId,
+    rank: usize,
+) -> Result<ncclComm_t, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (nccl_t, ctx_t) = (nccl.clone(), ctx.clone());
+    let spawned = std::thread::Builder::new()
+        .name("scalescope-nccl-init".into())
+        .spawn(move || {
+            // NCCL takes the device from the thread's current context.
+            let r = ctx_t.bind().map_err(|e| e.to_string()).and_then(|()| {
+                let mut comm: ncclComm_t = std::ptr::null_mut();
+                // SAFETY: out-parameter; `id` is the same on every rank (derived from
+                // NCCL_COMM_ID); ranks are below `world`.
+                let r =
+                    unsafe { (nccl_t.comm_init_rank)(&mut comm, world as i32, id, rank as i32) };
+                nccl_t
+                    .check("ncclCommInitRank", r)
+                    .map(|()| SendComm(comm))
+                    .map_err(|e| e.to_string())
+            });
+            // The receiver may have given up; nothing to do then.
+            let _ = tx.send(r);
+        });
+    if let Err(e) = spawned {
+        return Err(format!("cannot start a thread for ncclCommInitRank: {e}"));
+    }
+    match rx.recv_timeout(INIT_TIMEOUT) {
+        Ok(r) => r.map(|c| c.0),
+        Err(_) => Err(format!(
+            "ncclCommInitRank did not complete within {} s: are all {world} ranks running, and is \
+             NCCL_COMM_ID reachable from every node?",
+            INIT_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// An all-reduce of a few f64 values across the ranks, through NCCL.
+fn combine(
+    job: &Job<'_>,
+    scratch: &DeviceBuffer,
+    vals: &[f64],
+    op: ncclRedOp_t,
+) -> Result<Vec<f64>, Fail> {
+    let r = &job.ranks[0];
+    let s = &r.gpu.stream;
+    let n = vals.len().min(scratch.len() / 8);
+    let mut out = vec![0f64; n];
+    s.ctx().bind()?;
+    // SAFETY: `n` f64 values from a live slice into the live scratch buffer (≥ 8n bytes); a
+    // pageable source is staged before the call returns.
+    check("cuMemcpyHtoDAsync_v2", unsafe {
+        sys::cuMemcpyHtoDAsync_v2(scratch.ptr(), vals.as_ptr().cast(), n * 8, s.raw())
+    })?;
+    let nccl = job.nccl;
+    // SAFETY: in-place all-reduce of `n` f64 in the live scratch buffer on this rank's stream.
+    nccl.check("ncclAllReduce", unsafe {
+        (nccl.all_reduce)(
+            dptr(scratch.ptr()),
+            dptr(scratch.ptr()),
+            n,
+            ncclDataType_t::ncclFloat64,
+            op,
+            r.comm,
+            s.raw().cast(),
+        )
+    })?;
+    wait_idle(&[s], Instant::now() + MEET_TIMEOUT)?;
+    // SAFETY: `n` f64 from the scratch buffer into `out` (n elements); the stream is idle.
+    check("cuMemcpyDtoH_v2", unsafe {
+        sys::cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), scratch.ptr(), n * 8)
+    })?;
+    Ok(out)
+}
+
+/// Status code agreed across ranks: 0 ok, then increasingly severe.
+fn code(status: Status) -> f64 {
+    match status {
+        Status::Ok => 0.0,
+        Status::Skipped => 1.0,
+        Status::Waived => 2.0,
+        Status::Failed => 3.0,
+    }
+}
+
+fn status_of(code: f64) -> Status {
+    if code >= 3.0 {
+        Status::Failed
+    } else if code >= 2.0 {
+        Status::Waived
+    } else if code >= 1.0 {
+        Status::Skipped
+    } else {
+        Status::Ok
+    }
+}
+
+/// Runs NCCL collectives with one process per GPU (torchrun, Slurm, MPI). This process uses
+/// CUDA device `launch.local_rank`; `NCCL_COMM_ID` is set to `launch.comm_id` when given. The
+/// sweep is what [`plan`] gives for `world_size` GPUs (NCCL only; rows of other algorithms are
+/// skipped). Rank 0 returns the rows and calls `on_update` after each size; other ranks return
+/// an empty list. Errors (NCCL missing, a rank that never arrives, a hung collective) are
+/// [`BenchError::Unavailable`] with NCCL's message.
+pub fn run_multiprocess(
+    launch: &LaunchEnv,
+    opts: &CollectiveOptions,
+    nccl_lib: Option<&Path>,
+    on_update: &mut dyn FnMut(&[CollectiveResult]),
+) -> Result<Vec<CollectiveResult>, BenchError> {
+    let rank = launch.rank;
+    let world = launch.world_size;
+    if let Some(id) = &launch.comm_id {
+        // SAFETY: called before this process starts any thread of its own or loads NCCL (the
+        // CLI calls this first thing in a multi-process run), so no other thread can be reading
+        // the environment concurrently.
+        unsafe { std::env::set_var("NCCL_COMM_ID", id) };
+    }
+    if std::env::var_os("NCCL_COMM_ID").is_none_or(|v| v.is_empty()) {
+        return Err(unavailable(
+            rank,
+            format!(
+                "{}: set NCCL_COMM_ID=host:port (or MASTER_ADDR and MASTER_PORT) so that the ranks can meet",
+                launch.launcher
+            ),
+        ));
+    }
+    if rank >= world || world < 2 {
+        return Err(unavailable(
+            rank,
+            format!("rank {rank} of {world}: a multi-process run needs at least 2 ranks"),
+        ));
+    }
+    let driver = crate::cuda::driver().map_err(|e| unavailable(rank, e))?;
+    if launch.local_rank >= driver.device_count {
+        return Err(unavailable(
+            rank,
+            format!(
+                "local rank {} has no GPU (CUDA sees {}; check CUDA_VISIBLE_DEVICES and the launcher's GPUs per node)",
+                launch.local_rank, driver.device_count
+            ),
+        ));
+    }
+    let ctx = Context::retain(launch.local_rank).map_err(|e| unavailable(rank, e))?;
+    let stream = Stream::new(&ctx).map_err(|e| unavailable(rank, e))?;
+    let cc = ctx.compute_capability();
+    let (ptx, _) = kernels::build(&[cc]);
+    let kernels = match ptx.get(&cc) {
+        Some(Ok(p)) => CollKernels::load(&ctx, p).map_err(|e| e.to_string()),
+        Some(Err(why)) => Err(why.clone()),
+        None => Err("no collective kernels built".into()),
+    };
+    let gpu = GpuState {
+        cpus: None,
+        stream,
+        kernels,
+        ctx,
+    };
+    let nccl = Arc::new(Nccl::load(nccl_lib).map_err(|e| unavailable(rank, e))?);
+    let extra = NcclExtra::load(&nccl).ok();
+    let mut id = ncclUniqueId { internal: [0; 128] };
+    // SAFETY: out-parameter. With NCCL_COMM_ID set, every rank derives the same id from it.
+    let r = unsafe { (nccl.get_unique_id)(&mut id) };
+    nccl.check("ncclGetUniqueId", r)
+        .map_err(|e| unavailable(rank, e))?;
+    let raw = init_rank(&nccl, &gpu.ctx, world, id, rank).map_err(|e| unavailable(rank, e))?;
+    let mut comm = Comm {
+        comm: raw,
+        nccl: nccl.clone(),
+        aborted: false,
+    };
+    let scratch =
+        DeviceBuffer::alloc(&gpu.ctx, 8 * (SAMPLES + 2)).map_err(|e| unavailable(rank, e))?;
+
+    let mut topo = Topology::new(TopologySource::Imported { paths: vec![] });
+    topo.gpus = (0..world)
+        .map(|index| Gpu {
+            index,
+            ..Default::default()
+        })
+        .collect();
+    topo.normalize();
+    let sweep = CollectiveOptions {
+        gpus: Vec::new(),
+        ..opts.clone()
+    };
+    let (_, cases) = plan(&topo, &sweep)?;
+
+    let job = Job {
+        nccl: &nccl,
+        extra: extra.as_ref(),
+        nranks: world,
+        ranks: vec![LocalRank {
+            rank,
+            comm: raw,
+            gpu: &gpu,
+        }],
+    };
+    let mut results = Vec::new();
+    for case in &cases {
+        let row = if case.algo == Algo::Nccl {
+            match run_one(&job, &scratch, case) {
+                Ok(r) => r,
+                Err((e, aborted)) => {
+                    comm.aborted |= aborted;
+                    if !comm.aborted
+                        && let Some(x) = job.extra
+                    {
+                        // A rank that failed mid-case leaves the others waiting: abort so that
+                        // they see it, and so that nothing is left running here.
+                        x.abort(raw);
+                        comm.aborted = true;
+                    }
+                    return Err(unavailable(rank, e));
+                }
+            }
+        } else {
+            let mut r = CollectiveResult::empty(
+                case.op,
+                case.algo,
+                &case.gpus,
+                case.bytes,
+                case.dtype,
+                case.in_place,
+                Source::Measured,
+                Status::Skipped,
+                format!(
+                    "scalescope's {} algorithm needs one process driving every GPU; run without {}",
+                    case.algo, launch.launcher
+                ),
+            );
+            r.processes = world;
+            r
+        };
+        if rank == 0 {
+            results.push(row);
+            on_update(&results);
+        }
+    }
+    drop(job);
+    drop(comm);
+    Ok(if rank == 0 { results } else { Vec::new() })
+}
+
+/// One case on this rank, agreed and combined with the others. `Err` only for failures after
+/// which the ranks can no longer stay in step (with whether the communicator was aborted).
+fn run_one(
+    job: &Job<'_>,
+    scratch: &DeviceBuffer,
+    case: &CollCase,
+) -> Result<CollectiveResult, (Fail, bool)> {
+    let world = job.nranks;
+    let local = nccl_ops::alloc(job, case);
+    let (mine, reason) = match &local {
+        Ok(_) => (0.0, None),
+        Err(e) => {
+            let (st, why) = e.status(case.bytes);
+            (code(st), Some(why))
+        }
+    };
+    let agreed = combine(job, scratch, &[mine], ncclRedOp_t::ncclMax)
+        .map_err(|e| (e, false))?
+        .first()
+        .copied()
+        .unwrap_or(3.0);
+    let bufs = match local {
+        Ok(b) if agreed == 0.0 => b,
+        other => {
+            drop(other);
+            let mut r = CollectiveResult::empty(
+                case.op,
+                case.algo,
+                &case.gpus,
+                case.bytes,
+                case.dtype,
+                case.in_place,
+                Source::Measured,
+                status_of(agreed),
+                reason.unwrap_or_else(|| {
+                    "another rank could not run this size (out of memory or an error)".into()
+                }),
+            );
+            r.backend_version = Some(job.nccl.version());
+            r.processes = world;
+            return Ok(r);
+        }
+    };
+    let measured = nccl_ops::measure(job, &bufs, case).and_then(|(samples, graph)| {
+        let wrong = nccl_ops::verify(job, &bufs, case)?;
+        Ok((samples, graph, wrong))
+    });
+    let (samples, graph, wrong) = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            let aborted = nccl_ops::settle(job, bufs);
+            return Err((e, aborted));
+        }
+    };
+    drop(bufs);
+    let slowest = combine(job, scratch, &samples, ncclRedOp_t::ncclMax).map_err(|e| (e, false))?;
+    let (w, unverified) = match &wrong {
+        Ok(w) => (*w as f64, 0.0),
+        Err(_) => (0.0, 1.0),
+    };
+    let sums =
+        combine(job, scratch, &[w, unverified], ncclRedOp_t::ncclSum).map_err(|e| (e, false))?;
+    let wrong_all = match (sums.first(), sums.get(1), wrong) {
+        (_, _, Err(why)) => Err(why),
+        (Some(_), Some(u), Ok(_)) if *u > 0.0 => Err("another rank could not verify".into()),
+        (Some(w), Some(_), Ok(_)) => Ok(*w as u64),
+        _ => Err("the ranks' counts could not be combined".into()),
+    };
+    let mut r = measured_row(case, job.nccl.version(), slowest, wrong_all, graph, None);
+    r.processes = world;
+    Ok(r)
+}

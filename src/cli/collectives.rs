@@ -1,0 +1,335 @@
+//! `scalescope bench collectives`: NCCL sweeps and scalescope's own all-reduce algorithms,
+//! printed like nccl-tests.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{CliError, SourceArgs, emit, write_file};
+use crate::bench::collectives::{
+    CollectiveBackend, CollectiveOptions, ModeledCollectives, Placement, parse_algos, parse_ops,
+    plan, run_collectives,
+};
+use crate::bench::modeled::{Assumptions, ModeledBackend};
+use crate::bench::plan::parse_gpu_list;
+use crate::bench::{BenchError, Warning, launcher};
+use crate::export;
+use crate::model::units::parse_sizes;
+use crate::model::{CollectiveResult, Dtype, Source, Status, Topology};
+
+/// `scalescope bench collectives` options.
+#[derive(Debug, Args)]
+pub struct CollectivesArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// GPUs to use, e.g. 0,1,3 (default: all).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub gpus: String,
+    /// Operations: all_reduce, all_gather, reduce_scatter, broadcast, alltoall, sendrecv, or all.
+    #[arg(long, value_name = "LIST", default_value = "all_reduce")]
+    pub ops: String,
+    /// Algorithms: nccl, ring, tree, host (scalescope's own all-reduce over P2P), or all.
+    #[arg(long, value_name = "LIST", default_value = "nccl")]
+    pub algo: String,
+    /// Sizes as nccl-tests counts them: a list or a doubling sweep (default 8..1G).
+    #[arg(long, value_name = "SIZES", default_value = "8..1G")]
+    pub sizes: String,
+    /// Element type: f32, bf16, f16, f64, i32.
+    #[arg(long, default_value = "f32")]
+    pub dtype: String,
+    /// Run in place (output buffer = input buffer) instead of out of place.
+    #[arg(long, conflicts_with = "both_placements")]
+    pub in_place: bool,
+    /// Run both out of place and in place, as nccl-tests prints them.
+    #[arg(long)]
+    pub both_placements: bool,
+    /// Timed iterations per size.
+    #[arg(long, default_value_t = crate::bench::collectives::DEFAULT_ITERS)]
+    pub iters: u32,
+    /// Warm-up iterations per size.
+    #[arg(long, default_value_t = crate::bench::collectives::DEFAULT_WARMUP)]
+    pub warmup: u32,
+    /// Capture the timed launches in a CUDA graph (cuts launch overhead at small sizes).
+    #[arg(long)]
+    pub graph: bool,
+    /// NCCL library to load (default: SCALESCOPE_NCCL_LIB, the loader path, then python3's
+    /// nvidia/nccl/lib).
+    #[arg(long, value_name = "PATH")]
+    pub nccl_lib: Option<PathBuf>,
+    /// Write every result as CSV to FILE (rewritten after each size).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the run as JSON to FILE (rewritten after each size).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Model the figures from line rates instead of measuring.
+    #[arg(long)]
+    pub modeled: bool,
+}
+
+/// A collectives run as `--json` writes it.
+#[derive(Debug, Serialize)]
+pub struct CollectivesRun<'a> {
+    pub scalescope_version: &'static str,
+    pub backend: String,
+    pub source: Source,
+    pub options: &'a CollectiveOptions,
+    pub topology: Option<&'a Topology>,
+    pub results: &'a [CollectiveResult],
+    pub warnings: &'a [Warning],
+}
+
+fn bench_err(e: BenchError) -> CliError {
+    if e.is_bad_input() {
+        CliError::input(e)
+    } else {
+        CliError::env(e)
+    }
+}
+
+/// Parses the flags into options.
+pub fn options(args: &CollectivesArgs) -> Result<CollectiveOptions, CliError> {
+    Ok(CollectiveOptions {
+        gpus: parse_gpu_list(&args.gpus).map_err(bench_err)?,
+        ops: parse_ops(&args.ops).map_err(bench_err)?,
+        algos: parse_algos(&args.algo).map_err(bench_err)?,
+        sizes: parse_sizes(&args.sizes)
+            .map_err(|e| CliError::input(anyhow::anyhow!("--sizes: {e}")))?,
+        dtype: Dtype::from_id(&args.dtype).ok_or_else(|| {
+            CliError::input(anyhow::anyhow!(
+                "--dtype: unknown type {:?} (known: f32, bf16, f16, f64, i32)",
+                args.dtype
+            ))
+        })?,
+        placement: if args.both_placements {
+            Placement::Both
+        } else if args.in_place {
+            Placement::InPlace
+        } else {
+            Placement::OutOfPlace
+        },
+        iters: args.iters,
+        warmup: args.warmup,
+        graph: args.graph,
+    })
+}
+
+pub fn run(args: CollectivesArgs) -> Result<(), CliError> {
+    let opts = options(&args)?;
+    let launch = launcher::detect(&launcher::process_env())
+        .map_err(|e| CliError::input(anyhow::anyhow!("launcher environment: {e}")))?;
+    let elsewhere = args.source.describes_another_machine();
+    if !args.modeled && elsewhere {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
+        )));
+    }
+    if let Some(l) = launch {
+        if args.modeled {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--modeled runs in one process; start it without {}",
+                l.launcher
+            )));
+        }
+        let mut write_error = None;
+        let results = crate::bench::cuda::collectives::run_multiprocess(
+            &l,
+            &opts,
+            args.nccl_lib.as_deref(),
+            &mut |results| {
+                if write_error.is_none()
+                    && let Err(e) = write_outputs(
+                        &args,
+                        "NCCL, multi-process",
+                        Source::Measured,
+                        &opts,
+                        None,
+                        results,
+                        &[],
+                    )
+                {
+                    write_error = Some(e);
+                }
+            },
+        )
+        .map_err(bench_err)?;
+        if let Some(e) = write_error {
+            return Err(e);
+        }
+        // Only rank 0 gets results back; the other ranks print nothing.
+        if results.is_empty() {
+            return Ok(());
+        }
+        return emit(None, render(&results).as_bytes());
+    }
+    let topo = match args.source.load() {
+        Ok(t) => t,
+        Err(e) if !elsewhere => {
+            let hint = if args.modeled {
+                "--modeled needs a machine to model here: add --catalog NAME or --import FILE"
+            } else {
+                "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
+            };
+            return Err(CliError::env(anyhow::anyhow!("{e}; {hint}")));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (_, cases) = plan(&topo, &opts).map_err(bench_err)?;
+    let mut warnings = Vec::new();
+    let mut backend: Box<dyn CollectiveBackend> = if args.modeled {
+        let (bw, w) = ModeledBackend::new(&topo, Assumptions::default());
+        warnings.extend(w);
+        Box::new(ModeledCollectives::new(bw.topology()))
+    } else {
+        Box::new(
+            crate::bench::cuda::collectives::CudaCollectives::new(&topo, args.nccl_lib.as_deref())
+                .map_err(bench_err)?,
+        )
+    };
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let desc = backend.describe();
+    eprintln!("{desc}");
+    let source = backend.source();
+    let bar = super::progress_bar(cases.len() as u64);
+    let cancel = AtomicBool::new(false);
+    let mut write_error = None;
+    let (results, _) = run_collectives(
+        &cases,
+        backend.as_mut(),
+        &cancel,
+        &mut warnings,
+        &mut |done, _, results| {
+            bar.set_position(done as u64);
+            if write_error.is_none()
+                && let Err(e) =
+                    write_outputs(&args, &desc, source, &opts, Some(&topo), results, &[])
+            {
+                write_error = Some(e);
+            }
+        },
+    );
+    bar.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    write_outputs(
+        &args,
+        &desc,
+        source,
+        &opts,
+        Some(&topo),
+        &results,
+        &warnings,
+    )?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    emit(None, render(&results).as_bytes())
+}
+
+fn write_outputs(
+    args: &CollectivesArgs,
+    backend: &str,
+    source: Source,
+    opts: &CollectiveOptions,
+    topo: Option<&Topology>,
+    results: &[CollectiveResult],
+    warnings: &[Warning],
+) -> Result<(), CliError> {
+    if let Some(path) = &args.csv {
+        write_file(
+            path,
+            &export::csv::collectives(results).map_err(CliError::env)?,
+        )?;
+    }
+    if let Some(path) = &args.json {
+        let run = CollectivesRun {
+            scalescope_version: env!("CARGO_PKG_VERSION"),
+            backend: backend.to_string(),
+            source,
+            options: opts,
+            topology: topo,
+            results,
+            warnings,
+        };
+        write_file(path, &export::json::to_json(&run).map_err(CliError::env)?)?;
+    }
+    Ok(())
+}
+
+/// An nccl-tests-like table: one block per (op, algo, placement), one line per size.
+pub fn render(results: &[CollectiveResult]) -> String {
+    let mut out = String::new();
+    let mut keys: Vec<(String, String, bool)> = Vec::new();
+    for r in results {
+        let k = (r.op.id().to_string(), r.algo.id().to_string(), r.in_place);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    for (op, algo, in_place) in keys {
+        let rows: Vec<&CollectiveResult> = results
+            .iter()
+            .filter(|r| r.op.id() == op && r.algo.id() == algo && r.in_place == in_place)
+            .collect();
+        let first = rows[0];
+        let _ = writeln!(
+            out,
+            "\n# {op} · {algo} · {} · GPUs {} · {} · {}{}",
+            first.backend_version.as_deref().unwrap_or("—"),
+            first
+                .gpus
+                .iter()
+                .map(|g| g.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            first.dtype,
+            if in_place { "in-place" } else { "out-of-place" },
+            if first.source == Source::Modeled {
+                " · MODELED"
+            } else {
+                ""
+            },
+        );
+        let _ = writeln!(
+            out,
+            "#{:>12} {:>12} {:>6} {:>10} {:>9} {:>9} {:>8}  {}",
+            "size(B)", "count", "type", "time(us)", "algbw", "busbw", "#wrong", "status"
+        );
+        for r in rows {
+            let f = |v: Option<f64>, d: usize| v.map_or("—".to_string(), |v| format!("{v:.d$}"));
+            let count = r.op.count_per_rank(r.bytes, r.dtype, r.gpus.len());
+            let _ = writeln!(
+                out,
+                " {:>12} {:>12} {:>6} {:>10} {:>9} {:>9} {:>8}  {}{}",
+                r.bytes,
+                count,
+                r.dtype.id(),
+                f(r.time_us, 2),
+                f(r.algbw_gbps, 2),
+                f(r.busbw_gbps, 2),
+                r.wrong.map_or("—".to_string(), |w| w.to_string()),
+                r.status,
+                match (&r.reason, r.status) {
+                    (Some(reason), s) if s != Status::Ok => format!(": {reason}"),
+                    _ => String::new(),
+                }
+            );
+        }
+    }
+    let wrong: u64 = results.iter().filter_map(|r| r.wrong).sum();
+    let big: Vec<f64> = results
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .filter_map(|r| r.busbw_gbps)
+        .collect();
+    if let Some(max) = big.iter().copied().reduce(f64::max) {
+        let _ = writeln!(out, "\n# peak busbw {max:.1} GB/s, {wrong} wrong in total");
+    }
+    out
+}

@@ -1,0 +1,452 @@
+//! The Collectives view: choose GPUs, ops and algorithms, run a size sweep on a worker thread
+//! (NCCL and scalescope's own all-reduce on this machine, the model elsewhere), and compare busbw
+//! and time against size, with the pair's line rate as a reference; the table underneath.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui::{self, RichText, Ui};
+use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, Points};
+
+use super::jobs::{Job, JobMsg, Reporter};
+use super::palette;
+use crate::bench::Warning;
+use crate::bench::collectives::{
+    CollectiveBackend, CollectiveOptions, ModeledCollectives, plan, run_collectives,
+};
+use crate::bench::modeled::{Assumptions, ModeledBackend};
+use crate::model::units::{format_bytes, parse_sizes};
+use crate::model::{
+    Algo, CollectiveOp, CollectiveResult, Source, Status, Topology, TopologySource,
+};
+
+/// Results of one run, as the view shows them.
+#[derive(Clone, Debug, Default)]
+pub struct CollectivesRunData {
+    pub results: Vec<CollectiveResult>,
+    pub warnings: Vec<Warning>,
+    pub backend: String,
+}
+
+/// State of the Collectives view.
+pub struct CollectivesView {
+    topo_label: String,
+    gpus: BTreeSet<usize>,
+    ops: BTreeSet<CollectiveOp>,
+    algos: BTreeSet<Algo>,
+    sizes: String,
+    job: Option<Job<CollectivesRunData>>,
+    data: Option<CollectivesRunData>,
+    error: Option<String>,
+}
+
+impl Default for CollectivesView {
+    fn default() -> Self {
+        Self {
+            topo_label: String::new(),
+            gpus: BTreeSet::new(),
+            ops: [CollectiveOp::AllReduce].into_iter().collect(),
+            algos: [Algo::Nccl].into_iter().collect(),
+            sizes: "1K..1G".to_string(),
+            job: None,
+            data: None,
+            error: None,
+        }
+    }
+}
+
+impl CollectivesView {
+    /// A view showing finished results (for reports, screenshots and tests).
+    pub fn with_results(topology: &Topology, data: CollectivesRunData) -> Self {
+        let mut v = Self::default();
+        v.sync_topology(topology);
+        v.data = Some(data);
+        v
+    }
+
+    /// The results on screen, if any.
+    pub fn data(&self) -> Option<&CollectivesRunData> {
+        self.data.as_ref()
+    }
+
+    /// True while a run is in flight.
+    pub fn running(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| !j.finished)
+    }
+
+    fn sync_topology(&mut self, topology: &Topology) {
+        let label = topology.source.label();
+        if self.topo_label != label {
+            self.topo_label = label;
+            self.gpus = topology.gpu_indices().into_iter().collect();
+            if !self.running() {
+                self.data = None;
+            }
+        }
+    }
+
+    /// Draws the view for `topology`.
+    pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
+        self.sync_topology(topology);
+        if let Some(job) = &mut self.job {
+            for msg in job.poll() {
+                match msg {
+                    JobMsg::Progress { partial, .. } => self.data = Some(partial),
+                    JobMsg::Done(d) => {
+                        self.data = Some(d);
+                        self.error = None;
+                    }
+                    JobMsg::Failed(e) => self.error = Some(e),
+                }
+            }
+        }
+        let measured = matches!(topology.source, TopologySource::Live { .. });
+        egui::ScrollArea::vertical()
+            .auto_shrink([false; 2])
+            .show(ui, |ui| {
+                self.controls(ui, topology, measured);
+                if let Some(e) = &self.error {
+                    ui.colored_label(palette::P2P_REFUSED, e);
+                }
+                match self.data.clone() {
+                    Some(data) => results(ui, topology, &data),
+                    None => {
+                        ui.label(
+                            RichText::new(
+                                "No results yet: pick GPUs, operations and algorithms, then Run.",
+                            )
+                            .weak(),
+                        );
+                    }
+                }
+            });
+    }
+
+    fn controls(&mut self, ui: &mut Ui, topology: &Topology, measured: bool) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new("GPUs").strong());
+            for g in topology.gpu_indices() {
+                toggle(ui, &mut self.gpus, g, &format!("GPU{g}"));
+            }
+            ui.separator();
+            ui.label(RichText::new("Ops").strong());
+            for op in CollectiveOp::ALL {
+                toggle(ui, &mut self.ops, *op, op.id());
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new("Algorithms").strong());
+            for a in Algo::ALL {
+                toggle(ui, &mut self.algos, *a, a.id()).on_hover_text(match a {
+                    Algo::Nccl => "NCCL (loaded at run time)",
+                    Algo::Ring => "scalescope's ring all-reduce over P2P: reduce-scatter then all-gather, chunked",
+                    Algo::Tree => "Caffe's scheme: pairs reduce up a binary tree, the root broadcasts down",
+                    Algo::Host => "via host: copy to pinned memory, sum on the CPU, copy back (the floor)",
+                });
+            }
+            ui.separator();
+            let l = ui.label("Sizes");
+            ui.add(egui::TextEdit::singleline(&mut self.sizes).desired_width(90.0))
+                .labelled_by(l.id);
+        });
+        ui.horizontal(|ui| {
+            if self.running() {
+                if ui.button("■ Cancel").clicked()
+                    && let Some(j) = &self.job
+                {
+                    j.cancel();
+                }
+                if let Some(j) = &self.job {
+                    let (done, total, _) = &j.progress;
+                    let frac = if *total > 0 {
+                        *done as f32 / *total as f32
+                    } else {
+                        0.0
+                    };
+                    ui.add(
+                        egui::ProgressBar::new(frac)
+                            .desired_width(320.0)
+                            .text(format!("{done}/{total}")),
+                    );
+                }
+            } else {
+                let label = if measured {
+                    "▶ Run on this machine"
+                } else {
+                    "▶ Model this machine"
+                };
+                let ok = self.gpus.len() >= 2 && !self.ops.is_empty() && !self.algos.is_empty();
+                if ui.add_enabled(ok, egui::Button::new(label)).clicked() {
+                    self.start(ui.ctx(), topology, measured);
+                }
+            }
+            if !measured {
+                super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
+                ui.label(
+                    RichText::new("NCCL modeled from line rates; own algorithms need real GPUs")
+                        .weak(),
+                );
+            }
+        });
+    }
+
+    fn start(&mut self, ctx: &egui::Context, topology: &Topology, measured: bool) {
+        let sizes = match parse_sizes(&self.sizes) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error = Some(format!("Sizes: {e}"));
+                return;
+            }
+        };
+        let opts = CollectiveOptions {
+            gpus: self.gpus.iter().copied().collect(),
+            ops: self.ops.iter().copied().collect(),
+            algos: self.algos.iter().copied().collect(),
+            sizes,
+            ..Default::default()
+        };
+        let topo = topology.clone();
+        self.error = None;
+        self.job = Some(Job::spawn(
+            ctx,
+            "scalescope-collectives",
+            move |rep, cancel| run_job(&topo, &opts, measured, &rep, &cancel),
+        ));
+    }
+}
+
+fn toggle<T: Ord + Copy>(ui: &mut Ui, set: &mut BTreeSet<T>, v: T, label: &str) -> egui::Response {
+    let mut on = set.contains(&v);
+    let r = ui.checkbox(&mut on, label);
+    if r.changed() {
+        if on {
+            set.insert(v);
+        } else {
+            set.remove(&v);
+        }
+    }
+    r
+}
+
+fn run_job(
+    topo: &Topology,
+    opts: &CollectiveOptions,
+    measured: bool,
+    rep: &Reporter<CollectivesRunData>,
+    cancel: &Arc<AtomicBool>,
+) {
+    let cases = match plan(topo, opts) {
+        Ok((_, c)) => c,
+        Err(e) => return rep.send(JobMsg::Failed(e.to_string())),
+    };
+    let mut warnings = Vec::new();
+    let mut backend: Box<dyn CollectiveBackend> = if measured {
+        match crate::bench::cuda::collectives::CudaCollectives::new(topo, None) {
+            Ok(b) => Box::new(b),
+            Err(e) => return rep.send(JobMsg::Failed(e.to_string())),
+        }
+    } else {
+        let (bw, w) = ModeledBackend::new(topo, Assumptions::default());
+        warnings = w;
+        Box::new(ModeledCollectives::new(bw.topology()))
+    };
+    let desc = backend.describe();
+    let mut run_warnings = Vec::new();
+    let (results, _) = run_collectives(
+        &cases,
+        backend.as_mut(),
+        cancel,
+        &mut run_warnings,
+        &mut |done, total, results| {
+            rep.send(JobMsg::Progress {
+                done,
+                total,
+                label: String::new(),
+                partial: CollectivesRunData {
+                    results: results.to_vec(),
+                    warnings: warnings.clone(),
+                    backend: desc.clone(),
+                },
+            });
+        },
+    );
+    warnings.extend(run_warnings);
+    rep.send(JobMsg::Done(CollectivesRunData {
+        results,
+        warnings,
+        backend: desc,
+    }));
+}
+
+/// One series per op × algorithm × GPU set × placement.
+fn series_key(r: &CollectiveResult) -> String {
+    format!(
+        "{} {} [{}]{}{}",
+        r.op,
+        r.algo,
+        r.gpus
+            .iter()
+            .map(|g| g.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        if r.in_place { " in-place" } else { "" },
+        if r.source == Source::Modeled {
+            " (modeled)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The slowest per-direction line rate among the GPUs of the results.
+fn reference_rate(topology: &Topology, results: &[CollectiveResult]) -> Option<f64> {
+    let gpus: BTreeSet<usize> = results
+        .iter()
+        .flat_map(|r| r.gpus.iter().copied())
+        .collect();
+    let gpus: Vec<usize> = gpus.into_iter().collect();
+    let mut rate: Option<f64> = None;
+    for (i, &a) in gpus.iter().enumerate() {
+        for &b in &gpus[i + 1..] {
+            let r = topology.link(a, b)?.line_rate.as_ref()?.gbps;
+            rate = Some(rate.map_or(r, |x: f64| x.min(r)));
+        }
+    }
+    rate
+}
+
+fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData) {
+    ui.separator();
+    ui.label(RichText::new(&data.backend).weak());
+    let mut keys: Vec<String> = Vec::new();
+    for r in &data.results {
+        let k = series_key(r);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let points = |f: &dyn Fn(&CollectiveResult) -> Option<f64>, key: &str| -> Vec<[f64; 2]> {
+        data.results
+            .iter()
+            .filter(|r| r.status == Status::Ok && series_key(r) == key)
+            .filter_map(|r| Some([super::plots::size_x(r.bytes), f(r)?]))
+            .collect()
+    };
+    let line_rate = reference_rate(topology, &data.results);
+    ui.columns(2, |cols| {
+        cols[0].label(RichText::new("Bus bandwidth (GB/s) vs size").strong());
+        plot(&mut cols[0], "coll-busbw", "GB/s", |p| {
+            if let Some(l) = line_rate {
+                p.hline(
+                    HLine::new(format!("line rate {l:.0} GB/s"), l)
+                        .style(egui_plot::LineStyle::dashed_dense()),
+                );
+            }
+            for k in &keys {
+                add_series(p, k, points(&|r| r.busbw_gbps, k));
+            }
+        });
+        cols[1].label(RichText::new("Time per operation (µs) vs size").strong());
+        // Times span five decades: log10 scale.
+        plot(&mut cols[1], "coll-time", "µs (log)", |p| {
+            for k in &keys {
+                add_series(
+                    p,
+                    k,
+                    points(&|r| r.time_us.filter(|t| *t > 0.0).map(f64::log10), k),
+                );
+            }
+        });
+    });
+    ui.add_space(6.0);
+    egui::CollapsingHeader::new(format!("Table ({} rows)", data.results.len()))
+        .default_open(true)
+        .show(ui, |ui| table(ui, &data.results));
+    for w in &data.warnings {
+        ui.colored_label(palette::P2P_NS, w.to_string());
+    }
+}
+
+fn add_series(p: &mut egui_plot::PlotUi<'_>, name: &str, pts: Vec<[f64; 2]>) {
+    let modeled = name.ends_with("(modeled)");
+    let mut line = Line::new(name.to_string(), PlotPoints::from(pts.clone()));
+    if modeled {
+        line = line.style(egui_plot::LineStyle::dashed_loose());
+    } else {
+        p.points(Points::new(name.to_string(), PlotPoints::from(pts)).radius(2.5));
+    }
+    p.line(line);
+}
+
+fn plot(ui: &mut Ui, id: &str, unit: &'static str, build: impl FnOnce(&mut egui_plot::PlotUi<'_>)) {
+    let log = unit.ends_with("(log)");
+    let mut plot = Plot::new(id)
+        .height(260.0)
+        .legend(Legend::default())
+        .x_axis_label("size")
+        .y_axis_label(unit)
+        .x_axis_formatter(super::plots::size_tick)
+        .allow_scroll(false);
+    plot = if log {
+        plot.y_axis_formatter(|mark, _| format!("{}", 10f64.powf(mark.value)))
+            .label_formatter(move |pos| super::plots::size_hover_log(pos, "µs"))
+    } else {
+        plot.label_formatter(move |pos| super::plots::size_hover(pos, unit))
+    };
+    plot.show(ui, build);
+}
+
+fn table(ui: &mut Ui, results: &[CollectiveResult]) {
+    egui::ScrollArea::vertical()
+        .max_height(320.0)
+        .show(ui, |ui| {
+            egui::Grid::new("coll-table")
+                .striped(true)
+                .num_columns(10)
+                .show(ui, |ui| {
+                    for h in [
+                        "op",
+                        "algo",
+                        "GPUs",
+                        "size",
+                        "time (µs)",
+                        "algbw",
+                        "busbw",
+                        "#wrong",
+                        "status",
+                        "source",
+                    ] {
+                        ui.label(RichText::new(h).strong());
+                    }
+                    ui.end_row();
+                    let f = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.2}"));
+                    for r in results {
+                        ui.label(RichText::new(r.op.id()).monospace());
+                        ui.label(r.algo.id());
+                        ui.label(
+                            r.gpus
+                                .iter()
+                                .map(|g| g.to_string())
+                                .collect::<Vec<_>>()
+                                .join(","),
+                        );
+                        ui.label(format_bytes(r.bytes));
+                        ui.label(f(r.time_us));
+                        ui.label(f(r.algbw_gbps));
+                        ui.label(f(r.busbw_gbps));
+                        ui.label(r.wrong.map_or("—".to_string(), |w| w.to_string()));
+                        let status = ui.label(r.status.to_string());
+                        if let Some(reason) = &r.reason {
+                            status.on_hover_text(reason);
+                        }
+                        ui.label(if r.source == Source::Modeled {
+                            RichText::new("modeled").italics()
+                        } else {
+                            RichText::new("measured")
+                        });
+                        ui.end_row();
+                    }
+                });
+        });
+}

@@ -1,0 +1,82 @@
+//! The Collectives view through egui_kittest: a snapshot of modeled NCCL curves on a catalog
+//! machine, and a run started from the app that fills the view with labeled modeled rows.
+
+use std::sync::atomic::AtomicBool;
+
+use eframe::egui;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use scalescope::bench::collectives::{
+    CollectiveBackend, CollectiveOptions, ModeledCollectives, plan, run_collectives,
+};
+use scalescope::model::{CollectiveOp, Source};
+use scalescope::topology::catalog;
+use scalescope::ui::collectives_view::{CollectivesRunData, CollectivesView};
+use scalescope::ui::{App, Startup};
+
+#[test]
+fn snapshot_modeled_all_reduce_and_all_gather() {
+    let topo = catalog::load("hgx-a100").unwrap();
+    let opts = CollectiveOptions {
+        gpus: vec![0, 1, 2, 3, 4, 5, 6, 7],
+        ops: vec![CollectiveOp::AllReduce, CollectiveOp::AllGather],
+        sizes: (10..=30).step_by(2).map(|p| 1u64 << p).collect(),
+        ..Default::default()
+    };
+    let (_, cases) = plan(&topo, &opts).unwrap();
+    let mut backend = ModeledCollectives::new(&topo);
+    let (results, _) = run_collectives(
+        &cases,
+        &mut backend,
+        &AtomicBool::new(false),
+        &mut Vec::new(),
+        &mut |_, _, _| {},
+    );
+    assert!(results.iter().all(|r| r.source == Source::Modeled));
+    let data = CollectivesRunData {
+        results,
+        warnings: Vec::new(),
+        backend: backend.describe(),
+    };
+    let mut view = CollectivesView::with_results(&topo, data);
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1000.0))
+        .with_theme(egui::Theme::Dark)
+        .wgpu()
+        .build_ui(move |ui| {
+            scalescope::ui::fonts::install(ui.ctx());
+            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
+        });
+    harness.run();
+    assert!(harness.query_by_label("MODELED").is_some());
+    harness.snapshot("collectives_hgx_a100_modeled");
+}
+
+#[test]
+fn running_from_the_app_models_nccl_on_a_catalog_machine() {
+    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    harness.get_by_label("Collectives").click();
+    harness.run();
+    harness.get_by_label("▶ Model this machine").click();
+    for _ in 0..300 {
+        harness.step();
+        if !harness.state().collectives.running() && harness.state().collectives.data().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    harness.run();
+    let data = harness.state().collectives.data().expect("results arrived");
+    assert!(!data.results.is_empty());
+    assert!(
+        data.results
+            .iter()
+            .all(|r| r.source == Source::Modeled && r.op == CollectiveOp::AllReduce)
+    );
+    // The table lists the op and marks rows modeled.
+    assert!(harness.query_all_by_label("all_reduce").next().is_some());
+    assert!(harness.query_all_by_label("modeled").next().is_some());
+}
