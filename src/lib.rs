@@ -9,5 +9,6 @@ pub mod cli;
 pub mod cuda;
 pub mod export;
 pub mod model;
+pub mod scaling;
 pub mod topology;
 pub mod ui;

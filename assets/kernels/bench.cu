@@ -119,6 +119,87 @@ copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 bytes) {
     }
 }
 
+// The same copy through Hopper's bulk copy engine (TMA, sm_90+): one thread per block moves
+// BULK_CHUNK-byte pieces global → shared (cp.async.bulk, completing on an mbarrier) and shared →
+// global (cp.async.bulk ... bulk_group), BULK_STAGES pieces in flight, so each NVLink transfer
+// is a large bulk transaction rather than many 16-byte stores. Needs 16-byte aligned pointers; a
+// warp of block 0 copies the last bytes % BULK_CHUNK. Below sm_90 it does nothing (the host
+// never launches it there).
+#define BULK_CHUNK 8192
+#define BULK_STAGES 4
+extern "C" __global__ void __launch_bounds__(32)
+copy_bulk(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst, u64 bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ __align__(128) unsigned char buf[BULK_STAGES][BULK_CHUNK];
+    __shared__ __align__(8) u64 bar[BULK_STAGES];
+    const u64 chunks = bytes / BULK_CHUNK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < BULK_STAGES; ++s) {
+            u32 b = (u32)__cvta_generic_to_shared(&bar[s]);
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b));
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        // This block's pieces: blockIdx.x, blockIdx.x + gridDim.x, ...
+        const u64 first = blockIdx.x;
+        const u64 step = gridDim.x;
+        const u64 mine = first < chunks ? (chunks - first + step - 1) / step : 0;
+        u32 parity[BULK_STAGES];
+        for (int s = 0; s < BULK_STAGES; ++s) parity[s] = 0;
+        // Prologue: start the first loads.
+        for (u64 i = 0; i < mine && i < BULK_STAGES; ++i) {
+            const int s = (int)i;
+            u32 b = (u32)__cvta_generic_to_shared(&bar[s]);
+            u32 d = (u32)__cvta_generic_to_shared(&buf[s][0]);
+            const unsigned char* from = src + (first + i * step) * BULK_CHUNK;
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(BULK_CHUNK) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                         ::"r"(d), "l"(from), "r"(BULK_CHUNK), "r"(b) : "memory");
+        }
+        for (u64 i = 0; i < mine; ++i) {
+            const int s = (int)(i % BULK_STAGES);
+            u32 b = (u32)__cvta_generic_to_shared(&bar[s]);
+            u32 d = (u32)__cvta_generic_to_shared(&buf[s][0]);
+            // Wait for piece i to land in shared memory.
+            u32 done = 0;
+            while (!done) {
+                asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                             : "=r"(done) : "r"(b), "r"(parity[s]) : "memory");
+            }
+            parity[s] ^= 1u;
+            unsigned char* to = dst + (first + i * step) * BULK_CHUNK;
+            asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(to), "r"(d), "r"(BULK_CHUNK) : "memory");
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+            const u64 next = i + BULK_STAGES;
+            if (next < mine) {
+                // The store must have read stage s before the next load overwrites it.
+                asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+                const unsigned char* from = src + (first + next * step) * BULK_CHUNK;
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(BULK_CHUNK) : "memory");
+                asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                             ::"r"(d), "l"(from), "r"(BULK_CHUNK), "r"(b) : "memory");
+            }
+        }
+        // Every store complete (written, not only read from shared memory) before exiting.
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+    // The tail: one warp of block 0, 16 bytes at a time, then single bytes.
+    if (blockIdx.x == 0) {
+        const u64 start = chunks * BULK_CHUNK;
+        const u64 vec_end = start + (bytes - start) / 16 * 16;
+        for (u64 o = start + threadIdx.x * 16; o < vec_end; o += 32 * 16) {
+            *(uint4*)(dst + o) = *(const uint4*)(src + o);
+        }
+        for (u64 o = vec_end + threadIdx.x; o < bytes; o += 32) {
+            dst[o] = src[o];
+        }
+    }
+#endif
+}
+
 // One thread follows `steps` links of a chain whose every slot holds the address of the next;
 // each load is volatile (ld.global.cv: fetched again, never served from this GPU's L1) and
 // depends on the previous one. *sink receives the address reached, which the host checks.

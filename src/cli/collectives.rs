@@ -298,8 +298,8 @@ pub fn render(results: &[CollectiveResult]) -> String {
         );
         let _ = writeln!(
             out,
-            "#{:>12} {:>12} {:>6} {:>10} {:>9} {:>9} {:>8}  {}",
-            "size(B)", "count", "type", "time(us)", "algbw", "busbw", "#wrong", "status"
+            "#{:>12} {:>12} {:>6} {:>10} {:>9} {:>9} {:>8}  status",
+            "size(B)", "count", "type", "time(us)", "algbw", "busbw", "#wrong"
         );
         for r in rows {
             let f = |v: Option<f64>, d: usize| v.map_or("—".to_string(), |v| format!("{v:.d$}"));

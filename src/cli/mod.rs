@@ -2,6 +2,7 @@
 
 mod bandwidth;
 mod collectives;
+mod scaling;
 mod topo_table;
 
 use std::io::Write;
@@ -50,6 +51,8 @@ pub enum BenchCommand {
     Bandwidth(bandwidth::BandwidthArgs),
     /// Collectives: NCCL sweeps (nccl-tests' algbw/busbw) and scalescope's own all-reduce.
     Collectives(collectives::CollectivesArgs),
+    /// Weak and strong scaling of workloads: modeled, or measured with proxy runs (--measure).
+    Scaling(scaling::ScalingArgs),
 }
 
 /// Where a topology comes from: this machine (default), an `nvidia-smi topo` capture, or the
@@ -161,6 +164,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Topo(args)) => topo(args),
         Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args),
         Some(Command::Bench(BenchCommand::Collectives(args))) => collectives::run(args),
+        Some(Command::Bench(BenchCommand::Scaling(args))) => scaling::run(args),
         None => Ok(()),
     }
 }

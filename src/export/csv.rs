@@ -224,3 +224,67 @@ pub fn collectives(results: &[crate::model::CollectiveResult]) -> Result<Vec<u8>
     }
     Ok(w.into_inner().map_err(|e| e.into_error())?)
 }
+
+/// Leading columns of `scaling.csv` / `scalescope bench scaling --csv FILE`.
+pub const SCALING_COLUMNS: [&str; 12] = [
+    "workload",
+    "pattern",
+    "mode",
+    "source",
+    "n_gpus",
+    "global_batch",
+    "per_gpu_batch",
+    "step_time_ms",
+    "throughput",
+    "speedup",
+    "efficiency",
+    "bound",
+];
+
+/// One row per (workload, mode, source, GPU count), in run order. After the fixed columns:
+/// `compute_ms`, `comm_exposed_ms`, `other_ms`, `projected`, `model_error`, `basis`.
+pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportError> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = SCALING_COLUMNS.to_vec();
+    header.extend([
+        "compute_ms",
+        "comm_exposed_ms",
+        "other_ms",
+        "projected",
+        "model_error",
+        "basis",
+    ]);
+    w.write_record(&header)?;
+    for r in rows {
+        w.write_record([
+            r.workload.clone(),
+            r.pattern.id().to_string(),
+            r.mode.id().to_string(),
+            r.source.to_string(),
+            r.n_gpus.to_string(),
+            trim_f(r.global_batch),
+            trim_f(r.per_gpu_batch),
+            cell_f(r.step_time_ms, 4),
+            cell_f(r.throughput, 2),
+            cell_f(r.speedup, 4),
+            cell_f(r.efficiency, 4),
+            cell(r.bound.map(|b| b.id())),
+            cell_f(r.compute_ms, 4),
+            cell_f(r.comm_exposed_ms, 4),
+            cell_f(r.other_ms, 4),
+            r.projected.to_string(),
+            cell_f(r.model_error, 4),
+            r.basis.clone(),
+        ])?;
+    }
+    Ok(w.into_inner().map_err(|e| e.into_error())?)
+}
+
+/// A batch as written: whole numbers without decimals, others with up to 3.
+fn trim_f(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}

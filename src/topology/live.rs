@@ -189,22 +189,31 @@ pub fn read() -> Result<Topology, TopologyError> {
             let (_, _, da) = &nvml_devices[order[a]];
             let (_, _, db) = &nvml_devices[order[b]];
             let mut nv = nvlinks_between(&remotes, &owners, a, b);
-            let unknown = |g: usize| {
-                !remotes[g].is_empty() && remotes[g].iter().all(|r| *r == Remote::Unknown)
+            // Links whose far end names no GPU we know: no remote info at all, or an id that
+            // every GPU's links name alike (some VMs report one placeholder id for all).
+            let unowned = |g: usize| {
+                !remotes[g].is_empty()
+                    && remotes[g].iter().all(|r| match r {
+                        Remote::Unknown => true,
+                        // An id that is the GPU's own is no peer either.
+                        Remote::Bus(bus) => !owners.iter().any(|(b, o)| b == bus && *o != g),
+                        Remote::Switch => false,
+                    })
             };
             if nv == 0
-                && unknown(a)
-                && unknown(b)
+                && unowned(a)
+                && unowned(b)
                 && matches!(
                     da.p2p_status(db, P2pCapabilitiesIndex::NvLink),
                     Ok(nvml_wrapper::enum_wrappers::device::P2pStatus::Ok)
                 )
             {
-                // NVML names no remote device at all, yet reports NVLink P2P between the two:
+                // NVML names no usable remote device, yet reports NVLink P2P between the two:
                 // count the links both have, as for a switch fabric.
                 nv = remotes[a].len().min(remotes[b].len()) as u32;
                 notes.push(format!(
-                    "GPU {a}–GPU {b}: NVLink remote devices unknown; NV{nv} inferred from NVML's NVLink P2P status"
+                    "GPU {a}–GPU {b}: NVLink remote devices not identifiable ({}); NV{nv} inferred from NVML's NVLink P2P status",
+                    describe_remotes(&remotes[a])
                 ));
             }
             let pcie = nvml.topology_common_ancestor(da, db).ok().map(pcie_path);
@@ -264,6 +273,26 @@ enum Remote {
     /// An NVSwitch.
     Switch,
     Unknown,
+}
+
+/// A short account of where a GPU's links lead, for notes: `18 × 00000000:00:00.0`.
+fn describe_remotes(remotes: &[Remote]) -> String {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for r in remotes {
+        let name = match r {
+            Remote::Bus(b) => b.clone(),
+            Remote::Switch => "NVSwitch".to_string(),
+            Remote::Unknown => "unknown".to_string(),
+        };
+        match seen.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, c)) => *c += 1,
+            None => seen.push((name, 1)),
+        }
+    }
+    seen.iter()
+        .map(|(n, c)| format!("{c} × {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Which GPU (position in `gpus`) each remote PCI id belongs to.

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bandwidth_view::BandwidthView;
 use super::collectives_view::CollectivesView;
+use super::scaling_view::ScalingView;
 use super::{palette, topology_view};
 use crate::model::Topology;
 use crate::topology::{catalog, import, live};
@@ -39,11 +40,18 @@ pub enum View {
     Bandwidth,
     /// NCCL and scalescope's own collectives ([`super::collectives_view`]).
     Collectives,
+    /// Weak and strong scaling of workloads ([`super::scaling_view`]).
+    Scaling,
 }
 
 impl View {
     /// Every view, in tab order.
-    pub const ALL: &[View] = &[View::Topology, View::Bandwidth, View::Collectives];
+    pub const ALL: &[View] = &[
+        View::Topology,
+        View::Bandwidth,
+        View::Collectives,
+        View::Scaling,
+    ];
 
     /// The tab's label.
     pub fn label(&self) -> &'static str {
@@ -51,6 +59,7 @@ impl View {
             View::Topology => "Topology",
             View::Bandwidth => "Bandwidth",
             View::Collectives => "Collectives",
+            View::Scaling => "Scaling",
         }
     }
 }
@@ -126,6 +135,8 @@ pub struct App {
     pub bandwidth: BandwidthView,
     /// The Collectives view's state.
     pub collectives: CollectivesView,
+    /// The Scaling view's state.
+    pub scaling: ScalingView,
 
     live: LiveState,
     catalog: Vec<catalog::CatalogEntry>,
@@ -190,6 +201,7 @@ impl App {
             settings,
             bandwidth: BandwidthView::default(),
             collectives: CollectivesView::default(),
+            scaling: ScalingView::default(),
             live,
             catalog: catalog::entries(),
             imported: Vec::new(),
@@ -573,6 +585,7 @@ impl App {
         match topology {
             Some(t) if self.settings.view == View::Bandwidth => self.bandwidth.ui(ui, &t),
             Some(t) if self.settings.view == View::Collectives => self.collectives.ui(ui, &t),
+            Some(t) if self.settings.view == View::Scaling => self.scaling.ui(ui, &t),
             Some(t) => {
                 // Views lay out to the visible width; only content wider than that scrolls.
                 let viewport_w = ui.available_width();

@@ -590,7 +590,8 @@ fn heatmap(ui: &mut Ui, rows: &[&BandwidthResult], topology: &Topology, percent:
 
 /// x = log2(bytes), labeled in KiB/MiB/GiB.
 fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
-    let mut series: Vec<((Endpoint, Endpoint), Vec<[f64; 2]>)> = Vec::new();
+    type Series = ((Endpoint, Endpoint), Vec<[f64; 2]>);
+    let mut series: Vec<Series> = Vec::new();
     for r in results
         .iter()
         .filter(|r| r.test == test && r.status == Status::Ok)

@@ -11,6 +11,7 @@ pub mod fonts;
 mod jobs;
 pub mod palette;
 mod plots;
+pub mod scaling_view;
 pub mod snapshot;
 pub mod topology_view;
 

@@ -21,14 +21,20 @@ pub const SOURCE: &str = include_str!("../../../assets/kernels/bench.cu");
 pub const BUNDLED_PTX: &str = include_str!("../../../assets/kernels/bench.ptx");
 
 /// Every kernel the module must provide.
-pub const NAMES: [&str; 6] = [
+pub const NAMES: [&str; 7] = [
     "spin_wait",
     "fill_pattern",
     "check_pattern",
     "copy_kernel",
+    "copy_bulk",
     "pointer_chase",
     "scatter_chain",
 ];
+
+/// Whether the SM copy tests use the bulk-copy (TMA) kernel: `SCALESCOPE_COPY_KERNEL=bulk`.
+fn use_bulk_copy() -> bool {
+    std::env::var("SCALESCOPE_COPY_KERNEL").is_ok_and(|v| v == "bulk")
+}
 
 /// Threads per block of the copy kernel (its `__launch_bounds__`).
 pub const COPY_BLOCK: u32 = 512;
@@ -136,6 +142,8 @@ pub struct Kernels {
     fill: sys::CUfunction,
     check: sys::CUfunction,
     copy: sys::CUfunction,
+    /// The bulk-copy-engine (TMA) variant, on sm_90+ only.
+    copy_bulk: Option<sys::CUfunction>,
     chase: sys::CUfunction,
     scatter: sys::CUfunction,
     copy_grid: u32,
@@ -203,6 +211,9 @@ impl Kernels {
             fill: get("fill_pattern")?,
             check: get("check_pattern")?,
             copy,
+            copy_bulk: (ctx.compute_capability().0 >= 9)
+                .then(|| get("copy_bulk").ok())
+                .flatten(),
             chase: get("pointer_chase")?,
             scatter: get("scatter_chain")?,
             copy_grid: ctx.sm_count() * per_sm,
@@ -311,7 +322,9 @@ impl Kernels {
         )
     }
 
-    /// `copy_kernel(src, dst, bytes)` on the full copy grid.
+    /// `copy_kernel(src, dst, bytes)` on the full copy grid, or the bulk-copy (TMA) variant
+    /// when `SCALESCOPE_COPY_KERNEL=bulk` asks for it and the GPU has it (sm_90+, 16-byte
+    /// aligned pointers).
     pub fn copy(
         &self,
         stream: &Stream,
@@ -320,6 +333,25 @@ impl Kernels {
         bytes: u64,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (src, dst, bytes);
+        if let Some(bulk) = self.copy_bulk
+            && use_bulk_copy()
+            && src.is_multiple_of(16)
+            && dst.is_multiple_of(16)
+        {
+            let blocks_per_sm = std::env::var("SCALESCOPE_BULK_BLOCKS_PER_SM")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|v| (1..=32).contains(v))
+                .unwrap_or(2);
+            return self.launch(
+                bulk,
+                "cuLaunchKernel(copy_bulk)",
+                self.util_grid / 4 * blocks_per_sm,
+                32,
+                stream,
+                &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
+            );
+        }
         self.launch(
             self.copy,
             "cuLaunchKernel(copy_kernel)",

@@ -453,6 +453,15 @@ fn loaded_path(sym: *const c_void) -> Option<PathBuf> {
     std::fs::canonicalize(&p).ok().or(Some(p))
 }
 
+/// Loads in flight per thread in the copy kernel: `SCALESCOPE_COPY_UNROLL` (1–16) or 8.
+pub fn copy_unroll() -> u32 {
+    std::env::var("SCALESCOPE_COPY_UNROLL")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|v| (1..=16).contains(v))
+        .unwrap_or(8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,13 +562,4 @@ mod tests {
                 .is_err()
         );
     }
-}
-
-/// Loads in flight per thread in the copy kernel: `SCALESCOPE_COPY_UNROLL` (1–16) or 8.
-pub fn copy_unroll() -> u32 {
-    std::env::var("SCALESCOPE_COPY_UNROLL")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .filter(|v| (1..=16).contains(v))
-        .unwrap_or(8)
 }

@@ -380,10 +380,17 @@ pub(crate) fn measure(
     case: &CollCase,
 ) -> Result<(Vec<f64>, bool), Fail> {
     let streams = job.streams();
-    let ops = u64::from(case.warmup) + u64::from(case.iters) * (SAMPLES as u64 + 2);
+    // Small operations are latency-bound and the first ones after a communicator is created are
+    // slow (connections, proxy threads): give them at least 20 warm-ups; they cost microseconds.
+    let warmup = if case.bytes <= 1 << 20 {
+        case.warmup.max(20)
+    } else {
+        case.warmup
+    };
+    let ops = u64::from(warmup) + u64::from(case.iters) * (SAMPLES as u64 + 2);
     let deadline = deadline_for(case.bytes, ops);
     fill_inputs(job, bufs, case.dtype)?;
-    for _ in 0..case.warmup {
+    for _ in 0..warmup {
         enqueue(job, bufs, case.op, case.dtype)?;
     }
     job.wait(deadline)?;

@@ -164,7 +164,9 @@ pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResul
     }
 }
 
-/// Fills every GPU's input with the pattern (and poisons separate outputs when `poison`).
+/// Fills every GPU's input with the pattern (and poisons separate outputs when `poison`), and
+/// waits until every GPU is done: the algorithms read their peers' buffers, and a peer's fill
+/// runs on the peer's own stream, which nothing else orders them after.
 fn prepare(setup: &Setup<'_>, poison: bool) -> Result<(), Fail> {
     for (g, b) in setup.bufs.iter().enumerate() {
         let s = &setup.gpus[g].stream;
@@ -175,7 +177,10 @@ fn prepare(setup: &Setup<'_>, poison: bool) -> Result<(), Fail> {
             k.fill(s, setup.dtype, b.src(), setup.count, 0, g as i32)?;
         }
     }
-    Ok(())
+    wait_idle(
+        &setup.streams(),
+        deadline_for(setup.count.saturating_mul(setup.elem), 2),
+    )
 }
 
 /// Runs the check kernel on every GPU's result and sums the wrong elements; `Err(why)` inside

@@ -1,0 +1,230 @@
+//! `scalescope bench scaling`: weak and strong scaling of catalog (or the user's) workloads —
+//! modeled, or with `--measure` fed by this machine's cuBLAS rate and NCCL all-reduce curve and
+//! checked by proxy runs on 1 … N GPUs.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use clap::{Args, ValueEnum};
+
+use super::{CliError, SourceArgs, emit, write_file};
+use crate::bench::plan::parse_gpu_list;
+use crate::export;
+use crate::model::Source;
+use crate::scaling::run::{DEFAULT_MAX_GPUS, ScalingRun, run_measured, run_modeled};
+use crate::scaling::workload::{self, Workload};
+use crate::scaling::{Mode, ScalingPoint};
+
+/// Weak, strong or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Weak,
+    Strong,
+    Both,
+}
+
+/// `scalescope bench scaling` options.
+#[derive(Debug, Args)]
+pub struct ScalingArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// A catalog workload name or a workload TOML file; repeat for several (default: the whole
+    /// catalog).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub workload: Vec<String>,
+    /// GPUs to use, e.g. 0,1 (default: all).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub gpus: String,
+    /// Weak scaling (per-GPU batch fixed), strong (global batch fixed), or both.
+    #[arg(long, value_enum, default_value_t = ModeArg::Both)]
+    pub mode: ModeArg,
+    /// Measure on this machine: the cuBLAS GEMM rate, an NCCL all-reduce sweep that feeds the
+    /// model, and proxy runs on 1 … N GPUs. Without it nothing runs on the GPUs.
+    #[arg(long, conflicts_with = "modeled")]
+    pub measure: bool,
+    /// Project up to N GPUs over nodes (modeled).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_GPUS)]
+    pub max_gpus: usize,
+    /// NCCL library for --measure (default: SCALESCOPE_NCCL_LIB, the loader path, python3's
+    /// nvidia/nccl/lib).
+    #[arg(long, value_name = "PATH")]
+    pub nccl_lib: Option<PathBuf>,
+    /// Write every row as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the run as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Model a catalog or imported machine (with --catalog/--import).
+    #[arg(long)]
+    pub modeled: bool,
+}
+
+/// The workloads named by `--workload` (the catalog when none).
+pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
+    if names.is_empty() {
+        return Ok(workload::catalog());
+    }
+    names
+        .iter()
+        .map(|n| workload::resolve(n).map_err(CliError::input))
+        .collect()
+}
+
+pub fn run(args: ScalingArgs) -> Result<(), CliError> {
+    let workloads = workloads(&args.workload)?;
+    let modes = match args.mode {
+        ModeArg::Weak => vec![Mode::Weak],
+        ModeArg::Strong => vec![Mode::Strong],
+        ModeArg::Both => Mode::ALL.to_vec(),
+    };
+    let gpus = parse_gpu_list(&args.gpus).map_err(CliError::input)?;
+    let elsewhere = args.source.describes_another_machine();
+    if elsewhere && !args.modeled {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
+        )));
+    }
+    let topo = match args.source.load() {
+        Ok(t) => t,
+        Err(e) if !elsewhere => {
+            return Err(CliError::env(anyhow::anyhow!(
+                "{e}; to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for &g in &gpus {
+        if topo.gpu(g).is_none() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--gpus: GPU {g} is not in the topology (GPUs: {:?})",
+                topo.gpu_indices()
+            )));
+        }
+    }
+    let run = if args.measure {
+        let bar = super::progress_bar(0);
+        let cancel = AtomicBool::new(false);
+        let r = run_measured(
+            &topo,
+            &gpus,
+            &workloads,
+            &modes,
+            args.max_gpus,
+            args.nccl_lib.as_deref(),
+            &cancel,
+            &mut |label, partial| {
+                bar.set_message(label.to_string());
+                if !partial.rows.is_empty() {
+                    let _ = write_outputs(&args, partial);
+                }
+            },
+        )
+        .map_err(|e| CliError::env(anyhow::anyhow!(e)))?;
+        bar.finish_and_clear();
+        r
+    } else {
+        run_modeled(&topo, &gpus, &workloads, &modes, args.max_gpus)
+    };
+    for n in &run.notes {
+        eprintln!("note: {n}");
+    }
+    write_outputs(&args, &run)?;
+    emit(None, render(&run).as_bytes())
+}
+
+fn write_outputs(args: &ScalingArgs, run: &ScalingRun) -> Result<(), CliError> {
+    if let Some(p) = &args.csv {
+        write_file(p, &export::csv::scaling(&run.rows).map_err(CliError::env)?)?;
+    }
+    if let Some(p) = &args.json {
+        let bytes = serde_json::to_vec_pretty(run).map_err(CliError::env)?;
+        write_file(p, &bytes)?;
+    }
+    Ok(())
+}
+
+fn f(v: Option<f64>, d: usize) -> String {
+    v.map_or("—".to_string(), |v| format!("{v:.d$}"))
+}
+
+/// The table printed to the terminal: one block per workload and mode.
+pub fn render(run: &ScalingRun) -> String {
+    let mut s = String::new();
+    if let Some(m) = &run.machine {
+        let _ = writeln!(s, "# {} ({} GPUs per node)", m.label, m.gpus_per_node);
+        for (d, r) in [("bf16", &m.rates.bf16), ("fp32", &m.rates.fp32)] {
+            if let Some(r) = r {
+                let _ = writeln!(
+                    s,
+                    "#   {d} GEMM {:.1} TFLOP/s ({}: {})",
+                    r.tflops, r.source, r.basis
+                );
+            }
+        }
+        if let Some(c) = &m.comm {
+            let _ = writeln!(s, "#   all-reduce curve: {}", c.basis);
+        }
+        let _ = writeln!(s, "#   beyond the box: {}", m.nic_per_gpu.basis);
+    }
+    for w in &run.workloads {
+        for mode in Mode::ALL {
+            let rows: Vec<&ScalingPoint> = run
+                .rows
+                .iter()
+                .filter(|r| r.workload == w.name && r.mode == mode)
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "\n{} — {} — {} scaling",
+                w.name,
+                w.pattern.describe(),
+                mode
+            );
+            let _ = writeln!(
+                s,
+                "{:>6} {:>10} {:>9} {:>11} {:>13} {:>8} {:>6} {:<13} {:<9} {:>7}",
+                "GPUs",
+                "global",
+                "per GPU",
+                "step ms",
+                "samples/s",
+                "speedup",
+                "eff",
+                "bound",
+                "source",
+                "error"
+            );
+            for r in rows {
+                let src = match (r.source, r.projected) {
+                    (Source::Measured, _) => "measured",
+                    (_, true) => "projected",
+                    _ => "modeled",
+                };
+                let _ = writeln!(
+                    s,
+                    "{:>6} {:>10.0} {:>9.2} {:>11} {:>13} {:>8} {:>6} {:<13} {:<9} {:>7}",
+                    r.n_gpus,
+                    r.global_batch,
+                    r.per_gpu_batch,
+                    f(r.step_time_ms, 3),
+                    f(r.throughput, 1),
+                    f(r.speedup, 2),
+                    f(r.efficiency, 2),
+                    r.bound.map_or("—", |b| b.id()),
+                    src,
+                    r.model_error
+                        .map_or("—".to_string(), |e| format!("{:+.0}%", e * 100.0)),
+                );
+                if r.step_time_ms.is_none() && !r.basis.is_empty() {
+                    let _ = writeln!(s, "       ({})", r.basis);
+                }
+            }
+        }
+    }
+    s
+}

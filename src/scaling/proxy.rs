@@ -1,0 +1,490 @@
+//! Measured proxy runs on real GPUs: the cuBLAS GEMM rate the model uses, and synthetic steps of
+//! each workload on 1 … N GPUs — GEMMs sized to the workload's FLOPs, the gradient all-reduced
+//! in buckets by NCCL on a second stream overlapping the tail of compute (training patterns), or
+//! host→GPU input copies beside compute (inference replicas). Nothing here panics: a missing
+//! driver, cuBLAS or NCCL becomes an error (or a waived row) naming what was searched.
+//!
+//! The proxy runs `flops × batch ÷ utilization` FLOPs of square GEMMs, so its compute lasts as
+//! long as the workload's would at the catalog's utilization; what it checks is the model's
+//! communication, overlap and contention terms.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cudarc::driver::sys;
+
+use super::cublas::{Cublas, Handle};
+use super::model::{Mode, ScalingPoint, fill_speedup};
+use super::rates::{GemmRate, GpuRates};
+use super::workload::{ComputeDtype, Pattern, Workload};
+use crate::bench::cuda::context::Context;
+use crate::bench::cuda::memory::{DeviceBuffer, PinnedBuffer};
+use crate::bench::cuda::stream::{Event, Stream};
+use crate::bench::nccl::{Nccl, nccl_dtype};
+use crate::cuda::{CudaError, check};
+use crate::model::Source;
+
+/// Size of the GEMM-rate measurement (8192³, as cuBLAS benchmarks commonly use).
+pub const RATE_DIM: i32 = 8192;
+/// Timed repetitions of the rate measurement (the median is kept) and of each proxy step.
+pub const REPS: usize = 5;
+const WARMUP: usize = 2;
+
+/// Why a proxy run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
+    #[error(transparent)]
+    Cublas(#[from] super::cublas::CublasError),
+    #[error(transparent)]
+    CublasMissing(#[from] super::cublas::NotFound),
+    #[error(transparent)]
+    Nccl(#[from] crate::bench::nccl::NcclError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Opened GPUs: context, two streams (compute, communication) each.
+struct Gpu {
+    compute: Stream,
+    comm: Stream,
+    ctx: Arc<Context>,
+}
+
+fn open(ordinals: &[usize]) -> Result<Vec<Gpu>, ProxyError> {
+    let driver = crate::cuda::driver()?;
+    ordinals
+        .iter()
+        .map(|&o| {
+            if o >= driver.device_count {
+                return Err(ProxyError::Other(format!(
+                    "GPU {o} is not visible to CUDA ({} devices)",
+                    driver.device_count
+                )));
+            }
+            let ctx = Context::retain(o)?;
+            Ok(Gpu {
+                compute: Stream::new(&ctx)?,
+                comm: Stream::new(&ctx)?,
+                ctx,
+            })
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+/// Measures one GPU's dense GEMM rate with cuBLAS (d = [`RATE_DIM`], median of [`REPS`]),
+/// bf16 (fp32 accumulate) and fp32.
+pub fn measure_gemm(cublas: &Cublas, ordinal: usize) -> Result<GpuRates, ProxyError> {
+    let gpus = open(&[ordinal])?;
+    let g = &gpus[0];
+    let mut out = GpuRates::default();
+    for dtype in [ComputeDtype::Bf16, ComputeDtype::Fp32] {
+        let d = RATE_DIM;
+        let elem = if dtype == ComputeDtype::Bf16 { 2 } else { 4 };
+        let bytes = (d as usize) * (d as usize) * elem;
+        g.ctx.bind()?;
+        let bufs = [
+            DeviceBuffer::alloc(&g.ctx, bytes)?,
+            DeviceBuffer::alloc(&g.ctx, bytes)?,
+            DeviceBuffer::alloc(&g.ctx, bytes)?,
+        ];
+        // Small values so bf16 products stay finite (0x3c = bf16 ≈ 0.0115 in each byte pair).
+        for b in &bufs {
+            b.memset_async(0x3c, &g.compute)?;
+        }
+        let h = Handle::new(cublas)?;
+        h.set_stream(g.compute.raw())?;
+        let bf16 = dtype == ComputeDtype::Bf16;
+        let mut times = Vec::new();
+        for i in 0..WARMUP + REPS {
+            let (start, end) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
+            start.record(&g.compute)?;
+            g.ctx.bind()?;
+            h.gemm_square(d, bf16, bufs[0].ptr(), bufs[1].ptr(), bufs[2].ptr())?;
+            end.record(&g.compute)?;
+            g.compute.synchronize()?;
+            if i >= WARMUP {
+                times.push(end.elapsed_ms_since(&start)?);
+            }
+        }
+        let ms = median(times).unwrap_or(f64::NAN);
+        let tflops = 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12;
+        let rate = GemmRate {
+            tflops,
+            source: Source::Measured,
+            basis: format!(
+                "cuBLAS GemmEx {dtype} {d}³ on GPU {ordinal} ({}), median of {REPS}: {ms:.3} ms; {}",
+                g.ctx.name(),
+                cublas.path
+            ),
+        };
+        match dtype {
+            ComputeDtype::Bf16 => out.bf16 = Some(rate),
+            ComputeDtype::Fp32 => out.fp32 = Some(rate),
+        }
+    }
+    Ok(out)
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct ProxyOptions {
+    /// CUDA ordinals, in order; runs use the first 1, 2, … of them.
+    pub gpus: Vec<usize>,
+    pub modes: Vec<Mode>,
+    pub nccl_lib: Option<std::path::PathBuf>,
+}
+
+/// NCCL communicators over a GPU set, destroyed on drop.
+struct Comms<'a> {
+    nccl: &'a Nccl,
+    raw: Vec<cudarc::nccl::sys::ncclComm_t>,
+}
+
+impl<'a> Comms<'a> {
+    fn new(nccl: &'a Nccl, ordinals: &[usize]) -> Result<Comms<'a>, ProxyError> {
+        let mut raw = vec![std::ptr::null_mut(); ordinals.len()];
+        let devs: Vec<i32> = ordinals.iter().map(|&o| o as i32).collect();
+        // SAFETY: `raw` has one slot per device; `devs` lists valid CUDA ordinals.
+        let r = unsafe { (nccl.comm_init_all)(raw.as_mut_ptr(), devs.len() as i32, devs.as_ptr()) };
+        nccl.check("ncclCommInitAll", r)?;
+        Ok(Comms { nccl, raw })
+    }
+}
+
+impl Drop for Comms<'_> {
+    fn drop(&mut self) {
+        for &c in &self.raw {
+            // SAFETY: each communicator came from ncclCommInitAll and is destroyed once.
+            unsafe {
+                (self.nccl.comm_destroy)(c);
+            }
+        }
+    }
+}
+
+/// Per-GPU buffers of one proxy run.
+struct Bufs {
+    a: DeviceBuffer,
+    b: DeviceBuffer,
+    c: DeviceBuffer,
+    grad: Option<DeviceBuffer>,
+    input: Option<(PinnedBuffer, DeviceBuffer)>,
+}
+
+/// Runs the proxy of every workload on 1 … N GPUs; `on_row` after each row. Patterns with no
+/// GPU proxy (primary/secondary, remote offload) give waived rows.
+pub fn run(
+    workloads: &[Workload],
+    opts: &ProxyOptions,
+    cancel: &AtomicBool,
+    on_row: &mut dyn FnMut(&[ScalingPoint]),
+) -> Result<Vec<ScalingPoint>, ProxyError> {
+    let cublas = Cublas::load()?;
+    let nccl = if opts.gpus.len() > 1 {
+        Some(Nccl::load(opts.nccl_lib.as_deref()))
+    } else {
+        None
+    };
+    let gpus = open(&opts.gpus)?;
+    let mut rows = Vec::new();
+    for w in workloads {
+        for &mode in &opts.modes {
+            for n in 1..=gpus.len() {
+                if cancel.load(Ordering::Relaxed) {
+                    return Ok(rows);
+                }
+                let (global, per) = match mode {
+                    Mode::Weak => (w.per_gpu_batch * n as f64, w.per_gpu_batch),
+                    Mode::Strong => (w.strong_global_batch, w.strong_global_batch / n as f64),
+                };
+                let mut row = ScalingPoint {
+                    workload: w.name.clone(),
+                    pattern: w.pattern,
+                    mode,
+                    source: Source::Measured,
+                    n_gpus: n,
+                    global_batch: global,
+                    per_gpu_batch: per,
+                    step_time_ms: None,
+                    throughput: None,
+                    speedup: None,
+                    efficiency: None,
+                    bound: None,
+                    compute_ms: None,
+                    comm_exposed_ms: None,
+                    other_ms: None,
+                    projected: false,
+                    model_error: None,
+                    basis: String::new(),
+                };
+                let nccl_ref = match (&nccl, n) {
+                    (_, 1) => Ok(None),
+                    (Some(Ok(l)), _) => Ok(Some(l)),
+                    (Some(Err(e)), _) => Err(format!("waived: {e}")),
+                    (None, _) => Err("waived: NCCL not loaded".to_string()),
+                };
+                let result = match (w.pattern, nccl_ref) {
+                    (Pattern::PrimarySecondary | Pattern::RemoteOffload, _) => Err(format!(
+                        "waived: the {} pattern needs its clients and network; modeled only",
+                        w.pattern
+                    )),
+                    (_, Err(e)) if w.pattern.is_training() => Err(e),
+                    (_, nccl_ref) => step(w, &gpus[..n], &cublas, nccl_ref.ok().flatten(), per)
+                        .map_err(|e| format!("failed: {e}")),
+                };
+                match result {
+                    Ok((ms, compute_ms, basis)) => {
+                        row.step_time_ms = Some(ms);
+                        row.throughput = Some(global / (ms * 1e-3));
+                        row.compute_ms = Some(compute_ms);
+                        row.basis = basis;
+                    }
+                    Err(e) => row.basis = e,
+                }
+                rows.push(row);
+                fill_speedup(&mut rows);
+                on_row(&rows);
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// One workload's proxy step on `gpus`: (median step ms, compute-only ms on GPU 0, basis).
+fn step(
+    w: &Workload,
+    gpus: &[Gpu],
+    cublas: &Cublas,
+    nccl: Option<&Nccl>,
+    per_gpu_batch: f64,
+) -> Result<(f64, f64, String), ProxyError> {
+    let bf16 = w.compute_dtype == ComputeDtype::Bf16;
+    let elem = if bf16 { 2 } else { 4 };
+    let flops = w.flops_per_sample * per_gpu_batch / w.utilization;
+    let d: i32 = if flops >= 8.0 * 2.0 * 8192f64.powi(3) {
+        8192
+    } else {
+        4096
+    };
+    let reps = (flops / (2.0 * (d as f64).powi(3))).round().max(1.0) as usize;
+    let grad_bytes = (w.params * w.grad_dtype.size() as f64) as usize;
+    let training = w.pattern.is_training() && gpus.len() > 1;
+    let bucket = if w.bucket_bytes > 0.0 {
+        w.bucket_bytes as usize
+    } else {
+        grad_bytes.max(1)
+    };
+    let buckets = if training {
+        grad_bytes.div_ceil(bucket).max(1)
+    } else {
+        0
+    };
+    let overlap = w.pattern == Pattern::DdpRing;
+    let input_bytes = match w.pattern {
+        Pattern::InferenceReplicas => {
+            (per_gpu_batch * w.sample_input_bytes.unwrap_or(0.0)).ceil() as usize
+        }
+        _ => 0,
+    };
+    let matrix = (d as usize) * (d as usize) * elem;
+    let mut handles = Vec::new();
+    let mut bufs = Vec::new();
+    for g in gpus {
+        g.ctx.bind()?;
+        let h = Handle::new(cublas)?;
+        h.set_stream(g.compute.raw())?;
+        handles.push(h);
+        let b = Bufs {
+            a: DeviceBuffer::alloc(&g.ctx, matrix)?,
+            b: DeviceBuffer::alloc(&g.ctx, matrix)?,
+            c: DeviceBuffer::alloc(&g.ctx, matrix)?,
+            grad: if training {
+                Some(DeviceBuffer::alloc(&g.ctx, grad_bytes)?)
+            } else {
+                None
+            },
+            input: if input_bytes > 0 {
+                Some((
+                    PinnedBuffer::alloc(&g.ctx, input_bytes, None)?,
+                    DeviceBuffer::alloc(&g.ctx, input_bytes)?,
+                ))
+            } else {
+                None
+            },
+        };
+        b.a.memset_async(0x3c, &g.compute)?;
+        b.b.memset_async(0x3c, &g.compute)?;
+        if let Some(gr) = &b.grad {
+            gr.memset_async(0, &g.compute)?;
+        }
+        bufs.push(b);
+    }
+    let comms = match (nccl, training) {
+        (Some(l), true) => {
+            let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
+            Some(Comms::new(l, &ordinals)?)
+        }
+        _ => None,
+    };
+    let gemm = |i: usize| -> Result<(), ProxyError> {
+        gpus[i].ctx.bind()?;
+        handles[i].gemm_square(d, bf16, bufs[i].a.ptr(), bufs[i].b.ptr(), bufs[i].c.ptr())?;
+        Ok(())
+    };
+    let all_reduce = |k: usize| -> Result<(), ProxyError> {
+        let (Some(c), Some(l)) = (&comms, nccl) else {
+            return Ok(());
+        };
+        let off = k * bucket;
+        let len = bucket.min(grad_bytes - off);
+        let count = len / w.grad_dtype.size() as usize;
+        // SAFETY: group calls take no arguments.
+        l.check("ncclGroupStart", unsafe { (l.group_start)() })?;
+        for (i, g) in gpus.iter().enumerate() {
+            let Some(gr) = &bufs[i].grad else { continue };
+            g.ctx.bind()?;
+            let p = (gr.ptr() + off as u64) as *mut std::ffi::c_void;
+            // SAFETY: in-place all-reduce of `count` elements inside this GPU's gradient buffer;
+            // the communicator is this GPU's; the stream is its live communication stream.
+            let r = unsafe {
+                (l.all_reduce)(
+                    p,
+                    p,
+                    count,
+                    nccl_dtype(w.grad_dtype),
+                    cudarc::nccl::sys::ncclRedOp_t::ncclSum,
+                    c.raw[i],
+                    g.comm.raw() as _,
+                )
+            };
+            l.check("ncclAllReduce", r)?;
+        }
+        // SAFETY: closes the group opened above.
+        l.check("ncclGroupEnd", unsafe { (l.group_end)() })?;
+        Ok(())
+    };
+    let mut steps = Vec::new();
+    let mut compute_only = Vec::new();
+    let fwd = if overlap { reps / 3 } else { reps };
+    let bwd = reps - fwd;
+    for it in 0..WARMUP + REPS {
+        let mut marks = Vec::new();
+        for g in gpus {
+            let (s, e) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
+            s.record(&g.compute)?;
+            // The communication stream starts with the step.
+            let go = Event::new_untimed(&g.ctx)?;
+            go.record(&g.compute)?;
+            g.comm.wait_event(&go)?;
+            marks.push((s, e));
+        }
+        // Inference: the input copy runs on the second stream beside compute.
+        for (i, g) in gpus.iter().enumerate() {
+            if let Some((host, dev)) = &bufs[i].input {
+                g.ctx.bind()?;
+                // SAFETY: both buffers hold `input_bytes`; the stream is live in this context.
+                check("cuMemcpyHtoDAsync_v2", unsafe {
+                    sys::cuMemcpyHtoDAsync_v2(dev.ptr(), host.host_ptr(), input_bytes, g.comm.raw())
+                })?;
+            }
+        }
+        for _ in 0..fwd {
+            for i in 0..gpus.len() {
+                gemm(i)?;
+            }
+        }
+        let compute_end: Vec<Event> = gpus
+            .iter()
+            .map(|g| Event::new(&g.ctx))
+            .collect::<Result<_, _>>()?;
+        let mut launched = 0;
+        for j in 0..bwd {
+            for i in 0..gpus.len() {
+                gemm(i)?;
+            }
+            // Buckets become ready evenly through backward (DDP's gradient hooks).
+            let ready = ((j + 1) * buckets).div_ceil(bwd.max(1));
+            if overlap && ready > launched {
+                for g in gpus {
+                    let e = Event::new_untimed(&g.ctx)?;
+                    e.record(&g.compute)?;
+                    g.comm.wait_event(&e)?;
+                }
+                for k in launched..ready {
+                    all_reduce(k)?;
+                }
+                launched = ready;
+            }
+        }
+        for (g, e) in gpus.iter().zip(&compute_end) {
+            e.record(&g.compute)?;
+        }
+        if launched < buckets {
+            for g in gpus {
+                let e = Event::new_untimed(&g.ctx)?;
+                e.record(&g.compute)?;
+                g.comm.wait_event(&e)?;
+            }
+            for k in launched..buckets {
+                all_reduce(k)?;
+            }
+        }
+        for (g, (_, end)) in gpus.iter().zip(&marks) {
+            let done = Event::new_untimed(&g.ctx)?;
+            done.record(&g.comm)?;
+            g.compute.wait_event(&done)?;
+            end.record(&g.compute)?;
+        }
+        for g in gpus {
+            g.compute.synchronize()?;
+            g.comm.synchronize()?;
+        }
+        if it >= WARMUP {
+            let mut worst: f64 = 0.0;
+            for (s, e) in &marks {
+                worst = worst.max(e.elapsed_ms_since(s)?);
+            }
+            steps.push(worst);
+            compute_only.push(compute_end[0].elapsed_ms_since(&marks[0].0)?);
+        }
+    }
+    let per = if w.pattern == Pattern::SimPolicy {
+        w.steps_per_sync.unwrap_or(1.0)
+    } else {
+        1.0
+    };
+    let ms = median(steps).ok_or(ProxyError::Other("no timed steps".into()))?;
+    let compute = median(compute_only).unwrap_or(ms);
+    // Sim + policy: the proxy's compute stands for `steps_per_sync` steps' worth only when
+    // scaled; we run one step's compute and one sync, then spread the sync.
+    let step_ms = compute + (ms - compute) / per;
+    let basis = format!(
+        "{reps} × cuBLAS {d}³ {} per GPU{}{}",
+        w.compute_dtype,
+        if buckets > 0 {
+            format!(
+                ", {buckets} NCCL all-reduce bucket(s) of ≤ {bucket} B{}",
+                if overlap {
+                    " overlapping backward"
+                } else {
+                    " after compute"
+                }
+            )
+        } else {
+            String::new()
+        },
+        if input_bytes > 0 {
+            format!(", {input_bytes} B host→GPU input per GPU beside compute")
+        } else {
+            String::new()
+        }
+    );
+    Ok((step_ms, compute, basis))
+}

@@ -1,0 +1,158 @@
+//! GPU matrix-multiply rates: measured with cuBLAS ([`super::proxy::measure_gemm`]) or, when
+//! nothing was measured, the datasheet's dense rate for the GPU's name (labeled modeled).
+
+use serde::{Deserialize, Serialize};
+
+use super::workload::ComputeDtype;
+use crate::model::Source;
+
+/// A dense matrix-multiply rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GemmRate {
+    /// TFLOP/s (10^12 FLOP/s).
+    pub tflops: f64,
+    /// measured (cuBLAS on this GPU) or modeled (datasheet).
+    pub source: Source,
+    /// How it was obtained, e.g. `cuBLAS bf16 8192³, median of 5` or a datasheet.
+    pub basis: String,
+}
+
+/// One datasheet row: name substrings (all must match, case-insensitive), dense bf16 and fp32
+/// TFLOP/s, and the source.
+struct Sheet {
+    matches: &'static [&'static str],
+    bf16: f64,
+    fp32: f64,
+    source: &'static str,
+}
+
+// Dense rates (no sparsity). bf16 with fp32 accumulate.
+const SHEETS: &[Sheet] = &[
+    Sheet {
+        matches: &["h200"],
+        bf16: 989.0,
+        fp32: 67.0,
+        source: "NVIDIA H200 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67",
+    },
+    Sheet {
+        matches: &["h100", "pcie"],
+        bf16: 756.0,
+        fp32: 51.0,
+        source: "NVIDIA H100 datasheet (PCIe): BF16 1,513 TFLOPS with sparsity → 756 dense; FP32 51",
+    },
+    Sheet {
+        matches: &["h100"],
+        bf16: 989.0,
+        fp32: 67.0,
+        source: "NVIDIA H100 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67",
+    },
+    Sheet {
+        matches: &["a100"],
+        bf16: 312.0,
+        fp32: 19.5,
+        source: "NVIDIA A100 datasheet: BF16 312 TFLOPS dense (624 with sparsity); FP32 19.5",
+    },
+    Sheet {
+        matches: &["l40s"],
+        bf16: 362.05,
+        fp32: 91.6,
+        source: "NVIDIA L40S datasheet: BF16 362.05 TFLOPS dense (733 with sparsity); FP32 91.6",
+    },
+    Sheet {
+        matches: &["4090"],
+        bf16: 165.2,
+        fp32: 82.6,
+        source: "NVIDIA Ada Lovelace architecture whitepaper, Appendix A (RTX 4090): BF16 with FP32 \
+                 accumulate 165.2 TFLOPS dense (330.3 with sparsity; 330.3 dense only with FP16 \
+                 accumulate); FP32 82.6",
+    },
+];
+
+/// The datasheet's dense rate for a GPU name (e.g. `NVIDIA H200`), labeled modeled.
+pub fn datasheet_rate(gpu_name: &str, dtype: ComputeDtype) -> Option<GemmRate> {
+    let name = gpu_name.to_lowercase();
+    let s = SHEETS
+        .iter()
+        .find(|s| s.matches.iter().all(|m| name.contains(m)))?;
+    Some(GemmRate {
+        tflops: match dtype {
+            ComputeDtype::Bf16 => s.bf16,
+            ComputeDtype::Fp32 => s.fp32,
+        },
+        source: Source::Modeled,
+        basis: format!("datasheet: {}", s.source),
+    })
+}
+
+/// Rates of one GPU for both dtypes (each may be missing).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuRates {
+    pub bf16: Option<GemmRate>,
+    pub fp32: Option<GemmRate>,
+}
+
+impl GpuRates {
+    /// The datasheet rates for a GPU name.
+    pub fn datasheet(gpu_name: &str) -> GpuRates {
+        GpuRates {
+            bf16: datasheet_rate(gpu_name, ComputeDtype::Bf16),
+            fp32: datasheet_rate(gpu_name, ComputeDtype::Fp32),
+        }
+    }
+
+    /// The rate for `dtype`.
+    pub fn get(&self, dtype: ComputeDtype) -> Option<&GemmRate> {
+        match dtype {
+            ComputeDtype::Bf16 => self.bf16.as_ref(),
+            ComputeDtype::Fp32 => self.fp32.as_ref(),
+        }
+    }
+
+    /// Measured rates where there are some, datasheet rates for the rest.
+    pub fn or(self, fallback: GpuRates) -> GpuRates {
+        GpuRates {
+            bf16: self.bf16.or(fallback.bf16),
+            fp32: self.fp32.or(fallback.fp32),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datasheet_matches_names() {
+        assert_eq!(
+            datasheet_rate("NVIDIA H200", ComputeDtype::Bf16)
+                .unwrap()
+                .tflops,
+            989.0
+        );
+        assert_eq!(
+            datasheet_rate("NVIDIA H100 PCIe", ComputeDtype::Bf16)
+                .unwrap()
+                .tflops,
+            756.0
+        );
+        assert_eq!(
+            datasheet_rate("NVIDIA H100 80GB HBM3", ComputeDtype::Fp32)
+                .unwrap()
+                .tflops,
+            67.0
+        );
+        assert_eq!(
+            datasheet_rate("NVIDIA GeForce RTX 4090", ComputeDtype::Bf16)
+                .unwrap()
+                .tflops,
+            165.2
+        );
+        assert!(datasheet_rate("Tesla K80", ComputeDtype::Bf16).is_none());
+        assert_eq!(
+            datasheet_rate("NVIDIA A100-SXM4-80GB", ComputeDtype::Bf16)
+                .unwrap()
+                .source,
+            Source::Modeled
+        );
+    }
+}

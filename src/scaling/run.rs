@@ -1,0 +1,190 @@
+//! A whole scaling run, shared by the CLI and the GUI: the machine's inputs (measured on this
+//! machine, or modeled), the model over every workload and mode, and the proxy runs.
+
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+
+use super::curve::CommCurve;
+use super::model::{Machine, Mode, ScalingPoint, attach_errors, model};
+use super::proxy::{self, ProxyOptions};
+use super::rates::GpuRates;
+use super::workload::Workload;
+use crate::bench::collectives::{CollectiveOptions, plan, run_collectives};
+use crate::model::Topology;
+use crate::model::units::parse_sizes;
+
+/// Default projection limit: up to 1024 GPUs over nodes.
+pub const DEFAULT_MAX_GPUS: usize = 1024;
+
+/// Everything a scaling run produced.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ScalingRun {
+    /// The machine the model used (`None` before anything ran).
+    pub machine: Option<Machine>,
+    pub workloads: Vec<Workload>,
+    /// Model rows (all modeled) then proxy rows (measured).
+    pub rows: Vec<ScalingPoint>,
+    /// What was measured or could not be, in words.
+    pub notes: Vec<String>,
+}
+
+/// Models every workload on `topo` restricted to `gpus` (empty = all) with datasheet rates and
+/// the modeled all-reduce curve. Runs nothing on GPUs.
+pub fn run_modeled(
+    topo: &Topology,
+    gpus: &[usize],
+    workloads: &[Workload],
+    modes: &[Mode],
+    max_gpus: usize,
+) -> ScalingRun {
+    let sub = if gpus.is_empty() {
+        topo.clone()
+    } else {
+        topo.subset(gpus)
+    };
+    // The modeled bandwidth backend fills link rates an import lacks (with warnings).
+    let (bw, warnings) = crate::bench::modeled::ModeledBackend::new(
+        &sub,
+        crate::bench::modeled::Assumptions::default(),
+    );
+    let machine = Machine::modeled(bw.topology());
+    let mut notes: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    notes.push(
+        "modeled: datasheet GEMM rates and the all-reduce curve modeled from line rates".into(),
+    );
+    finish(machine, workloads, modes, max_gpus, Vec::new(), notes)
+}
+
+/// On this machine: measures the GEMM rate (cuBLAS) and an NCCL all-reduce sweep over `gpus`,
+/// models with them, then runs the proxies on 1 … N GPUs. Each input that cannot be measured
+/// falls back to its modeled value with a note. `progress` gets a label per stage.
+#[allow(clippy::too_many_arguments)]
+pub fn run_measured(
+    topo: &Topology,
+    gpus: &[usize],
+    workloads: &[Workload],
+    modes: &[Mode],
+    max_gpus: usize,
+    nccl_lib: Option<&std::path::Path>,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(&str, &ScalingRun),
+) -> Result<ScalingRun, String> {
+    let sub = if gpus.is_empty() {
+        topo.clone()
+    } else {
+        topo.subset(gpus)
+    };
+    let ordinals = sub.gpu_indices();
+    let mut notes = Vec::new();
+    let name = sub
+        .gpus
+        .iter()
+        .find_map(|g| g.name.clone())
+        .unwrap_or_default();
+    let (bw, _) = crate::bench::modeled::ModeledBackend::new(
+        &sub,
+        crate::bench::modeled::Assumptions::default(),
+    );
+    let modeled_machine = Machine::modeled(bw.topology());
+    progress("measuring the GEMM rate (cuBLAS)", &ScalingRun::default());
+    let rates = match super::cublas::Cublas::load() {
+        Ok(c) => match ordinals.first().map(|&o| proxy::measure_gemm(&c, o)) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => {
+                notes.push(format!("GEMM rate not measured ({e}); datasheet rate used"));
+                GpuRates::default()
+            }
+            None => GpuRates::default(),
+        },
+        Err(e) => {
+            notes.push(format!("GEMM rate not measured: {e}; datasheet rate used"));
+            GpuRates::default()
+        }
+    }
+    .or(GpuRates::datasheet(&name));
+    progress(
+        "measuring the all-reduce curve (NCCL)",
+        &ScalingRun::default(),
+    );
+    let comm = if ordinals.len() >= 2 {
+        measure_curve(&sub, nccl_lib, cancel).unwrap_or_else(|e| {
+            notes.push(format!(
+                "all-reduce curve not measured ({e}); modeled curve used"
+            ));
+            modeled_machine.comm.clone()
+        })
+    } else {
+        None
+    };
+    let mut machine = Machine::from_topology(bw.topology(), comm, rates);
+    machine.label = sub.source.label();
+    let mut run = finish(machine, workloads, modes, max_gpus, Vec::new(), notes);
+    progress("proxy runs", &run);
+    let opts = ProxyOptions {
+        gpus: ordinals,
+        modes: modes.to_vec(),
+        nccl_lib: nccl_lib.map(|p| p.to_path_buf()),
+    };
+    let model_rows = run.rows.clone();
+    let measured = proxy::run(workloads, &opts, cancel, &mut |rows| {
+        let mut all = model_rows.clone();
+        all.extend_from_slice(rows);
+        attach_errors(&mut all);
+        let partial = ScalingRun {
+            rows: all,
+            ..run.clone()
+        };
+        progress("proxy runs", &partial);
+    });
+    match measured {
+        Ok(rows) => run.rows.extend(rows),
+        Err(e) => run.notes.push(format!("proxy runs skipped: {e}")),
+    }
+    attach_errors(&mut run.rows);
+    Ok(run)
+}
+
+fn measure_curve(
+    topo: &Topology,
+    nccl_lib: Option<&std::path::Path>,
+    cancel: &AtomicBool,
+) -> Result<Option<CommCurve>, String> {
+    let opts = CollectiveOptions {
+        gpus: topo.gpu_indices(),
+        sizes: parse_sizes("1K..1G").map_err(|e| e.to_string())?,
+        ..Default::default()
+    };
+    let (_, cases) = plan(topo, &opts).map_err(|e| e.to_string())?;
+    let mut backend = crate::bench::cuda::collectives::CudaCollectives::new(topo, nccl_lib)
+        .map_err(|e| e.to_string())?;
+    let (results, _) = run_collectives(
+        &cases,
+        &mut backend,
+        cancel,
+        &mut Vec::new(),
+        &mut |_, _, _| {},
+    );
+    CommCurve::from_results(&results)
+        .map(Some)
+        .ok_or_else(|| "no all-reduce size measured".to_string())
+}
+
+fn finish(
+    machine: Machine,
+    workloads: &[Workload],
+    modes: &[Mode],
+    max_gpus: usize,
+    mut rows: Vec<ScalingPoint>,
+    notes: Vec<String>,
+) -> ScalingRun {
+    for w in workloads {
+        rows.extend(model(w, &machine, modes, max_gpus));
+    }
+    ScalingRun {
+        machine: Some(machine),
+        workloads: workloads.to_vec(),
+        rows,
+        notes,
+    }
+}

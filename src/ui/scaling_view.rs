@@ -1,0 +1,599 @@
+//! The Scaling view: pick workloads (several at once), see weak and strong scaling side by side —
+//! speedup with the ideal line, efficiency, and the step-time breakdown (compute / exposed
+//! communication / other) as stacked bars. Modeled figures are dashed lines (dotted beyond the
+//! box, where they are projected over nodes); measured proxy runs are markers. A form adds a
+//! custom workload. Modeling is arithmetic and runs in `ui()`; measuring runs on a worker thread.
+
+use std::collections::BTreeSet;
+
+use eframe::egui::{self, Color32, RichText, Ui};
+use egui_plot::{Bar, BarChart, GridMark, Legend, Line, LineStyle, Plot, PlotPoints, Points};
+
+use super::jobs::{Job, JobMsg};
+use super::palette;
+use crate::model::{Source, Topology, TopologySource};
+use crate::scaling::run::{ScalingRun, run_measured, run_modeled};
+use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
+use crate::scaling::{Mode, ScalingPoint};
+
+/// Default projection limit of the view (GPUs).
+const VIEW_MAX_GPUS: usize = 64;
+
+/// The custom-workload form's text fields.
+#[derive(Clone, Debug)]
+pub struct WorkloadForm {
+    pub name: String,
+    pub pattern: Pattern,
+    pub params: String,
+    pub flops_per_sample: String,
+    pub per_gpu_batch: String,
+    pub strong_global_batch: String,
+    pub bucket_mb: String,
+    pub utilization: String,
+    pub overlap: String,
+    pub input_bytes: String,
+    pub output_bytes: String,
+    pub link_gbps: String,
+    pub error: Option<String>,
+}
+
+impl Default for WorkloadForm {
+    fn default() -> Self {
+        Self {
+            name: "my-model".into(),
+            pattern: Pattern::DdpRing,
+            params: "1e9".into(),
+            flops_per_sample: "6e12".into(),
+            per_gpu_batch: "8".into(),
+            strong_global_batch: "64".into(),
+            bucket_mb: "25".into(),
+            utilization: "0.5".into(),
+            overlap: "0.8".into(),
+            input_bytes: String::new(),
+            output_bytes: String::new(),
+            link_gbps: String::new(),
+            error: None,
+        }
+    }
+}
+
+impl WorkloadForm {
+    /// The workload the form describes, validated; Err names the field.
+    pub fn build(&self) -> Result<Workload, String> {
+        let num = |field: &str, s: &str| -> Result<f64, String> {
+            s.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("{field}: {s:?} is not a number"))
+        };
+        let opt = |field: &str, s: &str| -> Result<Option<f64>, String> {
+            if s.trim().is_empty() {
+                Ok(None)
+            } else {
+                num(field, s).map(Some)
+            }
+        };
+        let w = Workload {
+            name: self.name.trim().to_string(),
+            title: format!("{} (custom)", self.name.trim()),
+            pattern: self.pattern,
+            params: num("params", &self.params)?,
+            grad_dtype: crate::model::Dtype::Bf16,
+            compute_dtype: ComputeDtype::Bf16,
+            flops_per_sample: num("FLOPs per sample", &self.flops_per_sample)?,
+            per_gpu_batch: num("per-GPU batch", &self.per_gpu_batch)?,
+            strong_global_batch: num("strong global batch", &self.strong_global_batch)?,
+            bucket_bytes: num("bucket MB", &self.bucket_mb)? * 1048576.0,
+            utilization: num("utilization", &self.utilization)?,
+            overlap: num("overlap", &self.overlap)?,
+            sample_input_bytes: opt("input bytes", &self.input_bytes)?,
+            sample_output_bytes: opt("output bytes", &self.output_bytes)?,
+            sync_bytes: opt("output bytes", &self.output_bytes)?,
+            primary_ms: None,
+            frame_hz: None,
+            link_gbps: opt("link GB/s", &self.link_gbps)?,
+            offered_load: None,
+            rtt_ms: None,
+            steps_per_sync: None,
+            sources: vec!["user-entered in the Scaling view (assumed)".into()],
+        };
+        workload::validate(&w).map_err(|(f, why)| format!("{f}: {why}"))?;
+        Ok(w)
+    }
+}
+
+/// State of the Scaling view.
+pub struct ScalingView {
+    topo_label: String,
+    workloads: Vec<Workload>,
+    selected: BTreeSet<String>,
+    max_gpus: usize,
+    /// The modeled run for the current selection (recomputed when it changes).
+    modeled: Option<ScalingRun>,
+    modeled_key: String,
+    job: Option<Job<ScalingRun>>,
+    measured: Option<ScalingRun>,
+    error: Option<String>,
+    /// The custom-workload form.
+    pub form: WorkloadForm,
+}
+
+impl Default for ScalingView {
+    fn default() -> Self {
+        Self {
+            topo_label: String::new(),
+            workloads: workload::catalog(),
+            selected: ["resnet50".to_string()].into_iter().collect(),
+            max_gpus: VIEW_MAX_GPUS,
+            modeled: None,
+            modeled_key: String::new(),
+            job: None,
+            measured: None,
+            error: None,
+            form: WorkloadForm::default(),
+        }
+    }
+}
+
+impl ScalingView {
+    /// A view with these workloads selected (for screenshots and tests).
+    pub fn with_selection(names: &[&str]) -> Self {
+        Self {
+            selected: names.iter().map(|s| s.to_string()).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// A view showing a finished (e.g. measured) run beside the model.
+    pub fn with_run(names: &[&str], run: ScalingRun) -> Self {
+        let mut v = Self::with_selection(names);
+        v.measured = Some(run);
+        v
+    }
+
+    /// The selected workload names.
+    pub fn selected(&self) -> &BTreeSet<String> {
+        &self.selected
+    }
+
+    /// Every workload the view offers (catalog + custom).
+    pub fn workloads(&self) -> &[Workload] {
+        &self.workloads
+    }
+
+    /// The rows shown now: the model, then measured rows.
+    pub fn rows(&self) -> Vec<ScalingPoint> {
+        let mut rows: Vec<ScalingPoint> = self
+            .modeled
+            .as_ref()
+            .map(|r| r.rows.clone())
+            .unwrap_or_default();
+        if let Some(m) = &self.measured {
+            rows.extend(m.rows.iter().cloned());
+        }
+        rows
+    }
+
+    /// True while a measurement runs.
+    pub fn running(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| !j.finished)
+    }
+
+    /// Adds the form's workload and selects it; the form shows why when it is invalid.
+    pub fn add_from_form(&mut self) {
+        match self.form.build() {
+            Ok(w) => {
+                self.workloads.retain(|x| x.name != w.name);
+                self.selected.insert(w.name.clone());
+                self.workloads.push(w);
+                self.form.error = None;
+                self.modeled_key.clear();
+            }
+            Err(e) => self.form.error = Some(e),
+        }
+    }
+
+    fn refresh_model(&mut self, topology: &Topology) {
+        let key = format!(
+            "{}|{:?}|{}|{}",
+            topology.source.label(),
+            self.selected,
+            self.max_gpus,
+            self.workloads.len()
+        );
+        if key == self.modeled_key {
+            return;
+        }
+        self.modeled_key = key;
+        let chosen: Vec<Workload> = self
+            .workloads
+            .iter()
+            .filter(|w| self.selected.contains(&w.name))
+            .cloned()
+            .collect();
+        self.modeled = Some(run_modeled(
+            topology,
+            &[],
+            &chosen,
+            &Mode::ALL,
+            self.max_gpus,
+        ));
+    }
+
+    /// Draws the view for `topology`.
+    pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
+        let label = topology.source.label();
+        if self.topo_label != label {
+            self.topo_label = label;
+            if !self.running() {
+                self.measured = None;
+            }
+        }
+        if let Some(job) = &mut self.job {
+            for msg in job.poll() {
+                match msg {
+                    JobMsg::Progress { partial, .. } => self.measured = Some(partial),
+                    JobMsg::Done(r) => {
+                        self.measured = Some(r);
+                        self.error = None;
+                    }
+                    JobMsg::Failed(e) => self.error = Some(e),
+                }
+            }
+        }
+        self.refresh_model(topology);
+        let live = matches!(topology.source, TopologySource::Live { .. });
+        egui::ScrollArea::vertical()
+            .auto_shrink([false; 2])
+            .show(ui, |ui| {
+                self.controls(ui, topology, live);
+                if let Some(e) = &self.error {
+                    ui.colored_label(palette::P2P_REFUSED, e);
+                }
+                if let Some(m) = self.modeled.as_ref().and_then(|r| r.machine.as_ref()) {
+                    ui.label(RichText::new(machine_line(m)).weak());
+                }
+                let rows = self.rows();
+                let chosen: Vec<Workload> = self
+                    .workloads
+                    .iter()
+                    .filter(|w| self.selected.contains(&w.name))
+                    .cloned()
+                    .collect();
+                if chosen.is_empty() {
+                    ui.label(RichText::new("Pick one or more workloads above.").weak());
+                }
+                for w in &chosen {
+                    workload_plots(ui, w, &rows);
+                }
+                if let Some(m) = &self.measured {
+                    for n in &m.notes {
+                        ui.colored_label(palette::P2P_NS, n);
+                    }
+                }
+                ui.separator();
+                self.form_ui(ui);
+            });
+    }
+
+    fn controls(&mut self, ui: &mut Ui, topology: &Topology, live: bool) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new("Workloads").strong());
+            for w in &self.workloads {
+                let mut on = self.selected.contains(&w.name);
+                if ui
+                    .checkbox(&mut on, &w.name)
+                    .on_hover_text(format!("{} — {}", w.title, w.pattern.describe()))
+                    .changed()
+                {
+                    if on {
+                        self.selected.insert(w.name.clone());
+                    } else {
+                        self.selected.remove(&w.name);
+                    }
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            egui::ComboBox::new("scaling-max-gpus", "projected up to")
+                .selected_text(format!("{} GPUs", self.max_gpus))
+                .show_ui(ui, |ui| {
+                    for n in [8, 16, 64, 256, 1024] {
+                        ui.selectable_value(&mut self.max_gpus, n, format!("{n} GPUs"));
+                    }
+                });
+            ui.separator();
+            if self.running() {
+                if ui.button("■ Cancel").clicked()
+                    && let Some(j) = &self.job
+                {
+                    j.cancel();
+                }
+                if let Some(j) = &self.job {
+                    ui.spinner();
+                    ui.label(&j.progress.2);
+                }
+            } else if live {
+                let ok = !self.selected.is_empty();
+                if ui
+                    .add_enabled(ok, egui::Button::new("▶ Measure on this machine"))
+                    .on_hover_text(
+                        "cuBLAS GEMM rate, NCCL all-reduce sweep, proxy runs on 1 … N GPUs",
+                    )
+                    .clicked()
+                {
+                    self.start(ui.ctx(), topology);
+                }
+            }
+            super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
+            ui.label(
+                RichText::new(
+                    "lines: model (dashed; dotted = projected over nodes) · markers: measured",
+                )
+                .weak(),
+            );
+        });
+    }
+
+    fn start(&mut self, ctx: &egui::Context, topology: &Topology) {
+        let topo = topology.clone();
+        let chosen: Vec<Workload> = self
+            .workloads
+            .iter()
+            .filter(|w| self.selected.contains(&w.name))
+            .cloned()
+            .collect();
+        let max = self.max_gpus;
+        self.error = None;
+        self.job = Some(Job::spawn(ctx, "scalescope-scaling", move |rep, cancel| {
+            let r = run_measured(
+                &topo,
+                &[],
+                &chosen,
+                &Mode::ALL,
+                max,
+                None,
+                &cancel,
+                &mut |label, partial| {
+                    rep.send(JobMsg::Progress {
+                        done: 0,
+                        total: 0,
+                        label: label.to_string(),
+                        partial: measured_only(partial),
+                    })
+                },
+            );
+            match r {
+                Ok(run) => rep.send(JobMsg::Done(measured_only(&run))),
+                Err(e) => rep.send(JobMsg::Failed(e)),
+            }
+        }));
+    }
+
+    fn form_ui(&mut self, ui: &mut Ui) {
+        egui::CollapsingHeader::new("Add a custom workload")
+            .default_open(false)
+            .show(ui, |ui| {
+                let f = &mut self.form;
+                egui::Grid::new("scaling-form")
+                    .num_columns(2)
+                    .show(ui, |ui| {
+                        let field = |ui: &mut Ui, label: &str, value: &mut String| {
+                            let l = ui.label(label);
+                            ui.add(egui::TextEdit::singleline(value).desired_width(140.0))
+                                .labelled_by(l.id);
+                            ui.end_row();
+                        };
+                        field(ui, "name", &mut f.name);
+                        ui.label("");
+                        egui::ComboBox::new("scaling-form-pattern", "pattern")
+                            .selected_text(f.pattern.id())
+                            .show_ui(ui, |ui| {
+                                for p in Pattern::ALL {
+                                    ui.selectable_value(&mut f.pattern, p, p.id());
+                                }
+                            });
+                        ui.end_row();
+                        field(ui, "params", &mut f.params);
+                        field(ui, "FLOPs per sample", &mut f.flops_per_sample);
+                        field(ui, "per-GPU batch", &mut f.per_gpu_batch);
+                        field(ui, "strong global batch", &mut f.strong_global_batch);
+                        field(ui, "bucket MB", &mut f.bucket_mb);
+                        field(ui, "utilization", &mut f.utilization);
+                        field(ui, "overlap", &mut f.overlap);
+                        field(ui, "input bytes/sample", &mut f.input_bytes);
+                        field(ui, "output bytes/sample", &mut f.output_bytes);
+                        field(ui, "link GB/s", &mut f.link_gbps);
+                    });
+                if let Some(e) = &f.error {
+                    ui.colored_label(palette::P2P_REFUSED, e);
+                }
+                if ui.button("Add workload").clicked() {
+                    self.add_from_form();
+                }
+            });
+    }
+}
+
+/// Keeps only the measured rows (the view models itself; measured rows carry model_error).
+fn measured_only(run: &ScalingRun) -> ScalingRun {
+    ScalingRun {
+        rows: run
+            .rows
+            .iter()
+            .filter(|r| r.source == Source::Measured)
+            .cloned()
+            .collect(),
+        ..run.clone()
+    }
+}
+
+fn machine_line(m: &crate::scaling::Machine) -> String {
+    let rate = |r: &Option<crate::scaling::GemmRate>| {
+        r.as_ref().map_or("—".to_string(), |r| {
+            format!("{:.0} TFLOP/s {}", r.tflops, r.source)
+        })
+    };
+    format!(
+        "{} · {} GPUs per node · bf16 {} · fp32 {} · all-reduce curve {} · beyond the box: {:.0} GB/s per GPU ({})",
+        m.label,
+        m.gpus_per_node,
+        rate(&m.rates.bf16),
+        rate(&m.rates.fp32),
+        m.comm
+            .as_ref()
+            .map_or("—".to_string(), |c| c.source.to_string()),
+        m.nic_per_gpu.gbps,
+        m.nic_per_gpu.source
+    )
+}
+
+fn log2_tick(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    let n = 2f64.powf(mark.value);
+    if (n - n.round()).abs() < 1e-6 {
+        format!("{}", n.round())
+    } else {
+        String::new()
+    }
+}
+
+const COMPUTE: Color32 = Color32::from_rgb(0x4c, 0x8b, 0xd6);
+const COMM: Color32 = Color32::from_rgb(0xe0, 0x8a, 0x2c);
+const OTHER: Color32 = Color32::from_rgb(0x8e, 0x6c, 0xc8);
+
+/// Speedup, efficiency and breakdown plots of one workload, weak and strong side by side.
+pub fn workload_plots(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint]) {
+    ui.add_space(6.0);
+    ui.label(RichText::new(format!("{} — {}", w.title, w.pattern.describe())).strong());
+    ui.columns(2, |cols| {
+        for (col, mode) in cols.iter_mut().zip(Mode::ALL) {
+            let mine: Vec<&ScalingPoint> = rows
+                .iter()
+                .filter(|r| r.workload == w.name && r.mode == mode)
+                .collect();
+            col.label(RichText::new(format!("{mode} scaling")).italics());
+            mode_plots(col, &w.name, mode, &mine);
+        }
+    });
+}
+
+fn series(rows: &[&ScalingPoint], f: impl Fn(&ScalingPoint) -> Option<f64>) -> Vec<[f64; 2]> {
+    rows.iter()
+        .filter_map(|r| Some([(r.n_gpus as f64).log2(), f(r)?]))
+        .collect()
+}
+
+fn mode_plots(ui: &mut Ui, name: &str, mode: Mode, rows: &[&ScalingPoint]) {
+    let modeled: Vec<&ScalingPoint> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.source == Source::Modeled)
+        .collect();
+    let in_box: Vec<&ScalingPoint> = modeled.iter().copied().filter(|r| !r.projected).collect();
+    // The projected part starts at the box's last point so the line is continuous.
+    let proj: Vec<&ScalingPoint> = modeled.iter().copied().filter(|r| r.projected).collect();
+    let proj: Vec<&ScalingPoint> = in_box.last().copied().into_iter().chain(proj).collect();
+    let measured: Vec<&ScalingPoint> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.source == Source::Measured)
+        .collect();
+    let max_n = rows.iter().map(|r| r.n_gpus).max().unwrap_or(1).max(2);
+    let id = format!("{name}-{mode}");
+    let draw = |ui: &mut Ui, what: &str, f: &dyn Fn(&ScalingPoint) -> Option<f64>, ideal: bool| {
+        Plot::new(format!("scaling-{what}-{id}"))
+            .height(170.0)
+            .legend(Legend::default())
+            .x_axis_label("GPUs")
+            .y_axis_label(what)
+            .x_axis_formatter(log2_tick)
+            .include_y(0.0)
+            .allow_scroll(false)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .show(ui, |p| {
+                if ideal {
+                    let pts: Vec<[f64; 2]> = (0..=(max_n as f64).log2().ceil() as u32)
+                        .map(|e| {
+                            [
+                                e as f64,
+                                if what == "speedup" {
+                                    2f64.powi(e as i32)
+                                } else {
+                                    1.0
+                                },
+                            ]
+                        })
+                        .collect();
+                    p.line(
+                        Line::new("ideal", PlotPoints::from(pts))
+                            .color(Color32::GRAY)
+                            .style(LineStyle::dashed_dense()),
+                    );
+                }
+                p.line(
+                    Line::new("model (modeled)", PlotPoints::from(series(&in_box, f)))
+                        .color(COMPUTE)
+                        .style(LineStyle::dashed_loose()),
+                );
+                if proj.len() > 1 {
+                    p.line(
+                        Line::new(
+                            "projected over nodes (modeled)",
+                            PlotPoints::from(series(&proj, f)),
+                        )
+                        .color(COMPUTE)
+                        .style(LineStyle::dotted_loose()),
+                    );
+                }
+                let m = series(&measured, f);
+                if !m.is_empty() {
+                    p.points(
+                        Points::new("measured", PlotPoints::from(m))
+                            .radius(4.0)
+                            .color(palette::P2P_OK),
+                    );
+                }
+            });
+    };
+    draw(ui, "speedup", &|r| r.speedup, true);
+    draw(ui, "efficiency", &|r| r.efficiency, true);
+    // Step-time breakdown of the model, stacked.
+    let bars = |f: &dyn Fn(&ScalingPoint) -> Option<f64>| -> Vec<Bar> {
+        modeled
+            .iter()
+            .filter_map(|r| {
+                Some(
+                    Bar::new((r.n_gpus as f64).log2(), f(r)?)
+                        .width(0.15)
+                        .name(format!(
+                            "{} GPUs{}",
+                            r.n_gpus,
+                            if r.projected { " (projected)" } else { "" }
+                        )),
+                )
+            })
+            .collect()
+    };
+    let compute = BarChart::new("compute (modeled)", bars(&|r| r.compute_ms)).color(COMPUTE);
+    let comm = BarChart::new("exposed communication", bars(&|r| r.comm_exposed_ms))
+        .color(COMM)
+        .stack_on(&[&compute]);
+    let other = BarChart::new("other (host, sync, queue)", bars(&|r| r.other_ms))
+        .color(OTHER)
+        .stack_on(&[&compute, &comm]);
+    Plot::new(format!("scaling-breakdown-{id}"))
+        .height(170.0)
+        .legend(Legend::default())
+        .x_axis_label("GPUs")
+        .y_axis_label("step ms")
+        .x_axis_formatter(log2_tick)
+        .include_y(0.0)
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .show(ui, |p| {
+            p.bar_chart(compute);
+            p.bar_chart(comm);
+            p.bar_chart(other);
+        });
+}

@@ -1,0 +1,103 @@
+//! GPU tests of the scaling proxies: run on a machine with NVIDIA GPUs (`cargo test --test
+//! gpu_scaling -- --ignored`). cuBLAS and NCCL are searched as the CLI does; set
+//! SCALESCOPE_CUBLAS_LIB / SCALESCOPE_NCCL_LIB when they are elsewhere.
+
+use std::sync::atomic::AtomicBool;
+
+use scalescope::model::Source;
+use scalescope::scaling::cublas::Cublas;
+use scalescope::scaling::proxy::{self, ProxyOptions};
+use scalescope::scaling::workload;
+use scalescope::scaling::{Mode, model::attach_errors};
+use scalescope::topology::live;
+
+#[test]
+#[ignore = "needs GPU"]
+fn gemm_rate_is_measured_and_plausible() {
+    let c = Cublas::load().expect("cuBLAS found (set SCALESCOPE_CUBLAS_LIB)");
+    let r = proxy::measure_gemm(&c, 0).unwrap();
+    let bf16 = r.bf16.unwrap();
+    let fp32 = r.fp32.unwrap();
+    eprintln!(
+        "bf16 {:.1} TFLOP/s ({}), fp32 {:.1}",
+        bf16.tflops, bf16.basis, fp32.tflops
+    );
+    assert_eq!(bf16.source, Source::Measured);
+    // H200: datasheet 989 dense bf16, 67 fp32; cuBLAS 8192³ reaches a large share of it.
+    assert!(bf16.tflops > 100.0 && bf16.tflops < 1100.0);
+    assert!(fp32.tflops > 5.0 && fp32.tflops < 80.0);
+}
+
+#[test]
+#[ignore = "needs GPU"]
+fn ddp_and_inference_proxies_run_on_every_gpu_count() {
+    let topo = live::read().unwrap();
+    let ws = vec![
+        workload::resolve("resnet50").unwrap(),
+        workload::resolve("resnet50-trt-fp16").unwrap(),
+        workload::resolve("carla-multisensor").unwrap(),
+    ];
+    let opts = ProxyOptions {
+        gpus: topo.gpu_indices(),
+        modes: vec![Mode::Weak, Mode::Strong],
+        nccl_lib: None,
+    };
+    let rows = proxy::run(&ws, &opts, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    for r in &rows {
+        eprintln!(
+            "{} {} n={} step={:?} ms speedup={:?} [{}]",
+            r.workload, r.mode, r.n_gpus, r.step_time_ms, r.speedup, r.basis
+        );
+    }
+    let ok = |name: &str| {
+        rows.iter()
+            .filter(|r| r.workload == name && r.step_time_ms.is_some())
+            .count()
+    };
+    assert_eq!(ok("resnet50"), 2 * topo.gpus.len());
+    assert_eq!(ok("resnet50-trt-fp16"), 2 * topo.gpus.len());
+    // CARLA has no GPU proxy: waived, empty, never zero.
+    assert!(
+        rows.iter()
+            .filter(|r| r.workload == "carla-multisensor")
+            .all(|r| r.step_time_ms.is_none() && r.basis.starts_with("waived"))
+    );
+}
+
+#[test]
+#[ignore = "needs GPU"]
+fn measured_run_reports_model_error() {
+    let topo = live::read().unwrap();
+    let ws = vec![workload::resolve("gpt2-xl").unwrap()];
+    let mut run = scalescope::scaling::run::run_measured(
+        &topo,
+        &[],
+        &ws,
+        &[Mode::Weak],
+        16,
+        None,
+        &AtomicBool::new(false),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    attach_errors(&mut run.rows);
+    for n in &run.notes {
+        eprintln!("note: {n}");
+    }
+    let m = run.machine.as_ref().unwrap();
+    assert_eq!(m.rates.bf16.as_ref().unwrap().source, Source::Measured);
+    assert_eq!(m.comm.as_ref().unwrap().source, Source::Measured);
+    let measured: Vec<_> = run
+        .rows
+        .iter()
+        .filter(|r| r.source == Source::Measured)
+        .collect();
+    assert!(!measured.is_empty());
+    for r in measured {
+        eprintln!(
+            "n={} measured {:?} ms, model error {:?}",
+            r.n_gpus, r.step_time_ms, r.model_error
+        );
+        assert!(r.model_error.is_some());
+    }
+}

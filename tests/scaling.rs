@@ -1,0 +1,297 @@
+//! The scaling model on hand-checked cases, catalog loading and validation, interpolation and the
+//! CSV schema.
+
+use scalescope::model::{Dtype, Source};
+use scalescope::scaling::model::{Sourced, step_terms};
+use scalescope::scaling::rates::GemmRate;
+use scalescope::scaling::workload::{self, ComputeDtype, Pattern, Workload, WorkloadError};
+use scalescope::scaling::{Bound, CommCurve, GpuRates, Machine, Mode, gpu_counts, model};
+
+/// 4 GPUs per node, 100 TFLOP/s bf16 (measured), a flat 100 GB/s all-reduce busbw, 10 GB/s NIC
+/// per GPU, 50 GB/s host→GPU per GPU.
+fn machine() -> Machine {
+    Machine {
+        label: "test box".into(),
+        gpu_name: None,
+        gpus_per_node: 4,
+        rates: GpuRates {
+            bf16: Some(GemmRate {
+                tflops: 100.0,
+                source: Source::Measured,
+                basis: "test".into(),
+            }),
+            fp32: None,
+        },
+        comm: Some(CommCurve {
+            points: vec![(1.0, 100.0), (1e12, 100.0)],
+            source: Source::Measured,
+            basis: "flat".into(),
+        }),
+        h2d_per_gpu: Some(Sourced {
+            gbps: 50.0,
+            source: Source::Modeled,
+            basis: "test".into(),
+        }),
+        h2d_total: None,
+        nic_per_gpu: Sourced {
+            gbps: 10.0,
+            source: Source::Modeled,
+            basis: "test".into(),
+        },
+    }
+}
+
+/// 1e9 bf16 parameters (2 GB of gradient) in 1 GB buckets; 1 TFLOP per sample, batch 10,
+/// utilization 0.5, overlap 0.8.
+fn workload(pattern: Pattern) -> Workload {
+    Workload {
+        name: "t".into(),
+        title: "t".into(),
+        pattern,
+        params: 1e9,
+        grad_dtype: Dtype::Bf16,
+        compute_dtype: ComputeDtype::Bf16,
+        flops_per_sample: 1e12,
+        per_gpu_batch: 10.0,
+        strong_global_batch: 40.0,
+        bucket_bytes: 1e9,
+        utilization: 0.5,
+        overlap: 0.8,
+        sample_input_bytes: Some(1e10),
+        sample_output_bytes: None,
+        sync_bytes: None,
+        primary_ms: None,
+        frame_hz: None,
+        link_gbps: None,
+        offered_load: None,
+        rtt_ms: None,
+        steps_per_sync: None,
+        sources: vec!["test".into()],
+    }
+}
+
+fn close(a: f64, b: f64) {
+    assert!((a - b).abs() < 1e-6 * b.abs().max(1.0), "{a} != {b}");
+}
+
+#[test]
+fn ddp_ring_on_four_gpus_by_hand() {
+    // compute = 1e12 × 10 ÷ (100e12 × 0.5) = 0.2 s = 200 ms; backward = 2/3 × 200 = 133.33 ms.
+    // One 1 GB bucket all-reduce on 4 GPUs: 2·3/4 × 1e9 B ÷ 100e9 B/s = 15 ms; two buckets = 30 ms.
+    // 30 − 0.8 × 133.33 < 0, but the last bucket (15 ms) is always exposed → step 215 ms.
+    let t = step_terms(&workload(Pattern::DdpRing), &machine(), 4, 10.0).unwrap();
+    close(t.compute_ms, 200.0);
+    close(t.comm_exposed_ms, 15.0);
+    close(t.step_ms, 215.0);
+    assert_eq!(t.bound, Bound::Compute);
+}
+
+#[test]
+fn weak_scaling_speedup_and_efficiency_by_hand() {
+    // n = 1: 200 ms, 10 samples → 50 samples/s. n = 4: 40 samples in 215 ms → 186.0465/s;
+    // speedup 3.72093, efficiency 0.930233.
+    let rows = model(&workload(Pattern::DdpRing), &machine(), &[Mode::Weak], 4);
+    let r4 = rows.iter().find(|r| r.n_gpus == 4).unwrap();
+    close(r4.throughput.unwrap(), 40.0 / 0.215);
+    close(r4.speedup.unwrap(), 40.0 / 0.215 / 50.0);
+    close(r4.efficiency.unwrap(), 40.0 / 0.215 / 50.0 / 4.0);
+    assert_eq!(r4.source, Source::Modeled);
+    assert!(!r4.projected);
+}
+
+#[test]
+fn strong_scaling_splits_the_global_batch() {
+    // Global 40 on 4 GPUs: 10 per GPU → the same 215 ms step; on 1 GPU 40 samples → 800 ms.
+    let rows = model(&workload(Pattern::DdpRing), &machine(), &[Mode::Strong], 4);
+    let r1 = rows.iter().find(|r| r.n_gpus == 1).unwrap();
+    let r4 = rows.iter().find(|r| r.n_gpus == 4).unwrap();
+    close(r1.step_time_ms.unwrap(), 800.0);
+    close(r4.per_gpu_batch, 10.0);
+    close(r4.speedup.unwrap(), 800.0 / 215.0);
+}
+
+#[test]
+fn projection_over_nodes_is_hierarchical_by_hand() {
+    // n = 8 = 2 nodes × 4: per 1 GB bucket, inside the node 15 ms, across nodes
+    // 2·(2−1)/2 × (1e9/4) B ÷ 10e9 B/s = 25 ms → 40 ms; two buckets 80 ms; 80 − 106.67 < 0, the
+    // last bucket (40 ms) stays exposed → 240 ms.
+    let t = step_terms(&workload(Pattern::DdpRing), &machine(), 8, 10.0).unwrap();
+    close(t.comm_exposed_ms, 40.0);
+    close(t.step_ms, 240.0);
+    let rows = model(&workload(Pattern::DdpRing), &machine(), &[Mode::Weak], 8);
+    assert!(rows.iter().find(|r| r.n_gpus == 8).unwrap().projected);
+}
+
+#[test]
+fn caffe_tree_by_hand() {
+    // 2 GB gradient, one exchange = 2e9 ÷ 100e9 = 20 ms; 4 GPUs = 2 levels up + 2 down = 80 ms;
+    // overlap 0 → 200 + 80 = 280 ms.
+    let mut w = workload(Pattern::TreeReduce);
+    w.overlap = 0.0;
+    let t = step_terms(&w, &machine(), 4, 10.0).unwrap();
+    close(t.comm_exposed_ms, 80.0);
+    close(t.step_ms, 280.0);
+}
+
+#[test]
+fn inference_replicas_are_bound_by_host_input_by_hand() {
+    // 10 samples × 1e10 B = 1e11 B at 50 GB/s = 2000 ms > 200 ms compute: step 2000 ms, host
+    // input exposed 1800 ms.
+    let t = step_terms(&workload(Pattern::InferenceReplicas), &machine(), 2, 10.0).unwrap();
+    close(t.step_ms, 2000.0);
+    close(t.other_ms, 1800.0);
+    assert_eq!(t.bound, Bound::HostInput);
+}
+
+#[test]
+fn remote_offload_queueing_by_hand() {
+    // 2 GPUs × 10 × (1e10 + 0) B over 10 GB/s = 20 s of network vs 200 ms compute; service
+    // 20000 + 1 ms RTT; ρ = 0.5 → wait = 1 × service → step 40002 ms, network-bound.
+    let mut w = workload(Pattern::RemoteOffload);
+    w.link_gbps = Some(10.0);
+    w.rtt_ms = Some(1.0);
+    w.offered_load = Some(0.5);
+    let t = step_terms(&w, &machine(), 2, 10.0).unwrap();
+    close(t.step_ms, 40002.0);
+    assert_eq!(t.bound, Bound::Network);
+}
+
+#[test]
+fn missing_rate_leaves_the_row_empty_not_zero() {
+    let mut m = machine();
+    m.rates = GpuRates::default();
+    let rows = model(&workload(Pattern::DdpRing), &m, &[Mode::Weak], 2);
+    assert!(
+        rows.iter()
+            .all(|r| r.step_time_ms.is_none() && r.speedup.is_none())
+    );
+    assert!(rows[0].basis.contains("rate"), "{}", rows[0].basis);
+}
+
+#[test]
+fn gpu_counts_fill_the_box_then_double() {
+    assert_eq!(gpu_counts(2, 16), vec![1, 2, 4, 8, 16]);
+    assert_eq!(gpu_counts(8, 64), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64]);
+    assert_eq!(gpu_counts(8, 4), vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn interpolation_is_linear_in_log_size() {
+    let c = CommCurve {
+        points: vec![(1e3, 10.0), (1e6, 40.0)],
+        source: Source::Measured,
+        basis: String::new(),
+    };
+    // log10: 3 → 4.5 → 6, halfway: 25 GB/s.
+    close(c.busbw_gbps(10f64.powf(4.5)).unwrap(), 25.0);
+}
+
+#[test]
+fn catalog_has_every_pattern_and_sources() {
+    let all = workload::catalog();
+    assert!(all.len() >= 10);
+    for name in [
+        "resnet50",
+        "vgg16",
+        "alexnet",
+        "bert-large",
+        "gpt2-xl",
+        "llama2-7b",
+    ] {
+        let w = workload::resolve(name).unwrap();
+        assert!(!w.sources.is_empty());
+    }
+    close(workload::resolve("resnet50").unwrap().params, 25.6e6);
+    close(workload::resolve("llama2-7b").unwrap().params, 6.7e9);
+    for p in Pattern::ALL {
+        assert!(all.iter().any(|w| w.pattern == p), "{p}");
+    }
+}
+
+fn bad(text: &str) -> (usize, String, String) {
+    match workload::parse("my.toml", text) {
+        Err(WorkloadError::Bad {
+            file,
+            line,
+            field,
+            message,
+        }) => {
+            assert_eq!(file, "my.toml");
+            (line, field, message)
+        }
+        other => panic!("expected a Bad error, got {other:?}"),
+    }
+}
+
+const GOOD: &str = include_str!("../assets/workloads/resnet50.toml");
+
+#[test]
+fn bad_toml_names_file_line_and_field() {
+    // A wrong type on a known line.
+    let text = GOOD.replace("per_gpu_batch = 256", "per_gpu_batch = \"lots\"");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("per_gpu_batch"))
+        .unwrap()
+        + 1;
+    let (l, field, _) = bad(&text);
+    assert_eq!((l, field.as_str()), (line, "per_gpu_batch"));
+    // An out-of-range value.
+    let text = GOOD.replace("utilization = 0.4", "utilization = 1.5");
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("utilization"))
+        .unwrap()
+        + 1;
+    let (l, field, msg) = bad(&text);
+    assert_eq!((l, field.as_str()), (line, "utilization"));
+    assert!(msg.contains("1.5"));
+    // A missing field.
+    let text = GOOD.replace("flops_per_sample = 24.6e9\n", "");
+    let (_, field, _) = bad(&text);
+    assert_eq!(field, "flops_per_sample");
+    // An unknown field.
+    let text = format!("{GOOD}\nbogus = 1\n");
+    let (l, field, _) = bad(&text);
+    assert_eq!(field, "bogus");
+    assert_eq!(
+        l,
+        text.lines().position(|l| l.starts_with("bogus")).unwrap() + 1
+    );
+    // The error's text carries all three.
+    let e = workload::parse("my.toml", &GOOD.replace("overlap = 0.8", "overlap = -1")).unwrap_err();
+    assert!(e.to_string().starts_with("my.toml:"), "{e}");
+    assert!(e.to_string().contains("overlap"), "{e}");
+}
+
+#[test]
+fn pattern_fields_are_required() {
+    let text = include_str!("../assets/workloads/resnet50-trt-fp16.toml")
+        .replace("sample_input_bytes = 301056\n", "");
+    let (_, field, msg) = bad(&text);
+    assert_eq!(field, "sample_input_bytes");
+    assert!(msg.contains("inference_replicas"));
+}
+
+#[test]
+fn csv_schema_leading_columns() {
+    let rows = model(&workload(Pattern::DdpRing), &machine(), &Mode::ALL, 8);
+    let bytes = scalescope::export::csv::scaling(&rows).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let header = text.lines().next().unwrap();
+    assert!(header.starts_with(
+        "workload,pattern,mode,source,n_gpus,global_batch,per_gpu_batch,step_time_ms,throughput,speedup,efficiency,bound"
+    ));
+    assert_eq!(
+        scalescope::export::csv::SCALING_COLUMNS.join(","),
+        header.split(",compute_ms").next().unwrap()
+    );
+    let first = text.lines().nth(1).unwrap();
+    assert!(
+        first.starts_with("t,ddp_ring,weak,modeled,1,10,10,200.0000,50.00,1.0000,1.0000,compute"),
+        "{first}"
+    );
+    // Model rows have no model error: an empty cell, never 0.
+    assert!(first.contains(",false,,"), "{first}");
+    assert_eq!(text.lines().count(), rows.len() + 1);
+}
