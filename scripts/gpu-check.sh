@@ -13,6 +13,11 @@ quick=${2:-}
 mkdir -p "$out"
 # NVLink multicast must stay off on shared hosts.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# nccl-tests' reference figures were measured with PyTorch's NCCL; compare like with like when
+# that copy exists (scalescope's own search order is exercised by the other runs).
+torch_nccl=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+nccl_flag=()
+[ -n "$torch_nccl" ] && [ -f "$torch_nccl" ] && nccl_flag=(--nccl-lib "$torch_nccl")
 bin=.gpucheck/scalescope
 [ -x "$bin" ] || bin=target/release/scalescope
 status=0
@@ -58,28 +63,35 @@ step "bench bandwidth (every test, 512 MiB)"
 "$bin" bench bandwidth --csv "$out/bandwidth.csv" --json "$out/bandwidth.json" 2>&1 | tee "$out/bandwidth.txt" || status=1
 
 step "bench collectives: NCCL, every op, nccl-tests' sizes (f32 sum, out of place, 20 iterations)"
-"$bin" bench collectives --ops all --sizes 8,8M,128M,2G,8G --iters 20 \
+"$bin" bench collectives "${nccl_flag[@]}" --ops all --sizes 8,8M,128M,2G,8G --iters 20 \
     --csv "$out/collectives-nccl.csv" --json "$out/collectives-nccl.json" 2>&1 | tee "$out/collectives-nccl.txt" || status=1
 
 step "bench collectives: NCCL all-reduce small sizes with and without a CUDA graph"
-"$bin" bench collectives --sizes 8..64K --iters 100 --csv "$out/collectives-small.csv" > "$out/collectives-small.txt" 2>&1 || status=1
-"$bin" bench collectives --sizes 8..64K --iters 100 --graph --csv "$out/collectives-small-graph.csv" > "$out/collectives-small-graph.txt" 2>&1 || status=1
+"$bin" bench collectives "${nccl_flag[@]}" --sizes 8..64K --iters 100 --csv "$out/collectives-small.csv" > "$out/collectives-small.txt" 2>&1 || status=1
+"$bin" bench collectives "${nccl_flag[@]}" --sizes 8..64K --iters 100 --graph --csv "$out/collectives-small-graph.csv" > "$out/collectives-small-graph.txt" 2>&1 || status=1
 grep -E "^ +(8|1024|65536) " "$out/collectives-small.txt" "$out/collectives-small-graph.txt"
 
 step "bench collectives: own ring / tree / via-host all-reduce beside NCCL"
-"$bin" bench collectives --algo nccl,ring,tree,host --sizes 1M,64M,256M,1G,4G \
+"$bin" bench collectives "${nccl_flag[@]}" --algo nccl,ring,tree,host --sizes 1M,64M,256M,1G,4G \
     --csv "$out/collectives-own.csv" 2>&1 | tee "$out/collectives-own.txt" || status=1
 
 step "bench collectives: two processes, one GPU each, environment as torchrun sets it"
 pids=""
 for r in 0 1; do
     RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 \
-        "$bin" bench collectives --sizes 128M,1G,4G --iters 20 --csv "$out/collectives-2proc-rank$r.csv" \
+        "$bin" bench collectives "${nccl_flag[@]}" --sizes 128M,1G,4G --iters 20 --csv "$out/collectives-2proc-rank$r.csv" \
         > "$out/collectives-2proc-rank$r.txt" 2>&1 &
     pids="$pids $!"
 done
 for p in $pids; do wait "$p" || status=1; done
 cat "$out/collectives-2proc-rank0.txt"
+
+step "bench collectives: one process, same sizes, for the two-process comparison"
+"$bin" bench collectives "${nccl_flag[@]}" --sizes 128M,1G,4G --iters 20 2>&1 | tee "$out/collectives-1proc.txt" || status=1
+
+step "bench scaling: measured weak and strong scaling 1 -> N GPUs against the model"
+"$bin" bench scaling --measure "${nccl_flag[@]}" --workload resnet50 --workload gpt2-xl --max-gpus 16 \
+    --csv "$out/scaling.csv" --json "$out/scaling.json" 2>&1 | tee "$out/scaling.txt" || status=1
 
 if [ "$quick" != "--quick" ]; then
     step "bench bandwidth sweep (P2P and host copies, 4 KiB … 1 GiB)"

@@ -28,7 +28,9 @@ use crate::model::Source;
 pub const RATE_DIM: i32 = 8192;
 /// Timed repetitions of the rate measurement (the median is kept) and of each proxy step.
 pub const REPS: usize = 5;
-const WARMUP: usize = 2;
+/// Warm-up and sample lengths of the GEMM-rate measurement, ms.
+const WARMUP_MS: f64 = 500.0;
+const SAMPLE_MS: f64 = 250.0;
 
 /// Why a proxy run could not start.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +75,41 @@ fn open(ordinals: &[usize]) -> Result<Vec<Gpu>, ProxyError> {
         .collect()
 }
 
+/// Fills a GEMM operand with random values in ±[0.5, 1) (bf16 or fp32), from a seeded LCG, so
+/// products neither overflow nor run on constant data.
+fn fill_random(buf: &DeviceBuffer, bf16: bool, seed: u64) -> Result<(), ProxyError> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    let mut host = vec![0u8; buf.len()];
+    if bf16 {
+        for c in host.chunks_exact_mut(2) {
+            let r = next();
+            let v: u16 = ((r as u16) & 0x8000) | 0x3F00 | ((r >> 16) as u16 & 0x7F);
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+    } else {
+        for c in host.chunks_exact_mut(4) {
+            let r = next();
+            let v: u32 = (r & 0x8000_0000) | 0x3F00_0000 | (r >> 9);
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    buf.ctx().bind()?;
+    // SAFETY: `host` holds exactly `buf.len()` bytes and outlives this synchronous copy; the
+    // destination is this buffer's own allocation in the bound context.
+    crate::cuda::check("cuMemcpyHtoD_v2", unsafe {
+        cudarc::driver::sys::cuMemcpyHtoD_v2(buf.ptr(), host.as_ptr().cast(), host.len())
+    })?;
+    Ok(())
+}
+
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied()
@@ -94,24 +131,44 @@ pub fn measure_gemm(cublas: &Cublas, ordinal: usize) -> Result<GpuRates, ProxyEr
             DeviceBuffer::alloc(&g.ctx, bytes)?,
             DeviceBuffer::alloc(&g.ctx, bytes)?,
         ];
-        // Small values so bf16 products stay finite (0x3c = bf16 ≈ 0.0115 in each byte pair).
-        for b in &bufs {
-            b.memset_async(0x3c, &g.compute)?;
+        // Random operands: a GPU multiplying constant or zero data draws less power and runs
+        // faster than it will on real data (see METHOD.md's note on zeros).
+        for (i, b) in bufs.iter().enumerate() {
+            fill_random(b, dtype == ComputeDtype::Bf16, 0x5eed + i as u64)?;
         }
         let h = Handle::new(cublas)?;
         h.set_stream(g.compute.raw())?;
         let bf16 = dtype == ComputeDtype::Bf16;
-        let mut times = Vec::new();
-        for i in 0..WARMUP + REPS {
+        // Sustained, as a training step runs: a GPU under continuous matrix load settles at
+        // lower clocks than a burst of a few products shows, so each sample is a batch of
+        // products lasting about SAMPLE_MS, after WARMUP_MS of the same work.
+        let one = {
             let (start, end) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
             start.record(&g.compute)?;
             g.ctx.bind()?;
             h.gemm_square(d, bf16, bufs[0].ptr(), bufs[1].ptr(), bufs[2].ptr())?;
             end.record(&g.compute)?;
             g.compute.synchronize()?;
-            if i >= WARMUP {
-                times.push(end.elapsed_ms_since(&start)?);
+            end.elapsed_ms_since(&start)?.max(1e-3)
+        };
+        let per_sample = ((SAMPLE_MS / one).ceil() as usize).clamp(1, 10_000);
+        let warm = ((WARMUP_MS / one).ceil() as usize).clamp(1, 10_000);
+        g.ctx.bind()?;
+        for _ in 0..warm {
+            h.gemm_square(d, bf16, bufs[0].ptr(), bufs[1].ptr(), bufs[2].ptr())?;
+        }
+        g.compute.synchronize()?;
+        let mut times = Vec::new();
+        for _ in 0..REPS {
+            let (start, end) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
+            start.record(&g.compute)?;
+            g.ctx.bind()?;
+            for _ in 0..per_sample {
+                h.gemm_square(d, bf16, bufs[0].ptr(), bufs[1].ptr(), bufs[2].ptr())?;
             }
+            end.record(&g.compute)?;
+            g.compute.synchronize()?;
+            times.push(end.elapsed_ms_since(&start)? / per_sample as f64);
         }
         let ms = median(times).unwrap_or(f64::NAN);
         let tflops = 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12;
@@ -119,7 +176,7 @@ pub fn measure_gemm(cublas: &Cublas, ordinal: usize) -> Result<GpuRates, ProxyEr
             tflops,
             source: Source::Measured,
             basis: format!(
-                "cuBLAS GemmEx {dtype} {d}³ on GPU {ordinal} ({}), median of {REPS}: {ms:.3} ms; {}",
+                "cuBLAS GemmEx {dtype} {d}³ on random data, sustained ({WARMUP_MS:.0} ms warm-up, median of {REPS} samples of ~{SAMPLE_MS:.0} ms) on GPU {ordinal} ({}): {ms:.3} ms each; {}",
                 g.ctx.name(),
                 cublas.path
             ),
@@ -319,8 +376,8 @@ fn step(
                 None
             },
         };
-        b.a.memset_async(0x3c, &g.compute)?;
-        b.b.memset_async(0x3c, &g.compute)?;
+        fill_random(&b.a, bf16, 1)?;
+        fill_random(&b.b, bf16, 2)?;
         if let Some(gr) = &b.grad {
             gr.memset_async(0, &g.compute)?;
         }
@@ -374,7 +431,11 @@ fn step(
     let mut compute_only = Vec::new();
     let fwd = if overlap { reps / 3 } else { reps };
     let bwd = reps - fwd;
-    for it in 0..WARMUP + REPS {
+    // Untimed steps first, about WARMUP_MS worth (the first one sizes the rest), so the timed
+    // steps run at the clocks sustained work settles at, as the GEMM rate was measured.
+    let mut warm = 1usize;
+    let mut it = 0usize;
+    while steps.len() < REPS {
         let mut marks = Vec::new();
         for g in gpus {
             let (s, e) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
@@ -446,14 +507,18 @@ fn step(
             g.compute.synchronize()?;
             g.comm.synchronize()?;
         }
-        if it >= WARMUP {
-            let mut worst: f64 = 0.0;
-            for (s, e) in &marks {
-                worst = worst.max(e.elapsed_ms_since(s)?);
-            }
+        let mut worst: f64 = 0.0;
+        for (s, e) in &marks {
+            worst = worst.max(e.elapsed_ms_since(s)?);
+        }
+        if it == 0 {
+            warm = ((WARMUP_MS / worst.max(1e-3)).ceil() as usize).clamp(1, 1000);
+        }
+        if it >= warm {
             steps.push(worst);
             compute_only.push(compute_end[0].elapsed_ms_since(&marks[0].0)?);
         }
+        it += 1;
     }
     let per = if w.pattern == Pattern::SimPolicy {
         w.steps_per_sync.unwrap_or(1.0)

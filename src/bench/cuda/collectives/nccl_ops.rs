@@ -406,19 +406,34 @@ pub(crate) fn measure(
         launch_graphs(&graphs, &streams)?;
         job.wait(deadline)?;
         let poll = || job.async_errors();
-        let samples =
-            time_with_events(&streams, SAMPLES, case.iters, deadline, &poll, &mut || {
-                launch_graphs(&graphs, &streams)
-            })?;
+        let samples = time_with_events(
+            &streams,
+            SAMPLES,
+            case.iters,
+            deadline,
+            &poll,
+            &mut || Ok(()),
+            &mut || launch_graphs(&graphs, &streams),
+        )?;
         return Ok((samples, true));
     }
     let poll = || job.async_errors();
-    let samples = time_with_events(&streams, SAMPLES, case.iters, deadline, &poll, &mut || {
-        for _ in 0..case.iters {
-            once()?;
-        }
-        Ok(())
-    })?;
+    // One untimed operation ahead of each sample: after the previous sample's synchronisation
+    // the first NCCL launch pays a wake-up cost that is not the operation's.
+    let samples = time_with_events(
+        &streams,
+        SAMPLES,
+        case.iters,
+        deadline,
+        &poll,
+        &mut || once(),
+        &mut || {
+            for _ in 0..case.iters {
+                once()?;
+            }
+            Ok(())
+        },
+    )?;
     Ok((samples, false))
 }
 

@@ -236,6 +236,7 @@ fn run_events(
         case.iters,
         deadline,
         &|| Ok(()),
+        &mut || Ok(()),
         &mut || {
             for _ in 0..case.iters {
                 enqueue(setup)?;
