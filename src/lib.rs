@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cuda;
 pub mod export;
 pub mod model;
+pub mod report;
 pub mod scaling;
 pub mod topology;
 pub mod ui;

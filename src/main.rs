@@ -13,6 +13,17 @@ fn main() {
         return;
     }
     let cli = Cli::parse();
+    if cli.opens_gui() {
+        let startup = scalescope::ui::Startup {
+            report_paths: cli.reports.clone(),
+            ..Default::default()
+        };
+        if let Err(e) = scalescope::ui::run_app(startup) {
+            eprintln!("Error: {e:#}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if let Err(e) = cli::run(cli) {
         eprintln!("Error: {:#}", e.error);
         std::process::exit(e.code);

@@ -620,3 +620,27 @@ fn never_panics_on_garbled_bytes_from_files() {
         }
     }
 }
+
+/// Captured by scripts/gpu-check.sh on the 2× H200 device machine (2026-11-22): the real
+/// header ANSI codes, `GPU NUMA ID` column and the four `-p2p` blocks behind `$ nvidia-smi …`.
+#[test]
+fn real_h200_capture_from_the_device() {
+    let paths = [
+        "tests/data/h200-2x-device-topo-m.txt".to_string(),
+        "tests/data/h200-2x-device-topo-p2p.txt".to_string(),
+    ];
+    let t = scalescope::topology::import::import_paths(&paths).expect("parses");
+    assert_eq!(t.gpus.len(), 2);
+    assert_eq!(
+        t.link(0, 1).and_then(|l| l.kind),
+        Some(scalescope::model::LinkKind::Nv(18))
+    );
+    for (a, b) in [(0, 1), (1, 0)] {
+        let caps = t.p2p(a, b).unwrap().caps;
+        for cap in scalescope::model::P2pCap::ALL {
+            assert_eq!(caps.get(cap), Some(scalescope::model::P2pStatus::Ok), "{a}->{b} {cap:?}");
+        }
+    }
+    assert_eq!(t.gpus[0].cpu_affinity.as_deref(), Some("0-31"));
+    assert_eq!(t.gpus[1].numa_node, Some(0));
+}

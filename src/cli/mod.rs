@@ -3,6 +3,7 @@
 mod bandwidth;
 mod collectives;
 mod scaling;
+mod suite;
 mod topo_table;
 
 use std::io::Write;
@@ -29,9 +30,49 @@ pub use topo_table::describe_source;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// List the hardware catalog (machines as their vendors document them).
-    #[arg(long = "catalog")]
-    pub list_catalog: bool,
+    /// Alone: list the hardware catalog (machines as their vendors document them). With
+    /// --bench --modeled: the catalog machine to model.
+    #[arg(long = "catalog", value_name = "NAME", num_args = 0..=1)]
+    pub catalog: Option<Option<String>>,
+    /// Run the whole suite (topology, bandwidth, collectives, scaling) and write CSV, report.json
+    /// and PNGs to --out.
+    #[arg(long)]
+    pub bench: bool,
+    /// Folder for --bench's files (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "scalescope-report", requires = "bench")]
+    pub out: PathBuf,
+    /// GPUs for --bench, e.g. 0,1 (default: all).
+    #[arg(long, value_name = "LIST", default_value = "all", requires = "bench")]
+    pub gpus: String,
+    /// --bench preset: short sweeps, fewer samples (≈30 s on 2 GPUs). The default.
+    #[arg(long, requires = "bench", conflicts_with = "full")]
+    pub quick: bool,
+    /// --bench preset: every test, full sweeps, own algorithms, proxy runs (≈5 min on 2 GPUs).
+    #[arg(long, requires = "bench")]
+    pub full: bool,
+    /// --bench stages: topology,bandwidth,collectives,scaling (default: all).
+    #[arg(long, value_name = "LIST", default_value = "all", requires = "bench")]
+    pub suite: String,
+    /// --bench: model the figures from line rates instead of measuring (labeled modeled).
+    #[arg(long, requires = "bench")]
+    pub modeled: bool,
+    /// --bench --modeled: read the machine from `nvidia-smi topo` output in FILE (repeatable).
+    #[arg(long, value_name = "FILE", requires = "bench")]
+    pub import: Vec<String>,
+    /// --bench: NCCL library to load (default: SCALESCOPE_NCCL_LIB, the loader path, python3's
+    /// nvidia/nccl/lib).
+    #[arg(long, value_name = "PATH", requires = "bench")]
+    pub nccl_lib: Option<PathBuf>,
+    /// Reports (report.json) to open in the desktop app.
+    #[arg(value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+}
+
+impl Cli {
+    /// True when the command line asks for the desktop app with reports to open.
+    pub fn opens_gui(&self) -> bool {
+        self.command.is_none() && !self.bench && self.catalog.is_none() && !self.reports.is_empty()
+    }
 }
 
 /// Subcommands.
@@ -42,6 +83,22 @@ pub enum Command {
     /// Measure (or model) the GPUs: copy bandwidth and latency.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Compare reports (report.json of `--bench`): key figures and the difference in %.
+    Compare(CompareArgs),
+}
+
+/// `scalescope compare` options.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more reports; the first is the reference.
+    #[arg(value_name = "REPORT.json", num_args = 2.., required = true)]
+    pub reports: Vec<PathBuf>,
+    /// Print CSV instead of a table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Workload whose scaling efficiency is compared (default: the first all reports have).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
 }
 
 /// `scalescope bench …`
@@ -157,16 +214,56 @@ impl From<TopologyError> for CliError {
 
 /// Runs a parsed command line that is not the GUI.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    if cli.list_catalog {
+    if cli.bench {
+        return suite::run(suite::SuiteArgs {
+            out: cli.out,
+            gpus: cli.gpus,
+            full: cli.full,
+            suite: cli.suite,
+            modeled: cli.modeled,
+            source: SourceArgs {
+                import: cli.import,
+                catalog: cli.catalog.flatten(),
+            },
+            nccl_lib: cli.nccl_lib,
+        });
+    }
+    if matches!(cli.catalog, Some(None)) {
         return print_catalog();
     }
+    if cli.catalog.is_some() || !cli.import.is_empty() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--catalog NAME and --import go with --bench (or a subcommand such as `topo`)"
+        )));
+    }
     match cli.command {
+        Some(Command::Compare(args)) => compare(args),
         Some(Command::Topo(args)) => topo(args),
         Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args),
         Some(Command::Bench(BenchCommand::Collectives(args))) => collectives::run(args),
         Some(Command::Bench(BenchCommand::Scaling(args))) => scaling::run(args),
         None => Ok(()),
     }
+}
+
+/// Loads reports, naming the file in any error (exit 2).
+pub fn load_reports(paths: &[PathBuf]) -> Result<Vec<crate::report::Report>, CliError> {
+    paths
+        .iter()
+        .map(|p| crate::report::load_named(p).map_err(CliError::input))
+        .collect()
+}
+
+fn compare(args: CompareArgs) -> Result<(), CliError> {
+    let reports = load_reports(&args.reports)?;
+    let refs: Vec<&crate::report::Report> = reports.iter().collect();
+    let c = crate::report::compare::compare(&refs, args.workload.as_deref());
+    let bytes = if args.csv {
+        crate::report::compare::to_csv(&c).map_err(CliError::env)?
+    } else {
+        crate::report::compare::to_table(&c).into_bytes()
+    };
+    emit(None, &bytes)
 }
 
 fn print_catalog() -> Result<(), CliError> {

@@ -28,9 +28,12 @@ use crate::model::Source;
 pub const RATE_DIM: i32 = 8192;
 /// Timed repetitions of the rate measurement (the median is kept) and of each proxy step.
 pub const REPS: usize = 5;
-/// Warm-up and sample lengths of the GEMM-rate measurement, ms.
-const WARMUP_MS: f64 = 500.0;
-const SAMPLE_MS: f64 = 250.0;
+/// Warm-up and sample lengths of the GEMM-rate measurement (and the proxies' warm-up), ms.
+/// Under continuous matrix load an H200 keeps slowing for seconds (power and temperature
+/// settle): on 2× H200 a 1.75 s measurement gave 1.338 ms per 8192³ bf16 product while proxy
+/// steps lasting 1.7 s ran at 1.59 ms, so both are measured only after 3 s of the same work.
+const WARMUP_MS: f64 = 3000.0;
+const SAMPLE_MS: f64 = 500.0;
 
 /// Why a proxy run could not start.
 #[derive(Debug, thiserror::Error)]

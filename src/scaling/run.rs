@@ -3,7 +3,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::curve::CommCurve;
 use super::model::{Machine, Mode, ScalingPoint, attach_errors, model};
@@ -18,7 +18,7 @@ use crate::model::units::parse_sizes;
 pub const DEFAULT_MAX_GPUS: usize = 1024;
 
 /// Everything a scaling run produced.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScalingRun {
     /// The machine the model used (`None` before anything ran).
     pub machine: Option<Machine>,
@@ -53,6 +53,41 @@ pub fn run_modeled(
     notes.push(
         "modeled: datasheet GEMM rates and the all-reduce curve modeled from line rates".into(),
     );
+    finish(machine, workloads, modes, max_gpus, Vec::new(), notes)
+}
+
+/// Models every workload on `topo` (restricted to `gpus`, empty = all) with datasheet GEMM rates
+/// and an all-reduce curve the caller measured (e.g. the collectives stage of `--bench`). Runs
+/// nothing on GPUs.
+pub fn run_with_curve(
+    topo: &Topology,
+    gpus: &[usize],
+    workloads: &[Workload],
+    modes: &[Mode],
+    max_gpus: usize,
+    comm: CommCurve,
+) -> ScalingRun {
+    let sub = if gpus.is_empty() {
+        topo.clone()
+    } else {
+        topo.subset(gpus)
+    };
+    let (bw, warnings) = crate::bench::modeled::ModeledBackend::new(
+        &sub,
+        crate::bench::modeled::Assumptions::default(),
+    );
+    let name = sub
+        .gpus
+        .iter()
+        .find_map(|g| g.name.clone())
+        .unwrap_or_default();
+    let mut notes: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    notes.push(format!(
+        "model fed by the {} all-reduce curve ({}) and datasheet GEMM rates",
+        comm.source, comm.basis
+    ));
+    let mut machine = Machine::from_topology(bw.topology(), Some(comm), GpuRates::datasheet(&name));
+    machine.label = sub.source.label();
     finish(machine, workloads, modes, max_gpus, Vec::new(), notes)
 }
 

@@ -7,10 +7,12 @@
 mod app;
 pub mod bandwidth_view;
 pub mod collectives_view;
+pub mod compare_view;
 pub mod fonts;
 mod jobs;
 pub mod palette;
 mod plots;
+pub mod report_view;
 pub mod scaling_view;
 pub mod snapshot;
 pub mod topology_view;

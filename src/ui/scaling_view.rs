@@ -115,6 +115,8 @@ pub struct ScalingView {
     error: Option<String>,
     /// The custom-workload form.
     pub form: WorkloadForm,
+    /// Showing a finished run as it is (a report): the model is not recomputed.
+    fixed: bool,
 }
 
 impl Default for ScalingView {
@@ -130,6 +132,7 @@ impl Default for ScalingView {
             measured: None,
             error: None,
             form: WorkloadForm::default(),
+            fixed: false,
         }
     }
 }
@@ -148,6 +151,59 @@ impl ScalingView {
         let mut v = Self::with_selection(names);
         v.measured = Some(run);
         v
+    }
+
+    /// A view showing a finished run exactly as it was produced (a report's scaling section):
+    /// its model rows (fed by whatever curve and rates the run used) and its measured rows. The
+    /// first `show` workloads of the run are selected.
+    pub fn with_report(run: ScalingRun, show: usize) -> Self {
+        let mut v = Self::default();
+        for w in &run.workloads {
+            v.workloads.retain(|x| x.name != w.name);
+            v.workloads.push(w.clone());
+        }
+        v.selected = run
+            .workloads
+            .iter()
+            .take(show.max(1))
+            .map(|w| w.name.clone())
+            .collect();
+        v.modeled = Some(ScalingRun {
+            rows: run
+                .rows
+                .iter()
+                .filter(|r| r.source == Source::Modeled)
+                .cloned()
+                .collect(),
+            ..run.clone()
+        });
+        v.measured = Some(measured_only(&run));
+        v.fixed = true;
+        v
+    }
+
+    /// What the view shows now as one run (selected workloads only), for Save CSV/PNG.
+    pub fn export_run(&self) -> ScalingRun {
+        let base = self.modeled.clone().unwrap_or_default();
+        let mut notes = base.notes.clone();
+        if let Some(m) = &self.measured {
+            notes.extend(m.notes.iter().cloned());
+        }
+        ScalingRun {
+            machine: base.machine,
+            workloads: self
+                .workloads
+                .iter()
+                .filter(|w| self.selected.contains(&w.name))
+                .cloned()
+                .collect(),
+            rows: self
+                .rows()
+                .into_iter()
+                .filter(|r| self.selected.contains(&r.workload))
+                .collect(),
+            notes,
+        }
     }
 
     /// The selected workload names.
@@ -193,6 +249,9 @@ impl ScalingView {
     }
 
     fn refresh_model(&mut self, topology: &Topology) {
+        if self.fixed {
+            return;
+        }
         let key = format!(
             "{}|{:?}|{}|{}",
             topology.source.label(),
@@ -224,7 +283,7 @@ impl ScalingView {
         let label = topology.source.label();
         if self.topo_label != label {
             self.topo_label = label;
-            if !self.running() {
+            if !self.running() && !self.fixed {
                 self.measured = None;
             }
         }
@@ -335,6 +394,9 @@ impl ScalingView {
     }
 
     fn start(&mut self, ctx: &egui::Context, topology: &Topology) {
+        // A new run on a report's machine leaves the report's fixed figures behind.
+        self.fixed = false;
+        self.modeled_key.clear();
         let topo = topology.clone();
         let chosen: Vec<Workload> = self
             .workloads

@@ -374,6 +374,10 @@ fn fill_inputs(job: &Job<'_>, bufs: &[RankBufs], dtype: Dtype) -> Result<(), Fai
 
 /// Warm-up, then [`SAMPLES`] timed samples of `iters` operations (launched from a CUDA graph
 /// with `case.graph`). Returns per-sample µs per op and whether a graph ran.
+/// Shortest timed sample for small operations, seconds, and the most iterations used to reach it.
+const MIN_SAMPLE_S: f64 = 2e-3;
+const MAX_SMALL_ITERS: u32 = 1000;
+
 pub(crate) fn measure(
     job: &Job<'_>,
     bufs: &[RankBufs],
@@ -387,17 +391,29 @@ pub(crate) fn measure(
     } else {
         case.warmup
     };
-    let ops = u64::from(warmup) + u64::from(case.iters) * (SAMPLES as u64 + 2);
-    let deadline = deadline_for(case.bytes, ops);
+    let warm_deadline = deadline_for(case.bytes, u64::from(warmup));
     fill_inputs(job, bufs, case.dtype)?;
+    let started = std::time::Instant::now();
     for _ in 0..warmup {
         enqueue(job, bufs, case.op, case.dtype)?;
     }
-    job.wait(deadline)?;
+    job.wait(warm_deadline)?;
+    // Tiny operations take microseconds: time each sample over at least MIN_SAMPLE of them so
+    // the start/stop events and the first launch weigh nothing (nccl-tests uses a fixed count).
+    let per_op = started.elapsed().as_secs_f64() / f64::from(warmup.max(1));
+    let iters = if per_op > 0.0 && per_op * f64::from(case.iters) < MIN_SAMPLE_S {
+        ((MIN_SAMPLE_S / per_op).ceil() as u32)
+            .min(MAX_SMALL_ITERS)
+            .max(case.iters)
+    } else {
+        case.iters
+    };
+    let ops = u64::from(iters) * (SAMPLES as u64 + 2);
+    let deadline = deadline_for(case.bytes, ops);
     let once = || enqueue(job, bufs, case.op, case.dtype);
     if case.graph {
         let graphs = capture(&streams, &mut || {
-            for _ in 0..case.iters {
+            for _ in 0..iters {
                 once()?;
             }
             Ok(())
@@ -409,7 +425,7 @@ pub(crate) fn measure(
         let samples = time_with_events(
             &streams,
             SAMPLES,
-            case.iters,
+            iters,
             deadline,
             &poll,
             &mut || Ok(()),
@@ -423,12 +439,12 @@ pub(crate) fn measure(
     let samples = time_with_events(
         &streams,
         SAMPLES,
-        case.iters,
+        iters,
         deadline,
         &poll,
         &mut || once(),
         &mut || {
-            for _ in 0..case.iters {
+            for _ in 0..iters {
                 once()?;
             }
             Ok(())

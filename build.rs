@@ -1,0 +1,32 @@
+//! Embeds every `assets/reports/*.json` (the bundled example reports) into the binary: writes
+//! `$OUT_DIR/bundled_reports.rs` with one `include_str!` per file, sorted by name. No file → an
+//! empty list, and the app runs without an example.
+
+use std::path::Path;
+
+fn main() {
+    let dir = Path::new("assets/reports");
+    println!("cargo:rerun-if-changed=assets/reports");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+    let mut out = String::from("/// (file name, contents) of every bundled report.\npub const BUNDLED: &[(&str, &str)] = &[\n");
+    for f in &files {
+        println!("cargo:rerun-if-changed=assets/reports/{f}");
+        let path = Path::new(&root).join("assets/reports").join(f);
+        out.push_str(&format!("    ({f:?}, include_str!({:?})),\n", path.display().to_string()));
+    }
+    out.push_str("];\n");
+    let out_dir = std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into());
+    if let Err(e) = std::fs::write(Path::new(&out_dir).join("bundled_reports.rs"), out) {
+        panic!("cannot write bundled_reports.rs: {e}");
+    }
+}

@@ -1,0 +1,654 @@
+//! `scalescope --bench`: the whole suite (topology, bandwidth, collectives, scaling) in one
+//! command, written to a folder as CSV, `report.json` and PNGs. CSV and JSON are rewritten
+//! after every finished test; Ctrl-C stops after the test in flight (the GPUs are released as
+//! the backends drop) and exits 130 with what finished written; a second Ctrl-C exits at once.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{CliError, SourceArgs, write_file};
+use crate::bench::collectives::{
+    CollCase, CollectiveBackend, CollectiveOptions, ModeledCollectives, plan as coll_plan,
+    run_collectives,
+};
+use crate::bench::modeled::{Assumptions, ModeledBackend};
+use crate::bench::plan::{DEFAULT_ITERS, DEFAULT_SAMPLES, parse_gpu_list};
+use crate::bench::{Backend, BandwidthOptions, BenchError, Plan, run_bandwidth};
+use crate::export;
+use crate::model::units::parse_sizes;
+use crate::model::{Algo, CollectiveOp, Source, TestId, Topology, TopologySource};
+use crate::report::{
+    BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection,
+};
+use crate::scaling::Mode;
+use crate::scaling::curve::CommCurve;
+use crate::scaling::run::{DEFAULT_MAX_GPUS, run_measured, run_modeled, run_with_curve};
+use crate::scaling::workload;
+
+/// Test hook: when set, sleep this many ms after every finished case (lets tests interrupt a
+/// modeled run midway). Unset in normal use; nothing sleeps.
+pub const CASE_DELAY_ENV: &str = "SCALESCOPE_TEST_CASE_DELAY_MS";
+
+/// Set by the SIGINT handler; every runner of the suite polls it.
+static CANCEL: AtomicBool = AtomicBool::new(false);
+static SIGINTS: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    // Only async-signal-safe work here: atomics and _exit.
+    if SIGINTS.fetch_add(1, Ordering::SeqCst) >= 1 {
+        // SAFETY: _exit is async-signal-safe; a second Ctrl-C means "stop now".
+        unsafe { libc::_exit(130) };
+    }
+    CANCEL.store(true, Ordering::SeqCst);
+}
+
+fn install_sigint() {
+    let handler: extern "C" fn(libc::c_int) = on_sigint;
+    // SAFETY: the handler only touches atomics and calls _exit, both async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+    }
+}
+
+/// The stages of the suite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Topology,
+    Bandwidth,
+    Collectives,
+    Scaling,
+}
+
+impl Stage {
+    const ALL: [Stage; 4] = [
+        Stage::Topology,
+        Stage::Bandwidth,
+        Stage::Collectives,
+        Stage::Scaling,
+    ];
+
+    fn id(&self) -> &'static str {
+        match self {
+            Stage::Topology => "topology",
+            Stage::Bandwidth => "bandwidth",
+            Stage::Collectives => "collectives",
+            Stage::Scaling => "scaling",
+        }
+    }
+}
+
+/// What `--bench` was asked to do.
+#[derive(Clone, Debug)]
+pub struct SuiteArgs {
+    pub out: PathBuf,
+    pub gpus: String,
+    pub full: bool,
+    pub suite: String,
+    pub modeled: bool,
+    pub source: SourceArgs,
+    pub nccl_lib: Option<PathBuf>,
+}
+
+fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
+    if s.trim() == "all" {
+        return Ok(Stage::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for p in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let st = Stage::ALL.into_iter().find(|x| x.id() == p).ok_or_else(|| {
+            CliError::input(anyhow::anyhow!(
+                "--suite: unknown stage {p:?} (known: topology, bandwidth, collectives, scaling)"
+            ))
+        })?;
+        if !out.contains(&st) {
+            out.push(st);
+        }
+    }
+    // Topology is always written: every other stage needs it.
+    if !out.contains(&Stage::Topology) {
+        out.insert(0, Stage::Topology);
+    }
+    Ok(out)
+}
+
+fn bench_err(e: BenchError) -> CliError {
+    if e.is_bad_input() {
+        CliError::input(e)
+    } else {
+        CliError::env(e)
+    }
+}
+
+fn sizes(s: &str) -> Vec<u64> {
+    parse_sizes(s).unwrap_or_default()
+}
+
+/// The bandwidth options of a preset.
+fn bandwidth_plans(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
+    if full {
+        // Every test at 512 MiB, then a P2P and host sweep 4K..1G.
+        vec![
+            BandwidthOptions {
+                gpus: gpus.to_vec(),
+                tests: TestId::ALL.to_vec(),
+                sizes: vec![512 << 20],
+                iters: DEFAULT_ITERS,
+                samples: DEFAULT_SAMPLES,
+            },
+            BandwidthOptions {
+                gpus: gpus.to_vec(),
+                tests: vec![TestId::H2d, TestId::D2h, TestId::P2pWriteCe, TestId::P2pReadCe],
+                sizes: sizes("4K..1G"),
+                iters: 8,
+                samples: 3,
+            },
+        ]
+    } else {
+        vec![BandwidthOptions {
+            gpus: gpus.to_vec(),
+            tests: vec![
+                TestId::H2d,
+                TestId::D2h,
+                TestId::P2pWriteCe,
+                TestId::P2pReadCe,
+                TestId::P2pBidirCe,
+                TestId::P2pWriteSm,
+                TestId::LatencyD2d,
+            ],
+            sizes: vec![64 << 20, 512 << 20],
+            iters: 8,
+            samples: 3,
+        }]
+    }
+}
+
+/// The collectives options of a preset (each expanded into its own cases).
+fn collective_plans(full: bool, gpus: &[usize]) -> Vec<CollectiveOptions> {
+    let base = CollectiveOptions {
+        gpus: gpus.to_vec(),
+        ..Default::default()
+    };
+    if full {
+        let mut ar = sizes("8..1G");
+        ar.push(8 << 30);
+        vec![
+            CollectiveOptions {
+                ops: vec![CollectiveOp::AllReduce],
+                algos: vec![Algo::Nccl],
+                sizes: ar,
+                ..base.clone()
+            },
+            CollectiveOptions {
+                ops: CollectiveOp::ALL
+                    .iter()
+                    .copied()
+                    .filter(|o| *o != CollectiveOp::AllReduce)
+                    .collect(),
+                algos: vec![Algo::Nccl],
+                sizes: sizes("8..1G"),
+                ..base.clone()
+            },
+            CollectiveOptions {
+                ops: vec![CollectiveOp::AllReduce],
+                algos: vec![Algo::Ring, Algo::Tree, Algo::Host],
+                sizes: sizes("1K..1G"),
+                iters: 10,
+                warmup: 3,
+                ..base
+            },
+        ]
+    } else {
+        vec![
+            CollectiveOptions {
+                ops: vec![CollectiveOp::AllReduce],
+                algos: vec![Algo::Nccl],
+                sizes: sizes("1K..1G"),
+                iters: 10,
+                warmup: 3,
+                ..base.clone()
+            },
+            CollectiveOptions {
+                ops: vec![
+                    CollectiveOp::AllGather,
+                    CollectiveOp::ReduceScatter,
+                    CollectiveOp::Broadcast,
+                ],
+                algos: vec![Algo::Nccl],
+                sizes: vec![1 << 20, 64 << 20, 1 << 30],
+                iters: 10,
+                warmup: 3,
+                ..base
+            },
+        ]
+    }
+}
+
+/// Everything the suite writes, rewritten after each finished test.
+struct Writer<'a> {
+    dir: &'a Path,
+    stages: &'a [Stage],
+}
+
+impl Writer<'_> {
+    fn write(&self, report: &Report) -> Result<(), CliError> {
+        let has = |s: Stage| self.stages.contains(&s);
+        let csv_err = |e: export::ExportError| CliError::env(e);
+        if has(Stage::Bandwidth) {
+            let rows = report
+                .bandwidth
+                .as_ref()
+                .map(|b| b.results.as_slice())
+                .unwrap_or(&[]);
+            write_file(
+                &self.dir.join("bandwidth.csv"),
+                &export::csv::bandwidth(rows).map_err(csv_err)?,
+            )?;
+        }
+        if has(Stage::Collectives) {
+            let rows = report
+                .collectives
+                .as_ref()
+                .map(|c| c.results.as_slice())
+                .unwrap_or(&[]);
+            write_file(
+                &self.dir.join("collectives.csv"),
+                &export::csv::collectives(rows).map_err(csv_err)?,
+            )?;
+        }
+        if has(Stage::Scaling) {
+            let rows = report
+                .scaling
+                .as_ref()
+                .map(|s| s.run.rows.as_slice())
+                .unwrap_or(&[]);
+            write_file(
+                &self.dir.join("scaling.csv"),
+                &export::csv::scaling(rows).map_err(csv_err)?,
+            )?;
+        }
+        write_file(
+            &self.dir.join("report.json"),
+            &export::json::to_json(report).map_err(CliError::env)?,
+        )
+    }
+
+    fn write_topology(&self, topo: &Topology) -> Result<(), CliError> {
+        write_file(
+            &self.dir.join("gpus.csv"),
+            &export::csv::gpus(topo).map_err(CliError::env)?,
+        )?;
+        write_file(
+            &self.dir.join("links.csv"),
+            &export::csv::links(topo).map_err(CliError::env)?,
+        )
+    }
+}
+
+fn case_delay() -> Option<Duration> {
+    std::env::var(CASE_DELAY_ENV)
+        .ok()?
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_millis)
+}
+
+fn machine_info(topo: &Topology, preset: &str) -> MachineInfo {
+    let (hostname, driver, cuda) = match &topo.source {
+        TopologySource::Live {
+            hostname,
+            driver_version,
+            cuda_driver_version,
+            ..
+        } => (
+            hostname.clone(),
+            driver_version.clone(),
+            cuda_driver_version.map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+        ),
+        _ => (None, None, None),
+    };
+    MachineInfo {
+        label: hostname
+            .clone()
+            .unwrap_or_else(|| crate::ui::topology_view::title(topo)),
+        hostname,
+        driver_version: driver,
+        cuda_version: cuda,
+        nccl_version: None,
+        gpu_names: topo.gpus.iter().filter_map(|g| g.name.clone()).collect(),
+        created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        scalescope_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        preset: preset.to_string(),
+    }
+}
+
+/// Runs `--bench`.
+pub fn run(args: SuiteArgs) -> Result<(), CliError> {
+    let started = Instant::now();
+    let stages = parse_suite(&args.suite)?;
+    let gpus = parse_gpu_list(&args.gpus).map_err(bench_err)?;
+    let elsewhere = args.source.describes_another_machine();
+    if elsewhere && !args.modeled {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
+        )));
+    }
+    let topo = match args.source.load() {
+        Ok(t) => t,
+        Err(e) if !elsewhere => {
+            return Err(CliError::env(anyhow::anyhow!(
+                "no GPUs to measure here ({e}); run with --modeled --catalog NAME (see `scalescope --catalog`) or --modeled --import FILE to model a machine instead"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for &g in &gpus {
+        if topo.gpu(g).is_none() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--gpus: GPU {g} is not in the topology (GPUs: {:?})",
+                topo.gpu_indices()
+            )));
+        }
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| CliError::input(anyhow::anyhow!("cannot create {}: {e}", args.out.display())))?;
+    install_sigint();
+    let preset = if args.full { "full" } else { "quick" };
+    let mut report = Report::new(machine_info(&topo, preset), topo.clone());
+    let writer = Writer {
+        dir: &args.out,
+        stages: &stages,
+    };
+    let delay = case_delay();
+    let pause = || {
+        if let Some(d) = delay {
+            std::thread::sleep(d);
+        }
+    };
+    let source_word = if args.modeled { "modeled" } else { "measured" };
+    eprintln!(
+        "scalescope --bench ({preset}, {source_word}) on {} → {}",
+        topo.source.label(),
+        args.out.display()
+    );
+
+    // Topology.
+    writer.write_topology(&topo)?;
+    writer.write(&report)?;
+    println!(
+        "topology     {} GPUs, {} links ({}) → gpus.csv, links.csv",
+        topo.gpus.len(),
+        topo.links.len(),
+        topo.source.kind()
+    );
+
+    let mut curve: Option<CommCurve> = None;
+    for stage in &stages {
+        if CANCEL.load(Ordering::SeqCst) {
+            break;
+        }
+        let t0 = Instant::now();
+        match stage {
+            Stage::Topology => {}
+            Stage::Bandwidth => {
+                let mut backend: Box<dyn Backend> = if args.modeled {
+                    let (b, w) = ModeledBackend::new(&topo, Assumptions::default());
+                    report.warnings.extend(w);
+                    Box::new(b)
+                } else {
+                    Box::new(crate::bench::cuda::CudaBackend::new(&topo).map_err(bench_err)?)
+                };
+                let plans: Vec<Plan> = bandwidth_plans(args.full, &gpus)
+                    .iter()
+                    .map(|o| Plan::new(&topo, o))
+                    .collect::<Result<_, _>>()
+                    .map_err(bench_err)?;
+                let total: usize = plans.iter().map(|p| p.cases.len()).sum();
+                let bar = super::progress_bar(total as u64);
+                bar.set_prefix("bandwidth");
+                let mut section = BandwidthSection {
+                    source: backend.source(),
+                    backend: backend.describe(),
+                    results: Vec::new(),
+                };
+                let mut done_before = 0;
+                let mut write_error = None;
+                for plan in &plans {
+                    let before = section.results.clone();
+                    let outcome = run_bandwidth(
+                        &topo,
+                        plan,
+                        backend.as_mut(),
+                        &CANCEL,
+                        &mut |p, results| {
+                            bar.set_position((done_before + p.done) as u64);
+                            bar.set_message(p.last.clone());
+                            let mut all = before.clone();
+                            all.extend_from_slice(results);
+                            report.bandwidth = Some(BandwidthSection {
+                                results: all,
+                                ..section.clone()
+                            });
+                            if write_error.is_none()
+                                && let Err(e) = writer.write(&report)
+                            {
+                                write_error = Some(e);
+                            }
+                            pause();
+                        },
+                    );
+                    done_before += plan.cases.len();
+                    section.results.extend(outcome.results);
+                    report.warnings.extend(outcome.warnings);
+                    if outcome.cancelled {
+                        break;
+                    }
+                }
+                bar.finish_and_clear();
+                drop(backend);
+                if let Some(e) = write_error {
+                    return Err(e);
+                }
+                let ok = section
+                    .results
+                    .iter()
+                    .filter(|r| r.status == crate::model::Status::Ok)
+                    .count();
+                let n = section.results.len();
+                report.bandwidth = Some(section);
+                writer.write(&report)?;
+                let p2p = crate::report::compare::p2p_gbps(&report);
+                let h2d = crate::report::compare::h2d_gbps(&report);
+                println!(
+                    "bandwidth    {n} results ({ok} ok, {source_word}): P2P {} GB/s, H2D {} GB/s  [{:.1} s] → bandwidth.csv",
+                    crate::report::compare::format_figure(&p2p),
+                    crate::report::compare::format_figure(&h2d),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+            Stage::Collectives => {
+                let mut backend: Box<dyn CollectiveBackend> = if args.modeled {
+                    let (bw, w) = ModeledBackend::new(&topo, Assumptions::default());
+                    report.warnings.extend(w);
+                    Box::new(ModeledCollectives::new(bw.topology()))
+                } else {
+                    Box::new(
+                        crate::bench::cuda::collectives::CudaCollectives::new(
+                            &topo,
+                            args.nccl_lib.as_deref(),
+                        )
+                        .map_err(bench_err)?,
+                    )
+                };
+                let mut cases: Vec<CollCase> = Vec::new();
+                for o in collective_plans(args.full, &gpus) {
+                    let (_, c) = coll_plan(&topo, &o).map_err(bench_err)?;
+                    cases.extend(c);
+                }
+                let bar = super::progress_bar(cases.len() as u64);
+                let mut section = CollectivesSection {
+                    source: backend.source(),
+                    backend: backend.describe(),
+                    results: Vec::new(),
+                };
+                let mut warnings = Vec::new();
+                let mut write_error = None;
+                let (results, _) = run_collectives(
+                    &cases,
+                    backend.as_mut(),
+                    &CANCEL,
+                    &mut warnings,
+                    &mut |done, _, results| {
+                        bar.set_position(done as u64);
+                        if let Some(r) = results.last() {
+                            bar.set_message(format!(
+                                "{} {} {}",
+                                r.op,
+                                r.algo,
+                                crate::model::units::format_bytes(r.bytes)
+                            ));
+                        }
+                        report.collectives = Some(CollectivesSection {
+                            results: results.to_vec(),
+                            ..section.clone()
+                        });
+                        if write_error.is_none()
+                            && let Err(e) = writer.write(&report)
+                        {
+                            write_error = Some(e);
+                        }
+                        pause();
+                    },
+                );
+                bar.finish_and_clear();
+                drop(backend);
+                if let Some(e) = write_error {
+                    return Err(e);
+                }
+                report.machine.nccl_version = results
+                    .iter()
+                    .filter(|r| r.algo == Algo::Nccl)
+                    .find_map(|r| r.backend_version.as_deref())
+                    .and_then(|v| v.strip_prefix("NCCL "))
+                    .map(str::to_string);
+                section.results = results;
+                report.warnings.extend(warnings);
+                curve = CommCurve::from_results(&section.results);
+                report.collectives = Some(section);
+                writer.write(&report)?;
+                let ar = crate::report::compare::all_reduce_busbw_1g(&report);
+                println!(
+                    "collectives  {} results ({source_word}): all-reduce busbw @1 GiB {} GB/s  [{:.1} s] → collectives.csv",
+                    report.collectives.as_ref().map_or(0, |c| c.results.len()),
+                    crate::report::compare::format_figure(&ar),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+            Stage::Scaling => {
+                let workloads = workload::catalog();
+                let modes = Mode::ALL.to_vec();
+                let bar = super::progress_bar(0);
+                let run = if args.modeled {
+                    run_modeled(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS)
+                } else if args.full {
+                    run_measured(
+                        &topo,
+                        &gpus,
+                        &workloads,
+                        &modes,
+                        DEFAULT_MAX_GPUS,
+                        args.nccl_lib.as_deref(),
+                        &CANCEL,
+                        &mut |label, partial| {
+                            bar.set_message(label.to_string());
+                            if !partial.rows.is_empty() {
+                                report.scaling = Some(ScalingSection {
+                                    source: Source::Measured,
+                                    run: partial.clone(),
+                                });
+                                let _ = writer.write(&report);
+                            }
+                        },
+                    )
+                    .map_err(|e| CliError::env(anyhow::anyhow!(e)))?
+                } else {
+                    match curve.clone() {
+                        Some(c) => run_with_curve(
+                            &topo,
+                            &gpus,
+                            &workloads,
+                            &modes,
+                            DEFAULT_MAX_GPUS,
+                            c,
+                        ),
+                        None => {
+                            let mut r =
+                                run_modeled(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS);
+                            r.notes.push(
+                                "no measured all-reduce curve (collectives not run): modeled curve used"
+                                    .into(),
+                            );
+                            r
+                        }
+                    }
+                };
+                bar.finish_and_clear();
+                let measured = run.rows.iter().any(|r| r.source == Source::Measured)
+                    || run
+                        .machine
+                        .as_ref()
+                        .and_then(|m| m.comm.as_ref())
+                        .is_some_and(|c| c.source == Source::Measured);
+                let source = if measured {
+                    Source::Measured
+                } else {
+                    Source::Modeled
+                };
+                let n = run.rows.len();
+                report.scaling = Some(ScalingSection { source, run });
+                writer.write(&report)?;
+                println!(
+                    "scaling      {n} rows over {} workloads ({source}; the model's rows are modeled)  [{:.1} s] → scaling.csv",
+                    workloads.len(),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+
+    let cancelled = CANCEL.load(Ordering::SeqCst);
+    report.cancelled = cancelled;
+    writer.write(&report)?;
+    if cancelled {
+        eprintln!(
+            "interrupted: wrote what finished to {} (PNGs skipped)",
+            args.out.display()
+        );
+        return Err(CliError {
+            code: 130,
+            error: anyhow::anyhow!("interrupted (Ctrl-C)"),
+        });
+    }
+    let mut pngs = Vec::new();
+    for (name, result) in crate::ui::report_view::render_all(&report) {
+        match result {
+            Ok(bytes) => {
+                write_file(&args.out.join(name), &bytes)?;
+                pngs.push(name);
+            }
+            Err(e) => eprintln!("warning: {name} not written: {e:#}"),
+        }
+    }
+    println!(
+        "report       report.json{}{}  [{:.1} s total] in {}",
+        if pngs.is_empty() { "" } else { ", " },
+        pngs.join(", "),
+        started.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
+}

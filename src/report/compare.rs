@@ -1,0 +1,369 @@
+//! Key figures of reports and their differences: what the Compare view's table and
+//! `scalescope compare` show. Pure functions of [`Report`]s.
+
+use std::fmt::Write as _;
+
+use crate::model::{
+    Algo, BandwidthResult, CollectiveOp, Method, Shape, Source, Stats, Status, TestId,
+};
+use crate::scaling::Mode;
+
+use super::Report;
+
+/// Size at which the all-reduce figure is read: 1 GiB.
+pub const ALL_REDUCE_BYTES: u64 = 1 << 30;
+
+/// One key figure of one report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    pub value: Option<f64>,
+    /// measured or modeled; `None` when there is no value.
+    pub source: Option<Source>,
+    /// How it was read, e.g. `median p2p_write_ce, 512 MiB` or `interpolated 512 MiB–2 GiB`.
+    pub basis: String,
+}
+
+impl Figure {
+    fn none(why: &str) -> Figure {
+        Figure {
+            value: None,
+            source: None,
+            basis: why.to_string(),
+        }
+    }
+}
+
+/// A row of the comparison: one figure across every report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// e.g. `P2P GB/s`.
+    pub name: String,
+    /// One figure per report, in report order.
+    pub figures: Vec<Figure>,
+    /// (value − first report's value) ÷ first report's value × 100, per report (the first is
+    /// `None`); `None` where either value is unknown.
+    pub diff_pct: Vec<Option<f64>>,
+}
+
+/// Key figures of several reports, the first one the reference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// Each report's title.
+    pub machines: Vec<String>,
+    /// The workload whose scaling efficiency is compared.
+    pub workload: Option<String>,
+    pub rows: Vec<Row>,
+}
+
+/// The median P2P copy-engine write bandwidth over GPU pairs at the largest size measured; else
+/// the best P2P copy-engine figure of any one-directional P2P test.
+pub fn p2p_gbps(report: &Report) -> Figure {
+    let Some(bw) = &report.bandwidth else {
+        return Figure::none("no bandwidth results");
+    };
+    if let Some(f) = median_at_largest(&bw.results, TestId::P2pWriteCe) {
+        return f;
+    }
+    let best = bw
+        .results
+        .iter()
+        .filter(|r| {
+            r.status == Status::Ok
+                && r.test.method() == Method::Ce
+                && matches!(
+                    r.test.shape(),
+                    Shape::Pair {
+                        bidir: false,
+                        peer: true,
+                        ..
+                    }
+                )
+        })
+        .filter_map(|r| Some((r, r.median_gbps?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    match best {
+        Some((r, v)) => Figure {
+            value: Some(v),
+            source: Some(r.source),
+            basis: format!(
+                "best {} ({}→{}, {})",
+                r.test,
+                r.src,
+                r.dst,
+                crate::model::units::format_bytes(r.bytes)
+            ),
+        },
+        None => Figure::none("no P2P copy-engine result"),
+    }
+}
+
+/// The median host→GPU (pinned) bandwidth over GPUs at the largest size measured.
+pub fn h2d_gbps(report: &Report) -> Figure {
+    match &report.bandwidth {
+        Some(bw) => median_at_largest(&bw.results, TestId::H2d)
+            .unwrap_or_else(|| Figure::none("no h2d result")),
+        None => Figure::none("no bandwidth results"),
+    }
+}
+
+fn median_at_largest(results: &[BandwidthResult], test: TestId) -> Option<Figure> {
+    let ok: Vec<&BandwidthResult> = results
+        .iter()
+        .filter(|r| r.test == test && r.status == Status::Ok && r.median_gbps.is_some())
+        .collect();
+    let bytes = ok.iter().map(|r| r.bytes).max()?;
+    let at: Vec<&&BandwidthResult> = ok.iter().filter(|r| r.bytes == bytes).collect();
+    let vals: Vec<f64> = at.iter().filter_map(|r| r.median_gbps).collect();
+    let st = Stats::of(&vals)?;
+    let source = if at.iter().all(|r| r.source == Source::Measured) {
+        Source::Measured
+    } else {
+        Source::Modeled
+    };
+    Some(Figure {
+        value: Some(st.median),
+        source: Some(source),
+        basis: format!(
+            "median {test} over {} cell(s), {}",
+            vals.len(),
+            crate::model::units::format_bytes(bytes)
+        ),
+    })
+}
+
+/// NCCL all-reduce busbw at 1 GiB (out of place preferred): the row at 1 GiB, else linear in
+/// log(size) between the nearest sizes around it. Never extrapolated.
+pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
+    let Some(c) = &report.collectives else {
+        return Figure::none("no collectives results");
+    };
+    for in_place in [false, true] {
+        let mut pts: Vec<(u64, f64, Source)> = c
+            .results
+            .iter()
+            .filter(|r| {
+                r.op == CollectiveOp::AllReduce
+                    && r.algo == Algo::Nccl
+                    && r.in_place == in_place
+                    && r.status == Status::Ok
+            })
+            .filter_map(|r| Some((r.bytes, r.busbw_gbps?, r.source)))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        pts.sort_by_key(|p| p.0);
+        if let Some(p) = pts.iter().find(|p| p.0 == ALL_REDUCE_BYTES) {
+            return Figure {
+                value: Some(p.1),
+                source: Some(p.2),
+                basis: "NCCL all_reduce at 1 GiB".into(),
+            };
+        }
+        let below = pts.iter().rev().find(|p| p.0 < ALL_REDUCE_BYTES);
+        let above = pts.iter().find(|p| p.0 > ALL_REDUCE_BYTES);
+        if let (Some(a), Some(b)) = (below, above) {
+            let x = (ALL_REDUCE_BYTES as f64).ln();
+            let t = (x - (a.0 as f64).ln()) / ((b.0 as f64).ln() - (a.0 as f64).ln());
+            let source = if a.2 == Source::Measured && b.2 == Source::Measured {
+                Source::Measured
+            } else {
+                Source::Modeled
+            };
+            return Figure {
+                value: Some(a.1 + t * (b.1 - a.1)),
+                source: Some(source),
+                basis: format!(
+                    "interpolated between {} and {}",
+                    crate::model::units::format_bytes(a.0),
+                    crate::model::units::format_bytes(b.0)
+                ),
+            };
+        }
+    }
+    Figure::none("no NCCL all_reduce around 1 GiB")
+}
+
+/// Scaling efficiency of `workload` in `mode` at the largest GPU count inside the box (a
+/// measured proxy row when there is one, else the model's row).
+pub fn efficiency(report: &Report, workload: &str, mode: Mode) -> Figure {
+    let Some(s) = &report.scaling else {
+        return Figure::none("no scaling results");
+    };
+    let rows: Vec<_> = s
+        .run
+        .rows
+        .iter()
+        .filter(|r| r.workload == workload && r.mode == mode && !r.projected)
+        .filter(|r| r.efficiency.is_some())
+        .collect();
+    let Some(n) = rows.iter().map(|r| r.n_gpus).max() else {
+        return Figure::none("workload not in the report");
+    };
+    let at_n: Vec<_> = rows.iter().filter(|r| r.n_gpus == n).collect();
+    let row = at_n
+        .iter()
+        .find(|r| r.source == Source::Measured)
+        .or_else(|| at_n.first());
+    match row {
+        Some(r) => Figure {
+            value: r.efficiency,
+            source: Some(r.source),
+            basis: format!("{workload}, {mode} scaling, {n} GPUs"),
+        },
+        None => Figure::none("workload not in the report"),
+    }
+}
+
+/// The workload compared by default: the first one every report has rows for.
+pub fn default_workload(reports: &[&Report]) -> Option<String> {
+    let first = reports.first()?.scaling.as_ref()?;
+    first
+        .run
+        .workloads
+        .iter()
+        .map(|w| w.name.clone())
+        .find(|name| {
+            reports.iter().all(|r| {
+                r.scaling
+                    .as_ref()
+                    .is_some_and(|s| s.run.rows.iter().any(|row| &row.workload == name))
+            })
+        })
+}
+
+/// Compares `reports` (the first is the reference) on P2P, H2D, all-reduce busbw at 1 GiB and
+/// weak/strong scaling efficiency of `workload` (default: [`default_workload`]).
+pub fn compare(reports: &[&Report], workload: Option<&str>) -> Comparison {
+    let workload = workload
+        .map(str::to_string)
+        .or_else(|| default_workload(reports));
+    let mut rows = vec![
+        row("P2P GB/s", reports, p2p_gbps),
+        row("H2D GB/s", reports, h2d_gbps),
+        row("all-reduce busbw @1 GiB, GB/s", reports, all_reduce_busbw_1g),
+    ];
+    if let Some(w) = &workload {
+        for mode in Mode::ALL {
+            rows.push(row(
+                &format!("{w} {mode} efficiency, largest n"),
+                reports,
+                |r| efficiency(r, w, mode),
+            ));
+        }
+    }
+    Comparison {
+        machines: reports.iter().map(|r| r.title()).collect(),
+        workload,
+        rows,
+    }
+}
+
+fn row(name: &str, reports: &[&Report], f: impl Fn(&Report) -> Figure) -> Row {
+    let figures: Vec<Figure> = reports.iter().map(|r| f(r)).collect();
+    let base = figures.first().and_then(|f| f.value);
+    let diff_pct = figures
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match (i, base, f.value) {
+            (0, _, _) => None,
+            (_, Some(b), Some(v)) if b != 0.0 => Some((v - b) / b * 100.0),
+            _ => None,
+        })
+        .collect();
+    Row {
+        name: name.to_string(),
+        figures,
+        diff_pct,
+    }
+}
+
+/// A figure as text: two decimals for efficiencies (≤ 1.5), one otherwise; `~` marks modeled;
+/// "—" when unknown.
+pub fn format_figure(f: &Figure) -> String {
+    match f.value {
+        None => "—".to_string(),
+        Some(v) => {
+            let mark = if f.source == Some(Source::Modeled) {
+                "~"
+            } else {
+                ""
+            };
+            if v.abs() <= 1.5 {
+                format!("{mark}{v:.2}")
+            } else {
+                format!("{mark}{v:.1}")
+            }
+        }
+    }
+}
+
+/// A difference as text, e.g. `+12.3%`; "—" when unknown.
+pub fn format_diff(d: Option<f64>) -> String {
+    d.map_or("—".to_string(), |d| format!("{d:+.1}%"))
+}
+
+/// The comparison as a terminal table: one column per report (after the first, with the
+/// difference from the first in %).
+pub fn to_table(c: &Comparison) -> String {
+    let mut out = String::new();
+    for (i, m) in c.machines.iter().enumerate() {
+        let _ = writeln!(out, "[{}] {m}", (b'A' + (i as u8 % 26)) as char);
+    }
+    out.push('\n');
+    let name_w = c.rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(10);
+    let _ = write!(out, "{:<name_w$}", "figure");
+    for i in 0..c.machines.len() {
+        let col = (b'A' + (i as u8 % 26)) as char;
+        if i == 0 {
+            let _ = write!(out, " {:>10}", col);
+        } else {
+            let _ = write!(out, " {:>10} {:>9}", col, format!("{col} vs A"));
+        }
+    }
+    out.push('\n');
+    for r in &c.rows {
+        let _ = write!(out, "{:<name_w$}", r.name);
+        for (i, f) in r.figures.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(out, " {:>10}", format_figure(f));
+            } else {
+                let _ = write!(
+                    out,
+                    " {:>10} {:>9}",
+                    format_figure(f),
+                    format_diff(r.diff_pct[i])
+                );
+            }
+        }
+        out.push('\n');
+    }
+    if c.rows
+        .iter()
+        .any(|r| r.figures.iter().any(|f| f.source == Some(Source::Modeled)))
+    {
+        out.push_str("\n~ modeled (derived from line rates, not measured)\n");
+    }
+    out
+}
+
+/// The comparison as CSV: `figure,machine,value,source,diff_pct,basis`, one row per figure and
+/// report; empty cells where unknown.
+pub fn to_csv(c: &Comparison) -> Result<Vec<u8>, crate::export::ExportError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["figure", "machine", "value", "source", "diff_pct", "basis"])?;
+    for r in &c.rows {
+        for (i, f) in r.figures.iter().enumerate() {
+            w.write_record([
+                r.name.clone(),
+                c.machines[i].clone(),
+                f.value.map(|v| format!("{v:.4}")).unwrap_or_default(),
+                f.source.map(|s| s.to_string()).unwrap_or_default(),
+                r.diff_pct[i].map(|d| format!("{d:.2}")).unwrap_or_default(),
+                f.basis.clone(),
+            ])?;
+        }
+    }
+    w.into_inner()
+        .map_err(|e| crate::export::ExportError::Io(e.into_error()))
+}

@@ -1,0 +1,276 @@
+//! A report: everything one `scalescope --bench` run produced — the machine, its topology, the
+//! bandwidth, collectives and scaling results, warnings — as one value that `report.json` holds,
+//! the GUI opens and `scalescope compare` reads.
+//!
+//! Plain data plus parsing; the only I/O is [`load`], which reads one file. Writing is the
+//! caller's (through [`crate::export::json`]).
+
+pub mod bundled;
+pub mod compare;
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::Warning;
+use crate::model::{BandwidthResult, CollectiveResult, Source, Topology};
+use crate::scaling::run::ScalingRun;
+
+/// The `kind` field every report carries, so that other JSON is told apart from a report.
+pub const KIND: &str = "scalescope-report";
+/// The report format this build writes and reads. Bump it when a field changes meaning.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One `--bench` run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`KIND`].
+    pub kind: String,
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// Where and when it ran, and with what.
+    pub machine: MachineInfo,
+    /// The topology the run used (live, catalog or imported).
+    pub topology: Topology,
+    /// Copy bandwidth and latency; `None` when the stage was not run.
+    pub bandwidth: Option<BandwidthSection>,
+    /// Collectives; `None` when the stage was not run.
+    pub collectives: Option<CollectivesSection>,
+    /// Weak and strong scaling; `None` when the stage was not run.
+    pub scaling: Option<ScalingSection>,
+    /// Every warning of the run, in the order it came.
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    /// True when the run was interrupted (Ctrl-C): the sections hold what finished.
+    #[serde(default)]
+    pub cancelled: bool,
+}
+
+/// The machine a report was produced on, and the software that produced it. Unknown values are
+/// `None` (null in JSON), never empty strings or zeros.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// Host name (live runs), else `None`.
+    pub hostname: Option<String>,
+    /// A short name for the machine: the host name, catalog name or imported file.
+    pub label: String,
+    /// NVIDIA driver version, e.g. `580.95.05`.
+    pub driver_version: Option<String>,
+    /// CUDA driver API version, e.g. `13.0`.
+    pub cuda_version: Option<String>,
+    /// NCCL version the collectives used, e.g. `2.28.9`.
+    pub nccl_version: Option<String>,
+    /// GPU names in index order.
+    pub gpu_names: Vec<String>,
+    /// When the run started, RFC 3339 UTC.
+    pub created_at: String,
+    /// scalescope's version.
+    pub scalescope_version: String,
+    /// The command line, one argument per element.
+    pub command_line: Vec<String>,
+    /// `quick`, `full` or a custom suite description.
+    pub preset: String,
+}
+
+/// The bandwidth stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BandwidthSection {
+    /// measured or modeled (every result says so too).
+    pub source: Source,
+    /// The backend's one-line description.
+    pub backend: String,
+    pub results: Vec<BandwidthResult>,
+}
+
+/// The collectives stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CollectivesSection {
+    pub source: Source,
+    pub backend: String,
+    pub results: Vec<CollectiveResult>,
+}
+
+/// The scaling stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalingSection {
+    /// modeled when every row is modeled; measured when proxy runs or a measured all-reduce
+    /// curve fed it.
+    pub source: Source,
+    pub run: ScalingRun,
+}
+
+impl Report {
+    /// An empty report for `topology` (sections are filled as stages finish).
+    pub fn new(machine: MachineInfo, topology: Topology) -> Report {
+        Report {
+            kind: KIND.to_string(),
+            schema_version: SCHEMA_VERSION,
+            machine,
+            topology,
+            bandwidth: None,
+            collectives: None,
+            scaling: None,
+            warnings: Vec::new(),
+            cancelled: false,
+        }
+    }
+
+    /// True when any figure in the report is modeled.
+    pub fn has_modeled(&self) -> bool {
+        self.bandwidth
+            .as_ref()
+            .is_some_and(|b| b.source == Source::Modeled)
+            || self
+                .collectives
+                .as_ref()
+                .is_some_and(|c| c.source == Source::Modeled)
+            || self.topology.source.kind() != "live"
+    }
+
+    /// The date part of `created_at` (`2026-11-22`), or the whole string when it has none.
+    pub fn date(&self) -> &str {
+        self.machine
+            .created_at
+            .get(..10)
+            .unwrap_or(&self.machine.created_at)
+    }
+
+    /// One line naming the report: `h200-box · 2026-11-22`, with `(modeled)` when it is.
+    pub fn title(&self) -> String {
+        format!(
+            "{} · {}{}",
+            self.machine.label,
+            self.date(),
+            if self.has_modeled() { " (modeled)" } else { "" }
+        )
+    }
+}
+
+/// Why a file is not a report this build can read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The file could not be read.
+    #[error("cannot read the report ({0})")]
+    Io(#[from] std::io::Error),
+    /// The JSON ends early.
+    #[error("the report is truncated (the JSON ends early at line {line}, column {column})")]
+    Truncated { line: usize, column: usize },
+    /// Not JSON at all.
+    #[error("not a scalescope report: invalid JSON ({0})")]
+    Syntax(String),
+    /// JSON, but not a report.
+    #[error("not a scalescope report (no \"kind\": \"{KIND}\" and no schema_version field)")]
+    NotAReport,
+    /// A report written by another version of the format.
+    #[error(
+        "unsupported report schema_version {found} (this scalescope reads version {SCHEMA_VERSION}); open it with a matching scalescope"
+    )]
+    UnknownVersion { found: String },
+    /// A report of the right version whose fields do not fit.
+    #[error("the report is damaged: {0}")]
+    Invalid(String),
+}
+
+/// Parses report JSON. Never panics; every failure is one of [`ReportError`]'s kinds.
+pub fn parse(text: &str) -> Result<Report, ReportError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        if e.is_eof() {
+            ReportError::Truncated {
+                line: e.line(),
+                column: e.column(),
+            }
+        } else {
+            ReportError::Syntax(e.to_string())
+        }
+    })?;
+    let obj = value.as_object().ok_or(ReportError::NotAReport)?;
+    let kind_ok = obj.get("kind").and_then(|k| k.as_str()) == Some(KIND);
+    let version = obj.get("schema_version");
+    match (kind_ok, version) {
+        (_, Some(v)) if v.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {}
+        (_, Some(v)) => {
+            return Err(ReportError::UnknownVersion {
+                found: v.to_string(),
+            });
+        }
+        (_, None) => return Err(ReportError::NotAReport),
+    }
+    if !kind_ok {
+        return Err(ReportError::NotAReport);
+    }
+    serde_json::from_value(value).map_err(|e| ReportError::Invalid(e.to_string()))
+}
+
+/// Reads and parses the report at `path`.
+pub fn load(path: &Path) -> Result<Report, ReportError> {
+    parse(&std::fs::read_to_string(path)?)
+}
+
+/// A load error with the file named last, as the CLI and GUI show it.
+#[derive(Debug)]
+pub struct LoadError {
+    pub path: String,
+    pub error: ReportError,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.error, self.path)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// [`load`], with the path attached to the error.
+pub fn load_named(path: &Path) -> Result<Report, LoadError> {
+    load(path).map_err(|error| LoadError {
+        path: path.display().to_string(),
+        error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Report {
+        let topo = crate::topology::catalog::load("dgx-h100").unwrap();
+        Report::new(
+            MachineInfo {
+                label: "DGX".into(),
+                created_at: "2026-11-22T10:00:00Z".into(),
+                ..Default::default()
+            },
+            topo,
+        )
+    }
+
+    #[test]
+    fn round_trip() {
+        let r = sample();
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(parse(&text).unwrap(), r);
+        assert_eq!(r.date(), "2026-11-22");
+    }
+
+    #[test]
+    fn errors_are_told_apart() {
+        let text = serde_json::to_string(&sample()).unwrap();
+        assert!(matches!(
+            parse(&text[..text.len() / 2]),
+            Err(ReportError::Truncated { .. })
+        ));
+        let v2 = text.replace("\"schema_version\":1", "\"schema_version\":99");
+        assert!(matches!(
+            parse(&v2),
+            Err(ReportError::UnknownVersion { .. })
+        ));
+        assert!(matches!(
+            parse("{\"gpus\": []}"),
+            Err(ReportError::NotAReport)
+        ));
+        assert!(matches!(parse("[1, 2]"), Err(ReportError::NotAReport)));
+        assert!(matches!(parse("hello"), Err(ReportError::Syntax(_))));
+    }
+}

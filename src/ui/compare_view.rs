@@ -1,0 +1,338 @@
+//! The Compare view: two or more reports side by side — key figures with the difference in %,
+//! link matrices, P2P bandwidth heatmaps, all-reduce busbw curves and scaling curves overlaid,
+//! one color per machine. Pure drawing over [`Report`]s.
+
+use eframe::egui::{self, Color32, RichText, Ui};
+use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, Points};
+
+use super::{palette, topology_view};
+use crate::model::{Algo, CollectiveOp, Source, Status, TestId};
+use crate::report::Report;
+use crate::report::compare::{self, Comparison, format_diff, format_figure};
+use crate::scaling::Mode;
+
+/// One color per machine, in report order.
+pub const MACHINE_COLORS: [Color32; 6] = [
+    Color32::from_rgb(0x4c, 0x8b, 0xd6),
+    Color32::from_rgb(0xe0, 0x8a, 0x2c),
+    Color32::from_rgb(0x2e, 0x9a, 0x4b),
+    Color32::from_rgb(0xc8, 0x3a, 0x3a),
+    Color32::from_rgb(0x8e, 0x6c, 0xc8),
+    Color32::from_rgb(0x3a, 0xb0, 0xb0),
+];
+
+/// The color of the `i`-th machine.
+pub fn machine_color(i: usize) -> Color32 {
+    MACHINE_COLORS[i % MACHINE_COLORS.len()]
+}
+
+/// Draws the comparison of `reports` (the first is the reference). `workload` picks the scaling
+/// workload (default: the first one every report has).
+pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>) {
+    if reports.len() < 2 {
+        ui.label(
+            RichText::new(
+                "Open two or more reports (File → Open report…, drop .json files, or \
+                 `scalescope A.json B.json`) to compare them here.",
+            )
+            .weak(),
+        );
+        if reports.is_empty() {
+            return;
+        }
+    }
+    let c = compare::compare(reports, workload);
+    ui.label(RichText::new("Key figures").strong().size(16.0));
+    key_table(ui, &c);
+    ui.add_space(12.0);
+    ui.label(RichText::new("All-reduce bus bandwidth (NCCL), GB/s vs size").strong());
+    busbw_plot(ui, "cmp-busbw", reports, 260.0);
+    if let Some(w) = &c.workload {
+        ui.add_space(12.0);
+        ui.label(RichText::new(format!("Scaling efficiency — {w}")).strong());
+        ui.columns(2, |cols| {
+            for (col, mode) in cols.iter_mut().zip(Mode::ALL) {
+                col.label(RichText::new(format!("{mode} scaling")).italics());
+                efficiency_plot(col, &format!("cmp-eff-{mode}"), reports, w, mode, 200.0);
+            }
+        });
+    }
+    ui.add_space(12.0);
+    ui.label(RichText::new("Topology and P2P bandwidth").strong());
+    egui::ScrollArea::horizontal()
+        .id_salt("cmp-topo")
+        .show(ui, |ui| {
+            ui.horizontal_top(|ui| {
+                for (i, r) in reports.iter().enumerate() {
+                    ui.vertical(|ui| {
+                        machine_label(ui, i, r);
+                        topology_view::connectivity_matrix(ui, &r.topology);
+                        ui.add_space(6.0);
+                        p2p_heatmap(ui, r);
+                    });
+                    ui.add_space(24.0);
+                }
+            });
+        });
+    ui.add_space(6.0);
+    topology_view::link_legend(ui);
+}
+
+/// A colored square and the report's title.
+pub fn machine_label(ui: &mut Ui, i: usize, r: &Report) {
+    ui.horizontal(|ui| {
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+        ui.painter().rect_filled(rect, 2.0, machine_color(i));
+        ui.label(RichText::new(r.title()).strong());
+    });
+}
+
+/// The key-figure table: one column per machine, the difference from the first in %.
+pub fn key_table(ui: &mut Ui, c: &Comparison) {
+    egui::Grid::new("cmp-keys")
+        .striped(true)
+        .num_columns(1 + c.machines.len() * 2)
+        .spacing([18.0, 4.0])
+        .show(ui, |ui| {
+            ui.label(RichText::new("figure").strong());
+            for (i, m) in c.machines.iter().enumerate() {
+                ui.label(RichText::new(m).strong().color(machine_color(i)));
+                if i > 0 {
+                    ui.label(RichText::new("vs first").strong());
+                }
+            }
+            ui.end_row();
+            for row in &c.rows {
+                ui.label(&row.name);
+                for (i, f) in row.figures.iter().enumerate() {
+                    let text = format_figure(f);
+                    let mut rt = RichText::new(text).monospace();
+                    if f.source == Some(Source::Modeled) {
+                        rt = rt.italics();
+                    }
+                    ui.label(rt).on_hover_text(format!(
+                        "{}{}",
+                        f.basis,
+                        match f.source {
+                            Some(Source::Modeled) => " (modeled)",
+                            Some(Source::Measured) => " (measured)",
+                            None => "",
+                        }
+                    ));
+                    if i > 0 {
+                        let d = row.diff_pct[i];
+                        let color = match d {
+                            Some(d) if d > 2.0 => palette::P2P_OK,
+                            Some(d) if d < -2.0 => palette::P2P_REFUSED,
+                            _ => ui.visuals().text_color(),
+                        };
+                        ui.label(RichText::new(format_diff(d)).monospace().color(color));
+                    }
+                }
+                ui.end_row();
+            }
+        });
+    if c.rows
+        .iter()
+        .any(|r| r.figures.iter().any(|f| f.source == Some(Source::Modeled)))
+    {
+        ui.label(
+            RichText::new("~ modeled: derived from line rates, not measured")
+                .size(11.5)
+                .weak(),
+        );
+    }
+}
+
+/// NCCL all-reduce busbw vs size, one line per report (dashed when modeled).
+pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
+    Plot::new(id)
+        .height(height)
+        .legend(Legend::default())
+        .x_axis_label("size")
+        .y_axis_label("busbw GB/s")
+        .x_axis_formatter(super::plots::size_tick)
+        .label_formatter(|pos| super::plots::size_hover(pos, "GB/s"))
+        .include_y(0.0)
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .show(ui, |p| {
+            for (i, r) in reports.iter().enumerate() {
+                let Some(c) = &r.collectives else { continue };
+                let rows: Vec<_> = c
+                    .results
+                    .iter()
+                    .filter(|x| {
+                        x.op == CollectiveOp::AllReduce
+                            && x.algo == Algo::Nccl
+                            && !x.in_place
+                            && x.status == Status::Ok
+                    })
+                    .collect();
+                let pts: Vec<[f64; 2]> = rows
+                    .iter()
+                    .filter_map(|x| Some([super::plots::size_x(x.bytes), x.busbw_gbps?]))
+                    .collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                let modeled = rows.iter().any(|x| x.source == Source::Modeled);
+                let name = r.title();
+                let mut line =
+                    Line::new(name.clone(), PlotPoints::from(pts.clone())).color(machine_color(i));
+                if modeled {
+                    line = line.style(LineStyle::dashed_loose());
+                } else {
+                    p.points(
+                        Points::new(name, PlotPoints::from(pts))
+                            .radius(2.5)
+                            .color(machine_color(i)),
+                    );
+                }
+                p.line(line);
+            }
+        });
+}
+
+/// Scaling efficiency vs GPUs (inside the box) of `workload`, one line per report; measured
+/// proxy points drawn as dots.
+pub fn efficiency_plot(
+    ui: &mut Ui,
+    id: &str,
+    reports: &[&Report],
+    workload: &str,
+    mode: Mode,
+    height: f32,
+) {
+    Plot::new(id)
+        .height(height)
+        .legend(Legend::default())
+        .x_axis_label("GPUs (log2)")
+        .y_axis_label("efficiency")
+        .x_axis_formatter(|m, _| {
+            let n = 2f64.powf(m.value);
+            if (n - n.round()).abs() < 1e-6 {
+                format!("{}", n.round())
+            } else {
+                String::new()
+            }
+        })
+        .include_y(0.0)
+        .include_y(1.05)
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .show(ui, |p| {
+            for (i, r) in reports.iter().enumerate() {
+                let Some(s) = &r.scaling else { continue };
+                let pick = |src: Source| -> Vec<[f64; 2]> {
+                    s.run
+                        .rows
+                        .iter()
+                        .filter(|x| x.workload == workload && x.mode == mode && x.source == src)
+                        .filter_map(|x| Some([(x.n_gpus as f64).log2(), x.efficiency?]))
+                        .collect()
+                };
+                p.line(
+                    Line::new(
+                        format!("{} (modeled)", r.machine.label),
+                        PlotPoints::from(pick(Source::Modeled)),
+                    )
+                    .color(machine_color(i))
+                    .style(LineStyle::dashed_loose()),
+                );
+                let m = pick(Source::Measured);
+                if !m.is_empty() {
+                    p.points(
+                        Points::new(
+                            format!("{} (measured)", r.machine.label),
+                            PlotPoints::from(m),
+                        )
+                        .radius(4.0)
+                        .color(machine_color(i)),
+                    );
+                }
+            }
+        });
+}
+
+/// The P2P heatmap of one report: median GB/s of `p2p_write_ce` (else `p2p_read_ce`) at the
+/// largest size, source rows × destination columns; `~` marks modeled cells.
+pub fn p2p_heatmap(ui: &mut Ui, r: &Report) {
+    let Some(bw) = &r.bandwidth else {
+        ui.label(RichText::new("no bandwidth results").weak());
+        return;
+    };
+    let test = [TestId::P2pWriteCe, TestId::P2pReadCe]
+        .into_iter()
+        .find(|t| bw.results.iter().any(|x| x.test == *t));
+    let Some(test) = test else {
+        ui.label(RichText::new("no P2P copy-engine results").weak());
+        return;
+    };
+    let rows: Vec<_> = bw.results.iter().filter(|x| x.test == test).collect();
+    let Some(bytes) = rows.iter().map(|x| x.bytes).max() else {
+        return;
+    };
+    let gpus = r.topology.gpu_indices();
+    let max = rows
+        .iter()
+        .filter_map(|x| x.median_gbps)
+        .fold(0.0_f64, f64::max)
+        .max(1.0);
+    ui.label(
+        RichText::new(format!(
+            "{test}, {}, GB/s",
+            crate::model::units::format_bytes(bytes)
+        ))
+        .weak(),
+    );
+    egui::Grid::new(format!("cmp-heat-{}", r.title()))
+        .spacing([2.0, 2.0])
+        .show(ui, |ui| {
+            ui.label("");
+            for &d in &gpus {
+                ui.label(RichText::new(format!("GPU{d}")).size(11.0));
+            }
+            ui.end_row();
+            for &s in &gpus {
+                ui.label(RichText::new(format!("GPU{s}")).size(11.0));
+                for &d in &gpus {
+                    let cell = rows.iter().find(|x| {
+                        x.bytes == bytes && x.src.gpu() == Some(s) && x.dst.gpu() == Some(d)
+                    });
+                    let (text, fill) = match cell {
+                        _ if s == d => ("X".to_string(), palette::neutral_cell(ui.visuals())),
+                        Some(x) if x.status == Status::Ok && x.median_gbps.is_some() => {
+                            let v = x.median_gbps.unwrap_or_default();
+                            let t = (v / max).clamp(0.0, 1.0) as f32;
+                            let mark = if x.source == Source::Modeled { "~" } else { "" };
+                            (
+                                format!("{mark}{v:.0}"),
+                                lerp(Color32::from_rgb(0x2b, 0x3a, 0x55), palette::NVLINK, t),
+                            )
+                        }
+                        Some(x) => (x.status.to_string(), palette::UNKNOWN),
+                        None => ("—".to_string(), palette::neutral_cell(ui.visuals())),
+                    };
+                    let (rect, _) =
+                        ui.allocate_exact_size(egui::vec2(52.0, 24.0), egui::Sense::hover());
+                    ui.painter().rect_filled(rect, 3.0, fill);
+                    ui.painter().text(
+                        rect.center(),
+                        egui::Align2::CENTER_CENTER,
+                        text,
+                        egui::FontId::monospace(12.0),
+                        palette::text_on(fill),
+                    );
+                }
+                ui.end_row();
+            }
+        });
+}
+
+fn lerp(a: Color32, b: Color32, t: f32) -> Color32 {
+    let m = |x: u8, y: u8| (x as f32 + (y as f32 - x as f32) * t).round() as u8;
+    Color32::from_rgb(m(a.r(), b.r()), m(a.g(), b.g()), m(a.b(), b.b()))
+}
