@@ -18,11 +18,16 @@ fn main() {
         .unwrap_or_default();
     files.sort();
     let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
-    let mut out = String::from("/// (file name, contents) of every bundled report.\npub const BUNDLED: &[(&str, &str)] = &[\n");
+    let mut out = String::from(
+        "/// (file name, contents) of every bundled report.\npub const BUNDLED: &[(&str, &str)] = &[\n",
+    );
     for f in &files {
         println!("cargo:rerun-if-changed=assets/reports/{f}");
         let path = Path::new(&root).join("assets/reports").join(f);
-        out.push_str(&format!("    ({f:?}, include_str!({:?})),\n", path.display().to_string()));
+        out.push_str(&format!(
+            "    ({f:?}, include_str!({:?})),\n",
+            path.display().to_string()
+        ));
     }
     out.push_str("];\n");
     let out_dir = std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into());

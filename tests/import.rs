@@ -638,7 +638,11 @@ fn real_h200_capture_from_the_device() {
     for (a, b) in [(0, 1), (1, 0)] {
         let caps = t.p2p(a, b).unwrap().caps;
         for cap in scalescope::model::P2pCap::ALL {
-            assert_eq!(caps.get(cap), Some(scalescope::model::P2pStatus::Ok), "{a}->{b} {cap:?}");
+            assert_eq!(
+                caps.get(cap),
+                Some(scalescope::model::P2pStatus::Ok),
+                "{a}->{b} {cap:?}"
+            );
         }
     }
     assert_eq!(t.gpus[0].cpu_affinity.as_deref(), Some("0-31"));

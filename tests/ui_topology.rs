@@ -143,6 +143,7 @@ fn clicking_a_catalog_entry_switches_the_machine() {
 fn bad_import_shows_a_dismissible_error() {
     let startup = Startup {
         open_paths: vec!["/nonexistent/scalescope-topo.txt".into()],
+        ..Default::default()
     };
     let mut harness = app_harness(App::new_with(Err(NO_DRIVER.into()), startup));
     assert!(harness.state().error().is_some());

@@ -39,7 +39,12 @@ pub struct Cli {
     #[arg(long)]
     pub bench: bool,
     /// Folder for --bench's files (created if missing).
-    #[arg(long, value_name = "DIR", default_value = "scalescope-report", requires = "bench")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "scalescope-report",
+        requires = "bench"
+    )]
     pub out: PathBuf,
     /// GPUs for --bench, e.g. 0,1 (default: all).
     #[arg(long, value_name = "LIST", default_value = "all", requires = "bench")]

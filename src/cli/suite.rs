@@ -18,9 +18,7 @@ use crate::bench::{Backend, BandwidthOptions, BenchError, Plan, run_bandwidth};
 use crate::export;
 use crate::model::units::parse_sizes;
 use crate::model::{Algo, CollectiveOp, Source, TestId, Topology, TopologySource};
-use crate::report::{
-    BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection,
-};
+use crate::report::{BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection};
 use crate::scaling::Mode;
 use crate::scaling::curve::CommCurve;
 use crate::scaling::run::{DEFAULT_MAX_GPUS, run_measured, run_modeled, run_with_curve};
@@ -33,6 +31,10 @@ pub const CASE_DELAY_ENV: &str = "SCALESCOPE_TEST_CASE_DELAY_MS";
 /// Set by the SIGINT handler; every runner of the suite polls it.
 static CANCEL: AtomicBool = AtomicBool::new(false);
 static SIGINTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Workloads `--full` measures with proxy runs; the rest of the catalog is modeled on the machine
+/// those runs measured.
+const FULL_PROXY_WORKLOADS: [&str; 3] = ["resnet50", "gpt2-xl", "resnet50-trt-fp16"];
 
 extern "C" fn on_sigint(_: libc::c_int) {
     // Only async-signal-safe work here: atomics and _exit.
@@ -138,7 +140,12 @@ fn bandwidth_plans(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
             },
             BandwidthOptions {
                 gpus: gpus.to_vec(),
-                tests: vec![TestId::H2d, TestId::D2h, TestId::P2pWriteCe, TestId::P2pReadCe],
+                tests: vec![
+                    TestId::H2d,
+                    TestId::D2h,
+                    TestId::P2pWriteCe,
+                    TestId::P2pReadCe,
+                ],
                 sizes: sizes("4K..1G"),
                 iters: 8,
                 samples: 3,
@@ -351,8 +358,9 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             )));
         }
     }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| CliError::input(anyhow::anyhow!("cannot create {}: {e}", args.out.display())))?;
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        CliError::input(anyhow::anyhow!("cannot create {}: {e}", args.out.display()))
+    })?;
     install_sigint();
     let preset = if args.full { "full" } else { "quick" };
     let mut report = Report::new(machine_info(&topo, preset), topo.clone());
@@ -416,12 +424,8 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                 let mut write_error = None;
                 for plan in &plans {
                     let before = section.results.clone();
-                    let outcome = run_bandwidth(
-                        &topo,
-                        plan,
-                        backend.as_mut(),
-                        &CANCEL,
-                        &mut |p, results| {
+                    let outcome =
+                        run_bandwidth(&topo, plan, backend.as_mut(), &CANCEL, &mut |p, results| {
                             bar.set_position((done_before + p.done) as u64);
                             bar.set_message(p.last.clone());
                             let mut all = before.clone();
@@ -436,8 +440,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                                 write_error = Some(e);
                             }
                             pause();
-                        },
-                    );
+                        });
                     done_before += plan.cases.len();
                     section.results.extend(outcome.results);
                     report.warnings.extend(outcome.warnings);
@@ -552,10 +555,17 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                 let run = if args.modeled {
                     run_modeled(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS)
                 } else if args.full {
+                    // Proxy runs for the workloads the benchmarks track; the rest of the catalog
+                    // is modeled on the machine those runs measured (GEMM rate, all-reduce
+                    // curve), so --full stays within minutes.
+                    let (proxied, rest): (Vec<_>, Vec<_>) = workloads
+                        .iter()
+                        .cloned()
+                        .partition(|w| FULL_PROXY_WORKLOADS.contains(&w.name.as_str()));
                     run_measured(
                         &topo,
                         &gpus,
-                        &workloads,
+                        &proxied,
                         &modes,
                         DEFAULT_MAX_GPUS,
                         args.nccl_lib.as_deref(),
@@ -571,17 +581,30 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                             }
                         },
                     )
-                    .map_err(|e| CliError::env(anyhow::anyhow!(e)))?
+                    .map_err(|e| CliError::env(anyhow::anyhow!(e)))
+                    .map(|mut run| {
+                        if let Some(machine) = run.machine.clone() {
+                            for w in &rest {
+                                run.rows.extend(crate::scaling::model::model(
+                                    w,
+                                    &machine,
+                                    &modes,
+                                    DEFAULT_MAX_GPUS,
+                                ));
+                            }
+                            run.workloads.extend(rest.iter().cloned());
+                            run.notes.push(format!(
+                                "proxy runs for {}; the other workloads modeled on the measured machine",
+                                FULL_PROXY_WORKLOADS.join(", ")
+                            ));
+                        }
+                        run
+                    })?
                 } else {
                     match curve.clone() {
-                        Some(c) => run_with_curve(
-                            &topo,
-                            &gpus,
-                            &workloads,
-                            &modes,
-                            DEFAULT_MAX_GPUS,
-                            c,
-                        ),
+                        Some(c) => {
+                            run_with_curve(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS, c)
+                        }
                         None => {
                             let mut r =
                                 run_modeled(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS);

@@ -7,7 +7,10 @@ use super::{Report, ReportError, parse};
 /// Every bundled report, parsed, with its file name. A bundled file that does not parse is
 /// returned as its error rather than dropped, so that tests catch it.
 pub fn reports() -> Vec<(&'static str, Result<Report, ReportError>)> {
-    BUNDLED.iter().map(|(name, text)| (*name, parse(text))).collect()
+    BUNDLED
+        .iter()
+        .map(|(name, text)| (*name, parse(text)))
+        .collect()
 }
 
 /// The first bundled report that parses, if any.

@@ -241,7 +241,11 @@ pub fn compare(reports: &[&Report], workload: Option<&str>) -> Comparison {
     let mut rows = vec![
         row("P2P GB/s", reports, p2p_gbps),
         row("H2D GB/s", reports, h2d_gbps),
-        row("all-reduce busbw @1 GiB, GB/s", reports, all_reduce_busbw_1g),
+        row(
+            "all-reduce busbw @1 GiB, GB/s",
+            reports,
+            all_reduce_busbw_1g,
+        ),
     ];
     if let Some(w) = &workload {
         for mode in Mode::ALL {
@@ -311,7 +315,12 @@ pub fn to_table(c: &Comparison) -> String {
         let _ = writeln!(out, "[{}] {m}", (b'A' + (i as u8 % 26)) as char);
     }
     out.push('\n');
-    let name_w = c.rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(10);
+    let name_w = c
+        .rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(10);
     let _ = write!(out, "{:<name_w$}", "figure");
     for i in 0..c.machines.len() {
         let col = (b'A' + (i as u8 % 26)) as char;

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use super::bandwidth_view::BandwidthView;
 use super::collectives_view::CollectivesView;
 use super::scaling_view::ScalingView;
-use super::{palette, topology_view};
+use super::{compare_view, palette, report_view, topology_view};
 use crate::model::Topology;
+use crate::report::Report;
 use crate::topology::{catalog, import, live};
 
 /// The catalog entry shown when live data is unavailable, if the catalog has it.
@@ -28,6 +29,8 @@ const SETTINGS_KEY: &str = "scalescope.settings";
 pub struct Startup {
     /// `nvidia-smi topo` text files given on the command line, imported at startup.
     pub open_paths: Vec<String>,
+    /// Reports (`report.json`) given on the command line, opened at startup.
+    pub report_paths: Vec<PathBuf>,
 }
 
 /// The views, shown as tabs in the top bar. Each view lives in a file of its own.
@@ -42,6 +45,8 @@ pub enum View {
     Collectives,
     /// Weak and strong scaling of workloads ([`super::scaling_view`]).
     Scaling,
+    /// Opened reports side by side ([`super::compare_view`]).
+    Compare,
 }
 
 impl View {
@@ -51,6 +56,7 @@ impl View {
         View::Bandwidth,
         View::Collectives,
         View::Scaling,
+        View::Compare,
     ];
 
     /// The tab's label.
@@ -60,6 +66,7 @@ impl View {
             View::Bandwidth => "Bandwidth",
             View::Collectives => "Collectives",
             View::Scaling => "Scaling",
+            View::Compare => "Compare",
         }
     }
 }
@@ -92,6 +99,38 @@ pub enum SourceKey {
     Catalog(String),
     /// The n-th imported topology.
     Imported(usize),
+    /// The n-th opened (or bundled) report.
+    Report(usize),
+}
+
+/// An opened report and the views filled with its results.
+pub struct ReportEntry {
+    pub report: Report,
+    /// The bundled example (not a file the user opened).
+    pub example: bool,
+    bandwidth: Option<BandwidthView>,
+    collectives: Option<CollectivesView>,
+    scaling: Option<ScalingView>,
+}
+
+impl ReportEntry {
+    /// A report with its views built.
+    pub fn new(report: Report, example: bool) -> Self {
+        Self {
+            bandwidth: report_view::bandwidth_view(&report),
+            collectives: report_view::collectives_view(&report),
+            scaling: report_view::scaling_view(&report, 2),
+            report,
+            example,
+        }
+    }
+}
+
+/// What a Save button saves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveKind {
+    Csv,
+    Png,
 }
 
 /// The state of the live (NVML) read.
@@ -107,6 +146,10 @@ enum LiveState {
 enum Msg {
     Live(Result<Topology, String>),
     Imported(Result<Topology, String>),
+    /// Reports read from files (each with the error naming its file).
+    Reports(Vec<Result<Report, String>>),
+    /// A Save finished: where, or why not (`None`: the dialog was closed).
+    Saved(Option<Result<String, String>>),
     /// The file dialog closed without a choice.
     DialogClosed,
 }
@@ -118,6 +161,10 @@ pub enum Command {
     Select(SourceKey),
     /// Open the file dialog to import `nvidia-smi topo` output.
     OpenDialog,
+    /// Open the file dialog to open reports (`report.json`).
+    OpenReportDialog,
+    /// Save the current view as CSV or PNG (a save dialog on a worker thread).
+    Save(SaveKind),
     /// Switch to this view.
     SetView(View),
     /// Toggle dark/light theme.
@@ -141,6 +188,9 @@ pub struct App {
     live: LiveState,
     catalog: Vec<catalog::CatalogEntry>,
     imported: Vec<Topology>,
+    reports: Vec<ReportEntry>,
+    /// A line saying where the last Save went.
+    status: Option<String>,
     selected: SourceKey,
     /// The loaded topology of a selected catalog entry (live and imported ones are kept above).
     catalog_topology: Option<Topology>,
@@ -180,6 +230,9 @@ impl App {
         if !startup.open_paths.is_empty() {
             app.spawn_import(cc.egui_ctx.clone(), startup.open_paths);
         }
+        if !startup.report_paths.is_empty() {
+            app.spawn_open_reports(cc.egui_ctx.clone(), startup.report_paths);
+        }
         app
     }
 
@@ -192,7 +245,29 @@ impl App {
             let result = import::import_paths(&startup.open_paths).map_err(|e| e.to_string());
             app.on_imported(result);
         }
+        if !startup.report_paths.is_empty() {
+            let results = read_reports(&startup.report_paths);
+            app.on_reports(results);
+        }
         app
+    }
+
+    /// Opens reports already in memory (for tests and scripted use) and shows the last one.
+    pub fn open_reports(&mut self, reports: Vec<Report>) {
+        self.on_reports(reports.into_iter().map(Ok).collect());
+    }
+
+    /// The opened reports (the bundled example first, when there is one).
+    pub fn reports(&self) -> &[ReportEntry] {
+        &self.reports
+    }
+
+    /// The report on screen, if a report is selected.
+    pub fn current_report(&self) -> Option<&Report> {
+        match self.selected {
+            SourceKey::Report(i) => self.reports.get(i).map(|e| &e.report),
+            _ => None,
+        }
     }
 
     fn empty(settings: Settings, live: LiveState) -> Self {
@@ -205,6 +280,11 @@ impl App {
             live,
             catalog: catalog::entries(),
             imported: Vec::new(),
+            reports: crate::report::bundled::example()
+                .map(|(_, r)| ReportEntry::new(r, true))
+                .into_iter()
+                .collect(),
+            status: None,
             selected: SourceKey::Live,
             catalog_topology: None,
             error: None,
@@ -226,6 +306,7 @@ impl App {
             },
             SourceKey::Catalog(_) => self.catalog_topology.as_ref(),
             SourceKey::Imported(i) => self.imported.get(*i),
+            SourceKey::Report(i) => self.reports.get(*i).map(|e| &e.report.topology),
         }
     }
 
@@ -260,6 +341,8 @@ impl App {
                 self.select(key);
             }
             Command::OpenDialog => self.open_dialog(ctx.clone()),
+            Command::OpenReportDialog => self.open_report_dialog(ctx.clone()),
+            Command::Save(kind) => self.save(ctx.clone(), kind),
             Command::SetView(v) => self.settings.view = v,
             Command::ToggleTheme => self.settings.dark_mode = !self.settings.dark_mode,
             Command::DismissError => self.error = None,
@@ -279,6 +362,11 @@ impl App {
     fn live_failed(&mut self, reason: String) {
         self.live = LiveState::Failed(reason);
         if self.selected == SourceKey::Live && !self.user_selected {
+            // The bundled example (measured on a real machine) beats a catalog entry.
+            if let Some(i) = self.reports.iter().position(|e| e.example) {
+                self.select(SourceKey::Report(i));
+                return;
+            }
             let id = self
                 .catalog
                 .iter()
@@ -301,6 +389,7 @@ impl App {
                 }
             },
             SourceKey::Imported(i) if *i >= self.imported.len() => return,
+            SourceKey::Report(i) if *i >= self.reports.len() => return,
             SourceKey::Live if matches!(self.live, LiveState::Failed(_)) => return,
             _ => {}
         }
@@ -316,6 +405,205 @@ impl App {
                 self.error = None;
             }
             Err(e) => self.error = Some(format!("Import failed: {e}")),
+        }
+    }
+
+    fn on_reports(&mut self, results: Vec<Result<Report, String>>) {
+        let mut errors = Vec::new();
+        for r in results {
+            match r {
+                Ok(report) => {
+                    self.reports.push(ReportEntry::new(report, false));
+                    self.user_selected = true;
+                    self.select(SourceKey::Report(self.reports.len() - 1));
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        self.error =
+            (!errors.is_empty()).then(|| format!("Cannot open report: {}", errors.join("; ")));
+    }
+
+    fn spawn_open_reports(&mut self, ctx: egui::Context, paths: Vec<PathBuf>) {
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("scalescope-report".into())
+            .spawn(move || {
+                let _ = tx.send(Msg::Reports(read_reports(&paths)));
+                ctx.request_repaint();
+            });
+        if let Err(e) = spawned {
+            self.error = Some(format!("Cannot start the report thread: {e}"));
+        }
+    }
+
+    fn open_report_dialog(&mut self, ctx: egui::Context) {
+        if self.dialog_open {
+            return;
+        }
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("scalescope-open".into())
+            .spawn(move || {
+                let picked = std::panic::catch_unwind(|| {
+                    rfd::FileDialog::new()
+                        .set_title("Open scalescope reports")
+                        .add_filter("scalescope report", &["json"])
+                        .add_filter("All files", &["*"])
+                        .pick_files()
+                });
+                let msg = match picked {
+                    Ok(Some(paths)) if !paths.is_empty() => Msg::Reports(read_reports(&paths)),
+                    Ok(_) => Msg::DialogClosed,
+                    Err(_) => Msg::Reports(vec![Err(
+                        "the file dialog failed; drop the report onto the window instead".into(),
+                    )]),
+                };
+                let _ = tx.send(msg);
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => self.dialog_open = true,
+            Err(e) => self.error = Some(format!("Cannot open the file dialog: {e}")),
+        }
+    }
+
+    /// What the current view would save: a file name and the bytes, made on the worker thread.
+    fn save_job(&self, kind: SaveKind) -> Option<(String, SaveWork)> {
+        let view = self.settings.view;
+        let topo = self.current_topology()?.clone();
+        let base = view.label().to_lowercase();
+        let ext = match kind {
+            SaveKind::Csv => "csv",
+            SaveKind::Png => "png",
+        };
+        let name = format!("{base}.{ext}");
+        let w = report_view::PAGE_WIDTH;
+        let work: SaveWork = match (view, kind) {
+            (View::Topology, SaveKind::Csv) => {
+                Box::new(move || crate::export::csv::links(&topo).map_err(|e| e.to_string()))
+            }
+            (View::Topology, SaveKind::Png) => {
+                Box::new(move || report_view::render_topology(&topo).map_err(|e| format!("{e:#}")))
+            }
+            (View::Bandwidth, _) => {
+                let data = self.current_bandwidth()?.data()?.clone();
+                match kind {
+                    SaveKind::Csv => Box::new(move || {
+                        crate::export::csv::bandwidth(&data.results).map_err(|e| e.to_string())
+                    }),
+                    SaveKind::Png => Box::new(move || {
+                        let mut v = BandwidthView::with_results(&topo, data);
+                        super::snapshot::render_png(w, 1400, self_theme(), move |ui| {
+                            v.ui(ui, &topo)
+                        })
+                        .map_err(|e| format!("{e:#}"))
+                    }),
+                }
+            }
+            (View::Collectives, _) => {
+                let data = self.current_collectives()?.data()?.clone();
+                match kind {
+                    SaveKind::Csv => Box::new(move || {
+                        crate::export::csv::collectives(&data.results).map_err(|e| e.to_string())
+                    }),
+                    SaveKind::Png => Box::new(move || {
+                        let mut v = CollectivesView::with_results(&topo, data);
+                        super::snapshot::render_png(w, 1100, self_theme(), move |ui| {
+                            v.ui(ui, &topo)
+                        })
+                        .map_err(|e| format!("{e:#}"))
+                    }),
+                }
+            }
+            (View::Scaling, _) => {
+                let run = self.current_scaling()?.export_run();
+                match kind {
+                    SaveKind::Csv => Box::new(move || {
+                        crate::export::csv::scaling(&run.rows).map_err(|e| e.to_string())
+                    }),
+                    SaveKind::Png => Box::new(move || {
+                        let shown = run.workloads.len().max(1);
+                        let h = (420 + 620 * shown as u32).min(8192);
+                        let mut v = ScalingView::with_report(run, shown);
+                        super::snapshot::render_png(w, h, self_theme(), move |ui| v.ui(ui, &topo))
+                            .map_err(|e| format!("{e:#}"))
+                    }),
+                }
+            }
+            (View::Compare, _) => {
+                let reports: Vec<Report> = self.reports.iter().map(|e| e.report.clone()).collect();
+                match kind {
+                    SaveKind::Csv => Box::new(move || {
+                        let refs: Vec<&Report> = reports.iter().collect();
+                        crate::report::compare::to_csv(&crate::report::compare::compare(
+                            &refs, None,
+                        ))
+                        .map_err(|e| e.to_string())
+                    }),
+                    SaveKind::Png => Box::new(move || {
+                        super::snapshot::render_png(w, 1600, self_theme(), move |ui| {
+                            let refs: Vec<&Report> = reports.iter().collect();
+                            compare_view::show(ui, &refs, None)
+                        })
+                        .map_err(|e| format!("{e:#}"))
+                    }),
+                }
+            }
+        };
+        Some((name, work))
+    }
+
+    fn save(&mut self, ctx: egui::Context, kind: SaveKind) {
+        let Some((name, work)) = self.save_job(kind) else {
+            self.error = Some("Nothing to save in this view yet.".into());
+            return;
+        };
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("scalescope-save".into())
+            .spawn(move || {
+                let picked = std::panic::catch_unwind(|| {
+                    rfd::FileDialog::new()
+                        .set_title("Save")
+                        .set_file_name(&name)
+                        .save_file()
+                });
+                let msg = match picked {
+                    Ok(Some(path)) => Msg::Saved(Some(work().and_then(|bytes| {
+                        std::fs::write(&path, bytes)
+                            .map(|_| path.display().to_string())
+                            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+                    }))),
+                    Ok(None) => Msg::Saved(None),
+                    Err(_) => Msg::Saved(Some(Err("the save dialog failed".into()))),
+                };
+                let _ = tx.send(msg);
+                ctx.request_repaint();
+            });
+        if let Err(e) = spawned {
+            self.error = Some(format!("Cannot start the save thread: {e}"));
+        }
+    }
+
+    fn current_bandwidth(&self) -> Option<&BandwidthView> {
+        match self.selected {
+            SourceKey::Report(i) => self.reports.get(i)?.bandwidth.as_ref(),
+            _ => Some(&self.bandwidth),
+        }
+    }
+
+    fn current_collectives(&self) -> Option<&CollectivesView> {
+        match self.selected {
+            SourceKey::Report(i) => self.reports.get(i)?.collectives.as_ref(),
+            _ => Some(&self.collectives),
+        }
+    }
+
+    fn current_scaling(&self) -> Option<&ScalingView> {
+        match self.selected {
+            SourceKey::Report(i) => self.reports.get(i)?.scaling.as_ref(),
+            _ => Some(&self.scaling),
         }
     }
 
@@ -381,6 +669,13 @@ impl App {
                     self.dialog_open = false;
                     self.on_imported(r);
                 }
+                Ok(Msg::Reports(r)) => {
+                    self.dialog_open = false;
+                    self.on_reports(r);
+                }
+                Ok(Msg::Saved(Some(Ok(path)))) => self.status = Some(format!("Saved {path}")),
+                Ok(Msg::Saved(Some(Err(e)))) => self.error = Some(format!("Save failed: {e}")),
+                Ok(Msg::Saved(None)) => {}
                 Ok(Msg::DialogClosed) => self.dialog_open = false,
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
@@ -393,12 +688,22 @@ impl App {
         if dropped.is_empty() {
             return;
         }
-        // Native drops carry absolute paths; the files are read on the import thread.
-        let paths: Vec<String> = dropped
+        // Native drops carry absolute paths; the files are read on worker threads. A .json file
+        // is a report; anything else is nvidia-smi text.
+        let (reports, texts): (Vec<PathBuf>, Vec<PathBuf>) = dropped
             .iter()
-            .map(|f| f.path().display().to_string())
-            .collect();
-        self.spawn_import(ctx.clone(), paths);
+            .map(|f| f.path().to_path_buf())
+            .partition(|p| {
+                p.extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+            });
+        if !reports.is_empty() {
+            self.spawn_open_reports(ctx.clone(), reports);
+        }
+        if !texts.is_empty() {
+            let paths = texts.iter().map(|p| p.display().to_string()).collect();
+            self.spawn_import(ctx.clone(), paths);
+        }
     }
 
     /// Draws the whole window into `ui` (eframe's root ui, or a test harness's).
@@ -509,7 +814,35 @@ impl App {
                             }
                         });
                     }
+                    ui.add_space(8.0);
+                    ui.label(RichText::new("Reports").weak());
+                    if self.reports.is_empty() {
+                        ui.label(RichText::new("no report opened").italics().weak());
+                    }
+                    for (i, e) in self.reports.iter().enumerate() {
+                        let selected = self.selected == SourceKey::Report(i);
+                        let kind = if e.example { "example" } else { "report" };
+                        ui.horizontal(|ui| {
+                            topology_view::badge(ui, kind, palette::source_badge("live"));
+                            let r = ui
+                                .add(egui::Button::selectable(selected, e.report.title()).wrap())
+                                .on_hover_text(report_view::provenance(&e.report));
+                            if r.clicked() {
+                                commands.push(Command::Select(SourceKey::Report(i)));
+                            }
+                        });
+                    }
                     ui.add_space(10.0);
+                    let open_report = ui.add_enabled(
+                        !self.dialog_open,
+                        egui::Button::new("Open report…"),
+                    );
+                    if open_report
+                        .on_hover_text("Open report.json files written by `scalescope --bench`")
+                        .clicked()
+                    {
+                        commands.push(Command::OpenReportDialog);
+                    }
                     let open = ui.add_enabled(
                         !self.dialog_open,
                         egui::Button::new("Open nvidia-smi output…"),
@@ -524,7 +857,7 @@ impl App {
                         commands.push(Command::OpenDialog);
                     }
                     ui.label(
-                        RichText::new("or drop the text files onto this window")
+                        RichText::new("or drop report .json or nvidia-smi text files onto this window")
                             .size(11.5)
                             .weak(),
                     );
@@ -579,6 +912,72 @@ impl App {
             });
             ui.add_space(6.0);
         }
+        if let (LiveState::Failed(reason), false) = (&self.live, self.banner_dismissed)
+            && let SourceKey::Report(i) = self.selected
+            && let Some(e) = self.reports.get(i).filter(|e| e.example)
+        {
+            let text = format!(
+                "Live data unavailable: {reason}\nShowing the bundled example report: measured on {} on {}, not on this machine.",
+                e.report.machine.label,
+                e.report.date()
+            );
+            message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
+                commands.push(Command::DismissBanner)
+            });
+            ui.add_space(6.0);
+        }
+        if let Some(status) = &self.status {
+            ui.label(RichText::new(status).weak());
+        }
+        ui.horizontal(|ui| {
+            if ui
+                .button("Save CSV…")
+                .on_hover_text("Save this view's data as CSV")
+                .clicked()
+            {
+                commands.push(Command::Save(SaveKind::Csv));
+            }
+            if ui
+                .button("Save PNG…")
+                .on_hover_text("Save this view as a PNG image")
+                .clicked()
+            {
+                commands.push(Command::Save(SaveKind::Png));
+            }
+            if let Some(r) = self.current_report() {
+                ui.label(RichText::new(report_view::provenance(r)).weak());
+            }
+        });
+        ui.add_space(4.0);
+        if self.settings.view == View::Compare {
+            let refs: Vec<&Report> = self.reports.iter().map(|e| &e.report).collect();
+            egui::ScrollArea::vertical()
+                .auto_shrink([false, false])
+                .show(ui, |ui| compare_view::show(ui, &refs, None));
+            return;
+        }
+        if let SourceKey::Report(i) = self.selected
+            && self.settings.view != View::Topology
+            && let Some(e) = self.reports.get_mut(i)
+        {
+            let t = e.report.topology.clone();
+            let view = self.settings.view;
+            match view {
+                View::Bandwidth => match &mut e.bandwidth {
+                    Some(v) => v.ui(ui, &t),
+                    None => no_section(ui, "bandwidth"),
+                },
+                View::Collectives => match &mut e.collectives {
+                    Some(v) => v.ui(ui, &t),
+                    None => no_section(ui, "collectives"),
+                },
+                _ => match &mut e.scaling {
+                    Some(v) => v.ui(ui, &t),
+                    None => no_section(ui, "scaling"),
+                },
+            }
+            return;
+        }
         // Measurement views keep running while another view or source is shown; they get a
         // copy of the topology so that they can hold their own state mutably.
         let topology = self.current_topology().cloned();
@@ -610,6 +1009,32 @@ impl App {
             }
         }
     }
+}
+
+/// The work of a Save: makes the file's bytes (on the save thread).
+type SaveWork = Box<dyn FnOnce() -> Result<Vec<u8>, String> + Send>;
+
+/// Saved PNGs use the dark theme, like `--bench`'s.
+fn self_theme() -> egui::Theme {
+    egui::Theme::Dark
+}
+
+/// Reads reports, each error naming its file.
+fn read_reports(paths: &[PathBuf]) -> Vec<Result<Report, String>> {
+    paths
+        .iter()
+        .map(|p| crate::report::load_named(p).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// Says that a report has no section for this view.
+fn no_section(ui: &mut Ui, what: &str) {
+    ui.label(
+        RichText::new(format!(
+            "This report has no {what} results (the stage was not run)."
+        ))
+        .weak(),
+    );
 }
 
 /// A colored line with a message and a Dismiss button.

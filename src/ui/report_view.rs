@@ -97,6 +97,8 @@ pub fn facts(r: &Report) -> String {
 /// The one-page summary: title, provenance, key figures, connectivity, P2P heatmap, the busbw
 /// curve and scaling efficiency.
 pub fn summary(ui: &mut Ui, r: &Report) {
+    // Plots take the available width: keep it to the page.
+    ui.set_max_width(ui.available_width());
     ui.horizontal(|ui| {
         topology_view::source_badge(ui, &r.topology.source);
         if r.has_modeled() {
@@ -152,11 +154,12 @@ pub fn summary(ui: &mut Ui, r: &Report) {
                     .weak(),
             );
         }
-        cols[1].label(RichText::new("Connectivity (nvidia-smi topo -m)").strong());
-        topology_view::connectivity_matrix(&mut cols[1], &r.topology);
-        cols[1].add_space(6.0);
+        cols[1].label(RichText::new("P2P bandwidth").strong());
         compare_view::p2p_heatmap(&mut cols[1], r);
     });
+    ui.add_space(10.0);
+    ui.label(RichText::new("Connectivity (nvidia-smi topo -m)").strong());
+    topology_view::connectivity_matrix(ui, &r.topology);
     ui.add_space(10.0);
     ui.label(RichText::new("All-reduce bus bandwidth (NCCL), GB/s vs size").strong());
     compare_view::busbw_plot(ui, "summary-busbw", &[r], 240.0);
@@ -193,7 +196,7 @@ pub fn render_all(r: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
     let rep = r.clone();
     out.push((
         "report.png",
-        snapshot::render_png(PAGE_WIDTH, 1500, egui::Theme::Dark, move |ui| {
+        snapshot::render_png(PAGE_WIDTH, 1150, egui::Theme::Dark, move |ui| {
             summary(ui, &rep)
         }),
     ));
@@ -202,18 +205,14 @@ pub fn render_all(r: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
         let t = r.topology.clone();
         out.push((
             "bandwidth.png",
-            snapshot::render_png(PAGE_WIDTH, 1400, egui::Theme::Dark, move |ui| {
-                v.ui(ui, &t)
-            }),
+            snapshot::render_png(PAGE_WIDTH, 1400, egui::Theme::Dark, move |ui| v.ui(ui, &t)),
         ));
     }
     if let Some(mut v) = collectives_view(r) {
         let t = r.topology.clone();
         out.push((
             "collectives.png",
-            snapshot::render_png(PAGE_WIDTH, 1100, egui::Theme::Dark, move |ui| {
-                v.ui(ui, &t)
-            }),
+            snapshot::render_png(PAGE_WIDTH, 1100, egui::Theme::Dark, move |ui| v.ui(ui, &t)),
         ));
     }
     if let Some(mut v) = scaling_view(r, SCALING_SHOWN) {

@@ -1,0 +1,343 @@
+//! `scalescope --bench`, reports and `compare`: every file written, schemas unchanged, the JSON
+//! round-trips, Ctrl-C keeps what finished (exit 130), bad reports give one-line errors, and the
+//! Compare view and opening a report in the app (egui_kittest).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use eframe::egui;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use scalescope::report::{self, Report, ReportError};
+use scalescope::ui::{App, SourceKey, Startup, View, compare_view};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))
+}
+
+fn scalescope() -> Command {
+    let mut c = Command::new(bin());
+    c.env(
+        "MESA_SHADER_CACHE_DIR",
+        std::env::temp_dir().join("scalescope-mesa"),
+    );
+    c.env("CUDA_VISIBLE_DEVICES", "");
+    c
+}
+
+/// Runs a modeled quick suite of `catalog` into a fresh folder.
+fn bench(catalog: &str) -> (tempfile::TempDir, Report) {
+    let dir = tempfile::tempdir().unwrap();
+    scalescope()
+        .args([
+            "--bench",
+            "--modeled",
+            "--quick",
+            "--catalog",
+            catalog,
+            "--out",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let r = report::load(&dir.path().join("report.json")).unwrap();
+    (dir, r)
+}
+
+fn header(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn bench_modeled_quick_writes_every_file() {
+    let (dir, r) = bench("dgx-h100");
+    for f in [
+        "gpus.csv",
+        "links.csv",
+        "bandwidth.csv",
+        "collectives.csv",
+        "scaling.csv",
+        "report.json",
+        "report.png",
+        "topology.png",
+        "bandwidth.png",
+        "collectives.png",
+        "scaling.png",
+    ] {
+        let p = dir.path().join(f);
+        assert!(
+            p.metadata().map(|m| m.len() > 0).unwrap_or(false),
+            "{f} missing"
+        );
+    }
+    // The CSV schemas are the existing exporters'.
+    assert!(header(&dir.path().join("bandwidth.csv")).starts_with(
+        "test,method,src,dst,bytes,samples,median_gbps,min_gbps,max_gbps,cv,line_rate_gbps,efficiency,wrong,status,source"
+    ));
+    assert!(header(&dir.path().join("links.csv")).starts_with("gpu_a,gpu_b,link,nvlinks"));
+    assert!(header(&dir.path().join("gpus.csv")).starts_with("index,name,uuid"));
+    let coll = scalescope::export::csv::collectives(&[]).unwrap();
+    assert_eq!(
+        header(&dir.path().join("collectives.csv")),
+        String::from_utf8(coll).unwrap().lines().next().unwrap()
+    );
+    // report.json: schema version, machine fields, modeled sections, round trip.
+    assert_eq!(r.schema_version, report::SCHEMA_VERSION);
+    assert_eq!(r.kind, report::KIND);
+    assert!(r.machine.created_at.starts_with("20") && r.machine.created_at.contains('T'));
+    assert_eq!(r.machine.scalescope_version, env!("CARGO_PKG_VERSION"));
+    assert!(r.machine.command_line.iter().any(|a| a == "--bench"));
+    assert_eq!(r.machine.gpu_names.len(), 8);
+    assert_eq!(
+        r.machine.driver_version, None,
+        "unknown is null, not made up"
+    );
+    assert_eq!(
+        r.bandwidth.as_ref().unwrap().source,
+        scalescope::model::Source::Modeled
+    );
+    assert_eq!(
+        r.collectives.as_ref().unwrap().source,
+        scalescope::model::Source::Modeled
+    );
+    assert!(!r.cancelled);
+    let text = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["machine"]["hostname"].is_null());
+    let again = serde_json::to_string(&r).unwrap();
+    assert_eq!(report::parse(&again).unwrap(), r);
+}
+
+#[test]
+fn sigint_midway_keeps_finished_tests_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(bin())
+        .args([
+            "--bench",
+            "--modeled",
+            "--quick",
+            "--catalog",
+            "h200-2x-sxm",
+            "--out",
+        ])
+        .arg(dir.path())
+        .env("SCALESCOPE_TEST_CASE_DELAY_MS", "150")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let csv = dir.path().join("bandwidth.csv");
+    let start = Instant::now();
+    // Wait for the first finished test's row (header + at least one line).
+    loop {
+        let rows = std::fs::read_to_string(&csv)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if rows >= 2 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no CSV rows appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: the pid is our own child's.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report::load(&dir.path().join("report.json")).unwrap();
+    assert!(r.cancelled);
+    let bw = r.bandwidth.unwrap().results;
+    assert!(!bw.is_empty());
+    // Every finished test is in the CSV: one row per result in report.json.
+    let csv_rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert_eq!(csv_rows, bw.len());
+    // Stopped midway: the quick plan on 2 GPUs has more cases than that.
+    assert!(bw.len() < 20, "{} rows: not interrupted", bw.len());
+    assert!(r.scaling.is_none());
+}
+
+#[test]
+fn bench_without_gpu_names_modeled_and_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = scalescope()
+        .args(["--bench", "--quick", "--out"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains("--modeled") && err.contains("--catalog"),
+        "{err}"
+    );
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn bad_reports_give_one_line_errors() {
+    let (dir, _) = bench("h200-2x-sxm");
+    let text = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+    let truncated = write(dir.path(), "truncated.json", &text[..text.len() / 3]);
+    let future = write(
+        dir.path(),
+        "future.json",
+        &text.replacen("\"schema_version\": 1", "\"schema_version\": 7", 1),
+    );
+    let other = write(dir.path(), "other.json", "{\"name\": \"not a report\"}");
+    for (p, want) in [
+        (&truncated, "truncated"),
+        (&future, "schema_version 7"),
+        (&other, "not a scalescope report"),
+    ] {
+        let out = scalescope()
+            .arg("compare")
+            .arg(p)
+            .arg(dir.path().join("report.json"))
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(err.contains(want), "{err}");
+        assert!(err.contains(&p.display().to_string()), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    assert!(matches!(
+        report::load(&truncated),
+        Err(ReportError::Truncated { .. })
+    ));
+    assert!(matches!(
+        report::load(&future),
+        Err(ReportError::UnknownVersion { .. })
+    ));
+    assert!(matches!(report::load(&other), Err(ReportError::NotAReport)));
+    // The app shows the error line instead of panicking.
+    let app = App::new_with(
+        Err("no NVIDIA driver found".into()),
+        Startup {
+            report_paths: vec![truncated.clone()],
+            ..Default::default()
+        },
+    );
+    let e = app.error().unwrap_or_default().to_string();
+    assert!(
+        e.contains("truncated") && e.contains("truncated.json"),
+        "{e}"
+    );
+}
+
+#[test]
+fn compare_prints_differences() {
+    let (a_dir, a) = bench("h200-2x-sxm");
+    let (b_dir, b) = bench("h100-pcie-2x-nvlink");
+    let out = scalescope()
+        .arg("compare")
+        .arg(a_dir.path().join("report.json"))
+        .arg(b_dir.path().join("report.json"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let table = String::from_utf8(out).unwrap();
+    // Check the P2P difference by hand.
+    let pa = report::compare::p2p_gbps(&a).value.unwrap();
+    let pb = report::compare::p2p_gbps(&b).value.unwrap();
+    let want = format!("{:+.1}%", (pb - pa) / pa * 100.0);
+    let line = table.lines().find(|l| l.starts_with("P2P GB/s")).unwrap();
+    assert!(line.contains(&want), "{line} lacks {want}\n{table}");
+    assert!(table.contains("~ modeled"));
+    let csv = scalescope()
+        .args(["compare", "--csv"])
+        .arg(a_dir.path().join("report.json"))
+        .arg(b_dir.path().join("report.json"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let csv = String::from_utf8(csv).unwrap();
+    assert!(csv.starts_with("figure,machine,value,source,diff_pct,basis"));
+}
+
+fn modeled_report(catalog: &str) -> Report {
+    let (_dir, r) = bench(catalog);
+    r
+}
+
+#[test]
+fn snapshot_compare_view() {
+    let a = modeled_report("h200-2x-sxm");
+    let b = modeled_report("h100-pcie-2x-nvlink");
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1400.0))
+        .with_theme(egui::Theme::Dark)
+        .wgpu()
+        .build_ui(move |ui| {
+            scalescope::ui::fonts::install(ui.ctx());
+            egui::CentralPanel::default().show(ui, |ui| {
+                // Fixed dates so that the snapshot does not change from day to day.
+                let mut a = a.clone();
+                let mut b = b.clone();
+                a.machine.created_at = "2026-11-22T00:00:00Z".into();
+                b.machine.created_at = "2026-11-22T00:00:00Z".into();
+                compare_view::show(ui, &[&a, &b], Some("resnet50"))
+            });
+        });
+    harness.run();
+    assert!(harness.query_by_label("Key figures").is_some());
+    harness.snapshot("compare_h200_vs_h100_pcie_modeled");
+}
+
+#[test]
+fn opening_a_report_fills_the_views() {
+    let mut r = modeled_report("h200-2x-sxm");
+    r.machine.created_at = "2026-11-22T00:00:00Z".into();
+    let mut app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let before = app.reports().len();
+    app.open_reports(vec![r.clone()]);
+    assert_eq!(app.reports().len(), before + 1);
+    assert_eq!(app.selected(), &SourceKey::Report(before));
+    assert_eq!(app.current_topology(), Some(&r.topology));
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    harness.run();
+    assert!(
+        harness
+            .query_all_by_label_contains("2026-11-22")
+            .next()
+            .is_some()
+    );
+    assert!(harness.query_by_label("Reports").is_some());
+    harness.get_by_label("Bandwidth").click();
+    harness.run();
+    assert!(harness.query_by_label("MODELED").is_some());
+    harness.get_by_label("Compare").click();
+    harness.run();
+    assert_eq!(harness.state().settings().view, View::Compare);
+    assert!(harness.query_by_label("Key figures").is_some());
+}
