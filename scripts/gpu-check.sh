@@ -50,6 +50,10 @@ else
     echo "topology: MISMATCH (diff above)"; status=1
 fi
 
+# Bandwidth first, on GPUs that have been idle (the GPU tests below load them hard).
+step "bench bandwidth (every test, 512 MiB)"
+"$bin" bench bandwidth --csv "$out/bandwidth.csv" --json "$out/bandwidth.json" 2>&1 | tee "$out/bandwidth.txt" || status=1
+
 step "GPU tests (#[ignore = \"needs GPU\"])"
 if [ -d .gpucheck/tests ]; then
     for t in .gpucheck/tests/*; do
@@ -59,8 +63,6 @@ else
     cargo test --release -- --ignored --test-threads=1 2>&1 | tee "$out/gpu-tests.txt" || status=1
 fi
 
-step "bench bandwidth (every test, 512 MiB)"
-"$bin" bench bandwidth --csv "$out/bandwidth.csv" --json "$out/bandwidth.json" 2>&1 | tee "$out/bandwidth.txt" || status=1
 
 step "bench collectives: NCCL, every op, nccl-tests' sizes (f32 sum, out of place, 20 iterations)"
 "$bin" bench collectives "${nccl_flag[@]}" --ops all --sizes 8,8M,128M,2G,8G --iters 20 \
@@ -92,6 +94,17 @@ step "bench collectives: one process, same sizes, for the two-process comparison
 step "bench scaling: measured weak and strong scaling 1 -> N GPUs against the model"
 "$bin" bench scaling --measure "${nccl_flag[@]}" --workload resnet50 --workload gpt2-xl --max-gpus 16 \
     --csv "$out/scaling.csv" --json "$out/scaling.json" 2>&1 | tee "$out/scaling.txt" || status=1
+
+step "scalescope --bench --quick and --full: wall time and every file written"
+for preset in quick full; do
+    rm -rf "$out/suite-$preset"
+    t0=$(date +%s%N)
+    "$bin" --bench --$preset "${nccl_flag[@]}" --out "$out/suite-$preset" > "$out/suite-$preset.txt" 2>&1 || status=1
+    t1=$(date +%s%N)
+    echo "--bench --$preset: $(( (t1 - t0) / 1000000 )) ms wall" | tee -a "$out/suite-times.txt"
+    cat "$out/suite-$preset.txt"
+    ls -la "$out/suite-$preset" | tee -a "$out/suite-times.txt"
+done
 
 if [ "$quick" != "--quick" ]; then
     step "bench bandwidth sweep (P2P and host copies, 4 KiB … 1 GiB)"

@@ -69,6 +69,9 @@ fn running_from_the_app_fills_the_view_with_labeled_modeled_results() {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
         .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    // Without a driver the app opens on the bundled example report; pick a catalog machine.
+    harness.get_by_label("NVIDIA DGX H100").click();
+    harness.run();
     harness.get_by_label("Bandwidth").click();
     harness.run();
     harness.get_by_label("▶ Model this machine").click();
@@ -101,6 +104,9 @@ fn bad_sizes_show_an_error_instead_of_running() {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
         .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    // Without a driver the app opens on the bundled example report; pick a catalog machine.
+    harness.get_by_label("NVIDIA DGX H100").click();
+    harness.run();
     harness.get_by_label("Bandwidth").click();
     harness.run();
     harness.state_mut().bandwidth.set_sizes("12Q");
@@ -109,4 +115,23 @@ fn bad_sizes_show_an_error_instead_of_running() {
     harness.run();
     assert!(harness.query_by_label_contains("Sizes:").is_some());
     assert!(!harness.state().bandwidth.running());
+}
+
+/// An opened report (here the bundled example, which the app opens on without a driver) shows
+/// another machine: the view offers to model it, never to measure it on this machine's GPUs.
+#[test]
+fn a_report_is_modeled_not_measured_here() {
+    if scalescope::report::bundled::reports().is_empty() {
+        return;
+    }
+    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    harness.get_by_label("Bandwidth").click();
+    harness.run();
+    assert!(harness.query_by_label("▶ Model this machine").is_some());
+    assert!(harness.query_by_label("▶ Run on this machine").is_none());
+    // The example's measured results fill the view (its summary lists the tests it ran).
+    assert!(harness.query_all_by_label("p2p_write_ce").next().is_some());
 }

@@ -58,6 +58,9 @@ fn running_from_the_app_models_nccl_on_a_catalog_machine() {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
         .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    // Without a driver the app opens on the bundled example report; pick a catalog machine.
+    harness.get_by_label("NVIDIA DGX H100").click();
+    harness.run();
     harness.get_by_label("Collectives").click();
     harness.run();
     harness.get_by_label("▶ Model this machine").click();

@@ -34,6 +34,9 @@ fn picking_workloads_and_adding_a_custom_one() {
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
         .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    // Without a driver the app opens on the bundled example report; pick a catalog machine.
+    harness.get_by_label("NVIDIA DGX H100").click();
+    harness.run();
     harness.get_by_label("Scaling").click();
     harness.run();
     // Select a second workload: both are modeled, every row labeled modeled.

@@ -964,15 +964,24 @@ impl App {
             let view = self.settings.view;
             match view {
                 View::Bandwidth => match &mut e.bandwidth {
-                    Some(v) => v.ui(ui, &t),
+                    Some(v) => {
+                        v.set_this_machine(false);
+                        v.ui(ui, &t)
+                    }
                     None => no_section(ui, "bandwidth"),
                 },
                 View::Collectives => match &mut e.collectives {
-                    Some(v) => v.ui(ui, &t),
+                    Some(v) => {
+                        v.set_this_machine(false);
+                        v.ui(ui, &t)
+                    }
                     None => no_section(ui, "collectives"),
                 },
                 _ => match &mut e.scaling {
-                    Some(v) => v.ui(ui, &t),
+                    Some(v) => {
+                        v.set_this_machine(false);
+                        v.ui(ui, &t)
+                    }
                     None => no_section(ui, "scaling"),
                 },
             }
@@ -981,10 +990,20 @@ impl App {
         // Measurement views keep running while another view or source is shown; they get a
         // copy of the topology so that they can hold their own state mutably.
         let topology = self.current_topology().cloned();
+        let this_machine = self.selected == SourceKey::Live;
         match topology {
-            Some(t) if self.settings.view == View::Bandwidth => self.bandwidth.ui(ui, &t),
-            Some(t) if self.settings.view == View::Collectives => self.collectives.ui(ui, &t),
-            Some(t) if self.settings.view == View::Scaling => self.scaling.ui(ui, &t),
+            Some(t) if self.settings.view == View::Bandwidth => {
+                self.bandwidth.set_this_machine(this_machine);
+                self.bandwidth.ui(ui, &t)
+            }
+            Some(t) if self.settings.view == View::Collectives => {
+                self.collectives.set_this_machine(this_machine);
+                self.collectives.ui(ui, &t)
+            }
+            Some(t) if self.settings.view == View::Scaling => {
+                self.scaling.set_this_machine(this_machine);
+                self.scaling.ui(ui, &t)
+            }
             Some(t) => {
                 // Views lay out to the visible width; only content wider than that scrolls.
                 let viewport_w = ui.available_width();

@@ -41,6 +41,9 @@ pub struct BandwidthRunData {
 
 /// State of the Bandwidth view.
 pub struct BandwidthView {
+    /// False when the topology shown is not this machine (an opened report): runs are then
+    /// modeled, never measured on whatever GPUs this machine has.
+    this_machine: bool,
     /// Which topology the selection below belongs to (its source label).
     topo_label: String,
     gpus: BTreeSet<usize>,
@@ -58,6 +61,7 @@ pub struct BandwidthView {
 impl Default for BandwidthView {
     fn default() -> Self {
         Self {
+            this_machine: true,
             topo_label: String::new(),
             gpus: BTreeSet::new(),
             tests: DEFAULT_TESTS.into_iter().collect(),
@@ -74,6 +78,12 @@ impl Default for BandwidthView {
 }
 
 impl BandwidthView {
+    /// Says whether the topology passed to `ui` is this machine (measured runs allowed) or
+    /// another one (an opened report; runs are modeled).
+    pub fn set_this_machine(&mut self, this_machine: bool) {
+        self.this_machine = this_machine;
+    }
+
     /// A view showing finished results (for reports, screenshots and tests).
     pub fn with_results(topology: &Topology, data: BandwidthRunData) -> Self {
         let mut v = Self::default();
@@ -112,7 +122,7 @@ impl BandwidthView {
     pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
         self.sync_topology(topology);
         self.poll();
-        let measured = matches!(topology.source, TopologySource::Live { .. });
+        let measured = self.this_machine && matches!(topology.source, TopologySource::Live { .. });
         egui::ScrollArea::vertical()
             .auto_shrink([false; 2])
             .show(ui, |ui| {

@@ -31,6 +31,9 @@ pub struct CollectivesRunData {
 
 /// State of the Collectives view.
 pub struct CollectivesView {
+    /// False when the topology shown is not this machine (an opened report): runs are then
+    /// modeled, never measured on whatever GPUs this machine has.
+    this_machine: bool,
     topo_label: String,
     gpus: BTreeSet<usize>,
     ops: BTreeSet<CollectiveOp>,
@@ -44,6 +47,7 @@ pub struct CollectivesView {
 impl Default for CollectivesView {
     fn default() -> Self {
         Self {
+            this_machine: true,
             topo_label: String::new(),
             gpus: BTreeSet::new(),
             ops: [CollectiveOp::AllReduce].into_iter().collect(),
@@ -57,6 +61,12 @@ impl Default for CollectivesView {
 }
 
 impl CollectivesView {
+    /// Says whether the topology passed to `ui` is this machine (measured runs allowed) or
+    /// another one (an opened report; runs are modeled).
+    pub fn set_this_machine(&mut self, this_machine: bool) {
+        self.this_machine = this_machine;
+    }
+
     /// A view showing finished results (for reports, screenshots and tests).
     pub fn with_results(topology: &Topology, data: CollectivesRunData) -> Self {
         let mut v = Self::default();
@@ -101,7 +111,7 @@ impl CollectivesView {
                 }
             }
         }
-        let measured = matches!(topology.source, TopologySource::Live { .. });
+        let measured = self.this_machine && matches!(topology.source, TopologySource::Live { .. });
         egui::ScrollArea::vertical()
             .auto_shrink([false; 2])
             .show(ui, |ui| {

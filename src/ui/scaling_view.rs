@@ -103,6 +103,9 @@ impl WorkloadForm {
 
 /// State of the Scaling view.
 pub struct ScalingView {
+    /// False when the topology shown is not this machine (an opened report): runs are then
+    /// modeled, never measured on whatever GPUs this machine has.
+    this_machine: bool,
     topo_label: String,
     workloads: Vec<Workload>,
     selected: BTreeSet<String>,
@@ -122,6 +125,7 @@ pub struct ScalingView {
 impl Default for ScalingView {
     fn default() -> Self {
         Self {
+            this_machine: true,
             topo_label: String::new(),
             workloads: workload::catalog(),
             selected: ["resnet50".to_string()].into_iter().collect(),
@@ -138,6 +142,12 @@ impl Default for ScalingView {
 }
 
 impl ScalingView {
+    /// Says whether the topology passed to `ui` is this machine (measured runs allowed) or
+    /// another one (an opened report; runs are modeled).
+    pub fn set_this_machine(&mut self, this_machine: bool) {
+        self.this_machine = this_machine;
+    }
+
     /// A view with these workloads selected (for screenshots and tests).
     pub fn with_selection(names: &[&str]) -> Self {
         Self {
@@ -300,7 +310,7 @@ impl ScalingView {
             }
         }
         self.refresh_model(topology);
-        let live = matches!(topology.source, TopologySource::Live { .. });
+        let live = self.this_machine && matches!(topology.source, TopologySource::Live { .. });
         egui::ScrollArea::vertical()
             .auto_shrink([false; 2])
             .show(ui, |ui| {

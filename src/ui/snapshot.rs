@@ -13,6 +13,9 @@ use egui_kittest::Harness;
 use super::topology_view;
 use crate::model::Topology;
 
+/// Why offscreen rendering cannot work in this process, once a render found no adapter.
+static NO_RENDERER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// Renders the Topology view of `topology` (dark theme) at `width` × `height` points and returns
 /// PNG bytes. Content taller than `height` is cut off; [`topology_height`] gives a height that
 /// fits.
@@ -66,6 +69,13 @@ pub fn render_png(
         ));
     }
     let mut fonts_ready = false;
+    if let Some(why) = NO_RENDERER.get() {
+        return Err(anyhow!("offscreen rendering unavailable: {why}"));
+    }
+    // egui_kittest panics when no GL/Vulkan adapter exists; keep that panic's message and
+    // backtrace off the terminal (it becomes the error below, and one line for the user).
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
     let rendered = catch_unwind(AssertUnwindSafe(move || {
         let mut harness = Harness::builder()
             .with_size(egui::vec2(width as f32, height as f32))
@@ -81,6 +91,7 @@ pub fn render_png(
         harness.run_ok();
         harness.render()
     }));
+    std::panic::set_hook(previous_hook);
     let image = match rendered {
         Ok(Ok(image)) => image,
         Ok(Err(e)) => return Err(anyhow!("rendering failed: {e}")),
@@ -90,6 +101,10 @@ pub fn render_png(
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_string()))
                 .unwrap_or_else(|| "unknown reason".to_string());
+            // Without an adapter every later render fails the same way: remember it.
+            if why.contains("adapter") {
+                let _ = NO_RENDERER.set(why.clone());
+            }
             return Err(anyhow!(
                 "offscreen rendering failed: {why}; without a GL or Vulkan adapter install Mesa \
                  (libgl1-mesa-dri or mesa-vulkan-drivers) or run on a machine with a GPU driver"
