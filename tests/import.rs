@@ -648,3 +648,26 @@ fn real_h200_capture_from_the_device() {
     assert_eq!(t.gpus[0].cpu_affinity.as_deref(), Some("0-31"));
     assert_eq!(t.gpus[1].numa_node, Some(0));
 }
+
+/// The 4× H200 device machine (2026-11-22): NV18 between every pair, P2P OK everywhere.
+#[test]
+fn real_h200_4x_capture_from_the_device() {
+    let paths = [
+        "tests/data/h200-4x-device-topo-m.txt".to_string(),
+        "tests/data/h200-4x-device-topo-p2p.txt".to_string(),
+    ];
+    let t = scalescope::topology::import::import_paths(&paths).expect("parses");
+    assert_eq!(t.gpus.len(), 4);
+    assert_eq!(t.links.len(), 6);
+    assert!(
+        t.links
+            .iter()
+            .all(|l| l.kind == Some(scalescope::model::LinkKind::Nv(18)))
+    );
+    assert!(t.p2p.iter().all(|p| {
+        scalescope::model::P2pCap::ALL
+            .iter()
+            .all(|c| p.caps.get(*c) == Some(scalescope::model::P2pStatus::Ok))
+    }));
+    assert_eq!(t.gpus[3].cpu_affinity.as_deref(), Some("0-63"));
+}
