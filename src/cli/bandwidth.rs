@@ -98,29 +98,13 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
         .map(parse_pcie)
         .transpose()
         .map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
-    let elsewhere = args.source.describes_another_machine();
-    if !args.modeled && elsewhere {
-        return Err(CliError::input(anyhow::anyhow!(
-            "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
-        )));
-    }
+    args.source.refuse_measuring_elsewhere(args.modeled)?;
     if pcie.is_some() && !args.modeled {
         return Err(CliError::input(anyhow::anyhow!(
             "--pcie only applies with --modeled"
         )));
     }
-    let topo = match args.source.load() {
-        Ok(t) => t,
-        Err(e) if !elsewhere => {
-            let hint = if args.modeled {
-                "--modeled needs a machine to model here: add --catalog NAME (see `scalescope --catalog`) or --import FILE"
-            } else {
-                "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
-            };
-            return Err(CliError::env(anyhow::anyhow!("{e}; {hint}")));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let topo = args.source.load_or_hint(args.modeled)?;
     let plan = Plan::new(&topo, &opts).map_err(bench_err)?;
     let mut warnings = Vec::new();
     let mut backend: Box<dyn Backend> = if args.modeled {

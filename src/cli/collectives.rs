@@ -121,12 +121,7 @@ pub fn run(args: CollectivesArgs) -> Result<(), CliError> {
     let opts = options(&args)?;
     let launch = launcher::detect(&launcher::process_env())
         .map_err(|e| CliError::input(anyhow::anyhow!("launcher environment: {e}")))?;
-    let elsewhere = args.source.describes_another_machine();
-    if !args.modeled && elsewhere {
-        return Err(CliError::input(anyhow::anyhow!(
-            "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
-        )));
-    }
+    args.source.refuse_measuring_elsewhere(args.modeled)?;
     if let Some(l) = launch {
         if args.modeled {
             return Err(CliError::input(anyhow::anyhow!(
@@ -165,18 +160,7 @@ pub fn run(args: CollectivesArgs) -> Result<(), CliError> {
         }
         return emit(None, render(&results).as_bytes());
     }
-    let topo = match args.source.load() {
-        Ok(t) => t,
-        Err(e) if !elsewhere => {
-            let hint = if args.modeled {
-                "--modeled needs a machine to model here: add --catalog NAME or --import FILE"
-            } else {
-                "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
-            };
-            return Err(CliError::env(anyhow::anyhow!("{e}; {hint}")));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let topo = args.source.load_or_hint(args.modeled)?;
     let (_, cases) = plan(&topo, &opts).map_err(bench_err)?;
     let mut warnings = Vec::new();
     let mut backend: Box<dyn CollectiveBackend> = if args.modeled {

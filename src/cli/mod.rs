@@ -136,6 +136,35 @@ impl SourceArgs {
         !self.import.is_empty() || self.catalog.is_some()
     }
 
+    /// `--import`/`--catalog` describe another machine, which can be modeled but not measured
+    /// from here.
+    pub fn refuse_measuring_elsewhere(&self, modeled: bool) -> Result<(), CliError> {
+        if self.describes_another_machine() && !modeled {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Loads the topology a bench command works on. Where the flags name no other machine and
+    /// this one cannot be read (no driver), the error says how to model a machine instead.
+    pub fn load_or_hint(&self, modeled: bool) -> Result<Topology, CliError> {
+        self.refuse_measuring_elsewhere(modeled)?;
+        match self.load() {
+            Ok(t) => Ok(t),
+            Err(e) if !self.describes_another_machine() => {
+                let hint = if modeled {
+                    "--modeled needs a machine to model here: add --catalog NAME (see `scalescope --catalog`) or --import FILE"
+                } else {
+                    "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
+                };
+                Err(CliError::env(anyhow::anyhow!("{e}; {hint}")))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Loads the topology these flags name.
     pub fn load(&self) -> Result<Topology, TopologyError> {
         if !self.import.is_empty() {

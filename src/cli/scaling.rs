@@ -80,21 +80,7 @@ pub fn run(args: ScalingArgs) -> Result<(), CliError> {
         ModeArg::Both => Mode::ALL.to_vec(),
     };
     let gpus = parse_gpu_list(&args.gpus).map_err(CliError::input)?;
-    let elsewhere = args.source.describes_another_machine();
-    if elsewhere && !args.modeled {
-        return Err(CliError::input(anyhow::anyhow!(
-            "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
-        )));
-    }
-    let topo = match args.source.load() {
-        Ok(t) => t,
-        Err(e) if !elsewhere => {
-            return Err(CliError::env(anyhow::anyhow!(
-                "{e}; to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
-            )));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let topo = args.source.load_or_hint(args.modeled)?;
     for &g in &gpus {
         if topo.gpu(g).is_none() {
             return Err(CliError::input(anyhow::anyhow!(

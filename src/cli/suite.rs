@@ -335,21 +335,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let stages = parse_suite(&args.suite)?;
     let gpus = parse_gpu_list(&args.gpus).map_err(bench_err)?;
-    let elsewhere = args.source.describes_another_machine();
-    if elsewhere && !args.modeled {
-        return Err(CliError::input(anyhow::anyhow!(
-            "--import/--catalog describe another machine, which cannot be measured from here: add --modeled to model it"
-        )));
-    }
-    let topo = match args.source.load() {
-        Ok(t) => t,
-        Err(e) if !elsewhere => {
-            return Err(CliError::env(anyhow::anyhow!(
-                "no GPUs to measure here ({e}); run with --modeled --catalog NAME (see `scalescope --catalog`) or --modeled --import FILE to model a machine instead"
-            )));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let topo = args.source.load_or_hint(args.modeled)?;
     for &g in &gpus {
         if topo.gpu(g).is_none() {
             return Err(CliError::input(anyhow::anyhow!(

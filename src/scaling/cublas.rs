@@ -12,7 +12,7 @@ use cudarc::cublas::sys::{
 };
 use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_LAZY, RTLD_LOCAL, RTLD_NOW};
 
-use crate::bench::cuda::nvrtc::{SearchEnv, python_site_packages};
+use crate::bench::cuda::nvrtc::{SearchEnv, search_library};
 
 /// Environment variable naming the cuBLAS library (a file, or a folder holding it).
 pub const ENV_LIB: &str = "SCALESCOPE_CUBLAS_LIB";
@@ -145,46 +145,9 @@ impl Cublas {
     /// Searches [`candidates`] (then, if none loads, Python's site-packages) and loads the
     /// first cuBLAS that has every function needed. Never panics.
     pub fn load() -> Result<Cublas, NotFound> {
-        let mut env = SearchEnv::from_env();
         let env_lib = std::env::var_os(ENV_LIB).filter(|v| !v.is_empty());
-        let mut searched = Vec::new();
-        let mut errors = Vec::new();
-        for p in candidates(&env, env_lib.as_deref()) {
-            if let Some(c) = Self::try_load(&p, &mut searched, &mut errors) {
-                return Ok(c);
-            }
-        }
-        env.site_packages = python_site_packages();
-        for p in candidates(&env, env_lib.as_deref()) {
-            if searched.contains(&p.display().to_string()) {
-                continue;
-            }
-            if let Some(c) = Self::try_load(&p, &mut searched, &mut errors) {
-                return Ok(c);
-            }
-        }
-        Err(NotFound { searched, errors })
-    }
-
-    fn try_load(
-        path: &Path,
-        searched: &mut Vec<String>,
-        errors: &mut Vec<String>,
-    ) -> Option<Cublas> {
-        let shown = path.display().to_string();
-        searched.push(shown.clone());
-        if path.is_absolute() && !path.exists() {
-            return None;
-        }
-        match Self::open(path) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                if path.is_absolute() {
-                    errors.push(format!("{shown}: {e}"));
-                }
-                None
-            }
-        }
+        search_library(|env| candidates(env, env_lib.as_deref()), Self::open)
+            .map_err(|(searched, errors)| NotFound { searched, errors })
     }
 
     /// Loads cuBLAS from `path`. libcublas needs libcublasLt of the same version; when it sits

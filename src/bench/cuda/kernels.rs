@@ -160,7 +160,7 @@ unsafe impl Send for Kernels {}
 unsafe impl Sync for Kernels {}
 
 /// One kernel argument: a pointer to its value, as cuLaunchKernel takes them.
-fn arg<T>(v: &mut T) -> *mut c_void {
+pub(crate) fn arg<T>(v: &mut T) -> *mut c_void {
     (v as *mut T).cast::<c_void>()
 }
 
@@ -242,26 +242,7 @@ impl Kernels {
         stream: &Stream,
         params: &mut [*mut c_void],
     ) -> Result<(), CudaError> {
-        stream.ctx().bind()?;
-        // SAFETY: `f` is a live kernel of this module, loaded in the stream's context (callers
-        // pass this GPU's streams); `params` points to one value per kernel parameter, of the
-        // kernel's types, alive for the call (the driver copies them before returning).
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                f,
-                grid.max(1),
-                1,
-                1,
-                block,
-                1,
-                1,
-                0,
-                stream.raw(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        check(name, r)
+        launch_kernel(f, name, grid, block, stream, params)
     }
 
     /// `spin_wait(flag, timeout_ns, timed_out)`: one thread holding `stream` until `*flag != 0`.
@@ -400,4 +381,36 @@ impl Kernels {
             &mut [arg(&mut a), arg(&mut b), arg(&mut c), arg(&mut d)],
         )
     }
+}
+
+/// Launches `f` on `stream` with a 1-D grid (`grid` ≥ 1 blocks of `block` threads), binding the
+/// stream's context first.
+pub(crate) fn launch_kernel(
+    f: sys::CUfunction,
+    name: &'static str,
+    grid: u32,
+    block: u32,
+    stream: &Stream,
+    params: &mut [*mut c_void],
+) -> Result<(), CudaError> {
+    stream.ctx().bind()?;
+    // SAFETY: callers pass a live kernel of a module loaded in the stream's context, and
+    // `params` points to one value per kernel parameter, of the kernel's types, alive for the
+    // call (the driver copies them before returning).
+    let r = unsafe {
+        sys::cuLaunchKernel(
+            f,
+            grid.max(1),
+            1,
+            1,
+            block,
+            1,
+            1,
+            0,
+            stream.raw(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    check(name, r)
 }

@@ -205,6 +205,41 @@ impl std::fmt::Debug for Nvrtc {
     }
 }
 
+/// Finds a run-time library: every path of `candidates`, first without and then with Python's
+/// site-packages (python3 is asked only when nothing else loads), until `open` accepts one.
+/// `Err((searched, errors))`: every path tried, and why those that exist failed to load.
+pub fn search_library<T>(
+    candidates: impl Fn(&SearchEnv) -> Vec<PathBuf>,
+    open: impl Fn(&Path) -> Result<T, String>,
+) -> Result<T, (Vec<String>, Vec<String>)> {
+    let mut env = SearchEnv::from_env();
+    let mut searched: Vec<String> = Vec::new();
+    let mut errors = Vec::new();
+    for pass in 0..2 {
+        if pass == 1 {
+            env.site_packages = python_site_packages();
+        }
+        for path in candidates(&env) {
+            let shown = path.display().to_string();
+            if searched.contains(&shown) {
+                continue;
+            }
+            searched.push(shown.clone());
+            // An absolute path that is not there is not worth a dlopen (and its error text).
+            if path.is_absolute() && !path.exists() {
+                continue;
+            }
+            match open(&path) {
+                Ok(lib) => return Ok(lib),
+                // A bare name the loader does not know is just "not found", not an error.
+                Err(e) if path.is_absolute() => errors.push(format!("{shown}: {e}")),
+                Err(_) => {}
+            }
+        }
+    }
+    Err((searched, errors))
+}
+
 /// NVRTC could not be loaded from any candidate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NotFound {
@@ -232,47 +267,8 @@ impl Nvrtc {
     /// Searches [`candidates`] (then, if none loads, Python's site-packages) and loads the first
     /// NVRTC that has every function needed.
     pub fn load() -> Result<Nvrtc, NotFound> {
-        let mut env = SearchEnv::from_env();
-        let mut searched = Vec::new();
-        let mut errors = Vec::new();
-        for p in candidates(&env) {
-            if let Some(n) = Self::try_load(&p, &mut searched, &mut errors) {
-                return Ok(n);
-            }
-        }
-        env.site_packages = python_site_packages();
-        for p in candidates(&env) {
-            if searched.contains(&p.display().to_string()) {
-                continue;
-            }
-            if let Some(n) = Self::try_load(&p, &mut searched, &mut errors) {
-                return Ok(n);
-            }
-        }
-        Err(NotFound { searched, errors })
-    }
-
-    fn try_load(
-        path: &Path,
-        searched: &mut Vec<String>,
-        errors: &mut Vec<String>,
-    ) -> Option<Nvrtc> {
-        let shown = path.display().to_string();
-        searched.push(shown.clone());
-        // An absolute path that is not there is not worth a dlopen (and its error text).
-        if path.is_absolute() && !path.exists() {
-            return None;
-        }
-        match Self::open(path) {
-            Ok(n) => Some(n),
-            Err(e) => {
-                // A bare name the loader does not know is just "not found", not an error.
-                if path.is_absolute() {
-                    errors.push(format!("{shown}: {e}"));
-                }
-                None
-            }
-        }
+        search_library(candidates, Self::open)
+            .map_err(|(searched, errors)| NotFound { searched, errors })
     }
 
     /// Loads NVRTC from `path` (a file, or a bare name for the loader's search).

@@ -10,6 +10,7 @@ use cudarc::driver::sys;
 use super::super::context::Context;
 use super::super::nvrtc::Nvrtc;
 use super::super::stream::Stream;
+use crate::bench::cuda::kernels::arg;
 use crate::cuda::{CudaError, check};
 use crate::model::Dtype;
 
@@ -107,10 +108,6 @@ unsafe impl Send for CollKernels {}
 // SAFETY: as above; no interior mutability.
 unsafe impl Sync for CollKernels {}
 
-fn arg<T>(v: &mut T) -> *mut c_void {
-    (v as *mut T).cast::<c_void>()
-}
-
 impl CollKernels {
     /// Loads `ptx` into `ctx` and looks up every kernel; sizes the reduce grid from occupancy.
     pub fn load(ctx: &Arc<Context>, ptx: &CString) -> Result<CollKernels, CudaError> {
@@ -185,26 +182,7 @@ impl CollKernels {
         stream: &Stream,
         params: &mut [*mut c_void],
     ) -> Result<(), CudaError> {
-        stream.ctx().bind()?;
-        // SAFETY: `f` is a live kernel of this module, loaded in the stream's context (callers
-        // pass this GPU's stream); `params` points to one value per kernel parameter, of the
-        // kernel's types, alive for the call (the driver copies them before returning).
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                f,
-                grid.max(1),
-                1,
-                1,
-                block,
-                1,
-                1,
-                0,
-                stream.raw(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        check(name, r)
+        crate::bench::cuda::kernels::launch_kernel(f, name, grid, block, stream, params)
     }
 
     /// `p[i] = value(rank, first + i)` for `n` elements of `d`.
