@@ -409,36 +409,12 @@ impl CudaCollectives {
     /// error: its cases are then skipped with the search in the reason. Fails with
     /// [`BenchError::Unavailable`] (naming `--modeled`) when there is no driver or no GPU.
     pub fn new(topo: &Topology, nccl_lib: Option<&Path>) -> Result<CudaCollectives, BenchError> {
-        let driver = crate::cuda::driver().map_err(|e| match e {
-            CudaError::NoDriver => BenchError::Unavailable(format!(
-                "no CUDA driver (libcuda.so.1 not found): {MODELED_HINT}"
-            )),
-            other => BenchError::Unavailable(format!(
-                "the CUDA driver cannot be used ({other}): {MODELED_HINT}"
-            )),
-        })?;
-        if driver.device_count == 0 {
-            return Err(BenchError::Unavailable(format!(
-                "CUDA sees no GPUs (check nvidia-smi and CUDA_VISIBLE_DEVICES): {MODELED_HINT}"
-            )));
-        }
-        let bus_ids: Vec<Option<(u32, u32, u32, u32)>> = (0..driver.device_count)
-            .map(|o| {
-                crate::cuda::pci_bus_id(o)
-                    .ok()
-                    .and_then(|s| crate::cuda::parse_pci_bus_id(&s))
-            })
-            .collect();
+        let driver = super::open_driver()?;
+        let bus_ids = super::bus_ids(driver.device_count);
         let mut opened = Vec::new();
         let mut missing = BTreeMap::new();
         for g in &topo.gpus {
-            let by_bus = g
-                .pci_bus_id
-                .as_deref()
-                .and_then(crate::cuda::parse_pci_bus_id)
-                .and_then(|id| bus_ids.iter().position(|b| *b == Some(id)));
-            let Some(ordinal) = by_bus.or((g.index < driver.device_count).then_some(g.index))
-            else {
+            let Some(ordinal) = super::ordinal_of(g, &bus_ids) else {
                 missing.insert(g.index, format!("GPU {} is not visible to CUDA", g.index));
                 continue;
             };

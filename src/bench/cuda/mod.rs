@@ -103,43 +103,62 @@ impl From<measure::MeasureError> for CaseError {
     }
 }
 
+/// The CUDA driver for a measurement, or why there is none (the message names `--modeled`).
+pub(crate) fn open_driver() -> Result<crate::cuda::Driver, BenchError> {
+    let driver = crate::cuda::driver().map_err(|e| match e {
+        CudaError::NoDriver => BenchError::Unavailable(format!(
+            "no CUDA driver (libcuda.so.1 not found): {MODELED_HINT}"
+        )),
+        other => BenchError::Unavailable(format!(
+            "the CUDA driver cannot be used ({other}): {MODELED_HINT}"
+        )),
+    })?;
+    if driver.device_count == 0 {
+        return Err(BenchError::Unavailable(format!(
+            "CUDA sees no GPUs (check nvidia-smi and CUDA_VISIBLE_DEVICES): {MODELED_HINT}"
+        )));
+    }
+    Ok(driver)
+}
+
+/// The PCI bus id of every CUDA ordinal (`None` where the driver does not say).
+pub(crate) fn bus_ids(device_count: usize) -> Vec<Option<(u32, u32, u32, u32)>> {
+    (0..device_count)
+        .map(|o| {
+            crate::cuda::pci_bus_id(o)
+                .ok()
+                .and_then(|s| crate::cuda::parse_pci_bus_id(&s))
+        })
+        .collect()
+}
+
+/// The CUDA ordinal of a topology GPU: the one with its PCI bus id, else its index (topology
+/// indices are CUDA ordinals on a live machine); `None` when CUDA does not see it.
+pub(crate) fn ordinal_of(
+    g: &crate::model::Gpu,
+    bus_ids: &[Option<(u32, u32, u32, u32)>],
+) -> Option<usize> {
+    let by_bus = g
+        .pci_bus_id
+        .as_deref()
+        .and_then(crate::cuda::parse_pci_bus_id)
+        .and_then(|id| bus_ids.iter().position(|b| *b == Some(id)));
+    by_bus.or((g.index < bus_ids.len()).then_some(g.index))
+}
+
 impl CudaBackend {
     /// Opens every GPU of `topo` through CUDA: retains its primary context, builds and loads
     /// the kernels, creates streams. Fails with [`BenchError::Unavailable`] (naming `--modeled`)
     /// when there is no driver or no usable GPU.
     pub fn new(topo: &Topology) -> Result<CudaBackend, BenchError> {
-        let driver = crate::cuda::driver().map_err(|e| match e {
-            CudaError::NoDriver => BenchError::Unavailable(format!(
-                "no CUDA driver (libcuda.so.1 not found): {MODELED_HINT}"
-            )),
-            other => BenchError::Unavailable(format!(
-                "the CUDA driver cannot be used ({other}): {MODELED_HINT}"
-            )),
-        })?;
-        if driver.device_count == 0 {
-            return Err(BenchError::Unavailable(format!(
-                "CUDA sees no GPUs (check nvidia-smi and CUDA_VISIBLE_DEVICES): {MODELED_HINT}"
-            )));
-        }
-        let bus_ids: Vec<Option<(u32, u32, u32, u32)>> = (0..driver.device_count)
-            .map(|o| {
-                crate::cuda::pci_bus_id(o)
-                    .ok()
-                    .and_then(|s| crate::cuda::parse_pci_bus_id(&s))
-            })
-            .collect();
+        let driver = open_driver()?;
+        let bus_ids = bus_ids(driver.device_count);
         let mut gpus = BTreeMap::new();
         let mut missing = BTreeMap::new();
         for g in &topo.gpus {
             // Topology indices are CUDA ordinals on a live machine; the bus id settles it where
             // both are known.
-            let by_bus = g
-                .pci_bus_id
-                .as_deref()
-                .and_then(crate::cuda::parse_pci_bus_id)
-                .and_then(|id| bus_ids.iter().position(|b| *b == Some(id)));
-            let Some(ordinal) = by_bus.or((g.index < driver.device_count).then_some(g.index))
-            else {
+            let Some(ordinal) = ordinal_of(g, &bus_ids) else {
                 missing.insert(
                     g.index,
                     format!(
