@@ -12,7 +12,7 @@ use cudarc::cublas::sys::{
 };
 use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_LAZY, RTLD_LOCAL, RTLD_NOW};
 
-use crate::bench::cuda::nvrtc::{SearchEnv, search_library};
+use crate::bench::cuda::nvrtc::{SearchEnv, library_candidates, search_library};
 
 /// Environment variable naming the cuBLAS library (a file, or a folder holding it).
 pub const ENV_LIB: &str = "SCALESCOPE_CUBLAS_LIB";
@@ -50,44 +50,12 @@ type FnGemmEx = unsafe extern "C" fn(
 /// the CUDA toolkit's folders; `$CUDA_HOME`; versioned toolkits; NVIDIA's Python wheels
 /// (`nvidia/cublas/lib`, `nvidia/cu13/lib`).
 pub fn candidates(env: &SearchEnv, env_lib: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let in_dir = |dir: &Path, out: &mut Vec<PathBuf>| {
-        for n in LIB_NAMES {
-            out.push(dir.join(n));
-        }
-    };
-    if let Some(v) = env_lib {
-        let p = PathBuf::from(v);
-        if p.is_dir() {
-            in_dir(&p, &mut out);
-        } else {
-            out.push(p);
-        }
-    }
-    out.extend(LIB_NAMES.iter().map(PathBuf::from));
-    let mut dirs = vec![
-        PathBuf::from("/usr/local/cuda/lib64"),
-        PathBuf::from("/usr/local/cuda/targets/x86_64-linux/lib"),
-    ];
-    if let Some(home) = &env.cuda_home {
-        let home = PathBuf::from(home);
-        dirs.push(home.join("lib64"));
-        dirs.push(home.join("targets/x86_64-linux/lib"));
-    }
-    for t in &env.versioned_toolkits {
-        dirs.push(t.join("lib64"));
-        dirs.push(t.join("targets/x86_64-linux/lib"));
-    }
-    for sp in &env.site_packages {
-        dirs.push(sp.join("nvidia/cublas/lib"));
-        dirs.push(sp.join("nvidia/cu13/lib"));
-    }
-    for d in &dirs {
-        in_dir(d, &mut out);
-    }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|p| seen.insert(p.clone()));
-    out
+    library_candidates(
+        &LIB_NAMES,
+        env_lib,
+        env,
+        &["nvidia/cublas/lib", "nvidia/cu13/lib"],
+    )
 }
 
 /// cuBLAS could not be loaded from any candidate.

@@ -77,13 +77,31 @@ impl SearchEnv {
 /// search: LD_LIBRARY_PATH, ld.so.cache); the CUDA toolkit's folders; `$CUDA_HOME`; versioned
 /// toolkits; NVIDIA's Python wheels (`nvidia/cu13/lib`, `nvidia/cuda_nvrtc/lib`).
 pub fn candidates(env: &SearchEnv) -> Vec<PathBuf> {
+    library_candidates(
+        &LIB_NAMES,
+        env.env_lib.as_deref(),
+        env,
+        &["nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"],
+    )
+}
+
+/// Paths to try for a CUDA library called one of `names`, in order: `explicit` (a file, or a
+/// folder holding one of them); the bare names (the loader's own search: LD_LIBRARY_PATH,
+/// ld.so.cache); the CUDA toolkit's folders; `$CUDA_HOME`; versioned toolkits; the given
+/// folders of Python's site-packages (NVIDIA's wheels). No duplicates.
+pub fn library_candidates(
+    names: &[&str],
+    explicit: Option<&std::ffi::OsStr>,
+    env: &SearchEnv,
+    wheel_dirs: &[&str],
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let in_dir = |dir: &Path, out: &mut Vec<PathBuf>| {
-        for n in LIB_NAMES {
+        for n in names {
             out.push(dir.join(n));
         }
     };
-    if let Some(v) = &env.env_lib {
+    if let Some(v) = explicit {
         let p = PathBuf::from(v);
         if p.is_dir() {
             in_dir(&p, &mut out);
@@ -91,7 +109,7 @@ pub fn candidates(env: &SearchEnv) -> Vec<PathBuf> {
             out.push(p);
         }
     }
-    out.extend(LIB_NAMES.iter().map(PathBuf::from));
+    out.extend(names.iter().map(PathBuf::from));
     let mut dirs = vec![
         PathBuf::from("/usr/local/cuda/lib64"),
         PathBuf::from("/usr/local/cuda/targets/x86_64-linux/lib"),
@@ -106,8 +124,9 @@ pub fn candidates(env: &SearchEnv) -> Vec<PathBuf> {
         dirs.push(t.join("targets/x86_64-linux/lib"));
     }
     for sp in &env.site_packages {
-        dirs.push(sp.join("nvidia/cu13/lib"));
-        dirs.push(sp.join("nvidia/cuda_nvrtc/lib"));
+        for w in wheel_dirs {
+            dirs.push(sp.join(w));
+        }
     }
     for d in &dirs {
         in_dir(d, &mut out);
