@@ -77,16 +77,27 @@ fn side_panel_lists_catalog_entries() {
 }
 
 #[test]
-fn no_driver_opens_on_dgx_h100_with_banner() {
+fn no_driver_opens_on_the_example_or_dgx_h100_with_banner() {
     let harness = app_harness(App::new_with(Err(NO_DRIVER.into()), Startup::default()));
     let app = harness.state();
-    assert_eq!(app.selected(), &SourceKey::Catalog("dgx-h100".into()));
     assert_eq!(app.live_error(), Some(NO_DRIVER));
     let banner = harness.get_by_label_contains("Live data unavailable: no NVIDIA driver found");
     let text = text_of(&banner);
-    assert!(text.contains("not measured"), "{text}");
-    // The header names the machine and says where it comes from.
-    assert_eq!(harness.query_all_by_label("NVIDIA DGX H100").count(), 2);
+    if scalescope::report::bundled::reports().is_empty() {
+        // No bundled example: the catalog's DGX H100, named in the side panel and the header.
+        assert_eq!(app.selected(), &SourceKey::Catalog("dgx-h100".into()));
+        assert!(text.contains("not measured"), "{text}");
+        assert_eq!(harness.query_all_by_label("NVIDIA DGX H100").count(), 2);
+    } else {
+        // The bundled example report, said to be one and measured elsewhere.
+        assert!(
+            matches!(app.selected(), SourceKey::Report(_)),
+            "{:?}",
+            app.selected()
+        );
+        assert!(text.contains("bundled example report"), "{text}");
+        assert!(text.contains("not on this machine"), "{text}");
+    }
 }
 
 #[test]
