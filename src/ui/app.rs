@@ -424,48 +424,50 @@ impl App {
             (!errors.is_empty()).then(|| format!("Cannot open report: {}", errors.join("; ")));
     }
 
-    fn spawn_open_reports(&mut self, ctx: egui::Context, paths: Vec<PathBuf>) {
+    /// Runs `work` on a thread named `name`, sends its message and wakes the UI; a thread that
+    /// cannot start becomes the error line. Returns whether it started.
+    fn spawn_worker(
+        &mut self,
+        ctx: egui::Context,
+        name: &str,
+        work: impl FnOnce() -> Msg + Send + 'static,
+    ) -> bool {
         let tx = self.tx.clone();
         let spawned = std::thread::Builder::new()
-            .name("scalescope-report".into())
+            .name(name.into())
             .spawn(move || {
-                let _ = tx.send(Msg::Reports(read_reports(&paths)));
+                // The receiver is gone only when the window closed; nothing left to tell.
+                let _ = tx.send(work());
                 ctx.request_repaint();
             });
-        if let Err(e) = spawned {
-            self.error = Some(format!("Cannot start the report thread: {e}"));
+        match spawned {
+            Ok(_) => true,
+            Err(e) => {
+                self.error = Some(format!("Cannot start the {name} thread: {e}"));
+                false
+            }
         }
+    }
+
+    fn spawn_open_reports(&mut self, ctx: egui::Context, paths: Vec<PathBuf>) {
+        self.spawn_worker(ctx, "scalescope-report", move || {
+            Msg::Reports(read_reports(&paths))
+        });
     }
 
     fn open_report_dialog(&mut self, ctx: egui::Context) {
         if self.dialog_open {
             return;
         }
-        let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("scalescope-open".into())
-            .spawn(move || {
-                let picked = std::panic::catch_unwind(|| {
-                    rfd::FileDialog::new()
-                        .set_title("Open scalescope reports")
-                        .add_filter("scalescope report", &["json"])
-                        .add_filter("All files", &["*"])
-                        .pick_files()
-                });
-                let msg = match picked {
-                    Ok(Some(paths)) if !paths.is_empty() => Msg::Reports(read_reports(&paths)),
-                    Ok(_) => Msg::DialogClosed,
-                    Err(_) => Msg::Reports(vec![Err(
-                        "the file dialog failed; drop the report onto the window instead".into(),
-                    )]),
-                };
-                let _ = tx.send(msg);
-                ctx.request_repaint();
-            });
-        match spawned {
-            Ok(_) => self.dialog_open = true,
-            Err(e) => self.error = Some(format!("Cannot open the file dialog: {e}")),
-        }
+        self.dialog_open = self.spawn_worker(ctx, "scalescope-open", || {
+            match pick_files("Open scalescope reports", "scalescope report", &["json"]) {
+                Ok(Some(paths)) => Msg::Reports(read_reports(&paths)),
+                Ok(None) => Msg::DialogClosed,
+                Err(()) => Msg::Reports(vec![Err(
+                    "the file dialog failed; drop the report onto the window instead".into(),
+                )]),
+            }
+        });
     }
 
     /// What the current view would save: a file name and the bytes, made on the worker thread.
@@ -559,31 +561,23 @@ impl App {
             self.error = Some("Nothing to save in this view yet.".into());
             return;
         };
-        let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("scalescope-save".into())
-            .spawn(move || {
-                let picked = std::panic::catch_unwind(|| {
-                    rfd::FileDialog::new()
-                        .set_title("Save")
-                        .set_file_name(&name)
-                        .save_file()
-                });
-                let msg = match picked {
-                    Ok(Some(path)) => Msg::Saved(Some(work().and_then(|bytes| {
-                        std::fs::write(&path, bytes)
-                            .map(|_| path.display().to_string())
-                            .map_err(|e| format!("cannot write {}: {e}", path.display()))
-                    }))),
-                    Ok(None) => Msg::Saved(None),
-                    Err(_) => Msg::Saved(Some(Err("the save dialog failed".into()))),
-                };
-                let _ = tx.send(msg);
-                ctx.request_repaint();
+        self.spawn_worker(ctx, "scalescope-save", move || {
+            let picked = std::panic::catch_unwind(|| {
+                rfd::FileDialog::new()
+                    .set_title("Save")
+                    .set_file_name(&name)
+                    .save_file()
             });
-        if let Err(e) = spawned {
-            self.error = Some(format!("Cannot start the save thread: {e}"));
-        }
+            match picked {
+                Ok(Some(path)) => Msg::Saved(Some(work().and_then(|bytes| {
+                    std::fs::write(&path, bytes)
+                        .map(|_| path.display().to_string())
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+                }))),
+                Ok(None) => Msg::Saved(None),
+                Err(_) => Msg::Saved(Some(Err("the save dialog failed".into()))),
+            }
+        });
     }
 
     fn current_bandwidth(&self) -> Option<&BandwidthView> {
@@ -608,56 +602,32 @@ impl App {
     }
 
     fn spawn_import(&mut self, ctx: egui::Context, paths: Vec<String>) {
-        let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("scalescope-import".into())
-            .spawn(move || {
-                let result = import::import_paths(&paths).map_err(|e| e.to_string());
-                let _ = tx.send(Msg::Imported(result));
-                ctx.request_repaint();
-            });
-        if let Err(e) = spawned {
-            self.error = Some(format!("Cannot start the import thread: {e}"));
-        }
+        self.spawn_worker(ctx, "scalescope-import", move || {
+            Msg::Imported(import::import_paths(&paths).map_err(|e| e.to_string()))
+        });
     }
 
     fn open_dialog(&mut self, ctx: egui::Context) {
         if self.dialog_open {
             return;
         }
-        let tx = self.tx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("scalescope-open".into())
-            .spawn(move || {
-                // rfd returns None when no portal or zenity is available; catch_unwind guards
-                // against a backend that panics instead.
-                let picked = std::panic::catch_unwind(|| {
-                    rfd::FileDialog::new()
-                        .set_title("Open nvidia-smi topo output")
-                        .add_filter("nvidia-smi output", &["txt", "log", "out"])
-                        .add_filter("All files", &["*"])
-                        .pick_files()
-                });
-                let msg = match picked {
-                    Ok(Some(paths)) if !paths.is_empty() => {
-                        let paths: Vec<String> = paths
-                            .iter()
-                            .map(|p: &PathBuf| p.display().to_string())
-                            .collect();
-                        Msg::Imported(import::import_paths(&paths).map_err(|e| e.to_string()))
-                    }
-                    Ok(_) => Msg::DialogClosed,
-                    Err(_) => Msg::Imported(Err(
-                        "the file dialog failed; drop the file onto the window instead".into(),
-                    )),
-                };
-                let _ = tx.send(msg);
-                ctx.request_repaint();
-            });
-        match spawned {
-            Ok(_) => self.dialog_open = true,
-            Err(e) => self.error = Some(format!("Cannot open the file dialog: {e}")),
-        }
+        self.dialog_open = self.spawn_worker(ctx, "scalescope-open", || {
+            match pick_files(
+                "Open nvidia-smi topo output",
+                "nvidia-smi output",
+                &["txt", "log", "out"],
+            ) {
+                Ok(Some(paths)) => {
+                    let paths: Vec<String> =
+                        paths.iter().map(|p| p.display().to_string()).collect();
+                    Msg::Imported(import::import_paths(&paths).map_err(|e| e.to_string()))
+                }
+                Ok(None) => Msg::DialogClosed,
+                Err(()) => Msg::Imported(Err(
+                    "the file dialog failed; drop the file onto the window instead".into(),
+                )),
+            }
+        });
     }
 
     /// Drains the worker channel.
@@ -1109,4 +1079,19 @@ impl eframe::App for App {
             storage.set_string(SETTINGS_KEY, s);
         }
     }
+}
+
+/// A file dialog for opening files of one kind (plus "All files"). `Ok(None)` when closed with no
+/// choice — rfd also returns that when no portal or zenity exists; `Err` when the dialog backend
+/// panicked instead (caught, so the worker thread still reports).
+fn pick_files(title: &str, kind: &str, extensions: &[&str]) -> Result<Option<Vec<PathBuf>>, ()> {
+    std::panic::catch_unwind(|| {
+        rfd::FileDialog::new()
+            .set_title(title)
+            .add_filter(kind, extensions)
+            .add_filter("All files", &["*"])
+            .pick_files()
+            .filter(|p| !p.is_empty())
+    })
+    .map_err(|_| ())
 }

@@ -9,13 +9,13 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, Color32, RichText, Ui, vec2};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
-use super::jobs::{Job, JobMsg, Reporter};
+use super::jobs::{Job, JobMsg, Reporter, RunState};
 use super::palette;
 use super::topology_view::{Cell, matrix};
 use crate::bench::modeled::{Assumptions, ModeledBackend};
 use crate::bench::{Backend, BandwidthOptions, Plan, Warning, cuda::CudaBackend, run_bandwidth};
 use crate::model::units::{format_bytes, parse_sizes};
-use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology, TopologySource};
+use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology};
 
 /// The tests ticked by default: a quick, informative first run.
 const DEFAULT_TESTS: [TestId; 8] = [
@@ -41,38 +41,25 @@ pub struct BandwidthRunData {
 
 /// State of the Bandwidth view.
 pub struct BandwidthView {
-    /// False when the topology shown is not this machine (an opened report): runs are then
-    /// modeled, never measured on whatever GPUs this machine has.
-    this_machine: bool,
-    /// Which topology the selection below belongs to (its source label).
-    topo_label: String,
-    gpus: BTreeSet<usize>,
+    run: RunState<BandwidthRunData>,
     tests: BTreeSet<TestId>,
     sizes: String,
     samples: u32,
     iters: u32,
-    job: Option<Job<BandwidthRunData>>,
-    data: Option<BandwidthRunData>,
     shown_test: Option<TestId>,
     shown_bytes: Option<u64>,
-    error: Option<String>,
 }
 
 impl Default for BandwidthView {
     fn default() -> Self {
         Self {
-            this_machine: true,
-            topo_label: String::new(),
-            gpus: BTreeSet::new(),
+            run: RunState::default(),
             tests: DEFAULT_TESTS.into_iter().collect(),
             sizes: "512M".to_string(),
             samples: crate::bench::plan::DEFAULT_SAMPLES,
             iters: crate::bench::plan::DEFAULT_ITERS,
-            job: None,
-            data: None,
             shown_test: None,
             shown_bytes: None,
-            error: None,
         }
     }
 }
@@ -81,20 +68,20 @@ impl BandwidthView {
     /// Says whether the topology passed to `ui` is this machine (measured runs allowed) or
     /// another one (an opened report; runs are modeled).
     pub fn set_this_machine(&mut self, this_machine: bool) {
-        self.this_machine = this_machine;
+        self.run.set_this_machine(this_machine);
     }
 
     /// A view showing finished results (for reports, screenshots and tests).
     pub fn with_results(topology: &Topology, data: BandwidthRunData) -> Self {
         let mut v = Self::default();
-        v.sync_topology(topology);
-        v.data = Some(data);
+        v.run.sync_topology(topology);
+        v.run.data = Some(data);
         v
     }
 
     /// The results on screen, if any.
     pub fn data(&self) -> Option<&BandwidthRunData> {
-        self.data.as_ref()
+        self.run.data.as_ref()
     }
 
     /// Sets the sizes field as if typed (for tests and scripted use).
@@ -104,34 +91,23 @@ impl BandwidthView {
 
     /// True while a run is in flight.
     pub fn running(&self) -> bool {
-        self.job.as_ref().is_some_and(|j| !j.finished)
-    }
-
-    fn sync_topology(&mut self, topology: &Topology) {
-        let label = topology.source.label();
-        if self.topo_label != label {
-            self.topo_label = label;
-            self.gpus = topology.gpu_indices().into_iter().collect();
-            if !self.running() {
-                self.data = None;
-            }
-        }
+        self.run.running()
     }
 
     /// Draws the view for `topology`.
     pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
-        self.sync_topology(topology);
-        self.poll();
-        let measured = self.this_machine && matches!(topology.source, TopologySource::Live { .. });
+        self.run.sync_topology(topology);
+        self.run.poll();
+        let measured = self.run.measures(topology);
         egui::ScrollArea::vertical()
             .auto_shrink([false; 2])
             .show(ui, |ui| {
                 self.controls(ui, topology, measured);
                 ui.add_space(8.0);
-                if let Some(e) = &self.error {
+                if let Some(e) = &self.run.error {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
-                let Some(data) = self.data.clone() else {
+                let Some(data) = self.run.data.clone() else {
                     ui.label(
                         RichText::new("No results yet: pick GPUs and tests, then Run.").weak(),
                     );
@@ -141,30 +117,16 @@ impl BandwidthView {
             });
     }
 
-    fn poll(&mut self) {
-        let Some(job) = &mut self.job else { return };
-        for msg in job.poll() {
-            match msg {
-                JobMsg::Progress { partial, .. } => self.data = Some(partial),
-                JobMsg::Done(d) => {
-                    self.data = Some(d);
-                    self.error = None;
-                }
-                JobMsg::Failed(e) => self.error = Some(e),
-            }
-        }
-    }
-
     fn controls(&mut self, ui: &mut Ui, topology: &Topology, measured: bool) {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new("GPUs").strong());
             for g in topology.gpu_indices() {
-                let mut on = self.gpus.contains(&g);
+                let mut on = self.run.gpus.contains(&g);
                 if ui.checkbox(&mut on, format!("GPU{g}")).changed() {
                     if on {
-                        self.gpus.insert(g);
+                        self.run.gpus.insert(g);
                     } else {
-                        self.gpus.remove(&g);
+                        self.run.gpus.remove(&g);
                     }
                 }
             }
@@ -206,15 +168,15 @@ impl BandwidthView {
         ui.horizontal(|ui| {
             let running = self.running();
             if running {
-                let cancelling = self.job.as_ref().is_some_and(|j| j.cancelling());
+                let cancelling = self.run.job.as_ref().is_some_and(|j| j.cancelling());
                 if ui
                     .add_enabled(!cancelling, egui::Button::new("■ Cancel"))
                     .clicked()
-                    && let Some(j) = &self.job
+                    && let Some(j) = &self.run.job
                 {
                     j.cancel();
                 }
-                if let Some(j) = &self.job {
+                if let Some(j) = &self.run.job {
                     let (done, total, label) = &j.progress;
                     let frac = if *total > 0 {
                         *done as f32 / *total as f32
@@ -233,7 +195,7 @@ impl BandwidthView {
                 } else {
                     "▶ Model this machine"
                 };
-                let can_run = !self.gpus.is_empty() && !self.tests.is_empty();
+                let can_run = !self.run.gpus.is_empty() && !self.tests.is_empty();
                 if ui.add_enabled(can_run, egui::Button::new(label)).clicked() {
                     self.start(ui.ctx(), topology, measured);
                 }
@@ -256,13 +218,13 @@ impl BandwidthView {
         let sizes = match parse_sizes(&self.sizes) {
             Ok(s) => s,
             Err(e) => {
-                self.error = Some(format!("Sizes: {e}"));
+                self.run.error = Some(format!("Sizes: {e}"));
                 return;
             }
         };
-        self.error = None;
+        self.run.error = None;
         let opts = BandwidthOptions {
-            gpus: self.gpus.iter().copied().collect(),
+            gpus: self.run.gpus.iter().copied().collect(),
             tests: TestId::ALL
                 .iter()
                 .copied()
@@ -275,7 +237,7 @@ impl BandwidthView {
         let topo = topology.clone();
         self.shown_test = None;
         self.shown_bytes = None;
-        self.job = Some(Job::spawn(ctx, "scalescope-bench", move |rep, cancel| {
+        self.run.job = Some(Job::spawn(ctx, "scalescope-bench", move |rep, cancel| {
             run_job(&topo, &opts, measured, &rep, &cancel)
         }));
     }

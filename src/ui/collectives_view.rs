@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use eframe::egui::{self, RichText, Ui};
 use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, Points};
 
-use super::jobs::{Job, JobMsg, Reporter};
+use super::jobs::{Job, JobMsg, Reporter, RunState};
 use super::palette;
 use crate::bench::Warning;
 use crate::bench::collectives::{
@@ -17,9 +17,7 @@ use crate::bench::collectives::{
 };
 use crate::bench::modeled::{Assumptions, ModeledBackend};
 use crate::model::units::{format_bytes, parse_sizes};
-use crate::model::{
-    Algo, CollectiveOp, CollectiveResult, Source, Status, Topology, TopologySource,
-};
+use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
 
 /// Results of one run, as the view shows them.
 #[derive(Clone, Debug, Default)]
@@ -31,31 +29,19 @@ pub struct CollectivesRunData {
 
 /// State of the Collectives view.
 pub struct CollectivesView {
-    /// False when the topology shown is not this machine (an opened report): runs are then
-    /// modeled, never measured on whatever GPUs this machine has.
-    this_machine: bool,
-    topo_label: String,
-    gpus: BTreeSet<usize>,
+    run: RunState<CollectivesRunData>,
     ops: BTreeSet<CollectiveOp>,
     algos: BTreeSet<Algo>,
     sizes: String,
-    job: Option<Job<CollectivesRunData>>,
-    data: Option<CollectivesRunData>,
-    error: Option<String>,
 }
 
 impl Default for CollectivesView {
     fn default() -> Self {
         Self {
-            this_machine: true,
-            topo_label: String::new(),
-            gpus: BTreeSet::new(),
+            run: RunState::default(),
             ops: [CollectiveOp::AllReduce].into_iter().collect(),
             algos: [Algo::Nccl].into_iter().collect(),
             sizes: "1K..1G".to_string(),
-            job: None,
-            data: None,
-            error: None,
         }
     }
 }
@@ -64,62 +50,40 @@ impl CollectivesView {
     /// Says whether the topology passed to `ui` is this machine (measured runs allowed) or
     /// another one (an opened report; runs are modeled).
     pub fn set_this_machine(&mut self, this_machine: bool) {
-        self.this_machine = this_machine;
+        self.run.set_this_machine(this_machine);
     }
 
     /// A view showing finished results (for reports, screenshots and tests).
     pub fn with_results(topology: &Topology, data: CollectivesRunData) -> Self {
         let mut v = Self::default();
-        v.sync_topology(topology);
-        v.data = Some(data);
+        v.run.sync_topology(topology);
+        v.run.data = Some(data);
         v
     }
 
     /// The results on screen, if any.
     pub fn data(&self) -> Option<&CollectivesRunData> {
-        self.data.as_ref()
+        self.run.data.as_ref()
     }
 
     /// True while a run is in flight.
     pub fn running(&self) -> bool {
-        self.job.as_ref().is_some_and(|j| !j.finished)
-    }
-
-    fn sync_topology(&mut self, topology: &Topology) {
-        let label = topology.source.label();
-        if self.topo_label != label {
-            self.topo_label = label;
-            self.gpus = topology.gpu_indices().into_iter().collect();
-            if !self.running() {
-                self.data = None;
-            }
-        }
+        self.run.running()
     }
 
     /// Draws the view for `topology`.
     pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
-        self.sync_topology(topology);
-        if let Some(job) = &mut self.job {
-            for msg in job.poll() {
-                match msg {
-                    JobMsg::Progress { partial, .. } => self.data = Some(partial),
-                    JobMsg::Done(d) => {
-                        self.data = Some(d);
-                        self.error = None;
-                    }
-                    JobMsg::Failed(e) => self.error = Some(e),
-                }
-            }
-        }
-        let measured = self.this_machine && matches!(topology.source, TopologySource::Live { .. });
+        self.run.sync_topology(topology);
+        self.run.poll();
+        let measured = self.run.measures(topology);
         egui::ScrollArea::vertical()
             .auto_shrink([false; 2])
             .show(ui, |ui| {
                 self.controls(ui, topology, measured);
-                if let Some(e) = &self.error {
+                if let Some(e) = &self.run.error {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
-                match self.data.clone() {
+                match self.run.data.clone() {
                     Some(data) => results(ui, topology, &data),
                     None => {
                         ui.label(
@@ -137,7 +101,7 @@ impl CollectivesView {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new("GPUs").strong());
             for g in topology.gpu_indices() {
-                toggle(ui, &mut self.gpus, g, &format!("GPU{g}"));
+                toggle(ui, &mut self.run.gpus, g, &format!("GPU{g}"));
             }
             ui.separator();
             ui.label(RichText::new("Ops").strong());
@@ -163,11 +127,11 @@ impl CollectivesView {
         ui.horizontal(|ui| {
             if self.running() {
                 if ui.button("■ Cancel").clicked()
-                    && let Some(j) = &self.job
+                    && let Some(j) = &self.run.job
                 {
                     j.cancel();
                 }
-                if let Some(j) = &self.job {
+                if let Some(j) = &self.run.job {
                     let (done, total, _) = &j.progress;
                     let frac = if *total > 0 {
                         *done as f32 / *total as f32
@@ -186,7 +150,7 @@ impl CollectivesView {
                 } else {
                     "▶ Model this machine"
                 };
-                let ok = self.gpus.len() >= 2 && !self.ops.is_empty() && !self.algos.is_empty();
+                let ok = self.run.gpus.len() >= 2 && !self.ops.is_empty() && !self.algos.is_empty();
                 if ui.add_enabled(ok, egui::Button::new(label)).clicked() {
                     self.start(ui.ctx(), topology, measured);
                 }
@@ -205,20 +169,20 @@ impl CollectivesView {
         let sizes = match parse_sizes(&self.sizes) {
             Ok(s) => s,
             Err(e) => {
-                self.error = Some(format!("Sizes: {e}"));
+                self.run.error = Some(format!("Sizes: {e}"));
                 return;
             }
         };
         let opts = CollectiveOptions {
-            gpus: self.gpus.iter().copied().collect(),
+            gpus: self.run.gpus.iter().copied().collect(),
             ops: self.ops.iter().copied().collect(),
             algos: self.algos.iter().copied().collect(),
             sizes,
             ..Default::default()
         };
         let topo = topology.clone();
-        self.error = None;
-        self.job = Some(Job::spawn(
+        self.run.error = None;
+        self.run.job = Some(Job::spawn(
             ctx,
             "scalescope-collectives",
             move |rep, cancel| run_job(&topo, &opts, measured, &rep, &cancel),

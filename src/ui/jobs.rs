@@ -115,3 +115,75 @@ impl<R> Job<R> {
         out
     }
 }
+
+/// What a measurement view keeps between frames besides its own choices: which machine the
+/// selection belongs to, the selected GPUs, the run in flight, the last results and error.
+pub struct RunState<D> {
+    /// False when the topology shown is not this machine (an opened report): runs are then
+    /// modeled, never measured on whatever GPUs this machine has.
+    this_machine: bool,
+    /// Which topology the selection belongs to (its source label).
+    topo_label: String,
+    pub gpus: std::collections::BTreeSet<usize>,
+    pub job: Option<Job<D>>,
+    pub data: Option<D>,
+    pub error: Option<String>,
+}
+
+impl<D> Default for RunState<D> {
+    fn default() -> Self {
+        Self {
+            this_machine: true,
+            topo_label: String::new(),
+            gpus: Default::default(),
+            job: None,
+            data: None,
+            error: None,
+        }
+    }
+}
+
+impl<D> RunState<D> {
+    /// Says whether the topology shown is this machine (measured runs allowed) or another one.
+    pub fn set_this_machine(&mut self, this_machine: bool) {
+        self.this_machine = this_machine;
+    }
+
+    /// True when a run would measure this machine's GPUs rather than model `topology`.
+    pub fn measures(&self, topology: &crate::model::Topology) -> bool {
+        self.this_machine && matches!(topology.source, crate::model::TopologySource::Live { .. })
+    }
+
+    /// True while a run is in flight.
+    pub fn running(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| !j.finished)
+    }
+
+    /// On a new topology, selects all its GPUs and drops results of the old one (unless a run
+    /// is still filling them).
+    pub fn sync_topology(&mut self, topology: &crate::model::Topology) {
+        let label = topology.source.label();
+        if self.topo_label != label {
+            self.topo_label = label;
+            self.gpus = topology.gpu_indices().into_iter().collect();
+            if !self.running() {
+                self.data = None;
+            }
+        }
+    }
+
+    /// Takes the job's new messages: partial and final results, or why it failed.
+    pub fn poll(&mut self) {
+        let Some(job) = &mut self.job else { return };
+        for msg in job.poll() {
+            match msg {
+                JobMsg::Progress { partial, .. } => self.data = Some(partial),
+                JobMsg::Done(d) => {
+                    self.data = Some(d);
+                    self.error = None;
+                }
+                JobMsg::Failed(e) => self.error = Some(e),
+            }
+        }
+    }
+}
