@@ -119,9 +119,36 @@ pub fn build(ccs: &[(i32, i32)]) -> Images {
 
 /// A loaded module, unloaded on drop.
 #[derive(Debug)]
-struct Module {
+pub(crate) struct Module {
     ctx: Arc<Context>,
     raw: sys::CUmodule,
+}
+
+impl Module {
+    /// Loads a NUL-terminated PTX image into `ctx` (the driver compiles it for the GPU).
+    pub(crate) fn load(ctx: &Arc<Context>, ptx: &CString) -> Result<Module, CudaError> {
+        ctx.bind()?;
+        let mut raw: sys::CUmodule = std::ptr::null_mut();
+        // SAFETY: out-parameter; `ptx` is a NUL-terminated PTX image; the context is current.
+        check("cuModuleLoadData", unsafe {
+            sys::cuModuleLoadData(&mut raw, ptx.as_ptr().cast::<c_void>())
+        })?;
+        Ok(Module {
+            ctx: ctx.clone(),
+            raw,
+        })
+    }
+
+    /// The kernel called `name` (valid while the module lives).
+    pub(crate) fn function(&self, name: &str) -> Result<sys::CUfunction, CudaError> {
+        let cname = CString::new(name).unwrap_or_default();
+        let mut f: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: out-parameter; the module is live; the name is NUL-terminated.
+        check("cuModuleGetFunction", unsafe {
+            sys::cuModuleGetFunction(&mut f, self.raw, cname.as_ptr())
+        })?;
+        Ok(f)
+    }
 }
 
 impl Drop for Module {
@@ -167,25 +194,8 @@ pub(crate) fn arg<T>(v: &mut T) -> *mut c_void {
 impl Kernels {
     /// Loads `image` into `ctx` and looks up every kernel; sizes the copy grid from occupancy.
     pub fn load(ctx: &Arc<Context>, image: &Image) -> Result<Kernels, CudaError> {
-        ctx.bind()?;
-        let mut raw: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: out-parameter; `ptx` is a NUL-terminated PTX image; the context is current.
-        check("cuModuleLoadData", unsafe {
-            sys::cuModuleLoadData(&mut raw, image.ptx.as_ptr().cast::<c_void>())
-        })?;
-        let module = Module {
-            ctx: ctx.clone(),
-            raw,
-        };
-        let get = |name: &str| -> Result<sys::CUfunction, CudaError> {
-            let cname = CString::new(name).unwrap_or_default();
-            let mut f: sys::CUfunction = std::ptr::null_mut();
-            // SAFETY: out-parameter; the module is live; the name is NUL-terminated.
-            check("cuModuleGetFunction", unsafe {
-                sys::cuModuleGetFunction(&mut f, module.raw, cname.as_ptr())
-            })?;
-            Ok(f)
-        };
+        let module = Module::load(ctx, &image.ptx)?;
+        let get = |name: &str| module.function(name);
         let copy = get("copy_kernel")?;
         let mut per_sm = 0;
         // SAFETY: out-parameter; `copy` is a live function of the current context.

@@ -10,7 +10,7 @@ use cudarc::driver::sys;
 use super::super::context::Context;
 use super::super::nvrtc::Nvrtc;
 use super::super::stream::Stream;
-use crate::bench::cuda::kernels::arg;
+use crate::bench::cuda::kernels::{Module, arg};
 use crate::cuda::{CudaError, check};
 use crate::model::Dtype;
 
@@ -68,23 +68,6 @@ pub fn build(ccs: &[(i32, i32)]) -> (Ptx, String) {
     }
 }
 
-#[derive(Debug)]
-struct Module {
-    ctx: Arc<Context>,
-    raw: sys::CUmodule,
-}
-
-impl Drop for Module {
-    fn drop(&mut self) {
-        // SAFETY: loaded once by cuModuleLoadData, unloaded once; errors cannot be acted on.
-        unsafe {
-            if self.ctx.bind().is_ok() {
-                sys::cuModuleUnload(self.raw);
-            }
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 struct PerDtype {
     fill: sys::CUfunction,
@@ -111,25 +94,8 @@ unsafe impl Sync for CollKernels {}
 impl CollKernels {
     /// Loads `ptx` into `ctx` and looks up every kernel; sizes the reduce grid from occupancy.
     pub fn load(ctx: &Arc<Context>, ptx: &CString) -> Result<CollKernels, CudaError> {
-        ctx.bind()?;
-        let mut raw: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: out-parameter; `ptx` is a NUL-terminated PTX image; the context is current.
-        check("cuModuleLoadData", unsafe {
-            sys::cuModuleLoadData(&mut raw, ptx.as_ptr().cast::<c_void>())
-        })?;
-        let module = Module {
-            ctx: ctx.clone(),
-            raw,
-        };
-        let get = |name: &str| -> Result<sys::CUfunction, CudaError> {
-            let cname = CString::new(name).unwrap_or_default();
-            let mut f: sys::CUfunction = std::ptr::null_mut();
-            // SAFETY: out-parameter; the module is live; the name is NUL-terminated.
-            check("cuModuleGetFunction", unsafe {
-                sys::cuModuleGetFunction(&mut f, module.raw, cname.as_ptr())
-            })?;
-            Ok(f)
-        };
+        let module = Module::load(ctx, ptx)?;
+        let get = |name: &str| module.function(name);
         let mut by_dtype = Vec::new();
         for &d in Dtype::ALL {
             let s = suffix(d);
