@@ -671,3 +671,26 @@ fn real_h200_4x_capture_from_the_device() {
     }));
     assert_eq!(t.gpus[3].cpu_affinity.as_deref(), Some("0-63"));
 }
+
+/// The 8× H200 device machine (2026-11-22): NV18 between all 28 pairs, P2P OK everywhere.
+#[test]
+fn real_h200_8x_capture_from_the_device() {
+    let paths = [
+        "tests/data/h200-8x-device-topo-m.txt".to_string(),
+        "tests/data/h200-8x-device-topo-p2p.txt".to_string(),
+    ];
+    let t = scalescope::topology::import::import_paths(&paths).expect("parses");
+    assert_eq!(t.gpus.len(), 8);
+    assert_eq!(t.links.len(), 28);
+    assert!(
+        t.links
+            .iter()
+            .all(|l| l.kind == Some(scalescope::model::LinkKind::Nv(18)))
+    );
+    assert_eq!(t.p2p.len(), 56);
+    assert!(
+        t.p2p
+            .iter()
+            .all(|p| p.caps.read == Some(scalescope::model::P2pStatus::Ok))
+    );
+}
