@@ -341,3 +341,34 @@ fn opening_a_report_fills_the_views() {
     assert_eq!(harness.state().settings().view, View::Compare);
     assert!(harness.query_by_label("Key figures").is_some());
 }
+
+#[test]
+fn bench_modeled_from_an_import_keeps_its_assumptions_in_the_report() {
+    // An nvidia-smi capture carries no PCIe generation: the modeled backend assumes one and
+    // the report must carry that assumption (it once failed to serialize).
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-8x-device-topo-m.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let out = scalescope()
+        .args([
+            "--bench",
+            "--modeled",
+            "--quick",
+            "--suite",
+            "bandwidth",
+            "--import",
+        ])
+        .arg(&data)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+    assert!(text.contains("assumption"), "no assumption in report.json");
+    let r = report::load(&dir.path().join("report.json")).unwrap();
+    assert_eq!(r.topology.gpus.len(), 8);
+}

@@ -112,7 +112,7 @@ impl ModeledBackend {
                 assume.pcie_width,
                 list(&missing_pcie)
             );
-            warnings.push(Warning::Assumption(text.clone()));
+            warnings.push(Warning::Assumption { text: text.clone() });
             assumptions.push(text);
         }
         let mut missing_nv = Vec::new();
@@ -134,7 +134,7 @@ impl ModeledBackend {
                 assume.nvlink_gbps_per_link,
                 missing_nv.join(", ")
             );
-            warnings.push(Warning::Assumption(text.clone()));
+            warnings.push(Warning::Assumption { text: text.clone() });
             assumptions.push(text);
         }
         topo.derive_line_rates();

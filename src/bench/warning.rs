@@ -25,7 +25,7 @@ pub enum Warning {
     /// A GPU's PCIe link is narrower than its maximum.
     LinkBelowMax { gpu: usize, link: String },
     /// The modeled backend assumed a figure the topology does not carry.
-    Assumption(String),
+    Assumption { text: String },
 }
 
 /// Coefficient of variation above which samples are called noisy.
@@ -58,7 +58,7 @@ impl fmt::Display for Warning {
             Self::LinkBelowMax { gpu, link } => {
                 write!(f, "GPU {gpu}: PCIe link runs below its maximum ({link})")
             }
-            Self::Assumption(text) => write!(f, "assumed {text}"),
+            Self::Assumption { text } => write!(f, "assumed {text}"),
         }
     }
 }
