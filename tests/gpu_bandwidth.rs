@@ -33,6 +33,7 @@ fn run(tests: Vec<TestId>, sizes: Vec<u64>) -> (Vec<BandwidthResult>, Vec<Warnin
         sizes,
         iters: 4,
         samples: 3,
+        ..Default::default()
     };
     let plan = Plan::new(&topo, &opts).expect("plan");
     let out = run_bandwidth(

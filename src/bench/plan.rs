@@ -25,6 +25,22 @@ pub struct BandwidthOptions {
     pub iters: u32,
     /// Samples per cell, at least 3 for a meaningful median.
     pub samples: u32,
+    /// Which GPU pairs the pair tests cover.
+    #[serde(default)]
+    pub pairs: PairScope,
+}
+
+/// Which GPU pairs the GPU↔GPU tests cover.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairScope {
+    /// Every ordered pair of the selected GPUs (nvbandwidth's matrix).
+    #[default]
+    All,
+    /// The first pair (lowest indices, both directions) of each kind of connection the topology
+    /// shows (`NV18`, `NODE`, `SYS`, …): one curve per kind instead of N·(N−1) on a machine
+    /// whose pairs of a kind are alike, as an NVSwitch box's are.
+    PerLinkKind,
 }
 
 impl Default for BandwidthOptions {
@@ -35,6 +51,7 @@ impl Default for BandwidthOptions {
             sizes: Vec::new(),
             iters: DEFAULT_ITERS,
             samples: DEFAULT_SAMPLES,
+            pairs: PairScope::All,
         }
     }
 }
@@ -147,7 +164,7 @@ impl Plan {
         let mut cases = Vec::new();
         for &test in &tests {
             for &bytes in &sizes {
-                for (src, dst) in endpoints(test, &gpus) {
+                for (src, dst) in endpoints(test, &gpus, opts.pairs, topo) {
                     cases.push(Case {
                         test,
                         src,
@@ -165,15 +182,36 @@ impl Plan {
 }
 
 /// The (src, dst) cells a test covers over the selected GPUs.
-fn endpoints(test: TestId, gpus: &[usize]) -> Vec<(Endpoint, Endpoint)> {
+fn endpoints(
+    test: TestId,
+    gpus: &[usize],
+    scope: PairScope,
+    topo: &Topology,
+) -> Vec<(Endpoint, Endpoint)> {
     let g = Endpoint::Gpu;
+    // Unordered pairs (a listed before b in the selection), narrowed to one per link kind.
+    let mut seen = Vec::new();
+    let unordered: Vec<(usize, usize)> = gpus
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &a)| gpus[i + 1..].iter().map(move |&b| (a.min(b), a.max(b))))
+        .filter(|&(a, b)| match scope {
+            PairScope::All => true,
+            PairScope::PerLinkKind => {
+                let kind = topo.link(a, b).and_then(|l| l.kind);
+                let fresh = !seen.contains(&kind);
+                if fresh {
+                    seen.push(kind);
+                }
+                fresh
+            }
+        })
+        .collect();
     let pairs = || {
         gpus.iter()
-            .flat_map(|&a| {
-                gpus.iter()
-                    .filter(move |&&b| b != a)
-                    .map(move |&b| (g(a), g(b)))
-            })
+            .flat_map(|&a| gpus.iter().map(move |&b| (a, b)))
+            .filter(|&(a, b)| unordered.contains(&(a, b)) || unordered.contains(&(b, a)))
+            .map(|(a, b)| (g(a), g(b)))
             .collect::<Vec<_>>()
     };
     match test.shape() {
@@ -187,14 +225,7 @@ fn endpoints(test: TestId, gpus: &[usize]) -> Vec<(Endpoint, Endpoint)> {
                 }
             })
             .collect(),
-        Shape::Pair { bidir: true, .. } => gpus
-            .iter()
-            .flat_map(|&a| {
-                gpus.iter()
-                    .filter(move |&&b| b > a)
-                    .map(move |&b| (g(a), g(b)))
-            })
-            .collect(),
+        Shape::Pair { bidir: true, .. } => unordered.iter().map(|&(a, b)| (g(a), g(b))).collect(),
         Shape::Pair { .. } | Shape::Latency { d2d: true } => pairs(),
         Shape::Local => gpus.iter().map(|&i| (g(i), g(i))).collect(),
         Shape::Fan { to_one } if gpus.len() >= 2 => gpus
@@ -255,6 +286,56 @@ mod tests {
         assert_eq!(count(TestId::P2pBidirCe), 3 * 2);
         assert_eq!(count(TestId::H2d), 3 * 2);
         assert_eq!(count(TestId::HostToAll), 2);
+    }
+
+    #[test]
+    fn per_link_kind_keeps_the_first_pair_of_each_kind() {
+        // 0–1 and 2–3 on NVLink, every other pair across the SMP link.
+        let mut t = topo(4);
+        for l in &mut t.links {
+            l.kind = Some(if (l.a, l.b) == (0, 1) || (l.a, l.b) == (2, 3) {
+                crate::model::LinkKind::Nv(4)
+            } else {
+                crate::model::LinkKind::Sys
+            });
+        }
+        let opts = BandwidthOptions {
+            tests: vec![TestId::P2pReadCe, TestId::P2pBidirCe, TestId::H2d],
+            pairs: PairScope::PerLinkKind,
+            ..Default::default()
+        };
+        let plan = Plan::new(&t, &opts).unwrap();
+        let cells = |test: TestId| -> Vec<(Endpoint, Endpoint)> {
+            plan.cases
+                .iter()
+                .filter(|c| c.test == test)
+                .map(|c| (c.src, c.dst))
+                .collect()
+        };
+        let g = Endpoint::Gpu;
+        assert_eq!(
+            cells(TestId::P2pReadCe),
+            vec![(g(0), g(1)), (g(0), g(2)), (g(1), g(0)), (g(2), g(0))]
+        );
+        assert_eq!(cells(TestId::P2pBidirCe), vec![(g(0), g(1)), (g(0), g(2))]);
+        // Host tests still cover every GPU.
+        assert_eq!(cells(TestId::H2d).len(), 4);
+        // The default covers every ordered pair.
+        let all = Plan::new(
+            &t,
+            &BandwidthOptions {
+                pairs: PairScope::All,
+                ..opts
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            all.cases
+                .iter()
+                .filter(|c| c.test == TestId::P2pReadCe)
+                .count(),
+            12
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::{CliError, SourceArgs, emit, write_file};
 use crate::bench::modeled::{Assumptions, ModeledBackend, parse_pcie};
-use crate::bench::plan::{parse_gpu_list, parse_test_list};
+use crate::bench::plan::{PairScope, parse_gpu_list, parse_test_list};
 use crate::bench::{
     Backend, BandwidthOptions, BenchError, Plan, RunOutcome, Warning, cuda::CudaBackend,
     run_bandwidth,
@@ -48,6 +48,10 @@ pub struct BandwidthArgs {
     /// Model the figures from line rates instead of measuring (for catalog or imported machines).
     #[arg(long)]
     pub modeled: bool,
+    /// GPU↔GPU tests on the first pair of each kind of connection (NV18, NODE, SYS, …) instead
+    /// of every ordered pair: quicker on a machine of many alike pairs.
+    #[arg(long)]
+    pub pairs_per_link_kind: bool,
     /// PCIe link to assume where the topology has none (modeled only), e.g. gen5x16.
     #[arg(long, value_name = "LINK")]
     pub pcie: Option<String>,
@@ -91,6 +95,11 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
             .map_err(|e| CliError::input(anyhow::anyhow!("--sizes: {e}")))?,
         iters: args.iters,
         samples: args.samples,
+        pairs: if args.pairs_per_link_kind {
+            PairScope::PerLinkKind
+        } else {
+            PairScope::All
+        },
     };
     let pcie = args
         .pcie

@@ -233,6 +233,7 @@ impl BandwidthView {
             sizes,
             iters: self.iters,
             samples: self.samples,
+            ..Default::default()
         };
         let topo = topology.clone();
         self.shown_test = None;
