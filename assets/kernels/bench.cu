@@ -88,27 +88,84 @@ extern "C" __global__ void check_pattern(const u32* p, u64 bytes, u32 seed, u64*
 #define SCALESCOPE_UNROLL 8
 #endif
 
+// Tuning experiments (SCALESCOPE_COPY_VARIANT at run time, 0 by default): cache hints on the
+// copy kernel's loads and stores. 1: streaming (.cs) both; 2: L2 only (.cg) both; 3: loads
+// through the non-coherent path asking L2 for 256-byte fetches; 4: the same with 128 bytes;
+// 5: write-through stores.
+#ifndef SCALESCOPE_COPY_VARIANT
+#define SCALESCOPE_COPY_VARIANT 0
+#endif
+// SCALESCOPE_COPY_LAYOUT 1: each block copies one contiguous range instead of grid-stride.
+#ifndef SCALESCOPE_COPY_LAYOUT
+#define SCALESCOPE_COPY_LAYOUT 0
+#endif
+
+__device__ __forceinline__ uint4 copy_load(const uint4* p) {
+#if SCALESCOPE_COPY_VARIANT == 1
+    return __ldcs(p);
+#elif SCALESCOPE_COPY_VARIANT == 2
+    return __ldcg(p);
+#elif SCALESCOPE_COPY_VARIANT == 3 && __CUDA_ARCH__ >= 800
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+    return v;
+#elif SCALESCOPE_COPY_VARIANT == 4 && __CUDA_ARCH__ >= 800
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+    return v;
+#else
+    return *p;
+#endif
+}
+
+__device__ __forceinline__ void copy_store(uint4* p, uint4 v) {
+#if SCALESCOPE_COPY_VARIANT == 1
+    __stcs(p, v);
+#elif SCALESCOPE_COPY_VARIANT == 2
+    __stcg(p, v);
+#elif SCALESCOPE_COPY_VARIANT == 5
+    __stwt(p, v);
+#else
+    *p = v;
+#endif
+}
+
 // dst[0..bytes) = src[0..bytes): 16-byte accesses, grid-stride, SCALESCOPE_UNROLL independent
 // loads in flight per thread before the first store; one thread copies the last bytes % 16.
 // Either pointer may be a peer GPU's memory (the SM copy tests).
 extern "C" __global__ void __launch_bounds__(512)
 copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 bytes) {
     const u64 n = bytes / 16;
+#if SCALESCOPE_COPY_LAYOUT == 1
+    // This block's range [lo, hi), threads striding by the block size within it.
+    const u64 per = (n + gridDim.x - 1) / gridDim.x;
+    const u64 lo = (u64)blockIdx.x * per;
+    const u64 hi = lo + per < n ? lo + per : n;
+    const u64 stride = blockDim.x;
+    u64 i = lo + threadIdx.x;
+    const u64 end = hi;
+#else
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + (SCALESCOPE_UNROLL - 1) * stride < n; i += SCALESCOPE_UNROLL * stride) {
+    const u64 end = n;
+#endif
+    for (; i + (SCALESCOPE_UNROLL - 1) * stride < end; i += SCALESCOPE_UNROLL * stride) {
         uint4 v[SCALESCOPE_UNROLL];
 #pragma unroll
         for (int k = 0; k < SCALESCOPE_UNROLL; ++k) {
-            v[k] = src[i + k * stride];
+            v[k] = copy_load(src + i + k * stride);
         }
 #pragma unroll
         for (int k = 0; k < SCALESCOPE_UNROLL; ++k) {
-            dst[i + k * stride] = v[k];
+            copy_store(dst + i + k * stride, v[k]);
         }
     }
-    for (; i < n; i += stride) {
-        dst[i] = src[i];
+    for (; i < end; i += stride) {
+        copy_store(dst + i, copy_load(src + i));
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         const unsigned char* s = (const unsigned char*)(src + n);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::sys;
 
 use super::context::Context;
+use super::kernels::Kernels;
 use super::measure::{self, Lane, Op};
 use super::memory::{DeviceBuffer, PageableBuffer, PinnedBuffer, host_memory_available};
 use super::pattern::{self, POISON};
@@ -259,6 +260,18 @@ fn rates(ms: &[f64], bytes: usize, iters: u32) -> Vec<f64> {
         .collect()
 }
 
+/// `SCALESCOPE_SM_SPLIT`: the fraction (0, 1) of an SM copy the other GPU's SMs take.
+fn sm_split() -> Option<f64> {
+    std::env::var("SCALESCOPE_SM_SPLIT")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|f| *f > 0.0 && *f < 1.0)
+}
+
+fn kernel_of(g: &GpuState) -> Result<&Kernels, CaseError> {
+    g.kernels.as_ref().map_err(|w| CaseError::Waived(w.clone()))
+}
+
 fn words(bytes: usize) -> u64 {
     bytes.div_ceil(4) as u64
 }
@@ -457,12 +470,8 @@ fn pair(
         |exec: usize, src: &DeviceBuffer, dst: &DeviceBuffer| -> Result<Lane<'_>, CaseError> {
             let ge = be.gpu(exec)?;
             let op = if sm {
-                let k = ge
-                    .kernels
-                    .as_ref()
-                    .map_err(|w| CaseError::Waived(w.clone()))?;
                 Op::Kernel {
-                    kernels: k,
+                    kernels: kernel_of(ge)?,
                     src: src.ptr(),
                     dst: dst.ptr(),
                     bytes: bytes as u64,
@@ -494,8 +503,37 @@ fn pair(
     if let Some((src_b, dst_a)) = &rev {
         lanes.push(lane(rev_exec, src_b, dst_a)?);
     }
+    // Tuning experiment (SCALESCOPE_SM_SPLIT=f): the other GPU's SMs copy the last fraction f
+    // of the buffer at the same time (the reader pulls the head, the writer pushes the tail);
+    // the figure is the whole buffer over the slower lane's time.
+    let split = if sm && !bidir { sm_split() } else { None };
+    if let Some(f) = split {
+        let other = if fwd_exec == a { b } else { a };
+        let head = ((bytes as f64 * (1.0 - f)) as usize) / 65536 * 65536;
+        let (go, gf) = (be.gpu(other)?, be.gpu(fwd_exec)?);
+        lanes[0].op = Op::Kernel {
+            kernels: kernel_of(gf)?,
+            src: src_a.ptr(),
+            dst: dst_b.ptr(),
+            bytes: head as u64,
+        };
+        lanes.push(Lane {
+            stream: stream0(go)?,
+            op: Op::Kernel {
+                kernels: kernel_of(go)?,
+                src: src_a.ptr() + head as u64,
+                dst: dst_b.ptr() + head as u64,
+                bytes: (bytes - head) as u64,
+            },
+            gate: go.gate(),
+        });
+    }
     let gated = measure::gated(&lanes);
-    let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    let mut ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    if split.is_some() {
+        let slower: Vec<f64> = ms[0].iter().zip(&ms[1]).map(|(x, y)| x.max(*y)).collect();
+        ms = vec![slower];
+    }
     drop(lanes);
     let mut wrong = check_device(gb, &dst_b, seed_f)?;
     let mut checked = words(bytes);
@@ -508,7 +546,12 @@ fn pair(
         (false, true) => "cuMemcpyAsync (peer access on)".to_string(),
         (false, false) => "cuMemcpyPeerAsync with peer access off (driver-staged)".to_string(),
     };
-    let how = if bidir {
+    let how = if let Some(f) = split {
+        format!(
+            "{engine}s on both GPUs at once: GPU {fwd_exec} copies the first {:.0} %, the other GPU the rest",
+            (1.0 - f) * 100.0
+        )
+    } else if bidir {
         format!(
             "{engine}, {a}→{b} issued by GPU {a} and {b}→{a} by GPU {b} at once; figure = sum of both"
         )

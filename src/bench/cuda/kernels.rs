@@ -226,7 +226,12 @@ impl Kernels {
                 .flatten(),
             chase: get("pointer_chase")?,
             scatter: get("scatter_chain")?,
-            copy_grid: ctx.sm_count() * per_sm,
+            // Tuning knob: a grid of exactly this many blocks (e.g. fewer than one per SM).
+            copy_grid: std::env::var("SCALESCOPE_COPY_GRID")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .filter(|v| *v >= 1)
+                .unwrap_or(ctx.sm_count() * per_sm),
             util_grid: ctx.sm_count() * 4,
             origin: image.origin.clone(),
             _module: module,

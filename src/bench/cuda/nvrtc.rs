@@ -409,6 +409,16 @@ impl Nvrtc {
             CString::new("-std=c++17").map_err(|e| e.to_string())?,
             CString::new(format!("-DSCALESCOPE_UNROLL={}", copy_unroll()))
                 .map_err(|e| e.to_string())?,
+            CString::new(format!(
+                "-DSCALESCOPE_COPY_VARIANT={}",
+                tuning_knob("SCALESCOPE_COPY_VARIANT", 5)
+            ))
+            .map_err(|e| e.to_string())?,
+            CString::new(format!(
+                "-DSCALESCOPE_COPY_LAYOUT={}",
+                tuning_knob("SCALESCOPE_COPY_LAYOUT", 1)
+            ))
+            .map_err(|e| e.to_string())?,
         ];
         let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         // SAFETY: the program is live; `ptrs` holds `opts.len()` NUL-terminated strings.
@@ -475,6 +485,16 @@ pub fn copy_unroll() -> u32 {
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|v| (1..=16).contains(v))
         .unwrap_or(8)
+}
+
+/// A copy-kernel tuning experiment chosen by environment variable `name` (0..=max), else 0:
+/// see SCALESCOPE_COPY_VARIANT and SCALESCOPE_COPY_LAYOUT in bench.cu.
+fn tuning_knob(name: &str, max: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|v| *v <= max)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
