@@ -15,9 +15,11 @@ use scalescope::topology::live;
 #[ignore = "needs GPU"]
 fn gemm_rate_is_measured_and_plausible() {
     let c = Cublas::load().expect("cuBLAS found (set SCALESCOPE_CUBLAS_LIB)");
-    let r = proxy::measure_gemm(&c, 0).unwrap();
-    let bf16 = r.bf16.unwrap();
-    let fp32 = r.fp32.unwrap();
+    let r = proxy::measure_gemm(&c, &[0]).unwrap();
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].gpu, 0);
+    let bf16 = r[0].rates.bf16.clone().unwrap();
+    let fp32 = r[0].rates.fp32.clone().unwrap();
     eprintln!(
         "bf16 {:.1} TFLOP/s ({}), fp32 {:.1}",
         bf16.tflops, bf16.basis, fp32.tflops
@@ -30,7 +32,28 @@ fn gemm_rate_is_measured_and_plausible() {
 
 #[test]
 #[ignore = "needs GPU"]
-fn ddp_and_inference_proxies_run_on_every_gpu_count() {
+fn gemm_rate_is_measured_on_every_gpu_at_once() {
+    let topo = live::read().unwrap();
+    let gpus = topo.gpu_indices();
+    let c = Cublas::load().expect("cuBLAS found (set SCALESCOPE_CUBLAS_LIB)");
+    let r = proxy::measure_gemm(&c, &gpus).unwrap();
+    assert_eq!(r.iter().map(|g| g.gpu).collect::<Vec<_>>(), gpus);
+    for g in &r {
+        let bf16 = g.rates.bf16.as_ref().unwrap();
+        let fp32 = g.rates.fp32.as_ref().unwrap();
+        eprintln!(
+            "GPU {}: bf16 {:.1} TFLOP/s ({}), fp32 {:.1}",
+            g.gpu, bf16.tflops, bf16.basis, fp32.tflops
+        );
+        assert_eq!(bf16.source, Source::Measured);
+        assert!(bf16.tflops > 100.0 && bf16.tflops < 1100.0);
+        assert!(fp32.tflops > 5.0 && fp32.tflops < 80.0);
+    }
+}
+
+#[test]
+#[ignore = "needs GPU"]
+fn ddp_and_inference_proxies_run_on_their_gpu_counts() {
     let topo = live::read().unwrap();
     let ws = vec![
         workload::resolve("resnet50").unwrap(),
@@ -54,8 +77,15 @@ fn ddp_and_inference_proxies_run_on_every_gpu_count() {
             .filter(|r| r.workload == name && r.step_time_ms.is_some())
             .count()
     };
-    assert_eq!(ok("resnet50"), 2 * topo.gpus.len());
-    assert_eq!(ok("resnet50-trt-fp16"), 2 * topo.gpus.len());
+    let counts = proxy::proxy_counts(topo.gpus.len());
+    assert_eq!(ok("resnet50"), 2 * counts.len());
+    assert_eq!(ok("resnet50-trt-fp16"), 2 * counts.len());
+    let ns: Vec<usize> = rows
+        .iter()
+        .filter(|r| r.workload == "resnet50" && r.mode == Mode::Weak)
+        .map(|r| r.n_gpus)
+        .collect();
+    assert_eq!(ns, counts);
     // CARLA has no GPU proxy: waived, empty, never zero.
     assert!(
         rows.iter()
@@ -87,6 +117,20 @@ fn measured_run_reports_model_error() {
     let m = run.machine.as_ref().unwrap();
     assert_eq!(m.rates.bf16.as_ref().unwrap().source, Source::Measured);
     assert_eq!(m.comm.as_ref().unwrap().source, Source::Measured);
+    if topo.gpus.len() >= 2 {
+        // Every GPU measured while all ran; n ≥ 2 rows are modeled at the slowest's rate.
+        assert_eq!(m.concurrent.len(), topo.gpus.len());
+        let model_2 = run
+            .rows
+            .iter()
+            .find(|r| r.source == Source::Modeled && r.n_gpus == 2)
+            .unwrap();
+        assert!(
+            model_2.basis.contains("running together"),
+            "{}",
+            model_2.basis
+        );
+    }
     let measured: Vec<_> = run
         .rows
         .iter()

@@ -3,7 +3,7 @@
 
 use scalescope::model::{Dtype, Source};
 use scalescope::scaling::model::{Sourced, step_terms};
-use scalescope::scaling::rates::GemmRate;
+use scalescope::scaling::rates::{GemmRate, PerGpuRates};
 use scalescope::scaling::workload::{self, ComputeDtype, Pattern, Workload, WorkloadError};
 use scalescope::scaling::{Bound, CommCurve, GpuRates, Machine, Mode, gpu_counts, model};
 
@@ -22,6 +22,7 @@ fn machine() -> Machine {
             }),
             fp32: None,
         },
+        concurrent: Vec::new(),
         comm: Some(CommCurve {
             points: vec![(1.0, 100.0), (1e12, 100.0)],
             source: Source::Measured,
@@ -166,6 +167,146 @@ fn missing_rate_leaves_the_row_empty_not_zero() {
             .all(|r| r.step_time_ms.is_none() && r.speedup.is_none())
     );
     assert!(rows[0].basis.contains("rate"), "{}", rows[0].basis);
+}
+
+fn bf16(tflops: f64) -> GpuRates {
+    GpuRates {
+        bf16: Some(GemmRate {
+            tflops,
+            source: Source::Measured,
+            basis: "test".into(),
+        }),
+        fp32: None,
+    }
+}
+
+/// `machine()` measured: 736 TFLOP/s on GPU 0 alone; 720, 700, 710, 690 with all four at once.
+fn measured_together() -> Machine {
+    let mut m = machine();
+    m.rates = bf16(736.0);
+    m.concurrent = [720.0, 700.0, 710.0, 690.0]
+        .into_iter()
+        .enumerate()
+        .map(|(gpu, t)| PerGpuRates {
+            gpu,
+            rates: bf16(t),
+        })
+        .collect();
+    m
+}
+
+#[test]
+fn a_step_runs_at_its_slowest_gpus_rate_measured_together() {
+    // n = 1: GPU 0 alone, 736. n = 2: min(720, 700) = 700 (GPU 1). n = 3: min(720, 700, 710)
+    // = 700. n = 4 and beyond the box: min of all four = 690 (GPU 3).
+    let m = measured_together();
+    let rate = |n| m.rate_for(ComputeDtype::Bf16, n).unwrap();
+    assert_eq!(rate(1).rate.tflops, 736.0);
+    assert_eq!(rate(1).slowest_of, None);
+    assert_eq!(rate(2).rate.tflops, 700.0);
+    assert_eq!(rate(2).slowest_of, Some((1, vec![0, 1])));
+    assert_eq!(rate(3).rate.tflops, 700.0);
+    assert_eq!(rate(4).rate.tflops, 690.0);
+    assert_eq!(rate(4).slowest_of, Some((3, vec![0, 1, 2, 3])));
+    assert_eq!(rate(16).rate.tflops, 690.0);
+    // No fp32 rate anywhere: none for any count.
+    assert!(m.rate_for(ComputeDtype::Fp32, 2).is_none());
+    // Not measured together (modeled machines, one GPU): one rate for every count.
+    let alone = machine();
+    for n in [1, 2, 4, 8] {
+        let r = alone.rate_for(ComputeDtype::Bf16, n).unwrap();
+        assert_eq!((r.rate.tflops, r.slowest_of), (100.0, None));
+    }
+}
+
+#[test]
+fn model_rows_name_the_rate_they_used() {
+    // compute at n = 2 = 1e12 × 10 ÷ (700e12 × 0.5) s; the basis names the slowest GPU.
+    let m = measured_together();
+    let rows = model(&workload(Pattern::DdpRing), &m, &[Mode::Weak], 8);
+    let row = |n| rows.iter().find(|r| r.n_gpus == n).unwrap();
+    close(
+        row(1).compute_ms.unwrap(),
+        1e12 * 10.0 / (736e12 * 0.5) * 1e3,
+    );
+    close(
+        row(2).compute_ms.unwrap(),
+        1e12 * 10.0 / (700e12 * 0.5) * 1e3,
+    );
+    close(
+        row(8).compute_ms.unwrap(),
+        1e12 * 10.0 / (690e12 * 0.5) * 1e3,
+    );
+    assert!(
+        row(1)
+            .basis
+            .starts_with("bf16 736 TFLOP/s measured (first GPU alone) × 0.5"),
+        "{}",
+        row(1).basis
+    );
+    assert!(
+        row(2).basis.starts_with(
+            "bf16 700 TFLOP/s measured (GPU 1: slowest of GPUs 0–1 running together) × 0.5"
+        ),
+        "{}",
+        row(2).basis
+    );
+    assert!(
+        row(4)
+            .basis
+            .contains("(GPU 3: slowest of GPUs 0–3 running together)"),
+        "{}",
+        row(4).basis
+    );
+    // Modeled (datasheet) rates read as before.
+    let mut modeled = machine();
+    modeled.rates.bf16.as_mut().unwrap().source = Source::Modeled;
+    let rows = model(&workload(Pattern::DdpRing), &modeled, &[Mode::Weak], 2);
+    assert!(
+        rows[1].basis.starts_with("bf16 100 TFLOP/s modeled × 0.5;"),
+        "{}",
+        rows[1].basis
+    );
+}
+
+#[test]
+fn machines_without_concurrent_rates_still_load() {
+    // A machine as reports wrote it before concurrent rates existed: no `concurrent` field.
+    let m = machine();
+    let mut json = serde_json::to_value(&m).unwrap();
+    assert!(json.get("concurrent").is_none(), "empty: not written");
+    json.as_object_mut().unwrap().remove("concurrent");
+    let back: Machine = serde_json::from_value(json).unwrap();
+    assert_eq!(back, m);
+    // With them: a round trip keeps every GPU's rates.
+    let m = measured_together();
+    let text = serde_json::to_string(&m).unwrap();
+    let back: Machine = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, m);
+    // The bundled reports load: one measured before concurrent rates existed models every
+    // count at its one rate; one measured with them models 2 GPUs at the slower of the first two.
+    let mut kinds = (0, 0);
+    for (name, r) in scalescope::report::bundled::reports() {
+        let r = r.unwrap_or_else(|e| panic!("assets/reports/{name}: {e}"));
+        let Some(m) = r.scaling.as_ref().and_then(|s| s.run.machine.as_ref()) else {
+            continue;
+        };
+        let one = m.rate_for(ComputeDtype::Bf16, 1).map(|r| r.rate.tflops);
+        let two = m.rate_for(ComputeDtype::Bf16, 2).map(|r| r.rate.tflops);
+        assert_eq!(one, m.rates.bf16.as_ref().map(|r| r.tflops), "{name}");
+        if m.concurrent.is_empty() {
+            kinds.0 += 1;
+            assert_eq!(one, two, "{name}");
+        } else {
+            kinds.1 += 1;
+            let slower = m.concurrent[..2]
+                .iter()
+                .filter_map(|g| g.rates.bf16.as_ref().map(|r| r.tflops))
+                .fold(f64::INFINITY, f64::min);
+            assert_eq!(two, Some(slower), "{name}");
+        }
+    }
+    assert!(kinds.0 >= 1 && kinds.1 >= 1, "{kinds:?}");
 }
 
 #[test]

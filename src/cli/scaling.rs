@@ -1,6 +1,6 @@
 //! `scalescope bench scaling`: weak and strong scaling of catalog (or the user's) workloads —
-//! modeled, or with `--measure` fed by this machine's cuBLAS rate and NCCL all-reduce curve and
-//! checked by proxy runs on 1 … N GPUs.
+//! modeled, or with `--measure` fed by this machine's cuBLAS rates and NCCL all-reduce curve and
+//! checked by proxy runs on 1, 2, 4, … and N GPUs.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -12,9 +12,10 @@ use super::{CliError, SourceArgs, emit, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
 use crate::model::Source;
+use crate::scaling::rates::gpu_list;
 use crate::scaling::run::{DEFAULT_MAX_GPUS, ScalingRun, run_measured, run_modeled};
 use crate::scaling::workload::{self, Workload};
-use crate::scaling::{Mode, ScalingPoint};
+use crate::scaling::{GemmRate, Mode, ScalingPoint};
 
 /// Weak, strong or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -39,8 +40,9 @@ pub struct ScalingArgs {
     /// Weak scaling (per-GPU batch fixed), strong (global batch fixed), or both.
     #[arg(long, value_enum, default_value_t = ModeArg::Both)]
     pub mode: ModeArg,
-    /// Measure on this machine: the cuBLAS GEMM rate, an NCCL all-reduce sweep that feeds the
-    /// model, and proxy runs on 1 … N GPUs. Without it nothing runs on the GPUs.
+    /// Measure on this machine: the cuBLAS GEMM rate (the first GPU alone, then all at once),
+    /// an NCCL all-reduce sweep that feeds the model, and proxy runs on 1, 2, 4, … and N GPUs.
+    /// Without it nothing runs on the GPUs.
     #[arg(long, conflicts_with = "modeled")]
     pub measure: bool,
     /// Project up to N GPUs over nodes (modeled).
@@ -149,6 +151,24 @@ pub fn render(run: &ScalingRun) -> String {
                 );
             }
         }
+        if !m.concurrent.is_empty() {
+            let gpus: Vec<usize> = m.concurrent.iter().map(|g| g.gpu).collect();
+            let _ = writeln!(
+                s,
+                "#   GEMM with GPUs {} running at once (n ≥ 2 uses the slowest of the first n):",
+                gpu_list(&gpus)
+            );
+            for g in &m.concurrent {
+                let rate = |r: Option<&GemmRate>| f(r.map(|r| r.tflops), 1);
+                let _ = writeln!(
+                    s,
+                    "#     GPU {}: bf16 {} TFLOP/s, fp32 {} TFLOP/s",
+                    g.gpu,
+                    rate(g.rates.bf16.as_ref()),
+                    rate(g.rates.fp32.as_ref())
+                );
+            }
+        }
         if let Some(c) = &m.comm {
             let _ = writeln!(s, "#   all-reduce curve: {}", c.basis);
         }
@@ -213,4 +233,42 @@ pub fn render(run: &ScalingRun) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scaling::{GpuRates, Machine, PerGpuRates};
+
+    #[test]
+    fn header_lists_each_gpus_rate_measured_together() {
+        let topo = crate::topology::catalog::load("dgx-h100").unwrap();
+        let mut m = Machine::modeled(&topo);
+        let rate = |tflops| GemmRate {
+            tflops,
+            source: Source::Measured,
+            basis: "test".into(),
+        };
+        m.concurrent = [720.0, 700.0]
+            .into_iter()
+            .enumerate()
+            .map(|(gpu, t)| PerGpuRates {
+                gpu,
+                rates: GpuRates {
+                    bf16: Some(rate(t)),
+                    fp32: None,
+                },
+            })
+            .collect();
+        let run = ScalingRun {
+            machine: Some(m),
+            ..Default::default()
+        };
+        let text = render(&run);
+        assert!(text.contains("GPUs 0–1 running at once"), "{text}");
+        assert!(
+            text.contains("#     GPU 1: bf16 700.0 TFLOP/s, fp32 — TFLOP/s"),
+            "{text}"
+        );
+    }
 }

@@ -15,6 +15,6 @@ pub mod run;
 pub mod workload;
 
 pub use curve::CommCurve;
-pub use model::{Bound, Machine, Mode, ScalingPoint, gpu_counts, model};
-pub use rates::{GemmRate, GpuRates, datasheet_rate};
+pub use model::{Bound, Machine, Mode, ScalingPoint, StepRate, gpu_counts, model};
+pub use rates::{GemmRate, GpuRates, PerGpuRates, datasheet_rate};
 pub use workload::{Pattern, Workload, WorkloadError};

@@ -7,8 +7,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::curve::CommCurve;
-use super::rates::{GemmRate, GpuRates};
-use super::workload::{Pattern, Workload};
+use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list, slowest};
+use super::workload::{ComputeDtype, Pattern, Workload};
 use crate::model::{Source, Topology};
 
 /// Weak scaling (per-GPU batch fixed) or strong scaling (global batch fixed).
@@ -97,7 +97,14 @@ pub struct Machine {
     pub gpu_name: Option<String>,
     /// GPUs in one box; beyond it the model projects over nodes.
     pub gpus_per_node: usize,
+    /// One GPU's rates: measured on the first selected GPU alone, or the datasheet's. Used for
+    /// one GPU, and for every count when `concurrent` is empty.
     pub rates: GpuRates,
+    /// Each selected GPU's rates measured while all of them ran GEMMs at once, in the order the
+    /// proxies take them (an n-GPU step runs on the first n); empty when not measured (modeled
+    /// machines, one GPU). See [`Machine::rate_for`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concurrent: Vec<PerGpuRates>,
     /// All-reduce busbw(size) inside the box.
     pub comm: Option<CommCurve>,
     /// Host→GPU bandwidth per GPU while every GPU of the box copies.
@@ -149,6 +156,7 @@ impl Machine {
             gpu_name,
             gpus_per_node: topo.gpus.len().max(1),
             rates,
+            concurrent: Vec::new(),
             comm,
             h2d_per_gpu,
             h2d_total: None,
@@ -165,6 +173,27 @@ impl Machine {
             .map(GpuRates::datasheet)
             .unwrap_or_default();
         Self::from_topology(topo, CommCurve::modeled(topo, &topo.gpu_indices()), rates)
+    }
+
+    /// The GEMM rate a step on `n` GPUs runs at. A data-parallel step waits for its slowest
+    /// GPU, and GPUs running together share the chassis' power and cooling, so for n ≥ 2 it is
+    /// the slowest of the first n GPUs' concurrent rates (all of them beyond the box: every box
+    /// of a multi-node job runs full); for one GPU, or when no concurrent rate was measured, the
+    /// machine's one rate ([`Machine::rates`]).
+    pub fn rate_for(&self, dtype: ComputeDtype, n: usize) -> Option<StepRate<'_>> {
+        if n >= 2 && self.concurrent.len() >= 2 {
+            let together = &self.concurrent[..n.min(self.concurrent.len())];
+            if let Some((gpu, rate)) = slowest(together, dtype) {
+                return Some(StepRate {
+                    rate,
+                    slowest_of: Some((gpu, together.iter().map(|g| g.gpu).collect())),
+                });
+            }
+        }
+        self.rates.get(dtype).map(|rate| StepRate {
+            rate,
+            slowest_of: None,
+        })
     }
 
     /// All-reduce time of `bytes` over `n` GPUs, ms. Within the box: the curve. Beyond it
@@ -205,6 +234,33 @@ impl Machine {
             Some(t) => per.min(t.gbps / n_box),
             None => per,
         })
+    }
+}
+
+/// The GEMM rate one step is modeled with ([`Machine::rate_for`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepRate<'a> {
+    pub rate: &'a GemmRate,
+    /// `Some((slowest, gpus))`: the slowest GPU's ordinal among `gpus`, measured while all of
+    /// them ran GEMMs at once. `None`: the machine's one rate (first GPU alone, or datasheet).
+    pub slowest_of: Option<(usize, Vec<usize>)>,
+}
+
+impl StepRate<'_> {
+    /// e.g. `701 TFLOP/s measured (GPU 1: slowest of GPUs 0–1 running together)`.
+    pub fn describe(&self) -> String {
+        let r = self.rate;
+        let which = match (&self.slowest_of, r.source) {
+            (Some((gpu, of)), _) => {
+                format!(
+                    " (GPU {gpu}: slowest of GPUs {} running together)",
+                    gpu_list(of)
+                )
+            }
+            (None, Source::Measured) => " (first GPU alone)".to_string(),
+            (None, _) => String::new(),
+        };
+        format!("{:.0} TFLOP/s {}{which}", r.tflops, r.source)
     }
 }
 
@@ -300,14 +356,14 @@ pub fn bucketed_exposed_ms(
 /// The step's terms for `w` on `n` GPUs with `b` samples per GPU; Err(why) when an input is
 /// unknown.
 pub fn step_terms(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Terms, String> {
-    let rate = m.rates.get(w.compute_dtype).ok_or_else(|| {
+    let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
         format!(
             "no {} matrix-multiply rate for {} (measure with --measure, or a catalog GPU)",
             w.compute_dtype,
             m.gpu_name.as_deref().unwrap_or("this GPU")
         )
     })?;
-    let compute = compute_ms(w, b, rate);
+    let compute = compute_ms(w, b, rate.rate);
     let no_curve = || {
         format!(
             "no all-reduce curve for {} (link rates unknown): run bench collectives",
@@ -500,7 +556,7 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                     p.comm_exposed_ms = Some(t.comm_exposed_ms);
                     p.other_ms = Some(t.other_ms);
                     p.bound = Some(t.bound);
-                    p.basis = basis(w, m, p.projected);
+                    p.basis = basis(w, m, n, p.projected);
                 }
                 Err(e) => p.basis = e,
             }
@@ -551,16 +607,10 @@ pub fn attach_errors(rows: &mut [ScalingPoint]) {
     }
 }
 
-fn basis(w: &Workload, m: &Machine, projected: bool) -> String {
+fn basis(w: &Workload, m: &Machine, n: usize, projected: bool) -> String {
     let rate = m
-        .rates
-        .get(w.compute_dtype)
-        .map(|r| {
-            format!(
-                "{} {:.0} TFLOP/s {} × {}",
-                w.compute_dtype, r.tflops, r.source, w.utilization
-            )
-        })
+        .rate_for(w.compute_dtype, n)
+        .map(|r| format!("{} {} × {}", w.compute_dtype, r.describe(), w.utilization))
         .unwrap_or_default();
     let comm = m
         .comm

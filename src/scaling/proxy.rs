@@ -1,5 +1,6 @@
-//! Measured proxy runs on real GPUs: the cuBLAS GEMM rate the model uses, and synthetic steps of
-//! each workload on 1 … N GPUs — GEMMs sized to the workload's FLOPs, the gradient all-reduced
+//! Measured proxy runs on real GPUs: the cuBLAS GEMM rates the model uses (the first GPU alone,
+//! and every GPU while all run at once), and synthetic steps of each workload on 1, 2, 4, … and
+//! N GPUs ([`proxy_counts`]) — GEMMs sized to the workload's FLOPs, the gradient all-reduced
 //! in buckets by NCCL on a second stream overlapping the tail of compute (training patterns), or
 //! host→GPU input copies beside compute (inference replicas). Nothing here panics: a missing
 //! driver, cuBLAS or NCCL becomes an error (or a waived row) naming what was searched.
@@ -15,7 +16,7 @@ use cudarc::driver::sys;
 
 use super::cublas::{Cublas, Handle};
 use super::model::{Mode, ScalingPoint, fill_speedup};
-use super::rates::{GemmRate, GpuRates};
+use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
 use super::workload::{ComputeDtype, Pattern, Workload};
 use crate::bench::cuda::context::Context;
 use crate::bench::cuda::memory::{DeviceBuffer, PinnedBuffer};
@@ -34,6 +35,13 @@ pub const REPS: usize = 5;
 /// steps lasting 1.7 s ran at 1.59 ms, so both are measured only after 3 s of the same work.
 const WARMUP_MS: f64 = 3000.0;
 const SAMPLE_MS: f64 = 500.0;
+/// The GEMM-rate warm-up goes on, in windows of this length, until the slowest GPU's time per
+/// product is within [`SETTLE_TOLERANCE`] of two windows before (the clocks have stopped
+/// falling), or [`SETTLE_MAX_MS`] has passed. On 8× H200 (2026-11-22) GPUs 3 s into their load
+/// sustained 719–808 TFLOP/s bf16, while proxy steps minutes later ran at 640–690.
+const SETTLE_WINDOW_MS: f64 = 1000.0;
+const SETTLE_TOLERANCE: f64 = 0.005;
+const SETTLE_MAX_MS: f64 = 30_000.0;
 
 /// Why a proxy run could not start.
 #[derive(Debug, thiserror::Error)]
@@ -118,84 +126,156 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     v.get(v.len() / 2).copied()
 }
 
-/// Measures one GPU's dense GEMM rate with cuBLAS (d = [`RATE_DIM`], median of [`REPS`]),
-/// bf16 (fp32 accumulate) and fp32.
-pub fn measure_gemm(cublas: &Cublas, ordinal: usize) -> Result<GpuRates, ProxyError> {
-    let gpus = open(&[ordinal])?;
-    let g = &gpus[0];
-    let mut out = GpuRates::default();
+/// Measures the sustained dense GEMM rate of every GPU in `ordinals` with cuBLAS
+/// (d = [`RATE_DIM`], median of [`REPS`]), bf16 (fp32 accumulate) and fp32, all of them at once:
+/// each GPU's products are enqueued in the same loop, so with one ordinal this is that GPU
+/// alone, and with several it is each GPU while all of them run (sharing the chassis' power and
+/// cooling, as in a data-parallel step). One entry per ordinal, in order.
+pub fn measure_gemm(cublas: &Cublas, ordinals: &[usize]) -> Result<Vec<PerGpuRates>, ProxyError> {
+    if ordinals.is_empty() {
+        return Err(ProxyError::Other(
+            "no GPU to measure the GEMM rate on".into(),
+        ));
+    }
+    let gpus = open(ordinals)?;
+    let mut out: Vec<PerGpuRates> = ordinals
+        .iter()
+        .map(|&gpu| PerGpuRates {
+            gpu,
+            rates: GpuRates::default(),
+        })
+        .collect();
+    let company = if ordinals.len() > 1 {
+        format!(" while GPUs {} ran the same at once", gpu_list(ordinals))
+    } else {
+        " alone".to_string()
+    };
+    let d = RATE_DIM;
     for dtype in [ComputeDtype::Bf16, ComputeDtype::Fp32] {
-        let d = RATE_DIM;
-        let elem = if dtype == ComputeDtype::Bf16 { 2 } else { 4 };
-        let bytes = (d as usize) * (d as usize) * elem;
-        g.ctx.bind()?;
-        let bufs = [
-            DeviceBuffer::alloc(&g.ctx, bytes)?,
-            DeviceBuffer::alloc(&g.ctx, bytes)?,
-            DeviceBuffer::alloc(&g.ctx, bytes)?,
-        ];
-        // Random operands: a GPU multiplying constant or zero data draws less power and runs
-        // faster than it will on real data (see METHOD.md's note on zeros).
-        for (i, b) in bufs.iter().enumerate() {
-            fill_random(b, dtype == ComputeDtype::Bf16, 0x5eed + i as u64)?;
-        }
-        let h = Handle::new(cublas)?;
-        h.set_stream(g.compute.raw())?;
         let bf16 = dtype == ComputeDtype::Bf16;
+        let bytes = (d as usize) * (d as usize) * if bf16 { 2 } else { 4 };
+        let mut operands = Vec::with_capacity(gpus.len());
+        for g in &gpus {
+            g.ctx.bind()?;
+            let bufs = [
+                DeviceBuffer::alloc(&g.ctx, bytes)?,
+                DeviceBuffer::alloc(&g.ctx, bytes)?,
+                DeviceBuffer::alloc(&g.ctx, bytes)?,
+            ];
+            // Random operands: a GPU multiplying constant or zero data draws less power and
+            // runs faster than it will on real data (see METHOD.md's note on zeros).
+            for (i, b) in bufs.iter().enumerate() {
+                fill_random(b, bf16, 0x5eed + i as u64)?;
+            }
+            g.ctx.bind()?;
+            let h = Handle::new(cublas)?;
+            h.set_stream(g.compute.raw())?;
+            operands.push((bufs, h));
+        }
+        // `count` products on every GPU, interleaved so that all GPUs work at once, between a
+        // pair of events per GPU: each GPU's ms per product. Should a slower GPU's launch queue
+        // fill, the host waits on it and the faster GPUs' rates are pulled toward the slowest
+        // one's, which is the rate the model uses anyway.
+        let batch = |count: usize| -> Result<Vec<f64>, ProxyError> {
+            let mut marks = Vec::with_capacity(gpus.len());
+            for g in &gpus {
+                let (start, end) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
+                start.record(&g.compute)?;
+                marks.push((start, end));
+            }
+            for _ in 0..count {
+                for (g, (b, h)) in gpus.iter().zip(&operands) {
+                    g.ctx.bind()?;
+                    h.gemm_square(d, bf16, b[0].ptr(), b[1].ptr(), b[2].ptr())?;
+                }
+            }
+            for (g, (_, end)) in gpus.iter().zip(&marks) {
+                end.record(&g.compute)?;
+            }
+            for g in &gpus {
+                g.compute.synchronize()?;
+            }
+            marks
+                .iter()
+                .map(|(start, end)| Ok(end.elapsed_ms_since(start)? / count as f64))
+                .collect()
+        };
         // Sustained, as a training step runs: a GPU under continuous matrix load settles at
         // lower clocks than a burst of a few products shows, so each sample is a batch of
-        // products lasting about SAMPLE_MS, after WARMUP_MS of the same work.
-        let one = {
-            let (start, end) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
-            start.record(&g.compute)?;
-            g.ctx.bind()?;
-            h.gemm_square(d, bf16, bufs[0].ptr(), bufs[1].ptr(), bufs[2].ptr())?;
-            end.record(&g.compute)?;
-            g.compute.synchronize()?;
-            end.elapsed_ms_since(&start)?.max(1e-3)
-        };
+        // products lasting about SAMPLE_MS on the slowest GPU, after the same work has run
+        // until the rate settled.
+        let one = batch(1)?.into_iter().fold(1e-3, f64::max);
         let per_sample = ((SAMPLE_MS / one).ceil() as usize).clamp(1, 10_000);
-        let warm = ((WARMUP_MS / one).ceil() as usize).clamp(1, 10_000);
-        g.ctx.bind()?;
-        for _ in 0..warm {
-            h.gemm_square(d, bf16, bufs[0].ptr(), bufs[1].ptr(), bufs[2].ptr())?;
-        }
-        g.compute.synchronize()?;
-        let mut times = Vec::new();
-        for _ in 0..REPS {
-            let (start, end) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
-            start.record(&g.compute)?;
-            g.ctx.bind()?;
-            for _ in 0..per_sample {
-                h.gemm_square(d, bf16, bufs[0].ptr(), bufs[1].ptr(), bufs[2].ptr())?;
+        let per_window = ((SETTLE_WINDOW_MS / one).ceil() as usize).clamp(1, 10_000);
+        let (mut warmed_ms, mut windows) = (0.0, Vec::<f64>::new());
+        let settled = loop {
+            let slowest = batch(per_window)?.into_iter().fold(0.0, f64::max);
+            warmed_ms += slowest * per_window as f64;
+            windows.push(slowest);
+            let k = windows.len();
+            if warmed_ms >= WARMUP_MS
+                && k >= 3
+                && windows[k - 1] <= windows[k - 3] * (1.0 + SETTLE_TOLERANCE)
+            {
+                break true;
             }
-            end.record(&g.compute)?;
-            g.compute.synchronize()?;
-            times.push(end.elapsed_ms_since(&start)? / per_sample as f64);
-        }
-        let ms = median(times).unwrap_or(f64::NAN);
-        let tflops = 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12;
-        let rate = GemmRate {
-            tflops,
-            source: Source::Measured,
-            basis: format!(
-                "cuBLAS GemmEx {dtype} {d}³ on random data, sustained ({WARMUP_MS:.0} ms warm-up, median of {REPS} samples of ~{SAMPLE_MS:.0} ms) on GPU {ordinal} ({}): {ms:.3} ms each; {}",
-                g.ctx.name(),
-                cublas.path
-            ),
+            if warmed_ms >= SETTLE_MAX_MS {
+                break false;
+            }
         };
-        match dtype {
-            ComputeDtype::Bf16 => out.bf16 = Some(rate),
-            ComputeDtype::Fp32 => out.fp32 = Some(rate),
+        let warm_up = format!(
+            "{:.0} s warm-up{}",
+            warmed_ms / 1e3,
+            if settled {
+                " until the rate settled"
+            } else {
+                ", rate still falling"
+            }
+        );
+        let mut samples = vec![Vec::with_capacity(REPS); gpus.len()];
+        for _ in 0..REPS {
+            for (s, ms) in samples.iter_mut().zip(batch(per_sample)?) {
+                s.push(ms);
+            }
+        }
+        for ((o, g), s) in out.iter_mut().zip(&gpus).zip(samples) {
+            let ms = median(s).ok_or(ProxyError::Other("no timed GEMM samples".into()))?;
+            let rate = GemmRate {
+                tflops: 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12,
+                source: Source::Measured,
+                basis: format!(
+                    "cuBLAS GemmEx {dtype} {d}³ on random data, sustained ({warm_up}, median of {REPS} samples of ~{SAMPLE_MS:.0} ms) on GPU {} ({}){company}: {ms:.3} ms each; {}",
+                    o.gpu,
+                    g.ctx.name(),
+                    cublas.path
+                ),
+            };
+            match dtype {
+                ComputeDtype::Bf16 => o.rates.bf16 = Some(rate),
+                ComputeDtype::Fp32 => o.rates.fp32 = Some(rate),
+            }
         }
     }
     Ok(out)
 }
 
+/// The GPU counts proxies run at out of `gpus` selected: 1, 2, 4, … (powers of two below
+/// `gpus`) and `gpus` itself. Every count would take too long on 8 GPUs; the model still gives
+/// every count, and these are the ones data-parallel jobs usually use.
+pub fn proxy_counts(gpus: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |n| n.checked_mul(2))
+        .take_while(|&n| n < gpus)
+        .collect();
+    if gpus > 0 {
+        v.push(gpus);
+    }
+    v
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct ProxyOptions {
-    /// CUDA ordinals, in order; runs use the first 1, 2, … of them.
+    /// CUDA ordinals, in order; runs use the first n of them for each n of [`proxy_counts`].
     pub gpus: Vec<usize>,
     pub modes: Vec<Mode>,
     pub nccl_lib: Option<std::path::PathBuf>,
@@ -238,7 +318,8 @@ struct Bufs {
     input: Option<(PinnedBuffer, DeviceBuffer)>,
 }
 
-/// Runs the proxy of every workload on 1 … N GPUs; `on_row` after each row. Patterns with no
+/// Runs the proxy of every workload on the GPU counts of [`proxy_counts`]; `on_row` after each
+/// row. Patterns with no
 /// GPU proxy (primary/secondary, remote offload) give waived rows.
 pub fn run(
     workloads: &[Workload],
@@ -256,7 +337,7 @@ pub fn run(
     let mut rows = Vec::new();
     for w in workloads {
         for &mode in &opts.modes {
-            for n in 1..=gpus.len() {
+            for n in proxy_counts(gpus.len()) {
                 if cancel.load(Ordering::Relaxed) {
                     return Ok(rows);
                 }
@@ -555,4 +636,21 @@ fn step(
         }
     );
     Ok((step_ms, compute, basis))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxies_run_at_powers_of_two_and_every_gpu() {
+        assert_eq!(proxy_counts(0), Vec::<usize>::new());
+        assert_eq!(proxy_counts(1), vec![1]);
+        assert_eq!(proxy_counts(2), vec![1, 2]);
+        assert_eq!(proxy_counts(3), vec![1, 2, 3]);
+        assert_eq!(proxy_counts(4), vec![1, 2, 4]);
+        assert_eq!(proxy_counts(6), vec![1, 2, 4, 6]);
+        assert_eq!(proxy_counts(8), vec![1, 2, 4, 8]);
+        assert_eq!(proxy_counts(12), vec![1, 2, 4, 8, 12]);
+    }
 }

@@ -1,5 +1,8 @@
 //! GPU matrix-multiply rates: measured with cuBLAS ([`super::proxy::measure_gemm`]) or, when
 //! nothing was measured, the datasheet's dense rate for the GPU's name (labeled modeled).
+//! Measured rates come in two kinds: the first GPU alone, and every selected GPU while all of
+//! them run GEMMs at once ([`PerGpuRates`]); a data-parallel step runs at the slowest GPU's
+//! rate among those in it ([`slowest`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -117,9 +120,77 @@ impl GpuRates {
     }
 }
 
+/// One GPU's rates measured while every selected GPU ran the same GEMMs at once (as in a
+/// training step: the GPUs share the chassis' power and cooling).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerGpuRates {
+    /// CUDA ordinal.
+    pub gpu: usize,
+    pub rates: GpuRates,
+}
+
+/// The slowest GPU among `gpus` for `dtype`, with its rate; `None` when `gpus` is empty or any
+/// of them lacks a `dtype` rate (a minimum over some of them would not bound the step).
+pub fn slowest(gpus: &[PerGpuRates], dtype: ComputeDtype) -> Option<(usize, &GemmRate)> {
+    let mut out: Option<(usize, &GemmRate)> = None;
+    for g in gpus {
+        let r = g.rates.get(dtype)?;
+        if out.is_none_or(|(_, best)| r.tflops < best.tflops) {
+            out = Some((g.gpu, r));
+        }
+    }
+    out
+}
+
+/// CUDA ordinals as people write them: `0–3` for a run of consecutive GPUs, else `0, 2, 5`.
+pub fn gpu_list(gpus: &[usize]) -> String {
+    let consecutive = gpus.len() >= 2 && gpus.windows(2).all(|w| w[1] == w[0] + 1);
+    match gpus {
+        [first, .., last] if consecutive => format!("{first}–{last}"),
+        _ => gpus
+            .iter()
+            .map(|g| g.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn on(gpu: usize, bf16: f64) -> PerGpuRates {
+        PerGpuRates {
+            gpu,
+            rates: GpuRates {
+                bf16: Some(GemmRate {
+                    tflops: bf16,
+                    source: Source::Measured,
+                    basis: "test".into(),
+                }),
+                fp32: None,
+            },
+        }
+    }
+
+    #[test]
+    fn slowest_is_the_minimum_and_needs_every_gpu() {
+        let gpus = [on(0, 720.0), on(1, 700.0), on(2, 710.0)];
+        let (gpu, r) = slowest(&gpus, ComputeDtype::Bf16).unwrap();
+        assert_eq!((gpu, r.tflops), (1, 700.0));
+        assert_eq!(slowest(&gpus[..1], ComputeDtype::Bf16).unwrap().0, 0);
+        assert!(slowest(&gpus, ComputeDtype::Fp32).is_none());
+        assert!(slowest(&[], ComputeDtype::Bf16).is_none());
+    }
+
+    #[test]
+    fn gpu_lists_read_as_written() {
+        assert_eq!(gpu_list(&[0, 1]), "0–1");
+        assert_eq!(gpu_list(&[0, 1, 2, 3]), "0–3");
+        assert_eq!(gpu_list(&[0, 2, 5]), "0, 2, 5");
+        assert_eq!(gpu_list(&[4]), "4");
+        assert_eq!(gpu_list(&[]), "");
+    }
 
     #[test]
     fn datasheet_matches_names() {

@@ -1,14 +1,14 @@
 //! A whole scaling run, shared by the CLI and the GUI: the machine's inputs (measured on this
 //! machine, or modeled), the model over every workload and mode, and the proxy runs.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
 use super::curve::CommCurve;
 use super::model::{Machine, Mode, ScalingPoint, attach_errors, model};
 use super::proxy::{self, ProxyOptions};
-use super::rates::GpuRates;
+use super::rates::{GpuRates, PerGpuRates, gpu_list};
 use super::workload::Workload;
 use crate::bench::collectives::{CollectiveOptions, plan, run_collectives};
 use crate::model::Topology;
@@ -91,9 +91,10 @@ pub fn run_with_curve(
     finish(machine, workloads, modes, max_gpus, Vec::new(), notes)
 }
 
-/// On this machine: measures the GEMM rate (cuBLAS) and an NCCL all-reduce sweep over `gpus`,
-/// models with them, then runs the proxies on 1 … N GPUs. Each input that cannot be measured
-/// falls back to its modeled value with a note. `progress` gets a label per stage.
+/// On this machine: measures the GEMM rates (cuBLAS: the first GPU alone, then every GPU at
+/// once) and an NCCL all-reduce sweep over `gpus`, models with them, then runs the proxies on
+/// 1, 2, 4, … and N GPUs. Each input that cannot be measured falls back to its modeled value
+/// with a note. `progress` gets a label per stage.
 #[allow(clippy::too_many_arguments)]
 pub fn run_measured(
     topo: &Topology,
@@ -122,22 +123,8 @@ pub fn run_measured(
         crate::bench::modeled::Assumptions::default(),
     );
     let modeled_machine = Machine::modeled(bw.topology());
-    progress("measuring the GEMM rate (cuBLAS)", &ScalingRun::default());
-    let rates = match super::cublas::Cublas::load() {
-        Ok(c) => match ordinals.first().map(|&o| proxy::measure_gemm(&c, o)) {
-            Some(Ok(r)) => r,
-            Some(Err(e)) => {
-                notes.push(format!("GEMM rate not measured ({e}); datasheet rate used"));
-                GpuRates::default()
-            }
-            None => GpuRates::default(),
-        },
-        Err(e) => {
-            notes.push(format!("GEMM rate not measured: {e}; datasheet rate used"));
-            GpuRates::default()
-        }
-    }
-    .or(GpuRates::datasheet(&name));
+    let (rates, concurrent) = measure_rates(&ordinals, cancel, &mut notes, progress);
+    let rates = rates.or(GpuRates::datasheet(&name));
     progress(
         "measuring the all-reduce curve (NCCL)",
         &ScalingRun::default(),
@@ -154,6 +141,7 @@ pub fn run_measured(
     };
     let mut machine = Machine::from_topology(bw.topology(), comm, rates);
     machine.label = sub.source.label();
+    machine.concurrent = concurrent;
     let mut run = finish(machine, workloads, modes, max_gpus, Vec::new(), notes);
     progress("proxy runs", &run);
     let opts = ProxyOptions {
@@ -178,6 +166,59 @@ pub fn run_measured(
     }
     attach_errors(&mut run.rows);
     Ok(run)
+}
+
+/// The GEMM rates of `ordinals`: with two or more GPUs, each GPU while all of them run at once
+/// (empty where not measured); then the first GPU alone (empty where not measured, and then
+/// the concurrent rates are dropped too, so the model uses one rate for every count). The
+/// concurrent run goes first so that the alone rate, too, is taken on a GPU that is as warm as
+/// it is during the proxy runs that follow: a GPU fresh from idle sustains a higher rate for
+/// its first seconds of load than after minutes of it (on 2× H200: 737 TFLOP/s cold, 675 with
+/// both GPUs busy, docs/BENCHMARKS.md). What fails is noted.
+fn measure_rates(
+    ordinals: &[usize],
+    cancel: &AtomicBool,
+    notes: &mut Vec<String>,
+    progress: &mut dyn FnMut(&str, &ScalingRun),
+) -> (GpuRates, Vec<PerGpuRates>) {
+    let Some(&first) = ordinals.first() else {
+        return (GpuRates::default(), Vec::new());
+    };
+    let cublas = match super::cublas::Cublas::load() {
+        Ok(c) => c,
+        Err(e) => {
+            notes.push(format!("GEMM rate not measured: {e}; datasheet rate used"));
+            return (GpuRates::default(), Vec::new());
+        }
+    };
+    let mut concurrent = Vec::new();
+    if ordinals.len() >= 2 && !cancel.load(Ordering::Relaxed) {
+        let list = gpu_list(ordinals);
+        progress(
+            &format!("measuring the GEMM rate on GPUs {list} at once (cuBLAS)"),
+            &ScalingRun::default(),
+        );
+        match proxy::measure_gemm(&cublas, ordinals) {
+            Ok(r) => concurrent = r,
+            Err(e) => notes.push(format!(
+                "GEMM rate of GPUs {list} running at once not measured ({e}); every GPU count \
+                 modeled at GPU {first}'s rate alone"
+            )),
+        }
+    }
+    progress(
+        &format!("measuring the GEMM rate on GPU {first} alone (cuBLAS)"),
+        &ScalingRun::default(),
+    );
+    match proxy::measure_gemm(&cublas, &[first]) {
+        Ok(mut r) => (r.pop().map(|r| r.rates).unwrap_or_default(), concurrent),
+        Err(e) => {
+            // One GPU count at the datasheet's rate and the others at a measured one would make
+            // the speedups meaningless: the datasheet's for every count.
+            notes.push(format!("GEMM rate not measured ({e}); datasheet rate used"));
+            (GpuRates::default(), Vec::new())
+        }
+    }
 }
 
 fn measure_curve(

@@ -505,12 +505,25 @@ fn machine_line(m: &crate::scaling::Machine) -> String {
             format!("{:.0} TFLOP/s {}", r.tflops, r.source)
         })
     };
+    // With GPUs measured running at once, the slowest of them (what a step over all of them
+    // is modeled at) beside the one-GPU rate.
+    let together = |dtype: crate::scaling::workload::ComputeDtype| {
+        crate::scaling::rates::slowest(&m.concurrent, dtype).map_or(String::new(), |(gpu, r)| {
+            format!(
+                " (all {} at once: {:.0}, slowest GPU {gpu})",
+                m.concurrent.len(),
+                r.tflops
+            )
+        })
+    };
     format!(
-        "{} · {} GPUs per node · bf16 {} · fp32 {} · all-reduce curve {} · beyond the box: {:.0} GB/s per GPU ({})",
+        "{} · {} GPUs per node · bf16 {}{} · fp32 {}{} · all-reduce curve {} · beyond the box: {:.0} GB/s per GPU ({})",
         m.label,
         m.gpus_per_node,
         rate(&m.rates.bf16),
+        together(crate::scaling::workload::ComputeDtype::Bf16),
         rate(&m.rates.fp32),
+        together(crate::scaling::workload::ComputeDtype::Fp32),
         m.comm
             .as_ref()
             .map_or("—".to_string(), |c| c.source.to_string()),
