@@ -110,6 +110,19 @@ if [ "$quick" != "--quick" ]; then
     step "bench bandwidth sweep (P2P and host copies, 4 KiB … 1 GiB)"
     "$bin" bench bandwidth --tests h2d,d2h,p2p_read_ce,p2p_write_sm --sizes 4K..1G \
         --csv "$out/bandwidth-sweep.csv" > "$out/bandwidth-sweep.txt" 2>&1 || status=1
+
+    step "SM copy tuning sweep (docs/BENCHMARKS.md, issue B)"
+    scripts/sm-copy-tuning.sh "$out/sm-copy-tuning" || status=1
+
+    step "collectives on GPU subsets: NCCL beside the own ring and tree"
+    gpus=$(nvidia-smi -L | wc -l)
+    subsets="0,1"
+    [ "$gpus" -ge 4 ] && subsets="$subsets 1,3 0,1,2 0,1,2,3"
+    [ "$gpus" -ge 8 ] && subsets="$subsets 0,2,4,6 0,1,2,3,4,5,6,7"
+    for g in $subsets; do
+        "$bin" bench collectives "${nccl_flag[@]}" --gpus "$g" --algo nccl,ring,tree --sizes 1M,64M,1G \
+            --csv "$out/collectives-subset-$g.csv" > "$out/collectives-subset-$g.txt" 2>&1 || status=1
+    done
 fi
 
 echo
