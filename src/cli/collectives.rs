@@ -52,7 +52,8 @@ pub struct CollectivesArgs {
     /// Warm-up iterations per size.
     #[arg(long, default_value_t = crate::bench::collectives::DEFAULT_WARMUP)]
     pub warmup: u32,
-    /// Capture the timed launches in a CUDA graph (cuts launch overhead at small sizes).
+    /// Capture the timed NCCL launches in a CUDA graph (cuts launch overhead at small sizes); the own
+    /// ring always runs as one graph over every GPU.
     #[arg(long)]
     pub graph: bool,
     /// NCCL library to load (default: SCALESCOPE_NCCL_LIB, the loader path, then python3's

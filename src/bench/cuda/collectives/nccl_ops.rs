@@ -11,7 +11,7 @@ use cudarc::driver::sys;
 use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclRedOp_t};
 
 use super::super::memory::DeviceBuffer;
-use super::super::stream::Stream;
+use super::super::stream::{Event, Stream};
 use super::{Fail, GpuState, NcclExtra, POISON, SAMPLES, deadline_for, dptr, read_u64};
 use super::{time_with_events, values, wait_idle, wait_until};
 use crate::bench::collectives::CollCase;
@@ -258,7 +258,7 @@ pub(crate) fn enqueue(
 }
 
 /// A captured and instantiated CUDA graph of one stream, destroyed on drop.
-struct Graph {
+pub(crate) struct Graph {
     ctx: std::sync::Arc<super::super::context::Context>,
     graph: sys::CUgraph,
     exec: sys::CUgraphExec,
@@ -333,16 +333,81 @@ fn capture(
     }
     result?;
     for g in &mut graphs {
-        g.ctx.bind()?;
-        // SAFETY: out-parameter; `graph` is the complete graph just captured; flags 0.
-        check("cuGraphInstantiateWithFlags", unsafe {
-            sys::cuGraphInstantiateWithFlags(&mut g.exec, g.graph, 0)
-        })?;
+        g.instantiate()?;
     }
     Ok(graphs)
 }
 
-fn launch_graphs(graphs: &[Graph], streams: &[&Stream]) -> Result<(), Fail> {
+impl Graph {
+    fn instantiate(&mut self) -> Result<(), Fail> {
+        self.ctx.bind()?;
+        // SAFETY: out-parameter; `graph` is the complete graph just captured; flags 0.
+        check("cuGraphInstantiateWithFlags", unsafe {
+            sys::cuGraphInstantiateWithFlags(&mut self.exec, self.graph, 0)
+        })?;
+        Ok(())
+    }
+}
+
+/// Captures what `body` enqueues on several GPUs' streams into ONE graph, launched on the first
+/// stream: the first stream forks to the others through an event at the start (which makes them
+/// join the capture) and waits for each of them at the end. `body` may order the streams among
+/// themselves with events recorded inside it. Capture is always ended, even on failure.
+pub(crate) fn capture_forked(
+    streams: &[&Stream],
+    body: &mut dyn FnMut() -> Result<(), Fail>,
+) -> Result<Graph, Fail> {
+    let (first, rest) = streams
+        .split_first()
+        .ok_or_else(|| Fail::Waived("no stream to capture".into()))?;
+    // Made before the capture and kept until it ends.
+    let fork = Event::new_untimed(first.ctx())?;
+    let joins = rest
+        .iter()
+        .map(|s| Event::new_untimed(s.ctx()))
+        .collect::<Result<Vec<_>, _>>()?;
+    first.ctx().bind()?;
+    // SAFETY: a live stream of the current context, not capturing yet; thread-local mode.
+    check("cuStreamBeginCapture_v2", unsafe {
+        sys::cuStreamBeginCapture_v2(
+            first.raw(),
+            sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+        )
+    })?;
+    let mut result = (|| -> Result<(), Fail> {
+        fork.record(first)?;
+        for s in rest {
+            s.wait_event(&fork)?;
+        }
+        body()?;
+        for (s, join) in rest.iter().zip(&joins) {
+            join.record(s)?;
+            first.wait_event(join)?;
+        }
+        Ok(())
+    })();
+    let mut g = Graph {
+        ctx: first.ctx().clone(),
+        graph: std::ptr::null_mut(),
+        exec: std::ptr::null_mut(),
+    };
+    let ended = first.ctx().bind().and_then(|()| {
+        // SAFETY: ends the capture begun above; out-parameter.
+        check("cuStreamEndCapture", unsafe {
+            sys::cuStreamEndCapture(first.raw(), &mut g.graph)
+        })
+    });
+    if let Err(e) = ended
+        && result.is_ok()
+    {
+        result = Err(e.into());
+    }
+    result?;
+    g.instantiate()?;
+    Ok(g)
+}
+
+pub(crate) fn launch_graphs(graphs: &[Graph], streams: &[&Stream]) -> Result<(), Fail> {
     for (g, s) in graphs.iter().zip(streams) {
         s.ctx().bind()?;
         // SAFETY: an instantiated graph of this stream's GPU; the buffers its nodes use are
