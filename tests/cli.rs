@@ -369,6 +369,44 @@ fn modeled_bandwidth_writes_labeled_csv_and_json() {
 }
 
 #[test]
+fn pairs_per_link_kind_measures_one_pair_of_each_kind() {
+    // The DGX H100 is NV18 between every pair: one pair, both directions, instead of 56.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("bw.csv");
+    stdout_of(&[
+        "bench",
+        "bandwidth",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--tests",
+        "p2p_read_ce,p2p_bidir_ce,h2d",
+        "--pairs-per-link-kind",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let cells: Vec<(String, String, String)> = csv::Reader::from_reader(text.as_bytes())
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[0].to_string(), r[2].to_string(), r[3].to_string())
+        })
+        .collect();
+    let of = |t: &str| -> Vec<(String, String)> {
+        cells
+            .iter()
+            .filter(|c| c.0 == t)
+            .map(|c| (c.1.clone(), c.2.clone()))
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(of("p2p_read_ce"), vec![pair("0", "1"), pair("1", "0")]);
+    assert_eq!(of("p2p_bidir_ce"), vec![pair("0", "1")]);
+    assert_eq!(of("h2d").len(), 8, "host tests keep every GPU");
+}
+
+#[test]
 fn modeled_import_warns_about_assumptions() {
     let path = data("dgx-a100-topo-m.txt");
     let out = scalescope()
