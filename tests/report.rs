@@ -342,6 +342,53 @@ fn opening_a_report_fills_the_views() {
     assert!(harness.query_by_label("Key figures").is_some());
 }
 
+/// Every bundled report (the repository bundles 2× and 8× H200, both from host "vm") is offered
+/// in Sources as an example under a name of its own, and selecting one shows it; opening the
+/// file of one selects it rather than listing it twice.
+#[test]
+fn every_bundled_report_is_an_example_with_its_own_name() {
+    let bundled: Vec<Report> = report::bundled::reports()
+        .into_iter()
+        .map(|(name, r)| r.unwrap_or_else(|e| panic!("assets/reports/{name}: {e}")))
+        .collect();
+    let titles: Vec<String> = bundled.iter().map(Report::title).collect();
+    let mut distinct = titles.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), titles.len(), "alike names: {titles:?}");
+
+    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    harness.run();
+    let examples: Vec<&Report> = harness
+        .state()
+        .reports()
+        .iter()
+        .filter(|e| e.example)
+        .map(|e| &e.report)
+        .collect();
+    assert_eq!(examples.len(), bundled.len());
+    if let Some(first) = bundled.first() {
+        // Without a driver the app opens on the first one.
+        assert_eq!(harness.state().current_report(), Some(first));
+    }
+    for (r, title) in bundled.iter().zip(&titles) {
+        // Listed once, as a button in Sources.
+        assert_eq!(harness.query_all_by_label(title).count(), 1, "{title}");
+        harness.get_by_label(title).click();
+        harness.run();
+        assert_eq!(harness.state().current_report(), Some(r), "{title}");
+    }
+    if let Some(last) = bundled.last() {
+        harness.state_mut().open_reports(vec![last.clone()]);
+        harness.run();
+        assert_eq!(harness.state().reports().len(), bundled.len());
+        assert_eq!(harness.state().current_report(), Some(last));
+    }
+}
+
 #[test]
 fn bench_modeled_from_an_import_keeps_its_assumptions_in_the_report() {
     // An nvidia-smi capture carries no PCIe generation: the modeled backend assumes one and

@@ -1,5 +1,6 @@
 //! Copy-bandwidth and latency results: what `scalescope bench bandwidth` measures (or models).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -365,5 +366,58 @@ impl BandwidthResult {
             (Some(m), Some(l)) if l > 0.0 => Some(m / l),
             _ => None,
         };
+    }
+}
+
+/// The buffer size at which `test` covers the most endpoint pairs (the largest such size on a
+/// tie): the size a matrix of that test should show. A run that sweeps sizes on a few pairs and
+/// measures every pair at one size (`--full` on many GPUs) has its full matrix there, not at
+/// its largest size.
+pub fn fullest_size<'a>(
+    results: impl IntoIterator<Item = &'a BandwidthResult>,
+    test: TestId,
+) -> Option<u64> {
+    let mut cells: BTreeMap<u64, BTreeSet<(Endpoint, Endpoint)>> = BTreeMap::new();
+    for r in results.into_iter().filter(|r| r.test == test) {
+        cells.entry(r.bytes).or_default().insert((r.src, r.dst));
+    }
+    // max_by_key keeps the last maximum: sizes ascend, so ties go to the largest size.
+    cells
+        .into_iter()
+        .max_by_key(|(_, pairs)| pairs.len())
+        .map(|(bytes, _)| bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(test: TestId, src: usize, dst: usize, bytes: u64) -> BandwidthResult {
+        BandwidthResult::empty(
+            test,
+            Endpoint::Gpu(src),
+            Endpoint::Gpu(dst),
+            bytes,
+            Source::Measured,
+            Status::Ok,
+            "",
+        )
+    }
+
+    #[test]
+    fn fullest_size_prefers_the_size_with_every_pair() {
+        let t = TestId::P2pReadCe;
+        let mut rs = vec![cell(t, 0, 1, 1 << 30), cell(t, 1, 0, 1 << 30)];
+        for (s, d) in [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)] {
+            rs.push(cell(t, s, d, 512 << 20));
+        }
+        rs.push(cell(TestId::H2d, 0, 0, 2 << 30));
+        assert_eq!(fullest_size(&rs, t), Some(512 << 20));
+        // On a tie, the largest size.
+        rs.retain(|r| r.bytes == 1 << 30);
+        rs.push(cell(t, 0, 1, 4096));
+        rs.push(cell(t, 1, 0, 4096));
+        assert_eq!(fullest_size(&rs, t), Some(1 << 30));
+        assert_eq!(fullest_size(&rs, TestId::D2h), None);
     }
 }

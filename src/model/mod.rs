@@ -11,7 +11,9 @@ mod stats;
 mod topology;
 pub mod units;
 
-pub use bandwidth::{BandwidthResult, Endpoint, Method, Shape, Source, Status, TestId};
+pub use bandwidth::{
+    BandwidthResult, Endpoint, Method, Shape, Source, Status, TestId, fullest_size,
+};
 pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
 pub use linkrate::{DEFAULT_NVLINK_GBPS, nvlink_rate_per_link_gbps, pcie_rate_gbps};
 pub use stats::Stats;

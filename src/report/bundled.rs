@@ -13,13 +13,6 @@ pub fn reports() -> Vec<(&'static str, Result<Report, ReportError>)> {
         .collect()
 }
 
-/// The first bundled report that parses, if any.
-pub fn example() -> Option<(&'static str, Report)> {
-    reports()
-        .into_iter()
-        .find_map(|(n, r)| r.ok().map(|r| (n, r)))
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -48,20 +48,22 @@ pub struct Row {
 /// Key figures of several reports, the first one the reference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
-    /// Each report's title.
+    /// Each report's title ([`titles`]: repeated ones numbered).
     pub machines: Vec<String>,
     /// The workload whose scaling efficiency is compared.
     pub workload: Option<String>,
     pub rows: Vec<Row>,
 }
 
-/// The median P2P copy-engine write bandwidth over GPU pairs at the largest size measured; else
+/// The median P2P copy-engine write bandwidth over GPU pairs at the size measured on the most
+/// pairs (the largest of those: on 2 GPUs the largest size; on a box whose sweeps cover one
+/// pair per link kind, the size of the full matrix); else
 /// the best P2P copy-engine figure of any one-directional P2P test.
 pub fn p2p_gbps(report: &Report) -> Figure {
     let Some(bw) = &report.bandwidth else {
         return Figure::none("no bandwidth results");
     };
-    if let Some(f) = median_at_largest(&bw.results, TestId::P2pWriteCe) {
+    if let Some(f) = median_at_fullest(&bw.results, TestId::P2pWriteCe) {
         return f;
     }
     let best = bw
@@ -97,22 +99,34 @@ pub fn p2p_gbps(report: &Report) -> Figure {
     }
 }
 
-/// The median host→GPU (pinned) bandwidth over GPUs at the largest size measured.
+/// The median host→GPU (pinned) bandwidth over GPUs at the size measured on the most GPUs (the
+/// largest of those).
 pub fn h2d_gbps(report: &Report) -> Figure {
     match &report.bandwidth {
-        Some(bw) => median_at_largest(&bw.results, TestId::H2d)
+        Some(bw) => median_at_fullest(&bw.results, TestId::H2d)
             .unwrap_or_else(|| Figure::none("no h2d result")),
         None => Figure::none("no bandwidth results"),
     }
 }
 
-fn median_at_largest(results: &[BandwidthResult], test: TestId) -> Option<Figure> {
+/// The median of `test` over its cells at [`crate::model::fullest_size`] (each cell once: the
+/// first row of a pair measured twice at that size).
+fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure> {
     let ok: Vec<&BandwidthResult> = results
         .iter()
         .filter(|r| r.test == test && r.status == Status::Ok && r.median_gbps.is_some())
         .collect();
-    let bytes = ok.iter().map(|r| r.bytes).max()?;
-    let at: Vec<&&BandwidthResult> = ok.iter().filter(|r| r.bytes == bytes).collect();
+    let bytes = crate::model::fullest_size(ok.iter().copied(), test)?;
+    let mut seen = Vec::new();
+    let at: Vec<&&BandwidthResult> = ok
+        .iter()
+        .filter(|r| r.bytes == bytes)
+        .filter(|r| {
+            let fresh = !seen.contains(&(r.src, r.dst));
+            seen.push((r.src, r.dst));
+            fresh
+        })
+        .collect();
     let vals: Vec<f64> = at.iter().filter_map(|r| r.median_gbps).collect();
     let st = Stats::of(&vals)?;
     let source = if at.iter().all(|r| r.source == Source::Measured) {
@@ -257,10 +271,35 @@ pub fn compare(reports: &[&Report], workload: Option<&str>) -> Comparison {
         }
     }
     Comparison {
-        machines: reports.iter().map(|r| r.title()).collect(),
+        machines: titles(reports),
         workload,
         rows,
     }
+}
+
+/// Each report's [`Report::title`], numbered as [`numbered`] does.
+pub fn titles(reports: &[&Report]) -> Vec<String> {
+    numbered(reports.iter().map(|r| r.title()))
+}
+
+/// Names with a repeated one numbered from its second use (`… #2`), so that legends and columns
+/// keep reports with alike names apart.
+pub fn numbered(names: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for n in names {
+        match seen.iter_mut().find(|(x, _)| *x == n) {
+            Some((_, k)) => {
+                *k += 1;
+                out.push(format!("{n} #{k}"));
+            }
+            None => {
+                seen.push((n.clone(), 1));
+                out.push(n);
+            }
+        }
+    }
+    out
 }
 
 fn row(name: &str, reports: &[&Report], f: impl Fn(&Report) -> Figure) -> Row {
@@ -375,4 +414,72 @@ pub fn to_csv(c: &Comparison) -> Result<Vec<u8>, crate::export::ExportError> {
     }
     w.into_inner()
         .map_err(|e| crate::export::ExportError::Io(e.into_error()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::MachineInfo;
+
+    #[test]
+    fn repeated_titles_are_numbered() {
+        let topo = crate::topology::catalog::load("dgx-h100").unwrap();
+        let report = |label: &str| {
+            Report::new(
+                MachineInfo {
+                    label: label.into(),
+                    created_at: "2026-11-22T10:00:00Z".into(),
+                    ..Default::default()
+                },
+                topo.clone(),
+            )
+        };
+        let (a, b) = (report("a"), report("b"));
+        let t = titles(&[&a, &b, &a, &a]);
+        assert_eq!(t[0], a.title());
+        assert_eq!(t[1], b.title());
+        assert_eq!(t[2], format!("{} #2", a.title()));
+        assert_eq!(t[3], format!("{} #3", a.title()));
+    }
+
+    #[test]
+    fn p2p_figure_takes_the_size_of_the_full_matrix() {
+        // Every ordered pair of 3 GPUs at 512 MiB (0→1 twice: the matrix and a sweep), and a
+        // sweep of the one pair 0→1 up to 1 GiB: the figure is the matrix's median.
+        let cell = |src: usize, dst: usize, bytes: u64, gbps: f64| {
+            let mut r = BandwidthResult::empty(
+                TestId::P2pWriteCe,
+                crate::model::Endpoint::Gpu(src),
+                crate::model::Endpoint::Gpu(dst),
+                bytes,
+                Source::Measured,
+                Status::Ok,
+                "",
+            );
+            r.median_gbps = Some(gbps);
+            r
+        };
+        let mut results = vec![cell(0, 1, 512 << 20, 390.0), cell(0, 1, 512 << 20, 100.0)];
+        for (i, (a, b)) in [(0, 2), (1, 0), (1, 2), (2, 0), (2, 1)].iter().enumerate() {
+            results.push(cell(*a, *b, 512 << 20, 391.0 + i as f64));
+        }
+        results.push(cell(0, 1, 1 << 30, 500.0));
+        let mut report = Report::new(
+            MachineInfo::default(),
+            crate::topology::catalog::load("dgx-h100").unwrap(),
+        );
+        report.bandwidth = Some(crate::report::BandwidthSection {
+            source: Source::Measured,
+            backend: String::new(),
+            results,
+        });
+        let f = p2p_gbps(&report);
+        // 390 … 395 → 392.5 (with the repeated 0→1 it would be 392; at 1 GiB, 500).
+        assert_eq!(f.value, Some(392.5));
+        assert!(
+            f.basis.contains("6 cell(s)") && f.basis.contains("512 MiB"),
+            "{}",
+            f.basis
+        );
+    }
 }

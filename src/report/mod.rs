@@ -14,7 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::Warning;
-use crate::model::{BandwidthResult, CollectiveResult, Source, Topology};
+use crate::model::{BandwidthResult, CollectiveResult, Source, Topology, TopologySource};
 use crate::scaling::run::ScalingRun;
 
 /// The `kind` field every report carries, so that other JSON is told apart from a report.
@@ -136,14 +136,47 @@ impl Report {
             .unwrap_or(&self.machine.created_at)
     }
 
-    /// One line naming the report: `h200-box · 2026-11-22`, with `(modeled)` when it is.
+    /// The GPUs, counted by name in index order: `8× NVIDIA H200`, `4× NVIDIA H100, 4× NVIDIA
+    /// A100`; `8 GPUs` when the names are unknown; `None` when the report has no GPU at all.
+    pub fn gpu_summary(&self) -> Option<String> {
+        let mut names: Vec<(&str, usize)> = Vec::new();
+        for n in &self.machine.gpu_names {
+            match names.iter_mut().find(|(x, _)| x == n) {
+                Some(e) => e.1 += 1,
+                None => names.push((n, 1)),
+            }
+        }
+        if !names.is_empty() {
+            let parts: Vec<String> = names.iter().map(|(n, c)| format!("{c}× {n}")).collect();
+            return Some(parts.join(", "));
+        }
+        match self.topology.gpus.len() {
+            0 => None,
+            1 => Some("1 GPU".to_string()),
+            n => Some(format!("{n} GPUs")),
+        }
+    }
+
+    /// The report's name wherever reports are listed or named: machine label, GPUs and date,
+    /// e.g. `vm · 8× NVIDIA H200 · 2026-11-22`, so that two runs on one host (same label) on
+    /// different GPUs stay apart. A catalog machine's label already names its GPUs and stands
+    /// alone: `NVIDIA DGX H100 · 2026-11-22`.
+    pub fn name(&self) -> String {
+        let mut parts = vec![self.machine.label.clone()];
+        if !matches!(self.topology.source, TopologySource::Catalog { .. }) {
+            parts.extend(self.gpu_summary());
+        }
+        parts.push(self.date().to_string());
+        parts.join(" · ")
+    }
+
+    /// [`Report::name`] with `(modeled)` when any figure is: what lists and comparisons show.
     pub fn title(&self) -> String {
-        format!(
-            "{} · {}{}",
-            self.machine.label,
-            self.date(),
-            if self.has_modeled() { " (modeled)" } else { "" }
-        )
+        if self.has_modeled() {
+            format!("{} (modeled)", self.name())
+        } else {
+            self.name()
+        }
     }
 }
 
@@ -254,7 +287,26 @@ mod tests {
         let text = serde_json::to_string(&r).unwrap();
         assert_eq!(parse(&text).unwrap(), r);
         assert_eq!(r.date(), "2026-11-22");
+        // A catalog machine's label names its GPUs.
         assert_eq!(r.title(), "DGX · 2026-11-22 (modeled)");
+    }
+
+    #[test]
+    fn names_count_gpus_by_name() {
+        let mut r = sample();
+        r.topology.source = TopologySource::Live {
+            hostname: Some("vm".into()),
+            driver_version: None,
+            nvml_version: None,
+            cuda_driver_version: None,
+        };
+        r.machine.label = "vm".into();
+        // No GPU names in the machine info: the topology's GPU count stands in.
+        assert_eq!(r.name(), "vm · 8 GPUs · 2026-11-22");
+        r.machine.gpu_names = vec!["NVIDIA H200".into(); 8];
+        assert_eq!(r.name(), "vm · 8× NVIDIA H200 · 2026-11-22");
+        r.machine.gpu_names = vec!["A".into(), "B".into(), "A".into()];
+        assert_eq!(r.gpu_summary().as_deref(), Some("2× A, 1× B"));
     }
 
     #[test]

@@ -257,7 +257,7 @@ impl App {
         self.on_reports(reports.into_iter().map(Ok).collect());
     }
 
-    /// The opened reports (the bundled example first, when there is one).
+    /// The opened reports (the bundled examples first, when the build has any).
     pub fn reports(&self) -> &[ReportEntry] {
         &self.reports
     }
@@ -280,9 +280,12 @@ impl App {
             live,
             catalog: catalog::entries(),
             imported: Vec::new(),
-            reports: crate::report::bundled::example()
-                .map(|(_, r)| ReportEntry::new(r, true))
+            // Every bundled report that parses, as an example (a broken one is caught by
+            // `bundled`'s tests rather than shown as an error here).
+            reports: crate::report::bundled::reports()
                 .into_iter()
+                .filter_map(|(_, r)| r.ok())
+                .map(|r| ReportEntry::new(r, true))
                 .collect(),
             status: None,
             selected: SourceKey::Live,
@@ -362,7 +365,7 @@ impl App {
     fn live_failed(&mut self, reason: String) {
         self.live = LiveState::Failed(reason);
         if self.selected == SourceKey::Live && !self.user_selected {
-            // The bundled example (measured on a real machine) beats a catalog entry.
+            // The first bundled example (measured on a real machine) beats a catalog entry.
             if let Some(i) = self.reports.iter().position(|e| e.example) {
                 self.select(SourceKey::Report(i));
                 return;
@@ -413,9 +416,17 @@ impl App {
         for r in results {
             match r {
                 Ok(report) => {
-                    self.reports.push(ReportEntry::new(report, false));
+                    // A report already open (a bundled example opened from its file, or a file
+                    // opened twice) is selected, not listed again.
+                    let i = match self.reports.iter().position(|e| e.report == report) {
+                        Some(i) => i,
+                        None => {
+                            self.reports.push(ReportEntry::new(report, false));
+                            self.reports.len() - 1
+                        }
+                    };
                     self.user_selected = true;
-                    self.select(SourceKey::Report(self.reports.len() - 1));
+                    self.select(SourceKey::Report(i));
                 }
                 Err(e) => errors.push(e),
             }
@@ -887,9 +898,8 @@ impl App {
             && let Some(e) = self.reports.get(i).filter(|e| e.example)
         {
             let text = format!(
-                "Live data unavailable: {reason}\nShowing the bundled example report: measured on {} on {}, not on this machine.",
-                e.report.machine.label,
-                e.report.date()
+                "Live data unavailable: {reason}\nShowing a bundled example report ({}), measured there, not on this machine.",
+                e.report.title()
             );
             message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
                 commands.push(Command::DismissBanner)

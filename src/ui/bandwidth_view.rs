@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, RichText, Ui, vec2};
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
+use egui_plot::{Line, Plot, PlotPoints, Points};
 
 use super::jobs::{Job, JobMsg, Reporter, RunState};
 use super::palette;
@@ -15,7 +15,7 @@ use super::topology_view::{Cell, matrix};
 use crate::bench::modeled::{Assumptions, ModeledBackend};
 use crate::bench::{Backend, BandwidthOptions, Plan, Warning, cuda::CudaBackend, run_bandwidth};
 use crate::model::units::{format_bytes, parse_sizes};
-use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology};
+use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology, fullest_size};
 
 /// The tests ticked by default: a quick, informative first run.
 const DEFAULT_TESTS: [TestId; 8] = [
@@ -273,10 +273,11 @@ impl BandwidthView {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
+        // By default the size with the most cells: sweeps over sizes may cover only a few pairs.
         let bytes = self
             .shown_bytes
             .filter(|b| sizes.contains(b))
-            .or_else(|| sizes.last().copied())
+            .or_else(|| fullest_size(&data.results, test))
             .unwrap_or(0);
         ui.horizontal(|ui| {
             let l = ui.label("Test");
@@ -343,8 +344,6 @@ impl BandwidthView {
             draw_pct(ui);
         }
         if sizes.len() > 1 {
-            ui.add_space(8.0);
-            ui.label(RichText::new(format!("{test} vs buffer size")).strong());
             size_plot(ui, &data.results, test);
         }
         summary_table(ui, &data.results);
@@ -561,7 +560,8 @@ fn heatmap(ui: &mut Ui, rows: &[&BandwidthResult], topology: &Topology, percent:
     );
 }
 
-/// x = log2(bytes), labeled in KiB/MiB/GiB.
+/// `test` against buffer size, one curve per endpoint pair measured at more than one size
+/// (x = log2(bytes), labeled in KiB/MiB/GiB), under its heading; nothing when no pair was.
 fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
     type Series = ((Endpoint, Endpoint), Vec<[f64; 2]>);
     let mut series: Vec<Series> = Vec::new();
@@ -578,34 +578,66 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
         let key = (r.src, r.dst);
         let p = [super::plots::size_x(r.bytes), y];
         match series.iter_mut().find(|(k, _)| *k == key) {
+            // A size measured twice (a sweep and the one-size pass over every pair) keeps its
+            // first figure, as the matrix does; two points at one x would fold the line back.
+            Some((_, v)) if v.iter().any(|q| q[0] == p[0]) => {}
             Some((_, v)) => v.push(p),
             None => series.push((key, vec![p])),
         }
+    }
+    let pairs = series.len();
+    // A pair measured at one size is a matrix cell, not a curve.
+    series.retain(|(_, v)| v.len() > 1);
+    if series.is_empty() {
+        return;
+    }
+    ui.add_space(8.0);
+    ui.label(RichText::new(format!("{test} vs buffer size")).strong());
+    let mut notes = Vec::new();
+    if series.len() < pairs {
+        notes.push(format!(
+            "{} of {pairs} pairs measured over sizes; the others at one size (see the matrix)",
+            series.len()
+        ));
+    }
+    let legend = series.len() <= super::plots::LEGEND_MAX;
+    if !legend {
+        notes.push("hover a line to name its pair".to_string());
+    }
+    if !notes.is_empty() {
+        ui.label(RichText::new(notes.join("; ")).size(11.5).weak());
     }
     let modeled = results
         .iter()
         .any(|r| r.test == test && r.source == Source::Modeled);
     let unit = if test.is_latency() { "ns" } else { "GB/s" };
-    Plot::new(format!("bw-size-{test}"))
+    let mut plot = Plot::new(format!("bw-size-{test}"))
         .height(260.0)
-        .legend(Legend::default())
         .x_axis_label("buffer size")
         .y_axis_label(unit)
         .x_axis_formatter(super::plots::size_tick)
         .label_formatter(move |pos| super::plots::size_hover(pos, unit))
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            for ((s, d), mut pts) in series {
-                pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
-                let name = format!("{s}→{d}{}", if modeled { " (modeled)" } else { "" });
-                let mut line = Line::new(name.clone(), PlotPoints::from(pts.clone()));
-                if modeled {
-                    line = line.style(egui_plot::LineStyle::dashed_loose());
-                }
-                plot.line(line);
-                plot.points(Points::new(name, PlotPoints::from(pts)).radius(2.5));
+        .allow_scroll(false);
+    if legend {
+        plot = plot.legend(super::plots::size_legend());
+    }
+    plot.show(ui, |plot| {
+        for (i, ((s, d), mut pts)) in series.into_iter().enumerate() {
+            pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
+            let color = super::plots::series_color(i);
+            let name = format!("{s}→{d}{}", if modeled { " (modeled)" } else { "" });
+            let mut line = Line::new(name.clone(), PlotPoints::from(pts.clone())).color(color);
+            if modeled {
+                line = line.style(egui_plot::LineStyle::dashed_loose());
             }
-        });
+            plot.line(line);
+            plot.points(
+                Points::new(name, PlotPoints::from(pts))
+                    .radius(2.5)
+                    .color(color),
+            );
+        }
+    });
 }
 
 /// One line per test: median over cells, efficiency, wrong, not-ok count.

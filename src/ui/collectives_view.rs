@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use eframe::egui::{self, RichText, Ui};
-use egui_plot::{HLine, Legend, Line, Plot, PlotPoints, Points};
+use eframe::egui::{self, Color32, RichText, Ui};
+use egui_plot::{HLine, Line, Plot, PlotPoints, Points};
 
 use super::jobs::{Job, JobMsg, Reporter, RunState};
 use super::palette;
@@ -256,14 +256,10 @@ fn run_job(
 /// One series per op × algorithm × GPU set × placement.
 fn series_key(r: &CollectiveResult) -> String {
     format!(
-        "{} {} [{}]{}{}",
+        "{} {} · GPU {}{}{}",
         r.op,
         r.algo,
-        r.gpus
-            .iter()
-            .map(|g| g.to_string())
-            .collect::<Vec<_>>()
-            .join(","),
+        gpu_set(&r.gpus),
         if r.in_place { " in-place" } else { "" },
         if r.source == Source::Modeled {
             " (modeled)"
@@ -271,6 +267,25 @@ fn series_key(r: &CollectiveResult) -> String {
             ""
         }
     )
+}
+
+/// GPU indices with consecutive runs shortened: `0–7`, `0,1`, `0–3,6`.
+fn gpu_set(gpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < gpus.len() {
+        let mut j = i;
+        while j + 1 < gpus.len() && gpus[j + 1] == gpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j - i {
+            0 => gpus[i].to_string(),
+            1 => format!("{},{}", gpus[i], gpus[j]),
+            _ => format!("{}–{}", gpus[i], gpus[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 /// The slowest per-direction line rate among the GPUs of the results.
@@ -314,19 +329,21 @@ fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData) {
             if let Some(l) = line_rate {
                 p.hline(
                     HLine::new(format!("line rate {l:.0} GB/s"), l)
+                        .color(Color32::GRAY)
                         .style(egui_plot::LineStyle::dashed_dense()),
                 );
             }
-            for k in &keys {
-                add_series(p, k, points(&|r| r.busbw_gbps, k));
+            for (i, k) in keys.iter().enumerate() {
+                add_series(p, i, k, points(&|r| r.busbw_gbps, k));
             }
         });
         cols[1].label(RichText::new("Time per operation (µs) vs size").strong());
         // Times span five decades: log10 scale.
         plot(&mut cols[1], "coll-time", "µs (log)", |p| {
-            for k in &keys {
+            for (i, k) in keys.iter().enumerate() {
                 add_series(
                     p,
+                    i,
                     k,
                     points(&|r| r.time_us.filter(|t| *t > 0.0).map(f64::log10), k),
                 );
@@ -342,13 +359,19 @@ fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData) {
     }
 }
 
-fn add_series(p: &mut egui_plot::PlotUi<'_>, name: &str, pts: Vec<[f64; 2]>) {
+/// The `i`-th series: a line with markers (dashed, no markers, when modeled), one color.
+fn add_series(p: &mut egui_plot::PlotUi<'_>, i: usize, name: &str, pts: Vec<[f64; 2]>) {
+    let color = super::plots::series_color(i);
     let modeled = name.ends_with("(modeled)");
-    let mut line = Line::new(name.to_string(), PlotPoints::from(pts.clone()));
+    let mut line = Line::new(name.to_string(), PlotPoints::from(pts.clone())).color(color);
     if modeled {
         line = line.style(egui_plot::LineStyle::dashed_loose());
     } else {
-        p.points(Points::new(name.to_string(), PlotPoints::from(pts)).radius(2.5));
+        p.points(
+            Points::new(name.to_string(), PlotPoints::from(pts))
+                .radius(2.5)
+                .color(color),
+        );
     }
     p.line(line);
 }
@@ -357,7 +380,7 @@ fn plot(ui: &mut Ui, id: &str, unit: &'static str, build: impl FnOnce(&mut egui_
     let log = unit.ends_with("(log)");
     let mut plot = Plot::new(id)
         .height(260.0)
-        .legend(Legend::default())
+        .legend(super::plots::size_legend())
         .x_axis_label("size")
         .y_axis_label(unit)
         .x_axis_formatter(super::plots::size_tick)
@@ -398,13 +421,7 @@ fn table(ui: &mut Ui, results: &[CollectiveResult]) {
                     for r in results {
                         ui.label(RichText::new(r.op.id()).monospace());
                         ui.label(r.algo.id());
-                        ui.label(
-                            r.gpus
-                                .iter()
-                                .map(|g| g.to_string())
-                                .collect::<Vec<_>>()
-                                .join(","),
-                        );
+                        ui.label(gpu_set(&r.gpus));
                         ui.label(format_bytes(r.bytes));
                         ui.label(f(r.time_us));
                         ui.label(f(r.algbw_gbps));
@@ -423,4 +440,18 @@ fn table(ui: &mut Ui, results: &[CollectiveResult]) {
                     }
                 });
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gpu_set;
+
+    #[test]
+    fn gpu_sets_shorten_runs() {
+        assert_eq!(gpu_set(&[0, 1, 2, 3, 4, 5, 6, 7]), "0–7");
+        assert_eq!(gpu_set(&[0, 1]), "0,1");
+        assert_eq!(gpu_set(&[0, 1, 2, 3, 6]), "0–3,6");
+        assert_eq!(gpu_set(&[1, 3, 5]), "1,3,5");
+        assert_eq!(gpu_set(&[]), "");
+    }
 }

@@ -3,7 +3,7 @@
 //! one color per machine. Pure drawing over [`Report`]s.
 
 use eframe::egui::{self, Color32, RichText, Ui};
-use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, Points};
+use egui_plot::{Corner, Legend, Line, LineStyle, Plot, PlotPoints, Points};
 
 use super::{palette, topology_view};
 use crate::model::{Algo, CollectiveOp, Source, Status, TestId};
@@ -63,9 +63,9 @@ pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>) {
         .id_salt("cmp-topo")
         .show(ui, |ui| {
             ui.horizontal_top(|ui| {
-                for (i, r) in reports.iter().enumerate() {
+                for (i, (r, name)) in reports.iter().zip(&c.machines).enumerate() {
                     ui.vertical(|ui| {
-                        machine_label(ui, i, r);
+                        machine_label(ui, i, name);
                         topology_view::connectivity_matrix(ui, &r.topology);
                         ui.add_space(6.0);
                         p2p_heatmap(ui, r);
@@ -78,12 +78,12 @@ pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>) {
     topology_view::link_legend(ui);
 }
 
-/// A colored square and the report's title.
-pub fn machine_label(ui: &mut Ui, i: usize, r: &Report) {
+/// A colored square and the `i`-th report's name.
+pub fn machine_label(ui: &mut Ui, i: usize, name: &str) {
     ui.horizontal(|ui| {
         let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
         ui.painter().rect_filled(rect, 2.0, machine_color(i));
-        ui.label(RichText::new(r.title()).strong());
+        ui.label(RichText::new(name).strong());
     });
 }
 
@@ -148,7 +148,7 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
 pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
     Plot::new(id)
         .height(height)
-        .legend(Legend::default())
+        .legend(super::plots::size_legend())
         .x_axis_label("size")
         .y_axis_label("busbw GB/s")
         .x_axis_formatter(super::plots::size_tick)
@@ -158,7 +158,7 @@ pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
         .allow_drag(false)
         .allow_zoom(false)
         .show(ui, |p| {
-            for (i, r) in reports.iter().enumerate() {
+            for (i, (r, name)) in reports.iter().zip(compare::titles(reports)).enumerate() {
                 let Some(c) = &r.collectives else { continue };
                 let rows: Vec<_> = c
                     .results
@@ -178,7 +178,6 @@ pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
                     continue;
                 }
                 let modeled = rows.iter().any(|x| x.source == Source::Modeled);
-                let name = r.title();
                 let mut line =
                     Line::new(name.clone(), PlotPoints::from(pts.clone())).color(machine_color(i));
                 if modeled {
@@ -207,7 +206,8 @@ pub fn efficiency_plot(
 ) {
     Plot::new(id)
         .height(height)
-        .legend(Legend::default())
+        // Bottom left: efficiency starts at 1 and falls to the right, leaving that corner empty.
+        .legend(Legend::default().position(Corner::LeftBottom))
         .x_axis_label("GPUs (log2)")
         .y_axis_label("efficiency")
         .x_axis_formatter(|m, _| {
@@ -224,7 +224,8 @@ pub fn efficiency_plot(
         .allow_drag(false)
         .allow_zoom(false)
         .show(ui, |p| {
-            for (i, r) in reports.iter().enumerate() {
+            let names = compare::numbered(reports.iter().map(|r| r.name()));
+            for (i, (r, name)) in reports.iter().zip(names).enumerate() {
                 let Some(s) = &r.scaling else { continue };
                 let pick = |src: Source| -> Vec<[f64; 2]> {
                     s.run
@@ -236,7 +237,7 @@ pub fn efficiency_plot(
                 };
                 p.line(
                     Line::new(
-                        format!("{} (modeled)", r.machine.label),
+                        format!("{name} (modeled)"),
                         PlotPoints::from(pick(Source::Modeled)),
                     )
                     .color(machine_color(i))
@@ -245,12 +246,9 @@ pub fn efficiency_plot(
                 let m = pick(Source::Measured);
                 if !m.is_empty() {
                     p.points(
-                        Points::new(
-                            format!("{} (measured)", r.machine.label),
-                            PlotPoints::from(m),
-                        )
-                        .radius(4.0)
-                        .color(machine_color(i)),
+                        Points::new(format!("{name} (measured)"), PlotPoints::from(m))
+                            .radius(4.0)
+                            .color(machine_color(i)),
                     );
                 }
             }
@@ -258,7 +256,8 @@ pub fn efficiency_plot(
 }
 
 /// The P2P heatmap of one report: median GB/s of `p2p_write_ce` (else `p2p_read_ce`) at the
-/// largest size, source rows × destination columns; `~` marks modeled cells.
+/// size that covers the most pairs (the largest on a tie), source rows × destination columns;
+/// `~` marks modeled cells.
 pub fn p2p_heatmap(ui: &mut Ui, r: &Report) {
     let Some(bw) = &r.bandwidth else {
         ui.label(RichText::new("no bandwidth results").weak());
@@ -272,7 +271,8 @@ pub fn p2p_heatmap(ui: &mut Ui, r: &Report) {
         return;
     };
     let rows: Vec<_> = bw.results.iter().filter(|x| x.test == test).collect();
-    let Some(bytes) = rows.iter().map(|x| x.bytes).max() else {
+    // The size with every pair: a --full run on many GPUs sweeps sizes on a few pairs only.
+    let Some(bytes) = crate::model::fullest_size(rows.iter().copied(), test) else {
         return;
     };
     let gpus = r.topology.gpu_indices();

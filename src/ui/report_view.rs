@@ -14,6 +14,8 @@ use crate::scaling::Mode;
 
 /// Width of every rendered page, points.
 pub const PAGE_WIDTH: u32 = 1400;
+/// Least height of `report.png`, points.
+const SUMMARY_HEIGHT: u32 = 1150;
 /// Workloads shown in `scaling.png`.
 const SCALING_SHOWN: usize = 3;
 
@@ -50,44 +52,29 @@ pub fn scaling_view(r: &Report, shown: usize) -> Option<ScalingView> {
     Some(ScalingView::with_report(s.run.clone(), shown))
 }
 
-/// One line naming where the report's figures come from, for banners and page headers.
+/// One line naming the report and where its figures come from, for banners and page headers.
 pub fn provenance(r: &Report) -> String {
-    let mut parts = vec![format!("{} on {}", r.machine.label, r.date())];
     let src = |s: Option<Source>| s.map_or("—".to_string(), |s| s.to_string());
-    parts.push(format!(
-        "bandwidth {}, collectives {}, scaling {}",
-        src(r.bandwidth.as_ref().map(|b| b.source)),
-        src(r.collectives.as_ref().map(|c| c.source)),
-        src(r.scaling.as_ref().map(|s| s.source)),
-    ));
-    parts.push(format!("scalescope {}", r.machine.scalescope_version));
-    parts.join("  ·  ")
+    [
+        r.title(),
+        format!(
+            "bandwidth {}, collectives {}, scaling {}",
+            src(r.bandwidth.as_ref().map(|b| b.source)),
+            src(r.collectives.as_ref().map(|c| c.source)),
+            src(r.scaling.as_ref().map(|s| s.source)),
+        ),
+        format!("scalescope {}", r.machine.scalescope_version),
+    ]
+    .join("  ·  ")
 }
 
 /// The facts line: GPUs, driver, CUDA, NCCL.
 pub fn facts(r: &Report) -> String {
     let m = &r.machine;
-    let gpus = {
-        let mut names: Vec<(String, usize)> = Vec::new();
-        for n in &m.gpu_names {
-            match names.iter_mut().find(|(x, _)| x == n) {
-                Some(e) => e.1 += 1,
-                None => names.push((n.clone(), 1)),
-            }
-        }
-        if names.is_empty() {
-            format!("{} GPUs", r.topology.gpus.len())
-        } else {
-            names
-                .iter()
-                .map(|(n, c)| format!("{c}× {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
     let d = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
     format!(
-        "{gpus}  ·  driver {}  ·  CUDA {}  ·  NCCL {}",
+        "{}  ·  driver {}  ·  CUDA {}  ·  NCCL {}",
+        r.gpu_summary().unwrap_or_else(|| "0 GPUs".into()),
         d(&m.driver_version),
         d(&m.cuda_version),
         d(&m.nccl_version)
@@ -194,9 +181,13 @@ pub fn summary(ui: &mut Ui, r: &Report) {
 pub fn render_all(r: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
     let mut out = Vec::new();
     let rep = r.clone();
+    // As tall as the summary (8 GPUs make the heatmap and matrix taller), at least a page.
+    let h = snapshot::fit_height(PAGE_WIDTH, |ui| summary(ui, r))
+        .unwrap_or(SUMMARY_HEIGHT)
+        .clamp(SUMMARY_HEIGHT, 8192);
     out.push((
         "report.png",
-        snapshot::render_png(PAGE_WIDTH, 1150, egui::Theme::Dark, move |ui| {
+        snapshot::render_png(PAGE_WIDTH, h, egui::Theme::Dark, move |ui| {
             summary(ui, &rep)
         }),
     ));

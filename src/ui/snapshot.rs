@@ -33,24 +33,32 @@ pub fn render_topology_png(
 /// The height in points at which the Topology view of `topology` fits at `width` points.
 pub fn topology_height(topology: &Topology, width: u32) -> anyhow::Result<u32> {
     let topology = topology.clone();
+    fit_height(width, move |ui| topology_view::show(ui, &topology))
+}
+
+/// The height in points at which what `draw` draws inside a central panel fits at `width`
+/// points (laid out only, nothing rendered).
+pub fn fit_height(width: u32, mut draw: impl FnMut(&mut egui::Ui)) -> anyhow::Result<u32> {
     let measured = catch_unwind(AssertUnwindSafe(move || {
         let mut used = 0.0_f32;
+        let mut fonts_ready = false;
         let mut harness = Harness::builder()
             .with_size(egui::vec2(width as f32, 20_000.0))
             .build_ui(|ui| {
+                // The fonts that render_png draws with (arrows and other glyphs included).
+                if !fonts_ready {
+                    super::fonts::install(ui.ctx());
+                    fonts_ready = true;
+                }
                 egui::CentralPanel::default().show(ui, |ui| {
-                    used = ui
-                        .scope(|ui| topology_view::show(ui, &topology))
-                        .response
-                        .rect
-                        .height();
+                    used = ui.scope(|ui| draw(ui)).response.rect.height();
                 });
             });
         harness.run_ok();
         drop(harness);
         used
     }))
-    .map_err(|_| anyhow!("laying out the topology view failed"))?;
+    .map_err(|_| anyhow!("laying out the view failed"))?;
     // The central panel's margins come on top of its contents.
     Ok(measured.ceil() as u32 + 24)
 }

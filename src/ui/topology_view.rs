@@ -27,19 +27,34 @@ pub fn show(ui: &mut Ui, topology: &Topology) {
     ui.add_space(6.0);
     link_legend(ui);
     ui.add_space(14.0);
-    ui.horizontal_top(|ui| {
-        ui.vertical(|ui| {
-            section(ui, "Line rate, GB/s per direction");
-            line_rate_matrix(ui, topology);
+    let rate = |ui: &mut Ui| {
+        section(ui, "Line rate, GB/s per direction");
+        line_rate_matrix(ui, topology);
+    };
+    let p2p = |ui: &mut Ui| {
+        section(ui, "P2P (read · write · nvlink · atomics)");
+        p2p_matrix(ui, topology);
+        ui.add_space(6.0);
+        p2p_legend(ui);
+    };
+    // Side by side when both fit (8 GPUs next to the Sources panel do not), else stacked.
+    let gap = 32.0;
+    let n = topology.gpus.len();
+    let both = matrix_width(n, RATE_CELL.x)
+        + gap
+        + matrix_width(n, P2P_CELL.x)
+        + 2.0 * ui.spacing().item_spacing.x;
+    if both <= ui.available_width() {
+        ui.horizontal_top(|ui| {
+            ui.vertical(rate);
+            ui.add_space(gap);
+            ui.vertical(p2p);
         });
-        ui.add_space(32.0);
-        ui.vertical(|ui| {
-            section(ui, "P2P (read · write · nvlink · atomics)");
-            p2p_matrix(ui, topology);
-            ui.add_space(6.0);
-            p2p_legend(ui);
-        });
-    });
+    } else {
+        rate(ui);
+        ui.add_space(14.0);
+        p2p(ui);
+    }
     ui.add_space(14.0);
     notes(ui, topology);
 }
@@ -887,26 +902,29 @@ fn gpu_details(ui: &mut Ui, _topology: &Topology, gpu: &Gpu) {
 
 /// One card per GPU: name, memory, PCIe link, NUMA node, CPU affinity, NVLinks.
 pub fn gpu_cards(ui: &mut Ui, topology: &Topology) {
-    let min_w = 268.0;
+    // Wide enough for the longest value ("18 × NVLink 4 · 26.56 GB/s each") untruncated.
+    let min_w = 290.0;
     let spacing = 10.0;
     let avail = ui.available_width();
     let per_row = ((avail + spacing) / (min_w + spacing)).floor().max(1.0) as usize;
     // Stretch the cards to fill the row, up to a width that still reads as a card.
     let card_w = ((avail - spacing * (per_row as f32 - 1.0)) / per_row as f32).clamp(min_w, 360.0);
     let visuals = ui.visuals().clone();
+    let frame = egui::Frame::new()
+        .fill(palette::box_fill(&visuals))
+        .stroke(Stroke::new(1.0, palette::box_stroke(&visuals)))
+        .corner_radius(CornerRadius::same(8))
+        .inner_margin(egui::Margin::same(10));
+    // The card's outer width is card_w: its content is that less margins and stroke.
+    let content_w = card_w - frame.total_margin().sum().x;
     for row in topology.gpus.chunks(per_row) {
         ui.horizontal_top(|ui| {
             ui.spacing_mut().item_spacing.x = spacing;
             for gpu in row {
-                egui::Frame::new()
-                    .fill(palette::box_fill(&visuals))
-                    .stroke(Stroke::new(1.0, palette::box_stroke(&visuals)))
-                    .corner_radius(CornerRadius::same(8))
-                    .inner_margin(egui::Margin::same(10))
-                    .show(ui, |ui| {
-                        ui.set_width(card_w - 20.0);
-                        ui.vertical(|ui| gpu_card(ui, gpu, &visuals));
-                    });
+                frame.show(ui, |ui| {
+                    ui.set_width(content_w);
+                    ui.vertical(|ui| gpu_card(ui, gpu, &visuals));
+                });
             }
         });
         ui.add_space(spacing);
@@ -974,6 +992,18 @@ impl Cell {
     }
 }
 
+/// Width of a matrix's row-label column.
+const MATRIX_LABEL_W: f32 = 60.0;
+/// Cell of the line-rate matrix.
+const RATE_CELL: Vec2 = vec2(58.0, 26.0);
+/// Cell of the P2P matrix (four capability segments).
+const P2P_CELL: Vec2 = vec2(66.0, 26.0);
+
+/// Width of a [`matrix`] of `cols` columns of `cell_w` without extra columns.
+fn matrix_width(cols: usize, cell_w: f32) -> f32 {
+    MATRIX_LABEL_W + cell_w * cols as f32
+}
+
 /// Draws a matrix of `rows × cols` cells with headers; extra text columns follow on the right.
 pub(crate) fn matrix(
     ui: &mut Ui,
@@ -986,7 +1016,7 @@ pub(crate) fn matrix(
 ) {
     let visuals = ui.visuals().clone();
     let mono = FontId::monospace(12.5);
-    let label_w = 60.0;
+    let label_w = MATRIX_LABEL_W;
     let header_h = 22.0;
     let extra_w: f32 = extra_cols.iter().map(|(_, w, _)| *w).sum();
     let size = vec2(
@@ -1290,55 +1320,47 @@ fn swatch(ui: &mut Ui, text: &str, fill: Color32) -> egui::Response {
 pub fn line_rate_matrix(ui: &mut Ui, topology: &Topology) {
     let gpus = topology.gpu_indices();
     let labels: Vec<String> = gpus.iter().map(|&g| gpu_label(g)).collect();
-    matrix(
-        ui,
-        "rate",
-        &labels,
-        &labels,
-        vec2(58.0, 26.0),
-        &[],
-        |r, c| {
-            if r == c {
-                return Some(Cell::single(
-                    "X",
-                    None,
-                    format!("{} itself", labels[r]),
-                    String::new(),
-                ));
-            }
-            let (a, b) = (gpus[r], gpus[c]);
-            let link = topology.link(a, b);
-            let kind = link.and_then(|l| l.kind);
-            Some(match link.and_then(|l| l.line_rate.as_ref()) {
-                Some(rate) => {
-                    let text = if rate.gbps >= 100.0 {
-                        format!("{:.0}", rate.gbps)
-                    } else {
-                        format!("{:.1}", rate.gbps)
-                    };
-                    Cell::single(
-                        text.clone(),
-                        kind.map(palette::link_fill),
-                        format!("rate GPU{a} GPU{b} {text}"),
-                        format!(
-                            "GPU{a} → GPU{b}: {:.1} GB/s per direction\nBasis: {}\nConnection: {}",
-                            rate.gbps,
-                            rate.basis,
-                            kind.map_or("unknown".to_string(), |k| k.to_string())
-                        ),
-                    )
-                }
-                None => Cell::single(
-                    "—",
-                    None,
-                    format!("rate GPU{a} GPU{b} unknown"),
+    matrix(ui, "rate", &labels, &labels, RATE_CELL, &[], |r, c| {
+        if r == c {
+            return Some(Cell::single(
+                "X",
+                None,
+                format!("{} itself", labels[r]),
+                String::new(),
+            ));
+        }
+        let (a, b) = (gpus[r], gpus[c]);
+        let link = topology.link(a, b);
+        let kind = link.and_then(|l| l.kind);
+        Some(match link.and_then(|l| l.line_rate.as_ref()) {
+            Some(rate) => {
+                let text = if rate.gbps >= 100.0 {
+                    format!("{:.0}", rate.gbps)
+                } else {
+                    format!("{:.1}", rate.gbps)
+                };
+                Cell::single(
+                    text.clone(),
+                    kind.map(palette::link_fill),
+                    format!("rate GPU{a} GPU{b} {text}"),
                     format!(
-                        "GPU{a} → GPU{b}: line rate unknown (no link generation, width or speed known)"
+                        "GPU{a} → GPU{b}: {:.1} GB/s per direction\nBasis: {}\nConnection: {}",
+                        rate.gbps,
+                        rate.basis,
+                        kind.map_or("unknown".to_string(), |k| k.to_string())
                     ),
+                )
+            }
+            None => Cell::single(
+                "—",
+                None,
+                format!("rate GPU{a} GPU{b} unknown"),
+                format!(
+                    "GPU{a} → GPU{b}: line rate unknown (no link generation, width or speed known)"
                 ),
-            })
-        },
-    );
+            ),
+        })
+    });
 }
 
 fn status_text(s: Option<P2pStatus>) -> String {
@@ -1352,64 +1374,56 @@ fn status_text(s: Option<P2pStatus>) -> String {
 pub fn p2p_matrix(ui: &mut Ui, topology: &Topology) {
     let gpus = topology.gpu_indices();
     let labels: Vec<String> = gpus.iter().map(|&g| gpu_label(g)).collect();
-    matrix(
-        ui,
-        "p2p",
-        &labels,
-        &labels,
-        vec2(66.0, 26.0),
-        &[],
-        |r, c| {
-            if r == c {
-                return Some(Cell::single(
-                    "X",
-                    None,
-                    format!("{} itself", labels[r]),
-                    String::new(),
-                ));
-            }
-            let (a, b) = (gpus[r], gpus[c]);
-            let pair = topology.p2p(a, b);
-            let caps = pair.map(|p| p.caps).unwrap_or_default();
-            let segments = P2pCap::ALL
-                .iter()
-                .map(|cap| {
-                    let st = caps.get(*cap);
-                    Segment {
-                        text: cap.letter().to_string(),
-                        fill: st.map(|s| palette::p2p_fill(Some(s))),
-                    }
-                })
-                .collect();
-            let mut hover = format!("GPU{a} → GPU{b}");
-            for cap in P2pCap::ALL {
-                hover.push_str(&format!(
-                    "\n{:<8} {}",
-                    cap.name(),
-                    status_text(caps.get(cap))
-                ));
-            }
-            let peer = pair.and_then(|p| p.cuda_can_access_peer);
-            hover.push_str(&format!(
-                "\nCUDA can access peer: {}",
-                peer.map_or("—", |p| if p { "yes" } else { "no" })
+    matrix(ui, "p2p", &labels, &labels, P2P_CELL, &[], |r, c| {
+        if r == c {
+            return Some(Cell::single(
+                "X",
+                None,
+                format!("{} itself", labels[r]),
+                String::new(),
             ));
-            hover.push_str(&format!(
-                "\nCUDA P2P perf rank: {}",
-                pair.and_then(|p| p.cuda_perf_rank)
-                    .map_or("—".to_string(), |r| r.to_string())
-            ));
-            let codes: Vec<&str> = P2pCap::ALL
-                .iter()
-                .map(|cap| caps.get(*cap).map_or("-", |s| s.code()))
-                .collect();
-            Some(Cell {
-                segments,
-                label: format!("p2p GPU{a} GPU{b} {}", codes.join(" ")),
-                hover,
+        }
+        let (a, b) = (gpus[r], gpus[c]);
+        let pair = topology.p2p(a, b);
+        let caps = pair.map(|p| p.caps).unwrap_or_default();
+        let segments = P2pCap::ALL
+            .iter()
+            .map(|cap| {
+                let st = caps.get(*cap);
+                Segment {
+                    text: cap.letter().to_string(),
+                    fill: st.map(|s| palette::p2p_fill(Some(s))),
+                }
             })
-        },
-    );
+            .collect();
+        let mut hover = format!("GPU{a} → GPU{b}");
+        for cap in P2pCap::ALL {
+            hover.push_str(&format!(
+                "\n{:<8} {}",
+                cap.name(),
+                status_text(caps.get(cap))
+            ));
+        }
+        let peer = pair.and_then(|p| p.cuda_can_access_peer);
+        hover.push_str(&format!(
+            "\nCUDA can access peer: {}",
+            peer.map_or("—", |p| if p { "yes" } else { "no" })
+        ));
+        hover.push_str(&format!(
+            "\nCUDA P2P perf rank: {}",
+            pair.and_then(|p| p.cuda_perf_rank)
+                .map_or("—".to_string(), |r| r.to_string())
+        ));
+        let codes: Vec<&str> = P2pCap::ALL
+            .iter()
+            .map(|cap| caps.get(*cap).map_or("-", |s| s.code()))
+            .collect();
+        Some(Cell {
+            segments,
+            label: format!("p2p GPU{a} GPU{b} {}", codes.join(" ")),
+            hover,
+        })
+    });
 }
 
 /// What the P2P colors mean.
@@ -1449,17 +1463,83 @@ pub fn notes(ui: &mut Ui, topology: &Topology) {
     if topology.notes.is_empty() {
         return;
     }
-    egui::CollapsingHeader::new(
-        RichText::new(format!("Notes ({})", topology.notes.len())).strong(),
-    )
-    .id_salt("topology-notes")
-    .default_open(true)
-    .show(ui, |ui| {
-        for n in &topology.notes {
-            ui.horizontal_top(|ui| {
-                ui.label(RichText::new("•").weak());
-                ui.add(egui::Label::new(RichText::new(n).size(12.5)).wrap());
-            });
+    let notes = grouped_notes(&topology.notes, topology.gpus.len());
+    egui::CollapsingHeader::new(RichText::new(format!("Notes ({})", notes.len())).strong())
+        .id_salt("topology-notes")
+        .default_open(true)
+        .show(ui, |ui| {
+            for n in &notes {
+                ui.horizontal_top(|ui| {
+                    ui.label(RichText::new("•").weak());
+                    ui.add(egui::Label::new(RichText::new(n).size(12.5)).wrap());
+                });
+            }
+        });
+}
+
+/// The GPU pair a note is about, and the rest of it: `GPU 0–GPU 1: text` → `((0, 1), text)`.
+fn pair_note(note: &str) -> Option<((usize, usize), &str)> {
+    let (pair, rest) = note.split_once(": ")?;
+    let (a, b) = pair.strip_prefix("GPU ")?.split_once("–GPU ")?;
+    Some(((a.parse().ok()?, b.parse().ok()?), rest))
+}
+
+/// Notes as shown: notes about GPU pairs that say the same thing become one line naming the
+/// pairs (on 8 GPUs one note per pair is 28 alike lines); the order of first appearance stays.
+fn grouped_notes(notes: &[String], gpus: usize) -> Vec<String> {
+    let mut groups: Vec<(&str, Vec<(usize, usize)>)> = Vec::new();
+    let mut out: Vec<Option<String>> = Vec::new();
+    let mut slot: Vec<usize> = Vec::new();
+    for n in notes {
+        match pair_note(n) {
+            Some((pair, rest)) => match groups.iter_mut().position(|(r, _)| *r == rest) {
+                Some(g) => groups[g].1.push(pair),
+                None => {
+                    groups.push((rest, vec![pair]));
+                    slot.push(out.len());
+                    out.push(None);
+                }
+            },
+            None => out.push(Some(n.clone())),
         }
-    });
+    }
+    let all_pairs = gpus * gpus.saturating_sub(1) / 2;
+    for ((rest, pairs), at) in groups.into_iter().zip(slot) {
+        out[at] = Some(match pairs.as_slice() {
+            [(a, b)] => format!("GPU {a}–GPU {b}: {rest}"),
+            _ if pairs.len() == all_pairs => format!("Every GPU pair ({all_pairs}): {rest}"),
+            _ => {
+                let list: Vec<String> = pairs.iter().map(|(a, b)| format!("{a}–{b}")).collect();
+                format!("GPU pairs {}: {rest}", list.join(", "))
+            }
+        });
+    }
+    out.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grouped_notes;
+
+    #[test]
+    fn pair_notes_that_say_the_same_are_grouped() {
+        let same = "NVLink remote devices not identifiable; NV18 inferred";
+        let mut notes = vec!["NVLink speed per link from NVML".to_string()];
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            notes.push(format!("GPU {a}–GPU {b}: {same}"));
+        }
+        notes.push("GPU 0–GPU 2: something else".into());
+        assert_eq!(
+            grouped_notes(&notes, 3),
+            vec![
+                "NVLink speed per link from NVML".to_string(),
+                format!("Every GPU pair (3): {same}"),
+                "GPU 0–GPU 2: something else".to_string(),
+            ]
+        );
+        assert_eq!(
+            grouped_notes(&notes, 4)[1],
+            format!("GPU pairs 0–1, 0–2, 1–2: {same}")
+        );
+    }
 }
