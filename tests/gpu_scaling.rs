@@ -7,8 +7,9 @@ use std::sync::atomic::AtomicBool;
 use scalescope::model::Source;
 use scalescope::scaling::cublas::Cublas;
 use scalescope::scaling::proxy::{self, ProxyOptions};
+use scalescope::scaling::run::MeasureOptions;
 use scalescope::scaling::workload;
-use scalescope::scaling::{Mode, model::attach_errors};
+use scalescope::scaling::{Mode, RowSource, model::attach_errors};
 use scalescope::topology::live;
 
 #[test]
@@ -49,6 +50,60 @@ fn gemm_rate_is_measured_on_every_gpu_at_once() {
         assert!(bf16.tflops > 100.0 && bf16.tflops < 1100.0);
         assert!(fp32.tflops > 5.0 && fp32.tflops < 80.0);
     }
+}
+
+/// The real framework run (PyTorch on this machine): ResNet-50 weak on 1, 2, … GPUs with short
+/// windows; every measured row has a step time and an error against the calibrated model, whose
+/// 1-GPU step is the measured one.
+#[test]
+#[ignore = "needs GPU"]
+fn framework_run_calibrates_the_model() {
+    let topo = live::read().unwrap();
+    let ws = vec![workload::resolve("resnet50").unwrap()];
+    let run = scalescope::scaling::run::run_measured(
+        &topo,
+        &[],
+        &ws,
+        &[Mode::Weak],
+        16,
+        &MeasureOptions {
+            quick: true,
+            ..Default::default()
+        },
+        &AtomicBool::new(false),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    for n in &run.notes {
+        eprintln!("note: {n}");
+    }
+    let fw: Vec<_> = run
+        .rows
+        .iter()
+        .filter(|r| r.source == RowSource::Framework)
+        .collect();
+    assert_eq!(
+        fw.len(),
+        proxy::proxy_counts(topo.gpus.len()).len(),
+        "{fw:?}"
+    );
+    for r in &fw {
+        eprintln!(
+            "n={} measured {:?} ms, error {:?}, uncalibrated {:?}, peak {:?} GiB",
+            r.n_gpus,
+            r.step_time_ms,
+            r.model_error,
+            r.model_error_uncalibrated,
+            r.memory_gib_per_gpu
+        );
+        assert!(r.step_time_ms.is_some_and(|t| t > 0.0));
+        assert!(r.model_error.is_some() && r.model_error_uncalibrated.is_some());
+    }
+    // n = 1 is the calibration: the model's 1-GPU step is the measured one.
+    let one = fw.iter().find(|r| r.n_gpus == 1).unwrap();
+    assert!(one.model_error.unwrap().abs() < 1e-9);
+    let m = run.machine.as_ref().unwrap();
+    assert_eq!(m.framework_steps.len(), 1);
 }
 
 #[test]
@@ -105,7 +160,10 @@ fn measured_run_reports_model_error() {
         &ws,
         &[Mode::Weak],
         16,
-        None,
+        &MeasureOptions {
+            no_framework: true,
+            ..Default::default()
+        },
         &AtomicBool::new(false),
         &mut |_, _| {},
     )
@@ -118,23 +176,13 @@ fn measured_run_reports_model_error() {
     assert_eq!(m.rates.bf16.as_ref().unwrap().source, Source::Measured);
     assert_eq!(m.comm.as_ref().unwrap().source, Source::Measured);
     if topo.gpus.len() >= 2 {
-        // Every GPU measured while all ran; n ≥ 2 rows are modeled at the slowest's rate.
+        // Every GPU measured while all ran (n ≥ 2 rows use the slowest's rate).
         assert_eq!(m.concurrent.len(), topo.gpus.len());
-        let model_2 = run
-            .rows
-            .iter()
-            .find(|r| r.source == Source::Modeled && r.n_gpus == 2)
-            .unwrap();
-        assert!(
-            model_2.basis.contains("running together"),
-            "{}",
-            model_2.basis
-        );
     }
     let measured: Vec<_> = run
         .rows
         .iter()
-        .filter(|r| r.source == Source::Measured)
+        .filter(|r| r.source == RowSource::Proxy)
         .collect();
     assert!(!measured.is_empty());
     for r in measured {

@@ -2,10 +2,13 @@
 //! CSV schema.
 
 use scalescope::model::{Dtype, Source};
+use scalescope::scaling::calibrate::{CalibrationKind, MeasuredStep};
 use scalescope::scaling::model::{Sourced, step_terms};
 use scalescope::scaling::rates::{GemmRate, PerGpuRates};
 use scalescope::scaling::workload::{self, ComputeDtype, Pattern, Workload, WorkloadError};
-use scalescope::scaling::{Bound, CommCurve, GpuRates, Machine, Mode, gpu_counts, model};
+use scalescope::scaling::{
+    Bound, CommCurve, GpuRates, Machine, Mode, RowSource, gpu_counts, model,
+};
 
 /// 4 GPUs per node, 100 TFLOP/s bf16 (measured), a flat 100 GB/s all-reduce busbw, 10 GB/s NIC
 /// per GPU, 50 GB/s host→GPU per GPU.
@@ -39,6 +42,11 @@ fn machine() -> Machine {
             source: Source::Modeled,
             basis: "test".into(),
         },
+        gpu_memory_gib: None,
+        probe: None,
+        overlap: Vec::new(),
+        framework_steps: Vec::new(),
+        catalog_only: false,
     }
 }
 
@@ -67,7 +75,14 @@ fn workload(pattern: Pattern) -> Workload {
         offered_load: None,
         rtt_ms: None,
         steps_per_sync: None,
+        optimizer: None,
+        weight_bytes: None,
+        micro_batch: None,
+        activation_bytes_per_sample: None,
+        step_ms_1gpu: None,
+        model: None,
         sources: vec!["test".into()],
+        calibration: Vec::new(),
     }
 }
 
@@ -80,7 +95,7 @@ fn ddp_ring_on_four_gpus_by_hand() {
     // compute = 1e12 × 10 ÷ (100e12 × 0.5) = 0.2 s = 200 ms; backward = 2/3 × 200 = 133.33 ms.
     // One 1 GB bucket all-reduce on 4 GPUs: 2·3/4 × 1e9 B ÷ 100e9 B/s = 15 ms; two buckets = 30 ms.
     // 30 − 0.8 × 133.33 < 0, but the last bucket (15 ms) is always exposed → step 215 ms.
-    let t = step_terms(&workload(Pattern::DdpRing), &machine(), 4, 10.0).unwrap();
+    let t = step_terms(&workload(Pattern::DdpRing), &machine(), 4, 10.0, Mode::Weak).unwrap();
     close(t.compute_ms, 200.0);
     close(t.comm_exposed_ms, 15.0);
     close(t.step_ms, 215.0);
@@ -96,7 +111,7 @@ fn weak_scaling_speedup_and_efficiency_by_hand() {
     close(r4.throughput.unwrap(), 40.0 / 0.215);
     close(r4.speedup.unwrap(), 40.0 / 0.215 / 50.0);
     close(r4.efficiency.unwrap(), 40.0 / 0.215 / 50.0 / 4.0);
-    assert_eq!(r4.source, Source::Modeled);
+    assert_eq!(r4.source, RowSource::Modeled);
     assert!(!r4.projected);
 }
 
@@ -116,7 +131,7 @@ fn projection_over_nodes_is_hierarchical_by_hand() {
     // n = 8 = 2 nodes × 4: per 1 GB bucket, inside the node 15 ms, across nodes
     // 2·(2−1)/2 × (1e9/4) B ÷ 10e9 B/s = 25 ms → 40 ms; two buckets 80 ms; 80 − 106.67 < 0, the
     // last bucket (40 ms) stays exposed → 240 ms.
-    let t = step_terms(&workload(Pattern::DdpRing), &machine(), 8, 10.0).unwrap();
+    let t = step_terms(&workload(Pattern::DdpRing), &machine(), 8, 10.0, Mode::Weak).unwrap();
     close(t.comm_exposed_ms, 40.0);
     close(t.step_ms, 240.0);
     let rows = model(&workload(Pattern::DdpRing), &machine(), &[Mode::Weak], 8);
@@ -129,7 +144,7 @@ fn caffe_tree_by_hand() {
     // overlap 0 → 200 + 80 = 280 ms.
     let mut w = workload(Pattern::TreeReduce);
     w.overlap = 0.0;
-    let t = step_terms(&w, &machine(), 4, 10.0).unwrap();
+    let t = step_terms(&w, &machine(), 4, 10.0, Mode::Weak).unwrap();
     close(t.comm_exposed_ms, 80.0);
     close(t.step_ms, 280.0);
 }
@@ -138,7 +153,14 @@ fn caffe_tree_by_hand() {
 fn inference_replicas_are_bound_by_host_input_by_hand() {
     // 10 samples × 1e10 B = 1e11 B at 50 GB/s = 2000 ms > 200 ms compute: step 2000 ms, host
     // input exposed 1800 ms.
-    let t = step_terms(&workload(Pattern::InferenceReplicas), &machine(), 2, 10.0).unwrap();
+    let t = step_terms(
+        &workload(Pattern::InferenceReplicas),
+        &machine(),
+        2,
+        10.0,
+        Mode::Weak,
+    )
+    .unwrap();
     close(t.step_ms, 2000.0);
     close(t.other_ms, 1800.0);
     assert_eq!(t.bound, Bound::HostInput);
@@ -152,7 +174,7 @@ fn remote_offload_queueing_by_hand() {
     w.link_gbps = Some(10.0);
     w.rtt_ms = Some(1.0);
     w.offered_load = Some(0.5);
-    let t = step_terms(&w, &machine(), 2, 10.0).unwrap();
+    let t = step_terms(&w, &machine(), 2, 10.0, Mode::Weak).unwrap();
     close(t.step_ms, 40002.0);
     assert_eq!(t.bound, Bound::Network);
 }
@@ -378,7 +400,7 @@ fn bad_toml_names_file_line_and_field() {
     let (l, field, _) = bad(&text);
     assert_eq!((l, field.as_str()), (line, "per_gpu_batch"));
     // An out-of-range value.
-    let text = GOOD.replace("utilization = 0.4", "utilization = 1.5");
+    let text = GOOD.replace("utilization = 0.1175", "utilization = 1.5");
     let line = text
         .lines()
         .position(|l| l.starts_with("utilization"))
@@ -400,7 +422,8 @@ fn bad_toml_names_file_line_and_field() {
         text.lines().position(|l| l.starts_with("bogus")).unwrap() + 1
     );
     // The error's text carries all three.
-    let e = workload::parse("my.toml", &GOOD.replace("overlap = 0.8", "overlap = -1")).unwrap_err();
+    let e =
+        workload::parse("my.toml", &GOOD.replace("overlap = 0.64", "overlap = -1")).unwrap_err();
     assert!(e.to_string().starts_with("my.toml:"), "{e}");
     assert!(e.to_string().contains("overlap"), "{e}");
 }
@@ -435,4 +458,115 @@ fn csv_schema_leading_columns() {
     // Model rows have no model error: an empty cell, never 0.
     assert!(first.contains(",false,,"), "{first}");
     assert_eq!(text.lines().count(), rows.len() + 1);
+}
+
+#[test]
+fn fsdp_by_hand() {
+    // 1e9 bf16 parameters in 10 layers: 2e8 bytes of weights and of gradients per layer. On 4
+    // GPUs an all-reduce of 2e8 B takes 2·3/4 × 2e8 ÷ 100e9 = 3 ms, so an all-gather or a
+    // reduce-scatter 1.5 ms. Per step: 10 × (2 gathers + 1 reduce-scatter) = 45 ms; 0.8 of it
+    // hidden under 200 ms of compute → 9 ms exposed (above the 3 ms of the first gather and the
+    // last reduce-scatter) → 209 ms.
+    let mut w = workload(Pattern::Fsdp);
+    w.model = Some(workload::ModelSpec {
+        id: "transformers:gpt2".into(),
+        layers: Some(10),
+        ..Default::default()
+    });
+    let t = step_terms(&w, &machine(), 4, 10.0, Mode::Weak).unwrap();
+    close(t.compute_ms, 200.0);
+    close(t.comm_exposed_ms, 9.0);
+    close(t.step_ms, 209.0);
+    // One GPU: nothing to gather.
+    close(
+        step_terms(&w, &machine(), 1, 10.0, Mode::Weak)
+            .unwrap()
+            .step_ms,
+        200.0,
+    );
+}
+
+#[test]
+fn framework_step_calibrates_and_stragglers_slow_n_gpus() {
+    // A measured 1-GPU step of 100 ms (10 of them the optimizer) at 10 samples: the model's
+    // 1-GPU step is exactly that, calibrated by the framework.
+    let mut m = machine();
+    m.framework_steps = vec![MeasuredStep {
+        workload: "t".into(),
+        mode: Mode::Weak,
+        per_gpu_batch: 10.0,
+        step_ms: 100.0,
+        optimizer_ms: 10.0,
+        // Sorted 99 … 103: the median is 101.
+        samples_ms: vec![103.0, 99.0, 101.0, 100.0, 102.0],
+        matrix_share: Some(0.5),
+        basis: "test".into(),
+    }];
+    let rows = model(
+        &workload(Pattern::DdpRing),
+        &m,
+        &[Mode::Weak, Mode::Strong],
+        4,
+    );
+    let one = rows
+        .iter()
+        .find(|r| r.n_gpus == 1 && r.mode == Mode::Weak)
+        .unwrap();
+    close(one.step_time_ms.unwrap(), 100.0);
+    assert_eq!(one.calibration, Some(CalibrationKind::Framework));
+    // Strong, 1 GPU: 40 samples at 9 ms each + the 10 ms optimizer step = 370 ms.
+    let strong = rows
+        .iter()
+        .find(|r| r.n_gpus == 1 && r.mode == Mode::Strong)
+        .unwrap();
+    close(strong.step_time_ms.unwrap(), 370.0);
+    // 4 GPUs: the 0.5^(1/4) = 0.8409 quantile of 99…103 is 99 + 0.8409 × 4 = 102.36, over the
+    // median 101: × 1.01349; compute 100 × 1.01349 = 101.35 ms, plus the exposed last bucket
+    // (15 ms) → 116.35 ms.
+    let four = rows
+        .iter()
+        .find(|r| r.n_gpus == 4 && r.mode == Mode::Weak)
+        .unwrap();
+    let q = 99.0 + 0.5f64.powf(0.25) * 4.0;
+    close(four.compute_ms.unwrap(), 100.0 * q / 101.0);
+    close(four.step_time_ms.unwrap(), 100.0 * q / 101.0 + 15.0);
+}
+
+#[test]
+fn users_one_gpu_step_sets_the_modeled_one_gpu_step() {
+    let mut w = workload(Pattern::DdpRing);
+    w.step_ms_1gpu = Some(50.0);
+    let rows = model(&w, &machine(), &[Mode::Weak], 4);
+    let one = rows.iter().find(|r| r.n_gpus == 1).unwrap();
+    close(one.step_time_ms.unwrap(), 50.0);
+    assert_eq!(one.calibration, Some(CalibrationKind::User));
+}
+
+#[test]
+fn llama_ddp_on_80_gb_gpus_does_not_fit_and_shows_no_throughput() {
+    let topo = scalescope::topology::catalog::load("dgx-h100").unwrap();
+    let m = Machine::modeled(&topo);
+    let w = workload::resolve("llama2-7b-ddp").unwrap();
+    let rows = model(&w, &m, &Mode::ALL, 16);
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert_eq!(r.fits, Some(false), "{r:?}");
+        assert!(r.step_time_ms.is_none() && r.throughput.is_none() && r.speedup.is_none());
+        assert!(r.memory_gib_per_gpu.unwrap() > 80.0);
+        assert!(
+            r.basis.contains("does not fit") && r.basis.contains("fsdp"),
+            "{}",
+            r.basis
+        );
+    }
+    // Sharded, it fits from 2 GPUs on and has a curve.
+    let f = model(
+        &workload::resolve("llama2-7b").unwrap(),
+        &m,
+        &[Mode::Weak],
+        16,
+    );
+    let two = f.iter().find(|r| r.n_gpus == 2).unwrap();
+    assert_eq!(two.fits, Some(true));
+    assert!(two.step_time_ms.is_some() && two.efficiency.is_some());
 }

@@ -4,7 +4,7 @@
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use scalescope::model::Source;
+use scalescope::scaling::RowSource;
 use scalescope::scaling::workload;
 use scalescope::topology::catalog;
 use scalescope::ui::scaling_view::ScalingView;
@@ -46,7 +46,7 @@ fn picking_workloads_and_adding_a_custom_one() {
     assert!(view.selected().contains("gpt2-xl") && view.selected().contains("resnet50"));
     let rows = view.rows();
     assert!(rows.iter().any(|r| r.workload == "gpt2-xl"));
-    assert!(rows.iter().all(|r| r.source == Source::Modeled));
+    assert!(rows.iter().all(|r| r.source == RowSource::Modeled));
     // A custom workload with a bad number is refused with the field named.
     harness.state_mut().scaling.form.utilization = "2".into();
     harness.state_mut().scaling.add_from_form();

@@ -68,6 +68,10 @@ pub struct Cli {
     /// nvidia/nccl/lib).
     #[arg(long, value_name = "PATH", requires = "bench")]
     pub nccl_lib: Option<PathBuf>,
+    /// --bench --full: Python with PyTorch for the real training steps (default:
+    /// SCALESCOPE_PYTHON, python3).
+    #[arg(long, value_name = "PATH", requires = "bench")]
+    pub python: Option<PathBuf>,
     /// Reports (report.json) to open in the desktop app.
     #[arg(value_name = "REPORT.json")]
     pub reports: Vec<PathBuf>,
@@ -260,6 +264,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 catalog: cli.catalog.flatten(),
             },
             nccl_lib: cli.nccl_lib,
+            python: cli.python,
         });
     }
     if matches!(cli.catalog, Some(None)) {

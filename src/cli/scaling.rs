@@ -11,11 +11,12 @@ use clap::{Args, ValueEnum};
 use super::{CliError, SourceArgs, emit, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
-use crate::model::Source;
 use crate::scaling::rates::gpu_list;
-use crate::scaling::run::{DEFAULT_MAX_GPUS, ScalingRun, run_measured, run_modeled};
+use crate::scaling::run::{
+    DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun, run_measured, run_modeled,
+};
 use crate::scaling::workload::{self, Workload};
-use crate::scaling::{GemmRate, Mode, ScalingPoint};
+use crate::scaling::{GemmRate, Mode, RowSource, ScalingPoint};
 
 /// Weak, strong or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -41,10 +42,28 @@ pub struct ScalingArgs {
     #[arg(long, value_enum, default_value_t = ModeArg::Both)]
     pub mode: ModeArg,
     /// Measure on this machine: the cuBLAS GEMM rate (the first GPU alone, then all at once),
-    /// an NCCL all-reduce sweep that feeds the model, and proxy runs on 1, 2, 4, … and N GPUs.
-    /// Without it nothing runs on the GPUs.
+    /// an NCCL all-reduce sweep that feeds the model, and each workload's real training step
+    /// with PyTorch (DDP/FSDP under torchrun) on 1, 2, 4, … and N GPUs — synthetic proxies where
+    /// PyTorch is missing. Without it nothing runs on the GPUs.
     #[arg(long, conflicts_with = "modeled")]
     pub measure: bool,
+    /// Python with PyTorch for the real training steps (default: SCALESCOPE_PYTHON, python3).
+    #[arg(long, value_name = "PATH", requires = "measure")]
+    pub python: Option<PathBuf>,
+    /// With --measure: run the synthetic proxies only, no PyTorch.
+    #[arg(long, requires = "measure")]
+    pub no_framework: bool,
+    /// Time limit of one PyTorch launch, seconds.
+    #[arg(long, value_name = "S", default_value_t = 600, requires = "measure")]
+    pub framework_timeout: u64,
+    /// Calibrate the model with your own 1-GPU step at the workload's per-GPU batch, ms (one
+    /// --workload).
+    #[arg(long, value_name = "MS", conflicts_with = "samples_per_s_1gpu")]
+    pub step_ms_1gpu: Option<f64>,
+    /// Calibrate the model with your own 1-GPU throughput at the workload's per-GPU batch,
+    /// samples/s (one --workload).
+    #[arg(long, value_name = "X")]
+    pub samples_per_s_1gpu: Option<f64>,
     /// Project up to N GPUs over nodes (modeled).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_GPUS)]
     pub max_gpus: usize,
@@ -75,7 +94,28 @@ pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
 }
 
 pub fn run(args: ScalingArgs) -> Result<(), CliError> {
-    let workloads = workloads(&args.workload)?;
+    let mut workloads = workloads(&args.workload)?;
+    let user = match (args.step_ms_1gpu, args.samples_per_s_1gpu) {
+        (Some(ms), _) => Some(("--step-ms-1gpu", ms, None)),
+        (None, Some(x)) => Some(("--samples-per-s-1gpu", x, Some(x))),
+        _ => None,
+    };
+    if let Some((flag, v, per_s)) = user {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(CliError::input(anyhow::anyhow!(
+                "{flag}: {v} is not a positive number"
+            )));
+        }
+        let [w] = workloads.as_mut_slice() else {
+            return Err(CliError::input(anyhow::anyhow!(
+                "{flag} calibrates one workload: name it with one --workload"
+            )));
+        };
+        w.step_ms_1gpu = Some(match per_s {
+            Some(x) => w.per_gpu_batch / x * 1e3,
+            None => v,
+        });
+    }
     let modes = match args.mode {
         ModeArg::Weak => vec![Mode::Weak],
         ModeArg::Strong => vec![Mode::Strong],
@@ -100,7 +140,13 @@ pub fn run(args: ScalingArgs) -> Result<(), CliError> {
             &workloads,
             &modes,
             args.max_gpus,
-            args.nccl_lib.as_deref(),
+            &MeasureOptions {
+                nccl_lib: args.nccl_lib.clone(),
+                python: args.python.clone(),
+                no_framework: args.no_framework,
+                framework_timeout: Some(std::time::Duration::from_secs(args.framework_timeout)),
+                quick: false,
+            },
             &cancel,
             &mut |label, partial| {
                 bar.set_message(label.to_string());
@@ -172,7 +218,27 @@ pub fn render(run: &ScalingRun) -> String {
         if let Some(c) = &m.comm {
             let _ = writeln!(s, "#   all-reduce curve: {}", c.basis);
         }
+        if let Some(p) = &m.probe {
+            let _ = writeln!(
+                s,
+                "#   framework probe: GEMM {:.0} TFLOP/s, copy {:.0} GB/s ({})",
+                p.gemm_tflops, p.copy_gbps, p.basis
+            );
+        }
+        for o in &m.overlap {
+            let _ = writeln!(
+                s,
+                "#   overlap probe, {}: {:.2} of the all-reduce time hidden at matrix share {:.2} ({})",
+                o.workload, o.hidden, o.matrix_share, o.basis
+            );
+        }
+        if let Some(g) = m.gpu_memory_gib {
+            let _ = writeln!(s, "#   GPU memory: {g:.1} GiB");
+        }
         let _ = writeln!(s, "#   beyond the box: {}", m.nic_per_gpu.basis);
+    }
+    if let Some(f) = &run.framework {
+        let _ = writeln!(s, "#   real framework runs: {f}");
     }
     for w in &run.workloads {
         for mode in Mode::ALL {
@@ -193,7 +259,7 @@ pub fn render(run: &ScalingRun) -> String {
             );
             let _ = writeln!(
                 s,
-                "{:>6} {:>10} {:>9} {:>11} {:>13} {:>8} {:>6} {:<13} {:<9} {:>7}",
+                "{:>6} {:>8} {:>8} {:>11} {:>12} {:>8} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
                 "GPUs",
                 "global",
                 "per GPU",
@@ -201,19 +267,27 @@ pub fn render(run: &ScalingRun) -> String {
                 "samples/s",
                 "speedup",
                 "eff",
+                "mem GiB",
                 "bound",
                 "source",
-                "error"
+                "error",
+                "uncal"
             );
             for r in rows {
                 let src = match (r.source, r.projected) {
-                    (Source::Measured, _) => "measured",
-                    (_, true) => "projected",
-                    _ => "modeled",
+                    (RowSource::Modeled, true) => "projected",
+                    (src, _) => src.id(),
+                };
+                let pct =
+                    |e: Option<f64>| e.map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0));
+                let mem = match (r.memory_gib_per_gpu, r.fits) {
+                    (Some(g), Some(false)) => format!("{g:.1}!"),
+                    (Some(g), _) => format!("{g:.1}"),
+                    (None, _) => "—".into(),
                 };
                 let _ = writeln!(
                     s,
-                    "{:>6} {:>10.0} {:>9.2} {:>11} {:>13} {:>8} {:>6} {:<13} {:<9} {:>7}",
+                    "{:>6} {:>8.0} {:>8.2} {:>11} {:>12} {:>8} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
                     r.n_gpus,
                     r.global_batch,
                     r.per_gpu_batch,
@@ -221,10 +295,11 @@ pub fn render(run: &ScalingRun) -> String {
                     f(r.throughput, 1),
                     f(r.speedup, 2),
                     f(r.efficiency, 2),
+                    mem,
                     r.bound.map_or("—", |b| b.id()),
                     src,
-                    r.model_error
-                        .map_or("—".to_string(), |e| format!("{:+.0}%", e * 100.0)),
+                    pct(r.model_error),
+                    pct(r.model_error_uncalibrated),
                 );
                 if r.step_time_ms.is_none() && !r.basis.is_empty() {
                     let _ = writeln!(s, "       ({})", r.basis);
@@ -232,12 +307,27 @@ pub fn render(run: &ScalingRun) -> String {
             }
         }
     }
+    let has_measured = run.rows.iter().any(|r| r.source.is_measured());
+    if has_measured {
+        let _ = writeln!(
+            s,
+            "\nerror: (model − measured) ÷ measured step time, the model calibrated by this run's 1-GPU steps; \
+             uncal: the model with catalog figures only"
+        );
+    }
+    if run.rows.iter().any(|r| r.fits == Some(false)) {
+        let _ = writeln!(
+            s,
+            "mem GiB with !: does not fit the GPU's memory (no step time)"
+        );
+    }
     s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Source;
     use crate::scaling::{GpuRates, Machine, PerGpuRates};
 
     #[test]

@@ -21,7 +21,9 @@ use crate::model::{Algo, CollectiveOp, Source, TestId, Topology, TopologySource}
 use crate::report::{BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection};
 use crate::scaling::Mode;
 use crate::scaling::curve::CommCurve;
-use crate::scaling::run::{DEFAULT_MAX_GPUS, run_measured, run_modeled, run_with_curve};
+use crate::scaling::run::{
+    DEFAULT_MAX_GPUS, MeasureOptions, run_measured, run_modeled, run_with_curve,
+};
 use crate::scaling::workload;
 
 /// Test hook: when set, sleep this many ms after every finished case (lets tests interrupt a
@@ -34,7 +36,10 @@ static SIGINTS: AtomicUsize = AtomicUsize::new(0);
 
 /// Workloads `--full` measures with proxy runs; the rest of the catalog is modeled on the machine
 /// those runs measured.
-const FULL_PROXY_WORKLOADS: [&str; 3] = ["resnet50", "gpt2-xl", "resnet50-trt-fp16"];
+/// Workloads `--full` measures: their real PyTorch steps (ResNet-50, GPT-2 XL, BERT-large) where
+/// PyTorch is found, else proxies, and the TensorRT-style inference proxy.
+const FULL_MEASURED_WORKLOADS: [&str; 4] =
+    ["resnet50", "gpt2-xl", "bert-large", "resnet50-trt-fp16"];
 
 extern "C" fn on_sigint(_: libc::c_int) {
     // Only async-signal-safe work here: atomics and _exit.
@@ -90,6 +95,8 @@ pub struct SuiteArgs {
     pub modeled: bool,
     pub source: SourceArgs,
     pub nccl_lib: Option<PathBuf>,
+    /// Python with PyTorch for the real framework runs of --full.
+    pub python: Option<PathBuf>,
 }
 
 fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
@@ -576,20 +583,24 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                 let run = if args.modeled {
                     run_modeled(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS)
                 } else if args.full {
-                    // Proxy runs for the workloads the benchmarks track; the rest of the catalog
-                    // is modeled on the machine those runs measured (GEMM rate, all-reduce
-                    // curve), so --full stays within minutes.
+                    // Framework (or proxy) runs for the workloads the benchmarks track; the rest
+                    // of the catalog is modeled on the machine those runs measured (GEMM rate,
+                    // all-reduce curve, calibrations), so --full stays within minutes.
                     let (proxied, rest): (Vec<_>, Vec<_>) = workloads
                         .iter()
                         .cloned()
-                        .partition(|w| FULL_PROXY_WORKLOADS.contains(&w.name.as_str()));
+                        .partition(|w| FULL_MEASURED_WORKLOADS.contains(&w.name.as_str()));
                     run_measured(
                         &topo,
                         &gpus,
                         &proxied,
                         &modes,
                         DEFAULT_MAX_GPUS,
-                        args.nccl_lib.as_deref(),
+                        &MeasureOptions {
+                            nccl_lib: args.nccl_lib.clone(),
+                            python: args.python.clone(),
+                            ..Default::default()
+                        },
                         &CANCEL,
                         &mut |label, partial| {
                             bar.set_message(label.to_string());
@@ -615,8 +626,8 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                             }
                             run.workloads.extend(rest.iter().cloned());
                             run.notes.push(format!(
-                                "proxy runs for {}; the other workloads modeled on the measured machine",
-                                FULL_PROXY_WORKLOADS.join(", ")
+                                "measured runs for {}; the other workloads modeled on the measured machine",
+                                FULL_MEASURED_WORKLOADS.join(", ")
                             ));
                         }
                         run
@@ -638,7 +649,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                     }
                 };
                 bar.finish_and_clear();
-                let measured = run.rows.iter().any(|r| r.source == Source::Measured)
+                let measured = run.rows.iter().any(|r| r.source.is_measured())
                     || run
                         .machine
                         .as_ref()

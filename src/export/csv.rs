@@ -252,6 +252,10 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
         "other_ms",
         "projected",
         "model_error",
+        "model_error_uncalibrated",
+        "memory_gib_per_gpu",
+        "fits",
+        "calibration",
         "basis",
     ]);
     w.write_record(&header)?;
@@ -274,6 +278,10 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
             cell_f(r.other_ms, 4),
             r.projected.to_string(),
             cell_f(r.model_error, 4),
+            cell_f(r.model_error_uncalibrated, 4),
+            cell_f(r.memory_gib_per_gpu, 2),
+            cell(r.fits.map(|f| if f { "true" } else { "false" })),
+            cell(r.calibration.map(|c| c.id())),
             r.basis.clone(),
         ])?;
     }

@@ -217,12 +217,12 @@ pub fn efficiency(report: &Report, workload: &str, mode: Mode) -> Figure {
     let at_n: Vec<_> = rows.iter().filter(|r| r.n_gpus == n).collect();
     let row = at_n
         .iter()
-        .find(|r| r.source == Source::Measured)
+        .find(|r| r.source.is_measured())
         .or_else(|| at_n.first());
     match row {
         Some(r) => Figure {
             value: r.efficiency,
-            source: Some(r.source),
+            source: Some(r.source.as_source()),
             basis: format!("{workload}, {mode} scaling, {n} GPUs"),
         },
         None => Figure::none("workload not in the report"),

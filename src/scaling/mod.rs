@@ -3,11 +3,16 @@
 //! [`workload`] is the catalog (assets/workloads/*.toml, plus the user's files); [`model`]
 //! computes step times for weak and strong scaling from a measured (or datasheet) GEMM rate and
 //! the measured (or modeled) all-reduce curve ([`curve`]), projecting beyond the box over nodes;
-//! [`proxy`] runs synthetic steps on real GPUs (cuBLAS GEMMs + NCCL all-reduce) to check the
-//! model. Formulas and sources: docs/SCALING.md.
+//! [`framework`] runs the workload's real training step with PyTorch (DDP/FSDP under torchrun):
+//! the measured truth, whose 1-GPU step calibrates the model ([`calibrate`]); [`memory`] says
+//! whether a step fits the GPU; [`proxy`] runs synthetic steps (cuBLAS GEMMs + NCCL all-reduce)
+//! on machines without PyTorch. Formulas and sources: docs/SCALING.md.
 
+pub mod calibrate;
 pub mod cublas;
 pub mod curve;
+pub mod framework;
+pub mod memory;
 pub mod model;
 pub mod proxy;
 pub mod rates;
@@ -15,6 +20,6 @@ pub mod run;
 pub mod workload;
 
 pub use curve::CommCurve;
-pub use model::{Bound, Machine, Mode, ScalingPoint, StepRate, gpu_counts, model};
+pub use model::{Bound, Machine, Mode, RowSource, ScalingPoint, StepRate, gpu_counts, model};
 pub use rates::{GemmRate, GpuRates, PerGpuRates, datasheet_rate};
 pub use workload::{Pattern, Workload, WorkloadError};

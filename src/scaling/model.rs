@@ -6,10 +6,74 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::calibrate::{self, CalibrationInputs, CalibrationKind, MeasuredStep, ProbeRates};
 use super::curve::CommCurve;
+use super::memory;
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list, slowest};
 use super::workload::{ComputeDtype, Pattern, Workload};
 use crate::model::{Source, Topology};
+
+/// Where a scaling row's figures come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum RowSource {
+    /// The model (dashed lines; projected beyond the box).
+    #[serde(rename = "modeled")]
+    Modeled,
+    /// The real framework's training step (PyTorch DDP/FSDP) measured on this machine: the
+    /// measured truth.
+    #[serde(rename = "measured_framework")]
+    Framework,
+    /// The synthetic proxy step (cuBLAS GEMMs + NCCL all-reduce) measured on this machine, for
+    /// machines without PyTorch. Reports before schema 3 called these rows `measured`.
+    #[serde(rename = "proxy", alias = "measured")]
+    Proxy,
+}
+
+impl RowSource {
+    /// The CSV/JSON id.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::Modeled => "modeled",
+            Self::Framework => "measured_framework",
+            Self::Proxy => "proxy",
+        }
+    }
+
+    /// True for rows measured on GPUs (framework or proxy).
+    pub fn is_measured(&self) -> bool {
+        !matches!(self, Self::Modeled)
+    }
+
+    /// Measured or modeled, as the other results say it.
+    pub fn as_source(&self) -> Source {
+        if self.is_measured() {
+            Source::Measured
+        } else {
+            Source::Modeled
+        }
+    }
+}
+
+impl fmt::Display for RowSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The share of all-reduce time that overlap hides under compute, measured by the overlap probe
+/// on this machine for one workload's mix of matrix and memory-bound kernels.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OverlapMeasure {
+    pub workload: String,
+    /// Matrix kernels' share of the probe's compute, 0 … 1.
+    pub matrix_share: f64,
+    /// Hidden share of the all-reduce time, 0 … 1.
+    pub hidden: f64,
+    /// GPUs the probe ran on.
+    pub gpus: usize,
+    /// How it was measured.
+    pub basis: String,
+}
 
 /// Weak scaling (per-GPU batch fixed) or strong scaling (global batch fixed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -113,6 +177,23 @@ pub struct Machine {
     pub h2d_total: Option<Sourced>,
     /// Inter-node bandwidth per GPU (NICs' line rate ÷ GPUs × efficiency).
     pub nic_per_gpu: Sourced,
+    /// One GPU's memory (the smallest in the box), GiB; `None` when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_gib: Option<f64>,
+    /// Rates the framework probe measured on the first GPU (they move catalog calibrations
+    /// measured on other GPUs to this one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeRates>,
+    /// The overlap probe's hidden share of all-reduce time here, per workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlap: Vec<OverlapMeasure>,
+    /// 1-GPU framework steps measured here: they calibrate the compute term.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub framework_steps: Vec<MeasuredStep>,
+    /// Model with catalog figures only, ignoring what this run measured (for the
+    /// "uncalibrated" error).
+    #[serde(skip)]
+    pub catalog_only: bool,
 }
 
 impl Machine {
@@ -151,6 +232,12 @@ impl Machine {
                 ),
             }
         };
+        let gpu_memory_gib = topo
+            .gpus
+            .iter()
+            .map(|g| g.memory_mib.map(|m| m as f64 / 1024.0))
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| v.into_iter().min_by(f64::total_cmp));
         Machine {
             label: topo.source.label(),
             gpu_name,
@@ -161,6 +248,51 @@ impl Machine {
             h2d_per_gpu,
             h2d_total: None,
             nic_per_gpu,
+            gpu_memory_gib,
+            probe: None,
+            overlap: Vec::new(),
+            framework_steps: Vec::new(),
+            catalog_only: false,
+        }
+    }
+
+    /// What the calibration of the compute term may draw on here.
+    pub fn calibration_inputs(&self) -> CalibrationInputs<'_> {
+        CalibrationInputs {
+            gpu_name: self.gpu_name.as_deref(),
+            measured: &self.framework_steps,
+            probe: self.probe.as_ref(),
+            catalog_only: self.catalog_only,
+        }
+    }
+
+    /// The share of all-reduce time hidden under compute for `w`: the overlap probe's measure
+    /// for it here, else the workload's catalog `overlap`.
+    pub fn hidden_share(&self, w: &Workload) -> (f64, String) {
+        match self
+            .overlap
+            .iter()
+            .find(|o| o.workload == w.name && !self.catalog_only)
+        {
+            Some(o) => (
+                o.hidden.clamp(0.0, 1.0),
+                format!("overlap probe here: {:.2} hidden", o.hidden),
+            ),
+            None => (w.overlap, format!("catalog overlap {:.2}", w.overlap)),
+        }
+    }
+
+    /// How much slower a GPU's matrix work runs with `n` GPUs busy than alone (≥ 1): the alone
+    /// rate over the slowest concurrent rate of the first n, when both were measured.
+    fn concurrency_slowdown(&self, dtype: ComputeDtype, n: usize) -> f64 {
+        let alone = self
+            .rates
+            .get(dtype)
+            .filter(|r| r.source == Source::Measured);
+        let together = self.rate_for(dtype, n).filter(|r| r.slowest_of.is_some());
+        match (alone, together) {
+            (Some(a), Some(t)) if t.rate.tflops > 0.0 => (a.tflops / t.rate.tflops).max(1.0),
+            _ => 1.0,
         }
     }
 
@@ -270,8 +402,8 @@ pub struct ScalingPoint {
     pub workload: String,
     pub pattern: Pattern,
     pub mode: Mode,
-    /// modeled (the model) or measured (a proxy run on GPUs).
-    pub source: Source,
+    /// modeled, measured_framework (real PyTorch steps) or proxy (synthetic steps).
+    pub source: RowSource,
     pub n_gpus: usize,
     /// Samples per step over all GPUs.
     pub global_batch: f64,
@@ -296,8 +428,65 @@ pub struct ScalingPoint {
     pub projected: bool,
     /// (model − measured) ÷ measured step time, on measured rows that have a model row.
     pub model_error: Option<f64>,
+    /// The same error against the model with catalog figures only (nothing this run measured),
+    /// on measured rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_error_uncalibrated: Option<f64>,
+    /// Memory per GPU of the step, GiB (a lower bound when the activations are unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_gib_per_gpu: Option<f64>,
+    /// Whether the step fits the GPU's memory; `None` when unknown. A row that does not fit has
+    /// no step time or throughput.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fits: Option<bool>,
+    /// What calibrates the model's compute term (modeled rows): user, framework, catalog,
+    /// transferred or utilization.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationKind>,
     /// What fed the figures (rates, curves), or why a row is empty.
     pub basis: String,
+}
+
+impl ScalingPoint {
+    /// An empty row of `w` at `n` GPUs: batch sizes set, every figure unknown.
+    pub fn empty(w: &Workload, mode: Mode, source: RowSource, n: usize) -> ScalingPoint {
+        let (global, per) = batches(w, mode, n);
+        ScalingPoint {
+            workload: w.name.clone(),
+            pattern: w.pattern,
+            mode,
+            source,
+            n_gpus: n,
+            global_batch: global,
+            per_gpu_batch: per,
+            step_time_ms: None,
+            throughput: None,
+            speedup: None,
+            efficiency: None,
+            bound: None,
+            compute_ms: None,
+            comm_exposed_ms: None,
+            other_ms: None,
+            projected: false,
+            model_error: None,
+            model_error_uncalibrated: None,
+            memory_gib_per_gpu: None,
+            fits: None,
+            calibration: None,
+            basis: String::new(),
+        }
+    }
+}
+
+/// (global batch, per-GPU batch) of `w` on `n` GPUs in `mode`.
+pub fn batches(w: &Workload, mode: Mode, n: usize) -> (f64, f64) {
+    match mode {
+        Mode::Weak => (w.per_gpu_batch * n as f64, w.per_gpu_batch),
+        Mode::Strong => (
+            w.strong_global_batch,
+            w.strong_global_batch / n.max(1) as f64,
+        ),
+    }
 }
 
 /// GPU counts to model: every count 1 … box, then doubling up to `max_gpus` (projected).
@@ -316,13 +505,16 @@ pub fn gpu_counts(gpus_in_box: usize, max_gpus: usize) -> Vec<usize> {
 }
 
 /// The terms of one step.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Terms {
     pub step_ms: f64,
     pub compute_ms: f64,
     pub comm_exposed_ms: f64,
     pub other_ms: f64,
     pub bound: Bound,
+    /// What calibrated the compute term, and how.
+    pub calibration: CalibrationKind,
+    pub calibration_basis: String,
 }
 
 /// Compute time of `samples` at `rate`: FLOPs ÷ (rate × utilization), ms.
@@ -331,14 +523,16 @@ pub fn compute_ms(w: &Workload, samples: f64, rate: &GemmRate) -> f64 {
 }
 
 /// Exposed time of a bucketed gradient all-reduce (PyTorch DDP, Li et al. VLDB 2020): buckets of
-/// `bucket` bytes become ready through the backward pass and their all-reduces run under it;
-/// what exceeds `overlap` × backward is exposed, and the last bucket (ready only when backward
-/// ends) always is. Returns (total comm, exposed), ms.
+/// `bucket` bytes become ready through the backward pass and their all-reduces run under it.
+/// Overlap hides the share `hidden` of the communication that fits under backward (measured by
+/// the overlap probe: NCCL's kernels and backward's share the GPU's SMs and memory bandwidth, so
+/// running them together saves less than the whole all-reduce); the last bucket (ready only
+/// when backward ends) is always exposed. Returns (total comm, exposed), ms.
 pub fn bucketed_exposed_ms(
     grad_bytes: f64,
     bucket: f64,
     backward_ms: f64,
-    overlap: f64,
+    hidden: f64,
     all_reduce: impl Fn(f64) -> Option<f64>,
 ) -> Option<(f64, f64)> {
     if grad_bytes <= 0.0 {
@@ -349,21 +543,65 @@ pub fn bucketed_exposed_ms(
     let last = grad_bytes - (k - 1.0) * bucket;
     let t_last = all_reduce(last)?;
     let total = (k - 1.0) * all_reduce(bucket)? + t_last;
-    let exposed = (total - overlap * backward_ms).max(t_last);
+    let exposed = (total - hidden * total.min(backward_ms)).max(t_last);
     Some((total, exposed))
 }
 
-/// The step's terms for `w` on `n` GPUs with `b` samples per GPU; Err(why) when an input is
-/// unknown.
-pub fn step_terms(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Terms, String> {
-    let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
-        format!(
-            "no {} matrix-multiply rate for {} (measure with --measure, or a catalog GPU)",
-            w.compute_dtype,
-            m.gpu_name.as_deref().unwrap_or("this GPU")
-        )
-    })?;
-    let compute = compute_ms(w, b, rate.rate);
+/// The step's terms for `w` on `n` GPUs with `b` samples per GPU in `mode`; Err(why) when an
+/// input is unknown.
+pub fn step_terms(
+    w: &Workload,
+    m: &Machine,
+    n: usize,
+    b: f64,
+    mode: Mode,
+) -> Result<Terms, String> {
+    let (compute, calibration, calibration_basis, optimizer) = match calibrate::step_model(
+        w,
+        mode,
+        &m.calibration_inputs(),
+    ) {
+        Some(sm) => {
+            // GPUs running together (measured concurrent GEMM rates) slow the matrix share
+            // of the step; the slowest of n ranks sets its end (straggler factor).
+            let share = sm.matrix_share.unwrap_or(0.5);
+            let slow = 1.0 + share * (m.concurrency_slowdown(w.compute_dtype, n) - 1.0);
+            let c = sm.compute_ms(b) * slow * sm.straggler(n);
+            let mut basis = sm.label.clone();
+            if slow > 1.0 {
+                basis.push_str(&format!(
+                    "; matrix share {share:.2} at the concurrent GEMM rate (×{slow:.3})"
+                ));
+            }
+            if sm.straggler(n) > 1.0 {
+                basis.push_str(&format!(
+                    "; slowest of {n} ranks (×{:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)",
+                    sm.straggler(n)
+                ));
+            }
+            (c, sm.kind, basis, sm.optimizer_ms * slow)
+        }
+        None => {
+            let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
+                format!(
+                    "no {} matrix-multiply rate for {} (measure with --measure, or a catalog GPU)",
+                    w.compute_dtype,
+                    m.gpu_name.as_deref().unwrap_or("this GPU")
+                )
+            })?;
+            (
+                compute_ms(w, b, rate.rate),
+                CalibrationKind::Utilization,
+                format!(
+                    "{} {} × {}; catalog utilization, no framework measurement for this GPU",
+                    w.compute_dtype,
+                    rate.describe(),
+                    w.utilization
+                ),
+                0.0,
+            )
+        }
+    };
     let no_curve = || {
         format!(
             "no all-reduce curve for {} (link rates unknown): run bench collectives",
@@ -377,25 +615,71 @@ pub fn step_terms(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Terms, 
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map_or(Bound::Compute, |t| t.0)
     };
+    let terms = |step_ms, compute_ms, comm_exposed_ms, other_ms, bound| Terms {
+        step_ms,
+        compute_ms,
+        comm_exposed_ms,
+        other_ms,
+        bound,
+        calibration,
+        calibration_basis: calibration_basis.clone(),
+    };
     Ok(match w.pattern {
         Pattern::DdpRing => {
-            // Forward : backward ≈ 1 : 2 in FLOPs (Kaplan et al. 2020), so backward = 2/3.
-            let bwd = compute * 2.0 / 3.0;
-            let (_, exposed) = bucketed_exposed_ms(grad, w.bucket_bytes, bwd, w.overlap, |s| {
-                m.all_reduce_ms(s, n)
-            })
-            .ok_or_else(no_curve)?;
-            Terms {
-                step_ms: compute + exposed,
-                compute_ms: compute,
-                comm_exposed_ms: exposed,
-                other_ms: 0.0,
-                bound: pick([
+            // Forward : backward ≈ 1 : 2 in FLOPs (Kaplan et al. 2020), so backward = 2/3 of
+            // the forward + backward time.
+            let bwd = (compute - optimizer).max(0.0) * 2.0 / 3.0;
+            let (hidden, _) = m.hidden_share(w);
+            let (_, exposed) =
+                bucketed_exposed_ms(grad, w.bucket_bytes, bwd, hidden, |s| m.all_reduce_ms(s, n))
+                    .ok_or_else(no_curve)?;
+            terms(
+                compute + exposed,
+                compute,
+                exposed,
+                0.0,
+                pick([
                     (Bound::Compute, compute),
                     (Bound::Communication, exposed),
                     (Bound::Sync, 0.0),
                 ]),
-            }
+            )
+        }
+        Pattern::Fsdp => {
+            // ZeRO-3 / FSDP (Rajbhandari et al. 2020 §5; Zhao et al. 2023): per layer, its
+            // parameters are all-gathered before forward and again before backward, and its
+            // gradients reduce-scattered after backward. A ring all-reduce is a reduce-scatter
+            // then an all-gather (Patarasuk & Yuan 2009), so each costs half an all-reduce of
+            // the same size. The first gather and the last reduce-scatter cannot overlap.
+            let layers = w
+                .model
+                .as_ref()
+                .and_then(|x| x.layers)
+                .map(f64::from)
+                .unwrap_or_else(|| (w.params * w.weight_bytes() / w.bucket_bytes).ceil())
+                .max(1.0);
+            let (sw, sg) = (
+                w.params * w.weight_bytes() / layers,
+                w.params * w.grad_bytes() / layers,
+            );
+            let half = |s: f64| m.all_reduce_ms(s, n).map(|t| t / 2.0).ok_or_else(no_curve);
+            let (ag, rs) = (half(sw)?, half(sg)?);
+            let comm = layers * (2.0 * ag + rs);
+            let (hidden, _) = m.hidden_share(w);
+            let fb = (compute - optimizer).max(0.0);
+            let exposed = (comm - hidden * comm.min(fb)).max(ag + rs);
+            let exposed = if n <= 1 { 0.0 } else { exposed };
+            terms(
+                compute + exposed,
+                compute,
+                exposed,
+                0.0,
+                pick([
+                    (Bound::Compute, compute),
+                    (Bound::Communication, exposed),
+                    (Bound::Sync, 0.0),
+                ]),
+            )
         }
         Pattern::TreeReduce => {
             // Caffe (docs/multigpu.md): pairs exchange up a binary tree (⌈log2 n⌉ levels), the
@@ -411,18 +695,19 @@ pub fn step_terms(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Terms, 
             if inter > 0 {
                 comm += 2.0 * inter as f64 * m.exchange_ms(grad, true).unwrap_or(0.0);
             }
-            let exposed = (comm - w.overlap * compute * 2.0 / 3.0).max(0.0);
-            Terms {
-                step_ms: compute + exposed,
-                compute_ms: compute,
-                comm_exposed_ms: exposed,
-                other_ms: 0.0,
-                bound: pick([
+            let (hidden, _) = m.hidden_share(w);
+            let exposed = (comm - hidden * comm.min(compute * 2.0 / 3.0)).max(0.0);
+            terms(
+                compute + exposed,
+                compute,
+                exposed,
+                0.0,
+                pick([
                     (Bound::Compute, compute),
                     (Bound::Communication, exposed),
                     (Bound::Sync, 0.0),
                 ]),
-            }
+            )
         }
         Pattern::SimPolicy => {
             // One policy-gradient all-reduce every `steps_per_sync` simulation steps, after the
@@ -432,17 +717,17 @@ pub fn step_terms(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Terms, 
                 bucketed_exposed_ms(grad, w.bucket_bytes, 0.0, 0.0, |s| m.all_reduce_ms(s, n))
                     .ok_or_else(no_curve)?;
             let sync = total / per;
-            Terms {
-                step_ms: compute + sync,
-                compute_ms: compute,
-                comm_exposed_ms: sync,
-                other_ms: 0.0,
-                bound: pick([
+            terms(
+                compute + sync,
+                compute,
+                sync,
+                0.0,
+                pick([
                     (Bound::Compute, compute),
                     (Bound::Sync, sync),
                     (Bound::Network, 0.0),
                 ]),
-            }
+            )
         }
         Pattern::InferenceReplicas => {
             // One engine per GPU; input copies are double-buffered with compute, so the step is
@@ -452,17 +737,17 @@ pub fn step_terms(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Terms, 
                 .ok_or("host→GPU bandwidth unknown (PCIe link not in the topology)")?;
             let input = b * w.sample_input_bytes.unwrap_or(0.0) / (h2d * 1e9) * 1e3;
             let exposed_input = (input - compute).max(0.0);
-            Terms {
-                step_ms: compute + exposed_input,
-                compute_ms: compute,
-                comm_exposed_ms: 0.0,
-                other_ms: exposed_input,
-                bound: pick([
+            terms(
+                compute + exposed_input,
+                compute,
+                0.0,
+                exposed_input,
+                pick([
                     (Bound::Compute, compute),
                     (Bound::HostInput, input),
                     (Bound::Sync, 0.0),
                 ]),
-            }
+            )
         }
         Pattern::PrimarySecondary => {
             // CARLA multi-GPU: the primary steps physics, then sends the scene to each of the n
@@ -473,17 +758,17 @@ pub fn step_terms(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Terms, 
             let scene = n as f64 * w.sync_bytes.unwrap_or(0.0) / link * 1e3;
             let output = n as f64 * b * w.sample_output_bytes.unwrap_or(0.0) / link * 1e3;
             let exposed_out = (output - compute).max(0.0);
-            Terms {
-                step_ms: primary + scene + compute + exposed_out,
-                compute_ms: compute,
-                comm_exposed_ms: exposed_out,
-                other_ms: primary + scene,
-                bound: pick([
+            terms(
+                primary + scene + compute + exposed_out,
+                compute,
+                exposed_out,
+                primary + scene,
+                pick([
                     (Bound::Compute, compute),
                     (Bound::Sync, primary + scene),
                     (Bound::Network, output),
                 ]),
-            }
+            )
         }
         Pattern::RemoteOffload => {
             // One server with n GPUs behind one link: requests in and replies out share it.
@@ -498,65 +783,60 @@ pub fn step_terms(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Terms, 
             let rho = w.offered_load.unwrap_or(0.0);
             let wait = rho / (1.0 - rho) * service;
             let exposed_net = (network - compute).max(0.0);
-            Terms {
-                step_ms: service + wait,
-                compute_ms: compute,
-                comm_exposed_ms: exposed_net,
-                other_ms: w.rtt_ms.unwrap_or(0.0) + wait,
-                bound: pick([
+            terms(
+                service + wait,
+                compute,
+                exposed_net,
+                w.rtt_ms.unwrap_or(0.0) + wait,
+                pick([
                     (Bound::Compute, compute),
                     (Bound::Network, network),
                     (Bound::Sync, 0.0),
                 ]),
-            }
+            )
         }
     })
 }
 
 /// Models `w` on `m` for every GPU count of [`gpu_counts`] and every mode. Strong-scaling rows
-/// stop where the per-GPU batch would fall below one sample.
+/// stop where the per-GPU batch would fall below one sample. A row whose step does not fit the
+/// GPU's memory keeps its memory figure and says what would fit, with no step time.
 pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<ScalingPoint> {
     let mut out = Vec::new();
     let counts = gpu_counts(m.gpus_per_node, max_gpus);
     for &mode in modes {
         let mut rows = Vec::new();
         for &n in &counts {
-            let (global, per) = match mode {
-                Mode::Weak => (w.per_gpu_batch * n as f64, w.per_gpu_batch),
-                Mode::Strong => (w.strong_global_batch, w.strong_global_batch / n as f64),
-            };
-            if per < 1.0 {
+            let mut p = ScalingPoint::empty(w, mode, RowSource::Modeled, n);
+            if p.per_gpu_batch < 1.0 {
                 break;
             }
-            let mut p = ScalingPoint {
-                workload: w.name.clone(),
-                pattern: w.pattern,
-                mode,
-                source: Source::Modeled,
-                n_gpus: n,
-                global_batch: global,
-                per_gpu_batch: per,
-                step_time_ms: None,
-                throughput: None,
-                speedup: None,
-                efficiency: None,
-                bound: None,
-                compute_ms: None,
-                comm_exposed_ms: None,
-                other_ms: None,
-                projected: n > m.gpus_per_node,
-                model_error: None,
-                basis: String::new(),
-            };
-            match step_terms(w, m, n, per) {
+            p.projected = n > m.gpus_per_node;
+            let micro = w.micro_batch().min(p.per_gpu_batch);
+            let mem = memory::estimate(w, w.pattern, n, micro, m.gpu_memory_gib);
+            p.memory_gib_per_gpu = mem.as_ref().map(|e| e.total_gib());
+            p.fits = mem.as_ref().and_then(|e| e.fits());
+            if p.fits == Some(false) {
+                let cap = m.gpu_memory_gib.unwrap_or(0.0);
+                p.basis = format!(
+                    "does not fit: {:.1} GiB per GPU of {cap:.0} GiB ({} usable); {}",
+                    p.memory_gib_per_gpu.unwrap_or(0.0),
+                    (cap * memory::USABLE_SHARE).floor(),
+                    memory::advice(w, n, cap)
+                );
+                rows.push(p);
+                continue;
+            }
+            match step_terms(w, m, n, p.per_gpu_batch, mode) {
                 Ok(t) => {
                     p.step_time_ms = Some(t.step_ms);
-                    p.throughput = Some(global / (t.step_ms * 1e-3));
+                    p.throughput = Some(p.global_batch / (t.step_ms * 1e-3));
                     p.compute_ms = Some(t.compute_ms);
                     p.comm_exposed_ms = Some(t.comm_exposed_ms);
                     p.other_ms = Some(t.other_ms);
                     p.bound = Some(t.bound);
-                    p.basis = basis(w, m, n, p.projected);
+                    p.calibration = Some(t.calibration);
+                    p.basis = format!("{}{}", t.calibration_basis, basis(w, m, n, p.projected));
                 }
                 Err(e) => p.basis = e,
             }
@@ -568,55 +848,82 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
     out
 }
 
-/// Sets speedup and efficiency against the 1-GPU row of the same workload, mode and source.
+/// Sets speedup and efficiency against the 1-GPU row of the same workload, mode and source; where
+/// one GPU does not fit (or was not measured), against the smallest GPU count that has a
+/// throughput, scaled as if that count were perfectly efficient (said in the row's basis).
 pub fn fill_speedup(rows: &mut [ScalingPoint]) {
-    let bases: Vec<(String, Mode, Source, f64)> = rows
-        .iter()
-        .filter(|r| r.n_gpus == 1)
-        .filter_map(|r| Some((r.workload.clone(), r.mode, r.source, r.throughput?)))
-        .collect();
+    let mut bases: Vec<(String, Mode, RowSource, usize, f64)> = Vec::new();
+    for r in rows.iter() {
+        let Some(t) = r.throughput else { continue };
+        match bases
+            .iter_mut()
+            .find(|b| b.0 == r.workload && b.1 == r.mode && b.2 == r.source)
+        {
+            Some(b) if r.n_gpus < b.3 => (b.3, b.4) = (r.n_gpus, t),
+            Some(_) => {}
+            None => bases.push((r.workload.clone(), r.mode, r.source, r.n_gpus, t)),
+        }
+    }
     for r in rows.iter_mut() {
         let base = bases
             .iter()
-            .find(|b| b.0 == r.workload && b.1 == r.mode && b.2 == r.source)
-            .map(|b| b.3);
-        if let (Some(t1), Some(t)) = (base, r.throughput) {
-            r.speedup = Some(t / t1);
-            r.efficiency = Some(t / t1 / r.n_gpus as f64);
+            .find(|b| b.0 == r.workload && b.1 == r.mode && b.2 == r.source);
+        if let (Some(&(_, _, _, n0, t0)), Some(t)) = (base, r.throughput) {
+            let speedup = t / t0 * n0 as f64;
+            r.speedup = Some(speedup);
+            r.efficiency = Some(speedup / r.n_gpus as f64);
+            if n0 > 1 && !r.basis.contains("speedup against") {
+                r.basis.push_str(&format!(
+                    "; speedup against {n0} GPUs × {n0} (fewer do not fit or were not run)"
+                ));
+            }
         }
     }
 }
 
-/// Sets `model_error` on measured rows: (model − measured) ÷ measured step time.
+/// Sets `model_error` on measured rows: (model − measured) ÷ measured step time, against the
+/// modeled rows of the same workload, mode and GPU count.
 pub fn attach_errors(rows: &mut [ScalingPoint]) {
     let models: Vec<(String, Mode, usize, f64)> = rows
         .iter()
-        .filter(|r| r.source == Source::Modeled)
+        .filter(|r| r.source == RowSource::Modeled)
         .filter_map(|r| Some((r.workload.clone(), r.mode, r.n_gpus, r.step_time_ms?)))
         .collect();
-    for r in rows.iter_mut().filter(|r| r.source == Source::Measured) {
-        let model = models
-            .iter()
-            .find(|m| m.0 == r.workload && m.1 == r.mode && m.2 == r.n_gpus)
-            .map(|m| m.3);
-        if let (Some(mo), Some(me)) = (model, r.step_time_ms)
-            && me > 0.0
-        {
-            r.model_error = Some((mo - me) / me);
-        }
+    for r in rows.iter_mut().filter(|r| r.source.is_measured()) {
+        r.model_error = error_against(&models, r);
     }
 }
 
+/// Sets `model_error_uncalibrated` on measured rows against `uncalibrated` model rows.
+pub fn attach_uncalibrated_errors(rows: &mut [ScalingPoint], uncalibrated: &[ScalingPoint]) {
+    let models: Vec<(String, Mode, usize, f64)> = uncalibrated
+        .iter()
+        .filter_map(|r| Some((r.workload.clone(), r.mode, r.n_gpus, r.step_time_ms?)))
+        .collect();
+    for r in rows.iter_mut().filter(|r| r.source.is_measured()) {
+        r.model_error_uncalibrated = error_against(&models, r);
+    }
+}
+
+fn error_against(models: &[(String, Mode, usize, f64)], r: &ScalingPoint) -> Option<f64> {
+    let model = models
+        .iter()
+        .find(|m| m.0 == r.workload && m.1 == r.mode && m.2 == r.n_gpus)
+        .map(|m| m.3)?;
+    let me = r.step_time_ms.filter(|&me| me > 0.0)?;
+    Some((model - me) / me)
+}
+
 fn basis(w: &Workload, m: &Machine, n: usize, projected: bool) -> String {
-    let rate = m
-        .rate_for(w.compute_dtype, n)
-        .map(|r| format!("{} {} × {}", w.compute_dtype, r.describe(), w.utilization))
-        .unwrap_or_default();
-    let comm = m
-        .comm
-        .as_ref()
-        .map(|c| format!("; all-reduce curve {}", c.source))
-        .unwrap_or_default();
+    let comm = match (&m.comm, w.pattern.is_training() && n > 1) {
+        (Some(c), true) => format!(
+            "; all-reduce curve {} ({}); {}",
+            c.source,
+            c.basis,
+            m.hidden_share(w).1
+        ),
+        _ => String::new(),
+    };
     let proj = if projected {
         format!(
             "; projected over nodes, NIC {:.1} GB/s per GPU",
@@ -625,5 +932,5 @@ fn basis(w: &Workload, m: &Machine, n: usize, projected: bool) -> String {
     } else {
         String::new()
     };
-    format!("{rate}{comm}{proj}")
+    format!("{comm}{proj}")
 }

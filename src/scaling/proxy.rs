@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use cudarc::driver::sys;
 
 use super::cublas::{Cublas, Handle};
-use super::model::{Mode, ScalingPoint, fill_speedup};
+use super::model::{Mode, RowSource, ScalingPoint, fill_speedup};
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
 use super::workload::{ComputeDtype, Pattern, Workload};
 use crate::bench::cuda::context::Context;
@@ -341,30 +341,8 @@ pub fn run(
                 if cancel.load(Ordering::Relaxed) {
                     return Ok(rows);
                 }
-                let (global, per) = match mode {
-                    Mode::Weak => (w.per_gpu_batch * n as f64, w.per_gpu_batch),
-                    Mode::Strong => (w.strong_global_batch, w.strong_global_batch / n as f64),
-                };
-                let mut row = ScalingPoint {
-                    workload: w.name.clone(),
-                    pattern: w.pattern,
-                    mode,
-                    source: Source::Measured,
-                    n_gpus: n,
-                    global_batch: global,
-                    per_gpu_batch: per,
-                    step_time_ms: None,
-                    throughput: None,
-                    speedup: None,
-                    efficiency: None,
-                    bound: None,
-                    compute_ms: None,
-                    comm_exposed_ms: None,
-                    other_ms: None,
-                    projected: false,
-                    model_error: None,
-                    basis: String::new(),
-                };
+                let mut row = ScalingPoint::empty(w, mode, RowSource::Proxy, n);
+                let (global, per) = (row.global_batch, row.per_gpu_batch);
                 let nccl_ref = match (&nccl, n) {
                     (_, 1) => Ok(None),
                     (Some(Ok(l)), _) => Ok(Some(l)),

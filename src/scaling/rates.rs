@@ -26,6 +26,8 @@ struct Sheet {
     matches: &'static [&'static str],
     bf16: f64,
     fp32: f64,
+    /// Memory bandwidth, GB/s.
+    hbm_gbps: f64,
     source: &'static str,
 }
 
@@ -35,39 +37,45 @@ const SHEETS: &[Sheet] = &[
         matches: &["h200"],
         bf16: 989.0,
         fp32: 67.0,
-        source: "NVIDIA H200 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67",
+        hbm_gbps: 4800.0,
+        source: "NVIDIA H200 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67; 4.8 TB/s",
     },
     Sheet {
         matches: &["h100", "pcie"],
         bf16: 756.0,
         fp32: 51.0,
-        source: "NVIDIA H100 datasheet (PCIe): BF16 1,513 TFLOPS with sparsity → 756 dense; FP32 51",
+        hbm_gbps: 2000.0,
+        source: "NVIDIA H100 datasheet (PCIe): BF16 1,513 TFLOPS with sparsity → 756 dense; FP32 51; 2 TB/s",
     },
     Sheet {
         matches: &["h100"],
         bf16: 989.0,
         fp32: 67.0,
-        source: "NVIDIA H100 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67",
+        hbm_gbps: 3350.0,
+        source: "NVIDIA H100 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67; 3.35 TB/s",
     },
     Sheet {
         matches: &["a100"],
         bf16: 312.0,
         fp32: 19.5,
-        source: "NVIDIA A100 datasheet: BF16 312 TFLOPS dense (624 with sparsity); FP32 19.5",
+        hbm_gbps: 2039.0,
+        source: "NVIDIA A100 datasheet: BF16 312 TFLOPS dense (624 with sparsity); FP32 19.5; 2,039 GB/s (80 GB SXM)",
     },
     Sheet {
         matches: &["l40s"],
         bf16: 362.05,
         fp32: 91.6,
-        source: "NVIDIA L40S datasheet: BF16 362.05 TFLOPS dense (733 with sparsity); FP32 91.6",
+        hbm_gbps: 864.0,
+        source: "NVIDIA L40S datasheet: BF16 362.05 TFLOPS dense (733 with sparsity); FP32 91.6; 864 GB/s",
     },
     Sheet {
         matches: &["4090"],
         bf16: 165.2,
         fp32: 82.6,
+        hbm_gbps: 1008.0,
         source: "NVIDIA Ada Lovelace architecture whitepaper, Appendix A (RTX 4090): BF16 with FP32 \
                  accumulate 165.2 TFLOPS dense (330.3 with sparsity; 330.3 dense only with FP16 \
-                 accumulate); FP32 82.6",
+                 accumulate); FP32 82.6; 1,008 GB/s",
     },
 ];
 
@@ -85,6 +93,15 @@ pub fn datasheet_rate(gpu_name: &str, dtype: ComputeDtype) -> Option<GemmRate> {
         source: Source::Modeled,
         basis: format!("datasheet: {}", s.source),
     })
+}
+
+/// The datasheet's memory bandwidth for a GPU name (or family, e.g. `H200`), GB/s.
+pub fn datasheet_hbm_gbps(gpu_name: &str) -> Option<f64> {
+    let name = gpu_name.to_lowercase();
+    SHEETS
+        .iter()
+        .find(|s| s.matches.iter().all(|m| name.contains(m)))
+        .map(|s| s.hbm_gbps)
 }
 
 /// Rates of one GPU for both dtypes (each may be missing).

@@ -6,7 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use super::curve::CommCurve;
-use super::model::{Machine, Mode, ScalingPoint, attach_errors, model};
+use super::framework::{self, FrameworkOptions};
+use super::model::{
+    Machine, Mode, RowSource, ScalingPoint, attach_errors, attach_uncalibrated_errors, model,
+};
 use super::proxy::{self, ProxyOptions};
 use super::rates::{GpuRates, PerGpuRates, gpu_list};
 use super::workload::Workload;
@@ -23,8 +26,11 @@ pub struct ScalingRun {
     /// The machine the model used (`None` before anything ran).
     pub machine: Option<Machine>,
     pub workloads: Vec<Workload>,
-    /// Model rows (all modeled) then proxy rows (measured).
+    /// Model rows (modeled), then measured rows (measured_framework or proxy).
     pub rows: Vec<ScalingPoint>,
+    /// The Python and PyTorch the framework runs used, e.g. `PyTorch 2.11.0+cu130, …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<String>,
     /// What was measured or could not be, in words.
     pub notes: Vec<String>,
 }
@@ -91,10 +97,27 @@ pub fn run_with_curve(
     finish(machine, workloads, modes, max_gpus, Vec::new(), notes)
 }
 
+/// How `run_measured` measures.
+#[derive(Clone, Debug, Default)]
+pub struct MeasureOptions {
+    /// NCCL library for the all-reduce curve and the proxies.
+    pub nccl_lib: Option<std::path::PathBuf>,
+    /// Python with PyTorch for the framework runs (default: SCALESCOPE_PYTHON, python3).
+    pub python: Option<std::path::PathBuf>,
+    /// Run no framework steps (proxies only).
+    pub no_framework: bool,
+    /// Limit of one framework launch (default [`framework::DEFAULT_TIMEOUT`]).
+    pub framework_timeout: Option<std::time::Duration>,
+    /// Shorter warm-up and measurement windows (the --bench --quick preset).
+    pub quick: bool,
+}
+
 /// On this machine: measures the GEMM rates (cuBLAS: the first GPU alone, then every GPU at
-/// once) and an NCCL all-reduce sweep over `gpus`, models with them, then runs the proxies on
-/// 1, 2, 4, … and N GPUs. Each input that cannot be measured falls back to its modeled value
-/// with a note. `progress` gets a label per stage.
+/// once) and an NCCL all-reduce sweep over `gpus`; runs each workload's real training step with
+/// PyTorch on 1, 2, 4, … and N GPUs where PyTorch is found (their 1-GPU steps calibrate the
+/// model), and the synthetic proxies for the workloads PyTorch cannot run (all of them without
+/// PyTorch). Each input that cannot be measured falls back to its modeled value with a note.
+/// `progress` gets a label per stage.
 #[allow(clippy::too_many_arguments)]
 pub fn run_measured(
     topo: &Topology,
@@ -102,7 +125,7 @@ pub fn run_measured(
     workloads: &[Workload],
     modes: &[Mode],
     max_gpus: usize,
-    nccl_lib: Option<&std::path::Path>,
+    opts: &MeasureOptions,
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(&str, &ScalingRun),
 ) -> Result<ScalingRun, String> {
@@ -130,7 +153,7 @@ pub fn run_measured(
         &ScalingRun::default(),
     );
     let comm = if ordinals.len() >= 2 {
-        measure_curve(&sub, nccl_lib, cancel).unwrap_or_else(|e| {
+        measure_curve(&sub, opts.nccl_lib.as_deref(), cancel).unwrap_or_else(|e| {
             notes.push(format!(
                 "all-reduce curve not measured ({e}); modeled curve used"
             ));
@@ -142,30 +165,131 @@ pub fn run_measured(
     let mut machine = Machine::from_topology(bw.topology(), comm, rates);
     machine.label = sub.source.label();
     machine.concurrent = concurrent;
-    let mut run = finish(machine, workloads, modes, max_gpus, Vec::new(), notes);
-    progress("proxy runs", &run);
-    let opts = ProxyOptions {
-        gpus: ordinals,
-        modes: modes.to_vec(),
-        nccl_lib: nccl_lib.map(|p| p.to_path_buf()),
-    };
-    let model_rows = run.rows.clone();
-    let measured = proxy::run(workloads, &opts, cancel, &mut |rows| {
-        let mut all = model_rows.clone();
-        all.extend_from_slice(rows);
-        attach_errors(&mut all);
-        let partial = ScalingRun {
-            rows: all,
-            ..run.clone()
-        };
-        progress("proxy runs", &partial);
-    });
-    match measured {
-        Ok(rows) => run.rows.extend(rows),
-        Err(e) => run.notes.push(format!("proxy runs skipped: {e}")),
+
+    // The real framework's steps: the measured truth, and the model's calibration.
+    let mut measured: Vec<ScalingPoint> = Vec::new();
+    let mut framework_env = None;
+    let runnable: Vec<Workload> = workloads
+        .iter()
+        .filter(|w| framework::runnable(w))
+        .cloned()
+        .collect();
+    if !opts.no_framework && !runnable.is_empty() && !cancel.load(Ordering::Relaxed) {
+        progress("looking for PyTorch", &ScalingRun::default());
+        match framework::find_python(opts.python.as_deref()) {
+            Ok(env) if env.gpus == 0 => notes.push(format!(
+                "PyTorch found ({}) but it sees no GPU: synthetic proxy runs instead",
+                env.describe()
+            )),
+            Ok(env) => {
+                let fopts = FrameworkOptions {
+                    gpus: ordinals.clone(),
+                    modes: modes.to_vec(),
+                    timeout: opts.framework_timeout.unwrap_or(framework::DEFAULT_TIMEOUT),
+                    warmup_s: if opts.quick { 2.0 } else { 5.0 },
+                    measure_s: if opts.quick { 2.0 } else { 5.0 },
+                    profile_steps: 2,
+                    gpu_memory_gib: machine.gpu_memory_gib,
+                };
+                let base = finish(
+                    machine.clone(),
+                    workloads,
+                    modes,
+                    max_gpus,
+                    Vec::new(),
+                    notes.clone(),
+                );
+                let fw = framework::run(&env, &runnable, &fopts, cancel, &mut |label, rows| {
+                    let mut all = base.rows.clone();
+                    all.extend_from_slice(rows);
+                    attach_errors(&mut all);
+                    progress(
+                        label,
+                        &ScalingRun {
+                            rows: all,
+                            ..base.clone()
+                        },
+                    );
+                });
+                match fw {
+                    Ok(fw) => {
+                        machine.framework_steps = fw.steps;
+                        machine.overlap = fw.overlap;
+                        machine.probe = fw.probe;
+                        notes.extend(fw.notes);
+                        measured.extend(fw.rows);
+                        framework_env = Some(env.describe());
+                    }
+                    Err(e) => notes.push(format!("framework runs not started: {e}")),
+                }
+            }
+            Err(e) => notes.push(format!(
+                "real framework runs skipped: {e}; synthetic proxy runs (labeled proxy) instead"
+            )),
+        }
     }
+
+    let mut run = finish(
+        machine.clone(),
+        workloads,
+        modes,
+        max_gpus,
+        Vec::new(),
+        notes,
+    );
+    run.framework = framework_env;
+    // The proxies stand in for what the framework did not run.
+    let ran: Vec<&str> = measured.iter().map(|r| r.workload.as_str()).collect();
+    let rest: Vec<Workload> = workloads
+        .iter()
+        .filter(|w| !ran.contains(&w.name.as_str()))
+        .cloned()
+        .collect();
+    if !rest.is_empty() && !cancel.load(Ordering::Relaxed) {
+        progress("proxy runs", &run);
+        let popts = ProxyOptions {
+            gpus: ordinals,
+            modes: modes.to_vec(),
+            nccl_lib: opts.nccl_lib.clone(),
+        };
+        let model_rows = run.rows.clone();
+        let proxied = proxy::run(&rest, &popts, cancel, &mut |rows| {
+            let mut all = model_rows.clone();
+            all.extend_from_slice(&measured);
+            all.extend_from_slice(rows);
+            attach_errors(&mut all);
+            let partial = ScalingRun {
+                rows: all,
+                ..run.clone()
+            };
+            progress("proxy runs", &partial);
+        });
+        match proxied {
+            Ok(rows) => measured.extend(rows),
+            Err(e) => run.notes.push(format!("proxy runs skipped: {e}")),
+        }
+    }
+    run.rows.extend(measured);
     attach_errors(&mut run.rows);
+    // The model with catalog figures only (nothing this run measured calibrates it): its error
+    // says how well a machine scalescope never ran on is predicted.
+    let mut uncal = machine;
+    uncal.catalog_only = true;
+    let uncalibrated: Vec<ScalingPoint> = workloads
+        .iter()
+        .flat_map(|w| model(w, &uncal, modes, max_gpus))
+        .collect();
+    attach_uncalibrated_errors(&mut run.rows, &uncalibrated);
     Ok(run)
+}
+
+/// Drops the measured rows of a finished run (the Scaling view models itself).
+pub fn measured_rows(run: &ScalingRun) -> Vec<ScalingPoint> {
+    run.rows
+        .iter()
+        .filter(|r| r.source != RowSource::Modeled)
+        .cloned()
+        .collect()
 }
 
 /// The GEMM rates of `ordinals`: with two or more GPUs, each GPU while all of them run at once
@@ -262,5 +386,6 @@ fn finish(
         workloads: workloads.to_vec(),
         rows,
         notes,
+        framework: None,
     }
 }

@@ -36,6 +36,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../assets/workloads/llama2-7b.toml"),
     ),
     (
+        "llama2-7b-ddp.toml",
+        include_str!("../../assets/workloads/llama2-7b-ddp.toml"),
+    ),
+    (
         "genesis-go2.toml",
         include_str!("../../assets/workloads/genesis-go2.toml"),
     ),
@@ -72,12 +76,17 @@ pub enum Pattern {
     PrimarySecondary,
     /// Clients send work over the network to one GPU server and get results back.
     RemoteOffload,
+    /// Sharded data parallelism (PyTorch FSDP, ZeRO-3): parameters, gradients and optimizer
+    /// states split over the GPUs; parameters all-gathered before each layer runs (forward and
+    /// backward), gradients reduce-scattered.
+    Fsdp,
 }
 
 impl Pattern {
     /// Every pattern, in display order.
-    pub const ALL: [Pattern; 6] = [
+    pub const ALL: [Pattern; 7] = [
         Self::DdpRing,
+        Self::Fsdp,
         Self::TreeReduce,
         Self::InferenceReplicas,
         Self::SimPolicy,
@@ -94,6 +103,7 @@ impl Pattern {
             Self::SimPolicy => "sim_policy",
             Self::PrimarySecondary => "primary_secondary",
             Self::RemoteOffload => "remote_offload",
+            Self::Fsdp => "fsdp",
         }
     }
 
@@ -106,6 +116,7 @@ impl Pattern {
             Self::SimPolicy => "batched simulation + policy sync (Genesis)",
             Self::PrimarySecondary => "primary/secondary rendering (CARLA)",
             Self::RemoteOffload => "remote offload to one GPU server",
+            Self::Fsdp => "sharded data parallel, ZeRO-3 (FSDP)",
         }
     }
 
@@ -116,7 +127,15 @@ impl Pattern {
 
     /// True for the training patterns (a gradient all-reduce each step).
     pub fn is_training(&self) -> bool {
-        matches!(self, Self::DdpRing | Self::TreeReduce | Self::SimPolicy)
+        matches!(
+            self,
+            Self::DdpRing | Self::TreeReduce | Self::SimPolicy | Self::Fsdp
+        )
+    }
+
+    /// True for the patterns PyTorch runs for real ([`super::framework`]): DDP and FSDP.
+    pub fn has_framework_step(&self) -> bool {
+        matches!(self, Self::DdpRing | Self::Fsdp)
     }
 }
 
@@ -142,6 +161,124 @@ impl fmt::Display for ComputeDtype {
             Self::Bf16 => "bf16",
             Self::Fp32 => "fp32",
         })
+    }
+}
+
+/// The optimizer, for the memory it keeps per parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Optimizer {
+    /// Plain SGD: no state.
+    Sgd,
+    /// SGD with momentum: one fp32 buffer per parameter.
+    SgdMomentum,
+    /// Adam/AdamW: two fp32 moments per parameter.
+    Adamw,
+}
+
+impl Optimizer {
+    /// The TOML/CSV id.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::Sgd => "sgd",
+            Self::SgdMomentum => "sgd_momentum",
+            Self::Adamw => "adamw",
+        }
+    }
+
+    /// Bytes of state per parameter (fp32 moments; Rajbhandari et al., "ZeRO", SC 2020, §3.1).
+    pub fn state_bytes(&self) -> f64 {
+        match self {
+            Self::Sgd => 0.0,
+            Self::SgdMomentum => 4.0,
+            Self::Adamw => 8.0,
+        }
+    }
+
+    /// The optimizer the framework run builds (`sgd` with momentum, or `adamw`).
+    pub fn framework_id(&self) -> &'static str {
+        match self {
+            Self::Sgd | Self::SgdMomentum => "sgd",
+            Self::Adamw => "adamw",
+        }
+    }
+}
+
+/// The reference model a workload stands for: what the real framework run builds
+/// (assets/frameworks/ddp_step.py) and what the activation-memory formula reads.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// `torchvision:<model>` (e.g. `torchvision:resnet50`), or `transformers:gpt2`,
+    /// `transformers:bert`, `transformers:llama` (built from the sizes below).
+    pub id: String,
+    /// Transformer layers (blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<u32>,
+    /// Transformer hidden size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<u32>,
+    /// Attention heads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heads: Option<u32>,
+    /// Sequence length in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_len: Option<u32>,
+    /// Vocabulary size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vocab: Option<u32>,
+    /// MLP inner size (default 4 × hidden).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intermediate: Option<u32>,
+    /// CNN input side in pixels (default 224).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<u32>,
+}
+
+impl ModelSpec {
+    /// True for the transformer reference models.
+    pub fn is_transformer(&self) -> bool {
+        self.id.starts_with("transformers:")
+    }
+}
+
+/// A 1-GPU step of the real framework run measured on one GPU family, kept in the catalog so
+/// that machines scalescope cannot run on are modeled from a measurement (docs/SCALING.md,
+/// "Calibration").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// The GPU family it was measured on, e.g. `H200`: matches GPU names that contain it.
+    pub gpu: String,
+    /// The 1-GPU step at `per_gpu_batch` samples (one micro-batch), ms.
+    pub step_ms: f64,
+    /// Of which the optimizer step, ms.
+    pub optimizer_ms: f64,
+    /// Kernel time per step in matrix kernels (GEMM, convolution, attention), ms, from the
+    /// PyTorch profiler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix_ms: Option<f64>,
+    /// Kernel time per step in every other kernel (element-wise, normalisation, optimizer), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_ms: Option<f64>,
+    /// bf16 matrix-multiply rate of that GPU measured by the framework probe then, TFLOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gemm_tflops: Option<f64>,
+    /// Device-memory copy rate measured by the framework probe then (bytes read + written), GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_gbps: Option<f64>,
+    /// Peak memory PyTorch allocated in that step, GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_mem_gib: Option<f64>,
+    /// When, on what, with which framework versions.
+    pub measured: String,
+}
+
+impl Calibration {
+    /// True when this record was measured on the GPU named `gpu_name`.
+    pub fn matches(&self, gpu_name: &str) -> bool {
+        let family = self.gpu.trim().to_lowercase();
+        !family.is_empty() && gpu_name.to_lowercase().contains(&family)
     }
 }
 
@@ -200,8 +337,62 @@ pub struct Workload {
     /// Simulation steps per policy-gradient sync (sim + policy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps_per_sync: Option<f64>,
+    /// The optimizer, for the memory fit (default: AdamW for transformers, SGD with momentum
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optimizer: Option<Optimizer>,
+    /// Bytes per parameter of the weights the optimizer updates (default: the gradient's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight_bytes: Option<f64>,
+    /// Samples per forward/backward pass (micro-batch); a larger per-GPU batch accumulates
+    /// gradients over several (default: `per_gpu_batch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micro_batch: Option<f64>,
+    /// Activation memory per sample of a micro-batch, bytes (measured; else the formula of
+    /// docs/SCALING.md from `model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_bytes_per_sample: Option<f64>,
+    /// The user's own 1-GPU step at `per_gpu_batch`, ms: calibrates the model's compute term.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_ms_1gpu: Option<f64>,
+    /// The reference model (the framework run builds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSpec>,
     /// Where every number comes from (assumptions say "assumed").
     pub sources: Vec<String>,
+    /// 1-GPU framework steps measured per GPU family.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibration: Vec<Calibration>,
+}
+
+impl Workload {
+    /// The optimizer (see [`Workload::optimizer`]).
+    pub fn optimizer(&self) -> Optimizer {
+        self.optimizer.unwrap_or(match &self.model {
+            Some(m) if m.is_transformer() => Optimizer::Adamw,
+            _ => Optimizer::SgdMomentum,
+        })
+    }
+
+    /// Bytes per parameter of the weights.
+    pub fn weight_bytes(&self) -> f64 {
+        self.weight_bytes.unwrap_or(self.grad_dtype.size() as f64)
+    }
+
+    /// Bytes of gradient per parameter.
+    pub fn grad_bytes(&self) -> f64 {
+        self.grad_dtype.size() as f64
+    }
+
+    /// The largest micro-batch (samples per forward/backward).
+    pub fn micro_batch(&self) -> f64 {
+        self.micro_batch.unwrap_or(self.per_gpu_batch)
+    }
+
+    /// The catalog's calibration for a GPU name, if one was measured on that family.
+    pub fn calibration_for(&self, gpu_name: &str) -> Option<&Calibration> {
+        self.calibration.iter().find(|c| c.matches(gpu_name))
+    }
 }
 
 mod dtype_id {
@@ -314,6 +505,51 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
     if !(0.0..=1.0).contains(&w.overlap) {
         return Err(("overlap", format!("must be in [0, 1], found {}", w.overlap)));
     }
+    for (field, v) in [
+        ("weight_bytes", w.weight_bytes),
+        ("micro_batch", w.micro_batch),
+        ("activation_bytes_per_sample", w.activation_bytes_per_sample),
+        ("step_ms_1gpu", w.step_ms_1gpu),
+    ] {
+        if let Some(v) = v {
+            positive(field, v)?;
+        }
+    }
+    if let Some(m) = &w.model
+        && !(m.id.starts_with("torchvision:") || m.id.starts_with("transformers:"))
+    {
+        return Err((
+            "model",
+            format!(
+                "id {:?}: expected torchvision:<name> or transformers:gpt2|bert|llama",
+                m.id
+            ),
+        ));
+    }
+    for c in &w.calibration {
+        positive("step_ms", c.step_ms)?;
+        at_least_zero("optimizer_ms", c.optimizer_ms)?;
+        if c.optimizer_ms >= c.step_ms {
+            return Err((
+                "optimizer_ms",
+                format!("must be below step_ms ({} ≥ {})", c.optimizer_ms, c.step_ms),
+            ));
+        }
+        for (field, v) in [
+            ("matrix_ms", c.matrix_ms),
+            ("other_ms", c.other_ms),
+            ("gemm_tflops", c.gemm_tflops),
+            ("copy_gbps", c.copy_gbps),
+            ("peak_mem_gib", c.peak_mem_gib),
+        ] {
+            if let Some(v) = v {
+                positive(field, v)?;
+            }
+        }
+        if c.gpu.trim().is_empty() {
+            return Err(("gpu", "name the GPU family, e.g. \"H200\"".into()));
+        }
+    }
     if w.sources.is_empty() {
         return Err((
             "sources",
@@ -325,7 +561,7 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
         None => Err((field, format!("the {} pattern needs it", w.pattern))),
     };
     match w.pattern {
-        Pattern::DdpRing | Pattern::TreeReduce => {
+        Pattern::DdpRing | Pattern::TreeReduce | Pattern::Fsdp => {
             positive("params", w.params)?;
             positive("bucket_bytes", w.bucket_bytes)?;
         }

@@ -3,13 +3,13 @@
 //! one color per machine. Pure drawing over [`Report`]s.
 
 use eframe::egui::{self, Color32, RichText, Ui};
-use egui_plot::{Corner, Legend, Line, LineStyle, Plot, PlotPoints, Points};
+use egui_plot::{Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
 use super::{palette, topology_view};
 use crate::model::{Algo, CollectiveOp, Source, Status, TestId};
 use crate::report::Report;
 use crate::report::compare::{self, Comparison, format_diff, format_figure};
-use crate::scaling::Mode;
+use crate::scaling::{Mode, RowSource};
 
 /// One color per machine, in report order.
 pub const MACHINE_COLORS: [Color32; 6] = [
@@ -56,6 +56,7 @@ pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>) {
                 efficiency_plot(col, &format!("cmp-eff-{mode}"), reports, w, mode, 200.0);
             }
         });
+        scaling_table(ui, "cmp-scaling-table", reports, w);
     }
     ui.add_space(12.0);
     ui.label(RichText::new("Topology and P2P bandwidth").strong());
@@ -194,8 +195,9 @@ pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
         });
 }
 
-/// Scaling efficiency vs GPUs (inside the box) of `workload`, one line per report; measured
-/// proxy points drawn as dots.
+/// Scaling efficiency (%) vs log₂ GPUs of `workload`, one color per report: the model dashed
+/// (dotted where projected over nodes), real framework runs as filled circles, proxies as
+/// hollow squares. The legend is drawn under the plot, never over the data.
 pub fn efficiency_plot(
     ui: &mut Ui,
     id: &str,
@@ -204,55 +206,172 @@ pub fn efficiency_plot(
     mode: Mode,
     height: f32,
 ) {
+    let names = compare::numbered(reports.iter().map(|r| r.name()));
+    let max_n = reports
+        .iter()
+        .filter_map(|r| r.scaling.as_ref())
+        .flat_map(|s| s.run.rows.iter())
+        .filter(|x| x.workload == workload && x.efficiency.is_some())
+        .map(|x| x.n_gpus)
+        .max()
+        .unwrap_or(2)
+        .max(2);
     Plot::new(id)
         .height(height)
-        // Bottom left: efficiency starts at 1 and falls to the right, leaving that corner empty.
-        .legend(Legend::default().position(Corner::LeftBottom))
-        .x_axis_label("GPUs (log2)")
+        .x_axis_label("GPUs (log₂)")
+        .x_grid_spacer(super::plots::log2_grid)
         .y_axis_label("efficiency")
         .x_axis_formatter(|m, _| {
-            let n = 2f64.powf(m.value);
-            if (n - n.round()).abs() < 1e-6 {
-                format!("{}", n.round())
+            if (m.value - m.value.round()).abs() < 1e-6 {
+                format!("{}", 2f64.powf(m.value).round())
             } else {
                 String::new()
             }
         })
+        .y_axis_formatter(|m, _| format!("{:.0}%", m.value))
+        .include_x(0.0)
+        .include_x((max_n as f64).log2())
         .include_y(0.0)
-        .include_y(1.05)
+        .include_y(105.0)
         .allow_scroll(false)
         .allow_drag(false)
         .allow_zoom(false)
         .show(ui, |p| {
-            let names = compare::numbered(reports.iter().map(|r| r.name()));
-            for (i, (r, name)) in reports.iter().zip(names).enumerate() {
+            for (i, (r, name)) in reports.iter().zip(&names).enumerate() {
                 let Some(s) = &r.scaling else { continue };
-                let pick = |src: Source| -> Vec<[f64; 2]> {
-                    s.run
-                        .rows
-                        .iter()
-                        .filter(|x| x.workload == workload && x.mode == mode && x.source == src)
-                        .filter_map(|x| Some([(x.n_gpus as f64).log2(), x.efficiency?]))
+                let rows: Vec<&crate::scaling::ScalingPoint> = s
+                    .run
+                    .rows
+                    .iter()
+                    .filter(|x| x.workload == workload && x.mode == mode)
+                    .collect();
+                let pts = |f: &dyn Fn(&crate::scaling::ScalingPoint) -> bool| -> Vec<[f64; 2]> {
+                    rows.iter()
+                        .filter(|x| f(x))
+                        .filter_map(|x| Some([(x.n_gpus as f64).log2(), x.efficiency? * 100.0]))
                         .collect()
                 };
+                let color = machine_color(i);
+                let in_box = pts(&|x| x.source == RowSource::Modeled && !x.projected);
+                let mut proj = in_box.last().copied().into_iter().collect::<Vec<_>>();
+                proj.extend(pts(&|x| x.source == RowSource::Modeled && x.projected));
                 p.line(
-                    Line::new(
-                        format!("{name} (modeled)"),
-                        PlotPoints::from(pick(Source::Modeled)),
-                    )
-                    .color(machine_color(i))
-                    .style(LineStyle::dashed_loose()),
+                    Line::new(format!("{name} (modeled)"), PlotPoints::from(in_box))
+                        .color(color)
+                        .style(LineStyle::dashed_loose()),
                 );
-                let m = pick(Source::Measured);
-                if !m.is_empty() {
-                    p.points(
-                        Points::new(format!("{name} (measured)"), PlotPoints::from(m))
-                            .radius(4.0)
-                            .color(machine_color(i)),
+                if proj.len() > 1 {
+                    p.line(
+                        Line::new(format!("{name} (projected)"), PlotPoints::from(proj))
+                            .color(color)
+                            .style(LineStyle::dotted_loose()),
                     );
+                }
+                for (src, shape, filled) in [
+                    (RowSource::Framework, MarkerShape::Circle, true),
+                    (RowSource::Proxy, MarkerShape::Square, false),
+                ] {
+                    let m = pts(&|x| x.source == src);
+                    if !m.is_empty() {
+                        p.points(
+                            Points::new(format!("{name} ({src})"), PlotPoints::from(m))
+                                .radius(4.5)
+                                .shape(shape)
+                                .filled(filled)
+                                .color(color),
+                        );
+                    }
                 }
             }
         });
+    ui.horizontal_wrapped(|ui| {
+        for (i, name) in names.iter().enumerate() {
+            ui.label(RichText::new("■").color(machine_color(i)));
+            ui.label(RichText::new(name).small());
+        }
+        ui.label(
+            RichText::new("dashed: model · dotted: projected · ● real framework run · □ proxy")
+                .small()
+                .weak(),
+        );
+    });
+}
+
+/// Measured and modeled side by side for `workload`: each report's measured GPU counts (and its
+/// largest in-box count), step time and efficiency measured and modeled, and the model's error.
+pub fn scaling_table(ui: &mut Ui, id: &str, reports: &[&Report], workload: &str) {
+    let names = compare::numbered(reports.iter().map(|r| r.name()));
+    let cell = |v: Option<f64>, d: usize| v.map_or("—".to_string(), |v| format!("{v:.d$}"));
+    egui::Grid::new(id).striped(true).show(ui, |ui| {
+        for h in [
+            "machine",
+            "mode",
+            "GPUs",
+            "step ms meas.",
+            "step ms model",
+            "error",
+            "eff. meas.",
+            "eff. model",
+            "memory GiB",
+        ] {
+            ui.label(RichText::new(h).strong().small());
+        }
+        ui.end_row();
+        for (i, (r, name)) in reports.iter().zip(&names).enumerate() {
+            let Some(s) = &r.scaling else { continue };
+            for mode in Mode::ALL {
+                let rows: Vec<&crate::scaling::ScalingPoint> = s
+                    .run
+                    .rows
+                    .iter()
+                    .filter(|x| x.workload == workload && x.mode == mode)
+                    .collect();
+                let mut counts: Vec<usize> = rows
+                    .iter()
+                    .filter(|x| x.source.is_measured())
+                    .map(|x| x.n_gpus)
+                    .collect();
+                counts.extend(
+                    rows.iter()
+                        .filter(|x| x.source == RowSource::Modeled && !x.projected)
+                        .map(|x| x.n_gpus)
+                        .max(),
+                );
+                counts.sort_unstable();
+                counts.dedup();
+                for n in counts {
+                    let meas = rows
+                        .iter()
+                        .find(|x| x.n_gpus == n && x.source.is_measured());
+                    let model = rows
+                        .iter()
+                        .find(|x| x.n_gpus == n && x.source == RowSource::Modeled);
+                    ui.label(RichText::new(name).color(machine_color(i)));
+                    ui.label(mode.id());
+                    ui.label(n.to_string());
+                    ui.label(cell(meas.and_then(|x| x.step_time_ms), 1));
+                    ui.label(cell(model.and_then(|x| x.step_time_ms), 1));
+                    ui.label(
+                        meas.and_then(|x| x.model_error)
+                            .map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0)),
+                    );
+                    ui.label(cell(meas.and_then(|x| x.efficiency.map(|e| e * 100.0)), 1));
+                    ui.label(cell(model.and_then(|x| x.efficiency.map(|e| e * 100.0)), 1));
+                    let fits = model.and_then(|x| x.fits) == Some(false);
+                    ui.label(format!(
+                        "{}{}",
+                        cell(
+                            meas.and_then(|x| x.memory_gib_per_gpu)
+                                .or(model.and_then(|x| x.memory_gib_per_gpu)),
+                            1
+                        ),
+                        if fits { " (does not fit)" } else { "" }
+                    ));
+                    ui.end_row();
+                }
+            }
+        }
+    });
 }
 
 /// The P2P heatmap of one report: median GB/s of `p2p_write_ce` (else `p2p_read_ce`) at the

@@ -94,3 +94,17 @@ mod tests {
         }
     }
 }
+
+/// Grid marks at every integer of a log₂ axis (1, 2, 4, … GPUs), thicker every fourth power.
+pub fn log2_grid(input: egui_plot::GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 64.0 {
+        return Vec::new();
+    }
+    (lo.ceil() as i64..=hi.floor() as i64)
+        .map(|v| GridMark {
+            value: v as f64,
+            step_size: if v % 4 == 0 { 4.0 } else { 1.0 },
+        })
+        .collect()
+}

@@ -166,6 +166,7 @@ pub fn summary(ui: &mut Ui, r: &Report) {
                 );
             }
         });
+        compare_view::scaling_table(ui, "summary-scaling-table", &[r], w);
     }
     if !r.warnings.is_empty() {
         ui.add_space(6.0);

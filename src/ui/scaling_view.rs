@@ -1,20 +1,24 @@
 //! The Scaling view: pick workloads (several at once), see weak and strong scaling side by side —
-//! speedup with the ideal line, efficiency, and the step-time breakdown (compute / exposed
-//! communication / other) as stacked bars. Modeled figures are dashed lines (dotted beyond the
-//! box, where they are projected over nodes); measured proxy runs are markers. A form adds a
-//! custom workload. Modeling is arithmetic and runs in `ui()`; measuring runs on a worker thread.
+//! speedup on a log scale (or efficiency in %) against log₂ GPUs, so measured points at 1–8 GPUs
+//! read beside the projection to 1024; the step-time breakdown (compute / exposed communication
+//! / other) as stacked bars; and a table with step time, samples/s, speedup, efficiency and memory
+//! at every measured GPU count and at the chosen one, measured and modeled side by side with the
+//! error. Modeled figures are dashed lines (dotted beyond the box, where they are projected over
+//! nodes); real framework runs are filled circles, proxies hollow squares. Rows that do not fit
+//! the GPU's memory say so instead of a throughput. Modeling is arithmetic and runs in `ui()`;
+//! measuring runs on a worker thread.
 
 use std::collections::BTreeSet;
 
 use eframe::egui::{self, Color32, RichText, Ui};
-use egui_plot::{Bar, BarChart, GridMark, Legend, Line, LineStyle, Plot, PlotPoints, Points};
+use egui_plot::{Bar, BarChart, GridMark, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
 use super::jobs::{Job, JobMsg};
 use super::palette;
-use crate::model::{Source, Topology, TopologySource};
-use crate::scaling::run::{ScalingRun, run_measured, run_modeled};
+use crate::model::{Topology, TopologySource};
+use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_measured, run_modeled};
 use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
-use crate::scaling::{Mode, ScalingPoint};
+use crate::scaling::{Mode, RowSource, ScalingPoint};
 
 /// Default projection limit of the view (GPUs).
 const VIEW_MAX_GPUS: usize = 64;
@@ -34,6 +38,8 @@ pub struct WorkloadForm {
     pub input_bytes: String,
     pub output_bytes: String,
     pub link_gbps: String,
+    /// Your own 1-GPU step at the per-GPU batch, ms (calibrates the compute term); empty: none.
+    pub step_ms_1gpu: String,
     pub error: Option<String>,
 }
 
@@ -52,6 +58,7 @@ impl Default for WorkloadForm {
             input_bytes: String::new(),
             output_bytes: String::new(),
             link_gbps: String::new(),
+            step_ms_1gpu: String::new(),
             error: None,
         }
     }
@@ -94,11 +101,27 @@ impl WorkloadForm {
             offered_load: None,
             rtt_ms: None,
             steps_per_sync: None,
+            optimizer: None,
+            weight_bytes: None,
+            micro_batch: None,
+            activation_bytes_per_sample: None,
+            step_ms_1gpu: opt("1-GPU step ms", &self.step_ms_1gpu)?,
+            model: None,
             sources: vec!["user-entered in the Scaling view (assumed)".into()],
+            calibration: Vec::new(),
         };
         workload::validate(&w).map_err(|(f, why)| format!("{f}: {why}"))?;
         Ok(w)
     }
+}
+
+/// What the first plot of each mode shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum YAxis {
+    /// Speedup on a log₂ scale, with the ideal line.
+    Speedup,
+    /// Efficiency in %.
+    Efficiency,
 }
 
 /// State of the Scaling view.
@@ -120,6 +143,10 @@ pub struct ScalingView {
     pub form: WorkloadForm,
     /// Showing a finished run as it is (a report): the model is not recomputed.
     fixed: bool,
+    /// Speedup (log) or efficiency (%).
+    pub y_axis: YAxis,
+    /// The "your 1-GPU step" fields, per workload, as typed.
+    calibration_text: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for ScalingView {
@@ -137,6 +164,8 @@ impl Default for ScalingView {
             error: None,
             form: WorkloadForm::default(),
             fixed: false,
+            y_axis: YAxis::Speedup,
+            calibration_text: Default::default(),
         }
     }
 }
@@ -178,11 +207,18 @@ impl ScalingView {
             .take(show.max(1))
             .map(|w| w.name.clone())
             .collect();
+        v.max_gpus = run
+            .rows
+            .iter()
+            .map(|r| r.n_gpus)
+            .max()
+            .unwrap_or(VIEW_MAX_GPUS)
+            .min(VIEW_MAX_GPUS.max(8));
         v.modeled = Some(ScalingRun {
             rows: run
                 .rows
                 .iter()
-                .filter(|r| r.source == Source::Modeled)
+                .filter(|r| r.source == RowSource::Modeled && r.n_gpus <= v.max_gpus)
                 .cloned()
                 .collect(),
             ..run.clone()
@@ -213,6 +249,7 @@ impl ScalingView {
                 .filter(|r| self.selected.contains(&r.workload))
                 .collect(),
             notes,
+            framework: self.measured.as_ref().and_then(|m| m.framework.clone()),
         }
     }
 
@@ -269,7 +306,7 @@ impl ScalingView {
             self.max_gpus,
             self.workloads.len()
         );
-        if key == self.modeled_key {
+        if key == self.modeled_key && !self.modeled_key.is_empty() {
             return;
         }
         self.modeled_key = key;
@@ -332,7 +369,8 @@ impl ScalingView {
                     ui.label(RichText::new("Pick one or more workloads above.").weak());
                 }
                 for w in &chosen {
-                    workload_plots(ui, w, &rows);
+                    self.calibration_field(ui, w);
+                    workload_plots(ui, w, &rows, self.y_axis, self.max_gpus);
                 }
                 if let Some(m) = &self.measured {
                     for n in &m.notes {
@@ -363,6 +401,10 @@ impl ScalingView {
             }
         });
         ui.horizontal(|ui| {
+            ui.label("plot");
+            ui.selectable_value(&mut self.y_axis, YAxis::Speedup, "speedup (log)");
+            ui.selectable_value(&mut self.y_axis, YAxis::Efficiency, "efficiency %");
+            ui.separator();
             egui::ComboBox::new("scaling-max-gpus", "projected up to")
                 .selected_text(format!("{} GPUs", self.max_gpus))
                 .show_ui(ui, |ui| {
@@ -386,7 +428,8 @@ impl ScalingView {
                 if ui
                     .add_enabled(ok, egui::Button::new("▶ Measure on this machine"))
                     .on_hover_text(
-                        "cuBLAS GEMM rate, NCCL all-reduce sweep, proxy runs on 1 … N GPUs",
+                        "cuBLAS GEMM rate, NCCL all-reduce sweep, the real PyTorch training step \
+                         on 1, 2, 4 … N GPUs (synthetic proxies without PyTorch)",
                     )
                     .clicked()
                 {
@@ -396,7 +439,7 @@ impl ScalingView {
             super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
             ui.label(
                 RichText::new(
-                    "lines: model (dashed; dotted = projected over nodes) · markers: measured",
+                    "dashed: model · dotted: projected over nodes · ● real framework run · □ proxy",
                 )
                 .weak(),
             );
@@ -423,7 +466,7 @@ impl ScalingView {
                 &chosen,
                 &Mode::ALL,
                 max,
-                None,
+                &MeasureOptions::default(),
                 &cancel,
                 &mut |label, partial| {
                     rep.send(JobMsg::Progress {
@@ -439,6 +482,45 @@ impl ScalingView {
                 Err(e) => rep.send(JobMsg::Failed(e)),
             }
         }));
+    }
+
+    /// "your 1-GPU step" for one workload: a figure typed here calibrates its compute term (the
+    /// model then starts from it); empty uses what was measured or the catalog.
+    fn calibration_field(&mut self, ui: &mut Ui, w: &Workload) {
+        if self.fixed || !w.pattern.is_training() {
+            return;
+        }
+        ui.add_space(6.0);
+        let text = self
+            .calibration_text
+            .entry(w.name.clone())
+            .or_insert_with(|| w.step_ms_1gpu.map(|v| format!("{v}")).unwrap_or_default());
+        let mut changed = false;
+        let mut bad = None;
+        ui.horizontal(|ui| {
+            let l = ui.label(format!(
+                "{}: your 1-GPU step at {} samples (ms, optional)",
+                w.name, w.per_gpu_batch
+            ));
+            changed = ui
+                .add(egui::TextEdit::singleline(text).desired_width(80.0))
+                .labelled_by(l.id)
+                .changed();
+            let t = text.trim();
+            if !t.is_empty() && !t.parse::<f64>().is_ok_and(|v| v.is_finite() && v > 0.0) {
+                bad = Some(format!("{t:?} is not a positive number of ms"));
+            }
+        });
+        if let Some(b) = &bad {
+            ui.colored_label(palette::P2P_REFUSED, b);
+        }
+        if changed && bad.is_none() {
+            let value = text.trim().parse::<f64>().ok();
+            if let Some(x) = self.workloads.iter_mut().find(|x| x.name == w.name) {
+                x.step_ms_1gpu = value;
+            }
+            self.modeled_key.clear();
+        }
     }
 
     fn form_ui(&mut self, ui: &mut Ui) {
@@ -475,6 +557,7 @@ impl ScalingView {
                         field(ui, "input bytes/sample", &mut f.input_bytes);
                         field(ui, "output bytes/sample", &mut f.output_bytes);
                         field(ui, "link GB/s", &mut f.link_gbps);
+                        field(ui, "your 1-GPU step ms", &mut f.step_ms_1gpu);
                     });
                 if let Some(e) = &f.error {
                     ui.colored_label(palette::P2P_REFUSED, e);
@@ -489,12 +572,7 @@ impl ScalingView {
 /// Keeps only the measured rows (the view models itself; measured rows carry model_error).
 fn measured_only(run: &ScalingRun) -> ScalingRun {
     ScalingRun {
-        rows: run
-            .rows
-            .iter()
-            .filter(|r| r.source == Source::Measured)
-            .cloned()
-            .collect(),
+        rows: measured_rows(run),
         ..run.clone()
     }
 }
@@ -534,30 +612,72 @@ fn machine_line(m: &crate::scaling::Machine) -> String {
 
 fn log2_tick(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
     let n = 2f64.powf(mark.value);
-    if (n - n.round()).abs() < 1e-6 {
+    if (mark.value - mark.value.round()).abs() < 1e-6 {
         format!("{}", n.round())
     } else {
         String::new()
     }
 }
 
-const COMPUTE: Color32 = Color32::from_rgb(0x4c, 0x8b, 0xd6);
-const COMM: Color32 = Color32::from_rgb(0xe0, 0x8a, 0x2c);
-const OTHER: Color32 = Color32::from_rgb(0x8e, 0x6c, 0xc8);
+fn percent_tick(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    format!("{:.0}%", mark.value)
+}
 
-/// Speedup, efficiency and breakdown plots of one workload, weak and strong side by side.
-pub fn workload_plots(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint]) {
+// Okabe & Ito's colour-blind-safe palette (Color Universal Design, 2008).
+const MODEL: Color32 = Color32::from_rgb(0x00, 0x72, 0xb2);
+const FRAMEWORK: Color32 = Color32::from_rgb(0xd5, 0x5e, 0x00);
+const PROXY: Color32 = Color32::from_rgb(0xcc, 0x79, 0xa7);
+const IDEAL: Color32 = Color32::from_rgb(0x99, 0x99, 0x99);
+const COMPUTE: Color32 = Color32::from_rgb(0x56, 0xb4, 0xe9);
+const COMM: Color32 = Color32::from_rgb(0xe6, 0x9f, 0x00);
+const OTHER: Color32 = Color32::from_rgb(0x00, 0x9e, 0x73);
+
+/// Plots and the table of one workload, weak and strong side by side.
+pub fn workload_plots(
+    ui: &mut Ui,
+    w: &Workload,
+    rows: &[ScalingPoint],
+    y_axis: YAxis,
+    max_gpus: usize,
+) {
     ui.add_space(6.0);
     ui.label(RichText::new(format!("{} — {}", w.title, w.pattern.describe())).strong());
+    if let Some(cal) = rows
+        .iter()
+        .find(|r| r.workload == w.name && r.source == RowSource::Modeled && r.n_gpus == 1)
+        .and_then(|r| r.calibration)
+    {
+        ui.label(RichText::new(format!("model calibrated by: {}", cal.id())).weak());
+    }
     ui.columns(2, |cols| {
         for (col, mode) in cols.iter_mut().zip(Mode::ALL) {
             let mine: Vec<&ScalingPoint> = rows
                 .iter()
-                .filter(|r| r.workload == w.name && r.mode == mode)
+                .filter(|r| r.workload == w.name && r.mode == mode && r.n_gpus <= max_gpus.max(1))
                 .collect();
             col.label(RichText::new(format!("{mode} scaling")).italics());
-            mode_plots(col, &w.name, mode, &mine);
+            mode_plots(col, &w.name, mode, &mine, y_axis, max_gpus);
         }
+    });
+    legend_row(ui);
+    table(ui, w, rows, max_gpus);
+}
+
+/// The legend, under the plots (never over the data).
+fn legend_row(ui: &mut Ui) {
+    ui.horizontal_wrapped(|ui| {
+        let item = |ui: &mut Ui, color: Color32, text: &str| {
+            ui.label(RichText::new("■").color(color));
+            ui.label(RichText::new(text).small());
+        };
+        item(ui, MODEL, "model (dashed), projected over nodes (dotted)");
+        item(ui, FRAMEWORK, "● measured: real framework run");
+        item(ui, PROXY, "□ measured: synthetic proxy");
+        item(ui, IDEAL, "ideal");
+        ui.separator();
+        item(ui, COMPUTE, "compute");
+        item(ui, COMM, "exposed communication");
+        item(ui, OTHER, "other (host, sync, queue)");
     });
 }
 
@@ -567,81 +687,104 @@ fn series(rows: &[&ScalingPoint], f: impl Fn(&ScalingPoint) -> Option<f64>) -> V
         .collect()
 }
 
-fn mode_plots(ui: &mut Ui, name: &str, mode: Mode, rows: &[&ScalingPoint]) {
+fn mode_plots(
+    ui: &mut Ui,
+    name: &str,
+    mode: Mode,
+    rows: &[&ScalingPoint],
+    y_axis: YAxis,
+    max_gpus: usize,
+) {
     let modeled: Vec<&ScalingPoint> = rows
         .iter()
         .copied()
-        .filter(|r| r.source == Source::Modeled)
+        .filter(|r| r.source == RowSource::Modeled)
         .collect();
     let in_box: Vec<&ScalingPoint> = modeled.iter().copied().filter(|r| !r.projected).collect();
     // The projected part starts at the box's last point so the line is continuous.
     let proj: Vec<&ScalingPoint> = modeled.iter().copied().filter(|r| r.projected).collect();
     let proj: Vec<&ScalingPoint> = in_box.last().copied().into_iter().chain(proj).collect();
-    let measured: Vec<&ScalingPoint> = rows
-        .iter()
-        .copied()
-        .filter(|r| r.source == Source::Measured)
-        .collect();
-    let max_n = rows.iter().map(|r| r.n_gpus).max().unwrap_or(1).max(2);
-    let id = format!("{name}-{mode}");
-    let draw = |ui: &mut Ui, what: &str, f: &dyn Fn(&ScalingPoint) -> Option<f64>, ideal: bool| {
-        Plot::new(format!("scaling-{what}-{id}"))
-            .height(170.0)
-            .legend(Legend::default())
-            .x_axis_label("GPUs")
-            .y_axis_label(what)
-            .x_axis_formatter(log2_tick)
-            .include_y(0.0)
-            .allow_scroll(false)
-            .allow_drag(false)
-            .allow_zoom(false)
-            .show(ui, |p| {
-                if ideal {
-                    let pts: Vec<[f64; 2]> = (0..=(max_n as f64).log2().ceil() as u32)
-                        .map(|e| {
-                            [
-                                e as f64,
-                                if what == "speedup" {
-                                    2f64.powi(e as i32)
-                                } else {
-                                    1.0
-                                },
-                            ]
-                        })
-                        .collect();
-                    p.line(
-                        Line::new("ideal", PlotPoints::from(pts))
-                            .color(Color32::GRAY)
-                            .style(LineStyle::dashed_dense()),
-                    );
-                }
-                p.line(
-                    Line::new("model (modeled)", PlotPoints::from(series(&in_box, f)))
-                        .color(COMPUTE)
-                        .style(LineStyle::dashed_loose()),
-                );
-                if proj.len() > 1 {
-                    p.line(
-                        Line::new(
-                            "projected over nodes (modeled)",
-                            PlotPoints::from(series(&proj, f)),
-                        )
-                        .color(COMPUTE)
-                        .style(LineStyle::dotted_loose()),
-                    );
-                }
-                let m = series(&measured, f);
-                if !m.is_empty() {
-                    p.points(
-                        Points::new("measured", PlotPoints::from(m))
-                            .radius(4.0)
-                            .color(palette::P2P_OK),
-                    );
-                }
-            });
+    let pick = |src: RowSource| -> Vec<&ScalingPoint> {
+        rows.iter().copied().filter(|r| r.source == src).collect()
     };
-    draw(ui, "speedup", &|r| r.speedup, true);
-    draw(ui, "efficiency", &|r| r.efficiency, true);
+    let (framework, proxy) = (pick(RowSource::Framework), pick(RowSource::Proxy));
+    let x_max = (max_gpus.max(2) as f64).log2();
+    let id = format!("{name}-{mode}");
+    let (what, f): (&str, &dyn Fn(&ScalingPoint) -> Option<f64>) = match y_axis {
+        YAxis::Speedup => ("speedup (log₂)", &|r| {
+            r.speedup.filter(|s| *s > 0.0).map(f64::log2)
+        }),
+        YAxis::Efficiency => ("efficiency", &|r| r.efficiency.map(|e| e * 100.0)),
+    };
+    let mut plot = Plot::new(format!("scaling-main-{id}"))
+        .height(190.0)
+        .x_axis_label("GPUs (log₂)")
+        .x_grid_spacer(super::plots::log2_grid)
+        .y_axis_label(what)
+        .x_axis_formatter(log2_tick)
+        .include_x(0.0)
+        .include_x(x_max)
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false);
+    plot = match y_axis {
+        YAxis::Speedup => plot
+            .y_axis_formatter(log2_tick)
+            .y_grid_spacer(super::plots::log2_grid)
+            .include_y(0.0)
+            .include_y(x_max),
+        YAxis::Efficiency => plot
+            .y_axis_formatter(percent_tick)
+            .include_y(0.0)
+            .include_y(105.0),
+    };
+    plot.show(ui, |p| {
+        let ideal: Vec<[f64; 2]> = (0..=x_max.ceil() as u32)
+            .map(|e| {
+                let x = e as f64;
+                [x, if y_axis == YAxis::Speedup { x } else { 100.0 }]
+            })
+            .collect();
+        p.line(
+            Line::new("ideal", PlotPoints::from(ideal))
+                .color(IDEAL)
+                .style(LineStyle::dashed_dense()),
+        );
+        p.line(
+            Line::new("model (modeled)", PlotPoints::from(series(&in_box, f)))
+                .color(MODEL)
+                .width(2.0)
+                .style(LineStyle::dashed_loose()),
+        );
+        if proj.len() > 1 {
+            p.line(
+                Line::new("projected (modeled)", PlotPoints::from(series(&proj, f)))
+                    .color(MODEL)
+                    .width(2.0)
+                    .style(LineStyle::dotted_loose()),
+            );
+        }
+        let m = series(&framework, f);
+        if !m.is_empty() {
+            p.points(
+                Points::new("measured: framework", PlotPoints::from(m))
+                    .radius(5.0)
+                    .shape(MarkerShape::Circle)
+                    .filled(true)
+                    .color(FRAMEWORK),
+            );
+        }
+        let m = series(&proxy, f);
+        if !m.is_empty() {
+            p.points(
+                Points::new("measured: proxy", PlotPoints::from(m))
+                    .radius(5.0)
+                    .shape(MarkerShape::Square)
+                    .filled(false)
+                    .color(PROXY),
+            );
+        }
+    });
     // Step-time breakdown of the model, stacked.
     let bars = |f: &dyn Fn(&ScalingPoint) -> Option<f64>| -> Vec<Bar> {
         modeled
@@ -667,11 +810,13 @@ fn mode_plots(ui: &mut Ui, name: &str, mode: Mode, rows: &[&ScalingPoint]) {
         .color(OTHER)
         .stack_on(&[&compute, &comm]);
     Plot::new(format!("scaling-breakdown-{id}"))
-        .height(170.0)
-        .legend(Legend::default())
-        .x_axis_label("GPUs")
-        .y_axis_label("step ms")
+        .height(120.0)
+        .x_axis_label("GPUs (log₂)")
+        .x_grid_spacer(super::plots::log2_grid)
+        .y_axis_label("step ms (model)")
         .x_axis_formatter(log2_tick)
+        .include_x(-0.3)
+        .include_x(x_max + 0.3)
         .include_y(0.0)
         .allow_scroll(false)
         .allow_drag(false)
@@ -681,4 +826,119 @@ fn mode_plots(ui: &mut Ui, name: &str, mode: Mode, rows: &[&ScalingPoint]) {
             p.bar_chart(comm);
             p.bar_chart(other);
         });
+}
+
+fn cell(v: Option<f64>, d: usize) -> String {
+    v.map_or("—".to_string(), |v| format!("{v:.d$}"))
+}
+
+/// The GPU counts the table shows: every measured count, the box's, and the largest modeled
+/// count up to `max_gpus` (the chosen n).
+pub fn table_counts(rows: &[&ScalingPoint], max_gpus: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = rows
+        .iter()
+        .filter(|r| r.source.is_measured())
+        .map(|r| r.n_gpus)
+        .collect();
+    if let Some(n) = rows
+        .iter()
+        .filter(|r| r.source == RowSource::Modeled && !r.projected)
+        .map(|r| r.n_gpus)
+        .max()
+    {
+        v.push(n);
+    }
+    if let Some(n) = rows
+        .iter()
+        .filter(|r| r.source == RowSource::Modeled && r.n_gpus <= max_gpus)
+        .map(|r| r.n_gpus)
+        .max()
+    {
+        v.push(n);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Measured and modeled side by side at the counts of [`table_counts`], with the error.
+fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
+    let mine: Vec<&ScalingPoint> = rows.iter().filter(|r| r.workload == w.name).collect();
+    egui::Grid::new(format!("scaling-table-{}", w.name))
+        .striped(true)
+        .num_columns(12)
+        .show(ui, |ui| {
+            for h in [
+                "mode",
+                "GPUs",
+                "step ms meas.",
+                "step ms model",
+                "error",
+                "samples/s meas.",
+                "samples/s model",
+                "speedup meas.",
+                "speedup model",
+                "eff. meas.",
+                "eff. model",
+                "memory GiB/GPU",
+            ] {
+                ui.label(RichText::new(h).strong().small());
+            }
+            ui.end_row();
+            for mode in Mode::ALL {
+                let of_mode: Vec<&ScalingPoint> =
+                    mine.iter().copied().filter(|r| r.mode == mode).collect();
+                for n in table_counts(&of_mode, max_gpus) {
+                    let at = |pred: &dyn Fn(&ScalingPoint) -> bool| {
+                        of_mode.iter().copied().find(|r| r.n_gpus == n && pred(r))
+                    };
+                    let meas = at(&|r| r.source.is_measured());
+                    let model = at(&|r| r.source == RowSource::Modeled);
+                    ui.label(mode.id());
+                    let proj = model.is_some_and(|m| m.projected);
+                    ui.label(format!("{n}{}", if proj { " (projected)" } else { "" }));
+                    ui.label(cell(meas.and_then(|r| r.step_time_ms), 1));
+                    ui.label(cell(model.and_then(|r| r.step_time_ms), 1));
+                    ui.label(
+                        meas.and_then(|r| r.model_error)
+                            .map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0)),
+                    );
+                    ui.label(cell(meas.and_then(|r| r.throughput), 0));
+                    ui.label(cell(model.and_then(|r| r.throughput), 0));
+                    ui.label(cell(meas.and_then(|r| r.speedup), 2));
+                    ui.label(cell(model.and_then(|r| r.speedup), 2));
+                    ui.label(cell(meas.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
+                    ui.label(cell(model.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
+                    let mem =
+                        |r: Option<&ScalingPoint>| cell(r.and_then(|r| r.memory_gib_per_gpu), 1);
+                    let fits = model.and_then(|r| r.fits);
+                    let text = format!(
+                        "{} / {}{}",
+                        mem(meas),
+                        mem(model),
+                        if fits == Some(false) {
+                            " — does not fit"
+                        } else {
+                            ""
+                        }
+                    );
+                    let label = ui.label(if fits == Some(false) {
+                        RichText::new(text).color(palette::P2P_REFUSED)
+                    } else {
+                        RichText::new(text)
+                    });
+                    if let Some(m) = model.filter(|m| m.fits == Some(false)) {
+                        label.on_hover_text(&m.basis);
+                    }
+                    ui.end_row();
+                }
+            }
+        });
+    ui.label(
+        RichText::new(
+            "meas.: measured here (real framework run, or proxy) · model: modeled · error: (model − measured) ÷ measured · memory: measured peak / modeled",
+        )
+        .weak()
+        .small(),
+    );
 }

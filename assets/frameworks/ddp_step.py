@@ -1,0 +1,683 @@
+#!/usr/bin/env python3
+"""scalescope's reference training step: one catalog workload trained for real with PyTorch DDP.
+
+scalescope writes this file (embedded in its binary) to a temporary folder and launches it with
+`python3 -m torch.distributed.run --standalone --nproc_per_node=N ddp_step.py --spec JSON`, once
+per GPU count. It builds the workload's reference model (torchvision for the CNNs, transformers
+configurations for GPT-2, BERT and Llama, or an equivalent stack of torch.nn transformer blocks
+when transformers is missing), feeds it synthetic data that lives on the GPU, and trains it with
+bf16 autocast, DistributedDataParallel with the workload's bucket size, and its optimizer.
+
+Rank 0 prints one JSON object per line on standard output; every line has an "event" key:
+  hello     versions, GPU, world size, which model implementation was built
+  progress  a phase started (build, warmup, measure, profile), with the mode
+  result    one mode (weak or strong) measured: step time statistics, forward/backward/optimizer
+            split, samples/s, peak memory, and optionally a kernel-time profile of a few steps
+  oom       CUDA ran out of memory: the mode, the phase, and memory figures; exit code 3
+  error     anything else that went wrong; exit code 1
+  done      every mode finished
+Nothing else is written to standard output; warnings go to standard error.
+
+Timing: CUDA events around every step, forward and backward of every micro-batch and the
+optimizer step, recorded without synchronizing inside the measured window. The warm-up runs
+until warmup_s have passed (at least 2 steps), and the measured window holds enough steps for
+measure_s (at least min_steps); every rank runs the counts rank 0 chose, so DDP never waits on
+a rank that stopped. A step's time is the slowest rank's; the figure is the median over steps.
+"""
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+SPEC_KEYS = {
+    "workload": "catalog name, for the output",
+    "model": "torchvision:<name> | transformers:gpt2 | transformers:bert | transformers:llama",
+    "arch": "transformer sizes: layers, hidden, heads, seq_len, vocab, intermediate",
+    "image_size": "CNN input side in pixels",
+    "num_classes": "CNN classes",
+    "micro_batch": "samples per GPU per forward/backward",
+    "runs": "list of {mode, accumulate}: micro-batches per step",
+    "bucket_mb": "DDP bucket_cap_mb",
+    "parallel": "ddp (default) | fsdp (FSDP2, ZeRO-3)",
+    "optimizer": "sgd | adamw",
+    "warmup_s": "seconds of untimed steps",
+    "measure_s": "seconds of timed steps",
+    "min_steps": "at least this many timed steps",
+    "max_steps": "at most this many timed steps",
+    "profile_steps": "steps under torch.profiler after timing (0: none)",
+}
+
+RANK = int(os.environ.get("RANK", "0"))
+LOCAL_RANK = int(os.environ.get("LOCAL_RANK", "0"))
+WORLD = int(os.environ.get("WORLD_SIZE", "1"))
+# Under torchrun (also with one process) the model is wrapped in DDP, as the same training script
+# would be at any GPU count: the 1-GPU step then carries DDP's own costs (bucket copies, hooks).
+DISTRIBUTED = "WORLD_SIZE" in os.environ
+
+
+def emit(event, **fields):
+    """One JSON line on standard output, from rank 0 only."""
+    if RANK == 0:
+        fields = {"event": event, **fields}
+        sys.stdout.write(json.dumps(fields, allow_nan=False) + "\n")
+        sys.stdout.flush()
+
+
+def percentile(sorted_values, q):
+    if not sorted_values:
+        return None
+    k = (len(sorted_values) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
+
+
+def stats(values):
+    v = sorted(values)
+    return {
+        "median": percentile(v, 0.5),
+        "min": v[0],
+        "max": v[-1],
+        "mean": sum(v) / len(v),
+        "n": len(v),
+    }
+
+
+class Workload:
+    """The model, its synthetic batch and its loss, for one spec."""
+
+    def __init__(self, spec, device, torch):
+        self.spec = spec
+        self.torch = torch
+        self.device = device
+        self.impl = None
+        kind = spec["model"]
+        if kind.startswith("torchvision:"):
+            self._build_cnn(kind.split(":", 1)[1])
+        elif kind.startswith("transformers:"):
+            self._build_transformer(kind.split(":", 1)[1])
+        else:
+            raise ValueError(f"unknown model kind {kind!r} (spec key 'model')")
+
+    def _build_cnn(self, name):
+        torch = self.torch
+        import torchvision
+
+        ctor = getattr(torchvision.models, name, None)
+        if ctor is None:
+            raise ValueError(f"torchvision has no model {name!r}")
+        classes = int(self.spec.get("num_classes", 1000))
+        side = int(self.spec.get("image_size", 224))
+        with torch.device(self.device):
+            self.model = ctor(num_classes=classes)
+        # Tensor cores read NHWC: the memory format PyTorch's AMP guide recommends for CNNs.
+        self.model = self.model.to(memory_format=torch.channels_last)
+        self.impl = f"torchvision {torchvision.__version__} models.{name}, channels_last"
+        self.loss_fn = torch.nn.CrossEntropyLoss()
+        self.side, self.classes = side, classes
+        self.make_batch = self._cnn_batch
+        self.loss = self._cnn_loss
+
+    def _cnn_batch(self, b):
+        torch = self.torch
+        x = torch.randn(b, 3, self.side, self.side, device=self.device)
+        x = x.contiguous(memory_format=torch.channels_last)
+        y = torch.randint(0, self.classes, (b,), device=self.device)
+        return (x, y)
+
+    def _cnn_loss(self, model, batch):
+        x, y = batch
+        return self.loss_fn(model(x), y)
+
+    def _build_transformer(self, family):
+        torch = self.torch
+        a = self.spec["arch"]
+        self.family = family
+        self.seq = int(a["seq_len"])
+        self.vocab = int(a["vocab"])
+        try:
+            import transformers  # noqa: F401
+
+            have_hf = True
+        except ImportError:
+            have_hf = False
+            print("scalescope: transformers not installed: an equivalent torch.nn stack is used",
+                  file=sys.stderr)
+        with torch.device(self.device):
+            if have_hf:
+                self.model = self._hf_model(family, a)
+            else:
+                self.model = nn_stack(torch, family, a)
+                self.impl = (f"torch.nn stack ({a['layers']} layers, hidden {a['hidden']}, "
+                             f"{a['heads']} heads): transformers not installed")
+        self.make_batch = self._lm_batch
+        self.loss = self._lm_loss
+
+    def _hf_model(self, family, a):
+        import transformers as hf
+
+        inter = int(a.get("intermediate", 4 * int(a["hidden"])))
+        if family == "gpt2":
+            cfg = hf.GPT2Config(vocab_size=self.vocab, n_positions=self.seq, n_embd=a["hidden"],
+                                n_layer=a["layers"], n_head=a["heads"], n_inner=inter)
+            model = hf.GPT2LMHeadModel(cfg)
+        elif family == "bert":
+            cfg = hf.BertConfig(vocab_size=self.vocab, hidden_size=a["hidden"],
+                                num_hidden_layers=a["layers"], num_attention_heads=a["heads"],
+                                intermediate_size=inter,
+                                max_position_embeddings=max(512, self.seq))
+            model = hf.BertForPreTraining(cfg)
+        elif family == "llama":
+            cfg = hf.LlamaConfig(vocab_size=self.vocab, hidden_size=a["hidden"],
+                                 intermediate_size=inter, num_hidden_layers=a["layers"],
+                                 num_attention_heads=a["heads"],
+                                 max_position_embeddings=self.seq)
+            model = hf.LlamaForCausalLM(cfg)
+        else:
+            raise ValueError(f"unknown transformer family {family!r}")
+        attn = getattr(model.config, "_attn_implementation", None)
+        self.impl = f"transformers {hf.__version__} {type(model).__name__}, attention {attn}"
+        return model
+
+    def _lm_batch(self, b):
+        torch = self.torch
+        ids = torch.randint(0, self.vocab, (b, self.seq), device=self.device)
+        if self.family == "bert":
+            nsp = torch.randint(0, 2, (b,), device=self.device)
+            return (ids, nsp)
+        return (ids, None)
+
+    def _lm_loss(self, model, batch):
+        ids, nsp = batch
+        if getattr(getattr(model, "module", model), "is_nn_stack", False):
+            return model(ids)
+        if self.family == "bert":
+            return model(input_ids=ids, labels=ids, next_sentence_label=nsp).loss
+        return model(input_ids=ids, labels=ids).loss
+
+
+def nn_stack(torch, family, a):
+    """A transformer of the workload's size from torch.nn blocks (pre-norm, GELU, 4× MLP):
+    causal for GPT-2 and Llama, bidirectional with an MLM head for BERT. Returns a module whose
+    forward(ids) gives the language-modelling loss."""
+    nn = torch.nn
+
+    class Stack(nn.Module):
+        is_nn_stack = True
+
+        def __init__(self):
+            super().__init__()
+            d, layers, heads = int(a["hidden"]), int(a["layers"]), int(a["heads"])
+            inter = int(a.get("intermediate", 4 * d))
+            self.causal = family != "bert"
+            self.tok = nn.Embedding(int(a["vocab"]), d)
+            self.pos = nn.Embedding(int(a["seq_len"]), d)
+            block = nn.TransformerEncoderLayer(d, heads, inter, dropout=0.1, activation="gelu",
+                                               batch_first=True, norm_first=True)
+            self.blocks = nn.TransformerEncoder(block, layers, enable_nested_tensor=False)
+            self.norm = nn.LayerNorm(d)
+            self.head = nn.Linear(d, int(a["vocab"]), bias=False)
+            self.head.weight = self.tok.weight
+
+        def forward(self, ids):
+            s = ids.shape[1]
+            pos = torch.arange(s, device=ids.device)
+            h = self.tok(ids) + self.pos(pos)
+            mask = nn.Transformer.generate_square_subsequent_mask(s, device=ids.device) \
+                if self.causal else None
+            h = self.blocks(h, mask=mask, is_causal=self.causal)
+            logits = self.head(self.norm(h))
+            return nn.functional.cross_entropy(logits.float().view(-1, logits.shape[-1]),
+                                               ids.view(-1))
+
+    return Stack()
+
+
+def shard(torch, w, model):
+    """FSDP2 (ZeRO-3): every transformer block, then the whole model, sharded over the ranks;
+    parameters all-gathered before use and gradients reduce-scattered."""
+    from torch.distributed.fsdp import fully_shard
+
+    inner = model
+    blocks = None
+    for path in ("transformer.h", "model.layers", "bert.encoder.layer", "blocks.layers"):
+        obj = inner
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                break
+        if obj is not None:
+            blocks = obj
+            break
+    for block in blocks or []:
+        fully_shard(block)
+    return fully_shard(model)
+
+
+def no_sync(model):
+    """Skips the gradient all-reduce (DDP) or reduce-scatter (FSDP2) of a micro-batch that is
+    not the step's last."""
+    if hasattr(model, "no_sync"):
+        return model.no_sync()
+
+    @contextlib.contextmanager
+    def fsdp():
+        model.set_requires_gradient_sync(False)
+        try:
+            yield
+        finally:
+            model.set_requires_gradient_sync(True)
+
+    return fsdp()
+
+
+def build_optimizer(torch, spec, params, cuda):
+    name = spec.get("optimizer", "sgd")
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=1e-4)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01, fused=cuda)
+    raise ValueError(f"unknown optimizer {name!r} (sgd, adamw)")
+
+
+class Timer:
+    """CUDA events on the current stream (host clocks on CPU, where events do not exist)."""
+
+    def __init__(self, torch, cuda):
+        self.torch, self.cuda = torch, cuda
+
+    def mark(self):
+        if self.cuda:
+            e = self.torch.cuda.Event(enable_timing=True)
+            e.record()
+            return e
+        return time.perf_counter()
+
+    def ms(self, a, b):
+        if self.cuda:
+            return a.elapsed_time(b)
+        return (b - a) * 1e3
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+
+def agree(torch, dist, value, device):
+    """rank 0's integer, on every rank (DDP must run the same number of steps everywhere)."""
+    if WORLD == 1:
+        return value
+    t = torch.tensor([value], dtype=torch.int64, device=device)
+    dist.broadcast(t, 0)
+    return int(t.item())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--spec", required=True, help="JSON object: " + ", ".join(SPEC_KEYS))
+    ap.add_argument("--cpu", action="store_true", help="run on the CPU with gloo (tests)")
+    args = ap.parse_args()
+    spec = json.loads(args.spec)
+    if spec.get("probe") == "overlap":
+        return overlap_probe(spec, args.cpu)
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError as e:
+        emit("error", kind="no_torch", message=f"PyTorch cannot be imported: {e}")
+        return 1
+
+    cuda = torch.cuda.is_available() and not args.cpu
+    if cuda:
+        torch.cuda.set_device(LOCAL_RANK)
+        device = torch.device("cuda", LOCAL_RANK)
+        torch.backends.cudnn.benchmark = True
+    else:
+        device = torch.device("cpu")
+    if DISTRIBUTED:
+        dist.init_process_group("nccl" if cuda else "gloo", device_id=device if cuda else None)
+
+    def versions():
+        v = {"torch": torch.__version__, "cuda": torch.version.cuda, "python": sys.version.split()[0]}
+        try:
+            v["nccl"] = ".".join(map(str, torch.cuda.nccl.version())) if cuda else None
+        except Exception:
+            v["nccl"] = None
+        try:
+            import transformers
+
+            v["transformers"] = transformers.__version__
+        except ImportError:
+            v["transformers"] = None
+        return v
+
+    gpu = torch.cuda.get_device_name(device) if cuda else "cpu"
+    emit("hello", workload=spec.get("workload"), world_size=WORLD, gpu=gpu, device=str(device),
+         **versions())
+
+    mode = None
+    phase = "build"
+    timer = Timer(torch, cuda)
+    try:
+        emit("progress", phase="build")
+        w = Workload(spec, device, torch)
+        params = sum(p.numel() for p in w.model.parameters())
+        model = w.model
+        parallel = spec.get("parallel", "ddp")
+        if DISTRIBUTED and parallel == "fsdp":
+            model = shard(torch, w, model)
+        elif DISTRIBUTED:
+            model = torch.nn.parallel.DistributedDataParallel(
+                model, device_ids=[LOCAL_RANK] if cuda else None,
+                bucket_cap_mb=float(spec.get("bucket_mb", 25)))
+        opt = build_optimizer(torch, spec, model.parameters(), cuda)
+        emit("progress", phase="built", model=w.impl, params=params)
+        micro = int(spec["micro_batch"])
+        batch = w.make_batch(micro)
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16)
+
+        def step(accumulate, marks):
+            opt.zero_grad(set_to_none=True)
+            for i in range(accumulate):
+                last = i == accumulate - 1
+                sync = contextlib.nullcontext() if (last or not DISTRIBUTED) else no_sync(model)
+                with sync:
+                    with autocast:
+                        loss = w.loss(model, batch)
+                    if marks is not None:
+                        marks.append(("fwd", timer.mark()))
+                    loss.backward()
+                    if marks is not None:
+                        marks.append(("bwd", timer.mark()))
+            opt.step()
+            if marks is not None:
+                marks.append(("opt", timer.mark()))
+
+        if spec.get("sync_debug") and cuda:
+            # Names every operation that makes the host wait for the GPU (a data-dependent
+            # check such as torch.all(mask == 1)): such waits leave the GPU idle between steps.
+            import warnings
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                torch.cuda.set_sync_debug_mode("warn")
+                step(1, None)
+                torch.cuda.set_sync_debug_mode("default")
+            emit("syncs", count=len(caught),
+                 where=sorted({str(c.message).splitlines()[0][:200] for c in caught})[:10])
+            torch.cuda.synchronize()
+
+        for run in spec["runs"]:
+            mode = run["mode"]
+            acc = int(run.get("accumulate", 1))
+            torch.cuda.reset_peak_memory_stats(device) if cuda else None
+            phase = "warmup"
+            emit("progress", phase=phase, mode=mode)
+            # Two steps first (allocator, cuDNN autotuning), then enough for warmup_s.
+            timer.sync()
+            t0 = time.perf_counter()
+            for _ in range(2):
+                step(acc, None)
+            timer.sync()
+            per_step = (time.perf_counter() - t0) / 2
+            more = agree(torch, dist, max(0, math.ceil(float(spec.get("warmup_s", 3)) / per_step) - 2),
+                         device)
+            t0 = time.perf_counter()
+            for _ in range(more):
+                step(acc, None)
+            timer.sync()
+            if more:
+                per_step = (time.perf_counter() - t0) / more
+            steps = agree(torch, dist, min(int(spec.get("max_steps", 50)),
+                                           max(int(spec.get("min_steps", 5)),
+                                               math.ceil(float(spec.get("measure_s", 5)) / per_step))),
+                          device)
+            phase = "measure"
+            emit("progress", phase=phase, mode=mode, steps=steps)
+            records = []
+            for _ in range(steps):
+                marks = [("start", timer.mark())]
+                step(acc, marks)
+                records.append(marks)
+            timer.sync()
+            rows = []
+            for marks in records:
+                fwd = bwd = 0.0
+                prev = marks[0][1]
+                for kind, m in marks[1:]:
+                    dt = timer.ms(prev, m)
+                    if kind == "fwd":
+                        fwd += dt
+                    elif kind == "bwd":
+                        bwd += dt
+                    prev = m
+                rows.append([timer.ms(marks[0][1], marks[-1][1]), fwd, bwd,
+                             timer.ms(marks[-2][1], marks[-1][1])])
+            if WORLD > 1:
+                gathered = [None] * WORLD
+                dist.all_gather_object(gathered, rows)
+            else:
+                gathered = [rows]
+            step_ms = [max(r[i][0] for r in gathered) for i in range(steps)]
+            per_rank = [stats([row[0] for row in r])["median"] for r in gathered]
+            mine = gathered[0]
+            peak = torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None
+            reserved = torch.cuda.max_memory_reserved(device) / 2**30 if cuda else None
+            peaks = [peak]
+            if WORLD > 1 and cuda:
+                peaks = [None] * WORLD
+                dist.all_gather_object(peaks, peak)
+            prof = None
+            if int(spec.get("profile_steps", 0)) > 0 and cuda:
+                phase = "profile"
+                emit("progress", phase=phase, mode=mode)
+                prof = profile(torch, lambda: step(acc, None), int(spec["profile_steps"]))
+                if WORLD > 1:
+                    profs = [None] * WORLD
+                    dist.all_gather_object(profs, prof)
+                    prof = {"ranks": profs}
+                else:
+                    prof = {"ranks": [prof]}
+            s = stats(step_ms)
+            samples = micro * acc * WORLD
+            emit("result", workload=spec.get("workload"), mode=mode, world_size=WORLD,
+                 micro_batch=micro, accumulate=acc, per_gpu_batch=micro * acc,
+                 global_batch=samples, steps=steps, step_ms=s, rank_median_ms=per_rank,
+                 step_samples_ms=[round(x, 4) for x in step_ms[:500]],
+                 fwd_ms=stats([r[1] for r in mine])["median"],
+                 bwd_ms=stats([r[2] for r in mine])["median"],
+                 opt_ms=stats([r[3] for r in mine])["median"],
+                 samples_per_s=samples / (s["median"] / 1e3),
+                 peak_mem_gib=max(p for p in peaks if p is not None) if cuda else None,
+                 reserved_gib=reserved, params=params, model=w.impl, profile=prof)
+        emit("done")
+        return 0
+    except Exception as e:  # noqa: BLE001 - every failure becomes one JSON line
+        oom = type(e).__name__ == "OutOfMemoryError" or "out of memory" in str(e).lower()
+        if oom:
+            total = torch.cuda.get_device_properties(device).total_memory / 2**30 if cuda else None
+            emit("oom", workload=spec.get("workload"), mode=mode, phase=phase, world_size=WORLD,
+                 message=str(e).splitlines()[0][:400],
+                 peak_mem_gib=torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
+                 total_mem_gib=total)
+            sys.stdout.flush()
+            # Other ranks may be waiting in a collective: leave at once, torchrun ends them.
+            os._exit(3)
+        emit("error", kind=type(e).__name__, mode=mode, phase=phase,
+             message=str(e).splitlines()[0][:400] if str(e) else type(e).__name__)
+        traceback.print_exc(file=sys.stderr)
+        sys.stdout.flush()
+        os._exit(1)
+    finally:
+        if DISTRIBUTED and dist.is_initialized():
+            with contextlib.suppress(Exception):
+                dist.destroy_process_group()
+
+
+MATRIX = ("gemm", "conv", "cutlass", "xmma", "nvjet", "wgmma", "sm90_", "sm80_", "cudnn",
+          "dgrad", "wgrad", "fprop", "flash", "fmha", "implicit_convolve", "cublas")
+
+
+def profile(torch, run_step, steps):
+    """Kernel time per step on this rank, by kind: matrix (GEMM, convolution, attention), NCCL,
+    other (element-wise, normalisation, optimizer), the GPU's busy time (union of compute
+    kernels), the time NCCL overlapped compute, and the step's wall time."""
+    from torch.profiler import ProfilerActivity, profile as tprofile
+
+    torch.cuda.synchronize()
+    with tprofile(activities=[ProfilerActivity.CUDA]) as p:
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            run_step()
+        torch.cuda.synchronize()
+        wall_ms = (time.perf_counter() - t0) * 1e3
+    kinds = {"matrix": 0.0, "nccl": 0.0, "other": 0.0}
+    compute, comm = [], []
+    for e in p.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        name = e.name.lower()
+        start, end = e.time_range.start, e.time_range.end
+        if end <= start:
+            continue
+        if "nccl" in name:
+            kinds["nccl"] += (end - start) / 1e3
+            comm.append((start, end))
+            continue
+        kinds["matrix" if any(m in name for m in MATRIX) else "other"] += (end - start) / 1e3
+        compute.append((start, end))
+    busy = union(compute)
+    overlap = intersect(union(compute, keep=True), union(comm, keep=True))
+    per = {k: v / steps for k, v in kinds.items()}
+    per.update(busy_ms=busy / 1e3 / steps, nccl_overlap_ms=overlap / 1e3 / steps,
+               wall_ms=wall_ms / steps)
+    return per
+
+
+def union(intervals, keep=False):
+    merged = []
+    for s, e in sorted(intervals):
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return merged if keep else sum(e - s for s, e in merged)
+
+
+def intersect(a, b):
+    i = j = 0
+    total = 0.0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if hi > lo:
+            total += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def overlap_probe(spec, cpu):
+    """How much of an all-reduce a compute stream hides, on this machine: every rank runs a mix
+    of bf16 GEMMs (matrix_share of the time) and memory-bound element-wise passes on one stream,
+    and all-reduces of bucket_bytes on another, first each alone, then both at once.
+    hidden = (T_compute + T_comm − T_both) ÷ T_comm: 1 when the all-reduces cost nothing under
+    compute, 0 when the two serialise. Also reports the GEMM rate and the copy bandwidth."""
+    import torch
+    import torch.distributed as dist
+
+    cuda = torch.cuda.is_available() and not cpu
+    device = torch.device("cuda", LOCAL_RANK) if cuda else torch.device("cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    if DISTRIBUTED:
+        dist.init_process_group("nccl" if cuda else "gloo", device_id=device if cuda else None)
+    dt = torch.bfloat16
+    side = int(spec.get("gemm_side", 4096))
+    a = torch.randn(side, side, device=device, dtype=dt)
+    b = torch.randn(side, side, device=device, dtype=dt)
+    c = torch.empty(side, side, device=device, dtype=dt)
+    big = torch.randn(int(spec.get("elementwise_bytes", 1 << 28)) // 2, device=device, dtype=dt)
+    big2 = torch.empty_like(big)
+    bucket = int(spec.get("bucket_bytes", 26214400)) // 4
+    bufs = [torch.randn(bucket, device=device) for _ in range(int(spec.get("buffers", 4)))]
+    s_comp = torch.cuda.Stream(device) if cuda else None
+    s_comm = torch.cuda.Stream(device) if cuda else None
+    timer = Timer(torch, cuda)
+
+    def barrier():
+        timer.sync()
+        if DISTRIBUTED:
+            dist.barrier(device_ids=[LOCAL_RANK] if cuda else None)
+        timer.sync()
+
+    def timed(fn):
+        barrier()
+        t0 = time.perf_counter()
+        fn()
+        timer.sync()
+        return (time.perf_counter() - t0) * 1e3
+
+    def gemms(k):
+        for _ in range(k):
+            torch.matmul(a, b, out=c)
+
+    def passes(k):
+        for _ in range(k):
+            big2.copy_(big)
+
+    # Rates alone: the unit costs of the mix.
+    with torch.cuda.stream(s_comp):
+        gemms(3), passes(3)
+        t_gemm = timed(lambda: gemms(50)) / 50
+        t_pass = timed(lambda: passes(50)) / 50
+    gemm_tflops = 2 * side**3 / (t_gemm * 1e-3) / 1e12
+    copy_gbps = big.numel() * 2 * 2 / (t_pass * 1e-3) / 1e9
+
+    target = float(spec.get("compute_ms", 200))
+    n_ar = int(spec.get("allreduces", 64))
+
+    def comm():
+        with torch.cuda.stream(s_comm):
+            for i in range(n_ar):
+                dist.all_reduce(bufs[i % len(bufs)]) if DISTRIBUTED else bufs[0].mul_(1.0)
+
+    shares = spec.get("matrix_shares", [spec.get("matrix_share", 0.5)])
+    for share in shares:
+        n_gemm = max(1, round(target * share / t_gemm)) if share > 0 else 0
+        n_pass = max(1, round(target * (1 - share) / t_pass)) if share < 1 else 0
+        chunk = max(1, n_gemm // 8), max(1, n_pass // 8)
+
+        def compute():
+            with torch.cuda.stream(s_comp):
+                g, p = n_gemm, n_pass
+                while g > 0 or p > 0:  # interleaved, as a backward pass mixes both kinds
+                    gemms(min(max(g, 0), chunk[0]))
+                    passes(min(max(p, 0), chunk[1]))
+                    g, p = g - chunk[0], p - chunk[1]
+
+        rows = []
+        for _ in range(int(spec.get("repeats", 3))):
+            t_c = timed(compute)
+            t_m = timed(comm)
+            t_b = timed(lambda: (compute(), comm()))
+            rows.append((t_c, t_m, t_b))
+        t_c = stats([r[0] for r in rows])["median"]
+        t_m = stats([r[1] for r in rows])["median"]
+        t_b = stats([r[2] for r in rows])["median"]
+        emit("probe", probe="overlap", world_size=WORLD, matrix_share=share,
+             bucket_bytes=bucket * 4, allreduces=n_ar, compute_ms=t_c, comm_ms=t_m, both_ms=t_b,
+             hidden=(t_c + t_m - t_b) / t_m if t_m > 0 else None, gemm_tflops=gemm_tflops,
+             copy_gbps=copy_gbps, gpu=torch.cuda.get_device_name(device) if cuda else "cpu")
+    if DISTRIBUTED:
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

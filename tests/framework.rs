@@ -1,0 +1,243 @@
+//! The framework launcher (real PyTorch runs) against fake `python3` programs: one that answers
+//! like PyTorch with canned JSON lines, and ones that crash, hang, print garbage or run out of
+//! memory on 2 GPUs — each gives a clear row and note, and the rest of the run is kept.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use scalescope::scaling::framework::{self, FrameworkOptions, FrameworkRun, PythonEnv};
+use scalescope::scaling::workload;
+use scalescope::scaling::{Machine, Mode, RowSource, model};
+
+/// The answer to `python3 -c PROBE`.
+const PROBE: &str = r#"{"python":"3.12.3","torch":"2.11.0+fake","cuda":"13.0","gpus":2,"transformers":"5.17.0","torchvision":"0.26.0"}"#;
+
+fn result(mode: &str, n: usize, per: f64, median: f64, samples: &str) -> String {
+    format!(
+        r#"{{"event":"result","workload":"gpt2-xl","mode":"{mode}","world_size":{n},"micro_batch":8,"accumulate":{acc},"per_gpu_batch":{per},"global_batch":{global},"steps":5,"step_ms":{{"median":{median},"min":{min},"max":{max},"mean":{median},"n":5}},"rank_median_ms":[{median}],"step_samples_ms":[{samples}],"fwd_ms":100.0,"bwd_ms":200.0,"opt_ms":12.5,"samples_per_s":1.0,"peak_mem_gib":89.7,"reserved_gib":92.3,"params":1557611200,"model":"fake GPT2LMHeadModel","profile":{{"ranks":[{{"matrix":157.5,"nccl":0.0,"other":214.1,"busy_ms":371.6,"nccl_overlap_ms":0.0,"wall_ms":382.0}}]}}}}"#,
+        acc = per / 8.0,
+        global = per * n as f64,
+        min = median - 1.0,
+        max = median + 2.0,
+    )
+}
+
+/// Writes an executable fake python3 whose 2-GPU launch runs `on_two` (a shell fragment).
+fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
+    let lines_1 = [
+        r#"{"event":"hello","workload":"gpt2-xl","world_size":1,"gpu":"NVIDIA H200","torch":"2.11.0+fake"}"#.to_string(),
+        r#"{"event":"progress","phase":"warmup","mode":"weak"}"#.to_string(),
+        "some framework chatter that is not JSON".to_string(),
+        result("weak", 1, 8.0, 377.0, "376.0,377.0,378.0,377.5,376.5"),
+        result("strong", 1, 64.0, 2971.0, "2970.0,2971.0,2972.0,2971.5,2970.5"),
+        r#"{"event":"done"}"#.to_string(),
+    ];
+    let lines_2 = [
+        result("weak", 2, 8.0, 395.0, "395.0"),
+        result("strong", 2, 32.0, 1508.0, "1508.0"),
+        r#"{"event":"done"}"#.to_string(),
+    ];
+    let echo = |lines: &[String]| {
+        lines
+            .iter()
+            .map(|l| format!("echo '{l}'"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$1" = "-c" ]; then echo '{PROBE}'; exit 0; fi
+nproc=1
+for a in "$@"; do
+  case "$a" in --nproc_per_node=*) nproc="${{a#--nproc_per_node=}}";; esac
+done
+case "$*" in
+  *'"probe"'*) echo '{{"event":"probe","probe":"overlap","world_size":2,"matrix_share":0.42,"bucket_bytes":26214400,"allreduces":128,"compute_ms":201.0,"comm_ms":14.8,"both_ms":206.0,"hidden":0.66,"gemm_tflops":789.2,"copy_gbps":4128.9,"gpu":"NVIDIA H200"}}'; exit 0;;
+esac
+if [ "$nproc" = 2 ]; then
+{on_two}
+fi
+{}
+"#,
+        echo(&lines_1)
+    )
+    .replace("{TWO_OK}", &echo(&lines_2));
+    let path = dir.join("python3");
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn run_with(on_two: &str, timeout: Duration) -> (PythonEnv, FrameworkRun) {
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_python(dir.path(), on_two);
+    let env = framework::find_python(Some(&py)).unwrap();
+    let ws = vec![workload::resolve("gpt2-xl").unwrap()];
+    let opts = FrameworkOptions {
+        gpus: vec![0, 1],
+        timeout,
+        ..Default::default()
+    };
+    let mut labels = Vec::new();
+    let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |l, _| {
+        labels.push(l.to_string())
+    })
+    .unwrap();
+    assert!(
+        labels.iter().any(|l| l.contains("gpt2-xl on 2 GPU(s)")),
+        "{labels:?}"
+    );
+    (env, run)
+}
+
+fn row(run: &FrameworkRun, n: usize, mode: Mode) -> &scalescope::scaling::ScalingPoint {
+    run.rows
+        .iter()
+        .find(|r| r.n_gpus == n && r.mode == mode)
+        .unwrap_or_else(|| panic!("no {mode} row at {n}: {:?}", run.rows))
+}
+
+#[test]
+fn canned_lines_become_measured_rows_that_calibrate_the_model() {
+    let (env, run) = run_with("{TWO_OK}\nexit 0", Duration::from_secs(60));
+    assert_eq!(env.torch, "2.11.0+fake");
+    assert_eq!(env.gpus, 2);
+    assert!(run.notes.is_empty(), "{:?}", run.notes);
+    assert_eq!(run.rows.len(), 4);
+    assert!(run.rows.iter().all(|r| r.source == RowSource::Framework));
+    let w1 = row(&run, 1, Mode::Weak);
+    assert_eq!(w1.step_time_ms, Some(377.0));
+    assert_eq!(w1.memory_gib_per_gpu, Some(89.7));
+    let s2 = row(&run, 2, Mode::Strong);
+    assert_eq!((s2.per_gpu_batch, s2.global_batch), (32.0, 64.0));
+    // Speedup against the 1-GPU row: 2971 ÷ 1508.
+    assert!((s2.speedup.unwrap() - 2971.0 / 1508.0).abs() < 1e-9);
+    // The 1-GPU steps calibrate; the profile gives the matrix share; the probe the overlap.
+    assert_eq!(run.steps.len(), 2);
+    let weak = run.steps.iter().find(|s| s.mode == Mode::Weak).unwrap();
+    assert_eq!((weak.step_ms, weak.optimizer_ms), (377.0, 12.5));
+    assert!((weak.matrix_share.unwrap() - 157.5 / (157.5 + 214.1)).abs() < 1e-9);
+    assert_eq!(weak.samples_ms.len(), 5);
+    assert_eq!(run.overlap.len(), 1);
+    assert_eq!(run.overlap[0].hidden, 0.66);
+    assert_eq!(run.probe.as_ref().unwrap().gemm_tflops, 789.2);
+    // A model fed with them starts from the measured 1-GPU step.
+    let topo = scalescope::topology::catalog::load("hgx-h200").unwrap();
+    let mut m = Machine::modeled(&topo);
+    m.framework_steps = run.steps.clone();
+    m.overlap = run.overlap.clone();
+    let w = workload::resolve("gpt2-xl").unwrap();
+    let rows = model(&w, &m, &Mode::ALL, 8);
+    let one = rows
+        .iter()
+        .find(|r| r.n_gpus == 1 && r.mode == Mode::Strong)
+        .unwrap();
+    assert!((one.step_time_ms.unwrap() - 2971.0).abs() < 1e-9);
+    assert!(one.basis.contains("framework 1-GPU step measured here"));
+}
+
+#[test]
+fn a_crash_is_a_clear_row_and_the_rest_is_kept() {
+    let (_, run) = run_with(
+        "echo 'RuntimeError: NCCL error: unhandled system error' >&2\nexit 1",
+        Duration::from_secs(60),
+    );
+    assert_eq!(row(&run, 1, Mode::Weak).step_time_ms, Some(377.0));
+    let r = row(&run, 2, Mode::Weak);
+    assert!(r.step_time_ms.is_none());
+    assert!(
+        r.basis.contains("failed: exited with code 1")
+            && r.basis.contains("RuntimeError: NCCL error"),
+        "{}",
+        r.basis
+    );
+    assert!(
+        run.notes.iter().any(|n| n.contains("on 2 GPU(s)")),
+        "{:?}",
+        run.notes
+    );
+}
+
+#[test]
+fn a_hang_is_killed_at_the_timeout() {
+    let start = Instant::now();
+    let (_, run) = run_with("sleep 300\nexit 0", Duration::from_secs(3));
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(row(&run, 1, Mode::Strong).step_time_ms, Some(2971.0));
+    let r = row(&run, 2, Mode::Strong);
+    assert!(r.step_time_ms.is_none());
+    assert!(r.basis.contains("timed out after 3 s"), "{}", r.basis);
+}
+
+#[test]
+fn garbage_is_reported_with_its_first_line() {
+    let (_, run) = run_with(
+        "printf '{\\033[31mbad\\n'\necho '{not json at all'\necho '{\"event\":\"result\",\"mode\":\"weak\"}'\nexit 0",
+        Duration::from_secs(60),
+    );
+    assert_eq!(row(&run, 1, Mode::Weak).step_time_ms, Some(377.0));
+    let r = row(&run, 2, Mode::Weak);
+    assert!(r.step_time_ms.is_none());
+    assert!(
+        r.basis
+            .contains("printed no result; 3 line(s) not understood"),
+        "{}",
+        r.basis
+    );
+    // The terminal escape of the first line is shown escaped, never raw.
+    let note = run.notes.join("\n");
+    assert!(
+        note.contains("\\u{1b}[31m") && !note.contains('\u{1b}'),
+        "{note}"
+    );
+}
+
+#[test]
+fn out_of_memory_is_a_row_that_does_not_fit() {
+    let (_, run) = run_with(
+        r#"echo '{"event":"oom","workload":"gpt2-xl","mode":"weak","phase":"measure","world_size":2,"message":"CUDA out of memory. Tried to allocate 2.00 GiB","peak_mem_gib":139.1,"total_mem_gib":139.7}'
+exit 3"#,
+        Duration::from_secs(60),
+    );
+    let r = row(&run, 2, Mode::Weak);
+    assert_eq!(r.fits, Some(false));
+    assert!(r.step_time_ms.is_none());
+    assert!(
+        r.basis.contains("out of GPU memory (measured)"),
+        "{}",
+        r.basis
+    );
+    // The strong mode never ran after the OOM: said so, not blank.
+    assert!(
+        row(&run, 2, Mode::Strong)
+            .basis
+            .contains("ran out of GPU memory"),
+        "{}",
+        row(&run, 2, Mode::Strong).basis
+    );
+}
+
+#[test]
+fn a_python_without_torch_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("python3");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\necho '{\"python\":\"3.11.2\",\"error\":\"ModuleNotFoundError: No module named torch\"}'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = framework::find_python(Some(&path)).unwrap_err().to_string();
+    assert!(e.contains("No module named torch"), "{e}");
+    let e = framework::find_python(Some(Path::new("/nonexistent/python3")))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--python PATH"), "{e}");
+}
