@@ -10,6 +10,7 @@ use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use scalescope::report::{self, Report, ReportError};
+use scalescope::scaling::RowSource;
 use scalescope::ui::{App, SourceKey, Startup, View, compare_view};
 
 fn bin() -> PathBuf {
@@ -109,7 +110,7 @@ fn bench_modeled_quick_writes_every_file() {
     assert!(!r.cancelled);
     let text = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], report::SCHEMA_VERSION);
     assert!(v["machine"]["hostname"].is_null());
     let again = serde_json::to_string(&r).unwrap();
     assert_eq!(report::parse(&again).unwrap(), r);
@@ -204,7 +205,11 @@ fn bad_reports_give_one_line_errors() {
     let future = write(
         dir.path(),
         "future.json",
-        &text.replacen("\"schema_version\": 1", "\"schema_version\": 7", 1),
+        &text.replacen(
+            &format!("\"schema_version\": {}", report::SCHEMA_VERSION),
+            "\"schema_version\": 7",
+            1,
+        ),
     );
     let other = write(dir.path(), "other.json", "{\"name\": \"not a report\"}");
     for (p, want) in [
@@ -418,4 +423,24 @@ fn bench_modeled_from_an_import_keeps_its_assumptions_in_the_report() {
     assert!(text.contains("assumption"), "no assumption in report.json");
     let r = report::load(&dir.path().join("report.json")).unwrap();
     assert_eq!(r.topology.gpus.len(), 8);
+}
+
+#[test]
+fn version_1_reports_open_with_their_measured_scaling_rows_as_proxies() {
+    let text = include_str!("../assets/reports/h200-2x-sxm-2026-11-22.json");
+    let r = report::parse(text).unwrap();
+    assert_eq!(r.schema_version, 1);
+    let rows = &r.scaling.as_ref().unwrap().run.rows;
+    assert!(rows.iter().any(|x| x.source == RowSource::Proxy));
+    assert!(rows.iter().all(|x| x.source != RowSource::Framework));
+    // What they did not record stays unknown, never zero.
+    assert!(
+        rows.iter()
+            .all(|x| x.memory_gib_per_gpu.is_none() && x.fits.is_none())
+    );
+    // A version from the future is refused with the range this build reads.
+    let e = report::parse(&text.replacen("\"schema_version\": 1", "\"schema_version\": 9", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("versions 1 to"), "{e}");
 }

@@ -84,3 +84,65 @@ fn regenerate_scaling_screenshots() {
         std::fs::write(dir.join(format!("scaling-{}.png", w.name)), png).unwrap();
     }
 }
+
+/// A run as `bench scaling --measure` makes it on 2× H200: real framework rows at 1 and 2 GPUs
+/// beside the model calibrated by the 1-GPU step, speedup on a log scale and the table under
+/// the plots with measured, modeled and the error.
+#[test]
+fn snapshot_framework_rows_beside_the_calibrated_model() {
+    use scalescope::scaling::calibrate::MeasuredStep;
+    use scalescope::scaling::model::attach_errors;
+    use scalescope::scaling::run::ScalingRun;
+    use scalescope::scaling::{Machine, Mode, ScalingPoint, model};
+
+    let topo = catalog::load("h200-2x-sxm").unwrap();
+    let w = workload::resolve("gpt2-xl").unwrap();
+    let mut m = Machine::modeled(&topo);
+    m.framework_steps = vec![MeasuredStep {
+        workload: w.name.clone(),
+        mode: Mode::Weak,
+        per_gpu_batch: 8.0,
+        step_ms: 380.0,
+        optimizer_ms: 12.5,
+        samples_ms: vec![379.0, 380.0, 381.0, 382.0, 380.5],
+        matrix_share: Some(0.42),
+        basis: "test".into(),
+    }];
+    let mut rows = model(&w, &m, &Mode::ALL, 64);
+    for (mode, n, per, ms) in [
+        (Mode::Weak, 1, 8.0, 380.0),
+        (Mode::Weak, 2, 8.0, 396.0),
+        (Mode::Strong, 1, 64.0, 2985.0),
+        (Mode::Strong, 2, 32.0, 1510.0),
+    ] {
+        let mut r = ScalingPoint::empty(&w, mode, RowSource::Framework, n);
+        r.per_gpu_batch = per;
+        r.global_batch = per * n as f64;
+        r.step_time_ms = Some(ms);
+        r.throughput = Some(r.global_batch / (ms * 1e-3));
+        r.memory_gib_per_gpu = Some(89.7);
+        r.fits = Some(true);
+        rows.push(r);
+    }
+    scalescope::scaling::model::fill_speedup(&mut rows);
+    attach_errors(&mut rows);
+    let run = ScalingRun {
+        machine: Some(m),
+        workloads: vec![w],
+        rows,
+        ..Default::default()
+    };
+    let mut view = ScalingView::with_report(run, 1);
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .with_theme(egui::Theme::Dark)
+        .wgpu()
+        .build_ui(move |ui| {
+            scalescope::ui::fonts::install(ui.ctx());
+            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
+        });
+    harness.run();
+    assert!(harness.query_by_label("step ms meas.").is_some());
+    assert!(harness.query_by_label("396.0").is_some());
+    harness.snapshot("scaling_gpt2xl_framework_h200");
+}

@@ -20,7 +20,12 @@ use crate::scaling::run::ScalingRun;
 /// The `kind` field every report carries, so that other JSON is told apart from a report.
 pub const KIND: &str = "scalescope-report";
 /// The report format this build writes and reads. Bump it when a field changes meaning.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest version this build still reads. Version 2 added real framework rows
+/// (`measured_framework`), renamed proxy rows from `measured` to `proxy`, and added memory fit
+/// and calibration fields; version 1 reports read with their rows as proxies.
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
 /// One `--bench` run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -197,7 +202,7 @@ pub enum ReportError {
     NotAReport,
     /// A report written by another version of the format.
     #[error(
-        "unsupported report schema_version {found} (this scalescope reads version {SCHEMA_VERSION}); open it with a matching scalescope"
+        "unsupported report schema_version {found} (this scalescope reads versions {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION}); open it with a matching scalescope"
     )]
     UnknownVersion { found: String },
     /// A report of the right version whose fields do not fit.
@@ -221,7 +226,10 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
     let kind_ok = obj.get("kind").and_then(|k| k.as_str()) == Some(KIND);
     let version = obj.get("schema_version");
     match (kind_ok, version) {
-        (_, Some(v)) if v.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {}
+        (_, Some(v))
+            if v.as_u64().is_some_and(|v| {
+                (u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v)
+            }) => {}
         (_, Some(v)) => {
             return Err(ReportError::UnknownVersion {
                 found: v.to_string(),

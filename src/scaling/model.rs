@@ -556,52 +556,49 @@ pub fn step_terms(
     b: f64,
     mode: Mode,
 ) -> Result<Terms, String> {
-    let (compute, calibration, calibration_basis, optimizer) = match calibrate::step_model(
-        w,
-        mode,
-        &m.calibration_inputs(),
-    ) {
-        Some(sm) => {
-            // GPUs running together (measured concurrent GEMM rates) slow the matrix share
-            // of the step; the slowest of n ranks sets its end (straggler factor).
-            let share = sm.matrix_share.unwrap_or(0.5);
-            let slow = 1.0 + share * (m.concurrency_slowdown(w.compute_dtype, n) - 1.0);
-            let c = sm.compute_ms(b) * slow * sm.straggler(n);
-            let mut basis = sm.label.clone();
-            if slow > 1.0 {
-                basis.push_str(&format!(
-                    "; matrix share {share:.2} at the concurrent GEMM rate (×{slow:.3})"
-                ));
-            }
-            if sm.straggler(n) > 1.0 {
-                basis.push_str(&format!(
+    let (compute, calibration, calibration_basis, optimizer) =
+        match calibrate::step_model(w, mode, &m.calibration_inputs()) {
+            Some(sm) => {
+                // GPUs running together (measured concurrent GEMM rates) slow the matrix share
+                // of the step; the slowest of n ranks sets its end (straggler factor).
+                let share = sm.matrix_share.unwrap_or(0.5);
+                let slow = 1.0 + share * (m.concurrency_slowdown(w.compute_dtype, n) - 1.0);
+                let c = sm.compute_ms(b) * slow * sm.straggler(n);
+                let mut basis = sm.label.clone();
+                if slow > 1.0 {
+                    basis.push_str(&format!(
+                        "; matrix share {share:.2} at the concurrent GEMM rate (×{slow:.3})"
+                    ));
+                }
+                if sm.straggler(n) > 1.0 {
+                    basis.push_str(&format!(
                     "; slowest of {n} ranks (×{:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)",
                     sm.straggler(n)
                 ));
+                }
+                (c, sm.kind, basis, sm.optimizer_ms * slow)
             }
-            (c, sm.kind, basis, sm.optimizer_ms * slow)
-        }
-        None => {
-            let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
+            None => {
+                let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
                 format!(
                     "no {} matrix-multiply rate for {} (measure with --measure, or a catalog GPU)",
                     w.compute_dtype,
                     m.gpu_name.as_deref().unwrap_or("this GPU")
                 )
             })?;
-            (
-                compute_ms(w, b, rate.rate),
-                CalibrationKind::Utilization,
-                format!(
-                    "{} {} × {}; catalog utilization, no framework measurement for this GPU",
-                    w.compute_dtype,
-                    rate.describe(),
-                    w.utilization
-                ),
-                0.0,
-            )
-        }
-    };
+                (
+                    compute_ms(w, b, rate.rate),
+                    CalibrationKind::Utilization,
+                    format!(
+                        "{} {} × {}; catalog utilization, no framework measurement for this GPU",
+                        w.compute_dtype,
+                        rate.describe(),
+                        w.utilization
+                    ),
+                    0.0,
+                )
+            }
+        };
     let no_curve = || {
         format!(
             "no all-reduce curve for {} (link rates unknown): run bench collectives",
