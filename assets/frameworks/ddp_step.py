@@ -19,10 +19,11 @@ Rank 0 prints one JSON object per line on standard output; every line has an "ev
 Nothing else is written to standard output; warnings go to standard error.
 
 Timing: CUDA events around every step, forward and backward of every micro-batch and the
-optimizer step, recorded without synchronizing inside the measured window. The warm-up runs
-until warmup_s have passed (at least 2 steps), and the measured window holds enough steps for
-measure_s (at least min_steps); every rank runs the counts rank 0 chose, so DDP never waits on
-a rank that stopped. A step's time is the slowest rank's; the figure is the median over steps.
+optimizer step, recorded without synchronizing inside the measured window. The warm-up runs step
+by step until warmup_s have passed (at least 3 steps; rank 0 decides after each), and the
+measured window holds enough steps for measure_s at the warm-up's last steady step time (at least
+min_steps); every rank runs the counts rank 0 chose, so DDP never waits on a rank that stopped.
+A step's time is the slowest rank's; the figure is the median over steps.
 """
 
 import argparse
@@ -417,21 +418,26 @@ def main():
             torch.cuda.reset_peak_memory_stats(device) if cuda else None
             phase = "warmup"
             emit("progress", phase=phase, mode=mode)
-            # Two steps first (allocator, cuDNN autotuning), then enough for warmup_s.
-            timer.sync()
-            t0 = time.perf_counter()
-            for _ in range(2):
+            # Warm-up by elapsed time, one step at a time: the first steps carry one-time costs
+            # (cuDNN autotuning, allocator growth, clocks ramping), so neither their count nor
+            # their duration says anything about the steady step. Rank 0 decides after each step
+            # whether to go on (every rank must run the same steps); the steady step time is the
+            # median of the last three.
+            warm_s = float(spec.get("warmup_s", 3))
+            t_start = time.perf_counter()
+            recent = []
+            done = 0
+            while True:
+                timer.sync()
+                t0 = time.perf_counter()
                 step(acc, None)
-            timer.sync()
-            per_step = (time.perf_counter() - t0) / 2
-            more = agree(torch, dist, max(0, math.ceil(float(spec.get("warmup_s", 3)) / per_step) - 2),
-                         device)
-            t0 = time.perf_counter()
-            for _ in range(more):
-                step(acc, None)
-            timer.sync()
-            if more:
-                per_step = (time.perf_counter() - t0) / more
+                timer.sync()
+                recent = (recent + [time.perf_counter() - t0])[-3:]
+                done += 1
+                go_on = done < 3 or time.perf_counter() - t_start < warm_s
+                if not agree(torch, dist, int(go_on), device):
+                    break
+            per_step = sorted(recent)[len(recent) // 2]
             steps = agree(torch, dist, min(int(spec.get("max_steps", 50)),
                                            max(int(spec.get("min_steps", 5)),
                                                math.ceil(float(spec.get("measure_s", 5)) / per_step))),

@@ -965,7 +965,7 @@ fn overlap_probe(
         v
     };
     let n = opts.gpus.len();
-    let label = format!("overlap probe on {n} GPUs");
+    let label = format!("probe on {n} GPU(s): GEMM and copy rates, overlap");
     progress(&label, &run.rows);
     let spec = serde_json::json!({
         "probe": "overlap", "compute_ms": 200, "allreduces": 128, "repeats": 3,
@@ -1010,7 +1010,7 @@ fn overlap_probe(
         let best = o
             .probes
             .iter()
-            .filter(|p| p.hidden.is_some_and(f64::is_finite))
+            .filter(|p| p.world_size >= 2 && p.hidden.is_some_and(f64::is_finite))
             .min_by(|a, b| {
                 (a.matrix_share - share)
                     .abs()
