@@ -82,19 +82,6 @@ pub fn size_legend() -> Legend {
     Legend::default().position(Corner::LeftTop)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn series_colors_differ() {
-        let colors: Vec<Color32> = (0..24).map(series_color).collect();
-        for (i, a) in colors.iter().enumerate() {
-            assert!(!colors[i + 1..].contains(a), "color {i} repeats");
-        }
-    }
-}
-
 /// Grid marks at every integer of a log₂ axis (1, 2, 4, … GPUs), thicker every fourth power.
 pub fn log2_grid(input: egui_plot::GridInput) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
@@ -107,4 +94,17 @@ pub fn log2_grid(input: egui_plot::GridInput) -> Vec<GridMark> {
             step_size: if v % 4 == 0 { 4.0 } else { 1.0 },
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_colors_differ() {
+        let colors: Vec<Color32> = (0..24).map(series_color).collect();
+        for (i, a) in colors.iter().enumerate() {
+            assert!(!colors[i + 1..].contains(a), "color {i} repeats");
+        }
+    }
 }

@@ -710,11 +710,13 @@ fn mode_plots(
     let (framework, proxy) = (pick(RowSource::Framework), pick(RowSource::Proxy));
     let x_max = (max_gpus.max(2) as f64).log2();
     let id = format!("{name}-{mode}");
-    let (what, f): (&str, &dyn Fn(&ScalingPoint) -> Option<f64>) = match y_axis {
-        YAxis::Speedup => ("speedup (log₂)", &|r| {
-            r.speedup.filter(|s| *s > 0.0).map(f64::log2)
-        }),
-        YAxis::Efficiency => ("efficiency", &|r| r.efficiency.map(|e| e * 100.0)),
+    let what = match y_axis {
+        YAxis::Speedup => "speedup (log₂)",
+        YAxis::Efficiency => "efficiency",
+    };
+    let f = |r: &ScalingPoint| match y_axis {
+        YAxis::Speedup => r.speedup.filter(|s| *s > 0.0).map(f64::log2),
+        YAxis::Efficiency => r.efficiency.map(|e| e * 100.0),
     };
     let mut plot = Plot::new(format!("scaling-main-{id}"))
         .height(190.0)

@@ -16,10 +16,16 @@ use crate::bench::{Case, Warning};
 use crate::cuda::check;
 use crate::model::{BandwidthResult, Endpoint, Method, Shape, Source, Stats, Status};
 
-/// Pointer-chase slot spacing: one slot per 4 KiB page.
-pub const CHASE_STRIDE: usize = 4096;
-/// Smallest buffer the chase spreads over.
-pub const CHASE_MIN_BYTES: usize = 64 << 20;
+/// Pointer-chase slot spacing: one link per 128-byte cache line, as nvbandwidth lays out its
+/// latency tests (common.h `strideLen` = 16 eight-byte words).
+pub const CHASE_STRIDE: usize = 128;
+/// The chase's buffer, whatever size the test was asked for: nvbandwidth's fixed 2 MiB
+/// ("use fixed-size buffer for latency tests", nvbandwidth.cpp). Its lines are linked in order
+/// (testcase.cpp `latencyHelper`: node i → i + 16 words), so the walk stays within one large
+/// page and open DRAM rows: the latency of one access, not of page walks. An earlier layout
+/// (a random cycle with one slot per 4 KiB page over 64 MiB) added TLB misses: 1.06× nvbandwidth's
+/// host latency and 0.97–1.03× its peer latency on 2× H200 (2026-11-23).
+pub const CHASE_BYTES: usize = 2 << 20;
 /// Dependent loads per latency sample.
 pub const CHASE_STEPS: u64 = 50_000;
 /// Chunk for host-staged fills and checks (when no kernels could be loaded).
@@ -42,7 +48,7 @@ pub(super) fn run(
         Shape::Local => local(be, case, bytes),
         Shape::Fan { to_one } => fan(be, case, bytes, to_one, warnings),
         Shape::HostAll { to_device } => host_all(be, case, bytes, to_device),
-        Shape::Latency { d2d } => latency(be, case, bytes, d2d, warnings),
+        Shape::Latency { d2d } => latency(be, case, d2d, warnings),
     }
 }
 
@@ -825,10 +831,11 @@ fn host_all(
 }
 
 /// Latency: src owns the memory (a peer GPU, or the host), dst's single thread chases through it.
+/// The chase spans [`CHASE_BYTES`] whatever the case's size (as nvbandwidth's does); the row
+/// keeps the case's size so that it sits beside the other tests of that size.
 fn latency(
     be: &mut CudaBackend,
     case: &Case,
-    bytes: usize,
     d2d: bool,
     warnings: &mut Vec<Warning>,
 ) -> Result<Vec<BandwidthResult>, CaseError> {
@@ -846,14 +853,13 @@ fn latency(
         }
         be.require_peer(o, reader, warnings)?;
     }
-    let seed = u64::from(be.next_seed());
     let gr = be.gpu(reader)?;
     let k = gr.kernels.as_ref().map_err(|why| {
         CaseError::Waived(format!("no pointer-chase kernel on GPU {reader}: {why}"))
     })?;
-    let span = bytes.max(CHASE_MIN_BYTES) / CHASE_STRIDE * CHASE_STRIDE;
+    let span = CHASE_BYTES;
     let slots = span / CHASE_STRIDE;
-    let next = pattern::build_chain(slots, seed);
+    let next: Vec<usize> = (0..slots).map(|i| (i + 1) % slots).collect();
     let s = stream0(gr)?;
     // The chain's memory, and its base address as the reader sees it.
     let mut dev_chain: Option<DeviceBuffer> = None;
@@ -939,7 +945,7 @@ fn latency(
     drop(dev_chain);
     drop(host_chain);
     let how = format!(
-        "one thread on GPU {reader}, {CHASE_STEPS} dependent volatile 8-byte loads per sample through a random cycle of {slots} slots, one per 4 KiB, over {} of {}",
+        "one thread on GPU {reader}, {CHASE_STEPS} dependent volatile 8-byte loads per sample through {slots} cache lines linked in order (nvbandwidth's layout: one link per 128 B) over {} of {}",
         crate::model::units::format_bytes(span as u64),
         match owner {
             Some(o) => format!("GPU {o}'s memory"),
