@@ -11,6 +11,22 @@ pub const DEFAULT_BYTES: u64 = 512 << 20;
 pub const DEFAULT_ITERS: u32 = 16;
 /// Default samples per cell (the median of these is reported).
 pub const DEFAULT_SAMPLES: u32 = 5;
+/// Small buffers get more copies per sample, so that a sample moves at least this many bytes
+/// and lasts long enough to be stable (16 copies of 4 KiB take ≈ 30 µs, dominated by launch
+/// jitter: 27 high-variance warnings in one `--full` run on 2× H200).
+pub const SAMPLE_BYTES: u64 = 32 << 20;
+/// At most this many copies per sample: all of a sample's copies are queued behind the spin
+/// kernel before it is released, and a stream's queue holds about a thousand commands.
+pub const MAX_ITERS: u32 = 256;
+
+/// Copies per sample for a buffer of `bytes`: at least `iters`, more for small buffers (up to
+/// [`SAMPLE_BYTES`] per sample and [`MAX_ITERS`] copies).
+pub fn copies_per_sample(bytes: u64, iters: u32) -> u32 {
+    let want = SAMPLE_BYTES
+        .div_ceil(bytes.max(1))
+        .min(u64::from(MAX_ITERS)) as u32;
+    iters.max(want)
+}
 
 /// What the user asked for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,7 +37,8 @@ pub struct BandwidthOptions {
     pub tests: Vec<TestId>,
     /// Buffer sizes in bytes; empty = [`DEFAULT_BYTES`].
     pub sizes: Vec<u64>,
-    /// Copies per sample (latency tests: thousands of accesses per sample regardless).
+    /// Copies per sample, at least (small buffers get more: [`copies_per_sample`]; latency
+    /// tests: thousands of accesses per sample regardless).
     pub iters: u32,
     /// Samples per cell, at least 3 for a meaningful median.
     pub samples: u32,
@@ -171,7 +188,7 @@ impl Plan {
                         dst,
                         gpus: gpus.clone(),
                         bytes,
-                        iters: opts.iters,
+                        iters: copies_per_sample(bytes, opts.iters),
                         samples: opts.samples,
                     });
                 }
@@ -254,6 +271,15 @@ fn endpoints(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_buffers_get_more_copies_per_sample() {
+        // 512 MiB: the asked-for 16; 4 KiB: 32 MiB worth, capped at 256; 1 MiB: 32.
+        assert_eq!(copies_per_sample(512 << 20, 16), 16);
+        assert_eq!(copies_per_sample(4096, 16), MAX_ITERS);
+        assert_eq!(copies_per_sample(1 << 20, 16), 32);
+        assert_eq!(copies_per_sample(1 << 20, 100), 100);
+    }
     use crate::model::{Gpu, TopologySource};
 
     fn topo(n: usize) -> Topology {

@@ -62,3 +62,78 @@ impl fmt::Display for Warning {
         }
     }
 }
+
+/// Warnings as lines to show: each once, and high-variance ones collapsed into one line (with
+/// the worst named) when there are more than `keep` of them.
+pub fn summarize(warnings: &[Warning], keep: usize) -> Vec<String> {
+    let noisy: Vec<&Warning> = warnings
+        .iter()
+        .filter(|w| matches!(w, Warning::HighVariance { .. }))
+        .collect();
+    let collapse = noisy.len() > keep;
+    let mut out: Vec<String> = Vec::new();
+    for w in warnings {
+        if collapse && matches!(w, Warning::HighVariance { .. }) {
+            continue;
+        }
+        let line = w.to_string();
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    if collapse {
+        let worst = noisy
+            .iter()
+            .max_by(|a, b| cv_of(a).total_cmp(&cv_of(b)))
+            .map(|w| w.to_string())
+            .unwrap_or_default();
+        out.push(format!(
+            "{} results vary by more than {:.0}% between samples; the worst: {worst}",
+            noisy.len(),
+            HIGH_CV * 100.0
+        ));
+    }
+    out
+}
+
+fn cv_of(w: &Warning) -> f64 {
+    match w {
+        Warning::HighVariance { cv, .. } => *cv,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noisy(bytes: u64, cv: f64) -> Warning {
+        Warning::HighVariance {
+            test: TestId::H2d,
+            src: Endpoint::Host,
+            dst: Endpoint::Gpu(0),
+            bytes,
+            cv,
+        }
+    }
+
+    #[test]
+    fn many_noisy_results_collapse_into_one_line_naming_the_worst() {
+        let mut w: Vec<Warning> = (0..10)
+            .map(|i| noisy(4096 << i, 0.06 + i as f64 / 100.0))
+            .collect();
+        w.push(Warning::PeerAccessUnsupported { src: 0, dst: 1 });
+        w.push(Warning::PeerAccessUnsupported { src: 0, dst: 1 });
+        let lines = summarize(&w, 3);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].contains("cannot access GPU 1"));
+        assert!(
+            lines[1].starts_with("10 results vary by more than 5%"),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[1].contains("15.0%"), "{}", lines[1]);
+        // A few are each shown.
+        assert_eq!(summarize(&w[..2], 3).len(), 2);
+    }
+}

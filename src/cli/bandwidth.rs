@@ -169,7 +169,7 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
         &outcome.results,
         &outcome.warnings,
     )?;
-    for w in &outcome.warnings {
+    for w in crate::bench::warning::summarize(&outcome.warnings, 3) {
         eprintln!("warning: {w}");
     }
     emit(None, render(&outcome, &plan).as_bytes())

@@ -702,7 +702,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         started.elapsed().as_secs_f64(),
         args.out.display()
     );
-    for w in &report.warnings {
+    for w in crate::bench::warning::summarize(&report.warnings, 3) {
         eprintln!("warning: {w}");
     }
     Ok(())
