@@ -241,3 +241,20 @@ fn a_python_without_torch_is_named() {
         .to_string();
     assert!(e.contains("--python PATH"), "{e}");
 }
+
+#[test]
+fn one_gpu_still_runs_the_probe_for_its_rates() {
+    // On a 1-GPU machine the probe's GEMM and copy rates are what move another GPU family's
+    // calibration here; there is no overlap to measure.
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_python(dir.path(), "{TWO_OK}\nexit 0");
+    let env = framework::find_python(Some(&py)).unwrap();
+    let ws = vec![workload::resolve("gpt2-xl").unwrap()];
+    let opts = FrameworkOptions {
+        gpus: vec![0],
+        ..Default::default()
+    };
+    let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+    assert_eq!(run.probe.as_ref().map(|p| p.copy_gbps), Some(4128.9));
+    assert_eq!(run.rows.len(), 2);
+}

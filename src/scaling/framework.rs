@@ -838,7 +838,9 @@ pub fn run(
             progress(&label, &partial.rows);
         }
     }
-    if opts.gpus.len() >= 2 && !cancel.load(Ordering::Relaxed) && !run.steps.is_empty() {
+    // The probe's GEMM and copy rates move catalog calibrations to this GPU (also on one GPU);
+    // its overlap share needs two or more.
+    if !opts.gpus.is_empty() && !cancel.load(Ordering::Relaxed) && !run.steps.is_empty() {
         overlap_probe(
             &mut run,
             env,
