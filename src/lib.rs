@@ -12,4 +12,5 @@ pub mod model;
 pub mod report;
 pub mod scaling;
 pub mod topology;
+#[cfg(feature = "gui")]
 pub mod ui;

@@ -357,9 +357,7 @@ fn machine_info(topo: &Topology, preset: &str) -> MachineInfo {
         _ => (None, None, None),
     };
     MachineInfo {
-        label: hostname
-            .clone()
-            .unwrap_or_else(|| crate::ui::topology_view::title(topo)),
+        label: hostname.clone().unwrap_or_else(|| topo.title()),
         hostname,
         driver_version: driver,
         cuda_version: cuda,
@@ -685,16 +683,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             error: anyhow::anyhow!("interrupted (Ctrl-C)"),
         });
     }
-    let mut pngs = Vec::new();
-    for (name, result) in crate::ui::report_view::render_all(&report) {
-        match result {
-            Ok(bytes) => {
-                write_file(&args.out.join(name), &bytes)?;
-                pngs.push(name);
-            }
-            Err(e) => eprintln!("warning: {name} not written: {e:#}"),
-        }
-    }
+    let pngs = write_pngs(&report, &args.out)?;
     println!(
         "report       report.json{}{}  [{:.1} s total] in {}",
         if pngs.is_empty() { "" } else { ", " },
@@ -706,4 +695,31 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         eprintln!("warning: {w}");
     }
     Ok(())
+}
+
+/// Renders the report's PNGs into `out` (offscreen, through the app's views); the names written.
+#[cfg(feature = "gui")]
+fn write_pngs(report: &Report, out: &std::path::Path) -> Result<Vec<&'static str>, CliError> {
+    let mut pngs = Vec::new();
+    for (name, result) in crate::ui::report_view::render_all(report) {
+        match result {
+            Ok(bytes) => {
+                write_file(&out.join(name), &bytes)?;
+                pngs.push(name);
+            }
+            Err(e) => eprintln!("warning: {name} not written: {e:#}"),
+        }
+    }
+    Ok(pngs)
+}
+
+/// A headless build draws nothing: the PNGs are rendered elsewhere from report.json.
+#[cfg(not(feature = "gui"))]
+fn write_pngs(_: &Report, _: &std::path::Path) -> Result<Vec<&'static str>, CliError> {
+    eprintln!(
+        "warning: PNGs not written: this is the headless build; render them with a full build \
+         (`cargo run --release --example render_report -- report.json OUTDIR`) or open \
+         report.json in the app"
+    );
+    Ok(Vec::new())
 }

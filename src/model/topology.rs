@@ -480,6 +480,33 @@ pub struct NicLink {
 }
 
 impl Topology {
+    /// The machine's name for titles: the catalog entry's name, the live host's name, or the
+    /// imported files' names.
+    pub fn title(&self) -> String {
+        match &self.source {
+            TopologySource::Catalog { name, .. } => name.clone(),
+            TopologySource::Live { hostname, .. } => hostname
+                .clone()
+                .unwrap_or_else(|| "This machine".to_string()),
+            TopologySource::Imported { paths } => {
+                let names: Vec<&str> = paths
+                    .iter()
+                    .map(|p| {
+                        std::path::Path::new(p)
+                            .file_name()
+                            .and_then(|n| n.to_str())
+                            .unwrap_or(p)
+                    })
+                    .collect();
+                if names.is_empty() {
+                    "Imported topology".to_string()
+                } else {
+                    names.join(", ")
+                }
+            }
+        }
+    }
+
     /// An empty topology from `source`; fill `gpus` (and the rest), then call [`Self::normalize`].
     pub fn new(source: TopologySource) -> Self {
         Self {

@@ -132,28 +132,7 @@ pub fn header(ui: &mut Ui, topology: &Topology) {
 
 /// The name to show for a topology: the catalog name, the host name or the imported file names.
 pub fn title(topology: &Topology) -> String {
-    match &topology.source {
-        TopologySource::Catalog { name, .. } => name.clone(),
-        TopologySource::Live { hostname, .. } => hostname
-            .clone()
-            .unwrap_or_else(|| "This machine".to_string()),
-        TopologySource::Imported { paths } => {
-            let names: Vec<&str> = paths
-                .iter()
-                .map(|p| {
-                    std::path::Path::new(p)
-                        .file_name()
-                        .and_then(|n| n.to_str())
-                        .unwrap_or(p)
-                })
-                .collect();
-            if names.is_empty() {
-                "Imported topology".to_string()
-            } else {
-                names.join(", ")
-            }
-        }
-    }
+    topology.title()
 }
 
 // ---------------------------------------------------------------------------------------------
