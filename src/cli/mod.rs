@@ -14,7 +14,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::export;
 use crate::model::Topology;
-use crate::topology::{TopologyError, catalog, import, live};
+use crate::topology::{TopologyError, catalog, live, smi_query};
 
 pub use topo_table::describe_source;
 
@@ -168,7 +168,7 @@ impl SourceArgs {
     /// Loads the topology these flags name.
     pub fn load(&self) -> Result<Topology, TopologyError> {
         if !self.import.is_empty() {
-            import::import_paths(&self.import)
+            smi_query::import_machine(&self.import).map(|m| m.topology)
         } else if let Some(name) = &self.catalog {
             catalog::load(name)
         } else {

@@ -1,10 +1,13 @@
 //! Where a [`Topology`](crate::model::Topology) comes from: this machine through NVML and CUDA
 //! ([`live`]), `nvidia-smi topo` text captured elsewhere ([`import`]), or the hardware
-//! [`catalog`] shipped in `assets/hardware/`.
+//! [`catalog`] shipped in `assets/hardware/`. `nvidia-smi -q`/`-q -x`/`nvlink` captures add the
+//! GPUs' state ([`smi_query`]).
 
 pub mod catalog;
 pub mod import;
+pub mod inventory;
 pub mod live;
+pub mod smi_query;
 
 use std::io;
 
@@ -52,7 +55,10 @@ impl TopologyError {
     pub fn is_bad_input(&self) -> bool {
         matches!(
             self,
-            Self::Io { .. } | Self::Parse { .. } | Self::UnknownCatalogEntry { .. }
+            Self::Io { .. }
+                | Self::Parse { .. }
+                | Self::UnknownCatalogEntry { .. }
+                | Self::BadCatalog { .. }
         )
     }
 }
