@@ -12,7 +12,7 @@ pub mod modeled;
 pub mod nccl;
 pub mod plan;
 pub mod runner;
-mod warning;
+pub mod warning;
 
 pub use plan::{BandwidthOptions, Case, Plan};
 pub use runner::{Progress, RunOutcome, run_bandwidth};
