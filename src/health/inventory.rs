@@ -53,6 +53,11 @@ pub fn checks(
         }
     }
     out.retain(|c| !(c.check == "busy" && c.verdict == Verdict::Pass && c.detail.is_empty()));
+    // A catalog entry describes links (and what `[[state]]` states), not counters: what it does
+    // not state is not listed as unknown line by line.
+    if source == Source::Modeled {
+        out.retain(|c| c.verdict != Verdict::Unknown);
+    }
     out.extend(p2p_status(topo, &selected, source));
     out
 }
@@ -174,11 +179,14 @@ fn pcie_link(
     };
     if wcur < wmax {
         // Width is not lowered to save power: a narrower link is a fault whatever the load.
-        let when = loaded.unwrap_or("idle reading; the width is not lowered to save power");
+        let when = loaded.map_or_else(
+            || "(idle reading; the width is not lowered to save power)".to_string(),
+            str::to_string,
+        );
         return with_rates(ctx.check(
             "pcie_link",
             Verdict::Fail,
-            format!("PCIe {cur_text} ({when}), expected {max_text}"),
+            format!("PCIe {cur_text} {when}, expected {max_text}"),
         ))
         .because(&causes::PCIE_DOWNTRAINED);
     }
@@ -436,7 +444,7 @@ fn pcie_replay(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInven
             .check(
                 "pcie_replay",
                 Verdict::Warn,
-                format!("{b} PCIe replays since the driver loaded"),
+                format!("{b} PCIe replay(s) since the driver loaded"),
             )
             .because(&causes::PCIE_REPLAYS),
         _ => ctx.check("pcie_replay", Verdict::Pass, "PCIe replay counter at 0"),
@@ -638,7 +646,10 @@ fn clocks(
             Verdict::Unknown,
             "no power or thermal limit active, but the capture was taken at idle: it says nothing about clocks under load",
         )
-        .because(&causes::NOT_READ)
+        .because_text(
+            "only an idle reading exists".to_string(),
+            "run `scalescope check` on the machine: it watches the clocks during its load tests",
+        )
     } else {
         ctx.check(
             "clocks",

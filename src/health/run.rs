@@ -49,22 +49,48 @@ pub fn check_described(
         load: None,
     };
     let inv = inventory::checks(topo, &ev, &opts.thresholds, &opts.gpus);
-    let results = performance::modeled_results(topo, &ev, &opts.gpus, &opts.thresholds);
+    let mut results = performance::modeled_results(topo, &ev, &opts.gpus, &opts.thresholds);
+    // Figures that cannot be modeled (no link kind or line rate in the captures) are left out
+    // with one note, not listed one by one.
+    let unknown: Vec<String> = {
+        let mut v: Vec<String> = results
+            .iter()
+            .filter(|r| r.status != crate::model::Status::Ok)
+            .map(|r| r.test.id().to_string())
+            .collect();
+        v.dedup();
+        v
+    };
+    results.retain(|r| r.status == crate::model::Status::Ok);
     let perf = performance::checks(topo, &results, &opts.gpus, &ev, &inv, &opts.thresholds);
     let mut checks = inv;
     checks.extend(perf);
-    let mut r = HealthReport::new(
-        topo,
-        Source::Modeled,
-        checks,
-        opts.thresholds.clone(),
-        ev,
-        results,
-    );
+    // Captures of a real machine are real readings; only the performance lines are modeled
+    // (each check says which).
+    let source = match ev.before.as_ref().map(|i| i.kind) {
+        Some(crate::model::InventoryKind::Imported) => Source::Measured,
+        _ => Source::Modeled,
+    };
+    let mut r = HealthReport::new(topo, source, checks, opts.thresholds.clone(), ev, results);
     r.notes.push(
         "performance modeled from the links as read or stated × reference efficiencies: not a measurement"
             .to_string(),
     );
+    if !unknown.is_empty() {
+        r.notes.push(format!(
+            "not modeled ({}): the captures give no line rate or link kind for them (import `nvidia-smi topo -m`, `nvidia-smi nvlink -s` and `nvidia-smi -q` output)",
+            unknown.join(", ")
+        ));
+    }
+    if r.before
+        .as_ref()
+        .is_some_and(|i| i.kind == crate::model::InventoryKind::Catalog)
+    {
+        r.notes.push(
+            "a catalog entry states links (and ECC errors where [[state]] says so), not error counters or clocks: those are not checked"
+                .to_string(),
+        );
+    }
     if r.before.is_none() {
         r.notes.push(
             "no state capture: import `nvidia-smi -q -x` (and `nvidia-smi nvlink -s`/`-e`) output for the inventory checks"
