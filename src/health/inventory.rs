@@ -230,6 +230,23 @@ fn pcie_link(
     ))
 }
 
+/// True for GPU modules whose every NVLink is wired (SXM/HGX baseboards, Grace superchips), from
+/// the name nvidia-smi gives them: `NVIDIA H200`, `NVIDIA H100 80GB HBM3`, `NVIDIA A100-SXM4-80GB`;
+/// not PCIe cards (`… PCIe`, `… NVL`), whose bridges connect a subset.
+pub fn nvlink_module(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    if n.contains("PCIE") || n.contains(" NVL") {
+        return false;
+    }
+    n.contains("SXM")
+        || n.contains("HBM3")
+        || [
+            "H200", "H100", "H800", "H20", "B200", "B300", "GB200", "GB300", "GH200",
+        ]
+        .iter()
+        .any(|t| n.contains(t))
+}
+
 /// NVLinks active against the links the GPU has and against its peers of the same model.
 fn nvlink_links(
     ctx: &Ctx,
@@ -293,22 +310,44 @@ fn nvlink_links(
         Some(p) if p > active => format!("; its peers have {p}"),
         _ => String::new(),
     };
-    let mut c = if active < expected || peer_best.is_some_and(|p| p > active) {
-        let which = if down.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (link{} {} inactive)",
-                if down.len() > 1 { "s" } else { "" },
-                down.join(", ")
-            )
-        };
+    let which = if down.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (link{} {} inactive)",
+            if down.len() > 1 { "s" } else { "" },
+            down.join(", ")
+        )
+    };
+    // Every link a module (SXM, or stated by a catalog / listed by `nvlink -e`) has must be up;
+    // a PCIe card uses the links its bridge connects, so only its peers tell what it should have.
+    let strict = before.is_some_and(|b| b.nvlinks_expected.is_some())
+        || name.as_deref().is_some_and(nvlink_module);
+    let fewer_than_peers = peer_best.is_some_and(|p| p > active);
+    let mut c = if fewer_than_peers || (strict && active < expected) {
         ctx.check(
             "nvlink_links",
             Verdict::Fail,
             format!("{active} of {expected} NVLinks active{which}{peers_text}"),
         )
         .because(&causes::NVLINK_INACTIVE)
+    } else if active < expected && active == 0 {
+        // A PCIe card without a bridge: NVLink is not in use.
+        return None;
+    } else if active < expected && peer_best.is_none() {
+        ctx.check(
+            "nvlink_links",
+            Verdict::Unknown,
+            format!(
+                "{active} of {expected} NVLinks active{which}: a PCIe card's bridge may use fewer, and no peer of the same model to compare with"
+            ),
+        )
+    } else if active < expected {
+        ctx.check(
+            "nvlink_links",
+            Verdict::Pass,
+            format!("{active} of {expected} NVLinks active, as on its peers of the same model (the bridge's links)"),
+        )
     } else {
         ctx.check(
             "nvlink_links",
@@ -323,11 +362,11 @@ fn nvlink_links(
     Some(c)
 }
 
-/// Sum of one NVLink counter over the links, `None` when no link has it.
-fn nv_counter(
-    g: Option<&GpuInventory>,
-    f: fn(&crate::model::NvLinkState) -> Option<u64>,
-) -> Vec<(u32, u64)> {
+/// Reads one error counter of an NVLink.
+type CounterOf = fn(&crate::model::NvLinkState) -> Option<u64>;
+
+/// One NVLink counter of every link that has it: (link, count).
+fn nv_counter(g: Option<&GpuInventory>, f: CounterOf) -> Vec<(u32, u64)> {
     g.and_then(|g| g.nvlinks.as_ref())
         .map(|v| v.iter().filter_map(|l| f(l).map(|c| (l.link, c))).collect())
         .unwrap_or_default()
@@ -340,7 +379,7 @@ fn nvlink_errors(
     before: Option<&GpuInventory>,
     after: Option<&GpuInventory>,
 ) -> Option<Check> {
-    let counters: [(&str, fn(&crate::model::NvLinkState) -> Option<u64>); 3] = [
+    let counters: [(&str, CounterOf); 3] = [
         ("CRC", |l| l.crc_errors),
         ("replay", |l| l.replay_errors),
         ("recovery", |l| l.recovery_errors),
@@ -435,7 +474,7 @@ fn pcie_replay(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInven
                 format!("PCIe replays grew from {b} to {a} between the readings"),
             )
             .because(&causes::PCIE_REPLAYS),
-        (Some(b), Some(_)) if b == 0 => ctx.check(
+        (Some(0), Some(_)) => ctx.check(
             "pcie_replay",
             Verdict::Pass,
             "PCIe replay counter at 0 and did not grow",
@@ -879,6 +918,56 @@ mod tests {
         );
         assert!(c.cause.as_deref().unwrap().contains("fabric manager"));
         assert_eq!(find(&cs, "nvlink_links", 0).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn pcie_cards_are_judged_by_their_peers() {
+        assert!(nvlink_module("NVIDIA H200"));
+        assert!(nvlink_module("NVIDIA H100 80GB HBM3"));
+        assert!(nvlink_module("NVIDIA A100-SXM4-80GB"));
+        assert!(!nvlink_module("NVIDIA H100 PCIe"));
+        assert!(!nvlink_module("NVIDIA H200 NVL"));
+        assert!(!nvlink_module("NVIDIA A100-PCIE-40GB"));
+        let mut inv = healthy(2);
+        for g in 0..2 {
+            let gi = inv.gpu_mut(g);
+            gi.name = Some("NVIDIA H100 PCIe".into());
+            for l in gi.nvlinks.as_mut().unwrap().iter_mut().skip(12) {
+                l.active = Some(false);
+            }
+        }
+        // 12 of 18 on both cards: the bridge's links.
+        let c = find(&run(inv.clone(), None), "nvlink_links", 0).clone();
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
+        // One card with fewer than its peer fails.
+        inv.gpu_mut(1).nvlinks.as_mut().unwrap()[0].active = Some(false);
+        assert_eq!(
+            find(&run(inv.clone(), None), "nvlink_links", 1).verdict,
+            Verdict::Fail
+        );
+        // No bridge at all: NVLink not in use, no line.
+        for g in 0..2 {
+            for l in inv.gpu_mut(g).nvlinks.as_mut().unwrap() {
+                l.active = Some(false);
+            }
+        }
+        let t = topo(2, LinkKind::Phb);
+        let ev = Evidence {
+            before: Some(inv.clone()),
+            ..Default::default()
+        };
+        let cs = checks(&t, &ev, &Thresholds::default(), &[]);
+        assert!(cs.iter().all(|c| c.check != "nvlink_links"), "{cs:#?}");
+        // Every link of an SXM module down (fabric manager stopped) fails.
+        for g in 0..2 {
+            inv.gpu_mut(g).name = Some("NVIDIA H200".into());
+        }
+        let ev = Evidence {
+            before: Some(inv),
+            ..Default::default()
+        };
+        let cs = checks(&t, &ev, &Thresholds::default(), &[]);
+        assert_eq!(find(&cs, "nvlink_links", 0).verdict, Verdict::Fail);
     }
 
     #[test]

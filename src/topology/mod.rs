@@ -33,7 +33,7 @@ pub enum TopologyError {
     },
     /// `--catalog NAME` names no entry.
     #[error(
-        "no catalog entry named {name:?}; run `scalescope --catalog` to list them (known: {known})"
+        "no catalog entry named {name:?}; run `scalescope --catalog` to list them (known: {known}), or give a catalog file ending in .toml"
     )]
     UnknownCatalogEntry { name: String, known: String },
     /// A catalog file that does not describe a valid machine.

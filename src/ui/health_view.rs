@@ -47,7 +47,7 @@ pub fn panel(ui: &mut Ui, topology: &Topology, h: &HealthReport) {
     findings(ui, h);
 }
 
-fn checks_of<'a>(h: &'a HealthReport, a: usize, b: Option<usize>) -> Vec<&'a Check> {
+fn checks_of(h: &HealthReport, a: usize, b: Option<usize>) -> Vec<&Check> {
     h.checks
         .iter()
         .filter(|c| match b {
