@@ -419,11 +419,7 @@ pub fn modeled_results(
             String::new(),
         );
         r.line_rate_gbps = line;
-        let probe = BandwidthResult {
-            line_rate_gbps: line,
-            ..r.clone()
-        };
-        let eff = link_class(topo, &probe, &gpus).and_then(|c| {
+        let eff = link_class(topo, &r, &gpus).and_then(|c| {
             let name = topo
                 .gpu(dst.gpu().or(src.gpu()).unwrap_or_default())
                 .and_then(|g| g.name.as_deref());

@@ -148,12 +148,17 @@ fn load_file(path: &std::path::Path) -> Result<(Topology, Inventory), TopologyEr
         .read_to_string(&mut text)
         .map_err(io)?;
     if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(TopologyError::BadCatalog {
+        return Err(TopologyError::BadCatalogFile {
             file: name,
             message: "larger than 1 MiB: not a catalog file".into(),
         });
     }
-    parse_machine(&name, &text)
+    parse_machine(&name, &text).map_err(|e| match e {
+        TopologyError::BadCatalog { file, message } => {
+            TopologyError::BadCatalogFile { file, message }
+        }
+        other => other,
+    })
 }
 
 /// Parses one catalog file's text into a validated, normalized [`Topology`].

@@ -39,6 +39,10 @@ pub enum TopologyError {
     /// A catalog file that does not describe a valid machine.
     #[error("catalog file {file}: {message}")]
     BadCatalog { file: String, message: String },
+    /// A catalog file the user named (`--catalog FILE.toml`) that does not describe a valid
+    /// machine: bad input, where a broken embedded entry is a bug of the build.
+    #[error("catalog file {file}: {message}")]
+    BadCatalogFile { file: String, message: String },
     /// The NVIDIA driver's management library could not be loaded.
     #[error(
         "no NVIDIA driver found (cannot load libnvidia-ml.so.1: {reason}); use --import FILE with `nvidia-smi topo -m` output, or --catalog NAME"
@@ -58,7 +62,7 @@ impl TopologyError {
             Self::Io { .. }
                 | Self::Parse { .. }
                 | Self::UnknownCatalogEntry { .. }
-                | Self::BadCatalog { .. }
+                | Self::BadCatalogFile { .. }
         )
     }
 }
