@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU checks, run on a machine with NVIDIA GPUs (CI has none). Compares `scalescope topo`
-# with nvidia-smi cell for cell, runs the `#[ignore = "needs GPU"]` tests, and the benchmarks
-# recorded in docs/BENCHMARKS.md. Writes everything to OUTDIR (default $OUT or ./gpu-check-out).
+# with nvidia-smi cell for cell, runs `scalescope check` (healthy, then with a second process
+# hammering GPU 0 -> GPU 1), the `#[ignore = "needs GPU"]` tests, and the benchmarks recorded in
+# docs/BENCHMARKS.md. Writes everything to OUTDIR (default $OUT or ./gpu-check-out).
 #
 # Binaries: .gpucheck/ from scripts/build-gpu-check.sh (for machines without Rust), else
 # target/release/scalescope and `cargo test --ignored`.
@@ -50,7 +51,40 @@ else
     echo "topology: MISMATCH (diff above)"; status=1
 fi
 
-# Bandwidth first, on GPUs that have been idle (the GPU tests below load them hard).
+# The health check first, on idle GPUs: it must pass on a healthy machine (exit 0).
+step "scalescope check (healthy machine: exit 0 expected) and the NVML readings behind it"
+nvidia-smi -q -x > "$out/check-before-smi-q.xml" 2>&1
+nvidia-smi nvlink -e > "$out/check-before-nvlink-e.txt" 2>&1
+"$bin" check --json "$out/check.json" --csv "$out/check.csv" > "$out/check.txt" 2>&1
+code=$?
+cat "$out/check.txt"; echo "scalescope check: exit $code (expected 0)" | tee -a "$out/check.txt"
+[ "$code" = 0 ] || status=1
+nvidia-smi nvlink -e > "$out/check-after-nvlink-e.txt" 2>&1
+nvidia-smi -q -d PERFORMANCE,ECC,PAGE_RETIREMENT,ROW_REMAPPER > "$out/check-after-smi-q-d.txt" 2>&1
+"$bin" check --quick --json "$out/check-quick.json" > "$out/check-quick.txt" 2>&1
+echo "scalescope check --quick: exit $? ($(tail -1 "$out/check-quick.txt"))"
+# The same captures, checked as a vendor's would be (inventory only, performance modeled).
+"$bin" check --import "$out/check-before-smi-q.xml" --import "$out/nvidia-smi-topo-m.txt" \
+    --import "$out/nvidia-smi-nvlink-s.txt" --import "$out/check-before-nvlink-e.txt" \
+    --import "$out/check-after-nvlink-e.txt" > "$out/check-import.txt" 2>&1
+echo "scalescope check --import (this machine's captures): exit $? ($(tail -1 "$out/check-import.txt"))"
+
+step "scalescope check while a second process hammers GPU 0 -> GPU 1 copies (FAIL/WARN with contention expected)"
+if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+    scripts/hammer-p2p.sh 150 0 1 > "$out/hammer.txt" 2>&1 &
+    hammer=$!
+    for _ in $(seq 1 120); do grep -q "hammer: ready" "$out/hammer.txt" && break; sleep 0.5; done
+    cat "$out/hammer.txt"
+    nvidia-smi --query-compute-apps=pid,process_name,gpu_bus_id --format=csv > "$out/hammer-apps.csv" 2>&1
+    "$bin" check --json "$out/check-contention.json" --csv "$out/check-contention.csv" > "$out/check-contention.txt" 2>&1
+    code=$?
+    kill "$hammer" 2>/dev/null; wait "$hammer" 2>/dev/null
+    cat "$out/check-contention.txt" "$out/hammer.txt"
+    echo "scalescope check under contention: exit $code (3 expected: links 0->1 below expected, contention named)" | tee -a "$out/check-contention.txt"
+    grep -q "contention" "$out/check-contention.txt" || { echo "contention NOT named"; status=1; }
+fi
+
+# Bandwidth next, on GPUs that have been idle (the GPU tests below load them hard).
 step "bench bandwidth (every test, 512 MiB)"
 "$bin" bench bandwidth --csv "$out/bandwidth.csv" --json "$out/bandwidth.json" 2>&1 | tee "$out/bandwidth.txt" || status=1
 

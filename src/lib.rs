@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cli;
 pub mod cuda;
 pub mod export;
+pub mod health;
 pub mod model;
 pub mod report;
 pub mod scaling;

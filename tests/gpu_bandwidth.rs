@@ -197,3 +197,89 @@ fn absurd_size_is_skipped_not_a_panic() {
         assert_ok(r);
     }
 }
+
+#[test]
+#[ignore = "needs GPU"]
+fn all_pairs_reads_from_every_peer_at_once_verified() {
+    let (results, _) = run(vec![TestId::P2pReadCe, TestId::AllPairs], vec![256 << 20]);
+    let all: Vec<&BandwidthResult> = results
+        .iter()
+        .filter(|r| r.test == TestId::AllPairs)
+        .collect();
+    // One row per reading GPU, every copied buffer checked.
+    assert_eq!(all.len(), 2, "{all:?}");
+    for r in &all {
+        assert_ok(r);
+        assert_eq!(r.src, scalescope::model::Endpoint::All);
+        let d = r.dst.gpu().unwrap();
+        let alone = results
+            .iter()
+            .find(|x| x.test == TestId::P2pReadCe && x.dst == r.dst)
+            .and_then(|x| x.median_gbps)
+            .unwrap();
+        let score = r.median_gbps.unwrap() / alone;
+        eprintln!(
+            "all_pairs into GPU {d}: {:.1} GB/s, alone {alone:.1}: contention score {score:.2}",
+            r.median_gbps.unwrap()
+        );
+        // On two GPUs every GPU reads from one peer while that peer reads from it: as much as a
+        // bidirectional copy gives each direction (0.99 of the isolated read on 2× H200 NV18).
+        assert!(score > 0.75, "contention score {score:.2}: {r:?}");
+        assert!(r.line_rate_gbps.is_some());
+    }
+}
+
+#[test]
+#[ignore = "needs GPU"]
+fn live_check_reads_the_inventory_and_judges_every_test() {
+    use scalescope::health::Verdict;
+    use scalescope::health::run::{CheckOptions, check_live};
+    let topo = scalescope::topology::live::read().expect("live topology");
+    let opts = CheckOptions {
+        gpus: vec![0, 1],
+        quick: true,
+        ..Default::default()
+    };
+    let (report, _) =
+        check_live(&topo, &opts, &AtomicBool::new(false), &mut |_, _| {}).expect("check runs");
+    for c in &report.checks {
+        eprintln!(
+            "{} {} {} {}",
+            c.verdict_text(),
+            c.subject,
+            c.check,
+            c.detail
+        );
+    }
+    let load = report.load.as_ref().expect("the sampler ran");
+    assert!(load.samples > 0);
+    for g in &load.gpus {
+        assert!(
+            g.pcie_under_load.is_some(),
+            "GPU {} had no PCIe reading",
+            g.index
+        );
+    }
+    for id in [
+        "pcie_link",
+        "ecc",
+        "pcie_replay",
+        "clocks",
+        "h2d",
+        "d2h",
+        "p2p_read_ce",
+        "p2p_write_ce",
+        "p2p_bidir_ce",
+        "all_pairs",
+    ] {
+        assert!(report.checks.iter().any(|c| c.check == id), "no {id} check");
+    }
+    // The copies are verified: none may arrive wrong, whatever else the machine does.
+    assert!(report.checks.iter().all(|c| {
+        !(c.verdict == Verdict::Fail
+            && c.cause
+                .as_deref()
+                .is_some_and(|x| x.contains("arrived wrong")))
+    }));
+    assert!(report.before.is_some() && report.after.is_some());
+}

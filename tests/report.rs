@@ -64,6 +64,7 @@ fn bench_modeled_quick_writes_every_file() {
         "bandwidth.csv",
         "collectives.csv",
         "scaling.csv",
+        "health.csv",
         "report.json",
         "report.png",
         "topology.png",
@@ -111,9 +112,37 @@ fn bench_modeled_quick_writes_every_file() {
     let text = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["schema_version"], report::SCHEMA_VERSION);
+    // The health stage ran (modeled from the catalog entry) and its CSV has the documented
+    // leading columns.
+    let h = r.health.as_ref().expect("health section");
+    assert_eq!(h.source, scalescope::model::Source::Modeled);
+    assert!(!h.checks.is_empty());
+    assert!(
+        header(&dir.path().join("health.csv"))
+            .starts_with("check,subject,gpu,peer,verdict,source,figure,expected,percent,unit")
+    );
     assert!(v["machine"]["hostname"].is_null());
     let again = serde_json::to_string(&r).unwrap();
     assert_eq!(report::parse(&again).unwrap(), r);
+}
+
+#[test]
+fn version_1_reports_still_open() {
+    // The bundled examples were written as schema version 1, before `health` existed.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/reports");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["schema_version"], 1, "{name}");
+        let r = report::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.health, None, "{name}");
+        assert!(r.bandwidth.is_some(), "{name}");
+    }
 }
 
 #[test]

@@ -63,6 +63,45 @@ fn snapshot_two_gpus_nvlink_bridge() {
 }
 
 #[test]
+fn snapshot_health_panel_of_a_degraded_capture() {
+    use scalescope::health::run::{CheckOptions, check_described};
+    let data = |n: &str| format!("{}/tests/data/{n}", env!("CARGO_MANIFEST_DIR"));
+    let paths: Vec<String> = [
+        "h200-2x-edited-gen4x8-smi-q.xml",
+        "h200-2x-device-topo-m.txt",
+        "h200-2x-device-topo-p2p.txt",
+        "h200-2x-edited-nvlink-down-nvlink-s.txt",
+    ]
+    .iter()
+    .map(|n| data(n))
+    .collect();
+    let m = scalescope::topology::smi_query::import_machine(&paths).unwrap();
+    let mut topology = m.topology;
+    // Fixed names and time: the snapshot must not depend on where the repository lives.
+    topology.source = scalescope::model::TopologySource::Imported {
+        paths: vec!["h200-2x-degraded (edited captures)".into()],
+    };
+    let mut health = check_described(&topology, m.inventory, m.after, &CheckOptions::default());
+    health.created_at = "2026-11-23T12:00:00Z".into();
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1500.0))
+        .with_theme(egui::Theme::Dark)
+        .wgpu()
+        .build_ui(move |ui| {
+            egui::CentralPanel::default().show(ui, |ui| {
+                egui::ScrollArea::both().show(ui, |ui| {
+                    topology_view::show_with_health(ui, &topology, Some(&health))
+                });
+            });
+        });
+    harness.run();
+    // GPU 1 (PCIe Gen4 x8, an NVLink down) fails; the pair's copies pass (modeled).
+    assert!(harness.query_by_label("health GPU1 FAIL").is_some());
+    assert!(harness.query_by_label("health GPU0–GPU1 PASS").is_some());
+    harness.snapshot("topology_health_h200_degraded");
+}
+
+#[test]
 fn side_panel_lists_catalog_entries() {
     let harness = app_harness(App::new_with(Err(NO_DRIVER.into()), Startup::default()));
     for entry in catalog::entries() {

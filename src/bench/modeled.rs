@@ -54,6 +54,9 @@ fn bad_pcie(s: &str) -> String {
 const NV_CE_READ: f64 = 0.823;
 const NV_CE_WRITE: f64 = 0.829;
 const NV_CE_BIDIR: f64 = 0.814;
+// Every GPU reading from every other at once: each link carries both directions, as in the
+// bidirectional test (borrowed from it until all_pairs is measured on the device).
+const ALL_PAIRS_NV: f64 = NV_CE_BIDIR;
 // SM-copy efficiencies on NVLink (nvbandwidth: 376.2, 369.8, 676.9 GB/s).
 const NV_SM_READ: f64 = 0.787;
 const NV_SM_WRITE: f64 = 0.773;
@@ -310,6 +313,36 @@ impl ModeledBackend {
                     "CE write efficiency, nvbandwidth on H200 NVLink",
                 ))
             }
+            Shape::AllPairs => {
+                let me = dst.gpu().ok_or_else(|| unknown("GPU"))?;
+                let line = super::runner::line_rate(&self.topo, shape, src, dst, &case.gpus)
+                    .ok_or_else(|| unknown("link"))?;
+                if !case
+                    .gpus
+                    .iter()
+                    .filter(|&&g| g != me)
+                    .all(|&g| self.p2p_ok(me, g))
+                {
+                    return Err((
+                        Status::Waived,
+                        format!("peer access unsupported between GPU {me} and a peer"),
+                    ));
+                }
+                let all_nv = case
+                    .gpus
+                    .iter()
+                    .filter(|&&g| g != me)
+                    .all(|&g| matches!(self.pair(me, g), Some((LinkKind::Nv(_), _))));
+                let (eff, how) = if all_nv {
+                    (
+                        ALL_PAIRS_NV,
+                        "CE bidirectional efficiency (every link carries both directions), nvbandwidth on H200 NVLink",
+                    )
+                } else {
+                    (PCIE_P2P, "assumed efficiency of P2P over PCIe switches")
+                };
+                Ok(Figure::rate(line, eff, line, how))
+            }
             Shape::Local => Err((
                 Status::Skipped,
                 "modeled: device memory bandwidth is not in the topology".to_string(),
@@ -394,6 +427,11 @@ impl Backend for ModeledBackend {
                 .gpus
                 .iter()
                 .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
+                .collect(),
+            Shape::AllPairs => case
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::All, Endpoint::Gpu(g)))
                 .collect(),
             _ => vec![(case.src, case.dst)],
         };
@@ -555,6 +593,22 @@ mod tests {
             rs.iter()
                 .all(|r| r.src == Endpoint::Host && r.status == Status::Ok)
         );
+    }
+
+    #[test]
+    fn all_pairs_models_one_row_per_gpu_capped_by_its_own_links() {
+        let rs = run(&h200_pair(Some(18)), vec![TestId::AllPairs]);
+        assert_eq!(rs.len(), 2);
+        for r in &rs {
+            assert_eq!(r.src, Endpoint::All);
+            assert_eq!(r.status, Status::Ok);
+            let line = 18.0 * 26.562;
+            assert_eq!(r.line_rate_gbps, Some(line));
+            assert!((r.median_gbps.unwrap() - ALL_PAIRS_NV * line).abs() < 1e-9);
+        }
+        // Without P2P the exchange is waived.
+        let rs = run(&h200_pair(None), vec![TestId::AllPairs]);
+        assert!(rs.iter().all(|r| r.status == Status::Waived), "{rs:?}");
     }
 
     #[test]

@@ -265,6 +265,10 @@ fn endpoints(
             }
         }
         Shape::Latency { d2d: false } => gpus.iter().map(|&i| (Endpoint::Host, g(i))).collect(),
+        // One case moves data between every pair at once; the backend reports a row per
+        // reading GPU.
+        Shape::AllPairs if gpus.len() >= 2 => vec![(Endpoint::All, Endpoint::All)],
+        Shape::AllPairs => Vec::new(),
     }
 }
 
@@ -309,6 +313,7 @@ mod tests {
         let plan = Plan::new(&topo(3), &opts).unwrap();
         let count = |t: TestId| plan.cases.iter().filter(|c| c.test == t).count();
         assert_eq!(count(TestId::P2pReadCe), 6 * 2);
+        assert_eq!(count(TestId::AllPairs), 0, "not asked for");
         assert_eq!(count(TestId::P2pBidirCe), 3 * 2);
         assert_eq!(count(TestId::H2d), 3 * 2);
         assert_eq!(count(TestId::HostToAll), 2);
@@ -362,6 +367,22 @@ mod tests {
                 .count(),
             12
         );
+    }
+
+    #[test]
+    fn all_pairs_is_one_case_over_every_gpu() {
+        let opts = BandwidthOptions {
+            tests: vec![TestId::AllPairs],
+            sizes: vec![1 << 20],
+            ..Default::default()
+        };
+        let plan = Plan::new(&topo(4), &opts).unwrap();
+        assert_eq!(plan.cases.len(), 1);
+        let c = &plan.cases[0];
+        assert_eq!((c.src, c.dst), (Endpoint::All, Endpoint::All));
+        assert_eq!(c.gpus, vec![0, 1, 2, 3]);
+        assert!(TestId::AllPairs.needs_peer() && TestId::AllPairs.needs_pairs());
+        assert!(Plan::new(&topo(1), &opts).unwrap().cases.is_empty());
     }
 
     #[test]

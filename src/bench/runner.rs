@@ -105,7 +105,8 @@ pub fn line_rate(
             let r = pair(src.gpu()?, dst.gpu()?)?;
             Some(if bidir { 2.0 * r } else { r })
         }
-        Shape::Fan { .. } => {
+        // Into (or out of) one GPU from every other at once.
+        Shape::Fan { .. } | Shape::AllPairs => {
             let me = if src == Endpoint::All { dst } else { src }.gpu()?;
             let peers: Option<Vec<f64>> = gpus
                 .iter()

@@ -1,6 +1,7 @@
 //! Command-line interface: clap definitions, and the only code that prints to the terminal.
 
 mod bandwidth;
+mod check;
 mod collectives;
 mod scaling;
 mod suite;
@@ -13,8 +14,8 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::export;
-use crate::model::Topology;
-use crate::topology::{TopologyError, catalog, import, live};
+use crate::model::{Inventory, Topology};
+use crate::topology::{TopologyError, catalog, live, smi_query};
 
 pub use topo_table::describe_source;
 
@@ -34,8 +35,8 @@ pub struct Cli {
     /// --bench --modeled: the catalog machine to model.
     #[arg(long = "catalog", value_name = "NAME", num_args = 0..=1)]
     pub catalog: Option<Option<String>>,
-    /// Run the whole suite (topology, bandwidth, collectives, scaling) and write CSV, report.json
-    /// and PNGs to --out.
+    /// Run the whole suite (topology, health check, bandwidth, collectives, scaling) and write
+    /// CSV, report.json and PNGs to --out.
     #[arg(long)]
     pub bench: bool,
     /// Folder for --bench's files (created if missing).
@@ -55,13 +56,14 @@ pub struct Cli {
     /// --bench preset: every test, full sweeps, own algorithms, proxy runs (≈5 min on 2 GPUs).
     #[arg(long, requires = "bench")]
     pub full: bool,
-    /// --bench stages: topology,bandwidth,collectives,scaling (default: all).
+    /// --bench stages: topology,health,bandwidth,collectives,scaling (default: all).
     #[arg(long, value_name = "LIST", default_value = "all", requires = "bench")]
     pub suite: String,
     /// --bench: model the figures from line rates instead of measuring (labeled modeled).
     #[arg(long, requires = "bench")]
     pub modeled: bool,
-    /// --bench --modeled: read the machine from `nvidia-smi topo` output in FILE (repeatable).
+    /// --bench --modeled: read the machine from `nvidia-smi topo`, `-q`/`-q -x` or `nvlink`
+    /// output in FILE (repeatable).
     #[arg(long, value_name = "FILE", requires = "bench")]
     pub import: Vec<String>,
     /// --bench: NCCL library to load (default: SCALESCOPE_NCCL_LIB, the loader path, python3's
@@ -94,6 +96,10 @@ pub enum Command {
     Bench(BenchCommand),
     /// Compare reports (report.json of `--bench`): key figures and the difference in %.
     Compare(CompareArgs),
+    /// Is this box delivering what it should? PCIe, NVLink, memory and clock checks plus copy
+    /// bandwidth against expected, each PASS/WARN/FAIL with the likely cause and what to do.
+    /// Exit 0 when nothing failed, 3 when a check failed (a node health check before jobs).
+    Check(check::CheckArgs),
 }
 
 /// `scalescope compare` options.
@@ -126,10 +132,11 @@ pub enum BenchCommand {
 #[derive(Debug, Clone, Default, Args)]
 pub struct SourceArgs {
     /// Read `nvidia-smi topo -m` / `-mp` / `-p2p r|w|n|a` output from FILE ('-' = stdin);
-    /// repeat to merge several captures.
+    /// repeat to merge several captures. `nvidia-smi -q`, `-q -x` and `nvlink -s` output add
+    /// the GPUs' PCIe links, names and NVLink speeds.
     #[arg(long, value_name = "FILE", conflicts_with = "catalog")]
     pub import: Vec<String>,
-    /// Use a hardware catalog entry (see `scalescope --catalog`).
+    /// Use a hardware catalog entry (see `scalescope --catalog`), or a catalog .toml file.
     #[arg(long, value_name = "NAME")]
     pub catalog: Option<String>,
 }
@@ -169,10 +176,28 @@ impl SourceArgs {
         }
     }
 
+    /// The state (inventory) of the machine these flags name, for checks: the captures' (before,
+    /// and after when a kind of capture was given twice) or the catalog entry's. Nothing for this
+    /// machine, and nothing for standard input (already read for the topology).
+    pub fn load_inventory(&self) -> Result<(Option<Inventory>, Option<Inventory>), CliError> {
+        if !self.import.is_empty() {
+            if self.import.iter().any(|p| p == "-") {
+                return Ok((None, None));
+            }
+            let m = smi_query::import_machine(&self.import)?;
+            Ok((m.inventory, m.after))
+        } else if let Some(name) = &self.catalog {
+            let (_, inv) = catalog::load_machine(name)?;
+            Ok((Some(inv), None))
+        } else {
+            Ok((None, None))
+        }
+    }
+
     /// Loads the topology these flags name.
     pub fn load(&self) -> Result<Topology, TopologyError> {
         if !self.import.is_empty() {
-            import::import_paths(&self.import)
+            smi_query::import_machine(&self.import).map(|m| m.topology)
         } else if let Some(name) = &self.catalog {
             catalog::load(name)
         } else {
@@ -278,6 +303,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Some(Command::Compare(args)) => compare(args),
         Some(Command::Topo(args)) => topo(args),
+        Some(Command::Check(args)) => check::run(args),
         Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args),
         Some(Command::Bench(BenchCommand::Collectives(args))) => collectives::run(args),
         Some(Command::Bench(BenchCommand::Scaling(args))) => scaling::run(args),

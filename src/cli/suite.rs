@@ -62,14 +62,17 @@ fn install_sigint() {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
     Topology,
+    /// `scalescope check`: inventory and performance checks, the verdict.
+    Health,
     Bandwidth,
     Collectives,
     Scaling,
 }
 
 impl Stage {
-    const ALL: [Stage; 4] = [
+    const ALL: [Stage; 5] = [
         Stage::Topology,
+        Stage::Health,
         Stage::Bandwidth,
         Stage::Collectives,
         Stage::Scaling,
@@ -78,6 +81,7 @@ impl Stage {
     fn id(&self) -> &'static str {
         match self {
             Stage::Topology => "topology",
+            Stage::Health => "health",
             Stage::Bandwidth => "bandwidth",
             Stage::Collectives => "collectives",
             Stage::Scaling => "scaling",
@@ -107,7 +111,7 @@ fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
     for p in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let st = Stage::ALL.into_iter().find(|x| x.id() == p).ok_or_else(|| {
             CliError::input(anyhow::anyhow!(
-                "--suite: unknown stage {p:?} (known: topology, bandwidth, collectives, scaling)"
+                "--suite: unknown stage {p:?} (known: topology, health, bandwidth, collectives, scaling)"
             ))
         })?;
         if !out.contains(&st) {
@@ -283,6 +287,17 @@ impl Writer<'_> {
     fn write(&self, report: &Report) -> Result<(), CliError> {
         let has = |s: Stage| self.stages.contains(&s);
         let csv_err = |e: export::ExportError| CliError::env(e);
+        if has(Stage::Health) {
+            let rows = report
+                .health
+                .as_ref()
+                .map(|h| h.checks.as_slice())
+                .unwrap_or(&[]);
+            write_file(
+                &self.dir.join("health.csv"),
+                &export::csv::health(rows).map_err(csv_err)?,
+            )?;
+        }
         if has(Stage::Bandwidth) {
             let rows = report
                 .bandwidth
@@ -425,6 +440,37 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         let t0 = Instant::now();
         match stage {
             Stage::Topology => {}
+            Stage::Health => {
+                let opts = crate::health::run::CheckOptions {
+                    gpus: gpus.clone(),
+                    quick: !args.full,
+                    thresholds: crate::health::Thresholds::default(),
+                };
+                let health = if args.modeled {
+                    let (before, after) = args.source.load_inventory()?;
+                    crate::health::run::check_described(&topo, before, after, &opts)
+                } else {
+                    let bar = super::progress_bar(0);
+                    let (h, warnings) =
+                        crate::health::run::check_live(&topo, &opts, &CANCEL, &mut |p, _| {
+                            bar.set_length(p.total as u64);
+                            bar.set_position(p.done as u64);
+                            bar.set_message(p.last.clone());
+                            pause();
+                        })
+                        .map_err(|e| CliError::env(anyhow::anyhow!(e)))?;
+                    bar.finish_and_clear();
+                    add_warnings(&mut report, warnings);
+                    h
+                };
+                let line = health.summary_line();
+                report.health = Some(health);
+                writer.write(&report)?;
+                println!(
+                    "health       {line}  [{:.1} s] → health.csv (details: scalescope check)",
+                    t0.elapsed().as_secs_f64()
+                );
+            }
             Stage::Bandwidth => {
                 let mut backend: Box<dyn Backend> = if args.modeled {
                     let (b, w) = ModeledBackend::new(&topo, Assumptions::default());

@@ -296,3 +296,37 @@ fn trim_f(v: f64) -> String {
         format!("{v:.3}")
     }
 }
+
+/// Leading columns of `check.csv` (`scalescope check --csv`, `health.csv` of `--bench`).
+pub const HEALTH_COLUMNS: [&str; 10] = [
+    "check", "subject", "gpu", "peer", "verdict", "source", "figure", "expected", "percent", "unit",
+];
+
+/// One row per check, in the order the check printed them. After the fixed columns: `detail`,
+/// `cause`, `fix`, `basis`. A figure, expected value or cause that does not apply is an empty
+/// cell.
+pub fn health(checks: &[crate::health::Check]) -> Result<Vec<u8>, ExportError> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = HEALTH_COLUMNS.to_vec();
+    header.extend(["detail", "cause", "fix", "basis"]);
+    w.write_record(&header)?;
+    for c in checks {
+        w.write_record([
+            c.check.clone(),
+            c.subject.clone(),
+            cell(c.gpu),
+            cell(c.peer),
+            c.verdict.word().to_string(),
+            c.source.to_string(),
+            cell_f(c.figure, 3),
+            cell_f(c.expected, 3),
+            cell_f(c.percent, 1),
+            cell(c.unit.clone()),
+            c.detail.clone(),
+            cell(c.cause.clone()),
+            cell(c.fix.clone()),
+            cell(c.basis.clone()),
+        ])?;
+    }
+    Ok(w.into_inner().map_err(|e| e.into_error())?)
+}

@@ -67,7 +67,8 @@ impl fmt::Display for Method {
     }
 }
 
-/// One end of a copy: the host, a GPU, or every selected GPU at once (`all_to_one`'s source).
+/// One end of a copy: the host, a GPU, or every selected GPU at once (`all_to_one`'s and
+/// `all_pairs`' source).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Endpoint {
     Host,
@@ -141,6 +142,8 @@ pub enum Shape {
     Fan { to_one: bool },
     /// Every selected GPU with the host at once.
     HostAll { to_device: bool },
+    /// Every selected GPU reads from every other at once (one row per reading GPU).
+    AllPairs,
     /// Dependent pointer chase from a GPU into peer (`d2d`) or host memory.
     Latency { d2d: bool },
 }
@@ -219,6 +222,8 @@ tests! {
         "host → every selected GPU at once (per GPU): PCIe and host-memory contention";
     AllToHost = "all_to_host", Ce, Shape::HostAll { to_device: false },
         "every selected GPU → host at once (per GPU)";
+    AllPairs = "all_pairs", Ce, Shape::AllPairs,
+        "every selected GPU reads from every other at once, copy engines: total into each GPU (the fabric under full load)";
     LatencyD2d = "latency_d2d", Sm, Shape::Latency { d2d: true },
         "dependent pointer chase by one GPU thread through a peer GPU's memory (ns per access)";
     LatencyH2d = "latency_h2d", Sm, Shape::Latency { d2d: false },
@@ -240,7 +245,7 @@ impl TestId {
     pub fn needs_peer(&self) -> bool {
         matches!(
             self.shape(),
-            Shape::Pair { peer: true, .. } | Shape::Latency { d2d: true }
+            Shape::Pair { peer: true, .. } | Shape::Latency { d2d: true } | Shape::AllPairs
         )
     }
 
@@ -248,7 +253,7 @@ impl TestId {
     pub fn needs_pairs(&self) -> bool {
         matches!(
             self.shape(),
-            Shape::Pair { .. } | Shape::Fan { .. } | Shape::Latency { d2d: true }
+            Shape::Pair { .. } | Shape::Fan { .. } | Shape::Latency { d2d: true } | Shape::AllPairs
         )
     }
 }

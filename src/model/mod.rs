@@ -6,6 +6,7 @@
 
 mod bandwidth;
 mod collective;
+mod inventory;
 mod linkrate;
 mod stats;
 mod topology;
@@ -15,6 +16,10 @@ pub use bandwidth::{
     BandwidthResult, Endpoint, Method, Shape, Source, Status, TestId, fullest_size,
 };
 pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
+pub use inventory::{
+    EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
+    LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
+};
 pub use linkrate::{DEFAULT_NVLINK_GBPS, nvlink_rate_per_link_gbps, pcie_rate_gbps};
 pub use stats::Stats;
 pub use topology::{

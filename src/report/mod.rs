@@ -14,18 +14,20 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::Warning;
+use crate::health::HealthReport;
 use crate::model::{BandwidthResult, CollectiveResult, Source, Topology, TopologySource};
 use crate::scaling::run::ScalingRun;
 
 /// The `kind` field every report carries, so that other JSON is told apart from a report.
 pub const KIND: &str = "scalescope-report";
-/// The report format this build writes and reads. Bump it when a field changes meaning.
+/// The report format this build writes. Bump it when a field changes meaning.
+/// Version 2 added `health` (`scalescope check`'s verdict), real framework scaling rows
+/// (`measured_framework`; proxy rows renamed from `measured` to `proxy`), and memory-fit and
+/// calibration fields.
 pub const SCHEMA_VERSION: u32 = 2;
-
-/// The oldest version this build still reads. Version 2 added real framework rows
-/// (`measured_framework`), renamed proxy rows from `measured` to `proxy`, and added memory fit
-/// and calibration fields; version 1 reports read with their rows as proxies.
-pub const OLDEST_SCHEMA_VERSION: u32 = 1;
+/// Every version this build reads: version 1 reports (no `health`, scaling rows `measured`,
+/// read as proxies) still open.
+pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
 
 /// One `--bench` run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -44,6 +46,10 @@ pub struct Report {
     pub collectives: Option<CollectivesSection>,
     /// Weak and strong scaling; `None` when the stage was not run.
     pub scaling: Option<ScalingSection>,
+    /// The health check (`scalescope check`'s verdict); `None` when the stage was not run and
+    /// in version 1 reports.
+    #[serde(default)]
+    pub health: Option<HealthReport>,
     /// Every warning of the run, in the order it came.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -116,6 +122,7 @@ impl Report {
             bandwidth: None,
             collectives: None,
             scaling: None,
+            health: None,
             warnings: Vec::new(),
             cancelled: false,
         }
@@ -130,6 +137,10 @@ impl Report {
                 .collectives
                 .as_ref()
                 .is_some_and(|c| c.source == Source::Modeled)
+            || self
+                .health
+                .as_ref()
+                .is_some_and(|h| h.source == Source::Modeled)
             || self.topology.source.kind() != "live"
     }
 
@@ -202,7 +213,7 @@ pub enum ReportError {
     NotAReport,
     /// A report written by another version of the format.
     #[error(
-        "unsupported report schema_version {found} (this scalescope reads versions {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION}); open it with a matching scalescope"
+        "unsupported report schema_version {found} (this scalescope reads versions 1 to {SCHEMA_VERSION}); open it with a matching scalescope"
     )]
     UnknownVersion { found: String },
     /// A report of the right version whose fields do not fit.
@@ -227,9 +238,8 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
     let version = obj.get("schema_version");
     match (kind_ok, version) {
         (_, Some(v))
-            if v.as_u64().is_some_and(|v| {
-                (u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v)
-            }) => {}
+            if v.as_u64()
+                .is_some_and(|v| READABLE_VERSIONS.iter().any(|r| u64::from(*r) == v)) => {}
         (_, Some(v)) => {
             return Err(ReportError::UnknownVersion {
                 found: v.to_string(),
@@ -324,7 +334,7 @@ mod tests {
             parse(&text[..text.len() / 2]),
             Err(ReportError::Truncated { .. })
         ));
-        let v2 = text.replace("\"schema_version\":1", "\"schema_version\":99");
+        let v2 = text.replace("\"schema_version\":2", "\"schema_version\":99");
         assert!(matches!(
             parse(&v2),
             Err(ReportError::UnknownVersion { .. })
@@ -335,5 +345,17 @@ mod tests {
         ));
         assert!(matches!(parse("[1, 2]"), Err(ReportError::NotAReport)));
         assert!(matches!(parse("hello"), Err(ReportError::Syntax(_))));
+    }
+
+    #[test]
+    fn version_1_reports_still_open_without_health() {
+        let text = serde_json::to_string(&sample())
+            .unwrap()
+            .replace("\"schema_version\":2", "\"schema_version\":1")
+            .replace(",\"health\":null", "");
+        assert!(!text.contains("health"));
+        let r = parse(&text).unwrap();
+        assert_eq!(r.schema_version, 1);
+        assert_eq!(r.health, None);
     }
 }

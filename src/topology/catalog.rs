@@ -11,9 +11,12 @@ use serde::Deserialize;
 
 use super::TopologyError;
 use crate::model::{
-    Gpu, GpuLink, LinkKind, Nic, NicLink, P2pCap, P2pCaps, P2pPair, P2pStatus, PcieLink, Topology,
-    TopologySource,
+    Gpu, GpuLink, Inventory, InventoryKind, LinkKind, LoadState, Nic, NicLink, NvLinkState, P2pCap,
+    P2pCaps, P2pPair, P2pStatus, PcieLink, PcieState, Topology, TopologySource,
 };
+
+/// The largest catalog file read from a path (`--catalog FILE.toml`).
+const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// The catalog files, by file name. Add new machines here.
 const FILES: &[(&str, &str)] = &[
@@ -82,9 +85,17 @@ pub fn entries() -> Vec<CatalogEntry> {
     out
 }
 
-/// The topology of entry `name` (exact id, or a case-insensitive unique prefix of an id);
-/// `UnknownCatalogEntry` otherwise.
+/// The topology of entry `name` (exact id, or a case-insensitive unique prefix of an id), or of
+/// the catalog file at path `name` when it ends in `.toml`; `UnknownCatalogEntry` otherwise.
 pub fn load(name: &str) -> Result<Topology, TopologyError> {
+    load_machine(name).map(|(t, _)| t)
+}
+
+/// [`load`], with the machine's state as the file states it (see [`parse_machine`]).
+pub fn load_machine(name: &str) -> Result<(Topology, Inventory), TopologyError> {
+    if name.trim().to_ascii_lowercase().ends_with(".toml") {
+        return load_file(std::path::Path::new(name.trim()));
+    }
     let ids: Vec<(String, &str, &str)> = FILES
         .iter()
         .map(|(file, text)| {
@@ -110,7 +121,7 @@ pub fn load(name: &str) -> Result<Topology, TopologyError> {
         }
     };
     match chosen {
-        Some((_, file, text)) => parse_entry(file, text),
+        Some((_, file, text)) => parse_machine(file, text),
         None => {
             let mut known: Vec<&str> = ids.iter().map(|(id, _, _)| id.as_str()).collect();
             known.sort_unstable();
@@ -122,12 +133,47 @@ pub fn load(name: &str) -> Result<Topology, TopologyError> {
     }
 }
 
+/// Reads a catalog file from a path (at most 1 MiB).
+fn load_file(path: &std::path::Path) -> Result<(Topology, Inventory), TopologyError> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let io = |source| TopologyError::Io {
+        path: name.clone(),
+        source,
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(TopologyError::BadCatalogFile {
+            file: name,
+            message: "larger than 1 MiB: not a catalog file".into(),
+        });
+    }
+    parse_machine(&name, &text).map_err(|e| match e {
+        TopologyError::BadCatalog { file, message } => {
+            TopologyError::BadCatalogFile { file, message }
+        }
+        other => other,
+    })
+}
+
 /// Parses one catalog file's text into a validated, normalized [`Topology`].
 ///
 /// `file_name` only labels errors. Malformed TOML, missing fields, matrices of the wrong shape,
 /// unknown nvidia-smi codes and asymmetric link matrices give [`TopologyError::BadCatalog`] with a
 /// message naming the table, row and cell at fault.
 pub fn parse_entry(file_name: &str, text: &str) -> Result<Topology, TopologyError> {
+    parse_machine(file_name, text).map(|(t, _)| t)
+}
+
+/// [`parse_entry`], with the machine's state: the design's links (every PCIe link at its
+/// maximum, every NVLink up) unless `[[state]]` entries say otherwise — a degraded machine
+/// described as it runs. The inventory's kind is `catalog` and its PCIe readings are `stated`.
+pub fn parse_machine(file_name: &str, text: &str) -> Result<(Topology, Inventory), TopologyError> {
     let bad = |message: String| TopologyError::BadCatalog {
         file: file_name.to_string(),
         message,
@@ -157,6 +203,23 @@ struct CatalogFile {
     p2p: P2pSection,
     #[serde(default)]
     nic: Vec<NicEntry>,
+    #[serde(default)]
+    state: Vec<StateEntry>,
+}
+
+/// The machine as it is where it differs from the design (`[[state]]`): what a check of it reads.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateEntry {
+    /// The GPUs this entry describes.
+    gpus: Vec<usize>,
+    /// PCIe generation and width the link runs at (under load).
+    pcie_current_gen: Option<u32>,
+    pcie_current_width: Option<u32>,
+    /// NVLinks up.
+    active_nvlinks: Option<u32>,
+    /// Uncorrectable ECC errors since the driver loaded.
+    ecc_volatile_uncorrected: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -231,7 +294,7 @@ struct NicEntry {
 // ---------------------------------------------------------------------------------------------
 // File → Topology.
 
-fn build(file: CatalogFile) -> Result<Topology, String> {
+fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
     let CatalogFile {
         machine,
         gpu,
@@ -239,6 +302,7 @@ fn build(file: CatalogFile) -> Result<Topology, String> {
         topology,
         p2p,
         nic,
+        state,
     } = file;
     let n = gpu.count;
     check_machine(&machine)?;
@@ -405,7 +469,119 @@ fn build(file: CatalogFile) -> Result<Topology, String> {
     topo.notes.extend(machine.notes);
     topo.normalize();
     topo.derive_line_rates();
-    Ok(topo)
+    let inventory = apply_state(&mut topo, &machine.id, &gpu, &state)?;
+    Ok((topo, inventory))
+}
+
+/// The machine's inventory as designed, changed where `[[state]]` entries say; the topology's
+/// GPUs take the stated link states too (line rates stay the design's).
+fn apply_state(
+    topo: &mut Topology,
+    id: &str,
+    gpu: &GpuTemplate,
+    state: &[StateEntry],
+) -> Result<Inventory, String> {
+    let n = gpu.count;
+    let mut inv = Inventory::new(InventoryKind::Catalog, vec![format!("catalog: {id}")]);
+    for g in &topo.gpus {
+        let gi = inv.gpu_mut(g.index);
+        gi.name = g.name.clone();
+        gi.pci_bus_id = g.pci_bus_id.clone();
+        gi.memory_mib = g.memory_mib;
+        gi.pcie = PcieState {
+            link: g.pcie,
+            load: Some(LoadState::Stated),
+            ..Default::default()
+        };
+        gi.nvlinks_expected = gpu.nvlinks;
+        gi.nvlink_gbps_per_link = gpu.nvlink_gbps_per_link;
+        gi.nvlinks = Some(
+            (0..gpu.nvlinks.unwrap_or(0))
+                .map(|link| NvLinkState {
+                    link,
+                    active: Some(true),
+                    gbps: gpu.nvlink_gbps_per_link,
+                    ..Default::default()
+                })
+                .collect(),
+        );
+    }
+    let mut described = Vec::new();
+    for (k, entry) in state.iter().enumerate() {
+        let at = format!("[[state]] entry {}", k + 1);
+        if entry.gpus.is_empty() {
+            return Err(format!("{at}: gpus is empty"));
+        }
+        if let Some(&g) = entry.gpus.iter().find(|&&g| g >= n) {
+            return Err(format!("{at}: GPU {g} does not exist; [gpu] count is {n}"));
+        }
+        if let Some(gen_now) = entry.pcie_current_gen
+            && !(1..=gpu.pcie_gen).contains(&gen_now)
+        {
+            return Err(format!(
+                "{at}: pcie_current_gen {gen_now} must be 1–{} (the GPU's pcie_gen)",
+                gpu.pcie_gen
+            ));
+        }
+        if let Some(w) = entry.pcie_current_width
+            && !(1..=gpu.pcie_width).contains(&w)
+        {
+            return Err(format!(
+                "{at}: pcie_current_width {w} must be 1–{} (the GPU's pcie_width)",
+                gpu.pcie_width
+            ));
+        }
+        if let Some(a) = entry.active_nvlinks
+            && a > gpu.nvlinks.unwrap_or(0)
+        {
+            return Err(format!(
+                "{at}: active_nvlinks {a} is more than the {} NVLinks [gpu] nvlinks gives",
+                gpu.nvlinks.unwrap_or(0)
+            ));
+        }
+        for &g in &entry.gpus {
+            let mut parts = Vec::new();
+            let gi = inv.gpu_mut(g);
+            if let Some(v) = entry.pcie_current_gen {
+                gi.pcie.link.gen_current = Some(v);
+            }
+            if let Some(v) = entry.pcie_current_width {
+                gi.pcie.link.width_current = Some(v);
+            }
+            if entry.pcie_current_gen.is_some() || entry.pcie_current_width.is_some() {
+                parts.push(format!("PCIe {}", gi.pcie.link.describe()));
+            }
+            if let Some(a) = entry.active_nvlinks {
+                if let Some(links) = gi.nvlinks.as_mut() {
+                    for l in links.iter_mut() {
+                        l.active = Some(l.link < a);
+                    }
+                }
+                parts.push(format!("{a} NVLinks up"));
+            }
+            if let Some(e) = entry.ecc_volatile_uncorrected {
+                gi.ecc.volatile_uncorrected = Some(e);
+                parts.push(format!("{e} uncorrectable ECC errors"));
+            }
+            let (pcie, active) = (gi.pcie.link, gi.nvlinks_active());
+            if let Some(tg) = topo.gpus.iter_mut().find(|x| x.index == g) {
+                tg.pcie = pcie;
+                if gpu.nvlinks.is_some() {
+                    tg.nvlinks_active = active;
+                }
+            }
+            if !parts.is_empty() {
+                described.push(format!("GPU {g}: {}", parts.join(", ")));
+            }
+        }
+    }
+    if !described.is_empty() {
+        topo.notes.push(format!(
+            "State as described ([[state]]), not as designed: {}",
+            described.join("; ")
+        ));
+    }
+    Ok(inv)
 }
 
 fn check_machine(m: &Machine) -> Result<(), String> {
@@ -746,6 +922,33 @@ gpus = ["X SYS", "SYS X"]
             "{MINIMAL}\n[[numa]]\nnode = 0\ncpus = \"0-7\"\ngpus = [0, 2]\n"
         ));
         assert!(m.contains("GPU 2 does not exist"), "{m}");
+    }
+
+    #[test]
+    fn stated_state_describes_a_degraded_machine() {
+        let text = format!(
+            "{}\n[[state]]\ngpus = [1]\npcie_current_gen = 3\npcie_current_width = 8\nactive_nvlinks = 3\n",
+            MINIMAL.replace("pcie_width = 16\n", "pcie_width = 16\nnvlinks = 4\n")
+        );
+        let (t, inv) = parse_machine("deg.toml", &text).unwrap();
+        assert_eq!(inv.kind, InventoryKind::Catalog);
+        let g1 = inv.gpu(1).unwrap();
+        assert_eq!(g1.pcie.link.describe(), "Gen3 x8 (max Gen4 x16)");
+        assert_eq!(g1.pcie.load, Some(LoadState::Stated));
+        assert_eq!(g1.nvlinks_active(), Some(3));
+        assert_eq!(inv.gpu(0).unwrap().nvlinks_active(), Some(4));
+        assert_eq!(t.gpu(1).unwrap().pcie.gen_current, Some(3));
+        assert!(
+            t.notes.iter().any(|n| n.contains("GPU 1: PCIe Gen3 x8")),
+            "{:?}",
+            t.notes
+        );
+        let m = bad_message(&format!("{MINIMAL}\n[[state]]\ngpus = [5]\n"));
+        assert!(m.contains("GPU 5 does not exist"), "{m}");
+        let m = bad_message(&format!(
+            "{MINIMAL}\n[[state]]\ngpus = [0]\npcie_current_gen = 5\n"
+        ));
+        assert!(m.contains("pcie_current_gen 5"), "{m}");
     }
 
     #[test]

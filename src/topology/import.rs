@@ -69,7 +69,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Topology, TopologyError> {
     build(vec![parsed], vec![origin.to_string()])
 }
 
-fn parse_error(origin: &str, line: usize, message: impl Into<String>) -> TopologyError {
+pub(crate) fn parse_error(origin: &str, line: usize, message: impl Into<String>) -> TopologyError {
     TopologyError::Parse {
         origin: origin.to_string(),
         line,
@@ -77,24 +77,41 @@ fn parse_error(origin: &str, line: usize, message: impl Into<String>) -> Topolog
     }
 }
 
+/// The largest capture scalescope reads: nvidia-smi's output for a 16-GPU machine is well under
+/// 2 MiB; anything larger is not a capture (and is not read into memory whole).
+pub(crate) const MAX_INPUT_BYTES: u64 = 32 << 20;
+
 /// Reads a file, or standard input for `-`; returns the name to use in errors and the bytes.
-fn read_input(path: &str) -> Result<(String, Vec<u8>), TopologyError> {
-    if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|source| TopologyError::Io {
-                path: "<stdin>".to_string(),
-                source,
-            })?;
-        Ok(("<stdin>".to_string(), bytes))
+/// Refuses input larger than [`MAX_INPUT_BYTES`].
+pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), TopologyError> {
+    let (origin, reader): (String, Box<dyn Read>) = if path == "-" {
+        ("<stdin>".to_string(), Box::new(std::io::stdin()))
     } else {
-        let bytes = std::fs::read(path).map_err(|source| TopologyError::Io {
+        let file = std::fs::File::open(path).map_err(|source| TopologyError::Io {
             path: path.to_string(),
             source,
         })?;
-        Ok((path.to_string(), bytes))
+        (path.to_string(), Box::new(file))
+    };
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| TopologyError::Io {
+            path: origin.clone(),
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(parse_error(
+            &origin,
+            1,
+            format!(
+                "larger than {} MiB: not an nvidia-smi capture",
+                MAX_INPUT_BYTES >> 20
+            ),
+        ));
     }
+    Ok((origin, bytes))
 }
 
 const BINARY: &str =
@@ -102,7 +119,7 @@ const BINARY: &str =
 
 /// Bytes → text: UTF-8 (with or without BOM), or UTF-16 with a BOM, which is what PowerShell's
 /// `nvidia-smi topo -m > file` writes on Windows.
-fn decode(bytes: &[u8], origin: &str) -> Result<String, TopologyError> {
+pub(crate) fn decode(bytes: &[u8], origin: &str) -> Result<String, TopologyError> {
     let line_at = |pos: usize| 1 + bytes.iter().take(pos).filter(|&&b| b == b'\n').count();
     let utf16 = match bytes {
         [0xFF, 0xFE, rest @ ..] => Some((rest, true)),

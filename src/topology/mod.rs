@@ -1,10 +1,13 @@
 //! Where a [`Topology`](crate::model::Topology) comes from: this machine through NVML and CUDA
 //! ([`live`]), `nvidia-smi topo` text captured elsewhere ([`import`]), or the hardware
-//! [`catalog`] shipped in `assets/hardware/`.
+//! [`catalog`] shipped in `assets/hardware/`. `nvidia-smi -q`/`-q -x`/`nvlink` captures add the
+//! GPUs' state ([`smi_query`]).
 
 pub mod catalog;
 pub mod import;
+pub mod inventory;
 pub mod live;
+pub mod smi_query;
 
 use std::io;
 
@@ -30,12 +33,16 @@ pub enum TopologyError {
     },
     /// `--catalog NAME` names no entry.
     #[error(
-        "no catalog entry named {name:?}; run `scalescope --catalog` to list them (known: {known})"
+        "no catalog entry named {name:?}; run `scalescope --catalog` to list them (known: {known}), or give a catalog file ending in .toml"
     )]
     UnknownCatalogEntry { name: String, known: String },
     /// A catalog file that does not describe a valid machine.
     #[error("catalog file {file}: {message}")]
     BadCatalog { file: String, message: String },
+    /// A catalog file the user named (`--catalog FILE.toml`) that does not describe a valid
+    /// machine: bad input, where a broken embedded entry is a bug of the build.
+    #[error("catalog file {file}: {message}")]
+    BadCatalogFile { file: String, message: String },
     /// The NVIDIA driver's management library could not be loaded.
     #[error(
         "no NVIDIA driver found (cannot load libnvidia-ml.so.1: {reason}); use --import FILE with `nvidia-smi topo -m` output, or --catalog NAME"
@@ -52,7 +59,10 @@ impl TopologyError {
     pub fn is_bad_input(&self) -> bool {
         matches!(
             self,
-            Self::Io { .. } | Self::Parse { .. } | Self::UnknownCatalogEntry { .. }
+            Self::Io { .. }
+                | Self::Parse { .. }
+                | Self::UnknownCatalogEntry { .. }
+                | Self::BadCatalogFile { .. }
         )
     }
 }

@@ -497,7 +497,11 @@ impl App {
                 Box::new(move || crate::export::csv::links(&topo).map_err(|e| e.to_string()))
             }
             (View::Topology, SaveKind::Png) => {
-                Box::new(move || report_view::render_topology(&topo).map_err(|e| format!("{e:#}")))
+                let health = self.current_report().and_then(|r| r.health.clone());
+                Box::new(move || {
+                    report_view::render_topology_with_health(&topo, health.as_ref())
+                        .map_err(|e| format!("{e:#}"))
+                })
             }
             (View::Bandwidth, _) => {
                 let data = self.current_bandwidth()?.data()?.clone();
@@ -985,13 +989,15 @@ impl App {
                 self.scaling.ui(ui, &t)
             }
             Some(t) => {
+                // A report's health check shows as a panel on its topology.
+                let health = self.current_report().and_then(|r| r.health.clone());
                 // Views lay out to the visible width; only content wider than that scrolls.
                 let viewport_w = ui.available_width();
                 egui::ScrollArea::both()
                     .auto_shrink([false, false])
                     .show(ui, |ui| {
                         ui.set_max_width(viewport_w);
-                        topology_view::show(ui, &t);
+                        topology_view::show_with_health(ui, &t, health.as_ref());
                     });
             }
             None => {

@@ -9,6 +9,7 @@ pub mod bandwidth_view;
 pub mod collectives_view;
 pub mod compare_view;
 pub mod fonts;
+pub mod health_view;
 mod jobs;
 pub mod palette;
 mod plots;

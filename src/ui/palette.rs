@@ -30,6 +30,21 @@ pub const P2P_REFUSED: Color32 = Color32::from_rgb(0xc8, 0x3a, 0x3a);
 /// P2P: the driver said "unknown" (`U`).
 pub const P2P_U: Color32 = Color32::from_rgb(0xa8, 0x7a, 0x6a);
 
+/// Health verdicts: PASS, WARN, FAIL; UNKNOWN is [`UNKNOWN`].
+pub const VERDICT_PASS: Color32 = Color32::from_rgb(0x2e, 0x9a, 0x4b);
+pub const VERDICT_WARN: Color32 = Color32::from_rgb(0xe0, 0xa8, 0x2c);
+pub const VERDICT_FAIL: Color32 = Color32::from_rgb(0xc8, 0x3a, 0x3a);
+
+/// The fill for a health verdict.
+pub fn verdict_fill(v: crate::health::Verdict) -> Color32 {
+    match v {
+        crate::health::Verdict::Pass => VERDICT_PASS,
+        crate::health::Verdict::Warn => VERDICT_WARN,
+        crate::health::Verdict::Fail => VERDICT_FAIL,
+        crate::health::Verdict::Unknown => UNKNOWN,
+    }
+}
+
 /// The NVLink green for the machine drawing (NVSwitch block, NVLink lines).
 pub const NVLINK: Color32 = Color32::from_rgb(0x3f, 0xa3, 0x4d);
 /// PCIe lines in the machine drawing.

@@ -7,6 +7,7 @@ use super::bandwidth_view::{BandwidthRunData, BandwidthView};
 use super::collectives_view::{CollectivesRunData, CollectivesView};
 use super::scaling_view::ScalingView;
 use super::{compare_view, palette, snapshot, topology_view};
+use crate::health::HealthReport;
 use crate::model::{Source, Topology};
 use crate::report::Report;
 use crate::report::compare;
@@ -108,6 +109,10 @@ pub fn summary(ui: &mut Ui, r: &Report) {
             "Interrupted run: the figures are what finished.",
         );
     }
+    if let Some(h) = &r.health {
+        ui.add_space(8.0);
+        super::health_view::summary_line(ui, h);
+    }
     ui.add_space(10.0);
     let c = compare::compare(&[r], None);
     ui.columns(2, |cols| {
@@ -192,7 +197,10 @@ pub fn render_all(r: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
             summary(ui, &rep)
         }),
     ));
-    out.push(("topology.png", render_topology(&r.topology)));
+    out.push((
+        "topology.png",
+        render_topology_with_health(&r.topology, r.health.as_ref()),
+    ));
     if let Some(mut v) = bandwidth_view(r) {
         let t = r.topology.clone();
         out.push((
@@ -220,6 +228,21 @@ pub fn render_all(r: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
 
 /// The Topology view of `topology`, as tall as it needs.
 pub fn render_topology(topology: &Topology) -> anyhow::Result<Vec<u8>> {
-    let h = snapshot::topology_height(topology, PAGE_WIDTH)?.min(8192);
-    snapshot::render_topology_png(topology, PAGE_WIDTH, h)
+    render_topology_with_health(topology, None)
+}
+
+/// The Topology view of `topology` with its Health panel when a check is given.
+pub fn render_topology_with_health(
+    topology: &Topology,
+    health: Option<&HealthReport>,
+) -> anyhow::Result<Vec<u8>> {
+    let (t, h) = (topology.clone(), health.cloned());
+    let height = snapshot::fit_height(PAGE_WIDTH, |ui| {
+        topology_view::show_with_health(ui, &t, h.as_ref())
+    })?
+    .min(8192);
+    let (t, h) = (topology.clone(), health.cloned());
+    snapshot::render_png(PAGE_WIDTH, height, egui::Theme::Dark, move |ui| {
+        topology_view::show_with_health(ui, &t, h.as_ref())
+    })
 }

@@ -14,8 +14,23 @@ use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, Topology, TopologySource};
 
 /// The whole view: header, machine drawing, GPU cards, the three matrices and the notes.
 pub fn show(ui: &mut Ui, topology: &Topology) {
+    show_with_health(ui, topology, None);
+}
+
+/// [`show`], with a Health panel under the header when a health check is given: the verdict,
+/// GPUs and links colored by verdict, and every finding with its cause and fix.
+pub fn show_with_health(
+    ui: &mut Ui,
+    topology: &Topology,
+    health: Option<&crate::health::HealthReport>,
+) {
     header(ui, topology);
     ui.add_space(10.0);
+    if let Some(h) = health {
+        section(ui, "Health (scalescope check)");
+        super::health_view::panel(ui, topology, h);
+        ui.add_space(14.0);
+    }
     section(ui, "Machine");
     machine_drawing(ui, topology);
     ui.add_space(14.0);

@@ -48,6 +48,7 @@ pub(super) fn run(
         Shape::Local => local(be, case, bytes),
         Shape::Fan { to_one } => fan(be, case, bytes, to_one, warnings),
         Shape::HostAll { to_device } => host_all(be, case, bytes, to_device),
+        Shape::AllPairs => all_pairs(be, case, bytes, warnings),
         Shape::Latency { d2d } => latency(be, case, d2d, warnings),
     }
 }
@@ -747,6 +748,111 @@ fn fan(
         checked,
         note(&how, case, gated),
     )])
+}
+
+/// Every selected GPU reads from every other at once, with copy engines: each reader's context
+/// issues one `cuMemcpyAsync` per peer (from the peer's memory into its own, peer access on),
+/// each on a stream of its own, and every stream is released together. One row per reader: the
+/// sum of its copies' rates (as `all_to_one` sums), every destination checked against the
+/// pattern of the peer it was read from.
+fn all_pairs(
+    be: &mut CudaBackend,
+    case: &Case,
+    bytes: usize,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    let gpus = case.gpus.clone();
+    if gpus.len() < 2 {
+        return Err(CaseError::Waived("needs at least two GPUs".into()));
+    }
+    for (i, &a) in gpus.iter().enumerate() {
+        for &b in &gpus[i + 1..] {
+            be.require_peer(a, b, warnings)?;
+        }
+    }
+    for &d in &gpus {
+        be.ensure_streams(d, gpus.len() - 1)?;
+    }
+    let seeds: Vec<u32> = gpus.iter().map(|_| be.next_seed()).collect();
+    // One source per GPU (read by every other), one destination per ordered pair.
+    let mut srcs = Vec::with_capacity(gpus.len());
+    for (&g, &seed) in gpus.iter().zip(&seeds) {
+        let gs = be.gpu(g)?;
+        let buf = DeviceBuffer::alloc(&gs.ctx, bytes)?;
+        fill_device(gs, &buf, seed)?;
+        srcs.push(buf);
+    }
+    // (reader, position of the peer in `gpus`, destination buffer on the reader)
+    let mut dsts: Vec<(usize, usize, DeviceBuffer)> = Vec::new();
+    for &d in &gpus {
+        let gd = be.gpu(d)?;
+        for (pi, &p) in gpus.iter().enumerate() {
+            if p == d {
+                continue;
+            }
+            let buf = DeviceBuffer::alloc(&gd.ctx, bytes)?;
+            poison_device(gd, &buf)?;
+            dsts.push((d, pi, buf));
+        }
+    }
+    let mut lanes = Vec::with_capacity(dsts.len());
+    let mut next_stream: std::collections::BTreeMap<usize, usize> = Default::default();
+    for (d, pi, dst) in &dsts {
+        let gd = be.gpu(*d)?;
+        let k = next_stream.entry(*d).or_insert(0);
+        let stream = gd
+            .streams
+            .get(*k)
+            .ok_or_else(|| CaseError::Failed("missing stream".into()))?;
+        *k += 1;
+        lanes.push(Lane {
+            stream,
+            op: Op::DtoD {
+                dst: dst.ptr(),
+                src: srcs[*pi].ptr(),
+                bytes,
+            },
+            gate: gd.gate(),
+        });
+    }
+    let gated = measure::gated(&lanes);
+    let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    drop(lanes);
+    let how = format!(
+        "cuMemcpyAsync into each GPU from each of the others {gpus:?} at once, issued by the reader (one stream per peer); figure = sum into this GPU"
+    );
+    let mut rows = Vec::with_capacity(gpus.len());
+    for &d in &gpus {
+        let mut per_lane = Vec::new();
+        let mut wrong = 0;
+        let mut checked = 0;
+        for ((reader, pi, dst), lane_ms) in dsts.iter().zip(&ms) {
+            if *reader != d {
+                continue;
+            }
+            per_lane.push(rates(lane_ms, bytes, case.iters));
+            wrong += check_device(be.gpu(d)?, dst, seeds[*pi])?;
+            checked += words(bytes);
+        }
+        let total: Vec<f64> = (0..case.samples as usize)
+            .map(|s| {
+                per_lane
+                    .iter()
+                    .map(|l| l.get(s).copied().unwrap_or(f64::NAN))
+                    .sum()
+            })
+            .collect();
+        rows.push(row(
+            case,
+            Endpoint::All,
+            Endpoint::Gpu(d),
+            total,
+            wrong,
+            checked,
+            note(&how, case, gated),
+        ));
+    }
+    Ok(rows)
 }
 
 fn host_all(

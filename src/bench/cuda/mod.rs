@@ -330,6 +330,11 @@ impl CudaBackend {
                 .iter()
                 .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
                 .collect(),
+            Shape::AllPairs => case
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::All, Endpoint::Gpu(g)))
+                .collect(),
             _ => vec![(case.src, case.dst)],
         }
     }
@@ -503,5 +508,20 @@ mod tests {
         };
         assert_eq!(CudaBackend::cells(&case).len(), 3);
         assert_eq!(CudaBackend::involved(&case), vec![0, 1, 3]);
+        let all_pairs = Case {
+            test: TestId::AllPairs,
+            src: Endpoint::All,
+            dst: Endpoint::All,
+            ..case
+        };
+        assert_eq!(
+            CudaBackend::cells(&all_pairs),
+            vec![
+                (Endpoint::All, Endpoint::Gpu(0)),
+                (Endpoint::All, Endpoint::Gpu(1)),
+                (Endpoint::All, Endpoint::Gpu(3))
+            ]
+        );
+        assert_eq!(CudaBackend::involved(&all_pairs), vec![0, 1, 3]);
     }
 }

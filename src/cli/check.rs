@@ -1,0 +1,217 @@
+//! `scalescope check`: is this box delivering what it should? One line per GPU, pair and test
+//! with the verdict, the figure against what it should be, and below PASS the likely cause and
+//! what to do; then the verdict. Exit 0 when nothing failed, 3 when a check failed (a node
+//! health check for schedulers), 2 for bad input, 1 when the machine cannot be read.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+
+use super::{CliError, emit, write_file};
+use crate::bench::plan::parse_gpu_list;
+use crate::export;
+use crate::health::run::{CheckOptions, check_described, check_live};
+use crate::health::{HealthReport, Thresholds, Verdict};
+use crate::model::{Source, Topology};
+use crate::topology::{TopologyError, catalog, live, smi_query};
+
+/// The exit code of a check with a failed check (or, with `--strict`, any WARN or UNKNOWN).
+pub const EXIT_FAILED: i32 = 3;
+
+/// `scalescope check` options.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// GPUs to check, e.g. 0,1 (default: all).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub gpus: String,
+    /// Shorter load tests: 256 MiB, 4 copies × 3 samples (default: 512 MiB, 16 × 5).
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the whole check (every check, the readings, the load tests) as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one row per check as CSV to FILE (columns in docs/CSV.md).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Check a machine from captures instead of this one: `nvidia-smi -q -x`, `nvidia-smi -q`,
+    /// `nvidia-smi nvlink -s` / `-e` and `nvidia-smi topo -m` output ('-' = stdin); repeat to
+    /// merge. A capture kind given twice is read as before and after (error counters).
+    #[arg(long, value_name = "FILE", conflicts_with = "catalog")]
+    pub import: Vec<String>,
+    /// Check a catalog machine: a name (`scalescope --catalog`) or a catalog .toml file, which
+    /// may state the links as they run (`[[state]]`). Checked modeled.
+    #[arg(long, value_name = "NAME|FILE.toml")]
+    pub catalog: Option<String>,
+    /// Verdict thresholds from a TOML file: pass, warn (fractions of expected),
+    /// busy_util_percent, [efficiency] by test id.
+    #[arg(long, value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
+    /// Exit 3 on any WARN or UNKNOWN too, not only on FAIL.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Runs `scalescope check`.
+pub fn run(args: CheckArgs) -> Result<(), CliError> {
+    let thresholds = match &args.thresholds {
+        Some(p) => Thresholds::load(p).map_err(CliError::input)?,
+        None => Thresholds::default(),
+    };
+    let gpus = parse_gpu_list(&args.gpus).map_err(CliError::input)?;
+    let opts = CheckOptions {
+        gpus: gpus.clone(),
+        quick: args.quick,
+        thresholds,
+    };
+    let (topo, report) = if !args.import.is_empty() {
+        let m = smi_query::import_machine(&args.import)?;
+        check_gpus(&m.topology, &gpus)?;
+        let r = check_described(&m.topology, m.inventory, m.after, &opts);
+        (m.topology, r)
+    } else if let Some(name) = &args.catalog {
+        let (t, inv) = catalog::load_machine(name)?;
+        check_gpus(&t, &gpus)?;
+        let r = check_described(&t, Some(inv), None, &opts);
+        (t, r)
+    } else {
+        let topo = live::read().map_err(|e| match e {
+            TopologyError::NoDriver { .. } => CliError::env(anyhow::anyhow!(
+                "{e}; to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml"
+            )),
+            other => other.into(),
+        })?;
+        check_gpus(&topo, &gpus)?;
+        eprintln!(
+            "scalescope check on {} ({} GPUs){}",
+            topo.source.label(),
+            if gpus.is_empty() {
+                topo.gpus.len()
+            } else {
+                gpus.len()
+            },
+            if args.quick { ", quick" } else { "" }
+        );
+        let bar = super::progress_bar(0);
+        let cancel = AtomicBool::new(false);
+        let (r, warnings) = check_live(&topo, &opts, &cancel, &mut |p, _| {
+            bar.set_length(p.total as u64);
+            bar.set_position(p.done as u64);
+            bar.set_message(p.last.clone());
+        })
+        .map_err(|e| match e {
+            crate::health::run::CheckError::Topology(t) => CliError::from(t),
+            crate::health::run::CheckError::Bench(b) if b.is_bad_input() => CliError::input(b),
+            crate::health::run::CheckError::Bench(b) => CliError::env(b),
+        })?;
+        bar.finish_and_clear();
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        (topo, r)
+    };
+    if let Some(p) = &args.json {
+        write_file(p, &export::json::to_json(&report).map_err(CliError::env)?)?;
+    }
+    if let Some(p) = &args.csv {
+        write_file(
+            p,
+            &export::csv::health(&report.checks).map_err(CliError::env)?,
+        )?;
+    }
+    let c = &report.counts;
+    let failed = report.failed() || (args.strict && (c.warn > 0 || c.unknown > 0));
+    let code = if failed { EXIT_FAILED } else { 0 };
+    emit(None, render(&topo, &report, code).as_bytes())?;
+    if failed {
+        return Err(CliError {
+            code: EXIT_FAILED,
+            error: anyhow::anyhow!(
+                "check failed: {} fail, {} warn, {} unknown{}",
+                c.fail,
+                c.warn,
+                c.unknown,
+                if args.strict && !report.failed() {
+                    " (--strict)"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn check_gpus(topo: &Topology, gpus: &[usize]) -> Result<(), CliError> {
+    for &g in gpus {
+        if topo.gpu(g).is_none() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--gpus: no GPU {g} on this machine (GPUs: {:?})",
+                topo.gpu_indices()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The terminal report: one line per check, notes, then the verdict.
+pub fn render(topo: &Topology, r: &HealthReport, exit: i32) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "scalescope check — {} ({} GPUs)",
+        r.machine,
+        topo.gpus.len()
+    );
+    let sw = r
+        .checks
+        .iter()
+        .map(|c| c.subject.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let cw = r
+        .checks
+        .iter()
+        .map(|c| c.check.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let vw = r
+        .checks
+        .iter()
+        .map(|c| c.verdict_text().len())
+        .max()
+        .unwrap_or(4);
+    for c in &r.checks {
+        let subject = format!("{:<sw$}", c.subject);
+        let _ = write!(
+            out,
+            "{:<vw$}  {subject}  {:<cw$}  {}",
+            c.verdict_text(),
+            c.check,
+            c.detail
+        );
+        if c.verdict != Verdict::Pass {
+            if let Some(cause) = &c.cause {
+                let _ = write!(out, " — likely: {cause}");
+            }
+            if let Some(fix) = &c.fix {
+                let _ = write!(out, " — do: {fix}");
+            }
+        }
+        out.push('\n');
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    if r.source == Source::Modeled || r.checks.iter().any(|c| c.source == Source::Modeled) {
+        let _ = writeln!(
+            out,
+            "note: (modeled) lines are derived from the links as read or stated, not measured: a modeled PASS is not a PASS of a real machine"
+        );
+    }
+    let _ = writeln!(out, "verdict: {} (exit {exit})", r.summary_line());
+    out
+}

@@ -1,0 +1,185 @@
+//! Likely causes and what to do, as data: every check below PASS names one of these.
+
+/// A likely cause of a finding and what to do about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cause {
+    /// Stable id, for tests and tooling.
+    pub id: &'static str,
+    /// The likely cause, in a few words.
+    pub likely: &'static str,
+    /// What to do.
+    pub fix: &'static str,
+}
+
+/// The PCIe link trained below what GPU and slot allow.
+pub const PCIE_DOWNTRAINED: Cause = Cause {
+    id: "pcie_downtrained",
+    likely: "the PCIe link trained below its maximum: a card not fully seated, a damaged or \
+             wrong riser/cable, or a BIOS link-speed setting",
+    fix: "reseat the card / check the riser / BIOS link settings (slot speed Auto or the GPU's \
+          generation), then check again",
+};
+
+/// The slot (host) allows less than the GPU can do.
+pub const PCIE_SLOT_LIMITED: Cause = Cause {
+    id: "pcie_slot_limited",
+    likely: "the slot or host allows a lower PCIe generation than the GPU supports",
+    fix: "move the GPU to a slot of its generation, or raise the slot's speed in the BIOS",
+};
+
+/// An NVLink is down.
+pub const NVLINK_INACTIVE: Cause = Cause {
+    id: "nvlink_inactive",
+    likely: "an NVLink is down: the fabric manager not running (NVSwitch systems), an NVSwitch, \
+             or the baseboard, bridge or cable",
+    fix: "check `systemctl status nvidia-fabricmanager` and `nvidia-smi nvlink -s`; reset the \
+          GPU (`nvidia-smi -r`) or reboot; if the link stays down, service the baseboard / \
+          NVSwitch tray / NVLink bridge",
+};
+
+/// NVLink error counters grew while data moved.
+pub const NVLINK_ERRORS_GROWING: Cause = Cause {
+    id: "nvlink_errors_growing",
+    likely: "a marginal NVLink: its error counters grew while data moved over it",
+    fix: "note the link numbers; reset the GPU and check again; if the counters keep growing, \
+          service the link (baseboard, bridge or NVSwitch)",
+};
+
+/// NVLink error counters are not zero (one reading).
+pub const NVLINK_ERRORS_PRESENT: Cause = Cause {
+    id: "nvlink_errors_present",
+    likely: "NVLink errors since the driver loaded; one reading cannot say whether they grow",
+    fix: "run `scalescope check` on the machine: it reads the counters before and after load",
+};
+
+/// PCIe replays grew (or are present).
+pub const PCIE_REPLAYS: Cause = Cause {
+    id: "pcie_replays",
+    likely: "PCIe replays: the link retransmits packets (signal integrity: riser, slot, cable)",
+    fix: "reseat the card / check the riser; if the counter keeps growing, try another slot",
+};
+
+/// Uncorrectable ECC errors since the driver loaded.
+pub const ECC_UNCORRECTABLE: Cause = Cause {
+    id: "ecc_uncorrectable",
+    likely: "uncorrectable memory errors since the driver loaded: data on this GPU may be wrong",
+    fix: "drain the node; reset the GPU (`nvidia-smi -r`) so the rows are remapped; if errors \
+          come back, RMA the GPU",
+};
+
+/// Uncorrectable ECC errors in the GPU's lifetime (not since the driver loaded).
+pub const ECC_HISTORY: Cause = Cause {
+    id: "ecc_history",
+    likely: "uncorrectable memory errors earlier in the GPU's life",
+    fix: "check the remapped rows / retired pages lines; watch for new errors",
+};
+
+/// Correctable errors grew during the load.
+pub const ECC_CORRECTED_GROWING: Cause = Cause {
+    id: "ecc_corrected_growing",
+    likely: "correctable memory errors grew during the load: memory getting weaker",
+    fix: "watch the counter; if it keeps growing, plan an RMA",
+};
+
+/// ECC is off.
+pub const ECC_OFF: Cause = Cause {
+    id: "ecc_off",
+    likely: "ECC is disabled: memory errors go undetected",
+    fix: "enable it (`nvidia-smi -e 1`) and reboot, unless it is off on purpose",
+};
+
+/// A remap or retirement waits for a reset.
+pub const REPAIR_PENDING: Cause = Cause {
+    id: "repair_pending",
+    likely: "a row remapping or page retirement waits for a GPU reset",
+    fix: "reset the GPU (`nvidia-smi -r`) or reboot before the next job",
+};
+
+/// Row remapping failed.
+pub const REMAP_FAILURE: Cause = Cause {
+    id: "remap_failure",
+    likely: "row remapping failed: the memory has no spare rows left",
+    fix: "take the GPU out of service and RMA it",
+};
+
+/// Rows remapped / pages retired for uncorrectable errors.
+pub const MEMORY_REPAIRED: Cause = Cause {
+    id: "memory_repaired",
+    likely: "memory rows were remapped or pages retired after uncorrectable errors",
+    fix: "fine while spares remain; watch for new uncorrectable errors",
+};
+
+/// The power cap held the clocks.
+pub const THROTTLE_POWER: Cause = Cause {
+    id: "throttle_power",
+    likely: "the power cap held the clocks down during the load",
+    fix: "check the power limit (`nvidia-smi -q -d POWER`), the PSUs and any power-capping policy",
+};
+
+/// Temperature held the clocks.
+pub const THROTTLE_THERMAL: Cause = Cause {
+    id: "throttle_thermal",
+    likely: "the GPU ran too hot and slowed down",
+    fix: "check cooling: fans, airflow, inlet temperature, heatsink contact",
+};
+
+/// Hardware slowdown (thermal or power brake).
+pub const THROTTLE_HW: Cause = Cause {
+    id: "throttle_hw",
+    likely: "hardware slowdown: temperature, or a power-brake signal from the PSU or chassis",
+    fix: "check the PSUs and the chassis' power-brake signals, and cooling",
+};
+
+/// P2P refused on a PCIe path that allows it.
+pub const P2P_ACS_IOMMU: Cause = Cause {
+    id: "p2p_acs_iommu",
+    likely: "P2P refused on a PCIe path that allows it: ACS on the PCIe switch ports or the \
+             IOMMU send peer traffic through the root complex",
+    fix: "boot with `iommu=pt` (or turn the IOMMU off where allowed) and disable ACS on the \
+          switch ports (BIOS, or `setpci`), then check `nvidia-smi topo -p2p r`",
+};
+
+/// P2P refused over NVLink.
+pub const P2P_NVLINK: Cause = Cause {
+    id: "p2p_nvlink",
+    likely: "the driver refuses P2P between NVLink-connected GPUs: the fabric manager or an \
+             NVLink fault",
+    fix: "check `systemctl status nvidia-fabricmanager` and `nvidia-smi nvlink -s`",
+};
+
+/// Another process uses the GPU.
+pub const CONTENTION: Cause = Cause {
+    id: "contention",
+    likely: "another process is using this GPU/link (contention)",
+    fix: "rerun when the GPUs are idle (`nvidia-smi` lists the processes), or stop the other job",
+};
+
+/// Samples vary a lot.
+pub const NOISY: Cause = Cause {
+    id: "noisy",
+    likely: "the samples vary widely: other traffic on the link or host (contention)",
+    fix: "rerun on an idle machine; check for other jobs and for host memory pressure",
+};
+
+/// Below expected and nothing explains it.
+pub const UNEXPLAINED: Cause = Cause {
+    id: "unexplained",
+    likely: "no finding of the inventory explains it",
+    fix: "rerun; if it persists, compare with `scalescope bench bandwidth` and nvbandwidth on \
+          the same GPUs, and check BIOS and driver settings",
+};
+
+/// Verification of copied data failed.
+pub const WRONG_DATA: Cause = Cause {
+    id: "wrong_data",
+    likely: "copied data arrived wrong: a memory or link fault",
+    fix: "drain the node; check the ECC and NVLink/PCIe error lines; reset the GPU and check \
+          again",
+};
+
+/// A value that could not be read.
+pub const NOT_READ: Cause = Cause {
+    id: "not_read",
+    likely: "the value could not be read here",
+    fix: "run `scalescope check` on the machine itself, or import a capture that has it",
+};

@@ -1,0 +1,1095 @@
+//! Inventory checks: the GPUs' state, judged without a measurement of bandwidth.
+//!
+//! Every rule here reads [`Evidence`]: the first reading (before the load tests, the capture,
+//! or the catalog's statement), a later one (after the load tests, or a later capture), and what
+//! the sampler saw during the load tests. A value nobody could read gives UNKNOWN.
+
+use super::causes::{self, Cause};
+use super::{Check, Evidence, Subject, Thresholds, Verdict};
+use crate::model::{
+    GpuInventory, GpuProcess, InventoryKind, LinkKind, LoadState, P2pStatus, PcieLink, Source,
+    ThrottleReason, Topology, pcie_rate_gbps,
+};
+
+/// Every inventory check for the GPUs in `gpus` (all when empty).
+pub fn checks(
+    topo: &Topology,
+    ev: &Evidence,
+    thresholds: &Thresholds,
+    gpus: &[usize],
+) -> Vec<Check> {
+    let selected: Vec<usize> = if gpus.is_empty() {
+        topo.gpu_indices()
+    } else {
+        gpus.to_vec()
+    };
+    let source = match ev.before.as_ref().map(|i| i.kind) {
+        Some(InventoryKind::Catalog) => Source::Modeled,
+        _ => Source::Measured,
+    };
+    let mut out = Vec::new();
+    for &g in &selected {
+        let before = ev.before.as_ref().and_then(|i| i.gpu(g));
+        let after = ev.after.as_ref().and_then(|i| i.gpu(g));
+        let load = ev.load.as_ref().and_then(|l| l.gpu(g));
+        let ctx = Ctx {
+            g,
+            source,
+            kind: ev.before.as_ref().map(|i| i.kind),
+        };
+        out.push(busy(&ctx, before, load, thresholds));
+        out.push(pcie_link(&ctx, topo, before, load));
+        if let Some(c) = nvlink_links(&ctx, topo, before, ev) {
+            out.push(c);
+        }
+        if let Some(c) = nvlink_errors(&ctx, topo, before, after) {
+            out.push(c);
+        }
+        out.push(pcie_replay(&ctx, before, after));
+        out.push(ecc(&ctx, before, after));
+        out.push(memory_repair(&ctx, before));
+        if let Some(c) = clocks(&ctx, before, load, ev.load.is_some()) {
+            out.push(c);
+        }
+    }
+    out.retain(|c| !(c.check == "busy" && c.verdict == Verdict::Pass && c.detail.is_empty()));
+    // A catalog entry describes links (and what `[[state]]` states), not counters: what it does
+    // not state is not listed as unknown line by line.
+    if source == Source::Modeled {
+        out.retain(|c| c.verdict != Verdict::Unknown);
+    }
+    out.extend(p2p_status(topo, &selected, source));
+    out
+}
+
+/// Which GPU and where its readings come from.
+struct Ctx {
+    g: usize,
+    source: Source,
+    kind: Option<InventoryKind>,
+}
+
+impl Ctx {
+    fn check(&self, id: &str, verdict: Verdict, detail: impl Into<String>) -> Check {
+        Check::new(id, Subject::Gpu(self.g), verdict, self.source, detail)
+    }
+
+    fn unknown(&self, id: &str, what: &str) -> Check {
+        let how = match self.kind {
+            Some(InventoryKind::Imported) => "not in the captures",
+            Some(InventoryKind::Catalog) => "not stated in the catalog entry",
+            _ => "not readable through NVML here",
+        };
+        self.check(id, Verdict::Unknown, format!("{what}: {how}"))
+            .because(&causes::NOT_READ)
+    }
+}
+
+/// Other processes or load on the GPU before (or during) the tests: a reason figures may be low.
+fn busy(
+    ctx: &Ctx,
+    before: Option<&GpuInventory>,
+    load: Option<&super::GpuLoadObservation>,
+    thresholds: &Thresholds,
+) -> Check {
+    let mut who: Vec<GpuProcess> = before.and_then(|b| b.processes.clone()).unwrap_or_default();
+    for p in load.map(|l| l.other_processes.as_slice()).unwrap_or(&[]) {
+        if !who.iter().any(|w| w.pid == p.pid) {
+            who.push(p.clone());
+        }
+    }
+    let util = before.and_then(|b| b.utilization_gpu_percent);
+    let busy_util = util.filter(|u| *u > thresholds.busy_util_percent);
+    if !who.is_empty() || busy_util.is_some() {
+        let mut parts = Vec::new();
+        if !who.is_empty() {
+            parts.push(format!(
+                "{} on the GPU",
+                who.iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if let Some(u) = busy_util {
+            parts.push(format!("{u} % utilization before the tests"));
+        }
+        return ctx
+            .check(
+                "busy",
+                Verdict::Warn,
+                format!("another process is using this GPU: {}", parts.join("; ")),
+            )
+            .because(&causes::CONTENTION);
+    }
+    // Nothing to say: dropped by `checks` (a PASS with an empty detail).
+    ctx.check("busy", Verdict::Pass, "")
+}
+
+fn link_text(generation: Option<u32>, width: Option<u32>) -> String {
+    format!(
+        "Gen{} x{}",
+        generation.map_or("?".into(), |g| g.to_string()),
+        width.map_or("?".into(), |w| w.to_string())
+    )
+}
+
+/// PCIe link training: current generation and width against the maximum, under load.
+fn pcie_link(
+    ctx: &Ctx,
+    topo: &Topology,
+    before: Option<&GpuInventory>,
+    load: Option<&super::GpuLoadObservation>,
+) -> Check {
+    let inv = before.map(|b| &b.pcie);
+    let link: PcieLink = inv
+        .map(|p| p.link)
+        .or_else(|| topo.gpu(ctx.g).map(|g| g.pcie))
+        .unwrap_or_default();
+    let (Some(gmax), Some(wmax)) = (link.gen_max, link.width_max) else {
+        return ctx.unknown("pcie_link", "PCIe maximum generation/width");
+    };
+    let max_text = link_text(Some(gmax), Some(wmax));
+    // The slot (host) allowing less than the GPU can do is a finding of its own.
+    let slot_limit = inv.and_then(|p| p.gen_device_max).filter(|d| *d > gmax);
+    // The reading to judge: one taken under load, else the idle one.
+    let (reading, loaded) = match (load.and_then(|l| l.pcie_under_load), inv) {
+        (Some(l), _) => (l, Some("under load")),
+        (None, Some(p)) if matches!(p.load, Some(LoadState::UnderLoad)) => {
+            (p.link, Some("under load"))
+        }
+        (None, Some(p)) if matches!(p.load, Some(LoadState::Stated)) => (p.link, Some("as stated")),
+        _ => (link, None),
+    };
+    let (Some(gcur), Some(wcur)) = (reading.gen_current, reading.width_current) else {
+        return ctx.unknown("pcie_link", "PCIe current generation/width");
+    };
+    let cur_text = link_text(Some(gcur), Some(wcur));
+    let expected = pcie_rate_gbps(gmax, wmax);
+    let figure = pcie_rate_gbps(gcur, wcur);
+    let with_rates = |mut c: Check| {
+        c.figure = figure;
+        c.expected = expected;
+        c.unit = Some("GB/s".into());
+        c.percent = figure.zip(expected).map(|(f, e)| f / e * 100.0);
+        c.basis = Some(format!(
+            "line rate of PCIe {max_text} per direction (the maximum GPU and slot allow)"
+        ));
+        c
+    };
+    if wcur < wmax {
+        // Width is not lowered to save power: a narrower link is a fault whatever the load.
+        let when = loaded.map_or_else(
+            || "(idle reading; the width is not lowered to save power)".to_string(),
+            str::to_string,
+        );
+        return with_rates(ctx.check(
+            "pcie_link",
+            Verdict::Fail,
+            format!("PCIe {cur_text} {when}, expected {max_text}"),
+        ))
+        .because(&causes::PCIE_DOWNTRAINED);
+    }
+    if gcur < gmax {
+        return match loaded {
+            Some(when) => with_rates(ctx.check(
+                "pcie_link",
+                Verdict::Fail,
+                format!("PCIe {cur_text} {when}, expected {max_text}"),
+            ))
+            .because(&causes::PCIE_DOWNTRAINED),
+            None => ctx
+                .check(
+                    "pcie_link",
+                    Verdict::Unknown,
+                    format!(
+                        "PCIe {cur_text} in an idle reading (max {max_text}): idle GPUs lower the generation to save power, not a fault by itself; no reading under load"
+                    ),
+                )
+                .because_text(
+                    "only an idle reading exists".to_string(),
+                    "run `scalescope check` on the machine: it reads the link while a host copy runs",
+                ),
+        };
+    }
+    if let Some(d) = slot_limit {
+        return with_rates(ctx.check(
+            "pcie_link",
+            Verdict::Warn,
+            format!("PCIe {cur_text}, but the GPU supports Gen{d}: the slot or host allows Gen{gmax} only"),
+        ))
+        .because(&causes::PCIE_SLOT_LIMITED);
+    }
+    with_rates(ctx.check(
+        "pcie_link",
+        Verdict::Pass,
+        format!(
+            "PCIe {cur_text} {}",
+            loaded.unwrap_or("(idle reading, at its maximum)")
+        ),
+    ))
+}
+
+/// True for GPU modules whose every NVLink is wired (SXM/HGX baseboards, Grace superchips), from
+/// the name nvidia-smi gives them: `NVIDIA H200`, `NVIDIA H100 80GB HBM3`, `NVIDIA A100-SXM4-80GB`;
+/// not PCIe cards (`… PCIe`, `… NVL`), whose bridges connect a subset.
+pub fn nvlink_module(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    if n.contains("PCIE") || n.contains(" NVL") {
+        return false;
+    }
+    n.contains("SXM")
+        || n.contains("HBM3")
+        || [
+            "H200", "H100", "H800", "H20", "B200", "B300", "GB200", "GB300", "GH200",
+        ]
+        .iter()
+        .any(|t| n.contains(t))
+}
+
+/// NVLinks active against the links the GPU has and against its peers of the same model.
+fn nvlink_links(
+    ctx: &Ctx,
+    topo: &Topology,
+    before: Option<&GpuInventory>,
+    ev: &Evidence,
+) -> Option<Check> {
+    let has_nv_pairs = topo
+        .links
+        .iter()
+        .any(|l| (l.a == ctx.g || l.b == ctx.g) && matches!(l.kind, Some(LinkKind::Nv(_))));
+    let listed = before.and_then(|b| b.nvlinks.as_ref());
+    let active = before.and_then(|b| b.nvlinks_active());
+    let expected = before.and_then(|b| b.nvlinks_expected).or_else(|| {
+        listed
+            .filter(|v| !v.is_empty() && v.iter().any(|l| l.active.is_some()))
+            .map(|v| v.len() as u32)
+    });
+    // States known?
+    let states_known = listed.is_some_and(|v| v.iter().any(|l| l.active.is_some()));
+    if !states_known {
+        if has_nv_pairs || expected.is_some_and(|e| e > 0) {
+            return Some(
+                ctx.check(
+                    "nvlink_links",
+                    Verdict::Unknown,
+                    "NVLink states not read (an `nvidia-smi -q` capture has none: import `nvidia-smi nvlink -s`)",
+                )
+                .because(&causes::NOT_READ),
+            );
+        }
+        return None;
+    }
+    let active = active.unwrap_or(0);
+    let expected = expected.unwrap_or(active);
+    if expected == 0 {
+        return None;
+    }
+    // Peers of the same model: the most active links any of them has.
+    let name = before.and_then(|b| b.name.clone());
+    let peer_best = ev
+        .before
+        .as_ref()
+        .map(|inv| {
+            inv.gpus
+                .iter()
+                .filter(|o| o.index != ctx.g && o.name == name)
+                .filter_map(|o| o.nvlinks_active())
+                .max()
+        })
+        .unwrap_or(None);
+    let down: Vec<String> = listed
+        .map(|v| {
+            v.iter()
+                .filter(|l| l.active == Some(false))
+                .map(|l| l.link.to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let peers_text = match peer_best {
+        Some(p) if p > active => format!("; its peers have {p}"),
+        _ => String::new(),
+    };
+    let which = if down.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (link{} {} inactive)",
+            if down.len() > 1 { "s" } else { "" },
+            down.join(", ")
+        )
+    };
+    // Every link a module (SXM, or stated by a catalog / listed by `nvlink -e`) has must be up;
+    // a PCIe card uses the links its bridge connects, so only its peers tell what it should have.
+    let strict = before.is_some_and(|b| b.nvlinks_expected.is_some())
+        || name.as_deref().is_some_and(nvlink_module);
+    let fewer_than_peers = peer_best.is_some_and(|p| p > active);
+    let mut c = if fewer_than_peers || (strict && active < expected) {
+        ctx.check(
+            "nvlink_links",
+            Verdict::Fail,
+            format!("{active} of {expected} NVLinks active{which}{peers_text}"),
+        )
+        .because(&causes::NVLINK_INACTIVE)
+    } else if active < expected && active == 0 {
+        // A PCIe card without a bridge: NVLink is not in use.
+        return None;
+    } else if active < expected && peer_best.is_none() {
+        ctx.check(
+            "nvlink_links",
+            Verdict::Unknown,
+            format!(
+                "{active} of {expected} NVLinks active{which}: a PCIe card's bridge may use fewer, and no peer of the same model to compare with"
+            ),
+        )
+    } else if active < expected {
+        ctx.check(
+            "nvlink_links",
+            Verdict::Pass,
+            format!("{active} of {expected} NVLinks active, as on its peers of the same model (the bridge's links)"),
+        )
+    } else {
+        ctx.check(
+            "nvlink_links",
+            Verdict::Pass,
+            format!("{active} of {expected} NVLinks active"),
+        )
+    };
+    c.figure = Some(f64::from(active));
+    c.expected = Some(f64::from(expected));
+    c.percent = Some(f64::from(active) / f64::from(expected) * 100.0);
+    c.unit = Some("links".into());
+    Some(c)
+}
+
+/// Reads one error counter of an NVLink.
+type CounterOf = fn(&crate::model::NvLinkState) -> Option<u64>;
+
+/// One NVLink counter of every link that has it: (link, count).
+fn nv_counter(g: Option<&GpuInventory>, f: CounterOf) -> Vec<(u32, u64)> {
+    g.and_then(|g| g.nvlinks.as_ref())
+        .map(|v| v.iter().filter_map(|l| f(l).map(|c| (l.link, c))).collect())
+        .unwrap_or_default()
+}
+
+/// NVLink CRC, replay and recovery counters: growth during the run is a fault.
+fn nvlink_errors(
+    ctx: &Ctx,
+    topo: &Topology,
+    before: Option<&GpuInventory>,
+    after: Option<&GpuInventory>,
+) -> Option<Check> {
+    let counters: [(&str, CounterOf); 3] = [
+        ("CRC", |l| l.crc_errors),
+        ("replay", |l| l.replay_errors),
+        ("recovery", |l| l.recovery_errors),
+    ];
+    let b: Vec<(&str, Vec<(u32, u64)>)> = counters
+        .iter()
+        .map(|(n, f)| (*n, nv_counter(before, *f)))
+        .collect();
+    let known = b.iter().any(|(_, v)| !v.is_empty());
+    let has_nv = topo
+        .links
+        .iter()
+        .any(|l| (l.a == ctx.g || l.b == ctx.g) && matches!(l.kind, Some(LinkKind::Nv(_))))
+        || before
+            .and_then(|g| g.nvlinks.as_ref())
+            .is_some_and(|v| !v.is_empty());
+    if !known {
+        return has_nv.then(|| ctx.unknown("nvlink_errors", "NVLink error counters"));
+    }
+    if let Some(after) = after {
+        let a: Vec<(&str, Vec<(u32, u64)>)> = counters
+            .iter()
+            .map(|(n, f)| (*n, nv_counter(Some(after), *f)))
+            .collect();
+        let mut grew = Vec::new();
+        for ((name, bv), (_, av)) in b.iter().zip(&a) {
+            for (link, va) in av {
+                if let Some((_, vb)) = bv.iter().find(|(l, _)| l == link)
+                    && va > vb
+                {
+                    grew.push(format!("link {link} {name} +{}", va - vb));
+                }
+            }
+        }
+        if a.iter().any(|(_, v)| !v.is_empty()) {
+            return Some(if grew.is_empty() {
+                ctx.check(
+                    "nvlink_errors",
+                    Verdict::Pass,
+                    "no NVLink error counter (CRC, replay, recovery) grew between the readings",
+                )
+            } else {
+                ctx.check(
+                    "nvlink_errors",
+                    Verdict::Fail,
+                    format!(
+                        "NVLink errors grew between the readings: {}",
+                        grew.join(", ")
+                    ),
+                )
+                .because(&causes::NVLINK_ERRORS_GROWING)
+            });
+        }
+    }
+    let nonzero: Vec<String> = b
+        .iter()
+        .flat_map(|(name, v)| {
+            v.iter()
+                .filter(|(_, c)| *c > 0)
+                .map(move |(l, c)| format!("link {l}: {c} {name}"))
+        })
+        .collect();
+    Some(if nonzero.is_empty() {
+        ctx.check(
+            "nvlink_errors",
+            Verdict::Pass,
+            "NVLink error counters (CRC, replay, recovery) at 0",
+        )
+    } else {
+        ctx.check(
+            "nvlink_errors",
+            Verdict::Warn,
+            format!(
+                "NVLink errors since the driver loaded: {}",
+                nonzero.join(", ")
+            ),
+        )
+        .because(&causes::NVLINK_ERRORS_PRESENT)
+    })
+}
+
+/// The PCIe replay counter: growth during the run is a fault, a count in one reading a finding.
+fn pcie_replay(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInventory>) -> Check {
+    let b = before.and_then(|g| g.pcie.replay_counter);
+    let a = after.and_then(|g| g.pcie.replay_counter);
+    match (b, a) {
+        (None, _) => ctx.unknown("pcie_replay", "PCIe replay counter"),
+        (Some(b), Some(a)) if a > b => ctx
+            .check(
+                "pcie_replay",
+                Verdict::Fail,
+                format!("PCIe replays grew from {b} to {a} between the readings"),
+            )
+            .because(&causes::PCIE_REPLAYS),
+        (Some(0), Some(_)) => ctx.check(
+            "pcie_replay",
+            Verdict::Pass,
+            "PCIe replay counter at 0 and did not grow",
+        ),
+        (Some(b), _) if b > 0 => ctx
+            .check(
+                "pcie_replay",
+                Verdict::Warn,
+                format!("{b} PCIe replay(s) since the driver loaded"),
+            )
+            .because(&causes::PCIE_REPLAYS),
+        _ => ctx.check("pcie_replay", Verdict::Pass, "PCIe replay counter at 0"),
+    }
+}
+
+/// ECC mode and error counters.
+fn ecc(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInventory>) -> Check {
+    let Some(e) = before.map(|g| &g.ecc) else {
+        return ctx.unknown("ecc", "ECC state");
+    };
+    if let Some(v) = e.volatile_uncorrected.filter(|v| *v > 0) {
+        return ctx
+            .check(
+                "ecc",
+                Verdict::Fail,
+                format!("{v} uncorrectable ECC error(s) since the driver loaded"),
+            )
+            .because(&causes::ECC_UNCORRECTABLE);
+    }
+    if let Some(a) = after.and_then(|g| g.ecc.volatile_uncorrected)
+        && a > e.volatile_uncorrected.unwrap_or(0)
+    {
+        return ctx
+            .check(
+                "ecc",
+                Verdict::Fail,
+                format!("{a} uncorrectable ECC error(s) after the load tests"),
+            )
+            .because(&causes::ECC_UNCORRECTABLE);
+    }
+    if e.enabled == Some(false) {
+        return ctx
+            .check("ecc", Verdict::Warn, "ECC is disabled")
+            .because(&causes::ECC_OFF);
+    }
+    if let Some(v) = e.aggregate_uncorrected.filter(|v| *v > 0) {
+        return ctx
+            .check(
+                "ecc",
+                Verdict::Warn,
+                format!("{v} uncorrectable ECC error(s) in the GPU's lifetime, none since the driver loaded"),
+            )
+            .because(&causes::ECC_HISTORY);
+    }
+    if let (Some(b), Some(a)) = (
+        e.volatile_corrected,
+        after.and_then(|g| g.ecc.volatile_corrected),
+    ) && a > b
+    {
+        return ctx
+            .check(
+                "ecc",
+                Verdict::Warn,
+                format!("correctable ECC errors grew from {b} to {a} during the load tests"),
+            )
+            .because(&causes::ECC_CORRECTED_GROWING);
+    }
+    if e.volatile_uncorrected.is_none() && e.aggregate_uncorrected.is_none() {
+        return ctx.unknown("ecc", "ECC error counters");
+    }
+    ctx.check(
+        "ecc",
+        Verdict::Pass,
+        format!(
+            "ECC {}, 0 uncorrectable errors{}",
+            match e.enabled {
+                Some(true) => "on",
+                Some(false) => "off",
+                None => "mode unknown",
+            },
+            match e.volatile_corrected {
+                Some(c) if c > 0 => format!(", {c} corrected since the driver loaded"),
+                _ => String::new(),
+            }
+        ),
+    )
+}
+
+/// Retired pages and remapped rows.
+fn memory_repair(ctx: &Ctx, before: Option<&GpuInventory>) -> Check {
+    let Some(e) = before.map(|g| &g.ecc) else {
+        return ctx.unknown("memory_repair", "retired pages and remapped rows");
+    };
+    let found = |v: Verdict, d: String, c: &Cause| ctx.check("memory_repair", v, d).because(c);
+    if e.remap_failure == Some(true) {
+        return found(
+            Verdict::Fail,
+            "row remapping failed".into(),
+            &causes::REMAP_FAILURE,
+        );
+    }
+    if e.remap_pending == Some(true) || e.retired_pending == Some(true) {
+        return found(
+            Verdict::Fail,
+            format!(
+                "{} pending: applied at the next GPU reset",
+                if e.remap_pending == Some(true) {
+                    "a row remapping is"
+                } else {
+                    "a page retirement is"
+                }
+            ),
+            &causes::REPAIR_PENDING,
+        );
+    }
+    let unc = e.remapped_rows_uncorrectable.unwrap_or(0) + e.retired_pages_dbe.unwrap_or(0);
+    if unc > 0 {
+        return found(
+            Verdict::Warn,
+            format!("{unc} row(s)/page(s) remapped or retired for uncorrectable errors"),
+            &causes::MEMORY_REPAIRED,
+        );
+    }
+    let any_known = [
+        e.remapped_rows_correctable,
+        e.remapped_rows_uncorrectable,
+        e.retired_pages_sbe,
+        e.retired_pages_dbe,
+    ]
+    .iter()
+    .any(Option::is_some)
+        || e.remap_pending.is_some()
+        || e.remap_failure.is_some();
+    if !any_known {
+        return ctx.unknown("memory_repair", "retired pages and remapped rows");
+    }
+    ctx.check(
+        "memory_repair",
+        Verdict::Pass,
+        format!(
+            "no pending or failed memory repair{}",
+            match e.remapped_rows_correctable {
+                Some(c) if c > 0 => format!(", {c} row(s) remapped for correctable errors"),
+                _ => String::new(),
+            }
+        ),
+    )
+}
+
+/// Clock limits seen during the load tests (live), or active in a capture.
+fn clocks(
+    ctx: &Ctx,
+    before: Option<&GpuInventory>,
+    load: Option<&super::GpuLoadObservation>,
+    live_load: bool,
+) -> Option<Check> {
+    let (seen, when): (Vec<ThrottleReason>, &str) = match load {
+        Some(l) => (l.throttle_seen.clone(), "during the load tests"),
+        None if live_load => return Some(ctx.unknown("clocks", "clock event reasons")),
+        None => match before.and_then(|b| b.throttle.clone()) {
+            Some(t) => (t, "when the capture was taken"),
+            None => {
+                return (ctx.kind != Some(InventoryKind::Catalog))
+                    .then(|| ctx.unknown("clocks", "clock event reasons"));
+            }
+        },
+    };
+    let limits: Vec<ThrottleReason> = seen.iter().copied().filter(|r| r.is_limit()).collect();
+    let names = limits
+        .iter()
+        .map(|r| r.label())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let has = |r: ThrottleReason| limits.contains(&r);
+    if has(ThrottleReason::HwThermalSlowdown) {
+        return Some(
+            ctx.check("clocks", Verdict::Fail, format!("{names} {when}"))
+                .because(&causes::THROTTLE_THERMAL),
+        );
+    }
+    if has(ThrottleReason::HwSlowdown) || has(ThrottleReason::HwPowerBrake) {
+        return Some(
+            ctx.check("clocks", Verdict::Fail, format!("{names} {when}"))
+                .because(&causes::THROTTLE_HW),
+        );
+    }
+    if has(ThrottleReason::SwThermalSlowdown) {
+        return Some(
+            ctx.check("clocks", Verdict::Warn, format!("{names} {when}"))
+                .because(&causes::THROTTLE_THERMAL),
+        );
+    }
+    if has(ThrottleReason::SwPowerCap) {
+        return Some(
+            ctx.check("clocks", Verdict::Warn, format!("{names} {when}"))
+                .because(&causes::THROTTLE_POWER),
+        );
+    }
+    let idle_capture = load.is_none()
+        && before.is_some_and(|b| {
+            b.throttle
+                .as_ref()
+                .is_some_and(|t| t.contains(&ThrottleReason::GpuIdle))
+        });
+    Some(if idle_capture {
+        ctx.check(
+            "clocks",
+            Verdict::Unknown,
+            "no power or thermal limit active, but the capture was taken at idle: it says nothing about clocks under load",
+        )
+        .because_text(
+            "only an idle reading exists".to_string(),
+            "run `scalescope check` on the machine: it watches the clocks during its load tests",
+        )
+    } else {
+        ctx.check(
+            "clocks",
+            Verdict::Pass,
+            format!("no power, thermal or hardware clock limit {when}"),
+        )
+    })
+}
+
+/// P2P status of every pair against what its connection allows.
+fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check> {
+    let mut out = Vec::new();
+    for (i, &a) in gpus.iter().enumerate() {
+        for &b in &gpus[i + 1..] {
+            let Some(link) = topo.link(a, b) else {
+                continue;
+            };
+            let Some(kind) = link.kind else {
+                continue;
+            };
+            let statuses: Vec<P2pStatus> = [(a, b), (b, a)]
+                .iter()
+                .filter_map(|&(x, y)| topo.p2p(x, y))
+                .flat_map(|p| [p.caps.read, p.caps.write])
+                .flatten()
+                .collect();
+            if statuses.is_empty() {
+                continue;
+            }
+            let refused: Vec<P2pStatus> = statuses
+                .iter()
+                .copied()
+                .filter(|s| *s != P2pStatus::Ok)
+                .collect();
+            let subject = Subject::Pair(a, b);
+            let codes = || {
+                let mut c: Vec<&str> = refused.iter().map(|s| s.code()).collect();
+                c.dedup();
+                c.join("/")
+            };
+            let check = match kind {
+                LinkKind::Nv(_) if refused.is_empty() => Check::new(
+                    "p2p_status",
+                    subject,
+                    Verdict::Pass,
+                    source,
+                    format!("P2P read/write OK over {kind}"),
+                ),
+                LinkKind::Nv(_) => Check::new(
+                    "p2p_status",
+                    subject,
+                    Verdict::Fail,
+                    source,
+                    format!(
+                        "the driver reports P2P {} between GPUs joined by {kind}",
+                        codes()
+                    ),
+                )
+                .because(&causes::P2P_NVLINK),
+                LinkKind::Pix | LinkKind::Pxb | LinkKind::Phb if refused.is_empty() => Check::new(
+                    "p2p_status",
+                    subject,
+                    Verdict::Pass,
+                    source,
+                    format!("P2P read/write OK over PCIe ({kind})"),
+                ),
+                LinkKind::Pix | LinkKind::Pxb | LinkKind::Phb
+                    if refused
+                        .iter()
+                        .all(|s| matches!(s, P2pStatus::Ns | P2pStatus::Cns)) =>
+                {
+                    // Under one switch (PIX/PXB) P2P should work; through the host bridge (PHB)
+                    // chipsets may legitimately refuse it.
+                    let v = if kind == LinkKind::Phb {
+                        Verdict::Warn
+                    } else {
+                        Verdict::Fail
+                    };
+                    Check::new(
+                        "p2p_status",
+                        subject,
+                        v,
+                        source,
+                        format!(
+                            "the driver reports P2P {} on a {kind} path, which allows P2P",
+                            codes()
+                        ),
+                    )
+                    .because(&causes::P2P_ACS_IOMMU)
+                }
+                // GNS (the GPU model has no P2P), TNS, or a path across sockets: by design.
+                _ => continue,
+            };
+            out.push(check);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::Evidence;
+    use crate::model::{Gpu, Inventory, NvLinkState, TopologySource};
+
+    fn topo(n: usize, kind: LinkKind) -> Topology {
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        t.gpus = (0..n)
+            .map(|index| Gpu {
+                index,
+                ..Default::default()
+            })
+            .collect();
+        t.normalize();
+        for l in &mut t.links {
+            l.kind = Some(kind);
+        }
+        t
+    }
+
+    fn healthy(n: usize) -> Inventory {
+        let mut inv = Inventory::new(InventoryKind::Imported, vec!["x".into()]);
+        for g in 0..n {
+            let gi = inv.gpu_mut(g);
+            gi.name = Some("NVIDIA H200".into());
+            gi.pcie.link = PcieLink {
+                gen_current: Some(5),
+                gen_max: Some(5),
+                width_current: Some(16),
+                width_max: Some(16),
+            };
+            gi.pcie.load = Some(LoadState::Idle);
+            gi.pcie.replay_counter = Some(0);
+            gi.nvlinks = Some(
+                (0..18)
+                    .map(|link| NvLinkState {
+                        link,
+                        active: Some(true),
+                        gbps: Some(26.562),
+                        crc_errors: Some(0),
+                        replay_errors: Some(0),
+                        recovery_errors: Some(0),
+                    })
+                    .collect(),
+            );
+            gi.ecc.enabled = Some(true);
+            gi.ecc.volatile_uncorrected = Some(0);
+            gi.ecc.aggregate_uncorrected = Some(0);
+            gi.ecc.remapped_rows_uncorrectable = Some(0);
+            gi.ecc.remap_pending = Some(false);
+            gi.ecc.remap_failure = Some(false);
+            gi.throttle = Some(vec![ThrottleReason::GpuIdle]);
+        }
+        inv
+    }
+
+    fn run(inv: Inventory, after: Option<Inventory>) -> Vec<Check> {
+        let ev = Evidence {
+            before: Some(inv),
+            after,
+            load: None,
+        };
+        checks(&topo(2, LinkKind::Nv(18)), &ev, &Thresholds::default(), &[])
+    }
+
+    fn find<'a>(cs: &'a [Check], id: &str, gpu: usize) -> &'a Check {
+        cs.iter()
+            .find(|c| c.check == id && c.gpu == Some(gpu))
+            .unwrap_or_else(|| panic!("no {id} for GPU {gpu}: {cs:#?}"))
+    }
+
+    #[test]
+    fn a_healthy_capture_has_no_fail_or_warn() {
+        let cs = run(healthy(2), None);
+        assert!(
+            cs.iter()
+                .all(|c| matches!(c.verdict, Verdict::Pass | Verdict::Unknown)),
+            "{cs:#?}"
+        );
+        assert_eq!(find(&cs, "pcie_link", 1).verdict, Verdict::Pass);
+        assert_eq!(
+            find(&cs, "nvlink_links", 0).detail,
+            "18 of 18 NVLinks active"
+        );
+        // An idle capture says nothing about clocks under load.
+        assert_eq!(find(&cs, "clocks", 0).verdict, Verdict::Unknown);
+    }
+
+    #[test]
+    fn narrow_pcie_fails_idle_low_generation_does_not() {
+        let mut inv = healthy(2);
+        inv.gpu_mut(1).pcie.link.gen_current = Some(4);
+        inv.gpu_mut(1).pcie.link.width_current = Some(8);
+        let cs = run(inv.clone(), None);
+        let c = find(&cs, "pcie_link", 1);
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(
+            c.detail.contains("Gen4 x8") && c.detail.contains("Gen5 x16"),
+            "{}",
+            c.detail
+        );
+        assert!(c.fix.as_deref().unwrap().contains("reseat the card"));
+        // Gen1 x16 when idle: not a fault by itself.
+        inv.gpu_mut(1).pcie.link.gen_current = Some(1);
+        inv.gpu_mut(1).pcie.link.width_current = Some(16);
+        let c = find(&run(inv.clone(), None), "pcie_link", 1).clone();
+        assert_eq!(c.verdict, Verdict::Unknown);
+        assert!(c.detail.contains("idle"), "{}", c.detail);
+        // The same reading under load is a fault.
+        inv.gpu_mut(1).pcie.load = Some(LoadState::UnderLoad);
+        let c = find(&run(inv, None), "pcie_link", 1).clone();
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(c.detail.contains("under load"), "{}", c.detail);
+    }
+
+    #[test]
+    fn an_nvlink_down_fails_and_names_the_link() {
+        let mut inv = healthy(2);
+        inv.gpu_mut(1).nvlinks.as_mut().unwrap()[7].active = Some(false);
+        let cs = run(inv, None);
+        let c = find(&cs, "nvlink_links", 1);
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(
+            c.detail.contains("17 of 18") && c.detail.contains("link 7"),
+            "{}",
+            c.detail
+        );
+        assert!(c.cause.as_deref().unwrap().contains("fabric manager"));
+        assert_eq!(find(&cs, "nvlink_links", 0).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn pcie_cards_are_judged_by_their_peers() {
+        assert!(nvlink_module("NVIDIA H200"));
+        assert!(nvlink_module("NVIDIA H100 80GB HBM3"));
+        assert!(nvlink_module("NVIDIA A100-SXM4-80GB"));
+        assert!(!nvlink_module("NVIDIA H100 PCIe"));
+        assert!(!nvlink_module("NVIDIA H200 NVL"));
+        assert!(!nvlink_module("NVIDIA A100-PCIE-40GB"));
+        let mut inv = healthy(2);
+        for g in 0..2 {
+            let gi = inv.gpu_mut(g);
+            gi.name = Some("NVIDIA H100 PCIe".into());
+            for l in gi.nvlinks.as_mut().unwrap().iter_mut().skip(12) {
+                l.active = Some(false);
+            }
+        }
+        // 12 of 18 on both cards: the bridge's links.
+        let c = find(&run(inv.clone(), None), "nvlink_links", 0).clone();
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
+        // One card with fewer than its peer fails.
+        inv.gpu_mut(1).nvlinks.as_mut().unwrap()[0].active = Some(false);
+        assert_eq!(
+            find(&run(inv.clone(), None), "nvlink_links", 1).verdict,
+            Verdict::Fail
+        );
+        // No bridge at all: NVLink not in use, no line.
+        for g in 0..2 {
+            for l in inv.gpu_mut(g).nvlinks.as_mut().unwrap() {
+                l.active = Some(false);
+            }
+        }
+        let t = topo(2, LinkKind::Phb);
+        let ev = Evidence {
+            before: Some(inv.clone()),
+            ..Default::default()
+        };
+        let cs = checks(&t, &ev, &Thresholds::default(), &[]);
+        assert!(cs.iter().all(|c| c.check != "nvlink_links"), "{cs:#?}");
+        // Every link of an SXM module down (fabric manager stopped) fails.
+        for g in 0..2 {
+            inv.gpu_mut(g).name = Some("NVIDIA H200".into());
+        }
+        let ev = Evidence {
+            before: Some(inv),
+            ..Default::default()
+        };
+        let cs = checks(&t, &ev, &Thresholds::default(), &[]);
+        assert_eq!(find(&cs, "nvlink_links", 0).verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn growing_counters_fail_present_ones_warn() {
+        let before = healthy(2);
+        let mut after = healthy(2);
+        after.gpu_mut(0).nvlinks.as_mut().unwrap()[3].crc_errors = Some(5);
+        after.gpu_mut(1).pcie.replay_counter = Some(2);
+        let cs = run(before, Some(after.clone()));
+        let c = find(&cs, "nvlink_errors", 0);
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(c.detail.contains("link 3 CRC +5"), "{}", c.detail);
+        assert_eq!(find(&cs, "pcie_replay", 1).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, "nvlink_errors", 1).verdict, Verdict::Pass);
+        // One reading with errors: a warning, not a fault.
+        let cs = run(after, None);
+        assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Warn);
+        assert_eq!(find(&cs, "pcie_replay", 1).verdict, Verdict::Warn);
+    }
+
+    #[test]
+    fn ecc_errors_and_pending_repairs() {
+        let mut inv = healthy(2);
+        inv.gpu_mut(0).ecc.volatile_uncorrected = Some(1);
+        inv.gpu_mut(1).ecc.remap_pending = Some(true);
+        let cs = run(inv, None);
+        assert_eq!(find(&cs, "ecc", 0).verdict, Verdict::Fail);
+        assert!(
+            find(&cs, "ecc", 0)
+                .fix
+                .as_deref()
+                .unwrap()
+                .contains("nvidia-smi -r")
+        );
+        assert_eq!(find(&cs, "memory_repair", 1).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, "ecc", 1).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn unknown_values_are_never_a_pass() {
+        let mut inv = Inventory::new(InventoryKind::Imported, vec!["x".into()]);
+        inv.gpu_mut(0);
+        inv.gpu_mut(1);
+        let cs = run(inv, None);
+        for id in [
+            "pcie_link",
+            "nvlink_links",
+            "pcie_replay",
+            "ecc",
+            "memory_repair",
+            "clocks",
+        ] {
+            assert_eq!(find(&cs, id, 0).verdict, Verdict::Unknown, "{id}");
+        }
+    }
+
+    #[test]
+    fn throttle_and_busy_evidence_during_load() {
+        let mut ev = Evidence {
+            before: Some(healthy(2)),
+            after: None,
+            load: Some(crate::health::LoadObservation {
+                samples: 10,
+                interval_ms: 10,
+                gpus: vec![
+                    crate::health::GpuLoadObservation {
+                        index: 0,
+                        throttle_seen: vec![ThrottleReason::HwThermalSlowdown],
+                        ..Default::default()
+                    },
+                    crate::health::GpuLoadObservation {
+                        index: 1,
+                        other_processes: vec![GpuProcess {
+                            pid: 4242,
+                            name: Some("python3".into()),
+                        }],
+                        ..Default::default()
+                    },
+                ],
+            }),
+        };
+        let t = topo(2, LinkKind::Nv(18));
+        let cs = checks(&t, &ev, &Thresholds::default(), &[]);
+        assert_eq!(find(&cs, "clocks", 0).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, "clocks", 1).verdict, Verdict::Pass);
+        let b = find(&cs, "busy", 1);
+        assert_eq!(b.verdict, Verdict::Warn);
+        assert!(b.detail.contains("pid 4242 (python3)"), "{}", b.detail);
+        assert!(cs.iter().all(|c| !(c.check == "busy" && c.gpu == Some(0))));
+        // A reading under load at a lower generation fails.
+        ev.load.as_mut().unwrap().gpus[0].pcie_under_load = Some(PcieLink {
+            gen_current: Some(4),
+            gen_max: Some(5),
+            width_current: Some(16),
+            width_max: Some(16),
+        });
+        let cs = checks(&t, &ev, &Thresholds::default(), &[]);
+        let c = find(&cs, "pcie_link", 0);
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(
+            c.detail.contains("Gen4 x16 under load, expected Gen5 x16"),
+            "{}",
+            c.detail
+        );
+    }
+
+    #[test]
+    fn p2p_refused_under_a_switch_names_acs() {
+        let mut t = topo(2, LinkKind::Pix);
+        for p in &mut t.p2p {
+            p.caps.read = Some(P2pStatus::Cns);
+            p.caps.write = Some(P2pStatus::Cns);
+        }
+        let cs = p2p_status(&t, &[0, 1], Source::Measured);
+        assert_eq!(cs.len(), 1);
+        assert_eq!(cs[0].verdict, Verdict::Fail);
+        assert!(cs[0].fix.as_deref().unwrap().contains("iommu=pt"));
+        // Across sockets P2P is not expected: no check.
+        let mut t = topo(2, LinkKind::Sys);
+        for p in &mut t.p2p {
+            p.caps.read = Some(P2pStatus::Ns);
+        }
+        assert!(p2p_status(&t, &[0, 1], Source::Measured).is_empty());
+    }
+}

@@ -1,0 +1,397 @@
+//! `scalescope check`: is this box delivering what it should?
+//!
+//! Inventory checks judge the GPUs' state — PCIe link training, NVLinks up, error counters,
+//! memory errors, clock limits, P2P allowed where the topology allows it ([`inventory`]).
+//! Performance checks compare copy bandwidth with what the link should carry: its line rate ×
+//! a reference efficiency measured on real hardware ([`expected`], [`performance`]). Each check
+//! has a verdict (PASS, WARN, FAIL or UNKNOWN), and below PASS a likely cause and what to do
+//! ([`causes`]). Thresholds are configurable ([`thresholds`]).
+//!
+//! Everything here is plain logic over data: the inventory comes from NVML
+//! ([`crate::topology::inventory`]), from `nvidia-smi` captures
+//! ([`crate::topology::smi_query`]) or from a catalog entry; the figures from the bandwidth bench.
+//! [`run`] puts a live check together.
+
+pub mod causes;
+pub mod expected;
+pub mod inventory;
+pub mod performance;
+pub mod run;
+pub mod thresholds;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{BandwidthResult, Inventory, Source, Topology};
+pub use crate::model::{GpuLoadObservation, LoadObservation};
+pub use thresholds::Thresholds;
+
+/// The outcome of one check, or of the whole machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Delivers what it should.
+    Pass,
+    /// Could not be read or judged: never counted as a pass.
+    Unknown,
+    /// Below what it should be, but not by much, or a finding worth a look.
+    Warn,
+    /// A fault: the box does not deliver what it should.
+    Fail,
+}
+
+impl Verdict {
+    /// `PASS`, `WARN`, `FAIL`, `UNKNOWN`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Self::Pass => "PASS",
+            Self::Warn => "WARN",
+            Self::Fail => "FAIL",
+            Self::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
+/// One check of one GPU, pair or path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// What was checked: `pcie_link`, `nvlink_links`, `nvlink_errors`, `pcie_replay`, `ecc`,
+    /// `memory_repair`, `clocks`, `busy`, `p2p_status`, or a bandwidth test id (`h2d`,
+    /// `p2p_read_ce`, `all_pairs`, …).
+    pub check: String,
+    /// `GPU 3`, `GPU 0→1` (a direction), `GPU 0–1` (a pair), `GPU 2 ← all`.
+    pub subject: String,
+    /// The GPU (the source of a directional figure, the lower of a pair, the destination of
+    /// `all_pairs`).
+    pub gpu: Option<usize>,
+    /// The other GPU of a pair or direction.
+    pub peer: Option<usize>,
+    pub verdict: Verdict,
+    /// `measured` (live or a real capture) or `modeled` (a catalog description, or figures derived
+    /// from line rates): a modeled PASS is never a PASS of a real machine.
+    pub source: Source,
+    /// The figure judged (GB/s for bandwidth), when there is one.
+    pub figure: Option<f64>,
+    /// What it should be.
+    pub expected: Option<f64>,
+    /// `figure ÷ expected × 100`.
+    pub percent: Option<f64>,
+    /// Unit of `figure` and `expected`.
+    pub unit: Option<String>,
+    /// What was found, e.g. `PCIe Gen4 x8 under load, expected Gen5 x16`.
+    pub detail: String,
+    /// Below PASS: the likely cause.
+    pub cause: Option<String>,
+    /// Below PASS: what to do.
+    pub fix: Option<String>,
+    /// Where `expected` comes from.
+    pub basis: Option<String>,
+}
+
+impl Check {
+    /// A check with nothing but its identity and verdict; fill the rest with the builders.
+    pub fn new(
+        check: &str,
+        subject: Subject,
+        verdict: Verdict,
+        source: Source,
+        detail: impl Into<String>,
+    ) -> Self {
+        let (gpu, peer) = subject.gpus();
+        Self {
+            check: check.to_string(),
+            subject: subject.to_string(),
+            gpu,
+            peer,
+            verdict,
+            source,
+            figure: None,
+            expected: None,
+            percent: None,
+            unit: None,
+            detail: detail.into(),
+            cause: None,
+            fix: None,
+            basis: None,
+        }
+    }
+
+    /// Sets the cause and fix (only shown below PASS).
+    pub fn because(mut self, cause: &causes::Cause) -> Self {
+        self.cause = Some(cause.likely.to_string());
+        self.fix = Some(cause.fix.to_string());
+        self
+    }
+
+    /// Sets the cause (with details filled in) and fix.
+    pub fn because_text(mut self, likely: String, fix: &str) -> Self {
+        self.cause = Some(likely);
+        self.fix = Some(fix.to_string());
+        self
+    }
+
+    /// `PASS`, or `PASS (modeled)` for a modeled check.
+    pub fn verdict_text(&self) -> String {
+        match self.source {
+            Source::Modeled => format!("{} (modeled)", self.verdict),
+            Source::Measured => self.verdict.to_string(),
+        }
+    }
+}
+
+/// What a check is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// The whole machine.
+    Machine,
+    /// One GPU.
+    Gpu(usize),
+    /// A direction, `src → dst`.
+    Path(usize, usize),
+    /// A pair, both directions.
+    Pair(usize, usize),
+    /// A GPU reading from every peer at once.
+    FromAll(usize),
+}
+
+impl Subject {
+    fn gpus(&self) -> (Option<usize>, Option<usize>) {
+        match *self {
+            Self::Machine => (None, None),
+            Self::Gpu(g) | Self::FromAll(g) => (Some(g), None),
+            Self::Path(a, b) => (Some(a), Some(b)),
+            Self::Pair(a, b) => (Some(a.min(b)), Some(a.max(b))),
+        }
+    }
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Machine => f.write_str("machine"),
+            Self::Gpu(g) => write!(f, "GPU {g}"),
+            Self::Path(a, b) => write!(f, "GPU {a}→{b}"),
+            Self::Pair(a, b) => write!(f, "GPU {}–{}", a.min(b), a.max(b)),
+            Self::FromAll(g) => write!(f, "GPU {g} ← all"),
+        }
+    }
+}
+
+/// How many checks ended how.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    pub unknown: usize,
+}
+
+impl Counts {
+    /// Counts `checks`.
+    pub fn of(checks: &[Check]) -> Counts {
+        let mut c = Counts::default();
+        for k in checks {
+            match k.verdict {
+                Verdict::Pass => c.pass += 1,
+                Verdict::Warn => c.warn += 1,
+                Verdict::Fail => c.fail += 1,
+                Verdict::Unknown => c.unknown += 1,
+            }
+        }
+        c
+    }
+}
+
+/// Everything known about the machine's state for the inventory checks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evidence {
+    /// The first reading: before the load tests (live), the capture, or the catalog's statement.
+    pub before: Option<Inventory>,
+    /// A later reading of the counters: after the load tests, or a later capture.
+    pub after: Option<Inventory>,
+    /// What the sampler saw during the load tests.
+    pub load: Option<LoadObservation>,
+}
+
+/// The result of `scalescope check`: every check, the verdict, and the readings behind them.
+/// `report.json` holds it as `health`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HealthReport {
+    /// `measured` when the checks ran on this machine or on captures of a real one; `modeled`
+    /// when the performance checks (or everything, for a catalog machine) are modeled.
+    pub source: Source,
+    /// The machine, as its topology source names it.
+    pub machine: String,
+    /// When the check ran, RFC 3339 UTC.
+    pub created_at: String,
+    /// The worst verdict of any check (UNKNOWN only when nothing could be judged).
+    pub verdict: Verdict,
+    pub counts: Counts,
+    pub checks: Vec<Check>,
+    pub thresholds: Thresholds,
+    /// The readings the inventory checks used.
+    pub before: Option<Inventory>,
+    pub after: Option<Inventory>,
+    pub load: Option<LoadObservation>,
+    /// The load tests' results (measured or modeled).
+    pub bandwidth: Vec<BandwidthResult>,
+    /// How the check ran, what was left out and why.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl HealthReport {
+    /// A report over `checks`, verdict and counts filled in.
+    pub fn new(
+        topo: &Topology,
+        source: Source,
+        checks: Vec<Check>,
+        thresholds: Thresholds,
+        evidence: Evidence,
+        bandwidth: Vec<BandwidthResult>,
+    ) -> HealthReport {
+        HealthReport {
+            source,
+            machine: topo.source.label(),
+            created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            verdict: overall(&checks),
+            counts: Counts::of(&checks),
+            checks,
+            thresholds,
+            before: evidence.before,
+            after: evidence.after,
+            load: evidence.load,
+            bandwidth,
+            notes: Vec::new(),
+        }
+    }
+
+    /// True when any check failed: `scalescope check` exits 3.
+    pub fn failed(&self) -> bool {
+        self.counts.fail > 0
+    }
+
+    /// The worst verdict among the checks about GPU `gpu` alone.
+    pub fn gpu_verdict(&self, gpu: usize) -> Option<Verdict> {
+        worst(
+            self.checks
+                .iter()
+                .filter(|c| c.gpu == Some(gpu) && c.peer.is_none()),
+        )
+    }
+
+    /// The worst verdict among the checks about the pair `a`, `b` (either direction).
+    pub fn pair_verdict(&self, a: usize, b: usize) -> Option<Verdict> {
+        worst(self.checks.iter().filter(|c| {
+            matches!((c.gpu, c.peer), (Some(x), Some(y)) if (x, y) == (a, b) || (x, y) == (b, a))
+        }))
+    }
+
+    /// One line: `FAIL — 2 fail, 1 warn, 30 pass, 4 unknown`, with `(modeled)` where it is.
+    pub fn summary_line(&self) -> String {
+        let c = &self.counts;
+        format!(
+            "{}{} — {} fail, {} warn, {} pass, {} unknown",
+            self.verdict,
+            if self.source == Source::Modeled {
+                " (modeled)"
+            } else {
+                ""
+            },
+            c.fail,
+            c.warn,
+            c.pass,
+            c.unknown
+        )
+    }
+}
+
+fn worst<'a>(checks: impl Iterator<Item = &'a Check>) -> Option<Verdict> {
+    checks.map(|c| c.verdict).max()
+}
+
+/// The machine's verdict: FAIL if any check failed, else WARN if any warned, else PASS if any
+/// passed; UNKNOWN only when nothing could be judged.
+pub fn overall(checks: &[Check]) -> Verdict {
+    let c = Counts::of(checks);
+    if c.fail > 0 {
+        Verdict::Fail
+    } else if c.warn > 0 {
+        Verdict::Warn
+    } else if c.pass > 0 {
+        Verdict::Pass
+    } else {
+        Verdict::Unknown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(v: Verdict, subject: Subject) -> Check {
+        Check::new("x", subject, v, Source::Measured, "")
+    }
+
+    #[test]
+    fn overall_verdict_is_the_worst_and_unknown_never_passes() {
+        assert_eq!(overall(&[]), Verdict::Unknown);
+        assert_eq!(
+            overall(&[check(Verdict::Unknown, Subject::Gpu(0))]),
+            Verdict::Unknown
+        );
+        assert_eq!(
+            overall(&[
+                check(Verdict::Pass, Subject::Gpu(0)),
+                check(Verdict::Unknown, Subject::Gpu(1))
+            ]),
+            Verdict::Pass
+        );
+        assert_eq!(
+            overall(&[
+                check(Verdict::Warn, Subject::Gpu(0)),
+                check(Verdict::Pass, Subject::Gpu(1))
+            ]),
+            Verdict::Warn
+        );
+        assert_eq!(
+            overall(&[
+                check(Verdict::Warn, Subject::Gpu(0)),
+                check(Verdict::Fail, Subject::Path(0, 1))
+            ]),
+            Verdict::Fail
+        );
+    }
+
+    #[test]
+    fn subjects_and_pair_verdicts() {
+        assert_eq!(Subject::Path(0, 1).to_string(), "GPU 0→1");
+        assert_eq!(Subject::Pair(3, 1).to_string(), "GPU 1–3");
+        assert_eq!(Subject::FromAll(2).to_string(), "GPU 2 ← all");
+        let topo = Topology::new(crate::model::TopologySource::Imported { paths: vec![] });
+        let r = HealthReport::new(
+            &topo,
+            Source::Measured,
+            vec![
+                check(Verdict::Pass, Subject::Path(0, 1)),
+                check(Verdict::Fail, Subject::Path(1, 0)),
+                check(Verdict::Warn, Subject::Gpu(0)),
+            ],
+            Thresholds::default(),
+            Evidence::default(),
+            Vec::new(),
+        );
+        assert_eq!(r.pair_verdict(0, 1), Some(Verdict::Fail));
+        assert_eq!(r.gpu_verdict(0), Some(Verdict::Warn));
+        assert_eq!(r.gpu_verdict(1), None);
+        assert!(r.failed());
+        assert_eq!(r.summary_line(), "FAIL — 1 fail, 1 warn, 1 pass, 0 unknown");
+    }
+}

@@ -1,0 +1,694 @@
+//! Performance checks: each copy figure against what its link should carry, line rate × the
+//! reference efficiency ([`super::expected`]), with PASS/WARN/FAIL by the thresholds and, below
+//! PASS, the likely cause from the inventory checks' findings.
+//!
+//! The same rules judge measured figures (a live check) and modeled ones (a catalog machine or a
+//! capture: the link state as read or stated × the reference efficiency); a modeled check is
+//! labeled modeled and never counts as a PASS of a real machine.
+
+use std::collections::BTreeMap;
+
+use super::causes;
+use super::expected::{LinkClass, reference};
+use super::{Check, Evidence, Subject, Thresholds, Verdict};
+use crate::bench::BandwidthOptions;
+use crate::bench::plan::PairScope;
+use crate::bench::runner::line_rate;
+use crate::model::{
+    BandwidthResult, Endpoint, LinkKind, LoadState, P2pStatus, Shape, Source, Status, TestId,
+    Topology, pcie_rate_gbps,
+};
+
+/// The load tests of a check, in the order they run.
+pub const CHECK_TESTS: [TestId; 6] = [
+    TestId::H2d,
+    TestId::D2h,
+    TestId::P2pReadCe,
+    TestId::P2pWriteCe,
+    TestId::P2pBidirCe,
+    TestId::AllPairs,
+];
+
+/// The bandwidth options of a check on `gpus`: nvbandwidth's 512 MiB and 16 copies × 5 samples,
+/// or with `quick` 256 MiB and 4 copies × 3 samples (P2P reaches 98 % of its 512 MiB rate at
+/// 256 MiB on H200: docs/BENCHMARKS.md's sweep).
+pub fn options(gpus: &[usize], quick: bool) -> BandwidthOptions {
+    BandwidthOptions {
+        gpus: gpus.to_vec(),
+        tests: CHECK_TESTS.to_vec(),
+        sizes: vec![if quick { 256 << 20 } else { 512 << 20 }],
+        iters: if quick { 4 } else { 16 },
+        samples: if quick { 3 } else { 5 },
+        pairs: PairScope::All,
+    }
+}
+
+/// The subject of a result row.
+fn subject(r: &BandwidthResult) -> Option<Subject> {
+    let (s, d) = (r.src.gpu(), r.dst.gpu());
+    Some(match r.test.shape() {
+        Shape::HostDevice { to_device, .. } => Subject::Gpu(if to_device { d? } else { s? }),
+        Shape::Pair { bidir: true, .. } => Subject::Pair(s?, d?),
+        Shape::Pair { .. } => Subject::Path(s?, d?),
+        Shape::AllPairs => Subject::FromAll(d?),
+        _ => return None,
+    })
+}
+
+/// GPUs a result involves.
+fn involved(r: &BandwidthResult, gpus: &[usize]) -> Vec<usize> {
+    match r.test.shape() {
+        Shape::AllPairs => gpus.to_vec(),
+        _ => [r.src.gpu(), r.dst.gpu()].into_iter().flatten().collect(),
+    }
+}
+
+/// The link class a result crosses.
+fn link_class(topo: &Topology, r: &BandwidthResult, gpus: &[usize]) -> Option<LinkClass> {
+    match r.test.shape() {
+        Shape::HostDevice { .. } => {
+            let g = topo.gpu(r.src.gpu().or(r.dst.gpu())?)?;
+            Some(LinkClass::Host {
+                pcie_gen: g.pcie.gen_max.or(g.pcie.gen_current)?,
+            })
+        }
+        Shape::Pair { .. } => {
+            let kind = topo.link(r.src.gpu()?, r.dst.gpu()?)?.kind?;
+            Some(match kind {
+                LinkKind::Nv(_) => LinkClass::Nvlink,
+                k => LinkClass::PciePeer(k),
+            })
+        }
+        Shape::AllPairs => {
+            let d = r.dst.gpu()?;
+            let kinds: Option<Vec<LinkKind>> = gpus
+                .iter()
+                .filter(|&&g| g != d)
+                .map(|&g| topo.link(d, g).and_then(|l| l.kind))
+                .collect();
+            let kinds = kinds?;
+            if kinds.iter().all(|k| matches!(k, LinkKind::Nv(_))) {
+                Some(LinkClass::Nvlink)
+            } else {
+                // The farthest PCIe path bounds the exchange.
+                kinds
+                    .into_iter()
+                    .filter(|k| !matches!(k, LinkKind::Nv(_)))
+                    .max_by_key(|k| LinkKind::PCIE_PATHS.iter().position(|p| p == k))
+                    .map(LinkClass::PciePeer)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The performance check of every judged result (the largest size of each cell).
+pub fn checks(
+    topo: &Topology,
+    results: &[BandwidthResult],
+    gpus: &[usize],
+    ev: &Evidence,
+    inventory: &[Check],
+    thresholds: &Thresholds,
+) -> Vec<Check> {
+    let gpus: Vec<usize> = if gpus.is_empty() {
+        topo.gpu_indices()
+    } else {
+        gpus.to_vec()
+    };
+    // The largest size of each (test, src, dst).
+    let mut cells: BTreeMap<(TestId, Endpoint, Endpoint), &BandwidthResult> = BTreeMap::new();
+    for r in results.iter().filter(|r| CHECK_TESTS.contains(&r.test)) {
+        cells
+            .entry((r.test, r.src, r.dst))
+            .and_modify(|e| {
+                if r.bytes > e.bytes {
+                    *e = r;
+                }
+            })
+            .or_insert(r);
+    }
+    let mut out = Vec::new();
+    for test in CHECK_TESTS {
+        for ((t, _, _), r) in cells.iter().filter(|((t, _, _), _)| *t == test) {
+            let Some(subj) = subject(r) else {
+                continue;
+            };
+            out.push(judge(
+                topo, *t, r, subj, &gpus, results, ev, inventory, thresholds,
+            ));
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn judge(
+    topo: &Topology,
+    test: TestId,
+    r: &BandwidthResult,
+    subj: Subject,
+    gpus: &[usize],
+    all: &[BandwidthResult],
+    ev: &Evidence,
+    inventory: &[Check],
+    thresholds: &Thresholds,
+) -> Check {
+    let id = test.id();
+    let new = |v: Verdict, d: String| Check::new(id, subj, v, r.source, d);
+    match r.status {
+        Status::Ok => {}
+        Status::Failed if r.wrong.is_some_and(|w| w > 0) => {
+            return new(
+                Verdict::Fail,
+                format!(
+                    "copied data arrived wrong: {}",
+                    r.reason.as_deref().unwrap_or("verification failed")
+                ),
+            )
+            .because(&causes::WRONG_DATA);
+        }
+        Status::Failed => {
+            return new(
+                Verdict::Fail,
+                format!(
+                    "the copy failed: {}",
+                    r.reason.as_deref().unwrap_or("GPU error")
+                ),
+            )
+            .because(&causes::UNEXPLAINED);
+        }
+        Status::Waived | Status::Skipped => {
+            return new(
+                Verdict::Unknown,
+                format!("not measured: {}", r.reason.as_deref().unwrap_or("not run")),
+            );
+        }
+    }
+    let Some(figure) = r.median_gbps else {
+        return new(Verdict::Unknown, "no figure".to_string());
+    };
+    let name = r
+        .dst
+        .gpu()
+        .or(r.src.gpu())
+        .and_then(|g| topo.gpu(g))
+        .and_then(|g| g.name.as_deref());
+    let class = link_class(topo, r, gpus);
+    let refr = class.and_then(|c| reference(test, c, name, thresholds));
+    let (Some(line), Some(refr)) = (r.line_rate_gbps, refr) else {
+        return new(
+            Verdict::Unknown,
+            format!(
+                "{figure:.1} GB/s; expected unknown (the link's line rate or kind is not known)"
+            ),
+        );
+    };
+    let expected = line * refr.efficiency;
+    let ratio = figure / expected;
+    let verdict = thresholds.verdict(ratio);
+    let mut detail = format!(
+        "{figure:.1} GB/s, expected {expected:.1} ({:.0} %)",
+        ratio * 100.0
+    );
+    if test == TestId::AllPairs
+        && let Some(score) = contention_score(r, all, gpus)
+    {
+        detail.push_str(&format!(
+            "; contention score {score:.2} (all at once ÷ sum of each peer read alone)"
+        ));
+    }
+    let mut c = new(verdict, detail);
+    c.figure = Some(figure);
+    c.expected = Some(expected);
+    c.percent = Some(ratio * 100.0);
+    c.unit = Some("GB/s".into());
+    c.basis = Some(format!(
+        "{:.1} GB/s line rate × {:.1} %: {}",
+        line,
+        refr.efficiency * 100.0,
+        refr.source
+    ));
+    if verdict != Verdict::Pass {
+        c = explain(c, r, &involved(r, gpus), ev, inventory);
+    }
+    c
+}
+
+/// `all_pairs` into one GPU ÷ the sum of that GPU's isolated reads from each peer (same size).
+pub fn contention_score(
+    r: &BandwidthResult,
+    all: &[BandwidthResult],
+    gpus: &[usize],
+) -> Option<f64> {
+    let d = r.dst.gpu()?;
+    let isolated: Option<Vec<f64>> = gpus
+        .iter()
+        .filter(|&&g| g != d)
+        .map(|&p| {
+            all.iter()
+                .find(|x| {
+                    x.test == TestId::P2pReadCe
+                        && x.src == Endpoint::Gpu(p)
+                        && x.dst == Endpoint::Gpu(d)
+                        && x.bytes == r.bytes
+                        && x.status == Status::Ok
+                })
+                .and_then(|x| x.median_gbps)
+        })
+        .collect();
+    let sum: f64 = isolated?.iter().sum();
+    (sum > 0.0).then(|| r.median_gbps.unwrap_or(f64::NAN) / sum)
+}
+
+/// The likely cause of a figure below PASS, from the inventory's findings on the GPUs involved.
+fn explain(
+    c: Check,
+    r: &BandwidthResult,
+    involved: &[usize],
+    ev: &Evidence,
+    inventory: &[Check],
+) -> Check {
+    let on = |id: &str, bad: &[Verdict]| {
+        inventory
+            .iter()
+            .filter(|k| k.check == id && bad.contains(&k.verdict))
+            .find(|k| k.gpu.is_some_and(|g| involved.contains(&g)))
+    };
+    if let Some(b) = on("busy", &[Verdict::Warn, Verdict::Fail]) {
+        let who = b
+            .detail
+            .strip_prefix("another process is using this GPU: ")
+            .unwrap_or(&b.detail);
+        return c.because_text(
+            format!(
+                "another process is using GPU {} ({who}): contention",
+                b.gpu.unwrap_or_default()
+            ),
+            causes::CONTENTION.fix,
+        );
+    }
+    let host = matches!(r.test.shape(), Shape::HostDevice { .. });
+    if host && let Some(k) = on("pcie_link", &[Verdict::Fail, Verdict::Warn]) {
+        return c.because_text(
+            format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
+            k.fix.as_deref().unwrap_or(causes::PCIE_DOWNTRAINED.fix),
+        );
+    }
+    if !host && let Some(k) = on("nvlink_links", &[Verdict::Fail]) {
+        return c.because_text(
+            format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
+            causes::NVLINK_INACTIVE.fix,
+        );
+    }
+    for id in ["nvlink_errors", "pcie_replay", "clocks"] {
+        if let Some(k) = on(id, &[Verdict::Fail, Verdict::Warn]) {
+            return c.because_text(
+                format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
+                k.fix.as_deref().unwrap_or(causes::UNEXPLAINED.fix),
+            );
+        }
+    }
+    if r.cv.is_some_and(|cv| cv > crate::bench::warning::HIGH_CV) {
+        return c.because(&causes::NOISY);
+    }
+    // Live checks: utilization during the tests from something else than us is contention too.
+    let util = ev
+        .load
+        .as_ref()
+        .map(|l| {
+            l.gpus
+                .iter()
+                .any(|g| involved.contains(&g.index) && !g.other_processes.is_empty())
+        })
+        .unwrap_or(false);
+    if util {
+        return c.because(&causes::CONTENTION);
+    }
+    if r.source == Source::Modeled {
+        return c.because_text(
+            "the link state as read or stated (modeled from it)".to_string(),
+            "see the inventory lines above",
+        );
+    }
+    c.because(&causes::UNEXPLAINED)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modeled figures for machines checked from captures or a catalog entry
+
+/// Modeled load-test results for a machine known from captures or a catalog entry: each figure
+/// is the link *as read or stated* (a downtrained PCIe link, NVLinks down) × the reference
+/// efficiency, against the line rate of the link as designed. Labeled `modeled`.
+pub fn modeled_results(
+    topo: &Topology,
+    ev: &Evidence,
+    gpus: &[usize],
+    thresholds: &Thresholds,
+) -> Vec<BandwidthResult> {
+    let gpus: Vec<usize> = if gpus.is_empty() {
+        topo.gpu_indices()
+    } else {
+        gpus.to_vec()
+    };
+    let inv = |g: usize| ev.before.as_ref().and_then(|i| i.gpu(g));
+    // Per-direction PCIe rate as the link runs (or as designed when only idle readings exist).
+    let pcie_now = |g: usize| -> Option<(f64, String)> {
+        let gpu = topo.gpu(g)?;
+        let design = gpu.pcie.line_rate_gbps()?;
+        let Some(i) = inv(g) else {
+            return Some((design, "as designed".into()));
+        };
+        let l = i.pcie.link;
+        let trusted = matches!(i.pcie.load, Some(LoadState::UnderLoad | LoadState::Stated));
+        let (generation, width) = if trusted {
+            (l.gen_current.or(l.gen_max), l.width_current.or(l.width_max))
+        } else {
+            // Idle readings lower the generation, never the width.
+            (l.gen_max, l.width_current.or(l.width_max))
+        };
+        let rate = pcie_rate_gbps(generation?, width?)?;
+        Some((
+            rate.min(design),
+            format!(
+                "PCIe Gen{} x{} {}",
+                generation?,
+                width?,
+                if trusted {
+                    "as read under load or stated"
+                } else {
+                    "(width as read)"
+                }
+            ),
+        ))
+    };
+    // Fraction of a GPU's NVLinks that are up.
+    let nv_fraction = |g: usize| -> f64 {
+        inv(g)
+            .and_then(|i| {
+                let active = f64::from(i.nvlinks_active()?);
+                let total = i
+                    .nvlinks_expected
+                    .or_else(|| i.nvlinks.as_ref().map(|v| v.len() as u32))
+                    .filter(|t| *t > 0)?;
+                Some((active / f64::from(total)).min(1.0))
+            })
+            .unwrap_or(1.0)
+    };
+    let p2p_ok = |a: usize, b: usize| {
+        let ok = |x: usize, y: usize| {
+            topo.p2p(x, y).is_none_or(|p| {
+                [p.caps.read, p.caps.write]
+                    .iter()
+                    .flatten()
+                    .all(|s| *s == P2pStatus::Ok)
+            })
+        };
+        ok(a, b) && ok(b, a)
+    };
+    let mut out = Vec::new();
+    let mut row = |test: TestId, src: Endpoint, dst: Endpoint, now: Option<(f64, String)>| {
+        let line = line_rate(topo, test.shape(), src, dst, &gpus);
+        let mut r = BandwidthResult::empty(
+            test,
+            src,
+            dst,
+            512 << 20,
+            Source::Modeled,
+            Status::Ok,
+            String::new(),
+        );
+        r.line_rate_gbps = line;
+        let eff = link_class(topo, &r, &gpus).and_then(|c| {
+            let name = topo
+                .gpu(dst.gpu().or(src.gpu()).unwrap_or_default())
+                .and_then(|g| g.name.as_deref());
+            reference(test, c, name, thresholds)
+        });
+        match (now, eff) {
+            (Some((rate, how)), Some(e)) => {
+                r.median_gbps = Some(rate * e.efficiency);
+                r.reason = Some(format!(
+                    "modeled: {:.1} % of {rate:.1} GB/s ({how})",
+                    e.efficiency * 100.0
+                ));
+                if matches!(test.shape(), Shape::Pair { bidir: true, .. }) {
+                    r.fwd_gbps = r.median_gbps.map(|v| v / 2.0);
+                    r.rev_gbps = r.fwd_gbps;
+                }
+                r.update_efficiency();
+            }
+            _ => {
+                r.status = Status::Skipped;
+                r.reason = Some("modeled: line rate or link kind unknown".into());
+            }
+        }
+        out.push(r);
+    };
+    let g = Endpoint::Gpu;
+    for &d in &gpus {
+        row(TestId::H2d, Endpoint::Host, g(d), pcie_now(d));
+    }
+    for &d in &gpus {
+        row(TestId::D2h, g(d), Endpoint::Host, pcie_now(d));
+    }
+    // A pair's rate as it runs: NVLink bonds scaled by the links up at either end; PCIe paths by
+    // the slower end's link as it runs.
+    let pair_now = |a: usize, b: usize, per_direction_total: f64| -> Option<(f64, String)> {
+        let link = topo.link(a, b)?;
+        let design = link.line_rate.as_ref()?.gbps;
+        match link.kind? {
+            LinkKind::Nv(n) => {
+                let f = nv_fraction(a).min(nv_fraction(b));
+                Some((
+                    design * f * per_direction_total,
+                    if f < 1.0 {
+                        format!("NV{n} with {:.0} % of the links up", f * 100.0)
+                    } else {
+                        format!("NV{n}")
+                    },
+                ))
+            }
+            _ => {
+                let (ra, ha) = pcie_now(a)?;
+                let (rb, hb) = pcie_now(b)?;
+                let (r, h) = if ra <= rb { (ra, ha) } else { (rb, hb) };
+                Some((r.min(design) * per_direction_total, h))
+            }
+        }
+    };
+    for test in [TestId::P2pReadCe, TestId::P2pWriteCe] {
+        for &a in &gpus {
+            for &b in gpus.iter().filter(|&&b| b != a) {
+                let now = if p2p_ok(a, b) {
+                    pair_now(a, b, 1.0)
+                } else {
+                    None
+                };
+                row(test, g(a), g(b), now);
+            }
+        }
+    }
+    for (i, &a) in gpus.iter().enumerate() {
+        for &b in &gpus[i + 1..] {
+            let now = if p2p_ok(a, b) {
+                pair_now(a, b, 2.0)
+            } else {
+                None
+            };
+            row(TestId::P2pBidirCe, g(a), g(b), now);
+        }
+    }
+    if gpus.len() >= 2 {
+        for &d in &gpus {
+            let design = line_rate(topo, Shape::AllPairs, Endpoint::All, g(d), &gpus);
+            let all_ok = gpus.iter().filter(|&&p| p != d).all(|&p| p2p_ok(p, d));
+            let now = design.filter(|_| all_ok).map(|l| {
+                let f = nv_fraction(d);
+                (l * f, format!("every peer into GPU {d}"))
+            });
+            row(TestId::AllPairs, Endpoint::All, g(d), now);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Gpu, Inventory, InventoryKind, PcieLink, TopologySource};
+
+    fn h200x2() -> Topology {
+        let mut t = crate::topology::catalog::load("h200-2x-sxm").unwrap();
+        t.source = TopologySource::Imported { paths: vec![] };
+        t
+    }
+
+    fn result(test: TestId, src: Endpoint, dst: Endpoint, gbps: f64, line: f64) -> BandwidthResult {
+        let mut r =
+            BandwidthResult::empty(test, src, dst, 512 << 20, Source::Measured, Status::Ok, "");
+        r.median_gbps = Some(gbps);
+        r.line_rate_gbps = Some(line);
+        r.wrong = Some(0);
+        r.cv = Some(0.001);
+        r
+    }
+
+    #[test]
+    fn measured_figures_are_judged_against_line_rate_times_reference() {
+        let t = h200x2();
+        let g = Endpoint::Gpu;
+        let rs = vec![
+            result(TestId::H2d, Endpoint::Host, g(0), 55.4, 63.015),
+            result(TestId::P2pReadCe, g(0), g(1), 394.0, 478.116),
+            result(TestId::P2pReadCe, g(1), g(0), 300.0, 478.116),
+            result(TestId::P2pWriteCe, g(0), g(1), 150.0, 478.116),
+        ];
+        let cs = checks(
+            &t,
+            &rs,
+            &[0, 1],
+            &Evidence::default(),
+            &[],
+            &Thresholds::default(),
+        );
+        assert_eq!(cs.len(), 4);
+        let by = |id: &str, s: &str| cs.iter().find(|c| c.check == id && c.subject == s).unwrap();
+        let h2d = by("h2d", "GPU 0");
+        assert_eq!(h2d.verdict, Verdict::Pass);
+        assert!((h2d.expected.unwrap() - 55.39).abs() < 0.1, "{h2d:?}");
+        assert!(h2d.basis.as_deref().unwrap().contains("h200-8x-sxm"));
+        assert_eq!(by("p2p_read_ce", "GPU 0→1").verdict, Verdict::Pass);
+        // 300 of 394: 76 % → WARN; 150 of 396: 38 % → FAIL, cause named.
+        assert_eq!(by("p2p_read_ce", "GPU 1→0").verdict, Verdict::Warn);
+        let w = by("p2p_write_ce", "GPU 0→1");
+        assert_eq!(w.verdict, Verdict::Fail);
+        assert!(w.cause.is_some() && w.fix.is_some());
+    }
+
+    #[test]
+    fn contention_is_named_when_another_process_uses_the_gpu() {
+        let t = h200x2();
+        let g = Endpoint::Gpu;
+        let rs = vec![result(TestId::P2pReadCe, g(0), g(1), 180.0, 478.116)];
+        let busy = Check::new(
+            "busy",
+            Subject::Gpu(0),
+            Verdict::Warn,
+            Source::Measured,
+            "another process is using this GPU: pid 77 (python3) on the GPU",
+        );
+        let cs = checks(
+            &t,
+            &rs,
+            &[0, 1],
+            &Evidence::default(),
+            &[busy],
+            &Thresholds::default(),
+        );
+        let c = &cs[0];
+        assert_eq!(c.verdict, Verdict::Fail);
+        let cause = c.cause.as_deref().unwrap();
+        assert!(
+            cause.contains("contention") && cause.contains("pid 77"),
+            "{cause}"
+        );
+    }
+
+    #[test]
+    fn all_pairs_reports_its_contention_score() {
+        let t = h200x2();
+        let g = Endpoint::Gpu;
+        let rs = vec![
+            result(TestId::P2pReadCe, g(1), g(0), 394.0, 478.116),
+            result(TestId::AllPairs, Endpoint::All, g(0), 390.0, 478.116),
+        ];
+        let cs = checks(
+            &t,
+            &rs,
+            &[0, 1],
+            &Evidence::default(),
+            &[],
+            &Thresholds::default(),
+        );
+        let c = cs.iter().find(|c| c.check == "all_pairs").unwrap();
+        assert_eq!(c.subject, "GPU 0 ← all");
+        assert!(c.detail.contains("contention score 0.99"), "{}", c.detail);
+        assert_eq!(c.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn failed_verification_fails_and_skipped_is_unknown() {
+        let t = h200x2();
+        let g = Endpoint::Gpu;
+        let mut bad = result(TestId::P2pReadCe, g(0), g(1), 394.0, 478.116);
+        bad.status = Status::Failed;
+        bad.wrong = Some(12);
+        let mut skipped = result(TestId::H2d, Endpoint::Host, g(1), 0.0, 63.0);
+        skipped.status = Status::Skipped;
+        skipped.median_gbps = None;
+        let cs = checks(
+            &t,
+            &[bad, skipped],
+            &[0, 1],
+            &Evidence::default(),
+            &[],
+            &Thresholds::default(),
+        );
+        assert_eq!(
+            cs.iter()
+                .find(|c| c.check == "p2p_read_ce")
+                .unwrap()
+                .verdict,
+            Verdict::Fail
+        );
+        assert_eq!(
+            cs.iter().find(|c| c.check == "h2d").unwrap().verdict,
+            Verdict::Unknown
+        );
+    }
+
+    #[test]
+    fn modeled_figures_follow_the_stated_link_state() {
+        let t = h200x2();
+        let mut inv = Inventory::new(InventoryKind::Catalog, vec!["c".into()]);
+        for gi in 0..2 {
+            let g = inv.gpu_mut(gi);
+            g.pcie.link = PcieLink {
+                gen_current: Some(5),
+                gen_max: Some(5),
+                width_current: Some(16),
+                width_max: Some(16),
+            };
+            g.pcie.load = Some(LoadState::Stated);
+        }
+        inv.gpu_mut(1).pcie.link.gen_current = Some(4);
+        inv.gpu_mut(1).pcie.link.width_current = Some(8);
+        let ev = Evidence {
+            before: Some(inv),
+            ..Default::default()
+        };
+        let th = Thresholds::default();
+        let rs = modeled_results(&t, &ev, &[0, 1], &th);
+        assert!(rs.iter().all(|r| r.source == Source::Modeled));
+        let cs = checks(&t, &rs, &[0, 1], &ev, &[], &th);
+        let h2d = |s: &str| {
+            cs.iter()
+                .find(|c| c.check == "h2d" && c.subject == s)
+                .unwrap()
+        };
+        assert_eq!(h2d("GPU 0").verdict, Verdict::Pass);
+        assert_eq!(h2d("GPU 0").verdict_text(), "PASS (modeled)");
+        assert_eq!(h2d("GPU 1").verdict, Verdict::Fail);
+        assert!((h2d("GPU 1").percent.unwrap() - 25.0).abs() < 0.1);
+        // NVLink pairs are unaffected by a PCIe link.
+        assert!(
+            cs.iter()
+                .filter(|c| c.check.starts_with("p2p_") || c.check == "all_pairs")
+                .all(|c| c.verdict == Verdict::Pass),
+            "{cs:#?}"
+        );
+        assert_eq!(cs.iter().filter(|c| c.check == "all_pairs").count(), 2);
+        let _ = Gpu::default();
+    }
+}

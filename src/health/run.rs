@@ -1,0 +1,184 @@
+//! A check from start to end: on this machine (NVML before, load tests with a sampler, NVML
+//! after) or on a machine known from captures or a catalog entry (its state as read or stated,
+//! performance modeled).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::{Evidence, HealthReport, Thresholds, inventory, performance};
+use crate::bench::cuda::CudaBackend;
+use crate::bench::{BenchError, Plan, Progress, Warning, run_bandwidth};
+use crate::model::{BandwidthResult, Inventory, Source, Topology};
+use crate::topology::TopologyError;
+
+/// How often the sampler reads the GPUs during the load tests.
+pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
+
+/// What to check.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// GPU indices; empty = all.
+    pub gpus: Vec<usize>,
+    /// Shorter load tests.
+    pub quick: bool,
+    pub thresholds: Thresholds,
+}
+
+/// Why a live check could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// NVML: no driver, or a GPU it cannot read.
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    /// The load tests could not start (no CUDA, bad GPU list).
+    #[error(transparent)]
+    Bench(#[from] BenchError),
+}
+
+/// Checks a machine known from captures or a catalog entry: its inventory as read or stated
+/// (`before`, and `after` for counters read twice), and performance modeled from it.
+pub fn check_described(
+    topo: &Topology,
+    before: Option<Inventory>,
+    after: Option<Inventory>,
+    opts: &CheckOptions,
+) -> HealthReport {
+    let ev = Evidence {
+        before,
+        after,
+        load: None,
+    };
+    let inv = inventory::checks(topo, &ev, &opts.thresholds, &opts.gpus);
+    let mut results = performance::modeled_results(topo, &ev, &opts.gpus, &opts.thresholds);
+    // Figures that cannot be modeled (no link kind or line rate in the captures) are left out
+    // with one note, not listed one by one.
+    let unknown: Vec<String> = {
+        let mut v: Vec<String> = results
+            .iter()
+            .filter(|r| r.status != crate::model::Status::Ok)
+            .map(|r| r.test.id().to_string())
+            .collect();
+        v.dedup();
+        v
+    };
+    results.retain(|r| r.status == crate::model::Status::Ok);
+    let perf = performance::checks(topo, &results, &opts.gpus, &ev, &inv, &opts.thresholds);
+    let mut checks = inv;
+    checks.extend(perf);
+    // Captures of a real machine are real readings; only the performance lines are modeled
+    // (each check says which).
+    let source = match ev.before.as_ref().map(|i| i.kind) {
+        Some(crate::model::InventoryKind::Imported) => Source::Measured,
+        _ => Source::Modeled,
+    };
+    let mut r = HealthReport::new(topo, source, checks, opts.thresholds.clone(), ev, results);
+    r.notes.push(
+        "performance modeled from the links as read or stated × reference efficiencies: not a measurement"
+            .to_string(),
+    );
+    if !unknown.is_empty() {
+        r.notes.push(format!(
+            "not modeled ({}): the captures give no line rate or link kind for them (import `nvidia-smi topo -m`, `nvidia-smi nvlink -s` and `nvidia-smi -q` output)",
+            unknown.join(", ")
+        ));
+    }
+    if r.before
+        .as_ref()
+        .is_some_and(|i| i.kind == crate::model::InventoryKind::Catalog)
+    {
+        r.notes.push(
+            "a catalog entry states links (and ECC errors where [[state]] says so), not error counters or clocks: those are not checked"
+                .to_string(),
+        );
+    }
+    if r.before.is_none() {
+        r.notes.push(
+            "no state capture: import `nvidia-smi -q -x` (and `nvidia-smi nvlink -s`/`-e`) output for the inventory checks"
+                .to_string(),
+        );
+    }
+    r
+}
+
+/// Checks this machine: reads the inventory through NVML, runs the load tests on the GPUs while a
+/// sampler watches PCIe link state, clock limits and other processes, reads the counters again,
+/// and judges it all. `on_case` sees each finished load-test case; `cancel` stops after the case
+/// in flight (the report then holds what finished).
+pub fn check_live(
+    topo: &Topology,
+    opts: &CheckOptions,
+    cancel: &AtomicBool,
+    on_case: &mut dyn FnMut(&Progress, &[BandwidthResult]),
+) -> Result<(HealthReport, Vec<Warning>), CheckError> {
+    let gpus = if opts.gpus.is_empty() {
+        topo.gpu_indices()
+    } else {
+        opts.gpus.clone()
+    };
+    let before = crate::topology::inventory::read(topo, &gpus)?;
+    let plan = Plan::new(topo, &performance::options(&gpus, opts.quick))?;
+    let mut notes = Vec::new();
+    let mut warnings = Vec::new();
+    let (results, load) = match CudaBackend::new(topo) {
+        Ok(mut backend) => {
+            let sampler = crate::topology::inventory::Sampler::start(topo, &gpus, SAMPLE_INTERVAL)?;
+            let outcome = run_bandwidth(topo, &plan, &mut backend, cancel, on_case);
+            drop(backend);
+            let load = sampler.stop();
+            warnings.extend(outcome.warnings);
+            if outcome.cancelled {
+                notes.push("interrupted: the load tests that finished are judged".to_string());
+            }
+            (outcome.results, Some(load))
+        }
+        Err(e) => {
+            notes.push(format!(
+                "load tests not run ({e}): performance, PCIe under load and clock limits unknown"
+            ));
+            (Vec::new(), None)
+        }
+    };
+    let after = crate::topology::inventory::read(topo, &gpus)?;
+    let ev = Evidence {
+        before: Some(before),
+        after: Some(after),
+        load,
+    };
+    let inv = inventory::checks(topo, &ev, &opts.thresholds, &gpus);
+    let perf = performance::checks(topo, &results, &gpus, &ev, &inv, &opts.thresholds);
+    let mut checks = inv;
+    checks.extend(perf);
+    let mut r = HealthReport::new(
+        topo,
+        Source::Measured,
+        checks,
+        opts.thresholds.clone(),
+        ev,
+        results,
+    );
+    if let Some(l) = &r.load {
+        notes.push(format!(
+            "NVML sampled every {} ms during the load tests ({} samples): PCIe link state, clock limits, processes",
+            l.interval_ms, l.samples
+        ));
+    }
+    r.notes.extend(notes);
+    Ok((r, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::Verdict;
+
+    #[test]
+    fn a_catalog_machine_as_designed_passes_modeled() {
+        let (t, inv) = crate::topology::catalog::load_machine("hgx-h200").unwrap();
+        let r = check_described(&t, Some(inv), None, &CheckOptions::default());
+        assert_eq!(r.source, Source::Modeled);
+        assert!(!r.failed(), "{:#?}", r.checks);
+        assert!(r.checks.iter().all(|c| c.source == Source::Modeled));
+        assert!(r.checks.iter().any(|c| c.check == "all_pairs"));
+        assert_ne!(r.verdict, Verdict::Fail);
+    }
+}

@@ -1,0 +1,447 @@
+//! A machine's health inventory: the state of every GPU's links, memory and clocks at one
+//! moment, as NVML or an `nvidia-smi -q` capture reports it. `scalescope check` judges it.
+//!
+//! Every reading is an `Option`: `None` means it could not be read (not supported, not in the
+//! capture, not stated in the catalog) and is shown as unknown, never taken as healthy or as 0.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::topology::PcieLink;
+
+/// Where an inventory came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InventoryKind {
+    /// Read from this machine through NVML.
+    Live,
+    /// Parsed from `nvidia-smi -q`, `-q -x` or `nvidia-smi nvlink` text.
+    Imported,
+    /// Stated in a catalog file (a design, or a machine described as it is).
+    Catalog,
+}
+
+impl fmt::Display for InventoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Live => "live",
+            Self::Imported => "imported",
+            Self::Catalog => "catalog",
+        })
+    }
+}
+
+/// The state of every GPU at one moment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Inventory {
+    pub kind: InventoryKind,
+    /// The files it was parsed from, `NVML`, or the catalog id.
+    pub origin: Vec<String>,
+    /// When it was read, RFC 3339 UTC or as the capture wrote it; `None` when unknown.
+    pub captured_at: Option<String>,
+    pub driver_version: Option<String>,
+    /// By GPU index (nvidia-smi's order in a capture, CUDA ordinals live).
+    pub gpus: Vec<GpuInventory>,
+    /// Facts about how values were read or why some are missing.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl Inventory {
+    /// An empty inventory.
+    pub fn new(kind: InventoryKind, origin: Vec<String>) -> Self {
+        Self {
+            kind,
+            origin,
+            captured_at: None,
+            driver_version: None,
+            gpus: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The GPU with this index.
+    pub fn gpu(&self, index: usize) -> Option<&GpuInventory> {
+        self.gpus.iter().find(|g| g.index == index)
+    }
+
+    /// Mutable access to the GPU with this index, added (empty) when missing.
+    pub fn gpu_mut(&mut self, index: usize) -> &mut GpuInventory {
+        if let Some(p) = self.gpus.iter().position(|g| g.index == index) {
+            return &mut self.gpus[p];
+        }
+        self.gpus.push(GpuInventory {
+            index,
+            ..Default::default()
+        });
+        self.gpus.sort_by_key(|g| g.index);
+        let p = self
+            .gpus
+            .iter()
+            .position(|g| g.index == index)
+            .unwrap_or(self.gpus.len() - 1);
+        &mut self.gpus[p]
+    }
+
+    /// Fills every unknown value of `self` from `other` (same GPU index), keeping what `self`
+    /// has. Captures of the same machine merge this way: the first file that knows a value wins.
+    pub fn fill_from(&mut self, other: &Inventory) {
+        for o in &other.origin {
+            if !self.origin.contains(o) {
+                self.origin.push(o.clone());
+            }
+        }
+        self.captured_at = self
+            .captured_at
+            .take()
+            .or_else(|| other.captured_at.clone());
+        self.driver_version = self
+            .driver_version
+            .take()
+            .or_else(|| other.driver_version.clone());
+        for g in &other.gpus {
+            self.gpu_mut(g.index).fill_from(g);
+        }
+        for n in &other.notes {
+            if !self.notes.contains(n) {
+                self.notes.push(n.clone());
+            }
+        }
+    }
+}
+
+/// When a reading was taken, as far as it matters for the PCIe generation: GPUs lower their
+/// link generation when idle to save power, so only a reading under load says what the link
+/// trains to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadState {
+    /// The GPU was idle (or nothing says it was busy).
+    Idle,
+    /// A copy or kernel was running on the GPU while it was read.
+    UnderLoad,
+    /// A catalog file states it: the machine as it runs.
+    Stated,
+}
+
+/// One GPU's state.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuInventory {
+    pub index: usize,
+    pub name: Option<String>,
+    pub uuid: Option<String>,
+    pub pci_bus_id: Option<String>,
+    /// Total device memory, MiB.
+    pub memory_mib: Option<u64>,
+    pub pcie: PcieState,
+    /// Every NVLink the GPU has (active or not), by link number; `None` when not read (an
+    /// `nvidia-smi -q` capture carries no NVLink state), `Some(empty)` for a GPU without NVLink.
+    pub nvlinks: Option<Vec<NvLinkState>>,
+    /// NVLinks the GPU's model has, when known from elsewhere than `nvlinks` (a catalog entry).
+    pub nvlinks_expected: Option<u32>,
+    /// Per-link, per-direction NVLink rate, GB/s (`nvidia-smi nvlink -s`, NVML).
+    pub nvlink_gbps_per_link: Option<f64>,
+    pub ecc: EccState,
+    /// Clock event (throttle) reasons active when read; `None` when not read.
+    pub throttle: Option<Vec<ThrottleReason>>,
+    /// Percent of the last sample period a kernel ran.
+    pub utilization_gpu_percent: Option<u32>,
+    /// Percent of the last sample period device memory was read or written.
+    pub utilization_memory_percent: Option<u32>,
+    /// Processes with a compute context on the GPU when read (other than scalescope itself).
+    pub processes: Option<Vec<GpuProcess>>,
+}
+
+impl GpuInventory {
+    /// NVLinks active, when the link states are known.
+    pub fn nvlinks_active(&self) -> Option<u32> {
+        self.nvlinks
+            .as_ref()
+            .map(|v| v.iter().filter(|l| l.active == Some(true)).count() as u32)
+    }
+
+    /// Fills every unknown value from `o`.
+    pub fn fill_from(&mut self, o: &GpuInventory) {
+        self.name = self.name.take().or_else(|| o.name.clone());
+        self.uuid = self.uuid.take().or_else(|| o.uuid.clone());
+        self.pci_bus_id = self.pci_bus_id.take().or_else(|| o.pci_bus_id.clone());
+        self.memory_mib = self.memory_mib.or(o.memory_mib);
+        self.pcie.fill_from(&o.pcie);
+        match (&mut self.nvlinks, &o.nvlinks) {
+            (None, Some(v)) => self.nvlinks = Some(v.clone()),
+            (Some(mine), Some(theirs)) => {
+                for t in theirs {
+                    match mine.iter_mut().find(|m| m.link == t.link) {
+                        Some(m) => m.fill_from(t),
+                        None => mine.push(t.clone()),
+                    }
+                }
+                mine.sort_by_key(|l| l.link);
+            }
+            _ => {}
+        }
+        self.nvlinks_expected = self.nvlinks_expected.or(o.nvlinks_expected);
+        self.nvlink_gbps_per_link = self.nvlink_gbps_per_link.or(o.nvlink_gbps_per_link);
+        self.ecc.fill_from(&o.ecc);
+        self.throttle = self.throttle.take().or_else(|| o.throttle.clone());
+        self.utilization_gpu_percent = self.utilization_gpu_percent.or(o.utilization_gpu_percent);
+        self.utilization_memory_percent = self
+            .utilization_memory_percent
+            .or(o.utilization_memory_percent);
+        self.processes = self.processes.take().or_else(|| o.processes.clone());
+    }
+}
+
+/// A GPU's PCIe link state.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PcieState {
+    /// Current and maximum generation and width. The maximum is what GPU and slot together
+    /// allow (NVML's `max_pcie_link_gen`, nvidia-smi's "Max").
+    pub link: PcieLink,
+    /// The GPU's own maximum generation (nvidia-smi's "Device Max").
+    pub gen_device_max: Option<u32>,
+    /// The slot's (host's) maximum generation (nvidia-smi's "Host Max").
+    pub gen_host_max: Option<u32>,
+    /// When `link`'s current values were read.
+    pub load: Option<LoadState>,
+    /// PCIe replays since the driver loaded.
+    pub replay_counter: Option<u64>,
+    /// PCIe throughput when read, KB/s (nvidia-smi's Tx/Rx Throughput).
+    pub tx_kbps: Option<u64>,
+    pub rx_kbps: Option<u64>,
+}
+
+impl PcieState {
+    fn fill_from(&mut self, o: &PcieState) {
+        let l = &mut self.link;
+        l.gen_current = l.gen_current.or(o.link.gen_current);
+        l.gen_max = l.gen_max.or(o.link.gen_max);
+        l.width_current = l.width_current.or(o.link.width_current);
+        l.width_max = l.width_max.or(o.link.width_max);
+        self.gen_device_max = self.gen_device_max.or(o.gen_device_max);
+        self.gen_host_max = self.gen_host_max.or(o.gen_host_max);
+        self.load = self.load.or(o.load);
+        self.replay_counter = self.replay_counter.or(o.replay_counter);
+        self.tx_kbps = self.tx_kbps.or(o.tx_kbps);
+        self.rx_kbps = self.rx_kbps.or(o.rx_kbps);
+    }
+}
+
+/// One NVLink.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NvLinkState {
+    /// Link number on the GPU (0-based).
+    pub link: u32,
+    pub active: Option<bool>,
+    /// Per-direction rate, GB/s, when active and known.
+    pub gbps: Option<f64>,
+    /// CRC errors (flit and data) since the driver loaded.
+    pub crc_errors: Option<u64>,
+    /// Data-link replays.
+    pub replay_errors: Option<u64>,
+    /// Data-link recoveries.
+    pub recovery_errors: Option<u64>,
+}
+
+impl NvLinkState {
+    fn fill_from(&mut self, o: &NvLinkState) {
+        self.active = self.active.or(o.active);
+        self.gbps = self.gbps.or(o.gbps);
+        self.crc_errors = self.crc_errors.or(o.crc_errors);
+        self.replay_errors = self.replay_errors.or(o.replay_errors);
+        self.recovery_errors = self.recovery_errors.or(o.recovery_errors);
+    }
+}
+
+/// Memory errors and what the GPU did about them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EccState {
+    pub enabled: Option<bool>,
+    /// Since the driver loaded.
+    pub volatile_corrected: Option<u64>,
+    pub volatile_uncorrected: Option<u64>,
+    /// Over the GPU's lifetime.
+    pub aggregate_corrected: Option<u64>,
+    pub aggregate_uncorrected: Option<u64>,
+    /// Pages retired for multiple single-bit errors / a double-bit error (pre-Ampere GPUs).
+    pub retired_pages_sbe: Option<u64>,
+    pub retired_pages_dbe: Option<u64>,
+    /// A page waits to be retired at the next driver reload.
+    pub retired_pending: Option<bool>,
+    /// Rows remapped for correctable / uncorrectable errors (Ampere and later).
+    pub remapped_rows_correctable: Option<u64>,
+    pub remapped_rows_uncorrectable: Option<u64>,
+    /// A remapping waits for the next GPU reset.
+    pub remap_pending: Option<bool>,
+    /// A remapping failed: no spare row was left.
+    pub remap_failure: Option<bool>,
+}
+
+impl EccState {
+    fn fill_from(&mut self, o: &EccState) {
+        self.enabled = self.enabled.or(o.enabled);
+        self.volatile_corrected = self.volatile_corrected.or(o.volatile_corrected);
+        self.volatile_uncorrected = self.volatile_uncorrected.or(o.volatile_uncorrected);
+        self.aggregate_corrected = self.aggregate_corrected.or(o.aggregate_corrected);
+        self.aggregate_uncorrected = self.aggregate_uncorrected.or(o.aggregate_uncorrected);
+        self.retired_pages_sbe = self.retired_pages_sbe.or(o.retired_pages_sbe);
+        self.retired_pages_dbe = self.retired_pages_dbe.or(o.retired_pages_dbe);
+        self.retired_pending = self.retired_pending.or(o.retired_pending);
+        self.remapped_rows_correctable = self
+            .remapped_rows_correctable
+            .or(o.remapped_rows_correctable);
+        self.remapped_rows_uncorrectable = self
+            .remapped_rows_uncorrectable
+            .or(o.remapped_rows_uncorrectable);
+        self.remap_pending = self.remap_pending.or(o.remap_pending);
+        self.remap_failure = self.remap_failure.or(o.remap_failure);
+    }
+}
+
+/// Why the clocks are held below their maximum (NVML's clock event / throttle reasons).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThrottleReason {
+    /// Nothing runs: clocks are down to save power (not a fault).
+    GpuIdle,
+    /// Application clocks are set below the maximum.
+    ApplicationsClocks,
+    /// The software power cap (the power limit) holds the clocks down.
+    SwPowerCap,
+    /// Hardware slowdown: temperature or power brake, or an external signal.
+    HwSlowdown,
+    /// Hardware slowdown for temperature.
+    HwThermalSlowdown,
+    /// Hardware slowdown by an external power brake (the PSU or chassis).
+    HwPowerBrake,
+    /// The driver holds clocks down for temperature.
+    SwThermalSlowdown,
+    /// Clocks synchronised with other GPUs (sync boost).
+    SyncBoost,
+    /// Display clock setting.
+    DisplayClocks,
+}
+
+impl ThrottleReason {
+    /// Every reason.
+    pub const ALL: [ThrottleReason; 9] = [
+        Self::GpuIdle,
+        Self::ApplicationsClocks,
+        Self::SwPowerCap,
+        Self::HwSlowdown,
+        Self::HwThermalSlowdown,
+        Self::HwPowerBrake,
+        Self::SwThermalSlowdown,
+        Self::SyncBoost,
+        Self::DisplayClocks,
+    ];
+
+    /// The name nvidia-smi prints, e.g. `SW Power Cap`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::GpuIdle => "Idle",
+            Self::ApplicationsClocks => "Applications Clocks Setting",
+            Self::SwPowerCap => "SW Power Cap",
+            Self::HwSlowdown => "HW Slowdown",
+            Self::HwThermalSlowdown => "HW Thermal Slowdown",
+            Self::HwPowerBrake => "HW Power Brake Slowdown",
+            Self::SwThermalSlowdown => "SW Thermal Slowdown",
+            Self::SyncBoost => "Sync Boost",
+            Self::DisplayClocks => "Display Clock Setting",
+        }
+    }
+
+    /// True for reasons that say the GPU cannot hold its clocks (power, temperature, hardware),
+    /// as opposed to idling or a setting.
+    pub fn is_limit(&self) -> bool {
+        matches!(
+            self,
+            Self::SwPowerCap
+                | Self::HwSlowdown
+                | Self::HwThermalSlowdown
+                | Self::HwPowerBrake
+                | Self::SwThermalSlowdown
+        )
+    }
+}
+
+impl fmt::Display for ThrottleReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// A process with a compute context on a GPU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuProcess {
+    pub pid: u32,
+    /// The process name, when known.
+    pub name: Option<String>,
+}
+
+impl fmt::Display for GpuProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(n) => write!(f, "pid {} ({n})", self.pid),
+            None => write!(f, "pid {}", self.pid),
+        }
+    }
+}
+
+/// What the load tests saw on one GPU while they ran (live checks only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuLoadObservation {
+    pub index: usize,
+    /// The fastest PCIe link state read while a host copy ran on this GPU.
+    pub pcie_under_load: Option<PcieLink>,
+    /// Clock limits (power, thermal, hardware) seen in any sample.
+    pub throttle_seen: Vec<ThrottleReason>,
+    /// Other processes with a compute context on the GPU during the tests.
+    pub other_processes: Vec<GpuProcess>,
+    /// The highest GPU utilization sampled, %.
+    pub max_utilization_percent: Option<u32>,
+}
+
+/// What a background sampler saw during the load tests.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadObservation {
+    /// NVML samples taken.
+    pub samples: u32,
+    /// Time between samples, ms.
+    pub interval_ms: u32,
+    pub gpus: Vec<GpuLoadObservation>,
+}
+
+impl LoadObservation {
+    /// The GPU's observation.
+    pub fn gpu(&self, index: usize) -> Option<&GpuLoadObservation> {
+        self.gpus.iter().find(|g| g.index == index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_known_values_and_fills_unknown_ones() {
+        let mut a = Inventory::new(InventoryKind::Imported, vec!["a.xml".into()]);
+        a.gpu_mut(1).pcie.link.gen_current = Some(5);
+        let mut b = Inventory::new(InventoryKind::Imported, vec!["b.txt".into()]);
+        b.gpu_mut(1).pcie.link.gen_current = Some(3);
+        b.gpu_mut(1).nvlinks = Some(vec![NvLinkState {
+            link: 0,
+            active: Some(true),
+            ..Default::default()
+        }]);
+        b.gpu_mut(0).ecc.volatile_uncorrected = Some(0);
+        a.fill_from(&b);
+        assert_eq!(a.origin, vec!["a.xml", "b.txt"]);
+        assert_eq!(a.gpus.len(), 2);
+        assert_eq!(a.gpus[0].index, 0, "sorted by index");
+        assert_eq!(a.gpu(1).unwrap().pcie.link.gen_current, Some(5));
+        assert_eq!(a.gpu(1).unwrap().nvlinks_active(), Some(1));
+        assert_eq!(a.gpu(0).unwrap().nvlinks_active(), None, "unknown, not 0");
+    }
+}

@@ -1,0 +1,431 @@
+//! This machine's health inventory through NVML: PCIe link state and replay counter, NVLink
+//! states and error counters, ECC counters, retired pages and remapped rows, clock event
+//! reasons, utilization and the processes on each GPU — and a [`Sampler`] that watches PCIe link
+//! state, clock limits and other processes from its own thread while load tests run.
+//!
+//! A value NVML cannot give (not supported, an old driver, no permission) is `None`. Nothing
+//! here runs on the UI thread: `scalescope check` calls it from the CLI, the app from a worker.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError, RetirementCause};
+use nvml_wrapper::enum_wrappers::nv_link::ErrorCounter;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::{Device, Nvml};
+
+use super::TopologyError;
+use crate::model::{
+    EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
+    LoadObservation, LoadState, NvLinkState, PcieLink, PcieState, ThrottleReason, Topology,
+    pcie_rate_gbps,
+};
+
+/// NVML's `NVML_NVLINK_MAX_LINKS`.
+const MAX_NVLINKS: u32 = 18;
+
+fn no_driver(e: NvmlError) -> TopologyError {
+    TopologyError::NoDriver {
+        reason: match e {
+            NvmlError::LibloadingError(inner) => inner.to_string(),
+            other => other.to_string(),
+        },
+    }
+}
+
+/// The NVML device of topology GPU `g`: by PCI bus id, else by its NVML index.
+fn device<'n>(nvml: &'n Nvml, topo: &Topology, g: usize) -> Result<Device<'n>, TopologyError> {
+    let gpu = topo.gpu(g).ok_or_else(|| TopologyError::Nvml {
+        what: format!("GPU {g}"),
+        reason: "not in the topology".into(),
+    })?;
+    let by_bus = gpu
+        .pci_bus_id
+        .as_deref()
+        .map(|b| nvml.device_by_pci_bus_id(b));
+    match by_bus {
+        Some(Ok(d)) => Ok(d),
+        _ => nvml
+            .device_by_index(gpu.nvml_index.unwrap_or(g as u32))
+            .map_err(|e| TopologyError::Nvml {
+                what: format!("device of GPU {g}"),
+                reason: e.to_string(),
+            }),
+    }
+}
+
+/// Reads the inventory of GPUs `gpus` (all when empty) of the live topology `topo`. The PCIe
+/// reading is labeled idle: nothing of ours runs on the GPUs while it is taken.
+pub fn read(topo: &Topology, gpus: &[usize]) -> Result<Inventory, TopologyError> {
+    let nvml = Nvml::init().map_err(no_driver)?;
+    let mut inv = Inventory::new(InventoryKind::Live, vec!["NVML".to_string()]);
+    inv.captured_at =
+        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    inv.driver_version = nvml.sys_driver_version().ok();
+    let selected = if gpus.is_empty() {
+        topo.gpu_indices()
+    } else {
+        gpus.to_vec()
+    };
+    for g in selected {
+        let dev = device(&nvml, topo, g)?;
+        let mut gi = read_gpu(&nvml, &dev, g);
+        gi.pcie.load = Some(LoadState::Idle);
+        inv.gpus.push(gi);
+    }
+    inv.gpus.sort_by_key(|g| g.index);
+    Ok(inv)
+}
+
+fn read_gpu(nvml: &Nvml, dev: &Device, index: usize) -> GpuInventory {
+    GpuInventory {
+        index,
+        name: dev.name().ok(),
+        uuid: dev.uuid().ok(),
+        pci_bus_id: dev.pci_info().ok().map(|p| p.bus_id),
+        memory_mib: dev.memory_info().ok().map(|m| m.total / (1024 * 1024)),
+        pcie: PcieState {
+            link: pcie_link(dev),
+            gen_device_max: gpu_max_pcie_gen(nvml, dev),
+            gen_host_max: None,
+            load: None,
+            replay_counter: dev.pcie_replay_counter().ok().map(u64::from),
+            tx_kbps: None,
+            rx_kbps: None,
+        },
+        nvlinks: nvlinks(dev),
+        nvlinks_expected: None,
+        nvlink_gbps_per_link: None,
+        ecc: ecc(nvml, dev),
+        throttle: dev.current_throttle_reasons().ok().map(throttle_reasons),
+        utilization_gpu_percent: dev.utilization_rates().ok().map(|u| u.gpu),
+        utilization_memory_percent: dev.utilization_rates().ok().map(|u| u.memory),
+        processes: processes(dev),
+    }
+}
+
+fn pcie_link(dev: &Device) -> PcieLink {
+    PcieLink {
+        gen_current: dev.current_pcie_link_gen().ok(),
+        gen_max: dev.max_pcie_link_gen().ok(),
+        width_current: dev.current_pcie_link_width().ok(),
+        width_max: dev.max_pcie_link_width().ok(),
+    }
+}
+
+/// The GPU's own maximum PCIe generation (`nvmlDeviceGetGpuMaxPcieLinkGeneration`, which
+/// nvml-wrapper 0.13 does not wrap); `None` on drivers without it.
+fn gpu_max_pcie_gen(nvml: &Nvml, dev: &Device) -> Option<u32> {
+    let f = nvml
+        .lib()
+        .nvmlDeviceGetGpuMaxPcieLinkGeneration
+        .as_ref()
+        .ok()?;
+    let mut generation: std::os::raw::c_uint = 0;
+    // SAFETY: `f` is the symbol NVML exports with this signature; the device handle belongs to
+    // `nvml`, which is initialised and outlives the call; `generation` is a valid out-pointer.
+    let rc = unsafe { f(dev.handle(), &mut generation) };
+    (rc == 0 && generation > 0).then_some(generation)
+}
+
+/// Remapped rows (`nvmlDeviceGetRemappedRows`, not wrapped by nvml-wrapper 0.13):
+/// (correctable, uncorrectable, pending, failure).
+fn remapped_rows(nvml: &Nvml, dev: &Device) -> Option<(u64, u64, bool, bool)> {
+    let f = nvml.lib().nvmlDeviceGetRemappedRows.as_ref().ok()?;
+    let (mut corr, mut unc, mut pending, mut failure): (
+        std::os::raw::c_uint,
+        std::os::raw::c_uint,
+        std::os::raw::c_uint,
+        std::os::raw::c_uint,
+    ) = (0, 0, 0, 0);
+    // SAFETY: `f` is NVML's symbol with this signature; the handle belongs to the live `nvml`;
+    // the four out-pointers are valid locals.
+    let rc = unsafe {
+        f(
+            dev.handle(),
+            &mut corr,
+            &mut unc,
+            &mut pending,
+            &mut failure,
+        )
+    };
+    (rc == 0).then_some((u64::from(corr), u64::from(unc), pending != 0, failure != 0))
+}
+
+/// Every link the GPU has: `Some(empty)` for a GPU without NVLink, `None` when NVML could not say.
+fn nvlinks(dev: &Device) -> Option<Vec<NvLinkState>> {
+    let mut out = Vec::new();
+    let mut unknown = false;
+    for l in 0..MAX_NVLINKS {
+        let link = dev.link_wrapper_for(l);
+        let active = match link.is_active() {
+            Ok(a) => Some(a),
+            // The GPU has no link with this number (or no NVLink at all).
+            Err(NvmlError::NotSupported | NvmlError::InvalidArg) => continue,
+            Err(_) => {
+                unknown = true;
+                None
+            }
+        };
+        let counter = |c: ErrorCounter| link.error_counter(c).ok();
+        let crc = match (
+            counter(ErrorCounter::DlCrcFlit),
+            counter(ErrorCounter::DlCrcData),
+        ) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        out.push(NvLinkState {
+            link: l,
+            active,
+            gbps: None,
+            crc_errors: crc,
+            replay_errors: counter(ErrorCounter::DlReplay),
+            recovery_errors: counter(ErrorCounter::DlRecovery),
+        });
+    }
+    (!(unknown && out.iter().all(|l| l.active.is_none()))).then_some(out)
+}
+
+fn ecc(nvml: &Nvml, dev: &Device) -> EccState {
+    let count = |t: MemoryError, c: EccCounter| dev.total_ecc_errors(t, c).ok();
+    let (corr, unc, pending, failure) = match remapped_rows(nvml, dev) {
+        Some((c, u, p, f)) => (Some(c), Some(u), Some(p), Some(f)),
+        None => (None, None, None, None),
+    };
+    EccState {
+        enabled: dev.is_ecc_enabled().ok().map(|m| m.currently_enabled),
+        volatile_corrected: count(MemoryError::Corrected, EccCounter::Volatile),
+        volatile_uncorrected: count(MemoryError::Uncorrected, EccCounter::Volatile),
+        aggregate_corrected: count(MemoryError::Corrected, EccCounter::Aggregate),
+        aggregate_uncorrected: count(MemoryError::Uncorrected, EccCounter::Aggregate),
+        retired_pages_sbe: dev
+            .retired_pages(RetirementCause::MultipleSingleBitEccErrors)
+            .ok()
+            .map(|v| v.len() as u64),
+        retired_pages_dbe: dev
+            .retired_pages(RetirementCause::DoubleBitEccError)
+            .ok()
+            .map(|v| v.len() as u64),
+        retired_pending: dev.are_pages_pending_retired().ok(),
+        remapped_rows_correctable: corr,
+        remapped_rows_uncorrectable: unc,
+        remap_pending: pending,
+        remap_failure: failure,
+    }
+}
+
+/// NVML's reason bits → ours.
+pub fn throttle_reasons(bits: ThrottleReasons) -> Vec<ThrottleReason> {
+    let map = [
+        (ThrottleReasons::GPU_IDLE, ThrottleReason::GpuIdle),
+        (
+            ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
+            ThrottleReason::ApplicationsClocks,
+        ),
+        (ThrottleReasons::SW_POWER_CAP, ThrottleReason::SwPowerCap),
+        (ThrottleReasons::HW_SLOWDOWN, ThrottleReason::HwSlowdown),
+        (ThrottleReasons::SYNC_BOOST, ThrottleReason::SyncBoost),
+        (
+            ThrottleReasons::SW_THERMAL_SLOWDOWN,
+            ThrottleReason::SwThermalSlowdown,
+        ),
+        (
+            ThrottleReasons::HW_THERMAL_SLOWDOWN,
+            ThrottleReason::HwThermalSlowdown,
+        ),
+        (
+            ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN,
+            ThrottleReason::HwPowerBrake,
+        ),
+        (
+            ThrottleReasons::DISPLAY_CLOCK_SETTING,
+            ThrottleReason::DisplayClocks,
+        ),
+    ];
+    map.iter()
+        .filter(|(b, _)| bits.contains(*b))
+        .map(|(_, r)| *r)
+        .collect()
+}
+
+/// Compute processes on the GPU other than this one.
+fn processes(dev: &Device) -> Option<Vec<GpuProcess>> {
+    let me = std::process::id();
+    let list = dev.running_compute_processes().ok()?;
+    Some(
+        list.into_iter()
+            .filter(|p| p.pid != me)
+            .map(|p| GpuProcess {
+                pid: p.pid,
+                name: std::fs::read_to_string(format!("/proc/{}/comm", p.pid))
+                    .ok()
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty()),
+            })
+            .collect(),
+    )
+}
+
+/// Watches the GPUs from its own thread while load tests run: the best PCIe link state each GPU
+/// reaches (GPUs raise their link generation when a copy runs), clock limits, utilization and
+/// other processes. Stop it with [`Sampler::stop`].
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<LoadObservation>>,
+}
+
+impl Sampler {
+    /// Starts sampling GPUs `gpus` of `topo` every `interval`. Fails when NVML cannot be opened
+    /// or a GPU not found.
+    pub fn start(
+        topo: &Topology,
+        gpus: &[usize],
+        interval: Duration,
+    ) -> Result<Sampler, TopologyError> {
+        // Resolve every device once here, so that errors come back to the caller.
+        {
+            let nvml = Nvml::init().map_err(no_driver)?;
+            for &g in gpus {
+                device(&nvml, topo, g)?;
+            }
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let topo = topo.clone();
+        let gpus = gpus.to_vec();
+        let handle = std::thread::Builder::new()
+            .name("scalescope-nvml-sampler".into())
+            .spawn(move || sample(&topo, &gpus, interval, &flag))
+            .map_err(|e| TopologyError::Nvml {
+                what: "sampler thread".into(),
+                reason: e.to_string(),
+            })?;
+        Ok(Sampler {
+            stop,
+            handle: Some(handle),
+        })
+    }
+
+    /// Stops sampling and returns what was seen.
+    pub fn stop(mut self) -> LoadObservation {
+        self.stop.store(true, Ordering::SeqCst);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn sample(
+    topo: &Topology,
+    gpus: &[usize],
+    interval: Duration,
+    stop: &AtomicBool,
+) -> LoadObservation {
+    let mut obs = LoadObservation {
+        samples: 0,
+        interval_ms: interval.as_millis() as u32,
+        gpus: gpus
+            .iter()
+            .map(|&index| GpuLoadObservation {
+                index,
+                ..Default::default()
+            })
+            .collect(),
+    };
+    let Ok(nvml) = Nvml::init() else {
+        return obs;
+    };
+    let devices: Vec<Option<Device>> = gpus.iter().map(|&g| device(&nvml, topo, g).ok()).collect();
+    loop {
+        for (o, dev) in obs.gpus.iter_mut().zip(&devices) {
+            let Some(dev) = dev else {
+                continue;
+            };
+            let link = pcie_link(dev);
+            let rate = |l: &PcieLink| {
+                l.gen_current
+                    .zip(l.width_current)
+                    .and_then(|(g, w)| pcie_rate_gbps(g, w))
+            };
+            if let Some(r) = rate(&link)
+                && o.pcie_under_load
+                    .as_ref()
+                    .and_then(rate)
+                    .is_none_or(|best| r > best)
+            {
+                o.pcie_under_load = Some(link);
+            }
+            if let Ok(bits) = dev.current_throttle_reasons() {
+                for r in throttle_reasons(bits) {
+                    if r.is_limit() && !o.throttle_seen.contains(&r) {
+                        o.throttle_seen.push(r);
+                    }
+                }
+            }
+            if let Ok(u) = dev.utilization_rates() {
+                o.max_utilization_percent = Some(o.max_utilization_percent.unwrap_or(0).max(u.gpu));
+            }
+            if let Some(ps) = processes(dev) {
+                for p in ps {
+                    if !o.other_processes.iter().any(|x| x.pid == p.pid) {
+                        o.other_processes.push(p);
+                    }
+                }
+            }
+        }
+        obs.samples += 1;
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        std::thread::sleep(interval);
+    }
+    obs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reason_bits_map_to_ours() {
+        let bits = ThrottleReasons::SW_POWER_CAP | ThrottleReasons::HW_THERMAL_SLOWDOWN;
+        assert_eq!(
+            throttle_reasons(bits),
+            vec![
+                ThrottleReason::SwPowerCap,
+                ThrottleReason::HwThermalSlowdown
+            ]
+        );
+        assert!(
+            throttle_reasons(ThrottleReasons::GPU_IDLE)
+                .iter()
+                .all(|r| !r.is_limit())
+        );
+    }
+
+    #[test]
+    fn without_a_driver_read_says_so() {
+        if Nvml::init().is_ok() {
+            return; // a machine with a driver: covered on the device
+        }
+        let topo = Topology::new(crate::model::TopologySource::Imported { paths: vec![] });
+        assert!(matches!(
+            read(&topo, &[]),
+            Err(TopologyError::NoDriver { .. })
+        ));
+    }
+}

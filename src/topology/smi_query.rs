@@ -1,0 +1,1119 @@
+//! Parsers for the captures a vendor or operator sends about a machine's state:
+//! `nvidia-smi -q -x` (XML), `nvidia-smi -q` (text, also `-q -d ECC,PERFORMANCE,…`),
+//! `nvidia-smi nvlink -s` (link states) and `nvidia-smi nvlink -e` (link error counters).
+//!
+//! Each gives an [`Inventory`]: PCIe current and maximum generation and width, replay counter,
+//! NVLink states and error counters, ECC counters, retired pages and remapped rows, clock event
+//! reasons, utilization and processes. [`import_machine`] reads any mix of these and `nvidia-smi
+//! topo` captures (one machine) into a [`Topology`] and its inventory.
+//!
+//! Values nvidia-smi prints as `N/A`, `[Not Supported]`, `Unknown Error` and the like are
+//! unknown (`None`). A value that should be a number and is something else is an error naming the
+//! file, the line and the field; so are XML that does not parse and files that are none of
+//! these captures. Nothing here panics on any input.
+
+use std::collections::BTreeMap;
+
+use super::TopologyError;
+use super::import::{self, decode, parse_error, read_input};
+use crate::model::{
+    EccState, Gpu, GpuInventory, GpuProcess, Inventory, InventoryKind, LoadState, NvLinkState,
+    PcieLink, ThrottleReason, Topology, TopologySource,
+};
+
+/// PCIe throughput (either direction) at or above which a capture's reading counts as taken
+/// under load, KB/s: 1 GB/s. An idle GPU moves a few MB/s (the H200 captures: ~1 MB/s).
+pub const UNDER_LOAD_KBPS: u64 = 1_000_000;
+
+/// What a capture holds, judged from its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureKind {
+    /// `nvidia-smi -q -x`.
+    QueryXml,
+    /// `nvidia-smi -q` (with or without `-d`).
+    QueryText,
+    /// `nvidia-smi nvlink -s`, `-e` or `-c` (lines `Link N: …` under `GPU N: … (UUID: …)`).
+    Nvlink,
+    /// Anything else: handed to the `nvidia-smi topo` parser.
+    Topo,
+}
+
+/// Tells the capture kinds apart. Strict enough that no `nvidia-smi topo` capture is mistaken
+/// for another kind: those never start with `<`, never hold the `NVSMI LOG` banner and never
+/// name a UUID.
+pub fn capture_kind(text: &str) -> CaptureKind {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if t.starts_with('<') {
+        return CaptureKind::QueryXml;
+    }
+    let mut gpu_header = false;
+    for line in t.lines().take(4000) {
+        let l = line.trim();
+        if l.contains("NVSMI LOG") && l.starts_with('=') {
+            return CaptureKind::QueryText;
+        }
+        if nvlink_gpu_header(l).is_some() {
+            gpu_header = true;
+        } else if gpu_header && l.starts_with("Link ") && l.contains(':') {
+            return CaptureKind::Nvlink;
+        }
+    }
+    CaptureKind::Topo
+}
+
+/// A machine read from captures: its topology, and its inventory when any capture held one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportedMachine {
+    pub topology: Topology,
+    /// Merged from every state capture, the first file that knows a value winning.
+    pub inventory: Option<Inventory>,
+    /// When a kind of capture was given more than once, the last ones merged (the first file that
+    /// knows a value losing): counters read again later, e.g. `nvidia-smi nvlink -e` before and
+    /// after a load. `None` otherwise.
+    pub after: Option<Inventory>,
+}
+
+/// Reads each path ('-' = standard input) and merges them into one machine.
+///
+/// `nvidia-smi topo` captures give the connectivity (as [`import::import_paths`] reads it);
+/// `-q`, `-q -x` and `nvlink` captures the GPUs' state. With state captures alone the GPUs are
+/// known but how they connect is not. Every capture must come from the same machine: GPU counts,
+/// bus ids and UUIDs must agree where both captures have them.
+pub fn import_machine(paths: &[String]) -> Result<ImportedMachine, TopologyError> {
+    if paths.is_empty() {
+        return import::import_paths(paths).map(|topology| ImportedMachine {
+            topology,
+            inventory: None,
+            after: None,
+        });
+    }
+    let mut topo_paths = Vec::new();
+    // (kind, inventory) in the order given.
+    let mut states: Vec<(CaptureKind, Inventory)> = Vec::new();
+    let mut stdin_text: Option<String> = None;
+    for path in paths {
+        let (origin, bytes) = read_input(path)?;
+        let text = decode(&bytes, &origin)?;
+        match capture_kind(&text) {
+            CaptureKind::Topo => {
+                if path == "-" {
+                    stdin_text = Some(text);
+                }
+                topo_paths.push(path.clone());
+            }
+            kind => states.push((kind, parse_capture(kind, &text, &origin)?)),
+        }
+    }
+    let mut topology = if topo_paths.is_empty() {
+        None
+    } else if let Some(text) = stdin_text {
+        // Standard input was read above and cannot be read again: parse what was read.
+        let mut parsed = Vec::new();
+        for p in &topo_paths {
+            if p == "-" {
+                parsed.push(import::parse(&text, "<stdin>")?);
+            } else {
+                parsed.push(import::import_paths(std::slice::from_ref(p))?);
+            }
+        }
+        if parsed.len() == 1 {
+            parsed.pop()
+        } else {
+            return Err(parse_error(
+                "<stdin>",
+                1,
+                "standard input can be merged with state captures only, not with other `topo` files",
+            ));
+        }
+    } else {
+        Some(import::import_paths(&topo_paths)?)
+    };
+    if states.is_empty() {
+        return Ok(ImportedMachine {
+            topology: topology.unwrap_or_else(|| Topology::new(imported(paths))),
+            inventory: None,
+            after: None,
+        });
+    }
+    check_same_machine(&states)?;
+    let mut before = states[0].1.clone();
+    for (_, inv) in &states[1..] {
+        before.fill_from(inv);
+    }
+    let mut counts: BTreeMap<u8, usize> = BTreeMap::new();
+    for (k, _) in &states {
+        *counts.entry(kind_key(*k)).or_default() += 1;
+    }
+    let after = counts.values().any(|&c| c > 1).then(|| {
+        let mut it = states.iter().rev();
+        let mut a = it
+            .next()
+            .map(|(_, i)| i.clone())
+            .unwrap_or_else(|| Inventory::new(InventoryKind::Imported, Vec::new()));
+        for (_, inv) in it {
+            a.fill_from(inv);
+        }
+        a
+    });
+    let topo = match topology.take() {
+        Some(mut t) => {
+            merge_into_topology(&mut t, &before)?;
+            t.source = imported(paths);
+            t
+        }
+        None => topology_from_inventory(&before, paths),
+    };
+    Ok(ImportedMachine {
+        topology: topo,
+        inventory: Some(before),
+        after,
+    })
+}
+
+fn imported(paths: &[String]) -> TopologySource {
+    TopologySource::Imported {
+        paths: paths.to_vec(),
+    }
+}
+
+fn kind_key(k: CaptureKind) -> u8 {
+    match k {
+        CaptureKind::QueryXml | CaptureKind::QueryText => 0,
+        CaptureKind::Nvlink => 1,
+        CaptureKind::Topo => 2,
+    }
+}
+
+/// Parses one state capture of a known kind.
+pub fn parse_capture(
+    kind: CaptureKind,
+    text: &str,
+    origin: &str,
+) -> Result<Inventory, TopologyError> {
+    match kind {
+        CaptureKind::QueryXml => parse_query_xml(text, origin),
+        CaptureKind::QueryText => parse_query_text(text, origin),
+        CaptureKind::Nvlink => parse_nvlink(text, origin),
+        CaptureKind::Topo => Err(parse_error(
+            origin,
+            1,
+            "an `nvidia-smi topo` capture holds no GPU state",
+        )),
+    }
+}
+
+/// Captures of one machine agree on GPU count, bus ids and UUIDs.
+fn check_same_machine(states: &[(CaptureKind, Inventory)]) -> Result<(), TopologyError> {
+    let (_, first) = &states[0];
+    for (_, other) in &states[1..] {
+        let origin = other.origin.first().map_or("<capture>", String::as_str);
+        let first_origin = first.origin.first().map_or("<capture>", String::as_str);
+        for g in &other.gpus {
+            let Some(f) = first.gpu(g.index) else {
+                continue;
+            };
+            for (what, a, b) in [
+                ("UUID", &f.uuid, &g.uuid),
+                ("PCI bus id", &f.pci_bus_id, &g.pci_bus_id),
+            ] {
+                if let (Some(a), Some(b)) = (a, b)
+                    && !a.eq_ignore_ascii_case(b)
+                {
+                    return Err(parse_error(
+                        origin,
+                        1,
+                        format!(
+                            "GPU {} has {what} {b}, but {first_origin} gives {a}: every capture must come from the same machine",
+                            g.index
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A topology with the inventory's GPUs and nothing known about how they connect.
+fn topology_from_inventory(inv: &Inventory, paths: &[String]) -> Topology {
+    let mut t = Topology::new(imported(paths));
+    t.captured_at = inv.captured_at.clone();
+    t.gpus = inv.gpus.iter().map(gpu_from_inventory).collect();
+    t.normalize();
+    t.derive_line_rates();
+    t.notes.push(
+        "how the GPUs connect is unknown: the captures hold GPU state only (import `nvidia-smi topo -m` output as well)"
+            .to_string(),
+    );
+    t
+}
+
+fn gpu_from_inventory(g: &GpuInventory) -> Gpu {
+    Gpu {
+        index: g.index,
+        name: g.name.clone(),
+        uuid: g.uuid.clone(),
+        pci_bus_id: g.pci_bus_id.clone(),
+        memory_mib: g.memory_mib,
+        pcie: g.pcie.link,
+        nvlinks_active: g.nvlinks_active(),
+        nvlink_gbps_per_link: g.nvlink_gbps_per_link,
+        ..Default::default()
+    }
+}
+
+/// Fills a `topo` capture's GPUs from the inventory (names, PCIe links, NVLink speeds).
+fn merge_into_topology(t: &mut Topology, inv: &Inventory) -> Result<(), TopologyError> {
+    let topo_gpus = t.gpu_indices();
+    if let Some(extra) = inv.gpus.iter().find(|g| !topo_gpus.contains(&g.index)) {
+        let origin = inv.origin.first().map_or("<capture>", String::as_str);
+        return Err(parse_error(
+            origin,
+            1,
+            format!(
+                "GPU {}, which the `topo` capture does not have (it has {} GPUs): every capture must come from the same machine",
+                extra.index,
+                topo_gpus.len()
+            ),
+        ));
+    }
+    for gi in &inv.gpus {
+        let from = gpu_from_inventory(gi);
+        if let Some(g) = t.gpus.iter_mut().find(|g| g.index == gi.index) {
+            g.name = g.name.take().or(from.name);
+            g.uuid = g.uuid.take().or(from.uuid);
+            g.pci_bus_id = g.pci_bus_id.take().or(from.pci_bus_id);
+            g.memory_mib = g.memory_mib.or(from.memory_mib);
+            if g.pcie == PcieLink::default() {
+                g.pcie = from.pcie;
+            }
+            g.nvlinks_active = g.nvlinks_active.or(from.nvlinks_active);
+            g.nvlink_gbps_per_link = g.nvlink_gbps_per_link.or(from.nvlink_gbps_per_link);
+        }
+    }
+    let had_pcie = inv.gpus.iter().any(|g| g.pcie.link.gen_max.is_some());
+    let had_nvlink = inv.gpus.iter().any(|g| g.nvlink_gbps_per_link.is_some());
+    if had_pcie || had_nvlink {
+        t.notes.retain(|n| {
+            !(n.starts_with("line rates unknown") || n.starts_with("PCIe line rates come from"))
+        });
+        t.derive_line_rates();
+        t.notes.push(format!(
+            "line rates from the state captures: {}",
+            match (had_pcie, had_nvlink) {
+                (true, true) => "PCIe links (`nvidia-smi -q`) and NVLink speeds (`nvidia-smi nvlink -s`)",
+                (true, false) =>
+                    "PCIe links (`nvidia-smi -q`); NVLink speeds unknown without `nvidia-smi nvlink -s`",
+                _ => "NVLink speeds (`nvidia-smi nvlink -s`); PCIe unknown without `nvidia-smi -q`",
+            }
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/// True for the words nvidia-smi prints where it has no value.
+fn absent(v: &str) -> bool {
+    let v = v.trim();
+    v.is_empty()
+        || v.starts_with('[')
+        || v.eq_ignore_ascii_case("N/A")
+        || v.eq_ignore_ascii_case("None")
+        || v.contains("Not Supported")
+        || v.contains("Not Found")
+        || v.contains("Not Available")
+        || v.contains("Unknown")
+        || v.contains("Insufficient Permissions")
+        || v.contains("deprecated")
+}
+
+/// A count or number: `16x`, `1110 KB/s`, `0 %`, `143771 MiB`, `5`; `None` when nvidia-smi has
+/// no value; `Err` naming what was found otherwise.
+fn number(v: &str) -> Result<Option<u64>, String> {
+    if absent(v) {
+        return Ok(None);
+    }
+    let t = v.trim();
+    let digits: String = t.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let rest = t[digits.len()..].trim_start();
+    let unit_ok = rest.is_empty()
+        || rest == "x"
+        || rest == "%"
+        || rest.starts_with("KB/s")
+        || rest.starts_with("MiB")
+        || rest.starts_with("us")
+        || rest.starts_with("bank");
+    match digits.parse::<u64>() {
+        Ok(n) if unit_ok => Ok(Some(n)),
+        _ => Err(format!("expected a number, found {t:?}")),
+    }
+}
+
+fn number_u32(v: &str) -> Result<Option<u32>, String> {
+    number(v)?
+        .map(u32::try_from)
+        .transpose()
+        .map_err(|_| format!("{:?} is out of range", v.trim()))
+}
+
+/// `Yes`/`No`, `Enabled`/`Disabled`, `Active`/`Not Active`.
+fn flag(v: &str) -> Result<Option<bool>, String> {
+    if absent(v) {
+        return Ok(None);
+    }
+    match v.trim().to_ascii_lowercase().as_str() {
+        "yes" | "enabled" | "active" | "true" => Ok(Some(true)),
+        "no" | "disabled" | "not active" | "false" => Ok(Some(false)),
+        _ => Err(format!(
+            "expected Yes/No, Enabled/Disabled or Active/Not Active, found {:?}",
+            v.trim()
+        )),
+    }
+}
+
+fn value_str(v: &str) -> Option<String> {
+    (!absent(v)).then(|| v.trim().to_string())
+}
+
+/// Adds up optional counts: `None` only when none is known.
+fn sum(values: impl IntoIterator<Item = Option<u64>>) -> Option<u64> {
+    values
+        .into_iter()
+        .flatten()
+        .fold(None, |acc, v| Some(acc.unwrap_or(0) + v))
+}
+
+/// A reading's load state from the PCIe throughput it shows.
+fn load_from_throughput(tx: Option<u64>, rx: Option<u64>) -> Option<LoadState> {
+    match (tx, rx) {
+        (None, None) => None,
+        _ if tx.unwrap_or(0) >= UNDER_LOAD_KBPS || rx.unwrap_or(0) >= UNDER_LOAD_KBPS => {
+            Some(LoadState::UnderLoad)
+        }
+        _ => Some(LoadState::Idle),
+    }
+}
+
+/// Clock event reason by the name nvidia-smi gives it (XML element suffix or text label).
+fn throttle_reason(name: &str) -> Option<ThrottleReason> {
+    let n = name.to_ascii_lowercase().replace(['_', ' '], "");
+    let n = n
+        .trim_start_matches("clockseventreason")
+        .trim_start_matches("clocksthrottlereason");
+    Some(match n {
+        "gpuidle" | "idle" => ThrottleReason::GpuIdle,
+        "applicationsclockssetting" => ThrottleReason::ApplicationsClocks,
+        "swpowercap" => ThrottleReason::SwPowerCap,
+        "hwslowdown" => ThrottleReason::HwSlowdown,
+        "hwthermalslowdown" => ThrottleReason::HwThermalSlowdown,
+        "hwpowerbrakeslowdown" => ThrottleReason::HwPowerBrake,
+        "syncboost" => ThrottleReason::SyncBoost,
+        "swthermalslowdown" => ThrottleReason::SwThermalSlowdown,
+        "displayclockssetting" | "displayclocksetting" => ThrottleReason::DisplayClocks,
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// nvidia-smi -q -x
+
+/// Parses `nvidia-smi -q -x` output.
+pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyError> {
+    let opts = roxmltree::ParsingOptions {
+        // nvidia-smi writes a DOCTYPE naming its DTD file; nothing external is ever fetched.
+        allow_dtd: true,
+        nodes_limit: 4_000_000,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
+        let line = match e {
+            // roxmltree places the end of the stream at the start; the end is the last line.
+            roxmltree::Error::UnexpectedEndOfStream => text.lines().count().max(1),
+            _ => e.pos().row as usize,
+        };
+        let what = match e {
+            roxmltree::Error::UnexpectedEndOfStream => {
+                "the XML ends early (a truncated capture?)".to_string()
+            }
+            _ => e.to_string(),
+        };
+        parse_error(
+            origin,
+            line,
+            format!("not valid `nvidia-smi -q -x` XML: {what}"),
+        )
+    })?;
+    let root = doc.root_element();
+    let line_of = |n: roxmltree::Node| doc.text_pos_at(n.range().start).row as usize;
+    if root.tag_name().name() != "nvidia_smi_log" {
+        return Err(parse_error(
+            origin,
+            line_of(root),
+            format!(
+                "expected `nvidia-smi -q -x` output (an <nvidia_smi_log> element), found <{}>",
+                root.tag_name().name()
+            ),
+        ));
+    }
+    let mut inv = Inventory::new(InventoryKind::Imported, vec![origin.to_string()]);
+    inv.captured_at = xml_text(root, &["timestamp"]).and_then(value_str);
+    inv.driver_version = xml_text(root, &["driver_version"]).and_then(value_str);
+    let gpus: Vec<roxmltree::Node> = root.children().filter(|n| n.has_tag_name("gpu")).collect();
+    if gpus.is_empty() {
+        return Err(parse_error(
+            origin,
+            line_of(root),
+            "no <gpu> element: the capture lists no GPU",
+        ));
+    }
+    for (index, g) in gpus.into_iter().enumerate() {
+        let err = |n: roxmltree::Node, m: String| {
+            parse_error(
+                origin,
+                line_of(n),
+                format!("GPU {index}: <{}>: {m}", n.tag_name().name()),
+            )
+        };
+        let num = |path: &[&str]| -> Result<Option<u64>, TopologyError> {
+            match xml_node(g, path) {
+                Some(n) => number(n.text().unwrap_or("")).map_err(|m| err(n, m)),
+                None => Ok(None),
+            }
+        };
+        let num32 = |path: &[&str]| -> Result<Option<u32>, TopologyError> {
+            match xml_node(g, path) {
+                Some(n) => number_u32(n.text().unwrap_or("")).map_err(|m| err(n, m)),
+                None => Ok(None),
+            }
+        };
+        let flg = |path: &[&str]| -> Result<Option<bool>, TopologyError> {
+            match xml_node(g, path) {
+                Some(n) => flag(n.text().unwrap_or("")).map_err(|m| err(n, m)),
+                None => Ok(None),
+            }
+        };
+        let gi = inv.gpu_mut(index);
+        gi.name = xml_text(g, &["product_name"]).and_then(value_str);
+        gi.uuid = xml_text(g, &["uuid"]).and_then(value_str);
+        gi.pci_bus_id = xml_text(g, &["pci", "pci_bus_id"])
+            .and_then(value_str)
+            .or_else(|| g.attribute("id").map(str::to_string));
+        gi.memory_mib = num(&["fb_memory_usage", "total"])?;
+        let link = ["pci", "pci_gpu_link_info"];
+        let at = |tail: &[&'static str]| -> Vec<&'static str> {
+            link.iter().chain(tail).copied().collect()
+        };
+        gi.pcie.link = PcieLink {
+            gen_current: num32(&at(&["pcie_gen", "current_link_gen"]))?,
+            gen_max: num32(&at(&["pcie_gen", "max_link_gen"]))?,
+            width_current: num32(&at(&["link_widths", "current_link_width"]))?,
+            width_max: num32(&at(&["link_widths", "max_link_width"]))?,
+        };
+        gi.pcie.gen_device_max = num32(&at(&["pcie_gen", "max_device_link_gen"]))?;
+        gi.pcie.gen_host_max = num32(&at(&["pcie_gen", "max_host_link_gen"]))?;
+        gi.pcie.replay_counter = num(&["pci", "replay_counter"])?;
+        gi.pcie.tx_kbps = num(&["pci", "tx_util"])?;
+        gi.pcie.rx_kbps = num(&["pci", "rx_util"])?;
+        gi.pcie.load = load_from_throughput(gi.pcie.tx_kbps, gi.pcie.rx_kbps);
+        gi.utilization_gpu_percent = num32(&["utilization", "gpu_util"])?;
+        gi.utilization_memory_percent = num32(&["utilization", "memory_util"])?;
+        // Clock event reasons (driver 535+) or clock throttle reasons (older drivers).
+        let reasons = xml_node(g, &["clocks_event_reasons"])
+            .or_else(|| xml_node(g, &["clocks_throttle_reasons"]));
+        if let Some(section) = reasons {
+            let mut active = Vec::new();
+            for n in section.children().filter(|n| n.is_element()) {
+                let Some(reason) = throttle_reason(n.tag_name().name()) else {
+                    continue;
+                };
+                if flag(n.text().unwrap_or("")).map_err(|m| err(n, m))? == Some(true) {
+                    active.push(reason);
+                }
+            }
+            gi.throttle = Some(active);
+        }
+        // ECC.
+        gi.ecc = EccState {
+            enabled: flg(&["ecc_mode", "current_ecc"])?,
+            ..Default::default()
+        };
+        for section in ["volatile", "aggregate"] {
+            let Some(sec) = xml_node(g, &["ecc_errors", section]) else {
+                continue;
+            };
+            let (mut c, mut u) = (Vec::new(), Vec::new());
+            for n in sec.children().filter(|n| n.is_element()) {
+                let name = n.tag_name().name();
+                let text = |n: roxmltree::Node| -> Result<Option<u64>, TopologyError> {
+                    number(n.text().unwrap_or("")).map_err(|m| err(n, m))
+                };
+                if name.contains("uncorrectable") {
+                    u.push(text(n)?);
+                } else if name.contains("correctable") {
+                    c.push(text(n)?);
+                } else if name == "single_bit" || name == "double_bit" {
+                    // Older drivers: <single_bit><total>, <double_bit><total>.
+                    if let Some(t) = xml_node(n, &["total"]) {
+                        let v = text(t)?;
+                        if name == "single_bit" {
+                            c.push(v)
+                        } else {
+                            u.push(v)
+                        }
+                    }
+                }
+            }
+            let (c, u) = (sum(c), sum(u));
+            if section == "volatile" {
+                gi.ecc.volatile_corrected = c;
+                gi.ecc.volatile_uncorrected = u;
+            } else {
+                gi.ecc.aggregate_corrected = c;
+                gi.ecc.aggregate_uncorrected = u;
+            }
+        }
+        gi.ecc.retired_pages_sbe = num(&[
+            "retired_pages",
+            "multiple_single_bit_retirement",
+            "retired_count",
+        ])?;
+        gi.ecc.retired_pages_dbe =
+            num(&["retired_pages", "double_bit_retirement", "retired_count"])?;
+        gi.ecc.retired_pending = match flg(&["retired_pages", "pending_retirement"])? {
+            Some(v) => Some(v),
+            None => flg(&["retired_pages", "pending_blacklist"])?,
+        };
+        gi.ecc.remapped_rows_correctable = num(&["remapped_rows", "remapped_row_corr"])?;
+        gi.ecc.remapped_rows_uncorrectable = num(&["remapped_rows", "remapped_row_unc"])?;
+        gi.ecc.remap_pending = flg(&["remapped_rows", "remapped_row_pending"])?;
+        gi.ecc.remap_failure = flg(&["remapped_rows", "remapped_row_failure"])?;
+        // Processes.
+        if let Some(p) = xml_node(g, &["processes"]) {
+            let mut procs = Vec::new();
+            for info in p.children().filter(|n| n.has_tag_name("process_info")) {
+                let pid = match xml_node(info, &["pid"]) {
+                    Some(n) => number(n.text().unwrap_or("")).map_err(|m| err(n, m))?,
+                    None => None,
+                };
+                if let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) {
+                    procs.push(GpuProcess {
+                        pid,
+                        name: xml_text(info, &["process_name"]).and_then(value_str),
+                    });
+                }
+            }
+            gi.processes = Some(procs);
+        }
+    }
+    Ok(inv)
+}
+
+fn xml_node<'a, 'i>(n: roxmltree::Node<'a, 'i>, path: &[&str]) -> Option<roxmltree::Node<'a, 'i>> {
+    let mut cur = n;
+    for p in path {
+        cur = cur.children().find(|c| c.has_tag_name(*p))?;
+    }
+    Some(cur)
+}
+
+fn xml_text<'a>(n: roxmltree::Node<'a, '_>, path: &[&str]) -> Option<&'a str> {
+    xml_node(n, path).map(|n| n.text().unwrap_or(""))
+}
+
+// ---------------------------------------------------------------------------------------------
+// nvidia-smi -q (text)
+
+/// One `Key : value` line (or a section heading) of `nvidia-smi -q`, with its children.
+#[derive(Debug, Default)]
+struct Entry {
+    name: String,
+    /// The names from the GPU section down, for messages: `PCI › GPU Link Info › …`.
+    path: String,
+    value: Option<String>,
+    line: usize,
+    children: Vec<Entry>,
+}
+
+impl Entry {
+    fn get(&self, path: &[&str]) -> Option<&Entry> {
+        let mut cur = self;
+        for p in path {
+            cur = cur.children.iter().find(|c| c.name == *p)?;
+        }
+        Some(cur)
+    }
+
+    /// The first of `names` that exists.
+    fn any(&self, names: &[&[&str]]) -> Option<&Entry> {
+        names.iter().find_map(|p| self.get(p))
+    }
+
+    /// The value of the entry at `path`, if any.
+    fn value_at(&self, path: &[&str]) -> Option<&str> {
+        self.get(path).and_then(|e| e.value.as_deref())
+    }
+
+    fn walk<'a>(&'a self, out: &mut Vec<&'a Entry>) {
+        for c in &self.children {
+            out.push(c);
+            c.walk(out);
+        }
+    }
+}
+
+/// Parses `nvidia-smi -q` output (also with `-d` sections).
+pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyError> {
+    // Indentation tree: each line is a child of the nearest line above it indented less.
+    let mut root = Entry::default();
+    let mut stack: Vec<(usize, Vec<usize>)> = Vec::new(); // (indent, path of child indices)
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim_end_matches('\r');
+        let content = line.trim();
+        if content.is_empty() || (content.starts_with('=') && content.contains("NVSMI LOG")) {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let (name, value) = match content.find(" : ").or_else(|| {
+            content
+                .strip_suffix(" :")
+                .map(|k| k.len())
+                .or_else(|| content.ends_with(':').then(|| content.len() - 1))
+        }) {
+            Some(p) => (
+                content[..p].trim().to_string(),
+                Some(
+                    content[p..]
+                        .trim_start_matches([' ', ':'])
+                        .trim()
+                        .to_string(),
+                ),
+            ),
+            None => (content.to_string(), None),
+        };
+        while stack.last().is_some_and(|(ind, _)| *ind >= indent) {
+            stack.pop();
+        }
+        let parent_path: Vec<usize> = stack.last().map(|(_, p)| p.clone()).unwrap_or_default();
+        let mut parent = &mut root;
+        for &k in &parent_path {
+            parent = &mut parent.children[k];
+        }
+        // Below a GPU section the path starts at the section's children.
+        let path = if parent_path.len() <= 1 {
+            name.clone()
+        } else {
+            format!("{} › {name}", parent.path)
+        };
+        parent.children.push(Entry {
+            name,
+            path,
+            value,
+            line: i + 1,
+            children: Vec::new(),
+        });
+        let mut path = parent_path;
+        path.push(parent.children.len() - 1);
+        stack.push((indent, path));
+    }
+    let mut inv = Inventory::new(InventoryKind::Imported, vec![origin.to_string()]);
+    let top = |k: &str| root.value_at(&[k]).and_then(value_str);
+    inv.captured_at = top("Timestamp");
+    inv.driver_version = top("Driver Version");
+    let gpus: Vec<&Entry> = root
+        .children
+        .iter()
+        .filter(|e| e.name.starts_with("GPU ") && e.value.is_none())
+        .collect();
+    if gpus.is_empty() {
+        return Err(parse_error(
+            origin,
+            1,
+            "no `GPU 00000000:…` section: the `nvidia-smi -q` capture lists no GPU",
+        ));
+    }
+    for (index, g) in gpus.into_iter().enumerate() {
+        let err = |e: &Entry, m: String| {
+            parse_error(origin, e.line, format!("GPU {index}: {}: {m}", e.path))
+        };
+        let num = |e: Option<&Entry>| -> Result<Option<u64>, TopologyError> {
+            match e {
+                Some(e) => number(e.value.as_deref().unwrap_or("")).map_err(|m| err(e, m)),
+                None => Ok(None),
+            }
+        };
+        let num32 = |e: Option<&Entry>| -> Result<Option<u32>, TopologyError> {
+            match e {
+                Some(e) => number_u32(e.value.as_deref().unwrap_or("")).map_err(|m| err(e, m)),
+                None => Ok(None),
+            }
+        };
+        let flg = |e: Option<&Entry>| -> Result<Option<bool>, TopologyError> {
+            match e {
+                Some(e) => flag(e.value.as_deref().unwrap_or("")).map_err(|m| err(e, m)),
+                None => Ok(None),
+            }
+        };
+        let gi = inv.gpu_mut(index);
+        gi.name = g.value_at(&["Product Name"]).and_then(value_str);
+        gi.uuid = g.value_at(&["GPU UUID"]).and_then(value_str);
+        gi.pci_bus_id = g
+            .value_at(&["PCI", "Bus Id"])
+            .and_then(value_str)
+            .or_else(|| g.name.strip_prefix("GPU ").map(|s| s.trim().to_string()));
+        gi.memory_mib = num(g.get(&["FB Memory Usage", "Total"]))?;
+        let link = g.get(&["PCI", "GPU Link Info"]);
+        let at = |p: &[&str]| link.and_then(|l| l.get(p));
+        gi.pcie.link = PcieLink {
+            gen_current: num32(at(&["PCIe Generation", "Current"]))?,
+            gen_max: num32(at(&["PCIe Generation", "Max"]))?,
+            width_current: num32(at(&["Link Width", "Current"]))?,
+            width_max: num32(at(&["Link Width", "Max"]))?,
+        };
+        gi.pcie.gen_device_max = num32(at(&["PCIe Generation", "Device Max"]))?;
+        gi.pcie.gen_host_max = num32(at(&["PCIe Generation", "Host Max"]))?;
+        gi.pcie.replay_counter = num(g.get(&["PCI", "Replays Since Reset"]))?;
+        gi.pcie.tx_kbps = num(g.get(&["PCI", "Tx Throughput"]))?;
+        gi.pcie.rx_kbps = num(g.get(&["PCI", "Rx Throughput"]))?;
+        gi.pcie.load = load_from_throughput(gi.pcie.tx_kbps, gi.pcie.rx_kbps);
+        gi.utilization_gpu_percent = num32(g.get(&["Utilization", "GPU"]))?;
+        gi.utilization_memory_percent = num32(g.get(&["Utilization", "Memory"]))?;
+        if let Some(section) = g.any(&[&["Clocks Event Reasons"], &["Clocks Throttle Reasons"]]) {
+            let mut all = Vec::new();
+            section.walk(&mut all);
+            let mut active = Vec::new();
+            for e in all {
+                let Some(reason) = throttle_reason(&e.name) else {
+                    continue;
+                };
+                if flg(Some(e))? == Some(true) {
+                    active.push(reason);
+                }
+            }
+            gi.throttle = Some(active);
+        }
+        gi.ecc.enabled = flg(g.get(&["ECC Mode", "Current"]))?;
+        for section in ["Volatile", "Aggregate"] {
+            let Some(sec) = g.get(&["ECC Errors", section]) else {
+                continue;
+            };
+            let (mut c, mut u) = (Vec::new(), Vec::new());
+            for e in &sec.children {
+                if e.name.contains("Uncorrectable") {
+                    u.push(num(Some(e))?);
+                } else if e.name.contains("Correctable") {
+                    c.push(num(Some(e))?);
+                } else if e.name == "Single Bit" {
+                    c.push(num(e.get(&["Total"]))?);
+                } else if e.name == "Double Bit" {
+                    u.push(num(e.get(&["Total"]))?);
+                }
+            }
+            if section == "Volatile" {
+                gi.ecc.volatile_corrected = sum(c);
+                gi.ecc.volatile_uncorrected = sum(u);
+            } else {
+                gi.ecc.aggregate_corrected = sum(c);
+                gi.ecc.aggregate_uncorrected = sum(u);
+            }
+        }
+        if let Some(rp) = g.get(&["Retired Pages"]) {
+            // "Single Bit ECC : 0" (or a section with "Retired Count" on some drivers).
+            let count = |name: &str| -> Result<Option<u64>, TopologyError> {
+                match rp.get(&[name]) {
+                    Some(e) if e.value.is_some() => num(Some(e)),
+                    Some(e) => num(e.get(&["Retired Count"])),
+                    None => Ok(None),
+                }
+            };
+            gi.ecc.retired_pages_sbe = count("Single Bit ECC")?;
+            gi.ecc.retired_pages_dbe = count("Double Bit ECC")?;
+            gi.ecc.retired_pending = flg(rp.any(&[&["Pending Page Blacklist"], &["Pending"]]))?;
+        }
+        if let Some(rr) = g.get(&["Remapped Rows"]) {
+            gi.ecc.remapped_rows_correctable = num(rr.get(&["Correctable Error"]))?;
+            gi.ecc.remapped_rows_uncorrectable = num(rr.get(&["Uncorrectable Error"]))?;
+            gi.ecc.remap_pending = flg(rr.get(&["Pending"]))?;
+            gi.ecc.remap_failure = flg(rr.get(&["Remapping Failure Occurred"]))?;
+        }
+        if let Some(p) = g.get(&["Processes"]) {
+            let mut procs = Vec::new();
+            let mut all = Vec::new();
+            p.walk(&mut all);
+            let mut pending: Option<u32> = None;
+            for e in all {
+                match e.name.as_str() {
+                    "Process ID" => {
+                        if let Some(pid) = pending.take() {
+                            procs.push(GpuProcess { pid, name: None });
+                        }
+                        pending = num(Some(e))?.and_then(|v| u32::try_from(v).ok());
+                    }
+                    "Name" => {
+                        if let Some(pid) = pending.take() {
+                            procs.push(GpuProcess {
+                                pid,
+                                name: e.value.as_deref().and_then(value_str),
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(pid) = pending {
+                procs.push(GpuProcess { pid, name: None });
+            }
+            gi.processes = Some(procs);
+        }
+    }
+    Ok(inv)
+}
+
+// ---------------------------------------------------------------------------------------------
+// nvidia-smi nvlink -s / -e
+
+/// `GPU 0: NVIDIA H200 (UUID: GPU-…)` → (0, name, uuid).
+fn nvlink_gpu_header(line: &str) -> Option<(usize, String, Option<String>)> {
+    let rest = line.strip_prefix("GPU ")?;
+    let (idx, rest) = rest.split_once(':')?;
+    let index = idx.trim().parse::<usize>().ok()?;
+    let rest = rest.trim();
+    let (name, uuid) = match rest.rfind("(UUID:") {
+        Some(p) => (
+            rest[..p].trim().to_string(),
+            Some(
+                rest[p + 6..]
+                    .trim()
+                    .trim_end_matches(')')
+                    .trim()
+                    .to_string(),
+            ),
+        ),
+        None => return None,
+    };
+    Some((index, name, uuid))
+}
+
+/// Parses `nvidia-smi nvlink -s` (states and speeds) or `nvidia-smi nvlink -e` (error counters).
+/// `nvlink -c` (capabilities) parses but adds nothing: it says what a link can do, not its state.
+pub fn parse_nvlink(text: &str, origin: &str) -> Result<Inventory, TopologyError> {
+    let mut inv = Inventory::new(InventoryKind::Imported, vec![origin.to_string()]);
+    let mut current: Option<usize> = None;
+    let mut useful = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let line_no = i + 1;
+        if line.is_empty() {
+            continue;
+        }
+        if let Some((index, name, uuid)) = nvlink_gpu_header(line) {
+            let g = inv.gpu_mut(index);
+            g.name = value_str(&name);
+            g.uuid = uuid;
+            g.nvlinks.get_or_insert_with(Vec::new);
+            current = Some(index);
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("Link ") else {
+            continue;
+        };
+        let Some((num, what)) = rest.split_once(':') else {
+            continue;
+        };
+        let Ok(link) = num.trim().parse::<u32>() else {
+            // `Link 0, P2P is supported: true` (nvlink -c) and other forms: not a state.
+            continue;
+        };
+        let Some(gpu) = current else {
+            return Err(parse_error(
+                origin,
+                line_no,
+                "a `Link N:` line before any `GPU N: … (UUID: …)` line",
+            ));
+        };
+        let what = what.trim();
+        let g = inv.gpu_mut(gpu);
+        let links = g.nvlinks.get_or_insert_with(Vec::new);
+        let state = match links.iter_mut().position(|l| l.link == link) {
+            Some(p) => &mut links[p],
+            None => {
+                links.push(NvLinkState {
+                    link,
+                    ..Default::default()
+                });
+                links.sort_by_key(|l| l.link);
+                let p = links.iter().position(|l| l.link == link).unwrap_or(0);
+                &mut links[p]
+            }
+        };
+        let bad = |m: String| parse_error(origin, line_no, format!("GPU {gpu} link {link}: {m}"));
+        if what.eq_ignore_ascii_case("<inactive>") || what.eq_ignore_ascii_case("inactive") {
+            state.active = Some(false);
+            useful = true;
+        } else if let Some(speed) = what.strip_suffix("GB/s") {
+            let gbps: f64 = speed
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("expected a speed like 26.562 GB/s, found {what:?}")))?;
+            state.active = Some(true);
+            state.gbps = Some(gbps);
+            useful = true;
+        } else if let Some((counter, v)) = what.rsplit_once(':')
+            && counter.contains("Errors")
+        {
+            let v = number(v).map_err(bad)?;
+            let slot = if counter.contains("CRC") {
+                &mut state.crc_errors
+            } else if counter.contains("Replay") {
+                &mut state.replay_errors
+            } else if counter.contains("Recovery") {
+                &mut state.recovery_errors
+            } else {
+                continue;
+            };
+            if let Some(v) = v {
+                *slot = Some(slot.unwrap_or(0) + v);
+            }
+            useful = true;
+        }
+    }
+    if inv.gpus.is_empty() {
+        return Err(parse_error(
+            origin,
+            1,
+            "no `GPU N: … (UUID: …)` line: not `nvidia-smi nvlink` output",
+        ));
+    }
+    if !useful {
+        inv.notes.push(format!(
+            "{origin}: no NVLink state or error counter (capabilities only?): import `nvidia-smi nvlink -s` and `-e` output"
+        ));
+        for g in &mut inv.gpus {
+            g.nvlinks = None;
+        }
+    }
+    for g in &mut inv.gpus {
+        let speeds: Vec<f64> = g.nvlinks.iter().flatten().filter_map(|l| l.gbps).collect();
+        if let Some(min) = speeds.iter().copied().reduce(f64::min) {
+            g.nvlink_gbps_per_link = Some(min);
+        }
+        // A `-e` capture lists every link's counters but not whether it is up.
+        if g.nvlinks
+            .as_ref()
+            .is_some_and(|v| v.iter().all(|l| l.active.is_none()))
+        {
+            g.nvlinks_expected = g.nvlinks.as_ref().map(|v| v.len() as u32);
+        }
+    }
+    Ok(inv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_nvidia_smi_prints() {
+        assert_eq!(number("16x"), Ok(Some(16)));
+        assert_eq!(number("1110 KB/s"), Ok(Some(1110)));
+        assert_eq!(number("0 %"), Ok(Some(0)));
+        assert_eq!(number("143771 MiB"), Ok(Some(143771)));
+        assert_eq!(number("74016910 us"), Ok(Some(74016910)));
+        for none in ["N/A", "[N/A]", "[Not Supported]", "Unknown Error", ""] {
+            assert_eq!(number(none), Ok(None), "{none:?}");
+        }
+        assert!(number("abc").is_err());
+        assert!(number("5.5").is_err());
+        assert_eq!(flag("Not Active"), Ok(Some(false)));
+        assert_eq!(flag("Enabled"), Ok(Some(true)));
+        assert!(flag("maybe").is_err());
+        assert_eq!(sum([None, None]), None);
+        assert_eq!(sum([None, Some(2), Some(3)]), Some(5));
+    }
+
+    #[test]
+    fn kinds_are_told_apart() {
+        assert_eq!(
+            capture_kind("<?xml version=\"1.0\" ?>\n<nvidia_smi_log>"),
+            CaptureKind::QueryXml
+        );
+        assert_eq!(
+            capture_kind("\n==============NVSMI LOG==============\n\nTimestamp : x"),
+            CaptureKind::QueryText
+        );
+        assert_eq!(
+            capture_kind("GPU 0: NVIDIA H200 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n"),
+            CaptureKind::Nvlink
+        );
+        assert_eq!(
+            capture_kind("\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n"),
+            CaptureKind::Topo
+        );
+    }
+
+    #[test]
+    fn throttle_names() {
+        assert_eq!(
+            throttle_reason("clocks_event_reason_hw_thermal_slowdown"),
+            Some(ThrottleReason::HwThermalSlowdown)
+        );
+        assert_eq!(
+            throttle_reason("clocks_throttle_reason_sw_power_cap"),
+            Some(ThrottleReason::SwPowerCap)
+        );
+        assert_eq!(
+            throttle_reason("SW Power Cap"),
+            Some(ThrottleReason::SwPowerCap)
+        );
+        assert_eq!(
+            throttle_reason("Display Clock Setting"),
+            Some(ThrottleReason::DisplayClocks)
+        );
+        assert_eq!(throttle_reason("Idle"), Some(ThrottleReason::GpuIdle));
+        assert_eq!(throttle_reason("SW Power Capping"), None);
+    }
+
+    #[test]
+    fn nvlink_status_and_errors() {
+        let s = "GPU 0: NVIDIA H200 (UUID: GPU-a)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\nGPU 1: NVIDIA H200 (UUID: GPU-b)\n\t Link 0: 26.562 GB/s\n";
+        let inv = parse_nvlink(s, "s.txt").unwrap();
+        assert_eq!(inv.gpu(0).unwrap().nvlinks_active(), Some(1));
+        assert_eq!(inv.gpu(0).unwrap().nvlinks.as_ref().unwrap().len(), 2);
+        assert_eq!(inv.gpu(1).unwrap().nvlink_gbps_per_link, Some(26.562));
+        let e = "GPU 0: NVIDIA H200 (UUID: GPU-a)\n\t Link 0: Replay Errors: 2\n\t Link 0: Recovery Errors: 0\n\t Link 0: CRC Errors: 7\n";
+        let inv = parse_nvlink(e, "e.txt").unwrap();
+        let l = &inv.gpu(0).unwrap().nvlinks.as_ref().unwrap()[0];
+        assert_eq!(
+            (l.replay_errors, l.recovery_errors, l.crc_errors),
+            (Some(2), Some(0), Some(7))
+        );
+        assert_eq!(l.active, None, "-e says nothing about the state");
+        let bad = "GPU 0: NVIDIA H200 (UUID: GPU-a)\n\t Link 0: CRC Errors: lots\n";
+        let err = parse_nvlink(bad, "bad.txt").unwrap_err().to_string();
+        assert!(
+            err.starts_with("bad.txt:2:") && err.contains("lots"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn malformed_xml_names_the_line() {
+        let err = parse_query_xml("<nvidia_smi_log>\n<gpu>\n</nvidia_smi_log>", "x.xml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("x.xml:3:"), "{err}");
+        let err = parse_query_xml("<html/>", "x.xml").unwrap_err().to_string();
+        assert!(err.contains("nvidia_smi_log"), "{err}");
+        let err = parse_query_xml("<nvidia_smi_log></nvidia_smi_log>", "x.xml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no <gpu>"), "{err}");
+        let bad = "<nvidia_smi_log><gpu id=\"0\"><pci><replay_counter>many</replay_counter></pci></gpu></nvidia_smi_log>";
+        let err = parse_query_xml(bad, "x.xml").unwrap_err().to_string();
+        assert!(
+            err.contains("replay_counter") && err.contains("many"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,486 @@
+//! `scalescope check` on machines known from captures and catalog files (no GPU needed): real
+//! `nvidia-smi` captures from 2× H200 SXM (tests/data/h200-2x-device-*), copies edited to show a
+//! fault (a GPU at PCIe Gen4 x8, an NVLink down, an uncorrectable ECC error), malformed
+//! captures, and the importers behind it.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use scalescope::health::{HealthReport, Verdict};
+use scalescope::model::{InventoryKind, LoadState, ThrottleReason};
+use scalescope::topology::smi_query::{
+    CaptureKind, capture_kind, import_machine, parse_nvlink, parse_query_text, parse_query_xml,
+};
+
+fn scalescope() -> Command {
+    let mut cmd = Command::cargo_bin("scalescope").expect("binary built");
+    cmd.env("CUDA_VISIBLE_DEVICES", "");
+    cmd
+}
+
+fn data(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(data(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `scalescope check --import …` for the named captures: (exit code, stdout, stderr).
+fn check(captures: &[&str], extra: &[&str]) -> (i32, String, String) {
+    let mut cmd = scalescope();
+    cmd.arg("check");
+    for c in captures {
+        cmd.arg("--import").arg(data(c));
+    }
+    cmd.args(extra);
+    let out = cmd.output().expect("runs");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code().unwrap_or(-1), stdout, stderr)
+}
+
+const TOPO: [&str; 2] = ["h200-2x-device-topo-m.txt", "h200-2x-device-topo-p2p.txt"];
+
+#[test]
+fn the_real_captures_pass_and_exit_0() {
+    for q in [
+        "h200-2x-device-smi-q.xml",
+        "h200-2x-device-smi-q.txt",
+        "h200-2x-device-smi-q-h2d.xml",
+    ] {
+        let mut caps = vec![q, "h200-2x-device-nvlink-s.txt"];
+        caps.extend(TOPO);
+        let (code, out, err) = check(&caps, &[]);
+        assert_eq!(code, 0, "{q}: {out}{err}");
+        assert!(!out.contains("FAIL"), "{q}: {out}");
+        assert!(out.contains("18 of 18 NVLinks active"), "{out}");
+        assert!(out.contains("PCIe Gen5 x16"), "{out}");
+        // GPU 1 of this machine had one PCIe replay since the driver loaded: a finding, not a
+        // failure.
+        assert!(
+            out.contains("WARN") && out.contains("1 PCIe replay(s)"),
+            "{out}"
+        );
+        assert!(
+            out.lines().last().unwrap().starts_with("verdict: WARN"),
+            "{out}"
+        );
+        assert!(out.contains("(exit 0)"), "{out}");
+    }
+}
+
+#[test]
+fn nvlink_error_counters_before_and_after_a_load_did_not_grow() {
+    let (code, out, _) = check(
+        &[
+            "h200-2x-device-smi-q.xml",
+            "h200-2x-device-nvlink-e.txt",
+            "h200-2x-device-nvlink-e-after.txt",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out.matches("no NVLink error counter (CRC, replay, recovery) grew")
+            .count(),
+        2,
+        "{out}"
+    );
+}
+
+#[test]
+fn a_gpu_at_gen4_x8_fails_with_exit_3() {
+    for f in [
+        "h200-2x-edited-gen4x8-smi-q.xml",
+        "h200-2x-edited-gen4x8-smi-q.txt",
+    ] {
+        let (code, out, err) = check(&[f], &[]);
+        assert_eq!(code, 3, "{f}: {out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("FAIL") && l.contains("pcie_link"))
+            .unwrap_or_else(|| panic!("{f}: no pcie_link FAIL in {out}"));
+        assert!(line.contains("GPU 1"), "{line}");
+        assert!(
+            line.contains("PCIe Gen4 x8") && line.contains("expected Gen5 x16"),
+            "{line}"
+        );
+        assert!(
+            line.contains("reseat the card / check the riser / BIOS link settings"),
+            "{line}"
+        );
+        // The host copies, modeled at that link, are named too — and said to be modeled.
+        assert!(
+            out.contains("FAIL (modeled)") && out.contains("h2d"),
+            "{out}"
+        );
+        assert!(err.contains("check failed"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn an_nvlink_down_fails_with_exit_3() {
+    let mut caps = vec![
+        "h200-2x-device-smi-q.xml",
+        "h200-2x-edited-nvlink-down-nvlink-s.txt",
+    ];
+    caps.extend(TOPO);
+    let (code, out, _) = check(&caps, &[]);
+    assert_eq!(code, 3, "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("FAIL") && l.contains("nvlink_links"))
+        .unwrap_or_else(|| panic!("no nvlink_links FAIL in {out}"));
+    assert!(
+        line.contains("GPU 1") && line.contains("17 of 18") && line.contains("link 7"),
+        "{line}"
+    );
+    assert!(
+        line.contains("fabric manager") || line.contains("fabricmanager"),
+        "{line}"
+    );
+}
+
+#[test]
+fn an_uncorrectable_ecc_error_fails_with_exit_3() {
+    for f in [
+        "h200-2x-edited-ecc-smi-q.xml",
+        "h200-2x-edited-ecc-smi-q.txt",
+    ] {
+        let (code, out, _) = check(&[f], &[]);
+        assert_eq!(code, 3, "{f}: {out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("FAIL") && l.contains(" ecc "))
+            .unwrap_or_else(|| panic!("{f}: no ecc FAIL in {out}"));
+        assert!(
+            line.contains("GPU 0") && line.contains("uncorrectable"),
+            "{line}"
+        );
+        assert!(line.contains("nvidia-smi -r"), "{line}");
+    }
+}
+
+#[test]
+fn malformed_captures_give_one_line_errors_and_exit_2() {
+    for (f, needle) in [
+        ("h200-2x-malformed-truncated-smi-q.xml", "XML ends early"),
+        ("h200-2x-malformed-value-smi-q.txt", "\"five\""),
+        ("bad-binary.bin", "binary data"),
+        ("bad-empty.txt", "empty input"),
+    ] {
+        let (code, out, err) = check(&[f], &[]);
+        assert_eq!(code, 2, "{f}: {out}{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{f}: {err}");
+        assert!(
+            err.starts_with("Error: ") && err.contains(&data(f)),
+            "{err}"
+        );
+        assert!(err.contains(needle), "{f}: {err}");
+        assert!(out.is_empty(), "{out}");
+    }
+    // The line of the value at fault.
+    let (_, _, err) = check(&["h200-2x-malformed-value-smi-q.txt"], &[]);
+    assert!(
+        err.contains("smi-q.txt:76:") && err.contains("PCIe Generation"),
+        "{err}"
+    );
+}
+
+#[test]
+fn strict_fails_on_a_warning_and_thresholds_files_are_checked() {
+    let caps = ["h200-2x-device-smi-q.xml"];
+    let (code, _, err) = check(&caps, &["--strict"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("--strict"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("t.toml");
+    std::fs::write(&bad, "pass = 0.5\nwarn = 0.9\n").unwrap();
+    let (code, _, err) = check(&caps, &["--thresholds", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("t.toml") && err.contains("warn"), "{err}");
+    let (code, _, err) = check(&caps, &["--gpus", "5"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no GPU 5"), "{err}");
+}
+
+#[test]
+fn json_and_csv_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, csv) = (dir.path().join("c.json"), dir.path().join("c.csv"));
+    let mut caps = vec!["h200-2x-edited-gen4x8-smi-q.xml"];
+    caps.extend(TOPO);
+    let (code, _, _) = check(
+        &caps,
+        &[
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 3);
+    let r: HealthReport = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r.verdict, Verdict::Fail);
+    assert_eq!(r.before.as_ref().unwrap().kind, InventoryKind::Imported);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "check,subject,gpu,peer,verdict,source,figure,expected,percent,unit,detail,cause,fix,basis"
+    );
+    assert_eq!(lines.count(), r.checks.len());
+    assert!(
+        text.contains("pcie_link,GPU 1,1,,FAIL,measured,15.754,63.015,25.0,GB/s"),
+        "{text}"
+    );
+}
+
+#[test]
+fn catalog_machines_and_files_are_checked_modeled() {
+    let (code, out, _) = {
+        let out = scalescope()
+            .args(["check", "--catalog", "hgx-h200"])
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("PASS (modeled)"), "{out}");
+    assert!(out.contains("not a PASS of a real machine"), "{out}");
+    // A catalog file describing a degraded machine.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/h200-2x-sxm.toml"),
+    )
+    .unwrap()
+    .replace("id = \"h200-2x-sxm\"", "id = \"h200-2x-degraded\"");
+    let text = format!(
+        "{text}\n[[state]]\ngpus = [1]\npcie_current_gen = 4\npcie_current_width = 8\n\n[[state]]\ngpus = [0]\nactive_nvlinks = 16\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join("degraded.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = scalescope()
+        .args(["check", "--catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.contains("GPU 1") && stdout.contains("PCIe Gen4 x8 as stated, expected Gen5 x16"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("16 of 18 NVLinks active"), "{stdout}");
+    assert!(stdout.contains("FAIL (modeled)"), "{stdout}");
+    // A broken catalog file is bad input.
+    std::fs::write(&file, "[machine]\nid = ").unwrap();
+    let out = scalescope()
+        .args(["check", "--catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn without_a_driver_check_exits_1_and_names_import_and_catalog() {
+    let no_driver = [
+        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+        "/usr/lib64/libnvidia-ml.so.1",
+        "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+    ]
+    .iter()
+    .all(|p| !Path::new(p).exists());
+    if !no_driver {
+        return;
+    }
+    let out = scalescope().arg("check").output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--import") && err.contains("--catalog"),
+        "{err}"
+    );
+}
+
+#[test]
+fn xml_and_text_captures_of_one_moment_agree() {
+    let x = parse_query_xml(&read("h200-2x-device-smi-q.xml"), "x").unwrap();
+    let t = parse_query_text(&read("h200-2x-device-smi-q.txt"), "t").unwrap();
+    assert_eq!(x.gpus.len(), 2);
+    assert_eq!(t.gpus.len(), 2);
+    for (a, b) in x.gpus.iter().zip(&t.gpus) {
+        assert_eq!(a.name.as_deref(), Some("NVIDIA H200"));
+        assert_eq!(
+            (&a.name, &a.uuid, &a.pci_bus_id),
+            (&b.name, &b.uuid, &b.pci_bus_id)
+        );
+        assert_eq!(a.memory_mib, Some(143771));
+        assert_eq!(a.memory_mib, b.memory_mib);
+        assert_eq!(a.pcie.link, b.pcie.link);
+        assert_eq!(a.pcie.link.describe(), "Gen5 x16");
+        assert_eq!(a.pcie.gen_device_max, Some(5));
+        assert_eq!(a.pcie.gen_host_max, None, "N/A is unknown");
+        assert_eq!(a.pcie.replay_counter, b.pcie.replay_counter);
+        assert_eq!(a.pcie.load, Some(LoadState::Idle));
+        assert_eq!(a.ecc, b.ecc);
+        assert_eq!(a.ecc.enabled, Some(true));
+        assert_eq!(a.ecc.volatile_uncorrected, Some(0));
+        assert_eq!(a.ecc.retired_pages_sbe, None, "N/A on Hopper");
+        assert_eq!(a.ecc.remapped_rows_uncorrectable, Some(0));
+        assert_eq!(a.ecc.remap_pending, Some(false));
+        assert_eq!(a.throttle, b.throttle);
+        assert_eq!(a.utilization_gpu_percent, Some(0));
+        assert_eq!(a.processes, Some(vec![]));
+        assert_eq!(a.nvlinks, None, "-q carries no NVLink state");
+    }
+    assert_eq!(x.gpus[0].throttle, Some(vec![ThrottleReason::GpuIdle]));
+    assert_eq!(x.gpus[1].pcie.replay_counter, Some(1));
+    assert_eq!(x.driver_version.as_deref(), Some("580.159.04"));
+}
+
+#[test]
+fn perf_capture_after_a_training_load_reads_clock_reasons() {
+    let inv = parse_query_text(&read("h200-2x-device-smi-q-perf-after.txt"), "p").unwrap();
+    // GPU 0 still busy when captured, GPU 1 idle; no limit active at that moment.
+    assert_eq!(inv.gpus[0].throttle, Some(vec![]));
+    assert_eq!(inv.gpus[1].throttle, Some(vec![ThrottleReason::GpuIdle]));
+    assert_eq!(
+        inv.gpus[0].pcie.link.gen_max, None,
+        "not in a -d PERFORMANCE capture"
+    );
+}
+
+#[test]
+fn nvlink_captures_and_merging() {
+    let s = parse_nvlink(&read("h200-2x-device-nvlink-s.txt"), "s").unwrap();
+    for g in &s.gpus {
+        assert_eq!(g.nvlinks_active(), Some(18));
+        assert_eq!(g.nvlink_gbps_per_link, Some(26.562));
+    }
+    let e = parse_nvlink(&read("h200-2x-device-nvlink-e.txt"), "e").unwrap();
+    let links = e.gpus[1].nvlinks.as_ref().unwrap();
+    assert_eq!(links.len(), 18);
+    assert!(
+        links
+            .iter()
+            .all(|l| l.crc_errors == Some(0) && l.replay_errors == Some(0))
+    );
+    // Capabilities say nothing about state: a note, no states.
+    let c = parse_nvlink(&read("h200-2x-device-nvlink-c.txt"), "c").unwrap();
+    assert!(c.gpus.iter().all(|g| g.nvlinks.is_none()));
+    assert!(!c.notes.is_empty());
+    // Every kind is told apart, and topo captures still go to the topo parser.
+    assert_eq!(
+        capture_kind(&read("h200-2x-device-smi-q.xml")),
+        CaptureKind::QueryXml
+    );
+    assert_eq!(
+        capture_kind(&read("h200-2x-device-smi-q.txt")),
+        CaptureKind::QueryText
+    );
+    assert_eq!(
+        capture_kind(&read("h200-2x-device-smi-q-d.txt")),
+        CaptureKind::QueryText
+    );
+    assert_eq!(
+        capture_kind(&read("h200-2x-device-nvlink-e.txt")),
+        CaptureKind::Nvlink
+    );
+    for topo in [
+        "h200-2x-device-topo-m.txt",
+        "dgx-h100-topo-p2p-all.txt",
+        "l40s-8x-pcie-topo-m.txt",
+    ] {
+        assert_eq!(capture_kind(&read(topo)), CaptureKind::Topo, "{topo}");
+    }
+    // Merged: the topology from topo -m, GPU facts and line rates from the state captures;
+    // nvlink -e given twice gives a later reading.
+    let m = import_machine(&[
+        data("h200-2x-device-topo-m.txt"),
+        data("h200-2x-device-smi-q.xml"),
+        data("h200-2x-device-nvlink-s.txt"),
+        data("h200-2x-device-nvlink-e.txt"),
+        data("h200-2x-device-nvlink-e-after.txt"),
+    ])
+    .unwrap();
+    let g0 = m.topology.gpu(0).unwrap();
+    assert_eq!(g0.name.as_deref(), Some("NVIDIA H200"));
+    assert_eq!(g0.nvlinks_active, Some(18));
+    let rate = m.topology.link(0, 1).unwrap().line_rate.as_ref().unwrap();
+    assert!((rate.gbps - 478.116).abs() < 1e-6, "{rate:?}");
+    assert!(m.after.is_some());
+    assert_eq!(
+        m.inventory.as_ref().unwrap().gpus[0]
+            .nvlinks
+            .as_ref()
+            .unwrap()[0]
+            .crc_errors,
+        Some(0)
+    );
+}
+
+#[test]
+fn captures_of_different_machines_are_refused() {
+    let other = read("h200-2x-device-nvlink-s.txt").replace("GPU-82e5c952", "GPU-00000000");
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("other-nvlink-s.txt");
+    std::fs::write(&p, other).unwrap();
+    let err = import_machine(&[data("h200-2x-device-smi-q.xml"), p.display().to_string()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("same machine") && err.contains("UUID"),
+        "{err}"
+    );
+    // A topo capture of more GPUs than the state captures cover is accepted (state of some
+    // GPUs only).
+    let err = import_machine(&[
+        data("h200-2x-device-smi-q.xml"),
+        data("dgx-a100-topo-m.txt"),
+    ]);
+    assert!(err.is_ok(), "{err:?}");
+}
+
+#[test]
+fn no_input_makes_the_importers_panic() {
+    let texts = [
+        read("h200-2x-device-smi-q.xml"),
+        read("h200-2x-device-smi-q.txt"),
+        read("h200-2x-device-nvlink-s.txt"),
+    ];
+    for t in &texts {
+        // Every prefix at a few hundred cut points, and lines shuffled by dropping every n-th.
+        let step = (t.len() / 300).max(1);
+        for cut in (0..t.len()).step_by(step) {
+            let Some(prefix) = t.get(..cut) else { continue };
+            let _ = parse_query_xml(prefix, "x");
+            let _ = parse_query_text(prefix, "t");
+            let _ = parse_nvlink(prefix, "n");
+        }
+        for n in 2..6 {
+            let dropped: String = t
+                .lines()
+                .enumerate()
+                .filter(|(i, _)| i % n != 0)
+                .map(|(_, l)| format!("{l}\n"))
+                .collect();
+            let _ = parse_query_xml(&dropped, "x");
+            let _ = parse_query_text(&dropped, "t");
+            let _ = parse_nvlink(&dropped, "n");
+        }
+    }
+}
