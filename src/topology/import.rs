@@ -79,23 +79,54 @@ fn parse_error(origin: &str, line: usize, message: impl Into<String>) -> Topolog
 
 /// Reads a file, or standard input for `-`; returns the name to use in errors and the bytes.
 fn read_input(path: &str) -> Result<(String, Vec<u8>), TopologyError> {
+    let origin = if path == "-" { "<stdin>" } else { path };
+    let io_error = |source| TopologyError::Io {
+        path: origin.to_string(),
+        source,
+    };
+    let too_large = || {
+        parse_error(
+            origin,
+            1,
+            format!(
+                "larger than {} MiB: not `nvidia-smi topo` output (a 1000-GPU `topo -m` capture is about 5 MB)",
+                MAX_CAPTURE_BYTES >> 20
+            ),
+        )
+    };
+    let mut bytes = Vec::new();
+    // At most one byte past the limit is read, so `/dev/zero` or a huge file ends here; a
+    // regular file over the limit is not read at all.
+    let limit = MAX_CAPTURE_BYTES + 1;
     if path == "-" {
-        let mut bytes = Vec::new();
         std::io::stdin()
+            .take(limit)
             .read_to_end(&mut bytes)
-            .map_err(|source| TopologyError::Io {
-                path: "<stdin>".to_string(),
-                source,
-            })?;
-        Ok(("<stdin>".to_string(), bytes))
+            .map_err(io_error)?;
     } else {
-        let bytes = std::fs::read(path).map_err(|source| TopologyError::Io {
-            path: path.to_string(),
-            source,
-        })?;
-        Ok((path.to_string(), bytes))
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        if file.metadata().map_err(io_error)?.len() > MAX_CAPTURE_BYTES {
+            return Err(too_large());
+        }
+        file.take(limit).read_to_end(&mut bytes).map_err(io_error)?;
     }
+    if bytes.len() as u64 > MAX_CAPTURE_BYTES {
+        return Err(too_large());
+    }
+    Ok((origin.to_string(), bytes))
 }
+
+/// A piece of the input as an error message quotes it: escaped, at most 60 characters.
+fn shown(s: &str) -> String {
+    crate::model::validate::quoted(s)
+}
+
+/// The most device columns one matrix may have.
+const MAX_COLUMNS: usize = 1 << 16;
+
+/// The largest capture read, bytes: a 1000-GPU `topo -m` matrix is about 5 MB, all four
+/// `-p2p` matrices beside it about 25 MB.
+pub const MAX_CAPTURE_BYTES: u64 = 64 << 20;
 
 const BINARY: &str =
     "binary data, not nvidia-smi text: expected the text `nvidia-smi topo -m` prints";
@@ -221,7 +252,13 @@ enum Cell {
 }
 
 impl Cell {
+    /// The longest cell text (`NV` and a u32), so that long words are refused without parsing.
+    const MAX_LEN: usize = 12;
+
     fn parse(s: &str) -> Option<Self> {
+        if s.len() > Self::MAX_LEN {
+            return None;
+        }
         match s {
             "X" => Some(Self::Own),
             "DR" => Some(Self::Disabled),
@@ -271,36 +308,37 @@ fn is_device_label(s: &str) -> bool {
 
 /// Splits a token where a tab was lost in copying, e.g. `NODENODE` or `NV18PXB` (seen in
 /// captures pasted into GitHub issues). Returns `None` unless every piece is a valid cell.
-fn split_glued_cells(s: &str) -> Option<Vec<String>> {
-    const CODES: [&str; 13] = [
-        "NODE", "PIX", "PXB", "PHB", "SYS", "SOC", "CNS", "GNS", "TNS", "OK", "NS", "DR", "X",
+fn split_glued_cells(s: &str) -> Option<Vec<&str>> {
+    const CODES: [&str; 14] = [
+        "NODE", "PIX", "PXB", "PHB", "SYS", "SOC", "CNS", "GNS", "TNS", "OK", "NS", "DR", "X", "U",
     ];
+    // A row of 1024 glued cells is under 8 KiB; longer words are not cells.
+    if s.len() > 8192 {
+        return None;
+    }
     let mut pieces = Vec::new();
     let mut rest = s;
     while !rest.is_empty() {
-        if let Some(digits) = rest.strip_prefix("NV") {
+        let len = if let Some(digits) = rest.strip_prefix("NV") {
             let n = digits.bytes().take_while(u8::is_ascii_digit).count();
             if n == 0 {
                 return None;
             }
-            let (num, tail) = digits.split_at(n);
-            pieces.push(format!("NV{num}"));
-            rest = tail;
+            2 + n
         } else if let Some(code) = CODES.into_iter().find(|c| rest.starts_with(c)) {
-            pieces.push(code.to_string());
-            rest = &rest[code.len()..];
-        } else if let Some(tail) = rest.strip_prefix('U') {
-            pieces.push("U".to_string());
-            rest = tail;
+            code.len()
         } else {
             return None;
-        }
+        };
+        let (piece, tail) = rest.split_at(len);
+        pieces.push(piece);
+        rest = tail;
     }
     (pieces.len() > 1 && pieces.iter().all(|p| Cell::parse(p).is_some())).then_some(pieces)
 }
 
 /// Splits `NIC8NIC9` or `GPU0GPU1` (a header whose tab was lost) into labels.
-fn split_glued_labels(s: &str) -> Option<Vec<String>> {
+fn split_glued_labels(s: &str) -> Option<Vec<&str>> {
     let mut pieces = Vec::new();
     let mut rest = s;
     while !rest.is_empty() {
@@ -310,20 +348,33 @@ fn split_glued_labels(s: &str) -> Option<Vec<String>> {
         if n == 0 {
             return None;
         }
-        pieces.push(rest[..prefix.len() + n].to_string());
-        rest = &after[n..];
+        let (piece, tail) = rest.split_at(prefix.len() + n);
+        pieces.push(piece);
+        rest = tail;
     }
     (pieces.len() > 1).then_some(pieces)
 }
 
 /// A matrix row's tokens. Tabs and runs of spaces both separate cells: tab-separated output
 /// has empty cells (`0\t\tN/A`), pasted output has none, and no cell contains a space.
-fn row_tokens(line: &str) -> Vec<String> {
+fn row_tokens(line: &str) -> Vec<&str> {
+    row_tokens_up_to(line, usize::MAX)
+}
+
+/// The first `max` tokens of a row (at least; glued cells may add a few).
+fn row_tokens_up_to(line: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     for word in line.split_whitespace() {
-        match (Cell::parse(word), split_glued_cells(word)) {
-            (None, Some(pieces)) => out.extend(pieces),
-            _ => out.push(word.to_string()),
+        if out.len() >= max {
+            break;
+        }
+        if Cell::parse(word).is_some() {
+            out.push(word);
+            continue;
+        }
+        match split_glued_cells(word) {
+            Some(pieces) => out.extend(pieces),
+            None => out.push(word),
         }
     }
     out
@@ -331,7 +382,7 @@ fn row_tokens(line: &str) -> Vec<String> {
 
 /// A header's tokens, with the multi-word column names (`CPU Affinity`, `NUMA Affinity`,
 /// `GPU NUMA ID`) joined again, so that headers whose tabs became spaces split the same way.
-fn header_tokens(line: &str) -> Vec<String> {
+fn header_tokens(line: &str) -> Vec<&str> {
     let words: Vec<&str> = line.split_whitespace().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -340,13 +391,13 @@ fn header_tokens(line: &str) -> Vec<String> {
             .into_iter()
             .find(|e| words.get(i..i + e.words().len()) == Some(e.words()));
         if let Some(extra) = phrase {
-            out.push(extra.name().to_string());
+            out.push(extra.name());
             i += extra.words().len();
             continue;
         }
         match split_glued_labels(word) {
             Some(pieces) => out.extend(pieces),
-            None => out.push((*word).to_string()),
+            None => out.push(*word),
         }
         i += 1;
     }
@@ -610,7 +661,7 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
             i += 1;
             continue;
         }
-        let row = row_tokens(line);
+        let row = row_tokens_up_to(line, 2);
         if let (Some(label), Some(second)) = (row.first(), row.get(1))
             && gpu_label(label).is_some()
             && Cell::parse(second).is_some()
@@ -671,8 +722,8 @@ fn nic_legend_entry(line: &str) -> Option<(String, String)> {
 
 /// A header: device labels (at least one GPU, or else followed by an extra column), then the
 /// extra columns.
-fn is_header(tokens: &[String]) -> bool {
-    let devices: Vec<&String> = tokens
+fn is_header(tokens: &[&str]) -> bool {
+    let devices: Vec<&&str> = tokens
         .iter()
         .take_while(|t| Extra::from_name(t).is_none())
         .collect();
@@ -687,13 +738,25 @@ fn is_header(tokens: &[String]) -> bool {
 fn read_matrix(
     lines: &[String],
     start: usize,
-    tokens: &[String],
+    tokens: &[&str],
     command: Option<Command>,
     origin: &str,
 ) -> Result<(RawMatrix, usize), TopologyError> {
     let header_line = start + 1;
     let mut columns = Vec::new();
+    // Column label → position: one lookup per row instead of a scan (1000 GPUs: 10^6 scans).
+    let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut extras = Vec::new();
+    if tokens.len() > MAX_COLUMNS {
+        return Err(parse_error(
+            origin,
+            header_line,
+            format!(
+                "a header of {} columns: expected at most {MAX_COLUMNS} (GPUs and NICs of one machine)",
+                tokens.len()
+            ),
+        ));
+    }
     for token in tokens {
         if let Some(extra) = Extra::from_name(token) {
             extras.push(extra);
@@ -707,13 +770,13 @@ fn read_matrix(
         let device = match gpu_label(token) {
             Some(Ok(index)) => Device::Gpu(index),
             Some(Err(message)) => return Err(parse_error(origin, header_line, message)),
-            None => Device::Nic(token.clone()),
+            None => Device::Nic((*token).to_string()),
         };
-        if columns.contains(&device) {
+        if positions.insert(device.label(), columns.len()).is_some() {
             return Err(parse_error(
                 origin,
                 header_line,
-                format!("column {token} appears twice in the header"),
+                format!("column {} appears twice in the header", shown(token)),
             ));
         }
         columns.push(device);
@@ -724,7 +787,7 @@ fn read_matrix(
             header_line,
             format!(
                 "a matrix with no GPU columns: expected GPU0, GPU1 … in the header, found {}",
-                tokens.join(" ")
+                shown(&tokens.join(" "))
             ),
         ));
     }
@@ -736,6 +799,7 @@ fn read_matrix(
         extras,
         rows: Vec::new(),
     };
+    let mut has_row = vec![false; matrix.columns.len()];
     let mut i = start + 1;
     while let Some(line) = lines.get(i) {
         if line.is_empty() || line.ends_with("Legend:") {
@@ -743,8 +807,7 @@ fn read_matrix(
         }
         let tokens = row_tokens(line);
         let Some(label) = tokens.first() else { break };
-        let device = matrix.columns.iter().find(|c| c.label() == *label).cloned();
-        let Some(device) = device else {
+        let Some(&position) = positions.get(*label) else {
             let looks_like_row = gpu_label(label).is_some()
                 || (is_device_label(label)
                     && tokens.get(1).is_some_and(|t| Cell::parse(t).is_some()));
@@ -761,13 +824,15 @@ fn read_matrix(
             }
             break;
         };
-        if matrix.rows.iter().any(|r| r.device == device) {
+        if has_row[position] {
             return Err(parse_error(
                 origin,
                 i + 1,
                 format!("a second row {label}: expected one row per column"),
             ));
         }
+        has_row[position] = true;
+        let device = matrix.columns[position].clone();
         let row = read_row(&matrix, device, &tokens, i + 1, origin)?;
         matrix.rows.push(row);
         i += 1;
@@ -776,14 +841,15 @@ fn read_matrix(
     let missing: Vec<String> = matrix
         .columns
         .iter()
-        .filter(|c| matches!(c, Device::Gpu(_)) && !matrix.rows.iter().any(|r| r.device == **c))
-        .map(Device::label)
+        .zip(&has_row)
+        .filter(|(c, has)| matches!(c, Device::Gpu(_)) && !**has)
+        .map(|(c, _)| c.label())
         .collect();
     if !missing.is_empty() {
         let found = if lines.get(i).is_none_or(|l| l.is_empty()) {
             "the end of the matrix".to_string()
         } else {
-            format!("{:?}", lines.get(i).map_or("", |l| l.as_str()))
+            shown(lines.get(i).map_or("", |l| l.as_str()))
         };
         return Err(parse_error(
             origin,
@@ -791,7 +857,11 @@ fn read_matrix(
             format!(
                 "no row for {} (the header on line {header_line} has columns {}): expected one \
                  row per GPU column, found {found}",
-                missing.join(", "),
+                if missing.len() > 8 {
+                    format!("{} and {} more", missing[..8].join(", "), missing.len() - 8)
+                } else {
+                    missing.join(", ")
+                },
                 column_list(&matrix.columns)
             ),
         ));
@@ -827,7 +897,7 @@ fn column_list(columns: &[Device]) -> String {
 fn read_row(
     matrix: &RawMatrix,
     device: Device,
-    tokens: &[String],
+    tokens: &[&str],
     line: usize,
     origin: &str,
 ) -> Result<Row, TopologyError> {
@@ -858,12 +928,12 @@ fn read_row(
             .columns
             .get(leading)
             .map_or(String::new(), Device::label);
-        let found = values.get(leading).map_or("", |v| v.as_str());
+        let found = shown(values.get(leading).copied().unwrap_or(""));
         return Err(parse_error(
             origin,
             line,
             format!(
-                "unknown cell {found:?} in row {label}, column {column}: expected {CELLS_EXPECTED}"
+                "unknown cell {found} in row {label}, column {column}: expected {CELLS_EXPECTED}"
             ),
         ));
     }
@@ -874,7 +944,12 @@ fn read_row(
             format!("row {label} has {leading} cells, {}", expected()),
         ));
     }
-    let extras = values.get(n..).unwrap_or_default().to_vec();
+    let extras: Vec<String> = values
+        .get(n..)
+        .unwrap_or_default()
+        .iter()
+        .map(|v| (*v).to_string())
+        .collect();
     if extras.len() > matrix.extras.len() {
         return Err(parse_error(
             origin,
@@ -1133,7 +1208,8 @@ enum CsvField {
 
 /// `index, name, memory.total [MiB], …` → the fields, if the line is such a header.
 fn csv_header(line: &str) -> Option<Vec<CsvField>> {
-    if !line.contains(',') {
+    // `--query-gpu` headers name a few dozen fields at most.
+    if line.len() > 4096 || !line.contains(',') {
         return None;
     }
     let fields: Vec<CsvField> = line
