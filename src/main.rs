@@ -1,31 +1,47 @@
 //! Entry point: no arguments opens the desktop app; anything else is the command line.
+//! Arguments are parsed, and report paths checked, before any window opens.
 
 use clap::Parser;
-use scalescope::cli::{self, Cli};
+use scalescope::cli::{self, Cli, CliError};
+
+fn fail(e: CliError) -> ! {
+    eprintln!("{}", cli::error_line(&e.error));
+    std::process::exit(e.code);
+}
+
+fn open_app(startup: scalescope::ui::Startup) {
+    if let Err(e) = cli::check_display() {
+        fail(e);
+    }
+    if let Err(e) = scalescope::ui::run_app(startup) {
+        fail(cli::app_error(&e));
+    }
+}
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() == 1 {
-        if let Err(e) = scalescope::ui::run_app(scalescope::ui::Startup::default()) {
-            eprintln!("Error: {e:#}");
-            std::process::exit(1);
-        }
+    if std::env::args_os().len() == 1 {
+        open_app(scalescope::ui::Startup::default());
         return;
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("{}", cli::clap_error_line(&e.render().to_string()));
+            std::process::exit(2);
+        }
+    };
     if cli.opens_gui() {
-        let startup = scalescope::ui::Startup {
+        if let Err(e) = cli::check_reports(&cli.reports) {
+            fail(e);
+        }
+        open_app(scalescope::ui::Startup {
             report_paths: cli.reports.clone(),
             ..Default::default()
-        };
-        if let Err(e) = scalescope::ui::run_app(startup) {
-            eprintln!("Error: {e:#}");
-            std::process::exit(1);
-        }
+        });
         return;
     }
     if let Err(e) = cli::run(cli) {
-        eprintln!("Error: {:#}", e.error);
-        std::process::exit(e.code);
+        fail(e);
     }
 }
