@@ -30,6 +30,7 @@
 //! (and `DR`, disabled by regkey) cells. The output of `nvidia-smi --query-gpu=index,name,…
 //! --format=csv` is also accepted, to fill in GPU names, memory and PCIe links.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 
@@ -121,8 +122,9 @@ fn shown(s: &str) -> String {
     crate::model::validate::quoted(s)
 }
 
-/// The most device columns one matrix may have.
-const MAX_COLUMNS: usize = 1 << 16;
+/// The most device columns one matrix may have: far beyond one machine's GPUs and NICs, and a
+/// bound on the dense grid of cells ([`Grid`]).
+const MAX_COLUMNS: usize = 4096;
 
 /// The largest capture read, bytes: a 1000-GPU `topo -m` matrix is about 5 MB, all four
 /// `-p2p` matrices beside it about 25 MB.
@@ -436,6 +438,10 @@ fn p2p_word(word: &str) -> Command {
 /// The command a line names, e.g. `$ nvidia-smi topo -p2p r`, `# nvidia-smi topo -mp`,
 /// `echo "== nvidia-smi topo --p2pstatus=w =="`, or any line holding `-p2p a`.
 fn command_in_line(line: &str) -> Option<Command> {
+    // A command line is short; a long line (a matrix row of 1000 GPUs, a pasted blob) is not.
+    if line.len() > 4096 {
+        return None;
+    }
     let lower = line.to_ascii_lowercase();
     let tokens: Vec<&str> = lower
         .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ';' | '|' | '(' | ')'))
@@ -544,11 +550,57 @@ struct GpuExtras {
     numa_node: Option<u32>,
 }
 
+/// The cells of one matrix between GPUs: a dense square over the block's GPUs sorted by index,
+/// one cell per ordered (row, column) pair as printed. Lookups are O(1) and iteration runs in
+/// (row, column) order: a 1000-GPU matrix is 10^6 cells, which maps would spend most of an
+/// import on.
+struct Grid<T> {
+    /// The GPUs, sorted.
+    gpus: Vec<usize>,
+    /// Row-major, `gpus.len()` squared.
+    cells: Vec<Option<T>>,
+}
+
+impl<T: Copy> Grid<T> {
+    fn new(gpus: &BTreeSet<usize>) -> Grid<T> {
+        let n = gpus.len();
+        Grid {
+            gpus: gpus.iter().copied().collect(),
+            cells: vec![None; n * n],
+        }
+    }
+
+    /// Position of `gpu` among the grid's GPUs.
+    fn pos(&self, gpu: usize) -> Option<usize> {
+        self.gpus.binary_search(&gpu).ok()
+    }
+
+    fn set(&mut self, i: usize, j: usize, v: T) {
+        let n = self.gpus.len();
+        if let Some(c) = self.cells.get_mut(i * n + j) {
+            *c = Some(v);
+        }
+    }
+
+    fn get(&self, i: usize, j: usize) -> Option<T> {
+        self.cells.get(i * self.gpus.len() + j).copied().flatten()
+    }
+
+    /// (row position, column position, value) of every filled cell, row by row.
+    fn iter(&self) -> impl Iterator<Item = (usize, usize, T)> + '_ {
+        let n = self.gpus.len().max(1);
+        self.cells
+            .iter()
+            .enumerate()
+            .filter_map(move |(k, c)| c.map(|v| (k / n, k % n, v)))
+    }
+}
+
 enum Content {
     Topo {
         flavor: Flavor,
         /// (row GPU, column GPU) → kind, both directions as printed.
-        pairs: BTreeMap<(usize, usize), LinkKind>,
+        pairs: Grid<LinkKind>,
         /// NIC column labels in header order.
         nics: Vec<String>,
         /// (NIC label, GPU) → kind, from GPU rows first, then NIC rows.
@@ -558,7 +610,7 @@ enum Content {
     P2p {
         cap: P2pCap,
         /// (row GPU, column GPU) → status.
-        pairs: BTreeMap<(usize, usize), P2pStatus>,
+        pairs: Grid<P2pStatus>,
     },
 }
 
@@ -601,9 +653,16 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
         return Err(parse_error(origin, line, BINARY));
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines: Vec<String> = text
+    // Lines without escape codes (nearly all) are borrowed, not copied.
+    let lines: Vec<Cow<'_, str>> = text
         .split('\n')
-        .map(|l| strip_ansi(l).trim().to_string())
+        .map(|l| {
+            if l.contains('\x1b') {
+                Cow::Owned(strip_ansi(l).trim().to_string())
+            } else {
+                Cow::Borrowed(l.trim())
+            }
+        })
         .collect();
     let Some(first) = lines.iter().position(|l| !l.is_empty()) else {
         return Err(parse_error(
@@ -691,7 +750,7 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
         }
         let found: String = lines
             .get(first)
-            .map_or("", |l| l.as_str())
+            .map_or("", |l| l.as_ref())
             .chars()
             .take(60)
             .collect();
@@ -736,7 +795,7 @@ fn is_header(tokens: &[&str]) -> bool {
 /// Reads a header and the rows under it; returns the matrix and the index of the first line
 /// after it.
 fn read_matrix(
-    lines: &[String],
+    lines: &[Cow<'_, str>],
     start: usize,
     tokens: &[&str],
     command: Option<Command>,
@@ -849,7 +908,7 @@ fn read_matrix(
         let found = if lines.get(i).is_none_or(|l| l.is_empty()) {
             "the end of the matrix".to_string()
         } else {
-            shown(lines.get(i).map_or("", |l| l.as_str()))
+            shown(lines.get(i).map_or("", |l| l.as_ref()))
         };
         return Err(parse_error(
             origin,
@@ -1050,6 +1109,16 @@ fn settle(
             Device::Nic(_) => None,
         })
         .collect();
+    // Each column's position in the grid (None for NIC columns), computed once.
+    let sorted: Vec<usize> = gpus.iter().copied().collect();
+    let column_pos: Vec<Option<usize>> = matrix
+        .columns
+        .iter()
+        .map(|c| match c {
+            Device::Gpu(i) => sorted.binary_search(i).ok(),
+            Device::Nic(_) => None,
+        })
+        .collect();
 
     let content = if is_p2p {
         let command = matrix.command.clone().or_else(|| name_command.cloned());
@@ -1076,12 +1145,13 @@ fn settle(
                 ));
             }
         };
-        let mut pairs = BTreeMap::new();
+        let mut pairs = Grid::new(&gpus);
         let mut disabled = false;
         for row in &matrix.rows {
             let Device::Gpu(a) = row.device else { continue };
-            for (cell, column) in row.cells.iter().zip(&matrix.columns) {
-                let Device::Gpu(b) = column else { continue };
+            let Some(i) = pairs.pos(a) else { continue };
+            for (cell, j) in row.cells.iter().zip(&column_pos) {
+                let Some(j) = *j else { continue };
                 let status = match cell {
                     Cell::P2p(s) => *s,
                     Cell::Disabled => {
@@ -1090,7 +1160,7 @@ fn settle(
                     }
                     Cell::Own | Cell::Link(_) => continue,
                 };
-                pairs.insert((a, *b), status);
+                pairs.set(i, j, status);
             }
         }
         if disabled {
@@ -1106,7 +1176,7 @@ fn settle(
             Some(Command::TopoM) => Flavor::M,
             _ => Flavor::Unlabeled,
         };
-        let mut pairs = BTreeMap::new();
+        let mut pairs = Grid::new(&gpus);
         let mut nic_links = Vec::new();
         let mut extras = BTreeMap::new();
         let nics: Vec<String> = matrix
@@ -1121,11 +1191,18 @@ fn settle(
         let mut rows: Vec<&Row> = matrix.rows.iter().collect();
         rows.sort_by_key(|r| matches!(r.device, Device::Nic(_)));
         for row in rows {
-            for (cell, column) in row.cells.iter().zip(&matrix.columns) {
+            let row_pos = match row.device {
+                Device::Gpu(a) => pairs.pos(a),
+                Device::Nic(_) => None,
+            };
+            for ((cell, column), col_pos) in row.cells.iter().zip(&matrix.columns).zip(&column_pos)
+            {
                 let Cell::Link(kind) = *cell else { continue };
                 match (&row.device, column) {
-                    (Device::Gpu(a), Device::Gpu(b)) => {
-                        pairs.insert((*a, *b), kind);
+                    (Device::Gpu(_), Device::Gpu(_)) => {
+                        if let (Some(i), Some(j)) = (row_pos, *col_pos) {
+                            pairs.set(i, j, kind);
+                        }
                     }
                     (Device::Gpu(g), Device::Nic(n)) | (Device::Nic(n), Device::Gpu(g)) => {
                         nic_links.push((n.clone(), *g, kind));
@@ -1242,7 +1319,7 @@ fn csv_header(line: &str) -> Option<Vec<CsvField>> {
 
 /// Reads the rows under a `--query-gpu` header at `start`; returns the next line's index.
 fn parse_csv(
-    lines: &[String],
+    lines: &[Cow<'_, str>],
     start: usize,
     fields: &[CsvField],
     origin: &str,
@@ -1355,7 +1432,7 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
     }
 
     let any_nvlink = parsed.iter().flat_map(|p| &p.blocks).any(|b| {
-        matches!(&b.content, Content::Topo { pairs, .. } if pairs.values().any(|k| k.nvlinks().is_some()))
+        matches!(&b.content, Content::Topo { pairs, .. } if pairs.iter().any(|(_, _, k)| k.nvlinks().is_some()))
     });
     let mut gpus: BTreeMap<usize, Gpu> = gpu_set
         .iter()
@@ -1368,7 +1445,11 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
         })
         .collect();
     // (a, b) with a < b → (kind from -m, kind from -mp).
-    let mut kinds: BTreeMap<(usize, usize), (Option<LinkKind>, Option<LinkKind>)> = BTreeMap::new();
+    // (kind from -m, kind from -mp) of each pair a < b, by position in the sorted GPUs (every
+    // matrix has the same GPUs, so its grid positions are these): dense, like the grids.
+    let gpu_list: Vec<usize> = gpu_set.iter().copied().collect();
+    let n = gpu_list.len();
+    let mut kinds: Vec<(Option<LinkKind>, Option<LinkKind>)> = vec![(None, None); n * n];
     let mut asymmetric = Vec::new();
     let mut nics: Vec<Nic> = Vec::new();
     let mut nic_links: BTreeMap<(usize, usize), LinkKind> = BTreeMap::new();
@@ -1392,19 +1473,24 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
                         Flavor::Mp => true,
                         Flavor::M => false,
                         Flavor::Unlabeled => {
-                            any_nvlink && !pairs.values().any(|k| k.nvlinks().is_some())
+                            any_nvlink && !pairs.iter().any(|(_, _, k)| k.nvlinks().is_some())
                         }
                     };
-                    for (&(a, b), &kind) in pairs {
-                        if a > b {
-                            if pairs.get(&(b, a)).is_some_and(|k| *k != kind) {
+                    // Checked above: every matrix covers the same GPUs.
+                    debug_assert_eq!(pairs.gpus, gpu_list);
+                    for (i, j, kind) in pairs.iter() {
+                        let (a, b) = (pairs.gpus[i], pairs.gpus[j]);
+                        if a > b
+                            && let Some(k) = pairs.get(j, i)
+                        {
+                            if k != kind {
                                 asymmetric.push(format!("GPU{a}–GPU{b}"));
                             }
-                            if pairs.contains_key(&(b, a)) {
-                                continue;
-                            }
+                            continue;
                         }
-                        let entry = kinds.entry((a.min(b), a.max(b))).or_default();
+                        let Some(entry) = kinds.get_mut(i.min(j) * n + i.max(j)) else {
+                            continue;
+                        };
                         let slot = if pci_only { &mut entry.1 } else { &mut entry.0 };
                         slot.get_or_insert(kind);
                     }
@@ -1444,7 +1530,8 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
                     }
                 }
                 Content::P2p { cap, pairs } => {
-                    for (&(a, b), &status) in pairs {
+                    for (i, j, status) in pairs.iter() {
+                        let (a, b) = (pairs.gpus[i], pairs.gpus[j]);
                         let pair = p2p.entry((a, b)).or_insert_with(|| P2pPair {
                             a,
                             b,
@@ -1479,13 +1566,16 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
     }
 
     topology.gpus = gpus.into_values().collect();
-    topology.links = kinds
-        .into_iter()
-        .map(|((a, b), (m, mp))| GpuLink {
-            kind: m.or(mp),
-            // A `-m` cell that is not NVLink is the PCIe path itself.
-            pcie_path: mp.or(m.filter(|k| k.nvlinks().is_none())),
-            ..GpuLink::unknown(a, b)
+    topology.links = (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .map(|(i, j)| {
+            let (m, mp) = kinds[i * n + j];
+            GpuLink {
+                kind: m.or(mp),
+                // A `-m` cell that is not NVLink is the PCIe path itself.
+                pcie_path: mp.or(m.filter(|k| k.nvlinks().is_none())),
+                ..GpuLink::unknown(gpu_list[i], gpu_list[j])
+            }
         })
         .collect();
     topology.nics = nics;
