@@ -312,3 +312,80 @@ proptest! {
         prop_assert!(finite_non_negative(c.exchange_ms(bytes)));
     }
 }
+
+fn catalog_topologies() -> &'static [scalescope::model::Topology] {
+    static TOPOS: std::sync::OnceLock<Vec<scalescope::model::Topology>> =
+        std::sync::OnceLock::new();
+    TOPOS.get_or_init(|| {
+        catalog::entries()
+            .iter()
+            .filter_map(|e| catalog::load(&e.id).ok())
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    #[test]
+    fn modeled_bandwidth_is_finite_and_non_negative(
+        t in any::<prop::sample::Index>(),
+        n_gpus in 1usize..=8,
+        test in prop::sample::select(scalescope::model::TestId::ALL.to_vec()),
+        bytes in 1u64..(1u64 << 40),
+    ) {
+        use scalescope::bench::modeled::{Assumptions, ModeledBackend};
+        use scalescope::bench::{BandwidthOptions, Plan, run_bandwidth};
+        let topo = t.get(catalog_topologies());
+        let gpus: Vec<usize> = topo.gpu_indices().into_iter().take(n_gpus).collect();
+        let opts = BandwidthOptions {
+            gpus,
+            tests: vec![test],
+            sizes: vec![bytes],
+            ..Default::default()
+        };
+        let plan = Plan::new(topo, &opts).unwrap();
+        let (mut backend, _) = ModeledBackend::new(topo, Assumptions::default());
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let out = run_bandwidth(topo, &plan, &mut backend, &cancel, &mut |_, _| {});
+        for r in &out.results {
+            for v in [r.median_gbps, r.min_gbps, r.max_gbps, r.cv, r.fwd_gbps, r.rev_gbps,
+                      r.latency_ns, r.line_rate_gbps, r.efficiency] {
+                prop_assert!(finite_non_negative(v), "{:?}", r);
+            }
+            prop_assert_eq!(r.source, Source::Modeled);
+            prop_assert_eq!(r.wrong, None, "a modeled row was never checked");
+        }
+    }
+
+    #[test]
+    fn modeled_collectives_are_finite_and_non_negative(
+        t in any::<prop::sample::Index>(),
+        n_gpus in 2usize..=8,
+        op in prop::sample::select(scalescope::model::CollectiveOp::ALL.to_vec()),
+        bytes in 1u64..(1u64 << 40),
+    ) {
+        use scalescope::bench::collectives::{CollectiveBackend, CollectiveOptions, ModeledCollectives, plan};
+        let topo = t.get(catalog_topologies());
+        let gpus: Vec<usize> = topo.gpu_indices().into_iter().take(n_gpus).collect();
+        prop_assume!(gpus.len() >= 2);
+        let opts = CollectiveOptions {
+            gpus,
+            ops: vec![op],
+            sizes: vec![bytes],
+            ..Default::default()
+        };
+        let Ok((_, cases)) = plan(topo, &opts) else {
+            // Too small for one element per rank: refused, nothing to check.
+            return Ok(());
+        };
+        let mut backend = ModeledCollectives::new(topo);
+        for case in &cases {
+            let r = backend.run_case(case, &mut Vec::new());
+            for v in [r.time_us, r.algbw_gbps, r.busbw_gbps] {
+                prop_assert!(finite_non_negative(v), "{:?}", r);
+            }
+            prop_assert_eq!(r.wrong, None);
+        }
+    }
+}
