@@ -1,44 +1,57 @@
 //! Entry point: no arguments opens the desktop app; anything else is the command line.
+//! Arguments are parsed, and report paths checked, before any window opens.
 
 use clap::Parser;
-use scalescope::cli::{self, Cli};
+use scalescope::cli::{self, Cli, CliError};
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.len() == 1 {
-        exit_on_error(open_app(Vec::new()));
-        return;
-    }
-    let cli = Cli::parse();
-    if cli.opens_gui() {
-        exit_on_error(open_app(cli.reports.clone()));
-        return;
-    }
-    if let Err(e) = cli::run(cli) {
-        eprintln!("Error: {:#}", e.error);
-        std::process::exit(e.code);
-    }
-}
-
-fn exit_on_error(r: anyhow::Result<()>) {
-    if let Err(e) = r {
-        eprintln!("Error: {e:#}");
-        std::process::exit(1);
-    }
+fn fail(e: CliError) -> ! {
+    eprintln!("{}", cli::error_line(&e.error));
+    std::process::exit(e.code);
 }
 
 #[cfg(feature = "gui")]
-fn open_app(report_paths: Vec<std::path::PathBuf>) -> anyhow::Result<()> {
-    scalescope::ui::run_app(scalescope::ui::Startup {
+fn open_app(report_paths: Vec<std::path::PathBuf>) {
+    if let Err(e) = cli::check_display() {
+        fail(e);
+    }
+    let startup = scalescope::ui::Startup {
         report_paths,
         ..Default::default()
-    })
+    };
+    if let Err(e) = scalescope::ui::run_app(startup) {
+        fail(cli::app_error(&e));
+    }
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_app(_: Vec<std::path::PathBuf>) -> anyhow::Result<()> {
-    anyhow::bail!(
+fn open_app(_: Vec<std::path::PathBuf>) {
+    fail(CliError::env(anyhow::anyhow!(
         "this scalescope was built without the desktop app (headless build): use the command \
          line (`scalescope --help`), or open the app from a laptop with `scalescope --remote HOST`"
-    )
+    )));
+}
+
+fn main() {
+    if std::env::args_os().len() == 1 {
+        open_app(Vec::new());
+        return;
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("{}", cli::clap_error_line(&e.render().to_string()));
+            std::process::exit(2);
+        }
+    };
+    if cli.opens_gui() {
+        if let Err(e) = cli::check_reports(&cli.reports) {
+            fail(e);
+        }
+        open_app(cli.reports.clone());
+        return;
+    }
+    if let Err(e) = cli::run(cli) {
+        fail(e);
+    }
 }

@@ -125,18 +125,28 @@ fn parse_list<T: Copy>(
     if s.trim() == "all" {
         return Ok(all.to_vec());
     }
-    s.split(',')
+    let known = || all.iter().map(id).collect::<Vec<_>>().join(", ");
+    let out: Vec<T> = s
+        .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(|p| {
             from(p).ok_or_else(|| {
                 BenchError::BadOption(format!(
-                    "{flag}: unknown value {p:?} (known: {})",
-                    all.iter().map(id).collect::<Vec<_>>().join(", ")
+                    "{flag}: unknown value {} (known: {}, all)",
+                    crate::model::validate::quoted(p),
+                    known()
                 ))
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    if out.is_empty() {
+        return Err(BenchError::BadOption(format!(
+            "{flag}: no value given (known: {}, all)",
+            known()
+        )));
+    }
+    Ok(out)
 }
 
 /// Expands options into cases (sizes rounded down to whole elements per rank; sizes too small
@@ -172,6 +182,7 @@ pub fn plan(
     };
     let n = gpus.len() as u64;
     let mut cases = Vec::new();
+    let mut smallest_unit: Option<u64> = None;
     for &algo in &algos {
         for &op in &ops {
             if algo != Algo::Nccl && op != CollectiveOp::AllReduce {
@@ -188,6 +199,7 @@ pub fn plan(
                         };
                     let bytes = bytes / unit * unit;
                     if bytes == 0 {
+                        smallest_unit = Some(smallest_unit.map_or(unit, |u| u.min(unit)));
                         continue;
                     }
                     cases.push(CollCase {
@@ -204,6 +216,15 @@ pub fn plan(
                 }
             }
         }
+    }
+    if cases.is_empty() {
+        return Err(BenchError::BadOption(match smallest_unit {
+            Some(unit) => format!(
+                "--sizes: every size is smaller than one {} element per rank ({unit} bytes): nothing to run",
+                opts.dtype
+            ),
+            None => "--algo/--ops: nothing to run: scalescope's own algorithms (ring, tree, host) run all_reduce only".to_string(),
+        }));
     }
     Ok((gpus, cases))
 }

@@ -43,8 +43,12 @@ pub enum BenchError {
     #[error("--gpus: no GPU {index} on this machine (GPUs: {available})")]
     NoSuchGpu { index: usize, available: String },
     /// A test id that does not exist.
-    #[error("--tests: unknown test {id:?} (known: {known})")]
-    UnknownTest { id: String, known: String },
+    #[error("--tests: unknown test {id} (known: {known})")]
+    UnknownTest {
+        /// The id as given, quoted and escaped.
+        id: String,
+        known: String,
+    },
     /// An invalid option value.
     #[error("{0}")]
     BadOption(String),

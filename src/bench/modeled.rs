@@ -46,7 +46,10 @@ pub fn parse_pcie(s: &str) -> Result<(u32, u32), String> {
 }
 
 fn bad_pcie(s: &str) -> String {
-    format!("--pcie: {s:?} is not a PCIe link (expected e.g. gen4x16, gen5x16, gen3x8)")
+    format!(
+        "--pcie: {} is not a PCIe link (expected e.g. gen4x16, gen5x16, gen3x8)",
+        crate::model::validate::quoted(s)
+    )
 }
 
 // Copy-engine efficiencies on NVLink (nvbandwidth on H200: 393.7, 396.2 and 778.6 GB/s against

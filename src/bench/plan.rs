@@ -99,15 +99,22 @@ pub fn parse_gpu_list(s: &str) -> Result<Vec<usize>, BenchError> {
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let i = part.parse::<usize>().map_err(|_| {
             BenchError::BadOption(format!(
-                "--gpus: {part:?} is not a GPU index (expected e.g. 0,1,3 or all)"
+                "--gpus: {} is not a GPU index (expected e.g. 0,1,3 or all)",
+                crate::model::validate::quoted(part)
             ))
         })?;
-        if !out.contains(&i) {
+        if seen.insert(i) {
             out.push(i);
         }
+    }
+    if out.is_empty() {
+        return Err(BenchError::BadOption(
+            "--gpus: no GPU given (expected e.g. 0,1,3 or all)".into(),
+        ));
     }
     Ok(out)
 }
@@ -117,20 +124,31 @@ pub fn parse_test_list(s: &str) -> Result<Vec<TestId>, BenchError> {
     if s.trim() == "all" {
         return Ok(Vec::new());
     }
-    s.split(',')
+    let known = || {
+        TestId::ALL
+            .iter()
+            .map(|t| t.id())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let out: Vec<TestId> = s
+        .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(|id| {
             TestId::from_id(id).ok_or_else(|| BenchError::UnknownTest {
-                id: id.to_string(),
-                known: TestId::ALL
-                    .iter()
-                    .map(|t| t.id())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                id: crate::model::validate::quoted(id),
+                known: known(),
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    if out.is_empty() {
+        return Err(BenchError::BadOption(format!(
+            "--tests: no test given (known: {}, all)",
+            known()
+        )));
+    }
+    Ok(out)
 }
 
 impl Plan {

@@ -33,11 +33,13 @@ pub struct BandwidthArgs {
     /// Buffer sizes: 512M, 4K,1M or a doubling sweep 4K..1G (default 512M).
     #[arg(long, value_name = "SIZES", default_value = "512M")]
     pub sizes: String,
-    /// Copies per sample.
-    #[arg(long, default_value_t = crate::bench::plan::DEFAULT_ITERS)]
+    /// Copies per sample, 1 to 100000.
+    #[arg(long, default_value_t = crate::bench::plan::DEFAULT_ITERS,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub iters: u32,
-    /// Samples per cell; the median is reported.
-    #[arg(long, default_value_t = crate::bench::plan::DEFAULT_SAMPLES)]
+    /// Samples per cell, 1 to 10000; the median is reported.
+    #[arg(long, default_value_t = crate::bench::plan::DEFAULT_SAMPLES,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub samples: u32,
     /// Write every result as CSV to FILE (rewritten after each finished test).
     #[arg(long, value_name = "FILE")]

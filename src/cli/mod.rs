@@ -3,6 +3,8 @@
 mod bandwidth;
 mod check;
 mod collectives;
+pub mod interrupt;
+pub mod output;
 mod scaling;
 mod suite;
 mod topo_table;
@@ -10,7 +12,6 @@ mod topo_table;
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::export;
@@ -278,6 +279,16 @@ impl From<TopologyError> for CliError {
 /// Runs a parsed command line that is not the GUI.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     if cli.bench {
+        if matches!(cli.catalog, Some(Some(_))) && !cli.import.is_empty() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--catalog and --import both name the machine to model: give one of them"
+            )));
+        }
+        if matches!(cli.catalog, Some(None)) {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--bench --catalog needs a machine name (see `scalescope --catalog`)"
+            )));
+        }
         return suite::run(suite::SuiteArgs {
             out: cli.out,
             gpus: cli.gpus,
@@ -311,6 +322,105 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
+/// The error as the command line prints it: one line, `Error: ` and the message with its
+/// causes, each cause once (a message that already quotes its cause is not followed by it
+/// again), control characters escaped and very long words shortened.
+pub fn error_line(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let c = cause.to_string();
+        if text.contains(&c) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&c);
+    }
+    format!(
+        "Error: {}",
+        crate::model::validate::one_line(&text, 200).trim_end()
+    )
+}
+
+/// A clap error (bad flag, unknown subcommand, bad value) as one line, with clap's hint kept:
+/// `Error: invalid value 'xml' for '--format <FORMAT>' [possible values: table, csv, json]`.
+pub fn clap_error_line(rendered: &str) -> String {
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .collect();
+    let text = parts.join(" ");
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    format!(
+        "Error: {}; see `scalescope --help`",
+        crate::model::validate::one_line(text, 200)
+    )
+}
+
+/// Before a window opens for `scalescope REPORT.json …`: every path must be a report this
+/// build reads. A word that is no file is most likely a mistyped subcommand, and says so.
+pub fn check_reports(paths: &[PathBuf]) -> Result<(), CliError> {
+    for p in paths {
+        let shown = crate::model::validate::quoted(&p.to_string_lossy());
+        if !p.exists() {
+            let text = p.to_string_lossy();
+            let word = !text.contains(['/', '.', '\\']);
+            return Err(CliError::input(if word {
+                anyhow::anyhow!(
+                    "unknown command {shown}: expected a subcommand (topo, bench, compare), an option (see `scalescope --help`) or report files to open"
+                )
+            } else {
+                anyhow::anyhow!("no such report: {shown}")
+            }));
+        }
+        if p.is_dir() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "{shown} is a folder: give its report.json"
+            )));
+        }
+        crate::report::load_named(p).map_err(CliError::input)?;
+    }
+    Ok(())
+}
+
+/// Before the desktop app starts: is there a display to open a window on? (Linux: X11 or
+/// Wayland.) Without one, says what works headless (exit 1).
+pub fn check_display() -> Result<(), CliError> {
+    if !cfg!(target_os = "linux") {
+        return Ok(());
+    }
+    let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    if set("DISPLAY") || set("WAYLAND_DISPLAY") || set("WAYLAND_SOCKET") {
+        return Ok(());
+    }
+    Err(CliError::env(anyhow::anyhow!(
+        "no display for the desktop app (DISPLAY and WAYLAND_DISPLAY are unset); without one, use `scalescope --bench --modeled --catalog NAME`, `scalescope topo` or `scalescope compare A.json B.json` (see `scalescope --help`)"
+    )))
+}
+
+/// The desktop app's start-up error without the windowing library's source locations
+/// (`os error at /root/.cargo/registry/…/mod.rs:765: …`).
+pub fn app_error(e: &anyhow::Error) -> CliError {
+    let text = format!("{e:#}");
+    let cleaned = match (text.find(" at /"), text.find(".rs:")) {
+        (Some(a), Some(b)) if a < b => {
+            let after = &text[b + 4..];
+            let rest = after.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':');
+            format!(
+                "{}{}",
+                &text[..a],
+                rest.strip_prefix(' ').map_or(rest, |r| r)
+            )
+        }
+        _ => text,
+    };
+    CliError::env(anyhow::anyhow!(cleaned))
+}
+
 /// Loads reports, naming the file in any error (exit 2).
 pub fn load_reports(paths: &[PathBuf]) -> Result<Vec<crate::report::Report>, CliError> {
     paths
@@ -322,6 +432,32 @@ pub fn load_reports(paths: &[PathBuf]) -> Result<Vec<crate::report::Report>, Cli
 fn compare(args: CompareArgs) -> Result<(), CliError> {
     let reports = load_reports(&args.reports)?;
     let refs: Vec<&crate::report::Report> = reports.iter().collect();
+    if let Some(w) = &args.workload {
+        let has = |r: &crate::report::Report| {
+            r.scaling
+                .as_ref()
+                .is_some_and(|s| s.run.rows.iter().any(|row| &row.workload == w))
+        };
+        if !refs.iter().any(|r| has(r)) {
+            let mut known: Vec<String> = refs
+                .iter()
+                .filter_map(|r| r.scaling.as_ref())
+                .flat_map(|s| s.run.workloads.iter().map(|w| w.name.clone()))
+                .collect();
+            known.sort();
+            known.dedup();
+            let known = if known.is_empty() {
+                "none: the reports have no scaling results".to_string()
+            } else {
+                known.join(", ")
+            };
+            return Err(CliError::input(anyhow::anyhow!(
+                "--workload: no report has scaling rows for {} (they have: {})",
+                crate::model::validate::quoted(w),
+                crate::model::validate::one_line(&known, 100)
+            )));
+        }
+    }
     let c = crate::report::compare::compare(&refs, args.workload.as_deref());
     let bytes = if args.csv {
         crate::report::compare::to_csv(&c).map_err(CliError::env)?
@@ -353,11 +489,10 @@ fn topo(args: TopoArgs) -> Result<(), CliError> {
     emit(args.output.as_deref(), &bytes)
 }
 
-/// Writes a whole file, naming it in the error.
+/// Writes a whole file atomically (see [`output::write_atomic`]), naming it in the error: a
+/// full disk is the machine's (exit 1), a bad path the user's (exit 2).
 fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
-    std::fs::write(path, bytes)
-        .with_context(|| format!("cannot write {}", path.display()))
-        .map_err(CliError::input)
+    output::write_atomic(path, bytes).map_err(|e| output::write_error(path, e))
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

@@ -64,8 +64,8 @@ pub struct ScalingArgs {
     /// samples/s (one --workload).
     #[arg(long, value_name = "X")]
     pub samples_per_s_1gpu: Option<f64>,
-    /// Project up to N GPUs over nodes (modeled).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_GPUS)]
+    /// Project up to N GPUs over nodes (modeled), 1 to 1048576.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_GPUS, value_parser = parse_max_gpus)]
     pub max_gpus: usize,
     /// NCCL library for --measure (default: SCALESCOPE_NCCL_LIB, the loader path, python3's
     /// nvidia/nccl/lib).
@@ -80,6 +80,19 @@ pub struct ScalingArgs {
     /// Model a catalog or imported machine (with --catalog/--import).
     #[arg(long)]
     pub modeled: bool,
+}
+
+/// The largest `--max-gpus`: 2^20 GPUs, beyond any machine built so far.
+pub const MAX_GPUS_LIMIT: usize = 1 << 20;
+
+/// `--max-gpus N`: a whole number of GPUs from 1 to [`MAX_GPUS_LIMIT`].
+fn parse_max_gpus(s: &str) -> Result<usize, String> {
+    let range = format!("expected a whole number of GPUs from 1 to {MAX_GPUS_LIMIT}");
+    match s.trim().parse::<u128>() {
+        Ok(n) if (1..=MAX_GPUS_LIMIT as u128).contains(&n) => Ok(n as usize),
+        Ok(_) => Err(format!("out of range: {range}")),
+        Err(_) => Err(range),
+    }
 }
 
 /// The workloads named by `--workload` (the catalog when none).

@@ -4,9 +4,11 @@
 //! the backends drop) and exits 130 with what finished written; a second Ctrl-C exits at once.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::interrupt::{self, CANCEL};
+use super::output::{self, OutLock, write_atomic};
 use super::{CliError, SourceArgs, write_file};
 use crate::bench::collectives::{
     CollCase, CollectiveBackend, CollectiveOptions, ModeledCollectives, plan as coll_plan,
@@ -17,6 +19,7 @@ use crate::bench::plan::{DEFAULT_ITERS, DEFAULT_SAMPLES, PairScope, parse_gpu_li
 use crate::bench::{Backend, BandwidthOptions, BenchError, Plan, run_bandwidth};
 use crate::export;
 use crate::model::units::parse_sizes;
+use crate::model::validate::quoted;
 use crate::model::{Algo, CollectiveOp, Source, TestId, Topology, TopologySource};
 use crate::report::{BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection};
 use crate::scaling::Mode;
@@ -30,9 +33,21 @@ use crate::scaling::workload;
 /// modeled run midway). Unset in normal use; nothing sleeps.
 pub const CASE_DELAY_ENV: &str = "SCALESCOPE_TEST_CASE_DELAY_MS";
 
-/// Set by the SIGINT handler; every runner of the suite polls it.
-static CANCEL: AtomicBool = AtomicBool::new(false);
-static SIGINTS: AtomicUsize = AtomicUsize::new(0);
+/// Every file `--bench` writes into `--out`; an earlier run's are removed when a run starts, so
+/// that the folder never mixes two runs.
+const OUTPUT_FILES: [&str; 11] = [
+    "gpus.csv",
+    "links.csv",
+    "bandwidth.csv",
+    "collectives.csv",
+    "scaling.csv",
+    "report.json",
+    "report.png",
+    "topology.png",
+    "bandwidth.png",
+    "collectives.png",
+    "scaling.png",
+];
 
 /// Workloads `--full` measures with proxy runs; the rest of the catalog is modeled on the machine
 /// those runs measured.
@@ -40,23 +55,6 @@ static SIGINTS: AtomicUsize = AtomicUsize::new(0);
 /// PyTorch is found, else proxies, and the TensorRT-style inference proxy.
 const FULL_MEASURED_WORKLOADS: [&str; 4] =
     ["resnet50", "gpt2-xl", "bert-large", "resnet50-trt-fp16"];
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    // Only async-signal-safe work here: atomics and _exit.
-    if SIGINTS.fetch_add(1, Ordering::SeqCst) >= 1 {
-        // SAFETY: _exit is async-signal-safe; a second Ctrl-C means "stop now".
-        unsafe { libc::_exit(130) };
-    }
-    CANCEL.store(true, Ordering::SeqCst);
-}
-
-fn install_sigint() {
-    let handler: extern "C" fn(libc::c_int) = on_sigint;
-    // SAFETY: the handler only touches atomics and calls _exit, both async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-    }
-}
 
 /// The stages of the suite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,12 +109,18 @@ fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
     for p in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let st = Stage::ALL.into_iter().find(|x| x.id() == p).ok_or_else(|| {
             CliError::input(anyhow::anyhow!(
-                "--suite: unknown stage {p:?} (known: topology, health, bandwidth, collectives, scaling)"
+                "--suite: unknown stage {} (known: topology, health, bandwidth, collectives, scaling, all)",
+                quoted(p)
             ))
         })?;
         if !out.contains(&st) {
             out.push(st);
         }
+    }
+    if out.is_empty() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--suite: no stage given (known: topology, bandwidth, collectives, scaling, all)"
+        )));
     }
     // Topology is always written: every other stage needs it.
     if !out.contains(&Stage::Topology) {
@@ -277,26 +281,111 @@ fn add_warnings(report: &mut Report, new: impl IntoIterator<Item = crate::bench:
     }
 }
 
-/// Everything the suite writes, rewritten after each finished test.
+/// What the signal watcher needs to record a cancellation in report.json at once: the folder,
+/// the last report written (consistent with the CSV files beside it) and the stage in flight.
+struct Shared {
+    dir: PathBuf,
+    report: Option<Report>,
+    stage: Option<&'static str>,
+}
+
+static SHARED: Mutex<Option<Shared>> = Mutex::new(None);
+
+fn shared() -> std::sync::MutexGuard<'static, Option<Shared>> {
+    SHARED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Called by the signal watcher right after the first signal: rewrites report.json as last
+/// written, now saying `cancelled` and which stage was in flight.
+fn record_cancellation() {
+    let mut guard = shared();
+    let Some(s) = guard.as_mut() else { return };
+    let stage = s.stage;
+    let dir = s.dir.clone();
+    let Some(r) = s.report.as_mut() else { return };
+    r.cancelled = true;
+    r.cancelled_by = interrupt::signal_name().map(str::to_string);
+    r.stage_in_flight = stage.map(str::to_string);
+    if let Ok(bytes) = export::json::to_json(&*r) {
+        let _ = interrupt::writing(true, || write_atomic(&dir.join("report.json"), &bytes));
+    }
+}
+
+/// Everything the suite writes, rewritten (atomically) after each finished test.
 struct Writer<'a> {
     dir: &'a Path,
     stages: &'a [Stage],
+    /// When the last write ended and how long it took (see [`Writer::write_soon`]).
+    last: std::cell::Cell<Option<(Instant, Duration)>>,
 }
 
 impl Writer<'_> {
+    fn new<'a>(dir: &'a Path, stages: &'a [Stage]) -> Writer<'a> {
+        *shared() = Some(Shared {
+            dir: dir.to_path_buf(),
+            report: None,
+            stage: None,
+        });
+        Writer {
+            dir,
+            stages,
+            last: std::cell::Cell::new(None),
+        }
+    }
+
+    /// [`Writer::write`] after a finished test, unless the last write ended less than four of
+    /// its own durations ago: writing (each file fsynced, ~10 ms) then takes at most a fifth of
+    /// the run. Tests on GPUs take longer than that, so each is written as it finishes; a
+    /// modeled run finishing hundreds of results a second is written every few of them. The
+    /// caller writes once more at the end of the stage.
+    fn write_soon(&self, report: &Report) -> Result<(), CliError> {
+        if let Some((end, cost)) = self.last.get()
+            && end.elapsed() < cost * 4
+        {
+            return Ok(());
+        }
+        self.write(report)
+    }
+
+    /// Marks the stage now running (`None` between stages and once finished).
+    fn set_stage(&self, stage: Option<&'static str>) {
+        if let Some(s) = shared().as_mut() {
+            s.stage = stage;
+        }
+    }
+
     fn write(&self, report: &Report) -> Result<(), CliError> {
+        let start = Instant::now();
+        let mut guard = shared();
+        let stage = guard.as_ref().and_then(|s| s.stage);
+        let mut r = report.clone();
+        r.cancelled = interrupt::signalled();
+        r.cancelled_by = interrupt::signal_name().map(str::to_string);
+        r.stage_in_flight = stage.map(str::to_string);
+        let result = interrupt::writing(r.cancelled, || self.write_files(&r));
+        if let Some(s) = guard.as_mut() {
+            s.report = Some(r);
+        }
+        self.last.set(Some((Instant::now(), start.elapsed())));
+        result
+    }
+
+    /// The CSV files of the stages run and report.json, as one atomic set
+    /// ([`output::write_all_atomic`]): on a full disk the earlier set stays, consistent.
+    fn write_files(&self, report: &Report) -> Result<(), CliError> {
         let has = |s: Stage| self.stages.contains(&s);
         let csv_err = |e: export::ExportError| CliError::env(e);
+        let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
         if has(Stage::Health) {
             let rows = report
                 .health
                 .as_ref()
                 .map(|h| h.checks.as_slice())
                 .unwrap_or(&[]);
-            write_file(
-                &self.dir.join("health.csv"),
-                &export::csv::health(rows).map_err(csv_err)?,
-            )?;
+            files.push((
+                self.dir.join("health.csv"),
+                export::csv::health(rows).map_err(csv_err)?,
+            ));
         }
         if has(Stage::Bandwidth) {
             let rows = report
@@ -304,10 +393,10 @@ impl Writer<'_> {
                 .as_ref()
                 .map(|b| b.results.as_slice())
                 .unwrap_or(&[]);
-            write_file(
-                &self.dir.join("bandwidth.csv"),
-                &export::csv::bandwidth(rows).map_err(csv_err)?,
-            )?;
+            files.push((
+                self.dir.join("bandwidth.csv"),
+                export::csv::bandwidth(rows).map_err(csv_err)?,
+            ));
         }
         if has(Stage::Collectives) {
             let rows = report
@@ -315,10 +404,10 @@ impl Writer<'_> {
                 .as_ref()
                 .map(|c| c.results.as_slice())
                 .unwrap_or(&[]);
-            write_file(
-                &self.dir.join("collectives.csv"),
-                &export::csv::collectives(rows).map_err(csv_err)?,
-            )?;
+            files.push((
+                self.dir.join("collectives.csv"),
+                export::csv::collectives(rows).map_err(csv_err)?,
+            ));
         }
         if has(Stage::Scaling) {
             let rows = report
@@ -326,15 +415,20 @@ impl Writer<'_> {
                 .as_ref()
                 .map(|s| s.run.rows.as_slice())
                 .unwrap_or(&[]);
-            write_file(
-                &self.dir.join("scaling.csv"),
-                &export::csv::scaling(rows).map_err(csv_err)?,
-            )?;
+            files.push((
+                self.dir.join("scaling.csv"),
+                export::csv::scaling(rows).map_err(csv_err)?,
+            ));
         }
-        write_file(
-            &self.dir.join("report.json"),
-            &export::json::to_json(report).map_err(CliError::env)?,
-        )
+        files.push((
+            self.dir.join("report.json"),
+            export::json::to_json(report).map_err(CliError::env)?,
+        ));
+        let set: Vec<(&Path, &[u8])> = files
+            .iter()
+            .map(|(p, b)| (p.as_path(), b.as_slice()))
+            .collect();
+        output::write_all_atomic(&set).map_err(|(p, e)| output::write_error(p, e))
     }
 
     fn write_topology(&self, topo: &Topology) -> Result<(), CliError> {
@@ -347,6 +441,37 @@ impl Writer<'_> {
             &export::csv::links(topo).map_err(CliError::env)?,
         )
     }
+}
+
+/// A write error met inside a runner's callback: kept, and the run stopped (nothing more could
+/// be saved); returned once the runner is back.
+fn keep_first_error(slot: &mut Option<CliError>, result: Result<(), CliError>) {
+    if slot.is_none()
+        && let Err(e) = result
+    {
+        *slot = Some(e);
+        interrupt::stop();
+    }
+}
+
+/// Removes the files of an earlier run in `dir` (only the names `--bench` writes) and says so.
+fn clear_earlier_run(dir: &Path) -> Result<(), CliError> {
+    let mut removed = Vec::new();
+    for name in OUTPUT_FILES {
+        let p = dir.join(name);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| output::write_error(&p, e))?;
+            removed.push(name);
+        }
+    }
+    if !removed.is_empty() {
+        eprintln!(
+            "note: removed an earlier run's {} from {}",
+            removed.join(", "),
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 fn case_delay() -> Option<Duration> {
@@ -399,16 +524,15 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             )));
         }
     }
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        CliError::input(anyhow::anyhow!("cannot create {}: {e}", args.out.display()))
-    })?;
-    install_sigint();
+    output::prepare_out_dir(&args.out)?;
+    // Held until the process ends: a second run into the same folder is refused.
+    let _lock = OutLock::acquire(&args.out)?;
+    output::remove_stale_temps(&args.out);
+    clear_earlier_run(&args.out)?;
+    interrupt::install(record_cancellation);
     let preset = if args.full { "full" } else { "quick" };
     let mut report = Report::new(machine_info(&topo, preset), topo.clone());
-    let writer = Writer {
-        dir: &args.out,
-        stages: &stages,
-    };
+    let writer = Writer::new(&args.out, &stages);
     let delay = case_delay();
     let pause = || {
         if let Some(d) = delay {
@@ -423,8 +547,10 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     );
 
     // Topology.
+    writer.set_stage(Some(Stage::Topology.id()));
     writer.write_topology(&topo)?;
     writer.write(&report)?;
+    writer.set_stage(None);
     println!(
         "topology     {} GPUs, {} links ({}) → gpus.csv, links.csv",
         topo.gpus.len(),
@@ -434,10 +560,11 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
 
     let mut curve: Option<CommCurve> = None;
     for stage in &stages {
-        if CANCEL.load(Ordering::SeqCst) {
+        if interrupt::cancelled() {
             break;
         }
         let t0 = Instant::now();
+        writer.set_stage(Some(stage.id()));
         match stage {
             Stage::Topology => {}
             Stage::Health => {
@@ -506,11 +633,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                                 results: all,
                                 ..section.clone()
                             });
-                            if write_error.is_none()
-                                && let Err(e) = writer.write(&report)
-                            {
-                                write_error = Some(e);
-                            }
+                            keep_first_error(&mut write_error, writer.write_soon(&report));
                             pause();
                         });
                     done_before += plan.cases.len();
@@ -588,11 +711,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                             results: results.to_vec(),
                             ..section.clone()
                         });
-                        if write_error.is_none()
-                            && let Err(e) = writer.write(&report)
-                        {
-                            write_error = Some(e);
-                        }
+                        keep_first_error(&mut write_error, writer.write_soon(&report));
                         pause();
                     },
                 );
@@ -624,6 +743,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                 let workloads = workload::catalog();
                 let modes = Mode::ALL.to_vec();
                 let bar = super::progress_bar(0);
+                let mut write_error = None;
                 let run = if args.modeled {
                     run_modeled(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS)
                 } else if args.full {
@@ -653,7 +773,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                                     source: Source::Measured,
                                     run: partial.clone(),
                                 });
-                                let _ = writer.write(&report);
+                                keep_first_error(&mut write_error, writer.write_soon(&report));
                             }
                         },
                     )
@@ -693,6 +813,9 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                     }
                 };
                 bar.finish_and_clear();
+                if let Some(e) = write_error {
+                    return Err(e);
+                }
                 let measured = run.rows.iter().any(|r| r.source.is_measured())
                     || run
                         .machine
@@ -714,22 +837,36 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                 );
             }
         }
+        if !interrupt::cancelled() {
+            writer.set_stage(None);
+        }
     }
 
-    let cancelled = CANCEL.load(Ordering::SeqCst);
-    report.cancelled = cancelled;
     writer.write(&report)?;
-    if cancelled {
-        eprintln!(
-            "interrupted: wrote what finished to {} (PNGs skipped)",
-            args.out.display()
-        );
-        return Err(CliError {
-            code: 130,
-            error: anyhow::anyhow!("interrupted (Ctrl-C)"),
-        });
+    if interrupt::cancelled() {
+        return Err(interrupted(&args.out));
     }
-    let pngs = write_pngs(&report, &args.out)?;
+    writer.set_stage(Some("pngs"));
+    let rendered = render_pngs(&report);
+    if interrupt::cancelled() {
+        writer.write(&report)?;
+        return Err(interrupted(&args.out));
+    }
+    let mut pngs = Vec::new();
+    for (name, result) in rendered {
+        match result {
+            Ok(bytes) => {
+                write_file(&args.out.join(name), &bytes)?;
+                pngs.push(name);
+            }
+            Err(e) => eprintln!("warning: {name} not written: {e:#}"),
+        }
+    }
+    if interrupt::cancelled() {
+        writer.write(&report)?;
+        return Err(interrupted(&args.out));
+    }
+    writer.set_stage(None);
     println!(
         "report       report.json{}{}  [{:.1} s total] in {}",
         if pngs.is_empty() { "" } else { ", " },
@@ -743,29 +880,32 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Renders the report's PNGs into `out` (offscreen, through the app's views); the names written.
-#[cfg(feature = "gui")]
-fn write_pngs(report: &Report, out: &std::path::Path) -> Result<Vec<&'static str>, CliError> {
-    let mut pngs = Vec::new();
-    for (name, result) in crate::ui::report_view::render_all(report) {
-        match result {
-            Ok(bytes) => {
-                write_file(&out.join(name), &bytes)?;
-                pngs.push(name);
-            }
-            Err(e) => eprintln!("warning: {name} not written: {e:#}"),
-        }
+/// The error of a run a signal stopped: exit 128 + the signal (130 for Ctrl-C).
+fn interrupted(out: &Path) -> CliError {
+    let signal = interrupt::signal_name().unwrap_or("a signal");
+    eprintln!(
+        "interrupted: wrote what finished to {} (PNGs skipped)",
+        out.display()
+    );
+    CliError {
+        code: interrupt::exit_code(),
+        error: anyhow::anyhow!("interrupted ({signal})"),
     }
-    Ok(pngs)
+}
+
+/// The report's PNGs, rendered offscreen through the app's views: (file name, bytes or why not).
+#[cfg(feature = "gui")]
+fn render_pngs(report: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
+    crate::ui::report_view::render_all(report)
 }
 
 /// A headless build draws nothing: the PNGs are rendered elsewhere from report.json.
 #[cfg(not(feature = "gui"))]
-fn write_pngs(_: &Report, _: &std::path::Path) -> Result<Vec<&'static str>, CliError> {
+fn render_pngs(_: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
     eprintln!(
         "warning: PNGs not written: this is the headless build; render them with a full build \
          (`cargo run --release --example render_report -- report.json OUTDIR`) or open \
          report.json in the app"
     );
-    Ok(Vec::new())
+    Vec::new()
 }

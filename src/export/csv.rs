@@ -147,7 +147,12 @@ pub fn bandwidth(results: &[crate::model::BandwidthResult]) -> Result<Vec<u8>, E
             r.src.to_string(),
             r.dst.to_string(),
             r.bytes.to_string(),
-            r.sample_values.len().to_string(),
+            // Modeled and not-run rows have no samples: an empty cell, never 0.
+            if r.source == crate::model::Source::Modeled || r.sample_values.is_empty() {
+                String::new()
+            } else {
+                r.sample_values.len().to_string()
+            },
             cell_f(r.median_gbps, 3),
             cell_f(r.min_gbps, 3),
             cell_f(r.max_gbps, 3),

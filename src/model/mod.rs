@@ -11,6 +11,7 @@ mod linkrate;
 mod stats;
 mod topology;
 pub mod units;
+pub mod validate;
 
 pub use bandwidth::{
     BandwidthResult, Endpoint, Method, Shape, Source, Status, TestId, fullest_size,

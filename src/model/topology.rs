@@ -528,68 +528,115 @@ impl Topology {
 
     /// The GPU with this index.
     pub fn gpu(&self, index: usize) -> Option<&Gpu> {
-        self.gpus.iter().find(|g| g.index == index)
+        // Sorted after `normalize`: a binary search, then a scan for unsorted data.
+        match self.gpus.binary_search_by_key(&index, |g| g.index) {
+            Ok(i) => Some(&self.gpus[i]),
+            Err(_) => self.gpus.iter().find(|g| g.index == index),
+        }
+    }
+
+    /// Position of the link `lo`–`hi` in `links` (binary search on sorted links, else a scan).
+    fn link_pos(&self, a: usize, b: usize) -> Option<usize> {
+        let key = (a.min(b), a.max(b));
+        self.links
+            .binary_search_by_key(&key, |l| (l.a, l.b))
+            .ok()
+            .or_else(|| self.links.iter().position(|l| (l.a, l.b) == key))
+    }
+
+    /// Position of the P2P entry `a` → `b` in `p2p`.
+    fn p2p_pos(&self, a: usize, b: usize) -> Option<usize> {
+        self.p2p
+            .binary_search_by_key(&(a, b), |p| (p.a, p.b))
+            .ok()
+            .or_else(|| self.p2p.iter().position(|p| (p.a, p.b) == (a, b)))
     }
 
     /// The link between two GPUs, in either order.
     pub fn link(&self, a: usize, b: usize) -> Option<&GpuLink> {
-        let (lo, hi) = (a.min(b), a.max(b));
-        self.links.iter().find(|l| l.a == lo && l.b == hi)
+        self.link_pos(a, b).map(|i| &self.links[i])
     }
 
     /// Mutable access to the link between two GPUs, in either order.
     pub fn link_mut(&mut self, a: usize, b: usize) -> Option<&mut GpuLink> {
-        let (lo, hi) = (a.min(b), a.max(b));
-        self.links.iter_mut().find(|l| l.a == lo && l.b == hi)
+        self.link_pos(a, b).map(|i| &mut self.links[i])
     }
 
     /// P2P capability from `a` to `b`.
     pub fn p2p(&self, a: usize, b: usize) -> Option<&P2pPair> {
-        self.p2p.iter().find(|p| p.a == a && p.b == b)
+        self.p2p_pos(a, b).map(|i| &self.p2p[i])
     }
 
     /// Mutable P2P entry from `a` to `b`.
     pub fn p2p_mut(&mut self, a: usize, b: usize) -> Option<&mut P2pPair> {
-        self.p2p.iter_mut().find(|p| p.a == a && p.b == b)
+        self.p2p_pos(a, b).map(|i| &mut self.p2p[i])
     }
 
     /// How NIC `nic` reaches GPU `gpu`.
     pub fn nic_link(&self, nic: usize, gpu: usize) -> Option<LinkKind> {
-        self.nic_links
-            .iter()
-            .find(|l| l.nic == nic && l.gpu == gpu)
-            .map(|l| l.kind)
+        let i = self
+            .nic_links
+            .binary_search_by_key(&(nic, gpu), |l| (l.nic, l.gpu))
+            .ok()
+            .or_else(|| {
+                self.nic_links
+                    .iter()
+                    .position(|l| (l.nic, l.gpu) == (nic, gpu))
+            })?;
+        Some(self.nic_links[i].kind)
     }
 
     /// Sorts everything and makes sure there is a link for every GPU pair and a P2P entry for
     /// every ordered pair (unknown where nothing was filled in). Entries naming GPUs that do not
     /// exist are dropped.
     pub fn normalize(&mut self) {
+        // O(n² log n) in the GPU count at worst (the sorts; already-sorted input is linear):
+        // no scan per pair, which made a 1000-GPU import (10^6 pairs) take minutes.
         self.gpus.sort_by_key(|g| g.index);
         self.nics.sort_by_key(|n| n.index);
         let idx = self.gpu_indices();
-        self.links
-            .retain(|l| l.a < l.b && idx.contains(&l.a) && idx.contains(&l.b));
-        self.p2p
-            .retain(|p| p.a != p.b && idx.contains(&p.a) && idx.contains(&p.b));
+        let known = |i: usize| idx.binary_search(&i).is_ok();
+        self.links.retain(|l| l.a < l.b && known(l.a) && known(l.b));
+        self.p2p.retain(|p| p.a != p.b && known(p.a) && known(p.b));
+        self.links.sort_by_key(|l| (l.a, l.b));
+        self.p2p.sort_by_key(|p| (p.a, p.b));
+        // Walk the expected pairs beside the sorted entries; add what is missing.
+        let mut missing_links = Vec::new();
+        let mut missing_p2p = Vec::new();
+        let (mut li, mut pi) = (0, 0);
         for (i, &a) in idx.iter().enumerate() {
-            for &b in &idx[i + 1..] {
-                if self.link(a, b).is_none() {
-                    self.links.push(GpuLink::unknown(a, b));
-                }
-            }
             for &b in &idx {
-                if a != b && self.p2p(a, b).is_none() {
-                    self.p2p.push(P2pPair {
+                if a == b {
+                    continue;
+                }
+                while self.p2p.get(pi).is_some_and(|p| (p.a, p.b) < (a, b)) {
+                    pi += 1;
+                }
+                if self.p2p.get(pi).is_none_or(|p| (p.a, p.b) != (a, b)) {
+                    missing_p2p.push(P2pPair {
                         a,
                         b,
                         ..Default::default()
                     });
                 }
             }
+            for &b in &idx[i + 1..] {
+                while self.links.get(li).is_some_and(|l| (l.a, l.b) < (a, b)) {
+                    li += 1;
+                }
+                if self.links.get(li).is_none_or(|l| (l.a, l.b) != (a, b)) {
+                    missing_links.push(GpuLink::unknown(a, b));
+                }
+            }
         }
-        self.links.sort_by_key(|l| (l.a, l.b));
-        self.p2p.sort_by_key(|p| (p.a, p.b));
+        if !missing_links.is_empty() {
+            self.links.extend(missing_links);
+            self.links.sort_by_key(|l| (l.a, l.b));
+        }
+        if !missing_p2p.is_empty() {
+            self.p2p.extend(missing_p2p);
+            self.p2p.sort_by_key(|p| (p.a, p.b));
+        }
         self.nic_links.sort_by_key(|l| (l.nic, l.gpu));
     }
 
@@ -599,8 +646,9 @@ impl Topology {
     /// of the pair's NVLink generation. PCIe pairs: the slower endpoint's PCIe generation × width.
     /// Pairs where neither is known stay `None`.
     pub fn derive_line_rates(&mut self) {
-        let gpus = self.gpus.clone();
-        let find = |i: usize| gpus.iter().find(|g| g.index == i);
+        let gpus: std::collections::BTreeMap<usize, Gpu> =
+            self.gpus.iter().map(|g| (g.index, g.clone())).collect();
+        let find = |i: usize| gpus.get(&i);
         let speed_from = match self.source {
             TopologySource::Live { .. } => "NVML",
             TopologySource::Catalog { .. } => "catalog",

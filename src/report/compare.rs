@@ -310,7 +310,9 @@ fn row(name: &str, reports: &[&Report], f: impl Fn(&Report) -> Figure) -> Row {
         .enumerate()
         .map(|(i, f)| match (i, base, f.value) {
             (0, _, _) => None,
-            (_, Some(b), Some(v)) if b != 0.0 => Some((v - b) / b * 100.0),
+            (_, Some(b), Some(v)) if b != 0.0 => {
+                Some((v - b) / b * 100.0).filter(|d| d.is_finite())
+            }
             _ => None,
         })
         .collect();
@@ -321,11 +323,19 @@ fn row(name: &str, reports: &[&Report], f: impl Fn(&Report) -> Figure) -> Row {
     }
 }
 
-/// A figure as text: two decimals for efficiencies (≤ 1.5), one otherwise; `~` marks modeled;
-/// "—" when unknown.
+/// A figure as text: two decimals for efficiencies (≤ 1.5), one otherwise, powers of ten
+/// beyond 10^7; `~` marks modeled; "—" when unknown or not finite.
 pub fn format_figure(f: &Figure) -> String {
-    match f.value {
+    match f.value.filter(|v| v.is_finite()) {
         None => "—".to_string(),
+        Some(v) if v.abs() >= 1e7 => {
+            let mark = if f.source == Some(Source::Modeled) {
+                "~"
+            } else {
+                ""
+            };
+            format!("{mark}{v:.3e}")
+        }
         Some(v) => {
             let mark = if f.source == Some(Source::Modeled) {
                 "~"
@@ -343,7 +353,11 @@ pub fn format_figure(f: &Figure) -> String {
 
 /// A difference as text, e.g. `+12.3%`; "—" when unknown.
 pub fn format_diff(d: Option<f64>) -> String {
-    d.map_or("—".to_string(), |d| format!("{d:+.1}%"))
+    match d.filter(|d| d.is_finite()) {
+        None => "—".to_string(),
+        Some(d) if d.abs() >= 1e6 => format!("{d:+.2e}%"),
+        Some(d) => format!("{d:+.1}%"),
+    }
 }
 
 /// The comparison as a terminal table: one column per report (after the first, with the
@@ -351,13 +365,19 @@ pub fn format_diff(d: Option<f64>) -> String {
 pub fn to_table(c: &Comparison) -> String {
     let mut out = String::new();
     for (i, m) in c.machines.iter().enumerate() {
+        // Titles come from the files: control characters escaped, long words shortened.
+        let m = crate::model::validate::one_line(m, 80);
         let _ = writeln!(out, "[{}] {m}", (b'A' + (i as u8 % 26)) as char);
     }
     out.push('\n');
     let name_w = c
         .rows
         .iter()
-        .map(|r| r.name.chars().count())
+        .map(|r| {
+            crate::model::validate::one_line(&r.name, 80)
+                .chars()
+                .count()
+        })
         .max()
         .unwrap_or(10);
     let _ = write!(out, "{:<name_w$}", "figure");
@@ -371,7 +391,8 @@ pub fn to_table(c: &Comparison) -> String {
     }
     out.push('\n');
     for r in &c.rows {
-        let _ = write!(out, "{:<name_w$}", r.name);
+        let name = crate::model::validate::one_line(&r.name, 80);
+        let _ = write!(out, "{:<name_w$}", name);
         for (i, f) in r.figures.iter().enumerate() {
             if i == 0 {
                 let _ = write!(out, " {:>10}", format_figure(f));

@@ -53,9 +53,19 @@ pub struct Report {
     /// Every warning of the run, in the order it came.
     #[serde(default)]
     pub warnings: Vec<Warning>,
-    /// True when the run was interrupted (Ctrl-C): the sections hold what finished.
+    /// True when the run was interrupted (Ctrl-C, SIGTERM, SIGHUP): the sections hold what
+    /// finished.
     #[serde(default)]
     pub cancelled: bool,
+    /// The signal that interrupted the run (`SIGINT`, `SIGTERM`, `SIGHUP`); `None` otherwise.
+    #[serde(default)]
+    pub cancelled_by: Option<String>,
+    /// The stage that was running when this file was written (`topology`, `bandwidth`,
+    /// `collectives`, `scaling`, `pngs`): `None` in the file of a finished run, and of a run
+    /// interrupted between stages. A file of a run that is still going, or was killed, names the
+    /// stage it was in; with `cancelled`, the stage the interruption stopped.
+    #[serde(default)]
+    pub stage_in_flight: Option<String>,
 }
 
 /// The machine a report was produced on, and the software that produced it. Unknown values are
@@ -125,6 +135,8 @@ impl Report {
             health: None,
             warnings: Vec::new(),
             cancelled: false,
+            cancelled_by: None,
+            stage_in_flight: None,
         }
     }
 
@@ -216,9 +228,77 @@ pub enum ReportError {
         "unsupported report schema_version {found} (this scalescope reads versions 1 to {SCHEMA_VERSION}); open it with a matching scalescope"
     )]
     UnknownVersion { found: String },
+    /// A file larger than any report ([`MAX_REPORT_BYTES`]).
+    #[error("not a scalescope report: larger than {} MiB", MAX_REPORT_BYTES >> 20)]
+    TooLarge,
     /// A report of the right version whose fields do not fit.
     #[error("the report is damaged: {0}")]
     Invalid(String),
+    /// A field of the right name whose value does not fit, by its JSON path
+    /// (`bandwidth.results[3].median_gbps`); strings from the file are escaped and shortened.
+    #[error("the report is damaged: field {path}: {message}")]
+    BadField { path: String, message: String },
+    /// A figure that is not finite or is negative where only 0 or more makes sense.
+    #[error(
+        "the report is damaged: field {path} is {value}: figures must be finite and not negative"
+    )]
+    BadFigure { path: String, value: String },
+}
+
+/// Top-level sections whose numbers are figures, checked by [`check_figures`]; sections this
+/// build does not know are left alone.
+const FIGURE_SECTIONS: [&str; 5] = ["machine", "topology", "bandwidth", "collectives", "scaling"];
+/// Figures that may be negative: (model − measured) ÷ measured.
+const SIGNED_FIGURES: [&str; 1] = ["model_error"];
+
+/// Refuses non-finite numbers anywhere in the known sections, and negative ones except
+/// [`SIGNED_FIGURES`], naming the JSON path of the first.
+fn check_figures(value: &serde_json::Value) -> Result<(), ReportError> {
+    fn walk(v: &serde_json::Value, path: &mut String, key: &str) -> Result<(), ReportError> {
+        use serde_json::Value;
+        match v {
+            Value::Number(n) => {
+                let x = n.as_f64().unwrap_or(f64::NAN);
+                if !x.is_finite() || (x < 0.0 && !SIGNED_FIGURES.contains(&key)) {
+                    return Err(ReportError::BadFigure {
+                        path: path.clone(),
+                        value: crate::model::validate::number(x),
+                    });
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(item, path, key)?;
+                    path.truncate(len);
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&crate::model::validate::one_line(k, 40));
+                    walk(item, path, k)?;
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+    let Some(obj) = value.as_object() else {
+        return Ok(());
+    };
+    for section in FIGURE_SECTIONS {
+        if let Some(v) = obj.get(section) {
+            let mut path = section.to_string();
+            walk(v, &mut path, section)?;
+        }
+    }
+    Ok(())
 }
 
 /// Parses report JSON. Never panics; every failure is one of [`ReportError`]'s kinds.
@@ -230,7 +310,7 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
                 column: e.column(),
             }
         } else {
-            ReportError::Syntax(e.to_string())
+            ReportError::Syntax(crate::model::validate::one_line(&e.to_string(), 80))
         }
     })?;
     let obj = value.as_object().ok_or(ReportError::NotAReport)?;
@@ -250,12 +330,40 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
     if !kind_ok {
         return Err(ReportError::NotAReport);
     }
-    serde_json::from_value(value).map_err(|e| ReportError::Invalid(e.to_string()))
+    check_figures(&value)?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let message = crate::model::validate::one_line(&e.into_inner().to_string(), 80);
+        if path.is_empty() || path == "." {
+            ReportError::Invalid(message)
+        } else {
+            ReportError::BadField {
+                path: crate::model::validate::one_line(&path, 80),
+                message,
+            }
+        }
+    })
 }
 
-/// Reads and parses the report at `path`.
+/// The largest report file read, bytes (the 8-GPU `--full` example is under 2 MB).
+pub const MAX_REPORT_BYTES: u64 = 256 << 20;
+
+/// Reads and parses the report at `path`; files over [`MAX_REPORT_BYTES`] (or endless ones such
+/// as `/dev/zero`) are refused without reading them whole.
 pub fn load(path: &Path) -> Result<Report, ReportError> {
-    parse(&std::fs::read_to_string(path)?)
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() > MAX_REPORT_BYTES {
+        return Err(ReportError::TooLarge);
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_REPORT_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_REPORT_BYTES {
+        return Err(ReportError::TooLarge);
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|e| ReportError::Syntax(format!("not UTF-8 text ({e})")))?;
+    parse(&text)
 }
 
 /// A load error with the file named last, as the CLI and GUI show it.

@@ -493,13 +493,14 @@ pub fn batches(w: &Workload, mode: Mode, n: usize) -> (f64, f64) {
 pub fn gpu_counts(gpus_in_box: usize, max_gpus: usize) -> Vec<usize> {
     let g = gpus_in_box.max(1);
     let mut v: Vec<usize> = (1..=g.min(max_gpus.max(1))).collect();
-    let mut n = g.next_power_of_two();
-    if n == g {
-        n *= 2;
+    // Checked: a count that would overflow ends the list instead of wrapping around.
+    let mut next = g.checked_next_power_of_two();
+    if next == Some(g) {
+        next = g.checked_mul(2);
     }
-    while n <= max_gpus {
+    while let Some(n) = next.filter(|&n| n <= max_gpus) {
         v.push(n);
-        n *= 2;
+        next = n.checked_mul(2);
     }
     v
 }

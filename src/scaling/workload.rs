@@ -469,21 +469,41 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, WorkloadError> {
     Ok(w)
 }
 
-/// Checks ranges and the fields each pattern needs; `Err((field, why))`.
+/// Checks ranges and the fields each pattern needs; `Err((field, why))`. Every number has a
+/// unit and an accepted range ([`crate::model::validate::Bounds`]), chosen so that the model's
+/// figures stay finite and positive for any accepted input.
 pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
-    let positive = |field: &'static str, v: f64| {
-        if v.is_finite() && v > 0.0 {
-            Ok(())
-        } else {
-            Err((field, format!("must be a number above 0, found {v}")))
-        }
-    };
-    let at_least_zero = |field: &'static str, v: f64| {
-        if v.is_finite() && v >= 0.0 {
-            Ok(())
-        } else {
-            Err((field, format!("must be 0 or more, found {v}")))
-        }
+    use crate::model::validate::Bounds;
+    // The accepted ranges, with their units.
+    const PARAMS: Bounds = Bounds::closed(0.0, 1e14, "parameters");
+    const FLOPS: Bounds = Bounds::closed(1.0, 1e20, "FLOPs");
+    const PER_GPU_BATCH: Bounds = Bounds::closed(1.0, 1e9, "samples");
+    const GLOBAL_BATCH: Bounds = Bounds::closed(1.0, 1e12, "samples");
+    const BUCKET: Bounds = Bounds::closed(0.0, 1e13, "bytes");
+    const BUCKET_NEEDED: Bounds = Bounds::closed(1.0, 1e13, "bytes");
+    const UTILIZATION: Bounds = Bounds::closed(0.001, 1.0, "");
+    const OVERLAP: Bounds = Bounds::closed(0.0, 1.0, "");
+    const SAMPLE_BYTES: Bounds = Bounds::closed(0.0, 1e12, "bytes");
+    const SAMPLE_BYTES_NEEDED: Bounds = Bounds::above(0.0, 1e12, "bytes");
+    const PRIMARY_MS: Bounds = Bounds::closed(0.0, 3.6e6, "ms");
+    const FRAME_HZ: Bounds = Bounds::above(0.0, 1e6, "Hz");
+    const LINK_GBPS: Bounds = Bounds::closed(0.001, 1e5, "GB/s");
+    const OFFERED_LOAD: Bounds = Bounds::closed(0.0, 0.99, "");
+    const RTT_MS: Bounds = Bounds::closed(0.0, 1e5, "ms");
+    const STEPS_PER_SYNC: Bounds = Bounds::closed(1.0, 1e9, "steps");
+    const WEIGHT_BYTES: Bounds = Bounds::closed(1.0, 8.0, "bytes per parameter");
+    const ACTIVATION_BYTES: Bounds = Bounds::above(0.0, 1e13, "bytes");
+    const STEP_MS: Bounds = Bounds::above(0.0, 1e8, "ms");
+    const KERNEL_MS: Bounds = Bounds::closed(0.0, 1e8, "ms");
+    const TFLOPS: Bounds = Bounds::above(0.0, 1e5, "TFLOP/s");
+    const COPY_GBPS: Bounds = Bounds::above(0.0, 1e6, "GB/s");
+    const MEMORY_GIB: Bounds = Bounds::above(0.0, 1e5, "GiB");
+
+    let check =
+        |field: &'static str, v: f64, b: Bounds| b.check(v).map(|_| ()).map_err(|m| (field, m));
+    let optional = |field: &'static str, v: Option<f64>, b: Bounds| match v {
+        Some(v) => check(field, v, b),
+        None => Ok(()),
     };
     if w.name.trim().is_empty() || w.name.contains([',', '"', '\n']) {
         return Err((
@@ -491,61 +511,58 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
             "must be a non-empty id without commas or quotes".into(),
         ));
     }
-    at_least_zero("params", w.params)?;
-    positive("flops_per_sample", w.flops_per_sample)?;
-    positive("per_gpu_batch", w.per_gpu_batch)?;
-    positive("strong_global_batch", w.strong_global_batch)?;
-    at_least_zero("bucket_bytes", w.bucket_bytes)?;
-    if !(w.utilization > 0.0 && w.utilization <= 1.0) {
-        return Err((
-            "utilization",
-            format!("must be in (0, 1], found {}", w.utilization),
-        ));
-    }
-    if !(0.0..=1.0).contains(&w.overlap) {
-        return Err(("overlap", format!("must be in [0, 1], found {}", w.overlap)));
-    }
-    for (field, v) in [
-        ("weight_bytes", w.weight_bytes),
-        ("micro_batch", w.micro_batch),
-        ("activation_bytes_per_sample", w.activation_bytes_per_sample),
-        ("step_ms_1gpu", w.step_ms_1gpu),
-    ] {
-        if let Some(v) = v {
-            positive(field, v)?;
-        }
-    }
+    check("params", w.params, PARAMS)?;
+    check("flops_per_sample", w.flops_per_sample, FLOPS)?;
+    check("per_gpu_batch", w.per_gpu_batch, PER_GPU_BATCH)?;
+    check("strong_global_batch", w.strong_global_batch, GLOBAL_BATCH)?;
+    check("bucket_bytes", w.bucket_bytes, BUCKET)?;
+    check("utilization", w.utilization, UTILIZATION)?;
+    check("overlap", w.overlap, OVERLAP)?;
+    optional("sample_input_bytes", w.sample_input_bytes, SAMPLE_BYTES)?;
+    optional("sample_output_bytes", w.sample_output_bytes, SAMPLE_BYTES)?;
+    optional("sync_bytes", w.sync_bytes, SAMPLE_BYTES)?;
+    optional("primary_ms", w.primary_ms, PRIMARY_MS)?;
+    optional("frame_hz", w.frame_hz, FRAME_HZ)?;
+    optional("link_gbps", w.link_gbps, LINK_GBPS)?;
+    optional("offered_load", w.offered_load, OFFERED_LOAD)?;
+    optional("rtt_ms", w.rtt_ms, RTT_MS)?;
+    optional("steps_per_sync", w.steps_per_sync, STEPS_PER_SYNC)?;
+    optional("weight_bytes", w.weight_bytes, WEIGHT_BYTES)?;
+    optional("micro_batch", w.micro_batch, PER_GPU_BATCH)?;
+    optional(
+        "activation_bytes_per_sample",
+        w.activation_bytes_per_sample,
+        ACTIVATION_BYTES,
+    )?;
+    optional("step_ms_1gpu", w.step_ms_1gpu, STEP_MS)?;
     if let Some(m) = &w.model
         && !(m.id.starts_with("torchvision:") || m.id.starts_with("transformers:"))
     {
         return Err((
             "model",
             format!(
-                "id {:?}: expected torchvision:<name> or transformers:gpt2|bert|llama",
-                m.id
+                "id {}: expected torchvision:<name> or transformers:gpt2|bert|llama",
+                crate::model::validate::quoted(&m.id)
             ),
         ));
     }
     for c in &w.calibration {
-        positive("step_ms", c.step_ms)?;
-        at_least_zero("optimizer_ms", c.optimizer_ms)?;
+        check("step_ms", c.step_ms, STEP_MS)?;
+        check("optimizer_ms", c.optimizer_ms, KERNEL_MS)?;
         if c.optimizer_ms >= c.step_ms {
             return Err((
                 "optimizer_ms",
-                format!("must be below step_ms ({} ≥ {})", c.optimizer_ms, c.step_ms),
+                format!(
+                    "must be below step_ms ({} ≥ {} ms)",
+                    c.optimizer_ms, c.step_ms
+                ),
             ));
         }
-        for (field, v) in [
-            ("matrix_ms", c.matrix_ms),
-            ("other_ms", c.other_ms),
-            ("gemm_tflops", c.gemm_tflops),
-            ("copy_gbps", c.copy_gbps),
-            ("peak_mem_gib", c.peak_mem_gib),
-        ] {
-            if let Some(v) = v {
-                positive(field, v)?;
-            }
-        }
+        optional("matrix_ms", c.matrix_ms, KERNEL_MS)?;
+        optional("other_ms", c.other_ms, KERNEL_MS)?;
+        optional("gemm_tflops", c.gemm_tflops, TFLOPS)?;
+        optional("copy_gbps", c.copy_gbps, COPY_GBPS)?;
+        optional("peak_mem_gib", c.peak_mem_gib, MEMORY_GIB)?;
         if c.gpu.trim().is_empty() {
             return Err(("gpu", "name the GPU family, e.g. \"H200\"".into()));
         }
@@ -556,38 +573,50 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
             "list where every number comes from (write \"assumed: …\" for guesses)".into(),
         ));
     }
-    let need = |field: &'static str, v: Option<f64>| match v {
-        Some(v) => positive(field, v),
+    let need = |field: &'static str, v: Option<f64>, b: Bounds| match v {
+        Some(v) => check(field, v, b),
         None => Err((field, format!("the {} pattern needs it", w.pattern))),
     };
+    let positive_params = || {
+        if w.params > 0.0 {
+            Ok(())
+        } else {
+            Err((
+                "params",
+                format!(
+                    "the {} pattern needs a gradient: above 0, found {}",
+                    w.pattern, w.params
+                ),
+            ))
+        }
+    };
     match w.pattern {
-        Pattern::DdpRing | Pattern::TreeReduce | Pattern::Fsdp => {
-            positive("params", w.params)?;
-            positive("bucket_bytes", w.bucket_bytes)?;
+        Pattern::DdpRing | Pattern::TreeReduce | Pattern::SimPolicy | Pattern::Fsdp => {
+            positive_params()?;
+            check("bucket_bytes", w.bucket_bytes, BUCKET_NEEDED)?;
         }
-        Pattern::SimPolicy => {
-            positive("params", w.params)?;
-            positive("bucket_bytes", w.bucket_bytes)?;
-            if let Some(s) = w.steps_per_sync {
-                positive("steps_per_sync", s)?;
-            }
+        Pattern::InferenceReplicas => {
+            need(
+                "sample_input_bytes",
+                w.sample_input_bytes,
+                SAMPLE_BYTES_NEEDED,
+            )?;
         }
-        Pattern::InferenceReplicas => need("sample_input_bytes", w.sample_input_bytes)?,
         Pattern::PrimarySecondary => {
-            need("sample_output_bytes", w.sample_output_bytes)?;
-            need("sync_bytes", w.sync_bytes)?;
-            need("link_gbps", w.link_gbps)?;
-            if let Some(p) = w.primary_ms {
-                at_least_zero("primary_ms", p)?;
-            }
+            need(
+                "sample_output_bytes",
+                w.sample_output_bytes,
+                SAMPLE_BYTES_NEEDED,
+            )?;
+            need("sync_bytes", w.sync_bytes, SAMPLE_BYTES_NEEDED)?;
+            need("link_gbps", w.link_gbps, LINK_GBPS)?;
         }
         Pattern::RemoteOffload => {
-            need("sample_input_bytes", w.sample_input_bytes)?;
-            if let Some(r) = w.offered_load
-                && !(0.0..1.0).contains(&r)
-            {
-                return Err(("offered_load", format!("must be in [0, 1), found {r}")));
-            }
+            need(
+                "sample_input_bytes",
+                w.sample_input_bytes,
+                SAMPLE_BYTES_NEEDED,
+            )?;
         }
     }
     Ok(())

@@ -30,6 +30,7 @@
 //! (and `DR`, disabled by regkey) cells. The output of `nvidia-smi --query-gpu=index,name,…
 //! --format=csv` is also accepted, to fill in GPU names, memory and PCIe links.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 
@@ -77,42 +78,57 @@ pub(crate) fn parse_error(origin: &str, line: usize, message: impl Into<String>)
     }
 }
 
-/// The largest capture scalescope reads: nvidia-smi's output for a 16-GPU machine is well under
-/// 2 MiB; anything larger is not a capture (and is not read into memory whole).
-pub(crate) const MAX_INPUT_BYTES: u64 = 32 << 20;
-
 /// Reads a file, or standard input for `-`; returns the name to use in errors and the bytes.
-/// Refuses input larger than [`MAX_INPUT_BYTES`].
 pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), TopologyError> {
-    let (origin, reader): (String, Box<dyn Read>) = if path == "-" {
-        ("<stdin>".to_string(), Box::new(std::io::stdin()))
-    } else {
-        let file = std::fs::File::open(path).map_err(|source| TopologyError::Io {
-            path: path.to_string(),
-            source,
-        })?;
-        (path.to_string(), Box::new(file))
+    let origin = if path == "-" { "<stdin>" } else { path };
+    let io_error = |source| TopologyError::Io {
+        path: origin.to_string(),
+        source,
     };
-    let mut bytes = Vec::new();
-    reader
-        .take(MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| TopologyError::Io {
-            path: origin.clone(),
-            source,
-        })?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(parse_error(
-            &origin,
+    let too_large = || {
+        parse_error(
+            origin,
             1,
             format!(
-                "larger than {} MiB: not an nvidia-smi capture",
-                MAX_INPUT_BYTES >> 20
+                "larger than {} MiB: not an nvidia-smi capture (a 1000-GPU `topo -m` capture is about 5 MB)",
+                MAX_CAPTURE_BYTES >> 20
             ),
-        ));
+        )
+    };
+    let mut bytes = Vec::new();
+    // At most one byte past the limit is read, so `/dev/zero` or a huge file ends here; a
+    // regular file over the limit is not read at all.
+    let limit = MAX_CAPTURE_BYTES + 1;
+    if path == "-" {
+        std::io::stdin()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(io_error)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        if file.metadata().map_err(io_error)?.len() > MAX_CAPTURE_BYTES {
+            return Err(too_large());
+        }
+        file.take(limit).read_to_end(&mut bytes).map_err(io_error)?;
     }
-    Ok((origin, bytes))
+    if bytes.len() as u64 > MAX_CAPTURE_BYTES {
+        return Err(too_large());
+    }
+    Ok((origin.to_string(), bytes))
 }
+
+/// A piece of the input as an error message quotes it: escaped, at most 60 characters.
+fn shown(s: &str) -> String {
+    crate::model::validate::quoted(s)
+}
+
+/// The most device columns one matrix may have: far beyond one machine's GPUs and NICs, and a
+/// bound on the dense grid of cells ([`Grid`]).
+const MAX_COLUMNS: usize = 4096;
+
+/// The largest capture read, bytes: a 1000-GPU `topo -m` matrix is about 5 MB, all four
+/// `-p2p` matrices beside it about 25 MB.
+pub const MAX_CAPTURE_BYTES: u64 = 64 << 20;
 
 const BINARY: &str =
     "binary data, not nvidia-smi text: expected the text `nvidia-smi topo -m` prints";
@@ -238,7 +254,13 @@ enum Cell {
 }
 
 impl Cell {
+    /// The longest cell text (`NV` and a u32), so that long words are refused without parsing.
+    const MAX_LEN: usize = 12;
+
     fn parse(s: &str) -> Option<Self> {
+        if s.len() > Self::MAX_LEN {
+            return None;
+        }
         match s {
             "X" => Some(Self::Own),
             "DR" => Some(Self::Disabled),
@@ -288,36 +310,37 @@ fn is_device_label(s: &str) -> bool {
 
 /// Splits a token where a tab was lost in copying, e.g. `NODENODE` or `NV18PXB` (seen in
 /// captures pasted into GitHub issues). Returns `None` unless every piece is a valid cell.
-fn split_glued_cells(s: &str) -> Option<Vec<String>> {
-    const CODES: [&str; 13] = [
-        "NODE", "PIX", "PXB", "PHB", "SYS", "SOC", "CNS", "GNS", "TNS", "OK", "NS", "DR", "X",
+fn split_glued_cells(s: &str) -> Option<Vec<&str>> {
+    const CODES: [&str; 14] = [
+        "NODE", "PIX", "PXB", "PHB", "SYS", "SOC", "CNS", "GNS", "TNS", "OK", "NS", "DR", "X", "U",
     ];
+    // A row of 1024 glued cells is under 8 KiB; longer words are not cells.
+    if s.len() > 8192 {
+        return None;
+    }
     let mut pieces = Vec::new();
     let mut rest = s;
     while !rest.is_empty() {
-        if let Some(digits) = rest.strip_prefix("NV") {
+        let len = if let Some(digits) = rest.strip_prefix("NV") {
             let n = digits.bytes().take_while(u8::is_ascii_digit).count();
             if n == 0 {
                 return None;
             }
-            let (num, tail) = digits.split_at(n);
-            pieces.push(format!("NV{num}"));
-            rest = tail;
+            2 + n
         } else if let Some(code) = CODES.into_iter().find(|c| rest.starts_with(c)) {
-            pieces.push(code.to_string());
-            rest = &rest[code.len()..];
-        } else if let Some(tail) = rest.strip_prefix('U') {
-            pieces.push("U".to_string());
-            rest = tail;
+            code.len()
         } else {
             return None;
-        }
+        };
+        let (piece, tail) = rest.split_at(len);
+        pieces.push(piece);
+        rest = tail;
     }
     (pieces.len() > 1 && pieces.iter().all(|p| Cell::parse(p).is_some())).then_some(pieces)
 }
 
 /// Splits `NIC8NIC9` or `GPU0GPU1` (a header whose tab was lost) into labels.
-fn split_glued_labels(s: &str) -> Option<Vec<String>> {
+fn split_glued_labels(s: &str) -> Option<Vec<&str>> {
     let mut pieces = Vec::new();
     let mut rest = s;
     while !rest.is_empty() {
@@ -327,20 +350,33 @@ fn split_glued_labels(s: &str) -> Option<Vec<String>> {
         if n == 0 {
             return None;
         }
-        pieces.push(rest[..prefix.len() + n].to_string());
-        rest = &after[n..];
+        let (piece, tail) = rest.split_at(prefix.len() + n);
+        pieces.push(piece);
+        rest = tail;
     }
     (pieces.len() > 1).then_some(pieces)
 }
 
 /// A matrix row's tokens. Tabs and runs of spaces both separate cells: tab-separated output
 /// has empty cells (`0\t\tN/A`), pasted output has none, and no cell contains a space.
-fn row_tokens(line: &str) -> Vec<String> {
+fn row_tokens(line: &str) -> Vec<&str> {
+    row_tokens_up_to(line, usize::MAX)
+}
+
+/// The first `max` tokens of a row (at least; glued cells may add a few).
+fn row_tokens_up_to(line: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     for word in line.split_whitespace() {
-        match (Cell::parse(word), split_glued_cells(word)) {
-            (None, Some(pieces)) => out.extend(pieces),
-            _ => out.push(word.to_string()),
+        if out.len() >= max {
+            break;
+        }
+        if Cell::parse(word).is_some() {
+            out.push(word);
+            continue;
+        }
+        match split_glued_cells(word) {
+            Some(pieces) => out.extend(pieces),
+            None => out.push(word),
         }
     }
     out
@@ -348,7 +384,7 @@ fn row_tokens(line: &str) -> Vec<String> {
 
 /// A header's tokens, with the multi-word column names (`CPU Affinity`, `NUMA Affinity`,
 /// `GPU NUMA ID`) joined again, so that headers whose tabs became spaces split the same way.
-fn header_tokens(line: &str) -> Vec<String> {
+fn header_tokens(line: &str) -> Vec<&str> {
     let words: Vec<&str> = line.split_whitespace().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -357,13 +393,13 @@ fn header_tokens(line: &str) -> Vec<String> {
             .into_iter()
             .find(|e| words.get(i..i + e.words().len()) == Some(e.words()));
         if let Some(extra) = phrase {
-            out.push(extra.name().to_string());
+            out.push(extra.name());
             i += extra.words().len();
             continue;
         }
         match split_glued_labels(word) {
             Some(pieces) => out.extend(pieces),
-            None => out.push((*word).to_string()),
+            None => out.push(*word),
         }
         i += 1;
     }
@@ -402,6 +438,10 @@ fn p2p_word(word: &str) -> Command {
 /// The command a line names, e.g. `$ nvidia-smi topo -p2p r`, `# nvidia-smi topo -mp`,
 /// `echo "== nvidia-smi topo --p2pstatus=w =="`, or any line holding `-p2p a`.
 fn command_in_line(line: &str) -> Option<Command> {
+    // A command line is short; a long line (a matrix row of 1000 GPUs, a pasted blob) is not.
+    if line.len() > 4096 {
+        return None;
+    }
     let lower = line.to_ascii_lowercase();
     let tokens: Vec<&str> = lower
         .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ';' | '|' | '(' | ')'))
@@ -510,11 +550,57 @@ struct GpuExtras {
     numa_node: Option<u32>,
 }
 
+/// The cells of one matrix between GPUs: a dense square over the block's GPUs sorted by index,
+/// one cell per ordered (row, column) pair as printed. Lookups are O(1) and iteration runs in
+/// (row, column) order: a 1000-GPU matrix is 10^6 cells, which maps would spend most of an
+/// import on.
+struct Grid<T> {
+    /// The GPUs, sorted.
+    gpus: Vec<usize>,
+    /// Row-major, `gpus.len()` squared.
+    cells: Vec<Option<T>>,
+}
+
+impl<T: Copy> Grid<T> {
+    fn new(gpus: &BTreeSet<usize>) -> Grid<T> {
+        let n = gpus.len();
+        Grid {
+            gpus: gpus.iter().copied().collect(),
+            cells: vec![None; n * n],
+        }
+    }
+
+    /// Position of `gpu` among the grid's GPUs.
+    fn pos(&self, gpu: usize) -> Option<usize> {
+        self.gpus.binary_search(&gpu).ok()
+    }
+
+    fn set(&mut self, i: usize, j: usize, v: T) {
+        let n = self.gpus.len();
+        if let Some(c) = self.cells.get_mut(i * n + j) {
+            *c = Some(v);
+        }
+    }
+
+    fn get(&self, i: usize, j: usize) -> Option<T> {
+        self.cells.get(i * self.gpus.len() + j).copied().flatten()
+    }
+
+    /// (row position, column position, value) of every filled cell, row by row.
+    fn iter(&self) -> impl Iterator<Item = (usize, usize, T)> + '_ {
+        let n = self.gpus.len().max(1);
+        self.cells
+            .iter()
+            .enumerate()
+            .filter_map(move |(k, c)| c.map(|v| (k / n, k % n, v)))
+    }
+}
+
 enum Content {
     Topo {
         flavor: Flavor,
         /// (row GPU, column GPU) → kind, both directions as printed.
-        pairs: BTreeMap<(usize, usize), LinkKind>,
+        pairs: Grid<LinkKind>,
         /// NIC column labels in header order.
         nics: Vec<String>,
         /// (NIC label, GPU) → kind, from GPU rows first, then NIC rows.
@@ -524,7 +610,7 @@ enum Content {
     P2p {
         cap: P2pCap,
         /// (row GPU, column GPU) → status.
-        pairs: BTreeMap<(usize, usize), P2pStatus>,
+        pairs: Grid<P2pStatus>,
     },
 }
 
@@ -567,9 +653,16 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
         return Err(parse_error(origin, line, BINARY));
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines: Vec<String> = text
+    // Lines without escape codes (nearly all) are borrowed, not copied.
+    let lines: Vec<Cow<'_, str>> = text
         .split('\n')
-        .map(|l| strip_ansi(l).trim().to_string())
+        .map(|l| {
+            if l.contains('\x1b') {
+                Cow::Owned(strip_ansi(l).trim().to_string())
+            } else {
+                Cow::Borrowed(l.trim())
+            }
+        })
         .collect();
     let Some(first) = lines.iter().position(|l| !l.is_empty()) else {
         return Err(parse_error(
@@ -627,7 +720,7 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
             i += 1;
             continue;
         }
-        let row = row_tokens(line);
+        let row = row_tokens_up_to(line, 2);
         if let (Some(label), Some(second)) = (row.first(), row.get(1))
             && gpu_label(label).is_some()
             && Cell::parse(second).is_some()
@@ -657,7 +750,7 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
         }
         let found: String = lines
             .get(first)
-            .map_or("", |l| l.as_str())
+            .map_or("", |l| l.as_ref())
             .chars()
             .take(60)
             .collect();
@@ -688,8 +781,8 @@ fn nic_legend_entry(line: &str) -> Option<(String, String)> {
 
 /// A header: device labels (at least one GPU, or else followed by an extra column), then the
 /// extra columns.
-fn is_header(tokens: &[String]) -> bool {
-    let devices: Vec<&String> = tokens
+fn is_header(tokens: &[&str]) -> bool {
+    let devices: Vec<&&str> = tokens
         .iter()
         .take_while(|t| Extra::from_name(t).is_none())
         .collect();
@@ -702,15 +795,27 @@ fn is_header(tokens: &[String]) -> bool {
 /// Reads a header and the rows under it; returns the matrix and the index of the first line
 /// after it.
 fn read_matrix(
-    lines: &[String],
+    lines: &[Cow<'_, str>],
     start: usize,
-    tokens: &[String],
+    tokens: &[&str],
     command: Option<Command>,
     origin: &str,
 ) -> Result<(RawMatrix, usize), TopologyError> {
     let header_line = start + 1;
     let mut columns = Vec::new();
+    // Column label → position: one lookup per row instead of a scan (1000 GPUs: 10^6 scans).
+    let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut extras = Vec::new();
+    if tokens.len() > MAX_COLUMNS {
+        return Err(parse_error(
+            origin,
+            header_line,
+            format!(
+                "a header of {} columns: expected at most {MAX_COLUMNS} (GPUs and NICs of one machine)",
+                tokens.len()
+            ),
+        ));
+    }
     for token in tokens {
         if let Some(extra) = Extra::from_name(token) {
             extras.push(extra);
@@ -724,13 +829,13 @@ fn read_matrix(
         let device = match gpu_label(token) {
             Some(Ok(index)) => Device::Gpu(index),
             Some(Err(message)) => return Err(parse_error(origin, header_line, message)),
-            None => Device::Nic(token.clone()),
+            None => Device::Nic((*token).to_string()),
         };
-        if columns.contains(&device) {
+        if positions.insert(device.label(), columns.len()).is_some() {
             return Err(parse_error(
                 origin,
                 header_line,
-                format!("column {token} appears twice in the header"),
+                format!("column {} appears twice in the header", shown(token)),
             ));
         }
         columns.push(device);
@@ -741,7 +846,7 @@ fn read_matrix(
             header_line,
             format!(
                 "a matrix with no GPU columns: expected GPU0, GPU1 … in the header, found {}",
-                tokens.join(" ")
+                shown(&tokens.join(" "))
             ),
         ));
     }
@@ -753,6 +858,7 @@ fn read_matrix(
         extras,
         rows: Vec::new(),
     };
+    let mut has_row = vec![false; matrix.columns.len()];
     let mut i = start + 1;
     while let Some(line) = lines.get(i) {
         if line.is_empty() || line.ends_with("Legend:") {
@@ -760,8 +866,7 @@ fn read_matrix(
         }
         let tokens = row_tokens(line);
         let Some(label) = tokens.first() else { break };
-        let device = matrix.columns.iter().find(|c| c.label() == *label).cloned();
-        let Some(device) = device else {
+        let Some(&position) = positions.get(*label) else {
             let looks_like_row = gpu_label(label).is_some()
                 || (is_device_label(label)
                     && tokens.get(1).is_some_and(|t| Cell::parse(t).is_some()));
@@ -778,13 +883,15 @@ fn read_matrix(
             }
             break;
         };
-        if matrix.rows.iter().any(|r| r.device == device) {
+        if has_row[position] {
             return Err(parse_error(
                 origin,
                 i + 1,
                 format!("a second row {label}: expected one row per column"),
             ));
         }
+        has_row[position] = true;
+        let device = matrix.columns[position].clone();
         let row = read_row(&matrix, device, &tokens, i + 1, origin)?;
         matrix.rows.push(row);
         i += 1;
@@ -793,14 +900,15 @@ fn read_matrix(
     let missing: Vec<String> = matrix
         .columns
         .iter()
-        .filter(|c| matches!(c, Device::Gpu(_)) && !matrix.rows.iter().any(|r| r.device == **c))
-        .map(Device::label)
+        .zip(&has_row)
+        .filter(|(c, has)| matches!(c, Device::Gpu(_)) && !**has)
+        .map(|(c, _)| c.label())
         .collect();
     if !missing.is_empty() {
         let found = if lines.get(i).is_none_or(|l| l.is_empty()) {
             "the end of the matrix".to_string()
         } else {
-            format!("{:?}", lines.get(i).map_or("", |l| l.as_str()))
+            shown(lines.get(i).map_or("", |l| l.as_ref()))
         };
         return Err(parse_error(
             origin,
@@ -808,7 +916,11 @@ fn read_matrix(
             format!(
                 "no row for {} (the header on line {header_line} has columns {}): expected one \
                  row per GPU column, found {found}",
-                missing.join(", "),
+                if missing.len() > 8 {
+                    format!("{} and {} more", missing[..8].join(", "), missing.len() - 8)
+                } else {
+                    missing.join(", ")
+                },
                 column_list(&matrix.columns)
             ),
         ));
@@ -844,7 +956,7 @@ fn column_list(columns: &[Device]) -> String {
 fn read_row(
     matrix: &RawMatrix,
     device: Device,
-    tokens: &[String],
+    tokens: &[&str],
     line: usize,
     origin: &str,
 ) -> Result<Row, TopologyError> {
@@ -875,12 +987,12 @@ fn read_row(
             .columns
             .get(leading)
             .map_or(String::new(), Device::label);
-        let found = values.get(leading).map_or("", |v| v.as_str());
+        let found = shown(values.get(leading).copied().unwrap_or(""));
         return Err(parse_error(
             origin,
             line,
             format!(
-                "unknown cell {found:?} in row {label}, column {column}: expected {CELLS_EXPECTED}"
+                "unknown cell {found} in row {label}, column {column}: expected {CELLS_EXPECTED}"
             ),
         ));
     }
@@ -891,7 +1003,12 @@ fn read_row(
             format!("row {label} has {leading} cells, {}", expected()),
         ));
     }
-    let extras = values.get(n..).unwrap_or_default().to_vec();
+    let extras: Vec<String> = values
+        .get(n..)
+        .unwrap_or_default()
+        .iter()
+        .map(|v| (*v).to_string())
+        .collect();
     if extras.len() > matrix.extras.len() {
         return Err(parse_error(
             origin,
@@ -992,6 +1109,16 @@ fn settle(
             Device::Nic(_) => None,
         })
         .collect();
+    // Each column's position in the grid (None for NIC columns), computed once.
+    let sorted: Vec<usize> = gpus.iter().copied().collect();
+    let column_pos: Vec<Option<usize>> = matrix
+        .columns
+        .iter()
+        .map(|c| match c {
+            Device::Gpu(i) => sorted.binary_search(i).ok(),
+            Device::Nic(_) => None,
+        })
+        .collect();
 
     let content = if is_p2p {
         let command = matrix.command.clone().or_else(|| name_command.cloned());
@@ -1018,12 +1145,13 @@ fn settle(
                 ));
             }
         };
-        let mut pairs = BTreeMap::new();
+        let mut pairs = Grid::new(&gpus);
         let mut disabled = false;
         for row in &matrix.rows {
             let Device::Gpu(a) = row.device else { continue };
-            for (cell, column) in row.cells.iter().zip(&matrix.columns) {
-                let Device::Gpu(b) = column else { continue };
+            let Some(i) = pairs.pos(a) else { continue };
+            for (cell, j) in row.cells.iter().zip(&column_pos) {
+                let Some(j) = *j else { continue };
                 let status = match cell {
                     Cell::P2p(s) => *s,
                     Cell::Disabled => {
@@ -1032,7 +1160,7 @@ fn settle(
                     }
                     Cell::Own | Cell::Link(_) => continue,
                 };
-                pairs.insert((a, *b), status);
+                pairs.set(i, j, status);
             }
         }
         if disabled {
@@ -1048,7 +1176,7 @@ fn settle(
             Some(Command::TopoM) => Flavor::M,
             _ => Flavor::Unlabeled,
         };
-        let mut pairs = BTreeMap::new();
+        let mut pairs = Grid::new(&gpus);
         let mut nic_links = Vec::new();
         let mut extras = BTreeMap::new();
         let nics: Vec<String> = matrix
@@ -1063,11 +1191,18 @@ fn settle(
         let mut rows: Vec<&Row> = matrix.rows.iter().collect();
         rows.sort_by_key(|r| matches!(r.device, Device::Nic(_)));
         for row in rows {
-            for (cell, column) in row.cells.iter().zip(&matrix.columns) {
+            let row_pos = match row.device {
+                Device::Gpu(a) => pairs.pos(a),
+                Device::Nic(_) => None,
+            };
+            for ((cell, column), col_pos) in row.cells.iter().zip(&matrix.columns).zip(&column_pos)
+            {
                 let Cell::Link(kind) = *cell else { continue };
                 match (&row.device, column) {
-                    (Device::Gpu(a), Device::Gpu(b)) => {
-                        pairs.insert((*a, *b), kind);
+                    (Device::Gpu(_), Device::Gpu(_)) => {
+                        if let (Some(i), Some(j)) = (row_pos, *col_pos) {
+                            pairs.set(i, j, kind);
+                        }
                     }
                     (Device::Gpu(g), Device::Nic(n)) | (Device::Nic(n), Device::Gpu(g)) => {
                         nic_links.push((n.clone(), *g, kind));
@@ -1150,7 +1285,8 @@ enum CsvField {
 
 /// `index, name, memory.total [MiB], …` → the fields, if the line is such a header.
 fn csv_header(line: &str) -> Option<Vec<CsvField>> {
-    if !line.contains(',') {
+    // `--query-gpu` headers name a few dozen fields at most.
+    if line.len() > 4096 || !line.contains(',') {
         return None;
     }
     let fields: Vec<CsvField> = line
@@ -1183,7 +1319,7 @@ fn csv_header(line: &str) -> Option<Vec<CsvField>> {
 
 /// Reads the rows under a `--query-gpu` header at `start`; returns the next line's index.
 fn parse_csv(
-    lines: &[String],
+    lines: &[Cow<'_, str>],
     start: usize,
     fields: &[CsvField],
     origin: &str,
@@ -1296,7 +1432,7 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
     }
 
     let any_nvlink = parsed.iter().flat_map(|p| &p.blocks).any(|b| {
-        matches!(&b.content, Content::Topo { pairs, .. } if pairs.values().any(|k| k.nvlinks().is_some()))
+        matches!(&b.content, Content::Topo { pairs, .. } if pairs.iter().any(|(_, _, k)| k.nvlinks().is_some()))
     });
     let mut gpus: BTreeMap<usize, Gpu> = gpu_set
         .iter()
@@ -1309,7 +1445,11 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
         })
         .collect();
     // (a, b) with a < b → (kind from -m, kind from -mp).
-    let mut kinds: BTreeMap<(usize, usize), (Option<LinkKind>, Option<LinkKind>)> = BTreeMap::new();
+    // (kind from -m, kind from -mp) of each pair a < b, by position in the sorted GPUs (every
+    // matrix has the same GPUs, so its grid positions are these): dense, like the grids.
+    let gpu_list: Vec<usize> = gpu_set.iter().copied().collect();
+    let n = gpu_list.len();
+    let mut kinds: Vec<(Option<LinkKind>, Option<LinkKind>)> = vec![(None, None); n * n];
     let mut asymmetric = Vec::new();
     let mut nics: Vec<Nic> = Vec::new();
     let mut nic_links: BTreeMap<(usize, usize), LinkKind> = BTreeMap::new();
@@ -1333,19 +1473,24 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
                         Flavor::Mp => true,
                         Flavor::M => false,
                         Flavor::Unlabeled => {
-                            any_nvlink && !pairs.values().any(|k| k.nvlinks().is_some())
+                            any_nvlink && !pairs.iter().any(|(_, _, k)| k.nvlinks().is_some())
                         }
                     };
-                    for (&(a, b), &kind) in pairs {
-                        if a > b {
-                            if pairs.get(&(b, a)).is_some_and(|k| *k != kind) {
+                    // Checked above: every matrix covers the same GPUs.
+                    debug_assert_eq!(pairs.gpus, gpu_list);
+                    for (i, j, kind) in pairs.iter() {
+                        let (a, b) = (pairs.gpus[i], pairs.gpus[j]);
+                        if a > b
+                            && let Some(k) = pairs.get(j, i)
+                        {
+                            if k != kind {
                                 asymmetric.push(format!("GPU{a}–GPU{b}"));
                             }
-                            if pairs.contains_key(&(b, a)) {
-                                continue;
-                            }
+                            continue;
                         }
-                        let entry = kinds.entry((a.min(b), a.max(b))).or_default();
+                        let Some(entry) = kinds.get_mut(i.min(j) * n + i.max(j)) else {
+                            continue;
+                        };
                         let slot = if pci_only { &mut entry.1 } else { &mut entry.0 };
                         slot.get_or_insert(kind);
                     }
@@ -1385,7 +1530,8 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
                     }
                 }
                 Content::P2p { cap, pairs } => {
-                    for (&(a, b), &status) in pairs {
+                    for (i, j, status) in pairs.iter() {
+                        let (a, b) = (pairs.gpus[i], pairs.gpus[j]);
                         let pair = p2p.entry((a, b)).or_insert_with(|| P2pPair {
                             a,
                             b,
@@ -1420,13 +1566,16 @@ fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology, TopologyEr
     }
 
     topology.gpus = gpus.into_values().collect();
-    topology.links = kinds
-        .into_iter()
-        .map(|((a, b), (m, mp))| GpuLink {
-            kind: m.or(mp),
-            // A `-m` cell that is not NVLink is the PCIe path itself.
-            pcie_path: mp.or(m.filter(|k| k.nvlinks().is_none())),
-            ..GpuLink::unknown(a, b)
+    topology.links = (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .map(|(i, j)| {
+            let (m, mp) = kinds[i * n + j];
+            GpuLink {
+                kind: m.or(mp),
+                // A `-m` cell that is not NVLink is the PCIe path itself.
+                pcie_path: mp.or(m.filter(|k| k.nvlinks().is_none())),
+                ..GpuLink::unknown(gpu_list[i], gpu_list[j])
+            }
         })
         .collect();
     topology.nics = nics;

@@ -1,0 +1,125 @@
+//! Benchmarks of scalescope's CPU-side hot paths (divan): the `nvidia-smi topo` importer on 8-
+//! to 1000-GPU captures, report parsing, the scaling model over the catalog to 1024 GPUs, CSV
+//! export, and the offscreen rendering of a report's PNGs.
+//!
+//! ```sh
+//! cargo bench --bench hot_paths             # all
+//! cargo bench --bench hot_paths -- import   # those whose name contains "import"
+//! ```
+//! Figures measured on the development machine are in docs/BENCHMARKS.md.
+
+use divan::{Bencher, black_box};
+use scalescope::report::{self, Report};
+use scalescope::scaling::{Machine, Mode, model, workload};
+use scalescope::topology::{catalog, import};
+
+fn main() {
+    divan::main();
+}
+
+/// `nvidia-smi topo -m` text for `n` GPUs on an NVSwitch (NV18 between every pair), with the
+/// CPU/NUMA affinity columns nvidia-smi prints.
+fn capture(n: usize) -> String {
+    let mut s = String::from("\t");
+    for i in 0..n {
+        s.push_str(&format!("GPU{i}\t"));
+    }
+    s.push_str("CPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+    for i in 0..n {
+        s.push_str(&format!("GPU{i}"));
+        for j in 0..n {
+            s.push_str(if i == j { "\t X " } else { "\tNV18" });
+        }
+        s.push_str("\t0-55\t0\t\tN/A\n");
+    }
+    s
+}
+
+const REPORT_2X: &str = include_str!("../assets/reports/h200-2x-sxm-2026-11-22.json");
+const REPORT_8X: &str = include_str!("../assets/reports/h200-8x-sxm-2026-11-22.json");
+
+/// Import of an `n`-GPU `topo -m` capture: text → Topology.
+#[divan::bench(args = [8, 64, 256, 1000], sample_count = 10)]
+fn import_topo_m(bencher: Bencher, n: usize) {
+    let text = capture(n);
+    bencher
+        .counter(divan::counter::BytesCount::new(text.len()))
+        .bench(|| import::parse(black_box(&text), "capture.txt").expect("imports"));
+}
+
+/// report.json → Report (the bundled 2- and 8-GPU `--full` reports, 0.5 and 1.1 MB).
+#[divan::bench(args = ["2x", "8x"], sample_count = 20)]
+fn parse_report(bencher: Bencher, which: &str) {
+    let text = if which == "2x" { REPORT_2X } else { REPORT_8X };
+    bencher
+        .counter(divan::counter::BytesCount::new(text.len()))
+        .bench(|| report::parse(black_box(text)).expect("parses"));
+}
+
+/// The scaling model: every catalog workload on every catalog machine, weak and strong, to
+/// 1024 GPUs.
+#[divan::bench(sample_count = 10)]
+fn scaling_model_catalog_1024(bencher: Bencher) {
+    let machines: Vec<Machine> = catalog::entries()
+        .iter()
+        .filter_map(|e| catalog::load(&e.id).ok())
+        .map(|t| Machine::modeled(&t))
+        .collect();
+    let workloads = workload::catalog();
+    bencher.bench(|| {
+        let mut rows = 0;
+        for m in &machines {
+            for w in &workloads {
+                rows += model(w, m, &Mode::ALL, black_box(1024)).len();
+            }
+        }
+        rows
+    });
+}
+
+fn report_8x() -> Report {
+    report::parse(REPORT_8X).expect("bundled report parses")
+}
+
+/// CSV export of the 8-GPU report's 817 bandwidth results and its scaling rows.
+#[divan::bench(sample_count = 20)]
+fn export_csv_8x(bencher: Bencher) {
+    let r = report_8x();
+    let bw = r
+        .bandwidth
+        .as_ref()
+        .map(|b| b.results.clone())
+        .unwrap_or_default();
+    let rows = r
+        .scaling
+        .as_ref()
+        .map(|s| s.run.rows.clone())
+        .unwrap_or_default();
+    bencher.bench(|| {
+        let a = scalescope::export::csv::bandwidth(black_box(&bw)).expect("exports");
+        let b = scalescope::export::csv::scaling(black_box(&rows)).expect("exports");
+        a.len() + b.len()
+    });
+}
+
+/// links.csv of an imported 1000-GPU topology (999,000 ordered pairs).
+#[divan::bench(sample_count = 5)]
+fn export_links_csv_1000(bencher: Bencher) {
+    let t = import::parse(&capture(1000), "capture.txt").expect("imports");
+    bencher.bench(|| scalescope::export::csv::links(black_box(&t)).expect("exports"));
+}
+
+/// Every PNG `--bench` writes (report, topology, bandwidth, collectives, scaling) for the
+/// 2-GPU report, rendered offscreen (egui_kittest's wgpu harness; Mesa llvmpipe here). Needs
+/// the GUI feature.
+#[cfg(feature = "gui")]
+#[divan::bench(sample_count = 2, sample_size = 1)]
+fn render_report_pngs_2x(bencher: Bencher) {
+    let r = report::parse(REPORT_2X).expect("parses");
+    bencher.bench(|| {
+        scalescope::ui::report_view::render_all(black_box(&r))
+            .into_iter()
+            .filter(|(_, png)| png.is_ok())
+            .count()
+    });
+}

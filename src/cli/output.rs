@@ -1,0 +1,284 @@
+//! How the command line writes files so that nothing finished is lost.
+//!
+//! - Every result file is written whole to a temporary file in the same folder, flushed to
+//!   disk (fsync) and renamed over the old one: an interruption, a SIGKILL or a full disk leaves
+//!   the last complete file, never an empty or cut one.
+//! - The `--out` folder of `--bench` is locked (`flock`) while a run writes it; a second run
+//!   says which process holds it.
+//! - I/O errors are sorted into the user's (a path that is not a folder, no permission: exit 2)
+//!   and the machine's (a full disk, an I/O error: exit 1).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use super::CliError;
+
+/// The lock file `--bench` holds in its `--out` folder while it writes there.
+pub const LOCK_FILE: &str = ".scalescope.lock";
+/// Temporary files end with this; leftovers of a killed run are removed by the next one.
+const TEMP_SUFFIX: &str = ".scalescope-tmp";
+
+/// True for errors of the machine rather than of the path the user gave: a full disk or quota,
+/// an I/O error, a read-only file system, a file too large.
+pub fn is_machine_error(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EIO | libc::EROFS | libc::EFBIG | libc::ENOMEM)
+    )
+}
+
+/// A write error with the path named, as exit 1 (machine) or 2 (the user's path).
+pub fn write_error(path: &Path, e: io::Error) -> CliError {
+    let machine = is_machine_error(&e);
+    let mut message = format!("cannot write {}: {e}", path.display());
+    if machine {
+        message.push_str("; the last complete files are kept");
+    }
+    let error = anyhow::anyhow!(message);
+    if machine {
+        CliError::env(error)
+    } else {
+        CliError::input(error)
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the
+/// folder. The old file stays whole until the new one is complete on disk. A path that is not a
+/// regular file (`/dev/stdout`, a FIFO) is written directly; a symbolic link is followed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_all_atomic(&[(path, bytes)]).map_err(|(_, e)| e)
+}
+
+/// Writes several files as one: every temporary file is written and flushed first, and only
+/// when all are complete are they renamed into place, so that a full disk leaves the earlier
+/// set whole and consistent (a CSV never ahead of the report.json beside it). `Err` names the
+/// file that failed.
+pub fn write_all_atomic<'a>(files: &[(&'a Path, &[u8])]) -> Result<(), (&'a Path, io::Error)> {
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let cleanup = |staged: &[(PathBuf, PathBuf)]| {
+        for (temp, _) in staged {
+            let _ = fs::remove_file(temp);
+        }
+    };
+    for &(path, bytes) in files {
+        match stage(path, bytes) {
+            Ok(Some((temp, target, dir))) => {
+                staged.push((temp, target));
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => {
+                cleanup(&staged);
+                return Err((path, e));
+            }
+        }
+    }
+    for (i, (temp, target)) in staged.iter().enumerate() {
+        if let Err(e) = fs::rename(temp, target) {
+            cleanup(&staged[i..]);
+            return Err((files[i].0, e));
+        }
+    }
+    // The renames are durable once their folders are synced.
+    for dir in dirs {
+        let _ = File::open(&dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to a flushed temporary file beside `path`; returns (temporary, target, folder),
+/// or `None` when `path` is a device or FIFO, which is written directly.
+fn stage(path: &Path, bytes: &[u8]) -> io::Result<Option<(PathBuf, PathBuf, PathBuf)>> {
+    match fs::metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => {
+            let mut f = OpenOptions::new().write(true).open(path)?;
+            f.write_all(bytes)?;
+            f.flush()?;
+            return Ok(None);
+        }
+        _ => {}
+    }
+    let target = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path)?,
+        _ => path.to_path_buf(),
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+    let temp = dir.join(format!(
+        ".{}.{}{TEMP_SUFFIX}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&temp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    match written {
+        Ok(()) => Ok(Some((temp, target, dir))),
+        Err(e) => {
+            let _ = fs::remove_file(&temp);
+            Err(e)
+        }
+    }
+}
+
+/// Creates the `--out` folder if missing; refuses a path that exists and is not a folder.
+pub fn prepare_out_dir(dir: &Path) -> Result<(), CliError> {
+    if let Ok(m) = fs::metadata(dir)
+        && !m.is_dir()
+    {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--out: {} exists and is not a folder; give a folder (it is created if missing)",
+            dir.display()
+        )));
+    }
+    fs::create_dir_all(dir).map_err(|e| {
+        let machine = is_machine_error(&e);
+        let error = anyhow::anyhow!("--out: cannot create the folder {}: {e}", dir.display());
+        if machine {
+            CliError::env(error)
+        } else {
+            CliError::input(error)
+        }
+    })
+}
+
+/// Removes temporary files a killed run left in `dir` (only ours, by their suffix).
+pub fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.ends_with(TEMP_SUFFIX) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// An exclusive lock on an `--out` folder, held until dropped (or the process ends, however it
+/// ends: the kernel releases `flock` locks with the last descriptor).
+#[derive(Debug)]
+pub struct OutLock {
+    _file: File,
+}
+
+impl OutLock {
+    /// Takes the lock on `dir` (which must exist) or says which process holds it (exit 1: the
+    /// folder is busy, not wrong). Writes this process's id and command line into the lock file.
+    pub fn acquire(dir: &Path) -> Result<OutLock, CliError> {
+        let path = dir.join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| write_error(&path, e))?;
+        // SAFETY: flock on a descriptor this function owns; no memory is shared with the call.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(write_error(&path, e));
+            }
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.lines().next().unwrap_or("").trim();
+            let who = if holder.is_empty() {
+                "another scalescope run".to_string()
+            } else {
+                format!(
+                    "another scalescope run ({})",
+                    crate::model::validate::one_line(holder, 200)
+                )
+            };
+            return Err(CliError::env(anyhow::anyhow!(
+                "--out {} is being written by {who}; wait for it to finish or give another --out",
+                dir.display()
+            )));
+        }
+        let args: Vec<String> = std::env::args().collect();
+        let line = format!("process {}: {}\n", std::process::id(), args.join(" "));
+        let _ = file
+            .set_len(0)
+            .and_then(|_| file.rewind())
+            .and_then(|_| file.write_all(line.as_bytes()));
+        Ok(OutLock { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.csv");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "two");
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn atomic_write_follows_symlinks_and_writes_devices_directly() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.csv");
+        fs::write(&real, "old").unwrap();
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        write_atomic(Path::new("/dev/null"), b"x").unwrap();
+    }
+
+    #[test]
+    fn a_second_lock_names_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = OutLock::acquire(dir.path()).unwrap();
+        let err = OutLock::acquire(dir.path()).unwrap_err();
+        assert_eq!(err.code, 1);
+        let msg = err.error.to_string();
+        assert!(
+            msg.contains(&format!("process {}", std::process::id())),
+            "{msg}"
+        );
+        drop(first);
+        OutLock::acquire(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn out_must_be_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("file");
+        fs::write(&f, "x").unwrap();
+        let err = prepare_out_dir(&f).unwrap_err();
+        assert_eq!(err.code, 2);
+        assert!(err.error.to_string().contains("not a folder"));
+    }
+}
