@@ -3,21 +3,20 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use serde::Serialize;
 
-use super::{CliError, SourceArgs, emit, write_file};
-use crate::bench::modeled::{Assumptions, ModeledBackend, parse_pcie};
+use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
+use crate::bench::modeled::parse_pcie;
 use crate::bench::plan::{PairScope, parse_gpu_list, parse_test_list};
-use crate::bench::{
-    Backend, BandwidthOptions, BenchError, Plan, RunOutcome, Warning, cuda::CudaBackend,
-    run_bandwidth,
-};
+use crate::bench::{BandwidthOptions, BenchError, Warning};
 use crate::export;
+use crate::job::{self, Event, Job};
 use crate::model::units::{format_bytes, parse_sizes};
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology};
+use crate::report::Report;
 
 /// `scalescope bench bandwidth` options.
 #[derive(Debug, Args)]
@@ -75,7 +74,7 @@ pub struct BandwidthRun<'a> {
     pub cancelled: bool,
 }
 
-pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
+pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     if args.list_tests {
         let mut out = String::new();
         for t in TestId::ALL {
@@ -115,77 +114,72 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
             "--pcie only applies with --modeled"
         )));
     }
-    let topo = args.source.load_or_hint(args.modeled)?;
-    let plan = Plan::new(&topo, &opts).map_err(bench_err)?;
-    let mut warnings = Vec::new();
-    let mut backend: Box<dyn Backend> = if args.modeled {
-        let mut assume = Assumptions::default();
-        if let Some((g, w)) = pcie {
-            assume.pcie_gen = g;
-            assume.pcie_width = w;
-        }
-        let (b, w) = ModeledBackend::new(&topo, assume);
-        warnings.extend(w);
-        Box::new(b)
-    } else {
-        Box::new(CudaBackend::new(&topo).map_err(bench_err)?)
+    let job = Job::Bandwidth {
+        target: args.source.target_for(remote)?,
+        options: opts.clone(),
+        modeled: args.modeled,
+        pcie,
     };
-    for w in &warnings {
-        eprintln!("warning: {w}");
-    }
-    eprintln!("{}", backend.describe());
-
-    let bar = super::progress_bar(plan.cases.len() as u64);
+    let mut runner = remote.runner()?;
+    let bar = super::progress_bar(0);
     let cancel = AtomicBool::new(false);
-    let backend_desc = backend.describe();
-    let source = backend.source();
+    let mut report = job::empty_report();
     let mut write_error = None;
-    let mut outcome = run_bandwidth(
-        &topo,
-        &plan,
-        backend.as_mut(),
-        &cancel,
-        &mut |p, results| {
-            bar.set_position(p.done as u64);
-            bar.set_message(p.last.clone());
-            if write_error.is_none()
-                && let Err(e) =
-                    write_outputs(&args, &backend_desc, source, &opts, &topo, results, &[])
-            {
-                write_error = Some(e);
+    let mut announced = false;
+    let result = runner.run(&job, &cancel, &mut |e| {
+        job::apply(&mut report, e);
+        match e {
+            // The model's assumptions come before its first results.
+            Event::Warning { warning } if !announced => eprintln!("warning: {warning}"),
+            Event::Bandwidth { backend, .. } => {
+                if !announced {
+                    announced = true;
+                    bar.suspend(|| eprintln!("{backend}"));
+                }
+                if write_error.is_none()
+                    && let Err(e) = write_outputs(&args, &report, &opts, &[])
+                {
+                    write_error = Some(e);
+                    cancel.store(true, Ordering::Relaxed);
+                }
             }
-        },
-    );
+            Event::Progress { done, total, label } => {
+                bar.set_length(*total as u64);
+                bar.set_position(*done as u64);
+                bar.set_message(label.clone());
+            }
+            _ => {}
+        }
+    });
     bar.finish_and_clear();
-    warnings.append(&mut outcome.warnings);
-    outcome.warnings = warnings;
+    let report = result.map_err(|e| args.source.hint(e, args.modeled, remote.remote.is_some()))?;
     if let Some(e) = write_error {
         return Err(e);
     }
-    write_outputs(
-        &args,
-        &backend_desc,
-        source,
-        &opts,
-        &topo,
-        &outcome.results,
-        &outcome.warnings,
-    )?;
-    for w in crate::bench::warning::summarize(&outcome.warnings, 3) {
+    write_outputs(&args, &report, &opts, &report.warnings)?;
+    for w in crate::bench::warning::summarize(&report.warnings, 3) {
         eprintln!("warning: {w}");
     }
-    emit(None, render(&outcome, &plan).as_bytes())
+    let gpus = if opts.gpus.is_empty() {
+        report.topology.gpu_indices()
+    } else {
+        opts.gpus.clone()
+    };
+    let results = report.bandwidth.as_ref().map_or(&[][..], |b| &b.results);
+    emit(None, render(results, report.cancelled, &gpus).as_bytes())
 }
 
 fn write_outputs(
     args: &BandwidthArgs,
-    backend: &str,
-    source: Source,
+    report: &Report,
     opts: &BandwidthOptions,
-    topo: &Topology,
-    results: &[BandwidthResult],
     warnings: &[Warning],
 ) -> Result<(), CliError> {
+    let (backend, source, results) = match &report.bandwidth {
+        Some(b) => (b.backend.as_str(), b.source, &b.results[..]),
+        None => ("", Source::Measured, &[][..]),
+    };
+    let topo = &report.topology;
     if let Some(path) = &args.csv {
         let bytes = export::csv::bandwidth(results).map_err(CliError::env)?;
         write_file(path, &bytes)?;
@@ -199,7 +193,7 @@ fn write_outputs(
             topology: topo,
             results,
             warnings,
-            cancelled: false,
+            cancelled: report.cancelled,
         };
         let bytes = export::json::to_json(&run).map_err(CliError::env)?;
         write_file(path, &bytes)?;
@@ -207,12 +201,12 @@ fn write_outputs(
     Ok(())
 }
 
-/// The matrices (rows source, columns destination) and a summary line per test.
-pub fn render(outcome: &RunOutcome, plan: &Plan) -> String {
+/// The matrices over `gpus` (rows source, columns destination) and a summary line per test.
+pub fn render(results: &[BandwidthResult], cancelled: bool, gpus: &[usize]) -> String {
     let mut out = String::new();
     let tests: Vec<TestId> = {
         let mut seen = Vec::new();
-        for r in &outcome.results {
+        for r in results {
             if !seen.contains(&r.test) {
                 seen.push(r.test);
             }
@@ -220,8 +214,7 @@ pub fn render(outcome: &RunOutcome, plan: &Plan) -> String {
         seen
     };
     for test in tests {
-        let rows: Vec<&BandwidthResult> =
-            outcome.results.iter().filter(|r| r.test == test).collect();
+        let rows: Vec<&BandwidthResult> = results.iter().filter(|r| r.test == test).collect();
         let sizes: BTreeSet<u64> = rows.iter().map(|r| r.bytes).collect();
         let source = rows.first().map_or(Source::Measured, |r| r.source);
         let unit = if test.is_latency() {
@@ -237,11 +230,11 @@ pub fn render(outcome: &RunOutcome, plan: &Plan) -> String {
                 test.describe(),
                 format_bytes(bytes)
             );
-            matrix(&mut out, &cells, &plan.gpus);
+            matrix(&mut out, &cells, gpus);
         }
         let _ = writeln!(out, "{}", summary(test, &rows));
     }
-    if outcome.cancelled {
+    if cancelled {
         out.push_str("\nRun cancelled: the figures above are what finished.\n");
     }
     out

@@ -12,10 +12,10 @@ use clap::Args;
 use super::{CliError, emit, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
-use crate::health::run::{CheckOptions, check_described, check_live};
+use crate::health::run::CheckOptions;
 use crate::health::{HealthReport, Thresholds, Verdict};
+use crate::job::{Event, Job};
 use crate::model::{Source, Topology};
-use crate::topology::{TopologyError, catalog, live, smi_query};
 
 /// The exit code of a check with a failed check (or, with `--strict`, any WARN or UNKNOWN).
 pub const EXIT_FAILED: i32 = 3;
@@ -54,7 +54,7 @@ pub struct CheckArgs {
 }
 
 /// Runs `scalescope check`.
-pub fn run(args: CheckArgs) -> Result<(), CliError> {
+pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> {
     let thresholds = match &args.thresholds {
         Some(p) => Thresholds::load(p).map_err(CliError::input)?,
         None => Thresholds::default(),
@@ -65,51 +65,56 @@ pub fn run(args: CheckArgs) -> Result<(), CliError> {
         quick: args.quick,
         thresholds,
     };
-    let (topo, report) = if !args.import.is_empty() {
-        let m = smi_query::import_machine(&args.import)?;
-        check_gpus(&m.topology, &gpus)?;
-        let r = check_described(&m.topology, m.inventory, m.after, &opts);
-        (m.topology, r)
-    } else if let Some(name) = &args.catalog {
-        let (t, inv) = catalog::load_machine(name)?;
-        check_gpus(&t, &gpus)?;
-        let r = check_described(&t, Some(inv), None, &opts);
-        (t, r)
-    } else {
-        let topo = live::read().map_err(|e| match e {
-            TopologyError::NoDriver { .. } => CliError::env(anyhow::anyhow!(
-                "{e}; to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml"
-            )),
-            other => other.into(),
-        })?;
-        check_gpus(&topo, &gpus)?;
-        eprintln!(
-            "scalescope check on {} ({} GPUs){}",
-            topo.source.label(),
-            if gpus.is_empty() {
-                topo.gpus.len()
-            } else {
-                gpus.len()
-            },
-            if args.quick { ", quick" } else { "" }
-        );
-        let bar = super::progress_bar(0);
-        let cancel = AtomicBool::new(false);
-        let (r, warnings) = check_live(&topo, &opts, &cancel, &mut |p, _| {
-            bar.set_length(p.total as u64);
-            bar.set_position(p.done as u64);
-            bar.set_message(p.last.clone());
-        })
-        .map_err(|e| match e {
-            crate::health::run::CheckError::Topology(t) => CliError::from(t),
-            crate::health::run::CheckError::Bench(b) if b.is_bad_input() => CliError::input(b),
-            crate::health::run::CheckError::Bench(b) => CliError::env(b),
-        })?;
-        bar.finish_and_clear();
-        for w in warnings {
-            eprintln!("warning: {w}");
+    let source = super::SourceArgs {
+        import: args.import.clone(),
+        catalog: args.catalog.clone(),
+    };
+    let live = !source.describes_another_machine();
+    let job = Job::Check {
+        target: source.target_for(remote)?,
+        options: opts,
+    };
+    let mut runner = remote.runner()?;
+    let bar = super::progress_bar(0);
+    let result = runner.run(&job, &AtomicBool::new(false), &mut |e| match e {
+        Event::Started { topology, .. } if live => bar.suspend(|| {
+            eprintln!(
+                "scalescope check on {} ({} GPUs){}",
+                topology.source.label(),
+                if gpus.is_empty() {
+                    topology.gpus.len()
+                } else {
+                    gpus.len()
+                },
+                if args.quick { ", quick" } else { "" }
+            )
+        }),
+        Event::Progress { done, total, label } => {
+            bar.set_length(*total as u64);
+            bar.set_position(*done as u64);
+            bar.set_message(label.clone());
         }
-        (topo, r)
+        _ => {}
+    });
+    bar.finish_and_clear();
+    let full = result.map_err(|e| {
+        if e.no_driver && live && remote.remote.is_none() {
+            CliError::env(anyhow::anyhow!(
+                "{}; to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml",
+                e.message
+            ))
+        } else {
+            e.into()
+        }
+    })?;
+    for w in &full.warnings {
+        eprintln!("warning: {w}");
+    }
+    let topo = full.topology;
+    let Some(report) = full.health else {
+        return Err(CliError::env(anyhow::anyhow!(
+            "the check produced no result"
+        )));
     };
     if let Some(p) = &args.json {
         write_file(p, &export::json::to_json(&report).map_err(CliError::env)?)?;
@@ -139,18 +144,6 @@ pub fn run(args: CheckArgs) -> Result<(), CliError> {
                 }
             ),
         });
-    }
-    Ok(())
-}
-
-fn check_gpus(topo: &Topology, gpus: &[usize]) -> Result<(), CliError> {
-    for &g in gpus {
-        if topo.gpu(g).is_none() {
-            return Err(CliError::input(anyhow::anyhow!(
-                "--gpus: no GPU {g} on this machine (GPUs: {:?})",
-                topo.gpu_indices()
-            )));
-        }
     }
     Ok(())
 }

@@ -3,20 +3,17 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use serde::Serialize;
 
-use super::{CliError, SourceArgs, emit, write_file};
-use crate::bench::collectives::{
-    CollectiveBackend, CollectiveOptions, ModeledCollectives, Placement, parse_algos, parse_ops,
-    plan, run_collectives,
-};
-use crate::bench::modeled::{Assumptions, ModeledBackend};
+use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
+use crate::bench::collectives::{CollectiveOptions, Placement, parse_algos, parse_ops};
 use crate::bench::plan::parse_gpu_list;
 use crate::bench::{BenchError, Warning, launcher};
 use crate::export;
+use crate::job::{self, Event, Job};
 use crate::model::units::parse_sizes;
 use crate::model::{CollectiveResult, Dtype, Source, Status, Topology};
 
@@ -120,12 +117,18 @@ pub fn options(args: &CollectivesArgs) -> Result<CollectiveOptions, CliError> {
     })
 }
 
-pub fn run(args: CollectivesArgs) -> Result<(), CliError> {
+pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     let opts = options(&args)?;
     let launch = launcher::detect(&launcher::process_env())
         .map_err(|e| CliError::input(anyhow::anyhow!("launcher environment: {e}")))?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     if let Some(l) = launch {
+        if remote.remote.is_some() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "{} started this process: a multi-process run measures here, not with --remote",
+                l.launcher
+            )));
+        }
         if args.modeled {
             return Err(CliError::input(anyhow::anyhow!(
                 "--modeled runs in one process; start it without {}",
@@ -163,60 +166,74 @@ pub fn run(args: CollectivesArgs) -> Result<(), CliError> {
         }
         return emit(None, render(&results).as_bytes());
     }
-    let topo = args.source.load_or_hint(args.modeled)?;
-    let (_, cases) = plan(&topo, &opts).map_err(bench_err)?;
-    let mut warnings = Vec::new();
-    let mut backend: Box<dyn CollectiveBackend> = if args.modeled {
-        let (bw, w) = ModeledBackend::new(&topo, Assumptions::default());
-        warnings.extend(w);
-        Box::new(ModeledCollectives::new(bw.topology()))
-    } else {
-        Box::new(
-            crate::bench::cuda::collectives::CudaCollectives::new(&topo, args.nccl_lib.as_deref())
-                .map_err(bench_err)?,
-        )
+    let job = Job::Collectives {
+        target: args.source.target_for(remote)?,
+        options: opts.clone(),
+        modeled: args.modeled,
+        nccl_lib: args.nccl_lib.clone(),
     };
-    for w in &warnings {
-        eprintln!("warning: {w}");
-    }
-    let desc = backend.describe();
-    eprintln!("{desc}");
-    let source = backend.source();
-    let bar = super::progress_bar(cases.len() as u64);
+    let mut runner = remote.runner()?;
+    let bar = super::progress_bar(0);
     let cancel = AtomicBool::new(false);
+    let mut report = job::empty_report();
     let mut write_error = None;
-    let (results, _) = run_collectives(
-        &cases,
-        backend.as_mut(),
-        &cancel,
-        &mut warnings,
-        &mut |done, _, results| {
-            bar.set_position(done as u64);
-            if write_error.is_none()
-                && let Err(e) =
-                    write_outputs(&args, &desc, source, &opts, Some(&topo), results, &[])
-            {
-                write_error = Some(e);
+    let mut announced = false;
+    let result = runner.run(&job, &cancel, &mut |e| {
+        job::apply(&mut report, e);
+        match e {
+            Event::Warning { warning } if !announced => eprintln!("warning: {warning}"),
+            Event::Collectives {
+                backend, source, ..
+            } => {
+                if !announced {
+                    announced = true;
+                    bar.suspend(|| eprintln!("{backend}"));
+                }
+                let results = report.collectives.as_ref().map_or(&[][..], |c| &c.results);
+                if write_error.is_none()
+                    && let Err(e) = write_outputs(
+                        &args,
+                        backend,
+                        *source,
+                        &opts,
+                        Some(&report.topology),
+                        results,
+                        &[],
+                    )
+                {
+                    write_error = Some(e);
+                    cancel.store(true, Ordering::Relaxed);
+                }
             }
-        },
-    );
+            Event::Progress { done, total, .. } => {
+                bar.set_length(*total as u64);
+                bar.set_position(*done as u64);
+            }
+            _ => {}
+        }
+    });
     bar.finish_and_clear();
+    let report = result.map_err(|e| args.source.hint(e, args.modeled, remote.remote.is_some()))?;
     if let Some(e) = write_error {
         return Err(e);
     }
+    let (desc, source, results) = match &report.collectives {
+        Some(c) => (c.backend.as_str(), c.source, &c.results[..]),
+        None => ("", Source::Measured, &[][..]),
+    };
     write_outputs(
         &args,
-        &desc,
+        desc,
         source,
         &opts,
-        Some(&topo),
-        &results,
-        &warnings,
+        Some(&report.topology),
+        results,
+        &report.warnings,
     )?;
-    for w in &warnings {
+    for w in &report.warnings {
         eprintln!("warning: {w}");
     }
-    emit(None, render(&results).as_bytes())
+    emit(None, render(results).as_bytes())
 }
 
 fn write_outputs(

@@ -23,15 +23,12 @@ pub use topo_table::describe_source;
 /// scalescope: how your GPUs are connected, how fast they really talk, and what that means for
 /// scaling. With no arguments it opens the desktop app.
 #[derive(Debug, Parser)]
-#[command(
-    name = "scalescope",
-    version,
-    about,
-    args_conflicts_with_subcommands = true
-)]
+#[command(name = "scalescope", version, about)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Alone: list the hardware catalog (machines as their vendors document them). With
     /// --bench --modeled: the catalog machine to model.
     #[arg(long = "catalog", value_name = "NAME", num_args = 0..=1)]
@@ -81,9 +78,92 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// True when the command line asks for the desktop app with reports to open.
+    /// True when the command line asks for the desktop app: with reports to open, or connected
+    /// to a server (`--remote HOST` alone).
     pub fn opens_gui(&self) -> bool {
-        self.command.is_none() && !self.bench && self.catalog.is_none() && !self.reports.is_empty()
+        self.command.is_none()
+            && !self.bench
+            && self.catalog.is_none()
+            && (!self.reports.is_empty() || self.remote.remote.is_some())
+    }
+}
+
+/// Where commands run: here (default), or on a server through ssh and `scalescope agent`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RemoteArgs {
+    /// Run on this server instead of here: `[user@]host` as ssh takes it (keys, ssh-agent,
+    /// ProxyJump and ~/.ssh/config apply). Measurements run there; files are written here. Alone
+    /// it opens the app on the server's machine.
+    #[arg(long, value_name = "[USER@]HOST", global = true)]
+    pub remote: Option<String>,
+    /// What runs on the server (default: `scalescope agent`, from PATH or ~/.cache/scalescope).
+    #[arg(long, value_name = "CMD", global = true, requires = "remote")]
+    pub remote_command: Option<String>,
+    /// The ssh program and its options (default `ssh`), e.g. "ssh -J bastion -p 2222".
+    #[arg(long, value_name = "CMD", global = true, requires = "remote")]
+    pub ssh: Option<String>,
+    /// When the server has no scalescope, copy this binary there (same OS and architecture) into
+    /// ~/.cache/scalescope first.
+    #[arg(long, global = true, requires = "remote")]
+    pub remote_install: bool,
+}
+
+impl RemoteArgs {
+    /// The options the client connects with, when a server is named.
+    pub fn options(&self) -> Option<crate::remote::RemoteOptions> {
+        Some(crate::remote::RemoteOptions {
+            host: self.remote.clone()?,
+            ssh: self.ssh.clone(),
+            command: self.remote_command.clone(),
+        })
+    }
+
+    /// Where jobs run: here, or connected to the server (copying this binary there first when
+    /// it has none and `--remote-install` was given). Progress goes to standard error.
+    pub fn runner(&self) -> Result<crate::remote::Runner, CliError> {
+        use crate::remote::{Client, ConnectError, Runner, client};
+        let Some(opts) = self.options() else {
+            return Ok(Runner::Local);
+        };
+        eprintln!("connecting to {} …", opts.host);
+        let client = match Client::connect(&opts) {
+            Err(ConnectError::NotInstalled { .. }) if self.remote_install => {
+                let done = client::install(&opts).map_err(connect_err)?;
+                eprintln!("{done}");
+                Client::connect(&opts).map_err(connect_err)?
+            }
+            other => other.map_err(connect_err)?,
+        };
+        let m = client.machine();
+        eprintln!(
+            "connected to {} ({}: {})",
+            opts.host,
+            m.hostname.as_deref().unwrap_or("?"),
+            if m.live {
+                format!("{} GPU(s)", m.gpus.len())
+            } else {
+                m.reason
+                    .clone()
+                    .unwrap_or_else(|| "GPUs not readable".into())
+            }
+        );
+        Ok(Runner::Remote(Box::new(client)))
+    }
+}
+
+fn connect_err(e: crate::remote::ConnectError) -> CliError {
+    CliError {
+        code: e.code(),
+        error: anyhow::anyhow!(e),
+    }
+}
+
+impl From<crate::job::JobError> for CliError {
+    fn from(e: crate::job::JobError) -> Self {
+        Self {
+            code: e.code,
+            error: anyhow::anyhow!(e.message),
+        }
     }
 }
 
@@ -101,6 +181,9 @@ pub enum Command {
     /// bandwidth against expected, each PASS/WARN/FAIL with the likely cause and what to do.
     /// Exit 0 when nothing failed, 3 when a check failed (a node health check before jobs).
     Check(check::CheckArgs),
+    /// Serve jobs to a remote client over standard input and output (newline-delimited JSON,
+    /// docs/PROTOCOL.md). `--remote HOST` starts it on the server through ssh.
+    Agent,
 }
 
 /// `scalescope compare` options.
@@ -143,6 +226,45 @@ pub struct SourceArgs {
 }
 
 impl SourceArgs {
+    /// The machine these flags name, as a job's target.
+    pub fn target(&self) -> crate::job::Target {
+        use crate::job::Target;
+        if !self.import.is_empty() {
+            Target::Import {
+                paths: self.import.clone(),
+            }
+        } else if let Some(name) = &self.catalog {
+            Target::Catalog { name: name.clone() }
+        } else {
+            Target::Live
+        }
+    }
+
+    /// The target, for a job that may run on a server: there, `--import` names the server's
+    /// files, and standard input (`-`) is refused (it would be the connection's).
+    pub fn target_for(&self, remote: &RemoteArgs) -> Result<crate::job::Target, CliError> {
+        if remote.remote.is_some() && self.import.iter().any(|p| p == "-") {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--import -: standard input is not read with --remote; name a capture file on the server"
+            )));
+        }
+        Ok(self.target())
+    }
+
+    /// A job's error, with how to model a machine instead where this machine (not another one)
+    /// could not be read.
+    pub fn hint(&self, e: crate::job::JobError, modeled: bool, remote: bool) -> CliError {
+        if e.no_driver && !self.describes_another_machine() && !remote {
+            let hint = if modeled {
+                "--modeled needs a machine to model here: add --catalog NAME (see `scalescope --catalog`) or --import FILE"
+            } else {
+                "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
+            };
+            return CliError::env(anyhow::anyhow!("{}; {hint}", e.message));
+        }
+        e.into()
+    }
+
     /// True when the flags name another machine (an import or a catalog entry).
     pub fn describes_another_machine(&self) -> bool {
         !self.import.is_empty() || self.catalog.is_some()
@@ -278,6 +400,11 @@ impl From<TopologyError> for CliError {
 
 /// Runs a parsed command line that is not the GUI.
 pub fn run(cli: Cli) -> Result<(), CliError> {
+    if cli.command.is_some() && (cli.bench || cli.catalog.is_some() || !cli.reports.is_empty()) {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--bench, --catalog and report files do not go with a subcommand (topo, bench, check, compare, agent)"
+        )));
+    }
     if cli.bench {
         if matches!(cli.catalog, Some(Some(_))) && !cli.import.is_empty() {
             return Err(CliError::input(anyhow::anyhow!(
@@ -301,6 +428,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             },
             nccl_lib: cli.nccl_lib,
             python: cli.python,
+            remote: cli.remote,
         });
     }
     if matches!(cli.catalog, Some(None)) {
@@ -311,13 +439,28 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             "--catalog NAME and --import go with --bench (or a subcommand such as `topo`)"
         )));
     }
+    let remote = cli.remote;
     match cli.command {
         Some(Command::Compare(args)) => compare(args),
-        Some(Command::Topo(args)) => topo(args),
-        Some(Command::Check(args)) => check::run(args),
-        Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args),
-        Some(Command::Bench(BenchCommand::Collectives(args))) => collectives::run(args),
-        Some(Command::Bench(BenchCommand::Scaling(args))) => scaling::run(args),
+        Some(Command::Topo(args)) => topo(args, &remote),
+        Some(Command::Check(args)) => check::run(args, &remote),
+        Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args, &remote),
+        Some(Command::Bench(BenchCommand::Collectives(args))) => collectives::run(args, &remote),
+        Some(Command::Bench(BenchCommand::Scaling(args))) => scaling::run(args, &remote),
+        Some(Command::Agent) => {
+            if remote.remote.is_some() {
+                return Err(CliError::input(anyhow::anyhow!(
+                    "`agent` serves the machine it runs on; start it there (--remote starts it for you)"
+                )));
+            }
+            let code =
+                crate::remote::agent::serve(std::io::stdin().lock(), Box::new(std::io::stdout()));
+            if code == 0 {
+                Ok(())
+            } else {
+                Err(CliError::env(anyhow::anyhow!("agent ended with {code}")))
+            }
+        }
         None => Ok(()),
     }
 }
@@ -478,8 +621,17 @@ fn print_catalog() -> Result<(), CliError> {
     emit(None, out.as_bytes())
 }
 
-fn topo(args: TopoArgs) -> Result<(), CliError> {
-    let topo = args.source.load()?;
+fn topo(args: TopoArgs, remote: &RemoteArgs) -> Result<(), CliError> {
+    let job = crate::job::Job::Topology {
+        target: args.source.target_for(remote)?,
+    };
+    let mut runner = remote.runner()?;
+    let report = runner.run(
+        &job,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )?;
+    let topo = report.topology;
     let bytes = match (args.format, args.table) {
         (Format::Table, _) => topo_table::render(&topo).into_bytes(),
         (Format::Csv, Table::Links) => export::csv::links(&topo).map_err(CliError::env)?,

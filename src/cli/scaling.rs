@@ -8,13 +8,12 @@ use std::sync::atomic::AtomicBool;
 
 use clap::{Args, ValueEnum};
 
-use super::{CliError, SourceArgs, emit, write_file};
+use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
+use crate::job::{Event, Job};
 use crate::scaling::rates::gpu_list;
-use crate::scaling::run::{
-    DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun, run_measured, run_modeled,
-};
+use crate::scaling::run::{DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun};
 use crate::scaling::workload::{self, Workload};
 use crate::scaling::{GemmRate, Mode, RowSource, ScalingPoint};
 
@@ -106,7 +105,7 @@ pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
         .collect()
 }
 
-pub fn run(args: ScalingArgs) -> Result<(), CliError> {
+pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     let mut workloads = workloads(&args.workload)?;
     let user = match (args.step_ms_1gpu, args.samples_per_s_1gpu) {
         (Some(ms), _) => Some(("--step-ms-1gpu", ms, None)),
@@ -135,45 +134,34 @@ pub fn run(args: ScalingArgs) -> Result<(), CliError> {
         ModeArg::Both => Mode::ALL.to_vec(),
     };
     let gpus = parse_gpu_list(&args.gpus).map_err(CliError::input)?;
-    let topo = args.source.load_or_hint(args.modeled)?;
-    for &g in &gpus {
-        if topo.gpu(g).is_none() {
-            return Err(CliError::input(anyhow::anyhow!(
-                "--gpus: GPU {g} is not in the topology (GPUs: {:?})",
-                topo.gpu_indices()
-            )));
-        }
-    }
-    let run = if args.measure {
-        let bar = super::progress_bar(0);
-        let cancel = AtomicBool::new(false);
-        let r = run_measured(
-            &topo,
-            &gpus,
-            &workloads,
-            &modes,
-            args.max_gpus,
-            &MeasureOptions {
-                nccl_lib: args.nccl_lib.clone(),
-                python: args.python.clone(),
-                no_framework: args.no_framework,
-                framework_timeout: Some(std::time::Duration::from_secs(args.framework_timeout)),
-                quick: false,
-            },
-            &cancel,
-            &mut |label, partial| {
-                bar.set_message(label.to_string());
-                if !partial.rows.is_empty() {
-                    let _ = write_outputs(&args, partial);
-                }
-            },
-        )
-        .map_err(|e| CliError::env(anyhow::anyhow!(e)))?;
-        bar.finish_and_clear();
-        r
-    } else {
-        run_modeled(&topo, &gpus, &workloads, &modes, args.max_gpus)
+    args.source.refuse_measuring_elsewhere(args.modeled)?;
+    let measure = args.measure.then(|| MeasureOptions {
+        nccl_lib: args.nccl_lib.clone(),
+        python: args.python.clone(),
+        no_framework: args.no_framework,
+        framework_timeout: Some(std::time::Duration::from_secs(args.framework_timeout)),
+        quick: false,
+    });
+    let job = Job::Scaling {
+        target: args.source.target_for(remote)?,
+        gpus,
+        workloads,
+        modes,
+        max_gpus: args.max_gpus,
+        measure,
     };
+    let mut runner = remote.runner()?;
+    let bar = super::progress_bar(0);
+    let result = runner.run(&job, &AtomicBool::new(false), &mut |e| match e {
+        Event::Progress { label, .. } => bar.set_message(label.clone()),
+        Event::Scaling { section } if args.measure => {
+            let _ = write_outputs(&args, &section.run);
+        }
+        _ => {}
+    });
+    bar.finish_and_clear();
+    let report = result.map_err(|e| args.source.hint(e, args.modeled, remote.remote.is_some()))?;
+    let run = report.scaling.map(|s| s.run).unwrap_or_default();
     for n in &run.notes {
         eprintln!("note: {n}");
     }

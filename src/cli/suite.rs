@@ -10,34 +10,20 @@ use std::time::{Duration, Instant};
 use super::interrupt::{self, CANCEL};
 use super::output::{self, OutLock, write_atomic};
 use super::{CliError, SourceArgs, write_file};
-use crate::bench::collectives::{
-    CollCase, CollectiveBackend, CollectiveOptions, ModeledCollectives, plan as coll_plan,
-    run_collectives,
-};
-use crate::bench::modeled::{Assumptions, ModeledBackend};
-use crate::bench::plan::{DEFAULT_ITERS, DEFAULT_SAMPLES, PairScope, parse_gpu_list};
-use crate::bench::{Backend, BandwidthOptions, BenchError, Plan, run_bandwidth};
+use crate::bench::BenchError;
+use crate::bench::plan::parse_gpu_list;
 use crate::export;
-use crate::model::units::parse_sizes;
+use crate::job::{self, Event, Job, Stage, SuiteOptions};
+use crate::model::Topology;
 use crate::model::validate::quoted;
-use crate::model::{Algo, CollectiveOp, Source, TestId, Topology, TopologySource};
-use crate::report::{BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection};
-use crate::scaling::Mode;
-use crate::scaling::curve::CommCurve;
-use crate::scaling::run::{
-    DEFAULT_MAX_GPUS, MeasureOptions, run_measured, run_modeled, run_with_curve,
-};
-use crate::scaling::workload;
-
-/// Test hook: when set, sleep this many ms after every finished case (lets tests interrupt a
-/// modeled run midway). Unset in normal use; nothing sleeps.
-pub const CASE_DELAY_ENV: &str = "SCALESCOPE_TEST_CASE_DELAY_MS";
+use crate::report::Report;
 
 /// Every file `--bench` writes into `--out`; an earlier run's are removed when a run starts, so
 /// that the folder never mixes two runs.
-const OUTPUT_FILES: [&str; 11] = [
+const OUTPUT_FILES: [&str; 12] = [
     "gpus.csv",
     "links.csv",
+    "health.csv",
     "bandwidth.csv",
     "collectives.csv",
     "scaling.csv",
@@ -48,44 +34,6 @@ const OUTPUT_FILES: [&str; 11] = [
     "collectives.png",
     "scaling.png",
 ];
-
-/// Workloads `--full` measures with proxy runs; the rest of the catalog is modeled on the machine
-/// those runs measured.
-/// Workloads `--full` measures: their real PyTorch steps (ResNet-50, GPT-2 XL, BERT-large) where
-/// PyTorch is found, else proxies, and the TensorRT-style inference proxy.
-const FULL_MEASURED_WORKLOADS: [&str; 4] =
-    ["resnet50", "gpt2-xl", "bert-large", "resnet50-trt-fp16"];
-
-/// The stages of the suite.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    Topology,
-    /// `scalescope check`: inventory and performance checks, the verdict.
-    Health,
-    Bandwidth,
-    Collectives,
-    Scaling,
-}
-
-impl Stage {
-    const ALL: [Stage; 5] = [
-        Stage::Topology,
-        Stage::Health,
-        Stage::Bandwidth,
-        Stage::Collectives,
-        Stage::Scaling,
-    ];
-
-    fn id(&self) -> &'static str {
-        match self {
-            Stage::Topology => "topology",
-            Stage::Health => "health",
-            Stage::Bandwidth => "bandwidth",
-            Stage::Collectives => "collectives",
-            Stage::Scaling => "scaling",
-        }
-    }
-}
 
 /// What `--bench` was asked to do.
 #[derive(Clone, Debug)]
@@ -99,6 +47,8 @@ pub struct SuiteArgs {
     pub nccl_lib: Option<PathBuf>,
     /// Python with PyTorch for the real framework runs of --full.
     pub python: Option<PathBuf>,
+    /// Run on a server instead of here (files are written here).
+    pub remote: super::RemoteArgs,
 }
 
 fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
@@ -134,150 +84,6 @@ fn bench_err(e: BenchError) -> CliError {
         CliError::input(e)
     } else {
         CliError::env(e)
-    }
-}
-
-fn sizes(s: &str) -> Vec<u64> {
-    parse_sizes(s).unwrap_or_default()
-}
-
-/// The bandwidth options of a preset.
-fn bandwidth_plans(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
-    if full {
-        // Every test at 512 MiB on every GPU and pair, except the slow ones: copies staged
-        // through the host (peer access off) on the first pair of each kind of connection, and
-        // pageable copies (one 512 MiB copy is ~70 ms there) with 2 copies per sample. Then
-        // sweeps 4K..1G: host copies on every GPU, P2P on the first pair of each kind. On 2 GPUs
-        // that is every pair; on an 8-GPU NVSwitch box it keeps --full within minutes.
-        let slow = [
-            TestId::H2dPageable,
-            TestId::D2hPageable,
-            TestId::P2pReadCeNopeer,
-            TestId::P2pWriteCeNopeer,
-            TestId::P2pBidirCeNopeer,
-        ];
-        let at_512m = |tests: Vec<TestId>, iters: u32, pairs: PairScope| BandwidthOptions {
-            gpus: gpus.to_vec(),
-            tests,
-            sizes: vec![512 << 20],
-            iters,
-            samples: DEFAULT_SAMPLES,
-            pairs,
-        };
-        let sweep = |tests: Vec<TestId>, pairs: PairScope| BandwidthOptions {
-            gpus: gpus.to_vec(),
-            tests,
-            sizes: sizes("4K..1G"),
-            iters: 8,
-            samples: 3,
-            pairs,
-        };
-        vec![
-            at_512m(
-                TestId::ALL
-                    .iter()
-                    .copied()
-                    .filter(|t| !slow.contains(t))
-                    .collect(),
-                DEFAULT_ITERS,
-                PairScope::All,
-            ),
-            at_512m(slow[..2].to_vec(), 2, PairScope::All),
-            at_512m(slow[2..].to_vec(), DEFAULT_ITERS, PairScope::PerLinkKind),
-            sweep(vec![TestId::H2d, TestId::D2h], PairScope::All),
-            sweep(
-                vec![TestId::P2pWriteCe, TestId::P2pReadCe],
-                PairScope::PerLinkKind,
-            ),
-        ]
-    } else {
-        vec![BandwidthOptions {
-            gpus: gpus.to_vec(),
-            tests: vec![
-                TestId::H2d,
-                TestId::D2h,
-                TestId::P2pWriteCe,
-                TestId::P2pReadCe,
-                TestId::P2pBidirCe,
-                TestId::P2pWriteSm,
-                TestId::LatencyD2d,
-            ],
-            sizes: vec![64 << 20, 512 << 20],
-            iters: 8,
-            samples: 3,
-            pairs: PairScope::All,
-        }]
-    }
-}
-
-/// The collectives options of a preset (each expanded into its own cases).
-fn collective_plans(full: bool, gpus: &[usize]) -> Vec<CollectiveOptions> {
-    let base = CollectiveOptions {
-        gpus: gpus.to_vec(),
-        ..Default::default()
-    };
-    if full {
-        let mut ar = sizes("8..1G");
-        ar.push(8 << 30);
-        vec![
-            CollectiveOptions {
-                ops: vec![CollectiveOp::AllReduce],
-                algos: vec![Algo::Nccl],
-                sizes: ar,
-                ..base.clone()
-            },
-            CollectiveOptions {
-                ops: CollectiveOp::ALL
-                    .iter()
-                    .copied()
-                    .filter(|o| *o != CollectiveOp::AllReduce)
-                    .collect(),
-                algos: vec![Algo::Nccl],
-                sizes: sizes("8..1G"),
-                ..base.clone()
-            },
-            CollectiveOptions {
-                ops: vec![CollectiveOp::AllReduce],
-                algos: vec![Algo::Ring, Algo::Tree, Algo::Host],
-                sizes: sizes("1K..1G"),
-                iters: 10,
-                warmup: 3,
-                ..base
-            },
-        ]
-    } else {
-        vec![
-            CollectiveOptions {
-                ops: vec![CollectiveOp::AllReduce],
-                algos: vec![Algo::Nccl],
-                sizes: sizes("1K..1G"),
-                iters: 10,
-                warmup: 3,
-                ..base.clone()
-            },
-            CollectiveOptions {
-                ops: vec![
-                    CollectiveOp::AllGather,
-                    CollectiveOp::ReduceScatter,
-                    CollectiveOp::Broadcast,
-                ],
-                algos: vec![Algo::Nccl],
-                sizes: vec![1 << 20, 64 << 20, 1 << 30],
-                iters: 10,
-                warmup: 3,
-                ..base
-            },
-        ]
-    }
-}
-
-/// Adds warnings the report does not hold yet (the bandwidth and collectives stages each make
-/// the same modeling assumptions about an imported machine).
-fn add_warnings(report: &mut Report, new: impl IntoIterator<Item = crate::bench::Warning>) {
-    for w in new {
-        if !report.warnings.contains(&w) {
-            report.warnings.push(w);
-        }
     }
 }
 
@@ -474,48 +280,61 @@ fn clear_earlier_run(dir: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-fn case_delay() -> Option<Duration> {
-    std::env::var(CASE_DELAY_ENV)
-        .ok()?
-        .parse::<u64>()
-        .ok()
-        .map(Duration::from_millis)
-}
-
-fn machine_info(topo: &Topology, preset: &str) -> MachineInfo {
-    let (hostname, driver, cuda) = match &topo.source {
-        TopologySource::Live {
-            hostname,
-            driver_version,
-            cuda_driver_version,
-            ..
-        } => (
-            hostname.clone(),
-            driver_version.clone(),
-            cuda_driver_version.map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+/// The line `--bench` prints when a stage ends, from the report so far.
+fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) -> Option<String> {
+    use crate::report::compare::{all_reduce_busbw_1g, format_figure, h2d_gbps, p2p_gbps};
+    Some(match stage {
+        Stage::Topology => return None,
+        Stage::Health => format!(
+            "health       {}  [{seconds:.1} s] → health.csv (details: scalescope check)",
+            report.health.as_ref()?.summary_line()
         ),
-        _ => (None, None, None),
-    };
-    MachineInfo {
-        label: hostname.clone().unwrap_or_else(|| topo.title()),
-        hostname,
-        driver_version: driver,
-        cuda_version: cuda,
-        nccl_version: None,
-        gpu_names: topo.gpus.iter().filter_map(|g| g.name.clone()).collect(),
-        created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        scalescope_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().collect(),
-        preset: preset.to_string(),
-    }
+        Stage::Bandwidth => {
+            let b = report.bandwidth.as_ref()?;
+            let ok = b
+                .results
+                .iter()
+                .filter(|r| r.status == crate::model::Status::Ok)
+                .count();
+            format!(
+                "bandwidth    {} results ({ok} ok, {source_word}): P2P {} GB/s, H2D {} GB/s  [{seconds:.1} s] → bandwidth.csv",
+                b.results.len(),
+                format_figure(&p2p_gbps(report)),
+                format_figure(&h2d_gbps(report)),
+            )
+        }
+        Stage::Collectives => format!(
+            "collectives  {} results ({source_word}): all-reduce busbw @1 GiB {} GB/s  [{seconds:.1} s] → collectives.csv",
+            report.collectives.as_ref()?.results.len(),
+            format_figure(&all_reduce_busbw_1g(report)),
+        ),
+        Stage::Scaling => {
+            let s = report.scaling.as_ref()?;
+            format!(
+                "scaling      {} rows over {} workloads ({}; the model's rows are modeled)  [{seconds:.1} s] → scaling.csv",
+                s.run.rows.len(),
+                s.run.workloads.len(),
+                s.source
+            )
+        }
+    })
 }
 
-/// Runs `--bench`.
+/// Runs `--bench`: the suite job, here or on a server, its events written to `--out` as they
+/// come (the checkpoint writer), then the PNGs.
 pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let stages = parse_suite(&args.suite)?;
     let gpus = parse_gpu_list(&args.gpus).map_err(bench_err)?;
-    let topo = args.source.load_or_hint(args.modeled)?;
+    args.source.refuse_measuring_elsewhere(args.modeled)?;
+    let target = args.source.target_for(&args.remote)?;
+    let mut runner = args.remote.runner()?;
+    // The machine is read before --out is touched: a bad capture or GPU list leaves an earlier
+    // run's files as they are.
+    let topo = runner.topology(&target).map_err(|e| {
+        args.source
+            .hint(e, args.modeled, args.remote.remote.is_some())
+    })?;
     for &g in &gpus {
         if topo.gpu(g).is_none() {
             return Err(CliError::input(anyhow::anyhow!(
@@ -531,316 +350,95 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     clear_earlier_run(&args.out)?;
     interrupt::install(record_cancellation);
     let preset = if args.full { "full" } else { "quick" };
-    let mut report = Report::new(machine_info(&topo, preset), topo.clone());
     let writer = Writer::new(&args.out, &stages);
-    let delay = case_delay();
-    let pause = || {
-        if let Some(d) = delay {
-            std::thread::sleep(d);
-        }
-    };
     let source_word = if args.modeled { "modeled" } else { "measured" };
     eprintln!(
-        "scalescope --bench ({preset}, {source_word}) on {} → {}",
+        "scalescope --bench ({preset}, {source_word}) on {}{} → {}",
         topo.source.label(),
+        args.remote
+            .remote
+            .as_deref()
+            .map(|h| format!(" at {h}"))
+            .unwrap_or_default(),
         args.out.display()
     );
-
-    // Topology.
-    writer.set_stage(Some(Stage::Topology.id()));
-    writer.write_topology(&topo)?;
-    writer.write(&report)?;
-    writer.set_stage(None);
-    println!(
-        "topology     {} GPUs, {} links ({}) → gpus.csv, links.csv",
-        topo.gpus.len(),
-        topo.links.len(),
-        topo.source.kind()
-    );
-
-    let mut curve: Option<CommCurve> = None;
-    for stage in &stages {
-        if interrupt::cancelled() {
-            break;
-        }
-        let t0 = Instant::now();
-        writer.set_stage(Some(stage.id()));
-        match stage {
-            Stage::Topology => {}
-            Stage::Health => {
-                let opts = crate::health::run::CheckOptions {
-                    gpus: gpus.clone(),
-                    quick: !args.full,
-                    thresholds: crate::health::Thresholds::default(),
-                };
-                let health = if args.modeled {
-                    let (before, after) = args.source.load_inventory()?;
-                    crate::health::run::check_described(&topo, before, after, &opts)
-                } else {
-                    let bar = super::progress_bar(0);
-                    let (h, warnings) =
-                        crate::health::run::check_live(&topo, &opts, &CANCEL, &mut |p, _| {
-                            bar.set_length(p.total as u64);
-                            bar.set_position(p.done as u64);
-                            bar.set_message(p.last.clone());
-                            pause();
-                        })
-                        .map_err(|e| CliError::env(anyhow::anyhow!(e)))?;
-                    bar.finish_and_clear();
-                    add_warnings(&mut report, warnings);
-                    h
-                };
-                let line = health.summary_line();
-                report.health = Some(health);
-                writer.write(&report)?;
+    let job = Job::Suite {
+        target,
+        options: SuiteOptions {
+            stages: stages.clone(),
+            gpus,
+            full: args.full,
+            modeled: args.modeled,
+            nccl_lib: args.nccl_lib.clone(),
+            python: args.python.clone(),
+        },
+    };
+    let mut report = job::empty_report();
+    let mut write_error = None;
+    let bar = super::progress_bar(0);
+    let result = runner.run(&job, &CANCEL, &mut |e| {
+        job::apply(&mut report, e);
+        match e {
+            Event::Started { topology, .. } => {
+                writer.set_stage(Some(Stage::Topology.id()));
+                keep_first_error(&mut write_error, writer.write_topology(topology));
+                keep_first_error(&mut write_error, writer.write(&report));
+                writer.set_stage(None);
                 println!(
-                    "health       {line}  [{:.1} s] → health.csv (details: scalescope check)",
-                    t0.elapsed().as_secs_f64()
+                    "topology     {} GPUs, {} links ({}) → gpus.csv, links.csv",
+                    topology.gpus.len(),
+                    topology.links.len(),
+                    topology.source.kind()
                 );
             }
-            Stage::Bandwidth => {
-                let mut backend: Box<dyn Backend> = if args.modeled {
-                    let (b, w) = ModeledBackend::new(&topo, Assumptions::default());
-                    add_warnings(&mut report, w);
-                    Box::new(b)
-                } else {
-                    Box::new(crate::bench::cuda::CudaBackend::new(&topo).map_err(bench_err)?)
-                };
-                let plans: Vec<Plan> = bandwidth_plans(args.full, &gpus)
-                    .iter()
-                    .map(|o| Plan::new(&topo, o))
-                    .collect::<Result<_, _>>()
-                    .map_err(bench_err)?;
-                let total: usize = plans.iter().map(|p| p.cases.len()).sum();
-                let bar = super::progress_bar(total as u64);
-                bar.set_prefix("bandwidth");
-                let mut section = BandwidthSection {
-                    source: backend.source(),
-                    backend: backend.describe(),
-                    results: Vec::new(),
-                };
-                let mut done_before = 0;
-                let mut write_error = None;
-                for plan in &plans {
-                    let before = section.results.clone();
-                    let outcome =
-                        run_bandwidth(&topo, plan, backend.as_mut(), &CANCEL, &mut |p, results| {
-                            bar.set_position((done_before + p.done) as u64);
-                            bar.set_message(p.last.clone());
-                            let mut all = before.clone();
-                            all.extend_from_slice(results);
-                            report.bandwidth = Some(BandwidthSection {
-                                results: all,
-                                ..section.clone()
-                            });
-                            keep_first_error(&mut write_error, writer.write_soon(&report));
-                            pause();
-                        });
-                    done_before += plan.cases.len();
-                    section.results.extend(outcome.results);
-                    add_warnings(&mut report, outcome.warnings);
-                    if outcome.cancelled {
-                        break;
-                    }
-                }
+            Event::Stage {
+                stage, done: false, ..
+            } => {
+                writer.set_stage(Some(stage.id()));
+                bar.reset();
+                bar.set_length(0);
+            }
+            Event::Stage {
+                stage,
+                done: true,
+                seconds,
+            } => {
                 bar.finish_and_clear();
-                drop(backend);
-                if let Some(e) = write_error {
-                    return Err(e);
+                keep_first_error(&mut write_error, writer.write(&report));
+                if let Some(line) =
+                    stage_line(*stage, &report, source_word, seconds.unwrap_or_default())
+                {
+                    println!("{line}");
                 }
-                let ok = section
-                    .results
-                    .iter()
-                    .filter(|r| r.status == crate::model::Status::Ok)
-                    .count();
-                let n = section.results.len();
-                report.bandwidth = Some(section);
-                writer.write(&report)?;
-                let p2p = crate::report::compare::p2p_gbps(&report);
-                let h2d = crate::report::compare::h2d_gbps(&report);
-                println!(
-                    "bandwidth    {n} results ({ok} ok, {source_word}): P2P {} GB/s, H2D {} GB/s  [{:.1} s] → bandwidth.csv",
-                    crate::report::compare::format_figure(&p2p),
-                    crate::report::compare::format_figure(&h2d),
-                    t0.elapsed().as_secs_f64()
-                );
+                writer.set_stage(None);
             }
-            Stage::Collectives => {
-                let mut backend: Box<dyn CollectiveBackend> = if args.modeled {
-                    let (bw, w) = ModeledBackend::new(&topo, Assumptions::default());
-                    add_warnings(&mut report, w);
-                    Box::new(ModeledCollectives::new(bw.topology()))
-                } else {
-                    Box::new(
-                        crate::bench::cuda::collectives::CudaCollectives::new(
-                            &topo,
-                            args.nccl_lib.as_deref(),
-                        )
-                        .map_err(bench_err)?,
-                    )
-                };
-                let mut cases: Vec<CollCase> = Vec::new();
-                for o in collective_plans(args.full, &gpus) {
-                    let (_, c) = coll_plan(&topo, &o).map_err(bench_err)?;
-                    cases.extend(c);
-                }
-                let bar = super::progress_bar(cases.len() as u64);
-                let mut section = CollectivesSection {
-                    source: backend.source(),
-                    backend: backend.describe(),
-                    results: Vec::new(),
-                };
-                let mut warnings = Vec::new();
-                let mut write_error = None;
-                let (results, _) = run_collectives(
-                    &cases,
-                    backend.as_mut(),
-                    &CANCEL,
-                    &mut warnings,
-                    &mut |done, _, results| {
-                        bar.set_position(done as u64);
-                        if let Some(r) = results.last() {
-                            bar.set_message(format!(
-                                "{} {} {}",
-                                r.op,
-                                r.algo,
-                                crate::model::units::format_bytes(r.bytes)
-                            ));
-                        }
-                        report.collectives = Some(CollectivesSection {
-                            results: results.to_vec(),
-                            ..section.clone()
-                        });
-                        keep_first_error(&mut write_error, writer.write_soon(&report));
-                        pause();
-                    },
-                );
-                bar.finish_and_clear();
-                drop(backend);
-                if let Some(e) = write_error {
-                    return Err(e);
-                }
-                report.machine.nccl_version = results
-                    .iter()
-                    .filter(|r| r.algo == Algo::Nccl)
-                    .find_map(|r| r.backend_version.as_deref())
-                    .and_then(|v| v.strip_prefix("NCCL "))
-                    .map(str::to_string);
-                section.results = results;
-                add_warnings(&mut report, warnings);
-                curve = CommCurve::from_results(&section.results);
-                report.collectives = Some(section);
-                writer.write(&report)?;
-                let ar = crate::report::compare::all_reduce_busbw_1g(&report);
-                println!(
-                    "collectives  {} results ({source_word}): all-reduce busbw @1 GiB {} GB/s  [{:.1} s] → collectives.csv",
-                    report.collectives.as_ref().map_or(0, |c| c.results.len()),
-                    crate::report::compare::format_figure(&ar),
-                    t0.elapsed().as_secs_f64()
-                );
+            Event::Progress { done, total, label } => {
+                bar.set_length(*total as u64);
+                bar.set_position(*done as u64);
+                bar.set_message(label.clone());
             }
-            Stage::Scaling => {
-                let workloads = workload::catalog();
-                let modes = Mode::ALL.to_vec();
-                let bar = super::progress_bar(0);
-                let mut write_error = None;
-                let run = if args.modeled {
-                    run_modeled(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS)
-                } else if args.full {
-                    // Framework (or proxy) runs for the workloads the benchmarks track; the rest
-                    // of the catalog is modeled on the machine those runs measured (GEMM rate,
-                    // all-reduce curve, calibrations), so --full stays within minutes.
-                    let (proxied, rest): (Vec<_>, Vec<_>) = workloads
-                        .iter()
-                        .cloned()
-                        .partition(|w| FULL_MEASURED_WORKLOADS.contains(&w.name.as_str()));
-                    run_measured(
-                        &topo,
-                        &gpus,
-                        &proxied,
-                        &modes,
-                        DEFAULT_MAX_GPUS,
-                        &MeasureOptions {
-                            nccl_lib: args.nccl_lib.clone(),
-                            python: args.python.clone(),
-                            ..Default::default()
-                        },
-                        &CANCEL,
-                        &mut |label, partial| {
-                            bar.set_message(label.to_string());
-                            if !partial.rows.is_empty() {
-                                report.scaling = Some(ScalingSection {
-                                    source: Source::Measured,
-                                    run: partial.clone(),
-                                });
-                                keep_first_error(&mut write_error, writer.write_soon(&report));
-                            }
-                        },
-                    )
-                    .map_err(|e| CliError::env(anyhow::anyhow!(e)))
-                    .map(|mut run| {
-                        if let Some(machine) = run.machine.clone() {
-                            for w in &rest {
-                                run.rows.extend(crate::scaling::model::model(
-                                    w,
-                                    &machine,
-                                    &modes,
-                                    DEFAULT_MAX_GPUS,
-                                ));
-                            }
-                            run.workloads.extend(rest.iter().cloned());
-                            run.notes.push(format!(
-                                "measured runs for {}; the other workloads modeled on the measured machine",
-                                FULL_MEASURED_WORKLOADS.join(", ")
-                            ));
-                        }
-                        run
-                    })?
-                } else {
-                    match curve.clone() {
-                        Some(c) => {
-                            run_with_curve(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS, c)
-                        }
-                        None => {
-                            let mut r =
-                                run_modeled(&topo, &gpus, &workloads, &modes, DEFAULT_MAX_GPUS);
-                            r.notes.push(
-                                "no measured all-reduce curve (collectives not run): modeled curve used"
-                                    .into(),
-                            );
-                            r
-                        }
-                    }
-                };
-                bar.finish_and_clear();
-                if let Some(e) = write_error {
-                    return Err(e);
-                }
-                let measured = run.rows.iter().any(|r| r.source.is_measured())
-                    || run
-                        .machine
-                        .as_ref()
-                        .and_then(|m| m.comm.as_ref())
-                        .is_some_and(|c| c.source == Source::Measured);
-                let source = if measured {
-                    Source::Measured
-                } else {
-                    Source::Modeled
-                };
-                let n = run.rows.len();
-                report.scaling = Some(ScalingSection { source, run });
-                writer.write(&report)?;
-                println!(
-                    "scaling      {n} rows over {} workloads ({source}; the model's rows are modeled)  [{:.1} s] → scaling.csv",
-                    workloads.len(),
-                    t0.elapsed().as_secs_f64()
-                );
+            Event::Bandwidth { .. }
+            | Event::Collectives { .. }
+            | Event::Scaling { .. }
+            | Event::Health { .. } => {
+                keep_first_error(&mut write_error, writer.write_soon(&report));
             }
+            Event::Warning { .. } | Event::Note { .. } => {}
         }
-        if !interrupt::cancelled() {
-            writer.set_stage(None);
-        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(e);
     }
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // What arrived is kept: a job that failed (or a connection that dropped) midway
+            // leaves the files of what finished.
+            let _ = writer.write(&report);
+            return Err(e.into());
+        }
+    };
 
     writer.write(&report)?;
     if interrupt::cancelled() {

@@ -15,7 +15,8 @@ use crate::topology::TopologyError;
 pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
 
 /// What to check.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct CheckOptions {
     /// GPU indices; empty = all.
     pub gpus: Vec<usize>,

@@ -9,7 +9,7 @@
 //! launch into rows — a crash, a hang, garbage or an out-of-memory becomes a row that says so,
 //! and the other launches still run.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -576,46 +576,14 @@ pub fn launch(
     out
 }
 
-/// Reads lines (cut at [`MAX_LINE`] bytes, invalid UTF-8 replaced) until EOF.
+/// Reads lines (cut at [`MAX_LINE`] bytes, marked with `…`) until EOF.
 fn read_lines(r: impl Read, each: &mut dyn FnMut(String)) {
-    let mut r = BufReader::new(r);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let mut too_long = false;
-        loop {
-            let chunk = match r.fill_buf() {
-                Ok([]) => {
-                    if !buf.is_empty() {
-                        each(String::from_utf8_lossy(&buf).into_owned());
-                    }
-                    return;
-                }
-                Ok(c) => c,
-                Err(_) => return,
-            };
-            let (take, end) = match chunk.iter().position(|&b| b == b'\n') {
-                Some(i) => (i, true),
-                None => (chunk.len(), false),
-            };
-            if buf.len() < MAX_LINE {
-                let room = MAX_LINE - buf.len();
-                buf.extend_from_slice(&chunk[..take.min(room)]);
-                too_long |= take > room;
-            } else {
-                too_long = true;
-            }
-            r.consume(if end { take + 1 } else { take });
-            if end {
-                break;
-            }
-        }
-        let mut line = String::from_utf8_lossy(&buf).into_owned();
-        if too_long {
+    crate::lines::read_lines(r, MAX_LINE, &mut |mut line, cut| {
+        if cut {
             line.push('…');
         }
         each(line);
-    }
+    });
 }
 
 /// What to run.

@@ -98,7 +98,8 @@ pub fn run_with_curve(
 }
 
 /// How `run_measured` measures.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct MeasureOptions {
     /// NCCL library for the all-reduce curve and the proxies.
     pub nccl_lib: Option<std::path::PathBuf>,

@@ -1,0 +1,565 @@
+//! One job API under the command line, the app and the agent.
+//!
+//! A [`Job`] says what to run (topology, bandwidth, collectives, scaling, a health check, or the
+//! whole suite) on which machine ([`Target`]); [`run`] runs it here and sends [`Event`]s to any
+//! sink — a progress bar and the checkpoint writer (CLI), a view's worker channel (app), the
+//! agent's standard output (`scalescope agent`). Every job ends in a [`Report`] holding what it
+//! produced; the events are that report growing, and [`apply`] replays them into a report on the
+//! other side of a channel or an ssh connection ([`crate::remote`]), so that a job run elsewhere
+//! fills the same sinks with the same figures.
+
+mod backend;
+mod stages;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+pub use backend::{bandwidth_backend, collectives_backend};
+pub use stages::{FULL_MEASURED_WORKLOADS, bandwidth_presets, collective_presets};
+
+use crate::bench::collectives::CollectiveOptions;
+use crate::bench::{BandwidthOptions, BenchError, Warning};
+use crate::health::HealthReport;
+use crate::health::run::CheckOptions;
+use crate::model::{
+    BandwidthResult, CollectiveResult, Inventory, Source, Topology, TopologySource,
+};
+use crate::report::{BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection};
+use crate::scaling::run::MeasureOptions;
+use crate::scaling::{Mode, Workload};
+use crate::topology::{TopologyError, catalog, live, smi_query};
+
+/// The machine a job works on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Target {
+    /// The machine the job runs on, read live (NVML, CUDA).
+    Live,
+    /// A hardware catalog entry (`scalescope --catalog`), or a catalog TOML file.
+    Catalog { name: String },
+    /// `nvidia-smi` captures (`topo -m`, `-q`, `-q -x`, `nvlink -s/-e`) on the machine the job
+    /// runs on; `-` is standard input.
+    Import { paths: Vec<String> },
+    /// A topology given whole: the app's current machine, or the machine of an opened report.
+    Topology { topology: Box<Topology> },
+}
+
+impl Target {
+    /// True when the target describes another machine than the one the job runs on: it can be
+    /// modeled, not measured.
+    pub fn is_elsewhere(&self) -> bool {
+        matches!(self, Self::Catalog { .. } | Self::Import { .. })
+    }
+
+    /// Reads the target's topology.
+    pub fn load(&self) -> Result<Topology, TopologyError> {
+        match self {
+            Self::Live => live::read(),
+            Self::Catalog { name } => catalog::load(name),
+            Self::Import { paths } => smi_query::import_machine(paths).map(|m| m.topology),
+            Self::Topology { topology } => Ok((**topology).clone()),
+        }
+    }
+
+    /// The health inventory the target describes (captures or a catalog entry's `[[state]]`),
+    /// before and after; none for a live machine (the check reads it) or a bare topology.
+    pub fn inventory(&self) -> Result<(Option<Inventory>, Option<Inventory>), TopologyError> {
+        match self {
+            Self::Import { paths } if !paths.iter().any(|p| p == "-") => {
+                let m = smi_query::import_machine(paths)?;
+                Ok((m.inventory, m.after))
+            }
+            Self::Catalog { name } => {
+                let (_, inv) = catalog::load_machine(name)?;
+                Ok((Some(inv), None))
+            }
+            _ => Ok((None, None)),
+        }
+    }
+}
+
+/// A stage of the suite (`--bench`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Topology,
+    Health,
+    Bandwidth,
+    Collectives,
+    Scaling,
+}
+
+impl Stage {
+    /// Every stage, in the order the suite runs them.
+    pub const ALL: [Stage; 5] = [
+        Stage::Topology,
+        Stage::Health,
+        Stage::Bandwidth,
+        Stage::Collectives,
+        Stage::Scaling,
+    ];
+
+    /// The id used by `--suite` and in reports' `stage_in_flight`.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::Topology => "topology",
+            Self::Health => "health",
+            Self::Bandwidth => "bandwidth",
+            Self::Collectives => "collectives",
+            Self::Scaling => "scaling",
+        }
+    }
+}
+
+/// What the suite runs (`scalescope --bench`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SuiteOptions {
+    /// Stages in order (topology always comes first).
+    pub stages: Vec<Stage>,
+    /// GPU indices; empty = all.
+    pub gpus: Vec<usize>,
+    /// The `--full` preset (every test, full sweeps, own algorithms, framework runs).
+    pub full: bool,
+    /// Model every figure from line rates instead of measuring.
+    pub modeled: bool,
+    /// NCCL library to load.
+    pub nccl_lib: Option<PathBuf>,
+    /// Python with PyTorch for the framework runs of `--full`.
+    pub python: Option<PathBuf>,
+}
+
+/// What to run, and on which machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Job {
+    /// The topology alone (`scalescope topo`).
+    Topology { target: Target },
+    /// Copy bandwidth and latency (`scalescope bench bandwidth`).
+    Bandwidth {
+        target: Target,
+        options: BandwidthOptions,
+        /// Model from line rates instead of measuring.
+        #[serde(default)]
+        modeled: bool,
+        /// Modeled only: assume every GPU's PCIe link at (generation, width).
+        #[serde(default)]
+        pcie: Option<(u32, u32)>,
+    },
+    /// Collectives (`scalescope bench collectives`, one process).
+    Collectives {
+        target: Target,
+        options: CollectiveOptions,
+        #[serde(default)]
+        modeled: bool,
+        #[serde(default)]
+        nccl_lib: Option<PathBuf>,
+    },
+    /// Weak and strong scaling (`scalescope bench scaling`).
+    Scaling {
+        target: Target,
+        /// GPU indices; empty = all.
+        #[serde(default)]
+        gpus: Vec<usize>,
+        workloads: Vec<Workload>,
+        modes: Vec<Mode>,
+        max_gpus: usize,
+        /// `None`: modeled; else measured on the target's GPUs with these options.
+        #[serde(default)]
+        measure: Option<MeasureOptions>,
+    },
+    /// The health check (`scalescope check`): modeled for captures and catalog machines.
+    Check {
+        target: Target,
+        #[serde(default)]
+        options: CheckOptions,
+    },
+    /// The whole suite (`scalescope --bench`).
+    Suite {
+        target: Target,
+        options: SuiteOptions,
+    },
+}
+
+impl Job {
+    /// The machine the job works on.
+    pub fn target(&self) -> &Target {
+        match self {
+            Self::Topology { target }
+            | Self::Bandwidth { target, .. }
+            | Self::Collectives { target, .. }
+            | Self::Scaling { target, .. }
+            | Self::Check { target, .. }
+            | Self::Suite { target, .. } => target,
+        }
+    }
+
+    /// The job's kind, as the protocol names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Topology { .. } => "topology",
+            Self::Bandwidth { .. } => "bandwidth",
+            Self::Collectives { .. } => "collectives",
+            Self::Scaling { .. } => "scaling",
+            Self::Check { .. } => "check",
+            Self::Suite { .. } => "suite",
+        }
+    }
+
+    /// True when the job measures (runs on the target's GPUs), false when it models.
+    pub fn measures(&self) -> bool {
+        match self {
+            Self::Topology { .. } => false,
+            Self::Bandwidth { modeled, .. } | Self::Collectives { modeled, .. } => !modeled,
+            Self::Scaling { measure, .. } => measure.is_some(),
+            Self::Check { target, .. } => matches!(target, Target::Live | Target::Topology { .. }),
+            Self::Suite { options, .. } => !options.modeled,
+        }
+    }
+
+    /// The preset a report of this job names (`quick`, `full`, or the job's kind).
+    fn preset(&self) -> String {
+        match self {
+            Self::Suite { options, .. } if options.full => "full".into(),
+            Self::Suite { .. } => "quick".into(),
+            other => other.kind().into(),
+        }
+    }
+}
+
+/// How far a job is, and what it produced so far. Applied in order to an empty report
+/// ([`apply`]), the events of a job give the report [`run`] returns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The job started on this machine and topology (a report's header).
+    Started {
+        machine: Box<MachineInfo>,
+        topology: Box<Topology>,
+    },
+    /// A stage began (`done` false) or ended (`done` true, after `seconds`).
+    Stage {
+        stage: Stage,
+        done: bool,
+        #[serde(default)]
+        seconds: Option<f64>,
+    },
+    /// `done` of `total` steps of the running stage; `label` says which.
+    Progress {
+        done: usize,
+        total: usize,
+        label: String,
+    },
+    /// Bandwidth results finished since the last such event (the section is created by the
+    /// first, with its source and backend).
+    Bandwidth {
+        source: Source,
+        backend: String,
+        results: Vec<BandwidthResult>,
+    },
+    /// Collective results finished since the last such event.
+    Collectives {
+        source: Source,
+        backend: String,
+        results: Vec<CollectiveResult>,
+    },
+    /// The scaling run so far (replaces the last one).
+    Scaling { section: Box<ScalingSection> },
+    /// The health check so far (replaces the last one).
+    Health { report: Box<HealthReport> },
+    /// Something the user should know about the figures.
+    Warning { warning: Warning },
+    /// A note in words (what was measured, what fell back to a model).
+    Note { text: String },
+}
+
+/// Applies one event to `report`: what [`run`] does to its own report, and what any receiver
+/// of the events does to its copy.
+pub fn apply(report: &mut Report, event: &Event) {
+    match event {
+        Event::Started { machine, topology } => {
+            report.machine = (**machine).clone();
+            report.topology = (**topology).clone();
+        }
+        Event::Bandwidth {
+            source,
+            backend,
+            results,
+        } => {
+            let section = report.bandwidth.get_or_insert_with(|| BandwidthSection {
+                source: *source,
+                backend: backend.clone(),
+                results: Vec::new(),
+            });
+            section.results.extend(results.iter().cloned());
+        }
+        Event::Collectives {
+            source,
+            backend,
+            results,
+        } => {
+            let section = report
+                .collectives
+                .get_or_insert_with(|| CollectivesSection {
+                    source: *source,
+                    backend: backend.clone(),
+                    results: Vec::new(),
+                });
+            section.results.extend(results.iter().cloned());
+        }
+        Event::Scaling { section } => report.scaling = Some((**section).clone()),
+        Event::Health { report: h } => report.health = Some((**h).clone()),
+        Event::Warning { warning } => {
+            if !report.warnings.contains(warning) {
+                report.warnings.push(warning.clone());
+            }
+        }
+        Event::Stage { stage, done, .. } => {
+            report.stage_in_flight = (!done).then(|| stage.id().to_string());
+        }
+        Event::Progress { .. } | Event::Note { .. } => {}
+    }
+}
+
+/// An empty report to [`apply`] a job's events to.
+pub fn empty_report() -> Report {
+    Report::new(
+        MachineInfo::default(),
+        Topology::new(TopologySource::Imported { paths: Vec::new() }),
+    )
+}
+
+/// Why a job could not run (or stopped on an error): one line, and the exit code the command
+/// line ends with (2: the user's input, 1: the machine).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct JobError {
+    pub code: i32,
+    pub message: String,
+    /// The machine's GPUs could not be read at all (no driver): the command line then says how
+    /// to model a machine instead.
+    #[serde(default)]
+    pub no_driver: bool,
+}
+
+impl JobError {
+    /// The user's input is at fault (exit 2).
+    pub fn input(message: impl std::fmt::Display) -> Self {
+        Self {
+            code: 2,
+            message: message.to_string(),
+            no_driver: false,
+        }
+    }
+
+    /// The machine is at fault (exit 1).
+    pub fn machine(message: impl std::fmt::Display) -> Self {
+        Self {
+            code: 1,
+            message: message.to_string(),
+            no_driver: false,
+        }
+    }
+}
+
+impl From<TopologyError> for JobError {
+    fn from(e: TopologyError) -> Self {
+        if e.is_bad_input() {
+            Self::input(e)
+        } else {
+            Self {
+                no_driver: matches!(e, TopologyError::NoDriver { .. }),
+                ..Self::machine(e)
+            }
+        }
+    }
+}
+
+impl From<BenchError> for JobError {
+    fn from(e: BenchError) -> Self {
+        if e.is_bad_input() {
+            Self::input(e)
+        } else {
+            Self::machine(e)
+        }
+    }
+}
+
+/// The job's running state: its report, grown by the events it sends.
+pub(crate) struct Ctx<'a> {
+    pub report: Report,
+    pub cancel: &'a AtomicBool,
+    sink: &'a mut dyn FnMut(&Event),
+}
+
+impl Ctx<'_> {
+    /// Applies `event` to the job's report and sends it.
+    pub fn emit(&mut self, event: Event) {
+        apply(&mut self.report, &event);
+        (self.sink)(&event);
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    pub fn warnings(&mut self, warnings: impl IntoIterator<Item = Warning>) {
+        for warning in warnings {
+            self.emit(Event::Warning { warning });
+        }
+    }
+}
+
+/// Runs `job` on this machine, sending its events to `sink`; stops after the step in flight
+/// when `cancel` is set (the report then says `cancelled`, with what finished).
+pub fn run(
+    job: &Job,
+    cancel: &AtomicBool,
+    sink: &mut dyn FnMut(&Event),
+) -> Result<Report, JobError> {
+    let target = job.target();
+    if job.measures() && target.is_elsewhere() {
+        return Err(JobError::input(
+            "a catalog or imported machine cannot be measured from here: model it instead \
+             (--modeled)",
+        ));
+    }
+    let topo = target.load()?;
+    let mut ctx = Ctx {
+        report: empty_report(),
+        cancel,
+        sink,
+    };
+    ctx.emit(Event::Started {
+        machine: Box::new(machine_info(&topo, &job.preset())),
+        topology: Box::new(topo.clone()),
+    });
+    match job {
+        Job::Topology { .. } => {}
+        Job::Bandwidth {
+            options,
+            modeled,
+            pcie,
+            ..
+        } => stages::bandwidth(
+            &mut ctx,
+            &topo,
+            std::slice::from_ref(options),
+            *modeled,
+            *pcie,
+        )?,
+        Job::Collectives {
+            options,
+            modeled,
+            nccl_lib,
+            ..
+        } => stages::collectives(
+            &mut ctx,
+            &topo,
+            std::slice::from_ref(options),
+            *modeled,
+            nccl_lib.as_deref(),
+        )?,
+        Job::Scaling {
+            gpus,
+            workloads,
+            modes,
+            max_gpus,
+            measure,
+            ..
+        } => stages::scaling(
+            &mut ctx,
+            &topo,
+            gpus,
+            workloads,
+            modes,
+            *max_gpus,
+            measure.as_ref(),
+        )?,
+        Job::Check { target, options } => stages::health(&mut ctx, &topo, target, options)?,
+        Job::Suite { target, options } => stages::suite(&mut ctx, &topo, target, options)?,
+    }
+    ctx.report.cancelled = ctx.cancelled();
+    Ok(ctx.report)
+}
+
+/// The machine a report describes, and what produced it.
+pub fn machine_info(topo: &Topology, preset: &str) -> MachineInfo {
+    let (hostname, driver, cuda) = match &topo.source {
+        TopologySource::Live {
+            hostname,
+            driver_version,
+            cuda_driver_version,
+            ..
+        } => (
+            hostname.clone(),
+            driver_version.clone(),
+            cuda_driver_version.map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+        ),
+        _ => (None, None, None),
+    };
+    MachineInfo {
+        label: hostname.clone().unwrap_or_else(|| topo.title()),
+        hostname,
+        driver_version: driver,
+        cuda_version: cuda,
+        nccl_version: None,
+        gpu_names: topo.gpus.iter().filter_map(|g| g.name.clone()).collect(),
+        created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        scalescope_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        preset: preset.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The events of a modeled job, applied to an empty report, give the report the job returns:
+    /// what a remote client rebuilds is what ran.
+    #[test]
+    fn events_replay_into_the_report() {
+        let job = Job::Bandwidth {
+            target: Target::Catalog {
+                name: "h200-2x-sxm".into(),
+            },
+            options: BandwidthOptions {
+                tests: vec![crate::model::TestId::P2pReadCe, crate::model::TestId::H2d],
+                ..Default::default()
+            },
+            modeled: true,
+            pcie: None,
+        };
+        let mut replayed = empty_report();
+        let mut n = 0;
+        let report = run(&job, &AtomicBool::new(false), &mut |e| {
+            apply(&mut replayed, e);
+            n += 1;
+        })
+        .unwrap();
+        assert!(n > 3);
+        assert_eq!(replayed, report);
+        assert!(!report.bandwidth.as_ref().unwrap().results.is_empty());
+        // Over the wire (JSON) the events are the same.
+        let job_json = serde_json::to_string(&job).unwrap();
+        assert_eq!(serde_json::from_str::<Job>(&job_json).unwrap(), job);
+    }
+
+    #[test]
+    fn measuring_another_machine_is_refused() {
+        let job = Job::Bandwidth {
+            target: Target::Catalog {
+                name: "dgx-h100".into(),
+            },
+            options: BandwidthOptions::default(),
+            modeled: false,
+            pcie: None,
+        };
+        let e = run(&job, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+        assert_eq!(e.code, 2);
+        assert!(e.message.contains("--modeled"), "{e}");
+    }
+}

@@ -1,0 +1,548 @@
+//! What each job does: the bandwidth, collectives, scaling and health stages, and the suite's
+//! presets that chain them. Each stage fills its section of the job's report through events.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::{Ctx, Event, JobError, Stage, SuiteOptions, Target};
+use crate::bench::collectives::{CollCase, CollectiveOptions, plan as coll_plan, run_collectives};
+use crate::bench::plan::{DEFAULT_ITERS, DEFAULT_SAMPLES, PairScope};
+use crate::bench::{BandwidthOptions, Plan, run_bandwidth};
+use crate::health::run::{CheckOptions, check_described, check_live};
+use crate::model::units::parse_sizes;
+use crate::model::{Algo, CollectiveOp, Source, TestId, Topology};
+use crate::report::ScalingSection;
+use crate::scaling::curve::CommCurve;
+use crate::scaling::run::{
+    DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun, run_measured, run_modeled, run_with_curve,
+};
+use crate::scaling::{Mode, Workload, workload};
+
+/// Test hook: when set, sleep this many ms after every finished case (lets tests interrupt or
+/// cut a modeled run midway). Unset in normal use; nothing sleeps.
+pub const CASE_DELAY_ENV: &str = "SCALESCOPE_TEST_CASE_DELAY_MS";
+
+/// Workloads `--full` measures: their real PyTorch steps (ResNet-50, GPT-2 XL, BERT-large) where
+/// PyTorch is found, else proxies, and the TensorRT-style inference proxy; the rest of the
+/// catalog is modeled on the machine those runs measured.
+pub const FULL_MEASURED_WORKLOADS: [&str; 4] =
+    ["resnet50", "gpt2-xl", "bert-large", "resnet50-trt-fp16"];
+
+fn pause() {
+    let delay = std::env::var(CASE_DELAY_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis);
+    if let Some(d) = delay {
+        std::thread::sleep(d);
+    }
+}
+
+fn sizes(s: &str) -> Vec<u64> {
+    parse_sizes(s).unwrap_or_default()
+}
+
+/// The bandwidth plans of a suite preset, over `gpus`.
+pub fn bandwidth_presets(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
+    if full {
+        // Every test at 512 MiB on every GPU and pair, except the slow ones: copies staged
+        // through the host (peer access off) on the first pair of each kind of connection, and
+        // pageable copies (one 512 MiB copy is ~70 ms there) with 2 copies per sample. Then
+        // sweeps 4K..1G: host copies on every GPU, P2P on the first pair of each kind. On 2 GPUs
+        // that is every pair; on an 8-GPU NVSwitch box it keeps --full within minutes.
+        let slow = [
+            TestId::H2dPageable,
+            TestId::D2hPageable,
+            TestId::P2pReadCeNopeer,
+            TestId::P2pWriteCeNopeer,
+            TestId::P2pBidirCeNopeer,
+        ];
+        let at_512m = |tests: Vec<TestId>, iters: u32, pairs: PairScope| BandwidthOptions {
+            gpus: gpus.to_vec(),
+            tests,
+            sizes: vec![512 << 20],
+            iters,
+            samples: DEFAULT_SAMPLES,
+            pairs,
+        };
+        let sweep = |tests: Vec<TestId>, pairs: PairScope| BandwidthOptions {
+            gpus: gpus.to_vec(),
+            tests,
+            sizes: sizes("4K..1G"),
+            iters: 8,
+            samples: 3,
+            pairs,
+        };
+        vec![
+            at_512m(
+                TestId::ALL
+                    .iter()
+                    .copied()
+                    .filter(|t| !slow.contains(t))
+                    .collect(),
+                DEFAULT_ITERS,
+                PairScope::All,
+            ),
+            at_512m(slow[..2].to_vec(), 2, PairScope::All),
+            at_512m(slow[2..].to_vec(), DEFAULT_ITERS, PairScope::PerLinkKind),
+            sweep(vec![TestId::H2d, TestId::D2h], PairScope::All),
+            sweep(
+                vec![TestId::P2pWriteCe, TestId::P2pReadCe],
+                PairScope::PerLinkKind,
+            ),
+        ]
+    } else {
+        vec![BandwidthOptions {
+            gpus: gpus.to_vec(),
+            tests: vec![
+                TestId::H2d,
+                TestId::D2h,
+                TestId::P2pWriteCe,
+                TestId::P2pReadCe,
+                TestId::P2pBidirCe,
+                TestId::P2pWriteSm,
+                TestId::LatencyD2d,
+            ],
+            sizes: vec![64 << 20, 512 << 20],
+            iters: 8,
+            samples: 3,
+            pairs: PairScope::All,
+        }]
+    }
+}
+
+/// The collectives options of a suite preset (each expanded into its own cases).
+pub fn collective_presets(full: bool, gpus: &[usize]) -> Vec<CollectiveOptions> {
+    let base = CollectiveOptions {
+        gpus: gpus.to_vec(),
+        ..Default::default()
+    };
+    if full {
+        let mut ar = sizes("8..1G");
+        ar.push(8 << 30);
+        vec![
+            CollectiveOptions {
+                ops: vec![CollectiveOp::AllReduce],
+                algos: vec![Algo::Nccl],
+                sizes: ar,
+                ..base.clone()
+            },
+            CollectiveOptions {
+                ops: CollectiveOp::ALL
+                    .iter()
+                    .copied()
+                    .filter(|o| *o != CollectiveOp::AllReduce)
+                    .collect(),
+                algos: vec![Algo::Nccl],
+                sizes: sizes("8..1G"),
+                ..base.clone()
+            },
+            CollectiveOptions {
+                ops: vec![CollectiveOp::AllReduce],
+                algos: vec![Algo::Ring, Algo::Tree, Algo::Host],
+                sizes: sizes("1K..1G"),
+                iters: 10,
+                warmup: 3,
+                ..base
+            },
+        ]
+    } else {
+        vec![
+            CollectiveOptions {
+                ops: vec![CollectiveOp::AllReduce],
+                algos: vec![Algo::Nccl],
+                sizes: sizes("1K..1G"),
+                iters: 10,
+                warmup: 3,
+                ..base.clone()
+            },
+            CollectiveOptions {
+                ops: vec![
+                    CollectiveOp::AllGather,
+                    CollectiveOp::ReduceScatter,
+                    CollectiveOp::Broadcast,
+                ],
+                algos: vec![Algo::Nccl],
+                sizes: vec![1 << 20, 64 << 20, 1 << 30],
+                iters: 10,
+                warmup: 3,
+                ..base
+            },
+        ]
+    }
+}
+
+/// Copy bandwidth and latency: every plan of `options` in turn on one backend.
+pub(super) fn bandwidth(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    options: &[BandwidthOptions],
+    modeled: bool,
+    pcie: Option<(u32, u32)>,
+) -> Result<(), JobError> {
+    let plans: Vec<Plan> = options
+        .iter()
+        .map(|o| Plan::new(topo, o))
+        .collect::<Result<_, _>>()?;
+    let (mut backend, warnings) = super::bandwidth_backend(topo, modeled, pcie)?;
+    ctx.warnings(warnings);
+    let (source, desc) = (backend.source(), backend.describe());
+    // The section exists (empty) from the start, with its source and backend.
+    ctx.emit(Event::Bandwidth {
+        source,
+        backend: desc.clone(),
+        results: Vec::new(),
+    });
+    let total: usize = plans.iter().map(|p| p.cases.len()).sum();
+    let mut done_before = 0;
+    for plan in &plans {
+        if ctx.cancelled() {
+            break;
+        }
+        let mut sent = 0;
+        let cancel = ctx.cancel;
+        let outcome = run_bandwidth(topo, plan, backend.as_mut(), cancel, &mut |p, results| {
+            ctx.emit(Event::Progress {
+                done: done_before + p.done,
+                total,
+                label: p.last.clone(),
+            });
+            ctx.emit(Event::Bandwidth {
+                source,
+                backend: desc.clone(),
+                results: results[sent..].to_vec(),
+            });
+            sent = results.len();
+            pause();
+        });
+        done_before += plan.cases.len();
+        ctx.warnings(outcome.warnings);
+        if outcome.cancelled {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Collectives: every option set's cases on one backend.
+pub(super) fn collectives(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    options: &[CollectiveOptions],
+    modeled: bool,
+    nccl_lib: Option<&Path>,
+) -> Result<(), JobError> {
+    let mut cases: Vec<CollCase> = Vec::new();
+    for o in options {
+        let (_, c) = coll_plan(topo, o)?;
+        cases.extend(c);
+    }
+    let (mut backend, warnings) = super::collectives_backend(topo, modeled, nccl_lib)?;
+    ctx.warnings(warnings);
+    let (source, desc) = (backend.source(), backend.describe());
+    ctx.emit(Event::Collectives {
+        source,
+        backend: desc.clone(),
+        results: Vec::new(),
+    });
+    let mut warnings = Vec::new();
+    let mut sent = 0;
+    let cancel = ctx.cancel;
+    run_collectives(
+        &cases,
+        backend.as_mut(),
+        cancel,
+        &mut warnings,
+        &mut |done, total, results| {
+            let label = results.last().map_or(String::new(), |r| {
+                format!(
+                    "{} {} {}",
+                    r.op,
+                    r.algo,
+                    crate::model::units::format_bytes(r.bytes)
+                )
+            });
+            ctx.emit(Event::Progress { done, total, label });
+            ctx.emit(Event::Collectives {
+                source,
+                backend: desc.clone(),
+                results: results[sent..].to_vec(),
+            });
+            sent = results.len();
+            pause();
+        },
+    );
+    ctx.warnings(warnings);
+    Ok(())
+}
+
+/// The source of a scaling run: measured when anything in it was (framework or proxy rows, the
+/// all-reduce curve).
+fn scaling_source(run: &ScalingRun) -> Source {
+    let measured = run.rows.iter().any(|r| r.source.is_measured())
+        || run
+            .machine
+            .as_ref()
+            .and_then(|m| m.comm.as_ref())
+            .is_some_and(|c| c.source == Source::Measured);
+    if measured {
+        Source::Measured
+    } else {
+        Source::Modeled
+    }
+}
+
+fn emit_scaling(ctx: &mut Ctx<'_>, run: &ScalingRun) {
+    ctx.emit(Event::Scaling {
+        section: Box::new(ScalingSection {
+            source: scaling_source(run),
+            run: run.clone(),
+        }),
+    });
+}
+
+/// Scaling of `workloads`: modeled, or measured on `gpus` (framework runs, proxies, the GEMM
+/// rates and all-reduce curve that feed the model).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn scaling(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    gpus: &[usize],
+    workloads: &[Workload],
+    modes: &[Mode],
+    max_gpus: usize,
+    measure: Option<&MeasureOptions>,
+) -> Result<(), JobError> {
+    check_gpus(topo, gpus)?;
+    let run = match measure {
+        None => run_modeled(topo, gpus, workloads, modes, max_gpus),
+        Some(opts) => {
+            let cancel = ctx.cancel;
+            run_measured(
+                topo,
+                gpus,
+                workloads,
+                modes,
+                max_gpus,
+                opts,
+                cancel,
+                &mut |label, partial| {
+                    ctx.emit(Event::Progress {
+                        done: 0,
+                        total: 0,
+                        label: label.to_string(),
+                    });
+                    if !partial.rows.is_empty() {
+                        emit_scaling(ctx, partial);
+                    }
+                },
+            )
+            .map_err(JobError::machine)?
+        }
+    };
+    for n in &run.notes {
+        ctx.emit(Event::Note { text: n.clone() });
+    }
+    emit_scaling(ctx, &run);
+    Ok(())
+}
+
+/// The health check of `target`: live (inventory, load tests with a sampler) or described by
+/// captures or a catalog entry (modeled).
+pub(super) fn health(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    target: &Target,
+    options: &CheckOptions,
+) -> Result<(), JobError> {
+    check_gpus(topo, &options.gpus)?;
+    let report = match target {
+        Target::Live | Target::Topology { .. } => {
+            let cancel = ctx.cancel;
+            let (report, warnings) = check_live(topo, options, cancel, &mut |p, _| {
+                ctx.emit(Event::Progress {
+                    done: p.done,
+                    total: p.total,
+                    label: p.last.clone(),
+                });
+                pause();
+            })
+            .map_err(|e| match e {
+                crate::health::run::CheckError::Topology(t) => JobError::from(t),
+                crate::health::run::CheckError::Bench(b) => JobError::from(b),
+            })?;
+            ctx.warnings(warnings);
+            report
+        }
+        Target::Catalog { .. } | Target::Import { .. } => {
+            let (before, after) = target.inventory()?;
+            check_described(topo, before, after, options)
+        }
+    };
+    ctx.emit(Event::Health {
+        report: Box::new(report),
+    });
+    Ok(())
+}
+
+fn check_gpus(topo: &Topology, gpus: &[usize]) -> Result<(), JobError> {
+    for &g in gpus {
+        if topo.gpu(g).is_none() {
+            return Err(JobError::input(format!(
+                "--gpus: no GPU {g} on this machine (GPUs: {:?})",
+                topo.gpu_indices()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The whole suite: the stages of `options` in order, each announced and timed.
+pub(super) fn suite(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    target: &Target,
+    options: &SuiteOptions,
+) -> Result<(), JobError> {
+    check_gpus(topo, &options.gpus)?;
+    let gpus = &options.gpus;
+    for &stage in &options.stages {
+        if ctx.cancelled() {
+            break;
+        }
+        let t0 = Instant::now();
+        ctx.emit(Event::Stage {
+            stage,
+            done: false,
+            seconds: None,
+        });
+        match stage {
+            Stage::Topology => {}
+            Stage::Health => {
+                let opts = CheckOptions {
+                    gpus: gpus.clone(),
+                    quick: !options.full,
+                    ..Default::default()
+                };
+                if options.modeled {
+                    // Modeled: what the target describes (captures, a catalog entry's state), no
+                    // load tests.
+                    let (before, after) = target.inventory()?;
+                    let report = check_described(topo, before, after, &opts);
+                    ctx.emit(Event::Health {
+                        report: Box::new(report),
+                    });
+                } else {
+                    health(ctx, topo, target, &opts)?;
+                }
+            }
+            Stage::Bandwidth => bandwidth(
+                ctx,
+                topo,
+                &bandwidth_presets(options.full, gpus),
+                options.modeled,
+                None,
+            )?,
+            Stage::Collectives => collectives(
+                ctx,
+                topo,
+                &collective_presets(options.full, gpus),
+                options.modeled,
+                options.nccl_lib.as_deref(),
+            )?,
+            Stage::Scaling => suite_scaling(ctx, topo, options)?,
+        }
+        if !ctx.cancelled() {
+            ctx.emit(Event::Stage {
+                stage,
+                done: true,
+                seconds: Some(t0.elapsed().as_secs_f64()),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The suite's scaling stage: `--modeled` models the catalog; `--full` measures
+/// [`FULL_MEASURED_WORKLOADS`] and models the rest on the machine they measured; the quick preset
+/// models with the all-reduce curve the collectives stage measured.
+fn suite_scaling(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    options: &SuiteOptions,
+) -> Result<(), JobError> {
+    let workloads = workload::catalog();
+    let modes = Mode::ALL.to_vec();
+    let gpus = &options.gpus;
+    if options.modeled {
+        let run = run_modeled(topo, gpus, &workloads, &modes, DEFAULT_MAX_GPUS);
+        emit_scaling(ctx, &run);
+        return Ok(());
+    }
+    if options.full {
+        let (measured, rest): (Vec<_>, Vec<_>) = workloads
+            .iter()
+            .cloned()
+            .partition(|w| FULL_MEASURED_WORKLOADS.contains(&w.name.as_str()));
+        let opts = MeasureOptions {
+            nccl_lib: options.nccl_lib.clone(),
+            python: options.python.clone(),
+            ..Default::default()
+        };
+        let cancel = ctx.cancel;
+        let mut run = run_measured(
+            topo,
+            gpus,
+            &measured,
+            &modes,
+            DEFAULT_MAX_GPUS,
+            &opts,
+            cancel,
+            &mut |label, partial| {
+                ctx.emit(Event::Progress {
+                    done: 0,
+                    total: 0,
+                    label: label.to_string(),
+                });
+                if !partial.rows.is_empty() {
+                    emit_scaling(ctx, partial);
+                }
+            },
+        )
+        .map_err(JobError::machine)?;
+        if let Some(machine) = run.machine.clone() {
+            for w in &rest {
+                run.rows.extend(crate::scaling::model::model(
+                    w,
+                    &machine,
+                    &modes,
+                    DEFAULT_MAX_GPUS,
+                ));
+            }
+            run.workloads.extend(rest.iter().cloned());
+            run.notes.push(format!(
+                "measured runs for {}; the other workloads modeled on the measured machine",
+                FULL_MEASURED_WORKLOADS.join(", ")
+            ));
+        }
+        emit_scaling(ctx, &run);
+        return Ok(());
+    }
+    let curve = ctx
+        .report
+        .collectives
+        .as_ref()
+        .and_then(|c| CommCurve::from_results(&c.results));
+    let run = match curve {
+        Some(c) => run_with_curve(topo, gpus, &workloads, &modes, DEFAULT_MAX_GPUS, c),
+        None => {
+            let mut r = run_modeled(topo, gpus, &workloads, &modes, DEFAULT_MAX_GPUS);
+            r.notes.push(
+                "no measured all-reduce curve (collectives not run): modeled curve used".into(),
+            );
+            r
+        }
+    };
+    emit_scaling(ctx, &run);
+    Ok(())
+}

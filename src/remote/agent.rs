@@ -1,0 +1,198 @@
+//! `scalescope agent`: serves one client over standard input and output (docs/PROTOCOL.md).
+//! A hello first; then topology requests are answered at once, and one job at a time runs on a
+//! worker thread whose events are written as they come. A bad request gets an `error` line and
+//! the agent keeps serving; end of input cancels a running job, waits for it to release the
+//! GPUs, and ends the agent.
+
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::protocol::{
+    FromAgent, JOB_KINDS, MAX_LINE, MachineHello, PROTOCOL_VERSION, ToAgent, line,
+};
+use crate::job::{self, Target};
+use crate::model::validate::quoted;
+
+/// The agent's output, shared by the reader (answers) and the job's worker (events).
+type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+
+fn send(out: &Out, msg: &FromAgent) {
+    if let Ok(mut w) = out.lock() {
+        // A closed client cannot be told anything: the next read sees EOF and ends the agent.
+        let _ = w.write_all(line(msg).as_bytes()).and_then(|_| w.flush());
+    }
+}
+
+/// The job in flight.
+struct Running {
+    id: serde_json::Value,
+    cancel: Arc<AtomicBool>,
+    worker: JoinHandle<()>,
+}
+
+/// What the agent says about this machine in its hello.
+pub fn hello_machine() -> MachineHello {
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty());
+    let (gpus, driver, live, reason) = match crate::topology::live::read() {
+        Ok(t) => {
+            let driver = match &t.source {
+                crate::model::TopologySource::Live { driver_version, .. } => driver_version.clone(),
+                _ => None,
+            };
+            (
+                t.gpus.iter().filter_map(|g| g.name.clone()).collect(),
+                driver,
+                true,
+                None,
+            )
+        }
+        Err(e) => (Vec::new(), None, false, Some(e.to_string())),
+    };
+    MachineHello {
+        hostname,
+        os: std::env::consts::OS.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        gpus,
+        driver,
+        live,
+        reason,
+    }
+}
+
+/// Serves requests from `input`, answering on `output`, until end of input. Returns the exit
+/// code (0).
+pub fn serve(input: impl Read, output: Box<dyn Write + Send>) -> i32 {
+    let out: Out = Arc::new(Mutex::new(output));
+    send(
+        &out,
+        &FromAgent::Hello {
+            protocol: PROTOCOL_VERSION,
+            scalescope: env!("CARGO_PKG_VERSION").to_string(),
+            machine: hello_machine(),
+            jobs: JOB_KINDS.iter().map(|k| k.to_string()).collect(),
+        },
+    );
+    let mut running: Option<Running> = None;
+    crate::lines::read_lines(input, MAX_LINE, &mut |text, cut| {
+        if running.as_ref().is_some_and(|r| r.worker.is_finished())
+            && let Some(r) = running.take()
+        {
+            let _ = r.worker.join();
+        }
+        handle(&out, &mut running, &text, cut);
+    });
+    // End of input: the client is gone. Stop the job and let it release the GPUs.
+    if let Some(r) = running.take() {
+        r.cancel.store(true, Ordering::Relaxed);
+        let _ = r.worker.join();
+    }
+    0
+}
+
+fn handle(out: &Out, running: &mut Option<Running>, text: &str, cut: bool) {
+    let error = |id: serde_json::Value, message: String| {
+        send(out, &FromAgent::Error { id, error: message });
+    };
+    if text.trim().is_empty() {
+        return;
+    }
+    if cut {
+        return error(
+            serde_json::Value::Null,
+            format!("request longer than {} MiB: skipped", MAX_LINE >> 20),
+        );
+    }
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            return error(
+                serde_json::Value::Null,
+                format!("not JSON ({e}): {}", quoted(text)),
+            );
+        }
+    };
+    let id = value.get("id").cloned().unwrap_or(serde_json::Value::Null);
+    let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    if !matches!(kind, "topology" | "run" | "cancel") {
+        return error(
+            id,
+            format!(
+                "unknown request type {} (known: topology, run, cancel)",
+                quoted(kind)
+            ),
+        );
+    }
+    if id.is_null() {
+        return error(id, format!("a {kind} request needs an \"id\""));
+    }
+    let request: ToAgent = match serde_path_to_error::deserialize(&value) {
+        Ok(r) => r,
+        Err(e) => {
+            let path = e.path().to_string();
+            return error(id, format!("bad {kind} request at {path}: {}", e.inner()));
+        }
+    };
+    match request {
+        ToAgent::Topology { id, target } => match target.unwrap_or(Target::Live).load() {
+            Ok(t) => send(
+                out,
+                &FromAgent::Topology {
+                    id,
+                    topology: Box::new(t),
+                },
+            ),
+            Err(e) => error(id, e.to_string()),
+        },
+        ToAgent::Cancel { id } => match running {
+            Some(r) if r.id == id && !r.worker.is_finished() => {
+                r.cancel.store(true, Ordering::Relaxed)
+            }
+            _ => error(id, "no job with this id is running".into()),
+        },
+        ToAgent::Run { id, job } => {
+            if let Some(r) = running.as_ref().filter(|r| !r.worker.is_finished()) {
+                return error(id, format!("busy: job {} is running", r.id));
+            }
+            let cancel = Arc::new(AtomicBool::new(false));
+            let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());
+            let worker = std::thread::Builder::new()
+                .name("scalescope-agent-job".into())
+                .spawn(move || {
+                    let result = job::run(&job, &flag, &mut |event| {
+                        send(
+                            &out2,
+                            &FromAgent::Event {
+                                id: id2.clone(),
+                                event: Box::new(event.clone()),
+                            },
+                        )
+                    });
+                    let msg = match result {
+                        Ok(report) if report.cancelled => FromAgent::Cancelled {
+                            id: id2,
+                            report: Box::new(report),
+                        },
+                        Ok(report) => FromAgent::Done {
+                            id: id2,
+                            report: Box::new(report),
+                        },
+                        Err(e) => FromAgent::Failed {
+                            id: id2,
+                            error: e.message,
+                            code: e.code,
+                        },
+                    };
+                    send(&out2, &msg);
+                });
+            match worker {
+                Ok(worker) => *running = Some(Running { id, cancel, worker }),
+                Err(e) => error(id, format!("cannot start a worker thread: {e}")),
+            }
+        }
+    }
+}

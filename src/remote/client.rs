@@ -1,0 +1,505 @@
+//! The client side of `--remote HOST`: starts `scalescope agent` on the server through the system
+//! `ssh` (so keys, ssh-agent, ProxyJump and ~/.ssh/config work as for any ssh command), reads
+//! its hello, and runs jobs there, replaying their events into the caller's sink. When the
+//! connection drops, what arrived has already reached the sink; the caller gets an error that
+//! says so.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::protocol::{FromAgent, MAX_LINE, MachineHello, PROTOCOL_VERSION, ToAgent, line};
+use crate::job::{Event, Job, JobError, Target};
+use crate::model::Topology;
+use crate::model::validate::quoted;
+use crate::report::Report;
+
+/// What runs on the server when no `--remote-command` is given: scalescope from PATH, else the
+/// copy `--remote-install` puts in ~/.cache/scalescope; exit 127 (and say so) when neither is
+/// there.
+pub const DEFAULT_REMOTE_COMMAND: &str = "sh -c 'if command -v scalescope >/dev/null 2>&1; then exec scalescope agent; elif [ -x \"$HOME/.cache/scalescope/scalescope\" ]; then exec \"$HOME/.cache/scalescope/scalescope\" agent; else echo \"scalescope: not installed on this server\" >&2; exit 127; fi'";
+
+/// Where the installed copy goes on the server.
+pub const INSTALL_PATH: &str = "~/.cache/scalescope/scalescope";
+
+/// How to reach a server.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RemoteOptions {
+    /// `[user@]host` (or an alias of ~/.ssh/config).
+    pub host: String,
+    /// The ssh program and its options, split as a shell would (default `ssh`).
+    pub ssh: Option<String>,
+    /// What runs on the server instead of [`DEFAULT_REMOTE_COMMAND`], e.g.
+    /// `/opt/scalescope/bin/scalescope agent`.
+    pub command: Option<String>,
+}
+
+/// Why no connection could be made.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConnectError {
+    /// The server has no scalescope.
+    #[error(
+        "scalescope is not installed on {host} ({detail}); copy this one there with --remote-install (into {INSTALL_PATH}), or name it with --remote-command"
+    )]
+    NotInstalled { host: String, detail: String },
+    /// ssh itself failed (host unknown, refused, authentication).
+    #[error("ssh to {host} failed: {detail}")]
+    Ssh { host: String, detail: String },
+    /// Something answered, but not a scalescope agent this client understands.
+    #[error("{host}: {detail}")]
+    Protocol { host: String, detail: String },
+    /// Bad options (an ssh command that cannot be split, an empty host).
+    #[error("{0}")]
+    Options(String),
+}
+
+impl ConnectError {
+    /// The exit code: 2 for bad options, 1 for everything the network or server did.
+    pub fn code(&self) -> i32 {
+        match self {
+            Self::Options(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+impl From<ConnectError> for JobError {
+    fn from(e: ConnectError) -> Self {
+        JobError {
+            code: e.code(),
+            message: e.to_string(),
+            no_driver: false,
+        }
+    }
+}
+
+/// A connection to one server's agent.
+pub struct Client {
+    host: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// Lines from the agent's stdout; `None` once it ended.
+    rx: Receiver<Option<String>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    hello: MachineHello,
+    next_id: u64,
+}
+
+fn ssh_argv(opts: &RemoteOptions) -> Result<Vec<String>, ConnectError> {
+    if opts.host.trim().is_empty() || opts.host.starts_with('-') {
+        return Err(ConnectError::Options(format!(
+            "--remote: {} is not a host",
+            quoted(&opts.host)
+        )));
+    }
+    let ssh = opts.ssh.as_deref().unwrap_or("ssh");
+    let mut argv = shell_words::split(ssh)
+        .map_err(|e| ConnectError::Options(format!("--ssh {}: {e}", quoted(ssh))))?;
+    if argv.is_empty() {
+        return Err(ConnectError::Options("--ssh: empty command".into()));
+    }
+    argv.extend(
+        ["-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    argv.push(opts.host.clone());
+    Ok(argv)
+}
+
+fn tail_line(stderr: &Mutex<VecDeque<String>>) -> String {
+    stderr
+        .lock()
+        .ok()
+        .and_then(|t| {
+            t.iter()
+                .rev()
+                .map(|l| l.trim())
+                .find(|l| !l.is_empty())
+                .map(|l| quoted(l).trim_matches('"').to_string())
+        })
+        .unwrap_or_default()
+}
+
+impl Client {
+    /// Starts the agent on `opts.host` and reads its hello (within 90 s).
+    pub fn connect(opts: &RemoteOptions) -> Result<Client, ConnectError> {
+        let mut argv = ssh_argv(opts)?;
+        argv.push(
+            opts.command
+                .clone()
+                .unwrap_or_else(|| DEFAULT_REMOTE_COMMAND.to_string()),
+        );
+        let host = opts.host.clone();
+        let mut child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| ConnectError::Ssh {
+                host: host.clone(),
+                detail: format!("cannot start {}: {e}", argv[0]),
+            })?;
+        let (tx, rx) = channel();
+        let stdout = child.stdout.take();
+        std::thread::Builder::new()
+            .name("scalescope-remote-out".into())
+            .spawn(move || {
+                if let Some(o) = stdout {
+                    crate::lines::read_lines(o, MAX_LINE, &mut |l, _| {
+                        let _ = tx.send(Some(l));
+                    });
+                }
+                let _ = tx.send(None);
+            })
+            .map_err(|e| ConnectError::Ssh {
+                host: host.clone(),
+                detail: format!("cannot start a reader thread: {e}"),
+            })?;
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        if let Some(e) = child.stderr.take() {
+            let tail = stderr.clone();
+            let _ = std::thread::Builder::new()
+                .name("scalescope-remote-err".into())
+                .spawn(move || {
+                    crate::lines::read_lines(e, 4096, &mut |l, _| {
+                        if let Ok(mut t) = tail.lock() {
+                            if t.len() == 20 {
+                                t.pop_front();
+                            }
+                            t.push_back(l);
+                        }
+                    })
+                });
+        }
+        let stdin = child.stdin.take();
+        let mut client = Client {
+            host,
+            child,
+            stdin,
+            rx,
+            stderr,
+            hello: MachineHello {
+                hostname: None,
+                os: String::new(),
+                arch: String::new(),
+                gpus: Vec::new(),
+                driver: None,
+                live: false,
+                reason: None,
+            },
+            next_id: 1,
+        };
+        client.hello = client.read_hello()?;
+        Ok(client)
+    }
+
+    fn read_hello(&mut self) -> Result<MachineHello, ConnectError> {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(Some(l)) => match serde_json::from_str::<FromAgent>(l.trim()) {
+                    Ok(FromAgent::Hello {
+                        protocol, machine, ..
+                    }) if protocol == PROTOCOL_VERSION => return Ok(machine),
+                    Ok(FromAgent::Hello { protocol, .. }) => {
+                        return Err(ConnectError::Protocol {
+                            host: self.host.clone(),
+                            detail: format!(
+                                "its agent speaks protocol {protocol}, this scalescope {PROTOCOL_VERSION}: use the same version on both sides"
+                            ),
+                        });
+                    }
+                    // A login banner or other chatter before the hello.
+                    _ => continue,
+                },
+                Ok(None) => return Err(self.ended_before_hello()),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(ConnectError::Protocol {
+                        host: self.host.clone(),
+                        detail: "no answer from scalescope agent within 90 s".into(),
+                    });
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(self.ended_before_hello()),
+            }
+        }
+    }
+
+    fn ended_before_hello(&mut self) -> ConnectError {
+        let status = self.child.wait().ok().and_then(|s| s.code());
+        // The stderr reader may still be collecting the last lines.
+        std::thread::sleep(Duration::from_millis(100));
+        let detail = tail_line(&self.stderr);
+        let host = self.host.clone();
+        match status {
+            Some(127) => ConnectError::NotInstalled {
+                host,
+                detail: if detail.is_empty() {
+                    "command not found".into()
+                } else {
+                    detail
+                },
+            },
+            Some(255) => ConnectError::Ssh { host, detail },
+            code => ConnectError::Protocol {
+                host,
+                detail: format!(
+                    "the agent ended before saying hello (exit {}){}",
+                    code.map_or("by a signal".into(), |c| c.to_string()),
+                    if detail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {detail}")
+                    }
+                ),
+            },
+        }
+    }
+
+    /// The server's name as given.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// What the agent said about its machine.
+    pub fn machine(&self) -> &MachineHello {
+        &self.hello
+    }
+
+    fn send(&mut self, msg: &ToAgent) -> Result<(), JobError> {
+        let host = self.host.clone();
+        let stdin = self.stdin.as_mut().ok_or_else(|| lost(&host, ""))?;
+        stdin
+            .write_all(line(msg).as_bytes())
+            .and_then(|_| stdin.flush())
+            .map_err(|e| lost(&host, &e.to_string()))
+    }
+
+    fn lost_error(&mut self, events: usize) -> JobError {
+        std::thread::sleep(Duration::from_millis(100));
+        let why = tail_line(&self.stderr);
+        let mut e = lost(&self.host, &why);
+        if events > 0 {
+            e.message
+                .push_str(&format!(" — {events} event(s) had arrived and are kept"));
+        }
+        e
+    }
+
+    /// The server's topology (its live machine, or `target` there).
+    pub fn topology(&mut self, target: Option<Target>) -> Result<Topology, JobError> {
+        let id = serde_json::Value::from(self.next_id);
+        self.next_id += 1;
+        self.send(&ToAgent::Topology {
+            id: id.clone(),
+            target,
+        })?;
+        loop {
+            match self.rx.recv() {
+                Ok(Some(l)) => match serde_json::from_str::<FromAgent>(l.trim()) {
+                    Ok(FromAgent::Topology { id: i, topology }) if i == id => return Ok(*topology),
+                    Ok(FromAgent::Error { id: i, error }) if i == id || i.is_null() => {
+                        return Err(JobError::machine(format!("{}: {error}", self.host)));
+                    }
+                    _ => continue,
+                },
+                Ok(None) | Err(_) => return Err(self.lost_error(0)),
+            }
+        }
+    }
+
+    /// Runs `job` on the server, sending its events to `sink` as they arrive; sets `cancel` to
+    /// stop it there after the step in flight (the report then says `cancelled`).
+    pub fn run(
+        &mut self,
+        job: &Job,
+        cancel: &AtomicBool,
+        sink: &mut dyn FnMut(&Event),
+    ) -> Result<Report, JobError> {
+        let id = serde_json::Value::from(self.next_id);
+        self.next_id += 1;
+        self.send(&ToAgent::Run {
+            id: id.clone(),
+            job: Box::new(job.clone()),
+        })?;
+        let mut cancel_sent = false;
+        let mut events = 0;
+        loop {
+            if cancel.load(Ordering::Relaxed) && !cancel_sent {
+                cancel_sent = true;
+                self.send(&ToAgent::Cancel { id: id.clone() })?;
+            }
+            let l = match self.rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(Some(l)) => l,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.lost_error(events));
+                }
+            };
+            let msg = match serde_json::from_str::<FromAgent>(l.trim()) {
+                Ok(m) => m,
+                Err(e) => {
+                    return Err(JobError::machine(format!(
+                        "{}: the agent sent what this client cannot read ({e}): {}",
+                        self.host,
+                        quoted(&l)
+                    )));
+                }
+            };
+            match msg {
+                FromAgent::Event { id: i, event } if i == id => {
+                    events += 1;
+                    sink(&event);
+                }
+                FromAgent::Done { id: i, report } if i == id => return Ok(*report),
+                FromAgent::Cancelled { id: i, report } if i == id => {
+                    let mut r = *report;
+                    r.cancelled = true;
+                    return Ok(r);
+                }
+                FromAgent::Failed { id: i, error, code } if i == id => {
+                    return Err(JobError {
+                        code,
+                        message: format!("on {}: {error}", self.host),
+                        no_driver: false,
+                    });
+                }
+                FromAgent::Error { id: i, error } if i == id || i.is_null() => {
+                    return Err(JobError::input(format!("{}: {error}", self.host)));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn lost(host: &str, why: &str) -> JobError {
+    JobError::machine(format!(
+        "the connection to {host} was lost{}",
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({why})")
+        }
+    ))
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // End of input ends the agent (it cancels a running job and releases the GPUs).
+        drop(self.stdin.take());
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Copies this binary to the server (same OS and architecture only) into [`INSTALL_PATH`],
+/// where [`DEFAULT_REMOTE_COMMAND`] finds it. Returns what was done, in words.
+pub fn install(opts: &RemoteOptions) -> Result<String, ConnectError> {
+    let run = |remote: &str, input: Option<&std::path::Path>| -> Result<String, ConnectError> {
+        let mut argv = ssh_argv(opts)?;
+        argv.push(remote.to_string());
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        match input {
+            Some(p) => {
+                let f = std::fs::File::open(p).map_err(|e| {
+                    ConnectError::Options(format!("cannot read {}: {e}", p.display()))
+                })?;
+                cmd.stdin(Stdio::from(f));
+            }
+            None => {
+                cmd.stdin(Stdio::null());
+            }
+        }
+        let out = cmd.output().map_err(|e| ConnectError::Ssh {
+            host: opts.host.clone(),
+            detail: format!("cannot start {}: {e}", argv[0]),
+        })?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(ConnectError::Ssh {
+                host: opts.host.clone(),
+                detail: err.lines().last().unwrap_or("failed").trim().to_string(),
+            });
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let there = run("uname -sm", None)?;
+    let here = format!(
+        "{} {}",
+        if std::env::consts::OS == "linux" {
+            "Linux"
+        } else {
+            std::env::consts::OS
+        },
+        std::env::consts::ARCH
+    );
+    if there != here {
+        return Err(ConnectError::Protocol {
+            host: opts.host.clone(),
+            detail: format!(
+                "the server is {} and this binary {here}: build scalescope for it (scripts/build-portable.sh) and name it with --remote-command",
+                quoted(&there)
+            ),
+        });
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| ConnectError::Options(format!("cannot find this program's binary: {e}")))?;
+    run(
+        "mkdir -p \"$HOME/.cache/scalescope\" && cat > \"$HOME/.cache/scalescope/scalescope.part\" && chmod 755 \"$HOME/.cache/scalescope/scalescope.part\" && mv -f \"$HOME/.cache/scalescope/scalescope.part\" \"$HOME/.cache/scalescope/scalescope\"",
+        Some(&exe),
+    )?;
+    Ok(format!(
+        "copied {} ({here}) to {}:{INSTALL_PATH}",
+        exe.display(),
+        opts.host
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ssh_arguments_split_like_a_shell_and_refuse_bad_hosts() {
+        let opts = RemoteOptions {
+            host: "me@gpu01".into(),
+            ssh: Some("ssh -p 2222 -i 'my key'".into()),
+            command: None,
+        };
+        let argv = ssh_argv(&opts).unwrap();
+        assert_eq!(&argv[..5], &["ssh", "-p", "2222", "-i", "my key"]);
+        assert_eq!(argv.last().unwrap(), "me@gpu01");
+        for bad in ["", "-oProxyCommand=x"] {
+            let e = ssh_argv(&RemoteOptions {
+                host: bad.into(),
+                ..Default::default()
+            })
+            .unwrap_err();
+            assert_eq!(e.code(), 2, "{e}");
+        }
+        let e = ssh_argv(&RemoteOptions {
+            host: "h".into(),
+            ssh: Some("ssh 'unclosed".into()),
+            command: None,
+        })
+        .unwrap_err();
+        assert!(e.to_string().starts_with("--ssh"), "{e}");
+    }
+}

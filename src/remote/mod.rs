@@ -1,0 +1,56 @@
+//! Driving a GPU server from a laptop: `scalescope agent` serves jobs ([`crate::job`]) over its
+//! standard input and output as newline-delimited JSON (docs/PROTOCOL.md); the client starts it
+//! through the system `ssh` and runs jobs there, replaying their events into the same sinks a
+//! local run feeds. [`Runner`] is the one way the command line and the app run a job: here, or
+//! on a server.
+
+pub mod agent;
+pub mod client;
+pub mod protocol;
+
+use std::sync::atomic::AtomicBool;
+
+pub use client::{Client, ConnectError, RemoteOptions};
+
+use crate::job::{self, Event, Job, JobError};
+use crate::report::Report;
+
+/// Where jobs run.
+pub enum Runner {
+    /// On this machine.
+    Local,
+    /// On a server, through its agent.
+    Remote(Box<Client>),
+}
+
+impl Runner {
+    /// Runs `job`, sending its events to `sink` (from this machine's job, or replayed from the
+    /// server's); `cancel` stops it after the step in flight.
+    pub fn run(
+        &mut self,
+        job: &Job,
+        cancel: &AtomicBool,
+        sink: &mut dyn FnMut(&Event),
+    ) -> Result<Report, JobError> {
+        match self {
+            Self::Local => job::run(job, cancel, sink),
+            Self::Remote(c) => c.run(job, cancel, sink),
+        }
+    }
+
+    /// The topology of `target` where jobs run (a quick check before a long job).
+    pub fn topology(&mut self, target: &job::Target) -> Result<crate::model::Topology, JobError> {
+        match self {
+            Self::Local => Ok(target.load()?),
+            Self::Remote(c) => c.topology(Some(target.clone())),
+        }
+    }
+
+    /// The host jobs run on, `None` for this machine.
+    pub fn host(&self) -> Option<&str> {
+        match self {
+            Self::Local => None,
+            Self::Remote(c) => Some(c.host()),
+        }
+    }
+}
