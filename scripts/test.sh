@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs scalescope's test suite on a machine without GPUs, installing what the GUI snapshot tests
-# need to render offscreen (Mesa's software OpenGL/EGL) when it is missing.
+# Runs scalescope's test suite on a machine without GPUs, installing what it needs when missing:
+# Mesa's software OpenGL/EGL (the GUI snapshot tests render offscreen) and OpenSSH (the remote
+# tests start a throwaway sshd on localhost and drive `scalescope agent` through it).
 #
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
@@ -11,14 +12,21 @@ need_mesa() {
         ls /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so /usr/lib/*/dri/swrast_dri.so >/dev/null 2>&1; }
 }
 
-if need_mesa; then
-    packages="libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1"
+need_ssh() {
+    ! { command -v ssh >/dev/null && command -v ssh-keygen >/dev/null &&
+        { [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null; }; }
+}
+
+packages=""
+need_mesa && packages="libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1"
+need_ssh && packages="$packages openssh-server openssh-client"
+if [ -n "$packages" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "scripts/test.sh: installing Mesa software rendering for the GUI tests: $packages" >&2
+        echo "scripts/test.sh: installing what the GUI and remote tests need: $packages" >&2
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $packages >/dev/null
     else
-        echo "scripts/test.sh: the GUI snapshot tests need Mesa's software renderer; install: $packages" >&2
+        echo "scripts/test.sh: the GUI and remote tests need: $packages (install them)" >&2
         exit 1
     fi
 fi

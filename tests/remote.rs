@@ -1,0 +1,511 @@
+//! Driving scalescope on another machine: `scalescope agent` through a real sshd on localhost
+//! (started by the test on a free port with throwaway keys; scripts/test.sh installs
+//! openssh-server when missing), and the agent protocol on malformed input. No GPU needed: the
+//! jobs are modeled.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_scalescope");
+
+/// A running sshd on 127.0.0.1 that accepts the test's key for the current user.
+struct Sshd {
+    _dir: tempfile::TempDir,
+    child: Child,
+    ssh: String,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sshd_binary() -> Option<PathBuf> {
+    ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+fn run(cmd: &mut Command) -> bool {
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Starts one sshd for the whole test binary; `None` (with the reason printed) where sshd or
+/// ssh is missing or cannot run here.
+fn sshd() -> Option<&'static Sshd> {
+    static SSHD: OnceLock<Option<Sshd>> = OnceLock::new();
+    SSHD.get_or_init(|| {
+        let Some(bin) = sshd_binary() else {
+            eprintln!("skipped: no sshd (scripts/test.sh installs openssh-server)");
+            return None;
+        };
+        let dir = tempfile::tempdir().ok()?;
+        let d = dir.path();
+        for key in ["host_key", "client_key"] {
+            if !run(Command::new("ssh-keygen").args([
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                d.join(key).to_str()?,
+            ])) {
+                eprintln!("skipped: ssh-keygen failed");
+                return None;
+            }
+        }
+        std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).ok()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\nPidFile {dir}/sshd.pid\nPermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n",
+            dir = d.display()
+        );
+        std::fs::write(d.join("sshd_config"), config).ok()?;
+        // The privilege-separation directory sshd insists on.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let child = Command::new(bin)
+            .args(["-D", "-e", "-f"])
+            .arg(d.join("sshd_config"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if start.elapsed() > Duration::from_secs(10) {
+                eprintln!("skipped: sshd did not listen on port {port}");
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let ssh = format!(
+            "ssh -p {port} -i {} -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+            d.join("client_key").display()
+        );
+        let s = Sshd {
+            _dir: dir,
+            child,
+            ssh,
+        };
+        // One real login, or skip.
+        let ok = Command::new("sh")
+            .args(["-c", &format!("{} 127.0.0.1 true", s.ssh)])
+            .stdin(Stdio::null())
+            .status()
+            .is_ok_and(|st| st.success());
+        if !ok {
+            eprintln!("skipped: cannot log in through the test sshd");
+            return None;
+        }
+        Some(s)
+    })
+    .as_ref()
+}
+
+/// `scalescope --remote 127.0.0.1 …` through the test sshd, with `remote_command` (default: this
+/// build's agent) run there.
+fn remote(s: &Sshd, remote_command: Option<&str>, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(["--remote", "127.0.0.1", "--ssh", &s.ssh, "--remote-command"])
+        .arg(remote_command.map_or_else(|| format!("{BIN} agent"), |r| r.to_string()))
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "");
+    c
+}
+
+fn local(args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn topology_and_a_modeled_bandwidth_job_stream_through_ssh() {
+    let Some(s) = sshd() else { return };
+    let out = remote(
+        s,
+        None,
+        &["topo", "--catalog", "dgx-h100", "--format", "csv"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let here = local(&["topo", "--catalog", "dgx-h100", "--format", "csv"]);
+    assert_eq!(out.stdout, here.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("connected to 127.0.0.1"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("remote.csv"), dir.path().join("local.csv"));
+    let args = |csv: &Path| {
+        vec![
+            "bench".to_string(),
+            "bandwidth".into(),
+            "--modeled".into(),
+            "--catalog".into(),
+            "h200-2x-sxm".into(),
+            "--tests".into(),
+            "p2p_read_ce,h2d,latency_d2d".into(),
+            "--sizes".into(),
+            "4K..1M".into(),
+            "--csv".into(),
+            csv.display().to_string(),
+        ]
+    };
+    let ra: Vec<String> = args(&a);
+    let out = remote(s, None, &ra.iter().map(String::as_str).collect::<Vec<_>>())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let la: Vec<String> = args(&b);
+    let here = local(&la.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(here.status.success());
+    // The same figures, the same table: the server's rows arrived whole.
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert_eq!(out.stdout, here.stdout);
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap()
+}
+
+/// Waits until `path` has more than `n` lines (or fails after 60 s).
+fn wait_for_lines(path: &Path, n: usize) {
+    let start = Instant::now();
+    while lines(path) <= n {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{path:?} stayed short"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn ctrl_c_cancels_the_job_on_the_server_and_keeps_what_arrived() {
+    let Some(s) = sshd() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let agent = format!("env SCALESCOPE_TEST_CASE_DELAY_MS=40 {BIN} agent");
+    let mut child = remote(
+        s,
+        Some(&agent),
+        &[
+            "--bench",
+            "--modeled",
+            "--catalog",
+            "hgx-h200",
+            "--suite",
+            "bandwidth",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    wait_for_lines(&out.join("bandwidth.csv"), 5);
+    // SAFETY: kill(2) on our own child's pid; no memory is touched.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+    assert_eq!(status.code(), Some(130), "{err}");
+    let r = report(&out);
+    assert_eq!(r["cancelled"], true, "{err}");
+    let rows = r["bandwidth"]["results"].as_array().unwrap().len();
+    assert!(rows > 0, "{err}");
+    // Far fewer than the whole run: the server stopped.
+    let whole = local(&[
+        "bench",
+        "bandwidth",
+        "--modeled",
+        "--catalog",
+        "hgx-h200",
+        "--tests",
+        "h2d,d2h,p2p_write_ce,p2p_read_ce,p2p_bidir_ce,p2p_write_sm,latency_d2d",
+        "--sizes",
+        "64M,512M",
+        "--csv",
+        dir.path().join("whole.csv").to_str().unwrap(),
+    ]);
+    assert!(whole.status.success());
+    assert!(
+        rows + 1 < lines(&dir.path().join("whole.csv")),
+        "{rows} rows"
+    );
+}
+
+#[test]
+fn a_lost_connection_keeps_what_arrived_and_says_so() {
+    let Some(s) = sshd() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    // The agent is killed 3 s into a job that takes longer: the connection drops mid-job.
+    let agent = format!("env SCALESCOPE_TEST_CASE_DELAY_MS=40 timeout -s KILL 3 {BIN} agent");
+    let o = remote(
+        s,
+        Some(&agent),
+        &[
+            "--bench",
+            "--modeled",
+            "--catalog",
+            "hgx-h200",
+            "--suite",
+            "bandwidth",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("connection to 127.0.0.1 was lost") && err.contains("are kept"),
+        "{err}"
+    );
+    assert_eq!(err.lines().filter(|l| l.starts_with("Error:")).count(), 1);
+    let r = report(&out);
+    assert!(!r["bandwidth"]["results"].as_array().unwrap().is_empty());
+    assert!(lines(&out.join("bandwidth.csv")) > 1);
+}
+
+#[test]
+fn a_server_without_scalescope_is_named_with_the_way_out() {
+    let Some(s) = sshd() else { return };
+    let o = remote(
+        s,
+        Some("sh -c 'echo scalescope: not found >&2; exit 127'"),
+        &["topo"],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not installed on 127.0.0.1") && err.contains("--remote-install"),
+        "{err}"
+    );
+    // ssh's own failure (nothing listens) is an ssh error, not a missing scalescope.
+    let o = Command::new(BIN)
+        .args([
+            "--remote",
+            "127.0.0.1",
+            "--ssh",
+            "ssh -p 1 -o ConnectTimeout=5 -o StrictHostKeyChecking=no",
+            "topo",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("ssh to 127.0.0.1 failed"), "{err}");
+}
+
+#[test]
+fn remote_install_copies_this_binary_and_then_runs_it() {
+    let Some(s) = sshd() else { return };
+    let home = std::env::var("HOME").unwrap_or_default();
+    let installed = Path::new(&home).join(".cache/scalescope/scalescope");
+    let on_path = Command::new("sh")
+        .args([
+            "-c",
+            &format!("{} 127.0.0.1 'command -v scalescope'", s.ssh),
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if installed.exists() || on_path {
+        eprintln!("skipped: scalescope is already installed for this user ({installed:?})");
+        return;
+    }
+    // The default remote command: scalescope is neither on the server's PATH nor installed.
+    let mut c = Command::new(BIN);
+    c.args([
+        "--remote",
+        "127.0.0.1",
+        "--ssh",
+        &s.ssh,
+        "topo",
+        "--catalog",
+        "dgx-h100",
+    ]);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--remote-install"));
+    let mut c = Command::new(BIN);
+    c.args([
+        "--remote",
+        "127.0.0.1",
+        "--ssh",
+        &s.ssh,
+        "--remote-install",
+        "topo",
+        "--catalog",
+        "dgx-h100",
+    ]);
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let cleanup = || {
+        let _ = std::fs::remove_file(&installed);
+    };
+    if !o.status.success() {
+        cleanup();
+        panic!("{err}");
+    }
+    assert!(
+        err.contains("copied") && err.contains(".cache/scalescope"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("NV18"));
+    cleanup();
+}
+
+/// Talks to `scalescope agent` directly: sends `requests`, closes its input, and returns every
+/// line it wrote (each parsed) and its exit status.
+fn agent_session(requests: &[String], env: &[(&str, &str)]) -> (Vec<serde_json::Value>, bool) {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("agent")
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let reqs = requests.to_vec();
+    let writer = std::thread::spawn(move || {
+        for r in reqs {
+            let _ = stdin.write_all(r.as_bytes());
+            let _ = stdin.write_all(b"\n");
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    });
+    let mut out = Vec::new();
+    for l in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let l = l.unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+        out.push(v);
+    }
+    writer.join().unwrap();
+    (out, child.wait().unwrap().success())
+}
+
+fn job(kind: &str) -> String {
+    format!(
+        r#"{{"kind":"{kind}","target":{{"kind":"catalog","name":"h200-2x-sxm"}},"options":{{"gpus":[],"tests":["p2p_read_ce"],"sizes":[1048576],"iters":4,"samples":3}},"modeled":true}}"#
+    )
+}
+
+#[test]
+fn the_agent_answers_bad_requests_and_keeps_serving() {
+    let requests = vec![
+        "this is not json".to_string(),
+        r#"{"type":"frobnicate","id":1}"#.into(),
+        r#"{"type":"run","id":2}"#.into(),
+        r#"{"type":"run"}"#.into(),
+        r#"{"type":"cancel","id":99}"#.into(),
+        format!(r#"{{"type":"run","id":"b","job":{}}}"#, job("bandwidth")),
+        r#"{"type":"topology","id":5,"target":{"kind":"catalog","name":"dgx-h100"}}"#.into(),
+        r#"{"type":"topology","id":6,"target":{"kind":"catalog","name":"no-such-machine"}}"#.into(),
+        format!(
+            "{{\"type\":\"run\",\"id\":7,\"pad\":\"{}\"}}",
+            "x".repeat(17 << 20)
+        ),
+        "\u{1b}[31m{".into(),
+    ];
+    let (out, ok) = agent_session(&requests, &[]);
+    assert!(ok, "the agent ends with 0 at end of input");
+    assert_eq!(out[0]["type"], "hello");
+    assert_eq!(out[0]["protocol"], 1);
+    let errors: Vec<&serde_json::Value> = out.iter().filter(|m| m["type"] == "error").collect();
+    let texts: Vec<String> = errors
+        .iter()
+        .map(|e| e["error"].as_str().unwrap().to_string())
+        .collect();
+    let has = |s: &str| texts.iter().any(|t| t.contains(s));
+    assert!(has("not JSON"), "{texts:?}");
+    assert!(has("unknown request type \"frobnicate\""), "{texts:?}");
+    assert!(has("bad run request"), "{texts:?}");
+    assert!(has("needs an \"id\""), "{texts:?}");
+    assert!(has("no job with this id"), "{texts:?}");
+    assert!(has("no-such-machine"), "{texts:?}");
+    assert!(has("longer than 16 MiB"), "{texts:?}");
+    // Every error is one line of JSON with no raw control character.
+    for t in &texts {
+        assert!(!t.contains('\u{1b}') && !t.contains('\n'), "{t:?}");
+    }
+    // The good requests were served between the bad ones.
+    let done = out
+        .iter()
+        .find(|m| m["type"] == "done" && m["id"] == "b")
+        .expect("the bandwidth job finished");
+    assert!(
+        !done["report"]["bandwidth"]["results"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert!(out.iter().any(|m| m["type"] == "event" && m["id"] == "b"));
+    assert!(out.iter().any(|m| m["type"] == "topology" && m["id"] == 5));
+}
+
+#[test]
+fn one_job_at_a_time_and_cancel_stops_it() {
+    let requests = vec![
+        format!(
+            r#"{{"type":"run","id":1,"job":{{"kind":"suite","target":{{"kind":"catalog","name":"hgx-h200"}},"options":{{"stages":["topology","bandwidth"],"modeled":true}}}}}}"#
+        ),
+        format!(r#"{{"type":"run","id":2,"job":{}}}"#, job("bandwidth")),
+        r#"{"type":"cancel","id":1}"#.into(),
+    ];
+    let (out, ok) = agent_session(&requests, &[("SCALESCOPE_TEST_CASE_DELAY_MS", "30")]);
+    assert!(ok);
+    assert!(
+        out.iter().any(|m| m["type"] == "error"
+            && m["id"] == 2
+            && m["error"].as_str().unwrap().starts_with("busy")),
+        "{out:?}"
+    );
+    let end = out
+        .iter()
+        .find(|m| m["id"] == 1 && (m["type"] == "cancelled" || m["type"] == "done"))
+        .expect("job 1 ended");
+    assert_eq!(end["type"], "cancelled");
+    assert_eq!(end["report"]["cancelled"], true);
+}
