@@ -10,12 +10,16 @@ fn fail(e: CliError) -> ! {
 }
 
 #[cfg(feature = "gui")]
-fn open_app(report_paths: Vec<std::path::PathBuf>) {
+fn open_app(
+    report_paths: Vec<std::path::PathBuf>,
+    remote: Option<scalescope::remote::RemoteOptions>,
+) {
     if let Err(e) = cli::check_display() {
         fail(e);
     }
     let startup = scalescope::ui::Startup {
         report_paths,
+        remote,
         ..Default::default()
     };
     if let Err(e) = scalescope::ui::run_app(startup) {
@@ -24,7 +28,7 @@ fn open_app(report_paths: Vec<std::path::PathBuf>) {
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_app(_: Vec<std::path::PathBuf>) {
+fn open_app(_: Vec<std::path::PathBuf>, _: Option<scalescope::remote::RemoteOptions>) {
     fail(CliError::env(anyhow::anyhow!(
         "this scalescope was built without the desktop app (headless build): use the command \
          line (`scalescope --help`), or open the app from a laptop with `scalescope --remote HOST`"
@@ -33,7 +37,7 @@ fn open_app(_: Vec<std::path::PathBuf>) {
 
 fn main() {
     if std::env::args_os().len() == 1 {
-        open_app(Vec::new());
+        open_app(Vec::new(), None);
         return;
     }
     let cli = match Cli::try_parse() {
@@ -48,7 +52,7 @@ fn main() {
         if let Err(e) = cli::check_reports(&cli.reports) {
             fail(e);
         }
-        open_app(cli.reports.clone());
+        open_app(cli.reports.clone(), cli.remote.options());
         return;
     }
     if let Err(e) = cli::run(cli) {

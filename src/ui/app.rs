@@ -31,6 +31,9 @@ pub struct Startup {
     pub open_paths: Vec<String>,
     /// Reports (`report.json`) given on the command line, opened at startup.
     pub report_paths: Vec<PathBuf>,
+    /// A server to connect to at startup (`scalescope --remote HOST`); its ssh command and
+    /// remote command are also those of every server connected from the app.
+    pub remote: Option<crate::remote::RemoteOptions>,
 }
 
 /// The views, shown as tabs in the top bar. Each view lives in a file of its own.
@@ -79,6 +82,8 @@ pub struct Settings {
     pub view: View,
     /// Dark theme (the default) or light.
     pub dark_mode: bool,
+    /// Servers connected to recently, newest first.
+    pub recent_hosts: Vec<String>,
 }
 
 impl Default for Settings {
@@ -86,9 +91,13 @@ impl Default for Settings {
         Self {
             view: View::Topology,
             dark_mode: true,
+            recent_hosts: Vec::new(),
         }
     }
 }
+
+/// How many servers "recent" remembers.
+const RECENT_HOSTS: usize = 8;
 
 /// Which topology is selected in the side panel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,6 +110,32 @@ pub enum SourceKey {
     Imported(usize),
     /// The n-th opened (or bundled) report.
     Report(usize),
+    /// The n-th server connected to (`--remote`, "Connect to server…").
+    Server(usize),
+}
+
+/// A server the app connected to (or tries to).
+pub struct ServerEntry {
+    /// `[user@]host` as typed.
+    pub host: String,
+    pub state: ServerState,
+}
+
+/// Where a server's connection stands.
+pub enum ServerState {
+    Connecting,
+    /// Connected: jobs go through `runner`; `topology` is the server's live machine.
+    Ready {
+        runner: super::jobs::SharedRunner,
+        topology: Box<Topology>,
+        /// A quick suite is running there (its report will appear under Reports).
+        suite_running: bool,
+    },
+    /// Why not; `not_installed`: the server has no scalescope (the app offers to copy it).
+    Failed {
+        reason: String,
+        not_installed: bool,
+    },
 }
 
 /// An opened report and the views filled with its results.
@@ -152,6 +187,17 @@ enum Msg {
     Saved(Option<Result<String, String>>),
     /// The file dialog closed without a choice.
     DialogClosed,
+    /// A connection attempt ended: the client and the server's topology, or why not (and
+    /// whether scalescope is missing there).
+    Server {
+        host: String,
+        result: Result<(Box<crate::remote::Client>, Box<Topology>), (String, bool)>,
+    },
+    /// A server's quick suite ended.
+    ServerSuite {
+        host: String,
+        result: Result<Box<Report>, String>,
+    },
 }
 
 /// Something the user asked for during layout, handled after it.
@@ -173,6 +219,12 @@ pub enum Command {
     DismissError,
     /// Hide the "live data unavailable" banner.
     DismissBanner,
+    /// Connect to this server (`[user@]host`).
+    Connect(String),
+    /// Copy this binary to the n-th server, then connect.
+    InstallOn(usize),
+    /// Run the quick suite on the n-th server; its report joins Reports (and Compare).
+    RunSuiteOn(usize),
 }
 
 /// The scalescope window: sources on the left, the selected view in the middle.
@@ -202,6 +254,14 @@ pub struct App {
     tx: Sender<Msg>,
     rx: Receiver<Msg>,
     theme_applied: Option<bool>,
+    /// Servers connected to (or tried).
+    servers: Vec<ServerEntry>,
+    /// The "Connect to server…" field.
+    pub server_field: String,
+    /// The ssh and remote commands every connection uses (from `--ssh`, `--remote-command`).
+    remote_defaults: crate::remote::RemoteOptions,
+    /// The server named by `--remote`, connected to on the first frame.
+    connect_on_start: Option<String>,
 }
 
 impl App {
@@ -233,6 +293,7 @@ impl App {
         if !startup.report_paths.is_empty() {
             app.spawn_open_reports(cc.egui_ctx.clone(), startup.report_paths);
         }
+        app.remote_at_start(startup.remote);
         app
     }
 
@@ -249,7 +310,17 @@ impl App {
             let results = read_reports(&startup.report_paths);
             app.on_reports(results);
         }
+        app.remote_at_start(startup.remote);
         app
+    }
+
+    /// Takes the ssh settings of `--remote` for every connection, and connects to its host on
+    /// the first frame.
+    fn remote_at_start(&mut self, remote: Option<crate::remote::RemoteOptions>) {
+        if let Some(r) = remote {
+            self.connect_on_start = Some(r.host.clone());
+            self.remote_defaults = r;
+        }
     }
 
     /// Opens reports already in memory (for tests and scripted use) and shows the last one.
@@ -297,6 +368,10 @@ impl App {
             tx,
             rx,
             theme_applied: None,
+            servers: Vec::new(),
+            server_field: String::new(),
+            remote_defaults: Default::default(),
+            connect_on_start: None,
         }
     }
 
@@ -310,6 +385,151 @@ impl App {
             SourceKey::Catalog(_) => self.catalog_topology.as_ref(),
             SourceKey::Imported(i) => self.imported.get(*i),
             SourceKey::Report(i) => self.reports.get(*i).map(|e| &e.report.topology),
+            SourceKey::Server(i) => match self.servers.get(*i).map(|s| &s.state) {
+                Some(ServerState::Ready { topology, .. }) => Some(topology),
+                _ => None,
+            },
+        }
+    }
+
+    /// The servers connected to (or tried).
+    pub fn servers(&self) -> &[ServerEntry] {
+        &self.servers
+    }
+
+    /// Adds a connected server as a source and shows it (for tests and scripted use; the app
+    /// itself connects on a worker thread).
+    pub fn add_server(&mut self, host: &str, client: crate::remote::Client, topology: Topology) {
+        self.on_server(host.to_string(), Ok((Box::new(client), Box::new(topology))));
+    }
+
+    /// Starts connecting to `host` on a worker thread (after copying this binary there when
+    /// `install`); the server shows under Servers at once, connecting.
+    fn connect(&mut self, ctx: egui::Context, host: String, install: bool) {
+        let host = host.trim().to_string();
+        if host.is_empty() {
+            return;
+        }
+        let entry = ServerEntry {
+            host: host.clone(),
+            state: ServerState::Connecting,
+        };
+        match self.servers.iter().position(|s| s.host == host) {
+            Some(i) => self.servers[i] = entry,
+            None => self.servers.push(entry),
+        }
+        let opts = crate::remote::RemoteOptions {
+            host: host.clone(),
+            ..self.remote_defaults.clone()
+        };
+        self.spawn_worker(ctx, "scalescope-connect", move || {
+            let result = (|| {
+                if install {
+                    crate::remote::client::install(&opts).map_err(|e| (e.to_string(), false))?;
+                }
+                let mut client = crate::remote::Client::connect(&opts).map_err(|e| {
+                    let missing = matches!(e, crate::remote::ConnectError::NotInstalled { .. });
+                    (e.to_string(), missing)
+                })?;
+                let topology = client.topology(None).map_err(|e| (e.message, false))?;
+                Ok((Box::new(client), Box::new(topology)))
+            })();
+            Msg::Server { host, result }
+        });
+    }
+
+    fn on_server(
+        &mut self,
+        host: String,
+        result: Result<(Box<crate::remote::Client>, Box<Topology>), (String, bool)>,
+    ) {
+        let state = match result {
+            Ok((client, topology)) => ServerState::Ready {
+                runner: std::sync::Arc::new(std::sync::Mutex::new(crate::remote::Runner::Remote(
+                    client,
+                ))),
+                topology,
+                suite_running: false,
+            },
+            Err((reason, not_installed)) => ServerState::Failed {
+                reason,
+                not_installed,
+            },
+        };
+        let ready = matches!(state, ServerState::Ready { .. });
+        let i = match self.servers.iter().position(|s| s.host == host) {
+            Some(i) => {
+                self.servers[i].state = state;
+                i
+            }
+            None => {
+                self.servers.push(ServerEntry {
+                    host: host.clone(),
+                    state,
+                });
+                self.servers.len() - 1
+            }
+        };
+        if ready {
+            let recent = &mut self.settings.recent_hosts;
+            recent.retain(|h| *h != host);
+            recent.insert(0, host);
+            recent.truncate(RECENT_HOSTS);
+            self.user_selected = true;
+            self.select(SourceKey::Server(i));
+        }
+    }
+
+    /// Runs the quick suite on a connected server; its report joins Reports when it ends.
+    fn run_suite_on(&mut self, ctx: egui::Context, i: usize) {
+        let Some(ServerEntry {
+            host,
+            state:
+                ServerState::Ready {
+                    runner,
+                    suite_running,
+                    ..
+                },
+        }) = self.servers.get_mut(i)
+        else {
+            return;
+        };
+        if *suite_running {
+            return;
+        }
+        *suite_running = true;
+        let (runner, host) = (runner.clone(), host.clone());
+        let job = crate::job::Job::Suite {
+            target: crate::job::Target::Live,
+            options: crate::job::SuiteOptions {
+                stages: crate::job::Stage::ALL.to_vec(),
+                ..Default::default()
+            },
+        };
+        self.spawn_worker(ctx, "scalescope-server-suite", move || {
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let result = match runner.lock() {
+                Ok(mut r) => r
+                    .run(&job, &cancel, &mut |_| {})
+                    .map(Box::new)
+                    .map_err(|e| e.message),
+                Err(_) => Err("the server connection is broken".to_string()),
+            };
+            Msg::ServerSuite { host, result }
+        });
+    }
+
+    /// The server the selected source belongs to: its connection and name.
+    fn current_runner(&self) -> Option<(super::jobs::SharedRunner, String)> {
+        match self.selected {
+            SourceKey::Server(i) => match self.servers.get(i) {
+                Some(ServerEntry {
+                    host,
+                    state: ServerState::Ready { runner, .. },
+                }) => Some((runner.clone(), host.clone())),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -350,6 +570,13 @@ impl App {
             Command::ToggleTheme => self.settings.dark_mode = !self.settings.dark_mode,
             Command::DismissError => self.error = None,
             Command::DismissBanner => self.banner_dismissed = true,
+            Command::Connect(host) => self.connect(ctx.clone(), host, false),
+            Command::InstallOn(i) => {
+                if let Some(host) = self.servers.get(i).map(|s| s.host.clone()) {
+                    self.connect(ctx.clone(), host, true);
+                }
+            }
+            Command::RunSuiteOn(i) => self.run_suite_on(ctx.clone(), i),
         }
     }
 
@@ -393,6 +620,14 @@ impl App {
             },
             SourceKey::Imported(i) if *i >= self.imported.len() => return,
             SourceKey::Report(i) if *i >= self.reports.len() => return,
+            SourceKey::Server(i)
+                if !matches!(
+                    self.servers.get(*i).map(|s| &s.state),
+                    Some(ServerState::Ready { .. })
+                ) =>
+            {
+                return;
+            }
             SourceKey::Live if matches!(self.live, LiveState::Failed(_)) => return,
             _ => {}
         }
@@ -662,6 +897,20 @@ impl App {
                 Ok(Msg::Saved(Some(Err(e)))) => self.error = Some(format!("Save failed: {e}")),
                 Ok(Msg::Saved(None)) => {}
                 Ok(Msg::DialogClosed) => self.dialog_open = false,
+                Ok(Msg::Server { host, result }) => self.on_server(host, result),
+                Ok(Msg::ServerSuite { host, result }) => {
+                    if let Some(ServerEntry {
+                        state: ServerState::Ready { suite_running, .. },
+                        ..
+                    }) = self.servers.iter_mut().find(|s| s.host == host)
+                    {
+                        *suite_running = false;
+                    }
+                    match result {
+                        Ok(r) => self.on_reports(vec![Ok(*r)]),
+                        Err(e) => self.error = Some(format!("Suite on {host} failed: {e}")),
+                    }
+                }
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
@@ -704,6 +953,9 @@ impl App {
                 egui::Theme::Light
             });
             self.theme_applied = Some(self.settings.dark_mode);
+        }
+        if let Some(host) = self.connect_on_start.take() {
+            self.connect(ctx.clone(), host, false);
         }
         self.poll_workers();
         self.handle_dropped_files(&ctx);
@@ -752,7 +1004,7 @@ impl App {
         });
     }
 
-    fn sources_panel(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn sources_panel(&mut self, ui: &mut Ui, commands: &mut Vec<Command>) {
         egui::Panel::left("sources")
             .default_size(270.0)
             .min_size(200.0)
@@ -762,6 +1014,8 @@ impl App {
                     ui.label(RichText::new("Sources").strong().size(16.0));
                     ui.add_space(6.0);
                     self.live_entry(ui, commands);
+                    ui.add_space(8.0);
+                    self.servers_section(ui, commands);
                     ui.add_space(8.0);
                     ui.label(RichText::new("Hardware catalog").weak());
                     for entry in &self.catalog {
@@ -848,6 +1102,117 @@ impl App {
                     );
                 });
             });
+    }
+
+    /// Servers: each with its state, and "Connect to server…" with the recent hosts.
+    fn servers_section(&mut self, ui: &mut Ui, commands: &mut Vec<Command>) {
+        ui.label(RichText::new("Servers (over ssh)").weak());
+        for (i, s) in self.servers.iter().enumerate() {
+            let selected = self.selected == SourceKey::Server(i);
+            match &s.state {
+                ServerState::Connecting => {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        ui.label(format!("{} (connecting…)", s.host));
+                    });
+                }
+                ServerState::Ready {
+                    topology,
+                    suite_running,
+                    ..
+                } => {
+                    ui.horizontal(|ui| {
+                        topology_view::badge(ui, "server", palette::source_badge("live"));
+                        let r = ui
+                            .add(
+                                egui::Button::selectable(
+                                    selected,
+                                    format!("{} · {} GPUs", s.host, topology.gpus.len()),
+                                )
+                                .wrap(),
+                            )
+                            .on_hover_text(topology.source.label());
+                        if r.clicked() {
+                            commands.push(Command::Select(SourceKey::Server(i)));
+                        }
+                    });
+                    ui.horizontal(|ui| {
+                        ui.add_space(12.0);
+                        if *suite_running {
+                            ui.spinner();
+                            ui.label(RichText::new("quick suite running…").weak());
+                        } else if ui
+                            .small_button("▶ Quick suite → report")
+                            .on_hover_text(
+                                "Run --bench --quick there; the report appears under Reports (and in Compare)",
+                            )
+                            .clicked()
+                        {
+                            commands.push(Command::RunSuiteOn(i));
+                        }
+                        if ui.small_button("Reconnect").clicked() {
+                            commands.push(Command::Connect(s.host.clone()));
+                        }
+                    });
+                }
+                ServerState::Failed {
+                    reason,
+                    not_installed,
+                } => {
+                    ui.label(RichText::new(&s.host).strong());
+                    ui.colored_label(palette::P2P_REFUSED, reason);
+                    ui.horizontal(|ui| {
+                        if *not_installed
+                            && ui
+                                .button("Copy scalescope there")
+                                .on_hover_text(
+                                    "Copies this binary (same OS and architecture) to ~/.cache/scalescope on the server",
+                                )
+                                .clicked()
+                        {
+                            commands.push(Command::InstallOn(i));
+                        }
+                        if ui.small_button("Retry").clicked() {
+                            commands.push(Command::Connect(s.host.clone()));
+                        }
+                    });
+                }
+            }
+        }
+        ui.horizontal(|ui| {
+            let field = ui.add(
+                egui::TextEdit::singleline(&mut self.server_field)
+                    .hint_text("user@host")
+                    .desired_width(130.0),
+            );
+            let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            let ok = !self.server_field.trim().is_empty();
+            let clicked = ui
+                .add_enabled(ok, egui::Button::new("Connect to server…"))
+                .on_hover_text(
+                    "Runs `scalescope agent` there through your ssh (keys, ssh-agent, ~/.ssh/config)",
+                )
+                .clicked();
+            if ok && (clicked || enter) {
+                commands.push(Command::Connect(self.server_field.trim().to_string()));
+            }
+        });
+        let recent: Vec<&String> = self
+            .settings
+            .recent_hosts
+            .iter()
+            .filter(|h| !self.servers.iter().any(|s| &s.host == *h))
+            .collect();
+        if !recent.is_empty() {
+            ui.horizontal_wrapped(|ui| {
+                ui.label(RichText::new("recent:").size(11.5).weak());
+                for h in recent {
+                    if ui.small_button(h.as_str()).clicked() {
+                        commands.push(Command::Connect(h.clone()));
+                    }
+                }
+            });
+        }
     }
 
     fn live_entry(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
@@ -974,18 +1339,23 @@ impl App {
         // Measurement views keep running while another view or source is shown; they get a
         // copy of the topology so that they can hold their own state mutably.
         let topology = self.current_topology().cloned();
-        let this_machine = self.selected == SourceKey::Live;
+        // A server's machine is measured there, through its connection.
+        let runner = self.current_runner();
+        let this_machine = self.selected == SourceKey::Live || runner.is_some();
         match topology {
             Some(t) if self.settings.view == View::Bandwidth => {
                 self.bandwidth.set_this_machine(this_machine);
+                self.bandwidth.set_runner(runner);
                 self.bandwidth.ui(ui, &t)
             }
             Some(t) if self.settings.view == View::Collectives => {
                 self.collectives.set_this_machine(this_machine);
+                self.collectives.set_runner(runner);
                 self.collectives.ui(ui, &t)
             }
             Some(t) if self.settings.view == View::Scaling => {
                 self.scaling.set_this_machine(this_machine);
+                self.scaling.set_runner(runner);
                 self.scaling.ui(ui, &t)
             }
             Some(t) => {

@@ -3,17 +3,14 @@
 //! heatmaps (GB/s and % of line rate) and bandwidth-vs-size plots.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, RichText, Ui, vec2};
 use egui_plot::{Line, Plot, PlotPoints, Points};
 
-use super::jobs::{Job, JobMsg, Reporter, RunState};
+use super::jobs::{RunState, spawn_job};
 use super::palette;
 use super::topology_view::{Cell, matrix};
-use crate::bench::modeled::{Assumptions, ModeledBackend};
-use crate::bench::{Backend, BandwidthOptions, Plan, Warning, cuda::CudaBackend, run_bandwidth};
+use crate::bench::{BandwidthOptions, Warning};
 use crate::model::units::{format_bytes, parse_sizes};
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology, fullest_size};
 
@@ -71,6 +68,11 @@ impl BandwidthView {
         self.run.set_this_machine(this_machine);
     }
 
+    /// Sends runs to a server (`None`: this machine).
+    pub fn set_runner(&mut self, runner: Option<(super::jobs::SharedRunner, String)>) {
+        self.run.set_runner(runner);
+    }
+
     /// A view showing finished results (for reports, screenshots and tests).
     pub fn with_results(topology: &Topology, data: BandwidthRunData) -> Self {
         let mut v = Self::default();
@@ -92,6 +94,11 @@ impl BandwidthView {
     /// True while a run is in flight.
     pub fn running(&self) -> bool {
         self.run.running()
+    }
+
+    /// Why the last run could not start or finish, as the view shows it.
+    pub fn error(&self) -> Option<&str> {
+        self.run.error.as_deref()
     }
 
     /// Draws the view for `topology`.
@@ -191,9 +198,9 @@ impl BandwidthView {
                 }
             } else {
                 let label = if measured {
-                    "▶ Run on this machine"
+                    format!("▶ Run on {}", self.run.where_label())
                 } else {
-                    "▶ Model this machine"
+                    "▶ Model this machine".to_string()
                 };
                 let can_run = !self.run.gpus.is_empty() && !self.tests.is_empty();
                 if ui.add_enabled(can_run, egui::Button::new(label)).clicked() {
@@ -238,9 +245,19 @@ impl BandwidthView {
         let topo = topology.clone();
         self.shown_test = None;
         self.shown_bytes = None;
-        self.run.job = Some(Job::spawn(ctx, "scalescope-bench", move |rep, cancel| {
-            run_job(&topo, &opts, measured, &rep, &cancel)
-        }));
+        let job = crate::job::Job::Bandwidth {
+            target: self.run.target(&topo, measured),
+            options: opts,
+            modeled: !measured,
+            pcie: None,
+        };
+        self.run.job = Some(spawn_job(
+            ctx,
+            "scalescope-bench",
+            self.run.runner.clone(),
+            job,
+            run_data,
+        ));
     }
 
     fn results(&mut self, ui: &mut Ui, topology: &Topology, data: &BandwidthRunData) {
@@ -361,49 +378,15 @@ impl BandwidthView {
 }
 
 /// Runs a plan on the worker thread, reporting after every case.
-fn run_job(
-    topo: &Topology,
-    opts: &BandwidthOptions,
-    measured: bool,
-    rep: &Reporter<BandwidthRunData>,
-    cancel: &Arc<AtomicBool>,
-) {
-    let plan = match Plan::new(topo, opts) {
-        Ok(p) => p,
-        Err(e) => return rep.send(JobMsg::Failed(e.to_string())),
-    };
-    let mut warnings = Vec::new();
-    let mut backend: Box<dyn Backend> = if measured {
-        match CudaBackend::new(topo) {
-            Ok(b) => Box::new(b),
-            Err(e) => return rep.send(JobMsg::Failed(e.to_string())),
-        }
-    } else {
-        let (b, w) = ModeledBackend::new(topo, Assumptions::default());
-        warnings = w;
-        Box::new(b)
-    };
-    let desc = backend.describe();
-    let mut outcome = run_bandwidth(topo, &plan, backend.as_mut(), cancel, &mut |p, results| {
-        rep.send(JobMsg::Progress {
-            done: p.done,
-            total: p.total,
-            label: p.last.clone(),
-            partial: BandwidthRunData {
-                results: results.to_vec(),
-                warnings: warnings.clone(),
-                backend: desc.clone(),
-                cancelled: false,
-            },
-        });
-    });
-    warnings.append(&mut outcome.warnings);
-    rep.send(JobMsg::Done(BandwidthRunData {
-        results: outcome.results,
-        warnings,
-        backend: desc,
-        cancelled: outcome.cancelled,
-    }));
+/// The view's data from a job's report.
+fn run_data(r: &crate::report::Report) -> BandwidthRunData {
+    let b = r.bandwidth.as_ref();
+    BandwidthRunData {
+        results: b.map(|b| b.results.clone()).unwrap_or_default(),
+        warnings: r.warnings.clone(),
+        backend: b.map(|b| b.backend.clone()).unwrap_or_default(),
+        cancelled: r.cancelled,
+    }
 }
 
 /// A color from red (0) through amber to green (1).

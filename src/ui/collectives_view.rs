@@ -3,19 +3,14 @@
 //! and time against size, with the pair's line rate as a reference; the table underneath.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use eframe::egui::{self, Color32, RichText, Ui};
 use egui_plot::{HLine, Line, Plot, PlotPoints, Points};
 
-use super::jobs::{Job, JobMsg, Reporter, RunState};
+use super::jobs::{RunState, spawn_job};
 use super::palette;
 use crate::bench::Warning;
-use crate::bench::collectives::{
-    CollectiveBackend, CollectiveOptions, ModeledCollectives, plan, run_collectives,
-};
-use crate::bench::modeled::{Assumptions, ModeledBackend};
+use crate::bench::collectives::CollectiveOptions;
 use crate::model::units::{format_bytes, parse_sizes};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
 
@@ -51,6 +46,11 @@ impl CollectivesView {
     /// another one (an opened report; runs are modeled).
     pub fn set_this_machine(&mut self, this_machine: bool) {
         self.run.set_this_machine(this_machine);
+    }
+
+    /// Sends runs to a server (`None`: this machine).
+    pub fn set_runner(&mut self, runner: Option<(super::jobs::SharedRunner, String)>) {
+        self.run.set_runner(runner);
     }
 
     /// A view showing finished results (for reports, screenshots and tests).
@@ -146,9 +146,9 @@ impl CollectivesView {
                 }
             } else {
                 let label = if measured {
-                    "▶ Run on this machine"
+                    format!("▶ Run on {}", self.run.where_label())
                 } else {
-                    "▶ Model this machine"
+                    "▶ Model this machine".to_string()
                 };
                 let ok = self.run.gpus.len() >= 2 && !self.ops.is_empty() && !self.algos.is_empty();
                 if ui.add_enabled(ok, egui::Button::new(label)).clicked() {
@@ -182,10 +182,18 @@ impl CollectivesView {
         };
         let topo = topology.clone();
         self.run.error = None;
-        self.run.job = Some(Job::spawn(
+        let job = crate::job::Job::Collectives {
+            target: self.run.target(&topo, measured),
+            options: opts,
+            modeled: !measured,
+            nccl_lib: None,
+        };
+        self.run.job = Some(spawn_job(
             ctx,
             "scalescope-collectives",
-            move |rep, cancel| run_job(&topo, &opts, measured, &rep, &cancel),
+            self.run.runner.clone(),
+            job,
+            run_data,
         ));
     }
 }
@@ -203,54 +211,14 @@ fn toggle<T: Ord + Copy>(ui: &mut Ui, set: &mut BTreeSet<T>, v: T, label: &str) 
     r
 }
 
-fn run_job(
-    topo: &Topology,
-    opts: &CollectiveOptions,
-    measured: bool,
-    rep: &Reporter<CollectivesRunData>,
-    cancel: &Arc<AtomicBool>,
-) {
-    let cases = match plan(topo, opts) {
-        Ok((_, c)) => c,
-        Err(e) => return rep.send(JobMsg::Failed(e.to_string())),
-    };
-    let mut warnings = Vec::new();
-    let mut backend: Box<dyn CollectiveBackend> = if measured {
-        match crate::bench::cuda::collectives::CudaCollectives::new(topo, None) {
-            Ok(b) => Box::new(b),
-            Err(e) => return rep.send(JobMsg::Failed(e.to_string())),
-        }
-    } else {
-        let (bw, w) = ModeledBackend::new(topo, Assumptions::default());
-        warnings = w;
-        Box::new(ModeledCollectives::new(bw.topology()))
-    };
-    let desc = backend.describe();
-    let mut run_warnings = Vec::new();
-    let (results, _) = run_collectives(
-        &cases,
-        backend.as_mut(),
-        cancel,
-        &mut run_warnings,
-        &mut |done, total, results| {
-            rep.send(JobMsg::Progress {
-                done,
-                total,
-                label: String::new(),
-                partial: CollectivesRunData {
-                    results: results.to_vec(),
-                    warnings: warnings.clone(),
-                    backend: desc.clone(),
-                },
-            });
-        },
-    );
-    warnings.extend(run_warnings);
-    rep.send(JobMsg::Done(CollectivesRunData {
-        results,
-        warnings,
-        backend: desc,
-    }));
+/// The view's data from a job's report.
+fn run_data(r: &crate::report::Report) -> CollectivesRunData {
+    let c = r.collectives.as_ref();
+    CollectivesRunData {
+        results: c.map(|c| c.results.clone()).unwrap_or_default(),
+        warnings: r.warnings.clone(),
+        backend: c.map(|c| c.backend.clone()).unwrap_or_default(),
+    }
 }
 
 /// One series per op × algorithm × GPU set × placement.

@@ -2,15 +2,15 @@
 //! repaint after every message, and stops when its cancel flag is set. Measurements never run
 //! on the UI thread.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::{Arc, Mutex};
 
 use eframe::egui;
 
 /// What a job reports.
 #[derive(Debug)]
-pub enum JobMsg<R> {
+pub enum WorkerMsg<R> {
     /// `done` of `total` steps finished; `partial` is everything so far.
     Progress {
         done: usize,
@@ -26,21 +26,21 @@ pub enum JobMsg<R> {
 
 /// Sends a job's messages to the UI and wakes it.
 pub struct Reporter<R> {
-    tx: Sender<JobMsg<R>>,
+    tx: Sender<WorkerMsg<R>>,
     ctx: egui::Context,
 }
 
 impl<R> Reporter<R> {
     /// Sends one message; a closed window is not an error.
-    pub fn send(&self, msg: JobMsg<R>) {
+    pub fn send(&self, msg: WorkerMsg<R>) {
         let _ = self.tx.send(msg);
         self.ctx.request_repaint();
     }
 }
 
 /// A running (or finished) job, polled by the view each frame.
-pub struct Job<R> {
-    rx: Receiver<JobMsg<R>>,
+pub struct Worker<R> {
+    rx: Receiver<WorkerMsg<R>>,
     cancel: Arc<AtomicBool>,
     /// Steps done and total, and the last step's label.
     pub progress: (usize, usize, String),
@@ -48,13 +48,13 @@ pub struct Job<R> {
     pub finished: bool,
 }
 
-impl<R: Send + 'static> Job<R> {
+impl<R: Send + 'static> Worker<R> {
     /// Starts `work` on a thread named `name`.
     pub fn spawn(
         ctx: &egui::Context,
         name: &str,
         work: impl FnOnce(Reporter<R>, Arc<AtomicBool>) + Send + 'static,
-    ) -> Job<R> {
+    ) -> Worker<R> {
         let (tx, rx) = channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let reporter = Reporter {
@@ -66,9 +66,11 @@ impl<R: Send + 'static> Job<R> {
             .name(name.to_string())
             .spawn(move || work(reporter, flag));
         if let Err(e) = spawned {
-            let _ = tx.send(JobMsg::Failed(format!("cannot start a worker thread: {e}")));
+            let _ = tx.send(WorkerMsg::Failed(format!(
+                "cannot start a worker thread: {e}"
+            )));
         }
-        Job {
+        Worker {
             rx,
             cancel,
             progress: (0, 0, String::new()),
@@ -77,7 +79,7 @@ impl<R: Send + 'static> Job<R> {
     }
 }
 
-impl<R> Job<R> {
+impl<R> Worker<R> {
     /// Asks the worker to stop after the step in flight.
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
@@ -89,16 +91,16 @@ impl<R> Job<R> {
     }
 
     /// Messages that arrived since the last poll.
-    pub fn poll(&mut self) -> Vec<JobMsg<R>> {
+    pub fn poll(&mut self) -> Vec<WorkerMsg<R>> {
         let mut out = Vec::new();
         loop {
             match self.rx.try_recv() {
                 Ok(msg) => {
                     match &msg {
-                        JobMsg::Progress {
+                        WorkerMsg::Progress {
                             done, total, label, ..
                         } => self.progress = (*done, *total, label.clone()),
-                        JobMsg::Done(_) | JobMsg::Failed(_) => self.finished = true,
+                        WorkerMsg::Done(_) | WorkerMsg::Failed(_) => self.finished = true,
                     }
                     out.push(msg);
                 }
@@ -106,7 +108,7 @@ impl<R> Job<R> {
                 Err(TryRecvError::Disconnected) => {
                     if !self.finished {
                         self.finished = true;
-                        out.push(JobMsg::Failed("the worker stopped unexpectedly".into()));
+                        out.push(WorkerMsg::Failed("the worker stopped unexpectedly".into()));
                     }
                     break;
                 }
@@ -116,16 +118,69 @@ impl<R> Job<R> {
     }
 }
 
+/// A server's connection shared by the app and its views (one job at a time through it).
+pub type SharedRunner = Arc<Mutex<crate::remote::Runner>>;
+
+/// Runs `job` on a worker thread — on the server `runner` reaches, or here when `None` — and
+/// reports, after every event that adds results, the report so far as `view` makes it into
+/// the view's data; then the final report, or the job's error.
+pub fn spawn_job<R: Send + 'static>(
+    ctx: &egui::Context,
+    name: &str,
+    runner: Option<SharedRunner>,
+    job: crate::job::Job,
+    view: fn(&crate::report::Report) -> R,
+) -> Worker<R> {
+    use crate::job::{self, Event};
+    Worker::spawn(ctx, name, move |rep, cancel| {
+        let mut report = job::empty_report();
+        let mut progress = (0, 0, String::new());
+        let mut sink = |e: &Event| {
+            job::apply(&mut report, e);
+            match e {
+                Event::Progress { done, total, label } => {
+                    progress = (*done, *total, label.clone());
+                }
+                Event::Bandwidth { .. }
+                | Event::Collectives { .. }
+                | Event::Scaling { .. }
+                | Event::Health { .. } => rep.send(WorkerMsg::Progress {
+                    done: progress.0,
+                    total: progress.1,
+                    label: progress.2.clone(),
+                    partial: view(&report),
+                }),
+                _ => {}
+            }
+        };
+        let result = match &runner {
+            Some(r) => match r.lock() {
+                Ok(mut r) => r.run(&job, &cancel, &mut sink),
+                Err(_) => Err(job::JobError::machine("the server connection is broken")),
+            },
+            None => job::run(&job, &cancel, &mut sink),
+        };
+        match result {
+            Ok(r) => rep.send(WorkerMsg::Done(view(&r))),
+            Err(e) => rep.send(WorkerMsg::Failed(e.message)),
+        }
+    })
+}
+
 /// What a measurement view keeps between frames besides its own choices: which machine the
 /// selection belongs to, the selected GPUs, the run in flight, the last results and error.
 pub struct RunState<D> {
     /// False when the topology shown is not this machine (an opened report): runs are then
     /// modeled, never measured on whatever GPUs this machine has.
     this_machine: bool,
+    /// The server the topology shown belongs to: runs go there (`None`: this machine).
+    pub runner: Option<SharedRunner>,
+    /// The server's name, for labels.
+    pub host: Option<String>,
     /// Which topology the selection belongs to (its source label).
     topo_label: String,
     pub gpus: std::collections::BTreeSet<usize>,
-    pub job: Option<Job<D>>,
+    pub job: Option<Worker<D>>,
     pub data: Option<D>,
     pub error: Option<String>,
 }
@@ -134,6 +189,8 @@ impl<D> Default for RunState<D> {
     fn default() -> Self {
         Self {
             this_machine: true,
+            runner: None,
+            host: None,
             topo_label: String::new(),
             gpus: Default::default(),
             job: None,
@@ -147,6 +204,33 @@ impl<D> RunState<D> {
     /// Says whether the topology shown is this machine (measured runs allowed) or another one.
     pub fn set_this_machine(&mut self, this_machine: bool) {
         self.this_machine = this_machine;
+    }
+
+    /// Sends runs to this server (`None`: this machine).
+    pub fn set_runner(&mut self, runner: Option<(SharedRunner, String)>) {
+        (self.runner, self.host) = match runner {
+            Some((r, h)) => (Some(r), Some(h)),
+            None => (None, None),
+        };
+    }
+
+    /// The machine a measurement runs on, for its button: "this machine" or the server.
+    pub fn where_label(&self) -> String {
+        self.host
+            .as_ref()
+            .map_or("this machine".to_string(), |h| h.clone())
+    }
+
+    /// The job's target: the server's (or this machine's) live GPUs when measuring, else the
+    /// topology shown, modeled.
+    pub fn target(&self, topology: &crate::model::Topology, measured: bool) -> crate::job::Target {
+        if measured && self.runner.is_some() {
+            crate::job::Target::Live
+        } else {
+            crate::job::Target::Topology {
+                topology: Box::new(topology.clone()),
+            }
+        }
     }
 
     /// True when a run would measure this machine's GPUs rather than model `topology`.
@@ -177,12 +261,12 @@ impl<D> RunState<D> {
         let Some(job) = &mut self.job else { return };
         for msg in job.poll() {
             match msg {
-                JobMsg::Progress { partial, .. } => self.data = Some(partial),
-                JobMsg::Done(d) => {
+                WorkerMsg::Progress { partial, .. } => self.data = Some(partial),
+                WorkerMsg::Done(d) => {
                     self.data = Some(d);
                     self.error = None;
                 }
-                JobMsg::Failed(e) => self.error = Some(e),
+                WorkerMsg::Failed(e) => self.error = Some(e),
             }
         }
     }

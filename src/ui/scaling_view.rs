@@ -13,10 +13,10 @@ use std::collections::BTreeSet;
 use eframe::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Bar, BarChart, GridMark, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
-use super::jobs::{Job, JobMsg};
+use super::jobs::{Worker, WorkerMsg, spawn_job};
 use super::palette;
 use crate::model::{Topology, TopologySource};
-use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_measured, run_modeled};
+use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_modeled};
 use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
 use crate::scaling::{Mode, RowSource, ScalingPoint};
 
@@ -136,7 +136,7 @@ pub struct ScalingView {
     /// The modeled run for the current selection (recomputed when it changes).
     modeled: Option<ScalingRun>,
     modeled_key: String,
-    job: Option<Job<ScalingRun>>,
+    job: Option<Worker<ScalingRun>>,
     measured: Option<ScalingRun>,
     error: Option<String>,
     /// The custom-workload form.
@@ -147,6 +147,8 @@ pub struct ScalingView {
     pub y_axis: YAxis,
     /// The "your 1-GPU step" fields, per workload, as typed.
     calibration_text: std::collections::BTreeMap<String, String>,
+    /// The server measurements run on, and its name (`None`: this machine).
+    runner: Option<(super::jobs::SharedRunner, String)>,
 }
 
 impl Default for ScalingView {
@@ -166,6 +168,7 @@ impl Default for ScalingView {
             fixed: false,
             y_axis: YAxis::Speedup,
             calibration_text: Default::default(),
+            runner: None,
         }
     }
 }
@@ -175,6 +178,11 @@ impl ScalingView {
     /// another one (an opened report; runs are modeled).
     pub fn set_this_machine(&mut self, this_machine: bool) {
         self.this_machine = this_machine;
+    }
+
+    /// Sends measurements to a server (`None`: this machine).
+    pub fn set_runner(&mut self, runner: Option<(super::jobs::SharedRunner, String)>) {
+        self.runner = runner;
     }
 
     /// A view with these workloads selected (for screenshots and tests).
@@ -337,12 +345,12 @@ impl ScalingView {
         if let Some(job) = &mut self.job {
             for msg in job.poll() {
                 match msg {
-                    JobMsg::Progress { partial, .. } => self.measured = Some(partial),
-                    JobMsg::Done(r) => {
+                    WorkerMsg::Progress { partial, .. } => self.measured = Some(partial),
+                    WorkerMsg::Done(r) => {
                         self.measured = Some(r);
                         self.error = None;
                     }
-                    JobMsg::Failed(e) => self.error = Some(e),
+                    WorkerMsg::Failed(e) => self.error = Some(e),
                 }
             }
         }
@@ -426,7 +434,15 @@ impl ScalingView {
             } else if live {
                 let ok = !self.selected.is_empty();
                 if ui
-                    .add_enabled(ok, egui::Button::new("▶ Measure on this machine"))
+                    .add_enabled(
+                        ok,
+                        egui::Button::new(format!(
+                            "▶ Measure on {}",
+                            self.runner
+                                .as_ref()
+                                .map_or("this machine", |r| r.1.as_str())
+                        )),
+                    )
                     .on_hover_text(
                         "cuBLAS GEMM rate, NCCL all-reduce sweep, the real PyTorch training step \
                          on 1, 2, 4 … N GPUs (synthetic proxies without PyTorch)",
@@ -459,29 +475,34 @@ impl ScalingView {
             .collect();
         let max = self.max_gpus;
         self.error = None;
-        self.job = Some(Job::spawn(ctx, "scalescope-scaling", move |rep, cancel| {
-            let r = run_measured(
-                &topo,
-                &[],
-                &chosen,
-                &Mode::ALL,
-                max,
-                &MeasureOptions::default(),
-                &cancel,
-                &mut |label, partial| {
-                    rep.send(JobMsg::Progress {
-                        done: 0,
-                        total: 0,
-                        label: label.to_string(),
-                        partial: measured_only(partial),
-                    })
-                },
-            );
-            match r {
-                Ok(run) => rep.send(JobMsg::Done(measured_only(&run))),
-                Err(e) => rep.send(JobMsg::Failed(e)),
-            }
-        }));
+        let target = match &self.runner {
+            Some(_) => crate::job::Target::Live,
+            None => crate::job::Target::Topology {
+                topology: Box::new(topo),
+            },
+        };
+        let job = crate::job::Job::Scaling {
+            target,
+            gpus: Vec::new(),
+            workloads: chosen,
+            modes: Mode::ALL.to_vec(),
+            max_gpus: max,
+            measure: Some(MeasureOptions::default()),
+        };
+        self.job = Some(spawn_job(
+            ctx,
+            "scalescope-scaling",
+            self.runner.as_ref().map(|r| r.0.clone()),
+            job,
+            |r| {
+                measured_only(
+                    &r.scaling
+                        .as_ref()
+                        .map(|s| s.run.clone())
+                        .unwrap_or_default(),
+                )
+            },
+        ));
     }
 
     /// "your 1-GPU step" for one workload: a figure typed here calibrates its compute term (the
