@@ -1,6 +1,6 @@
 // scalescope's benchmark kernels.
 //
-// Compiled at run time by NVRTC (src/bench/cuda/nvrtc.rs) for the device's compute capability,
+// Compiled at run time by NVRTC (src/cuda/nvrtc.rs) for the device's compute capability,
 // or shipped precompiled as bench.ptx: nvcc -ptx -arch=compute_90 bench.cu -o bench.ptx
 // Every kernel is extern "C" so that cuModuleGetFunction finds it by its plain name.
 // The data pattern must stay identical to `pattern` in src/bench/cuda/pattern.rs.

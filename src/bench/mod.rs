@@ -9,7 +9,6 @@ pub mod collectives;
 pub mod cuda;
 pub mod launcher;
 pub mod modeled;
-pub mod nccl;
 pub mod plan;
 pub mod runner;
 pub mod warning;

@@ -14,14 +14,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::sys;
 
-use super::cublas::{Cublas, Handle};
 use super::model::{Mode, RowSource, ScalingPoint, fill_speedup};
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
 use super::workload::{ComputeDtype, Pattern, Workload};
-use crate::bench::cuda::context::Context;
-use crate::bench::cuda::memory::{DeviceBuffer, PinnedBuffer};
-use crate::bench::cuda::stream::{Event, Stream};
-use crate::bench::nccl::{Nccl, nccl_dtype};
+use crate::cuda::context::Context;
+use crate::cuda::cublas::{Cublas, Handle};
+use crate::cuda::memory::{DeviceBuffer, PinnedBuffer};
+use crate::cuda::nccl::{Nccl, nccl_dtype};
+use crate::cuda::stream::{Event, Stream};
 use crate::cuda::{CudaError, check};
 use crate::model::Source;
 
@@ -49,11 +49,11 @@ pub enum ProxyError {
     #[error(transparent)]
     Cuda(#[from] CudaError),
     #[error(transparent)]
-    Cublas(#[from] super::cublas::CublasError),
+    Cublas(#[from] crate::cuda::cublas::CublasError),
     #[error(transparent)]
-    CublasMissing(#[from] super::cublas::NotFound),
+    CublasMissing(#[from] crate::cuda::cublas::NotFound),
     #[error(transparent)]
-    Nccl(#[from] crate::bench::nccl::NcclError),
+    Nccl(#[from] crate::cuda::nccl::NcclError),
     #[error("{0}")]
     Other(String),
 }

@@ -5,15 +5,15 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use super::context::Context;
 use super::kernels::Kernels;
 use super::measure::{self, Lane, Op};
-use super::memory::{DeviceBuffer, PageableBuffer, PinnedBuffer, host_memory_available};
 use super::pattern::{self, POISON};
-use super::stream::{Event, Stream};
 use super::{CaseError, CudaBackend, GpuState};
 use crate::bench::{Case, Warning};
 use crate::cuda::check;
+use crate::cuda::context::Context;
+use crate::cuda::memory::{DeviceBuffer, PageableBuffer, PinnedBuffer, host_memory_available};
+use crate::cuda::stream::{Event, Stream};
 use crate::model::{BandwidthResult, Endpoint, Method, Shape, Source, Stats, Status};
 
 /// Pointer-chase slot spacing: one link per 128-byte cache line, as nvbandwidth lays out its
@@ -90,7 +90,7 @@ impl HostBuf {
             HostBuf::Pinned(PinnedBuffer::alloc(ctx, bytes, cpus)?)
         } else {
             HostBuf::Pageable(
-                PageableBuffer::alloc(bytes, cpus)
+                PageableBuffer::alloc(bytes, cpus, POISON)
                     .ok_or_else(|| CaseError::Skipped("host memory allocation refused".into()))?,
             )
         })
@@ -120,7 +120,7 @@ impl HostBuf {
 
     /// Runs `f` with this buffer's CPUs (fills are multi-threaded; threads inherit the mask).
     fn fill(&mut self, seed: u32, cpus: Option<&[usize]>) {
-        super::memory::with_cpu_affinity(cpus, || pattern::fill(self.slice_mut(), 0, seed));
+        crate::cuda::memory::with_cpu_affinity(cpus, || pattern::fill(self.slice_mut(), 0, seed));
     }
 
     fn poison(&mut self) {

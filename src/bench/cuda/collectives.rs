@@ -27,17 +27,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
-use cudarc::nccl::sys::{ncclComm_t, ncclResult_t};
+use cudarc::nccl::sys::ncclComm_t;
 
 pub use self::multiprocess::run_multiprocess;
 
 use self::kernels::CollKernels;
-use super::context::{self, Context};
-use super::memory::DeviceBuffer;
-use super::stream::{Event, Stream};
 use crate::bench::collectives::{CollCase, CollectiveBackend};
-use crate::bench::nccl::{Nccl, NcclError};
 use crate::bench::{BenchError, Warning};
+use crate::cuda::context::{self, Context};
+use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::nccl::{Nccl, NcclError, NcclExtra};
+use crate::cuda::stream::{Event, Stream};
 use crate::cuda::{CudaError, check};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
 
@@ -295,59 +295,6 @@ pub(crate) fn dptr(p: sys::CUdeviceptr) -> *mut c_void {
     p as usize as *mut c_void
 }
 
-/// The NCCL functions [`Nccl`] does not load: abort and asynchronous errors, for deadlines.
-pub(crate) struct NcclExtra {
-    abort: unsafe extern "C" fn(ncclComm_t) -> ncclResult_t,
-    async_error: unsafe extern "C" fn(ncclComm_t, *mut ncclResult_t) -> ncclResult_t,
-    _lib: libloading::Library,
-}
-
-impl NcclExtra {
-    /// Opens the library `nccl` was loaded from again (the loader returns the same copy) and
-    /// looks up ncclCommAbort and ncclCommGetAsyncError.
-    pub(crate) fn load(nccl: &Nccl) -> Result<NcclExtra, NcclError> {
-        let unusable = |reason: String| NcclError::Unusable {
-            path: nccl.path.clone(),
-            reason,
-        };
-        // SAFETY: the library is already loaded (by `Nccl::load`); this only takes a reference.
-        let lib =
-            unsafe { libloading::Library::new(&nccl.path) }.map_err(|e| unusable(e.to_string()))?;
-        // SAFETY: NCCL's public C functions with these signatures (nccl.h, NCCL ≥ 2.4).
-        let abort = unsafe {
-            *lib.get::<unsafe extern "C" fn(ncclComm_t) -> ncclResult_t>(b"ncclCommAbort\0")
-                .map_err(|e| unusable(format!("ncclCommAbort: {e}")))?
-        };
-        // SAFETY: as above.
-        let async_error = unsafe {
-            *lib.get::<unsafe extern "C" fn(ncclComm_t, *mut ncclResult_t) -> ncclResult_t>(
-                b"ncclCommGetAsyncError\0",
-            )
-            .map_err(|e| unusable(format!("ncclCommGetAsyncError: {e}")))?
-        };
-        Ok(NcclExtra {
-            abort,
-            async_error,
-            _lib: lib,
-        })
-    }
-
-    /// The communicator's asynchronous error, if any.
-    pub(crate) fn async_error(&self, nccl: &Nccl, comm: ncclComm_t) -> Result<(), NcclError> {
-        let mut r = ncclResult_t::ncclSuccess;
-        // SAFETY: `comm` is a live communicator; out-parameter.
-        let called = unsafe { (self.async_error)(comm, &mut r) };
-        nccl.check("ncclCommGetAsyncError", called)?;
-        nccl.check("ncclCommGetAsyncError", r)
-    }
-
-    /// Aborts a communicator (it is freed; never use it again).
-    pub(crate) fn abort(&self, comm: ncclComm_t) {
-        // SAFETY: `comm` is a live communicator, aborted once by the caller's bookkeeping.
-        unsafe { (self.abort)(comm) };
-    }
-}
-
 /// One communicator per GPU of a set (ncclCommInitAll), destroyed (or aborted) on drop.
 struct CommSet {
     comms: Vec<ncclComm_t>,
@@ -421,7 +368,7 @@ impl CudaCollectives {
             let cpus = g
                 .cpu_affinity
                 .as_deref()
-                .and_then(super::memory::parse_cpu_list);
+                .and_then(crate::cuda::memory::parse_cpu_list);
             match Context::retain(ordinal).and_then(|ctx| Ok((Stream::new(&ctx)?, ctx))) {
                 Ok((stream, ctx)) => opened.push((g.index, cpus, stream, ctx)),
                 Err(e) => {

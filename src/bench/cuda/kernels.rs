@@ -3,15 +3,16 @@
 //! calls.
 
 use std::collections::BTreeMap;
-use std::ffi::{CString, c_void};
+use std::ffi::CString;
 use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use super::context::Context;
-use super::nvrtc::Nvrtc;
-use super::stream::Stream;
-use crate::cuda::{CudaError, check};
+use crate::cuda::CudaError;
+use crate::cuda::context::Context;
+use crate::cuda::module::{Module, arg, launch_kernel, max_blocks_per_sm};
+use crate::cuda::nvrtc::Nvrtc;
+use crate::cuda::stream::Stream;
 
 /// The kernels' CUDA C source.
 pub const SOURCE: &str = include_str!("../../../assets/kernels/bench.cu");
@@ -68,7 +69,7 @@ pub fn build(ccs: &[(i32, i32)]) -> Images {
     let mut by_cc = BTreeMap::new();
     for &cc in ccs {
         let built = match &nvrtc {
-            Ok(n) => match n.compile_ptx(SOURCE, "bench.cu", cc) {
+            Ok(n) => match n.compile_ptx(SOURCE, "bench.cu", cc, &defines()) {
                 Ok(ptx) => Ok(Image {
                     ptx,
                     origin: format!("NVRTC {}.{}", n.version().0, n.version().1),
@@ -117,51 +118,6 @@ pub fn build(ccs: &[(i32, i32)]) -> Images {
     Images { by_cc, summary }
 }
 
-/// A loaded module, unloaded on drop.
-#[derive(Debug)]
-pub(crate) struct Module {
-    ctx: Arc<Context>,
-    raw: sys::CUmodule,
-}
-
-impl Module {
-    /// Loads a NUL-terminated PTX image into `ctx` (the driver compiles it for the GPU).
-    pub(crate) fn load(ctx: &Arc<Context>, ptx: &CString) -> Result<Module, CudaError> {
-        ctx.bind()?;
-        let mut raw: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: out-parameter; `ptx` is a NUL-terminated PTX image; the context is current.
-        check("cuModuleLoadData", unsafe {
-            sys::cuModuleLoadData(&mut raw, ptx.as_ptr().cast::<c_void>())
-        })?;
-        Ok(Module {
-            ctx: ctx.clone(),
-            raw,
-        })
-    }
-
-    /// The kernel called `name` (valid while the module lives).
-    pub(crate) fn function(&self, name: &str) -> Result<sys::CUfunction, CudaError> {
-        let cname = CString::new(name).unwrap_or_default();
-        let mut f: sys::CUfunction = std::ptr::null_mut();
-        // SAFETY: out-parameter; the module is live; the name is NUL-terminated.
-        check("cuModuleGetFunction", unsafe {
-            sys::cuModuleGetFunction(&mut f, self.raw, cname.as_ptr())
-        })?;
-        Ok(f)
-    }
-}
-
-impl Drop for Module {
-    fn drop(&mut self) {
-        // SAFETY: loaded once by cuModuleLoadData, unloaded once; errors cannot be acted on.
-        unsafe {
-            if self.ctx.bind().is_ok() {
-                sys::cuModuleUnload(self.raw);
-            }
-        }
-    }
-}
-
 /// The kernels loaded on one GPU.
 #[derive(Debug)]
 pub struct Kernels {
@@ -186,27 +142,13 @@ unsafe impl Send for Kernels {}
 // SAFETY: as above; no interior mutability.
 unsafe impl Sync for Kernels {}
 
-/// One kernel argument: a pointer to its value, as cuLaunchKernel takes them.
-pub(crate) fn arg<T>(v: &mut T) -> *mut c_void {
-    (v as *mut T).cast::<c_void>()
-}
-
 impl Kernels {
     /// Loads `image` into `ctx` and looks up every kernel; sizes the copy grid from occupancy.
     pub fn load(ctx: &Arc<Context>, image: &Image) -> Result<Kernels, CudaError> {
         let module = Module::load(ctx, &image.ptx)?;
         let get = |name: &str| module.function(name);
         let copy = get("copy_kernel")?;
-        let mut per_sm = 0;
-        // SAFETY: out-parameter; `copy` is a live function of the current context.
-        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
-            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                &mut per_sm,
-                copy,
-                COPY_BLOCK as i32,
-                0,
-            )
-        })?;
+        let per_sm = max_blocks_per_sm(copy, COPY_BLOCK)?;
         let mut per_sm = u32::try_from(per_sm).unwrap_or(1).clamp(1, 32);
         // Tuning knob: fewer resident copy blocks per SM (never more than fit).
         if let Some(v) = std::env::var("SCALESCOPE_COPY_BLOCKS_PER_SM")
@@ -248,18 +190,6 @@ impl Kernels {
         self.copy_grid
     }
 
-    fn launch(
-        &self,
-        f: sys::CUfunction,
-        name: &'static str,
-        grid: u32,
-        block: u32,
-        stream: &Stream,
-        params: &mut [*mut c_void],
-    ) -> Result<(), CudaError> {
-        launch_kernel(f, name, grid, block, stream, params)
-    }
-
     /// `spin_wait(flag, timeout_ns, timed_out)`: one thread holding `stream` until `*flag != 0`.
     pub fn spin_wait(
         &self,
@@ -269,7 +199,7 @@ impl Kernels {
         timed_out: sys::CUdeviceptr,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (flag, timeout_ns, timed_out);
-        self.launch(
+        launch_kernel(
             self.spin_wait,
             "cuLaunchKernel(spin_wait)",
             1,
@@ -288,7 +218,7 @@ impl Kernels {
         seed: u32,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (p, bytes, seed);
-        self.launch(
+        launch_kernel(
             self.fill,
             "cuLaunchKernel(fill_pattern)",
             self.util_grid,
@@ -308,7 +238,7 @@ impl Kernels {
         wrong: sys::CUdeviceptr,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c, mut d) = (p, bytes, seed, wrong);
-        self.launch(
+        launch_kernel(
             self.check,
             "cuLaunchKernel(check_pattern)",
             self.util_grid,
@@ -339,7 +269,7 @@ impl Kernels {
                 .and_then(|v| v.parse::<u32>().ok())
                 .filter(|v| (1..=32).contains(v))
                 .unwrap_or(2);
-            return self.launch(
+            return launch_kernel(
                 bulk,
                 "cuLaunchKernel(copy_bulk)",
                 self.util_grid / 4 * blocks_per_sm,
@@ -348,7 +278,7 @@ impl Kernels {
                 &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
             );
         }
-        self.launch(
+        launch_kernel(
             self.copy,
             "cuLaunchKernel(copy_kernel)",
             self.copy_grid,
@@ -367,7 +297,7 @@ impl Kernels {
         sink: sys::CUdeviceptr,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (start, steps, sink);
-        self.launch(
+        launch_kernel(
             self.chase,
             "cuLaunchKernel(pointer_chase)",
             1,
@@ -387,7 +317,7 @@ impl Kernels {
         stride_words: u64,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c, mut d) = (next, slots, buf, stride_words);
-        self.launch(
+        launch_kernel(
             self.scatter,
             "cuLaunchKernel(scatter_chain)",
             self.util_grid,
@@ -398,34 +328,61 @@ impl Kernels {
     }
 }
 
-/// Launches `f` on `stream` with a 1-D grid (`grid` ≥ 1 blocks of `block` threads), binding the
-/// stream's context first.
-pub(crate) fn launch_kernel(
-    f: sys::CUfunction,
-    name: &'static str,
-    grid: u32,
-    block: u32,
-    stream: &Stream,
-    params: &mut [*mut c_void],
-) -> Result<(), CudaError> {
-    stream.ctx().bind()?;
-    // SAFETY: callers pass a live kernel of a module loaded in the stream's context, and
-    // `params` points to one value per kernel parameter, of the kernel's types, alive for the
-    // call (the driver copies them before returning).
-    let r = unsafe {
-        sys::cuLaunchKernel(
-            f,
-            grid.max(1),
-            1,
-            1,
-            block,
-            1,
-            1,
-            0,
-            stream.raw(),
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    };
-    check(name, r)
+/// Loads in flight per thread in the copy kernel: `SCALESCOPE_COPY_UNROLL` (1–16) or 8.
+pub fn copy_unroll() -> u32 {
+    std::env::var("SCALESCOPE_COPY_UNROLL")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|v| (1..=16).contains(v))
+        .unwrap_or(8)
+}
+
+/// A copy-kernel tuning experiment chosen by environment variable `name` (0..=max), else 0:
+/// see SCALESCOPE_COPY_VARIANT and SCALESCOPE_COPY_LAYOUT in bench.cu.
+fn tuning_knob(name: &str, max: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|v| *v <= max)
+        .unwrap_or(0)
+}
+
+/// The preprocessor definitions [`SOURCE`] is compiled with.
+fn defines() -> Vec<String> {
+    vec![
+        format!("SCALESCOPE_UNROLL={}", copy_unroll()),
+        format!(
+            "SCALESCOPE_COPY_VARIANT={}",
+            tuning_knob("SCALESCOPE_COPY_VARIANT", 5)
+        ),
+        format!(
+            "SCALESCOPE_COPY_LAYOUT={}",
+            tuning_knob("SCALESCOPE_COPY_LAYOUT", 1)
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Compiles the real kernels where an NVRTC is present (e.g. SCALESCOPE_NVRTC_LIB pointing
+    /// at a pip wheel's copy); passes trivially where none is. NVRTC needs no GPU.
+    #[test]
+    fn kernels_compile_when_nvrtc_is_present() {
+        let Ok(nvrtc) = Nvrtc::load() else {
+            return;
+        };
+        let ptx = nvrtc
+            .compile_ptx(SOURCE, "bench.cu", (9, 0), &defines())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = ptx.to_string_lossy();
+        for k in NAMES {
+            assert!(text.contains(&format!(".entry {k}(")), "{k} missing");
+        }
+        assert!(
+            text.contains("ld.global.cv.u64"),
+            "the chase must load volatile"
+        );
+    }
 }

@@ -1,22 +1,16 @@
-//! The CUDA backend: real copies on real GPUs, through the driver API (cudarc's raw `sys`
-//! bindings) wrapped in small RAII types that the NCCL and collective backends reuse:
-//! [`context`] (primary contexts, peer access), [`memory`] (device, pinned, pageable buffers),
-//! [`stream`] (streams, events), [`kernels`] + [`nvrtc`] (run-time compiled kernels),
+//! The CUDA backend: real copies on real GPUs, over the platform layer [`crate::cuda`] (contexts,
+//! buffers, streams, NVRTC, NCCL): [`kernels`] (the benchmark kernels, compiled at run time),
 //! [`measure`] (nvbandwidth's timing method) and [`pattern`] (the data every copy is verified
-//! with).
+//! with); [`collectives`] is the collectives backend.
 //!
 //! Every case allocates its buffers, runs, verifies and frees them; contexts, streams and the
 //! compiled module live as long as the backend. Nothing here panics on a GPU problem: each
 //! becomes a result with status `waived`, `skipped` or `failed` and a reason.
 
 pub mod collectives;
-pub mod context;
 pub mod kernels;
 pub mod measure;
-pub mod memory;
-pub mod nvrtc;
 pub mod pattern;
-pub mod stream;
 
 mod cases;
 
@@ -25,12 +19,13 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use self::context::Context;
 use self::kernels::Kernels;
 use self::measure::{Flag, Gate};
-use self::stream::Stream;
 use super::{Backend, BenchError, Case, Warning};
 use crate::cuda::CudaError;
+use crate::cuda::context::{self, Context};
+use crate::cuda::memory;
+use crate::cuda::stream::Stream;
 use crate::model::{BandwidthResult, Endpoint, Shape, Source, Status, TestId, Topology};
 
 const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";

@@ -14,17 +14,17 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys;
 use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
 
-use super::super::context::Context;
-use super::super::memory::DeviceBuffer;
-use super::super::stream::Stream;
 use super::kernels::{self, CollKernels};
 use super::nccl_ops::{self, Job, LocalRank};
 use super::{Fail, GpuState, NcclExtra, SAMPLES, dptr, measured_row, wait_idle};
 use crate::bench::BenchError;
 use crate::bench::collectives::{CollCase, CollectiveOptions, plan};
 use crate::bench::launcher::LaunchEnv;
-use crate::bench::nccl::Nccl;
 use crate::cuda::check;
+use crate::cuda::context::Context;
+use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::nccl::Nccl;
+use crate::cuda::stream::Stream;
 use crate::model::{Algo, CollectiveResult, Gpu, Source, Status, Topology, TopologySource};
 
 /// How long ncclCommInitRank may wait for the other ranks.

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys;
 use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclRedOp_t};
 
-use super::super::memory::DeviceBuffer;
-use super::super::stream::{Event, Stream};
 use super::{Fail, GpuState, NcclExtra, POISON, SAMPLES, deadline_for, dptr, read_u64};
 use super::{time_with_events, values, wait_idle, wait_until};
 use crate::bench::collectives::CollCase;
-use crate::bench::nccl::{Nccl, NcclError, nccl_dtype};
 use crate::cuda::check;
+use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::nccl::{Nccl, NcclError, nccl_dtype};
+use crate::cuda::stream::{Event, Stream};
 use crate::model::{CollectiveOp, Dtype};
 
 /// One rank driven by this process.
@@ -259,7 +259,7 @@ pub(crate) fn enqueue(
 
 /// A captured and instantiated CUDA graph of one stream, destroyed on drop.
 pub(crate) struct Graph {
-    ctx: std::sync::Arc<super::super::context::Context>,
+    ctx: std::sync::Arc<crate::cuda::context::Context>,
     graph: sys::CUgraph,
     exec: sys::CUgraphExec,
 }

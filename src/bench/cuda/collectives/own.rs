@@ -13,8 +13,6 @@ use std::time::Instant;
 
 use cudarc::driver::sys;
 
-use super::super::memory::{DeviceBuffer, PinnedBuffer, host_memory_available};
-use super::super::stream::{Event, Stream};
 use super::kernels::CollKernels;
 use super::nccl_ops::{capture_forked, launch_graphs, usize_bytes};
 use super::schedule::{self, RingLayout};
@@ -24,6 +22,8 @@ use super::{
 };
 use crate::bench::collectives::CollCase;
 use crate::cuda::check;
+use crate::cuda::memory::{DeviceBuffer, PinnedBuffer, host_memory_available};
+use crate::cuda::stream::{Event, Stream};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Dtype};
 
 /// Ring chunks per segment at most, and their smallest size.

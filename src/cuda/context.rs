@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use crate::cuda::{CudaError, check};
+use super::{CudaError, check};
 
 /// A retained primary context of one GPU (released on drop, after everything that holds an
 /// `Arc` of it is gone).
@@ -33,7 +33,7 @@ impl Context {
     /// Retains the primary context of CUDA device `ordinal` and reads its name, SM count and
     /// compute capability.
     pub fn retain(ordinal: usize) -> Result<Arc<Context>, CudaError> {
-        let dev = crate::cuda::device(ordinal)?;
+        let dev = super::device(ordinal)?;
         let mut raw: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: out-parameter; `dev` is a valid device handle from cuDeviceGet.
         check("cuDevicePrimaryCtxRetain", unsafe {
