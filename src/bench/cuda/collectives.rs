@@ -32,6 +32,7 @@ use cudarc::nccl::sys::ncclComm_t;
 pub use self::multiprocess::run_multiprocess;
 
 use self::kernels::CollKernels;
+use super::CaseError;
 use crate::bench::collectives::{CollCase, CollectiveBackend};
 use crate::bench::{BenchError, Warning};
 use crate::cuda::context::{self, Context};
@@ -55,63 +56,9 @@ pub fn own_version() -> String {
     format!("scalescope {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// Why a case produced no figures.
-#[derive(Debug)]
-pub(crate) enum Fail {
-    Cuda(CudaError),
-    Nccl(NcclError),
-    Skipped(String),
-    Waived(String),
-    Failed(String),
-    /// GPU work did not finish before its deadline.
-    Timeout(String),
-}
-
-impl From<CudaError> for Fail {
-    fn from(e: CudaError) -> Self {
-        Self::Cuda(e)
-    }
-}
-
-impl From<NcclError> for Fail {
-    fn from(e: NcclError) -> Self {
-        Self::Nccl(e)
-    }
-}
-
-impl std::fmt::Display for Fail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Cuda(e) => write!(f, "{e}"),
-            Self::Nccl(e) => write!(f, "{e}"),
-            Self::Skipped(s) | Self::Waived(s) | Self::Failed(s) | Self::Timeout(s) => {
-                f.write_str(s)
-            }
-        }
-    }
-}
-
-impl Fail {
-    /// The row's status and reason for this failure at `bytes`.
-    fn status(&self, bytes: u64) -> (Status, String) {
-        let size = crate::model::units::format_bytes(bytes);
-        match self {
-            Self::Cuda(e) if e.is_out_of_memory() => {
-                (Status::Skipped, format!("out of memory at {size} ({e})"))
-            }
-            Self::Cuda(e) if e.is_peer_unsupported() => {
-                (Status::Waived, format!("peer access unsupported ({e})"))
-            }
-            Self::Skipped(s) => (Status::Skipped, s.clone()),
-            Self::Waived(s) => (Status::Waived, s.clone()),
-            other => (Status::Failed, other.to_string()),
-        }
-    }
-}
-
 /// Waits until every stream is idle, polling (so that a hung GPU cannot hang the caller) until
 /// `deadline`.
-pub(crate) fn wait_idle(streams: &[&Stream], deadline: Instant) -> Result<(), Fail> {
+pub(crate) fn wait_idle(streams: &[&Stream], deadline: Instant) -> Result<(), CaseError> {
     wait_until(streams, deadline, &|| Ok(()))
 }
 
@@ -119,8 +66,8 @@ pub(crate) fn wait_idle(streams: &[&Stream], deadline: Instant) -> Result<(), Fa
 pub(crate) fn wait_until(
     streams: &[&Stream],
     deadline: Instant,
-    poll: &dyn Fn() -> Result<(), Fail>,
-) -> Result<(), Fail> {
+    poll: &dyn Fn() -> Result<(), CaseError>,
+) -> Result<(), CaseError> {
     let start = Instant::now();
     let mut polled = start;
     let mut pending: Vec<&Stream> = streams.to_vec();
@@ -135,7 +82,7 @@ pub(crate) fn wait_until(
             return Ok(());
         }
         if Instant::now() > deadline {
-            return Err(Fail::Timeout(format!(
+            return Err(CaseError::Timeout(format!(
                 "the GPUs did not finish within {:.0} s (hung?)",
                 start.elapsed().as_secs_f64()
             )));
@@ -182,10 +129,10 @@ pub(crate) fn time_with_events(
     samples: usize,
     ops_per_sample: u32,
     deadline: Instant,
-    poll: &dyn Fn() -> Result<(), Fail>,
-    prime: &mut dyn FnMut() -> Result<(), Fail>,
-    run: &mut dyn FnMut() -> Result<(), Fail>,
-) -> Result<Vec<f64>, Fail> {
+    poll: &dyn Fn() -> Result<(), CaseError>,
+    prime: &mut dyn FnMut() -> Result<(), CaseError>,
+    run: &mut dyn FnMut() -> Result<(), CaseError>,
+) -> Result<Vec<f64>, CaseError> {
     let mut events = Vec::new();
     for s in streams {
         events.push((Event::new(s.ctx())?, Event::new(s.ctx())?));
@@ -429,22 +376,24 @@ impl CudaCollectives {
         })
     }
 
-    fn preflight(&self, case: &CollCase) -> Result<(), Fail> {
+    fn preflight(&self, case: &CollCase) -> Result<(), CaseError> {
         if case.gpus.len() < 2 {
-            return Err(Fail::Waived("a collective needs at least two GPUs".into()));
+            return Err(CaseError::Waived(
+                "a collective needs at least two GPUs".into(),
+            ));
         }
         let mut seen = BTreeSet::new();
         for g in &case.gpus {
             if !seen.insert(*g) {
-                return Err(Fail::Waived(format!("GPU {g} is listed twice")));
+                return Err(CaseError::Waived(format!("GPU {g} is listed twice")));
             }
             if let Some(e) = self.poisoned.get(g) {
-                return Err(Fail::Failed(format!(
+                return Err(CaseError::Failed(format!(
                     "GPU {g} hit an unrecoverable error earlier ({e}); restart scalescope to measure it again"
                 )));
             }
             if !self.gpus.contains_key(g) {
-                return Err(Fail::Failed(
+                return Err(CaseError::Failed(
                     self.missing
                         .get(g)
                         .cloned()
@@ -453,30 +402,30 @@ impl CudaCollectives {
             }
         }
         if case.iters == 0 {
-            return Err(Fail::Skipped("--iters must be at least 1".into()));
+            return Err(CaseError::Skipped("--iters must be at least 1".into()));
         }
         Ok(())
     }
 
-    fn ranks(&self, gpus: &[usize]) -> Result<Vec<&GpuState>, Fail> {
+    fn ranks(&self, gpus: &[usize]) -> Result<Vec<&GpuState>, CaseError> {
         gpus.iter()
             .map(|g| {
                 self.gpus
                     .get(g)
-                    .ok_or_else(|| Fail::Failed(format!("GPU {g} is not open")))
+                    .ok_or_else(|| CaseError::Failed(format!("GPU {g} is not open")))
             })
             .collect()
     }
 
     /// The communicators of a GPU set, created on first use.
-    fn comm_set(&mut self, gpus: &[usize]) -> Result<Vec<ncclComm_t>, Fail> {
+    fn comm_set(&mut self, gpus: &[usize]) -> Result<Vec<ncclComm_t>, CaseError> {
         if let Some(c) = self.comms.get(gpus) {
             return Ok(c.comms.clone());
         }
         let nccl = self
             .nccl
             .as_ref()
-            .map_err(|e| Fail::Nccl(e.clone()))?
+            .map_err(|e| CaseError::Nccl(e.clone()))?
             .clone();
         let ordinals: Vec<i32> = self
             .ranks(gpus)?
@@ -517,7 +466,11 @@ impl CudaCollectives {
     }
 
     /// Peer access both ways between every pair of the case's GPUs.
-    fn require_peers(&mut self, gpus: &[usize], warnings: &mut Vec<Warning>) -> Result<(), Fail> {
+    fn require_peers(
+        &mut self,
+        gpus: &[usize],
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), CaseError> {
         for (i, &a) in gpus.iter().enumerate() {
             for &b in &gpus[i + 1..] {
                 let (ca, cb) = {
@@ -538,7 +491,7 @@ impl CudaCollectives {
                     if self.peer_warned.insert((a.min(b), a.max(b))) {
                         warnings.push(Warning::PeerAccessUnsupported { src: a, dst: b });
                     }
-                    return Err(Fail::Waived(format!(
+                    return Err(CaseError::Waived(format!(
                         "peer access unsupported between GPU {a} and {b}: scalescope's own algorithms need P2P"
                     )));
                 }
@@ -556,7 +509,7 @@ impl CudaCollectives {
             Algo::Nccl => self.run_nccl(case),
             _ => {
                 if case.op != CollectiveOp::AllReduce {
-                    return Err(Fail::Waived(format!(
+                    return Err(CaseError::Waived(format!(
                         "scalescope's {} algorithm runs all_reduce only",
                         case.algo
                     )));
@@ -570,12 +523,12 @@ impl CudaCollectives {
             Ok(r) => r,
             Err(e) => {
                 match &e {
-                    Fail::Cuda(c) if context::is_sticky(c) => {
+                    CaseError::Cuda(c) if context::is_sticky(c) => {
                         self.poison(&case.gpus, &c.to_string());
                         self.forget_comms(&case.gpus, true, false);
                     }
-                    Fail::Timeout(t) => self.poison(&case.gpus, t),
-                    Fail::Nccl(_) if case.algo == Algo::Nccl => {
+                    CaseError::Timeout(t) => self.poison(&case.gpus, t),
+                    CaseError::Nccl(_) if case.algo == Algo::Nccl => {
                         // The communicators may be unusable after an error: start afresh.
                         self.forget_comms(&case.gpus, false, false);
                     }
@@ -599,11 +552,11 @@ impl CudaCollectives {
         }
     }
 
-    fn run_nccl(&mut self, case: &CollCase) -> Result<CollectiveResult, Fail> {
+    fn run_nccl(&mut self, case: &CollCase) -> Result<CollectiveResult, CaseError> {
         let nccl = self
             .nccl
             .as_ref()
-            .map_err(|e| Fail::Skipped(e.to_string()))?
+            .map_err(|e| CaseError::Skipped(e.to_string()))?
             .clone();
         let comms = self.comm_set(&case.gpus)?;
         let extra = self.extra.clone();
@@ -775,7 +728,7 @@ mod tests {
         );
         assert_eq!(unverified.wrong, None);
         assert!(unverified.graph);
-        let (st, why) = Fail::Cuda(CudaError::Call {
+        let (st, why) = CaseError::Cuda(CudaError::Call {
             call: "cuMemAlloc_v2",
             name: "CUDA_ERROR_OUT_OF_MEMORY".into(),
             code: sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY as i32,

@@ -7,12 +7,15 @@
 //! compiled module live as long as the backend. Nothing here panics on a GPU problem: each
 //! becomes a result with status `waived`, `skipped` or `failed` and a reason.
 
+mod case_error;
 pub mod collectives;
 pub mod kernels;
 pub mod measure;
 pub mod pattern;
 
 mod cases;
+
+pub(crate) use self::case_error::CaseError;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -26,7 +29,7 @@ use crate::cuda::CudaError;
 use crate::cuda::context::{self, Context};
 use crate::cuda::memory;
 use crate::cuda::stream::Stream;
-use crate::model::{BandwidthResult, Endpoint, Shape, Source, Status, TestId, Topology};
+use crate::model::{BandwidthResult, Endpoint, Shape, Source, TestId, Topology};
 
 const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";
 
@@ -66,35 +69,6 @@ impl GpuState {
             flag,
             timed_out,
         })
-    }
-}
-
-/// Why a case produced no figures (turned into result rows by `error_rows`).
-#[derive(Debug)]
-pub(crate) enum CaseError {
-    Cuda(CudaError),
-    PeerUnsupported(usize, usize),
-    Waived(String),
-    Skipped(String),
-    Failed(String),
-}
-
-impl From<CudaError> for CaseError {
-    fn from(e: CudaError) -> Self {
-        Self::Cuda(e)
-    }
-}
-
-impl From<measure::MeasureError> for CaseError {
-    fn from(e: measure::MeasureError) -> Self {
-        match e {
-            measure::MeasureError::Cuda(e) => Self::Cuda(e),
-            measure::MeasureError::SpinTimeout => Self::Failed(format!(
-                "the host did not release the streams within {} s (too many copies queued \
-                 behind the spin kernel?): lower --iters",
-                measure::SPIN_TIMEOUT_NS / 1_000_000_000
-            )),
-        }
     }
 }
 
@@ -340,36 +314,21 @@ impl CudaBackend {
         err: CaseError,
         warnings: &mut Vec<Warning>,
     ) -> Vec<BandwidthResult> {
-        let size = crate::model::units::format_bytes(case.bytes);
-        let (status, reason) = match err {
-            CaseError::Cuda(e) if e.is_out_of_memory() => {
+        if let CaseError::Cuda(e) = &err {
+            if e.is_out_of_memory() {
                 if self.oom_warned.insert((case.test, case.bytes)) {
                     warnings.push(Warning::OutOfMemory {
                         test: case.test,
                         bytes: case.bytes,
                     });
                 }
-                (Status::Skipped, format!("out of memory at {size} ({e})"))
-            }
-            CaseError::Cuda(e) if e.is_peer_unsupported() => {
-                (Status::Waived, format!("peer access unsupported ({e})"))
-            }
-            CaseError::Cuda(e) => {
-                if context::is_sticky(&e) {
-                    for g in Self::involved(case) {
-                        self.poisoned.entry(g).or_insert_with(|| e.to_string());
-                    }
+            } else if !e.is_peer_unsupported() && context::is_sticky(e) {
+                for g in Self::involved(case) {
+                    self.poisoned.entry(g).or_insert_with(|| e.to_string());
                 }
-                (Status::Failed, e.to_string())
             }
-            CaseError::PeerUnsupported(a, b) => (
-                Status::Waived,
-                format!("peer access unsupported between GPU {a} and {b}"),
-            ),
-            CaseError::Waived(r) => (Status::Waived, r),
-            CaseError::Skipped(r) => (Status::Skipped, r),
-            CaseError::Failed(r) => (Status::Failed, r),
-        };
+        }
+        let (status, reason) = err.status(case.bytes);
         Self::cells(case)
             .into_iter()
             .map(|(s, d)| {

@@ -16,7 +16,7 @@ use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
 
 use super::kernels::{self, CollKernels};
 use super::nccl_ops::{self, Job, LocalRank};
-use super::{Fail, GpuState, NcclExtra, SAMPLES, dptr, measured_row, wait_idle};
+use super::{CaseError, GpuState, NcclExtra, SAMPLES, dptr, measured_row, wait_idle};
 use crate::bench::BenchError;
 use crate::bench::collectives::{CollCase, CollectiveOptions, plan};
 use crate::bench::launcher::LaunchEnv;
@@ -105,7 +105,7 @@ fn combine(
     scratch: &DeviceBuffer,
     vals: &[f64],
     op: ncclRedOp_t,
-) -> Result<Vec<f64>, Fail> {
+) -> Result<Vec<f64>, CaseError> {
     let r = &job.ranks[0];
     let s = &r.gpu.stream;
     let n = vals.len().min(scratch.len() / 8);
@@ -311,7 +311,7 @@ fn run_one(
     job: &Job<'_>,
     scratch: &DeviceBuffer,
     case: &CollCase,
-) -> Result<CollectiveResult, (Fail, bool)> {
+) -> Result<CollectiveResult, (CaseError, bool)> {
     let world = job.nranks;
     let local = nccl_ops::alloc(job, case);
     let (mine, reason) = match &local {
