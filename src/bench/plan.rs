@@ -86,6 +86,31 @@ pub struct Case {
     pub samples: u32,
 }
 
+impl Case {
+    /// The rows the case reports, as (src, dst): one per GPU for `host_to_all`, `all_to_host`
+    /// and `all_pairs`, else one.
+    pub fn cells(&self) -> Vec<(Endpoint, Endpoint)> {
+        match self.test.shape() {
+            Shape::HostAll { to_device: true } => self
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::Host, Endpoint::Gpu(g)))
+                .collect(),
+            Shape::HostAll { to_device: false } => self
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
+                .collect(),
+            Shape::AllPairs => self
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::All, Endpoint::Gpu(g)))
+                .collect(),
+            _ => vec![(self.src, self.dst)],
+        }
+    }
+}
+
 /// The expanded list of cases.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {

@@ -138,6 +138,21 @@ pub fn enable_peer_access(from: &Context, to: &Context) -> Result<(), CudaError>
     check("cuCtxEnablePeerAccess", r)
 }
 
+/// Peer access both ways between `a` and `b` where the hardware allows it: `Ok(false)` where CUDA
+/// says it cannot (`cuDeviceCanAccessPeer`, or CUDA_ERROR_PEER_ACCESS_UNSUPPORTED on enabling).
+pub fn enable_peer_access_both(a: &Context, b: &Context) -> Result<bool, CudaError> {
+    let ok = super::can_access_peer(a.ordinal(), b.ordinal())?
+        && super::can_access_peer(b.ordinal(), a.ordinal())?;
+    if !ok {
+        return Ok(false);
+    }
+    match enable_peer_access(a, b).and_then(|_| enable_peer_access(b, a)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.is_peer_unsupported() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Revokes `from`'s access to `to`'s memory. Not enabled is fine.
 pub fn disable_peer_access(from: &Context, to: &Context) -> Result<(), CudaError> {
     from.bind()?;

@@ -132,6 +132,41 @@ impl HostBuf {
     }
 }
 
+/// Readies a copy between `dev` and `host` on `g`: the source holds the pattern of `seed` (a
+/// host buffer filled on the GPU's CPUs), the destination poison.
+fn prepare_host_copy(
+    g: &GpuState,
+    dev: &DeviceBuffer,
+    host: &mut HostBuf,
+    to_device: bool,
+    seed: u32,
+) -> Result<(), CaseError> {
+    if to_device {
+        host.fill(seed, g.cpus.as_deref());
+        poison_device(g, dev)
+    } else {
+        host.poison();
+        fill_device(g, dev, seed)
+    }
+}
+
+/// The copy from `host` to `dev` (`to_device`) or back, of `bytes`.
+fn host_copy(dev: &DeviceBuffer, host: &mut HostBuf, to_device: bool, bytes: usize) -> Op<'static> {
+    if to_device {
+        Op::HtoD {
+            dst: dev.ptr(),
+            src: host.ptr(),
+            bytes,
+        }
+    } else {
+        Op::DtoH {
+            dst: host.ptr_mut(),
+            src: dev.ptr(),
+            bytes,
+        }
+    }
+}
+
 fn stream0(g: &GpuState) -> Result<&Stream, CaseError> {
     g.streams
         .first()
@@ -322,43 +357,15 @@ fn host_device(
     } else {
         None
     };
-    let prepare = |dev: &DeviceBuffer,
-                   host: &mut HostBuf,
-                   to_device: bool,
-                   seed: u32|
-     -> Result<(), CaseError> {
-        if to_device {
-            host.fill(seed, cpus);
-            poison_device(g, dev)
-        } else {
-            host.poison();
-            fill_device(g, dev, seed)
-        }
-    };
-    prepare(&dev, &mut host, to_device, seed)?;
+    prepare_host_copy(g, &dev, &mut host, to_device, seed)?;
     if let Some((d, h)) = &mut other {
-        prepare(d, h, !to_device, seed2)?;
+        prepare_host_copy(g, d, h, !to_device, seed2)?;
     }
-    let op = |dev: &DeviceBuffer, host: &mut HostBuf, to_device: bool| {
-        if to_device {
-            Op::HtoD {
-                dst: dev.ptr(),
-                src: host.ptr(),
-                bytes,
-            }
-        } else {
-            Op::DtoH {
-                dst: host.ptr_mut(),
-                src: dev.ptr(),
-                bytes,
-            }
-        }
-    };
     // Pageable copies block the host while enqueuing: never behind a spin kernel.
     let gate = if pinned { g.gate() } else { None };
     let mut lanes = vec![Lane {
         stream: stream0(g)?,
-        op: op(&dev, &mut host, to_device),
+        op: host_copy(&dev, &mut host, to_device, bytes),
         gate,
     }];
     if let Some((d, h)) = &mut other {
@@ -368,7 +375,7 @@ fn host_device(
             .ok_or_else(|| CaseError::Failed("no second stream".into()))?;
         lanes.push(Lane {
             stream: s1,
-            op: op(d, h, !to_device),
+            op: host_copy(d, h, !to_device, bytes),
             gate,
         });
     }
@@ -868,34 +875,15 @@ fn host_all(
         let g = be.gpu(gi)?;
         let dev = DeviceBuffer::alloc(&g.ctx, bytes)?;
         let mut host = HostBuf::alloc(&g.ctx, bytes, true, g.cpus.as_deref())?;
-        if to_device {
-            host.fill(seed, g.cpus.as_deref());
-            poison_device(g, &dev)?;
-        } else {
-            host.poison();
-            fill_device(g, &dev, seed)?;
-        }
+        prepare_host_copy(g, &dev, &mut host, to_device, seed)?;
         bufs.push((gi, dev, host, seed));
     }
     let mut lanes = Vec::new();
     for (gi, dev, host, _) in &mut bufs {
         let g = be.gpu(*gi)?;
-        let op = if to_device {
-            Op::HtoD {
-                dst: dev.ptr(),
-                src: host.ptr(),
-                bytes,
-            }
-        } else {
-            Op::DtoH {
-                dst: host.ptr_mut(),
-                src: dev.ptr(),
-                bytes,
-            }
-        };
         lanes.push(Lane {
             stream: stream0(g)?,
-            op,
+            op: host_copy(dev, host, to_device, bytes),
             gate: g.gate(),
         });
     }

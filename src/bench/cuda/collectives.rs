@@ -49,8 +49,6 @@ pub const SAMPLES: usize = 3;
 /// sums can take in any dtype (f16: NaN; f32/bf16/f64: ≈ 3·10³⁸ or more; i32: 2139062143).
 pub const POISON: u8 = 0x7F;
 
-const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";
-
 /// `scalescope 0.1.0`: the version stamped on rows of scalescope's own algorithms.
 pub fn own_version() -> String {
     format!("scalescope {}", env!("CARGO_PKG_VERSION"))
@@ -176,17 +174,7 @@ pub(crate) fn measured_row(
     graph: bool,
     note: Option<String>,
 ) -> CollectiveResult {
-    let mut r = CollectiveResult::empty(
-        case.op,
-        case.algo,
-        &case.gpus,
-        case.bytes,
-        case.dtype,
-        case.in_place,
-        Source::Measured,
-        Status::Ok,
-        "",
-    );
+    let mut r = case.row(Source::Measured, Status::Ok, "");
     r.backend_version = Some(version);
     r.graph = graph;
     let mut notes: Vec<String> = note.into_iter().collect();
@@ -324,15 +312,7 @@ impl CudaCollectives {
             }
         }
         if opened.is_empty() {
-            let why: Vec<&str> = missing.values().map(String::as_str).collect();
-            return Err(BenchError::Unavailable(format!(
-                "no usable GPU ({}): {MODELED_HINT}",
-                if why.is_empty() {
-                    "the topology lists none".to_string()
-                } else {
-                    why.join("; ")
-                }
-            )));
+            return Err(super::no_usable_gpu(&missing));
         }
         let ccs: BTreeSet<(i32, i32)> = opened
             .iter()
@@ -477,17 +457,7 @@ impl CudaCollectives {
                     let r = self.ranks(&[a, b])?;
                     (r[0].ctx.clone(), r[1].ctx.clone())
                 };
-                let ok = crate::cuda::can_access_peer(ca.ordinal(), cb.ordinal())?
-                    && crate::cuda::can_access_peer(cb.ordinal(), ca.ordinal())?;
-                let enabled = ok
-                    && match context::enable_peer_access(&ca, &cb)
-                        .and_then(|_| context::enable_peer_access(&cb, &ca))
-                    {
-                        Ok(()) => true,
-                        Err(e) if e.is_peer_unsupported() => false,
-                        Err(e) => return Err(e.into()),
-                    };
-                if !enabled {
+                if !context::enable_peer_access_both(&ca, &cb)? {
                     if self.peer_warned.insert((a.min(b), a.max(b))) {
                         warnings.push(Warning::PeerAccessUnsupported { src: a, dst: b });
                     }
@@ -535,17 +505,7 @@ impl CudaCollectives {
                     _ => {}
                 }
                 let (status, reason) = e.status(case.bytes);
-                let mut r = CollectiveResult::empty(
-                    case.op,
-                    case.algo,
-                    &case.gpus,
-                    case.bytes,
-                    case.dtype,
-                    case.in_place,
-                    Source::Measured,
-                    status,
-                    reason,
-                );
+                let mut r = case.row(Source::Measured, status, reason);
                 r.backend_version = version;
                 r
             }
@@ -604,24 +564,14 @@ impl CollectiveBackend for CudaCollectives {
     }
 
     fn describe(&self) -> String {
-        let v = self.driver_version;
-        let mut counts: Vec<(String, usize)> = Vec::new();
-        for g in self.gpus.values() {
-            match counts.iter_mut().find(|(n, _)| n == g.ctx.name()) {
-                Some((_, k)) => *k += 1,
-                None => counts.push((g.ctx.name().to_string(), 1)),
-            }
-        }
-        let gpus: Vec<String> = counts.iter().map(|(n, k)| format!("{k}× {n}")).collect();
         let nccl = match &self.nccl {
             Ok(n) => format!("{} ({})", n.version(), n.path),
             Err(e) => e.to_string(),
         };
         let mut s = format!(
-            "{nccl} · CUDA {}.{} · {}",
-            v / 1000,
-            (v % 1000) / 10,
-            gpus.join(" + ")
+            "{nccl} · {} · {}",
+            super::cuda_version(self.driver_version),
+            super::gpu_summary(self.gpus.values().map(|g| g.ctx.as_ref()))
         );
         if self.gpus.values().any(|g| g.kernels.is_err()) {
             s.push_str(&format!(
@@ -638,18 +588,8 @@ impl CollectiveBackend for CudaCollectives {
             self.run_checked(case, warnings)
         }));
         outcome.unwrap_or_else(|p| {
-            let what = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown".into());
-            CollectiveResult::empty(
-                case.op,
-                case.algo,
-                &case.gpus,
-                case.bytes,
-                case.dtype,
-                case.in_place,
+            let what = super::panic_message(p.as_ref());
+            case.row(
                 Source::Measured,
                 Status::Failed,
                 format!("internal error in the collectives backend: {what}"),

@@ -29,7 +29,7 @@ use crate::cuda::CudaError;
 use crate::cuda::context::{self, Context};
 use crate::cuda::memory;
 use crate::cuda::stream::Stream;
-use crate::model::{BandwidthResult, Endpoint, Shape, Source, TestId, Topology};
+use crate::model::{BandwidthResult, Endpoint, Source, TestId, Topology};
 
 const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";
 
@@ -115,6 +115,47 @@ pub(crate) fn ordinal_of(
     by_bus.or((g.index < bus_ids.len()).then_some(g.index))
 }
 
+/// The error when none of the topology's GPUs could be opened (`missing`: why not, by index).
+pub(crate) fn no_usable_gpu(missing: &BTreeMap<usize, String>) -> BenchError {
+    let why: Vec<&str> = missing.values().map(String::as_str).collect();
+    BenchError::Unavailable(format!(
+        "no usable GPU ({}): {MODELED_HINT}",
+        if why.is_empty() {
+            "the topology lists none".to_string()
+        } else {
+            why.join("; ")
+        }
+    ))
+}
+
+/// `CUDA 13.0` from `cuDriverGetVersion`'s 13000.
+pub(crate) fn cuda_version(v: i32) -> String {
+    format!("CUDA {}.{}", v / 1000, (v % 1000) / 10)
+}
+
+/// The GPUs of a backend for `describe()`: `2× NVIDIA H200`, kinds in order of appearance
+/// joined by ` + `.
+pub(crate) fn gpu_summary<'a>(ctxs: impl Iterator<Item = &'a Context>) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for c in ctxs {
+        match counts.iter_mut().find(|(n, _)| *n == c.name()) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((c.name(), 1)),
+        }
+    }
+    let gpus: Vec<String> = counts.iter().map(|(n, k)| format!("{k}× {n}")).collect();
+    gpus.join(" + ")
+}
+
+/// What a caught panic says (its `&str` or `String` payload), for the row of the case it ended.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 impl CudaBackend {
     /// Opens every GPU of `topo` through CUDA: retains its primary context, builds and loads
     /// the kernels, creates streams. Fails with [`BenchError::Unavailable`] (naming `--modeled`)
@@ -157,15 +198,7 @@ impl CudaBackend {
             }
         }
         let Some(first) = gpus.values().next().map(|g| g.ctx.clone()) else {
-            let why: Vec<&str> = missing.values().map(String::as_str).collect();
-            return Err(BenchError::Unavailable(format!(
-                "no usable GPU ({}): {MODELED_HINT}",
-                if why.is_empty() {
-                    "the topology lists none".to_string()
-                } else {
-                    why.join("; ")
-                }
-            )));
+            return Err(no_usable_gpu(&missing));
         };
         let flag = Flag::new(&first).map_err(|e| {
             BenchError::Unavailable(format!(
@@ -243,18 +276,7 @@ impl CudaBackend {
         warnings: &mut Vec<Warning>,
     ) -> Result<(), CaseError> {
         let (ca, cb) = (self.gpu(a)?.ctx.clone(), self.gpu(b)?.ctx.clone());
-        let ok = crate::cuda::can_access_peer(ca.ordinal(), cb.ordinal())?
-            && crate::cuda::can_access_peer(cb.ordinal(), ca.ordinal())?;
-        let enabled = ok && {
-            match context::enable_peer_access(&ca, &cb)
-                .and_then(|_| context::enable_peer_access(&cb, &ca))
-            {
-                Ok(()) => true,
-                Err(e) if e.is_peer_unsupported() => false,
-                Err(e) => return Err(e.into()),
-            }
-        };
-        if enabled {
+        if context::enable_peer_access_both(&ca, &cb)? {
             return Ok(());
         }
         if self.peer_warned.insert((a.min(b), a.max(b))) {
@@ -286,28 +308,6 @@ impl CudaBackend {
         v
     }
 
-    /// The rows a case reports: one per GPU for host_to_all/all_to_host, else one.
-    fn cells(case: &Case) -> Vec<(Endpoint, Endpoint)> {
-        match case.test.shape() {
-            Shape::HostAll { to_device: true } => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::Host, Endpoint::Gpu(g)))
-                .collect(),
-            Shape::HostAll { to_device: false } => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
-                .collect(),
-            Shape::AllPairs => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::All, Endpoint::Gpu(g)))
-                .collect(),
-            _ => vec![(case.src, case.dst)],
-        }
-    }
-
     fn error_rows(
         &mut self,
         case: &Case,
@@ -329,7 +329,7 @@ impl CudaBackend {
             }
         }
         let (status, reason) = err.status(case.bytes);
-        Self::cells(case)
+        case.cells()
             .into_iter()
             .map(|(s, d)| {
                 BandwidthResult::empty(
@@ -372,25 +372,10 @@ impl Backend for CudaBackend {
     }
 
     fn describe(&self) -> String {
-        let v = self.driver_version;
-        let mut names: Vec<String> = Vec::new();
-        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        for g in self.gpus.values() {
-            let n = g.ctx.name().to_string();
-            if !counts.contains_key(&n) {
-                names.push(n.clone());
-            }
-            *counts.entry(n).or_default() += 1;
-        }
-        let gpus: Vec<String> = names
-            .iter()
-            .map(|n| format!("{}× {n}", counts[n]))
-            .collect();
         format!(
-            "CUDA {}.{} · {} · {}",
-            v / 1000,
-            (v % 1000) / 10,
-            gpus.join(" + "),
+            "{} · {} · {}",
+            cuda_version(self.driver_version),
+            gpu_summary(self.gpus.values().map(|g| g.ctx.as_ref())),
             self.kernels_summary
         )
     }
@@ -406,18 +391,14 @@ impl Backend for CudaBackend {
         match outcome {
             Ok(Ok(rows)) => rows,
             Ok(Err(e)) => self.error_rows(case, e, warnings),
-            Err(p) => {
-                let what = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "unknown".into());
-                self.error_rows(
-                    case,
-                    CaseError::Failed(format!("internal error in the CUDA backend: {what}")),
-                    warnings,
-                )
-            }
+            Err(p) => self.error_rows(
+                case,
+                CaseError::Failed(format!(
+                    "internal error in the CUDA backend: {}",
+                    panic_message(p.as_ref())
+                )),
+                warnings,
+            ),
         }
     }
 }
@@ -460,7 +441,7 @@ mod tests {
             iters: 1,
             samples: 1,
         };
-        assert_eq!(CudaBackend::cells(&case).len(), 3);
+        assert_eq!(case.cells().len(), 3);
         assert_eq!(CudaBackend::involved(&case), vec![0, 1, 3]);
         let all_pairs = Case {
             test: TestId::AllPairs,
@@ -469,7 +450,7 @@ mod tests {
             ..case
         };
         assert_eq!(
-            CudaBackend::cells(&all_pairs),
+            all_pairs.cells(),
             vec![
                 (Endpoint::All, Endpoint::Gpu(0)),
                 (Endpoint::All, Endpoint::Gpu(1)),

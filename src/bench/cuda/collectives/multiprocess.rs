@@ -278,13 +278,7 @@ pub fn run_multiprocess(
                 }
             }
         } else {
-            let mut r = CollectiveResult::empty(
-                case.op,
-                case.algo,
-                &case.gpus,
-                case.bytes,
-                case.dtype,
-                case.in_place,
+            let mut r = case.row(
                 Source::Measured,
                 Status::Skipped,
                 format!(
@@ -330,13 +324,7 @@ fn run_one(
         Ok(b) if agreed == 0.0 => b,
         other => {
             drop(other);
-            let mut r = CollectiveResult::empty(
-                case.op,
-                case.algo,
-                &case.gpus,
-                case.bytes,
-                case.dtype,
-                case.in_place,
+            let mut r = case.row(
                 Source::Measured,
                 status_of(agreed),
                 reason.unwrap_or_else(|| {
