@@ -22,7 +22,7 @@ pub use inventory::{
     LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
 };
 pub use linkrate::{DEFAULT_NVLINK_GBPS, nvlink_rate_per_link_gbps, pcie_rate_gbps};
-pub use stats::Stats;
+pub use stats::{Stats, median, quantile};
 pub use topology::{
     Gpu, GpuLink, LineRate, LinkKind, Nic, NicLink, P2pCap, P2pCaps, P2pPair, P2pStatus, PcieLink,
     Topology, TopologySource,

@@ -105,21 +105,6 @@ pub(crate) fn deadline_for(bytes: u64, ops: u64) -> Instant {
     Instant::now() + Duration::from_secs_f64(secs.min(3600.0))
 }
 
-/// The median of a non-empty list (mean of the middle two for an even length).
-pub fn median(v: &[f64]) -> Option<f64> {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.is_empty() {
-        return None;
-    }
-    s.sort_by(f64::total_cmp);
-    let m = s.len() / 2;
-    Some(if s.len() % 2 == 1 {
-        s[m]
-    } else {
-        (s[m - 1] + s[m]) / 2.0
-    })
-}
-
 /// Times `run` (which enqueues one sample's work on `streams`) with an event pair per stream:
 /// returns, per sample, the slowest stream's elapsed time ÷ `ops_per_sample`, in µs.
 pub(crate) fn time_with_events(
@@ -189,7 +174,7 @@ pub(crate) fn measured_row(
         Err(why) => notes.push(format!("not verified: {why}")),
     }
     r.reason = (!notes.is_empty()).then(|| notes.join("; "));
-    if let Some(t) = median(&samples_us) {
+    if let Some(t) = crate::model::median(&samples_us) {
         r.set_time_us(t);
     }
     r.sample_us = samples_us;
@@ -620,14 +605,6 @@ mod tests {
     fn backend_can_move_to_a_worker_thread() {
         fn is_send<T: Send>() {}
         is_send::<CudaCollectives>();
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
     }
 
     #[test]
