@@ -3,7 +3,7 @@
 //!
 //! NVML and file dialogs never run inside `ui()`: worker threads send their results over a
 //! channel and request a repaint; `ui()` drains the channel at the start of each frame. Buttons
-//! push a [`Command`] that is handled after layout.
+//! push an [`Action`] that is handled after layout.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
@@ -156,7 +156,7 @@ enum Msg {
 
 /// Something the user asked for during layout, handled after it.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Command {
+pub enum Action {
     /// Show this source.
     Select(SourceKey),
     /// Open the file dialog to import `nvidia-smi topo` output.
@@ -336,20 +336,20 @@ impl App {
         &self.settings
     }
 
-    /// Carries out one command, as the UI does after layout.
-    pub fn apply(&mut self, ctx: &egui::Context, command: Command) {
-        match command {
-            Command::Select(key) => {
+    /// Carries out one action, as the UI does after layout.
+    pub fn apply(&mut self, ctx: &egui::Context, action: Action) {
+        match action {
+            Action::Select(key) => {
                 self.user_selected = true;
                 self.select(key);
             }
-            Command::OpenDialog => self.open_dialog(ctx.clone()),
-            Command::OpenReportDialog => self.open_report_dialog(ctx.clone()),
-            Command::Save(kind) => self.save(ctx.clone(), kind),
-            Command::SetView(v) => self.settings.view = v,
-            Command::ToggleTheme => self.settings.dark_mode = !self.settings.dark_mode,
-            Command::DismissError => self.error = None,
-            Command::DismissBanner => self.banner_dismissed = true,
+            Action::OpenDialog => self.open_dialog(ctx.clone()),
+            Action::OpenReportDialog => self.open_report_dialog(ctx.clone()),
+            Action::Save(kind) => self.save(ctx.clone(), kind),
+            Action::SetView(v) => self.settings.view = v,
+            Action::ToggleTheme => self.settings.dark_mode = !self.settings.dark_mode,
+            Action::DismissError => self.error = None,
+            Action::DismissBanner => self.banner_dismissed = true,
         }
     }
 
@@ -708,18 +708,18 @@ impl App {
         self.poll_workers();
         self.handle_dropped_files(&ctx);
 
-        let mut commands = Vec::new();
-        self.top_bar(ui, &mut commands);
-        self.sources_panel(ui, &mut commands);
-        egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut commands));
+        let mut actions = Vec::new();
+        self.top_bar(ui, &mut actions);
+        self.sources_panel(ui, &mut actions);
+        egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut actions));
         drop_overlay(&ctx);
 
-        for c in commands {
+        for c in actions {
             self.apply(&ctx, c);
         }
     }
 
-    fn top_bar(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn top_bar(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
         egui::Panel::top("top-bar").show(ui, |ui| {
             ui.add_space(4.0);
             ui.horizontal(|ui| {
@@ -731,7 +731,7 @@ impl App {
                         RichText::new(view.label()).size(14.0),
                     ));
                     if tab.clicked() {
-                        commands.push(Command::SetView(*view));
+                        actions.push(Action::SetView(*view));
                     }
                 }
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
@@ -741,7 +741,7 @@ impl App {
                         ("Dark theme", "Switch to the dark theme")
                     };
                     if ui.button(icon).on_hover_text(tip).clicked() {
-                        commands.push(Command::ToggleTheme);
+                        actions.push(Action::ToggleTheme);
                     }
                     if let Some(t) = self.current_topology() {
                         ui.label(RichText::new(t.source.label()).weak());
@@ -752,7 +752,7 @@ impl App {
         });
     }
 
-    fn sources_panel(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn sources_panel(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
         egui::Panel::left("sources")
             .default_size(270.0)
             .min_size(200.0)
@@ -761,7 +761,7 @@ impl App {
                     ui.add_space(6.0);
                     ui.label(RichText::new("Sources").strong().size(16.0));
                     ui.add_space(6.0);
-                    self.live_entry(ui, commands);
+                    self.live_entry(ui, actions);
                     ui.add_space(8.0);
                     ui.label(RichText::new("Hardware catalog").weak());
                     for entry in &self.catalog {
@@ -775,7 +775,7 @@ impl App {
                                     entry.summary, entry.id
                                 ));
                             if r.clicked() {
-                                commands.push(Command::Select(SourceKey::Catalog(entry.id.clone())));
+                                actions.push(Action::Select(SourceKey::Catalog(entry.id.clone())));
                             }
                         });
                     }
@@ -795,7 +795,7 @@ impl App {
                                 )
                                 .on_hover_text(t.source.label());
                             if r.clicked() {
-                                commands.push(Command::Select(SourceKey::Imported(i)));
+                                actions.push(Action::Select(SourceKey::Imported(i)));
                             }
                         });
                     }
@@ -813,7 +813,7 @@ impl App {
                                 .add(egui::Button::selectable(selected, e.report.title()).wrap())
                                 .on_hover_text(report_view::provenance(&e.report));
                             if r.clicked() {
-                                commands.push(Command::Select(SourceKey::Report(i)));
+                                actions.push(Action::Select(SourceKey::Report(i)));
                             }
                         });
                     }
@@ -826,7 +826,7 @@ impl App {
                         .on_hover_text("Open report.json files written by `scalescope --bench`")
                         .clicked()
                     {
-                        commands.push(Command::OpenReportDialog);
+                        actions.push(Action::OpenReportDialog);
                     }
                     let open = ui.add_enabled(
                         !self.dialog_open,
@@ -839,7 +839,7 @@ impl App {
                         )
                         .clicked()
                     {
-                        commands.push(Command::OpenDialog);
+                        actions.push(Action::OpenDialog);
                     }
                     ui.label(
                         RichText::new("or drop report .json or nvidia-smi text files onto this window")
@@ -850,7 +850,7 @@ impl App {
             });
     }
 
-    fn live_entry(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn live_entry(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
         match &self.live {
             LiveState::Loading => {
                 ui.horizontal(|ui| {
@@ -864,7 +864,7 @@ impl App {
                     let r = ui.add(egui::Button::selectable(selected, "This machine"));
                     topology_view::badge(ui, "live", palette::source_badge("live"));
                     if r.on_hover_text(t.source.label()).clicked() {
-                        commands.push(Command::Select(SourceKey::Live));
+                        actions.push(Action::Select(SourceKey::Live));
                     }
                 });
             }
@@ -879,10 +879,10 @@ impl App {
         }
     }
 
-    fn central(&mut self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn central(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
         if let Some(err) = &self.error {
             message_line(ui, err, Color32::from_rgb(0xc8, 0x3a, 0x3a), || {
-                commands.push(Command::DismissError)
+                actions.push(Action::DismissError)
             });
             ui.add_space(6.0);
         }
@@ -893,7 +893,7 @@ impl App {
                 "Live data unavailable: {reason}\nShowing a hardware catalog entry instead: its figures are documented by the vendor, not measured on this machine."
             );
             message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
-                commands.push(Command::DismissBanner)
+                actions.push(Action::DismissBanner)
             });
             ui.add_space(6.0);
         }
@@ -906,7 +906,7 @@ impl App {
                 e.report.title()
             );
             message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
-                commands.push(Command::DismissBanner)
+                actions.push(Action::DismissBanner)
             });
             ui.add_space(6.0);
         }
@@ -919,14 +919,14 @@ impl App {
                 .on_hover_text("Save this view's data as CSV")
                 .clicked()
             {
-                commands.push(Command::Save(SaveKind::Csv));
+                actions.push(Action::Save(SaveKind::Csv));
             }
             if ui
                 .button("Save PNG…")
                 .on_hover_text("Save this view as a PNG image")
                 .clicked()
             {
-                commands.push(Command::Save(SaveKind::Png));
+                actions.push(Action::Save(SaveKind::Png));
             }
             if let Some(r) = self.current_report() {
                 ui.label(RichText::new(report_view::provenance(r)).weak());

@@ -18,7 +18,7 @@ pub mod scaling_view;
 pub mod snapshot;
 pub mod topology_view;
 
-pub use app::{App, Command, ReportEntry, SaveKind, Settings, SourceKey, Startup, View};
+pub use app::{Action, App, ReportEntry, SaveKind, Settings, SourceKey, Startup, View};
 
 /// Opens the scalescope window and runs until it is closed.
 pub fn run_app(startup: Startup) -> anyhow::Result<()> {
