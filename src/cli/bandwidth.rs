@@ -12,8 +12,7 @@ use super::{CliError, SourceArgs, emit, write_file};
 use crate::bench::modeled::{Assumptions, ModeledBackend, parse_pcie};
 use crate::bench::plan::{PairScope, parse_gpu_list, parse_test_list};
 use crate::bench::{
-    Backend, BandwidthOptions, BenchError, Plan, RunOutcome, Warning, cuda::CudaBackend,
-    run_bandwidth,
+    Backend, BandwidthOptions, Plan, RunOutcome, Warning, cuda::CudaBackend, run_bandwidth,
 };
 use crate::export;
 use crate::model::units::{format_bytes, parse_sizes};
@@ -83,16 +82,9 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
         }
         return emit(None, out.as_bytes());
     }
-    let bench_err = |e: BenchError| {
-        if e.is_bad_input() {
-            CliError::input(e)
-        } else {
-            CliError::env(e)
-        }
-    };
     let opts = BandwidthOptions {
-        gpus: parse_gpu_list(&args.gpus).map_err(bench_err)?,
-        tests: parse_test_list(&args.tests).map_err(bench_err)?,
+        gpus: parse_gpu_list(&args.gpus)?,
+        tests: parse_test_list(&args.tests)?,
         sizes: parse_sizes(&args.sizes)
             .map_err(|e| CliError::input(anyhow::anyhow!("--sizes: {e}")))?,
         iters: args.iters,
@@ -116,7 +108,7 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
         )));
     }
     let topo = args.source.load_or_hint(args.modeled)?;
-    let plan = Plan::new(&topo, &opts).map_err(bench_err)?;
+    let plan = Plan::new(&topo, &opts)?;
     let mut warnings = Vec::new();
     let mut backend: Box<dyn Backend> = if args.modeled {
         let mut assume = Assumptions::default();
@@ -128,7 +120,7 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
         warnings.extend(w);
         Box::new(b)
     } else {
-        Box::new(CudaBackend::new(&topo).map_err(bench_err)?)
+        Box::new(CudaBackend::new(&topo)?)
     };
     for w in &warnings {
         eprintln!("warning: {w}");
@@ -187,7 +179,7 @@ fn write_outputs(
     warnings: &[Warning],
 ) -> Result<(), CliError> {
     if let Some(path) = &args.csv {
-        let bytes = export::csv::bandwidth(results).map_err(CliError::env)?;
+        let bytes = export::csv::bandwidth(results)?;
         write_file(path, &bytes)?;
     }
     if let Some(path) = &args.json {
@@ -201,7 +193,7 @@ fn write_outputs(
             warnings,
             cancelled: false,
         };
-        let bytes = export::json::to_json(&run).map_err(CliError::env)?;
+        let bytes = export::json::to_json(&run)?;
         write_file(path, &bytes)?;
     }
     Ok(())

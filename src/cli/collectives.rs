@@ -15,7 +15,7 @@ use crate::bench::collectives::{
 };
 use crate::bench::modeled::{Assumptions, ModeledBackend};
 use crate::bench::plan::parse_gpu_list;
-use crate::bench::{BenchError, Warning, launcher};
+use crate::bench::{Warning, launcher};
 use crate::export;
 use crate::model::units::parse_sizes;
 use crate::model::{CollectiveResult, Dtype, Source, Status, Topology};
@@ -85,20 +85,12 @@ pub struct CollectivesRun<'a> {
     pub warnings: &'a [Warning],
 }
 
-fn bench_err(e: BenchError) -> CliError {
-    if e.is_bad_input() {
-        CliError::input(e)
-    } else {
-        CliError::env(e)
-    }
-}
-
 /// Parses the flags into options.
 pub fn options(args: &CollectivesArgs) -> Result<CollectiveOptions, CliError> {
     Ok(CollectiveOptions {
-        gpus: parse_gpu_list(&args.gpus).map_err(bench_err)?,
-        ops: parse_ops(&args.ops).map_err(bench_err)?,
-        algos: parse_algos(&args.algo).map_err(bench_err)?,
+        gpus: parse_gpu_list(&args.gpus)?,
+        ops: parse_ops(&args.ops)?,
+        algos: parse_algos(&args.algo)?,
         sizes: parse_sizes(&args.sizes)
             .map_err(|e| CliError::input(anyhow::anyhow!("--sizes: {e}")))?,
         dtype: Dtype::from_id(&args.dtype).ok_or_else(|| {
@@ -152,8 +144,7 @@ pub fn run(args: CollectivesArgs) -> Result<(), CliError> {
                     write_error = Some(e);
                 }
             },
-        )
-        .map_err(bench_err)?;
+        )?;
         if let Some(e) = write_error {
             return Err(e);
         }
@@ -164,17 +155,17 @@ pub fn run(args: CollectivesArgs) -> Result<(), CliError> {
         return emit(None, render(&results).as_bytes());
     }
     let topo = args.source.load_or_hint(args.modeled)?;
-    let (_, cases) = plan(&topo, &opts).map_err(bench_err)?;
+    let (_, cases) = plan(&topo, &opts)?;
     let mut warnings = Vec::new();
     let mut backend: Box<dyn CollectiveBackend> = if args.modeled {
         let (bw, w) = ModeledBackend::new(&topo, Assumptions::default());
         warnings.extend(w);
         Box::new(ModeledCollectives::new(bw.topology()))
     } else {
-        Box::new(
-            crate::bench::cuda::collectives::CudaCollectives::new(&topo, args.nccl_lib.as_deref())
-                .map_err(bench_err)?,
-        )
+        Box::new(crate::bench::cuda::collectives::CudaCollectives::new(
+            &topo,
+            args.nccl_lib.as_deref(),
+        )?)
     };
     for w in &warnings {
         eprintln!("warning: {w}");
@@ -229,10 +220,7 @@ fn write_outputs(
     warnings: &[Warning],
 ) -> Result<(), CliError> {
     if let Some(path) = &args.csv {
-        write_file(
-            path,
-            &export::csv::collectives(results).map_err(CliError::env)?,
-        )?;
+        write_file(path, &export::csv::collectives(results)?)?;
     }
     if let Some(path) = &args.json {
         let run = CollectivesRun {
@@ -244,7 +232,7 @@ fn write_outputs(
             results,
             warnings,
         };
-        write_file(path, &export::json::to_json(&run).map_err(CliError::env)?)?;
+        write_file(path, &export::json::to_json(&run)?)?;
     }
     Ok(())
 }

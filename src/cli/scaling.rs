@@ -102,7 +102,7 @@ pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
     }
     names
         .iter()
-        .map(|n| workload::resolve(n).map_err(CliError::input))
+        .map(|n| workload::resolve(n).map_err(CliError::from))
         .collect()
 }
 
@@ -134,7 +134,7 @@ pub fn run(args: ScalingArgs) -> Result<(), CliError> {
         ModeArg::Strong => vec![Mode::Strong],
         ModeArg::Both => Mode::ALL.to_vec(),
     };
-    let gpus = parse_gpu_list(&args.gpus).map_err(CliError::input)?;
+    let gpus = parse_gpu_list(&args.gpus)?;
     let topo = args.source.load_or_hint(args.modeled)?;
     for &g in &gpus {
         if topo.gpu(g).is_none() {
@@ -183,7 +183,7 @@ pub fn run(args: ScalingArgs) -> Result<(), CliError> {
 
 fn write_outputs(args: &ScalingArgs, run: &ScalingRun) -> Result<(), CliError> {
     if let Some(p) = &args.csv {
-        write_file(p, &export::csv::scaling(&run.rows).map_err(CliError::env)?)?;
+        write_file(p, &export::csv::scaling(&run.rows)?)?;
     }
     if let Some(p) = &args.json {
         let bytes = serde_json::to_vec_pretty(run).map_err(CliError::env)?;

@@ -16,7 +16,7 @@ use crate::bench::collectives::{
 };
 use crate::bench::modeled::{Assumptions, ModeledBackend};
 use crate::bench::plan::{DEFAULT_ITERS, DEFAULT_SAMPLES, PairScope, parse_gpu_list};
-use crate::bench::{Backend, BandwidthOptions, BenchError, Plan, run_bandwidth};
+use crate::bench::{Backend, BandwidthOptions, Plan, run_bandwidth};
 use crate::export;
 use crate::model::units::parse_sizes;
 use crate::model::validate::quoted;
@@ -127,14 +127,6 @@ fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
         out.insert(0, Stage::Topology);
     }
     Ok(out)
-}
-
-fn bench_err(e: BenchError) -> CliError {
-    if e.is_bad_input() {
-        CliError::input(e)
-    } else {
-        CliError::env(e)
-    }
 }
 
 fn sizes(s: &str) -> Vec<u64> {
@@ -374,7 +366,6 @@ impl Writer<'_> {
     /// ([`output::write_all_atomic`]): on a full disk the earlier set stays, consistent.
     fn write_files(&self, report: &Report) -> Result<(), CliError> {
         let has = |s: Stage| self.stages.contains(&s);
-        let csv_err = |e: export::ExportError| CliError::env(e);
         let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
         if has(Stage::Health) {
             let rows = report
@@ -382,10 +373,7 @@ impl Writer<'_> {
                 .as_ref()
                 .map(|h| h.checks.as_slice())
                 .unwrap_or(&[]);
-            files.push((
-                self.dir.join("health.csv"),
-                export::csv::health(rows).map_err(csv_err)?,
-            ));
+            files.push((self.dir.join("health.csv"), export::csv::health(rows)?));
         }
         if has(Stage::Bandwidth) {
             let rows = report
@@ -395,7 +383,7 @@ impl Writer<'_> {
                 .unwrap_or(&[]);
             files.push((
                 self.dir.join("bandwidth.csv"),
-                export::csv::bandwidth(rows).map_err(csv_err)?,
+                export::csv::bandwidth(rows)?,
             ));
         }
         if has(Stage::Collectives) {
@@ -406,7 +394,7 @@ impl Writer<'_> {
                 .unwrap_or(&[]);
             files.push((
                 self.dir.join("collectives.csv"),
-                export::csv::collectives(rows).map_err(csv_err)?,
+                export::csv::collectives(rows)?,
             ));
         }
         if has(Stage::Scaling) {
@@ -415,15 +403,9 @@ impl Writer<'_> {
                 .as_ref()
                 .map(|s| s.run.rows.as_slice())
                 .unwrap_or(&[]);
-            files.push((
-                self.dir.join("scaling.csv"),
-                export::csv::scaling(rows).map_err(csv_err)?,
-            ));
+            files.push((self.dir.join("scaling.csv"), export::csv::scaling(rows)?));
         }
-        files.push((
-            self.dir.join("report.json"),
-            export::json::to_json(report).map_err(CliError::env)?,
-        ));
+        files.push((self.dir.join("report.json"), export::json::to_json(report)?));
         let set: Vec<(&Path, &[u8])> = files
             .iter()
             .map(|(p, b)| (p.as_path(), b.as_slice()))
@@ -432,14 +414,8 @@ impl Writer<'_> {
     }
 
     fn write_topology(&self, topo: &Topology) -> Result<(), CliError> {
-        write_file(
-            &self.dir.join("gpus.csv"),
-            &export::csv::gpus(topo).map_err(CliError::env)?,
-        )?;
-        write_file(
-            &self.dir.join("links.csv"),
-            &export::csv::links(topo).map_err(CliError::env)?,
-        )
+        write_file(&self.dir.join("gpus.csv"), &export::csv::gpus(topo)?)?;
+        write_file(&self.dir.join("links.csv"), &export::csv::links(topo)?)
     }
 }
 
@@ -514,7 +490,7 @@ fn machine_info(topo: &Topology, preset: &str) -> MachineInfo {
 pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let stages = parse_suite(&args.suite)?;
-    let gpus = parse_gpu_list(&args.gpus).map_err(bench_err)?;
+    let gpus = parse_gpu_list(&args.gpus)?;
     let topo = args.source.load_or_hint(args.modeled)?;
     for &g in &gpus {
         if topo.gpu(g).is_none() {
@@ -604,13 +580,12 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                     add_warnings(&mut report, w);
                     Box::new(b)
                 } else {
-                    Box::new(crate::bench::cuda::CudaBackend::new(&topo).map_err(bench_err)?)
+                    Box::new(crate::bench::cuda::CudaBackend::new(&topo)?)
                 };
                 let plans: Vec<Plan> = bandwidth_plans(args.full, &gpus)
                     .iter()
                     .map(|o| Plan::new(&topo, o))
-                    .collect::<Result<_, _>>()
-                    .map_err(bench_err)?;
+                    .collect::<Result<_, _>>()?;
                 let total: usize = plans.iter().map(|p| p.cases.len()).sum();
                 let bar = super::progress_bar(total as u64);
                 bar.set_prefix("bandwidth");
@@ -671,17 +646,14 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                     add_warnings(&mut report, w);
                     Box::new(ModeledCollectives::new(bw.topology()))
                 } else {
-                    Box::new(
-                        crate::bench::cuda::collectives::CudaCollectives::new(
-                            &topo,
-                            args.nccl_lib.as_deref(),
-                        )
-                        .map_err(bench_err)?,
-                    )
+                    Box::new(crate::bench::cuda::collectives::CudaCollectives::new(
+                        &topo,
+                        args.nccl_lib.as_deref(),
+                    )?)
                 };
                 let mut cases: Vec<CollCase> = Vec::new();
                 for o in collective_plans(args.full, &gpus) {
-                    let (_, c) = coll_plan(&topo, &o).map_err(bench_err)?;
+                    let (_, c) = coll_plan(&topo, &o)?;
                     cases.extend(c);
                 }
                 let bar = super::progress_bar(cases.len() as u64);
@@ -887,10 +859,7 @@ fn interrupted(out: &Path) -> CliError {
         "interrupted: wrote what finished to {} (PNGs skipped)",
         out.display()
     );
-    CliError {
-        code: interrupt::exit_code(),
-        error: anyhow::anyhow!("interrupted ({signal})"),
-    }
+    CliError::interrupted(anyhow::anyhow!("interrupted ({signal})"))
 }
 
 /// The report's PNGs, rendered offscreen through the app's views: (file name, bytes or why not).

@@ -6,6 +6,7 @@
 
 mod bandwidth;
 mod collective;
+mod fault;
 mod inventory;
 mod linkrate;
 mod stats;
@@ -17,6 +18,7 @@ pub use bandwidth::{
     BandwidthResult, Endpoint, Method, Shape, Source, Status, TestId, fullest_size,
 };
 pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
+pub use fault::{Blame, Fault};
 pub use inventory::{
     EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
     LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
