@@ -13,7 +13,7 @@ pub mod plan;
 pub mod runner;
 pub mod warning;
 
-pub use plan::{BandwidthOptions, Case, Plan};
+pub use plan::{BandwidthOptions, Case, CopyKernel, CopyKernelOptions, Plan};
 pub use runner::{Progress, RunOutcome, run_bandwidth};
 pub use warning::Warning;
 

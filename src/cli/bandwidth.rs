@@ -59,6 +59,8 @@ pub struct BandwidthArgs {
     /// List the test ids and exit.
     #[arg(long)]
     pub list_tests: bool,
+    #[command(flatten)]
+    pub copy_kernel: super::copy_kernel::CopyKernelArgs,
 }
 
 /// A bandwidth run as `--json` writes it.
@@ -94,6 +96,7 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
         } else {
             PairScope::All
         },
+        copy_kernel: args.copy_kernel.options(),
     };
     let pcie = args
         .pcie
@@ -105,6 +108,11 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
     if pcie.is_some() && !args.modeled {
         return Err(CliError::input(anyhow::anyhow!(
             "--pcie only applies with --modeled"
+        )));
+    }
+    if args.modeled && !opts.copy_kernel.is_default() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--copy-* tune the measured SM copy kernel: they do not apply with --modeled"
         )));
     }
     let topo = args.source.load_or_hint(args.modeled)?;
@@ -120,7 +128,7 @@ pub fn run(args: BandwidthArgs) -> Result<(), CliError> {
         warnings.extend(w);
         Box::new(b)
     } else {
-        Box::new(CudaBackend::new(&topo)?)
+        Box::new(CudaBackend::with_copy_kernel(&topo, &opts.copy_kernel)?)
     };
     for w in &warnings {
         eprintln!("warning: {w}");

@@ -3,6 +3,7 @@
 mod bandwidth;
 mod check;
 mod collectives;
+mod copy_kernel;
 pub mod interrupt;
 pub mod output;
 mod scaling;

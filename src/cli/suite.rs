@@ -155,6 +155,7 @@ fn bandwidth_plans(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
             iters,
             samples: DEFAULT_SAMPLES,
             pairs,
+            ..Default::default()
         };
         let sweep = |tests: Vec<TestId>, pairs: PairScope| BandwidthOptions {
             gpus: gpus.to_vec(),
@@ -163,6 +164,7 @@ fn bandwidth_plans(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
             iters: 8,
             samples: 3,
             pairs,
+            ..Default::default()
         };
         vec![
             at_512m(
@@ -198,6 +200,7 @@ fn bandwidth_plans(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
             iters: 8,
             samples: 3,
             pairs: PairScope::All,
+            ..Default::default()
         }]
     }
 }

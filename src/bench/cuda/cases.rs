@@ -302,14 +302,6 @@ fn rates(ms: &[f64], bytes: usize, iters: u32) -> Vec<f64> {
         .collect()
 }
 
-/// `SCALESCOPE_SM_SPLIT`: the fraction (0, 1) of an SM copy the other GPU's SMs take.
-fn sm_split() -> Option<f64> {
-    std::env::var("SCALESCOPE_SM_SPLIT")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|f| *f > 0.0 && *f < 1.0)
-}
-
 fn kernel_of(g: &GpuState) -> Result<&Kernels, CaseError> {
     g.kernels.as_ref().map_err(|w| CaseError::Waived(w.clone()))
 }
@@ -517,10 +509,14 @@ fn pair(
     if let Some((src_b, dst_a)) = &rev {
         lanes.push(lane(rev_exec, src_b, dst_a)?);
     }
-    // Tuning experiment (SCALESCOPE_SM_SPLIT=f): the other GPU's SMs copy the last fraction f
-    // of the buffer at the same time (the reader pulls the head, the writer pushes the tail);
-    // the figure is the whole buffer over the slower lane's time.
-    let split = if sm && !bidir { sm_split() } else { None };
+    // Tuning experiment (`sm_split` = f): the other GPU's SMs copy the last fraction f of the
+    // buffer at the same time (the reader pulls the head, the writer pushes the tail); the figure
+    // is the whole buffer over the slower lane's time.
+    let split = if sm && !bidir {
+        be.copy_kernel.sm_split.filter(|f| *f > 0.0 && *f < 1.0)
+    } else {
+        None
+    };
     if let Some(f) = split {
         let other = if fwd_exec == a { b } else { a };
         let head = ((bytes as f64 * (1.0 - f)) as usize) / 65536 * 65536;
@@ -556,7 +552,8 @@ fn pair(
         checked *= 2;
     }
     let engine = match (sm, peer) {
-        (true, _) => "copy kernel".to_string(),
+        (true, _) if be.copy_kernel.is_default() => "copy kernel".to_string(),
+        (true, _) => format!("copy kernel ({})", be.copy_kernel),
         (false, true) => "cuMemcpyAsync (peer access on)".to_string(),
         (false, false) => "cuMemcpyPeerAsync with peer access off (driver-staged)".to_string(),
     };

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
+use crate::bench::{CopyKernel, CopyKernelOptions};
 use crate::cuda::CudaError;
 use crate::cuda::context::Context;
 use crate::cuda::module::{Module, arg, launch_kernel, max_blocks_per_sm};
@@ -32,11 +33,6 @@ pub const NAMES: [&str; 7] = [
     "scatter_chain",
 ];
 
-/// Whether the SM copy tests use the bulk-copy (TMA) kernel: `SCALESCOPE_COPY_KERNEL=bulk`.
-fn use_bulk_copy() -> bool {
-    std::env::var("SCALESCOPE_COPY_KERNEL").is_ok_and(|v| v == "bulk")
-}
-
 /// Threads per block of the copy kernel (its `__launch_bounds__`).
 pub const COPY_BLOCK: u32 = 512;
 /// Threads per block of the fill/check/scatter kernels.
@@ -59,9 +55,10 @@ pub struct Images {
     pub summary: String,
 }
 
-/// Builds kernels for each compute capability: NVRTC first, the bundled PTX when NVRTC is
-/// missing or fails. Never panics.
-pub fn build(ccs: &[(i32, i32)]) -> Images {
+/// Builds kernels for each compute capability with the copy kernel's compile-time settings from
+/// `copy`: NVRTC first, the bundled PTX (built with the defaults) when NVRTC is missing or
+/// fails. Never panics.
+pub fn build(ccs: &[(i32, i32)], copy: &CopyKernelOptions) -> Images {
     let bundled = (!BUNDLED_PTX.trim().is_empty())
         .then(|| CString::new(BUNDLED_PTX).ok())
         .flatten();
@@ -69,7 +66,7 @@ pub fn build(ccs: &[(i32, i32)]) -> Images {
     let mut by_cc = BTreeMap::new();
     for &cc in ccs {
         let built = match &nvrtc {
-            Ok(n) => match n.compile_ptx(SOURCE, "bench.cu", cc, &defines()) {
+            Ok(n) => match n.compile_ptx(SOURCE, "bench.cu", cc, &defines(copy)) {
                 Ok(ptx) => Ok(Image {
                     ptx,
                     origin: format!("NVRTC {}.{}", n.version().0, n.version().1),
@@ -125,8 +122,8 @@ pub struct Kernels {
     fill: sys::CUfunction,
     check: sys::CUfunction,
     copy: sys::CUfunction,
-    /// The bulk-copy-engine (TMA) variant, on sm_90+ only.
-    copy_bulk: Option<sys::CUfunction>,
+    /// The bulk-copy-engine (TMA) variant and its grid, when asked for and on sm_90+ only.
+    copy_bulk: Option<(sys::CUfunction, u32)>,
     chase: sys::CUfunction,
     scatter: sys::CUfunction,
     copy_grid: u32,
@@ -143,38 +140,41 @@ unsafe impl Send for Kernels {}
 unsafe impl Sync for Kernels {}
 
 impl Kernels {
-    /// Loads `image` into `ctx` and looks up every kernel; sizes the copy grid from occupancy.
-    pub fn load(ctx: &Arc<Context>, image: &Image) -> Result<Kernels, CudaError> {
+    /// Loads `image` into `ctx` and looks up every kernel; sizes the copy grid from occupancy
+    /// and `opts`.
+    pub fn load(
+        ctx: &Arc<Context>,
+        image: &Image,
+        opts: &CopyKernelOptions,
+    ) -> Result<Kernels, CudaError> {
         let module = Module::load(ctx, &image.ptx)?;
         let get = |name: &str| module.function(name);
         let copy = get("copy_kernel")?;
         let per_sm = max_blocks_per_sm(copy, COPY_BLOCK)?;
         let mut per_sm = u32::try_from(per_sm).unwrap_or(1).clamp(1, 32);
-        // Tuning knob: fewer resident copy blocks per SM (never more than fit).
-        if let Some(v) = std::env::var("SCALESCOPE_COPY_BLOCKS_PER_SM")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|v| *v >= 1)
-        {
+        // Fewer resident copy blocks per SM when asked (never more than fit).
+        if let Some(v) = opts.blocks_per_sm.filter(|v| *v >= 1) {
             per_sm = per_sm.min(v);
         }
+        let util_grid = ctx.sm_count() * 4;
+        let bulk_per_sm = opts.bulk_blocks_per_sm.clamp(1, 32);
         Ok(Kernels {
             spin_wait: get("spin_wait")?,
             fill: get("fill_pattern")?,
             check: get("check_pattern")?,
             copy,
-            copy_bulk: (ctx.compute_capability().0 >= 9)
+            copy_bulk: (opts.kernel == CopyKernel::Bulk && ctx.compute_capability().0 >= 9)
                 .then(|| get("copy_bulk").ok())
-                .flatten(),
+                .flatten()
+                .map(|f| (f, util_grid / 4 * bulk_per_sm)),
             chase: get("pointer_chase")?,
             scatter: get("scatter_chain")?,
-            // Tuning knob: a grid of exactly this many blocks (e.g. fewer than one per SM).
-            copy_grid: std::env::var("SCALESCOPE_COPY_GRID")
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
+            // A grid of exactly this many blocks when asked (e.g. fewer than one per SM).
+            copy_grid: opts
+                .grid
                 .filter(|v| *v >= 1)
                 .unwrap_or(ctx.sm_count() * per_sm),
-            util_grid: ctx.sm_count() * 4,
+            util_grid,
             origin: image.origin.clone(),
             _module: module,
         })
@@ -249,8 +249,7 @@ impl Kernels {
     }
 
     /// `copy_kernel(src, dst, bytes)` on the full copy grid, or the bulk-copy (TMA) variant
-    /// when `SCALESCOPE_COPY_KERNEL=bulk` asks for it and the GPU has it (sm_90+, 16-byte
-    /// aligned pointers).
+    /// when the options asked for it and the GPU has it (sm_90+, 16-byte aligned pointers).
     pub fn copy(
         &self,
         stream: &Stream,
@@ -259,20 +258,14 @@ impl Kernels {
         bytes: u64,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (src, dst, bytes);
-        if let Some(bulk) = self.copy_bulk
-            && use_bulk_copy()
+        if let Some((bulk, grid)) = self.copy_bulk
             && src.is_multiple_of(16)
             && dst.is_multiple_of(16)
         {
-            let blocks_per_sm = std::env::var("SCALESCOPE_BULK_BLOCKS_PER_SM")
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
-                .filter(|v| (1..=32).contains(v))
-                .unwrap_or(2);
             return launch_kernel(
                 bulk,
                 "cuLaunchKernel(copy_bulk)",
-                self.util_grid / 4 * blocks_per_sm,
+                grid,
                 32,
                 stream,
                 &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
@@ -328,37 +321,19 @@ impl Kernels {
     }
 }
 
-/// Loads in flight per thread in the copy kernel: `SCALESCOPE_COPY_UNROLL` (1–16) or 8.
-pub fn copy_unroll() -> u32 {
-    std::env::var("SCALESCOPE_COPY_UNROLL")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
+/// The preprocessor definitions [`SOURCE`] is compiled with: the copy kernel's loads in flight
+/// (1–16), load/store variant (0–5) and layout (bench.cu's `SCALESCOPE_UNROLL`,
+/// `SCALESCOPE_COPY_VARIANT`, `SCALESCOPE_COPY_LAYOUT`).
+fn defines(copy: &CopyKernelOptions) -> Vec<String> {
+    let d = CopyKernelOptions::default();
+    let unroll = Some(copy.unroll)
         .filter(|v| (1..=16).contains(v))
-        .unwrap_or(8)
-}
-
-/// A copy-kernel tuning experiment chosen by environment variable `name` (0..=max), else 0:
-/// see SCALESCOPE_COPY_VARIANT and SCALESCOPE_COPY_LAYOUT in bench.cu.
-fn tuning_knob(name: &str, max: u32) -> u32 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .filter(|v| *v <= max)
-        .unwrap_or(0)
-}
-
-/// The preprocessor definitions [`SOURCE`] is compiled with.
-fn defines() -> Vec<String> {
+        .unwrap_or(d.unroll);
+    let variant = Some(copy.variant).filter(|v| *v <= 5).unwrap_or(d.variant);
     vec![
-        format!("SCALESCOPE_UNROLL={}", copy_unroll()),
-        format!(
-            "SCALESCOPE_COPY_VARIANT={}",
-            tuning_knob("SCALESCOPE_COPY_VARIANT", 5)
-        ),
-        format!(
-            "SCALESCOPE_COPY_LAYOUT={}",
-            tuning_knob("SCALESCOPE_COPY_LAYOUT", 1)
-        ),
+        format!("SCALESCOPE_UNROLL={unroll}"),
+        format!("SCALESCOPE_COPY_VARIANT={variant}"),
+        format!("SCALESCOPE_COPY_LAYOUT={}", u32::from(copy.contiguous)),
     ]
 }
 
@@ -374,7 +349,12 @@ mod tests {
             return;
         };
         let ptx = nvrtc
-            .compile_ptx(SOURCE, "bench.cu", (9, 0), &defines())
+            .compile_ptx(
+                SOURCE,
+                "bench.cu",
+                (9, 0),
+                &defines(&CopyKernelOptions::default()),
+            )
             .unwrap_or_else(|e| panic!("{e}"));
         let text = ptx.to_string_lossy();
         for k in NAMES {
@@ -383,6 +363,32 @@ mod tests {
         assert!(
             text.contains("ld.global.cv.u64"),
             "the chase must load volatile"
+        );
+    }
+
+    #[test]
+    fn defaults_compile_as_bench_cu_defaults_them() {
+        assert_eq!(
+            defines(&CopyKernelOptions::default()),
+            [
+                "SCALESCOPE_UNROLL=8",
+                "SCALESCOPE_COPY_VARIANT=0",
+                "SCALESCOPE_COPY_LAYOUT=0"
+            ]
+        );
+        let tuned = CopyKernelOptions {
+            unroll: 4,
+            variant: 3,
+            contiguous: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            defines(&tuned),
+            [
+                "SCALESCOPE_UNROLL=4",
+                "SCALESCOPE_COPY_VARIANT=3",
+                "SCALESCOPE_COPY_LAYOUT=1"
+            ]
         );
     }
 }

@@ -24,7 +24,7 @@ use cudarc::driver::sys;
 
 use self::kernels::Kernels;
 use self::measure::{Flag, Gate};
-use super::{Backend, BenchError, Case, Warning};
+use super::{Backend, BenchError, Case, CopyKernelOptions, Warning};
 use crate::cuda::CudaError;
 use crate::cuda::context::{self, Context};
 use crate::cuda::memory;
@@ -43,6 +43,8 @@ pub struct CudaBackend {
     /// GPUs that hit an unrecoverable error, and which.
     poisoned: BTreeMap<usize, String>,
     kernels_summary: String,
+    /// How the SM copy tests run the copy kernel.
+    copy_kernel: CopyKernelOptions,
     flag: Flag,
     seed: u32,
     peer_warned: BTreeSet<(usize, usize)>,
@@ -161,6 +163,14 @@ impl CudaBackend {
     /// the kernels, creates streams. Fails with [`BenchError::Unavailable`] (naming `--modeled`)
     /// when there is no driver or no usable GPU.
     pub fn new(topo: &Topology) -> Result<CudaBackend, BenchError> {
+        Self::with_copy_kernel(topo, &CopyKernelOptions::default())
+    }
+
+    /// [`CudaBackend::new`], with the SM copy tests' kernel built and run as `copy` says.
+    pub fn with_copy_kernel(
+        topo: &Topology,
+        copy: &CopyKernelOptions,
+    ) -> Result<CudaBackend, BenchError> {
         let driver = open_driver()?;
         let bus_ids = bus_ids(driver.device_count);
         let mut gpus = BTreeMap::new();
@@ -206,10 +216,10 @@ impl CudaBackend {
             ))
         })?;
         let ccs: BTreeSet<(i32, i32)> = gpus.values().map(|g| g.ctx.compute_capability()).collect();
-        let images = kernels::build(&ccs.into_iter().collect::<Vec<_>>());
+        let images = kernels::build(&ccs.into_iter().collect::<Vec<_>>(), copy);
         for g in gpus.values_mut() {
             g.kernels = match images.by_cc.get(&g.ctx.compute_capability()) {
-                Some(Ok(image)) => Kernels::load(&g.ctx, image)
+                Some(Ok(image)) => Kernels::load(&g.ctx, image, copy)
                     .map_err(|e| format!("kernels failed to load ({}): {e}", image.origin)),
                 Some(Err(why)) => Err(why.clone()),
                 None => Err("no kernels built".into()),
@@ -233,7 +243,12 @@ impl CudaBackend {
             gpus,
             missing,
             poisoned: BTreeMap::new(),
-            kernels_summary: images.summary,
+            kernels_summary: if copy.is_default() {
+                images.summary
+            } else {
+                format!("{} · copy kernel: {copy}", images.summary)
+            },
+            copy_kernel: *copy,
             flag,
             seed: 0x5CA1_E5C0,
             peer_warned: BTreeSet::new(),
