@@ -45,7 +45,7 @@ fn main() {
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             eprintln!("{}", cli::clap_error_line(&e.render().to_string()));
-            std::process::exit(2);
+            std::process::exit(cli::EXIT_INPUT);
         }
     };
     if cli.opens_gui() {

@@ -1,7 +1,7 @@
 //! The hardware catalog: every embedded machine loads, and the key figures of each match what
 //! its vendor documents.
 
-use scalescope::model::{LinkKind, P2pStatus, TopologySource};
+use scalescope::model::{Blame, LinkKind, P2pStatus, TopologySource};
 use scalescope::topology::TopologyError;
 use scalescope::topology::catalog::{entries, load, parse_entry};
 

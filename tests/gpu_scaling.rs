@@ -4,8 +4,8 @@
 
 use std::sync::atomic::AtomicBool;
 
+use scalescope::cuda::cublas::Cublas;
 use scalescope::model::Source;
-use scalescope::scaling::cublas::Cublas;
 use scalescope::scaling::proxy::{self, ProxyOptions};
 use scalescope::scaling::run::MeasureOptions;
 use scalescope::scaling::workload;

@@ -3,7 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use scalescope::model::{LinkKind, P2pCap, P2pStatus, Topology, TopologySource};
+use scalescope::model::{Blame, LinkKind, P2pCap, P2pStatus, Topology, TopologySource};
 use scalescope::topology::TopologyError;
 use scalescope::topology::import::{import_paths, parse};
 

@@ -1,6 +1,6 @@
 // scalescope's benchmark kernels.
 //
-// Compiled at run time by NVRTC (src/bench/cuda/nvrtc.rs) for the device's compute capability,
+// Compiled at run time by NVRTC (src/cuda/nvrtc.rs) for the device's compute capability,
 // or shipped precompiled as bench.ptx: nvcc -ptx -arch=compute_90 bench.cu -o bench.ptx
 // Every kernel is extern "C" so that cuModuleGetFunction finds it by its plain name.
 // The data pattern must stay identical to `pattern` in src/bench/cuda/pattern.rs.
@@ -83,19 +83,20 @@ extern "C" __global__ void check_pattern(const u32* p, u64 bytes, u32 seed, u64*
     }
 }
 
-// Loads in flight per thread; SCALESCOPE_COPY_UNROLL overrides it at run time (for tuning).
+// Loads in flight per thread; `bench bandwidth --copy-unroll N` overrides it (for tuning).
 #ifndef SCALESCOPE_UNROLL
 #define SCALESCOPE_UNROLL 8
 #endif
 
-// Tuning experiments (SCALESCOPE_COPY_VARIANT at run time, 0 by default): cache hints on the
+// Tuning experiments (`bench bandwidth --copy-variant N`, 0 by default): cache hints on the
 // copy kernel's loads and stores. 1: streaming (.cs) both; 2: L2 only (.cg) both; 3: loads
 // through the non-coherent path asking L2 for 256-byte fetches; 4: the same with 128 bytes;
 // 5: write-through stores.
 #ifndef SCALESCOPE_COPY_VARIANT
 #define SCALESCOPE_COPY_VARIANT 0
 #endif
-// SCALESCOPE_COPY_LAYOUT 1: each block copies one contiguous range instead of grid-stride.
+// SCALESCOPE_COPY_LAYOUT 1 (`--copy-contiguous`): each block copies one contiguous range
+// instead of grid-stride.
 #ifndef SCALESCOPE_COPY_LAYOUT
 #define SCALESCOPE_COPY_LAYOUT 0
 #endif

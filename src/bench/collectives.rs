@@ -88,6 +88,28 @@ pub struct CollCase {
     pub graph: bool,
 }
 
+impl CollCase {
+    /// A row for this case with nothing measured yet: its status and the reason (or note).
+    pub fn row(
+        &self,
+        source: Source,
+        status: Status,
+        reason: impl Into<String>,
+    ) -> CollectiveResult {
+        CollectiveResult::empty(
+            self.op,
+            self.algo,
+            &self.gpus,
+            self.bytes,
+            self.dtype,
+            self.in_place,
+            source,
+            status,
+            reason,
+        )
+    }
+}
+
 /// The default size sweep.
 pub fn default_sizes() -> Vec<u64> {
     let mut v = Vec::new();
@@ -316,19 +338,7 @@ impl CollectiveBackend for ModeledCollectives {
     }
 
     fn run_case(&mut self, case: &CollCase, _warnings: &mut Vec<Warning>) -> CollectiveResult {
-        let mk = |status, reason: String| {
-            CollectiveResult::empty(
-                case.op,
-                case.algo,
-                &case.gpus,
-                case.bytes,
-                case.dtype,
-                case.in_place,
-                Source::Modeled,
-                status,
-                reason,
-            )
-        };
+        let mk = |status, reason: String| case.row(Source::Modeled, status, reason);
         if case.gpus.len() < 2 {
             return mk(
                 Status::Waived,

@@ -9,12 +9,11 @@ pub mod collectives;
 pub mod cuda;
 pub mod launcher;
 pub mod modeled;
-pub mod nccl;
 pub mod plan;
 pub mod runner;
 pub mod warning;
 
-pub use plan::{BandwidthOptions, Case, Plan};
+pub use plan::{BandwidthOptions, Case, CopyKernel, CopyKernelOptions, Plan};
 pub use runner::{Progress, RunOutcome, run_bandwidth};
 pub use warning::Warning;
 
@@ -57,9 +56,13 @@ pub enum BenchError {
     Unavailable(String),
 }
 
-impl BenchError {
-    /// True when the user's input is at fault (exit 2) rather than the machine (exit 1).
-    pub fn is_bad_input(&self) -> bool {
-        !matches!(self, Self::Unavailable(_))
+impl crate::model::Blame for BenchError {
+    /// The machine when the GPUs cannot be used at all; else the user's options.
+    fn fault(&self) -> crate::model::Fault {
+        use crate::model::Fault;
+        match self {
+            Self::Unavailable(_) => Fault::Machine,
+            Self::NoSuchGpu { .. } | Self::UnknownTest { .. } | Self::BadOption(_) => Fault::Input,
+        }
     }
 }

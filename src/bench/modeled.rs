@@ -420,25 +420,7 @@ impl Backend for ModeledBackend {
     }
 
     fn run_case(&mut self, case: &Case, _warnings: &mut Vec<Warning>) -> Vec<BandwidthResult> {
-        let cells: Vec<(Endpoint, Endpoint)> = match case.test.shape() {
-            Shape::HostAll { to_device: true } => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::Host, Endpoint::Gpu(g)))
-                .collect(),
-            Shape::HostAll { to_device: false } => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
-                .collect(),
-            Shape::AllPairs => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::All, Endpoint::Gpu(g)))
-                .collect(),
-            _ => vec![(case.src, case.dst)],
-        };
-        cells
+        case.cells()
             .into_iter()
             .map(|(src, dst)| match self.figure(case, src, dst) {
                 Ok(f) => {

@@ -45,6 +45,107 @@ pub struct BandwidthOptions {
     /// Which GPU pairs the pair tests cover.
     #[serde(default)]
     pub pairs: PairScope,
+    /// How the SM copy tests' kernel runs (measured runs only). Written only when not the
+    /// defaults.
+    #[serde(default, skip_serializing_if = "CopyKernelOptions::is_default")]
+    pub copy_kernel: CopyKernelOptions,
+}
+
+/// How the SM copy tests (`p2p_*_sm`) run scalescope's copy kernel: the tuned defaults, or one
+/// of the experiments of docs/BENCHMARKS.md (`scripts/sm-copy-tuning.sh` sweeps them). Rows
+/// measured with anything but the defaults say which in their reason.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CopyKernelOptions {
+    /// The 16-byte grid-stride kernel, or Hopper's bulk copy.
+    pub kernel: CopyKernel,
+    /// Loads in flight per thread, 1 to 16 (grid-stride kernel).
+    pub unroll: u32,
+    /// Resident blocks per SM, at most as many as fit (`None`: as many as fit, up to 32).
+    pub blocks_per_sm: Option<u32>,
+    /// A grid of exactly this many blocks instead of SMs × blocks per SM.
+    pub grid: Option<u32>,
+    /// Blocks per SM of the bulk-copy kernel, 1 to 32.
+    pub bulk_blocks_per_sm: u32,
+    /// The loads' and stores' cache behaviour, 0 to 5 (`SCALESCOPE_COPY_VARIANT` in bench.cu):
+    /// 0 plain, 1 streaming `.cs`, 2 L2-only `.cg`, 3/4 non-coherent loads asking L2 for
+    /// 256/128-byte fetches, 5 write-through stores.
+    pub variant: u32,
+    /// Each block copies one contiguous range instead of striding over the whole buffer.
+    pub contiguous: bool,
+    /// GPU↔GPU copies: the fraction, strictly between 0 and 1, of the buffer that the other
+    /// GPU's SMs copy at the same time (the reader pulls the head, the writer pushes the tail).
+    pub sm_split: Option<f64>,
+}
+
+/// Which copy kernel the SM copy tests use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyKernel {
+    /// 16-byte loads and stores over a grid of blocks (`copy_kernel` in bench.cu).
+    #[default]
+    GridStride,
+    /// The bulk-copy engine (TMA, `copy_bulk`), on sm_90 and later with 16-byte aligned buffers;
+    /// elsewhere the grid-stride kernel.
+    Bulk,
+}
+
+impl Default for CopyKernelOptions {
+    fn default() -> Self {
+        Self {
+            kernel: CopyKernel::GridStride,
+            unroll: 8,
+            blocks_per_sm: None,
+            grid: None,
+            bulk_blocks_per_sm: 2,
+            variant: 0,
+            contiguous: false,
+            sm_split: None,
+        }
+    }
+}
+
+impl CopyKernelOptions {
+    /// True for scalescope's tuned defaults.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The settings that differ from the defaults, e.g. `bulk kernel, 2 blocks per SM`; empty for
+/// the defaults.
+impl std::fmt::Display for CopyKernelOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let d = Self::default();
+        let mut parts: Vec<String> = Vec::new();
+        if self.kernel == CopyKernel::Bulk {
+            parts.push(format!(
+                "bulk kernel, {} bulk blocks per SM",
+                self.bulk_blocks_per_sm
+            ));
+        } else if self.bulk_blocks_per_sm != d.bulk_blocks_per_sm {
+            parts.push(format!("{} bulk blocks per SM", self.bulk_blocks_per_sm));
+        }
+        if self.unroll != d.unroll {
+            parts.push(format!("{} loads in flight per thread", self.unroll));
+        }
+        if let Some(b) = self.blocks_per_sm {
+            parts.push(format!("at most {b} blocks per SM"));
+        }
+        if let Some(g) = self.grid {
+            parts.push(format!("a grid of {g} blocks"));
+        }
+        if self.variant != d.variant {
+            parts.push(format!("load/store variant {}", self.variant));
+        }
+        if self.contiguous {
+            parts.push("one contiguous range per block".into());
+        }
+        if let Some(s) = self.sm_split {
+            parts.push(format!("{:.0} % copied by the other GPU's SMs", s * 100.0));
+        }
+        f.write_str(&parts.join(", "))
+    }
 }
 
 /// Which GPU pairs the GPU↔GPU tests cover.
@@ -69,6 +170,7 @@ impl Default for BandwidthOptions {
             iters: DEFAULT_ITERS,
             samples: DEFAULT_SAMPLES,
             pairs: PairScope::All,
+            copy_kernel: CopyKernelOptions::default(),
         }
     }
 }
@@ -84,6 +186,31 @@ pub struct Case {
     pub bytes: u64,
     pub iters: u32,
     pub samples: u32,
+}
+
+impl Case {
+    /// The rows the case reports, as (src, dst): one per GPU for `host_to_all`, `all_to_host`
+    /// and `all_pairs`, else one.
+    pub fn cells(&self) -> Vec<(Endpoint, Endpoint)> {
+        match self.test.shape() {
+            Shape::HostAll { to_device: true } => self
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::Host, Endpoint::Gpu(g)))
+                .collect(),
+            Shape::HostAll { to_device: false } => self
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
+                .collect(),
+            Shape::AllPairs => self
+                .gpus
+                .iter()
+                .map(|&g| (Endpoint::All, Endpoint::Gpu(g)))
+                .collect(),
+            _ => vec![(self.src, self.dst)],
+        }
+    }
 }
 
 /// The expanded list of cases.

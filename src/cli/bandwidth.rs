@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::modeled::parse_pcie;
 use crate::bench::plan::{PairScope, parse_gpu_list, parse_test_list};
-use crate::bench::{BandwidthOptions, BenchError, Warning};
+use crate::bench::{BandwidthOptions, Warning};
 use crate::export;
 use crate::job::{self, Event, Job};
 use crate::model::units::{format_bytes, parse_sizes};
@@ -59,6 +59,8 @@ pub struct BandwidthArgs {
     /// List the test ids and exit.
     #[arg(long)]
     pub list_tests: bool,
+    #[command(flatten)]
+    pub copy_kernel: super::copy_kernel::CopyKernelArgs,
 }
 
 /// A bandwidth run as `--json` writes it.
@@ -82,16 +84,9 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         }
         return emit(None, out.as_bytes());
     }
-    let bench_err = |e: BenchError| {
-        if e.is_bad_input() {
-            CliError::input(e)
-        } else {
-            CliError::env(e)
-        }
-    };
     let opts = BandwidthOptions {
-        gpus: parse_gpu_list(&args.gpus).map_err(bench_err)?,
-        tests: parse_test_list(&args.tests).map_err(bench_err)?,
+        gpus: parse_gpu_list(&args.gpus)?,
+        tests: parse_test_list(&args.tests)?,
         sizes: parse_sizes(&args.sizes)
             .map_err(|e| CliError::input(anyhow::anyhow!("--sizes: {e}")))?,
         iters: args.iters,
@@ -101,6 +96,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         } else {
             PairScope::All
         },
+        copy_kernel: args.copy_kernel.options(),
     };
     let pcie = args
         .pcie
@@ -112,6 +108,11 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     if pcie.is_some() && !args.modeled {
         return Err(CliError::input(anyhow::anyhow!(
             "--pcie only applies with --modeled"
+        )));
+    }
+    if args.modeled && !opts.copy_kernel.is_default() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--copy-* tune the measured SM copy kernel: they do not apply with --modeled"
         )));
     }
     let job = Job::Bandwidth {
@@ -181,7 +182,7 @@ fn write_outputs(
     };
     let topo = &report.topology;
     if let Some(path) = &args.csv {
-        let bytes = export::csv::bandwidth(results).map_err(CliError::env)?;
+        let bytes = export::csv::bandwidth(results)?;
         write_file(path, &bytes)?;
     }
     if let Some(path) = &args.json {
@@ -195,7 +196,7 @@ fn write_outputs(
             warnings,
             cancelled: report.cancelled,
         };
-        let bytes = export::json::to_json(&run).map_err(CliError::env)?;
+        let bytes = export::json::to_json(&run)?;
         write_file(path, &bytes)?;
     }
     Ok(())

@@ -17,9 +17,6 @@ use crate::health::{HealthReport, Thresholds, Verdict};
 use crate::job::{Event, Job};
 use crate::model::{Source, Topology};
 
-/// The exit code of a check with a failed check (or, with `--strict`, any WARN or UNKNOWN).
-pub const EXIT_FAILED: i32 = 3;
-
 /// `scalescope check` options.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -56,10 +53,10 @@ pub struct CheckArgs {
 /// Runs `scalescope check`.
 pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> {
     let thresholds = match &args.thresholds {
-        Some(p) => Thresholds::load(p).map_err(CliError::input)?,
+        Some(p) => Thresholds::load(p)?,
         None => Thresholds::default(),
     };
-    let gpus = parse_gpu_list(&args.gpus).map_err(CliError::input)?;
+    let gpus = parse_gpu_list(&args.gpus)?;
     let opts = CheckOptions {
         gpus: gpus.clone(),
         quick: args.quick,
@@ -117,33 +114,27 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         )));
     };
     if let Some(p) = &args.json {
-        write_file(p, &export::json::to_json(&report).map_err(CliError::env)?)?;
+        write_file(p, &export::json::to_json(&report)?)?;
     }
     if let Some(p) = &args.csv {
-        write_file(
-            p,
-            &export::csv::health(&report.checks).map_err(CliError::env)?,
-        )?;
+        write_file(p, &export::csv::health(&report.checks)?)?;
     }
     let c = &report.counts;
     let failed = report.failed() || (args.strict && (c.warn > 0 || c.unknown > 0));
-    let code = if failed { EXIT_FAILED } else { 0 };
+    let code = if failed { super::EXIT_CHECK_FAILED } else { 0 };
     emit(None, render(&topo, &report, code).as_bytes())?;
     if failed {
-        return Err(CliError {
-            code: EXIT_FAILED,
-            error: anyhow::anyhow!(
-                "check failed: {} fail, {} warn, {} unknown{}",
-                c.fail,
-                c.warn,
-                c.unknown,
-                if args.strict && !report.failed() {
-                    " (--strict)"
-                } else {
-                    ""
-                }
-            ),
-        });
+        return Err(CliError::check_failed(anyhow::anyhow!(
+            "check failed: {} fail, {} warn, {} unknown{}",
+            c.fail,
+            c.warn,
+            c.unknown,
+            if args.strict && !report.failed() {
+                " (--strict)"
+            } else {
+                ""
+            }
+        )));
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::collectives::{CollectiveOptions, Placement, parse_algos, parse_ops};
 use crate::bench::plan::parse_gpu_list;
-use crate::bench::{BenchError, Warning, launcher};
+use crate::bench::{Warning, launcher};
 use crate::export;
 use crate::job::{self, Event, Job};
 use crate::model::units::parse_sizes;
@@ -82,20 +82,12 @@ pub struct CollectivesRun<'a> {
     pub warnings: &'a [Warning],
 }
 
-fn bench_err(e: BenchError) -> CliError {
-    if e.is_bad_input() {
-        CliError::input(e)
-    } else {
-        CliError::env(e)
-    }
-}
-
 /// Parses the flags into options.
 pub fn options(args: &CollectivesArgs) -> Result<CollectiveOptions, CliError> {
     Ok(CollectiveOptions {
-        gpus: parse_gpu_list(&args.gpus).map_err(bench_err)?,
-        ops: parse_ops(&args.ops).map_err(bench_err)?,
-        algos: parse_algos(&args.algo).map_err(bench_err)?,
+        gpus: parse_gpu_list(&args.gpus)?,
+        ops: parse_ops(&args.ops)?,
+        algos: parse_algos(&args.algo)?,
         sizes: parse_sizes(&args.sizes)
             .map_err(|e| CliError::input(anyhow::anyhow!("--sizes: {e}")))?,
         dtype: Dtype::from_id(&args.dtype).ok_or_else(|| {
@@ -155,8 +147,7 @@ pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
                     write_error = Some(e);
                 }
             },
-        )
-        .map_err(bench_err)?;
+        )?;
         if let Some(e) = write_error {
             return Err(e);
         }
@@ -246,10 +237,7 @@ fn write_outputs(
     warnings: &[Warning],
 ) -> Result<(), CliError> {
     if let Some(path) = &args.csv {
-        write_file(
-            path,
-            &export::csv::collectives(results).map_err(CliError::env)?,
-        )?;
+        write_file(path, &export::csv::collectives(results)?)?;
     }
     if let Some(path) = &args.json {
         let run = CollectivesRun {
@@ -261,7 +249,7 @@ fn write_outputs(
             results,
             warnings,
         };
-        write_file(path, &export::json::to_json(&run).map_err(CliError::env)?)?;
+        write_file(path, &export::json::to_json(&run)?)?;
     }
     Ok(())
 }

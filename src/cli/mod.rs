@@ -3,6 +3,7 @@
 mod bandwidth;
 mod check;
 mod collectives;
+mod copy_kernel;
 pub mod interrupt;
 pub mod output;
 mod scaling;
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::export;
-use crate::model::{Inventory, Topology};
+use crate::model::{Blame, Fault, Inventory, Topology};
 use crate::topology::{TopologyError, catalog, live, smi_query};
 
 pub use topo_table::describe_source;
@@ -362,8 +363,16 @@ pub enum Table {
     Gpus,
 }
 
-/// An error with the exit code the process should end with: 2 for bad input (files, flags,
-/// indices), 1 for the machine (no driver, GPU failures).
+/// Exit code: the machine or its environment failed (no driver, a GPU, a full disk).
+pub const EXIT_MACHINE: i32 = 1;
+/// Exit code: bad input (files, flags, indices, names).
+pub const EXIT_INPUT: i32 = 2;
+/// Exit code: `check` ran and a check failed (with `--strict`, any WARN or UNKNOWN).
+pub const EXIT_CHECK_FAILED: i32 = 3;
+
+/// An error with the exit code the process should end with. The codes are decided here and
+/// nowhere else: 2 for bad input, 1 for the machine (from the error's [`Blame`] where it is
+/// typed), 3 for a failed check, 128 + the signal for an interrupted run.
 #[derive(Debug)]
 pub struct CliError {
     pub code: i32,
@@ -371,30 +380,49 @@ pub struct CliError {
 }
 
 impl CliError {
-    /// Bad input: exit 2.
-    pub fn input(error: impl Into<anyhow::Error>) -> Self {
+    /// An error whose exit code follows from whose fault it is.
+    pub fn new(fault: Fault, error: impl Into<anyhow::Error>) -> Self {
+        let code = match fault {
+            Fault::Input => EXIT_INPUT,
+            Fault::Machine => EXIT_MACHINE,
+        };
         Self {
-            code: 2,
+            code,
             error: error.into(),
         }
     }
 
+    /// Bad input: exit 2.
+    pub fn input(error: impl Into<anyhow::Error>) -> Self {
+        Self::new(Fault::Input, error)
+    }
+
     /// The machine or the environment: exit 1.
     pub fn env(error: impl Into<anyhow::Error>) -> Self {
+        Self::new(Fault::Machine, error)
+    }
+
+    /// `check` found a failure: exit 3.
+    pub fn check_failed(error: impl Into<anyhow::Error>) -> Self {
         Self {
-            code: 1,
+            code: EXIT_CHECK_FAILED,
+            error: error.into(),
+        }
+    }
+
+    /// A signal stopped the run: exit 128 + the signal (130 for Ctrl-C).
+    pub fn interrupted(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            code: interrupt::exit_code(),
             error: error.into(),
         }
     }
 }
 
-impl From<TopologyError> for CliError {
-    fn from(e: TopologyError) -> Self {
-        if e.is_bad_input() {
-            Self::input(e)
-        } else {
-            Self::env(e)
-        }
+/// Every typed error of the layers below says whose fault it is, and so its exit code.
+impl<E: Blame + std::error::Error + Send + Sync + 'static> From<E> for CliError {
+    fn from(e: E) -> Self {
+        Self::new(e.fault(), e)
     }
 }
 
@@ -525,7 +553,7 @@ pub fn check_reports(paths: &[PathBuf]) -> Result<(), CliError> {
                 "{shown} is a folder: give its report.json"
             )));
         }
-        crate::report::load_named(p).map_err(CliError::input)?;
+        crate::report::load_named(p)?;
     }
     Ok(())
 }
@@ -568,7 +596,7 @@ pub fn app_error(e: &anyhow::Error) -> CliError {
 pub fn load_reports(paths: &[PathBuf]) -> Result<Vec<crate::report::Report>, CliError> {
     paths
         .iter()
-        .map(|p| crate::report::load_named(p).map_err(CliError::input))
+        .map(|p| crate::report::load_named(p).map_err(CliError::from))
         .collect()
 }
 
@@ -603,7 +631,7 @@ fn compare(args: CompareArgs) -> Result<(), CliError> {
     }
     let c = crate::report::compare::compare(&refs, args.workload.as_deref());
     let bytes = if args.csv {
-        crate::report::compare::to_csv(&c).map_err(CliError::env)?
+        crate::report::compare::to_csv(&c)?
     } else {
         crate::report::compare::to_table(&c).into_bytes()
     };
@@ -634,9 +662,9 @@ fn topo(args: TopoArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     let topo = report.topology;
     let bytes = match (args.format, args.table) {
         (Format::Table, _) => topo_table::render(&topo).into_bytes(),
-        (Format::Csv, Table::Links) => export::csv::links(&topo).map_err(CliError::env)?,
-        (Format::Csv, Table::Gpus) => export::csv::gpus(&topo).map_err(CliError::env)?,
-        (Format::Json, _) => export::json::to_json(&topo).map_err(CliError::env)?,
+        (Format::Csv, Table::Links) => export::csv::links(&topo)?,
+        (Format::Csv, Table::Gpus) => export::csv::gpus(&topo)?,
+        (Format::Json, _) => export::json::to_json(&topo)?,
     };
     emit(args.output.as_deref(), &bytes)
 }

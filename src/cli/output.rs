@@ -14,6 +14,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use super::CliError;
+use crate::model::Fault;
 
 /// The lock file `--bench` holds in its `--out` folder while it writes there.
 pub const LOCK_FILE: &str = ".scalescope.lock";
@@ -31,16 +32,20 @@ pub fn is_machine_error(e: &io::Error) -> bool {
 
 /// A write error with the path named, as exit 1 (machine) or 2 (the user's path).
 pub fn write_error(path: &Path, e: io::Error) -> CliError {
-    let machine = is_machine_error(&e);
+    let fault = io_fault(&e);
     let mut message = format!("cannot write {}: {e}", path.display());
-    if machine {
+    if fault == Fault::Machine {
         message.push_str("; the last complete files are kept");
     }
-    let error = anyhow::anyhow!(message);
-    if machine {
-        CliError::env(error)
+    CliError::new(fault, anyhow::anyhow!(message))
+}
+
+/// Whose fault an I/O error is: see [`is_machine_error`].
+fn io_fault(e: &io::Error) -> Fault {
+    if is_machine_error(e) {
+        Fault::Machine
     } else {
-        CliError::input(error)
+        Fault::Input
     }
 }
 
@@ -148,13 +153,10 @@ pub fn prepare_out_dir(dir: &Path) -> Result<(), CliError> {
         )));
     }
     fs::create_dir_all(dir).map_err(|e| {
-        let machine = is_machine_error(&e);
-        let error = anyhow::anyhow!("--out: cannot create the folder {}: {e}", dir.display());
-        if machine {
-            CliError::env(error)
-        } else {
-            CliError::input(error)
-        }
+        CliError::new(
+            io_fault(&e),
+            anyhow::anyhow!("--out: cannot create the folder {}: {e}", dir.display()),
+        )
     })
 }
 

@@ -101,7 +101,7 @@ pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
     }
     names
         .iter()
-        .map(|n| workload::resolve(n).map_err(CliError::input))
+        .map(|n| workload::resolve(n).map_err(CliError::from))
         .collect()
 }
 
@@ -171,7 +171,7 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
 
 fn write_outputs(args: &ScalingArgs, run: &ScalingRun) -> Result<(), CliError> {
     if let Some(p) = &args.csv {
-        write_file(p, &export::csv::scaling(&run.rows).map_err(CliError::env)?)?;
+        write_file(p, &export::csv::scaling(&run.rows)?)?;
     }
     if let Some(p) = &args.json {
         let bytes = serde_json::to_vec_pretty(run).map_err(CliError::env)?;

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use super::interrupt::{self, CANCEL};
 use super::output::{self, OutLock, write_atomic};
 use super::{CliError, SourceArgs, write_file};
-use crate::bench::BenchError;
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
 use crate::job::{self, Event, Job, Stage, SuiteOptions};
@@ -77,14 +76,6 @@ fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
         out.insert(0, Stage::Topology);
     }
     Ok(out)
-}
-
-fn bench_err(e: BenchError) -> CliError {
-    if e.is_bad_input() {
-        CliError::input(e)
-    } else {
-        CliError::env(e)
-    }
 }
 
 /// What the signal watcher needs to record a cancellation in report.json at once: the folder,
@@ -180,7 +171,6 @@ impl Writer<'_> {
     /// ([`output::write_all_atomic`]): on a full disk the earlier set stays, consistent.
     fn write_files(&self, report: &Report) -> Result<(), CliError> {
         let has = |s: Stage| self.stages.contains(&s);
-        let csv_err = |e: export::ExportError| CliError::env(e);
         let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
         if has(Stage::Health) {
             let rows = report
@@ -188,10 +178,7 @@ impl Writer<'_> {
                 .as_ref()
                 .map(|h| h.checks.as_slice())
                 .unwrap_or(&[]);
-            files.push((
-                self.dir.join("health.csv"),
-                export::csv::health(rows).map_err(csv_err)?,
-            ));
+            files.push((self.dir.join("health.csv"), export::csv::health(rows)?));
         }
         if has(Stage::Bandwidth) {
             let rows = report
@@ -201,7 +188,7 @@ impl Writer<'_> {
                 .unwrap_or(&[]);
             files.push((
                 self.dir.join("bandwidth.csv"),
-                export::csv::bandwidth(rows).map_err(csv_err)?,
+                export::csv::bandwidth(rows)?,
             ));
         }
         if has(Stage::Collectives) {
@@ -212,7 +199,7 @@ impl Writer<'_> {
                 .unwrap_or(&[]);
             files.push((
                 self.dir.join("collectives.csv"),
-                export::csv::collectives(rows).map_err(csv_err)?,
+                export::csv::collectives(rows)?,
             ));
         }
         if has(Stage::Scaling) {
@@ -221,15 +208,9 @@ impl Writer<'_> {
                 .as_ref()
                 .map(|s| s.run.rows.as_slice())
                 .unwrap_or(&[]);
-            files.push((
-                self.dir.join("scaling.csv"),
-                export::csv::scaling(rows).map_err(csv_err)?,
-            ));
+            files.push((self.dir.join("scaling.csv"), export::csv::scaling(rows)?));
         }
-        files.push((
-            self.dir.join("report.json"),
-            export::json::to_json(report).map_err(CliError::env)?,
-        ));
+        files.push((self.dir.join("report.json"), export::json::to_json(report)?));
         let set: Vec<(&Path, &[u8])> = files
             .iter()
             .map(|(p, b)| (p.as_path(), b.as_slice()))
@@ -238,14 +219,8 @@ impl Writer<'_> {
     }
 
     fn write_topology(&self, topo: &Topology) -> Result<(), CliError> {
-        write_file(
-            &self.dir.join("gpus.csv"),
-            &export::csv::gpus(topo).map_err(CliError::env)?,
-        )?;
-        write_file(
-            &self.dir.join("links.csv"),
-            &export::csv::links(topo).map_err(CliError::env)?,
-        )
+        write_file(&self.dir.join("gpus.csv"), &export::csv::gpus(topo)?)?;
+        write_file(&self.dir.join("links.csv"), &export::csv::links(topo)?)
     }
 }
 
@@ -325,7 +300,7 @@ fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) ->
 pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let stages = parse_suite(&args.suite)?;
-    let gpus = parse_gpu_list(&args.gpus).map_err(bench_err)?;
+    let gpus = parse_gpu_list(&args.gpus)?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     let target = args.source.target_for(&args.remote)?;
     let mut runner = args.remote.runner()?;
@@ -485,10 +460,7 @@ fn interrupted(out: &Path) -> CliError {
         "interrupted: wrote what finished to {} (PNGs skipped)",
         out.display()
     );
-    CliError {
-        code: interrupt::exit_code(),
-        error: anyhow::anyhow!("interrupted ({signal})"),
-    }
+    CliError::interrupted(anyhow::anyhow!("interrupted ({signal})"))
 }
 
 /// The report's PNGs, rendered offscreen through the app's views: (file name, bytes or why not).

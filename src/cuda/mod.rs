@@ -1,8 +1,30 @@
-//! Run-time access to the CUDA driver (libcuda.so.1) through cudarc.
+//! The GPU platform layer: run-time access to the CUDA driver (libcuda.so.1, through cudarc's
+//! raw `sys` bindings) and to the libraries scalescope loads itself, wrapped in small RAII types
+//! that every measurement reuses.
+//!
+//! - this file: the driver ([`driver`]), CUresult → [`CudaError`], devices and PCI bus ids;
+//! - [`context`]: primary contexts, peer access; [`memory`]: device, pinned and pageable
+//!   buffers, CPU affinity; [`stream`]: streams and events; [`module`]: loaded PTX and launches;
+//! - [`library`]: the one search for run-time libraries (CUDA toolkit folders, `$CUDA_HOME`,
+//!   Python wheels); [`nvrtc`] (CUDA C → PTX), [`cublas`] (GEMMs) and [`nccl`] (collectives),
+//!   each loaded through it.
 //!
 //! cudarc 0.19 loads libraries lazily and **panics** when one is missing (its
 //! `panic_no_lib_found`). Everything in scalescope that touches the driver goes through
-//! [`driver`] first, which probes for the library and turns its absence into an error value.
+//! [`driver`] first, which probes for the library and turns its absence into an error value;
+//! NVRTC, cuBLAS and NCCL are opened by [`library`], which returns an error instead.
+//!
+//! Only `bench/`, `scaling/` and `topology/` use this layer; it depends on nothing of
+//! scalescope's but `model/` (NCCL's dtype names).
+
+pub mod context;
+pub mod cublas;
+pub mod library;
+pub mod memory;
+pub mod module;
+pub mod nccl;
+pub mod nvrtc;
+pub mod stream;
 
 use std::ffi::CStr;
 use std::sync::OnceLock;

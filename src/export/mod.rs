@@ -15,6 +15,13 @@ pub enum ExportError {
     Io(#[from] std::io::Error),
 }
 
+impl crate::model::Blame for ExportError {
+    /// Serializing what scalescope holds is never the user's doing.
+    fn fault(&self) -> crate::model::Fault {
+        crate::model::Fault::Machine
+    }
+}
+
 /// Formats an optional value for a CSV cell: empty when unknown, never 0.
 pub(crate) fn cell<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()

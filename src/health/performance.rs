@@ -40,6 +40,7 @@ pub fn options(gpus: &[usize], quick: bool) -> BandwidthOptions {
         iters: if quick { 4 } else { 16 },
         samples: if quick { 3 } else { 5 },
         pairs: PairScope::All,
+        ..Default::default()
     }
 }
 

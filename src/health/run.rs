@@ -36,6 +36,15 @@ pub enum CheckError {
     Bench(#[from] BenchError),
 }
 
+impl crate::model::Blame for CheckError {
+    fn fault(&self) -> crate::model::Fault {
+        match self {
+            Self::Topology(e) => e.fault(),
+            Self::Bench(e) => e.fault(),
+        }
+    }
+}
+
 /// Checks a machine known from captures or a catalog entry: its inventory as read or stated
 /// (`before`, and `after` for counters read twice), and performance modeled from it.
 pub fn check_described(

@@ -56,6 +56,13 @@ pub enum ThresholdsError {
     Invalid { path: String, message: String },
 }
 
+impl crate::model::Blame for ThresholdsError {
+    /// Always the user's: the thresholds file they named.
+    fn fault(&self) -> crate::model::Fault {
+        crate::model::Fault::Input
+    }
+}
+
 impl Thresholds {
     /// Reads and validates a TOML thresholds file (at most 64 KiB).
     pub fn load(path: &Path) -> Result<Thresholds, ThresholdsError> {

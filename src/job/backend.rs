@@ -7,16 +7,17 @@ use std::path::Path;
 use super::JobError;
 use crate::bench::collectives::{CollectiveBackend, ModeledCollectives};
 use crate::bench::modeled::{Assumptions, ModeledBackend};
-use crate::bench::{Backend, Warning};
+use crate::bench::{Backend, CopyKernelOptions, Warning};
 use crate::model::Topology;
 
 /// The copy-bandwidth backend for `topo`: modeled (with `pcie` = (generation, width) assumed for
 /// links the topology does not state), or CUDA on this machine. The warnings are the model's
-/// assumptions.
+/// assumptions. `copy` sets how the SM copy tests run the copy kernel (measured only).
 pub fn bandwidth_backend(
     topo: &Topology,
     modeled: bool,
     pcie: Option<(u32, u32)>,
+    copy: &CopyKernelOptions,
 ) -> Result<(Box<dyn Backend>, Vec<Warning>), JobError> {
     if modeled {
         let mut assume = Assumptions::default();
@@ -28,7 +29,9 @@ pub fn bandwidth_backend(
         Ok((Box::new(b), w))
     } else {
         Ok((
-            Box::new(crate::bench::cuda::CudaBackend::new(topo)?),
+            Box::new(crate::bench::cuda::CudaBackend::with_copy_kernel(
+                topo, copy,
+            )?),
             Vec::new(),
         ))
     }

@@ -23,6 +23,7 @@ use crate::bench::collectives::CollectiveOptions;
 use crate::bench::{BandwidthOptions, BenchError, Warning};
 use crate::health::HealthReport;
 use crate::health::run::CheckOptions;
+use crate::model::Blame;
 use crate::model::{
     BandwidthResult, CollectiveResult, Inventory, Source, Topology, TopologySource,
 };

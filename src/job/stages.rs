@@ -64,6 +64,7 @@ pub fn bandwidth_presets(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
             iters,
             samples: DEFAULT_SAMPLES,
             pairs,
+            ..Default::default()
         };
         let sweep = |tests: Vec<TestId>, pairs: PairScope| BandwidthOptions {
             gpus: gpus.to_vec(),
@@ -72,6 +73,7 @@ pub fn bandwidth_presets(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
             iters: 8,
             samples: 3,
             pairs,
+            ..Default::default()
         };
         vec![
             at_512m(
@@ -107,6 +109,7 @@ pub fn bandwidth_presets(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
             iters: 8,
             samples: 3,
             pairs: PairScope::All,
+            ..Default::default()
         }]
     }
 }
@@ -184,7 +187,10 @@ pub(super) fn bandwidth(
         .iter()
         .map(|o| Plan::new(topo, o))
         .collect::<Result<_, _>>()?;
-    let (mut backend, warnings) = super::bandwidth_backend(topo, modeled, pcie)?;
+    // The plans of one job share one backend, so one copy-kernel setting (the suite's presets
+    // use the defaults; `bench bandwidth` has one plan).
+    let copy = options.first().map(|o| o.copy_kernel).unwrap_or_default();
+    let (mut backend, warnings) = super::bandwidth_backend(topo, modeled, pcie, &copy)?;
     ctx.warnings(warnings);
     let (source, desc) = (backend.source(), backend.describe());
     // The section exists (empty) from the start, with its source and backend.

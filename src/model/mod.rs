@@ -6,6 +6,7 @@
 
 mod bandwidth;
 mod collective;
+mod fault;
 mod inventory;
 mod linkrate;
 mod stats;
@@ -17,12 +18,13 @@ pub use bandwidth::{
     BandwidthResult, Endpoint, Method, Shape, Source, Status, TestId, fullest_size,
 };
 pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
+pub use fault::{Blame, Fault};
 pub use inventory::{
     EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
     LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
 };
 pub use linkrate::{DEFAULT_NVLINK_GBPS, nvlink_rate_per_link_gbps, pcie_rate_gbps};
-pub use stats::Stats;
+pub use stats::{Stats, median, quantile};
 pub use topology::{
     Gpu, GpuLink, LineRate, LinkKind, Nic, NicLink, P2pCap, P2pCaps, P2pPair, P2pStatus, PcieLink,
     Topology, TopologySource,

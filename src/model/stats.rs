@@ -1,4 +1,4 @@
-//! Sample statistics.
+//! Sample statistics: the one median (and quantile) every figure of scalescope is reported with.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,11 +23,7 @@ impl Stats {
         }
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
+        let median = median_of_sorted(&v);
         let mean = v.iter().sum::<f64>() / n as f64;
         let cv = (n >= 2 && mean != 0.0).then(|| {
             let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
@@ -41,6 +37,37 @@ impl Stats {
             cv,
         })
     }
+}
+
+/// The median of the finite values in `samples` (the mean of the middle two for an even count);
+/// `None` when there are none.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(median_of_sorted(&v))
+}
+
+/// The median of sorted, non-empty samples.
+fn median_of_sorted(v: &[f64]) -> f64 {
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The `q` quantile of sorted samples, linear between neighbours; NaN when there are none.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let k = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
+    let (lo, hi) = (k.floor() as usize, k.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (k - lo as f64)
 }
 
 #[cfg(test)]
@@ -59,6 +86,24 @@ mod tests {
         let s = Stats::of(&[9.0, 10.0, 11.0]).unwrap();
         assert!((s.cv.unwrap() - 0.1).abs() < 1e-12);
         assert_eq!(Stats::of(&[5.0]).unwrap().cv, None);
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        let s = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&s, 0.5), 3.0);
+        assert_eq!(quantile(&s, 0.0), 1.0);
+        assert_eq!(quantile(&s, 1.0), 5.0);
+        assert!((quantile(&s, 0.625) - 3.5).abs() < 1e-12);
+        assert!(quantile(&[], 0.5).is_nan());
     }
 
     #[test]

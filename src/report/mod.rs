@@ -381,6 +381,13 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+impl crate::model::Blame for LoadError {
+    /// The user's: a report path that does not hold a report this build reads.
+    fn fault(&self) -> crate::model::Fault {
+        crate::model::Fault::Input
+    }
+}
+
 /// [`load`], with the path attached to the error.
 pub fn load_named(path: &Path) -> Result<Report, LoadError> {
     load(path).map_err(|error| LoadError {

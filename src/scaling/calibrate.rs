@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rates::{datasheet_hbm_gbps, datasheet_rate};
 use super::workload::{Calibration, ComputeDtype, Workload};
+use crate::model::quantile;
 
 /// Which kind of figure calibrates the compute term, most trusted first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -110,16 +111,6 @@ impl StepModel {
             1.0
         }
     }
-}
-
-/// The `q` quantile of sorted samples, linear between neighbours.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let k = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
-    let (lo, hi) = (k.floor() as usize, k.ceil() as usize);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (k - lo as f64)
 }
 
 /// What the compute term may be calibrated from, besides the workload itself.
@@ -297,15 +288,6 @@ mod tests {
 
     fn gpt2() -> Workload {
         catalog().into_iter().find(|w| w.name == "gpt2-xl").unwrap()
-    }
-
-    #[test]
-    fn quantiles_interpolate() {
-        let s = [1.0, 2.0, 3.0, 4.0, 5.0];
-        assert_eq!(quantile(&s, 0.5), 3.0);
-        assert_eq!(quantile(&s, 0.0), 1.0);
-        assert_eq!(quantile(&s, 1.0), 5.0);
-        assert!((quantile(&s, 0.625) - 3.5).abs() < 1e-12);
     }
 
     #[test]

@@ -9,7 +9,6 @@
 //! on machines without PyTorch. Formulas and sources: docs/SCALING.md.
 
 pub mod calibrate;
-pub mod cublas;
 pub mod curve;
 pub mod framework;
 pub mod memory;

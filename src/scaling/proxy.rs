@@ -14,16 +14,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::sys;
 
-use super::cublas::{Cublas, Handle};
 use super::model::{Mode, RowSource, ScalingPoint, fill_speedup};
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
 use super::workload::{ComputeDtype, Pattern, Workload};
-use crate::bench::cuda::context::Context;
-use crate::bench::cuda::memory::{DeviceBuffer, PinnedBuffer};
-use crate::bench::cuda::stream::{Event, Stream};
-use crate::bench::nccl::{Nccl, nccl_dtype};
+use crate::cuda::context::Context;
+use crate::cuda::cublas::{Cublas, Handle};
+use crate::cuda::memory::{DeviceBuffer, PinnedBuffer};
+use crate::cuda::nccl::{Nccl, nccl_dtype};
+use crate::cuda::stream::{Event, Stream};
 use crate::cuda::{CudaError, check};
 use crate::model::Source;
+use crate::model::median;
 
 /// Size of the GEMM-rate measurement (8192³, as cuBLAS benchmarks commonly use).
 pub const RATE_DIM: i32 = 8192;
@@ -49,11 +50,11 @@ pub enum ProxyError {
     #[error(transparent)]
     Cuda(#[from] CudaError),
     #[error(transparent)]
-    Cublas(#[from] super::cublas::CublasError),
+    Cublas(#[from] crate::cuda::cublas::CublasError),
     #[error(transparent)]
-    CublasMissing(#[from] super::cublas::NotFound),
+    CublasMissing(#[from] crate::cuda::cublas::NotFound),
     #[error(transparent)]
-    Nccl(#[from] crate::bench::nccl::NcclError),
+    Nccl(#[from] crate::cuda::nccl::NcclError),
     #[error("{0}")]
     Other(String),
 }
@@ -119,11 +120,6 @@ fn fill_random(buf: &DeviceBuffer, bf16: bool, seed: u64) -> Result<(), ProxyErr
         cudarc::driver::sys::cuMemcpyHtoD_v2(buf.ptr(), host.as_ptr().cast(), host.len())
     })?;
     Ok(())
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied()
 }
 
 /// Measures the sustained dense GEMM rate of every GPU in `ordinals` with cuBLAS
@@ -239,7 +235,7 @@ pub fn measure_gemm(cublas: &Cublas, ordinals: &[usize]) -> Result<Vec<PerGpuRat
             }
         }
         for ((o, g), s) in out.iter_mut().zip(&gpus).zip(samples) {
-            let ms = median(s).ok_or(ProxyError::Other("no timed GEMM samples".into()))?;
+            let ms = median(&s).ok_or(ProxyError::Other("no timed GEMM samples".into()))?;
             let rate = GemmRate {
                 tflops: 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12,
                 source: Source::Measured,
@@ -587,8 +583,8 @@ fn step(
     } else {
         1.0
     };
-    let ms = median(steps).ok_or(ProxyError::Other("no timed steps".into()))?;
-    let compute = median(compute_only).unwrap_or(ms);
+    let ms = median(&steps).ok_or(ProxyError::Other("no timed steps".into()))?;
+    let compute = median(&compute_only).unwrap_or(ms);
     // Sim + policy: the proxy's compute stands for `steps_per_sync` steps' worth only when
     // scaled; we run one step's compute and one sync, then spread the sync.
     let step_ms = compute + (ms - compute) / per;

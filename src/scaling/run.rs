@@ -309,7 +309,7 @@ fn measure_rates(
     let Some(&first) = ordinals.first() else {
         return (GpuRates::default(), Vec::new());
     };
-    let cublas = match super::cublas::Cublas::load() {
+    let cublas = match crate::cuda::cublas::Cublas::load() {
         Ok(c) => c,
         Err(e) => {
             notes.push(format!("GEMM rate not measured: {e}; datasheet rate used"));

@@ -436,10 +436,10 @@ pub enum WorkloadError {
     Io { file: String, message: String },
 }
 
-impl WorkloadError {
-    /// True for the user's mistakes (bad file or name), as opposed to the machine's.
-    pub fn is_bad_input(&self) -> bool {
-        true
+impl crate::model::Blame for WorkloadError {
+    /// Always the user's: a bad file or an unknown name.
+    fn fault(&self) -> crate::model::Fault {
+        crate::model::Fault::Input
     }
 }
 

@@ -409,9 +409,10 @@ fn header_tokens(line: &str) -> Vec<&str> {
 // ---------------------------------------------------------------------------------------------
 // Which command printed a matrix
 
-/// What a command line (or a file name) says the next matrix is.
+/// Which `nvidia-smi topo` matrix comes next, as a command line (or a file name) says (the
+/// matrix's counterpart of `smi_query::CaptureKind`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Command {
+enum MatrixKind {
     /// `topo -m`.
     TopoM,
     /// `topo -mp`: PCIe paths only.
@@ -424,20 +425,20 @@ enum Command {
     P2pUnknown(String),
 }
 
-fn p2p_word(word: &str) -> Command {
+fn p2p_word(word: &str) -> MatrixKind {
     match word {
-        "r" | "read" => Command::P2p(P2pCap::Read),
-        "w" | "write" => Command::P2p(P2pCap::Write),
-        "n" | "nvlink" => Command::P2p(P2pCap::Nvlink),
-        "a" | "atomics" | "atomic" => Command::P2p(P2pCap::Atomics),
-        "p" | "prop" => Command::P2pProp,
-        other => Command::P2pUnknown(other.to_string()),
+        "r" | "read" => MatrixKind::P2p(P2pCap::Read),
+        "w" | "write" => MatrixKind::P2p(P2pCap::Write),
+        "n" | "nvlink" => MatrixKind::P2p(P2pCap::Nvlink),
+        "a" | "atomics" | "atomic" => MatrixKind::P2p(P2pCap::Atomics),
+        "p" | "prop" => MatrixKind::P2pProp,
+        other => MatrixKind::P2pUnknown(other.to_string()),
     }
 }
 
-/// The command a line names, e.g. `$ nvidia-smi topo -p2p r`, `# nvidia-smi topo -mp`,
+/// The matrix a command line names, e.g. `$ nvidia-smi topo -p2p r`, `# nvidia-smi topo -mp`,
 /// `echo "== nvidia-smi topo --p2pstatus=w =="`, or any line holding `-p2p a`.
-fn command_in_line(line: &str) -> Option<Command> {
+fn matrix_kind_in_line(line: &str) -> Option<MatrixKind> {
     // A command line is short; a long line (a matrix row of 1000 GPUs, a pasted blob) is not.
     if line.len() > 4096 {
         return None;
@@ -459,9 +460,9 @@ fn command_in_line(line: &str) -> Option<Command> {
         return None;
     }
     if tokens.iter().any(|t| matches!(*t, "-mp" | "--matrix_pci")) {
-        Some(Command::TopoMp)
+        Some(MatrixKind::TopoMp)
     } else if tokens.iter().any(|t| matches!(*t, "-m" | "--matrix")) {
-        Some(Command::TopoM)
+        Some(MatrixKind::TopoM)
     } else {
         None
     }
@@ -469,7 +470,7 @@ fn command_in_line(line: &str) -> Option<Command> {
 
 /// What a file name says about a matrix with no command line above it: `…p2p-r…`, `…p2p_w…`,
 /// `p2p.n`, `p2p-read` → that capability; `…topo-mp…`, `…_mp.txt` → `topo -mp`.
-fn command_in_name(path: &str) -> Option<Command> {
+fn matrix_kind_in_name(path: &str) -> Option<MatrixKind> {
     let base = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let lower = base.to_ascii_lowercase();
     let words: Vec<&str> = lower
@@ -484,7 +485,7 @@ fn command_in_name(path: &str) -> Option<Command> {
             word.strip_prefix("p2p").filter(|rest| !rest.is_empty())
         };
         if let Some(letter) = letter
-            && let cmd @ (Command::P2p(_) | Command::P2pProp) = p2p_word(letter)
+            && let cmd @ (MatrixKind::P2p(_) | MatrixKind::P2pProp) = p2p_word(letter)
         {
             return Some(cmd);
         }
@@ -492,7 +493,7 @@ fn command_in_name(path: &str) -> Option<Command> {
     words
         .iter()
         .any(|w| matches!(*w, "mp" | "topomp"))
-        .then_some(Command::TopoMp)
+        .then_some(MatrixKind::TopoMp)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -526,7 +527,7 @@ struct Row {
 /// A matrix as read, before its kind is settled.
 struct RawMatrix {
     header_line: usize,
-    command: Option<Command>,
+    command: Option<MatrixKind>,
     columns: Vec<Device>,
     extras: Vec<Extra>,
     rows: Vec<Row>,
@@ -672,7 +673,7 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
         ));
     };
 
-    let name_command = command_in_name(file_name);
+    let name_command = matrix_kind_in_name(file_name);
     let mut parsed = Parsed {
         origin: origin.to_string(),
         blocks: Vec::new(),
@@ -681,7 +682,7 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
         notes: Vec::new(),
     };
     // The command named since the last matrix, which the next matrix belongs to.
-    let mut pending: Option<Command> = None;
+    let mut pending: Option<MatrixKind> = None;
     // The first matrix read but not kept (`-p2p p`), for the error when nothing else is there.
     let mut skipped: Option<usize> = None;
     let mut i = first;
@@ -715,7 +716,7 @@ fn parse_text(text: &str, origin: &str, file_name: &str) -> Result<Parsed, Topol
             i = next;
             continue;
         }
-        if let Some(cmd) = command_in_line(line) {
+        if let Some(cmd) = matrix_kind_in_line(line) {
             pending = Some(cmd);
             i += 1;
             continue;
@@ -798,7 +799,7 @@ fn read_matrix(
     lines: &[Cow<'_, str>],
     start: usize,
     tokens: &[&str],
-    command: Option<Command>,
+    command: Option<MatrixKind>,
     origin: &str,
 ) -> Result<(RawMatrix, usize), TopologyError> {
     let header_line = start + 1;
@@ -1064,7 +1065,7 @@ fn read_row(
 fn settle(
     matrix: RawMatrix,
     origin: &str,
-    name_command: Option<&Command>,
+    name_command: Option<&MatrixKind>,
     notes: &mut Vec<String>,
 ) -> Result<Option<Block>, TopologyError> {
     let line = matrix.header_line;
@@ -1074,7 +1075,7 @@ fn settle(
         .flat_map(|r| r.cells.iter().map(move |c| (r, c)))
         .find(|(_, c)| **c != Cell::Own);
     let is_p2p = match &matrix.command {
-        Some(Command::TopoM | Command::TopoMp) => false,
+        Some(MatrixKind::TopoM | MatrixKind::TopoMp) => false,
         Some(_) => true,
         None => first_cell.is_some_and(|(_, c)| c.is_p2p()),
     };
@@ -1123,9 +1124,9 @@ fn settle(
     let content = if is_p2p {
         let command = matrix.command.clone().or_else(|| name_command.cloned());
         let cap = match command {
-            Some(Command::P2p(cap)) => cap,
-            Some(Command::P2pProp) => return Ok(None),
-            Some(Command::P2pUnknown(word)) => {
+            Some(MatrixKind::P2p(cap)) => cap,
+            Some(MatrixKind::P2pProp) => return Ok(None),
+            Some(MatrixKind::P2pUnknown(word)) => {
                 return Err(parse_error(
                     origin,
                     line,
@@ -1172,8 +1173,8 @@ fn settle(
         Content::P2p { cap, pairs }
     } else {
         let flavor = match matrix.command.as_ref().or(name_command) {
-            Some(Command::TopoMp) => Flavor::Mp,
-            Some(Command::TopoM) => Flavor::M,
+            Some(MatrixKind::TopoMp) => Flavor::Mp,
+            Some(MatrixKind::TopoM) => Flavor::M,
             _ => Flavor::Unlabeled,
         };
         let mut pairs = Grid::new(&gpus);
@@ -1682,63 +1683,72 @@ mod tests {
 
     #[test]
     fn capability_from_command_lines() {
-        let p2p = |c| Some(Command::P2p(c));
+        let p2p = |c| Some(MatrixKind::P2p(c));
         assert_eq!(
-            command_in_line("$ nvidia-smi topo -p2p r"),
+            matrix_kind_in_line("$ nvidia-smi topo -p2p r"),
             p2p(P2pCap::Read)
         );
         assert_eq!(
-            command_in_line("# nvidia-smi topo -p2p w"),
+            matrix_kind_in_line("# nvidia-smi topo -p2p w"),
             p2p(P2pCap::Write)
         );
         assert_eq!(
-            command_in_line("echo \"$ nvidia-smi topo -p2p n\""),
+            matrix_kind_in_line("echo \"$ nvidia-smi topo -p2p n\""),
             p2p(P2pCap::Nvlink)
         );
         assert_eq!(
-            command_in_line("user@h200:~$ nvidia-smi topo --p2pstatus a"),
+            matrix_kind_in_line("user@h200:~$ nvidia-smi topo --p2pstatus a"),
             p2p(P2pCap::Atomics)
         );
         assert_eq!(
-            command_in_line("nvidia-smi topo --p2pstatus=r"),
+            matrix_kind_in_line("nvidia-smi topo --p2pstatus=r"),
             p2p(P2pCap::Read)
         );
         assert_eq!(
-            command_in_line("nvidia-smi topo -p2p p"),
-            Some(Command::P2pProp)
+            matrix_kind_in_line("nvidia-smi topo -p2p p"),
+            Some(MatrixKind::P2pProp)
         );
         assert_eq!(
-            command_in_line("nvidia-smi topo -p2p rw"),
-            Some(Command::P2pUnknown("rw".to_string()))
+            matrix_kind_in_line("nvidia-smi topo -p2p rw"),
+            Some(MatrixKind::P2pUnknown("rw".to_string()))
         );
         assert_eq!(
-            command_in_line("$ nvidia-smi topo -mp"),
-            Some(Command::TopoMp)
+            matrix_kind_in_line("$ nvidia-smi topo -mp"),
+            Some(MatrixKind::TopoMp)
         );
         assert_eq!(
-            command_in_line("root@node2:~# nvidia-smi topo -m"),
-            Some(Command::TopoM)
+            matrix_kind_in_line("root@node2:~# nvidia-smi topo -m"),
+            Some(MatrixKind::TopoM)
         );
-        assert_eq!(command_in_line("$ ls -m"), None);
-        assert_eq!(command_in_line("the -p2path is long"), None);
+        assert_eq!(matrix_kind_in_line("$ ls -m"), None);
+        assert_eq!(matrix_kind_in_line("the -p2path is long"), None);
     }
 
     #[test]
     fn capability_from_file_names() {
-        let p2p = |c| Some(Command::P2p(c));
+        let p2p = |c| Some(MatrixKind::P2p(c));
         assert_eq!(
-            command_in_name("caps/h200-topo-p2p-r.txt"),
+            matrix_kind_in_name("caps/h200-topo-p2p-r.txt"),
             p2p(P2pCap::Read)
         );
-        assert_eq!(command_in_name("x_p2p_w.log"), p2p(P2pCap::Write));
-        assert_eq!(command_in_name("p2p.n"), p2p(P2pCap::Nvlink));
-        assert_eq!(command_in_name("C:\\caps\\p2pa.txt"), p2p(P2pCap::Atomics));
-        assert_eq!(command_in_name("p2p-read.txt"), p2p(P2pCap::Read));
-        assert_eq!(command_in_name("topo-p2p-p.txt"), Some(Command::P2pProp));
-        assert_eq!(command_in_name("dgx-topo-mp.txt"), Some(Command::TopoMp));
-        assert_eq!(command_in_name("dgx-topo-m.txt"), None);
-        assert_eq!(command_in_name("p2p-all.txt"), None);
-        assert_eq!(command_in_name("<stdin>"), None);
+        assert_eq!(matrix_kind_in_name("x_p2p_w.log"), p2p(P2pCap::Write));
+        assert_eq!(matrix_kind_in_name("p2p.n"), p2p(P2pCap::Nvlink));
+        assert_eq!(
+            matrix_kind_in_name("C:\\caps\\p2pa.txt"),
+            p2p(P2pCap::Atomics)
+        );
+        assert_eq!(matrix_kind_in_name("p2p-read.txt"), p2p(P2pCap::Read));
+        assert_eq!(
+            matrix_kind_in_name("topo-p2p-p.txt"),
+            Some(MatrixKind::P2pProp)
+        );
+        assert_eq!(
+            matrix_kind_in_name("dgx-topo-mp.txt"),
+            Some(MatrixKind::TopoMp)
+        );
+        assert_eq!(matrix_kind_in_name("dgx-topo-m.txt"), None);
+        assert_eq!(matrix_kind_in_name("p2p-all.txt"), None);
+        assert_eq!(matrix_kind_in_name("<stdin>"), None);
     }
 
     #[test]

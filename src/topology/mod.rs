@@ -53,16 +53,17 @@ pub enum TopologyError {
     Nvml { what: String, reason: String },
 }
 
-impl TopologyError {
-    /// True when the user's input (a file, a flag value) is at fault rather than the machine:
-    /// the CLI exits 2 for these and 1 otherwise.
-    pub fn is_bad_input(&self) -> bool {
-        matches!(
-            self,
+impl crate::model::Blame for TopologyError {
+    /// The user's input (a file, a flag value, a catalog name) or the machine (no driver, NVML,
+    /// a broken embedded catalog entry).
+    fn fault(&self) -> crate::model::Fault {
+        use crate::model::Fault;
+        match self {
             Self::Io { .. }
-                | Self::Parse { .. }
-                | Self::UnknownCatalogEntry { .. }
-                | Self::BadCatalogFile { .. }
-        )
+            | Self::Parse { .. }
+            | Self::UnknownCatalogEntry { .. }
+            | Self::BadCatalogFile { .. } => Fault::Input,
+            Self::BadCatalog { .. } | Self::NoDriver { .. } | Self::Nvml { .. } => Fault::Machine,
+        }
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! NVML and file dialogs never run inside `ui()`: worker threads send their results over a
 //! channel and request a repaint; `ui()` drains the channel at the start of each frame. Buttons
-//! push a [`Command`] that is handled after layout.
+//! push an [`Action`] that is handled after layout.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
@@ -202,7 +202,7 @@ enum Msg {
 
 /// Something the user asked for during layout, handled after it.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Command {
+pub enum Action {
     /// Show this source.
     Select(SourceKey),
     /// Open the file dialog to import `nvidia-smi topo` output.
@@ -258,7 +258,7 @@ pub struct App {
     servers: Vec<ServerEntry>,
     /// The "Connect to server…" field.
     pub server_field: String,
-    /// The ssh and remote commands every connection uses (from `--ssh`, `--remote-command`).
+    /// The ssh and remote actions every connection uses (from `--ssh`, `--remote-command`).
     remote_defaults: crate::remote::RemoteOptions,
     /// The server named by `--remote`, connected to on the first frame.
     connect_on_start: Option<String>,
@@ -556,27 +556,27 @@ impl App {
         &self.settings
     }
 
-    /// Carries out one command, as the UI does after layout.
-    pub fn apply(&mut self, ctx: &egui::Context, command: Command) {
-        match command {
-            Command::Select(key) => {
+    /// Carries out one action, as the UI does after layout.
+    pub fn apply(&mut self, ctx: &egui::Context, action: Action) {
+        match action {
+            Action::Select(key) => {
                 self.user_selected = true;
                 self.select(key);
             }
-            Command::OpenDialog => self.open_dialog(ctx.clone()),
-            Command::OpenReportDialog => self.open_report_dialog(ctx.clone()),
-            Command::Save(kind) => self.save(ctx.clone(), kind),
-            Command::SetView(v) => self.settings.view = v,
-            Command::ToggleTheme => self.settings.dark_mode = !self.settings.dark_mode,
-            Command::DismissError => self.error = None,
-            Command::DismissBanner => self.banner_dismissed = true,
-            Command::Connect(host) => self.connect(ctx.clone(), host, false),
-            Command::InstallOn(i) => {
+            Action::OpenDialog => self.open_dialog(ctx.clone()),
+            Action::OpenReportDialog => self.open_report_dialog(ctx.clone()),
+            Action::Save(kind) => self.save(ctx.clone(), kind),
+            Action::SetView(v) => self.settings.view = v,
+            Action::ToggleTheme => self.settings.dark_mode = !self.settings.dark_mode,
+            Action::DismissError => self.error = None,
+            Action::DismissBanner => self.banner_dismissed = true,
+            Action::Connect(host) => self.connect(ctx.clone(), host, false),
+            Action::InstallOn(i) => {
                 if let Some(host) = self.servers.get(i).map(|s| s.host.clone()) {
                     self.connect(ctx.clone(), host, true);
                 }
             }
-            Command::RunSuiteOn(i) => self.run_suite_on(ctx.clone(), i),
+            Action::RunSuiteOn(i) => self.run_suite_on(ctx.clone(), i),
         }
     }
 
@@ -960,18 +960,18 @@ impl App {
         self.poll_workers();
         self.handle_dropped_files(&ctx);
 
-        let mut commands = Vec::new();
-        self.top_bar(ui, &mut commands);
-        self.sources_panel(ui, &mut commands);
-        egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut commands));
+        let mut actions = Vec::new();
+        self.top_bar(ui, &mut actions);
+        self.sources_panel(ui, &mut actions);
+        egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut actions));
         drop_overlay(&ctx);
 
-        for c in commands {
+        for c in actions {
             self.apply(&ctx, c);
         }
     }
 
-    fn top_bar(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn top_bar(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
         egui::Panel::top("top-bar").show(ui, |ui| {
             ui.add_space(4.0);
             ui.horizontal(|ui| {
@@ -983,7 +983,7 @@ impl App {
                         RichText::new(view.label()).size(14.0),
                     ));
                     if tab.clicked() {
-                        commands.push(Command::SetView(*view));
+                        actions.push(Action::SetView(*view));
                     }
                 }
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
@@ -993,7 +993,7 @@ impl App {
                         ("Dark theme", "Switch to the dark theme")
                     };
                     if ui.button(icon).on_hover_text(tip).clicked() {
-                        commands.push(Command::ToggleTheme);
+                        actions.push(Action::ToggleTheme);
                     }
                     if let Some(t) = self.current_topology() {
                         ui.label(RichText::new(t.source.label()).weak());
@@ -1004,7 +1004,7 @@ impl App {
         });
     }
 
-    fn sources_panel(&mut self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn sources_panel(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
         egui::Panel::left("sources")
             .default_size(270.0)
             .min_size(200.0)
@@ -1013,9 +1013,9 @@ impl App {
                     ui.add_space(6.0);
                     ui.label(RichText::new("Sources").strong().size(16.0));
                     ui.add_space(6.0);
-                    self.live_entry(ui, commands);
+                    self.live_entry(ui, actions);
                     ui.add_space(8.0);
-                    self.servers_section(ui, commands);
+                    self.servers_section(ui, actions);
                     ui.add_space(8.0);
                     ui.label(RichText::new("Hardware catalog").weak());
                     for entry in &self.catalog {
@@ -1029,7 +1029,7 @@ impl App {
                                     entry.summary, entry.id
                                 ));
                             if r.clicked() {
-                                commands.push(Command::Select(SourceKey::Catalog(entry.id.clone())));
+                                actions.push(Action::Select(SourceKey::Catalog(entry.id.clone())));
                             }
                         });
                     }
@@ -1049,7 +1049,7 @@ impl App {
                                 )
                                 .on_hover_text(t.source.label());
                             if r.clicked() {
-                                commands.push(Command::Select(SourceKey::Imported(i)));
+                                actions.push(Action::Select(SourceKey::Imported(i)));
                             }
                         });
                     }
@@ -1067,7 +1067,7 @@ impl App {
                                 .add(egui::Button::selectable(selected, e.report.title()).wrap())
                                 .on_hover_text(report_view::provenance(&e.report));
                             if r.clicked() {
-                                commands.push(Command::Select(SourceKey::Report(i)));
+                                actions.push(Action::Select(SourceKey::Report(i)));
                             }
                         });
                     }
@@ -1080,7 +1080,7 @@ impl App {
                         .on_hover_text("Open report.json files written by `scalescope --bench`")
                         .clicked()
                     {
-                        commands.push(Command::OpenReportDialog);
+                        actions.push(Action::OpenReportDialog);
                     }
                     let open = ui.add_enabled(
                         !self.dialog_open,
@@ -1093,7 +1093,7 @@ impl App {
                         )
                         .clicked()
                     {
-                        commands.push(Command::OpenDialog);
+                        actions.push(Action::OpenDialog);
                     }
                     ui.label(
                         RichText::new("or drop report .json or nvidia-smi text files onto this window")
@@ -1105,7 +1105,7 @@ impl App {
     }
 
     /// Servers: each with its state, and "Connect to server…" with the recent hosts.
-    fn servers_section(&mut self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn servers_section(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
         ui.label(RichText::new("Servers (over ssh)").weak());
         for (i, s) in self.servers.iter().enumerate() {
             let selected = self.selected == SourceKey::Server(i);
@@ -1133,7 +1133,7 @@ impl App {
                             )
                             .on_hover_text(topology.source.label());
                         if r.clicked() {
-                            commands.push(Command::Select(SourceKey::Server(i)));
+                            actions.push(Action::Select(SourceKey::Server(i)));
                         }
                     });
                     ui.horizontal(|ui| {
@@ -1148,10 +1148,10 @@ impl App {
                             )
                             .clicked()
                         {
-                            commands.push(Command::RunSuiteOn(i));
+                            actions.push(Action::RunSuiteOn(i));
                         }
                         if ui.small_button("Reconnect").clicked() {
-                            commands.push(Command::Connect(s.host.clone()));
+                            actions.push(Action::Connect(s.host.clone()));
                         }
                     });
                 }
@@ -1170,10 +1170,10 @@ impl App {
                                 )
                                 .clicked()
                         {
-                            commands.push(Command::InstallOn(i));
+                            actions.push(Action::InstallOn(i));
                         }
                         if ui.small_button("Retry").clicked() {
-                            commands.push(Command::Connect(s.host.clone()));
+                            actions.push(Action::Connect(s.host.clone()));
                         }
                     });
                 }
@@ -1194,7 +1194,7 @@ impl App {
                 )
                 .clicked();
             if ok && (clicked || enter) {
-                commands.push(Command::Connect(self.server_field.trim().to_string()));
+                actions.push(Action::Connect(self.server_field.trim().to_string()));
             }
         });
         let recent: Vec<&String> = self
@@ -1208,14 +1208,14 @@ impl App {
                 ui.label(RichText::new("recent:").size(11.5).weak());
                 for h in recent {
                     if ui.small_button(h.as_str()).clicked() {
-                        commands.push(Command::Connect(h.clone()));
+                        actions.push(Action::Connect(h.clone()));
                     }
                 }
             });
         }
     }
 
-    fn live_entry(&self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn live_entry(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
         match &self.live {
             LiveState::Loading => {
                 ui.horizontal(|ui| {
@@ -1229,7 +1229,7 @@ impl App {
                     let r = ui.add(egui::Button::selectable(selected, "This machine"));
                     topology_view::badge(ui, "live", palette::source_badge("live"));
                     if r.on_hover_text(t.source.label()).clicked() {
-                        commands.push(Command::Select(SourceKey::Live));
+                        actions.push(Action::Select(SourceKey::Live));
                     }
                 });
             }
@@ -1244,10 +1244,10 @@ impl App {
         }
     }
 
-    fn central(&mut self, ui: &mut Ui, commands: &mut Vec<Command>) {
+    fn central(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
         if let Some(err) = &self.error {
             message_line(ui, err, Color32::from_rgb(0xc8, 0x3a, 0x3a), || {
-                commands.push(Command::DismissError)
+                actions.push(Action::DismissError)
             });
             ui.add_space(6.0);
         }
@@ -1258,7 +1258,7 @@ impl App {
                 "Live data unavailable: {reason}\nShowing a hardware catalog entry instead: its figures are documented by the vendor, not measured on this machine."
             );
             message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
-                commands.push(Command::DismissBanner)
+                actions.push(Action::DismissBanner)
             });
             ui.add_space(6.0);
         }
@@ -1271,7 +1271,7 @@ impl App {
                 e.report.title()
             );
             message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
-                commands.push(Command::DismissBanner)
+                actions.push(Action::DismissBanner)
             });
             ui.add_space(6.0);
         }
@@ -1284,14 +1284,14 @@ impl App {
                 .on_hover_text("Save this view's data as CSV")
                 .clicked()
             {
-                commands.push(Command::Save(SaveKind::Csv));
+                actions.push(Action::Save(SaveKind::Csv));
             }
             if ui
                 .button("Save PNG…")
                 .on_hover_text("Save this view as a PNG image")
                 .clicked()
             {
-                commands.push(Command::Save(SaveKind::Png));
+                actions.push(Action::Save(SaveKind::Png));
             }
             if let Some(r) = self.current_report() {
                 ui.label(RichText::new(report_view::provenance(r)).weak());

@@ -19,7 +19,7 @@ pub mod snapshot;
 pub mod topology_view;
 
 pub use app::{
-    App, Command, ReportEntry, SaveKind, ServerEntry, ServerState, Settings, SourceKey, Startup,
+    Action, App, ReportEntry, SaveKind, ServerEntry, ServerState, Settings, SourceKey, Startup,
     View,
 };
 

@@ -5,15 +5,15 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use super::context::Context;
 use super::kernels::Kernels;
 use super::measure::{self, Lane, Op};
-use super::memory::{DeviceBuffer, PageableBuffer, PinnedBuffer, host_memory_available};
 use super::pattern::{self, POISON};
-use super::stream::{Event, Stream};
 use super::{CaseError, CudaBackend, GpuState};
 use crate::bench::{Case, Warning};
 use crate::cuda::check;
+use crate::cuda::context::Context;
+use crate::cuda::memory::{DeviceBuffer, PageableBuffer, PinnedBuffer, host_memory_available};
+use crate::cuda::stream::{Event, Stream};
 use crate::model::{BandwidthResult, Endpoint, Method, Shape, Source, Stats, Status};
 
 /// Pointer-chase slot spacing: one link per 128-byte cache line, as nvbandwidth lays out its
@@ -90,7 +90,7 @@ impl HostBuf {
             HostBuf::Pinned(PinnedBuffer::alloc(ctx, bytes, cpus)?)
         } else {
             HostBuf::Pageable(
-                PageableBuffer::alloc(bytes, cpus)
+                PageableBuffer::alloc(bytes, cpus, POISON)
                     .ok_or_else(|| CaseError::Skipped("host memory allocation refused".into()))?,
             )
         })
@@ -120,7 +120,7 @@ impl HostBuf {
 
     /// Runs `f` with this buffer's CPUs (fills are multi-threaded; threads inherit the mask).
     fn fill(&mut self, seed: u32, cpus: Option<&[usize]>) {
-        super::memory::with_cpu_affinity(cpus, || pattern::fill(self.slice_mut(), 0, seed));
+        crate::cuda::memory::with_cpu_affinity(cpus, || pattern::fill(self.slice_mut(), 0, seed));
     }
 
     fn poison(&mut self) {
@@ -129,6 +129,41 @@ impl HostBuf {
 
     fn wrong(&self, seed: u32) -> u64 {
         pattern::count_wrong(self.slice(), 0, seed)
+    }
+}
+
+/// Readies a copy between `dev` and `host` on `g`: the source holds the pattern of `seed` (a
+/// host buffer filled on the GPU's CPUs), the destination poison.
+fn prepare_host_copy(
+    g: &GpuState,
+    dev: &DeviceBuffer,
+    host: &mut HostBuf,
+    to_device: bool,
+    seed: u32,
+) -> Result<(), CaseError> {
+    if to_device {
+        host.fill(seed, g.cpus.as_deref());
+        poison_device(g, dev)
+    } else {
+        host.poison();
+        fill_device(g, dev, seed)
+    }
+}
+
+/// The copy from `host` to `dev` (`to_device`) or back, of `bytes`.
+fn host_copy(dev: &DeviceBuffer, host: &mut HostBuf, to_device: bool, bytes: usize) -> Op<'static> {
+    if to_device {
+        Op::HtoD {
+            dst: dev.ptr(),
+            src: host.ptr(),
+            bytes,
+        }
+    } else {
+        Op::DtoH {
+            dst: host.ptr_mut(),
+            src: dev.ptr(),
+            bytes,
+        }
     }
 }
 
@@ -267,14 +302,6 @@ fn rates(ms: &[f64], bytes: usize, iters: u32) -> Vec<f64> {
         .collect()
 }
 
-/// `SCALESCOPE_SM_SPLIT`: the fraction (0, 1) of an SM copy the other GPU's SMs take.
-fn sm_split() -> Option<f64> {
-    std::env::var("SCALESCOPE_SM_SPLIT")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|f| *f > 0.0 && *f < 1.0)
-}
-
 fn kernel_of(g: &GpuState) -> Result<&Kernels, CaseError> {
     g.kernels.as_ref().map_err(|w| CaseError::Waived(w.clone()))
 }
@@ -322,43 +349,15 @@ fn host_device(
     } else {
         None
     };
-    let prepare = |dev: &DeviceBuffer,
-                   host: &mut HostBuf,
-                   to_device: bool,
-                   seed: u32|
-     -> Result<(), CaseError> {
-        if to_device {
-            host.fill(seed, cpus);
-            poison_device(g, dev)
-        } else {
-            host.poison();
-            fill_device(g, dev, seed)
-        }
-    };
-    prepare(&dev, &mut host, to_device, seed)?;
+    prepare_host_copy(g, &dev, &mut host, to_device, seed)?;
     if let Some((d, h)) = &mut other {
-        prepare(d, h, !to_device, seed2)?;
+        prepare_host_copy(g, d, h, !to_device, seed2)?;
     }
-    let op = |dev: &DeviceBuffer, host: &mut HostBuf, to_device: bool| {
-        if to_device {
-            Op::HtoD {
-                dst: dev.ptr(),
-                src: host.ptr(),
-                bytes,
-            }
-        } else {
-            Op::DtoH {
-                dst: host.ptr_mut(),
-                src: dev.ptr(),
-                bytes,
-            }
-        }
-    };
     // Pageable copies block the host while enqueuing: never behind a spin kernel.
     let gate = if pinned { g.gate() } else { None };
     let mut lanes = vec![Lane {
         stream: stream0(g)?,
-        op: op(&dev, &mut host, to_device),
+        op: host_copy(&dev, &mut host, to_device, bytes),
         gate,
     }];
     if let Some((d, h)) = &mut other {
@@ -368,7 +367,7 @@ fn host_device(
             .ok_or_else(|| CaseError::Failed("no second stream".into()))?;
         lanes.push(Lane {
             stream: s1,
-            op: op(d, h, !to_device),
+            op: host_copy(d, h, !to_device, bytes),
             gate,
         });
     }
@@ -510,10 +509,14 @@ fn pair(
     if let Some((src_b, dst_a)) = &rev {
         lanes.push(lane(rev_exec, src_b, dst_a)?);
     }
-    // Tuning experiment (SCALESCOPE_SM_SPLIT=f): the other GPU's SMs copy the last fraction f
-    // of the buffer at the same time (the reader pulls the head, the writer pushes the tail);
-    // the figure is the whole buffer over the slower lane's time.
-    let split = if sm && !bidir { sm_split() } else { None };
+    // Tuning experiment (`sm_split` = f): the other GPU's SMs copy the last fraction f of the
+    // buffer at the same time (the reader pulls the head, the writer pushes the tail); the figure
+    // is the whole buffer over the slower lane's time.
+    let split = if sm && !bidir {
+        be.copy_kernel.sm_split.filter(|f| *f > 0.0 && *f < 1.0)
+    } else {
+        None
+    };
     if let Some(f) = split {
         let other = if fwd_exec == a { b } else { a };
         let head = ((bytes as f64 * (1.0 - f)) as usize) / 65536 * 65536;
@@ -549,7 +552,8 @@ fn pair(
         checked *= 2;
     }
     let engine = match (sm, peer) {
-        (true, _) => "copy kernel".to_string(),
+        (true, _) if be.copy_kernel.is_default() => "copy kernel".to_string(),
+        (true, _) => format!("copy kernel ({})", be.copy_kernel),
         (false, true) => "cuMemcpyAsync (peer access on)".to_string(),
         (false, false) => "cuMemcpyPeerAsync with peer access off (driver-staged)".to_string(),
     };
@@ -868,34 +872,15 @@ fn host_all(
         let g = be.gpu(gi)?;
         let dev = DeviceBuffer::alloc(&g.ctx, bytes)?;
         let mut host = HostBuf::alloc(&g.ctx, bytes, true, g.cpus.as_deref())?;
-        if to_device {
-            host.fill(seed, g.cpus.as_deref());
-            poison_device(g, &dev)?;
-        } else {
-            host.poison();
-            fill_device(g, &dev, seed)?;
-        }
+        prepare_host_copy(g, &dev, &mut host, to_device, seed)?;
         bufs.push((gi, dev, host, seed));
     }
     let mut lanes = Vec::new();
     for (gi, dev, host, _) in &mut bufs {
         let g = be.gpu(*gi)?;
-        let op = if to_device {
-            Op::HtoD {
-                dst: dev.ptr(),
-                src: host.ptr(),
-                bytes,
-            }
-        } else {
-            Op::DtoH {
-                dst: host.ptr_mut(),
-                src: dev.ptr(),
-                bytes,
-            }
-        };
         lanes.push(Lane {
             stream: stream0(g)?,
-            op,
+            op: host_copy(dev, host, to_device, bytes),
             gate: g.gate(),
         });
     }

@@ -27,17 +27,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
-use cudarc::nccl::sys::{ncclComm_t, ncclResult_t};
+use cudarc::nccl::sys::ncclComm_t;
 
 pub use self::multiprocess::run_multiprocess;
 
 use self::kernels::CollKernels;
-use super::context::{self, Context};
-use super::memory::DeviceBuffer;
-use super::stream::{Event, Stream};
+use super::CaseError;
 use crate::bench::collectives::{CollCase, CollectiveBackend};
-use crate::bench::nccl::{Nccl, NcclError};
 use crate::bench::{BenchError, Warning};
+use crate::cuda::context::{self, Context};
+use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::nccl::{Nccl, NcclError, NcclExtra};
+use crate::cuda::stream::{Event, Stream};
 use crate::cuda::{CudaError, check};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
 
@@ -48,70 +49,14 @@ pub const SAMPLES: usize = 3;
 /// sums can take in any dtype (f16: NaN; f32/bf16/f64: ≈ 3·10³⁸ or more; i32: 2139062143).
 pub const POISON: u8 = 0x7F;
 
-const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";
-
 /// `scalescope 0.1.0`: the version stamped on rows of scalescope's own algorithms.
 pub fn own_version() -> String {
     format!("scalescope {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// Why a case produced no figures.
-#[derive(Debug)]
-pub(crate) enum Fail {
-    Cuda(CudaError),
-    Nccl(NcclError),
-    Skipped(String),
-    Waived(String),
-    Failed(String),
-    /// GPU work did not finish before its deadline.
-    Timeout(String),
-}
-
-impl From<CudaError> for Fail {
-    fn from(e: CudaError) -> Self {
-        Self::Cuda(e)
-    }
-}
-
-impl From<NcclError> for Fail {
-    fn from(e: NcclError) -> Self {
-        Self::Nccl(e)
-    }
-}
-
-impl std::fmt::Display for Fail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Cuda(e) => write!(f, "{e}"),
-            Self::Nccl(e) => write!(f, "{e}"),
-            Self::Skipped(s) | Self::Waived(s) | Self::Failed(s) | Self::Timeout(s) => {
-                f.write_str(s)
-            }
-        }
-    }
-}
-
-impl Fail {
-    /// The row's status and reason for this failure at `bytes`.
-    fn status(&self, bytes: u64) -> (Status, String) {
-        let size = crate::model::units::format_bytes(bytes);
-        match self {
-            Self::Cuda(e) if e.is_out_of_memory() => {
-                (Status::Skipped, format!("out of memory at {size} ({e})"))
-            }
-            Self::Cuda(e) if e.is_peer_unsupported() => {
-                (Status::Waived, format!("peer access unsupported ({e})"))
-            }
-            Self::Skipped(s) => (Status::Skipped, s.clone()),
-            Self::Waived(s) => (Status::Waived, s.clone()),
-            other => (Status::Failed, other.to_string()),
-        }
-    }
-}
-
 /// Waits until every stream is idle, polling (so that a hung GPU cannot hang the caller) until
 /// `deadline`.
-pub(crate) fn wait_idle(streams: &[&Stream], deadline: Instant) -> Result<(), Fail> {
+pub(crate) fn wait_idle(streams: &[&Stream], deadline: Instant) -> Result<(), CaseError> {
     wait_until(streams, deadline, &|| Ok(()))
 }
 
@@ -119,8 +64,8 @@ pub(crate) fn wait_idle(streams: &[&Stream], deadline: Instant) -> Result<(), Fa
 pub(crate) fn wait_until(
     streams: &[&Stream],
     deadline: Instant,
-    poll: &dyn Fn() -> Result<(), Fail>,
-) -> Result<(), Fail> {
+    poll: &dyn Fn() -> Result<(), CaseError>,
+) -> Result<(), CaseError> {
     let start = Instant::now();
     let mut polled = start;
     let mut pending: Vec<&Stream> = streams.to_vec();
@@ -135,7 +80,7 @@ pub(crate) fn wait_until(
             return Ok(());
         }
         if Instant::now() > deadline {
-            return Err(Fail::Timeout(format!(
+            return Err(CaseError::Timeout(format!(
                 "the GPUs did not finish within {:.0} s (hung?)",
                 start.elapsed().as_secs_f64()
             )));
@@ -160,21 +105,6 @@ pub(crate) fn deadline_for(bytes: u64, ops: u64) -> Instant {
     Instant::now() + Duration::from_secs_f64(secs.min(3600.0))
 }
 
-/// The median of a non-empty list (mean of the middle two for an even length).
-pub fn median(v: &[f64]) -> Option<f64> {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.is_empty() {
-        return None;
-    }
-    s.sort_by(f64::total_cmp);
-    let m = s.len() / 2;
-    Some(if s.len() % 2 == 1 {
-        s[m]
-    } else {
-        (s[m - 1] + s[m]) / 2.0
-    })
-}
-
 /// Times `run` (which enqueues one sample's work on `streams`) with an event pair per stream:
 /// returns, per sample, the slowest stream's elapsed time ÷ `ops_per_sample`, in µs.
 pub(crate) fn time_with_events(
@@ -182,10 +112,10 @@ pub(crate) fn time_with_events(
     samples: usize,
     ops_per_sample: u32,
     deadline: Instant,
-    poll: &dyn Fn() -> Result<(), Fail>,
-    prime: &mut dyn FnMut() -> Result<(), Fail>,
-    run: &mut dyn FnMut() -> Result<(), Fail>,
-) -> Result<Vec<f64>, Fail> {
+    poll: &dyn Fn() -> Result<(), CaseError>,
+    prime: &mut dyn FnMut() -> Result<(), CaseError>,
+    run: &mut dyn FnMut() -> Result<(), CaseError>,
+) -> Result<Vec<f64>, CaseError> {
     let mut events = Vec::new();
     for s in streams {
         events.push((Event::new(s.ctx())?, Event::new(s.ctx())?));
@@ -229,17 +159,7 @@ pub(crate) fn measured_row(
     graph: bool,
     note: Option<String>,
 ) -> CollectiveResult {
-    let mut r = CollectiveResult::empty(
-        case.op,
-        case.algo,
-        &case.gpus,
-        case.bytes,
-        case.dtype,
-        case.in_place,
-        Source::Measured,
-        Status::Ok,
-        "",
-    );
+    let mut r = case.row(Source::Measured, Status::Ok, "");
     r.backend_version = Some(version);
     r.graph = graph;
     let mut notes: Vec<String> = note.into_iter().collect();
@@ -254,7 +174,7 @@ pub(crate) fn measured_row(
         Err(why) => notes.push(format!("not verified: {why}")),
     }
     r.reason = (!notes.is_empty()).then(|| notes.join("; "));
-    if let Some(t) = median(&samples_us) {
+    if let Some(t) = crate::model::median(&samples_us) {
         r.set_time_us(t);
     }
     r.sample_us = samples_us;
@@ -293,59 +213,6 @@ pub(crate) fn read_u64(buf: &DeviceBuffer) -> Result<u64, CudaError> {
 /// A device address as the pointer NCCL takes.
 pub(crate) fn dptr(p: sys::CUdeviceptr) -> *mut c_void {
     p as usize as *mut c_void
-}
-
-/// The NCCL functions [`Nccl`] does not load: abort and asynchronous errors, for deadlines.
-pub(crate) struct NcclExtra {
-    abort: unsafe extern "C" fn(ncclComm_t) -> ncclResult_t,
-    async_error: unsafe extern "C" fn(ncclComm_t, *mut ncclResult_t) -> ncclResult_t,
-    _lib: libloading::Library,
-}
-
-impl NcclExtra {
-    /// Opens the library `nccl` was loaded from again (the loader returns the same copy) and
-    /// looks up ncclCommAbort and ncclCommGetAsyncError.
-    pub(crate) fn load(nccl: &Nccl) -> Result<NcclExtra, NcclError> {
-        let unusable = |reason: String| NcclError::Unusable {
-            path: nccl.path.clone(),
-            reason,
-        };
-        // SAFETY: the library is already loaded (by `Nccl::load`); this only takes a reference.
-        let lib =
-            unsafe { libloading::Library::new(&nccl.path) }.map_err(|e| unusable(e.to_string()))?;
-        // SAFETY: NCCL's public C functions with these signatures (nccl.h, NCCL ≥ 2.4).
-        let abort = unsafe {
-            *lib.get::<unsafe extern "C" fn(ncclComm_t) -> ncclResult_t>(b"ncclCommAbort\0")
-                .map_err(|e| unusable(format!("ncclCommAbort: {e}")))?
-        };
-        // SAFETY: as above.
-        let async_error = unsafe {
-            *lib.get::<unsafe extern "C" fn(ncclComm_t, *mut ncclResult_t) -> ncclResult_t>(
-                b"ncclCommGetAsyncError\0",
-            )
-            .map_err(|e| unusable(format!("ncclCommGetAsyncError: {e}")))?
-        };
-        Ok(NcclExtra {
-            abort,
-            async_error,
-            _lib: lib,
-        })
-    }
-
-    /// The communicator's asynchronous error, if any.
-    pub(crate) fn async_error(&self, nccl: &Nccl, comm: ncclComm_t) -> Result<(), NcclError> {
-        let mut r = ncclResult_t::ncclSuccess;
-        // SAFETY: `comm` is a live communicator; out-parameter.
-        let called = unsafe { (self.async_error)(comm, &mut r) };
-        nccl.check("ncclCommGetAsyncError", called)?;
-        nccl.check("ncclCommGetAsyncError", r)
-    }
-
-    /// Aborts a communicator (it is freed; never use it again).
-    pub(crate) fn abort(&self, comm: ncclComm_t) {
-        // SAFETY: `comm` is a live communicator, aborted once by the caller's bookkeeping.
-        unsafe { (self.abort)(comm) };
-    }
 }
 
 /// One communicator per GPU of a set (ncclCommInitAll), destroyed (or aborted) on drop.
@@ -421,7 +288,7 @@ impl CudaCollectives {
             let cpus = g
                 .cpu_affinity
                 .as_deref()
-                .and_then(super::memory::parse_cpu_list);
+                .and_then(crate::cuda::memory::parse_cpu_list);
             match Context::retain(ordinal).and_then(|ctx| Ok((Stream::new(&ctx)?, ctx))) {
                 Ok((stream, ctx)) => opened.push((g.index, cpus, stream, ctx)),
                 Err(e) => {
@@ -430,15 +297,7 @@ impl CudaCollectives {
             }
         }
         if opened.is_empty() {
-            let why: Vec<&str> = missing.values().map(String::as_str).collect();
-            return Err(BenchError::Unavailable(format!(
-                "no usable GPU ({}): {MODELED_HINT}",
-                if why.is_empty() {
-                    "the topology lists none".to_string()
-                } else {
-                    why.join("; ")
-                }
-            )));
+            return Err(super::no_usable_gpu(&missing));
         }
         let ccs: BTreeSet<(i32, i32)> = opened
             .iter()
@@ -482,22 +341,24 @@ impl CudaCollectives {
         })
     }
 
-    fn preflight(&self, case: &CollCase) -> Result<(), Fail> {
+    fn preflight(&self, case: &CollCase) -> Result<(), CaseError> {
         if case.gpus.len() < 2 {
-            return Err(Fail::Waived("a collective needs at least two GPUs".into()));
+            return Err(CaseError::Waived(
+                "a collective needs at least two GPUs".into(),
+            ));
         }
         let mut seen = BTreeSet::new();
         for g in &case.gpus {
             if !seen.insert(*g) {
-                return Err(Fail::Waived(format!("GPU {g} is listed twice")));
+                return Err(CaseError::Waived(format!("GPU {g} is listed twice")));
             }
             if let Some(e) = self.poisoned.get(g) {
-                return Err(Fail::Failed(format!(
+                return Err(CaseError::Failed(format!(
                     "GPU {g} hit an unrecoverable error earlier ({e}); restart scalescope to measure it again"
                 )));
             }
             if !self.gpus.contains_key(g) {
-                return Err(Fail::Failed(
+                return Err(CaseError::Failed(
                     self.missing
                         .get(g)
                         .cloned()
@@ -506,30 +367,30 @@ impl CudaCollectives {
             }
         }
         if case.iters == 0 {
-            return Err(Fail::Skipped("--iters must be at least 1".into()));
+            return Err(CaseError::Skipped("--iters must be at least 1".into()));
         }
         Ok(())
     }
 
-    fn ranks(&self, gpus: &[usize]) -> Result<Vec<&GpuState>, Fail> {
+    fn ranks(&self, gpus: &[usize]) -> Result<Vec<&GpuState>, CaseError> {
         gpus.iter()
             .map(|g| {
                 self.gpus
                     .get(g)
-                    .ok_or_else(|| Fail::Failed(format!("GPU {g} is not open")))
+                    .ok_or_else(|| CaseError::Failed(format!("GPU {g} is not open")))
             })
             .collect()
     }
 
     /// The communicators of a GPU set, created on first use.
-    fn comm_set(&mut self, gpus: &[usize]) -> Result<Vec<ncclComm_t>, Fail> {
+    fn comm_set(&mut self, gpus: &[usize]) -> Result<Vec<ncclComm_t>, CaseError> {
         if let Some(c) = self.comms.get(gpus) {
             return Ok(c.comms.clone());
         }
         let nccl = self
             .nccl
             .as_ref()
-            .map_err(|e| Fail::Nccl(e.clone()))?
+            .map_err(|e| CaseError::Nccl(e.clone()))?
             .clone();
         let ordinals: Vec<i32> = self
             .ranks(gpus)?
@@ -570,28 +431,22 @@ impl CudaCollectives {
     }
 
     /// Peer access both ways between every pair of the case's GPUs.
-    fn require_peers(&mut self, gpus: &[usize], warnings: &mut Vec<Warning>) -> Result<(), Fail> {
+    fn require_peers(
+        &mut self,
+        gpus: &[usize],
+        warnings: &mut Vec<Warning>,
+    ) -> Result<(), CaseError> {
         for (i, &a) in gpus.iter().enumerate() {
             for &b in &gpus[i + 1..] {
                 let (ca, cb) = {
                     let r = self.ranks(&[a, b])?;
                     (r[0].ctx.clone(), r[1].ctx.clone())
                 };
-                let ok = crate::cuda::can_access_peer(ca.ordinal(), cb.ordinal())?
-                    && crate::cuda::can_access_peer(cb.ordinal(), ca.ordinal())?;
-                let enabled = ok
-                    && match context::enable_peer_access(&ca, &cb)
-                        .and_then(|_| context::enable_peer_access(&cb, &ca))
-                    {
-                        Ok(()) => true,
-                        Err(e) if e.is_peer_unsupported() => false,
-                        Err(e) => return Err(e.into()),
-                    };
-                if !enabled {
+                if !context::enable_peer_access_both(&ca, &cb)? {
                     if self.peer_warned.insert((a.min(b), a.max(b))) {
                         warnings.push(Warning::PeerAccessUnsupported { src: a, dst: b });
                     }
-                    return Err(Fail::Waived(format!(
+                    return Err(CaseError::Waived(format!(
                         "peer access unsupported between GPU {a} and {b}: scalescope's own algorithms need P2P"
                     )));
                 }
@@ -609,7 +464,7 @@ impl CudaCollectives {
             Algo::Nccl => self.run_nccl(case),
             _ => {
                 if case.op != CollectiveOp::AllReduce {
-                    return Err(Fail::Waived(format!(
+                    return Err(CaseError::Waived(format!(
                         "scalescope's {} algorithm runs all_reduce only",
                         case.algo
                     )));
@@ -623,40 +478,30 @@ impl CudaCollectives {
             Ok(r) => r,
             Err(e) => {
                 match &e {
-                    Fail::Cuda(c) if context::is_sticky(c) => {
+                    CaseError::Cuda(c) if context::is_sticky(c) => {
                         self.poison(&case.gpus, &c.to_string());
                         self.forget_comms(&case.gpus, true, false);
                     }
-                    Fail::Timeout(t) => self.poison(&case.gpus, t),
-                    Fail::Nccl(_) if case.algo == Algo::Nccl => {
+                    CaseError::Timeout(t) => self.poison(&case.gpus, t),
+                    CaseError::Nccl(_) if case.algo == Algo::Nccl => {
                         // The communicators may be unusable after an error: start afresh.
                         self.forget_comms(&case.gpus, false, false);
                     }
                     _ => {}
                 }
                 let (status, reason) = e.status(case.bytes);
-                let mut r = CollectiveResult::empty(
-                    case.op,
-                    case.algo,
-                    &case.gpus,
-                    case.bytes,
-                    case.dtype,
-                    case.in_place,
-                    Source::Measured,
-                    status,
-                    reason,
-                );
+                let mut r = case.row(Source::Measured, status, reason);
                 r.backend_version = version;
                 r
             }
         }
     }
 
-    fn run_nccl(&mut self, case: &CollCase) -> Result<CollectiveResult, Fail> {
+    fn run_nccl(&mut self, case: &CollCase) -> Result<CollectiveResult, CaseError> {
         let nccl = self
             .nccl
             .as_ref()
-            .map_err(|e| Fail::Skipped(e.to_string()))?
+            .map_err(|e| CaseError::Skipped(e.to_string()))?
             .clone();
         let comms = self.comm_set(&case.gpus)?;
         let extra = self.extra.clone();
@@ -704,24 +549,14 @@ impl CollectiveBackend for CudaCollectives {
     }
 
     fn describe(&self) -> String {
-        let v = self.driver_version;
-        let mut counts: Vec<(String, usize)> = Vec::new();
-        for g in self.gpus.values() {
-            match counts.iter_mut().find(|(n, _)| n == g.ctx.name()) {
-                Some((_, k)) => *k += 1,
-                None => counts.push((g.ctx.name().to_string(), 1)),
-            }
-        }
-        let gpus: Vec<String> = counts.iter().map(|(n, k)| format!("{k}× {n}")).collect();
         let nccl = match &self.nccl {
             Ok(n) => format!("{} ({})", n.version(), n.path),
             Err(e) => e.to_string(),
         };
         let mut s = format!(
-            "{nccl} · CUDA {}.{} · {}",
-            v / 1000,
-            (v % 1000) / 10,
-            gpus.join(" + ")
+            "{nccl} · {} · {}",
+            super::cuda_version(self.driver_version),
+            super::gpu_summary(self.gpus.values().map(|g| g.ctx.as_ref()))
         );
         if self.gpus.values().any(|g| g.kernels.is_err()) {
             s.push_str(&format!(
@@ -738,18 +573,8 @@ impl CollectiveBackend for CudaCollectives {
             self.run_checked(case, warnings)
         }));
         outcome.unwrap_or_else(|p| {
-            let what = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown".into());
-            CollectiveResult::empty(
-                case.op,
-                case.algo,
-                &case.gpus,
-                case.bytes,
-                case.dtype,
-                case.in_place,
+            let what = super::panic_message(p.as_ref());
+            case.row(
                 Source::Measured,
                 Status::Failed,
                 format!("internal error in the collectives backend: {what}"),
@@ -780,14 +605,6 @@ mod tests {
     fn backend_can_move_to_a_worker_thread() {
         fn is_send<T: Send>() {}
         is_send::<CudaCollectives>();
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
     }
 
     #[test]
@@ -828,7 +645,7 @@ mod tests {
         );
         assert_eq!(unverified.wrong, None);
         assert!(unverified.graph);
-        let (st, why) = Fail::Cuda(CudaError::Call {
+        let (st, why) = CaseError::Cuda(CudaError::Call {
             call: "cuMemAlloc_v2",
             name: "CUDA_ERROR_OUT_OF_MEMORY".into(),
             code: sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY as i32,

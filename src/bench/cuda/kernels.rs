@@ -3,15 +3,17 @@
 //! calls.
 
 use std::collections::BTreeMap;
-use std::ffi::{CString, c_void};
+use std::ffi::CString;
 use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use super::context::Context;
-use super::nvrtc::Nvrtc;
-use super::stream::Stream;
-use crate::cuda::{CudaError, check};
+use crate::bench::{CopyKernel, CopyKernelOptions};
+use crate::cuda::CudaError;
+use crate::cuda::context::Context;
+use crate::cuda::module::{Module, arg, launch_kernel, max_blocks_per_sm};
+use crate::cuda::nvrtc::Nvrtc;
+use crate::cuda::stream::Stream;
 
 /// The kernels' CUDA C source.
 pub const SOURCE: &str = include_str!("../../../assets/kernels/bench.cu");
@@ -30,11 +32,6 @@ pub const NAMES: [&str; 7] = [
     "pointer_chase",
     "scatter_chain",
 ];
-
-/// Whether the SM copy tests use the bulk-copy (TMA) kernel: `SCALESCOPE_COPY_KERNEL=bulk`.
-fn use_bulk_copy() -> bool {
-    std::env::var("SCALESCOPE_COPY_KERNEL").is_ok_and(|v| v == "bulk")
-}
 
 /// Threads per block of the copy kernel (its `__launch_bounds__`).
 pub const COPY_BLOCK: u32 = 512;
@@ -58,9 +55,10 @@ pub struct Images {
     pub summary: String,
 }
 
-/// Builds kernels for each compute capability: NVRTC first, the bundled PTX when NVRTC is
-/// missing or fails. Never panics.
-pub fn build(ccs: &[(i32, i32)]) -> Images {
+/// Builds kernels for each compute capability with the copy kernel's compile-time settings from
+/// `copy`: NVRTC first, the bundled PTX (built with the defaults) when NVRTC is missing or
+/// fails. Never panics.
+pub fn build(ccs: &[(i32, i32)], copy: &CopyKernelOptions) -> Images {
     let bundled = (!BUNDLED_PTX.trim().is_empty())
         .then(|| CString::new(BUNDLED_PTX).ok())
         .flatten();
@@ -68,7 +66,7 @@ pub fn build(ccs: &[(i32, i32)]) -> Images {
     let mut by_cc = BTreeMap::new();
     for &cc in ccs {
         let built = match &nvrtc {
-            Ok(n) => match n.compile_ptx(SOURCE, "bench.cu", cc) {
+            Ok(n) => match n.compile_ptx(SOURCE, "bench.cu", cc, &defines(copy)) {
                 Ok(ptx) => Ok(Image {
                     ptx,
                     origin: format!("NVRTC {}.{}", n.version().0, n.version().1),
@@ -117,51 +115,6 @@ pub fn build(ccs: &[(i32, i32)]) -> Images {
     Images { by_cc, summary }
 }
 
-/// A loaded module, unloaded on drop.
-#[derive(Debug)]
-pub(crate) struct Module {
-    ctx: Arc<Context>,
-    raw: sys::CUmodule,
-}
-
-impl Module {
-    /// Loads a NUL-terminated PTX image into `ctx` (the driver compiles it for the GPU).
-    pub(crate) fn load(ctx: &Arc<Context>, ptx: &CString) -> Result<Module, CudaError> {
-        ctx.bind()?;
-        let mut raw: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: out-parameter; `ptx` is a NUL-terminated PTX image; the context is current.
-        check("cuModuleLoadData", unsafe {
-            sys::cuModuleLoadData(&mut raw, ptx.as_ptr().cast::<c_void>())
-        })?;
-        Ok(Module {
-            ctx: ctx.clone(),
-            raw,
-        })
-    }
-
-    /// The kernel called `name` (valid while the module lives).
-    pub(crate) fn function(&self, name: &str) -> Result<sys::CUfunction, CudaError> {
-        let cname = CString::new(name).unwrap_or_default();
-        let mut f: sys::CUfunction = std::ptr::null_mut();
-        // SAFETY: out-parameter; the module is live; the name is NUL-terminated.
-        check("cuModuleGetFunction", unsafe {
-            sys::cuModuleGetFunction(&mut f, self.raw, cname.as_ptr())
-        })?;
-        Ok(f)
-    }
-}
-
-impl Drop for Module {
-    fn drop(&mut self) {
-        // SAFETY: loaded once by cuModuleLoadData, unloaded once; errors cannot be acted on.
-        unsafe {
-            if self.ctx.bind().is_ok() {
-                sys::cuModuleUnload(self.raw);
-            }
-        }
-    }
-}
-
 /// The kernels loaded on one GPU.
 #[derive(Debug)]
 pub struct Kernels {
@@ -169,8 +122,8 @@ pub struct Kernels {
     fill: sys::CUfunction,
     check: sys::CUfunction,
     copy: sys::CUfunction,
-    /// The bulk-copy-engine (TMA) variant, on sm_90+ only.
-    copy_bulk: Option<sys::CUfunction>,
+    /// The bulk-copy-engine (TMA) variant and its grid, when asked for and on sm_90+ only.
+    copy_bulk: Option<(sys::CUfunction, u32)>,
     chase: sys::CUfunction,
     scatter: sys::CUfunction,
     copy_grid: u32,
@@ -186,53 +139,42 @@ unsafe impl Send for Kernels {}
 // SAFETY: as above; no interior mutability.
 unsafe impl Sync for Kernels {}
 
-/// One kernel argument: a pointer to its value, as cuLaunchKernel takes them.
-pub(crate) fn arg<T>(v: &mut T) -> *mut c_void {
-    (v as *mut T).cast::<c_void>()
-}
-
 impl Kernels {
-    /// Loads `image` into `ctx` and looks up every kernel; sizes the copy grid from occupancy.
-    pub fn load(ctx: &Arc<Context>, image: &Image) -> Result<Kernels, CudaError> {
+    /// Loads `image` into `ctx` and looks up every kernel; sizes the copy grid from occupancy
+    /// and `opts`.
+    pub fn load(
+        ctx: &Arc<Context>,
+        image: &Image,
+        opts: &CopyKernelOptions,
+    ) -> Result<Kernels, CudaError> {
         let module = Module::load(ctx, &image.ptx)?;
         let get = |name: &str| module.function(name);
         let copy = get("copy_kernel")?;
-        let mut per_sm = 0;
-        // SAFETY: out-parameter; `copy` is a live function of the current context.
-        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
-            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                &mut per_sm,
-                copy,
-                COPY_BLOCK as i32,
-                0,
-            )
-        })?;
+        let per_sm = max_blocks_per_sm(copy, COPY_BLOCK)?;
         let mut per_sm = u32::try_from(per_sm).unwrap_or(1).clamp(1, 32);
-        // Tuning knob: fewer resident copy blocks per SM (never more than fit).
-        if let Some(v) = std::env::var("SCALESCOPE_COPY_BLOCKS_PER_SM")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|v| *v >= 1)
-        {
+        // Fewer resident copy blocks per SM when asked (never more than fit).
+        if let Some(v) = opts.blocks_per_sm.filter(|v| *v >= 1) {
             per_sm = per_sm.min(v);
         }
+        let util_grid = ctx.sm_count() * 4;
+        let bulk_per_sm = opts.bulk_blocks_per_sm.clamp(1, 32);
         Ok(Kernels {
             spin_wait: get("spin_wait")?,
             fill: get("fill_pattern")?,
             check: get("check_pattern")?,
             copy,
-            copy_bulk: (ctx.compute_capability().0 >= 9)
+            copy_bulk: (opts.kernel == CopyKernel::Bulk && ctx.compute_capability().0 >= 9)
                 .then(|| get("copy_bulk").ok())
-                .flatten(),
+                .flatten()
+                .map(|f| (f, util_grid / 4 * bulk_per_sm)),
             chase: get("pointer_chase")?,
             scatter: get("scatter_chain")?,
-            // Tuning knob: a grid of exactly this many blocks (e.g. fewer than one per SM).
-            copy_grid: std::env::var("SCALESCOPE_COPY_GRID")
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
+            // A grid of exactly this many blocks when asked (e.g. fewer than one per SM).
+            copy_grid: opts
+                .grid
                 .filter(|v| *v >= 1)
                 .unwrap_or(ctx.sm_count() * per_sm),
-            util_grid: ctx.sm_count() * 4,
+            util_grid,
             origin: image.origin.clone(),
             _module: module,
         })
@@ -248,18 +190,6 @@ impl Kernels {
         self.copy_grid
     }
 
-    fn launch(
-        &self,
-        f: sys::CUfunction,
-        name: &'static str,
-        grid: u32,
-        block: u32,
-        stream: &Stream,
-        params: &mut [*mut c_void],
-    ) -> Result<(), CudaError> {
-        launch_kernel(f, name, grid, block, stream, params)
-    }
-
     /// `spin_wait(flag, timeout_ns, timed_out)`: one thread holding `stream` until `*flag != 0`.
     pub fn spin_wait(
         &self,
@@ -269,7 +199,7 @@ impl Kernels {
         timed_out: sys::CUdeviceptr,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (flag, timeout_ns, timed_out);
-        self.launch(
+        launch_kernel(
             self.spin_wait,
             "cuLaunchKernel(spin_wait)",
             1,
@@ -288,7 +218,7 @@ impl Kernels {
         seed: u32,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (p, bytes, seed);
-        self.launch(
+        launch_kernel(
             self.fill,
             "cuLaunchKernel(fill_pattern)",
             self.util_grid,
@@ -308,7 +238,7 @@ impl Kernels {
         wrong: sys::CUdeviceptr,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c, mut d) = (p, bytes, seed, wrong);
-        self.launch(
+        launch_kernel(
             self.check,
             "cuLaunchKernel(check_pattern)",
             self.util_grid,
@@ -319,8 +249,7 @@ impl Kernels {
     }
 
     /// `copy_kernel(src, dst, bytes)` on the full copy grid, or the bulk-copy (TMA) variant
-    /// when `SCALESCOPE_COPY_KERNEL=bulk` asks for it and the GPU has it (sm_90+, 16-byte
-    /// aligned pointers).
+    /// when the options asked for it and the GPU has it (sm_90+, 16-byte aligned pointers).
     pub fn copy(
         &self,
         stream: &Stream,
@@ -329,26 +258,20 @@ impl Kernels {
         bytes: u64,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (src, dst, bytes);
-        if let Some(bulk) = self.copy_bulk
-            && use_bulk_copy()
+        if let Some((bulk, grid)) = self.copy_bulk
             && src.is_multiple_of(16)
             && dst.is_multiple_of(16)
         {
-            let blocks_per_sm = std::env::var("SCALESCOPE_BULK_BLOCKS_PER_SM")
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
-                .filter(|v| (1..=32).contains(v))
-                .unwrap_or(2);
-            return self.launch(
+            return launch_kernel(
                 bulk,
                 "cuLaunchKernel(copy_bulk)",
-                self.util_grid / 4 * blocks_per_sm,
+                grid,
                 32,
                 stream,
                 &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
             );
         }
-        self.launch(
+        launch_kernel(
             self.copy,
             "cuLaunchKernel(copy_kernel)",
             self.copy_grid,
@@ -367,7 +290,7 @@ impl Kernels {
         sink: sys::CUdeviceptr,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (start, steps, sink);
-        self.launch(
+        launch_kernel(
             self.chase,
             "cuLaunchKernel(pointer_chase)",
             1,
@@ -387,7 +310,7 @@ impl Kernels {
         stride_words: u64,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c, mut d) = (next, slots, buf, stride_words);
-        self.launch(
+        launch_kernel(
             self.scatter,
             "cuLaunchKernel(scatter_chain)",
             self.util_grid,
@@ -398,34 +321,74 @@ impl Kernels {
     }
 }
 
-/// Launches `f` on `stream` with a 1-D grid (`grid` ≥ 1 blocks of `block` threads), binding the
-/// stream's context first.
-pub(crate) fn launch_kernel(
-    f: sys::CUfunction,
-    name: &'static str,
-    grid: u32,
-    block: u32,
-    stream: &Stream,
-    params: &mut [*mut c_void],
-) -> Result<(), CudaError> {
-    stream.ctx().bind()?;
-    // SAFETY: callers pass a live kernel of a module loaded in the stream's context, and
-    // `params` points to one value per kernel parameter, of the kernel's types, alive for the
-    // call (the driver copies them before returning).
-    let r = unsafe {
-        sys::cuLaunchKernel(
-            f,
-            grid.max(1),
-            1,
-            1,
-            block,
-            1,
-            1,
-            0,
-            stream.raw(),
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    };
-    check(name, r)
+/// The preprocessor definitions [`SOURCE`] is compiled with: the copy kernel's loads in flight
+/// (1–16), load/store variant (0–5) and layout (bench.cu's `SCALESCOPE_UNROLL`,
+/// `SCALESCOPE_COPY_VARIANT`, `SCALESCOPE_COPY_LAYOUT`).
+fn defines(copy: &CopyKernelOptions) -> Vec<String> {
+    let d = CopyKernelOptions::default();
+    let unroll = Some(copy.unroll)
+        .filter(|v| (1..=16).contains(v))
+        .unwrap_or(d.unroll);
+    let variant = Some(copy.variant).filter(|v| *v <= 5).unwrap_or(d.variant);
+    vec![
+        format!("SCALESCOPE_UNROLL={unroll}"),
+        format!("SCALESCOPE_COPY_VARIANT={variant}"),
+        format!("SCALESCOPE_COPY_LAYOUT={}", u32::from(copy.contiguous)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Compiles the real kernels where an NVRTC is present (e.g. SCALESCOPE_NVRTC_LIB pointing
+    /// at a pip wheel's copy); passes trivially where none is. NVRTC needs no GPU.
+    #[test]
+    fn kernels_compile_when_nvrtc_is_present() {
+        let Ok(nvrtc) = Nvrtc::load() else {
+            return;
+        };
+        let ptx = nvrtc
+            .compile_ptx(
+                SOURCE,
+                "bench.cu",
+                (9, 0),
+                &defines(&CopyKernelOptions::default()),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = ptx.to_string_lossy();
+        for k in NAMES {
+            assert!(text.contains(&format!(".entry {k}(")), "{k} missing");
+        }
+        assert!(
+            text.contains("ld.global.cv.u64"),
+            "the chase must load volatile"
+        );
+    }
+
+    #[test]
+    fn defaults_compile_as_bench_cu_defaults_them() {
+        assert_eq!(
+            defines(&CopyKernelOptions::default()),
+            [
+                "SCALESCOPE_UNROLL=8",
+                "SCALESCOPE_COPY_VARIANT=0",
+                "SCALESCOPE_COPY_LAYOUT=0"
+            ]
+        );
+        let tuned = CopyKernelOptions {
+            unroll: 4,
+            variant: 3,
+            contiguous: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            defines(&tuned),
+            [
+                "SCALESCOPE_UNROLL=4",
+                "SCALESCOPE_COPY_VARIANT=3",
+                "SCALESCOPE_COPY_LAYOUT=1"
+            ]
+        );
+    }
 }

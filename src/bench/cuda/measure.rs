@@ -18,10 +18,10 @@ use std::sync::atomic::{Ordering, fence};
 
 use cudarc::driver::sys;
 
-use super::context::Context;
 use super::kernels::Kernels;
-use super::memory::PinnedBuffer;
-use super::stream::{Event, Stream};
+use crate::cuda::context::Context;
+use crate::cuda::memory::PinnedBuffer;
+use crate::cuda::stream::{Event, Stream};
 use crate::cuda::{CudaError, check};
 
 /// How long a spin kernel waits for the host before giving up.

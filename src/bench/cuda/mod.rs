@@ -1,37 +1,35 @@
-//! The CUDA backend: real copies on real GPUs, through the driver API (cudarc's raw `sys`
-//! bindings) wrapped in small RAII types that the NCCL and collective backends reuse:
-//! [`context`] (primary contexts, peer access), [`memory`] (device, pinned, pageable buffers),
-//! [`stream`] (streams, events), [`kernels`] + [`nvrtc`] (run-time compiled kernels),
+//! The CUDA backend: real copies on real GPUs, over the platform layer [`crate::cuda`] (contexts,
+//! buffers, streams, NVRTC, NCCL): [`kernels`] (the benchmark kernels, compiled at run time),
 //! [`measure`] (nvbandwidth's timing method) and [`pattern`] (the data every copy is verified
-//! with).
+//! with); [`collectives`] is the collectives backend.
 //!
 //! Every case allocates its buffers, runs, verifies and frees them; contexts, streams and the
 //! compiled module live as long as the backend. Nothing here panics on a GPU problem: each
 //! becomes a result with status `waived`, `skipped` or `failed` and a reason.
 
+mod case_error;
 pub mod collectives;
-pub mod context;
 pub mod kernels;
 pub mod measure;
-pub mod memory;
-pub mod nvrtc;
 pub mod pattern;
-pub mod stream;
 
 mod cases;
+
+pub(crate) use self::case_error::CaseError;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use self::context::Context;
 use self::kernels::Kernels;
 use self::measure::{Flag, Gate};
-use self::stream::Stream;
-use super::{Backend, BenchError, Case, Warning};
+use super::{Backend, BenchError, Case, CopyKernelOptions, Warning};
 use crate::cuda::CudaError;
-use crate::model::{BandwidthResult, Endpoint, Shape, Source, Status, TestId, Topology};
+use crate::cuda::context::{self, Context};
+use crate::cuda::memory;
+use crate::cuda::stream::Stream;
+use crate::model::{BandwidthResult, Endpoint, Source, TestId, Topology};
 
 const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";
 
@@ -45,6 +43,8 @@ pub struct CudaBackend {
     /// GPUs that hit an unrecoverable error, and which.
     poisoned: BTreeMap<usize, String>,
     kernels_summary: String,
+    /// How the SM copy tests run the copy kernel.
+    copy_kernel: CopyKernelOptions,
     flag: Flag,
     seed: u32,
     peer_warned: BTreeSet<(usize, usize)>,
@@ -71,35 +71,6 @@ impl GpuState {
             flag,
             timed_out,
         })
-    }
-}
-
-/// Why a case produced no figures (turned into result rows by `error_rows`).
-#[derive(Debug)]
-pub(crate) enum CaseError {
-    Cuda(CudaError),
-    PeerUnsupported(usize, usize),
-    Waived(String),
-    Skipped(String),
-    Failed(String),
-}
-
-impl From<CudaError> for CaseError {
-    fn from(e: CudaError) -> Self {
-        Self::Cuda(e)
-    }
-}
-
-impl From<measure::MeasureError> for CaseError {
-    fn from(e: measure::MeasureError) -> Self {
-        match e {
-            measure::MeasureError::Cuda(e) => Self::Cuda(e),
-            measure::MeasureError::SpinTimeout => Self::Failed(format!(
-                "the host did not release the streams within {} s (too many copies queued \
-                 behind the spin kernel?): lower --iters",
-                measure::SPIN_TIMEOUT_NS / 1_000_000_000
-            )),
-        }
     }
 }
 
@@ -146,11 +117,60 @@ pub(crate) fn ordinal_of(
     by_bus.or((g.index < bus_ids.len()).then_some(g.index))
 }
 
+/// The error when none of the topology's GPUs could be opened (`missing`: why not, by index).
+pub(crate) fn no_usable_gpu(missing: &BTreeMap<usize, String>) -> BenchError {
+    let why: Vec<&str> = missing.values().map(String::as_str).collect();
+    BenchError::Unavailable(format!(
+        "no usable GPU ({}): {MODELED_HINT}",
+        if why.is_empty() {
+            "the topology lists none".to_string()
+        } else {
+            why.join("; ")
+        }
+    ))
+}
+
+/// `CUDA 13.0` from `cuDriverGetVersion`'s 13000.
+pub(crate) fn cuda_version(v: i32) -> String {
+    format!("CUDA {}.{}", v / 1000, (v % 1000) / 10)
+}
+
+/// The GPUs of a backend for `describe()`: `2× NVIDIA H200`, kinds in order of appearance
+/// joined by ` + `.
+pub(crate) fn gpu_summary<'a>(ctxs: impl Iterator<Item = &'a Context>) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for c in ctxs {
+        match counts.iter_mut().find(|(n, _)| *n == c.name()) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((c.name(), 1)),
+        }
+    }
+    let gpus: Vec<String> = counts.iter().map(|(n, k)| format!("{k}× {n}")).collect();
+    gpus.join(" + ")
+}
+
+/// What a caught panic says (its `&str` or `String` payload), for the row of the case it ended.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 impl CudaBackend {
     /// Opens every GPU of `topo` through CUDA: retains its primary context, builds and loads
     /// the kernels, creates streams. Fails with [`BenchError::Unavailable`] (naming `--modeled`)
     /// when there is no driver or no usable GPU.
     pub fn new(topo: &Topology) -> Result<CudaBackend, BenchError> {
+        Self::with_copy_kernel(topo, &CopyKernelOptions::default())
+    }
+
+    /// [`CudaBackend::new`], with the SM copy tests' kernel built and run as `copy` says.
+    pub fn with_copy_kernel(
+        topo: &Topology,
+        copy: &CopyKernelOptions,
+    ) -> Result<CudaBackend, BenchError> {
         let driver = open_driver()?;
         let bus_ids = bus_ids(driver.device_count);
         let mut gpus = BTreeMap::new();
@@ -188,15 +208,7 @@ impl CudaBackend {
             }
         }
         let Some(first) = gpus.values().next().map(|g| g.ctx.clone()) else {
-            let why: Vec<&str> = missing.values().map(String::as_str).collect();
-            return Err(BenchError::Unavailable(format!(
-                "no usable GPU ({}): {MODELED_HINT}",
-                if why.is_empty() {
-                    "the topology lists none".to_string()
-                } else {
-                    why.join("; ")
-                }
-            )));
+            return Err(no_usable_gpu(&missing));
         };
         let flag = Flag::new(&first).map_err(|e| {
             BenchError::Unavailable(format!(
@@ -204,10 +216,10 @@ impl CudaBackend {
             ))
         })?;
         let ccs: BTreeSet<(i32, i32)> = gpus.values().map(|g| g.ctx.compute_capability()).collect();
-        let images = kernels::build(&ccs.into_iter().collect::<Vec<_>>());
+        let images = kernels::build(&ccs.into_iter().collect::<Vec<_>>(), copy);
         for g in gpus.values_mut() {
             g.kernels = match images.by_cc.get(&g.ctx.compute_capability()) {
-                Some(Ok(image)) => Kernels::load(&g.ctx, image)
+                Some(Ok(image)) => Kernels::load(&g.ctx, image, copy)
                     .map_err(|e| format!("kernels failed to load ({}): {e}", image.origin)),
                 Some(Err(why)) => Err(why.clone()),
                 None => Err("no kernels built".into()),
@@ -231,7 +243,12 @@ impl CudaBackend {
             gpus,
             missing,
             poisoned: BTreeMap::new(),
-            kernels_summary: images.summary,
+            kernels_summary: if copy.is_default() {
+                images.summary
+            } else {
+                format!("{} · copy kernel: {copy}", images.summary)
+            },
+            copy_kernel: *copy,
             flag,
             seed: 0x5CA1_E5C0,
             peer_warned: BTreeSet::new(),
@@ -274,18 +291,7 @@ impl CudaBackend {
         warnings: &mut Vec<Warning>,
     ) -> Result<(), CaseError> {
         let (ca, cb) = (self.gpu(a)?.ctx.clone(), self.gpu(b)?.ctx.clone());
-        let ok = crate::cuda::can_access_peer(ca.ordinal(), cb.ordinal())?
-            && crate::cuda::can_access_peer(cb.ordinal(), ca.ordinal())?;
-        let enabled = ok && {
-            match context::enable_peer_access(&ca, &cb)
-                .and_then(|_| context::enable_peer_access(&cb, &ca))
-            {
-                Ok(()) => true,
-                Err(e) if e.is_peer_unsupported() => false,
-                Err(e) => return Err(e.into()),
-            }
-        };
-        if enabled {
+        if context::enable_peer_access_both(&ca, &cb)? {
             return Ok(());
         }
         if self.peer_warned.insert((a.min(b), a.max(b))) {
@@ -317,65 +323,28 @@ impl CudaBackend {
         v
     }
 
-    /// The rows a case reports: one per GPU for host_to_all/all_to_host, else one.
-    fn cells(case: &Case) -> Vec<(Endpoint, Endpoint)> {
-        match case.test.shape() {
-            Shape::HostAll { to_device: true } => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::Host, Endpoint::Gpu(g)))
-                .collect(),
-            Shape::HostAll { to_device: false } => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::Gpu(g), Endpoint::Host))
-                .collect(),
-            Shape::AllPairs => case
-                .gpus
-                .iter()
-                .map(|&g| (Endpoint::All, Endpoint::Gpu(g)))
-                .collect(),
-            _ => vec![(case.src, case.dst)],
-        }
-    }
-
     fn error_rows(
         &mut self,
         case: &Case,
         err: CaseError,
         warnings: &mut Vec<Warning>,
     ) -> Vec<BandwidthResult> {
-        let size = crate::model::units::format_bytes(case.bytes);
-        let (status, reason) = match err {
-            CaseError::Cuda(e) if e.is_out_of_memory() => {
+        if let CaseError::Cuda(e) = &err {
+            if e.is_out_of_memory() {
                 if self.oom_warned.insert((case.test, case.bytes)) {
                     warnings.push(Warning::OutOfMemory {
                         test: case.test,
                         bytes: case.bytes,
                     });
                 }
-                (Status::Skipped, format!("out of memory at {size} ({e})"))
-            }
-            CaseError::Cuda(e) if e.is_peer_unsupported() => {
-                (Status::Waived, format!("peer access unsupported ({e})"))
-            }
-            CaseError::Cuda(e) => {
-                if context::is_sticky(&e) {
-                    for g in Self::involved(case) {
-                        self.poisoned.entry(g).or_insert_with(|| e.to_string());
-                    }
+            } else if !e.is_peer_unsupported() && context::is_sticky(e) {
+                for g in Self::involved(case) {
+                    self.poisoned.entry(g).or_insert_with(|| e.to_string());
                 }
-                (Status::Failed, e.to_string())
             }
-            CaseError::PeerUnsupported(a, b) => (
-                Status::Waived,
-                format!("peer access unsupported between GPU {a} and {b}"),
-            ),
-            CaseError::Waived(r) => (Status::Waived, r),
-            CaseError::Skipped(r) => (Status::Skipped, r),
-            CaseError::Failed(r) => (Status::Failed, r),
-        };
-        Self::cells(case)
+        }
+        let (status, reason) = err.status(case.bytes);
+        case.cells()
             .into_iter()
             .map(|(s, d)| {
                 BandwidthResult::empty(
@@ -418,25 +387,10 @@ impl Backend for CudaBackend {
     }
 
     fn describe(&self) -> String {
-        let v = self.driver_version;
-        let mut names: Vec<String> = Vec::new();
-        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        for g in self.gpus.values() {
-            let n = g.ctx.name().to_string();
-            if !counts.contains_key(&n) {
-                names.push(n.clone());
-            }
-            *counts.entry(n).or_default() += 1;
-        }
-        let gpus: Vec<String> = names
-            .iter()
-            .map(|n| format!("{}× {n}", counts[n]))
-            .collect();
         format!(
-            "CUDA {}.{} · {} · {}",
-            v / 1000,
-            (v % 1000) / 10,
-            gpus.join(" + "),
+            "{} · {} · {}",
+            cuda_version(self.driver_version),
+            gpu_summary(self.gpus.values().map(|g| g.ctx.as_ref())),
             self.kernels_summary
         )
     }
@@ -452,18 +406,14 @@ impl Backend for CudaBackend {
         match outcome {
             Ok(Ok(rows)) => rows,
             Ok(Err(e)) => self.error_rows(case, e, warnings),
-            Err(p) => {
-                let what = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "unknown".into());
-                self.error_rows(
-                    case,
-                    CaseError::Failed(format!("internal error in the CUDA backend: {what}")),
-                    warnings,
-                )
-            }
+            Err(p) => self.error_rows(
+                case,
+                CaseError::Failed(format!(
+                    "internal error in the CUDA backend: {}",
+                    panic_message(p.as_ref())
+                )),
+                warnings,
+            ),
         }
     }
 }
@@ -506,7 +456,7 @@ mod tests {
             iters: 1,
             samples: 1,
         };
-        assert_eq!(CudaBackend::cells(&case).len(), 3);
+        assert_eq!(case.cells().len(), 3);
         assert_eq!(CudaBackend::involved(&case), vec![0, 1, 3]);
         let all_pairs = Case {
             test: TestId::AllPairs,
@@ -515,7 +465,7 @@ mod tests {
             ..case
         };
         assert_eq!(
-            CudaBackend::cells(&all_pairs),
+            all_pairs.cells(),
             vec![
                 (Endpoint::All, Endpoint::Gpu(0)),
                 (Endpoint::All, Endpoint::Gpu(1)),

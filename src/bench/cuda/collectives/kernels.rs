@@ -2,16 +2,16 @@
 //! capability, loaded into each GPU's context, launched with checked calls.
 
 use std::collections::BTreeMap;
-use std::ffi::{CString, c_void};
+use std::ffi::CString;
 use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use super::super::context::Context;
-use super::super::nvrtc::Nvrtc;
-use super::super::stream::Stream;
-use crate::bench::cuda::kernels::{Module, arg};
-use crate::cuda::{CudaError, check};
+use crate::cuda::CudaError;
+use crate::cuda::context::Context;
+use crate::cuda::module::{Module, arg, launch_kernel, max_blocks_per_sm};
+use crate::cuda::nvrtc::Nvrtc;
+use crate::cuda::stream::Stream;
 use crate::model::Dtype;
 
 /// The kernels' CUDA C source.
@@ -51,7 +51,7 @@ pub fn build(ccs: &[(i32, i32)]) -> (Ptx, String) {
             for &cc in ccs {
                 out.insert(
                     cc,
-                    n.compile_ptx(SOURCE, "collectives.cu", cc)
+                    n.compile_ptx(SOURCE, "collectives.cu", cc, &[])
                         .map_err(|e| format!("collective kernels failed to compile: {e}")),
                 );
             }
@@ -108,17 +108,7 @@ impl CollKernels {
                 },
             ));
         }
-        let mut per_sm = 0;
-        let reduce = by_dtype[0].1.reduce;
-        // SAFETY: out-parameter; `reduce` is a live function of the current context.
-        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
-            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                &mut per_sm,
-                reduce,
-                REDUCE_BLOCK as i32,
-                0,
-            )
-        })?;
+        let per_sm = max_blocks_per_sm(by_dtype[0].1.reduce, REDUCE_BLOCK)?;
         let per_sm = u32::try_from(per_sm).unwrap_or(1).clamp(1, 4);
         Ok(CollKernels {
             by_dtype,
@@ -140,17 +130,6 @@ impl CollKernels {
             })
     }
 
-    fn launch(
-        f: sys::CUfunction,
-        name: &'static str,
-        grid: u32,
-        block: u32,
-        stream: &Stream,
-        params: &mut [*mut c_void],
-    ) -> Result<(), CudaError> {
-        crate::bench::cuda::kernels::launch_kernel(f, name, grid, block, stream, params)
-    }
-
     /// `p[i] = value(rank, first + i)` for `n` elements of `d`.
     pub fn fill(
         &self,
@@ -165,7 +144,7 @@ impl CollKernels {
             return Ok(());
         }
         let (mut a, mut b, mut c, mut e) = (p, n, first, rank);
-        Self::launch(
+        launch_kernel(
             self.of(d)?.fill,
             "cuLaunchKernel(coll_fill)",
             self.util_grid,
@@ -194,7 +173,7 @@ impl CollKernels {
             return Ok(());
         }
         let (mut a, mut b, mut c, mut e, mut f, mut g, mut h) = (p, n, op, q, nranks, count, wrong);
-        Self::launch(
+        launch_kernel(
             self.of(d)?.check,
             "cuLaunchKernel(coll_check)",
             self.util_grid,
@@ -226,7 +205,7 @@ impl CollKernels {
             return Ok(());
         }
         let (mut x, mut y, mut z, mut w) = (dst, a, b, n);
-        Self::launch(
+        launch_kernel(
             self.of(d)?.reduce,
             "cuLaunchKernel(coll_reduce)",
             self.reduce_grid,
@@ -249,7 +228,7 @@ mod tests {
             return;
         };
         let ptx = nvrtc
-            .compile_ptx(SOURCE, "collectives.cu", (9, 0))
+            .compile_ptx(SOURCE, "collectives.cu", (9, 0), &[])
             .unwrap_or_else(|e| panic!("{e}"));
         let text = ptx.to_string_lossy();
         for k in names() {

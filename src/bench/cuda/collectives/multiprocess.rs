@@ -14,17 +14,17 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys;
 use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
 
-use super::super::context::Context;
-use super::super::memory::DeviceBuffer;
-use super::super::stream::Stream;
 use super::kernels::{self, CollKernels};
 use super::nccl_ops::{self, Job, LocalRank};
-use super::{Fail, GpuState, NcclExtra, SAMPLES, dptr, measured_row, wait_idle};
+use super::{CaseError, GpuState, NcclExtra, SAMPLES, dptr, measured_row, wait_idle};
 use crate::bench::BenchError;
 use crate::bench::collectives::{CollCase, CollectiveOptions, plan};
 use crate::bench::launcher::LaunchEnv;
-use crate::bench::nccl::Nccl;
 use crate::cuda::check;
+use crate::cuda::context::Context;
+use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::nccl::Nccl;
+use crate::cuda::stream::Stream;
 use crate::model::{Algo, CollectiveResult, Gpu, Source, Status, Topology, TopologySource};
 
 /// How long ncclCommInitRank may wait for the other ranks.
@@ -105,7 +105,7 @@ fn combine(
     scratch: &DeviceBuffer,
     vals: &[f64],
     op: ncclRedOp_t,
-) -> Result<Vec<f64>, Fail> {
+) -> Result<Vec<f64>, CaseError> {
     let r = &job.ranks[0];
     let s = &r.gpu.stream;
     let n = vals.len().min(scratch.len() / 8);
@@ -278,13 +278,7 @@ pub fn run_multiprocess(
                 }
             }
         } else {
-            let mut r = CollectiveResult::empty(
-                case.op,
-                case.algo,
-                &case.gpus,
-                case.bytes,
-                case.dtype,
-                case.in_place,
+            let mut r = case.row(
                 Source::Measured,
                 Status::Skipped,
                 format!(
@@ -311,7 +305,7 @@ fn run_one(
     job: &Job<'_>,
     scratch: &DeviceBuffer,
     case: &CollCase,
-) -> Result<CollectiveResult, (Fail, bool)> {
+) -> Result<CollectiveResult, (CaseError, bool)> {
     let world = job.nranks;
     let local = nccl_ops::alloc(job, case);
     let (mine, reason) = match &local {
@@ -330,13 +324,7 @@ fn run_one(
         Ok(b) if agreed == 0.0 => b,
         other => {
             drop(other);
-            let mut r = CollectiveResult::empty(
-                case.op,
-                case.algo,
-                &case.gpus,
-                case.bytes,
-                case.dtype,
-                case.in_place,
+            let mut r = case.row(
                 Source::Measured,
                 status_of(agreed),
                 reason.unwrap_or_else(|| {

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys;
 use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclRedOp_t};
 
-use super::super::memory::DeviceBuffer;
-use super::super::stream::{Event, Stream};
-use super::{Fail, GpuState, NcclExtra, POISON, SAMPLES, deadline_for, dptr, read_u64};
+use super::{CaseError, GpuState, NcclExtra, POISON, SAMPLES, deadline_for, dptr, read_u64};
 use super::{time_with_events, values, wait_idle, wait_until};
 use crate::bench::collectives::CollCase;
-use crate::bench::nccl::{Nccl, NcclError, nccl_dtype};
 use crate::cuda::check;
+use crate::cuda::memory::DeviceBuffer;
+use crate::cuda::nccl::{Nccl, NcclError, nccl_dtype};
+use crate::cuda::stream::{Event, Stream};
 use crate::model::{CollectiveOp, Dtype};
 
 /// One rank driven by this process.
@@ -42,7 +42,7 @@ impl Job<'_> {
     }
 
     /// NCCL's asynchronous errors on any local communicator (e.g. a peer process that died).
-    fn async_errors(&self) -> Result<(), Fail> {
+    fn async_errors(&self) -> Result<(), CaseError> {
         if let Some(x) = self.extra {
             for r in &self.ranks {
                 x.async_error(self.nccl, r.comm)?;
@@ -52,7 +52,7 @@ impl Job<'_> {
     }
 
     /// Waits for the local streams, watching NCCL's asynchronous errors.
-    fn wait(&self, deadline: Instant) -> Result<(), Fail> {
+    fn wait(&self, deadline: Instant) -> Result<(), CaseError> {
         wait_until(&self.streams(), deadline, &|| self.async_errors())
     }
 }
@@ -120,11 +120,11 @@ impl Layout {
 }
 
 /// Bytes as a usize, or a skip.
-pub(crate) fn usize_bytes(elems: u64, elem: u64) -> Result<usize, Fail> {
+pub(crate) fn usize_bytes(elems: u64, elem: u64) -> Result<usize, CaseError> {
     elems
         .checked_mul(elem)
         .and_then(|b| usize::try_from(b).ok())
-        .ok_or_else(|| Fail::Skipped("size exceeds this machine's address space".into()))
+        .ok_or_else(|| CaseError::Skipped("size exceeds this machine's address space".into()))
 }
 
 /// One rank's device memory for a case.
@@ -137,7 +137,7 @@ pub(crate) struct RankBufs {
 }
 
 impl RankBufs {
-    pub fn alloc(gpu: &GpuState, layout: Layout) -> Result<RankBufs, Fail> {
+    pub fn alloc(gpu: &GpuState, layout: Layout) -> Result<RankBufs, CaseError> {
         let main = DeviceBuffer::alloc(&gpu.ctx, usize_bytes(layout.main_elems, layout.elem)?)?;
         let send = if layout.in_place {
             None
@@ -239,7 +239,7 @@ pub(crate) fn enqueue(
     bufs: &[RankBufs],
     op: CollectiveOp,
     dtype: Dtype,
-) -> Result<(), Fail> {
+) -> Result<(), CaseError> {
     let n = job.nccl;
     // SAFETY: no arguments; balanced by the ncclGroupEnd below on every path.
     n.check("ncclGroupStart", unsafe { (n.group_start)() })?;
@@ -259,7 +259,7 @@ pub(crate) fn enqueue(
 
 /// A captured and instantiated CUDA graph of one stream, destroyed on drop.
 pub(crate) struct Graph {
-    ctx: std::sync::Arc<super::super::context::Context>,
+    ctx: std::sync::Arc<crate::cuda::context::Context>,
     graph: sys::CUgraph,
     exec: sys::CUgraphExec,
 }
@@ -286,9 +286,9 @@ impl Drop for Graph {
 /// its stream's graph). Capture is always ended on every stream that began, even on failure.
 fn capture(
     streams: &[&Stream],
-    body: &mut dyn FnMut() -> Result<(), Fail>,
-) -> Result<Vec<Graph>, Fail> {
-    let mut result: Result<(), Fail> = Ok(());
+    body: &mut dyn FnMut() -> Result<(), CaseError>,
+) -> Result<Vec<Graph>, CaseError> {
+    let mut result: Result<(), CaseError> = Ok(());
     let mut begun = 0;
     for s in streams {
         let r = s.ctx().bind().and_then(|()| {
@@ -339,7 +339,7 @@ fn capture(
 }
 
 impl Graph {
-    fn instantiate(&mut self) -> Result<(), Fail> {
+    fn instantiate(&mut self) -> Result<(), CaseError> {
         self.ctx.bind()?;
         // SAFETY: out-parameter; `graph` is the complete graph just captured; flags 0.
         check("cuGraphInstantiateWithFlags", unsafe {
@@ -355,11 +355,11 @@ impl Graph {
 /// themselves with events recorded inside it. Capture is always ended, even on failure.
 pub(crate) fn capture_forked(
     streams: &[&Stream],
-    body: &mut dyn FnMut() -> Result<(), Fail>,
-) -> Result<Graph, Fail> {
+    body: &mut dyn FnMut() -> Result<(), CaseError>,
+) -> Result<Graph, CaseError> {
     let (first, rest) = streams
         .split_first()
-        .ok_or_else(|| Fail::Waived("no stream to capture".into()))?;
+        .ok_or_else(|| CaseError::Waived("no stream to capture".into()))?;
     // Made before the capture and kept until it ends.
     let fork = Event::new_untimed(first.ctx())?;
     let joins = rest
@@ -374,7 +374,7 @@ pub(crate) fn capture_forked(
             sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
         )
     })?;
-    let mut result = (|| -> Result<(), Fail> {
+    let mut result = (|| -> Result<(), CaseError> {
         fork.record(first)?;
         for s in rest {
             s.wait_event(&fork)?;
@@ -407,7 +407,7 @@ pub(crate) fn capture_forked(
     Ok(g)
 }
 
-pub(crate) fn launch_graphs(graphs: &[Graph], streams: &[&Stream]) -> Result<(), Fail> {
+pub(crate) fn launch_graphs(graphs: &[Graph], streams: &[&Stream]) -> Result<(), CaseError> {
     for (g, s) in graphs.iter().zip(streams) {
         s.ctx().bind()?;
         // SAFETY: an instantiated graph of this stream's GPU; the buffers its nodes use are
@@ -421,7 +421,7 @@ pub(crate) fn launch_graphs(graphs: &[Graph], streams: &[&Stream]) -> Result<(),
 
 /// Fills each rank's input with the pattern (when the kernels are there), so nothing is timed
 /// on uninitialised memory.
-fn fill_inputs(job: &Job<'_>, bufs: &[RankBufs], dtype: Dtype) -> Result<(), Fail> {
+fn fill_inputs(job: &Job<'_>, bufs: &[RankBufs], dtype: Dtype) -> Result<(), CaseError> {
     for (r, b) in job.ranks.iter().zip(bufs) {
         if let Ok(k) = &r.gpu.kernels {
             k.fill(
@@ -447,7 +447,7 @@ pub(crate) fn measure(
     job: &Job<'_>,
     bufs: &[RankBufs],
     case: &CollCase,
-) -> Result<(Vec<f64>, bool), Fail> {
+) -> Result<(Vec<f64>, bool), CaseError> {
     let streams = job.streams();
     // Small operations are latency-bound and the first ones after a communicator is created are
     // slow (connections, proxy threads): give them at least 20 warm-ups; they cost microseconds.
@@ -524,7 +524,7 @@ pub(crate) fn verify(
     job: &Job<'_>,
     bufs: &[RankBufs],
     case: &CollCase,
-) -> Result<Result<u64, String>, Fail> {
+) -> Result<Result<u64, String>, CaseError> {
     for r in &job.ranks {
         if let Err(why) = &r.gpu.kernels {
             return Ok(Err(why.clone()));
@@ -562,10 +562,10 @@ pub(crate) fn verify(
 }
 
 /// Allocates every local rank's buffers for `case`.
-pub(crate) fn alloc(job: &Job<'_>, case: &CollCase) -> Result<Vec<RankBufs>, Fail> {
+pub(crate) fn alloc(job: &Job<'_>, case: &CollCase) -> Result<Vec<RankBufs>, CaseError> {
     let count = case.op.count_per_rank(case.bytes, case.dtype, job.nranks);
     if count == 0 {
-        return Err(Fail::Skipped(
+        return Err(CaseError::Skipped(
             "smaller than one element per rank: nothing to move".into(),
         ));
     }
@@ -579,7 +579,7 @@ pub(crate) fn alloc(job: &Job<'_>, case: &CollCase) -> Result<Vec<RankBufs>, Fai
             case.in_place,
             case.dtype,
         )
-        .ok_or_else(|| Fail::Skipped("size exceeds this machine's address space".into()))?;
+        .ok_or_else(|| CaseError::Skipped("size exceeds this machine's address space".into()))?;
         bufs.push(RankBufs::alloc(r.gpu, layout)?);
     }
     Ok(bufs)
@@ -608,7 +608,7 @@ pub(crate) fn settle(job: &Job<'_>, bufs: Vec<RankBufs>) -> bool {
 
 /// Runs one case on every local rank: allocate, time, verify. On failure the error, and whether
 /// the communicators were aborted.
-pub(crate) fn run_case(job: &Job<'_>, case: &CollCase) -> Result<Measured, (Fail, bool)> {
+pub(crate) fn run_case(job: &Job<'_>, case: &CollCase) -> Result<Measured, (CaseError, bool)> {
     let bufs = alloc(job, case).map_err(|e| (e, false))?;
     let outcome = measure(job, &bufs, case).and_then(|(samples_us, graph)| {
         let wrong = verify(job, &bufs, case)?;

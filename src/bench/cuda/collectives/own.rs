@@ -13,17 +13,17 @@ use std::time::Instant;
 
 use cudarc::driver::sys;
 
-use super::super::memory::{DeviceBuffer, PinnedBuffer, host_memory_available};
-use super::super::stream::{Event, Stream};
 use super::kernels::CollKernels;
 use super::nccl_ops::{capture_forked, launch_graphs, usize_bytes};
 use super::schedule::{self, RingLayout};
 use super::{
-    Fail, GpuState, POISON, SAMPLES, copy_async, deadline_for, measured_row, own_version, read_u64,
-    time_with_events, values, wait_idle,
+    CaseError, GpuState, POISON, SAMPLES, copy_async, deadline_for, measured_row, own_version,
+    read_u64, time_with_events, values, wait_idle,
 };
 use crate::bench::collectives::CollCase;
 use crate::cuda::check;
+use crate::cuda::memory::{DeviceBuffer, PinnedBuffer, host_memory_available};
+use crate::cuda::stream::{Event, Stream};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Dtype};
 
 /// Ring chunks per segment at most, and their smallest size.
@@ -60,9 +60,9 @@ impl Setup<'_> {
         self.gpus.iter().map(|g| &g.stream).collect()
     }
 
-    fn kernels(&self, g: usize) -> Result<&CollKernels, Fail> {
+    fn kernels(&self, g: usize) -> Result<&CollKernels, CaseError> {
         self.gpus[g].kernels.as_ref().map_err(|why| {
-            Fail::Skipped(format!(
+            CaseError::Skipped(format!(
                 "scalescope's own algorithms need their kernels: {why}"
             ))
         })
@@ -74,14 +74,16 @@ impl Setup<'_> {
 }
 
 /// Runs one all-reduce case with scalescope's ring, tree or host algorithm.
-pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResult, Fail> {
+pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResult, CaseError> {
     if case.op != CollectiveOp::AllReduce {
-        return Err(Fail::Waived("own algorithms run all_reduce only".into()));
+        return Err(CaseError::Waived(
+            "own algorithms run all_reduce only".into(),
+        ));
     }
     let n = gpus.len();
     let count = case.op.count_per_rank(case.bytes, case.dtype, n);
     if count == 0 {
-        return Err(Fail::Skipped(
+        return Err(CaseError::Skipped(
             "smaller than one element: nothing to move".into(),
         ));
     }
@@ -92,7 +94,7 @@ pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResul
         if let Some(avail) = host_memory_available()
             && need > avail / 4 * 3
         {
-            return Err(Fail::Skipped(format!(
+            return Err(CaseError::Skipped(format!(
                 "the via-host all-reduce needs {} of pinned host memory; {} is available",
                 crate::model::units::format_bytes(need),
                 crate::model::units::format_bytes(avail)
@@ -101,7 +103,7 @@ pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResul
     } else {
         for g in gpus {
             if let Err(why) = &g.kernels {
-                return Err(Fail::Skipped(format!(
+                return Err(CaseError::Skipped(format!(
                     "scalescope's own algorithms need their kernels: {why}"
                 )));
             }
@@ -180,7 +182,7 @@ pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResul
 /// Fills every GPU's input with the pattern (and poisons separate outputs when `poison`), and
 /// waits until every GPU is done: the algorithms read their peers' buffers, and a peer's fill
 /// runs on the peer's own stream, which nothing else orders them after.
-fn prepare(setup: &Setup<'_>, poison: bool) -> Result<(), Fail> {
+fn prepare(setup: &Setup<'_>, poison: bool) -> Result<(), CaseError> {
     for (g, b) in setup.bufs.iter().enumerate() {
         let s = &setup.gpus[g].stream;
         if poison && b.send.is_some() {
@@ -198,7 +200,7 @@ fn prepare(setup: &Setup<'_>, poison: bool) -> Result<(), Fail> {
 
 /// Runs the check kernel on every GPU's result and sums the wrong elements; `Err(why)` inside
 /// when there are no kernels to check with.
-fn check_results(setup: &Setup<'_>, deadline: Instant) -> Result<Result<u64, String>, Fail> {
+fn check_results(setup: &Setup<'_>, deadline: Instant) -> Result<Result<u64, String>, CaseError> {
     for g in setup.gpus {
         if let Err(why) = &g.kernels {
             return Ok(Err(why.clone()));
@@ -229,7 +231,7 @@ fn check_results(setup: &Setup<'_>, deadline: Instant) -> Result<Result<u64, Str
 }
 
 /// Enqueues one all-reduce; `true`: fenced (see [`run_own`]).
-type Enqueue<'e> = dyn FnMut(&Setup<'_>, bool) -> Result<(), Fail> + 'e;
+type Enqueue<'e> = dyn FnMut(&Setup<'_>, bool) -> Result<(), CaseError> + 'e;
 
 /// Per-operation samples (µs) and the verification outcome.
 type Timed = (Vec<f64>, Result<u64, String>);
@@ -243,7 +245,7 @@ fn run_own(
     case: &CollCase,
     note: &mut Option<String>,
     enqueue: &mut Enqueue<'_>,
-) -> Result<(Timed, bool), Fail> {
+) -> Result<(Timed, bool), CaseError> {
     let streams = setup.streams();
     prepare(setup, false)?;
     match capture_forked(&streams, &mut || enqueue(setup, false)) {
@@ -265,8 +267,8 @@ fn run_own(
 fn run_events(
     setup: &Setup<'_>,
     case: &CollCase,
-    enqueue: &mut dyn FnMut() -> Result<(), Fail>,
-) -> Result<Timed, Fail> {
+    enqueue: &mut dyn FnMut() -> Result<(), CaseError>,
+) -> Result<Timed, CaseError> {
     let streams = setup.streams();
     let ops = u64::from(case.warmup) + u64::from(case.iters) * SAMPLES as u64 + 1;
     let deadline = deadline_for(case.bytes, ops);
@@ -299,7 +301,7 @@ fn run_events(
 }
 
 /// Makes every GPU wait for every other GPU's `done` event (the previous iteration's end).
-fn barrier(setup: &Setup<'_>, done: &[Event]) -> Result<(), Fail> {
+fn barrier(setup: &Setup<'_>, done: &[Event]) -> Result<(), CaseError> {
     for (g, gpu) in setup.gpus.iter().enumerate() {
         for (h, e) in done.iter().enumerate() {
             if h != g {
@@ -310,16 +312,16 @@ fn barrier(setup: &Setup<'_>, done: &[Event]) -> Result<(), Fail> {
     Ok(())
 }
 
-fn record_done(setup: &Setup<'_>, done: &[Event]) -> Result<(), Fail> {
+fn record_done(setup: &Setup<'_>, done: &[Event]) -> Result<(), CaseError> {
     for (gpu, e) in setup.gpus.iter().zip(done) {
         e.record(&gpu.stream)?;
     }
     Ok(())
 }
 
-fn untimed_events(gpu: &GpuState, k: usize) -> Result<Vec<Event>, Fail> {
+fn untimed_events(gpu: &GpuState, k: usize) -> Result<Vec<Event>, CaseError> {
     (0..k)
-        .map(|_| Event::new_untimed(&gpu.ctx).map_err(Fail::from))
+        .map(|_| Event::new_untimed(&gpu.ctx).map_err(CaseError::from))
         .collect()
 }
 
@@ -334,7 +336,7 @@ struct Ring {
 }
 
 impl Ring {
-    fn new(setup: &Setup<'_>) -> Result<Ring, Fail> {
+    fn new(setup: &Setup<'_>) -> Result<Ring, CaseError> {
         let n = setup.gpus.len();
         let layout = RingLayout::new(setup.count, setup.elem, n, MAX_CHUNKS, MIN_CHUNK_BYTES);
         let steps = schedule::ring_steps(n);
@@ -358,7 +360,7 @@ impl Ring {
     /// partial sum through its peer pointer and adds its own contribution), then all-gather
     /// steps (a peer copy of the finished chunk from the predecessor). Step s of chunk c on GPU
     /// g waits only on step s − 1 of chunk c on the predecessor.
-    fn enqueue(&self, setup: &Setup<'_>, fenced: bool) -> Result<(), Fail> {
+    fn enqueue(&self, setup: &Setup<'_>, fenced: bool) -> Result<(), CaseError> {
         let n = setup.gpus.len();
         if fenced {
             barrier(setup, &self.done)?;
@@ -418,7 +420,7 @@ struct Tree {
 }
 
 impl Tree {
-    fn new(setup: &Setup<'_>) -> Result<Tree, Fail> {
+    fn new(setup: &Setup<'_>) -> Result<Tree, CaseError> {
         let levels = schedule::tree_levels(setup.gpus.len());
         let mut up = Vec::new();
         let mut down = Vec::new();
@@ -447,7 +449,7 @@ impl Tree {
     /// One all-reduce: up the tree, each parent's kernel reads its child's sum through the peer
     /// pointer and adds it into its own buffer; GPU 0 ends with the total; then down the tree,
     /// each child copies its parent's result.
-    fn enqueue(&self, setup: &Setup<'_>) -> Result<(), Fail> {
+    fn enqueue(&self, setup: &Setup<'_>) -> Result<(), CaseError> {
         let n = setup.gpus.len();
         barrier(setup, &self.done)?;
         // The event of each GPU's latest write, and whether its result buffer holds its sum.
@@ -500,7 +502,7 @@ fn run_host(
     setup: &Setup<'_>,
     case: &CollCase,
     bytes: usize,
-) -> Result<(Vec<f64>, Result<u64, String>), Fail> {
+) -> Result<(Vec<f64>, Result<u64, String>), CaseError> {
     let streams = setup.streams();
     let mut host = Vec::new();
     for g in setup.gpus {
@@ -525,11 +527,11 @@ fn host_body(
     case: &CollCase,
     bytes: usize,
     host: &mut Vec<PinnedBuffer>,
-) -> Result<Timed, Fail> {
+) -> Result<Timed, CaseError> {
     let streams = setup.streams();
     let ops = u64::from(case.warmup) + u64::from(case.iters) * SAMPLES as u64 + 1;
     let deadline = deadline_for(case.bytes, ops);
-    let once = |host: &mut Vec<PinnedBuffer>| -> Result<(), Fail> {
+    let once = |host: &mut Vec<PinnedBuffer>| -> Result<(), CaseError> {
         for ((g, b), h) in setup.gpus.iter().zip(&setup.bufs).zip(host.iter()) {
             g.ctx.bind()?;
             // SAFETY: `h` is a live pinned buffer of `bytes`; the source is a live device

@@ -8,7 +8,7 @@ use cudarc::driver::sys;
 
 use super::context::Context;
 use super::stream::Stream;
-use crate::cuda::{CudaError, check};
+use super::{CudaError, check};
 
 /// `cuMemAlloc_v2` memory on one GPU. Out of memory is a [`CudaError`] whose
 /// `is_out_of_memory()` is true.
@@ -172,13 +172,13 @@ pub struct PageableBuffer {
 }
 
 impl PageableBuffer {
-    /// Allocates and touches `bytes` bytes on `cpus` (as [`PinnedBuffer::alloc`]); `None` when
-    /// the allocator refuses.
-    pub fn alloc(bytes: usize, cpus: Option<&[usize]>) -> Option<PageableBuffer> {
+    /// Allocates `bytes` bytes on `cpus` (as [`PinnedBuffer::alloc`]) and touches every page by
+    /// setting each byte to `fill`; `None` when the allocator refuses.
+    pub fn alloc(bytes: usize, cpus: Option<&[usize]>, fill: u8) -> Option<PageableBuffer> {
         with_cpu_affinity(cpus, || {
             let mut data = Vec::new();
             data.try_reserve_exact(bytes.max(1)).ok()?;
-            data.resize(bytes, super::pattern::POISON);
+            data.resize(bytes, fill);
             Some(PageableBuffer { data })
         })
     }
@@ -285,8 +285,8 @@ mod tests {
 
     #[test]
     fn pageable_is_touched_and_refuses_absurd_sizes() {
-        let b = PageableBuffer::alloc(4096, None).unwrap();
+        let b = PageableBuffer::alloc(4096, None, 0).unwrap();
         assert_eq!(b.as_slice().len(), 4096);
-        assert!(PageableBuffer::alloc(usize::MAX / 2, None).is_none());
+        assert!(PageableBuffer::alloc(usize::MAX / 2, None, 0).is_none());
     }
 }

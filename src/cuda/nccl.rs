@@ -2,16 +2,20 @@
 //!
 //! cudarc's NCCL loader tries libnccl.so, .so.13, .so.12 … .so.9 and .so.1 — never libnccl.so.2,
 //! the only name NCCL's packages and PyTorch's wheel ship — and panics when none loads. So
-//! scalescope finds the library itself ([`resolve`]), opens it with libloading, and calls it
-//! through typed function pointers over cudarc's NCCL types (`cudarc::nccl::sys`).
+//! scalescope finds the library itself ([`candidates`], through the one run-time library search
+//! of [`super::library`]), opens it with libloading, and calls it through typed function pointers
+//! over cudarc's NCCL types (`cudarc::nccl::sys`).
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
+
+use libloading::os::unix::Library;
 
 use cudarc::nccl::sys::{
     cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t, ncclUniqueId,
 };
 
+use super::library::{env_path, open_local, search_library, symbol};
 use crate::model::Dtype;
 
 /// Environment variable naming the NCCL library to load.
@@ -33,13 +37,13 @@ pub enum NcclError {
 
 /// The candidates, in the order they are tried: `explicit` (--nccl-lib), `SCALESCOPE_NCCL_LIB`,
 /// the dynamic loader's search path (`libnccl.so.2`, `libnccl.so`), then the `nvidia/nccl/lib`
-/// folder of each site-packages directory of `python3` on PATH (where PyTorch installs NCCL).
+/// folder of each of Python's site-packages directories (where PyTorch installs NCCL).
 pub fn candidates(explicit: Option<&Path>, python_site_dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(p) = explicit {
         out.push(p.to_path_buf());
     }
-    if let Some(p) = std::env::var_os(ENV_LIB).filter(|p| !p.is_empty()) {
+    if let Some(p) = env_path(ENV_LIB) {
         out.push(PathBuf::from(p));
     }
     out.push(PathBuf::from("libnccl.so.2"));
@@ -48,26 +52,6 @@ pub fn candidates(explicit: Option<&Path>, python_site_dirs: &[PathBuf]) -> Vec<
         out.push(dir.join("nvidia/nccl/lib/libnccl.so.2"));
     }
     out
-}
-
-/// site-packages directories of `python3` on PATH (empty when there is no python3).
-pub fn python_site_dirs() -> Vec<PathBuf> {
-    let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import site,sys; print('\\n'.join(site.getsitepackages()+[site.getusersitepackages()]))",
-        ])
-        .stderr(std::process::Stdio::null())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(PathBuf::from)
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 type GetVersion = unsafe extern "C" fn(*mut c_int) -> ncclResult_t;
@@ -142,45 +126,41 @@ pub struct Nccl {
     pub send: Send,
     pub recv: Recv,
     // Keeps the function pointers above valid; dropped last.
-    _lib: libloading::Library,
+    _lib: Library,
 }
 
 impl Nccl {
-    /// Loads the first candidate that opens and has every function; the error lists what was
-    /// searched.
+    /// Loads the first candidate that opens (Python is asked for its site-packages only when no
+    /// other does); a library that opens but lacks a function is [`NcclError::Unusable`], and
+    /// none opening is [`NcclError::NotFound`], listing what was searched.
     pub fn load(explicit: Option<&Path>) -> Result<Nccl, NcclError> {
-        let candidates = candidates(explicit, &python_site_dirs());
-        let mut tried = Vec::new();
-        for c in &candidates {
-            // A relative name is looked up on the loader's path; a path must exist.
-            if c.components().count() > 1 && !c.exists() {
-                tried.push(c.display().to_string());
-                continue;
-            }
-            // SAFETY: loading NCCL runs its (trusted, vendor) initialisers; nothing else.
-            match unsafe { libloading::Library::new(c) } {
-                Ok(lib) => return Self::from_library(lib, c.display().to_string()),
-                Err(_) => tried.push(c.display().to_string()),
-            }
+        let found = search_library(
+            |env| candidates(explicit, &env.site_packages),
+            |path| {
+                Ok(Self::from_library(
+                    open_local(path)?,
+                    path.display().to_string(),
+                ))
+            },
+        );
+        match found {
+            Ok(loaded) => loaded,
+            Err((searched, _)) => Err(NcclError::NotFound {
+                searched: searched.join(", "),
+            }),
         }
-        Err(NcclError::NotFound {
-            searched: tried.join(", "),
-        })
     }
 
-    fn from_library(lib: libloading::Library, path: String) -> Result<Nccl, NcclError> {
+    fn from_library(lib: Library, path: String) -> Result<Nccl, NcclError> {
         macro_rules! sym {
-            ($name:literal) => {{
+            ($name:literal) => {
                 // SAFETY: the symbol is NCCL's public C API function of this name, and the
                 // pointer's type is its documented signature (nccl.h, NCCL 2.x).
-                let s = unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map_err(|e| {
-                    NcclError::Unusable {
-                        path: path.clone(),
-                        reason: format!("{}: {e}", $name),
-                    }
-                })?;
-                *s
-            }};
+                unsafe { symbol(&lib, $name) }.map_err(|reason| NcclError::Unusable {
+                    path: path.clone(),
+                    reason,
+                })?
+            };
         }
         let get_version: GetVersion = sym!("ncclGetVersion");
         let mut version_code = 0;
@@ -226,6 +206,51 @@ impl Nccl {
             }
         };
         Err(NcclError::Call { call, message: msg })
+    }
+}
+
+/// The NCCL functions [`Nccl`] does not load: abort and asynchronous errors, for deadlines.
+pub(crate) struct NcclExtra {
+    abort: unsafe extern "C" fn(ncclComm_t) -> ncclResult_t,
+    async_error: unsafe extern "C" fn(ncclComm_t, *mut ncclResult_t) -> ncclResult_t,
+    _lib: Library,
+}
+
+impl NcclExtra {
+    /// Opens the library `nccl` was loaded from again (the loader returns the same copy) and
+    /// looks up ncclCommAbort and ncclCommGetAsyncError.
+    pub(crate) fn load(nccl: &Nccl) -> Result<NcclExtra, NcclError> {
+        let unusable = |reason: String| NcclError::Unusable {
+            path: nccl.path.clone(),
+            reason,
+        };
+        // The library is already loaded (by `Nccl::load`); this only takes a reference.
+        let lib = open_local(Path::new(&nccl.path)).map_err(unusable)?;
+        // SAFETY: NCCL's public C functions with these signatures (nccl.h, NCCL ≥ 2.4); the
+        // pointers live as long as `lib`, which this value owns.
+        let abort = unsafe { symbol(&lib, "ncclCommAbort") }.map_err(unusable)?;
+        // SAFETY: as above.
+        let async_error = unsafe { symbol(&lib, "ncclCommGetAsyncError") }.map_err(unusable)?;
+        Ok(NcclExtra {
+            abort,
+            async_error,
+            _lib: lib,
+        })
+    }
+
+    /// The communicator's asynchronous error, if any.
+    pub(crate) fn async_error(&self, nccl: &Nccl, comm: ncclComm_t) -> Result<(), NcclError> {
+        let mut r = ncclResult_t::ncclSuccess;
+        // SAFETY: `comm` is a live communicator; out-parameter.
+        let called = unsafe { (self.async_error)(comm, &mut r) };
+        nccl.check("ncclCommGetAsyncError", called)?;
+        nccl.check("ncclCommGetAsyncError", r)
+    }
+
+    /// Aborts a communicator (it is freed; never use it again).
+    pub(crate) fn abort(&self, comm: ncclComm_t) {
+        // SAFETY: `comm` is a live communicator, aborted once by the caller's bookkeeping.
+        unsafe { (self.abort)(comm) };
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use crate::cuda::{CudaError, check};
+use super::{CudaError, check};
 
 /// A retained primary context of one GPU (released on drop, after everything that holds an
 /// `Arc` of it is gone).
@@ -33,7 +33,7 @@ impl Context {
     /// Retains the primary context of CUDA device `ordinal` and reads its name, SM count and
     /// compute capability.
     pub fn retain(ordinal: usize) -> Result<Arc<Context>, CudaError> {
-        let dev = crate::cuda::device(ordinal)?;
+        let dev = super::device(ordinal)?;
         let mut raw: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: out-parameter; `dev` is a valid device handle from cuDeviceGet.
         check("cuDevicePrimaryCtxRetain", unsafe {
@@ -136,6 +136,21 @@ pub fn enable_peer_access(from: &Context, to: &Context) -> Result<(), CudaError>
         return Ok(());
     }
     check("cuCtxEnablePeerAccess", r)
+}
+
+/// Peer access both ways between `a` and `b` where the hardware allows it: `Ok(false)` where CUDA
+/// says it cannot (`cuDeviceCanAccessPeer`, or CUDA_ERROR_PEER_ACCESS_UNSUPPORTED on enabling).
+pub fn enable_peer_access_both(a: &Context, b: &Context) -> Result<bool, CudaError> {
+    let ok = super::can_access_peer(a.ordinal(), b.ordinal())?
+        && super::can_access_peer(b.ordinal(), a.ordinal())?;
+    if !ok {
+        return Ok(false);
+    }
+    match enable_peer_access(a, b).and_then(|_| enable_peer_access(b, a)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.is_peer_unsupported() => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Revokes `from`'s access to `to`'s memory. Not enabled is fine.

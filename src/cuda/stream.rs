@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cudarc::driver::sys;
 
 use super::context::Context;
-use crate::cuda::{CudaError, check};
+use super::{CudaError, check};
 
 /// A non-blocking stream (it never waits on the legacy default stream).
 #[derive(Debug)]

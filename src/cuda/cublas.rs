@@ -1,18 +1,21 @@
 //! cuBLAS, loaded by us from a resolved path: cudarc's cuBLAS loader panics when the library is
 //! not on the loader's path, and cuBLAS is usually off it (/usr/local/cuda/lib64, or a Python
-//! wheel's `nvidia/cublas/lib`). Same search as NVRTC ([`crate::bench::cuda::nvrtc`]); only the
-//! handful of functions a GEMM needs, over cudarc's cuBLAS types.
+//! wheel's `nvidia/cublas/lib`). Same search as NVRTC ([`super::library`]); only the handful of
+//! functions a GEMM needs, over cudarc's cuBLAS types.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{OsStr, c_int, c_void};
 use std::path::{Path, PathBuf};
 
 use cudarc::cublas::sys::{
     cublasComputeType_t, cublasGemmAlgo_t, cublasHandle_t, cublasOperation_t, cublasStatus_t,
     cudaDataType_t, cudaStream_t,
 };
-use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_LAZY, RTLD_LOCAL, RTLD_NOW};
+use libloading::os::unix::Library;
 
-use crate::bench::cuda::nvrtc::{SearchEnv, library_candidates, search_library};
+pub use super::library::NotFound;
+use super::library::{
+    SearchEnv, env_path, library_candidates, open_global, open_local, search_library, symbol,
+};
 
 /// Environment variable naming the cuBLAS library (a file, or a folder holding it).
 pub const ENV_LIB: &str = "SCALESCOPE_CUBLAS_LIB";
@@ -49,23 +52,13 @@ type FnGemmEx = unsafe extern "C" fn(
 /// Every path to try, in order: `$SCALESCOPE_CUBLAS_LIB`; the bare names (the loader's search);
 /// the CUDA toolkit's folders; `$CUDA_HOME`; versioned toolkits; NVIDIA's Python wheels
 /// (`nvidia/cublas/lib`, `nvidia/cu13/lib`).
-pub fn candidates(env: &SearchEnv, env_lib: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
+pub fn candidates(env: &SearchEnv, env_lib: Option<&OsStr>) -> Vec<PathBuf> {
     library_candidates(
         &LIB_NAMES,
         env_lib,
         env,
         &["nvidia/cublas/lib", "nvidia/cu13/lib"],
     )
-}
-
-/// cuBLAS could not be loaded from any candidate.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("cuBLAS not found (searched: {}); set {ENV_LIB} to libcublas.so's path{}", searched.join(", "), if errors.is_empty() { String::new() } else { format!("; failed to load: {}", errors.join("; ")) })]
-pub struct NotFound {
-    /// Every path tried.
-    pub searched: Vec<String>,
-    /// Candidates that exist but failed to load, with why.
-    pub errors: Vec<String>,
 }
 
 /// A loaded cuBLAS.
@@ -113,9 +106,16 @@ impl Cublas {
     /// Searches [`candidates`] (then, if none loads, Python's site-packages) and loads the
     /// first cuBLAS that has every function needed. Never panics.
     pub fn load() -> Result<Cublas, NotFound> {
-        let env_lib = std::env::var_os(ENV_LIB).filter(|v| !v.is_empty());
-        search_library(|env| candidates(env, env_lib.as_deref()), Self::open)
-            .map_err(|(searched, errors)| NotFound { searched, errors })
+        let env_lib = env_path(ENV_LIB);
+        search_library(|env| candidates(env, env_lib.as_deref()), Self::open).map_err(
+            |(searched, errors)| NotFound {
+                library: "cuBLAS",
+                env_var: ENV_LIB,
+                file: "libcublas.so",
+                searched,
+                errors,
+            },
+        )
     }
 
     /// Loads cuBLAS from `path`. libcublas needs libcublasLt of the same version; when it sits
@@ -131,32 +131,18 @@ impl Cublas {
                     .to_str()?
                     .replace("libcublas", "libcublasLt");
                 let p = dir.join(name);
-                // SAFETY: loading a library runs its initialisers, which have no preconditions.
-                p.exists()
-                    .then(|| unsafe { Library::open(Some(&p), RTLD_NOW | RTLD_GLOBAL) }.ok())
-                    .flatten()
+                p.exists().then(|| open_global(&p).ok()).flatten()
             });
-        // SAFETY: as above.
-        let lib = unsafe { Library::open(Some(path), RTLD_LAZY | RTLD_LOCAL) }
-            .map_err(|e| e.to_string())?;
-        macro_rules! sym {
-            ($t:ty, $name:literal) => {{
-                // SAFETY: the symbol is cuBLAS's C function of this exact signature
-                // (cublas_api.h); the pointer stays valid while `lib` is loaded, which `Cublas`
-                // guarantees by owning it.
-                let s = unsafe { lib.get::<$t>(concat!($name, "\0").as_bytes()) }
-                    .map_err(|e| format!("{}: {e}", $name))?;
-                *s
-            }};
-        }
-        let create: FnCreate = sym!(FnCreate, "cublasCreate_v2");
-        let destroy: FnDestroy = sym!(FnDestroy, "cublasDestroy_v2");
-        let set_stream: FnSetStream = sym!(FnSetStream, "cublasSetStream_v2");
-        let gemm_ex: FnGemmEx = sym!(FnGemmEx, "cublasGemmEx");
-        // SAFETY: as in `sym!`; optional, only used for the version string.
-        let get_version = unsafe { lib.get::<FnGetVersion>(b"cublasGetVersion_v2\0") }
-            .ok()
-            .map(|s| *s);
+        let lib = open_local(path)?;
+        // SAFETY (every `symbol` call): each is cuBLAS's C function of this exact signature
+        // (cublas_api.h); the pointers stay valid while `lib` is loaded, which `Cublas`
+        // guarantees by owning it.
+        let create: FnCreate = unsafe { symbol(&lib, "cublasCreate_v2") }?;
+        let destroy: FnDestroy = unsafe { symbol(&lib, "cublasDestroy_v2") }?;
+        let set_stream: FnSetStream = unsafe { symbol(&lib, "cublasSetStream_v2") }?;
+        let gemm_ex: FnGemmEx = unsafe { symbol(&lib, "cublasGemmEx") }?;
+        // Optional, only used for the version string.
+        let get_version: Option<FnGetVersion> = unsafe { symbol(&lib, "cublasGetVersion_v2") }.ok();
         Ok(Cublas {
             path: path.display().to_string(),
             create,
@@ -267,7 +253,7 @@ mod tests {
             site_packages: vec![PathBuf::from("/site")],
             ..Default::default()
         };
-        let c: Vec<String> = candidates(&env, Some(std::ffi::OsStr::new("/x/libcublas.so.13")))
+        let c: Vec<String> = candidates(&env, Some(OsStr::new("/x/libcublas.so.13")))
             .iter()
             .map(|p| p.display().to_string())
             .collect();
