@@ -42,7 +42,8 @@ pub fn checks(
         if let Some(c) = nvlink_links(&ctx, topo, before, ev) {
             out.push(c);
         }
-        if let Some(c) = nvlink_errors(&ctx, topo, before, after) {
+        let interval = reading_interval_s(ev);
+        if let Some(c) = nvlink_errors(&ctx, topo, before, after, interval, thresholds) {
             out.push(c);
         }
         out.push(pcie_replay(&ctx, before, after));
@@ -372,12 +373,30 @@ fn nv_counter(g: Option<&GpuInventory>, f: CounterOf) -> Vec<(u32, u64)> {
         .unwrap_or_default()
 }
 
-/// NVLink CRC, replay and recovery counters: growth during the run is a fault.
+/// Seconds between the readings before and after the load tests, when both say when they were
+/// taken.
+fn reading_interval_s(ev: &Evidence) -> Option<f64> {
+    let at = |i: Option<&crate::model::Inventory>| {
+        i.and_then(|i| i.captured_at.as_deref())
+            .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
+    };
+    let (b, a) = (at(ev.before.as_ref())?, at(ev.after.as_ref())?);
+    a.duration_since(b).ok().map(|d| d.as_secs_f64())
+}
+
+/// NVLink CRC, replay and recovery counters. As NVIDIA's DCGM judges them
+/// (`dcgm_gpu_hardware_limits.h`, `DcgmHealthWatch::MonitorNVLink`): replay and recovery errors
+/// that grew during the run fail; CRC errors are corrected by the link's own retry and fail only
+/// at `thresholds.nvlink_crc_per_s` (100 per second, "RM has informed us that CRC errors only
+/// matter at rates of 100+ per second") or more over the GPU's links; below that they pass with
+/// their count and rate. In one reading, replay or recovery errors warn; CRC counts alone pass.
 fn nvlink_errors(
     ctx: &Ctx,
     topo: &Topology,
     before: Option<&GpuInventory>,
     after: Option<&GpuInventory>,
+    interval_s: Option<f64>,
+    thresholds: &Thresholds,
 ) -> Option<Check> {
     let counters: [(&str, CounterOf); 3] = [
         ("CRC", |l| l.crc_errors),
@@ -404,60 +423,118 @@ fn nvlink_errors(
             .iter()
             .map(|(n, f)| (*n, nv_counter(Some(after), *f)))
             .collect();
-        let mut grew = Vec::new();
+        // (counter, link, growth)
+        let mut grew: Vec<(&str, u32, u64)> = Vec::new();
         for ((name, bv), (_, av)) in b.iter().zip(&a) {
             for (link, va) in av {
                 if let Some((_, vb)) = bv.iter().find(|(l, _)| l == link)
                     && va > vb
                 {
-                    grew.push(format!("link {link} {name} +{}", va - vb));
+                    grew.push((name, *link, va - vb));
                 }
             }
         }
         if a.iter().any(|(_, v)| !v.is_empty()) {
-            return Some(if grew.is_empty() {
+            let list = |only_crc: bool| {
+                grew.iter()
+                    .filter(|(n, _, _)| (*n == "CRC") == only_crc)
+                    .map(|(n, l, d)| format!("link {l} {n} +{d}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let crc: u64 = grew
+                .iter()
+                .filter(|(n, _, _)| *n == "CRC")
+                .map(|(_, _, d)| d)
+                .sum();
+            let fatal = grew.iter().any(|(n, _, _)| *n != "CRC");
+            let limit = thresholds.nvlink_crc_per_s;
+            let rate = interval_s.filter(|s| *s > 0.0).map(|s| crc as f64 / s);
+            let crc_text = |rate: Option<f64>| match rate {
+                Some(r) => format!(
+                    "CRC errors +{crc} in {:.0} s ({r:.1}/s over all links; they fail at {limit}/s) — {}",
+                    interval_s.unwrap_or_default(),
+                    list(true)
+                ),
+                None => format!(
+                    "CRC errors +{crc} (when the readings were taken is unknown) — {}",
+                    list(true)
+                ),
+            };
+            return Some(if fatal {
+                let mut detail = format!(
+                    "NVLink replay/recovery errors grew between the readings: {}",
+                    list(false)
+                );
+                if crc > 0 {
+                    detail.push_str(&format!("; {}", crc_text(rate)));
+                }
+                ctx.check("nvlink_errors", Verdict::Fail, detail)
+                    .because(&causes::NVLINK_ERRORS_GROWING)
+            } else if crc == 0 {
                 ctx.check(
                     "nvlink_errors",
                     Verdict::Pass,
                     "no NVLink error counter (CRC, replay, recovery) grew between the readings",
                 )
             } else {
-                ctx.check(
-                    "nvlink_errors",
-                    Verdict::Fail,
-                    format!(
-                        "NVLink errors grew between the readings: {}",
-                        grew.join(", ")
+                match rate {
+                    Some(r) if r >= limit => ctx
+                        .check("nvlink_errors", Verdict::Fail, crc_text(rate))
+                        .because(&causes::NVLINK_ERRORS_GROWING),
+                    Some(_) => ctx.check(
+                        "nvlink_errors",
+                        Verdict::Pass,
+                        format!(
+                            "no replay or recovery error; {} (corrected by the link's retry)",
+                            crc_text(rate)
+                        ),
                     ),
-                )
-                .because(&causes::NVLINK_ERRORS_GROWING)
+                    None => ctx
+                        .check("nvlink_errors", Verdict::Warn, crc_text(rate))
+                        .because(&causes::NVLINK_ERRORS_GROWING),
+                }
             });
         }
     }
-    let nonzero: Vec<String> = b
-        .iter()
-        .flat_map(|(name, v)| {
-            v.iter()
-                .filter(|(_, c)| *c > 0)
-                .map(move |(l, c)| format!("link {l}: {c} {name}"))
-        })
-        .collect();
-    Some(if nonzero.is_empty() {
+    let nonzero = |crc: bool| -> Vec<String> {
+        b.iter()
+            .filter(|(name, _)| (*name == "CRC") == crc)
+            .flat_map(|(name, v)| {
+                v.iter()
+                    .filter(|(_, c)| *c > 0)
+                    .map(move |(l, c)| format!("link {l}: {c} {name}"))
+            })
+            .collect()
+    };
+    let (fatal, crc) = (nonzero(false), nonzero(true));
+    Some(if !fatal.is_empty() {
+        ctx.check(
+            "nvlink_errors",
+            Verdict::Warn,
+            format!(
+                "NVLink replay/recovery errors since the driver loaded: {}",
+                fatal.join(", ")
+            ),
+        )
+        .because(&causes::NVLINK_ERRORS_PRESENT)
+    } else if !crc.is_empty() {
+        ctx.check(
+            "nvlink_errors",
+            Verdict::Pass,
+            format!(
+                "no replay or recovery error; CRC errors since the driver loaded (corrected by the \
+                 link's retry; only a rate of {}/s or more is a fault): {}",
+                thresholds.nvlink_crc_per_s,
+                crc.join(", ")
+            ),
+        )
+    } else {
         ctx.check(
             "nvlink_errors",
             Verdict::Pass,
             "NVLink error counters (CRC, replay, recovery) at 0",
         )
-    } else {
-        ctx.check(
-            "nvlink_errors",
-            Verdict::Warn,
-            format!(
-                "NVLink errors since the driver loaded: {}",
-                nonzero.join(", ")
-            ),
-        )
-        .because(&causes::NVLINK_ERRORS_PRESENT)
     })
 }
 
@@ -974,18 +1051,65 @@ mod tests {
     fn growing_counters_fail_present_ones_warn() {
         let before = healthy(2);
         let mut after = healthy(2);
-        after.gpu_mut(0).nvlinks.as_mut().unwrap()[3].crc_errors = Some(5);
+        after.gpu_mut(0).nvlinks.as_mut().unwrap()[3].replay_errors = Some(5);
         after.gpu_mut(1).pcie.replay_counter = Some(2);
         let cs = run(before, Some(after.clone()));
         let c = find(&cs, "nvlink_errors", 0);
         assert_eq!(c.verdict, Verdict::Fail);
-        assert!(c.detail.contains("link 3 CRC +5"), "{}", c.detail);
+        assert!(c.detail.contains("link 3 replay +5"), "{}", c.detail);
         assert_eq!(find(&cs, "pcie_replay", 1).verdict, Verdict::Fail);
         assert_eq!(find(&cs, "nvlink_errors", 1).verdict, Verdict::Pass);
         // One reading with errors: a warning, not a fault.
         let cs = run(after, None);
         assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Warn);
         assert_eq!(find(&cs, "pcie_replay", 1).verdict, Verdict::Warn);
+    }
+
+    /// CRC errors are judged by their rate over the readings' interval (DCGM's 100 per second).
+    #[test]
+    fn crc_errors_fail_only_at_their_rate() {
+        let at = |t: &str, mut inv: Inventory| {
+            inv.captured_at = Some(t.to_string());
+            inv
+        };
+        let before = at("2026-11-23T06:25:00.000Z", healthy(2));
+        let mut slow = healthy(2);
+        // 13 + 36 CRC errors in 8 s on GPU 0 (what a healthy H200 pair showed): 6.1/s.
+        slow.gpu_mut(0).nvlinks.as_mut().unwrap()[0].crc_errors = Some(13);
+        slow.gpu_mut(0).nvlinks.as_mut().unwrap()[5].crc_errors = Some(36);
+        let cs = run(
+            before.clone(),
+            Some(at("2026-11-23T06:25:08.000Z", slow.clone())),
+        );
+        let c = find(&cs, "nvlink_errors", 0);
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
+        assert!(c.detail.contains("+49 in 8 s (6.1/s"), "{}", c.detail);
+        // The same count in a quarter second is 196/s: a fault.
+        let cs = run(
+            before.clone(),
+            Some(at("2026-11-23T06:25:00.250Z", slow.clone())),
+        );
+        assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Fail);
+        // A stricter limit from the thresholds file fails the slow rate too.
+        let strict = Thresholds {
+            nvlink_crc_per_s: 5.0,
+            ..Thresholds::default()
+        };
+        let ev = Evidence {
+            before: Some(before.clone()),
+            after: Some(at("2026-11-23T06:25:08.000Z", slow.clone())),
+            ..Default::default()
+        };
+        let cs = checks(&topo(2, LinkKind::Nv(18)), &ev, &strict, &[]);
+        assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Fail);
+        // Readings without times: the rate is unknown, a warning.
+        let cs = run(healthy(2), Some(slow.clone()));
+        assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Warn);
+        // One reading with CRC counts only: they pass, named.
+        let cs = run(slow, None);
+        let c = find(&cs, "nvlink_errors", 0);
+        assert_eq!(c.verdict, Verdict::Pass);
+        assert!(c.detail.contains("link 5: 36 CRC"), "{}", c.detail);
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub struct Thresholds {
     pub busy_util_percent: u32,
     /// Reference efficiencies by test id, replacing the built-in ones (fraction of line rate).
     pub efficiency: BTreeMap<String, f64>,
+    /// NVLink CRC errors per second (over a GPU's links, during the check) at which they fail;
+    /// below it they pass with their count. 100: NVIDIA DCGM's limit
+    /// (`DCGM_LIMIT_MAX_LWLINK_CRC_ERROR`).
+    pub nvlink_crc_per_s: f64,
 }
 
 impl Default for Thresholds {
@@ -39,6 +43,7 @@ impl Default for Thresholds {
             warn: 0.75,
             busy_util_percent: 10,
             efficiency: BTreeMap::new(),
+            nvlink_crc_per_s: 100.0,
         }
     }
 }
@@ -115,6 +120,12 @@ impl Thresholds {
             return Err(format!(
                 "warn ({}) must not be above pass ({})",
                 self.warn, self.pass
+            ));
+        }
+        if !(self.nvlink_crc_per_s.is_finite() && self.nvlink_crc_per_s > 0.0) {
+            return Err(format!(
+                "nvlink_crc_per_s must be a rate above 0 (errors per second, e.g. 100), found {}",
+                self.nvlink_crc_per_s
             ));
         }
         if self.busy_util_percent > 100 {

@@ -63,7 +63,7 @@ pub fn read(topo: &Topology, gpus: &[usize]) -> Result<Inventory, TopologyError>
     let nvml = Nvml::init().map_err(no_driver)?;
     let mut inv = Inventory::new(InventoryKind::Live, vec!["NVML".to_string()]);
     inv.captured_at =
-        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+        Some(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string());
     inv.driver_version = nvml.sys_driver_version().ok();
     let selected = if gpus.is_empty() {
         topo.gpu_indices()
@@ -171,13 +171,11 @@ fn nvlinks(dev: &Device) -> Option<Vec<NvLinkState>> {
             }
         };
         let counter = |c: ErrorCounter| link.error_counter(c).ok();
-        let crc = match (
-            counter(ErrorCounter::DlCrcFlit),
-            counter(ErrorCounter::DlCrcData),
-        ) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
+        // The flit CRC counter is what `nvidia-smi nvlink -e` prints as "CRC Errors". The data
+        // CRC counter is not read: on H200 (driver 580) it grew by tens per second per link on
+        // healthy links under load while nvidia-smi's CRC, replay and recovery counts stayed at
+        // 0 (docs/VERIFIED.md, 2026-11-23).
+        let crc = counter(ErrorCounter::DlCrcFlit);
         out.push(NvLinkState {
             link: l,
             active,
