@@ -300,8 +300,19 @@ fn topology(h: &mut String, r: &Report) {
         );
     }
     h.push_str("</table>\n");
+    // Long lists of notes (one per pair on big boxes) fold away.
+    if t.notes.len() > 3 {
+        let _ = writeln!(
+            h,
+            "<details><summary class=\"note\">{} notes on how the topology was read</summary>",
+            t.notes.len()
+        );
+    }
     for n in &t.notes {
         let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(n));
+    }
+    if t.notes.len() > 3 {
+        h.push_str("</details>\n");
     }
     h.push_str("</section>\n");
 }

@@ -400,7 +400,13 @@ fn all_reduce_figure(r: &Report) -> KeyFigure {
         .unwrap_or((0, None, None));
     let nccl = version
         .or_else(|| r.machine.nccl_version.clone())
-        .map(|v| format!("NCCL {v}"))
+        .map(|v| {
+            if v.starts_with("NCCL") {
+                v
+            } else {
+                format!("NCCL {v}")
+            }
+        })
         .unwrap_or_else(|| "NCCL".to_string());
     KeyFigure {
         name: if ranks > 0 {
