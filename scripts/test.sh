@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs scalescope's test suite on a machine without GPUs, installing what it needs when missing:
-# Mesa's software OpenGL/EGL (the GUI snapshot tests render offscreen) and OpenSSH (the remote
-# tests start a throwaway sshd on localhost and drive `scalescope agent` through it).
+# Mesa's software OpenGL/EGL (the GUI snapshot tests render offscreen), OpenSSH (the remote
+# tests start a throwaway sshd on localhost and drive `scalescope agent` through it) and
+# Debian's headless Chromium (tests/report_html.rs opens report.html in a real browser engine).
 #
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
@@ -17,9 +18,30 @@ need_ssh() {
         { [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null; }; }
 }
 
+browser_path() {
+    command -v chromium-headless-shell || command -v chromium || true
+}
+
 packages=""
 need_mesa && packages="libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1"
 need_ssh && packages="$packages openssh-server openssh-client"
+if [ -z "$(browser_path)" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        # Chromium without its GUI (~220 MB with its libraries); installed on its own so that a
+        # distribution without it still gets the other packages.
+        echo "scripts/test.sh: installing chromium-headless-shell for tests/report_html.rs" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            chromium-headless-shell >/dev/null ||
+            echo "scripts/test.sh: chromium-headless-shell could not be installed: tests/report_html.rs checks the files without a browser" >&2
+    else
+        echo "scripts/test.sh: no chromium-headless-shell or chromium (install one as root): tests/report_html.rs checks the files without a browser" >&2
+    fi
+fi
+# The browser the report test must use (it fails, rather than skips, when this one does not work).
+if [ -n "$(browser_path)" ]; then
+    export SCALESCOPE_BROWSER="$(browser_path)"
+fi
 if [ -n "$packages" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "scripts/test.sh: installing what the GUI and remote tests need: $packages" >&2

@@ -1,7 +1,8 @@
 //! `scalescope --bench`: the whole suite (topology, bandwidth, collectives, scaling) in one
-//! command, written to a folder as CSV, `report.json` and PNGs. CSV and JSON are rewritten
-//! after every finished test; Ctrl-C stops after the test in flight (the GPUs are released as
-//! the backends drop) and exits 130 with what finished written; a second Ctrl-C exits at once.
+//! command, written to a folder as CSV, `report.json`, `report.html` and PNGs. CSV, JSON and
+//! HTML are rewritten after every finished test; Ctrl-C stops after the test in flight (the
+//! GPUs are released as the backends drop) and exits 130 with what finished written; a second
+//! Ctrl-C exits at once.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -19,7 +20,7 @@ use crate::report::Report;
 
 /// Every file `--bench` writes into `--out`; an earlier run's are removed when a run starts, so
 /// that the folder never mixes two runs.
-const OUTPUT_FILES: [&str; 12] = [
+const OUTPUT_FILES: [&str; 13] = [
     "gpus.csv",
     "links.csv",
     "health.csv",
@@ -27,6 +28,7 @@ const OUTPUT_FILES: [&str; 12] = [
     "collectives.csv",
     "scaling.csv",
     "report.json",
+    "report.html",
     "report.png",
     "topology.png",
     "bandwidth.png",
@@ -103,6 +105,11 @@ fn record_cancellation() {
     r.cancelled = true;
     r.cancelled_by = interrupt::signal_name().map(str::to_string);
     r.stage_in_flight = stage.map(str::to_string);
+    // report.html first: a second Ctrl-C may exit once report.json says `cancelled`.
+    let html = export::html::report(r);
+    let _ = interrupt::writing(false, || {
+        write_atomic(&dir.join("report.html"), html.as_bytes())
+    });
     if let Ok(bytes) = export::json::to_json(&*r) {
         let _ = interrupt::writing(true, || write_atomic(&dir.join("report.json"), &bytes));
     }
@@ -167,7 +174,7 @@ impl Writer<'_> {
         result
     }
 
-    /// The CSV files of the stages run and report.json, as one atomic set
+    /// The CSV files of the stages run, report.json and report.html, as one atomic set
     /// ([`output::write_all_atomic`]): on a full disk the earlier set stays, consistent.
     fn write_files(&self, report: &Report) -> Result<(), CliError> {
         let has = |s: Stage| self.stages.contains(&s);
@@ -211,6 +218,11 @@ impl Writer<'_> {
             files.push((self.dir.join("scaling.csv"), export::csv::scaling(rows)?));
         }
         files.push((self.dir.join("report.json"), export::json::to_json(report)?));
+        // The document beside it, rewritten with it so that the two always agree.
+        files.push((
+            self.dir.join("report.html"),
+            export::html::report(report).into_bytes(),
+        ));
         let set: Vec<(&Path, &[u8])> = files
             .iter()
             .map(|(p, b)| (p.as_path(), b.as_slice()))
@@ -441,7 +453,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     }
     writer.set_stage(None);
     println!(
-        "report       report.json{}{}  [{:.1} s total] in {}",
+        "report       report.json, report.html{}{}  [{:.1} s total] in {}",
         if pngs.is_empty() { "" } else { ", " },
         pngs.join(", "),
         started.elapsed().as_secs_f64(),

@@ -7,6 +7,7 @@
 
 pub mod bundled;
 pub mod compare;
+pub mod summary;
 
 use std::fmt;
 use std::path::Path;

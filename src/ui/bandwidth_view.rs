@@ -45,6 +45,8 @@ pub struct BandwidthView {
     iters: u32,
     shown_test: Option<TestId>,
     shown_bytes: Option<u64>,
+    /// Drawn as a document (report PNGs): no run controls or other widgets.
+    document: bool,
 }
 
 impl Default for BandwidthView {
@@ -57,6 +59,7 @@ impl Default for BandwidthView {
             iters: crate::bench::plan::DEFAULT_ITERS,
             shown_test: None,
             shown_bytes: None,
+            document: false,
         }
     }
 }
@@ -122,6 +125,21 @@ impl BandwidthView {
                 };
                 self.results(ui, topology, &data);
             });
+    }
+
+    /// Draws the results as a document for a report's PNG: no run controls, no drop-downs or
+    /// collapsing headers, no scroll area (as tall as its contents); the matrix shown is P2P
+    /// read (CE) when there is one.
+    pub fn document_ui(&mut self, ui: &mut Ui, topology: &Topology) {
+        self.document = true;
+        let Some(data) = self.run.data.clone() else {
+            ui.label(RichText::new("No bandwidth results.").weak());
+            return;
+        };
+        if self.shown_test.is_none() && data.results.iter().any(|r| r.test == TestId::P2pReadCe) {
+            self.shown_test = Some(TestId::P2pReadCe);
+        }
+        self.results(ui, topology, &data);
     }
 
     fn controls(&mut self, ui: &mut Ui, topology: &Topology, measured: bool) {
@@ -260,6 +278,37 @@ impl BandwidthView {
         ));
     }
 
+    /// The drop-downs choosing the test and size shown.
+    fn pickers(&mut self, ui: &mut Ui, tests: &[TestId], test: TestId, sizes: &[u64], bytes: u64) {
+        ui.horizontal(|ui| {
+            let l = ui.label("Test");
+            egui::ComboBox::from_id_salt("bw-shown-test")
+                .selected_text(RichText::new(test.id()).monospace())
+                .show_ui(ui, |ui| {
+                    for t in tests {
+                        if ui.selectable_label(*t == test, t.id()).clicked() {
+                            self.shown_test = Some(*t);
+                        }
+                    }
+                })
+                .response
+                .labelled_by(l.id);
+            let l2 = ui.label("Size");
+            egui::ComboBox::from_id_salt("bw-shown-size")
+                .selected_text(format_bytes(bytes))
+                .show_ui(ui, |ui| {
+                    for &b in sizes {
+                        if ui.selectable_label(b == bytes, format_bytes(b)).clicked() {
+                            self.shown_bytes = Some(b);
+                        }
+                    }
+                })
+                .response
+                .labelled_by(l2.id);
+            ui.label(RichText::new(test.describe()).weak());
+        });
+    }
+
     fn results(&mut self, ui: &mut Ui, topology: &Topology, data: &BandwidthRunData) {
         ui.separator();
         ui.horizontal_wrapped(|ui| {
@@ -296,33 +345,14 @@ impl BandwidthView {
             .filter(|b| sizes.contains(b))
             .or_else(|| fullest_size(&data.results, test))
             .unwrap_or(0);
-        ui.horizontal(|ui| {
-            let l = ui.label("Test");
-            egui::ComboBox::from_id_salt("bw-shown-test")
-                .selected_text(RichText::new(test.id()).monospace())
-                .show_ui(ui, |ui| {
-                    for t in &tests {
-                        if ui.selectable_label(*t == test, t.id()).clicked() {
-                            self.shown_test = Some(*t);
-                        }
-                    }
-                })
-                .response
-                .labelled_by(l.id);
-            let l2 = ui.label("Size");
-            egui::ComboBox::from_id_salt("bw-shown-size")
-                .selected_text(format_bytes(bytes))
-                .show_ui(ui, |ui| {
-                    for &b in &sizes {
-                        if ui.selectable_label(b == bytes, format_bytes(b)).clicked() {
-                            self.shown_bytes = Some(b);
-                        }
-                    }
-                })
-                .response
-                .labelled_by(l2.id);
-            ui.label(RichText::new(test.describe()).weak());
-        });
+        if self.document {
+            ui.horizontal_wrapped(|ui| {
+                ui.label(RichText::new(format!("{test}, {}", format_bytes(bytes))).strong());
+                ui.label(RichText::new(test.describe()).weak());
+            });
+        } else {
+            self.pickers(ui, &tests, test, &sizes, bytes);
+        }
         let rows: Vec<&BandwidthResult> = data
             .results
             .iter()
@@ -363,16 +393,26 @@ impl BandwidthView {
         if sizes.len() > 1 {
             size_plot(ui, &data.results, test);
         }
-        summary_table(ui, &data.results);
+        summary_table(ui, &data.results, self.document);
         if !data.warnings.is_empty() {
             ui.add_space(6.0);
-            egui::CollapsingHeader::new(format!("Warnings ({})", data.warnings.len()))
-                .default_open(true)
-                .show(ui, |ui| {
-                    for w in &data.warnings {
-                        ui.colored_label(palette::P2P_NS, w.to_string());
-                    }
-                });
+            if self.document {
+                ui.label(RichText::new(format!("{} warning(s)", data.warnings.len())).strong());
+                for w in crate::bench::warning::summarize(&data.warnings, 1)
+                    .into_iter()
+                    .take(3)
+                {
+                    ui.colored_label(palette::P2P_NS, w);
+                }
+            } else {
+                egui::CollapsingHeader::new(format!("Warnings ({})", data.warnings.len()))
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        for w in &data.warnings {
+                            ui.colored_label(palette::P2P_NS, w.to_string());
+                        }
+                    });
+            }
         }
     }
 }
@@ -624,66 +664,64 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
 }
 
 /// One line per test: median over cells, efficiency, wrong, not-ok count.
-fn summary_table(ui: &mut Ui, results: &[BandwidthResult]) {
+fn summary_table(ui: &mut Ui, results: &[BandwidthResult], document: bool) {
     ui.add_space(8.0);
-    egui::CollapsingHeader::new("Summary per test")
-        .default_open(true)
-        .show(ui, |ui| {
-            egui::Grid::new("bw-summary")
-                .striped(true)
-                .num_columns(6)
-                .show(ui, |ui| {
-                    for h in [
-                        "test",
-                        "median",
-                        "cells",
-                        "% of line rate",
-                        "wrong",
-                        "not ok",
-                    ] {
-                        ui.label(RichText::new(h).strong());
-                    }
+    super::plots::section(ui, "Summary per test", document, |ui| {
+        egui::Grid::new("bw-summary")
+            .striped(true)
+            .num_columns(6)
+            .show(ui, |ui| {
+                for h in [
+                    "test",
+                    "median",
+                    "cells",
+                    "% of line rate",
+                    "wrong",
+                    "not ok",
+                ] {
+                    ui.label(RichText::new(h).strong());
+                }
+                ui.end_row();
+                let mut tests: Vec<TestId> = results.iter().map(|r| r.test).collect();
+                tests.sort();
+                tests.dedup();
+                for t in tests {
+                    let rows: Vec<&BandwidthResult> =
+                        results.iter().filter(|r| r.test == t).collect();
+                    let ok: Vec<&&BandwidthResult> =
+                        rows.iter().filter(|r| r.status == Status::Ok).collect();
+                    let vals: Vec<f64> = ok
+                        .iter()
+                        .filter_map(|r| {
+                            if t.is_latency() {
+                                r.latency_ns
+                            } else {
+                                r.median_gbps
+                            }
+                        })
+                        .collect();
+                    let effs: Vec<f64> = ok.iter().filter_map(|r| r.efficiency).collect();
+                    let modeled = rows.iter().any(|r| r.source == Source::Modeled);
+                    ui.label(RichText::new(t.id()).monospace());
+                    let unit = if t.is_latency() { "ns" } else { "GB/s" };
+                    let med = crate::model::Stats::of(&vals)
+                        .map_or("—".to_string(), |s| format!("{:.1} {unit}", s.median));
+                    ui.label(if modeled {
+                        RichText::new(format!("{med} (modeled)")).italics()
+                    } else {
+                        RichText::new(med)
+                    });
+                    ui.label(vals.len().to_string());
+                    ui.label(
+                        crate::model::Stats::of(&effs)
+                            .map_or("—".to_string(), |s| format!("{:.0}%", s.median * 100.0)),
+                    );
+                    let wrong: Option<u64> =
+                        rows.iter().filter_map(|r| r.wrong).reduce(|a, b| a + b);
+                    ui.label(wrong.map_or("—".to_string(), |w| w.to_string()));
+                    ui.label((rows.len() - ok.len()).to_string());
                     ui.end_row();
-                    let mut tests: Vec<TestId> = results.iter().map(|r| r.test).collect();
-                    tests.sort();
-                    tests.dedup();
-                    for t in tests {
-                        let rows: Vec<&BandwidthResult> =
-                            results.iter().filter(|r| r.test == t).collect();
-                        let ok: Vec<&&BandwidthResult> =
-                            rows.iter().filter(|r| r.status == Status::Ok).collect();
-                        let vals: Vec<f64> = ok
-                            .iter()
-                            .filter_map(|r| {
-                                if t.is_latency() {
-                                    r.latency_ns
-                                } else {
-                                    r.median_gbps
-                                }
-                            })
-                            .collect();
-                        let effs: Vec<f64> = ok.iter().filter_map(|r| r.efficiency).collect();
-                        let modeled = rows.iter().any(|r| r.source == Source::Modeled);
-                        ui.label(RichText::new(t.id()).monospace());
-                        let unit = if t.is_latency() { "ns" } else { "GB/s" };
-                        let med = crate::model::Stats::of(&vals)
-                            .map_or("—".to_string(), |s| format!("{:.1} {unit}", s.median));
-                        ui.label(if modeled {
-                            RichText::new(format!("{med} (modeled)")).italics()
-                        } else {
-                            RichText::new(med)
-                        });
-                        ui.label(vals.len().to_string());
-                        ui.label(
-                            crate::model::Stats::of(&effs)
-                                .map_or("—".to_string(), |s| format!("{:.0}%", s.median * 100.0)),
-                        );
-                        let wrong: Option<u64> =
-                            rows.iter().filter_map(|r| r.wrong).reduce(|a, b| a + b);
-                        ui.label(wrong.map_or("—".to_string(), |w| w.to_string()));
-                        ui.label((rows.len() - ok.len()).to_string());
-                        ui.end_row();
-                    }
-                });
-        });
+                }
+            });
+    });
 }

@@ -84,7 +84,7 @@ impl CollectivesView {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
                 match self.run.data.clone() {
-                    Some(data) => results(ui, topology, &data),
+                    Some(data) => results(ui, topology, &data, false),
                     None => {
                         ui.label(
                             RichText::new(
@@ -95,6 +95,18 @@ impl CollectivesView {
                     }
                 }
             });
+    }
+
+    /// Draws the results as a document for a report's PNG: no run controls or other widgets,
+    /// no scroll area, the plots and the largest size of each series (the full table is in
+    /// collectives.csv and report.html).
+    pub fn document_ui(&mut self, ui: &mut Ui, topology: &Topology) {
+        match self.run.data.clone() {
+            Some(data) => results(ui, topology, &data, true),
+            None => {
+                ui.label(RichText::new("No collectives results.").weak());
+            }
+        }
     }
 
     fn controls(&mut self, ui: &mut Ui, topology: &Topology, measured: bool) {
@@ -273,7 +285,7 @@ fn reference_rate(topology: &Topology, results: &[CollectiveResult]) -> Option<f
     rate
 }
 
-fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData) {
+fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData, document: bool) {
     ui.separator();
     ui.label(RichText::new(&data.backend).weak());
     let mut keys: Vec<String> = Vec::new();
@@ -319,11 +331,39 @@ fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData) {
         });
     });
     ui.add_space(6.0);
-    egui::CollapsingHeader::new(format!("Table ({} rows)", data.results.len()))
-        .default_open(true)
-        .show(ui, |ui| table(ui, &data.results));
-    for w in &data.warnings {
-        ui.colored_label(palette::P2P_NS, w.to_string());
+    if document {
+        // Each series at its largest size: a page, not hundreds of rows.
+        let mut largest: Vec<CollectiveResult> = Vec::new();
+        for r in &data.results {
+            match largest.iter_mut().find(|x| series_key(x) == series_key(r)) {
+                Some(x) if x.bytes < r.bytes => *x = r.clone(),
+                Some(_) => {}
+                None => largest.push(r.clone()),
+            }
+        }
+        super::plots::section(
+            ui,
+            &format!(
+                "Each series at its largest size ({} of {} rows; every row in collectives.csv)",
+                largest.len(),
+                data.results.len()
+            ),
+            true,
+            |ui| grid(ui, &largest),
+        );
+        for w in crate::bench::warning::summarize(&data.warnings, 1)
+            .into_iter()
+            .take(3)
+        {
+            ui.colored_label(palette::P2P_NS, w);
+        }
+    } else {
+        egui::CollapsingHeader::new(format!("Table ({} rows)", data.results.len()))
+            .default_open(true)
+            .show(ui, |ui| table(ui, &data.results));
+        for w in &data.warnings {
+            ui.colored_label(palette::P2P_NS, w.to_string());
+        }
     }
 }
 
@@ -365,48 +405,51 @@ fn plot(ui: &mut Ui, id: &str, unit: &'static str, build: impl FnOnce(&mut egui_
 fn table(ui: &mut Ui, results: &[CollectiveResult]) {
     egui::ScrollArea::vertical()
         .max_height(320.0)
+        .show(ui, |ui| grid(ui, results));
+}
+
+/// Every row of `results`, as a grid.
+fn grid(ui: &mut Ui, results: &[CollectiveResult]) {
+    egui::Grid::new("coll-table")
+        .striped(true)
+        .num_columns(10)
         .show(ui, |ui| {
-            egui::Grid::new("coll-table")
-                .striped(true)
-                .num_columns(10)
-                .show(ui, |ui| {
-                    for h in [
-                        "op",
-                        "algo",
-                        "GPUs",
-                        "size",
-                        "time (µs)",
-                        "algbw",
-                        "busbw",
-                        "#wrong",
-                        "status",
-                        "source",
-                    ] {
-                        ui.label(RichText::new(h).strong());
-                    }
-                    ui.end_row();
-                    let f = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.2}"));
-                    for r in results {
-                        ui.label(RichText::new(r.op.id()).monospace());
-                        ui.label(r.algo.id());
-                        ui.label(gpu_set(&r.gpus));
-                        ui.label(format_bytes(r.bytes));
-                        ui.label(f(r.time_us));
-                        ui.label(f(r.algbw_gbps));
-                        ui.label(f(r.busbw_gbps));
-                        ui.label(r.wrong.map_or("—".to_string(), |w| w.to_string()));
-                        let status = ui.label(r.status.to_string());
-                        if let Some(reason) = &r.reason {
-                            status.on_hover_text(reason);
-                        }
-                        ui.label(if r.source == Source::Modeled {
-                            RichText::new("modeled").italics()
-                        } else {
-                            RichText::new("measured")
-                        });
-                        ui.end_row();
-                    }
+            for h in [
+                "op",
+                "algo",
+                "GPUs",
+                "size",
+                "time (µs)",
+                "algbw",
+                "busbw",
+                "#wrong",
+                "status",
+                "source",
+            ] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            let f = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.2}"));
+            for r in results {
+                ui.label(RichText::new(r.op.id()).monospace());
+                ui.label(r.algo.id());
+                ui.label(gpu_set(&r.gpus));
+                ui.label(format_bytes(r.bytes));
+                ui.label(f(r.time_us));
+                ui.label(f(r.algbw_gbps));
+                ui.label(f(r.busbw_gbps));
+                ui.label(r.wrong.map_or("—".to_string(), |w| w.to_string()));
+                let status = ui.label(r.status.to_string());
+                if let Some(reason) = &r.reason {
+                    status.on_hover_text(reason);
+                }
+                ui.label(if r.source == Source::Modeled {
+                    RichText::new("modeled").italics()
+                } else {
+                    RichText::new("measured")
                 });
+                ui.end_row();
+            }
         });
 }
 

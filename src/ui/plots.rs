@@ -1,7 +1,7 @@
-//! Shared plot pieces: a buffer-size axis on a log2 scale and its hover label, series colors and
-//! the legend of plots over size.
+//! Shared plot pieces: a buffer-size axis on a log2 scale and its hover label, series colors,
+//! the legend of plots over size, and sections that lose their widgets in documents.
 
-use eframe::egui::{Color32, ecolor::Hsva};
+use eframe::egui::{self, Color32, RichText, Ui, ecolor::Hsva};
 use egui_plot::{Corner, GridMark, HoverPosition, Legend};
 
 use crate::model::units::format_bytes;
@@ -94,6 +94,19 @@ pub fn log2_grid(input: egui_plot::GridInput) -> Vec<GridMark> {
             step_size: if v % 4 == 0 { 4.0 } else { 1.0 },
         })
         .collect()
+}
+
+/// A titled part of a view: a collapsing header on screen, a plain heading in a document (a
+/// report's PNG shows no widgets).
+pub fn section(ui: &mut Ui, title: &str, document: bool, body: impl FnOnce(&mut Ui)) {
+    if document {
+        ui.label(RichText::new(title).strong());
+        body(ui);
+    } else {
+        egui::CollapsingHeader::new(title)
+            .default_open(true)
+            .show(ui, body);
+    }
 }
 
 #[cfg(test)]

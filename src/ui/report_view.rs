@@ -8,15 +8,16 @@ use super::collectives_view::{CollectivesRunData, CollectivesView};
 use super::scaling_view::ScalingView;
 use super::{compare_view, palette, snapshot, topology_view};
 use crate::health::HealthReport;
-use crate::model::{Source, Topology};
+use crate::model::{Algo, CollectiveOp, Source, Topology};
 use crate::report::Report;
 use crate::report::compare;
+use crate::report::summary::{self as report_summary, Provenance};
 use crate::scaling::Mode;
 
 /// Width of every rendered page, points.
 pub const PAGE_WIDTH: u32 = 1400;
 /// Least height of `report.png`, points.
-const SUMMARY_HEIGHT: u32 = 1150;
+const SUMMARY_HEIGHT: u32 = 900;
 /// Workloads shown in `scaling.png`.
 const SCALING_SHOWN: usize = 3;
 
@@ -82,82 +83,102 @@ pub fn facts(r: &Report) -> String {
     )
 }
 
-/// The one-page summary: title, provenance, key figures, connectivity, P2P heatmap, the busbw
-/// curve and scaling efficiency.
+/// A provenance as the page colors it: measured plain, modeled amber italics, projected violet.
+fn provenance_text(p: &Provenance, size: f32) -> RichText {
+    let t = RichText::new(p.text()).size(size);
+    match p {
+        Provenance::Measured => t.color(palette::P2P_OK),
+        Provenance::Modeled(_) => t.italics().color(MODELED_TEXT),
+        Provenance::Projected => t.italics().color(PROJECTED_TEXT),
+        Provenance::None => t.weak(),
+    }
+}
+
+/// Modeled figures' text: amber dark enough to read on white.
+const MODELED_TEXT: egui::Color32 = egui::Color32::from_rgb(0x9a, 0x5b, 0x06);
+/// Projected figures' text.
+const PROJECTED_TEXT: egui::Color32 = egui::Color32::from_rgb(0x5b, 0x21, 0xb6);
+
+/// A section heading of the page.
+fn heading(ui: &mut Ui, text: &str) {
+    ui.add_space(12.0);
+    ui.label(RichText::new(text).size(17.0).strong());
+    ui.separator();
+}
+
+/// The one-page report (`report.png`), made for print (drawn in the light theme, no widgets):
+/// what the machine is, the health verdict, the key figures with their definitions and
+/// provenance, the topology and bandwidth matrices, the all-reduce and scaling curves, the
+/// scaling table, and the warnings counted with the worst named.
 pub fn summary(ui: &mut Ui, r: &Report) {
     // Plots take the available width: keep it to the page.
     ui.set_max_width(ui.available_width());
+    // Identity: what the machine is first, where it ran second.
     ui.horizontal(|ui| {
-        topology_view::source_badge(ui, &r.topology.source);
-        if r.has_modeled() {
-            topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
-        }
         ui.label(
-            RichText::new(format!(
-                "{} — GPU interconnect report",
-                topology_view::title(&r.topology)
-            ))
-            .size(24.0)
-            .strong(),
+            RichText::new(report_summary::machine_name(r))
+                .size(28.0)
+                .strong(),
         );
+        if r.has_modeled() {
+            topology_view::badge(
+                ui,
+                "contains modeled figures",
+                palette::source_badge("catalog"),
+            );
+        }
     });
-    ui.label(RichText::new(facts(r)).size(14.0));
-    ui.label(RichText::new(provenance(r)).weak());
+    if let Some(i) = report_summary::interconnect(r) {
+        ui.label(RichText::new(format!("GPUs connected by {i}")).size(15.0));
+    }
+    ui.label(RichText::new(report_summary::identity_line(r)).size(13.0));
+    ui.label(
+        RichText::new(report_summary::origin_line(r))
+            .size(12.0)
+            .weak(),
+    );
     if r.cancelled {
         ui.colored_label(
-            palette::P2P_NS,
+            palette::P2P_REFUSED,
             "Interrupted run: the figures are what finished.",
         );
     }
-    if let Some(h) = &r.health {
-        ui.add_space(8.0);
-        super::health_view::summary_line(ui, h);
-    }
-    ui.add_space(10.0);
-    let c = compare::compare(&[r], None);
+    verdict(ui, r);
+    key_figures(ui, r);
+    heading(ui, "Topology and P2P bandwidth");
     ui.columns(2, |cols| {
-        cols[0].label(RichText::new("Key figures").strong().size(16.0));
-        egui::Grid::new("summary-keys")
-            .striped(true)
-            .spacing([18.0, 6.0])
-            .show(&mut cols[0], |ui| {
-                for row in &c.rows {
-                    let f = &row.figures[0];
-                    ui.label(&row.name);
-                    let mut t = RichText::new(compare::format_figure(f))
-                        .size(18.0)
-                        .strong()
-                        .monospace();
-                    if f.source == Some(Source::Modeled) {
-                        t = t.italics();
-                    }
-                    ui.label(t);
-                    ui.label(RichText::new(&f.basis).size(11.0).weak());
-                    ui.end_row();
-                }
-            });
-        if c.rows
-            .iter()
-            .any(|row| row.figures[0].source == Some(Source::Modeled))
-        {
-            cols[0].label(
-                RichText::new("~ modeled: derived from line rates, not measured")
-                    .size(11.5)
-                    .weak(),
-            );
-        }
-        cols[1].label(RichText::new("P2P bandwidth").strong());
+        cols[0].label(RichText::new("Connectivity (nvidia-smi topo -m)").strong());
+        topology_view::connectivity_matrix(&mut cols[0], &r.topology);
+        cols[1].label(
+            RichText::new("P2P bandwidth, GB/s (rows: source, columns: destination)").strong(),
+        );
         compare_view::p2p_heatmap(&mut cols[1], r);
     });
-    ui.add_space(10.0);
-    ui.label(RichText::new("Connectivity (nvidia-smi topo -m)").strong());
-    topology_view::connectivity_matrix(ui, &r.topology);
-    ui.add_space(10.0);
-    ui.label(RichText::new("All-reduce bus bandwidth (NCCL), GB/s vs size").strong());
-    compare_view::busbw_plot(ui, "summary-busbw", &[r], 240.0);
+    if r.collectives.is_some() {
+        heading(
+            ui,
+            "All-reduce bus bandwidth vs size (nccl-tests' busbw = algbw × 2(n−1)/n)",
+        );
+        // Where the curve comes from: a modeled run's rows name the efficiency they used.
+        let row = r.collectives.as_ref().and_then(|c| {
+            c.results
+                .iter()
+                .find(|x| x.op == CollectiveOp::AllReduce && x.algo == Algo::Nccl)
+        });
+        if let Some(x) = row {
+            ui.label(provenance_text(
+                &report_summary::result_provenance(x.source, x.reason.as_deref()),
+                12.0,
+            ));
+        }
+        compare_view::busbw_plot(ui, "summary-busbw", &[r], 220.0);
+    }
+    let c = compare::compare(&[r], None);
     if let Some(w) = &c.workload {
-        ui.add_space(8.0);
-        ui.label(RichText::new(format!("Scaling efficiency — {w}")).strong());
+        heading(
+            ui,
+            &format!("Scaling efficiency — {w} (dashed: modeled; beyond the box: projected)"),
+        );
         ui.columns(2, |cols| {
             for (col, mode) in cols.iter_mut().zip(Mode::ALL) {
                 col.label(RichText::new(format!("{mode} scaling")).italics());
@@ -167,63 +188,177 @@ pub fn summary(ui: &mut Ui, r: &Report) {
                     &[r],
                     w,
                     mode,
-                    180.0,
+                    170.0,
                 );
             }
         });
         compare_view::scaling_table(ui, "summary-scaling-table", &[r], w);
     }
-    if !r.warnings.is_empty() {
-        ui.add_space(6.0);
-        ui.label(RichText::new(format!("{} warning(s)", r.warnings.len())).strong());
-        for w in r.warnings.iter().take(6) {
-            ui.colored_label(palette::P2P_NS, w.to_string());
+    heading(ui, &format!("Warnings: {}", r.warnings.len()));
+    if r.warnings.is_empty() {
+        ui.label("None.");
+    } else {
+        for w in report_summary::warnings_lines(r, 3) {
+            ui.colored_label(MODELED_TEXT, w);
         }
+        ui.label(
+            RichText::new("Every warning: report.json and report.html.")
+                .size(12.0)
+                .weak(),
+        );
     }
 }
 
+/// The health verdict: PASS/WARN/FAIL with the counts and the worst findings, or why there is
+/// none.
+fn verdict(ui: &mut Ui, r: &Report) {
+    heading(ui, "Health verdict (scalescope check)");
+    let Some(h) = &r.health else {
+        ui.label("No health check in this report (the stage was not run).");
+        return;
+    };
+    ui.horizontal(|ui| {
+        let word = if h.source == Source::Modeled {
+            format!("{} (modeled)", h.verdict)
+        } else {
+            h.verdict.to_string()
+        };
+        topology_view::badge(ui, &word, palette::verdict_fill(h.verdict));
+        let c = &h.counts;
+        ui.label(
+            RichText::new(format!(
+                "{} pass · {} warn · {} fail · {} unknown",
+                c.pass, c.warn, c.fail, c.unknown
+            ))
+            .size(15.0),
+        );
+    });
+    if h.source == Source::Modeled {
+        ui.label(
+            RichText::new(
+                "Modeled: derived from the links as read or stated, not measured — not a PASS of a real machine.",
+            )
+            .italics()
+            .color(MODELED_TEXT),
+        );
+    }
+    let worst = report_summary::worst_findings(r, 4);
+    if worst.is_empty() {
+        ui.label("Every check passed.");
+    }
+    for f in worst {
+        ui.label(RichText::new(report_summary::finding_line(f)).size(12.5));
+    }
+}
+
+/// The key figures: name, value, the definition it follows, provenance.
+fn key_figures(ui: &mut Ui, r: &Report) {
+    heading(ui, "Key figures");
+    let width = ui.available_width();
+    egui::Grid::new("summary-keys")
+        .striped(true)
+        .spacing([16.0, 5.0])
+        .num_columns(4)
+        .show(ui, |ui| {
+            for h in ["figure", "value", "definition", "provenance"] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for k in report_summary::key_figures(r) {
+                ui.label(&k.name);
+                let mut v = RichText::new(k.value_text())
+                    .size(16.0)
+                    .strong()
+                    .monospace();
+                if matches!(k.provenance, Provenance::Modeled(_)) {
+                    v = v.italics();
+                }
+                ui.label(v);
+                ui.vertical(|ui| {
+                    ui.label(RichText::new(&k.definition).size(12.0));
+                    if !k.detail.is_empty() && k.detail.starts_with("over all") {
+                        ui.label(RichText::new(&k.detail).size(11.0).weak());
+                    }
+                });
+                ui.scope(|ui| {
+                    ui.set_max_width((width * 0.36).max(200.0));
+                    ui.add(egui::Label::new(provenance_text(&k.provenance, 12.0)).wrap());
+                });
+                ui.end_row();
+            }
+        });
+}
+
 /// The pictures of a report: `(file name, PNG bytes or why not)` for report.png and one per view
-/// that has data.
+/// that has data. Every page is drawn in the light theme, for print, as tall as its contents,
+/// and the views without their run controls ([`BandwidthView::document_ui`] and its kin).
 pub fn render_all(r: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
     let mut out = Vec::new();
-    let rep = r.clone();
-    // As tall as the summary (8 GPUs make the heatmap and matrix taller), at least a page.
-    let h = snapshot::fit_height(PAGE_WIDTH, |ui| summary(ui, r))
-        .unwrap_or(SUMMARY_HEIGHT)
-        .clamp(SUMMARY_HEIGHT, 8192);
     out.push((
         "report.png",
-        snapshot::render_png(PAGE_WIDTH, h, egui::Theme::Dark, move |ui| {
-            summary(ui, &rep)
+        render_page(SUMMARY_HEIGHT, || {
+            let r = r.clone();
+            move |ui: &mut Ui| summary(ui, &r)
         }),
     ));
     out.push((
         "topology.png",
         render_topology_with_health(&r.topology, r.health.as_ref()),
     ));
-    if let Some(mut v) = bandwidth_view(r) {
-        let t = r.topology.clone();
+    if bandwidth_view(r).is_some() {
         out.push((
             "bandwidth.png",
-            snapshot::render_png(PAGE_WIDTH, 1400, egui::Theme::Dark, move |ui| v.ui(ui, &t)),
+            render_page(300, || {
+                let (mut v, t) = (bandwidth_view(r), r.topology.clone());
+                move |ui: &mut Ui| {
+                    if let Some(v) = &mut v {
+                        v.document_ui(ui, &t);
+                    }
+                }
+            }),
         ));
     }
-    if let Some(mut v) = collectives_view(r) {
-        let t = r.topology.clone();
+    if collectives_view(r).is_some() {
         out.push((
             "collectives.png",
-            snapshot::render_png(PAGE_WIDTH, 1100, egui::Theme::Dark, move |ui| v.ui(ui, &t)),
+            render_page(300, || {
+                let (mut v, t) = (collectives_view(r), r.topology.clone());
+                move |ui: &mut Ui| {
+                    if let Some(v) = &mut v {
+                        v.document_ui(ui, &t);
+                    }
+                }
+            }),
         ));
     }
-    if let Some(mut v) = scaling_view(r, SCALING_SHOWN) {
-        let t = r.topology.clone();
-        let h = 420 + 620 * SCALING_SHOWN as u32;
+    if scaling_view(r, SCALING_SHOWN).is_some() {
         out.push((
             "scaling.png",
-            snapshot::render_png(PAGE_WIDTH, h, egui::Theme::Dark, move |ui| v.ui(ui, &t)),
+            render_page(300, || {
+                let (mut v, t) = (scaling_view(r, SCALING_SHOWN), r.topology.clone());
+                move |ui: &mut Ui| {
+                    if let Some(v) = &mut v {
+                        v.document_ui(ui, &t);
+                    }
+                }
+            }),
         ));
     }
     out
+}
+
+/// Renders what `make()` draws on a light page [`PAGE_WIDTH`] wide and as tall as it draws (at
+/// least `least`, at most 8192 points): once laid out to measure, once rendered.
+fn render_page<F: FnMut(&mut Ui) + 'static>(
+    least: u32,
+    make: impl Fn() -> F,
+) -> anyhow::Result<Vec<u8>> {
+    let mut measure = make();
+    let h = snapshot::fit_height(PAGE_WIDTH, |ui| measure(ui))
+        .unwrap_or(least)
+        .clamp(least, 8192);
+    let mut draw = make();
+    snapshot::render_png(PAGE_WIDTH, h, egui::Theme::Light, move |ui| draw(ui))
 }
 
 /// The Topology view of `topology`, as tall as it needs.
@@ -242,7 +377,7 @@ pub fn render_topology_with_health(
     })?
     .min(8192);
     let (t, h) = (topology.clone(), health.cloned());
-    snapshot::render_png(PAGE_WIDTH, height, egui::Theme::Dark, move |ui| {
+    snapshot::render_png(PAGE_WIDTH, height, egui::Theme::Light, move |ui| {
         topology_view::show_with_health(ui, &t, h.as_ref())
     })
 }

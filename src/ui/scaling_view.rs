@@ -390,6 +390,30 @@ impl ScalingView {
             });
     }
 
+    /// Draws the shown workloads as a document for a report's PNG: plots and tables, no
+    /// workload pickers, calibration fields or the custom-workload form, no scroll area.
+    pub fn document_ui(&mut self, ui: &mut Ui, topology: &Topology) {
+        self.refresh_model(topology);
+        if let Some(m) = self.modeled.as_ref().and_then(|r| r.machine.as_ref()) {
+            ui.label(RichText::new(machine_line(m)).weak());
+        }
+        let rows = self.rows();
+        let chosen: Vec<Workload> = self
+            .workloads
+            .iter()
+            .filter(|w| self.selected.contains(&w.name))
+            .cloned()
+            .collect();
+        for w in &chosen {
+            workload_plots(ui, w, &rows, self.y_axis, self.max_gpus);
+        }
+        if let Some(m) = &self.measured {
+            for n in &m.notes {
+                ui.colored_label(palette::P2P_NS, n);
+            }
+        }
+    }
+
     fn controls(&mut self, ui: &mut Ui, topology: &Topology, live: bool) {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new("Workloads").strong());

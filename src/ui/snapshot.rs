@@ -94,6 +94,10 @@ pub fn render_png(
                     super::fonts::install(ui.ctx());
                     fonts_ready = true;
                 }
+                // The whole image in the page's color: no dark frame around a light page.
+                ui.ctx()
+                    .layer_painter(egui::LayerId::background())
+                    .rect_filled(egui::Rect::EVERYTHING, 0.0, ui.visuals().panel_fill);
                 egui::CentralPanel::default().show(ui, |ui| draw(ui));
             });
         harness.run_ok();

@@ -1,0 +1,597 @@
+//! A report as a document reads it: what the machine is, the health verdict, the key figures
+//! with the definition each follows and where each comes from, and the warnings collapsed.
+//! Pure functions of a [`Report`], shared by `report.png` (`ui::report_view`) and `report.html`
+//! (`export::html`) so that both say the same thing.
+
+use crate::health::{Check, Verdict};
+use crate::model::units::format_bytes;
+use crate::model::{
+    Algo, BandwidthResult, CollectiveOp, Endpoint, LinkKind, Source, Status, TestId, TopologySource,
+};
+use crate::scaling::Mode;
+
+use super::Report;
+use super::compare;
+
+/// Where a figure comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Provenance {
+    /// Measured on GPUs (this machine's run, or a capture of a real one).
+    Measured,
+    /// Derived from line rates × efficiencies; the text says where the efficiencies came from.
+    Modeled(String),
+    /// Beyond the box: the scaling model over nodes.
+    Projected,
+    /// No figure.
+    None,
+}
+
+impl Provenance {
+    /// `measured`, `modeled`, `projected` or "—".
+    pub fn word(&self) -> &'static str {
+        match self {
+            Self::Measured => "measured",
+            Self::Modeled(_) => "modeled",
+            Self::Projected => "projected",
+            Self::None => "—",
+        }
+    }
+
+    /// The word with where a modeled figure's efficiencies came from.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Modeled(from) if !from.is_empty() => format!("modeled: {from}"),
+            other => other.word().to_string(),
+        }
+    }
+}
+
+/// One key figure: what it is, its value and unit, the definition it follows and its
+/// provenance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyFigure {
+    /// e.g. `P2P read CE, 512 MiB, GPU 0→1`.
+    pub name: String,
+    pub value: Option<f64>,
+    /// `GB/s`, or empty for a ratio.
+    pub unit: &'static str,
+    /// The anchor whose definition the figure follows, e.g. `nvbandwidth's
+    /// device_to_device_memcpy_read_ce`.
+    pub definition: String,
+    /// More about the figure (the spread over pairs, the size it was read at).
+    pub detail: String,
+    pub provenance: Provenance,
+}
+
+impl KeyFigure {
+    /// The value with one decimal (two for ratios) and its unit; "—" when unknown.
+    pub fn value_text(&self) -> String {
+        fmt_value(self.value, self.unit)
+    }
+}
+
+/// A value as text: "—" when unknown or not finite, two decimals at or below 1.5 (ratios), one
+/// otherwise, the unit after a space.
+pub fn fmt_value(v: Option<f64>, unit: &str) -> String {
+    match v.filter(|v| v.is_finite()) {
+        None => "—".to_string(),
+        Some(v) => {
+            let n = if v.abs() <= 1.5 {
+                format!("{v:.2}")
+            } else {
+                format!("{v:.1}")
+            };
+            if unit.is_empty() {
+                n
+            } else {
+                format!("{n} {unit}")
+            }
+        }
+    }
+}
+
+/// The GPU model without the vendor's prefix: `NVIDIA H200` → `H200`.
+fn model_name(name: &str) -> &str {
+    name.strip_prefix("NVIDIA ").unwrap_or(name).trim()
+}
+
+/// What the machine is, by its GPUs: `2× H200 SXM`, `8× H100 SXM`, `4× RTX 4090`,
+/// `4× H100, 4× A100`; `8 GPUs` when the names are unknown. `SXM` is added only when every GPU
+/// has 18 NVLinks active (only SXM modules carry that many) and the name does not say its form.
+pub fn machine_name(r: &Report) -> String {
+    let mut names: Vec<String> = r
+        .machine
+        .gpu_names
+        .iter()
+        .map(|n| model_name(n).to_string())
+        .collect();
+    if names.is_empty() || names.iter().all(|n| n.is_empty()) {
+        names = r
+            .topology
+            .gpus
+            .iter()
+            .filter_map(|g| g.name.as_deref().map(|n| model_name(n).to_string()))
+            .collect();
+    }
+    let sxm = !r.topology.gpus.is_empty()
+        && r.topology
+            .gpus
+            .iter()
+            .all(|g| g.nvlinks_active.is_some_and(|n| n >= 18));
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    for n in names.into_iter().filter(|n| !n.is_empty()) {
+        match counted.iter_mut().find(|(x, _)| *x == n) {
+            Some(e) => e.1 += 1,
+            None => counted.push((n, 1)),
+        }
+    }
+    if counted.is_empty() {
+        return match r.topology.gpus.len() {
+            0 => "No GPU".to_string(),
+            1 => "1 GPU".to_string(),
+            n => format!("{n} GPUs"),
+        };
+    }
+    counted
+        .iter()
+        .map(|(n, c)| {
+            let form = ["SXM", "PCIe", "NVL", "HGX"]
+                .iter()
+                .any(|f| n.to_ascii_uppercase().contains(&f.to_ascii_uppercase()));
+            if sxm && !form {
+                format!("{c}× {n} SXM")
+            } else {
+                format!("{c}× {n}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How the GPUs are connected, in one phrase: `NV18 between every pair`, `PCIe (PIX, SYS)`,
+/// `NV4 and SYS`; `None` with fewer than two GPUs or nothing known.
+pub fn interconnect(r: &Report) -> Option<String> {
+    let kinds: Vec<Option<LinkKind>> = r.topology.links.iter().map(|l| l.kind).collect();
+    if kinds.is_empty() {
+        return None;
+    }
+    let mut known: Vec<LinkKind> = kinds.iter().flatten().copied().collect();
+    known.sort();
+    known.dedup();
+    if known.is_empty() {
+        return None;
+    }
+    if known.len() == 1 && kinds.iter().all(|k| k.is_some()) {
+        let k = known[0];
+        let what = if k.nvlinks().is_some() {
+            format!("NVLink {k}")
+        } else {
+            format!("PCIe {k}")
+        };
+        return Some(if kinds.len() == 1 {
+            what
+        } else {
+            format!("{what} between every pair")
+        });
+    }
+    let list: Vec<String> = known.iter().map(|k| k.to_string()).collect();
+    Some(format!("links {}", list.join(", ")))
+}
+
+/// Second to the machine's name: where the figures come from and the software, e.g.
+/// `measured on host vm · driver 580.159.04 · CUDA 13.0 · NCCL 2.28.9 · 2026-11-22`.
+pub fn identity_line(r: &Report) -> String {
+    let m = &r.machine;
+    let origin = match &r.topology.source {
+        TopologySource::Live { hostname, .. } => format!(
+            "run on host {}",
+            hostname
+                .as_deref()
+                .or(m.hostname.as_deref())
+                .unwrap_or("(unnamed)")
+        ),
+        TopologySource::Catalog { name, .. } => format!("catalog entry {name}"),
+        TopologySource::Imported { .. } => format!("imported from {}", r.topology.title()),
+    };
+    let d = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    format!(
+        "{origin} · driver {} · CUDA {} · NCCL {} · {} · scalescope {} ({})",
+        d(&m.driver_version),
+        d(&m.cuda_version),
+        d(&m.nccl_version),
+        r.date(),
+        m.scalescope_version,
+        m.preset
+    )
+}
+
+/// What the report as a whole is: measured, modeled, or a mix, in words for the page's head.
+pub fn origin_line(r: &Report) -> String {
+    let src = |s: Option<Source>| s.map_or("not run".to_string(), |s| s.to_string());
+    format!(
+        "topology {} · health {} · bandwidth {} · collectives {} · scaling {}",
+        match r.topology.source.kind() {
+            "live" => "read live (NVML)",
+            "catalog" => "from the catalog (documented, not measured)",
+            _ => "imported from nvidia-smi captures",
+        },
+        src(r.health.as_ref().map(|h| h.source)),
+        src(r.bandwidth.as_ref().map(|b| b.source)),
+        src(r.collectives.as_ref().map(|c| c.source)),
+        src(r.scaling.as_ref().map(|s| s.source)),
+    )
+}
+
+/// The health check's worst findings: FAIL first, then WARN, then UNKNOWN, at most `n`.
+pub fn worst_findings(r: &Report, n: usize) -> Vec<&Check> {
+    let Some(h) = &r.health else {
+        return Vec::new();
+    };
+    let mut bad: Vec<&Check> = h
+        .checks
+        .iter()
+        .filter(|c| c.verdict != Verdict::Pass)
+        .collect();
+    // Worst first (Fail > Warn > Unknown), then the lowest percent of expected.
+    bad.sort_by(|a, b| {
+        b.verdict.cmp(&a.verdict).then(
+            a.percent
+                .unwrap_or(f64::INFINITY)
+                .total_cmp(&b.percent.unwrap_or(f64::INFINITY)),
+        )
+    });
+    bad.truncate(n);
+    bad
+}
+
+/// The one line of a finding: `FAIL GPU 0→1 p2p_write_ce: 180.2 GB/s, expected 396.4 (45 %) —
+/// likely: … — do: …`.
+pub fn finding_line(c: &Check) -> String {
+    let mut s = format!(
+        "{} {} {}: {}",
+        c.verdict_text(),
+        c.subject,
+        c.check,
+        c.detail
+    );
+    if let Some(cause) = &c.cause {
+        s.push_str(&format!(" — likely: {cause}"));
+    }
+    if let Some(fix) = &c.fix {
+        s.push_str(&format!(" — do: {fix}"));
+    }
+    s
+}
+
+/// The warnings as a document shows them: their count and the worst named (high variance
+/// collapsed into one line naming the noisiest), at most `keep` lines.
+pub fn warnings_lines(r: &Report, keep: usize) -> Vec<String> {
+    let mut lines = crate::bench::warning::summarize(&r.warnings, 1);
+    lines.truncate(keep);
+    lines
+}
+
+/// Where a result's figure comes from: measured, or modeled with the result's own note on the
+/// efficiency it used (`88% of 63.0 GB/s (pinned-copy efficiency, nvbandwidth on H200)`).
+pub fn result_provenance(source: Source, reason: Option<&str>) -> Provenance {
+    match source {
+        Source::Measured => Provenance::Measured,
+        Source::Modeled => Provenance::Modeled(
+            reason
+                .map(|r| r.strip_prefix("modeled: ").unwrap_or(r).to_string())
+                .unwrap_or_default(),
+        ),
+    }
+}
+
+/// nvbandwidth's name for the tests it defines, the anchors of the copy figures.
+pub fn nvbandwidth_name(test: TestId) -> Option<&'static str> {
+    Some(match test {
+        TestId::H2d => "host_to_device_memcpy_ce",
+        TestId::D2h => "device_to_host_memcpy_ce",
+        TestId::H2dBidir => "host_to_device_bidirectional_memcpy_ce",
+        TestId::D2hBidir => "device_to_host_bidirectional_memcpy_ce",
+        TestId::P2pReadCe => "device_to_device_memcpy_read_ce",
+        TestId::P2pWriteCe => "device_to_device_memcpy_write_ce",
+        TestId::P2pBidirCe => "device_to_device_bidirectional_memcpy_read_ce",
+        TestId::P2pReadSm => "device_to_device_memcpy_read_sm",
+        TestId::P2pWriteSm => "device_to_device_memcpy_write_sm",
+        TestId::AllToOne => "all_to_one_write_ce",
+        TestId::OneToAll => "one_to_all_write_ce",
+        TestId::HostToAll => "host_to_all_memcpy_ce",
+        TestId::AllToHost => "all_to_host_memcpy_ce",
+        _ => return None,
+    })
+}
+
+/// The size a copy key figure is read at: 512 MiB (nvbandwidth's default buffer) when the test
+/// ran at it, else the size with the most cells.
+fn key_size(results: &[BandwidthResult], test: TestId) -> Option<u64> {
+    const NVBANDWIDTH_BYTES: u64 = 512 << 20;
+    let ok = |r: &&BandwidthResult| r.test == test && r.status == Status::Ok;
+    if results
+        .iter()
+        .filter(ok)
+        .any(|r| r.bytes == NVBANDWIDTH_BYTES && r.median_gbps.is_some())
+    {
+        return Some(NVBANDWIDTH_BYTES);
+    }
+    crate::model::fullest_size(results.iter().filter(ok), test)
+}
+
+/// A copy test's key figure: the first cell (lowest GPU indices) at [`key_size`], with the
+/// median and least over every cell at that size when there are more.
+fn copy_figure(r: &Report, test: TestId, what: &str) -> KeyFigure {
+    let definition = match nvbandwidth_name(test) {
+        Some(n) => format!("nvbandwidth's definition ({n})"),
+        None => "scalescope's definition".to_string(),
+    };
+    let none = |detail: &str| KeyFigure {
+        name: what.to_string(),
+        value: None,
+        unit: "GB/s",
+        definition: definition.clone(),
+        detail: detail.to_string(),
+        provenance: Provenance::None,
+    };
+    let Some(b) = &r.bandwidth else {
+        return none("bandwidth not run");
+    };
+    let Some(bytes) = key_size(&b.results, test) else {
+        return none(&format!("{test} not run"));
+    };
+    let mut cells: Vec<&BandwidthResult> = b
+        .results
+        .iter()
+        .filter(|x| x.test == test && x.bytes == bytes && x.status == Status::Ok)
+        .filter(|x| x.median_gbps.is_some_and(f64::is_finite))
+        .collect();
+    cells.sort_by_key(|x| (x.src, x.dst));
+    cells.dedup_by_key(|x| (x.src, x.dst));
+    let Some(first) = cells.first() else {
+        return none(&format!("no {test} figure"));
+    };
+    let ends = match (first.src, first.dst) {
+        (Endpoint::Host, d) => format!("host→GPU {d}"),
+        (s, Endpoint::Host) => format!("GPU {s}→host"),
+        (s, d) => format!("GPU {s}→{d}"),
+    };
+    let mut detail = String::new();
+    if cells.len() > 1 {
+        let mut v: Vec<f64> = cells.iter().filter_map(|x| x.median_gbps).collect();
+        v.sort_by(f64::total_cmp);
+        let median = crate::model::Stats::of(&v).map(|s| s.median);
+        detail = format!(
+            "over all {} cells: median {}, least {}",
+            cells.len(),
+            fmt_value(median, "GB/s"),
+            fmt_value(v.first().copied(), "GB/s")
+        );
+    }
+    if let Some(e) = first.efficiency.filter(|e| e.is_finite()) {
+        if !detail.is_empty() {
+            detail.push_str("; ");
+        }
+        detail.push_str(&format!("{:.0} % of line rate", e * 100.0));
+    }
+    KeyFigure {
+        name: format!("{what}, {}, {ends}", format_bytes(bytes)),
+        value: first.median_gbps,
+        unit: "GB/s",
+        definition,
+        detail,
+        provenance: result_provenance(first.source, first.reason.as_deref()),
+    }
+}
+
+/// The NCCL all-reduce key figure: busbw at 1 GiB over every GPU of the run.
+fn all_reduce_figure(r: &Report) -> KeyFigure {
+    let f = compare::all_reduce_busbw_1g(r);
+    let (ranks, reason, version) = r
+        .collectives
+        .as_ref()
+        .and_then(|c| {
+            c.results
+                .iter()
+                .filter(|x| x.op == CollectiveOp::AllReduce && x.algo == Algo::Nccl)
+                .max_by_key(|x| x.gpus.len())
+        })
+        .map(|x| (x.gpus.len(), x.reason.clone(), x.backend_version.clone()))
+        .unwrap_or((0, None, None));
+    let nccl = version
+        .or_else(|| r.machine.nccl_version.clone())
+        .map(|v| {
+            if v.starts_with("NCCL") {
+                v
+            } else {
+                format!("NCCL {v}")
+            }
+        })
+        .unwrap_or_else(|| "NCCL".to_string());
+    KeyFigure {
+        name: if ranks > 0 {
+            format!("all-reduce busbw, 1 GiB, {ranks} GPUs ({nccl})")
+        } else {
+            "all-reduce busbw, 1 GiB".to_string()
+        },
+        value: f.value,
+        unit: "GB/s",
+        definition: "nccl-tests' busbw (algbw × 2(n−1)/n)".to_string(),
+        detail: f.basis,
+        provenance: match f.source {
+            None => Provenance::None,
+            Some(s) => result_provenance(s, reason.as_deref()),
+        },
+    }
+}
+
+/// The scaling key figures: efficiency of the default workload, weak and strong, at the
+/// largest GPU count inside the box.
+fn scaling_figures(r: &Report) -> Vec<KeyFigure> {
+    let Some(w) = compare::default_workload(&[r]) else {
+        return Vec::new();
+    };
+    Mode::ALL
+        .into_iter()
+        .map(|mode| {
+            let f = compare::efficiency(r, &w, mode);
+            let row = r.scaling.as_ref().and_then(|s| {
+                s.run
+                    .rows
+                    .iter()
+                    .filter(|x| x.workload == w && x.mode == mode && !x.projected)
+                    .filter(|x| x.efficiency.is_some())
+                    .max_by_key(|x| (x.n_gpus, x.source.is_measured()))
+            });
+            let provenance = match row {
+                None => Provenance::None,
+                Some(x) if x.source.is_measured() => Provenance::Measured,
+                Some(x) => Provenance::Modeled(format!(
+                    "scalescope's step-time model, compute calibrated from {}",
+                    match x.calibration.map(|c| c.id()) {
+                        Some("user") => "the user's 1-GPU step",
+                        Some("framework") => "this run's 1-GPU PyTorch step",
+                        Some("catalog") => "a catalog 1-GPU step of this GPU",
+                        Some("transferred") => "another GPU's catalog step, moved by rate ratios",
+                        Some("utilization") => "FLOPs ÷ (GEMM rate × catalog utilization)",
+                        _ => "—",
+                    }
+                )),
+            };
+            let how = match row.map(|x| x.source) {
+                Some(crate::scaling::RowSource::Framework) => "real PyTorch steps",
+                Some(crate::scaling::RowSource::Proxy) => "proxy steps (GEMMs + NCCL all-reduce)",
+                _ => "the step-time model",
+            };
+            KeyFigure {
+                name: format!("{w}, {mode} scaling efficiency"),
+                value: f.value,
+                unit: "",
+                definition: format!("throughput(n) ÷ (n × throughput(1)), from {how}"),
+                detail: f.basis,
+                provenance,
+            }
+        })
+        .collect()
+}
+
+/// Every key figure of a report, in the order a reader wants them: P2P read and write, host
+/// copies, the all-reduce, scaling efficiency. Figures not measured are listed with "—".
+pub fn key_figures(r: &Report) -> Vec<KeyFigure> {
+    let mut out = Vec::new();
+    if r.topology.gpus.len() > 1 {
+        out.push(copy_figure(r, TestId::P2pReadCe, "P2P read CE"));
+        out.push(copy_figure(r, TestId::P2pWriteCe, "P2P write CE"));
+    }
+    out.push(copy_figure(r, TestId::H2d, "H2D CE (pinned)"));
+    out.push(copy_figure(r, TestId::D2h, "D2H CE (pinned)"));
+    if r.topology.gpus.len() > 1 {
+        out.push(all_reduce_figure(r));
+    }
+    out.extend(scaling_figures(r));
+    out
+}
+
+/// Whether a bandwidth result's data was checked: `verified` (0 wrong), `N wrong`, or
+/// `not verified`.
+pub fn verified_text(wrong: Option<u64>) -> String {
+    match wrong {
+        Some(0) => "verified".to_string(),
+        Some(n) => format!("{n} wrong"),
+        None => "not verified".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> Report {
+        let (_, r) = crate::report::bundled::reports()
+            .into_iter()
+            .find(|(n, _)| n.contains("2x"))
+            .expect("2-GPU example");
+        r.expect("parses")
+    }
+
+    #[test]
+    fn the_machine_is_named_by_its_gpus_before_its_host() {
+        let r = example();
+        assert_eq!(machine_name(&r), "2× H200 SXM");
+        assert!(identity_line(&r).starts_with("run on host vm"));
+        assert_eq!(interconnect(&r).as_deref(), Some("NVLink NV18"));
+        let mut r = r;
+        r.machine.gpu_names.clear();
+        for g in &mut r.topology.gpus {
+            g.name = None;
+            g.nvlinks_active = None;
+        }
+        assert_eq!(machine_name(&r), "2 GPUs");
+    }
+
+    #[test]
+    fn key_figures_name_their_size_pair_and_anchor() {
+        let r = example();
+        let k = key_figures(&r);
+        let read = &k[0];
+        assert!(
+            read.name.starts_with("P2P read CE, 512 MiB, GPU 0→1"),
+            "{read:?}"
+        );
+        assert!(read.definition.contains("nvbandwidth"));
+        assert_eq!(read.provenance, Provenance::Measured);
+        let v = read.value.expect("measured");
+        // The figure is the report's own row, not a constant.
+        let row = r
+            .bandwidth
+            .as_ref()
+            .unwrap()
+            .results
+            .iter()
+            .find(|x| {
+                x.test == TestId::P2pReadCe
+                    && x.bytes == 512 << 20
+                    && x.src == Endpoint::Gpu(0)
+                    && x.dst == Endpoint::Gpu(1)
+            })
+            .unwrap();
+        assert_eq!(Some(v), row.median_gbps);
+        let ar = k.iter().find(|f| f.name.starts_with("all-reduce")).unwrap();
+        assert!(ar.definition.contains("nccl-tests' busbw"));
+        assert!(ar.value.is_some());
+    }
+
+    #[test]
+    fn figures_not_measured_are_unknown_not_zero() {
+        let mut r = example();
+        r.bandwidth = None;
+        r.collectives = None;
+        let k = key_figures(&r);
+        assert_eq!(k[0].value, None);
+        assert_eq!(k[0].value_text(), "—");
+        assert_eq!(k[0].provenance, Provenance::None);
+        assert_eq!(fmt_value(Some(f64::NAN), "GB/s"), "—");
+        assert_eq!(verified_text(None), "not verified");
+    }
+
+    #[test]
+    fn modeled_figures_say_where_their_efficiency_came_from() {
+        let p = result_provenance(
+            Source::Modeled,
+            Some("modeled: 88% of 63.0 GB/s (pinned-copy efficiency, nvbandwidth on H200)"),
+        );
+        assert_eq!(
+            p.text(),
+            "modeled: 88% of 63.0 GB/s (pinned-copy efficiency, nvbandwidth on H200)"
+        );
+    }
+
+    #[test]
+    fn warnings_collapse_to_a_count_with_the_worst_named() {
+        let r = example();
+        assert!(r.warnings.len() > 5);
+        let lines = warnings_lines(&r, 4);
+        assert!(lines.len() <= 4);
+        assert!(lines.iter().any(|l| l.contains("the worst")), "{lines:?}");
+    }
+}
