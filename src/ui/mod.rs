@@ -11,6 +11,7 @@ pub mod compare_view;
 pub mod fonts;
 pub mod health_view;
 mod jobs;
+mod layout;
 pub mod palette;
 mod plots;
 pub mod report_view;
