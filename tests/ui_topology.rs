@@ -120,7 +120,7 @@ fn no_driver_opens_on_the_example_or_dgx_h100_with_banner() {
     let harness = app_harness(App::new_with(Err(NO_DRIVER.into()), Startup::default()));
     let app = harness.state();
     assert_eq!(app.live_error(), Some(NO_DRIVER));
-    let banner = harness.get_by_label_contains("Live data unavailable: no NVIDIA driver found");
+    let banner = harness.get_by_label_contains("No NVIDIA driver was found on this machine");
     let text = text_of(&banner);
     if scalescope::report::bundled::reports().is_empty() {
         // No bundled example: the catalog's DGX H100, named in the side panel and the header.
@@ -146,7 +146,7 @@ fn banner_can_be_dismissed() {
     harness.run();
     assert!(
         harness
-            .query_by_label_contains("Live data unavailable")
+            .query_by_label_contains("No NVIDIA driver was found")
             .is_none()
     );
 }
@@ -165,7 +165,7 @@ fn live_topology_is_shown_without_banner() {
     assert!(harness.query_by_label("gpu-box-17").is_some());
     assert!(
         harness
-            .query_by_label_contains("Live data unavailable")
+            .query_by_label_contains("No NVIDIA driver was found")
             .is_none()
     );
 }

@@ -1,14 +1,16 @@
 //! The App: state, the worker threads that fill it, and the shell around the views (top bar with
-//! view tabs, the "Sources" side panel, banners and error lines).
+//! the File and View menus and the view tabs, the collapsible "Sources" side panel, one notice
+//! area for the warning banner and error lines, the path field that stands in for file dialogs).
 //!
 //! NVML and file dialogs never run inside `ui()`: worker threads send their results over a
-//! channel and request a repaint; `ui()` drains the channel at the start of each frame. Buttons
-//! push an [`Action`] that is handled after layout.
+//! channel and request a repaint; `ui()` drains the channel at the start of each frame. Buttons,
+//! menu items and shortcuts push an [`Action`] that is handled after layout.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::time::{Duration, Instant};
 
-use eframe::egui::{self, Color32, CornerRadius, RichText, Ui};
+use eframe::egui::{self, Color32, CornerRadius, Key, KeyboardShortcut, Modifiers, RichText, Ui};
 use serde::{Deserialize, Serialize};
 
 use super::bandwidth_view::BandwidthView;
@@ -23,6 +25,21 @@ use crate::topology::{catalog, import, live};
 const PREFERRED_CATALOG: &str = "dgx-h100";
 /// Storage key for [`Settings`].
 const SETTINGS_KEY: &str = "scalescope.settings";
+
+/// File → Open report… (Ctrl+O).
+pub const OPEN_REPORT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
+/// File → Save CSV… (Ctrl+S).
+pub const SAVE_CSV: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
+/// File → Quit (Ctrl+Q).
+pub const QUIT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::Q);
+/// View → Sources panel (Ctrl+B, as in editors with a side bar).
+pub const TOGGLE_SIDEBAR: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::B);
+
+/// A file dialog that closes sooner than this without a choice never reached the user: rfd
+/// returns `None` at once when the desktop has no file-dialog portal and no zenity.
+const NO_DIALOG_WITHIN: Duration = Duration::from_millis(400);
+/// Environment variable: `path` always uses the in-app path field instead of file dialogs.
+pub const FILE_DIALOG_ENV: &str = "SCALESCOPE_FILE_DIALOG";
 
 /// What the app was started with.
 #[derive(Clone, Debug, Default)]
@@ -84,6 +101,8 @@ pub struct Settings {
     pub dark_mode: bool,
     /// Servers connected to recently, newest first.
     pub recent_hosts: Vec<String>,
+    /// The Sources side panel is shown (View → Sources panel, Ctrl+B).
+    pub sidebar_open: bool,
 }
 
 impl Default for Settings {
@@ -92,7 +111,111 @@ impl Default for Settings {
             view: View::Topology,
             dark_mode: true,
             recent_hosts: Vec::new(),
+            sidebar_open: true,
         }
+    }
+}
+
+/// How the app asks for a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileDialogs {
+    /// The desktop's file dialog (rfd: the XDG portal, then zenity); when it cannot open, the
+    /// path field takes over with the reason.
+    Native,
+    /// Always the in-app path field; the text says why (shown in the field's window).
+    PathField(String),
+}
+
+impl FileDialogs {
+    /// The path field when `SCALESCOPE_FILE_DIALOG=path` is set, or on Linux when no dialog
+    /// can open: no D-Bus session (so no portal) and no zenity on `PATH` — the usual case over
+    /// X forwarding or VNC to a server. Otherwise the desktop's dialog.
+    pub fn detect() -> Self {
+        if std::env::var_os(FILE_DIALOG_ENV).is_some_and(|v| v == "path") {
+            return Self::PathField(format!("{FILE_DIALOG_ENV}=path is set."));
+        }
+        if !cfg!(target_os = "linux") {
+            return Self::Native;
+        }
+        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        let session_bus = set("DBUS_SESSION_BUS_ADDRESS")
+            || std::env::var_os("XDG_RUNTIME_DIR")
+                .is_some_and(|d| Path::new(&d).join("bus").exists());
+        let zenity = std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("zenity").is_file()));
+        if session_bus || zenity {
+            Self::Native
+        } else {
+            Self::PathField(
+                "This desktop has no file-dialog portal (no D-Bus session) and no zenity.".into(),
+            )
+        }
+    }
+}
+
+/// What a file dialog (or the path field standing in for it) is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileRequest {
+    /// Open reports (`report.json`).
+    OpenReport,
+    /// Import `nvidia-smi topo` text.
+    OpenSmi,
+    /// Save `view` as CSV or PNG.
+    Save { kind: SaveKind, view: View },
+}
+
+impl FileRequest {
+    /// The path window's title.
+    fn title(&self) -> String {
+        match self {
+            FileRequest::OpenReport => "Open report".into(),
+            FileRequest::OpenSmi => "Open nvidia-smi output".into(),
+            FileRequest::Save { kind, view } => format!(
+                "Save {} as {}",
+                view.label(),
+                match kind {
+                    SaveKind::Csv => "CSV",
+                    SaveKind::Png => "PNG",
+                }
+            ),
+        }
+    }
+
+    fn opens(&self) -> bool {
+        !matches!(self, FileRequest::Save { .. })
+    }
+}
+
+/// The in-app path field: a small window asking for a path where no file dialog opened.
+struct PathPrompt {
+    request: FileRequest,
+    text: String,
+    /// Why no file dialog opened.
+    reason: String,
+    /// What was wrong with the last OK (or the question before replacing a file).
+    problem: Option<String>,
+    /// OK was pressed on an existing file: the next OK replaces it.
+    confirm_replace: bool,
+    /// Give the field keyboard focus on its first frame.
+    focus: bool,
+}
+
+/// How one panel's content fits the panel, recorded every frame (for layout tests: content
+/// wider or taller than its panel is cut off unless it sits in a scroll area).
+#[derive(Clone, Debug)]
+pub struct PanelFit {
+    /// Which panel: "top bar", "notices", "sources", "central".
+    pub panel: &'static str,
+    /// The panel's inner area.
+    pub available: egui::Rect,
+    /// What its content used.
+    pub used: egui::Rect,
+}
+
+impl PanelFit {
+    /// Whether the content reaches past the panel (half a point of rounding allowed).
+    pub fn overflows(&self) -> bool {
+        self.used.max.x > self.available.max.x + 0.5 || self.used.max.y > self.available.max.y + 0.5
     }
 }
 
@@ -187,6 +310,11 @@ enum Msg {
     Saved(Option<Result<String, String>>),
     /// The file dialog closed without a choice.
     DialogClosed,
+    /// No file dialog could open for this request (and why): the path field takes over.
+    NoDialog {
+        request: FileRequest,
+        reason: String,
+    },
     /// A connection attempt ended: the client and the server's topology, or why not (and
     /// whether scalescope is missing there).
     Server {
@@ -219,6 +347,14 @@ pub enum Action {
     DismissError,
     /// Hide the "live data unavailable" banner.
     DismissBanner,
+    /// Show or hide the Sources side panel.
+    ToggleSidebar,
+    /// Close the window.
+    Quit,
+    /// The path field's OK: open or save the path typed there.
+    PromptOk,
+    /// Close the path field.
+    PromptCancel,
     /// Connect to this server (`[user@]host`).
     Connect(String),
     /// Copy this binary to the n-th server, then connect.
@@ -262,6 +398,12 @@ pub struct App {
     remote_defaults: crate::remote::RemoteOptions,
     /// The server named by `--remote`, connected to on the first frame.
     connect_on_start: Option<String>,
+    /// File dialogs, or the path field instead.
+    dialogs: FileDialogs,
+    /// The path field, while it is open.
+    prompt: Option<PathPrompt>,
+    /// How each panel's content fit last frame.
+    fits: Vec<PanelFit>,
 }
 
 impl App {
@@ -372,7 +514,25 @@ impl App {
             server_field: String::new(),
             remote_defaults: Default::default(),
             connect_on_start: None,
+            dialogs: FileDialogs::detect(),
+            prompt: None,
+            fits: Vec::new(),
         }
+    }
+
+    /// Chooses file dialogs or the in-app path field (tests force the path field).
+    pub fn set_file_dialogs(&mut self, dialogs: FileDialogs) {
+        self.dialogs = dialogs;
+    }
+
+    /// How each panel's content fit its panel on the last frame.
+    pub fn panel_fits(&self) -> &[PanelFit] {
+        &self.fits
+    }
+
+    /// Whether the path field (the stand-in for a file dialog) is open.
+    pub fn path_field_open(&self) -> bool {
+        self.prompt.is_some()
     }
 
     /// The topology on screen, if one is loaded.
@@ -563,9 +723,13 @@ impl App {
                 self.user_selected = true;
                 self.select(key);
             }
-            Action::OpenDialog => self.open_dialog(ctx.clone()),
-            Action::OpenReportDialog => self.open_report_dialog(ctx.clone()),
+            Action::OpenDialog => self.open_files(ctx.clone(), FileRequest::OpenSmi),
+            Action::OpenReportDialog => self.open_files(ctx.clone(), FileRequest::OpenReport),
             Action::Save(kind) => self.save(ctx.clone(), kind),
+            Action::ToggleSidebar => self.settings.sidebar_open = !self.settings.sidebar_open,
+            Action::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+            Action::PromptOk => self.prompt_ok(ctx.clone()),
+            Action::PromptCancel => self.prompt = None,
             Action::SetView(v) => self.settings.view = v,
             Action::ToggleTheme => self.settings.dark_mode = !self.settings.dark_mode,
             Action::DismissError => self.error = None,
@@ -701,24 +865,113 @@ impl App {
         });
     }
 
-    fn open_report_dialog(&mut self, ctx: egui::Context) {
+    /// Opens reports or nvidia-smi text: the desktop's file dialog on a worker thread, or the
+    /// path field where there is none.
+    fn open_files(&mut self, ctx: egui::Context, request: FileRequest) {
         if self.dialog_open {
             return;
         }
-        self.dialog_open = self.spawn_worker(ctx, "scalescope-open", || {
-            match pick_files("Open scalescope reports", "scalescope report", &["json"]) {
-                Ok(Some(paths)) => Msg::Reports(read_reports(&paths)),
+        if let FileDialogs::PathField(reason) = &self.dialogs {
+            let reason = reason.clone();
+            self.open_prompt(request, reason, None);
+            return;
+        }
+        self.dialog_open = self.spawn_worker(ctx, "scalescope-open", move || {
+            let (title, kind, extensions): (&str, &str, &[&str]) = match request {
+                FileRequest::OpenReport => {
+                    ("Open scalescope reports", "scalescope report", &["json"])
+                }
+                _ => (
+                    "Open nvidia-smi topo output",
+                    "nvidia-smi output",
+                    &["txt", "log", "out"],
+                ),
+            };
+            let started = Instant::now();
+            match pick_files(title, kind, extensions) {
+                Ok(Some(paths)) => open_msg(request, paths),
+                Ok(None) if started.elapsed() < NO_DIALOG_WITHIN => Msg::NoDialog {
+                    request,
+                    reason: no_dialog_reason(),
+                },
                 Ok(None) => Msg::DialogClosed,
-                Err(()) => Msg::Reports(vec![Err(
-                    "the file dialog failed; drop the report onto the window instead".into(),
-                )]),
+                Err(()) => Msg::NoDialog {
+                    request,
+                    reason: "The file dialog failed to open.".into(),
+                },
             }
         });
     }
 
+    /// Opens the path field for `request`, with why no dialog opened; saves start with
+    /// `file_name` in the current folder.
+    fn open_prompt(&mut self, request: FileRequest, reason: String, file_name: Option<&str>) {
+        let dir = std::env::current_dir().unwrap_or_default();
+        let text = match file_name {
+            Some(name) => dir.join(name).display().to_string(),
+            None => format!("{}/", dir.display().to_string().trim_end_matches('/')),
+        };
+        self.prompt = Some(PathPrompt {
+            request,
+            text,
+            reason,
+            problem: None,
+            confirm_replace: false,
+            focus: true,
+        });
+    }
+
+    /// The path field's OK: opens the files typed there, or saves to the path.
+    fn prompt_ok(&mut self, ctx: egui::Context) {
+        let Some(p) = &mut self.prompt else { return };
+        let paths: Vec<PathBuf> = p
+            .text
+            .split(';')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(expand_home)
+            .collect();
+        if paths.is_empty() || paths.iter().any(|p| p.is_dir()) {
+            p.problem = Some("Type the path of a file (a folder is not enough).".into());
+            p.confirm_replace = false;
+            return;
+        }
+        match p.request {
+            FileRequest::OpenReport | FileRequest::OpenSmi => {
+                let request = p.request;
+                self.prompt = None;
+                self.dialog_open =
+                    self.spawn_worker(ctx, "scalescope-open", move || open_msg(request, paths));
+            }
+            FileRequest::Save { kind, view } => {
+                let [path] = paths.as_slice() else {
+                    p.problem = Some("Give one file to save to.".into());
+                    return;
+                };
+                if path.exists() && !p.confirm_replace {
+                    p.problem = Some(format!(
+                        "{} exists: press OK again to replace it.",
+                        path.display()
+                    ));
+                    p.confirm_replace = true;
+                    return;
+                }
+                let path = path.clone();
+                let Some((_, work)) = self.save_job(view, kind) else {
+                    self.prompt = None;
+                    self.error = Some("Nothing to save in this view yet.".into());
+                    return;
+                };
+                self.prompt = None;
+                self.spawn_worker(ctx, "scalescope-save", move || {
+                    Msg::Saved(Some(write_saved(&path, work)))
+                });
+            }
+        }
+    }
+
     /// What the current view would save: a file name and the bytes, made on the worker thread.
-    fn save_job(&self, kind: SaveKind) -> Option<(String, SaveWork)> {
-        let view = self.settings.view;
+    fn save_job(&self, view: View, kind: SaveKind) -> Option<(String, SaveWork)> {
         let topo = self.current_topology()?.clone();
         let base = view.label().to_lowercase();
         let ext = match kind {
@@ -807,11 +1060,19 @@ impl App {
     }
 
     fn save(&mut self, ctx: egui::Context, kind: SaveKind) {
-        let Some((name, work)) = self.save_job(kind) else {
+        let view = self.settings.view;
+        let Some((name, work)) = self.save_job(view, kind) else {
             self.error = Some("Nothing to save in this view yet.".into());
             return;
         };
+        let request = FileRequest::Save { kind, view };
+        if let FileDialogs::PathField(reason) = &self.dialogs {
+            let reason = reason.clone();
+            self.open_prompt(request, reason, Some(&name));
+            return;
+        }
         self.spawn_worker(ctx, "scalescope-save", move || {
+            let started = Instant::now();
             let picked = std::panic::catch_unwind(|| {
                 rfd::FileDialog::new()
                     .set_title("Save")
@@ -819,13 +1080,16 @@ impl App {
                     .save_file()
             });
             match picked {
-                Ok(Some(path)) => Msg::Saved(Some(work().and_then(|bytes| {
-                    std::fs::write(&path, bytes)
-                        .map(|_| path.display().to_string())
-                        .map_err(|e| format!("cannot write {}: {e}", path.display()))
-                }))),
+                Ok(Some(path)) => Msg::Saved(Some(write_saved(&path, work))),
+                Ok(None) if started.elapsed() < NO_DIALOG_WITHIN => Msg::NoDialog {
+                    request,
+                    reason: no_dialog_reason(),
+                },
                 Ok(None) => Msg::Saved(None),
-                Err(_) => Msg::Saved(Some(Err("the save dialog failed".into()))),
+                Err(_) => Msg::NoDialog {
+                    request,
+                    reason: "The save dialog failed to open.".into(),
+                },
             }
         });
     }
@@ -857,29 +1121,6 @@ impl App {
         });
     }
 
-    fn open_dialog(&mut self, ctx: egui::Context) {
-        if self.dialog_open {
-            return;
-        }
-        self.dialog_open = self.spawn_worker(ctx, "scalescope-open", || {
-            match pick_files(
-                "Open nvidia-smi topo output",
-                "nvidia-smi output",
-                &["txt", "log", "out"],
-            ) {
-                Ok(Some(paths)) => {
-                    let paths: Vec<String> =
-                        paths.iter().map(|p| p.display().to_string()).collect();
-                    Msg::Imported(import::import_paths(&paths).map_err(|e| e.to_string()))
-                }
-                Ok(None) => Msg::DialogClosed,
-                Err(()) => Msg::Imported(Err(
-                    "the file dialog failed; drop the file onto the window instead".into(),
-                )),
-            }
-        });
-    }
-
     /// Drains the worker channel.
     fn poll_workers(&mut self) {
         loop {
@@ -897,6 +1138,16 @@ impl App {
                 Ok(Msg::Saved(Some(Err(e)))) => self.error = Some(format!("Save failed: {e}")),
                 Ok(Msg::Saved(None)) => {}
                 Ok(Msg::DialogClosed) => self.dialog_open = false,
+                Ok(Msg::NoDialog { request, reason }) => {
+                    self.dialog_open = false;
+                    // Later requests go straight to the path field.
+                    self.dialogs = FileDialogs::PathField(reason.clone());
+                    let name = match request {
+                        FileRequest::Save { kind, view } => self.save_job(view, kind).map(|j| j.0),
+                        _ => None,
+                    };
+                    self.open_prompt(request, reason, name.as_deref());
+                }
                 Ok(Msg::Server { host, result }) => self.on_server(host, result),
                 Ok(Msg::ServerSuite { host, result }) => {
                     if let Some(ServerEntry {
@@ -945,6 +1196,9 @@ impl App {
         let ctx = ui.ctx().clone();
         if self.theme_applied.is_none() {
             super::fonts::install(&ctx);
+            // Solid scroll bars, always shown where content scrolls: thin bars that appear
+            // only on hover hide that a view is wider or taller than the window.
+            ctx.all_styles_mut(|s| s.spacing.scroll = egui::style::ScrollStyle::solid());
         }
         if self.theme_applied != Some(self.settings.dark_mode) {
             ctx.set_theme(if self.settings.dark_mode {
@@ -961,9 +1215,21 @@ impl App {
         self.handle_dropped_files(&ctx);
 
         let mut actions = Vec::new();
+        self.shortcuts(&ctx, &mut actions);
+        self.fits.clear();
         self.top_bar(ui, &mut actions);
+        self.notices(ui, &mut actions);
         self.sources_panel(ui, &mut actions);
-        egui::CentralPanel::default().show(ui, |ui| self.central(ui, &mut actions));
+        egui::CentralPanel::default().show(ui, |ui| {
+            let available = ui.max_rect();
+            self.central(ui, &mut actions);
+            self.fits.push(PanelFit {
+                panel: "central",
+                available,
+                used: ui.min_rect(),
+            });
+        });
+        self.path_prompt(&ctx, &mut actions);
         drop_overlay(&ctx);
 
         for c in actions {
@@ -971,45 +1237,308 @@ impl App {
         }
     }
 
-    fn top_bar(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
-        egui::Panel::top("top-bar").show(ui, |ui| {
-            ui.add_space(4.0);
-            ui.horizontal(|ui| {
-                ui.label(RichText::new("scalescope").strong().size(17.0));
-                ui.add_space(16.0);
-                for view in View::ALL {
-                    let tab = ui.add(egui::Button::selectable(
-                        self.settings.view == *view,
-                        RichText::new(view.label()).size(14.0),
-                    ));
-                    if tab.clicked() {
-                        actions.push(Action::SetView(*view));
-                    }
-                }
-                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    let (icon, tip) = if self.settings.dark_mode {
-                        ("Light theme", "Switch to the light theme")
+    /// Ctrl+O, Ctrl+S, Ctrl+B and Ctrl+Q (Cmd on macOS). File shortcuts wait while the path
+    /// field is open.
+    fn shortcuts(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        let pressed = |s: &KeyboardShortcut| ctx.input_mut(|i| i.consume_shortcut(s));
+        if pressed(&QUIT) {
+            actions.push(Action::Quit);
+        }
+        if pressed(&TOGGLE_SIDEBAR) {
+            actions.push(Action::ToggleSidebar);
+        }
+        if self.prompt.is_none() {
+            if pressed(&OPEN_REPORT) {
+                actions.push(Action::OpenReportDialog);
+            }
+            if pressed(&SAVE_CSV) {
+                actions.push(Action::Save(SaveKind::Csv));
+            }
+        }
+    }
+
+    /// The top bar: the File and View menus, the view tabs, and on the right where the data
+    /// comes from and the theme switch.
+    fn top_bar(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
+        let source = self.current_topology().map(|t| t.source.label());
+        let fit = egui::Panel::top("top-bar")
+            .show(ui, |ui| {
+                let available = ui.max_rect();
+                ui.add_space(2.0);
+                // One row: the menus, then the tabs (the menu bar takes the full width).
+                egui::MenuBar::new().ui(ui, |ui| {
+                    ui.menu_button("File", |ui| self.file_menu(ui, actions));
+                    ui.menu_button("View", |ui| self.view_menu(ui, actions));
+                    ui.separator();
+                    let (arrow, tip) = if self.settings.sidebar_open {
+                        ("◀ Sources", "Hide the Sources panel")
                     } else {
-                        ("Dark theme", "Switch to the dark theme")
+                        ("▶ Sources", "Show the Sources panel")
                     };
-                    if ui.button(icon).on_hover_text(tip).clicked() {
-                        actions.push(Action::ToggleTheme);
+                    let shortcut = ui.ctx().format_shortcut(&TOGGLE_SIDEBAR);
+                    if ui
+                        .button(arrow)
+                        .on_hover_text(format!("{tip} ({shortcut})"))
+                        .clicked()
+                    {
+                        actions.push(Action::ToggleSidebar);
                     }
-                    if let Some(t) = self.current_topology() {
-                        ui.label(RichText::new(t.source.label()).weak());
+                    ui.add_space(8.0);
+                    for view in View::ALL {
+                        let tab = ui.add(egui::Button::selectable(
+                            self.settings.view == *view,
+                            RichText::new(view.label()).size(14.0),
+                        ));
+                        if tab.clicked() {
+                            actions.push(Action::SetView(*view));
+                        }
+                    }
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        let (icon, tip) = if self.settings.dark_mode {
+                            ("Light theme", "Switch to the light theme")
+                        } else {
+                            ("Dark theme", "Switch to the dark theme")
+                        };
+                        if ui.button(icon).on_hover_text(tip).clicked() {
+                            actions.push(Action::ToggleTheme);
+                        }
+                        if let Some(label) = &source {
+                            // Cut short (full text on hover) rather than push the bar wider.
+                            ui.add(egui::Label::new(RichText::new(label).weak()).truncate())
+                                .on_hover_text(label);
+                        }
+                    });
+                });
+                ui.add_space(2.0);
+                PanelFit {
+                    panel: "top bar",
+                    available,
+                    used: ui.min_rect(),
+                }
+            })
+            .inner;
+        self.fits.push(fit);
+    }
+
+    fn file_menu(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
+        // Wide enough for the longest item and its shortcut.
+        ui.set_min_width(240.0);
+        let ctx = ui.ctx().clone();
+        let item = |ui: &mut Ui, text: &str, shortcut: Option<&KeyboardShortcut>, tip: &str| {
+            let mut b = egui::Button::new(text);
+            if let Some(s) = shortcut {
+                b = b.shortcut_text(ctx.format_shortcut(s));
+            }
+            ui.add_enabled(!self.dialog_open, b)
+                .on_hover_text(tip)
+                .clicked()
+        };
+        if item(
+            ui,
+            "Open report…",
+            Some(&OPEN_REPORT),
+            "Open report.json files written by `scalescope --bench`",
+        ) {
+            actions.push(Action::OpenReportDialog);
+        }
+        if item(
+            ui,
+            "Open nvidia-smi output…",
+            None,
+            "Import the text of `nvidia-smi topo -m` (and optionally `topo -p2p r|w|n|a`)",
+        ) {
+            actions.push(Action::OpenDialog);
+        }
+        ui.separator();
+        if item(
+            ui,
+            "Save CSV…",
+            Some(&SAVE_CSV),
+            "Save this view's data as CSV",
+        ) {
+            actions.push(Action::Save(SaveKind::Csv));
+        }
+        if item(ui, "Save PNG…", None, "Save this view as a PNG image") {
+            actions.push(Action::Save(SaveKind::Png));
+        }
+        ui.add_enabled(false, egui::Button::new("Export report.html…"))
+            .on_disabled_hover_text("coming with report.html");
+        ui.separator();
+        if ui
+            .add(egui::Button::new("Quit").shortcut_text(ctx.format_shortcut(&QUIT)))
+            .clicked()
+        {
+            actions.push(Action::Quit);
+        }
+    }
+
+    fn view_menu(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
+        let shortcut = ui.ctx().format_shortcut(&TOGGLE_SIDEBAR);
+        let sidebar = egui::Button::selectable(self.settings.sidebar_open, "Sources panel")
+            .shortcut_text(shortcut);
+        if ui.add(sidebar).clicked() {
+            actions.push(Action::ToggleSidebar);
+        }
+        let theme = if self.settings.dark_mode {
+            "Light theme"
+        } else {
+            "Dark theme"
+        };
+        if ui.button(theme).clicked() {
+            actions.push(Action::ToggleTheme);
+        }
+        ui.separator();
+        for view in View::ALL {
+            if ui
+                .add(egui::Button::selectable(
+                    self.settings.view == *view,
+                    view.label(),
+                ))
+                .clicked()
+            {
+                actions.push(Action::SetView(*view));
+            }
+        }
+    }
+
+    /// One notice area under the top bar, the same on every tab: the error line, the warning
+    /// banner (a plain sentence; the raw reason under "details") and where the last Save went.
+    fn notices(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
+        let banner = self.banner();
+        if self.error.is_none() && banner.is_none() && self.status.is_none() {
+            return;
+        }
+        let fit = egui::Panel::top("notices")
+            .show(ui, |ui| {
+                let available = ui.max_rect();
+                ui.add_space(4.0);
+                if let Some(err) = &self.error {
+                    message_line(ui, err, None, Color32::from_rgb(0xc8, 0x3a, 0x3a), || {
+                        actions.push(Action::DismissError)
+                    });
+                    ui.add_space(4.0);
+                }
+                if let Some((text, details)) = &banner {
+                    message_line(
+                        ui,
+                        text,
+                        Some(details),
+                        Color32::from_rgb(0xb0, 0x7a, 0x1c),
+                        || actions.push(Action::DismissBanner),
+                    );
+                    ui.add_space(4.0);
+                }
+                if let Some(status) = &self.status {
+                    ui.add(egui::Label::new(RichText::new(status).weak()).truncate());
+                }
+                ui.add_space(2.0);
+                PanelFit {
+                    panel: "notices",
+                    available,
+                    used: ui.min_rect(),
+                }
+            })
+            .inner;
+        self.fits.push(fit);
+    }
+
+    /// The warning banner, when live data failed and a stand-in is shown: a plain sentence and
+    /// the details (the raw reason).
+    fn banner(&self) -> Option<(String, String)> {
+        let LiveState::Failed(reason) = &self.live else {
+            return None;
+        };
+        if self.banner_dismissed {
+            return None;
+        }
+        // NVML's loader error names the library and the command line's flags: details only.
+        let why = if reason.starts_with("no NVIDIA driver found") {
+            "No NVIDIA driver was found on this machine"
+        } else {
+            "This machine could not be read through NVML"
+        };
+        let text = match self.selected {
+            SourceKey::Catalog(_) => format!(
+                "{why}. Showing a hardware catalog entry instead: documented by the vendor, not measured on this machine."
+            ),
+            SourceKey::Report(i) if self.reports.get(i).is_some_and(|e| e.example) => format!(
+                "{why}. Showing a bundled example report ({}), measured there, not on this machine.",
+                self.reports[i].report.title()
+            ),
+            _ => return None,
+        };
+        let details = format!(
+            "{reason}\n\nTo look at another machine: File → Open report… or Open nvidia-smi output…, or pick a catalog entry under Sources."
+        );
+        Some((text, details))
+    }
+
+    /// The path field: stands in for a file dialog where none can open.
+    fn path_prompt(&mut self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        let Some(p) = &mut self.prompt else { return };
+        let mut open = true;
+        egui::Window::new(p.request.title())
+            .id(egui::Id::unique("path-prompt"))
+            .collapsible(false)
+            .resizable(false)
+            .open(&mut open)
+            .anchor(egui::Align2::CENTER_TOP, [0.0, 90.0])
+            .show(ctx, |ui| {
+                ui.set_max_width(520.0);
+                ui.label(RichText::new(&p.reason).weak());
+                ui.label(RichText::new("Type the path instead:").weak());
+                ui.add_space(4.0);
+                let mut submitted = false;
+                ui.horizontal(|ui| {
+                    let l = ui.label("Path");
+                    let before = p.text.clone();
+                    let field = ui
+                        .add(egui::TextEdit::singleline(&mut p.text).desired_width(440.0))
+                        .labelled_by(l.id);
+                    if p.focus {
+                        field.request_focus();
+                        p.focus = false;
+                    }
+                    if p.text != before {
+                        p.confirm_replace = false;
+                        p.problem = None;
+                    }
+                    submitted = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+                });
+                let hint = if p.request.opens() {
+                    "Several files: separate them with ;  · ~/ is your home folder"
+                } else {
+                    "~/ is your home folder"
+                };
+                ui.label(RichText::new(hint).size(11.5).weak());
+                if let Some(problem) = &p.problem {
+                    ui.colored_label(palette::P2P_NS, problem);
+                }
+                ui.horizontal(|ui| {
+                    let ok = if p.confirm_replace { "Replace" } else { "OK" };
+                    if ui.button(ok).clicked() || submitted {
+                        actions.push(Action::PromptOk);
+                    }
+                    if ui.button("Cancel").clicked() {
+                        actions.push(Action::PromptCancel);
                     }
                 });
             });
-            ui.add_space(2.0);
-        });
+        if !open {
+            actions.push(Action::PromptCancel);
+        }
     }
 
+    /// The Sources side panel; hidden with View → Sources panel, the top bar's button or
+    /// Ctrl+B (and dragged open again from the window's left edge).
     fn sources_panel(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
-        egui::Panel::left("sources")
+        let mut open = self.settings.sidebar_open;
+        let fit = egui::Panel::left("sources")
             .default_size(270.0)
             .min_size(200.0)
-            .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| {
+            .show_collapsible(ui, &mut open, |ui| {
+                let available = ui.max_rect();
+                egui::ScrollArea::vertical().id_salt("sources-scroll").show(ui, |ui| {
                     ui.add_space(6.0);
                     ui.label(RichText::new("Sources").strong().size(16.0));
                     ui.add_space(6.0);
@@ -1101,7 +1630,16 @@ impl App {
                             .weak(),
                     );
                 });
+                PanelFit {
+                    panel: "sources",
+                    available,
+                    used: ui.min_rect(),
+                }
             });
+        self.settings.sidebar_open = open;
+        if let Some(fit) = fit {
+            self.fits.push(fit.inner);
+        }
     }
 
     /// Servers: each with its state, and "Connect to server…" with the recent hosts.
@@ -1245,39 +1783,6 @@ impl App {
     }
 
     fn central(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
-        if let Some(err) = &self.error {
-            message_line(ui, err, Color32::from_rgb(0xc8, 0x3a, 0x3a), || {
-                actions.push(Action::DismissError)
-            });
-            ui.add_space(6.0);
-        }
-        if let (LiveState::Failed(reason), false) = (&self.live, self.banner_dismissed)
-            && matches!(self.selected, SourceKey::Catalog(_))
-        {
-            let text = format!(
-                "Live data unavailable: {reason}\nShowing a hardware catalog entry instead: its figures are documented by the vendor, not measured on this machine."
-            );
-            message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
-                actions.push(Action::DismissBanner)
-            });
-            ui.add_space(6.0);
-        }
-        if let (LiveState::Failed(reason), false) = (&self.live, self.banner_dismissed)
-            && let SourceKey::Report(i) = self.selected
-            && let Some(e) = self.reports.get(i).filter(|e| e.example)
-        {
-            let text = format!(
-                "Live data unavailable: {reason}\nShowing a bundled example report ({}), measured there, not on this machine.",
-                e.report.title()
-            );
-            message_line(ui, &text, Color32::from_rgb(0xb0, 0x7a, 0x1c), || {
-                actions.push(Action::DismissBanner)
-            });
-            ui.add_space(6.0);
-        }
-        if let Some(status) = &self.status {
-            ui.label(RichText::new(status).weak());
-        }
         ui.horizontal(|ui| {
             if ui
                 .button("Save CSV…")
@@ -1294,13 +1799,18 @@ impl App {
                 actions.push(Action::Save(SaveKind::Png));
             }
             if let Some(r) = self.current_report() {
-                ui.label(RichText::new(report_view::provenance(r)).weak());
+                let p = report_view::provenance(r);
+                // Cut short (full text on hover) rather than push the view wider.
+                ui.add(egui::Label::new(RichText::new(&p).weak()).truncate())
+                    .on_hover_text(p);
             }
         });
         ui.add_space(4.0);
         if self.settings.view == View::Compare {
             let refs: Vec<&Report> = self.reports.iter().map(|e| &e.report).collect();
-            egui::ScrollArea::vertical()
+            // Every tab's scroll area has its own id, so each keeps its own offset.
+            egui::ScrollArea::both()
+                .id_salt("compare-view")
                 .auto_shrink([false, false])
                 .show(ui, |ui| compare_view::show(ui, &refs, None));
             return;
@@ -1361,12 +1871,13 @@ impl App {
             Some(t) => {
                 // A report's health check shows as a panel on its topology.
                 let health = self.current_report().and_then(|r| r.health.clone());
-                // Views lay out to the visible width; only content wider than that scrolls.
-                let viewport_w = ui.available_width();
+                // The view lays out to the visible width (the scroll area's inner width, less
+                // its bars); only content wider than that scrolls. Its own id: every tab keeps
+                // its own scroll offset.
                 egui::ScrollArea::both()
+                    .id_salt("topology-view")
                     .auto_shrink([false, false])
                     .show(ui, |ui| {
-                        ui.set_max_width(viewport_w);
                         topology_view::show_with_health(ui, &t, health.as_ref());
                     });
             }
@@ -1394,6 +1905,40 @@ fn self_theme() -> egui::Theme {
     egui::Theme::Dark
 }
 
+/// What a worker sends after the user chose files to open.
+fn open_msg(request: FileRequest, paths: Vec<PathBuf>) -> Msg {
+    match request {
+        FileRequest::OpenReport => Msg::Reports(read_reports(&paths)),
+        _ => {
+            let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            Msg::Imported(import::import_paths(&paths).map_err(|e| e.to_string()))
+        }
+    }
+}
+
+/// Why the path field shows when a dialog returned at once.
+fn no_dialog_reason() -> String {
+    "No file dialog opened: this desktop seems to have no file-dialog portal or zenity \
+     (usual over X forwarding or VNC)."
+        .into()
+}
+
+/// Makes a Save's bytes and writes them to `path`: where it went, or why not.
+fn write_saved(path: &Path, work: SaveWork) -> Result<String, String> {
+    let bytes = work()?;
+    std::fs::write(path, bytes)
+        .map(|_| path.display().to_string())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A typed path with a leading `~/` taken as the home folder.
+fn expand_home(text: &str) -> PathBuf {
+    match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(text),
+    }
+}
+
 /// Reads reports, each error naming its file.
 fn read_reports(paths: &[PathBuf]) -> Vec<Result<Report, String>> {
     paths
@@ -1412,8 +1957,14 @@ fn no_section(ui: &mut Ui, what: &str) {
     );
 }
 
-/// A colored line with a message and a Dismiss button.
-fn message_line(ui: &mut Ui, text: &str, color: Color32, mut on_dismiss: impl FnMut()) {
+/// A colored line with a message, optional details (collapsed) and a Dismiss button.
+fn message_line(
+    ui: &mut Ui,
+    text: &str,
+    details: Option<&str>,
+    color: Color32,
+    mut on_dismiss: impl FnMut(),
+) {
     egui::Frame::new()
         .fill(color.gamma_multiply(0.22))
         .stroke(egui::Stroke::new(1.0, color))
@@ -1424,10 +1975,20 @@ fn message_line(ui: &mut Ui, text: &str, color: Color32, mut on_dismiss: impl Fn
                 ui.label(RichText::new("!").color(color).strong().size(16.0));
                 // Leave room for the Dismiss button on the right.
                 let w = ui.available_width() - 90.0;
-                ui.add_sized(
-                    [w.max(100.0), 0.0],
-                    egui::Label::new(RichText::new(text)).wrap(),
-                );
+                ui.vertical(|ui| {
+                    ui.set_width(w.max(100.0));
+                    ui.add(egui::Label::new(RichText::new(text)).wrap());
+                    if let Some(details) = details {
+                        egui::CollapsingHeader::new(RichText::new("details").size(11.5))
+                            .id_salt("banner-details")
+                            .show(ui, |ui| {
+                                ui.add(
+                                    egui::Label::new(RichText::new(details).size(11.5).weak())
+                                        .wrap(),
+                                );
+                            });
+                    }
+                });
                 if ui.small_button("Dismiss").clicked() {
                     on_dismiss();
                 }

@@ -109,10 +109,12 @@ impl BandwidthView {
         self.run.sync_topology(topology);
         self.run.poll();
         let measured = self.run.measures(topology);
-        egui::ScrollArea::vertical()
+        // Its own id: every tab keeps its own scroll offset.
+        egui::ScrollArea::both()
+            .id_salt("bandwidth-view")
             .auto_shrink([false; 2])
             .show(ui, |ui| {
-                self.controls(ui, topology, measured);
+                super::layout::run_settings(ui, |ui| self.controls(ui, topology, measured));
                 ui.add_space(8.0);
                 if let Some(e) = &self.run.error {
                     ui.colored_label(palette::P2P_REFUSED, e);
@@ -280,7 +282,7 @@ impl BandwidthView {
 
     /// The drop-downs choosing the test and size shown.
     fn pickers(&mut self, ui: &mut Ui, tests: &[TestId], test: TestId, sizes: &[u64], bytes: u64) {
-        ui.horizontal(|ui| {
+        super::layout::show_group(ui, |ui| {
             let l = ui.label("Test");
             egui::ComboBox::from_id_salt("bw-shown-test")
                 .selected_text(RichText::new(test.id()).monospace())
@@ -310,7 +312,6 @@ impl BandwidthView {
     }
 
     fn results(&mut self, ui: &mut Ui, topology: &Topology, data: &BandwidthRunData) {
-        ui.separator();
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(&data.backend).weak());
             if data.cancelled {
@@ -634,33 +635,42 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
         .iter()
         .any(|r| r.test == test && r.source == Source::Modeled);
     let unit = if test.is_latency() { "ns" } else { "GB/s" };
-    let mut plot = Plot::new(format!("bw-size-{test}"))
+    let name =
+        |s: &Endpoint, d: &Endpoint| format!("{s}→{d}{}", if modeled { " (modeled)" } else { "" });
+    let entries: Vec<super::plots::LegendEntry> = series
+        .iter()
+        .enumerate()
+        .map(|(i, ((s, d), _))| super::plots::LegendEntry::series(i, name(s, d), modeled))
+        .collect();
+    Plot::new(format!("bw-size-{test}"))
         .height(260.0)
         .x_axis_label("buffer size")
         .y_axis_label(unit)
         .x_axis_formatter(super::plots::size_tick)
         .label_formatter(move |pos| super::plots::size_hover(pos, unit))
-        .allow_scroll(false);
-    if legend {
-        plot = plot.legend(super::plots::size_legend());
-    }
-    plot.show(ui, |plot| {
-        for (i, ((s, d), mut pts)) in series.into_iter().enumerate() {
-            pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
-            let color = super::plots::series_color(i);
-            let name = format!("{s}→{d}{}", if modeled { " (modeled)" } else { "" });
-            let mut line = Line::new(name.clone(), PlotPoints::from(pts.clone())).color(color);
-            if modeled {
-                line = line.style(egui_plot::LineStyle::dashed_loose());
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            for (i, ((s, d), mut pts)) in series.into_iter().enumerate() {
+                pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
+                let color = palette::series_color(i);
+                let name = name(&s, &d);
+                let mut line = Line::new(name.clone(), PlotPoints::from(pts.clone())).color(color);
+                if modeled {
+                    line = line.style(egui_plot::LineStyle::dashed_loose());
+                }
+                plot.line(line);
+                plot.points(
+                    Points::new(name, PlotPoints::from(pts))
+                        .radius(3.5)
+                        .shape(palette::series_marker(i))
+                        .color(color),
+                );
             }
-            plot.line(line);
-            plot.points(
-                Points::new(name, PlotPoints::from(pts))
-                    .radius(2.5)
-                    .color(color),
-            );
-        }
-    });
+        });
+    // The legend under the plot, never over its data.
+    if legend {
+        super::plots::legend_below(ui, &entries, None);
+    }
 }
 
 /// One line per test: median over cells, efficiency, wrong, not-ok count.

@@ -9,6 +9,7 @@ use egui_plot::{HLine, Line, Plot, PlotPoints, Points};
 
 use super::jobs::{RunState, spawn_job};
 use super::palette;
+use super::plots::LegendEntry;
 use crate::bench::Warning;
 use crate::bench::collectives::CollectiveOptions;
 use crate::model::units::{format_bytes, parse_sizes};
@@ -28,6 +29,8 @@ pub struct CollectivesView {
     ops: BTreeSet<CollectiveOp>,
     algos: BTreeSet<Algo>,
     sizes: String,
+    /// Series hidden from the plots (by name), toggled in the legend.
+    hidden: BTreeSet<String>,
 }
 
 impl Default for CollectivesView {
@@ -37,6 +40,7 @@ impl Default for CollectivesView {
             ops: [CollectiveOp::AllReduce].into_iter().collect(),
             algos: [Algo::Nccl].into_iter().collect(),
             sizes: "1K..1G".to_string(),
+            hidden: BTreeSet::new(),
         }
     }
 }
@@ -76,15 +80,17 @@ impl CollectivesView {
         self.run.sync_topology(topology);
         self.run.poll();
         let measured = self.run.measures(topology);
-        egui::ScrollArea::vertical()
+        // Its own id: every tab keeps its own scroll offset.
+        egui::ScrollArea::both()
+            .id_salt("collectives-view")
             .auto_shrink([false; 2])
             .show(ui, |ui| {
-                self.controls(ui, topology, measured);
+                super::layout::run_settings(ui, |ui| self.controls(ui, topology, measured));
                 if let Some(e) = &self.run.error {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
                 match self.run.data.clone() {
-                    Some(data) => results(ui, topology, &data, false),
+                    Some(data) => results(ui, topology, &data, false, Some(&mut self.hidden)),
                     None => {
                         ui.label(
                             RichText::new(
@@ -102,7 +108,7 @@ impl CollectivesView {
     /// collectives.csv and report.html).
     pub fn document_ui(&mut self, ui: &mut Ui, topology: &Topology) {
         match self.run.data.clone() {
-            Some(data) => results(ui, topology, &data, true),
+            Some(data) => results(ui, topology, &data, true, None),
             None => {
                 ui.label(RichText::new("No collectives results.").weak());
             }
@@ -115,7 +121,8 @@ impl CollectivesView {
             for g in topology.gpu_indices() {
                 toggle(ui, &mut self.run.gpus, g, &format!("GPU{g}"));
             }
-            ui.separator();
+        });
+        ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new("Ops").strong());
             for op in CollectiveOp::ALL {
                 toggle(ui, &mut self.ops, *op, op.id());
@@ -285,8 +292,14 @@ fn reference_rate(topology: &Topology, results: &[CollectiveResult]) -> Option<f
     rate
 }
 
-fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData, document: bool) {
-    ui.separator();
+fn results(
+    ui: &mut Ui,
+    topology: &Topology,
+    data: &CollectivesRunData,
+    document: bool,
+    mut hidden: Option<&mut BTreeSet<String>>,
+) {
+    ui.add_space(6.0);
     ui.label(RichText::new(&data.backend).weak());
     let mut keys: Vec<String> = Vec::new();
     for r in &data.results {
@@ -303,9 +316,16 @@ fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData, document
             .collect()
     };
     let line_rate = reference_rate(topology, &data.results);
-    ui.columns(2, |cols| {
-        cols[0].label(RichText::new("Bus bandwidth (GB/s) vs size").strong());
-        plot(&mut cols[0], "coll-busbw", "GB/s", |p| {
+    let shown: Vec<(usize, &String)> = keys
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| !hidden.as_ref().is_some_and(|h| h.contains(*k)))
+        .collect();
+    // Side by side when each plot still gets a useful width, else one above the other.
+    let side_by_side = ui.available_width() >= 900.0;
+    let busbw = |ui: &mut Ui| {
+        ui.label(RichText::new("Bus bandwidth (GB/s) vs size").strong());
+        plot(ui, "coll-busbw", "GB/s", |p| {
             if let Some(l) = line_rate {
                 p.hline(
                     HLine::new(format!("line rate {l:.0} GB/s"), l)
@@ -313,23 +333,57 @@ fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData, document
                         .style(egui_plot::LineStyle::dashed_dense()),
                 );
             }
-            for (i, k) in keys.iter().enumerate() {
-                add_series(p, i, k, points(&|r| r.busbw_gbps, k));
+            for (i, k) in &shown {
+                add_series(p, *i, k, points(&|r| r.busbw_gbps, k));
             }
         });
-        cols[1].label(RichText::new("Time per operation (µs) vs size").strong());
+    };
+    let time = |ui: &mut Ui| {
+        ui.label(RichText::new("Time per operation (µs) vs size").strong());
         // Times span five decades: log10 scale.
-        plot(&mut cols[1], "coll-time", "µs (log)", |p| {
-            for (i, k) in keys.iter().enumerate() {
+        plot(ui, "coll-time", "µs (log)", |p| {
+            for (i, k) in &shown {
                 add_series(
                     p,
-                    i,
+                    *i,
                     k,
                     points(&|r| r.time_us.filter(|t| *t > 0.0).map(f64::log10), k),
                 );
             }
         });
-    });
+    };
+    // The legend under the plots (under the first when they are stacked), never over their
+    // data; its entries hide and show series.
+    let mut entries: Vec<LegendEntry> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| LegendEntry::series(i, k.clone(), k.ends_with("(modeled)")))
+        .collect();
+    if let Some(l) = line_rate {
+        entries.push(LegendEntry {
+            name: format!("line rate {l:.0} GB/s"),
+            color: Color32::GRAY,
+            marker: None,
+            dashed: true,
+        });
+    }
+    let mut legend = |ui: &mut Ui| {
+        super::layout::show_group(ui, |ui| {
+            super::plots::legend_below(ui, &entries, hidden.as_deref_mut());
+        });
+    };
+    if side_by_side {
+        ui.columns(2, |cols| {
+            busbw(&mut cols[0]);
+            time(&mut cols[1]);
+        });
+        legend(ui);
+    } else {
+        busbw(ui);
+        legend(ui);
+        ui.add_space(6.0);
+        time(ui);
+    }
     ui.add_space(6.0);
     if document {
         // Each series at its largest size: a page, not hundreds of rows.
@@ -367,28 +421,26 @@ fn results(ui: &mut Ui, topology: &Topology, data: &CollectivesRunData, document
     }
 }
 
-/// The `i`-th series: a line with markers (dashed, no markers, when modeled), one color.
+/// The `i`-th series: a line (dashed when modeled) with the series' own marker and colour.
 fn add_series(p: &mut egui_plot::PlotUi<'_>, i: usize, name: &str, pts: Vec<[f64; 2]>) {
-    let color = super::plots::series_color(i);
-    let modeled = name.ends_with("(modeled)");
+    let color = palette::series_color(i);
     let mut line = Line::new(name.to_string(), PlotPoints::from(pts.clone())).color(color);
-    if modeled {
+    if name.ends_with("(modeled)") {
         line = line.style(egui_plot::LineStyle::dashed_loose());
-    } else {
-        p.points(
-            Points::new(name.to_string(), PlotPoints::from(pts))
-                .radius(2.5)
-                .color(color),
-        );
     }
     p.line(line);
+    p.points(
+        Points::new(name.to_string(), PlotPoints::from(pts))
+            .radius(3.5)
+            .shape(palette::series_marker(i))
+            .color(color),
+    );
 }
 
 fn plot(ui: &mut Ui, id: &str, unit: &'static str, build: impl FnOnce(&mut egui_plot::PlotUi<'_>)) {
     let log = unit.ends_with("(log)");
     let mut plot = Plot::new(id)
         .height(260.0)
-        .legend(super::plots::size_legend())
         .x_axis_label("size")
         .y_axis_label(unit)
         .x_axis_formatter(super::plots::size_tick)

@@ -11,19 +11,9 @@ use crate::report::Report;
 use crate::report::compare::{self, Comparison, format_diff, format_figure};
 use crate::scaling::{Mode, RowSource};
 
-/// One color per machine, in report order.
-pub const MACHINE_COLORS: [Color32; 6] = [
-    Color32::from_rgb(0x4c, 0x8b, 0xd6),
-    Color32::from_rgb(0xe0, 0x8a, 0x2c),
-    Color32::from_rgb(0x2e, 0x9a, 0x4b),
-    Color32::from_rgb(0xc8, 0x3a, 0x3a),
-    Color32::from_rgb(0x8e, 0x6c, 0xc8),
-    Color32::from_rgb(0x3a, 0xb0, 0xb0),
-];
-
-/// The color of the `i`-th machine.
+/// The color of the `i`-th machine, in report order (the colour-blind-safe series palette).
 pub fn machine_color(i: usize) -> Color32 {
-    MACHINE_COLORS[i % MACHINE_COLORS.len()]
+    palette::series_color(i)
 }
 
 /// Draws the comparison of `reports` (the first is the reference). `workload` picks the scaling
@@ -147,9 +137,9 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
 
 /// NCCL all-reduce busbw vs size, one line per report (dashed when modeled).
 pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
+    let mut entries = Vec::new();
     Plot::new(id)
         .height(height)
-        .legend(super::plots::size_legend())
         .x_axis_label("size")
         .y_axis_label("busbw GB/s")
         .x_axis_formatter(super::plots::size_tick)
@@ -183,16 +173,19 @@ pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
                     Line::new(name.clone(), PlotPoints::from(pts.clone())).color(machine_color(i));
                 if modeled {
                     line = line.style(LineStyle::dashed_loose());
-                } else {
-                    p.points(
-                        Points::new(name, PlotPoints::from(pts))
-                            .radius(2.5)
-                            .color(machine_color(i)),
-                    );
                 }
                 p.line(line);
+                p.points(
+                    Points::new(name.clone(), PlotPoints::from(pts))
+                        .radius(3.5)
+                        .shape(palette::series_marker(i))
+                        .color(machine_color(i)),
+                );
+                entries.push(super::plots::LegendEntry::series(i, name, modeled));
             }
         });
+    // The legend under the plot, never over its data.
+    super::plots::legend_below(ui, &entries, None);
 }
 
 /// Scaling efficiency (%) vs log₂ GPUs of `workload`, one color per report: the model dashed

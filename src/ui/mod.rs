@@ -11,6 +11,7 @@ pub mod compare_view;
 pub mod fonts;
 pub mod health_view;
 mod jobs;
+mod layout;
 pub mod palette;
 mod plots;
 pub mod report_view;
@@ -19,8 +20,9 @@ pub mod snapshot;
 pub mod topology_view;
 
 pub use app::{
-    Action, App, ReportEntry, SaveKind, ServerEntry, ServerState, Settings, SourceKey, Startup,
-    View,
+    Action, App, FILE_DIALOG_ENV, FileDialogs, FileRequest, OPEN_REPORT, PanelFit, QUIT,
+    ReportEntry, SAVE_CSV, SaveKind, ServerEntry, ServerState, Settings, SourceKey, Startup,
+    TOGGLE_SIDEBAR, View,
 };
 
 /// Opens the scalescope window and runs until it is closed.

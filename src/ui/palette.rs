@@ -19,6 +19,46 @@ const PHB: Color32 = Color32::from_rgb(0xe8, 0xbb, 0x5e);
 const NODE: Color32 = Color32::from_rgb(0xd8, 0x7a, 0x32);
 const SYS: Color32 = Color32::from_rgb(0x9a, 0x3f, 0x22);
 
+/// Okabe & Ito's colour-blind-safe palette ("Color Universal Design", 2008,
+/// <https://jfly.uni-koeln.de/color/>), for plot series and machines. Their black is left out
+/// (it vanishes on the dark theme) and yellow comes last (it is faint on the light theme);
+/// series beyond the seventh repeat a colour with another marker ([`series_marker`]).
+pub const OKABE_ITO: [Color32; 7] = [
+    Color32::from_rgb(0x56, 0xb4, 0xe9), // sky blue
+    Color32::from_rgb(0xe6, 0x9f, 0x00), // orange
+    Color32::from_rgb(0x00, 0x9e, 0x73), // bluish green
+    Color32::from_rgb(0xd5, 0x5e, 0x00), // vermillion
+    Color32::from_rgb(0xcc, 0x79, 0xa7), // reddish purple
+    Color32::from_rgb(0x00, 0x72, 0xb2), // blue
+    Color32::from_rgb(0xf0, 0xe4, 0x42), // yellow
+];
+
+/// Marker shapes for plot series, in order; with [`OKABE_ITO`]'s seven colours the first 70
+/// series each get a distinct colour and marker pair.
+pub const SERIES_MARKERS: [egui_plot::MarkerShape; 10] = [
+    egui_plot::MarkerShape::Circle,
+    egui_plot::MarkerShape::Square,
+    egui_plot::MarkerShape::Diamond,
+    egui_plot::MarkerShape::Up,
+    egui_plot::MarkerShape::Down,
+    egui_plot::MarkerShape::Cross,
+    egui_plot::MarkerShape::Plus,
+    egui_plot::MarkerShape::Left,
+    egui_plot::MarkerShape::Right,
+    egui_plot::MarkerShape::Asterisk,
+];
+
+/// The colour of the `i`-th series of a plot (or the `i`-th machine of a comparison).
+pub fn series_color(i: usize) -> Color32 {
+    OKABE_ITO[i % OKABE_ITO.len()]
+}
+
+/// The marker of the `i`-th series: together with [`series_color`] it tells series apart
+/// without relying on colour alone.
+pub fn series_marker(i: usize) -> egui_plot::MarkerShape {
+    SERIES_MARKERS[i % SERIES_MARKERS.len()]
+}
+
 /// A cell whose value is not known.
 pub const UNKNOWN: Color32 = Color32::from_rgb(0x80, 0x80, 0x88);
 /// P2P: supported.
@@ -163,6 +203,20 @@ mod tests {
         let lum = |c: Color32| u32::from(c.r()) + u32::from(c.g()) + u32::from(c.b());
         assert!(lum(link_fill(LinkKind::Nv(18))) < lum(link_fill(LinkKind::Nv(4))));
         assert!(lum(link_fill(LinkKind::Nv(4))) < lum(link_fill(LinkKind::Nv(1))));
+    }
+
+    #[test]
+    fn series_colour_and_marker_pairs_differ_for_70_series() {
+        let pairs: Vec<(Color32, egui_plot::MarkerShape)> = (0..70)
+            .map(|i| (series_color(i), series_marker(i)))
+            .collect();
+        for (i, a) in pairs.iter().enumerate() {
+            assert!(!pairs[i + 1..].contains(a), "series {i} repeats");
+        }
+        // Neighbouring series always differ in colour.
+        for i in 0..69 {
+            assert_ne!(series_color(i), series_color(i + 1));
+        }
     }
 
     #[test]

@@ -1,8 +1,13 @@
-//! Shared plot pieces: a buffer-size axis on a log2 scale and its hover label, series colors,
-//! the legend of plots over size, and sections that lose their widgets in documents.
+//! Shared plot pieces: a buffer-size axis on a log2 scale and its hover label, the legend drawn
+//! under plots (never over their data) with each series' colour and marker, and sections that
+//! lose their widgets in documents.
 
-use eframe::egui::{self, Color32, RichText, Ui, ecolor::Hsva};
-use egui_plot::{Corner, GridMark, HoverPosition, Legend};
+use std::collections::BTreeSet;
+
+use eframe::egui::{self, Color32, Pos2, Rect, RichText, Sense, Stroke, Ui, pos2, vec2};
+use egui_plot::{GridMark, HoverPosition, MarkerShape};
+
+use super::palette;
 
 use crate::model::units::format_bytes;
 
@@ -51,35 +56,195 @@ pub fn size_hover_log(pos: &HoverPosition<'_>, unit: &str) -> Option<String> {
 /// Most series a legend lists; a plot with more leaves their names to hover.
 pub const LEGEND_MAX: usize = 12;
 
-/// Distinct colors that read on the dark and the light theme (Tableau 10), for the first series.
-const SERIES: [Color32; 10] = [
-    Color32::from_rgb(0x4e, 0x79, 0xa7),
-    Color32::from_rgb(0xf2, 0x8e, 0x2b),
-    Color32::from_rgb(0xe1, 0x57, 0x59),
-    Color32::from_rgb(0x76, 0xb7, 0xb2),
-    Color32::from_rgb(0x59, 0xa1, 0x4f),
-    Color32::from_rgb(0xed, 0xc9, 0x48),
-    Color32::from_rgb(0xb0, 0x7a, 0xa1),
-    Color32::from_rgb(0xff, 0x9d, 0xa7),
-    Color32::from_rgb(0x9c, 0x75, 0x5f),
-    Color32::from_rgb(0xba, 0xb0, 0xac),
-];
+/// One entry of a legend drawn beside a plot: the series' name, colour, marker and line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LegendEntry {
+    pub name: String,
+    pub color: Color32,
+    /// The series' marker; `None`: a line without markers.
+    pub marker: Option<MarkerShape>,
+    /// Dashed line (modeled figures).
+    pub dashed: bool,
+}
 
-/// The color of the `i`-th series of a plot. Set it on every item of the series (line and
-/// markers): egui_plot colors each item on its own, and a legend entry whose items differ in
-/// color is drawn grey.
-pub fn series_color(i: usize) -> Color32 {
-    match SERIES.get(i) {
-        Some(c) => *c,
-        // Beyond the palette: hues a golden angle apart, as egui_plot picks them.
-        None => Hsva::new(i as f32 * 0.618_034 % 1.0, 0.75, 0.8, 1.0).into(),
+impl LegendEntry {
+    /// The `i`-th series of a plot: its colour and marker from [`palette`].
+    pub fn series(i: usize, name: impl Into<String>, dashed: bool) -> Self {
+        Self {
+            name: name.into(),
+            color: palette::series_color(i),
+            marker: Some(palette::series_marker(i)),
+            dashed,
+        }
     }
 }
 
-/// The legend of a plot over buffer size: top left, the corner that curves growing with size
-/// leave empty.
-pub fn size_legend() -> Legend {
-    Legend::default().position(Corner::LeftTop)
+/// A legend under a plot (never over its data): one swatch and name per entry, wrapping to
+/// the available width. With `hidden`, each entry is a toggle that hides or shows its series
+/// (a plot filter: it changes what is drawn, never what runs).
+pub fn legend_below(
+    ui: &mut Ui,
+    entries: &[LegendEntry],
+    mut hidden: Option<&mut BTreeSet<String>>,
+) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 6.0;
+        for e in entries {
+            let shown = hidden.as_ref().is_none_or(|h| !h.contains(&e.name));
+            let text = if shown {
+                RichText::new(&e.name).small()
+            } else {
+                RichText::new(&e.name).small().weak().strikethrough()
+            };
+            // Swatch and name are one widget, so that wrapping never parts them.
+            let galley = egui::WidgetText::from(text).into_galley(
+                ui,
+                Some(egui::TextWrapMode::Extend),
+                f32::INFINITY,
+                egui::TextStyle::Small,
+            );
+            let swatch = vec2(26.0, 14.0);
+            let size = vec2(
+                swatch.x + 4.0 + galley.size().x,
+                galley.size().y.max(swatch.y),
+            );
+            let sense = if hidden.is_some() {
+                Sense::click()
+            } else {
+                Sense::hover()
+            };
+            let (rect, response) = ui.allocate_exact_size(size, sense);
+            let kind = if hidden.is_some() {
+                egui::Role::Button
+            } else {
+                egui::Role::Label
+            };
+            response.widget_info(|| egui::WidgetInfo::labeled(kind, true, &e.name));
+            let swatch_rect =
+                Rect::from_min_size(pos2(rect.left(), rect.center().y - swatch.y / 2.0), swatch);
+            paint_swatch(ui.painter(), swatch_rect, e, shown);
+            let text_pos = pos2(
+                swatch_rect.right() + 4.0,
+                rect.center().y - galley.size().y / 2.0,
+            );
+            let color = if response.hovered() && hidden.is_some() {
+                ui.visuals().strong_text_color()
+            } else {
+                ui.visuals().text_color()
+            };
+            ui.painter().galley(text_pos, galley, color);
+            if let Some(h) = hidden.as_deref_mut() {
+                let response = response
+                    .on_hover_cursor(egui::CursorIcon::PointingHand)
+                    .on_hover_text(if shown {
+                        "Click to hide this series"
+                    } else {
+                        "Click to show this series"
+                    });
+                if response.clicked() {
+                    if shown {
+                        h.insert(e.name.clone());
+                    } else {
+                        h.remove(&e.name);
+                    }
+                }
+            }
+            ui.add_space(10.0);
+        }
+    });
+}
+
+/// A short line in the entry's colour (dashed when modeled) with its marker in the middle.
+fn paint_swatch(painter: &egui::Painter, rect: Rect, e: &LegendEntry, shown: bool) {
+    let color = if shown {
+        e.color
+    } else {
+        e.color.gamma_multiply(0.3)
+    };
+    let y = rect.center().y;
+    let stroke = Stroke::new(2.0, color);
+    if e.dashed {
+        painter.extend(egui::Shape::dashed_line(
+            &[pos2(rect.left(), y), pos2(rect.right(), y)],
+            stroke,
+            4.0,
+            3.0,
+        ));
+    } else {
+        painter.line_segment([pos2(rect.left(), y), pos2(rect.right(), y)], stroke);
+    }
+    if let Some(m) = e.marker {
+        paint_marker(painter, rect.center(), 4.5, m, color);
+    }
+}
+
+/// Draws a plot marker the way egui_plot draws it (filled shapes, stroked crosses).
+pub fn paint_marker(painter: &egui::Painter, c: Pos2, r: f32, shape: MarkerShape, color: Color32) {
+    let stroke = Stroke::new(1.5, color);
+    let poly = |pts: Vec<Pos2>| egui::Shape::convex_polygon(pts, color, Stroke::NONE);
+    let (s, h) = (r * 0.866, r * 0.5);
+    match shape {
+        MarkerShape::Circle => {
+            painter.circle_filled(c, r, color);
+        }
+        MarkerShape::Square => {
+            painter.rect_filled(
+                Rect::from_center_size(c, vec2(1.6 * r, 1.6 * r)),
+                0.0,
+                color,
+            );
+        }
+        MarkerShape::Diamond => {
+            painter.add(poly(vec![
+                c + vec2(0.0, -r),
+                c + vec2(r, 0.0),
+                c + vec2(0.0, r),
+                c + vec2(-r, 0.0),
+            ]));
+        }
+        MarkerShape::Up => {
+            painter.add(poly(vec![
+                c + vec2(0.0, -r),
+                c + vec2(s, h),
+                c + vec2(-s, h),
+            ]));
+        }
+        MarkerShape::Down => {
+            painter.add(poly(vec![
+                c + vec2(0.0, r),
+                c + vec2(-s, -h),
+                c + vec2(s, -h),
+            ]));
+        }
+        MarkerShape::Left => {
+            painter.add(poly(vec![
+                c + vec2(-r, 0.0),
+                c + vec2(h, -s),
+                c + vec2(h, s),
+            ]));
+        }
+        MarkerShape::Right => {
+            painter.add(poly(vec![
+                c + vec2(r, 0.0),
+                c + vec2(-h, s),
+                c + vec2(-h, -s),
+            ]));
+        }
+        MarkerShape::Cross => {
+            let d = r * 0.75;
+            painter.line_segment([c + vec2(-d, -d), c + vec2(d, d)], stroke);
+            painter.line_segment([c + vec2(-d, d), c + vec2(d, -d)], stroke);
+        }
+        MarkerShape::Plus => {
+            painter.line_segment([c + vec2(-r, 0.0), c + vec2(r, 0.0)], stroke);
+            painter.line_segment([c + vec2(0.0, -r), c + vec2(0.0, r)], stroke);
+        }
+        MarkerShape::Asterisk => {
+            painter.line_segment([c + vec2(0.0, -r), c + vec2(0.0, r)], stroke);
+            painter.line_segment([c + vec2(-s, -h), c + vec2(s, h)], stroke);
+            painter.line_segment([c + vec2(-s, h), c + vec2(s, -h)], stroke);
+        }
+    }
 }
 
 /// Grid marks at every integer of a log₂ axis (1, 2, 4, … GPUs), thicker every fourth power.
@@ -106,18 +271,5 @@ pub fn section(ui: &mut Ui, title: &str, document: bool, body: impl FnOnce(&mut 
         egui::CollapsingHeader::new(title)
             .default_open(true)
             .show(ui, body);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn series_colors_differ() {
-        let colors: Vec<Color32> = (0..24).map(series_color).collect();
-        for (i, a) in colors.iter().enumerate() {
-            assert!(!colors[i + 1..].contains(a), "color {i} repeats");
-        }
     }
 }

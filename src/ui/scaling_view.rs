@@ -356,7 +356,9 @@ impl ScalingView {
         }
         self.refresh_model(topology);
         let live = self.this_machine && matches!(topology.source, TopologySource::Live { .. });
-        egui::ScrollArea::vertical()
+        // Its own id: every tab keeps its own scroll offset.
+        egui::ScrollArea::both()
+            .id_salt("scaling-view")
             .auto_shrink([false; 2])
             .show(ui, |ui| {
                 self.controls(ui, topology, live);
@@ -415,24 +417,69 @@ impl ScalingView {
     }
 
     fn controls(&mut self, ui: &mut Ui, topology: &Topology, live: bool) {
-        ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new("Workloads").strong());
-            for w in &self.workloads {
-                let mut on = self.selected.contains(&w.name);
-                if ui
-                    .checkbox(&mut on, &w.name)
-                    .on_hover_text(format!("{} — {}", w.title, w.pattern.describe()))
-                    .changed()
-                {
-                    if on {
-                        self.selected.insert(w.name.clone());
-                    } else {
-                        self.selected.remove(&w.name);
+        super::layout::run_settings(ui, |ui| {
+            ui.horizontal_wrapped(|ui| {
+                ui.label(RichText::new("Workloads").strong());
+                for w in &self.workloads {
+                    let mut on = self.selected.contains(&w.name);
+                    if ui
+                        .checkbox(&mut on, &w.name)
+                        .on_hover_text(format!("{} — {}", w.title, w.pattern.describe()))
+                        .changed()
+                    {
+                        if on {
+                            self.selected.insert(w.name.clone());
+                        } else {
+                            self.selected.remove(&w.name);
+                        }
                     }
                 }
-            }
+            });
+            ui.horizontal_wrapped(|ui| {
+                if self.running() {
+                    if ui.button("■ Cancel").clicked()
+                        && let Some(j) = &self.job
+                    {
+                        j.cancel();
+                    }
+                    if let Some(j) = &self.job {
+                        ui.spinner();
+                        ui.label(&j.progress.2);
+                    }
+                } else if live {
+                    let ok = !self.selected.is_empty();
+                    if ui
+                        .add_enabled(
+                            ok,
+                            egui::Button::new(format!(
+                                "▶ Measure on {}",
+                                self.runner
+                                    .as_ref()
+                                    .map_or("this machine", |r| r.1.as_str())
+                            )),
+                        )
+                        .on_hover_text(
+                            "cuBLAS GEMM rate, NCCL all-reduce sweep, the real PyTorch training \
+                             step on 1, 2, 4 … N GPUs (synthetic proxies without PyTorch)",
+                        )
+                        .clicked()
+                    {
+                        self.start(ui.ctx(), topology);
+                    }
+                }
+                super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
+                ui.label(
+                    RichText::new(if live {
+                        "the model updates as you pick workloads; Measure runs them on the GPUs"
+                    } else {
+                        "the model updates as you pick workloads (measuring needs this machine's GPUs)"
+                    })
+                    .weak(),
+                );
+            });
         });
-        ui.horizontal(|ui| {
+        ui.add_space(4.0);
+        super::layout::show_group(ui, |ui| {
             ui.label("plot");
             ui.selectable_value(&mut self.y_axis, YAxis::Speedup, "speedup (log)");
             ui.selectable_value(&mut self.y_axis, YAxis::Efficiency, "efficiency %");
@@ -444,45 +491,6 @@ impl ScalingView {
                         ui.selectable_value(&mut self.max_gpus, n, format!("{n} GPUs"));
                     }
                 });
-            ui.separator();
-            if self.running() {
-                if ui.button("■ Cancel").clicked()
-                    && let Some(j) = &self.job
-                {
-                    j.cancel();
-                }
-                if let Some(j) = &self.job {
-                    ui.spinner();
-                    ui.label(&j.progress.2);
-                }
-            } else if live {
-                let ok = !self.selected.is_empty();
-                if ui
-                    .add_enabled(
-                        ok,
-                        egui::Button::new(format!(
-                            "▶ Measure on {}",
-                            self.runner
-                                .as_ref()
-                                .map_or("this machine", |r| r.1.as_str())
-                        )),
-                    )
-                    .on_hover_text(
-                        "cuBLAS GEMM rate, NCCL all-reduce sweep, the real PyTorch training step \
-                         on 1, 2, 4 … N GPUs (synthetic proxies without PyTorch)",
-                    )
-                    .clicked()
-                {
-                    self.start(ui.ctx(), topology);
-                }
-            }
-            super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
-            ui.label(
-                RichText::new(
-                    "dashed: model · dotted: projected over nodes · ● real framework run · □ proxy",
-                )
-                .weak(),
-            );
         });
     }
 

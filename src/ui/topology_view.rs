@@ -32,7 +32,11 @@ pub fn show_with_health(
         ui.add_space(14.0);
     }
     section(ui, "Machine");
-    machine_drawing(ui, topology);
+    // Eight GPUs need more width than a small window leaves: the drawing scrolls on its own
+    // rather than widen the page (and every card and matrix under it).
+    egui::ScrollArea::horizontal()
+        .id_salt("machine-drawing")
+        .show(ui, |ui| machine_drawing(ui, topology));
     ui.add_space(14.0);
     section(ui, "GPUs");
     gpu_cards(ui, topology);

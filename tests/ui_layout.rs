@@ -1,0 +1,386 @@
+//! The app's layout from 1024×700 to 4K, through egui_kittest: snapshots of every view at
+//! 1024×700 and 1920×1080, a check that no panel's content is wider or taller than its panel
+//! (content that does not fit must sit in a scroll area), per-tab scroll offsets, the
+//! collapsible Sources panel, the File menu and its shortcuts, one warning banner, and the path
+//! field that stands in for file dialogs where the desktop has none.
+//!
+//! Snapshots live in tests/snapshots/; after a deliberate change run
+//! `UPDATE_SNAPSHOTS=1 cargo test --test ui_layout` and look at the new PNGs.
+
+use eframe::egui::{self, Modifiers, Pos2, Rect, Vec2, accesskit::Role, pos2, vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use scalescope::ui::{App, FileDialogs, SourceKey, Startup, View};
+
+const NO_DRIVER: &str = "no NVIDIA driver found (cannot load libnvidia-ml.so.1: libnvidia-ml.so.1: cannot open shared object file); use --import FILE with `nvidia-smi topo -m` output, or --catalog NAME";
+
+const SMALL: Vec2 = vec2(1024.0, 700.0);
+const FULL_HD: Vec2 = vec2(1920.0, 1080.0);
+const UHD: Vec2 = vec2(3840.0, 2160.0);
+
+/// The app as it opens without a driver: on the first bundled example report.
+fn app() -> App {
+    assert!(
+        !scalescope::report::bundled::reports().is_empty(),
+        "these tests need the bundled example reports"
+    );
+    App::new_with(Err(NO_DRIVER.into()), Startup::default())
+}
+
+fn harness(app: App, size: Vec2, render: bool) -> Harness<'static, App> {
+    let mut b = Harness::builder()
+        .with_size(size)
+        .with_theme(egui::Theme::Dark)
+        // Opening a window and a menu takes a few frames of animation.
+        .with_max_steps(16);
+    if render {
+        b = b.wgpu();
+    }
+    let mut h = b.build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    h.run();
+    h
+}
+
+/// Shows `view` of the `report`-th opened report.
+fn show(h: &mut Harness<'static, App>, report: usize, view: View) {
+    let title = h.state().reports()[report].report.title();
+    // The Sources panel's entry (Compare also names the machines).
+    h.get_all_by_label(&title)
+        .next()
+        .expect("the report's entry")
+        .click();
+    h.run();
+    h.get_by_label(view.label()).click();
+    h.run();
+    assert_eq!(h.state().settings().view, view);
+    assert_eq!(h.state().selected(), &SourceKey::Report(report));
+}
+
+/// Every panel's content fits its panel and the window: what does not fit must be in a scroll
+/// area (which then takes only the space it is given).
+fn assert_fits(h: &Harness<'static, App>, what: &str, size: Vec2) {
+    let screen = Rect::from_min_size(Pos2::ZERO, size).expand(0.5);
+    let fits = h.state().panel_fits();
+    assert!(
+        fits.iter().any(|f| f.panel == "central"),
+        "{what}: no central panel recorded"
+    );
+    for f in fits {
+        assert!(
+            !f.overflows(),
+            "{what}: the {} panel's content {:?} reaches past the panel {:?} (cut off, no scroll area)",
+            f.panel,
+            f.used,
+            f.available
+        );
+        assert!(
+            screen.contains_rect(f.used),
+            "{what}: the {} panel's content {:?} reaches past the window {size:?}",
+            f.panel,
+            f.used
+        );
+    }
+}
+
+#[test]
+fn every_view_fits_from_1024x700_to_4k() {
+    for size in [SMALL, FULL_HD, UHD] {
+        let mut h = harness(app(), size, false);
+        // Both bundled examples: 2 and 8 GPUs (the widest matrices and tables).
+        for report in 0..h.state().reports().len().min(2) {
+            for view in View::ALL {
+                show(&mut h, report, *view);
+                assert_fits(
+                    &h,
+                    &format!("{view:?} of report {report} at {size:?}"),
+                    size,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_view_fits_with_the_sources_panel_hidden() {
+    let mut h = harness(app(), SMALL, false);
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::B);
+    h.run();
+    assert!(!h.state().settings().sidebar_open);
+    assert!(h.query_by_label("Hardware catalog").is_none());
+    for view in View::ALL {
+        h.get_by_label(view.label()).click();
+        h.run();
+        assert_fits(&h, &format!("{view:?}, no sidebar"), SMALL);
+    }
+    // The top bar's button brings it back.
+    h.get_by_label("▶ Sources").click();
+    h.run();
+    assert!(h.state().settings().sidebar_open);
+    assert!(h.query_by_label("Hardware catalog").is_some());
+}
+
+/// A catalog machine's modeled runs fill the measurement views with the widest results (8 GPUs
+/// and the host); they must fit at 1024×700 too.
+#[test]
+fn modeled_results_of_an_8_gpu_machine_fit_at_1024x700() {
+    let mut h = harness(app(), SMALL, false);
+    h.get_by_label("NVIDIA DGX H100").click();
+    h.run();
+    for view in [View::Bandwidth, View::Collectives] {
+        h.get_by_label(view.label()).click();
+        h.run();
+        h.get_by_label("▶ Model this machine").click();
+        for _ in 0..400 {
+            h.step();
+            let s = h.state();
+            let done = match view {
+                View::Bandwidth => s.bandwidth.data().is_some() && !s.bandwidth.running(),
+                _ => s.collectives.data().is_some() && !s.collectives.running(),
+            };
+            if done {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        h.run();
+        assert_fits(&h, &format!("modeled {view:?} of a DGX H100"), SMALL);
+    }
+}
+
+/// Every view of the 8-GPU example (the widest content) at `size`.
+fn snapshot_every_view(size: Vec2, tag: &str) {
+    let mut h = harness(app(), size, true);
+    for view in View::ALL {
+        show(&mut h, 1, *view);
+        h.snapshot(format!("app_{}_{tag}", view.label().to_lowercase()));
+    }
+}
+
+#[test]
+fn snapshots_of_every_view_at_1024x700() {
+    snapshot_every_view(SMALL, "1024x700");
+}
+
+#[test]
+fn snapshots_of_every_view_at_1920x1080() {
+    snapshot_every_view(FULL_HD, "1920x1080");
+}
+
+/// Scrolling one tab leaves the others where they were.
+#[test]
+fn each_tab_keeps_its_own_scroll_offset() {
+    let mut h = harness(app(), SMALL, false);
+    show(&mut h, 1, View::Topology);
+    let top_of = |h: &Harness<'static, App>, label: &str| h.get_by_label(label).rect().top();
+    let machine_before = top_of(&h, "Machine");
+    h.hover_at(pos2(700.0, 450.0));
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: vec2(0.0, -400.0),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Unknown,
+        modifiers: Modifiers::NONE,
+    });
+    h.run();
+    let machine_scrolled = top_of(&h, "Machine");
+    assert!(
+        machine_scrolled < machine_before - 100.0,
+        "the Topology tab did not scroll ({machine_before} → {machine_scrolled})"
+    );
+    // Bandwidth opens at its top: its run settings are on screen under the toolbar.
+    h.get_by_label("Bandwidth").click();
+    h.run();
+    let settings = h.get_by_label("Run settings").rect();
+    assert!(
+        settings.top() > 60.0 && settings.bottom() < 350.0,
+        "Bandwidth opened scrolled: Run settings at {settings:?}"
+    );
+    // Back on Topology, it is still where it was scrolled to.
+    h.get_by_label("Topology").click();
+    h.run();
+    assert!(
+        (top_of(&h, "Machine") - machine_scrolled).abs() < 1.0,
+        "Topology lost its scroll offset"
+    );
+}
+
+/// One warning banner, the same on every tab, in a plain sentence: the loader's message and
+/// the command line's flags only under "details".
+#[test]
+fn one_plain_banner_with_details() {
+    let mut h = harness(app(), SMALL, false);
+    for view in View::ALL {
+        h.get_by_label(view.label()).click();
+        h.run();
+        let banners: Vec<_> = h
+            .query_all_by_label_contains("No NVIDIA driver was found on this machine")
+            .collect();
+        assert_eq!(banners.len(), 1, "{view:?}: one banner");
+        assert!(
+            h.query_all_by_label_contains("libnvidia-ml")
+                .next()
+                .is_none(),
+            "{view:?}: the raw loader message shows outside details"
+        );
+        assert!(h.query_all_by_label_contains("--catalog").next().is_none());
+    }
+    h.get_by_label("details").click();
+    h.run();
+    assert!(h.query_by_label_contains("libnvidia-ml.so.1").is_some());
+}
+
+#[test]
+fn file_menu_lists_its_items_and_shortcuts() {
+    let mut h = harness(app(), SMALL, false);
+    h.get_by_label("File").click();
+    h.run();
+    for item in [
+        "Open nvidia-smi output…",
+        "Save PNG…",
+        "Export report.html…",
+    ] {
+        assert!(
+            h.query_all_by_label_contains(item).count() >= 1,
+            "File menu lacks {item}"
+        );
+    }
+    // Items show their shortcuts (Ctrl on Linux).
+    for (item, key) in [("Open report…", "O"), ("Save CSV…", "S"), ("Quit", "Q")] {
+        let shortcut = format!("Ctrl+{key}");
+        assert!(
+            h.query_all_by_label_contains(item).any(|n| n
+                .accesskit_node()
+                .label()
+                .unwrap_or_default()
+                .contains(&shortcut)),
+            "{item} does not show {shortcut}"
+        );
+    }
+}
+
+/// A report to open: the first bundled example under another host name, so that it opens as
+/// a new entry rather than selecting the bundled one.
+fn write_report(dir: &std::path::Path) -> (std::path::PathBuf, String) {
+    let (_, r) = scalescope::report::bundled::reports()
+        .into_iter()
+        .next()
+        .expect("a bundled report");
+    let mut r = r.expect("the bundled report parses");
+    r.machine.label = "path-field-box".into();
+    let path = dir.join("opened report.json");
+    std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
+    (path, r.title())
+}
+
+/// Replaces the path field's text with `text` and presses OK.
+fn type_path_and_ok(h: &mut Harness<'static, App>, text: &str) {
+    let field = h.get_by_role_and_label(Role::TextInput, "Path");
+    field.click();
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(Role::TextInput, "Path")
+        .type_text(text);
+    h.run();
+    h.get_by_label("OK").click();
+    h.run();
+}
+
+/// Steps frames until `done` (worker threads answer over a channel).
+fn wait_for(h: &mut Harness<'static, App>, mut done: impl FnMut(&App) -> bool) {
+    for _ in 0..300 {
+        h.step();
+        if done(h.state()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    h.run();
+}
+
+#[test]
+fn without_a_dialog_backend_the_path_field_opens_a_report_and_saves_a_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let (report_path, title) = write_report(dir.path());
+    let mut app = app();
+    app.set_file_dialogs(FileDialogs::PathField("no dialog here (test)".into()));
+    let before = app.reports().len();
+    let mut h = harness(app, SMALL, false);
+
+    // Ctrl+O: the path field, with the reason, instead of a dialog.
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::O);
+    h.run();
+    assert!(h.state().path_field_open());
+    assert!(h.query_by_label_contains("no dialog here (test)").is_some());
+    type_path_and_ok(&mut h, &report_path.display().to_string());
+    wait_for(&mut h, |a| a.reports().len() > before);
+    assert!(!h.state().path_field_open());
+    assert_eq!(h.state().reports().len(), before + 1);
+    assert_eq!(
+        h.state().current_report().map(|r| r.title()),
+        Some(title.clone()),
+        "the opened report is shown"
+    );
+    assert!(h.state().error().is_none(), "{:?}", h.state().error());
+
+    // File → Save CSV…: the path field again; the CSV is the opened report's links.
+    h.get_by_label("File").click();
+    h.run();
+    h.get_all_by_label_contains("Save CSV…")
+        .next()
+        .unwrap()
+        .click();
+    h.run();
+    assert!(h.state().path_field_open());
+    let csv = dir.path().join("links.csv");
+    type_path_and_ok(&mut h, &csv.display().to_string());
+    wait_for(&mut h, |_| csv.exists());
+    let text = std::fs::read_to_string(&csv).expect("the CSV was written");
+    assert!(text.lines().count() > 1, "{text}");
+    assert!(
+        h.query_by_label_contains(&format!("Saved {}", csv.display()))
+            .is_some()
+    );
+
+    // Saving over it asks first: the first OK only warns, the second replaces.
+    std::fs::write(&csv, "old").unwrap();
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::S);
+    h.run();
+    type_path_and_ok(&mut h, &csv.display().to_string());
+    assert!(h.state().path_field_open());
+    assert!(h.query_by_label_contains("press OK again").is_some());
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), "old");
+    h.get_by_label("Replace").click();
+    h.run();
+    wait_for(&mut h, |_| {
+        std::fs::read_to_string(&csv).is_ok_and(|t| t != "old")
+    });
+    assert_ne!(std::fs::read_to_string(&csv).unwrap(), "old");
+}
+
+#[test]
+fn the_path_field_reports_bad_paths_without_panicking() {
+    let mut app = app();
+    app.set_file_dialogs(FileDialogs::PathField("no dialog here (test)".into()));
+    let mut h = harness(app, SMALL, false);
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::O);
+    h.run();
+    // A folder is not a file: the field stays open and says so.
+    type_path_and_ok(&mut h, "/");
+    assert!(h.state().path_field_open());
+    assert!(
+        h.query_by_label_contains("a folder is not enough")
+            .is_some()
+    );
+    // A missing file: the field closes and the error line names it.
+    type_path_and_ok(&mut h, "/nonexistent/scalescope/report.json");
+    wait_for(&mut h, |a| a.error().is_some());
+    let err = h.state().error().expect("an error line").to_string();
+    assert!(err.contains("/nonexistent/scalescope/report.json"), "{err}");
+    // Cancel closes the field and does nothing.
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::O);
+    h.run();
+    h.get_by_label("Cancel").click();
+    h.run();
+    assert!(!h.state().path_field_open());
+}
