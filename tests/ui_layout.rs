@@ -384,3 +384,33 @@ fn the_path_field_reports_bad_paths_without_panicking() {
     h.run();
     assert!(!h.state().path_field_open());
 }
+
+#[test]
+fn file_export_writes_the_open_report_as_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let (report_path, _) = write_report(dir.path());
+    let mut app = app();
+    app.set_file_dialogs(FileDialogs::PathField("no dialog here (test)".into()));
+    let before = app.reports().len();
+    let mut h = harness(app, SMALL, false);
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::O);
+    h.run();
+    type_path_and_ok(&mut h, &report_path.display().to_string());
+    wait_for(&mut h, |a| a.reports().len() > before);
+    let expected = scalescope::export::html::report(h.state().current_report().unwrap());
+
+    h.get_by_label("File").click();
+    h.run();
+    h.get_all_by_label_contains("Export report.html…")
+        .next()
+        .unwrap()
+        .click();
+    h.run();
+    assert!(h.state().path_field_open());
+    let html = dir.path().join("exported.html");
+    type_path_and_ok(&mut h, &html.display().to_string());
+    wait_for(&mut h, |_| html.exists());
+    let text = std::fs::read_to_string(&html).expect("report.html was written");
+    assert_eq!(text, expected, "the file is the open report's HTML");
+    assert!(text.starts_with("<!DOCTYPE html>") || text.starts_with("<!doctype html>"));
+}

@@ -176,6 +176,7 @@ impl FileRequest {
                 match kind {
                     SaveKind::Csv => "CSV",
                     SaveKind::Png => "PNG",
+                    SaveKind::Html => "report.html",
                 }
             ),
         }
@@ -289,6 +290,8 @@ impl ReportEntry {
 pub enum SaveKind {
     Csv,
     Png,
+    /// The whole report as one self-contained HTML file (any view).
+    Html,
 }
 
 /// The state of the live (NVML) read.
@@ -973,10 +976,16 @@ impl App {
     /// What the current view would save: a file name and the bytes, made on the worker thread.
     fn save_job(&self, view: View, kind: SaveKind) -> Option<(String, SaveWork)> {
         let topo = self.current_topology()?.clone();
+        if kind == SaveKind::Html {
+            let report = self.export_report(&topo);
+            let work: SaveWork =
+                Box::new(move || Ok(crate::export::html::report(&report).into_bytes()));
+            return Some(("report.html".into(), work));
+        }
         let base = view.label().to_lowercase();
         let ext = match kind {
             SaveKind::Csv => "csv",
-            SaveKind::Png => "png",
+            SaveKind::Png | SaveKind::Html => "png",
         };
         let name = format!("{base}.{ext}");
         let w = report_view::PAGE_WIDTH;
@@ -984,7 +993,7 @@ impl App {
             (View::Topology, SaveKind::Csv) => {
                 Box::new(move || crate::export::csv::links(&topo).map_err(|e| e.to_string()))
             }
-            (View::Topology, SaveKind::Png) => {
+            (View::Topology, SaveKind::Png | SaveKind::Html) => {
                 let health = self.current_report().and_then(|r| r.health.clone());
                 Box::new(move || {
                     report_view::render_topology_with_health(&topo, health.as_ref())
@@ -997,7 +1006,7 @@ impl App {
                     SaveKind::Csv => Box::new(move || {
                         crate::export::csv::bandwidth(&data.results).map_err(|e| e.to_string())
                     }),
-                    SaveKind::Png => Box::new(move || {
+                    SaveKind::Png | SaveKind::Html => Box::new(move || {
                         let mut v = BandwidthView::with_results(&topo, data);
                         super::snapshot::render_png(w, 1400, self_theme(), move |ui| {
                             v.ui(ui, &topo)
@@ -1012,7 +1021,7 @@ impl App {
                     SaveKind::Csv => Box::new(move || {
                         crate::export::csv::collectives(&data.results).map_err(|e| e.to_string())
                     }),
-                    SaveKind::Png => Box::new(move || {
+                    SaveKind::Png | SaveKind::Html => Box::new(move || {
                         let mut v = CollectivesView::with_results(&topo, data);
                         super::snapshot::render_png(w, 1100, self_theme(), move |ui| {
                             v.ui(ui, &topo)
@@ -1027,7 +1036,7 @@ impl App {
                     SaveKind::Csv => Box::new(move || {
                         crate::export::csv::scaling(&run.rows).map_err(|e| e.to_string())
                     }),
-                    SaveKind::Png => Box::new(move || {
+                    SaveKind::Png | SaveKind::Html => Box::new(move || {
                         let shown = run.workloads.len().max(1);
                         let h = (420 + 620 * shown as u32).min(8192);
                         let mut v = ScalingView::with_report(run, shown);
@@ -1046,7 +1055,7 @@ impl App {
                         ))
                         .map_err(|e| e.to_string())
                     }),
-                    SaveKind::Png => Box::new(move || {
+                    SaveKind::Png | SaveKind::Html => Box::new(move || {
                         super::snapshot::render_png(w, 1600, self_theme(), move |ui| {
                             let refs: Vec<&Report> = reports.iter().collect();
                             compare_view::show(ui, &refs, None)
@@ -1057,6 +1066,54 @@ impl App {
             }
         };
         Some((name, work))
+    }
+
+    /// What Export report.html writes: the selected report as it is, or for this machine, a
+    /// catalog entry or an import, a report of the topology and what the views hold (each
+    /// section with its own provenance).
+    fn export_report(&self, topo: &Topology) -> Report {
+        if let Some(r) = self.current_report() {
+            return r.clone();
+        }
+        let mut r = Report::new(crate::job::machine_info(topo, "app"), topo.clone());
+        use crate::model::Source;
+        let source_of = |modeled: bool| {
+            if modeled {
+                Source::Modeled
+            } else {
+                Source::Measured
+            }
+        };
+        if let Some(d) = self.current_bandwidth().and_then(|v| v.data()) {
+            r.bandwidth = Some(crate::report::BandwidthSection {
+                source: source_of(d.results.iter().all(|x| x.source == Source::Modeled)),
+                backend: d.backend.clone(),
+                results: d.results.clone(),
+            });
+            r.warnings.extend(d.warnings.iter().cloned());
+        }
+        if let Some(d) = self.current_collectives().and_then(|v| v.data()) {
+            r.collectives = Some(crate::report::CollectivesSection {
+                source: source_of(d.results.iter().all(|x| x.source == Source::Modeled)),
+                backend: d.backend.clone(),
+                results: d.results.clone(),
+            });
+            r.warnings.extend(d.warnings.iter().cloned());
+        }
+        if let Some(v) = self.current_scaling() {
+            let run = v.export_run();
+            if !run.rows.is_empty() {
+                r.scaling = Some(crate::report::ScalingSection {
+                    source: source_of(
+                        run.rows
+                            .iter()
+                            .all(|x| x.source == crate::scaling::model::RowSource::Modeled),
+                    ),
+                    run,
+                });
+            }
+        }
+        r
     }
 
     fn save(&mut self, ctx: egui::Context, kind: SaveKind) {
@@ -1361,8 +1418,15 @@ impl App {
         if item(ui, "Save PNG…", None, "Save this view as a PNG image") {
             actions.push(Action::Save(SaveKind::Png));
         }
-        ui.add_enabled(false, egui::Button::new("Export report.html…"))
-            .on_disabled_hover_text("coming with report.html");
+        if item(
+            ui,
+            "Export report.html…",
+            None,
+            "The whole report as one self-contained HTML file (tables and figures inline; opens \
+             offline in any browser, prints as a document)",
+        ) {
+            actions.push(Action::Save(SaveKind::Html));
+        }
         ui.separator();
         if ui
             .add(egui::Button::new("Quit").shortcut_text(ctx.format_shortcut(&QUIT)))

@@ -275,6 +275,8 @@ fn key_figures(ui: &mut Ui, r: &Report) {
                 }
                 ui.label(v);
                 ui.vertical(|ui| {
+                    // A fixed share of the page, so the definitions wrap into lines, not letters.
+                    ui.set_width((width * 0.4).max(280.0));
                     ui.label(RichText::new(&k.definition).size(12.0));
                     if !k.detail.is_empty() && k.detail.starts_with("over all") {
                         ui.label(RichText::new(&k.detail).size(11.0).weak());
