@@ -302,7 +302,10 @@ fn compare_prints_differences() {
     let pa = report::compare::p2p_gbps(&a).value.unwrap();
     let pb = report::compare::p2p_gbps(&b).value.unwrap();
     let want = format!("{:+.1}%", (pb - pa) / pa * 100.0);
-    let line = table.lines().find(|l| l.starts_with("P2P GB/s")).unwrap();
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("P2P write CE GB/s"))
+        .unwrap();
     assert!(line.contains(&want), "{line} lacks {want}\n{table}");
     assert!(table.contains("~ modeled"));
     let csv = scalescope()
@@ -609,4 +612,146 @@ fn report_png_is_light_and_names_the_machine_first() {
             .is_some()
     );
     assert!(harness.query_by_label(&warnings).is_some());
+}
+
+/// The bundled reports, parsed, by file name.
+fn bundled(name_contains: &str) -> Report {
+    report::bundled::reports()
+        .into_iter()
+        .find(|(n, _)| n.contains(name_contains))
+        .unwrap_or_else(|| panic!("no bundled report named *{name_contains}*"))
+        .1
+        .unwrap()
+}
+
+/// Issue L: a headline figure is read at one size — 512 MiB where the test ran there — never
+/// pooled over sizes. The expected figure is the median of the report's own 512 MiB rows.
+#[test]
+fn headline_figures_are_read_at_512_mib_not_pooled_over_sizes() {
+    use scalescope::model::{HEADLINE_BYTES, Status, TestId, headline, median};
+    let r = bundled("h200-2x");
+    let results = &r.bandwidth.as_ref().unwrap().results;
+    let t = TestId::P2pReadCe;
+    let sizes: std::collections::BTreeSet<u64> = results
+        .iter()
+        .filter(|x| x.test == t)
+        .map(|x| x.bytes)
+        .collect();
+    assert!(
+        sizes.len() > 1 && sizes.contains(&HEADLINE_BYTES),
+        "{sizes:?}"
+    );
+    // Each pair once, its first row at that size (a sweep repeats the matrix's size).
+    let mut seen = std::collections::BTreeSet::new();
+    let at_512: Vec<f64> = results
+        .iter()
+        .filter(|x| x.test == t && x.bytes == HEADLINE_BYTES && x.status == Status::Ok)
+        .filter(|x| seen.insert((x.src, x.dst)))
+        .filter_map(|x| x.median_gbps)
+        .collect();
+    let want = median(&at_512).unwrap();
+    let h = headline(results, t).unwrap();
+    assert_eq!(h.bytes, HEADLINE_BYTES);
+    assert!(h.at_default_size());
+    assert!((h.median - want).abs() < 1e-9, "{} vs {want}", h.median);
+    // The pooled median the buyer saw (169.7 GB/s) is far below; the 512 MiB one is ~394.
+    assert!(h.median > 350.0, "{}", h.median);
+    let eff = h.efficiency.unwrap();
+    assert!(eff > 0.7 && eff <= 1.0, "{eff}");
+    // A test not run at 512 MiB is read at its fullest size, and says so.
+    let mut no512 = results.clone();
+    no512.retain(|x| !(x.test == t && x.bytes == HEADLINE_BYTES));
+    let h = headline(&no512, t).unwrap();
+    assert_ne!(h.bytes, HEADLINE_BYTES);
+    assert!(!h.at_default_size());
+    assert!(no512.iter().any(|x| x.test == t && x.bytes == h.bytes));
+}
+
+/// Issue L: efficiencies in the bundled reports follow the line-rate definition of
+/// `bench::runner::line_rate` (aggregate for totals), and none is above 105 % unless the
+/// summary flags it as above line rate. The 8× H200 example's `one_to_all` (≈1024 GB/s out of
+/// one GPU whose 18 NVLinks carry 478 GB/s) is such a measurement: flagged, not a headline.
+#[test]
+fn bundled_efficiencies_follow_the_aggregate_line_rate_and_stay_plausible() {
+    use scalescope::model::{PLAUSIBLE_EFFICIENCY, TestId, headline};
+    for name in ["h200-2x", "h200-8x"] {
+        let r = bundled(name);
+        let results = &r.bandwidth.as_ref().unwrap().results;
+        let gpus: Vec<usize> = r.topology.gpus.iter().map(|g| g.index).collect();
+        for x in results {
+            let want = scalescope::bench::runner::line_rate(
+                &r.topology,
+                x.test.shape(),
+                x.src,
+                x.dst,
+                &gpus,
+            );
+            match (want, x.line_rate_gbps) {
+                (Some(w), Some(got)) => assert!(
+                    (w - got).abs() < 1e-6,
+                    "{name} {} {}→{}: {got} vs {w}",
+                    x.test,
+                    x.src,
+                    x.dst
+                ),
+                (None, None) => {}
+                other => panic!("{name} {} {}→{}: {other:?}", x.test, x.src, x.dst),
+            }
+        }
+        let tests: std::collections::BTreeSet<TestId> = results.iter().map(|x| x.test).collect();
+        for t in tests {
+            let Some(h) = headline(results, t) else {
+                continue;
+            };
+            let implausible = results
+                .iter()
+                .filter(|x| x.test == t && x.bytes == h.bytes)
+                .any(|x| x.efficiency.is_some_and(|e| e > PLAUSIBLE_EFFICIENCY));
+            assert_eq!(implausible, h.above_line_rate > 0, "{name} {t}");
+            if name == "h200-2x" || t != TestId::OneToAll {
+                assert!(
+                    results
+                        .iter()
+                        .filter(|x| x.test == t)
+                        .all(|x| x.efficiency.is_none_or(|e| e <= PLAUSIBLE_EFFICIENCY)),
+                    "{name} {t}: efficiency above {PLAUSIBLE_EFFICIENCY}"
+                );
+            } else {
+                assert!(h.above_line_rate > 0, "{name} {t} should be flagged");
+            }
+        }
+    }
+}
+
+/// Issue L: comparing the 2× with the 8× H200 example, every n-dependent figure names its GPU
+/// counts, efficiencies are read at a count both have, and copy figures name their direction.
+#[test]
+fn compare_labels_carry_n_and_direction() {
+    let (a, b) = (bundled("h200-2x"), bundled("h200-8x"));
+    let c = report::compare::compare(&[&a, &b], None);
+    for row in &c.rows {
+        if row.name.contains("efficiency") || row.name.contains("all-reduce") {
+            assert!(row.name.contains("n="), "{}", row.name);
+        } else {
+            assert!(row.name.contains('→'), "{}", row.name);
+        }
+        if row.name.contains("efficiency") {
+            // Both reports measured 2 GPUs: compared there, not 2 against 8.
+            let ns: Vec<Option<usize>> = row.figures.iter().map(|f| f.n_gpus).collect();
+            if ns.iter().all(Option::is_some) {
+                assert!(ns.windows(2).all(|w| w[0] == w[1]), "{}: {ns:?}", row.name);
+            }
+        }
+        for i in 1..row.figures.len() {
+            let sources: Vec<_> = [0, i].iter().map(|&k| row.figures[k].source).collect();
+            if sources.contains(&Some(scalescope::model::Source::Modeled))
+                && sources.contains(&Some(scalescope::model::Source::Measured))
+            {
+                assert!(!row.like_for_like(i), "{}", row.name);
+                assert!(row.caveat().is_some(), "{}", row.name);
+            }
+        }
+    }
+    let table = report::compare::to_table(&c);
+    assert!(table.contains("n="), "{table}");
 }

@@ -86,8 +86,15 @@ pub fn run_bandwidth(
     out
 }
 
-/// The per-direction line rate a result is compared to (twice that for bidirectional totals);
-/// `None` where no meaningful one exists (local copies, latency).
+/// The line rate a result is compared to: the most the links its figure crosses carry in the
+/// figure's direction, so that a correct measurement stays at or below 100 %. `None` where no
+/// meaningful one exists (local copies, latency). Per shape (docs/CSV.md, "line_rate_gbps"):
+/// - host tests, `host_to_all`, `all_to_host`: the GPU's PCIe link (their figures are per GPU);
+/// - pair tests: the pair's link per direction, twice that for bidirectional totals;
+/// - `all_to_one`, `one_to_all`, `all_pairs` (totals into or out of one GPU): the sum of that
+///   GPU's links to the other selected GPUs, capped by its own NVLinks (links × per-link rate)
+///   when every peer is reached over NVLink — through an NVSwitch each pair's `NV18` is the same
+///   18 links, so the sum alone would count them once per peer.
 pub fn line_rate(
     topo: &Topology,
     shape: Shape,

@@ -302,8 +302,10 @@ pub struct BandwidthResult {
     pub rev_gbps: Option<f64>,
     /// Latency tests: median ns per dependent access.
     pub latency_ns: Option<f64>,
-    /// Per-direction line rate the figure is compared to, GB/s (twice that for bidirectional
-    /// totals).
+    /// The line rate the figure is compared to, GB/s: the most the links the figure crosses can
+    /// carry in its direction (see `bench::runner::line_rate` and docs/CSV.md): one link for
+    /// pair and host tests, twice that for bidirectional totals, the centre GPU's links
+    /// together for `all_to_one`, `one_to_all` and `all_pairs`, whose figures are totals.
     pub line_rate_gbps: Option<f64>,
     /// `median_gbps ÷ line_rate_gbps`.
     pub efficiency: Option<f64>,
@@ -365,6 +367,15 @@ impl BandwidthResult {
         self.update_efficiency();
     }
 
+    /// The figure a summary reads: `latency_ns` for latency tests, else `median_gbps`.
+    pub fn figure(&self) -> Option<f64> {
+        if self.test.is_latency() {
+            self.latency_ns
+        } else {
+            self.median_gbps
+        }
+    }
+
     /// Recomputes `efficiency` from `median_gbps` and `line_rate_gbps`.
     pub fn update_efficiency(&mut self) {
         self.efficiency = match (self.median_gbps, self.line_rate_gbps) {
@@ -391,6 +402,79 @@ pub fn fullest_size<'a>(
         .into_iter()
         .max_by_key(|(_, pairs)| pairs.len())
         .map(|(bytes, _)| bytes)
+}
+
+/// nvbandwidth's default buffer size (512 MiB): the size a headline figure is read at when the
+/// test ran there.
+pub const HEADLINE_BYTES: u64 = 512 << 20;
+
+/// The most `efficiency` a correct measurement can show: the line rate is the most the links
+/// carry, so a figure above it by more than rounding and clock slack (5 %) is a measurement to
+/// distrust, not a result.
+pub const PLAUSIBLE_EFFICIENCY: f64 = 1.05;
+
+/// The size a test's headline figure is read at: [`HEADLINE_BYTES`] when the test has an `ok`
+/// figure there, else [`fullest_size`] of its `ok` rows (the largest size when every size has
+/// the same cells). Never a pool of several sizes.
+pub fn headline_size<'a>(
+    results: impl IntoIterator<Item = &'a BandwidthResult>,
+    test: TestId,
+) -> Option<u64> {
+    let ok: Vec<&BandwidthResult> = results
+        .into_iter()
+        .filter(|r| r.test == test && r.status == Status::Ok && r.figure().is_some())
+        .collect();
+    if ok.iter().any(|r| r.bytes == HEADLINE_BYTES) {
+        return Some(HEADLINE_BYTES);
+    }
+    fullest_size(ok, test)
+}
+
+/// A test's figure at one size, over its cells: what a summary line shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Headline {
+    pub test: TestId,
+    /// The one size every figure here was read at ([`headline_size`]).
+    pub bytes: u64,
+    /// Median over the cells of `median_gbps` (ns for latency tests).
+    pub median: f64,
+    /// Cells at `bytes` (each ordered pair of endpoints once: the first row of a repeat).
+    pub cells: usize,
+    /// Median over the cells of `efficiency`; `None` where no cell has a line rate.
+    pub efficiency: Option<f64>,
+    /// Cells whose efficiency is above [`PLAUSIBLE_EFFICIENCY`].
+    pub above_line_rate: usize,
+    /// True when any cell is modeled.
+    pub modeled: bool,
+}
+
+impl Headline {
+    /// True when the size is nvbandwidth's default, false when the test did not run there.
+    pub fn at_default_size(&self) -> bool {
+        self.bytes == HEADLINE_BYTES
+    }
+}
+
+/// `test`'s headline at [`headline_size`]; `None` when it has no `ok` figure.
+pub fn headline(results: &[BandwidthResult], test: TestId) -> Option<Headline> {
+    let bytes = headline_size(results, test)?;
+    let mut seen = BTreeSet::new();
+    let at: Vec<&BandwidthResult> = results
+        .iter()
+        .filter(|r| r.test == test && r.status == Status::Ok && r.bytes == bytes)
+        .filter(|r| r.figure().is_some() && seen.insert((r.src, r.dst)))
+        .collect();
+    let vals: Vec<f64> = at.iter().filter_map(|r| r.figure()).collect();
+    let effs: Vec<f64> = at.iter().filter_map(|r| r.efficiency).collect();
+    Some(Headline {
+        test,
+        bytes,
+        median: Stats::of(&vals)?.median,
+        cells: vals.len(),
+        efficiency: Stats::of(&effs).map(|s| s.median),
+        above_line_rate: effs.iter().filter(|&&e| e > PLAUSIBLE_EFFICIENCY).count(),
+        modeled: at.iter().any(|r| r.source == Source::Modeled),
+    })
 }
 
 #[cfg(test)]

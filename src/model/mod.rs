@@ -15,7 +15,8 @@ pub mod units;
 pub mod validate;
 
 pub use bandwidth::{
-    BandwidthResult, Endpoint, Method, Shape, Source, Status, TestId, fullest_size,
+    BandwidthResult, Endpoint, HEADLINE_BYTES, Headline, Method, PLAUSIBLE_EFFICIENCY, Shape,
+    Source, Status, TestId, fullest_size, headline, headline_size,
 };
 pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
 pub use fault::{Blame, Fault};

@@ -21,6 +21,9 @@ pub struct Figure {
     pub source: Option<Source>,
     /// How it was read, e.g. `median p2p_write_ce, 512 MiB` or `interpolated 512 MiB–2 GiB`.
     pub basis: String,
+    /// The GPU count the figure was read at, for figures that depend on it (scaling
+    /// efficiency, all-reduce busbw); `None` for per-link figures.
+    pub n_gpus: Option<usize>,
 }
 
 impl Figure {
@@ -29,6 +32,7 @@ impl Figure {
             value: None,
             source: None,
             basis: why.to_string(),
+            n_gpus: None,
         }
     }
 }
@@ -94,6 +98,7 @@ pub fn p2p_gbps(report: &Report) -> Figure {
                 r.dst,
                 crate::model::units::format_bytes(r.bytes)
             ),
+            n_gpus: None,
         },
         None => Figure::none("no P2P copy-engine result"),
     }
@@ -142,6 +147,7 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
             vals.len(),
             crate::model::units::format_bytes(bytes)
         ),
+        n_gpus: None,
     })
 }
 
@@ -152,6 +158,12 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
         return Figure::none("no collectives results");
     };
     for in_place in [false, true] {
+        let n_gpus = c
+            .results
+            .iter()
+            .filter(|r| r.op == CollectiveOp::AllReduce && r.algo == Algo::Nccl)
+            .map(|r| r.gpus.len())
+            .max();
         let mut pts: Vec<(u64, f64, Source)> = c
             .results
             .iter()
@@ -172,6 +184,7 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                 value: Some(p.1),
                 source: Some(p.2),
                 basis: "NCCL all_reduce at 1 GiB".into(),
+                n_gpus,
             };
         }
         let below = pts.iter().rev().find(|p| p.0 < ALL_REDUCE_BYTES);
@@ -192,6 +205,7 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                     crate::model::units::format_bytes(a.0),
                     crate::model::units::format_bytes(b.0)
                 ),
+                n_gpus,
             };
         }
     }
@@ -201,6 +215,27 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
 /// Scaling efficiency of `workload` in `mode` at the largest GPU count inside the box (a
 /// measured proxy row when there is one, else the model's row).
 pub fn efficiency(report: &Report, workload: &str, mode: Mode) -> Figure {
+    efficiency_at(report, workload, mode, None)
+}
+
+/// The GPU counts inside the box at which `report` has an efficiency of `workload` in `mode`.
+pub fn efficiency_counts(report: &Report, workload: &str, mode: Mode) -> Vec<usize> {
+    let mut ns: Vec<usize> = report
+        .scaling
+        .iter()
+        .flat_map(|s| s.run.rows.iter())
+        .filter(|r| r.workload == workload && r.mode == mode && !r.projected)
+        .filter(|r| r.efficiency.is_some())
+        .map(|r| r.n_gpus)
+        .collect();
+    ns.sort_unstable();
+    ns.dedup();
+    ns
+}
+
+/// Scaling efficiency of `workload` in `mode` at `n` GPUs (`None`: the largest count inside the
+/// box), a measured row preferred over the model's.
+pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usize>) -> Figure {
     let Some(s) = &report.scaling else {
         return Figure::none("no scaling results");
     };
@@ -211,7 +246,7 @@ pub fn efficiency(report: &Report, workload: &str, mode: Mode) -> Figure {
         .filter(|r| r.workload == workload && r.mode == mode && !r.projected)
         .filter(|r| r.efficiency.is_some())
         .collect();
-    let Some(n) = rows.iter().map(|r| r.n_gpus).max() else {
+    let Some(n) = n.or_else(|| rows.iter().map(|r| r.n_gpus).max()) else {
         return Figure::none("workload not in the report");
     };
     let at_n: Vec<_> = rows.iter().filter(|r| r.n_gpus == n).collect();
@@ -224,8 +259,9 @@ pub fn efficiency(report: &Report, workload: &str, mode: Mode) -> Figure {
             value: r.efficiency,
             source: Some(r.source.as_source()),
             basis: format!("{workload}, {mode} scaling, {n} GPUs"),
+            n_gpus: Some(n),
         },
-        None => Figure::none("workload not in the report"),
+        None => Figure::none(&format!("no {workload} {mode} row at {n} GPUs")),
     }
 }
 
@@ -253,21 +289,28 @@ pub fn compare(reports: &[&Report], workload: Option<&str>) -> Comparison {
         .map(str::to_string)
         .or_else(|| default_workload(reports));
     let mut rows = vec![
-        row("P2P GB/s", reports, p2p_gbps),
-        row("H2D GB/s", reports, h2d_gbps),
-        row(
+        row("P2P write CE GB/s (GPU → peer)", reports, p2p_gbps),
+        row("H2D GB/s (host → GPU, pinned)", reports, h2d_gbps),
+        with_n(row(
             "all-reduce busbw @1 GiB, GB/s",
             reports,
             all_reduce_busbw_1g,
-        ),
+        )),
     ];
     if let Some(w) = &workload {
         for mode in Mode::ALL {
-            rows.push(row(
-                &format!("{w} {mode} efficiency, largest n"),
+            // At the largest GPU count every report has, so that n matches; else each
+            // report's largest (and the label says the counts differ).
+            let common = reports
+                .iter()
+                .map(|r| efficiency_counts(r, w, mode))
+                .reduce(|a, b| a.into_iter().filter(|n| b.contains(n)).collect())
+                .and_then(|ns| ns.last().copied());
+            rows.push(with_n(row(
+                &format!("{w} {mode} efficiency"),
                 reports,
-                |r| efficiency(r, w, mode),
-            ));
+                |r| efficiency_at(r, w, mode, common),
+            )));
         }
     }
     Comparison {
@@ -300,6 +343,49 @@ pub fn numbered(names: impl IntoIterator<Item = String>) -> Vec<String> {
         }
     }
     out
+}
+
+/// `row` with the GPU counts of its figures in its name: `at n=8`, or `at n=2 / n=8` when
+/// they differ.
+fn with_n(mut row: Row) -> Row {
+    let mut ns: Vec<String> = Vec::new();
+    for f in &row.figures {
+        let n = f.n_gpus.map_or("?".to_string(), |n| format!("n={n}"));
+        if !ns.contains(&n) {
+            ns.push(n);
+        }
+    }
+    if row.figures.iter().any(|f| f.n_gpus.is_some()) {
+        let _ = write!(row.name, " at {}", ns.join(" / "));
+    }
+    row
+}
+
+impl Row {
+    /// True when the `i`-th figure and the first can be told apart as better or worse: both
+    /// measured, at the same GPU count. A modeled figure against a measured one, or figures at
+    /// different GPU counts, differ for reasons other than the machines.
+    pub fn like_for_like(&self, i: usize) -> bool {
+        let (Some(a), Some(b)) = (self.figures.first(), self.figures.get(i)) else {
+            return false;
+        };
+        a.source == Some(Source::Measured)
+            && b.source == Some(Source::Measured)
+            && a.n_gpus == b.n_gpus
+    }
+
+    /// Why this row's differences are not a verdict on the machines, if they are not.
+    pub fn caveat(&self) -> Option<&'static str> {
+        let sources: Vec<Source> = self.figures.iter().filter_map(|f| f.source).collect();
+        let known: Vec<&Figure> = self.figures.iter().filter(|f| f.value.is_some()).collect();
+        if sources.contains(&Source::Modeled) && sources.contains(&Source::Measured) {
+            Some("modeled vs measured — not a like-for-like comparison")
+        } else if known.windows(2).any(|w| w[0].n_gpus != w[1].n_gpus) {
+            Some("different GPU counts — not a like-for-like comparison")
+        } else {
+            None
+        }
+    }
 }
 
 fn row(name: &str, reports: &[&Report], f: impl Fn(&Report) -> Figure) -> Row {
@@ -413,6 +499,12 @@ pub fn to_table(c: &Comparison) -> String {
     {
         out.push_str("\n~ modeled (derived from line rates, not measured)\n");
     }
+    for r in &c.rows {
+        if let Some(why) = r.caveat() {
+            let name = crate::model::validate::one_line(&r.name, 80);
+            let _ = writeln!(out, "{name}: {why}");
+        }
+    }
     out
 }
 
@@ -502,5 +594,61 @@ mod tests {
             "{}",
             f.basis
         );
+    }
+
+    fn fig(v: f64, source: Source, n: Option<usize>) -> Figure {
+        Figure {
+            value: Some(v),
+            source: Some(source),
+            basis: String::new(),
+            n_gpus: n,
+        }
+    }
+
+    #[test]
+    fn modeled_against_measured_is_not_a_win_or_a_loss() {
+        let r = |a: Figure, b: Figure| Row {
+            name: "x".into(),
+            figures: vec![a, b],
+            diff_pct: vec![None, Some(50.0)],
+        };
+        let mixed = r(
+            fig(1.0, Source::Measured, Some(8)),
+            fig(1.5, Source::Modeled, Some(8)),
+        );
+        assert!(!mixed.like_for_like(1));
+        assert!(mixed.caveat().unwrap().contains("modeled vs measured"));
+        let other_n = r(
+            fig(1.0, Source::Measured, Some(2)),
+            fig(1.5, Source::Measured, Some(8)),
+        );
+        assert!(!other_n.like_for_like(1));
+        assert!(other_n.caveat().unwrap().contains("GPU counts"));
+        let like = r(
+            fig(1.0, Source::Measured, Some(8)),
+            fig(1.5, Source::Measured, Some(8)),
+        );
+        assert!(like.like_for_like(1));
+        assert_eq!(like.caveat(), None);
+        let table = to_table(&Comparison {
+            machines: vec!["a".into(), "b".into()],
+            workload: None,
+            rows: vec![mixed],
+        });
+        assert!(table.contains("x: modeled vs measured — not a like-for-like comparison"));
+    }
+
+    #[test]
+    fn n_dependent_rows_name_their_gpu_counts() {
+        let row = |ns: [Option<usize>; 2]| {
+            with_n(Row {
+                name: "w weak efficiency".into(),
+                figures: ns.iter().map(|&n| fig(0.9, Source::Measured, n)).collect(),
+                diff_pct: vec![None, Some(0.0)],
+            })
+            .name
+        };
+        assert_eq!(row([Some(8), Some(8)]), "w weak efficiency at n=8");
+        assert_eq!(row([Some(2), Some(8)]), "w weak efficiency at n=2 / n=8");
     }
 }

@@ -304,19 +304,11 @@ pub fn nvbandwidth_name(test: TestId) -> Option<&'static str> {
     })
 }
 
-/// The size a copy key figure is read at: 512 MiB (nvbandwidth's default buffer) when the test
-/// ran at it, else the size with the most cells.
+/// The size a copy key figure is read at: the Bandwidth view's headline size
+/// ([`crate::model::headline_size`]: 512 MiB, nvbandwidth's default, when the test ran at it,
+/// else the size with the most cells).
 fn key_size(results: &[BandwidthResult], test: TestId) -> Option<u64> {
-    const NVBANDWIDTH_BYTES: u64 = 512 << 20;
-    let ok = |r: &&BandwidthResult| r.test == test && r.status == Status::Ok;
-    if results
-        .iter()
-        .filter(ok)
-        .any(|r| r.bytes == NVBANDWIDTH_BYTES && r.median_gbps.is_some())
-    {
-        return Some(NVBANDWIDTH_BYTES);
-    }
-    crate::model::fullest_size(results.iter().filter(ok), test)
+    crate::model::headline_size(results, test)
 }
 
 /// A copy test's key figure: the first cell (lowest GPU indices) at [`key_size`], with the

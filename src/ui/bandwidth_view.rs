@@ -673,20 +673,34 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
     }
 }
 
-/// One line per test: median over cells, efficiency, wrong, not-ok count.
+/// One line per test, read at ONE size ([`crate::model::headline`]: 512 MiB, nvbandwidth's
+/// default, where the test ran at it, else the size with the most cells): the median over the
+/// cells there and their efficiency; wrong elements and rows not ok over every size.
 fn summary_table(ui: &mut Ui, results: &[BandwidthResult], document: bool) {
     ui.add_space(8.0);
     super::plots::section(ui, "Summary per test", document, |ui| {
+        ui.label(
+            RichText::new(
+                "Each test at one size: 512 MiB (nvbandwidth's default) where it ran there, \
+                 else the size with the most cells, marked. % of line rate: of the links the \
+                 figure crosses — one link for pairs (×2 bidirectional), the GPU's PCIe for \
+                 host tests (per GPU), the centre GPU's links together for all_to_one, \
+                 one_to_all and all_pairs (totals).",
+            )
+            .size(11.5)
+            .weak(),
+        );
         egui::Grid::new("bw-summary")
             .striped(true)
-            .num_columns(6)
+            .num_columns(7)
             .show(ui, |ui| {
                 for h in [
                     "test",
+                    "size",
                     "median",
                     "cells",
                     "% of line rate",
-                    "wrong",
+                    "wrong (all sizes)",
                     "not ok",
                 ] {
                     ui.label(RichText::new(h).strong());
@@ -698,38 +712,62 @@ fn summary_table(ui: &mut Ui, results: &[BandwidthResult], document: bool) {
                 for t in tests {
                     let rows: Vec<&BandwidthResult> =
                         results.iter().filter(|r| r.test == t).collect();
-                    let ok: Vec<&&BandwidthResult> =
-                        rows.iter().filter(|r| r.status == Status::Ok).collect();
-                    let vals: Vec<f64> = ok
-                        .iter()
-                        .filter_map(|r| {
-                            if t.is_latency() {
-                                r.latency_ns
-                            } else {
-                                r.median_gbps
-                            }
-                        })
-                        .collect();
-                    let effs: Vec<f64> = ok.iter().filter_map(|r| r.efficiency).collect();
-                    let modeled = rows.iter().any(|r| r.source == Source::Modeled);
+                    let not_ok = rows.iter().filter(|r| r.status != Status::Ok).count();
+                    let head = crate::model::headline(results, t);
                     ui.label(RichText::new(t.id()).monospace());
+                    match &head {
+                        Some(h) if h.at_default_size() => {
+                            ui.label(crate::model::units::format_bytes(h.bytes))
+                        }
+                        Some(h) => ui
+                            .label(format!(
+                                "{} (no 512 MiB)",
+                                crate::model::units::format_bytes(h.bytes)
+                            ))
+                            .on_hover_text(
+                                "the test did not run at 512 MiB: read at the size with the \
+                                 most cells (the largest on a tie)",
+                            ),
+                        None => ui.label("—"),
+                    };
                     let unit = if t.is_latency() { "ns" } else { "GB/s" };
-                    let med = crate::model::Stats::of(&vals)
-                        .map_or("—".to_string(), |s| format!("{:.1} {unit}", s.median));
-                    ui.label(if modeled {
+                    let med = head
+                        .as_ref()
+                        .map_or("—".to_string(), |h| format!("{:.1} {unit}", h.median));
+                    ui.label(if head.as_ref().is_some_and(|h| h.modeled) {
                         RichText::new(format!("{med} (modeled)")).italics()
                     } else {
                         RichText::new(med)
                     });
-                    ui.label(vals.len().to_string());
                     ui.label(
-                        crate::model::Stats::of(&effs)
-                            .map_or("—".to_string(), |s| format!("{:.0}%", s.median * 100.0)),
+                        head.as_ref()
+                            .map_or("0".to_string(), |h| h.cells.to_string()),
                     );
+                    match head.as_ref().and_then(|h| Some((h, h.efficiency?))) {
+                        Some((h, e)) if h.above_line_rate > 0 => {
+                            ui.label(
+                                RichText::new(format!("{:.0}% — above line rate", e * 100.0))
+                                    .color(palette::VERDICT_WARN),
+                            )
+                            .on_hover_text(format!(
+                                "{} of {} cell(s) above {:.0}% of the line rate, which a \
+                                 correct measurement cannot exceed: distrust this figure",
+                                h.above_line_rate,
+                                h.cells,
+                                crate::model::PLAUSIBLE_EFFICIENCY * 100.0
+                            ));
+                        }
+                        Some((_, e)) => {
+                            ui.label(format!("{:.0}%", e * 100.0));
+                        }
+                        None => {
+                            ui.label("—");
+                        }
+                    }
                     let wrong: Option<u64> =
                         rows.iter().filter_map(|r| r.wrong).reduce(|a, b| a + b);
                     ui.label(wrong.map_or("—".to_string(), |w| w.to_string()));
-                    ui.label((rows.len() - ok.len()).to_string());
+                    ui.label(not_ok.to_string());
                     ui.end_row();
                 }
             });

@@ -112,12 +112,18 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
                     ));
                     if i > 0 {
                         let d = row.diff_pct[i];
+                        // Green/red only between like figures: two measured, at one GPU count.
                         let color = match d {
+                            _ if !row.like_for_like(i) => palette::UNKNOWN,
                             Some(d) if d > 2.0 => palette::P2P_OK,
                             Some(d) if d < -2.0 => palette::P2P_REFUSED,
                             _ => ui.visuals().text_color(),
                         };
-                        ui.label(RichText::new(format_diff(d)).monospace().color(color));
+                        let label =
+                            ui.label(RichText::new(format_diff(d)).monospace().color(color));
+                        if let Some(why) = row.caveat() {
+                            label.on_hover_text(why);
+                        }
                     }
                 }
                 ui.end_row();
@@ -132,6 +138,15 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
                 .size(11.5)
                 .weak(),
         );
+    }
+    for row in &c.rows {
+        if let Some(why) = row.caveat() {
+            ui.label(
+                RichText::new(format!("{}: {why}", row.name))
+                    .size(11.5)
+                    .weak(),
+            );
+        }
     }
 }
 
