@@ -88,6 +88,28 @@ fn links_csv_golden_dgx_h100() {
     );
 }
 
+/// The source line names the machine and how it is known, never as live: a catalog entry is
+/// "not measured", an import is "imported nvidia-smi text".
+#[test]
+fn source_line_says_catalog_or_imported_never_live() {
+    let out = stdout_of(&["topo", "--catalog", "dgx-h100"]);
+    assert!(
+        out.contains("Source: NVIDIA DGX H100 (catalog entry, not measured)"),
+        "{out}"
+    );
+    let path = data("dgx-a100-topo-m.txt");
+    let out = stdout_of(&["topo", "--import", path.to_str().unwrap()]);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("Source: "))
+        .expect("a source line");
+    assert!(line.contains("(imported nvidia-smi text)"), "{line}");
+    for out in [&out, &stdout_of(&["topo", "--catalog", "dgx-h100"])] {
+        assert!(!out.contains("live"), "{out}");
+        assert!(!out.contains("measured here"), "{out}");
+    }
+}
+
 #[test]
 fn gpus_csv_golden_l40s() {
     check_golden(

@@ -135,3 +135,72 @@ fn a_report_is_modeled_not_measured_here() {
     // The example's measured results fill the view (its summary lists the tests it ran).
     assert!(harness.query_all_by_label("p2p_write_ce").next().is_some());
 }
+
+/// "Model this machine" on a measured report overlays the model beside the measured figures:
+/// every measured row stays, the modeled run is kept apart (and says where its efficiencies
+/// come from), and clearing the overlay leaves the measured rows as they were.
+#[test]
+fn modeling_a_report_keeps_its_measured_rows_and_adds_an_overlay() {
+    if scalescope::report::bundled::reports().is_empty() {
+        return;
+    }
+    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 4000.0))
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    harness.get_by_label("Bandwidth").click();
+    harness.run();
+    let i = match harness.state().selected() {
+        scalescope::ui::SourceKey::Report(i) => *i,
+        other => panic!("opens on {other:?}, not the example"),
+    };
+    let view = |h: &Harness<'_, App>| {
+        h.state().reports()[i]
+            .bandwidth()
+            .expect("the example has bandwidth results")
+            .data()
+            .expect("measured rows")
+            .results
+            .clone()
+    };
+    let before = view(&harness);
+    assert!(before.iter().any(|r| r.source == Source::Measured));
+    harness.get_by_label("▶ Model this machine").click();
+    for _ in 0..500 {
+        harness.step();
+        let v = harness.state().reports()[i].bandwidth().unwrap();
+        if v.overlay().is_some() && !v.running() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    harness.run();
+    let after = view(&harness);
+    assert_eq!(before.len(), after.len());
+    assert_eq!(before, after, "the measured rows are untouched");
+    let overlay = harness.state().reports()[i]
+        .bandwidth()
+        .unwrap()
+        .overlay()
+        .expect("the modeled overlay")
+        .results
+        .clone();
+    assert!(!overlay.is_empty());
+    assert!(overlay.iter().all(|r| r.source == Source::Modeled));
+    assert!(
+        harness
+            .query_all_by_label_contains("MODELED OVERLAY")
+            .next()
+            .is_some()
+    );
+    harness.get_by_label("Clear overlay").click();
+    harness.run();
+    assert!(
+        harness.state().reports()[i]
+            .bandwidth()
+            .unwrap()
+            .overlay()
+            .is_none()
+    );
+    assert_eq!(view(&harness), before);
+}

@@ -43,7 +43,7 @@ fn harness(app: App, size: Vec2, render: bool) -> Harness<'static, App> {
 
 /// Shows `view` of the `report`-th opened report.
 fn show(h: &mut Harness<'static, App>, report: usize, view: View) {
-    let title = h.state().reports()[report].report.title();
+    let title = scalescope::ui::report_view::list_name(&h.state().reports()[report].report);
     // The Sources panel's entry (Compare also names the machines).
     h.get_all_by_label(&title)
         .next()

@@ -139,6 +139,42 @@ fn no_driver_opens_on_the_example_or_dgx_h100_with_banner() {
     }
 }
 
+/// The bundled example says what it is: an example measured elsewhere, named by its machine
+/// ("2× H200 SXM"), never with a live or "measured here" badge.
+#[test]
+fn the_bundled_example_is_not_live_and_is_named_by_its_machine() {
+    if scalescope::report::bundled::reports().is_empty() {
+        return;
+    }
+    let mut harness = app_harness(App::new_with(Err(NO_DRIVER.into()), Startup::default()));
+    // The two-GPU example.
+    let i = harness
+        .state()
+        .reports()
+        .iter()
+        .position(|e| e.example && e.report.topology.gpus.len() == 2)
+        .expect("the 2-GPU example");
+    harness.state_mut().apply(
+        &egui::Context::default(),
+        scalescope::ui::Action::Select(SourceKey::Report(i)),
+    );
+    harness.run();
+    assert!(harness.query_by_label("LIVE").is_none());
+    assert!(harness.query_by_label("MEASURED HERE").is_none());
+    assert!(harness.query_all_by_label("EXAMPLE").count() >= 2);
+    assert!(
+        harness
+            .query_all_by_label_contains("2× H200 SXM · vm")
+            .next()
+            .is_some()
+    );
+    assert!(
+        harness
+            .query_by_label_contains("example (measured on 2× H200 SXM")
+            .is_some()
+    );
+}
+
 #[test]
 fn banner_can_be_dismissed() {
     let mut harness = app_harness(App::new_with(Err(NO_DRIVER.into()), Startup::default()));

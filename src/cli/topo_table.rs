@@ -30,7 +30,8 @@ pub fn render(topo: &Topology) -> String {
     out
 }
 
-/// `live: host (driver 580.159.04, CUDA 13.0) at 2026-…`, or the catalog/import label.
+/// `host (measured live) (driver 580.159.04, CUDA 13.0) at 2026-…`, or the catalog/import
+/// label.
 pub fn describe_source(topo: &Topology) -> String {
     use crate::model::TopologySource;
     let mut s = topo.source.label();
@@ -50,9 +51,6 @@ pub fn describe_source(topo: &Topology) -> String {
         if !parts.is_empty() {
             let _ = write!(s, " ({})", parts.join(", "));
         }
-    }
-    if matches!(topo.source, TopologySource::Catalog { .. }) {
-        s.push_str(" — documented figures, not a measurement");
     }
     if let Some(t) = &topo.captured_at {
         let _ = write!(s, " at {t}");

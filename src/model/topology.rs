@@ -69,14 +69,22 @@ impl TopologySource {
         }
     }
 
-    /// One line naming the source, e.g. `catalog: NVIDIA DGX H100`.
+    /// One line naming the machine and how it is known, for people to read: `vm (measured
+    /// live)`, `NVIDIA DGX H100 (catalog entry, not measured)`, `topo.txt (imported nvidia-smi
+    /// text)`. A topology travels in reports and over ssh, so the label names the host it was
+    /// read on and never says "here": whether that is this machine is for the caller to say
+    /// (the app's "measured here" badge). (Machine-read values use [`Self::kind`], which does
+    /// not change.)
     pub fn label(&self) -> String {
         match self {
-            Self::Live { hostname, .. } => {
-                format!("live: {}", hostname.as_deref().unwrap_or("this machine"))
+            Self::Live { hostname, .. } => format!(
+                "{} (measured live)",
+                hostname.as_deref().unwrap_or("this machine")
+            ),
+            Self::Imported { paths } => {
+                format!("{} (imported nvidia-smi text)", paths.join(", "))
             }
-            Self::Imported { paths } => format!("imported: {}", paths.join(", ")),
-            Self::Catalog { name, .. } => format!("catalog: {name}"),
+            Self::Catalog { name, .. } => format!("{name} (catalog entry, not measured)"),
         }
     }
 }

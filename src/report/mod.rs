@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::Warning;
 use crate::health::HealthReport;
-use crate::model::{BandwidthResult, CollectiveResult, Source, Topology, TopologySource};
+use crate::model::{BandwidthResult, CollectiveResult, Source, Topology};
 use crate::scaling::run::ScalingRun;
 
 /// The `kind` field every report carries, so that other JSON is told apart from a report.
@@ -186,17 +186,18 @@ impl Report {
         }
     }
 
-    /// The report's name wherever reports are listed or named: machine label, GPUs and date,
-    /// e.g. `vm · 8× NVIDIA H200 · 2026-11-22`, so that two runs on one host (same label) on
-    /// different GPUs stay apart. A catalog machine's label already names its GPUs and stands
-    /// alone: `NVIDIA DGX H100 · 2026-11-22`.
+    /// The report's name wherever reports are listed or named: the machine by what it is, the
+    /// host second, and the date, e.g. `8× H200 SXM · vm · 2026-11-22`, so that two runs on one
+    /// host on different GPUs stay apart. A catalog machine is named by its entry:
+    /// `NVIDIA DGX H100 · 2026-11-22`.
     pub fn name(&self) -> String {
-        let mut parts = vec![self.machine.label.clone()];
-        if !matches!(self.topology.source, TopologySource::Catalog { .. }) {
-            parts.extend(self.gpu_summary());
-        }
-        parts.push(self.date().to_string());
-        parts.join(" · ")
+        let machine = match &self.topology.source {
+            crate::model::TopologySource::Catalog { .. } if !self.machine.label.is_empty() => {
+                self.machine.label.clone()
+            }
+            _ => summary::machine_title(self),
+        };
+        format!("{machine} · {}", self.date())
     }
 
     /// [`Report::name`] with `(modeled)` when any figure is: what lists and comparisons show.
@@ -428,17 +429,18 @@ mod tests {
     #[test]
     fn names_count_gpus_by_name() {
         let mut r = sample();
-        r.topology.source = TopologySource::Live {
+        r.topology.source = crate::model::TopologySource::Live {
             hostname: Some("vm".into()),
             driver_version: None,
             nvml_version: None,
             cuda_driver_version: None,
         };
         r.machine.label = "vm".into();
-        // No GPU names in the machine info: the topology's GPU count stands in.
-        assert_eq!(r.name(), "vm · 8 GPUs · 2026-11-22");
+        // Named by what the machine is, the host second: no GPU names in the machine info, so
+        // the topology's GPU names stand in.
+        assert_eq!(r.name(), "8× H100 80GB HBM3 SXM · vm · 2026-11-22");
         r.machine.gpu_names = vec!["NVIDIA H200".into(); 8];
-        assert_eq!(r.name(), "vm · 8× NVIDIA H200 · 2026-11-22");
+        assert_eq!(r.name(), "8× H200 SXM · vm · 2026-11-22");
         r.machine.gpu_names = vec!["A".into(), "B".into(), "A".into()];
         assert_eq!(r.gpu_summary().as_deref(), Some("2× A, 1× B"));
     }

@@ -148,6 +148,40 @@ pub fn machine_name(r: &Report) -> String {
         .join(", ")
 }
 
+/// The machine by what it is, its host name second: `2× H200 SXM · vm`; the catalog name
+/// for a catalog machine (`NVIDIA DGX H100`).
+pub fn machine_title(r: &Report) -> String {
+    let host = match &r.topology.source {
+        TopologySource::Catalog { name, .. } => return name.clone(),
+        TopologySource::Live { hostname, .. } => hostname.clone().or(r.machine.hostname.clone()),
+        TopologySource::Imported { .. } => Some(r.topology.title()),
+    };
+    match host {
+        Some(h) if !h.is_empty() => format!("{} · {h}", machine_name(r)),
+        _ => machine_name(r),
+    }
+}
+
+/// Where a report's modeled figures take their efficiencies from, in words:
+/// `efficiencies from nvbandwidth on H200 NVLink`, every distinct source of its bandwidth rows.
+pub fn efficiencies_from(r: &Report) -> String {
+    let mut from: Vec<String> = r
+        .bandwidth
+        .iter()
+        .flat_map(|b| &b.results)
+        .filter(|x| x.source == Source::Modeled)
+        .filter_map(|x| x.reason.as_deref().and_then(efficiency_source))
+        .map(|s| s.split(" (").next().unwrap_or(&s).to_string())
+        .collect();
+    from.sort();
+    from.dedup();
+    if from.is_empty() {
+        "line rates × typical efficiencies".to_string()
+    } else {
+        format!("efficiencies from {}", from.join(", "))
+    }
+}
+
 /// How the GPUs are connected, in one phrase: `NV18 between every pair`, `PCIe (PIX, SYS)`,
 /// `NV4 and SYS`; `None` with fewer than two GPUs or nothing known.
 pub fn interconnect(r: &Report) -> Option<String> {
@@ -282,6 +316,20 @@ pub fn result_provenance(source: Source, reason: Option<&str>) -> Provenance {
                 .unwrap_or_default(),
         ),
     }
+}
+
+/// Where a modeled figure's efficiency came from, out of its `reason`:
+/// `modeled: 88% of 63.0 GB/s (pinned-copy efficiency, nvbandwidth on H200)` →
+/// `nvbandwidth on H200 (pinned-copy efficiency)`; an assumption without a source
+/// (`assumed efficiency of P2P over PCIe switches`) is returned as it is. `None` when the
+/// reason has no parenthesised note.
+pub fn efficiency_source(reason: &str) -> Option<String> {
+    let open = reason.rfind('(')?;
+    let note = reason[open + 1..].strip_suffix(')')?.trim();
+    Some(match note.rsplit_once(", ") {
+        Some((what, from)) => format!("{from} ({what})"),
+        None => note.to_string(),
+    })
 }
 
 /// nvbandwidth's name for the tests it defines, the anchors of the copy figures.
@@ -585,5 +633,24 @@ mod tests {
         let lines = warnings_lines(&r, 4);
         assert!(lines.len() <= 4);
         assert!(lines.iter().any(|l| l.contains("the worst")), "{lines:?}");
+    }
+
+    #[test]
+    fn efficiency_source_names_where_the_efficiency_was_measured() {
+        assert_eq!(
+            super::efficiency_source(
+                "modeled: 88% of 63.0 GB/s (pinned-copy efficiency, nvbandwidth on H200)"
+            )
+            .as_deref(),
+            Some("nvbandwidth on H200 (pinned-copy efficiency)")
+        );
+        assert_eq!(
+            super::efficiency_source(
+                "modeled: 70% of 52.0 GB/s (assumed efficiency of P2P over PCIe switches)"
+            )
+            .as_deref(),
+            Some("assumed efficiency of P2P over PCIe switches")
+        );
+        assert_eq!(super::efficiency_source("modeled: link unknown"), None);
     }
 }

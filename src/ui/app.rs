@@ -283,6 +283,10 @@ impl ReportEntry {
             example,
         }
     }
+    /// The Bandwidth view of this report, when it has bandwidth results.
+    pub fn bandwidth(&self) -> Option<&BandwidthView> {
+        self.bandwidth.as_ref()
+    }
 }
 
 /// What a Save button saves.
@@ -1317,7 +1321,19 @@ impl App {
     /// The top bar: the File and View menus, the view tabs, and on the right where the data
     /// comes from and the theme switch.
     fn top_bar(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
-        let source = self.current_topology().map(|t| t.source.label());
+        // What is shown and how it is known: a report says which (an example measured
+        // elsewhere, or a report file), never this machine's live label.
+        let source = match (self.current_report(), self.selected.clone()) {
+            (Some(r), SourceKey::Report(i)) => {
+                let example = self.reports.get(i).is_some_and(|e| e.example);
+                Some(format!(
+                    "{} ({})",
+                    report_view::list_name(r),
+                    if example { "example" } else { "report file" }
+                ))
+            }
+            _ => self.current_topology().map(|t| t.source.label()),
+        };
         let fit = egui::Panel::top("top-bar")
             .show(ui, |ui| {
                 let available = ui.max_rect();
@@ -1653,12 +1669,27 @@ impl App {
                     }
                     for (i, e) in self.reports.iter().enumerate() {
                         let selected = self.selected == SourceKey::Report(i);
-                        let kind = if e.example { "example" } else { "report" };
+                        let origin = report_view::origin(&e.report, e.example);
                         ui.horizontal(|ui| {
-                            topology_view::badge(ui, kind, palette::source_badge("live"));
+                            topology_view::badge(
+                                ui,
+                                origin.badge,
+                                palette::source_badge(origin.badge),
+                            )
+                            .on_hover_text(&origin.text);
                             let r = ui
-                                .add(egui::Button::selectable(selected, e.report.title()).wrap())
-                                .on_hover_text(report_view::provenance(&e.report));
+                                .add(
+                                    egui::Button::selectable(
+                                        selected,
+                                        report_view::list_name(&e.report),
+                                    )
+                                    .wrap(),
+                                )
+                                .on_hover_text(format!(
+                                    "{}\n{}",
+                                    origin.text,
+                                    report_view::provenance(&e.report)
+                                ));
                             if r.clicked() {
                                 actions.push(Action::Select(SourceKey::Report(i)));
                             }
@@ -1829,7 +1860,7 @@ impl App {
                 let selected = self.selected == SourceKey::Live;
                 ui.horizontal(|ui| {
                     let r = ui.add(egui::Button::selectable(selected, "This machine"));
-                    topology_view::badge(ui, "live", palette::source_badge("live"));
+                    topology_view::badge(ui, "measured here", palette::source_badge("live"));
                     if r.on_hover_text(t.source.label()).clicked() {
                         actions.push(Action::Select(SourceKey::Live));
                     }
@@ -1935,6 +1966,18 @@ impl App {
             Some(t) => {
                 // A report's health check shows as a panel on its topology.
                 let health = self.current_report().and_then(|r| r.health.clone());
+                // A report's topology wears the report's provenance, never this machine's.
+                let shown_as = match self.selected {
+                    SourceKey::Report(i) => self.reports.get(i).map(|e| {
+                        let o = report_view::origin(&e.report, e.example);
+                        topology_view::ShownAs {
+                            badge: o.badge,
+                            name: crate::report::summary::machine_title(&e.report),
+                            text: o.text,
+                        }
+                    }),
+                    _ => None,
+                };
                 // The view lays out to the visible width (the scroll area's inner width, less
                 // its bars); only content wider than that scrolls. Its own id: every tab keeps
                 // its own scroll offset.
@@ -1942,7 +1985,7 @@ impl App {
                     .id_salt("topology-view")
                     .auto_shrink([false, false])
                     .show(ui, |ui| {
-                        topology_view::show_with_health(ui, &t, health.as_ref());
+                        topology_view::show_as(ui, &t, health.as_ref(), shown_as.as_ref());
                     });
             }
             None => {

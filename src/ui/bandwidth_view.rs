@@ -47,6 +47,11 @@ pub struct BandwidthView {
     shown_bytes: Option<u64>,
     /// Drawn as a document (report PNGs): no run controls or other widgets.
     document: bool,
+    /// Measured results kept while "Model this machine" runs on them: the model's figures go
+    /// to `overlay`, beside these, never in their place.
+    measured: Option<BandwidthRunData>,
+    /// The modeled run drawn beside the measured results, until cleared.
+    overlay: Option<BandwidthRunData>,
 }
 
 impl Default for BandwidthView {
@@ -60,6 +65,8 @@ impl Default for BandwidthView {
             shown_test: None,
             shown_bytes: None,
             document: false,
+            measured: None,
+            overlay: None,
         }
     }
 }
@@ -89,6 +96,17 @@ impl BandwidthView {
         self.run.data.as_ref()
     }
 
+    /// The modeled run shown beside measured results ("Model this machine" on a measured
+    /// report), if any.
+    pub fn overlay(&self) -> Option<&BandwidthRunData> {
+        self.overlay.as_ref()
+    }
+
+    /// Drops the modeled overlay (the measured results stay).
+    pub fn clear_overlay(&mut self) {
+        self.overlay = None;
+    }
+
     /// Sets the sizes field as if typed (for tests and scripted use).
     pub fn set_sizes(&mut self, sizes: &str) {
         self.sizes = sizes.to_string();
@@ -108,6 +126,12 @@ impl BandwidthView {
     pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
         self.run.sync_topology(topology);
         self.run.poll();
+        if self.run.data.is_none() && !self.running() {
+            // Another machine: nothing measured to keep, no overlay to draw.
+            self.measured = None;
+            self.overlay = None;
+        }
+        self.keep_measured();
         let measured = self.run.measures(topology);
         // Its own id: every tab keeps its own scroll offset.
         egui::ScrollArea::both()
@@ -229,8 +253,15 @@ impl BandwidthView {
             }
             if measured {
                 ui.label(RichText::new("measured on the GPUs, every copy verified").weak());
+            } else if self.run.data.as_ref().is_some_and(has_measured) {
+                // The badge describes what is shown: measured figures, which a model run
+                // overlays rather than replaces.
+                ui.label(
+                    RichText::new("shows measured figures; modeling adds its figures beside them")
+                        .weak(),
+                );
             } else {
-                super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
+                super::topology_view::badge(ui, "modeled", palette::source_badge("modeled"));
                 ui.label(
                     RichText::new(
                         "figures derived from line rates × typical efficiencies, not measured",
@@ -263,8 +294,16 @@ impl BandwidthView {
             ..Default::default()
         };
         let topo = topology.clone();
-        self.shown_test = None;
-        self.shown_bytes = None;
+        // Modeling a machine whose measured results are shown keeps them: the model's figures
+        // become an overlay (see `keep_measured`), and the test and size shown stay.
+        if !measured && self.run.data.as_ref().is_some_and(has_measured) {
+            self.measured = self.run.data.clone();
+            self.overlay = None;
+        } else {
+            self.measured = None;
+            self.shown_test = None;
+            self.shown_bytes = None;
+        }
         let job = crate::job::Job::Bandwidth {
             target: self.run.target(&topo, measured),
             options: opts,
@@ -278,6 +317,20 @@ impl BandwidthView {
             job,
             run_data,
         ));
+    }
+
+    /// While measured results are kept, moves what the modeled job delivered into the overlay
+    /// and puts the measured results back on screen.
+    fn keep_measured(&mut self) {
+        let Some(measured) = &self.measured else {
+            return;
+        };
+        if let Some(modeled) = self.run.data.take_if(|d| !has_measured(d)) {
+            self.overlay = Some(modeled);
+        }
+        if self.run.data.is_none() {
+            self.run.data = Some(measured.clone());
+        }
     }
 
     /// The drop-downs choosing the test and size shown.
@@ -360,6 +413,7 @@ impl BandwidthView {
             .filter(|r| r.test == test && r.bytes == bytes)
             .collect();
         ui.add_space(4.0);
+        modeled_note(ui, &rows);
         let unit = if test.is_latency() {
             "ns per access"
         } else {
@@ -391,6 +445,9 @@ impl BandwidthView {
             ui.add_space(6.0);
             draw_pct(ui);
         }
+        if let Some(o) = self.overlay.clone() {
+            self.overlay_ui(ui, topology, &o, test, bytes);
+        }
         if sizes.len() > 1 {
             size_plot(ui, &data.results, test);
         }
@@ -416,6 +473,76 @@ impl BandwidthView {
             }
         }
     }
+}
+
+impl BandwidthView {
+    /// The modeled overlay beside the measured heatmap: the same test and size, labeled with
+    /// where its efficiencies come from, and a button that clears it.
+    fn overlay_ui(
+        &mut self,
+        ui: &mut Ui,
+        topology: &Topology,
+        overlay: &BandwidthRunData,
+        test: TestId,
+        bytes: u64,
+    ) {
+        ui.add_space(8.0);
+        ui.horizontal_wrapped(|ui| {
+            super::topology_view::badge(ui, "modeled overlay", palette::source_badge("modeled"));
+            ui.label(
+                RichText::new(format!(
+                    "{test}, {} — beside the measured figures above",
+                    format_bytes(bytes)
+                ))
+                .strong(),
+            );
+            if !self.document && ui.button("Clear overlay").clicked() {
+                self.overlay = None;
+            }
+        });
+        let rows: Vec<&BandwidthResult> = overlay
+            .results
+            .iter()
+            .filter(|r| r.test == test && r.bytes == bytes)
+            .collect();
+        if rows.is_empty() {
+            ui.label(
+                RichText::new("The modeled run has no figures for this test and size.").weak(),
+            );
+            return;
+        }
+        modeled_note(ui, &rows);
+        ui.push_id("bw-overlay", |ui| heatmap(ui, &rows, topology, false));
+    }
+}
+
+/// True when any result was measured (not modeled).
+fn has_measured(d: &BandwidthRunData) -> bool {
+    d.results.iter().any(|r| r.source == Source::Measured)
+}
+
+/// Above modeled figures: `modeled — efficiencies from nvbandwidth on H200 (CE read
+/// efficiency)`, every distinct source of the figures shown; nothing for measured ones.
+fn modeled_note(ui: &mut Ui, rows: &[&BandwidthResult]) {
+    let mut sources: Vec<String> = rows
+        .iter()
+        .filter(|r| r.source == Source::Modeled && r.status == Status::Ok)
+        .filter_map(|r| r.reason.as_deref())
+        .filter_map(crate::report::summary::efficiency_source)
+        .collect();
+    sources.sort();
+    sources.dedup();
+    if sources.is_empty() {
+        return;
+    }
+    ui.label(
+        RichText::new(format!(
+            "modeled — efficiencies from {}",
+            sources.join("; ")
+        ))
+        .italics()
+        .color(palette::source_badge("modeled")),
+    );
 }
 
 /// Runs a plan on the worker thread, reporting after every case.

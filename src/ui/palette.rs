@@ -135,11 +135,16 @@ pub fn text_on(fill: Color32) -> Color32 {
     }
 }
 
-/// The badge color for a source kind (`live`, `imported`, `catalog`).
+/// The badge color for a provenance: green only for `measured here` (`live`: this machine, or
+/// a server measured through its connection); blue for a report file or imported text; slate
+/// for a bundled example; violet for projected; amber for everything modeled (`modeled`,
+/// `catalog`) and anything unknown, so that nothing modeled ever looks live.
 pub fn source_badge(kind: &str) -> Color32 {
     match kind {
-        "live" => Color32::from_rgb(0x2e, 0x9a, 0x4b),
-        "imported" => Color32::from_rgb(0x3a, 0x7b, 0xc8),
+        "live" | "measured here" | "server" => Color32::from_rgb(0x2e, 0x9a, 0x4b),
+        "imported" | "report file" => Color32::from_rgb(0x3a, 0x7b, 0xc8),
+        "example" => Color32::from_rgb(0x5f, 0x6b, 0x7a),
+        "projected" => Color32::from_rgb(0x6d, 0x3f, 0xc0),
         _ => Color32::from_rgb(0xb0, 0x7a, 0x1c),
     }
 }

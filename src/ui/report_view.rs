@@ -70,6 +70,58 @@ pub fn provenance(r: &Report) -> String {
     .join("  ·  ")
 }
 
+/// What an opened report shows, in the app's provenance vocabulary: a short badge (`example`,
+/// `report file`, `modeled`) and the words behind it (`example (measured on 2× H200 SXM · vm,
+/// 2026-11-22)`). Nothing in a report is "measured here": only this machine's own runs are.
+pub struct Origin {
+    /// The badge's text; also the key of its color ([`palette::source_badge`]).
+    pub badge: &'static str,
+    /// The badge's meaning, for hover text and headers.
+    pub text: String,
+}
+
+/// The [`Origin`] of `r`; `example` for the reports bundled with scalescope.
+pub fn origin(r: &Report, example: bool) -> Origin {
+    let machine = report_summary::machine_title(r);
+    let modeled = [
+        r.bandwidth.as_ref().map(|b| b.source),
+        r.collectives.as_ref().map(|c| c.source),
+    ]
+    .contains(&Some(Source::Modeled));
+    let what = if modeled {
+        format!("modeled ({})", report_summary::efficiencies_from(r))
+    } else {
+        format!("measured on {machine}, {}", r.date())
+    };
+    if example {
+        Origin {
+            badge: "example",
+            text: format!("example ({what})"),
+        }
+    } else if modeled {
+        Origin {
+            badge: "modeled",
+            text: format!("{what} · {machine}"),
+        }
+    } else {
+        Origin {
+            badge: "report file",
+            text: format!("report file ({what})"),
+        }
+    }
+}
+
+/// The name of a report in the Sources list: `2× H200 SXM · vm · 2026-11-22`, with
+/// `(modeled)` when any figure is.
+pub fn list_name(r: &Report) -> String {
+    let name = format!("{} · {}", report_summary::machine_title(r), r.date());
+    if r.has_modeled() {
+        format!("{name} (modeled)")
+    } else {
+        name
+    }
+}
+
 /// The facts line: GPUs, driver, CUDA, NCCL.
 pub fn facts(r: &Report) -> String {
     let m = &r.machine;

@@ -24,7 +24,38 @@ pub fn show_with_health(
     topology: &Topology,
     health: Option<&crate::health::HealthReport>,
 ) {
-    header(ui, topology);
+    show_as(ui, topology, health, None);
+}
+
+/// How the header names a topology that is not shown for its own sake (a report's): the
+/// report's badge and machine name instead of the topology source's.
+pub struct ShownAs {
+    /// The badge (`example`, `report file`, `modeled`), also its color's key.
+    pub badge: &'static str,
+    /// The machine's name, e.g. `2× H200 SXM · vm`.
+    pub name: String,
+    /// The badge's meaning, shown under the name.
+    pub text: String,
+}
+
+/// [`show_with_health`], with the header naming the topology as `shown_as` says.
+pub fn show_as(
+    ui: &mut Ui,
+    topology: &Topology,
+    health: Option<&crate::health::HealthReport>,
+    shown_as: Option<&ShownAs>,
+) {
+    match shown_as {
+        Some(s) => {
+            ui.horizontal(|ui| {
+                badge(ui, s.badge, palette::source_badge(s.badge));
+                ui.label(RichText::new(&s.name).size(22.0).strong());
+            });
+            ui.label(RichText::new(&s.text).weak());
+            facts(ui, topology);
+        }
+        None => header(ui, topology),
+    }
     ui.add_space(10.0);
     if let Some(h) = health {
         section(ui, "Health (scalescope check)");
@@ -87,9 +118,13 @@ fn section(ui: &mut Ui, title: &str) {
 // ---------------------------------------------------------------------------------------------
 // Header
 
-/// A small colored pill saying `live`, `imported` or `catalog`.
+/// A small colored pill saying `measured here` (this machine), `imported` or `catalog`.
 pub fn source_badge(ui: &mut Ui, source: &TopologySource) -> egui::Response {
-    badge(ui, source.kind(), palette::source_badge(source.kind()))
+    let text = match source {
+        TopologySource::Live { .. } => "measured here",
+        other => other.kind(),
+    };
+    badge(ui, text, palette::source_badge(source.kind()))
 }
 
 /// A small colored pill with `text`.
@@ -115,6 +150,11 @@ pub fn header(ui: &mut Ui, topology: &Topology) {
         source_badge(ui, &topology.source);
         ui.label(RichText::new(title(topology)).size(22.0).strong());
     });
+    facts(ui, topology);
+}
+
+/// One line of facts: GPUs, NICs, NUMA nodes, driver, when it was read.
+fn facts(ui: &mut Ui, topology: &Topology) {
     let numa = topology
         .numa_groups()
         .iter()
