@@ -83,3 +83,59 @@ fn running_from_the_app_models_nccl_on_a_catalog_machine() {
     assert!(harness.query_all_by_label("all_reduce").next().is_some());
     assert!(harness.query_all_by_label("modeled").next().is_some());
 }
+
+/// "Model this machine" on a measured report adds the model's series beside the measured ones
+/// (dashed, named "(modeled)") and keeps every measured row.
+#[test]
+fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
+    if scalescope::report::bundled::reports().is_empty() {
+        return;
+    }
+    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1400.0, 4000.0))
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    harness.get_by_label("Collectives").click();
+    harness.run();
+    let i = match harness.state().selected() {
+        scalescope::ui::SourceKey::Report(i) => *i,
+        other => panic!("opens on {other:?}, not the example"),
+    };
+    let rows = |h: &Harness<'_, App>| {
+        h.state().reports()[i]
+            .collectives()
+            .expect("the example has collectives")
+            .data()
+            .expect("rows")
+            .results
+            .clone()
+    };
+    let before = rows(&harness);
+    assert!(before.iter().all(|r| r.source == Source::Measured));
+    harness.get_by_label("▶ Model this machine").click();
+    for _ in 0..500 {
+        harness.step();
+        let v = harness.state().reports()[i].collectives().unwrap();
+        if v.modeled_overlay() > 0 && !v.running() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    harness.run();
+    let after = rows(&harness);
+    let measured: Vec<_> = after
+        .iter()
+        .filter(|r| r.source == Source::Measured)
+        .cloned()
+        .collect();
+    assert_eq!(measured, before, "every measured row is kept, unchanged");
+    let modeled = after.len() - measured.len();
+    assert!(modeled > 0, "the model's series are added");
+    assert_eq!(
+        harness.state().reports()[i]
+            .collectives()
+            .unwrap()
+            .modeled_overlay(),
+        modeled
+    );
+}

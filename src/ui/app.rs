@@ -287,6 +287,11 @@ impl ReportEntry {
     pub fn bandwidth(&self) -> Option<&BandwidthView> {
         self.bandwidth.as_ref()
     }
+
+    /// The Collectives view of this report, once shown.
+    pub fn collectives(&self) -> Option<&CollectivesView> {
+        self.collectives.as_ref()
+    }
 }
 
 /// What a Save button saves.

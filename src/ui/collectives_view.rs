@@ -31,6 +31,9 @@ pub struct CollectivesView {
     sizes: String,
     /// Series hidden from the plots (by name), toggled in the legend.
     hidden: BTreeSet<String>,
+    /// Measured results kept while "Model this machine" runs over them: the model's series are
+    /// added beside them (dashed, named "(modeled)"), never in their place.
+    measured: Option<CollectivesRunData>,
 }
 
 impl Default for CollectivesView {
@@ -41,6 +44,7 @@ impl Default for CollectivesView {
             algos: [Algo::Nccl].into_iter().collect(),
             sizes: "1K..1G".to_string(),
             hidden: BTreeSet::new(),
+            measured: None,
         }
     }
 }
@@ -79,6 +83,11 @@ impl CollectivesView {
     pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
         self.run.sync_topology(topology);
         self.run.poll();
+        if self.run.data.is_none() && !self.running() {
+            // Another machine: nothing measured to keep.
+            self.measured = None;
+        }
+        self.keep_measured();
         let measured = self.run.measures(topology);
         // Its own id: every tab keeps its own scroll offset.
         egui::ScrollArea::both()
@@ -201,6 +210,22 @@ impl CollectivesView {
         };
         let topo = topology.clone();
         self.run.error = None;
+        // Modeling over measured results keeps them; the model's series join them when the
+        // job is done (`keep_measured`).
+        let shown = self.run.data.as_ref();
+        self.measured = (!measured && shown.is_some_and(has_measured))
+            .then(|| {
+                shown.map(|d| CollectivesRunData {
+                    results: d
+                        .results
+                        .iter()
+                        .filter(|r| r.source != Source::Modeled)
+                        .cloned()
+                        .collect(),
+                    ..d.clone()
+                })
+            })
+            .flatten();
         let job = crate::job::Job::Collectives {
             target: self.run.target(&topo, measured),
             options: opts,
@@ -228,6 +253,49 @@ fn toggle<T: Ord + Copy>(ui: &mut Ui, set: &mut BTreeSet<T>, v: T, label: &str) 
         }
     }
     r
+}
+
+impl CollectivesView {
+    /// While measured results are kept, shows them with the model's series beside them: the
+    /// job delivers modeled rows only, and each time they arrive the measured rows are put back
+    /// in front of them.
+    fn keep_measured(&mut self) {
+        let Some(kept) = &self.measured else {
+            return;
+        };
+        match &self.run.data {
+            Some(d) if has_measured(d) => {}
+            Some(modeled) => {
+                let mut merged = kept.clone();
+                merged.results.extend(modeled.results.iter().cloned());
+                merged.warnings.extend(modeled.warnings.iter().cloned());
+                merged.backend = format!(
+                    "{} · with modeled series: {}",
+                    kept.backend, modeled.backend
+                );
+                self.run.data = Some(merged);
+            }
+            None => self.run.data = Some(kept.clone()),
+        }
+    }
+
+    /// The modeled series shown beside measured ones ("Model this machine" over a measured
+    /// run), if any.
+    pub fn modeled_overlay(&self) -> usize {
+        match (&self.measured, &self.run.data) {
+            (Some(_), Some(d)) => d
+                .results
+                .iter()
+                .filter(|r| r.source == Source::Modeled)
+                .count(),
+            _ => 0,
+        }
+    }
+}
+
+/// True when any result was measured (not modeled).
+fn has_measured(d: &CollectivesRunData) -> bool {
+    d.results.iter().any(|r| r.source != Source::Modeled)
 }
 
 /// The view's data from a job's report.
