@@ -309,6 +309,13 @@ pub fn apply(report: &mut Report, event: &Event) {
                     results: Vec::new(),
                 });
             section.results.extend(results.iter().cloned());
+            // The NCCL version the collectives ran with, for the machine's facts line.
+            if report.machine.nccl_version.is_none() {
+                report.machine.nccl_version = results
+                    .iter()
+                    .filter(|r| r.algo == crate::model::Algo::Nccl && r.source != Source::Modeled)
+                    .find_map(|r| r.backend_version.clone());
+            }
         }
         Event::Scaling { section } => report.scaling = Some((**section).clone()),
         Event::Health { report: h } => report.health = Some((**h).clone()),

@@ -232,7 +232,7 @@ pub fn identity_line(r: &Report) -> String {
         "{origin} · driver {} · CUDA {} · NCCL {} · {} · scalescope {} ({})",
         d(&m.driver_version),
         d(&m.cuda_version),
-        d(&m.nccl_version),
+        d(&nccl_version(r)),
         r.date(),
         m.scalescope_version,
         m.preset
@@ -542,6 +542,19 @@ pub fn verified_text(wrong: Option<u64>) -> String {
     }
 }
 
+/// The NCCL version a report's collectives ran with: the machine's record, else the measured
+/// NCCL rows' own (reports written before the machine recorded it).
+pub fn nccl_version(r: &Report) -> Option<String> {
+    r.machine.nccl_version.clone().or_else(|| {
+        r.collectives.as_ref().and_then(|c| {
+            c.results
+                .iter()
+                .filter(|x| x.algo == Algo::Nccl && x.source != crate::model::Source::Modeled)
+                .find_map(|x| x.backend_version.clone())
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -552,6 +565,30 @@ mod tests {
             .find(|(n, _)| n.contains("2x"))
             .expect("2-GPU example");
         r.expect("parses")
+    }
+
+    /// The facts line names the NCCL version from the measured rows when the machine record has
+    /// none (reports written before it was recorded), and says "—" when nothing ran NCCL.
+    #[test]
+    fn nccl_version_falls_back_to_the_measured_rows() {
+        let mut r = example();
+        r.machine.nccl_version = None;
+        let from_rows = r
+            .collectives
+            .as_ref()
+            .and_then(|c| c.results.iter().find_map(|x| x.backend_version.clone()));
+        assert!(
+            from_rows.is_some(),
+            "the example's NCCL rows carry a version"
+        );
+        assert_eq!(nccl_version(&r), from_rows);
+        r.collectives = None;
+        assert_eq!(nccl_version(&r), None);
+        assert!(
+            identity_line(&r).contains("NCCL —"),
+            "{}",
+            identity_line(&r)
+        );
     }
 
     #[test]

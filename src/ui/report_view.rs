@@ -131,7 +131,7 @@ pub fn facts(r: &Report) -> String {
         r.gpu_summary().unwrap_or_else(|| "0 GPUs".into()),
         d(&m.driver_version),
         d(&m.cuda_version),
-        d(&m.nccl_version)
+        d(&report_summary::nccl_version(r))
     )
 }
 
@@ -328,14 +328,14 @@ fn key_figures(ui: &mut Ui, r: &Report) {
                 ui.label(v);
                 ui.vertical(|ui| {
                     // A fixed share of the page, so the definitions wrap into lines, not letters.
-                    ui.set_width((width * 0.4).max(280.0));
+                    ui.set_width((width * 0.36).max(260.0));
                     ui.label(RichText::new(&k.definition).size(12.0));
                     if !k.detail.is_empty() && k.detail.starts_with("over all") {
                         ui.label(RichText::new(&k.detail).size(11.0).weak());
                     }
                 });
                 ui.scope(|ui| {
-                    ui.set_max_width((width * 0.36).max(200.0));
+                    ui.set_max_width((width * 0.2).max(160.0));
                     ui.add(egui::Label::new(provenance_text(&k.provenance, 12.0)).wrap());
                 });
                 ui.end_row();
