@@ -414,3 +414,66 @@ fn file_export_writes_the_open_report_as_html() {
     assert_eq!(text, expected, "the file is the open report's HTML");
     assert!(text.starts_with("<!DOCTYPE html>") || text.starts_with("<!doctype html>"));
 }
+
+/// A report's machine can be renamed (right-click in Sources); the name shows wherever the
+/// report is named, goes into its exported HTML, is kept in the settings for the next run, and
+/// an empty name brings back the name from its GPUs.
+#[test]
+fn a_report_machine_can_be_renamed_and_the_name_is_kept() {
+    if scalescope::report::bundled::reports().is_empty() {
+        return;
+    }
+    let mut h = harness(app(), SMALL, false);
+    let first = scalescope::ui::report_view::list_name(&h.state().reports()[0].report);
+    // The entry in Sources (a button; the toolbar names the report too).
+    let roles: Vec<Role> = h
+        .get_all_by_label(&first)
+        .map(|n| n.accesskit_node().role())
+        .collect();
+    h.get_all_by_label(&first)
+        .find(|n| n.accesskit_node().role() == Role::Button)
+        .unwrap_or_else(|| panic!("no button named {first}: {roles:?}"))
+        .click_secondary();
+    h.run();
+    let field = h.get_by_role_and_label(Role::TextInput, "Machine name");
+    field.click();
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(Role::TextInput, "Machine name")
+        .type_text("Rack 7 box");
+    h.run();
+    h.get_by_label("Rename").click();
+    h.run();
+    let renamed = &h.state().reports()[0].report;
+    assert_eq!(renamed.machine.display_name.as_deref(), Some("Rack 7 box"));
+    let listed = scalescope::ui::report_view::list_name(renamed);
+    assert!(listed.starts_with("Rack 7 box · "), "{listed}");
+    assert!(
+        h.query_all_by_label(&listed).next().is_some(),
+        "Sources shows {listed}"
+    );
+    assert!(scalescope::export::html::report(renamed).contains("Rack 7 box"));
+
+    // The next run (same settings) opens the example under that name.
+    let settings = h.state().settings().clone();
+    let again = App::new_with_settings(
+        Err("no NVIDIA driver found".into()),
+        Startup::default(),
+        settings,
+    );
+    assert_eq!(
+        again.reports()[0].report.machine.display_name.as_deref(),
+        Some("Rack 7 box")
+    );
+
+    // An empty name: the name from its GPUs again, and forgotten.
+    h.state_mut().rename_report(0, "  ");
+    h.run();
+    assert_eq!(h.state().reports()[0].report.machine.display_name, None);
+    assert_eq!(
+        scalescope::ui::report_view::list_name(&h.state().reports()[0].report),
+        first
+    );
+    assert!(h.state().settings().machine_names.is_empty());
+}

@@ -509,6 +509,7 @@ pub fn machine_info(topo: &Topology, preset: &str) -> MachineInfo {
         _ => (None, None, None),
     };
     MachineInfo {
+        display_name: None,
         label: hostname.clone().unwrap_or_else(|| topo.title()),
         hostname,
         driver_version: driver,

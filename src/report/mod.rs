@@ -77,6 +77,10 @@ pub struct MachineInfo {
     pub hostname: Option<String>,
     /// A short name for the machine: the host name, catalog name or imported file.
     pub label: String,
+    /// The name a person gave the machine (renamed in the app); it replaces the name derived
+    /// from its GPUs (`2× H200 SXM`), the host still shown second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
     /// NVIDIA driver version, e.g. `580.95.05`.
     pub driver_version: Option<String>,
     /// CUDA driver API version, e.g. `13.0`.

@@ -99,6 +99,11 @@ fn model_name(name: &str) -> &str {
 /// `4× H100, 4× A100`; `8 GPUs` when the names are unknown. `SXM` is added only when every GPU
 /// has 18 NVLinks active (only SXM modules carry that many) and the name does not say its form.
 pub fn machine_name(r: &Report) -> String {
+    if let Some(n) = r.machine.display_name.as_deref().map(str::trim)
+        && !n.is_empty()
+    {
+        return n.to_string();
+    }
     let mut names: Vec<String> = r
         .machine
         .gpu_names

@@ -103,6 +103,9 @@ pub struct Settings {
     pub recent_hosts: Vec<String>,
     /// The Sources side panel is shown (View → Sources panel, Ctrl+B).
     pub sidebar_open: bool,
+    /// Names given to machines of opened reports (right-click → Rename in Sources), by
+    /// [`rename_key`]: applied whenever that report is opened again.
+    pub machine_names: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for Settings {
@@ -112,6 +115,7 @@ impl Default for Settings {
             dark_mode: true,
             recent_hosts: Vec::new(),
             sidebar_open: true,
+            machine_names: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -345,6 +349,8 @@ enum Msg {
 pub enum Action {
     /// Show this source.
     Select(SourceKey),
+    /// Give the n-th report's machine this name (empty: back to the name from its GPUs).
+    RenameReport(usize, String),
     /// Open the file dialog to import `nvidia-smi topo` output.
     OpenDialog,
     /// Open the file dialog to open reports (`report.json`).
@@ -454,7 +460,17 @@ impl App {
     /// An app whose live result is already known, for tests and reports: nothing touches NVML,
     /// and `startup.open_paths` are imported on the calling thread.
     pub fn new_with(live: Result<Topology, String>, startup: Startup) -> Self {
-        let mut app = Self::empty(Settings::default(), LiveState::Loading);
+        Self::new_with_settings(live, startup, Settings::default())
+    }
+
+    /// [`App::new_with`] with settings as a previous run left them (what eframe's storage
+    /// restores in [`App::new`]).
+    pub fn new_with_settings(
+        live: Result<Topology, String>,
+        startup: Startup,
+        settings: Settings,
+    ) -> Self {
+        let mut app = Self::empty(settings, LiveState::Loading);
         app.set_live(live);
         if !startup.open_paths.is_empty() {
             let result = import::import_paths(&startup.open_paths).map_err(|e| e.to_string());
@@ -497,6 +513,18 @@ impl App {
 
     fn empty(settings: Settings, live: LiveState) -> Self {
         let (tx, rx) = channel();
+        // Every bundled report that parses, as an example (a broken one is caught by
+        // `bundled`'s tests rather than shown as an error here), under the name it was given.
+        let reports = crate::report::bundled::reports()
+            .into_iter()
+            .filter_map(|(_, r)| r.ok())
+            .map(|mut r| {
+                if let Some(n) = settings.machine_names.get(&rename_key(&r)) {
+                    r.machine.display_name = Some(n.clone());
+                }
+                ReportEntry::new(r, true)
+            })
+            .collect();
         Self {
             settings,
             bandwidth: BandwidthView::default(),
@@ -505,13 +533,7 @@ impl App {
             live,
             catalog: catalog::entries(),
             imported: Vec::new(),
-            // Every bundled report that parses, as an example (a broken one is caught by
-            // `bundled`'s tests rather than shown as an error here).
-            reports: crate::report::bundled::reports()
-                .into_iter()
-                .filter_map(|(_, r)| r.ok())
-                .map(|r| ReportEntry::new(r, true))
-                .collect(),
+            reports,
             status: None,
             selected: SourceKey::Live,
             catalog_topology: None,
@@ -740,6 +762,7 @@ impl App {
             Action::Save(kind) => self.save(ctx.clone(), kind),
             Action::ToggleSidebar => self.settings.sidebar_open = !self.settings.sidebar_open,
             Action::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+            Action::RenameReport(i, name) => self.rename_report(i, &name),
             Action::PromptOk => self.prompt_ok(ctx.clone()),
             Action::PromptCancel => self.prompt = None,
             Action::SetView(v) => self.settings.view = v,
@@ -822,6 +845,31 @@ impl App {
         }
     }
 
+    /// Names the n-th report's machine (an empty name restores the name from its GPUs) and
+    /// remembers it for the next time that report is opened.
+    pub fn rename_report(&mut self, i: usize, name: &str) {
+        let Some(e) = self.reports.get_mut(i) else {
+            return;
+        };
+        let key = rename_key(&e.report);
+        let name = name.trim();
+        if name.is_empty() {
+            e.report.machine.display_name = None;
+            self.settings.machine_names.remove(&key);
+        } else {
+            // A name, not a document: one line of at most 80 characters.
+            let name: String = name.chars().filter(|c| !c.is_control()).take(80).collect();
+            e.report.machine.display_name = Some(name.clone());
+            self.settings.machine_names.insert(key, name);
+        }
+    }
+
+    fn apply_machine_name(&self, report: &mut Report) {
+        if let Some(n) = self.settings.machine_names.get(&rename_key(report)) {
+            report.machine.display_name = Some(n.clone());
+        }
+    }
+
     fn on_reports(&mut self, results: Vec<Result<Report, String>>) {
         let mut errors = Vec::new();
         for r in results {
@@ -829,9 +877,16 @@ impl App {
                 Ok(report) => {
                     // A report already open (a bundled example opened from its file, or a file
                     // opened twice) is selected, not listed again.
-                    let i = match self.reports.iter().position(|e| e.report == report) {
+                    let i = match self.reports.iter().position(|e| {
+                        // A renamed report is still the same report.
+                        let mut open = e.report.clone();
+                        open.machine.display_name = report.machine.display_name.clone();
+                        open == report
+                    }) {
                         Some(i) => i,
                         None => {
+                            let mut report = report;
+                            self.apply_machine_name(&mut report);
                             self.reports.push(ReportEntry::new(report, false));
                             self.reports.len() - 1
                         }
@@ -1698,6 +1753,10 @@ impl App {
                             if r.clicked() {
                                 actions.push(Action::Select(SourceKey::Report(i)));
                             }
+                            // Stays open while the name is typed (a menu closes on any click).
+                            egui::Popup::context_menu(&r)
+                                .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside)
+                                .show(|ui| rename_menu(ui, i, &e.report, actions));
                         });
                     }
                     ui.add_space(10.0);
@@ -2153,4 +2212,38 @@ fn pick_files(title: &str, kind: &str, extensions: &[&str]) -> Result<Option<Vec
             .filter(|p| !p.is_empty())
     })
     .map_err(|_| ())
+}
+
+/// Which report a remembered machine name belongs to: its host (or label) and when it ran.
+pub fn rename_key(r: &Report) -> String {
+    format!(
+        "{}|{}",
+        r.machine.hostname.as_deref().unwrap_or(&r.machine.label),
+        r.machine.created_at
+    )
+}
+
+/// Right-click on a report in Sources: a name for its machine (kept between runs).
+fn rename_menu(ui: &mut Ui, i: usize, r: &Report, actions: &mut Vec<Action>) {
+    let id = egui::Id::unique(("rename-report", i));
+    let mut text = ui.data_mut(|d| {
+        d.get_temp::<String>(id)
+            .unwrap_or_else(|| crate::report::summary::machine_name(r))
+    });
+    let label = ui.label("Machine name");
+    let edit = ui.text_edit_singleline(&mut text).labelled_by(label.id);
+    let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+    ui.data_mut(|d| d.insert_temp(id, text.clone()));
+    ui.horizontal(|ui| {
+        if ui.button("Rename").clicked() || enter {
+            actions.push(Action::RenameReport(i, text.clone()));
+            ui.data_mut(|d| d.remove::<String>(id));
+            ui.close();
+        }
+        if r.machine.display_name.is_some() && ui.button("Name from its GPUs").clicked() {
+            actions.push(Action::RenameReport(i, String::new()));
+            ui.data_mut(|d| d.remove::<String>(id));
+            ui.close();
+        }
+    });
 }
