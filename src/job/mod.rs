@@ -372,26 +372,30 @@ impl JobError {
     }
 }
 
-impl From<TopologyError> for JobError {
-    fn from(e: TopologyError) -> Self {
+impl JobError {
+    /// The user's or the machine's, as the error itself says ([`Blame`]).
+    fn blamed(e: impl Blame + std::fmt::Display) -> Self {
         if e.is_bad_input() {
             Self::input(e)
         } else {
-            Self {
-                no_driver: matches!(e, TopologyError::NoDriver { .. }),
-                ..Self::machine(e)
-            }
+            Self::machine(e)
+        }
+    }
+}
+
+impl From<TopologyError> for JobError {
+    fn from(e: TopologyError) -> Self {
+        let no_driver = matches!(e, TopologyError::NoDriver { .. });
+        Self {
+            no_driver,
+            ..Self::blamed(e)
         }
     }
 }
 
 impl From<BenchError> for JobError {
     fn from(e: BenchError) -> Self {
-        if e.is_bad_input() {
-            Self::input(e)
-        } else {
-            Self::machine(e)
-        }
+        Self::blamed(e)
     }
 }
 

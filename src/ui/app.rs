@@ -1047,17 +1047,16 @@ impl App {
             return Some(("report.html".into(), work));
         }
         let base = view.label().to_lowercase();
-        let ext = match kind {
-            SaveKind::Csv => "csv",
-            SaveKind::Png | SaveKind::Html => "png",
-        };
+        // The view's own data as a table, or its picture.
+        let csv = kind == SaveKind::Csv;
+        let ext = if csv { "csv" } else { "png" };
         let name = format!("{base}.{ext}");
         let w = report_view::PAGE_WIDTH;
-        let work: SaveWork = match (view, kind) {
-            (View::Topology, SaveKind::Csv) => {
+        let work: SaveWork = match (view, csv) {
+            (View::Topology, true) => {
                 Box::new(move || crate::export::csv::links(&topo).map_err(|e| e.to_string()))
             }
-            (View::Topology, SaveKind::Png | SaveKind::Html) => {
+            (View::Topology, false) => {
                 let health = self.current_report().and_then(|r| r.health.clone());
                 Box::new(move || {
                     report_view::render_topology_with_health(&topo, health.as_ref())
@@ -1066,11 +1065,11 @@ impl App {
             }
             (View::Bandwidth, _) => {
                 let data = self.current_bandwidth()?.data()?.clone();
-                match kind {
-                    SaveKind::Csv => Box::new(move || {
+                match csv {
+                    true => Box::new(move || {
                         crate::export::csv::bandwidth(&data.results).map_err(|e| e.to_string())
                     }),
-                    SaveKind::Png | SaveKind::Html => Box::new(move || {
+                    false => Box::new(move || {
                         let mut v = BandwidthView::with_results(&topo, data);
                         super::snapshot::render_png(w, 1400, self_theme(), move |ui| {
                             v.ui(ui, &topo)
@@ -1081,11 +1080,11 @@ impl App {
             }
             (View::Collectives, _) => {
                 let data = self.current_collectives()?.data()?.clone();
-                match kind {
-                    SaveKind::Csv => Box::new(move || {
+                match csv {
+                    true => Box::new(move || {
                         crate::export::csv::collectives(&data.results).map_err(|e| e.to_string())
                     }),
-                    SaveKind::Png | SaveKind::Html => Box::new(move || {
+                    false => Box::new(move || {
                         let mut v = CollectivesView::with_results(&topo, data);
                         super::snapshot::render_png(w, 1100, self_theme(), move |ui| {
                             v.ui(ui, &topo)
@@ -1096,11 +1095,11 @@ impl App {
             }
             (View::Scaling, _) => {
                 let run = self.current_scaling()?.export_run();
-                match kind {
-                    SaveKind::Csv => Box::new(move || {
+                match csv {
+                    true => Box::new(move || {
                         crate::export::csv::scaling(&run.rows).map_err(|e| e.to_string())
                     }),
-                    SaveKind::Png | SaveKind::Html => Box::new(move || {
+                    false => Box::new(move || {
                         let shown = run.workloads.len().max(1);
                         let h = (420 + 620 * shown as u32).min(8192);
                         let mut v = ScalingView::with_report(run, shown);
@@ -1111,15 +1110,15 @@ impl App {
             }
             (View::Compare, _) => {
                 let reports: Vec<Report> = self.reports.iter().map(|e| e.report.clone()).collect();
-                match kind {
-                    SaveKind::Csv => Box::new(move || {
+                match csv {
+                    true => Box::new(move || {
                         let refs: Vec<&Report> = reports.iter().collect();
                         crate::report::compare::to_csv(&crate::report::compare::compare(
                             &refs, None,
                         ))
                         .map_err(|e| e.to_string())
                     }),
-                    SaveKind::Png | SaveKind::Html => Box::new(move || {
+                    false => Box::new(move || {
                         super::snapshot::render_png(w, 1600, self_theme(), move |ui| {
                             let refs: Vec<&Report> = reports.iter().collect();
                             compare_view::show(ui, &refs, None)

@@ -212,20 +212,18 @@ impl CollectivesView {
         self.run.error = None;
         // Modeling over measured results keeps them; the model's series join them when the
         // job is done (`keep_measured`).
-        let shown = self.run.data.as_ref();
-        self.measured = (!measured && shown.is_some_and(has_measured))
-            .then(|| {
-                shown.map(|d| CollectivesRunData {
-                    results: d
-                        .results
-                        .iter()
-                        .filter(|r| r.source != Source::Modeled)
-                        .cloned()
-                        .collect(),
-                    ..d.clone()
-                })
-            })
-            .flatten();
+        self.measured = match &self.run.data {
+            Some(d) if !measured && has_measured(d) => Some(CollectivesRunData {
+                results: d
+                    .results
+                    .iter()
+                    .filter(|r| r.source != Source::Modeled)
+                    .cloned()
+                    .collect(),
+                ..d.clone()
+            }),
+            _ => None,
+        };
         let job = crate::job::Job::Collectives {
             target: self.run.target(&topo, measured),
             options: opts,
@@ -240,22 +238,7 @@ impl CollectivesView {
             run_data,
         ));
     }
-}
 
-fn toggle<T: Ord + Copy>(ui: &mut Ui, set: &mut BTreeSet<T>, v: T, label: &str) -> egui::Response {
-    let mut on = set.contains(&v);
-    let r = ui.checkbox(&mut on, label);
-    if r.changed() {
-        if on {
-            set.insert(v);
-        } else {
-            set.remove(&v);
-        }
-    }
-    r
-}
-
-impl CollectivesView {
     /// While measured results are kept, shows them with the model's series beside them: the
     /// job delivers modeled rows only, and each time they arrive the measured rows are put back
     /// in front of them.
@@ -279,8 +262,8 @@ impl CollectivesView {
         }
     }
 
-    /// The modeled series shown beside measured ones ("Model this machine" over a measured
-    /// run), if any.
+    /// How many modeled rows are shown beside kept measured ones ("Model this machine" over
+    /// a measured run); 0 when none.
     pub fn modeled_overlay(&self) -> usize {
         match (&self.measured, &self.run.data) {
             (Some(_), Some(d)) => d
@@ -291,6 +274,19 @@ impl CollectivesView {
             _ => 0,
         }
     }
+}
+
+fn toggle<T: Ord + Copy>(ui: &mut Ui, set: &mut BTreeSet<T>, v: T, label: &str) -> egui::Response {
+    let mut on = set.contains(&v);
+    let r = ui.checkbox(&mut on, label);
+    if r.changed() {
+        if on {
+            set.insert(v);
+        } else {
+            set.remove(&v);
+        }
+    }
+    r
 }
 
 /// True when any result was measured (not modeled).
