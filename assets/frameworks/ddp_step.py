@@ -24,6 +24,12 @@ by step until warmup_s have passed (at least 3 steps; rank 0 decides after each)
 measured window holds enough steps for measure_s at the warm-up's last steady step time (at least
 min_steps); every rank runs the counts rank 0 chose, so DDP never waits on a rank that stopped.
 A step's time is the slowest rank's; the figure is the median over steps.
+
+Host: at world size 1 each mode is also timed at a micro-batch 16 times smaller (the "host
+floor"): the same kernels are launched, but they take almost no GPU time, so that step's time is
+what the host needs to issue one step (Python, PyTorch's dispatch and autograd, kernel launches).
+A step whose host floor is as long as the step itself is host-bound: the GPU waits for the CPU.
+host_probe() times a tiny fixed network the same way, so two machines' host speeds can be compared.
 """
 
 import argparse
@@ -51,6 +57,7 @@ SPEC_KEYS = {
     "min_steps": "at least this many timed steps",
     "max_steps": "at most this many timed steps",
     "profile_steps": "steps under torch.profiler after timing (0: none)",
+    "host_floor": "at world size 1, also time the step at a tiny micro-batch (default true)",
 }
 
 RANK = int(os.environ.get("RANK", "0"))
@@ -381,14 +388,14 @@ def main():
         batch = w.make_batch(micro)
         autocast = torch.autocast(device.type, dtype=torch.bfloat16)
 
-        def step(accumulate, marks):
+        def step(accumulate, marks, data=None):
             opt.zero_grad(set_to_none=True)
             for i in range(accumulate):
                 last = i == accumulate - 1
                 sync = contextlib.nullcontext() if (last or not DISTRIBUTED) else no_sync(model)
                 with sync:
                     with autocast:
-                        loss = w.loss(model, batch)
+                        loss = w.loss(model, batch if data is None else data)
                     if marks is not None:
                         marks.append(("fwd", timer.mark()))
                     loss.backward()
@@ -477,6 +484,12 @@ def main():
             if WORLD > 1 and cuda:
                 peaks = [None] * WORLD
                 dist.all_gather_object(peaks, peak)
+            host = {}
+            if WORLD == 1 and cuda and spec.get("host_floor", True):
+                phase = "host"
+                emit("progress", phase=phase, mode=mode)
+                host = host_floor(torch, timer, w, micro, lambda d: step(acc, None, d))
+                host["host_probe_us"] = host_probe(torch, device)
             prof = None
             if int(spec.get("profile_steps", 0)) > 0 and cuda:
                 phase = "profile"
@@ -499,7 +512,7 @@ def main():
                  opt_ms=stats([r[3] for r in mine])["median"],
                  samples_per_s=samples / (s["median"] / 1e3),
                  peak_mem_gib=max(p for p in peaks if p is not None) if cuda else None,
-                 reserved_gib=reserved, params=params, model=w.impl, profile=prof)
+                 reserved_gib=reserved, params=params, model=w.impl, profile=prof, **host)
         emit("done")
         return 0
     except Exception as e:  # noqa: BLE001 - every failure becomes one JSON line
@@ -522,6 +535,61 @@ def main():
         if DISTRIBUTED and dist.is_initialized():
             with contextlib.suppress(Exception):
                 dist.destroy_process_group()
+
+
+def host_floor(torch, timer, w, micro, run_step, seconds=2.0):
+    """The step at a micro-batch 16 times smaller (at least 1): the same kernels, launched the
+    same way, but each takes a sixteenth of the GPU time, so the step's time is the host's.
+    Median of CUDA-event times over about `seconds` of steps, after three untimed ones (a new
+    shape: allocator growth, cuDNN autotuning)."""
+    tiny = max(1, int(micro) // 16)
+    data = w.make_batch(tiny)
+    for _ in range(3):
+        run_step(data)
+    timer.sync()
+    t0 = time.perf_counter()
+    run_step(data)
+    timer.sync()
+    k = min(50, max(5, math.ceil(seconds / max(time.perf_counter() - t0, 1e-3))))
+    marks = []
+    for _ in range(k):
+        a = timer.mark()
+        run_step(data)
+        marks.append((a, timer.mark()))
+    timer.sync()
+    return {"host_ms": stats([timer.ms(a, b) for a, b in marks])["median"],
+            "host_micro_batch": tiny, "host_steps": k}
+
+
+def host_probe(torch, device, reps=15, iters=40):
+    """Host speed, µs per iteration: forward and backward (bf16 autocast) of a tiny network of
+    8 blocks (Linear 64→64, LayerNorm, GELU, Dropout) on 8 samples. Its kernels take almost no
+    GPU time, so this measures Python, PyTorch's dispatch and autograd, and kernel launches —
+    what a host-bound training step spends its time on. Median of `reps` timings."""
+    nn = torch.nn
+    blocks = []
+    for _ in range(8):
+        blocks += [nn.Linear(64, 64), nn.LayerNorm(64), nn.GELU(), nn.Dropout(0.1)]
+    net = nn.Sequential(*blocks).to(device)
+    x = torch.randn(8, 64, device=device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+    def once():
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            y = net(x).float().sum()
+        y.backward()
+
+    for _ in range(5):
+        once()
+    times = []
+    for _ in range(reps):
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            once()
+        sync()
+        times.append((time.perf_counter() - t0) / iters * 1e6)
+    return stats(times)["median"]
 
 
 MATRIX = ("gemm", "conv", "cutlass", "xmma", "nvjet", "wgmma", "sm90_", "sm80_", "cudnn",
@@ -653,6 +721,24 @@ def overlap_probe(spec, cpu):
             for i in range(n_ar):
                 dist.all_reduce(bufs[i % len(bufs)]) if DISTRIBUTED else bufs[0].mul_(1.0)
 
+    # Host speed, rank 0 alone (the others wait at the barrier).
+    host_us = host_probe(torch, device) if RANK == 0 else None
+    barrier()
+    # What the host spends issuing one all-reduce (DDP issues one per gradient bucket from the
+    # host): 200 small asynchronous all-reduces, every rank at once, host time per call.
+    allreduce_host_us = None
+    if DISTRIBUTED and WORLD > 1:
+        small = torch.ones(256, device=device)
+        for _ in range(20):
+            dist.all_reduce(small)
+        barrier()
+        t0 = time.perf_counter()
+        works = [dist.all_reduce(small, async_op=True) for _ in range(200)]
+        allreduce_host_us = (time.perf_counter() - t0) / 200 * 1e6
+        for wk in works:
+            wk.wait()
+        barrier()
+
     shares = spec.get("matrix_shares", [spec.get("matrix_share", 0.5)])
     for share in shares:
         n_gemm = max(1, round(target * share / t_gemm)) if share > 0 else 0
@@ -679,7 +765,8 @@ def overlap_probe(spec, cpu):
         emit("probe", probe="overlap", world_size=WORLD, matrix_share=share,
              bucket_bytes=bucket * 4, allreduces=n_ar, compute_ms=t_c, comm_ms=t_m, both_ms=t_b,
              hidden=(t_c + t_m - t_b) / t_m if t_m > 0 else None, gemm_tflops=gemm_tflops,
-             copy_gbps=copy_gbps, gpu=torch.cuda.get_device_name(device) if cuda else "cpu")
+             copy_gbps=copy_gbps, host_probe_us=host_us, allreduce_host_us=allreduce_host_us,
+             gpu=torch.cuda.get_device_name(device) if cuda else "cpu")
     if DISTRIBUTED:
         dist.destroy_process_group()
     return 0

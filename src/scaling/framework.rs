@@ -312,6 +312,14 @@ pub struct ResultLine {
     pub params: Option<f64>,
     pub model: Option<String>,
     pub profile: Option<ProfileSet>,
+    /// The host floor (world size 1): the median step at `host_micro_batch` samples, ms.
+    #[serde(default)]
+    pub host_ms: Option<f64>,
+    #[serde(default)]
+    pub host_micro_batch: Option<f64>,
+    /// The host probe in the same process, µs per iteration.
+    #[serde(default)]
+    pub host_probe_us: Option<f64>,
 }
 
 impl ResultLine {
@@ -338,9 +346,14 @@ impl ResultLine {
         Ok(())
     }
 
+    /// Rank 0's kernel profile, when profiled.
+    pub fn rank0_profile(&self) -> Option<&Profile> {
+        self.profile.as_ref()?.ranks.first()?.as_ref()
+    }
+
     /// Matrix kernels' share of rank 0's kernel time, when profiled.
     pub fn matrix_share(&self) -> Option<f64> {
-        let p = self.profile.as_ref()?.ranks.first()?.as_ref()?;
+        let p = self.rank0_profile()?;
         (p.matrix + p.other > 0.0).then(|| p.matrix / (p.matrix + p.other))
     }
 }
@@ -356,6 +369,12 @@ pub struct ProbeLine {
     pub hidden: Option<f64>,
     pub gemm_tflops: f64,
     pub copy_gbps: f64,
+    /// The host probe on rank 0, alone, µs per iteration.
+    #[serde(default)]
+    pub host_probe_us: Option<f64>,
+    /// Host time to issue one asynchronous all-reduce, every rank at once, µs.
+    #[serde(default)]
+    pub allreduce_host_us: Option<f64>,
     pub gpu: Option<String>,
 }
 
@@ -610,7 +629,7 @@ impl Default for FrameworkOptions {
             modes: Mode::ALL.to_vec(),
             timeout: DEFAULT_TIMEOUT,
             warmup_s: 5.0,
-            measure_s: 5.0,
+            measure_s: 8.0,
             profile_steps: 2,
             gpu_memory_gib: None,
         }
@@ -687,7 +706,9 @@ fn spec(w: &Workload, n: usize, opts: &FrameworkOptions) -> (serde_json::Value, 
         "optimizer": w.optimizer().framework_id(),
         "warmup_s": opts.warmup_s,
         "measure_s": opts.measure_s,
-        "min_steps": 5,
+        // One GPU calibrates the model, and its steps' spread gives the straggler term: a
+        // quantile needs more than a handful of samples.
+        "min_steps": if n == 1 { 15 } else { 5 },
         "max_steps": 200,
         "profile_steps": opts.profile_steps,
     });
@@ -875,6 +896,10 @@ fn absorb(
                             .unwrap_or(0.0),
                         samples_ms: samples,
                         matrix_share: x.matrix_share(),
+                        matrix_ms: x.rank0_profile().map(|p| p.matrix),
+                        other_ms: x.rank0_profile().map(|p| p.other),
+                        host_ms: x.host_ms.filter(|v| v.is_finite() && *v > 0.0),
+                        host_probe_us: x.host_probe_us.filter(|v| v.is_finite() && *v > 0.0),
                         basis: basis_env.to_string(),
                     });
                 }
@@ -967,12 +992,27 @@ fn overlap_probe(
         ));
     }
     if let Some(p) = o.probes.first() {
+        let host = o
+            .probes
+            .iter()
+            .find_map(|p| p.host_probe_us.filter(|v| v.is_finite() && *v > 0.0));
+        let allreduce_host_us = o
+            .probes
+            .iter()
+            .find_map(|p| p.allreduce_host_us.filter(|v| v.is_finite() && *v > 0.0));
         run.probe = Some(ProbeRates {
             gemm_tflops: p.gemm_tflops,
             copy_gbps: p.copy_gbps,
+            host_probe_us: host,
+            allreduce_host_us,
             basis: format!(
-                "framework probe on {}: torch bf16 4096³ GEMM, 256 MiB device copy ({n} GPUs busy)",
-                p.gpu.as_deref().unwrap_or("GPU 0")
+                "framework probe on {}: torch bf16 4096³ GEMM, 256 MiB device copy ({n} GPUs busy){}",
+                p.gpu.as_deref().unwrap_or("GPU 0"),
+                host.map(|us| format!("; host probe {us:.0} µs per iteration (GPU 0 alone)"))
+                    .unwrap_or_default()
+                    + &allreduce_host_us
+                        .map(|us| format!("; {us:.0} µs of host time per all-reduce issued"))
+                        .unwrap_or_default()
             ),
         });
     }
