@@ -29,7 +29,12 @@ fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
         r#"{"event":"hello","workload":"gpt2-xl","world_size":1,"gpu":"NVIDIA H200","torch":"2.11.0+fake"}"#.to_string(),
         r#"{"event":"progress","phase":"warmup","mode":"weak"}"#.to_string(),
         "some framework chatter that is not JSON".to_string(),
-        result("weak", 1, 8.0, 377.0, "376.0,377.0,378.0,377.5,376.5"),
+        // The weak step is host-bound: its host floor (the step at a sixteenth of the batch)
+        // takes 360 of its 377 ms.
+        result("weak", 1, 8.0, 377.0, "376.0,377.0,378.0,377.5,376.5").replace(
+            r#""profile""#,
+            r#""host_ms":360.0,"host_micro_batch":1,"host_probe_us":950.0,"profile""#,
+        ),
         result("strong", 1, 64.0, 2971.0, "2970.0,2971.0,2972.0,2971.5,2970.5"),
         r#"{"event":"done"}"#.to_string(),
     ];
@@ -53,7 +58,7 @@ for a in "$@"; do
   case "$a" in --nproc_per_node=*) nproc="${{a#--nproc_per_node=}}";; esac
 done
 case "$*" in
-  *'"probe"'*) echo '{{"event":"probe","probe":"overlap","world_size":2,"matrix_share":0.42,"bucket_bytes":26214400,"allreduces":128,"compute_ms":201.0,"comm_ms":14.8,"both_ms":206.0,"hidden":0.66,"gemm_tflops":789.2,"copy_gbps":4128.9,"gpu":"NVIDIA H200"}}'; exit 0;;
+  *'"probe"'*) echo '{{"event":"probe","probe":"overlap","world_size":2,"matrix_share":0.42,"bucket_bytes":26214400,"allreduces":128,"compute_ms":201.0,"comm_ms":14.8,"both_ms":206.0,"hidden":0.66,"gemm_tflops":789.2,"copy_gbps":4128.9,"host_probe_us":1000.0,"gpu":"NVIDIA H200"}}'; exit 0;;
 esac
 if [ "$nproc" = 2 ]; then
 {on_two}
@@ -123,6 +128,13 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
     assert_eq!(run.overlap.len(), 1);
     assert_eq!(run.overlap[0].hidden, 0.66);
     assert_eq!(run.probe.as_ref().unwrap().gemm_tflops, 789.2);
+    assert_eq!(run.probe.as_ref().unwrap().host_probe_us, Some(1000.0));
+    assert_eq!(
+        (weak.host_ms, weak.host_probe_us),
+        (Some(360.0), Some(950.0))
+    );
+    let strong = run.steps.iter().find(|s| s.mode == Mode::Strong).unwrap();
+    assert_eq!(strong.host_ms, None);
     // A model fed with them starts from the measured 1-GPU step.
     let topo = scalescope::topology::catalog::load("hgx-h200").unwrap();
     let mut m = Machine::modeled(&topo);
@@ -136,6 +148,20 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
         .unwrap();
     assert!((one.step_time_ms.unwrap() - 2971.0).abs() < 1e-9);
     assert!(one.basis.contains("framework 1-GPU step measured here"));
+    // The host-bound weak step is bound by the host; the strong one (no host floor) by compute.
+    let bound = |mode| {
+        rows.iter()
+            .find(|r| r.n_gpus == 1 && r.mode == mode)
+            .and_then(|r| r.bound)
+    };
+    assert_eq!(
+        bound(Mode::Weak),
+        Some(scalescope::scaling::model::Bound::Host)
+    );
+    assert_eq!(
+        bound(Mode::Strong),
+        Some(scalescope::scaling::model::Bound::Compute)
+    );
 }
 
 #[test]

@@ -500,6 +500,10 @@ fn framework_step_calibrates_and_stragglers_slow_n_gpus() {
         // Sorted 99 … 103: the median is 101.
         samples_ms: vec![103.0, 99.0, 101.0, 100.0, 102.0],
         matrix_share: Some(0.5),
+        matrix_ms: None,
+        other_ms: None,
+        host_ms: None,
+        host_probe_us: None,
         basis: "test".into(),
     }];
     let rows = model(
@@ -530,6 +534,50 @@ fn framework_step_calibrates_and_stragglers_slow_n_gpus() {
     let q = 99.0 + 0.5f64.powf(0.25) * 4.0;
     close(four.compute_ms.unwrap(), 100.0 * q / 101.0);
     close(four.step_time_ms.unwrap(), 100.0 * q / 101.0 + 15.0);
+}
+
+#[test]
+fn a_host_bound_step_hides_communication_in_idle_time_and_pays_its_host_per_bucket() {
+    // The same 1-GPU step, host-bound: at a sixteenth of the batch it still takes 95 of its
+    // 100 ms, while the GPU's kernels are busy 60 ms of it (40 ms idle).
+    let mut m = machine();
+    m.framework_steps = vec![MeasuredStep {
+        workload: "t".into(),
+        mode: Mode::Weak,
+        per_gpu_batch: 10.0,
+        step_ms: 100.0,
+        optimizer_ms: 10.0,
+        samples_ms: vec![103.0, 99.0, 101.0, 100.0, 102.0],
+        matrix_share: Some(0.5),
+        matrix_ms: Some(30.0),
+        other_ms: Some(30.0),
+        host_ms: Some(95.0),
+        host_probe_us: Some(4000.0),
+        basis: "test".into(),
+    }];
+    m.probe = Some(scalescope::scaling::calibrate::ProbeRates {
+        gemm_tflops: 700.0,
+        copy_gbps: 4000.0,
+        host_probe_us: Some(4000.0),
+        allreduce_host_us: Some(50.0),
+        basis: "test".into(),
+    });
+    let w = workload(Pattern::DdpRing);
+    let t = step_terms(&w, &m, 4, 10.0, Mode::Weak).unwrap();
+    assert_eq!(t.bound, Bound::Host);
+    // No straggler (hosts run ahead of their GPUs, jitter evens out), no GEMM slowdown: the
+    // compute term is the 1-GPU step; the last bucket's 15 ms fit in the 40 ms of idle time.
+    close(t.compute_ms, 100.0);
+    close(t.comm_exposed_ms, 0.0);
+    // The host issues one all-reduce per 25 MiB bucket, 50 µs each.
+    let buckets = (w.params * 2.0 / w.bucket_bytes).ceil(); // bf16 gradients
+    close(t.other_ms, buckets * 0.05);
+    close(t.step_ms, 100.0 + buckets * 0.05);
+    // One GPU: no all-reduces to issue.
+    close(
+        step_terms(&w, &m, 1, 10.0, Mode::Weak).unwrap().step_ms,
+        100.0,
+    );
 }
 
 #[test]

@@ -106,6 +106,10 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
         optimizer_ms: 12.5,
         samples_ms: vec![379.0, 380.0, 381.0, 382.0, 380.5],
         matrix_share: Some(0.42),
+        matrix_ms: None,
+        other_ms: None,
+        host_ms: None,
+        host_probe_us: None,
         basis: "test".into(),
     }];
     let mut rows = model(&w, &m, &Mode::ALL, 64);

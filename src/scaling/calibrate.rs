@@ -47,6 +47,14 @@ pub struct ProbeRates {
     pub gemm_tflops: f64,
     /// Device-memory copy, bytes read + written per second, GB/s.
     pub copy_gbps: f64,
+    /// The host probe (a tiny network's forward and backward, whose time is the host's), µs per
+    /// iteration; moves a record's host floor to this machine's CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe_us: Option<f64>,
+    /// Host time to issue one asynchronous all-reduce with every GPU of the probe taking part,
+    /// µs: DDP issues one per gradient bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allreduce_host_us: Option<f64>,
     /// How they were measured.
     pub basis: String,
 }
@@ -68,6 +76,19 @@ pub struct MeasuredStep {
     /// Matrix kernels' share of the GPU's kernel time (profiler), 0 … 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrix_share: Option<f64>,
+    /// Kernel time per step on rank 0 (profiler): matrix kernels and the others, ms — the
+    /// figures a catalog record keeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_ms: Option<f64>,
+    /// The host floor: the same step at a micro-batch 16 times smaller, ms (its time is the
+    /// host's: Python, dispatch, launches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_ms: Option<f64>,
+    /// The host probe in the same process, µs per iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe_us: Option<f64>,
     /// Framework versions, GPU.
     pub basis: String,
 }
@@ -85,6 +106,14 @@ pub struct StepModel {
     pub samples_ms: Vec<f64>,
     /// Matrix kernels' share of compute, where known.
     pub matrix_share: Option<f64>,
+    /// The host (Python, dispatch, kernel launches) sets the step, not the GPU: the step at a
+    /// sixteenth of the batch takes ≥ 90 % as long (framework), or the record's host floor moved
+    /// here is longer than its kernels.
+    pub host_bound: bool,
+    /// The share of the step the GPU's kernels are busy (kernel time ÷ step), where known.
+    pub gpu_share: Option<f64>,
+    /// The host floor ÷ the step, where measured.
+    pub host_share: Option<f64>,
     /// One line: what calibrates it.
     pub label: String,
 }
@@ -100,7 +129,10 @@ impl StepModel {
     /// (P(max of n ≤ t) = F(t)^n; the order statistics of independent ranks), divided by the
     /// median. 1 without samples or for one GPU.
     pub fn straggler(&self, n: usize) -> f64 {
-        if n <= 1 || self.samples_ms.len() < 3 {
+        // Where the host takes half the step or more, the steps' spread is mostly the host's,
+        // and hosts run ahead of their GPUs (the launch queue), so that jitter evens out between
+        // ranks instead of stacking up (docs/SCALING.md, "The host term").
+        if n <= 1 || self.samples_ms.len() < 3 || self.host_share.is_some_and(|h| h >= 0.5) {
             return 1.0;
         }
         let median = quantile(&self.samples_ms, 0.5);
@@ -112,6 +144,10 @@ impl StepModel {
         }
     }
 }
+
+/// A framework step is host-bound when its host floor (the step at a sixteenth of the batch) takes
+/// at least this share of the full step.
+pub const HOST_BOUND_SHARE: f64 = 0.9;
 
 /// What the compute term may be calibrated from, besides the workload itself.
 #[derive(Clone, Copy, Debug, Default)]
@@ -166,6 +202,12 @@ pub fn step_model(
                 optimizer_ms: s.optimizer_ms,
                 samples_ms: if s.mode == mode { samples } else { Vec::new() },
                 matrix_share: s.matrix_share,
+                host_bound: s.host_ms.is_some_and(|h| h >= HOST_BOUND_SHARE * s.step_ms),
+                host_share: s.host_ms.map(|h| h / s.step_ms),
+                gpu_share: s
+                    .matrix_ms
+                    .zip(s.other_ms)
+                    .map(|(m, o)| ((m + o) / s.step_ms).clamp(0.0, 1.0)),
                 label: format!(
                     "framework 1-GPU step measured here: {:.1} ms at {} samples ({})",
                     s.step_ms, s.per_gpu_batch, s.basis
@@ -174,50 +216,36 @@ pub fn step_model(
         }
     }
     let gpu = inputs.gpu_name?;
-    if let Some(c) = w.calibration_for(gpu) {
-        return Some(from_record(
-            CalibrationKind::Catalog,
-            w,
-            c,
-            1.0,
-            String::new(),
-        ));
-    }
-    // Another family's record, moved here: matrix kernels by the GEMM-rate ratio, the rest of
-    // the kernels by the memory-bandwidth ratio, host gaps unchanged.
-    let c = w.calibration.first()?;
-    let (scale, how) = transfer_scale(c, gpu, w.compute_dtype, inputs.probe)?;
-    Some(from_record(
-        CalibrationKind::Transferred,
-        w,
-        c,
-        scale,
-        format!(" moved to {gpu} × {scale:.3} ({how})"),
-    ))
-}
-
-fn from_record(
-    kind: CalibrationKind,
-    w: &Workload,
-    c: &Calibration,
-    scale: f64,
-    moved: String,
-) -> StepModel {
-    let share = match (c.matrix_ms, c.other_ms) {
-        (Some(m), Some(o)) if m + o > 0.0 => Some(m / (m + o)),
-        _ => None,
+    // A record of this GPU family as measured; else another family's, moved here: matrix
+    // kernels by the GEMM-rate ratio, the other kernels by the memory-bandwidth ratio. Either
+    // way the host floor moves to this machine's CPU by the host probes' ratio.
+    let (c, same) = match w.calibration_for(gpu) {
+        Some(c) => (c, true),
+        None => (w.calibration.first()?, false),
     };
-    from_record_figures(
+    let here = record_here(c, gpu, w.compute_dtype, inputs.probe, same)?;
+    let kind = if same {
+        CalibrationKind::Catalog
+    } else {
+        CalibrationKind::Transferred
+    };
+    let mut m = from_record_figures(
         kind,
         w,
-        c.step_ms * scale,
-        c.optimizer_ms * scale,
-        share,
+        here.step_ms,
+        c.optimizer_ms * here.step_ms / c.step_ms,
+        c.matrix_ms
+            .zip(c.other_ms)
+            .filter(|(m, o)| m + o > 0.0)
+            .map(|(m, o)| m / (m + o)),
         format!(
-            "catalog: {} 1-GPU step {:.1} ms at {} samples ({}){moved}",
-            c.gpu, c.step_ms, w.per_gpu_batch, c.measured
+            "catalog: {} 1-GPU step {:.1} ms at {} samples ({}){}",
+            c.gpu, c.step_ms, w.per_gpu_batch, c.measured, here.how
         ),
-    )
+    );
+    m.host_bound = here.host_bound;
+    m.gpu_share = here.gpu_share;
+    Some(m)
 }
 
 fn from_record_figures(
@@ -234,50 +262,119 @@ fn from_record_figures(
         optimizer_ms,
         samples_ms: Vec::new(),
         matrix_share,
+        host_bound: false,
+        gpu_share: None,
+        host_share: None,
         label,
     }
 }
 
-/// How much longer (> 1) or shorter a step measured on `c.gpu` takes on `gpu`, and how that was
-/// derived: the matrix kernels' time scales with the GEMM rate, the other kernels' with the
-/// memory bandwidth, the rest (host gaps) stays. Probe rates when both sides have them (the same
-/// method on both GPUs), else datasheet figures for both; `None` when neither is known.
-pub fn transfer_scale(
+/// A catalog record's 1-GPU step on this machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordHere {
+    /// The step, ms.
+    pub step_ms: f64,
+    /// The host floor moved here is the longer part: the GPU would wait for the CPU.
+    pub host_bound: bool,
+    /// The GPU's kernel time ÷ the step, where the kernel split is known.
+    pub gpu_share: Option<f64>,
+    /// How it was moved (empty when taken as measured), starting with "; " or " ".
+    pub how: String,
+}
+
+/// Moves record `c` to `gpu` (`same_family`: the record's own GPU family). The GPU's part:
+/// matrix kernels scale with the GEMM rate, the other kernels with the memory bandwidth (probe
+/// rates when both sides have them — the same method on both GPUs — else datasheet figures;
+/// kept as measured on the same family). The host's part: the record's host floor × this
+/// machine's host probe ÷ the record's. The step is the longer of the two, plus the record's own
+/// remainder (gaps neither explains). A record without a host floor keeps its host gaps as they
+/// were. `None` when another family's record has no kernel split or no rates to move it with.
+pub fn record_here(
     c: &Calibration,
     gpu: &str,
     dtype: ComputeDtype,
     probe: Option<&ProbeRates>,
-) -> Option<(f64, String)> {
-    let (mm, other) = (c.matrix_ms?, c.other_ms?);
-    let rest = (c.step_ms - mm - other).max(0.0);
-    let ((r_ref, r_tgt), (b_ref, b_tgt), how) = match (probe, c.gemm_tflops, c.copy_gbps) {
-        (Some(p), Some(r), Some(b)) => (
-            (r, p.gemm_tflops),
-            (b, p.copy_gbps),
-            format!(
-                "GEMM {:.0} → {:.0} TFLOP/s, copy {:.0} → {:.0} GB/s, probe-measured",
-                r, p.gemm_tflops, b, p.copy_gbps
-            ),
-        ),
-        _ => {
-            let r_ref = datasheet_rate(&c.gpu, dtype)?.tflops;
-            let r_tgt = datasheet_rate(gpu, dtype)?.tflops;
-            let b_ref = datasheet_hbm_gbps(&c.gpu)?;
-            let b_tgt = datasheet_hbm_gbps(gpu)?;
-            (
-                (r_ref, r_tgt),
-                (b_ref, b_tgt),
-                format!(
-                    "datasheet: {dtype} {r_ref:.0} → {r_tgt:.0} TFLOP/s, memory {b_ref:.0} → {b_tgt:.0} GB/s"
+    same_family: bool,
+) -> Option<RecordHere> {
+    let kernels = c.matrix_ms.zip(c.other_ms);
+    let mut how = String::new();
+    // The GPU's kernel time here, and the record's kernel time.
+    let (gpu_here, gpu_rec) = match kernels {
+        Some((mm, other)) if !same_family => {
+            let ((r_ref, r_tgt), (b_ref, b_tgt), src) = match (probe, c.gemm_tflops, c.copy_gbps) {
+                (Some(p), Some(r), Some(b)) => (
+                    (r, p.gemm_tflops),
+                    (b, p.copy_gbps),
+                    format!(
+                        "GEMM {:.0} → {:.0} TFLOP/s, copy {:.0} → {:.0} GB/s, probe-measured",
+                        r, p.gemm_tflops, b, p.copy_gbps
+                    ),
                 ),
-            )
+                _ => {
+                    let r_ref = datasheet_rate(&c.gpu, dtype)?.tflops;
+                    let r_tgt = datasheet_rate(gpu, dtype)?.tflops;
+                    let b_ref = datasheet_hbm_gbps(&c.gpu)?;
+                    let b_tgt = datasheet_hbm_gbps(gpu)?;
+                    (
+                        (r_ref, r_tgt),
+                        (b_ref, b_tgt),
+                        format!(
+                            "datasheet: {dtype} {r_ref:.0} → {r_tgt:.0} TFLOP/s, memory {b_ref:.0} → {b_tgt:.0} GB/s"
+                        ),
+                    )
+                }
+            };
+            if r_tgt <= 0.0 || b_tgt <= 0.0 {
+                return None;
+            }
+            let moved = mm * r_ref / r_tgt + other * b_ref / b_tgt;
+            how = format!(
+                " moved to {gpu}: kernels {:.1} → {moved:.1} ms ({src})",
+                mm + other
+            );
+            (moved, mm + other)
+        }
+        Some((mm, other)) => (mm + other, mm + other),
+        None if same_family => (c.step_ms, c.step_ms),
+        None => return None,
+    };
+    let Some(host_rec) = c.host_ms else {
+        // No host floor: the record's gaps between kernels stay as they were.
+        let step = gpu_here + (c.step_ms - gpu_rec).max(0.0);
+        return Some(RecordHere {
+            step_ms: step,
+            host_bound: false,
+            gpu_share: kernels.map(|_| (gpu_here / step).clamp(0.0, 1.0)),
+            how,
+        });
+    };
+    let host_here = match (probe.and_then(|p| p.host_probe_us), c.host_probe_us) {
+        (Some(here), Some(rec)) if rec > 0.0 => {
+            let h = host_rec * here / rec;
+            how.push_str(&format!(
+                "; host floor {host_rec:.1} → {h:.1} ms (host probe {rec:.0} → {here:.0} µs)"
+            ));
+            h
+        }
+        _ => {
+            how.push_str(&format!(
+                "; host floor {host_rec:.1} ms as measured (no host probe to compare CPUs)"
+            ));
+            host_rec
         }
     };
-    if r_tgt <= 0.0 || b_tgt <= 0.0 {
-        return None;
+    let rest = (c.step_ms - gpu_rec.max(host_rec)).max(0.0);
+    let host_bound = host_here >= gpu_here;
+    if host_bound {
+        how.push_str(" — host-bound: the GPU waits for the CPU");
     }
-    let moved = mm * r_ref / r_tgt + other * b_ref / b_tgt + rest;
-    Some((moved / c.step_ms, how))
+    let step = gpu_here.max(host_here) + rest;
+    Some(RecordHere {
+        step_ms: step,
+        host_bound,
+        gpu_share: kernels.map(|_| (gpu_here / step).clamp(0.0, 1.0)),
+        how,
+    })
 }
 
 #[cfg(test)]
@@ -299,6 +396,9 @@ mod tests {
             optimizer_ms: 0.0,
             samples_ms: samples,
             matrix_share: None,
+            host_bound: false,
+            gpu_share: None,
+            host_share: None,
             label: String::new(),
         };
         assert_eq!(m.straggler(1), 1.0);
@@ -306,6 +406,17 @@ mod tests {
         let f = m.straggler(2);
         assert!((f - 171.7107 / 151.0).abs() < 1e-4, "{f}");
         assert!(m.straggler(8) > f);
+        // A step whose host floor is half of it or more: no straggler term.
+        let host = StepModel {
+            host_share: Some(0.6),
+            ..m.clone()
+        };
+        assert_eq!(host.straggler(2), 1.0);
+        let gpu = StepModel {
+            host_share: Some(0.3),
+            ..m
+        };
+        assert_eq!(gpu.straggler(2), f);
     }
 
     #[test]
@@ -360,6 +471,96 @@ mod tests {
         assert!(step_model(&w, Mode::Weak, &unknown).is_none());
     }
 
+    fn record(host_ms: Option<f64>) -> Calibration {
+        Calibration {
+            gpu: "H200".into(),
+            step_ms: 60.0,
+            optimizer_ms: 3.0,
+            matrix_ms: Some(29.0),
+            other_ms: Some(28.0),
+            gemm_tflops: Some(800.0),
+            copy_gbps: Some(4000.0),
+            peak_mem_gib: None,
+            host_ms,
+            host_probe_us: Some(1000.0),
+            measured: "test".into(),
+        }
+    }
+
+    fn probe(host_probe_us: Option<f64>) -> ProbeRates {
+        ProbeRates {
+            gemm_tflops: 800.0,
+            copy_gbps: 4000.0,
+            host_probe_us,
+            allreduce_host_us: None,
+            basis: "test".into(),
+        }
+    }
+
+    #[test]
+    fn a_host_floor_moves_with_the_host_probe() {
+        let dtype = ComputeDtype::Bf16;
+        // Host-bound record (floor 65 ms over 57 ms of kernels) on a CPU 1.5× slower: the step
+        // is the host's 65 × 1.5 = 97.5 ms (the record had no time beyond the longer part).
+        let slow = probe(Some(1500.0));
+        let h = record_here(&record(Some(65.0)), "NVIDIA H200", dtype, Some(&slow), true).unwrap();
+        assert!((h.step_ms - 97.5).abs() < 1e-9, "{h:?}");
+        assert!(
+            h.host_bound && h.how.contains("host probe 1000 → 1500 µs"),
+            "{h:?}"
+        );
+        // GPU-bound record (floor 20 ms): the slower CPU still finishes first; the step stays
+        // 57 ms of kernels + the record's 3 ms remainder.
+        let g = record_here(&record(Some(20.0)), "NVIDIA H200", dtype, Some(&slow), true).unwrap();
+        assert!((g.step_ms - 60.0).abs() < 1e-9 && !g.host_bound, "{g:?}");
+        // No host probe here: the floor is taken as measured, and said so.
+        let same = record_here(&record(Some(65.0)), "NVIDIA H200", dtype, None, true).unwrap();
+        assert!((same.step_ms - 65.0).abs() < 1e-9, "{same:?}");
+        assert!(same.how.contains("as measured"), "{same:?}");
+        // No host floor in the record: as before, the record's step.
+        let old = record_here(&record(None), "NVIDIA H200", dtype, Some(&slow), true).unwrap();
+        assert!(
+            (old.step_ms - 60.0).abs() < 1e-9 && !old.host_bound,
+            "{old:?}"
+        );
+        // Another family (probe rates): kernels by the rates, host by the probe; the longer wins.
+        let h100 = ProbeRates {
+            gemm_tflops: 400.0,
+            copy_gbps: 2000.0,
+            host_probe_us: Some(500.0),
+            allreduce_host_us: None,
+            basis: "test".into(),
+        };
+        let t = record_here(
+            &record(Some(65.0)),
+            "NVIDIA H100",
+            dtype,
+            Some(&h100),
+            false,
+        )
+        .unwrap();
+        // Kernels 29 × 2 + 28 × 2 = 114 ms; host 65 × 0.5 = 32.5 ms.
+        assert!((t.step_ms - 114.0).abs() < 1e-9 && !t.host_bound, "{t:?}");
+    }
+
+    #[test]
+    fn a_host_bound_catalog_step_is_bound_by_the_host() {
+        let mut w = gpt2();
+        let mut c = record(Some(65.0));
+        c.step_ms = 60.0 * 8.0 / w.per_gpu_batch;
+        w.calibration = vec![c];
+        let slow = probe(Some(1500.0));
+        let inputs = CalibrationInputs {
+            gpu_name: Some("NVIDIA H200"),
+            probe: Some(&slow),
+            ..Default::default()
+        };
+        let m = step_model(&w, Mode::Weak, &inputs).unwrap();
+        assert_eq!(m.kind, CalibrationKind::Catalog);
+        assert!(m.host_bound);
+        assert!(m.label.contains("host-bound"), "{}", m.label);
+    }
+
     #[test]
     fn measured_here_beats_the_catalog_unless_catalog_only() {
         let w = gpt2();
@@ -371,6 +572,10 @@ mod tests {
             optimizer_ms: 10.0,
             samples_ms: vec![400.0, 401.0, 399.0],
             matrix_share: Some(0.4),
+            matrix_ms: None,
+            other_ms: None,
+            host_ms: None,
+            host_probe_us: None,
             basis: "test".into(),
         }];
         let mut inputs = CalibrationInputs {

@@ -107,6 +107,8 @@ impl fmt::Display for Mode {
 #[serde(rename_all = "snake_case")]
 pub enum Bound {
     Compute,
+    /// The CPU launching the step's kernels (Python, PyTorch's dispatch): the GPU waits for it.
+    Host,
     Communication,
     HostInput,
     Sync,
@@ -118,6 +120,7 @@ impl Bound {
     pub fn id(&self) -> &'static str {
         match self {
             Self::Compute => "compute",
+            Self::Host => "host",
             Self::Communication => "communication",
             Self::HostInput => "host_input",
             Self::Sync => "sync",
@@ -557,27 +560,56 @@ pub fn step_terms(
     b: f64,
     mode: Mode,
 ) -> Result<Terms, String> {
-    let (compute, calibration, calibration_basis, optimizer) =
+    let (compute, calibration, calibration_basis, optimizer, host_bound, idle) =
         match calibrate::step_model(w, mode, &m.calibration_inputs()) {
             Some(sm) => {
                 // GPUs running together (measured concurrent GEMM rates) slow the matrix share
                 // of the step; the slowest of n ranks sets its end (straggler factor).
                 let share = sm.matrix_share.unwrap_or(0.5);
-                let slow = 1.0 + share * (m.concurrency_slowdown(w.compute_dtype, n) - 1.0);
-                let c = sm.compute_ms(b) * slow * sm.straggler(n);
+                // A host-bound step is set by the CPU: slower matrix kernels only fill the GPU's
+                // idle time.
+                let slow = if sm.host_bound {
+                    1.0
+                } else {
+                    1.0 + share * (m.concurrency_slowdown(w.compute_dtype, n) - 1.0)
+                };
+                // Where the host sets much of the step, its jitter evens out between ranks (see
+                // StepModel::straggler).
+                let straggler = sm.straggler(n);
+                let c = sm.compute_ms(b) * slow * straggler;
                 let mut basis = sm.label.clone();
                 if slow > 1.0 {
                     basis.push_str(&format!(
                         "; matrix share {share:.2} at the concurrent GEMM rate (×{slow:.3})"
                     ));
                 }
-                if sm.straggler(n) > 1.0 {
+                if straggler > 1.0 {
                     basis.push_str(&format!(
-                    "; slowest of {n} ranks (×{:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)",
-                    sm.straggler(n)
+                    "; slowest of {n} ranks (×{straggler:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)"
                 ));
                 }
-                (c, sm.kind, basis, sm.optimizer_ms * slow)
+                // The GPU idles while the host launches; all-reduces run in that time.
+                let idle = sm
+                    .gpu_share
+                    .filter(|_| sm.host_bound)
+                    .map(|g| c * (1.0 - g));
+                if sm.host_bound {
+                    basis.push_str(&format!(
+                        "; host-bound (the GPU waits for the CPU to launch kernels){}",
+                        idle.map(|i| format!(
+                            ": communication first fills the GPU's {i:.1} ms of idle time"
+                        ))
+                        .unwrap_or_default()
+                    ));
+                }
+                (
+                    c,
+                    sm.kind,
+                    basis,
+                    sm.optimizer_ms * slow,
+                    sm.host_bound,
+                    idle,
+                )
             }
             None => {
                 let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
@@ -597,9 +629,15 @@ pub fn step_terms(
                         w.utilization
                     ),
                     0.0,
+                    false,
+                    None,
                 )
             }
         };
+    let hide_in_idle = |exposed: f64| match idle {
+        Some(i) => (exposed - i).max(0.0),
+        None => exposed,
+    };
     let no_curve = || {
         format!(
             "no all-reduce curve for {} (link rates unknown): run bench collectives",
@@ -607,11 +645,20 @@ pub fn step_terms(
         )
     };
     let grad = w.params * w.grad_dtype.size() as f64;
+    // A host-bound compute term is the CPU's time, not the GPU's.
+    let compute_bound = if host_bound {
+        Bound::Host
+    } else {
+        Bound::Compute
+    };
     let pick = |terms: [(Bound, f64); 3]| {
         terms
             .into_iter()
             .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or(Bound::Compute, |t| t.0)
+            .map_or(compute_bound, |t| match t.0 {
+                Bound::Compute => compute_bound,
+                b => b,
+            })
     };
     let terms = |step_ms, compute_ms, comm_exposed_ms, other_ms, bound| Terms {
         step_ms,
@@ -631,11 +678,24 @@ pub fn step_terms(
             let (_, exposed) =
                 bucketed_exposed_ms(grad, w.bucket_bytes, bwd, hidden, |s| m.all_reduce_ms(s, n))
                     .ok_or_else(no_curve)?;
+            let exposed = hide_in_idle(exposed);
+            // A host-bound step also waits for its host to issue one all-reduce per bucket.
+            let host_extra = match m.probe.as_ref().and_then(|p| p.allreduce_host_us) {
+                Some(us) if host_bound && n >= 2 => {
+                    let buckets = if w.bucket_bytes > 0.0 {
+                        (grad / w.bucket_bytes).ceil().max(1.0)
+                    } else {
+                        1.0
+                    };
+                    buckets * us / 1e3
+                }
+                _ => 0.0,
+            };
             terms(
-                compute + exposed,
+                compute + exposed + host_extra,
                 compute,
                 exposed,
-                0.0,
+                host_extra,
                 pick([
                     (Bound::Compute, compute),
                     (Bound::Communication, exposed),
@@ -666,7 +726,7 @@ pub fn step_terms(
             let (hidden, _) = m.hidden_share(w);
             let fb = (compute - optimizer).max(0.0);
             let exposed = (comm - hidden * comm.min(fb)).max(ag + rs);
-            let exposed = if n <= 1 { 0.0 } else { exposed };
+            let exposed = if n <= 1 { 0.0 } else { hide_in_idle(exposed) };
             terms(
                 compute + exposed,
                 compute,

@@ -270,6 +270,15 @@ pub struct Calibration {
     /// Peak memory PyTorch allocated in that step, GiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_mem_gib: Option<f64>,
+    /// The host floor: the same 1-GPU step at a micro-batch 16 times smaller, ms. Its kernels
+    /// take almost no GPU time, so this is what the host (Python, PyTorch's dispatch, kernel
+    /// launches) needs per step; a step can be no shorter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_ms: Option<f64>,
+    /// The host probe measured in the same process, µs per iteration: moves `host_ms` to another
+    /// machine's CPU by the ratio of the two probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_probe_us: Option<f64>,
     /// When, on what, with which framework versions.
     pub measured: String,
 }
@@ -498,6 +507,7 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
     const TFLOPS: Bounds = Bounds::above(0.0, 1e5, "TFLOP/s");
     const COPY_GBPS: Bounds = Bounds::above(0.0, 1e6, "GB/s");
     const MEMORY_GIB: Bounds = Bounds::above(0.0, 1e5, "GiB");
+    const HOST_PROBE_US: Bounds = Bounds::above(0.0, 1e7, "µs");
 
     let check =
         |field: &'static str, v: f64, b: Bounds| b.check(v).map(|_| ()).map_err(|m| (field, m));
@@ -563,6 +573,8 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
         optional("gemm_tflops", c.gemm_tflops, TFLOPS)?;
         optional("copy_gbps", c.copy_gbps, COPY_GBPS)?;
         optional("peak_mem_gib", c.peak_mem_gib, MEMORY_GIB)?;
+        optional("host_ms", c.host_ms, KERNEL_MS)?;
+        optional("host_probe_us", c.host_probe_us, HOST_PROBE_US)?;
         if c.gpu.trim().is_empty() {
             return Err(("gpu", "name the GPU family, e.g. \"H200\"".into()));
         }
