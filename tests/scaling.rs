@@ -537,9 +537,9 @@ fn framework_step_calibrates_and_stragglers_slow_n_gpus() {
 }
 
 #[test]
-fn a_host_bound_step_hides_communication_in_idle_time_and_pays_its_host_per_bucket() {
+fn a_host_bound_step_exposes_communication_as_a_gpu_bound_one_and_pays_its_host_per_bucket() {
     // The same 1-GPU step, host-bound: at a sixteenth of the batch it still takes 95 of its
-    // 100 ms, while the GPU's kernels are busy 60 ms of it (40 ms idle).
+    // 100 ms, while the GPU's kernels are busy 60 ms of it.
     let mut m = machine();
     m.framework_steps = vec![MeasuredStep {
         workload: "t".into(),
@@ -566,13 +566,22 @@ fn a_host_bound_step_hides_communication_in_idle_time_and_pays_its_host_per_buck
     let t = step_terms(&w, &m, 4, 10.0, Mode::Weak).unwrap();
     assert_eq!(t.bound, Bound::Host);
     // No straggler (hosts run ahead of their GPUs, jitter evens out), no GEMM slowdown: the
-    // compute term is the 1-GPU step; the last bucket's 15 ms fit in the 40 ms of idle time.
+    // compute term is the 1-GPU step.
     close(t.compute_ms, 100.0);
-    close(t.comm_exposed_ms, 0.0);
+    // The GPU's 40 idle ms are gaps between short kernels: the all-reduces are exposed as they
+    // are for the same step when the GPU sets it (host floor 20 ms), at least the last bucket.
+    let mut gpu_bound = m.clone();
+    gpu_bound.framework_steps[0].host_ms = Some(20.0);
+    let g = step_terms(&w, &gpu_bound, 4, 10.0, Mode::Weak).unwrap();
+    assert_ne!(g.bound, Bound::Host);
+    close(t.comm_exposed_ms, g.comm_exposed_ms);
+    assert!(t.comm_exposed_ms >= 15.0, "{}", t.comm_exposed_ms);
     // The host issues one all-reduce per 25 MiB bucket, 50 µs each.
     let buckets = (w.params * 2.0 / w.bucket_bytes).ceil(); // bf16 gradients
     close(t.other_ms, buckets * 0.05);
-    close(t.step_ms, 100.0 + buckets * 0.05);
+    close(t.step_ms, 100.0 + t.comm_exposed_ms + buckets * 0.05);
+    // A GPU-bound step pays no host issue time (its host runs ahead).
+    close(g.other_ms, 0.0);
     // One GPU: no all-reduces to issue.
     close(
         step_terms(&w, &m, 1, 10.0, Mode::Weak).unwrap().step_ms,

@@ -110,8 +110,6 @@ pub struct StepModel {
     /// sixteenth of the batch takes ≥ 90 % as long (framework), or the record's host floor moved
     /// here is longer than its kernels.
     pub host_bound: bool,
-    /// The share of the step the GPU's kernels are busy (kernel time ÷ step), where known.
-    pub gpu_share: Option<f64>,
     /// The host floor ÷ the step, where measured.
     pub host_share: Option<f64>,
     /// One line: what calibrates it.
@@ -204,10 +202,6 @@ pub fn step_model(
                 matrix_share: s.matrix_share,
                 host_bound: s.host_ms.is_some_and(|h| h >= HOST_BOUND_SHARE * s.step_ms),
                 host_share: s.host_ms.map(|h| h / s.step_ms),
-                gpu_share: s
-                    .matrix_ms
-                    .zip(s.other_ms)
-                    .map(|(m, o)| ((m + o) / s.step_ms).clamp(0.0, 1.0)),
                 label: format!(
                     "framework 1-GPU step measured here: {:.1} ms at {} samples ({})",
                     s.step_ms, s.per_gpu_batch, s.basis
@@ -244,7 +238,6 @@ pub fn step_model(
         ),
     );
     m.host_bound = here.host_bound;
-    m.gpu_share = here.gpu_share;
     Some(m)
 }
 
@@ -263,7 +256,6 @@ fn from_record_figures(
         samples_ms: Vec::new(),
         matrix_share,
         host_bound: false,
-        gpu_share: None,
         host_share: None,
         label,
     }
@@ -276,8 +268,6 @@ pub struct RecordHere {
     pub step_ms: f64,
     /// The host floor moved here is the longer part: the GPU would wait for the CPU.
     pub host_bound: bool,
-    /// The GPU's kernel time ÷ the step, where the kernel split is known.
-    pub gpu_share: Option<f64>,
     /// How it was moved (empty when taken as measured), starting with "; " or " ".
     pub how: String,
 }
@@ -344,7 +334,6 @@ pub fn record_here(
         return Some(RecordHere {
             step_ms: step,
             host_bound: false,
-            gpu_share: kernels.map(|_| (gpu_here / step).clamp(0.0, 1.0)),
             how,
         });
     };
@@ -372,7 +361,6 @@ pub fn record_here(
     Some(RecordHere {
         step_ms: step,
         host_bound,
-        gpu_share: kernels.map(|_| (gpu_here / step).clamp(0.0, 1.0)),
         how,
     })
 }
@@ -397,7 +385,6 @@ mod tests {
             samples_ms: samples,
             matrix_share: None,
             host_bound: false,
-            gpu_share: None,
             host_share: None,
             label: String::new(),
         };

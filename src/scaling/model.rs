@@ -560,14 +560,13 @@ pub fn step_terms(
     b: f64,
     mode: Mode,
 ) -> Result<Terms, String> {
-    let (compute, calibration, calibration_basis, optimizer, host_bound, idle) =
+    let (compute, calibration, calibration_basis, optimizer, host_bound) =
         match calibrate::step_model(w, mode, &m.calibration_inputs()) {
             Some(sm) => {
                 // GPUs running together (measured concurrent GEMM rates) slow the matrix share
                 // of the step; the slowest of n ranks sets its end (straggler factor).
                 let share = sm.matrix_share.unwrap_or(0.5);
-                // A host-bound step is set by the CPU: slower matrix kernels only fill the GPU's
-                // idle time.
+                // A host-bound step is set by the CPU: slower matrix kernels do not set its end.
                 let slow = if sm.host_bound {
                     1.0
                 } else {
@@ -588,28 +587,10 @@ pub fn step_terms(
                     "; slowest of {n} ranks (×{straggler:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)"
                 ));
                 }
-                // The GPU idles while the host launches; all-reduces run in that time.
-                let idle = sm
-                    .gpu_share
-                    .filter(|_| sm.host_bound)
-                    .map(|g| c * (1.0 - g));
                 if sm.host_bound {
-                    basis.push_str(&format!(
-                        "; host-bound (the GPU waits for the CPU to launch kernels){}",
-                        idle.map(|i| format!(
-                            ": communication first fills the GPU's {i:.1} ms of idle time"
-                        ))
-                        .unwrap_or_default()
-                    ));
+                    basis.push_str("; host-bound (the GPU waits for the CPU to launch kernels)");
                 }
-                (
-                    c,
-                    sm.kind,
-                    basis,
-                    sm.optimizer_ms * slow,
-                    sm.host_bound,
-                    idle,
-                )
+                (c, sm.kind, basis, sm.optimizer_ms * slow, sm.host_bound)
             }
             None => {
                 let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
@@ -630,14 +611,9 @@ pub fn step_terms(
                     ),
                     0.0,
                     false,
-                    None,
                 )
             }
         };
-    let hide_in_idle = |exposed: f64| match idle {
-        Some(i) => (exposed - i).max(0.0),
-        None => exposed,
-    };
     let no_curve = || {
         format!(
             "no all-reduce curve for {} (link rates unknown): run bench collectives",
@@ -678,8 +654,9 @@ pub fn step_terms(
             let (_, exposed) =
                 bucketed_exposed_ms(grad, w.bucket_bytes, bwd, hidden, |s| m.all_reduce_ms(s, n))
                     .ok_or_else(no_curve)?;
-            let exposed = hide_in_idle(exposed);
-            // A host-bound step also waits for its host to issue one all-reduce per bucket.
+            // A host-bound step exposes its all-reduces as a GPU-bound one does: the GPU's idle
+            // time is spread over gaps between short kernels, not free for NCCL (docs/SCALING.md,
+            // "The host term"), and the host also issues one all-reduce per bucket.
             let host_extra = match m.probe.as_ref().and_then(|p| p.allreduce_host_us) {
                 Some(us) if host_bound && n >= 2 => {
                     let buckets = if w.bucket_bytes > 0.0 {
@@ -726,7 +703,7 @@ pub fn step_terms(
             let (hidden, _) = m.hidden_share(w);
             let fb = (compute - optimizer).max(0.0);
             let exposed = (comm - hidden * comm.min(fb)).max(ag + rs);
-            let exposed = if n <= 1 { 0.0 } else { hide_in_idle(exposed) };
+            let exposed = if n <= 1 { 0.0 } else { exposed };
             terms(
                 compute + exposed,
                 compute,
