@@ -296,6 +296,27 @@ fn row(
     r
 }
 
+/// The aggregate rate of copies released together, per sample: every lane's bytes ÷ the
+/// slowest lane's time (all start at the gate's release, so that is the time from the first
+/// start to the last end) — nvbandwidth's TOTAL_BW for all_to_one and one_to_all
+/// (memcpy.cpp, doMemcpyCore). A sum of per-copy rates would count a copy that finished early
+/// as if it had kept going.
+fn total_rates(lane_ms: &[&[f64]], bytes: usize, iters: u32, samples: u32) -> Vec<f64> {
+    let moved = bytes as f64 * f64::from(iters) * lane_ms.len() as f64;
+    (0..samples as usize)
+        .map(|s| {
+            let times: Vec<f64> = lane_ms
+                .iter()
+                .map(|l| l.get(s).copied().unwrap_or(f64::NAN))
+                .collect();
+            if times.is_empty() || times.iter().any(|t| t.is_nan()) {
+                return f64::NAN;
+            }
+            measure::gbps(moved, times.iter().copied().fold(0.0, f64::max))
+        })
+        .collect()
+}
+
 fn rates(ms: &[f64], bytes: usize, iters: u32) -> Vec<f64> {
     ms.iter()
         .map(|&t| measure::gbps(bytes as f64 * f64::from(iters), t))
@@ -724,22 +745,15 @@ fn fan(
         let owner = if to_one { gt } else { be.gpu(*o)? };
         wrong += check_device(owner, dst, *seed)?;
     }
-    let per_lane: Vec<Vec<f64>> = ms.iter().map(|m| rates(m, bytes, case.iters)).collect();
-    let total: Vec<f64> = (0..case.samples as usize)
-        .map(|s| {
-            per_lane
-                .iter()
-                .map(|l| l.get(s).copied().unwrap_or(f64::NAN))
-                .sum()
-        })
-        .collect();
+    let lane_ms: Vec<&[f64]> = ms.iter().map(Vec::as_slice).collect();
+    let total = total_rates(&lane_ms, bytes, case.iters, case.samples);
     let how = if to_one {
         format!(
-            "cuMemcpyAsync from each of GPUs {others:?} into GPU {t}, each in the writer's context, all at once; figure = sum"
+            "cuMemcpyAsync from each of GPUs {others:?} into GPU {t}, each in the writer's context, all at once; figure = all bytes ÷ the slowest copy's time"
         )
     } else {
         format!(
-            "cuMemcpyAsync from GPU {t} into each of GPUs {others:?}, one stream per peer, all at once; figure = sum"
+            "cuMemcpyAsync from GPU {t} into each of GPUs {others:?}, one stream per peer, all at once; figure = all bytes ÷ the slowest copy's time"
         )
     };
     let checked = words(bytes) * pairs.len() as u64;
@@ -756,9 +770,9 @@ fn fan(
 
 /// Every selected GPU reads from every other at once, with copy engines: each reader's context
 /// issues one `cuMemcpyAsync` per peer (from the peer's memory into its own, peer access on),
-/// each on a stream of its own, and every stream is released together. One row per reader: the
-/// sum of its copies' rates (as `all_to_one` sums), every destination checked against the
-/// pattern of the peer it was read from.
+/// each on a stream of its own, and every stream is released together. One row per reader: all
+/// bytes it read ÷ its slowest copy's time (as `all_to_one`), every destination checked against
+/// the pattern of the peer it was read from.
 fn all_pairs(
     be: &mut CudaBackend,
     case: &Case,
@@ -823,29 +837,22 @@ fn all_pairs(
     let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
     drop(lanes);
     let how = format!(
-        "cuMemcpyAsync into each GPU from each of the others {gpus:?} at once, issued by the reader (one stream per peer); figure = sum into this GPU"
+        "cuMemcpyAsync into each GPU from each of the others {gpus:?} at once, issued by the reader (one stream per peer); figure = all bytes into this GPU ÷ its slowest copy's time"
     );
     let mut rows = Vec::with_capacity(gpus.len());
     for &d in &gpus {
-        let mut per_lane = Vec::new();
+        let mut per_lane: Vec<&[f64]> = Vec::new();
         let mut wrong = 0;
         let mut checked = 0;
         for ((reader, pi, dst), lane_ms) in dsts.iter().zip(&ms) {
             if *reader != d {
                 continue;
             }
-            per_lane.push(rates(lane_ms, bytes, case.iters));
+            per_lane.push(lane_ms);
             wrong += check_device(be.gpu(d)?, dst, seeds[*pi])?;
             checked += words(bytes);
         }
-        let total: Vec<f64> = (0..case.samples as usize)
-            .map(|s| {
-                per_lane
-                    .iter()
-                    .map(|l| l.get(s).copied().unwrap_or(f64::NAN))
-                    .sum()
-            })
-            .collect();
+        let total = total_rates(&per_lane, bytes, case.iters, case.samples);
         rows.push(row(
             case,
             Endpoint::All,
@@ -1061,4 +1068,25 @@ fn latency(
         ));
     }
     Ok(vec![r])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::total_rates;
+
+    #[test]
+    fn copies_released_together_count_all_bytes_over_the_slowest_time() {
+        // Two 1 GB copies: 1 ms and 2 ms. Summing per-copy rates would say 1,500 GB/s; 2 GB
+        // moved in 2 ms is 1,000.
+        let (a, b) = ([1.0, 2.0], [2.0, 2.0]);
+        let r = total_rates(&[&a, &b], 1_000_000_000, 1, 2);
+        assert!((r[0] - 1000.0).abs() < 1e-9, "{r:?}");
+        assert!((r[1] - 1000.0).abs() < 1e-9, "{r:?}");
+        // One lane: its own rate. A missing or unusable sample stays NaN, never a number.
+        let one = total_rates(&[&a], 1_000_000_000, 2, 2);
+        assert!((one[0] - 2000.0).abs() < 1e-9 && (one[1] - 1000.0).abs() < 1e-9);
+        let short = [1.0];
+        assert!(total_rates(&[&a, &short], 1_000_000_000, 1, 2)[1].is_nan());
+        assert!(total_rates(&[], 1, 1, 1)[0].is_nan());
+    }
 }
