@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::{RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 use scalescope::scaling::framework::{self, FrameworkOptions, FrameworkRun, PythonEnv};
@@ -23,6 +24,22 @@ fn result(mode: &str, n: usize, per: f64, median: f64, samples: &str) -> String 
     )
 }
 
+/// Tests run in parallel threads: a file being written while another thread forks can stay open
+/// in that child until it execs, and running the file then fails with "text file busy". Writers
+/// of executables take this lock exclusively; code that starts processes takes it shared.
+static SPAWN: RwLock<()> = RwLock::new(());
+
+fn spawning() -> RwLockReadGuard<'static, ()> {
+    SPAWN.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write_exe(path: &Path, text: &str) {
+    let _w = SPAWN.write().unwrap_or_else(|e| e.into_inner());
+    std::fs::write(path, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// Writes an executable fake python3 whose 2-GPU launch runs `on_two` (a shell fragment).
 fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
     let lines_1 = [
@@ -30,10 +47,10 @@ fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
         r#"{"event":"progress","phase":"warmup","mode":"weak"}"#.to_string(),
         "some framework chatter that is not JSON".to_string(),
         // The weak step is host-bound: its host floor (the step at a sixteenth of the batch)
-        // takes 360 of its 377 ms.
+        // takes 360 of its 377 ms. Its steps spread, so the script grew the window to 21.4 s.
         result("weak", 1, 8.0, 377.0, "376.0,377.0,378.0,377.5,376.5").replace(
             r#""profile""#,
-            r#""host_ms":360.0,"host_micro_batch":1,"host_probe_us":950.0,"profile""#,
+            r#""host_ms":360.0,"host_micro_batch":1,"host_probe_us":950.0,"window_s":21.4,"extended":true,"profile""#,
         ),
         result("strong", 1, 64.0, 2971.0, "2970.0,2971.0,2972.0,2971.5,2970.5"),
         r#"{"event":"done"}"#.to_string(),
@@ -69,15 +86,14 @@ fi
     )
     .replace("{TWO_OK}", &echo(&lines_2));
     let path = dir.join("python3");
-    std::fs::write(&path, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_exe(&path, &script);
     path
 }
 
 fn run_with(on_two: &str, timeout: Duration) -> (PythonEnv, FrameworkRun) {
     let dir = tempfile::tempdir().unwrap();
     let py = fake_python(dir.path(), on_two);
+    let _spawning = spawning();
     let env = framework::find_python(Some(&py)).unwrap();
     let ws = vec![workload::resolve("gpt2-xl").unwrap()];
     let opts = FrameworkOptions {
@@ -115,6 +131,13 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
     let w1 = row(&run, 1, Mode::Weak);
     assert_eq!(w1.step_time_ms, Some(377.0));
     assert_eq!(w1.memory_gib_per_gpu, Some(89.7));
+    // A grown window says so; a line without the fields (an older script) says nothing.
+    assert!(
+        w1.basis.contains("5 steps over 21 s (window grown"),
+        "{}",
+        w1.basis
+    );
+    assert!(!row(&run, 1, Mode::Strong).basis.contains("window grown"));
     let s2 = row(&run, 2, Mode::Strong);
     assert_eq!((s2.per_gpu_batch, s2.global_batch), (32.0, 64.0));
     // Speedup against the 1-GPU row: 2971 ÷ 1508.
@@ -253,13 +276,11 @@ exit 3"#,
 fn a_python_without_torch_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("python3");
-    std::fs::write(
+    write_exe(
         &path,
         "#!/bin/sh\necho '{\"python\":\"3.11.2\",\"error\":\"ModuleNotFoundError: No module named torch\"}'\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
+    let _spawning = spawning();
     let e = framework::find_python(Some(&path)).unwrap_err().to_string();
     assert!(e.contains("No module named torch"), "{e}");
     let e = framework::find_python(Some(Path::new("/nonexistent/python3")))
@@ -274,6 +295,7 @@ fn one_gpu_still_runs_the_probe_for_its_rates() {
     // calibration here; there is no overlap to measure.
     let dir = tempfile::tempdir().unwrap();
     let py = fake_python(dir.path(), "{TWO_OK}\nexit 0");
+    let _spawning = spawning();
     let env = framework::find_python(Some(&py)).unwrap();
     let ws = vec![workload::resolve("gpt2-xl").unwrap()];
     let opts = FrameworkOptions {

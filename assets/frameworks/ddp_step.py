@@ -23,7 +23,10 @@ optimizer step, recorded without synchronizing inside the measured window. The w
 by step until warmup_s have passed (at least 3 steps; rank 0 decides after each), and the
 measured window holds enough steps for measure_s at the warm-up's last steady step time (at least
 min_steps); every rank runs the counts rank 0 chose, so DDP never waits on a rank that stopped.
-A step's time is the slowest rank's; the figure is the median over steps.
+A step's time is the slowest rank's; the figure is the median over steps. Where rank 0's steps
+spread widely (p90 > noisy_spread × p10: a host whose speed wanders, as on shared VMs), the window
+grows by the same number of steps again until noisy_measure_s have passed, so the median covers
+more than one of the host's fast or slow spells (the result says so: window_s, extended).
 
 Host: at world size 1 each mode is also timed at a micro-batch 16 times smaller (the "host
 floor"): the same kernels are launched, but they take almost no GPU time, so that step's time is
@@ -56,6 +59,8 @@ SPEC_KEYS = {
     "measure_s": "seconds of timed steps",
     "min_steps": "at least this many timed steps",
     "max_steps": "at most this many timed steps",
+    "noisy_spread": "p90 ÷ p10 of the steps above which the window grows (default 1.15)",
+    "noisy_measure_s": "seconds of timed steps a noisy window grows to (default: measure_s, no growth)",
     "profile_steps": "steps under torch.profiler after timing (0: none)",
     "host_floor": "at world size 1, also time the step at a tiny micro-batch (default true)",
 }
@@ -452,11 +457,24 @@ def main():
             phase = "measure"
             emit("progress", phase=phase, mode=mode, steps=steps)
             records = []
-            for _ in range(steps):
-                marks = [("start", timer.mark())]
-                step(acc, marks)
-                records.append(marks)
-            timer.sync()
+            t_measure = time.perf_counter()
+            extended = False
+            while True:
+                for _ in range(steps):
+                    marks = [("start", timer.mark())]
+                    step(acc, marks)
+                    records.append(marks)
+                timer.sync()
+                own = sorted(timer.ms(m[0][1], m[-1][1]) for m in records)
+                noisy = own[len(own) * 9 // 10] > float(spec.get("noisy_spread", 1.15)) * own[len(own) // 10]
+                longer = time.perf_counter() - t_measure < float(spec.get("noisy_measure_s", 0)) \
+                    and len(records) + steps <= int(spec.get("max_steps", 50)) * 4
+                if not agree(torch, dist, int(noisy and longer), device):
+                    break
+                extended = True
+                emit("progress", phase=phase, mode=mode, steps=len(records) + steps, extended=True)
+            window_s = time.perf_counter() - t_measure
+            steps = len(records)
             rows = []
             for marks in records:
                 fwd = bwd = 0.0
@@ -506,6 +524,7 @@ def main():
             emit("result", workload=spec.get("workload"), mode=mode, world_size=WORLD,
                  micro_batch=micro, accumulate=acc, per_gpu_batch=micro * acc,
                  global_batch=samples, steps=steps, step_ms=s, rank_median_ms=per_rank,
+                 window_s=round(window_s, 2), extended=extended,
                  step_samples_ms=[round(x, 4) for x in step_ms[:500]],
                  fwd_ms=stats([r[1] for r in mine])["median"],
                  bwd_ms=stats([r[2] for r in mine])["median"],

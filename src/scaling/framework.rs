@@ -320,6 +320,11 @@ pub struct ResultLine {
     /// The host probe in the same process, µs per iteration.
     #[serde(default)]
     pub host_probe_us: Option<f64>,
+    /// Seconds the timed steps took, and whether the window grew because they spread widely.
+    #[serde(default)]
+    pub window_s: Option<f64>,
+    #[serde(default)]
+    pub extended: bool,
 }
 
 impl ResultLine {
@@ -616,6 +621,9 @@ pub struct FrameworkOptions {
     /// Seconds of untimed steps, then of timed steps.
     pub warmup_s: f64,
     pub measure_s: f64,
+    /// Where the timed steps spread widely (p90 > 1.15 × p10: a host whose speed wanders), the
+    /// timed window grows to this many seconds (no growth when ≤ `measure_s`).
+    pub noisy_measure_s: f64,
     /// Steps under the profiler after timing (0: none).
     pub profile_steps: u32,
     /// One GPU's memory, GiB: launches that cannot fit are not started.
@@ -630,6 +638,7 @@ impl Default for FrameworkOptions {
             timeout: DEFAULT_TIMEOUT,
             warmup_s: 5.0,
             measure_s: 8.0,
+            noisy_measure_s: 24.0,
             profile_steps: 2,
             gpu_memory_gib: None,
         }
@@ -706,6 +715,7 @@ fn spec(w: &Workload, n: usize, opts: &FrameworkOptions) -> (serde_json::Value, 
         "optimizer": w.optimizer().framework_id(),
         "warmup_s": opts.warmup_s,
         "measure_s": opts.measure_s,
+        "noisy_measure_s": opts.noisy_measure_s,
         // One GPU calibrates the model, and its steps' spread gives the straggler term: a
         // quantile needs more than a handful of samples.
         "min_steps": if n == 1 { 15 } else { 5 },
@@ -870,8 +880,15 @@ fn absorb(
                 r.memory_gib_per_gpu = x.peak_mem_gib;
                 r.fits = Some(true);
                 r.basis = format!(
-                    "{} steps, median {:.2} ms (min {:.2}, max {:.2}); {}{}; {basis_env}",
+                    "{} steps{}, median {:.2} ms (min {:.2}, max {:.2}); {}{}; {basis_env}",
                     x.steps,
+                    match (x.extended, x.window_s) {
+                        (true, Some(s)) => format!(
+                            " over {s:.0} s (window grown: the steps spread widely, the host's speed varied)"
+                        ),
+                        (true, None) => " (window grown: the steps spread widely)".to_string(),
+                        _ => String::new(),
+                    },
                     x.step_ms.median,
                     x.step_ms.min,
                     x.step_ms.max,

@@ -189,6 +189,7 @@ pub fn run_measured(
                     timeout: opts.framework_timeout.unwrap_or(framework::DEFAULT_TIMEOUT),
                     warmup_s: if opts.quick { 2.0 } else { 5.0 },
                     measure_s: if opts.quick { 2.0 } else { 5.0 },
+                    noisy_measure_s: if opts.quick { 2.0 } else { 20.0 },
                     profile_steps: 2,
                     gpu_memory_gib: machine.gpu_memory_gib,
                 };
