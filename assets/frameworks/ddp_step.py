@@ -25,8 +25,9 @@ measured window holds enough steps for measure_s at the warm-up's last steady st
 min_steps); every rank runs the counts rank 0 chose, so DDP never waits on a rank that stopped.
 A step's time is the slowest rank's; the figure is the median over steps. Where rank 0's steps
 spread widely (p90 > noisy_spread × p10: a host whose speed wanders, as on shared VMs), the window
-grows by the same number of steps again until noisy_measure_s have passed, so the median covers
-more than one of the host's fast or slow spells (the result says so: window_s, extended).
+grows, in batches sized to end near noisy_measure_s (at most 4 × max_steps steps in all), so the
+median covers more than one of the host's fast or slow spells (the result says so: window_s,
+extended).
 
 Host: at world size 1 each mode is also timed at a micro-batch 16 times smaller (the "host
 floor"): the same kernels are launched, but they take almost no GPU time, so that step's time is
@@ -58,9 +59,10 @@ SPEC_KEYS = {
     "warmup_s": "seconds of untimed steps",
     "measure_s": "seconds of timed steps",
     "min_steps": "at least this many timed steps",
-    "max_steps": "at most this many timed steps",
+    "max_steps": "at most this many timed steps (a grown window: 4 times as many)",
     "noisy_spread": "p90 ÷ p10 of the steps above which the window grows (default 1.15)",
-    "noisy_measure_s": "seconds of timed steps a noisy window grows to (default: measure_s, no growth)",
+    "noisy_measure_s": "seconds of timed steps a noisy window grows to (default 0: no growth; "
+                       "none unless above measure_s)",
     "profile_steps": "steps under torch.profiler after timing (0: none)",
     "host_floor": "at world size 1, also time the step at a tiny micro-batch (default true)",
 }
@@ -459,20 +461,30 @@ def main():
             records = []
             t_measure = time.perf_counter()
             extended = False
+            # A noisy window grows (rank 0 decides how many more steps; 0 = stop) until
+            # noisy_measure_s have passed, sized to end near it, never past 4 × max_steps.
+            noisy_s = float(spec.get("noisy_measure_s", 0))
+            cap = int(spec.get("max_steps", 50)) * 4
+            chunk = steps
             while True:
-                for _ in range(steps):
+                for _ in range(chunk):
                     marks = [("start", timer.mark())]
                     step(acc, marks)
                     records.append(marks)
                 timer.sync()
                 own = sorted(timer.ms(m[0][1], m[-1][1]) for m in records)
-                noisy = own[len(own) * 9 // 10] > float(spec.get("noisy_spread", 1.15)) * own[len(own) // 10]
-                longer = time.perf_counter() - t_measure < float(spec.get("noisy_measure_s", 0)) \
-                    and len(records) + steps <= int(spec.get("max_steps", 50)) * 4
-                if not agree(torch, dist, int(noisy and longer), device):
+                spread = float(spec.get("noisy_spread", 1.15))
+                left_s = noisy_s - (time.perf_counter() - t_measure)
+                more = 0
+                if (noisy_s > float(spec.get("measure_s", 5)) and left_s > 0
+                        and percentile(own, 0.9) > spread * percentile(own, 0.1)):
+                    per_s = max(percentile(own, 0.5) / 1e3, 1e-4)
+                    more = max(0, min(steps, cap - len(records), math.ceil(left_s / per_s)))
+                chunk = agree(torch, dist, more, device)
+                if chunk <= 0:
                     break
                 extended = True
-                emit("progress", phase=phase, mode=mode, steps=len(records) + steps, extended=True)
+                emit("progress", phase=phase, mode=mode, steps=len(records) + chunk, extended=True)
             window_s = time.perf_counter() - t_measure
             steps = len(records)
             rows = []
@@ -525,7 +537,7 @@ def main():
                  micro_batch=micro, accumulate=acc, per_gpu_batch=micro * acc,
                  global_batch=samples, steps=steps, step_ms=s, rank_median_ms=per_rank,
                  window_s=round(window_s, 2), extended=extended,
-                 step_samples_ms=[round(x, 4) for x in step_ms[:500]],
+                 step_samples_ms=[round(x, 4) for x in step_ms[:1000]],
                  fwd_ms=stats([r[1] for r in mine])["median"],
                  bwd_ms=stats([r[2] for r in mine])["median"],
                  opt_ms=stats([r[3] for r in mine])["median"],
