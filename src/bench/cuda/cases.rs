@@ -317,6 +317,15 @@ fn total_rates(lane_ms: &[&[f64]], bytes: usize, iters: u32, samples: u32) -> Ve
         .collect()
 }
 
+/// What an aggregate figure's note adds when its copies were not released together.
+fn unreleased(gated: bool) -> &'static str {
+    if gated {
+        ""
+    } else {
+        " (copies not released together: they may not all have overlapped, so the figure may overstate the total)"
+    }
+}
+
 fn rates(ms: &[f64], bytes: usize, iters: u32) -> Vec<f64> {
     ms.iter()
         .map(|&t| measure::gbps(bytes as f64 * f64::from(iters), t))
@@ -749,11 +758,13 @@ fn fan(
     let total = total_rates(&lane_ms, bytes, case.iters, case.samples);
     let how = if to_one {
         format!(
-            "cuMemcpyAsync from each of GPUs {others:?} into GPU {t}, each in the writer's context, all at once; figure = all bytes ÷ the slowest copy's time"
+            "cuMemcpyAsync from each of GPUs {others:?} into GPU {t}, each in the writer's context, all at once; figure = all bytes ÷ the slowest copy's time{}",
+            unreleased(gated)
         )
     } else {
         format!(
-            "cuMemcpyAsync from GPU {t} into each of GPUs {others:?}, one stream per peer, all at once; figure = all bytes ÷ the slowest copy's time"
+            "cuMemcpyAsync from GPU {t} into each of GPUs {others:?}, one stream per peer, all at once; figure = all bytes ÷ the slowest copy's time{}",
+            unreleased(gated)
         )
     };
     let checked = words(bytes) * pairs.len() as u64;
@@ -837,7 +848,8 @@ fn all_pairs(
     let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
     drop(lanes);
     let how = format!(
-        "cuMemcpyAsync into each GPU from each of the others {gpus:?} at once, issued by the reader (one stream per peer); figure = all bytes into this GPU ÷ its slowest copy's time"
+        "cuMemcpyAsync into each GPU from each of the others {gpus:?} at once, issued by the reader (one stream per peer); figure = all bytes into this GPU ÷ its slowest copy's time{}",
+        unreleased(gated)
     );
     let mut rows = Vec::with_capacity(gpus.len());
     for &d in &gpus {
