@@ -592,11 +592,13 @@ def host_floor(torch, timer, w, micro, run_step, seconds=2.0):
             "host_micro_batch": tiny, "host_steps": k}
 
 
-def host_probe(torch, device, reps=15, iters=40):
+def host_probe(torch, device, reps=15, iters=40, seconds=8.0):
     """Host speed, µs per iteration: forward and backward (bf16 autocast) of a tiny network of
     8 blocks (Linear 64→64, LayerNorm, GELU, Dropout) on 8 samples. Its kernels take almost no
     GPU time, so this measures Python, PyTorch's dispatch and autograd, and kernel launches —
-    what a host-bound training step spends its time on. Median of `reps` timings."""
+    what a host-bound training step spends its time on. Median of timings of `iters` iterations
+    each, at least `reps` of them and for at least `seconds`: on shared VMs the host's speed
+    wanders in spells of seconds, and a probe shorter than one spell reads only that spell."""
     nn = torch.nn
     blocks = []
     for _ in range(8):
@@ -613,7 +615,8 @@ def host_probe(torch, device, reps=15, iters=40):
     for _ in range(5):
         once()
     times = []
-    for _ in range(reps):
+    start = time.perf_counter()
+    while len(times) < reps or time.perf_counter() - start < seconds:
         sync()
         t0 = time.perf_counter()
         for _ in range(iters):
