@@ -486,18 +486,15 @@ fn fsdp_by_hand() {
     );
 }
 
-#[test]
-fn framework_step_calibrates_and_stragglers_slow_n_gpus() {
-    // A measured 1-GPU step of 100 ms (10 of them the optimizer) at 10 samples: the model's
-    // 1-GPU step is exactly that, calibrated by the framework.
-    let mut m = machine();
-    m.framework_steps = vec![MeasuredStep {
+/// A measured weak 1-GPU step of workload "t": 100 ms (10 of them the optimizer) at 10 samples,
+/// five samples 99 … 103 (median 101), half of its kernel time matrix kernels.
+fn measured_weak_step() -> MeasuredStep {
+    MeasuredStep {
         workload: "t".into(),
         mode: Mode::Weak,
         per_gpu_batch: 10.0,
         step_ms: 100.0,
         optimizer_ms: 10.0,
-        // Sorted 99 … 103: the median is 101.
         samples_ms: vec![103.0, 99.0, 101.0, 100.0, 102.0],
         matrix_share: Some(0.5),
         matrix_ms: None,
@@ -505,7 +502,15 @@ fn framework_step_calibrates_and_stragglers_slow_n_gpus() {
         host_ms: None,
         host_probe_us: None,
         basis: "test".into(),
-    }];
+    }
+}
+
+#[test]
+fn framework_step_calibrates_and_stragglers_slow_n_gpus() {
+    // A measured 1-GPU step of 100 ms (10 of them the optimizer) at 10 samples: the model's
+    // 1-GPU step is exactly that, calibrated by the framework.
+    let mut m = machine();
+    m.framework_steps = vec![measured_weak_step()];
     let rows = model(
         &workload(Pattern::DdpRing),
         &m,
@@ -542,18 +547,11 @@ fn a_host_bound_step_exposes_communication_as_a_gpu_bound_one_and_pays_its_host_
     // 100 ms, while the GPU's kernels are busy 60 ms of it.
     let mut m = machine();
     m.framework_steps = vec![MeasuredStep {
-        workload: "t".into(),
-        mode: Mode::Weak,
-        per_gpu_batch: 10.0,
-        step_ms: 100.0,
-        optimizer_ms: 10.0,
-        samples_ms: vec![103.0, 99.0, 101.0, 100.0, 102.0],
-        matrix_share: Some(0.5),
         matrix_ms: Some(30.0),
         other_ms: Some(30.0),
         host_ms: Some(95.0),
         host_probe_us: Some(4000.0),
-        basis: "test".into(),
+        ..measured_weak_step()
     }];
     m.probe = Some(scalescope::scaling::calibrate::ProbeRates {
         gemm_tflops: 700.0,

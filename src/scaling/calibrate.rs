@@ -291,32 +291,7 @@ pub fn record_here(
     // The GPU's kernel time here, and the record's kernel time.
     let (gpu_here, gpu_rec) = match kernels {
         Some((mm, other)) if !same_family => {
-            let ((r_ref, r_tgt), (b_ref, b_tgt), src) = match (probe, c.gemm_tflops, c.copy_gbps) {
-                (Some(p), Some(r), Some(b)) => (
-                    (r, p.gemm_tflops),
-                    (b, p.copy_gbps),
-                    format!(
-                        "GEMM {:.0} → {:.0} TFLOP/s, copy {:.0} → {:.0} GB/s, probe-measured",
-                        r, p.gemm_tflops, b, p.copy_gbps
-                    ),
-                ),
-                _ => {
-                    let r_ref = datasheet_rate(&c.gpu, dtype)?.tflops;
-                    let r_tgt = datasheet_rate(gpu, dtype)?.tflops;
-                    let b_ref = datasheet_hbm_gbps(&c.gpu)?;
-                    let b_tgt = datasheet_hbm_gbps(gpu)?;
-                    (
-                        (r_ref, r_tgt),
-                        (b_ref, b_tgt),
-                        format!(
-                            "datasheet: {dtype} {r_ref:.0} → {r_tgt:.0} TFLOP/s, memory {b_ref:.0} → {b_tgt:.0} GB/s"
-                        ),
-                    )
-                }
-            };
-            if r_tgt <= 0.0 || b_tgt <= 0.0 {
-                return None;
-            }
+            let ((r_ref, r_tgt), (b_ref, b_tgt), src) = move_rates(c, gpu, dtype, probe)?;
             let moved = mm * r_ref / r_tgt + other * b_ref / b_tgt;
             how = format!(
                 " moved to {gpu}: kernels {:.1} → {moved:.1} ms ({src})",
@@ -363,6 +338,44 @@ pub fn record_here(
         host_bound,
         how,
     })
+}
+
+/// A rate on the record's GPU and the same rate here.
+type RatePair = (f64, f64);
+
+/// The rates that move a record's kernels from `c.gpu` to `gpu`: (GEMM record → here, copy
+/// record → here, how). Probe rates when both sides have them (the same method on both GPUs),
+/// else datasheet figures for both; `None` when neither is known or a rate here is not positive.
+fn move_rates(
+    c: &Calibration,
+    gpu: &str,
+    dtype: ComputeDtype,
+    probe: Option<&ProbeRates>,
+) -> Option<(RatePair, RatePair, String)> {
+    let rates = match (probe, c.gemm_tflops, c.copy_gbps) {
+        (Some(p), Some(r), Some(b)) => (
+            (r, p.gemm_tflops),
+            (b, p.copy_gbps),
+            format!(
+                "GEMM {:.0} → {:.0} TFLOP/s, copy {:.0} → {:.0} GB/s, probe-measured",
+                r, p.gemm_tflops, b, p.copy_gbps
+            ),
+        ),
+        _ => {
+            let r_ref = datasheet_rate(&c.gpu, dtype)?.tflops;
+            let r_tgt = datasheet_rate(gpu, dtype)?.tflops;
+            let b_ref = datasheet_hbm_gbps(&c.gpu)?;
+            let b_tgt = datasheet_hbm_gbps(gpu)?;
+            (
+                (r_ref, r_tgt),
+                (b_ref, b_tgt),
+                format!(
+                    "datasheet: {dtype} {r_ref:.0} → {r_tgt:.0} TFLOP/s, memory {b_ref:.0} → {b_tgt:.0} GB/s"
+                ),
+            )
+        }
+    };
+    (rates.0.1 > 0.0 && rates.1.1 > 0.0).then_some(rates)
 }
 
 #[cfg(test)]

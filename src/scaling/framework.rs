@@ -725,6 +725,11 @@ fn spec(w: &Workload, n: usize, opts: &FrameworkOptions) -> (serde_json::Value, 
     (spec, planned)
 }
 
+/// A figure the script reported, kept only when it is a finite positive number.
+fn positive(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite() && *v > 0.0)
+}
+
 /// Writes the script to a fresh temporary folder, removed on drop.
 struct ScriptDir(PathBuf);
 
@@ -915,8 +920,8 @@ fn absorb(
                         matrix_share: x.matrix_share(),
                         matrix_ms: x.rank0_profile().map(|p| p.matrix),
                         other_ms: x.rank0_profile().map(|p| p.other),
-                        host_ms: x.host_ms.filter(|v| v.is_finite() && *v > 0.0),
-                        host_probe_us: x.host_probe_us.filter(|v| v.is_finite() && *v > 0.0),
+                        host_ms: positive(x.host_ms),
+                        host_probe_us: positive(x.host_probe_us),
                         basis: basis_env.to_string(),
                     });
                 }
@@ -1009,14 +1014,8 @@ fn overlap_probe(
         ));
     }
     if let Some(p) = o.probes.first() {
-        let host = o
-            .probes
-            .iter()
-            .find_map(|p| p.host_probe_us.filter(|v| v.is_finite() && *v > 0.0));
-        let allreduce_host_us = o
-            .probes
-            .iter()
-            .find_map(|p| p.allreduce_host_us.filter(|v| v.is_finite() && *v > 0.0));
+        let host = o.probes.iter().find_map(|p| positive(p.host_probe_us));
+        let allreduce_host_us = o.probes.iter().find_map(|p| positive(p.allreduce_host_us));
         run.probe = Some(ProbeRates {
             gemm_tflops: p.gemm_tflops,
             copy_gbps: p.copy_gbps,

@@ -542,13 +542,23 @@ pub fn bucketed_exposed_ms(
     if grad_bytes <= 0.0 {
         return Some((0.0, 0.0));
     }
+    let k = bucket_count(grad_bytes, bucket);
     let bucket = if bucket > 0.0 { bucket } else { grad_bytes };
-    let k = (grad_bytes / bucket).ceil().max(1.0);
     let last = grad_bytes - (k - 1.0) * bucket;
     let t_last = all_reduce(last)?;
     let total = (k - 1.0) * all_reduce(bucket)? + t_last;
     let exposed = (total - hidden * total.min(backward_ms)).max(t_last);
     Some((total, exposed))
+}
+
+/// DDP's gradient buckets of `bucket` bytes for `grad_bytes` of gradients (one bucket when the
+/// size is unset).
+fn bucket_count(grad_bytes: f64, bucket: f64) -> f64 {
+    if bucket > 0.0 {
+        (grad_bytes / bucket).ceil().max(1.0)
+    } else {
+        1.0
+    }
 }
 
 /// The step's terms for `w` on `n` GPUs with `b` samples per GPU in `mode`; Err(why) when an
@@ -658,14 +668,7 @@ pub fn step_terms(
             // time is spread over gaps between short kernels, not free for NCCL (docs/SCALING.md,
             // "The host term"), and the host also issues one all-reduce per bucket.
             let host_extra = match m.probe.as_ref().and_then(|p| p.allreduce_host_us) {
-                Some(us) if host_bound && n >= 2 => {
-                    let buckets = if w.bucket_bytes > 0.0 {
-                        (grad / w.bucket_bytes).ceil().max(1.0)
-                    } else {
-                        1.0
-                    };
-                    buckets * us / 1e3
-                }
+                Some(us) if host_bound && n >= 2 => bucket_count(grad, w.bucket_bytes) * us / 1e3,
                 _ => 0.0,
             };
             terms(
