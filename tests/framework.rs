@@ -47,10 +47,11 @@ fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
         r#"{"event":"progress","phase":"warmup","mode":"weak"}"#.to_string(),
         "some framework chatter that is not JSON".to_string(),
         // The weak step is host-bound: its host floor (the step at a sixteenth of the batch)
-        // takes 360 of its 377 ms. Its steps spread, so the script grew the window to 21.4 s.
+        // takes 360 of its 377 ms, timed while the host probe read 1000 µs against 950 µs during
+        // the window. Its steps spread, so the script grew the window to 21.4 s.
         result("weak", 1, 8.0, 377.0, "376.0,377.0,378.0,377.5,376.5").replace(
             r#""profile""#,
-            r#""host_ms":360.0,"host_micro_batch":1,"host_probe_us":950.0,"window_s":21.4,"extended":true,"profile""#,
+            r#""host_ms":360.0,"host_micro_batch":1,"host_probe_us":950.0,"host_probes":14,"host_floor_probe_us":1000.0,"window_s":21.4,"extended":true,"profile""#,
         ),
         result("strong", 1, 64.0, 2971.0, "2970.0,2971.0,2972.0,2971.5,2970.5"),
         r#"{"event":"done"}"#.to_string(),
@@ -152,9 +153,10 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
     assert_eq!(run.overlap[0].hidden, 0.66);
     assert_eq!(run.probe.as_ref().unwrap().gemm_tflops, 789.2);
     assert_eq!(run.probe.as_ref().unwrap().host_probe_us, Some(1000.0));
+    // The floor at the window's host speed: 360 × 950 ÷ 1000.
     assert_eq!(
         (weak.host_ms, weak.host_probe_us),
-        (Some(360.0), Some(950.0))
+        (Some(342.0), Some(950.0))
     );
     let strong = run.steps.iter().find(|s| s.mode == Mode::Strong).unwrap();
     assert_eq!(strong.host_ms, None);

@@ -33,7 +33,11 @@ Host: at world size 1 each mode is also timed at a micro-batch 16 times smaller 
 floor"): the same kernels are launched, but they take almost no GPU time, so that step's time is
 what the host needs to issue one step (Python, PyTorch's dispatch and autograd, kernel launches).
 A step whose host floor is as long as the step itself is host-bound: the GPU waits for the CPU.
-host_probe() times a tiny fixed network the same way, so two machines' host speeds can be compared.
+HostProbe times a tiny fixed network the same way, so two machines' host speeds can be compared;
+at world size 1 it runs between steps about every probe_every_s of the measured window
+(host_probe_us: their median, the host's speed while the steps were timed) and just before and
+after the host floor (host_floor_probe_us): on shared VMs the host's speed wanders in spells of
+seconds, so each figure comes with the host speed it was measured at.
 """
 
 import argparse
@@ -64,7 +68,9 @@ SPEC_KEYS = {
     "noisy_measure_s": "seconds of timed steps a noisy window grows to (default 0: no growth; "
                        "none unless above measure_s)",
     "profile_steps": "steps under torch.profiler after timing (0: none)",
-    "host_floor": "at world size 1, also time the step at a tiny micro-batch (default true)",
+    "host_floor": "at world size 1, also time the step at a tiny micro-batch and read the host's "
+                  "speed during the window (default true)",
+    "probe_every_s": "seconds between host probe timings in a measured window (default 1.5)",
 }
 
 RANK = int(os.environ.get("RANK", "0"))
@@ -426,6 +432,12 @@ def main():
                  where=sorted({str(c.message).splitlines()[0][:200] for c in caught})[:10])
             torch.cuda.synchronize()
 
+        # At world size 1 the host's speed is read during every measured window (the host probe
+        # between steps, about every probe_every_s) and beside the host floor: on shared VMs it
+        # wanders in spells of seconds, so a reading taken at another time describes another host.
+        watch_host = WORLD == 1 and cuda and spec.get("host_floor", True)
+        probe = HostProbe(torch, device) if watch_host else None
+        probe_every = float(spec.get("probe_every_s", 1.5))
         for run in spec["runs"]:
             mode = run["mode"]
             acc = int(run.get("accumulate", 1))
@@ -466,8 +478,16 @@ def main():
             noisy_s = float(spec.get("noisy_measure_s", 0))
             cap = int(spec.get("max_steps", 50)) * 4
             chunk = steps
+            probe_us = []
+            last_probe = None
             while True:
                 for _ in range(chunk):
+                    if probe and (last_probe is None
+                                  or time.perf_counter() - last_probe >= probe_every):
+                        # Synchronizes, so the next step starts on an idle GPU; CUDA events
+                        # time each step alone, so the probe is in no step's time.
+                        probe_us.append(probe.timing())
+                        last_probe = time.perf_counter()
                     marks = [("start", timer.mark())]
                     step(acc, marks)
                     records.append(marks)
@@ -515,11 +535,12 @@ def main():
                 peaks = [None] * WORLD
                 dist.all_gather_object(peaks, peak)
             host = {}
-            if WORLD == 1 and cuda and spec.get("host_floor", True):
+            if probe:
                 phase = "host"
                 emit("progress", phase=phase, mode=mode)
-                host = host_floor(torch, timer, w, micro, lambda d: step(acc, None, d))
-                host["host_probe_us"] = host_probe(torch, device)
+                host = host_floor(torch, timer, w, micro, lambda d: step(acc, None, d), probe)
+                host["host_probe_us"] = stats(probe_us)["median"]
+                host["host_probes"] = len(probe_us)
             prof = None
             if int(spec.get("profile_steps", 0)) > 0 and cuda:
                 phase = "profile"
@@ -568,11 +589,12 @@ def main():
                 dist.destroy_process_group()
 
 
-def host_floor(torch, timer, w, micro, run_step, seconds=2.0):
+def host_floor(torch, timer, w, micro, run_step, probe, seconds=2.0):
     """The step at a micro-batch 16 times smaller (at least 1): the same kernels, launched the
     same way, but each takes a sixteenth of the GPU time, so the step's time is the host's.
     Median of CUDA-event times over about `seconds` of steps, after three untimed ones (a new
-    shape: allocator growth, cuDNN autotuning)."""
+    shape: allocator growth, cuDNN autotuning); the host probe just before and just after them
+    says how fast the host was meanwhile (host_floor_probe_us, their mean)."""
     tiny = max(1, int(micro) // 16)
     data = w.make_batch(tiny)
     for _ in range(3):
@@ -582,47 +604,61 @@ def host_floor(torch, timer, w, micro, run_step, seconds=2.0):
     run_step(data)
     timer.sync()
     k = min(50, max(5, math.ceil(seconds / max(time.perf_counter() - t0, 1e-3))))
+    before = probe.timing()
     marks = []
     for _ in range(k):
         a = timer.mark()
         run_step(data)
         marks.append((a, timer.mark()))
     timer.sync()
+    after = probe.timing()
     return {"host_ms": stats([timer.ms(a, b) for a, b in marks])["median"],
-            "host_micro_batch": tiny, "host_steps": k}
+            "host_micro_batch": tiny, "host_steps": k,
+            "host_floor_probe_us": (before + after) / 2}
 
 
-def host_probe(torch, device, reps=15, iters=40, seconds=8.0):
+class HostProbe:
     """Host speed, µs per iteration: forward and backward (bf16 autocast) of a tiny network of
     8 blocks (Linear 64→64, LayerNorm, GELU, Dropout) on 8 samples. Its kernels take almost no
     GPU time, so this measures Python, PyTorch's dispatch and autograd, and kernel launches —
-    what a host-bound training step spends its time on. Median of timings of `iters` iterations
-    each, at least `reps` of them and for at least `seconds`: on shared VMs the host's speed
-    wanders in spells of seconds, and a probe shorter than one spell reads only that spell."""
-    nn = torch.nn
-    blocks = []
-    for _ in range(8):
-        blocks += [nn.Linear(64, 64), nn.LayerNorm(64), nn.GELU(), nn.Dropout(0.1)]
-    net = nn.Sequential(*blocks).to(device)
-    x = torch.randn(8, 64, device=device)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    what a host-bound training step spends its time on."""
 
-    def once():
-        with torch.autocast(device.type, dtype=torch.bfloat16):
-            y = net(x).float().sum()
+    def __init__(self, torch, device):
+        nn = torch.nn
+        blocks = []
+        for _ in range(8):
+            blocks += [nn.Linear(64, 64), nn.LayerNorm(64), nn.GELU(), nn.Dropout(0.1)]
+        self.torch, self.device = torch, device
+        self.net = nn.Sequential(*blocks).to(device)
+        self.x = torch.randn(8, 64, device=device)
+        self.sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+        for _ in range(5):
+            self.once()
+
+    def once(self):
+        with self.torch.autocast(self.device.type, dtype=self.torch.bfloat16):
+            y = self.net(self.x).float().sum()
         y.backward()
 
-    for _ in range(5):
-        once()
+    def timing(self, iters=40):
+        """One timing: `iters` iterations after the GPU has finished what was queued, µs each."""
+        self.sync()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            self.once()
+        self.sync()
+        return (time.perf_counter() - t0) / iters * 1e6
+
+
+def host_probe(torch, device, reps=15, iters=40, seconds=8.0):
+    """HostProbe's median over timings of `iters` iterations each, at least `reps` of them and
+    for at least `seconds`: on shared VMs the host's speed wanders in spells of seconds, and a
+    probe shorter than one spell reads only that spell."""
+    probe = HostProbe(torch, device)
     times = []
     start = time.perf_counter()
     while len(times) < reps or time.perf_counter() - start < seconds:
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            once()
-        sync()
-        times.append((time.perf_counter() - t0) / iters * 1e6)
+        times.append(probe.timing(iters))
     return stats(times)["median"]
 
 

@@ -83,10 +83,11 @@ pub struct MeasuredStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_ms: Option<f64>,
     /// The host floor: the same step at a micro-batch 16 times smaller, ms (its time is the
-    /// host's: Python, dispatch, launches).
+    /// host's: Python, dispatch, launches), at the host's speed during the measured window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_ms: Option<f64>,
-    /// The host probe in the same process, µs per iteration.
+    /// The host probe while the steps were timed (between them, same process), µs per
+    /// iteration: the host's speed during the window, which `host_ms` is scaled to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_probe_us: Option<f64>,
     /// Framework versions, GPU.
@@ -217,7 +218,27 @@ pub fn step_model(
         Some(c) => (c, true),
         None => (w.calibration.first()?, false),
     };
-    let here = record_here(c, gpu, w.compute_dtype, inputs.probe, same)?;
+    // The host's speed while this workload's own steps were timed here, where they were (the
+    // host probe between steps): on a host whose speed wanders, a reading taken minutes apart
+    // describes another host. Only the host probe is taken from that run, never its step.
+    let window = inputs
+        .measured
+        .iter()
+        .find(|s| s.workload == w.name && s.mode == mode)
+        .and_then(|s| s.host_probe_us);
+    let during = match (inputs.probe, window) {
+        (Some(p), Some(us)) => Some(ProbeRates {
+            host_probe_us: Some(us),
+            ..p.clone()
+        }),
+        _ => None,
+    };
+    let probe = during.as_ref().or(inputs.probe);
+    let mut here = record_here(c, gpu, w.compute_dtype, probe, same)?;
+    if during.is_some() {
+        here.how
+            .push_str(" (host probe read during the measured window)");
+    }
     let kind = if same {
         CalibrationKind::Catalog
     } else {
@@ -557,6 +578,55 @@ mod tests {
         assert_eq!(m.kind, CalibrationKind::Catalog);
         assert!(m.host_bound);
         assert!(m.label.contains("host-bound"), "{}", m.label);
+    }
+
+    #[test]
+    fn catalog_only_reads_the_host_during_the_measured_window() {
+        let mut w = gpt2();
+        w.calibration = vec![record(Some(65.0))];
+        // The separate probe read the record's host speed; while the weak steps were timed the
+        // host ran 1.5× slower. The strong steps were not measured.
+        let measured = [MeasuredStep {
+            workload: w.name.clone(),
+            mode: Mode::Weak,
+            per_gpu_batch: w.per_gpu_batch,
+            step_ms: 100.0,
+            optimizer_ms: 3.0,
+            samples_ms: Vec::new(),
+            matrix_share: None,
+            matrix_ms: None,
+            other_ms: None,
+            host_ms: Some(99.0),
+            host_probe_us: Some(1500.0),
+            basis: "test".into(),
+        }];
+        let separate = probe(Some(1000.0));
+        let inputs = CalibrationInputs {
+            gpu_name: Some("NVIDIA H200"),
+            measured: &measured,
+            probe: Some(&separate),
+            catalog_only: true,
+        };
+        // Weak: the record's host floor 65 ms × 1500 ÷ 1000, host-bound; nothing else of the
+        // measured step (its 100 ms, its 99 ms floor) enters.
+        let weak = step_model(&w, Mode::Weak, &inputs).unwrap();
+        assert_eq!(weak.kind, CalibrationKind::Catalog);
+        assert!(
+            (weak.compute_ms(w.per_gpu_batch) - 97.5).abs() < 1e-9,
+            "{weak:?}"
+        );
+        assert!(
+            weak.label.contains("during the measured window"),
+            "{}",
+            weak.label
+        );
+        // Strong: no window of its own, the separate probe: the record's 65 ms.
+        let strong = step_model(&w, Mode::Strong, &inputs).unwrap();
+        assert!(
+            (strong.compute_ms(w.per_gpu_batch) - 65.0).abs() < 1e-9,
+            "{strong:?}"
+        );
+        assert!(!strong.label.contains("during the measured window"));
     }
 
     #[test]

@@ -317,9 +317,16 @@ pub struct ResultLine {
     pub host_ms: Option<f64>,
     #[serde(default)]
     pub host_micro_batch: Option<f64>,
-    /// The host probe in the same process, µs per iteration.
+    /// The host probe between the timed steps (same process), median, µs per iteration: the
+    /// host's speed during the window.
     #[serde(default)]
     pub host_probe_us: Option<f64>,
+    /// How many host probe timings that median is of.
+    #[serde(default)]
+    pub host_probes: Option<f64>,
+    /// The host probe just before and after the host floor, µs per iteration (their mean).
+    #[serde(default)]
+    pub host_floor_probe_us: Option<f64>,
     /// Seconds the timed steps took, and whether the window grew because they spread widely.
     #[serde(default)]
     pub window_s: Option<f64>,
@@ -349,6 +356,23 @@ impl ResultLine {
             return Err("world_size = 0".into());
         }
         Ok(())
+    }
+
+    /// The host floor at the host's speed while the steps were timed: the floor × the window's
+    /// host probe ÷ the probe beside the floor (the host term's own rule, docs/SCALING.md),
+    /// since on a host whose speed wanders the floor, timed after the window, may have met a
+    /// faster or slower spell. As measured where either probe is missing.
+    pub fn host_floor_at_window(&self) -> Option<f64> {
+        let floor = positive(self.host_ms)?;
+        Some(
+            match (
+                positive(self.host_probe_us),
+                positive(self.host_floor_probe_us),
+            ) {
+                (Some(window), Some(beside)) => floor * window / beside,
+                _ => floor,
+            },
+        )
     }
 
     /// Rank 0's kernel profile, when profiled.
@@ -920,7 +944,7 @@ fn absorb(
                         matrix_share: x.matrix_share(),
                         matrix_ms: x.rank0_profile().map(|p| p.matrix),
                         other_ms: x.rank0_profile().map(|p| p.other),
-                        host_ms: positive(x.host_ms),
+                        host_ms: x.host_floor_at_window(),
                         host_probe_us: positive(x.host_probe_us),
                         basis: basis_env.to_string(),
                     });
