@@ -19,7 +19,9 @@ Rank 0 prints one JSON object per line on standard output; every line has an "ev
 Nothing else is written to standard output; warnings go to standard error.
 
 Timing: CUDA events around every step, forward and backward of every micro-batch and the
-optimizer step, recorded without synchronizing inside the measured window. The warm-up runs step
+optimizer step, recorded without synchronizing inside the measured window (at world size 1 on a
+GPU, the host probe below synchronizes between steps about every probe_every_s; where steps are
+short, one untimed step then refills the launch queue). The warm-up runs step
 by step until warmup_s have passed (at least 3 steps; rank 0 decides after each), and the
 measured window holds enough steps for measure_s at the warm-up's last steady step time (at least
 min_steps); every rank runs the counts rank 0 chose, so DDP never waits on a rank that stopped.
@@ -480,14 +482,19 @@ def main():
             chunk = steps
             probe_us = []
             last_probe = None
+            # The probe synchronizes: the GPU drains, and the next step would start with no host
+            # lead (on a step the GPU barely sets, the host's hiccups then show). Where steps are
+            # short, one untimed step refills the queue first; long steps lose little to it.
+            refill = per_step * 2 <= probe_every
             while True:
                 for _ in range(chunk):
                     if probe and (last_probe is None
                                   or time.perf_counter() - last_probe >= probe_every):
-                        # Synchronizes, so the next step starts on an idle GPU; CUDA events
-                        # time each step alone, so the probe is in no step's time.
+                        # CUDA events time each step alone: the probe is in no step's time.
                         probe_us.append(probe.timing())
                         last_probe = time.perf_counter()
+                        if refill:
+                            step(acc, None)
                     marks = [("start", timer.mark())]
                     step(acc, marks)
                     records.append(marks)
@@ -498,7 +505,9 @@ def main():
                 more = 0
                 if (noisy_s > float(spec.get("measure_s", 5)) and left_s > 0
                         and percentile(own, 0.9) > spread * percentile(own, 0.1)):
-                    per_s = max(percentile(own, 0.5) / 1e3, 1e-4)
+                    # Wall time per timed step, so host probes and refills are counted too.
+                    per_s = max(percentile(own, 0.5) / 1e3,
+                                (time.perf_counter() - t_measure) / len(records), 1e-4)
                     more = max(0, min(steps, cap - len(records), math.ceil(left_s / per_s)))
                 chunk = agree(torch, dist, more, device)
                 if chunk <= 0:

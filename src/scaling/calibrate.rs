@@ -221,24 +221,25 @@ pub fn step_model(
     // The host's speed while this workload's own steps were timed here, where they were (the
     // host probe between steps): on a host whose speed wanders, a reading taken minutes apart
     // describes another host. Only the host probe is taken from that run, never its step.
-    let window = inputs
+    let host = inputs
         .measured
         .iter()
-        .find(|s| s.workload == w.name && s.mode == mode)
-        .and_then(|s| s.host_probe_us);
-    let during = match (inputs.probe, window) {
-        (Some(p), Some(us)) => Some(ProbeRates {
-            host_probe_us: Some(us),
-            ..p.clone()
-        }),
-        _ => None,
-    };
-    let probe = during.as_ref().or(inputs.probe);
-    let mut here = record_here(c, gpu, w.compute_dtype, probe, same)?;
-    if during.is_some() {
-        here.how
-            .push_str(" (host probe read during the measured window)");
-    }
+        .filter(|s| s.workload == w.name && s.mode == mode)
+        .find_map(|s| s.host_probe_us)
+        .map(|us| HostReading {
+            us,
+            when: "read during the measured window",
+        })
+        .or_else(|| {
+            inputs
+                .probe
+                .and_then(|p| p.host_probe_us)
+                .map(|us| HostReading {
+                    us,
+                    when: "the framework probe's",
+                })
+        });
+    let here = record_here(c, gpu, w.compute_dtype, inputs.probe, host, same)?;
     let kind = if same {
         CalibrationKind::Catalog
     } else {
@@ -282,6 +283,13 @@ fn from_record_figures(
     }
 }
 
+/// A host probe reading on this machine (µs per iteration) and when it was taken.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostReading<'a> {
+    pub us: f64,
+    pub when: &'a str,
+}
+
 /// A catalog record's 1-GPU step on this machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordHere {
@@ -296,8 +304,8 @@ pub struct RecordHere {
 /// Moves record `c` to `gpu` (`same_family`: the record's own GPU family). The GPU's part:
 /// matrix kernels scale with the GEMM rate, the other kernels with the memory bandwidth (probe
 /// rates when both sides have them — the same method on both GPUs — else datasheet figures;
-/// kept as measured on the same family). The host's part: the record's host floor × this
-/// machine's host probe ÷ the record's. The step is the longer of the two, plus the record's own
+/// kept as measured on the same family). The host's part: the record's host floor × `host`,
+/// this machine's host probe reading, ÷ the record's. The step is the longer of the two, plus the record's own
 /// remainder (gaps neither explains). A record without a host floor keeps its host gaps as they
 /// were. `None` when another family's record has no kernel split or no rates to move it with.
 pub fn record_here(
@@ -305,6 +313,7 @@ pub fn record_here(
     gpu: &str,
     dtype: ComputeDtype,
     probe: Option<&ProbeRates>,
+    host: Option<HostReading<'_>>,
     same_family: bool,
 ) -> Option<RecordHere> {
     let kernels = c.matrix_ms.zip(c.other_ms);
@@ -333,11 +342,11 @@ pub fn record_here(
             how,
         });
     };
-    let host_here = match (probe.and_then(|p| p.host_probe_us), c.host_probe_us) {
-        (Some(here), Some(rec)) if rec > 0.0 => {
+    let host_here = match (host, c.host_probe_us) {
+        (Some(HostReading { us: here, when }), Some(rec)) if rec > 0.0 && here > 0.0 => {
             let h = host_rec * here / rec;
             how.push_str(&format!(
-                "; host floor {host_rec:.1} → {h:.1} ms (host probe {rec:.0} → {here:.0} µs)"
+                "; host floor {host_rec:.1} → {h:.1} ms (host probe {rec:.0} → {here:.0} µs, {when})"
             ));
             h
         }
@@ -524,22 +533,53 @@ mod tests {
         // Host-bound record (floor 65 ms over 57 ms of kernels) on a CPU 1.5× slower: the step
         // is the host's 65 × 1.5 = 97.5 ms (the record had no time beyond the longer part).
         let slow = probe(Some(1500.0));
-        let h = record_here(&record(Some(65.0)), "NVIDIA H200", dtype, Some(&slow), true).unwrap();
+        let at = |us| {
+            Some(HostReading {
+                us,
+                when: "test reading",
+            })
+        };
+        let h = record_here(
+            &record(Some(65.0)),
+            "NVIDIA H200",
+            dtype,
+            Some(&slow),
+            at(1500.0),
+            true,
+        )
+        .unwrap();
         assert!((h.step_ms - 97.5).abs() < 1e-9, "{h:?}");
         assert!(
-            h.host_bound && h.how.contains("host probe 1000 → 1500 µs"),
+            h.host_bound && h.how.contains("host probe 1000 → 1500 µs, test reading"),
             "{h:?}"
         );
         // GPU-bound record (floor 20 ms): the slower CPU still finishes first; the step stays
         // 57 ms of kernels + the record's 3 ms remainder.
-        let g = record_here(&record(Some(20.0)), "NVIDIA H200", dtype, Some(&slow), true).unwrap();
+        let g = record_here(
+            &record(Some(20.0)),
+            "NVIDIA H200",
+            dtype,
+            Some(&slow),
+            at(1500.0),
+            true,
+        )
+        .unwrap();
         assert!((g.step_ms - 60.0).abs() < 1e-9 && !g.host_bound, "{g:?}");
         // No host probe here: the floor is taken as measured, and said so.
-        let same = record_here(&record(Some(65.0)), "NVIDIA H200", dtype, None, true).unwrap();
+        let same =
+            record_here(&record(Some(65.0)), "NVIDIA H200", dtype, None, None, true).unwrap();
         assert!((same.step_ms - 65.0).abs() < 1e-9, "{same:?}");
         assert!(same.how.contains("as measured"), "{same:?}");
         // No host floor in the record: as before, the record's step.
-        let old = record_here(&record(None), "NVIDIA H200", dtype, Some(&slow), true).unwrap();
+        let old = record_here(
+            &record(None),
+            "NVIDIA H200",
+            dtype,
+            Some(&slow),
+            at(1500.0),
+            true,
+        )
+        .unwrap();
         assert!(
             (old.step_ms - 60.0).abs() < 1e-9 && !old.host_bound,
             "{old:?}"
@@ -557,6 +597,7 @@ mod tests {
             "NVIDIA H100",
             dtype,
             Some(&h100),
+            at(500.0),
             false,
         )
         .unwrap();
@@ -627,6 +668,24 @@ mod tests {
             "{strong:?}"
         );
         assert!(!strong.label.contains("during the measured window"));
+        // Without the framework probe (it failed) the window's reading still moves the floor.
+        let no_probe = CalibrationInputs {
+            probe: None,
+            ..inputs
+        };
+        let weak = step_model(&w, Mode::Weak, &no_probe).unwrap();
+        assert!(
+            (weak.compute_ms(w.per_gpu_batch) - 97.5).abs() < 1e-9,
+            "{weak:?}"
+        );
+        // A record without a host floor uses no reading and claims none.
+        w.calibration = vec![record(None)];
+        let gpu_bound = step_model(&w, Mode::Weak, &inputs).unwrap();
+        assert!(
+            !gpu_bound.label.contains("host probe"),
+            "{}",
+            gpu_bound.label
+        );
     }
 
     #[test]

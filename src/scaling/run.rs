@@ -273,8 +273,9 @@ pub fn run_measured(
     }
     run.rows.extend(measured);
     attach_errors(&mut run.rows);
-    // The model with catalog figures only (nothing this run measured calibrates it): its error
-    // says how well a machine scalescope never ran on is predicted.
+    // The model with catalog figures only (no step this run measured calibrates it; it reads the
+    // machine's rates and host speed, as it would on a machine it never ran on): its error says
+    // how well such a machine is predicted.
     let mut uncal = machine;
     uncal.catalog_only = true;
     let uncalibrated: Vec<ScalingPoint> = workloads
