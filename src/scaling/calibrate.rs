@@ -533,21 +533,23 @@ mod tests {
         // Host-bound record (floor 65 ms over 57 ms of kernels) on a CPU 1.5× slower: the step
         // is the host's 65 × 1.5 = 97.5 ms (the record had no time beyond the longer part).
         let slow = probe(Some(1500.0));
-        let at = |us| {
-            Some(HostReading {
+        // The record with floor `floor` on an H200 whose host probe reads `host` µs.
+        let on_h200 = |floor, host: Option<f64>| {
+            let reading = host.map(|us| HostReading {
                 us,
                 when: "test reading",
-            })
+            });
+            record_here(
+                &record(floor),
+                "NVIDIA H200",
+                dtype,
+                Some(&slow),
+                reading,
+                true,
+            )
+            .unwrap()
         };
-        let h = record_here(
-            &record(Some(65.0)),
-            "NVIDIA H200",
-            dtype,
-            Some(&slow),
-            at(1500.0),
-            true,
-        )
-        .unwrap();
+        let h = on_h200(Some(65.0), Some(1500.0));
         assert!((h.step_ms - 97.5).abs() < 1e-9, "{h:?}");
         assert!(
             h.host_bound && h.how.contains("host probe 1000 → 1500 µs, test reading"),
@@ -555,31 +557,14 @@ mod tests {
         );
         // GPU-bound record (floor 20 ms): the slower CPU still finishes first; the step stays
         // 57 ms of kernels + the record's 3 ms remainder.
-        let g = record_here(
-            &record(Some(20.0)),
-            "NVIDIA H200",
-            dtype,
-            Some(&slow),
-            at(1500.0),
-            true,
-        )
-        .unwrap();
+        let g = on_h200(Some(20.0), Some(1500.0));
         assert!((g.step_ms - 60.0).abs() < 1e-9 && !g.host_bound, "{g:?}");
         // No host probe here: the floor is taken as measured, and said so.
-        let same =
-            record_here(&record(Some(65.0)), "NVIDIA H200", dtype, None, None, true).unwrap();
+        let same = on_h200(Some(65.0), None);
         assert!((same.step_ms - 65.0).abs() < 1e-9, "{same:?}");
         assert!(same.how.contains("as measured"), "{same:?}");
         // No host floor in the record: as before, the record's step.
-        let old = record_here(
-            &record(None),
-            "NVIDIA H200",
-            dtype,
-            Some(&slow),
-            at(1500.0),
-            true,
-        )
-        .unwrap();
+        let old = on_h200(None, Some(1500.0));
         assert!(
             (old.step_ms - 60.0).abs() < 1e-9 && !old.host_bound,
             "{old:?}"
@@ -597,7 +582,10 @@ mod tests {
             "NVIDIA H100",
             dtype,
             Some(&h100),
-            at(500.0),
+            Some(HostReading {
+                us: 500.0,
+                when: "test reading",
+            }),
             false,
         )
         .unwrap();
