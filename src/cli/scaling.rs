@@ -313,7 +313,7 @@ pub fn render(run: &ScalingRun) -> String {
         let _ = writeln!(
             s,
             "\nerror: (model − measured) ÷ measured step time, the model calibrated by this run's 1-GPU steps; \
-             uncal: the model with catalog figures only"
+             uncal: the model with catalog figures only (no step measured here; this machine's probe rates and host speed)"
         );
     }
     if run.rows.iter().any(|r| r.fits == Some(false)) {

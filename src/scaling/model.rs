@@ -193,8 +193,8 @@ pub struct Machine {
     /// 1-GPU framework steps measured here: they calibrate the compute term.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub framework_steps: Vec<MeasuredStep>,
-    /// Model with catalog figures only, ignoring what this run measured (for the
-    /// "uncalibrated" error).
+    /// Model with catalog figures only, ignoring the steps this run measured (for the
+    /// "uncalibrated" error); it still reads the machine's probe rates and host speed.
     #[serde(skip)]
     pub catalog_only: bool,
 }
@@ -431,8 +431,8 @@ pub struct ScalingPoint {
     pub projected: bool,
     /// (model − measured) ÷ measured step time, on measured rows that have a model row.
     pub model_error: Option<f64>,
-    /// The same error against the model with catalog figures only (nothing this run measured),
-    /// on measured rows.
+    /// The same error against the model with catalog figures only (no step this run measured;
+    /// the machine's probe rates and host speed), on measured rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_error_uncalibrated: Option<f64>,
     /// Memory per GPU of the step, GiB (a lower bound when the activations are unknown).
