@@ -139,6 +139,15 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
         w1.basis
     );
     assert!(!row(&run, 1, Mode::Strong).basis.contains("window grown"));
+    // The weak row says how much of its step the host needs, at the host speed of its window.
+    assert!(
+        w1.basis.contains(
+            "host floor 342.0 ms (91 % of the step: host-bound), host probe 950 µs during the window (14 readings)"
+        ),
+        "{}",
+        w1.basis
+    );
+    assert!(!row(&run, 1, Mode::Strong).basis.contains("host floor"));
     let s2 = row(&run, 2, Mode::Strong);
     assert_eq!((s2.per_gpu_batch, s2.global_batch), (32.0, 64.0));
     // Speedup against the 1-GPU row: 2971 ÷ 1508.

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::calibrate::{MeasuredStep, ProbeRates};
+use super::calibrate::{HOST_BOUND_SHARE, MeasuredStep, ProbeRates};
 use super::memory;
 use super::model::{Mode, OverlapMeasure, RowSource, ScalingPoint, fill_speedup};
 use super::proxy::proxy_counts;
@@ -372,6 +372,30 @@ impl ResultLine {
                 (Some(window), Some(beside)) => floor * window / beside,
                 _ => floor,
             },
+        )
+    }
+
+    /// The host floor and the host's speed while the steps were timed, for the row's basis
+    /// (empty where the floor was not measured).
+    fn host_note(&self) -> String {
+        let Some(floor) = self.host_floor_at_window() else {
+            return String::new();
+        };
+        let share = floor / self.step_ms.median;
+        format!(
+            "; host floor {floor:.1} ms ({:.0} % of the step{}){}",
+            share * 100.0,
+            if share >= HOST_BOUND_SHARE {
+                ": host-bound"
+            } else {
+                ""
+            },
+            match (positive(self.host_probe_us), self.host_probes) {
+                (Some(us), Some(k)) =>
+                    format!(", host probe {us:.0} µs during the window ({k:.0} readings)"),
+                (Some(us), None) => format!(", host probe {us:.0} µs"),
+                _ => String::new(),
+            }
         )
     }
 
@@ -909,7 +933,7 @@ fn absorb(
                 r.memory_gib_per_gpu = x.peak_mem_gib;
                 r.fits = Some(true);
                 r.basis = format!(
-                    "{} steps{}, median {:.2} ms (min {:.2}, max {:.2}); {}{}; {basis_env}",
+                    "{} steps{}, median {:.2} ms (min {:.2}, max {:.2}); {}{}{}; {basis_env}",
                     x.steps,
                     match (x.extended, x.window_s) {
                         (true, Some(s)) => format!(
@@ -927,6 +951,7 @@ fn absorb(
                     } else {
                         String::new()
                     },
+                    x.host_note(),
                 );
                 if n == 1 {
                     let mut samples = x.step_samples_ms.clone();
