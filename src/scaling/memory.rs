@@ -155,15 +155,18 @@ pub fn advice(w: &Workload, n: usize, capacity_gib: f64) -> String {
             .and_then(|e| e.fits())
             .unwrap_or(false)
     };
-    let mut k = micro.floor() as i64 - 1;
-    while k >= 1 {
-        if fits_with(w.pattern, n, k as f64) {
-            return format!(
-                "fits with a micro-batch of {k} (accumulate {} micro-batches per step)",
-                (micro / k as f64).ceil()
-            );
-        }
-        k = if k > 64 { k / 2 } else { k - 1 };
+    // Smaller micro-batches that divide the present one, so that accumulating them keeps the
+    // batch (and the training) as it was.
+    let m = micro.floor() as u64;
+    if let Some(k) = (1..m)
+        .rev()
+        .filter(|k| m % k == 0)
+        .find(|&k| fits_with(w.pattern, n, k as f64))
+    {
+        return format!(
+            "fits with micro-batches of {k} ({} accumulated for every {m} samples; the batch unchanged)",
+            m / k
+        );
     }
     if w.pattern != Pattern::Fsdp {
         for g in std::iter::successors(Some(2usize), |g| g.checked_mul(2)).take(10) {
@@ -225,6 +228,22 @@ mod tests {
         assert!(a.contains("fsdp") && a.contains("2 or more GPUs"), "{a}");
         let f = estimate(&w, Pattern::Fsdp, 2, 1.0, Some(80.0)).unwrap();
         assert_eq!(f.fits(), Some(true), "{f:?}");
+    }
+
+    #[test]
+    fn a_smaller_micro_batch_that_keeps_the_batch() {
+        // GPT-2 XL at 8 sequences needs 89.7 GiB; on an 80 GB GPU (76 usable) 5 would fit, but
+        // 5 does not divide 8: the advice is the largest divisor that fits, 4, twice.
+        let w = load("gpt2-xl");
+        let e = estimate(&w, w.pattern, 1, 8.0, Some(80.0)).unwrap();
+        assert_eq!(e.fits(), Some(false), "{e:?}");
+        let fits = |k: f64| estimate(&w, w.pattern, 1, k, Some(80.0)).unwrap().fits();
+        assert_eq!((fits(5.0), fits(4.0)), (Some(true), Some(true)));
+        let a = advice(&w, 1, 80.0);
+        assert_eq!(
+            a,
+            "fits with micro-batches of 4 (2 accumulated for every 8 samples; the batch unchanged)"
+        );
     }
 
     #[test]
