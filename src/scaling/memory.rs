@@ -160,7 +160,7 @@ pub fn advice(w: &Workload, n: usize, capacity_gib: f64) -> String {
     let m = micro.floor() as u64;
     if let Some(k) = (1..m)
         .rev()
-        .filter(|k| m % k == 0)
+        .filter(|k| m.is_multiple_of(*k))
         .find(|&k| fits_with(w.pattern, n, k as f64))
     {
         return format!(
