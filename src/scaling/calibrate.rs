@@ -148,6 +148,11 @@ impl StepModel {
 /// at least this share of the full step.
 pub const HOST_BOUND_SHARE: f64 = 0.9;
 
+/// A step whose host floor takes at least [`HOST_BOUND_SHARE`] of it is set by the host.
+pub fn is_host_bound(host_ms: f64, step_ms: f64) -> bool {
+    host_ms >= HOST_BOUND_SHARE * step_ms
+}
+
 /// What the compute term may be calibrated from, besides the workload itself.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CalibrationInputs<'a> {
@@ -201,7 +206,7 @@ pub fn step_model(
                 optimizer_ms: s.optimizer_ms,
                 samples_ms: if s.mode == mode { samples } else { Vec::new() },
                 matrix_share: s.matrix_share,
-                host_bound: s.host_ms.is_some_and(|h| h >= HOST_BOUND_SHARE * s.step_ms),
+                host_bound: s.host_ms.is_some_and(|h| is_host_bound(h, s.step_ms)),
                 host_share: s.host_ms.map(|h| h / s.step_ms),
                 label: format!(
                     "framework 1-GPU step measured here: {:.1} ms at {} samples ({})",
@@ -305,8 +310,8 @@ pub struct RecordHere {
 /// matrix kernels scale with the GEMM rate, the other kernels with the memory bandwidth (probe
 /// rates when both sides have them — the same method on both GPUs — else datasheet figures;
 /// kept as measured on the same family). The host's part: the record's host floor × `host`,
-/// this machine's host probe reading, ÷ the record's. The step is the longer of the two, plus the record's own
-/// remainder (gaps neither explains). A record without a host floor keeps its host gaps as they
+/// this machine's host probe reading, ÷ the record's. The step is the longer of the two, plus
+/// the record's own remainder (gaps neither explains). A record without a host floor keeps its host gaps as they
 /// were. `None` when another family's record has no kernel split or no rates to move it with.
 pub fn record_here(
     c: &Calibration,

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::calibrate::{HOST_BOUND_SHARE, MeasuredStep, ProbeRates};
+use super::calibrate::{MeasuredStep, ProbeRates, is_host_bound};
 use super::memory;
 use super::model::{Mode, OverlapMeasure, RowSource, ScalingPoint, fill_speedup};
 use super::proxy::proxy_counts;
@@ -381,11 +381,10 @@ impl ResultLine {
         let Some(floor) = self.host_floor_at_window() else {
             return String::new();
         };
-        let share = floor / self.step_ms.median;
         format!(
             "; host floor {floor:.1} ms ({:.0} % of the step{}){}",
-            share * 100.0,
-            if share >= HOST_BOUND_SHARE {
+            floor / self.step_ms.median * 100.0,
+            if is_host_bound(floor, self.step_ms.median) {
                 ": host-bound"
             } else {
                 ""
