@@ -254,8 +254,9 @@ pub enum ReportError {
 /// Top-level sections whose numbers are figures, checked by [`check_figures`]; sections this
 /// build does not know are left alone.
 const FIGURE_SECTIONS: [&str; 5] = ["machine", "topology", "bandwidth", "collectives", "scaling"];
-/// Figures that may be negative: (model − measured) ÷ measured.
-const SIGNED_FIGURES: [&str; 1] = ["model_error"];
+/// Figures that may be negative: (model − measured) ÷ measured, against the calibrated model and
+/// against the catalog-only one.
+const SIGNED_FIGURES: [&str; 2] = ["model_error", "model_error_uncalibrated"];
 
 /// Refuses non-finite numbers anywhere in the known sections, and negative ones except
 /// [`SIGNED_FIGURES`], naming the JSON path of the first.
@@ -447,6 +448,33 @@ mod tests {
         assert_eq!(r.name(), "8× H200 SXM · vm · 2026-11-22");
         r.machine.gpu_names = vec!["A".into(), "B".into(), "A".into()];
         assert_eq!(r.gpu_summary().as_deref(), Some("2× A, 1× B"));
+    }
+
+    #[test]
+    fn a_model_below_its_measurement_reads_back() {
+        // Measured scaling rows carry signed errors: the model may be below the measurement,
+        // calibrated or from the catalog only. Such a report must open again.
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/reports/h200-2x-sxm-2026-11-22.json"
+        ))
+        .unwrap();
+        let mut r = parse(&text).unwrap();
+        let rows = &mut r.scaling.as_mut().unwrap().run.rows;
+        let row = rows.iter_mut().find(|x| x.source.is_measured()).unwrap();
+        row.model_error = Some(-0.05);
+        row.model_error_uncalibrated = Some(-0.12);
+        let back = parse(&serde_json::to_string(&r).unwrap()).unwrap();
+        let row = back.scaling.unwrap().run.rows;
+        let row = row.iter().find(|x| x.source.is_measured()).unwrap();
+        assert_eq!(row.model_error_uncalibrated, Some(-0.12));
+        // Other figures stay non-negative.
+        let bad = serde_json::to_string(&r).unwrap().replacen(
+            "\"model_error_uncalibrated\":-0.12",
+            "\"memory_gib_per_gpu\":-1.0",
+            1,
+        );
+        assert!(matches!(parse(&bad), Err(ReportError::BadFigure { .. })));
     }
 
     #[test]
