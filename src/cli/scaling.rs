@@ -299,7 +299,7 @@ pub fn render(run: &ScalingRun) -> String {
                     mem,
                     r.bound.map_or("—", |b| b.id()),
                     src,
-                    pct(r.model_error),
+                    r.error_cell(),
                     pct(r.model_error_uncalibrated),
                 );
                 if r.step_time_ms.is_none() && !r.basis.is_empty() {
@@ -312,7 +312,8 @@ pub fn render(run: &ScalingRun) -> String {
     if has_measured {
         let _ = writeln!(
             s,
-            "\nerror: (model − measured) ÷ measured step time, the model calibrated by this run's 1-GPU steps; \
+            "\nerror: (model − measured) ÷ measured step time, the model calibrated by this run's 1-GPU steps \
+             (cal.: the step it is calibrated from, no error to report); \
              uncal: the model with catalog figures only (no step measured here; this machine's probe rates and host speed)"
         );
     }
@@ -359,6 +360,60 @@ mod tests {
         assert!(text.contains("GPUs 0–1 running at once"), "{text}");
         assert!(
             text.contains("#     GPU 1: bf16 700.0 TFLOP/s, fp32 — TFLOP/s"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_calibration_point_reports_no_error() {
+        let mut run = crate::scaling::run::fixtures::calibrated_gpt2_xl();
+        let measured_in = |run: &ScalingRun, n: usize, mode: Mode| {
+            run.rows
+                .iter()
+                .find(|r| r.source == RowSource::Framework && r.n_gpus == n && r.mode == mode)
+                .cloned()
+                .unwrap()
+        };
+        let measured = |run: &ScalingRun, n: usize| measured_in(run, n, Mode::Weak);
+        // The 1-GPU step the model is calibrated from: no error (it would be 0 by construction).
+        let one = measured(&run, 1);
+        assert!(one.calibration_point);
+        assert_eq!(one.model_error, None);
+        assert_eq!(one.error_cell(), "cal.");
+        // The 2-GPU step is a real check of the model.
+        let two = measured(&run, 2);
+        let model2 = run
+            .rows
+            .iter()
+            .find(|r| r.source == RowSource::Modeled && r.n_gpus == 2 && r.mode == Mode::Weak)
+            .and_then(|r| r.step_time_ms)
+            .unwrap();
+        assert!(!two.calibration_point);
+        assert!((two.model_error.unwrap() - (model2 - 395.0) / 395.0).abs() < 1e-12);
+        // The strong model comes from the weak step (another batch): its 1-GPU row checks it.
+        let strong = measured_in(&run, 1, Mode::Strong);
+        assert!(!strong.calibration_point);
+        assert!(strong.model_error.is_some_and(|e| e != 0.0), "{strong:?}");
+        // Attached again (the run re-attaches after each stage): one note, still no error.
+        crate::scaling::model::attach_errors(&mut run.rows);
+        let one = measured(&run, 1);
+        assert_eq!(
+            one.basis.matches(crate::scaling::CALIBRATION_POINT).count(),
+            1
+        );
+        assert_eq!(one.model_error, None);
+        let text = render(&run);
+        let line = |n: &str| {
+            text.lines()
+                .find(|l| l.contains("measured_framework") && l.trim_start().starts_with(n))
+                .unwrap_or_else(|| panic!("no measured row at {n} in\n{text}"))
+                .to_string()
+        };
+        assert!(line("1 ").contains(" cal. "), "{text}");
+        assert!(!line("1 ").contains("+0.0%"), "{text}");
+        assert!(line("2 ").contains(&two.error_cell()), "{text}");
+        assert!(
+            text.contains("cal.: the step it is calibrated from"),
             "{text}"
         );
     }

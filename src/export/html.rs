@@ -672,7 +672,9 @@ fn scaling(h: &mut String, r: &Report) {
         "<p class=\"note\">{} · efficiency = throughput(n) ÷ (n × throughput(1)); \
          measured_framework rows are real PyTorch steps, proxy rows synthetic steps (GEMMs + NCCL \
          all-reduce), modeled rows scalescope's model (docs/SCALING.md), projected rows the model \
-         beyond one node</p>",
+         beyond one node; model error = (model − measured) ÷ measured step time on measured rows \
+         (cal.: the step the model is calibrated from, so no error), catalog-only error the same \
+         for the model with catalog figures only</p>",
         escape(&s.source.to_string())
     );
     if let Some(w) = crate::report::compare::default_workload(&[r]) {
@@ -716,6 +718,7 @@ fn scaling(h: &mut String, r: &Report) {
             h,
             "<h3>{}</h3>\n<table id=\"scaling-table\">\n<tr><th>mode</th><th>GPUs</th><th>row</th>\
              <th>step ms</th><th>samples/s</th><th>speedup</th><th>efficiency</th><th>bound</th>\
+             <th>model error</th><th>catalog-only error</th><th>memory GiB/GPU</th>\
              <th>fits memory</th><th>provenance</th></tr>",
             escape(&w)
         );
@@ -724,6 +727,7 @@ fn scaling(h: &mut String, r: &Report) {
                 h,
                 "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td>\
                  <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td>\
+                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
                  <td>{}</td>{}</tr>",
                 p.mode,
                 p.n_gpus,
@@ -733,6 +737,10 @@ fn scaling(h: &mut String, r: &Report) {
                 num(p.speedup, 2),
                 num(p.efficiency, 2),
                 p.bound.map_or("—".to_string(), |b| b.id().to_string()),
+                escape(&p.error_cell()),
+                p.model_error_uncalibrated
+                    .map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0)),
+                num(p.memory_gib_per_gpu, 1),
                 match p.fits {
                     Some(true) => "yes",
                     Some(false) => "no",
@@ -1099,5 +1107,39 @@ mod tests {
         };
         let svg = chart("c", "c", "x", "y", Axis::Bytes, &[s]);
         assert!(svg.contains("<circle") && svg.contains("stroke-dasharray"));
+    }
+
+    #[test]
+    fn the_scaling_table_shows_the_model_error_and_the_calibration_point() {
+        let topo = crate::topology::catalog::load("hgx-h200").unwrap();
+        let mut r = Report::new(Default::default(), topo);
+        let run = crate::scaling::run::fixtures::calibrated_gpt2_xl();
+        let two = run
+            .rows
+            .iter()
+            .find(|p| p.source == RowSource::Framework && p.n_gpus == 2)
+            .unwrap()
+            .error_cell();
+        r.scaling = Some(crate::report::ScalingSection {
+            source: crate::model::Source::Measured,
+            run,
+        });
+        let html = report(&r);
+        let table = &html[html.find("id=\"scaling-table\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert!(table.contains("<th>model error</th>"), "{table}");
+        let row = |n: usize| {
+            table
+                .lines()
+                .find(|l| l.contains(&format!("<td class=\"n\">{n}</td><td>measured_framework")))
+                .unwrap_or_else(|| panic!("no measured row at {n}: {table}"))
+        };
+        assert!(row(1).contains("<td class=\"n\">cal.</td>"), "{}", row(1));
+        assert!(
+            row(2).contains(&format!("<td class=\"n\">{two}</td>")),
+            "{}",
+            row(2)
+        );
+        assert!(two.ends_with('%'));
     }
 }

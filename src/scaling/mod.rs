@@ -19,6 +19,8 @@ pub mod run;
 pub mod workload;
 
 pub use curve::CommCurve;
-pub use model::{Bound, Machine, Mode, RowSource, ScalingPoint, StepRate, gpu_counts, model};
+pub use model::{
+    Bound, CALIBRATION_POINT, Machine, Mode, RowSource, ScalingPoint, StepRate, gpu_counts, model,
+};
 pub use rates::{GemmRate, GpuRates, PerGpuRates, datasheet_rate};
 pub use workload::{Pattern, Workload, WorkloadError};

@@ -313,21 +313,36 @@ impl Machine {
     /// The GEMM rate a step on `n` GPUs runs at. A data-parallel step waits for its slowest
     /// GPU, and GPUs running together share the chassis' power and cooling, so for n ≥ 2 it is
     /// the slowest of the first n GPUs' concurrent rates (all of them beyond the box: every box
-    /// of a multi-node job runs full); for one GPU, or when no concurrent rate was measured, the
-    /// machine's one rate ([`Machine::rates`]).
+    /// of a multi-node job runs full), unless that is above the measured rate alone; for one
+    /// GPU, or when no concurrent rate was measured, the machine's one rate ([`Machine::rates`]).
     pub fn rate_for(&self, dtype: ComputeDtype, n: usize) -> Option<StepRate<'_>> {
+        let alone = self.rates.get(dtype);
         if n >= 2 && self.concurrent.len() >= 2 {
             let together = &self.concurrent[..n.min(self.concurrent.len())];
             if let Some((gpu, rate)) = slowest(together, dtype) {
+                // Running together never makes a GPU faster than it runs alone: a slowest rate
+                // above the measured rate alone is the two measurements' noise, and a model that
+                // took it would scale better than perfectly.
+                if let Some(a) =
+                    alone.filter(|a| a.source == Source::Measured && a.tflops < rate.tflops)
+                {
+                    return Some(StepRate {
+                        rate: a,
+                        slowest_of: None,
+                        faster_together: Some(rate.tflops),
+                    });
+                }
                 return Some(StepRate {
                     rate,
                     slowest_of: Some((gpu, together.iter().map(|g| g.gpu).collect())),
+                    faster_together: None,
                 });
             }
         }
-        self.rates.get(dtype).map(|rate| StepRate {
+        alone.map(|rate| StepRate {
             rate,
             slowest_of: None,
+            faster_together: None,
         })
     }
 
@@ -379,6 +394,10 @@ pub struct StepRate<'a> {
     /// `Some((slowest, gpus))`: the slowest GPU's ordinal among `gpus`, measured while all of
     /// them ran GEMMs at once. `None`: the machine's one rate (first GPU alone, or datasheet).
     pub slowest_of: Option<(usize, Vec<usize>)>,
+    /// The slowest rate measured together where it came out above the rate alone, TFLOP/s: GPUs
+    /// do not speed each other up, so that gap is noise between runs and the step keeps the rate
+    /// alone (`rate`).
+    pub faster_together: Option<f64>,
 }
 
 impl StepRate<'_> {
@@ -392,7 +411,13 @@ impl StepRate<'_> {
                     gpu_list(of)
                 )
             }
-            (None, Source::Measured) => " (first GPU alone)".to_string(),
+            (None, Source::Measured) => match self.faster_together {
+                Some(t) => format!(
+                    " (first GPU alone; the slowest running together measured {t:.0}, not slower: \
+                     GPUs do not speed each other up)"
+                ),
+                None => " (first GPU alone)".to_string(),
+            },
             (None, _) => String::new(),
         };
         format!("{:.0} TFLOP/s {}{which}", r.tflops, r.source)
@@ -435,6 +460,10 @@ pub struct ScalingPoint {
     /// the machine's probe rates and host speed), on measured rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_error_uncalibrated: Option<f64>,
+    /// A measured row the model was calibrated from (the 1-GPU framework step): the model equals
+    /// it by construction, so it has no `model_error` — agreeing with itself checks nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub calibration_point: bool,
     /// Memory per GPU of the step, GiB (a lower bound when the activations are unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_gib_per_gpu: Option<f64>,
@@ -451,6 +480,16 @@ pub struct ScalingPoint {
 }
 
 impl ScalingPoint {
+    /// The model error as tables print it: signed percent, `cal.` on the calibration point (no
+    /// error: the model is this step), `—` where there is none.
+    pub fn error_cell(&self) -> String {
+        match self.model_error {
+            _ if self.calibration_point => "cal.".to_string(),
+            Some(e) => format!("{:+.1}%", e * 100.0),
+            None => "—".to_string(),
+        }
+    }
+
     /// An empty row of `w` at `n` GPUs: batch sizes set, every figure unknown.
     pub fn empty(w: &Workload, mode: Mode, source: RowSource, n: usize) -> ScalingPoint {
         let (global, per) = batches(w, mode, n);
@@ -473,6 +512,7 @@ impl ScalingPoint {
             projected: false,
             model_error: None,
             model_error_uncalibrated: None,
+            calibration_point: false,
             memory_gib_per_gpu: None,
             fits: None,
             calibration: None,
@@ -920,17 +960,50 @@ pub fn fill_speedup(rows: &mut [ScalingPoint]) {
 }
 
 /// Sets `model_error` on measured rows: (model − measured) ÷ measured step time, against the
-/// modeled rows of the same workload, mode and GPU count.
+/// modeled rows of the same workload, mode and GPU count. The 1-GPU framework row that
+/// calibrates the model gets none: it is marked `calibration_point` and says so in its basis.
 pub fn attach_errors(rows: &mut [ScalingPoint]) {
+    // Model rows at one GPU calibrated by a framework step: from this mode's own step (then the
+    // model is that step), or the other mode's (another batch: then it is a real check).
+    let calibrated_here: Vec<(String, Mode, f64)> = rows
+        .iter()
+        .filter(|r| {
+            r.source == RowSource::Modeled
+                && r.n_gpus == 1
+                && r.calibration == Some(CalibrationKind::Framework)
+        })
+        .filter_map(|r| Some((r.workload.clone(), r.mode, r.step_time_ms?)))
+        .collect();
     let models: Vec<(String, Mode, usize, f64)> = rows
         .iter()
         .filter(|r| r.source == RowSource::Modeled)
         .filter_map(|r| Some((r.workload.clone(), r.mode, r.n_gpus, r.step_time_ms?)))
         .collect();
     for r in rows.iter_mut().filter(|r| r.source.is_measured()) {
-        r.model_error = error_against(&models, r);
+        // The framework calibration takes the same mode's 1-GPU step when there is one, and
+        // its model reproduces it to rounding: that row is the calibration point.
+        let point = r.source == RowSource::Framework
+            && r.n_gpus == 1
+            && r.step_time_ms.is_some_and(|me| {
+                calibrated_here.iter().any(|(w, mode, model)| {
+                    *w == r.workload && *mode == r.mode && (model - me).abs() <= 1e-9 * me.abs()
+                })
+            });
+        r.calibration_point = point;
+        if point {
+            r.model_error = None;
+            if !r.basis.contains(CALIBRATION_POINT) {
+                r.basis.push_str(&format!("; {CALIBRATION_POINT}"));
+            }
+        } else {
+            r.model_error = error_against(&models, r);
+        }
     }
 }
+
+/// The basis note of a calibration point.
+pub const CALIBRATION_POINT: &str =
+    "the model's calibration point: the model is this step, so it has no error to report";
 
 /// Sets `model_error_uncalibrated` on measured rows against `uncalibrated` model rows.
 pub fn attach_uncalibrated_errors(rows: &mut [ScalingPoint], uncalibrated: &[ScalingPoint]) {

@@ -392,3 +392,53 @@ fn finish(
         framework: None,
     }
 }
+
+/// Scaling runs built by hand for tests elsewhere in the crate.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+    use crate::scaling::calibrate::MeasuredStep;
+
+    /// GPT-2 XL on the HGX H200 catalog machine, its model calibrated by a weak 1-GPU framework
+    /// step of 380 ms, with weak framework rows measured at 1 GPU (that step) and 2 GPUs
+    /// (395 ms) and a strong one at 1 GPU (2,990 ms: its model comes from the weak step);
+    /// errors attached.
+    pub fn calibrated_gpt2_xl() -> ScalingRun {
+        let topo = crate::topology::catalog::load("hgx-h200").unwrap();
+        let w = super::super::workload::resolve("gpt2-xl").unwrap();
+        let mut m = Machine::modeled(&topo);
+        m.framework_steps = vec![MeasuredStep {
+            workload: w.name.clone(),
+            mode: Mode::Weak,
+            per_gpu_batch: w.per_gpu_batch,
+            step_ms: 380.0,
+            optimizer_ms: 12.0,
+            samples_ms: Vec::new(),
+            matrix_share: Some(0.4),
+            matrix_ms: None,
+            other_ms: None,
+            host_ms: None,
+            host_probe_us: None,
+            basis: "test".into(),
+        }];
+        let mut rows = model(&w, &m, &Mode::ALL, 8);
+        for (mode, n, ms) in [
+            (Mode::Weak, 1, 380.0),
+            (Mode::Weak, 2, 395.0),
+            (Mode::Strong, 1, 2990.0),
+        ] {
+            let mut r = ScalingPoint::empty(&w, mode, RowSource::Framework, n);
+            r.step_time_ms = Some(ms);
+            r.throughput = Some(r.global_batch / (ms * 1e-3));
+            r.basis = "measured".into();
+            rows.push(r);
+        }
+        attach_errors(&mut rows);
+        ScalingRun {
+            machine: Some(m),
+            workloads: vec![w],
+            rows,
+            ..Default::default()
+        }
+    }
+}

@@ -359,10 +359,10 @@ pub fn scaling_table(ui: &mut Ui, id: &str, reports: &[&Report], workload: &str)
                     ui.label(n.to_string());
                     ui.label(cell(meas.and_then(|x| x.step_time_ms), 1));
                     ui.label(cell(model.and_then(|x| x.step_time_ms), 1));
-                    ui.label(
-                        meas.and_then(|x| x.model_error)
-                            .map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0)),
-                    );
+                    let error = ui.label(meas.map_or("—".to_string(), |x| x.error_cell()));
+                    if meas.is_some_and(|x| x.calibration_point) {
+                        error.on_hover_text(crate::scaling::CALIBRATION_POINT);
+                    }
                     ui.label(cell(meas.and_then(|x| x.efficiency.map(|e| e * 100.0)), 1));
                     ui.label(cell(model.and_then(|x| x.efficiency.map(|e| e * 100.0)), 1));
                     let fits = model.and_then(|x| x.fits) == Some(false);

@@ -954,10 +954,10 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                     ui.label(format!("{n}{}", if proj { " (projected)" } else { "" }));
                     ui.label(cell(meas.and_then(|r| r.step_time_ms), 1));
                     ui.label(cell(model.and_then(|r| r.step_time_ms), 1));
-                    ui.label(
-                        meas.and_then(|r| r.model_error)
-                            .map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0)),
-                    );
+                    let error = ui.label(meas.map_or("—".to_string(), |r| r.error_cell()));
+                    if meas.is_some_and(|r| r.calibration_point) {
+                        error.on_hover_text(crate::scaling::CALIBRATION_POINT);
+                    }
                     ui.label(cell(meas.and_then(|r| r.throughput), 0));
                     ui.label(cell(model.and_then(|r| r.throughput), 0));
                     ui.label(cell(meas.and_then(|r| r.speedup), 2));
@@ -991,7 +991,7 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
         });
     ui.label(
         RichText::new(
-            "meas.: measured here (real framework run, or proxy) · model: modeled · error: (model − measured) ÷ measured · memory: measured peak / modeled",
+            "meas.: measured here (real framework run, or proxy) · model: modeled · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled",
         )
         .weak()
         .small(),
