@@ -644,3 +644,40 @@ fn llama_ddp_on_80_gb_gpus_does_not_fit_and_shows_no_throughput() {
     assert_eq!(two.fits, Some(true));
     assert!(two.step_time_ms.is_some() && two.efficiency.is_some());
 }
+
+#[test]
+fn a_memory_estimate_without_activations_is_no_figure() {
+    // VGG16 has no activation figure: weights, gradients and Adam states alone are a lower bound,
+    // never shown as the step's memory (it was printed as 1.5 GiB, and 0.0 for small models).
+    let topo = scalescope::topology::catalog::load("hgx-h200").unwrap();
+    let m = Machine::modeled(&topo);
+    for name in ["vgg16", "genesis-go2"] {
+        let w = workload::resolve(name).unwrap();
+        let rows = model(&w, &m, &[Mode::Weak], 8);
+        assert!(!rows.is_empty(), "{name}");
+        for r in &rows {
+            assert_eq!(
+                (r.memory_gib_per_gpu, r.fits),
+                (None, None),
+                "{name}: {r:?}"
+            );
+        }
+        if w.pattern == Pattern::DdpRing {
+            let one = &rows[0];
+            assert!(
+                one.basis
+                    .contains("; memory per GPU at least 1.5 GiB (weights, gradients, optimizer states; activations unknown)"),
+                "{}",
+                one.basis
+            );
+        }
+    }
+    // Where the activations are known the figure is the whole estimate (ResNet-50: measured).
+    let r = model(
+        &workload::resolve("resnet50").unwrap(),
+        &m,
+        &[Mode::Weak],
+        8,
+    );
+    assert!(r[0].memory_gib_per_gpu.is_some_and(|g| g > 5.0) && r[0].fits == Some(true));
+}

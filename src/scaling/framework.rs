@@ -840,10 +840,10 @@ pub fn run(
                     for &(mode, per) in &planned {
                         let mut row = row(w, mode, n, per);
                         row.fits = Some(false);
-                        row.memory_gib_per_gpu = Some(e.total_gib());
+                        row.memory_gib_per_gpu = e.known_total_gib();
                         row.basis = format!(
-                            "not run: the model needs {:.0} GiB per GPU of {cap:.0} GiB",
-                            e.total_gib()
+                            "not run: the model needs {} per GPU of {cap:.0} GiB",
+                            e.describe_total()
                         );
                         run.rows.push(row);
                     }

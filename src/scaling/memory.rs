@@ -50,6 +50,20 @@ impl MemoryEstimate {
             + self.activations_gib.unwrap_or(0.0)
     }
 
+    /// The whole step's memory, GiB, when every part is known; `None` when the activations are
+    /// unknown ([`Self::total_gib`] is then only a lower bound, not a figure to show as the total).
+    pub fn known_total_gib(&self) -> Option<f64> {
+        self.activations_gib.map(|_| self.total_gib())
+    }
+
+    /// `12.3 GiB`, or `at least 12.3 GiB` when the activations are unknown.
+    pub fn describe_total(&self) -> String {
+        match self.known_total_gib() {
+            Some(t) => format!("{t:.1} GiB"),
+            None => format!("at least {:.1} GiB", self.total_gib()),
+        }
+    }
+
     /// Whether the step fits in [`USABLE_SHARE`] of the GPU's memory: `Some(false)` as soon as
     /// the known parts exceed it, `Some(true)` only when every part is known.
     pub fn fits(&self) -> Option<bool> {

@@ -464,7 +464,7 @@ pub struct ScalingPoint {
     /// it by construction, so it has no `model_error` — agreeing with itself checks nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub calibration_point: bool,
-    /// Memory per GPU of the step, GiB (a lower bound when the activations are unknown).
+    /// Memory per GPU of the step, GiB; `None` when unknown (modeled: the activations unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_gib_per_gpu: Option<f64>,
     /// Whether the step fits the GPU's memory; `None` when unknown. A row that does not fit has
@@ -892,19 +892,35 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
             p.projected = n > m.gpus_per_node;
             let micro = w.micro_batch().min(p.per_gpu_batch);
             let mem = memory::estimate(w, w.pattern, n, micro, m.gpu_memory_gib);
-            p.memory_gib_per_gpu = mem.as_ref().map(|e| e.total_gib());
+            // Only a whole estimate is a figure; without the activations it is a lower bound,
+            // said in the basis.
+            p.memory_gib_per_gpu = mem.as_ref().and_then(|e| e.known_total_gib());
             p.fits = mem.as_ref().and_then(|e| e.fits());
-            if p.fits == Some(false) {
+            if let (Some(false), Some(e)) = (p.fits, &mem) {
                 let cap = m.gpu_memory_gib.unwrap_or(0.0);
                 p.basis = format!(
-                    "does not fit: {:.1} GiB per GPU of {cap:.0} GiB ({} usable); {}",
-                    p.memory_gib_per_gpu.unwrap_or(0.0),
+                    "does not fit: {} per GPU of {cap:.0} GiB ({} usable{}); {}",
+                    e.describe_total(),
                     (cap * memory::USABLE_SHARE).floor(),
+                    if e.known_total_gib().is_none() {
+                        "; activations unknown, not counted"
+                    } else {
+                        ""
+                    },
                     memory::advice(w, n, cap)
                 );
                 rows.push(p);
                 continue;
             }
+            let memory_note = mem
+                .as_ref()
+                .filter(|e| e.known_total_gib().is_none())
+                .map(|e| {
+                    format!(
+                        "; memory per GPU {} (weights, gradients, optimizer states; activations unknown)",
+                        e.describe_total()
+                    )
+                });
             match step_terms(w, m, n, p.per_gpu_batch, mode) {
                 Ok(t) => {
                     p.step_time_ms = Some(t.step_ms);
@@ -914,7 +930,12 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                     p.other_ms = Some(t.other_ms);
                     p.bound = Some(t.bound);
                     p.calibration = Some(t.calibration);
-                    p.basis = format!("{}{}", t.calibration_basis, basis(w, m, n, p.projected));
+                    p.basis = format!(
+                        "{}{}{}",
+                        t.calibration_basis,
+                        basis(w, m, n, p.projected),
+                        memory_note.as_deref().unwrap_or("")
+                    );
                 }
                 Err(e) => p.basis = e,
             }
