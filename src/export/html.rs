@@ -759,21 +759,34 @@ fn scaling(h: &mut String, r: &Report) {
     );
     for w in &s.run.workloads {
         for mode in Mode::ALL {
-            let best = s
-                .run
-                .rows
-                .iter()
-                .filter(|p| p.workload == w.name && p.mode == mode && !p.projected)
+            let in_box = || {
+                s.run
+                    .rows
+                    .iter()
+                    .filter(|p| p.workload == w.name && p.mode == mode && !p.projected)
+            };
+            let best = in_box()
                 .filter(|p| p.efficiency.is_some())
                 .max_by_key(|p| (p.n_gpus, p.source.is_measured()));
-            let Some(p) = best else { continue };
+            // A workload that fits at no count in the box is listed as such, with what would fit.
+            let (p, efficiency) = match best {
+                Some(p) => (p, num(p.efficiency, 2)),
+                None => match in_box()
+                    .filter(|p| p.fits == Some(false))
+                    .max_by_key(|p| (p.n_gpus, p.source.is_measured()))
+                {
+                    // The basis says it: "does not fit: …", "out of GPU memory (measured): …".
+                    Some(p) => (p, escape(&p.basis)),
+                    None => continue,
+                },
+            };
             let _ = writeln!(
                 h,
                 "<tr><td>{}</td><td>{mode}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
                  <td>{}</td>{}</tr>",
                 escape(&w.name),
                 p.n_gpus,
-                num(p.efficiency, 2),
+                efficiency,
                 p.source.id(),
                 prov_cell(&row_provenance(p))
             );
@@ -1141,5 +1154,34 @@ mod tests {
             row(2)
         );
         assert!(two.ends_with('%'));
+    }
+
+    #[test]
+    fn a_workload_that_fits_nowhere_is_listed_as_such() {
+        // Llama-2-7B with plain DDP fits no 80 GB GPU: the per-workload table says so instead of
+        // leaving the workload out.
+        let topo = crate::topology::catalog::load("dgx-h100").unwrap();
+        let mut r = Report::new(Default::default(), topo.clone());
+        let w = crate::scaling::workload::resolve("llama2-7b-ddp").unwrap();
+        let run = crate::scaling::run::run_modeled(&topo, &[], &[w], &Mode::ALL, 16);
+        r.scaling = Some(crate::report::ScalingSection {
+            source: crate::model::Source::Modeled,
+            run,
+        });
+        let html = report(&r);
+        let table = &html[html.find("id=\"workloads-table\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        let rows: Vec<&str> = table
+            .lines()
+            .filter(|l| l.contains("llama2-7b-ddp"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{table}");
+        for row in rows {
+            assert!(row.contains("<td class=\"n\">8</td>"), "{row}");
+            assert!(
+                row.contains(">does not fit: ") && row.contains("fsdp"),
+                "{row}"
+            );
+        }
     }
 }
