@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::model::{
     Algo, BandwidthResult, CollectiveOp, Method, Shape, Source, Stats, Status, TestId,
 };
-use crate::scaling::Mode;
+use crate::scaling::{Mode, RowSource};
 
 use super::Report;
 
@@ -24,6 +24,10 @@ pub struct Figure {
     /// The GPU count the figure was read at, for figures that depend on it (scaling
     /// efficiency, all-reduce busbw); `None` for per-link figures.
     pub n_gpus: Option<usize>,
+    /// What else must match for two figures to compare like for like, in words; empty for most
+    /// figures. Scaling efficiency: the kind of step (real framework step, synthetic proxy, the
+    /// model) and the GPU count its speedup is taken against.
+    pub kind: String,
 }
 
 impl Figure {
@@ -33,6 +37,7 @@ impl Figure {
             source: None,
             basis: why.to_string(),
             n_gpus: None,
+            kind: String::new(),
         }
     }
 }
@@ -99,6 +104,7 @@ pub fn p2p_gbps(report: &Report) -> Figure {
                 crate::model::units::format_bytes(r.bytes)
             ),
             n_gpus: None,
+            kind: String::new(),
         },
         None => Figure::none("no P2P copy-engine result"),
     }
@@ -148,6 +154,7 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
             crate::model::units::format_bytes(bytes)
         ),
         n_gpus: None,
+        kind: String::new(),
     })
 }
 
@@ -185,6 +192,7 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                 source: Some(p.2),
                 basis: "NCCL all_reduce at 1 GiB".into(),
                 n_gpus,
+                kind: String::new(),
             };
         }
         let below = pts.iter().rev().find(|p| p.0 < ALL_REDUCE_BYTES);
@@ -206,6 +214,7 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                     crate::model::units::format_bytes(b.0)
                 ),
                 n_gpus,
+                kind: String::new(),
             };
         }
     }
@@ -255,12 +264,33 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
         .find(|r| r.source.is_measured())
         .or_else(|| at_n.first());
     match row {
-        Some(r) => Figure {
-            value: r.efficiency,
-            source: Some(r.source.as_source()),
-            basis: format!("{workload}, {mode} scaling, {n} GPUs"),
-            n_gpus: Some(n),
-        },
+        Some(r) => {
+            // The speedup's base: the smallest count of that source with a throughput (one GPU
+            // unless it does not fit or was not run).
+            let base = rows
+                .iter()
+                .filter(|x| x.source == r.source)
+                .map(|x| x.n_gpus)
+                .min()
+                .unwrap_or(1);
+            let step = match r.source {
+                RowSource::Framework => "real framework steps",
+                RowSource::Proxy => PROXY_STEPS,
+                RowSource::Modeled => "the model",
+            };
+            let kind = if base > 1 {
+                format!("{step}, against {base} GPUs")
+            } else {
+                step.to_string()
+            };
+            Figure {
+                value: r.efficiency,
+                source: Some(r.source.as_source()),
+                basis: format!("{workload}, {mode} scaling, {n} GPUs, {kind}"),
+                n_gpus: Some(n),
+                kind,
+            }
+        }
         None => Figure::none(&format!("no {workload} {mode} row at {n} GPUs")),
     }
 }
@@ -358,8 +388,16 @@ fn with_n(mut row: Row) -> Row {
     if row.figures.iter().any(|f| f.n_gpus.is_some()) {
         let _ = write!(row.name, " at {}", ns.join(" / "));
     }
+    // Measured, but not the workload's real step: the name says so when every figure is.
+    let known: Vec<&Figure> = row.figures.iter().filter(|f| f.value.is_some()).collect();
+    if !known.is_empty() && known.iter().all(|f| f.kind.starts_with(PROXY_STEPS)) {
+        let _ = write!(row.name, " ({PROXY_STEPS})");
+    }
     row
 }
+
+/// How a synthetic proxy's efficiency is named (it is measured, but not the workload's step).
+const PROXY_STEPS: &str = "synthetic proxy steps";
 
 impl Row {
     /// True when the `i`-th figure and the first can be told apart as better or worse: both
@@ -372,18 +410,24 @@ impl Row {
         a.source == Some(Source::Measured)
             && b.source == Some(Source::Measured)
             && a.n_gpus == b.n_gpus
+            && a.kind == b.kind
     }
 
     /// Why this row's differences are not a verdict on the machines, if they are not.
-    pub fn caveat(&self) -> Option<&'static str> {
+    pub fn caveat(&self) -> Option<String> {
         let sources: Vec<Source> = self.figures.iter().filter_map(|f| f.source).collect();
         let known: Vec<&Figure> = self.figures.iter().filter(|f| f.value.is_some()).collect();
         if sources.contains(&Source::Modeled) && sources.contains(&Source::Measured) {
-            Some("modeled vs measured — not a like-for-like comparison")
+            Some("modeled vs measured — not a like-for-like comparison".into())
         } else if known.windows(2).any(|w| w[0].n_gpus != w[1].n_gpus) {
-            Some("different GPU counts — not a like-for-like comparison")
+            Some("different GPU counts — not a like-for-like comparison".into())
         } else {
-            None
+            known.windows(2).find(|w| w[0].kind != w[1].kind).map(|w| {
+                format!(
+                    "{} vs {} — not a like-for-like comparison",
+                    w[0].kind, w[1].kind
+                )
+            })
         }
     }
 }
@@ -602,6 +646,7 @@ mod tests {
             source: Some(source),
             basis: String::new(),
             n_gpus: n,
+            kind: String::new(),
         }
     }
 
@@ -650,5 +695,39 @@ mod tests {
         };
         assert_eq!(row([Some(8), Some(8)]), "w weak efficiency at n=8");
         assert_eq!(row([Some(2), Some(8)]), "w weak efficiency at n=2 / n=8");
+    }
+
+    #[test]
+    fn efficiencies_against_different_bases_are_not_like_for_like() {
+        // Llama-2-7B (FSDP) does not fit one 80 GB H100: its efficiency there is taken against
+        // 2 GPUs, on the H200 against 1. Compared, the row says so instead of a plain verdict.
+        let report = |catalog: &str| {
+            let topo = crate::topology::catalog::load(catalog).unwrap();
+            let w = crate::scaling::workload::resolve("llama2-7b").unwrap();
+            let run = crate::scaling::run::run_modeled(&topo, &[], &[w], &Mode::ALL, 16);
+            let mut r = Report::new(Default::default(), topo);
+            r.scaling = Some(crate::report::ScalingSection {
+                source: Source::Modeled,
+                run,
+            });
+            r
+        };
+        let (h200, h100) = (report("hgx-h200"), report("dgx-h100"));
+        let c = compare(&[&h200, &h100], Some("llama2-7b"));
+        let weak = c
+            .rows
+            .iter()
+            .find(|r| r.name.starts_with("llama2-7b weak efficiency"))
+            .unwrap();
+        assert_eq!(weak.figures[0].kind, "the model");
+        assert_eq!(weak.figures[1].kind, "the model, against 2 GPUs");
+        assert_eq!(
+            weak.caveat().as_deref(),
+            Some("the model vs the model, against 2 GPUs — not a like-for-like comparison")
+        );
+        assert!(to_table(&c).contains("against 2 GPUs — not a like-for-like"));
+        // Alike, no caveat.
+        let same = compare(&[&h200, &h200], Some("llama2-7b"));
+        assert!(same.rows.iter().all(|r| r.caveat().is_none()), "{same:?}");
     }
 }
