@@ -7,8 +7,8 @@
 
 use super::{Backend, Case, Warning};
 use crate::model::{
-    BandwidthResult, DEFAULT_NVLINK_GBPS, Endpoint, LineRate, LinkKind, P2pStatus, Shape, Source,
-    Status, Topology, pcie_rate_gbps,
+    BandwidthResult, DEFAULT_NVLINK_GBPS, Endpoint, LineRate, LinkKind, Shape, Source, Status,
+    Topology, pcie_rate_gbps,
 };
 
 /// Figures assumed where the topology has none.
@@ -161,16 +161,22 @@ impl ModeledBackend {
         Some((l.kind?, l.line_rate.as_ref()?.gbps))
     }
 
-    fn p2p_ok(&self, a: usize, b: usize) -> bool {
-        let ok = |x: usize, y: usize| {
-            self.topo.p2p(x, y).is_some_and(|p| {
-                p.cuda_can_access_peer == Some(true)
-                    || matches!(p.caps.read, Some(P2pStatus::Ok))
-                    || matches!(p.caps.write, Some(P2pStatus::Ok))
-            })
-        };
-        let nv = matches!(self.pair(a, b), Some((LinkKind::Nv(_), _)));
-        nv || (ok(a, b) && ok(b, a))
+    /// Ok when GPUs `a` and `b` may access each other's memory; waived where the topology says
+    /// they may not, skipped (not modeled) where it does not say.
+    fn require_peer(&self, a: usize, b: usize) -> Result<(), (Status, String)> {
+        match self.topo.peer_access(a, b) {
+            Some(true) => Ok(()),
+            Some(false) => Err((
+                Status::Waived,
+                format!("peer access unsupported between GPU {a} and GPU {b} (P2P status not OK)"),
+            )),
+            None => Err((
+                Status::Skipped,
+                format!(
+                    "not modeled: whether GPU {a} and GPU {b} allow peer access is unknown (the topology does not say)"
+                ),
+            )),
+        }
     }
 
     /// (figure, line rate, how) for one cell; `Err(reason)` when it is waived or unknown.
@@ -252,14 +258,7 @@ impl ModeledBackend {
                         "efficiency of copies staged through host memory, scalescope on H200",
                     ));
                 }
-                if !self.p2p_ok(a, b) {
-                    return Err((
-                        Status::Waived,
-                        format!(
-                            "peer access unsupported between GPU {a} and GPU {b} (P2P status not OK)"
-                        ),
-                    ));
-                }
+                self.require_peer(a, b)?;
                 let sm = case.test.method() == crate::model::Method::Sm;
                 let (eff, how) = match (kind, sm, bidir, read) {
                     (LinkKind::Nv(_), false, true, _) => (
@@ -298,16 +297,8 @@ impl ModeledBackend {
                     .ok_or_else(|| unknown("GPU"))?;
                 let line = super::runner::line_rate(&self.topo, shape, src, dst, &case.gpus)
                     .ok_or_else(|| unknown("link"))?;
-                let peers_ok = case
-                    .gpus
-                    .iter()
-                    .filter(|&&g| g != me)
-                    .all(|&g| self.p2p_ok(me, g));
-                if !peers_ok {
-                    return Err((
-                        Status::Waived,
-                        format!("peer access unsupported between GPU {me} and a peer"),
-                    ));
+                for &g in case.gpus.iter().filter(|&&g| g != me) {
+                    self.require_peer(me, g)?;
                 }
                 Ok(Figure::rate(
                     line,
@@ -320,16 +311,8 @@ impl ModeledBackend {
                 let me = dst.gpu().ok_or_else(|| unknown("GPU"))?;
                 let line = super::runner::line_rate(&self.topo, shape, src, dst, &case.gpus)
                     .ok_or_else(|| unknown("link"))?;
-                if !case
-                    .gpus
-                    .iter()
-                    .filter(|&&g| g != me)
-                    .all(|&g| self.p2p_ok(me, g))
-                {
-                    return Err((
-                        Status::Waived,
-                        format!("peer access unsupported between GPU {me} and a peer"),
-                    ));
+                for &g in case.gpus.iter().filter(|&&g| g != me) {
+                    self.require_peer(me, g)?;
                 }
                 let all_nv = case
                     .gpus
@@ -356,14 +339,9 @@ impl ModeledBackend {
                         src.gpu().zip(dst.gpu()).and_then(|(a, b)| self.pair(a, b)),
                         Some((LinkKind::Nv(_), _))
                     );
-                if d2d
-                    && !nv
-                    && !src
-                        .gpu()
-                        .zip(dst.gpu())
-                        .is_some_and(|(a, b)| self.p2p_ok(a, b))
-                {
-                    return Err((Status::Waived, "peer access unsupported".to_string()));
+                if d2d && !nv {
+                    let (a, b) = src.gpu().zip(dst.gpu()).ok_or_else(|| unknown("GPU"))?;
+                    self.require_peer(a, b)?;
                 }
                 let (ns, how) = if nv {
                     (LATENCY_NV_NS, "NVLink peer latency, nvbandwidth on H200")
@@ -464,7 +442,7 @@ impl Backend for ModeledBackend {
 mod tests {
     use super::*;
     use crate::bench::{BandwidthOptions, Plan, run_bandwidth};
-    use crate::model::{Gpu, PcieLink, TestId, TopologySource};
+    use crate::model::{Gpu, P2pStatus, PcieLink, TestId, TopologySource};
     use std::sync::atomic::AtomicBool;
 
     fn h200_pair(nv: Option<u32>) -> Topology {
@@ -485,6 +463,16 @@ mod tests {
         t.normalize();
         t.link_mut(0, 1).unwrap().kind = Some(nv.map_or(LinkKind::Sys, LinkKind::Nv));
         t.derive_line_rates();
+        t
+    }
+
+    /// `t` with its GPUs' P2P status stated as refused (`NS`) both ways.
+    fn refused(mut t: Topology) -> Topology {
+        for (a, b) in [(0, 1), (1, 0)] {
+            let p = t.p2p_mut(a, b).unwrap();
+            p.caps.read = Some(P2pStatus::Ns);
+            p.caps.write = Some(P2pStatus::Ns);
+        }
         t
     }
 
@@ -526,7 +514,7 @@ mod tests {
     #[test]
     fn no_p2p_is_waived_but_staged_copies_still_model() {
         let rs = run(
-            &h200_pair(None),
+            &refused(h200_pair(None)),
             vec![TestId::P2pReadCe, TestId::P2pReadCeNopeer],
         );
         let p2p: Vec<_> = rs.iter().filter(|r| r.test == TestId::P2pReadCe).collect();
@@ -541,6 +529,14 @@ mod tests {
             .unwrap();
         assert_eq!(staged.status, Status::Ok);
         assert!(staged.median_gbps.unwrap() < 63.0);
+        // Unstated is not refused: not modeled, and it says why.
+        let unstated = run(&h200_pair(None), vec![TestId::P2pReadCe, TestId::AllPairs]);
+        assert!(
+            unstated.iter().all(|r| r.status == Status::Skipped
+                && r.median_gbps.is_none()
+                && r.reason.as_deref().is_some_and(|w| w.contains("unknown"))),
+            "{unstated:?}"
+        );
     }
 
     #[test]
@@ -592,7 +588,7 @@ mod tests {
             assert!((r.median_gbps.unwrap() - ALL_PAIRS_NV * line).abs() < 1e-9);
         }
         // Without P2P the exchange is waived.
-        let rs = run(&h200_pair(None), vec![TestId::AllPairs]);
+        let rs = run(&refused(h200_pair(None)), vec![TestId::AllPairs]);
         assert!(rs.iter().all(|r| r.status == Status::Waived), "{rs:?}");
     }
 

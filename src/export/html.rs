@@ -170,7 +170,11 @@ fn verdict(h: &mut String, r: &Report) {
     }
     let worst = summary::worst_findings(r, 5);
     if worst.is_empty() {
-        h.push_str("<p>Every check passed.</p>\n");
+        h.push_str(if hr.source == Source::Modeled {
+            "<p>Every check passed, as modeled.</p>\n"
+        } else {
+            "<p>Every check passed.</p>\n"
+        });
     } else {
         h.push_str("<p>Worst findings:</p>\n<ol>\n");
         for f in worst {
@@ -825,7 +829,7 @@ fn health_checks(h: &mut String, r: &Report) {
             h,
             "<tr><td><span class=\"verdict {class}\">{}</span></td><td>{}</td><td>{}</td><td>{}</td>\
              <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"note\">{}</td>{}</tr>",
-            c.verdict.word(),
+            escape(&c.verdict_text()),
             escape(&c.subject),
             escape(&c.check),
             escape(&c.detail),

@@ -15,8 +15,8 @@ use crate::bench::BandwidthOptions;
 use crate::bench::plan::PairScope;
 use crate::bench::runner::line_rate;
 use crate::model::{
-    BandwidthResult, Endpoint, LinkKind, LoadState, P2pStatus, Shape, Source, Status, TestId,
-    Topology, pcie_rate_gbps,
+    BandwidthResult, Endpoint, LinkKind, LoadState, Shape, Source, Status, TestId, Topology,
+    pcie_rate_gbps,
 };
 
 /// The load tests of a check, in the order they run.
@@ -396,19 +396,28 @@ pub fn modeled_results(
             })
             .unwrap_or(1.0)
     };
-    let p2p_ok = |a: usize, b: usize| {
-        let ok = |x: usize, y: usize| {
-            topo.p2p(x, y).is_none_or(|p| {
-                [p.caps.read, p.caps.write]
-                    .iter()
-                    .flatten()
-                    .all(|s| *s == P2pStatus::Ok)
-            })
-        };
-        ok(a, b) && ok(b, a)
+    // Peer copies need peer access: refused where the topology says so (waived, as a live run
+    // would be), not modeled where it does not say (never counted as working).
+    let peer = |a: usize, b: usize| -> Result<(), (Status, String)> {
+        match topo.peer_access(a, b) {
+            Some(true) => Ok(()),
+            Some(false) => Err((
+                Status::Waived,
+                format!("peer access unsupported between GPU {a} and GPU {b}"),
+            )),
+            None => Err((
+                Status::Skipped,
+                format!(
+                    "modeled: whether GPU {a} and GPU {b} allow peer access is unknown (the topology does not say)"
+                ),
+            )),
+        }
     };
     let mut out = Vec::new();
-    let mut row = |test: TestId, src: Endpoint, dst: Endpoint, now: Option<(f64, String)>| {
+    let mut row = |test: TestId,
+                   src: Endpoint,
+                   dst: Endpoint,
+                   now: Result<Option<(f64, String)>, (Status, String)>| {
         let line = line_rate(topo, test.shape(), src, dst, &gpus);
         let mut r = BandwidthResult::empty(
             test,
@@ -427,7 +436,11 @@ pub fn modeled_results(
             reference(test, c, name, thresholds)
         });
         match (now, eff) {
-            (Some((rate, how)), Some(e)) => {
+            (Err((status, why)), _) => {
+                r.status = status;
+                r.reason = Some(why);
+            }
+            (Ok(Some((rate, how))), Some(e)) => {
                 r.median_gbps = Some(rate * e.efficiency);
                 r.reason = Some(format!(
                     "modeled: {:.1} % of {rate:.1} GB/s ({how})",
@@ -448,10 +461,10 @@ pub fn modeled_results(
     };
     let g = Endpoint::Gpu;
     for &d in &gpus {
-        row(TestId::H2d, Endpoint::Host, g(d), pcie_now(d));
+        row(TestId::H2d, Endpoint::Host, g(d), Ok(pcie_now(d)));
     }
     for &d in &gpus {
-        row(TestId::D2h, g(d), Endpoint::Host, pcie_now(d));
+        row(TestId::D2h, g(d), Endpoint::Host, Ok(pcie_now(d)));
     }
     // A pair's rate as it runs: NVLink bonds scaled by the links up at either end; PCIe paths by
     // the slower end's link as it runs.
@@ -481,32 +494,32 @@ pub fn modeled_results(
     for test in [TestId::P2pReadCe, TestId::P2pWriteCe] {
         for &a in &gpus {
             for &b in gpus.iter().filter(|&&b| b != a) {
-                let now = if p2p_ok(a, b) {
-                    pair_now(a, b, 1.0)
-                } else {
-                    None
-                };
-                row(test, g(a), g(b), now);
+                row(test, g(a), g(b), peer(a, b).map(|()| pair_now(a, b, 1.0)));
             }
         }
     }
     for (i, &a) in gpus.iter().enumerate() {
         for &b in &gpus[i + 1..] {
-            let now = if p2p_ok(a, b) {
-                pair_now(a, b, 2.0)
-            } else {
-                None
-            };
-            row(TestId::P2pBidirCe, g(a), g(b), now);
+            row(
+                TestId::P2pBidirCe,
+                g(a),
+                g(b),
+                peer(a, b).map(|()| pair_now(a, b, 2.0)),
+            );
         }
     }
     if gpus.len() >= 2 {
         for &d in &gpus {
             let design = line_rate(topo, Shape::AllPairs, Endpoint::All, g(d), &gpus);
-            let all_ok = gpus.iter().filter(|&&p| p != d).all(|&p| p2p_ok(p, d));
-            let now = design.filter(|_| all_ok).map(|l| {
-                let f = nv_fraction(d);
-                (l * f, format!("every peer into GPU {d}"))
+            let peers: Result<(), _> = gpus
+                .iter()
+                .filter(|&&p| p != d)
+                .try_for_each(|&p| peer(p, d));
+            let now = peers.map(|()| {
+                design.map(|l| {
+                    let f = nv_fraction(d);
+                    (l * f, format!("every peer into GPU {d}"))
+                })
             });
             row(TestId::AllPairs, Endpoint::All, g(d), now);
         }

@@ -60,17 +60,29 @@ pub fn check_described(
     };
     let inv = inventory::checks(topo, &ev, &opts.thresholds, &opts.gpus);
     let mut results = performance::modeled_results(topo, &ev, &opts.gpus, &opts.thresholds);
-    // Figures that cannot be modeled (no link kind or line rate in the captures) are left out
-    // with one note, not listed one by one.
-    let unknown: Vec<String> = {
-        let mut v: Vec<String> = results
-            .iter()
-            .filter(|r| r.status != crate::model::Status::Ok)
-            .map(|r| r.test.id().to_string())
-            .collect();
-        v.dedup();
-        v
-    };
+    // Figures that cannot be modeled are left out with one note per reason, not listed one by
+    // one: peer access refused (the P2P status says so), peer access not documented, or no link
+    // kind or line rate in the captures.
+    let mut unknown: Vec<(&'static str, Vec<String>)> = Vec::new();
+    for r in results
+        .iter()
+        .filter(|r| r.status != crate::model::Status::Ok)
+    {
+        let reason = r.reason.as_deref().unwrap_or_default();
+        let why = if reason.contains("peer access unsupported") {
+            "peer access is refused between some of the GPUs (their P2P status)"
+        } else if reason.contains("allow peer access is unknown") {
+            "whether some of the GPUs allow peer access is not stated (unknown, not assumed)"
+        } else {
+            "the captures give no line rate or link kind for them (import `nvidia-smi topo -m`, `nvidia-smi nvlink -s` and `nvidia-smi -q` output)"
+        };
+        let test = r.test.id().to_string();
+        match unknown.iter_mut().find(|u| u.0 == why) {
+            Some(u) if !u.1.contains(&test) => u.1.push(test),
+            Some(_) => {}
+            None => unknown.push((why, vec![test])),
+        }
+    }
     results.retain(|r| r.status == crate::model::Status::Ok);
     let perf = performance::checks(topo, &results, &opts.gpus, &ev, &inv, &opts.thresholds);
     let mut checks = inv;
@@ -86,11 +98,9 @@ pub fn check_described(
         "performance modeled from the links as read or stated × reference efficiencies: not a measurement"
             .to_string(),
     );
-    if !unknown.is_empty() {
-        r.notes.push(format!(
-            "not modeled ({}): the captures give no line rate or link kind for them (import `nvidia-smi topo -m`, `nvidia-smi nvlink -s` and `nvidia-smi -q` output)",
-            unknown.join(", ")
-        ));
+    for (why, tests) in unknown {
+        r.notes
+            .push(format!("not modeled ({}): {why}", tests.join(", ")));
     }
     if r.before
         .as_ref()
@@ -190,5 +200,43 @@ mod tests {
         assert!(r.checks.iter().all(|c| c.source == Source::Modeled));
         assert!(r.checks.iter().any(|c| c.check == "all_pairs"));
         assert_ne!(r.verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn peer_access_unstated_or_refused_is_never_a_modeled_pass() {
+        // 8× L40S: P2P across the two sockets is not documented; the pairs that cross are not
+        // modeled (they were modeled as working), and the note says why.
+        let (t, inv) = crate::topology::catalog::load_machine("l40s-8x-pcie").unwrap();
+        let r = check_described(&t, Some(inv), None, &CheckOptions::default());
+        let crossing = |c: &crate::health::Check| {
+            c.check.starts_with("p2p_") && c.check != "p2p_status" && c.subject == "GPU 0–4"
+        };
+        assert!(!r.checks.iter().any(crossing), "{:#?}", r.checks);
+        assert!(
+            r.checks
+                .iter()
+                .any(|c| c.check == "p2p_bidir_ce" && c.subject == "GPU 0–1")
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("allow peer access is not stated")),
+            "{:?}",
+            r.notes
+        );
+        // 4× RTX 4090: no P2P at all; the note names the refusal, not missing line rates.
+        let (t, inv) = crate::topology::catalog::load_machine("rtx4090-4x-pcie").unwrap();
+        let r = check_described(&t, Some(inv), None, &CheckOptions::default());
+        assert!(!r.checks.iter().any(|c| c.check == "p2p_read_ce"));
+        assert!(
+            r.notes.iter().any(|n| n.contains("peer access is refused")),
+            "{:?}",
+            r.notes
+        );
+        assert!(
+            !r.notes.iter().any(|n| n.contains("no line rate")),
+            "{:?}",
+            r.notes
+        );
     }
 }

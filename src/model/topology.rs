@@ -575,6 +575,39 @@ impl Topology {
         self.p2p_pos(a, b).map(|i| &self.p2p[i])
     }
 
+    /// Whether GPUs `a` and `b` can access each other's memory, as far as the topology says:
+    /// `Some(true)` over NVLink or when CUDA or a P2P status allows it both ways, `Some(false)`
+    /// when CUDA or a status (`CNS`, `GNS`, `TNS`, `NS`) refuses it either way, `None` when nothing
+    /// is stated (a catalog entry that leaves it undocumented, the driver's `U`).
+    pub fn peer_access(&self, a: usize, b: usize) -> Option<bool> {
+        if matches!(self.link(a, b).and_then(|l| l.kind), Some(LinkKind::Nv(_))) {
+            return Some(true);
+        }
+        let one_way = |x: usize, y: usize| -> Option<bool> {
+            let p = self.p2p(x, y)?;
+            if let Some(can) = p.cuda_can_access_peer {
+                return Some(can);
+            }
+            let stated: Vec<P2pStatus> = [p.caps.read, p.caps.write]
+                .into_iter()
+                .flatten()
+                .filter(|s| *s != P2pStatus::U)
+                .collect();
+            if stated.contains(&P2pStatus::Ok) {
+                Some(true)
+            } else if stated.is_empty() {
+                None
+            } else {
+                Some(false)
+            }
+        };
+        match (one_way(a, b), one_way(b, a)) {
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            (Some(true), Some(true)) => Some(true),
+            _ => None,
+        }
+    }
+
     /// Mutable P2P entry from `a` to `b`.
     pub fn p2p_mut(&mut self, a: usize, b: usize) -> Option<&mut P2pPair> {
         self.p2p_pos(a, b).map(|i| &mut self.p2p[i])

@@ -135,7 +135,11 @@ fn findings(ui: &mut Ui, h: &HealthReport) {
         .collect();
     list.sort_by_key(|c| std::cmp::Reverse(c.verdict));
     if list.is_empty() {
-        ui.label("Every check passed.");
+        ui.label(if h.source == Source::Modeled {
+            "Every check passed, as modeled."
+        } else {
+            "Every check passed."
+        });
         return;
     }
     for c in list.iter().take(MAX_FINDINGS) {

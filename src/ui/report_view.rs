@@ -296,7 +296,11 @@ fn verdict(ui: &mut Ui, r: &Report) {
     }
     let worst = report_summary::worst_findings(r, 4);
     if worst.is_empty() {
-        ui.label("Every check passed.");
+        ui.label(if h.source == Source::Modeled {
+            "Every check passed, as modeled."
+        } else {
+            "Every check passed."
+        });
     }
     for f in worst {
         ui.label(RichText::new(report_summary::finding_line(f)).size(12.5));
