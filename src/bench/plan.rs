@@ -234,9 +234,14 @@ pub fn parse_gpu_list(s: &str) -> Result<Vec<usize>, BenchError> {
                 crate::model::validate::quoted(part)
             ))
         })?;
-        if seen.insert(i) {
-            out.push(i);
+        // A GPU given twice is a typo (0,0 for 0,1), not a request: one GPU would stand for two.
+        if !seen.insert(i) {
+            return Err(BenchError::BadOption(format!(
+                "--gpus: GPU {i} is listed twice in {} (expected distinct indices, e.g. 0,1,3)",
+                crate::model::validate::quoted(s)
+            )));
         }
+        out.push(i);
     }
     if out.is_empty() {
         return Err(BenchError::BadOption(
@@ -549,7 +554,9 @@ mod tests {
 
     #[test]
     fn parses_lists() {
-        assert_eq!(parse_gpu_list("0, 2,2").unwrap(), vec![0, 2]);
+        assert_eq!(parse_gpu_list("0, 2,3").unwrap(), vec![0, 2, 3]);
+        let twice = parse_gpu_list("0, 2,2").unwrap_err().to_string();
+        assert!(twice.contains("GPU 2 is listed twice"), "{twice}");
         assert!(parse_gpu_list("0,x").is_err());
         assert_eq!(parse_gpu_list("all").unwrap(), Vec::<usize>::new());
         assert_eq!(
