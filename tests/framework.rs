@@ -51,7 +51,7 @@ fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
         // the window. Its steps spread, so the script grew the window to 21.4 s.
         result("weak", 1, 8.0, 377.0, "376.0,377.0,378.0,377.5,376.5").replace(
             r#""profile""#,
-            r#""host_ms":360.0,"host_micro_batch":1,"host_probe_us":950.0,"host_probes":14,"host_floor_probe_us":1000.0,"window_s":21.4,"extended":true,"profile""#,
+            r#""host_ms":360.0,"host_micro_batch":1,"host_seq_len":512,"host_probe_us":950.0,"host_probes":14,"host_floor_probe_us":1000.0,"window_s":21.4,"extended":true,"profile""#,
         ),
         result("strong", 1, 64.0, 2971.0, "2970.0,2971.0,2972.0,2971.5,2970.5"),
         r#"{"event":"done"}"#.to_string(),
@@ -142,7 +142,7 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
     // The weak row says how much of its step the host needs, at the host speed of its window.
     assert!(
         w1.basis.contains(
-            "host floor 342.0 ms (91 % of the step: host-bound), host probe 950 µs during the window (14 readings)"
+            "host floor 342.0 ms (91 % of the step: host-bound; timed at 1 × 512 tokens), host probe 950 µs during the window (14 readings)"
         ),
         "{}",
         w1.basis

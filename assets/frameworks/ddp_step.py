@@ -206,9 +206,22 @@ class Workload:
         self.impl = f"transformers {hf.__version__} {type(model).__name__}, attention {attn}"
         return model
 
-    def _lm_batch(self, b):
+    def floor_batch(self, micro, share=16):
+        """A batch with about 1/share of a micro-batch's work and the same kernel launches, and
+        how it was made: fewer samples, and for language models shorter sequences where the
+        micro-batch has fewer than `share` samples (Llama-2-7B: 1 × 4096 tokens → 1 × 256).
+        None where neither can be made small enough (a CNN with fewer than `share` images)."""
+        tiny = max(1, int(micro) // share)
+        if int(micro) >= share:
+            return self.make_batch(tiny), {"host_micro_batch": tiny}
+        if self.make_batch != self._lm_batch:
+            return None
+        seq = max(16, round(self.seq * int(micro) / (share * tiny)))
+        return self._lm_batch(tiny, seq), {"host_micro_batch": tiny, "host_seq_len": seq}
+
+    def _lm_batch(self, b, seq=None):
         torch = self.torch
-        ids = torch.randint(0, self.vocab, (b, self.seq), device=self.device)
+        ids = torch.randint(0, self.vocab, (b, seq or self.seq), device=self.device)
         if self.family == "bert":
             nsp = torch.randint(0, 2, (b,), device=self.device)
             return (ids, nsp)
@@ -599,13 +612,17 @@ def main():
 
 
 def host_floor(torch, timer, w, micro, run_step, probe, seconds=2.0):
-    """The step at a micro-batch 16 times smaller (at least 1): the same kernels, launched the
-    same way, but each takes a sixteenth of the GPU time, so the step's time is the host's.
-    Median of CUDA-event times over about `seconds` of steps, after three untimed ones (a new
-    shape: allocator growth, cuDNN autotuning); the host probe just before and just after them
-    says how fast the host was meanwhile (host_floor_probe_us, their mean)."""
-    tiny = max(1, int(micro) // 16)
-    data = w.make_batch(tiny)
+    """The step at a sixteenth of the micro-batch's work (Workload.floor_batch: 16 times fewer
+    samples, or shorter sequences): the same kernels, launched the same way, but each takes a
+    sixteenth of the GPU time, so the step's time is the host's. Median of CUDA-event times over
+    about `seconds` of steps, after three untimed ones (a new shape: allocator growth, cuDNN
+    autotuning); the host probe just before and just after them says how fast the host was
+    meanwhile (host_floor_probe_us, their mean). Empty where no such batch can be made: a step
+    at the full micro-batch would measure the GPU, not the host."""
+    small = w.floor_batch(micro)
+    if small is None:
+        return {}
+    data, how = small
     for _ in range(3):
         run_step(data)
     timer.sync()
@@ -622,8 +639,7 @@ def host_floor(torch, timer, w, micro, run_step, probe, seconds=2.0):
     timer.sync()
     after = probe.timing()
     return {"host_ms": stats([timer.ms(a, b) for a, b in marks])["median"],
-            "host_micro_batch": tiny, "host_steps": k,
-            "host_floor_probe_us": (before + after) / 2}
+            "host_steps": k, "host_floor_probe_us": (before + after) / 2, **how}
 
 
 class HostProbe:

@@ -317,6 +317,10 @@ pub struct ResultLine {
     pub host_ms: Option<f64>,
     #[serde(default)]
     pub host_micro_batch: Option<f64>,
+    /// The sequence length of the host floor's batch, where the micro-batch had too few samples
+    /// to take a sixteenth of them (language models: shorter sequences instead).
+    #[serde(default)]
+    pub host_seq_len: Option<f64>,
     /// The host probe between the timed steps (same process), median, µs per iteration: the
     /// host's speed during the window.
     #[serde(default)]
@@ -382,12 +386,16 @@ impl ResultLine {
             return String::new();
         };
         format!(
-            "; host floor {floor:.1} ms ({:.0} % of the step{}){}",
+            "; host floor {floor:.1} ms ({:.0} % of the step{}{}){}",
             floor / self.step_ms.median * 100.0,
             if is_host_bound(floor, self.step_ms.median) {
                 ": host-bound"
             } else {
                 ""
+            },
+            match (self.host_micro_batch, positive(self.host_seq_len)) {
+                (Some(b), Some(seq)) => format!("; timed at {b:.0} × {seq:.0} tokens"),
+                _ => String::new(),
             },
             match (positive(self.host_probe_us), self.host_probes) {
                 (Some(us), Some(k)) =>

@@ -110,6 +110,24 @@ pub fn estimate(
     micro: f64,
     capacity_gib: Option<f64>,
 ) -> Option<MemoryEstimate> {
+    estimate_accumulating(w, pattern, n, micro, false, capacity_gib)
+}
+
+/// [`estimate`] for a step that accumulates several micro-batches (`accumulating`): sharded
+/// data parallelism then also holds every parameter's unsharded gradient between them, since
+/// the reduce-scatter is skipped until the last (PyTorch FSDP's `no_sync` and FSDP2's
+/// `set_requires_gradient_sync(False)`: "FSDP will accumulate the full model gradients (instead
+/// of gradient shards) until the eventual sync"; measured: Llama-2-7B on one H200 fit at 121.9
+/// GiB unaccumulated and ran out of 139.8 GiB accumulating 16, 2026-11-24). Plain DDP
+/// accumulates into the gradients it already holds.
+pub fn estimate_accumulating(
+    w: &Workload,
+    pattern: Pattern,
+    n: usize,
+    micro: f64,
+    accumulating: bool,
+    capacity_gib: Option<f64>,
+) -> Option<MemoryEstimate> {
     let p = w.params;
     let opt = w.optimizer();
     // 16-bit weights keep an fp32 master copy for the update (ZeRO, §3.1: 16 bytes per
@@ -133,7 +151,15 @@ pub fn estimate(
             // the one prefetched, gathered in full.
             let layers = w.model.as_ref().and_then(|m| m.layers).unwrap_or(1).max(1) as f64;
             let gathered = (2.0 * p / layers).min(p) * w.weight_bytes();
-            (n.max(1) as f64, if n > 1 { gathered } else { 0.0 })
+            let unsharded_grads = if accumulating {
+                p * w.grad_bytes()
+            } else {
+                0.0
+            };
+            (
+                n.max(1) as f64,
+                if n > 1 { gathered } else { 0.0 } + unsharded_grads,
+            )
         }
         Pattern::InferenceReplicas => {
             return Some(MemoryEstimate {
@@ -159,13 +185,23 @@ pub fn estimate(
     })
 }
 
-/// What would fit when `w` does not fit on `n` GPUs with its pattern: a smaller micro-batch
-/// (gradient accumulation keeps the batch), or sharding over enough GPUs.
-pub fn advice(w: &Workload, n: usize, capacity_gib: f64) -> String {
-    let usable = capacity_gib * USABLE_SHARE;
+/// What would fit when `w` does not fit on `n` GPUs with its pattern (`accumulating`: the step
+/// accumulates micro-batches): reduce-scattering every micro-batch (sharded, accumulating), a
+/// smaller micro-batch (gradient accumulation keeps the batch), or sharding over enough GPUs.
+pub fn advice(w: &Workload, n: usize, capacity_gib: f64, accumulating: bool) -> String {
+    let usable = (capacity_gib * USABLE_SHARE).floor();
     let micro = w.micro_batch();
-    let fits_with = |pattern: Pattern, n: usize, micro: f64| {
-        estimate(w, pattern, n, micro, Some(capacity_gib))
+    if w.pattern == Pattern::Fsdp
+        && accumulating
+        && estimate_accumulating(w, w.pattern, n, micro, false, Some(capacity_gib))
+            .and_then(|e| e.fits())
+            == Some(true)
+    {
+        return "fits when every micro-batch's gradients are reduce-scattered (no accumulation of unsharded gradients; one reduce-scatter per micro-batch)".into();
+    }
+    // Micro-batches smaller than the present one accumulate.
+    let fits_with = |pattern: Pattern, n: usize, k: f64| {
+        estimate_accumulating(w, pattern, n, k, k < micro, Some(capacity_gib))
             .and_then(|e| e.fits())
             .unwrap_or(false)
     };
@@ -189,7 +225,8 @@ pub fn advice(w: &Workload, n: usize, capacity_gib: f64) -> String {
             }
         }
     }
-    let need = estimate(w, w.pattern, n, 1.0, Some(capacity_gib)).map_or(0.0, |e| e.total_gib());
+    let need = estimate_accumulating(w, w.pattern, n, 1.0, accumulating, Some(capacity_gib))
+        .map_or(0.0, |e| e.total_gib());
     format!("needs {need:.0} GiB per GPU even with one sample; {usable:.0} GiB usable")
 }
 
@@ -238,7 +275,7 @@ mod tests {
         assert_eq!(e.fits(), Some(false), "{e:?}");
         // 6.7e9 × 16 bytes alone is 99.8 GiB.
         assert!(e.weights_gib + e.grads_gib + e.optimizer_gib > 99.0);
-        let a = advice(&w, 1, 80.0);
+        let a = advice(&w, 1, 80.0, false);
         assert!(a.contains("fsdp") && a.contains("2 or more GPUs"), "{a}");
         let f = estimate(&w, Pattern::Fsdp, 2, 1.0, Some(80.0)).unwrap();
         assert_eq!(f.fits(), Some(true), "{f:?}");
@@ -253,7 +290,7 @@ mod tests {
         assert_eq!(e.fits(), Some(false), "{e:?}");
         let fits = |k: f64| estimate(&w, w.pattern, 1, k, Some(80.0)).unwrap().fits();
         assert_eq!((fits(5.0), fits(4.0)), (Some(true), Some(true)));
-        let a = advice(&w, 1, 80.0);
+        let a = advice(&w, 1, 80.0, false);
         assert_eq!(
             a,
             "fits with micro-batches of 4 (2 accumulated for every 8 samples; the batch unchanged)"
@@ -280,5 +317,30 @@ mod tests {
         // 34 × 128 × 1024 × 24 + 10 × 128 × 30522 = 106,954,752 + 39,068,160.
         assert_eq!(b, 106_954_752.0 + 39_068_160.0);
         assert!(basis.contains("Korthikanti"));
+    }
+
+    #[test]
+    fn sharded_accumulation_holds_the_unsharded_gradients() {
+        // Llama-2-7B on one 141 GB H200: one sequence fits (measured 121.9 GiB), sixteen
+        // accumulated do not (measured: out of memory at 139.8 GiB) — FSDP keeps every
+        // parameter's fp32 gradient unsharded between micro-batches: 6.7e9 × 4 bytes = 25 GiB.
+        let w = load("llama2-7b");
+        let one = estimate_accumulating(&w, Pattern::Fsdp, 1, 1.0, false, Some(141.0)).unwrap();
+        let acc = estimate_accumulating(&w, Pattern::Fsdp, 1, 1.0, true, Some(141.0)).unwrap();
+        assert!((acc.total_gib() - one.total_gib() - 6.7e9 * 4.0 / GIB).abs() < 1e-9);
+        assert_eq!((one.fits(), acc.fits()), (Some(true), Some(false)));
+        // Plain DDP accumulates into the gradients it holds: no difference.
+        let w = load("gpt2-xl");
+        let a = estimate_accumulating(&w, Pattern::DdpRing, 2, 4.0, true, Some(141.0)).unwrap();
+        let b = estimate_accumulating(&w, Pattern::DdpRing, 2, 4.0, false, Some(141.0)).unwrap();
+        assert_eq!(a, b);
+        // The advice for the sharded, accumulating step: reduce-scatter every micro-batch.
+        let w = load("llama2-7b");
+        assert!(advice(&w, 1, 141.0, true).contains("reduce-scattered"));
+        assert!(
+            advice(&w, 1, 80.0, true).contains("needs 145 GiB"),
+            "{}",
+            advice(&w, 1, 80.0, true)
+        );
     }
 }

@@ -891,7 +891,14 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
             }
             p.projected = n > m.gpus_per_node;
             let micro = w.micro_batch().min(p.per_gpu_batch);
-            let mem = memory::estimate(w, w.pattern, n, micro, m.gpu_memory_gib);
+            let mem = memory::estimate_accumulating(
+                w,
+                w.pattern,
+                n,
+                micro,
+                p.per_gpu_batch > micro,
+                m.gpu_memory_gib,
+            );
             // Only a whole estimate is a figure; without the activations it is a lower bound,
             // said in the basis.
             p.memory_gib_per_gpu = mem.as_ref().and_then(|e| e.known_total_gib());
@@ -907,7 +914,7 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                     } else {
                         ""
                     },
-                    memory::advice(w, n, cap)
+                    memory::advice(w, n, cap, p.per_gpu_batch > micro)
                 );
                 rows.push(p);
                 continue;
