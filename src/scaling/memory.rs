@@ -337,10 +337,9 @@ mod tests {
         // The advice for the sharded, accumulating step: reduce-scatter every micro-batch.
         let w = load("llama2-7b");
         assert!(advice(&w, 1, 141.0, true).contains("reduce-scattered"));
-        assert!(
-            advice(&w, 1, 80.0, true).contains("needs 145 GiB"),
-            "{}",
-            advice(&w, 1, 80.0, true)
-        );
+        // On 80 GB nothing on one GPU fits: it says how much the accumulating step needs.
+        let need = acc.total_gib().round();
+        let a = advice(&w, 1, 80.0, true);
+        assert!(a.contains(&format!("needs {need} GiB")), "{a}");
     }
 }
