@@ -57,7 +57,11 @@ fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
         r#"{"event":"done"}"#.to_string(),
     ];
     let lines_2 = [
-        result("weak", 2, 8.0, 395.0, "395.0"),
+        // The hosts ran 1.5× slower while the 2-GPU weak steps were timed (slowest rank).
+        result("weak", 2, 8.0, 395.0, "395.0").replace(
+            r#""profile""#,
+            r#""host_probe_us":1425.0,"host_probe_rank_us":[1425.0,1300.0],"host_probes":6,"profile""#,
+        ),
         result("strong", 2, 32.0, 1508.0, "1508.0"),
         r#"{"event":"done"}"#.to_string(),
     ];
@@ -148,7 +152,18 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
         w1.basis
     );
     assert!(!row(&run, 1, Mode::Strong).basis.contains("host floor"));
+    // The 2-GPU row says how fast the hosts ran against the 1-GPU window (the model does not
+    // read it); a row without the reading says nothing.
+    let w2 = row(&run, 2, Mode::Weak);
+    assert!(
+        w2.basis.contains(
+            "host probe 1425 µs during the window (the slowest of 2 ranks; 1.50× the 1-GPU window's 950 µs)"
+        ),
+        "{}",
+        w2.basis
+    );
     let s2 = row(&run, 2, Mode::Strong);
+    assert!(!s2.basis.contains("host probe"), "{}", s2.basis);
     assert_eq!((s2.per_gpu_batch, s2.global_batch), (32.0, 64.0));
     // Speedup against the 1-GPU row: 2971 ÷ 1508.
     assert!((s2.speedup.unwrap() - 2971.0 / 1508.0).abs() < 1e-9);

@@ -19,9 +19,10 @@ Rank 0 prints one JSON object per line on standard output; every line has an "ev
 Nothing else is written to standard output; warnings go to standard error.
 
 Timing: CUDA events around every step, forward and backward of every micro-batch and the
-optimizer step, recorded without synchronizing inside the measured window (at world size 1 on a
-GPU, the host probe below synchronizes between steps about every probe_every_s; where steps are
-short, one untimed step then refills the launch queue). The warm-up runs step
+optimizer step, recorded without synchronizing inside the measured window (on a GPU the host
+probe below synchronizes between steps about every probe_every_s — with more ranks every rank at
+the same step, the period in steps set by rank 0; where steps are short, one untimed step then
+refills the launch queue). The warm-up runs step
 by step until warmup_s have passed (at least 3 steps; rank 0 decides after each), and the
 measured window holds enough steps for measure_s at the warm-up's last steady step time (at least
 min_steps); every rank runs the counts rank 0 chose, so DDP never waits on a rank that stopped.
@@ -31,15 +32,19 @@ grows, in batches sized to end near noisy_measure_s (at most 4 × max_steps step
 median covers more than one of the host's fast or slow spells (the result says so: window_s,
 extended).
 
-Host: at world size 1 each mode is also timed at a micro-batch 16 times smaller (the "host
-floor"): the same kernels are launched, but they take almost no GPU time, so that step's time is
-what the host needs to issue one step (Python, PyTorch's dispatch and autograd, kernel launches).
+Host: at world size 1 each mode is also timed at a sixteenth of the micro-batch's work (the "host
+floor": 16 times fewer samples, or shorter sequences where a language model's micro-batch has
+fewer than 16; host_micro_batch, host_seq_len): the same kernels are launched, but they take
+little GPU time, so that step's time is what the host needs to issue one step (Python,
+PyTorch's dispatch and autograd, kernel launches).
 A step whose host floor is as long as the step itself is host-bound: the GPU waits for the CPU.
 HostProbe times a tiny fixed network the same way, so two machines' host speeds can be compared;
 at world size 1 it runs between steps about every probe_every_s of the measured window
 (host_probe_us: their median, the host's speed while the steps were timed) and just before and
 after the host floor (host_floor_probe_us): on shared VMs the host's speed wanders in spells of
-seconds, so each figure comes with the host speed it was measured at.
+seconds, so each figure comes with the host speed it was measured at. With more ranks it runs on
+every rank at the same steps (host_probe_rank_us: each rank's median; host_probe_us: the largest,
+since the slowest host sets a synchronous step).
 """
 
 import argparse
@@ -70,8 +75,8 @@ SPEC_KEYS = {
     "noisy_measure_s": "seconds of timed steps a noisy window grows to (default 0: no growth; "
                        "none unless above measure_s)",
     "profile_steps": "steps under torch.profiler after timing (0: none)",
-    "host_floor": "at world size 1, also time the step at a tiny micro-batch and read the host's "
-                  "speed during the window (default true)",
+    "host_floor": "read the host's speed during the window, and at world size 1 also time the "
+                  "step at a sixteenth of its work (default true)",
     "probe_every_s": "seconds between host probe timings in a measured window (default 1.5)",
 }
 
@@ -451,7 +456,11 @@ def main():
         # between steps, about every probe_every_s) and beside the host floor: on shared VMs it
         # wanders in spells of seconds, so a reading taken at another time describes another host.
         watch_host = WORLD == 1 and cuda and spec.get("host_floor", True)
-        probe = HostProbe(torch, device) if watch_host else None
+        # With more ranks the probe runs too, at the same step on every rank (a probe on one
+        # rank alone would hold the others in the next step's all-reduce): it says how fast the
+        # hosts ran while the n-GPU steps were timed. The model does not read it.
+        watch_ranks = WORLD > 1 and cuda and spec.get("host_floor", True)
+        probe = HostProbe(torch, device) if watch_host or watch_ranks else None
         probe_every = float(spec.get("probe_every_s", 1.5))
         for run in spec["runs"]:
             mode = run["mode"]
@@ -498,11 +507,14 @@ def main():
             # The probe synchronizes: the GPU drains, and the next step would start with no host
             # lead (on a step the GPU barely sets, the host's hiccups then show). Where steps are
             # short, one untimed step refills the queue first; long steps lose little to it.
-            refill = per_step * 2 <= probe_every
+            refill = bool(agree(torch, dist, int(per_step * 2 <= probe_every), device))
+            # Ranks probe by step count (rank 0's steady step sets the period), not by clock.
+            period = agree(torch, dist, max(1, round(probe_every / max(per_step, 1e-6))), device)
             while True:
                 for _ in range(chunk):
-                    if probe and (last_probe is None
-                                  or time.perf_counter() - last_probe >= probe_every):
+                    if probe and ((WORLD > 1 and len(records) % period == 0)
+                                  or (WORLD == 1 and (last_probe is None
+                                      or time.perf_counter() - last_probe >= probe_every))):
                         # CUDA events time each step alone: the probe is in no step's time.
                         probe_us.append(probe.timing())
                         last_probe = time.perf_counter()
@@ -557,7 +569,15 @@ def main():
                 peaks = [None] * WORLD
                 dist.all_gather_object(peaks, peak)
             host = {}
-            if probe:
+            if probe and WORLD > 1:
+                # The slowest host sets a synchronous step: the largest of the ranks' medians.
+                meds = [None] * WORLD
+                dist.all_gather_object(meds, stats(probe_us)["median"] if probe_us else None)
+                known = [m for m in meds if m is not None]
+                if known:
+                    host = {"host_probe_us": max(known), "host_probe_rank_us": meds,
+                            "host_probes": len(probe_us)}
+            elif probe:
                 phase = "host"
                 emit("progress", phase=phase, mode=mode)
                 host = host_floor(torch, timer, w, micro, lambda d: step(acc, None, d), probe)

@@ -406,6 +406,24 @@ impl ResultLine {
         )
     }
 
+    /// The hosts' speed while the n-GPU steps were timed (the slowest rank's host probe, read
+    /// between the steps), beside the 1-GPU window's reading `one` of the same workload and
+    /// mode: where they differ, the host changed between the windows (the model is built from
+    /// the 1-GPU one and does not read this). Empty without a reading.
+    fn ranks_host_note(&self, one: Option<f64>) -> String {
+        let Some(us) = positive(self.host_probe_us) else {
+            return String::new();
+        };
+        let vs = match positive(one) {
+            Some(one) => format!("; {:.2}× the 1-GPU window's {one:.0} µs", us / one),
+            None => String::new(),
+        };
+        format!(
+            "; host probe {us:.0} µs during the window (the slowest of {} ranks{vs})",
+            self.world_size
+        )
+    }
+
     /// Rank 0's kernel profile, when profiled.
     pub fn rank0_profile(&self) -> Option<&Profile> {
         self.profile.as_ref()?.ranks.first()?.as_ref()
@@ -958,7 +976,16 @@ fn absorb(
                     } else {
                         String::new()
                     },
-                    x.host_note(),
+                    if n == 1 {
+                        x.host_note()
+                    } else {
+                        x.ranks_host_note(
+                            run.steps
+                                .iter()
+                                .find(|s| s.workload == w.name && s.mode == mode)
+                                .and_then(|s| s.host_probe_us),
+                        )
+                    },
                 );
                 if n == 1 {
                     let mut samples = x.step_samples_ms.clone();
