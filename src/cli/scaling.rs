@@ -258,6 +258,19 @@ pub fn render(run: &ScalingRun) -> String {
                 w.pattern.describe(),
                 mode
             );
+            // What the model's compute term comes from, in one line (the rows' basis has it all).
+            if let Some(r) = rows
+                .iter()
+                .find(|r| r.source == RowSource::Modeled && r.calibration.is_some())
+            {
+                let first = r.basis.split(';').next().unwrap_or_default();
+                let short = first.split(" (").next().unwrap_or(first);
+                let _ = writeln!(
+                    s,
+                    "  model calibration: {} ({short})",
+                    r.calibration.map_or("—", |c| c.id())
+                );
+            }
             let _ = writeln!(
                 s,
                 "{:>6} {:>8} {:>8} {:>11} {:>12} {:>8} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
@@ -414,6 +427,12 @@ mod tests {
         assert!(line("2 ").contains(&two.error_cell()), "{text}");
         assert!(
             text.contains("cal.: the step it is calibrated from"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  model calibration: framework (framework 1-GPU step measured here: 380.0 ms at 8 samples)"
+            ),
             "{text}"
         );
     }
