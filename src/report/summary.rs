@@ -383,7 +383,16 @@ fn copy_figure(r: &Report, test: TestId, what: &str) -> KeyFigure {
         return none("bandwidth not run");
     };
     let Some(bytes) = key_size(&b.results, test) else {
-        return none(&format!("{test} not run"));
+        // Run, but with no figure (waived where peer access is refused, skipped, failed): say
+        // why rather than "not run".
+        return match b.results.iter().find(|x| x.test == test) {
+            Some(x) => none(&format!(
+                "{test} {}: {}",
+                x.status,
+                x.reason.as_deref().unwrap_or("no figure")
+            )),
+            None => none(&format!("{test} not run")),
+        };
     };
     let mut cells: Vec<&BandwidthResult> = b
         .results
@@ -694,5 +703,29 @@ mod tests {
             Some("assumed efficiency of P2P over PCIe switches")
         );
         assert_eq!(super::efficiency_source("modeled: link unknown"), None);
+    }
+
+    #[test]
+    fn a_waived_copy_test_says_why_not_that_it_did_not_run() {
+        let mut r = example();
+        let b = r.bandwidth.as_mut().unwrap();
+        for x in b.results.iter_mut().filter(|x| x.test == TestId::P2pReadCe) {
+            x.status = Status::Waived;
+            x.median_gbps = None;
+            x.reason = Some("peer access unsupported between GPU 0 and GPU 1".into());
+        }
+        let f = copy_figure(&r, TestId::P2pReadCe, "P2P read CE");
+        assert_eq!(f.value, None);
+        assert_eq!(
+            f.detail,
+            "p2p_read_ce waived: peer access unsupported between GPU 0 and GPU 1"
+        );
+        r.bandwidth
+            .as_mut()
+            .unwrap()
+            .results
+            .retain(|x| x.test != TestId::P2pReadCe);
+        let f = copy_figure(&r, TestId::P2pReadCe, "P2P read CE");
+        assert_eq!(f.detail, "p2p_read_ce not run");
     }
 }
