@@ -161,22 +161,8 @@ impl ModeledBackend {
         Some((l.kind?, l.line_rate.as_ref()?.gbps))
     }
 
-    /// Ok when GPUs `a` and `b` may access each other's memory; waived where the topology says
-    /// they may not, skipped (not modeled) where it does not say.
     fn require_peer(&self, a: usize, b: usize) -> Result<(), (Status, String)> {
-        match self.topo.peer_access(a, b) {
-            Some(true) => Ok(()),
-            Some(false) => Err((
-                Status::Waived,
-                format!("peer access unsupported between GPU {a} and GPU {b} (P2P status not OK)"),
-            )),
-            None => Err((
-                Status::Skipped,
-                format!(
-                    "not modeled: whether GPU {a} and GPU {b} allow peer access is unknown (the topology does not say)"
-                ),
-            )),
-        }
+        require_peer(&self.topo, a, b)
     }
 
     /// (figure, line rate, how) for one cell; `Err(reason)` when it is waived or unknown.
@@ -435,6 +421,25 @@ impl Backend for ModeledBackend {
                 ),
             })
             .collect()
+    }
+}
+
+/// Ok when GPUs `a` and `b` of `topo` may access each other's memory; waived where the topology
+/// says they may not (as a live run would be), skipped (not modeled) where it does not say:
+/// unknown is never modeled as working. Shared by the modeled bandwidth and the modeled check.
+pub(crate) fn require_peer(topo: &Topology, a: usize, b: usize) -> Result<(), (Status, String)> {
+    match topo.peer_access(a, b) {
+        Some(true) => Ok(()),
+        Some(false) => Err((
+            Status::Waived,
+            format!("peer access unsupported between GPU {a} and GPU {b} (P2P status not OK)"),
+        )),
+        None => Err((
+            Status::Skipped,
+            format!(
+                "not modeled: whether GPU {a} and GPU {b} allow peer access is unknown (the topology does not say)"
+            ),
+        )),
     }
 }
 

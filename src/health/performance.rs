@@ -396,23 +396,8 @@ pub fn modeled_results(
             })
             .unwrap_or(1.0)
     };
-    // Peer copies need peer access: refused where the topology says so (waived, as a live run
-    // would be), not modeled where it does not say (never counted as working).
-    let peer = |a: usize, b: usize| -> Result<(), (Status, String)> {
-        match topo.peer_access(a, b) {
-            Some(true) => Ok(()),
-            Some(false) => Err((
-                Status::Waived,
-                format!("peer access unsupported between GPU {a} and GPU {b}"),
-            )),
-            None => Err((
-                Status::Skipped,
-                format!(
-                    "modeled: whether GPU {a} and GPU {b} allow peer access is unknown (the topology does not say)"
-                ),
-            )),
-        }
-    };
+    // Peer copies need peer access, as the modeled bandwidth decides it.
+    let peer = |a: usize, b: usize| crate::bench::modeled::require_peer(topo, a, b);
     let mut out = Vec::new();
     let mut row = |test: TestId,
                    src: Endpoint,
