@@ -503,6 +503,19 @@ fn fsdp_by_hand() {
             .step_ms,
         200.0,
     );
+    // Calibrated by a 1-GPU step with a 10 ms optimizer step (100 ms in all): on 4 GPUs each
+    // rank updates a quarter of the parameters, 90 + 10 ÷ 4 = 92.5 ms of compute.
+    let mut m = machine();
+    m.framework_steps = vec![MeasuredStep {
+        workload: w.name.clone(),
+        samples_ms: Vec::new(),
+        matrix_share: None,
+        ..measured_weak_step()
+    }];
+    let one = step_terms(&w, &m, 1, 10.0, Mode::Weak).unwrap();
+    close(one.compute_ms, 100.0);
+    let four = step_terms(&w, &m, 4, 10.0, Mode::Weak).unwrap();
+    close(four.compute_ms, 90.0 + 2.5);
 }
 
 /// A measured weak 1-GPU step of workload "t": 100 ms (10 of them the optimizer) at 10 samples,

@@ -745,6 +745,10 @@ pub fn step_terms(
             let comm = layers * (2.0 * ag + rs);
             let (hidden, _) = m.hidden_share(w);
             let fb = (compute - optimizer).max(0.0);
+            // Each rank updates only its shard of the parameters and optimizer states: the
+            // optimizer step takes 1/n of one GPU's (measured: Llama-2-7B's AdamW step 55.0 ms
+            // on one H200, 27.7 on each of two, 2026-11-24).
+            let compute = fb + optimizer / n.max(1) as f64;
             let exposed = (comm - hidden * comm.min(fb)).max(ag + rs);
             let exposed = if n <= 1 { 0.0 } else { exposed };
             terms(
