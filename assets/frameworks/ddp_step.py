@@ -518,6 +518,11 @@ def main():
                         # CUDA events time each step alone: the probe is in no step's time.
                         probe_us.append(probe.timing())
                         last_probe = time.perf_counter()
+                        if WORLD > 1:
+                            # The ranks' probes end at different times: line them up (a
+                            # broadcast every rank waits on), or the earlier rank's next step
+                            # would time its wait for the others.
+                            agree(torch, dist, 0, device)
                         if refill:
                             step(acc, None)
                     marks = [("start", timer.mark())]

@@ -575,30 +575,29 @@ impl Topology {
         self.p2p_pos(a, b).map(|i| &self.p2p[i])
     }
 
-    /// Whether GPUs `a` and `b` can access each other's memory, as far as the topology says:
-    /// `Some(true)` over NVLink or when CUDA or a P2P status allows it both ways, `Some(false)`
-    /// when CUDA or a status (`CNS`, `GNS`, `TNS`, `NS`) refuses it either way, `None` when nothing
-    /// is stated (a catalog entry that leaves it undocumented, the driver's `U`).
+    /// Whether GPUs `a` and `b` can access each other's memory for copies both ways, as far as
+    /// the topology says: `Some(true)` over NVLink, or when every stated read/write status is OK
+    /// (else CUDA's answer) both ways; `Some(false)` when a status (`CNS`, `GNS`, `TNS`, `NS`) or
+    /// CUDA refuses it either way — a pair that reads but may not write is not taken as working
+    /// for both; `None` when nothing is stated (a catalog entry that leaves it undocumented, the
+    /// driver's `U`).
     pub fn peer_access(&self, a: usize, b: usize) -> Option<bool> {
         if matches!(self.link(a, b).and_then(|l| l.kind), Some(LinkKind::Nv(_))) {
             return Some(true);
         }
         let one_way = |x: usize, y: usize| -> Option<bool> {
             let p = self.p2p(x, y)?;
-            if let Some(can) = p.cuda_can_access_peer {
-                return Some(can);
-            }
             let stated: Vec<P2pStatus> = [p.caps.read, p.caps.write]
                 .into_iter()
                 .flatten()
                 .filter(|s| *s != P2pStatus::U)
                 .collect();
-            if stated.contains(&P2pStatus::Ok) {
-                Some(true)
-            } else if stated.is_empty() {
-                None
-            } else {
+            if stated.iter().any(|s| *s != P2pStatus::Ok) || p.cuda_can_access_peer == Some(false) {
                 Some(false)
+            } else if !stated.is_empty() || p.cuda_can_access_peer == Some(true) {
+                Some(true)
+            } else {
+                None
             }
         };
         match (one_way(a, b), one_way(b, a)) {
@@ -893,5 +892,30 @@ mod tests {
         };
         assert_eq!(p.describe(), "Gen1 x16 (max Gen5 x16)");
         assert_eq!(PcieLink::default().describe(), "—");
+    }
+
+    #[test]
+    fn peer_access_is_known_only_where_stated_and_refused_by_any_refusal() {
+        let mut t = two_gpus(LinkKind::Sys);
+        t.derive_line_rates();
+        assert_eq!(t.peer_access(0, 1), None, "nothing stated");
+        let set = |t: &mut Topology, read: Option<P2pStatus>, write: Option<P2pStatus>| {
+            for (a, b) in [(0, 1), (1, 0)] {
+                let p = t.p2p_mut(a, b).unwrap();
+                p.caps.read = read;
+                p.caps.write = write;
+            }
+        };
+        set(&mut t, Some(P2pStatus::Ok), Some(P2pStatus::Ok));
+        assert_eq!(t.peer_access(0, 1), Some(true));
+        set(&mut t, Some(P2pStatus::Ok), Some(P2pStatus::Ns));
+        assert_eq!(t.peer_access(0, 1), Some(false), "reads but may not write");
+        set(&mut t, Some(P2pStatus::U), None);
+        assert_eq!(t.peer_access(0, 1), None, "the driver's unknown");
+        t.p2p_mut(1, 0).unwrap().cuda_can_access_peer = Some(false);
+        assert_eq!(t.peer_access(0, 1), Some(false));
+        // Over NVLink, peers.
+        let t = two_gpus(LinkKind::Nv(18));
+        assert_eq!(t.peer_access(0, 1), Some(true));
     }
 }

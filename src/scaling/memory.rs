@@ -199,11 +199,18 @@ pub fn advice(w: &Workload, n: usize, capacity_gib: f64, accumulating: bool) -> 
     {
         return "fits when every micro-batch's gradients are reduce-scattered (no accumulation of unsharded gradients; one reduce-scatter per micro-batch)".into();
     }
-    // Micro-batches smaller than the present one accumulate.
+    // Micro-batches smaller than the present one accumulate, as does a step that already did.
     let fits_with = |pattern: Pattern, n: usize, k: f64| {
-        estimate_accumulating(w, pattern, n, k, k < micro, Some(capacity_gib))
-            .and_then(|e| e.fits())
-            .unwrap_or(false)
+        estimate_accumulating(
+            w,
+            pattern,
+            n,
+            k,
+            accumulating || k < micro,
+            Some(capacity_gib),
+        )
+        .and_then(|e| e.fits())
+        .unwrap_or(false)
     };
     // Smaller micro-batches that divide the present one, so that accumulating them keeps the
     // batch (and the training) as it was.
@@ -225,9 +232,16 @@ pub fn advice(w: &Workload, n: usize, capacity_gib: f64, accumulating: bool) -> 
             }
         }
     }
-    let need = estimate_accumulating(w, w.pattern, n, 1.0, accumulating, Some(capacity_gib))
-        .map_or(0.0, |e| e.total_gib());
-    format!("needs {need:.0} GiB per GPU even with one sample; {usable:.0} GiB usable")
+    // The least it could need: one sample, and (sharded) every micro-batch reduce-scattered;
+    // "at least" where the activations are unknown.
+    let need = estimate_accumulating(w, w.pattern, n, 1.0, false, Some(capacity_gib)).map_or(
+        "an unknown amount".to_string(),
+        |e| match e.known_total_gib() {
+            Some(t) => format!("{t:.0} GiB"),
+            None => format!("at least {:.0} GiB", e.total_gib()),
+        },
+    );
+    format!("needs {need} per GPU even with one sample; {usable:.0} GiB usable")
 }
 
 #[cfg(test)]
@@ -337,8 +351,9 @@ mod tests {
         // The advice for the sharded, accumulating step: reduce-scatter every micro-batch.
         let w = load("llama2-7b");
         assert!(advice(&w, 1, 141.0, true).contains("reduce-scattered"));
-        // On 80 GB nothing on one GPU fits: it says how much the accumulating step needs.
-        let need = acc.total_gib().round();
+        // On 80 GB nothing on one GPU fits: it says the least it needs (one sample, no
+        // accumulation).
+        let need = one.total_gib().round();
         let a = advice(&w, 1, 80.0, true);
         assert!(a.contains(&format!("needs {need} GiB")), "{a}");
     }
