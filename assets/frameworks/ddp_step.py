@@ -452,15 +452,13 @@ def main():
                  where=sorted({str(c.message).splitlines()[0][:200] for c in caught})[:10])
             torch.cuda.synchronize()
 
-        # At world size 1 the host's speed is read during every measured window (the host probe
-        # between steps, about every probe_every_s) and beside the host floor: on shared VMs it
-        # wanders in spells of seconds, so a reading taken at another time describes another host.
-        watch_host = WORLD == 1 and cuda and spec.get("host_floor", True)
-        # With more ranks the probe runs too, at the same step on every rank (a probe on one
-        # rank alone would hold the others in the next step's all-reduce): it says how fast the
-        # hosts ran while the n-GPU steps were timed. The model does not read it.
-        watch_ranks = WORLD > 1 and cuda and spec.get("host_floor", True)
-        probe = HostProbe(torch, device) if watch_host or watch_ranks else None
+        # The host's speed is read during every measured window (the host probe between steps,
+        # about every probe_every_s) and, at world size 1, beside the host floor: on shared VMs
+        # it wanders in spells of seconds, so a reading taken at another time describes another
+        # host. With more ranks it runs at the same step on every rank (a probe on one rank alone
+        # would hold the others in the next step's all-reduce); the model does not read it there.
+        watch_host = cuda and spec.get("host_floor", True)
+        probe = HostProbe(torch, device) if watch_host else None
         probe_every = float(spec.get("probe_every_s", 1.5))
         for run in spec["runs"]:
             mode = run["mode"]

@@ -424,6 +424,9 @@ impl Backend for ModeledBackend {
     }
 }
 
+/// How [`require_peer`] says a pair's peer access is not stated (the check's notes group by it).
+pub(crate) const PEER_UNSTATED: &str = "allow peer access is unknown";
+
 /// Ok when GPUs `a` and `b` of `topo` may access each other's memory; waived where the topology
 /// says they may not (as a live run would be), skipped (not modeled) where it does not say:
 /// unknown is never modeled as working. Shared by the modeled bandwidth and the modeled check.
@@ -437,7 +440,7 @@ pub(crate) fn require_peer(topo: &Topology, a: usize, b: usize) -> Result<(), (S
         None => Err((
             Status::Skipped,
             format!(
-                "not modeled: whether GPU {a} and GPU {b} allow peer access is unknown (the topology does not say)"
+                "not modeled: whether GPU {a} and GPU {b} {PEER_UNSTATED} (the topology does not say)"
             ),
         )),
     }

@@ -292,8 +292,6 @@ pub fn render(run: &ScalingRun) -> String {
                     (RowSource::Modeled, true) => "projected",
                     (src, _) => src.id(),
                 };
-                let pct =
-                    |e: Option<f64>| e.map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0));
                 let mem = match (r.memory_gib_per_gpu, r.fits) {
                     (Some(g), Some(false)) => format!("{g:.1}!"),
                     (Some(g), _) => format!("{g:.1}"),
@@ -313,7 +311,7 @@ pub fn render(run: &ScalingRun) -> String {
                     r.bound.map_or("—", |b| b.id()),
                     src,
                     r.error_cell(),
-                    pct(r.model_error_uncalibrated),
+                    r.uncalibrated_error_cell(),
                 );
                 if r.step_time_ms.is_none() && !r.basis.is_empty() {
                     let _ = writeln!(s, "       ({})", r.basis);

@@ -742,8 +742,7 @@ fn scaling(h: &mut String, r: &Report) {
                 num(p.efficiency, 2),
                 p.bound.map_or("—".to_string(), |b| b.id().to_string()),
                 escape(&p.error_cell()),
-                p.model_error_uncalibrated
-                    .map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0)),
+                escape(&p.uncalibrated_error_cell()),
                 num(p.memory_gib_per_gpu, 1),
                 match p.fits {
                     Some(true) => "yes",

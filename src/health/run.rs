@@ -68,10 +68,11 @@ pub fn check_described(
         .iter()
         .filter(|r| r.status != crate::model::Status::Ok)
     {
+        // Waived only where the stated P2P status refuses peer access (bench::modeled::require_peer).
         let reason = r.reason.as_deref().unwrap_or_default();
-        let why = if reason.contains("peer access unsupported") {
+        let why = if r.status == crate::model::Status::Waived {
             "peer access is refused between some of the GPUs (their P2P status)"
-        } else if reason.contains("allow peer access is unknown") {
+        } else if reason.contains(crate::bench::modeled::PEER_UNSTATED) {
             "whether some of the GPUs allow peer access is not stated (unknown, not assumed)"
         } else {
             "the captures give no line rate or link kind for them (import `nvidia-smi topo -m`, `nvidia-smi nvlink -s` and `nvidia-smi -q` output)"

@@ -483,11 +483,16 @@ impl ScalingPoint {
     /// The model error as tables print it: signed percent, `cal.` on the calibration point (no
     /// error: the model is this step), `—` where there is none.
     pub fn error_cell(&self) -> String {
-        match self.model_error {
-            _ if self.calibration_point => "cal.".to_string(),
-            Some(e) => format!("{:+.1}%", e * 100.0),
-            None => "—".to_string(),
+        if self.calibration_point {
+            "cal.".to_string()
+        } else {
+            signed_pct(self.model_error)
         }
+    }
+
+    /// The catalog-only model's error as tables print it: signed percent, `—` where there is none.
+    pub fn uncalibrated_error_cell(&self) -> String {
+        signed_pct(self.model_error_uncalibrated)
     }
 
     /// An empty row of `w` at `n` GPUs: batch sizes set, every figure unknown.
@@ -895,12 +900,13 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
             }
             p.projected = n > m.gpus_per_node;
             let micro = w.micro_batch().min(p.per_gpu_batch);
+            let accumulating = p.per_gpu_batch > micro;
             let mem = memory::estimate_accumulating(
                 w,
                 w.pattern,
                 n,
                 micro,
-                p.per_gpu_batch > micro,
+                accumulating,
                 m.gpu_memory_gib,
             );
             // Only a whole estimate is a figure; without the activations it is a lower bound,
@@ -918,7 +924,7 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                     } else {
                         ""
                     },
-                    memory::advice(w, n, cap, p.per_gpu_batch > micro)
+                    memory::advice(w, n, cap, accumulating)
                 );
                 rows.push(p);
                 continue;
@@ -1031,6 +1037,11 @@ pub fn attach_errors(rows: &mut [ScalingPoint]) {
             r.model_error = error_against(&models, r);
         }
     }
+}
+
+/// `+1.2%` for 0.012; `—` where unknown.
+fn signed_pct(e: Option<f64>) -> String {
+    e.map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0))
 }
 
 /// The basis note of a calibration point.
