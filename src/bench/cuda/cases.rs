@@ -370,11 +370,22 @@ fn host_device(
     let cpus = g.cpus.as_deref();
     let dev = DeviceBuffer::alloc(&g.ctx, bytes)?;
     let mut host = HostBuf::alloc(&g.ctx, bytes, pinned, cpus)?;
-    // The opposite direction, for the bidirectional variants.
+    // The opposite direction, for the bidirectional variants: twice as large, as nvbandwidth's
+    // host_to_device/device_to_host_bidirectional_memcpy_ce make it ("to ensure it interferes
+    // correctly"), so that it still runs when the timed copy ends. An interfering copy of the
+    // same size can finish first and leave the timed copy's tail alone on the link (read 7–9 %
+    // above nvbandwidth on H100 and H200).
+    let other_bytes = if bidir {
+        bytes
+            .checked_mul(2)
+            .ok_or_else(|| CaseError::Failed(format!("{bytes} B twice overflows")))?
+    } else {
+        0
+    };
     let mut other = if bidir {
         Some((
-            DeviceBuffer::alloc(&g.ctx, bytes)?,
-            HostBuf::alloc(&g.ctx, bytes, pinned, cpus)?,
+            DeviceBuffer::alloc(&g.ctx, other_bytes)?,
+            HostBuf::alloc(&g.ctx, other_bytes, pinned, cpus)?,
         ))
     } else {
         None
@@ -397,7 +408,7 @@ fn host_device(
             .ok_or_else(|| CaseError::Failed("no second stream".into()))?;
         lanes.push(Lane {
             stream: s1,
-            op: host_copy(d, h, !to_device, bytes),
+            op: host_copy(d, h, !to_device, other_bytes),
             gate,
         });
     }
@@ -416,7 +427,7 @@ fn host_device(
         } else {
             check_device(g, d, seed2)?
         };
-        checked *= 2;
+        checked += words(other_bytes);
     }
     let how = format!(
         "{} on GPU {gi}'s stream, {} host memory on the GPU's NUMA node{}",
@@ -427,7 +438,7 @@ fn host_device(
         },
         if pinned { "pinned" } else { "pageable" },
         if bidir {
-            ", the opposite direction running on a second stream"
+            ", the opposite direction (twice the size, as nvbandwidth) running on a second stream"
         } else {
             ""
         }
