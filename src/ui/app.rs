@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use super::bandwidth_view::BandwidthView;
 use super::collectives_view::CollectivesView;
+use super::palette::SourceBadge;
 use super::scaling_view::ScalingView;
-use super::{compare_view, palette, report_view, topology_view};
+use super::{compare_view, palette, report_view, topology_view, widgets};
 use crate::model::Topology;
 use crate::report::Report;
 use crate::topology::{catalog, import, live};
@@ -1689,7 +1690,7 @@ impl App {
                     for entry in &self.catalog {
                         let selected = self.selected == SourceKey::Catalog(entry.id.clone());
                         ui.horizontal(|ui| {
-                            topology_view::badge(ui, "catalog", palette::source_badge("catalog"));
+                            widgets::source_badge(ui, SourceBadge::Catalog);
                             let r = ui
                                 .add(egui::Button::selectable(selected, entry.name.as_str()).wrap())
                                 .on_hover_text(format!(
@@ -1709,7 +1710,7 @@ impl App {
                     for (i, t) in self.imported.iter().enumerate() {
                         let selected = self.selected == SourceKey::Imported(i);
                         ui.horizontal(|ui| {
-                            topology_view::badge(ui, "imported", palette::source_badge("imported"));
+                            widgets::source_badge(ui, SourceBadge::Imported);
                             let r = ui
                                 .add(
                                     egui::Button::selectable(selected, topology_view::title(t))
@@ -1730,12 +1731,7 @@ impl App {
                         let selected = self.selected == SourceKey::Report(i);
                         let origin = report_view::origin(&e.report, e.example);
                         ui.horizontal(|ui| {
-                            topology_view::badge(
-                                ui,
-                                origin.badge,
-                                palette::source_badge(origin.badge),
-                            )
-                            .on_hover_text(&origin.text);
+                            widgets::source_badge(ui, origin.badge).on_hover_text(&origin.text);
                             let r = ui
                                 .add(
                                     egui::Button::selectable(
@@ -1818,7 +1814,7 @@ impl App {
                     ..
                 } => {
                     ui.horizontal(|ui| {
-                        topology_view::badge(ui, "server", palette::source_badge("live"));
+                        widgets::source_badge(ui, SourceBadge::Server);
                         let r = ui
                             .add(
                                 egui::Button::selectable(
@@ -1923,7 +1919,7 @@ impl App {
                 let selected = self.selected == SourceKey::Live;
                 ui.horizontal(|ui| {
                     let r = ui.add(egui::Button::selectable(selected, "This machine"));
-                    topology_view::badge(ui, "measured here", palette::source_badge("live"));
+                    widgets::source_badge(ui, SourceBadge::MeasuredHere);
                     if r.on_hover_text(t.source.label()).clicked() {
                         actions.push(Action::Select(SourceKey::Live));
                     }

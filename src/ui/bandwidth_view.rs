@@ -9,7 +9,7 @@ use egui_plot::{Line, Plot, PlotPoints, Points};
 
 use super::jobs::{RunState, spawn_job};
 use super::palette;
-use super::topology_view::{Cell, matrix};
+use super::widgets::{Cell, matrix};
 use crate::bench::{BandwidthOptions, Warning};
 use crate::model::units::{format_bytes, parse_sizes};
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology, fullest_size};
@@ -261,7 +261,7 @@ impl BandwidthView {
                         .weak(),
                 );
             } else {
-                super::topology_view::badge(ui, "modeled", palette::source_badge("modeled"));
+                super::widgets::source_badge(ui, palette::SourceBadge::Modeled);
                 ui.label(
                     RichText::new(
                         "figures derived from line rates × typical efficiencies, not measured",
@@ -488,7 +488,7 @@ impl BandwidthView {
     ) {
         ui.add_space(8.0);
         ui.horizontal_wrapped(|ui| {
-            super::topology_view::badge(ui, "modeled overlay", palette::source_badge("modeled"));
+            super::widgets::source_badge(ui, palette::SourceBadge::ModeledOverlay);
             ui.label(
                 RichText::new(format!(
                     "{test}, {} — beside the measured figures above",
@@ -541,7 +541,7 @@ fn modeled_note(ui: &mut Ui, rows: &[&BandwidthResult]) {
             sources.join("; ")
         ))
         .italics()
-        .color(palette::source_badge("modeled")),
+        .color(palette::SourceBadge::Modeled.color()),
     );
 }
 

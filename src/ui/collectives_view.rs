@@ -184,7 +184,7 @@ impl CollectivesView {
                 }
             }
             if !measured {
-                super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
+                super::widgets::source_badge(ui, palette::SourceBadge::Modeled);
                 ui.label(
                     RichText::new("NCCL modeled from line rates; own algorithms need real GPUs")
                         .weak(),

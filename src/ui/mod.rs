@@ -18,6 +18,7 @@ pub mod report_view;
 pub mod scaling_view;
 pub mod snapshot;
 pub mod topology_view;
+mod widgets;
 
 pub use app::{
     Action, App, FILE_DIALOG_ENV, FileDialogs, FileRequest, OPEN_REPORT, PanelFit, QUIT,

@@ -5,8 +5,9 @@ use eframe::egui::{self, RichText, Ui};
 
 use super::bandwidth_view::{BandwidthRunData, BandwidthView};
 use super::collectives_view::{CollectivesRunData, CollectivesView};
+use super::palette::SourceBadge;
 use super::scaling_view::ScalingView;
-use super::{compare_view, palette, snapshot, topology_view};
+use super::{compare_view, palette, snapshot, topology_view, widgets};
 use crate::health::HealthReport;
 use crate::model::{Algo, CollectiveOp, Source, Topology};
 use crate::report::Report;
@@ -74,8 +75,8 @@ pub fn provenance(r: &Report) -> String {
 /// `report file`, `modeled`) and the words behind it (`example (measured on 2× H200 SXM · vm,
 /// 2026-11-22)`). Nothing in a report is "measured here": only this machine's own runs are.
 pub struct Origin {
-    /// The badge's text; also the key of its color ([`palette::source_badge`]).
-    pub badge: &'static str,
+    /// The badge.
+    pub badge: SourceBadge,
     /// The badge's meaning, for hover text and headers.
     pub text: String,
 }
@@ -95,17 +96,17 @@ pub fn origin(r: &Report, example: bool) -> Origin {
     };
     if example {
         Origin {
-            badge: "example",
+            badge: SourceBadge::Example,
             text: format!("example ({what})"),
         }
     } else if modeled {
         Origin {
-            badge: "modeled",
+            badge: SourceBadge::Modeled,
             text: format!("{what} · {machine}"),
         }
     } else {
         Origin {
-            badge: "report file",
+            badge: SourceBadge::ReportFile,
             text: format!("report file ({what})"),
         }
     }
@@ -173,11 +174,7 @@ pub fn summary(ui: &mut Ui, r: &Report) {
                 .strong(),
         );
         if r.has_modeled() {
-            topology_view::badge(
-                ui,
-                "contains modeled figures",
-                palette::source_badge("catalog"),
-            );
+            widgets::badge(ui, "contains modeled figures", SourceBadge::Modeled.color());
         }
     });
     if let Some(i) = report_summary::interconnect(r) {
@@ -275,7 +272,7 @@ fn verdict(ui: &mut Ui, r: &Report) {
         } else {
             h.verdict.to_string()
         };
-        topology_view::badge(ui, &word, palette::verdict_fill(h.verdict));
+        widgets::badge(ui, &word, palette::verdict_fill(h.verdict));
         let c = &h.counts;
         ui.label(
             RichText::new(format!(

@@ -467,7 +467,7 @@ impl ScalingView {
                         self.start(ui.ctx(), topology);
                     }
                 }
-                super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
+                super::widgets::source_badge(ui, palette::SourceBadge::Modeled);
                 ui.label(
                     RichText::new(if live {
                         "the model updates as you pick workloads; Measure runs them on the GPUs"
