@@ -3,8 +3,8 @@
 
 use eframe::egui::{self, RichText, Ui};
 
-use super::bandwidth_view::{BandwidthRunData, BandwidthView};
-use super::collectives_view::{CollectivesRunData, CollectivesView};
+use super::bandwidth_view::BandwidthView;
+use super::collectives_view::CollectivesView;
 use super::palette::SourceBadge;
 use super::scaling_view::ScalingView;
 use super::{compare_view, palette, snapshot, topology_view, widgets};
@@ -22,37 +22,79 @@ const SUMMARY_HEIGHT: u32 = 900;
 /// Workloads shown in `scaling.png`.
 const SCALING_SHOWN: usize = 3;
 
-/// The Bandwidth view filled with a report's results.
-pub fn bandwidth_view(r: &Report) -> Option<BandwidthView> {
-    let b = r.bandwidth.as_ref()?;
-    Some(BandwidthView::with_results(
-        &r.topology,
-        BandwidthRunData {
-            results: b.results.clone(),
-            warnings: r.warnings.clone(),
-            backend: b.backend.clone(),
-            cancelled: r.cancelled,
-        },
-    ))
+/// A view with the report it draws, for a report's pages (and tests) that draw a view without
+/// the app.
+pub struct ViewPage<V> {
+    /// The view's state (what it shows).
+    pub view: V,
+    /// The report whose sections it draws.
+    pub report: Report,
 }
 
-/// The Collectives view filled with a report's results.
-pub fn collectives_view(r: &Report) -> Option<CollectivesView> {
-    let c = r.collectives.as_ref()?;
-    Some(CollectivesView::with_results(
-        &r.topology,
-        CollectivesRunData {
-            results: c.results.clone(),
-            warnings: Vec::new(),
-            backend: c.backend.clone(),
-        },
-    ))
+impl ViewPage<BandwidthView> {
+    /// The view as the app shows it (with its run controls).
+    pub fn ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.ui(ui, &self.report);
+    }
+
+    /// The view as a page (no widgets). `_topology` is the report's own: the page renderer
+    /// passes it.
+    pub fn document_ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.document_ui(ui, &self.report);
+    }
 }
 
-/// The Scaling view showing a report's run as it was produced.
-pub fn scaling_view(r: &Report, shown: usize) -> Option<ScalingView> {
-    let s = r.scaling.as_ref()?;
-    Some(ScalingView::with_report(s.run.clone(), shown))
+impl ViewPage<CollectivesView> {
+    /// The view as the app shows it (with its run controls).
+    pub fn ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.ui(ui, &self.report);
+    }
+
+    /// The view as a page (no widgets). `_topology` is the report's own: the page renderer
+    /// passes it.
+    pub fn document_ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.document_ui(ui, &self.report);
+    }
+}
+
+impl ViewPage<ScalingView> {
+    /// The view as the app shows it (with its controls).
+    pub fn ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.ui(ui, &mut self.report);
+    }
+
+    /// The view as a page (no widgets). `_topology` is the report's own: the page renderer
+    /// passes it.
+    pub fn document_ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.document_ui(ui, &self.report);
+    }
+}
+
+/// The Bandwidth view of a report, when it has bandwidth results.
+pub fn bandwidth_view(r: &Report) -> Option<ViewPage<BandwidthView>> {
+    r.bandwidth.as_ref()?;
+    Some(ViewPage {
+        view: BandwidthView::default(),
+        report: r.clone(),
+    })
+}
+
+/// The Collectives view of a report, when it has collectives results.
+pub fn collectives_view(r: &Report) -> Option<ViewPage<CollectivesView>> {
+    r.collectives.as_ref()?;
+    Some(ViewPage {
+        view: CollectivesView::default(),
+        report: r.clone(),
+    })
+}
+
+/// The Scaling view of a report (its first `shown` workloads), when it has scaling results.
+pub fn scaling_view(r: &Report, shown: usize) -> Option<ViewPage<ScalingView>> {
+    r.scaling.as_ref()?;
+    Some(ViewPage {
+        view: ScalingView::for_report(r, shown),
+        report: r.clone(),
+    })
 }
 
 /// One line naming the report and where its figures come from, for banners and page headers.
