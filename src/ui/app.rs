@@ -61,7 +61,7 @@ pub struct Settings {
     /// The Sources side panel is shown (View → Sources panel, Ctrl+B).
     pub sidebar_open: bool,
     /// Names given to machines of opened reports (right-click → Rename in Sources), by
-    /// [`super::sources::rename_key`]: applied whenever that report is opened again.
+    /// `sources::rename_key`: applied whenever that report is opened again.
     pub machine_names: std::collections::BTreeMap<String, String>,
 }
 

@@ -183,7 +183,7 @@ impl<S: Section> JobPanel<S> {
         self.overlay = None;
         self.error = None;
         let runner = self.runner.as_ref().map(|(r, _)| r.clone());
-        self.job = Some(spawn_job(ctx, name, runner, job, Report::clone));
+        self.job = Some(spawn_job(ctx, name, runner, job));
     }
 
     /// The newest report of the job in flight, if one arrived since the last call (and its

@@ -1,6 +1,7 @@
-//! Background jobs for views: a named worker thread that reports over a channel, asks for a
-//! repaint after every message, and stops when its cancel flag is set. Measurements never run
-//! on the UI thread.
+//! Background work: a view's job on a named worker thread that reports over a channel, asks
+//! for a repaint after every message, and stops when its cancel flag is set; and the [`Inbox`]
+//! the app's parts use for their one-message workers. Measurements, NVML, ssh and file dialogs
+//! never run on the UI thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
@@ -122,15 +123,14 @@ impl<R> Worker<R> {
 pub type SharedRunner = Arc<Mutex<crate::remote::Runner>>;
 
 /// Runs `job` on a worker thread — on the server `runner` reaches, or here when `None` — and
-/// reports, after every event that adds results, the report so far as `view` makes it into
-/// the view's data; then the final report, or the job's error.
-pub fn spawn_job<R: Send + 'static>(
+/// reports, after every event that adds results, the job's report so far (its events applied
+/// with [`crate::job::apply`]); then the final report, or the job's error.
+pub fn spawn_job(
     ctx: &egui::Context,
     name: &str,
     runner: Option<SharedRunner>,
     job: crate::job::Job,
-    view: fn(&crate::report::Report) -> R,
-) -> Worker<R> {
+) -> Worker<crate::report::Report> {
     use crate::job::{self, Event};
     Worker::spawn(ctx, name, move |rep, cancel| {
         let mut report = job::empty_report();
@@ -148,7 +148,7 @@ pub fn spawn_job<R: Send + 'static>(
                     done: progress.0,
                     total: progress.1,
                     label: progress.2.clone(),
-                    partial: view(&report),
+                    partial: report.clone(),
                 }),
                 _ => {}
             }
@@ -161,7 +161,7 @@ pub fn spawn_job<R: Send + 'static>(
             None => job::run(&job, &cancel, &mut sink),
         };
         match result {
-            Ok(r) => rep.send(WorkerMsg::Done(view(&r))),
+            Ok(r) => rep.send(WorkerMsg::Done(r)),
             Err(e) => rep.send(WorkerMsg::Failed(e.message)),
         }
     })

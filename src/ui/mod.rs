@@ -1,9 +1,9 @@
 //! The desktop app: an eframe [`App`] with one file per view, plus offscreen rendering of views
 //! for reports and screenshots ([`snapshot`]).
 //!
-//! The App is a shell ([`app`]) routing actions to the parts that own their state: the sources
-//! and the report each holds ([`sources`], [`servers`], [`shown`]), files in and out
-//! ([`files`], [`saving`]). Views draw a report's sections; NVML, ssh and file dialogs run on
+//! The App is a shell (`app.rs`) routing actions to the parts that own their state: the sources
+//! and the report each holds (`sources.rs`, `servers.rs`, `shown.rs`), files in and out
+//! (`files.rs`, `saving.rs`). Views draw a report's sections; NVML, ssh and file dialogs run on
 //! worker threads, never inside `ui()`.
 
 mod action;
