@@ -9,11 +9,13 @@ use egui_kittest::kittest::Queryable;
 use scalescope::bench::modeled::{Assumptions, ModeledBackend};
 use scalescope::bench::{Backend, BandwidthOptions, Plan, run_bandwidth};
 use scalescope::model::{Source, TestId, Topology};
+use scalescope::report::{BandwidthSection, Report};
 use scalescope::topology::catalog;
-use scalescope::ui::bandwidth_view::{BandwidthRunData, BandwidthView};
-use scalescope::ui::{App, Startup};
+use scalescope::ui::bandwidth_view::BandwidthView;
+use scalescope::ui::{App, SourceKey, Startup};
 
-fn modeled_run(topo: &Topology, tests: Vec<TestId>, sizes: Vec<u64>) -> BandwidthRunData {
+/// A report of `topo` holding a modeled run of `tests` at `sizes`.
+fn modeled_run(topo: &Topology, tests: Vec<TestId>, sizes: Vec<u64>) -> Report {
     let (mut backend, warnings) = ModeledBackend::new(topo, Assumptions::default());
     let plan = Plan::new(
         topo,
@@ -31,31 +33,34 @@ fn modeled_run(topo: &Topology, tests: Vec<TestId>, sizes: Vec<u64>) -> Bandwidt
         &AtomicBool::new(false),
         &mut |_, _| {},
     );
-    BandwidthRunData {
-        results: out.results,
-        warnings,
+    let mut report = Report::new(scalescope::job::machine_info(topo, "test"), topo.clone());
+    report.bandwidth = Some(BandwidthSection {
+        source: Source::Modeled,
         backend: backend.describe(),
-        cancelled: false,
-    }
+        results: out.results,
+    });
+    report.warnings = warnings;
+    report
 }
 
 #[test]
 fn snapshot_modeled_dgx_h100_sweep() {
     let topo = catalog::load("dgx-h100").unwrap();
-    let data = modeled_run(
+    let report = modeled_run(
         &topo,
         vec![TestId::P2pWriteCe, TestId::H2d],
         vec![1 << 20, 64 << 20, 512 << 20],
     );
+    let data = report.bandwidth.as_ref().unwrap();
     assert!(data.results.iter().all(|r| r.source == Source::Modeled));
-    let mut view = BandwidthView::with_results(&topo, data);
+    let mut view = BandwidthView::default();
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 1300.0))
         .with_theme(egui::Theme::Dark)
         .wgpu()
         .build_ui(move |ui| {
             scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
+            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &report));
         });
     harness.run();
     // The heatmaps label modeled cells with "~" and the view says MODELED.
@@ -78,13 +83,17 @@ fn running_from_the_app_fills_the_view_with_labeled_modeled_results() {
     // The worker thread runs the modeled backend; step frames until it reports back.
     for _ in 0..200 {
         harness.step();
-        if harness.state().bandwidth.data().is_some() && !harness.state().bandwidth.running() {
+        let app = harness.state();
+        if app.shown_report().unwrap().bandwidth.is_some()
+            && !app.views().unwrap().bandwidth.panel().running()
+        {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     harness.run();
-    let data = harness.state().bandwidth.data().expect("results arrived");
+    let data = harness.state().shown_report().unwrap().bandwidth.as_ref();
+    let data = data.expect("results arrived");
     assert!(!data.results.is_empty());
     assert!(data.results.iter().all(|r| r.source == Source::Modeled));
     assert!(data.backend.contains("modeled"), "{}", data.backend);
@@ -109,12 +118,17 @@ fn bad_sizes_show_an_error_instead_of_running() {
     harness.run();
     harness.get_by_label("Bandwidth").click();
     harness.run();
-    harness.state_mut().bandwidth.set_sizes("12Q");
+    harness
+        .state_mut()
+        .views_mut()
+        .unwrap()
+        .bandwidth
+        .set_sizes("12Q");
     harness.run();
     harness.get_by_label("▶ Model this machine").click();
     harness.run();
     assert!(harness.query_by_label_contains("Sizes:").is_some());
-    assert!(!harness.state().bandwidth.running());
+    assert!(!harness.state().views().unwrap().bandwidth.panel().running());
 }
 
 /// An opened report (here the bundled example, which the app opens on without a driver) shows
@@ -151,25 +165,28 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_an_overlay() {
     harness.get_by_label("Bandwidth").click();
     harness.run();
     let i = match harness.state().selected() {
-        scalescope::ui::SourceKey::Report(i) => *i,
+        SourceKey::Report(i) => *i,
         other => panic!("opens on {other:?}, not the example"),
     };
     let view = |h: &Harness<'_, App>| {
         h.state().reports()[i]
-            .bandwidth()
+            .report
+            .bandwidth
+            .as_ref()
             .expect("the example has bandwidth results")
-            .data()
-            .expect("measured rows")
             .results
             .clone()
     };
+    fn view_of<'a>(h: &'a Harness<'_, App>, i: usize) -> &'a BandwidthView {
+        &h.state().reports()[i].views().bandwidth
+    }
     let before = view(&harness);
     assert!(before.iter().any(|r| r.source == Source::Measured));
     harness.get_by_label("▶ Model this machine").click();
     for _ in 0..500 {
         harness.step();
-        let v = harness.state().reports()[i].bandwidth().unwrap();
-        if v.overlay().is_some() && !v.running() {
+        let v = view_of(&harness, i);
+        if v.panel().overlay().is_some() && !v.panel().running() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -178,9 +195,8 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_an_overlay() {
     let after = view(&harness);
     assert_eq!(before.len(), after.len());
     assert_eq!(before, after, "the measured rows are untouched");
-    let overlay = harness.state().reports()[i]
-        .bandwidth()
-        .unwrap()
+    let overlay = view_of(&harness, i)
+        .panel()
         .overlay()
         .expect("the modeled overlay")
         .results
@@ -195,12 +211,6 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_an_overlay() {
     );
     harness.get_by_label("Clear overlay").click();
     harness.run();
-    assert!(
-        harness.state().reports()[i]
-            .bandwidth()
-            .unwrap()
-            .overlay()
-            .is_none()
-    );
+    assert!(view_of(&harness, i).panel().overlay().is_none());
     assert_eq!(view(&harness), before);
 }

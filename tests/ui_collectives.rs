@@ -10,8 +10,9 @@ use scalescope::bench::collectives::{
     CollectiveBackend, CollectiveOptions, ModeledCollectives, plan, run_collectives,
 };
 use scalescope::model::{CollectiveOp, Source};
+use scalescope::report::{CollectivesSection, Report};
 use scalescope::topology::catalog;
-use scalescope::ui::collectives_view::{CollectivesRunData, CollectivesView};
+use scalescope::ui::collectives_view::CollectivesView;
 use scalescope::ui::{App, Startup};
 
 #[test]
@@ -33,19 +34,20 @@ fn snapshot_modeled_all_reduce_and_all_gather() {
         &mut |_, _, _| {},
     );
     assert!(results.iter().all(|r| r.source == Source::Modeled));
-    let data = CollectivesRunData {
-        results,
-        warnings: Vec::new(),
+    let mut report = Report::new(scalescope::job::machine_info(&topo, "test"), topo.clone());
+    report.collectives = Some(CollectivesSection {
+        source: Source::Modeled,
         backend: backend.describe(),
-    };
-    let mut view = CollectivesView::with_results(&topo, data);
+        results,
+    });
+    let mut view = CollectivesView::default();
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 1000.0))
         .with_theme(egui::Theme::Dark)
         .wgpu()
         .build_ui(move |ui| {
             scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
+            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &report));
         });
     harness.run();
     assert!(harness.query_by_label("MODELED").is_some());
@@ -66,13 +68,17 @@ fn running_from_the_app_models_nccl_on_a_catalog_machine() {
     harness.get_by_label("▶ Model this machine").click();
     for _ in 0..300 {
         harness.step();
-        if !harness.state().collectives.running() && harness.state().collectives.data().is_some() {
+        let app = harness.state();
+        if !app.views().unwrap().collectives.panel().running()
+            && app.shown_report().unwrap().collectives.is_some()
+        {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     harness.run();
-    let data = harness.state().collectives.data().expect("results arrived");
+    let data = harness.state().shown_report().unwrap().collectives.as_ref();
+    let data = data.expect("results arrived");
     assert!(!data.results.is_empty());
     assert!(
         data.results
@@ -101,22 +107,22 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
         scalescope::ui::SourceKey::Report(i) => *i,
         other => panic!("opens on {other:?}, not the example"),
     };
+    // The report's rows, then the model's drawn beside them.
     let rows = |h: &Harness<'_, App>| {
-        h.state().reports()[i]
-            .collectives()
-            .expect("the example has collectives")
-            .data()
-            .expect("rows")
-            .results
-            .clone()
+        let e = &h.state().reports()[i];
+        let shown = e.report.collectives.as_ref();
+        let overlay = e.views().collectives.panel().overlay();
+        let mut rows = shown.expect("the example has collectives").results.clone();
+        rows.extend(overlay.iter().flat_map(|o| o.results.iter().cloned()));
+        rows
     };
     let before = rows(&harness);
     assert!(before.iter().all(|r| r.source == Source::Measured));
     harness.get_by_label("▶ Model this machine").click();
     for _ in 0..500 {
         harness.step();
-        let v = harness.state().reports()[i].collectives().unwrap();
-        if v.modeled_overlay() > 0 && !v.running() {
+        let v = &harness.state().reports()[i].views().collectives;
+        if v.modeled_overlay() > 0 && !v.panel().running() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -133,8 +139,8 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
     assert!(modeled > 0, "the model's series are added");
     assert_eq!(
         harness.state().reports()[i]
-            .collectives()
-            .unwrap()
+            .views()
+            .collectives
             .modeled_overlay(),
         modeled
     );

@@ -132,10 +132,13 @@ fn modeled_results_of_an_8_gpu_machine_fit_at_1024x700() {
         h.get_by_label("▶ Model this machine").click();
         for _ in 0..400 {
             h.step();
-            let s = h.state();
+            let (r, v) = (
+                h.state().shown_report().unwrap(),
+                h.state().views().unwrap(),
+            );
             let done = match view {
-                View::Bandwidth => s.bandwidth.data().is_some() && !s.bandwidth.running(),
-                _ => s.collectives.data().is_some() && !s.collectives.running(),
+                View::Bandwidth => r.bandwidth.is_some() && !v.bandwidth.panel().running(),
+                _ => r.collectives.is_some() && !v.collectives.panel().running(),
             };
             if done {
                 break;

@@ -106,10 +106,10 @@ fn a_servers_jobs_run_there_and_a_lost_connection_is_reported() {
     h.get_by_label("Bandwidth").click();
     h.run();
     h.get_by_label("▶ Model this machine").click();
-    step_until(&mut h, |app| {
-        app.bandwidth.data().is_some() && !app.bandwidth.running()
-    });
-    let data = h.state().bandwidth.data().unwrap();
+    let bandwidth = |app: &App| app.shown_report().unwrap().bandwidth.clone();
+    let running = |app: &App| app.views().unwrap().bandwidth.panel().running();
+    step_until(&mut h, |app| bandwidth(app).is_some() && !running(app));
+    let data = bandwidth(h.state()).unwrap();
     assert!(!data.results.is_empty());
     assert!(data.results.iter().all(|r| r.source == Source::Modeled));
     let rows = data.results.len();
@@ -122,11 +122,17 @@ fn a_servers_jobs_run_there_and_a_lost_connection_is_reported() {
         .unwrap();
     assert!(killed.success());
     h.get_by_label("▶ Model this machine").click();
-    step_until(&mut h, |app| {
-        !app.bandwidth.running() && app.bandwidth.error().is_some()
-    });
-    let err = h.state().bandwidth.error().unwrap().to_string();
+    let error = |app: &App| {
+        app.views()
+            .unwrap()
+            .bandwidth
+            .panel()
+            .error()
+            .map(str::to_string)
+    };
+    step_until(&mut h, |app| !running(app) && error(app).is_some());
+    let err = error(h.state()).unwrap();
     assert!(err.contains("gpu-box"), "{err}");
-    assert_eq!(h.state().bandwidth.data().unwrap().results.len(), rows);
+    assert_eq!(bandwidth(h.state()).unwrap().results.len(), rows);
     assert!(h.query_by_label_contains(&err).is_some());
 }

@@ -4,6 +4,7 @@
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use scalescope::report::{Report, ScalingSection};
 use scalescope::scaling::RowSource;
 use scalescope::scaling::workload;
 use scalescope::topology::catalog;
@@ -13,6 +14,7 @@ use scalescope::ui::{App, Startup};
 #[test]
 fn snapshot_modeled_resnet50_on_dgx_h100() {
     let topo = catalog::load("dgx-h100").unwrap();
+    let mut report = Report::new(scalescope::job::machine_info(&topo, "test"), topo);
     let mut view = ScalingView::with_selection(&["resnet50"]);
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
@@ -20,7 +22,7 @@ fn snapshot_modeled_resnet50_on_dgx_h100() {
         .wgpu()
         .build_ui(move |ui| {
             scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
+            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &mut report));
         });
     harness.run();
     assert!(harness.query_by_label("MODELED").is_some());
@@ -42,25 +44,41 @@ fn picking_workloads_and_adding_a_custom_one() {
     // Select a second workload: both are modeled, every row labeled modeled.
     harness.get_by_label("gpt2-xl").click();
     harness.run();
-    let view = &harness.state().scaling;
+    let view = &harness.state().views().unwrap().scaling;
     assert!(view.selected().contains("gpt2-xl") && view.selected().contains("resnet50"));
-    let rows = view.rows();
+    let rows = |app: &App| {
+        app.shown_report()
+            .unwrap()
+            .scaling
+            .clone()
+            .unwrap()
+            .run
+            .rows
+    };
+    let rows = rows(harness.state());
     assert!(rows.iter().any(|r| r.workload == "gpt2-xl"));
     assert!(rows.iter().all(|r| r.source == RowSource::Modeled));
     // A custom workload with a bad number is refused with the field named.
-    harness.state_mut().scaling.form.utilization = "2".into();
-    harness.state_mut().scaling.add_from_form();
+    fn scaling(app: &mut App) -> &mut ScalingView {
+        &mut app.views_mut().unwrap().scaling
+    }
+    scaling(harness.state_mut()).form.utilization = "2".into();
+    scaling(harness.state_mut()).add_from_form();
     harness.run();
-    let err = harness.state().scaling.form.error.clone().unwrap();
+    let err = scaling(harness.state_mut()).form.error.clone().unwrap();
     assert!(err.contains("utilization"), "{err}");
     // Fixed, it is added, selected and modeled.
-    harness.state_mut().scaling.form.utilization = "0.5".into();
-    harness.state_mut().scaling.add_from_form();
+    scaling(harness.state_mut()).form.utilization = "0.5".into();
+    scaling(harness.state_mut()).add_from_form();
     harness.run();
-    let view = &harness.state().scaling;
+    let view = &harness.state().views().unwrap().scaling;
     assert!(view.selected().contains("my-model"));
+    let section = harness.state().shown_report().unwrap().scaling.as_ref();
     assert!(
-        view.rows()
+        section
+            .unwrap()
+            .run
+            .rows
             .iter()
             .any(|r| r.workload == "my-model" && r.step_time_ms.is_some())
     );
@@ -77,8 +95,9 @@ fn regenerate_scaling_screenshots() {
         let topo = catalog::load(machine).unwrap();
         let name = w.name.clone();
         let mut view = ScalingView::with_selection(&[name.as_str()]);
+        let mut report = Report::new(scalescope::job::machine_info(&topo, "app"), topo);
         let png = scalescope::ui::snapshot::render_png(1400, 760, egui::Theme::Dark, move |ui| {
-            view.ui(ui, &topo)
+            view.ui(ui, &mut report)
         })
         .unwrap();
         std::fs::write(dir.join(format!("scaling-{}.png", w.name)), png).unwrap();
@@ -136,14 +155,19 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
         rows,
         ..Default::default()
     };
-    let mut view = ScalingView::with_report(run, 1);
+    let mut report = Report::new(scalescope::job::machine_info(&topo, "test"), topo);
+    report.scaling = Some(ScalingSection {
+        source: scalescope::model::Source::Measured,
+        run,
+    });
+    let mut view = ScalingView::for_report(&report, 1);
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
         .with_theme(egui::Theme::Dark)
         .wgpu()
         .build_ui(move |ui| {
             scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
+            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &mut report));
         });
     harness.run();
     assert!(harness.query_by_label("step ms meas.").is_some());

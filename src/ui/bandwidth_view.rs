@@ -7,12 +7,13 @@ use std::collections::BTreeSet;
 use eframe::egui::{self, Color32, RichText, Ui, vec2};
 use egui_plot::{Line, Plot, PlotPoints, Points};
 
-use super::jobs::{RunState, spawn_job};
+use super::job_panel::{JobPanel, Section, modeled_line};
 use super::palette;
-use super::topology_view::{Cell, matrix};
+use super::widgets::{Cell, matrix};
 use crate::bench::{BandwidthOptions, Warning};
-use crate::model::units::{format_bytes, parse_sizes};
+use crate::model::units::format_bytes;
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology, fullest_size};
+use crate::report::{BandwidthSection, Report};
 
 /// The tests ticked by default: a quick, informative first run.
 const DEFAULT_TESTS: [TestId; 8] = [
@@ -26,19 +27,10 @@ const DEFAULT_TESTS: [TestId; 8] = [
     TestId::LatencyD2d,
 ];
 
-/// Results of one run, as the view shows them.
-#[derive(Clone, Debug, Default)]
-pub struct BandwidthRunData {
-    pub results: Vec<BandwidthResult>,
-    pub warnings: Vec<Warning>,
-    /// The backend's own description.
-    pub backend: String,
-    pub cancelled: bool,
-}
-
-/// State of the Bandwidth view.
+/// State of the Bandwidth view on one source: the choices of the next run, what the results
+/// show, and the run itself. The results are the source report's bandwidth section.
 pub struct BandwidthView {
-    run: RunState<BandwidthRunData>,
+    panel: JobPanel<BandwidthSection>,
     tests: BTreeSet<TestId>,
     sizes: String,
     samples: u32,
@@ -47,17 +39,12 @@ pub struct BandwidthView {
     shown_bytes: Option<u64>,
     /// Drawn as a document (report PNGs): no run controls or other widgets.
     document: bool,
-    /// Measured results kept while "Model this machine" runs on them: the model's figures go
-    /// to `overlay`, beside these, never in their place.
-    measured: Option<BandwidthRunData>,
-    /// The modeled run drawn beside the measured results, until cleared.
-    overlay: Option<BandwidthRunData>,
 }
 
 impl Default for BandwidthView {
     fn default() -> Self {
         Self {
-            run: RunState::default(),
+            panel: JobPanel::default(),
             tests: DEFAULT_TESTS.into_iter().collect(),
             sizes: "512M".to_string(),
             samples: crate::bench::plan::DEFAULT_SAMPLES,
@@ -65,46 +52,19 @@ impl Default for BandwidthView {
             shown_test: None,
             shown_bytes: None,
             document: false,
-            measured: None,
-            overlay: None,
         }
     }
 }
 
 impl BandwidthView {
-    /// Says whether the topology passed to `ui` is this machine (measured runs allowed) or
-    /// another one (an opened report; runs are modeled).
-    pub fn set_this_machine(&mut self, this_machine: bool) {
-        self.run.set_this_machine(this_machine);
+    /// The run state: where runs go, the run in flight, its error and the overlay.
+    pub fn panel(&self) -> &JobPanel<BandwidthSection> {
+        &self.panel
     }
 
-    /// Sends runs to a server (`None`: this machine).
-    pub fn set_runner(&mut self, runner: Option<(super::jobs::SharedRunner, String)>) {
-        self.run.set_runner(runner);
-    }
-
-    /// A view showing finished results (for reports, screenshots and tests).
-    pub fn with_results(topology: &Topology, data: BandwidthRunData) -> Self {
-        let mut v = Self::default();
-        v.run.sync_topology(topology);
-        v.run.data = Some(data);
-        v
-    }
-
-    /// The results on screen, if any.
-    pub fn data(&self) -> Option<&BandwidthRunData> {
-        self.run.data.as_ref()
-    }
-
-    /// The modeled run shown beside measured results ("Model this machine" on a measured
-    /// report), if any.
-    pub fn overlay(&self) -> Option<&BandwidthRunData> {
-        self.overlay.as_ref()
-    }
-
-    /// Drops the modeled overlay (the measured results stay).
-    pub fn clear_overlay(&mut self) {
-        self.overlay = None;
+    /// The run state, to change it.
+    pub fn panel_mut(&mut self) -> &mut JobPanel<BandwidthSection> {
+        &mut self.panel
     }
 
     /// Sets the sizes field as if typed (for tests and scripted use).
@@ -112,72 +72,65 @@ impl BandwidthView {
         self.sizes = sizes.to_string();
     }
 
-    /// True while a run is in flight.
-    pub fn running(&self) -> bool {
-        self.run.running()
-    }
-
-    /// Why the last run could not start or finish, as the view shows it.
-    pub fn error(&self) -> Option<&str> {
-        self.run.error.as_deref()
-    }
-
-    /// Draws the view for `topology`.
-    pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
-        self.run.sync_topology(topology);
-        self.run.poll();
-        if self.run.data.is_none() && !self.running() {
-            // Another machine: nothing measured to keep, no overlay to draw.
-            self.measured = None;
-            self.overlay = None;
-        }
-        self.keep_measured();
-        let measured = self.run.measures(topology);
+    /// Draws the view of `report`'s machine and bandwidth section.
+    pub fn ui(&mut self, ui: &mut Ui, report: &Report) {
+        let topology = &report.topology;
+        self.panel.sync_gpus(topology);
+        let measured = self.panel.measures(topology);
         // Its own id: every tab keeps its own scroll offset.
         egui::ScrollArea::both()
             .id_salt("bandwidth-view")
             .auto_shrink([false; 2])
             .show(ui, |ui| {
-                super::layout::run_settings(ui, |ui| self.controls(ui, topology, measured));
+                super::layout::run_settings(ui, |ui| self.controls(ui, report, measured));
                 ui.add_space(8.0);
-                if let Some(e) = &self.run.error {
+                if let Some(e) = self.panel.error() {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
-                let Some(data) = self.run.data.clone() else {
+                let Some(section) = &report.bandwidth else {
                     ui.label(
                         RichText::new("No results yet: pick GPUs and tests, then Run.").weak(),
                     );
                     return;
                 };
-                self.results(ui, topology, &data);
+                let cancelled = report.cancelled || self.panel.cancelled();
+                self.results(ui, topology, section, &report.warnings, cancelled);
             });
     }
 
-    /// Draws the results as a document for a report's PNG: no run controls, no drop-downs or
-    /// collapsing headers, no scroll area (as tall as its contents); the matrix shown is P2P
-    /// read (CE) when there is one.
-    pub fn document_ui(&mut self, ui: &mut Ui, topology: &Topology) {
+    /// Draws `report`'s bandwidth section as a document for a report's PNG: no run controls,
+    /// no drop-downs or collapsing headers, no scroll area (as tall as its contents); the
+    /// matrix shown is P2P read (CE) when there is one.
+    pub fn document_ui(&mut self, ui: &mut Ui, report: &Report) {
         self.document = true;
-        let Some(data) = self.run.data.clone() else {
+        let Some(section) = &report.bandwidth else {
             ui.label(RichText::new("No bandwidth results.").weak());
             return;
         };
-        if self.shown_test.is_none() && data.results.iter().any(|r| r.test == TestId::P2pReadCe) {
+        if self.shown_test.is_none() && section.results.iter().any(|r| r.test == TestId::P2pReadCe)
+        {
             self.shown_test = Some(TestId::P2pReadCe);
         }
-        self.results(ui, topology, &data);
+        self.results(
+            ui,
+            &report.topology,
+            section,
+            &report.warnings,
+            report.cancelled,
+        );
     }
 
-    fn controls(&mut self, ui: &mut Ui, topology: &Topology, measured: bool) {
+    fn controls(&mut self, ui: &mut Ui, report: &Report, measured: bool) {
+        let topology = &report.topology;
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new("GPUs").strong());
             for g in topology.gpu_indices() {
-                let mut on = self.run.gpus.contains(&g);
+                let mut on = self.panel.gpus.contains(&g);
                 if ui.checkbox(&mut on, format!("GPU{g}")).changed() {
                     if on {
-                        self.run.gpus.insert(g);
+                        self.panel.gpus.insert(g);
                     } else {
-                        self.run.gpus.remove(&g);
+                        self.panel.gpus.remove(&g);
                     }
                 }
             }
@@ -217,43 +170,14 @@ impl BandwidthView {
                     });
             });
         ui.horizontal(|ui| {
-            let running = self.running();
-            if running {
-                let cancelling = self.run.job.as_ref().is_some_and(|j| j.cancelling());
-                if ui
-                    .add_enabled(!cancelling, egui::Button::new("■ Cancel"))
-                    .clicked()
-                    && let Some(j) = &self.run.job
-                {
-                    j.cancel();
-                }
-                if let Some(j) = &self.run.job {
-                    let (done, total, label) = &j.progress;
-                    let frac = if *total > 0 {
-                        *done as f32 / *total as f32
-                    } else {
-                        0.0
-                    };
-                    ui.add(
-                        egui::ProgressBar::new(frac)
-                            .desired_width(320.0)
-                            .text(format!("{done}/{total} {label}")),
-                    );
-                }
-            } else {
-                let label = if measured {
-                    format!("▶ Run on {}", self.run.where_label())
-                } else {
-                    "▶ Model this machine".to_string()
-                };
-                let can_run = !self.run.gpus.is_empty() && !self.tests.is_empty();
-                if ui.add_enabled(can_run, egui::Button::new(label)).clicked() {
-                    self.start(ui.ctx(), topology, measured);
-                }
+            let can_run = !self.panel.gpus.is_empty() && !self.tests.is_empty();
+            if self.panel.run_row(ui, measured, can_run) {
+                self.start(ui.ctx(), report, measured);
             }
+            let shown_measured = report.bandwidth.as_ref().is_some_and(|b| b.has_measured());
             if measured {
                 ui.label(RichText::new("measured on the GPUs, every copy verified").weak());
-            } else if self.run.data.as_ref().is_some_and(has_measured) {
+            } else if shown_measured {
                 // The badge describes what is shown: measured figures, which a model run
                 // overlays rather than replaces.
                 ui.label(
@@ -261,28 +185,20 @@ impl BandwidthView {
                         .weak(),
                 );
             } else {
-                super::topology_view::badge(ui, "modeled", palette::source_badge("modeled"));
-                ui.label(
-                    RichText::new(
-                        "figures derived from line rates × typical efficiencies, not measured",
-                    )
-                    .weak(),
+                modeled_line(
+                    ui,
+                    "figures derived from line rates × typical efficiencies, not measured",
                 );
             }
         });
     }
 
-    fn start(&mut self, ctx: &egui::Context, topology: &Topology, measured: bool) {
-        let sizes = match parse_sizes(&self.sizes) {
-            Ok(s) => s,
-            Err(e) => {
-                self.run.error = Some(format!("Sizes: {e}"));
-                return;
-            }
+    fn start(&mut self, ctx: &egui::Context, report: &Report, measured: bool) {
+        let Some(sizes) = self.panel.sizes(&self.sizes) else {
+            return;
         };
-        self.run.error = None;
         let opts = BandwidthOptions {
-            gpus: self.run.gpus.iter().copied().collect(),
+            gpus: self.panel.gpus.iter().copied().collect(),
             tests: TestId::ALL
                 .iter()
                 .copied()
@@ -293,44 +209,20 @@ impl BandwidthView {
             samples: self.samples,
             ..Default::default()
         };
-        let topo = topology.clone();
-        // Modeling a machine whose measured results are shown keeps them: the model's figures
-        // become an overlay (see `keep_measured`), and the test and size shown stay.
-        if !measured && self.run.data.as_ref().is_some_and(has_measured) {
-            self.measured = self.run.data.clone();
-            self.overlay = None;
-        } else {
-            self.measured = None;
+        let shown = report.bandwidth.as_ref();
+        // A model run beside measured results keeps the test and size shown; a run that
+        // replaces them starts from its own.
+        if measured || !shown.is_some_and(|b| b.has_measured()) {
             self.shown_test = None;
             self.shown_bytes = None;
         }
         let job = crate::job::Job::Bandwidth {
-            target: self.run.target(&topo, measured),
+            target: self.panel.target(&report.topology, measured),
             options: opts,
             modeled: !measured,
             pcie: None,
         };
-        self.run.job = Some(spawn_job(
-            ctx,
-            "scalescope-bench",
-            self.run.runner.clone(),
-            job,
-            run_data,
-        ));
-    }
-
-    /// While measured results are kept, moves what the modeled job delivered into the overlay
-    /// and puts the measured results back on screen.
-    fn keep_measured(&mut self) {
-        let Some(measured) = &self.measured else {
-            return;
-        };
-        if let Some(modeled) = self.run.data.take_if(|d| !has_measured(d)) {
-            self.overlay = Some(modeled);
-        }
-        if self.run.data.is_none() {
-            self.run.data = Some(measured.clone());
-        }
+        self.panel.start(ctx, "scalescope-bench", job, shown);
     }
 
     /// The drop-downs choosing the test and size shown.
@@ -364,10 +256,17 @@ impl BandwidthView {
         });
     }
 
-    fn results(&mut self, ui: &mut Ui, topology: &Topology, data: &BandwidthRunData) {
+    fn results(
+        &mut self,
+        ui: &mut Ui,
+        topology: &Topology,
+        data: &BandwidthSection,
+        warnings: &[Warning],
+        cancelled: bool,
+    ) {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(&data.backend).weak());
-            if data.cancelled {
+            if cancelled {
                 ui.colored_label(palette::P2P_NS, "cancelled: showing what finished");
             }
         });
@@ -445,28 +344,28 @@ impl BandwidthView {
             ui.add_space(6.0);
             draw_pct(ui);
         }
-        if let Some(o) = self.overlay.clone() {
+        if let Some(o) = self.panel.overlay().cloned() {
             self.overlay_ui(ui, topology, &o, test, bytes);
         }
         if sizes.len() > 1 {
             size_plot(ui, &data.results, test);
         }
         summary_table(ui, &data.results, self.document);
-        if !data.warnings.is_empty() {
+        if !warnings.is_empty() {
             ui.add_space(6.0);
             if self.document {
-                ui.label(RichText::new(format!("{} warning(s)", data.warnings.len())).strong());
-                for w in crate::bench::warning::summarize(&data.warnings, 1)
+                ui.label(RichText::new(format!("{} warning(s)", warnings.len())).strong());
+                for w in crate::bench::warning::summarize(warnings, 1)
                     .into_iter()
                     .take(3)
                 {
                     ui.colored_label(palette::P2P_NS, w);
                 }
             } else {
-                egui::CollapsingHeader::new(format!("Warnings ({})", data.warnings.len()))
+                egui::CollapsingHeader::new(format!("Warnings ({})", warnings.len()))
                     .default_open(true)
                     .show(ui, |ui| {
-                        for w in &data.warnings {
+                        for w in warnings {
                             ui.colored_label(palette::P2P_NS, w.to_string());
                         }
                     });
@@ -482,13 +381,13 @@ impl BandwidthView {
         &mut self,
         ui: &mut Ui,
         topology: &Topology,
-        overlay: &BandwidthRunData,
+        overlay: &BandwidthSection,
         test: TestId,
         bytes: u64,
     ) {
         ui.add_space(8.0);
         ui.horizontal_wrapped(|ui| {
-            super::topology_view::badge(ui, "modeled overlay", palette::source_badge("modeled"));
+            super::widgets::source_badge(ui, palette::SourceBadge::ModeledOverlay);
             ui.label(
                 RichText::new(format!(
                     "{test}, {} — beside the measured figures above",
@@ -497,7 +396,7 @@ impl BandwidthView {
                 .strong(),
             );
             if !self.document && ui.button("Clear overlay").clicked() {
-                self.overlay = None;
+                self.panel.clear_overlay();
             }
         });
         let rows: Vec<&BandwidthResult> = overlay
@@ -514,11 +413,6 @@ impl BandwidthView {
         modeled_note(ui, &rows);
         ui.push_id("bw-overlay", |ui| heatmap(ui, &rows, topology, false));
     }
-}
-
-/// True when any result was measured (not modeled).
-fn has_measured(d: &BandwidthRunData) -> bool {
-    d.results.iter().any(|r| r.source == Source::Measured)
 }
 
 /// Above modeled figures: `modeled — efficiencies from nvbandwidth on H200 (CE read
@@ -541,20 +435,8 @@ fn modeled_note(ui: &mut Ui, rows: &[&BandwidthResult]) {
             sources.join("; ")
         ))
         .italics()
-        .color(palette::source_badge("modeled")),
+        .color(palette::SourceBadge::Modeled.color()),
     );
-}
-
-/// Runs a plan on the worker thread, reporting after every case.
-/// The view's data from a job's report.
-fn run_data(r: &crate::report::Report) -> BandwidthRunData {
-    let b = r.bandwidth.as_ref();
-    BandwidthRunData {
-        results: b.map(|b| b.results.clone()).unwrap_or_default(),
-        warnings: r.warnings.clone(),
-        backend: b.map(|b| b.backend.clone()).unwrap_or_default(),
-        cancelled: r.cancelled,
-    }
 }
 
 /// A color from red (0) through amber to green (1).

@@ -2,104 +2,76 @@
 //! (NCCL and scalescope's own all-reduce on this machine, the model elsewhere), and compare busbw
 //! and time against size, with the pair's line rate as a reference; the table underneath.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use eframe::egui::{self, Color32, RichText, Ui};
 use egui_plot::{HLine, Line, Plot, PlotPoints, Points};
 
-use super::jobs::{RunState, spawn_job};
+use super::job_panel::{JobPanel, modeled_line};
 use super::palette;
 use super::plots::LegendEntry;
 use crate::bench::Warning;
 use crate::bench::collectives::CollectiveOptions;
-use crate::model::units::{format_bytes, parse_sizes};
+use crate::model::units::format_bytes;
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
+use crate::report::{CollectivesSection, Report};
 
-/// Results of one run, as the view shows them.
-#[derive(Clone, Debug, Default)]
-pub struct CollectivesRunData {
-    pub results: Vec<CollectiveResult>,
-    pub warnings: Vec<Warning>,
-    pub backend: String,
-}
-
-/// State of the Collectives view.
+/// State of the Collectives view on one source: the choices of the next run, the series hidden,
+/// and the run itself. The results are the source report's collectives section, with a model
+/// run's series beside measured ones (dashed, named "(modeled)").
 pub struct CollectivesView {
-    run: RunState<CollectivesRunData>,
+    panel: JobPanel<CollectivesSection>,
     ops: BTreeSet<CollectiveOp>,
     algos: BTreeSet<Algo>,
     sizes: String,
     /// Series hidden from the plots (by name), toggled in the legend.
     hidden: BTreeSet<String>,
-    /// Measured results kept while "Model this machine" runs over them: the model's series are
-    /// added beside them (dashed, named "(modeled)"), never in their place.
-    measured: Option<CollectivesRunData>,
 }
 
 impl Default for CollectivesView {
     fn default() -> Self {
         Self {
-            run: RunState::default(),
+            panel: JobPanel::default(),
             ops: [CollectiveOp::AllReduce].into_iter().collect(),
             algos: [Algo::Nccl].into_iter().collect(),
             sizes: "1K..1G".to_string(),
             hidden: BTreeSet::new(),
-            measured: None,
         }
     }
 }
 
 impl CollectivesView {
-    /// Says whether the topology passed to `ui` is this machine (measured runs allowed) or
-    /// another one (an opened report; runs are modeled).
-    pub fn set_this_machine(&mut self, this_machine: bool) {
-        self.run.set_this_machine(this_machine);
+    /// The run state: where runs go, the run in flight, its error and the overlay.
+    pub fn panel(&self) -> &JobPanel<CollectivesSection> {
+        &self.panel
     }
 
-    /// Sends runs to a server (`None`: this machine).
-    pub fn set_runner(&mut self, runner: Option<(super::jobs::SharedRunner, String)>) {
-        self.run.set_runner(runner);
+    /// The run state, to change it.
+    pub fn panel_mut(&mut self) -> &mut JobPanel<CollectivesSection> {
+        &mut self.panel
     }
 
-    /// A view showing finished results (for reports, screenshots and tests).
-    pub fn with_results(topology: &Topology, data: CollectivesRunData) -> Self {
-        let mut v = Self::default();
-        v.run.sync_topology(topology);
-        v.run.data = Some(data);
-        v
-    }
-
-    /// The results on screen, if any.
-    pub fn data(&self) -> Option<&CollectivesRunData> {
-        self.run.data.as_ref()
-    }
-
-    /// True while a run is in flight.
-    pub fn running(&self) -> bool {
-        self.run.running()
-    }
-
-    /// Draws the view for `topology`.
-    pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
-        self.run.sync_topology(topology);
-        self.run.poll();
-        if self.run.data.is_none() && !self.running() {
-            // Another machine: nothing measured to keep.
-            self.measured = None;
-        }
-        self.keep_measured();
-        let measured = self.run.measures(topology);
+    /// Draws the view of `report`'s machine and collectives section.
+    pub fn ui(&mut self, ui: &mut Ui, report: &Report) {
+        let topology = &report.topology;
+        self.panel.sync_gpus(topology);
+        let measured = self.panel.measures(topology);
         // Its own id: every tab keeps its own scroll offset.
         egui::ScrollArea::both()
             .id_salt("collectives-view")
             .auto_shrink([false; 2])
             .show(ui, |ui| {
-                super::layout::run_settings(ui, |ui| self.controls(ui, topology, measured));
-                if let Some(e) = &self.run.error {
+                super::layout::run_settings(ui, |ui| self.controls(ui, report, measured));
+                if let Some(e) = self.panel.error() {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
-                match self.run.data.clone() {
-                    Some(data) => results(ui, topology, &data, false, Some(&mut self.hidden)),
+                match &report.collectives {
+                    Some(section) => {
+                        let shown = Shown::new(section, self.panel.overlay());
+                        let warnings = self.panel.warnings();
+                        results(ui, topology, &shown, warnings, Some(&mut self.hidden));
+                    }
                     None => {
                         ui.label(
                             RichText::new(
@@ -112,23 +84,26 @@ impl CollectivesView {
             });
     }
 
-    /// Draws the results as a document for a report's PNG: no run controls or other widgets,
-    /// no scroll area, the plots and the largest size of each series (the full table is in
-    /// collectives.csv and report.html).
-    pub fn document_ui(&mut self, ui: &mut Ui, topology: &Topology) {
-        match self.run.data.clone() {
-            Some(data) => results(ui, topology, &data, true, None),
+    /// Draws `report`'s collectives section as a document for a report's PNG: no run controls
+    /// or other widgets, no scroll area, the plots and the largest size of each series (the
+    /// full table is in collectives.csv and report.html).
+    pub fn document_ui(&mut self, ui: &mut Ui, report: &Report) {
+        match &report.collectives {
+            Some(section) => {
+                let shown = Shown::new(section, None);
+                results(ui, &report.topology, &shown, &[], None)
+            }
             None => {
                 ui.label(RichText::new("No collectives results.").weak());
             }
         }
     }
 
-    fn controls(&mut self, ui: &mut Ui, topology: &Topology, measured: bool) {
+    fn controls(&mut self, ui: &mut Ui, report: &Report, measured: bool) {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new("GPUs").strong());
-            for g in topology.gpu_indices() {
-                toggle(ui, &mut self.run.gpus, g, &format!("GPU{g}"));
+            for g in report.topology.gpu_indices() {
+                toggle(ui, &mut self.panel.gpus, g, &format!("GPU{g}"));
             }
         });
         ui.horizontal_wrapped(|ui| {
@@ -153,125 +128,68 @@ impl CollectivesView {
                 .labelled_by(l.id);
         });
         ui.horizontal(|ui| {
-            if self.running() {
-                if ui.button("■ Cancel").clicked()
-                    && let Some(j) = &self.run.job
-                {
-                    j.cancel();
-                }
-                if let Some(j) = &self.run.job {
-                    let (done, total, _) = &j.progress;
-                    let frac = if *total > 0 {
-                        *done as f32 / *total as f32
-                    } else {
-                        0.0
-                    };
-                    ui.add(
-                        egui::ProgressBar::new(frac)
-                            .desired_width(320.0)
-                            .text(format!("{done}/{total}")),
-                    );
-                }
-            } else {
-                let label = if measured {
-                    format!("▶ Run on {}", self.run.where_label())
-                } else {
-                    "▶ Model this machine".to_string()
-                };
-                let ok = self.run.gpus.len() >= 2 && !self.ops.is_empty() && !self.algos.is_empty();
-                if ui.add_enabled(ok, egui::Button::new(label)).clicked() {
-                    self.start(ui.ctx(), topology, measured);
-                }
+            let ok = self.panel.gpus.len() >= 2 && !self.ops.is_empty() && !self.algos.is_empty();
+            if self.panel.run_row(ui, measured, ok) {
+                self.start(ui.ctx(), report, measured);
             }
             if !measured {
-                super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
-                ui.label(
-                    RichText::new("NCCL modeled from line rates; own algorithms need real GPUs")
-                        .weak(),
+                modeled_line(
+                    ui,
+                    "NCCL modeled from line rates; own algorithms need real GPUs",
                 );
             }
         });
     }
 
-    fn start(&mut self, ctx: &egui::Context, topology: &Topology, measured: bool) {
-        let sizes = match parse_sizes(&self.sizes) {
-            Ok(s) => s,
-            Err(e) => {
-                self.run.error = Some(format!("Sizes: {e}"));
-                return;
-            }
+    fn start(&mut self, ctx: &egui::Context, report: &Report, measured: bool) {
+        let Some(sizes) = self.panel.sizes(&self.sizes) else {
+            return;
         };
         let opts = CollectiveOptions {
-            gpus: self.run.gpus.iter().copied().collect(),
+            gpus: self.panel.gpus.iter().copied().collect(),
             ops: self.ops.iter().copied().collect(),
             algos: self.algos.iter().copied().collect(),
             sizes,
             ..Default::default()
         };
-        let topo = topology.clone();
-        self.run.error = None;
-        // Modeling over measured results keeps them; the model's series join them when the
-        // job is done (`keep_measured`).
-        self.measured = match &self.run.data {
-            Some(d) if !measured && has_measured(d) => Some(CollectivesRunData {
-                results: d
-                    .results
-                    .iter()
-                    .filter(|r| r.source != Source::Modeled)
-                    .cloned()
-                    .collect(),
-                ..d.clone()
-            }),
-            _ => None,
-        };
         let job = crate::job::Job::Collectives {
-            target: self.run.target(&topo, measured),
+            target: self.panel.target(&report.topology, measured),
             options: opts,
             modeled: !measured,
             nccl_lib: None,
         };
-        self.run.job = Some(spawn_job(
-            ctx,
-            "scalescope-collectives",
-            self.run.runner.clone(),
-            job,
-            run_data,
-        ));
+        let shown = report.collectives.as_ref();
+        self.panel.start(ctx, "scalescope-collectives", job, shown);
     }
 
-    /// While measured results are kept, shows them with the model's series beside them: the
-    /// job delivers modeled rows only, and each time they arrive the measured rows are put back
-    /// in front of them.
-    fn keep_measured(&mut self) {
-        let Some(kept) = &self.measured else {
-            return;
-        };
-        match &self.run.data {
-            Some(d) if has_measured(d) => {}
-            Some(modeled) => {
-                let mut merged = kept.clone();
-                merged.results.extend(modeled.results.iter().cloned());
-                merged.warnings.extend(modeled.warnings.iter().cloned());
-                merged.backend = format!(
-                    "{} · with modeled series: {}",
-                    kept.backend, modeled.backend
-                );
-                self.run.data = Some(merged);
-            }
-            None => self.run.data = Some(kept.clone()),
-        }
-    }
-
-    /// How many modeled rows are shown beside kept measured ones ("Model this machine" over
-    /// a measured run); 0 when none.
+    /// How many modeled rows are shown beside measured ones ("Model this machine" over a
+    /// measured run); 0 when none.
     pub fn modeled_overlay(&self) -> usize {
-        match (&self.measured, &self.run.data) {
-            (Some(_), Some(d)) => d
-                .results
-                .iter()
-                .filter(|r| r.source == Source::Modeled)
-                .count(),
-            _ => 0,
+        self.panel.overlay().map_or(0, |o| o.results.len())
+    }
+}
+
+/// What the view draws: the source's section, with a model run's rows after its own when one
+/// is kept beside it.
+struct Shown<'a> {
+    rows: Cow<'a, [CollectiveResult]>,
+    backend: Cow<'a, str>,
+}
+
+impl<'a> Shown<'a> {
+    fn new(section: &'a CollectivesSection, overlay: Option<&'a CollectivesSection>) -> Self {
+        match overlay {
+            None => Self {
+                rows: Cow::Borrowed(&section.results),
+                backend: Cow::Borrowed(&section.backend),
+            },
+            Some(o) => Self {
+                rows: section.results.iter().chain(&o.results).cloned().collect(),
+                backend: Cow::Owned(format!(
+                    "{} · with modeled series: {}",
+                    section.backend, o.backend
+                )),
+            },
         }
     }
 }
@@ -287,21 +205,6 @@ fn toggle<T: Ord + Copy>(ui: &mut Ui, set: &mut BTreeSet<T>, v: T, label: &str) 
         }
     }
     r
-}
-
-/// True when any result was measured (not modeled).
-fn has_measured(d: &CollectivesRunData) -> bool {
-    d.results.iter().any(|r| r.source != Source::Modeled)
-}
-
-/// The view's data from a job's report.
-fn run_data(r: &crate::report::Report) -> CollectivesRunData {
-    let c = r.collectives.as_ref();
-    CollectivesRunData {
-        results: c.map(|c| c.results.clone()).unwrap_or_default(),
-        warnings: r.warnings.clone(),
-        backend: c.map(|c| c.backend.clone()).unwrap_or_default(),
-    }
 }
 
 /// One series per op × algorithm × GPU set × placement.
@@ -356,30 +259,33 @@ fn reference_rate(topology: &Topology, results: &[CollectiveResult]) -> Option<f
     rate
 }
 
+/// The plots, the legend and the table (a document when `hidden` is `None`: no widgets, each
+/// series at its largest size).
 fn results(
     ui: &mut Ui,
     topology: &Topology,
-    data: &CollectivesRunData,
-    document: bool,
+    data: &Shown<'_>,
+    warnings: &[Warning],
     mut hidden: Option<&mut BTreeSet<String>>,
 ) {
+    let document = hidden.is_none();
     ui.add_space(6.0);
-    ui.label(RichText::new(&data.backend).weak());
+    ui.label(RichText::new(data.backend.as_ref()).weak());
     let mut keys: Vec<String> = Vec::new();
-    for r in &data.results {
+    for r in data.rows.iter() {
         let k = series_key(r);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
     let points = |f: &dyn Fn(&CollectiveResult) -> Option<f64>, key: &str| -> Vec<[f64; 2]> {
-        data.results
+        data.rows
             .iter()
             .filter(|r| r.status == Status::Ok && series_key(r) == key)
             .filter_map(|r| Some([super::plots::size_x(r.bytes), f(r)?]))
             .collect()
     };
-    let line_rate = reference_rate(topology, &data.results);
+    let line_rate = reference_rate(topology, &data.rows);
     let shown: Vec<(usize, &String)> = keys
         .iter()
         .enumerate()
@@ -452,7 +358,7 @@ fn results(
     if document {
         // Each series at its largest size: a page, not hundreds of rows.
         let mut largest: Vec<CollectiveResult> = Vec::new();
-        for r in &data.results {
+        for r in data.rows.iter() {
             match largest.iter_mut().find(|x| series_key(x) == series_key(r)) {
                 Some(x) if x.bytes < r.bytes => *x = r.clone(),
                 Some(_) => {}
@@ -464,22 +370,22 @@ fn results(
             &format!(
                 "Each series at its largest size ({} of {} rows; every row in collectives.csv)",
                 largest.len(),
-                data.results.len()
+                data.rows.len()
             ),
             true,
             |ui| grid(ui, &largest),
         );
-        for w in crate::bench::warning::summarize(&data.warnings, 1)
+        for w in crate::bench::warning::summarize(warnings, 1)
             .into_iter()
             .take(3)
         {
             ui.colored_label(palette::P2P_NS, w);
         }
     } else {
-        egui::CollapsingHeader::new(format!("Table ({} rows)", data.results.len()))
+        egui::CollapsingHeader::new(format!("Table ({} rows)", data.rows.len()))
             .default_open(true)
-            .show(ui, |ui| table(ui, &data.results));
-        for w in &data.warnings {
+            .show(ui, |ui| table(ui, &data.rows));
+        for w in warnings {
             ui.colored_label(palette::P2P_NS, w.to_string());
         }
     }

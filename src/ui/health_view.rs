@@ -5,7 +5,7 @@
 use eframe::egui::{self, RichText, Ui, vec2};
 
 use super::palette;
-use super::topology_view::{Cell, badge, matrix};
+use super::widgets::{Cell, badge, matrix};
 use crate::health::{Check, HealthReport, Verdict};
 use crate::model::{Source, Topology};
 

@@ -1,6 +1,7 @@
-//! Background jobs for views: a named worker thread that reports over a channel, asks for a
-//! repaint after every message, and stops when its cancel flag is set. Measurements never run
-//! on the UI thread.
+//! Background work: a view's job on a named worker thread that reports over a channel, asks
+//! for a repaint after every message, and stops when its cancel flag is set; and the [`Inbox`]
+//! the app's parts use for their one-message workers. Measurements, NVML, ssh and file dialogs
+//! never run on the UI thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
@@ -122,15 +123,14 @@ impl<R> Worker<R> {
 pub type SharedRunner = Arc<Mutex<crate::remote::Runner>>;
 
 /// Runs `job` on a worker thread — on the server `runner` reaches, or here when `None` — and
-/// reports, after every event that adds results, the report so far as `view` makes it into
-/// the view's data; then the final report, or the job's error.
-pub fn spawn_job<R: Send + 'static>(
+/// reports, after every event that adds results, the job's report so far (its events applied
+/// with [`crate::job::apply`]); then the final report, or the job's error.
+pub fn spawn_job(
     ctx: &egui::Context,
     name: &str,
     runner: Option<SharedRunner>,
     job: crate::job::Job,
-    view: fn(&crate::report::Report) -> R,
-) -> Worker<R> {
+) -> Worker<crate::report::Report> {
     use crate::job::{self, Event};
     Worker::spawn(ctx, name, move |rep, cancel| {
         let mut report = job::empty_report();
@@ -148,7 +148,7 @@ pub fn spawn_job<R: Send + 'static>(
                     done: progress.0,
                     total: progress.1,
                     label: progress.2.clone(),
-                    partial: view(&report),
+                    partial: report.clone(),
                 }),
                 _ => {}
             }
@@ -161,113 +161,51 @@ pub fn spawn_job<R: Send + 'static>(
             None => job::run(&job, &cancel, &mut sink),
         };
         match result {
-            Ok(r) => rep.send(WorkerMsg::Done(view(&r))),
+            Ok(r) => rep.send(WorkerMsg::Done(r)),
             Err(e) => rep.send(WorkerMsg::Failed(e.message)),
         }
     })
 }
 
-/// What a measurement view keeps between frames besides its own choices: which machine the
-/// selection belongs to, the selected GPUs, the run in flight, the last results and error.
-pub struct RunState<D> {
-    /// False when the topology shown is not this machine (an opened report): runs are then
-    /// modeled, never measured on whatever GPUs this machine has.
-    this_machine: bool,
-    /// The server the topology shown belongs to: runs go there (`None`: this machine).
-    pub runner: Option<SharedRunner>,
-    /// The server's name, for labels.
-    pub host: Option<String>,
-    /// Which topology the selection belongs to (its source label).
-    topo_label: String,
-    pub gpus: std::collections::BTreeSet<usize>,
-    pub job: Option<Worker<D>>,
-    pub data: Option<D>,
-    pub error: Option<String>,
+/// A channel for the app's own workers (the NVML read, file dialogs, reading files, ssh
+/// connections): each worker runs on a named thread, sends one message and wakes the UI; the
+/// owner drains the messages at the start of a frame.
+pub struct Inbox<M> {
+    tx: Sender<M>,
+    rx: Receiver<M>,
 }
 
-impl<D> Default for RunState<D> {
+impl<M> Default for Inbox<M> {
     fn default() -> Self {
-        Self {
-            this_machine: true,
-            runner: None,
-            host: None,
-            topo_label: String::new(),
-            gpus: Default::default(),
-            job: None,
-            data: None,
-            error: None,
-        }
+        let (tx, rx) = channel();
+        Self { tx, rx }
     }
 }
 
-impl<D> RunState<D> {
-    /// Says whether the topology shown is this machine (measured runs allowed) or another one.
-    pub fn set_this_machine(&mut self, this_machine: bool) {
-        self.this_machine = this_machine;
+impl<M: Send + 'static> Inbox<M> {
+    /// Runs `work` on a thread named `name` and sends its message; why not when the thread
+    /// cannot start.
+    pub fn spawn(
+        &self,
+        ctx: &egui::Context,
+        name: &str,
+        work: impl FnOnce() -> M + Send + 'static,
+    ) -> Result<(), String> {
+        let tx = self.tx.clone();
+        let ctx = ctx.clone();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                // The receiver is gone only when the window closed; nothing left to tell.
+                let _ = tx.send(work());
+                ctx.request_repaint();
+            })
+            .map(|_| ())
+            .map_err(|e| format!("Cannot start the {name} thread: {e}"))
     }
 
-    /// Sends runs to this server (`None`: this machine).
-    pub fn set_runner(&mut self, runner: Option<(SharedRunner, String)>) {
-        (self.runner, self.host) = match runner {
-            Some((r, h)) => (Some(r), Some(h)),
-            None => (None, None),
-        };
-    }
-
-    /// The machine a measurement runs on, for its button: "this machine" or the server.
-    pub fn where_label(&self) -> String {
-        self.host
-            .as_ref()
-            .map_or("this machine".to_string(), |h| h.clone())
-    }
-
-    /// The job's target: the server's (or this machine's) live GPUs when measuring, else the
-    /// topology shown, modeled.
-    pub fn target(&self, topology: &crate::model::Topology, measured: bool) -> crate::job::Target {
-        if measured && self.runner.is_some() {
-            crate::job::Target::Live
-        } else {
-            crate::job::Target::Topology {
-                topology: Box::new(topology.clone()),
-            }
-        }
-    }
-
-    /// True when a run would measure this machine's GPUs rather than model `topology`.
-    pub fn measures(&self, topology: &crate::model::Topology) -> bool {
-        self.this_machine && matches!(topology.source, crate::model::TopologySource::Live { .. })
-    }
-
-    /// True while a run is in flight.
-    pub fn running(&self) -> bool {
-        self.job.as_ref().is_some_and(|j| !j.finished)
-    }
-
-    /// On a new topology, selects all its GPUs and drops results of the old one (unless a run
-    /// is still filling them).
-    pub fn sync_topology(&mut self, topology: &crate::model::Topology) {
-        let label = topology.source.label();
-        if self.topo_label != label {
-            self.topo_label = label;
-            self.gpus = topology.gpu_indices().into_iter().collect();
-            if !self.running() {
-                self.data = None;
-            }
-        }
-    }
-
-    /// Takes the job's new messages: partial and final results, or why it failed.
-    pub fn poll(&mut self) {
-        let Some(job) = &mut self.job else { return };
-        for msg in job.poll() {
-            match msg {
-                WorkerMsg::Progress { partial, .. } => self.data = Some(partial),
-                WorkerMsg::Done(d) => {
-                    self.data = Some(d);
-                    self.error = None;
-                }
-                WorkerMsg::Failed(e) => self.error = Some(e),
-            }
-        }
+    /// The messages that arrived since the last call.
+    pub fn drain(&self) -> Vec<M> {
+        self.rx.try_iter().collect()
     }
 }

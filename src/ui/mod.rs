@@ -1,29 +1,41 @@
 //! The desktop app: an eframe [`App`] with one file per view, plus offscreen rendering of views
 //! for reports and screenshots ([`snapshot`]).
 //!
-//! Views are pure drawing functions over model types; the App owns the state and runs NVML and
-//! file dialogs on worker threads, never inside `ui()`.
+//! The App is a shell (`app.rs`) routing actions to the parts that own their state: the sources
+//! and the report each holds (`sources.rs`, `servers.rs`, `shown.rs`), files in and out
+//! (`files.rs`, `saving.rs`). Views draw a report's sections; NVML, ssh and file dialogs run on
+//! worker threads, never inside `ui()`.
 
+mod action;
 mod app;
 pub mod bandwidth_view;
 pub mod collectives_view;
 pub mod compare_view;
+mod files;
 pub mod fonts;
 pub mod health_view;
+pub mod job_panel;
 mod jobs;
 mod layout;
+mod notices;
 pub mod palette;
 mod plots;
 pub mod report_view;
+mod saving;
 pub mod scaling_view;
+mod servers;
+mod shown;
 pub mod snapshot;
+mod sources;
 pub mod topology_view;
+mod widgets;
 
-pub use app::{
-    Action, App, FILE_DIALOG_ENV, FileDialogs, FileRequest, OPEN_REPORT, PanelFit, QUIT,
-    ReportEntry, SAVE_CSV, SaveKind, ServerEntry, ServerState, Settings, SourceKey, Startup,
-    TOGGLE_SIDEBAR, View,
-};
+pub use action::{Action, SaveKind, SourceKey, View};
+pub use app::{App, OPEN_REPORT, PanelFit, QUIT, SAVE_CSV, Settings, Startup, TOGGLE_SIDEBAR};
+pub use files::{FILE_DIALOG_ENV, FileDialogs, FileRequest};
+pub use servers::{ServerEntry, ServerState};
+pub use shown::{Machine, Views};
+pub use sources::ReportEntry;
 
 /// Opens the scalescope window and runs until it is closed.
 pub fn run_app(startup: Startup) -> anyhow::Result<()> {

@@ -5,7 +5,7 @@
 
 use eframe::egui::{Color32, Visuals};
 
-use crate::model::{LinkKind, P2pStatus};
+use crate::model::{LinkKind, P2pStatus, TopologySource};
 
 /// NVLink fill for the fewest links (a single NVLink).
 const NV_LIGHT: Color32 = Color32::from_rgb(0xb7, 0xe4, 0xa8);
@@ -135,17 +135,65 @@ pub fn text_on(fill: Color32) -> Color32 {
     }
 }
 
-/// The badge color for a provenance: green only for `measured here` (`live`: this machine, or
-/// a server measured through its connection); blue for a report file or imported text; slate
-/// for a bundled example; violet for projected; amber for everything modeled (`modeled`,
-/// `catalog`) and anything unknown, so that nothing modeled ever looks live.
-pub fn source_badge(kind: &str) -> Color32 {
-    match kind {
-        "live" | "measured here" | "server" => Color32::from_rgb(0x2e, 0x9a, 0x4b),
-        "imported" | "report file" => Color32::from_rgb(0x3a, 0x7b, 0xc8),
-        "example" => Color32::from_rgb(0x5f, 0x6b, 0x7a),
-        "projected" => Color32::from_rgb(0x6d, 0x3f, 0xc0),
-        _ => Color32::from_rgb(0xb0, 0x7a, 0x1c),
+/// Where what a badge marks comes from: the source of a machine or of figures. Each kind has its
+/// word and colour: green only for what was measured here (this machine, or a server measured
+/// through its connection); blue for a report file or imported captures; slate for a bundled
+/// example; amber for everything modeled or documented rather than measured (a catalog entry,
+/// modeled figures), so that nothing modeled ever looks live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceBadge {
+    /// This machine, read or measured here.
+    MeasuredHere,
+    /// A server, read and measured through its connection.
+    Server,
+    /// A report file the user opened.
+    ReportFile,
+    /// A machine read from `nvidia-smi` captures.
+    Imported,
+    /// A report bundled with scalescope (measured elsewhere).
+    Example,
+    /// A hardware catalog entry: documented by the vendor, not measured.
+    Catalog,
+    /// Figures derived from line rates and efficiencies measured elsewhere.
+    Modeled,
+    /// Modeled figures drawn beside measured ones.
+    ModeledOverlay,
+}
+
+impl SourceBadge {
+    /// The badge's word (drawn in capitals).
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::MeasuredHere => "measured here",
+            Self::Server => "server",
+            Self::ReportFile => "report file",
+            Self::Imported => "imported",
+            Self::Example => "example",
+            Self::Catalog => "catalog",
+            Self::Modeled => "modeled",
+            Self::ModeledOverlay => "modeled overlay",
+        }
+    }
+
+    /// The badge's fill.
+    pub fn color(self) -> Color32 {
+        match self {
+            Self::MeasuredHere | Self::Server => Color32::from_rgb(0x2e, 0x9a, 0x4b),
+            Self::ReportFile | Self::Imported => Color32::from_rgb(0x3a, 0x7b, 0xc8),
+            Self::Example => Color32::from_rgb(0x5f, 0x6b, 0x7a),
+            Self::Catalog | Self::Modeled | Self::ModeledOverlay => {
+                Color32::from_rgb(0xb0, 0x7a, 0x1c)
+            }
+        }
+    }
+
+    /// The badge of a topology read live (measured here), imported or from the catalog.
+    pub fn of_topology(source: &TopologySource) -> Self {
+        match source {
+            TopologySource::Live { .. } => Self::MeasuredHere,
+            TopologySource::Imported { .. } => Self::Imported,
+            TopologySource::Catalog { .. } => Self::Catalog,
+        }
     }
 }
 

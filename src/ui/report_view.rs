@@ -3,10 +3,11 @@
 
 use eframe::egui::{self, RichText, Ui};
 
-use super::bandwidth_view::{BandwidthRunData, BandwidthView};
-use super::collectives_view::{CollectivesRunData, CollectivesView};
+use super::bandwidth_view::BandwidthView;
+use super::collectives_view::CollectivesView;
+use super::palette::SourceBadge;
 use super::scaling_view::ScalingView;
-use super::{compare_view, palette, snapshot, topology_view};
+use super::{compare_view, palette, snapshot, topology_view, widgets};
 use crate::health::HealthReport;
 use crate::model::{Algo, CollectiveOp, Source, Topology};
 use crate::report::Report;
@@ -21,37 +22,79 @@ const SUMMARY_HEIGHT: u32 = 900;
 /// Workloads shown in `scaling.png`.
 const SCALING_SHOWN: usize = 3;
 
-/// The Bandwidth view filled with a report's results.
-pub fn bandwidth_view(r: &Report) -> Option<BandwidthView> {
-    let b = r.bandwidth.as_ref()?;
-    Some(BandwidthView::with_results(
-        &r.topology,
-        BandwidthRunData {
-            results: b.results.clone(),
-            warnings: r.warnings.clone(),
-            backend: b.backend.clone(),
-            cancelled: r.cancelled,
-        },
-    ))
+/// A view with the report it draws, for a report's pages (and tests) that draw a view without
+/// the app.
+pub struct ViewPage<V> {
+    /// The view's state (what it shows).
+    pub view: V,
+    /// The report whose sections it draws.
+    pub report: Report,
 }
 
-/// The Collectives view filled with a report's results.
-pub fn collectives_view(r: &Report) -> Option<CollectivesView> {
-    let c = r.collectives.as_ref()?;
-    Some(CollectivesView::with_results(
-        &r.topology,
-        CollectivesRunData {
-            results: c.results.clone(),
-            warnings: Vec::new(),
-            backend: c.backend.clone(),
-        },
-    ))
+impl ViewPage<BandwidthView> {
+    /// The view as the app shows it (with its run controls).
+    pub fn ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.ui(ui, &self.report);
+    }
+
+    /// The view as a page (no widgets). `_topology` is the report's own: the page renderer
+    /// passes it.
+    pub fn document_ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.document_ui(ui, &self.report);
+    }
 }
 
-/// The Scaling view showing a report's run as it was produced.
-pub fn scaling_view(r: &Report, shown: usize) -> Option<ScalingView> {
-    let s = r.scaling.as_ref()?;
-    Some(ScalingView::with_report(s.run.clone(), shown))
+impl ViewPage<CollectivesView> {
+    /// The view as the app shows it (with its run controls).
+    pub fn ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.ui(ui, &self.report);
+    }
+
+    /// The view as a page (no widgets). `_topology` is the report's own: the page renderer
+    /// passes it.
+    pub fn document_ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.document_ui(ui, &self.report);
+    }
+}
+
+impl ViewPage<ScalingView> {
+    /// The view as the app shows it (with its controls).
+    pub fn ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.ui(ui, &mut self.report);
+    }
+
+    /// The view as a page (no widgets). `_topology` is the report's own: the page renderer
+    /// passes it.
+    pub fn document_ui(&mut self, ui: &mut Ui, _topology: &Topology) {
+        self.view.document_ui(ui, &self.report);
+    }
+}
+
+/// The Bandwidth view of a report, when it has bandwidth results.
+pub fn bandwidth_view(r: &Report) -> Option<ViewPage<BandwidthView>> {
+    r.bandwidth.as_ref()?;
+    Some(ViewPage {
+        view: BandwidthView::default(),
+        report: r.clone(),
+    })
+}
+
+/// The Collectives view of a report, when it has collectives results.
+pub fn collectives_view(r: &Report) -> Option<ViewPage<CollectivesView>> {
+    r.collectives.as_ref()?;
+    Some(ViewPage {
+        view: CollectivesView::default(),
+        report: r.clone(),
+    })
+}
+
+/// The Scaling view of a report (its first `shown` workloads), when it has scaling results.
+pub fn scaling_view(r: &Report, shown: usize) -> Option<ViewPage<ScalingView>> {
+    r.scaling.as_ref()?;
+    Some(ViewPage {
+        view: ScalingView::for_report(r, shown),
+        report: r.clone(),
+    })
 }
 
 /// One line naming the report and where its figures come from, for banners and page headers.
@@ -74,8 +117,8 @@ pub fn provenance(r: &Report) -> String {
 /// `report file`, `modeled`) and the words behind it (`example (measured on 2× H200 SXM · vm,
 /// 2026-11-22)`). Nothing in a report is "measured here": only this machine's own runs are.
 pub struct Origin {
-    /// The badge's text; also the key of its color ([`palette::source_badge`]).
-    pub badge: &'static str,
+    /// The badge.
+    pub badge: SourceBadge,
     /// The badge's meaning, for hover text and headers.
     pub text: String,
 }
@@ -95,17 +138,17 @@ pub fn origin(r: &Report, example: bool) -> Origin {
     };
     if example {
         Origin {
-            badge: "example",
+            badge: SourceBadge::Example,
             text: format!("example ({what})"),
         }
     } else if modeled {
         Origin {
-            badge: "modeled",
+            badge: SourceBadge::Modeled,
             text: format!("{what} · {machine}"),
         }
     } else {
         Origin {
-            badge: "report file",
+            badge: SourceBadge::ReportFile,
             text: format!("report file ({what})"),
         }
     }
@@ -173,11 +216,7 @@ pub fn summary(ui: &mut Ui, r: &Report) {
                 .strong(),
         );
         if r.has_modeled() {
-            topology_view::badge(
-                ui,
-                "contains modeled figures",
-                palette::source_badge("catalog"),
-            );
+            widgets::badge(ui, "contains modeled figures", SourceBadge::Modeled.color());
         }
     });
     if let Some(i) = report_summary::interconnect(r) {
@@ -275,7 +314,7 @@ fn verdict(ui: &mut Ui, r: &Report) {
         } else {
             h.verdict.to_string()
         };
-        topology_view::badge(ui, &word, palette::verdict_fill(h.verdict));
+        widgets::badge(ui, &word, palette::verdict_fill(h.verdict));
         let c = &h.counts;
         ui.label(
             RichText::new(format!(

@@ -13,9 +13,11 @@ use std::collections::BTreeSet;
 use eframe::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Bar, BarChart, GridMark, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
-use super::jobs::{Worker, WorkerMsg, spawn_job};
+use super::job_panel::{JobPanel, Progress, modeled_line};
+use super::jobs::SharedRunner;
 use super::palette;
-use crate::model::{Topology, TopologySource};
+use crate::model::{Source, Topology};
+use crate::report::{Report, ScalingSection};
 use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_modeled};
 use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
 use crate::scaling::{Mode, RowSource, ScalingPoint};
@@ -124,65 +126,56 @@ pub enum YAxis {
     Efficiency,
 }
 
-/// State of the Scaling view.
+/// State of the Scaling view on one source: the workloads offered and chosen, how the plots
+/// read, the model of this machine for the choice, and the measurement in flight.
+///
+/// On this machine, a server, a catalog or an imported machine, the view models the chosen
+/// workloads itself (arithmetic, in `ui()`) and measured rows come from a job; both become the
+/// source report's scaling section, which is what the view draws and what saving writes. On an
+/// opened report the view draws the report's own section as it is (`fixed`).
 pub struct ScalingView {
-    /// False when the topology shown is not this machine (an opened report): runs are then
-    /// modeled, never measured on whatever GPUs this machine has.
-    this_machine: bool,
-    topo_label: String,
+    panel: JobPanel<ScalingSection>,
     workloads: Vec<Workload>,
     selected: BTreeSet<String>,
     max_gpus: usize,
     /// The modeled run for the current selection (recomputed when it changes).
     modeled: Option<ScalingRun>,
     modeled_key: String,
-    job: Option<Worker<ScalingRun>>,
+    /// The measured rows of the last measurement.
     measured: Option<ScalingRun>,
-    error: Option<String>,
     /// The custom-workload form.
     pub form: WorkloadForm,
-    /// Showing a finished run as it is (a report): the model is not recomputed.
+    /// Drawing a report's own section: the model is not recomputed.
     fixed: bool,
     /// Speedup (log) or efficiency (%).
     pub y_axis: YAxis,
     /// The "your 1-GPU step" fields, per workload, as typed.
     calibration_text: std::collections::BTreeMap<String, String>,
-    /// The server measurements run on, and its name (`None`: this machine).
-    runner: Option<(super::jobs::SharedRunner, String)>,
 }
 
 impl Default for ScalingView {
     fn default() -> Self {
         Self {
-            this_machine: true,
-            topo_label: String::new(),
+            panel: JobPanel::default(),
             workloads: workload::catalog(),
             selected: ["resnet50".to_string()].into_iter().collect(),
             max_gpus: VIEW_MAX_GPUS,
             modeled: None,
             modeled_key: String::new(),
-            job: None,
             measured: None,
-            error: None,
             form: WorkloadForm::default(),
             fixed: false,
             y_axis: YAxis::Speedup,
             calibration_text: Default::default(),
-            runner: None,
         }
     }
 }
 
 impl ScalingView {
-    /// Says whether the topology passed to `ui` is this machine (measured runs allowed) or
-    /// another one (an opened report; runs are modeled).
-    pub fn set_this_machine(&mut self, this_machine: bool) {
-        self.this_machine = this_machine;
-    }
-
-    /// Sends measurements to a server (`None`: this machine).
-    pub fn set_runner(&mut self, runner: Option<(super::jobs::SharedRunner, String)>) {
-        self.runner = runner;
+    /// Says where measurements go: this machine or a server (with its connection and name),
+    /// or nowhere (an opened report: `this_machine` false).
+    pub fn set_machine(&mut self, this_machine: bool, runner: Option<(SharedRunner, String)>) {
+        self.panel.set_machine(this_machine, runner);
     }
 
     /// A view with these workloads selected (for screenshots and tests).
@@ -193,18 +186,17 @@ impl ScalingView {
         }
     }
 
-    /// A view showing a finished (e.g. measured) run beside the model.
-    pub fn with_run(names: &[&str], run: ScalingRun) -> Self {
-        let mut v = Self::with_selection(names);
-        v.measured = Some(run);
-        v
-    }
-
-    /// A view showing a finished run exactly as it was produced (a report's scaling section):
-    /// its model rows (fed by whatever curve and rates the run used) and its measured rows. The
-    /// first `show` workloads of the run are selected.
-    pub fn with_report(run: ScalingRun, show: usize) -> Self {
-        let mut v = Self::default();
+    /// The view of an opened report: its scaling section drawn as it was produced (its model
+    /// rows, fed by whatever curve and rates the run used, and its measured rows), the first
+    /// `show` of its workloads selected.
+    pub fn for_report(report: &Report, show: usize) -> Self {
+        let mut v = Self {
+            fixed: true,
+            ..Self::default()
+        };
+        let Some(run) = report.scaling.as_ref().map(|s| &s.run) else {
+            return v;
+        };
         for w in &run.workloads {
             v.workloads.retain(|x| x.name != w.name);
             v.workloads.push(w.clone());
@@ -222,43 +214,7 @@ impl ScalingView {
             .max()
             .unwrap_or(VIEW_MAX_GPUS)
             .min(VIEW_MAX_GPUS.max(8));
-        v.modeled = Some(ScalingRun {
-            rows: run
-                .rows
-                .iter()
-                .filter(|r| r.source == RowSource::Modeled && r.n_gpus <= v.max_gpus)
-                .cloned()
-                .collect(),
-            ..run.clone()
-        });
-        v.measured = Some(measured_only(&run));
-        v.fixed = true;
         v
-    }
-
-    /// What the view shows now as one run (selected workloads only), for Save CSV/PNG.
-    pub fn export_run(&self) -> ScalingRun {
-        let base = self.modeled.clone().unwrap_or_default();
-        let mut notes = base.notes.clone();
-        if let Some(m) = &self.measured {
-            notes.extend(m.notes.iter().cloned());
-        }
-        ScalingRun {
-            machine: base.machine,
-            workloads: self
-                .workloads
-                .iter()
-                .filter(|w| self.selected.contains(&w.name))
-                .cloned()
-                .collect(),
-            rows: self
-                .rows()
-                .into_iter()
-                .filter(|r| self.selected.contains(&r.workload))
-                .collect(),
-            notes,
-            framework: self.measured.as_ref().and_then(|m| m.framework.clone()),
-        }
     }
 
     /// The selected workload names.
@@ -271,22 +227,9 @@ impl ScalingView {
         &self.workloads
     }
 
-    /// The rows shown now: the model, then measured rows.
-    pub fn rows(&self) -> Vec<ScalingPoint> {
-        let mut rows: Vec<ScalingPoint> = self
-            .modeled
-            .as_ref()
-            .map(|r| r.rows.clone())
-            .unwrap_or_default();
-        if let Some(m) = &self.measured {
-            rows.extend(m.rows.iter().cloned());
-        }
-        rows
-    }
-
     /// True while a measurement runs.
     pub fn running(&self) -> bool {
-        self.job.as_ref().is_some_and(|j| !j.finished)
+        self.panel.running()
     }
 
     /// Adds the form's workload and selects it; the form shows why when it is invalid.
@@ -303,10 +246,21 @@ impl ScalingView {
         }
     }
 
-    fn refresh_model(&mut self, topology: &Topology) {
+    /// Takes the measured rows the measurement in flight delivered into `report`'s section.
+    pub fn poll(&mut self, report: &mut Report) {
+        if let Some(r) = self.panel.poll_report() {
+            self.measured = Some(measured_only(&r.scaling.map(|s| s.run).unwrap_or_default()));
+            self.write_section(report);
+        }
+    }
+
+    /// Models the chosen workloads on `report`'s machine when the choice changed, and writes
+    /// the section.
+    fn refresh_model(&mut self, report: &mut Report) {
         if self.fixed {
             return;
         }
+        let topology = &report.topology;
         let key = format!(
             "{}|{:?}|{}|{}",
             topology.source.label(),
@@ -318,101 +272,113 @@ impl ScalingView {
             return;
         }
         self.modeled_key = key;
-        let chosen: Vec<Workload> = self
-            .workloads
-            .iter()
-            .filter(|w| self.selected.contains(&w.name))
-            .cloned()
-            .collect();
         self.modeled = Some(run_modeled(
             topology,
             &[],
-            &chosen,
+            &self.chosen(),
             &Mode::ALL,
             self.max_gpus,
         ));
+        self.write_section(report);
     }
 
-    /// Draws the view for `topology`.
-    pub fn ui(&mut self, ui: &mut Ui, topology: &Topology) {
-        let label = topology.source.label();
-        if self.topo_label != label {
-            self.topo_label = label;
-            if !self.running() && !self.fixed {
-                self.measured = None;
-            }
+    /// The section of what the view shows now (selected workloads only): the model, then the
+    /// measured rows.
+    fn write_section(&self, report: &mut Report) {
+        let base = self.modeled.clone().unwrap_or_default();
+        let mut notes = base.notes.clone();
+        let mut rows = base.rows;
+        if let Some(m) = &self.measured {
+            notes.extend(m.notes.iter().cloned());
+            rows.extend(m.rows.iter().cloned());
         }
-        if let Some(job) = &mut self.job {
-            for msg in job.poll() {
-                match msg {
-                    WorkerMsg::Progress { partial, .. } => self.measured = Some(partial),
-                    WorkerMsg::Done(r) => {
-                        self.measured = Some(r);
-                        self.error = None;
-                    }
-                    WorkerMsg::Failed(e) => self.error = Some(e),
-                }
-            }
+        rows.retain(|r| self.selected.contains(&r.workload));
+        let source = if rows.iter().all(|r| r.source == RowSource::Modeled) {
+            Source::Modeled
+        } else {
+            Source::Measured
+        };
+        report.scaling = Some(ScalingSection {
+            source,
+            run: ScalingRun {
+                machine: base.machine,
+                workloads: self.chosen(),
+                rows,
+                notes,
+                framework: self.measured.as_ref().and_then(|m| m.framework.clone()),
+            },
+        });
+    }
+
+    /// The selected workloads, in the order offered.
+    fn chosen(&self) -> Vec<Workload> {
+        self.workloads
+            .iter()
+            .filter(|w| self.selected.contains(&w.name))
+            .cloned()
+            .collect()
+    }
+
+    /// Notes to list under the plots: a report's, or what the measurement noted (the model's
+    /// own notes say what the header line already does).
+    fn notes<'a>(&'a self, section: Option<&'a ScalingSection>) -> &'a [String] {
+        if self.fixed {
+            section.map_or(&[], |s| &s.run.notes)
+        } else {
+            self.measured.as_ref().map_or(&[], |m| &m.notes)
         }
-        self.refresh_model(topology);
-        let live = self.this_machine && matches!(topology.source, TopologySource::Live { .. });
+    }
+
+    /// Draws the view of `report`'s machine, modeling the chosen workloads into its scaling
+    /// section first (unless it is a report's own).
+    pub fn ui(&mut self, ui: &mut Ui, report: &mut Report) {
+        self.refresh_model(report);
+        let report = &*report;
+        let live = self.panel.measures(&report.topology);
         // Its own id: every tab keeps its own scroll offset.
         egui::ScrollArea::both()
             .id_salt("scaling-view")
             .auto_shrink([false; 2])
             .show(ui, |ui| {
-                self.controls(ui, topology, live);
-                if let Some(e) = &self.error {
+                self.controls(ui, &report.topology, live);
+                if let Some(e) = self.panel.error() {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
-                if let Some(m) = self.modeled.as_ref().and_then(|r| r.machine.as_ref()) {
+                let section = report.scaling.as_ref();
+                if let Some(m) = section.and_then(|s| s.run.machine.as_ref()) {
                     ui.label(RichText::new(machine_line(m)).weak());
                 }
-                let rows = self.rows();
-                let chosen: Vec<Workload> = self
-                    .workloads
-                    .iter()
-                    .filter(|w| self.selected.contains(&w.name))
-                    .cloned()
-                    .collect();
+                let rows = section.map_or(&[][..], |s| &s.run.rows);
+                let chosen = self.chosen();
                 if chosen.is_empty() {
                     ui.label(RichText::new("Pick one or more workloads above.").weak());
                 }
                 for w in &chosen {
                     self.calibration_field(ui, w);
-                    workload_plots(ui, w, &rows, self.y_axis, self.max_gpus);
+                    workload_plots(ui, w, rows, self.y_axis, self.max_gpus);
                 }
-                if let Some(m) = &self.measured {
-                    for n in &m.notes {
-                        ui.colored_label(palette::P2P_NS, n);
-                    }
+                for n in self.notes(section) {
+                    ui.colored_label(palette::P2P_NS, n);
                 }
                 ui.separator();
                 self.form_ui(ui);
             });
     }
 
-    /// Draws the shown workloads as a document for a report's PNG: plots and tables, no
-    /// workload pickers, calibration fields or the custom-workload form, no scroll area.
-    pub fn document_ui(&mut self, ui: &mut Ui, topology: &Topology) {
-        self.refresh_model(topology);
-        if let Some(m) = self.modeled.as_ref().and_then(|r| r.machine.as_ref()) {
+    /// Draws the shown workloads of `report`'s scaling section as a document for a report's
+    /// PNG: plots and tables, no workload pickers, calibration fields or the custom-workload
+    /// form, no scroll area.
+    pub fn document_ui(&mut self, ui: &mut Ui, report: &Report) {
+        let section = report.scaling.as_ref();
+        if let Some(m) = section.and_then(|s| s.run.machine.as_ref()) {
             ui.label(RichText::new(machine_line(m)).weak());
         }
-        let rows = self.rows();
-        let chosen: Vec<Workload> = self
-            .workloads
-            .iter()
-            .filter(|w| self.selected.contains(&w.name))
-            .cloned()
-            .collect();
-        for w in &chosen {
-            workload_plots(ui, w, &rows, self.y_axis, self.max_gpus);
+        let rows = section.map_or(&[][..], |s| &s.run.rows);
+        for w in &self.chosen() {
+            workload_plots(ui, w, rows, self.y_axis, self.max_gpus);
         }
-        if let Some(m) = &self.measured {
-            for n in &m.notes {
-                ui.colored_label(palette::P2P_NS, n);
-            }
+        for n in self.notes(section) {
+            ui.colored_label(palette::P2P_NS, n);
         }
     }
 
@@ -436,45 +402,23 @@ impl ScalingView {
                 }
             });
             ui.horizontal_wrapped(|ui| {
-                if self.running() {
-                    if ui.button("■ Cancel").clicked()
-                        && let Some(j) = &self.job
-                    {
-                        j.cancel();
-                    }
-                    if let Some(j) = &self.job {
-                        ui.spinner();
-                        ui.label(&j.progress.2);
-                    }
-                } else if live {
-                    let ok = !self.selected.is_empty();
-                    if ui
-                        .add_enabled(
-                            ok,
-                            egui::Button::new(format!(
-                                "▶ Measure on {}",
-                                self.runner
-                                    .as_ref()
-                                    .map_or("this machine", |r| r.1.as_str())
-                            )),
-                        )
-                        .on_hover_text(
-                            "cuBLAS GEMM rate, NCCL all-reduce sweep, the real PyTorch training \
-                             step on 1, 2, 4 … N GPUs (synthetic proxies without PyTorch)",
-                        )
-                        .clicked()
-                    {
-                        self.start(ui.ctx(), topology);
-                    }
+                let label = live.then(|| self.panel.run_label(true, "Measure"));
+                let ok = !self.selected.is_empty();
+                let run = self
+                    .panel
+                    .controls(ui, label.as_deref(), ok, Progress::Spinner);
+                let hover = "cuBLAS GEMM rate, NCCL all-reduce sweep, the real PyTorch training \
+                             step on 1, 2, 4 … N GPUs (synthetic proxies without PyTorch)";
+                if run.is_some_and(|r| r.on_hover_text(hover).clicked()) {
+                    self.start(ui.ctx(), topology);
                 }
-                super::topology_view::badge(ui, "MODELED", palette::source_badge("catalog"));
-                ui.label(
-                    RichText::new(if live {
+                modeled_line(
+                    ui,
+                    if live {
                         "the model updates as you pick workloads; Measure runs them on the GPUs"
                     } else {
                         "the model updates as you pick workloads (measuring needs this machine's GPUs)"
-                    })
-                    .weak(),
+                    },
                 );
             });
         });
@@ -495,46 +439,15 @@ impl ScalingView {
     }
 
     fn start(&mut self, ctx: &egui::Context, topology: &Topology) {
-        // A new run on a report's machine leaves the report's fixed figures behind.
-        self.fixed = false;
-        self.modeled_key.clear();
-        let topo = topology.clone();
-        let chosen: Vec<Workload> = self
-            .workloads
-            .iter()
-            .filter(|w| self.selected.contains(&w.name))
-            .cloned()
-            .collect();
-        let max = self.max_gpus;
-        self.error = None;
-        let target = match &self.runner {
-            Some(_) => crate::job::Target::Live,
-            None => crate::job::Target::Topology {
-                topology: Box::new(topo),
-            },
-        };
         let job = crate::job::Job::Scaling {
-            target,
+            target: self.panel.target(topology, true),
             gpus: Vec::new(),
-            workloads: chosen,
+            workloads: self.chosen(),
             modes: Mode::ALL.to_vec(),
-            max_gpus: max,
+            max_gpus: self.max_gpus,
             measure: Some(MeasureOptions::default()),
         };
-        self.job = Some(spawn_job(
-            ctx,
-            "scalescope-scaling",
-            self.runner.as_ref().map(|r| r.0.clone()),
-            job,
-            |r| {
-                measured_only(
-                    &r.scaling
-                        .as_ref()
-                        .map(|s| s.run.clone())
-                        .unwrap_or_default(),
-                )
-            },
-        ));
+        self.panel.start(ctx, "scalescope-scaling", job, None);
     }
 
     /// "your 1-GPU step" for one workload: a figure typed here calibrates its compute term (the

@@ -6,10 +6,11 @@
 
 use eframe::egui::{
     self, Align, Align2, Color32, CornerRadius, FontId, Layout, Rect, RichText, Sense, Shape,
-    Stroke, StrokeKind, Ui, Vec2, WidgetInfo, pos2, vec2,
+    Stroke, StrokeKind, Ui, Vec2, pos2, vec2,
 };
 
-use super::palette;
+use super::palette::{self, SourceBadge};
+use super::widgets::{Cell, Segment, badge, matrix, matrix_width};
 use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, Topology, TopologySource};
 
 /// The whole view: header, machine drawing, GPU cards, the three matrices and the notes.
@@ -30,8 +31,8 @@ pub fn show_with_health(
 /// How the header names a topology that is not shown for its own sake (a report's): the
 /// report's badge and machine name instead of the topology source's.
 pub struct ShownAs {
-    /// The badge (`example`, `report file`, `modeled`), also its color's key.
-    pub badge: &'static str,
+    /// The badge (`example`, `report file`, `modeled`).
+    pub badge: SourceBadge,
     /// The machine's name, e.g. `2× H200 SXM · vm`.
     pub name: String,
     /// The badge's meaning, shown under the name.
@@ -48,7 +49,7 @@ pub fn show_as(
     match shown_as {
         Some(s) => {
             ui.horizontal(|ui| {
-                badge(ui, s.badge, palette::source_badge(s.badge));
+                super::widgets::source_badge(ui, s.badge);
                 ui.label(RichText::new(&s.name).size(22.0).strong());
             });
             ui.label(RichText::new(&s.text).weak());
@@ -120,28 +121,7 @@ fn section(ui: &mut Ui, title: &str) {
 
 /// A small colored pill saying `measured here` (this machine), `imported` or `catalog`.
 pub fn source_badge(ui: &mut Ui, source: &TopologySource) -> egui::Response {
-    let text = match source {
-        TopologySource::Live { .. } => "measured here",
-        other => other.kind(),
-    };
-    badge(ui, text, palette::source_badge(source.kind()))
-}
-
-/// A small colored pill with `text`.
-pub fn badge(ui: &mut Ui, text: &str, fill: Color32) -> egui::Response {
-    egui::Frame::new()
-        .fill(fill)
-        .corner_radius(CornerRadius::same(8))
-        .inner_margin(egui::Margin::symmetric(7, 1))
-        .show(ui, |ui| {
-            ui.label(
-                RichText::new(text.to_uppercase())
-                    .size(10.5)
-                    .strong()
-                    .color(palette::text_on(fill)),
-            )
-        })
-        .inner
+    super::widgets::source_badge(ui, SourceBadge::of_topology(source))
 }
 
 /// The machine's name (large), its source badge and one line of facts.
@@ -999,176 +979,10 @@ fn gpu_card(ui: &mut Ui, gpu: &Gpu, visuals: &egui::Visuals) {
 // ---------------------------------------------------------------------------------------------
 // Matrices
 
-/// One colored part of a matrix cell.
-struct Segment {
-    text: String,
-    fill: Option<Color32>,
-}
-
-/// A matrix cell: one or more colored segments, an accessible label and hover text.
-pub(crate) struct Cell {
-    segments: Vec<Segment>,
-    label: String,
-    hover: String,
-}
-
-impl Cell {
-    pub(crate) fn single(
-        text: impl Into<String>,
-        fill: Option<Color32>,
-        label: String,
-        hover: String,
-    ) -> Self {
-        Self {
-            segments: vec![Segment {
-                text: text.into(),
-                fill,
-            }],
-            label,
-            hover,
-        }
-    }
-}
-
-/// Width of a matrix's row-label column.
-const MATRIX_LABEL_W: f32 = 60.0;
 /// Cell of the line-rate matrix.
 const RATE_CELL: Vec2 = vec2(58.0, 26.0);
 /// Cell of the P2P matrix (four capability segments).
 const P2P_CELL: Vec2 = vec2(66.0, 26.0);
-
-/// Width of a [`matrix`] of `cols` columns of `cell_w` without extra columns.
-fn matrix_width(cols: usize, cell_w: f32) -> f32 {
-    MATRIX_LABEL_W + cell_w * cols as f32
-}
-
-/// Draws a matrix of `rows × cols` cells with headers; extra text columns follow on the right.
-pub(crate) fn matrix(
-    ui: &mut Ui,
-    id_salt: &str,
-    col_labels: &[String],
-    row_labels: &[String],
-    cell_size: Vec2,
-    extra_cols: &[(&str, f32, Vec<String>)],
-    mut cell: impl FnMut(usize, usize) -> Option<Cell>,
-) {
-    let visuals = ui.visuals().clone();
-    let mono = FontId::monospace(12.5);
-    let label_w = MATRIX_LABEL_W;
-    let header_h = 22.0;
-    let extra_w: f32 = extra_cols.iter().map(|(_, w, _)| *w).sum();
-    let size = vec2(
-        label_w + cell_size.x * col_labels.len() as f32 + extra_w,
-        header_h + cell_size.y * row_labels.len() as f32,
-    );
-    let (rect, _) = ui.allocate_exact_size(size, Sense::hover());
-    let painter = ui.painter_at(rect.expand(2.0));
-    let text = visuals.text_color();
-    let weak = visuals.weak_text_color();
-    let origin = rect.min;
-    for (c, l) in col_labels.iter().enumerate() {
-        let x = origin.x + label_w + cell_size.x * (c as f32 + 0.5);
-        painter.text(
-            pos2(x, origin.y + header_h / 2.0),
-            Align2::CENTER_CENTER,
-            l,
-            mono.clone(),
-            text,
-        );
-    }
-    let mut ex = origin.x + label_w + cell_size.x * col_labels.len() as f32 + 14.0;
-    for (title, w, values) in extra_cols {
-        painter.text(
-            pos2(ex, origin.y + header_h / 2.0),
-            Align2::LEFT_CENTER,
-            *title,
-            FontId::proportional(12.0),
-            weak,
-        );
-        for (r, v) in values.iter().enumerate() {
-            let y = origin.y + header_h + cell_size.y * (r as f32 + 0.5);
-            painter.text(pos2(ex, y), Align2::LEFT_CENTER, v, mono.clone(), text);
-        }
-        ex += *w;
-    }
-    let mut hovered: Option<(usize, usize)> = None;
-    for (r, l) in row_labels.iter().enumerate() {
-        let y = origin.y + header_h + cell_size.y * r as f32;
-        painter.text(
-            pos2(origin.x + label_w - 8.0, y + cell_size.y / 2.0),
-            Align2::RIGHT_CENTER,
-            l,
-            mono.clone(),
-            text,
-        );
-        for c in 0..col_labels.len() {
-            let Some(cell) = cell(r, c) else {
-                continue;
-            };
-            let x = origin.x + label_w + cell_size.x * c as f32;
-            let cell_rect = Rect::from_min_size(pos2(x, y), cell_size).shrink(1.5);
-            let n = cell.segments.len().max(1) as f32;
-            let seg_w = cell_rect.width() / n;
-            for (k, seg) in cell.segments.iter().enumerate() {
-                let seg_rect = Rect::from_min_size(
-                    pos2(cell_rect.left() + seg_w * k as f32, cell_rect.top()),
-                    vec2(seg_w, cell_rect.height()),
-                );
-                let seg_rect = if n > 1.0 {
-                    seg_rect.shrink2(vec2(0.75, 0.0))
-                } else {
-                    seg_rect
-                };
-                let fill = seg.fill.unwrap_or_else(|| palette::neutral_cell(&visuals));
-                painter.rect_filled(seg_rect, CornerRadius::same(3), fill);
-                let color = if seg.fill.is_some() {
-                    palette::text_on(fill)
-                } else {
-                    weak
-                };
-                painter.text(
-                    seg_rect.center(),
-                    Align2::CENTER_CENTER,
-                    &seg.text,
-                    mono.clone(),
-                    color,
-                );
-            }
-            let id = ui.scope_id().with((id_salt, r, c));
-            let resp = ui.interact(cell_rect, id, Sense::hover());
-            let label = cell.label.clone();
-            resp.widget_info(|| WidgetInfo::labeled(egui::Role::Label, true, &label));
-            if resp.hovered() {
-                hovered = Some((r, c));
-                painter.rect_stroke(
-                    cell_rect.expand(1.0),
-                    CornerRadius::same(4),
-                    Stroke::new(2.0, text),
-                    StrokeKind::Outside,
-                );
-            }
-            if !cell.hover.is_empty() {
-                resp.on_hover_text(RichText::new(cell.hover));
-            }
-        }
-    }
-    // Underline the hovered cell's row and column headers so the pair is easy to read.
-    if let Some((r, c)) = hovered {
-        let hx = origin.x + label_w + cell_size.x * (c as f32 + 0.5);
-        painter.line_segment(
-            [
-                pos2(hx - 12.0, origin.y + header_h - 3.0),
-                pos2(hx + 12.0, origin.y + header_h - 3.0),
-            ],
-            Stroke::new(2.0, text),
-        );
-        let ry = origin.y + header_h + cell_size.y * (r as f32 + 1.0) - 4.0;
-        painter.line_segment(
-            [pos2(origin.x + 6.0, ry), pos2(origin.x + label_w - 8.0, ry)],
-            Stroke::new(2.0, text),
-        );
-    }
-}
 
 fn gpu_label(i: usize) -> String {
     format!("GPU{i}")

@@ -1,0 +1,105 @@
+//! What the user can ask of the app: the views (tabs), the sources, what a Save writes, and the
+//! [`Action`]s that buttons, menu items and shortcuts push during layout and the shell carries
+//! out after it. The vocabulary the shell and its parts share, so that no part needs another.
+
+use serde::{Deserialize, Serialize};
+
+/// The views, shown as tabs in the top bar. Each view lives in a file of its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum View {
+    /// How the GPUs and NICs are connected ([`super::topology_view`]).
+    #[default]
+    Topology,
+    /// Copy bandwidth and latency ([`super::bandwidth_view`]).
+    Bandwidth,
+    /// NCCL and scalescope's own collectives ([`super::collectives_view`]).
+    Collectives,
+    /// Weak and strong scaling of workloads ([`super::scaling_view`]).
+    Scaling,
+    /// Opened reports side by side ([`super::compare_view`]).
+    Compare,
+}
+
+impl View {
+    /// Every view, in tab order.
+    pub const ALL: &[View] = &[
+        View::Topology,
+        View::Bandwidth,
+        View::Collectives,
+        View::Scaling,
+        View::Compare,
+    ];
+
+    /// The tab's label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            View::Topology => "Topology",
+            View::Bandwidth => "Bandwidth",
+            View::Collectives => "Collectives",
+            View::Scaling => "Scaling",
+            View::Compare => "Compare",
+        }
+    }
+}
+
+/// Which source is selected in the side panel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceKey {
+    /// This machine, read through NVML.
+    Live,
+    /// A catalog entry, by id.
+    Catalog(String),
+    /// The n-th imported machine.
+    Imported(usize),
+    /// The n-th opened (or bundled) report.
+    Report(usize),
+    /// The n-th server connected to (`--remote`, "Connect to server…").
+    Server(usize),
+}
+
+/// What a Save button saves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveKind {
+    Csv,
+    Png,
+    /// The whole report as one self-contained HTML file (any view).
+    Html,
+}
+
+/// Something the user asked for during layout, handled after it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Show this source.
+    Select(SourceKey),
+    /// Give the n-th report's machine this name (empty: back to the name from its GPUs).
+    RenameReport(usize, String),
+    /// Open the file dialog to import `nvidia-smi` captures.
+    OpenDialog,
+    /// Open the file dialog to open reports (`report.json`).
+    OpenReportDialog,
+    /// Save the current view as CSV or PNG, or the source's report as HTML (a save dialog on a
+    /// worker thread).
+    Save(SaveKind),
+    /// Switch to this view.
+    SetView(View),
+    /// Toggle dark/light theme.
+    ToggleTheme,
+    /// Hide the error line.
+    DismissError,
+    /// Hide the "live data unavailable" banner.
+    DismissBanner,
+    /// Show or hide the Sources side panel.
+    ToggleSidebar,
+    /// Close the window.
+    Quit,
+    /// The path field's OK: open or save the path typed there.
+    PromptOk,
+    /// Close the path field.
+    PromptCancel,
+    /// Connect to this server (`[user@]host`).
+    Connect(String),
+    /// Copy this binary to the n-th server, then connect.
+    InstallOn(usize),
+    /// Run the quick suite on the n-th server; its report joins Reports (and Compare).
+    RunSuiteOn(usize),
+}

@@ -1,0 +1,535 @@
+//! Files in and out of the app: the desktop's file dialogs (rfd, on worker threads), the path
+//! field that stands in for them where none can open, files dropped on the window, and reading
+//! reports and `nvidia-smi` captures on worker threads.
+//!
+//! Captures are read through the one import entry the command line's `--import` uses
+//! ([`smi_query::import_machine`]): `nvidia-smi topo -m/-mp/-p2p`, `-q`, `-q -x` and
+//! `nvlink -s/-e`, in any mix, as one machine.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use eframe::egui::{self, Color32, Key, RichText};
+
+use super::action::{Action, SaveKind, View};
+use super::jobs::Inbox;
+use super::palette;
+use super::saving::{self, SaveWork};
+use crate::health::run::{CheckOptions, check_described};
+use crate::report::Report;
+use crate::topology::smi_query;
+
+/// A file dialog that closes sooner than this without a choice never reached the user: rfd
+/// returns `None` at once when the desktop has no file-dialog portal and no zenity.
+const NO_DIALOG_WITHIN: Duration = Duration::from_millis(400);
+/// Environment variable: `path` always uses the in-app path field instead of file dialogs.
+pub const FILE_DIALOG_ENV: &str = "SCALESCOPE_FILE_DIALOG";
+
+/// How the app asks for a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileDialogs {
+    /// The desktop's file dialog (rfd: the XDG portal, then zenity); when it cannot open, the
+    /// path field takes over with the reason.
+    Native,
+    /// Always the in-app path field; the text says why (shown in the field's window).
+    PathField(String),
+}
+
+impl FileDialogs {
+    /// The path field when `SCALESCOPE_FILE_DIALOG=path` is set, or on Linux when no dialog
+    /// can open: no D-Bus session (so no portal) and no zenity on `PATH` — the usual case over
+    /// X forwarding or VNC to a server. Otherwise the desktop's dialog.
+    pub fn detect() -> Self {
+        if std::env::var_os(FILE_DIALOG_ENV).is_some_and(|v| v == "path") {
+            return Self::PathField(format!("{FILE_DIALOG_ENV}=path is set."));
+        }
+        if !cfg!(target_os = "linux") {
+            return Self::Native;
+        }
+        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        let session_bus = set("DBUS_SESSION_BUS_ADDRESS")
+            || std::env::var_os("XDG_RUNTIME_DIR")
+                .is_some_and(|d| Path::new(&d).join("bus").exists());
+        let zenity = std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("zenity").is_file()));
+        if session_bus || zenity {
+            Self::Native
+        } else {
+            Self::PathField(
+                "This desktop has no file-dialog portal (no D-Bus session) and no zenity.".into(),
+            )
+        }
+    }
+}
+
+/// What a file dialog (or the path field standing in for it) is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileRequest {
+    /// Open reports (`report.json`).
+    OpenReport,
+    /// Import `nvidia-smi` captures (one machine).
+    OpenSmi,
+    /// Save `view` as CSV or PNG, or the report as HTML.
+    Save { kind: SaveKind, view: View },
+}
+
+impl FileRequest {
+    /// The path window's title.
+    fn title(&self) -> String {
+        match self {
+            FileRequest::OpenReport => "Open report".into(),
+            FileRequest::OpenSmi => "Open nvidia-smi output".into(),
+            FileRequest::Save { kind, view } => format!(
+                "Save {} as {}",
+                view.label(),
+                match kind {
+                    SaveKind::Csv => "CSV",
+                    SaveKind::Png => "PNG",
+                    SaveKind::Html => "report.html",
+                }
+            ),
+        }
+    }
+
+    fn opens(&self) -> bool {
+        !matches!(self, FileRequest::Save { .. })
+    }
+}
+
+/// The in-app path field: a small window asking for a path where no file dialog opened.
+struct PathPrompt {
+    request: FileRequest,
+    text: String,
+    /// Why no file dialog opened.
+    reason: String,
+    /// What was wrong with the last OK (or the question before replacing a file).
+    problem: Option<String>,
+    /// OK was pressed on an existing file: the next OK replaces it.
+    confirm_replace: bool,
+    /// Give the field keyboard focus on its first frame.
+    focus: bool,
+}
+
+/// What the file workers send back.
+enum Msg {
+    Read(Opened),
+    /// A Save finished: where, or why not (`None`: the dialog was closed).
+    Saved(Option<Result<String, String>>),
+    /// The file dialog closed without a choice.
+    DialogClosed,
+    /// No file dialog could open for this request (and why): the path field takes over.
+    NoDialog {
+        request: FileRequest,
+        reason: String,
+    },
+}
+
+/// What was read, for the shell to show.
+pub enum Opened {
+    /// Reports, each or the error naming its file.
+    Reports(Vec<Result<Report, String>>),
+    /// A machine read from `nvidia-smi` captures, or why not.
+    Machine(Result<Box<Report>, String>),
+    /// Where a Save went, or why it failed.
+    Saved(Result<String, String>),
+}
+
+/// File dialogs (or the path field), and the workers that read and write files.
+pub struct Files {
+    dialogs: FileDialogs,
+    /// The path field, while it is open.
+    prompt: Option<PathPrompt>,
+    /// A file dialog (or a read it started) is in flight: the Open items wait.
+    dialog_open: bool,
+    inbox: Inbox<Msg>,
+}
+
+impl Default for Files {
+    fn default() -> Self {
+        Self {
+            dialogs: FileDialogs::detect(),
+            prompt: None,
+            dialog_open: false,
+            inbox: Inbox::default(),
+        }
+    }
+}
+
+impl Files {
+    /// Chooses file dialogs or the in-app path field.
+    pub fn set_dialogs(&mut self, dialogs: FileDialogs) {
+        self.dialogs = dialogs;
+    }
+
+    /// Whether the path field is open.
+    pub fn prompt_open(&self) -> bool {
+        self.prompt.is_some()
+    }
+
+    /// Whether a file dialog is open (the Open items wait for it).
+    pub fn dialog_open(&self) -> bool {
+        self.dialog_open
+    }
+
+    /// Closes the path field.
+    pub fn close_prompt(&mut self) {
+        self.prompt = None;
+    }
+
+    /// Reads reports on a worker thread.
+    pub fn read_reports(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) -> Result<(), String> {
+        self.inbox.spawn(ctx, "scalescope-report", move || {
+            Msg::Read(Opened::Reports(read_reports(&paths)))
+        })
+    }
+
+    /// Reads `nvidia-smi` captures (one machine) on a worker thread.
+    pub fn read_captures(
+        &mut self,
+        ctx: &egui::Context,
+        paths: Vec<PathBuf>,
+    ) -> Result<(), String> {
+        self.inbox.spawn(ctx, "scalescope-import", move || {
+            Msg::Read(Opened::Machine(read_captures(&paths).map(Box::new)))
+        })
+    }
+
+    /// Opens reports or `nvidia-smi` captures: the desktop's file dialog on a worker thread, or
+    /// the path field where there is none.
+    pub fn open(&mut self, ctx: &egui::Context, request: FileRequest) -> Result<(), String> {
+        if self.dialog_open {
+            return Ok(());
+        }
+        if let FileDialogs::PathField(reason) = &self.dialogs {
+            let reason = reason.clone();
+            self.open_prompt(request, reason);
+            return Ok(());
+        }
+        let spawned = self.inbox.spawn(ctx, "scalescope-open", move || {
+            let (title, kind, extensions): (&str, &str, &[&str]) = match request {
+                FileRequest::OpenReport => {
+                    ("Open scalescope reports", "scalescope report", &["json"])
+                }
+                _ => (
+                    "Open nvidia-smi output",
+                    "nvidia-smi output",
+                    &["txt", "log", "out", "xml"],
+                ),
+            };
+            let started = Instant::now();
+            match pick_files(title, kind, extensions) {
+                Ok(Some(paths)) => Msg::Read(read(request, &paths)),
+                Ok(None) if started.elapsed() < NO_DIALOG_WITHIN => Msg::NoDialog {
+                    request,
+                    reason: no_dialog_reason(),
+                },
+                Ok(None) => Msg::DialogClosed,
+                Err(()) => Msg::NoDialog {
+                    request,
+                    reason: "The file dialog failed to open.".into(),
+                },
+            }
+        });
+        self.dialog_open = spawned.is_ok();
+        spawned
+    }
+
+    /// Saves what `work` makes for `view`: the desktop's save dialog on a worker thread, or the
+    /// path field where there is none.
+    pub fn save(
+        &mut self,
+        ctx: &egui::Context,
+        view: View,
+        kind: SaveKind,
+        work: SaveWork,
+    ) -> Result<(), String> {
+        let request = FileRequest::Save { kind, view };
+        if let FileDialogs::PathField(reason) = &self.dialogs {
+            let reason = reason.clone();
+            self.open_prompt(request, reason);
+            return Ok(());
+        }
+        let name = saving::file_name(view, kind);
+        self.inbox.spawn(ctx, "scalescope-save", move || {
+            let started = Instant::now();
+            let picked = std::panic::catch_unwind(|| {
+                rfd::FileDialog::new()
+                    .set_title("Save")
+                    .set_file_name(&name)
+                    .save_file()
+            });
+            match picked {
+                Ok(Some(path)) => Msg::Saved(Some(saving::write(&path, work))),
+                Ok(None) if started.elapsed() < NO_DIALOG_WITHIN => Msg::NoDialog {
+                    request,
+                    reason: no_dialog_reason(),
+                },
+                Ok(None) => Msg::Saved(None),
+                Err(_) => Msg::NoDialog {
+                    request,
+                    reason: "The save dialog failed to open.".into(),
+                },
+            }
+        })
+    }
+
+    /// Opens the path field for `request`, with why no dialog opened; saves start with their
+    /// file name in the current folder.
+    fn open_prompt(&mut self, request: FileRequest, reason: String) {
+        let dir = std::env::current_dir().unwrap_or_default();
+        let text = match request {
+            FileRequest::Save { kind, view } => dir
+                .join(saving::file_name(view, kind))
+                .display()
+                .to_string(),
+            _ => format!("{}/", dir.display().to_string().trim_end_matches('/')),
+        };
+        self.prompt = Some(PathPrompt {
+            request,
+            text,
+            reason,
+            problem: None,
+            confirm_replace: false,
+            focus: true,
+        });
+    }
+
+    /// The path field's OK: opens the files typed there, or saves to the path what
+    /// `save_work` makes for the view (`None`: nothing to save).
+    pub fn prompt_ok(
+        &mut self,
+        ctx: &egui::Context,
+        save_work: impl FnOnce(View, SaveKind) -> Option<SaveWork>,
+    ) -> Result<(), String> {
+        let Some(p) = &mut self.prompt else {
+            return Ok(());
+        };
+        let paths: Vec<PathBuf> = p
+            .text
+            .split(';')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(expand_home)
+            .collect();
+        if paths.is_empty() || paths.iter().any(|p| p.is_dir()) {
+            p.problem = Some("Type the path of a file (a folder is not enough).".into());
+            p.confirm_replace = false;
+            return Ok(());
+        }
+        let FileRequest::Save { kind, view } = p.request else {
+            let request = p.request;
+            self.prompt = None;
+            let spawned = self.inbox.spawn(ctx, "scalescope-open", move || {
+                Msg::Read(read(request, &paths))
+            });
+            self.dialog_open = spawned.is_ok();
+            return spawned;
+        };
+        let [path] = paths.as_slice() else {
+            p.problem = Some("Give one file to save to.".into());
+            return Ok(());
+        };
+        if path.exists() && !p.confirm_replace {
+            p.problem = Some(format!(
+                "{} exists: press OK again to replace it.",
+                path.display()
+            ));
+            p.confirm_replace = true;
+            return Ok(());
+        }
+        let path = path.clone();
+        self.prompt = None;
+        let work = save_work(view, kind).ok_or(saving::NOTHING_TO_SAVE)?;
+        self.inbox.spawn(ctx, "scalescope-save", move || {
+            Msg::Saved(Some(saving::write(&path, work)))
+        })
+    }
+
+    /// Reads files dropped onto the window: a `.json` file is a report, the others are
+    /// `nvidia-smi` captures of one machine.
+    pub fn dropped(&mut self, ctx: &egui::Context) -> Result<(), String> {
+        let dropped = ctx.input(|i| i.raw.dropped_files.clone());
+        // Native drops carry absolute paths; the files are read on worker threads.
+        let (reports, captures): (Vec<PathBuf>, Vec<PathBuf>) = dropped
+            .iter()
+            .map(|f| f.path().to_path_buf())
+            .partition(|p| is_report(p));
+        if !reports.is_empty() {
+            self.read_reports(ctx, reports)?;
+        }
+        if !captures.is_empty() {
+            self.read_captures(ctx, captures)?;
+        }
+        Ok(())
+    }
+
+    /// What the workers read or wrote since the last frame.
+    pub fn poll(&mut self) -> Vec<Opened> {
+        let mut out = Vec::new();
+        for msg in self.inbox.drain() {
+            match msg {
+                Msg::Read(opened) => {
+                    self.dialog_open = false;
+                    out.push(opened);
+                }
+                Msg::Saved(Some(result)) => out.push(Opened::Saved(result)),
+                Msg::Saved(None) => {}
+                Msg::DialogClosed => self.dialog_open = false,
+                Msg::NoDialog { request, reason } => {
+                    self.dialog_open = false;
+                    // Later requests go straight to the path field.
+                    self.dialogs = FileDialogs::PathField(reason.clone());
+                    self.open_prompt(request, reason);
+                }
+            }
+        }
+        out
+    }
+
+    /// The path field: stands in for a file dialog where none can open.
+    pub fn prompt_ui(&mut self, ctx: &egui::Context, actions: &mut Vec<Action>) {
+        let Some(p) = &mut self.prompt else { return };
+        let mut open = true;
+        egui::Window::new(p.request.title())
+            .id(egui::Id::unique("path-prompt"))
+            .collapsible(false)
+            .resizable(false)
+            .open(&mut open)
+            .anchor(egui::Align2::CENTER_TOP, [0.0, 90.0])
+            .show(ctx, |ui| prompt_contents(ui, p, actions));
+        if !open {
+            actions.push(Action::PromptCancel);
+        }
+    }
+}
+
+/// The path field's window: why, the field, the hint, what was wrong, OK and Cancel.
+fn prompt_contents(ui: &mut egui::Ui, p: &mut PathPrompt, actions: &mut Vec<Action>) {
+    ui.set_max_width(520.0);
+    ui.label(RichText::new(&p.reason).weak());
+    ui.label(RichText::new("Type the path instead:").weak());
+    ui.add_space(4.0);
+    let mut submitted = false;
+    ui.horizontal(|ui| {
+        let l = ui.label("Path");
+        let before = p.text.clone();
+        let field = ui
+            .add(egui::TextEdit::singleline(&mut p.text).desired_width(440.0))
+            .labelled_by(l.id);
+        if p.focus {
+            field.request_focus();
+            p.focus = false;
+        }
+        if p.text != before {
+            p.confirm_replace = false;
+            p.problem = None;
+        }
+        submitted = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+    });
+    let hint = if p.request.opens() {
+        "Several files: separate them with ;  · ~/ is your home folder"
+    } else {
+        "~/ is your home folder"
+    };
+    ui.label(RichText::new(hint).size(11.5).weak());
+    if let Some(problem) = &p.problem {
+        ui.colored_label(palette::P2P_NS, problem);
+    }
+    ui.horizontal(|ui| {
+        let ok = if p.confirm_replace { "Replace" } else { "OK" };
+        if ui.button(ok).clicked() || submitted {
+            actions.push(Action::PromptOk);
+        }
+        if ui.button("Cancel").clicked() {
+            actions.push(Action::PromptCancel);
+        }
+    });
+}
+
+/// Dims the window while files are dragged over it.
+pub fn drop_overlay(ctx: &egui::Context) {
+    if ctx.input(|i| i.raw.hovered_files.is_empty()) {
+        return;
+    }
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::unique("drop-overlay"),
+    ));
+    let rect = ctx.content_rect();
+    painter.rect_filled(rect, 0.0, Color32::from_black_alpha(170));
+    painter.text(
+        rect.center(),
+        egui::Align2::CENTER_CENTER,
+        "Drop reports or nvidia-smi output to open them",
+        egui::FontId::proportional(22.0),
+        Color32::WHITE,
+    );
+}
+
+/// A `.json` file is a report; anything else an `nvidia-smi` capture.
+fn is_report(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// Reads what the user chose to open.
+fn read(request: FileRequest, paths: &[PathBuf]) -> Opened {
+    match request {
+        FileRequest::OpenReport => Opened::Reports(read_reports(paths)),
+        _ => Opened::Machine(read_captures(paths).map(Box::new)),
+    }
+}
+
+/// Reads reports, each error naming its file.
+pub fn read_reports(paths: &[PathBuf]) -> Vec<Result<Report, String>> {
+    paths
+        .iter()
+        .map(|p| crate::report::load_named(p).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// Reads `nvidia-smi` captures as one machine, as `--import` does: its topology, and when the
+/// captures state the GPUs' condition (`-q`, `-q -x`, `nvlink`), the health check they
+/// describe (`scalescope check --import`), modeled.
+pub fn read_captures(paths: &[PathBuf]) -> Result<Report, String> {
+    let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let m = smi_query::import_machine(&paths).map_err(|e| e.to_string())?;
+    let machine = crate::job::machine_info(&m.topology, "import");
+    let health = m
+        .inventory
+        .is_some()
+        .then(|| check_described(&m.topology, m.inventory, m.after, &CheckOptions::default()));
+    let mut report = Report::new(machine, m.topology);
+    report.health = health;
+    Ok(report)
+}
+
+/// Why the path field shows when a dialog returned at once.
+fn no_dialog_reason() -> String {
+    "No file dialog opened: this desktop seems to have no file-dialog portal or zenity \
+     (usual over X forwarding or VNC)."
+        .into()
+}
+
+/// A typed path with a leading `~/` taken as the home folder.
+fn expand_home(text: &str) -> PathBuf {
+    match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(text),
+    }
+}
+
+/// A file dialog for opening files of one kind (plus "All files"). `Ok(None)` when closed with no
+/// choice — rfd also returns that when no portal or zenity exists; `Err` when the dialog backend
+/// panicked instead (caught, so the worker thread still reports).
+fn pick_files(title: &str, kind: &str, extensions: &[&str]) -> Result<Option<Vec<PathBuf>>, ()> {
+    std::panic::catch_unwind(|| {
+        rfd::FileDialog::new()
+            .set_title(title)
+            .add_filter(kind, extensions)
+            .add_filter("All files", &["*"])
+            .pick_files()
+            .filter(|p| !p.is_empty())
+    })
+    .map_err(|_| ())
+}

@@ -1,0 +1,127 @@
+//! Save CSV, Save PNG and Export report.html: what to write for the view on screen, made from
+//! the source's report (never rebuilt from what a view holds), on the save thread.
+//!
+//! The PNGs are the report's pages as `--bench` draws them ([`report_view::render_all`],
+//! [`report_view::render_topology_with_health`]); this is the one place the app calls them.
+
+use std::path::Path;
+
+use eframe::egui::Ui;
+
+use super::action::{Action, SaveKind, View};
+use super::{compare_view, report_view, snapshot};
+use crate::report::Report;
+
+/// The work of a Save: makes the file's bytes (on the save thread).
+pub type SaveWork = Box<dyn FnOnce() -> Result<Vec<u8>, String> + Send>;
+
+/// Why there is nothing to save.
+pub const NOTHING_TO_SAVE: &str = "Nothing to save in this view yet.";
+
+/// The file name a Save offers: `bandwidth.csv`, `topology.png`, `report.html`.
+pub fn file_name(view: View, kind: SaveKind) -> String {
+    let base = view.label().to_lowercase();
+    match kind {
+        SaveKind::Csv => format!("{base}.csv"),
+        SaveKind::Png => format!("{base}.png"),
+        SaveKind::Html => "report.html".into(),
+    }
+}
+
+/// What a Save of `view` writes: `shown` is the source's report (none while nothing is
+/// loaded), `reports` every opened report (what Compare shows). `None`: nothing to save yet.
+pub fn work(
+    view: View,
+    kind: SaveKind,
+    shown: Option<&Report>,
+    reports: &[&Report],
+) -> Option<SaveWork> {
+    if view == View::Compare && kind != SaveKind::Html {
+        return Some(compare(kind, reports));
+    }
+    let r = shown?.clone();
+    let has_section = match view {
+        View::Bandwidth => r.bandwidth.is_some(),
+        View::Collectives => r.collectives.is_some(),
+        View::Scaling => r.scaling.is_some(),
+        View::Topology | View::Compare => true,
+    };
+    if kind != SaveKind::Html && !has_section {
+        return None;
+    }
+    Some(match kind {
+        SaveKind::Html => Box::new(move || Ok(crate::export::html::report(&r).into_bytes())),
+        SaveKind::Csv => Box::new(move || csv(view, &r)),
+        SaveKind::Png => Box::new(move || png(view, &r)),
+    })
+}
+
+/// The view's data as a table.
+fn csv(view: View, r: &Report) -> Result<Vec<u8>, String> {
+    use crate::export::csv;
+    let written = match view {
+        View::Topology | View::Compare => csv::links(&r.topology),
+        View::Bandwidth => csv::bandwidth(r.bandwidth.as_ref().map_or(&[], |b| &b.results)),
+        View::Collectives => csv::collectives(r.collectives.as_ref().map_or(&[], |c| &c.results)),
+        View::Scaling => csv::scaling(r.scaling.as_ref().map_or(&[], |s| &s.run.rows)),
+    };
+    written.map_err(|e| e.to_string())
+}
+
+/// The view's page of the report, as `--bench` draws it.
+fn png(view: View, r: &Report) -> Result<Vec<u8>, String> {
+    if matches!(view, View::Topology | View::Compare) {
+        return report_view::render_topology_with_health(&r.topology, r.health.as_ref())
+            .map_err(|e| format!("{e:#}"));
+    }
+    let page = file_name(view, SaveKind::Png);
+    report_view::render_all(r)
+        .into_iter()
+        .find(|(name, _)| *name == page)
+        .ok_or_else(|| format!("the report has no {page}"))?
+        .1
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// The comparison of every opened report: its key figures as CSV, or the view as a picture.
+fn compare(kind: SaveKind, reports: &[&Report]) -> SaveWork {
+    let reports: Vec<Report> = reports.iter().map(|r| (*r).clone()).collect();
+    if kind == SaveKind::Csv {
+        return Box::new(move || {
+            let refs: Vec<&Report> = reports.iter().collect();
+            let c = crate::report::compare::compare(&refs, None);
+            crate::report::compare::to_csv(&c).map_err(|e| e.to_string())
+        });
+    }
+    Box::new(move || {
+        let draw = move |ui: &mut eframe::egui::Ui| {
+            let refs: Vec<&Report> = reports.iter().collect();
+            compare_view::show(ui, &refs, None)
+        };
+        let mut measure = draw.clone();
+        let w = report_view::PAGE_WIDTH;
+        let h = snapshot::fit_height(w, &mut measure).map_err(|e| format!("{e:#}"))?;
+        snapshot::render_png(w, h.min(8192), eframe::egui::Theme::Light, draw)
+            .map_err(|e| format!("{e:#}"))
+    })
+}
+
+/// The view's Save CSV… and Save PNG… buttons.
+pub fn buttons(ui: &mut Ui, actions: &mut Vec<Action>) {
+    for (kind, text, tip) in [
+        (SaveKind::Csv, "Save CSV…", "Save this view's data as CSV"),
+        (SaveKind::Png, "Save PNG…", "Save this view as a PNG image"),
+    ] {
+        if ui.button(text).on_hover_text(tip).clicked() {
+            actions.push(Action::Save(kind));
+        }
+    }
+}
+
+/// Makes a Save's bytes and writes them to `path`: where it went, or why not.
+pub fn write(path: &Path, work: SaveWork) -> Result<String, String> {
+    let bytes = work()?;
+    std::fs::write(path, bytes)
+        .map(|_| path.display().to_string())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

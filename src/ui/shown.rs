@@ -1,0 +1,87 @@
+//! What one source shows: its [`Report`] and the measurement views' state on it.
+//!
+//! Every source holds a report: an opened (or bundled) report as it is; this machine, a server,
+//! a catalog or an imported machine a report of its topology, grown by the jobs run on it as
+//! their events arrive. The views draw its sections; saving and exporting write it.
+
+use super::bandwidth_view::BandwidthView;
+use super::collectives_view::CollectivesView;
+use super::jobs::SharedRunner;
+use super::scaling_view::ScalingView;
+use crate::model::Topology;
+use crate::report::Report;
+
+/// Workloads a report's Scaling view selects when it opens.
+const REPORT_WORKLOADS_SHOWN: usize = 2;
+
+/// The measurement views' state on one source (choices, runs in flight, overlays).
+pub struct Views {
+    /// The Bandwidth view.
+    pub bandwidth: BandwidthView,
+    /// The Collectives view.
+    pub collectives: CollectivesView,
+    /// The Scaling view.
+    pub scaling: ScalingView,
+}
+
+impl Views {
+    /// The views of a machine: runs measure it when it is this machine or, through `runner`,
+    /// a server's; a catalog or imported machine is modeled (its topology says so).
+    pub fn machine(runner: Option<(SharedRunner, String)>) -> Self {
+        let mut v = Self {
+            bandwidth: BandwidthView::default(),
+            collectives: CollectivesView::default(),
+            scaling: ScalingView::default(),
+        };
+        v.bandwidth.panel_mut().set_machine(true, runner.clone());
+        v.collectives.panel_mut().set_machine(true, runner.clone());
+        v.scaling.set_machine(true, runner);
+        v
+    }
+
+    /// The views of an opened report: its sections as they are; runs on it are modeled.
+    pub fn report(report: &Report) -> Self {
+        let mut v = Self {
+            bandwidth: BandwidthView::default(),
+            collectives: CollectivesView::default(),
+            scaling: ScalingView::for_report(report, REPORT_WORKLOADS_SHOWN),
+        };
+        v.bandwidth.panel_mut().set_machine(false, None);
+        v.collectives.panel_mut().set_machine(false, None);
+        v.scaling.set_machine(false, None);
+        v
+    }
+
+    /// Takes what the views' runs delivered into `report` (every frame, shown or not: a run
+    /// goes on while another source or view is on screen).
+    pub fn poll(&mut self, report: &mut Report) {
+        self.bandwidth.panel_mut().poll(report);
+        self.collectives.panel_mut().poll(report);
+        self.scaling.poll(report);
+    }
+}
+
+/// A machine as a source: the report of its topology (grown by the jobs run on it) and the
+/// views on it.
+pub struct Machine {
+    /// Its topology and every section run on it.
+    pub report: Report,
+    /// The measurement views' state.
+    pub views: Views,
+}
+
+impl Machine {
+    /// `topology` with nothing run on it yet; jobs go to the server `runner` reaches, or here.
+    pub fn new(topology: Topology, runner: Option<(SharedRunner, String)>) -> Self {
+        let machine = crate::job::machine_info(&topology, "app");
+        Self::with_report(Report::new(machine, topology), runner)
+    }
+
+    /// A machine whose report already holds what was read with it (an import's health).
+    pub fn with_report(report: Report, runner: Option<(SharedRunner, String)>) -> Self {
+        Self {
+            report,
+            views: Views::machine(runner),
+        }
+    }
+}
