@@ -5,8 +5,8 @@
 
 pub mod catalog;
 pub mod import;
-pub mod inventory;
 pub mod live;
+pub mod nvml_state;
 pub mod smi_query;
 
 use std::io;
