@@ -142,8 +142,7 @@ pub fn check_live(
     let mut warnings = Vec::new();
     let (results, load) = match CudaBackend::new(topo) {
         Ok(mut backend) => {
-            let sampler =
-                crate::topology::nvml_state::Sampler::start(topo, &gpus, SAMPLE_INTERVAL)?;
+            let sampler = crate::topology::sampler::Sampler::start(topo, &gpus, SAMPLE_INTERVAL)?;
             let outcome = run_bandwidth(topo, &plan, &mut backend, cancel, on_case);
             drop(backend);
             let load = sampler.stop();

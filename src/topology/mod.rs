@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod import;
 pub mod live;
 pub mod nvml_state;
+pub mod sampler;
 pub mod smi_query;
 
 use std::io;
