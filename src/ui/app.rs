@@ -1113,7 +1113,7 @@ impl App {
                 match csv {
                     true => Box::new(move || {
                         let refs: Vec<&Report> = reports.iter().collect();
-                        crate::report::compare::to_csv(&crate::report::compare::compare(
+                        crate::export::csv::comparison(&crate::report::compare::compare(
                             &refs, None,
                         ))
                         .map_err(|e| e.to_string())
