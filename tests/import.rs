@@ -136,7 +136,9 @@ fn dgx_a100_old_style_nic_columns() {
     // A capture carries no speeds.
     assert!(t.links.iter().all(|l| l.line_rate.is_none()));
     assert!(
-        t.notes.iter().any(|n| n.contains("line rates unknown")),
+        t.notes
+            .iter()
+            .any(|n| n.text.contains("line rates unknown")),
         "{:?}",
         t.notes
     );
@@ -198,7 +200,11 @@ fn nic_legend_maps_labels_to_names() {
     let text = read("dgx-h100-topo-m.txt").replace("  NIC11: mlx5_11\n", "");
     let t = parse(&text, "h100.txt").unwrap();
     assert_eq!(t.nics[11].name, "NIC11");
-    assert!(t.notes.iter().any(|n| n.contains("NIC11")), "{:?}", t.notes);
+    assert!(
+        t.notes.iter().any(|n| n.text.contains("NIC11")),
+        "{:?}",
+        t.notes
+    );
 }
 
 #[test]
@@ -350,7 +356,7 @@ fn query_gpu_csv_fills_names_memory_and_pcie() {
     assert!(
         t.notes
             .iter()
-            .any(|n| n.contains("NVLink line rates are unknown"))
+            .any(|n| n.text.contains("NVLink line rates are unknown"))
     );
     // A PCIe machine gets PCIe line rates from the CSV.
     let mut text = read("h200-2x-query-gpu.csv");

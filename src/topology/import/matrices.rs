@@ -13,6 +13,7 @@ use super::tokens::{
     row_tokens_up_to, strip_ansi,
 };
 use super::{MAX_COLUMNS, TopologyError, parse_error, shown};
+use crate::model::TopologyNote;
 
 /// A row or column of a matrix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,7 +56,7 @@ pub(super) struct Parsed {
     /// `NIC0` → `mlx5_0`, from the "NIC Legend:" block.
     pub(super) nic_legend: BTreeMap<String, String>,
     pub(super) csv: Vec<CsvGpu>,
-    pub(super) notes: Vec<String>,
+    pub(super) notes: Vec<TopologyNote>,
 }
 
 pub(super) fn parse_text(

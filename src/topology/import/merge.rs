@@ -7,7 +7,9 @@ use super::matrices::Parsed;
 use super::query_csv::CsvGpu;
 use super::settle::{Block, Content, Flavor};
 use super::{TopologyError, parse_error};
-use crate::model::{Gpu, GpuLink, LinkKind, Nic, NicLink, P2pPair, Topology, TopologySource};
+use crate::model::{
+    Gpu, GpuLink, LinkKind, Nic, NicLink, P2pPair, Topology, TopologyNote, TopologySource,
+};
 
 pub(super) fn index_list(set: &BTreeSet<usize>) -> String {
     set.iter()
@@ -84,7 +86,7 @@ pub(super) fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology,
     let mut nics: Vec<Nic> = Vec::new();
     let mut nic_links: BTreeMap<(usize, usize), LinkKind> = BTreeMap::new();
     let mut p2p: BTreeMap<(usize, usize), P2pPair> = BTreeMap::new();
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<TopologyNote> = Vec::new();
 
     for text in &parsed {
         notes.extend(text.notes.iter().cloned());
@@ -127,11 +129,11 @@ pub(super) fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology,
                     for label in labels {
                         let name = text.nic_legend.get(label).cloned();
                         if name.is_none() && label.starts_with("NIC") {
-                            notes.push(format!(
+                            notes.push(TopologyNote::new(format!(
                                 "{}: no \"NIC Legend:\" entry for {label}; its device name is \
                                  unknown",
                                 text.origin
-                            ));
+                            )));
                         }
                         let name = name.unwrap_or_else(|| label.clone());
                         if !nics.iter().any(|n| n.name == name) {
@@ -176,10 +178,10 @@ pub(super) fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology,
         }
     }
     if !asymmetric.is_empty() {
-        notes.push(format!(
+        notes.push(TopologyNote::new(format!(
             "the matrix is not symmetric for {}; the upper row's cell was used",
             asymmetric.join(", ")
-        ));
+        )));
     }
 
     for (_, c) in &csv {
@@ -217,19 +219,19 @@ pub(super) fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology,
     topology.normalize();
 
     if csv.is_empty() {
-        notes.push(
+        notes.push(TopologyNote::line_rates(
             "line rates unknown: `nvidia-smi topo` output names how GPUs connect, not how fast \
              (import `nvidia-smi --query-gpu=index,name,pcie.link.gen.max,pcie.link.width.max \
              --format=csv` output as well for PCIe rates)"
                 .to_string(),
-        );
+        ));
     } else {
         topology.derive_line_rates();
-        notes.push(
+        notes.push(TopologyNote::line_rates(
             "PCIe line rates come from the `--query-gpu` CSV; NVLink line rates are unknown: \
              `nvidia-smi topo` output carries no NVLink speeds"
                 .to_string(),
-        );
+        ));
     }
     topology.notes = notes;
     Ok(topology)

@@ -118,7 +118,11 @@ mod tests {
         assert_eq!(link.pcie_path, None);
         assert_eq!(t.gpus[1].cpu_affinity.as_deref(), Some("0-31"));
         assert_eq!(t.gpus[1].numa_node, Some(0));
-        assert!(t.notes.iter().any(|n| n.contains("line rates unknown")));
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.text.contains("line rates unknown"))
+        );
     }
 
     #[test]

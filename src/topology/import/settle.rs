@@ -7,7 +7,7 @@ use super::matrices::{Device, RawMatrix, Row};
 use super::matrix_kind::MatrixKind;
 use super::tokens::{Cell, Extra};
 use super::{TopologyError, parse_error};
-use crate::model::{LinkKind, P2pCap, P2pStatus};
+use crate::model::{LinkKind, P2pCap, P2pStatus, TopologyNote};
 
 /// How a topo matrix's cells are to be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ pub(super) fn settle(
     matrix: RawMatrix,
     origin: &str,
     name_command: Option<&MatrixKind>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<TopologyNote>,
 ) -> Result<Option<Block>, TopologyError> {
     let line = matrix.header_line;
     let first_cell = matrix
@@ -204,10 +204,10 @@ pub(super) fn settle(
             }
         }
         if disabled {
-            notes.push(format!(
+            notes.push(TopologyNote::new(format!(
                 "{origin}: `-p2p {}` cells DR (disabled by regkey) are shown as NS",
                 cap.letter()
-            ));
+            )));
         }
         Content::P2p { cap, pairs }
     } else {
