@@ -1,8 +1,11 @@
 //! The Bandwidth view through egui_kittest: a snapshot of modeled results, and a run started from
 //! the app on a catalog machine (the modeled backend, on a worker thread) that fills the view.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
+use common::ui::{app_on_catalog_machine, app_on_example_report, step_until, view_harness};
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -10,8 +13,8 @@ use scalescope::bench::modeled::{Assumptions, ModeledBackend};
 use scalescope::bench::{Backend, BandwidthOptions, Plan, run_bandwidth};
 use scalescope::model::{Source, TestId, Topology};
 use scalescope::topology::catalog;
+use scalescope::ui::App;
 use scalescope::ui::bandwidth_view::{BandwidthRunData, BandwidthView};
-use scalescope::ui::{App, Startup};
 
 fn modeled_run(topo: &Topology, tests: Vec<TestId>, sizes: Vec<u64>) -> BandwidthRunData {
     let (mut backend, warnings) = ModeledBackend::new(topo, Assumptions::default());
@@ -49,14 +52,7 @@ fn snapshot_modeled_dgx_h100_sweep() {
     );
     assert!(data.results.iter().all(|r| r.source == Source::Modeled));
     let mut view = BandwidthView::with_results(&topo, data);
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1300.0))
-        .with_theme(egui::Theme::Dark)
-        .wgpu()
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
-        });
+    let mut harness = view_harness(egui::vec2(1400.0, 1300.0), move |ui| view.ui(ui, &topo));
     harness.run();
     // The heatmaps label modeled cells with "~" and the view says MODELED.
     assert!(harness.query_by_label("MODELED").is_some());
@@ -65,25 +61,13 @@ fn snapshot_modeled_dgx_h100_sweep() {
 
 #[test]
 fn running_from_the_app_fills_the_view_with_labeled_modeled_results() {
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
     // Without a driver the app opens on the bundled example report; pick a catalog machine.
-    harness.get_by_label("NVIDIA DGX H100").click();
-    harness.run();
-    harness.get_by_label("Bandwidth").click();
-    harness.run();
+    let mut harness = app_on_catalog_machine("NVIDIA DGX H100", "Bandwidth");
     harness.get_by_label("▶ Model this machine").click();
     // The worker thread runs the modeled backend; step frames until it reports back.
-    for _ in 0..200 {
-        harness.step();
-        if harness.state().bandwidth.data().is_some() && !harness.state().bandwidth.running() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    step_until(&mut harness, 200, |app| {
+        app.bandwidth.data().is_some() && !app.bandwidth.running()
+    });
     let data = harness.state().bandwidth.data().expect("results arrived");
     assert!(!data.results.is_empty());
     assert!(data.results.iter().all(|r| r.source == Source::Modeled));
@@ -100,15 +84,8 @@ fn running_from_the_app_fills_the_view_with_labeled_modeled_results() {
 
 #[test]
 fn bad_sizes_show_an_error_instead_of_running() {
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
     // Without a driver the app opens on the bundled example report; pick a catalog machine.
-    harness.get_by_label("NVIDIA DGX H100").click();
-    harness.run();
-    harness.get_by_label("Bandwidth").click();
-    harness.run();
+    let mut harness = app_on_catalog_machine("NVIDIA DGX H100", "Bandwidth");
     harness.state_mut().bandwidth.set_sizes("12Q");
     harness.run();
     harness.get_by_label("▶ Model this machine").click();
@@ -121,15 +98,9 @@ fn bad_sizes_show_an_error_instead_of_running() {
 /// another machine: the view offers to model it, never to measure it on this machine's GPUs.
 #[test]
 fn a_report_is_modeled_not_measured_here() {
-    if scalescope::report::bundled::reports().is_empty() {
+    let Some((harness, _)) = app_on_example_report("Bandwidth", egui::vec2(1400.0, 900.0)) else {
         return;
-    }
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
-    harness.get_by_label("Bandwidth").click();
-    harness.run();
+    };
     assert!(harness.query_by_label("▶ Model this machine").is_some());
     assert!(harness.query_by_label("▶ Run on this machine").is_none());
     // The example's measured results fill the view (its summary lists the tests it ran).
@@ -141,18 +112,9 @@ fn a_report_is_modeled_not_measured_here() {
 /// come from), and clearing the overlay leaves the measured rows as they were.
 #[test]
 fn modeling_a_report_keeps_its_measured_rows_and_adds_an_overlay() {
-    if scalescope::report::bundled::reports().is_empty() {
+    let Some((mut harness, i)) = app_on_example_report("Bandwidth", egui::vec2(1400.0, 4000.0))
+    else {
         return;
-    }
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 4000.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
-    harness.get_by_label("Bandwidth").click();
-    harness.run();
-    let i = match harness.state().selected() {
-        scalescope::ui::SourceKey::Report(i) => *i,
-        other => panic!("opens on {other:?}, not the example"),
     };
     let view = |h: &Harness<'_, App>| {
         h.state().reports()[i]
@@ -166,15 +128,10 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_an_overlay() {
     let before = view(&harness);
     assert!(before.iter().any(|r| r.source == Source::Measured));
     harness.get_by_label("▶ Model this machine").click();
-    for _ in 0..500 {
-        harness.step();
-        let v = harness.state().reports()[i].bandwidth().unwrap();
-        if v.overlay().is_some() && !v.running() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    step_until(&mut harness, 500, |app| {
+        let v = app.reports()[i].bandwidth().unwrap();
+        v.overlay().is_some() && !v.running()
+    });
     let after = view(&harness);
     assert_eq!(before.len(), after.len());
     assert_eq!(before, after, "the measured rows are untouched");

@@ -1,8 +1,11 @@
 //! The Collectives view through egui_kittest: a snapshot of modeled NCCL curves on a catalog
 //! machine, and a run started from the app that fills the view with labeled modeled rows.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
+use common::ui::{app_on_catalog_machine, app_on_example_report, step_until, view_harness};
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -11,8 +14,8 @@ use scalescope::bench::collectives::{
 };
 use scalescope::model::{CollectiveOp, Source};
 use scalescope::topology::catalog;
+use scalescope::ui::App;
 use scalescope::ui::collectives_view::{CollectivesRunData, CollectivesView};
-use scalescope::ui::{App, Startup};
 
 #[test]
 fn snapshot_modeled_all_reduce_and_all_gather() {
@@ -39,14 +42,7 @@ fn snapshot_modeled_all_reduce_and_all_gather() {
         backend: backend.describe(),
     };
     let mut view = CollectivesView::with_results(&topo, data);
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1000.0))
-        .with_theme(egui::Theme::Dark)
-        .wgpu()
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &topo));
-        });
+    let mut harness = view_harness(egui::vec2(1400.0, 1000.0), move |ui| view.ui(ui, &topo));
     harness.run();
     assert!(harness.query_by_label("MODELED").is_some());
     harness.snapshot("collectives_hgx_a100_modeled");
@@ -54,24 +50,12 @@ fn snapshot_modeled_all_reduce_and_all_gather() {
 
 #[test]
 fn running_from_the_app_models_nccl_on_a_catalog_machine() {
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
     // Without a driver the app opens on the bundled example report; pick a catalog machine.
-    harness.get_by_label("NVIDIA DGX H100").click();
-    harness.run();
-    harness.get_by_label("Collectives").click();
-    harness.run();
+    let mut harness = app_on_catalog_machine("NVIDIA DGX H100", "Collectives");
     harness.get_by_label("▶ Model this machine").click();
-    for _ in 0..300 {
-        harness.step();
-        if !harness.state().collectives.running() && harness.state().collectives.data().is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    step_until(&mut harness, 300, |app| {
+        !app.collectives.running() && app.collectives.data().is_some()
+    });
     let data = harness.state().collectives.data().expect("results arrived");
     assert!(!data.results.is_empty());
     assert!(
@@ -88,18 +72,9 @@ fn running_from_the_app_models_nccl_on_a_catalog_machine() {
 /// (dashed, named "(modeled)") and keeps every measured row.
 #[test]
 fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
-    if scalescope::report::bundled::reports().is_empty() {
+    let Some((mut harness, i)) = app_on_example_report("Collectives", egui::vec2(1400.0, 4000.0))
+    else {
         return;
-    }
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 4000.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
-    harness.get_by_label("Collectives").click();
-    harness.run();
-    let i = match harness.state().selected() {
-        scalescope::ui::SourceKey::Report(i) => *i,
-        other => panic!("opens on {other:?}, not the example"),
     };
     let rows = |h: &Harness<'_, App>| {
         h.state().reports()[i]
@@ -113,15 +88,10 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
     let before = rows(&harness);
     assert!(before.iter().all(|r| r.source == Source::Measured));
     harness.get_by_label("▶ Model this machine").click();
-    for _ in 0..500 {
-        harness.step();
-        let v = harness.state().reports()[i].collectives().unwrap();
-        if v.modeled_overlay() > 0 && !v.running() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    step_until(&mut harness, 500, |app| {
+        let v = app.reports()[i].collectives().unwrap();
+        v.modeled_overlay() > 0 && !v.running()
+    });
     let after = rows(&harness);
     let measured: Vec<_> = after
         .iter()
