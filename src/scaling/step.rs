@@ -127,6 +127,24 @@ struct PatternTerms {
     shares: [(Bound, f64); 3],
 }
 
+impl PatternTerms {
+    /// A training step of compute, exposed communication and `other_ms` (host time), bound by
+    /// the larger of compute and communication.
+    fn training(compute: f64, exposed: f64, other_ms: f64) -> PatternTerms {
+        PatternTerms {
+            step_ms: compute + exposed + other_ms,
+            compute_ms: compute,
+            comm_exposed_ms: exposed,
+            other_ms,
+            shares: [
+                (Bound::Compute, compute),
+                (Bound::Communication, exposed),
+                (Bound::Sync, 0.0),
+            ],
+        }
+    }
+}
+
 /// The compute term: from the calibrated step model (a measured 1-GPU step, moved to this GPU
 /// and slowed by n GPUs running together) where there is one, else FLOPs at the matrix rate ×
 /// the catalog's utilization.
@@ -230,17 +248,7 @@ fn ddp_ring(w: &Workload, m: &Machine, n: usize, c: &ComputeTerm) -> Result<Patt
         Some(us) if c.host_bound && n >= 2 => bucket_count(grad, w.bucket_bytes) * us / 1e3,
         _ => 0.0,
     };
-    Ok(PatternTerms {
-        step_ms: compute + exposed + host_extra,
-        compute_ms: compute,
-        comm_exposed_ms: exposed,
-        other_ms: host_extra,
-        shares: [
-            (Bound::Compute, compute),
-            (Bound::Communication, exposed),
-            (Bound::Sync, 0.0),
-        ],
-    })
+    Ok(PatternTerms::training(compute, exposed, host_extra))
 }
 
 /// Sharded data-parallel training (ZeRO-3 / FSDP).
@@ -276,17 +284,7 @@ fn fsdp(w: &Workload, m: &Machine, n: usize, c: &ComputeTerm) -> Result<PatternT
     let compute = fb + c.optimizer_ms / n.max(1) as f64;
     let exposed = (comm - hidden * comm.min(fb)).max(ag + rs);
     let exposed = if n <= 1 { 0.0 } else { exposed };
-    Ok(PatternTerms {
-        step_ms: compute + exposed,
-        compute_ms: compute,
-        comm_exposed_ms: exposed,
-        other_ms: 0.0,
-        shares: [
-            (Bound::Compute, compute),
-            (Bound::Communication, exposed),
-            (Bound::Sync, 0.0),
-        ],
-    })
+    Ok(PatternTerms::training(compute, exposed, 0.0))
 }
 
 /// Gradients reduced up a binary tree and the model sent back down (Caffe's multi-GPU).
@@ -312,17 +310,7 @@ fn tree_reduce(
     }
     let (hidden, _) = m.hidden_share(w);
     let exposed = (comm - hidden * comm.min(compute * 2.0 / 3.0)).max(0.0);
-    Ok(PatternTerms {
-        step_ms: compute + exposed,
-        compute_ms: compute,
-        comm_exposed_ms: exposed,
-        other_ms: 0.0,
-        shares: [
-            (Bound::Compute, compute),
-            (Bound::Communication, exposed),
-            (Bound::Sync, 0.0),
-        ],
-    })
+    Ok(PatternTerms::training(compute, exposed, 0.0))
 }
 
 /// Simulation rollouts with a policy-gradient all-reduce every `steps_per_sync` steps.

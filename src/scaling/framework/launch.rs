@@ -127,6 +127,38 @@ pub struct LaunchOutcome {
     pub garbage: Vec<String>,
 }
 
+/// Launches `script` with `spec` through `torch.distributed.run`, one process per GPU of `gpus`
+/// (`CUDA_VISIBLE_DEVICES` set to them), unbuffered, with [`launch`]'s time limit and cancel.
+pub(super) fn launch_script(
+    python: &str,
+    script: &str,
+    spec: &serde_json::Value,
+    gpus: &[usize],
+    timeout: Duration,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(&Event),
+) -> LaunchOutcome {
+    let visible = gpus
+        .iter()
+        .map(|g| g.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let args = vec![
+        "-m".to_string(),
+        "torch.distributed.run".to_string(),
+        "--standalone".to_string(),
+        format!("--nproc_per_node={}", gpus.len()),
+        script.to_string(),
+        "--spec".to_string(),
+        spec.to_string(),
+    ];
+    let envs = vec![
+        ("CUDA_VISIBLE_DEVICES".to_string(), visible),
+        ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
+    ];
+    launch(python, &args, &envs, timeout, cancel, on_event)
+}
+
 /// Runs `python args…` in its own process group with `env`, streaming stdout events to
 /// `on_event`; kills the group at `timeout` or when `cancel` is set.
 pub fn launch(

@@ -27,7 +27,7 @@ use super::model::{Mode, OverlapMeasure, ScalingPoint};
 use super::proxy::proxy_counts;
 use super::workload::Workload;
 pub use launch::{DEFAULT_TIMEOUT, LaunchOutcome, SCRIPT, launch};
-use launch::{ScriptDir, spec};
+use launch::{ScriptDir, launch_script, spec};
 pub use protocol::{
     Event, ProbeLine, Profile, ProfileSet, ResultLine, StepStats, clip, parse_line,
 };
@@ -153,34 +153,24 @@ pub fn run(
             }
             let label = format!("PyTorch: {} on {n} GPU(s)", w.name);
             progress(&label, &run.rows);
-            let visible = opts.gpus[..n]
-                .iter()
-                .map(|g| g.to_string())
-                .collect::<Vec<_>>()
-                .join(",");
-            let args = vec![
-                "-m".to_string(),
-                "torch.distributed.run".to_string(),
-                "--standalone".to_string(),
-                format!("--nproc_per_node={n}"),
-                script.clone(),
-                "--spec".to_string(),
-                spec.to_string(),
-            ];
-            let envs = vec![
-                ("CUDA_VISIBLE_DEVICES".to_string(), visible),
-                ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
-            ];
             let rows_so_far = run.rows.clone();
-            let outcome = launch(&env.path, &args, &envs, opts.timeout, cancel, &mut |e| {
-                if let Event::Progress { phase, mode, .. } = e {
-                    let what = mode
-                        .as_deref()
-                        .map(|m| format!(" ({m})"))
-                        .unwrap_or_default();
-                    progress(&format!("{label}: {phase}{what}"), &rows_so_far);
-                }
-            });
+            let outcome = launch_script(
+                &env.path,
+                &script,
+                &spec,
+                &opts.gpus[..n],
+                opts.timeout,
+                cancel,
+                &mut |e| {
+                    if let Event::Progress { phase, mode, .. } = e {
+                        let what = mode
+                            .as_deref()
+                            .map(|m| format!(" ({m})"))
+                            .unwrap_or_default();
+                        progress(&format!("{label}: {phase}{what}"), &rows_so_far);
+                    }
+                },
+            );
             absorb(&mut run, w, n, &planned, &outcome, &basis_env);
             let partial = finish(run.clone());
             progress(&label, &partial.rows);

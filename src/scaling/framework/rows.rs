@@ -3,7 +3,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::launch::{LaunchOutcome, launch};
+use super::launch::{LaunchOutcome, launch_script};
 use super::protocol::{clip, positive};
 use super::python::PythonEnv;
 use super::{FrameworkOptions, FrameworkRun};
@@ -151,26 +151,15 @@ pub(super) fn overlap_probe(
         "probe": "overlap", "compute_ms": 200, "allreduces": 128, "repeats": 3,
         "matrix_shares": list,
     });
-    let visible = opts
-        .gpus
-        .iter()
-        .map(|g| g.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    let args = vec![
-        "-m".to_string(),
-        "torch.distributed.run".to_string(),
-        "--standalone".to_string(),
-        format!("--nproc_per_node={n}"),
-        script.to_string(),
-        "--spec".to_string(),
-        spec.to_string(),
-    ];
-    let envs = vec![
-        ("CUDA_VISIBLE_DEVICES".to_string(), visible),
-        ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
-    ];
-    let o = launch(&env.path, &args, &envs, opts.timeout, cancel, &mut |_| {});
+    let o = launch_script(
+        &env.path,
+        script,
+        &spec,
+        &opts.gpus,
+        opts.timeout,
+        cancel,
+        &mut |_| {},
+    );
     if let Some(f) = &o.failure {
         run.notes.push(format!(
             "overlap probe: {f}; the catalog's overlap figures are used"
