@@ -57,7 +57,7 @@ fn dgx_h100() {
     assert_eq!(t.nic_link(1, 0), Some(LinkKind::Node));
     assert_eq!(t.nic_link(4, 0), Some(LinkKind::Sys));
     assert_eq!(t.p2p(3, 6).unwrap().caps.atomics, Some(P2pStatus::Ok));
-    assert!(t.notes.iter().any(|n| n.contains("not a measurement")));
+    assert!(t.notes.iter().any(|n| n.text.contains("not a measurement")));
 }
 
 #[test]

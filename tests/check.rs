@@ -3,39 +3,23 @@
 //! fault (a GPU at PCIe Gen4 x8, an NVLink down, an uncorrectable ECC error), malformed
 //! captures, and the importers behind it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use common::{data_path, read_data, scalescope};
 use scalescope::health::{HealthReport, Verdict};
 use scalescope::model::{InventoryKind, LoadState, ThrottleReason};
 use scalescope::topology::smi_query::{
     CaptureKind, capture_kind, import_machine, parse_nvlink, parse_query_text, parse_query_xml,
 };
 
-fn scalescope() -> Command {
-    let mut cmd = Command::cargo_bin("scalescope").expect("binary built");
-    cmd.env("CUDA_VISIBLE_DEVICES", "");
-    cmd
-}
-
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn read(name: &str) -> String {
-    std::fs::read_to_string(data(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
 /// `scalescope check --import …` for the named captures: (exit code, stdout, stderr).
 fn check(captures: &[&str], extra: &[&str]) -> (i32, String, String) {
     let mut cmd = scalescope();
     cmd.arg("check");
     for c in captures {
-        cmd.arg("--import").arg(data(c));
+        cmd.arg("--import").arg(data_path(c));
     }
     cmd.args(extra);
     let out = cmd.output().expect("runs");
@@ -180,7 +164,7 @@ fn malformed_captures_give_one_line_errors_and_exit_2() {
         assert_eq!(code, 2, "{f}: {out}{err}");
         assert_eq!(err.trim().lines().count(), 1, "{f}: {err}");
         assert!(
-            err.starts_with("Error: ") && err.contains(&data(f)),
+            err.starts_with("Error: ") && err.contains(&data_path(f)),
             "{err}"
         );
         assert!(err.contains(needle), "{f}: {err}");
@@ -318,8 +302,8 @@ fn without_a_driver_check_exits_1_and_names_import_and_catalog() {
 
 #[test]
 fn xml_and_text_captures_of_one_moment_agree() {
-    let x = parse_query_xml(&read("h200-2x-device-smi-q.xml"), "x").unwrap();
-    let t = parse_query_text(&read("h200-2x-device-smi-q.txt"), "t").unwrap();
+    let x = parse_query_xml(&read_data("h200-2x-device-smi-q.xml"), "x").unwrap();
+    let t = parse_query_text(&read_data("h200-2x-device-smi-q.txt"), "t").unwrap();
     assert_eq!(x.gpus.len(), 2);
     assert_eq!(t.gpus.len(), 2);
     for (a, b) in x.gpus.iter().zip(&t.gpus) {
@@ -354,7 +338,7 @@ fn xml_and_text_captures_of_one_moment_agree() {
 
 #[test]
 fn perf_capture_after_a_training_load_reads_clock_reasons() {
-    let inv = parse_query_text(&read("h200-2x-device-smi-q-perf-after.txt"), "p").unwrap();
+    let inv = parse_query_text(&read_data("h200-2x-device-smi-q-perf-after.txt"), "p").unwrap();
     // GPU 0 still busy when captured, GPU 1 idle; no limit active at that moment.
     assert_eq!(inv.gpus[0].throttle, Some(vec![]));
     assert_eq!(inv.gpus[1].throttle, Some(vec![ThrottleReason::GpuIdle]));
@@ -366,12 +350,12 @@ fn perf_capture_after_a_training_load_reads_clock_reasons() {
 
 #[test]
 fn nvlink_captures_and_merging() {
-    let s = parse_nvlink(&read("h200-2x-device-nvlink-s.txt"), "s").unwrap();
+    let s = parse_nvlink(&read_data("h200-2x-device-nvlink-s.txt"), "s").unwrap();
     for g in &s.gpus {
         assert_eq!(g.nvlinks_active(), Some(18));
         assert_eq!(g.nvlink_gbps_per_link, Some(26.562));
     }
-    let e = parse_nvlink(&read("h200-2x-device-nvlink-e.txt"), "e").unwrap();
+    let e = parse_nvlink(&read_data("h200-2x-device-nvlink-e.txt"), "e").unwrap();
     let links = e.gpus[1].nvlinks.as_ref().unwrap();
     assert_eq!(links.len(), 18);
     assert!(
@@ -380,24 +364,24 @@ fn nvlink_captures_and_merging() {
             .all(|l| l.crc_errors == Some(0) && l.replay_errors == Some(0))
     );
     // Capabilities say nothing about state: a note, no states.
-    let c = parse_nvlink(&read("h200-2x-device-nvlink-c.txt"), "c").unwrap();
+    let c = parse_nvlink(&read_data("h200-2x-device-nvlink-c.txt"), "c").unwrap();
     assert!(c.gpus.iter().all(|g| g.nvlinks.is_none()));
     assert!(!c.notes.is_empty());
     // Every kind is told apart, and topo captures still go to the topo parser.
     assert_eq!(
-        capture_kind(&read("h200-2x-device-smi-q.xml")),
+        capture_kind(&read_data("h200-2x-device-smi-q.xml")),
         CaptureKind::QueryXml
     );
     assert_eq!(
-        capture_kind(&read("h200-2x-device-smi-q.txt")),
+        capture_kind(&read_data("h200-2x-device-smi-q.txt")),
         CaptureKind::QueryText
     );
     assert_eq!(
-        capture_kind(&read("h200-2x-device-smi-q-d.txt")),
+        capture_kind(&read_data("h200-2x-device-smi-q-d.txt")),
         CaptureKind::QueryText
     );
     assert_eq!(
-        capture_kind(&read("h200-2x-device-nvlink-e.txt")),
+        capture_kind(&read_data("h200-2x-device-nvlink-e.txt")),
         CaptureKind::Nvlink
     );
     for topo in [
@@ -405,16 +389,16 @@ fn nvlink_captures_and_merging() {
         "dgx-h100-topo-p2p-all.txt",
         "l40s-8x-pcie-topo-m.txt",
     ] {
-        assert_eq!(capture_kind(&read(topo)), CaptureKind::Topo, "{topo}");
+        assert_eq!(capture_kind(&read_data(topo)), CaptureKind::Topo, "{topo}");
     }
     // Merged: the topology from topo -m, GPU facts and line rates from the state captures;
     // nvlink -e given twice gives a later reading.
     let m = import_machine(&[
-        data("h200-2x-device-topo-m.txt"),
-        data("h200-2x-device-smi-q.xml"),
-        data("h200-2x-device-nvlink-s.txt"),
-        data("h200-2x-device-nvlink-e.txt"),
-        data("h200-2x-device-nvlink-e-after.txt"),
+        data_path("h200-2x-device-topo-m.txt"),
+        data_path("h200-2x-device-smi-q.xml"),
+        data_path("h200-2x-device-nvlink-s.txt"),
+        data_path("h200-2x-device-nvlink-e.txt"),
+        data_path("h200-2x-device-nvlink-e-after.txt"),
     ])
     .unwrap();
     let g0 = m.topology.gpu(0).unwrap();
@@ -435,13 +419,16 @@ fn nvlink_captures_and_merging() {
 
 #[test]
 fn captures_of_different_machines_are_refused() {
-    let other = read("h200-2x-device-nvlink-s.txt").replace("GPU-82e5c952", "GPU-00000000");
+    let other = read_data("h200-2x-device-nvlink-s.txt").replace("GPU-82e5c952", "GPU-00000000");
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("other-nvlink-s.txt");
     std::fs::write(&p, other).unwrap();
-    let err = import_machine(&[data("h200-2x-device-smi-q.xml"), p.display().to_string()])
-        .unwrap_err()
-        .to_string();
+    let err = import_machine(&[
+        data_path("h200-2x-device-smi-q.xml"),
+        p.display().to_string(),
+    ])
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("same machine") && err.contains("UUID"),
         "{err}"
@@ -449,8 +436,8 @@ fn captures_of_different_machines_are_refused() {
     // A topo capture of more GPUs than the state captures cover is accepted (state of some
     // GPUs only).
     let err = import_machine(&[
-        data("h200-2x-device-smi-q.xml"),
-        data("dgx-a100-topo-m.txt"),
+        data_path("h200-2x-device-smi-q.xml"),
+        data_path("dgx-a100-topo-m.txt"),
     ]);
     assert!(err.is_ok(), "{err:?}");
 }
@@ -458,9 +445,9 @@ fn captures_of_different_machines_are_refused() {
 #[test]
 fn no_input_makes_the_importers_panic() {
     let texts = [
-        read("h200-2x-device-smi-q.xml"),
-        read("h200-2x-device-smi-q.txt"),
-        read("h200-2x-device-nvlink-s.txt"),
+        read_data("h200-2x-device-smi-q.xml"),
+        read_data("h200-2x-device-smi-q.txt"),
+        read_data("h200-2x-device-nvlink-s.txt"),
     ];
     for t in &texts {
         // Every prefix at a few hundred cut points, and lines shuffled by dropping every n-th.

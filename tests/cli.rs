@@ -1,27 +1,14 @@
 //! The command line, end to end, on a machine without GPUs: catalog and imported topologies,
 //! golden CSV files, the modeled backend, and bad input (one-line errors, exit code 2).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-fn scalescope() -> Command {
-    let mut cmd = Command::cargo_bin("scalescope").expect("binary built");
-    // Never let a developer's GPU machine change what these tests see.
-    cmd.env("CUDA_VISIBLE_DEVICES", "");
-    cmd
-}
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
+use common::{crate_file, data, scalescope};
 
 fn golden(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name)
+    crate_file("tests/golden").join(name)
 }
 
 /// Compares `actual` with the golden file, or writes it when UPDATE_GOLDEN=1.

@@ -1,24 +1,14 @@
 //! The CUDA backend on real GPUs. Needs two GPUs (0 and 1) with peer access:
 //! `cargo test --test gpu_bandwidth -- --ignored --test-threads=1` (scripts/gpu-check.sh).
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
+use common::two_gpus;
 use scalescope::bench::cuda::CudaBackend;
 use scalescope::bench::{BandwidthOptions, Plan, Warning, run_bandwidth};
-use scalescope::model::{BandwidthResult, Gpu, Status, TestId, Topology, TopologySource};
-
-/// GPUs 0 and 1, by CUDA ordinal (the live topology reader is tested elsewhere).
-fn two_gpus() -> Topology {
-    let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
-    t.gpus = (0..2)
-        .map(|index| Gpu {
-            index,
-            ..Default::default()
-        })
-        .collect();
-    t.normalize();
-    t
-}
+use scalescope::model::{BandwidthResult, Status, TestId};
 
 fn run(tests: Vec<TestId>, sizes: Vec<u64>) -> (Vec<BandwidthResult>, Vec<Warning>) {
     let topo = two_gpus();

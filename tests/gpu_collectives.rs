@@ -4,28 +4,16 @@
 //! NCCL is found as the CLI finds it (`SCALESCOPE_NCCL_LIB`, the loader, python3's
 //! site-packages); where it is not, the NCCL tests print why and pass.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
+use common::two_gpus;
 use scalescope::bench::collectives::{
     CollectiveBackend, CollectiveOptions, Placement, plan, run_collectives,
 };
 use scalescope::bench::cuda::collectives::CudaCollectives;
-use scalescope::model::{
-    Algo, CollectiveOp, CollectiveResult, Dtype, Gpu, Status, Topology, TopologySource,
-};
-
-/// GPUs 0 and 1, by CUDA ordinal.
-fn two_gpus() -> Topology {
-    let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
-    t.gpus = (0..2)
-        .map(|index| Gpu {
-            index,
-            ..Default::default()
-        })
-        .collect();
-    t.normalize();
-    t
-}
+use scalescope::model::{Algo, CollectiveOp, CollectiveResult, Dtype, Status};
 
 fn backend() -> CudaCollectives {
     match CudaCollectives::new(&two_gpus(), None) {

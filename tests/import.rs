@@ -1,24 +1,17 @@
 //! Imports of `nvidia-smi topo` captures in tests/data/: what each parses to, how files merge,
 //! what bad input reports, and that no input makes the parser panic.
 
+mod common;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use common::{data_path, read_data};
 use scalescope::model::{Blame, LinkKind, P2pCap, P2pStatus, Topology, TopologySource};
 use scalescope::topology::TopologyError;
 use scalescope::topology::import::{import_paths, parse};
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
-
-fn path(name: &str) -> String {
-    format!("{DATA}{name}")
-}
-
-fn read(name: &str) -> String {
-    std::fs::read_to_string(path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
 fn load(names: &[&str]) -> Topology {
-    let paths: Vec<String> = names.iter().map(|n| path(n)).collect();
+    let paths: Vec<String> = names.iter().map(|n| data_path(n)).collect();
     import_paths(&paths).unwrap_or_else(|e| panic!("{names:?}: {e}"))
 }
 
@@ -103,7 +96,7 @@ fn every_capture_has_the_expected_gpu_count() {
         assert_eq!(
             t.source,
             TopologySource::Imported {
-                paths: vec![path(name)]
+                paths: vec![data_path(name)]
             }
         );
     }
@@ -136,7 +129,9 @@ fn dgx_a100_old_style_nic_columns() {
     // A capture carries no speeds.
     assert!(t.links.iter().all(|l| l.line_rate.is_none()));
     assert!(
-        t.notes.iter().any(|n| n.contains("line rates unknown")),
+        t.notes
+            .iter()
+            .any(|n| n.text.contains("line rates unknown")),
         "{:?}",
         t.notes
     );
@@ -195,10 +190,14 @@ fn nic_legend_maps_labels_to_names() {
     assert_eq!(t.gpus[4].numa_node, Some(1));
     assert_eq!(t.gpus[4].cpu_affinity.as_deref(), Some("56-111,168-223"));
     // No legend entry for a NIC label: the label stands in for the name, with a note.
-    let text = read("dgx-h100-topo-m.txt").replace("  NIC11: mlx5_11\n", "");
+    let text = read_data("dgx-h100-topo-m.txt").replace("  NIC11: mlx5_11\n", "");
     let t = parse(&text, "h100.txt").unwrap();
     assert_eq!(t.nics[11].name, "NIC11");
-    assert!(t.notes.iter().any(|n| n.contains("NIC11")), "{:?}", t.notes);
+    assert!(
+        t.notes.iter().any(|n| n.text.contains("NIC11")),
+        "{:?}",
+        t.notes
+    );
 }
 
 #[test]
@@ -281,9 +280,9 @@ fn merge_m_mp_and_p2p_files() {
 
 #[test]
 fn merge_within_one_file() {
-    let m = read("dgx-h100-topo-m.txt");
-    let mp = read("dgx-h100-topo-mp.txt");
-    let p2p = read("dgx-h100-topo-p2p-all.txt");
+    let m = read_data("dgx-h100-topo-m.txt");
+    let mp = read_data("dgx-h100-topo-mp.txt");
+    let p2p = read_data("dgx-h100-topo-p2p-all.txt");
     // A script that echoed each command before running it.
     let labeled = format!("$ nvidia-smi topo -mp\n{mp}\n$ nvidia-smi topo -m\n{m}\n{p2p}");
     assert_h100_merged(&parse(&labeled, "all.txt").unwrap());
@@ -350,10 +349,10 @@ fn query_gpu_csv_fills_names_memory_and_pcie() {
     assert!(
         t.notes
             .iter()
-            .any(|n| n.contains("NVLink line rates are unknown"))
+            .any(|n| n.text.contains("NVLink line rates are unknown"))
     );
     // A PCIe machine gets PCIe line rates from the CSV.
-    let mut text = read("h200-2x-query-gpu.csv");
+    let mut text = read_data("h200-2x-query-gpu.csv");
     text.push_str("\n\tGPU0\tGPU1\nGPU0\t X \tSYS\nGPU1\tSYS\t X \n");
     let t = parse(&text, "pcie.txt").unwrap();
     let rate = t.link(0, 1).unwrap().line_rate.clone().unwrap();
@@ -362,8 +361,8 @@ fn query_gpu_csv_fills_names_memory_and_pcie() {
 
 #[test]
 fn empty_input() {
-    let (origin, line, message) = parse_error(import_paths(&[path("bad-empty.txt")]));
-    assert_eq!(origin, path("bad-empty.txt"));
+    let (origin, line, message) = parse_error(import_paths(&[data_path("bad-empty.txt")]));
+    assert_eq!(origin, data_path("bad-empty.txt"));
     assert_eq!(line, 1);
     assert_eq!(message, "empty input: expected `nvidia-smi topo -m` output");
     for blank in ["", "\n\n", " \t\r\n  \r\n"] {
@@ -375,7 +374,7 @@ fn empty_input() {
 
 #[test]
 fn binary_input() {
-    let (_, line, message) = parse_error(import_paths(&[path("bad-binary.bin")]));
+    let (_, line, message) = parse_error(import_paths(&[data_path("bad-binary.bin")]));
     assert_eq!(line, 1);
     assert!(
         message.starts_with("binary data, not nvidia-smi text"),
@@ -388,14 +387,14 @@ fn binary_input() {
 
 #[test]
 fn missing_column() {
-    let (_, line, message) = parse_error(import_paths(&[path("bad-missing-column.txt")]));
+    let (_, line, message) = parse_error(import_paths(&[data_path("bad-missing-column.txt")]));
     assert_eq!(line, 4);
     assert_eq!(
         message,
         "row GPU2 has 3 cells, expected 4 (one per column GPU0..GPU3)"
     );
     // The same in a file with CRLF endings, an ANSI header and a leading blank line.
-    let text = read("workstation-ansi-crlf-topo-m.txt")
+    let text = read_data("workstation-ansi-crlf-topo-m.txt")
         .replace("GPU2\tNODE\tNODE\t X ", "GPU2\tNODE\t X ");
     let (_, line, message) = parse_error(parse(&text, "ws.txt"));
     assert_eq!(line, 5);
@@ -404,7 +403,7 @@ fn missing_column() {
         "row GPU2 has 3 cells, expected 4 (one per column GPU0..GPU3)"
     );
     // NIC columns are named in the message too.
-    let text = read("dgx-h100-topo-m.txt").replace(
+    let text = read_data("dgx-h100-topo-m.txt").replace(
         "\tNODE\t56-111,168-223\t1\t\tN/A\nNIC0",
         "\t56-111,168-223\t1\t\tN/A\nNIC0",
     );
@@ -420,7 +419,7 @@ fn missing_column() {
 
 #[test]
 fn p2p_matrix_with_unknown_capability() {
-    let text = read("bad-p2p-no-capability.txt");
+    let text = read_data("bad-p2p-no-capability.txt");
     let (_, line, message) = parse_error(parse(&text, "bad-p2p-no-capability.txt"));
     assert_eq!(line, 1);
     assert!(
@@ -435,7 +434,7 @@ fn p2p_matrix_with_unknown_capability() {
     let t = parse(&format!("user@host:~$ nvidia-smi topo -p2p a\n{text}"), "x").unwrap();
     assert_eq!(cap(&t, 0, 1, P2pCap::Atomics), Some(P2pStatus::Ok));
     // `-p2p p` (prop) is read and skipped.
-    let h200 = read("h200-2x-topo-m.txt");
+    let h200 = read_data("h200-2x-topo-m.txt");
     let t = parse(&format!("{h200}\n$ nvidia-smi topo -p2p p\n{text}"), "x").unwrap();
     assert!(t.p2p.iter().all(|p| p.caps == Default::default()));
     let (_, line, message) =
@@ -446,7 +445,7 @@ fn p2p_matrix_with_unknown_capability() {
 
 #[test]
 fn bad_cells_and_labels_name_the_line() {
-    let h200 = read("h200-2x-topo-m.txt");
+    let h200 = read_data("h200-2x-topo-m.txt");
     let cases = [
         (
             h200.replace("GPU1\tNV18", "GPU1\tNV0"),
@@ -504,8 +503,8 @@ fn bad_cells_and_labels_name_the_line() {
 
 #[test]
 fn conflicting_gpu_sets_name_the_file() {
-    let a100 = path("dgx-a100-topo-m.txt");
-    let h200 = path("h200-2x-topo-p2p.txt");
+    let a100 = data_path("dgx-a100-topo-m.txt");
+    let h200 = data_path("h200-2x-topo-p2p.txt");
     let (origin, line, message) = parse_error(import_paths(&[a100.clone(), h200.clone()]));
     assert_eq!(origin, h200);
     assert_eq!(line, 2);
@@ -515,14 +514,14 @@ fn conflicting_gpu_sets_name_the_file() {
 
 #[test]
 fn unreadable_file_is_an_io_error() {
-    let err = import_paths(&[path("no-such-capture.txt")]).unwrap_err();
+    let err = import_paths(&[data_path("no-such-capture.txt")]).unwrap_err();
     assert!(matches!(err, TopologyError::Io { .. }), "{err}");
     assert!(err.is_bad_input());
 }
 
 #[test]
 fn utf16_capture_from_powershell() {
-    let text = read("h200-2x-topo-m.txt").replace('\n', "\r\n");
+    let text = read_data("h200-2x-topo-m.txt").replace('\n', "\r\n");
     let mut bytes = vec![0xFF, 0xFE];
     bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
     let dir = tempfile::tempdir().unwrap();
@@ -552,7 +551,7 @@ fn never_panics_on_truncated_or_garbled_captures() {
         0xc3,
     ];
     for name in CAPTURES {
-        let bytes = std::fs::read(path(name)).unwrap();
+        let bytes = std::fs::read(data_path(name)).unwrap();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         for n in 0..=lines.len() {
@@ -601,7 +600,7 @@ fn never_panics_on_garbled_bytes_from_files() {
         seed >> 33
     };
     for name in CAPTURES.iter().chain(&["bad-binary.bin", "bad-empty.txt"]) {
-        let bytes = std::fs::read(path(name)).unwrap();
+        let bytes = std::fs::read(data_path(name)).unwrap();
         for round in 0..10 {
             let mut garbled = bytes.clone();
             if round % 2 == 0 {

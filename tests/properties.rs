@@ -12,7 +12,7 @@ use scalescope::bench::plan::{parse_gpu_list, parse_test_list};
 use scalescope::model::units::{parse_size, parse_sizes};
 use scalescope::model::{Dtype, Source};
 use scalescope::report::compare;
-use scalescope::scaling::model::{bucketed_exposed_ms, step_terms};
+use scalescope::scaling::step::{bucketed_exposed_ms, step_terms};
 use scalescope::scaling::workload::{self, ComputeDtype, Pattern, Workload};
 use scalescope::scaling::{CommCurve, Machine, Mode, gpu_counts, model};
 use scalescope::topology::{catalog, import};

@@ -2,30 +2,19 @@
 //! round-trips, Ctrl-C keeps what finished (exit 130), bad reports give one-line errors, and the
 //! Compare view and opening a report in the app (egui_kittest).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
+use common::ui::{app, app_harness, view_harness};
+use common::{bin, scalescope, write};
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use scalescope::report::{self, Report, ReportError};
 use scalescope::scaling::RowSource;
 use scalescope::ui::{App, SourceKey, Startup, View, compare_view};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))
-}
-
-fn scalescope() -> Command {
-    let mut c = Command::new(bin());
-    c.env(
-        "MESA_SHADER_CACHE_DIR",
-        std::env::temp_dir().join("scalescope-mesa"),
-    );
-    c.env("CUDA_VISIBLE_DEVICES", "");
-    c
-}
 
 /// Runs a modeled quick suite of `catalog` into a fresh folder.
 fn bench(catalog: &str) -> (tempfile::TempDir, Report) {
@@ -221,12 +210,6 @@ fn bench_without_gpu_names_modeled_and_catalog() {
     );
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 #[test]
 fn bad_reports_give_one_line_errors() {
     let (dir, _) = bench("h200-2x-sxm");
@@ -330,21 +313,14 @@ fn modeled_report(catalog: &str) -> Report {
 fn snapshot_compare_view() {
     let a = modeled_report("h200-2x-sxm");
     let b = modeled_report("h100-pcie-2x-nvlink");
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1400.0))
-        .with_theme(egui::Theme::Dark)
-        .wgpu()
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| {
-                // Fixed dates so that the snapshot does not change from day to day.
-                let mut a = a.clone();
-                let mut b = b.clone();
-                a.machine.created_at = "2026-11-22T00:00:00Z".into();
-                b.machine.created_at = "2026-11-22T00:00:00Z".into();
-                compare_view::show(ui, &[&a, &b], Some("resnet50"))
-            });
-        });
+    let mut harness = view_harness(egui::vec2(1400.0, 1400.0), move |ui| {
+        // Fixed dates so that the snapshot does not change from day to day.
+        let mut a = a.clone();
+        let mut b = b.clone();
+        a.machine.created_at = "2026-11-22T00:00:00Z".into();
+        b.machine.created_at = "2026-11-22T00:00:00Z".into();
+        compare_view::show(ui, &[&a, &b], Some("resnet50"))
+    });
     harness.run();
     assert!(harness.query_by_label("Key figures").is_some());
     harness.snapshot("compare_h200_vs_h100_pcie_modeled");
@@ -354,15 +330,13 @@ fn snapshot_compare_view() {
 fn opening_a_report_fills_the_views() {
     let mut r = modeled_report("h200-2x-sxm");
     r.machine.created_at = "2026-11-22T00:00:00Z".into();
-    let mut app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut app = app();
     let before = app.reports().len();
     app.open_reports(vec![r.clone()]);
     assert_eq!(app.reports().len(), before + 1);
     assert_eq!(app.selected(), &SourceKey::Report(before));
     assert_eq!(app.current_topology(), Some(&r.topology));
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    let mut harness = app_harness(app);
     harness.run();
     assert!(
         harness
@@ -400,10 +374,7 @@ fn every_bundled_report_is_an_example_with_its_own_name() {
     distinct.dedup();
     assert_eq!(distinct.len(), titles.len(), "alike names: {titles:?}");
 
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    let mut harness = app_harness(app());
     harness.run();
     let examples: Vec<&Report> = harness
         .state()

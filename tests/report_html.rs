@@ -7,6 +7,8 @@
 //! Without a browser the test prints why and passes, unless `SCALESCOPE_BROWSER` names one
 //! (scripts/test.sh sets it after installing): then a browser that does not work fails it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -200,14 +202,9 @@ fn check_in_browser(name: &str, page: &Path, browser: &Path, work: &Path, expect
 
 /// A modeled quick `--bench` of a catalog machine into `dir`.
 fn bench_modeled(dir: &Path) -> Report {
-    let out = Command::new(env!("CARGO_BIN_EXE_scalescope"))
+    let out = common::process()
         .args(["--bench", "--modeled", "--catalog", "h200-2x-sxm", "--out"])
         .arg(dir)
-        .env("CUDA_VISIBLE_DEVICES", "")
-        .env(
-            "MESA_SHADER_CACHE_DIR",
-            std::env::temp_dir().join("scalescope-mesa"),
-        )
         .output()
         .unwrap();
     assert!(

@@ -4,26 +4,21 @@
 //! accepted range; importers and report parsing are bounded. Runs the real binary with real
 //! signals; needs no GPU and no display.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::write;
 use scalescope::report::{self, Report};
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))
-}
-
+/// The binary with no display either: these runs must never open a window.
 fn scalescope() -> Command {
-    let mut c = Command::new(bin());
-    c.env("CUDA_VISIBLE_DEVICES", "")
-        .env_remove("DISPLAY")
+    let mut c = common::process();
+    c.env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
-        .env_remove("WAYLAND_SOCKET")
-        .env(
-            "MESA_SHADER_CACHE_DIR",
-            std::env::temp_dir().join("scalescope-mesa"),
-        );
+        .env_remove("WAYLAND_SOCKET");
     c
 }
 
@@ -56,12 +51,6 @@ fn one_line_error(args: &[&str], code: i32, needles: &[&str]) -> String {
     }
     assert!(!r.stderr.contains("panicked"));
     lines[0].to_string()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
 }
 
 // ---------------------------------------------------------------------------------------------

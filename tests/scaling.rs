@@ -3,8 +3,9 @@
 
 use scalescope::model::{Dtype, Source};
 use scalescope::scaling::calibrate::{CalibrationKind, MeasuredStep};
-use scalescope::scaling::model::{Sourced, step_terms};
+use scalescope::scaling::model::Sourced;
 use scalescope::scaling::rates::{GemmRate, PerGpuRates};
+use scalescope::scaling::step::step_terms;
 use scalescope::scaling::workload::{self, ComputeDtype, Pattern, Workload, WorkloadError};
 use scalescope::scaling::{
     Bound, CommCurve, GpuRates, Machine, Mode, RowSource, gpu_counts, model,

@@ -7,6 +7,8 @@
 //! Snapshots live in tests/snapshots/; after a deliberate change run
 //! `UPDATE_SNAPSHOTS=1 cargo test --test ui_layout` and look at the new PNGs.
 
+mod common;
+
 use eframe::egui::{self, Modifiers, Pos2, Rect, Vec2, accesskit::Role, pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -290,15 +292,8 @@ fn type_path_and_ok(h: &mut Harness<'static, App>, text: &str) {
 }
 
 /// Steps frames until `done` (worker threads answer over a channel).
-fn wait_for(h: &mut Harness<'static, App>, mut done: impl FnMut(&App) -> bool) {
-    for _ in 0..300 {
-        h.step();
-        if done(h.state()) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    h.run();
+fn wait_for(h: &mut Harness<'static, App>, done: impl FnMut(&App) -> bool) {
+    common::ui::step_until(h, 300, done);
 }
 
 #[test]

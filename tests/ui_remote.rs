@@ -2,9 +2,10 @@
 //! runs its last argument here, as ssh runs it there), so the connection, the job stream and a
 //! lost connection go through the real client and agent. tests/remote.rs covers a real sshd.
 
+mod common;
+
 use std::path::Path;
 
-use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use scalescope::job::Target;
@@ -12,8 +13,6 @@ use scalescope::model::Source;
 use scalescope::remote::{Client, RemoteOptions};
 use scalescope::ui::ServerState;
 use scalescope::ui::{App, Startup};
-
-const BIN: &str = env!("CARGO_BIN_EXE_scalescope");
 
 /// An ssh that runs the remote command here, recording the agent's process id in `pid_file`.
 fn fake_ssh(dir: &Path) -> String {
@@ -36,27 +35,16 @@ fn options(dir: &Path) -> RemoteOptions {
     RemoteOptions {
         host: "gpu-box".into(),
         ssh: Some(fake_ssh(dir)),
-        command: Some(format!("{BIN} agent")),
+        command: Some(format!("{} agent", common::bin().display())),
     }
-}
-
-fn harness(app: App) -> Harness<'static, App> {
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app)
 }
 
 /// Steps frames until `done` holds (the workers report on their own threads).
 fn step_until(harness: &mut Harness<'_, App>, done: impl Fn(&App) -> bool) {
-    for _ in 0..1000 {
-        harness.step();
-        if done(harness.state()) {
-            harness.run();
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    panic!("the app did not get there in 10 s");
+    assert!(
+        common::ui::step_until(harness, 1000, done),
+        "the app did not get there in 10 s"
+    );
 }
 
 /// `scalescope --remote gpu-box` on a server without GPUs: the app connects at start and says
@@ -68,7 +56,8 @@ fn a_server_without_a_driver_says_why() {
         remote: Some(options(dir.path())),
         ..Default::default()
     };
-    let mut h = harness(App::new_with(Err("no NVIDIA driver found".into()), startup));
+    let mut h =
+        common::ui::app_harness(App::new_with(Err("no NVIDIA driver found".into()), startup));
     step_until(&mut h, |app| {
         app.servers()
             .iter()
@@ -100,7 +89,7 @@ fn a_servers_jobs_run_there_and_a_lost_connection_is_reported() {
         .expect("the server's topology");
     let mut app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
     app.add_server("gpu-box", client, topology);
-    let mut h = harness(app);
+    let mut h = common::ui::app_harness(app);
     h.run();
     assert!(h.query_by_label_contains("gpu-box · 2 GPUs").is_some());
     h.get_by_label("Bandwidth").click();

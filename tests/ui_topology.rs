@@ -4,6 +4,9 @@
 //! Snapshots live in tests/snapshots/; after a deliberate change run
 //! `UPDATE_SNAPSHOTS=1 cargo test --test ui_topology` and look at the new PNGs.
 
+mod common;
+
+use common::ui::app_harness;
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -33,12 +36,6 @@ fn view_harness(topology: Topology, height: f32) -> Harness<'static> {
                 egui::ScrollArea::both().show(ui, |ui| topology_view::show(ui, &topology));
             });
         })
-}
-
-fn app_harness(app: App) -> Harness<'static, App> {
-    Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app)
 }
 
 #[test]

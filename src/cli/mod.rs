@@ -631,7 +631,7 @@ fn compare(args: CompareArgs) -> Result<(), CliError> {
     }
     let c = crate::report::compare::compare(&refs, args.workload.as_deref());
     let bytes = if args.csv {
-        crate::report::compare::to_csv(&c)?
+        crate::export::csv::comparison(&c)?
     } else {
         crate::report::compare::to_table(&c).into_bytes()
     };

@@ -55,6 +55,44 @@ impl DeviceBuffer {
         &self.ctx
     }
 
+    /// Copies `host` into the start of the buffer and waits for the copy (`cuMemcpyHtoD_v2`).
+    /// A `host` longer than the buffer is refused with CUDA_ERROR_INVALID_VALUE, as the driver
+    /// would refuse it.
+    pub fn copy_from_host(&self, host: &[u8]) -> Result<(), CudaError> {
+        if host.len() > self.bytes {
+            return Err(CudaError::Call {
+                call: "cuMemcpyHtoD_v2",
+                name: "CUDA_ERROR_INVALID_VALUE".into(),
+                code: sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE as i32,
+            });
+        }
+        self.ctx.bind()?;
+        // SAFETY: `host` holds `host.len()` bytes and outlives this synchronous copy; the
+        // destination range lies within this allocation, in the bound context.
+        check("cuMemcpyHtoD_v2", unsafe {
+            sys::cuMemcpyHtoD_v2(self.ptr, host.as_ptr().cast(), host.len())
+        })
+    }
+
+    /// Copies the start of the buffer into `host` and waits for the copy (`cuMemcpyDtoH_v2`;
+    /// the streams that wrote it must be idle). A `host` longer than the buffer is refused with
+    /// CUDA_ERROR_INVALID_VALUE, as the driver would refuse it.
+    pub fn copy_to_host(&self, host: &mut [u8]) -> Result<(), CudaError> {
+        if host.len() > self.bytes {
+            return Err(CudaError::Call {
+                call: "cuMemcpyDtoH_v2",
+                name: "CUDA_ERROR_INVALID_VALUE".into(),
+                code: sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE as i32,
+            });
+        }
+        self.ctx.bind()?;
+        // SAFETY: `host` has room for `host.len()` bytes and is borrowed for this synchronous
+        // copy; the source range lies within this allocation, in the bound context.
+        check("cuMemcpyDtoH_v2", unsafe {
+            sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), self.ptr, host.len())
+        })
+    }
+
     /// Enqueues setting every byte to `value` on `stream`.
     pub fn memset_async(&self, value: u8, stream: &Stream) -> Result<(), CudaError> {
         stream.ctx().bind()?;

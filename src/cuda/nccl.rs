@@ -4,7 +4,8 @@
 //! the only name NCCL's packages and PyTorch's wheel ship — and panics when none loads. So
 //! scalescope finds the library itself ([`candidates`], through the one run-time library search
 //! of [`super::library`]), opens it with libloading, and calls it through typed function pointers
-//! over cudarc's NCCL types (`cudarc::nccl::sys`).
+//! over cudarc's NCCL types (`cudarc::nccl::sys`). [`Nccl`]'s methods are the only NCCL calls
+//! scalescope makes: the function pointers stay private to this file.
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
@@ -15,7 +16,10 @@ use cudarc::nccl::sys::{
     cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t, ncclUniqueId,
 };
 
+use cudarc::driver::sys::CUdeviceptr;
+
 use super::library::{env_path, open_local, search_library, symbol};
+use super::stream::Stream;
 use crate::model::Dtype;
 
 /// Environment variable naming the NCCL library to load.
@@ -112,19 +116,19 @@ pub struct Nccl {
     pub path: String,
     /// `ncclGetVersion`, e.g. 22809.
     pub version_code: i32,
-    pub get_unique_id: GetUniqueId,
-    pub comm_init_all: CommInitAll,
-    pub comm_init_rank: CommInitRank,
-    pub comm_destroy: CommDestroy,
-    pub get_error_string: GetErrorString,
-    pub group_start: Group,
-    pub group_end: Group,
-    pub all_reduce: AllReduce,
-    pub all_gather: AllGather,
-    pub reduce_scatter: ReduceScatter,
-    pub broadcast: Broadcast,
-    pub send: Send,
-    pub recv: Recv,
+    get_unique_id: GetUniqueId,
+    comm_init_all: CommInitAll,
+    comm_init_rank: CommInitRank,
+    comm_destroy: CommDestroy,
+    get_error_string: GetErrorString,
+    group_start: Group,
+    group_end: Group,
+    all_reduce: AllReduce,
+    all_gather: AllGather,
+    reduce_scatter: ReduceScatter,
+    broadcast: Broadcast,
+    send: Send,
+    recv: Recv,
     // Keeps the function pointers above valid; dropped last.
     _lib: Library,
 }
@@ -207,6 +211,233 @@ impl Nccl {
         };
         Err(NcclError::Call { call, message: msg })
     }
+
+    /// `ncclGetUniqueId`: the id every rank of a communicator passes to
+    /// [`Nccl::comm_init_rank`] (with `NCCL_COMM_ID` set, every rank derives the same one).
+    pub fn unique_id(&self) -> Result<ncclUniqueId, NcclError> {
+        let mut id = ncclUniqueId { internal: [0; 128] };
+        // SAFETY: out-parameter.
+        let r = unsafe { (self.get_unique_id)(&mut id) };
+        self.check("ncclGetUniqueId", r).map(|()| id)
+    }
+
+    /// `ncclCommInitAll`: one communicator per CUDA ordinal, in order, in this process. Destroy
+    /// each with [`Nccl::comm_destroy`] (or abort it).
+    pub fn comm_init_all(&self, ordinals: &[i32]) -> Result<Vec<ncclComm_t>, NcclError> {
+        let mut comms: Vec<ncclComm_t> = vec![std::ptr::null_mut(); ordinals.len()];
+        // SAFETY: `comms` has room for one communicator per device in `ordinals`.
+        let r = unsafe {
+            (self.comm_init_all)(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr())
+        };
+        self.check("ncclCommInitAll", r).map(|()| comms)
+    }
+
+    /// `ncclCommInitRank`: this process's rank `rank` of `world`, on the GPU of the thread's
+    /// current context. Blocks until every rank has arrived.
+    pub fn comm_init_rank(
+        &self,
+        world: usize,
+        id: ncclUniqueId,
+        rank: usize,
+    ) -> Result<ncclComm_t, NcclError> {
+        let mut comm: ncclComm_t = std::ptr::null_mut();
+        // SAFETY: out-parameter; the id and rank are plain values NCCL checks itself.
+        let r = unsafe { (self.comm_init_rank)(&mut comm, world as i32, id, rank as i32) };
+        self.check("ncclCommInitRank", r).map(|()| comm)
+    }
+
+    /// `ncclCommDestroy` (its result is not acted on: it runs on drop paths).
+    ///
+    /// # Safety
+    ///
+    /// `comm` must come from this NCCL, not be destroyed or aborted before, and not be used
+    /// again.
+    pub unsafe fn comm_destroy(&self, comm: ncclComm_t) {
+        // SAFETY: the caller's contract above.
+        unsafe { (self.comm_destroy)(comm) };
+    }
+
+    /// `ncclGroupStart`; balance it with [`Nccl::group_end`] on every path.
+    pub fn group_start(&self) -> Result<(), NcclError> {
+        // SAFETY: no arguments.
+        self.check("ncclGroupStart", unsafe { (self.group_start)() })
+    }
+
+    /// `ncclGroupEnd`: closes the group [`Nccl::group_start`] opened.
+    pub fn group_end(&self) -> Result<(), NcclError> {
+        // SAFETY: no arguments.
+        self.check("ncclGroupEnd", unsafe { (self.group_end)() })
+    }
+
+    /// Enqueues `ncclAllReduce` of `count` elements from `send` into `recv` (the same address for
+    /// in place) on `stream`.
+    ///
+    /// # Safety
+    ///
+    /// `send` and `recv` must address `count` elements of `dtype` in device memory of `comm`'s
+    /// GPU, allocated until the stream has run the operation; `comm` is live and `stream` belongs
+    /// to its GPU.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn all_reduce(
+        &self,
+        send: CUdeviceptr,
+        recv: CUdeviceptr,
+        count: usize,
+        dtype: ncclDataType_t,
+        op: ncclRedOp_t,
+        comm: ncclComm_t,
+        stream: &Stream,
+    ) -> Result<(), NcclError> {
+        // SAFETY: the caller's contract above.
+        self.check("ncclAllReduce", unsafe {
+            (self.all_reduce)(
+                dptr(send),
+                dptr(recv),
+                count,
+                dtype,
+                op,
+                comm,
+                nccl_stream(stream),
+            )
+        })
+    }
+
+    /// Enqueues `ncclAllGather`: `count` elements from `send`, `count` × ranks into `recv`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Nccl::all_reduce`], with `recv` addressing `count` × ranks elements.
+    pub unsafe fn all_gather(
+        &self,
+        send: CUdeviceptr,
+        recv: CUdeviceptr,
+        count: usize,
+        dtype: ncclDataType_t,
+        comm: ncclComm_t,
+        stream: &Stream,
+    ) -> Result<(), NcclError> {
+        // SAFETY: the caller's contract above.
+        self.check("ncclAllGather", unsafe {
+            (self.all_gather)(
+                dptr(send),
+                dptr(recv),
+                count,
+                dtype,
+                comm,
+                nccl_stream(stream),
+            )
+        })
+    }
+
+    /// Enqueues `ncclReduceScatter`: `count` × ranks elements from `send`, `count` into `recv`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Nccl::all_reduce`], with `send` addressing `count` × ranks elements.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn reduce_scatter(
+        &self,
+        send: CUdeviceptr,
+        recv: CUdeviceptr,
+        count: usize,
+        dtype: ncclDataType_t,
+        op: ncclRedOp_t,
+        comm: ncclComm_t,
+        stream: &Stream,
+    ) -> Result<(), NcclError> {
+        // SAFETY: the caller's contract above.
+        self.check("ncclReduceScatter", unsafe {
+            (self.reduce_scatter)(
+                dptr(send),
+                dptr(recv),
+                count,
+                dtype,
+                op,
+                comm,
+                nccl_stream(stream),
+            )
+        })
+    }
+
+    /// Enqueues `ncclBroadcast` of `count` elements from rank `root`'s `send` into every `recv`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Nccl::all_reduce`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn broadcast(
+        &self,
+        send: CUdeviceptr,
+        recv: CUdeviceptr,
+        count: usize,
+        dtype: ncclDataType_t,
+        root: i32,
+        comm: ncclComm_t,
+        stream: &Stream,
+    ) -> Result<(), NcclError> {
+        // SAFETY: the caller's contract above.
+        self.check("ncclBroadcast", unsafe {
+            (self.broadcast)(
+                dptr(send),
+                dptr(recv),
+                count,
+                dtype,
+                root,
+                comm,
+                nccl_stream(stream),
+            )
+        })
+    }
+
+    /// Enqueues `ncclSend` of `count` elements at `send` to rank `peer`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Nccl::all_reduce`], for `send` alone.
+    pub unsafe fn send(
+        &self,
+        send: CUdeviceptr,
+        count: usize,
+        dtype: ncclDataType_t,
+        peer: i32,
+        comm: ncclComm_t,
+        stream: &Stream,
+    ) -> Result<(), NcclError> {
+        // SAFETY: the caller's contract above.
+        self.check("ncclSend", unsafe {
+            (self.send)(dptr(send), count, dtype, peer, comm, nccl_stream(stream))
+        })
+    }
+
+    /// Enqueues `ncclRecv` of `count` elements into `recv` from rank `peer`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Nccl::all_reduce`], for `recv` alone.
+    pub unsafe fn recv(
+        &self,
+        recv: CUdeviceptr,
+        count: usize,
+        dtype: ncclDataType_t,
+        peer: i32,
+        comm: ncclComm_t,
+        stream: &Stream,
+    ) -> Result<(), NcclError> {
+        // SAFETY: the caller's contract above.
+        self.check("ncclRecv", unsafe {
+            (self.recv)(dptr(recv), count, dtype, peer, comm, nccl_stream(stream))
+        })
+    }
+}
+
+/// A device address as the pointer NCCL takes.
+fn dptr(p: CUdeviceptr) -> *mut c_void {
+    p as usize as *mut c_void
+}
+
+/// A stream as NCCL takes it (the driver's CUstream is the runtime's cudaStream_t).
+fn nccl_stream(s: &Stream) -> cudaStream_t {
+    s.raw().cast()
 }
 
 /// The NCCL functions [`Nccl`] does not load: abort and asynchronous errors, for deadlines.

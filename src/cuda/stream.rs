@@ -1,5 +1,7 @@
-//! Streams and events, each bound to its context for every call and destroyed on drop.
+//! Streams, events and captured graphs, each bound to its context for every call and destroyed
+//! on drop; the copies a stream enqueues.
 
+use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::sys;
@@ -67,6 +69,121 @@ impl Stream {
             return Ok(false);
         }
         check("cuStreamQuery", r).map(|()| true)
+    }
+
+    /// Enqueues a copy of `bytes` from host memory at `src` (pinned or pageable) to the device
+    /// address `dst` (`cuMemcpyHtoDAsync_v2`). The caller binds [`Stream::ctx`] first, so that a
+    /// loop of copies binds once, as every copy loop of the measurements does.
+    ///
+    /// # Safety
+    ///
+    /// `src` must point to `bytes` readable bytes and `dst` to `bytes` of device memory this
+    /// stream's context can address, both allocated until the stream has run the copy.
+    pub unsafe fn copy_htod(
+        &self,
+        dst: sys::CUdeviceptr,
+        src: *const c_void,
+        bytes: usize,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the ranges are the caller's (above); the stream is live.
+        check("cuMemcpyHtoDAsync_v2", unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst, src, bytes, self.raw)
+        })
+    }
+
+    /// Enqueues a copy of `bytes` from the device address `src` to host memory at `dst`
+    /// (`cuMemcpyDtoHAsync_v2`). The caller binds [`Stream::ctx`] first.
+    ///
+    /// # Safety
+    ///
+    /// `dst` must point to `bytes` writable bytes and `src` to `bytes` of device memory this
+    /// stream's context can address, both allocated (and `dst` not read) until the stream has
+    /// run the copy.
+    pub unsafe fn copy_dtoh(
+        &self,
+        dst: *mut c_void,
+        src: sys::CUdeviceptr,
+        bytes: usize,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the ranges are the caller's (above); the stream is live.
+        check("cuMemcpyDtoHAsync_v2", unsafe {
+            sys::cuMemcpyDtoHAsync_v2(dst, src, bytes, self.raw)
+        })
+    }
+
+    /// Enqueues a copy of `bytes` between device addresses (`cuMemcpyAsync`: the same GPU, or a
+    /// peer's memory through unified addressing). The caller binds [`Stream::ctx`] first.
+    ///
+    /// # Safety
+    ///
+    /// `src` and `dst` must each address `bytes` of device memory, allocated until the stream
+    /// has run the copy.
+    pub unsafe fn copy_dtod(
+        &self,
+        dst: sys::CUdeviceptr,
+        src: sys::CUdeviceptr,
+        bytes: usize,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the ranges are the caller's (above); the stream is live.
+        check("cuMemcpyAsync", unsafe {
+            sys::cuMemcpyAsync(dst, src, bytes, self.raw)
+        })
+    }
+
+    /// Enqueues a copy of `bytes` from `src` in the GPU of context `src_ctx` to `dst` in that of
+    /// `dst_ctx` (`cuMemcpyPeerAsync`: staged by the driver when the GPUs have no peer access;
+    /// the contexts as [`Context::raw`] gives them). The caller binds [`Stream::ctx`] first.
+    ///
+    /// # Safety
+    ///
+    /// Both contexts must be live, and `src` and `dst` each address `bytes` of their context's
+    /// device memory, allocated until the stream has run the copy.
+    pub unsafe fn copy_peer(
+        &self,
+        dst: sys::CUdeviceptr,
+        dst_ctx: sys::CUcontext,
+        src: sys::CUdeviceptr,
+        src_ctx: sys::CUcontext,
+        bytes: usize,
+    ) -> Result<(), CudaError> {
+        // SAFETY: the caller's contract above; the stream is live.
+        check("cuMemcpyPeerAsync", unsafe {
+            sys::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, bytes, self.raw)
+        })
+    }
+
+    /// Starts capturing what this thread enqueues on the stream into a graph
+    /// (`cuStreamBeginCapture_v2`, thread-local mode: only this thread's calls that are unsafe
+    /// during a capture would break it, not NCCL's or other threads'). End it with
+    /// [`Stream::end_capture`].
+    pub fn begin_capture(&self) -> Result<(), CudaError> {
+        self.ctx.bind()?;
+        // SAFETY: a live stream of the current context; the driver refuses one already
+        // capturing.
+        check("cuStreamBeginCapture_v2", unsafe {
+            sys::cuStreamBeginCapture_v2(
+                self.raw,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            )
+        })
+    }
+
+    /// Ends the capture begun by [`Stream::begin_capture`] (`cuStreamEndCapture`). The graph
+    /// comes back in any case, so that what was captured is destroyed; it is not instantiated
+    /// yet ([`Graph::instantiate`]).
+    pub fn end_capture(&self) -> (Graph, Result<(), CudaError>) {
+        let mut graph = Graph {
+            ctx: self.ctx.clone(),
+            graph: std::ptr::null_mut(),
+            exec: std::ptr::null_mut(),
+        };
+        let ended = self.ctx.bind().and_then(|()| {
+            // SAFETY: ends a capture on this live stream; out-parameter.
+            check("cuStreamEndCapture", unsafe {
+                sys::cuStreamEndCapture(self.raw, &mut graph.graph)
+            })
+        });
+        (graph, ended)
     }
 
     /// Waits until everything enqueued so far has finished.
@@ -167,6 +284,56 @@ impl Drop for Event {
         unsafe {
             if self.ctx.bind().is_ok() {
                 sys::cuEventDestroy_v2(self.raw);
+            }
+        }
+    }
+}
+
+/// A CUDA graph captured from a stream ([`Stream::begin_capture`], [`Stream::end_capture`]) and
+/// then instantiated; destroyed on drop.
+pub struct Graph {
+    ctx: Arc<Context>,
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+
+impl Graph {
+    /// Instantiates the captured graph (`cuGraphInstantiateWithFlags`, flags 0).
+    pub fn instantiate(&mut self) -> Result<(), CudaError> {
+        self.ctx.bind()?;
+        // SAFETY: out-parameter; `graph` is the complete graph of an ended capture.
+        check("cuGraphInstantiateWithFlags", unsafe {
+            sys::cuGraphInstantiateWithFlags(&mut self.exec, self.graph, 0)
+        })
+    }
+
+    /// Launches the instantiated graph on `stream` (`cuGraphLaunch`), binding its context.
+    ///
+    /// # Safety
+    ///
+    /// The graph must be instantiated, `stream` belong to the graph's GPU, and every buffer the
+    /// graph's nodes use stay allocated until the stream has run it.
+    pub unsafe fn launch(&self, stream: &Stream) -> Result<(), CudaError> {
+        stream.ctx().bind()?;
+        // SAFETY: the caller's contract above.
+        check("cuGraphLaunch", unsafe {
+            sys::cuGraphLaunch(self.exec, stream.raw())
+        })
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: each handle is destroyed once (null ones never were created); callers wait for
+        // the streams before dropping, and the driver defers destroying a graph still running.
+        unsafe {
+            if self.ctx.bind().is_ok() {
+                if !self.exec.is_null() {
+                    sys::cuGraphExecDestroy(self.exec);
+                }
+                if !self.graph.is_null() {
+                    sys::cuGraphDestroy(self.graph);
+                }
             }
         }
     }

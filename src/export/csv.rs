@@ -3,6 +3,7 @@
 
 use super::{ExportError, cell, cell_f};
 use crate::model::{P2pCap, Topology};
+use crate::report::compare::Comparison;
 
 /// Leading columns of `links.csv` / `scalescope topo --format csv --table links`.
 pub const LINKS_COLUMNS: [&str; 9] = [
@@ -334,4 +335,24 @@ pub fn health(checks: &[crate::health::Check]) -> Result<Vec<u8>, ExportError> {
         ])?;
     }
     Ok(w.into_inner().map_err(|e| e.into_error())?)
+}
+
+/// A comparison of reports ([`crate::report::compare`]) as CSV: `figure,machine,value,source,diff_pct,basis`, one row per figure and
+/// report; empty cells where unknown.
+pub fn comparison(c: &Comparison) -> Result<Vec<u8>, ExportError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["figure", "machine", "value", "source", "diff_pct", "basis"])?;
+    for r in &c.rows {
+        for (i, f) in r.figures.iter().enumerate() {
+            w.write_record([
+                r.name.clone(),
+                c.machines[i].clone(),
+                f.value.map(|v| format!("{v:.4}")).unwrap_or_default(),
+                f.source.map(|s| s.to_string()).unwrap_or_default(),
+                r.diff_pct[i].map(|d| format!("{d:.2}")).unwrap_or_default(),
+                f.basis.clone(),
+            ])?;
+        }
+    }
+    w.into_inner().map_err(|e| ExportError::Io(e.into_error()))
 }

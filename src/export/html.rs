@@ -313,7 +313,7 @@ fn topology(h: &mut String, r: &Report) {
         );
     }
     for n in &t.notes {
-        let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(n));
+        let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&n.to_string()));
     }
     if t.notes.len() > 3 {
         h.push_str("</details>\n");

@@ -1,22 +1,22 @@
 //! `scalescope check`: is this box delivering what it should?
 //!
 //! Inventory checks judge the GPUs' state — PCIe link training, NVLinks up, error counters,
-//! memory errors, clock limits, P2P allowed where the topology allows it ([`inventory`]).
+//! memory errors, clock limits, P2P allowed where the topology allows it ([`state_checks`]).
 //! Performance checks compare copy bandwidth with what the link should carry: its line rate ×
 //! a reference efficiency measured on real hardware ([`expected`], [`performance`]). Each check
 //! has a verdict (PASS, WARN, FAIL or UNKNOWN), and below PASS a likely cause and what to do
 //! ([`causes`]). Thresholds are configurable ([`thresholds`]).
 //!
 //! Everything here is plain logic over data: the inventory comes from NVML
-//! ([`crate::topology::inventory`]), from `nvidia-smi` captures
+//! ([`crate::topology::nvml_state`]), from `nvidia-smi` captures
 //! ([`crate::topology::smi_query`]) or from a catalog entry; the figures from the bandwidth bench.
 //! [`run`] puts a live check together.
 
 pub mod causes;
 pub mod expected;
-pub mod inventory;
 pub mod performance;
 pub mod run;
+pub mod state_checks;
 pub mod thresholds;
 
 use std::fmt;

@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::{Evidence, HealthReport, Thresholds, inventory, performance};
+use super::{Evidence, HealthReport, Thresholds, performance, state_checks};
 use crate::bench::cuda::CudaBackend;
 use crate::bench::{BenchError, Plan, Progress, Warning, run_bandwidth};
 use crate::model::{BandwidthResult, Inventory, Source, Topology};
@@ -58,7 +58,7 @@ pub fn check_described(
         after,
         load: None,
     };
-    let inv = inventory::checks(topo, &ev, &opts.thresholds, &opts.gpus);
+    let inv = state_checks::checks(topo, &ev, &opts.thresholds, &opts.gpus);
     let mut results = performance::modeled_results(topo, &ev, &opts.gpus, &opts.thresholds);
     // Figures that cannot be modeled are left out with one note per reason, not listed one by
     // one: peer access refused (the P2P status says so), peer access not documented, or no link
@@ -136,13 +136,13 @@ pub fn check_live(
     } else {
         opts.gpus.clone()
     };
-    let before = crate::topology::inventory::read(topo, &gpus)?;
+    let before = crate::topology::nvml_state::read(topo, &gpus)?;
     let plan = Plan::new(topo, &performance::options(&gpus, opts.quick))?;
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
     let (results, load) = match CudaBackend::new(topo) {
         Ok(mut backend) => {
-            let sampler = crate::topology::inventory::Sampler::start(topo, &gpus, SAMPLE_INTERVAL)?;
+            let sampler = crate::topology::sampler::Sampler::start(topo, &gpus, SAMPLE_INTERVAL)?;
             let outcome = run_bandwidth(topo, &plan, &mut backend, cancel, on_case);
             drop(backend);
             let load = sampler.stop();
@@ -159,13 +159,13 @@ pub fn check_live(
             (Vec::new(), None)
         }
     };
-    let after = crate::topology::inventory::read(topo, &gpus)?;
+    let after = crate::topology::nvml_state::read(topo, &gpus)?;
     let ev = Evidence {
         before: Some(before),
         after: Some(after),
         load,
     };
-    let inv = inventory::checks(topo, &ev, &opts.thresholds, &gpus);
+    let inv = state_checks::checks(topo, &ev, &opts.thresholds, &gpus);
     let perf = performance::checks(topo, &results, &gpus, &ev, &inv, &opts.thresholds);
     let mut checks = inv;
     checks.extend(perf);

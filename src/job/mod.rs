@@ -5,7 +5,7 @@
 //! sink — a progress bar and the checkpoint writer (CLI), a view's worker channel (app), the
 //! agent's standard output (`scalescope agent`). Every job ends in a [`Report`] holding what it
 //! produced; the events are that report growing, and [`apply`] replays them into a report on the
-//! other side of a channel or an ssh connection ([`crate::remote`]), so that a job run elsewhere
+//! other side of a channel or an ssh connection (`remote`, the layer above), so that a job run elsewhere
 //! fills the same sinks with the same figures.
 
 mod backend;

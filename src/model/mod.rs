@@ -7,8 +7,8 @@
 mod bandwidth;
 mod collective;
 mod fault;
-mod inventory;
 mod linkrate;
+mod machine_state;
 mod stats;
 mod topology;
 pub mod units;
@@ -20,13 +20,13 @@ pub use bandwidth::{
 };
 pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
 pub use fault::{Blame, Fault};
-pub use inventory::{
+pub use linkrate::{DEFAULT_NVLINK_GBPS, nvlink_rate_per_link_gbps, pcie_rate_gbps};
+pub use machine_state::{
     EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
     LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
 };
-pub use linkrate::{DEFAULT_NVLINK_GBPS, nvlink_rate_per_link_gbps, pcie_rate_gbps};
 pub use stats::{Stats, median, quantile};
 pub use topology::{
-    Gpu, GpuLink, LineRate, LinkKind, Nic, NicLink, P2pCap, P2pCaps, P2pPair, P2pStatus, PcieLink,
-    Topology, TopologySource,
+    Gpu, GpuLink, LineRate, LinkKind, Nic, NicLink, NoteKind, P2pCap, P2pCaps, P2pPair, P2pStatus,
+    PcieLink, Topology, TopologyNote, TopologySource,
 };

@@ -30,7 +30,103 @@ pub struct Topology {
     pub nic_links: Vec<NicLink>,
     /// Facts about how values were obtained or why some are missing, for the user to read.
     #[serde(default)]
-    pub notes: Vec<String>,
+    pub notes: Vec<TopologyNote>,
+}
+
+/// A fact about how a topology's values were obtained, inferred or why some are missing: about
+/// the machine, or about one GPU pair.
+///
+/// In JSON a note is one string, as reports have always held it: its text, or `GPU a–GPU b:
+/// text` for a note about a pair. The type writes that string and reads it back itself, so the
+/// pair survives a report's round trip and no reader parses a note's sentence. `kind` is not
+/// written: it serves the importer while it merges captures, and a note read back from JSON is
+/// [`NoteKind::Reading`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologyNote {
+    /// The sentence, without the pair.
+    pub text: String,
+    /// The GPU pair it is about (lower index first), if it is about one.
+    pub pair: Option<(usize, usize)>,
+    /// What it is about, for code that replaces notes.
+    pub kind: NoteKind,
+}
+
+/// What a [`TopologyNote`] is about.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NoteKind {
+    /// How a value was read or inferred, or why it is missing.
+    #[default]
+    Reading,
+    /// Where the line rates came from, or why they are unknown; a capture that brings line rates
+    /// replaces it.
+    LineRates,
+}
+
+impl TopologyNote {
+    /// A note about the machine.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            pair: None,
+            kind: NoteKind::Reading,
+        }
+    }
+
+    /// A note about GPUs `a` and `b` (in either order).
+    pub fn about_pair(a: usize, b: usize, text: impl Into<String>) -> Self {
+        Self {
+            pair: Some((a.min(b), a.max(b))),
+            ..Self::new(text)
+        }
+    }
+
+    /// A note on where the line rates came from (or why they are unknown).
+    pub fn line_rates(text: impl Into<String>) -> Self {
+        Self {
+            kind: NoteKind::LineRates,
+            ..Self::new(text)
+        }
+    }
+}
+
+impl fmt::Display for TopologyNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.pair {
+            Some((a, b)) => write!(f, "GPU {a}–GPU {b}: {}", self.text),
+            None => f.write_str(&self.text),
+        }
+    }
+}
+
+impl FromStr for TopologyNote {
+    type Err = std::convert::Infallible;
+
+    /// Reads back what [`Display`](fmt::Display) writes: `GPU a–GPU b: text` is a note about
+    /// that pair, any other string a note about the machine.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let pair = s.split_once(": ").and_then(|(pair, text)| {
+            let (a, b) = pair.strip_prefix("GPU ")?.split_once("–GPU ")?;
+            Some((a.parse().ok()?, b.parse().ok()?, text))
+        });
+        Ok(match pair {
+            Some((a, b, text)) => Self::about_pair(a, b, text),
+            None => Self::new(s),
+        })
+    }
+}
+
+impl Serialize for TopologyNote {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for TopologyNote {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        let Ok(note) = s.parse();
+        Ok(note)
+    }
 }
 
 /// Where a [`Topology`] came from. Shown wherever the topology appears.
@@ -774,6 +870,33 @@ fn pcie_line_rate(a: &Gpu, b: &Gpu) -> Option<LineRate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_keep_their_pair_through_json() {
+        let notes = vec![
+            TopologyNote::new("NVLink speed per link from NVML"),
+            TopologyNote::about_pair(3, 1, "NV18 inferred"),
+            TopologyNote::line_rates("line rates unknown"),
+        ];
+        let json = serde_json::to_string(&notes).unwrap();
+        assert_eq!(
+            json,
+            r#"["NVLink speed per link from NVML","GPU 1–GPU 3: NV18 inferred","line rates unknown"]"#
+        );
+        let back: Vec<TopologyNote> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back[1].pair, Some((1, 3)));
+        assert_eq!(back[1].text, "NV18 inferred");
+        assert_eq!(back[0], notes[0]);
+        // The kind is not written: read back, every note is a reading.
+        assert_eq!(back[2].kind, NoteKind::Reading);
+        for plain in [
+            "GPU 0: PCIe Gen3 x8",
+            "GPU x–GPU 1: y",
+            "GPU 0–GPU 1 without colon",
+        ] {
+            assert_eq!(plain.parse::<TopologyNote>().unwrap().pair, None, "{plain}");
+        }
+    }
 
     fn gpu(index: usize, generation: u32, width: u32) -> Gpu {
         Gpu {

@@ -552,27 +552,6 @@ pub fn to_table(c: &Comparison) -> String {
     out
 }
 
-/// The comparison as CSV: `figure,machine,value,source,diff_pct,basis`, one row per figure and
-/// report; empty cells where unknown.
-pub fn to_csv(c: &Comparison) -> Result<Vec<u8>, crate::export::ExportError> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["figure", "machine", "value", "source", "diff_pct", "basis"])?;
-    for r in &c.rows {
-        for (i, f) in r.figures.iter().enumerate() {
-            w.write_record([
-                r.name.clone(),
-                c.machines[i].clone(),
-                f.value.map(|v| format!("{v:.4}")).unwrap_or_default(),
-                f.source.map(|s| s.to_string()).unwrap_or_default(),
-                r.diff_pct[i].map(|d| format!("{d:.2}")).unwrap_or_default(),
-                f.basis.clone(),
-            ])?;
-        }
-    }
-    w.into_inner()
-        .map_err(|e| crate::export::ExportError::Io(e.into_error()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

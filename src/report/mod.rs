@@ -3,7 +3,7 @@
 //! the GUI opens and `scalescope compare` reads.
 //!
 //! Plain data plus parsing; the only I/O is [`load`], which reads one file. Writing is the
-//! caller's (through [`crate::export::json`]).
+//! caller's (through `export::json`, the layer above this one).
 
 pub mod bundled;
 pub mod compare;

@@ -16,6 +16,7 @@ pub mod model;
 pub mod proxy;
 pub mod rates;
 pub mod run;
+pub mod step;
 pub mod workload;
 
 pub use curve::CommCurve;

@@ -6,10 +6,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::calibrate::{self, CalibrationInputs, CalibrationKind, MeasuredStep, ProbeRates};
+use super::calibrate::{CalibrationInputs, CalibrationKind, MeasuredStep, ProbeRates};
 use super::curve::CommCurve;
 use super::memory;
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list, slowest};
+use super::step::step_terms;
 use super::workload::{ComputeDtype, Pattern, Workload};
 use crate::model::{Source, Topology};
 
@@ -287,7 +288,7 @@ impl Machine {
 
     /// How much slower a GPU's matrix work runs with `n` GPUs busy than alone (≥ 1): the alone
     /// rate over the slowest concurrent rate of the first n, when both were measured.
-    fn concurrency_slowdown(&self, dtype: ComputeDtype, n: usize) -> f64 {
+    pub(super) fn concurrency_slowdown(&self, dtype: ComputeDtype, n: usize) -> f64 {
         let alone = self
             .rates
             .get(dtype)
@@ -368,7 +369,7 @@ impl Machine {
     }
 
     /// One pairwise exchange of `bytes`, ms, inside the box (`inter` = false) or across nodes.
-    fn exchange_ms(&self, bytes: f64, inter: bool) -> Option<f64> {
+    pub(super) fn exchange_ms(&self, bytes: f64, inter: bool) -> Option<f64> {
         if inter {
             Some(bytes / (self.nic_per_gpu.gbps * 1e9) * 1e3)
         } else {
@@ -377,7 +378,7 @@ impl Machine {
     }
 
     /// Host→GPU bandwidth per GPU when `n` GPUs of a box copy at once, GB/s.
-    fn h2d_gbps(&self, n: usize) -> Option<f64> {
+    pub(super) fn h2d_gbps(&self, n: usize) -> Option<f64> {
         let per = self.h2d_per_gpu.as_ref()?.gbps;
         let n_box = n.min(self.gpus_per_node).max(1) as f64;
         Some(match &self.h2d_total {
@@ -551,338 +552,6 @@ pub fn gpu_counts(gpus_in_box: usize, max_gpus: usize) -> Vec<usize> {
         next = n.checked_mul(2);
     }
     v
-}
-
-/// The terms of one step.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Terms {
-    pub step_ms: f64,
-    pub compute_ms: f64,
-    pub comm_exposed_ms: f64,
-    pub other_ms: f64,
-    pub bound: Bound,
-    /// What calibrated the compute term, and how.
-    pub calibration: CalibrationKind,
-    pub calibration_basis: String,
-}
-
-/// Compute time of `samples` at `rate`: FLOPs ÷ (rate × utilization), ms.
-pub fn compute_ms(w: &Workload, samples: f64, rate: &GemmRate) -> f64 {
-    w.flops_per_sample * samples / (rate.tflops * 1e12 * w.utilization) * 1e3
-}
-
-/// Exposed time of a bucketed gradient all-reduce (PyTorch DDP, Li et al. VLDB 2020): buckets of
-/// `bucket` bytes become ready through the backward pass and their all-reduces run under it.
-/// Overlap hides the share `hidden` of the communication that fits under backward (measured by
-/// the overlap probe: NCCL's kernels and backward's share the GPU's SMs and memory bandwidth, so
-/// running them together saves less than the whole all-reduce); the last bucket (ready only
-/// when backward ends) is always exposed. Returns (total comm, exposed), ms.
-pub fn bucketed_exposed_ms(
-    grad_bytes: f64,
-    bucket: f64,
-    backward_ms: f64,
-    hidden: f64,
-    all_reduce: impl Fn(f64) -> Option<f64>,
-) -> Option<(f64, f64)> {
-    if grad_bytes <= 0.0 {
-        return Some((0.0, 0.0));
-    }
-    let k = bucket_count(grad_bytes, bucket);
-    let bucket = if bucket > 0.0 { bucket } else { grad_bytes };
-    let last = grad_bytes - (k - 1.0) * bucket;
-    let t_last = all_reduce(last)?;
-    let total = (k - 1.0) * all_reduce(bucket)? + t_last;
-    let exposed = (total - hidden * total.min(backward_ms)).max(t_last);
-    Some((total, exposed))
-}
-
-/// DDP's gradient buckets of `bucket` bytes for `grad_bytes` of gradients (one bucket when the
-/// size is unset).
-fn bucket_count(grad_bytes: f64, bucket: f64) -> f64 {
-    if bucket > 0.0 {
-        (grad_bytes / bucket).ceil().max(1.0)
-    } else {
-        1.0
-    }
-}
-
-/// The step's terms for `w` on `n` GPUs with `b` samples per GPU in `mode`; Err(why) when an
-/// input is unknown.
-pub fn step_terms(
-    w: &Workload,
-    m: &Machine,
-    n: usize,
-    b: f64,
-    mode: Mode,
-) -> Result<Terms, String> {
-    let (compute, calibration, calibration_basis, optimizer, host_bound) =
-        match calibrate::step_model(w, mode, &m.calibration_inputs()) {
-            Some(sm) => {
-                // GPUs running together (measured concurrent GEMM rates) slow the matrix share
-                // of the step; the slowest of n ranks sets its end (straggler factor).
-                let share = sm.matrix_share.unwrap_or(0.5);
-                // A host-bound step is set by the CPU: slower matrix kernels do not set its end.
-                let slow = if sm.host_bound {
-                    1.0
-                } else {
-                    1.0 + share * (m.concurrency_slowdown(w.compute_dtype, n) - 1.0)
-                };
-                // Where the host sets much of the step, its jitter evens out between ranks (see
-                // StepModel::straggler).
-                let straggler = sm.straggler(n);
-                let c = sm.compute_ms(b) * slow * straggler;
-                let mut basis = sm.label.clone();
-                if slow > 1.0 {
-                    basis.push_str(&format!(
-                        "; matrix share {share:.2} at the concurrent GEMM rate (×{slow:.3})"
-                    ));
-                }
-                if straggler > 1.0 {
-                    basis.push_str(&format!(
-                    "; slowest of {n} ranks (×{straggler:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)"
-                ));
-                }
-                if sm.host_bound {
-                    basis.push_str("; host-bound (the GPU waits for the CPU to launch kernels)");
-                }
-                (c, sm.kind, basis, sm.optimizer_ms * slow, sm.host_bound)
-            }
-            None => {
-                let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
-                format!(
-                    "no {} matrix-multiply rate for {} (measure with --measure, or a catalog GPU)",
-                    w.compute_dtype,
-                    m.gpu_name.as_deref().unwrap_or("this GPU")
-                )
-            })?;
-                (
-                    compute_ms(w, b, rate.rate),
-                    CalibrationKind::Utilization,
-                    format!(
-                        "{} {} × {}; catalog utilization, no framework measurement for this GPU",
-                        w.compute_dtype,
-                        rate.describe(),
-                        w.utilization
-                    ),
-                    0.0,
-                    false,
-                )
-            }
-        };
-    let no_curve = || {
-        format!(
-            "no all-reduce curve for {} (link rates unknown): run bench collectives",
-            m.label
-        )
-    };
-    let grad = w.params * w.grad_dtype.size() as f64;
-    // A host-bound compute term is the CPU's time, not the GPU's.
-    let compute_bound = if host_bound {
-        Bound::Host
-    } else {
-        Bound::Compute
-    };
-    let pick = |terms: [(Bound, f64); 3]| {
-        terms
-            .into_iter()
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or(compute_bound, |t| match t.0 {
-                Bound::Compute => compute_bound,
-                b => b,
-            })
-    };
-    let terms = |step_ms, compute_ms, comm_exposed_ms, other_ms, bound| Terms {
-        step_ms,
-        compute_ms,
-        comm_exposed_ms,
-        other_ms,
-        bound,
-        calibration,
-        calibration_basis: calibration_basis.clone(),
-    };
-    Ok(match w.pattern {
-        Pattern::DdpRing => {
-            // Forward : backward ≈ 1 : 2 in FLOPs (Kaplan et al. 2020), so backward = 2/3 of
-            // the forward + backward time.
-            let bwd = (compute - optimizer).max(0.0) * 2.0 / 3.0;
-            let (hidden, _) = m.hidden_share(w);
-            let (_, exposed) =
-                bucketed_exposed_ms(grad, w.bucket_bytes, bwd, hidden, |s| m.all_reduce_ms(s, n))
-                    .ok_or_else(no_curve)?;
-            // A host-bound step exposes its all-reduces as a GPU-bound one does: the GPU's idle
-            // time is spread over gaps between short kernels, not free for NCCL (docs/SCALING.md,
-            // "The host term"), and the host also issues one all-reduce per bucket.
-            let host_extra = match m.probe.as_ref().and_then(|p| p.allreduce_host_us) {
-                Some(us) if host_bound && n >= 2 => bucket_count(grad, w.bucket_bytes) * us / 1e3,
-                _ => 0.0,
-            };
-            terms(
-                compute + exposed + host_extra,
-                compute,
-                exposed,
-                host_extra,
-                pick([
-                    (Bound::Compute, compute),
-                    (Bound::Communication, exposed),
-                    (Bound::Sync, 0.0),
-                ]),
-            )
-        }
-        Pattern::Fsdp => {
-            // ZeRO-3 / FSDP (Rajbhandari et al. 2020 §5; Zhao et al. 2023): per layer, its
-            // parameters are all-gathered before forward and again before backward, and its
-            // gradients reduce-scattered after backward. A ring all-reduce is a reduce-scatter
-            // then an all-gather (Patarasuk & Yuan 2009), so each costs half an all-reduce of
-            // the same size. The first gather and the last reduce-scatter cannot overlap.
-            let layers = w
-                .model
-                .as_ref()
-                .and_then(|x| x.layers)
-                .map(f64::from)
-                .unwrap_or_else(|| (w.params * w.weight_bytes() / w.bucket_bytes).ceil())
-                .max(1.0);
-            let (sw, sg) = (
-                w.params * w.weight_bytes() / layers,
-                w.params * w.grad_bytes() / layers,
-            );
-            let half = |s: f64| m.all_reduce_ms(s, n).map(|t| t / 2.0).ok_or_else(no_curve);
-            let (ag, rs) = (half(sw)?, half(sg)?);
-            let comm = layers * (2.0 * ag + rs);
-            let (hidden, _) = m.hidden_share(w);
-            let fb = (compute - optimizer).max(0.0);
-            // Each rank updates only its shard of the parameters and optimizer states: the
-            // optimizer step takes 1/n of one GPU's (measured: Llama-2-7B's AdamW step 55.0 ms
-            // on one H200, 27.7 on each of two, 2026-11-24).
-            let compute = fb + optimizer / n.max(1) as f64;
-            let exposed = (comm - hidden * comm.min(fb)).max(ag + rs);
-            let exposed = if n <= 1 { 0.0 } else { exposed };
-            terms(
-                compute + exposed,
-                compute,
-                exposed,
-                0.0,
-                pick([
-                    (Bound::Compute, compute),
-                    (Bound::Communication, exposed),
-                    (Bound::Sync, 0.0),
-                ]),
-            )
-        }
-        Pattern::TreeReduce => {
-            // Caffe (docs/multigpu.md): pairs exchange up a binary tree (⌈log2 n⌉ levels), the
-            // root updates, and the model goes back down the same levels: 2⌈log2 n⌉ exchanges
-            // of the whole gradient; levels above the box cross the NIC.
-            let levels = (n as f64).log2().ceil() as usize;
-            let box_levels = (m.gpus_per_node as f64).log2().floor() as usize;
-            let (intra, inter) = (levels.min(box_levels), levels.saturating_sub(box_levels));
-            let mut comm = 0.0;
-            if intra > 0 {
-                comm += 2.0 * intra as f64 * m.exchange_ms(grad, false).ok_or_else(no_curve)?;
-            }
-            if inter > 0 {
-                comm += 2.0 * inter as f64 * m.exchange_ms(grad, true).unwrap_or(0.0);
-            }
-            let (hidden, _) = m.hidden_share(w);
-            let exposed = (comm - hidden * comm.min(compute * 2.0 / 3.0)).max(0.0);
-            terms(
-                compute + exposed,
-                compute,
-                exposed,
-                0.0,
-                pick([
-                    (Bound::Compute, compute),
-                    (Bound::Communication, exposed),
-                    (Bound::Sync, 0.0),
-                ]),
-            )
-        }
-        Pattern::SimPolicy => {
-            // One policy-gradient all-reduce every `steps_per_sync` simulation steps, after the
-            // rollout (nothing to hide it under); spread over the steps it serves.
-            let per = w.steps_per_sync.unwrap_or(1.0);
-            let (total, _) =
-                bucketed_exposed_ms(grad, w.bucket_bytes, 0.0, 0.0, |s| m.all_reduce_ms(s, n))
-                    .ok_or_else(no_curve)?;
-            let sync = total / per;
-            terms(
-                compute + sync,
-                compute,
-                sync,
-                0.0,
-                pick([
-                    (Bound::Compute, compute),
-                    (Bound::Sync, sync),
-                    (Bound::Network, 0.0),
-                ]),
-            )
-        }
-        Pattern::InferenceReplicas => {
-            // One engine per GPU; input copies are double-buffered with compute, so the step is
-            // the slower of the two (all replicas share PCIe / host memory).
-            let h2d = m
-                .h2d_gbps(n)
-                .ok_or("host→GPU bandwidth unknown (PCIe link not in the topology)")?;
-            let input = b * w.sample_input_bytes.unwrap_or(0.0) / (h2d * 1e9) * 1e3;
-            let exposed_input = (input - compute).max(0.0);
-            terms(
-                compute + exposed_input,
-                compute,
-                0.0,
-                exposed_input,
-                pick([
-                    (Bound::Compute, compute),
-                    (Bound::HostInput, input),
-                    (Bound::Sync, 0.0),
-                ]),
-            )
-        }
-        Pattern::PrimarySecondary => {
-            // CARLA multi-GPU: the primary steps physics, then sends the scene to each of the n
-            // secondaries over one link; each renders its sensors; all sensor data goes to the
-            // client over the same link, streamed while rendering.
-            let link = w.link_gbps.unwrap_or(1.0) * 1e9;
-            let primary = w.primary_ms.unwrap_or(0.0);
-            let scene = n as f64 * w.sync_bytes.unwrap_or(0.0) / link * 1e3;
-            let output = n as f64 * b * w.sample_output_bytes.unwrap_or(0.0) / link * 1e3;
-            let exposed_out = (output - compute).max(0.0);
-            terms(
-                primary + scene + compute + exposed_out,
-                compute,
-                exposed_out,
-                primary + scene,
-                pick([
-                    (Bound::Compute, compute),
-                    (Bound::Sync, primary + scene),
-                    (Bound::Network, output),
-                ]),
-            )
-        }
-        Pattern::RemoteOffload => {
-            // One server with n GPUs behind one link: requests in and replies out share it.
-            // Service = max(compute, network) + RTT; M/M/1 mean wait ρ/(1−ρ) × service.
-            let link = match w.link_gbps {
-                Some(l) => l,
-                None => m.nic_per_gpu.gbps * m.gpus_per_node as f64,
-            } * 1e9;
-            let bytes = w.sample_input_bytes.unwrap_or(0.0) + w.sample_output_bytes.unwrap_or(0.0);
-            let network = n as f64 * b * bytes / link * 1e3;
-            let service = compute.max(network) + w.rtt_ms.unwrap_or(0.0);
-            let rho = w.offered_load.unwrap_or(0.0);
-            let wait = rho / (1.0 - rho) * service;
-            let exposed_net = (network - compute).max(0.0);
-            terms(
-                service + wait,
-                compute,
-                exposed_net,
-                w.rtt_ms.unwrap_or(0.0) + wait,
-                pick([
-                    (Bound::Compute, compute),
-                    (Bound::Network, network),
-                    (Bound::Sync, 0.0),
-                ]),
-            )
-        }
-    })
 }
 
 /// Models `w` on `m` for every GPU count of [`gpu_counts`] and every mode. Strong-scaling rows

@@ -12,17 +12,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cudarc::driver::sys;
-
 use super::model::{Mode, RowSource, ScalingPoint, fill_speedup};
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
 use super::workload::{ComputeDtype, Pattern, Workload};
+use crate::cuda::CudaError;
 use crate::cuda::context::Context;
 use crate::cuda::cublas::{Cublas, Handle};
 use crate::cuda::memory::{DeviceBuffer, PinnedBuffer};
 use crate::cuda::nccl::{Nccl, nccl_dtype};
 use crate::cuda::stream::{Event, Stream};
-use crate::cuda::{CudaError, check};
 use crate::model::Source;
 use crate::model::median;
 
@@ -113,12 +111,7 @@ fn fill_random(buf: &DeviceBuffer, bf16: bool, seed: u64) -> Result<(), ProxyErr
             c.copy_from_slice(&v.to_le_bytes());
         }
     }
-    buf.ctx().bind()?;
-    // SAFETY: `host` holds exactly `buf.len()` bytes and outlives this synchronous copy; the
-    // destination is this buffer's own allocation in the bound context.
-    crate::cuda::check("cuMemcpyHtoD_v2", unsafe {
-        cudarc::driver::sys::cuMemcpyHtoD_v2(buf.ptr(), host.as_ptr().cast(), host.len())
-    })?;
+    buf.copy_from_host(&host)?;
     Ok(())
 }
 
@@ -285,11 +278,8 @@ struct Comms<'a> {
 
 impl<'a> Comms<'a> {
     fn new(nccl: &'a Nccl, ordinals: &[usize]) -> Result<Comms<'a>, ProxyError> {
-        let mut raw = vec![std::ptr::null_mut(); ordinals.len()];
         let devs: Vec<i32> = ordinals.iter().map(|&o| o as i32).collect();
-        // SAFETY: `raw` has one slot per device; `devs` lists valid CUDA ordinals.
-        let r = unsafe { (nccl.comm_init_all)(raw.as_mut_ptr(), devs.len() as i32, devs.as_ptr()) };
-        nccl.check("ncclCommInitAll", r)?;
+        let raw = nccl.comm_init_all(&devs)?;
         Ok(Comms { nccl, raw })
     }
 }
@@ -299,7 +289,7 @@ impl Drop for Comms<'_> {
         for &c in &self.raw {
             // SAFETY: each communicator came from ncclCommInitAll and is destroyed once.
             unsafe {
-                (self.nccl.comm_destroy)(c);
+                self.nccl.comm_destroy(c);
             }
         }
     }
@@ -460,29 +450,26 @@ fn step(
         let off = k * bucket;
         let len = bucket.min(grad_bytes - off);
         let count = len / w.grad_dtype.size() as usize;
-        // SAFETY: group calls take no arguments.
-        l.check("ncclGroupStart", unsafe { (l.group_start)() })?;
+        l.group_start()?;
         for (i, g) in gpus.iter().enumerate() {
             let Some(gr) = &bufs[i].grad else { continue };
             g.ctx.bind()?;
-            let p = (gr.ptr() + off as u64) as *mut std::ffi::c_void;
+            let p = gr.ptr() + off as u64;
             // SAFETY: in-place all-reduce of `count` elements inside this GPU's gradient buffer;
             // the communicator is this GPU's; the stream is its live communication stream.
-            let r = unsafe {
-                (l.all_reduce)(
+            unsafe {
+                l.all_reduce(
                     p,
                     p,
                     count,
                     nccl_dtype(w.grad_dtype),
                     cudarc::nccl::sys::ncclRedOp_t::ncclSum,
                     c.raw[i],
-                    g.comm.raw() as _,
+                    &g.comm,
                 )
-            };
-            l.check("ncclAllReduce", r)?;
+            }?;
         }
-        // SAFETY: closes the group opened above.
-        l.check("ncclGroupEnd", unsafe { (l.group_end)() })?;
+        l.group_end()?;
         Ok(())
     };
     let mut steps = Vec::new();
@@ -509,9 +496,7 @@ fn step(
             if let Some((host, dev)) = &bufs[i].input {
                 g.ctx.bind()?;
                 // SAFETY: both buffers hold `input_bytes`; the stream is live in this context.
-                check("cuMemcpyHtoDAsync_v2", unsafe {
-                    sys::cuMemcpyHtoDAsync_v2(dev.ptr(), host.host_ptr(), input_bytes, g.comm.raw())
-                })?;
+                unsafe { g.comm.copy_htod(dev.ptr(), host.host_ptr(), input_bytes) }?;
             }
         }
         for _ in 0..fwd {

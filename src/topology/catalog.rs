@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::TopologyError;
 use crate::model::{
     Gpu, GpuLink, Inventory, InventoryKind, LinkKind, LoadState, Nic, NicLink, NvLinkState, P2pCap,
-    P2pCaps, P2pPair, P2pStatus, PcieLink, PcieState, Topology, TopologySource,
+    P2pCaps, P2pPair, P2pStatus, PcieLink, PcieState, Topology, TopologyNote, TopologySource,
 };
 
 /// The largest catalog file read from a path (`--catalog FILE.toml`).
@@ -462,11 +462,12 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         });
     }
 
-    topo.notes.push(format!(
+    topo.notes.push(TopologyNote::new(format!(
         "Catalog description of {}: documented figures, not a measurement. Source: {}",
         machine.name, machine.source
-    ));
-    topo.notes.extend(machine.notes);
+    )));
+    topo.notes
+        .extend(machine.notes.into_iter().map(TopologyNote::new));
     topo.normalize();
     topo.derive_line_rates();
     let inventory = apply_state(&mut topo, &machine.id, &gpu, &state)?;
@@ -576,10 +577,10 @@ fn apply_state(
         }
     }
     if !described.is_empty() {
-        topo.notes.push(format!(
+        topo.notes.push(TopologyNote::new(format!(
             "State as described ([[state]]), not as designed: {}",
             described.join("; ")
-        ));
+        )));
     }
     Ok(inv)
 }
@@ -810,7 +811,7 @@ gpus = ["X SYS", "SYS X"]
             assert_eq!(topo.p2p.len(), n * (n - 1), "{file}");
             assert!(topo.links.iter().all(|l| l.kind.is_some()), "{file}");
             assert!(topo.links.iter().all(|l| l.line_rate.is_some()), "{file}");
-            assert!(topo.notes[0].contains("not a measurement"), "{file}");
+            assert!(topo.notes[0].text.contains("not a measurement"), "{file}");
             assert_eq!(topo.nic_links.len(), topo.nics.len() * n, "{file}");
         }
         let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
@@ -939,7 +940,9 @@ gpus = ["X SYS", "SYS X"]
         assert_eq!(inv.gpu(0).unwrap().nvlinks_active(), Some(4));
         assert_eq!(t.gpu(1).unwrap().pcie.gen_current, Some(3));
         assert!(
-            t.notes.iter().any(|n| n.contains("GPU 1: PCIe Gen3 x8")),
+            t.notes
+                .iter()
+                .any(|n| n.text.contains("GPU 1: PCIe Gen3 x8")),
             "{:?}",
             t.notes
         );

@@ -17,7 +17,9 @@ use nvml_wrapper::structs::device::FieldId;
 
 use super::TopologyError;
 use crate::cuda;
-use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, PcieLink, Topology, TopologySource};
+use crate::model::{
+    Gpu, LinkKind, P2pCap, P2pStatus, PcieLink, Topology, TopologyNote, TopologySource,
+};
 
 /// NVML's `NVML_NVLINK_MAX_LINKS`: links are numbered 0..18 on every GPU so far.
 const MAX_NVLINKS: u32 = 18;
@@ -74,17 +76,17 @@ pub fn read() -> Result<Topology, TopologyError> {
                     .position(|(_, b, _)| cuda::parse_pci_bus_id(b) == key)
                 {
                     Some(p) => order.push(p),
-                    None => notes.push(format!(
+                    None => notes.push(TopologyNote::new(format!(
                         "CUDA device {ordinal} ({bus}) has no NVML device; left out"
-                    )),
+                    ))),
                 }
             }
             order
         }
         Err(e) => {
-            notes.push(format!(
+            notes.push(TopologyNote::new(format!(
                 "{e}; GPU indices are NVML's, filtered by CUDA_VISIBLE_DEVICES; CUDA peer-access columns are empty"
-            ));
+            )));
             let uuids: Vec<String> = nvml_devices
                 .iter()
                 .map(|(_, _, d)| d.uuid().unwrap_or_default())
@@ -160,12 +162,12 @@ pub fn read() -> Result<Topology, TopologyError> {
                 Ok((gbps, how)) => {
                     gpu.nvlink_gbps_per_link = Some(gbps);
                     if index == 0 {
-                        notes.push(format!("NVLink speed per link from {how}"));
+                        notes.push(TopologyNote::new(format!("NVLink speed per link from {how}")));
                     }
                 }
-                Err(tried) => notes.push(format!(
+                Err(tried) => notes.push(TopologyNote::new(format!(
                     "GPU {index}: NVML reported no NVLink speed ({tried}); line rates use the NVLink generation's rate"
-                )),
+                ))),
             }
         }
         remotes.push(links);
@@ -178,11 +180,11 @@ pub fn read() -> Result<Topology, TopologyError> {
     let n = order.len();
     let (owners, eliminated) = remote_owners(&remotes, &topo.gpus);
     if eliminated {
-        notes.push(
+        notes.push(TopologyNote::new(
             "NVLink remote PCI ids name no GPU's bus id (as in a virtual machine); each remote id was \
              matched to the one GPU whose own links never name it"
                 .to_string(),
-        );
+        ));
     }
     for a in 0..n {
         for b in (a + 1)..n {
@@ -211,9 +213,13 @@ pub fn read() -> Result<Topology, TopologyError> {
                 // NVML names no usable remote device, yet reports NVLink P2P between the two:
                 // count the links both have, as for a switch fabric.
                 nv = remotes[a].len().min(remotes[b].len()) as u32;
-                notes.push(format!(
-                    "GPU {a}–GPU {b}: NVLink remote devices not identifiable ({}); NV{nv} inferred from NVML's NVLink P2P status",
-                    describe_remotes(&remotes[a])
+                notes.push(TopologyNote::about_pair(
+                    a,
+                    b,
+                    format!(
+                        "NVLink remote devices not identifiable ({}); NV{nv} inferred from NVML's NVLink P2P status",
+                        describe_remotes(&remotes[a])
+                    ),
                 ));
             }
             let pcie = nvml.topology_common_ancestor(da, db).ok().map(pcie_path);
@@ -255,11 +261,11 @@ pub fn read() -> Result<Topology, TopologyError> {
         .iter()
         .find(|g| g.pcie.gen_current.is_some() && g.pcie.gen_current < g.pcie.gen_max)
     {
-        notes.push(format!(
+        notes.push(TopologyNote::new(format!(
             "GPU {} links at PCIe {} now; idle GPUs lower their PCIe generation to save power, so line rates use the maximum",
             g.index,
             g.pcie.describe()
-        ));
+        )));
     }
     topo.notes = notes;
     Ok(topo)

@@ -5,8 +5,9 @@
 
 pub mod catalog;
 pub mod import;
-pub mod inventory;
 pub mod live;
+pub mod nvml_state;
+pub mod sampler;
 pub mod smi_query;
 
 use std::io;

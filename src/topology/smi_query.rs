@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use super::TopologyError;
 use super::import::{self, decode, parse_error, read_input};
 use crate::model::{
-    EccState, Gpu, GpuInventory, GpuProcess, Inventory, InventoryKind, LoadState, NvLinkState,
-    PcieLink, ThrottleReason, Topology, TopologySource,
+    EccState, Gpu, GpuInventory, GpuProcess, Inventory, InventoryKind, LoadState, NoteKind,
+    NvLinkState, PcieLink, ThrottleReason, Topology, TopologyNote, TopologySource,
 };
 
 /// PCIe throughput (either direction) at or above which a capture's reading counts as taken
@@ -241,10 +241,9 @@ fn topology_from_inventory(inv: &Inventory, paths: &[String]) -> Topology {
     t.gpus = inv.gpus.iter().map(gpu_from_inventory).collect();
     t.normalize();
     t.derive_line_rates();
-    t.notes.push(
-        "how the GPUs connect is unknown: the captures hold GPU state only (import `nvidia-smi topo -m` output as well)"
-            .to_string(),
-    );
+    t.notes.push(TopologyNote::new(
+        "how the GPUs connect is unknown: the captures hold GPU state only (import `nvidia-smi topo -m` output as well)",
+    ));
     t
 }
 
@@ -294,11 +293,9 @@ fn merge_into_topology(t: &mut Topology, inv: &Inventory) -> Result<(), Topology
     let had_pcie = inv.gpus.iter().any(|g| g.pcie.link.gen_max.is_some());
     let had_nvlink = inv.gpus.iter().any(|g| g.nvlink_gbps_per_link.is_some());
     if had_pcie || had_nvlink {
-        t.notes.retain(|n| {
-            !(n.starts_with("line rates unknown") || n.starts_with("PCIe line rates come from"))
-        });
+        t.notes.retain(|n| n.kind != NoteKind::LineRates);
         t.derive_line_rates();
-        t.notes.push(format!(
+        t.notes.push(TopologyNote::line_rates(format!(
             "line rates from the state captures: {}",
             match (had_pcie, had_nvlink) {
                 (true, true) => "PCIe links (`nvidia-smi -q`) and NVLink speeds (`nvidia-smi nvlink -s`)",
@@ -306,7 +303,7 @@ fn merge_into_topology(t: &mut Topology, inv: &Inventory) -> Result<(), Topology
                     "PCIe links (`nvidia-smi -q`); NVLink speeds unknown without `nvidia-smi nvlink -s`",
                 _ => "NVLink speeds (`nvidia-smi nvlink -s`); PCIe unknown without `nvidia-smi -q`",
             }
-        ));
+        )));
     }
     Ok(())
 }

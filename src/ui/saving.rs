@@ -90,7 +90,7 @@ fn compare(kind: SaveKind, reports: &[&Report]) -> SaveWork {
         return Box::new(move || {
             let refs: Vec<&Report> = reports.iter().collect();
             let c = crate::report::compare::compare(&refs, None);
-            crate::report::compare::to_csv(&c).map_err(|e| e.to_string())
+            crate::export::csv::comparison(&c).map_err(|e| e.to_string())
         });
     }
     Box::new(move || {

@@ -11,7 +11,7 @@ use eframe::egui::{
 
 use super::palette::{self, SourceBadge};
 use super::widgets::{Cell, Segment, badge, matrix, matrix_width};
-use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, Topology, TopologySource};
+use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, Topology, TopologyNote, TopologySource};
 
 /// The whole view: header, machine drawing, GPU cards, the three matrices and the notes.
 pub fn show(ui: &mut Ui, topology: &Topology) {
@@ -1329,30 +1329,23 @@ pub fn notes(ui: &mut Ui, topology: &Topology) {
         });
 }
 
-/// The GPU pair a note is about, and the rest of it: `GPU 0–GPU 1: text` → `((0, 1), text)`.
-fn pair_note(note: &str) -> Option<((usize, usize), &str)> {
-    let (pair, rest) = note.split_once(": ")?;
-    let (a, b) = pair.strip_prefix("GPU ")?.split_once("–GPU ")?;
-    Some(((a.parse().ok()?, b.parse().ok()?), rest))
-}
-
 /// Notes as shown: notes about GPU pairs that say the same thing become one line naming the
 /// pairs (on 8 GPUs one note per pair is 28 alike lines); the order of first appearance stays.
-fn grouped_notes(notes: &[String], gpus: usize) -> Vec<String> {
+fn grouped_notes(notes: &[TopologyNote], gpus: usize) -> Vec<String> {
     let mut groups: Vec<(&str, Vec<(usize, usize)>)> = Vec::new();
     let mut out: Vec<Option<String>> = Vec::new();
     let mut slot: Vec<usize> = Vec::new();
     for n in notes {
-        match pair_note(n) {
-            Some((pair, rest)) => match groups.iter_mut().position(|(r, _)| *r == rest) {
+        match n.pair {
+            Some(pair) => match groups.iter_mut().position(|(r, _)| *r == n.text) {
                 Some(g) => groups[g].1.push(pair),
                 None => {
-                    groups.push((rest, vec![pair]));
+                    groups.push((&n.text, vec![pair]));
                     slot.push(out.len());
                     out.push(None);
                 }
             },
-            None => out.push(Some(n.clone())),
+            None => out.push(Some(n.text.clone())),
         }
     }
     let all_pairs = gpus * gpus.saturating_sub(1) / 2;
@@ -1372,15 +1365,16 @@ fn grouped_notes(notes: &[String], gpus: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::grouped_notes;
+    use crate::model::TopologyNote;
 
     #[test]
     fn pair_notes_that_say_the_same_are_grouped() {
         let same = "NVLink remote devices not identifiable; NV18 inferred";
-        let mut notes = vec!["NVLink speed per link from NVML".to_string()];
+        let mut notes = vec![TopologyNote::new("NVLink speed per link from NVML")];
         for (a, b) in [(0, 1), (0, 2), (1, 2)] {
-            notes.push(format!("GPU {a}–GPU {b}: {same}"));
+            notes.push(TopologyNote::about_pair(a, b, same));
         }
-        notes.push("GPU 0–GPU 2: something else".into());
+        notes.push(TopologyNote::about_pair(0, 2, "something else"));
         assert_eq!(
             grouped_notes(&notes, 3),
             vec![

@@ -3,14 +3,11 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::driver::sys;
-
 use super::kernels::Kernels;
 use super::measure::{self, Lane, Op};
 use super::pattern::{self, POISON};
 use super::{CaseError, CudaBackend, GpuState};
 use crate::bench::{Case, Warning};
-use crate::cuda::check;
 use crate::cuda::context::Context;
 use crate::cuda::memory::{DeviceBuffer, PageableBuffer, PinnedBuffer, host_memory_available};
 use crate::cuda::stream::{Event, Stream};
@@ -190,14 +187,7 @@ fn fill_device(g: &GpuState, buf: &DeviceBuffer, seed: u32) -> Result<(), CaseEr
                 s.ctx().bind()?;
                 // SAFETY: `host` holds `len` bytes; the destination range lies in `buf`; the
                 // copy finishes (synchronize) before `host` is touched again.
-                check("cuMemcpyHtoDAsync_v2", unsafe {
-                    sys::cuMemcpyHtoDAsync_v2(
-                        buf.ptr() + off as u64,
-                        host.as_ptr().cast(),
-                        len,
-                        s.raw(),
-                    )
-                })?;
+                unsafe { s.copy_htod(buf.ptr() + off as u64, host.as_ptr().cast(), len) }?;
                 s.synchronize()?;
                 off += len;
             }
@@ -226,14 +216,7 @@ fn check_device(g: &GpuState, buf: &DeviceBuffer, seed: u32) -> Result<u64, Case
             s.ctx().bind()?;
             // SAFETY: 8 bytes from the 8-byte counter into a local u64 that outlives the
             // synchronize below.
-            check("cuMemcpyDtoHAsync_v2", unsafe {
-                sys::cuMemcpyDtoHAsync_v2(
-                    (&mut wrong as *mut u64).cast(),
-                    counter.ptr(),
-                    8,
-                    s.raw(),
-                )
-            })?;
+            unsafe { s.copy_dtoh((&mut wrong as *mut u64).cast(), counter.ptr(), 8) }?;
             s.synchronize()?;
             Ok(wrong)
         }
@@ -246,14 +229,7 @@ fn check_device(g: &GpuState, buf: &DeviceBuffer, seed: u32) -> Result<u64, Case
                 s.ctx().bind()?;
                 // SAFETY: `host` holds `len` bytes; the source range lies in `buf`; read only
                 // after synchronize.
-                check("cuMemcpyDtoHAsync_v2", unsafe {
-                    sys::cuMemcpyDtoHAsync_v2(
-                        host.as_mut_ptr().cast(),
-                        buf.ptr() + off as u64,
-                        len,
-                        s.raw(),
-                    )
-                })?;
+                unsafe { s.copy_dtoh(host.as_mut_ptr().cast(), buf.ptr() + off as u64, len) }?;
                 s.synchronize()?;
                 wrong += pattern::count_wrong(&host[..len], (off / 4) as u64, seed);
                 off += len;
@@ -998,14 +974,7 @@ fn latency(
             s.ctx().bind()?;
             // SAFETY: `values` holds exactly the staging buffer's bytes and outlives the
             // synchronize below.
-            check("cuMemcpyHtoDAsync_v2", unsafe {
-                sys::cuMemcpyHtoDAsync_v2(
-                    staging.ptr(),
-                    values.as_ptr().cast(),
-                    values.len() * 8,
-                    s.raw(),
-                )
-            })?;
+            unsafe { s.copy_htod(staging.ptr(), values.as_ptr().cast(), values.len() * 8) }?;
             // Written by the reader over the peer mapping (peer access is on both ways).
             k.scatter(
                 s,
@@ -1044,9 +1013,7 @@ fn latency(
         let mut reached = 0u64;
         s.ctx().bind()?;
         // SAFETY: 8 bytes from the 8-byte sink into a local that outlives the synchronize.
-        check("cuMemcpyDtoHAsync_v2", unsafe {
-            sys::cuMemcpyDtoHAsync_v2((&mut reached as *mut u64).cast(), sink.ptr(), 8, s.raw())
-        })?;
+        unsafe { s.copy_dtoh((&mut reached as *mut u64).cast(), sink.ptr(), 8) }?;
         s.synchronize()?;
         // Each sample goes on where the last one stopped, so repeated samples do not replay
         // the same (now cached) lines; the end is checked against the host's walk.

@@ -21,7 +21,6 @@ pub mod schedule;
 pub mod values;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::ffi::c_void;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,11 +34,11 @@ use self::kernels::CollKernels;
 use super::CaseError;
 use crate::bench::collectives::{CollCase, CollectiveBackend};
 use crate::bench::{BenchError, Warning};
+use crate::cuda::CudaError;
 use crate::cuda::context::{self, Context};
 use crate::cuda::memory::DeviceBuffer;
 use crate::cuda::nccl::{Nccl, NcclError, NcclExtra};
 use crate::cuda::stream::{Event, Stream};
-use crate::cuda::{CudaError, check};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
 
 /// Timed samples per case; the median is reported.
@@ -194,25 +193,14 @@ pub(crate) fn copy_async(
     stream.ctx().bind()?;
     // SAFETY: callers pass ranges inside live allocations of at least `bytes`, kept alive until
     // the stream is idle; the stream is live and its context current.
-    check("cuMemcpyAsync", unsafe {
-        sys::cuMemcpyAsync(dst, src, bytes, stream.raw())
-    })
+    unsafe { stream.copy_dtod(dst, src, bytes) }
 }
 
 /// Reads a u64 counter from device memory (the stream that wrote it must be idle).
 pub(crate) fn read_u64(buf: &DeviceBuffer) -> Result<u64, CudaError> {
-    buf.ctx().bind()?;
-    let mut v = 0u64;
-    // SAFETY: 8 bytes from a live allocation of at least 8 bytes into a local u64.
-    check("cuMemcpyDtoH_v2", unsafe {
-        sys::cuMemcpyDtoH_v2((&mut v as *mut u64).cast::<c_void>(), buf.ptr(), 8)
-    })?;
-    Ok(v)
-}
-
-/// A device address as the pointer NCCL takes.
-pub(crate) fn dptr(p: sys::CUdeviceptr) -> *mut c_void {
-    p as usize as *mut c_void
+    let mut v = [0u8; 8];
+    buf.copy_to_host(&mut v)?;
+    Ok(u64::from_ne_bytes(v))
 }
 
 /// One communicator per GPU of a set (ncclCommInitAll), destroyed (or aborted) on drop.
@@ -241,7 +229,7 @@ impl Drop for CommSet {
                 // SAFETY: each communicator was created by ncclCommInitAll and is destroyed once
                 // (nccl-tests destroys the comms of one process this way, one after another).
                 _ => unsafe {
-                    (self.nccl.comm_destroy)(c);
+                    self.nccl.comm_destroy(c);
                 },
             }
         }
@@ -397,12 +385,7 @@ impl CudaCollectives {
             .iter()
             .map(|g| i32::try_from(g.ctx.ordinal()).unwrap_or(i32::MAX))
             .collect();
-        let mut comms: Vec<ncclComm_t> = vec![std::ptr::null_mut(); ordinals.len()];
-        // SAFETY: `comms` has room for one communicator per device in `ordinals`.
-        let r = unsafe {
-            (nccl.comm_init_all)(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr())
-        };
-        nccl.check("ncclCommInitAll", r)?;
+        let comms = nccl.comm_init_all(&ordinals)?;
         let set = CommSet {
             comms: comms.clone(),
             nccl,

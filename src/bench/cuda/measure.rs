@@ -19,10 +19,10 @@ use std::sync::atomic::{Ordering, fence};
 use cudarc::driver::sys;
 
 use super::kernels::Kernels;
+use crate::cuda::CudaError;
 use crate::cuda::context::Context;
 use crate::cuda::memory::PinnedBuffer;
 use crate::cuda::stream::{Event, Stream};
-use crate::cuda::{CudaError, check};
 
 /// How long a spin kernel waits for the host before giving up.
 pub const SPIN_TIMEOUT_NS: u64 = 10_000_000_000;
@@ -136,30 +136,21 @@ pub enum Op<'a> {
 impl Op<'_> {
     fn enqueue(&self, stream: &Stream) -> Result<(), CudaError> {
         stream.ctx().bind()?;
-        let s = stream.raw();
         // SAFETY (all arms): every address lies within a live allocation of at least `bytes`
         // owned by the caller for the whole measurement (the caller synchronises before
         // freeing); host pointers are pinned or ordinary host memory; the stream is live and its
         // context current.
         match *self {
-            Op::HtoD { dst, src, bytes } => check("cuMemcpyHtoDAsync_v2", unsafe {
-                sys::cuMemcpyHtoDAsync_v2(dst, src, bytes, s)
-            }),
-            Op::DtoH { dst, src, bytes } => check("cuMemcpyDtoHAsync_v2", unsafe {
-                sys::cuMemcpyDtoHAsync_v2(dst, src, bytes, s)
-            }),
-            Op::DtoD { dst, src, bytes } => check("cuMemcpyAsync", unsafe {
-                sys::cuMemcpyAsync(dst, src, bytes, s)
-            }),
+            Op::HtoD { dst, src, bytes } => unsafe { stream.copy_htod(dst, src, bytes) },
+            Op::DtoH { dst, src, bytes } => unsafe { stream.copy_dtoh(dst, src, bytes) },
+            Op::DtoD { dst, src, bytes } => unsafe { stream.copy_dtod(dst, src, bytes) },
             Op::Peer {
                 dst,
                 dst_ctx,
                 src,
                 src_ctx,
                 bytes,
-            } => check("cuMemcpyPeerAsync", unsafe {
-                sys::cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, bytes, s)
-            }),
+            } => unsafe { stream.copy_peer(dst, dst_ctx, src, src_ctx, bytes) },
             Op::Kernel {
                 kernels,
                 src,

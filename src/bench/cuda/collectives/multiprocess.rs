@@ -11,16 +11,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::sys;
 use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclUniqueId};
 
 use super::kernels::{self, CollKernels};
 use super::nccl_ops::{self, Job, LocalRank};
-use super::{CaseError, GpuState, NcclExtra, SAMPLES, dptr, measured_row, wait_idle};
+use super::{CaseError, GpuState, NcclExtra, SAMPLES, measured_row, wait_idle};
 use crate::bench::BenchError;
 use crate::bench::collectives::{CollCase, CollectiveOptions, plan};
 use crate::bench::launcher::LaunchEnv;
-use crate::cuda::check;
 use crate::cuda::context::Context;
 use crate::cuda::memory::DeviceBuffer;
 use crate::cuda::nccl::Nccl;
@@ -47,7 +45,7 @@ impl Drop for Comm {
     fn drop(&mut self) {
         if !self.aborted {
             // SAFETY: created by ncclCommInitRank, destroyed once, not aborted.
-            unsafe { (self.nccl.comm_destroy)(self.comm) };
+            unsafe { self.nccl.comm_destroy(self.comm) };
         }
     }
 }
@@ -72,15 +70,11 @@ fn init_rank(
         .name("scalescope-nccl-init".into())
         .spawn(move || {
             // NCCL takes the device from the thread's current context.
+            // `id` is the same on every rank (derived from NCCL_COMM_ID); ranks are below `world`.
             let r = ctx_t.bind().map_err(|e| e.to_string()).and_then(|()| {
-                let mut comm: ncclComm_t = std::ptr::null_mut();
-                // SAFETY: out-parameter; `id` is the same on every rank (derived from
-                // NCCL_COMM_ID); ranks are below `world`.
-                let r =
-                    unsafe { (nccl_t.comm_init_rank)(&mut comm, world as i32, id, rank as i32) };
                 nccl_t
-                    .check("ncclCommInitRank", r)
-                    .map(|()| SendComm(comm))
+                    .comm_init_rank(world, id, rank)
+                    .map(SendComm)
                     .map_err(|e| e.to_string())
             });
             // The receiver may have given up; nothing to do then.
@@ -109,32 +103,35 @@ fn combine(
     let r = &job.ranks[0];
     let s = &r.gpu.stream;
     let n = vals.len().min(scratch.len() / 8);
-    let mut out = vec![0f64; n];
     s.ctx().bind()?;
     // SAFETY: `n` f64 values from a live slice into the live scratch buffer (≥ 8n bytes); a
     // pageable source is staged before the call returns.
-    check("cuMemcpyHtoDAsync_v2", unsafe {
-        sys::cuMemcpyHtoDAsync_v2(scratch.ptr(), vals.as_ptr().cast(), n * 8, s.raw())
-    })?;
+    unsafe { s.copy_htod(scratch.ptr(), vals.as_ptr().cast(), n * 8) }?;
     let nccl = job.nccl;
     // SAFETY: in-place all-reduce of `n` f64 in the live scratch buffer on this rank's stream.
-    nccl.check("ncclAllReduce", unsafe {
-        (nccl.all_reduce)(
-            dptr(scratch.ptr()),
-            dptr(scratch.ptr()),
+    unsafe {
+        nccl.all_reduce(
+            scratch.ptr(),
+            scratch.ptr(),
             n,
             ncclDataType_t::ncclFloat64,
             op,
             r.comm,
-            s.raw().cast(),
+            s,
         )
-    })?;
+    }?;
     wait_idle(&[s], Instant::now() + MEET_TIMEOUT)?;
-    // SAFETY: `n` f64 from the scratch buffer into `out` (n elements); the stream is idle.
-    check("cuMemcpyDtoH_v2", unsafe {
-        sys::cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), scratch.ptr(), n * 8)
-    })?;
-    Ok(out)
+    // `n` f64 from the scratch buffer; the stream is idle.
+    let mut bytes = vec![0u8; n * 8];
+    scratch.copy_to_host(&mut bytes)?;
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            f64::from_ne_bytes(w)
+        })
+        .collect())
 }
 
 /// Status code agreed across ranks: 0 ok, then increasingly severe.
@@ -221,11 +218,8 @@ pub fn run_multiprocess(
     };
     let nccl = Arc::new(Nccl::load(nccl_lib).map_err(|e| unavailable(rank, e))?);
     let extra = NcclExtra::load(&nccl).ok();
-    let mut id = ncclUniqueId { internal: [0; 128] };
-    // SAFETY: out-parameter. With NCCL_COMM_ID set, every rank derives the same id from it.
-    let r = unsafe { (nccl.get_unique_id)(&mut id) };
-    nccl.check("ncclGetUniqueId", r)
-        .map_err(|e| unavailable(rank, e))?;
+    // With NCCL_COMM_ID set, every rank derives the same id from it.
+    let id = nccl.unique_id().map_err(|e| unavailable(rank, e))?;
     let raw = init_rank(&nccl, &gpu.ctx, world, id, rank).map_err(|e| unavailable(rank, e))?;
     let mut comm = Comm {
         comm: raw,

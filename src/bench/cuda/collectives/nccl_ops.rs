@@ -8,15 +8,14 @@
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
-use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclRedOp_t};
+use cudarc::nccl::sys::{ncclComm_t, ncclRedOp_t};
 
-use super::{CaseError, GpuState, NcclExtra, POISON, SAMPLES, deadline_for, dptr, read_u64};
+use super::{CaseError, GpuState, NcclExtra, POISON, SAMPLES, deadline_for, read_u64};
 use super::{time_with_events, values, wait_idle, wait_until};
 use crate::bench::collectives::CollCase;
-use crate::cuda::check;
 use crate::cuda::memory::DeviceBuffer;
 use crate::cuda::nccl::{Nccl, NcclError, nccl_dtype};
-use crate::cuda::stream::{Event, Stream};
+use crate::cuda::stream::{Event, Graph, Stream};
 use crate::model::{CollectiveOp, Dtype};
 
 /// One rank driven by this process.
@@ -168,10 +167,6 @@ impl RankBufs {
     }
 }
 
-fn nccl_stream(s: &Stream) -> cudaStream_t {
-    s.raw().cast()
-}
-
 /// Issues one rank's share of `op` (inside a group).
 fn issue(
     job: &Job<'_>,
@@ -186,49 +181,43 @@ fn issue(
         call: "ncclGroupStart",
         message: "count exceeds the address space".into(),
     })?;
-    let s = nccl_stream(&r.gpu.stream);
-    let (send, recv) = (dptr(b.send_ptr()), dptr(b.recv_ptr()));
+    let s = &r.gpu.stream;
+    let (send, recv) = (b.send_ptr(), b.recv_ptr());
     let peer = |p: usize| p as i32;
     let block = b.layout.count * b.layout.elem;
     // SAFETY (every call): the buffers are live device allocations sized by `Layout` for this op
     // and count (send: in_elems, recv: out_elems from their pointers), owned by the caller until
     // the streams are idle; the communicator and stream belong to this rank's GPU.
     match op {
-        CollectiveOp::AllReduce => n.check("ncclAllReduce", unsafe {
-            (n.all_reduce)(send, recv, count, dt, ncclRedOp_t::ncclSum, r.comm, s)
-        }),
-        CollectiveOp::AllGather => n.check("ncclAllGather", unsafe {
-            (n.all_gather)(send, recv, count, dt, r.comm, s)
-        }),
-        CollectiveOp::ReduceScatter => n.check("ncclReduceScatter", unsafe {
-            (n.reduce_scatter)(send, recv, count, dt, ncclRedOp_t::ncclSum, r.comm, s)
-        }),
-        CollectiveOp::Broadcast => n.check("ncclBroadcast", unsafe {
-            (n.broadcast)(send, recv, count, dt, 0, r.comm, s)
-        }),
+        CollectiveOp::AllReduce => unsafe {
+            n.all_reduce(send, recv, count, dt, ncclRedOp_t::ncclSum, r.comm, s)
+        },
+        CollectiveOp::AllGather => unsafe { n.all_gather(send, recv, count, dt, r.comm, s) },
+        CollectiveOp::ReduceScatter => unsafe {
+            n.reduce_scatter(send, recv, count, dt, ncclRedOp_t::ncclSum, r.comm, s)
+        },
+        CollectiveOp::Broadcast => unsafe { n.broadcast(send, recv, count, dt, 0, r.comm, s) },
         CollectiveOp::AllToAll => {
             // As nccl-tests does for NCCL versions without ncclAlltoAll: a send and a receive
             // of one block to and from every rank, itself included.
             for p in 0..job.nranks {
                 let off = block * p as u64;
-                n.check("ncclSend", unsafe {
-                    (n.send)(dptr(b.send_ptr() + off), count, dt, peer(p), r.comm, s)
-                })?;
-                n.check("ncclRecv", unsafe {
-                    (n.recv)(dptr(b.recv_ptr() + off), count, dt, peer(p), r.comm, s)
-                })?;
+                // SAFETY: as above; `off` stays inside the buffers (ranks × block elements).
+                unsafe {
+                    n.send(send + off, count, dt, peer(p), r.comm, s)?;
+                    n.recv(recv + off, count, dt, peer(p), r.comm, s)?;
+                }
             }
             Ok(())
         }
         CollectiveOp::SendRecv => {
             let next = (r.rank + 1) % job.nranks;
             let prev = (r.rank + job.nranks - 1) % job.nranks;
-            n.check("ncclSend", unsafe {
-                (n.send)(send, count, dt, peer(next), r.comm, s)
-            })?;
-            n.check("ncclRecv", unsafe {
-                (n.recv)(recv, count, dt, peer(prev), r.comm, s)
-            })
+            // SAFETY: as above.
+            unsafe {
+                n.send(send, count, dt, peer(next), r.comm, s)?;
+                n.recv(recv, count, dt, peer(prev), r.comm, s)
+            }
         }
     }
 }
@@ -241,8 +230,8 @@ pub(crate) fn enqueue(
     dtype: Dtype,
 ) -> Result<(), CaseError> {
     let n = job.nccl;
-    // SAFETY: no arguments; balanced by the ncclGroupEnd below on every path.
-    n.check("ncclGroupStart", unsafe { (n.group_start)() })?;
+    // Balanced by the group end below on every path.
+    n.group_start()?;
     let mut issued = Ok(());
     for (r, b) in job.ranks.iter().zip(bufs) {
         issued = issue(job, r, b, op, dtype);
@@ -250,35 +239,10 @@ pub(crate) fn enqueue(
             break;
         }
     }
-    // SAFETY: closes the group opened above.
-    let ended = n.check("ncclGroupEnd", unsafe { (n.group_end)() });
+    let ended = n.group_end();
     issued?;
     ended?;
     Ok(())
-}
-
-/// A captured and instantiated CUDA graph of one stream, destroyed on drop.
-pub(crate) struct Graph {
-    ctx: std::sync::Arc<crate::cuda::context::Context>,
-    graph: sys::CUgraph,
-    exec: sys::CUgraphExec,
-}
-
-impl Drop for Graph {
-    fn drop(&mut self) {
-        // SAFETY: each handle is destroyed once (null ones never were created); callers wait for
-        // the streams before dropping, and the driver defers destroying a graph still running.
-        unsafe {
-            if self.ctx.bind().is_ok() {
-                if !self.exec.is_null() {
-                    sys::cuGraphExecDestroy(self.exec);
-                }
-                if !self.graph.is_null() {
-                    sys::cuGraphDestroy(self.graph);
-                }
-            }
-        }
-    }
 }
 
 /// Captures what `body` enqueues on every stream into one graph per stream, as nccl-tests does
@@ -291,18 +255,7 @@ fn capture(
     let mut result: Result<(), CaseError> = Ok(());
     let mut begun = 0;
     for s in streams {
-        let r = s.ctx().bind().and_then(|()| {
-            // SAFETY: a live stream of the current context, not capturing yet. Thread-local
-            // mode: only this thread's unsafe calls would break the capture, not NCCL's or
-            // other threads'.
-            check("cuStreamBeginCapture_v2", unsafe {
-                sys::cuStreamBeginCapture_v2(
-                    s.raw(),
-                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-                )
-            })
-        });
-        if let Err(e) = r {
+        if let Err(e) = s.begin_capture() {
             result = Err(e.into());
             break;
         }
@@ -313,18 +266,8 @@ fn capture(
     }
     let mut graphs = Vec::new();
     for s in &streams[..begun] {
-        let mut g: sys::CUgraph = std::ptr::null_mut();
-        let r = s.ctx().bind().and_then(|()| {
-            // SAFETY: ends the capture begun above on this stream; out-parameter.
-            check("cuStreamEndCapture", unsafe {
-                sys::cuStreamEndCapture(s.raw(), &mut g)
-            })
-        });
-        graphs.push(Graph {
-            ctx: s.ctx().clone(),
-            graph: g,
-            exec: std::ptr::null_mut(),
-        });
+        let (g, r) = s.end_capture();
+        graphs.push(g);
         if let Err(e) = r
             && result.is_ok()
         {
@@ -336,17 +279,6 @@ fn capture(
         g.instantiate()?;
     }
     Ok(graphs)
-}
-
-impl Graph {
-    fn instantiate(&mut self) -> Result<(), CaseError> {
-        self.ctx.bind()?;
-        // SAFETY: out-parameter; `graph` is the complete graph just captured; flags 0.
-        check("cuGraphInstantiateWithFlags", unsafe {
-            sys::cuGraphInstantiateWithFlags(&mut self.exec, self.graph, 0)
-        })?;
-        Ok(())
-    }
 }
 
 /// Captures what `body` enqueues on several GPUs' streams into ONE graph, launched on the first
@@ -366,14 +298,7 @@ pub(crate) fn capture_forked(
         .iter()
         .map(|s| Event::new_untimed(s.ctx()))
         .collect::<Result<Vec<_>, _>>()?;
-    first.ctx().bind()?;
-    // SAFETY: a live stream of the current context, not capturing yet; thread-local mode.
-    check("cuStreamBeginCapture_v2", unsafe {
-        sys::cuStreamBeginCapture_v2(
-            first.raw(),
-            sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-        )
-    })?;
+    first.begin_capture()?;
     let mut result = (|| -> Result<(), CaseError> {
         fork.record(first)?;
         for s in rest {
@@ -386,17 +311,7 @@ pub(crate) fn capture_forked(
         }
         Ok(())
     })();
-    let mut g = Graph {
-        ctx: first.ctx().clone(),
-        graph: std::ptr::null_mut(),
-        exec: std::ptr::null_mut(),
-    };
-    let ended = first.ctx().bind().and_then(|()| {
-        // SAFETY: ends the capture begun above; out-parameter.
-        check("cuStreamEndCapture", unsafe {
-            sys::cuStreamEndCapture(first.raw(), &mut g.graph)
-        })
-    });
+    let (mut g, ended) = first.end_capture();
     if let Err(e) = ended
         && result.is_ok()
     {
@@ -409,12 +324,9 @@ pub(crate) fn capture_forked(
 
 pub(crate) fn launch_graphs(graphs: &[Graph], streams: &[&Stream]) -> Result<(), CaseError> {
     for (g, s) in graphs.iter().zip(streams) {
-        s.ctx().bind()?;
         // SAFETY: an instantiated graph of this stream's GPU; the buffers its nodes use are
         // alive until the streams are idle.
-        check("cuGraphLaunch", unsafe {
-            sys::cuGraphLaunch(g.exec, s.raw())
-        })?;
+        unsafe { g.launch(s) }?;
     }
     Ok(())
 }

@@ -21,7 +21,6 @@ use super::{
     read_u64, time_with_events, values, wait_idle,
 };
 use crate::bench::collectives::CollCase;
-use crate::cuda::check;
 use crate::cuda::memory::{DeviceBuffer, PinnedBuffer, host_memory_available};
 use crate::cuda::stream::{Event, Stream};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Dtype};
@@ -536,9 +535,7 @@ fn host_body(
             g.ctx.bind()?;
             // SAFETY: `h` is a live pinned buffer of `bytes`; the source is a live device
             // buffer of `bytes`; the stream is live and its context current.
-            check("cuMemcpyDtoHAsync_v2", unsafe {
-                sys::cuMemcpyDtoHAsync_v2(h.host_ptr(), b.src(), bytes, g.stream.raw())
-            })?;
+            unsafe { g.stream.copy_dtoh(h.host_ptr(), b.src(), bytes) }?;
         }
         wait_idle(&streams, deadline)?;
         if let Some((acc, rest)) = host.split_first_mut() {
@@ -552,9 +549,7 @@ fn host_body(
             g.ctx.bind()?;
             // SAFETY: as above, host to device; the host buffer is not touched until the
             // streams are idle again.
-            check("cuMemcpyHtoDAsync_v2", unsafe {
-                sys::cuMemcpyHtoDAsync_v2(b.recv.ptr(), sum.host_ptr(), bytes, g.stream.raw())
-            })?;
+            unsafe { g.stream.copy_htod(b.recv.ptr(), sum.host_ptr(), bytes) }?;
         }
         wait_idle(&streams, deadline)
     };

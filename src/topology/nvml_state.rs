@@ -1,15 +1,10 @@
 //! This machine's health inventory through NVML: PCIe link state and replay counter, NVLink
 //! states and error counters, ECC counters, retired pages and remapped rows, clock event
-//! reasons, utilization and the processes on each GPU — and a [`Sampler`] that watches PCIe link
-//! state, clock limits and other processes from its own thread while load tests run.
+//! reasons, utilization and the processes on each GPU. The [`Sampler`](super::sampler::Sampler)
+//! reads the same values from its own thread while load tests run.
 //!
 //! A value NVML cannot give (not supported, an old driver, no permission) is `None`. Nothing
 //! here runs on the UI thread: `scalescope check` calls it from the CLI, the app from a worker.
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError, RetirementCause};
@@ -19,15 +14,14 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::TopologyError;
 use crate::model::{
-    EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
-    LoadObservation, LoadState, NvLinkState, PcieLink, PcieState, ThrottleReason, Topology,
-    pcie_rate_gbps,
+    EccState, GpuInventory, GpuProcess, Inventory, InventoryKind, LoadState, NvLinkState, PcieLink,
+    PcieState, ThrottleReason, Topology,
 };
 
 /// NVML's `NVML_NVLINK_MAX_LINKS`.
 const MAX_NVLINKS: u32 = 18;
 
-fn no_driver(e: NvmlError) -> TopologyError {
+pub(super) fn no_driver(e: NvmlError) -> TopologyError {
     TopologyError::NoDriver {
         reason: match e {
             NvmlError::LibloadingError(inner) => inner.to_string(),
@@ -37,7 +31,11 @@ fn no_driver(e: NvmlError) -> TopologyError {
 }
 
 /// The NVML device of topology GPU `g`: by PCI bus id, else by its NVML index.
-fn device<'n>(nvml: &'n Nvml, topo: &Topology, g: usize) -> Result<Device<'n>, TopologyError> {
+pub(super) fn device<'n>(
+    nvml: &'n Nvml,
+    topo: &Topology,
+    g: usize,
+) -> Result<Device<'n>, TopologyError> {
     let gpu = topo.gpu(g).ok_or_else(|| TopologyError::Nvml {
         what: format!("GPU {g}"),
         reason: "not in the topology".into(),
@@ -107,7 +105,7 @@ fn read_gpu(nvml: &Nvml, dev: &Device, index: usize) -> GpuInventory {
     }
 }
 
-fn pcie_link(dev: &Device) -> PcieLink {
+pub(super) fn pcie_link(dev: &Device) -> PcieLink {
     PcieLink {
         gen_current: dev.current_pcie_link_gen().ok(),
         gen_max: dev.max_pcie_link_gen().ok(),
@@ -251,7 +249,7 @@ pub fn throttle_reasons(bits: ThrottleReasons) -> Vec<ThrottleReason> {
 }
 
 /// Compute processes on the GPU other than this one.
-fn processes(dev: &Device) -> Option<Vec<GpuProcess>> {
+pub(super) fn processes(dev: &Device) -> Option<Vec<GpuProcess>> {
     let me = std::process::id();
     let list = dev.running_compute_processes().ok()?;
     Some(
@@ -266,132 +264,6 @@ fn processes(dev: &Device) -> Option<Vec<GpuProcess>> {
             })
             .collect(),
     )
-}
-
-/// Watches the GPUs from its own thread while load tests run: the best PCIe link state each GPU
-/// reaches (GPUs raise their link generation when a copy runs), clock limits, utilization and
-/// other processes. Stop it with [`Sampler::stop`].
-pub struct Sampler {
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<LoadObservation>>,
-}
-
-impl Sampler {
-    /// Starts sampling GPUs `gpus` of `topo` every `interval`. Fails when NVML cannot be opened
-    /// or a GPU not found.
-    pub fn start(
-        topo: &Topology,
-        gpus: &[usize],
-        interval: Duration,
-    ) -> Result<Sampler, TopologyError> {
-        // Resolve every device once here, so that errors come back to the caller.
-        {
-            let nvml = Nvml::init().map_err(no_driver)?;
-            for &g in gpus {
-                device(&nvml, topo, g)?;
-            }
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let topo = topo.clone();
-        let gpus = gpus.to_vec();
-        let handle = std::thread::Builder::new()
-            .name("scalescope-nvml-sampler".into())
-            .spawn(move || sample(&topo, &gpus, interval, &flag))
-            .map_err(|e| TopologyError::Nvml {
-                what: "sampler thread".into(),
-                reason: e.to_string(),
-            })?;
-        Ok(Sampler {
-            stop,
-            handle: Some(handle),
-        })
-    }
-
-    /// Stops sampling and returns what was seen.
-    pub fn stop(mut self) -> LoadObservation {
-        self.stop.store(true, Ordering::SeqCst);
-        self.handle
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default()
-    }
-}
-
-impl Drop for Sampler {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn sample(
-    topo: &Topology,
-    gpus: &[usize],
-    interval: Duration,
-    stop: &AtomicBool,
-) -> LoadObservation {
-    let mut obs = LoadObservation {
-        samples: 0,
-        interval_ms: interval.as_millis() as u32,
-        gpus: gpus
-            .iter()
-            .map(|&index| GpuLoadObservation {
-                index,
-                ..Default::default()
-            })
-            .collect(),
-    };
-    let Ok(nvml) = Nvml::init() else {
-        return obs;
-    };
-    let devices: Vec<Option<Device>> = gpus.iter().map(|&g| device(&nvml, topo, g).ok()).collect();
-    loop {
-        for (o, dev) in obs.gpus.iter_mut().zip(&devices) {
-            let Some(dev) = dev else {
-                continue;
-            };
-            let link = pcie_link(dev);
-            let rate = |l: &PcieLink| {
-                l.gen_current
-                    .zip(l.width_current)
-                    .and_then(|(g, w)| pcie_rate_gbps(g, w))
-            };
-            if let Some(r) = rate(&link)
-                && o.pcie_under_load
-                    .as_ref()
-                    .and_then(rate)
-                    .is_none_or(|best| r > best)
-            {
-                o.pcie_under_load = Some(link);
-            }
-            if let Ok(bits) = dev.current_throttle_reasons() {
-                for r in throttle_reasons(bits) {
-                    if r.is_limit() && !o.throttle_seen.contains(&r) {
-                        o.throttle_seen.push(r);
-                    }
-                }
-            }
-            if let Ok(u) = dev.utilization_rates() {
-                o.max_utilization_percent = Some(o.max_utilization_percent.unwrap_or(0).max(u.gpu));
-            }
-            if let Some(ps) = processes(dev) {
-                for p in ps {
-                    if !o.other_processes.iter().any(|x| x.pid == p.pid) {
-                        o.other_processes.push(p);
-                    }
-                }
-            }
-        }
-        obs.samples += 1;
-        if stop.load(Ordering::SeqCst) {
-            break;
-        }
-        std::thread::sleep(interval);
-    }
-    obs
 }
 
 #[cfg(test)]

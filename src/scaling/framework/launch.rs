@@ -1,0 +1,405 @@
+//! The script and its launches: written to a temporary folder, given a spec per workload and
+//! GPU count, run with `torch.distributed.run` in its own process group under a time limit.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::protocol::{Event, MAX_LINE, ProbeLine, ResultLine, clip, parse_line, read_lines};
+use super::{FrameworkError, FrameworkOptions};
+use crate::scaling::model::Mode;
+use crate::scaling::workload::{Pattern, Workload};
+
+/// The training script, as shipped.
+pub const SCRIPT: &str = include_str!("../../../assets/frameworks/ddp_step.py");
+
+/// Default time limit of one launch (model build, warm-up, measurement, profile).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Writes the script to a fresh temporary folder, removed on drop.
+pub(super) struct ScriptDir(PathBuf);
+
+impl ScriptDir {
+    pub(super) fn new() -> Result<ScriptDir, FrameworkError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!("scalescope-{}-{nanos}", std::process::id()));
+        let fail = |e: std::io::Error| FrameworkError::Script {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        };
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        std::fs::write(dir.join("ddp_step.py"), SCRIPT).map_err(fail)?;
+        Ok(ScriptDir(dir))
+    }
+
+    pub(super) fn script(&self) -> PathBuf {
+        self.0.join("ddp_step.py")
+    }
+}
+
+impl Drop for ScriptDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The script's spec for `w` on `n` GPUs: one run per mode with its micro-batch and
+/// accumulation; the (mode, per-GPU batch, global batch) of each.
+pub(super) fn spec(
+    w: &Workload,
+    n: usize,
+    opts: &FrameworkOptions,
+) -> (serde_json::Value, Vec<(Mode, f64)>) {
+    let m = w.model.clone().unwrap_or_default();
+    let micro_max = w.micro_batch().max(1.0).floor();
+    let mut runs = Vec::new();
+    let mut planned = Vec::new();
+    for &mode in &opts.modes {
+        let per = match mode {
+            Mode::Weak => w.per_gpu_batch,
+            Mode::Strong => (w.strong_global_batch / n as f64).floor(),
+        };
+        if per < 1.0 {
+            continue;
+        }
+        let acc = (per / micro_max).ceil().max(1.0);
+        let micro = (per / acc).floor().max(1.0);
+        runs.push(serde_json::json!({"mode": mode.id(), "accumulate": acc, "micro_batch": micro}));
+        planned.push((mode, micro * acc));
+    }
+    let micro = runs
+        .first()
+        .and_then(|r| r["micro_batch"].as_f64())
+        .unwrap_or(micro_max);
+    let mut arch = serde_json::Map::new();
+    for (k, v) in [
+        ("layers", m.layers),
+        ("hidden", m.hidden),
+        ("heads", m.heads),
+        ("seq_len", m.seq_len),
+        ("vocab", m.vocab),
+        ("intermediate", m.intermediate),
+    ] {
+        if let Some(v) = v {
+            arch.insert(k.into(), v.into());
+        }
+    }
+    let spec = serde_json::json!({
+        "workload": w.name,
+        "model": m.id,
+        "arch": arch,
+        "image_size": m.image_size.unwrap_or(224),
+        "num_classes": 1000,
+        "micro_batch": micro,
+        "runs": runs,
+        "bucket_mb": w.bucket_bytes / 1048576.0,
+        "parallel": if w.pattern == Pattern::Fsdp { "fsdp" } else { "ddp" },
+        "optimizer": w.optimizer().framework_id(),
+        "warmup_s": opts.warmup_s,
+        "measure_s": opts.measure_s,
+        "noisy_measure_s": opts.noisy_measure_s,
+        // One GPU calibrates the model, and its steps' spread gives the straggler term: a
+        // quantile needs more than a handful of samples.
+        "min_steps": if n == 1 { 15 } else { 5 },
+        "max_steps": 200,
+        "profile_steps": opts.profile_steps,
+    });
+    (spec, planned)
+}
+
+/// How one launch ended.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LaunchOutcome {
+    pub results: Vec<ResultLine>,
+    pub probes: Vec<ProbeLine>,
+    pub hello: Option<(Option<String>, Option<String>)>,
+    /// CUDA ran out of memory: (mode, message).
+    pub oom: Option<(Option<String>, String)>,
+    /// Why the launch failed (crash, timeout, cancel, error event, garbage), one line.
+    pub failure: Option<String>,
+    /// Lines on stdout that were not understood.
+    pub garbage: Vec<String>,
+}
+
+/// Launches `script` with `spec` through `torch.distributed.run`, one process per GPU of `gpus`
+/// (`CUDA_VISIBLE_DEVICES` set to them), unbuffered, with [`launch`]'s time limit and cancel.
+pub(super) fn launch_script(
+    python: &str,
+    script: &str,
+    spec: &serde_json::Value,
+    gpus: &[usize],
+    timeout: Duration,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(&Event),
+) -> LaunchOutcome {
+    let visible = gpus
+        .iter()
+        .map(|g| g.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let args = vec![
+        "-m".to_string(),
+        "torch.distributed.run".to_string(),
+        "--standalone".to_string(),
+        format!("--nproc_per_node={}", gpus.len()),
+        script.to_string(),
+        "--spec".to_string(),
+        spec.to_string(),
+    ];
+    let envs = vec![
+        ("CUDA_VISIBLE_DEVICES".to_string(), visible),
+        ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
+    ];
+    launch(python, &args, &envs, timeout, cancel, on_event)
+}
+
+/// Runs `python args…` in its own process group with `env`, streaming stdout events to
+/// `on_event`; kills the group at `timeout` or when `cancel` is set.
+pub fn launch(
+    python: &str,
+    args: &[String],
+    env: &[(String, String)],
+    timeout: Duration,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(&Event),
+) -> LaunchOutcome {
+    let mut out = LaunchOutcome::default();
+    let mut cmd = Command::new(python);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            out.failure = Some(format!("cannot start {python}: {e}"));
+            return out;
+        }
+    };
+    enum Line {
+        Out(String),
+        Err(String),
+    }
+    let (tx, rx) = mpsc::channel::<Line>();
+    let mut readers = Vec::new();
+    if let Some(o) = child.stdout.take() {
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            read_lines(o, &mut |l| {
+                let _ = tx.send(Line::Out(l));
+            })
+        }));
+    }
+    if let Some(e) = child.stderr.take() {
+        let tx = tx.clone();
+        readers.push(std::thread::spawn(move || {
+            read_lines(e, &mut |l| {
+                let _ = tx.send(Line::Err(l));
+            })
+        }));
+    }
+    drop(tx);
+    let start = Instant::now();
+    let mut stderr_tail: std::collections::VecDeque<String> = Default::default();
+    let mut ended_by: Option<String> = None;
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            ended_by = Some("cancelled".into());
+            break;
+        }
+        if start.elapsed() > timeout {
+            ended_by = Some(format!(
+                "timed out after {:.0} s (limit: --framework-timeout)",
+                timeout.as_secs_f64()
+            ));
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Line::Out(l)) => match parse_line(&l) {
+                Ok(Some(e)) => {
+                    on_event(&e);
+                    match e {
+                        Event::Result(r) => out.results.push(*r),
+                        Event::Probe(p) => out.probes.push(*p),
+                        Event::Hello { torch, gpu, .. } => out.hello = Some((torch, gpu)),
+                        Event::Oom { mode, message, .. } => {
+                            out.oom = Some((mode, message.unwrap_or_default()))
+                        }
+                        Event::Error {
+                            kind,
+                            phase,
+                            message,
+                            ..
+                        } => {
+                            out.failure = Some(format!(
+                                "{}{}: {}",
+                                kind.unwrap_or_else(|| "error".into()),
+                                phase.map(|p| format!(" while {p}")).unwrap_or_default(),
+                                clip(&message.unwrap_or_default(), 300)
+                            ))
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(None) => {}
+                Err(why) => out.garbage.push(why),
+            },
+            Ok(Line::Err(l)) => {
+                if stderr_tail.len() == 20 {
+                    stderr_tail.pop_front();
+                }
+                stderr_tail.push_back(l);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    if ended_by.is_some() {
+        kill_group(&mut child);
+    }
+    let status = child.wait().ok();
+    for r in readers {
+        let _ = r.join();
+    }
+    if out.failure.is_none() {
+        out.failure = match (ended_by, status) {
+            (Some(why), _) => Some(why),
+            _ if out.oom.is_some() => None,
+            (None, Some(s)) if !s.success() => {
+                let tail = stderr_tail
+                    .iter()
+                    .rev()
+                    .map(|l| l.trim())
+                    .find(|l| !l.is_empty() && !l.starts_with('*'))
+                    .map(|l| clip(l, 300))
+                    .unwrap_or_default();
+                Some(format!(
+                    "exited with {}{}",
+                    s.code()
+                        .map_or("a signal".to_string(), |c| format!("code {c}")),
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {tail}")
+                    }
+                ))
+            }
+            _ if out.results.is_empty() && out.probes.is_empty() => {
+                Some(if out.garbage.is_empty() {
+                    "printed no result".to_string()
+                } else {
+                    format!(
+                        "printed no result; {} line(s) not understood, the first: {}",
+                        out.garbage.len(),
+                        out.garbage[0]
+                    )
+                })
+            }
+            _ => None,
+        };
+    }
+    out
+}
+
+/// Waits for a child (with a time limit, then kills its process group) and returns (exit ok,
+/// stdout, stderr).
+pub(super) fn wait_output(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> Option<(bool, String, String)> {
+    let (mut out, mut err) = (child.stdout.take()?, child.stderr.take()?);
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out
+            .by_ref()
+            .take(MAX_LINE as u64 * 4)
+            .read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err
+            .by_ref()
+            .take(MAX_LINE as u64 * 4)
+            .read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                kill_group(&mut child);
+                break None;
+            }
+        }
+    };
+    let (o, e) = (
+        t_out.join().unwrap_or_default(),
+        t_err.join().unwrap_or_default(),
+    );
+    status.map(|s| (s.success(), o, e))
+}
+
+/// Ends a child started with `process_group(0)` and everything it started (torchrun's workers).
+pub(super) fn kill_group(child: &mut std::process::Child) {
+    let pgid = child.id() as libc::pid_t;
+    // SAFETY: kill(2) with a negative pid signals the process group the child leads (it was
+    // spawned with process_group(0), so its pid is the group id); no memory is touched.
+    unsafe {
+        libc::kill(-pgid, libc::SIGTERM);
+    }
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: as above; SIGKILL for whatever ignored SIGTERM.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+    let _ = child.wait();
+}
+
+pub(super) fn last_line(s: &str) -> Option<String> {
+    s.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| clip(l, 300))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_accumulates_strong_batches() {
+        let w = crate::scaling::workload::catalog()
+            .into_iter()
+            .find(|w| w.name == "gpt2-xl")
+            .unwrap();
+        let (s, planned) = spec(&w, 2, &FrameworkOptions::default());
+        // Strong: 64 sequences over 2 GPUs = 32 per GPU = 4 micro-batches of 8.
+        assert_eq!(planned, vec![(Mode::Weak, 8.0), (Mode::Strong, 32.0)]);
+        assert_eq!(s["runs"][1]["accumulate"], 4.0);
+        assert_eq!(s["runs"][1]["micro_batch"], 8.0);
+        assert_eq!(s["model"], "transformers:gpt2");
+        assert_eq!(s["arch"]["layers"], 48);
+        assert_eq!(s["optimizer"], "adamw");
+        assert_eq!(s["parallel"], "ddp");
+    }
+}

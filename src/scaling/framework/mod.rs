@@ -1,0 +1,193 @@
+//! Real framework runs: each workload's training step in PyTorch, the measured truth that the
+//! model is calibrated from and checked against.
+//!
+//! scalescope writes its training script (assets/frameworks/ddp_step.py, embedded in the binary)
+//! to a temporary folder and launches it with `python3 -m torch.distributed.run --standalone
+//! --nproc_per_node=N` for N = 1, 2, 4, … and all selected GPUs, `CUDA_VISIBLE_DEVICES` set to
+//! the first N of them. The script prints one JSON object per line (its docstring is the
+//! protocol); this module parses them, reports progress, enforces a timeout, and turns each
+//! launch into rows — a crash, a hang, garbage or an out-of-memory becomes a row that says so,
+//! and the other launches still run.
+//!
+//! One file per stage: `python` finds a Python with PyTorch, `launch` writes the script and runs
+//! each launch (spec, process group, time limit), `protocol` reads its JSON lines, and `rows`
+//! turns launches into rows, calibrations and notes; [`run`] drives them.
+
+mod launch;
+mod protocol;
+mod python;
+mod rows;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::calibrate::{MeasuredStep, ProbeRates};
+use super::memory;
+use super::model::{Mode, OverlapMeasure, ScalingPoint};
+use super::proxy::proxy_counts;
+use super::workload::Workload;
+pub use launch::{DEFAULT_TIMEOUT, LaunchOutcome, SCRIPT, launch};
+use launch::{ScriptDir, launch_script, spec};
+pub use protocol::{
+    Event, ProbeLine, Profile, ProfileSet, ResultLine, StepStats, clip, parse_line,
+};
+pub use python::{ENV_PYTHON, PythonEnv, find_python};
+use rows::{absorb, finish, overlap_probe, row};
+
+/// Why no framework run could start.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FrameworkError {
+    /// No interpreter answered.
+    #[error("no python3 found (tried {tried}); give one with --python PATH or {ENV_PYTHON}")]
+    NoPython { tried: String },
+    /// The interpreter has no (working) PyTorch.
+    #[error("{python} has no working PyTorch ({message})")]
+    NoTorch { python: String, message: String },
+    /// The script could not be written.
+    #[error("cannot write the training script to {path}: {message}")]
+    Script { path: String, message: String },
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct FrameworkOptions {
+    /// CUDA ordinals; a launch on n GPUs uses the first n.
+    pub gpus: Vec<usize>,
+    pub modes: Vec<Mode>,
+    /// Limit of one launch.
+    pub timeout: Duration,
+    /// Seconds of untimed steps, then of timed steps.
+    pub warmup_s: f64,
+    pub measure_s: f64,
+    /// Where the timed steps spread widely (p90 > 1.15 × p10: a host whose speed wanders), the
+    /// timed window grows to this many seconds (no growth when ≤ `measure_s`).
+    pub noisy_measure_s: f64,
+    /// Steps under the profiler after timing (0: none).
+    pub profile_steps: u32,
+    /// One GPU's memory, GiB: launches that cannot fit are not started.
+    pub gpu_memory_gib: Option<f64>,
+}
+
+impl Default for FrameworkOptions {
+    fn default() -> Self {
+        Self {
+            gpus: Vec::new(),
+            modes: Mode::ALL.to_vec(),
+            timeout: DEFAULT_TIMEOUT,
+            warmup_s: 5.0,
+            measure_s: 8.0,
+            noisy_measure_s: 24.0,
+            profile_steps: 2,
+            gpu_memory_gib: None,
+        }
+    }
+}
+
+/// Everything the framework runs produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameworkRun {
+    /// Measured rows (`measured_framework`), with speedups against the 1-GPU rows.
+    pub rows: Vec<ScalingPoint>,
+    /// 1-GPU steps, per workload and mode: they calibrate the model.
+    pub steps: Vec<MeasuredStep>,
+    /// The overlap probe's hidden share, per workload (two GPUs or more).
+    pub overlap: Vec<OverlapMeasure>,
+    /// The probe's rates on the first GPU.
+    pub probe: Option<ProbeRates>,
+    /// What failed or was skipped, in words.
+    pub notes: Vec<String>,
+}
+
+/// The workloads a framework run can build: DDP/FSDP patterns with a reference model.
+pub fn runnable(w: &Workload) -> bool {
+    w.pattern.has_framework_step() && w.model.is_some()
+}
+
+/// Runs every runnable workload's real training step on 1, 2, 4, … and all of `opts.gpus`, then
+/// the overlap probe on all of them; `progress` gets a label and the rows so far after every
+/// launch. Failures are rows and notes, never an early end; only a missing script folder is an
+/// error.
+pub fn run(
+    env: &PythonEnv,
+    workloads: &[Workload],
+    opts: &FrameworkOptions,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(&str, &[ScalingPoint]),
+) -> Result<FrameworkRun, FrameworkError> {
+    let dir = ScriptDir::new()?;
+    let script = dir.script().display().to_string();
+    let mut run = FrameworkRun::default();
+    let basis_env = env.describe();
+    for w in workloads.iter().filter(|w| runnable(w)) {
+        for n in proxy_counts(opts.gpus.len()) {
+            if cancel.load(Ordering::Relaxed) {
+                run.notes.push("framework runs cancelled".into());
+                return Ok(finish(run));
+            }
+            let (spec, planned) = spec(w, n, opts);
+            if planned.is_empty() {
+                continue;
+            }
+            // A launch that cannot fit by a wide margin is not started (it would only OOM).
+            if let Some(cap) = opts.gpu_memory_gib {
+                let micro = w.micro_batch().min(w.per_gpu_batch);
+                if let Some(e) = memory::estimate(w, w.pattern, n, micro, Some(cap))
+                    && e.total_gib() > cap * 1.15
+                {
+                    for &(mode, per) in &planned {
+                        let mut row = row(w, mode, n, per);
+                        row.fits = Some(false);
+                        row.memory_gib_per_gpu = e.known_total_gib();
+                        row.basis = format!(
+                            "not run: the model needs {} per GPU of {cap:.0} GiB",
+                            e.describe_total()
+                        );
+                        run.rows.push(row);
+                    }
+                    progress(
+                        &format!("{} on {n} GPU(s): does not fit", w.name),
+                        &run.rows,
+                    );
+                    continue;
+                }
+            }
+            let label = format!("PyTorch: {} on {n} GPU(s)", w.name);
+            progress(&label, &run.rows);
+            let rows_so_far = run.rows.clone();
+            let outcome = launch_script(
+                &env.path,
+                &script,
+                &spec,
+                &opts.gpus[..n],
+                opts.timeout,
+                cancel,
+                &mut |e| {
+                    if let Event::Progress { phase, mode, .. } = e {
+                        let what = mode
+                            .as_deref()
+                            .map(|m| format!(" ({m})"))
+                            .unwrap_or_default();
+                        progress(&format!("{label}: {phase}{what}"), &rows_so_far);
+                    }
+                },
+            );
+            absorb(&mut run, w, n, &planned, &outcome, &basis_env);
+            let partial = finish(run.clone());
+            progress(&label, &partial.rows);
+        }
+    }
+    // The probe's GEMM and copy rates move catalog calibrations to this GPU (also on one GPU);
+    // its overlap share needs two or more.
+    if !opts.gpus.is_empty() && !cancel.load(Ordering::Relaxed) && !run.steps.is_empty() {
+        overlap_probe(
+            &mut run,
+            env,
+            &script,
+            workloads,
+            opts,
+            cancel,
+            &mut *progress,
+        );
+    }
+    Ok(finish(run))
+}

@@ -1,0 +1,312 @@
+//! The script's protocol: one JSON object per line on standard output (its docstring is the
+//! specification), read bounded and checked.
+
+use std::io::Read;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scaling::calibrate::is_host_bound;
+
+/// Lines longer than this are cut (a script that prints garbage cannot exhaust memory).
+pub(super) const MAX_LINE: usize = 1 << 20;
+
+/// A line as it may be shown: control characters escaped, cut to `max` characters.
+pub fn clip(s: &str, max: usize) -> String {
+    let escaped: String = s.chars().flat_map(char::escape_debug).collect();
+    if escaped.chars().count() > max {
+        format!("{}…", escaped.chars().take(max).collect::<String>())
+    } else {
+        escaped
+    }
+}
+
+/// Step-time statistics of one result line, ms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepStats {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub n: usize,
+}
+
+/// Kernel time per step on one rank (PyTorch profiler), ms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    pub matrix: f64,
+    pub nccl: f64,
+    pub other: f64,
+    pub busy_ms: f64,
+    pub nccl_overlap_ms: f64,
+    pub wall_ms: f64,
+}
+
+/// Profiles of every rank.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSet {
+    pub ranks: Vec<Option<Profile>>,
+}
+
+/// One measured mode of one launch (`"event": "result"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultLine {
+    pub workload: Option<String>,
+    pub mode: String,
+    pub world_size: usize,
+    pub micro_batch: f64,
+    pub accumulate: f64,
+    pub per_gpu_batch: f64,
+    pub global_batch: f64,
+    pub steps: usize,
+    pub step_ms: StepStats,
+    #[serde(default)]
+    pub rank_median_ms: Vec<f64>,
+    #[serde(default)]
+    pub step_samples_ms: Vec<f64>,
+    pub fwd_ms: Option<f64>,
+    pub bwd_ms: Option<f64>,
+    pub opt_ms: Option<f64>,
+    pub samples_per_s: Option<f64>,
+    pub peak_mem_gib: Option<f64>,
+    pub reserved_gib: Option<f64>,
+    pub params: Option<f64>,
+    pub model: Option<String>,
+    pub profile: Option<ProfileSet>,
+    /// The host floor (world size 1): the median step at `host_micro_batch` samples, ms.
+    #[serde(default)]
+    pub host_ms: Option<f64>,
+    #[serde(default)]
+    pub host_micro_batch: Option<f64>,
+    /// The sequence length of the host floor's batch, where the micro-batch had too few samples
+    /// to take a sixteenth of them (language models: shorter sequences instead).
+    #[serde(default)]
+    pub host_seq_len: Option<f64>,
+    /// The host probe between the timed steps (same process), median, µs per iteration: the
+    /// host's speed during the window.
+    #[serde(default)]
+    pub host_probe_us: Option<f64>,
+    /// How many host probe timings that median is of.
+    #[serde(default)]
+    pub host_probes: Option<f64>,
+    /// The host probe just before and after the host floor, µs per iteration (their mean).
+    #[serde(default)]
+    pub host_floor_probe_us: Option<f64>,
+    /// Seconds the timed steps took, and whether the window grew because they spread widely.
+    #[serde(default)]
+    pub window_s: Option<f64>,
+    #[serde(default)]
+    pub extended: bool,
+}
+
+impl ResultLine {
+    /// Checks what the rows are built from: finite, positive, consistent.
+    fn check(&self) -> Result<(), String> {
+        let s = &self.step_ms;
+        for (name, v) in [
+            ("step_ms.median", s.median),
+            ("step_ms.min", s.min),
+            ("step_ms.max", s.max),
+            ("per_gpu_batch", self.per_gpu_batch),
+            ("global_batch", self.global_batch),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("{name} = {v} is not a positive number"));
+            }
+        }
+        if !(s.min <= s.median && s.median <= s.max) {
+            return Err("step_ms: median outside min … max".into());
+        }
+        if self.world_size == 0 {
+            return Err("world_size = 0".into());
+        }
+        Ok(())
+    }
+
+    /// The host floor at the host's speed while the steps were timed: the floor × the window's
+    /// host probe ÷ the probe beside the floor (the host term's own rule, docs/SCALING.md),
+    /// since on a host whose speed wanders the floor, timed after the window, may have met a
+    /// faster or slower spell. As measured where either probe is missing.
+    pub fn host_floor_at_window(&self) -> Option<f64> {
+        let floor = positive(self.host_ms)?;
+        Some(
+            match (
+                positive(self.host_probe_us),
+                positive(self.host_floor_probe_us),
+            ) {
+                (Some(window), Some(beside)) => floor * window / beside,
+                _ => floor,
+            },
+        )
+    }
+
+    /// The host floor and the host's speed while the steps were timed, for the row's basis
+    /// (empty where the floor was not measured).
+    pub(super) fn host_note(&self) -> String {
+        let Some(floor) = self.host_floor_at_window() else {
+            return String::new();
+        };
+        format!(
+            "; host floor {floor:.1} ms ({:.0} % of the step{}{}){}",
+            floor / self.step_ms.median * 100.0,
+            if is_host_bound(floor, self.step_ms.median) {
+                ": host-bound"
+            } else {
+                ""
+            },
+            match (self.host_micro_batch, positive(self.host_seq_len)) {
+                (Some(b), Some(seq)) => format!("; timed at {b:.0} × {seq:.0} tokens"),
+                _ => String::new(),
+            },
+            match (positive(self.host_probe_us), self.host_probes) {
+                (Some(us), Some(k)) =>
+                    format!(", host probe {us:.0} µs during the window ({k:.0} readings)"),
+                (Some(us), None) => format!(", host probe {us:.0} µs"),
+                _ => String::new(),
+            }
+        )
+    }
+
+    /// The hosts' speed while the n-GPU steps were timed (the slowest rank's host probe, read
+    /// between the steps), beside the 1-GPU window's reading `one` of the same workload and
+    /// mode: where they differ, the host changed between the windows (the model is built from
+    /// the 1-GPU one and does not read this). Empty without a reading.
+    pub(super) fn ranks_host_note(&self, one: Option<f64>) -> String {
+        let Some(us) = positive(self.host_probe_us) else {
+            return String::new();
+        };
+        let vs = match positive(one) {
+            Some(one) => format!("; {:.2}× the 1-GPU window's {one:.0} µs", us / one),
+            None => String::new(),
+        };
+        format!(
+            "; host probe {us:.0} µs during the window (the slowest of {} ranks{vs})",
+            self.world_size
+        )
+    }
+
+    /// Rank 0's kernel profile, when profiled.
+    pub fn rank0_profile(&self) -> Option<&Profile> {
+        self.profile.as_ref()?.ranks.first()?.as_ref()
+    }
+
+    /// Matrix kernels' share of rank 0's kernel time, when profiled.
+    pub fn matrix_share(&self) -> Option<f64> {
+        let p = self.rank0_profile()?;
+        (p.matrix + p.other > 0.0).then(|| p.matrix / (p.matrix + p.other))
+    }
+}
+
+/// `"event": "probe"`: the overlap probe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeLine {
+    pub world_size: usize,
+    pub matrix_share: f64,
+    pub compute_ms: f64,
+    pub comm_ms: f64,
+    pub both_ms: f64,
+    pub hidden: Option<f64>,
+    pub gemm_tflops: f64,
+    pub copy_gbps: f64,
+    /// The host probe on rank 0, alone, µs per iteration.
+    #[serde(default)]
+    pub host_probe_us: Option<f64>,
+    /// Host time to issue one asynchronous all-reduce, every rank at once, µs.
+    #[serde(default)]
+    pub allreduce_host_us: Option<f64>,
+    pub gpu: Option<String>,
+}
+
+/// One line of the script's protocol.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    Hello {
+        torch: Option<String>,
+        gpu: Option<String>,
+        world_size: Option<usize>,
+        nccl: Option<String>,
+        transformers: Option<String>,
+    },
+    Progress {
+        phase: String,
+        mode: Option<String>,
+        model: Option<String>,
+    },
+    Result(Box<ResultLine>),
+    Oom {
+        mode: Option<String>,
+        phase: Option<String>,
+        message: Option<String>,
+        peak_mem_gib: Option<f64>,
+        total_mem_gib: Option<f64>,
+    },
+    Error {
+        kind: Option<String>,
+        mode: Option<String>,
+        phase: Option<String>,
+        message: Option<String>,
+    },
+    Probe(Box<ProbeLine>),
+    Done,
+    /// Anything newer scripts may add.
+    #[serde(other)]
+    Unknown,
+}
+
+/// Parses one line of standard output: `Ok(None)` for lines that are not protocol (blank,
+/// or not starting with `{`), `Err` for a `{` line that is not a valid event.
+pub fn parse_line(line: &str) -> Result<Option<Event>, String> {
+    let t = line.trim();
+    if !t.starts_with('{') {
+        return Ok(None);
+    }
+    let e: Event = serde_json::from_str(t).map_err(|e| format!("{e}: {}", clip(t, 120)))?;
+    if let Event::Result(r) = &e {
+        r.check().map_err(|why| format!("result line: {why}"))?;
+    }
+    Ok(Some(e))
+}
+
+/// Reads lines (cut at [`MAX_LINE`] bytes, marked with `…`) until EOF.
+pub(super) fn read_lines(r: impl Read, each: &mut dyn FnMut(String)) {
+    crate::lines::read_lines(r, MAX_LINE, &mut |mut line, cut| {
+        if cut {
+            line.push('…');
+        }
+        each(line);
+    });
+}
+
+/// A figure the script reported, kept only when it is a finite positive number.
+pub(super) fn positive(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite() && *v > 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_protocol_lines() {
+        assert_eq!(parse_line("warning: something"), Ok(None));
+        assert_eq!(parse_line(""), Ok(None));
+        assert!(matches!(
+            parse_line(r#"{"event":"done"}"#),
+            Ok(Some(Event::Done))
+        ));
+        assert!(matches!(
+            parse_line(r#"{"event":"new_kind","x":1}"#),
+            Ok(Some(Event::Unknown))
+        ));
+        assert!(parse_line("{not json").is_err());
+        let bad = r#"{"event":"result","mode":"weak","world_size":1,"micro_batch":8,"accumulate":1,"per_gpu_batch":8,"global_batch":8,"steps":5,"step_ms":{"median":-1,"min":-2,"max":0,"mean":-1,"n":5}}"#;
+        let e = parse_line(bad).unwrap_err();
+        assert!(e.contains("step_ms.median"), "{e}");
+    }
+
+    #[test]
+    fn clip_escapes_and_cuts() {
+        assert_eq!(clip("a\u{1b}[31mb\n", 100), "a\\u{1b}[31mb\\n");
+        assert_eq!(clip(&"x".repeat(10), 4), "xxxx…");
+    }
+}

@@ -1,0 +1,215 @@
+//! Launches → rows: each launch's results become scaling rows, 1-GPU calibrations and notes;
+//! the overlap probe measures how much communication compute hides.
+
+use std::sync::atomic::AtomicBool;
+
+use super::launch::{LaunchOutcome, launch_script};
+use super::protocol::{clip, positive};
+use super::python::PythonEnv;
+use super::{FrameworkOptions, FrameworkRun};
+use crate::scaling::calibrate::{MeasuredStep, ProbeRates};
+use crate::scaling::model::{Mode, OverlapMeasure, RowSource, ScalingPoint, fill_speedup};
+use crate::scaling::workload::Workload;
+
+pub(super) fn row(w: &Workload, mode: Mode, n: usize, per: f64) -> ScalingPoint {
+    let mut r = ScalingPoint::empty(w, mode, RowSource::Framework, n);
+    r.per_gpu_batch = per;
+    r.global_batch = per * n as f64;
+    r
+}
+
+/// Turns one launch's outcome into rows, 1-GPU calibrations and notes.
+pub(super) fn absorb(
+    run: &mut FrameworkRun,
+    w: &Workload,
+    n: usize,
+    planned: &[(Mode, f64)],
+    o: &LaunchOutcome,
+    basis_env: &str,
+) {
+    for &(mode, per) in planned {
+        let mut r = row(w, mode, n, per);
+        match o.results.iter().find(|x| x.mode == mode.id()) {
+            Some(x) => {
+                r.per_gpu_batch = x.per_gpu_batch;
+                r.global_batch = x.global_batch;
+                r.step_time_ms = Some(x.step_ms.median);
+                r.throughput = Some(x.global_batch / (x.step_ms.median * 1e-3));
+                r.memory_gib_per_gpu = x.peak_mem_gib;
+                r.fits = Some(true);
+                r.basis = format!(
+                    "{} steps{}, median {:.2} ms (min {:.2}, max {:.2}); {}{}{}; {basis_env}",
+                    x.steps,
+                    match (x.extended, x.window_s) {
+                        (true, Some(s)) => format!(
+                            " over {s:.0} s (window grown: the steps spread widely, the host's speed varied)"
+                        ),
+                        (true, None) => " (window grown: the steps spread widely)".to_string(),
+                        _ => String::new(),
+                    },
+                    x.step_ms.median,
+                    x.step_ms.min,
+                    x.step_ms.max,
+                    x.model.as_deref().unwrap_or("?"),
+                    if x.accumulate > 1.0 {
+                        format!(", {} micro-batches of {}", x.accumulate, x.micro_batch)
+                    } else {
+                        String::new()
+                    },
+                    if n == 1 {
+                        x.host_note()
+                    } else {
+                        x.ranks_host_note(
+                            run.steps
+                                .iter()
+                                .find(|s| s.workload == w.name && s.mode == mode)
+                                .and_then(|s| s.host_probe_us),
+                        )
+                    },
+                );
+                if n == 1 {
+                    let mut samples = x.step_samples_ms.clone();
+                    samples.retain(|v| v.is_finite() && *v > 0.0);
+                    run.steps.push(MeasuredStep {
+                        workload: w.name.clone(),
+                        mode,
+                        per_gpu_batch: x.per_gpu_batch,
+                        step_ms: x.step_ms.median,
+                        optimizer_ms: x
+                            .opt_ms
+                            .filter(|v| v.is_finite() && *v >= 0.0)
+                            .unwrap_or(0.0),
+                        samples_ms: samples,
+                        matrix_share: x.matrix_share(),
+                        matrix_ms: x.rank0_profile().map(|p| p.matrix),
+                        other_ms: x.rank0_profile().map(|p| p.other),
+                        host_ms: x.host_floor_at_window(),
+                        host_probe_us: positive(x.host_probe_us),
+                        basis: basis_env.to_string(),
+                    });
+                }
+            }
+            None => {
+                let why = match (&o.oom, &o.failure) {
+                    (Some((m, msg)), _) if m.as_deref().is_none_or(|m| m == mode.id()) => {
+                        r.fits = Some(false);
+                        format!("out of GPU memory (measured): {}", clip(msg, 200))
+                    }
+                    (Some(_), _) => "not run: an earlier mode ran out of GPU memory".to_string(),
+                    (None, Some(f)) => format!("failed: {f}"),
+                    (None, None) => "failed: no result for this mode".to_string(),
+                };
+                r.basis = why;
+            }
+        }
+        run.rows.push(r);
+    }
+    if let Some(f) = &o.failure {
+        run.notes
+            .push(format!("PyTorch {} on {n} GPU(s): {f}", w.name));
+    }
+    if !o.garbage.is_empty() {
+        run.notes.push(format!(
+            "PyTorch {} on {n} GPU(s): {} output line(s) not understood, the first: {}",
+            w.name,
+            o.garbage.len(),
+            o.garbage[0]
+        ));
+    }
+}
+
+pub(super) fn overlap_probe(
+    run: &mut FrameworkRun,
+    env: &PythonEnv,
+    script: &str,
+    workloads: &[Workload],
+    opts: &FrameworkOptions,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(&str, &[ScalingPoint]),
+) {
+    // One compute mix per workload: its matrix-kernel share measured at n = 1.
+    let mut shares: Vec<(String, f64)> = Vec::new();
+    for w in workloads.iter().filter(|w| w.pattern.is_training()) {
+        let share = run
+            .steps
+            .iter()
+            .find(|s| s.workload == w.name)
+            .and_then(|s| s.matrix_share)
+            .unwrap_or(0.5);
+        shares.push((w.name.clone(), (share * 100.0).round() / 100.0));
+    }
+    let list: Vec<f64> = {
+        let mut v: Vec<f64> = shares.iter().map(|s| s.1).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    let n = opts.gpus.len();
+    let label = format!("probe on {n} GPU(s): GEMM and copy rates, overlap");
+    progress(&label, &run.rows);
+    let spec = serde_json::json!({
+        "probe": "overlap", "compute_ms": 200, "allreduces": 128, "repeats": 3,
+        "matrix_shares": list,
+    });
+    let o = launch_script(
+        &env.path,
+        script,
+        &spec,
+        &opts.gpus,
+        opts.timeout,
+        cancel,
+        &mut |_| {},
+    );
+    if let Some(f) = &o.failure {
+        run.notes.push(format!(
+            "overlap probe: {f}; the catalog's overlap figures are used"
+        ));
+    }
+    if let Some(p) = o.probes.first() {
+        let host = o.probes.iter().find_map(|p| positive(p.host_probe_us));
+        let allreduce_host_us = o.probes.iter().find_map(|p| positive(p.allreduce_host_us));
+        run.probe = Some(ProbeRates {
+            gemm_tflops: p.gemm_tflops,
+            copy_gbps: p.copy_gbps,
+            host_probe_us: host,
+            allreduce_host_us,
+            basis: format!(
+                "framework probe on {}: torch bf16 4096³ GEMM, 256 MiB device copy ({n} GPUs busy){}",
+                p.gpu.as_deref().unwrap_or("GPU 0"),
+                host.map(|us| format!("; host probe {us:.0} µs per iteration (GPU 0 alone)"))
+                    .unwrap_or_default()
+                    + &allreduce_host_us
+                        .map(|us| format!("; {us:.0} µs of host time per all-reduce issued"))
+                        .unwrap_or_default()
+            ),
+        });
+    }
+    for (w, share) in shares {
+        let best = o
+            .probes
+            .iter()
+            .filter(|p| p.world_size >= 2 && p.hidden.is_some_and(f64::is_finite))
+            .min_by(|a, b| {
+                (a.matrix_share - share)
+                    .abs()
+                    .total_cmp(&(b.matrix_share - share).abs())
+            });
+        if let Some(p) = best {
+            run.overlap.push(OverlapMeasure {
+                workload: w,
+                matrix_share: p.matrix_share,
+                hidden: p.hidden.unwrap_or(0.0).clamp(0.0, 1.0),
+                gpus: p.world_size,
+                basis: format!(
+                    "compute {:.1} ms + all-reduces {:.1} ms alone, {:.1} ms together",
+                    p.compute_ms, p.comm_ms, p.both_ms
+                ),
+            });
+        }
+    }
+}
+
+pub(super) fn finish(mut run: FrameworkRun) -> FrameworkRun {
+    fill_speedup(&mut run.rows);
+    run
+}

@@ -1,0 +1,104 @@
+//! Reading a capture: at most [`MAX_CAPTURE_BYTES`] from a file or standard input, decoded
+//! from UTF-8 or UTF-16 (PowerShell's `>`).
+
+use std::io::Read;
+
+use super::{MAX_CAPTURE_BYTES, TopologyError, parse_error};
+
+/// Reads a file, or standard input for `-`; returns the name to use in errors and the bytes.
+pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), TopologyError> {
+    let origin = if path == "-" { "<stdin>" } else { path };
+    let io_error = |source| TopologyError::Io {
+        path: origin.to_string(),
+        source,
+    };
+    let too_large = || {
+        parse_error(
+            origin,
+            1,
+            format!(
+                "larger than {} MiB: not an nvidia-smi capture (a 1000-GPU `topo -m` capture is about 5 MB)",
+                MAX_CAPTURE_BYTES >> 20
+            ),
+        )
+    };
+    let mut bytes = Vec::new();
+    // At most one byte past the limit is read, so `/dev/zero` or a huge file ends here; a
+    // regular file over the limit is not read at all.
+    let limit = MAX_CAPTURE_BYTES + 1;
+    if path == "-" {
+        std::io::stdin()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(io_error)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        if file.metadata().map_err(io_error)?.len() > MAX_CAPTURE_BYTES {
+            return Err(too_large());
+        }
+        file.take(limit).read_to_end(&mut bytes).map_err(io_error)?;
+    }
+    if bytes.len() as u64 > MAX_CAPTURE_BYTES {
+        return Err(too_large());
+    }
+    Ok((origin.to_string(), bytes))
+}
+
+pub(super) const BINARY: &str =
+    "binary data, not nvidia-smi text: expected the text `nvidia-smi topo -m` prints";
+
+/// Bytes → text: UTF-8 (with or without BOM), or UTF-16 with a BOM, which is what PowerShell's
+/// `nvidia-smi topo -m > file` writes on Windows.
+pub(crate) fn decode(bytes: &[u8], origin: &str) -> Result<String, TopologyError> {
+    let line_at = |pos: usize| 1 + bytes.iter().take(pos).filter(|&&b| b == b'\n').count();
+    let utf16 = match bytes {
+        [0xFF, 0xFE, rest @ ..] => Some((rest, true)),
+        [0xFE, 0xFF, rest @ ..] => Some((rest, false)),
+        _ => None,
+    };
+    if let Some((rest, little_endian)) = utf16 {
+        let units = rest.chunks(2).map(|pair| match (pair, little_endian) {
+            ([lo, hi], true) => Ok(u16::from_le_bytes([*lo, *hi])),
+            ([hi, lo], false) => Ok(u16::from_le_bytes([*lo, *hi])),
+            _ => Err(()),
+        });
+        let mut text = String::with_capacity(rest.len() / 2);
+        let mut line = 1;
+        for unit in char::decode_utf16(units.map_while(Result::ok)) {
+            match unit {
+                Ok(c) => {
+                    if c == '\n' {
+                        line += 1;
+                    }
+                    text.push(c);
+                }
+                Err(_) => return Err(parse_error(origin, line, BINARY)),
+            }
+        }
+        if rest.len() % 2 != 0 {
+            return Err(parse_error(origin, line, BINARY));
+        }
+        return Ok(text);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text.to_string()),
+        Err(e) => Err(parse_error(origin, line_at(e.valid_up_to()), BINARY)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_handles_utf16_and_rejects_binary() {
+        let text = "\tGPU0\nGPU0\t X \n";
+        let mut utf16 = vec![0xFF, 0xFE];
+        utf16.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(decode(&utf16, "f").unwrap(), text);
+        let err = decode(b"GPU0\n\xff\xfe\x00", "f").unwrap_err();
+        assert!(matches!(err, TopologyError::Parse { line: 2, .. }), "{err}");
+        let err = decode(&[0xFF, 0xFE, 0x41], "f").unwrap_err();
+        assert!(err.to_string().contains("binary"), "{err}");
+    }
+}

@@ -1,0 +1,633 @@
+//! The layering of `src/`, as one table, checked against the code: every use of another
+//! top-level folder (`crate::bench::…`, a `use crate::{a, b}` group, a `super::super::…` path that
+//! leaves its folder, an intra-doc link `[`crate::…`]`) must be allowed by [`ALLOWED`]; the
+//! folders form no cycle; no file in `src/` is over [`MAX_LINES`] lines. ARCHITECTURE.md draws
+//! the same table.
+//!
+//! The scanner reads the code as text, without comments, strings and char literals, so that a
+//! sentence or a message naming a layer is not a dependency. Doc comments count only for their
+//! intra-doc links: rustdoc resolves those, so they break when the target moves, which makes them
+//! a dependency like any import. `#[cfg(test)]` modules count too: a test reaching up a layer is
+//! still an arrow pointing up.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The one statement of the layering: each top-level folder (or file) of `src/` and the others
+/// it may use. Anything not listed is forbidden. `lib.rs` and `main.rs` are the crate roots and
+/// are not in it.
+const ALLOWED: &[(&str, &[&str])] = &[
+    // Plain data: depends on nothing.
+    ("model", &[]),
+    // The bounded line reader shared by the framework runs and the ssh client.
+    ("lines", &[]),
+    // The GPU platform layer.
+    ("cuda", &["model"]),
+    // Where a Topology comes from.
+    ("topology", &["model", "cuda"]),
+    // Measurements.
+    ("bench", &["model", "cuda", "topology"]),
+    // Scaling of workloads.
+    ("scaling", &["model", "cuda", "bench", "topology", "lines"]),
+    // `scalescope check`.
+    ("health", &["model", "bench", "topology"]),
+    // Reports.
+    (
+        "report",
+        &["model", "bench", "health", "scaling", "topology"],
+    ),
+    // Results → bytes: report and below.
+    (
+        "export",
+        &[
+            "model", "cuda", "topology", "bench", "scaling", "health", "report",
+        ],
+    ),
+    // The one report document (HTML, PNG, PDF): report, export and below.
+    (
+        "document",
+        &[
+            "model", "topology", "bench", "health", "scaling", "report", "export",
+        ],
+    ),
+    // One job API: report and below.
+    (
+        "job",
+        &[
+            "model", "cuda", "topology", "bench", "scaling", "health", "report",
+        ],
+    ),
+    // The agent and the ssh client: job and below.
+    (
+        "remote",
+        &[
+            "model", "cuda", "topology", "bench", "scaling", "health", "report", "job", "lines",
+        ],
+    ),
+    // The desktop app: anything below; never the command line.
+    (
+        "ui",
+        &[
+            "model", "lines", "cuda", "topology", "bench", "scaling", "health", "report", "export",
+            "document", "job", "remote",
+        ],
+    ),
+    // The command line: anything below. `ui` is allowed for now (main.rs's window start lives
+    // there); the lead removes that arrow.
+    (
+        "cli",
+        &[
+            "model", "lines", "cuda", "topology", "bench", "scaling", "health", "report", "export",
+            "document", "job", "remote", "ui",
+        ],
+    ),
+];
+
+/// The longest a file in `src/` may be.
+const MAX_LINES: usize = 1500;
+
+/// Files over [`MAX_LINES`] that other work of issue N is splitting right now (the app shell and
+/// the topology view's machine drawing). The lead removes each entry after merging that work;
+/// the test fails once an entry is no longer needed, so that none stays behind.
+const LONG_FILES_BEING_SPLIT: &[&str] = &["src/ui/app.rs", "src/ui/topology_view.rs"];
+
+/// One use of another top-level folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Use {
+    file: String,
+    line: usize,
+    from: String,
+    to: String,
+}
+
+/// The code of a Rust source without comments, string and char literals (replaced by nothing,
+/// newlines kept so that line numbers stay), except the targets of intra-doc links
+/// (`` [`crate::a::b`] `` or `[text](crate::a::b)`), which stay as code.
+fn code_of(src: &str) -> String {
+    let c: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    let is_ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    while i < c.len() {
+        let ch = c[i];
+        let next = c.get(i + 1).copied();
+        if ch == '/' && next == Some('/') {
+            let end = c[i..]
+                .iter()
+                .position(|&x| x == '\n')
+                .map_or(c.len(), |p| i + p);
+            let comment: String = c[i..end].iter().collect();
+            if comment.starts_with("///") || comment.starts_with("//!") {
+                for target in doc_link_targets(&comment) {
+                    out.push(' ');
+                    out.push_str(&target);
+                    out.push(';');
+                }
+            }
+            i = end;
+        } else if ch == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if c[i] == '\n' {
+                        out.push('\n');
+                    }
+                    i += 1;
+                }
+            }
+        } else if ch == 'r'
+            && (i == 0
+                || !is_ident(c[i - 1])
+                || (c[i - 1] == 'b' && (i < 2 || !is_ident(c[i - 2]))))
+            && matches!(next, Some('"') | Some('#'))
+        {
+            // A raw string r"…" or r#"…"#, or an identifier starting with r followed by `#`
+            // (never in this code base outside raw strings and raw identifiers).
+            let hashes = c[i + 1..].iter().take_while(|&&x| x == '#').count();
+            if c.get(i + 1 + hashes) != Some(&'"') {
+                out.push(ch);
+                i += 1;
+                continue;
+            }
+            i += 2 + hashes;
+            while i < c.len() {
+                if c[i] == '"'
+                    && c[i + 1..]
+                        .iter()
+                        .take(hashes)
+                        .filter(|&&x| x == '#')
+                        .count()
+                        == hashes
+                {
+                    i += 1 + hashes;
+                    break;
+                }
+                if c[i] == '\n' {
+                    out.push('\n');
+                }
+                i += 1;
+            }
+        } else if ch == '"' {
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                let escaped = c[i] == '\\';
+                if c[i] == '\n' || (escaped && c.get(i + 1) == Some(&'\n')) {
+                    out.push('\n');
+                }
+                i += if escaped { 2 } else { 1 };
+            }
+            i += 1;
+        } else if ch == '\'' && next == Some('\\') {
+            // An escaped char literal: '\n', '\'', '\u{…}'.
+            i += 2;
+            while i < c.len() && c[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+        } else if ch == '\'' && c.get(i + 2) == Some(&'\'') {
+            i += 3;
+        } else {
+            out.push(ch);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The paths an intra-doc comment links to: `` [`path`] `` and `[text](path)`, when they start
+/// with `crate::` or `super::`.
+fn doc_link_targets(comment: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    for (open, close) in [("[`", '`'), ("](", ')')] {
+        let mut rest = comment;
+        while let Some(p) = rest.find(open) {
+            rest = &rest[p + open.len()..];
+            let end = rest.find(close).unwrap_or(rest.len());
+            let target = rest[..end].trim_end_matches("()").trim_end_matches('!');
+            if (target.starts_with("crate::") || target.starts_with("super::"))
+                && target
+                    .chars()
+                    .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == ':')
+            {
+                targets.push(target.to_string());
+            }
+        }
+    }
+    targets
+}
+
+/// The module path of a file under `src/`: `bench/cuda/measure.rs` → `[bench, cuda, measure]`,
+/// `bench/mod.rs` → `[bench]`, `lines.rs` → `[lines]`.
+fn module_path(rel: &str) -> Vec<String> {
+    let mut parts: Vec<String> = rel.split('/').map(str::to_string).collect();
+    let last = parts.pop().unwrap_or_default();
+    if last != "mod.rs" {
+        parts.push(last.trim_end_matches(".rs").to_string());
+    }
+    parts
+}
+
+/// The first identifier of each item of a `{…}` group starting at `s[0] == '{'`.
+fn group_heads(s: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut at_item_start = true;
+    let mut ident = String::new();
+    for ch in s.chars() {
+        match ch {
+            '{' => {
+                depth += 1;
+                if depth == 1 {
+                    at_item_start = true;
+                }
+            }
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    if !ident.is_empty() {
+                        heads.push(std::mem::take(&mut ident));
+                    }
+                    break;
+                }
+            }
+            ',' if depth == 1 => {
+                if !ident.is_empty() {
+                    heads.push(std::mem::take(&mut ident));
+                }
+                at_item_start = true;
+            }
+            c if depth == 1 && at_item_start && (c.is_alphanumeric() || c == '_') => ident.push(c),
+            c if depth == 1 && at_item_start && c.is_whitespace() && ident.is_empty() => {}
+            _ => {
+                if depth == 1 && at_item_start {
+                    at_item_start = false;
+                    if !ident.is_empty() {
+                        heads.push(std::mem::take(&mut ident));
+                    }
+                }
+            }
+        }
+    }
+    heads
+        .into_iter()
+        .filter(|h| h != "self" && h != "super" && h != "crate")
+        .collect()
+}
+
+/// The identifier or `{…}` group's heads that start at `s`.
+fn heads_at(s: &str) -> Vec<String> {
+    let s = s.trim_start();
+    if s.starts_with('{') {
+        return group_heads(s);
+    }
+    let ident: String = s
+        .chars()
+        .take_while(|ch| ch.is_alphanumeric() || *ch == '_')
+        .collect();
+    if ident.is_empty() {
+        Vec::new()
+    } else {
+        vec![ident]
+    }
+}
+
+/// Every use of another top-level name of `src/` in the file `rel` (relative to `src/`), whose
+/// text is `src`. `tops` are the top-level names of `src/`.
+fn uses_in(rel: &str, src: &str, tops: &BTreeSet<String>) -> Vec<Use> {
+    let module = module_path(rel);
+    let folder = module[0].clone();
+    let code = code_of(src);
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    let mut line = 1;
+    let mut depth = 0usize;
+    // Brace depths at which inline `mod name {` bodies opened.
+    let mut inline_mods: Vec<usize> = Vec::new();
+    let mut pending_mod = false;
+    let ident_before =
+        |i: usize| i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &code[i..];
+        let b = bytes[i];
+        if b == b'\n' {
+            line += 1;
+        } else if b == b'{' {
+            depth += 1;
+            if pending_mod {
+                inline_mods.push(depth);
+                pending_mod = false;
+            }
+        } else if b == b'}' {
+            if inline_mods.last() == Some(&depth) {
+                inline_mods.pop();
+            }
+            depth = depth.saturating_sub(1);
+        } else if b == b';' {
+            pending_mod = false;
+        } else if !ident_before(i) && rest.starts_with("mod ") {
+            pending_mod = true;
+        }
+        let mut targets = Vec::new();
+        if !ident_before(i) && rest.starts_with("crate::") && !(i > 0 && bytes[i - 1] == b':') {
+            targets = heads_at(&rest["crate::".len()..]);
+        } else if !ident_before(i)
+            && rest.starts_with("super::")
+            && !(i > 0 && bytes[i - 1] == b':')
+        {
+            let mut k = 0;
+            let mut after = rest;
+            while let Some(r) = after.strip_prefix("super::") {
+                k += 1;
+                after = r.trim_start();
+            }
+            if k >= module.len() + inline_mods.len() {
+                targets = heads_at(after);
+            }
+        }
+        for to in targets {
+            if tops.contains(&to) && to != folder {
+                found.push(Use {
+                    file: format!("src/{rel}"),
+                    line,
+                    from: folder.clone(),
+                    to,
+                });
+            }
+        }
+        i += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    found
+}
+
+/// The uses that [`ALLOWED`] does not allow, as readable lines.
+fn violations(uses: &[Use], allowed: &[(&str, &[&str])]) -> Vec<String> {
+    let table: BTreeMap<&str, &[&str]> = allowed.iter().copied().collect();
+    uses.iter()
+        .filter(|u| {
+            table
+                .get(u.from.as_str())
+                .is_none_or(|ok| !ok.contains(&u.to.as_str()))
+        })
+        .map(|u| {
+            format!(
+                "{}:{}: {} → {} is not allowed",
+                u.file, u.line, u.from, u.to
+            )
+        })
+        .collect()
+}
+
+/// A cycle in `edges`, as the folders along it (first = last), if there is one.
+fn find_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(n) {
+            Some(2) => return None,
+            Some(1) => {
+                let start = stack.iter().position(|s| s == n).unwrap_or(0);
+                let mut cycle = stack[start..].to_vec();
+                cycle.push(n.to_string());
+                return Some(cycle);
+            }
+            _ => {}
+        }
+        state.insert(n.to_string(), 1);
+        stack.push(n.to_string());
+        for m in edges.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, edges, state, stack) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in edges.keys() {
+        if let Some(c) = visit(n, edges, &mut state, &mut Vec::new()) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `dir`, as (path relative to `src/` with `/`, text).
+fn rust_files(dir: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            let rel = p.strip_prefix(src_dir()).unwrap();
+            let rel = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push((rel, std::fs::read_to_string(&p).unwrap()));
+        }
+    }
+}
+
+/// The crate's top-level names: folders and files of `src/` other than the roots.
+fn top_level_names(files: &[(String, String)]) -> BTreeSet<String> {
+    files
+        .iter()
+        .map(|(rel, _)| module_path(rel)[0].clone())
+        .filter(|n| n != "lib" && n != "main")
+        .collect()
+}
+
+fn uses_of_src() -> (Vec<(String, String)>, Vec<Use>) {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let tops = top_level_names(&files);
+    let uses = files
+        .iter()
+        .filter(|(rel, _)| rel != "lib.rs" && rel != "main.rs")
+        .flat_map(|(rel, text)| uses_in(rel, text, &tops))
+        .collect();
+    (files, uses)
+}
+
+fn graph(pairs: impl Iterator<Item = (String, String)>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, to) in pairs {
+        g.entry(from).or_default().insert(to);
+    }
+    g
+}
+
+#[test]
+fn every_use_between_folders_follows_the_table() {
+    let (files, uses) = uses_of_src();
+    assert!(files.len() > 50, "read only {} files", files.len());
+    // The scan must see the arrows everyone knows are there, or it sees nothing.
+    for (from, to) in [("bench", "model"), ("cli", "job"), ("scaling", "bench")] {
+        assert!(
+            uses.iter().any(|u| u.from == from && u.to == to),
+            "the scan found no {from} → {to}"
+        );
+    }
+    let bad = violations(&uses, ALLOWED);
+    assert!(
+        bad.is_empty(),
+        "uses that point the wrong way (the table is ALLOWED in tests/architecture.rs):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn every_folder_has_a_row_in_the_table() {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let listed: BTreeSet<&str> = ALLOWED.iter().map(|(n, _)| *n).collect();
+    let missing: Vec<String> = top_level_names(&files)
+        .into_iter()
+        .filter(|n| !listed.contains(n.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "say what these may use in ALLOWED (and ARCHITECTURE.md): {missing:?}"
+    );
+}
+
+#[test]
+fn there_is_no_cycle_between_folders() {
+    let table = graph(
+        ALLOWED
+            .iter()
+            .flat_map(|(from, tos)| tos.iter().map(|to| (from.to_string(), to.to_string()))),
+    );
+    assert_eq!(find_cycle(&table), None, "the table itself has a cycle");
+    let (_, uses) = uses_of_src();
+    let found = graph(uses.into_iter().map(|u| (u.from, u.to)));
+    assert_eq!(
+        find_cycle(&found),
+        None,
+        "the code has a cycle between folders"
+    );
+}
+
+#[test]
+fn no_file_in_src_is_over_the_limit() {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let mut long = Vec::new();
+    for (rel, text) in &files {
+        let path = format!("src/{rel}");
+        let lines = text.lines().count();
+        let excused = LONG_FILES_BEING_SPLIT.contains(&path.as_str());
+        if lines > MAX_LINES && !excused {
+            long.push(format!(
+                "{path}: {lines} lines (at most {MAX_LINES}; split it by a name)"
+            ));
+        }
+        if excused && lines <= MAX_LINES {
+            long.push(format!(
+                "{path}: {lines} lines now: remove it from LONG_FILES_BEING_SPLIT"
+            ));
+        }
+    }
+    for excused in LONG_FILES_BEING_SPLIT {
+        assert!(
+            files
+                .iter()
+                .any(|(rel, _)| format!("src/{rel}") == *excused),
+            "{excused} is gone: remove it from LONG_FILES_BEING_SPLIT"
+        );
+    }
+    assert!(long.is_empty(), "{}", long.join("\n"));
+}
+
+/// The checker itself, on made-up sources: it must fail on an upward import in any of its forms,
+/// and pass what is allowed.
+#[test]
+fn the_checker_catches_an_upward_import() {
+    let tops: BTreeSet<String> = ["model", "cuda", "bench", "report", "ui", "cli", "topology"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let model = r##"//! Plain data. Mentions crate::ui in prose, which is no dependency.
+use crate::ui::App;
+/// Drawn by [`crate::cli::run`].
+pub struct Gpu;
+// crate::report in a comment is prose too.
+const S: &str = "crate::report";
+const R: &str = r#"crate::bench"#;
+const C: char = '"';
+fn f() -> crate::topology::Topology { todo!() }
+"##;
+    let uses = uses_in("model/gpu.rs", model, &tops);
+    let to: Vec<(&str, usize)> = uses.iter().map(|u| (u.to.as_str(), u.line)).collect();
+    assert_eq!(to, [("ui", 2), ("cli", 3), ("topology", 9)]);
+    assert_eq!(violations(&uses, ALLOWED).len(), 3);
+
+    // A `use crate::{…}` group: each item's head counts.
+    let grouped = "use crate::{\n    model::Gpu,\n    bench::{Plan, Case},\n};\n";
+    let uses = uses_in("cuda/memory.rs", grouped, &tops);
+    let to: Vec<&str> = uses.iter().map(|u| u.to.as_str()).collect();
+    assert_eq!(to, ["model", "bench"]);
+    assert_eq!(
+        violations(&uses, ALLOWED),
+        ["src/cuda/memory.rs:1: cuda → bench is not allowed"]
+    );
+
+    // `super::super` that leaves the folder counts; one that stays inside does not, also
+    // from inside an inline module.
+    let supers = "use super::super::cases::Case;\nuse super::super::super::report::Report;\n\
+                  mod tests {\n    use super::super::super::super::ui::App;\n    use super::super::super::Case;\n}\n";
+    let uses = uses_in("bench/cuda/measure.rs", supers, &tops);
+    let to: Vec<(&str, usize)> = uses.iter().map(|u| (u.to.as_str(), u.line)).collect();
+    assert_eq!(to, [("report", 2), ("ui", 4)]);
+    assert_eq!(violations(&uses, ALLOWED).len(), 2);
+
+    // What the table allows passes.
+    let fine = "use crate::model::Topology;\nuse crate::{cuda, topology::import};\n";
+    assert!(violations(&uses_in("bench/plan.rs", fine, &tops), ALLOWED).is_empty());
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle() {
+    let g = graph(
+        [
+            ("ui", "health"),
+            ("health", "topology"),
+            ("topology", "ui"),
+            ("cli", "ui"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_string(), b.to_string())),
+    );
+    let cycle = find_cycle(&g).expect("a cycle");
+    assert_eq!(cycle.first(), cycle.last());
+    assert_eq!(cycle.len(), 4);
+    let acyclic = graph(
+        [("ui", "health"), ("health", "topology"), ("cli", "ui")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string())),
+    );
+    assert_eq!(find_cycle(&acyclic), None);
+}

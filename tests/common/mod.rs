@@ -1,0 +1,82 @@
+//! Harness code the integration tests share: the binary and how it is run, the test data
+//! folder, small files in temporary folders, the two-GPU topology of the GPU tests, and (with
+//! the `gui` feature) the egui_kittest harnesses of the app and of a view drawn alone.
+//!
+//! Each test binary that needs it says `mod common;` and uses a part of it, so the rest would
+//! warn as unused there.
+#![allow(dead_code)]
+
+#[cfg(feature = "gui")]
+pub mod ui;
+
+use std::path::{Path, PathBuf};
+
+use scalescope::model::{Gpu, Topology, TopologySource};
+
+/// The scalescope binary of this build.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))
+}
+
+/// The binary with the tests' environment, for output and exit codes (assert_cmd): no GPU
+/// visible, so that a developer's GPU machine does not change what the tests see, and Mesa's
+/// shader cache in the temporary folder rather than the home folder.
+pub fn scalescope() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(bin());
+    c.env("CUDA_VISIBLE_DEVICES", "")
+        .env("MESA_SHADER_CACHE_DIR", mesa_cache());
+    c
+}
+
+/// The same, as a `std::process::Command`, for tests that spawn the binary and signal it.
+pub fn process() -> std::process::Command {
+    let mut c = std::process::Command::new(bin());
+    c.env("CUDA_VISIBLE_DEVICES", "")
+        .env("MESA_SHADER_CACHE_DIR", mesa_cache());
+    c
+}
+
+fn mesa_cache() -> PathBuf {
+    std::env::temp_dir().join("scalescope-mesa")
+}
+
+/// A file of the crate, by its path from the crate's root.
+pub fn crate_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// A capture or fixture in tests/data/.
+pub fn data(name: &str) -> PathBuf {
+    crate_file("tests/data").join(name)
+}
+
+/// A file in tests/data/ as the importers and the command line take it.
+pub fn data_path(name: &str) -> String {
+    data(name).display().to_string()
+}
+
+/// The text of a file in tests/data/.
+pub fn read_data(name: &str) -> String {
+    std::fs::read_to_string(data(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// GPUs 0 and 1, by CUDA ordinal, and nothing known about their links (the GPU tests measure
+/// them; the live topology reader is tested elsewhere).
+pub fn two_gpus() -> Topology {
+    let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+    t.gpus = (0..2)
+        .map(|index| Gpu {
+            index,
+            ..Default::default()
+        })
+        .collect();
+    t.normalize();
+    t
+}
