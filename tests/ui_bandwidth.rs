@@ -1,8 +1,11 @@
 //! The Bandwidth view through egui_kittest: a snapshot of modeled results, and a run started from
 //! the app on a catalog machine (the modeled backend, on a worker thread) that fills the view.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
+use common::ui::{app_on_catalog_machine, app_on_example_report, step_until, view_harness};
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -11,8 +14,8 @@ use scalescope::bench::{Backend, BandwidthOptions, Plan, run_bandwidth};
 use scalescope::model::{Source, TestId, Topology};
 use scalescope::report::{BandwidthSection, Report};
 use scalescope::topology::catalog;
+use scalescope::ui::App;
 use scalescope::ui::bandwidth_view::BandwidthView;
-use scalescope::ui::{App, SourceKey, Startup};
 
 /// A report of `topo` holding a modeled run of `tests` at `sizes`.
 fn modeled_run(topo: &Topology, tests: Vec<TestId>, sizes: Vec<u64>) -> Report {
@@ -54,14 +57,7 @@ fn snapshot_modeled_dgx_h100_sweep() {
     let data = report.bandwidth.as_ref().unwrap();
     assert!(data.results.iter().all(|r| r.source == Source::Modeled));
     let mut view = BandwidthView::default();
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1300.0))
-        .with_theme(egui::Theme::Dark)
-        .wgpu()
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &report));
-        });
+    let mut harness = view_harness(egui::vec2(1400.0, 1300.0), move |ui| view.ui(ui, &report));
     harness.run();
     // The heatmaps label modeled cells with "~" and the view says MODELED.
     assert!(harness.query_by_label("MODELED").is_some());
@@ -70,28 +66,14 @@ fn snapshot_modeled_dgx_h100_sweep() {
 
 #[test]
 fn running_from_the_app_fills_the_view_with_labeled_modeled_results() {
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
     // Without a driver the app opens on the bundled example report; pick a catalog machine.
-    harness.get_by_label("NVIDIA DGX H100").click();
-    harness.run();
-    harness.get_by_label("Bandwidth").click();
-    harness.run();
+    let mut harness = app_on_catalog_machine("NVIDIA DGX H100", "Bandwidth");
     harness.get_by_label("▶ Model this machine").click();
     // The worker thread runs the modeled backend; step frames until it reports back.
-    for _ in 0..200 {
-        harness.step();
-        let app = harness.state();
-        if app.shown_report().unwrap().bandwidth.is_some()
+    step_until(&mut harness, 200, |app| {
+        app.shown_report().unwrap().bandwidth.is_some()
             && !app.views().unwrap().bandwidth.panel().running()
-        {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    });
     let data = harness.state().shown_report().unwrap().bandwidth.as_ref();
     let data = data.expect("results arrived");
     assert!(!data.results.is_empty());
@@ -109,15 +91,8 @@ fn running_from_the_app_fills_the_view_with_labeled_modeled_results() {
 
 #[test]
 fn bad_sizes_show_an_error_instead_of_running() {
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
     // Without a driver the app opens on the bundled example report; pick a catalog machine.
-    harness.get_by_label("NVIDIA DGX H100").click();
-    harness.run();
-    harness.get_by_label("Bandwidth").click();
-    harness.run();
+    let mut harness = app_on_catalog_machine("NVIDIA DGX H100", "Bandwidth");
     harness
         .state_mut()
         .views_mut()
@@ -135,15 +110,9 @@ fn bad_sizes_show_an_error_instead_of_running() {
 /// another machine: the view offers to model it, never to measure it on this machine's GPUs.
 #[test]
 fn a_report_is_modeled_not_measured_here() {
-    if scalescope::report::bundled::reports().is_empty() {
+    let Some((harness, _)) = app_on_example_report("Bandwidth", egui::vec2(1400.0, 900.0)) else {
         return;
-    }
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
-    harness.get_by_label("Bandwidth").click();
-    harness.run();
+    };
     assert!(harness.query_by_label("▶ Model this machine").is_some());
     assert!(harness.query_by_label("▶ Run on this machine").is_none());
     // The example's measured results fill the view (its summary lists the tests it ran).
@@ -155,18 +124,9 @@ fn a_report_is_modeled_not_measured_here() {
 /// come from), and clearing the overlay leaves the measured rows as they were.
 #[test]
 fn modeling_a_report_keeps_its_measured_rows_and_adds_an_overlay() {
-    if scalescope::report::bundled::reports().is_empty() {
+    let Some((mut harness, i)) = app_on_example_report("Bandwidth", egui::vec2(1400.0, 4000.0))
+    else {
         return;
-    }
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 4000.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
-    harness.get_by_label("Bandwidth").click();
-    harness.run();
-    let i = match harness.state().selected() {
-        SourceKey::Report(i) => *i,
-        other => panic!("opens on {other:?}, not the example"),
     };
     let view = |h: &Harness<'_, App>| {
         h.state().reports()[i]
@@ -183,15 +143,10 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_an_overlay() {
     let before = view(&harness);
     assert!(before.iter().any(|r| r.source == Source::Measured));
     harness.get_by_label("▶ Model this machine").click();
-    for _ in 0..500 {
-        harness.step();
-        let v = view_of(&harness, i);
-        if v.panel().overlay().is_some() && !v.panel().running() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    step_until(&mut harness, 500, |app| {
+        let v = &app.reports()[i].views().bandwidth;
+        v.panel().overlay().is_some() && !v.panel().running()
+    });
     let after = view(&harness);
     assert_eq!(before.len(), after.len());
     assert_eq!(before, after, "the measured rows are untouched");

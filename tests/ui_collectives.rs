@@ -1,8 +1,11 @@
 //! The Collectives view through egui_kittest: a snapshot of modeled NCCL curves on a catalog
 //! machine, and a run started from the app that fills the view with labeled modeled rows.
 
+mod common;
+
 use std::sync::atomic::AtomicBool;
 
+use common::ui::{app_on_catalog_machine, app_on_example_report, step_until, view_harness};
 use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -12,8 +15,8 @@ use scalescope::bench::collectives::{
 use scalescope::model::{CollectiveOp, Source};
 use scalescope::report::{CollectivesSection, Report};
 use scalescope::topology::catalog;
+use scalescope::ui::App;
 use scalescope::ui::collectives_view::CollectivesView;
-use scalescope::ui::{App, Startup};
 
 #[test]
 fn snapshot_modeled_all_reduce_and_all_gather() {
@@ -41,14 +44,7 @@ fn snapshot_modeled_all_reduce_and_all_gather() {
         results,
     });
     let mut view = CollectivesView::default();
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1000.0))
-        .with_theme(egui::Theme::Dark)
-        .wgpu()
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &report));
-        });
+    let mut harness = view_harness(egui::vec2(1400.0, 1000.0), move |ui| view.ui(ui, &report));
     harness.run();
     assert!(harness.query_by_label("MODELED").is_some());
     harness.snapshot("collectives_hgx_a100_modeled");
@@ -56,27 +52,13 @@ fn snapshot_modeled_all_reduce_and_all_gather() {
 
 #[test]
 fn running_from_the_app_models_nccl_on_a_catalog_machine() {
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
     // Without a driver the app opens on the bundled example report; pick a catalog machine.
-    harness.get_by_label("NVIDIA DGX H100").click();
-    harness.run();
-    harness.get_by_label("Collectives").click();
-    harness.run();
+    let mut harness = app_on_catalog_machine("NVIDIA DGX H100", "Collectives");
     harness.get_by_label("▶ Model this machine").click();
-    for _ in 0..300 {
-        harness.step();
-        let app = harness.state();
-        if !app.views().unwrap().collectives.panel().running()
+    step_until(&mut harness, 300, |app| {
+        !app.views().unwrap().collectives.panel().running()
             && app.shown_report().unwrap().collectives.is_some()
-        {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    });
     let data = harness.state().shown_report().unwrap().collectives.as_ref();
     let data = data.expect("results arrived");
     assert!(!data.results.is_empty());
@@ -94,18 +76,9 @@ fn running_from_the_app_models_nccl_on_a_catalog_machine() {
 /// (dashed, named "(modeled)") and keeps every measured row.
 #[test]
 fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
-    if scalescope::report::bundled::reports().is_empty() {
+    let Some((mut harness, i)) = app_on_example_report("Collectives", egui::vec2(1400.0, 4000.0))
+    else {
         return;
-    }
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 4000.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
-    harness.get_by_label("Collectives").click();
-    harness.run();
-    let i = match harness.state().selected() {
-        scalescope::ui::SourceKey::Report(i) => *i,
-        other => panic!("opens on {other:?}, not the example"),
     };
     // The report's rows, then the model's drawn beside them.
     let rows = |h: &Harness<'_, App>| {
@@ -119,15 +92,10 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
     let before = rows(&harness);
     assert!(before.iter().all(|r| r.source == Source::Measured));
     harness.get_by_label("▶ Model this machine").click();
-    for _ in 0..500 {
-        harness.step();
-        let v = &harness.state().reports()[i].views().collectives;
-        if v.modeled_overlay() > 0 && !v.panel().running() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    harness.run();
+    step_until(&mut harness, 500, |app| {
+        let v = &app.reports()[i].views().collectives;
+        v.modeled_overlay() > 0 && !v.panel().running()
+    });
     let after = rows(&harness);
     let measured: Vec<_> = after
         .iter()

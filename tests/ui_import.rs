@@ -3,19 +3,17 @@
 //! "Open nvidia-smi output…" (the path field standing in for the file dialog), dropped on the
 //! window, and given at startup.
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use common::data;
 
 use eframe::egui::{self, Modifiers, accesskit::Role};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use scalescope::ui::{App, FileDialogs, SourceKey, Startup};
-
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
 
 const XML: &str = "h200-2x-device-smi-q.xml";
 const TOPO_M: &str = "h200-2x-device-topo-m.txt";
@@ -58,7 +56,7 @@ fn assert_two_gpus_with_their_state(h: &Harness<'static, App>) {
 
 /// File → Open nvidia-smi output…, with the path field (no file dialog here): `paths` typed.
 fn open_through_the_path_field(paths: &[PathBuf]) -> Harness<'static, App> {
-    let mut app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let mut app = common::ui::app();
     app.set_file_dialogs(FileDialogs::PathField("no dialog here (test)".into()));
     let mut h = harness(app);
     h.get_by_label("Open nvidia-smi output…").click();
@@ -108,7 +106,7 @@ impl egui::DroppedFile for Dropped {
 
 #[test]
 fn captures_dropped_on_the_window_are_one_machine() {
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
+    let app = common::ui::app();
     let mut h = harness(app);
     for name in [XML, TOPO_M] {
         h.input_mut()

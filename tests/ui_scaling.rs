@@ -1,29 +1,26 @@
 //! The Scaling view through egui_kittest: a snapshot of modeled plots, choosing workloads and
 //! adding a custom one from the app, and the screenshots (ignored; run to regenerate).
 
+mod common;
+
+use common::ui::{app_on_catalog_machine, view_harness};
 use eframe::egui;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use scalescope::report::{Report, ScalingSection};
 use scalescope::scaling::RowSource;
 use scalescope::scaling::workload;
 use scalescope::topology::catalog;
+use scalescope::ui::App;
 use scalescope::ui::scaling_view::ScalingView;
-use scalescope::ui::{App, Startup};
 
 #[test]
 fn snapshot_modeled_resnet50_on_dgx_h100() {
     let topo = catalog::load("dgx-h100").unwrap();
     let mut report = Report::new(scalescope::job::machine_info(&topo, "test"), topo);
     let mut view = ScalingView::with_selection(&["resnet50"]);
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .with_theme(egui::Theme::Dark)
-        .wgpu()
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &mut report));
-        });
+    let mut harness = view_harness(egui::vec2(1400.0, 900.0), move |ui| {
+        view.ui(ui, &mut report)
+    });
     harness.run();
     assert!(harness.query_by_label("MODELED").is_some());
     assert!(harness.query_by_label_contains("weak scaling").is_some());
@@ -32,15 +29,8 @@ fn snapshot_modeled_resnet50_on_dgx_h100() {
 
 #[test]
 fn picking_workloads_and_adding_a_custom_one() {
-    let app = App::new_with(Err("no NVIDIA driver found".into()), Startup::default());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
     // Without a driver the app opens on the bundled example report; pick a catalog machine.
-    harness.get_by_label("NVIDIA DGX H100").click();
-    harness.run();
-    harness.get_by_label("Scaling").click();
-    harness.run();
+    let mut harness = app_on_catalog_machine("NVIDIA DGX H100", "Scaling");
     // Select a second workload: both are modeled, every row labeled modeled.
     harness.get_by_label("gpt2-xl").click();
     harness.run();
@@ -161,14 +151,9 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
         run,
     });
     let mut view = ScalingView::for_report(&report, 1);
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 900.0))
-        .with_theme(egui::Theme::Dark)
-        .wgpu()
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| view.ui(ui, &mut report));
-        });
+    let mut harness = view_harness(egui::vec2(1400.0, 900.0), move |ui| {
+        view.ui(ui, &mut report)
+    });
     harness.run();
     assert!(harness.query_by_label("step ms meas.").is_some());
     assert!(harness.query_by_label("396.0").is_some());
