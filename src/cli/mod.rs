@@ -4,6 +4,7 @@ mod bandwidth;
 mod check;
 mod collectives;
 mod copy_kernel;
+mod drive;
 pub mod interrupt;
 pub mod output;
 mod scaling;

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::drive::{Stopped, drive};
 use super::interrupt::{self, CANCEL};
 use super::output::{self, OutLock, write_atomic};
 use super::{CliError, SourceArgs, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
-use crate::job::{self, Event, Job, Stage, SuiteOptions};
+use crate::job::{Event, Job, Stage, SuiteOptions};
 use crate::model::Topology;
 use crate::model::validate::quoted;
 use crate::report::Report;
@@ -236,17 +237,6 @@ impl Writer<'_> {
     }
 }
 
-/// A write error met inside a runner's callback: kept, and the run stopped (nothing more could
-/// be saved); returned once the runner is back.
-fn keep_first_error(slot: &mut Option<CliError>, result: Result<(), CliError>) {
-    if slot.is_none()
-        && let Err(e) = result
-    {
-        *slot = Some(e);
-        interrupt::stop();
-    }
-}
-
 /// Removes the files of an earlier run in `dir` (only the names `--bench` writes) and says so.
 fn clear_earlier_run(dir: &Path) -> Result<(), CliError> {
     let mut removed = Vec::new();
@@ -360,70 +350,59 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             python: args.python.clone(),
         },
     };
-    let mut report = job::empty_report();
-    let mut write_error = None;
-    let bar = super::progress_bar(0);
-    let result = runner.run(&job, &CANCEL, &mut |e| {
-        job::apply(&mut report, e);
-        match e {
+    let report = drive(
+        &mut runner,
+        &job,
+        &CANCEL,
+        false,
+        &mut |e, report, term| match e {
             Event::Started { topology, .. } => {
                 writer.set_stage(Some(Stage::Topology.id()));
-                keep_first_error(&mut write_error, writer.write_topology(topology));
-                keep_first_error(&mut write_error, writer.write(&report));
+                let written = writer.write_topology(topology).and(writer.write(report));
                 writer.set_stage(None);
-                println!(
+                term.say(&format!(
                     "topology     {} GPUs, {} links ({}) → gpus.csv, links.csv",
                     topology.gpus.len(),
                     topology.links.len(),
                     topology.source.kind()
-                );
+                ));
+                written
             }
             Event::Stage {
                 stage, done: false, ..
             } => {
                 writer.set_stage(Some(stage.id()));
-                bar.reset();
-                bar.set_length(0);
+                Ok(())
             }
             Event::Stage {
                 stage,
                 done: true,
                 seconds,
             } => {
-                bar.finish_and_clear();
-                keep_first_error(&mut write_error, writer.write(&report));
+                let written = writer.write(report);
                 if let Some(line) =
-                    stage_line(*stage, &report, source_word, seconds.unwrap_or_default())
+                    stage_line(*stage, report, source_word, seconds.unwrap_or_default())
                 {
-                    println!("{line}");
+                    term.say(&line);
                 }
                 writer.set_stage(None);
-            }
-            Event::Progress { done, total, label } => {
-                bar.set_length(*total as u64);
-                bar.set_position(*done as u64);
-                bar.set_message(label.clone());
+                written
             }
             Event::Bandwidth { .. }
             | Event::Collectives { .. }
             | Event::Scaling { .. }
-            | Event::Health { .. } => {
-                keep_first_error(&mut write_error, writer.write_soon(&report));
-            }
-            Event::Warning { .. } | Event::Note { .. } => {}
-        }
-    });
-    bar.finish_and_clear();
-    if let Some(e) = write_error {
-        return Err(e);
-    }
-    let report = match result {
+            | Event::Health { .. } => writer.write_soon(report),
+            Event::Progress { .. } | Event::Warning { .. } | Event::Note { .. } => Ok(()),
+        },
+    );
+    let report = match report {
         Ok(r) => r,
-        Err(e) => {
+        Err(Stopped::Write(e)) => return Err(e),
+        Err(Stopped::Job { error, report }) => {
             // What arrived is kept: a job that failed (or a connection that dropped) midway
             // leaves the files of what finished.
             let _ = writer.write(&report);
-            return Err(e.into());
+            return Err(error.into());
         }
     };
 
