@@ -81,7 +81,7 @@ fn start_bench(out: &Path, delay_ms: u32, suite: &str) -> Child {
             "--out",
         ])
         .arg(out)
-        .env("SCALESCOPE_TEST_CASE_DELAY_MS", delay_ms.to_string())
+        .args(["--test-case-delay-ms", &delay_ms.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -323,7 +323,7 @@ fn a_full_disk_is_a_machine_error_that_keeps_the_last_complete_files() {
             "--out",
         ])
         .arg(&out)
-        .env("SCALESCOPE_TEST_CASE_DELAY_MS", "5")
+        .args(["--test-case-delay-ms", "5"])
         .output()
         .unwrap();
     let r = Run {

@@ -13,6 +13,7 @@ mod stages;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -399,10 +400,21 @@ impl From<BenchError> for JobError {
     }
 }
 
+/// Hooks for tests, handed in by whoever runs the job (the command line's and the agent's hidden
+/// `--test-case-delay-ms`): a normal run passes [`TestHooks::default`], which does nothing, and
+/// no layer reads them from the environment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TestHooks {
+    /// Sleep this long after every finished case, so that a test can interrupt or cut a modeled
+    /// run midway.
+    pub case_delay: Option<Duration>,
+}
+
 /// The job's running state: its report, grown by the events it sends.
 pub(crate) struct Ctx<'a> {
     pub report: Report,
     pub cancel: &'a AtomicBool,
+    hooks: TestHooks,
     sink: &'a mut dyn FnMut(&Event),
 }
 
@@ -415,6 +427,13 @@ impl Ctx<'_> {
 
     pub fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// After a finished case: waits as long as the test hooks say (not at all in a normal run).
+    pub fn after_case(&self) {
+        if let Some(d) = self.hooks.case_delay {
+            std::thread::sleep(d);
+        }
     }
 
     pub fn warnings(&mut self, warnings: impl IntoIterator<Item = Warning>) {
@@ -431,6 +450,16 @@ pub fn run(
     cancel: &AtomicBool,
     sink: &mut dyn FnMut(&Event),
 ) -> Result<Report, JobError> {
+    run_with(job, TestHooks::default(), cancel, sink)
+}
+
+/// [`run`] with test hooks.
+pub fn run_with(
+    job: &Job,
+    hooks: TestHooks,
+    cancel: &AtomicBool,
+    sink: &mut dyn FnMut(&Event),
+) -> Result<Report, JobError> {
     let target = job.target();
     if job.measures() && target.is_elsewhere() {
         return Err(JobError::input(
@@ -442,6 +471,7 @@ pub fn run(
     let mut ctx = Ctx {
         report: empty_report(),
         cancel,
+        hooks,
         sink,
     };
     ctx.emit(Event::Started {

@@ -2,7 +2,7 @@
 //! presets that chain them. Each stage fills its section of the job's report through events.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{Ctx, Event, JobError, Stage, SuiteOptions, Target};
 use crate::bench::collectives::{CollCase, CollectiveOptions, plan as coll_plan, run_collectives};
@@ -18,25 +18,11 @@ use crate::scaling::run::{
 };
 use crate::scaling::{Mode, Workload, workload};
 
-/// Test hook: when set, sleep this many ms after every finished case (lets tests interrupt or
-/// cut a modeled run midway). Unset in normal use; nothing sleeps.
-pub const CASE_DELAY_ENV: &str = "SCALESCOPE_TEST_CASE_DELAY_MS";
-
 /// Workloads `--full` measures: their real PyTorch steps (ResNet-50, GPT-2 XL, BERT-large) where
 /// PyTorch is found, else proxies, and the TensorRT-style inference proxy; the rest of the
 /// catalog is modeled on the machine those runs measured.
 pub const FULL_MEASURED_WORKLOADS: [&str; 4] =
     ["resnet50", "gpt2-xl", "bert-large", "resnet50-trt-fp16"];
-
-fn pause() {
-    let delay = std::env::var(CASE_DELAY_ENV)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis);
-    if let Some(d) = delay {
-        std::thread::sleep(d);
-    }
-}
 
 fn sizes(s: &str) -> Vec<u64> {
     parse_sizes(s).unwrap_or_default()
@@ -219,7 +205,7 @@ pub(super) fn bandwidth(
                 results: results[sent..].to_vec(),
             });
             sent = results.len();
-            pause();
+            ctx.after_case();
         });
         done_before += plan.cases.len();
         ctx.warnings(outcome.warnings);
@@ -275,7 +261,7 @@ pub(super) fn collectives(
                 results: results[sent..].to_vec(),
             });
             sent = results.len();
-            pause();
+            ctx.after_case();
         },
     );
     ctx.warnings(warnings);
@@ -371,7 +357,7 @@ pub(super) fn health(
                     total: p.total,
                     label: p.last.clone(),
                 });
-                pause();
+                ctx.after_case();
             })
             .map_err(|e| match e {
                 crate::health::run::CheckError::Topology(t) => JobError::from(t),
