@@ -17,7 +17,7 @@ use crate::export;
 use crate::job::{Event, Job, Stage, SuiteOptions};
 use crate::model::Topology;
 use crate::model::validate::quoted;
-use crate::report::Report;
+use crate::report::{Report, StageInFlight};
 
 /// Every file `--bench` writes into `--out`; an earlier run's are removed when a run starts, so
 /// that the folder never mixes two runs.
@@ -86,7 +86,7 @@ fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
 struct Shared {
     dir: PathBuf,
     report: Option<Report>,
-    stage: Option<&'static str>,
+    stage: Option<StageInFlight>,
 }
 
 static SHARED: Mutex<Option<Shared>> = Mutex::new(None);
@@ -105,7 +105,7 @@ fn record_cancellation() {
     let Some(r) = s.report.as_mut() else { return };
     r.cancelled = true;
     r.cancelled_by = interrupt::signal_name().map(str::to_string);
-    r.stage_in_flight = stage.map(str::to_string);
+    r.stage_in_flight = stage;
     // report.html first: a second Ctrl-C may exit once report.json says `cancelled`.
     let html = export::html::report(r);
     let _ = interrupt::writing(false, || {
@@ -153,7 +153,7 @@ impl Writer<'_> {
     }
 
     /// Marks the stage now running (`None` between stages and once finished).
-    fn set_stage(&self, stage: Option<&'static str>) {
+    fn set_stage(&self, stage: Option<StageInFlight>) {
         if let Some(s) = shared().as_mut() {
             s.stage = stage;
         }
@@ -166,7 +166,7 @@ impl Writer<'_> {
         let mut r = report.clone();
         r.cancelled = interrupt::signalled();
         r.cancelled_by = interrupt::signal_name().map(str::to_string);
-        r.stage_in_flight = stage.map(str::to_string);
+        r.stage_in_flight = stage;
         let result = interrupt::writing(r.cancelled, || self.write_files(&r));
         if let Some(s) = guard.as_mut() {
             s.report = Some(r);
@@ -357,7 +357,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         false,
         &mut |e, report, term| match e {
             Event::Started { topology, .. } => {
-                writer.set_stage(Some(Stage::Topology.id()));
+                writer.set_stage(Some(StageInFlight::Topology));
                 let written = writer.write_topology(topology).and(writer.write(report));
                 writer.set_stage(None);
                 term.say(&format!(
@@ -371,7 +371,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             Event::Stage {
                 stage, done: false, ..
             } => {
-                writer.set_stage(Some(stage.id()));
+                writer.set_stage(Some((*stage).into()));
                 Ok(())
             }
             Event::Stage {
@@ -410,7 +410,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     if interrupt::cancelled() {
         return Err(interrupted(&args.out));
     }
-    writer.set_stage(Some("pngs"));
+    writer.set_stage(Some(StageInFlight::Pngs));
     let rendered = render_pngs(&report);
     if interrupt::cancelled() {
         writer.write(&report)?;

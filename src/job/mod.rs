@@ -28,7 +28,9 @@ use crate::model::Blame;
 use crate::model::{
     BandwidthResult, CollectiveResult, Inventory, Source, Topology, TopologySource,
 };
-use crate::report::{BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection};
+use crate::report::{
+    BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection, StageInFlight,
+};
 use crate::scaling::run::MeasureOptions;
 use crate::scaling::{Mode, Workload};
 use crate::topology::{TopologyError, catalog, live, smi_query};
@@ -103,7 +105,7 @@ impl Stage {
         Stage::Scaling,
     ];
 
-    /// The id used by `--suite` and in reports' `stage_in_flight`.
+    /// The id used by `--suite` (and, as [`StageInFlight`], in reports' `stage_in_flight`).
     pub fn id(&self) -> &'static str {
         match self {
             Self::Topology => "topology",
@@ -111,6 +113,18 @@ impl Stage {
             Self::Bandwidth => "bandwidth",
             Self::Collectives => "collectives",
             Self::Scaling => "scaling",
+        }
+    }
+}
+
+impl From<Stage> for StageInFlight {
+    fn from(stage: Stage) -> Self {
+        match stage {
+            Stage::Topology => Self::Topology,
+            Stage::Health => Self::Health,
+            Stage::Bandwidth => Self::Bandwidth,
+            Stage::Collectives => Self::Collectives,
+            Stage::Scaling => Self::Scaling,
         }
     }
 }
@@ -326,7 +340,7 @@ pub fn apply(report: &mut Report, event: &Event) {
             }
         }
         Event::Stage { stage, done, .. } => {
-            report.stage_in_flight = (!done).then(|| stage.id().to_string());
+            report.stage_in_flight = (!done).then(|| (*stage).into());
         }
         Event::Progress { .. } | Event::Note { .. } => {}
     }
