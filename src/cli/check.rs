@@ -162,7 +162,7 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32) -> String {
     let cw = r
         .checks
         .iter()
-        .map(|c| c.check.len())
+        .map(|c| c.check.id().len())
         .max()
         .unwrap_or(5)
         .max(5);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::causes;
 use super::expected::{LinkClass, reference};
-use super::{Check, Evidence, Subject, Thresholds, Verdict};
+use super::{Check, CheckId, Evidence, Subject, Thresholds, Verdict};
 use crate::bench::BandwidthOptions;
 use crate::bench::plan::PairScope;
 use crate::bench::runner::line_rate;
@@ -155,8 +155,7 @@ fn judge(
     inventory: &[Check],
     thresholds: &Thresholds,
 ) -> Check {
-    let id = test.id();
-    let new = |v: Verdict, d: String| Check::new(id, subj, v, r.source, d);
+    let new = |v: Verdict, d: String| Check::new(CheckId::Copy(test), subj, v, r.source, d);
     match r.status {
         Status::Ok => {}
         Status::Failed if r.wrong.is_some_and(|w| w > 0) => {
@@ -270,39 +269,37 @@ fn explain(
     ev: &Evidence,
     inventory: &[Check],
 ) -> Check {
-    let on = |id: &str, bad: &[Verdict]| {
+    let on = |id: CheckId, bad: &[Verdict]| {
         inventory
             .iter()
             .filter(|k| k.check == id && bad.contains(&k.verdict))
             .find(|k| k.gpu.is_some_and(|g| involved.contains(&g)))
     };
-    if let Some(b) = on("busy", &[Verdict::Warn, Verdict::Fail]) {
-        let who = b
-            .detail
-            .strip_prefix("another process is using this GPU: ")
-            .unwrap_or(&b.detail);
+    if let Some(b) = on(CheckId::Busy, &[Verdict::Warn, Verdict::Fail])
+        && let Some(busy) = &b.busy
+    {
         return c.because_text(
             format!(
-                "another process is using GPU {} ({who}): contention",
+                "another process is using GPU {} ({busy}): contention",
                 b.gpu.unwrap_or_default()
             ),
             causes::CONTENTION.fix,
         );
     }
     let host = matches!(r.test.shape(), Shape::HostDevice { .. });
-    if host && let Some(k) = on("pcie_link", &[Verdict::Fail, Verdict::Warn]) {
+    if host && let Some(k) = on(CheckId::PcieLink, &[Verdict::Fail, Verdict::Warn]) {
         return c.because_text(
             format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
             k.fix.as_deref().unwrap_or(causes::PCIE_DOWNTRAINED.fix),
         );
     }
-    if !host && let Some(k) = on("nvlink_links", &[Verdict::Fail]) {
+    if !host && let Some(k) = on(CheckId::NvlinkLinks, &[Verdict::Fail]) {
         return c.because_text(
             format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
             causes::NVLINK_INACTIVE.fix,
         );
     }
-    for id in ["nvlink_errors", "pcie_replay", "clocks"] {
+    for id in [CheckId::NvlinkErrors, CheckId::PcieReplay, CheckId::Clocks] {
         if let Some(k) = on(id, &[Verdict::Fail, Verdict::Warn]) {
             return c.because_text(
                 format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
@@ -552,15 +549,19 @@ mod tests {
             &Thresholds::default(),
         );
         assert_eq!(cs.len(), 4);
-        let by = |id: &str, s: &str| cs.iter().find(|c| c.check == id && c.subject == s).unwrap();
-        let h2d = by("h2d", "GPU 0");
+        let by = |id: TestId, s: &str| {
+            cs.iter()
+                .find(|c| c.check == CheckId::Copy(id) && c.subject == s)
+                .unwrap()
+        };
+        let h2d = by(TestId::H2d, "GPU 0");
         assert_eq!(h2d.verdict, Verdict::Pass);
         assert!((h2d.expected.unwrap() - 55.39).abs() < 0.1, "{h2d:?}");
         assert!(h2d.basis.as_deref().unwrap().contains("h200-8x-sxm"));
-        assert_eq!(by("p2p_read_ce", "GPU 0→1").verdict, Verdict::Pass);
+        assert_eq!(by(TestId::P2pReadCe, "GPU 0→1").verdict, Verdict::Pass);
         // 300 of 394: 76 % → WARN; 150 of 396: 38 % → FAIL, cause named.
-        assert_eq!(by("p2p_read_ce", "GPU 1→0").verdict, Verdict::Warn);
-        let w = by("p2p_write_ce", "GPU 0→1");
+        assert_eq!(by(TestId::P2pReadCe, "GPU 1→0").verdict, Verdict::Warn);
+        let w = by(TestId::P2pWriteCe, "GPU 0→1");
         assert_eq!(w.verdict, Verdict::Fail);
         assert!(w.cause.is_some() && w.fix.is_some());
     }
@@ -570,13 +571,20 @@ mod tests {
         let t = h200x2();
         let g = Endpoint::Gpu;
         let rs = vec![result(TestId::P2pReadCe, g(0), g(1), 180.0, 478.116)];
-        let busy = Check::new(
-            "busy",
+        let mut busy = Check::new(
+            CheckId::Busy,
             Subject::Gpu(0),
             Verdict::Warn,
             Source::Measured,
             "another process is using this GPU: pid 77 (python3) on the GPU",
         );
+        busy.busy = Some(crate::health::Busy {
+            processes: vec![crate::model::GpuProcess {
+                pid: 77,
+                name: Some("python3".into()),
+            }],
+            utilization_percent: None,
+        });
         let cs = checks(
             &t,
             &rs,
@@ -610,7 +618,10 @@ mod tests {
             &[],
             &Thresholds::default(),
         );
-        let c = cs.iter().find(|c| c.check == "all_pairs").unwrap();
+        let c = cs
+            .iter()
+            .find(|c| c.check == CheckId::Copy(TestId::AllPairs))
+            .unwrap();
         assert_eq!(c.subject, "GPU 0 ← all");
         assert!(c.detail.contains("contention score 0.99"), "{}", c.detail);
         assert_eq!(c.verdict, Verdict::Pass);
@@ -636,13 +647,16 @@ mod tests {
         );
         assert_eq!(
             cs.iter()
-                .find(|c| c.check == "p2p_read_ce")
+                .find(|c| c.check == CheckId::Copy(TestId::P2pReadCe))
                 .unwrap()
                 .verdict,
             Verdict::Fail
         );
         assert_eq!(
-            cs.iter().find(|c| c.check == "h2d").unwrap().verdict,
+            cs.iter()
+                .find(|c| c.check == CheckId::Copy(TestId::H2d))
+                .unwrap()
+                .verdict,
             Verdict::Unknown
         );
     }
@@ -673,7 +687,7 @@ mod tests {
         let cs = checks(&t, &rs, &[0, 1], &ev, &[], &th);
         let h2d = |s: &str| {
             cs.iter()
-                .find(|c| c.check == "h2d" && c.subject == s)
+                .find(|c| c.check == CheckId::Copy(TestId::H2d) && c.subject == s)
                 .unwrap()
         };
         assert_eq!(h2d("GPU 0").verdict, Verdict::Pass);
@@ -683,11 +697,25 @@ mod tests {
         // NVLink pairs are unaffected by a PCIe link.
         assert!(
             cs.iter()
-                .filter(|c| c.check.starts_with("p2p_") || c.check == "all_pairs")
+                .filter(|c| matches!(
+                    c.check,
+                    CheckId::P2pStatus
+                        | CheckId::Copy(
+                            TestId::P2pReadCe
+                                | TestId::P2pWriteCe
+                                | TestId::P2pBidirCe
+                                | TestId::AllPairs
+                        )
+                ))
                 .all(|c| c.verdict == Verdict::Pass),
             "{cs:#?}"
         );
-        assert_eq!(cs.iter().filter(|c| c.check == "all_pairs").count(), 2);
+        assert_eq!(
+            cs.iter()
+                .filter(|c| c.check == CheckId::Copy(TestId::AllPairs))
+                .count(),
+            2
+        );
         let _ = Gpu::default();
     }
 }

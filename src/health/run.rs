@@ -190,7 +190,8 @@ pub fn check_live(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::health::Verdict;
+    use crate::health::{CheckId, Verdict};
+    use crate::model::TestId;
 
     #[test]
     fn a_catalog_machine_as_designed_passes_modeled() {
@@ -199,7 +200,11 @@ mod tests {
         assert_eq!(r.source, Source::Modeled);
         assert!(!r.failed(), "{:#?}", r.checks);
         assert!(r.checks.iter().all(|c| c.source == Source::Modeled));
-        assert!(r.checks.iter().any(|c| c.check == "all_pairs"));
+        assert!(
+            r.checks
+                .iter()
+                .any(|c| c.check == CheckId::Copy(TestId::AllPairs))
+        );
         assert_ne!(r.verdict, Verdict::Fail);
     }
 
@@ -210,13 +215,18 @@ mod tests {
         let (t, inv) = crate::topology::catalog::load_machine("l40s-8x-pcie").unwrap();
         let r = check_described(&t, Some(inv), None, &CheckOptions::default());
         let crossing = |c: &crate::health::Check| {
-            c.check.starts_with("p2p_") && c.check != "p2p_status" && c.subject == "GPU 0–4"
+            matches!(
+                c.check,
+                CheckId::Copy(
+                    TestId::P2pReadCe | TestId::P2pWriteCe | TestId::P2pBidirCe | TestId::AllPairs
+                )
+            ) && c.subject == "GPU 0–4"
         };
         assert!(!r.checks.iter().any(crossing), "{:#?}", r.checks);
         assert!(
             r.checks
                 .iter()
-                .any(|c| c.check == "p2p_bidir_ce" && c.subject == "GPU 0–1")
+                .any(|c| c.check == CheckId::Copy(TestId::P2pBidirCe) && c.subject == "GPU 0–1")
         );
         assert!(
             r.notes
@@ -228,7 +238,11 @@ mod tests {
         // 4× RTX 4090: no P2P at all; the note names the refusal, not missing line rates.
         let (t, inv) = crate::topology::catalog::load_machine("rtx4090-4x-pcie").unwrap();
         let r = check_described(&t, Some(inv), None, &CheckOptions::default());
-        assert!(!r.checks.iter().any(|c| c.check == "p2p_read_ce"));
+        assert!(
+            !r.checks
+                .iter()
+                .any(|c| c.check == CheckId::Copy(TestId::P2pReadCe))
+        );
         assert!(
             r.notes.iter().any(|n| n.contains("peer access is refused")),
             "{:?}",
