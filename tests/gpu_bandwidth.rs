@@ -240,8 +240,14 @@ fn live_check_reads_the_inventory_and_judges_every_test() {
         quick: true,
         ..Default::default()
     };
-    let (report, _) =
-        check_live(&topo, &opts, &AtomicBool::new(false), &mut |_, _| {}).expect("check runs");
+    let (report, _) = check_live(
+        &topo,
+        &opts,
+        &scalescope::job::measured_bandwidth,
+        &AtomicBool::new(false),
+        &mut |_, _| {},
+    )
+    .expect("check runs");
     for c in &report.checks {
         eprintln!(
             "{} {} {} {}",

@@ -931,7 +931,7 @@ mod tests {
         checks(&topo(2, LinkKind::Nv(18)), &ev, &Thresholds::default(), &[])
     }
 
-    fn find<'a>(cs: &'a [Check], id: CheckId, gpu: usize) -> &'a Check {
+    fn find(cs: &[Check], id: CheckId, gpu: usize) -> &Check {
         cs.iter()
             .find(|c| c.check == id && c.gpu == Some(gpu))
             .unwrap_or_else(|| panic!("no {id} for GPU {gpu}: {cs:#?}"))

@@ -17,7 +17,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use backend::{bandwidth_backend, collectives_backend};
+pub use backend::{
+    bandwidth_backend, collectives_backend, measured_bandwidth, measured_collectives,
+    modeled_as_stated,
+};
 pub use stages::{FULL_MEASURED_WORKLOADS, bandwidth_presets, collective_presets};
 
 use crate::bench::collectives::CollectiveOptions;
