@@ -195,7 +195,7 @@ const P2P_BIDIR_CE: Reference = Reference {
 /// Every GPU reading from every other at once: each link carries both directions, as in the
 /// bidirectional test (borrowed from it until all_pairs is measured on the device).
 const ALL_PAIRS_NV: Reference = Reference {
-    what: "CE bidirectional efficiency (every link carries both directions)",
+    what: "CE bidirectional efficiency: every link carries both directions",
     basis: "borrowed from p2p_bidir_ce (783.52 of 956.2 GB/s; every link carries both \
             directions at once), until all_pairs is measured \
             (assets/reports/h200-8x-sxm-2026-11-22.json)",
@@ -372,6 +372,8 @@ mod tests {
             assert!((0.0..=1.0).contains(&r.efficiency));
             // A modeled figure's note is read back as `from (what)` by report::summary.
             assert!(!r.from.contains(", "), "{}", r.from);
+            // …and the note is the reason's last parenthesis: none inside it.
+            assert!(!r.how().contains(['(', ')']), "{}", r.how());
         }
     }
 
