@@ -12,6 +12,7 @@ pub mod health;
 pub mod job;
 pub mod lines;
 pub mod model;
+pub mod process;
 pub mod remote;
 pub mod report;
 pub mod scaling;

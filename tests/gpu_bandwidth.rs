@@ -230,8 +230,14 @@ fn live_check_reads_the_inventory_and_judges_every_test() {
         quick: true,
         ..Default::default()
     };
-    let (report, _) =
-        check_live(&topo, &opts, &AtomicBool::new(false), &mut |_, _| {}).expect("check runs");
+    let (report, _) = check_live(
+        &topo,
+        &opts,
+        &scalescope::job::measured_bandwidth,
+        &AtomicBool::new(false),
+        &mut |_, _| {},
+    )
+    .expect("check runs");
     for c in &report.checks {
         eprintln!(
             "{} {} {} {}",
@@ -262,7 +268,10 @@ fn live_check_reads_the_inventory_and_judges_every_test() {
         "p2p_bidir_ce",
         "all_pairs",
     ] {
-        assert!(report.checks.iter().any(|c| c.check == id), "no {id} check");
+        assert!(
+            report.checks.iter().any(|c| c.check.id() == id),
+            "no {id} check"
+        );
     }
     // The copies are verified: none may arrive wrong, whatever else the machine does.
     assert!(report.checks.iter().all(|c| {

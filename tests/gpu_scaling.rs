@@ -70,6 +70,7 @@ fn framework_run_calibrates_the_model() {
             quick: true,
             ..Default::default()
         },
+        &|t| scalescope::job::measured_collectives(t, None),
         &AtomicBool::new(false),
         &mut |_, _| {},
     )
@@ -165,6 +166,7 @@ fn measured_run_reports_model_error() {
             no_framework: true,
             ..Default::default()
         },
+        &|t| scalescope::job::measured_collectives(t, None),
         &AtomicBool::new(false),
         &mut |_, _| {},
     )

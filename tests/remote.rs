@@ -215,7 +215,7 @@ fn ctrl_c_cancels_the_job_on_the_server_and_keeps_what_arrived() {
     let Some(s) = sshd() else { return };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let agent = format!("env SCALESCOPE_TEST_CASE_DELAY_MS=40 {BIN} agent");
+    let agent = format!("{BIN} agent --test-case-delay-ms 40");
     let mut child = remote(
         s,
         Some(&agent),
@@ -274,7 +274,7 @@ fn a_lost_connection_keeps_what_arrived_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     // The agent is killed 3 s into a job that takes longer: the connection drops mid-job.
-    let agent = format!("env SCALESCOPE_TEST_CASE_DELAY_MS=40 timeout -s KILL 3 {BIN} agent");
+    let agent = format!("timeout -s KILL 3 {BIN} agent --test-case-delay-ms 40");
     let o = remote(
         s,
         Some(&agent),
@@ -395,16 +395,14 @@ fn remote_install_copies_this_binary_and_then_runs_it() {
 
 /// Talks to `scalescope agent` directly: sends `requests`, closes its input, and returns every
 /// line it wrote (each parsed) and its exit status.
-fn agent_session(requests: &[String], env: &[(&str, &str)]) -> (Vec<serde_json::Value>, bool) {
+fn agent_session(requests: &[String], args: &[&str]) -> (Vec<serde_json::Value>, bool) {
     let mut cmd = Command::new(BIN);
     cmd.arg("agent")
+        .args(args)
         .env("CUDA_VISIBLE_DEVICES", "")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let reqs = requests.to_vec();
@@ -494,7 +492,7 @@ fn one_job_at_a_time_and_cancel_stops_it() {
         format!(r#"{{"type":"run","id":2,"job":{}}}"#, job("bandwidth")),
         r#"{"type":"cancel","id":1}"#.into(),
     ];
-    let (out, ok) = agent_session(&requests, &[("SCALESCOPE_TEST_CASE_DELAY_MS", "30")]);
+    let (out, ok) = agent_session(&requests, &["--test-case-delay-ms", "30"]);
     assert!(ok);
     assert!(
         out.iter().any(|m| m["type"] == "error"

@@ -148,7 +148,7 @@ fn sigint_midway_keeps_finished_tests_and_exits_130() {
             "--out",
         ])
         .arg(dir.path())
-        .env("SCALESCOPE_TEST_CASE_DELAY_MS", "150")
+        .args(["--test-case-delay-ms", "150"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::write;
-use scalescope::report::{self, Report};
+use scalescope::report::{self, Report, StageInFlight};
 
 /// The binary with no display either: these runs must never open a window.
 fn scalescope() -> Command {
@@ -70,7 +70,7 @@ fn start_bench(out: &Path, delay_ms: u32, suite: &str) -> Child {
             "--out",
         ])
         .arg(out)
-        .env("SCALESCOPE_TEST_CASE_DELAY_MS", delay_ms.to_string())
+        .args(["--test-case-delay-ms", &delay_ms.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -136,7 +136,7 @@ fn sigterm_and_sighup_stop_like_ctrl_c_and_say_which_stage() {
         let r = consistent(dir.path());
         assert!(r.cancelled, "{name}");
         assert_eq!(r.cancelled_by.as_deref(), Some(name));
-        assert_eq!(r.stage_in_flight.as_deref(), Some("bandwidth"));
+        assert_eq!(r.stage_in_flight, Some(StageInFlight::Bandwidth));
         assert!(r.collectives.is_none(), "stopped before collectives");
     }
 }
@@ -166,7 +166,7 @@ fn a_second_ctrl_c_right_after_the_first_leaves_a_report_that_says_cancelled() {
         }
         let r = consistent(dir.path());
         assert!(r.cancelled, "gap {gap_ms} ms: report says cancelled");
-        assert_eq!(r.stage_in_flight.as_deref(), Some("bandwidth"));
+        assert_eq!(r.stage_in_flight, Some(StageInFlight::Bandwidth));
         let leftovers: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .flatten()
@@ -312,7 +312,7 @@ fn a_full_disk_is_a_machine_error_that_keeps_the_last_complete_files() {
             "--out",
         ])
         .arg(&out)
-        .env("SCALESCOPE_TEST_CASE_DELAY_MS", "5")
+        .args(["--test-case-delay-ms", "5"])
         .output()
         .unwrap();
     let r = Run {

@@ -78,7 +78,13 @@ fn snapshot_health_panel_of_a_degraded_capture() {
     topology.source = scalescope::model::TopologySource::Imported {
         paths: vec!["h200-2x-degraded (edited captures)".into()],
     };
-    let mut health = check_described(&topology, m.inventory, m.after, &CheckOptions::default());
+    let mut health = check_described(
+        &topology,
+        m.inventory,
+        m.after,
+        &CheckOptions::default(),
+        &scalescope::job::modeled_as_stated,
+    );
     health.created_at = "2026-11-23T12:00:00Z".into();
     let mut harness = Harness::builder()
         .with_size(egui::vec2(1400.0, 1500.0))

@@ -251,6 +251,11 @@ pub fn plan(
     Ok((gpus, cases))
 }
 
+/// Builds the collectives backend for a topology: what a layer that runs collectives of its own
+/// is handed (`job::backend` is the one place that builds backends).
+pub type MakeCollectives<'a> =
+    dyn Fn(&Topology) -> Result<Box<dyn CollectiveBackend>, BenchError> + 'a;
+
 /// Something that runs collective cases.
 pub trait CollectiveBackend {
     fn source(&self) -> Source;
@@ -308,21 +313,59 @@ impl ModeledCollectives {
     pub fn new(topo: &Topology) -> Self {
         Self { topo: topo.clone() }
     }
+}
 
-    fn slowest_link(&self, gpus: &[usize]) -> Option<(f64, bool)> {
-        let mut worst: Option<(f64, bool)> = None;
-        for (i, &a) in gpus.iter().enumerate() {
-            for &b in &gpus[i + 1..] {
-                let l = self.topo.link(a, b)?;
-                let rate = l.line_rate.as_ref()?.gbps;
-                let nv = matches!(l.kind, Some(LinkKind::Nv(_)));
-                if worst.is_none_or(|(w, _)| rate < w) {
-                    worst = Some((rate, nv));
-                }
+/// The slowest link among `gpus` of `topo` (line rate, and whether it is NVLink).
+fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool)> {
+    let mut worst: Option<(f64, bool)> = None;
+    for (i, &a) in gpus.iter().enumerate() {
+        for &b in &gpus[i + 1..] {
+            let l = topo.link(a, b)?;
+            let rate = l.line_rate.as_ref()?.gbps;
+            let nv = matches!(l.kind, Some(LinkKind::Nv(_)));
+            if worst.is_none_or(|(w, _)| rate < w) {
+                worst = Some((rate, nv));
             }
         }
-        worst
     }
+    worst
+}
+
+/// One collective case modeled on `topo`: what [`ModeledCollectives`] runs, and what the scaling
+/// model's modeled all-reduce curve is made of (a formula, no backend).
+pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
+    let mk = |status, reason: String| case.row(Source::Modeled, status, reason);
+    if case.gpus.len() < 2 {
+        return mk(
+            Status::Waived,
+            "a collective needs at least two GPUs".into(),
+        );
+    }
+    if case.algo != Algo::Nccl {
+        return mk(
+            Status::Skipped,
+            format!(
+                "modeled: only NCCL is modeled, not scalescope's {} algorithm",
+                case.algo
+            ),
+        );
+    }
+    let Some((line, nv)) = slowest_link(topo, &case.gpus) else {
+        return mk(Status::Skipped, "modeled: link line rates unknown".into());
+    };
+    let frac = peak_fraction(case.op, nv);
+    let peak = line * frac;
+    let factor = case.op.busbw_factor(case.gpus.len());
+    let time_us = ALPHA_US + case.bytes as f64 * factor / (peak * 1e9) * 1e6;
+    let mut r = mk(
+        Status::Ok,
+        format!(
+            "modeled: {ALPHA_US} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — nccl-tests on H200 NVLink",
+            frac * 100.0
+        ),
+    );
+    r.set_time_us(time_us);
+    r
 }
 
 impl CollectiveBackend for ModeledCollectives {
@@ -338,38 +381,7 @@ impl CollectiveBackend for ModeledCollectives {
     }
 
     fn run_case(&mut self, case: &CollCase, _warnings: &mut Vec<Warning>) -> CollectiveResult {
-        let mk = |status, reason: String| case.row(Source::Modeled, status, reason);
-        if case.gpus.len() < 2 {
-            return mk(
-                Status::Waived,
-                "a collective needs at least two GPUs".into(),
-            );
-        }
-        if case.algo != Algo::Nccl {
-            return mk(
-                Status::Skipped,
-                format!(
-                    "modeled: only NCCL is modeled, not scalescope's {} algorithm",
-                    case.algo
-                ),
-            );
-        }
-        let Some((line, nv)) = self.slowest_link(&case.gpus) else {
-            return mk(Status::Skipped, "modeled: link line rates unknown".into());
-        };
-        let frac = peak_fraction(case.op, nv);
-        let peak = line * frac;
-        let factor = case.op.busbw_factor(case.gpus.len());
-        let time_us = ALPHA_US + case.bytes as f64 * factor / (peak * 1e9) * 1e6;
-        let mut r = mk(
-            Status::Ok,
-            format!(
-                "modeled: {ALPHA_US} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — nccl-tests on H200 NVLink",
-                frac * 100.0
-            ),
-        );
-        r.set_time_us(time_us);
-        r
+        model_case(&self.topo, case)
     }
 }
 

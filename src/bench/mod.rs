@@ -19,6 +19,11 @@ pub use warning::Warning;
 
 use crate::model::{BandwidthResult, Source};
 
+/// Builds the copy backend for a topology: what a layer that runs measurements of its own is
+/// handed (`job::backend` is the one place that builds backends).
+pub type MakeBackend<'a> =
+    dyn Fn(&crate::model::Topology) -> Result<Box<dyn Backend>, BenchError> + 'a;
+
 /// Something that can run bandwidth cases: real GPUs or a model of them.
 pub trait Backend {
     /// Measured or modeled: stamped on every result.

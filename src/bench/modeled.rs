@@ -1,14 +1,16 @@
 //! The modeled backend: "what would this box do", from line rates × typical efficiencies.
 //!
-//! Every figure it produces is labeled `modeled`. Efficiencies are the ratios nvbandwidth v0.8
-//! measured on 2× H200 SXM (NVLink 4, PCIe Gen5 x16; figures in docs/BENCHMARKS.md and
-//! shared/ANCHORS.md) unless a comment says otherwise. A topology without link speeds (an
-//! imported `nvidia-smi` capture) gets documented defaults, each reported as a warning.
+//! Every figure it produces is labeled `modeled`. Efficiencies come from the one reference table
+//! ([`crate::model::efficiency`]: scalescope's bundled 8× H200 report, nvbandwidth on 2× H200,
+//! each entry with its source), which the health check judges measured figures against too. A
+//! topology without link speeds (an imported `nvidia-smi` capture) gets documented defaults,
+//! each reported as a warning; [`ModeledBackend::as_stated`] models only what it states.
 
 use super::{Backend, Case, Warning};
+use crate::model::efficiency::{self, Path, Reference};
 use crate::model::{
     BandwidthResult, DEFAULT_NVLINK_GBPS, Endpoint, LineRate, LinkKind, Shape, Source, Status,
-    Topology, pcie_rate_gbps,
+    TestId, Topology, pcie_rate_gbps,
 };
 
 /// Figures assumed where the topology has none.
@@ -52,39 +54,62 @@ fn bad_pcie(s: &str) -> String {
     )
 }
 
-// Copy-engine efficiencies on NVLink (nvbandwidth on H200: 393.7, 396.2 and 778.6 GB/s against
-// 478.1 GB/s per direction).
-const NV_CE_READ: f64 = 0.823;
-const NV_CE_WRITE: f64 = 0.829;
-const NV_CE_BIDIR: f64 = 0.814;
-// Every GPU reading from every other at once: each link carries both directions, as in the
-// bidirectional test (borrowed from it until all_pairs is measured on the device).
-const ALL_PAIRS_NV: f64 = NV_CE_BIDIR;
-// SM-copy efficiencies on NVLink (nvbandwidth: 376.2, 369.8, 676.9 GB/s).
-const NV_SM_READ: f64 = 0.787;
-const NV_SM_WRITE: f64 = 0.773;
-const NV_SM_BIDIR: f64 = 0.708;
-// Host copies over PCIe Gen5 x16 (nvbandwidth: 55.17 H2D, 55.22 D2H, 45.84 and 51.16 while the
-// other direction runs, 50.4–53.2 each when both GPUs copy at once; line rate 63.0).
-const PCIE_PINNED: f64 = 0.876;
-const PCIE_H2D_BIDIR: f64 = 0.728;
-const PCIE_D2H_BIDIR: f64 = 0.812;
-const PCIE_HOST_ALL: f64 = 0.82;
-// Pageable copies go through a driver staging buffer and a CPU memcpy, so they depend on the
-// host; with peer access disabled the driver stages GPU→GPU copies through host memory. Both from
-// scalescope's own run on 2× H200 (a VM, PCIe Gen5 x16; docs/BENCHMARKS.md): h2d_pageable 8.8,
-// d2h_pageable 15.8, p2p_*_ce_nopeer 38.6–40.7 GB/s against 63.0.
-const PCIE_PAGEABLE_H2D: f64 = 0.14;
-const PCIE_PAGEABLE_D2H: f64 = 0.25;
-const STAGED: f64 = 0.63;
-// Assumed without a measurement of ours: P2P over a PCIe switch reaches about what host copies
-// reach; across the CPU interconnect less.
-const PCIE_P2P: f64 = 0.83;
-const PCIE_P2P_SYS: f64 = 0.65;
 // Latency of one dependent access (nvbandwidth on H200: 829 ns GPU→peer over NVLink, 1204 ns
 // GPU→host); PCIe peer reads assumed like host reads.
 const LATENCY_NV_NS: f64 = 829.0;
 const LATENCY_PCIE_NS: f64 = 1204.0;
+
+/// `topo` with the `assume`d figures filled in where it states none (a GPU's PCIe link, an
+/// NVLink pair's speed) and line rates derived; each assumption is returned as a warning. What
+/// the modeled backend models, and what the scaling model reads line rates from.
+pub fn with_assumptions(topo: &Topology, assume: Assumptions) -> (Topology, Vec<Warning>) {
+    let mut topo = topo.clone();
+    let mut warnings = Vec::new();
+    let missing_pcie: Vec<usize> = topo
+        .gpus
+        .iter()
+        .filter(|g| g.pcie.line_rate_gbps().is_none())
+        .map(|g| g.index)
+        .collect();
+    if !missing_pcie.is_empty() {
+        for g in &mut topo.gpus {
+            if missing_pcie.contains(&g.index) {
+                g.pcie.gen_max = Some(assume.pcie_gen);
+                g.pcie.width_max = Some(assume.pcie_width);
+            }
+        }
+        let text = format!(
+            "PCIe Gen{} x{} for GPU {} (the topology does not give it; set --pcie gen5x16 or similar)",
+            assume.pcie_gen,
+            assume.pcie_width,
+            list(&missing_pcie)
+        );
+        warnings.push(Warning::Assumption { text });
+    }
+    let mut missing_nv = Vec::new();
+    for l in &mut topo.links {
+        if let (Some(LinkKind::Nv(n)), None) = (l.kind, &l.line_rate) {
+            l.line_rate = Some(LineRate {
+                gbps: f64::from(n) * assume.nvlink_gbps_per_link,
+                basis: format!(
+                    "{n} NVLinks × {} GB/s (assumed)",
+                    assume.nvlink_gbps_per_link
+                ),
+            });
+            missing_nv.push(format!("{}–{}", l.a, l.b));
+        }
+    }
+    if !missing_nv.is_empty() {
+        let text = format!(
+            "{} GB/s per NVLink per direction for GPU pairs {} (the topology carries no link speeds)",
+            assume.nvlink_gbps_per_link,
+            missing_nv.join(", ")
+        );
+        warnings.push(Warning::Assumption { text });
+    }
+    topo.derive_line_rates();
+    (topo, warnings)
+}
 
 /// Figures from line rates. Built from a topology; fills in assumed line rates where it has none.
 pub struct ModeledBackend {
@@ -96,55 +121,25 @@ impl ModeledBackend {
     /// A model of `topo`. Where a GPU's PCIe link or an NVLink pair's speed is unknown, the
     /// `assume`d figures are used and each use is returned as a warning.
     pub fn new(topo: &Topology, assume: Assumptions) -> (Self, Vec<Warning>) {
-        let mut topo = topo.clone();
-        let mut assumptions = Vec::new();
-        let mut warnings = Vec::new();
-        let missing_pcie: Vec<usize> = topo
-            .gpus
+        let (topo, warnings) = with_assumptions(topo, assume);
+        let assumptions = warnings
             .iter()
-            .filter(|g| g.pcie.line_rate_gbps().is_none())
-            .map(|g| g.index)
+            .filter_map(|w| match w {
+                Warning::Assumption { text } => Some(text.clone()),
+                _ => None,
+            })
             .collect();
-        if !missing_pcie.is_empty() {
-            for g in &mut topo.gpus {
-                if missing_pcie.contains(&g.index) {
-                    g.pcie.gen_max = Some(assume.pcie_gen);
-                    g.pcie.width_max = Some(assume.pcie_width);
-                }
-            }
-            let text = format!(
-                "PCIe Gen{} x{} for GPU {} (the topology does not give it; set --pcie gen5x16 or similar)",
-                assume.pcie_gen,
-                assume.pcie_width,
-                list(&missing_pcie)
-            );
-            warnings.push(Warning::Assumption { text: text.clone() });
-            assumptions.push(text);
-        }
-        let mut missing_nv = Vec::new();
-        for l in &mut topo.links {
-            if let (Some(LinkKind::Nv(n)), None) = (l.kind, &l.line_rate) {
-                l.line_rate = Some(LineRate {
-                    gbps: f64::from(n) * assume.nvlink_gbps_per_link,
-                    basis: format!(
-                        "{n} NVLinks × {} GB/s (assumed)",
-                        assume.nvlink_gbps_per_link
-                    ),
-                });
-                missing_nv.push(format!("{}–{}", l.a, l.b));
-            }
-        }
-        if !missing_nv.is_empty() {
-            let text = format!(
-                "{} GB/s per NVLink per direction for GPU pairs {} (the topology carries no link speeds)",
-                assume.nvlink_gbps_per_link,
-                missing_nv.join(", ")
-            );
-            warnings.push(Warning::Assumption { text: text.clone() });
-            assumptions.push(text);
-        }
-        topo.derive_line_rates();
         (Self { topo, assumptions }, warnings)
+    }
+
+    /// A model of `topo` exactly as it states it: a figure whose link the topology does not
+    /// state is not modeled (skipped, and it says why), never assumed. The health check models
+    /// a machine's links as read or stated with it.
+    pub fn as_stated(topo: &Topology) -> Self {
+        Self {
+            topo: topo.clone(),
+            assumptions: Vec::new(),
+        }
     }
 
     /// The topology with assumed figures filled in.
@@ -174,62 +169,39 @@ impl ModeledBackend {
     ) -> Result<Figure, (Status, String)> {
         let unknown = |what: &str| (Status::Skipped, format!("modeled: {what} unknown"));
         let shape = case.test.shape();
+        let path = Path::of(&self.topo, shape, src, dst, &case.gpus);
+        // The table's efficiency of `test` on this cell's path.
+        let efficiency = |test: TestId| {
+            path.and_then(|p| efficiency::reference(test, p))
+                .ok_or_else(|| unknown("link"))
+        };
         match shape {
-            Shape::HostDevice {
-                to_device,
-                pinned,
-                bidir,
-            } => {
+            Shape::HostDevice { to_device, .. } => {
                 let g = if to_device { dst } else { src }
                     .gpu()
                     .ok_or_else(|| unknown("GPU"))?;
                 let line = self.pcie(g).ok_or_else(|| unknown("PCIe link"))?;
-                let (eff, how) = match (pinned, bidir, to_device) {
-                    (false, _, true) => (
-                        PCIE_PAGEABLE_H2D,
-                        "pageable H2D efficiency, scalescope on H200",
-                    ),
-                    (false, _, false) => (
-                        PCIE_PAGEABLE_D2H,
-                        "pageable D2H efficiency, scalescope on H200",
-                    ),
-                    (true, true, true) => (
-                        PCIE_H2D_BIDIR,
-                        "H2D efficiency with D2H running, nvbandwidth on H200",
-                    ),
-                    (true, true, false) => (
-                        PCIE_D2H_BIDIR,
-                        "D2H efficiency with H2D running, nvbandwidth on H200",
-                    ),
-                    (true, false, _) => {
-                        (PCIE_PINNED, "pinned-copy efficiency, nvbandwidth on H200")
-                    }
-                };
-                Ok(Figure::rate(line, eff, line, how))
+                Ok(Figure::rate(line, efficiency(case.test)?, line))
             }
-            Shape::HostAll { .. } => {
+            Shape::HostAll { to_device } => {
                 let g = if src == Endpoint::Host { dst } else { src }
                     .gpu()
                     .ok_or_else(|| unknown("GPU"))?;
                 let line = self.pcie(g).ok_or_else(|| unknown("PCIe link"))?;
-                let eff = if case.gpus.len() > 1 {
-                    PCIE_HOST_ALL
-                } else {
-                    PCIE_PINNED
+                // One GPU alone copies as a plain pinned copy does.
+                let test = match (case.gpus.len() > 1, to_device) {
+                    (true, _) => case.test,
+                    (false, true) => TestId::H2d,
+                    (false, false) => TestId::D2h,
                 };
-                Ok(Figure::rate(
-                    line,
-                    eff,
-                    line,
-                    "per-GPU efficiency with every GPU copying, nvbandwidth on H200",
-                ))
+                Ok(Figure::rate(line, efficiency(test)?, line))
             }
-            Shape::Pair { read, bidir, peer } => {
+            Shape::Pair { bidir, peer, .. } => {
                 let (a, b) = (
                     src.gpu().ok_or_else(|| unknown("GPU"))?,
                     dst.gpu().ok_or_else(|| unknown("GPU"))?,
                 );
-                let (kind, line) = self.pair(a, b).ok_or_else(|| unknown("link"))?;
+                let (_, line) = self.pair(a, b).ok_or_else(|| unknown("link"))?;
                 let total = if bidir { 2.0 } else { 1.0 };
                 if !peer {
                     let host = self
@@ -239,43 +211,16 @@ impl ModeledBackend {
                         .ok_or_else(|| unknown("PCIe link"))?;
                     return Ok(Figure::rate(
                         host * total,
-                        STAGED,
+                        efficiency(case.test)?,
                         line * total,
-                        "efficiency of copies staged through host memory, scalescope on H200",
                     ));
                 }
                 self.require_peer(a, b)?;
-                let sm = case.test.method() == crate::model::Method::Sm;
-                let (eff, how) = match (kind, sm, bidir, read) {
-                    (LinkKind::Nv(_), false, true, _) => (
-                        NV_CE_BIDIR,
-                        "CE bidirectional efficiency, nvbandwidth on H200 NVLink",
-                    ),
-                    (LinkKind::Nv(_), false, false, true) => {
-                        (NV_CE_READ, "CE read efficiency, nvbandwidth on H200 NVLink")
-                    }
-                    (LinkKind::Nv(_), false, false, false) => (
-                        NV_CE_WRITE,
-                        "CE write efficiency, nvbandwidth on H200 NVLink",
-                    ),
-                    (LinkKind::Nv(_), true, true, _) => (
-                        NV_SM_BIDIR,
-                        "SM bidirectional efficiency, nvbandwidth on H200 NVLink",
-                    ),
-                    (LinkKind::Nv(_), true, false, true) => {
-                        (NV_SM_READ, "SM read efficiency, nvbandwidth on H200 NVLink")
-                    }
-                    (LinkKind::Nv(_), true, false, false) => (
-                        NV_SM_WRITE,
-                        "SM write efficiency, nvbandwidth on H200 NVLink",
-                    ),
-                    (LinkKind::Sys, _, _, _) => (
-                        PCIE_P2P_SYS,
-                        "assumed efficiency of P2P across the CPU interconnect",
-                    ),
-                    _ => (PCIE_P2P, "assumed efficiency of P2P over PCIe switches"),
-                };
-                Ok(Figure::rate(line * total, eff, line * total, how))
+                Ok(Figure::rate(
+                    line * total,
+                    efficiency(case.test)?,
+                    line * total,
+                ))
             }
             Shape::Fan { to_one } => {
                 let me = if to_one { dst } else { src }
@@ -286,12 +231,7 @@ impl ModeledBackend {
                 for &g in case.gpus.iter().filter(|&&g| g != me) {
                     self.require_peer(me, g)?;
                 }
-                Ok(Figure::rate(
-                    line,
-                    NV_CE_WRITE,
-                    line,
-                    "CE write efficiency, nvbandwidth on H200 NVLink",
-                ))
+                Ok(Figure::rate(line, efficiency(case.test)?, line))
             }
             Shape::AllPairs => {
                 let me = dst.gpu().ok_or_else(|| unknown("GPU"))?;
@@ -300,20 +240,7 @@ impl ModeledBackend {
                 for &g in case.gpus.iter().filter(|&&g| g != me) {
                     self.require_peer(me, g)?;
                 }
-                let all_nv = case
-                    .gpus
-                    .iter()
-                    .filter(|&&g| g != me)
-                    .all(|&g| matches!(self.pair(me, g), Some((LinkKind::Nv(_), _))));
-                let (eff, how) = if all_nv {
-                    (
-                        ALL_PAIRS_NV,
-                        "CE bidirectional efficiency (every link carries both directions), nvbandwidth on H200 NVLink",
-                    )
-                } else {
-                    (PCIE_P2P, "assumed efficiency of P2P over PCIe switches")
-                };
-                Ok(Figure::rate(line, eff, line, how))
+                Ok(Figure::rate(line, efficiency(case.test)?, line))
             }
             Shape::Local => Err((
                 Status::Skipped,
@@ -351,11 +278,17 @@ struct Figure {
 }
 
 impl Figure {
-    fn rate(base: f64, eff: f64, line: f64, how: &str) -> Self {
+    /// `base` GB/s × the reference's efficiency, against `line`.
+    fn rate(base: f64, r: Reference, line: f64) -> Self {
         Figure {
-            value: base * eff,
+            value: base * r.efficiency,
             line: Some(line),
-            how: format!("{:.0}% of {:.1} GB/s ({how})", eff * 100.0, base),
+            how: format!(
+                "{:.0}% of {:.1} GB/s ({})",
+                r.efficiency * 100.0,
+                base,
+                r.how()
+            ),
         }
     }
 }
@@ -505,9 +438,12 @@ mod tests {
         );
         let read = rs.iter().find(|r| r.test == TestId::P2pReadCe).unwrap();
         let line = 18.0 * 26.562;
-        assert!((read.median_gbps.unwrap() - NV_CE_READ * line).abs() < 1e-9);
+        let read_eff = efficiency::reference(TestId::P2pReadCe, Path::Nvlink)
+            .unwrap()
+            .efficiency;
+        assert!((read.median_gbps.unwrap() - read_eff * line).abs() < 1e-9);
         assert_eq!(read.line_rate_gbps, Some(line));
-        assert!((read.efficiency.unwrap() - NV_CE_READ).abs() < 1e-12);
+        assert!((read.efficiency.unwrap() - read_eff).abs() < 1e-12);
         assert_eq!(read.source, Source::Modeled);
         assert!(read.reason.as_deref().unwrap().starts_with("modeled"));
         assert_eq!(read.wrong, None, "a model checks no data");
@@ -593,7 +529,10 @@ mod tests {
             assert_eq!(r.status, Status::Ok);
             let line = 18.0 * 26.562;
             assert_eq!(r.line_rate_gbps, Some(line));
-            assert!((r.median_gbps.unwrap() - ALL_PAIRS_NV * line).abs() < 1e-9);
+            let eff = efficiency::reference(TestId::AllPairs, Path::Nvlink)
+                .unwrap()
+                .efficiency;
+            assert!((r.median_gbps.unwrap() - eff * line).abs() < 1e-9);
         }
         // Without P2P the exchange is waived.
         let rs = run(&refused(h200_pair(None)), vec![TestId::AllPairs]);

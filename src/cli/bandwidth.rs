@@ -3,17 +3,17 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use serde::Serialize;
 
+use super::drive::Terminal;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::modeled::parse_pcie;
 use crate::bench::plan::{PairScope, parse_gpu_list, parse_test_list};
 use crate::bench::{BandwidthOptions, Warning};
 use crate::export;
-use crate::job::{self, Event, Job};
+use crate::job::{Event, Job};
 use crate::model::units::{format_bytes, parse_sizes};
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology};
 use crate::report::Report;
@@ -121,42 +121,13 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         modeled: args.modeled,
         pcie,
     };
-    let mut runner = remote.runner()?;
-    let bar = super::progress_bar(0);
-    let cancel = AtomicBool::new(false);
-    let mut report = job::empty_report();
-    let mut write_error = None;
-    let mut announced = false;
-    let result = runner.run(&job, &cancel, &mut |e| {
-        job::apply(&mut report, e);
-        match e {
-            // The model's assumptions come before its first results.
-            Event::Warning { warning } if !announced => eprintln!("warning: {warning}"),
-            Event::Bandwidth { backend, .. } => {
-                if !announced {
-                    announced = true;
-                    bar.suspend(|| eprintln!("{backend}"));
-                }
-                if write_error.is_none()
-                    && let Err(e) = write_outputs(&args, &report, &opts, &[])
-                {
-                    write_error = Some(e);
-                    cancel.store(true, Ordering::Relaxed);
-                }
-            }
-            Event::Progress { done, total, label } => {
-                bar.set_length(*total as u64);
-                bar.set_position(*done as u64);
-                bar.set_message(label.clone());
-            }
-            _ => {}
-        }
-    });
-    bar.finish_and_clear();
-    let report = result.map_err(|e| args.source.hint(e, args.modeled, remote.remote.is_some()))?;
-    if let Some(e) = write_error {
-        return Err(e);
-    }
+    let mut checkpoint = |e: &Event, report: &Report, _: &Terminal| match e {
+        Event::Bandwidth { .. } => write_outputs(&args, report, &opts, &[]),
+        _ => Ok(()),
+    };
+    let report = args
+        .source
+        .run_job(remote, &job, args.modeled, true, &mut checkpoint)?;
     write_outputs(&args, &report, &opts, &report.warnings)?;
     for w in crate::bench::warning::summarize(&report.warnings, 3) {
         eprintln!("warning: {w}");

@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
+use super::drive::drive;
 use super::{CliError, emit, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
@@ -72,37 +73,40 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         options: opts,
     };
     let mut runner = remote.runner()?;
-    let bar = super::progress_bar(0);
-    let result = runner.run(&job, &AtomicBool::new(false), &mut |e| match e {
-        Event::Started { topology, .. } if live => bar.suspend(|| {
-            eprintln!(
-                "scalescope check on {} ({} GPUs){}",
-                topology.source.label(),
-                if gpus.is_empty() {
-                    topology.gpus.len()
-                } else {
-                    gpus.len()
-                },
-                if args.quick { ", quick" } else { "" }
-            )
-        }),
-        Event::Progress { done, total, label } => {
-            bar.set_length(*total as u64);
-            bar.set_position(*done as u64);
-            bar.set_message(label.clone());
-        }
-        _ => {}
-    });
-    bar.finish_and_clear();
-    let full = result.map_err(|e| {
-        if e.no_driver && live && remote.remote.is_none() {
-            CliError::env(anyhow::anyhow!(
-                "{}; to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml",
-                e.message
-            ))
-        } else {
-            e.into()
-        }
+    let full = drive(
+        &mut runner,
+        &job,
+        &AtomicBool::new(false),
+        false,
+        &mut |e, _, term| {
+            if let Event::Started { topology, .. } = e
+                && live
+            {
+                term.note(&format!(
+                    "scalescope check on {} ({} GPUs){}",
+                    topology.source.label(),
+                    if gpus.is_empty() {
+                        topology.gpus.len()
+                    } else {
+                        gpus.len()
+                    },
+                    if args.quick { ", quick" } else { "" }
+                ));
+            }
+            Ok(())
+        },
+    )
+    .map_err(|s| {
+        s.or_job(|e| {
+            if e.no_driver && live && remote.remote.is_none() {
+                CliError::env(anyhow::anyhow!(
+                    "{}; to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml",
+                    e.message
+                ))
+            } else {
+                e.into()
+            }
+        })
     })?;
     for w in &full.warnings {
         eprintln!("warning: {w}");
@@ -158,7 +162,7 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32) -> String {
     let cw = r
         .checks
         .iter()
-        .map(|c| c.check.len())
+        .map(|c| c.check.id().len())
         .max()
         .unwrap_or(5)
         .max(5);

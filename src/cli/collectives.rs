@@ -3,19 +3,20 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Args;
 use serde::Serialize;
 
+use super::drive::Terminal;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::collectives::{CollectiveOptions, Placement, parse_algos, parse_ops};
 use crate::bench::plan::parse_gpu_list;
 use crate::bench::{Warning, launcher};
 use crate::export;
-use crate::job::{self, Event, Job};
+use crate::job::{Event, Job};
 use crate::model::units::parse_sizes;
 use crate::model::{CollectiveResult, Dtype, Source, Status, Topology};
+use crate::report::Report;
 
 /// `scalescope bench collectives` options.
 #[derive(Debug, Args)]
@@ -163,51 +164,23 @@ pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         modeled: args.modeled,
         nccl_lib: args.nccl_lib.clone(),
     };
-    let mut runner = remote.runner()?;
-    let bar = super::progress_bar(0);
-    let cancel = AtomicBool::new(false);
-    let mut report = job::empty_report();
-    let mut write_error = None;
-    let mut announced = false;
-    let result = runner.run(&job, &cancel, &mut |e| {
-        job::apply(&mut report, e);
-        match e {
-            Event::Warning { warning } if !announced => eprintln!("warning: {warning}"),
-            Event::Collectives {
-                backend, source, ..
-            } => {
-                if !announced {
-                    announced = true;
-                    bar.suspend(|| eprintln!("{backend}"));
-                }
-                let results = report.collectives.as_ref().map_or(&[][..], |c| &c.results);
-                if write_error.is_none()
-                    && let Err(e) = write_outputs(
-                        &args,
-                        backend,
-                        *source,
-                        &opts,
-                        Some(&report.topology),
-                        results,
-                        &[],
-                    )
-                {
-                    write_error = Some(e);
-                    cancel.store(true, Ordering::Relaxed);
-                }
-            }
-            Event::Progress { done, total, .. } => {
-                bar.set_length(*total as u64);
-                bar.set_position(*done as u64);
-            }
-            _ => {}
-        }
-    });
-    bar.finish_and_clear();
-    let report = result.map_err(|e| args.source.hint(e, args.modeled, remote.remote.is_some()))?;
-    if let Some(e) = write_error {
-        return Err(e);
-    }
+    let mut checkpoint = |e: &Event, report: &Report, _: &Terminal| match e {
+        Event::Collectives {
+            backend, source, ..
+        } => write_outputs(
+            &args,
+            backend,
+            *source,
+            &opts,
+            Some(&report.topology),
+            report.collectives.as_ref().map_or(&[][..], |c| &c.results),
+            &[],
+        ),
+        _ => Ok(()),
+    };
+    let report = args
+        .source
+        .run_job(remote, &job, args.modeled, true, &mut checkpoint)?;
     let (desc, source, results) = match &report.collectives {
         Some(c) => (c.backend.as_str(), c.source, &c.results[..]),
         None => ("", Source::Measured, &[][..]),

@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
-/// Set by the first signal (or by [`stop`]); every runner of the suite polls it.
+/// Set by the first signal (or by a failed write, `cli::drive`); every runner of the suite polls it.
 pub static CANCEL: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -115,7 +115,7 @@ pub fn install(record: impl Fn() + Send + 'static) {
     }
 }
 
-/// True once the run was asked to stop (a signal, or [`stop`]).
+/// True once the run was asked to stop (a signal, or a failed write).
 pub fn cancelled() -> bool {
     CANCEL.load(Ordering::SeqCst)
 }
@@ -123,11 +123,6 @@ pub fn cancelled() -> bool {
 /// True when a signal (not an error) stopped the run.
 pub fn signalled() -> bool {
     FIRST_SIGNAL.load(Ordering::SeqCst) != 0
-}
-
-/// Stops the run without a signal (a write failed: nothing more could be kept).
-pub fn stop() {
-    CANCEL.store(true, Ordering::SeqCst);
 }
 
 /// `SIGINT`, `SIGTERM` or `SIGHUP`: the signal that stopped the run, if one did.

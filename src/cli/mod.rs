@@ -4,6 +4,7 @@ mod bandwidth;
 mod check;
 mod collectives;
 mod copy_kernel;
+mod drive;
 pub mod interrupt;
 pub mod output;
 mod scaling;
@@ -107,6 +108,10 @@ pub struct RemoteArgs {
     /// ~/.cache/scalescope first.
     #[arg(long, global = true, requires = "remote")]
     pub remote_install: bool,
+    /// Test hook: sleep MS milliseconds after every finished case of a job run here (or by
+    /// `agent`), so that tests can interrupt or cut a modeled run midway. Hidden.
+    #[arg(long, value_name = "MS", global = true, hide = true)]
+    pub test_case_delay_ms: Option<u64>,
 }
 
 impl RemoteArgs {
@@ -119,12 +124,21 @@ impl RemoteArgs {
         })
     }
 
+    /// The test hooks of jobs run here (none unless a test asked for them).
+    pub fn hooks(&self) -> crate::job::TestHooks {
+        crate::job::TestHooks {
+            case_delay: self
+                .test_case_delay_ms
+                .map(std::time::Duration::from_millis),
+        }
+    }
+
     /// Where jobs run: here, or connected to the server (copying this binary there first when
     /// it has none and `--remote-install` was given). Progress goes to standard error.
     pub fn runner(&self) -> Result<crate::remote::Runner, CliError> {
         use crate::remote::{Client, ConnectError, Runner, client};
         let Some(opts) = self.options() else {
-            return Ok(Runner::Local);
+            return Ok(Runner::Local(self.hooks()));
         };
         eprintln!("connecting to {} …", opts.host);
         let client = match Client::connect(&opts) {
@@ -481,8 +495,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                     "`agent` serves the machine it runs on; start it there (--remote starts it for you)"
                 )));
             }
-            let code =
-                crate::remote::agent::serve(std::io::stdin().lock(), Box::new(std::io::stdout()));
+            let code = crate::remote::agent::serve(
+                std::io::stdin().lock(),
+                Box::new(std::io::stdout()),
+                remote.hooks(),
+            );
             if code == 0 {
                 Ok(())
             } else {

@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 use clap::{Args, ValueEnum};
 
@@ -150,17 +149,13 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         max_gpus: args.max_gpus,
         measure,
     };
-    let mut runner = remote.runner()?;
-    let bar = super::progress_bar(0);
-    let result = runner.run(&job, &AtomicBool::new(false), &mut |e| match e {
-        Event::Progress { label, .. } => bar.set_message(label.clone()),
-        Event::Scaling { section } if args.measure => {
-            let _ = write_outputs(&args, &section.run);
-        }
-        _ => {}
-    });
-    bar.finish_and_clear();
-    let report = result.map_err(|e| args.source.hint(e, args.modeled, remote.remote.is_some()))?;
+    // Only a measured run is long enough to keep what finished along the way.
+    let report =
+        args.source
+            .run_job(remote, &job, args.modeled, false, &mut |e, _, _| match e {
+                Event::Scaling { section } if args.measure => write_outputs(&args, &section.run),
+                _ => Ok(()),
+            })?;
     let run = report.scaling.map(|s| s.run).unwrap_or_default();
     for n in &run.notes {
         eprintln!("note: {n}");

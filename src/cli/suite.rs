@@ -8,15 +8,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::drive::{Stopped, drive};
 use super::interrupt::{self, CANCEL};
 use super::output::{self, OutLock, write_atomic};
 use super::{CliError, SourceArgs, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
-use crate::job::{self, Event, Job, Stage, SuiteOptions};
+use crate::job::{Event, Job, Stage, SuiteOptions};
 use crate::model::Topology;
 use crate::model::validate::quoted;
-use crate::report::Report;
+use crate::report::{Report, StageInFlight};
 
 /// Every file `--bench` writes into `--out`; an earlier run's are removed when a run starts, so
 /// that the folder never mixes two runs.
@@ -85,7 +86,7 @@ fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
 struct Shared {
     dir: PathBuf,
     report: Option<Report>,
-    stage: Option<&'static str>,
+    stage: Option<StageInFlight>,
 }
 
 static SHARED: Mutex<Option<Shared>> = Mutex::new(None);
@@ -104,7 +105,7 @@ fn record_cancellation() {
     let Some(r) = s.report.as_mut() else { return };
     r.cancelled = true;
     r.cancelled_by = interrupt::signal_name().map(str::to_string);
-    r.stage_in_flight = stage.map(str::to_string);
+    r.stage_in_flight = stage;
     // report.html first: a second Ctrl-C may exit once report.json says `cancelled`.
     let html = export::html::report(r);
     let _ = interrupt::writing(false, || {
@@ -152,7 +153,7 @@ impl Writer<'_> {
     }
 
     /// Marks the stage now running (`None` between stages and once finished).
-    fn set_stage(&self, stage: Option<&'static str>) {
+    fn set_stage(&self, stage: Option<StageInFlight>) {
         if let Some(s) = shared().as_mut() {
             s.stage = stage;
         }
@@ -165,7 +166,7 @@ impl Writer<'_> {
         let mut r = report.clone();
         r.cancelled = interrupt::signalled();
         r.cancelled_by = interrupt::signal_name().map(str::to_string);
-        r.stage_in_flight = stage.map(str::to_string);
+        r.stage_in_flight = stage;
         let result = interrupt::writing(r.cancelled, || self.write_files(&r));
         if let Some(s) = guard.as_mut() {
             s.report = Some(r);
@@ -233,17 +234,6 @@ impl Writer<'_> {
     fn write_topology(&self, topo: &Topology) -> Result<(), CliError> {
         write_file(&self.dir.join("gpus.csv"), &export::csv::gpus(topo)?)?;
         write_file(&self.dir.join("links.csv"), &export::csv::links(topo)?)
-    }
-}
-
-/// A write error met inside a runner's callback: kept, and the run stopped (nothing more could
-/// be saved); returned once the runner is back.
-fn keep_first_error(slot: &mut Option<CliError>, result: Result<(), CliError>) {
-    if slot.is_none()
-        && let Err(e) = result
-    {
-        *slot = Some(e);
-        interrupt::stop();
     }
 }
 
@@ -360,70 +350,59 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             python: args.python.clone(),
         },
     };
-    let mut report = job::empty_report();
-    let mut write_error = None;
-    let bar = super::progress_bar(0);
-    let result = runner.run(&job, &CANCEL, &mut |e| {
-        job::apply(&mut report, e);
-        match e {
+    let report = drive(
+        &mut runner,
+        &job,
+        &CANCEL,
+        false,
+        &mut |e, report, term| match e {
             Event::Started { topology, .. } => {
-                writer.set_stage(Some(Stage::Topology.id()));
-                keep_first_error(&mut write_error, writer.write_topology(topology));
-                keep_first_error(&mut write_error, writer.write(&report));
+                writer.set_stage(Some(StageInFlight::Topology));
+                let written = writer.write_topology(topology).and(writer.write(report));
                 writer.set_stage(None);
-                println!(
+                term.say(&format!(
                     "topology     {} GPUs, {} links ({}) → gpus.csv, links.csv",
                     topology.gpus.len(),
                     topology.links.len(),
                     topology.source.kind()
-                );
+                ));
+                written
             }
             Event::Stage {
                 stage, done: false, ..
             } => {
-                writer.set_stage(Some(stage.id()));
-                bar.reset();
-                bar.set_length(0);
+                writer.set_stage(Some((*stage).into()));
+                Ok(())
             }
             Event::Stage {
                 stage,
                 done: true,
                 seconds,
             } => {
-                bar.finish_and_clear();
-                keep_first_error(&mut write_error, writer.write(&report));
+                let written = writer.write(report);
                 if let Some(line) =
-                    stage_line(*stage, &report, source_word, seconds.unwrap_or_default())
+                    stage_line(*stage, report, source_word, seconds.unwrap_or_default())
                 {
-                    println!("{line}");
+                    term.say(&line);
                 }
                 writer.set_stage(None);
-            }
-            Event::Progress { done, total, label } => {
-                bar.set_length(*total as u64);
-                bar.set_position(*done as u64);
-                bar.set_message(label.clone());
+                written
             }
             Event::Bandwidth { .. }
             | Event::Collectives { .. }
             | Event::Scaling { .. }
-            | Event::Health { .. } => {
-                keep_first_error(&mut write_error, writer.write_soon(&report));
-            }
-            Event::Warning { .. } | Event::Note { .. } => {}
-        }
-    });
-    bar.finish_and_clear();
-    if let Some(e) = write_error {
-        return Err(e);
-    }
-    let report = match result {
+            | Event::Health { .. } => writer.write_soon(report),
+            Event::Progress { .. } | Event::Warning { .. } | Event::Note { .. } => Ok(()),
+        },
+    );
+    let report = match report {
         Ok(r) => r,
-        Err(e) => {
+        Err(Stopped::Write(e)) => return Err(e),
+        Err(Stopped::Job { error, report }) => {
             // What arrived is kept: a job that failed (or a connection that dropped) midway
             // leaves the files of what finished.
             let _ = writer.write(&report);
-            return Err(e.into());
+            return Err(error.into());
         }
     };
 
@@ -431,7 +410,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     if interrupt::cancelled() {
         return Err(interrupted(&args.out));
     }
-    writer.set_stage(Some("pngs"));
+    writer.set_stage(Some(StageInFlight::Pngs));
     let rendered = render_pngs(&report);
     if interrupt::cancelled() {
         writer.write(&report)?;

@@ -6,7 +6,7 @@
 use std::ffi::{CStr, OsStr, OsString, c_void};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_LAZY, RTLD_LOCAL, RTLD_NOW};
 
@@ -146,24 +146,18 @@ fn run_with_timeout(program: &str, args: &[&str], limit: Duration) -> Option<Str
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                if !status.success() {
-                    return None;
-                }
-                let mut s = String::new();
-                use std::io::Read;
-                child.stdout.take()?.read_to_string(&mut s).ok()?;
-                return Some(s);
-            }
-            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+    match crate::process::wait_within(&mut child, limit) {
+        Some(status) if status.success() => {
+            let mut s = String::new();
+            use std::io::Read;
+            child.stdout.take()?.read_to_string(&mut s).ok()?;
+            Some(s)
+        }
+        Some(_) => None,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
         }
     }
 }

@@ -318,7 +318,7 @@ pub fn health(checks: &[crate::health::Check]) -> Result<Vec<u8>, ExportError> {
     w.write_record(&header)?;
     for c in checks {
         w.write_record([
-            c.check.clone(),
+            c.check.id().to_string(),
             c.subject.clone(),
             cell(c.gpu),
             cell(c.peer),

@@ -830,7 +830,7 @@ fn health_checks(h: &mut String, r: &Report) {
              <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"note\">{}</td>{}</tr>",
             escape(&c.verdict_text()),
             escape(&c.subject),
-            escape(&c.check),
+            escape(c.check.id()),
             escape(&c.detail),
             escape(&summary::fmt_value(c.figure, unit)),
             escape(&summary::fmt_value(c.expected, unit)),

@@ -23,7 +23,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{BandwidthResult, Inventory, Source, Topology};
+use crate::model::{BandwidthResult, GpuProcess, Inventory, Source, TestId, Topology};
 pub use crate::model::{GpuLoadObservation, LoadObservation};
 pub use thresholds::Thresholds;
 
@@ -59,13 +59,126 @@ impl fmt::Display for Verdict {
     }
 }
 
+/// What a check judges: a part of the GPUs' state, or the figure of a copy test. JSON and CSV
+/// hold its id (`pcie_link`, `busy`, `h2d`, …), the words earlier files hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CheckId {
+    /// `pcie_link`: PCIe link training against the link's maximum.
+    PcieLink,
+    /// `nvlink_links`: NVLinks up against the links the GPU has.
+    NvlinkLinks,
+    /// `nvlink_errors`: NVLink error counters.
+    NvlinkErrors,
+    /// `pcie_replay`: the PCIe replay counter.
+    PcieReplay,
+    /// `ecc`: ECC mode and error counters.
+    Ecc,
+    /// `memory_repair`: retired pages and remapped rows.
+    MemoryRepair,
+    /// `clocks`: clock limits during the load.
+    Clocks,
+    /// `busy`: other processes or load on the GPU.
+    Busy,
+    /// `p2p_status`: P2P refused on a path that allows it.
+    P2pStatus,
+    /// A copy test's figure against what its link should carry (`h2d`, `p2p_read_ce`, …).
+    Copy(TestId),
+}
+
+impl CheckId {
+    /// Every check of the GPUs' state, in the order a check lists them.
+    pub const STATE: [CheckId; 9] = [
+        Self::Busy,
+        Self::PcieLink,
+        Self::NvlinkLinks,
+        Self::NvlinkErrors,
+        Self::PcieReplay,
+        Self::Ecc,
+        Self::MemoryRepair,
+        Self::Clocks,
+        Self::P2pStatus,
+    ];
+
+    /// The id JSON and CSV hold, e.g. `pcie_link`, `p2p_read_ce`.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::PcieLink => "pcie_link",
+            Self::NvlinkLinks => "nvlink_links",
+            Self::NvlinkErrors => "nvlink_errors",
+            Self::PcieReplay => "pcie_replay",
+            Self::Ecc => "ecc",
+            Self::MemoryRepair => "memory_repair",
+            Self::Clocks => "clocks",
+            Self::Busy => "busy",
+            Self::P2pStatus => "p2p_status",
+            Self::Copy(test) => test.id(),
+        }
+    }
+
+    /// The check with this id.
+    pub fn from_id(id: &str) -> Option<CheckId> {
+        Self::STATE
+            .into_iter()
+            .find(|c| c.id() == id)
+            .or_else(|| TestId::from_id(id).map(Self::Copy))
+    }
+}
+
+impl fmt::Display for CheckId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.id())
+    }
+}
+
+impl Serialize for CheckId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let id = String::deserialize(d)?;
+        Self::from_id(&id).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown check {}",
+                crate::model::validate::quoted(&id)
+            ))
+        })
+    }
+}
+
+/// What keeps a GPU busy (the `busy` check's finding), as data: the check's detail and the
+/// copy checks' likely cause are written from it, and nothing reads it back out of a sentence.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Busy {
+    /// Other processes with a compute context on the GPU, before or during the load tests.
+    pub processes: Vec<GpuProcess>,
+    /// The GPU's utilization before the tests, %, where it was above the threshold.
+    #[serde(default)]
+    pub utilization_percent: Option<u32>,
+}
+
+impl fmt::Display for Busy {
+    /// `pid 77 (python3) on the GPU; 95 % utilization before the tests`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if !self.processes.is_empty() {
+            let who: Vec<String> = self.processes.iter().map(|p| p.to_string()).collect();
+            parts.push(format!("{} on the GPU", who.join(", ")));
+        }
+        if let Some(u) = self.utilization_percent {
+            parts.push(format!("{u} % utilization before the tests"));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
 /// One check of one GPU, pair or path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Check {
-    /// What was checked: `pcie_link`, `nvlink_links`, `nvlink_errors`, `pcie_replay`, `ecc`,
-    /// `memory_repair`, `clocks`, `busy`, `p2p_status`, or a bandwidth test id (`h2d`,
-    /// `p2p_read_ce`, `all_pairs`, …).
-    pub check: String,
+    /// What was checked.
+    pub check: CheckId,
     /// `GPU 3`, `GPU 0→1` (a direction), `GPU 0–1` (a pair), `GPU 2 ← all`.
     pub subject: String,
     /// The GPU (the source of a directional figure, the lower of a pair, the destination of
@@ -93,12 +206,16 @@ pub struct Check {
     pub fix: Option<String>,
     /// Where `expected` comes from.
     pub basis: Option<String>,
+    /// A `busy` finding: what keeps the GPU busy. Absent from other checks and from the files of
+    /// earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<Busy>,
 }
 
 impl Check {
     /// A check with nothing but its identity and verdict; fill the rest with the builders.
     pub fn new(
-        check: &str,
+        check: CheckId,
         subject: Subject,
         verdict: Verdict,
         source: Source,
@@ -106,7 +223,7 @@ impl Check {
     ) -> Self {
         let (gpu, peer) = subject.gpus();
         Self {
-            check: check.to_string(),
+            check,
             subject: subject.to_string(),
             gpu,
             peer,
@@ -120,6 +237,7 @@ impl Check {
             cause: None,
             fix: None,
             basis: None,
+            busy: None,
         }
     }
 
@@ -337,7 +455,7 @@ mod tests {
     use super::*;
 
     fn check(v: Verdict, subject: Subject) -> Check {
-        Check::new("x", subject, v, Source::Measured, "")
+        Check::new(CheckId::Ecc, subject, v, Source::Measured, "")
     }
 
     #[test]
@@ -368,6 +486,58 @@ mod tests {
             ]),
             Verdict::Fail
         );
+    }
+
+    #[test]
+    fn check_ids_keep_their_json_words() {
+        let words = [
+            "busy",
+            "pcie_link",
+            "nvlink_links",
+            "nvlink_errors",
+            "pcie_replay",
+            "ecc",
+            "memory_repair",
+            "clocks",
+            "p2p_status",
+        ];
+        let copies = performance::CHECK_TESTS.map(CheckId::Copy);
+        for (id, word) in CheckId::STATE
+            .iter()
+            .zip(words)
+            .chain(copies.iter().zip(performance::CHECK_TESTS.map(|t| t.id())))
+        {
+            let json = serde_json::to_string(id).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<CheckId>(&json).unwrap(), *id);
+            assert_eq!(format!("{id:<14}|"), format!("{word:<14}|"));
+        }
+        assert!(serde_json::from_str::<CheckId>("\"warp_drive\"").is_err());
+    }
+
+    #[test]
+    fn a_busy_finding_holds_its_processes_and_reads_without_them() {
+        let mut c = check(Verdict::Warn, Subject::Gpu(0));
+        c.check = CheckId::Busy;
+        c.busy = Some(Busy {
+            processes: vec![GpuProcess {
+                pid: 77,
+                name: Some("python3".into()),
+            }],
+            utilization_percent: Some(95),
+        });
+        assert_eq!(
+            c.busy.as_ref().unwrap().to_string(),
+            "pid 77 (python3) on the GPU; 95 % utilization before the tests"
+        );
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["busy"]["processes"][0]["pid"], 77);
+        // A check of an earlier version has no `busy`; other checks write none.
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("busy");
+        assert_eq!(serde_json::from_value::<Check>(old).unwrap().busy, None);
+        let plain = serde_json::to_value(check(Verdict::Pass, Subject::Gpu(1))).unwrap();
+        assert!(plain.get("busy").is_none());
     }
 
     #[test]

@@ -6,8 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::{Evidence, HealthReport, Thresholds, performance, state_checks};
-use crate::bench::cuda::CudaBackend;
-use crate::bench::{BenchError, Plan, Progress, Warning, run_bandwidth};
+use crate::bench::{Backend, BenchError, MakeBackend, Plan, Progress, Warning, run_bandwidth};
 use crate::model::{BandwidthResult, Inventory, Source, Topology};
 use crate::topology::TopologyError;
 
@@ -46,12 +45,14 @@ impl crate::model::Blame for CheckError {
 }
 
 /// Checks a machine known from captures or a catalog entry: its inventory as read or stated
-/// (`before`, and `after` for counters read twice), and performance modeled from it.
+/// (`before`, and `after` for counters read twice), and performance modeled from it by the
+/// modeled backend `model` builds for a topology (`job::backend` hands the one it picks).
 pub fn check_described(
     topo: &Topology,
     before: Option<Inventory>,
     after: Option<Inventory>,
     opts: &CheckOptions,
+    model: &dyn Fn(&Topology) -> Box<dyn Backend>,
 ) -> HealthReport {
     let ev = Evidence {
         before,
@@ -59,7 +60,7 @@ pub fn check_described(
         load: None,
     };
     let inv = state_checks::checks(topo, &ev, &opts.thresholds, &opts.gpus);
-    let mut results = performance::modeled_results(topo, &ev, &opts.gpus, &opts.thresholds);
+    let mut results = performance::modeled_results(topo, &ev, &opts.gpus, model);
     // Figures that cannot be modeled are left out with one note per reason, not listed one by
     // one: peer access refused (the P2P status says so), peer access not documented, or no link
     // kind or line rate in the captures.
@@ -121,13 +122,15 @@ pub fn check_described(
     r
 }
 
-/// Checks this machine: reads the inventory through NVML, runs the load tests on the GPUs while a
-/// sampler watches PCIe link state, clock limits and other processes, reads the counters again,
-/// and judges it all. `on_case` sees each finished load-test case; `cancel` stops after the case
-/// in flight (the report then holds what finished).
+/// Checks this machine: reads the inventory through NVML, runs the load tests on the GPUs (on
+/// the backend `measure` builds once the inventory is read: `job::backend` hands the CUDA one)
+/// while a sampler watches PCIe link state, clock limits and other processes, reads the counters
+/// again, and judges it all. `on_case` sees each finished load-test case; `cancel` stops after
+/// the case in flight (the report then holds what finished).
 pub fn check_live(
     topo: &Topology,
     opts: &CheckOptions,
+    measure: &MakeBackend<'_>,
     cancel: &AtomicBool,
     on_case: &mut dyn FnMut(&Progress, &[BandwidthResult]),
 ) -> Result<(HealthReport, Vec<Warning>), CheckError> {
@@ -140,10 +143,10 @@ pub fn check_live(
     let plan = Plan::new(topo, &performance::options(&gpus, opts.quick))?;
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
-    let (results, load) = match CudaBackend::new(topo) {
+    let (results, load) = match measure(topo) {
         Ok(mut backend) => {
             let sampler = crate::topology::sampler::Sampler::start(topo, &gpus, SAMPLE_INTERVAL)?;
-            let outcome = run_bandwidth(topo, &plan, &mut backend, cancel, on_case);
+            let outcome = run_bandwidth(topo, &plan, backend.as_mut(), cancel, on_case);
             drop(backend);
             let load = sampler.stop();
             warnings.extend(outcome.warnings);
@@ -190,16 +193,27 @@ pub fn check_live(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::health::Verdict;
+    use crate::bench::modeled::ModeledBackend;
+    use crate::health::{CheckId, Verdict};
+    use crate::model::TestId;
+
+    /// The modeled backend as `job::backend` builds it for a described check.
+    fn model(topo: &Topology) -> Box<dyn Backend> {
+        Box::new(ModeledBackend::as_stated(topo))
+    }
 
     #[test]
     fn a_catalog_machine_as_designed_passes_modeled() {
         let (t, inv) = crate::topology::catalog::load_machine("hgx-h200").unwrap();
-        let r = check_described(&t, Some(inv), None, &CheckOptions::default());
+        let r = check_described(&t, Some(inv), None, &CheckOptions::default(), &model);
         assert_eq!(r.source, Source::Modeled);
         assert!(!r.failed(), "{:#?}", r.checks);
         assert!(r.checks.iter().all(|c| c.source == Source::Modeled));
-        assert!(r.checks.iter().any(|c| c.check == "all_pairs"));
+        assert!(
+            r.checks
+                .iter()
+                .any(|c| c.check == CheckId::Copy(TestId::AllPairs))
+        );
         assert_ne!(r.verdict, Verdict::Fail);
     }
 
@@ -208,15 +222,20 @@ mod tests {
         // 8× L40S: P2P across the two sockets is not documented; the pairs that cross are not
         // modeled (they were modeled as working), and the note says why.
         let (t, inv) = crate::topology::catalog::load_machine("l40s-8x-pcie").unwrap();
-        let r = check_described(&t, Some(inv), None, &CheckOptions::default());
+        let r = check_described(&t, Some(inv), None, &CheckOptions::default(), &model);
         let crossing = |c: &crate::health::Check| {
-            c.check.starts_with("p2p_") && c.check != "p2p_status" && c.subject == "GPU 0–4"
+            matches!(
+                c.check,
+                CheckId::Copy(
+                    TestId::P2pReadCe | TestId::P2pWriteCe | TestId::P2pBidirCe | TestId::AllPairs
+                )
+            ) && c.subject == "GPU 0–4"
         };
         assert!(!r.checks.iter().any(crossing), "{:#?}", r.checks);
         assert!(
             r.checks
                 .iter()
-                .any(|c| c.check == "p2p_bidir_ce" && c.subject == "GPU 0–1")
+                .any(|c| c.check == CheckId::Copy(TestId::P2pBidirCe) && c.subject == "GPU 0–1")
         );
         assert!(
             r.notes
@@ -227,8 +246,12 @@ mod tests {
         );
         // 4× RTX 4090: no P2P at all; the note names the refusal, not missing line rates.
         let (t, inv) = crate::topology::catalog::load_machine("rtx4090-4x-pcie").unwrap();
-        let r = check_described(&t, Some(inv), None, &CheckOptions::default());
-        assert!(!r.checks.iter().any(|c| c.check == "p2p_read_ce"));
+        let r = check_described(&t, Some(inv), None, &CheckOptions::default(), &model);
+        assert!(
+            !r.checks
+                .iter()
+                .any(|c| c.check == CheckId::Copy(TestId::P2pReadCe))
+        );
         assert!(
             r.notes.iter().any(|n| n.contains("peer access is refused")),
             "{:?}",

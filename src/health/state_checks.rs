@@ -5,7 +5,7 @@
 //! the sampler saw during the load tests. A value nobody could read gives UNKNOWN.
 
 use super::causes::{self, Cause};
-use super::{Check, Evidence, Subject, Thresholds, Verdict};
+use super::{Busy, Check, CheckId, Evidence, Subject, Thresholds, Verdict};
 use crate::model::{
     GpuInventory, GpuProcess, InventoryKind, LinkKind, LoadState, P2pStatus, PcieLink, Source,
     ThrottleReason, Topology, pcie_rate_gbps,
@@ -53,7 +53,9 @@ pub fn checks(
             out.push(c);
         }
     }
-    out.retain(|c| !(c.check == "busy" && c.verdict == Verdict::Pass && c.detail.is_empty()));
+    out.retain(|c| {
+        !(c.check == CheckId::Busy && c.verdict == Verdict::Pass && c.detail.is_empty())
+    });
     // A catalog entry describes links (and what `[[state]]` states), not counters: what it does
     // not state is not listed as unknown line by line.
     if source == Source::Modeled {
@@ -71,11 +73,11 @@ struct Ctx {
 }
 
 impl Ctx {
-    fn check(&self, id: &str, verdict: Verdict, detail: impl Into<String>) -> Check {
+    fn check(&self, id: CheckId, verdict: Verdict, detail: impl Into<String>) -> Check {
         Check::new(id, Subject::Gpu(self.g), verdict, self.source, detail)
     }
 
-    fn unknown(&self, id: &str, what: &str) -> Check {
+    fn unknown(&self, id: CheckId, what: &str) -> Check {
         let how = match self.kind {
             Some(InventoryKind::Imported) => "not in the captures",
             Some(InventoryKind::Catalog) => "not stated in the catalog entry",
@@ -102,29 +104,22 @@ fn busy(
     let util = before.and_then(|b| b.utilization_gpu_percent);
     let busy_util = util.filter(|u| *u > thresholds.busy_util_percent);
     if !who.is_empty() || busy_util.is_some() {
-        let mut parts = Vec::new();
-        if !who.is_empty() {
-            parts.push(format!(
-                "{} on the GPU",
-                who.iter()
-                    .map(|p| p.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if let Some(u) = busy_util {
-            parts.push(format!("{u} % utilization before the tests"));
-        }
-        return ctx
+        let busy = Busy {
+            processes: who,
+            utilization_percent: busy_util,
+        };
+        let mut c = ctx
             .check(
-                "busy",
+                CheckId::Busy,
                 Verdict::Warn,
-                format!("another process is using this GPU: {}", parts.join("; ")),
+                format!("another process is using this GPU: {busy}"),
             )
             .because(&causes::CONTENTION);
+        c.busy = Some(busy);
+        return c;
     }
     // Nothing to say: dropped by `checks` (a PASS with an empty detail).
-    ctx.check("busy", Verdict::Pass, "")
+    ctx.check(CheckId::Busy, Verdict::Pass, "")
 }
 
 fn link_text(generation: Option<u32>, width: Option<u32>) -> String {
@@ -148,7 +143,7 @@ fn pcie_link(
         .or_else(|| topo.gpu(ctx.g).map(|g| g.pcie))
         .unwrap_or_default();
     let (Some(gmax), Some(wmax)) = (link.gen_max, link.width_max) else {
-        return ctx.unknown("pcie_link", "PCIe maximum generation/width");
+        return ctx.unknown(CheckId::PcieLink, "PCIe maximum generation/width");
     };
     let max_text = link_text(Some(gmax), Some(wmax));
     // The slot (host) allowing less than the GPU can do is a finding of its own.
@@ -163,7 +158,7 @@ fn pcie_link(
         _ => (link, None),
     };
     let (Some(gcur), Some(wcur)) = (reading.gen_current, reading.width_current) else {
-        return ctx.unknown("pcie_link", "PCIe current generation/width");
+        return ctx.unknown(CheckId::PcieLink, "PCIe current generation/width");
     };
     let cur_text = link_text(Some(gcur), Some(wcur));
     let expected = pcie_rate_gbps(gmax, wmax);
@@ -185,7 +180,7 @@ fn pcie_link(
             str::to_string,
         );
         return with_rates(ctx.check(
-            "pcie_link",
+            CheckId::PcieLink,
             Verdict::Fail,
             format!("PCIe {cur_text} {when}, expected {max_text}"),
         ))
@@ -194,14 +189,14 @@ fn pcie_link(
     if gcur < gmax {
         return match loaded {
             Some(when) => with_rates(ctx.check(
-                "pcie_link",
+                CheckId::PcieLink,
                 Verdict::Fail,
                 format!("PCIe {cur_text} {when}, expected {max_text}"),
             ))
             .because(&causes::PCIE_DOWNTRAINED),
             None => ctx
                 .check(
-                    "pcie_link",
+                    CheckId::PcieLink,
                     Verdict::Unknown,
                     format!(
                         "PCIe {cur_text} in an idle reading (max {max_text}): idle GPUs lower the generation to save power, not a fault by itself; no reading under load"
@@ -215,14 +210,14 @@ fn pcie_link(
     }
     if let Some(d) = slot_limit {
         return with_rates(ctx.check(
-            "pcie_link",
+            CheckId::PcieLink,
             Verdict::Warn,
             format!("PCIe {cur_text}, but the GPU supports Gen{d}: the slot or host allows Gen{gmax} only"),
         ))
         .because(&causes::PCIE_SLOT_LIMITED);
     }
     with_rates(ctx.check(
-        "pcie_link",
+        CheckId::PcieLink,
         Verdict::Pass,
         format!(
             "PCIe {cur_text} {}",
@@ -272,7 +267,7 @@ fn nvlink_links(
         if has_nv_pairs || expected.is_some_and(|e| e > 0) {
             return Some(
                 ctx.check(
-                    "nvlink_links",
+                    CheckId::NvlinkLinks,
                     Verdict::Unknown,
                     "NVLink states not read (an `nvidia-smi -q` capture has none: import `nvidia-smi nvlink -s`)",
                 )
@@ -327,7 +322,7 @@ fn nvlink_links(
     let fewer_than_peers = peer_best.is_some_and(|p| p > active);
     let mut c = if fewer_than_peers || (strict && active < expected) {
         ctx.check(
-            "nvlink_links",
+            CheckId::NvlinkLinks,
             Verdict::Fail,
             format!("{active} of {expected} NVLinks active{which}{peers_text}"),
         )
@@ -337,7 +332,7 @@ fn nvlink_links(
         return None;
     } else if active < expected && peer_best.is_none() {
         ctx.check(
-            "nvlink_links",
+            CheckId::NvlinkLinks,
             Verdict::Unknown,
             format!(
                 "{active} of {expected} NVLinks active{which}: a PCIe card's bridge may use fewer, and no peer of the same model to compare with"
@@ -345,13 +340,13 @@ fn nvlink_links(
         )
     } else if active < expected {
         ctx.check(
-            "nvlink_links",
+            CheckId::NvlinkLinks,
             Verdict::Pass,
             format!("{active} of {expected} NVLinks active, as on its peers of the same model (the bridge's links)"),
         )
     } else {
         ctx.check(
-            "nvlink_links",
+            CheckId::NvlinkLinks,
             Verdict::Pass,
             format!("{active} of {expected} NVLinks active"),
         )
@@ -416,7 +411,7 @@ fn nvlink_errors(
             .and_then(|g| g.nvlinks.as_ref())
             .is_some_and(|v| !v.is_empty());
     if !known {
-        return has_nv.then(|| ctx.unknown("nvlink_errors", "NVLink error counters"));
+        return has_nv.then(|| ctx.unknown(CheckId::NvlinkErrors, "NVLink error counters"));
     }
     if let Some(after) = after {
         let a: Vec<(&str, Vec<(u32, u64)>)> = counters
@@ -469,21 +464,21 @@ fn nvlink_errors(
                 if crc > 0 {
                     detail.push_str(&format!("; {}", crc_text(rate)));
                 }
-                ctx.check("nvlink_errors", Verdict::Fail, detail)
+                ctx.check(CheckId::NvlinkErrors, Verdict::Fail, detail)
                     .because(&causes::NVLINK_ERRORS_GROWING)
             } else if crc == 0 {
                 ctx.check(
-                    "nvlink_errors",
+                    CheckId::NvlinkErrors,
                     Verdict::Pass,
                     "no NVLink error counter (CRC, replay, recovery) grew between the readings",
                 )
             } else {
                 match rate {
                     Some(r) if r >= limit => ctx
-                        .check("nvlink_errors", Verdict::Fail, crc_text(rate))
+                        .check(CheckId::NvlinkErrors, Verdict::Fail, crc_text(rate))
                         .because(&causes::NVLINK_ERRORS_GROWING),
                     Some(_) => ctx.check(
-                        "nvlink_errors",
+                        CheckId::NvlinkErrors,
                         Verdict::Pass,
                         format!(
                             "no replay or recovery error; {} (corrected by the link's retry)",
@@ -491,7 +486,7 @@ fn nvlink_errors(
                         ),
                     ),
                     None => ctx
-                        .check("nvlink_errors", Verdict::Warn, crc_text(rate))
+                        .check(CheckId::NvlinkErrors, Verdict::Warn, crc_text(rate))
                         .because(&causes::NVLINK_ERRORS_GROWING),
                 }
             });
@@ -510,7 +505,7 @@ fn nvlink_errors(
     let (fatal, crc) = (nonzero(false), nonzero(true));
     Some(if !fatal.is_empty() {
         ctx.check(
-            "nvlink_errors",
+            CheckId::NvlinkErrors,
             Verdict::Warn,
             format!(
                 "NVLink replay/recovery errors since the driver loaded: {}",
@@ -520,7 +515,7 @@ fn nvlink_errors(
         .because(&causes::NVLINK_ERRORS_PRESENT)
     } else if !crc.is_empty() {
         ctx.check(
-            "nvlink_errors",
+            CheckId::NvlinkErrors,
             Verdict::Pass,
             format!(
                 "no replay or recovery error; CRC errors since the driver loaded (corrected by the \
@@ -531,7 +526,7 @@ fn nvlink_errors(
         )
     } else {
         ctx.check(
-            "nvlink_errors",
+            CheckId::NvlinkErrors,
             Verdict::Pass,
             "NVLink error counters (CRC, replay, recovery) at 0",
         )
@@ -543,39 +538,43 @@ fn pcie_replay(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInven
     let b = before.and_then(|g| g.pcie.replay_counter);
     let a = after.and_then(|g| g.pcie.replay_counter);
     match (b, a) {
-        (None, _) => ctx.unknown("pcie_replay", "PCIe replay counter"),
+        (None, _) => ctx.unknown(CheckId::PcieReplay, "PCIe replay counter"),
         (Some(b), Some(a)) if a > b => ctx
             .check(
-                "pcie_replay",
+                CheckId::PcieReplay,
                 Verdict::Fail,
                 format!("PCIe replays grew from {b} to {a} between the readings"),
             )
             .because(&causes::PCIE_REPLAYS),
         (Some(0), Some(_)) => ctx.check(
-            "pcie_replay",
+            CheckId::PcieReplay,
             Verdict::Pass,
             "PCIe replay counter at 0 and did not grow",
         ),
         (Some(b), _) if b > 0 => ctx
             .check(
-                "pcie_replay",
+                CheckId::PcieReplay,
                 Verdict::Warn,
                 format!("{b} PCIe replay(s) since the driver loaded"),
             )
             .because(&causes::PCIE_REPLAYS),
-        _ => ctx.check("pcie_replay", Verdict::Pass, "PCIe replay counter at 0"),
+        _ => ctx.check(
+            CheckId::PcieReplay,
+            Verdict::Pass,
+            "PCIe replay counter at 0",
+        ),
     }
 }
 
 /// ECC mode and error counters.
 fn ecc(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInventory>) -> Check {
     let Some(e) = before.map(|g| &g.ecc) else {
-        return ctx.unknown("ecc", "ECC state");
+        return ctx.unknown(CheckId::Ecc, "ECC state");
     };
     if let Some(v) = e.volatile_uncorrected.filter(|v| *v > 0) {
         return ctx
             .check(
-                "ecc",
+                CheckId::Ecc,
                 Verdict::Fail,
                 format!("{v} uncorrectable ECC error(s) since the driver loaded"),
             )
@@ -586,7 +585,7 @@ fn ecc(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInventory>) -
     {
         return ctx
             .check(
-                "ecc",
+                CheckId::Ecc,
                 Verdict::Fail,
                 format!("{a} uncorrectable ECC error(s) after the load tests"),
             )
@@ -594,13 +593,13 @@ fn ecc(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInventory>) -
     }
     if e.enabled == Some(false) {
         return ctx
-            .check("ecc", Verdict::Warn, "ECC is disabled")
+            .check(CheckId::Ecc, Verdict::Warn, "ECC is disabled")
             .because(&causes::ECC_OFF);
     }
     if let Some(v) = e.aggregate_uncorrected.filter(|v| *v > 0) {
         return ctx
             .check(
-                "ecc",
+                CheckId::Ecc,
                 Verdict::Warn,
                 format!("{v} uncorrectable ECC error(s) in the GPU's lifetime, none since the driver loaded"),
             )
@@ -613,17 +612,17 @@ fn ecc(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInventory>) -
     {
         return ctx
             .check(
-                "ecc",
+                CheckId::Ecc,
                 Verdict::Warn,
                 format!("correctable ECC errors grew from {b} to {a} during the load tests"),
             )
             .because(&causes::ECC_CORRECTED_GROWING);
     }
     if e.volatile_uncorrected.is_none() && e.aggregate_uncorrected.is_none() {
-        return ctx.unknown("ecc", "ECC error counters");
+        return ctx.unknown(CheckId::Ecc, "ECC error counters");
     }
     ctx.check(
-        "ecc",
+        CheckId::Ecc,
         Verdict::Pass,
         format!(
             "ECC {}, 0 uncorrectable errors{}",
@@ -643,9 +642,10 @@ fn ecc(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInventory>) -
 /// Retired pages and remapped rows.
 fn memory_repair(ctx: &Ctx, before: Option<&GpuInventory>) -> Check {
     let Some(e) = before.map(|g| &g.ecc) else {
-        return ctx.unknown("memory_repair", "retired pages and remapped rows");
+        return ctx.unknown(CheckId::MemoryRepair, "retired pages and remapped rows");
     };
-    let found = |v: Verdict, d: String, c: &Cause| ctx.check("memory_repair", v, d).because(c);
+    let found =
+        |v: Verdict, d: String, c: &Cause| ctx.check(CheckId::MemoryRepair, v, d).because(c);
     if e.remap_failure == Some(true) {
         return found(
             Verdict::Fail,
@@ -686,10 +686,10 @@ fn memory_repair(ctx: &Ctx, before: Option<&GpuInventory>) -> Check {
         || e.remap_pending.is_some()
         || e.remap_failure.is_some();
     if !any_known {
-        return ctx.unknown("memory_repair", "retired pages and remapped rows");
+        return ctx.unknown(CheckId::MemoryRepair, "retired pages and remapped rows");
     }
     ctx.check(
-        "memory_repair",
+        CheckId::MemoryRepair,
         Verdict::Pass,
         format!(
             "no pending or failed memory repair{}",
@@ -710,12 +710,12 @@ fn clocks(
 ) -> Option<Check> {
     let (seen, when): (Vec<ThrottleReason>, &str) = match load {
         Some(l) => (l.throttle_seen.clone(), "during the load tests"),
-        None if live_load => return Some(ctx.unknown("clocks", "clock event reasons")),
+        None if live_load => return Some(ctx.unknown(CheckId::Clocks, "clock event reasons")),
         None => match before.and_then(|b| b.throttle.clone()) {
             Some(t) => (t, "when the capture was taken"),
             None => {
                 return (ctx.kind != Some(InventoryKind::Catalog))
-                    .then(|| ctx.unknown("clocks", "clock event reasons"));
+                    .then(|| ctx.unknown(CheckId::Clocks, "clock event reasons"));
             }
         },
     };
@@ -728,25 +728,25 @@ fn clocks(
     let has = |r: ThrottleReason| limits.contains(&r);
     if has(ThrottleReason::HwThermalSlowdown) {
         return Some(
-            ctx.check("clocks", Verdict::Fail, format!("{names} {when}"))
+            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
                 .because(&causes::THROTTLE_THERMAL),
         );
     }
     if has(ThrottleReason::HwSlowdown) || has(ThrottleReason::HwPowerBrake) {
         return Some(
-            ctx.check("clocks", Verdict::Fail, format!("{names} {when}"))
+            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
                 .because(&causes::THROTTLE_HW),
         );
     }
     if has(ThrottleReason::SwThermalSlowdown) {
         return Some(
-            ctx.check("clocks", Verdict::Warn, format!("{names} {when}"))
+            ctx.check(CheckId::Clocks, Verdict::Warn, format!("{names} {when}"))
                 .because(&causes::THROTTLE_THERMAL),
         );
     }
     if has(ThrottleReason::SwPowerCap) {
         return Some(
-            ctx.check("clocks", Verdict::Warn, format!("{names} {when}"))
+            ctx.check(CheckId::Clocks, Verdict::Warn, format!("{names} {when}"))
                 .because(&causes::THROTTLE_POWER),
         );
     }
@@ -758,7 +758,7 @@ fn clocks(
         });
     Some(if idle_capture {
         ctx.check(
-            "clocks",
+            CheckId::Clocks,
             Verdict::Unknown,
             "no power or thermal limit active, but the capture was taken at idle: it says nothing about clocks under load",
         )
@@ -768,7 +768,7 @@ fn clocks(
         )
     } else {
         ctx.check(
-            "clocks",
+            CheckId::Clocks,
             Verdict::Pass,
             format!("no power, thermal or hardware clock limit {when}"),
         )
@@ -808,14 +808,14 @@ fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check> {
             };
             let check = match kind {
                 LinkKind::Nv(_) if refused.is_empty() => Check::new(
-                    "p2p_status",
+                    CheckId::P2pStatus,
                     subject,
                     Verdict::Pass,
                     source,
                     format!("P2P read/write OK over {kind}"),
                 ),
                 LinkKind::Nv(_) => Check::new(
-                    "p2p_status",
+                    CheckId::P2pStatus,
                     subject,
                     Verdict::Fail,
                     source,
@@ -826,7 +826,7 @@ fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check> {
                 )
                 .because(&causes::P2P_NVLINK),
                 LinkKind::Pix | LinkKind::Pxb | LinkKind::Phb if refused.is_empty() => Check::new(
-                    "p2p_status",
+                    CheckId::P2pStatus,
                     subject,
                     Verdict::Pass,
                     source,
@@ -845,7 +845,7 @@ fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check> {
                         Verdict::Fail
                     };
                     Check::new(
-                        "p2p_status",
+                        CheckId::P2pStatus,
                         subject,
                         v,
                         source,
@@ -931,7 +931,7 @@ mod tests {
         checks(&topo(2, LinkKind::Nv(18)), &ev, &Thresholds::default(), &[])
     }
 
-    fn find<'a>(cs: &'a [Check], id: &str, gpu: usize) -> &'a Check {
+    fn find(cs: &[Check], id: CheckId, gpu: usize) -> &Check {
         cs.iter()
             .find(|c| c.check == id && c.gpu == Some(gpu))
             .unwrap_or_else(|| panic!("no {id} for GPU {gpu}: {cs:#?}"))
@@ -945,13 +945,13 @@ mod tests {
                 .all(|c| matches!(c.verdict, Verdict::Pass | Verdict::Unknown)),
             "{cs:#?}"
         );
-        assert_eq!(find(&cs, "pcie_link", 1).verdict, Verdict::Pass);
+        assert_eq!(find(&cs, CheckId::PcieLink, 1).verdict, Verdict::Pass);
         assert_eq!(
-            find(&cs, "nvlink_links", 0).detail,
+            find(&cs, CheckId::NvlinkLinks, 0).detail,
             "18 of 18 NVLinks active"
         );
         // An idle capture says nothing about clocks under load.
-        assert_eq!(find(&cs, "clocks", 0).verdict, Verdict::Unknown);
+        assert_eq!(find(&cs, CheckId::Clocks, 0).verdict, Verdict::Unknown);
     }
 
     #[test]
@@ -960,7 +960,7 @@ mod tests {
         inv.gpu_mut(1).pcie.link.gen_current = Some(4);
         inv.gpu_mut(1).pcie.link.width_current = Some(8);
         let cs = run(inv.clone(), None);
-        let c = find(&cs, "pcie_link", 1);
+        let c = find(&cs, CheckId::PcieLink, 1);
         assert_eq!(c.verdict, Verdict::Fail);
         assert!(
             c.detail.contains("Gen4 x8") && c.detail.contains("Gen5 x16"),
@@ -971,12 +971,12 @@ mod tests {
         // Gen1 x16 when idle: not a fault by itself.
         inv.gpu_mut(1).pcie.link.gen_current = Some(1);
         inv.gpu_mut(1).pcie.link.width_current = Some(16);
-        let c = find(&run(inv.clone(), None), "pcie_link", 1).clone();
+        let c = find(&run(inv.clone(), None), CheckId::PcieLink, 1).clone();
         assert_eq!(c.verdict, Verdict::Unknown);
         assert!(c.detail.contains("idle"), "{}", c.detail);
         // The same reading under load is a fault.
         inv.gpu_mut(1).pcie.load = Some(LoadState::UnderLoad);
-        let c = find(&run(inv, None), "pcie_link", 1).clone();
+        let c = find(&run(inv, None), CheckId::PcieLink, 1).clone();
         assert_eq!(c.verdict, Verdict::Fail);
         assert!(c.detail.contains("under load"), "{}", c.detail);
     }
@@ -986,7 +986,7 @@ mod tests {
         let mut inv = healthy(2);
         inv.gpu_mut(1).nvlinks.as_mut().unwrap()[7].active = Some(false);
         let cs = run(inv, None);
-        let c = find(&cs, "nvlink_links", 1);
+        let c = find(&cs, CheckId::NvlinkLinks, 1);
         assert_eq!(c.verdict, Verdict::Fail);
         assert!(
             c.detail.contains("17 of 18") && c.detail.contains("link 7"),
@@ -994,7 +994,7 @@ mod tests {
             c.detail
         );
         assert!(c.cause.as_deref().unwrap().contains("fabric manager"));
-        assert_eq!(find(&cs, "nvlink_links", 0).verdict, Verdict::Pass);
+        assert_eq!(find(&cs, CheckId::NvlinkLinks, 0).verdict, Verdict::Pass);
     }
 
     #[test]
@@ -1014,12 +1014,12 @@ mod tests {
             }
         }
         // 12 of 18 on both cards: the bridge's links.
-        let c = find(&run(inv.clone(), None), "nvlink_links", 0).clone();
+        let c = find(&run(inv.clone(), None), CheckId::NvlinkLinks, 0).clone();
         assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
         // One card with fewer than its peer fails.
         inv.gpu_mut(1).nvlinks.as_mut().unwrap()[0].active = Some(false);
         assert_eq!(
-            find(&run(inv.clone(), None), "nvlink_links", 1).verdict,
+            find(&run(inv.clone(), None), CheckId::NvlinkLinks, 1).verdict,
             Verdict::Fail
         );
         // No bridge at all: NVLink not in use, no line.
@@ -1034,7 +1034,10 @@ mod tests {
             ..Default::default()
         };
         let cs = checks(&t, &ev, &Thresholds::default(), &[]);
-        assert!(cs.iter().all(|c| c.check != "nvlink_links"), "{cs:#?}");
+        assert!(
+            cs.iter().all(|c| c.check != CheckId::NvlinkLinks),
+            "{cs:#?}"
+        );
         // Every link of an SXM module down (fabric manager stopped) fails.
         for g in 0..2 {
             inv.gpu_mut(g).name = Some("NVIDIA H200".into());
@@ -1044,7 +1047,7 @@ mod tests {
             ..Default::default()
         };
         let cs = checks(&t, &ev, &Thresholds::default(), &[]);
-        assert_eq!(find(&cs, "nvlink_links", 0).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, CheckId::NvlinkLinks, 0).verdict, Verdict::Fail);
     }
 
     #[test]
@@ -1054,15 +1057,15 @@ mod tests {
         after.gpu_mut(0).nvlinks.as_mut().unwrap()[3].replay_errors = Some(5);
         after.gpu_mut(1).pcie.replay_counter = Some(2);
         let cs = run(before, Some(after.clone()));
-        let c = find(&cs, "nvlink_errors", 0);
+        let c = find(&cs, CheckId::NvlinkErrors, 0);
         assert_eq!(c.verdict, Verdict::Fail);
         assert!(c.detail.contains("link 3 replay +5"), "{}", c.detail);
-        assert_eq!(find(&cs, "pcie_replay", 1).verdict, Verdict::Fail);
-        assert_eq!(find(&cs, "nvlink_errors", 1).verdict, Verdict::Pass);
+        assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, CheckId::NvlinkErrors, 1).verdict, Verdict::Pass);
         // One reading with errors: a warning, not a fault.
         let cs = run(after, None);
-        assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Warn);
-        assert_eq!(find(&cs, "pcie_replay", 1).verdict, Verdict::Warn);
+        assert_eq!(find(&cs, CheckId::NvlinkErrors, 0).verdict, Verdict::Warn);
+        assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Warn);
     }
 
     /// CRC errors are judged by their rate over the readings' interval (DCGM's 100 per second).
@@ -1081,7 +1084,7 @@ mod tests {
             before.clone(),
             Some(at("2026-11-23T06:25:08.000Z", slow.clone())),
         );
-        let c = find(&cs, "nvlink_errors", 0);
+        let c = find(&cs, CheckId::NvlinkErrors, 0);
         assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
         assert!(c.detail.contains("+49 in 8 s (6.1/s"), "{}", c.detail);
         // The same count in a quarter second is 196/s: a fault.
@@ -1089,7 +1092,7 @@ mod tests {
             before.clone(),
             Some(at("2026-11-23T06:25:00.250Z", slow.clone())),
         );
-        assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, CheckId::NvlinkErrors, 0).verdict, Verdict::Fail);
         // A stricter limit from the thresholds file fails the slow rate too.
         let strict = Thresholds {
             nvlink_crc_per_s: 5.0,
@@ -1101,13 +1104,13 @@ mod tests {
             ..Default::default()
         };
         let cs = checks(&topo(2, LinkKind::Nv(18)), &ev, &strict, &[]);
-        assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, CheckId::NvlinkErrors, 0).verdict, Verdict::Fail);
         // Readings without times: the rate is unknown, a warning.
         let cs = run(healthy(2), Some(slow.clone()));
-        assert_eq!(find(&cs, "nvlink_errors", 0).verdict, Verdict::Warn);
+        assert_eq!(find(&cs, CheckId::NvlinkErrors, 0).verdict, Verdict::Warn);
         // One reading with CRC counts only: they pass, named.
         let cs = run(slow, None);
-        let c = find(&cs, "nvlink_errors", 0);
+        let c = find(&cs, CheckId::NvlinkErrors, 0);
         assert_eq!(c.verdict, Verdict::Pass);
         assert!(c.detail.contains("link 5: 36 CRC"), "{}", c.detail);
     }
@@ -1118,16 +1121,16 @@ mod tests {
         inv.gpu_mut(0).ecc.volatile_uncorrected = Some(1);
         inv.gpu_mut(1).ecc.remap_pending = Some(true);
         let cs = run(inv, None);
-        assert_eq!(find(&cs, "ecc", 0).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, CheckId::Ecc, 0).verdict, Verdict::Fail);
         assert!(
-            find(&cs, "ecc", 0)
+            find(&cs, CheckId::Ecc, 0)
                 .fix
                 .as_deref()
                 .unwrap()
                 .contains("nvidia-smi -r")
         );
-        assert_eq!(find(&cs, "memory_repair", 1).verdict, Verdict::Fail);
-        assert_eq!(find(&cs, "ecc", 1).verdict, Verdict::Pass);
+        assert_eq!(find(&cs, CheckId::MemoryRepair, 1).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, CheckId::Ecc, 1).verdict, Verdict::Pass);
     }
 
     #[test]
@@ -1137,12 +1140,12 @@ mod tests {
         inv.gpu_mut(1);
         let cs = run(inv, None);
         for id in [
-            "pcie_link",
-            "nvlink_links",
-            "pcie_replay",
-            "ecc",
-            "memory_repair",
-            "clocks",
+            CheckId::PcieLink,
+            CheckId::NvlinkLinks,
+            CheckId::PcieReplay,
+            CheckId::Ecc,
+            CheckId::MemoryRepair,
+            CheckId::Clocks,
         ] {
             assert_eq!(find(&cs, id, 0).verdict, Verdict::Unknown, "{id}");
         }
@@ -1175,12 +1178,18 @@ mod tests {
         };
         let t = topo(2, LinkKind::Nv(18));
         let cs = checks(&t, &ev, &Thresholds::default(), &[]);
-        assert_eq!(find(&cs, "clocks", 0).verdict, Verdict::Fail);
-        assert_eq!(find(&cs, "clocks", 1).verdict, Verdict::Pass);
-        let b = find(&cs, "busy", 1);
+        assert_eq!(find(&cs, CheckId::Clocks, 0).verdict, Verdict::Fail);
+        assert_eq!(find(&cs, CheckId::Clocks, 1).verdict, Verdict::Pass);
+        let b = find(&cs, CheckId::Busy, 1);
         assert_eq!(b.verdict, Verdict::Warn);
         assert!(b.detail.contains("pid 4242 (python3)"), "{}", b.detail);
-        assert!(cs.iter().all(|c| !(c.check == "busy" && c.gpu == Some(0))));
+        let busy = b.busy.as_ref().expect("the finding holds its processes");
+        assert_eq!(busy.processes[0].pid, 4242);
+        assert_eq!(busy.processes[0].name.as_deref(), Some("python3"));
+        assert!(
+            cs.iter()
+                .all(|c| !(c.check == CheckId::Busy && c.gpu == Some(0)))
+        );
         // A reading under load at a lower generation fails.
         ev.load.as_mut().unwrap().gpus[0].pcie_under_load = Some(PcieLink {
             gen_current: Some(4),
@@ -1189,7 +1198,7 @@ mod tests {
             width_max: Some(16),
         });
         let cs = checks(&t, &ev, &Thresholds::default(), &[]);
-        let c = find(&cs, "pcie_link", 0);
+        let c = find(&cs, CheckId::PcieLink, 0);
         assert_eq!(c.verdict, Verdict::Fail);
         assert!(
             c.detail.contains("Gen4 x16 under load, expected Gen5 x16"),

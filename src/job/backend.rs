@@ -1,14 +1,30 @@
-//! The one place that picks the real or the modeled backend of a measurement: CUDA (and NCCL) on
-//! this machine's GPUs, or line rates × measured efficiencies for a machine described elsewhere
-//! (every figure of which says `modeled`).
+//! The one place that builds the backend of a measurement: CUDA (and NCCL) on this machine's
+//! GPUs, or line rates × measured efficiencies for a machine described elsewhere (every figure
+//! of which says `modeled`). The layers below that run measurements of their own — the health
+//! check's load tests, the measured scaling run's all-reduce curve — are handed these functions
+//! rather than building a backend themselves.
 
 use std::path::Path;
 
 use super::JobError;
 use crate::bench::collectives::{CollectiveBackend, ModeledCollectives};
+use crate::bench::cuda::CudaBackend;
+use crate::bench::cuda::collectives::CudaCollectives;
 use crate::bench::modeled::{Assumptions, ModeledBackend};
-use crate::bench::{Backend, CopyKernelOptions, Warning};
+use crate::bench::{Backend, BenchError, CopyKernelOptions, Warning};
 use crate::model::Topology;
+
+/// The measuring copy backend on this machine's GPUs (CUDA): what the live health check runs
+/// its load tests on.
+pub fn measured_bandwidth(topo: &Topology) -> Result<Box<dyn Backend>, BenchError> {
+    Ok(Box::new(CudaBackend::new(topo)?))
+}
+
+/// The modeled copy backend for `topo` exactly as it states it (nothing assumed): what the
+/// health check of a machine known from captures or a catalog entry models its copies with.
+pub fn modeled_as_stated(topo: &Topology) -> Box<dyn Backend> {
+    Box::new(ModeledBackend::as_stated(topo))
+}
 
 /// The copy-bandwidth backend for `topo`: modeled (with `pcie` = (generation, width) assumed for
 /// links the topology does not state), or CUDA on this machine. The warnings are the model's
@@ -29,12 +45,20 @@ pub fn bandwidth_backend(
         Ok((Box::new(b), w))
     } else {
         Ok((
-            Box::new(crate::bench::cuda::CudaBackend::with_copy_kernel(
-                topo, copy,
-            )?),
+            Box::new(CudaBackend::with_copy_kernel(topo, copy)?),
             Vec::new(),
         ))
     }
+}
+
+/// The measuring collectives backend on this machine's GPUs (NCCL and scalescope's own
+/// algorithms; `nccl_lib`: the NCCL library to load, else the default search): what the
+/// measured scaling run sweeps its all-reduce curve on.
+pub fn measured_collectives(
+    topo: &Topology,
+    nccl_lib: Option<&Path>,
+) -> Result<Box<dyn CollectiveBackend>, BenchError> {
+    Ok(Box::new(CudaCollectives::new(topo, nccl_lib)?))
 }
 
 /// The collectives backend for `topo`: modeled, or NCCL and scalescope's own algorithms on this
@@ -48,11 +72,6 @@ pub fn collectives_backend(
         let (bw, w) = ModeledBackend::new(topo, Assumptions::default());
         Ok((Box::new(ModeledCollectives::new(bw.topology())), w))
     } else {
-        Ok((
-            Box::new(crate::bench::cuda::collectives::CudaCollectives::new(
-                topo, nccl_lib,
-            )?),
-            Vec::new(),
-        ))
+        Ok((measured_collectives(topo, nccl_lib)?, Vec::new()))
     }
 }

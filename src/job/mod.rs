@@ -13,10 +13,14 @@ mod stages;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use backend::{bandwidth_backend, collectives_backend};
+pub use backend::{
+    bandwidth_backend, collectives_backend, measured_bandwidth, measured_collectives,
+    modeled_as_stated,
+};
 pub use stages::{FULL_MEASURED_WORKLOADS, bandwidth_presets, collective_presets};
 
 use crate::bench::collectives::CollectiveOptions;
@@ -27,7 +31,9 @@ use crate::model::Blame;
 use crate::model::{
     BandwidthResult, CollectiveResult, Inventory, Source, Topology, TopologySource,
 };
-use crate::report::{BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection};
+use crate::report::{
+    BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection, StageInFlight,
+};
 use crate::scaling::run::MeasureOptions;
 use crate::scaling::{Mode, Workload};
 use crate::topology::{TopologyError, catalog, live, smi_query};
@@ -102,7 +108,7 @@ impl Stage {
         Stage::Scaling,
     ];
 
-    /// The id used by `--suite` and in reports' `stage_in_flight`.
+    /// The id used by `--suite` (and, as [`StageInFlight`], in reports' `stage_in_flight`).
     pub fn id(&self) -> &'static str {
         match self {
             Self::Topology => "topology",
@@ -110,6 +116,18 @@ impl Stage {
             Self::Bandwidth => "bandwidth",
             Self::Collectives => "collectives",
             Self::Scaling => "scaling",
+        }
+    }
+}
+
+impl From<Stage> for StageInFlight {
+    fn from(stage: Stage) -> Self {
+        match stage {
+            Stage::Topology => Self::Topology,
+            Stage::Health => Self::Health,
+            Stage::Bandwidth => Self::Bandwidth,
+            Stage::Collectives => Self::Collectives,
+            Stage::Scaling => Self::Scaling,
         }
     }
 }
@@ -325,7 +343,7 @@ pub fn apply(report: &mut Report, event: &Event) {
             }
         }
         Event::Stage { stage, done, .. } => {
-            report.stage_in_flight = (!done).then(|| stage.id().to_string());
+            report.stage_in_flight = (!done).then(|| (*stage).into());
         }
         Event::Progress { .. } | Event::Note { .. } => {}
     }
@@ -399,10 +417,21 @@ impl From<BenchError> for JobError {
     }
 }
 
+/// Hooks for tests, handed in by whoever runs the job (the command line's and the agent's hidden
+/// `--test-case-delay-ms`): a normal run passes [`TestHooks::default`], which does nothing, and
+/// no layer reads them from the environment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TestHooks {
+    /// Sleep this long after every finished case, so that a test can interrupt or cut a modeled
+    /// run midway.
+    pub case_delay: Option<Duration>,
+}
+
 /// The job's running state: its report, grown by the events it sends.
 pub(crate) struct Ctx<'a> {
     pub report: Report,
     pub cancel: &'a AtomicBool,
+    hooks: TestHooks,
     sink: &'a mut dyn FnMut(&Event),
 }
 
@@ -415,6 +444,13 @@ impl Ctx<'_> {
 
     pub fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// After a finished case: waits as long as the test hooks say (not at all in a normal run).
+    pub fn after_case(&self) {
+        if let Some(d) = self.hooks.case_delay {
+            std::thread::sleep(d);
+        }
     }
 
     pub fn warnings(&mut self, warnings: impl IntoIterator<Item = Warning>) {
@@ -431,6 +467,16 @@ pub fn run(
     cancel: &AtomicBool,
     sink: &mut dyn FnMut(&Event),
 ) -> Result<Report, JobError> {
+    run_with(job, TestHooks::default(), cancel, sink)
+}
+
+/// [`run`] with test hooks.
+pub fn run_with(
+    job: &Job,
+    hooks: TestHooks,
+    cancel: &AtomicBool,
+    sink: &mut dyn FnMut(&Event),
+) -> Result<Report, JobError> {
     let target = job.target();
     if job.measures() && target.is_elsewhere() {
         return Err(JobError::input(
@@ -442,6 +488,7 @@ pub fn run(
     let mut ctx = Ctx {
         report: empty_report(),
         cancel,
+        hooks,
         sink,
     };
     ctx.emit(Event::Started {

@@ -2,7 +2,7 @@
 //! presets that chain them. Each stage fills its section of the job's report through events.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{Ctx, Event, JobError, Stage, SuiteOptions, Target};
 use crate::bench::collectives::{CollCase, CollectiveOptions, plan as coll_plan, run_collectives};
@@ -18,25 +18,11 @@ use crate::scaling::run::{
 };
 use crate::scaling::{Mode, Workload, workload};
 
-/// Test hook: when set, sleep this many ms after every finished case (lets tests interrupt or
-/// cut a modeled run midway). Unset in normal use; nothing sleeps.
-pub const CASE_DELAY_ENV: &str = "SCALESCOPE_TEST_CASE_DELAY_MS";
-
 /// Workloads `--full` measures: their real PyTorch steps (ResNet-50, GPT-2 XL, BERT-large) where
 /// PyTorch is found, else proxies, and the TensorRT-style inference proxy; the rest of the
 /// catalog is modeled on the machine those runs measured.
 pub const FULL_MEASURED_WORKLOADS: [&str; 4] =
     ["resnet50", "gpt2-xl", "bert-large", "resnet50-trt-fp16"];
-
-fn pause() {
-    let delay = std::env::var(CASE_DELAY_ENV)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis);
-    if let Some(d) = delay {
-        std::thread::sleep(d);
-    }
-}
 
 fn sizes(s: &str) -> Vec<u64> {
     parse_sizes(s).unwrap_or_default()
@@ -219,7 +205,7 @@ pub(super) fn bandwidth(
                 results: results[sent..].to_vec(),
             });
             sent = results.len();
-            pause();
+            ctx.after_case();
         });
         done_before += plan.cases.len();
         ctx.warnings(outcome.warnings);
@@ -275,7 +261,7 @@ pub(super) fn collectives(
                 results: results[sent..].to_vec(),
             });
             sent = results.len();
-            pause();
+            ctx.after_case();
         },
     );
     ctx.warnings(warnings);
@@ -307,6 +293,43 @@ fn emit_scaling(ctx: &mut Ctx<'_>, run: &ScalingRun) {
     });
 }
 
+/// A measured scaling run of `workloads` on `gpus` (its all-reduce curve on the NCCL backend
+/// built here), each stage's label sent as progress and the rows as they come.
+#[allow(clippy::too_many_arguments)]
+fn measure_scaling(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    gpus: &[usize],
+    workloads: &[Workload],
+    modes: &[Mode],
+    max_gpus: usize,
+    opts: &MeasureOptions,
+) -> Result<ScalingRun, JobError> {
+    let cancel = ctx.cancel;
+    let collectives = |t: &Topology| super::measured_collectives(t, opts.nccl_lib.as_deref());
+    run_measured(
+        topo,
+        gpus,
+        workloads,
+        modes,
+        max_gpus,
+        opts,
+        &collectives,
+        cancel,
+        &mut |label, partial| {
+            ctx.emit(Event::Progress {
+                done: 0,
+                total: 0,
+                label: label.to_string(),
+            });
+            if !partial.rows.is_empty() {
+                emit_scaling(ctx, partial);
+            }
+        },
+    )
+    .map_err(JobError::machine)
+}
+
 /// Scaling of `workloads`: modeled, or measured on `gpus` (framework runs, proxies, the GEMM
 /// rates and all-reduce curve that feed the model).
 #[allow(clippy::too_many_arguments)]
@@ -322,29 +345,7 @@ pub(super) fn scaling(
     check_gpus(topo, gpus)?;
     let run = match measure {
         None => run_modeled(topo, gpus, workloads, modes, max_gpus),
-        Some(opts) => {
-            let cancel = ctx.cancel;
-            run_measured(
-                topo,
-                gpus,
-                workloads,
-                modes,
-                max_gpus,
-                opts,
-                cancel,
-                &mut |label, partial| {
-                    ctx.emit(Event::Progress {
-                        done: 0,
-                        total: 0,
-                        label: label.to_string(),
-                    });
-                    if !partial.rows.is_empty() {
-                        emit_scaling(ctx, partial);
-                    }
-                },
-            )
-            .map_err(JobError::machine)?
-        }
+        Some(opts) => measure_scaling(ctx, topo, gpus, workloads, modes, max_gpus, opts)?,
     };
     for n in &run.notes {
         ctx.emit(Event::Note { text: n.clone() });
@@ -365,13 +366,14 @@ pub(super) fn health(
     let report = match target {
         Target::Live | Target::Topology { .. } => {
             let cancel = ctx.cancel;
-            let (report, warnings) = check_live(topo, options, cancel, &mut |p, _| {
+            let measure = super::measured_bandwidth;
+            let (report, warnings) = check_live(topo, options, &measure, cancel, &mut |p, _| {
                 ctx.emit(Event::Progress {
                     done: p.done,
                     total: p.total,
                     label: p.last.clone(),
                 });
-                pause();
+                ctx.after_case();
             })
             .map_err(|e| match e {
                 crate::health::run::CheckError::Topology(t) => JobError::from(t),
@@ -382,7 +384,7 @@ pub(super) fn health(
         }
         Target::Catalog { .. } | Target::Import { .. } => {
             let (before, after) = target.inventory()?;
-            check_described(topo, before, after, options)
+            check_described(topo, before, after, options, &super::modeled_as_stated)
         }
     };
     ctx.emit(Event::Health {
@@ -434,7 +436,8 @@ pub(super) fn suite(
                     // Modeled: what the target describes (captures, a catalog entry's state), no
                     // load tests.
                     let (before, after) = target.inventory()?;
-                    let report = check_described(topo, before, after, &opts);
+                    let report =
+                        check_described(topo, before, after, &opts, &super::modeled_as_stated);
                     ctx.emit(Event::Health {
                         report: Box::new(report),
                     });
@@ -495,27 +498,7 @@ fn suite_scaling(
             python: options.python.clone(),
             ..Default::default()
         };
-        let cancel = ctx.cancel;
-        let mut run = run_measured(
-            topo,
-            gpus,
-            &measured,
-            &modes,
-            DEFAULT_MAX_GPUS,
-            &opts,
-            cancel,
-            &mut |label, partial| {
-                ctx.emit(Event::Progress {
-                    done: 0,
-                    total: 0,
-                    label: label.to_string(),
-                });
-                if !partial.rows.is_empty() {
-                    emit_scaling(ctx, partial);
-                }
-            },
-        )
-        .map_err(JobError::machine)?;
+        let mut run = measure_scaling(ctx, topo, gpus, &measured, &modes, DEFAULT_MAX_GPUS, &opts)?;
         if let Some(machine) = run.machine.clone() {
             for w in &rest {
                 run.rows.extend(crate::scaling::model::model(

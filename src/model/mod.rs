@@ -6,6 +6,7 @@
 
 mod bandwidth;
 mod collective;
+pub mod efficiency;
 mod fault;
 mod linkrate;
 mod machine_state;

@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use super::protocol::{
     FromAgent, JOB_KINDS, MAX_LINE, MachineHello, PROTOCOL_VERSION, ToAgent, line,
 };
-use crate::job::{self, Target};
+use crate::job::{self, Target, TestHooks};
 use crate::model::validate::quoted;
 
 /// The agent's output, shared by the reader (answers) and the job's worker (events).
@@ -64,9 +64,9 @@ pub fn hello_machine() -> MachineHello {
     }
 }
 
-/// Serves requests from `input`, answering on `output`, until end of input. Returns the exit
-/// code (0).
-pub fn serve(input: impl Read, output: Box<dyn Write + Send>) -> i32 {
+/// Serves requests from `input`, answering on `output`, until end of input; jobs run with
+/// `hooks` (none in a normal run). Returns the exit code (0).
+pub fn serve(input: impl Read, output: Box<dyn Write + Send>, hooks: TestHooks) -> i32 {
     let out: Out = Arc::new(Mutex::new(output));
     send(
         &out,
@@ -84,7 +84,7 @@ pub fn serve(input: impl Read, output: Box<dyn Write + Send>) -> i32 {
         {
             let _ = r.worker.join();
         }
-        handle(&out, &mut running, &text, cut);
+        handle(&out, &mut running, hooks, &text, cut);
     });
     // End of input: the client is gone. Stop the job and let it release the GPUs.
     if let Some(r) = running.take() {
@@ -94,7 +94,7 @@ pub fn serve(input: impl Read, output: Box<dyn Write + Send>) -> i32 {
     0
 }
 
-fn handle(out: &Out, running: &mut Option<Running>, text: &str, cut: bool) {
+fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str, cut: bool) {
     let error = |id: serde_json::Value, message: String| {
         send(out, &FromAgent::Error { id, error: message });
     };
@@ -163,7 +163,7 @@ fn handle(out: &Out, running: &mut Option<Running>, text: &str, cut: bool) {
             let worker = std::thread::Builder::new()
                 .name("scalescope-agent-job".into())
                 .spawn(move || {
-                    let result = job::run(&job, &flag, &mut |event| {
+                    let result = job::run_with(&job, hooks, &flag, &mut |event| {
                         send(
                             &out2,
                             &FromAgent::Event {

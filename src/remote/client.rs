@@ -394,12 +394,8 @@ impl Drop for Client {
     fn drop(&mut self) {
         // End of input ends the agent (it cancels a running job and releases the GPUs).
         drop(self.stdin.take());
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if crate::process::wait_within(&mut self.child, Duration::from_secs(5)).is_some() {
+            return;
         }
         let _ = self.child.kill();
         let _ = self.child.wait();

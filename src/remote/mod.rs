@@ -17,8 +17,8 @@ use crate::report::Report;
 
 /// Where jobs run.
 pub enum Runner {
-    /// On this machine.
-    Local,
+    /// On this machine, with these test hooks (none in a normal run).
+    Local(job::TestHooks),
     /// On a server, through its agent.
     Remote(Box<Client>),
 }
@@ -33,7 +33,7 @@ impl Runner {
         sink: &mut dyn FnMut(&Event),
     ) -> Result<Report, JobError> {
         match self {
-            Self::Local => job::run(job, cancel, sink),
+            Self::Local(hooks) => job::run_with(job, *hooks, cancel, sink),
             Self::Remote(c) => c.run(job, cancel, sink),
         }
     }
@@ -41,7 +41,7 @@ impl Runner {
     /// The topology of `target` where jobs run (a quick check before a long job).
     pub fn topology(&mut self, target: &job::Target) -> Result<crate::model::Topology, JobError> {
         match self {
-            Self::Local => Ok(target.load()?),
+            Self::Local(_) => Ok(target.load()?),
             Self::Remote(c) => c.topology(Some(target.clone())),
         }
     }
@@ -49,7 +49,7 @@ impl Runner {
     /// The host jobs run on, `None` for this machine.
     pub fn host(&self) -> Option<&str> {
         match self {
-            Self::Local => None,
+            Self::Local(_) => None,
             Self::Remote(c) => Some(c.host()),
         }
     }

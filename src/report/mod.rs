@@ -61,12 +61,27 @@ pub struct Report {
     /// The signal that interrupted the run (`SIGINT`, `SIGTERM`, `SIGHUP`); `None` otherwise.
     #[serde(default)]
     pub cancelled_by: Option<String>,
-    /// The stage that was running when this file was written (`topology`, `bandwidth`,
-    /// `collectives`, `scaling`, `pngs`): `None` in the file of a finished run, and of a run
-    /// interrupted between stages. A file of a run that is still going, or was killed, names the
-    /// stage it was in; with `cancelled`, the stage the interruption stopped.
+    /// The stage that was running when this file was written: `None` in the file of a finished
+    /// run, and of a run interrupted between stages. A file of a run that is still going, or was
+    /// killed, names the stage it was in; with `cancelled`, the stage the interruption stopped.
     #[serde(default)]
-    pub stage_in_flight: Option<String>,
+    pub stage_in_flight: Option<StageInFlight>,
+}
+
+/// What a `--bench` run was doing when its files were written (a report's `stage_in_flight`):
+/// one of the suite's stages, or writing the PNGs after them. JSON holds the same words as the
+/// files of earlier versions (`topology`, `health`, `bandwidth`, `collectives`, `scaling`,
+/// `pngs`), which still open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageInFlight {
+    Topology,
+    Health,
+    Bandwidth,
+    Collectives,
+    Scaling,
+    /// The PNGs, drawn after every stage finished.
+    Pngs,
 }
 
 /// The machine a report was produced on, and the software that produced it. Unknown values are
@@ -429,6 +444,30 @@ mod tests {
         assert_eq!(r.date(), "2026-11-22");
         // A catalog machine's label names its GPUs.
         assert_eq!(r.title(), "DGX · 2026-11-22 (modeled)");
+    }
+
+    #[test]
+    fn the_stage_in_flight_keeps_the_words_of_earlier_files() {
+        let mut r = sample();
+        for (stage, word) in [
+            (StageInFlight::Topology, "topology"),
+            (StageInFlight::Health, "health"),
+            (StageInFlight::Bandwidth, "bandwidth"),
+            (StageInFlight::Collectives, "collectives"),
+            (StageInFlight::Scaling, "scaling"),
+            (StageInFlight::Pngs, "pngs"),
+        ] {
+            r.stage_in_flight = Some(stage);
+            let json: serde_json::Value = serde_json::to_value(&r).unwrap();
+            assert_eq!(json["stage_in_flight"], word);
+            assert_eq!(
+                parse(&json.to_string()).unwrap().stage_in_flight,
+                Some(stage)
+            );
+        }
+        r.stage_in_flight = None;
+        let json: serde_json::Value = serde_json::to_value(&r).unwrap();
+        assert!(json["stage_in_flight"].is_null());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! All-reduce bus bandwidth as a function of size, from a collectives sweep (measured, or
-//! modeled by [`ModeledCollectives`]), interpolated linearly in log(size).
+//! modeled by [`model_case`], the modeled collectives' formula), interpolated linearly in
+//! log(size).
 //!
 //! busbw is nccl-tests' rank-independent figure (doc/PERFORMANCE.md in NVIDIA/nccl-tests), so a
 //! curve measured over the box's GPUs gives the all-reduce time for any n within the box:
@@ -7,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::collectives::{CollCase, CollectiveBackend, ModeledCollectives, default_sizes};
+use crate::bench::collectives::{CollCase, default_sizes, model_case};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Dtype, Source, Status, Topology};
 
 /// busbw(size) for all-reduce, sorted by size.
@@ -75,16 +76,16 @@ impl CommCurve {
     }
 
     /// The modeled curve over `gpus` of `topo` (the default 8 B … 1 GiB sweep through
-    /// [`ModeledCollectives`]); `None` when the links' rates are unknown or fewer than 2 GPUs.
+    /// [`model_case`]); `None` when the links' rates are unknown or fewer than 2 GPUs.
     pub fn modeled(topo: &Topology, gpus: &[usize]) -> Option<CommCurve> {
         if gpus.len() < 2 {
             return None;
         }
-        let mut m = ModeledCollectives::new(topo);
         let results: Vec<CollectiveResult> = default_sizes()
             .into_iter()
             .map(|bytes| {
-                m.run_case(
+                model_case(
+                    topo,
                     &CollCase {
                         op: CollectiveOp::AllReduce,
                         algo: Algo::Nccl,
@@ -96,7 +97,6 @@ impl CommCurve {
                         warmup: 0,
                         graph: false,
                     },
-                    &mut Vec::new(),
                 )
             })
             .collect();

@@ -13,7 +13,8 @@ use super::model::{
 use super::proxy::{self, ProxyOptions};
 use super::rates::{GpuRates, PerGpuRates, gpu_list};
 use super::workload::Workload;
-use crate::bench::collectives::{CollectiveOptions, plan, run_collectives};
+use crate::bench::collectives::{CollectiveOptions, MakeCollectives, plan, run_collectives};
+use crate::bench::modeled::{Assumptions, with_assumptions};
 use crate::model::Topology;
 use crate::model::units::parse_sizes;
 
@@ -49,12 +50,9 @@ pub fn run_modeled(
     } else {
         topo.subset(gpus)
     };
-    // The modeled bandwidth backend fills link rates an import lacks (with warnings).
-    let (bw, warnings) = crate::bench::modeled::ModeledBackend::new(
-        &sub,
-        crate::bench::modeled::Assumptions::default(),
-    );
-    let machine = Machine::modeled(bw.topology());
+    // Link rates an import lacks are filled as the modeled backend assumes them (with warnings).
+    let (sub, warnings) = with_assumptions(&sub, Assumptions::default());
+    let machine = Machine::modeled(&sub);
     let mut notes: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
     notes.push(
         "modeled: datasheet GEMM rates and the all-reduce curve modeled from line rates".into(),
@@ -78,10 +76,7 @@ pub fn run_with_curve(
     } else {
         topo.subset(gpus)
     };
-    let (bw, warnings) = crate::bench::modeled::ModeledBackend::new(
-        &sub,
-        crate::bench::modeled::Assumptions::default(),
-    );
+    let (assumed, warnings) = with_assumptions(&sub, Assumptions::default());
     let name = sub
         .gpus
         .iter()
@@ -92,7 +87,7 @@ pub fn run_with_curve(
         "model fed by the {} all-reduce curve ({}) and datasheet GEMM rates",
         comm.source, comm.basis
     ));
-    let mut machine = Machine::from_topology(bw.topology(), Some(comm), GpuRates::datasheet(&name));
+    let mut machine = Machine::from_topology(&assumed, Some(comm), GpuRates::datasheet(&name));
     machine.label = sub.source.label();
     finish(machine, workloads, modes, max_gpus, Vec::new(), notes)
 }
@@ -114,7 +109,8 @@ pub struct MeasureOptions {
 }
 
 /// On this machine: measures the GEMM rates (cuBLAS: the first GPU alone, then every GPU at
-/// once) and an NCCL all-reduce sweep over `gpus`; runs each workload's real training step with
+/// once) and an NCCL all-reduce sweep over `gpus` (on the backend `collectives` builds for a
+/// topology: `job::backend` hands the NCCL one); runs each workload's real training step with
 /// PyTorch on 1, 2, 4, … and N GPUs where PyTorch is found (their 1-GPU steps calibrate the
 /// model), and the synthetic proxies for the workloads PyTorch cannot run (all of them without
 /// PyTorch). Each input that cannot be measured falls back to its modeled value with a note.
@@ -127,6 +123,7 @@ pub fn run_measured(
     modes: &[Mode],
     max_gpus: usize,
     opts: &MeasureOptions,
+    collectives: &MakeCollectives<'_>,
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(&str, &ScalingRun),
 ) -> Result<ScalingRun, String> {
@@ -142,11 +139,8 @@ pub fn run_measured(
         .iter()
         .find_map(|g| g.name.clone())
         .unwrap_or_default();
-    let (bw, _) = crate::bench::modeled::ModeledBackend::new(
-        &sub,
-        crate::bench::modeled::Assumptions::default(),
-    );
-    let modeled_machine = Machine::modeled(bw.topology());
+    let (assumed, _) = with_assumptions(&sub, Assumptions::default());
+    let modeled_machine = Machine::modeled(&assumed);
     let (rates, concurrent) = measure_rates(&ordinals, cancel, &mut notes, progress);
     let rates = rates.or(GpuRates::datasheet(&name));
     progress(
@@ -154,7 +148,7 @@ pub fn run_measured(
         &ScalingRun::default(),
     );
     let comm = if ordinals.len() >= 2 {
-        measure_curve(&sub, opts.nccl_lib.as_deref(), cancel).unwrap_or_else(|e| {
+        measure_curve(&sub, collectives, cancel).unwrap_or_else(|e| {
             notes.push(format!(
                 "all-reduce curve not measured ({e}); modeled curve used"
             ));
@@ -163,7 +157,7 @@ pub fn run_measured(
     } else {
         None
     };
-    let mut machine = Machine::from_topology(bw.topology(), comm, rates);
+    let mut machine = Machine::from_topology(&assumed, comm, rates);
     machine.label = sub.source.label();
     machine.concurrent = concurrent;
 
@@ -350,7 +344,7 @@ fn measure_rates(
 
 fn measure_curve(
     topo: &Topology,
-    nccl_lib: Option<&std::path::Path>,
+    collectives: &MakeCollectives<'_>,
     cancel: &AtomicBool,
 ) -> Result<Option<CommCurve>, String> {
     let opts = CollectiveOptions {
@@ -359,11 +353,10 @@ fn measure_curve(
         ..Default::default()
     };
     let (_, cases) = plan(topo, &opts).map_err(|e| e.to_string())?;
-    let mut backend = crate::bench::cuda::collectives::CudaCollectives::new(topo, nccl_lib)
-        .map_err(|e| e.to_string())?;
+    let mut backend = collectives(topo).map_err(|e| e.to_string())?;
     let (results, _) = run_collectives(
         &cases,
-        &mut backend,
+        backend.as_mut(),
         cancel,
         &mut Vec::new(),
         &mut |_, _, _| {},

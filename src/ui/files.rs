@@ -495,10 +495,15 @@ pub fn read_captures(paths: &[PathBuf]) -> Result<Report, String> {
     let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let m = smi_query::import_machine(&paths).map_err(|e| e.to_string())?;
     let machine = crate::job::machine_info(&m.topology, "import");
-    let health = m
-        .inventory
-        .is_some()
-        .then(|| check_described(&m.topology, m.inventory, m.after, &CheckOptions::default()));
+    let health = m.inventory.is_some().then(|| {
+        check_described(
+            &m.topology,
+            m.inventory,
+            m.after,
+            &CheckOptions::default(),
+            &crate::job::modeled_as_stated,
+        )
+    });
     let mut report = Report::new(machine, m.topology);
     report.health = health;
     Ok(report)

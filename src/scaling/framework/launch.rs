@@ -334,17 +334,10 @@ pub(super) fn wait_output(
             .read_to_string(&mut s);
         s
     });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                kill_group(&mut child);
-                break None;
-            }
-        }
-    };
+    let status = crate::process::wait_within(&mut child, limit);
+    if status.is_none() {
+        kill_group(&mut child);
+    }
     let (o, e) = (
         t_out.join().unwrap_or_default(),
         t_err.join().unwrap_or_default(),
@@ -360,13 +353,7 @@ pub(super) fn kill_group(child: &mut std::process::Child) {
     unsafe {
         libc::kill(-pgid, libc::SIGTERM);
     }
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(5) {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::process::wait_within(child, Duration::from_secs(5));
     // SAFETY: as above; SIGKILL for whatever ignored SIGTERM.
     unsafe {
         libc::kill(-pgid, libc::SIGKILL);
