@@ -21,16 +21,21 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("model", &[]),
     // The bounded line reader shared by the framework runs and the ssh client.
     ("lines", &[]),
+    // Child processes with a time limit (the one wait loop).
+    ("process", &[]),
     // The GPU platform layer.
-    ("cuda", &["model"]),
+    ("cuda", &["model", "process"]),
     // Where a Topology comes from.
-    ("topology", &["model", "cuda"]),
+    ("topology", &["model", "cuda", "process"]),
     // Measurements.
-    ("bench", &["model", "cuda", "topology"]),
+    ("bench", &["model", "cuda", "topology", "process"]),
     // Scaling of workloads.
-    ("scaling", &["model", "cuda", "bench", "topology", "lines"]),
+    (
+        "scaling",
+        &["model", "cuda", "bench", "topology", "lines", "process"],
+    ),
     // `scalescope check`.
-    ("health", &["model", "bench", "topology"]),
+    ("health", &["model", "bench", "topology", "process"]),
     // Reports.
     (
         "report",
@@ -62,6 +67,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "remote",
         &[
             "model", "cuda", "topology", "bench", "scaling", "health", "report", "job", "lines",
+            "process",
         ],
     ),
     // The desktop app: anything below; never the command line.
@@ -69,7 +75,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "ui",
         &[
             "model", "lines", "cuda", "topology", "bench", "scaling", "health", "report", "export",
-            "document", "job", "remote",
+            "document", "job", "remote", "process",
         ],
     ),
     // The command line: anything below. `ui` is allowed for now (main.rs's window start lives
@@ -78,7 +84,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "model", "lines", "cuda", "topology", "bench", "scaling", "health", "report", "export",
-            "document", "job", "remote", "ui",
+            "document", "job", "remote", "ui", "process",
         ],
     ),
 ];

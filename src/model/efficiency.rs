@@ -1,7 +1,7 @@
 //! Reference copy efficiencies: the fraction of a link's line rate a healthy copy reaches, per
 //! test and kind of path, each with where it comes from. The one table the modeled backend
-//! multiplies line rates by ([`crate::bench::modeled`]) and the health check judges measured
-//! figures against ([`crate::health::expected`]).
+//! multiplies line rates by (`bench::modeled`) and the health check judges measured figures
+//! against (`health::expected`); model/ is below both, so it names them without linking.
 //!
 //! Measured references are scalescope's own, from the report it bundles of `scalescope --bench
 //! --full` on 8× H200 SXM (NVSwitch, PCIe Gen5 x16), 2026-11-22: the median over every GPU or
