@@ -109,15 +109,13 @@ fn export_links_csv_1000(bencher: Bencher) {
     bencher.bench(|| scalescope::export::csv::links(black_box(&t)).expect("exports"));
 }
 
-/// Every PNG `--bench` writes (report, topology, bandwidth, collectives, scaling) for the
-/// 2-GPU report, rendered offscreen (egui_kittest's wgpu harness; Mesa llvmpipe here). Needs
-/// the GUI feature.
-#[cfg(feature = "gui")]
+/// Every page `--bench` writes (report, topology, bandwidth, collectives, scaling PNGs and
+/// report.pdf) for the 2-GPU report, typeset on the CPU.
 #[divan::bench(sample_count = 2, sample_size = 1)]
 fn render_report_pngs_2x(bencher: Bencher) {
     let r = report::parse(REPORT_2X).expect("parses");
     bencher.bench(|| {
-        scalescope::ui::report_view::render_all(black_box(&r))
+        scalescope::document::render_all(black_box(&r))
             .into_iter()
             .filter(|(_, png)| png.is_ok())
             .count()

@@ -1,11 +1,16 @@
-//! Renders a report's documents from its report.json: report.html and the PNGs (report.png and
-//! one per view), offscreen, e.g. for a report measured on a machine without GL, or for the
-//! committed screenshots: `cargo run --release --example render_report -- path/to/report.json
-//! OUTDIR [PREFIX]`. With PREFIX the files are named `PREFIX.html`, `PREFIX.png` (report.png)
-//! and `PREFIX-topology.png` …; `bundled` instead of a path renders every bundled example
-//! report into OUTDIR as `report-example*` (what screenshots/ holds).
+//! Renders a report's documents from its report.json: report.html, the PNGs (report.png and one
+//! per view) and report.pdf, typeset on the CPU (no GL, no display; the headless build runs it
+//! too), e.g. for a report measured before scalescope wrote PDFs, or for the committed
+//! screenshots: `cargo run --release --example render_report -- path/to/report.json OUTDIR
+//! [PREFIX]`. With PREFIX the files are named `PREFIX.html`, `PREFIX.png` (report.png),
+//! `PREFIX.pdf` and `PREFIX-topology.png` …; `bundled` instead of a path renders every bundled
+//! example report into OUTDIR as `report-example*` (what screenshots/ holds); `catalog ID`
+//! renders a modeled `--bench` of catalog machine ID as `report-ID-modeled*`.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use scalescope::job::{self, Job, SuiteOptions, Target};
 
 fn render(
     report: &scalescope::report::Report,
@@ -21,26 +26,62 @@ fn render(
         },
     };
     let html = out.join(name("report.html"));
-    std::fs::write(&html, scalescope::export::html::report(report))?;
+    std::fs::write(&html, scalescope::document::report_html(report))?;
     println!("wrote {}", html.display());
-    for (file, png) in scalescope::ui::report_view::render_all(report) {
+    for (file, bytes) in scalescope::document::render_all(report) {
         let path = out.join(name(file));
-        match png {
+        match bytes {
             Ok(bytes) => {
                 std::fs::write(&path, bytes)?;
                 println!("wrote {}", path.display());
             }
-            Err(e) => eprintln!("{file}: {e:#}"),
+            Err(e) => eprintln!("{file}: {e}"),
         }
     }
     Ok(())
 }
 
+/// A modeled quick `--bench` of catalog machine `id`, run in-process.
+fn modeled(id: &str) -> anyhow::Result<scalescope::report::Report> {
+    let job = Job::Suite {
+        target: Target::Catalog { name: id.into() },
+        options: SuiteOptions {
+            stages: job::Stage::ALL.to_vec(),
+            gpus: Vec::new(),
+            full: false,
+            modeled: true,
+            nccl_lib: None,
+            python: None,
+        },
+    };
+    let mut r = job::run(&job, &AtomicBool::new(false), &mut |_| {})?;
+    r.machine.command_line = vec![
+        "scalescope".into(),
+        "--bench".into(),
+        "--modeled".into(),
+        "--catalog".into(),
+        id.into(),
+    ];
+    Ok(r)
+}
+
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let (Some(report), Some(out)) = (args.next(), args.next()) else {
-        anyhow::bail!("usage: render_report REPORT.json|bundled OUTDIR [PREFIX]");
+        anyhow::bail!("usage: render_report REPORT.json|bundled|catalog ID OUTDIR [PREFIX]");
     };
+    if report == "catalog" {
+        let id = out;
+        let Some(out) = args.next() else {
+            anyhow::bail!("usage: render_report catalog ID OUTDIR");
+        };
+        let r = modeled(&id)?;
+        return render(
+            &r,
+            &PathBuf::from(out),
+            Some(&format!("report-{id}-modeled")),
+        );
+    }
     let out = PathBuf::from(out);
     if report == "bundled" {
         for (file, r) in scalescope::report::bundled::reports() {

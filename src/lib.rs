@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod cli;
 pub mod cuda;
+pub mod document;
 pub mod export;
 pub mod health;
 pub mod job;

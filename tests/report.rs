@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use common::ui::{app, app_harness, view_harness};
 use common::{bin, scalescope, write};
 use eframe::egui;
-use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use scalescope::report::{self, Report, ReportError};
 use scalescope::scaling::RowSource;
@@ -61,6 +60,7 @@ fn bench_modeled_quick_writes_every_file() {
         "bandwidth.png",
         "collectives.png",
         "scaling.png",
+        "report.pdf",
     ] {
         let p = dir.path().join(f);
         assert!(
@@ -452,142 +452,6 @@ fn version_1_reports_open_with_their_measured_scaling_rows_as_proxies() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("versions 1 to"), "{e}");
-}
-
-/// Widgets a printed page must not show. Check boxes are judged by their label
-/// ([`run_control_labels`]): egui_plot's legend entries are check boxes too (a click hides the
-/// series), and on paper they are the plot's legend.
-const WIDGET_ROLES: [egui::accesskit::Role; 7] = [
-    egui::accesskit::Role::CheckBox,
-    egui::accesskit::Role::ComboBox,
-    egui::accesskit::Role::Button,
-    egui::accesskit::Role::TextInput,
-    egui::accesskit::Role::RadioButton,
-    egui::accesskit::Role::Slider,
-    egui::accesskit::Role::SpinButton,
-];
-
-/// The widgets `draw` shows, by role.
-fn widgets(draw: impl FnMut(&mut egui::Ui)) -> Vec<String> {
-    let mut draw = draw;
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 8000.0))
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            egui::CentralPanel::default().show(ui, |ui| draw(ui));
-        });
-    harness.run();
-    WIDGET_ROLES
-        .iter()
-        .flat_map(|role| {
-            harness
-                .query_all_by_role(*role)
-                .map(|n| {
-                    use egui_kittest::kittest::NodeT;
-                    (*role, n.accesskit_node().label().unwrap_or_default())
-                })
-                .collect::<Vec<_>>()
-        })
-        .filter(|(role, label)| {
-            *role != egui::accesskit::Role::CheckBox || run_control_labels().contains(label)
-        })
-        .map(|(role, label)| format!("{role:?} {label:?}"))
-        .collect()
-}
-
-/// The labels of the views' run-control check boxes: GPUs, tests, operations, algorithms and
-/// workloads.
-fn run_control_labels() -> Vec<String> {
-    use scalescope::model::{Algo, CollectiveOp, TestId};
-    let mut v: Vec<String> = (0..16).map(|g| format!("GPU{g}")).collect();
-    v.extend(TestId::ALL.iter().map(|t| t.id().to_string()));
-    v.extend(CollectiveOp::ALL.iter().map(|t| t.id().to_string()));
-    v.extend(Algo::ALL.iter().map(|t| t.id().to_string()));
-    v.extend(
-        scalescope::scaling::workload::catalog()
-            .into_iter()
-            .map(|w| w.name),
-    );
-    v
-}
-
-#[test]
-fn report_pages_show_no_widgets() {
-    use scalescope::ui::report_view;
-    let mut reports: Vec<Report> = report::bundled::reports()
-        .into_iter()
-        .map(|(_, r)| r.unwrap())
-        .collect();
-    reports.push(modeled_report("h200-2x-sxm"));
-    for r in &reports {
-        let name = r.name();
-        let t = r.topology.clone();
-        let page = widgets(|ui| report_view::summary(ui, r));
-        assert!(page.is_empty(), "{name}: report.png shows {page:?}");
-        let mut v = report_view::bandwidth_view(r).unwrap();
-        let page = widgets(|ui| v.document_ui(ui, &t));
-        assert!(page.is_empty(), "{name}: bandwidth.png shows {page:?}");
-        let mut v = report_view::collectives_view(r).unwrap();
-        let page = widgets(|ui| v.document_ui(ui, &t));
-        assert!(page.is_empty(), "{name}: collectives.png shows {page:?}");
-        let mut v = report_view::scaling_view(r, 3).unwrap();
-        let page = widgets(|ui| v.document_ui(ui, &t));
-        assert!(page.is_empty(), "{name}: scaling.png shows {page:?}");
-    }
-    // On screen the same views have their run controls: the checks above can fail.
-    let r = &reports[0];
-    let t = r.topology.clone();
-    let mut v = report_view::bandwidth_view(r).unwrap();
-    assert!(!widgets(|ui| v.ui(ui, &t)).is_empty());
-    let mut v = report_view::scaling_view(r, 3).unwrap();
-    assert!(!widgets(|ui| v.ui(ui, &t)).is_empty());
-}
-
-#[test]
-fn report_png_is_light_and_names_the_machine_first() {
-    let (_, r) = report::bundled::reports().remove(0);
-    let r = r.unwrap();
-    let pages = scalescope::ui::report_view::render_all(&r);
-    let (name, png) = &pages[0];
-    assert_eq!(*name, "report.png");
-    let png = png.as_ref().expect("rendered");
-    let img = image::load_from_memory(png).unwrap().to_rgba8();
-    // A light page: the corner and the mean of the whole image are near white.
-    let corner = img.get_pixel(2, 2);
-    assert!(corner.0[..3].iter().all(|c| *c > 220), "corner {corner:?}");
-    let mean: f64 = img.pixels().map(|p| p.0[0] as f64).sum::<f64>() / img.pixels().len() as f64;
-    assert!(mean > 200.0, "mean red {mean}");
-    // No large empty area: the bottom 15 % of every page holds something other than the page
-    // color.
-    for (name, png) in &pages {
-        let img = image::load_from_memory(png.as_ref().unwrap())
-            .unwrap()
-            .to_rgba8();
-        let (w, h) = img.dimensions();
-        let bg = *img.get_pixel(2, 2);
-        let inked = (h * 85 / 100..h)
-            .flat_map(|y| (0..w).map(move |x| (x, y)))
-            .filter(|&(x, y)| *img.get_pixel(x, y) != bg)
-            .count();
-        assert!(inked > 200, "{name}: the bottom of the page is empty");
-    }
-    // Laid out, the page starts with what the machine is.
-    let warnings = format!("Warnings: {}", r.warnings.len());
-    let mut harness = Harness::builder()
-        .with_size(egui::vec2(1400.0, 4000.0))
-        .build_ui(move |ui| {
-            scalescope::ui::fonts::install(ui.ctx());
-            scalescope::ui::report_view::summary(ui, &r)
-        });
-    harness.run();
-    assert!(harness.query_by_label("2× H200 SXM").is_some());
-    assert!(harness.query_by_label_contains("run on host vm").is_some());
-    assert!(
-        harness
-            .query_by_label_contains("No health check in this report")
-            .is_some()
-    );
-    assert!(harness.query_by_label(&warnings).is_some());
 }
 
 /// The bundled reports, parsed, by file name.

@@ -4,6 +4,13 @@
 //! document's tables and figures, and a screenshot of it must not be blank. Each file must be
 //! self-contained: no external references, and every inline SVG figure draws something.
 //!
+//! The layout check: for every catalog machine (a modeled `--bench`, run in-process) and both
+//! bundled reports, a copy of report.html with a measuring script injected (the shipped file
+//! has none) is laid out at 1,000 px and at A4's width; the script writes into the DOM every
+//! element whose right edge passes the page and every pair of sibling blocks (headings,
+//! paragraphs, tables, figures, lists) that overlap, and `--dump-dom` reads it back. A page
+//! built to be too wide and to overlap shows that the check can fail.
+//!
 //! Without a browser the test prints why and passes, unless `SCALESCOPE_BROWSER` names one
 //! (scripts/test.sh sets it after installing): then a browser that does not work fails it.
 
@@ -12,7 +19,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use scalescope::export::html;
+use std::sync::atomic::AtomicBool;
+
+use scalescope::document::html;
+use scalescope::job::{self, Job, Stage, SuiteOptions, Target};
 use scalescope::model::Source;
 use scalescope::report::{self, Report, summary};
 
@@ -227,7 +237,7 @@ fn report_html_is_self_contained_and_renders_in_a_browser() {
         let r = r.unwrap_or_else(|e| panic!("{file}: {e}"));
         let name = file.trim_end_matches(".json").to_string();
         let page = work.path().join(format!("{name}.html"));
-        std::fs::write(&page, html::report(&r)).unwrap();
+        std::fs::write(&page, scalescope::document::report_html(&r)).unwrap();
         pages.push((name, page, r));
     }
     assert!(pages.len() >= 2, "both bundled examples");
@@ -242,7 +252,7 @@ fn report_html_is_self_contained_and_renders_in_a_browser() {
         if name == "bench-modeled" {
             assert_eq!(
                 text,
-                html::report(r),
+                scalescope::document::report_html(r),
                 "report.html and report.json disagree"
             );
         }
@@ -304,4 +314,199 @@ fn report_html_is_self_contained_and_renders_in_a_browser() {
         }
         check_in_browser(name, page, &browser, work.path(), &expect);
     }
+}
+
+/// The measuring script: every element whose box passes the viewport's edges, and every pair of
+/// sibling blocks whose boxes overlap, written (URI-encoded JSON) into `#layout-findings`.
+const MEASURE: &str = r#"<script>
+(function () {
+  var vw = document.documentElement.clientWidth;
+  var out = [];
+  function describe(el) {
+    var d = el.tagName.toLowerCase();
+    if (el.id) d += '#' + el.id;
+    if (typeof el.className === 'string' && el.className) d += '.' + el.className.split(' ').join('.');
+    return d + ' "' + (el.textContent || '').trim().slice(0, 60) + '"';
+  }
+  // The body too: its own children are blocks that may overlap.
+  var all = [document.body].concat(Array.prototype.slice.call(document.body.querySelectorAll('*')));
+  for (var i = 0; i < all.length; i++) {
+    var r = all[i].getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (r.right > vw + 1 || r.left < -1) {
+      out.push('wider than the page: ' + describe(all[i]) + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right) + ' of ' + vw);
+    }
+  }
+  var blocks = 'h1,h2,h3,p,table,figure,ul,ol,details,header,section,footer,div.cols';
+  for (var i = 0; i < all.length; i++) {
+    var kids = [];
+    for (var k = 0; k < all[i].children.length; k++) {
+      if (all[i].children[k].matches(blocks)) kids.push(all[i].children[k]);
+    }
+    for (var a = 0; a < kids.length; a++) {
+      for (var b = a + 1; b < kids.length; b++) {
+        var p = kids[a].getBoundingClientRect(), q = kids[b].getBoundingClientRect();
+        if (p.height === 0 || q.height === 0) continue;
+        var ox = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+        var oy = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+        if (ox > 1 && oy > 1) out.push('overlap: ' + describe(kids[a]) + ' and ' + describe(kids[b]));
+      }
+    }
+  }
+  var pre = document.createElement('pre');
+  pre.id = 'layout-findings';
+  pre.textContent = encodeURIComponent(JSON.stringify(out));
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+/// `%XX` escapes decoded (what `encodeURIComponent` wrote).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What the measuring script found in `html` laid out `width` px wide.
+fn layout_findings(browser: &Path, work: &Path, name: &str, html: &str, width: u32) -> Vec<String> {
+    let page = work.join(format!("{name}-measured.html"));
+    let measured = html.replacen("</body>", &format!("{MEASURE}\n</body>"), 1);
+    assert_ne!(
+        measured, html,
+        "{name}: no </body> to inject the script before"
+    );
+    std::fs::write(&page, measured).unwrap();
+    let profile = work.join(format!("profile-layout-{name}"));
+    std::fs::create_dir_all(&profile).unwrap();
+    let dom = run_browser(
+        browser,
+        &profile,
+        &["--dump-dom", &format!("--window-size={width},1200")],
+        &page,
+    );
+    let start = dom
+        .find("<pre id=\"layout-findings\">")
+        .unwrap_or_else(|| panic!("{name}: the measuring script did not run"));
+    let text = &dom[start + "<pre id=\"layout-findings\">".len()..];
+    let text = &text[..text.find("</pre>").unwrap()];
+    serde_json::from_str(&percent_decode(text)).unwrap()
+}
+
+/// A modeled quick `--bench` of catalog machine `id`, run in-process.
+fn modeled(id: &str) -> Report {
+    let job = Job::Suite {
+        target: Target::Catalog { name: id.into() },
+        options: SuiteOptions {
+            stages: Stage::ALL.to_vec(),
+            gpus: Vec::new(),
+            full: false,
+            modeled: true,
+            nccl_lib: None,
+            python: None,
+        },
+    };
+    job::run(&job, &AtomicBool::new(false), &mut |_| {})
+        .unwrap_or_else(|e| panic!("--bench --modeled --catalog {id}: {e}"))
+}
+
+/// A4's width at 96 px per inch (210 mm).
+const A4_PX: u32 = 794;
+
+/// Nothing in report.html is wider than the page, and no two blocks overlap, for every catalog
+/// machine (8 GPUs + 8 NICs included) and both bundled reports, at 1,000 px and at A4's width.
+#[test]
+fn report_html_fits_the_page_for_every_machine() {
+    let Some(browser) = browser() else {
+        println!(
+            "SKIPPED: no chromium-headless-shell or chromium on PATH (scripts/test.sh installs it)"
+        );
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let mut reports: Vec<(String, Report)> = report::bundled::reports()
+        .into_iter()
+        .map(|(f, r)| (f.trim_end_matches(".json").to_string(), r.unwrap()))
+        .collect();
+    for e in scalescope::topology::catalog::entries() {
+        reports.push((e.id.clone(), modeled(&e.id)));
+    }
+    assert!(
+        reports.len() >= 9,
+        "7 catalog machines and 2 bundled reports"
+    );
+    let mut problems = Vec::new();
+    for (name, r) in &reports {
+        let html = scalescope::document::report_html(r);
+        for width in [1000, A4_PX] {
+            for f in layout_findings(&browser, work.path(), name, &html, width) {
+                problems.push(format!("{name} at {width} px: {f}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The check can fail: a table wider than the page and a paragraph pulled over a heading are
+/// both caught, and the same page without them passes.
+#[test]
+fn the_layout_check_catches_a_wide_table_and_overlapping_blocks() {
+    let Some(browser) = browser() else {
+        println!(
+            "SKIPPED: no chromium-headless-shell or chromium on PATH (scripts/test.sh installs it)"
+        );
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let page = |body: &str| {
+        format!(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body><h2>Heading</h2>{body}</body></html>"
+        )
+    };
+    let fine = layout_findings(
+        &browser,
+        work.path(),
+        "fine",
+        &page("<p>A paragraph.</p><table><tr><td>a cell</td></tr></table>"),
+        A4_PX,
+    );
+    assert!(fine.is_empty(), "{fine:?}");
+    let wide = layout_findings(
+        &browser,
+        work.path(),
+        "wide",
+        &page(&format!(
+            "<table id=\"wide\"><tr><td style=\"white-space:nowrap\">{}</td></tr></table>",
+            "does not fit: ".repeat(40)
+        )),
+        A4_PX,
+    );
+    assert!(
+        wide.iter()
+            .any(|f| f.contains("wider than the page: table#wide")),
+        "{wide:?}"
+    );
+    let overlap = layout_findings(
+        &browser,
+        work.path(),
+        "overlap",
+        &page("<p style=\"margin-top:-30px\">Pulled over the heading.</p>"),
+        A4_PX,
+    );
+    assert!(
+        overlap.iter().any(|f| f.starts_with("overlap: h2")),
+        "{overlap:?}"
+    );
 }

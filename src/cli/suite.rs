@@ -1,5 +1,6 @@
 //! `scalescope --bench`: the whole suite (topology, bandwidth, collectives, scaling) in one
-//! command, written to a folder as CSV, `report.json`, `report.html` and PNGs. CSV, JSON and
+//! command, written to a folder as CSV, `report.json`, `report.html`, PNGs and `report.pdf`
+//! (typeset on the CPU by [`crate::document`], in the headless build too). CSV, JSON and
 //! HTML are rewritten after every finished test; Ctrl-C stops after the test in flight (the
 //! GPUs are released as the backends drop) and exits 130 with what finished written; a second
 //! Ctrl-C exits at once.
@@ -21,7 +22,7 @@ use crate::report::{Report, StageInFlight};
 
 /// Every file `--bench` writes into `--out`; an earlier run's are removed when a run starts, so
 /// that the folder never mixes two runs.
-const OUTPUT_FILES: [&str; 13] = [
+const OUTPUT_FILES: [&str; 14] = [
     "gpus.csv",
     "links.csv",
     "health.csv",
@@ -35,6 +36,7 @@ const OUTPUT_FILES: [&str; 13] = [
     "bandwidth.png",
     "collectives.png",
     "scaling.png",
+    "report.pdf",
 ];
 
 /// What `--bench` was asked to do.
@@ -107,7 +109,7 @@ fn record_cancellation() {
     r.cancelled_by = interrupt::signal_name().map(str::to_string);
     r.stage_in_flight = stage;
     // report.html first: a second Ctrl-C may exit once report.json says `cancelled`.
-    let html = export::html::report(r);
+    let html = crate::document::report_html(r);
     let _ = interrupt::writing(false, || {
         write_atomic(&dir.join("report.html"), html.as_bytes())
     });
@@ -222,7 +224,7 @@ impl Writer<'_> {
         // The document beside it, rewritten with it so that the two always agree.
         files.push((
             self.dir.join("report.html"),
-            export::html::report(report).into_bytes(),
+            crate::document::report_html(report).into_bytes(),
         ));
         let set: Vec<(&Path, &[u8])> = files
             .iter()
@@ -298,7 +300,7 @@ fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) ->
 }
 
 /// Runs `--bench`: the suite job, here or on a server, its events written to `--out` as they
-/// come (the checkpoint writer), then the PNGs.
+/// come (the checkpoint writer), then the PNGs and the PDF.
 pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let stages = parse_suite(&args.suite)?;
@@ -411,17 +413,17 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         return Err(interrupted(&args.out));
     }
     writer.set_stage(Some(StageInFlight::Pngs));
-    let rendered = render_pngs(&report);
+    let rendered = crate::document::render_all(&report);
     if interrupt::cancelled() {
         writer.write(&report)?;
         return Err(interrupted(&args.out));
     }
-    let mut pngs = Vec::new();
+    let mut documents = Vec::new();
     for (name, result) in rendered {
         match result {
             Ok(bytes) => {
                 write_file(&args.out.join(name), &bytes)?;
-                pngs.push(name);
+                documents.push(name);
             }
             Err(e) => eprintln!("warning: {name} not written: {e:#}"),
         }
@@ -433,8 +435,8 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     writer.set_stage(None);
     println!(
         "report       report.json, report.html{}{}  [{:.1} s total] in {}",
-        if pngs.is_empty() { "" } else { ", " },
-        pngs.join(", "),
+        if documents.is_empty() { "" } else { ", " },
+        documents.join(", "),
         started.elapsed().as_secs_f64(),
         args.out.display()
     );
@@ -448,25 +450,8 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
 fn interrupted(out: &Path) -> CliError {
     let signal = interrupt::signal_name().unwrap_or("a signal");
     eprintln!(
-        "interrupted: wrote what finished to {} (PNGs skipped)",
+        "interrupted: wrote what finished to {} (PNGs and PDF skipped)",
         out.display()
     );
     CliError::interrupted(anyhow::anyhow!("interrupted ({signal})"))
-}
-
-/// The report's PNGs, rendered offscreen through the app's views: (file name, bytes or why not).
-#[cfg(feature = "gui")]
-fn render_pngs(report: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
-    crate::ui::report_view::render_all(report)
-}
-
-/// A headless build draws nothing: the PNGs are rendered elsewhere from report.json.
-#[cfg(not(feature = "gui"))]
-fn render_pngs(_: &Report) -> Vec<(&'static str, anyhow::Result<Vec<u8>>)> {
-    eprintln!(
-        "warning: PNGs not written: this is the headless build; render them with a full build \
-         (`cargo run --release --example render_report -- report.json OUTDIR`) or open \
-         report.json in the app"
-    );
-    Vec::new()
 }

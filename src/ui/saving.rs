@@ -1,8 +1,8 @@
 //! Save CSV, Save PNG and Export report.html: what to write for the view on screen, made from
 //! the source's report (never rebuilt from what a view holds), on the save thread.
 //!
-//! The PNGs are the report's pages as `--bench` draws them ([`report_view::render_all`],
-//! [`report_view::render_topology_with_health`]); this is the one place the app calls them.
+//! A view's PNG is the report's page as `--bench` writes it ([`crate::document::page_png`]),
+//! typeset on the CPU; only the Compare view, which has no page in a report, is drawn by egui.
 
 use std::path::Path;
 
@@ -10,6 +10,7 @@ use eframe::egui::Ui;
 
 use super::action::{Action, SaveKind, View};
 use super::{compare_view, report_view, snapshot};
+use crate::document::Page;
 use crate::report::Report;
 
 /// The work of a Save: makes the file's bytes (on the save thread).
@@ -68,19 +69,17 @@ fn csv(view: View, r: &Report) -> Result<Vec<u8>, String> {
     written.map_err(|e| e.to_string())
 }
 
-/// The view's page of the report, as `--bench` draws it.
+/// The view's page of the report, as `--bench` writes it.
 fn png(view: View, r: &Report) -> Result<Vec<u8>, String> {
-    if matches!(view, View::Topology | View::Compare) {
-        return report_view::render_topology_with_health(&r.topology, r.health.as_ref())
-            .map_err(|e| format!("{e:#}"));
-    }
-    let page = file_name(view, SaveKind::Png);
-    report_view::render_all(r)
-        .into_iter()
-        .find(|(name, _)| *name == page)
-        .ok_or_else(|| format!("the report has no {page}"))?
-        .1
-        .map_err(|e| format!("{e:#}"))
+    let page = match view {
+        View::Topology | View::Compare => Page::Topology,
+        View::Bandwidth => Page::Bandwidth,
+        View::Collectives => Page::Collectives,
+        View::Scaling => Page::Scaling,
+    };
+    crate::document::page_png(r, page)
+        .ok_or_else(|| format!("the report has no {}", page.file_name()))?
+        .map_err(|e| e.to_string())
 }
 
 /// The comparison of every opened report: its key figures as CSV, or the view as a picture.

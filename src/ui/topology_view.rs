@@ -6,11 +6,12 @@
 
 use eframe::egui::{
     self, Align, Align2, Color32, CornerRadius, FontId, Layout, Rect, RichText, Sense, Shape,
-    Stroke, StrokeKind, Ui, Vec2, pos2, vec2,
+    Stroke, StrokeKind, Ui, Vec2, vec2,
 };
 
 use super::palette::{self, SourceBadge};
 use super::widgets::{Cell, Segment, badge, matrix, matrix_width};
+use crate::document::machine::{self, Anchor, BoxKind, Hover, Item, LineKind, Tone};
 use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, Topology, TopologyNote, TopologySource};
 
 /// The whole view: header, machine drawing, GPU cards, the three matrices and the notes.
@@ -177,663 +178,175 @@ pub fn title(topology: &Topology) -> String {
 // ---------------------------------------------------------------------------------------------
 // Machine drawing
 
-/// Where a NIC is drawn.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum NicHome {
-    /// Next to this GPU, sharing a PCIe switch (PIX or PXB).
-    Gpu(usize, LinkKind),
-    /// Directly under the CPU of this NUMA group (PHB or NODE to its nearest GPU).
-    Group(usize, LinkKind),
-    /// Far from every GPU (SYS) or not linked to any.
-    Elsewhere,
-}
-
-fn path_rank(kind: LinkKind) -> u32 {
-    match kind {
-        LinkKind::Nv(_) => 0,
-        LinkKind::Pix => 1,
-        LinkKind::Pxb => 2,
-        LinkKind::Phb => 3,
-        LinkKind::Node => 4,
-        LinkKind::Sys => 5,
-    }
-}
-
-fn nic_homes(topology: &Topology, groups: &[(Option<u32>, Vec<usize>)]) -> Vec<NicHome> {
-    topology
-        .nics
-        .iter()
-        .map(|nic| {
-            let best = topology
-                .nic_links
-                .iter()
-                .filter(|l| l.nic == nic.index)
-                .min_by_key(|l| (path_rank(l.kind), l.gpu));
-            let group_of = |gpu: usize| groups.iter().position(|(_, g)| g.contains(&gpu));
-            match best {
-                Some(l) if matches!(l.kind, LinkKind::Pix | LinkKind::Pxb) => {
-                    NicHome::Gpu(l.gpu, l.kind)
-                }
-                Some(l) if matches!(l.kind, LinkKind::Phb | LinkKind::Node) => {
-                    group_of(l.gpu).map_or(NicHome::Elsewhere, |g| NicHome::Group(g, l.kind))
-                }
-                _ => NicHome::Elsewhere,
-            }
-        })
-        .collect()
-}
-
-/// The NVLink count every GPU pair shares, when all pairs share the same non-zero count.
-fn uniform_nvlinks(topology: &Topology) -> Option<u32> {
-    let mut counts = topology
-        .links
-        .iter()
-        .map(|l| l.kind.and_then(|k| k.nvlinks()));
-    let first = counts.next()??;
-    counts.all(|c| c == Some(first)).then_some(first)
-}
-
-/// True when the GPUs hang off an NVSwitch fabric rather than direct NVLinks.
-///
-/// Every pair NV#-connected with the same count could be a direct mesh (4-GPU HGX boards wire
-/// NV6 to each of three peers) or a switch (DGX/HGX 8-GPU: NV18 to every peer). Through a
-/// switch each pair's bond is all of a GPU's links, so the pair count equals the GPU's active
-/// links; without per-GPU counts, more than four GPUs all-to-all means a switch.
-fn nvswitch_fabric(topology: &Topology) -> Option<u32> {
-    let n = uniform_nvlinks(topology)?;
-    if topology.gpus.len() < 3 {
-        return None;
-    }
-    let actives: Vec<Option<u32>> = topology.gpus.iter().map(|g| g.nvlinks_active).collect();
-    let switched = if actives.iter().all(Option::is_some) {
-        actives.iter().all(|a| *a == Some(n))
-    } else {
-        topology.gpus.len() > 4
-    };
-    switched.then_some(n)
-}
-
-/// GPUs of one NUMA group split into sets that share a PCIe switch (PIX or PXB between them),
-/// in index order of each set's first GPU.
-fn switch_clusters(topology: &Topology, gpus: &[usize]) -> Vec<Vec<usize>> {
-    let behind_switch = |a: usize, b: usize| {
-        topology.link(a, b).is_some_and(|l| {
-            [l.kind, l.pcie_path]
-                .iter()
-                .flatten()
-                .any(|k| matches!(k, LinkKind::Pix | LinkKind::Pxb))
-        })
-    };
-    let mut clusters: Vec<Vec<usize>> = Vec::new();
-    for &g in gpus {
-        match clusters
-            .iter_mut()
-            .find(|c| c.iter().any(|&o| behind_switch(o, g)))
-        {
-            Some(c) => c.push(g),
-            None => clusters.push(vec![g]),
-        }
-    }
-    clusters
-}
-
-/// PXB when any pair (or GPU–NIC path) in the set crosses several bridges, PIX otherwise.
-fn cluster_kind(topology: &Topology, cluster: &[usize]) -> LinkKind {
-    let pxb_pair = cluster.iter().any(|&a| {
-        cluster.iter().any(|&b| {
-            a < b
-                && topology.link(a, b).is_some_and(|l| {
-                    l.kind == Some(LinkKind::Pxb) || l.pcie_path == Some(LinkKind::Pxb)
-                })
-        })
-    });
-    let pxb_nic = topology
-        .nic_links
-        .iter()
-        .any(|l| cluster.contains(&l.gpu) && l.kind == LinkKind::Pxb);
-    if pxb_pair || pxb_nic {
-        LinkKind::Pxb
-    } else {
-        LinkKind::Pix
-    }
-}
-
-/// A drawing of the machine: CPU sockets with their GPUs and NICs, PCIe, NVLink and the socket
-/// interconnect.
+/// The machine's boxes, lines and labels ([`machine::layout`], the same layout the report
+/// documents draw as SVG) painted in the theme's colours, with hover text on GPUs, NICs and
+/// switches.
 pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
-    if topology.gpus.is_empty() {
+    let Some(layout) = machine::layout(topology, ui.available_width()) else {
         ui.label(RichText::new("No GPUs in this topology.").weak());
         return;
-    }
+    };
     let visuals = ui.visuals().clone();
-    let text_color = visuals.text_color();
-    let weak = visuals.weak_text_color();
-    let groups = topology.numa_groups();
-    let homes = nic_homes(topology, &groups);
-    let fabric = nvswitch_fabric(topology);
-
-    // Layout constants (points).
-    let margin = 10.0;
-    let group_gap = 70.0;
-    let group_pad = 12.0;
-    let cpu_h = 46.0;
-    let nic_h = 22.0;
-    let gpu_h = 66.0;
-    let half_slot = 0.75;
-
-    // Slots per group: one per GPU plus half a slot per NIC that hangs directly off the CPU.
-    let group_nics: Vec<Vec<usize>> = (0..groups.len())
-        .map(|g| {
-            homes
-                .iter()
-                .enumerate()
-                .filter(|(_, h)| matches!(h, NicHome::Group(gi, _) if *gi == g))
-                .map(|(i, _)| i)
-                .collect()
-        })
-        .collect();
-    let slots: Vec<f32> = groups
-        .iter()
-        .zip(&group_nics)
-        .map(|((_, gpus), nics)| gpus.len() as f32 + half_slot * nics.len() as f32)
-        .collect();
-    let total_slots: f32 = slots.iter().sum();
-    let fixed = 2.0 * margin
-        + group_gap * (groups.len().saturating_sub(1)) as f32
-        + 2.0 * group_pad * groups.len() as f32;
-    let avail = ui.available_width().max(400.0);
-    let slot_w = ((avail - fixed) / total_slots).clamp(118.0, 180.0);
-
-    // NICs stacked next to each GPU.
-    let per_gpu = |gpu: usize| -> Vec<usize> {
-        homes
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| matches!(h, NicHome::Gpu(g, _) if *g == gpu))
-            .map(|(i, _)| i)
-            .collect()
-    };
-    let cpu_nics = usize::from(group_nics.iter().any(|v| !v.is_empty()));
-    let max_stack = topology
-        .gpus
-        .iter()
-        .map(|g| per_gpu(g.index).len())
-        .max()
-        .unwrap_or(0)
-        .max(cpu_nics);
-    let nic_area = if max_stack == 0 {
-        0.0
-    } else {
-        max_stack as f32 * (nic_h + 5.0) + 14.0
-    };
-
-    let elsewhere: Vec<usize> = homes
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| **h == NicHome::Elsewhere)
-        .map(|(i, _)| i)
-        .collect();
-
-    // Pairwise NVLink arcs need room below the GPUs; a fabric needs a bar.
-    let any_nv = topology
-        .links
-        .iter()
-        .any(|l| l.kind.is_some_and(|k| k.nvlinks().is_some()));
-    let below = if fabric.is_some() {
-        78.0
-    } else if any_nv {
-        let max_span = topology
-            .links
-            .iter()
-            .filter(|l| l.kind.is_some_and(|k| k.nvlinks().is_some()))
-            .map(|l| l.b.abs_diff(l.a))
-            .max()
-            .unwrap_or(1) as f32;
-        40.0 + 14.0 * max_span.min(7.0)
-    } else {
-        8.0
-    };
-
-    let y_cpu = margin;
-    let sw_h = 18.0;
-    let y_sw = y_cpu + cpu_h + 12.0;
-    let y_nic = y_sw + sw_h + 10.0;
-    let y_gpu = y_nic + nic_area + 14.0;
-    let group_bottom = y_gpu + gpu_h + group_pad;
-    let elsewhere_h = if elsewhere.is_empty() { 0.0 } else { 30.0 };
-    let height = group_bottom + below + elsewhere_h + margin;
-    let width = fixed + slot_w * total_slots;
-
-    let (response, painter) = ui.allocate_painter(vec2(width, height), Sense::hover());
+    let (response, painter) =
+        ui.allocate_painter(vec2(layout.width, layout.height), Sense::hover());
     let origin = response.rect.min;
-    let at = |x: f32, y: f32| origin + vec2(x, y);
-    let small = FontId::proportional(11.5);
-    let mono = FontId::monospace(11.5);
-
-    let mut gpu_rects: Vec<(usize, Rect)> = Vec::new();
-    let mut cpu_rects: Vec<Rect> = Vec::new();
-    let mut x = margin;
-    for (gi, ((node, gpus), nics)) in groups.iter().zip(&group_nics).enumerate() {
-        let gw = slot_w * slots[gi] + 2.0 * group_pad;
-        let group_rect =
-            Rect::from_min_size(at(x, y_cpu - 4.0), vec2(gw, group_bottom - y_cpu + 4.0));
-        painter.rect(
-            group_rect,
-            CornerRadius::same(10),
-            palette::group_fill(&visuals),
-            Stroke::new(1.0, palette::box_stroke(&visuals).gamma_multiply(0.6)),
-            StrokeKind::Inside,
-        );
-        // CPU / host bridge block.
-        let cpu_rect = Rect::from_min_size(
-            at(x + group_pad, y_cpu + 4.0),
-            vec2(gw - 2.0 * group_pad, cpu_h - 8.0),
-        );
-        cpu_rects.push(cpu_rect);
-        painter.rect(
-            cpu_rect,
-            CornerRadius::same(6),
-            palette::cpu_fill(&visuals),
-            Stroke::new(1.0, palette::box_stroke(&visuals)),
-            StrokeKind::Inside,
-        );
-        let cpu_title = match node {
-            Some(n) => format!("CPU {n}  ·  NUMA node {n}"),
-            None => "CPU / PCIe host".to_string(),
-        };
-        let cpus = gpus
-            .first()
-            .and_then(|g| topology.gpu(*g))
-            .and_then(|g| g.cpu_affinity.clone());
-        painter.text(
-            cpu_rect.center_top() + vec2(0.0, 5.0),
-            Align2::CENTER_TOP,
-            cpu_title,
-            FontId::proportional(13.0),
-            text_color,
-        );
-        if let Some(cpus) = cpus {
-            painter.text(
-                cpu_rect.center_bottom() - vec2(0.0, 4.0),
-                Align2::CENTER_BOTTOM,
-                format!("CPUs {cpus}"),
-                mono.clone(),
-                weak,
-            );
-        }
-
-        // GPUs with their PCIe path up to the CPU, through a switch where GPUs (or a GPU and
-        // its NICs) share one, and the NICs that hang off it.
-        let clusters = switch_clusters(topology, gpus);
-        let mut si = 0usize;
-        for cluster in &clusters {
-            let first_x = x + group_pad + slot_w * si as f32;
-            let nics_here: usize = cluster.iter().map(|&g| per_gpu(g).len()).sum();
-            let switched = cluster.len() > 1 || nics_here > 0;
-            let mut line_xs = Vec::new();
-            for &gpu_index in cluster {
-                let slot_x = x + group_pad + slot_w * si as f32;
-                si += 1;
-                let gpu_rect =
-                    Rect::from_min_size(at(slot_x + 6.0, y_gpu), vec2(slot_w - 12.0, gpu_h));
-                let line_x = gpu_rect.left() + 22.0;
-                line_xs.push(line_x);
-                let top = if switched {
-                    origin.y + y_sw + sw_h
-                } else {
-                    cpu_rect.bottom()
-                };
-                painter.line_segment(
-                    [pos2(line_x, top), pos2(line_x, gpu_rect.top())],
-                    Stroke::new(2.0, palette::PCIE_LINE),
+    let at = |p: machine::Point| origin + vec2(p.0, p.1);
+    for (i, item) in layout.items.iter().enumerate() {
+        match item {
+            Item::Box {
+                at: b,
+                radius,
+                kind,
+                hover,
+            } => {
+                let rect = Rect::from_min_size(at((b.x, b.y)), vec2(b.w, b.h));
+                let (fill, stroke) = box_paint(*kind, &visuals);
+                painter.rect(
+                    rect,
+                    CornerRadius::same(*radius as u8),
+                    fill,
+                    stroke,
+                    StrokeKind::Inside,
                 );
-                for (k, &ni) in per_gpu(gpu_index).iter().enumerate() {
-                    let nic_rect = Rect::from_min_size(
-                        pos2(line_x + 16.0, origin.y + y_nic + k as f32 * (nic_h + 5.0)),
-                        vec2((gpu_rect.right() - line_x - 16.0).max(60.0), nic_h),
-                    );
-                    let kind = match homes[ni] {
-                        NicHome::Gpu(_, k) => k,
-                        _ => LinkKind::Pix,
-                    };
-                    painter.line_segment(
-                        [
-                            pos2(line_x, nic_rect.center().y),
-                            pos2(nic_rect.left(), nic_rect.center().y),
-                        ],
-                        Stroke::new(1.5, palette::PCIE_LINE),
-                    );
-                    draw_nic(ui, &painter, topology, ni, nic_rect, kind, &visuals);
+                let id = ui.scope_id().with(("machine-item", i));
+                match hover {
+                    Some(Hover::Gpu(index)) => {
+                        if let Some(gpu) = topology.gpu(*index) {
+                            ui.interact(rect, id, Sense::hover())
+                                .on_hover_ui(|ui| gpu_details(ui, topology, gpu));
+                        }
+                    }
+                    Some(Hover::Text(text)) => {
+                        ui.interact(rect, id, Sense::hover())
+                            .on_hover_text(text.as_str());
+                    }
+                    None => {}
                 }
-                if let Some(gpu) = topology.gpu(gpu_index) {
-                    draw_gpu(ui, &painter, topology, gpu, gpu_rect, &visuals);
-                }
-                gpu_rects.push((gpu_index, gpu_rect));
             }
-            if switched {
-                let last_x = x + group_pad + slot_w * si as f32;
-                let bar =
-                    Rect::from_min_max(at(first_x + 6.0, y_sw), at(last_x - 6.0, y_sw + sw_h));
-                let multi = cluster_kind(topology, cluster) == LinkKind::Pxb;
-                let fill = palette::link_fill(if multi { LinkKind::Pxb } else { LinkKind::Pix });
-                painter.line_segment(
-                    [pos2(bar.center().x, cpu_rect.bottom()), bar.center_top()],
-                    Stroke::new(2.5, palette::PCIE_LINE),
-                );
-                painter.rect_filled(bar, CornerRadius::same(4), fill);
-                let label = if multi {
-                    "PCIe switches"
-                } else {
-                    "PCIe switch"
-                };
-                painter.text(
-                    bar.center(),
-                    Align2::CENTER_CENTER,
-                    label,
-                    FontId::proportional(11.0),
-                    palette::text_on(fill),
-                );
-                ui.interact(
-                    bar,
-                    ui.scope_id().with(("switch", cluster[0])),
-                    Sense::hover(),
-                )
-                .on_hover_text(format!(
-                    "{}: {}\nGPUs behind it: {}",
-                    if multi { "PXB" } else { "PIX" },
-                    if multi {
-                        LinkKind::Pxb.legend()
-                    } else {
-                        LinkKind::Pix.legend()
-                    },
-                    cluster
-                        .iter()
-                        .map(|g| format!("GPU{g}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+            Item::Line {
+                from,
+                to,
+                width,
+                kind,
+            } => {
+                painter.line_segment([at(*from), at(*to)], Stroke::new(*width, line_paint(*kind)));
+            }
+            Item::Curve {
+                points: [a, c, b],
+                width,
+                kind,
+            } => {
+                painter.add(Shape::QuadraticBezier(
+                    egui::epaint::QuadraticBezierShape::from_points_stroke(
+                        [at(*a), at(*c), at(*b)],
+                        false,
+                        Color32::TRANSPARENT,
+                        Stroke::new(*width, line_paint(*kind)),
+                    ),
                 ));
             }
-        }
-        // NICs on the CPU's own root ports.
-        for (k, &ni) in nics.iter().enumerate() {
-            let slot_x = x + group_pad + slot_w * (gpus.len() as f32 + half_slot * k as f32);
-            let nic_rect = Rect::from_min_size(
-                at(slot_x + 6.0, y_nic),
-                vec2(slot_w * half_slot - 8.0, nic_h),
-            );
-            painter.line_segment(
-                [
-                    pos2(nic_rect.center().x, cpu_rect.bottom()),
-                    nic_rect.center_top(),
-                ],
-                Stroke::new(1.5, palette::PCIE_LINE),
-            );
-            let kind = match homes[ni] {
-                NicHome::Group(_, k) => k,
-                _ => LinkKind::Node,
-            };
-            draw_nic(ui, &painter, topology, ni, nic_rect, kind, &visuals);
-        }
-        x += gw + group_gap;
-    }
-
-    // Socket interconnect between neighbouring groups.
-    for pair in cpu_rects.windows(2) {
-        let (l, r) = (pair[0], pair[1]);
-        let y = l.center().y;
-        let a = pos2(l.right(), y);
-        let b = pos2(r.left(), y);
-        painter.line_segment([a, b], Stroke::new(4.0, palette::SOCKET_LINK));
-        let mid = pos2((a.x + b.x) / 2.0, y);
-        painter.text(
-            mid - vec2(0.0, 5.0),
-            Align2::CENTER_BOTTOM,
-            "UPI / xGMI",
-            small.clone(),
-            text_color,
-        );
-        painter.text(
-            mid + vec2(0.0, 5.0),
-            Align2::CENTER_TOP,
-            "SYS",
-            mono.clone(),
-            weak,
-        );
-    }
-
-    // NVLink.
-    if let Some(n) = fabric {
-        let left = gpu_rects
-            .iter()
-            .map(|(_, r)| r.left())
-            .fold(f32::INFINITY, f32::min);
-        let right = gpu_rects
-            .iter()
-            .map(|(_, r)| r.right())
-            .fold(f32::NEG_INFINITY, f32::max);
-        let bar = Rect::from_min_max(
-            pos2(left, origin.y + group_bottom + 30.0),
-            pos2(right, origin.y + group_bottom + 64.0),
-        );
-        for (_, r) in &gpu_rects {
-            painter.line_segment(
-                [r.center_bottom(), pos2(r.center().x, bar.top())],
-                Stroke::new(3.0, palette::NVLINK),
-            );
-        }
-        painter.rect(
-            bar,
-            CornerRadius::same(6),
-            palette::NVLINK.gamma_multiply(0.9),
-            Stroke::NONE,
-            StrokeKind::Inside,
-        );
-        let rate = topology
-            .links
-            .first()
-            .and_then(|l| l.line_rate.as_ref())
-            .map_or("line rate unknown".to_string(), |r| {
-                format!("{:.0} GB/s/dir", r.gbps)
-            });
-        painter.text(
-            bar.center(),
-            Align2::CENTER_CENTER,
-            format!("NVSwitch fabric  ·  NV{n}  ·  {rate}"),
-            FontId::proportional(14.0),
-            Color32::WHITE,
-        );
-        let basis = topology
-            .links
-            .first()
-            .and_then(|l| l.line_rate.as_ref())
-            .map_or(String::new(), |r| {
-                format!(
-                    "\nPer GPU pair: {:.1} GB/s per direction ({})",
-                    r.gbps, r.basis
-                )
-            });
-        ui.interact(bar, ui.scope_id().with("nvswitch"), Sense::hover())
-            .on_hover_text(format!(
-                "Every GPU pair is connected by NV{n} through the NVSwitch fabric.{basis}"
-            ));
-    } else {
-        let center_of = |i: usize| gpu_rects.iter().find(|(g, _)| *g == i).map(|(_, r)| *r);
-        for link in &topology.links {
-            let Some(n) = link.kind.and_then(|k| k.nvlinks()) else {
-                continue;
-            };
-            let (Some(ra), Some(rb)) = (center_of(link.a), center_of(link.b)) else {
-                continue;
-            };
-            let p0 = ra.center_bottom() + vec2(8.0, 0.0);
-            let p2 = rb.center_bottom() - vec2(8.0, 0.0);
-            let depth = 26.0 + 0.18 * (p2.x - p0.x).abs();
-            let c = pos2((p0.x + p2.x) / 2.0, p0.y + depth * 2.0 - 12.0);
-            let color = palette::link_fill(LinkKind::Nv(n));
-            painter.add(Shape::QuadraticBezier(
-                egui::epaint::QuadraticBezierShape::from_points_stroke(
-                    [p0, c, p2],
-                    false,
-                    Color32::TRANSPARENT,
-                    Stroke::new(1.5 + (n as f32 / 4.0).min(4.0), color),
-                ),
-            ));
-            let mid = pos2(
-                0.25 * p0.x + 0.5 * c.x + 0.25 * p2.x,
-                0.25 * p0.y + 0.5 * c.y + 0.25 * p2.y,
-            );
-            let label = match &link.line_rate {
-                Some(r) => format!("NV{n} · {:.0} GB/s", r.gbps),
-                None => format!("NV{n}"),
-            };
-            let galley = painter.layout_no_wrap(label, small.clone(), palette::text_on(color));
-            let pill = Rect::from_center_size(mid, galley.size() + vec2(10.0, 4.0));
-            painter.rect_filled(pill, CornerRadius::same(7), color);
-            painter.galley(pill.min + vec2(5.0, 2.0), galley, Color32::WHITE);
-        }
-    }
-
-    if !elsewhere.is_empty() {
-        let names: Vec<String> = elsewhere.iter().map(|&i| nic_label(topology, i)).collect();
-        painter.text(
-            at(margin, height - margin - 4.0),
-            Align2::LEFT_BOTTOM,
-            format!(
-                "NICs with no PCIe switch or host bridge shared with a GPU: {}",
-                names.join(", ")
-            ),
-            small,
-            weak,
-        );
-    }
-}
-
-fn short_gpu_name(name: &str) -> &str {
-    name.strip_prefix("NVIDIA ").unwrap_or(name)
-}
-
-fn draw_gpu(
-    ui: &Ui,
-    painter: &egui::Painter,
-    topology: &Topology,
-    gpu: &Gpu,
-    rect: Rect,
-    visuals: &egui::Visuals,
-) {
-    let accent = if gpu.nvlinks_active.unwrap_or(0) > 0 {
-        palette::NVLINK
-    } else {
-        palette::PCIE_LINE
-    };
-    painter.rect(
-        rect,
-        CornerRadius::same(6),
-        palette::box_fill(visuals),
-        Stroke::new(1.5, accent),
-        StrokeKind::Inside,
-    );
-    let text = visuals.text_color();
-    let weak = visuals.weak_text_color();
-    painter.text(
-        rect.left_top() + vec2(8.0, 6.0),
-        Align2::LEFT_TOP,
-        format!("GPU {}", gpu.index),
-        FontId::proportional(14.0),
-        text,
-    );
-    let name = gpu.name.as_deref().map_or("—", short_gpu_name);
-    let name_galley = painter.layout(
-        name.to_string(),
-        FontId::proportional(11.5),
-        text,
-        rect.width() - 14.0,
-    );
-    let name_rows = name_galley.rows.len();
-    if name_rows <= 1 {
-        painter.galley(rect.left_top() + vec2(8.0, 25.0), name_galley, text);
-    } else {
-        // Too long for one line: truncate rather than overflow the box.
-        let job = egui::text::LayoutJob {
-            wrap: egui::text::TextWrapping::truncate_at_width(rect.width() - 14.0),
-            ..egui::text::LayoutJob::simple_singleline(
-                name.to_string(),
-                FontId::proportional(11.5),
+            Item::Text {
+                at: p,
+                anchor,
                 text,
-            )
-        };
-        painter.galley(
-            rect.left_top() + vec2(8.0, 25.0),
-            painter.layout_job(job),
-            text,
-        );
+                short,
+                size,
+                mono,
+                tone,
+                max_width,
+            } => {
+                let font = if *mono {
+                    FontId::monospace(*size)
+                } else {
+                    FontId::proportional(*size)
+                };
+                let color = text_paint(*tone, &visuals);
+                let mut galley = painter.layout_no_wrap(text.clone(), font.clone(), color);
+                if let Some(max) = *max_width
+                    && galley.size().x > max
+                {
+                    // The short form where there is one (a NIC without its speed), else the
+                    // text cut at the width rather than overflowing its box.
+                    let job = egui::text::LayoutJob {
+                        wrap: egui::text::TextWrapping::truncate_at_width(max),
+                        ..egui::text::LayoutJob::simple_singleline(
+                            short.clone().unwrap_or_else(|| text.clone()),
+                            font,
+                            color,
+                        )
+                    };
+                    galley = painter.layout_job(job);
+                }
+                let align = match anchor {
+                    Anchor::LeftTop => Align2::LEFT_TOP,
+                    Anchor::LeftCenter => Align2::LEFT_CENTER,
+                    Anchor::LeftBottom => Align2::LEFT_BOTTOM,
+                    Anchor::CenterTop => Align2::CENTER_TOP,
+                    Anchor::CenterCenter => Align2::CENTER_CENTER,
+                    Anchor::CenterBottom => Align2::CENTER_BOTTOM,
+                };
+                let rect = align.anchor_size(at(*p), galley.size());
+                painter.galley(rect.min, galley, color);
+            }
+        }
     }
-    let mem = memory_text(gpu);
-    painter.text(
-        rect.left_bottom() + vec2(8.0, -6.0),
-        Align2::LEFT_BOTTOM,
-        format!("{mem} · {}", gpu.pcie.describe()),
-        FontId::proportional(11.0),
-        weak,
-    );
-    let id = ui.scope_id().with(("gpu-box", gpu.index));
-    ui.interact(rect, id, Sense::hover())
-        .on_hover_ui(|ui| gpu_details(ui, topology, gpu));
+}
+
+/// A drawing box's fill and outline in the theme's colours.
+fn box_paint(kind: BoxKind, visuals: &egui::Visuals) -> (Color32, Stroke) {
+    match kind {
+        BoxKind::Group => (
+            palette::group_fill(visuals),
+            Stroke::new(1.0, palette::box_stroke(visuals).gamma_multiply(0.6)),
+        ),
+        BoxKind::Cpu => (
+            palette::cpu_fill(visuals),
+            Stroke::new(1.0, palette::box_stroke(visuals)),
+        ),
+        BoxKind::Gpu { nvlink } => (
+            palette::box_fill(visuals),
+            Stroke::new(
+                1.5,
+                if nvlink {
+                    palette::NVLINK
+                } else {
+                    palette::PCIE_LINE
+                },
+            ),
+        ),
+        BoxKind::Nic => (
+            palette::NIC.gamma_multiply(if visuals.dark_mode { 0.55 } else { 0.35 }),
+            Stroke::new(1.0, palette::NIC),
+        ),
+        BoxKind::Switch(k) => (palette::link_fill(k), Stroke::NONE),
+        BoxKind::NvSwitch => (palette::NVLINK.gamma_multiply(0.9), Stroke::NONE),
+        BoxKind::NvPill(n) => (palette::link_fill(LinkKind::Nv(n)), Stroke::NONE),
+    }
+}
+
+/// A drawing line's colour.
+fn line_paint(kind: LineKind) -> Color32 {
+    match kind {
+        LineKind::Pcie => palette::PCIE_LINE,
+        LineKind::Socket => palette::SOCKET_LINK,
+        LineKind::Fabric => palette::NVLINK,
+        LineKind::NvBond(n) => palette::link_fill(LinkKind::Nv(n)),
+    }
+}
+
+/// A drawing label's colour.
+fn text_paint(tone: Tone, visuals: &egui::Visuals) -> Color32 {
+    match tone {
+        Tone::Text => visuals.text_color(),
+        Tone::Weak => visuals.weak_text_color(),
+        Tone::Strong => visuals.strong_text_color(),
+        Tone::On(BoxKind::NvSwitch) => Color32::WHITE,
+        Tone::On(kind) => palette::text_on(box_paint(kind, visuals).0),
+    }
 }
 
 fn nic_label(topology: &Topology, i: usize) -> String {
-    topology.nics.get(i).map_or_else(
-        || format!("NIC{i}"),
-        |n| n.label.clone().unwrap_or_else(|| format!("NIC{}", n.index)),
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn draw_nic(
-    ui: &Ui,
-    painter: &egui::Painter,
-    topology: &Topology,
-    i: usize,
-    rect: Rect,
-    kind: LinkKind,
-    visuals: &egui::Visuals,
-) {
-    let Some(nic) = topology.nics.get(i) else {
-        return;
-    };
-    painter.rect(
-        rect,
-        CornerRadius::same(4),
-        palette::NIC.gamma_multiply(if visuals.dark_mode { 0.55 } else { 0.35 }),
-        Stroke::new(1.0, palette::NIC),
-        StrokeKind::Inside,
-    );
-    let speed = nic
-        .line_rate_gbps
-        .map_or(String::new(), |g| format!(" {:.0}G", g * 8.0));
-    // The speed goes when name and speed do not both fit; the hover text has both.
-    let font = FontId::monospace(11.0);
-    let color = visuals.strong_text_color();
-    let mut galley = painter.layout_no_wrap(format!("{}{speed}", nic.name), font.clone(), color);
-    if galley.size().x > rect.width() - 10.0 {
-        galley = painter.layout_no_wrap(nic.name.clone(), font, color);
-    }
-    painter.galley(
-        pos2(rect.left() + 6.0, rect.center().y - galley.size().y / 2.0),
-        galley,
-        color,
-    );
-    let rate = nic
-        .line_rate_gbps
-        .map_or("line rate unknown".to_string(), |g| {
-            format!("{g:.1} GB/s per direction ({:.0} Gb/s)", g * 8.0)
-        });
-    ui.interact(rect, ui.scope_id().with(("nic-box", i)), Sense::hover())
-        .on_hover_text(format!(
-            "{} ({})\n{rate}\nNearest GPU path: {kind} — {}",
-            nic.name,
-            nic_label(topology, i),
-            kind.legend()
-        ));
+    machine::nic_label(topology, i)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -852,17 +365,7 @@ fn plural(n: usize, what: &str) -> String {
 }
 
 fn memory_text(gpu: &Gpu) -> String {
-    match gpu.memory_mib {
-        Some(mib) => {
-            let gib = mib as f64 / 1024.0;
-            if (gib - gib.round()).abs() < 0.05 {
-                format!("{gib:.0} GiB")
-            } else {
-                format!("{gib:.1} GiB")
-            }
-        }
-        None => "—".to_string(),
-    }
+    machine::memory_text(gpu)
 }
 
 fn nvlink_text(gpu: &Gpu) -> String {

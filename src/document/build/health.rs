@@ -1,0 +1,135 @@
+//! The health check: the verdict with its worst findings, and every check as a table.
+
+use super::{num, provenance_cell};
+use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
+use crate::health::Verdict;
+use crate::model::Source;
+use crate::report::Report;
+use crate::report::summary::{self, Provenance};
+
+/// The class of a verdict.
+fn verdict_class(v: Verdict) -> Class {
+    match v {
+        Verdict::Pass => Class::Pass,
+        Verdict::Warn => Class::Warn,
+        Verdict::Fail => Class::Fail,
+        Verdict::Unknown => Class::Unknown,
+    }
+}
+
+/// The verdict: PASS/WARN/FAIL with the counts and the `worst` worst findings, or why there is
+/// none.
+pub(super) fn verdict(r: &Report, worst: usize) -> Option<Section> {
+    let mut s = Section::new("verdict", "Health verdict (scalescope check)");
+    let Some(hr) = &r.health else {
+        s.push(Paragraph::plain("No health check in this report (it was not run).").into());
+        return Some(s);
+    };
+    let modeled = hr.source == Source::Modeled;
+    let c = &hr.counts;
+    s.push(Block::Verdict {
+        word: format!(
+            "{}{}",
+            hr.verdict.word(),
+            if modeled { " (modeled)" } else { "" }
+        ),
+        class: verdict_class(hr.verdict),
+        counts: format!(
+            "{} pass · {} warn · {} fail · {} unknown",
+            c.pass, c.warn, c.fail, c.unknown
+        ),
+    });
+    if modeled {
+        s.push(
+            Paragraph::of(
+                Class::Modeled,
+                "Modeled: derived from the links as read or stated, not measured — not a PASS \
+                 of a real machine.",
+            )
+            .into(),
+        );
+    }
+    let findings = summary::worst_findings(r, worst);
+    if findings.is_empty() {
+        s.push(
+            Paragraph::plain(if modeled {
+                "Every check passed, as modeled."
+            } else {
+                "Every check passed."
+            })
+            .into(),
+        );
+    } else {
+        s.push(Paragraph::plain("Worst findings:").into());
+        s.push(Block::List {
+            ordered: true,
+            items: findings
+                .into_iter()
+                .map(|f| Paragraph::plain(summary::finding_line(f)))
+                .collect(),
+        });
+    }
+    for n in &hr.notes {
+        s.push(Paragraph::note(n.to_string()).into());
+    }
+    Some(s)
+}
+
+/// Every check: verdict, subject, finding, figure against expected, cause and fix, provenance.
+pub(super) fn checks(r: &Report) -> Option<Section> {
+    let hr = r.health.as_ref()?;
+    let mut s = Section::new("health", "Health checks");
+    let rows = hr
+        .checks
+        .iter()
+        .map(|c| {
+            let unit = c.unit.as_deref().unwrap_or("");
+            let cause = match (&c.cause, &c.fix) {
+                (Some(a), Some(b)) => format!("likely: {a} — do: {b}"),
+                (Some(a), None) => format!("likely: {a}"),
+                (None, Some(b)) => format!("do: {b}"),
+                (None, None) => String::new(),
+            };
+            let prov = match c.source {
+                Source::Measured => Provenance::Measured,
+                Source::Modeled => Provenance::Modeled(c.basis.clone().unwrap_or_default()),
+            };
+            vec![
+                Cell::of(verdict_class(c.verdict), c.verdict_text()),
+                Cell::plain(&c.subject),
+                Cell::plain(c.check.to_string()),
+                Cell::plain(&c.detail),
+                Cell::plain(summary::fmt_value(c.figure, unit)),
+                Cell::plain(summary::fmt_value(c.expected, unit)),
+                Cell::plain(num(c.percent, 0)),
+                Cell::of(Class::Note, cause),
+                provenance_cell(&prov),
+            ]
+        })
+        .collect();
+    s.push(Block::Table(Table {
+        id: Some("health-table".into()),
+        columns: vec![
+            Column::text("verdict"),
+            Column::text("subject"),
+            Column::text("check"),
+            Column::text("finding"),
+            Column::figures("figure"),
+            Column::figures("expected"),
+            Column::figures("%"),
+            Column::text("cause and fix"),
+            Column::text("provenance"),
+        ],
+        rows,
+    }));
+    Some(s)
+}
+
+/// The health panel of the topology page: the verdict and every finding that is not a pass,
+/// worst first, with cause and fix.
+pub(super) fn panel(r: &Report) -> Option<Section> {
+    let hr = r.health.as_ref()?;
+    let mut s = verdict(r, hr.checks.len())?;
+    s.heading = Some("Health (scalescope check)".into());
+    Some(s)
+}

@@ -1,0 +1,377 @@
+//! `Report → Document`: the whole report (`report.html`, `report.pdf`) and each page
+//! (`report.png`, the view pages). What the document says about the machine, its verdict and
+//! key figures comes from [`crate::report::summary`]; the sections are built here, one file per
+//! part of the report.
+
+mod bandwidth;
+mod collectives;
+mod health;
+mod scaling;
+mod topology;
+
+use super::{
+    Block, Cell, Class, Column, Document, Page, Paragraph, Section, Span, SpanStyle, Table,
+};
+use crate::report::Report;
+use crate::report::summary::{self, Provenance};
+
+/// The whole report: head, verdict, key figures, topology, bandwidth, collectives, scaling,
+/// health checks, warnings and the foot.
+pub fn report(r: &Report) -> Document {
+    Document {
+        title: format!(
+            "{} — scalescope report, {}",
+            summary::machine_name(r),
+            r.date()
+        ),
+        sections: [
+            Some(head(r)),
+            health::verdict(r, 5),
+            key_figures(r),
+            topology::section(r),
+            bandwidth::section(r),
+            collectives::section(r),
+            scaling::section(r),
+            health::checks(r),
+            warnings(r),
+            foot(r),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    }
+}
+
+/// One page of the report; `None` when the report has nothing for it.
+pub fn page(r: &Report, page: Page) -> Option<Document> {
+    let title = |what: &str| format!("{} — {what}, {}", summary::machine_name(r), r.date());
+    let sections: Vec<Section> = match page {
+        Page::Report => [
+            Some(head(r)),
+            health::verdict(r, 4),
+            key_figures(r),
+            Some(topology::summary(r)),
+            collectives::summary(r),
+            scaling::summary(r),
+            Some(warnings_counted(r)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        Page::Topology => topology::page(r),
+        Page::Bandwidth => {
+            r.bandwidth.as_ref()?;
+            vec![
+                page_head(r, "Copy bandwidth and latency"),
+                bandwidth::section(r)?,
+            ]
+        }
+        Page::Collectives => {
+            r.collectives.as_ref()?;
+            vec![page_head(r, "Collectives"), collectives::section(r)?]
+        }
+        Page::Scaling => {
+            r.scaling.as_ref()?;
+            let mut v = vec![page_head(r, "Scaling")];
+            v.extend(scaling::page(r));
+            v
+        }
+    };
+    Some(Document {
+        title: title(match page {
+            Page::Report => "scalescope report",
+            Page::Topology => "topology",
+            Page::Bandwidth => "bandwidth",
+            Page::Collectives => "collectives",
+            Page::Scaling => "scaling",
+        }),
+        sections,
+    })
+}
+
+/// A number with `d` decimals; "—" when unknown or not finite.
+pub(super) fn num(v: Option<f64>, d: usize) -> String {
+    match v.filter(|v| v.is_finite()) {
+        Some(v) => format!("{v:.d$}"),
+        None => "—".to_string(),
+    }
+}
+
+/// The class of a provenance.
+pub(super) fn provenance_class(p: &Provenance) -> Class {
+    match p {
+        Provenance::Measured => Class::Measured,
+        Provenance::Modeled(_) => Class::Modeled,
+        Provenance::Projected => Class::Projected,
+        Provenance::None => Class::None,
+    }
+}
+
+/// A provenance as a table cell: its words in its class.
+pub(super) fn provenance_cell(p: &Provenance) -> Cell {
+    Cell::of(provenance_class(p), p.text())
+}
+
+/// The head of the document: what the machine is first, then how it is connected, where the
+/// figures come from, whether the run was interrupted and the command that made it.
+fn head(r: &Report) -> Section {
+    let mut s = Section::untitled("head");
+    s.push(Block::Title {
+        id: "machine".into(),
+        text: summary::machine_name(r),
+        badge: r
+            .has_modeled()
+            .then(|| "contains modeled figures".to_string()),
+    });
+    if let Some(i) = summary::interconnect(r) {
+        s.push(Paragraph::of(Class::Sub, format!("GPUs connected by {i}")).into());
+    }
+    s.push(Paragraph::of(Class::Sub, summary::identity_line(r)).into());
+    s.push(Paragraph::note(summary::origin_line(r)).into());
+    if r.cancelled {
+        s.push(
+            Paragraph {
+                class: Class::Sub,
+                spans: vec![
+                    Span::styled("Interrupted run", SpanStyle::Strong),
+                    Span::plain(format!(
+                        " ({}): the figures are what finished.",
+                        r.cancelled_by.as_deref().unwrap_or("signal unknown")
+                    )),
+                ],
+            }
+            .into(),
+        );
+    }
+    if !r.machine.command_line.is_empty() {
+        s.push(
+            Paragraph {
+                class: Class::Note,
+                spans: vec![
+                    Span::plain("Command: "),
+                    Span::styled(r.machine.command_line.join(" "), SpanStyle::Code),
+                ],
+            }
+            .into(),
+        );
+    }
+    s
+}
+
+/// The head of a view's page: the machine and what the page shows.
+fn page_head(r: &Report, what: &str) -> Section {
+    let mut s = Section::untitled("head");
+    s.push(Block::Title {
+        id: "machine".into(),
+        text: summary::machine_title(r),
+        badge: r
+            .has_modeled()
+            .then(|| "contains modeled figures".to_string()),
+    });
+    s.push(Paragraph::of(Class::Sub, what).into());
+    s.push(Paragraph::note(summary::identity_line(r)).into());
+    s
+}
+
+/// The key figures: name, value, the definition it follows, detail and provenance.
+fn key_figures(r: &Report) -> Option<Section> {
+    let mut s = Section::new("key-figures", "Key figures");
+    let rows = summary::key_figures(r)
+        .into_iter()
+        .map(|k| {
+            vec![
+                Cell::plain(&k.name),
+                Cell::plain(k.value_text()).strong(),
+                Cell::plain(&k.definition),
+                Cell::of(Class::Note, &k.detail),
+                provenance_cell(&k.provenance),
+            ]
+        })
+        .collect();
+    s.push(Block::Table(Table {
+        id: Some("key-figures-table".into()),
+        columns: vec![
+            Column::text("figure"),
+            Column::figures("value"),
+            Column::text("definition"),
+            Column::text("detail"),
+            Column::text("provenance"),
+        ],
+        rows,
+    }));
+    Some(s)
+}
+
+/// Every warning: their count and the worst, then all of them folded.
+fn warnings(r: &Report) -> Option<Section> {
+    let mut s = Section::new("warnings", "Warnings");
+    if r.warnings.is_empty() {
+        s.push(Paragraph::plain("None.").into());
+        return Some(s);
+    }
+    s.push(Paragraph::plain(format!("{} warning(s); the worst:", r.warnings.len())).into());
+    s.push(Block::List {
+        ordered: false,
+        items: summary::warnings_lines(r, 6)
+            .into_iter()
+            .map(Paragraph::plain)
+            .collect(),
+    });
+    s.push(Block::Details {
+        summary: "Every warning".into(),
+        blocks: vec![Block::List {
+            ordered: false,
+            items: r
+                .warnings
+                .iter()
+                .map(|w| Paragraph::plain(w.to_string()))
+                .collect(),
+        }],
+    });
+    Some(s)
+}
+
+/// The warnings as the one-page report counts them: the worst three, the rest elsewhere.
+fn warnings_counted(r: &Report) -> Section {
+    let mut s = Section::new("warnings", format!("Warnings: {}", r.warnings.len()));
+    if r.warnings.is_empty() {
+        s.push(Paragraph::plain("None.").into());
+        return s;
+    }
+    for w in summary::warnings_lines(r, 3) {
+        s.push(Paragraph::of(Class::Warning, w).into());
+    }
+    s.push(Paragraph::note("Every warning: report.json, report.html and report.pdf.").into());
+    s
+}
+
+/// What the provenance words mean, and what wrote the document.
+fn foot(r: &Report) -> Option<Section> {
+    let mut s = Section::untitled("foot");
+    s.push(
+        Paragraph::note(
+            "measured: run on GPUs (copies verified where the table says so) · modeled: line \
+             rates × efficiencies measured elsewhere, named beside each figure · projected: the \
+             scaling model beyond one node. A value not measured is “—”.",
+        )
+        .into(),
+    );
+    s.push(
+        Paragraph::note(format!(
+            "Written by scalescope {} from report.json (schema {}).",
+            r.machine.scalescope_version, r.schema_version
+        ))
+        .into(),
+    );
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::html;
+    use crate::scaling::{Mode, RowSource};
+
+    fn html(r: &Report) -> String {
+        html::write(&report(r))
+    }
+
+    #[test]
+    fn hostile_strings_from_a_report_stay_text() {
+        let (_, r) = crate::report::bundled::reports().remove(0);
+        let mut r = r.unwrap();
+        let evil = "<script>alert(1)</script>\"'\u{7}";
+        r.machine.hostname = Some(evil.into());
+        r.machine.gpu_names = vec![evil.into(); r.topology.gpus.len()];
+        r.machine.command_line = vec![evil.into()];
+        if let Some(b) = &mut r.bandwidth {
+            b.backend = evil.into();
+        }
+        let html = html(&r);
+        assert!(!html.contains("<script"), "a report's string became markup");
+        assert!(html.contains("&lt;script&gt;"));
+        assert!(!html.contains('\u{7}'));
+    }
+
+    #[test]
+    fn an_empty_report_says_what_was_not_run() {
+        let topo = crate::topology::catalog::load("dgx-h100").unwrap();
+        let r = Report::new(Default::default(), topo);
+        let html = html(&r);
+        assert!(html.contains("No health check"));
+        assert!(html.contains("Not run in this report"));
+        // Unknown figures are dashes, not zeros.
+        assert!(html.contains("<b>—</b>"));
+        assert!(!html.contains("<svg"), "no data, no chart");
+        // Pages without data are not made.
+        assert!(page(&r, Page::Bandwidth).is_none());
+        assert!(page(&r, Page::Report).is_some() && page(&r, Page::Topology).is_some());
+    }
+
+    #[test]
+    fn the_scaling_table_shows_the_model_error_and_the_calibration_point() {
+        let topo = crate::topology::catalog::load("hgx-h200").unwrap();
+        let mut r = Report::new(Default::default(), topo);
+        let run = crate::scaling::run::fixtures::calibrated_gpt2_xl();
+        let two = run
+            .rows
+            .iter()
+            .find(|p| p.source == RowSource::Framework && p.n_gpus == 2)
+            .unwrap()
+            .error_cell();
+        r.scaling = Some(crate::report::ScalingSection {
+            source: crate::model::Source::Measured,
+            run,
+        });
+        let html = html(&r);
+        let table = &html[html.find("id=\"scaling-table\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        assert!(table.contains("<th>model error</th>"), "{table}");
+        let row = |n: usize| {
+            table
+                .lines()
+                .find(|l| l.contains(&format!("<td class=\"n\">{n}</td><td>measured_framework")))
+                .unwrap_or_else(|| panic!("no measured row at {n}: {table}"))
+        };
+        assert!(row(1).contains("<td class=\"n\">cal.</td>"), "{}", row(1));
+        assert!(
+            row(2).contains(&format!("<td class=\"n\">{two}</td>")),
+            "{}",
+            row(2)
+        );
+        assert!(two.ends_with('%'));
+    }
+
+    #[test]
+    fn a_workload_that_fits_nowhere_is_listed_as_such() {
+        // Llama-2-7B with plain DDP fits no 80 GB GPU: the per-workload table says so instead of
+        // leaving the workload out, in a cell that wraps.
+        let topo = crate::topology::catalog::load("dgx-h100").unwrap();
+        let mut r = Report::new(Default::default(), topo.clone());
+        let w = crate::scaling::workload::resolve("llama2-7b-ddp").unwrap();
+        let run = crate::scaling::run::run_modeled(&topo, &[], &[w], &Mode::ALL, 16);
+        r.scaling = Some(crate::report::ScalingSection {
+            source: crate::model::Source::Modeled,
+            run,
+        });
+        let html = html(&r);
+        let table = &html[html.find("id=\"workloads-table\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        let rows: Vec<&str> = table
+            .lines()
+            .filter(|l| l.contains("llama2-7b-ddp"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{table}");
+        for row in rows {
+            assert!(row.contains("<td class=\"n\">8</td>"), "{row}");
+            assert!(
+                row.contains(">does not fit: ") && row.contains("fsdp"),
+                "{row}"
+            );
+            assert!(
+                !row.contains("class=\"n\">does not fit"),
+                "prose in a nowrap cell: {row}"
+            );
+        }
+    }
+}

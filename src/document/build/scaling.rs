@@ -1,0 +1,263 @@
+//! Scaling: efficiency curves of a workload, its rows with the model's error, and every
+//! workload at the largest GPU count in the box.
+
+use super::bandwidth::CHART_WIDTH;
+use super::{num, provenance_cell};
+use crate::document::chart::{self, Axis, Chart, Series};
+use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
+use crate::report::Report;
+use crate::report::compare::default_workload;
+use crate::report::summary::Provenance;
+use crate::scaling::run::ScalingRun;
+use crate::scaling::{Mode, RowSource, ScalingPoint};
+
+/// Workloads drawn on `scaling.png`, the default first.
+const PAGE_WORKLOADS: usize = 3;
+
+/// A scaling row's provenance: measured (framework or proxy), modeled, or projected. The
+/// section's note says what modeled means here (scalescope's step-time model), once.
+fn row_provenance(p: &ScalingPoint) -> Provenance {
+    if p.projected {
+        Provenance::Projected
+    } else if p.source.is_measured() {
+        Provenance::Measured
+    } else {
+        Provenance::Modeled(String::new())
+    }
+}
+
+/// Which rows of a workload a table shows.
+#[derive(Clone, Copy, PartialEq)]
+enum Rows {
+    /// Every row, projections beyond the box included.
+    All,
+    /// The rows inside the box.
+    InBox,
+    /// Inside the box at 1, 2, 4, … GPUs and the largest count (the one-page report).
+    Headline,
+}
+
+/// The efficiency curves of workload `w`: one per mode and kind of row (framework, proxy,
+/// modeled — dashed, running on beyond the box where projected).
+fn curve(run: &ScalingRun, w: &str, id: &str) -> Option<Block> {
+    let mut series = Vec::new();
+    for mode in Mode::ALL {
+        for (src, dashed) in [
+            (RowSource::Framework, false),
+            (RowSource::Proxy, false),
+            (RowSource::Modeled, true),
+        ] {
+            let points: Vec<(f64, f64)> = run
+                .rows
+                .iter()
+                .filter(|p| p.workload == w && p.mode == mode && p.source == src)
+                .filter_map(|p| Some((p.n_gpus as f64, p.efficiency.filter(|e| e.is_finite())?)))
+                .collect();
+            if !points.is_empty() {
+                series.push(Series {
+                    name: format!("{mode}, {}", src.id()),
+                    points,
+                    dashed,
+                });
+            }
+        }
+    }
+    chart::chart(&Chart {
+        id,
+        caption: &format!(
+            "Scaling efficiency of {w} vs GPUs (dashed: modeled; beyond the box: projected)"
+        ),
+        x_label: "GPUs",
+        y_label: "efficiency",
+        axis: Axis::Gpus,
+        series: &series,
+        width: CHART_WIDTH,
+    })
+    .map(Block::Figure)
+}
+
+/// The rows of workload `w`, as `which` says.
+fn rows_table(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Table {
+    let largest = run
+        .rows
+        .iter()
+        .filter(|p| p.workload == w && !p.projected)
+        .map(|p| p.n_gpus)
+        .max()
+        .unwrap_or(0);
+    let rows = run
+        .rows
+        .iter()
+        .filter(|p| p.workload == w)
+        .filter(|p| match which {
+            Rows::All => true,
+            Rows::InBox => !p.projected,
+            Rows::Headline => !p.projected && (p.n_gpus.is_power_of_two() || p.n_gpus == largest),
+        })
+        .map(|p| {
+            vec![
+                Cell::plain(p.mode.to_string()),
+                Cell::plain(p.n_gpus.to_string()),
+                Cell::plain(p.source.id()),
+                Cell::plain(num(p.step_time_ms, 2)),
+                Cell::plain(num(p.throughput, 0)),
+                Cell::plain(num(p.speedup, 2)),
+                Cell::plain(num(p.efficiency, 2)),
+                Cell::plain(p.bound.map_or("—".to_string(), |b| b.id().to_string())),
+                Cell::plain(p.error_cell()),
+                Cell::plain(p.uncalibrated_error_cell()),
+                Cell::plain(num(p.memory_gib_per_gpu, 1)),
+                Cell::plain(match p.fits {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "—",
+                }),
+                provenance_cell(&row_provenance(p)),
+            ]
+        })
+        .collect();
+    Table {
+        id: id.map(str::to_string),
+        columns: vec![
+            Column::text("mode"),
+            Column::figures("GPUs"),
+            Column::text("row"),
+            Column::figures("step ms"),
+            Column::figures("samples/s"),
+            Column::figures("speedup"),
+            Column::figures("efficiency"),
+            Column::text("bound"),
+            Column::figures("model error"),
+            Column::figures("catalog-only error"),
+            Column::figures("memory GiB/GPU"),
+            Column::text("fits memory"),
+            Column::text("provenance"),
+        ],
+        rows,
+    }
+}
+
+/// Every workload and mode at the largest GPU count in the box with an efficiency; a workload
+/// that fits at no count is listed with why (its basis says what would fit).
+fn workloads_table(run: &ScalingRun) -> Table {
+    let mut rows = Vec::new();
+    for w in &run.workloads {
+        for mode in Mode::ALL {
+            let in_box = || {
+                run.rows
+                    .iter()
+                    .filter(|p| p.workload == w.name && p.mode == mode && !p.projected)
+            };
+            let best = in_box()
+                .filter(|p| p.efficiency.is_some())
+                .max_by_key(|p| (p.n_gpus, p.source.is_measured()));
+            let (p, efficiency) = match best {
+                Some(p) => (p, Cell::plain(num(p.efficiency, 2))),
+                None => match in_box()
+                    .filter(|p| p.fits == Some(false))
+                    .max_by_key(|p| (p.n_gpus, p.source.is_measured()))
+                {
+                    // The basis says it: "does not fit: …", "out of GPU memory (measured): …".
+                    Some(p) => (p, Cell::of(Class::Note, &p.basis)),
+                    None => continue,
+                },
+            };
+            rows.push(vec![
+                Cell::plain(&w.name),
+                Cell::plain(mode.to_string()),
+                Cell::plain(p.n_gpus.to_string()),
+                efficiency,
+                Cell::plain(p.source.id()),
+                provenance_cell(&row_provenance(p)),
+            ]);
+        }
+    }
+    Table {
+        id: Some("workloads-table".into()),
+        columns: vec![
+            Column::text("workload"),
+            Column::text("mode"),
+            Column::figures("GPUs"),
+            Column::figures("efficiency"),
+            Column::text("row"),
+            Column::text("provenance"),
+        ],
+        rows,
+    }
+}
+
+const DEFINITIONS: &str = "efficiency = throughput(n) ÷ (n × throughput(1)); measured_framework \
+     rows are real PyTorch steps, proxy rows synthetic steps (GEMMs + NCCL all-reduce), modeled \
+     rows scalescope's model (docs/SCALING.md), projected rows the model beyond one node; model \
+     error = (model − measured) ÷ measured step time on measured rows (cal.: the step the model \
+     is calibrated from, so no error), catalog-only error the same for the model with catalog \
+     figures only";
+
+/// The report's scaling section: the default workload's curve and rows, then every workload.
+pub(super) fn section(r: &Report) -> Option<Section> {
+    let mut s = Section::new("scaling", "Scaling");
+    let Some(sc) = &r.scaling else {
+        s.push(Paragraph::plain("Not run in this report.").into());
+        return Some(s);
+    };
+    s.push(Paragraph::note(format!("{} · {DEFINITIONS}", sc.source)).into());
+    if let Some(w) = default_workload(&[r]) {
+        s.blocks.extend(curve(&sc.run, &w, "scaling-curve"));
+        s.push(Block::Subheading { text: w.clone() });
+        s.push(Block::Table(rows_table(
+            &sc.run,
+            &w,
+            Some("scaling-table"),
+            Rows::All,
+        )));
+    }
+    s.push(Block::Subheading {
+        text: "Every workload, largest GPU count in the box".into(),
+    });
+    s.push(Block::Table(workloads_table(&sc.run)));
+    for n in &sc.run.notes {
+        s.push(Paragraph::note(n.to_string()).into());
+    }
+    Some(s)
+}
+
+/// The one-page report's scaling: the default workload's curve and its rows inside the box.
+pub(super) fn summary(r: &Report) -> Option<Section> {
+    let sc = r.scaling.as_ref()?;
+    let w = default_workload(&[r])?;
+    let mut s = Section::new(
+        "scaling",
+        format!("Scaling efficiency — {w} (dashed: modeled; beyond the box: projected)"),
+    );
+    s.blocks.extend(curve(&sc.run, &w, "scaling-curve"));
+    s.push(Block::Table(rows_table(
+        &sc.run,
+        &w,
+        Some("scaling-table"),
+        Rows::Headline,
+    )));
+    Some(s)
+}
+
+/// The Scaling view as a page: the section, then the curves and rows of a few more workloads.
+pub(super) fn page(r: &Report) -> Vec<Section> {
+    let mut out: Vec<Section> = section(r).into_iter().collect();
+    let (Some(sc), Some(first)) = (&r.scaling, default_workload(&[r])) else {
+        return out;
+    };
+    let others = sc
+        .run
+        .workloads
+        .iter()
+        .map(|w| w.name.clone())
+        .filter(|w| *w != first)
+        .take(PAGE_WORKLOADS - 1);
+    for (i, w) in others.enumerate() {
+        let mut s = Section::new(&format!("scaling-{}", i + 2), w.clone());
+        s.blocks
+            .extend(curve(&sc.run, &w, &format!("scaling-curve-{}", i + 2)));
+        s.push(Block::Table(rows_table(&sc.run, &w, None, Rows::InBox)));
+        out.push(s);
+    }
+    out
+}

@@ -1,0 +1,498 @@
+//! The topology: the machine drawing, the `nvidia-smi topo -m` matrix with NICs, line rates,
+//! P2P capabilities, the GPUs and how the topology was read.
+
+use super::health;
+use crate::document::machine::{self, memory_text, nic_label};
+use crate::document::{
+    Block, Cell, Class, Column, Figure, Matrix, MatrixRow, Paragraph, Part, Section, Table,
+};
+use crate::model::{LinkKind, P2pCap, P2pStatus, Source, Status, TestId, Topology, TopologySource};
+use crate::report::Report;
+use crate::report::summary;
+
+/// The width the machine drawing is laid out for in documents, in SVG units: room for a NIC's
+/// name and speed beside each of eight GPUs.
+const DRAWING_WIDTH: f32 = 1300.0;
+
+/// The class of a link kind.
+pub(super) fn link_class(kind: Option<LinkKind>) -> Class {
+    match kind {
+        Some(LinkKind::Nv(_)) => Class::Nv,
+        Some(LinkKind::Pix) => Class::Pix,
+        Some(LinkKind::Pxb) => Class::Pxb,
+        Some(LinkKind::Phb) => Class::Phb,
+        Some(LinkKind::Node) => Class::Node,
+        Some(LinkKind::Sys) => Class::Sys,
+        None => Class::None,
+    }
+}
+
+fn diag() -> Cell {
+    Cell::of(Class::Diag, "X")
+}
+
+/// How the topology was read, in words.
+fn source_note(t: &Topology) -> String {
+    format!(
+        "{} · {}",
+        t.source.label(),
+        match t.source.kind() {
+            "live" => "read live through NVML",
+            "catalog" => "documented by the vendor, not measured",
+            _ => "parsed from nvidia-smi captures",
+        }
+    )
+}
+
+/// The `nvidia-smi topo -m` grid: GPUs and NICs, each cell coloured by its connection.
+fn connectivity(t: &Topology) -> Matrix {
+    let gpus = t.gpu_indices();
+    let ng = gpus.len();
+    let labels: Vec<String> = gpus
+        .iter()
+        .map(|g| format!("GPU{g}"))
+        .chain((0..t.nics.len()).map(|i| nic_label(t, i)))
+        .collect();
+    let rows = (0..labels.len())
+        .map(|r| MatrixRow {
+            head: labels[r].clone(),
+            cells: (0..labels.len())
+                .map(|c| {
+                    if r == c {
+                        return diag();
+                    }
+                    let kind = match (r < ng, c < ng) {
+                        (true, true) => t.link(gpus[r], gpus[c]).and_then(|l| l.kind),
+                        (true, false) | (false, true) => {
+                            let (g, n) = if r < ng { (r, c - ng) } else { (c, r - ng) };
+                            let nic = t.nics.get(n).map_or(n, |x| x.index);
+                            t.nic_link(nic, gpus[g])
+                        }
+                        // nvidia-smi's NIC × NIC cells say nothing about the GPUs.
+                        (false, false) => return Cell::of(Class::None, ""),
+                    };
+                    match kind {
+                        Some(k) => Cell::of(link_class(Some(k)), k.to_string())
+                            .titled(format!("{k}: {}", k.legend())),
+                        None => Cell::of(Class::None, "—"),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Matrix {
+        id: Some("topology-matrix".into()),
+        columns: labels,
+        rows,
+    }
+}
+
+/// What the connectivity colours and the NIC labels mean.
+fn connectivity_legend(t: &Topology) -> Vec<Block> {
+    let mut out = vec![
+        Paragraph::note(
+            "NV# = NVLink bond of # links · PIX = at most one PCIe bridge · PXB = several PCIe \
+             bridges · PHB = through the PCIe host bridge (the CPU) · NODE = across host bridges \
+             within a NUMA node · SYS = across NUMA nodes (the socket interconnect)",
+        )
+        .into(),
+    ];
+    if !t.nics.is_empty() {
+        let legend: Vec<String> = t
+            .nics
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("{}: {}", nic_label(t, i), n.name))
+            .collect();
+        out.push(Paragraph::note(format!("NICs: {}", legend.join(" · "))).into());
+    }
+    out
+}
+
+/// GPU × GPU line rates per direction, GB/s; "—" where unknown, the basis as the title.
+fn line_rates(t: &Topology) -> Matrix {
+    let gpus = t.gpu_indices();
+    let rows = gpus
+        .iter()
+        .map(|&a| MatrixRow {
+            head: format!("GPU{a}"),
+            cells: gpus
+                .iter()
+                .map(|&b| {
+                    if a == b {
+                        return diag();
+                    }
+                    let link = t.link(a, b);
+                    match link.and_then(|l| l.line_rate.as_ref()) {
+                        Some(rate) => Cell::of(
+                            link_class(link.and_then(|l| l.kind)),
+                            if rate.gbps >= 100.0 {
+                                format!("{:.0}", rate.gbps)
+                            } else {
+                                format!("{:.1}", rate.gbps)
+                            },
+                        )
+                        .titled(rate.basis.clone()),
+                        None => Cell::of(Class::None, "—"),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Matrix {
+        id: Some("line-rate-matrix".into()),
+        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
+        rows,
+    }
+}
+
+fn p2p_class(s: Option<P2pStatus>) -> Class {
+    match s {
+        Some(P2pStatus::Ok) => Class::P2pOk,
+        Some(P2pStatus::Ns) => Class::P2pNs,
+        Some(P2pStatus::Cns | P2pStatus::Gns | P2pStatus::Tns) => Class::P2pRefused,
+        Some(P2pStatus::U) => Class::P2pU,
+        None => Class::None,
+    }
+}
+
+/// Ordered GPU pairs × the four P2P capabilities (read, write, nvlink, atomics).
+fn p2p_status(t: &Topology) -> Matrix {
+    let gpus = t.gpu_indices();
+    let rows = gpus
+        .iter()
+        .map(|&a| MatrixRow {
+            head: format!("GPU{a}"),
+            cells: gpus
+                .iter()
+                .map(|&b| {
+                    if a == b {
+                        return diag();
+                    }
+                    let caps = t.p2p(a, b).map(|p| p.caps).unwrap_or_default();
+                    let codes: Vec<String> = P2pCap::ALL
+                        .iter()
+                        .map(|c| format!("{} {}", c.name(), caps.get(*c).map_or("—", |s| s.code())))
+                        .collect();
+                    Cell {
+                        parts: P2pCap::ALL
+                            .iter()
+                            .map(|c| Part {
+                                text: c.letter().to_string(),
+                                class: p2p_class(caps.get(*c)),
+                            })
+                            .collect(),
+                        ..Cell::plain("").titled(codes.join(", "))
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Matrix {
+        id: Some("p2p-matrix".into()),
+        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
+        rows,
+    }
+}
+
+/// One row per GPU: name, memory, PCIe link, NVLinks, NUMA node, CPU affinity, PCI bus.
+fn gpu_table(t: &Topology) -> Table {
+    let dash = |v: Option<&str>| v.unwrap_or("—").to_string();
+    Table {
+        id: Some("gpu-table".into()),
+        columns: vec![
+            Column::figures("GPU"),
+            Column::text("name"),
+            Column::figures("memory"),
+            Column::text("PCIe"),
+            Column::figures("NVLinks active"),
+            Column::figures("NUMA"),
+            Column::text("CPU affinity"),
+            Column::text("PCI bus"),
+        ],
+        rows: t
+            .gpus
+            .iter()
+            .map(|g| {
+                vec![
+                    Cell::plain(g.index.to_string()),
+                    Cell::plain(dash(g.name.as_deref())),
+                    Cell::plain(memory_text(g)),
+                    Cell::plain(g.pcie.describe()),
+                    Cell::plain(g.nvlinks_active.map_or("—".to_string(), |n| n.to_string())),
+                    Cell::plain(g.numa_node.map_or("—".to_string(), |n| n.to_string())),
+                    Cell::plain(dash(g.cpu_affinity.as_deref())),
+                    Cell::plain(dash(g.pci_bus_id.as_deref())),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// How the topology was read: its notes, folded when there are many (one per pair on big
+/// boxes).
+fn notes(t: &Topology) -> Vec<Block> {
+    let notes: Vec<Paragraph> = t
+        .notes
+        .iter()
+        .map(|n| Paragraph::note(n.to_string()))
+        .collect();
+    if notes.len() > 3 {
+        vec![Block::Details {
+            summary: format!("{} notes on how the topology was read", notes.len()),
+            blocks: vec![Block::List {
+                ordered: false,
+                items: notes,
+            }],
+        }]
+    } else {
+        notes.into_iter().map(Block::Paragraph).collect()
+    }
+}
+
+const P2P_LEGEND: &str = "r w n a = read, write, nvlink, atomics · OK (green) supported · NS \
+                          (orange) not supported · CNS, GNS, TNS (red) refused by the chipset, \
+                          GPU or topology · U unknown · grey: not known";
+
+/// The report's topology section.
+pub(super) fn section(r: &Report) -> Option<Section> {
+    let t = &r.topology;
+    let mut s = Section::new("topology", "Topology (nvidia-smi topo -m)");
+    s.push(Paragraph::note(source_note(t)).into());
+    if t.gpus.is_empty() {
+        s.push(Paragraph::plain("No GPU in the topology.").into());
+        return Some(s);
+    }
+    s.push(Block::Matrix(connectivity(t)));
+    s.blocks.extend(connectivity_legend(t));
+    if t.gpus.len() > 1 {
+        s.push(Block::Subheading {
+            text: "Line rate, GB/s per direction".into(),
+        });
+        s.push(Block::Matrix(line_rates(t)));
+        s.push(Block::Subheading {
+            text: "P2P capability (read · write · nvlink · atomics)".into(),
+        });
+        s.push(Block::Matrix(p2p_status(t)));
+        s.push(Paragraph::note(P2P_LEGEND).into());
+    }
+    s.push(Block::Subheading {
+        text: "GPUs".into(),
+    });
+    s.push(Block::Table(gpu_table(t)));
+    s.blocks.extend(notes(t));
+    Some(s)
+}
+
+/// The P2P copy bandwidth as a heat matrix: write CE (else read CE) at the size with every
+/// pair.
+fn p2p_heat(r: &Report) -> Vec<Block> {
+    let Some(bw) = &r.bandwidth else {
+        return vec![Paragraph::note("Bandwidth not run.").into()];
+    };
+    let Some(test) = [TestId::P2pWriteCe, TestId::P2pReadCe]
+        .into_iter()
+        .find(|t| bw.results.iter().any(|x| x.test == *t))
+    else {
+        return vec![Paragraph::note("No P2P copy-engine results.").into()];
+    };
+    let Some(bytes) = crate::model::fullest_size(&bw.results, test) else {
+        return Vec::new();
+    };
+    let rows: Vec<_> = bw
+        .results
+        .iter()
+        .filter(|x| x.test == test && x.bytes == bytes)
+        .collect();
+    let max = rows
+        .iter()
+        .filter_map(|x| x.median_gbps.filter(|v| v.is_finite()))
+        .fold(0.0_f64, f64::max)
+        .max(1.0);
+    let heat = [
+        Class::Heat1,
+        Class::Heat2,
+        Class::Heat3,
+        Class::Heat4,
+        Class::Heat5,
+    ];
+    let gpus = r.topology.gpu_indices();
+    let modeled = rows.iter().any(|x| x.source == Source::Modeled);
+    let matrix = Matrix {
+        id: Some("p2p-bandwidth-matrix".into()),
+        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
+        rows: gpus
+            .iter()
+            .map(|&s| MatrixRow {
+                head: format!("GPU{s}"),
+                cells: gpus
+                    .iter()
+                    .map(|&d| {
+                        if s == d {
+                            return diag();
+                        }
+                        let x = rows
+                            .iter()
+                            .find(|x| x.src.gpu() == Some(s) && x.dst.gpu() == Some(d));
+                        match x {
+                            Some(x) if x.status == Status::Ok => {
+                                match x.median_gbps.filter(|v| v.is_finite()) {
+                                    Some(v) => {
+                                        let level = ((v / max) * 5.0).ceil().clamp(1.0, 5.0);
+                                        Cell::of(heat[level as usize - 1], format!("{v:.0}"))
+                                    }
+                                    None => Cell::of(Class::None, "—"),
+                                }
+                            }
+                            Some(x) => Cell::of(Class::None, x.status.to_string()),
+                            None => Cell::of(Class::None, "—"),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let mut note = format!("{test}, {}, GB/s", crate::model::units::format_bytes(bytes));
+    if modeled {
+        note.push_str(" (modeled)");
+    }
+    vec![Paragraph::note(note).into(), Block::Matrix(matrix)]
+}
+
+/// The one-page report's topology: the connectivity matrix and the P2P bandwidth, side by side
+/// where both are small, else one under the other.
+pub(super) fn summary(r: &Report) -> Section {
+    let t = &r.topology;
+    let mut s = Section::new("topology", "Topology and P2P bandwidth");
+    if t.gpus.is_empty() {
+        s.push(Paragraph::plain("No GPU in the topology.").into());
+        return s;
+    }
+    let mut left = vec![Block::Subheading {
+        text: "Connectivity (nvidia-smi topo -m)".into(),
+    }];
+    left.push(Block::Matrix(connectivity(t)));
+    if let Some(i) = summary::interconnect(r) {
+        left.push(Paragraph::note(format!("GPUs connected by {i}")).into());
+    }
+    let mut right = vec![Block::Subheading {
+        text: "P2P bandwidth, GB/s (rows: source, columns: destination)".into(),
+    }];
+    right.extend(p2p_heat(r));
+    if t.gpus.len() + t.nics.len() <= 8 {
+        s.push(Block::Columns {
+            columns: vec![left, right],
+        });
+    } else {
+        s.blocks.extend(left);
+        s.blocks.extend(right);
+    }
+    s
+}
+
+/// One line of facts: GPUs, NICs, NUMA nodes, driver, when it was read.
+fn facts(t: &Topology) -> String {
+    let plural = |n: usize, what: &str| {
+        if n == 1 {
+            format!("1 {what}")
+        } else {
+            format!("{n} {what}s")
+        }
+    };
+    let numa = t.numa_groups().iter().filter(|(n, _)| n.is_some()).count();
+    let mut facts = vec![plural(t.gpus.len(), "GPU"), plural(t.nics.len(), "NIC")];
+    if numa > 0 {
+        facts.push(plural(numa, "NUMA node"));
+    }
+    match &t.source {
+        TopologySource::Live {
+            driver_version,
+            cuda_driver_version,
+            ..
+        } => {
+            facts.push(format!(
+                "driver {}",
+                driver_version.as_deref().unwrap_or("—")
+            ));
+            if let Some(v) = cuda_driver_version {
+                facts.push(format!("CUDA {}.{}", v / 1000, (v % 1000) / 10));
+            }
+        }
+        TopologySource::Imported { .. } => facts.push("parsed from nvidia-smi output".into()),
+        TopologySource::Catalog { .. } => {
+            facts.push("figures documented by the vendor, not measured".into());
+        }
+    }
+    if let Some(at) = &t.captured_at {
+        facts.push(format!("captured {at}"));
+    }
+    facts.join(" · ")
+}
+
+/// The machine drawing as a figure; `None` without GPUs.
+pub(super) fn drawing(t: &Topology) -> Option<Figure> {
+    let l = machine::layout(t, DRAWING_WIDTH)?;
+    Some(Figure {
+        id: "machine-drawing".into(),
+        caption: None,
+        svg: machine::svg(&l),
+        width: f64::from(l.width.ceil()),
+        height: f64::from(l.height.ceil()),
+    })
+}
+
+/// The Topology view as a document page: the machine, its health panel when checked, the
+/// drawing, the GPUs, the matrices and the notes.
+pub(super) fn page(r: &Report) -> Vec<Section> {
+    let t = &r.topology;
+    let mut head = Section::untitled("head");
+    head.push(Block::Title {
+        id: "machine".into(),
+        text: summary::machine_title(r),
+        badge: Some(match t.source {
+            TopologySource::Live { .. } => "measured".to_string(),
+            _ => t.source.kind().to_string(),
+        }),
+    });
+    head.push(Paragraph::of(Class::Sub, facts(t)).into());
+    let mut out = vec![head];
+    out.extend(health::panel(r));
+    let mut m = Section::new("machine-section", "Machine");
+    match drawing(t) {
+        Some(f) => m.push(Block::Figure(f)),
+        None => m.push(Paragraph::plain("No GPUs in this topology.").into()),
+    }
+    out.push(m);
+    if t.gpus.is_empty() {
+        return out;
+    }
+    let mut g = Section::new("gpus", "GPUs");
+    g.push(Block::Table(gpu_table(t)));
+    out.push(g);
+    let mut c = Section::new("connectivity", "Connectivity (nvidia-smi topo -m)");
+    c.push(Block::Matrix(connectivity(t)));
+    c.blocks.extend(connectivity_legend(t));
+    out.push(c);
+    if t.gpus.len() > 1 {
+        let mut l = Section::new("line-rate", "Line rate, GB/s per direction");
+        l.push(Block::Matrix(line_rates(t)));
+        out.push(l);
+        let mut p = Section::new("p2p", "P2P (read · write · nvlink · atomics)");
+        p.push(Block::Matrix(p2p_status(t)));
+        p.push(Paragraph::note(P2P_LEGEND).into());
+        out.push(p);
+    }
+    if !t.notes.is_empty() {
+        let mut n = Section::new("notes", format!("Notes ({})", t.notes.len()));
+        n.push(Block::List {
+            ordered: false,
+            items: t
+                .notes
+                .iter()
+                .map(|x| Paragraph::note(x.to_string()))
+                .collect(),
+        });
+        out.push(n);
+    }
+    out
+}

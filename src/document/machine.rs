@@ -1,0 +1,1163 @@
+//! The machine drawing as a pure layout: CPU sockets (one per NUMA group) with their GPUs and
+//! NICs, PCIe switches, the socket interconnect and NVLink (an NVSwitch fabric as one bar,
+//! direct bonds as arcs) — boxes, lines and labels with positions and classes, computed from a
+//! [`Topology`]. Painters decide colours and fonts: [`svg`] here for the documents, the Topology
+//! view's painter (egui) on screen.
+
+use std::fmt::Write as _;
+
+use super::chart::fit_text;
+use super::fonts::{self, Face};
+use super::html::escape;
+use crate::model::{LinkKind, Topology};
+
+/// A point, in layout units (egui points on screen, SVG units in documents).
+pub type Point = (f32, f32);
+
+/// An axis-aligned box.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    /// Left edge.
+    pub x: f32,
+    /// Top edge.
+    pub y: f32,
+    /// Width.
+    pub w: f32,
+    /// Height.
+    pub h: f32,
+}
+
+impl Bounds {
+    fn new(x: f32, y: f32, w: f32, h: f32) -> Self {
+        Self { x, y, w, h }
+    }
+
+    fn from_corners(a: Point, b: Point) -> Self {
+        Self::new(a.0, a.1, b.0 - a.0, b.1 - a.1)
+    }
+
+    /// Right edge.
+    pub fn right(&self) -> f32 {
+        self.x + self.w
+    }
+
+    /// Bottom edge.
+    pub fn bottom(&self) -> f32 {
+        self.y + self.h
+    }
+
+    /// Centre.
+    pub fn center(&self) -> Point {
+        (self.x + self.w / 2.0, self.y + self.h / 2.0)
+    }
+
+    fn center_top(&self) -> Point {
+        (self.x + self.w / 2.0, self.y)
+    }
+
+    fn center_bottom(&self) -> Point {
+        (self.x + self.w / 2.0, self.bottom())
+    }
+}
+
+/// What a box is (its painter picks fill and outline from it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BoxKind {
+    /// A NUMA group's background.
+    Group,
+    /// A CPU socket or PCIe host.
+    Cpu,
+    /// A GPU; outlined in NVLink green when it has active NVLinks, PCIe blue otherwise.
+    Gpu {
+        /// Whether the GPU has active NVLinks.
+        nvlink: bool,
+    },
+    /// A NIC.
+    Nic,
+    /// A PCIe switch bar: one switch (PIX) or several (PXB).
+    Switch(LinkKind),
+    /// The NVSwitch fabric bar.
+    NvSwitch,
+    /// The label pill of a direct NVLink bond of this many links.
+    NvPill(u32),
+}
+
+/// What a line is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LineKind {
+    /// A PCIe connection.
+    Pcie,
+    /// The socket interconnect (UPI / xGMI).
+    Socket,
+    /// A GPU's drop to the NVSwitch fabric.
+    Fabric,
+    /// A direct NVLink bond of this many links.
+    NvBond(u32),
+}
+
+/// How a label is coloured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tone {
+    /// The text colour.
+    Text,
+    /// Weak (grey) text.
+    Weak,
+    /// Strong text (NIC names).
+    Strong,
+    /// Text on a box of this kind's fill (black or white by its luminance).
+    On(BoxKind),
+}
+
+/// Where a label's anchor point sits on the label.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Anchor {
+    /// The label's top left corner.
+    LeftTop,
+    /// The middle of its left edge.
+    LeftCenter,
+    /// Its bottom left corner.
+    LeftBottom,
+    /// The middle of its top edge.
+    CenterTop,
+    /// Its centre.
+    CenterCenter,
+    /// The middle of its bottom edge.
+    CenterBottom,
+}
+
+/// What hovering an item shows on screen (documents leave it out).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Hover {
+    /// The GPU's details (the painter draws them).
+    Gpu(usize),
+    /// A text.
+    Text(String),
+}
+
+/// One thing to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// A box.
+    Box {
+        /// Where.
+        at: Bounds,
+        /// Corner radius.
+        radius: f32,
+        /// What it is.
+        kind: BoxKind,
+        /// What hovering it shows.
+        hover: Option<Hover>,
+    },
+    /// A straight line.
+    Line {
+        /// From.
+        from: Point,
+        /// To.
+        to: Point,
+        /// Stroke width.
+        width: f32,
+        /// What it is.
+        kind: LineKind,
+    },
+    /// A quadratic Bézier curve (start, control, end).
+    Curve {
+        /// Start, control point, end.
+        points: [Point; 3],
+        /// Stroke width.
+        width: f32,
+        /// What it is.
+        kind: LineKind,
+    },
+    /// A label.
+    Text {
+        /// The anchor point.
+        at: Point,
+        /// Where the anchor sits on the label.
+        anchor: Anchor,
+        /// The text.
+        text: String,
+        /// A shorter text to use when `text` does not fit `max_width`.
+        short: Option<String>,
+        /// Font size.
+        size: f32,
+        /// Monospace rather than proportional.
+        mono: bool,
+        /// Its colour.
+        tone: Tone,
+        /// The widest it may be drawn; painters shorten it (or cut it with "…") to fit.
+        max_width: Option<f32>,
+    },
+}
+
+/// A laid-out machine drawing: its size and what to draw, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MachineLayout {
+    /// Width.
+    pub width: f32,
+    /// Height.
+    pub height: f32,
+    /// What to draw, back to front.
+    pub items: Vec<Item>,
+}
+
+/// Where a NIC is drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NicHome {
+    /// Next to this GPU, sharing a PCIe switch (PIX or PXB).
+    Gpu(usize, LinkKind),
+    /// Directly under the CPU of this NUMA group (PHB or NODE to its nearest GPU).
+    Group(usize, LinkKind),
+    /// Far from every GPU (SYS) or not linked to any.
+    Elsewhere,
+}
+
+fn path_rank(kind: LinkKind) -> u32 {
+    match kind {
+        LinkKind::Nv(_) => 0,
+        LinkKind::Pix => 1,
+        LinkKind::Pxb => 2,
+        LinkKind::Phb => 3,
+        LinkKind::Node => 4,
+        LinkKind::Sys => 5,
+    }
+}
+
+fn nic_homes(topology: &Topology, groups: &[(Option<u32>, Vec<usize>)]) -> Vec<NicHome> {
+    topology
+        .nics
+        .iter()
+        .map(|nic| {
+            let best = topology
+                .nic_links
+                .iter()
+                .filter(|l| l.nic == nic.index)
+                .min_by_key(|l| (path_rank(l.kind), l.gpu));
+            let group_of = |gpu: usize| groups.iter().position(|(_, g)| g.contains(&gpu));
+            match best {
+                Some(l) if matches!(l.kind, LinkKind::Pix | LinkKind::Pxb) => {
+                    NicHome::Gpu(l.gpu, l.kind)
+                }
+                Some(l) if matches!(l.kind, LinkKind::Phb | LinkKind::Node) => {
+                    group_of(l.gpu).map_or(NicHome::Elsewhere, |g| NicHome::Group(g, l.kind))
+                }
+                _ => NicHome::Elsewhere,
+            }
+        })
+        .collect()
+}
+
+/// The NVLink count every GPU pair shares, when all pairs share the same non-zero count.
+fn uniform_nvlinks(topology: &Topology) -> Option<u32> {
+    let mut counts = topology
+        .links
+        .iter()
+        .map(|l| l.kind.and_then(|k| k.nvlinks()));
+    let first = counts.next()??;
+    counts.all(|c| c == Some(first)).then_some(first)
+}
+
+/// True when the GPUs hang off an NVSwitch fabric rather than direct NVLinks.
+///
+/// Every pair NV#-connected with the same count could be a direct mesh (4-GPU HGX boards wire
+/// NV6 to each of three peers) or a switch (DGX/HGX 8-GPU: NV18 to every peer). Through a
+/// switch each pair's bond is all of a GPU's links, so the pair count equals the GPU's active
+/// links; without per-GPU counts, more than four GPUs all-to-all means a switch.
+fn nvswitch_fabric(topology: &Topology) -> Option<u32> {
+    let n = uniform_nvlinks(topology)?;
+    if topology.gpus.len() < 3 {
+        return None;
+    }
+    let actives: Vec<Option<u32>> = topology.gpus.iter().map(|g| g.nvlinks_active).collect();
+    let switched = if actives.iter().all(Option::is_some) {
+        actives.iter().all(|a| *a == Some(n))
+    } else {
+        topology.gpus.len() > 4
+    };
+    switched.then_some(n)
+}
+
+/// GPUs of one NUMA group split into sets that share a PCIe switch (PIX or PXB between them),
+/// in index order of each set's first GPU.
+fn switch_clusters(topology: &Topology, gpus: &[usize]) -> Vec<Vec<usize>> {
+    let behind_switch = |a: usize, b: usize| {
+        topology.link(a, b).is_some_and(|l| {
+            [l.kind, l.pcie_path]
+                .iter()
+                .flatten()
+                .any(|k| matches!(k, LinkKind::Pix | LinkKind::Pxb))
+        })
+    };
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    for &g in gpus {
+        match clusters
+            .iter_mut()
+            .find(|c| c.iter().any(|&o| behind_switch(o, g)))
+        {
+            Some(c) => c.push(g),
+            None => clusters.push(vec![g]),
+        }
+    }
+    clusters
+}
+
+/// PXB when any pair (or GPU–NIC path) in the set crosses several bridges, PIX otherwise.
+fn cluster_kind(topology: &Topology, cluster: &[usize]) -> LinkKind {
+    let pxb_pair = cluster.iter().any(|&a| {
+        cluster.iter().any(|&b| {
+            a < b
+                && topology.link(a, b).is_some_and(|l| {
+                    l.kind == Some(LinkKind::Pxb) || l.pcie_path == Some(LinkKind::Pxb)
+                })
+        })
+    });
+    let pxb_nic = topology
+        .nic_links
+        .iter()
+        .any(|l| cluster.contains(&l.gpu) && l.kind == LinkKind::Pxb);
+    if pxb_pair || pxb_nic {
+        LinkKind::Pxb
+    } else {
+        LinkKind::Pix
+    }
+}
+
+/// A NIC's column label: nvidia-smi's `NIC0`, else `NIC` and its index.
+pub fn nic_label(topology: &Topology, i: usize) -> String {
+    topology.nics.get(i).map_or_else(
+        || format!("NIC{i}"),
+        |n| n.label.clone().unwrap_or_else(|| format!("NIC{}", n.index)),
+    )
+}
+
+/// A GPU's memory: `80 GiB`, `47.5 GiB`, or "—".
+pub fn memory_text(gpu: &crate::model::Gpu) -> String {
+    match gpu.memory_mib {
+        Some(mib) => {
+            let gib = mib as f64 / 1024.0;
+            if (gib - gib.round()).abs() < 0.05 {
+                format!("{gib:.0} GiB")
+            } else {
+                format!("{gib:.1} GiB")
+            }
+        }
+        None => "—".to_string(),
+    }
+}
+
+/// Collects the items of a drawing.
+struct Items(Vec<Item>);
+
+impl Items {
+    fn boxed(&mut self, at: Bounds, radius: f32, kind: BoxKind, hover: Option<Hover>) {
+        self.0.push(Item::Box {
+            at,
+            radius,
+            kind,
+            hover,
+        });
+    }
+
+    fn line(&mut self, from: Point, to: Point, width: f32, kind: LineKind) {
+        self.0.push(Item::Line {
+            from,
+            to,
+            width,
+            kind,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn text(
+        &mut self,
+        at: Point,
+        anchor: Anchor,
+        text: String,
+        size: f32,
+        mono: bool,
+        tone: Tone,
+        max_width: Option<f32>,
+    ) {
+        self.0.push(Item::Text {
+            at,
+            anchor,
+            text,
+            short: None,
+            size,
+            mono,
+            tone,
+            max_width,
+        });
+    }
+}
+
+/// The drawing of `topology` for `avail_width` units of room (boxes widen up to a limit, then
+/// the drawing is narrower than the room; with many GPUs it is wider, and the painter scales or
+/// scrolls). `None` when the topology has no GPU.
+pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
+    if topology.gpus.is_empty() {
+        return None;
+    }
+    let groups = topology.numa_groups();
+    let homes = nic_homes(topology, &groups);
+    let fabric = nvswitch_fabric(topology);
+
+    // Layout constants.
+    let margin = 10.0;
+    let group_gap = 70.0;
+    let group_pad = 12.0;
+    let cpu_h = 46.0;
+    let nic_h = 22.0;
+    let gpu_h = 66.0;
+    let half_slot = 0.75;
+
+    // Slots per group: one per GPU plus half a slot per NIC that hangs directly off the CPU.
+    let group_nics: Vec<Vec<usize>> = (0..groups.len())
+        .map(|g| {
+            homes
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| matches!(h, NicHome::Group(gi, _) if *gi == g))
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .collect();
+    let slots: Vec<f32> = groups
+        .iter()
+        .zip(&group_nics)
+        .map(|((_, gpus), nics)| gpus.len() as f32 + half_slot * nics.len() as f32)
+        .collect();
+    let total_slots: f32 = slots.iter().sum();
+    let fixed = 2.0 * margin
+        + group_gap * (groups.len().saturating_sub(1)) as f32
+        + 2.0 * group_pad * groups.len() as f32;
+    let avail = avail_width.max(400.0);
+    let slot_w = ((avail - fixed) / total_slots).clamp(118.0, 180.0);
+
+    // NICs stacked next to each GPU.
+    let per_gpu = |gpu: usize| -> Vec<usize> {
+        homes
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| matches!(h, NicHome::Gpu(g, _) if *g == gpu))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let cpu_nics = usize::from(group_nics.iter().any(|v| !v.is_empty()));
+    let max_stack = topology
+        .gpus
+        .iter()
+        .map(|g| per_gpu(g.index).len())
+        .max()
+        .unwrap_or(0)
+        .max(cpu_nics);
+    let nic_area = if max_stack == 0 {
+        0.0
+    } else {
+        max_stack as f32 * (nic_h + 5.0) + 14.0
+    };
+    let elsewhere: Vec<usize> = homes
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| **h == NicHome::Elsewhere)
+        .map(|(i, _)| i)
+        .collect();
+
+    // Pairwise NVLink arcs need room below the GPUs; a fabric needs a bar.
+    let any_nv = topology
+        .links
+        .iter()
+        .any(|l| l.kind.is_some_and(|k| k.nvlinks().is_some()));
+    let below = if fabric.is_some() {
+        78.0
+    } else if any_nv {
+        let max_span = topology
+            .links
+            .iter()
+            .filter(|l| l.kind.is_some_and(|k| k.nvlinks().is_some()))
+            .map(|l| l.b.abs_diff(l.a))
+            .max()
+            .unwrap_or(1) as f32;
+        40.0 + 14.0 * max_span.min(7.0)
+    } else {
+        8.0
+    };
+
+    let y_cpu = margin;
+    let sw_h = 18.0;
+    let y_sw = y_cpu + cpu_h + 12.0;
+    let y_nic = y_sw + sw_h + 10.0;
+    let y_gpu = y_nic + nic_area + 14.0;
+    let group_bottom = y_gpu + gpu_h + group_pad;
+    let elsewhere_h = if elsewhere.is_empty() { 0.0 } else { 30.0 };
+    let height = group_bottom + below + elsewhere_h + margin;
+    let width = fixed + slot_w * total_slots;
+
+    let mut out = Items(Vec::new());
+    let mut gpu_rects: Vec<(usize, Bounds)> = Vec::new();
+    let mut cpu_rects: Vec<Bounds> = Vec::new();
+    let mut x = margin;
+    for (gi, ((node, gpus), nics)) in groups.iter().zip(&group_nics).enumerate() {
+        let gw = slot_w * slots[gi] + 2.0 * group_pad;
+        out.boxed(
+            Bounds::new(x, y_cpu - 4.0, gw, group_bottom - y_cpu + 4.0),
+            10.0,
+            BoxKind::Group,
+            None,
+        );
+        // CPU / host bridge block.
+        let cpu = Bounds::new(
+            x + group_pad,
+            y_cpu + 4.0,
+            gw - 2.0 * group_pad,
+            cpu_h - 8.0,
+        );
+        cpu_rects.push(cpu);
+        out.boxed(cpu, 6.0, BoxKind::Cpu, None);
+        let cpu_title = match node {
+            Some(n) => format!("CPU {n}  ·  NUMA node {n}"),
+            None => "CPU / PCIe host".to_string(),
+        };
+        let (cx, _) = cpu.center();
+        out.text(
+            (cx, cpu.y + 5.0),
+            Anchor::CenterTop,
+            cpu_title,
+            13.0,
+            false,
+            Tone::Text,
+            Some(cpu.w - 8.0),
+        );
+        let cpus = gpus
+            .first()
+            .and_then(|g| topology.gpu(*g))
+            .and_then(|g| g.cpu_affinity.clone());
+        if let Some(cpus) = cpus {
+            out.text(
+                (cx, cpu.bottom() - 4.0),
+                Anchor::CenterBottom,
+                format!("CPUs {cpus}"),
+                11.5,
+                true,
+                Tone::Weak,
+                Some(cpu.w - 8.0),
+            );
+        }
+
+        // GPUs with their PCIe path up to the CPU, through a switch where GPUs (or a GPU and
+        // its NICs) share one, and the NICs that hang off it.
+        let mut si = 0usize;
+        for cluster in &switch_clusters(topology, gpus) {
+            let first_x = x + group_pad + slot_w * si as f32;
+            let nics_here: usize = cluster.iter().map(|&g| per_gpu(g).len()).sum();
+            let switched = cluster.len() > 1 || nics_here > 0;
+            for &gpu_index in cluster {
+                let slot_x = x + group_pad + slot_w * si as f32;
+                si += 1;
+                let gpu_rect = Bounds::new(slot_x + 6.0, y_gpu, slot_w - 12.0, gpu_h);
+                let line_x = gpu_rect.x + 22.0;
+                let top = if switched { y_sw + sw_h } else { cpu.bottom() };
+                out.line((line_x, top), (line_x, gpu_rect.y), 2.0, LineKind::Pcie);
+                for (k, &ni) in per_gpu(gpu_index).iter().enumerate() {
+                    let nic_rect = Bounds::new(
+                        line_x + 16.0,
+                        y_nic + k as f32 * (nic_h + 5.0),
+                        (gpu_rect.right() - line_x - 16.0).max(60.0),
+                        nic_h,
+                    );
+                    let kind = match homes[ni] {
+                        NicHome::Gpu(_, k) => k,
+                        _ => LinkKind::Pix,
+                    };
+                    let y = nic_rect.center().1;
+                    out.line((line_x, y), (nic_rect.x, y), 1.5, LineKind::Pcie);
+                    nic(&mut out, topology, ni, nic_rect, kind);
+                }
+                if let Some(g) = topology.gpu(gpu_index) {
+                    gpu(&mut out, g, gpu_rect);
+                }
+                gpu_rects.push((gpu_index, gpu_rect));
+            }
+            if switched {
+                let last_x = x + group_pad + slot_w * si as f32;
+                let bar = Bounds::from_corners((first_x + 6.0, y_sw), (last_x - 6.0, y_sw + sw_h));
+                let kind = cluster_kind(topology, cluster);
+                let multi = kind == LinkKind::Pxb;
+                out.line(
+                    (bar.center().0, cpu.bottom()),
+                    bar.center_top(),
+                    2.5,
+                    LineKind::Pcie,
+                );
+                let list: Vec<String> = cluster.iter().map(|g| format!("GPU{g}")).collect();
+                out.boxed(
+                    bar,
+                    4.0,
+                    BoxKind::Switch(kind),
+                    Some(Hover::Text(format!(
+                        "{kind}: {}\nGPUs behind it: {}",
+                        kind.legend(),
+                        list.join(", ")
+                    ))),
+                );
+                out.text(
+                    bar.center(),
+                    Anchor::CenterCenter,
+                    if multi {
+                        "PCIe switches"
+                    } else {
+                        "PCIe switch"
+                    }
+                    .to_string(),
+                    11.0,
+                    false,
+                    Tone::On(BoxKind::Switch(kind)),
+                    Some(bar.w - 4.0),
+                );
+            }
+        }
+        // NICs on the CPU's own root ports.
+        for (k, &ni) in nics.iter().enumerate() {
+            let slot_x = x + group_pad + slot_w * (gpus.len() as f32 + half_slot * k as f32);
+            let nic_rect = Bounds::new(slot_x + 6.0, y_nic, slot_w * half_slot - 8.0, nic_h);
+            out.line(
+                (nic_rect.center().0, cpu.bottom()),
+                nic_rect.center_top(),
+                1.5,
+                LineKind::Pcie,
+            );
+            let kind = match homes[ni] {
+                NicHome::Group(_, k) => k,
+                _ => LinkKind::Node,
+            };
+            nic(&mut out, topology, ni, nic_rect, kind);
+        }
+        x += gw + group_gap;
+    }
+
+    // Socket interconnect between neighbouring groups.
+    for pair in cpu_rects.windows(2) {
+        let (l, r) = (pair[0], pair[1]);
+        let y = l.center().1;
+        let (a, b) = ((l.right(), y), (r.x, y));
+        out.line(a, b, 4.0, LineKind::Socket);
+        let mid = ((a.0 + b.0) / 2.0, y);
+        out.text(
+            (mid.0, mid.1 - 5.0),
+            Anchor::CenterBottom,
+            "UPI / xGMI".into(),
+            11.5,
+            false,
+            Tone::Text,
+            None,
+        );
+        out.text(
+            (mid.0, mid.1 + 5.0),
+            Anchor::CenterTop,
+            "SYS".into(),
+            11.5,
+            true,
+            Tone::Weak,
+            None,
+        );
+    }
+
+    match fabric {
+        Some(n) => nvswitch(&mut out, topology, &gpu_rects, group_bottom, n),
+        None => nvlink_arcs(&mut out, topology, &gpu_rects),
+    }
+
+    if !elsewhere.is_empty() {
+        let names: Vec<String> = elsewhere.iter().map(|&i| nic_label(topology, i)).collect();
+        out.text(
+            (margin, height - margin - 4.0),
+            Anchor::LeftBottom,
+            format!(
+                "NICs with no PCIe switch or host bridge shared with a GPU: {}",
+                names.join(", ")
+            ),
+            11.5,
+            false,
+            Tone::Weak,
+            Some(width - 2.0 * margin),
+        );
+    }
+    Some(MachineLayout {
+        width,
+        height,
+        items: out.0,
+    })
+}
+
+/// The NVSwitch fabric: one bar under every GPU, a drop from each.
+fn nvswitch(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)], top: f32, n: u32) {
+    let left = gpus.iter().map(|(_, r)| r.x).fold(f32::INFINITY, f32::min);
+    let right = gpus
+        .iter()
+        .map(|(_, r)| r.right())
+        .fold(f32::NEG_INFINITY, f32::max);
+    let bar = Bounds::from_corners((left, top + 30.0), (right, top + 64.0));
+    for (_, r) in gpus {
+        let (x, y) = r.center_bottom();
+        out.line((x, y), (x, bar.y), 3.0, LineKind::Fabric);
+    }
+    let rate = topology.links.first().and_then(|l| l.line_rate.as_ref());
+    let basis = rate.map_or(String::new(), |r| {
+        format!(
+            "\nPer GPU pair: {:.1} GB/s per direction ({})",
+            r.gbps, r.basis
+        )
+    });
+    out.boxed(
+        bar,
+        6.0,
+        BoxKind::NvSwitch,
+        Some(Hover::Text(format!(
+            "Every GPU pair is connected by NV{n} through the NVSwitch fabric.{basis}"
+        ))),
+    );
+    let rate = rate.map_or("line rate unknown".to_string(), |r| {
+        format!("{:.0} GB/s/dir", r.gbps)
+    });
+    out.text(
+        bar.center(),
+        Anchor::CenterCenter,
+        format!("NVSwitch fabric  ·  NV{n}  ·  {rate}"),
+        14.0,
+        false,
+        Tone::On(BoxKind::NvSwitch),
+        Some(bar.w - 8.0),
+    );
+}
+
+/// Direct NVLink bonds: an arc under each pair with its count and rate on a pill.
+fn nvlink_arcs(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)]) {
+    let rect_of = |i: usize| gpus.iter().find(|(g, _)| *g == i).map(|(_, r)| *r);
+    for link in &topology.links {
+        let Some(n) = link.kind.and_then(|k| k.nvlinks()) else {
+            continue;
+        };
+        let (Some(ra), Some(rb)) = (rect_of(link.a), rect_of(link.b)) else {
+            continue;
+        };
+        let p0 = (ra.center_bottom().0 + 8.0, ra.bottom());
+        let p2 = (rb.center_bottom().0 - 8.0, rb.bottom());
+        let depth = 26.0 + 0.18 * (p2.0 - p0.0).abs();
+        let c = ((p0.0 + p2.0) / 2.0, p0.1 + depth * 2.0 - 12.0);
+        out.0.push(Item::Curve {
+            points: [p0, c, p2],
+            width: 1.5 + (n as f32 / 4.0).min(4.0),
+            kind: LineKind::NvBond(n),
+        });
+        let mid = (
+            0.25 * p0.0 + 0.5 * c.0 + 0.25 * p2.0,
+            0.25 * p0.1 + 0.5 * c.1 + 0.25 * p2.1,
+        );
+        let label = match &link.line_rate {
+            Some(r) => format!("NV{n} · {:.0} GB/s", r.gbps),
+            None => format!("NV{n}"),
+        };
+        let (w, h) = (
+            fonts::text_width(&label, 11.5, Face::Sans) as f32 + 10.0,
+            11.5 * 1.2 + 4.0,
+        );
+        out.boxed(
+            Bounds::new(mid.0 - w / 2.0, mid.1 - h / 2.0, w, h),
+            7.0,
+            BoxKind::NvPill(n),
+            None,
+        );
+        out.text(
+            mid,
+            Anchor::CenterCenter,
+            label,
+            11.5,
+            false,
+            Tone::On(BoxKind::NvPill(n)),
+            None,
+        );
+    }
+}
+
+/// A GPU's box: its index, name, memory and PCIe link.
+fn gpu(out: &mut Items, g: &crate::model::Gpu, at: Bounds) {
+    out.boxed(
+        at,
+        6.0,
+        BoxKind::Gpu {
+            nvlink: g.nvlinks_active.unwrap_or(0) > 0,
+        },
+        Some(Hover::Gpu(g.index)),
+    );
+    out.text(
+        (at.x + 8.0, at.y + 6.0),
+        Anchor::LeftTop,
+        format!("GPU {}", g.index),
+        14.0,
+        false,
+        Tone::Text,
+        None,
+    );
+    let name = g
+        .name
+        .as_deref()
+        .map_or("—", |n| n.strip_prefix("NVIDIA ").unwrap_or(n));
+    out.text(
+        (at.x + 8.0, at.y + 25.0),
+        Anchor::LeftTop,
+        name.to_string(),
+        11.5,
+        false,
+        Tone::Text,
+        Some(at.w - 14.0),
+    );
+    out.text(
+        (at.x + 8.0, at.bottom() - 6.0),
+        Anchor::LeftBottom,
+        format!("{} · {}", memory_text(g), g.pcie.describe()),
+        11.0,
+        false,
+        Tone::Weak,
+        Some(at.w - 12.0),
+    );
+}
+
+/// A NIC's box: its name, and its speed where both fit.
+fn nic(out: &mut Items, topology: &Topology, i: usize, at: Bounds, kind: LinkKind) {
+    let Some(n) = topology.nics.get(i) else {
+        return;
+    };
+    let rate = n
+        .line_rate_gbps
+        .map_or("line rate unknown".to_string(), |g| {
+            format!("{g:.1} GB/s per direction ({:.0} Gb/s)", g * 8.0)
+        });
+    out.boxed(
+        at,
+        4.0,
+        BoxKind::Nic,
+        Some(Hover::Text(format!(
+            "{} ({})\n{rate}\nNearest GPU path: {kind} — {}",
+            n.name,
+            nic_label(topology, i),
+            kind.legend()
+        ))),
+    );
+    let speed = n
+        .line_rate_gbps
+        .map_or(String::new(), |g| format!(" {:.0}G", g * 8.0));
+    out.0.push(Item::Text {
+        at: (at.x + 6.0, at.center().1),
+        anchor: Anchor::LeftCenter,
+        text: format!("{}{speed}", n.name),
+        short: (!speed.is_empty()).then(|| n.name.clone()),
+        size: 11.0,
+        mono: true,
+        tone: Tone::Strong,
+        max_width: Some(at.w - 10.0),
+    });
+}
+
+/// Print colours of the drawing (the light theme's).
+mod colors {
+    use crate::model::LinkKind;
+
+    pub const TEXT: &str = "#1b1f24";
+    pub const WEAK: &str = "#6b7280";
+    pub const STRONG: &str = "#000000";
+    pub const GROUP: &str = "#eaeef2";
+    pub const CPU: &str = "#cfdbea";
+    pub const BOX: &str = "#f4f6f8";
+    pub const BOX_STROKE: &str = "#a0a0a0";
+    pub const NVLINK: &str = "#3fa34d";
+    pub const PCIE: &str = "#5c9cd6";
+    pub const SOCKET: &str = "#9a3f22";
+    /// The NIC colour; boxes are filled with it at 35 % over white.
+    pub const NIC: &str = "#8e6cc8";
+    pub const NIC_FILL: &str = "#d7cbec";
+
+    /// An NVLink bond's colour: light green for one link to deep green for 18 (NVLink 4's
+    /// full bond), by the square root of the count, as on screen.
+    pub fn nvlink(n: u32) -> [u8; 3] {
+        let t = (n.clamp(1, 18) as f32 / 18.0).sqrt();
+        let (a, b) = ([0xb7, 0xe4, 0xa8], [0x1f, 0x7a, 0x3a]);
+        let mix = |i: usize| (a[i] as f32 + (b[i] as f32 - a[i] as f32) * t).round() as u8;
+        [mix(0), mix(1), mix(2)]
+    }
+
+    /// A PCIe path's colour, nearest (light blue) to farthest (dark rust).
+    pub fn link(kind: LinkKind) -> [u8; 3] {
+        match kind {
+            LinkKind::Nv(n) => nvlink(n),
+            LinkKind::Pix => [0xa9, 0xd3, 0xf0],
+            LinkKind::Pxb => [0x5c, 0x9c, 0xd6],
+            LinkKind::Phb => [0xe8, 0xbb, 0x5e],
+            LinkKind::Node => [0xd8, 0x7a, 0x32],
+            LinkKind::Sys => [0x9a, 0x3f, 0x22],
+        }
+    }
+
+    pub fn hex(c: [u8; 3]) -> String {
+        format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
+    }
+
+    /// Black or white, whichever reads better on `fill`.
+    pub fn text_on(fill: [u8; 3]) -> &'static str {
+        let lum =
+            0.299 * f32::from(fill[0]) + 0.587 * f32::from(fill[1]) + 0.114 * f32::from(fill[2]);
+        if lum > 150.0 { "#14181c" } else { "#ffffff" }
+    }
+}
+
+/// A box's fill and outline in print colours.
+fn box_paint(kind: BoxKind) -> (String, Option<(&'static str, f32)>) {
+    use colors::*;
+    match kind {
+        BoxKind::Group => (GROUP.into(), Some(("#c6c6c6", 1.0))),
+        BoxKind::Cpu => (CPU.into(), Some((BOX_STROKE, 1.0))),
+        BoxKind::Gpu { nvlink } => (BOX.into(), Some((if nvlink { NVLINK } else { PCIE }, 1.5))),
+        BoxKind::Nic => (NIC_FILL.into(), Some((NIC, 1.0))),
+        BoxKind::Switch(k) => (hex(link(k)), None),
+        BoxKind::NvSwitch => (NVLINK.into(), None),
+        BoxKind::NvPill(n) => (hex(nvlink(n)), None),
+    }
+}
+
+/// The colour of a label of `tone`.
+fn text_paint(tone: Tone) -> &'static str {
+    match tone {
+        Tone::Text => colors::TEXT,
+        Tone::Weak => colors::WEAK,
+        Tone::Strong => colors::STRONG,
+        Tone::On(BoxKind::NvSwitch) => "#ffffff",
+        Tone::On(BoxKind::Switch(k)) => colors::text_on(colors::link(k)),
+        Tone::On(BoxKind::NvPill(n)) => colors::text_on(colors::nvlink(n)),
+        Tone::On(_) => colors::TEXT,
+    }
+}
+
+/// A line's colour.
+fn line_paint(kind: LineKind) -> String {
+    match kind {
+        LineKind::Pcie => colors::PCIE.into(),
+        LineKind::Socket => colors::SOCKET.into(),
+        LineKind::Fabric => colors::NVLINK.into(),
+        LineKind::NvBond(n) => colors::hex(colors::nvlink(n)),
+    }
+}
+
+/// The text a painter draws for a label that must fit `max_width`: the text, else the short
+/// form, else the text cut with "…" — measured in `face` at `size`.
+pub fn fitted(text: &str, short: Option<&str>, size: f64, face: Face, max: Option<f32>) -> String {
+    let Some(max) = max.map(f64::from) else {
+        return text.to_string();
+    };
+    if fonts::text_width(text, size, face) <= max {
+        return text.to_string();
+    }
+    match short {
+        Some(s) if fonts::text_width(s, size, face) <= max => s.to_string(),
+        Some(s) => fit_text(s, size, face, max),
+        None => fit_text(text, size, face, max),
+    }
+}
+
+/// The drawing as an SVG document in print colours, its text in DejaVu Sans (Mono).
+pub fn svg(l: &MachineLayout) -> String {
+    let mut s = String::with_capacity(16 << 10);
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w:.0} {h:.0}\" width=\"{w:.0}\" \
+         height=\"{h:.0}\" role=\"img\" aria-label=\"machine drawing\" font-family=\"{}\">\n\
+         <rect x=\"0\" y=\"0\" width=\"{w:.0}\" height=\"{h:.0}\" fill=\"#ffffff\"/>",
+        fonts::SANS_FAMILY,
+        w = l.width.ceil(),
+        h = l.height.ceil(),
+    );
+    for item in &l.items {
+        match item {
+            Item::Box {
+                at, radius, kind, ..
+            } => {
+                let (fill, stroke) = box_paint(*kind);
+                let stroke = stroke.map_or(String::new(), |(c, w)| {
+                    format!(" stroke=\"{c}\" stroke-width=\"{w}\"")
+                });
+                // Outlines are drawn inside the box, as on screen.
+                let inset = if stroke.is_empty() { 0.0 } else { 0.5 };
+                let _ = writeln!(
+                    s,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"{radius}\" \
+                     fill=\"{fill}\"{stroke}/>",
+                    at.x + inset,
+                    at.y + inset,
+                    (at.w - 2.0 * inset).max(0.0),
+                    (at.h - 2.0 * inset).max(0.0),
+                );
+            }
+            Item::Line {
+                from,
+                to,
+                width,
+                kind,
+            } => {
+                let _ = writeln!(
+                    s,
+                    "<path d=\"M{:.1},{:.1} L{:.1},{:.1}\" stroke=\"{}\" stroke-width=\"{width}\" fill=\"none\"/>",
+                    from.0,
+                    from.1,
+                    to.0,
+                    to.1,
+                    line_paint(*kind)
+                );
+            }
+            Item::Curve {
+                points: [a, c, b],
+                width,
+                kind,
+            } => {
+                let _ = writeln!(
+                    s,
+                    "<path d=\"M{:.1},{:.1} Q{:.1},{:.1} {:.1},{:.1}\" stroke=\"{}\" stroke-width=\"{width}\" fill=\"none\"/>",
+                    a.0,
+                    a.1,
+                    c.0,
+                    c.1,
+                    b.0,
+                    b.1,
+                    line_paint(*kind)
+                );
+            }
+            Item::Text {
+                at,
+                anchor,
+                text,
+                short,
+                size,
+                mono,
+                tone,
+                max_width,
+            } => {
+                let face = if *mono { Face::Mono } else { Face::Sans };
+                let shown = fitted(text, short.as_deref(), f64::from(*size), face, *max_width);
+                let (text_anchor, baseline) = match anchor {
+                    Anchor::LeftTop => ("start", 0.8),
+                    Anchor::LeftCenter => ("start", 0.35),
+                    Anchor::LeftBottom => ("start", -0.2),
+                    Anchor::CenterTop => ("middle", 0.8),
+                    Anchor::CenterCenter => ("middle", 0.35),
+                    Anchor::CenterBottom => ("middle", -0.2),
+                };
+                let family = if *mono {
+                    format!(" font-family=\"{}\"", fonts::MONO_FAMILY)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{size}\" text-anchor=\"{text_anchor}\" \
+                     fill=\"{}\"{family}>{}</text>",
+                    at.0,
+                    at.1 + baseline * size,
+                    text_paint(*tone),
+                    escape(&shown)
+                );
+            }
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog(id: &str) -> Topology {
+        crate::topology::catalog::load(id).unwrap()
+    }
+
+    fn overlaps(a: &Bounds, b: &Bounds) -> bool {
+        a.x < b.right() - 0.5
+            && b.x < a.right() - 0.5
+            && a.y < b.bottom() - 0.5
+            && b.y < a.bottom() - 0.5
+    }
+
+    /// On every catalog machine: everything lies inside the drawing, GPU boxes and NIC boxes do
+    /// not overlap one another, and every GPU and NIC is drawn.
+    #[test]
+    fn every_catalog_machine_is_laid_out_without_overlaps() {
+        for entry in crate::topology::catalog::entries() {
+            let t = catalog(&entry.id);
+            let l = layout(&t, 1000.0).expect("GPUs");
+            let boxes: Vec<(BoxKind, Bounds)> = l
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Box { at, kind, .. } => Some((*kind, *at)),
+                    _ => None,
+                })
+                .collect();
+            for (_, b) in &boxes {
+                assert!(b.x >= 0.0 && b.y >= 0.0, "{}: {b:?}", entry.id);
+                assert!(
+                    b.right() <= l.width + 0.5 && b.bottom() <= l.height + 0.5,
+                    "{}: {b:?}",
+                    entry.id
+                );
+            }
+            let solid: Vec<&Bounds> = boxes
+                .iter()
+                .filter(|(k, _)| matches!(k, BoxKind::Gpu { .. } | BoxKind::Nic))
+                .map(|(_, b)| b)
+                .collect();
+            for (i, a) in solid.iter().enumerate() {
+                for b in &solid[i + 1..] {
+                    assert!(!overlaps(a, b), "{}: {a:?} overlaps {b:?}", entry.id);
+                }
+            }
+            let gpus = boxes
+                .iter()
+                .filter(|(k, _)| matches!(k, BoxKind::Gpu { .. }))
+                .count();
+            assert_eq!(gpus, t.gpus.len(), "{}", entry.id);
+            let svg = svg(&l);
+            assert!(svg.contains("<path d=\"M"), "{}", entry.id);
+            assert!(svg.contains(">GPU 0</text>"), "{}", entry.id);
+        }
+    }
+
+    #[test]
+    fn an_nvswitch_box_is_one_fabric_bar_and_pairs_get_arcs() {
+        let dgx = layout(&catalog("dgx-h100"), 1000.0).unwrap();
+        assert!(dgx.items.iter().any(|i| matches!(
+            i,
+            Item::Box {
+                kind: BoxKind::NvSwitch,
+                ..
+            }
+        )));
+        assert!(!dgx.items.iter().any(|i| matches!(i, Item::Curve { .. })));
+        let two = layout(&catalog("h100-pcie-2x-nvlink"), 1000.0).unwrap();
+        assert!(two.items.iter().any(|i| matches!(i, Item::Curve { .. })));
+    }
+
+    #[test]
+    fn labels_that_do_not_fit_are_shortened() {
+        assert_eq!(
+            fitted("mlx5_0 400G", Some("mlx5_0"), 11.0, Face::Mono, Some(50.0)),
+            "mlx5_0"
+        );
+        let cut = fitted(
+            "NVIDIA H100 80GB HBM3 with a very long name",
+            None,
+            11.5,
+            Face::Sans,
+            Some(80.0),
+        );
+        assert!(
+            cut.ends_with('…') && fonts::text_width(&cut, 11.5, Face::Sans) <= 80.0,
+            "{cut}"
+        );
+    }
+}
