@@ -4,28 +4,11 @@
 //! bottom, no run controls); and `--bench` writing report.png and report.pdf with no graphics
 //! stack at all. None of this needs the `gui` feature.
 
-use std::sync::atomic::AtomicBool;
+mod common;
 
+use common::modeled;
 use scalescope::document::{self, Block, Document, Page, build, typeset};
-use scalescope::job::{self, Job, Stage, SuiteOptions, Target};
 use scalescope::report::{self, Report, summary};
-
-/// A modeled quick `--bench` of catalog machine `id`.
-fn modeled(id: &str) -> Report {
-    let job = Job::Suite {
-        target: Target::Catalog { name: id.into() },
-        options: SuiteOptions {
-            stages: Stage::ALL.to_vec(),
-            gpus: Vec::new(),
-            full: false,
-            modeled: true,
-            nccl_lib: None,
-            python: None,
-        },
-    };
-    job::run(&job, &AtomicBool::new(false), &mut |_| {})
-        .unwrap_or_else(|e| panic!("--bench --modeled --catalog {id}: {e}"))
-}
 
 /// Every catalog machine, modeled, and both bundled reports.
 fn reports() -> Vec<(String, Report)> {

@@ -19,10 +19,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use std::sync::atomic::AtomicBool;
-
 use scalescope::document::html;
-use scalescope::job::{self, Job, Stage, SuiteOptions, Target};
 use scalescope::model::Source;
 use scalescope::report::{self, Report, summary};
 
@@ -405,23 +402,6 @@ fn layout_findings(browser: &Path, work: &Path, name: &str, html: &str, width: u
     serde_json::from_str(&percent_decode(text)).unwrap()
 }
 
-/// A modeled quick `--bench` of catalog machine `id`, run in-process.
-fn modeled(id: &str) -> Report {
-    let job = Job::Suite {
-        target: Target::Catalog { name: id.into() },
-        options: SuiteOptions {
-            stages: Stage::ALL.to_vec(),
-            gpus: Vec::new(),
-            full: false,
-            modeled: true,
-            nccl_lib: None,
-            python: None,
-        },
-    };
-    job::run(&job, &AtomicBool::new(false), &mut |_| {})
-        .unwrap_or_else(|e| panic!("--bench --modeled --catalog {id}: {e}"))
-}
-
 /// A4's width at 96 px per inch (210 mm).
 const A4_PX: u32 = 794;
 
@@ -441,7 +421,7 @@ fn report_html_fits_the_page_for_every_machine() {
         .map(|(f, r)| (f.trim_end_matches(".json").to_string(), r.unwrap()))
         .collect();
     for e in scalescope::topology::catalog::entries() {
-        reports.push((e.id.clone(), modeled(&e.id)));
+        reports.push((e.id.clone(), common::modeled(&e.id)));
     }
     assert!(
         reports.len() >= 9,

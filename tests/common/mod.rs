@@ -80,3 +80,25 @@ pub fn two_gpus() -> Topology {
     t.normalize();
     t
 }
+
+/// A modeled quick `--bench` of catalog machine `id`, run in-process through the job API.
+pub fn modeled(id: &str) -> scalescope::report::Report {
+    use scalescope::job::{self, Job, Stage, SuiteOptions, Target};
+    let job = Job::Suite {
+        target: Target::Catalog { name: id.into() },
+        options: SuiteOptions {
+            stages: Stage::ALL.to_vec(),
+            gpus: Vec::new(),
+            full: false,
+            modeled: true,
+            nccl_lib: None,
+            python: None,
+        },
+    };
+    job::run(
+        &job,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap_or_else(|e| panic!("--bench --modeled --catalog {id}: {e}"))
+}
