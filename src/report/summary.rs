@@ -237,7 +237,9 @@ pub fn identity_line(r: &Report) -> String {
         "{origin} · driver {} · CUDA {} · NCCL {} · {} · scalescope {} ({})",
         d(&m.driver_version),
         d(&m.cuda_version),
-        d(&nccl_version(r)),
+        // Some NCCL builds name themselves in their version string ("NCCL 2.28.3"); the line
+        // names NCCL once.
+        d(&nccl_version(r).map(|v| v.trim_start_matches("NCCL ").to_string())),
         r.date(),
         m.scalescope_version,
         m.preset
@@ -603,6 +605,15 @@ mod tests {
             "{}",
             identity_line(&r)
         );
+    }
+
+    #[test]
+    fn a_version_that_names_nccl_is_named_once() {
+        let mut r = example();
+        r.machine.nccl_version = Some("NCCL 2.28.3".into());
+        let line = identity_line(&r);
+        assert!(line.contains("· NCCL 2.28.3 ·"), "{line}");
+        assert!(!line.contains("NCCL NCCL"), "{line}");
     }
 
     #[test]
