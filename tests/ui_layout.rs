@@ -395,7 +395,7 @@ fn file_export_writes_the_open_report_as_html() {
     h.run();
     type_path_and_ok(&mut h, &report_path.display().to_string());
     wait_for(&mut h, |a| a.reports().len() > before);
-    let expected = scalescope::export::html::report(h.state().current_report().unwrap());
+    let expected = scalescope::document::report_html(h.state().current_report().unwrap());
 
     h.get_by_label("File").click();
     h.run();
@@ -451,7 +451,7 @@ fn a_report_machine_can_be_renamed_and_the_name_is_kept() {
         h.query_all_by_label(&listed).next().is_some(),
         "Sources shows {listed}"
     );
-    assert!(scalescope::export::html::report(renamed).contains("Rack 7 box"));
+    assert!(scalescope::document::report_html(renamed).contains("Rack 7 box"));
 
     // The next run (same settings) opens the example under that name.
     let settings = h.state().settings().clone();

@@ -2,7 +2,6 @@
 //! files. Column names and row order are stable (sorted by GPU index), so exports diff cleanly.
 
 pub mod csv;
-pub mod html;
 pub mod json;
 
 /// Why an export failed (in practice only on a broken writer).

@@ -1,7 +1,7 @@
 //! A report as a document reads it: what the machine is, the health verdict, the key figures
 //! with the definition each follows and where each comes from, and the warnings collapsed.
 //! Pure functions of a [`Report`], shared by `report.png` (`ui::report_view`) and `report.html`
-//! (`export::html`) so that both say the same thing.
+//! (`document::report_html`) so that both say the same thing.
 
 use crate::health::{Check, Verdict};
 use crate::model::units::format_bytes;

@@ -51,7 +51,7 @@ pub fn work(
         return None;
     }
     Some(match kind {
-        SaveKind::Html => Box::new(move || Ok(crate::export::html::report(&r).into_bytes())),
+        SaveKind::Html => Box::new(move || Ok(crate::document::report_html(&r).into_bytes())),
         SaveKind::Csv => Box::new(move || csv(view, &r)),
         SaveKind::Png => Box::new(move || png(view, &r)),
     })
