@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{num, provenance_cell};
+use super::{gpu_matrix, num, provenance_cell};
 use crate::document::chart::{self, Axis, Chart, Series};
-use crate::document::{Block, Cell, Class, Column, Matrix, MatrixRow, Paragraph, Section, Table};
+use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
 use crate::model::units::format_bytes;
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId};
 use crate::report::Report;
@@ -63,34 +63,16 @@ fn pair_matrix(r: &Report, results: &[BandwidthResult], test: TestId) -> Vec<Blo
     let definition = summary::nvbandwidth_name(test)
         .map(|n| format!(", nvbandwidth's {n}"))
         .unwrap_or_default();
-    let matrix = Matrix {
-        id: None,
-        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
-        rows: gpus
+    let matrix = gpu_matrix(None, &gpus, |a, b| {
+        match rows
             .iter()
-            .map(|&a| MatrixRow {
-                head: format!("GPU{a}"),
-                cells: gpus
-                    .iter()
-                    .map(|&b| {
-                        if a == b {
-                            return Cell::of(Class::Diag, "X");
-                        }
-                        match rows
-                            .iter()
-                            .find(|x| x.src == Endpoint::Gpu(a) && x.dst == Endpoint::Gpu(b))
-                        {
-                            Some(x) if x.source == Source::Modeled => {
-                                Cell::of(Class::Modeled, cell_text(x))
-                            }
-                            Some(x) => Cell::plain(cell_text(x)),
-                            None => Cell::of(Class::None, "—"),
-                        }
-                    })
-                    .collect(),
-            })
-            .collect(),
-    };
+            .find(|x| x.src == Endpoint::Gpu(a) && x.dst == Endpoint::Gpu(b))
+        {
+            Some(x) if x.source == Source::Modeled => Cell::of(Class::Modeled, cell_text(x)),
+            Some(x) => Cell::plain(cell_text(x)),
+            None => Cell::of(Class::None, "—"),
+        }
+    });
     vec![
         Block::Subheading {
             text: format!(

@@ -10,7 +10,8 @@ mod scaling;
 mod topology;
 
 use super::{
-    Block, Cell, Class, Column, Document, Page, Paragraph, Section, Span, SpanStyle, Table,
+    Block, Cell, Class, Column, Document, Matrix, MatrixRow, Page, Paragraph, Section, Span,
+    SpanStyle, Table,
 };
 use crate::report::Report;
 use crate::report::summary::{self, Provenance};
@@ -87,6 +88,34 @@ pub fn page(r: &Report, page: Page) -> Option<Document> {
         }),
         sections,
     })
+}
+
+/// A GPU × GPU matrix over `gpus` (rows: source, columns: destination), headed `GPU0` …, "X" on
+/// the diagonal and `cell(row GPU, column GPU)` everywhere else.
+pub(super) fn gpu_matrix(
+    id: Option<&str>,
+    gpus: &[usize],
+    cell: impl Fn(usize, usize) -> Cell,
+) -> Matrix {
+    Matrix {
+        id: id.map(Into::into),
+        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
+        rows: gpus
+            .iter()
+            .map(|&a| MatrixRow {
+                head: format!("GPU{a}"),
+                cells: gpus
+                    .iter()
+                    .map(|&b| if a == b { diag() } else { cell(a, b) })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// The diagonal of a matrix (a GPU or NIC with itself).
+pub(super) fn diag() -> Cell {
+    Cell::of(Class::Diag, "X")
 }
 
 /// A number with `d` decimals; "—" when unknown or not finite.

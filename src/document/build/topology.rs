@@ -1,7 +1,7 @@
 //! The topology: the machine drawing, the `nvidia-smi topo -m` matrix with NICs, line rates,
 //! P2P capabilities, the GPUs and how the topology was read.
 
-use super::health;
+use super::{diag, gpu_matrix, health};
 use crate::document::machine::{self, memory_text, nic_label};
 use crate::document::{
     Block, Cell, Class, Column, Figure, Matrix, MatrixRow, Paragraph, Part, Section, Table,
@@ -25,10 +25,6 @@ pub(super) fn link_class(kind: Option<LinkKind>) -> Class {
         Some(LinkKind::Sys) => Class::Sys,
         None => Class::None,
     }
-}
-
-fn diag() -> Cell {
-    Cell::of(Class::Diag, "X")
 }
 
 /// How the topology was read, in words.
@@ -112,38 +108,21 @@ fn connectivity_legend(t: &Topology) -> Vec<Block> {
 /// GPU × GPU line rates per direction, GB/s; "—" where unknown, the basis as the title.
 fn line_rates(t: &Topology) -> Matrix {
     let gpus = t.gpu_indices();
-    let rows = gpus
-        .iter()
-        .map(|&a| MatrixRow {
-            head: format!("GPU{a}"),
-            cells: gpus
-                .iter()
-                .map(|&b| {
-                    if a == b {
-                        return diag();
-                    }
-                    let link = t.link(a, b);
-                    match link.and_then(|l| l.line_rate.as_ref()) {
-                        Some(rate) => Cell::of(
-                            link_class(link.and_then(|l| l.kind)),
-                            if rate.gbps >= 100.0 {
-                                format!("{:.0}", rate.gbps)
-                            } else {
-                                format!("{:.1}", rate.gbps)
-                            },
-                        )
-                        .titled(rate.basis.clone()),
-                        None => Cell::of(Class::None, "—"),
-                    }
-                })
-                .collect(),
-        })
-        .collect();
-    Matrix {
-        id: Some("line-rate-matrix".into()),
-        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
-        rows,
-    }
+    gpu_matrix(Some("line-rate-matrix"), &gpus, |a, b| {
+        let link = t.link(a, b);
+        match link.and_then(|l| l.line_rate.as_ref()) {
+            Some(rate) => Cell::of(
+                link_class(link.and_then(|l| l.kind)),
+                if rate.gbps >= 100.0 {
+                    format!("{:.0}", rate.gbps)
+                } else {
+                    format!("{:.1}", rate.gbps)
+                },
+            )
+            .titled(rate.basis.clone()),
+            None => Cell::of(Class::None, "—"),
+        }
+    })
 }
 
 fn p2p_class(s: Option<P2pStatus>) -> Class {
@@ -159,40 +138,23 @@ fn p2p_class(s: Option<P2pStatus>) -> Class {
 /// Ordered GPU pairs × the four P2P capabilities (read, write, nvlink, atomics).
 fn p2p_status(t: &Topology) -> Matrix {
     let gpus = t.gpu_indices();
-    let rows = gpus
-        .iter()
-        .map(|&a| MatrixRow {
-            head: format!("GPU{a}"),
-            cells: gpus
+    gpu_matrix(Some("p2p-matrix"), &gpus, |a, b| {
+        let caps = t.p2p(a, b).map(|p| p.caps).unwrap_or_default();
+        let codes: Vec<String> = P2pCap::ALL
+            .iter()
+            .map(|c| format!("{} {}", c.name(), caps.get(*c).map_or("—", |s| s.code())))
+            .collect();
+        Cell {
+            parts: P2pCap::ALL
                 .iter()
-                .map(|&b| {
-                    if a == b {
-                        return diag();
-                    }
-                    let caps = t.p2p(a, b).map(|p| p.caps).unwrap_or_default();
-                    let codes: Vec<String> = P2pCap::ALL
-                        .iter()
-                        .map(|c| format!("{} {}", c.name(), caps.get(*c).map_or("—", |s| s.code())))
-                        .collect();
-                    Cell {
-                        parts: P2pCap::ALL
-                            .iter()
-                            .map(|c| Part {
-                                text: c.letter().to_string(),
-                                class: p2p_class(caps.get(*c)),
-                            })
-                            .collect(),
-                        ..Cell::plain("").titled(codes.join(", "))
-                    }
+                .map(|c| Part {
+                    text: c.letter().to_string(),
+                    class: p2p_class(caps.get(*c)),
                 })
                 .collect(),
-        })
-        .collect();
-    Matrix {
-        id: Some("p2p-matrix".into()),
-        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
-        rows,
-    }
+            ..Cell::plain("").titled(codes.join(", "))
+        }
+    })
 }
 
 /// One row per GPU: name, memory, PCIe link, NVLinks, NUMA node, CPU affinity, PCI bus.
@@ -318,40 +280,22 @@ fn p2p_heat(r: &Report) -> Vec<Block> {
     ];
     let gpus = r.topology.gpu_indices();
     let modeled = rows.iter().any(|x| x.source == Source::Modeled);
-    let matrix = Matrix {
-        id: Some("p2p-bandwidth-matrix".into()),
-        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
-        rows: gpus
+    let matrix = gpu_matrix(Some("p2p-bandwidth-matrix"), &gpus, |s, d| {
+        let x = rows
             .iter()
-            .map(|&s| MatrixRow {
-                head: format!("GPU{s}"),
-                cells: gpus
-                    .iter()
-                    .map(|&d| {
-                        if s == d {
-                            return diag();
-                        }
-                        let x = rows
-                            .iter()
-                            .find(|x| x.src.gpu() == Some(s) && x.dst.gpu() == Some(d));
-                        match x {
-                            Some(x) if x.status == Status::Ok => {
-                                match x.median_gbps.filter(|v| v.is_finite()) {
-                                    Some(v) => {
-                                        let level = ((v / max) * 5.0).ceil().clamp(1.0, 5.0);
-                                        Cell::of(heat[level as usize - 1], format!("{v:.0}"))
-                                    }
-                                    None => Cell::of(Class::None, "—"),
-                                }
-                            }
-                            Some(x) => Cell::of(Class::None, x.status.to_string()),
-                            None => Cell::of(Class::None, "—"),
-                        }
-                    })
-                    .collect(),
-            })
-            .collect(),
-    };
+            .find(|x| x.src.gpu() == Some(s) && x.dst.gpu() == Some(d));
+        match x {
+            Some(x) if x.status == Status::Ok => match x.median_gbps.filter(|v| v.is_finite()) {
+                Some(v) => {
+                    let level = ((v / max) * 5.0).ceil().clamp(1.0, 5.0);
+                    Cell::of(heat[level as usize - 1], format!("{v:.0}"))
+                }
+                None => Cell::of(Class::None, "—"),
+            },
+            Some(x) => Cell::of(Class::None, x.status.to_string()),
+            None => Cell::of(Class::None, "—"),
+        }
+    });
     let mut note = format!("{test}, {}, GB/s", crate::model::units::format_bytes(bytes));
     if modeled {
         note.push_str(" (modeled)");
