@@ -37,8 +37,6 @@ pub struct BandwidthView {
     iters: u32,
     shown_test: Option<TestId>,
     shown_bytes: Option<u64>,
-    /// Drawn as a document (report PNGs): no run controls or other widgets.
-    document: bool,
 }
 
 impl Default for BandwidthView {
@@ -51,7 +49,6 @@ impl Default for BandwidthView {
             iters: crate::bench::plan::DEFAULT_ITERS,
             shown_test: None,
             shown_bytes: None,
-            document: false,
         }
     }
 }
@@ -96,28 +93,6 @@ impl BandwidthView {
                 let cancelled = report.cancelled || self.panel.cancelled();
                 self.results(ui, topology, section, &report.warnings, cancelled);
             });
-    }
-
-    /// Draws `report`'s bandwidth section as a document for a report's PNG: no run controls,
-    /// no drop-downs or collapsing headers, no scroll area (as tall as its contents); the
-    /// matrix shown is P2P read (CE) when there is one.
-    pub fn document_ui(&mut self, ui: &mut Ui, report: &Report) {
-        self.document = true;
-        let Some(section) = &report.bandwidth else {
-            ui.label(RichText::new("No bandwidth results.").weak());
-            return;
-        };
-        if self.shown_test.is_none() && section.results.iter().any(|r| r.test == TestId::P2pReadCe)
-        {
-            self.shown_test = Some(TestId::P2pReadCe);
-        }
-        self.results(
-            ui,
-            &report.topology,
-            section,
-            &report.warnings,
-            report.cancelled,
-        );
     }
 
     fn controls(&mut self, ui: &mut Ui, report: &Report, measured: bool) {
@@ -298,14 +273,7 @@ impl BandwidthView {
             .filter(|b| sizes.contains(b))
             .or_else(|| fullest_size(&data.results, test))
             .unwrap_or(0);
-        if self.document {
-            ui.horizontal_wrapped(|ui| {
-                ui.label(RichText::new(format!("{test}, {}", format_bytes(bytes))).strong());
-                ui.label(RichText::new(test.describe()).weak());
-            });
-        } else {
-            self.pickers(ui, &tests, test, &sizes, bytes);
-        }
+        self.pickers(ui, &tests, test, &sizes, bytes);
         let rows: Vec<&BandwidthResult> = data
             .results
             .iter()
@@ -350,26 +318,16 @@ impl BandwidthView {
         if sizes.len() > 1 {
             size_plot(ui, &data.results, test);
         }
-        summary_table(ui, &data.results, self.document);
+        summary_table(ui, &data.results);
         if !warnings.is_empty() {
             ui.add_space(6.0);
-            if self.document {
-                ui.label(RichText::new(format!("{} warning(s)", warnings.len())).strong());
-                for w in crate::bench::warning::summarize(warnings, 1)
-                    .into_iter()
-                    .take(3)
-                {
-                    ui.colored_label(palette::P2P_NS, w);
-                }
-            } else {
-                egui::CollapsingHeader::new(format!("Warnings ({})", warnings.len()))
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        for w in warnings {
-                            ui.colored_label(palette::P2P_NS, w.to_string());
-                        }
-                    });
-            }
+            egui::CollapsingHeader::new(format!("Warnings ({})", warnings.len()))
+                .default_open(true)
+                .show(ui, |ui| {
+                    for w in warnings {
+                        ui.colored_label(palette::P2P_NS, w.to_string());
+                    }
+                });
         }
     }
 }
@@ -395,7 +353,7 @@ impl BandwidthView {
                 ))
                 .strong(),
             );
-            if !self.document && ui.button("Clear overlay").clicked() {
+            if ui.button("Clear overlay").clicked() {
                 self.panel.clear_overlay();
             }
         });
@@ -685,9 +643,9 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
 /// One line per test, read at ONE size ([`crate::model::headline`]: 512 MiB, nvbandwidth's
 /// default, where the test ran at it, else the size with the most cells): the median over the
 /// cells there and their efficiency; wrong elements and rows not ok over every size.
-fn summary_table(ui: &mut Ui, results: &[BandwidthResult], document: bool) {
+fn summary_table(ui: &mut Ui, results: &[BandwidthResult]) {
     ui.add_space(8.0);
-    super::plots::section(ui, "Summary per test", document, |ui| {
+    super::plots::section(ui, "Summary per test", |ui| {
         ui.label(
             RichText::new(
                 "Each test at one size: 512 MiB (nvbandwidth's default) where it ran there, \

@@ -70,7 +70,7 @@ impl CollectivesView {
                     Some(section) => {
                         let shown = Shown::new(section, self.panel.overlay());
                         let warnings = self.panel.warnings();
-                        results(ui, topology, &shown, warnings, Some(&mut self.hidden));
+                        results(ui, topology, &shown, warnings, &mut self.hidden);
                     }
                     None => {
                         ui.label(
@@ -82,21 +82,6 @@ impl CollectivesView {
                     }
                 }
             });
-    }
-
-    /// Draws `report`'s collectives section as a document for a report's PNG: no run controls
-    /// or other widgets, no scroll area, the plots and the largest size of each series (the
-    /// full table is in collectives.csv and report.html).
-    pub fn document_ui(&mut self, ui: &mut Ui, report: &Report) {
-        match &report.collectives {
-            Some(section) => {
-                let shown = Shown::new(section, None);
-                results(ui, &report.topology, &shown, &[], None)
-            }
-            None => {
-                ui.label(RichText::new("No collectives results.").weak());
-            }
-        }
     }
 
     fn controls(&mut self, ui: &mut Ui, report: &Report, measured: bool) {
@@ -259,16 +244,14 @@ fn reference_rate(topology: &Topology, results: &[CollectiveResult]) -> Option<f
     rate
 }
 
-/// The plots, the legend and the table (a document when `hidden` is `None`: no widgets, each
-/// series at its largest size).
+/// The plots, the legend (its entries hide and show series) and the table.
 fn results(
     ui: &mut Ui,
     topology: &Topology,
     data: &Shown<'_>,
     warnings: &[Warning],
-    mut hidden: Option<&mut BTreeSet<String>>,
+    hidden: &mut BTreeSet<String>,
 ) {
-    let document = hidden.is_none();
     ui.add_space(6.0);
     ui.label(RichText::new(data.backend.as_ref()).weak());
     let mut keys: Vec<String> = Vec::new();
@@ -289,7 +272,7 @@ fn results(
     let shown: Vec<(usize, &String)> = keys
         .iter()
         .enumerate()
-        .filter(|(_, k)| !hidden.as_ref().is_some_and(|h| h.contains(*k)))
+        .filter(|(_, k)| !hidden.contains(*k))
         .collect();
     // Side by side when each plot still gets a useful width, else one above the other.
     let side_by_side = ui.available_width() >= 900.0;
@@ -339,7 +322,7 @@ fn results(
     }
     let mut legend = |ui: &mut Ui| {
         super::layout::show_group(ui, |ui| {
-            super::plots::legend_below(ui, &entries, hidden.as_deref_mut());
+            super::plots::legend_below(ui, &entries, Some(&mut *hidden));
         });
     };
     if side_by_side {
@@ -355,39 +338,11 @@ fn results(
         time(ui);
     }
     ui.add_space(6.0);
-    if document {
-        // Each series at its largest size: a page, not hundreds of rows.
-        let mut largest: Vec<CollectiveResult> = Vec::new();
-        for r in data.rows.iter() {
-            match largest.iter_mut().find(|x| series_key(x) == series_key(r)) {
-                Some(x) if x.bytes < r.bytes => *x = r.clone(),
-                Some(_) => {}
-                None => largest.push(r.clone()),
-            }
-        }
-        super::plots::section(
-            ui,
-            &format!(
-                "Each series at its largest size ({} of {} rows; every row in collectives.csv)",
-                largest.len(),
-                data.rows.len()
-            ),
-            true,
-            |ui| grid(ui, &largest),
-        );
-        for w in crate::bench::warning::summarize(warnings, 1)
-            .into_iter()
-            .take(3)
-        {
-            ui.colored_label(palette::P2P_NS, w);
-        }
-    } else {
-        egui::CollapsingHeader::new(format!("Table ({} rows)", data.rows.len()))
-            .default_open(true)
-            .show(ui, |ui| table(ui, &data.rows));
-        for w in warnings {
-            ui.colored_label(palette::P2P_NS, w.to_string());
-        }
+    egui::CollapsingHeader::new(format!("Table ({} rows)", data.rows.len()))
+        .default_open(true)
+        .show(ui, |ui| table(ui, &data.rows));
+    for w in warnings {
+        ui.colored_label(palette::P2P_NS, w.to_string());
     }
 }
 

@@ -261,15 +261,9 @@ pub fn log2_grid(input: egui_plot::GridInput) -> Vec<GridMark> {
         .collect()
 }
 
-/// A titled part of a view: a collapsing header on screen, a plain heading in a document (a
-/// report's PNG shows no widgets).
-pub fn section(ui: &mut Ui, title: &str, document: bool, body: impl FnOnce(&mut Ui)) {
-    if document {
-        ui.label(RichText::new(title).strong());
-        body(ui);
-    } else {
-        egui::CollapsingHeader::new(title)
-            .default_open(true)
-            .show(ui, body);
-    }
+/// A titled part of a view: a collapsing header, open at first.
+pub fn section(ui: &mut Ui, title: &str, body: impl FnOnce(&mut Ui)) {
+    egui::CollapsingHeader::new(title)
+        .default_open(true)
+        .show(ui, body);
 }

@@ -365,23 +365,6 @@ impl ScalingView {
             });
     }
 
-    /// Draws the shown workloads of `report`'s scaling section as a document for a report's
-    /// PNG: plots and tables, no workload pickers, calibration fields or the custom-workload
-    /// form, no scroll area.
-    pub fn document_ui(&mut self, ui: &mut Ui, report: &Report) {
-        let section = report.scaling.as_ref();
-        if let Some(m) = section.and_then(|s| s.run.machine.as_ref()) {
-            ui.label(RichText::new(machine_line(m)).weak());
-        }
-        let rows = section.map_or(&[][..], |s| &s.run.rows);
-        for w in &self.chosen() {
-            workload_plots(ui, w, rows, self.y_axis, self.max_gpus);
-        }
-        for n in self.notes(section) {
-            ui.colored_label(palette::P2P_NS, n);
-        }
-    }
-
     fn controls(&mut self, ui: &mut Ui, topology: &Topology, live: bool) {
         super::layout::run_settings(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
