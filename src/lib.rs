@@ -10,6 +10,7 @@ pub mod cuda;
 pub mod document;
 pub mod export;
 pub mod health;
+pub mod input;
 pub mod job;
 pub mod lines;
 pub mod model;

@@ -23,23 +23,30 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("lines", &[]),
     // Child processes with a time limit (the one wait loop).
     ("process", &[]),
+    // Reading a file the user named: bounded, never waiting forever.
+    ("input", &[]),
     // The GPU platform layer.
     ("cuda", &["model", "process"]),
     // Where a Topology comes from.
-    ("topology", &["model", "cuda", "process"]),
+    ("topology", &["model", "cuda", "process", "input"]),
     // Measurements.
     ("bench", &["model", "cuda", "topology", "process"]),
     // Scaling of workloads.
     (
         "scaling",
-        &["model", "cuda", "bench", "topology", "lines", "process"],
+        &[
+            "model", "cuda", "bench", "topology", "lines", "process", "input",
+        ],
     ),
     // `scalescope check`.
-    ("health", &["model", "bench", "topology", "process"]),
+    (
+        "health",
+        &["model", "bench", "topology", "process", "input"],
+    ),
     // Reports.
     (
         "report",
-        &["model", "bench", "health", "scaling", "topology"],
+        &["model", "bench", "health", "scaling", "topology", "input"],
     ),
     // Results → bytes: report and below.
     (
@@ -67,7 +74,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "remote",
         &[
             "model", "cuda", "topology", "bench", "scaling", "health", "report", "job", "lines",
-            "process",
+            "process", "input",
         ],
     ),
     // The desktop app: anything below; never the command line.
@@ -75,7 +82,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "ui",
         &[
             "model", "lines", "cuda", "topology", "bench", "scaling", "health", "report", "export",
-            "document", "job", "remote", "process",
+            "document", "job", "remote", "process", "input",
         ],
     ),
     // The command line: anything below. `ui` is allowed for now (main.rs's window start lives
@@ -84,7 +91,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "model", "lines", "cuda", "topology", "bench", "scaling", "health", "report", "export",
-            "document", "job", "remote", "ui", "process",
+            "document", "job", "remote", "ui", "process", "input",
         ],
     ),
 ];

@@ -72,19 +72,15 @@ impl Thresholds {
     /// Reads and validates a TOML thresholds file (at most 64 KiB).
     pub fn load(path: &Path) -> Result<Thresholds, ThresholdsError> {
         let name = path.display().to_string();
-        let meta = std::fs::metadata(path).map_err(|source| ThresholdsError::Io {
-            path: name.clone(),
-            source,
-        })?;
-        if meta.len() > 64 << 10 {
-            return Err(ThresholdsError::Invalid {
-                path: name,
+        let text = crate::input::read_text(path, 64 << 10).map_err(|e| match e {
+            crate::input::InputError::TooLarge { .. } => ThresholdsError::Invalid {
+                path: name.clone(),
                 message: "larger than 64 KiB: not a thresholds file".into(),
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(|source| ThresholdsError::Io {
-            path: name.clone(),
-            source,
+            },
+            other => ThresholdsError::Io {
+                path: name.clone(),
+                source: other.into(),
+            },
         })?;
         Self::parse(&text).map_err(|message| ThresholdsError::Invalid {
             path: name,

@@ -373,16 +373,10 @@ pub const MAX_REPORT_BYTES: u64 = 256 << 20;
 /// Reads and parses the report at `path`; files over [`MAX_REPORT_BYTES`] (or endless ones such
 /// as `/dev/zero`) are refused without reading them whole.
 pub fn load(path: &Path) -> Result<Report, ReportError> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.len() > MAX_REPORT_BYTES {
-        return Err(ReportError::TooLarge);
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_REPORT_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_REPORT_BYTES {
-        return Err(ReportError::TooLarge);
-    }
+    let bytes = crate::input::read(path, MAX_REPORT_BYTES).map_err(|e| match e {
+        crate::input::InputError::TooLarge { .. } => ReportError::TooLarge,
+        other => ReportError::Io(other.into()),
+    })?;
     let text = String::from_utf8(bytes)
         .map_err(|e| ReportError::Syntax(format!("not UTF-8 text ({e})")))?;
     parse(&text)

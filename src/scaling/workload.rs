@@ -680,14 +680,19 @@ pub fn catalog_results() -> Vec<(&'static str, Result<Workload, WorkloadError>)>
         .collect()
 }
 
+/// The largest workload file read, bytes (a workload file is a few hundred bytes).
+pub const MAX_WORKLOAD_FILE_BYTES: u64 = 1 << 20;
+
 /// A catalog workload by name, or a TOML file when `name_or_path` ends in `.toml` or names an
 /// existing file.
 pub fn resolve(name_or_path: &str) -> Result<Workload, WorkloadError> {
     let path = std::path::Path::new(name_or_path);
     if name_or_path.ends_with(".toml") || path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Io {
-            file: name_or_path.to_string(),
-            message: e.to_string(),
+        let text = crate::input::read_text(path, MAX_WORKLOAD_FILE_BYTES).map_err(|e| {
+            WorkloadError::Io {
+                file: name_or_path.to_string(),
+                message: e.to_string(),
+            }
         })?;
         return parse(name_or_path, &text);
     }

@@ -135,24 +135,17 @@ pub fn load_machine(name: &str) -> Result<(Topology, Inventory), TopologyError> 
 
 /// Reads a catalog file from a path (at most 1 MiB).
 fn load_file(path: &std::path::Path) -> Result<(Topology, Inventory), TopologyError> {
-    use std::io::Read;
     let name = path.display().to_string();
-    let io = |source| TopologyError::Io {
-        path: name.clone(),
-        source,
-    };
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(io)?;
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(TopologyError::BadCatalogFile {
-            file: name,
+    let text = crate::input::read_text(path, MAX_FILE_BYTES).map_err(|e| match e {
+        crate::input::InputError::TooLarge { .. } => TopologyError::BadCatalogFile {
+            file: name.clone(),
             message: "larger than 1 MiB: not a catalog file".into(),
-        });
-    }
+        },
+        other => TopologyError::Io {
+            path: name.clone(),
+            source: other.into(),
+        },
+    })?;
     parse_machine(&name, &text).map_err(|e| match e {
         TopologyError::BadCatalog { file, message } => {
             TopologyError::BadCatalogFile { file, message }

@@ -1,8 +1,6 @@
 //! Reading a capture: at most [`MAX_CAPTURE_BYTES`] from a file or standard input, decoded
 //! from UTF-8 or UTF-16 (PowerShell's `>`).
 
-use std::io::Read;
-
 use super::{MAX_CAPTURE_BYTES, TopologyError, parse_error};
 
 /// Reads a file, or standard input for `-`; returns the name to use in errors and the bytes.
@@ -22,25 +20,15 @@ pub(crate) fn read_input(path: &str) -> Result<(String, Vec<u8>), TopologyError>
             ),
         )
     };
-    let mut bytes = Vec::new();
-    // At most one byte past the limit is read, so `/dev/zero` or a huge file ends here; a
-    // regular file over the limit is not read at all.
-    let limit = MAX_CAPTURE_BYTES + 1;
-    if path == "-" {
-        std::io::stdin()
-            .take(limit)
-            .read_to_end(&mut bytes)
-            .map_err(io_error)?;
+    let read = if path == "-" {
+        crate::input::read_stdin(MAX_CAPTURE_BYTES)
     } else {
-        let file = std::fs::File::open(path).map_err(io_error)?;
-        if file.metadata().map_err(io_error)?.len() > MAX_CAPTURE_BYTES {
-            return Err(too_large());
-        }
-        file.take(limit).read_to_end(&mut bytes).map_err(io_error)?;
-    }
-    if bytes.len() as u64 > MAX_CAPTURE_BYTES {
-        return Err(too_large());
-    }
+        crate::input::read(std::path::Path::new(path), MAX_CAPTURE_BYTES)
+    };
+    let bytes = read.map_err(|e| match e {
+        crate::input::InputError::TooLarge { .. } => too_large(),
+        other => io_error(other.into()),
+    })?;
     Ok((origin.to_string(), bytes))
 }
 
