@@ -36,12 +36,12 @@ impl Rng {
     pub fn new(seed: u64, case: u64) -> Rng {
         let mut r = Rng(seed ^ case.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x2545_F491_4F6C_DD1D);
         for _ in 0..4 {
-            r.next();
+            r.next_u64();
         }
         r
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -52,7 +52,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
 

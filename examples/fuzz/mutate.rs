@@ -77,7 +77,7 @@ pub fn mutate_bytes(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
                 let i = rng.below(len);
                 v[i] ^= 1 << rng.below(8);
             }
-            1 => v.insert(at, rng.next() as u8),
+            1 => v.insert(at, rng.next_u64() as u8),
             2 if len > 0 => {
                 let n = 1 + rng.below(64.min(len));
                 let start = rng.below(len - n + 1);
@@ -188,7 +188,7 @@ pub fn mutate_json(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
                     2 => serde_json::json!(1.7e308),
                     3 => serde_json::json!(u64::MAX),
                     4 => serde_json::json!(-1.5),
-                    _ => serde_json::json!((rng.next() % 1_000_000) as f64 / 7.0),
+                    _ => serde_json::json!((rng.next_u64() % 1_000_000) as f64 / 7.0),
                 }),
                 serde_json::Value::String(_) => Some(match rng.below(4) {
                     0 => serde_json::json!("\u{1b}[31mred\u{1b}[0m\r\nnext"),
