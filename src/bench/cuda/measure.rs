@@ -2,9 +2,13 @@
 //! (<https://github.com/NVIDIA/nvbandwidth#measurement-details>).
 //!
 //! For each sample, on every stream involved: a one-thread kernel spins on a flag in pinned host
-//! memory; behind it, a start event, `iters` copies and a stop event are enqueued; then the host
-//! sets the flag, so every stream starts at once and none of the enqueuing cost is timed. The
-//! figure of a stream is bytes × iters ÷ (stop − start). The spin is bounded (10 s, by
+//! memory; behind it, [`WARMUP_COPIES`] untimed copies, then a start event, `iters` copies and a
+//! stop event are enqueued; then the host sets the flag, so every stream starts at once and none
+//! of the enqueuing cost is timed. The other streams' start events wait for the first stream's,
+//! so the first stream's timed copies begin while the others are already moving data (its
+//! warm-up done, theirs still running): a bidirectional test times one direction with the other
+//! in full flow from its first byte, as nvbandwidth's `doMemcpyCore` (memcpy.cpp, v0.8) does.
+//! The figure of a stream is bytes × iters ÷ (stop − start). The spin is bounded (10 s, by
 //! `%globaltimer`): if the host never gets to release it (too many copies queued behind a
 //! blocked stream make the enqueue itself block), the kernel gives up, the sample runs ungated
 //! and is reported as failed instead of hanging.
@@ -23,6 +27,10 @@ use crate::cuda::CudaError;
 use crate::cuda::context::Context;
 use crate::cuda::memory::PinnedBuffer;
 use crate::cuda::stream::{Event, Stream};
+
+/// Untimed copies on every stream at the start of each sample, behind the spin kernel:
+/// nvbandwidth's `WARMUP_COUNT` (memcpy.cpp, v0.8).
+pub const WARMUP_COPIES: u32 = 4;
 
 /// How long a spin kernel waits for the host before giving up.
 pub const SPIN_TIMEOUT_NS: u64 = 10_000_000_000;
@@ -236,8 +244,19 @@ pub fn run(
                 }
             }
         }
-        for (l, (start, stop)) in lanes.iter().zip(&events) {
-            start.record(l.stream)?;
+        for l in lanes {
+            for _ in 0..WARMUP_COPIES {
+                l.op.enqueue(l.stream)?;
+            }
+        }
+        if let (Some(first), Some((start0, _))) = (lanes.first(), events.first()) {
+            start0.record(first.stream)?;
+            for (l, (start, _)) in lanes.iter().zip(&events).skip(1) {
+                l.stream.wait_event(start0)?;
+                start.record(l.stream)?;
+            }
+        }
+        for (l, (_, stop)) in lanes.iter().zip(&events) {
             for _ in 0..iters {
                 l.op.enqueue(l.stream)?;
             }
