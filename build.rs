@@ -1,6 +1,8 @@
 //! Embeds every `assets/reports/*.json` (the bundled example reports) into the binary: writes
-//! `$OUT_DIR/bundled_reports.rs` with one `include_str!` per file, sorted by name. No file → an
-//! empty list, and the app runs without an example.
+//! `$OUT_DIR/bundled_reports.rs` with one `include_str!` per file, oldest first: by the date the
+//! name ends in (`<machine>-YYYY-MM-DD.json`), then by name. The app opens on the first, so a
+//! newer example joins the end of the list rather than changing what a new user sees first. No
+//! file → an empty list, and the app runs without an example.
 
 use std::path::Path;
 
@@ -16,7 +18,12 @@ fn main() {
                 .collect()
         })
         .unwrap_or_default();
-    files.sort();
+    // The date is the name's last ten characters before `.json` (any other name sorts first).
+    files.sort_by_key(|f| {
+        let stem = f.trim_end_matches(".json");
+        let date = stem.get(stem.len().saturating_sub(10)..).unwrap_or("").to_string();
+        (date, f.clone())
+    });
     let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
     let mut out = String::from(
         "/// (file name, contents) of every bundled report.\npub const BUNDLED: &[(&str, &str)] = &[\n",

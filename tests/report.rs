@@ -118,13 +118,18 @@ fn bench_modeled_quick_writes_every_file() {
 
 #[test]
 fn version_1_reports_still_open() {
-    // The bundled examples were written as schema version 1, before `health` existed.
+    // The bundled examples of 2026-11-22 were written as schema version 1, before `health`
+    // existed.
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/reports");
+    let mut seen = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_none_or(|x| x != "json") {
+        if path.extension().is_none_or(|x| x != "json")
+            || !path.to_string_lossy().ends_with("2026-11-22.json")
+        {
             continue;
         }
+        seen += 1;
         let name = path.display().to_string();
         let text = std::fs::read_to_string(&path).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -133,6 +138,7 @@ fn version_1_reports_still_open() {
         assert_eq!(r.health, None, "{name}");
         assert!(r.bandwidth.is_some(), "{name}");
     }
+    assert_eq!(seen, 2, "the two version-1 examples");
 }
 
 #[test]
