@@ -448,8 +448,9 @@ impl ScalingView {
         let mut bad = None;
         ui.horizontal(|ui| {
             let l = ui.label(format!(
-                "{}: your 1-GPU step at {} samples (ms, optional)",
-                w.name, w.per_gpu_batch
+                "{}: your 1-GPU step at {} (ms, optional)",
+                w.name,
+                crate::scaling::calibrate::samples(w.per_gpu_batch)
             ));
             changed = ui
                 .add(egui::TextEdit::singleline(text).desired_width(80.0))
