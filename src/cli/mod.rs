@@ -277,7 +277,10 @@ impl SourceArgs {
             } else {
                 "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
             };
-            return CliError::env(anyhow::anyhow!("{}; {hint}", e.message));
+            return CliError::env(anyhow::anyhow!(
+                "{}",
+                e.message.replace(crate::topology::NO_DRIVER_ADVICE, hint)
+            ));
         }
         e.into()
     }

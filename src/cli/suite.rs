@@ -259,7 +259,6 @@ fn clear_earlier_run(dir: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The line `--bench` prints when a stage ends, from the report so far.
 /// How many scaling rows each source gave, e.g. `12 measured with PyTorch, 285 modeled`:
 /// one word per row kind rather than the run's source beside "the model's rows are modeled".
 fn row_kinds(rows: &[crate::scaling::model::ScalingPoint]) -> String {
@@ -282,6 +281,7 @@ fn row_kinds(rows: &[crate::scaling::model::ScalingPoint]) -> String {
     }
 }
 
+/// The line `--bench` prints when a stage ends, from the report so far.
 fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) -> Option<String> {
     use crate::report::compare::{all_reduce_busbw_1g, format_figure, h2d_gbps, p2p_gbps};
     Some(match stage {

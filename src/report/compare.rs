@@ -279,19 +279,19 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
                 RowSource::Modeled => "the model",
             };
             let kind = if base > 1 {
-                format!("{step}, against {base} GPUs")
+                format!("{step}, against {}", gpus(base))
             } else {
                 step.to_string()
             };
             Figure {
                 value: r.efficiency,
                 source: Some(r.source.as_source()),
-                basis: format!("{workload}, {mode} scaling, {n} GPUs, {kind}"),
+                basis: format!("{workload}, {mode} scaling, {}, {kind}", gpus(n)),
                 n_gpus: Some(n),
                 kind,
             }
         }
-        None => Figure::none(&format!("no {workload} {mode} row at {n} GPUs")),
+        None => Figure::none(&format!("no {workload} {mode} row at {}", gpus(n))),
     }
 }
 
@@ -396,8 +396,17 @@ fn with_n(mut row: Row) -> Row {
     row
 }
 
+/// A GPU count as words: `1 GPU`, `8 GPUs`.
+pub fn gpus(n: usize) -> String {
+    if n == 1 {
+        "1 GPU".to_string()
+    } else {
+        format!("{n} GPUs")
+    }
+}
+
 /// How a synthetic proxy's efficiency is named (it is measured, but not the workload's step).
-const PROXY_STEPS: &str = "synthetic proxy steps";
+const PROXY_STEPS: &str = "synthetic proxy steps, the older method";
 
 impl Row {
     /// True when the `i`-th figure and the first can be told apart as better or worse: both
