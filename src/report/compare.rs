@@ -62,6 +62,9 @@ pub struct Comparison {
     /// The workload whose scaling efficiency is compared.
     pub workload: Option<String>,
     pub rows: Vec<Row>,
+    /// For each report of the older method ([`Report::older_method`]): its column letter's
+    /// index and the note.
+    pub older: Vec<(usize, &'static str)>,
 }
 
 /// The median P2P copy-engine write bandwidth over GPU pairs at the size measured on the most
@@ -347,6 +350,11 @@ pub fn compare(reports: &[&Report], workload: Option<&str>) -> Comparison {
         machines: titles(reports),
         workload,
         rows,
+        older: reports
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.older_method().map(|n| (i, n)))
+            .collect(),
     }
 }
 
@@ -558,6 +566,9 @@ pub fn to_table(c: &Comparison) -> String {
             let _ = writeln!(out, "{name}: {why}");
         }
     }
+    for (i, note) in &c.older {
+        let _ = writeln!(out, "[{}] {note}", (b'A' + (*i as u8 % 26)) as char);
+    }
     out
 }
 
@@ -667,6 +678,7 @@ mod tests {
             machines: vec!["a".into(), "b".into()],
             workload: None,
             rows: vec![mixed],
+            older: Vec::new(),
         });
         assert!(table.contains("x: modeled vs measured — not a like-for-like comparison"));
     }

@@ -348,6 +348,9 @@ impl ScalingView {
                 if let Some(m) = section.and_then(|s| s.run.machine.as_ref()) {
                     ui.label(RichText::new(machine_line(m)).weak());
                 }
+                if let Some(note) = report.older_method() {
+                    ui.colored_label(palette::UNKNOWN, format!("Older method: {note}."));
+                }
                 let rows = section.map_or(&[][..], |s| &s.run.rows);
                 let chosen = self.chosen();
                 if chosen.is_empty() {
