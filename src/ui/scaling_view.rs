@@ -860,8 +860,10 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                     }
                     ui.label(cell(meas.and_then(|r| r.throughput), 0));
                     ui.label(cell(model.and_then(|r| r.throughput), 0));
-                    ui.label(cell(meas.and_then(|r| r.speedup), 2));
-                    ui.label(cell(model.and_then(|r| r.speedup), 2));
+                    let speedup =
+                        |r: Option<&ScalingPoint>| r.map_or("—".to_string(), |r| r.speedup_cell());
+                    ui.label(speedup(meas));
+                    ui.label(speedup(model));
                     ui.label(cell(meas.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
                     ui.label(cell(model.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
                     let mem =
