@@ -182,7 +182,10 @@ pub fn step_model(
             ms,
             0.0,
             None,
-            format!("your 1-GPU step: {ms:.1} ms at {}", samples(w.per_gpu_batch)),
+            format!(
+                "your 1-GPU step: {ms:.1} ms at {}",
+                crate::model::units::samples(w.per_gpu_batch)
+            ),
         ));
     }
     if !inputs.catalog_only {
@@ -211,7 +214,7 @@ pub fn step_model(
                 label: format!(
                     "framework 1-GPU step measured here: {:.1} ms at {} ({})",
                     s.step_ms,
-                    samples(s.per_gpu_batch),
+                    crate::model::units::samples(s.per_gpu_batch),
                     s.basis
                 ),
             });
@@ -265,7 +268,7 @@ pub fn step_model(
             "catalog: {} 1-GPU step {:.1} ms at {} ({}){}",
             c.gpu,
             c.step_ms,
-            samples(w.per_gpu_batch),
+            crate::model::units::samples(w.per_gpu_batch),
             c.measured,
             here.how
         ),
@@ -417,15 +420,6 @@ fn move_rates(
         }
     };
     (rates.0.1 > 0.0 && rates.1.1 > 0.0).then_some(rates)
-}
-
-/// A batch as words: `1 sample`, `32 samples` (a batch of one is common for large models).
-pub fn samples(n: f64) -> String {
-    if n == 1.0 {
-        "1 sample".into()
-    } else {
-        format!("{n} samples")
-    }
 }
 
 #[cfg(test)]

@@ -453,7 +453,7 @@ impl ScalingView {
             let l = ui.label(format!(
                 "{}: your 1-GPU step at {} (ms, optional)",
                 w.name,
-                crate::scaling::calibrate::samples(w.per_gpu_batch)
+                crate::model::units::samples(w.per_gpu_batch)
             ));
             changed = ui
                 .add(egui::TextEdit::singleline(text).desired_width(80.0))
@@ -860,8 +860,9 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                     }
                     ui.label(cell(meas.and_then(|r| r.throughput), 0));
                     ui.label(cell(model.and_then(|r| r.throughput), 0));
-                    let speedup =
-                        |r: Option<&ScalingPoint>| r.map_or("—".to_string(), |r| r.speedup_cell());
+                    let speedup = |r: Option<&ScalingPoint>| {
+                        r.map_or("—".to_string(), |r| r.speedup_cell())
+                    };
                     ui.label(speedup(meas));
                     ui.label(speedup(model));
                     ui.label(cell(meas.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
