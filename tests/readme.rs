@@ -45,7 +45,10 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("scalescope --remote gpu01", "an ssh server and a display"),
     ("scalescope --remote me@gpu01 topo", "an ssh server"),
-    ("scalescope --remote gpu01 --bench --out gpu01/", "an ssh server"),
+    (
+        "scalescope --remote gpu01 --bench --out gpu01/",
+        "an ssh server",
+    ),
     (
         "scalescope --remote gpu01 check --json gpu01-check.json",
         "an ssh server",
@@ -230,6 +233,12 @@ fn readme_says_how_to_get_scalescope_on_path() {
     let first_use = text
         .find("```sh\nscalescope")
         .expect("a block of scalescope commands");
-    assert!(install < first_use, "the install comes after the first command");
-    assert!(text.contains("about 20 minutes"), "first test run's duration");
+    assert!(
+        install < first_use,
+        "the install comes after the first command"
+    );
+    assert!(
+        text.contains("about 20 minutes"),
+        "first test run's duration"
+    );
 }

@@ -719,5 +719,9 @@ fn a_speedup_not_against_one_gpu_says_against_what() {
     assert_eq!(rows[1].speedup_base, Some(2));
     assert_eq!(rows[1].speedup_cell(), "2.00 vs 2");
     assert_eq!(rows[2].speedup_cell(), "4.00 vs 2");
-    assert!(rows[2].basis.contains("speedup against 2 GPUs"), "{}", rows[2].basis);
+    assert!(
+        rows[2].basis.contains("speedup against 2 GPUs"),
+        "{}",
+        rows[2].basis
+    );
 }

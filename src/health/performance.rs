@@ -531,7 +531,8 @@ mod tests {
             .unwrap();
         assert_eq!(c.subject, "GPU 0 ← all");
         assert!(
-            c.detail.contains("0.99× the sum of each alone (expected 1/1 = 1.00"),
+            c.detail
+                .contains("0.99× the sum of each alone (expected 1/1 = 1.00"),
             "{}",
             c.detail
         );

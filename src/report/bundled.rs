@@ -35,7 +35,15 @@ mod tests {
             }
             let note = r.older_method().unwrap_or_else(|| panic!("{name}"));
             assert!(note.contains("synthetic proxy steps"), "{note}");
-            let label = &r.scaling.as_ref().unwrap().run.machine.as_ref().unwrap().label;
+            let label = &r
+                .scaling
+                .as_ref()
+                .unwrap()
+                .run
+                .machine
+                .as_ref()
+                .unwrap()
+                .label;
             assert!(!label.starts_with("live:"), "{name}: {label}");
             assert!(label.contains("measured live"), "{name}: {label}");
         }
