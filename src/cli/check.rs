@@ -87,13 +87,13 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
                 && live
             {
                 term.note(&format!(
-                    "scalescope check on {} ({} GPUs){}",
+                    "scalescope check on {} ({}){}",
                     topology.source.label(),
-                    if gpus.is_empty() {
+                    crate::report::compare::gpus(if gpus.is_empty() {
                         topology.gpus.len()
                     } else {
                         gpus.len()
-                    },
+                    }),
                     if args.quick { ", quick" } else { "" }
                 ));
             }

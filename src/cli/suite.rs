@@ -385,8 +385,8 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                 let written = writer.write_topology(topology).and(writer.write(report));
                 writer.set_stage(None);
                 term.say(&format!(
-                    "topology     {} GPUs, {} links ({}) → gpus.csv, links.csv",
-                    topology.gpus.len(),
+                    "topology     {}, {} links ({}) → gpus.csv, links.csv",
+                    crate::report::compare::gpus(topology.gpus.len()),
                     topology.links.len(),
                     topology.source.kind()
                 ));
