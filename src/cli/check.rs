@@ -165,14 +165,14 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
     };
     // Per check id, in the order the checks come: how many modeled PASS lines were folded.
     let mut counted: Vec<(String, usize)> = Vec::new();
-    for c in r.checks.iter().filter(|c| folded(c)) {
+    for c in r.checks.iter().filter(|&c| folded(c)) {
         let id = c.check.to_string();
         match counted.iter_mut().find(|(x, _)| *x == id) {
             Some(e) => e.1 += 1,
             None => counted.push((id, 1)),
         }
     }
-    let shown: Vec<&crate::health::Check> = r.checks.iter().filter(|c| !folded(c)).collect();
+    let shown: Vec<&crate::health::Check> = r.checks.iter().filter(|&c| !folded(c)).collect();
     let sw = shown
         .iter()
         .map(|c| c.subject.chars().count())

@@ -180,7 +180,7 @@ pub fn remove_stale_temps(dir: &Path) {
 #[derive(Debug)]
 pub struct OutLock {
     /// Held open for the `flock`; closing it releases the lock.
-    file: File,
+    _file: File,
     path: PathBuf,
 }
 
@@ -248,7 +248,7 @@ impl OutLock {
             .set_len(0)
             .and_then(|_| file.rewind())
             .and_then(|_| file.write_all(line.as_bytes()));
-        Ok(Some(OutLock { file, path }))
+        Ok(Some(OutLock { _file: file, path }))
     }
 }
 
