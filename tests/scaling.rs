@@ -695,3 +695,33 @@ fn a_memory_estimate_without_activations_is_no_figure() {
     );
     assert!(r[0].memory_gib_per_gpu.is_some_and(|g| g > 5.0) && r[0].fits == Some(true));
 }
+
+/// Where one GPU cannot run the step, the speedup is taken against the smallest count that
+/// can, and every table says against what (`2.00 vs 2`), not a bare 2.00 read as against one.
+#[test]
+fn a_speedup_not_against_one_gpu_says_against_what() {
+    let w = workload::catalog()
+        .into_iter()
+        .find(|w| w.name == "llama2-7b")
+        .expect("llama2-7b in the catalog");
+    let mut rows: Vec<scalescope::scaling::ScalingPoint> = [1, 2, 4]
+        .into_iter()
+        .map(|n| {
+            let mut r =
+                scalescope::scaling::ScalingPoint::empty(&w, Mode::Weak, RowSource::Modeled, n);
+            // One GPU does not fit: no throughput; then 100 samples/s per GPU.
+            r.throughput = (n > 1).then_some(100.0 * n as f64);
+            r
+        })
+        .collect();
+    model::fill_speedup(&mut rows);
+    assert_eq!(rows[0].speedup_cell(), "—");
+    assert_eq!(rows[1].speedup_base, Some(2));
+    assert_eq!(rows[1].speedup_cell(), "2.00 vs 2");
+    assert_eq!(rows[2].speedup_cell(), "4.00 vs 2");
+    assert!(
+        rows[2].basis.contains("speedup against 2 GPUs"),
+        "{}",
+        rows[2].basis
+    );
+}

@@ -49,6 +49,10 @@ pub struct CheckArgs {
     /// Exit 3 on any WARN or UNKNOWN too, not only on FAIL.
     #[arg(long)]
     pub strict: bool,
+    /// Print every check's line; without it, modeled PASS lines (hundreds on a catalog machine
+    /// of 8 GPUs) are counted per check instead.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 /// Runs `scalescope check`.
@@ -83,13 +87,13 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
                 && live
             {
                 term.note(&format!(
-                    "scalescope check on {} ({} GPUs){}",
+                    "scalescope check on {} ({}){}",
                     topology.source.label(),
-                    if gpus.is_empty() {
+                    crate::report::compare::gpus(if gpus.is_empty() {
                         topology.gpus.len()
                     } else {
                         gpus.len()
-                    },
+                    }),
                     if args.quick { ", quick" } else { "" }
                 ));
             }
@@ -100,8 +104,11 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         s.or_job(|e| {
             if e.no_driver && live && remote.remote.is_none() {
                 CliError::env(anyhow::anyhow!(
-                    "{}; to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml",
-                    e.message
+                    "{}",
+                    e.message.replace(
+                        crate::topology::NO_DRIVER_ADVICE,
+                        "to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml"
+                    )
                 ))
             } else {
                 e.into()
@@ -126,7 +133,7 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     let c = &report.counts;
     let failed = report.failed() || (args.strict && (c.warn > 0 || c.unknown > 0));
     let code = if failed { super::EXIT_CHECK_FAILED } else { 0 };
-    emit(None, render(&topo, &report, code).as_bytes())?;
+    emit(None, render(&topo, &report, code, args.verbose).as_bytes())?;
     if failed {
         return Err(CliError::check_failed(anyhow::anyhow!(
             "check failed: {} fail, {} warn, {} unknown{}",
@@ -143,36 +150,47 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     Ok(())
 }
 
-/// The terminal report: one line per check, notes, then the verdict.
-pub fn render(topo: &Topology, r: &HealthReport, exit: i32) -> String {
+/// The terminal report: one line per check (modeled PASS lines counted per check unless
+/// `verbose`: they only restate line rates), notes, then the verdict.
+pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "scalescope check — {} ({} GPUs)",
+        "scalescope check — {} ({})",
         r.machine,
-        topo.gpus.len()
+        crate::report::compare::gpus(topo.gpus.len())
     );
-    let sw = r
-        .checks
+    let folded = |c: &crate::health::Check| {
+        !verbose && c.verdict == Verdict::Pass && c.source == Source::Modeled
+    };
+    // Per check id, in the order the checks come: how many modeled PASS lines were folded.
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    for c in r.checks.iter().filter(|&c| folded(c)) {
+        let id = c.check.to_string();
+        match counted.iter_mut().find(|(x, _)| *x == id) {
+            Some(e) => e.1 += 1,
+            None => counted.push((id, 1)),
+        }
+    }
+    let shown: Vec<&crate::health::Check> = r.checks.iter().filter(|&c| !folded(c)).collect();
+    let sw = shown
         .iter()
         .map(|c| c.subject.chars().count())
         .max()
         .unwrap_or(6)
         .max(6);
-    let cw = r
-        .checks
+    let cw = shown
         .iter()
         .map(|c| c.check.id().len())
         .max()
         .unwrap_or(5)
         .max(5);
-    let vw = r
-        .checks
+    let vw = shown
         .iter()
         .map(|c| c.verdict_text().len())
         .max()
         .unwrap_or(4);
-    for c in &r.checks {
+    for c in &shown {
         let subject = format!("{:<sw$}", c.subject);
         let _ = write!(
             out,
@@ -190,6 +208,15 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32) -> String {
             }
         }
         out.push('\n');
+    }
+    if !counted.is_empty() {
+        let total: usize = counted.iter().map(|(_, n)| n).sum();
+        let each: Vec<String> = counted.iter().map(|(id, n)| format!("{id} {n}")).collect();
+        let _ = writeln!(
+            out,
+            "PASS (modeled)  {total} more checks: {} (--verbose lists them)",
+            each.join(", ")
+        );
     }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");

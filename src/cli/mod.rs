@@ -36,7 +36,7 @@ pub struct Cli {
     #[arg(long = "catalog", value_name = "NAME", num_args = 0..=1)]
     pub catalog: Option<Option<String>>,
     /// Run the whole suite (topology, health check, bandwidth, collectives, scaling) and write
-    /// CSV, report.json and PNGs to --out.
+    /// CSV, report.json, report.html, PNGs and report.pdf to --out.
     #[arg(long)]
     pub bench: bool,
     /// Folder for --bench's files (created if missing).
@@ -50,10 +50,12 @@ pub struct Cli {
     /// GPUs for --bench, e.g. 0,1 (default: all).
     #[arg(long, value_name = "LIST", default_value = "all", requires = "bench")]
     pub gpus: String,
-    /// --bench preset: short sweeps, fewer samples (≈30 s on 2 GPUs). The default.
+    /// --bench preset: short sweeps, fewer samples, the scaling model without training runs
+    /// (≈10 s on 2× H200). The default.
     #[arg(long, requires = "bench", conflicts_with = "full")]
     pub quick: bool,
-    /// --bench preset: every test, full sweeps, own algorithms, proxy runs (≈5 min on 2 GPUs).
+    /// --bench preset: every test, full sweeps, own algorithms, real PyTorch training steps
+    /// (synthetic proxies without PyTorch) (≈142 s on 2× H200, 262 s on one H100).
     #[arg(long, requires = "bench")]
     pub full: bool,
     /// --bench stages: topology,health,bandwidth,collectives,scaling (default: all).
@@ -275,7 +277,10 @@ impl SourceArgs {
             } else {
                 "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
             };
-            return CliError::env(anyhow::anyhow!("{}; {hint}", e.message));
+            return CliError::env(anyhow::anyhow!(
+                "{}",
+                e.message.replace(crate::topology::NO_DRIVER_ADVICE, hint)
+            ));
         }
         e.into()
     }

@@ -4,13 +4,14 @@
 //!   disk (fsync) and renamed over the old one: an interruption, a SIGKILL or a full disk leaves
 //!   the last complete file, never an empty or cut one.
 //! - The `--out` folder of `--bench` is locked (`flock`) while a run writes it; a second run
-//!   says which process holds it.
+//!   says which process holds it. The lock file is removed when the run ends.
 //! - I/O errors are sorted into the user's (a path that is not a folder, no permission: exit 2)
 //!   and the machine's (a full disk, an I/O error: exit 1).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::CliError;
@@ -178,13 +179,31 @@ pub fn remove_stale_temps(dir: &Path) {
 /// ends: the kernel releases `flock` locks with the last descriptor).
 #[derive(Debug)]
 pub struct OutLock {
+    /// Held open for the `flock`; closing it releases the lock.
     _file: File,
+    path: PathBuf,
 }
 
 impl OutLock {
     /// Takes the lock on `dir` (which must exist) or says which process holds it (exit 1: the
     /// folder is busy, not wrong). Writes this process's id and command line into the lock file.
     pub fn acquire(dir: &Path) -> Result<OutLock, CliError> {
+        // The holder removes the file when it is done (see Drop), so a run that opened the old
+        // file just before may lock a file no longer in the folder: it then tries again on the
+        // new one, a bounded number of times (each retry means another run finished meanwhile).
+        for _ in 0..8 {
+            if let Some(lock) = Self::try_acquire(dir)? {
+                return Ok(lock);
+            }
+        }
+        Err(CliError::env(anyhow::anyhow!(
+            "--out {} is being taken by other scalescope runs one after another; try again",
+            dir.display()
+        )))
+    }
+
+    /// One attempt: `None` when the locked file was removed from the folder meanwhile.
+    fn try_acquire(dir: &Path) -> Result<Option<OutLock>, CliError> {
         let path = dir.join(LOCK_FILE);
         let mut file = OpenOptions::new()
             .read(true)
@@ -216,13 +235,28 @@ impl OutLock {
                 dir.display()
             )));
         }
+        let same_file = match (file.metadata(), fs::symlink_metadata(&path)) {
+            (Ok(held), Ok(named)) => held.ino() == named.ino() && held.dev() == named.dev(),
+            _ => false,
+        };
+        if !same_file {
+            return Ok(None);
+        }
         let args: Vec<String> = std::env::args().collect();
         let line = format!("process {}: {}\n", std::process::id(), args.join(" "));
         let _ = file
             .set_len(0)
             .and_then(|_| file.rewind())
             .and_then(|_| file.write_all(line.as_bytes()));
-        Ok(OutLock { _file: file })
+        Ok(Some(OutLock { _file: file, path }))
+    }
+}
+
+impl Drop for OutLock {
+    /// Removes the lock file while still holding the lock, so the folder holds only the run's
+    /// results afterwards; a run waiting on the old file sees it gone and locks a new one.
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
     }
 }
 
@@ -271,7 +305,11 @@ mod tests {
             "{msg}"
         );
         drop(first);
-        OutLock::acquire(dir.path()).unwrap();
+        assert!(!dir.path().join(LOCK_FILE).exists(), "lock file left");
+        let again = OutLock::acquire(dir.path()).unwrap();
+        assert!(dir.path().join(LOCK_FILE).exists());
+        drop(again);
+        assert!(!dir.path().join(LOCK_FILE).exists(), "lock file left");
     }
 
     #[test]

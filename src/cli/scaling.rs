@@ -268,7 +268,7 @@ pub fn render(run: &ScalingRun) -> String {
             }
             let _ = writeln!(
                 s,
-                "{:>6} {:>8} {:>8} {:>11} {:>12} {:>8} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
+                "{:>6} {:>8} {:>8} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
                 "GPUs",
                 "global",
                 "per GPU",
@@ -294,13 +294,13 @@ pub fn render(run: &ScalingRun) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "{:>6} {:>8.0} {:>8.2} {:>11} {:>12} {:>8} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
+                    "{:>6} {:>8.0} {:>8.2} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
                     r.n_gpus,
                     r.global_batch,
                     r.per_gpu_batch,
                     f(r.step_time_ms, 3),
                     f(r.throughput, 1),
-                    f(r.speedup, 2),
+                    r.speedup_cell(),
                     f(r.efficiency, 2),
                     mem,
                     r.bound.map_or("—", |b| b.id()),

@@ -259,6 +259,28 @@ fn clear_earlier_run(dir: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
+/// How many scaling rows each source gave, e.g. `12 measured with PyTorch, 285 modeled`:
+/// one word per row kind rather than the run's source beside "the model's rows are modeled".
+fn row_kinds(rows: &[crate::scaling::model::ScalingPoint]) -> String {
+    use crate::scaling::model::RowSource;
+    let count = |k: RowSource| rows.iter().filter(|r| r.source == k).count();
+    let parts: Vec<String> = [
+        (RowSource::Framework, "measured with PyTorch"),
+        (RowSource::Proxy, "synthetic proxy steps"),
+        (RowSource::Modeled, "modeled"),
+    ]
+    .into_iter()
+    .map(|(k, word)| (count(k), word))
+    .filter(|&(n, _)| n > 0)
+    .map(|(n, word)| format!("{n} {word}"))
+    .collect();
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
 /// The line `--bench` prints when a stage ends, from the report so far.
 fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) -> Option<String> {
     use crate::report::compare::{all_reduce_busbw_1g, format_figure, h2d_gbps, p2p_gbps};
@@ -290,10 +312,10 @@ fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) ->
         Stage::Scaling => {
             let s = report.scaling.as_ref()?;
             format!(
-                "scaling      {} rows over {} workloads ({}; the model's rows are modeled)  [{seconds:.1} s] → scaling.csv",
+                "scaling      {} rows over {} workloads ({})  [{seconds:.1} s] → scaling.csv",
                 s.run.rows.len(),
                 s.run.workloads.len(),
-                s.source
+                row_kinds(&s.run.rows)
             )
         }
     })
@@ -363,8 +385,8 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
                 let written = writer.write_topology(topology).and(writer.write(report));
                 writer.set_stage(None);
                 term.say(&format!(
-                    "topology     {} GPUs, {} links ({}) → gpus.csv, links.csv",
-                    topology.gpus.len(),
+                    "topology     {}, {} links ({}) → gpus.csv, links.csv",
+                    crate::report::compare::gpus(topology.gpus.len()),
                     topology.links.len(),
                     topology.source.kind()
                 ));

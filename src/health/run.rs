@@ -182,8 +182,9 @@ pub fn check_live(
     );
     if let Some(l) = &r.load {
         notes.push(format!(
-            "NVML sampled every {} ms during the load tests ({} samples): PCIe link state, clock limits, processes",
-            l.interval_ms, l.samples
+            "NVML sampled every {} ms during the load tests ({}): PCIe link state, clock limits, processes",
+            l.interval_ms,
+            crate::model::units::samples(f64::from(l.samples))
         ));
     }
     r.notes.extend(notes);

@@ -58,6 +58,16 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
+/// A count of samples as words: `1 sample`, `32 samples` (a batch of one is common for large
+/// models).
+pub fn samples(n: f64) -> String {
+    if n == 1.0 {
+        "1 sample".into()
+    } else {
+        format!("{n} samples")
+    }
+}
+
 /// A byte count for people: `512 MiB`, `4 KiB`, `1.5 GiB`, `8 B`.
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -77,6 +87,14 @@ pub fn format_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// "at 1 samples" was printed for a batch of one.
+    #[test]
+    fn one_sample_is_singular() {
+        assert_eq!(samples(1.0), "1 sample");
+        assert_eq!(samples(32.0), "32 samples");
+        assert_eq!(samples(0.5), "0.5 samples");
+    }
 
     #[test]
     fn sizes() {

@@ -23,4 +23,29 @@ mod tests {
             }
         }
     }
+
+    /// The bundled examples predate real framework runs: they say so, and their scaling
+    /// machine is named as its topology names it, not `live: vm` as schema 1 wrote it.
+    #[test]
+    fn the_examples_say_they_are_the_older_method() {
+        for (name, r) in super::reports() {
+            let r = r.unwrap();
+            if r.schema_version >= 2 {
+                continue;
+            }
+            let note = r.older_method().unwrap_or_else(|| panic!("{name}"));
+            assert!(note.contains("synthetic proxy steps"), "{note}");
+            let label = &r
+                .scaling
+                .as_ref()
+                .unwrap()
+                .run
+                .machine
+                .as_ref()
+                .unwrap()
+                .label;
+            assert!(!label.starts_with("live:"), "{name}: {label}");
+            assert!(label.contains("measured live"), "{name}: {label}");
+        }
+    }
 }

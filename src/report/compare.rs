@@ -62,6 +62,9 @@ pub struct Comparison {
     /// The workload whose scaling efficiency is compared.
     pub workload: Option<String>,
     pub rows: Vec<Row>,
+    /// For each report of the older method ([`Report::older_method`]): its column letter's
+    /// index and the note.
+    pub older: Vec<(usize, &'static str)>,
 }
 
 /// The median P2P copy-engine write bandwidth over GPU pairs at the size measured on the most
@@ -279,19 +282,19 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
                 RowSource::Modeled => "the model",
             };
             let kind = if base > 1 {
-                format!("{step}, against {base} GPUs")
+                format!("{step}, against {}", gpus(base))
             } else {
                 step.to_string()
             };
             Figure {
                 value: r.efficiency,
                 source: Some(r.source.as_source()),
-                basis: format!("{workload}, {mode} scaling, {n} GPUs, {kind}"),
+                basis: format!("{workload}, {mode} scaling, {}, {kind}", gpus(n)),
                 n_gpus: Some(n),
                 kind,
             }
         }
-        None => Figure::none(&format!("no {workload} {mode} row at {n} GPUs")),
+        None => Figure::none(&format!("no {workload} {mode} row at {}", gpus(n))),
     }
 }
 
@@ -347,6 +350,11 @@ pub fn compare(reports: &[&Report], workload: Option<&str>) -> Comparison {
         machines: titles(reports),
         workload,
         rows,
+        older: reports
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.older_method().map(|n| (i, n)))
+            .collect(),
     }
 }
 
@@ -396,8 +404,17 @@ fn with_n(mut row: Row) -> Row {
     row
 }
 
+/// A GPU count as words: `1 GPU`, `8 GPUs`.
+pub fn gpus(n: usize) -> String {
+    if n == 1 {
+        "1 GPU".to_string()
+    } else {
+        format!("{n} GPUs")
+    }
+}
+
 /// How a synthetic proxy's efficiency is named (it is measured, but not the workload's step).
-const PROXY_STEPS: &str = "synthetic proxy steps";
+const PROXY_STEPS: &str = "synthetic proxy steps, the older method";
 
 impl Row {
     /// True when the `i`-th figure and the first can be told apart as better or worse: both
@@ -549,6 +566,9 @@ pub fn to_table(c: &Comparison) -> String {
             let _ = writeln!(out, "{name}: {why}");
         }
     }
+    for (i, note) in &c.older {
+        let _ = writeln!(out, "[{}] {note}", (b'A' + (*i as u8 % 26)) as char);
+    }
     out
 }
 
@@ -658,6 +678,7 @@ mod tests {
             machines: vec!["a".into(), "b".into()],
             workload: None,
             rows: vec![mixed],
+            older: Vec::new(),
         });
         assert!(table.contains("x: modeled vs measured — not a like-for-like comparison"));
     }

@@ -176,6 +176,13 @@ impl Report {
             || self.topology.source.kind() != "live"
     }
 
+    /// What a reader must know about a report written before real framework runs and the
+    /// health check (schema 1, as the bundled examples): its measured scaling rows are
+    /// synthetic proxy steps, the older method. `None` for current reports.
+    pub fn older_method(&self) -> Option<&'static str> {
+        (self.schema_version < 2).then_some(OLDER_METHOD)
+    }
+
     /// The date part of `created_at` (`2026-11-22`), or the whole string when it has none.
     pub fn date(&self) -> &str {
         self.machine
@@ -228,6 +235,11 @@ impl Report {
         }
     }
 }
+
+/// [`Report::older_method`]'s note.
+pub const OLDER_METHOD: &str = "written by an older scalescope (report schema 1), before real \
+     framework runs and the health check: its measured scaling rows are synthetic proxy steps \
+     (GEMMs + NCCL all-reduce), not the workloads' training steps, and it has no health verdict";
 
 /// Why a file is not a report this build can read.
 #[derive(Debug, thiserror::Error)]
@@ -353,7 +365,7 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
         return Err(ReportError::NotAReport);
     }
     check_figures(&value)?;
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    let mut report: Report = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let message = crate::model::validate::one_line(&e.into_inner().to_string(), 80);
         if path.is_empty() || path == "." {
@@ -364,7 +376,14 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
                 message,
             }
         }
-    })
+    })?;
+    // Schema 1 labeled the scaling model's machine `live: HOST`, read as if it were live here.
+    if let Some(m) = report.scaling.as_mut().and_then(|s| s.run.machine.as_mut())
+        && m.label.starts_with("live: ")
+    {
+        m.label = report.topology.source.label();
+    }
+    Ok(report)
 }
 
 /// The largest report file read, bytes (the 8-GPU `--full` example is under 2 MB).

@@ -487,6 +487,10 @@ fn scaling_figures(r: &Report) -> Vec<KeyFigure> {
     let Some(w) = compare::default_workload(&[r]) else {
         return Vec::new();
     };
+    // On one GPU the efficiency is 1 by definition: the step's throughput says something.
+    if r.topology.gpus.len() == 1 {
+        return vec![one_gpu_throughput(r, &w)];
+    }
     Mode::ALL
         .into_iter()
         .map(|mode| {
@@ -516,7 +520,7 @@ fn scaling_figures(r: &Report) -> Vec<KeyFigure> {
             };
             let how = match row.map(|x| x.source) {
                 Some(crate::scaling::RowSource::Framework) => "real PyTorch steps",
-                Some(crate::scaling::RowSource::Proxy) => "proxy steps (GEMMs + NCCL all-reduce)",
+                Some(crate::scaling::RowSource::Proxy) => PROXY_METHOD,
                 _ => "the step-time model",
             };
             KeyFigure {
@@ -529,6 +533,46 @@ fn scaling_figures(r: &Report) -> Vec<KeyFigure> {
             }
         })
         .collect()
+}
+
+/// How the key figures name rows of synthetic proxy steps: the method before real framework
+/// runs (the bundled examples' rows), measured but not the workload's own step.
+pub const PROXY_METHOD: &str = "synthetic proxy steps (GEMMs + NCCL all-reduce), the older \
+     method, not the workload's training step";
+
+/// The 1-GPU key figure: the default workload's throughput on the one GPU, a measured row
+/// preferred over the model's.
+fn one_gpu_throughput(r: &Report, w: &str) -> KeyFigure {
+    let rows: Vec<_> = r
+        .scaling
+        .iter()
+        .flat_map(|s| s.run.rows.iter())
+        .filter(|x| x.workload == w && x.n_gpus == 1 && !x.projected && x.throughput.is_some())
+        .collect();
+    let row = rows
+        .iter()
+        .find(|x| x.source.is_measured())
+        .or_else(|| rows.first());
+    let (how, provenance) = match row.map(|x| x.source) {
+        Some(crate::scaling::RowSource::Framework) => ("real PyTorch steps", Provenance::Measured),
+        Some(crate::scaling::RowSource::Proxy) => (PROXY_METHOD, Provenance::Measured),
+        Some(crate::scaling::RowSource::Modeled) => (
+            "the step-time model",
+            Provenance::Modeled("scalescope's step-time model".to_string()),
+        ),
+        None => ("—", Provenance::None),
+    };
+    KeyFigure {
+        name: format!("{w}, throughput on 1 GPU"),
+        value: row.and_then(|x| x.throughput),
+        unit: "samples/s",
+        definition: format!("samples per second of the training step, from {how}"),
+        detail: row.map_or_else(
+            || format!("no {w} row on 1 GPU"),
+            |x| format!("{w}, {} mode, 1 GPU, {}", x.mode, x.basis),
+        ),
+        provenance,
+    }
 }
 
 /// Every key figure of a report, in the order a reader wants them: P2P read and write, host
@@ -581,6 +625,37 @@ mod tests {
             .find(|(n, _)| n.contains("2x"))
             .expect("2-GPU example");
         r.expect("parses")
+    }
+
+    /// On one GPU the scaling key figure is the step's throughput, not an efficiency that is 1
+    /// by definition, and nothing says "1 GPUs".
+    #[test]
+    fn one_gpu_shows_throughput_not_a_trivial_efficiency() {
+        let mut r = example();
+        r.topology.gpus.truncate(1);
+        let figures = key_figures(&r);
+        let text = format!("{figures:?}");
+        assert!(!text.contains("1 GPUs"), "{text}");
+        assert!(!text.contains("scaling efficiency"), "{text}");
+        let f = figures
+            .iter()
+            .find(|f| f.name.contains("throughput on 1 GPU"))
+            .expect("a throughput figure");
+        assert_eq!(f.unit, "samples/s");
+        assert!(f.value.is_some_and(|v| v > 0.0), "{f:?}");
+    }
+
+    /// The bundled examples' scaling rows are synthetic proxy steps: the key figures say so,
+    /// and that it is the older method.
+    #[test]
+    fn proxy_rows_are_named_the_older_method() {
+        let r = example();
+        let figures = key_figures(&r);
+        let weak = figures
+            .iter()
+            .find(|f| f.name.contains("weak scaling efficiency"))
+            .expect("weak figure");
+        assert!(weak.definition.contains("the older method"), "{weak:?}");
     }
 
     /// The facts line names the NCCL version from the measured rows when the machine record has

@@ -182,7 +182,10 @@ pub fn step_model(
             ms,
             0.0,
             None,
-            format!("your 1-GPU step: {ms:.1} ms at {} samples", w.per_gpu_batch),
+            format!(
+                "your 1-GPU step: {ms:.1} ms at {}",
+                crate::model::units::samples(w.per_gpu_batch)
+            ),
         ));
     }
     if !inputs.catalog_only {
@@ -209,8 +212,10 @@ pub fn step_model(
                 host_bound: s.host_ms.is_some_and(|h| is_host_bound(h, s.step_ms)),
                 host_share: s.host_ms.map(|h| h / s.step_ms),
                 label: format!(
-                    "framework 1-GPU step measured here: {:.1} ms at {} samples ({})",
-                    s.step_ms, s.per_gpu_batch, s.basis
+                    "framework 1-GPU step measured here: {:.1} ms at {} ({})",
+                    s.step_ms,
+                    crate::model::units::samples(s.per_gpu_batch),
+                    s.basis
                 ),
             });
         }
@@ -260,8 +265,12 @@ pub fn step_model(
             .filter(|(m, o)| m + o > 0.0)
             .map(|(m, o)| m / (m + o)),
         format!(
-            "catalog: {} 1-GPU step {:.1} ms at {} samples ({}){}",
-            c.gpu, c.step_ms, w.per_gpu_batch, c.measured, here.how
+            "catalog: {} 1-GPU step {:.1} ms at {} ({}){}",
+            c.gpu,
+            c.step_ms,
+            crate::model::units::samples(w.per_gpu_batch),
+            c.measured,
+            here.how
         ),
     );
     m.host_bound = here.host_bound;

@@ -442,8 +442,12 @@ pub struct ScalingPoint {
     pub step_time_ms: Option<f64>,
     /// Samples per second over all GPUs.
     pub throughput: Option<f64>,
-    /// throughput(n) ÷ throughput(1).
+    /// throughput(n) ÷ throughput(1); where one GPU does not fit or was not run, against the
+    /// smallest count that has a throughput, `speedup_base`, taken as perfectly efficient.
     pub speedup: Option<f64>,
+    /// The GPU count the speedup is taken against when it is not 1 (see `speedup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup_base: Option<usize>,
     /// speedup ÷ n.
     pub efficiency: Option<f64>,
     pub bound: Option<Bound>,
@@ -491,6 +495,16 @@ impl ScalingPoint {
         }
     }
 
+    /// The speedup as tables print it: `2.00`, or `2.00 vs 2` when one GPU does not fit (or
+    /// was not run) and the speedup is taken against 2 GPUs; `—` where there is none.
+    pub fn speedup_cell(&self) -> String {
+        match (self.speedup, self.speedup_base) {
+            (Some(s), Some(n0)) => format!("{s:.2} vs {n0}"),
+            (Some(s), None) => format!("{s:.2}"),
+            (None, _) => "—".to_string(),
+        }
+    }
+
     /// The catalog-only model's error as tables print it: signed percent, `—` where there is none.
     pub fn uncalibrated_error_cell(&self) -> String {
         signed_pct(self.model_error_uncalibrated)
@@ -510,6 +524,7 @@ impl ScalingPoint {
             step_time_ms: None,
             throughput: None,
             speedup: None,
+            speedup_base: None,
             efficiency: None,
             bound: None,
             compute_ms: None,
@@ -656,6 +671,7 @@ pub fn fill_speedup(rows: &mut [ScalingPoint]) {
         if let (Some(&(_, _, _, n0, t0)), Some(t)) = (base, r.throughput) {
             let speedup = t / t0 * n0 as f64;
             r.speedup = Some(speedup);
+            r.speedup_base = (n0 > 1).then_some(n0);
             r.efficiency = Some(speedup / r.n_gpus as f64);
             if n0 > 1 && !r.basis.contains("speedup against") {
                 r.basis.push_str(&format!(

@@ -12,6 +12,11 @@ pub mod smi_query;
 
 use std::io;
 
+/// The advice a missing driver's error ends with; a command with better advice of its own
+/// replaces it (`check`, `--bench`) rather than adding a second piece of advice after it.
+pub const NO_DRIVER_ADVICE: &str =
+    "use --import FILE with `nvidia-smi topo -m` output, or --catalog NAME";
+
 /// Why a topology could not be produced.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
@@ -46,7 +51,8 @@ pub enum TopologyError {
     BadCatalogFile { file: String, message: String },
     /// The NVIDIA driver's management library could not be loaded.
     #[error(
-        "no NVIDIA driver found (cannot load libnvidia-ml.so.1: {reason}); use --import FILE with `nvidia-smi topo -m` output, or --catalog NAME"
+        "no NVIDIA driver found (cannot load libnvidia-ml.so.1: {reason}); {advice}",
+        advice = NO_DRIVER_ADVICE
     )]
     NoDriver { reason: String },
     /// NVML loaded but a call failed.

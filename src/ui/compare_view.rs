@@ -129,6 +129,15 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
                 ui.end_row();
             }
         });
+    for (i, note) in &c.older {
+        if let Some(m) = c.machines.get(*i) {
+            ui.label(
+                RichText::new(format!("{m}: {note}"))
+                    .size(11.5)
+                    .color(machine_color(*i)),
+            );
+        }
+    }
     if c.rows
         .iter()
         .any(|r| r.figures.iter().any(|f| f.source == Some(Source::Modeled)))

@@ -348,6 +348,9 @@ impl ScalingView {
                 if let Some(m) = section.and_then(|s| s.run.machine.as_ref()) {
                     ui.label(RichText::new(machine_line(m)).weak());
                 }
+                if let Some(note) = report.older_method() {
+                    ui.colored_label(palette::UNKNOWN, format!("Older method: {note}."));
+                }
                 let rows = section.map_or(&[][..], |s| &s.run.rows);
                 let chosen = self.chosen();
                 if chosen.is_empty() {
@@ -448,8 +451,9 @@ impl ScalingView {
         let mut bad = None;
         ui.horizontal(|ui| {
             let l = ui.label(format!(
-                "{}: your 1-GPU step at {} samples (ms, optional)",
-                w.name, w.per_gpu_batch
+                "{}: your 1-GPU step at {} (ms, optional)",
+                w.name,
+                crate::model::units::samples(w.per_gpu_batch)
             ));
             changed = ui
                 .add(egui::TextEdit::singleline(text).desired_width(80.0))
@@ -856,8 +860,11 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                     }
                     ui.label(cell(meas.and_then(|r| r.throughput), 0));
                     ui.label(cell(model.and_then(|r| r.throughput), 0));
-                    ui.label(cell(meas.and_then(|r| r.speedup), 2));
-                    ui.label(cell(model.and_then(|r| r.speedup), 2));
+                    let speedup = |r: Option<&ScalingPoint>| {
+                        r.map_or("—".to_string(), |r| r.speedup_cell())
+                    };
+                    ui.label(speedup(meas));
+                    ui.label(speedup(model));
                     ui.label(cell(meas.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
                     ui.label(cell(model.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
                     let mem =

@@ -364,7 +364,10 @@ fn ready_entry(
 ) {
     ui.horizontal(|ui| {
         widgets::source_badge(ui, SourceBadge::Server);
-        let name = format!("{host} · {} GPUs", topology.gpus.len());
+        let name = format!(
+            "{host} · {}",
+            crate::report::compare::gpus(topology.gpus.len())
+        );
         let r = ui
             .add(egui::Button::selectable(selected, name).wrap())
             .on_hover_text(topology.source.label());

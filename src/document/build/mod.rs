@@ -157,6 +157,7 @@ fn head(r: &Report) -> Section {
     }
     s.push(Paragraph::of(Class::Sub, summary::identity_line(r)).into());
     s.push(Paragraph::note(summary::origin_line(r)).into());
+    older_method(&mut s, r);
     if r.cancelled {
         s.push(
             Paragraph {
@@ -199,7 +200,24 @@ fn page_head(r: &Report, what: &str) -> Section {
     });
     s.push(Paragraph::of(Class::Sub, what).into());
     s.push(Paragraph::note(summary::identity_line(r)).into());
+    older_method(&mut s, r);
     s
+}
+
+/// A report of the older method (the bundled examples) says so under its head, on every page.
+fn older_method(s: &mut Section, r: &Report) {
+    if let Some(note) = r.older_method() {
+        s.push(
+            Paragraph {
+                class: Class::Warning,
+                spans: vec![
+                    Span::styled("Older method: ", SpanStyle::Strong),
+                    Span::plain(format!("{note}.")),
+                ],
+            }
+            .into(),
+        );
+    }
 }
 
 /// The key figures: name, value, the definition it follows, detail and provenance.

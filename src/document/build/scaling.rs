@@ -101,7 +101,7 @@ fn rows_table(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Table
                 Cell::plain(p.source.id()),
                 Cell::plain(num(p.step_time_ms, 2)),
                 Cell::plain(num(p.throughput, 0)),
-                Cell::plain(num(p.speedup, 2)),
+                Cell::plain(p.speedup_cell()),
                 Cell::plain(num(p.efficiency, 2)),
                 Cell::plain(p.bound.map_or("—".to_string(), |b| b.id().to_string())),
                 Cell::plain(p.error_cell()),
