@@ -522,6 +522,17 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
         ));
     }
     check("params", w.params, PARAMS)?;
+    if w.params > 0.0 && w.params < 1.0 {
+        // A count: a fraction of one parameter is no model, and a gradient of `5e-324` of
+        // one divided through the bucket arithmetic into an infinite step.
+        return Err((
+            "params",
+            format!(
+                "{} is not a count of parameters: expected 0 (no gradient) or at least 1",
+                crate::model::validate::number(w.params)
+            ),
+        ));
+    }
     check("flops_per_sample", w.flops_per_sample, FLOPS)?;
     check("per_gpu_batch", w.per_gpu_batch, PER_GPU_BATCH)?;
     check("strong_global_batch", w.strong_global_batch, GLOBAL_BATCH)?;

@@ -617,11 +617,17 @@ fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
             g.pcie_gen, g.pcie_width
         ));
     }
-    if let Some(rate) = g.nvlink_gbps_per_link
-        && !(rate.is_finite() && rate > 0.0)
+    if let Some(rate) = g.nvlink_gbps_per_link {
+        crate::model::NVLINK_GBPS_PER_LINK
+            .check(rate)
+            .map_err(|e| format!("[gpu] nvlink_gbps_per_link: {e}"))?;
+    }
+    if let Some(links) = g.nvlinks
+        && links > crate::model::NVLINKS_PER_GPU_MAX
     {
         return Err(format!(
-            "[gpu] nvlink_gbps_per_link must be a positive number of GB/s, found {rate}"
+            "[gpu] nvlinks = {links}: at most {} NVLinks per GPU",
+            crate::model::NVLINKS_PER_GPU_MAX
         ));
     }
     if let Some(ids) = &g.pci_bus_ids
@@ -782,6 +788,24 @@ pcie_width = 16
 [topology]
 gpus = ["X SYS", "SYS X"]
 "#;
+
+    #[test]
+    fn nvlink_rates_and_counts_are_bounded() {
+        let with = |extra: &str| {
+            let text = MINIMAL.replace("pcie_width = 16\n", &format!("pcie_width = 16\n{extra}\n"));
+            parse_entry("two.toml", &text).map(|_| ()).map_err(|e| e.to_string())
+        };
+        for (extra, why) in [
+            ("nvlink_gbps_per_link = 1e308", "nvlink_gbps_per_link: 1e308 GB/s is out of range"),
+            ("nvlink_gbps_per_link = inf", "nvlink_gbps_per_link: inf GB/s is out of range"),
+            ("nvlink_gbps_per_link = 0.0", "nvlink_gbps_per_link: 0 GB/s is out of range"),
+            ("nvlinks = 4294967295", "nvlinks = 4294967295: at most 64 NVLinks per GPU"),
+        ] {
+            let e = with(extra).unwrap_err();
+            assert!(e.contains(why), "{extra}: {e}");
+        }
+        with("nvlinks = 18\nnvlink_gbps_per_link = 26.562").unwrap();
+    }
 
     #[test]
     fn every_embedded_file_loads_and_matches_its_name() {
