@@ -193,33 +193,36 @@ fn catalog_figures_that_overflow_are_refused() {
     }
 }
 
-/// The `alexnet` catalog workload with `field = value` set.
-fn workload_with(dir: &Path, field: &str, value: &str) -> PathBuf {
-    let text =
+/// The `resnet50` catalog workload with each `field = value` set.
+fn workload_with(dir: &Path, fields: &[(&str, &str)]) -> PathBuf {
+    let mut text =
         std::fs::read_to_string(common::crate_file("assets/workloads/resnet50.toml")).unwrap();
-    let mut out = String::new();
-    let mut set = false;
-    for line in text.lines() {
-        if line.starts_with(&format!("{field} ")) || line.starts_with(&format!("{field}=")) {
-            out.push_str(&format!("{field} = {value}\n"));
-            set = true;
-        } else {
-            out.push_str(line);
-            out.push('\n');
+    for (field, value) in fields {
+        let mut out = String::new();
+        let mut set = false;
+        for line in text.lines() {
+            if line.starts_with(&format!("{field} ")) || line.starts_with(&format!("{field}=")) {
+                out.push_str(&format!("{field} = {value}\n"));
+                set = true;
+            } else {
+                out.push_str(line);
+                out.push('\n');
+            }
         }
+        if !set {
+            // Top-level keys go before the first table.
+            let at = out.find("\n[").map_or(out.len(), |p| p + 1);
+            out.insert_str(at, &format!("{field} = {value}\n"));
+        }
+        text = out;
     }
-    if !set {
-        // Top-level keys go before the first table.
-        let at = out.find("\n[").map_or(out.len(), |p| p + 1);
-        out.insert_str(at, &format!("{field} = {value}\n"));
-    }
-    write(dir, "w.toml", &out)
+    write(dir, "w.toml", &text)
 }
 
 #[test]
 fn a_fraction_of_a_parameter_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let p = workload_with(dir.path(), "params", "5e-324");
+    let p = workload_with(dir.path(), &[("params", "5e-324")]);
     one_line_error(
         &["bench", "scaling", "--modeled", "--catalog", "dgx-h100", "--workload", p.to_str().unwrap()],
         &["params", "not a count of parameters"],
@@ -229,14 +232,16 @@ fn a_fraction_of_a_parameter_is_refused() {
 #[test]
 fn the_largest_micro_batch_models_in_seconds() {
     let dir = tempfile::tempdir().unwrap();
-    let p = workload_with(dir.path(), "micro_batch", "1e9");
+    // A batch that fits no GPU, so that the model looks for a smaller micro-batch that would.
+    let p = workload_with(dir.path(), &[("micro_batch", "1e9"), ("per_gpu_batch", "1e9")]);
     let r = run(&[
         "bench", "scaling", "--modeled", "--catalog", "dgx-h100", "--workload", p.to_str().unwrap(),
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     // Trying every smaller micro-batch took 41–82 s; the divisors alone take milliseconds.
     assert!(r.took < Duration::from_secs(20), "{:?}", r.took);
-    assert!(!r.stdout.contains("inf") && !r.stdout.contains("NaN"), "{}", r.stdout);
+    assert!(!has_bad_figure(&r.stdout), "{}", r.stdout);
+    assert!(r.stdout.contains("does not fit"), "{}", r.stdout);
 }
 
 #[test]
@@ -293,13 +298,28 @@ fn compare_never_prints_an_infinite_figure() {
     ))
     .unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let results = v["bandwidth"]["results"].as_array_mut().unwrap();
-    results[0]["median_gbps"] = serde_json::json!(1e308);
+    // Every cell at 1e308 GB/s: the median of two such cells once summed to inf.
+    for r in v["bandwidth"]["results"].as_array_mut().unwrap() {
+        for key in ["median_gbps", "min_gbps", "max_gbps"] {
+            r[key] = serde_json::json!(1e308);
+        }
+        r["sample_values"] = serde_json::json!(vec![1e308; 5]);
+    }
     let a = write(dir.path(), "a.json", &text);
     let b = write(dir.path(), "b.json", &v.to_string());
     let r = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
     let all = format!("{}{}", r.stdout, r.stderr);
-    assert!(!all.contains("inf") && !all.contains("NaN"), "{all}");
+    assert!(!has_bad_figure(&all), "{all}");
+    let r = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--csv"]);
+    assert!(!has_bad_figure(&r.stdout), "{}", r.stdout);
+    assert!(r.stdout.contains(",1e308,"), "{}", r.stdout);
+}
+
+/// A word `inf`, `-inf`, `NaN` (or with a sign or percent) in `text`.
+fn has_bad_figure(text: &str) -> bool {
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .map(|w| w.trim_start_matches(['~', '+', '-']).trim_end_matches('%'))
+        .any(|w| matches!(w, "inf" | "NaN"))
 }
 
 // ---------------------------------------------------------------------------------------------
