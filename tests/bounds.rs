@@ -54,10 +54,19 @@ fn one_line_error(args: &[&str], needles: &[&str]) -> String {
         r.stderr
     );
     let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{shown:?}: one line expected, got: {}", r.stderr);
+    assert_eq!(
+        lines.len(),
+        1,
+        "{shown:?}: one line expected, got: {}",
+        r.stderr
+    );
     assert!(lines[0].starts_with("Error: "), "{shown:?}: {}", r.stderr);
     for n in needles {
-        assert!(lines[0].contains(n), "{shown:?}: {:?} should mention {n:?}", lines[0]);
+        assert!(
+            lines[0].contains(n),
+            "{shown:?}: {:?} should mention {n:?}",
+            lines[0]
+        );
     }
     lines[0].to_string()
 }
@@ -75,7 +84,15 @@ const FILE_ARGUMENTS: &[&[&str]] = &[
     // Opening reports: checked before the window opens.
     &["{}"],
     &["check", "--catalog", "dgx-h100", "--thresholds", "{}"],
-    &["bench", "scaling", "--modeled", "--catalog", "dgx-h100", "--workload", "{}"],
+    &[
+        "bench",
+        "scaling",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--workload",
+        "{}",
+    ],
     &["topo", "--catalog", "{}"],
     &["check", "--catalog", "{}"],
 ];
@@ -116,7 +133,11 @@ fn every_command_refuses(make: impl Fn(&Path, usize) -> (PathBuf, String)) {
         .collect();
     for h in runs {
         let (args, shown, r) = h.join().unwrap();
-        assert!(r.took < Duration::from_secs(15), "{args:?} took {:?}", r.took);
+        assert!(
+            r.took < Duration::from_secs(15),
+            "{args:?} took {:?}",
+            r.took
+        );
         let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
         assert!(
             matches!(r.code, Some(c) if c != 0) && lines.len() == 1,
@@ -177,8 +198,8 @@ fn nvlink_speeds_that_are_no_speed_are_refused() {
 #[test]
 fn catalog_figures_that_overflow_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(common::crate_file("assets/hardware/h200-2x-sxm.toml"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(common::crate_file("assets/hardware/h200-2x-sxm.toml")).unwrap();
     for (from, to, why) in [
         ("nvlinks = 18", "nvlinks = 4294967295", "at most 64 NVLinks"),
         (
@@ -224,7 +245,15 @@ fn a_fraction_of_a_parameter_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = workload_with(dir.path(), &[("params", "5e-324")]);
     one_line_error(
-        &["bench", "scaling", "--modeled", "--catalog", "dgx-h100", "--workload", p.to_str().unwrap()],
+        &[
+            "bench",
+            "scaling",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--workload",
+            p.to_str().unwrap(),
+        ],
         &["params", "not a count of parameters"],
     );
 }
@@ -233,9 +262,18 @@ fn a_fraction_of_a_parameter_is_refused() {
 fn the_largest_micro_batch_models_in_seconds() {
     let dir = tempfile::tempdir().unwrap();
     // A batch that fits no GPU, so that the model looks for a smaller micro-batch that would.
-    let p = workload_with(dir.path(), &[("micro_batch", "1e9"), ("per_gpu_batch", "1e9")]);
+    let p = workload_with(
+        dir.path(),
+        &[("micro_batch", "1e9"), ("per_gpu_batch", "1e9")],
+    );
     let r = run(&[
-        "bench", "scaling", "--modeled", "--catalog", "dgx-h100", "--workload", p.to_str().unwrap(),
+        "bench",
+        "scaling",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--workload",
+        p.to_str().unwrap(),
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     // Trying every smaller micro-batch took 41–82 s; the divisors alone take milliseconds.
@@ -249,7 +287,13 @@ fn thresholds_out_of_range_are_refused_with_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "t.toml", "[efficiency]\np2p_read_ce = 5e-324\n");
     one_line_error(
-        &["check", "--catalog", "dgx-h100", "--thresholds", p.to_str().unwrap()],
+        &[
+            "check",
+            "--catalog",
+            "dgx-h100",
+            "--thresholds",
+            p.to_str().unwrap(),
+        ],
         &["t.toml", "[efficiency] p2p_read_ce: 5e-324 is out of range"],
     );
 }
@@ -264,7 +308,13 @@ fn a_line_separator_in_a_toml_file_stays_on_the_error_line() {
     ] {
         let p = write(dir.path(), name, text);
         let e = one_line_error(
-            &["check", "--catalog", "dgx-h100", "--thresholds", p.to_str().unwrap()],
+            &[
+                "check",
+                "--catalog",
+                "dgx-h100",
+                "--thresholds",
+                p.to_str().unwrap(),
+            ],
             &[name],
         );
         assert!(!e.contains(['\u{2028}', '\u{2029}']), "{e}");
@@ -277,15 +327,40 @@ fn a_line_separator_in_a_toml_file_stays_on_the_error_line() {
 #[test]
 fn list_and_link_flags_refuse_typos() {
     one_line_error(
-        &["bench", "bandwidth", "--modeled", "--catalog", "dgx-h100", "--gpus", "0,,1"],
+        &[
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--gpus",
+            "0,,1",
+        ],
         &["--gpus", "an empty entry"],
     );
     one_line_error(
-        &["--bench", "--modeled", "--catalog", "dgx-h100", "--gpus", "0,1,", "--out", "/nonexistent/x"],
+        &[
+            "--bench",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--gpus",
+            "0,1,",
+            "--out",
+            "/nonexistent/x",
+        ],
         &["--gpus", "an empty entry"],
     );
     one_line_error(
-        &["bench", "bandwidth", "--modeled", "--catalog", "dgx-h100", "--pcie", "gen5"],
+        &[
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--pcie",
+            "gen5",
+        ],
         &["--pcie", "names no width"],
     );
 }
@@ -331,7 +406,14 @@ fn has_bad_figure(text: &str) -> bool {
 fn signal_bench_at(out: &Path, sig: libc::c_int, delay: Duration) -> String {
     use std::os::unix::process::ExitStatusExt;
     let mut child = scalescope()
-        .args(["--bench", "--modeled", "--quick", "--catalog", "h200-2x-sxm", "--out"])
+        .args([
+            "--bench",
+            "--modeled",
+            "--quick",
+            "--catalog",
+            "h200-2x-sxm",
+            "--out",
+        ])
         .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -345,7 +427,10 @@ fn signal_bench_at(out: &Path, sig: libc::c_int, delay: Duration) -> String {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "no exit 30 s after the signal");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no exit 30 s after the signal"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     let mut stderr = String::new();

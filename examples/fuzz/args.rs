@@ -62,14 +62,33 @@ const VALUES: &[&str] = &[
 
 /// A subcommand and the flags whose values are varied; the rest of the command line fixed.
 const COMMANDS: &[(&[&str], &[&str])] = &[
-    (&["topo", "--catalog", "{catalog}"], &["--format", "--table", "--catalog"]),
     (
-        &["bench", "bandwidth", "--modeled", "--catalog", "{catalog}"],
-        &["--gpus", "--tests", "--sizes", "--iters", "--samples", "--pcie", "--catalog"],
+        &["topo", "--catalog", "{catalog}"],
+        &["--format", "--table", "--catalog"],
     ),
     (
-        &["bench", "collectives", "--modeled", "--catalog", "{catalog}"],
-        &["--gpus", "--ops", "--algo", "--sizes", "--dtype", "--iters", "--warmup"],
+        &["bench", "bandwidth", "--modeled", "--catalog", "{catalog}"],
+        &[
+            "--gpus",
+            "--tests",
+            "--sizes",
+            "--iters",
+            "--samples",
+            "--pcie",
+            "--catalog",
+        ],
+    ),
+    (
+        &[
+            "bench",
+            "collectives",
+            "--modeled",
+            "--catalog",
+            "{catalog}",
+        ],
+        &[
+            "--gpus", "--ops", "--algo", "--sizes", "--dtype", "--iters", "--warmup",
+        ],
     ),
     (
         &["bench", "scaling", "--modeled", "--catalog", "{catalog}"],
@@ -82,12 +101,49 @@ const COMMANDS: &[(&[&str], &[&str])] = &[
             "--samples-per-s-1gpu",
         ],
     ),
-    (&["check", "--catalog", "{catalog}"], &["--gpus", "--catalog", "--thresholds"]),
     (
-        &["--bench", "--modeled", "--quick", "--catalog", "{catalog}", "--out", "{out}"],
+        &["check", "--catalog", "{catalog}"],
+        &["--gpus", "--catalog", "--thresholds"],
+    ),
+    (
+        &[
+            "--bench",
+            "--modeled",
+            "--quick",
+            "--catalog",
+            "{catalog}",
+            "--out",
+            "{out}",
+        ],
         &["--gpus", "--suite", "--catalog"],
     ),
     (&["compare", "{report}", "{report}"], &["--workload"]),
+];
+
+/// Values that some flag takes, so that a share of the cases runs through to figures.
+const GOOD: &[&str] = &[
+    "all",
+    "0",
+    "1",
+    "0,1",
+    "16",
+    "json",
+    "csv",
+    "links",
+    "weak",
+    "strong",
+    "resnet50",
+    "512M",
+    "4K..1M",
+    "gen5x16",
+    "h2d",
+    "p2p_read_ce",
+    "all_reduce",
+    "nccl",
+    "ring",
+    "f32",
+    "topology,bandwidth",
+    "h200-2x-sxm",
 ];
 
 const CATALOG: &[&str] = &["h200-2x-sxm", "dgx-h100", "hgx-a100"];
@@ -133,6 +189,7 @@ impl Campaign for Args {
             let value = match rng.below(12) {
                 0 => "w".repeat(10_000),
                 1 => format!("{},{}", rng.pick(VALUES), rng.pick(VALUES)),
+                2..=5 => rng.pick(GOOD).to_string(),
                 _ => rng.pick(VALUES).to_string(),
             };
             // `--flag=value` keeps a value that starts with `-` a value.
@@ -142,7 +199,10 @@ impl Campaign for Args {
                 args.push(flag.to_string());
                 args.push(value.clone());
             }
-            shown.push(format!("{flag} {:?}", value.chars().take(40).collect::<String>()));
+            shown.push(format!(
+                "{flag} {:?}",
+                value.chars().take(40).collect::<String>()
+            ));
         }
         Case {
             args,

@@ -16,12 +16,28 @@ const COMMANDS: &[&[&str]] = &[
     &["check", "--import", "{}"],
     &["bench", "bandwidth", "--modeled", "--import", "{}"],
     &["bench", "collectives", "--modeled", "--import", "{}"],
-    &["--bench", "--modeled", "--quick", "--import", "{}", "--out", "{out}"],
+    &[
+        "--bench",
+        "--modeled",
+        "--quick",
+        "--import",
+        "{}",
+        "--out",
+        "{out}",
+    ],
     &["compare", "{}", "{report}"],
     &["compare", "{report}", "{}"],
     &["{}"],
     &["check", "--catalog", "h200-2x-sxm", "--thresholds", "{}"],
-    &["bench", "scaling", "--modeled", "--catalog", "h200-2x-sxm", "--workload", "{}"],
+    &[
+        "bench",
+        "scaling",
+        "--modeled",
+        "--catalog",
+        "h200-2x-sxm",
+        "--workload",
+        "{}",
+    ],
     &["topo", "--catalog", "{}"],
     &["check", "--catalog", "{}"],
     &["bench", "bandwidth", "--modeled", "--catalog", "{}"],
@@ -55,7 +71,11 @@ fn mkfifo(path: &Path) -> bool {
 fn silent_writer(path: PathBuf, bytes: Vec<u8>, hold: Duration) {
     std::thread::spawn(move || {
         // Read-write: opening does not wait for the reader (Linux).
-        if let Ok(mut f) = std::fs::OpenOptions::new().read(true).write(true).open(&path) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+        {
             let _ = std::io::Write::write_all(&mut f, &bytes);
             std::thread::sleep(hold);
         }
@@ -107,10 +127,8 @@ impl Campaign for Fifo {
             14 => {
                 let p = dir.join("noperm");
                 let _ = std::fs::write(&p, "x");
-                let _ = std::fs::set_permissions(
-                    &p,
-                    std::os::unix::fs::PermissionsExt::from_mode(0),
-                );
+                let _ =
+                    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0));
                 (p, "a file of no permission")
             }
             _ => ("/proc/self/mem".into(), "/proc/self/mem"),

@@ -13,7 +13,13 @@ pub struct Signals;
 
 const SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 const CATALOG: &[&str] = &["h200-2x-sxm", "h100-pcie-2x-nvlink", "dgx-h100"];
-const SUITES: &[&str] = &["all", "topology", "bandwidth", "collectives", "health,scaling"];
+const SUITES: &[&str] = &[
+    "all",
+    "topology",
+    "bandwidth",
+    "collectives",
+    "health,scaling",
+];
 
 impl Campaign for Signals {
     fn name(&self) -> &'static str {
@@ -54,12 +60,21 @@ impl Campaign for Signals {
         if o.stderr.contains("panicked") || o.code == Some(101) {
             return Err("panic".into());
         }
-        if let Some(c) = o.stdout.chars().chain(o.stderr.chars()).find(|&c| is_terminal_control(c)) {
+        if let Some(c) = o
+            .stdout
+            .chars()
+            .chain(o.stderr.chars())
+            .find(|&c| is_terminal_control(c))
+        {
             return Err(format!("terminal control character {c:?} printed"));
         }
         let out = dir.join("out");
         let files: Vec<String> = std::fs::read_dir(&out)
-            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .collect()
+            })
             .unwrap_or_default();
         if let Some(t) = files.iter().find(|f| f.contains("scalescope-tmp")) {
             return Err(format!("temporary file {t} left in --out"));

@@ -137,7 +137,15 @@ impl Campaign for Toml {
         let f = file.to_string_lossy().to_string();
         let args: Vec<&str> = match (kind, rng.below(2)) {
             (0, 0) => vec!["topo", "--catalog", &f],
-            (0, _) => vec!["bench", "bandwidth", "--modeled", "--catalog", &f, "--sizes", "64M"],
+            (0, _) => vec![
+                "bench",
+                "bandwidth",
+                "--modeled",
+                "--catalog",
+                &f,
+                "--sizes",
+                "64M",
+            ],
             (1, _) => vec![
                 "bench",
                 "scaling",

@@ -23,15 +23,15 @@ impl Xml {
 
 /// An entity value: short text, a large run, markup, or references to the others.
 fn value(rng: &mut Rng, names: &[String]) -> String {
-    match rng.below(6) {
-        0 => "H200".into(),
+    match rng.below(8) {
+        0 | 6 | 7 => "H200".into(),
         1 => "x".repeat(1 + rng.below(60_000)),
         2 => "<gpu_name>a</gpu_name>".repeat(1 + rng.below(200)),
         3 if !names.is_empty() => {
             let r = format!("&{};", rng.pick(names));
             r.repeat(1 + rng.below(300))
         }
-        4 => "\u{1b}]0;title\u{7}\u{2028}".into(),
+        4 if rng.below(4) == 0 => "\u{1b}]0;title\u{7}\u{2028}".into(),
         _ => String::new(),
     }
 }
@@ -40,14 +40,23 @@ fn value(rng: &mut Rng, names: &[String]) -> String {
 fn doctype(rng: &mut Rng) -> (String, Vec<String>) {
     let mut names: Vec<String> = Vec::new();
     let mut decls = String::new();
-    for i in 0..1 + rng.below(6) {
+    let count = 1 + rng.below(6);
+    // At most one declaration of a hostile form, in half the cases: one broken declaration
+    // spoils the file, and well-formed ones let the references be expanded and checked.
+    let hostile = if rng.below(2) == 0 {
+        Some(rng.below(count))
+    } else {
+        None
+    };
+    for i in 0..count {
         let name = format!("e{i}");
-        let decl = match rng.below(8) {
+        let form = if hostile == Some(i) { rng.below(4) } else { 4 + rng.below(2) };
+        let decl = match form {
             0 => format!("<!ENTITY {name} SYSTEM \"file:///etc/passwd\">"),
             1 => format!("<!ENTITY % {name} \"{}\">", value(rng, &names)),
             2 => format!("<!ENTITY {name} \"&{name};\">"),
-            3 => format!("<!ENTITY {name} '{}'>", value(rng, &names)),
-            4 => format!("<!ENTITY {name} \"{}", value(rng, &names)),
+            3 => format!("<!ENTITY {name} \"{}", value(rng, &names)),
+            4 => format!("<!ENTITY {name} '{}'>", value(rng, &names)),
             _ => format!("<!ENTITY {name} \"{}\">", value(rng, &names)),
         };
         decls.push_str(&decl);
@@ -96,13 +105,18 @@ impl Campaign for Xml {
             _ => 1 + rng.below(30_000),
         };
         let reference = format!("&{};", rng.pick(&names));
-        let target = ["<product_name>", "<driver_version>", "<uuid>", "<minor_number>"];
+        let target = [
+            "<product_name>",
+            "<driver_version>",
+            "<uuid>",
+            "<minor_number>",
+        ];
         let tag = *rng.pick(&target);
         if let Some(p) = out.find(tag) {
             out.insert_str(p + tag.len(), &reference.repeat(refs));
         }
         let mut bytes = out.into_bytes();
-        if rng.below(3) == 0 {
+        if rng.below(4) == 0 {
             bytes = mutate_bytes(rng, &bytes, seed);
         }
         let file = dir.join(if rng.below(2) == 0 { name } else { "case.xml" });

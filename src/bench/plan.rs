@@ -569,7 +569,12 @@ mod tests {
             let e = parse_gpu_list(typo).unwrap_err().to_string();
             assert!(e.contains("an empty entry"), "{typo}: {e}");
         }
-        assert!(parse_gpu_list(" ").unwrap_err().to_string().contains("no GPU given"));
+        assert!(
+            parse_gpu_list(" ")
+                .unwrap_err()
+                .to_string()
+                .contains("no GPU given")
+        );
         assert_eq!(parse_gpu_list("all").unwrap(), Vec::<usize>::new());
         assert_eq!(
             parse_test_list("h2d,latency_d2d").unwrap(),

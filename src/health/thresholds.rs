@@ -197,14 +197,29 @@ mod tests {
     #[test]
     fn every_field_is_bounded() {
         for (toml, field) in [
-            ("[efficiency]\np2p_read_ce = 5e-324", "[efficiency] p2p_read_ce: 5e-324 is out"),
-            ("[efficiency]\np2p_read_ce = nan", "[efficiency] p2p_read_ce: NaN is out"),
-            ("[efficiency]\np2p_read_ce = 1.5", "[efficiency] p2p_read_ce: 1.5 is out"),
+            (
+                "[efficiency]\np2p_read_ce = 5e-324",
+                "[efficiency] p2p_read_ce: 5e-324 is out",
+            ),
+            (
+                "[efficiency]\np2p_read_ce = nan",
+                "[efficiency] p2p_read_ce: NaN is out",
+            ),
+            (
+                "[efficiency]\np2p_read_ce = 1.5",
+                "[efficiency] p2p_read_ce: 1.5 is out",
+            ),
             ("pass = 5e-324\nwarn = 5e-324", "pass: 5e-324 is out"),
             ("warn = -1", "warn: -1 is out"),
             ("pass = inf", "pass: inf is out"),
-            ("nvlink_crc_per_s = 1e308", "nvlink_crc_per_s: 1e308 errors/s is out"),
-            ("nvlink_crc_per_s = 0", "nvlink_crc_per_s: 0 errors/s is out"),
+            (
+                "nvlink_crc_per_s = 1e308",
+                "nvlink_crc_per_s: 1e308 errors/s is out",
+            ),
+            (
+                "nvlink_crc_per_s = 0",
+                "nvlink_crc_per_s: 0 errors/s is out",
+            ),
             ("busy_util_percent = 101", "busy_util_percent must be 0–100"),
         ] {
             let e = Thresholds::parse(toml).unwrap_err();

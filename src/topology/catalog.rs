@@ -793,13 +793,27 @@ gpus = ["X SYS", "SYS X"]
     fn nvlink_rates_and_counts_are_bounded() {
         let with = |extra: &str| {
             let text = MINIMAL.replace("pcie_width = 16\n", &format!("pcie_width = 16\n{extra}\n"));
-            parse_entry("two.toml", &text).map(|_| ()).map_err(|e| e.to_string())
+            parse_entry("two.toml", &text)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
         };
         for (extra, why) in [
-            ("nvlink_gbps_per_link = 1e308", "nvlink_gbps_per_link: 1e308 GB/s is out of range"),
-            ("nvlink_gbps_per_link = inf", "nvlink_gbps_per_link: inf GB/s is out of range"),
-            ("nvlink_gbps_per_link = 0.0", "nvlink_gbps_per_link: 0 GB/s is out of range"),
-            ("nvlinks = 4294967295", "nvlinks = 4294967295: at most 64 NVLinks per GPU"),
+            (
+                "nvlink_gbps_per_link = 1e308",
+                "nvlink_gbps_per_link: 1e308 GB/s is out of range",
+            ),
+            (
+                "nvlink_gbps_per_link = inf",
+                "nvlink_gbps_per_link: inf GB/s is out of range",
+            ),
+            (
+                "nvlink_gbps_per_link = 0.0",
+                "nvlink_gbps_per_link: 0 GB/s is out of range",
+            ),
+            (
+                "nvlinks = 4294967295",
+                "nvlinks = 4294967295: at most 64 NVLinks per GPU",
+            ),
         ] {
             let e = with(extra).unwrap_err();
             assert!(e.contains(why), "{extra}: {e}");

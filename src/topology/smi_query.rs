@@ -1101,7 +1101,9 @@ mod tests {
             ("0", "0 GB/s is out of range"),
             ("1e308", "1e308 GB/s is out of range"),
         ] {
-            let s = format!("GPU 0: NVIDIA H200 (UUID: GPU-a)\n\t Link 0: 26.562 GB/s\n\t Link 1: {speed} GB/s\n");
+            let s = format!(
+                "GPU 0: NVIDIA H200 (UUID: GPU-a)\n\t Link 0: 26.562 GB/s\n\t Link 1: {speed} GB/s\n"
+            );
             let e = parse_nvlink(&s, "s.txt").unwrap_err().to_string();
             assert!(e.contains("s.txt:3") && e.contains(why), "{speed}: {e}");
             assert!(e.contains("GPU 0 link 1"), "{e}");

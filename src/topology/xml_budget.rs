@@ -125,7 +125,8 @@ fn declarations(subset: &str) -> BTreeMap<&str, &str> {
 fn references(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.match_indices(['&', '%']).filter_map(move |(at, _)| {
         let after = &text[at + 1..];
-        let end = after.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))?;
+        let end =
+            after.find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))?;
         (end > 0 && after[end..].starts_with(';')).then(|| (at, &after[..end]))
     })
 }
@@ -169,7 +170,10 @@ mod tests {
 
     #[test]
     fn plain_captures_and_small_entities_pass() {
-        assert_eq!(check("<!DOCTYPE nvidia_smi_log SYSTEM \"x.dtd\">\n<a>&amp;</a>"), Ok(()));
+        assert_eq!(
+            check("<!DOCTYPE nvidia_smi_log SYSTEM \"x.dtd\">\n<a>&amp;</a>"),
+            Ok(())
+        );
         let few = capture("<!ENTITY gpu \"H200\">", &"&gpu;".repeat(100));
         assert_eq!(check(&few), Ok(()));
     }
@@ -190,6 +194,11 @@ mod tests {
         let r = check(&capture(decls, &"&d;".repeat(200))).unwrap_err();
         assert!(r.message.contains("expand to more than"), "{}", r.message);
         let cyc = capture("<!ENTITY a \"&b;\">\n<!ENTITY b \"&a;\">", "&a;");
-        assert!(check(&cyc).unwrap_err().message.contains("refers to itself"));
+        assert!(
+            check(&cyc)
+                .unwrap_err()
+                .message
+                .contains("refers to itself")
+        );
     }
 }
