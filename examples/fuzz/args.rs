@@ -175,10 +175,11 @@ impl Campaign for Args {
     fn case(&self, rng: &mut Rng, dir: &Path) -> Case {
         let (fixed, flags) = rng.pick(COMMANDS);
         let out = dir.join("out").to_string_lossy().to_string();
+        let catalog = CATALOG[rng.below(CATALOG.len())];
         let mut args: Vec<String> = fixed
             .iter()
             .map(|a| {
-                a.replace("{catalog}", *rng.pick(CATALOG))
+                a.replace("{catalog}", catalog)
                     .replace("{out}", &out)
                     .replace("{report}", &self.report)
             })

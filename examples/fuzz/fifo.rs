@@ -96,7 +96,7 @@ impl Campaign for Fifo {
         // A silent FIFO costs the full 5 s wait: one case in eight, so that the campaign takes
         // minutes; the others end at once.
         let (file, what): (PathBuf, &str) = match rng.below(16) {
-            0 | 1 => {
+            0 => {
                 mkfifo(&fifo);
                 silent_writer(fifo.clone(), Vec::new(), Duration::from_secs(9));
                 (fifo, "silent FIFO")
@@ -106,11 +106,11 @@ impl Campaign for Fifo {
                 silent_writer(fifo.clone(), b"GPU0\tX \n".to_vec(), Duration::from_secs(9));
                 (fifo, "FIFO silent after a few bytes")
             }
-            3 | 4 => {
+            1 | 3 | 4 => {
                 mkfifo(&fifo);
                 (fifo, "FIFO with no writer")
             }
-            5 | 6 | 7 => ("/dev/zero".into(), "/dev/zero"),
+            5..=7 => ("/dev/zero".into(), "/dev/zero"),
             8 => ("/dev/urandom".into(), "/dev/urandom"),
             9 | 10 => ("/dev/null".into(), "/dev/null"),
             11 => (dir.to_path_buf(), "a directory"),
@@ -128,7 +128,7 @@ impl Campaign for Fifo {
                 let p = dir.join("noperm");
                 let _ = std::fs::write(&p, "x");
                 let _ =
-                    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0));
+                    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o0));
                 (p, "a file of no permission")
             }
             _ => ("/proc/self/mem".into(), "/proc/self/mem"),

@@ -50,7 +50,11 @@ fn doctype(rng: &mut Rng) -> (String, Vec<String>) {
     };
     for i in 0..count {
         let name = format!("e{i}");
-        let form = if hostile == Some(i) { rng.below(4) } else { 4 + rng.below(2) };
+        let form = if hostile == Some(i) {
+            rng.below(4)
+        } else {
+            4 + rng.below(2)
+        };
         let decl = match form {
             0 => format!("<!ENTITY {name} SYSTEM \"file:///etc/passwd\">"),
             1 => format!("<!ENTITY % {name} \"{}\">", value(rng, &names)),
@@ -87,8 +91,10 @@ impl Campaign for Xml {
         let mut placed = false;
         for line in text.lines() {
             if line.starts_with("<!DOCTYPE") {
-                out.push_str(&dt);
-                placed = true;
+                if !placed {
+                    out.push_str(&dt);
+                    placed = true;
+                }
                 continue;
             }
             out.push_str(line);
