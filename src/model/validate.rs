@@ -155,7 +155,7 @@ pub fn one_line(message: &str, max_run: usize) -> String {
 /// True for a character that ends or alters a line where it is printed: the C0/C1 controls
 /// (`\n`, ESC, NEL U+0085) and Unicode's line and paragraph separators U+2028/U+2029, which
 /// are not "control" characters to Rust but break the line in terminals, editors and logs.
-fn breaks_line(c: char) -> bool {
+pub fn breaks_line(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
 }
 

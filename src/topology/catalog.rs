@@ -172,7 +172,41 @@ pub fn parse_machine(file_name: &str, text: &str) -> Result<(Topology, Inventory
         message,
     };
     let file: CatalogFile = toml::from_str(text).map_err(|e| bad(toml_error(&e, text)))?;
+    // Names, models and notes are printed as they are (tables, headers, reports): a control
+    // character or line separator in one would rewrite the terminal or split a line.
+    let table: toml::Table = toml::from_str(text).map_err(|e| bad(toml_error(&e, text)))?;
+    if let Some((key, c)) = line_breaking_text(&toml::Value::Table(table), "") {
+        return Err(bad(format!(
+            "{key} holds {:?} (a control character or line separator): catalog text is printed on one line",
+            c
+        )));
+    }
     build(file).map_err(bad)
+}
+
+/// The first string in `value` holding a character that breaks a printed line, with its key
+/// path (`gpu.model`, `machine.notes[2]`) and the character.
+fn line_breaking_text(value: &toml::Value, at: &str) -> Option<(String, char)> {
+    match value {
+        toml::Value::String(s) => s
+            .chars()
+            .find(|&c| crate::model::validate::breaks_line(c))
+            .map(|c| (at.to_string(), c)),
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| line_breaking_text(v, &format!("{at}[{i}]"))),
+        toml::Value::Table(table) => table.iter().find_map(|(k, v)| {
+            let key = crate::model::validate::one_line(k, 40);
+            let path = if at.is_empty() {
+                key
+            } else {
+                format!("{at}.{key}")
+            };
+            line_breaking_text(v, &path)
+        }),
+        _ => None,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -819,6 +853,25 @@ gpus = ["X SYS", "SYS X"]
             assert!(e.contains(why), "{extra}: {e}");
         }
         with("nvlinks = 18\nnvlink_gbps_per_link = 26.562").unwrap();
+    }
+
+    #[test]
+    fn text_that_breaks_a_printed_line_is_refused_with_its_key() {
+        let good = include_str!("../../assets/hardware/h200-2x-sxm.toml");
+        for (from, to, key) in [
+            ("model = \"", "model = \"a\u{2028}", "gpu.model"),
+            ("model = \"", "model = \"\\u001b]0;x\\u0007", "gpu.model"),
+            ("name = \"", "name = \"\\n", "machine.name"),
+        ] {
+            let text = good.replacen(from, to, 1);
+            assert_ne!(text, good);
+            let message = bad_message(&text);
+            assert!(message.starts_with(key), "{message}");
+            assert!(
+                !message.chars().any(crate::model::validate::breaks_line),
+                "{message}"
+            );
+        }
     }
 
     #[test]
