@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use super::TopologyError;
 use super::import::{self, decode, parse_error, read_input};
+use crate::model::validate::quoted;
 use crate::model::{
     EccState, Gpu, GpuInventory, GpuProcess, Inventory, InventoryKind, LoadState, NoteKind,
     NvLinkState, PcieLink, ThrottleReason, Topology, TopologyNote, TopologySource,
@@ -344,7 +345,7 @@ fn number(v: &str) -> Result<Option<u64>, String> {
         || rest.starts_with("bank");
     match digits.parse::<u64>() {
         Ok(n) if unit_ok => Ok(Some(n)),
-        _ => Err(format!("expected a number, found {t:?}")),
+        _ => Err(format!("expected a number, found {}", quoted(t))),
     }
 }
 
@@ -352,7 +353,7 @@ fn number_u32(v: &str) -> Result<Option<u32>, String> {
     number(v)?
         .map(u32::try_from)
         .transpose()
-        .map_err(|_| format!("{:?} is out of range", v.trim()))
+        .map_err(|_| format!("{} is out of range", quoted(v.trim())))
 }
 
 /// `Yes`/`No`, `Enabled`/`Disabled`, `Active`/`Not Active`.
@@ -364,8 +365,8 @@ fn flag(v: &str) -> Result<Option<bool>, String> {
         "yes" | "enabled" | "active" | "true" => Ok(Some(true)),
         "no" | "disabled" | "not active" | "false" => Ok(Some(false)),
         _ => Err(format!(
-            "expected Yes/No, Enabled/Disabled or Active/Not Active, found {:?}",
-            v.trim()
+            "expected Yes/No, Enabled/Disabled or Active/Not Active, found {}",
+            quoted(v.trim())
         )),
     }
 }
@@ -967,10 +968,12 @@ pub fn parse_nvlink(text: &str, origin: &str) -> Result<Inventory, TopologyError
             state.active = Some(false);
             useful = true;
         } else if let Some(speed) = what.strip_suffix("GB/s") {
-            let gbps: f64 = speed
-                .trim()
-                .parse()
-                .map_err(|_| bad(format!("expected a speed like 26.562 GB/s, found {what:?}")))?;
+            let gbps: f64 = speed.trim().parse().map_err(|_| {
+                bad(format!(
+                    "expected a speed like 26.562 GB/s, found {}",
+                    quoted(what)
+                ))
+            })?;
             let gbps = crate::model::NVLINK_GBPS_PER_LINK
                 .check(gbps)
                 .map_err(|e| bad(format!("link speed {e}")))?;
