@@ -19,8 +19,13 @@
 //!
 //! Adding a campaign: a module with a type implementing [`Campaign`], listed in [`campaigns`].
 
+mod args;
 mod corpus;
+mod fifo;
 mod mutate;
+mod signals;
+mod toml;
+mod xml;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -74,6 +79,8 @@ pub struct Case {
     pub input: Vec<u8>,
     /// What the input was made from, for the violation line.
     pub origin: String,
+    /// A signal sent to the binary this long after it started (if it is still running).
+    pub signal: Option<(i32, Duration)>,
 }
 
 /// A family of generated cases.
@@ -97,6 +104,11 @@ fn campaigns(root: &Path) -> Vec<Box<dyn Campaign>> {
     vec![
         Box::new(corpus::Captures::new(root)),
         Box::new(corpus::Reports::new(root)),
+        Box::new(xml::Xml::new(root)),
+        Box::new(toml::Toml::new(root)),
+        Box::new(args::Args::new(root)),
+        Box::new(fifo::Fifo::new(root)),
+        Box::new(signals::Signals),
     ]
 }
 
@@ -150,7 +162,17 @@ fn run(bin: &Path, case: &Case, timeout: Duration) -> Outcome {
     });
     let start = Instant::now();
     let mut timed_out = false;
+    let mut signal = case.signal;
     let status = loop {
+        // Sent only while try_wait says the child was not reaped: its pid is still its own.
+        if let Some((sig, after)) = signal
+            && start.elapsed() >= after
+            && matches!(child.try_wait(), Ok(None))
+        {
+            // SAFETY: kill(2) on our own child, not yet reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+            signal = None;
+        }
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) if start.elapsed() > timeout => {

@@ -34,11 +34,17 @@ impl Default for Assumptions {
     }
 }
 
-/// Parses `--pcie gen5x16` (also `gen4`, `Gen3x8`, `5x16`).
+/// Parses `--pcie gen5x16` (also `Gen3x8`, `5x16`). The width is required: a link is a
+/// generation and a width, and `gen5` read as x16 would model an x8 slot at twice its rate.
 pub fn parse_pcie(s: &str) -> Result<(u32, u32), String> {
     let t = s.trim().to_ascii_lowercase();
     let t = t.strip_prefix("gen").unwrap_or(&t);
-    let (g, w) = t.split_once('x').unwrap_or((t, "16"));
+    let Some((g, w)) = t.split_once('x') else {
+        return Err(format!(
+            "--pcie: {} names no width (expected e.g. gen5x16 or gen4x8)",
+            crate::model::validate::quoted(s)
+        ));
+    };
     let generation: u32 = g.parse().map_err(|_| bad_pcie(s))?;
     let width: u32 = w.parse().map_err(|_| bad_pcie(s))?;
     if pcie_rate_gbps(generation, width).is_none() || ![1, 2, 4, 8, 16, 32].contains(&width) {
@@ -543,7 +549,9 @@ mod tests {
     fn pcie_flag() {
         assert_eq!(parse_pcie("gen5x16"), Ok((5, 16)));
         assert_eq!(parse_pcie("Gen3x8"), Ok((3, 8)));
-        assert_eq!(parse_pcie("4"), Ok((4, 16)));
+        assert_eq!(parse_pcie("4x16"), Ok((4, 16)));
+        assert!(parse_pcie("gen5").unwrap_err().contains("names no width"));
+        assert!(parse_pcie("4").is_err());
         assert!(parse_pcie("gen9x16").is_err());
         assert!(parse_pcie("gen4x3").is_err());
     }

@@ -225,9 +225,21 @@ pub fn parse_gpu_list(s: &str) -> Result<Vec<usize>, BenchError> {
     if s.trim() == "all" {
         return Ok(Vec::new());
     }
+    if s.trim().is_empty() {
+        return Err(BenchError::BadOption(
+            "--gpus: no GPU given (expected e.g. 0,1,3 or all)".into(),
+        ));
+    }
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    for part in s.split(',').map(str::trim) {
+        // `0,,1` or `0,1,` is a typo (a GPU left out?), not a list of two.
+        if part.is_empty() {
+            return Err(BenchError::BadOption(format!(
+                "--gpus: an empty entry in {} (expected indices separated by single commas, e.g. 0,1,3)",
+                crate::model::validate::quoted(s)
+            )));
+        }
         let i = part.parse::<usize>().map_err(|_| {
             BenchError::BadOption(format!(
                 "--gpus: {} is not a GPU index (expected e.g. 0,1,3 or all)",
@@ -242,11 +254,6 @@ pub fn parse_gpu_list(s: &str) -> Result<Vec<usize>, BenchError> {
             )));
         }
         out.push(i);
-    }
-    if out.is_empty() {
-        return Err(BenchError::BadOption(
-            "--gpus: no GPU given (expected e.g. 0,1,3 or all)".into(),
-        ));
     }
     Ok(out)
 }
@@ -558,6 +565,16 @@ mod tests {
         let twice = parse_gpu_list("0, 2,2").unwrap_err().to_string();
         assert!(twice.contains("GPU 2 is listed twice"), "{twice}");
         assert!(parse_gpu_list("0,x").is_err());
+        for typo in ["0,,1", "0,1,", ",0"] {
+            let e = parse_gpu_list(typo).unwrap_err().to_string();
+            assert!(e.contains("an empty entry"), "{typo}: {e}");
+        }
+        assert!(
+            parse_gpu_list(" ")
+                .unwrap_err()
+                .to_string()
+                .contains("no GPU given")
+        );
         assert_eq!(parse_gpu_list("all").unwrap(), Vec::<usize>::new());
         assert_eq!(
             parse_test_list("h2d,latency_d2d").unwrap(),

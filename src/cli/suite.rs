@@ -118,6 +118,15 @@ fn record_cancellation() {
     }
 }
 
+/// Waits for a cancellation the watcher is recording (it holds the lock while it writes) and
+/// leaves it nothing to write from now on; the stage that was in flight.
+fn detach() -> Option<StageInFlight> {
+    let mut guard = shared();
+    let stage = guard.as_ref().and_then(|s| s.stage);
+    *guard = None;
+    stage
+}
+
 /// Everything the suite writes, rewritten (atomically) after each finished test.
 struct Writer<'a> {
     dir: &'a Path,
@@ -162,19 +171,44 @@ impl Writer<'_> {
     }
 
     fn write(&self, report: &Report) -> Result<(), CliError> {
-        let start = Instant::now();
         let mut guard = shared();
         let stage = guard.as_ref().and_then(|s| s.stage);
+        let (result, written) = self.write_as(report, stage);
+        if let Some(s) = guard.as_mut() {
+            s.report = Some(written);
+        }
+        result
+    }
+
+    /// Ends the writing; `true` when a signal came at any time. Waits for a cancellation the
+    /// watcher is recording (it holds the lock while it writes), then takes the report away from
+    /// it so that a later signal writes nothing: no exit can land in the middle of its write
+    /// (a `.scalescope-tmp` left behind) or after a write that says `cancelled: false` with no
+    /// record to follow. A signal that came meanwhile is recorded here, by this thread.
+    fn close(&self, report: &Report) -> Result<bool, CliError> {
+        let stage = detach();
+        if interrupt::signalled() {
+            self.write_as(report, stage).0?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Writes `report` as the files record it (cancelled or not, the stage in flight) and
+    /// returns that record with the result.
+    fn write_as(
+        &self,
+        report: &Report,
+        stage: Option<StageInFlight>,
+    ) -> (Result<(), CliError>, Report) {
+        let start = Instant::now();
         let mut r = report.clone();
         r.cancelled = interrupt::signalled();
         r.cancelled_by = interrupt::signal_name().map(str::to_string);
         r.stage_in_flight = stage;
         let result = interrupt::writing(r.cancelled, || self.write_files(&r));
-        if let Some(s) = guard.as_mut() {
-            s.report = Some(r);
-        }
         self.last.set(Some((Instant::now(), start.elapsed())));
-        result
+        (result, r)
     }
 
     /// The CSV files of the stages run, report.json and report.html, as one atomic set
@@ -325,6 +359,11 @@ fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) ->
 /// come (the checkpoint writer), then the PNGs and the PDF.
 pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let started = Instant::now();
+    // First: from here a signal cancels the run instead of killing the process, so whatever
+    // it interrupts ends with a report saying `cancelled` or, before anything was measured,
+    // with no report (a signal in the first milliseconds of the process, before this line,
+    // ends it as the default action does: nothing is in --out yet either).
+    interrupt::install(record_cancellation);
     let stages = parse_suite(&args.suite)?;
     let gpus = parse_gpu_list(&args.gpus)?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
@@ -344,12 +383,18 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             )));
         }
     }
+    if interrupt::cancelled() {
+        let signal = interrupt::signal_name().unwrap_or("a signal");
+        return Err(CliError::interrupted(anyhow::anyhow!(
+            "interrupted ({signal}) before anything was measured: nothing written to {}",
+            args.out.display()
+        )));
+    }
     output::prepare_out_dir(&args.out)?;
     // Held until the process ends: a second run into the same folder is refused.
     let _lock = OutLock::acquire(&args.out)?;
     output::remove_stale_temps(&args.out);
     clear_earlier_run(&args.out)?;
-    interrupt::install(record_cancellation);
     let preset = if args.full { "full" } else { "quick" };
     let writer = Writer::new(&args.out, &stages);
     let source_word = if args.modeled { "modeled" } else { "measured" };
@@ -421,40 +466,45 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     );
     let report = match report {
         Ok(r) => r,
-        Err(Stopped::Write(e)) => return Err(e),
+        Err(Stopped::Write(e)) => {
+            // The files stay as last written; only the watcher is stopped from writing.
+            detach();
+            return Err(e);
+        }
         Err(Stopped::Job { error, report }) => {
             // What arrived is kept: a job that failed (or a connection that dropped) midway
             // leaves the files of what finished.
             let _ = writer.write(&report);
+            if writer.close(&report)? {
+                return Err(interrupted(&args.out));
+            }
             return Err(error.into());
         }
     };
 
     writer.write(&report)?;
-    if interrupt::cancelled() {
-        return Err(interrupted(&args.out));
-    }
-    writer.set_stage(Some(StageInFlight::Pngs));
-    let rendered = crate::document::render_all(&report);
-    if interrupt::cancelled() {
-        writer.write(&report)?;
-        return Err(interrupted(&args.out));
-    }
     let mut documents = Vec::new();
-    for (name, result) in rendered {
-        match result {
-            Ok(bytes) => {
-                write_file(&args.out.join(name), &bytes)?;
-                documents.push(name);
+    if !interrupt::cancelled() {
+        writer.set_stage(Some(StageInFlight::Pngs));
+        let rendered = crate::document::render_all(&report);
+        for (name, result) in rendered {
+            // A signal during the rendering skips writing them (the message says so).
+            if interrupt::cancelled() {
+                break;
             }
-            Err(e) => eprintln!("warning: {name} not written: {e:#}"),
+            match result {
+                Ok(bytes) => {
+                    write_file(&args.out.join(name), &bytes)?;
+                    documents.push(name);
+                }
+                Err(e) => eprintln!("warning: {name} not written: {e:#}"),
+            }
         }
     }
-    if interrupt::cancelled() {
-        writer.write(&report)?;
+    // Whenever a signal came, the files say so before the process ends (see `close`).
+    if writer.close(&report)? {
         return Err(interrupted(&args.out));
     }
-    writer.set_stage(None);
     println!(
         "report       report.json, report.html{}{}  [{:.1} s total] in {}",
         if documents.is_empty() { "" } else { ", " },

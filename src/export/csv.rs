@@ -347,7 +347,18 @@ pub fn comparison(c: &Comparison) -> Result<Vec<u8>, ExportError> {
             w.write_record([
                 r.name.clone(),
                 c.machines[i].clone(),
-                f.value.map(|v| format!("{v:.4}")).unwrap_or_default(),
+                // Empty, as in the table's "—", for a figure that is not finite; powers of ten
+                // beyond 1e15 (`{:.4}` writes 1e308 with 309 digits).
+                f.value
+                    .filter(|v| v.is_finite())
+                    .map(|v| {
+                        if v.abs() >= 1e15 {
+                            format!("{v:e}")
+                        } else {
+                            format!("{v:.4}")
+                        }
+                    })
+                    .unwrap_or_default(),
                 f.source.map(|s| s.to_string()).unwrap_or_default(),
                 r.diff_pct[i].map(|d| format!("{d:.2}")).unwrap_or_default(),
                 f.basis.clone(),

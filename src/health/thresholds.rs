@@ -9,6 +9,10 @@
 //! [efficiency]             # reference efficiencies to use instead of the built-in ones
 //! p2p_read_ce = 0.80       # by test id: fraction of the line rate
 //! ```
+//!
+//! Every field has a range (pass and warn 0.01–2, efficiencies 0.01–1, `nvlink_crc_per_s`
+//! above 0 to 1e6, `busy_util_percent` 0–100; the reasons are with the constants): a value
+//! outside it is refused with the field, the value and the range.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,6 +20,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::model::TestId;
+use crate::model::validate::{Bounds, number, quoted};
 
 /// The thresholds a check runs with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,25 +110,17 @@ impl Thresholds {
     }
 
     fn validate(&self) -> Result<(), String> {
-        let frac = |v: f64| v.is_finite() && v > 0.0 && v <= 2.0;
-        if !frac(self.pass) || !frac(self.warn) {
-            return Err(format!(
-                "pass and warn must be fractions of expected between 0 and 2 (e.g. 0.9), found pass = {}, warn = {}",
-                self.pass, self.warn
-            ));
-        }
+        let field = |name: &str, b: Bounds, v: f64| b.check(v).map_err(|e| format!("{name}: {e}"));
+        field("pass", Self::PASS, self.pass)?;
+        field("warn", Self::PASS, self.warn)?;
         if self.warn > self.pass {
             return Err(format!(
                 "warn ({}) must not be above pass ({})",
-                self.warn, self.pass
+                number(self.warn),
+                number(self.pass)
             ));
         }
-        if !(self.nvlink_crc_per_s.is_finite() && self.nvlink_crc_per_s > 0.0) {
-            return Err(format!(
-                "nvlink_crc_per_s must be a rate above 0 (errors per second, e.g. 100), found {}",
-                self.nvlink_crc_per_s
-            ));
-        }
+        field("nvlink_crc_per_s", Self::CRC_PER_S, self.nvlink_crc_per_s)?;
         if self.busy_util_percent > 100 {
             return Err(format!(
                 "busy_util_percent must be 0–100, found {}",
@@ -133,17 +130,24 @@ impl Thresholds {
         for (id, eff) in &self.efficiency {
             if TestId::from_id(id).is_none() {
                 return Err(format!(
-                    "[efficiency] {id}: no such test (see `scalescope bench bandwidth --list-tests`)"
+                    "[efficiency] {}: no such test (see `scalescope bench bandwidth --list-tests`)",
+                    quoted(id)
                 ));
             }
-            if !(eff.is_finite() && *eff > 0.0 && *eff <= 1.0) {
-                return Err(format!(
-                    "[efficiency] {id}: expected a fraction of the line rate in (0, 1], found {eff}"
-                ));
-            }
+            field(&format!("[efficiency] {id}"), Self::EFFICIENCY, *eff)?;
         }
         Ok(())
     }
+
+    /// `pass` and `warn`, fractions of expected. Below 1 % a link carrying next to nothing would
+    /// pass; above 2 × no figure could (expected already assumes a healthy link).
+    const PASS: Bounds = Bounds::closed(0.01, 2.0, "");
+    /// `[efficiency]`, fractions of the line rate. Copy engines reach 80–95 % of a healthy link;
+    /// below 1 % the expected figure is ~0 and 0.0 GB/s would pass (`5e-324` once did).
+    const EFFICIENCY: Bounds = Bounds::closed(0.01, 1.0, "");
+    /// `nvlink_crc_per_s`. DCGM fails at 100/s; 1e6/s is 10,000 × that: any higher is a check
+    /// that can never fail, and `inf` or `NaN` is no threshold at all.
+    const CRC_PER_S: Bounds = Bounds::above(0.0, 1e6, "errors/s");
 
     /// The verdict for a figure that reached `ratio` of expected.
     pub fn verdict(&self, ratio: f64) -> super::Verdict {
@@ -188,5 +192,40 @@ mod tests {
         assert!(e.starts_with("line 1"), "{e}");
         let e = Thresholds::parse("passs = 0.9").unwrap_err();
         assert!(e.contains("passs"), "{e}");
+    }
+
+    #[test]
+    fn every_field_is_bounded() {
+        for (toml, field) in [
+            (
+                "[efficiency]\np2p_read_ce = 5e-324",
+                "[efficiency] p2p_read_ce: 5e-324 is out",
+            ),
+            (
+                "[efficiency]\np2p_read_ce = nan",
+                "[efficiency] p2p_read_ce: NaN is out",
+            ),
+            (
+                "[efficiency]\np2p_read_ce = 1.5",
+                "[efficiency] p2p_read_ce: 1.5 is out",
+            ),
+            ("pass = 5e-324\nwarn = 5e-324", "pass: 5e-324 is out"),
+            ("warn = -1", "warn: -1 is out"),
+            ("pass = inf", "pass: inf is out"),
+            (
+                "nvlink_crc_per_s = 1e308",
+                "nvlink_crc_per_s: 1e308 errors/s is out",
+            ),
+            (
+                "nvlink_crc_per_s = 0",
+                "nvlink_crc_per_s: 0 errors/s is out",
+            ),
+            ("busy_util_percent = 101", "busy_util_percent must be 0–100"),
+        ] {
+            let e = Thresholds::parse(toml).unwrap_err();
+            assert!(e.starts_with(field), "{toml}: {e}");
+        }
+        let e = Thresholds::parse("[efficiency]\n\"a\\u2028b\" = 0.5").unwrap_err();
+        assert!(!e.contains('\u{2028}') && e.contains("\\u{2028}"), "{e}");
     }
 }

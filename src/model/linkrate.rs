@@ -35,6 +35,18 @@ pub fn pcie_rate_gbps(generation: u32, width: u32) -> Option<f64> {
 /// 300, 600 and 900 GB/s bidirectional over 6, 12 and 18 links).
 pub const DEFAULT_NVLINK_GBPS: f64 = 25.0;
 
+/// The per-link, per-direction NVLink rates scalescope accepts from a capture or a catalog
+/// entry, in GB/s. The fastest link shipped is NVLink 5's 50 GB/s (below); 1,000 leaves room
+/// for generations to come while keeping every sum over links and GPU pairs finite, so a
+/// `1e308` or `1e309` in a file is refused instead of turning into `inf`/`NaN` figures.
+pub const NVLINK_GBPS_PER_LINK: crate::model::validate::Bounds =
+    crate::model::validate::Bounds::above(0.0, 1000.0, "GB/s");
+
+/// The most NVLinks one GPU may have in a catalog entry or a capture. NVML's
+/// `NVML_NVLINK_MAX_LINKS` is 18 (H100, B200); 64 leaves room for future parts while keeping the
+/// per-link lists small (`nvlinks = 4294967295` once asked for 309 GB).
+pub const NVLINKS_PER_GPU_MAX: u32 = 64;
+
 /// Per-link, per-direction NVLink rate by NVLink generation, in GB/s.
 ///
 /// From NVIDIA's datasheets (total bidirectional bandwidth ÷ links ÷ 2): NVLink 1 (P100) 160 GB/s

@@ -21,7 +21,10 @@ pub use bandwidth::{
 };
 pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
 pub use fault::{Blame, Fault};
-pub use linkrate::{DEFAULT_NVLINK_GBPS, nvlink_rate_per_link_gbps, pcie_rate_gbps};
+pub use linkrate::{
+    DEFAULT_NVLINK_GBPS, NVLINK_GBPS_PER_LINK, NVLINKS_PER_GPU_MAX, nvlink_rate_per_link_gbps,
+    pcie_rate_gbps,
+};
 pub use machine_state::{
     EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
     LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,

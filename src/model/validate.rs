@@ -142,7 +142,7 @@ pub fn one_line(message: &str, max_run: usize) -> String {
             skipped += 1;
             continue;
         }
-        if c.is_control() {
+        if breaks_line(c) {
             out.extend(c.escape_debug());
         } else {
             out.push(c);
@@ -150,6 +150,13 @@ pub fn one_line(message: &str, max_run: usize) -> String {
     }
     flush(&mut out, &mut skipped);
     out
+}
+
+/// True for a character that ends or alters a line where it is printed: the C0/C1 controls
+/// (`\n`, ESC, NEL U+0085) and Unicode's line and paragraph separators U+2028/U+2029, which
+/// are not "control" characters to Rust but break the line in terminals, editors and logs.
+pub fn breaks_line(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 #[cfg(test)]
@@ -191,5 +198,7 @@ mod tests {
         let m = one_line(&format!("value {} here", "y".repeat(10_000)), 50);
         assert!(m.contains("(9950 more characters) here"), "{m}");
         assert!(!m.contains('\n'));
+        let m = one_line("key a\u{2028}b, c\u{2029}d, e\u{85}f", 200);
+        assert_eq!(m, "key a\\u{2028}b, c\\u{2029}d, e\\u{85}f");
     }
 }

@@ -515,13 +515,40 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
         Some(v) => check(field, v, b),
         None => Ok(()),
     };
-    if w.name.trim().is_empty() || w.name.contains([',', '"', '\n']) {
+    use crate::model::validate::breaks_line;
+    if w.name.trim().is_empty() || w.name.contains([',', '"']) || w.name.chars().any(breaks_line) {
         return Err((
             "name",
-            "must be a non-empty id without commas or quotes".into(),
+            "must be a non-empty id without commas, quotes, control characters or line separators"
+                .into(),
+        ));
+    }
+    // The title and sources are printed as they are (tables, reports): a control character or
+    // line separator in one would rewrite the terminal or split a line.
+    if w.title.chars().any(breaks_line) {
+        return Err((
+            "title",
+            "holds a control character or line separator".into(),
+        ));
+    }
+    if w.sources.iter().any(|s| s.chars().any(breaks_line)) {
+        return Err((
+            "sources",
+            "holds a control character or line separator".into(),
         ));
     }
     check("params", w.params, PARAMS)?;
+    if w.params > 0.0 && w.params < 1.0 {
+        // A count: a fraction of one parameter is no model, and a gradient of `5e-324` of
+        // one divided through the bucket arithmetic into an infinite step.
+        return Err((
+            "params",
+            format!(
+                "{} is not a count of parameters: expected 0 (no gradient) or at least 1",
+                crate::model::validate::number(w.params)
+            ),
+        ));
+    }
     check("flops_per_sample", w.flops_per_sample, FLOPS)?;
     check("per_gpu_batch", w.per_gpu_batch, PER_GPU_BATCH)?;
     check("strong_global_batch", w.strong_global_batch, GLOBAL_BATCH)?;
@@ -733,6 +760,22 @@ mod tests {
         let all = catalog();
         for p in Pattern::ALL {
             assert!(all.iter().any(|w| w.pattern == p), "{p}");
+        }
+    }
+
+    #[test]
+    fn text_that_breaks_a_printed_line_is_refused() {
+        let good = include_str!("../../assets/workloads/alexnet.toml");
+        for (from, to, field) in [
+            ("name = \"", "name = \"a\u{2028}", "name"),
+            ("title = \"", "title = \"\\u001b[2J", "title"),
+        ] {
+            let text = good.replacen(from, to, 1);
+            assert_ne!(text, good);
+            match parse("w.toml", &text) {
+                Err(WorkloadError::Bad { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: {other:?}"),
+            }
         }
     }
 

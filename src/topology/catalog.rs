@@ -172,7 +172,41 @@ pub fn parse_machine(file_name: &str, text: &str) -> Result<(Topology, Inventory
         message,
     };
     let file: CatalogFile = toml::from_str(text).map_err(|e| bad(toml_error(&e, text)))?;
+    // Names, models and notes are printed as they are (tables, headers, reports): a control
+    // character or line separator in one would rewrite the terminal or split a line.
+    let table: toml::Table = toml::from_str(text).map_err(|e| bad(toml_error(&e, text)))?;
+    if let Some((key, c)) = line_breaking_text(&toml::Value::Table(table), "") {
+        return Err(bad(format!(
+            "{key} holds {:?} (a control character or line separator): catalog text is printed on one line",
+            c
+        )));
+    }
     build(file).map_err(bad)
+}
+
+/// The first string in `value` holding a character that breaks a printed line, with its key
+/// path (`gpu.model`, `machine.notes[2]`) and the character.
+fn line_breaking_text(value: &toml::Value, at: &str) -> Option<(String, char)> {
+    match value {
+        toml::Value::String(s) => s
+            .chars()
+            .find(|&c| crate::model::validate::breaks_line(c))
+            .map(|c| (at.to_string(), c)),
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| line_breaking_text(v, &format!("{at}[{i}]"))),
+        toml::Value::Table(table) => table.iter().find_map(|(k, v)| {
+            let key = crate::model::validate::one_line(k, 40);
+            let path = if at.is_empty() {
+                key
+            } else {
+                format!("{at}.{key}")
+            };
+            line_breaking_text(v, &path)
+        }),
+        _ => None,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -617,11 +651,17 @@ fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
             g.pcie_gen, g.pcie_width
         ));
     }
-    if let Some(rate) = g.nvlink_gbps_per_link
-        && !(rate.is_finite() && rate > 0.0)
+    if let Some(rate) = g.nvlink_gbps_per_link {
+        crate::model::NVLINK_GBPS_PER_LINK
+            .check(rate)
+            .map_err(|e| format!("[gpu] nvlink_gbps_per_link: {e}"))?;
+    }
+    if let Some(links) = g.nvlinks
+        && links > crate::model::NVLINKS_PER_GPU_MAX
     {
         return Err(format!(
-            "[gpu] nvlink_gbps_per_link must be a positive number of GB/s, found {rate}"
+            "[gpu] nvlinks = {links}: at most {} NVLinks per GPU",
+            crate::model::NVLINKS_PER_GPU_MAX
         ));
     }
     if let Some(ids) = &g.pci_bus_ids
@@ -782,6 +822,57 @@ pcie_width = 16
 [topology]
 gpus = ["X SYS", "SYS X"]
 "#;
+
+    #[test]
+    fn nvlink_rates_and_counts_are_bounded() {
+        let with = |extra: &str| {
+            let text = MINIMAL.replace("pcie_width = 16\n", &format!("pcie_width = 16\n{extra}\n"));
+            parse_entry("two.toml", &text)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        for (extra, why) in [
+            (
+                "nvlink_gbps_per_link = 1e308",
+                "nvlink_gbps_per_link: 1e308 GB/s is out of range",
+            ),
+            (
+                "nvlink_gbps_per_link = inf",
+                "nvlink_gbps_per_link: inf GB/s is out of range",
+            ),
+            (
+                "nvlink_gbps_per_link = 0.0",
+                "nvlink_gbps_per_link: 0 GB/s is out of range",
+            ),
+            (
+                "nvlinks = 4294967295",
+                "nvlinks = 4294967295: at most 64 NVLinks per GPU",
+            ),
+        ] {
+            let e = with(extra).unwrap_err();
+            assert!(e.contains(why), "{extra}: {e}");
+        }
+        with("nvlinks = 18\nnvlink_gbps_per_link = 26.562").unwrap();
+    }
+
+    #[test]
+    fn text_that_breaks_a_printed_line_is_refused_with_its_key() {
+        let good = include_str!("../../assets/hardware/h200-2x-sxm.toml");
+        for (from, to, key) in [
+            ("model = \"", "model = \"a\u{2028}", "gpu.model"),
+            ("model = \"", "model = \"\\u001b]0;x\\u0007", "gpu.model"),
+            ("name = \"", "name = \"\\n", "machine.name"),
+        ] {
+            let text = good.replacen(from, to, 1);
+            assert_ne!(text, good);
+            let message = bad_message(&text);
+            assert!(message.starts_with(key), "{message}");
+            assert!(
+                !message.chars().any(crate::model::validate::breaks_line),
+                "{message}"
+            );
+        }
+    }
 
     #[test]
     fn every_embedded_file_loads_and_matches_its_name() {

@@ -9,6 +9,7 @@ pub mod live;
 pub mod nvml_state;
 pub mod sampler;
 pub mod smi_query;
+pub mod xml_budget;
 
 use std::io;
 

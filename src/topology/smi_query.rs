@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use super::TopologyError;
 use super::import::{self, decode, parse_error, read_input};
+use crate::model::validate::quoted;
 use crate::model::{
     EccState, Gpu, GpuInventory, GpuProcess, Inventory, InventoryKind, LoadState, NoteKind,
     NvLinkState, PcieLink, ThrottleReason, Topology, TopologyNote, TopologySource,
@@ -344,7 +345,7 @@ fn number(v: &str) -> Result<Option<u64>, String> {
         || rest.starts_with("bank");
     match digits.parse::<u64>() {
         Ok(n) if unit_ok => Ok(Some(n)),
-        _ => Err(format!("expected a number, found {t:?}")),
+        _ => Err(format!("expected a number, found {}", quoted(t))),
     }
 }
 
@@ -352,7 +353,7 @@ fn number_u32(v: &str) -> Result<Option<u32>, String> {
     number(v)?
         .map(u32::try_from)
         .transpose()
-        .map_err(|_| format!("{:?} is out of range", v.trim()))
+        .map_err(|_| format!("{} is out of range", quoted(v.trim())))
 }
 
 /// `Yes`/`No`, `Enabled`/`Disabled`, `Active`/`Not Active`.
@@ -364,8 +365,8 @@ fn flag(v: &str) -> Result<Option<bool>, String> {
         "yes" | "enabled" | "active" | "true" => Ok(Some(true)),
         "no" | "disabled" | "not active" | "false" => Ok(Some(false)),
         _ => Err(format!(
-            "expected Yes/No, Enabled/Disabled or Active/Not Active, found {:?}",
-            v.trim()
+            "expected Yes/No, Enabled/Disabled or Active/Not Active, found {}",
+            quoted(v.trim())
         )),
     }
 }
@@ -418,6 +419,13 @@ fn throttle_reason(name: &str) -> Option<ThrottleReason> {
 
 /// Parses `nvidia-smi -q -x` output.
 pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyError> {
+    super::xml_budget::check(text).map_err(|r| {
+        parse_error(
+            origin,
+            r.line,
+            format!("not a usable `nvidia-smi -q -x` capture: {}", r.message),
+        )
+    })?;
     let opts = roxmltree::ParsingOptions {
         // nvidia-smi writes a DOCTYPE naming its DTD file; nothing external is ever fetched.
         allow_dtd: true,
@@ -929,6 +937,17 @@ pub fn parse_nvlink(text: &str, origin: &str) -> Result<Inventory, TopologyError
                 "a `Link N:` line before any `GPU N: … (UUID: …)` line",
             ));
         };
+        if link >= crate::model::NVLINKS_PER_GPU_MAX {
+            return Err(parse_error(
+                origin,
+                line_no,
+                format!(
+                    "GPU {gpu} link {link}: link numbers go up to {} (at most {} NVLinks per GPU)",
+                    crate::model::NVLINKS_PER_GPU_MAX - 1,
+                    crate::model::NVLINKS_PER_GPU_MAX
+                ),
+            ));
+        }
         let what = what.trim();
         let g = inv.gpu_mut(gpu);
         let links = g.nvlinks.get_or_insert_with(Vec::new);
@@ -949,10 +968,15 @@ pub fn parse_nvlink(text: &str, origin: &str) -> Result<Inventory, TopologyError
             state.active = Some(false);
             useful = true;
         } else if let Some(speed) = what.strip_suffix("GB/s") {
-            let gbps: f64 = speed
-                .trim()
-                .parse()
-                .map_err(|_| bad(format!("expected a speed like 26.562 GB/s, found {what:?}")))?;
+            let gbps: f64 = speed.trim().parse().map_err(|_| {
+                bad(format!(
+                    "expected a speed like 26.562 GB/s, found {}",
+                    quoted(what)
+                ))
+            })?;
+            let gbps = crate::model::NVLINK_GBPS_PER_LINK
+                .check(gbps)
+                .map_err(|e| bad(format!("link speed {e}")))?;
             state.active = Some(true);
             state.gbps = Some(gbps);
             useful = true;
@@ -1069,6 +1093,41 @@ mod tests {
         );
         assert_eq!(throttle_reason("Idle"), Some(ThrottleReason::GpuIdle));
         assert_eq!(throttle_reason("SW Power Capping"), None);
+    }
+
+    #[test]
+    fn nvlink_speeds_and_link_numbers_are_bounded() {
+        for (speed, why) in [
+            ("-5", "-5 GB/s is out of range"),
+            ("nan", "NaN GB/s is out of range"),
+            ("1e309", "inf GB/s is out of range"),
+            ("0", "0 GB/s is out of range"),
+            ("1e308", "1e308 GB/s is out of range"),
+        ] {
+            let s = format!(
+                "GPU 0: NVIDIA H200 (UUID: GPU-a)\n\t Link 0: 26.562 GB/s\n\t Link 1: {speed} GB/s\n"
+            );
+            let e = parse_nvlink(&s, "s.txt").unwrap_err().to_string();
+            assert!(e.contains("s.txt:3") && e.contains(why), "{speed}: {e}");
+            assert!(e.contains("GPU 0 link 1"), "{e}");
+        }
+        let s = "GPU 0: NVIDIA H200 (UUID: GPU-a)\n\t Link 4294967295: 26.562 GB/s\n";
+        let e = parse_nvlink(s, "s.txt").unwrap_err().to_string();
+        assert!(e.contains("link numbers go up to 63"), "{e}");
+    }
+
+    #[test]
+    fn an_internal_entity_used_thousands_of_times_is_refused_quickly() {
+        let big = "x".repeat(10_000);
+        let body = "<gpu_name>&e;</gpu_name>\n".repeat(20_000);
+        let text = format!(
+            "<?xml version=\"1.0\" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM \"nvsmi_device_v12.dtd\" [<!ENTITY e \"{big}\">]>\n<nvidia_smi_log>\n<gpu id=\"00000000:01:00.0\">\n{body}</gpu>\n</nvidia_smi_log>\n"
+        );
+        let start = std::time::Instant::now();
+        let e = parse_query_xml(&text, "q.xml").unwrap_err().to_string();
+        assert!(e.contains("expand to more than 1024 KiB"), "{e}");
+        assert!(e.starts_with("q.xml:"), "{e}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]
