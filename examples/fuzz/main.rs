@@ -21,6 +21,7 @@
 
 mod corpus;
 mod mutate;
+mod scale;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -97,6 +98,7 @@ fn campaigns(root: &Path) -> Vec<Box<dyn Campaign>> {
     vec![
         Box::new(corpus::Captures::new(root)),
         Box::new(corpus::Reports::new(root)),
+        Box::new(scale::Scale),
     ]
 }
 
