@@ -23,6 +23,7 @@ mod args;
 mod corpus;
 mod fifo;
 mod mutate;
+mod scale;
 mod signals;
 mod toml;
 mod xml;
@@ -109,6 +110,7 @@ fn campaigns(root: &Path) -> Vec<Box<dyn Campaign>> {
         Box::new(args::Args::new(root)),
         Box::new(fifo::Fifo::new(root)),
         Box::new(signals::Signals),
+        Box::new(scale::Scale),
     ]
 }
 

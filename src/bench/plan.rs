@@ -381,10 +381,13 @@ fn endpoints(
             }
         })
         .collect();
+    // A set, not a scan of `unordered` per ordered pair: that was n⁴ over every pair (a
+    // 1,000-GPU plan never finished).
+    let chosen: std::collections::HashSet<(usize, usize)> = unordered.iter().copied().collect();
     let pairs = || {
         gpus.iter()
             .flat_map(|&a| gpus.iter().map(move |&b| (a, b)))
-            .filter(|&(a, b)| unordered.contains(&(a, b)) || unordered.contains(&(b, a)))
+            .filter(|&(a, b)| chosen.contains(&(a.min(b), a.max(b))))
             .map(|(a, b)| (g(a), g(b)))
             .collect::<Vec<_>>()
     };

@@ -8,6 +8,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::drive::Terminal;
+use super::output::Pacer;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::modeled::parse_pcie;
 use crate::bench::plan::{PairScope, parse_gpu_list, parse_test_list};
@@ -121,13 +122,22 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         modeled: args.modeled,
         pcie,
     };
+    // Paced (see `Pacer`): the files are rewritten whole, so one write per result is quadratic.
+    let mut pacer = Pacer::new();
     let mut checkpoint = |e: &Event, report: &Report, _: &Terminal| match e {
-        Event::Bandwidth { .. } => write_outputs(&args, report, &opts, &[]),
+        Event::Bandwidth { .. } => pacer
+            .when_due(|| write_outputs(&args, report, &opts, &[]))
+            .unwrap_or(Ok(())),
         _ => Ok(()),
     };
-    let report = args
-        .source
-        .run_job(remote, &job, args.modeled, true, &mut checkpoint)?;
+    let report = args.source.run_job_then(
+        remote,
+        &job,
+        args.modeled,
+        true,
+        &mut checkpoint,
+        &mut |report| write_outputs(&args, report, &opts, &report.warnings),
+    )?;
     write_outputs(&args, &report, &opts, &report.warnings)?;
     for w in crate::bench::warning::summarize(&report.warnings, 3) {
         eprintln!("warning: {w}");

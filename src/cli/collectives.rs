@@ -8,6 +8,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::drive::Terminal;
+use super::output::Pacer;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::collectives::{CollectiveOptions, Placement, parse_algos, parse_ops};
 use crate::bench::plan::parse_gpu_list;
@@ -164,40 +165,50 @@ pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         modeled: args.modeled,
         nccl_lib: args.nccl_lib.clone(),
     };
+    // Paced (see `Pacer`): the files are rewritten whole, so one write per result is quadratic.
+    let mut pacer = Pacer::new();
     let mut checkpoint = |e: &Event, report: &Report, _: &Terminal| match e {
-        Event::Collectives {
-            backend, source, ..
-        } => write_outputs(
-            &args,
-            backend,
-            *source,
-            &opts,
-            Some(&report.topology),
-            report.collectives.as_ref().map_or(&[][..], |c| &c.results),
-            &[],
-        ),
+        Event::Collectives { .. } => pacer
+            .when_due(|| write_report(&args, &opts, report, &[]))
+            .unwrap_or(Ok(())),
         _ => Ok(()),
     };
-    let report = args
-        .source
-        .run_job(remote, &job, args.modeled, true, &mut checkpoint)?;
-    let (desc, source, results) = match &report.collectives {
-        Some(c) => (c.backend.as_str(), c.source, &c.results[..]),
-        None => ("", Source::Measured, &[][..]),
-    };
-    write_outputs(
-        &args,
-        desc,
-        source,
-        &opts,
-        Some(&report.topology),
-        results,
-        &report.warnings,
+    let report = args.source.run_job_then(
+        remote,
+        &job,
+        args.modeled,
+        true,
+        &mut checkpoint,
+        &mut |report| write_report(&args, &opts, report, &report.warnings),
     )?;
+    write_report(&args, &opts, &report, &report.warnings)?;
+    let results = report.collectives.as_ref().map_or(&[][..], |c| &c.results);
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
     emit(None, render(results).as_bytes())
+}
+
+/// [`write_outputs`] of what `report` holds.
+fn write_report(
+    args: &CollectivesArgs,
+    opts: &CollectiveOptions,
+    report: &Report,
+    warnings: &[Warning],
+) -> Result<(), CliError> {
+    let (backend, source, results) = match &report.collectives {
+        Some(c) => (c.backend.as_str(), c.source, &c.results[..]),
+        None => ("", Source::Measured, &[][..]),
+    };
+    write_outputs(
+        args,
+        backend,
+        source,
+        opts,
+        Some(&report.topology),
+        results,
+        warnings,
+    )
 }
 
 fn write_outputs(

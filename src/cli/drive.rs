@@ -120,6 +120,22 @@ impl SourceArgs {
         announce: bool,
         on_event: &mut dyn FnMut(&Event, &Report, &Terminal) -> Result<(), CliError>,
     ) -> Result<Report, CliError> {
+        self.run_job_then(remote, job, modeled, announce, on_event, &mut |_| Ok(()))
+    }
+
+    /// [`SourceArgs::run_job`], and when the job fails, `on_failure` with what had arrived
+    /// before the job's error is returned: the last write of a command whose checkpoints are
+    /// paced ([`super::output::Pacer`]), so that a failure keeps every result. Its own write
+    /// error, if any, is returned instead of the job's.
+    pub fn run_job_then(
+        &self,
+        remote: &RemoteArgs,
+        job: &Job,
+        modeled: bool,
+        announce: bool,
+        on_event: &mut dyn FnMut(&Event, &Report, &Terminal) -> Result<(), CliError>,
+        on_failure: &mut dyn FnMut(&Report) -> Result<(), CliError>,
+    ) -> Result<Report, CliError> {
         let mut runner = remote.runner()?;
         drive(
             &mut runner,
@@ -128,6 +144,13 @@ impl SourceArgs {
             announce,
             on_event,
         )
-        .map_err(|s| s.or_job(|e| self.hint(e, modeled, remote.remote.is_some())))
+        .map_err(|s| {
+            if let Stopped::Job { report, .. } = &s
+                && let Err(e) = on_failure(report)
+            {
+                return e;
+            }
+            s.or_job(|e| self.hint(e, modeled, remote.remote.is_some()))
+        })
     }
 }

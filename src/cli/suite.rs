@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::drive::{Stopped, drive};
 use super::interrupt::{self, CANCEL};
@@ -131,8 +131,8 @@ fn detach() -> Option<StageInFlight> {
 struct Writer<'a> {
     dir: &'a Path,
     stages: &'a [Stage],
-    /// When the last write ended and how long it took (see [`Writer::write_soon`]).
-    last: std::cell::Cell<Option<(Instant, Duration)>>,
+    /// When the next write is due (see [`Writer::write_soon`]).
+    pacer: std::cell::Cell<output::Pacer>,
 }
 
 impl Writer<'_> {
@@ -145,22 +145,21 @@ impl Writer<'_> {
         Writer {
             dir,
             stages,
-            last: std::cell::Cell::new(None),
+            pacer: std::cell::Cell::new(output::Pacer::new()),
         }
     }
 
-    /// [`Writer::write`] after a finished test, unless the last write ended less than four of
-    /// its own durations ago: writing (each file fsynced, ~10 ms) then takes at most a fifth of
-    /// the run. Tests on GPUs take longer than that, so each is written as it finishes; a
-    /// modeled run finishing hundreds of results a second is written every few of them. The
-    /// caller writes once more at the end of the stage.
+    /// [`Writer::write`] after a finished test when [`output::Pacer`] says it is due: writing
+    /// (each file fsynced, ~10 ms) then takes at most a fifth of the run. Tests on GPUs take
+    /// longer than that, so each is written as it finishes; a modeled run finishing hundreds of
+    /// results a second is written every few of them. The caller writes once more at the end
+    /// of the stage.
     fn write_soon(&self, report: &Report) -> Result<(), CliError> {
-        if let Some((end, cost)) = self.last.get()
-            && end.elapsed() < cost * 4
-        {
-            return Ok(());
+        if self.pacer.get().due() {
+            self.write(report)
+        } else {
+            Ok(())
         }
-        self.write(report)
     }
 
     /// Marks the stage now running (`None` between stages and once finished).
@@ -171,6 +170,13 @@ impl Writer<'_> {
     }
 
     fn write(&self, report: &Report) -> Result<(), CliError> {
+        let mut pacer = self.pacer.get();
+        let result = pacer.timed(|| self.write_now(report));
+        self.pacer.set(pacer);
+        result
+    }
+
+    fn write_now(&self, report: &Report) -> Result<(), CliError> {
         let mut guard = shared();
         let stage = guard.as_ref().and_then(|s| s.stage);
         let (result, written) = self.write_as(report, stage);
@@ -201,13 +207,11 @@ impl Writer<'_> {
         report: &Report,
         stage: Option<StageInFlight>,
     ) -> (Result<(), CliError>, Report) {
-        let start = Instant::now();
         let mut r = report.clone();
         r.cancelled = interrupt::signalled();
         r.cancelled_by = interrupt::signal_name().map(str::to_string);
         r.stage_in_flight = stage;
         let result = interrupt::writing(r.cancelled, || self.write_files(&r));
-        self.last.set(Some((Instant::now(), start.elapsed())));
         (result, r)
     }
 

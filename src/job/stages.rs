@@ -28,8 +28,26 @@ fn sizes(s: &str) -> Vec<u64> {
     parse_sizes(s).unwrap_or_default()
 }
 
+/// The most GPUs whose every pair a suite preset copies between. The pairs grow as n²: 72 GPUs
+/// (an NVL72 rack) are 5,112 ordered pairs, ten results each; 1,000 GPUs would be ten million
+/// results — gigabytes, and days on GPUs. Above it, pair tests run on the first pair of each
+/// kind of connection (`PairScope::PerLinkKind`), which is what the matrices would repeat;
+/// `bench bandwidth` still runs every pair when asked.
+pub const SUITE_ALL_PAIRS_MAX_GPUS: usize = 72;
+
 /// The bandwidth plans of a suite preset, over `gpus`.
 pub fn bandwidth_presets(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
+    let mut plans = bandwidth_presets_all_pairs(full, gpus);
+    if gpus.len() > SUITE_ALL_PAIRS_MAX_GPUS {
+        for p in &mut plans {
+            p.pairs = PairScope::PerLinkKind;
+        }
+    }
+    plans
+}
+
+/// [`bandwidth_presets`] before the pairs are bounded.
+fn bandwidth_presets_all_pairs(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
     if full {
         // Every test at 512 MiB on every GPU and pair, except the slow ones: copies staged
         // through the host (peer access off) on the first pair of each kind of connection, and

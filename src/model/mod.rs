@@ -31,6 +31,6 @@ pub use machine_state::{
 };
 pub use stats::{Stats, median, quantile};
 pub use topology::{
-    Gpu, GpuLink, LineRate, LinkKind, Nic, NicLink, NoteKind, P2pCap, P2pCaps, P2pPair, P2pStatus,
-    PcieLink, Topology, TopologyNote, TopologySource,
+    Gpu, GpuLink, LineRate, LinkKind, MAX_GPUS, Nic, NicLink, NoteKind, P2pCap, P2pCaps, P2pPair,
+    P2pStatus, PcieLink, Topology, TopologyNote, TopologySource, check_gpu_count,
 };

@@ -7,6 +7,29 @@ use serde::{Deserialize, Serialize};
 
 use super::linkrate::{nvlink_rate_per_link_gbps, pcie_rate_gbps};
 
+/// The most GPUs one topology may hold, wherever it comes from (a capture, a catalog entry, an
+/// agent's answer, a report).
+///
+/// A topology is dense in GPU pairs — a link per pair and a P2P entry per ordered pair, and every
+/// matrix, table and document walks them — so its cost grows as the square of this count:
+/// 1,024 GPUs are about 1.6 million pair entries, which model, print and write within seconds and
+/// a few hundred MB. That is 14 NVL72 racks, and above the largest single NVLink domain
+/// announced (NVL576); a larger count is a cluster, not one machine whose GPUs `nvidia-smi topo
+/// -m` or NVML can list. Above it, inputs are refused with one line saying so, before the pairs
+/// are built.
+pub const MAX_GPUS: usize = 1024;
+
+/// `Ok` when `n` GPUs fit under [`MAX_GPUS`]; else the one-line reason, naming the count.
+pub fn check_gpu_count(n: usize) -> Result<(), String> {
+    if n > MAX_GPUS {
+        Err(format!(
+            "{n} GPUs: scalescope handles at most {MAX_GPUS} GPUs in one machine"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// Everything scalescope knows about how one machine's GPUs are connected.
 ///
 /// `links` holds one entry per unordered GPU pair (`a < b`), `p2p` one per ordered pair
@@ -18,7 +41,9 @@ pub struct Topology {
     pub source: TopologySource,
     /// When it was read, RFC 3339 UTC; `None` for catalog entries, which describe a design.
     pub captured_at: Option<String>,
-    /// The GPUs, sorted by index.
+    /// The GPUs, sorted by index. Read back from JSON (a report, an agent's answer), more than
+    /// [`MAX_GPUS`] are refused.
+    #[serde(deserialize_with = "at_most_max_gpus")]
     pub gpus: Vec<Gpu>,
     /// Network adapters (as `nvidia-smi topo -m` lists them), sorted by index.
     pub nics: Vec<Nic>,
@@ -31,6 +56,14 @@ pub struct Topology {
     /// Facts about how values were obtained or why some are missing, for the user to read.
     #[serde(default)]
     pub notes: Vec<TopologyNote>,
+}
+
+/// `gpus` of a topology read from JSON, refused above [`MAX_GPUS`]: the one check for every
+/// topology that arrives as JSON (reports, an agent's answers and events).
+fn at_most_max_gpus<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Gpu>, D::Error> {
+    let gpus = Vec::<Gpu>::deserialize(d)?;
+    check_gpu_count(gpus.len()).map_err(serde::de::Error::custom)?;
+    Ok(gpus)
 }
 
 /// A fact about how a topology's values were obtained, inferred or why some are missing: about

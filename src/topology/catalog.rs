@@ -639,6 +639,7 @@ fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
     if g.count == 0 {
         return Err("[gpu] count must be at least 1".to_string());
     }
+    crate::model::check_gpu_count(g.count).map_err(|why| format!("[gpu] count: {why}"))?;
     if g.model.trim().is_empty() {
         return Err("[gpu] model is empty".to_string());
     }

@@ -473,6 +473,8 @@ pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyEr
             "no <gpu> element: the capture lists no GPU",
         ));
     }
+    crate::model::check_gpu_count(gpus.len())
+        .map_err(|why| parse_error(origin, line_of(root), format!("<gpu> elements: {why}")))?;
     for (index, g) in gpus.into_iter().enumerate() {
         let err = |n: roxmltree::Node, m: String| {
             parse_error(
@@ -738,6 +740,8 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
             "no `GPU 00000000:…` section: the `nvidia-smi -q` capture lists no GPU",
         ));
     }
+    crate::model::check_gpu_count(gpus.len())
+        .map_err(|why| parse_error(origin, 1, format!("`GPU …` sections: {why}")))?;
     for (index, g) in gpus.into_iter().enumerate() {
         let err = |e: &Entry, m: String| {
             parse_error(origin, e.line, format!("GPU {index}: {}: {m}", e.path))

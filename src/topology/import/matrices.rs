@@ -243,7 +243,14 @@ pub(super) fn read_matrix(
         }
         columns.push(device);
     }
-    if !columns.iter().any(|c| matches!(c, Device::Gpu(_))) {
+    let gpu_columns = columns
+        .iter()
+        .filter(|c| matches!(c, Device::Gpu(_)))
+        .count();
+    // Before any row is read: the pairs of a larger matrix are what would not fit.
+    crate::model::check_gpu_count(gpu_columns)
+        .map_err(|why| parse_error(origin, header_line, format!("a header of {why}")))?;
+    if gpu_columns == 0 {
         return Err(parse_error(
             origin,
             header_line,
