@@ -21,7 +21,10 @@ fn main() {
     // The date is the name's last ten characters before `.json` (any other name sorts first).
     files.sort_by_key(|f| {
         let stem = f.trim_end_matches(".json");
-        let date = stem.get(stem.len().saturating_sub(10)..).unwrap_or("").to_string();
+        let date = stem
+            .get(stem.len().saturating_sub(10)..)
+            .unwrap_or("")
+            .to_string();
         (date, f.clone())
     });
     let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
