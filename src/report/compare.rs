@@ -567,7 +567,17 @@ pub fn to_table(c: &Comparison) -> String {
         }
     }
     for (i, note) in &c.older {
-        let _ = writeln!(out, "[{}] {note}", (b'A' + (*i as u8 % 26)) as char);
+        let mut line = format!("[{}]", (b'A' + (*i as u8 % 26)) as char);
+        // Wrapped at 100 columns, as the table above is about that wide.
+        for word in note.split_whitespace() {
+            if line.len() + 1 + word.len() > 100 {
+                let _ = writeln!(out, "{line}");
+                line = "   ".to_string();
+            }
+            line.push(' ');
+            line.push_str(word);
+        }
+        let _ = writeln!(out, "{line}");
     }
     out
 }
