@@ -450,7 +450,7 @@ fn the_agent_answers_bad_requests_and_keeps_serving() {
     let (out, ok) = agent_session(&requests, &[]);
     assert!(ok, "the agent ends with 0 at end of input");
     assert_eq!(out[0]["type"], "hello");
-    assert_eq!(out[0]["protocol"], 1);
+    assert_eq!(out[0]["protocol"], 2);
     let errors: Vec<&serde_json::Value> = out.iter().filter(|m| m["type"] == "error").collect();
     let texts: Vec<String> = errors
         .iter()

@@ -36,6 +36,7 @@ fn options(dir: &Path) -> RemoteOptions {
         host: "gpu-box".into(),
         ssh: Some(fake_ssh(dir)),
         command: Some(format!("{} agent", common::bin().display())),
+        ..Default::default()
     }
 }
 

@@ -114,6 +114,16 @@ pub struct RemoteArgs {
     /// `agent`), so that tests can interrupt or cut a modeled run midway. Hidden.
     #[arg(long, value_name = "MS", global = true, hide = true)]
     pub test_case_delay_ms: Option<u64>,
+    /// Test hook: give up on a server silent about a request for MS milliseconds instead of
+    /// the 60 s the protocol allows, so that tests of a silent server end quickly. Hidden.
+    #[arg(
+        long,
+        value_name = "MS",
+        global = true,
+        hide = true,
+        requires = "remote"
+    )]
+    pub test_silence_limit_ms: Option<u64>,
 }
 
 impl RemoteArgs {
@@ -123,6 +133,9 @@ impl RemoteArgs {
             host: self.remote.clone()?,
             ssh: self.ssh.clone(),
             command: self.remote_command.clone(),
+            silence_limit: self
+                .test_silence_limit_ms
+                .map(std::time::Duration::from_millis),
         })
     }
 
@@ -154,14 +167,16 @@ impl RemoteArgs {
         let m = client.machine();
         eprintln!(
             "connected to {} ({}: {})",
-            opts.host,
-            m.hostname.as_deref().unwrap_or("?"),
+            crate::model::validate::for_terminal(&opts.host),
+            // Already escaped as it arrived (Client::connect); escaped again here so that this
+            // print stays safe whoever built the hello.
+            crate::model::validate::for_terminal(m.hostname.as_deref().unwrap_or("?")),
             if m.live {
                 format!("{} GPU(s)", m.gpus.len())
             } else {
-                m.reason
-                    .clone()
-                    .unwrap_or_else(|| "GPUs not readable".into())
+                crate::model::validate::for_terminal(
+                    m.reason.as_deref().unwrap_or("GPUs not readable"),
+                )
             }
         );
         Ok(Runner::Remote(Box::new(client)))

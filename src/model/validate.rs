@@ -117,6 +117,33 @@ pub fn quoted(s: &str) -> String {
     out
 }
 
+/// Whether `c` must not reach a terminal as itself: C0/C1 controls (ESC starts every screen,
+/// title, clipboard and link sequence; CSI is U+009B), line and paragraph separators (they end a
+/// line, so a string could print a line of its own) and the bidirectional overrides and isolates
+/// (they reorder what is shown).
+pub fn unsafe_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The one escaping for the terminal: `s` with every [`unsafe_on_terminal`] character written
+/// as its Rust escape (`\u{1b}`, `\n`), so that a string from outside (a server's hostname,
+/// a GPU name in a capture) prints as one inert run of text.
+pub fn for_terminal(s: &str) -> String {
+    if !s.chars().any(unsafe_on_terminal) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if unsafe_on_terminal(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A message that came (partly) from outside made safe to print as one line: control
 /// characters escaped, and any run of more than `max_run` characters without a space shortened
 /// (a 1 MB word in a file is not echoed whole).

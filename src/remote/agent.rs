@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::protocol::{
-    FromAgent, JOB_KINDS, MAX_LINE, MachineHello, PROTOCOL_VERSION, ToAgent, line,
+    ALIVE_EVERY, FromAgent, JOB_KINDS, MAX_LINE, MachineHello, PROTOCOL_VERSION, ToAgent, line,
 };
 use crate::job::{self, Target, TestHooks};
 use crate::model::validate::quoted;
@@ -30,6 +30,24 @@ struct Running {
     id: serde_json::Value,
     cancel: Arc<AtomicBool>,
     worker: JoinHandle<()>,
+}
+
+/// Says `alive` about job `id` every [`ALIVE_EVERY`] until `beating` is cleared (checked every
+/// 100 ms, so the job's last line follows its end at once).
+fn alive(out: Out, id: serde_json::Value, beating: Arc<AtomicBool>) -> Option<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("scalescope-agent-alive".into())
+        .spawn(move || {
+            let mut last = std::time::Instant::now();
+            while beating.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if last.elapsed() >= ALIVE_EVERY && beating.load(Ordering::Relaxed) {
+                    send(&out, &FromAgent::Alive { id: id.clone() });
+                    last = std::time::Instant::now();
+                }
+            }
+        })
+        .ok()
 }
 
 /// What the agent says about this machine in its hello.
@@ -163,6 +181,8 @@ fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str
             let worker = std::thread::Builder::new()
                 .name("scalescope-agent-job".into())
                 .spawn(move || {
+                    let beating = Arc::new(AtomicBool::new(true));
+                    let heart = alive(out2.clone(), id2.clone(), beating.clone());
                     let result = job::run_with(&job, hooks, &flag, &mut |event| {
                         send(
                             &out2,
@@ -187,6 +207,10 @@ fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str
                             code: e.code,
                         },
                     };
+                    beating.store(false, Ordering::Relaxed);
+                    if let Some(h) = heart {
+                        let _ = h.join();
+                    }
                     send(&out2, &msg);
                 });
             match worker {

@@ -36,7 +36,17 @@ pub struct RemoteOptions {
     /// What runs on the server instead of [`DEFAULT_REMOTE_COMMAND`], e.g.
     /// `/opt/scalescope/bin/scalescope agent`.
     pub command: Option<String>,
+    /// How long the agent may stay silent about a request before the client gives up
+    /// ([`SILENCE_LIMIT`] when `None`; tests pass a shorter one).
+    pub silence_limit: Option<Duration>,
 }
+
+/// How long the agent may say nothing about a request in flight before the client ends it with
+/// an error. The agent sends `alive` every [`super::protocol::ALIVE_EVERY`] (10 s) while a job
+/// runs, whatever the job is doing, so 60 s is six missed beats: a server that is stopped,
+/// wedged or lost behind a link ssh still holds open (ssh's own keepalive, 15 s × 3, sees only
+/// a dead link). A topology answer needs at most one `nvidia-smi` call there, well within it.
+pub const SILENCE_LIMIT: Duration = Duration::from_secs(60);
 
 /// Why no connection could be made.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -87,6 +97,7 @@ pub struct Client {
     stderr: Arc<Mutex<VecDeque<String>>>,
     hello: MachineHello,
     next_id: u64,
+    silence_limit: Duration,
 }
 
 fn ssh_argv(opts: &RemoteOptions) -> Result<Vec<String>, ConnectError> {
@@ -102,11 +113,23 @@ fn ssh_argv(opts: &RemoteOptions) -> Result<Vec<String>, ConnectError> {
     if argv.is_empty() {
         return Err(ConnectError::Options("--ssh: empty command".into()));
     }
+    // A `--` of the user's own would make our options below the destination.
+    if argv[1..].iter().any(|w| w == "--") {
+        return Err(ConnectError::Options(format!(
+            "--ssh {}: holds \"--\"; give only the program and its options (the host comes from --remote)",
+            quoted(ssh)
+        )));
+    }
     argv.extend(
         ["-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15"]
             .iter()
             .map(|s| s.to_string()),
     );
+    // OpenSSH goes back to reading options after the destination ("ssh host -V" prints its
+    // version) unless `--` ended them: without it a remote command such as
+    // `-oProxyCommand=…` would run a local command. After `--` the destination and every word
+    // after it are the destination and the remote command, whatever they look like.
+    argv.push("--".into());
     argv.push(opts.host.clone());
     Ok(argv)
 }
@@ -194,6 +217,7 @@ impl Client {
                 reason: None,
             },
             next_id: 1,
+            silence_limit: opts.silence_limit.unwrap_or(SILENCE_LIMIT),
         };
         client.hello = client.read_hello()?;
         Ok(client)
@@ -204,21 +228,26 @@ impl Client {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
-                Ok(Some(l)) => match serde_json::from_str::<FromAgent>(l.trim()) {
-                    Ok(FromAgent::Hello {
-                        protocol, machine, ..
-                    }) if protocol == PROTOCOL_VERSION => return Ok(machine),
-                    Ok(FromAgent::Hello { protocol, .. }) => {
-                        return Err(ConnectError::Protocol {
-                            host: self.host.clone(),
-                            detail: format!(
-                                "its agent speaks protocol {protocol}, this scalescope {PROTOCOL_VERSION}: use the same version on both sides"
-                            ),
-                        });
+                Ok(Some(l)) => {
+                    match serde_json::from_str::<serde_json::Value>(l.trim()).and_then(|mut v| {
+                        escape_strings(&mut v);
+                        serde_json::from_value::<FromAgent>(v)
+                    }) {
+                        Ok(FromAgent::Hello {
+                            protocol, machine, ..
+                        }) if protocol == PROTOCOL_VERSION => return Ok(machine),
+                        Ok(FromAgent::Hello { protocol, .. }) => {
+                            return Err(ConnectError::Protocol {
+                                host: self.host.clone(),
+                                detail: format!(
+                                    "its agent speaks protocol {protocol}, this scalescope {PROTOCOL_VERSION}: use the same version on both sides"
+                                ),
+                            });
+                        }
+                        // A login banner or other chatter before the hello.
+                        _ => continue,
                     }
-                    // A login banner or other chatter before the hello.
-                    _ => continue,
-                },
+                }
                 Ok(None) => return Err(self.ended_before_hello()),
                 Err(RecvTimeoutError::Timeout) => {
                     return Err(ConnectError::Protocol {
@@ -292,6 +321,64 @@ impl Client {
         e
     }
 
+    /// The next line the agent sent, parsed and with every string escaped for the terminal
+    /// ([`escape_strings`]); `None` when nothing came within 200 ms. An error once the agent
+    /// has been silent about request `id` for the silence limit since `heard` (the last line
+    /// about it), when the connection is lost, or when a line is not JSON.
+    fn receive(
+        &mut self,
+        id: &serde_json::Value,
+        heard: &mut Instant,
+        events: usize,
+    ) -> Result<Option<serde_json::Value>, JobError> {
+        let l = match self.rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Some(l)) => l,
+            Err(RecvTimeoutError::Timeout) => {
+                if heard.elapsed() < self.silence_limit {
+                    return Ok(None);
+                }
+                let mut e = JobError::machine(format!(
+                    "{}: the agent said nothing for {} s (it sends a sign of life every {} s while it works): given up",
+                    self.host,
+                    self.silence_limit.as_secs_f64(),
+                    super::protocol::ALIVE_EVERY.as_secs()
+                ));
+                if events > 0 {
+                    e.message
+                        .push_str(&format!(" — {events} event(s) had arrived and are kept"));
+                }
+                return Err(e);
+            }
+            Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                return Err(self.lost_error(events));
+            }
+        };
+        let mut v: serde_json::Value = serde_json::from_str(l.trim()).map_err(|e| {
+            JobError::machine(format!(
+                "{}: the agent sent what this client cannot read ({e}): {}",
+                self.host,
+                quoted(&l)
+            ))
+        })?;
+        escape_strings(&mut v);
+        if v.get("id") == Some(id) {
+            *heard = Instant::now();
+        }
+        Ok(Some(v))
+    }
+
+    /// `v` as a message, or the error that names what the client could not read.
+    fn message(&self, v: serde_json::Value) -> Result<FromAgent, JobError> {
+        let text = v.to_string();
+        serde_json::from_value(v).map_err(|e| {
+            JobError::machine(format!(
+                "{}: the agent sent what this client cannot read ({e}): {}",
+                self.host,
+                quoted(&text)
+            ))
+        })
+    }
+
     /// The server's topology (its live machine, or `target` there).
     pub fn topology(&mut self, target: Option<Target>) -> Result<Topology, JobError> {
         let id = serde_json::Value::from(self.next_id);
@@ -300,22 +387,32 @@ impl Client {
             id: id.clone(),
             target,
         })?;
+        let mut heard = Instant::now();
         loop {
-            match self.rx.recv() {
-                Ok(Some(l)) => match serde_json::from_str::<FromAgent>(l.trim()) {
-                    Ok(FromAgent::Topology { id: i, topology }) if i == id => return Ok(*topology),
-                    Ok(FromAgent::Error { id: i, error }) if i == id || i.is_null() => {
-                        return Err(JobError::machine(format!("{}: {error}", self.host)));
-                    }
-                    _ => continue,
-                },
-                Ok(None) | Err(_) => return Err(self.lost_error(0)),
+            let Some(v) = self.receive(&id, &mut heard, 0)? else {
+                continue;
+            };
+            if !is_for(&v, &id) {
+                continue;
+            }
+            match self.message(v)? {
+                FromAgent::Topology { topology, .. } => return Ok(*topology),
+                FromAgent::Error { error, .. } => {
+                    return Err(JobError::machine(format!("{}: {error}", self.host)));
+                }
+                _ => {}
             }
         }
     }
 
     /// Runs `job` on the server, sending its events to `sink` as they arrive; sets `cancel` to
     /// stop it there after the step in flight (the report then says `cancelled`).
+    ///
+    /// Nothing the server sends decides more than its own figures: every string is escaped for
+    /// the terminal, every figure is held to the rule a report file is ([`crate::report`]: no
+    /// negative or non-finite number) before it reaches `sink`, and a failure there is this
+    /// client's error with this client's exit code (1, or 2 where the server refused the job
+    /// as input), never the number the server named.
     pub fn run(
         &mut self,
         job: &Job,
@@ -330,52 +427,103 @@ impl Client {
         })?;
         let mut cancel_sent = false;
         let mut events = 0;
+        let mut heard = Instant::now();
         loop {
             if cancel.load(Ordering::Relaxed) && !cancel_sent {
                 cancel_sent = true;
                 self.send(&ToAgent::Cancel { id: id.clone() })?;
             }
-            let l = match self.rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(Some(l)) => l,
-                Err(RecvTimeoutError::Timeout) => continue,
-                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err(self.lost_error(events));
-                }
+            let Some(v) = self.receive(&id, &mut heard, events)? else {
+                continue;
             };
-            let msg = match serde_json::from_str::<FromAgent>(l.trim()) {
-                Ok(m) => m,
-                Err(e) => {
-                    return Err(JobError::machine(format!(
-                        "{}: the agent sent what this client cannot read ({e}): {}",
-                        self.host,
-                        quoted(&l)
-                    )));
+            if !is_for(&v, &id) {
+                continue;
+            }
+            let figures = match v.get("type").and_then(|t| t.as_str()) {
+                Some("event") => v
+                    .get("event")
+                    .map(|e| crate::report::check_section_figures(e, "event")),
+                Some("done" | "cancelled") => {
+                    v.get("report").map(crate::report::check_report_figures)
                 }
+                _ => None,
             };
-            match msg {
-                FromAgent::Event { id: i, event } if i == id => {
+            if let Some(Err(e)) = figures {
+                let mut err = JobError::machine(format!(
+                    "{}: the agent sent a figure this client refuses ({e})",
+                    self.host
+                ));
+                if events > 0 {
+                    err.message
+                        .push_str(&format!(" — the {events} event(s) before it are kept"));
+                }
+                return Err(err);
+            }
+            match self.message(v)? {
+                FromAgent::Event { event, .. } => {
                     events += 1;
                     sink(&event);
                 }
-                FromAgent::Done { id: i, report } if i == id => return Ok(*report),
-                FromAgent::Cancelled { id: i, report } if i == id => {
+                FromAgent::Done { report, .. } => return Ok(*report),
+                FromAgent::Cancelled { report, .. } => {
                     let mut r = *report;
                     r.cancelled = true;
                     return Ok(r);
                 }
-                FromAgent::Failed { id: i, error, code } if i == id => {
+                FromAgent::Failed { error, code, .. } => {
+                    // The server's number is not an exit code here: it only says whether the
+                    // server judged the job itself bad (2) or failed running it.
                     return Err(JobError {
-                        code,
+                        code: if code == 2 { 2 } else { 1 },
                         message: format!("on {}: {error}", self.host),
                         no_driver: false,
                     });
                 }
-                FromAgent::Error { id: i, error } if i == id || i.is_null() => {
+                FromAgent::Error { error, .. } => {
                     return Err(JobError::input(format!("{}: {error}", self.host)));
                 }
                 _ => {}
             }
         }
+    }
+}
+
+/// Whether message `v` answers request `id` (an `error` without an id answers any).
+fn is_for(v: &serde_json::Value, id: &serde_json::Value) -> bool {
+    match v.get("id") {
+        Some(i) if i == id => true,
+        Some(serde_json::Value::Null) | None => {
+            v.get("type").and_then(|t| t.as_str()) == Some("error")
+        }
+        _ => false,
+    }
+}
+
+/// Escapes every string and key of a server's message for the terminal
+/// ([`crate::model::validate::for_terminal`]) as it arrives, so that no print of a hostname,
+/// reason, check detail or name anywhere after it can move the cursor, clear the screen, set the
+/// title or clipboard, or start a line of its own.
+fn escape_strings(v: &mut serde_json::Value) {
+    use crate::model::validate::{for_terminal, unsafe_on_terminal};
+    match v {
+        serde_json::Value::String(s) => {
+            if s.chars().any(unsafe_on_terminal) {
+                *s = for_terminal(s);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(escape_strings),
+        serde_json::Value::Object(m) => {
+            if m.keys().any(|k| k.chars().any(unsafe_on_terminal)) {
+                let old = std::mem::take(m);
+                for (k, mut x) in old {
+                    escape_strings(&mut x);
+                    m.insert(for_terminal(&k), x);
+                }
+            } else {
+                m.values_mut().for_each(escape_strings);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -477,7 +625,7 @@ mod tests {
         let opts = RemoteOptions {
             host: "me@gpu01".into(),
             ssh: Some("ssh -p 2222 -i 'my key'".into()),
-            command: None,
+            ..Default::default()
         };
         let argv = ssh_argv(&opts).unwrap();
         assert_eq!(&argv[..5], &["ssh", "-p", "2222", "-i", "my key"]);
@@ -493,7 +641,7 @@ mod tests {
         let e = ssh_argv(&RemoteOptions {
             host: "h".into(),
             ssh: Some("ssh 'unclosed".into()),
-            command: None,
+            ..Default::default()
         })
         .unwrap_err();
         assert!(e.to_string().starts_with("--ssh"), "{e}");

@@ -6,8 +6,12 @@ use crate::job::{Event, Job, Target};
 use crate::model::Topology;
 use crate::report::Report;
 
-/// This document's version; a client refuses a hello of another.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// This document's version; a client refuses a hello of another. 2 added `alive`.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// How often the agent says `alive` about the job it runs, so that the client can tell a long
+/// step from a server that went silent ([`super::client::SILENCE_LIMIT`]).
+pub const ALIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Lines longer than this are refused (the rest of the line is skipped).
 pub const MAX_LINE: usize = 16 << 20;
@@ -52,6 +56,8 @@ pub enum FromAgent {
         id: serde_json::Value,
         report: Box<Report>,
     },
+    /// The job `id` is still running (every [`ALIVE_EVERY`]).
+    Alive { id: serde_json::Value },
     Failed {
         id: serde_json::Value,
         error: String,

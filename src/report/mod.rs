@@ -288,6 +288,25 @@ const SIGNED_FIGURES: [&str; 2] = ["model_error", "model_error_uncalibrated"];
 /// Refuses non-finite numbers anywhere in the known sections, and negative ones except
 /// [`SIGNED_FIGURES`], naming the JSON path of the first.
 fn check_figures(value: &serde_json::Value) -> Result<(), ReportError> {
+    let Some(obj) = value.as_object() else {
+        return Ok(());
+    };
+    for section in FIGURE_SECTIONS {
+        if let Some(v) = obj.get(section) {
+            check_section_figures(v, section)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`parse`]'s rule for figures applied to a report that did not come from a file: a server's
+/// answer is held to what `compare` would later demand of the report written from it.
+pub fn check_report_figures(value: &serde_json::Value) -> Result<(), ReportError> {
+    check_figures(value)
+}
+
+/// The same rule for one part of a report (an event a server sent), named `path` in the error.
+pub fn check_section_figures(value: &serde_json::Value, path: &str) -> Result<(), ReportError> {
     fn walk(v: &serde_json::Value, path: &mut String, key: &str) -> Result<(), ReportError> {
         use serde_json::Value;
         match v {
@@ -323,16 +342,8 @@ fn check_figures(value: &serde_json::Value) -> Result<(), ReportError> {
         }
         Ok(())
     }
-    let Some(obj) = value.as_object() else {
-        return Ok(());
-    };
-    for section in FIGURE_SECTIONS {
-        if let Some(v) = obj.get(section) {
-            let mut path = section.to_string();
-            walk(v, &mut path, section)?;
-        }
-    }
-    Ok(())
+    let mut p = path.to_string();
+    walk(value, &mut p, path)
 }
 
 /// Parses report JSON. Never panics; every failure is one of [`ReportError`]'s kinds.
