@@ -506,10 +506,8 @@ fn is_for(v: &serde_json::Value, id: &serde_json::Value) -> bool {
 fn escape_strings(v: &mut serde_json::Value) {
     use crate::model::validate::{for_terminal, unsafe_on_terminal};
     match v {
-        serde_json::Value::String(s) => {
-            if s.chars().any(unsafe_on_terminal) {
-                *s = for_terminal(s);
-            }
+        serde_json::Value::String(s) if s.chars().any(unsafe_on_terminal) => {
+            *s = for_terminal(s);
         }
         serde_json::Value::Array(a) => a.iter_mut().for_each(escape_strings),
         serde_json::Value::Object(m) => {
