@@ -8,67 +8,16 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::write;
 
-fn scalescope() -> Command {
-    let mut c = common::process();
-    c.env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .env_remove("WAYLAND_SOCKET");
-    c
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-fn run(args: &[&str]) -> Run {
-    let start = Instant::now();
-    let out = scalescope()
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("runs");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).to_string(),
-        stderr: String::from_utf8_lossy(&out.stderr).to_string(),
-        took: start.elapsed(),
-    }
-}
+use common::{headless as scalescope, run};
 
 /// Expects a non-zero exit and exactly one stderr line, `Error: …`, with every needle in it.
 fn one_line_error(args: &[&str], needles: &[&str]) -> String {
-    let r = run(args);
-    let shown: Vec<String> = args.iter().map(|a| a.chars().take(80).collect()).collect();
-    assert!(
-        matches!(r.code, Some(c) if c != 0),
-        "scalescope {shown:?}: exit {:?}: {}",
-        r.code,
-        r.stderr
-    );
-    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "{shown:?}: one line expected, got: {}",
-        r.stderr
-    );
-    assert!(lines[0].starts_with("Error: "), "{shown:?}: {}", r.stderr);
-    for n in needles {
-        assert!(
-            lines[0].contains(n),
-            "{shown:?}: {:?} should mention {n:?}",
-            lines[0]
-        );
-    }
-    lines[0].to_string()
+    common::one_line_error(args, None, needles)
 }
 
 // ---------------------------------------------------------------------------------------------

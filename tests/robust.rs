@@ -13,44 +13,12 @@ use std::time::{Duration, Instant};
 use common::write;
 use scalescope::report::{self, Report, StageInFlight};
 
-/// The binary with no display either: these runs must never open a window.
-fn scalescope() -> Command {
-    let mut c = common::process();
-    c.env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .env_remove("WAYLAND_SOCKET");
-    c
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(args: &[&str]) -> Run {
-    let out = scalescope().args(args).output().expect("runs");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).to_string(),
-        stderr: String::from_utf8_lossy(&out.stderr).to_string(),
-    }
-}
+use common::{headless as scalescope, run};
 
 /// Expects exit `code` and exactly one non-empty stderr line, `Error: …`, containing every
 /// needle; returns the line.
 fn one_line_error(args: &[&str], code: i32, needles: &[&str]) -> String {
-    let r = run(args);
-    let shown: Vec<String> = args.iter().map(|a| a.chars().take(80).collect()).collect();
-    assert_eq!(r.code, Some(code), "scalescope {shown:?}: {}", r.stderr);
-    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "one line expected, got: {}", r.stderr);
-    assert!(lines[0].starts_with("Error: "), "{}", r.stderr);
-    for n in needles {
-        assert!(lines[0].contains(n), "{:?} should mention {n:?}", lines[0]);
-    }
-    assert!(!r.stderr.contains("panicked"));
-    lines[0].to_string()
+    common::one_line_error(args, Some(code), needles)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,10 +284,11 @@ fn a_full_disk_is_a_machine_error_that_keeps_the_last_complete_files() {
         .args(["--test-case-delay-ms", "5"])
         .output()
         .unwrap();
-    let r = Run {
+    let r = common::Run {
         code: o.status.code(),
         stdout: String::from_utf8_lossy(&o.stdout).to_string(),
         stderr: String::from_utf8_lossy(&o.stderr).to_string(),
+        took: Default::default(),
     };
     assert_eq!(
         r.code,

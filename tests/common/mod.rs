@@ -36,6 +36,73 @@ pub fn process() -> std::process::Command {
     c
 }
 
+/// [`process`] with no display either: these runs must never open a window.
+pub fn headless() -> std::process::Command {
+    let mut c = process();
+    c.env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET");
+    c
+}
+
+/// What one run of the binary did.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// Wall time of the run.
+    pub took: std::time::Duration,
+}
+
+/// Runs the binary ([`headless`], no standard input) with `args` to its end.
+pub fn run(args: &[&str]) -> Run {
+    let start = std::time::Instant::now();
+    let out = headless()
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).to_string(),
+        stderr: String::from_utf8_lossy(&out.stderr).to_string(),
+        took: start.elapsed(),
+    }
+}
+
+/// Expects exit `code` (any non-zero one for `None`) and exactly one non-empty stderr line,
+/// `Error: …`, containing every needle and no panic; returns the line.
+pub fn one_line_error(args: &[&str], code: Option<i32>, needles: &[&str]) -> String {
+    let r = run(args);
+    let shown: Vec<String> = args.iter().map(|a| a.chars().take(80).collect()).collect();
+    match code {
+        Some(code) => assert_eq!(r.code, Some(code), "scalescope {shown:?}: {}", r.stderr),
+        None => assert!(
+            matches!(r.code, Some(c) if c != 0),
+            "scalescope {shown:?}: exit {:?}: {}",
+            r.code,
+            r.stderr
+        ),
+    }
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{shown:?}: one line expected, got: {}",
+        r.stderr
+    );
+    assert!(lines[0].starts_with("Error: "), "{shown:?}: {}", r.stderr);
+    for n in needles {
+        assert!(
+            lines[0].contains(n),
+            "{shown:?}: {:?} should mention {n:?}",
+            lines[0]
+        );
+    }
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    lines[0].to_string()
+}
+
 fn mesa_cache() -> PathBuf {
     std::env::temp_dir().join("scalescope-mesa")
 }
