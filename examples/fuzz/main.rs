@@ -194,14 +194,29 @@ fn run(bin: &Path, case: &Case, timeout: Duration) -> Outcome {
     }
 }
 
-/// The command line's contract for every case; `Err(why)` on a violation.
-pub fn contract(o: &Outcome) -> Result<(), String> {
+/// What every case must keep, whatever its exit code: no hang, no panic, no terminal control
+/// character printed.
+pub fn no_hang_panic_or_escape(o: &Outcome) -> Result<(), String> {
     if o.timed_out {
         return Err("hang: killed at the time limit".into());
     }
     if o.stderr.contains("panicked") || o.code == Some(101) {
         return Err("panic".into());
     }
+    if let Some(c) = o
+        .stdout
+        .chars()
+        .chain(o.stderr.chars())
+        .find(|&c| is_terminal_control(c))
+    {
+        return Err(format!("terminal control character {c:?} printed"));
+    }
+    Ok(())
+}
+
+/// The command line's contract for every case; `Err(why)` on a violation.
+pub fn contract(o: &Outcome) -> Result<(), String> {
+    no_hang_panic_or_escape(o)?;
     let code = o.code.ok_or("killed by a signal")?;
     if !matches!(code, 0..=2) {
         return Err(format!("exit code {code}"));
@@ -220,14 +235,6 @@ pub fn contract(o: &Outcome) -> Result<(), String> {
                 lines[0].chars().count()
             ));
         }
-    }
-    if let Some(c) = o
-        .stdout
-        .chars()
-        .chain(o.stderr.chars())
-        .find(|&c| is_terminal_control(c))
-    {
-        return Err(format!("terminal control character {c:?} printed"));
     }
     Ok(())
 }

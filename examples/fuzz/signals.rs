@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::{Campaign, Case, Outcome, Rng, is_terminal_control};
+use crate::{Campaign, Case, Outcome, Rng, no_hang_panic_or_escape};
 
 pub struct Signals;
 
@@ -54,20 +54,7 @@ impl Campaign for Signals {
     }
 
     fn check(&self, case: &Case, dir: &Path, o: &Outcome) -> Result<(), String> {
-        if o.timed_out {
-            return Err("hang: killed at the time limit".into());
-        }
-        if o.stderr.contains("panicked") || o.code == Some(101) {
-            return Err("panic".into());
-        }
-        if let Some(c) = o
-            .stdout
-            .chars()
-            .chain(o.stderr.chars())
-            .find(|&c| is_terminal_control(c))
-        {
-            return Err(format!("terminal control character {c:?} printed"));
-        }
+        no_hang_panic_or_escape(o)?;
         let out = dir.join("out");
         let files: Vec<String> = std::fs::read_dir(&out)
             .map(|d| {
