@@ -118,7 +118,7 @@ fn a_second_ctrl_c_right_after_the_first_leaves_a_report_that_says_cancelled() {
         let dir = tempfile::tempdir().unwrap();
         // A long pause per case: the first Ctrl-C cannot be noticed by the runner before the
         // second arrives; the watcher thread records it at once.
-        let child = start_bench(dir.path(), 2000, "bandwidth");
+        let child = start_bench(dir.path(), 4000, "bandwidth");
         wait_for_rows(&dir.path().join("bandwidth.csv"), 2);
         signal(&child, libc::SIGINT);
         std::thread::sleep(Duration::from_millis(gap_ms));
@@ -128,7 +128,7 @@ fn a_second_ctrl_c_right_after_the_first_leaves_a_report_that_says_cancelled() {
         assert_eq!(out.status.code(), Some(130), "gap {gap_ms} ms");
         if gap_ms >= 150 {
             assert!(
-                started.elapsed() < Duration::from_millis(1500),
+                started.elapsed() < Duration::from_millis(2500),
                 "the second Ctrl-C exits at once, not after the case in flight"
             );
         }

@@ -164,8 +164,13 @@ impl Pacer {
 
     /// Whether a checkpoint should be written now.
     pub fn due(&self) -> bool {
+        self.due_at(std::time::Instant::now())
+    }
+
+    /// Whether a checkpoint is due at `now`: four times the last write's duration after it ended.
+    fn due_at(&self, now: std::time::Instant) -> bool {
         self.last
-            .is_none_or(|(end, cost)| end.elapsed() >= cost * 4)
+            .is_none_or(|(end, cost)| now.saturating_duration_since(end) >= cost * 4)
     }
 
     /// Runs `write`, timing it for the next [`Pacer::due`].
@@ -305,15 +310,21 @@ mod tests {
 
     #[test]
     fn pacer_lets_the_first_write_through_then_waits_four_of_its_durations() {
+        use std::time::Duration;
         let mut pacer = Pacer::new();
         assert!(pacer.due());
-        pacer.timed(|| std::thread::sleep(std::time::Duration::from_millis(20)));
-        // Right after a 20 ms write: not due for another 80 ms.
-        assert!(!pacer.due());
-        assert_eq!(pacer.when_due(|| 1), None);
-        std::thread::sleep(std::time::Duration::from_millis(90));
-        assert!(pacer.due());
-        assert_eq!(pacer.when_due(|| 2), Some(2));
+        assert_eq!(pacer.when_due(|| 1), Some(1));
+        // A 20 ms write that ended at `end`: due again 80 ms later, not before (judged on
+        // stated instants, so a loaded machine cannot change the answer).
+        let end = std::time::Instant::now();
+        pacer.last = Some((end, Duration::from_millis(20)));
+        assert!(!pacer.due_at(end));
+        assert!(!pacer.due_at(end + Duration::from_millis(79)));
+        assert!(pacer.due_at(end + Duration::from_millis(80)));
+        // The write's own duration is what `timed` records.
+        pacer.timed(|| std::thread::sleep(Duration::from_millis(5)));
+        let (_, cost) = pacer.last.unwrap();
+        assert!(cost >= Duration::from_millis(5));
     }
 
     #[test]
