@@ -507,3 +507,119 @@ fn one_job_at_a_time_and_cancel_stops_it() {
     assert_eq!(end["type"], "cancelled");
     assert_eq!(end["report"]["cancelled"], true);
 }
+
+#[test]
+fn the_agent_runs_nothing_the_command_line_would_refuse() {
+    use scalescope::job::{Job, Target};
+    use scalescope::scaling::model::Mode;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    // Workloads a workload file could not hold (issue O item 3).
+    let base = scalescope::scaling::workload::catalog().remove(0);
+    let bad: Vec<(&str, scalescope::scaling::Workload)> = vec![
+        ("per_gpu_batch", {
+            let mut w = base.clone();
+            w.per_gpu_batch = 1e300;
+            w
+        }),
+        ("params", {
+            let mut w = base.clone();
+            w.params = -7e9;
+            w
+        }),
+        ("utilization", {
+            let mut w = base.clone();
+            w.utilization = -0.4;
+            w
+        }),
+        ("flops_per_sample", {
+            let mut w = base.clone();
+            w.flops_per_sample = 0.0;
+            w
+        }),
+    ];
+    let mut requests = Vec::new();
+    for (i, (_, w)) in bad.iter().enumerate() {
+        let job = Job::Scaling {
+            target: Target::Catalog {
+                name: "h200-2x-sxm".into(),
+            },
+            gpus: vec![],
+            workloads: vec![w.clone()],
+            modes: vec![Mode::Weak],
+            max_gpus: 8,
+            measure: None,
+        };
+        requests.push(format!(
+            r#"{{"type":"run","id":{i},"job":{}}}"#,
+            serde_json::to_string(&job).unwrap()
+        ));
+    }
+    // Standard input and a FIFO as captures to import, as a run and as a topology request.
+    for (id, path) in [
+        ("dash", "-".to_string()),
+        ("fifo", fifo.display().to_string()),
+    ] {
+        let target = format!(
+            r#"{{"kind":"import","paths":[{}]}}"#,
+            serde_json::json!(path)
+        );
+        requests.push(format!(
+            r#"{{"type":"run","id":"{id}","job":{{"kind":"topology","target":{target}}}}}"#
+        ));
+        requests.push(format!(
+            r#"{{"type":"topology","id":"{id}-t","target":{target}}}"#
+        ));
+    }
+    // Options outside the command line's ranges.
+    requests.push(
+        r#"{"type":"run","id":"iters","job":{"kind":"bandwidth","target":{"kind":"catalog","name":"h200-2x-sxm"},"options":{"gpus":[],"tests":[],"sizes":[0],"iters":0,"samples":3},"modeled":true}}"#.into(),
+    );
+    // And a good job after them: the agent still serves.
+    requests.push(format!(
+        r#"{{"type":"run","id":"ok","job":{}}}"#,
+        job("bandwidth")
+    ));
+    let start = Instant::now();
+    let (out, ok) = agent_session(&requests, &[]);
+    assert!(ok);
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    let answer = |id: serde_json::Value| {
+        out.iter()
+            .find(|m| m["id"] == id && m["type"] != "event" && m["type"] != "alive")
+            .unwrap_or_else(|| panic!("no answer to {id}: {out:?}"))
+            .clone()
+    };
+    for (i, (field, _)) in bad.iter().enumerate() {
+        let a = answer(serde_json::json!(i));
+        assert_eq!(a["type"], "failed", "{a}");
+        assert_eq!(a["code"], 2, "{a}");
+        assert!(a["error"].as_str().unwrap().contains(field), "{a}");
+    }
+    for id in ["dash", "dash-t"] {
+        let a = answer(serde_json::json!(id));
+        assert_eq!(a["type"], "error", "{a}");
+        assert!(
+            a["error"].as_str().unwrap().contains("protocol stream"),
+            "{a}"
+        );
+    }
+    for id in ["fifo", "fifo-t"] {
+        let a = answer(serde_json::json!(id));
+        assert_eq!(a["type"], "error", "{a}");
+        assert!(
+            a["error"].as_str().unwrap().contains("not a regular file"),
+            "{a}"
+        );
+    }
+    let a = answer(serde_json::json!("iters"));
+    assert_eq!(a["type"], "failed", "{a}");
+    assert!(a["error"].as_str().unwrap().starts_with("iters: 0"), "{a}");
+    assert_eq!(answer(serde_json::json!("ok"))["type"], "done");
+}

@@ -47,10 +47,15 @@ pub fn parse_pcie(s: &str) -> Result<(u32, u32), String> {
     };
     let generation: u32 = g.parse().map_err(|_| bad_pcie(s))?;
     let width: u32 = w.parse().map_err(|_| bad_pcie(s))?;
-    if pcie_rate_gbps(generation, width).is_none() || ![1, 2, 4, 8, 16, 32].contains(&width) {
+    if !is_pcie_link(generation, width) {
         return Err(bad_pcie(s));
     }
     Ok((generation, width))
+}
+
+/// Whether generation `generation` at width x`width` is a PCIe link there is a rate for.
+pub fn is_pcie_link(generation: u32, width: u32) -> bool {
+    pcie_rate_gbps(generation, width).is_some() && [1, 2, 4, 8, 16, 32].contains(&width)
 }
 
 fn bad_pcie(s: &str) -> String {

@@ -14,6 +14,7 @@ use crate::bench::modeled::parse_pcie;
 use crate::bench::plan::{PairScope, parse_gpu_list, parse_test_list};
 use crate::bench::{BandwidthOptions, Warning};
 use crate::export;
+use crate::job::validate::{MAX_ITERS_ARG, MAX_SAMPLES};
 use crate::job::{Event, Job};
 use crate::model::units::{format_bytes, parse_sizes};
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology};
@@ -35,11 +36,11 @@ pub struct BandwidthArgs {
     pub sizes: String,
     /// Copies per sample, 1 to 100000.
     #[arg(long, default_value_t = crate::bench::plan::DEFAULT_ITERS,
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_ITERS_ARG)))]
     pub iters: u32,
     /// Samples per cell, 1 to 10000; the median is reported.
     #[arg(long, default_value_t = crate::bench::plan::DEFAULT_SAMPLES,
-          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SAMPLES)))]
     pub samples: u32,
     /// Write every result as CSV to FILE (rewritten after each finished test).
     #[arg(long, value_name = "FILE")]

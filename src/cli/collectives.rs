@@ -14,6 +14,7 @@ use crate::bench::collectives::{CollectiveOptions, Placement, parse_algos, parse
 use crate::bench::plan::parse_gpu_list;
 use crate::bench::{Warning, launcher};
 use crate::export;
+use crate::job::validate::{MAX_ITERS_ARG, MAX_WARMUP};
 use crate::job::{Event, Job};
 use crate::model::units::parse_sizes;
 use crate::model::{CollectiveResult, Dtype, Source, Status, Topology};
@@ -47,11 +48,11 @@ pub struct CollectivesArgs {
     pub both_placements: bool,
     /// Timed iterations per size, 1 to 100000.
     #[arg(long, default_value_t = crate::bench::collectives::DEFAULT_ITERS,
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_ITERS_ARG)))]
     pub iters: u32,
     /// Warm-up iterations per size, 0 to 100000.
     #[arg(long, default_value_t = crate::bench::collectives::DEFAULT_WARMUP,
-          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_WARMUP)))]
     pub warmup: u32,
     /// Capture the timed NCCL launches in a CUDA graph (cuts launch overhead at small sizes); the own
     /// ring always runs as one graph over every GPU.

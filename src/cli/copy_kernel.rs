@@ -5,6 +5,7 @@
 use clap::{Args, ValueEnum};
 
 use crate::bench::{CopyKernel, CopyKernelOptions};
+use crate::job::validate::{BLOCKS_PER_SM, GRID, UNROLL, VARIANT_MAX};
 
 /// The flags, flattened into `bench bandwidth`.
 #[derive(Debug, Clone, Args)]
@@ -14,24 +15,24 @@ pub struct CopyKernelArgs {
     pub copy_kernel: KernelArg,
     /// SM copy tests: loads in flight per thread, 1 to 16.
     #[arg(long, value_name = "N", default_value_t = CopyKernelOptions::default().unroll,
-          value_parser = clap::value_parser!(u32).range(1..=16), hide = true)]
+          value_parser = clap::value_parser!(u32).range(i64::from(UNROLL.0)..=i64::from(UNROLL.1)), hide = true)]
     pub copy_unroll: u32,
     /// SM copy tests: at most N resident blocks per SM, 1 to 32 (default: as many as fit).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32),
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(i64::from(BLOCKS_PER_SM.0)..=i64::from(BLOCKS_PER_SM.1)),
           hide = true)]
     pub copy_blocks_per_sm: Option<u32>,
     /// SM copy tests: a grid of exactly N blocks (default: SMs × blocks per SM).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000),
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(i64::from(GRID.0)..=i64::from(GRID.1)),
           hide = true)]
     pub copy_grid: Option<u32>,
     /// SM copy tests with --copy-kernel bulk: blocks per SM, 1 to 32.
     #[arg(long, value_name = "N", default_value_t = CopyKernelOptions::default().bulk_blocks_per_sm,
-          value_parser = clap::value_parser!(u32).range(1..=32), hide = true)]
+          value_parser = clap::value_parser!(u32).range(i64::from(BLOCKS_PER_SM.0)..=i64::from(BLOCKS_PER_SM.1)), hide = true)]
     pub copy_bulk_blocks_per_sm: u32,
     /// SM copy tests: load/store variant 0 to 5 (0 plain, 1 .cs, 2 .cg, 3/4 non-coherent loads
     /// with 256/128-byte L2 fetches, 5 write-through stores).
     #[arg(long, value_name = "N", default_value_t = CopyKernelOptions::default().variant,
-          value_parser = clap::value_parser!(u32).range(0..=5), hide = true)]
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(VARIANT_MAX)), hide = true)]
     pub copy_variant: u32,
     /// SM copy tests: each block copies one contiguous range instead of striding.
     #[arg(long, hide = true)]

@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
+use crate::job::validate::MAX_GPUS_LIMIT;
 use crate::job::{Event, Job};
 use crate::scaling::rates::gpu_list;
 use crate::scaling::run::{DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun};
@@ -79,9 +80,6 @@ pub struct ScalingArgs {
     #[arg(long)]
     pub modeled: bool,
 }
-
-/// The largest `--max-gpus`: 2^20 GPUs, beyond any machine built so far.
-pub const MAX_GPUS_LIMIT: usize = 1 << 20;
 
 /// `--max-gpus N`: a whole number of GPUs from 1 to [`MAX_GPUS_LIMIT`].
 fn parse_max_gpus(s: &str) -> Result<usize, String> {

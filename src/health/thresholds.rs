@@ -109,7 +109,7 @@ impl Thresholds {
         Ok(t)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), String> {
         let field = |name: &str, b: Bounds, v: f64| b.check(v).map_err(|e| format!("{name}: {e}"));
         field("pass", Self::PASS, self.pass)?;
         field("warn", Self::PASS, self.warn)?;

@@ -10,6 +10,7 @@
 
 mod backend;
 mod stages;
+pub mod validate;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -477,6 +478,7 @@ pub fn run_with(
     cancel: &AtomicBool,
     sink: &mut dyn FnMut(&Event),
 ) -> Result<Report, JobError> {
+    job.validate().map_err(JobError::input)?;
     let target = job.target();
     if job.measures() && target.is_elsewhere() {
         return Err(JobError::input(

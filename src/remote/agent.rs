@@ -112,6 +112,37 @@ pub fn serve(input: impl Read, output: Box<dyn Write + Send>, hooks: TestHooks) 
     0
 }
 
+/// The files a job names must be regular files here: standard input (`-`) is the protocol
+/// stream, and a FIFO or a device would hold the agent (or feed it without end).
+fn readable_here(target: &Target) -> Result<(), String> {
+    let files: Vec<&str> = match target {
+        Target::Import { paths } => paths.iter().map(String::as_str).collect(),
+        Target::Catalog { name } if name.trim().to_ascii_lowercase().ends_with(".toml") => {
+            vec![name.trim()]
+        }
+        _ => Vec::new(),
+    };
+    for f in files {
+        if f == "-" {
+            return Err(
+                "import: \"-\" (standard input) is the agent's protocol stream; give a file on the server"
+                    .into(),
+            );
+        }
+        match std::fs::metadata(f) {
+            Ok(m) if !m.is_file() => {
+                return Err(format!(
+                    "{}: not a regular file; the agent reads only regular files",
+                    quoted(f)
+                ));
+            }
+            // A missing file is reported by the reader, with its own words.
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str, cut: bool) {
     let error = |id: serde_json::Value, message: String| {
         send(out, &FromAgent::Error { id, error: message });
@@ -156,7 +187,11 @@ fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str
         }
     };
     match request {
-        ToAgent::Topology { id, target } => match target.unwrap_or(Target::Live).load() {
+        ToAgent::Topology { id, target } => match target
+            .map(|t| readable_here(&t).map(|_| t))
+            .unwrap_or(Ok(Target::Live))
+            .and_then(|t| t.load().map_err(|e| e.to_string()))
+        {
             Ok(t) => send(
                 out,
                 &FromAgent::Topology {
@@ -164,7 +199,7 @@ fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str
                     topology: Box::new(t),
                 },
             ),
-            Err(e) => error(id, e.to_string()),
+            Err(e) => error(id, e),
         },
         ToAgent::Cancel { id } => match running {
             Some(r) if r.id == id && !r.worker.is_finished() => {
@@ -175,6 +210,22 @@ fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str
         ToAgent::Run { id, job } => {
             if let Some(r) = running.as_ref().filter(|r| !r.worker.is_finished()) {
                 return error(id, format!("busy: job {} is running", r.id));
+            }
+            if let Err(e) = readable_here(job.target()) {
+                return error(id, e);
+            }
+            // Refused at once, before a worker starts (job::run_with checks again for every
+            // other caller).
+            if let Err(e) = job.validate() {
+                let e = job::JobError::input(e);
+                return send(
+                    out,
+                    &FromAgent::Failed {
+                        id,
+                        error: e.message,
+                        code: e.code,
+                    },
+                );
             }
             let cancel = Arc::new(AtomicBool::new(false));
             let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());

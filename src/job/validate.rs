@@ -1,0 +1,302 @@
+//! The ranges every job is checked against before it runs, whoever sent it: the command line
+//! (whose flags are parsed to the same ranges), the app, or a client talking to `scalescope
+//! agent` (whose requests are JSON nobody parsed as flags). One place, so that the agent cannot
+//! run what the command line would refuse.
+
+use super::{Job, Target};
+use crate::bench::{CopyKernelOptions, modeled};
+use crate::model::MAX_GPUS;
+
+/// Copies per sample (`bench bandwidth --iters`) and timed iterations per size (`bench
+/// collectives --iters`): 1 to this.
+pub const MAX_ITERS_ARG: u32 = 100_000;
+/// Samples per cell (`--samples`): 1 to this.
+pub const MAX_SAMPLES: u32 = 10_000;
+/// Warm-up iterations per size (`--warmup`): 0 to this.
+pub const MAX_WARMUP: u32 = 100_000;
+/// Buffer sizes in one request: a doubling sweep from 1 B to 2^63 B is 64.
+pub const MAX_SIZES: usize = 64;
+/// Import files in one request (a machine's captures: `topo -m`, `-q`, `-q -x`, `nvlink -s/-e`,
+/// a second reading of each).
+pub const MAX_IMPORT_FILES: usize = 64;
+/// Workloads in one scaling request (the catalog holds about a dozen).
+pub const MAX_WORKLOADS: usize = 256;
+/// The largest `--max-gpus`: 2^20 GPUs, beyond any machine built so far.
+pub const MAX_GPUS_LIMIT: usize = 1 << 20;
+/// Copy-kernel ranges (hidden tuning flags, docs/BENCHMARKS.md).
+pub const UNROLL: (u32, u32) = (1, 16);
+pub const BLOCKS_PER_SM: (u32, u32) = (1, 32);
+pub const GRID: (u32, u32) = (1, 1_000_000);
+pub const VARIANT_MAX: u32 = 5;
+
+impl Job {
+    /// `Err(one line naming the field)` when a value is outside what the command line accepts.
+    pub fn validate(&self) -> Result<(), String> {
+        target(self.target())?;
+        match self {
+            Job::Topology { .. } => Ok(()),
+            Job::Bandwidth { options, pcie, .. } => {
+                gpus(&options.gpus)?;
+                range("iters", options.iters, 1, MAX_ITERS_ARG)?;
+                range("samples", options.samples, 1, MAX_SAMPLES)?;
+                sizes(&options.sizes)?;
+                copy_kernel(&options.copy_kernel)?;
+                match pcie {
+                    Some((generation, width)) if !modeled::is_pcie_link(*generation, *width) => {
+                        Err(format!(
+                            "pcie: gen{generation}x{width} is not a PCIe link (expected e.g. gen4x16, gen5x16)"
+                        ))
+                    }
+                    _ => Ok(()),
+                }
+            }
+            Job::Collectives { options, .. } => {
+                gpus(&options.gpus)?;
+                range("iters", options.iters, 1, MAX_ITERS_ARG)?;
+                range("warmup", options.warmup, 0, MAX_WARMUP)?;
+                sizes(&options.sizes)
+            }
+            Job::Scaling {
+                gpus: list,
+                workloads,
+                max_gpus,
+                ..
+            } => {
+                gpus(list)?;
+                if !(1..=MAX_GPUS_LIMIT).contains(max_gpus) {
+                    return Err(format!(
+                        "max_gpus: {max_gpus} is out of range (1 to {MAX_GPUS_LIMIT})"
+                    ));
+                }
+                if workloads.len() > MAX_WORKLOADS {
+                    return Err(format!(
+                        "workloads: {} given, at most {MAX_WORKLOADS}",
+                        workloads.len()
+                    ));
+                }
+                for w in workloads {
+                    crate::scaling::workload::validate(w).map_err(|(field, why)| {
+                        format!(
+                            "workload {}: {field}: {why}",
+                            crate::model::validate::quoted(&w.name)
+                        )
+                    })?;
+                }
+                Ok(())
+            }
+            Job::Check { options, .. } => {
+                gpus(&options.gpus)?;
+                options
+                    .thresholds
+                    .validate()
+                    .map_err(|e| format!("thresholds: {e}"))
+            }
+            Job::Suite { options, .. } => gpus(&options.gpus),
+        }
+    }
+}
+
+fn target(t: &Target) -> Result<(), String> {
+    match t {
+        Target::Import { paths } if paths.is_empty() => Err("import: no files given".into()),
+        Target::Import { paths } if paths.len() > MAX_IMPORT_FILES => Err(format!(
+            "import: {} files given, at most {MAX_IMPORT_FILES}",
+            paths.len()
+        )),
+        Target::Catalog { name } if name.trim().is_empty() => Err("catalog: no entry named".into()),
+        _ => Ok(()),
+    }
+}
+
+fn gpus(list: &[usize]) -> Result<(), String> {
+    if list.len() > MAX_GPUS {
+        return Err(format!(
+            "gpus: {} indices given; a machine has at most {MAX_GPUS}",
+            list.len()
+        ));
+    }
+    match list.iter().find(|&&g| g >= MAX_GPUS) {
+        Some(g) => Err(format!(
+            "gpus: GPU {g} is out of range (indices go up to {})",
+            MAX_GPUS - 1
+        )),
+        None => Ok(()),
+    }
+}
+
+fn range(name: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{name}: {v} is out of range ({lo} to {hi})"))
+    }
+}
+
+fn sizes(list: &[u64]) -> Result<(), String> {
+    if list.len() > MAX_SIZES {
+        return Err(format!("sizes: {} given, at most {MAX_SIZES}", list.len()));
+    }
+    if list.contains(&0) {
+        return Err("sizes: a size must be greater than zero".into());
+    }
+    Ok(())
+}
+
+fn copy_kernel(k: &CopyKernelOptions) -> Result<(), String> {
+    range("copy_kernel.unroll", k.unroll, UNROLL.0, UNROLL.1)?;
+    if let Some(b) = k.blocks_per_sm {
+        range(
+            "copy_kernel.blocks_per_sm",
+            b,
+            BLOCKS_PER_SM.0,
+            BLOCKS_PER_SM.1,
+        )?;
+    }
+    if let Some(g) = k.grid {
+        range("copy_kernel.grid", g, GRID.0, GRID.1)?;
+    }
+    range(
+        "copy_kernel.bulk_blocks_per_sm",
+        k.bulk_blocks_per_sm,
+        BLOCKS_PER_SM.0,
+        BLOCKS_PER_SM.1,
+    )?;
+    range("copy_kernel.variant", k.variant, 0, VARIANT_MAX)?;
+    match k.sm_split {
+        Some(f) if !(f > 0.0 && f < 1.0) => Err(format!(
+            "copy_kernel.sm_split: {f} is not a fraction strictly between 0 and 1"
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::BandwidthOptions;
+    use crate::scaling::{model::Mode, workload};
+
+    fn bandwidth(options: BandwidthOptions) -> Job {
+        Job::Bandwidth {
+            target: Target::Live,
+            options,
+            modeled: true,
+            pcie: None,
+        }
+    }
+
+    fn scaling(w: workload::Workload) -> Job {
+        Job::Scaling {
+            target: Target::Live,
+            gpus: vec![],
+            workloads: vec![w],
+            modes: vec![Mode::Weak],
+            max_gpus: 8,
+            measure: None,
+        }
+    }
+
+    #[test]
+    fn what_the_command_line_builds_passes() {
+        let options = BandwidthOptions {
+            gpus: vec![0, 1],
+            tests: vec![],
+            sizes: vec![1 << 20],
+            iters: 16,
+            samples: 5,
+            pairs: Default::default(),
+            copy_kernel: Default::default(),
+        };
+        assert_eq!(bandwidth(options).validate(), Ok(()));
+        for w in workload::catalog() {
+            assert_eq!(scaling(w).validate(), Ok(()));
+        }
+    }
+
+    #[test]
+    fn values_the_command_line_refuses_are_refused_naming_the_field() {
+        let ok = BandwidthOptions {
+            gpus: vec![],
+            tests: vec![],
+            sizes: vec![],
+            iters: 16,
+            samples: 5,
+            pairs: Default::default(),
+            copy_kernel: Default::default(),
+        };
+        let cases: Vec<(BandwidthOptions, &str)> = vec![
+            (
+                BandwidthOptions {
+                    iters: 0,
+                    ..ok.clone()
+                },
+                "iters: 0",
+            ),
+            (
+                BandwidthOptions {
+                    samples: 4_000_000_000,
+                    ..ok.clone()
+                },
+                "samples: 4000000000",
+            ),
+            (
+                BandwidthOptions {
+                    sizes: vec![0],
+                    ..ok.clone()
+                },
+                "sizes:",
+            ),
+            (
+                BandwidthOptions {
+                    gpus: vec![usize::MAX],
+                    ..ok.clone()
+                },
+                "gpus: GPU",
+            ),
+            (
+                BandwidthOptions {
+                    copy_kernel: CopyKernelOptions {
+                        sm_split: Some(f64::NAN),
+                        ..Default::default()
+                    },
+                    ..ok.clone()
+                },
+                "copy_kernel.sm_split",
+            ),
+        ];
+        for (options, want) in cases {
+            let e = bandwidth(options).validate().unwrap_err();
+            assert!(e.starts_with(want), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let pcie = Job::Bandwidth {
+            target: Target::Live,
+            options: ok,
+            modeled: true,
+            pcie: Some((5, 3)),
+        };
+        assert!(pcie.validate().unwrap_err().starts_with("pcie: gen5x3"));
+    }
+
+    #[test]
+    fn workloads_are_checked_as_a_workload_file_is() {
+        let base = workload::catalog().remove(0);
+        let mut huge = base.clone();
+        huge.per_gpu_batch = 1e300;
+        let mut negative = base.clone();
+        negative.params = -1.0;
+        let mut idle = base.clone();
+        idle.utilization = -0.5;
+        let mut free = base;
+        free.flops_per_sample = 0.0;
+        for (w, field) in [
+            (huge, "per_gpu_batch"),
+            (negative, "params"),
+            (idle, "utilization"),
+            (free, "flops_per_sample"),
+        ] {
+            let e = scaling(w).validate().unwrap_err();
+            assert!(e.contains(field), "{field}: {e}");
+        }
+    }
+}
