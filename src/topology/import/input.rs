@@ -66,11 +66,39 @@ pub(crate) fn decode(bytes: &[u8], origin: &str) -> Result<String, TopologyError
         if rest.len() % 2 != 0 {
             return Err(parse_error(origin, line, BINARY));
         }
-        return Ok(text);
+        return printable(text, origin);
     }
     match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(text.to_string()),
+        Ok(text) => printable(text.to_string(), origin),
         Err(e) => Err(parse_error(origin, line_at(e.valid_up_to()), BINARY)),
+    }
+}
+
+/// `text` without the ANSI codes nvidia-smi prints on a terminal (its header is underlined),
+/// refused when any other character a terminal acts on is left: nvidia-smi never prints one,
+/// and a capture's cells and names are printed back to the user.
+fn printable(text: String, origin: &str) -> Result<String, TopologyError> {
+    let text = if text.contains('\x1b') {
+        super::tokens::strip_ansi(&text)
+    } else {
+        text
+    };
+    let bad = text.char_indices().find(|&(_, c)| {
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{2028}' | '\u{2029}')
+    });
+    match bad {
+        None => Ok(text),
+        Some((at, c)) => {
+            let line = 1 + text[..at].matches('\n').count();
+            Err(parse_error(
+                origin,
+                line,
+                format!(
+                    "control character U+{:04X}: not nvidia-smi text",
+                    u32::from(c)
+                ),
+            ))
+        }
     }
 }
 
@@ -88,5 +116,24 @@ mod tests {
         assert!(matches!(err, TopologyError::Parse { line: 2, .. }), "{err}");
         let err = decode(&[0xFF, 0xFE, 0x41], "f").unwrap_err();
         assert!(err.to_string().contains("binary"), "{err}");
+    }
+
+    #[test]
+    fn ansi_codes_go_and_other_terminal_controls_are_refused_with_their_line() {
+        let text = decode(b"\x1b[4m\tGPU0\x1b[0m\nGPU0\t X \r\n", "f").unwrap();
+        assert_eq!(text, "\tGPU0\nGPU0\t X \r\n");
+        for (bytes, line, code) in [
+            (&b"\tGPU0\nGPU0\t X \t0-3\x11\n"[..], 2, "U+0011"),
+            (b"GPU 0: NVIDIA H20\x07mlx5\n", 1, "U+0007"),
+            ("\tGPU0\n\nGPU0\u{2028}X\n".as_bytes(), 3, "U+2028"),
+            (b"\tGPU0\x00\n", 1, "U+0000"),
+        ] {
+            let err = decode(bytes, "f").unwrap_err();
+            assert!(
+                matches!(err, TopologyError::Parse { line: l, .. } if l == line),
+                "{err}"
+            );
+            assert!(err.to_string().contains(code), "{err}");
+        }
     }
 }
