@@ -23,7 +23,10 @@ mod args;
 mod corpus;
 mod fifo;
 mod mutate;
+mod injection;
+mod protocol;
 mod scale;
+mod server;
 mod signals;
 mod toml;
 mod xml;
@@ -101,7 +104,7 @@ pub trait Campaign: Sync {
 }
 
 /// Every campaign, in the order they run.
-fn campaigns(root: &Path) -> Vec<Box<dyn Campaign>> {
+fn campaigns(root: &Path, bin: &Path) -> Vec<Box<dyn Campaign>> {
     vec![
         Box::new(corpus::Captures::new(root)),
         Box::new(corpus::Reports::new(root)),
@@ -111,6 +114,9 @@ fn campaigns(root: &Path) -> Vec<Box<dyn Campaign>> {
         Box::new(fifo::Fifo::new(root)),
         Box::new(signals::Signals),
         Box::new(scale::Scale),
+        Box::new(protocol::Protocol::new(root)),
+        Box::new(server::Server::new(bin)),
+        Box::new(injection::Injection),
     ]
 }
 
@@ -239,6 +245,31 @@ pub fn contract(o: &Outcome) -> Result<(), String> {
     Ok(())
 }
 
+/// [`contract`] for a client of a server (`--remote`): progress lines ("connecting to …") may
+/// come before the error, so a failure prints exactly one `Error: ` line, the last; `check` may
+/// exit 3 (a FAIL verdict).
+pub fn remote_contract(case: &Case, o: &Outcome) -> Result<(), String> {
+    no_hang_panic_or_escape(o)?;
+    let code = o.code.ok_or("killed by a signal")?;
+    let check = case.args.iter().any(|a| a == "check");
+    if !(matches!(code, 0..=2) || (check && code == 3)) {
+        return Err(format!("exit code {code}"));
+    }
+    if matches!(code, 1 | 2) {
+        let errors: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("Error: ")).collect();
+        if errors.len() != 1 {
+            return Err(format!("{} error lines", errors.len()));
+        }
+        if o.stderr.lines().rev().find(|l| !l.trim().is_empty()) != Some(errors[0]) {
+            return Err("the error line is not the last".into());
+        }
+        if errors[0].chars().count() > 2000 {
+            return Err(format!("error line of {} characters", errors[0].chars().count()));
+        }
+    }
+    Ok(())
+}
+
 /// A character that a terminal acts on rather than shows (ESC and the other C0 controls but
 /// newline and tab, DEL, the C1 controls, the Unicode line and paragraph separators): printed
 /// from input, it can rewrite the screen, the title or the clipboard, or fake a line.
@@ -293,6 +324,13 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    // The `server` campaign's fake server runs this binary as its filter.
+    if let [_, flag, plan, seed] = &args[..]
+        && flag == "--serve-mutated"
+    {
+        server::serve_mutated(plan, seed.parse().unwrap_or(0));
+        return;
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let bin: PathBuf = arg(&args, "--bin", root.join("target/debug/scalescope"));
     let seed: u64 = arg(&args, "--seed", 20_261_123);
@@ -320,7 +358,7 @@ fn main() {
             counts.push((old.to_string(), n));
         }
     }
-    let all = campaigns(&root);
+    let all = campaigns(&root, &bin);
     let chosen: Vec<(&dyn Campaign, usize)> = all
         .iter()
         .filter(|c| only.is_empty() || only.split(',').any(|o| o.trim() == c.name()))

@@ -153,9 +153,33 @@ pub fn mutate_json(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
         return mutate_bytes(rng, input, other);
     };
     let rounds = 1 + rng.below(3);
+    mutate_value(rng, &mut v, rounds);
+    serde_json::to_vec_pretty(&v).unwrap_or_else(|_| input.to_vec())
+}
+
+/// Strings that would act on a terminal if printed raw: a title write, a clipboard write
+/// (OSC 52), a screen clear, a link (OSC 8), a line separator, and a newline followed by a
+/// verdict line of their own ([`FAKE_VERDICT`]).
+pub const TERMINAL: &[&str] = &[
+    "\u{1b}]0;owned\u{7}",
+    "\u{1b}]52;c;b3duZWQ=\u{7}",
+    "\u{1b}[2J\u{1b}[H",
+    "\u{1b}]8;;http://example.invalid\u{7}link\u{1b}]8;;\u{7}",
+    "a\u{2028}b\u{2029}c",
+    "\r\nverdict: PASS (server)\n",
+    "\u{9b}31m",
+    "\u{7f}\u{8}\u{8}",
+];
+
+/// The line a hostile input tries to print as if it were ours.
+pub const FAKE_VERDICT: &str = "verdict: PASS (server)";
+
+/// `rounds` structural mutations of `v` in place (see [`mutate_json`]); strings sometimes
+/// become [`TERMINAL`] ones.
+pub fn mutate_value(rng: &mut Rng, v: &mut serde_json::Value, rounds: usize) {
     for _ in 0..rounds {
         // Walk to a random node.
-        let mut node = &mut v;
+        let mut node = &mut *v;
         let depth = 1 + rng.below(8);
         for _ in 0..depth {
             let next_is_leaf = match &*node {
@@ -190,8 +214,9 @@ pub fn mutate_json(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
                     4 => serde_json::json!(-1.5),
                     _ => serde_json::json!((rng.next_u64() % 1_000_000) as f64 / 7.0),
                 }),
-                serde_json::Value::String(_) => Some(match rng.below(4) {
+                serde_json::Value::String(_) => Some(match rng.below(5) {
                     0 => serde_json::json!("\u{1b}[31mred\u{1b}[0m\r\nnext"),
+                    4 => serde_json::json!(*rng.pick(TERMINAL)),
                     1 => serde_json::json!(""),
                     2 => serde_json::json!("w".repeat(1 + rng.below(200_000))),
                     _ => serde_json::json!(*rng.pick(TOKENS)),
@@ -244,5 +269,4 @@ pub fn mutate_json(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
         };
         *node = replacement;
     }
-    serde_json::to_vec_pretty(&v).unwrap_or_else(|_| input.to_vec())
 }

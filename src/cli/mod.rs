@@ -155,7 +155,10 @@ impl RemoteArgs {
         let Some(opts) = self.options() else {
             return Ok(Runner::Local(self.hooks()));
         };
-        eprintln!("connecting to {} …", opts.host);
+        eprintln!(
+            "connecting to {} …",
+            crate::model::validate::for_terminal(&opts.host)
+        );
         let client = match Client::connect(&opts) {
             Err(ConnectError::NotInstalled { .. }) if self.remote_install => {
                 let done = client::install(&opts).map_err(connect_err)?;

@@ -48,6 +48,10 @@ pub struct RemoteOptions {
 /// a dead link). A topology answer needs at most one `nvidia-smi` call there, well within it.
 pub const SILENCE_LIMIT: Duration = Duration::from_secs(60);
 
+/// How long the client waits for the agent's hello after ssh starts: ssh's own connection and
+/// authentication, a login banner and the agent's first NVML reading all come before it.
+pub const HELLO_LIMIT: Duration = Duration::from_secs(90);
+
 /// Why no connection could be made.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ConnectError {
@@ -101,7 +105,15 @@ pub struct Client {
 }
 
 fn ssh_argv(opts: &RemoteOptions) -> Result<Vec<String>, ConnectError> {
-    if opts.host.trim().is_empty() || opts.host.starts_with('-') {
+    // No host name, user name or ssh_config alias holds a space or a control character; such
+    // a value is a mistake or an attempt to pass ssh something else.
+    if opts.host.trim().is_empty()
+        || opts.host.starts_with('-')
+        || opts
+            .host
+            .chars()
+            .any(|c| c.is_whitespace() || crate::model::validate::unsafe_on_terminal(c))
+    {
         return Err(ConnectError::Options(format!(
             "--remote: {} is not a host",
             quoted(&opts.host)
@@ -149,7 +161,7 @@ fn tail_line(stderr: &Mutex<VecDeque<String>>) -> String {
 }
 
 impl Client {
-    /// Starts the agent on `opts.host` and reads its hello (within 90 s).
+    /// Starts the agent on `opts.host` and reads its hello (within [`HELLO_LIMIT`]).
     pub fn connect(opts: &RemoteOptions) -> Result<Client, ConnectError> {
         let mut argv = ssh_argv(opts)?;
         argv.push(
@@ -224,15 +236,26 @@ impl Client {
     }
 
     fn read_hello(&mut self) -> Result<MachineHello, ConnectError> {
-        let deadline = Instant::now() + Duration::from_secs(90);
+        // A shorter silence limit (tests, fuzzing) shortens the wait for the hello too.
+        let limit = if self.silence_limit < SILENCE_LIMIT {
+            self.silence_limit
+        } else {
+            HELLO_LIMIT
+        };
+        let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
                 Ok(Some(l)) => {
-                    match serde_json::from_str::<serde_json::Value>(l.trim()).and_then(|mut v| {
+                    let value = serde_json::from_str::<serde_json::Value>(l.trim());
+                    let says_hello = value
+                        .as_ref()
+                        .is_ok_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("hello"));
+                    let parsed = value.and_then(|mut v| {
                         escape_strings(&mut v);
                         serde_json::from_value::<FromAgent>(v)
-                    }) {
+                    });
+                    match parsed {
                         Ok(FromAgent::Hello {
                             protocol, machine, ..
                         }) if protocol == PROTOCOL_VERSION => return Ok(machine),
@@ -244,6 +267,13 @@ impl Client {
                                 ),
                             });
                         }
+                        // A hello that cannot be read is not chatter to wait past.
+                        Err(e) if says_hello => {
+                            return Err(ConnectError::Protocol {
+                                host: self.host.clone(),
+                                detail: format!("its hello cannot be read ({e})"),
+                            });
+                        }
                         // A login banner or other chatter before the hello.
                         _ => continue,
                     }
@@ -252,7 +282,10 @@ impl Client {
                 Err(RecvTimeoutError::Timeout) => {
                     return Err(ConnectError::Protocol {
                         host: self.host.clone(),
-                        detail: "no answer from scalescope agent within 90 s".into(),
+                        detail: format!(
+                            "no answer from scalescope agent within {} s",
+                            limit.as_secs_f64()
+                        ),
                     });
                 }
                 Err(RecvTimeoutError::Disconnected) => return Err(self.ended_before_hello()),
@@ -628,13 +661,21 @@ mod tests {
         let argv = ssh_argv(&opts).unwrap();
         assert_eq!(&argv[..5], &["ssh", "-p", "2222", "-i", "my key"]);
         assert_eq!(argv.last().unwrap(), "me@gpu01");
-        for bad in ["", "-oProxyCommand=x"] {
+        for bad in [
+            "",
+            "-oProxyCommand=x",
+            "host -oProxyCommand=x",
+            "host\n-V",
+            "a\u{2028}b",
+            "\u{1b}]0;x\u{7}",
+        ] {
             let e = ssh_argv(&RemoteOptions {
                 host: bad.into(),
                 ..Default::default()
             })
             .unwrap_err();
             assert_eq!(e.code(), 2, "{e}");
+            assert!(!e.to_string().chars().any(|c| c.is_control()), "{e}");
         }
         let e = ssh_argv(&RemoteOptions {
             host: "h".into(),
