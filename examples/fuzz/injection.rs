@@ -84,7 +84,13 @@ impl Campaign for Injection {
             rng.pick(&[
                 &["topo"][..],
                 &["check", "--catalog", "h200-2x-sxm"],
-                &["bench", "bandwidth", "--modeled", "--catalog", "h200-2x-sxm"],
+                &[
+                    "bench",
+                    "bandwidth",
+                    "--modeled",
+                    "--catalog",
+                    "h200-2x-sxm",
+                ],
             ])
             .iter()
             .map(|a| a.to_string()),
@@ -116,19 +122,28 @@ impl Campaign for Injection {
             .iter()
             .find_map(|a| a.strip_prefix("--ssh="))
             .unwrap_or("");
-        let own = shell_words::split(ssh).unwrap_or_default().len().saturating_sub(1);
+        let own = shell_words::split(ssh)
+            .unwrap_or_default()
+            .len()
+            .saturating_sub(1);
         // Our options, then `--`, then the host as given; the user's --ssh words before ours.
-        let Some(dd) = argv.iter().skip(own).position(|a| a == "--").map(|p| p + own) else {
+        let Some(dd) = argv
+            .iter()
+            .skip(own)
+            .position(|a| a == "--")
+            .map(|p| p + own)
+        else {
             return Err(format!("ssh got no `--` after the options: {argv:?}"));
         };
         if argv.get(dd + 1) != Some(&host) {
             return Err(format!("ssh's destination is not the host given: {argv:?}"));
         }
-        if argv[..dd]
-            .iter()
-            .skip(own)
-            .any(|a| !matches!(a.as_str(), "-T" | "-o" | "BatchMode=yes" | "ServerAliveInterval=15"))
-        {
+        if argv[..dd].iter().skip(own).any(|a| {
+            !matches!(
+                a.as_str(),
+                "-T" | "-o" | "BatchMode=yes" | "ServerAliveInterval=15"
+            )
+        }) {
             return Err(format!("ssh got an option that is not ours: {argv:?}"));
         }
         Ok(())
@@ -137,10 +152,7 @@ impl Campaign for Injection {
 
 /// Whether an `ssh` program is on PATH.
 fn which_ssh() -> bool {
-    std::process::Command::new("ssh")
-        .arg("-V")
-        .output()
-        .is_ok()
+    std::process::Command::new("ssh").arg("-V").output().is_ok()
 }
 
 /// `s` as one word for a POSIX shell (what `--ssh` is split as).

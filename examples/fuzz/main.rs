@@ -22,8 +22,8 @@
 mod args;
 mod corpus;
 mod fifo;
-mod mutate;
 mod injection;
+mod mutate;
 mod protocol;
 mod scale;
 mod server;
@@ -256,7 +256,11 @@ pub fn remote_contract(case: &Case, o: &Outcome) -> Result<(), String> {
         return Err(format!("exit code {code}"));
     }
     if matches!(code, 1 | 2) {
-        let errors: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("Error: ")).collect();
+        let errors: Vec<&str> = o
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("Error: "))
+            .collect();
         if errors.len() != 1 {
             return Err(format!("{} error lines", errors.len()));
         }
@@ -264,7 +268,10 @@ pub fn remote_contract(case: &Case, o: &Outcome) -> Result<(), String> {
             return Err("the error line is not the last".into());
         }
         if errors[0].chars().count() > 2000 {
-            return Err(format!("error line of {} characters", errors[0].chars().count()));
+            return Err(format!(
+                "error line of {} characters",
+                errors[0].chars().count()
+            ));
         }
     }
     Ok(())

@@ -123,7 +123,10 @@ impl Campaign for Protocol {
                     0 => rng.pick(TERMINAL).to_string(),
                     1 => good[..rng.below(good.len())].to_string(),
                     2 => format!("{good}{good}"),
-                    3 => format!(r#"{{"type":"run","id":1,"pad":"{}"}}"#, "x".repeat(17 << 20)),
+                    3 => format!(
+                        r#"{{"type":"run","id":1,"pad":"{}"}}"#,
+                        "x".repeat(17 << 20)
+                    ),
                     4 => r#"{"type":"frobnicate","id":1}"#.to_string(),
                     _ => "[]".to_string(),
                 },
@@ -156,7 +159,10 @@ impl Campaign for Protocol {
                 return Err(format!("line {} has the type {kind:?}", n + 1));
             }
             if (n == 0) != (kind == "hello") {
-                return Err(format!("line {} is {kind:?}: hello comes first, once", n + 1));
+                return Err(format!(
+                    "line {} is {kind:?}: hello comes first, once",
+                    n + 1
+                ));
             }
             if kind == "error" || kind == "failed" {
                 let text = v["error"].as_str().unwrap_or("");

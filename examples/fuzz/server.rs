@@ -148,8 +148,7 @@ impl Campaign for Server {
     fn check(&self, case: &Case, dir: &Path, o: &Outcome) -> Result<(), String> {
         remote_contract(case, o)?;
         no_bad_figures(o)?;
-        if o
-            .stdout
+        if o.stdout
             .lines()
             .chain(o.stderr.lines())
             .any(|l| l.trim_start().starts_with(FAKE_VERDICT))
@@ -217,7 +216,10 @@ pub fn serve_mutated(plan: &str, seed: u64) {
                     0 => rng.pick(TERMINAL).to_string(),
                     1 => "{\"type\":".to_string(),
                     2 => "x".repeat(1 << 20),
-                    3 => format!("{{\"type\":\"event\",\"id\":1,\"event\":{{\"event\":\"progress\",\"done\":1,\"total\":0,\"label\":{}}}}}", serde_json::json!(rng.pick(TERMINAL))),
+                    3 => format!(
+                        "{{\"type\":\"event\",\"id\":1,\"event\":{{\"event\":\"progress\",\"done\":1,\"total\":0,\"label\":{}}}}}",
+                        serde_json::json!(rng.pick(TERMINAL))
+                    ),
                     _ => "SSH banner: welcome".to_string(),
                 };
                 emit(&junk);
@@ -232,9 +234,22 @@ pub fn serve_mutated(plan: &str, seed: u64) {
             "strings" | "numbers" if rng.below(2) == 0 => mutate_value(&mut rng, &mut v, 3),
             "types" if rng.below(3) == 0 => {
                 let (field, value) = match rng.below(4) {
-                    0 => ("type", serde_json::json!(rng.pick(&["done", "failed", "hello", "cancelled", "event", "nope"]))),
+                    0 => (
+                        "type",
+                        serde_json::json!(rng.pick(&[
+                            "done",
+                            "failed",
+                            "hello",
+                            "cancelled",
+                            "event",
+                            "nope"
+                        ])),
+                    ),
                     1 => ("id", serde_json::json!(rng.pick(&[0, 2, 99]))),
-                    2 => ("code", serde_json::json!(rng.pick(&[0i64, 256, -1, 101, 3, i64::MAX]))),
+                    2 => (
+                        "code",
+                        serde_json::json!(rng.pick(&[0i64, 256, -1, 101, 3, i64::MAX])),
+                    ),
                     _ => ("id", serde_json::json!("1")),
                 };
                 v[field] = value;

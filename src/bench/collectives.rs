@@ -177,13 +177,7 @@ pub fn plan(
     topo: &Topology,
     opts: &CollectiveOptions,
 ) -> Result<(Vec<usize>, Vec<CollCase>), BenchError> {
-    let bw = super::BandwidthOptions {
-        gpus: opts.gpus.clone(),
-        iters: opts.iters.max(1),
-        samples: 1,
-        ..Default::default()
-    };
-    let gpus = super::Plan::new(topo, &bw)?.gpus;
+    let gpus = super::plan::select_gpus(topo, &opts.gpus)?;
     if opts.iters == 0 {
         return Err(BenchError::BadOption("--iters must be at least 1".into()));
     }
@@ -317,17 +311,31 @@ impl ModeledCollectives {
 
 /// The slowest link among `gpus` of `topo` (line rate, and whether it is NVLink).
 fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool)> {
+    // One pass over the topology's links (a lookup per pair was most of a 1,000-GPU --bench).
+    let top = gpus.iter().copied().max()?;
+    let mut selected = vec![false; top + 1];
+    for &g in gpus {
+        selected[g] = true;
+    }
+    let distinct = selected.iter().filter(|&&s| s).count();
     let mut worst: Option<(f64, bool)> = None;
-    for (i, &a) in gpus.iter().enumerate() {
-        for &b in &gpus[i + 1..] {
-            let l = topo.link(a, b)?;
-            let rate = l.line_rate.as_ref()?.gbps;
-            let nv = matches!(l.kind, Some(LinkKind::Nv(_)));
-            if worst.is_none_or(|(w, _)| rate < w) {
-                worst = Some((rate, nv));
-            }
+    let mut seen = 0usize;
+    for l in &topo.links {
+        if l.a == l.b || !selected.get(l.a).copied().unwrap_or(false) {
+            continue;
+        }
+        if !selected.get(l.b).copied().unwrap_or(false) {
+            continue;
+        }
+        seen += 1;
+        let rate = l.line_rate.as_ref()?.gbps;
+        let nv = matches!(l.kind, Some(LinkKind::Nv(_)));
+        if worst.is_none_or(|(w, _)| rate < w) {
+            worst = Some((rate, nv));
         }
     }
+    // Every pair needs its link.
+    (seen == distinct * (distinct - 1) / 2).then_some(())?;
     worst
 }
 

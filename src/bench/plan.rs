@@ -148,6 +148,13 @@ impl std::fmt::Display for CopyKernelOptions {
     }
 }
 
+/// The most GPUs whose every pair the presets (`--bench`'s suites, `scalescope check`) copy
+/// between. The pairs grow as n²: 72 GPUs (an NVL72 rack) are 5,112 ordered pairs, ten results
+/// each; 1,000 GPUs would be ten million results — gigabytes, and days on GPUs. Above it, pair
+/// tests run on the first pair of each kind of connection ([`PairScope::PerLinkKind`]), which
+/// is what the matrices would repeat; `bench bandwidth` still runs every pair when asked.
+pub const ALL_PAIRS_MAX_GPUS: usize = 72;
+
 /// Which GPU pairs the GPU↔GPU tests cover.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -159,6 +166,17 @@ pub enum PairScope {
     /// shows (`NV18`, `NODE`, `SYS`, …): one curve per kind instead of N·(N−1) on a machine
     /// whose pairs of a kind are alike, as an NVSwitch box's are.
     PerLinkKind,
+}
+
+impl PairScope {
+    /// Every pair over up to [`ALL_PAIRS_MAX_GPUS`] GPUs, else the first pair of each kind.
+    pub fn bounded(gpus: usize) -> Self {
+        if gpus > ALL_PAIRS_MAX_GPUS {
+            PairScope::PerLinkKind
+        } else {
+            PairScope::All
+        }
+    }
 }
 
 impl Default for BandwidthOptions {
@@ -294,31 +312,7 @@ impl Plan {
     /// Expands options over a topology. Fails on a GPU index the topology does not have, or on
     /// iters/samples of zero.
     pub fn new(topo: &Topology, opts: &BandwidthOptions) -> Result<Plan, BenchError> {
-        let available = topo.gpu_indices();
-        let gpus = if opts.gpus.is_empty() {
-            available.clone()
-        } else {
-            for &g in &opts.gpus {
-                if !available.contains(&g) {
-                    return Err(BenchError::NoSuchGpu {
-                        index: g,
-                        available: if available.is_empty() {
-                            "none".to_string()
-                        } else {
-                            available
-                                .iter()
-                                .map(|i| i.to_string())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        },
-                    });
-                }
-            }
-            opts.gpus.clone()
-        };
-        if gpus.is_empty() {
-            return Err(BenchError::Unavailable("no GPUs to measure".to_string()));
-        }
+        let gpus = select_gpus(topo, &opts.gpus)?;
         if opts.iters == 0 {
             return Err(BenchError::BadOption("--iters must be at least 1".into()));
         }
@@ -353,6 +347,36 @@ impl Plan {
         }
         Ok(Plan { gpus, cases })
     }
+}
+
+/// The GPUs `asked` names (empty: every GPU of `topo`), each checked against the topology.
+pub fn select_gpus(topo: &Topology, asked: &[usize]) -> Result<Vec<usize>, BenchError> {
+    let available = topo.gpu_indices();
+    let gpus = if asked.is_empty() {
+        available.clone()
+    } else {
+        for &g in asked {
+            if !available.contains(&g) {
+                return Err(BenchError::NoSuchGpu {
+                    index: g,
+                    available: if available.is_empty() {
+                        "none".to_string()
+                    } else {
+                        available
+                            .iter()
+                            .map(|i| i.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                });
+            }
+        }
+        asked.to_vec()
+    };
+    if gpus.is_empty() {
+        return Err(BenchError::Unavailable("no GPUs to measure".to_string()));
+    }
+    Ok(gpus)
 }
 
 /// The (src, dst) cells a test covers over the selected GPUs.

@@ -113,7 +113,7 @@ fn record_cancellation() {
     let _ = interrupt::writing(false, || {
         write_atomic(&dir.join("report.html"), html.as_bytes())
     });
-    if let Ok(bytes) = export::json::to_json(&*r) {
+    if let Ok(bytes) = export::json::report(r) {
         let _ = interrupt::writing(true, || write_atomic(&dir.join("report.json"), &bytes));
     }
 }
@@ -258,7 +258,7 @@ impl Writer<'_> {
                 .unwrap_or(&[]);
             files.push((self.dir.join("scaling.csv"), export::csv::scaling(rows)?));
         }
-        files.push((self.dir.join("report.json"), export::json::to_json(report)?));
+        files.push((self.dir.join("report.json"), export::json::report(report)?));
         // The document beside it, rewritten with it so that the two always agree.
         files.push((
             self.dir.join("report.html"),

@@ -34,7 +34,8 @@ pub const CHECK_TESTS: [TestId; 6] = [
 
 /// The bandwidth options of a check on `gpus`: nvbandwidth's 512 MiB and 16 copies × 5 samples,
 /// or with `quick` 256 MiB and 4 copies × 3 samples (P2P reaches 98 % of its 512 MiB rate at
-/// 256 MiB on H200: docs/BENCHMARKS.md's sweep).
+/// 256 MiB on H200: docs/BENCHMARKS.md's sweep). Pairs: every pair up to
+/// [`crate::bench::plan::ALL_PAIRS_MAX_GPUS`] GPUs, else the first of each kind of connection.
 pub fn options(gpus: &[usize], quick: bool) -> BandwidthOptions {
     BandwidthOptions {
         gpus: gpus.to_vec(),
@@ -42,7 +43,7 @@ pub fn options(gpus: &[usize], quick: bool) -> BandwidthOptions {
         sizes: vec![if quick { 256 << 20 } else { 512 << 20 }],
         iters: if quick { 4 } else { 16 },
         samples: if quick { 3 } else { 5 },
-        pairs: PairScope::All,
+        pairs: PairScope::bounded(gpus.len()),
         ..Default::default()
     }
 }

@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::{Evidence, HealthReport, Thresholds, performance, state_checks};
+use crate::bench::plan::PairScope;
 use crate::bench::{Backend, BenchError, MakeBackend, Plan, Progress, Warning, run_bandwidth};
 use crate::model::{BandwidthResult, Inventory, Source, Topology};
 use crate::topology::TopologyError;
@@ -44,6 +45,17 @@ impl crate::model::Blame for CheckError {
     }
 }
 
+/// The note of a check whose pair tests were bounded to the first pair of each kind of
+/// connection ([`crate::bench::plan::ALL_PAIRS_MAX_GPUS`]), over `gpus` GPUs.
+fn pairs_bounded_note(gpus: usize) -> Option<String> {
+    (PairScope::bounded(gpus) == PairScope::PerLinkKind).then(|| {
+        format!(
+            "{gpus} GPUs: the P2P load tests ran on the first pair of each kind of connection, not on every pair (above {} GPUs); a link of another pair is not tested",
+            crate::bench::plan::ALL_PAIRS_MAX_GPUS
+        )
+    })
+}
+
 /// Checks a machine known from captures or a catalog entry: its inventory as read or stated
 /// (`before`, and `after` for counters read twice), and performance modeled from it by the
 /// modeled backend `model` builds for a topology (`job::backend` hands the one it picks).
@@ -61,6 +73,12 @@ pub fn check_described(
     };
     let inv = state_checks::checks(topo, &ev, &opts.thresholds, &opts.gpus);
     let mut results = performance::modeled_results(topo, &ev, &opts.gpus, model);
+    let covered = if opts.gpus.is_empty() {
+        topo.gpus.len()
+    } else {
+        opts.gpus.len()
+    };
+    let bounded = pairs_bounded_note(covered);
     // Figures that cannot be modeled are left out with one note per reason, not listed one by
     // one: peer access refused (the P2P status says so), peer access not documented, or no link
     // kind or line rate in the captures.
@@ -100,6 +118,7 @@ pub fn check_described(
         "performance modeled from the links as read or stated × reference efficiencies: not a measurement"
             .to_string(),
     );
+    r.notes.extend(bounded);
     for (why, tests) in unknown {
         r.notes
             .push(format!("not modeled ({}): {why}", tests.join(", ")));
@@ -187,6 +206,7 @@ pub fn check_live(
             crate::model::units::samples(f64::from(l.samples))
         ));
     }
+    notes.extend(pairs_bounded_note(gpus.len()));
     r.notes.extend(notes);
     Ok((r, warnings))
 }

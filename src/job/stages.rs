@@ -28,17 +28,16 @@ fn sizes(s: &str) -> Vec<u64> {
     parse_sizes(s).unwrap_or_default()
 }
 
-/// The most GPUs whose every pair a suite preset copies between. The pairs grow as n²: 72 GPUs
-/// (an NVL72 rack) are 5,112 ordered pairs, ten results each; 1,000 GPUs would be ten million
-/// results — gigabytes, and days on GPUs. Above it, pair tests run on the first pair of each
-/// kind of connection (`PairScope::PerLinkKind`), which is what the matrices would repeat;
-/// `bench bandwidth` still runs every pair when asked.
-pub const SUITE_ALL_PAIRS_MAX_GPUS: usize = 72;
-
-/// The bandwidth plans of a suite preset, over `gpus`.
-pub fn bandwidth_presets(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
+/// The bandwidth plans of a suite preset, over `gpus` of a machine of `machine_gpus` (an empty
+/// `gpus` is every GPU of the machine).
+pub fn bandwidth_presets(full: bool, gpus: &[usize], machine_gpus: usize) -> Vec<BandwidthOptions> {
     let mut plans = bandwidth_presets_all_pairs(full, gpus);
-    if gpus.len() > SUITE_ALL_PAIRS_MAX_GPUS {
+    let covered = if gpus.is_empty() {
+        machine_gpus
+    } else {
+        gpus.len()
+    };
+    if PairScope::bounded(covered) == PairScope::PerLinkKind {
         for p in &mut plans {
             p.pairs = PairScope::PerLinkKind;
         }
@@ -466,7 +465,7 @@ pub(super) fn suite(
             Stage::Bandwidth => bandwidth(
                 ctx,
                 topo,
-                &bandwidth_presets(options.full, gpus),
+                &bandwidth_presets(options.full, gpus, topo.gpus.len()),
                 options.modeled,
                 None,
             )?,
@@ -552,4 +551,26 @@ fn suite_scaling(
     };
     emit_scaling(ctx, &run);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_bound_the_pairs_of_a_large_machine_even_when_no_gpus_are_named() {
+        // An empty list is every GPU of the machine: a 256-GPU import once ran every pair.
+        for full in [false, true] {
+            let big = bandwidth_presets(full, &[], crate::bench::plan::ALL_PAIRS_MAX_GPUS + 1);
+            assert!(big.iter().all(|p| p.pairs == PairScope::PerLinkKind));
+            let named: Vec<usize> = (0..=crate::bench::plan::ALL_PAIRS_MAX_GPUS).collect();
+            let big = bandwidth_presets(full, &named, 1_000);
+            assert!(big.iter().all(|p| p.pairs == PairScope::PerLinkKind));
+        }
+        let small = bandwidth_presets(false, &[], 8);
+        assert!(small.iter().all(|p| p.pairs == PairScope::All));
+        // Two GPUs named on a large machine: every pair of them.
+        let two = bandwidth_presets(false, &[0, 1], 1_000);
+        assert!(two.iter().all(|p| p.pairs == PairScope::All));
+    }
 }

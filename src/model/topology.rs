@@ -522,12 +522,17 @@ impl<'de> Deserialize<'de> for P2pStatus {
     }
 }
 
-/// The four P2P capabilities nvidia-smi reports (`topo -p2p r|w|n|a`); `None` = not known.
+/// The four P2P capabilities nvidia-smi reports (`topo -p2p r|w|n|a`); `None` = not known,
+/// left out of JSON (a 1,000-GPU topology has a million pairs, most of them saying nothing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct P2pCaps {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<P2pStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<P2pStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvlink: Option<P2pStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomics: Option<P2pStatus>,
 }
 
@@ -591,8 +596,10 @@ pub struct P2pPair {
     pub b: usize,
     pub caps: P2pCaps,
     /// CUDA's `cuDeviceCanAccessPeer(a, b)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda_can_access_peer: Option<bool>,
     /// CUDA's P2P performance rank for the pair (lower is better).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda_perf_rank: Option<i32>,
 }
 

@@ -1,6 +1,6 @@
 //! The health check: the verdict with its worst findings, and every check as a table.
 
-use super::{num, provenance_cell};
+use super::{TABLE_MAX_ROWS, capped, num, provenance_cell};
 use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
 use crate::health::Verdict;
 use crate::model::Source;
@@ -79,9 +79,18 @@ pub(super) fn verdict(r: &Report, worst: usize) -> Option<Section> {
 pub(super) fn checks(r: &Report) -> Option<Section> {
     let hr = r.health.as_ref()?;
     let mut s = Section::new("health", "Health checks");
-    let rows = hr
-        .checks
-        .iter()
+    // A table cut to its first rows shows the worst: failures, then warnings, then unknowns.
+    let mut order: Vec<_> = hr.checks.iter().collect();
+    if order.len() > TABLE_MAX_ROWS {
+        order.sort_by_key(|c| match c.verdict {
+            Verdict::Fail => 0,
+            Verdict::Warn => 1,
+            Verdict::Unknown => 2,
+            Verdict::Pass => 3,
+        });
+    }
+    let rows = order
+        .into_iter()
         .map(|c| {
             let unit = c.unit.as_deref().unwrap_or("");
             let cause = match (&c.cause, &c.fix) {
@@ -107,21 +116,24 @@ pub(super) fn checks(r: &Report) -> Option<Section> {
             ]
         })
         .collect();
-    s.push(Block::Table(Table {
-        id: Some("health-table".into()),
-        columns: vec![
-            Column::text("verdict"),
-            Column::text("subject"),
-            Column::text("check"),
-            Column::text("finding"),
-            Column::figures("figure"),
-            Column::figures("expected"),
-            Column::figures("%"),
-            Column::text("cause and fix"),
-            Column::text("provenance"),
-        ],
-        rows,
-    }));
+    s.blocks.extend(capped(
+        Table {
+            id: Some("health-table".into()),
+            columns: vec![
+                Column::text("verdict"),
+                Column::text("subject"),
+                Column::text("check"),
+                Column::text("finding"),
+                Column::figures("figure"),
+                Column::figures("expected"),
+                Column::figures("%"),
+                Column::text("cause and fix"),
+                Column::text("provenance"),
+            ],
+            rows,
+        },
+        "health.csv",
+    ));
     Some(s)
 }
 
@@ -129,7 +141,9 @@ pub(super) fn checks(r: &Report) -> Option<Section> {
 /// worst first, with cause and fix.
 pub(super) fn panel(r: &Report) -> Option<Section> {
     let hr = r.health.as_ref()?;
-    let mut s = verdict(r, hr.checks.len())?;
+    // Every finding on a machine of a few GPUs; the worst 64 on a large one (the table and
+    // health.csv hold the rest).
+    let mut s = verdict(r, hr.checks.len().min(64))?;
     s.heading = Some("Health (scalescope check)".into());
     Some(s)
 }

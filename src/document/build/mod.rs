@@ -90,6 +90,44 @@ pub fn page(r: &Report, page: Page) -> Option<Document> {
     })
 }
 
+/// The most GPUs whose GPU × GPU matrices documents draw: an NVL72 rack's 72 (5,184 cells).
+/// Above it a matrix is tens of thousands of cells no page shows legibly — a 256-GPU machine's
+/// took 48 s and 7.7 GB to typeset — so documents give the connections by kind instead, and
+/// links.csv and bandwidth.csv keep every pair.
+pub const MATRIX_MAX_GPUS: usize = 72;
+
+/// The note that stands for a GPU × GPU matrix of `n` GPUs above [`MATRIX_MAX_GPUS`]: what it
+/// would have shown and the file that holds every pair.
+pub(super) fn matrix_left_out(n: usize, what: &str, file: &str) -> Block {
+    Paragraph::note(format!(
+        "{what}: the {n} × {n} matrix is left out of documents above {MATRIX_MAX_GPUS} GPUs; \
+         {file} holds every pair."
+    ))
+    .into()
+}
+
+/// The most rows a table of a document shows (a 1,000-GPU machine has 1,000 GPU rows, 7,000
+/// health checks and 15,000 scaling rows: minutes to typeset, pages no one reads). Above it
+/// the table shows its first rows — the health table its worst — and a note names the CSV that
+/// holds every row.
+pub const TABLE_MAX_ROWS: usize = 256;
+
+/// `table` as a block, cut to [`TABLE_MAX_ROWS`] with a note naming `file` when longer.
+pub(super) fn capped(mut table: Table, file: &str) -> Vec<Block> {
+    let n = table.rows.len();
+    if n <= TABLE_MAX_ROWS {
+        return vec![Block::Table(table)];
+    }
+    table.rows.truncate(TABLE_MAX_ROWS);
+    vec![
+        Block::Table(table),
+        Paragraph::note(format!(
+            "The first {TABLE_MAX_ROWS} of {n} rows; {file} holds every row."
+        ))
+        .into(),
+    ]
+}
+
 /// A GPU × GPU matrix over `gpus` (rows: source, columns: destination), headed `GPU0` …, "X" on
 /// the diagonal and `cell(row GPU, column GPU)` everywhere else.
 pub(super) fn gpu_matrix(

@@ -2,7 +2,7 @@
 //! workload at the largest GPU count in the box.
 
 use super::bandwidth::CHART_WIDTH;
-use super::{num, provenance_cell};
+use super::{TABLE_MAX_ROWS, num, provenance_cell};
 use crate::document::chart::{self, Axis, Chart, Series};
 use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
 use crate::report::Report;
@@ -77,6 +77,38 @@ fn curve(run: &ScalingRun, w: &str, id: &str) -> Option<Block> {
 }
 
 /// The rows of workload `w`, as `which` says.
+/// [`rows_table`] as blocks: above [`TABLE_MAX_ROWS`] rows, only those at a power of two GPUs
+/// and at the largest count, with a note naming scaling.csv.
+fn rows_blocks(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Vec<Block> {
+    let mut table = rows_table(run, w, id, which);
+    let n = table.rows.len();
+    if n <= TABLE_MAX_ROWS {
+        return vec![Block::Table(table)];
+    }
+    let largest = run
+        .rows
+        .iter()
+        .filter(|p| p.workload == w)
+        .map(|p| p.n_gpus)
+        .max()
+        .unwrap_or(0);
+    // The GPU count is the table's second column.
+    table.rows.retain(|row| {
+        row.get(1)
+            .and_then(|c| c.text.parse::<usize>().ok())
+            .is_some_and(|g| g.is_power_of_two() || g == largest)
+    });
+    table.rows.truncate(TABLE_MAX_ROWS);
+    let kept = table.rows.len();
+    vec![
+        Block::Table(table),
+        Paragraph::note(format!(
+            "{kept} of {n} rows (at powers of two GPUs and the largest count); scaling.csv holds every row."
+        ))
+        .into(),
+    ]
+}
+
 fn rows_table(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Table {
     let largest = run
         .rows
@@ -204,12 +236,8 @@ pub(super) fn section(r: &Report) -> Option<Section> {
     if let Some(w) = default_workload(&[r]) {
         s.blocks.extend(curve(&sc.run, &w, "scaling-curve"));
         s.push(Block::Subheading { text: w.clone() });
-        s.push(Block::Table(rows_table(
-            &sc.run,
-            &w,
-            Some("scaling-table"),
-            Rows::All,
-        )));
+        s.blocks
+            .extend(rows_blocks(&sc.run, &w, Some("scaling-table"), Rows::All));
     }
     s.push(Block::Subheading {
         text: "Every workload, largest GPU count in the box".into(),
@@ -256,7 +284,7 @@ pub(super) fn page(r: &Report) -> Vec<Section> {
         let mut s = Section::new(&format!("scaling-{}", i + 2), w.clone());
         s.blocks
             .extend(curve(&sc.run, &w, &format!("scaling-curve-{}", i + 2)));
-        s.push(Block::Table(rows_table(&sc.run, &w, None, Rows::InBox)));
+        s.blocks.extend(rows_blocks(&sc.run, &w, None, Rows::InBox));
         out.push(s);
     }
     out

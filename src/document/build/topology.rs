@@ -1,12 +1,14 @@
 //! The topology: the machine drawing, the `nvidia-smi topo -m` matrix with NICs, line rates,
 //! P2P capabilities, the GPUs and how the topology was read.
 
-use super::{diag, gpu_matrix, health};
+use super::{MATRIX_MAX_GPUS, capped, diag, gpu_matrix, health, matrix_left_out};
 use crate::document::machine::{self, memory_text, nic_label};
 use crate::document::{
     Block, Cell, Class, Column, Figure, Matrix, MatrixRow, Paragraph, Part, Section, Table,
 };
-use crate::model::{LinkKind, P2pCap, P2pStatus, Source, Status, TestId, Topology, TopologySource};
+use crate::model::{
+    BandwidthResult, LinkKind, P2pCap, P2pStatus, Source, Status, TestId, Topology, TopologySource,
+};
 use crate::report::Report;
 use crate::report::summary;
 
@@ -80,6 +82,96 @@ fn connectivity(t: &Topology) -> Matrix {
         id: Some("topology-matrix".into()),
         columns: labels,
         rows,
+    }
+}
+
+/// The connectivity of a machine above [`MATRIX_MAX_GPUS`]: one row per kind of connection
+/// (as `nvidia-smi topo -m` names it) with its GPU pairs, line rates and the P2P capability of
+/// its first pair, in place of the matrices.
+fn connections_by_kind(t: &Topology) -> Vec<Block> {
+    struct Kind {
+        name: String,
+        class: Class,
+        pairs: usize,
+        first: (usize, usize),
+        rates: Option<(f64, f64)>,
+    }
+    let mut kinds: Vec<Kind> = Vec::new();
+    for l in &t.links {
+        let name = l.kind.map_or("unknown".to_string(), |k| k.to_string());
+        let rate = l
+            .line_rate
+            .as_ref()
+            .map(|r| r.gbps)
+            .filter(|g| g.is_finite());
+        let at = match kinds.iter().position(|k| k.name == name) {
+            Some(i) => i,
+            None => {
+                kinds.push(Kind {
+                    name,
+                    class: link_class(l.kind),
+                    pairs: 0,
+                    first: (l.a, l.b),
+                    rates: None,
+                });
+                kinds.len() - 1
+            }
+        };
+        let k = &mut kinds[at];
+        k.pairs += 1;
+        if let Some(g) = rate {
+            k.rates = Some(k.rates.map_or((g, g), |(lo, hi)| (lo.min(g), hi.max(g))));
+        }
+    }
+    let rate_text = |r: Option<(f64, f64)>| match r {
+        None => "—".to_string(),
+        Some((lo, hi)) if (hi - lo).abs() < 0.05 => format!("{lo:.1}"),
+        Some((lo, hi)) => format!("{lo:.1}–{hi:.1}"),
+    };
+    let table = Table {
+        id: Some("connections-by-kind".into()),
+        columns: vec![
+            Column::text("connection"),
+            Column::figures("GPU pairs"),
+            Column::figures("line rate, GB/s per direction"),
+            Column::text("first pair"),
+            Column::text("its P2P (read · write · nvlink · atomics)"),
+        ],
+        rows: kinds
+            .iter()
+            .map(|k| {
+                let (a, b) = k.first;
+                let caps = t.p2p(a, b).map(|p| p.caps).unwrap_or_default();
+                let p2p: Vec<String> = P2pCap::ALL
+                    .iter()
+                    .map(|c| format!("{} {}", c.letter(), caps.get(*c).map_or("—", |s| s.code())))
+                    .collect();
+                vec![
+                    Cell::of(k.class, k.name.clone()),
+                    Cell::plain(k.pairs.to_string()),
+                    Cell::plain(rate_text(k.rates)),
+                    Cell::plain(format!("GPU{a}–GPU{b}")),
+                    Cell::plain(p2p.join(" · ")),
+                ]
+            })
+            .collect(),
+    };
+    vec![
+        Block::Table(table),
+        matrix_left_out(
+            t.gpus.len(),
+            "Connectivity, line rates and P2P capability",
+            "links.csv",
+        ),
+    ]
+}
+
+/// The connectivity as a matrix, or by kind above [`MATRIX_MAX_GPUS`].
+fn connectivity_blocks(t: &Topology) -> Vec<Block> {
+    if t.gpus.len() > MATRIX_MAX_GPUS {
+        connections_by_kind(t)
+    } else {
+        vec![Block::Matrix(connectivity(t))]
     }
 }
 
@@ -225,9 +317,9 @@ pub(super) fn section(r: &Report) -> Option<Section> {
         s.push(Paragraph::plain("No GPU in the topology.").into());
         return Some(s);
     }
-    s.push(Block::Matrix(connectivity(t)));
+    s.blocks.extend(connectivity_blocks(t));
     s.blocks.extend(connectivity_legend(t));
-    if t.gpus.len() > 1 {
+    if t.gpus.len() > 1 && t.gpus.len() <= MATRIX_MAX_GPUS {
         s.push(Block::Subheading {
             text: "Line rate, GB/s per direction".into(),
         });
@@ -241,7 +333,7 @@ pub(super) fn section(r: &Report) -> Option<Section> {
     s.push(Block::Subheading {
         text: "GPUs".into(),
     });
-    s.push(Block::Table(gpu_table(t)));
+    s.blocks.extend(capped(gpu_table(t), "gpus.csv"));
     s.blocks.extend(notes(t));
     Some(s)
 }
@@ -279,12 +371,20 @@ fn p2p_heat(r: &Report) -> Vec<Block> {
         Class::Heat5,
     ];
     let gpus = r.topology.gpu_indices();
+    if gpus.len() > MATRIX_MAX_GPUS {
+        return vec![matrix_left_out(
+            gpus.len(),
+            &format!("{test} bandwidth"),
+            "bandwidth.csv",
+        )];
+    }
     let modeled = rows.iter().any(|x| x.source == Source::Modeled);
+    let by_pair: std::collections::HashMap<(Option<usize>, Option<usize>), &&BandwidthResult> =
+        rows.iter()
+            .map(|x| ((x.src.gpu(), x.dst.gpu()), x))
+            .collect();
     let matrix = gpu_matrix(Some("p2p-bandwidth-matrix"), &gpus, |s, d| {
-        let x = rows
-            .iter()
-            .find(|x| x.src.gpu() == Some(s) && x.dst.gpu() == Some(d));
-        match x {
+        match by_pair.get(&(Some(s), Some(d))) {
             Some(x) if x.status == Status::Ok => match x.median_gbps.filter(|v| v.is_finite()) {
                 Some(v) => {
                     let level = ((v / max) * 5.0).ceil().clamp(1.0, 5.0);
@@ -315,7 +415,7 @@ pub(super) fn summary(r: &Report) -> Section {
     let mut left = vec![Block::Subheading {
         text: "Connectivity (nvidia-smi topo -m)".into(),
     }];
-    left.push(Block::Matrix(connectivity(t)));
+    left.extend(connectivity_blocks(t));
     if let Some(i) = summary::interconnect(r) {
         left.push(Paragraph::note(format!("GPUs connected by {i}")).into());
     }
@@ -373,8 +473,12 @@ fn facts(t: &Topology) -> String {
     facts.join(" · ")
 }
 
-/// The machine drawing as a figure; `None` without GPUs.
+/// The machine drawing as a figure; `None` without GPUs or above [`MATRIX_MAX_GPUS`] (a
+/// drawing of a thousand GPUs and their half million links is no figure).
 pub(super) fn drawing(t: &Topology) -> Option<Figure> {
+    if t.gpus.len() > MATRIX_MAX_GPUS {
+        return None;
+    }
     let l = machine::layout(t, DRAWING_WIDTH)?;
     Some(Figure {
         id: "machine-drawing".into(),
@@ -404,6 +508,14 @@ pub(super) fn page(r: &Report) -> Vec<Section> {
     let mut m = Section::new("machine-section", "Machine");
     match drawing(t) {
         Some(f) => m.push(Block::Figure(f)),
+        None if t.gpus.len() > MATRIX_MAX_GPUS => m.push(
+            Paragraph::note(format!(
+                "The drawing of {} GPUs is left out of documents above {MATRIX_MAX_GPUS} GPUs; \
+                 the connections by kind are below.",
+                t.gpus.len()
+            ))
+            .into(),
+        ),
         None => m.push(Paragraph::plain("No GPUs in this topology.").into()),
     }
     out.push(m);
@@ -411,13 +523,13 @@ pub(super) fn page(r: &Report) -> Vec<Section> {
         return out;
     }
     let mut g = Section::new("gpus", "GPUs");
-    g.push(Block::Table(gpu_table(t)));
+    g.blocks.extend(capped(gpu_table(t), "gpus.csv"));
     out.push(g);
     let mut c = Section::new("connectivity", "Connectivity (nvidia-smi topo -m)");
-    c.push(Block::Matrix(connectivity(t)));
+    c.blocks.extend(connectivity_blocks(t));
     c.blocks.extend(connectivity_legend(t));
     out.push(c);
-    if t.gpus.len() > 1 {
+    if t.gpus.len() > 1 && t.gpus.len() <= MATRIX_MAX_GPUS {
         let mut l = Section::new("line-rate", "Line rate, GB/s per direction");
         l.push(Block::Matrix(line_rates(t)));
         out.push(l);
