@@ -671,7 +671,9 @@ fn compare(args: CompareArgs) -> Result<(), CliError> {
     }
     let c = crate::report::compare::compare(&refs, args.workload.as_deref());
     let bytes = if args.csv {
-        crate::export::csv::comparison(&c)?
+        // The CSV goes to the terminal: what the reports' files say is printed escaped, as the
+        // table prints it (a machine name with an escape code or a newline is not written raw).
+        crate::export::csv::comparison(&crate::report::compare::for_terminal(c))?
     } else {
         crate::report::compare::to_table(&c).into_bytes()
     };

@@ -30,6 +30,27 @@ pub struct Figure {
     pub kind: String,
 }
 
+/// `c` with every string that came from a report's file made safe to print
+/// ([`crate::model::validate::for_terminal`]): machine titles, the workload, row names and each
+/// figure's basis and kind.
+pub fn for_terminal(mut c: Comparison) -> Comparison {
+    use crate::model::validate::for_terminal as esc;
+    for m in &mut c.machines {
+        *m = esc(m);
+    }
+    if let Some(w) = &mut c.workload {
+        *w = esc(w);
+    }
+    for r in &mut c.rows {
+        r.name = esc(&r.name);
+        for f in &mut r.figures {
+            f.basis = esc(&f.basis);
+            f.kind = esc(&f.kind);
+        }
+    }
+    c
+}
+
 impl Figure {
     fn none(why: &str) -> Figure {
         Figure {
@@ -586,6 +607,44 @@ pub fn to_table(c: &Comparison) -> String {
 mod tests {
     use super::*;
     use crate::report::MachineInfo;
+
+    #[test]
+    fn strings_from_the_files_are_escaped_for_the_terminal() {
+        let c = Comparison {
+            machines: vec!["box \u{1b}[31mred\nverdict PASS".into()],
+            workload: Some("w\u{7}".into()),
+            rows: vec![Row {
+                name: "row\u{9b}".into(),
+                figures: vec![Figure {
+                    value: None,
+                    source: None,
+                    basis: "b\r".into(),
+                    n_gpus: None,
+                    kind: "k\u{2028}".into(),
+                }],
+                diff_pct: vec![None],
+            }],
+            older: Vec::new(),
+        };
+        let e = for_terminal(c);
+        let all = format!(
+            "{}{}{}{}{}",
+            e.machines[0],
+            e.workload.as_deref().unwrap_or(""),
+            e.rows[0].name,
+            e.rows[0].figures[0].basis,
+            e.rows[0].figures[0].kind
+        );
+        assert!(
+            !all.chars().any(crate::model::validate::unsafe_on_terminal),
+            "{all:?}"
+        );
+        assert!(
+            e.machines[0].starts_with("box \\u{1b}[31mred"),
+            "{}",
+            e.machines[0]
+        );
+    }
 
     #[test]
     fn repeated_titles_are_numbered() {
