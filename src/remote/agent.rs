@@ -19,6 +19,28 @@ use crate::model::validate::quoted;
 type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
 fn send(out: &Out, msg: &FromAgent) {
+    // An error's text may quote what the request said (a serde message naming an unknown
+    // variant): it goes out as one line, its control characters escaped.
+    let one = |e: &str| crate::model::validate::one_line(e, 200);
+    let fixed;
+    let msg = match msg {
+        FromAgent::Error { id, error } => {
+            fixed = FromAgent::Error {
+                id: id.clone(),
+                error: one(error),
+            };
+            &fixed
+        }
+        FromAgent::Failed { id, error, code } => {
+            fixed = FromAgent::Failed {
+                id: id.clone(),
+                error: one(error),
+                code: *code,
+            };
+            &fixed
+        }
+        other => other,
+    };
     if let Ok(mut w) = out.lock() {
         // A closed client cannot be told anything: the next read sees EOF and ends the agent.
         let _ = w.write_all(line(msg).as_bytes()).and_then(|_| w.flush());

@@ -102,6 +102,39 @@ pub fn line<T: Serialize>(msg: &T) -> String {
     let mut s = serde_json::to_string(msg).unwrap_or_else(|e| {
         format!("{{\"type\":\"error\",\"id\":null,\"error\":\"cannot encode a message: {e}\"}}")
     });
+    // JSON leaves DEL, C1 controls and the Unicode line separators raw inside strings; written
+    // as \uXXXX escapes they mean the same and the line is safe on a terminal (an agent run by
+    // hand echoes what it was sent).
+    if s.chars().any(crate::model::validate::unsafe_on_terminal) {
+        let mut escaped = String::with_capacity(s.len() + 16);
+        for c in s.chars() {
+            if crate::model::validate::unsafe_on_terminal(c) {
+                escaped.push_str(&format!("\\u{:04x}", c as u32));
+            } else {
+                escaped.push(c);
+            }
+        }
+        s = escaped;
+    }
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_carries_no_raw_terminal_character_and_means_the_same() {
+        let text = "a\u{7f}b\u{9b}c\u{2028}d\u{1b}e\nf";
+        let l = line(&serde_json::json!({ "error": text }));
+        assert!(
+            !l.trim_end()
+                .chars()
+                .any(crate::model::validate::unsafe_on_terminal),
+            "{l:?}"
+        );
+        let back: serde_json::Value = serde_json::from_str(l.trim_end()).unwrap();
+        assert_eq!(back["error"], text);
+    }
 }

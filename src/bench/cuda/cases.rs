@@ -777,7 +777,7 @@ fn all_pairs(
     bytes: usize,
     warnings: &mut Vec<Warning>,
 ) -> Result<Vec<BandwidthResult>, CaseError> {
-    let gpus = case.gpus.clone();
+    let gpus = case.gpus.to_vec();
     if gpus.len() < 2 {
         return Err(CaseError::Waived("needs at least two GPUs".into()));
     }

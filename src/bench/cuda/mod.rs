@@ -314,7 +314,7 @@ impl CudaBackend {
             .iter()
             .flat_map(|e| match e {
                 Endpoint::Gpu(i) => vec![*i],
-                Endpoint::All => case.gpus.clone(),
+                Endpoint::All => case.gpus.to_vec(),
                 Endpoint::Host => Vec::new(),
             })
             .collect();
@@ -451,7 +451,7 @@ mod tests {
             test: TestId::HostToAll,
             src: Endpoint::Host,
             dst: Endpoint::All,
-            gpus: vec![0, 1, 3],
+            gpus: vec![0, 1, 3].into(),
             bytes: 1 << 20,
             iters: 1,
             samples: 1,
