@@ -260,22 +260,22 @@ fn not_ok_lines(failed: &[&BandwidthResult]) -> Vec<String> {
         out.push_str(rest);
         out
     };
-    let mut groups: Vec<((TestId, Status, String), usize, &BandwidthResult)> = Vec::new();
+    // (count, first result) per test, status and reason shape, in order of appearance.
+    let mut groups: Vec<(usize, &BandwidthResult)> = Vec::new();
     let mut index: BTreeMap<(TestId, String, String), usize> = BTreeMap::new();
     for x in failed {
         let reason = shape(x.reason.as_deref().unwrap_or("no reason given"));
-        let key = (x.test, x.status.to_string(), reason.clone());
-        match index.get(&key) {
-            Some(&i) => groups[i].1 += 1,
-            None => {
-                index.insert(key, groups.len());
-                groups.push(((x.test, x.status, reason), 1, x));
-            }
-        }
+        let at = *index
+            .entry((x.test, x.status.to_string(), reason))
+            .or_insert_with(|| {
+                groups.push((0, x));
+                groups.len() - 1
+            });
+        groups[at].0 += 1;
     }
     groups
         .iter()
-        .map(|(_, count, first)| match count {
+        .map(|&(count, first)| match count {
             1 => line(first),
             n => format!("{n} cells like: {}", line(first)),
         })

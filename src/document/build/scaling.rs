@@ -76,40 +76,34 @@ fn curve(run: &ScalingRun, w: &str, id: &str) -> Option<Block> {
     .map(Block::Figure)
 }
 
-/// The rows of workload `w`, as `which` says.
 /// [`rows_table`] as blocks: above [`TABLE_MAX_ROWS`] rows, only those at a power of two GPUs
 /// and at the largest count, with a note naming scaling.csv.
 fn rows_blocks(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Vec<Block> {
-    let mut table = rows_table(run, w, id, which);
-    let n = table.rows.len();
+    let mut points = selected(run, w, which);
+    let n = points.len();
     if n <= TABLE_MAX_ROWS {
-        return vec![Block::Table(table)];
+        return vec![Block::Table(table_of(&points, id))];
     }
-    let largest = run
-        .rows
-        .iter()
-        .filter(|p| p.workload == w)
-        .map(|p| p.n_gpus)
-        .max()
-        .unwrap_or(0);
-    // The GPU count is the table's second column.
-    table.rows.retain(|row| {
-        row.get(1)
-            .and_then(|c| c.text.parse::<usize>().ok())
-            .is_some_and(|g| g.is_power_of_two() || g == largest)
-    });
-    table.rows.truncate(TABLE_MAX_ROWS);
-    let kept = table.rows.len();
+    let largest = points.iter().map(|p| p.n_gpus).max().unwrap_or(0);
+    points.retain(|p| p.n_gpus.is_power_of_two() || p.n_gpus == largest);
+    points.truncate(TABLE_MAX_ROWS);
     vec![
-        Block::Table(table),
+        Block::Table(table_of(&points, id)),
         Paragraph::note(format!(
-            "{kept} of {n} rows (at powers of two GPUs and the largest count); scaling.csv holds every row."
+            "{} of {n} rows (at powers of two GPUs and the largest count); scaling.csv holds every row.",
+            points.len()
         ))
         .into(),
     ]
 }
 
+/// The rows of workload `w`, as `which` says.
 fn rows_table(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Table {
+    table_of(&selected(run, w, which), id)
+}
+
+/// The points of workload `w` that `which` selects.
+fn selected<'a>(run: &'a ScalingRun, w: &str, which: Rows) -> Vec<&'a ScalingPoint> {
     let largest = run
         .rows
         .iter()
@@ -117,8 +111,7 @@ fn rows_table(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Table
         .map(|p| p.n_gpus)
         .max()
         .unwrap_or(0);
-    let rows = run
-        .rows
+    run.rows
         .iter()
         .filter(|p| p.workload == w)
         .filter(|p| match which {
@@ -126,6 +119,13 @@ fn rows_table(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Table
             Rows::InBox => !p.projected,
             Rows::Headline => !p.projected && (p.n_gpus.is_power_of_two() || p.n_gpus == largest),
         })
+        .collect()
+}
+
+/// One table row per point.
+fn table_of(points: &[&ScalingPoint], id: Option<&str>) -> Table {
+    let rows = points
+        .iter()
         .map(|p| {
             vec![
                 Cell::plain(p.mode.to_string()),
