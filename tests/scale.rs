@@ -215,3 +215,42 @@ fn bandwidth_csv_on_100_gpus_costs_about_what_the_run_without_it_costs() {
     let rows = std::fs::read_to_string(&csv).unwrap().lines().count();
     assert_eq!(rows, 1 + 100 * 99, "header and one row per ordered pair");
 }
+
+#[test]
+fn bandwidth_on_a_wide_machine_prints_a_screenful_not_every_pair() {
+    // 500 GPUs took 221 s (each matrix cell looked up by a scan of every result) and printed a
+    // 5,000-column matrix, 250,000 reason lines and warnings naming every GPU and pair.
+    let dir = tempfile::tempdir().unwrap();
+    let capture = write(dir.path(), "topo.txt", &topo_m(100));
+    let out = scalescope()
+        .args(["bench", "bandwidth", "--modeled", "--tests", "p2p_read_ce"])
+        .args(["--sizes", "64M", "--import"])
+        .arg(&capture)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("the 100 × 100 matrix is not printed above 72 GPUs"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("more cell(s) not measured"), "{stdout}");
+    assert!(stdout.contains("summary p2p_read_ce"), "{stdout}");
+    for line in stdout.lines().chain(stderr.lines()) {
+        assert!(
+            line.chars().count() < 400,
+            "a line of {} characters: {line:.200}",
+            line.len()
+        );
+    }
+    assert!(stdout.lines().count() < 40, "{stdout}");
+    // Each assumption once as a warning (and once in the backend's line), not again at the end.
+    assert_eq!(
+        stderr.matches("warning: assumed PCIe").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("for all 100 GPUs"), "{stderr}");
+}

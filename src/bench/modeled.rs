@@ -90,10 +90,14 @@ pub fn with_assumptions(topo: &Topology, assume: Assumptions) -> (Topology, Vec<
             }
         }
         let text = format!(
-            "PCIe Gen{} x{} for GPU {} (the topology does not give it; set --pcie gen5x16 or similar)",
+            "PCIe Gen{} x{} for {} (the topology does not give it; set --pcie gen5x16 or similar)",
             assume.pcie_gen,
             assume.pcie_width,
-            list(&missing_pcie)
+            if missing_pcie.len() == topo.gpus.len() && missing_pcie.len() > 8 {
+                format!("all {} GPUs", missing_pcie.len())
+            } else {
+                format!("GPU {}", crate::model::units::first_of(&missing_pcie, 8))
+            }
         );
         warnings.push(Warning::Assumption { text });
     }
@@ -114,7 +118,7 @@ pub fn with_assumptions(topo: &Topology, assume: Assumptions) -> (Topology, Vec<
         let text = format!(
             "{} GB/s per NVLink per direction for GPU pairs {} (the topology carries no link speeds)",
             assume.nvlink_gbps_per_link,
-            missing_nv.join(", ")
+            crate::model::units::first_of(&missing_nv, 8)
         );
         warnings.push(Warning::Assumption { text });
     }
@@ -302,13 +306,6 @@ impl Figure {
             ),
         }
     }
-}
-
-fn list(v: &[usize]) -> String {
-    v.iter()
-        .map(|i| i.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl Backend for ModeledBackend {

@@ -96,6 +96,17 @@ pub fn summarize(warnings: &[Warning], keep: usize) -> Vec<String> {
     out
 }
 
+/// The warnings still to show once a `bench` run is over: the model's assumptions were printed
+/// as they came (and stand in the backend's description), so they are not repeated.
+pub fn after_run(warnings: &[Warning]) -> Vec<String> {
+    let rest: Vec<Warning> = warnings
+        .iter()
+        .filter(|w| !matches!(w, Warning::Assumption { .. }))
+        .cloned()
+        .collect();
+    summarize(&rest, 3)
+}
+
 fn cv_of(w: &Warning) -> f64 {
     match w {
         Warning::HighVariance { cv, .. } => *cv,
@@ -106,6 +117,25 @@ fn cv_of(w: &Warning) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `bench bandwidth --modeled` printed each assumption three times: as it came, in the
+    /// backend's line and again after the run.
+    #[test]
+    fn after_run_leaves_out_the_assumptions_already_printed() {
+        let warnings = vec![
+            Warning::Assumption {
+                text: "PCIe Gen4 x16 for GPU 0".into(),
+            },
+            Warning::LinkBelowMax {
+                gpu: 1,
+                link: "Gen4 x8".into(),
+            },
+        ];
+        assert_eq!(
+            after_run(&warnings),
+            vec!["GPU 1: PCIe link runs below its maximum (Gen4 x8)".to_string()]
+        );
+    }
 
     fn noisy(bytes: u64, cv: f64) -> Warning {
         Warning::HighVariance {

@@ -140,7 +140,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         &mut |report| write_outputs(&args, report, &opts, &report.warnings),
     )?;
     write_outputs(&args, &report, &opts, &report.warnings)?;
-    for w in crate::bench::warning::summarize(&report.warnings, 3) {
+    for w in crate::bench::warning::after_run(&report.warnings) {
         eprintln!("warning: {w}");
     }
     let gpus = if opts.gpus.is_empty() {
@@ -237,46 +237,68 @@ fn value(r: &BandwidthResult) -> String {
     }
 }
 
+/// The most GPUs whose GPU × GPU square is printed: wider, a row no longer fits a screen (the
+/// documents' bound, `document::build::MATRIX_MAX_GPUS`); `--csv`/`--json` hold every pair.
+const TERMINAL_MATRIX_MAX_GPUS: usize = 72;
+/// The most per-pair lines (bidirectional splits, reasons) printed under one matrix.
+const TERMINAL_MAX_LINES: usize = 16;
+
 fn matrix(out: &mut String, cells: &[&&BandwidthResult], gpus: &[usize]) {
     let mut srcs: Vec<Endpoint> = Vec::new();
     let mut dsts: Vec<Endpoint> = Vec::new();
+    let mut seen_src = std::collections::HashSet::new();
+    let mut seen_dst = std::collections::HashSet::new();
+    let mut by_pair = std::collections::HashMap::with_capacity(cells.len());
     for c in cells {
-        if !srcs.contains(&c.src) {
+        if seen_src.insert(c.src) {
             srcs.push(c.src);
         }
-        if !dsts.contains(&c.dst) {
+        if seen_dst.insert(c.dst) {
             dsts.push(c.dst);
         }
+        by_pair.entry((c.src, c.dst)).or_insert(**c);
     }
     // P2P-style tests get the full GPU × GPU square.
     let gpu_square =
         srcs.iter().chain(&dsts).all(|e| e.gpu().is_some()) && cells.iter().any(|c| c.src != c.dst);
     if gpu_square {
-        srcs = gpus.iter().map(|&g| Endpoint::Gpu(g)).collect();
-        dsts = srcs.clone();
+        if gpus.len() > TERMINAL_MATRIX_MAX_GPUS {
+            let _ = writeln!(
+                out,
+                "  the {n} × {n} matrix is not printed above {TERMINAL_MATRIX_MAX_GPUS} GPUs: \
+                 --csv FILE or --json FILE holds all {} cells (or choose GPUs with --gpus)",
+                cells.len(),
+                n = gpus.len()
+            );
+        } else {
+            srcs = gpus.iter().map(|&g| Endpoint::Gpu(g)).collect();
+            dsts = srcs.clone();
+        }
     }
-    srcs.sort();
-    dsts.sort();
-    let _ = write!(out, "{:>10}", "src\\dst");
-    for d in &dsts {
-        let _ = write!(out, "{:>10}", d.to_string());
-    }
-    out.push('\n');
-    for s in &srcs {
-        let _ = write!(out, "{:>10}", s.to_string());
+    if !gpu_square || gpus.len() <= TERMINAL_MATRIX_MAX_GPUS {
+        srcs.sort();
+        dsts.sort();
+        let _ = write!(out, "{:>10}", "src\\dst");
         for d in &dsts {
-            let cell = cells
-                .iter()
-                .find(|c| c.src == *s && c.dst == *d)
-                .map_or_else(|| "—".to_string(), |c| value(c));
-            let _ = write!(out, "{cell:>10}");
+            let _ = write!(out, "{:>10}", d.to_string());
         }
         out.push('\n');
+        for s in &srcs {
+            let _ = write!(out, "{:>10}", s.to_string());
+            for d in &dsts {
+                let cell = by_pair
+                    .get(&(*s, *d))
+                    .map_or_else(|| "—".to_string(), |c| value(c));
+                let _ = write!(out, "{cell:>10}");
+            }
+            out.push('\n');
+        }
     }
-    for c in cells
+    let bidir: Vec<&&&BandwidthResult> = cells
         .iter()
         .filter(|c| c.fwd_gbps.is_some() && c.status == Status::Ok)
-    {
+        .collect();
+    for c in bidir.iter().take(TERMINAL_MAX_LINES) {
         let _ = writeln!(
             out,
             "  {}→{}: {:.1} + {}→{}: {:.1} = {:.1} GB/s total",
@@ -289,10 +311,27 @@ fn matrix(out: &mut String, cells: &[&&BandwidthResult], gpus: &[usize]) {
             c.median_gbps.unwrap_or_default()
         );
     }
-    for c in cells.iter().filter(|c| c.status != Status::Ok) {
+    more_lines(out, bidir.len(), "bidirectional split");
+    let reasons: Vec<&&&BandwidthResult> = cells
+        .iter()
+        .filter(|c| c.status != Status::Ok && c.reason.is_some())
+        .collect();
+    for c in reasons.iter().take(TERMINAL_MAX_LINES) {
         if let Some(reason) = &c.reason {
             let _ = writeln!(out, "  {}→{} {}: {reason}", c.src, c.dst, c.status);
         }
+    }
+    more_lines(out, reasons.len(), "cell(s) not measured, with the reason");
+}
+
+/// "… and N more …" under a list of per-pair lines cut at [`TERMINAL_MAX_LINES`].
+fn more_lines(out: &mut String, total: usize, what: &str) {
+    if total > TERMINAL_MAX_LINES {
+        let _ = writeln!(
+            out,
+            "  … and {} more {what} (--csv or --json holds them all)",
+            total - TERMINAL_MAX_LINES
+        );
     }
 }
 

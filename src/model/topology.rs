@@ -682,6 +682,16 @@ impl Topology {
     /// Position of the link `lo`–`hi` in `links` (binary search on sorted links, else a scan).
     fn link_pos(&self, a: usize, b: usize) -> Option<usize> {
         let key = (a.min(b), a.max(b));
+        // A normalized topology of GPUs 0..n holds every pair in order: the place is computed
+        // (a binary search per lookup was a fifth of modeling every pair of 1,000 GPUs).
+        let n = self.gpus.len();
+        if key.0 < key.1 && key.1 < n && self.links.len() == n * (n - 1) / 2 {
+            let (lo, hi) = key;
+            let i = lo * (2 * n - lo - 1) / 2 + (hi - lo - 1);
+            if self.links.get(i).is_some_and(|l| (l.a, l.b) == key) {
+                return Some(i);
+            }
+        }
         self.links
             .binary_search_by_key(&key, |l| (l.a, l.b))
             .ok()
@@ -690,6 +700,14 @@ impl Topology {
 
     /// Position of the P2P entry `a` → `b` in `p2p`.
     fn p2p_pos(&self, a: usize, b: usize) -> Option<usize> {
+        // As `link_pos`: every ordered pair of GPUs 0..n in order, the place is computed.
+        let n = self.gpus.len();
+        if a != b && a < n && b < n && self.p2p.len() == n * (n - 1) {
+            let i = a * (n - 1) + b - usize::from(b > a);
+            if self.p2p.get(i).is_some_and(|p| (p.a, p.b) == (a, b)) {
+                return Some(i);
+            }
+        }
         self.p2p
             .binary_search_by_key(&(a, b), |p| (p.a, p.b))
             .ok()
@@ -948,6 +966,35 @@ mod tests {
                 width_max: Some(width),
             },
             ..Default::default()
+        }
+    }
+
+    /// The computed places of `link`/`p2p` on a normalized topology agree with a scan, and a
+    /// topology whose GPUs are not 0..n (or whose lists are out of order) still finds its pairs.
+    #[test]
+    fn pair_lookups_agree_with_a_scan() {
+        for gpus in [vec![0, 1, 2, 3, 4], vec![0, 2, 5, 6], vec![3], vec![]] {
+            let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+            t.gpus = gpus.iter().map(|&i| gpu(i, 5, 16)).collect();
+            t.normalize();
+            for &a in &gpus {
+                for &b in &gpus {
+                    let link = t.links.iter().find(|l| (l.a, l.b) == (a.min(b), a.max(b)));
+                    let p2p = t.p2p.iter().find(|p| (p.a, p.b) == (a, b));
+                    assert_eq!(t.link(a, b).map(|l| (l.a, l.b)), link.map(|l| (l.a, l.b)));
+                    assert_eq!(t.p2p(a, b).map(|p| (p.a, p.b)), p2p.map(|p| (p.a, p.b)));
+                }
+            }
+            assert!(t.link(0, 99).is_none() && t.p2p(99, 0).is_none());
+            // Out of order (as a hand-built topology may be): still found.
+            t.links.reverse();
+            t.p2p.reverse();
+            for &a in &gpus {
+                for &b in gpus.iter().filter(|&&b| b != a) {
+                    assert_eq!(t.link(a, b).map(|l| (l.a, l.b)), Some((a.min(b), a.max(b))));
+                    assert_eq!(t.p2p(a, b).map(|p| (p.a, p.b)), Some((a, b)));
+                }
+            }
         }
     }
 

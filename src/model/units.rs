@@ -84,9 +84,29 @@ pub fn format_bytes(bytes: u64) -> String {
     }
 }
 
+/// The first `keep` of `items`, comma-separated, then "and N more" when there are more: a list
+/// that stays one readable line on a machine of a thousand GPUs.
+pub fn first_of<T: std::fmt::Display>(items: &[T], keep: usize) -> String {
+    let shown: Vec<String> = items.iter().take(keep).map(T::to_string).collect();
+    match items.len().saturating_sub(keep) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The assumption warnings of a 1,000-GPU capture listed every GPU and pair (40 KB lines).
+    #[test]
+    fn first_of_names_a_few_and_counts_the_rest() {
+        assert_eq!(first_of(&[1, 2, 3], 8), "1, 2, 3");
+        assert_eq!(first_of(&[1, 2, 3], 3), "1, 2, 3");
+        let many: Vec<usize> = (0..1000).collect();
+        assert_eq!(first_of(&many, 2), "0, 1 and 998 more");
+        assert_eq!(first_of::<usize>(&[], 2), "");
+    }
 
     /// "at 1 samples" was printed for a batch of one.
     #[test]

@@ -326,11 +326,7 @@ pub(super) fn read_matrix(
             format!(
                 "no row for {} (the header on line {header_line} has columns {}): expected one \
                  row per GPU column, found {found}",
-                if missing.len() > 8 {
-                    format!("{} and {} more", missing[..8].join(", "), missing.len() - 8)
-                } else {
-                    missing.join(", ")
-                },
+                crate::model::units::first_of(&missing, 8),
                 column_list(&matrix.columns)
             ),
         ));
