@@ -9,10 +9,32 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a FIFO, pipe or device may stay silent before reading it is given up.
 pub const STALL: Duration = Duration::from_secs(5);
+
+/// A shorter [`STALL`] set by the hidden `--test-stall-ms` (0: none), so that fuzzing many
+/// silent FIFOs takes minutes instead of an hour.
+static TEST_STALL_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Shortens the wait for a silent FIFO, pipe or device to `limit` (test hook; never longer
+/// than [`STALL`]).
+pub fn shorten_stall_for_tests(limit: Duration) {
+    let ms = u64::try_from(limit.min(STALL).as_millis())
+        .unwrap_or(0)
+        .max(1);
+    TEST_STALL_MS.store(ms, Ordering::Relaxed);
+}
+
+/// The wait in force: [`STALL`] unless a test shortened it.
+fn stall() -> Duration {
+    match TEST_STALL_MS.load(Ordering::Relaxed) {
+        0 => STALL,
+        ms => Duration::from_millis(ms),
+    }
+}
 
 /// Why an input file could not be read. The path is the caller's to name.
 #[derive(Debug, thiserror::Error)]
@@ -27,7 +49,7 @@ pub enum InputError {
         max: u64,
     },
     /// A FIFO, pipe or device sent nothing for [`STALL`].
-    #[error("{kind} sent nothing for {} s (nothing is writing to it?)", STALL.as_secs())]
+    #[error("{kind} sent nothing for {} s (nothing is writing to it?)", stall().as_secs_f64())]
     Stalled {
         /// "FIFO", "pipe", "device", "socket".
         kind: &'static str,
@@ -126,7 +148,7 @@ fn read_polled(source: &impl AsRawFd, max: u64, kind: &'static str) -> Result<Ve
     let mut chunk = vec![0u8; 64 << 10];
     let mut last = Instant::now();
     loop {
-        let left = STALL.saturating_sub(last.elapsed());
+        let left = stall().saturating_sub(last.elapsed());
         if left.is_zero() {
             return Err(InputError::Stalled { kind });
         }

@@ -48,6 +48,9 @@ fn main() {
             std::process::exit(cli::EXIT_INPUT);
         }
     };
+    if let Some(ms) = cli.remote.test_stall_ms {
+        scalescope::input::shorten_stall_for_tests(std::time::Duration::from_millis(ms));
+    }
     if cli.opens_gui() {
         if let Err(e) = cli::check_reports(&cli.reports) {
             fail(e);

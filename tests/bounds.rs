@@ -120,6 +120,29 @@ fn a_fifo_nothing_writes_to_ends_every_command_in_seconds() {
     });
 }
 
+/// The hidden `--test-stall-ms` (for the fuzz campaign's silent FIFOs) shortens the wait and
+/// says so in the error; without it the wait is the documented 5 s.
+#[test]
+fn the_stall_hook_shortens_the_wait_for_a_silent_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("fifo");
+    mkfifo(&p);
+    let _writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&p)
+        .unwrap();
+    let f = p.display().to_string();
+    let r = run(&["topo", "--import", &f, "--test-stall-ms", "300"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("FIFO sent nothing for 0.3 s"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.took < Duration::from_secs(4), "took {:?}", r.took);
+}
+
 #[test]
 fn dev_zero_ends_every_command_in_seconds() {
     every_command_refuses(|_, _| (PathBuf::from("/dev/zero"), "/dev/zero".into()));

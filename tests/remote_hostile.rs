@@ -285,3 +285,51 @@ fn a_silent_server_or_an_unreadable_topology_ends_in_bounded_time() {
     assert!(err.contains("cannot read"), "{err}");
     assert!(took < Duration::from_secs(15), "{took:?}");
 }
+
+/// A server that says a thing twice is refused: a flood of one repeated result line made a
+/// 2-GPU `--bench` hold 86,671 bandwidth results and print its stage line thousands of times,
+/// past the 10 s limit. An honest agent's full `--bench` (every stage) passes the same check.
+#[test]
+fn a_server_that_repeats_results_or_stages_is_refused_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = |out: &str| {
+        vec![
+            "--bench".to_string(),
+            "--modeled".into(),
+            "--quick".into(),
+            "--catalog".into(),
+            "h200-2x-sxm".into(),
+            "--out".into(),
+            dir.path().join(out).display().to_string(),
+        ]
+    };
+    let honest = server(dir.path(), "| cat");
+    let args = bench("honest");
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (o, _) = client(dir.path(), &honest, &refs);
+    let (_, err) = clean(&o);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{err}");
+    // Each bandwidth result line, and each stage's end, sent 5,000 times.
+    for (what, pattern) in [
+        ("a bandwidth result", "\"event\":\"bandwidth\""),
+        ("the end of stage", "\"done\":true"),
+    ] {
+        let s = server(
+            dir.path(),
+            &format!(
+                "| while IFS= read -r l; do n=1; case \"$l\" in *'{pattern}'*) n=5000;; esac; \
+                 while [ $n -gt 0 ]; do printf '%s\\n' \"$l\"; n=$((n-1)); done; done"
+            ),
+        );
+        let args = bench(what);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (o, took) = client(dir.path(), &s, &refs);
+        let (_, err) = clean(&o);
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        assert!(
+            err.contains("the agent broke the protocol") && err.contains(what),
+            "{what}: {err}"
+        );
+        assert!(took < Duration::from_secs(10), "{what}: took {took:?}");
+    }
+}

@@ -124,6 +124,10 @@ pub struct RemoteArgs {
         requires = "remote"
     )]
     pub test_silence_limit_ms: Option<u64>,
+    /// Test hook: give up on a FIFO, pipe or device named as an input after MS milliseconds of
+    /// silence instead of 5 s, so that fuzzing many silent FIFOs ends quickly. Hidden.
+    #[arg(long, value_name = "MS", global = true, hide = true)]
+    pub test_stall_ms: Option<u64>,
 }
 
 impl RemoteArgs {

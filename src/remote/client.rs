@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{FromAgent, MAX_LINE, MachineHello, PROTOCOL_VERSION, ToAgent, line};
 use crate::job::{Event, Job, JobError, Target};
-use crate::model::Topology;
 use crate::model::validate::quoted;
+use crate::model::{Endpoint, Topology};
 use crate::report::Report;
 
 /// What runs on the server when no `--remote-command` is given: scalescope from PATH, else the
@@ -460,6 +460,7 @@ impl Client {
         })?;
         let mut cancel_sent = false;
         let mut events = 0;
+        let mut order = EventOrder::default();
         let mut heard = Instant::now();
         loop {
             if cancel.load(Ordering::Relaxed) && !cancel_sent {
@@ -494,6 +495,17 @@ impl Client {
             }
             match self.message(v)? {
                 FromAgent::Event { event, .. } => {
+                    if let Err(why) = order.admit(&event) {
+                        let mut err = JobError::machine(format!(
+                            "{}: the agent broke the protocol: {why}",
+                            self.host
+                        ));
+                        if events > 0 {
+                            err.message
+                                .push_str(&format!(" — the {events} event(s) before it are kept"));
+                        }
+                        return Err(err);
+                    }
                     events += 1;
                     sink(&event);
                 }
@@ -518,6 +530,69 @@ impl Client {
                 _ => {}
             }
         }
+    }
+}
+
+/// What a job's events have said so far, to hold a server to saying each thing once: a job
+/// starts once, a stage begins and ends once, a result cell arrives once (a scaling or health
+/// section replaces the one before, so it may come again). A server that repeats them (a 2-GPU run sent 86,671 bandwidth results, each
+/// repeat printing its stage's line again) is refused instead of followed.
+#[derive(Default)]
+struct EventOrder {
+    started: bool,
+    stages: std::collections::HashSet<(crate::job::Stage, bool)>,
+    bandwidth: std::collections::HashSet<(crate::model::TestId, Endpoint, Endpoint, u64)>,
+    collectives: std::collections::HashSet<String>,
+}
+
+impl EventOrder {
+    /// `Ok` when `e` says something new; else what it repeats.
+    fn admit(&mut self, e: &Event) -> Result<(), String> {
+        let fresh = match e {
+            Event::Started { .. } => !std::mem::replace(&mut self.started, true),
+            Event::Stage { stage, done, .. } => self.stages.insert((*stage, *done)),
+            Event::Bandwidth { results, .. } => results
+                .iter()
+                .all(|r| self.bandwidth.insert((r.test, r.src, r.dst, r.bytes))),
+            Event::Collectives { results, .. } => results.iter().all(|r| {
+                self.collectives.insert(format!(
+                    "{:?} {:?} {:?} {} {:?} {}",
+                    r.op, r.algo, r.gpus, r.bytes, r.dtype, r.in_place
+                ))
+            }),
+            Event::Scaling { .. }
+            | Event::Health { .. }
+            | Event::Progress { .. }
+            | Event::Warning { .. }
+            | Event::Note { .. } => true,
+        };
+        if fresh {
+            Ok(())
+        } else {
+            Err(format!("it sent {} a second time", event_name(e)))
+        }
+    }
+}
+
+/// An event as the protocol names it, for an error.
+fn event_name(e: &Event) -> String {
+    match e {
+        Event::Started { .. } => "the job's start".into(),
+        Event::Stage { stage, done, .. } => format!(
+            "the {} of stage {}",
+            if *done { "end" } else { "start" },
+            serde_json::to_value(stage)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        ),
+        Event::Bandwidth { .. } => "a bandwidth result".into(),
+        Event::Collectives { .. } => "a collectives result".into(),
+        Event::Scaling { .. }
+        | Event::Health { .. }
+        | Event::Progress { .. }
+        | Event::Warning { .. }
+        | Event::Note { .. } => "an event".into(),
     }
 }
 
