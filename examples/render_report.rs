@@ -52,6 +52,7 @@ fn modeled(id: &str) -> anyhow::Result<scalescope::report::Report> {
             modeled: true,
             nccl_lib: None,
             python: None,
+            pricing: None,
         },
     };
     let mut r = job::run(&job, &AtomicBool::new(false), &mut |_| {})?;

@@ -51,7 +51,7 @@ fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
         // the window. Its steps spread, so the script grew the window to 21.4 s.
         result("weak", 1, 8.0, 377.0, "376.0,377.0,378.0,377.5,376.5").replace(
             r#""profile""#,
-            r#""host_ms":360.0,"host_micro_batch":1,"host_seq_len":512,"host_probe_us":950.0,"host_probes":14,"host_floor_probe_us":1000.0,"window_s":21.4,"extended":true,"profile""#,
+            r#""host_ms":360.0,"host_micro_batch":1,"host_seq_len":512,"host_probe_us":950.0,"host_probes":14,"host_floor_probe_us":1000.0,"window_s":21.4,"extended":true,"window_steps":4,"window_t":[1764147000.5,1764147002.5],"window_wall_s":2.0,"energy_mj":[[null,null]],"power_mw":[[300000,500000]],"idle_mw":[null],"power_limit_mw":[700000],"profile""#,
         ),
         result("strong", 1, 64.0, 2971.0, "2970.0,2971.0,2972.0,2971.5,2970.5"),
         r#"{"event":"done"}"#.to_string(),
@@ -331,4 +331,71 @@ fn one_gpu_still_runs_the_probe_for_its_rates() {
     let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
     assert_eq!(run.probe.as_ref().map(|p| p.copy_gbps), Some(4128.9));
     assert_eq!(run.rows.len(), 2);
+}
+
+/// NVML's readings in a result line become energy figures: the counter where every GPU has one,
+/// power readings (labeled) where one has none, nothing (never 0) where a GPU gave no figure.
+#[test]
+fn energy_readings_become_energy_figures() {
+    let two = [
+        // 2 GPUs, 10 steps in 4 s, each GPU's counter 1,600 J: 3,200 J.
+        result("weak", 2, 8.0, 395.0, "395.0").replace(
+            r#""profile""#,
+            r#""window_steps":10,"window_t":[1764147100.0,1764147104.0],"window_wall_s":4.0,"energy_mj":[[1000000,2600000],[5000000,6600000]],"power_mw":[[390000,410000],[390000,410000]],"idle_mw":[70000,74000],"power_limit_mw":[700000,700000],"profile""#,
+        ),
+        // GPU 1 gave no figure at all.
+        result("strong", 2, 32.0, 1508.0, "1508.0").replace(
+            r#""profile""#,
+            r#""window_steps":3,"window_t":[1764147200.0,1764147204.5],"window_wall_s":4.5,"energy_mj":[[1000,2000000],[null,null]],"power_mw":[[400000,400000],[null,null]],"idle_mw":[70000,null],"power_limit_mw":[700000,null],"profile""#,
+        ),
+        r#"{"event":"done"}"#.to_string(),
+    ];
+    let on_two = two
+        .iter()
+        .map(|l| format!("echo '{l}'"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\nexit 0";
+    let (_, run) = run_with(&on_two, Duration::from_secs(60));
+    let w2 = row(&run, 2, Mode::Weak);
+    assert_eq!(w2.energy_j_per_step, Some(320.0));
+    assert_eq!(w2.watts_per_gpu, Some(400.0));
+    assert!((w2.samples_per_joule.unwrap() - 16.0 * 10.0 / 3200.0).abs() < 1e-12);
+    assert_eq!(
+        w2.energy_basis,
+        Some(scalescope::model::energy::EnergyBasis::Counter)
+    );
+    assert_eq!(w2.energy_window_unix_s, Some([1764147100.0, 1764147104.0]));
+    assert!(
+        w2.basis
+            .contains("energy 320.0 J per step over 10 steps in 4.0 s, 400 W per GPU (NVML energy counter; 72 W per GPU before the run)"),
+        "{}",
+        w2.basis
+    );
+    // No counter: the power readings' mean × the window, labeled.
+    let w1 = row(&run, 1, Mode::Weak);
+    assert_eq!(w1.energy_j_per_step, Some(200.0));
+    assert_eq!(
+        w1.energy_basis,
+        Some(scalescope::model::energy::EnergyBasis::PowerReadings)
+    );
+    assert!(w1.basis.contains("NVML power readings"), "{}", w1.basis);
+    // A GPU without any figure: no energy (not a sum that leaves it out), and why.
+    let s2 = row(&run, 2, Mode::Strong);
+    assert_eq!((s2.energy_j_per_step, s2.samples_per_joule), (None, None));
+    assert!(
+        s2.basis
+            .contains("energy not measured: rank 1: NVML gave no energy or power reading"),
+        "{}",
+        s2.basis
+    );
+    // An older script's line (no readings) says so.
+    let s1 = row(&run, 1, Mode::Strong);
+    assert_eq!(s1.watts_per_gpu, None);
+    assert!(
+        s1.basis
+            .contains("energy not measured: the script gave no window for energy"),
+        "{}",
+        s1.basis
+    );
 }

@@ -551,6 +551,7 @@ fn the_agent_runs_nothing_the_command_line_would_refuse() {
             modes: vec![Mode::Weak],
             max_gpus: 8,
             measure: None,
+            pricing: None,
         };
         requests.push(format!(
             r#"{{"type":"run","id":{i},"job":{}}}"#,

@@ -32,6 +32,15 @@ grows, in batches sized to end near noisy_measure_s (at most 4 × max_steps step
 median covers more than one of the host's fast or slow spells (the result says so: window_s,
 extended).
 
+Energy: each rank reads its GPU's NVML total-energy counter (mJ) and power (mW) through ctypes
+(libnvidia-ml.so.1, no extra package) once when the script starts (idle_mw, before the model is
+built), and at the start and the end of the measured window, after synchronizing; the result
+carries every rank's raw readings (energy_mj, power_mw as [start, end], idle_mw,
+power_limit_mw), the wall-clock window (window_t: Unix seconds, for a sampler run beside it) and
+how many steps ran in it (window_steps: timed steps and the untimed refills). scalescope turns
+them into joules (a counter that went backwards is refused, a missing counter falls back to the
+power readings, labeled so). A GPU NVML cannot read gives nulls, never zeros.
+
 Host: at world size 1 each mode is also timed at a sixteenth of the micro-batch's work (the "host
 floor": 16 times fewer samples, or shorter sequences where a language model's micro-batch has
 fewer than 16; host_micro_batch, host_seq_len): the same kernels are launched, but they take
@@ -49,6 +58,7 @@ since the slowest host sets a synchronous step).
 
 import argparse
 import contextlib
+import ctypes
 import json
 import math
 import os
@@ -348,6 +358,57 @@ class Timer:
             self.torch.cuda.synchronize()
 
 
+class Energy:
+    """This rank's GPU through NVML: the total-energy counter (mJ) and power (mW), or None for
+    what this GPU or driver does not give (no NVML at all: every reading None)."""
+
+    def __init__(self, torch, device, cuda):
+        self.lib = self.handle = None
+        if not cuda:
+            return
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() != 0:
+                return
+            handle = ctypes.c_void_p()
+            uuid = str(torch.cuda.get_device_properties(device).uuid)
+            for name in (uuid, "GPU-" + uuid):
+                if lib.nvmlDeviceGetHandleByUUID(name.encode(), ctypes.byref(handle)) == 0:
+                    self.lib, self.handle = lib, handle
+                    return
+        except (OSError, AttributeError):
+            pass
+
+    def _read(self, fn, kind):
+        if self.lib is None:
+            return None
+        v = kind()
+        try:
+            if getattr(self.lib, fn)(self.handle, ctypes.byref(v)) != 0:
+                return None
+        except AttributeError:
+            return None
+        return int(v.value)
+
+    def energy_mj(self):
+        return self._read("nvmlDeviceGetTotalEnergyConsumption", ctypes.c_ulonglong)
+
+    def power_mw(self):
+        return self._read("nvmlDeviceGetPowerUsage", ctypes.c_uint)
+
+    def limit_mw(self):
+        return self._read("nvmlDeviceGetEnforcedPowerLimit", ctypes.c_uint)
+
+
+def gather(torch, dist, value):
+    """Every rank's `value` (any JSON-able object), in rank order."""
+    if WORLD == 1:
+        return [value]
+    out = [None] * WORLD
+    dist.all_gather_object(out, value)
+    return out
+
+
 def agree(torch, dist, value, device):
     """rank 0's integer, on every rank (DDP must run the same number of steps everywhere)."""
     if WORLD == 1:
@@ -396,6 +457,9 @@ def main():
             v["transformers"] = None
         return v
 
+    energy = Energy(torch, device, cuda)
+    # Before the model is built: the GPU as the run found it (idle unless something else runs).
+    idle_mw = energy.power_mw()
     gpu = torch.cuda.get_device_name(device) if cuda else "cpu"
     emit("hello", workload=spec.get("workload"), world_size=WORLD, gpu=gpu, device=str(device),
          **versions())
@@ -493,6 +557,10 @@ def main():
             phase = "measure"
             emit("progress", phase=phase, mode=mode, steps=steps)
             records = []
+            refills = 0
+            timer.sync()
+            window_t0 = time.time()
+            e0, p0 = energy.energy_mj(), energy.power_mw()
             t_measure = time.perf_counter()
             extended = False
             # A noisy window grows (rank 0 decides how many more steps; 0 = stop) until
@@ -523,6 +591,7 @@ def main():
                             agree(torch, dist, 0, device)
                         if refill:
                             step(acc, None)
+                            refills += 1
                     marks = [("start", timer.mark())]
                     step(acc, marks)
                     records.append(marks)
@@ -543,7 +612,11 @@ def main():
                 extended = True
                 emit("progress", phase=phase, mode=mode, steps=len(records) + chunk, extended=True)
             window_s = time.perf_counter() - t_measure
+            e1, p1 = energy.energy_mj(), energy.power_mw()
+            window_t1 = time.time()
             steps = len(records)
+            power = gather(torch, dist, {"energy_mj": [e0, e1], "power_mw": [p0, p1],
+                                         "idle_mw": idle_mw, "limit_mw": energy.limit_mw()})
             rows = []
             for marks in records:
                 fwd = bwd = 0.0
@@ -609,7 +682,12 @@ def main():
                  opt_ms=stats([r[3] for r in mine])["median"],
                  samples_per_s=samples / (s["median"] / 1e3),
                  peak_mem_gib=max(p for p in peaks if p is not None) if cuda else None,
-                 reserved_gib=reserved, params=params, model=w.impl, profile=prof, **host)
+                 reserved_gib=reserved, params=params, model=w.impl, profile=prof,
+                 window_steps=steps + refills, window_t=[window_t0, window_t1],
+                 window_wall_s=window_t1 - window_t0,
+                 energy_mj=[r["energy_mj"] for r in power], power_mw=[r["power_mw"] for r in power],
+                 idle_mw=[r["idle_mw"] for r in power], power_limit_mw=[r["limit_mw"] for r in power],
+                 **host)
         emit("done")
         return 0
     except Exception as e:  # noqa: BLE001 - every failure becomes one JSON line

@@ -7,6 +7,7 @@ mod copy_kernel;
 mod drive;
 pub mod interrupt;
 pub mod output;
+mod price;
 mod scaling;
 mod suite;
 mod topo_table;
@@ -76,6 +77,8 @@ pub struct Cli {
     /// SCALESCOPE_PYTHON, python3).
     #[arg(long, value_name = "PATH", requires = "bench")]
     pub python: Option<PathBuf>,
+    #[command(flatten)]
+    pub price: price::PriceArgs,
     /// Reports (report.json) to open in the desktop app.
     #[arg(value_name = "REPORT.json")]
     pub reports: Vec<PathBuf>,
@@ -498,7 +501,13 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             nccl_lib: cli.nccl_lib,
             python: cli.python,
             remote: cli.remote,
+            pricing: cli.price.pricing()?,
         });
+    }
+    if cli.price.pricing()?.is_some() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "prices (--price-per-gpu-hour, --capex-per-node, …) cost the scaling rows of --bench or `bench scaling`"
+        )));
     }
     if matches!(cli.catalog, Some(None)) {
         return print_catalog();

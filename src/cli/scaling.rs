@@ -79,6 +79,8 @@ pub struct ScalingArgs {
     /// Model a catalog or imported machine (with --catalog/--import).
     #[arg(long)]
     pub modeled: bool,
+    #[command(flatten)]
+    pub price: super::price::PriceArgs,
 }
 
 /// `--max-gpus N`: a whole number of GPUs from 1 to [`MAX_GPUS_LIMIT`].
@@ -146,6 +148,7 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         modes,
         max_gpus: args.max_gpus,
         measure,
+        pricing: args.price.pricing()?,
     };
     // Only a measured run is long enough to keep what finished along the way.
     let report =
@@ -264,9 +267,27 @@ pub fn render(run: &ScalingRun) -> String {
                     r.calibration.map_or("—", |c| c.id())
                 );
             }
+            // Energy and cost columns only where the run has them.
+            let energy = rows.iter().any(|r| r.samples_per_joule.is_some());
+            let cost = run.pricing.is_some();
+            let extra = |w: Option<String>, spj: Option<String>, c: Option<String>| {
+                let mut e = String::new();
+                if energy {
+                    let _ = write!(
+                        e,
+                        " {:>7} {:>10}",
+                        w.unwrap_or_default(),
+                        spj.unwrap_or_default()
+                    );
+                }
+                if cost {
+                    let _ = write!(e, " {:>10}", c.unwrap_or_default());
+                }
+                e
+            };
             let _ = writeln!(
                 s,
-                "{:>6} {:>8} {:>8} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
+                "{:>6} {:>8} {:>8} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
                 "GPUs",
                 "global",
                 "per GPU",
@@ -278,7 +299,12 @@ pub fn render(run: &ScalingRun) -> String {
                 "bound",
                 "source",
                 "error",
-                "uncal"
+                "uncal",
+                extra(
+                    Some("W/GPU".into()),
+                    Some("samples/J".into()),
+                    Some("cost/M".into())
+                )
             );
             for r in rows {
                 let src = match (r.source, r.projected) {
@@ -292,7 +318,7 @@ pub fn render(run: &ScalingRun) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "{:>6} {:>8.0} {:>8.2} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}",
+                    "{:>6} {:>8.0} {:>8.2} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
                     r.n_gpus,
                     r.global_batch,
                     r.per_gpu_batch,
@@ -305,6 +331,11 @@ pub fn render(run: &ScalingRun) -> String {
                     src,
                     r.error_cell(),
                     r.uncalibrated_error_cell(),
+                    extra(
+                        Some(f(r.watts_per_gpu, 0)),
+                        Some(f(r.samples_per_joule, 2)),
+                        Some(f(r.cost_per_million_samples, 2))
+                    ),
                 );
                 if r.step_time_ms.is_none() && !r.basis.is_empty() {
                     let _ = writeln!(s, "       ({})", r.basis);
@@ -319,6 +350,25 @@ pub fn render(run: &ScalingRun) -> String {
             "\nerror: (model − measured) ÷ measured step time, the model calibrated by this run's 1-GPU steps \
              (cal.: the step it is calibrated from, no error to report); \
              uncal: the model with catalog figures only (no step measured here; this machine's probe rates and host speed)"
+        );
+    }
+    if run.rows.iter().any(|r| r.samples_per_joule.is_some()) {
+        let _ = writeln!(
+            s,
+            "W/GPU, samples/J: measured rows, the GPUs' energy over the timed steps (NVML; the rows' basis says how)"
+        );
+    }
+    if let Some(p) = &run.pricing {
+        let _ = writeln!(
+            s,
+            "cost/M: cost of a million samples, {}{}",
+            p.describe(),
+            match p {
+                crate::scaling::cost::Pricing::Ownership { .. } =>
+                    "; only rows with a measured power per GPU",
+                crate::scaling::cost::Pricing::Rental { .. } =>
+                    "; modeled rows' cost is modeled too",
+            }
         );
     }
     if run.rows.iter().any(|r| r.fits == Some(false)) {

@@ -53,6 +53,8 @@ pub struct SuiteArgs {
     pub python: Option<PathBuf>,
     /// Run on a server instead of here (files are written here).
     pub remote: super::RemoteArgs,
+    /// Prices the scaling rows are costed at.
+    pub pricing: Option<crate::scaling::cost::Pricing>,
 }
 
 fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
@@ -421,6 +423,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             modeled: args.modeled,
             nccl_lib: args.nccl_lib.clone(),
             python: args.python.clone(),
+            pricing: args.pricing,
         },
     };
     let report = drive(

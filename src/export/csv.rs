@@ -262,6 +262,11 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
         "memory_gib_per_gpu",
         "fits",
         "calibration",
+        "energy_j_per_step",
+        "watts_per_gpu",
+        "samples_per_joule",
+        "energy_basis",
+        "cost_per_million_samples",
         "basis",
     ]);
     w.write_record(&header)?;
@@ -288,6 +293,11 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
             cell_f(r.memory_gib_per_gpu, 2),
             cell(r.fits.map(|f| if f { "true" } else { "false" })),
             cell(r.calibration.map(|c| c.id())),
+            cell_f(r.energy_j_per_step, 3),
+            cell_f(r.watts_per_gpu, 1),
+            cell_f(r.samples_per_joule, 4),
+            cell(r.energy_basis.map(|b| b.id())),
+            cell_f(r.cost_per_million_samples, 4),
             r.basis.clone(),
         ])?;
     }

@@ -35,6 +35,7 @@ use crate::model::{
 use crate::report::{
     BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection, StageInFlight,
 };
+use crate::scaling::cost::Pricing;
 use crate::scaling::run::MeasureOptions;
 use crate::scaling::{Mode, Workload};
 use crate::topology::{TopologyError, catalog, live, smi_query};
@@ -149,6 +150,9 @@ pub struct SuiteOptions {
     pub nccl_lib: Option<PathBuf>,
     /// Python with PyTorch for the framework runs of `--full`.
     pub python: Option<PathBuf>,
+    /// Prices for the scaling rows' cost per million samples (none: no cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pricing: Option<Pricing>,
 }
 
 /// What to run, and on which machine.
@@ -189,6 +193,9 @@ pub enum Job {
         /// `None`: modeled; else measured on the target's GPUs with these options.
         #[serde(default)]
         measure: Option<MeasureOptions>,
+        /// Prices for the rows' cost per million samples (none: no cost).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pricing: Option<Pricing>,
     },
     /// The health check (`scalescope check`): modeled for captures and catalog machines.
     Check {
@@ -225,6 +232,15 @@ impl Job {
             Self::Scaling { .. } => "scaling",
             Self::Check { .. } => "check",
             Self::Suite { .. } => "suite",
+        }
+    }
+
+    /// The prices a scaling or suite job costs its rows with.
+    pub fn pricing(&self) -> Option<Pricing> {
+        match self {
+            Self::Scaling { pricing, .. } => *pricing,
+            Self::Suite { options, .. } => options.pricing,
+            _ => None,
         }
     }
 
@@ -434,6 +450,8 @@ pub(crate) struct Ctx<'a> {
     pub cancel: &'a AtomicBool,
     hooks: TestHooks,
     sink: &'a mut dyn FnMut(&Event),
+    /// The job's prices: every scaling section sent carries its rows' costs.
+    pub pricing: Option<Pricing>,
 }
 
 impl Ctx<'_> {
@@ -492,6 +510,7 @@ pub fn run_with(
         cancel,
         hooks,
         sink,
+        pricing: job.pricing(),
     };
     ctx.emit(Event::Started {
         machine: Box::new(machine_info(&topo, &job.preset())),

@@ -301,11 +301,18 @@ fn scaling_source(run: &ScalingRun) -> Source {
     }
 }
 
+/// Sends the run so far, its rows costed at the job's prices (if any) in nodes of the
+/// machine's GPU count.
 fn emit_scaling(ctx: &mut Ctx<'_>, run: &ScalingRun) {
+    let mut run = run.clone();
+    if let Some(p) = ctx.pricing {
+        crate::scaling::cost::apply(&mut run.rows, &p, ctx.report.topology.gpus.len());
+        run.pricing = Some(p);
+    }
     ctx.emit(Event::Scaling {
         section: Box::new(ScalingSection {
-            source: scaling_source(run),
-            run: run.clone(),
+            source: scaling_source(&run),
+            run,
         }),
     });
 }

@@ -60,9 +60,11 @@ impl Job {
                 gpus: list,
                 workloads,
                 max_gpus,
+                pricing,
                 ..
             } => {
                 gpus(list)?;
+                prices(pricing.as_ref())?;
                 if !(1..=MAX_GPUS_LIMIT).contains(max_gpus) {
                     return Err(format!(
                         "max_gpus: {max_gpus} is out of range (1 to {MAX_GPUS_LIMIT})"
@@ -91,9 +93,35 @@ impl Job {
                     .validate()
                     .map_err(|e| format!("thresholds: {e}"))
             }
-            Job::Suite { options, .. } => gpus(&options.gpus),
+            Job::Suite { options, .. } => {
+                gpus(&options.gpus)?;
+                prices(options.pricing.as_ref())
+            }
         }
     }
+}
+
+/// Prices as the command line would have taken them (a job from elsewhere is held to the same).
+fn prices(p: Option<&crate::scaling::cost::Pricing>) -> Result<(), String> {
+    use crate::scaling::cost::{Pricing, check_figure};
+    match p {
+        None => Ok(()),
+        Some(Pricing::Rental { per_gpu_hour }) => {
+            check_figure("--price-per-gpu-hour", *per_gpu_hour).map(drop)
+        }
+        Some(Pricing::Ownership {
+            capex_per_node,
+            years,
+            per_kwh,
+            pue,
+        }) => {
+            check_figure("--capex-per-node", *capex_per_node)?;
+            check_figure("--years", *years)?;
+            check_figure("--power-price-per-kwh", *per_kwh)?;
+            check_figure("--pue", *pue).map(drop)
+        }
+    }
+    .map_err(|e| format!("pricing: {e}"))
 }
 
 fn target(t: &Target) -> Result<(), String> {
@@ -193,6 +221,7 @@ mod tests {
             modes: vec![Mode::Weak],
             max_gpus: 8,
             measure: None,
+            pricing: None,
         }
     }
 

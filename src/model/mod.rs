@@ -7,6 +7,7 @@
 mod bandwidth;
 mod collective;
 pub mod efficiency;
+pub mod energy;
 mod fault;
 mod linkrate;
 mod machine_state;

@@ -6,9 +6,11 @@
 //! [`framework`] runs the workload's real training step with PyTorch (DDP/FSDP under torchrun):
 //! the measured truth, whose 1-GPU step calibrates the model ([`calibrate`]); [`memory`] says
 //! whether a step fits the GPU; [`proxy`] runs synthetic steps (cuBLAS GEMMs + NCCL all-reduce)
-//! on machines without PyTorch. Formulas and sources: docs/SCALING.md.
+//! on machines without PyTorch; [`cost`] turns throughput and power into cost per million
+//! samples at the user's prices. Formulas and sources: docs/SCALING.md.
 
 pub mod calibrate;
+pub mod cost;
 pub mod curve;
 pub mod framework;
 pub mod memory;

@@ -480,6 +480,26 @@ pub struct ScalingPoint {
     /// transferred or utilization.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<CalibrationKind>,
+    /// The GPUs' energy per step, J (all GPUs): measured rows, from NVML over the timed window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j_per_step: Option<f64>,
+    /// Mean power per GPU over the timed window, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watts_per_gpu: Option<f64>,
+    /// Samples trained per joule of GPU energy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_per_joule: Option<f64>,
+    /// Where the energy figures come from (the energy counter, or power readings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_basis: Option<crate::model::energy::EnergyBasis>,
+    /// The timed window the energy is of, Unix seconds (start, end): a sampler run beside the
+    /// job can integrate the same seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_window_unix_s: Option<[f64; 2]>,
+    /// What a million samples cost at the prices the user stated (`crate::scaling::cost`);
+    /// `None` without prices, or where the row has no throughput (or no power, for ownership).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_per_million_samples: Option<f64>,
     /// What fed the figures (rates, curves), or why a row is empty.
     pub basis: String,
 }
@@ -535,6 +555,12 @@ impl ScalingPoint {
             model_error_uncalibrated: None,
             calibration_point: false,
             memory_gib_per_gpu: None,
+            energy_j_per_step: None,
+            watts_per_gpu: None,
+            samples_per_joule: None,
+            energy_basis: None,
+            energy_window_unix_s: None,
+            cost_per_million_samples: None,
             fits: None,
             calibration: None,
             basis: String::new(),

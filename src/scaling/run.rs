@@ -34,6 +34,9 @@ pub struct ScalingRun {
     pub framework: Option<String>,
     /// What was measured or could not be, in words.
     pub notes: Vec<String>,
+    /// The prices the rows' `cost_per_million_samples` were figured at (none: no cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pricing: Option<super::cost::Pricing>,
 }
 
 /// Models every workload on `topo` restricted to `gpus` (empty = all) with datasheet rates and
@@ -383,6 +386,7 @@ fn finish(
         rows,
         notes,
         framework: None,
+        pricing: None,
     }
 }
 

@@ -306,6 +306,7 @@ impl ScalingView {
                 rows,
                 notes,
                 framework: self.measured.as_ref().and_then(|m| m.framework.clone()),
+                pricing: None,
             },
         });
     }
@@ -432,6 +433,7 @@ impl ScalingView {
             modes: Mode::ALL.to_vec(),
             max_gpus: self.max_gpus,
             measure: Some(MeasureOptions::default()),
+            pricing: None,
         };
         self.panel.start(ctx, "scalescope-scaling", job, None);
     }

@@ -160,6 +160,7 @@ pub fn modeled(id: &str) -> scalescope::report::Report {
             modeled: true,
             nccl_lib: None,
             python: None,
+            pricing: None,
         },
     };
     job::run(

@@ -96,6 +96,25 @@ pub struct ResultLine {
     pub window_s: Option<f64>,
     #[serde(default)]
     pub extended: bool,
+    /// Steps run in the window (timed, and the untimed refills after host probes).
+    #[serde(default)]
+    pub window_steps: Option<f64>,
+    /// The window by the wall clock: Unix seconds at its start and end, and its length.
+    #[serde(default)]
+    pub window_t: Option<[f64; 2]>,
+    #[serde(default)]
+    pub window_wall_s: Option<f64>,
+    /// Every rank's GPU: NVML's energy counter (mJ) and power (mW) at the window's start and
+    /// end, its power before the model was built and its power limit (mW); `null` where NVML
+    /// gave none.
+    #[serde(default)]
+    pub energy_mj: Vec<[Option<u64>; 2]>,
+    #[serde(default)]
+    pub power_mw: Vec<[Option<u64>; 2]>,
+    #[serde(default)]
+    pub idle_mw: Vec<Option<u64>>,
+    #[serde(default)]
+    pub power_limit_mw: Vec<Option<u64>>,
 }
 
 impl ResultLine {
@@ -141,6 +160,46 @@ impl ResultLine {
 
     /// The host floor and the host's speed while the steps were timed, for the row's basis
     /// (empty where the floor was not measured).
+    /// The GPUs' energy over the timed window (every rank's GPU), with the window's length in
+    /// seconds and the steps run in it; `Err` says why there is none (an older script, a GPU
+    /// NVML could not read).
+    pub(super) fn window_energy(
+        &self,
+    ) -> Result<(crate::model::energy::WindowEnergy, f64, f64), String> {
+        use crate::model::energy::{WindowReadings, total_energy};
+        let seconds = self
+            .window_wall_s
+            .ok_or("the script gave no window for energy")?;
+        let steps = self
+            .window_steps
+            .filter(|s| s.is_finite() && *s >= 1.0)
+            .ok_or("the script gave no step count for the window")?;
+        if self.energy_mj.len() != self.world_size || self.power_mw.len() != self.world_size {
+            return Err(format!(
+                "readings of {} GPU(s) for a world of {}",
+                self.energy_mj.len().min(self.power_mw.len()),
+                self.world_size
+            ));
+        }
+        let gpus: Vec<WindowReadings> = self
+            .energy_mj
+            .iter()
+            .zip(&self.power_mw)
+            .map(|(&energy_mj, &power_mw)| WindowReadings {
+                energy_mj,
+                power_mw,
+            })
+            .collect();
+        Ok((total_energy(&gpus, seconds)?, seconds, steps))
+    }
+
+    /// The mean power of the GPUs before the model was built, W, where every one was read.
+    pub(super) fn idle_watts(&self) -> Option<f64> {
+        let all: Option<Vec<u64>> = self.idle_mw.iter().copied().collect();
+        let all = all.filter(|v| !v.is_empty())?;
+        Some(all.iter().sum::<u64>() as f64 / all.len() as f64 / 1e3)
+    }
+
     pub(super) fn host_note(&self) -> String {
         let Some(floor) = self.host_floor_at_window() else {
             return String::new();

@@ -4,9 +4,10 @@
 use std::sync::atomic::AtomicBool;
 
 use super::launch::{LaunchOutcome, launch_script};
-use super::protocol::{clip, positive};
+use super::protocol::{ResultLine, clip, positive};
 use super::python::PythonEnv;
 use super::{FrameworkOptions, FrameworkRun};
+use crate::model::energy::EnergyBasis;
 use crate::scaling::calibrate::{MeasuredStep, ProbeRates};
 use crate::scaling::model::{Mode, OverlapMeasure, RowSource, ScalingPoint, fill_speedup};
 use crate::scaling::workload::Workload;
@@ -37,6 +38,7 @@ pub(super) fn absorb(
                 r.throughput = Some(x.global_batch / (x.step_ms.median * 1e-3));
                 r.memory_gib_per_gpu = x.peak_mem_gib;
                 r.fits = Some(true);
+                let energy_note = energy(&mut r, x, n);
                 r.basis = format!(
                     "{} steps{}, median {:.2} ms (min {:.2}, max {:.2}); {}{}{}; {basis_env}",
                     x.steps,
@@ -67,6 +69,7 @@ pub(super) fn absorb(
                         )
                     },
                 );
+                r.basis.push_str(&energy_note);
                 if n == 1 {
                     let mut samples = x.step_samples_ms.clone();
                     samples.retain(|v| v.is_finite() && *v > 0.0);
@@ -115,6 +118,35 @@ pub(super) fn absorb(
             o.garbage.len(),
             o.garbage[0]
         ));
+    }
+}
+
+/// Fills the row's energy figures from the window's NVML readings; returns what the basis says
+/// of them (their source and the GPUs' idle power, or why there are none).
+fn energy(r: &mut ScalingPoint, x: &ResultLine, n: usize) -> String {
+    match x.window_energy() {
+        Ok((e, seconds, steps)) if e.joules > 0.0 => {
+            r.energy_j_per_step = Some(e.joules / steps);
+            r.watts_per_gpu = Some(e.joules / seconds / n as f64);
+            r.samples_per_joule = Some(x.global_batch * steps / e.joules);
+            r.energy_basis = Some(e.basis);
+            r.energy_window_unix_s = x.window_t;
+            format!(
+                "; energy {:.1} J per step over {steps:.0} steps in {seconds:.1} s, {:.0} W per GPU ({}{})",
+                e.joules / steps,
+                e.joules / seconds / n as f64,
+                match e.basis {
+                    EnergyBasis::Counter => "NVML energy counter",
+                    EnergyBasis::PowerReadings =>
+                        "NVML power readings at the window's ends: bursts unseen",
+                },
+                x.idle_watts()
+                    .map(|w| format!("; {w:.0} W per GPU before the run"))
+                    .unwrap_or_default()
+            )
+        }
+        Ok(_) => "; energy not measured: the GPUs drew no energy in the window".to_string(),
+        Err(why) => format!("; energy not measured: {why}"),
     }
 }
 
