@@ -4,7 +4,7 @@ by an independent process (scripts/energy_sampler.py) over the same Unix-time wi
 `nvidia-smi --query-gpu=timestamp,power.draw.instant -lms 50` integrated over it (trapezoids).
 
 Usage: energy_compare.py SCALING.json SAMPLER.csv SMI.csv
-SCALING.json is `scalescope bench scaling --measure --json` output (one GPU: the samplers
+SCALING.json is `scalescope bench scaling --measure --json` output or a `--bench` report.json (one GPU: the samplers
 watch one GPU). Prints one line per row with a window, and the largest deviations."""
 
 import csv
@@ -34,6 +34,8 @@ def integrate(ts, ws, t0, t1):
 
 def main():
     run = json.load(open(sys.argv[1]))
+    if "scaling" in run:  # a report.json (--bench): its scaling run
+        run = run["scaling"]["run"]
     sampler = [r for r in csv.DictReader(open(sys.argv[2])) if r["energy_mj"]]
     st = [float(r["t_unix"]) for r in sampler]
     se = [float(r["energy_mj"]) / 1e3 for r in sampler]

@@ -274,6 +274,24 @@ fn garbage_is_reported_with_its_first_line() {
 }
 
 #[test]
+fn out_of_memory_runs_again_at_a_smaller_micro_batch() {
+    // GPT-2 XL at micro-batch 8 does not fit 2 GPUs here; at 4 (accumulating 2) it does.
+    let (_, run) = run_with(
+        r#"case "$*" in *'"micro_batch":8.0'*) echo '{"event":"oom","workload":"gpt2-xl","mode":"weak","phase":"measure","world_size":2,"message":"CUDA out of memory.","peak_mem_gib":79.1,"total_mem_gib":79.2}'; exit 3;; esac
+{TWO_OK}
+exit 0"#,
+        Duration::from_secs(60),
+    );
+    assert_eq!(row(&run, 2, Mode::Weak).step_time_ms, Some(395.0));
+    assert!(
+        run.notes.iter().any(|n| n
+            == "gpt2-xl on 2 GPU(s): out of GPU memory at micro-batch 8; run again at 4"),
+        "{:?}",
+        run.notes
+    );
+}
+
+#[test]
 fn out_of_memory_is_a_row_that_does_not_fit() {
     let (_, run) = run_with(
         r#"echo '{"event":"oom","workload":"gpt2-xl","mode":"weak","phase":"measure","world_size":2,"message":"CUDA out of memory. Tried to allocate 2.00 GiB","peak_mem_gib":139.1,"total_mem_gib":139.7}'
@@ -341,7 +359,7 @@ fn energy_readings_become_energy_figures() {
         // 2 GPUs, 10 steps in 4 s, each GPU's counter 1,600 J: 3,200 J.
         result("weak", 2, 8.0, 395.0, "395.0").replace(
             r#""profile""#,
-            r#""window_steps":10,"window_t":[1764147100.0,1764147104.0],"window_wall_s":4.0,"energy_mj":[[1000000,2600000],[5000000,6600000]],"power_mw":[[390000,410000],[390000,410000]],"idle_mw":[70000,74000],"power_limit_mw":[700000,700000],"profile""#,
+            r#""window_steps":10,"window_t":[1764147100.0,1764147104.0],"window_wall_s":4.0,"energy_mj":[[1000000,2600000],[5000000,6600000]],"power_mw":[[390000,410000],[390000,410000]],"idle_mw":[70000,74000],"power_limit_mw":[700000,700000],"sm_mhz":[1980,1755],"clock_events":[1,4],"probe_s":0.5,"probe_t":[[1764147101.0,1764147101.5]],"profile""#,
         ),
         // GPU 1 gave no figure at all.
         result("strong", 2, 32.0, 1508.0, "1508.0").replace(
@@ -366,9 +384,18 @@ fn energy_readings_become_energy_figures() {
         Some(scalescope::model::energy::EnergyBasis::Counter)
     );
     assert_eq!(w2.energy_window_unix_s, Some([1764147100.0, 1764147104.0]));
+    assert_eq!(w2.idle_watts_per_gpu, Some(72.0));
     assert!(
         w2.basis
-            .contains("energy 320.0 J per step over 10 steps in 4.0 s, 400 W per GPU (NVML energy counter; 72 W per GPU before the run)"),
+            .contains("energy 320.0 J per step over 10 steps in 4.0 s (with 1 host probe of 0.50 s in all, the GPU drained: 12 % of the window), 400 W per GPU (NVML energy counter; 72 W per GPU before the run)"),
+        "{}",
+        w2.basis
+    );
+    // A GPU held back by its power cap in the window says so (GPU idle, bit 1, is no throttle).
+    assert!(
+        w2.basis.contains(
+            "throttled in the window: software power cap (rank 1), SM 1755 MHz at the lowest"
+        ),
         "{}",
         w2.basis
     );

@@ -36,8 +36,11 @@ Energy: each rank reads its GPU's NVML total-energy counter (mJ) and power (mW) 
 (libnvidia-ml.so.1, no extra package) once when the script starts (idle_mw, before the model is
 built), and at the start and the end of the measured window, after synchronizing; the result
 carries every rank's raw readings (energy_mj, power_mw as [start, end], idle_mw,
-power_limit_mw), the wall-clock window (window_t: Unix seconds, for a sampler run beside it) and
-how many steps ran in it (window_steps: timed steps and the untimed refills). scalescope turns
+power_limit_mw; sm_mhz, the lowest SM clock, and clock_events, NVML's clock event reasons
+OR-ed, both read after each batch of steps is queued), the wall-clock window (window_t: Unix seconds, for a sampler run beside it) and
+how many steps ran in it (window_steps: timed steps and the untimed refills). The host probes
+stay in the window's energy (the counter moves in steps of about 100 ms, too coarse to take a
+0.1 s probe out); their seconds are given (probe_s, probe_t: Unix intervals). scalescope turns
 them into joules (a counter that went backwards is refused, a missing counter falls back to the
 power readings, labeled so). A GPU NVML cannot read gives nulls, never zeros.
 
@@ -399,6 +402,22 @@ class Energy:
     def limit_mw(self):
         return self._read("nvmlDeviceGetEnforcedPowerLimit", ctypes.c_uint)
 
+    def clocks(self):
+        """(SM clock MHz, clock event reasons bitmask) now, each None where NVML gives none."""
+        mhz = None
+        if self.lib is not None:
+            v = ctypes.c_uint()
+            try:
+                if self.lib.nvmlDeviceGetClockInfo(self.handle, 1, ctypes.byref(v)) == 0:
+                    mhz = int(v.value)  # 1 = NVML_CLOCK_SM
+            except AttributeError:
+                pass
+        reasons = (self._read("nvmlDeviceGetCurrentClocksEventReasons", ctypes.c_ulonglong)
+                   if self.lib is not None else None)
+        if reasons is None:
+            reasons = self._read("nvmlDeviceGetCurrentClocksThrottleReasons", ctypes.c_ulonglong)
+        return mhz, reasons
+
 
 def gather(torch, dist, value):
     """Every rank's `value` (any JSON-able object), in rank order."""
@@ -570,6 +589,10 @@ def main():
             chunk = steps
             probe_us = []
             last_probe = None
+            # Clocks and their event reasons, read after each chunk is queued (the GPU still
+            # busy, before the sync that drains it): the lowest SM clock and every reason seen.
+            sm_mhz, clock_events = None, None
+            probe_s, probe_t = 0.0, []
             # The probe synchronizes: the GPU drains, and the next step would start with no host
             # lead (on a step the GPU barely sets, the host's hiccups then show). Where steps are
             # short, one untimed step refills the queue first; long steps lose little to it.
@@ -582,6 +605,9 @@ def main():
                                   or (WORLD == 1 and (last_probe is None
                                       or time.perf_counter() - last_probe >= probe_every))):
                         # CUDA events time each step alone: the probe is in no step's time.
+                        # It is in the window's energy (NVML's counter moves every 100 ms or
+                        # so: too coarse to take out a 0.1 s probe); its seconds are counted.
+                        qt0, qw0 = time.perf_counter(), time.time()
                         probe_us.append(probe.timing())
                         last_probe = time.perf_counter()
                         if WORLD > 1:
@@ -589,12 +615,19 @@ def main():
                             # broadcast every rank waits on), or the earlier rank's next step
                             # would time its wait for the others.
                             agree(torch, dist, 0, device)
+                        probe_s += time.perf_counter() - qt0
+                        probe_t.append([qw0, time.time()])
                         if refill:
                             step(acc, None)
                             refills += 1
                     marks = [("start", timer.mark())]
                     step(acc, marks)
                     records.append(marks)
+                mhz, why = energy.clocks()
+                if mhz is not None:
+                    sm_mhz = mhz if sm_mhz is None else min(sm_mhz, mhz)
+                if why is not None:
+                    clock_events = why if clock_events is None else clock_events | why
                 timer.sync()
                 own = sorted(timer.ms(m[0][1], m[-1][1]) for m in records)
                 spread = float(spec.get("noisy_spread", 1.15))
@@ -616,7 +649,8 @@ def main():
             window_t1 = time.time()
             steps = len(records)
             power = gather(torch, dist, {"energy_mj": [e0, e1], "power_mw": [p0, p1],
-                                         "idle_mw": idle_mw, "limit_mw": energy.limit_mw()})
+                                         "idle_mw": idle_mw, "limit_mw": energy.limit_mw(),
+                                         "sm_mhz": sm_mhz, "clock_events": clock_events})
             rows = []
             for marks in records:
                 fwd = bwd = 0.0
@@ -684,9 +718,11 @@ def main():
                  peak_mem_gib=max(p for p in peaks if p is not None) if cuda else None,
                  reserved_gib=reserved, params=params, model=w.impl, profile=prof,
                  window_steps=steps + refills, window_t=[window_t0, window_t1],
-                 window_wall_s=window_t1 - window_t0,
+                 window_wall_s=window_t1 - window_t0, probe_s=probe_s, probe_t=probe_t,
                  energy_mj=[r["energy_mj"] for r in power], power_mw=[r["power_mw"] for r in power],
                  idle_mw=[r["idle_mw"] for r in power], power_limit_mw=[r["limit_mw"] for r in power],
+                 sm_mhz=[r["sm_mhz"] for r in power],
+                 clock_events=[r["clock_events"] for r in power],
                  **host)
         emit("done")
         return 0

@@ -22,6 +22,8 @@ pub enum EnergyBasis {
     /// The mean of NVML's power readings at the window's start and end, times its length: the
     /// readings are a moving average, so bursts within the window are not seen (labeled so).
     PowerReadings,
+    /// Not measured: the power the model gives the row (`crate::scaling::power`).
+    Modeled,
 }
 
 impl EnergyBasis {
@@ -30,6 +32,7 @@ impl EnergyBasis {
         match self {
             Self::Counter => "energy_counter",
             Self::PowerReadings => "power_readings",
+            Self::Modeled => "modeled",
         }
     }
 }
@@ -110,6 +113,27 @@ pub fn total_energy(gpus: &[WindowReadings], seconds: f64) -> Result<WindowEnerg
     Ok(total)
 }
 
+/// NVML's clock event reasons that slow the GPU below the clock it asked for, with their bits
+/// (`nvmlClocksEventReasons`, nvml.h): idle, application clock settings and display clocks are
+/// left out — they are not throttling.
+const THROTTLE_BITS: [(u64, &str); 6] = [
+    (0x4, "software power cap"),
+    (0x8, "hardware slowdown"),
+    (0x10, "sync boost"),
+    (0x20, "software thermal slowdown"),
+    (0x40, "hardware thermal slowdown"),
+    (0x80, "hardware power brake"),
+];
+
+/// The throttling reasons in an NVML clock event reasons mask, in words (none: empty).
+pub fn throttle_reasons(mask: u64) -> Vec<&'static str> {
+    THROTTLE_BITS
+        .iter()
+        .filter(|(bit, _)| mask & bit != 0)
+        .map(|(_, name)| *name)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +210,16 @@ mod tests {
         let both = total_energy(&[counter(0, 1_000_000), counter(0, 1_000_000)], 5.0).unwrap();
         assert_eq!(both.basis, EnergyBasis::Counter);
         assert!((both.joules - 2_000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn clock_event_masks_name_only_throttling() {
+        // 0x1 (GPU idle) and 0x2 (application clocks) are not throttling.
+        assert!(throttle_reasons(0x1 | 0x2).is_empty());
+        assert_eq!(throttle_reasons(0x4), ["software power cap"]);
+        assert_eq!(
+            throttle_reasons(0x4 | 0x40),
+            ["software power cap", "hardware thermal slowdown"]
+        );
     }
 }

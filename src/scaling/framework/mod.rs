@@ -154,24 +154,46 @@ pub fn run(
             let label = format!("PyTorch: {} on {n} GPU(s)", w.name);
             progress(&label, &run.rows);
             let rows_so_far = run.rows.clone();
-            let outcome = launch_script(
-                &env.path,
-                &script,
-                &spec,
-                &opts.gpus[..n],
-                opts.timeout,
-                cancel,
-                &mut |e| {
-                    if let Event::Progress { phase, mode, .. } = e {
-                        let what = mode
-                            .as_deref()
-                            .map(|m| format!(" ({m})"))
-                            .unwrap_or_default();
-                        progress(&format!("{label}: {phase}{what}"), &rows_so_far);
-                    }
-                },
-            );
-            absorb(&mut run, w, n, &planned, &outcome, &basis_env);
+            // Out of memory before any result: the same per-GPU batch again in micro-batches
+            // half as large (gradient accumulation), down to one sample — the micro-batch that
+            // fits. The rows' basis says the micro-batches they ran.
+            let (mut w_run, mut spec, mut planned) = (w.clone(), spec, planned);
+            let outcome = loop {
+                let outcome = launch_script(
+                    &env.path,
+                    &script,
+                    &spec,
+                    &opts.gpus[..n],
+                    opts.timeout,
+                    cancel,
+                    &mut |e| {
+                        if let Event::Progress { phase, mode, .. } = e {
+                            let what = mode
+                                .as_deref()
+                                .map(|m| format!(" ({m})"))
+                                .unwrap_or_default();
+                            progress(&format!("{label}: {phase}{what}"), &rows_so_far);
+                        }
+                    },
+                );
+                let micro = w_run.micro_batch().min(w_run.per_gpu_batch).floor();
+                if outcome.oom.is_none()
+                    || !outcome.results.is_empty()
+                    || micro <= 1.0
+                    || cancel.load(Ordering::Relaxed)
+                {
+                    break outcome;
+                }
+                let half = (micro / 2.0).floor();
+                run.notes.push(format!(
+                    "{} on {n} GPU(s): out of GPU memory at micro-batch {micro:.0}; run again at {half:.0}",
+                    w.name
+                ));
+                w_run.micro_batch = Some(half);
+                (spec, planned) = launch::spec(&w_run, n, opts);
+                progress(&format!("{label}: micro-batch {half:.0}"), &rows_so_far);
+            };
+            absorb(&mut run, &w_run, n, &planned, &outcome, &basis_env);
             let partial = finish(run.clone());
             progress(&label, &partial.rows);
         }

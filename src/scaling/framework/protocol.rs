@@ -115,6 +115,18 @@ pub struct ResultLine {
     pub idle_mw: Vec<Option<u64>>,
     #[serde(default)]
     pub power_limit_mw: Vec<Option<u64>>,
+    /// Every rank's lowest SM clock (MHz) and NVML's clock event reasons OR-ed, read after
+    /// each batch of steps was queued; `null` where NVML gave none.
+    #[serde(default)]
+    pub sm_mhz: Vec<Option<u64>>,
+    #[serde(default)]
+    pub clock_events: Vec<Option<u64>>,
+    /// The host probes inside the window (their energy is in it): their seconds and Unix
+    /// intervals.
+    #[serde(default)]
+    pub probe_s: Option<f64>,
+    #[serde(default)]
+    pub probe_t: Vec<[f64; 2]>,
 }
 
 impl ResultLine {
@@ -158,8 +170,6 @@ impl ResultLine {
         )
     }
 
-    /// The host floor and the host's speed while the steps were timed, for the row's basis
-    /// (empty where the floor was not measured).
     /// The GPUs' energy over the timed window (every rank's GPU), with the window's length in
     /// seconds and the steps run in it; `Err` says why there is none (an older script, a GPU
     /// NVML could not read).
@@ -200,6 +210,41 @@ impl ResultLine {
         Some(all.iter().sum::<u64>() as f64 / all.len() as f64 / 1e3)
     }
 
+    /// What the clocks did in the window, for the row's basis: `; clocks: SM 1980 MHz at the
+    /// lowest, not throttled` or `; throttled in the window: software power cap (GPU 0)`;
+    /// empty where NVML gave nothing.
+    pub(super) fn clock_note(&self) -> String {
+        let mut throttled: Vec<String> = Vec::new();
+        for (rank, mask) in self.clock_events.iter().enumerate() {
+            let why = crate::model::energy::throttle_reasons(mask.unwrap_or(0));
+            if !why.is_empty() {
+                throttled.push(format!("{} (rank {rank})", why.join(", ")));
+            }
+        }
+        let lowest = self.sm_mhz.iter().flatten().min();
+        let clocks = lowest
+            .map(|m| format!("SM {m} MHz at the lowest"))
+            .unwrap_or_default();
+        match (throttled.is_empty(), clocks.is_empty()) {
+            (false, _) => format!(
+                "; throttled in the window: {}{}",
+                throttled.join("; "),
+                if clocks.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {clocks}")
+                }
+            ),
+            (true, false) if self.clock_events.iter().any(Option::is_some) => {
+                format!("; clocks: {clocks}, not throttled")
+            }
+            (true, false) => format!("; clocks: {clocks}"),
+            (true, true) => String::new(),
+        }
+    }
+
+    /// The host floor and the host's speed while the steps were timed, for the row's basis
+    /// (empty where the floor was not measured).
     pub(super) fn host_note(&self) -> String {
         let Some(floor) = self.host_floor_at_window() else {
             return String::new();

@@ -131,19 +131,29 @@ fn energy(r: &mut ScalingPoint, x: &ResultLine, n: usize) -> String {
             r.samples_per_joule = Some(x.global_batch * steps / e.joules);
             r.energy_basis = Some(e.basis);
             r.energy_window_unix_s = x.window_t;
+            r.idle_watts_per_gpu = x.idle_watts();
             format!(
-                "; energy {:.1} J per step over {steps:.0} steps in {seconds:.1} s, {:.0} W per GPU ({}{})",
+                "; energy {:.1} J per step over {steps:.0} steps in {seconds:.1} s{}, {:.0} W per GPU ({}{})",
                 e.joules / steps,
+                match (x.probe_t.len(), x.probe_s) {
+                    (k @ 1.., Some(p)) if p.is_finite() && p >= 0.0 => format!(
+                        " (with {k} host probe{} of {p:.2} s in all, the GPU drained: {:.0} % of the window)",
+                        if k == 1 { "" } else { "s" },
+                        p / seconds * 100.0
+                    ),
+                    _ => String::new(),
+                },
                 e.joules / seconds / n as f64,
                 match e.basis {
                     EnergyBasis::Counter => "NVML energy counter",
                     EnergyBasis::PowerReadings =>
                         "NVML power readings at the window's ends: bursts unseen",
+                    EnergyBasis::Modeled => "modeled",
                 },
                 x.idle_watts()
                     .map(|w| format!("; {w:.0} W per GPU before the run"))
                     .unwrap_or_default()
-            )
+            ) + &x.clock_note()
         }
         Ok(_) => "; energy not measured: the GPUs drew no energy in the window".to_string(),
         Err(why) => format!("; energy not measured: {why}"),
