@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{one_line_error, run};
+use common::{one_line_error, run, scalescope};
 
 /// The scaling CSV of a quick modeled `--bench` on a catalog machine, with `extra` flags:
 /// (header, rows).
@@ -80,9 +80,22 @@ fn without_a_price_there_is_no_cost() {
     let cost = column(&header, "cost_per_million_samples");
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r[cost].is_empty()));
-    // Modeled rows have no measured energy either: empty, not 0.
-    let spj = column(&header, "samples_per_joule");
-    assert!(rows.iter().all(|r| r[spj].is_empty()));
+    // Energy is there without a price: the model's power (labeled modeled) on rows with a
+    // throughput, empty (not 0) on the others.
+    let (spj, basis, thr) = (
+        column(&header, "samples_per_joule"),
+        column(&header, "energy_basis"),
+        column(&header, "throughput"),
+    );
+    for r in &rows {
+        if r[thr].is_empty() {
+            assert!(r[spj].is_empty(), "{r:?}");
+        } else if !r[spj].is_empty() {
+            assert_eq!(r[basis], "modeled", "{r:?}");
+            assert!(r[spj].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        }
+    }
+    assert!(rows.iter().any(|r| !r[spj].is_empty()));
 }
 
 #[test]
@@ -165,4 +178,151 @@ fn the_table_shows_the_cost_column_with_its_basis() {
         "resnet50",
     ]);
     assert!(!plain.stdout.contains("cost/M"), "{}", plain.stdout);
+}
+
+/// `scalescope compare …` output, its exit status and stderr.
+fn compare(args: &[&str]) -> (bool, String, String) {
+    let out = scalescope().arg("compare").args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The ranking's lines at `n` GPUs, split into cells.
+fn ranking_block(text: &str, n: usize) -> Vec<Vec<String>> {
+    let at = format!("at {n} GPUs");
+    let start = text
+        .lines()
+        .position(|l| l == at)
+        .unwrap_or_else(|| panic!("no {at:?} in:\n{text}"));
+    text.lines()
+        .skip(start + 2) // the "at" line and the header
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn compare_ranks_machines_by_cost_per_million_samples() {
+    let (ok, out, err) = compare(&[
+        "--catalog",
+        "dgx-h100",
+        "--catalog",
+        "h200-2x-sxm",
+        "--workload",
+        "resnet50",
+        "--gpus",
+        "8,64",
+        "--price-per-gpu-hour",
+        "2.5,3.2",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("Purchase ranking: resnet50, weak scaling — by cost per million samples"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[A] ") && out.contains("rental at 2.5 per GPU-hour"),
+        "{out}"
+    );
+    for n in [8usize, 64] {
+        let block = ranking_block(&out, n);
+        assert_eq!(block.len(), 2, "{block:?}");
+        let mut last = 0.0;
+        for (k, cells) in block.iter().enumerate() {
+            // rank, [X], source, samples/s, W/GPU, samples/J, cost/M: all the model's (~).
+            assert_eq!(cells[0], format!("~{}", k + 1), "{cells:?}");
+            let price = if cells[1] == "[A]" { 2.5 } else { 3.2 };
+            let thr: f64 = cells[3].trim_start_matches('~').parse().unwrap();
+            let cost: f64 = cells[6].trim_start_matches('~').parse().unwrap();
+            let want = n as f64 * price / (thr * 3600.0) * 1e6;
+            // Printed to 3 significant digits.
+            assert!(
+                (cost - want).abs() <= want * 5e-3,
+                "{cost} vs {want}: {cells:?}"
+            );
+            assert!(cost >= last, "cheapest first: {block:?}");
+            last = cost;
+            let spj: f64 = cells[5].trim_start_matches('~').parse().unwrap();
+            assert!(spj > 0.0, "modeled power gives samples/J: {cells:?}");
+        }
+    }
+}
+
+#[test]
+fn compare_without_prices_ranks_by_samples_per_joule() {
+    let (ok, out, err) = compare(&[
+        "--catalog",
+        "dgx-h100",
+        "--catalog",
+        "h200-2x-sxm",
+        "--workload",
+        "resnet50",
+        "--gpus",
+        "8",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("— by samples per joule"), "{out}");
+    for cells in ranking_block(&out, 8) {
+        assert_eq!(cells[6], "—", "no price, no cost: {cells:?}");
+    }
+}
+
+#[test]
+fn compare_refuses_price_lists_that_do_not_match_the_machines() {
+    for (args, what) in [
+        (
+            vec!["--price-per-gpu-hour", "1,2,3"],
+            "--price-per-gpu-hour: 3 prices for 2 machines",
+        ),
+        (
+            vec!["--price-per-gpu-hour", "2,-1"],
+            "--price-per-gpu-hour -1",
+        ),
+        (vec!["--gpus", "0"], "--gpus"),
+    ] {
+        let mut all = vec!["--catalog", "dgx-h100", "--catalog", "h200-2x-sxm"];
+        all.extend(args);
+        let out = scalescope().arg("compare").args(&all).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(what), "{all:?}: {err}");
+    }
+    let (ok, _, err) = compare(&["--catalog", "dgx-h100"]);
+    assert!(!ok && err.contains("two or more machines"), "{err}");
+}
+
+#[test]
+fn the_report_has_an_energy_and_cost_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let r = run(&[
+        "--bench",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--suite",
+        "scaling",
+        "--price-per-gpu-hour",
+        "2.5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(matches!(r.code, Some(0 | 3)), "{}", r.stderr);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let at = html
+        .find("Energy and cost")
+        .expect("an Energy and cost section");
+    let section = &html[at..];
+    assert!(
+        section.contains("rental at 2.5 per GPU-hour"),
+        "{section:.2000}"
+    );
+    assert!(section.contains("cost/M samples") && section.contains("modeled"));
+    // Not a page of dashes: the modeled power gives samples/J on the DGX H100's rows.
+    let table = &section[..section.find("</table>").unwrap()];
+    assert!(table.matches("<tr").count() > 5, "{table:.3000}");
 }

@@ -240,6 +240,7 @@ fn workloads() -> impl Strategy<Value = Workload> {
                 model: None,
                 sources: vec!["property test".into()],
                 calibration: Vec::new(),
+                power: Vec::new(),
             },
         )
 }

@@ -325,11 +325,42 @@ fn snapshot_compare_view() {
         let mut b = b.clone();
         a.machine.created_at = "2026-11-22T00:00:00Z".into();
         b.machine.created_at = "2026-11-22T00:00:00Z".into();
-        compare_view::show(ui, &[&a, &b], Some("resnet50"))
+        compare_view::show(
+            ui,
+            &[&a, &b],
+            Some("resnet50"),
+            &mut compare_view::CostSettings::default(),
+        )
     });
     harness.run();
     assert!(harness.query_by_label("Key figures").is_some());
     harness.snapshot("compare_h200_vs_h100_pcie_modeled");
+}
+
+#[test]
+fn snapshot_purchase_ranking() {
+    // Two catalog machines priced per GPU-hour in the Cost panel: ranked by cost per million
+    // samples at the largest count both boxes hold and at 8, 64 and 512 GPUs (modeled, "~").
+    let a = modeled_report("dgx-h100");
+    let b = modeled_report("h200-2x-sxm");
+    let mut cost = compare_view::CostSettings::default();
+    cost.per_gpu_hour.insert(a.machine_key(), 2.5);
+    cost.per_gpu_hour.insert(b.machine_key(), 3.2);
+    let mut harness = view_harness(egui::vec2(900.0, 760.0), move |ui| {
+        let mut a = a.clone();
+        let mut b = b.clone();
+        a.machine.created_at = "2026-11-22T00:00:00Z".into();
+        b.machine.created_at = "2026-11-22T00:00:00Z".into();
+        compare_view::purchase_ranking(ui, &[&a, &b], "resnet50", &mut cost.clone());
+    });
+    harness.run();
+    assert!(
+        harness
+            .query_by_label("ranked by cost per million samples (lowest first)")
+            .is_some()
+    );
+    assert!(harness.query_all_by_label("~1").next().is_some());
+    harness.snapshot("purchase_ranking_dgx_h100_vs_h200_priced");
 }
 
 #[test]

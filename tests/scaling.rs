@@ -84,6 +84,7 @@ fn workload(pattern: Pattern) -> Workload {
         model: None,
         sources: vec!["test".into()],
         calibration: Vec::new(),
+        power: Vec::new(),
     }
 }
 

@@ -3,6 +3,7 @@
 mod bandwidth;
 mod check;
 mod collectives;
+mod compare;
 mod copy_kernel;
 mod drive;
 pub mod interrupt;
@@ -218,7 +219,7 @@ pub enum Command {
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Compare reports (report.json of `--bench`): key figures and the difference in %.
-    Compare(CompareArgs),
+    Compare(compare::CompareArgs),
     /// Is this box delivering what it should? PCIe, NVLink, memory and clock checks plus copy
     /// bandwidth against expected, each PASS/WARN/FAIL with the likely cause and what to do.
     /// Exit 0 when nothing failed, 3 when a check failed (a node health check before jobs).
@@ -226,20 +227,6 @@ pub enum Command {
     /// Serve jobs to a remote client over standard input and output (newline-delimited JSON,
     /// docs/PROTOCOL.md). `--remote HOST` starts it on the server through ssh.
     Agent,
-}
-
-/// `scalescope compare` options.
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// Two or more reports; the first is the reference.
-    #[arg(value_name = "REPORT.json", num_args = 2.., required = true)]
-    pub reports: Vec<PathBuf>,
-    /// Print CSV instead of a table.
-    #[arg(long)]
-    pub csv: bool,
-    /// Workload whose scaling efficiency is compared (default: the first all reports have).
-    #[arg(long, value_name = "NAME")]
-    pub workload: Option<String>,
 }
 
 /// `scalescope bench …`
@@ -519,7 +506,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     }
     let remote = cli.remote;
     match cli.command {
-        Some(Command::Compare(args)) => compare(args),
+        Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Topo(args)) => topo(args, &remote),
         Some(Command::Check(args)) => check::run(args, &remote),
         Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args, &remote),
@@ -653,46 +640,6 @@ pub fn load_reports(paths: &[PathBuf]) -> Result<Vec<crate::report::Report>, Cli
         .collect()
 }
 
-fn compare(args: CompareArgs) -> Result<(), CliError> {
-    let reports = load_reports(&args.reports)?;
-    let refs: Vec<&crate::report::Report> = reports.iter().collect();
-    if let Some(w) = &args.workload {
-        let has = |r: &crate::report::Report| {
-            r.scaling
-                .as_ref()
-                .is_some_and(|s| s.run.rows.iter().any(|row| &row.workload == w))
-        };
-        if !refs.iter().any(|r| has(r)) {
-            let mut known: Vec<String> = refs
-                .iter()
-                .filter_map(|r| r.scaling.as_ref())
-                .flat_map(|s| s.run.workloads.iter().map(|w| w.name.clone()))
-                .collect();
-            known.sort();
-            known.dedup();
-            let known = if known.is_empty() {
-                "none: the reports have no scaling results".to_string()
-            } else {
-                known.join(", ")
-            };
-            return Err(CliError::input(anyhow::anyhow!(
-                "--workload: no report has scaling rows for {} (they have: {})",
-                crate::model::validate::quoted(w),
-                crate::model::validate::one_line(&known, 100)
-            )));
-        }
-    }
-    let c = crate::report::compare::compare(&refs, args.workload.as_deref());
-    let bytes = if args.csv {
-        // The CSV goes to the terminal: what the reports' files say is printed escaped, as the
-        // table prints it (a machine name with an escape code or a newline is not written raw).
-        crate::export::csv::comparison(&crate::report::compare::for_terminal(c))?
-    } else {
-        crate::report::compare::to_table(&c).into_bytes()
-    };
-    emit(None, &bytes)
-}
-
 fn print_catalog() -> Result<(), CliError> {
     let entries = catalog::entries();
     let width = entries.iter().map(|e| e.id.len()).max().unwrap_or(0);
@@ -742,7 +689,7 @@ fn progress_bar(len: u64) -> indicatif::ProgressBar {
 }
 
 /// Writes to a file, or to stdout (a closed pipe is not an error).
-fn emit(path: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), CliError> {
+pub(crate) fn emit(path: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), CliError> {
     match path {
         Some(p) => write_file(p, bytes),
         None => {

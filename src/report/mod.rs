@@ -7,6 +7,7 @@
 
 pub mod bundled;
 pub mod compare;
+pub mod ranking;
 pub mod summary;
 
 use std::fmt;
@@ -217,13 +218,18 @@ impl Report {
     /// host on different GPUs stay apart. A catalog machine is named by its entry:
     /// `NVIDIA DGX H100 · 2026-11-22`.
     pub fn name(&self) -> String {
-        let machine = match &self.topology.source {
+        format!("{} · {}", self.machine_key(), self.date())
+    }
+
+    /// [`Report::name`] without the date: the machine, which every report of it shares (the
+    /// Cost panel keeps prices by it).
+    pub fn machine_key(&self) -> String {
+        match &self.topology.source {
             crate::model::TopologySource::Catalog { .. } if !self.machine.label.is_empty() => {
                 self.machine.label.clone()
             }
             _ => summary::machine_title(self),
-        };
-        format!("{machine} · {}", self.date())
+        }
     }
 
     /// [`Report::name`] with `(modeled)` when any figure is: what lists and comparisons show.

@@ -15,6 +15,7 @@ pub mod curve;
 pub mod framework;
 pub mod memory;
 pub mod model;
+pub mod power;
 pub mod proxy;
 pub mod rates;
 pub mod run;

@@ -489,6 +489,9 @@ pub struct ScalingPoint {
     /// Samples trained per joule of GPU energy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples_per_joule: Option<f64>,
+    /// Mean power per GPU before the run (measured rows, where NVML read it), W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_watts_per_gpu: Option<f64>,
     /// Where the energy figures come from (the energy counter, or power readings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_basis: Option<crate::model::energy::EnergyBasis>,
@@ -560,6 +563,7 @@ impl ScalingPoint {
             samples_per_joule: None,
             energy_basis: None,
             energy_window_unix_s: None,
+            idle_watts_per_gpu: None,
             cost_per_million_samples: None,
             fits: None,
             calibration: None,

@@ -29,6 +29,12 @@ struct Sheet {
     /// Memory bandwidth, GB/s.
     hbm_gbps: f64,
     source: &'static str,
+    /// Board power limit (TDP), W, and where it is from.
+    power_w: f64,
+    /// Power of the GPU at rest with the driver loaded, W, and where it is from; `None` where
+    /// nobody we can cite measured it.
+    idle_w: Option<f64>,
+    power_source: &'static str,
 }
 
 // Dense rates (no sparsity). bf16 with fp32 accumulate.
@@ -39,6 +45,9 @@ const SHEETS: &[Sheet] = &[
         fp32: 67.0,
         hbm_gbps: 4800.0,
         source: "NVIDIA H200 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67; 4.8 TB/s",
+        power_w: 700.0,
+        idle_w: None,
+        power_source: "NVIDIA H200 datasheet: max TDP up to 700 W (SXM)",
     },
     Sheet {
         matches: &["h100", "pcie"],
@@ -46,6 +55,9 @@ const SHEETS: &[Sheet] = &[
         fp32: 51.0,
         hbm_gbps: 2000.0,
         source: "NVIDIA H100 datasheet (PCIe): BF16 1,513 TFLOPS with sparsity → 756 dense; FP32 51; 2 TB/s",
+        power_w: 350.0,
+        idle_w: None,
+        power_source: "NVIDIA H100 datasheet: max TDP 300–350 W (PCIe)",
     },
     Sheet {
         matches: &["h100"],
@@ -53,6 +65,9 @@ const SHEETS: &[Sheet] = &[
         fp32: 67.0,
         hbm_gbps: 3350.0,
         source: "NVIDIA H100 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67; 3.35 TB/s",
+        power_w: 700.0,
+        idle_w: Some(122.0),
+        power_source: "NVIDIA H100 datasheet: max TDP up to 700 W (SXM); idle 122 W: NVML with a CUDA context up and no work, nvidia-h100-x1, 2026-11-26 (121–124 W; 70–73 W with no process on the GPU)",
     },
     Sheet {
         matches: &["a100"],
@@ -60,6 +75,9 @@ const SHEETS: &[Sheet] = &[
         fp32: 19.5,
         hbm_gbps: 2039.0,
         source: "NVIDIA A100 datasheet: BF16 312 TFLOPS dense (624 with sparsity); FP32 19.5; 2,039 GB/s (80 GB SXM)",
+        power_w: 400.0,
+        idle_w: None,
+        power_source: "NVIDIA A100 datasheet: max TDP 400 W (80 GB SXM; the PCIe card is 300 W)",
     },
     Sheet {
         matches: &["l40s"],
@@ -67,6 +85,9 @@ const SHEETS: &[Sheet] = &[
         fp32: 91.6,
         hbm_gbps: 864.0,
         source: "NVIDIA L40S datasheet: BF16 362.05 TFLOPS dense (733 with sparsity); FP32 91.6; 864 GB/s",
+        power_w: 350.0,
+        idle_w: None,
+        power_source: "NVIDIA L40S datasheet: max power consumption 350 W",
     },
     Sheet {
         matches: &["4090"],
@@ -76,6 +97,9 @@ const SHEETS: &[Sheet] = &[
         source: "NVIDIA Ada Lovelace architecture whitepaper, Appendix A (RTX 4090): BF16 with FP32 \
                  accumulate 165.2 TFLOPS dense (330.3 with sparsity; 330.3 dense only with FP16 \
                  accumulate); FP32 82.6; 1,008 GB/s",
+        power_w: 450.0,
+        idle_w: None,
+        power_source: "NVIDIA GeForce RTX 4090 specifications: total graphics power 450 W",
     },
 ];
 
@@ -102,6 +126,27 @@ pub fn datasheet_hbm_gbps(gpu_name: &str) -> Option<f64> {
         .iter()
         .find(|s| s.matches.iter().all(|m| name.contains(m)))
         .map(|s| s.hbm_gbps)
+}
+
+/// A GPU's board power limit and idle power from [`SHEETS`], for the power model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasheetPower {
+    pub limit_w: f64,
+    pub idle_w: Option<f64>,
+    pub source: &'static str,
+}
+
+/// The board power limit and idle power for a GPU name (e.g. `NVIDIA H100 80GB HBM3`).
+pub fn datasheet_power(gpu_name: &str) -> Option<DatasheetPower> {
+    let name = gpu_name.to_lowercase();
+    SHEETS
+        .iter()
+        .find(|s| s.matches.iter().all(|m| name.contains(m)))
+        .map(|s| DatasheetPower {
+            limit_w: s.power_w,
+            idle_w: s.idle_w,
+            source: s.power_source,
+        })
 }
 
 /// Rates of one GPU for both dtypes (each may be missing).

@@ -372,6 +372,34 @@ pub struct Workload {
     /// 1-GPU framework steps measured per GPU family.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calibration: Vec<Calibration>,
+    /// Power of the 1-GPU training step measured per GPU family: the model's power for this
+    /// workload on that GPU starts from it (`crate::scaling::power`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub power: Vec<PowerRecord>,
+}
+
+/// The mean power one GPU drew over the timed window of the workload's 1-GPU framework step
+/// (weak scaling's per-GPU batch), from NVML's energy counter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerRecord {
+    /// The GPU family, e.g. `H100`: matches GPU names that contain it.
+    pub gpu: String,
+    /// Mean power per GPU over the window, W.
+    pub watts: f64,
+    /// The GPU's power before the run (driver loaded, CUDA context up), W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_watts: Option<f64>,
+    /// When, on what.
+    pub measured: String,
+}
+
+impl PowerRecord {
+    /// True when this record was measured on the GPU named `gpu_name`.
+    pub fn matches(&self, gpu_name: &str) -> bool {
+        let family = self.gpu.trim().to_lowercase();
+        !family.is_empty() && gpu_name.to_lowercase().contains(&family)
+    }
 }
 
 impl Workload {
@@ -508,6 +536,7 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
     const COPY_GBPS: Bounds = Bounds::above(0.0, 1e6, "GB/s");
     const MEMORY_GIB: Bounds = Bounds::above(0.0, 1e5, "GiB");
     const HOST_PROBE_US: Bounds = Bounds::above(0.0, 1e7, "µs");
+    const WATTS: Bounds = Bounds::above(0.0, crate::model::energy::MAX_PLAUSIBLE_WATTS, "W");
 
     let check =
         |field: &'static str, v: f64, b: Bounds| b.check(v).map(|_| ()).map_err(|m| (field, m));
@@ -604,6 +633,13 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
         optional("host_probe_us", c.host_probe_us, HOST_PROBE_US)?;
         if c.gpu.trim().is_empty() {
             return Err(("gpu", "name the GPU family, e.g. \"H200\"".into()));
+        }
+    }
+    for p in &w.power {
+        check("watts", p.watts, WATTS)?;
+        optional("idle_watts", p.idle_watts, WATTS)?;
+        if p.gpu.trim().is_empty() {
+            return Err(("gpu", "name the GPU family, e.g. \"H100\"".into()));
         }
     }
     if w.sources.is_empty() {

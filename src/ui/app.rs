@@ -63,6 +63,8 @@ pub struct Settings {
     /// Names given to machines of opened reports (right-click → Rename in Sources), by
     /// `sources::rename_key`: applied whenever that report is opened again.
     pub machine_names: std::collections::BTreeMap<String, String>,
+    /// The Compare view's Cost panel: prices per machine and the ranking's mode.
+    pub cost: super::compare_view::CostSettings,
 }
 
 impl Default for Settings {
@@ -73,6 +75,7 @@ impl Default for Settings {
             recent_hosts: Vec::new(),
             sidebar_open: true,
             machine_names: std::collections::BTreeMap::new(),
+            cost: Default::default(),
         }
     }
 }
@@ -279,9 +282,10 @@ impl App {
             Action::Save(kind) => self.save(ctx, kind),
             Action::PromptOk => {
                 let (sources, reports) = (&self.sources, self.sources.reports());
+                let cost = &self.settings.cost;
                 notices.note(files.prompt_ok(ctx, |view, kind| {
                     let all: Vec<&Report> = reports.iter().map(|e| &e.report).collect();
-                    saving::work(view, kind, sources.shown(), &all)
+                    saving::work(view, kind, sources.shown(), &all, cost)
                 }));
             }
             Action::PromptCancel => files.close_prompt(),
@@ -302,7 +306,13 @@ impl App {
     fn save(&mut self, ctx: &egui::Context, kind: SaveKind) {
         let view = self.settings.view;
         let reports: Vec<&Report> = self.sources.reports().iter().map(|e| &e.report).collect();
-        let saved = match saving::work(view, kind, self.sources.shown(), &reports) {
+        let saved = match saving::work(
+            view,
+            kind,
+            self.sources.shown(),
+            &reports,
+            &self.settings.cost,
+        ) {
             Some(work) => self.files.save(ctx, view, kind, work),
             None => Err(saving::NOTHING_TO_SAVE.into()),
         };
@@ -642,12 +652,13 @@ impl App {
         ui.add_space(4.0);
         match self.settings.view {
             View::Compare => {
-                let refs: Vec<&Report> = self.reports().iter().map(|e| &e.report).collect();
+                let refs: Vec<&Report> = self.sources.reports().iter().map(|e| &e.report).collect();
+                let cost = &mut self.settings.cost;
                 // Every tab's scroll area has its own id, so each keeps its own offset.
                 egui::ScrollArea::both()
                     .id_salt("compare-view")
                     .auto_shrink([false, false])
-                    .show(ui, |ui| compare_view::show(ui, &refs, None));
+                    .show(ui, |ui| compare_view::show(ui, &refs, None, cost));
             }
             View::Topology => self.topology(ui),
             view => self.measurement_view(ui, view),

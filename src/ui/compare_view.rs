@@ -18,7 +18,7 @@ pub fn machine_color(i: usize) -> Color32 {
 
 /// Draws the comparison of `reports` (the first is the reference). `workload` picks the scaling
 /// workload (default: the first one every report has).
-pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>) {
+pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>, cost: &mut CostSettings) {
     if reports.len() < 2 {
         ui.label(
             RichText::new(
@@ -47,6 +47,8 @@ pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>) {
             }
         });
         scaling_table(ui, "cmp-scaling-table", reports, w);
+        ui.add_space(12.0);
+        purchase_ranking(ui, reports, w, cost);
     }
     ui.add_space(12.0);
     ui.label(RichText::new("Topology and P2P bandwidth").strong());
@@ -471,4 +473,249 @@ pub fn p2p_heatmap(ui: &mut Ui, r: &Report) {
 fn lerp(a: Color32, b: Color32, t: f32) -> Color32 {
     let m = |x: u8, y: u8| (x as f32 + (y as f32 - x as f32) * t).round() as u8;
     Color32::from_rgb(m(a.r(), b.r()), m(a.g(), b.g()), m(a.b(), b.b()))
+}
+
+/// The Cost panel's prices, remembered between runs: per machine ([`Report::machine_key`], so
+/// that every report of one machine takes its price), rental or ownership. 0 = no price.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CostSettings {
+    /// Ownership (capex, years, power price, PUE) instead of rental.
+    pub ownership: bool,
+    /// Rental price per GPU-hour, by machine ([`Report::machine_key`]).
+    pub per_gpu_hour: std::collections::BTreeMap<String, f64>,
+    /// Ownership: each node's price, by machine name.
+    pub capex_per_node: std::collections::BTreeMap<String, f64>,
+    pub years: f64,
+    pub per_kwh: f64,
+    pub pue: f64,
+    /// The ranking reads strong scaling (else weak).
+    pub strong: bool,
+}
+
+impl Default for CostSettings {
+    fn default() -> Self {
+        Self {
+            ownership: false,
+            per_gpu_hour: Default::default(),
+            capex_per_node: Default::default(),
+            years: 0.0,
+            per_kwh: 0.0,
+            pue: 1.0,
+            strong: false,
+        }
+    }
+}
+
+impl CostSettings {
+    /// The pricing of machine `name`, `None` where its prices are not all stated (or not valid:
+    /// the fields keep them in bounds).
+    pub fn pricing(&self, name: &str) -> Option<crate::scaling::cost::Pricing> {
+        let given = |v: f64| (v > 0.0).then_some(v);
+        let p = if self.ownership {
+            crate::scaling::cost::Pricing::from_flags(
+                None,
+                self.capex_per_node.get(name).copied().and_then(given),
+                given(self.years),
+                given(self.per_kwh),
+                Some(self.pue),
+            )
+        } else {
+            crate::scaling::cost::Pricing::from_flags(
+                self.per_gpu_hour.get(name).copied().and_then(given),
+                None,
+                None,
+                None,
+                None,
+            )
+        };
+        p.ok().flatten()
+    }
+}
+
+/// The purchase ranking of `reports` for `workload`: the Cost panel (prices per machine,
+/// remembered), a table per GPU count (measured and modeled ranked apart) and a plot of the
+/// ranked figure against the GPU count.
+pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: &mut CostSettings) {
+    use crate::report::ranking::{self, RankBy};
+    let names = compare::numbered(reports.iter().map(|r| r.name()));
+    ui.label(RichText::new(format!("Purchase ranking — {workload}")).strong());
+    ui.horizontal(|ui| {
+        ui.radio_value(&mut cost.strong, false, "weak scaling");
+        ui.radio_value(&mut cost.strong, true, "strong scaling");
+        ui.separator();
+        ui.radio_value(&mut cost.ownership, false, "rent (per GPU-hour)");
+        ui.radio_value(&mut cost.ownership, true, "own (per node)");
+    });
+    egui::CollapsingHeader::new("Cost: prices per machine")
+        .id_salt("cmp-cost")
+        .default_open(true)
+        .show(ui, |ui| {
+            egui::Grid::new("cmp-cost-grid")
+                .num_columns(3)
+                .spacing([12.0, 4.0])
+                .show(ui, |ui| {
+                    for (i, r) in reports.iter().enumerate() {
+                        let key = r.machine_key();
+                        let label = ui.label(RichText::new(&names[i]).color(machine_color(i)));
+                        let (map, unit, max) = if cost.ownership {
+                            (&mut cost.capex_per_node, "per node", 1e9)
+                        } else {
+                            (&mut cost.per_gpu_hour, "per GPU-hour", 1e4)
+                        };
+                        let v = map.entry(key.clone()).or_insert(0.0);
+                        ui.add(
+                            egui::DragValue::new(v)
+                                .range(0.0..=max)
+                                .speed(if cost.ownership { 1000.0 } else { 0.05 })
+                                .max_decimals(2),
+                        )
+                        .labelled_by(label.id);
+                        let priced = cost.pricing(&key).is_some();
+                        ui.label(
+                            RichText::new(if priced {
+                                unit.to_string()
+                            } else {
+                                format!("{unit} — no price (0)")
+                            })
+                            .weak(),
+                        );
+                        ui.end_row();
+                    }
+                    if cost.ownership {
+                        for (label, v, max, speed) in [
+                            ("years", &mut cost.years, 50.0, 0.1),
+                            ("power price per kWh", &mut cost.per_kwh, 100.0, 0.01),
+                        ] {
+                            let l = ui.label(label);
+                            ui.add(egui::DragValue::new(v).range(0.0..=max).speed(speed))
+                                .labelled_by(l.id);
+                            ui.label("");
+                            ui.end_row();
+                        }
+                        let l = ui.label("PUE");
+                        ui.add(
+                            egui::DragValue::new(&mut cost.pue)
+                                .range(1.0..=5.0)
+                                .speed(0.01),
+                        )
+                        .labelled_by(l.id);
+                        ui.label(RichText::new("GPU energy × PUE").weak());
+                        ui.end_row();
+                    }
+                });
+        });
+    let mode = if cost.strong {
+        Mode::Strong
+    } else {
+        Mode::Weak
+    };
+    let prices: Vec<_> = reports
+        .iter()
+        .map(|r| cost.pricing(&r.machine_key()))
+        .collect();
+    let counts = ranking::default_counts(reports, workload, mode);
+    let rk = ranking::rank(reports, workload, mode, &counts, &prices);
+    ui.label(RichText::new(format!("ranked by {}", rk.by.words())).italics());
+    egui::Grid::new("cmp-ranking")
+        .striped(true)
+        .num_columns(8)
+        .spacing([14.0, 3.0])
+        .show(ui, |ui| {
+            for h in [
+                "GPUs",
+                "rank",
+                "machine",
+                "source",
+                "samples/s",
+                "W/GPU",
+                "samples/J",
+                "cost/M",
+            ] {
+                ui.label(RichText::new(h).strong());
+            }
+            ui.end_row();
+            for g in &rk.groups {
+                for (k, c) in g.candidates.iter().enumerate() {
+                    ui.label(if k == 0 {
+                        g.n_gpus.to_string()
+                    } else {
+                        String::new()
+                    });
+                    ui.label(RichText::new(c.rank_cell()).monospace());
+                    ui.label(RichText::new(&names[c.machine]).color(machine_color(c.machine)));
+                    let src = ui.label(c.source_word());
+                    if !c.note.is_empty() {
+                        src.on_hover_text(&c.note);
+                    }
+                    for v in c.cells() {
+                        let mut t = RichText::new(v.clone()).monospace();
+                        if v.starts_with('~') {
+                            t = t.italics();
+                        }
+                        ui.label(t);
+                    }
+                    ui.end_row();
+                }
+            }
+        });
+    ui.label(
+        RichText::new(
+            "~ the model's figure (projections, catalog machines, modeled power), ranked apart \
+             from measured ones · samples/J counts GPU energy only",
+        )
+        .size(11.5)
+        .weak(),
+    );
+    let (label, get): (&str, fn(&ranking::Candidate) -> Option<f64>) = match rk.by {
+        RankBy::Cost => ("cost per million samples", |c| c.cost_per_million),
+        RankBy::SamplesPerJoule => ("samples per joule", |c| c.samples_per_joule),
+        RankBy::Throughput => ("samples/s", |c| c.throughput),
+    };
+    Plot::new("cmp-ranking-plot")
+        .height(200.0)
+        .x_axis_label("GPUs (log₂)")
+        .x_grid_spacer(super::plots::log2_grid)
+        .y_axis_label(label)
+        .x_axis_formatter(|m, _| {
+            if (m.value - m.value.round()).abs() < 1e-6 {
+                format!("{}", 2f64.powf(m.value).round())
+            } else {
+                String::new()
+            }
+        })
+        .include_y(0.0)
+        .allow_scroll(false)
+        .allow_drag(false)
+        .allow_zoom(false)
+        .show(ui, |p| {
+            for (i, name) in names.iter().enumerate() {
+                let pts = |measured: bool| -> Vec<[f64; 2]> {
+                    rk.groups
+                        .iter()
+                        .flat_map(|g| g.candidates.iter())
+                        .filter(|c| c.machine == i && c.measured() == measured)
+                        .filter_map(|c| Some([(c.n_gpus as f64).log2(), get(c)?]))
+                        .collect()
+                };
+                let modeled = pts(false);
+                if !modeled.is_empty() {
+                    p.line(
+                        Line::new(format!("{name} (modeled)"), PlotPoints::from(modeled))
+                            .color(machine_color(i))
+                            .style(LineStyle::dashed_loose()),
+                    );
+                }
+                let measured = pts(true);
+                if !measured.is_empty() {
+                    p.points(
+                        Points::new(format!("{name} (measured)"), PlotPoints::from(measured))
+                            .radius(4.5)
+                            .shape(MarkerShape::Circle)
+                            .filled(true)
+                            .color(machine_color(i)),
+                    );
+                }
+            }
+        });
 }

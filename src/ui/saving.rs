@@ -36,9 +36,10 @@ pub fn work(
     kind: SaveKind,
     shown: Option<&Report>,
     reports: &[&Report],
+    cost: &compare_view::CostSettings,
 ) -> Option<SaveWork> {
     if view == View::Compare && kind != SaveKind::Html {
-        return Some(compare(kind, reports));
+        return Some(compare(kind, reports, cost.clone()));
     }
     let r = shown?.clone();
     let has_section = match view {
@@ -83,7 +84,7 @@ fn png(view: View, r: &Report) -> Result<Vec<u8>, String> {
 }
 
 /// The comparison of every opened report: its key figures as CSV, or the view as a picture.
-fn compare(kind: SaveKind, reports: &[&Report]) -> SaveWork {
+fn compare(kind: SaveKind, reports: &[&Report], cost: compare_view::CostSettings) -> SaveWork {
     let reports: Vec<Report> = reports.iter().map(|r| (*r).clone()).collect();
     if kind == SaveKind::Csv {
         return Box::new(move || {
@@ -95,7 +96,7 @@ fn compare(kind: SaveKind, reports: &[&Report]) -> SaveWork {
     Box::new(move || {
         let draw = move |ui: &mut eframe::egui::Ui| {
             let refs: Vec<&Report> = reports.iter().collect();
-            compare_view::show(ui, &refs, None)
+            compare_view::show(ui, &refs, None, &mut cost.clone())
         };
         let mut measure = draw.clone();
         let w = report_view::PAGE_WIDTH;

@@ -111,6 +111,7 @@ impl WorkloadForm {
             model: None,
             sources: vec!["user-entered in the Scaling view (assumed)".into()],
             calibration: Vec::new(),
+            power: Vec::new(),
         };
         workload::validate(&w).map_err(|(f, why)| format!("{f}: {why}"))?;
         Ok(w)

@@ -5,6 +5,7 @@
 
 mod bandwidth;
 mod collectives;
+mod energy;
 mod health;
 mod scaling;
 mod topology;
@@ -33,6 +34,7 @@ pub fn report(r: &Report) -> Document {
             bandwidth::section(r),
             collectives::section(r),
             scaling::section(r),
+            energy::section(r),
             health::checks(r),
             warnings(r),
             foot(r),
@@ -75,6 +77,7 @@ pub fn page(r: &Report, page: Page) -> Option<Document> {
             r.scaling.as_ref()?;
             let mut v = vec![page_head(r, "Scaling")];
             v.extend(scaling::page(r));
+            v.extend(energy::section(r));
             v
         }
     };

@@ -1,0 +1,223 @@
+//! `scalescope compare`: key figures of two or more machines side by side, and the purchase
+//! ranking — which machine gives the most training per second, per joule and per unit of money
+//! for a workload at chosen GPU counts ([`crate::report::ranking`]).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{CliError, emit, load_reports};
+use crate::report::Report;
+use crate::scaling::Mode;
+use crate::scaling::cost::Pricing;
+
+/// `scalescope compare` options.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Reports (report.json); with --catalog, two or more machines in all. The first is the
+    /// reference.
+    #[arg(value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+    /// Add a catalog machine, modeled (repeatable; `scalescope --catalog` lists them).
+    #[arg(long = "catalog", value_name = "NAME")]
+    pub catalogs: Vec<String>,
+    /// Print CSV of the key figures instead of the tables.
+    #[arg(long)]
+    pub csv: bool,
+    /// Workload compared and ranked (default: the first all machines have).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Scaling mode the ranking reads.
+    #[arg(long, value_enum, default_value_t = RankMode::Weak)]
+    pub mode: RankMode,
+    /// GPU counts to rank at, e.g. 8,64,512 (default: the largest count inside every box, and
+    /// 8, 64 and 512 where a machine has a row).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub gpus: Vec<usize>,
+    /// Rental price per GPU-hour: one for every machine, or one per machine in order
+    /// (reports, then catalog machines), e.g. 2.5,3.2.
+    #[arg(
+        long,
+        value_name = "PRICES",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub price_per_gpu_hour: Vec<f64>,
+    /// Ownership: each node's price (one for all, or one per machine).
+    #[arg(
+        long,
+        value_name = "PRICES",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub capex_per_node: Vec<f64>,
+    /// Ownership: years each node's price is spread over (one for all, or one per machine).
+    #[arg(
+        long,
+        value_name = "YEARS",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub years: Vec<f64>,
+    /// Ownership: what a kWh costs (one for all, or one per machine).
+    #[arg(
+        long,
+        value_name = "PRICES",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub power_price_per_kwh: Vec<f64>,
+    /// Ownership: the data center's PUE, 1 to 5 (one for all, or one per machine).
+    #[arg(
+        long,
+        value_name = "RATIOS",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub pue: Vec<f64>,
+}
+
+/// `--mode` of `compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RankMode {
+    Weak,
+    Strong,
+}
+
+impl CompareArgs {
+    /// Each machine's pricing from the flags (`None` where no price flag was given).
+    fn prices(&self, machines: usize) -> Result<Vec<Option<Pricing>>, CliError> {
+        let lists: [(&str, &Vec<f64>); 5] = [
+            ("--price-per-gpu-hour", &self.price_per_gpu_hour),
+            ("--capex-per-node", &self.capex_per_node),
+            ("--years", &self.years),
+            ("--power-price-per-kwh", &self.power_price_per_kwh),
+            ("--pue", &self.pue),
+        ];
+        for (flag, list) in lists {
+            if list.len() > 1 && list.len() != machines {
+                return Err(CliError::input(anyhow::anyhow!(
+                    "{flag}: {} prices for {machines} machines: give one for all, or one per machine in order",
+                    list.len()
+                )));
+            }
+        }
+        let at = |list: &Vec<f64>, i: usize| list.get(i).or(list.first()).copied();
+        (0..machines)
+            .map(|i| {
+                Pricing::from_flags(
+                    at(&self.price_per_gpu_hour, i),
+                    at(&self.capex_per_node, i),
+                    at(&self.years, i),
+                    at(&self.power_price_per_kwh, i),
+                    at(&self.pue, i),
+                )
+                .map_err(|e| CliError::input(anyhow::anyhow!(e)))
+            })
+            .collect()
+    }
+}
+
+/// A catalog machine modeled in-process: its topology and scaling rows, as
+/// `--bench --modeled --catalog NAME --suite topology,scaling` would write them.
+fn modeled_report(name: &str) -> Result<Report, CliError> {
+    use crate::job::{self, Job, Stage, SuiteOptions, Target};
+    crate::topology::catalog::load(name)
+        .map_err(|e| CliError::input(anyhow::anyhow!("--catalog {name}: {e}")))?;
+    let job = Job::Suite {
+        target: Target::Catalog { name: name.into() },
+        options: SuiteOptions {
+            stages: vec![Stage::Topology, Stage::Scaling],
+            gpus: Vec::new(),
+            full: false,
+            modeled: true,
+            nccl_lib: None,
+            python: None,
+            pricing: None,
+        },
+    };
+    Ok(job::run(
+        &job,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )?)
+}
+
+pub fn run(args: CompareArgs) -> Result<(), CliError> {
+    let mut reports = load_reports(&args.reports)?;
+    for name in &args.catalogs {
+        reports.push(modeled_report(name)?);
+    }
+    if reports.len() < 2 {
+        return Err(CliError::input(anyhow::anyhow!(
+            "compare needs two or more machines (report files and --catalog NAME), got {}",
+            reports.len()
+        )));
+    }
+    if args.gpus.contains(&0) {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--gpus: a GPU count must be 1 or more"
+        )));
+    }
+    if let Some(&n) = args
+        .gpus
+        .iter()
+        .find(|n| **n > crate::scaling::run::DEFAULT_MAX_GPUS)
+    {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--gpus: {n} GPUs is more than the model projects ({} at most)",
+            crate::scaling::run::DEFAULT_MAX_GPUS
+        )));
+    }
+    let prices = args.prices(reports.len())?;
+    let refs: Vec<&Report> = reports.iter().collect();
+    if let Some(w) = &args.workload {
+        let has = |r: &Report| {
+            r.scaling
+                .as_ref()
+                .is_some_and(|s| s.run.rows.iter().any(|row| &row.workload == w))
+        };
+        if !refs.iter().any(|r| has(r)) {
+            let mut known: Vec<String> = refs
+                .iter()
+                .filter_map(|r| r.scaling.as_ref())
+                .flat_map(|s| s.run.workloads.iter().map(|w| w.name.clone()))
+                .collect();
+            known.sort();
+            known.dedup();
+            let known = if known.is_empty() {
+                "none: the reports have no scaling results".to_string()
+            } else {
+                known.join(", ")
+            };
+            return Err(CliError::input(anyhow::anyhow!(
+                "--workload: no report has scaling rows for {} (they have: {})",
+                crate::model::validate::quoted(w),
+                crate::model::validate::one_line(&known, 100)
+            )));
+        }
+    }
+    let c = crate::report::compare::compare(&refs, args.workload.as_deref());
+    if args.csv {
+        // The CSV goes to the terminal: what the reports' files say is printed escaped, as the
+        // table prints it (a machine name with an escape code or a newline is not written raw).
+        let bytes = crate::export::csv::comparison(&crate::report::compare::for_terminal(c))?;
+        return emit(None, &bytes);
+    }
+    let mut text = crate::report::compare::to_table(&c);
+    if let Some(w) = &c.workload {
+        let mode = match args.mode {
+            RankMode::Weak => Mode::Weak,
+            RankMode::Strong => Mode::Strong,
+        };
+        let counts = if args.gpus.is_empty() {
+            crate::report::ranking::default_counts(&refs, w, mode)
+        } else {
+            args.gpus.clone()
+        };
+        let ranking = crate::report::ranking::rank(&refs, w, mode, &counts, &prices);
+        text.push('\n');
+        text.push_str(&crate::report::ranking::to_table(&ranking));
+    }
+    emit(None, text.as_bytes())
+}

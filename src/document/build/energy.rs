@@ -1,0 +1,117 @@
+//! Energy and cost: each workload's samples/s, power, samples per joule and cost per million
+//! samples at the GPU counts a buyer asks about — measured rows and the model's (labeled).
+
+use super::{num, provenance_cell};
+use crate::document::{Block, Cell, Column, Paragraph, Section, Table};
+use crate::model::energy::EnergyBasis;
+use crate::report::Report;
+use crate::report::summary::Provenance;
+use crate::scaling::{Mode, ScalingPoint};
+
+/// GPU counts beyond the box the section shows (where the model projects them).
+const BEYOND: [usize; 2] = [64, 512];
+
+fn provenance(p: &ScalingPoint) -> Provenance {
+    if p.projected {
+        Provenance::Projected
+    } else if p.source.is_measured() {
+        Provenance::Measured
+    } else {
+        Provenance::Modeled(String::new())
+    }
+}
+
+/// Where a row's power comes from, in a few words.
+fn power_source(p: &ScalingPoint) -> &'static str {
+    match p.energy_basis {
+        Some(EnergyBasis::Counter) => "NVML energy counter",
+        Some(EnergyBasis::PowerReadings) => "NVML power readings",
+        Some(EnergyBasis::Modeled) => "modeled",
+        None => "—",
+    }
+}
+
+/// The rows shown for one workload in weak scaling: every measured row, the model's row at the
+/// largest count inside the box, and the projections at 64 and 512 GPUs.
+fn rows_of<'a>(rows: &'a [ScalingPoint], w: &str) -> Vec<&'a ScalingPoint> {
+    let of_w: Vec<&ScalingPoint> = rows
+        .iter()
+        .filter(|r| r.workload == w && r.mode == Mode::Weak)
+        .collect();
+    let mut out: Vec<&ScalingPoint> = of_w
+        .iter()
+        .copied()
+        .filter(|r| r.source.is_measured())
+        .collect();
+    if let Some(largest) = of_w
+        .iter()
+        .filter(|r| !r.source.is_measured() && !r.projected)
+        .max_by_key(|r| r.n_gpus)
+    {
+        out.push(largest);
+    }
+    for n in BEYOND {
+        if let Some(r) = of_w.iter().find(|r| r.projected && r.n_gpus == n) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// The report's energy and cost section; `None` without scaling results.
+pub(super) fn section(r: &Report) -> Option<Section> {
+    let sc = r.scaling.as_ref()?;
+    let mut s = Section::new("energy", "Energy and cost");
+    let mut rows = Vec::new();
+    for w in &sc.run.workloads {
+        for p in rows_of(&sc.run.rows, &w.name) {
+            rows.push(vec![
+                Cell::plain(p.workload.clone()),
+                Cell::plain(p.n_gpus.to_string()),
+                Cell::plain(num(p.throughput, 0)),
+                Cell::plain(num(p.watts_per_gpu, 0)),
+                Cell::plain(num(p.samples_per_joule, 3)),
+                Cell::plain(num(p.energy_j_per_step, 1)),
+                Cell::plain(num(
+                    p.cost_per_million_samples,
+                    crate::report::ranking::significant(p.cost_per_million_samples, 3),
+                )),
+                Cell::plain(power_source(p)),
+                provenance_cell(&provenance(p)),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    s.push(
+        Paragraph::note(format!(
+            "Weak scaling. Measured rows: the GPUs' energy over the timed window from NVML; the \
+             model's rows: modeled power (docs/SCALING.md, \"Energy and cost\"). samples/J counts \
+             GPU energy only (no CPUs, fans or cooling). {}",
+            match &sc.run.pricing {
+                Some(p) => format!("Cost at the stated prices: {}.", p.describe()),
+                None => "No prices were stated: no cost (give --price-per-gpu-hour, or \
+                         ownership prices)."
+                    .to_string(),
+            }
+        ))
+        .into(),
+    );
+    s.push(Block::Table(Table {
+        id: Some("energy-table".into()),
+        columns: vec![
+            Column::text("workload"),
+            Column::figures("GPUs"),
+            Column::figures("samples/s"),
+            Column::figures("W/GPU"),
+            Column::figures("samples/J"),
+            Column::figures("J/step"),
+            Column::figures("cost/M samples"),
+            Column::text("power from"),
+            Column::text("provenance"),
+        ],
+        rows,
+    }));
+    Some(s)
+}

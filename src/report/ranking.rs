@@ -1,0 +1,471 @@
+//! Which machine gives the most training per second, per joule and per unit of money, for one
+//! workload at chosen GPU counts: the purchase question the Compare view and
+//! `scalescope compare` answer. Measured rows and the model's rows (projections beyond a box,
+//! catalog machines) are ranked apart and labeled. Pure functions of [`Report`]s.
+
+use std::fmt::Write as _;
+
+use super::Report;
+use super::compare::{gpus, numbered};
+use crate::scaling::cost::Pricing;
+use crate::scaling::{Mode, RowSource, ScalingPoint};
+
+/// What machines are ranked by: the lowest cost per million samples where any machine has a
+/// price, else the most samples per joule where any has power, else the most samples/s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RankBy {
+    Cost,
+    SamplesPerJoule,
+    Throughput,
+}
+
+impl RankBy {
+    /// How the ranking says it, e.g. `cost per million samples (lowest first)`.
+    pub fn words(self) -> &'static str {
+        match self {
+            RankBy::Cost => "cost per million samples (lowest first)",
+            RankBy::SamplesPerJoule => "samples per joule of GPU energy (most first)",
+            RankBy::Throughput => "samples/s (most first)",
+        }
+    }
+}
+
+/// One machine at one GPU count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// Index of its report (its column letter in the comparison).
+    pub machine: usize,
+    pub n_gpus: usize,
+    /// framework, proxy or modeled (the model's rows, projections included).
+    pub source: RowSource,
+    pub projected: bool,
+    pub throughput: Option<f64>,
+    pub watts_per_gpu: Option<f64>,
+    /// True where the power is the model's (measured rows: NVML).
+    pub power_modeled: bool,
+    pub samples_per_joule: Option<f64>,
+    pub cost_per_million: Option<f64>,
+    /// 1 = best within its group (measured or modeled); `None` without the figure ranked by.
+    pub rank: Option<usize>,
+    /// Why a figure is missing (does not fit, no power, no price).
+    pub note: String,
+}
+
+impl Candidate {
+    pub fn measured(&self) -> bool {
+        self.source.is_measured()
+    }
+
+    fn key(&self, by: RankBy) -> Option<f64> {
+        match by {
+            RankBy::Cost => self.cost_per_million,
+            RankBy::SamplesPerJoule => self.samples_per_joule,
+            RankBy::Throughput => self.throughput,
+        }
+        .filter(|v| v.is_finite())
+    }
+}
+
+/// The candidates at one GPU count: measured ones first, each group best first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub n_gpus: usize,
+    pub candidates: Vec<Candidate>,
+}
+
+/// The ranking of several machines for a workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranking {
+    pub workload: String,
+    pub mode: Mode,
+    pub by: RankBy,
+    /// Each report's title, numbered where repeated.
+    pub machines: Vec<String>,
+    /// Each machine's prices in words (`None`: no price).
+    pub prices: Vec<Option<String>>,
+    pub groups: Vec<Group>,
+}
+
+/// The GPU counts ranked by default: the largest count inside every box that all reports have a
+/// row at, then 8, 64 and 512 where any report has a row there.
+pub fn default_counts(reports: &[&Report], workload: &str, mode: Mode) -> Vec<usize> {
+    let counts = |r: &Report, projected: bool| -> Vec<usize> {
+        rows(r, workload, mode)
+            .filter(|x| projected || !x.projected)
+            .map(|x| x.n_gpus)
+            .collect()
+    };
+    let common_in_box = reports
+        .iter()
+        .map(|r| counts(r, false))
+        .reduce(|a, b| a.into_iter().filter(|n| b.contains(n)).collect())
+        .and_then(|ns| ns.into_iter().max());
+    let mut out: Vec<usize> = common_in_box.into_iter().collect();
+    for n in [8, 64, 512] {
+        if reports.iter().any(|r| counts(r, true).contains(&n)) {
+            out.push(n);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn rows<'a>(
+    r: &'a Report,
+    workload: &'a str,
+    mode: Mode,
+) -> impl Iterator<Item = &'a ScalingPoint> {
+    r.scaling
+        .iter()
+        .flat_map(|s| s.run.rows.iter())
+        .filter(move |x| x.workload == workload && x.mode == mode)
+}
+
+/// Ranks `reports` for `workload` in `mode` at each of `counts`. `prices[i]`, where given,
+/// prices report `i` (else the prices its run was made with, if any).
+pub fn rank(
+    reports: &[&Report],
+    workload: &str,
+    mode: Mode,
+    counts: &[usize],
+    prices: &[Option<Pricing>],
+) -> Ranking {
+    let pricing = |i: usize| -> Option<Pricing> {
+        prices
+            .get(i)
+            .copied()
+            .flatten()
+            .or_else(|| reports[i].scaling.as_ref().and_then(|s| s.run.pricing))
+    };
+    let mut groups = Vec::new();
+    for &n in counts {
+        let mut candidates = Vec::new();
+        for (i, r) in reports.iter().enumerate() {
+            // A measured row where the run has one (a real framework step before a proxy),
+            // else the model's.
+            let at_n: Vec<&ScalingPoint> =
+                rows(r, workload, mode).filter(|x| x.n_gpus == n).collect();
+            let pick = [RowSource::Framework, RowSource::Proxy, RowSource::Modeled]
+                .iter()
+                .find_map(|s| {
+                    at_n.iter()
+                        .find(|x| x.source == *s && x.throughput.is_some())
+                })
+                .or_else(|| at_n.first());
+            let Some(row) = pick else { continue };
+            let p = pricing(i);
+            let gpus_per_node = r.topology.gpus.len().max(1);
+            let cost = match p {
+                Some(p) => {
+                    p.per_million_samples(n, gpus_per_node, row.throughput, row.watts_per_gpu)
+                }
+                None => None,
+            };
+            let mut note = Vec::new();
+            if row.fits == Some(false) {
+                note.push("does not fit the GPU's memory".to_string());
+            } else if row.throughput.is_none() {
+                note.push("no throughput".to_string());
+            } else {
+                if row.watts_per_gpu.is_none() {
+                    note.push("no power figure".to_string());
+                } else if row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled)
+                    && row.basis.contains("an upper bound")
+                {
+                    note.push(
+                        "power at its upper bound (nothing measured on this GPU)".to_string(),
+                    );
+                }
+                if p.is_none() {
+                    note.push("no price".to_string());
+                } else if cost.is_none() {
+                    note.push("ownership needs power".to_string());
+                }
+            }
+            candidates.push(Candidate {
+                machine: i,
+                n_gpus: n,
+                source: row.source,
+                projected: row.projected,
+                throughput: row.throughput,
+                watts_per_gpu: row.watts_per_gpu,
+                power_modeled: row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled),
+                samples_per_joule: row.samples_per_joule,
+                cost_per_million: cost,
+                rank: None,
+                note: note.join("; "),
+            });
+        }
+        groups.push(Group {
+            n_gpus: n,
+            candidates,
+        });
+    }
+    let all = || groups.iter().flat_map(|g| g.candidates.iter());
+    let by = if all().any(|c| c.cost_per_million.is_some()) {
+        RankBy::Cost
+    } else if all().any(|c| c.samples_per_joule.is_some()) {
+        RankBy::SamplesPerJoule
+    } else {
+        RankBy::Throughput
+    };
+    for g in &mut groups {
+        order(&mut g.candidates, by);
+    }
+    Ranking {
+        workload: workload.to_string(),
+        mode,
+        by,
+        machines: numbered(reports.iter().map(|r| r.title())),
+        prices: (0..reports.len())
+            .map(|i| pricing(i).map(|p| p.describe()))
+            .collect(),
+        groups,
+    }
+}
+
+/// Sorts measured candidates before modeled ones, each best first by `by` (those without the
+/// figure last, unranked), and numbers the ranks within each group.
+fn order(cs: &mut [Candidate], by: RankBy) {
+    cs.sort_by(|a, b| {
+        b.measured()
+            .cmp(&a.measured())
+            .then_with(|| match (a.key(by), b.key(by)) {
+                (Some(x), Some(y)) if by == RankBy::Cost => x.total_cmp(&y),
+                (Some(x), Some(y)) => y.total_cmp(&x),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => a.machine.cmp(&b.machine),
+            })
+    });
+    let (mut measured, mut modeled) = (0, 0);
+    for c in cs.iter_mut() {
+        if c.key(by).is_none() {
+            continue;
+        }
+        let k = if c.measured() {
+            &mut measured
+        } else {
+            &mut modeled
+        };
+        *k += 1;
+        c.rank = Some(*k);
+    }
+}
+
+/// A figure as the ranking prints it: `~` marks the model's, `—` where unknown.
+pub fn cell(v: Option<f64>, modeled: bool, decimals: usize) -> String {
+    match v.filter(|v| v.is_finite()) {
+        None => "—".to_string(),
+        Some(v) => {
+            let mark = if modeled { "~" } else { "" };
+            if v.abs() >= 1e6 {
+                format!("{mark}{v:.3e}")
+            } else {
+                format!("{mark}{v:.decimals$}")
+            }
+        }
+    }
+}
+
+impl Candidate {
+    /// The rank as printed: `1` measured, `~1` modeled, `—` unranked.
+    pub fn rank_cell(&self) -> String {
+        match self.rank {
+            Some(k) if self.measured() => k.to_string(),
+            Some(k) => format!("~{k}"),
+            None => "—".to_string(),
+        }
+    }
+
+    /// `measured`, `modeled` or `projected` (modeled beyond the box).
+    pub fn source_word(&self) -> &'static str {
+        match (self.source, self.projected) {
+            (RowSource::Framework, _) => "measured",
+            (RowSource::Proxy, _) => "proxy",
+            (RowSource::Modeled, true) => "projected",
+            (RowSource::Modeled, false) => "modeled",
+        }
+    }
+
+    /// The figures as printed: samples/s, W/GPU, samples/J, cost/M.
+    pub fn cells(&self) -> [String; 4] {
+        let modeled = !self.measured();
+        [
+            cell(self.throughput, modeled, 1),
+            cell(self.watts_per_gpu, modeled || self.power_modeled, 0),
+            cell(self.samples_per_joule, modeled || self.power_modeled, 3),
+            cell(
+                self.cost_per_million,
+                modeled || self.power_modeled,
+                significant(self.cost_per_million, 3),
+            ),
+        ]
+    }
+}
+
+/// Decimals that show `v` to `digits` significant digits (at least 2): a cost of 0.187 is
+/// not printed as 0.19.
+pub fn significant(v: Option<f64>, digits: i32) -> usize {
+    match v.filter(|v| v.is_finite() && *v != 0.0) {
+        Some(v) => (digits - 1 - v.abs().log10().floor() as i32).clamp(2, 9) as usize,
+        None => 2,
+    }
+}
+
+/// The ranking as a terminal table, one block per GPU count.
+pub fn to_table(r: &Ranking) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Purchase ranking: {}, {} scaling — by {}",
+        crate::model::validate::one_line(&r.workload, 60),
+        r.mode,
+        r.by.words()
+    );
+    for (i, (m, p)) in r.machines.iter().zip(&r.prices).enumerate() {
+        let _ = writeln!(
+            out,
+            "  [{}] {}: {}",
+            letter(i),
+            crate::model::validate::one_line(m, 80),
+            p.as_deref().unwrap_or("no price")
+        );
+    }
+    let header = [
+        "rank",
+        "machine",
+        "source",
+        "samples/s",
+        "W/GPU",
+        "samples/J",
+        "cost/M",
+        "",
+    ];
+    for g in &r.groups {
+        let _ = writeln!(out, "\nat {}", gpus(g.n_gpus));
+        if g.candidates.is_empty() {
+            let _ = writeln!(out, "  no machine has a row here");
+            continue;
+        }
+        let mut lines: Vec<[String; 8]> = vec![header.map(str::to_string)];
+        for c in &g.candidates {
+            let [thr, w, spj, cost] = c.cells();
+            lines.push([
+                c.rank_cell(),
+                format!("[{}]", letter(c.machine)),
+                c.source_word().to_string(),
+                thr,
+                w,
+                spj,
+                cost,
+                c.note.clone(),
+            ]);
+        }
+        let widths: Vec<usize> = (0..8)
+            .map(|k| {
+                lines
+                    .iter()
+                    .map(|l| l[k].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for l in &lines {
+            let mut s = String::from(" ");
+            for (k, v) in l.iter().enumerate() {
+                let w = widths[k];
+                match k {
+                    1 | 2 | 7 => {
+                        let _ = write!(s, " {v:<w$}");
+                    }
+                    _ => {
+                        let _ = write!(s, " {v:>w$}");
+                    }
+                }
+            }
+            let _ = writeln!(out, "{}", s.trim_end());
+        }
+    }
+    out.push_str(
+        "\n~ the model's figure (projections beyond a box, catalog machines, modeled power),\n  \
+         ranked apart from measured ones. samples/J counts GPU energy only; cost/M: the cost\n  \
+         of a million samples at the prices above.\n",
+    );
+    out
+}
+
+/// A report's column letter: A, B, … Z, then A again.
+pub fn letter(i: usize) -> char {
+    (b'A' + (i % 26) as u8) as char
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(machine: usize, source: RowSource, cost: Option<f64>) -> Candidate {
+        Candidate {
+            machine,
+            n_gpus: 8,
+            source,
+            projected: false,
+            throughput: Some(100.0),
+            watts_per_gpu: None,
+            power_modeled: false,
+            samples_per_joule: None,
+            cost_per_million: cost,
+            rank: None,
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn measured_and_modeled_are_ranked_apart_cheapest_first() {
+        let mut cs = vec![
+            c(0, RowSource::Modeled, Some(3.0)),
+            c(1, RowSource::Framework, Some(5.0)),
+            c(2, RowSource::Framework, None),
+            c(3, RowSource::Framework, Some(4.0)),
+            c(4, RowSource::Modeled, Some(1.0)),
+        ];
+        order(&mut cs, RankBy::Cost);
+        let got: Vec<(usize, String)> = cs.iter().map(|c| (c.machine, c.rank_cell())).collect();
+        assert_eq!(
+            got,
+            [
+                (3, "1".into()),
+                (1, "2".into()),
+                (2, "—".into()),
+                (4, "~1".into()),
+                (0, "~2".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn costs_keep_three_significant_digits() {
+        assert_eq!(
+            cell(Some(0.18734), false, significant(Some(0.18734), 3)),
+            "0.187"
+        );
+        assert_eq!(cell(Some(12.5), true, significant(Some(12.5), 3)), "~12.50");
+        assert_eq!(
+            cell(Some(0.000512), false, significant(Some(0.000512), 3)),
+            "0.000512"
+        );
+    }
+
+    #[test]
+    fn more_is_better_for_samples_per_joule() {
+        let mut a = c(0, RowSource::Framework, None);
+        a.samples_per_joule = Some(2.0);
+        let mut b = c(1, RowSource::Framework, None);
+        b.samples_per_joule = Some(3.0);
+        let mut cs = vec![a, b];
+        order(&mut cs, RankBy::SamplesPerJoule);
+        assert_eq!(cs[0].machine, 1);
+        assert_eq!(cs[0].rank, Some(1));
+    }
+}

@@ -1,0 +1,309 @@
+//! Modeled power for scaling rows that were not measured (the model's rows, inside the box and
+//! projected beyond it), so that every row with a throughput can say samples per joule — labeled
+//! modeled, with the rule in its basis. docs/SCALING.md ("Energy and cost") states the rule:
+//!
+//! A GPU draws its idle power plus a share of the rest that follows how busy it is: busy is the
+//! row's compute time ÷ its step time (a GPU waiting on exposed communication or on the host
+//! draws near idle). The reference it scales, first found of:
+//! 1. the run's own framework row of the workload (same mode, smallest GPU count measured):
+//!    `W(n) = idle + (W_measured − idle) × busy(n) ÷ busy(measured)`; samples per joule keeps
+//!    that row's measured energy per sample, scaled by the model's samples/s per GPU and power;
+//! 2. the workload's power record for this GPU family (`[[power]]` in its catalog file, the
+//!    1-GPU step measured on that GPU), scaled the same way from the model's 1-GPU row;
+//! 3. the GPU's datasheet: `W(n) = idle + (limit − idle) × busy(n)`.
+//!
+//! Idle is the measured row's or the record's reading before the run, else the datasheet
+//! table's; where none is known, the reference power (or the board limit) is kept whole — an
+//! upper bound, said so. Every power is capped at the board limit.
+
+use super::Mode;
+use super::ScalingPoint;
+use super::model::RowSource;
+use super::rates::datasheet_power;
+use super::workload::Workload;
+use crate::model::energy::EnergyBasis;
+
+/// What a row's power is scaled from.
+#[derive(Clone, Debug, PartialEq)]
+struct Reference {
+    watts: f64,
+    busy: f64,
+    idle: Option<f64>,
+    /// The measured row's samples per joule and samples/s per GPU (rule 1).
+    measured_spj: Option<(f64, f64)>,
+    /// In words, for the basis: `measured at 1 GPU`, `the H100 record (2026-11-26 …)`.
+    from: String,
+}
+
+/// `1 GPU`, `8 GPUs`.
+fn gpus(n: usize) -> String {
+    if n == 1 {
+        "1 GPU".into()
+    } else {
+        format!("{n} GPUs")
+    }
+}
+
+/// How busy a row's GPUs are: compute time ÷ step time, in (0, 1]; `None` without both.
+fn busy(r: &ScalingPoint) -> Option<f64> {
+    let (c, s) = (r.compute_ms?, r.step_time_ms?);
+    (c.is_finite() && s.is_finite() && c > 0.0 && s > 0.0).then(|| (c / s).min(1.0))
+}
+
+/// The model's row of `workload` in `mode` at `n` GPUs inside the box.
+fn model_row<'a>(
+    rows: &'a [ScalingPoint],
+    workload: &str,
+    mode: Mode,
+    n: usize,
+) -> Option<&'a ScalingPoint> {
+    rows.iter().find(|r| {
+        r.workload == workload
+            && r.mode == mode
+            && r.n_gpus == n
+            && r.source == RowSource::Modeled
+            && !r.projected
+    })
+}
+
+/// Rule 1: the run's measured framework row (its own busy share, or the model's row at the
+/// same count where it has none).
+fn measured_reference(rows: &[ScalingPoint], workload: &str, mode: Mode) -> Option<Reference> {
+    let m = rows
+        .iter()
+        .filter(|r| r.workload == workload && r.mode == mode && !r.projected)
+        .filter(|r| r.source == RowSource::Framework)
+        .filter(|r| r.watts_per_gpu.is_some_and(|w| w.is_finite() && w > 0.0))
+        .min_by_key(|r| r.n_gpus)?;
+    let busy = busy(m).or_else(|| model_row(rows, workload, mode, m.n_gpus).and_then(busy))?;
+    let per_gpu = m.throughput? / m.n_gpus as f64;
+    Some(Reference {
+        watts: m.watts_per_gpu?,
+        busy,
+        idle: m.idle_watts_per_gpu.filter(|w| w.is_finite() && *w > 0.0),
+        measured_spj: m
+            .samples_per_joule
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(|s| (s, per_gpu)),
+        from: format!("measured at {}", gpus(m.n_gpus)),
+    })
+}
+
+/// Rule 2: the workload's power record for this GPU, against the model's 1-GPU row (weak
+/// scaling's per-GPU batch, as the record was measured).
+fn record_reference(rows: &[ScalingPoint], w: &Workload, gpu_name: &str) -> Option<Reference> {
+    let rec = w.power.iter().find(|p| p.matches(gpu_name))?;
+    let one = model_row(rows, &w.name, Mode::Weak, 1)?;
+    Some(Reference {
+        watts: rec.watts,
+        busy: busy(one)?,
+        idle: rec.idle_watts,
+        measured_spj: None,
+        from: format!("{} record: {}", rec.gpu, first_clause(&rec.measured)),
+    })
+}
+
+/// The text up to its first comma and the next (`2026-11-26, nvidia-h100-x1 (…)`).
+fn first_clause(s: &str) -> String {
+    s.split(", ").take(2).collect::<Vec<_>>().join(", ")
+}
+
+/// Gives every modeled row with a throughput and no power its modeled power per GPU, energy per
+/// step and samples per joule (basis [`EnergyBasis::Modeled`]), for GPUs named `gpu_name`
+/// running `workloads`. Rows keep no power where no rule applies.
+pub fn apply(rows: &mut [ScalingPoint], gpu_name: Option<&str>, workloads: &[Workload]) {
+    let sheet = gpu_name.and_then(datasheet_power);
+    let mut keys: Vec<(String, Mode)> = rows.iter().map(|r| (r.workload.clone(), r.mode)).collect();
+    keys.sort();
+    keys.dedup();
+    let refs: Vec<((String, Mode), Option<Reference>)> = keys
+        .into_iter()
+        .map(|(w, mode)| {
+            let r = measured_reference(rows, &w, mode).or_else(|| {
+                let wl = workloads.iter().find(|x| x.name == w)?;
+                record_reference(rows, wl, gpu_name?)
+            });
+            ((w, mode), r)
+        })
+        .collect();
+    let limit = sheet.as_ref().map(|s| s.limit_w);
+    for row in rows.iter_mut() {
+        if row.source != RowSource::Modeled || row.watts_per_gpu.is_some() {
+            continue;
+        }
+        let (Some(thr), Some(b)) = (row.throughput, busy(row)) else {
+            continue;
+        };
+        let reference = refs
+            .iter()
+            .find(|(k, _)| k.0 == row.workload && k.1 == row.mode)
+            .and_then(|(_, r)| r.as_ref());
+        let idle = reference
+            .and_then(|r| r.idle.map(|w| (w, "measured before the run")))
+            .or_else(|| {
+                sheet
+                    .as_ref()
+                    .and_then(|s| s.idle_w.map(|w| (w, "datasheet table")))
+            });
+        let (watts, rule) = match (reference, idle) {
+            (Some(r), Some((idle, from))) => {
+                let w = idle + (r.watts - idle) * b / r.busy;
+                (
+                    w.clamp(idle, limit.unwrap_or(f64::INFINITY).max(r.watts)),
+                    format!(
+                        "idle {idle:.0} W ({from}) + ({:.0} W {} − idle) × busy {b:.2} ÷ {:.2}",
+                        r.watts, r.from, r.busy
+                    ),
+                )
+            }
+            (Some(r), None) => (
+                r.watts,
+                format!(
+                    "the {:.0} W {} kept (idle power unknown: an upper bound)",
+                    r.watts, r.from
+                ),
+            ),
+            (None, Some((idle, from))) => match (&sheet, limit) {
+                (Some(s), Some(limit)) => (
+                    idle + (limit - idle) * b,
+                    format!(
+                        "idle {idle:.0} W ({from}) + (board limit {limit:.0} W − idle) × busy {b:.2}; {}",
+                        s.source
+                    ),
+                ),
+                _ => continue,
+            },
+            (None, None) => match &sheet {
+                Some(s) => (
+                    s.limit_w,
+                    format!(
+                        "the board limit {:.0} W (idle power unknown: an upper bound); {}",
+                        s.limit_w, s.source
+                    ),
+                ),
+                None => continue,
+            },
+        };
+        if !(watts.is_finite() && watts > 0.0 && thr.is_finite() && thr > 0.0) {
+            continue;
+        }
+        let n = row.n_gpus as f64;
+        // A measured reference keeps its energy per sample (the whole window's, probes and
+        // refills in it), moved by the model's samples/s per GPU and power.
+        let spj = match reference.and_then(|r| r.measured_spj.map(|m| (r, m))) {
+            Some((r, (spj, per_gpu))) => spj * (thr / n / per_gpu) * (r.watts / watts),
+            None => thr / (watts * n),
+        };
+        if !(spj.is_finite() && spj > 0.0) {
+            continue;
+        }
+        row.watts_per_gpu = Some(watts);
+        row.samples_per_joule = Some(spj);
+        row.energy_j_per_step = Some(row.global_batch / spj);
+        row.energy_basis = Some(EnergyBasis::Modeled);
+        row.basis
+            .push_str(&format!("; power modeled: {watts:.0} W per GPU = {rule}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scaling::workload;
+
+    fn row(source: RowSource, n: usize, step_ms: f64, compute_ms: f64) -> ScalingPoint {
+        let w = workload::resolve("resnet50").unwrap();
+        let mut r = ScalingPoint::empty(&w, Mode::Weak, source, n);
+        r.step_time_ms = Some(step_ms);
+        r.compute_ms = Some(compute_ms);
+        r.throughput = Some(r.global_batch / (step_ms / 1e3));
+        r
+    }
+
+    #[test]
+    fn a_measured_power_is_scaled_by_how_busy_each_row_is() {
+        // Measured 1 GPU: 600 W, 72 W idle, busy 100/125 = 0.8, 5 samples/J. The model's
+        // 8-GPU row is busy 100/160 = 0.625: 72 + (600 − 72) × 0.625 ÷ 0.8 = 484.5 W.
+        let mut measured = row(RowSource::Framework, 1, 125.0, 100.0);
+        measured.watts_per_gpu = Some(600.0);
+        measured.idle_watts_per_gpu = Some(72.0);
+        measured.samples_per_joule = Some(5.0);
+        let thr1 = measured.throughput.unwrap();
+        let mut rows = vec![
+            measured,
+            row(RowSource::Modeled, 1, 125.0, 100.0),
+            row(RowSource::Modeled, 8, 160.0, 100.0),
+        ];
+        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[]);
+        assert_eq!(rows[0].energy_basis, None, "a measured row is left alone");
+        // The model's 1-GPU row is the measured one: its samples/J too.
+        assert!((rows[1].watts_per_gpu.unwrap() - 600.0).abs() < 1e-9);
+        assert!((rows[1].samples_per_joule.unwrap() - 5.0).abs() < 1e-9);
+        let w8 = rows[2].watts_per_gpu.unwrap();
+        assert!((w8 - (72.0 + 528.0 * 0.625 / 0.8)).abs() < 1e-9, "{w8}");
+        assert_eq!(rows[2].energy_basis, Some(EnergyBasis::Modeled));
+        // 5 samples/J × (samples/s per GPU at 8 ÷ at 1) × (600 W ÷ 484.5 W).
+        let per_gpu8 = rows[2].throughput.unwrap() / 8.0;
+        let want = 5.0 * (per_gpu8 / thr1) * (600.0 / w8);
+        assert!((rows[2].samples_per_joule.unwrap() - want).abs() < 1e-9);
+        assert!(
+            rows[2].basis.contains("power modeled: 484 W per GPU"),
+            "{}",
+            rows[2].basis
+        );
+    }
+
+    #[test]
+    fn a_workload_power_record_for_the_gpu_is_used_where_nothing_was_measured() {
+        let mut w = workload::resolve("resnet50").unwrap();
+        w.power = vec![workload::PowerRecord {
+            gpu: "H100".into(),
+            watts: 500.0,
+            idle_watts: Some(120.0),
+            measured: "2026-11-26, nvidia-h100-x1 (…), GPU 0".into(),
+        }];
+        // The model's 1-GPU row busy 0.8; its 8-GPU row 0.4: 120 + 380 × 0.4 ÷ 0.8 = 310 W.
+        let mut rows = vec![
+            row(RowSource::Modeled, 1, 125.0, 100.0),
+            row(RowSource::Modeled, 8, 250.0, 100.0),
+        ];
+        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[w.clone()]);
+        assert!((rows[0].watts_per_gpu.unwrap() - 500.0).abs() < 1e-9);
+        assert!((rows[1].watts_per_gpu.unwrap() - 310.0).abs() < 1e-9);
+        assert!(
+            rows[1]
+                .basis
+                .contains("H100 record: 2026-11-26, nvidia-h100-x1"),
+            "{}",
+            rows[1].basis
+        );
+        // Not on another GPU family: the datasheet there.
+        let mut rows = vec![row(RowSource::Modeled, 1, 125.0, 100.0)];
+        apply(&mut rows, Some("NVIDIA H200"), &[w]);
+        assert_eq!(rows[0].watts_per_gpu, Some(700.0));
+    }
+
+    #[test]
+    fn without_a_measurement_the_datasheet_sets_the_power() {
+        // H100 SXM: 700 W limit, 122 W idle; busy 0.5 → 122 + 578 × 0.5 = 411 W.
+        let mut rows = vec![row(RowSource::Modeled, 8, 200.0, 100.0)];
+        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[]);
+        assert!((rows[0].watts_per_gpu.unwrap() - 411.0).abs() < 1e-9);
+        // No idle figure for the H200 in the table: the board limit, an upper bound, said so.
+        let mut rows = vec![row(RowSource::Modeled, 8, 200.0, 100.0)];
+        apply(&mut rows, Some("NVIDIA H200"), &[]);
+        assert_eq!(rows[0].watts_per_gpu, Some(700.0));
+        assert!(
+            rows[0].basis.contains("an upper bound"),
+            "{}",
+            rows[0].basis
+        );
+        // A GPU nobody documents: no power, no samples per joule (never a made-up one).
+        let mut rows = vec![row(RowSource::Modeled, 8, 200.0, 100.0)];
+        apply(&mut rows, Some("Mystery GPU"), &[]);
+        assert_eq!(
+            (rows[0].watts_per_gpu, rows[0].samples_per_joule),
+            (None, None)
+        );
+    }
+}
