@@ -661,6 +661,30 @@ fn llama_ddp_on_80_gb_gpus_does_not_fit_and_shows_no_throughput() {
 }
 
 #[test]
+fn a_micro_batch_that_does_not_fit_is_halved_as_the_framework_runs_do() {
+    // GPT-2 XL's micro-batch of 8 does not fit an 80 GB H100 under DDP (measured 2026-11-26:
+    // out of memory; 4 ran); the model's rows run at 4, accumulating, and say so.
+    let topo = scalescope::topology::catalog::load("dgx-h100").unwrap();
+    let m = Machine::modeled(&topo);
+    let w = workload::resolve("gpt2-xl").unwrap();
+    let rows = model(&w, &m, &[Mode::Weak], 64);
+    for r in &rows {
+        assert_eq!(r.fits, Some(true), "{r:?}");
+        assert!(r.throughput.is_some(), "{r:?}");
+        assert!(
+            r.basis
+                .contains("in micro-batches of 4 (the workload's 8 does not fit"),
+            "{}",
+            r.basis
+        );
+    }
+    // On an H200 (141 GB) the workload's own micro-batch fits: nothing said.
+    let topo = scalescope::topology::catalog::load("hgx-h200").unwrap();
+    let rows = model(&w, &Machine::modeled(&topo), &[Mode::Weak], 8);
+    assert!(rows.iter().all(|r| !r.basis.contains("micro-batches of")));
+}
+
+#[test]
 fn a_memory_estimate_without_activations_is_no_figure() {
     // VGG16 has no activation figure: weights, gradients and Adam states alone are a lower bound,
     // never shown as the step's memory (it was printed as 1.5 GiB, and 0.0 for small models).

@@ -295,7 +295,11 @@ impl Candidate {
         [
             cell(self.throughput, modeled, 1),
             cell(self.watts_per_gpu, modeled || self.power_modeled, 0),
-            cell(self.samples_per_joule, modeled || self.power_modeled, 3),
+            cell(
+                self.samples_per_joule,
+                modeled || self.power_modeled,
+                significant(self.samples_per_joule, 4).max(3),
+            ),
             cell(
                 self.cost_per_million,
                 modeled || self.power_modeled,

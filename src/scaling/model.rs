@@ -613,16 +613,45 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                 break;
             }
             p.projected = n > m.gpus_per_node;
-            let micro = w.micro_batch().min(p.per_gpu_batch);
+            let wanted = w.micro_batch().min(p.per_gpu_batch);
+            let estimate = |micro: f64| {
+                memory::estimate_accumulating(
+                    w,
+                    w.pattern,
+                    n,
+                    micro,
+                    p.per_gpu_batch > micro,
+                    m.gpu_memory_gib,
+                )
+            };
+            let first = estimate(wanted);
+            let too_big = |e: &Option<memory::MemoryEstimate>| {
+                e.as_ref().and_then(|e| e.fits()) == Some(false)
+            };
+            // As the framework runs do on running out of memory: micro-batches half as large
+            // (the same per-GPU batch, accumulated), down to one sample; where none fits, the
+            // workload's own micro-batch is what the row reports.
+            let (micro, mem) = if too_big(&first) {
+                let mut m = wanted;
+                let mut found = None;
+                while m > 1.0 {
+                    m = (m / 2.0).floor().max(1.0);
+                    let e = estimate(m);
+                    if !too_big(&e) {
+                        found = Some((m, e));
+                        break;
+                    }
+                }
+                found.unwrap_or((wanted, first))
+            } else {
+                (wanted, first)
+            };
             let accumulating = p.per_gpu_batch > micro;
-            let mem = memory::estimate_accumulating(
-                w,
-                w.pattern,
-                n,
-                micro,
-                accumulating,
-                m.gpu_memory_gib,
-            );
+            let smaller_micro = (micro < wanted).then(|| {
+                format!(
+                    "; in micro-batches of {micro:.0} (the workload's {wanted:.0} does not fit: gradients accumulated, the step modeled as one)"
+                )
+            });
             // Only a whole estimate is a figure; without the activations it is a lower bound,
             // said in the basis.
             p.memory_gib_per_gpu = mem.as_ref().and_then(|e| e.known_total_gib());
@@ -662,10 +691,11 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                     p.bound = Some(t.bound);
                     p.calibration = Some(t.calibration);
                     p.basis = format!(
-                        "{}{}{}",
+                        "{}{}{}{}",
                         t.calibration_basis,
                         basis(w, m, n, p.projected),
-                        memory_note.as_deref().unwrap_or("")
+                        memory_note.as_deref().unwrap_or(""),
+                        smaller_micro.as_deref().unwrap_or("")
                     );
                 }
                 Err(e) => p.basis = e,

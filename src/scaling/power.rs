@@ -139,7 +139,14 @@ pub fn apply(rows: &mut [ScalingPoint], gpu_name: Option<&str>, workloads: &[Wor
             .find(|(k, _)| k.0 == row.workload && k.1 == row.mode)
             .and_then(|(_, r)| r.as_ref());
         let idle = reference
-            .and_then(|r| r.idle.map(|w| (w, "measured before the run")))
+            .and_then(|r| {
+                let from = if r.measured_spj.is_some() {
+                    "measured before the run"
+                } else {
+                    "the record's"
+                };
+                r.idle.map(|w| (w, from))
+            })
             .or_else(|| {
                 sheet
                     .as_ref()
@@ -148,8 +155,15 @@ pub fn apply(rows: &mut [ScalingPoint], gpu_name: Option<&str>, workloads: &[Wor
         let (watts, rule) = match (reference, idle) {
             (Some(r), Some((idle, from))) => {
                 let w = idle + (r.watts - idle) * b / r.busy;
+                // At most the board limit (a measurement on this GPU above it stands).
+                let cap = limit.unwrap_or(f64::INFINITY);
+                let cap = if r.measured_spj.is_some() {
+                    cap.max(r.watts)
+                } else {
+                    cap
+                };
                 (
-                    w.clamp(idle, limit.unwrap_or(f64::INFINITY).max(r.watts)),
+                    w.clamp(idle.min(cap), cap),
                     format!(
                         "idle {idle:.0} W ({from}) + ({:.0} W {} − idle) × busy {b:.2} ÷ {:.2}",
                         r.watts, r.from, r.busy
@@ -257,7 +271,7 @@ mod tests {
     fn a_workload_power_record_for_the_gpu_is_used_where_nothing_was_measured() {
         let mut w = workload::resolve("resnet50").unwrap();
         w.power = vec![workload::PowerRecord {
-            gpu: "H100".into(),
+            gpu: "H100 80GB HBM3".into(),
             watts: 500.0,
             idle_watts: Some(120.0),
             measured: "2026-11-26, nvidia-h100-x1 (…), GPU 0".into(),
@@ -273,26 +287,26 @@ mod tests {
         assert!(
             rows[1]
                 .basis
-                .contains("H100 record: 2026-11-26, nvidia-h100-x1"),
+                .contains("(500 W H100 80GB HBM3 record: 2026-11-26, nvidia-h100-x1 (…) − idle)"),
             "{}",
             rows[1].basis
         );
-        // Not on another GPU family: the datasheet there.
+        // Not on another GPU (an H100 PCIe, 350 W): its datasheet there, no idle figure.
         let mut rows = vec![row(RowSource::Modeled, 1, 125.0, 100.0)];
-        apply(&mut rows, Some("NVIDIA H200"), &[w]);
-        assert_eq!(rows[0].watts_per_gpu, Some(700.0));
+        apply(&mut rows, Some("NVIDIA H100 PCIe"), &[w]);
+        assert_eq!(rows[0].watts_per_gpu, Some(350.0));
     }
 
     #[test]
     fn without_a_measurement_the_datasheet_sets_the_power() {
-        // H100 SXM: 700 W limit, 122 W idle; busy 0.5 → 122 + 578 × 0.5 = 411 W.
+        // H100 SXM: 700 W limit, 123 W idle; busy 0.5 → 123 + 577 × 0.5 = 411.5 W.
         let mut rows = vec![row(RowSource::Modeled, 8, 200.0, 100.0)];
         apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[]);
-        assert!((rows[0].watts_per_gpu.unwrap() - 411.0).abs() < 1e-9);
-        // No idle figure for the H200 in the table: the board limit, an upper bound, said so.
+        assert!((rows[0].watts_per_gpu.unwrap() - 411.5).abs() < 1e-9);
+        // No idle figure for the L40S in the table: the board limit, an upper bound, said so.
         let mut rows = vec![row(RowSource::Modeled, 8, 200.0, 100.0)];
-        apply(&mut rows, Some("NVIDIA H200"), &[]);
-        assert_eq!(rows[0].watts_per_gpu, Some(700.0));
+        apply(&mut rows, Some("NVIDIA L40S"), &[]);
+        assert_eq!(rows[0].watts_per_gpu, Some(350.0));
         assert!(
             rows[0].basis.contains("an upper bound"),
             "{}",

@@ -46,8 +46,8 @@ const SHEETS: &[Sheet] = &[
         hbm_gbps: 4800.0,
         source: "NVIDIA H200 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67; 4.8 TB/s",
         power_w: 700.0,
-        idle_w: None,
-        power_source: "NVIDIA H200 datasheet: max TDP up to 700 W (SXM)",
+        idle_w: Some(128.0),
+        power_source: "NVIDIA H200 datasheet: max TDP up to 700 W (SXM); idle 128 W: NVML with a CUDA context up and no work, nvidia-h200, 2026-11-26 (126–129 W; 81 W with no process on the GPU)",
     },
     Sheet {
         matches: &["h100", "pcie"],
@@ -66,8 +66,8 @@ const SHEETS: &[Sheet] = &[
         hbm_gbps: 3350.0,
         source: "NVIDIA H100 datasheet (SXM): BF16 1,979 TFLOPS with sparsity → 989 dense; FP32 67; 3.35 TB/s",
         power_w: 700.0,
-        idle_w: Some(122.0),
-        power_source: "NVIDIA H100 datasheet: max TDP up to 700 W (SXM); idle 122 W: NVML with a CUDA context up and no work, nvidia-h100-x1, 2026-11-26 (121–124 W; 70–73 W with no process on the GPU)",
+        idle_w: Some(123.0),
+        power_source: "NVIDIA H100 datasheet: max TDP up to 700 W (SXM); idle 123 W: NVML with a CUDA context up and no work, nvidia-h100-x1, 2026-11-26 (121–126 W; 70–73 W with no process on the GPU)",
     },
     Sheet {
         matches: &["a100"],
