@@ -252,6 +252,49 @@ fn compare_ranks_machines_by_cost_per_million_samples() {
 }
 
 #[test]
+fn compare_gives_the_time_and_cost_of_a_run() {
+    let (ok, out, err) = compare(&[
+        "--catalog",
+        "dgx-h100",
+        "--catalog",
+        "h200-2x-sxm",
+        "--workload",
+        "resnet50",
+        "--gpus",
+        "8",
+        "--price-per-gpu-hour",
+        "2.5",
+        "--samples",
+        "1.2e9",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("time for 1.20e9 samples"), "{out}");
+    for cells in ranking_block(&out, 8) {
+        // rank, [X], source, samples/s, W/GPU, samples/J, cost/M, time (two words), its cost.
+        let cost_m: f64 = cells[6].trim_start_matches('~').parse().unwrap();
+        let run: f64 = cells[9].trim_start_matches('~').parse().unwrap();
+        assert!((run - cost_m * 1200.0).abs() <= run * 5e-3, "{cells:?}");
+        let thr: f64 = cells[3].trim_start_matches('~').parse().unwrap();
+        let hours: f64 = cells[7].trim_start_matches('~').parse().unwrap();
+        assert_eq!(cells[8], "h", "{cells:?}");
+        assert!((hours - 1.2e9 / thr / 3600.0).abs() < 0.06, "{cells:?}");
+    }
+    let bad = scalescope()
+        .args([
+            "compare",
+            "--catalog",
+            "dgx-h100",
+            "--catalog",
+            "h200-2x-sxm",
+        ])
+        .args(["--samples", "-5"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--samples -5"));
+}
+
+#[test]
 fn compare_without_prices_ranks_by_samples_per_joule() {
     let (ok, out, err) = compare(&[
         "--catalog",

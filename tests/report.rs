@@ -346,7 +346,8 @@ fn snapshot_purchase_ranking() {
     let mut cost = compare_view::CostSettings::default();
     cost.per_gpu_hour.insert(a.machine_key(), 2.5);
     cost.per_gpu_hour.insert(b.machine_key(), 3.2);
-    let mut harness = view_harness(egui::vec2(900.0, 760.0), move |ui| {
+    cost.run_samples = 1.2e9;
+    let mut harness = view_harness(egui::vec2(1040.0, 620.0), move |ui| {
         let mut a = a.clone();
         let mut b = b.clone();
         a.machine.created_at = "2026-11-22T00:00:00Z".into();
@@ -360,6 +361,7 @@ fn snapshot_purchase_ranking() {
             .is_some()
     );
     assert!(harness.query_all_by_label("~1").next().is_some());
+    assert!(harness.query_by_label("time of the run").is_some());
     harness.snapshot("purchase_ranking_dgx_h100_vs_h200_priced");
 }
 

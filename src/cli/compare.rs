@@ -34,6 +34,10 @@ pub struct CompareArgs {
     /// 8, 64 and 512 where a machine has a row).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub gpus: Vec<usize>,
+    /// A training run of this many samples: the ranking adds each machine's time and cost
+    /// for it, e.g. 1.2e9.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub samples: Option<f64>,
     /// Rental price per GPU-hour: one for every machine, or one per machine in order
     /// (reports, then catalog machines), e.g. 2.5,3.2.
     #[arg(
@@ -170,6 +174,13 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         )));
     }
     let prices = args.prices(reports.len())?;
+    if let Some(n) = args.samples
+        && !(1.0..=1e18).contains(&n)
+    {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--samples {n}: expected a count of samples from 1 to 1e18"
+        )));
+    }
     let refs: Vec<&Report> = reports.iter().collect();
     if let Some(w) = &args.workload {
         let has = |r: &Report| {
@@ -215,7 +226,8 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         } else {
             args.gpus.clone()
         };
-        let ranking = crate::report::ranking::rank(&refs, w, mode, &counts, &prices);
+        let mut ranking = crate::report::ranking::rank(&refs, w, mode, &counts, &prices);
+        ranking.run_samples = args.samples;
         text.push('\n');
         text.push_str(&crate::report::ranking::to_table(&ranking));
     }

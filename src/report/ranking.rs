@@ -84,6 +84,8 @@ pub struct Ranking {
     /// Each machine's prices in words (`None`: no price).
     pub prices: Vec<Option<String>>,
     pub groups: Vec<Group>,
+    /// A run the user sizes, in samples: each candidate's time and cost for it are shown.
+    pub run_samples: Option<f64>,
 }
 
 /// The GPU counts ranked by default: the largest count inside every box that all reports have a
@@ -222,6 +224,7 @@ pub fn rank(
             .map(|i| pricing(i).map(|p| p.describe()))
             .collect(),
         groups,
+        run_samples: None,
     }
 }
 
@@ -289,6 +292,34 @@ impl Candidate {
         }
     }
 
+    /// Seconds and cost of a run of `samples` samples at this candidate's samples/s and cost
+    /// per million samples (each `None` where unknown).
+    pub fn run_of(&self, samples: f64) -> (Option<f64>, Option<f64>) {
+        let secs = self
+            .throughput
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map(|t| samples / t);
+        let cost = self.cost_per_million.map(|c| c * samples / 1e6);
+        (secs, cost)
+    }
+
+    /// The time and cost of a run of `samples` as printed (`~` marks the model's).
+    pub fn run_cells(&self, samples: f64) -> [String; 2] {
+        let (secs, money) = self.run_of(samples);
+        let time = match (duration(secs), self.measured()) {
+            (t, false) if t != "—" => format!("~{t}"),
+            (t, _) => t,
+        };
+        [
+            time,
+            cell(
+                money,
+                !self.measured() || self.power_modeled,
+                significant(money, 3),
+            ),
+        ]
+    }
+
     /// The figures as printed: samples/s, W/GPU, samples/J, cost/M.
     pub fn cells(&self) -> [String; 4] {
         let modeled = !self.measured();
@@ -318,6 +349,26 @@ pub fn significant(v: Option<f64>, digits: i32) -> usize {
     }
 }
 
+/// A sample count for a column head: `1.2e9 samples`, `50000 samples`.
+fn count(n: f64) -> String {
+    if n >= 1e6 {
+        format!("{n:.2e} samples")
+    } else {
+        format!("{n:.0} samples")
+    }
+}
+
+/// A duration as people read it: `45 s`, `12.5 min`, `3.2 h`, `4.1 days`; `—` when unknown.
+pub fn duration(secs: Option<f64>) -> String {
+    match secs.filter(|s| s.is_finite() && *s >= 0.0) {
+        None => "—".to_string(),
+        Some(s) if s < 90.0 => format!("{s:.0} s"),
+        Some(s) if s < 5_400.0 => format!("{:.1} min", s / 60.0),
+        Some(s) if s < 172_800.0 => format!("{:.1} h", s / 3_600.0),
+        Some(s) => format!("{:.1} days", s / 86_400.0),
+    }
+}
+
 /// The ranking as a terminal table, one block per GPU count.
 pub fn to_table(r: &Ranking) -> String {
     let mut out = String::new();
@@ -337,7 +388,7 @@ pub fn to_table(r: &Ranking) -> String {
             p.as_deref().unwrap_or("no price")
         );
     }
-    let header = [
+    let mut header: Vec<String> = [
         "rank",
         "machine",
         "source",
@@ -345,18 +396,25 @@ pub fn to_table(r: &Ranking) -> String {
         "W/GPU",
         "samples/J",
         "cost/M",
-        "",
-    ];
+    ]
+    .map(str::to_string)
+    .to_vec();
+    if let Some(n) = r.run_samples {
+        header.push(format!("time for {}", count(n)));
+        header.push("its cost".to_string());
+    }
+    header.push(String::new());
+    let cols = header.len();
     for g in &r.groups {
         let _ = writeln!(out, "\nat {}", gpus(g.n_gpus));
         if g.candidates.is_empty() {
             let _ = writeln!(out, "  no machine has a row here");
             continue;
         }
-        let mut lines: Vec<[String; 8]> = vec![header.map(str::to_string)];
+        let mut lines: Vec<Vec<String>> = vec![header.clone()];
         for c in &g.candidates {
             let [thr, w, spj, cost] = c.cells();
-            lines.push([
+            let mut line = vec![
                 c.rank_cell(),
                 format!("[{}]", letter(c.machine)),
                 c.source_word().to_string(),
@@ -364,10 +422,14 @@ pub fn to_table(r: &Ranking) -> String {
                 w,
                 spj,
                 cost,
-                c.note.clone(),
-            ]);
+            ];
+            if let Some(n) = r.run_samples {
+                line.extend(c.run_cells(n));
+            }
+            line.push(c.note.clone());
+            lines.push(line);
         }
-        let widths: Vec<usize> = (0..8)
+        let widths: Vec<usize> = (0..cols)
             .map(|k| {
                 lines
                     .iter()
@@ -380,13 +442,10 @@ pub fn to_table(r: &Ranking) -> String {
             let mut s = String::from(" ");
             for (k, v) in l.iter().enumerate() {
                 let w = widths[k];
-                match k {
-                    1 | 2 | 7 => {
-                        let _ = write!(s, " {v:<w$}");
-                    }
-                    _ => {
-                        let _ = write!(s, " {v:>w$}");
-                    }
+                if k == 1 || k == 2 || k == cols - 1 {
+                    let _ = write!(s, " {v:<w$}");
+                } else {
+                    let _ = write!(s, " {v:>w$}");
                 }
             }
             let _ = writeln!(out, "{}", s.trim_end());
@@ -459,6 +518,20 @@ mod tests {
             cell(Some(0.000512), false, significant(Some(0.000512), 3)),
             "0.000512"
         );
+    }
+
+    #[test]
+    fn a_run_of_n_samples_takes_its_time_and_cost() {
+        let mut a = c(0, RowSource::Framework, Some(0.2));
+        a.throughput = Some(4_000.0);
+        // 1.2 billion samples at 4,000/s: 300,000 s = 3.5 days; at 0.2 per million: 240.
+        let (secs, cost) = a.run_of(1.2e9);
+        assert_eq!(secs, Some(300_000.0));
+        assert!((cost.unwrap() - 240.0).abs() < 1e-9);
+        assert_eq!(duration(secs), "3.5 days");
+        assert_eq!(duration(Some(45.0)), "45 s");
+        assert_eq!(duration(Some(600.0)), "10.0 min");
+        assert_eq!(duration(None), "—");
     }
 
     #[test]

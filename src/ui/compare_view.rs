@@ -491,6 +491,8 @@ pub struct CostSettings {
     pub pue: f64,
     /// The ranking reads strong scaling (else weak).
     pub strong: bool,
+    /// A training run of this many samples, whose time and cost the ranking shows (0: none).
+    pub run_samples: f64,
 }
 
 impl Default for CostSettings {
@@ -503,6 +505,7 @@ impl Default for CostSettings {
             per_kwh: 0.0,
             pue: 1.0,
             strong: false,
+            run_samples: 0.0,
         }
     }
 }
@@ -605,11 +608,23 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                     }
                 });
         });
+    ui.horizontal(|ui| {
+        let l = ui.label("a run of");
+        ui.add(
+            egui::DragValue::new(&mut cost.run_samples)
+                .range(0.0..=1e15)
+                .speed(1e6)
+                .max_decimals(0),
+        )
+        .labelled_by(l.id);
+        ui.label(RichText::new("samples: its time and cost per machine (0: none)").weak());
+    });
     let mode = if cost.strong {
         Mode::Strong
     } else {
         Mode::Weak
     };
+    let run = (cost.run_samples >= 1.0).then_some(cost.run_samples);
     let prices: Vec<_> = reports
         .iter()
         .map(|r| cost.pricing(&r.machine_key()))
@@ -619,7 +634,7 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
     ui.label(RichText::new(format!("ranked by {}", rk.by.words())).italics());
     egui::Grid::new("cmp-ranking")
         .striped(true)
-        .num_columns(8)
+        .num_columns(if run.is_some() { 10 } else { 8 })
         .spacing([14.0, 3.0])
         .show(ui, |ui| {
             for h in [
@@ -633,6 +648,10 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                 "cost/M",
             ] {
                 ui.label(RichText::new(h).strong());
+            }
+            if run.is_some() {
+                ui.label(RichText::new("time of the run").strong());
+                ui.label(RichText::new("cost of the run").strong());
             }
             ui.end_row();
             for g in &rk.groups {
@@ -648,7 +667,11 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                     if !c.note.is_empty() {
                         src.on_hover_text(&c.note);
                     }
-                    for v in c.cells() {
+                    let mut cells = c.cells().to_vec();
+                    if let Some(n) = run {
+                        cells.extend(c.run_cells(n));
+                    }
+                    for v in cells {
                         let mut t = RichText::new(v.clone()).monospace();
                         if v.starts_with('~') {
                             t = t.italics();
