@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use scalescope::job::{self, Job, SuiteOptions, Target};
+use scalescope::job::{self, Job};
 
 fn render(
     report: &scalescope::report::Report,
@@ -43,18 +43,7 @@ fn render(
 
 /// A modeled quick `--bench` of catalog machine `id`, run in-process.
 fn modeled(id: &str) -> anyhow::Result<scalescope::report::Report> {
-    let job = Job::Suite {
-        target: Target::Catalog { name: id.into() },
-        options: SuiteOptions {
-            stages: job::Stage::ALL.to_vec(),
-            gpus: Vec::new(),
-            full: false,
-            modeled: true,
-            nccl_lib: None,
-            python: None,
-            pricing: None,
-        },
-    };
+    let job = Job::modeled_catalog(id, job::Stage::ALL.to_vec());
     let mut r = job::run(&job, &AtomicBool::new(false), &mut |_| {})?;
     r.machine.command_line = vec![
         "scalescope".into(),

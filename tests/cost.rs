@@ -190,6 +190,21 @@ fn compare(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `scalescope compare` of the DGX H100 and the 2× H200 catalog machines for ResNet-50, with
+/// `extra` flags.
+fn two_catalogs(extra: &[&str]) -> (bool, String, String) {
+    let mut args = vec![
+        "--catalog",
+        "dgx-h100",
+        "--catalog",
+        "h200-2x-sxm",
+        "--workload",
+        "resnet50",
+    ];
+    args.extend(extra);
+    compare(&args)
+}
+
 /// The ranking's lines at `n` GPUs, split into cells.
 fn ranking_block(text: &str, n: usize) -> Vec<Vec<String>> {
     let at = format!("at {n} GPUs");
@@ -206,18 +221,7 @@ fn ranking_block(text: &str, n: usize) -> Vec<Vec<String>> {
 
 #[test]
 fn compare_ranks_machines_by_cost_per_million_samples() {
-    let (ok, out, err) = compare(&[
-        "--catalog",
-        "dgx-h100",
-        "--catalog",
-        "h200-2x-sxm",
-        "--workload",
-        "resnet50",
-        "--gpus",
-        "8,64",
-        "--price-per-gpu-hour",
-        "2.5,3.2",
-    ]);
+    let (ok, out, err) = two_catalogs(&["--gpus", "8,64", "--price-per-gpu-hour", "2.5,3.2"]);
     assert!(ok, "{err}");
     assert!(
         out.contains("Purchase ranking: resnet50, weak scaling — by cost per million samples"),
@@ -253,13 +257,7 @@ fn compare_ranks_machines_by_cost_per_million_samples() {
 
 #[test]
 fn compare_gives_the_time_and_cost_of_a_run() {
-    let (ok, out, err) = compare(&[
-        "--catalog",
-        "dgx-h100",
-        "--catalog",
-        "h200-2x-sxm",
-        "--workload",
-        "resnet50",
+    let (ok, out, err) = two_catalogs(&[
         "--gpus",
         "8",
         "--price-per-gpu-hour",
@@ -296,16 +294,7 @@ fn compare_gives_the_time_and_cost_of_a_run() {
 
 #[test]
 fn compare_without_prices_ranks_by_samples_per_joule() {
-    let (ok, out, err) = compare(&[
-        "--catalog",
-        "dgx-h100",
-        "--catalog",
-        "h200-2x-sxm",
-        "--workload",
-        "resnet50",
-        "--gpus",
-        "8",
-    ]);
+    let (ok, out, err) = two_catalogs(&["--gpus", "8"]);
     assert!(ok, "{err}");
     assert!(out.contains("— by samples per joule"), "{out}");
     for cells in ranking_block(&out, 8) {

@@ -125,21 +125,10 @@ impl CompareArgs {
 /// A catalog machine modeled in-process: its topology and scaling rows, as
 /// `--bench --modeled --catalog NAME --suite topology,scaling` would write them.
 fn modeled_report(name: &str) -> Result<Report, CliError> {
-    use crate::job::{self, Job, Stage, SuiteOptions, Target};
+    use crate::job::{self, Job, Stage};
     crate::topology::catalog::load(name)
         .map_err(|e| CliError::input(anyhow::anyhow!("--catalog {name}: {e}")))?;
-    let job = Job::Suite {
-        target: Target::Catalog { name: name.into() },
-        options: SuiteOptions {
-            stages: vec![Stage::Topology, Stage::Scaling],
-            gpus: Vec::new(),
-            full: false,
-            modeled: true,
-            nccl_lib: None,
-            python: None,
-            pricing: None,
-        },
-    };
+    let job = Job::modeled_catalog(name, vec![Stage::Topology, Stage::Scaling]);
     Ok(job::run(
         &job,
         &std::sync::atomic::AtomicBool::new(false),

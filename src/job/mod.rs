@@ -235,6 +235,23 @@ impl Job {
         }
     }
 
+    /// The `--bench --modeled --catalog NAME` suite of `stages`: the catalog machine modeled,
+    /// nothing measured, no prices.
+    pub fn modeled_catalog(name: &str, stages: Vec<Stage>) -> Job {
+        Job::Suite {
+            target: Target::Catalog { name: name.into() },
+            options: SuiteOptions {
+                stages,
+                gpus: Vec::new(),
+                full: false,
+                modeled: true,
+                nccl_lib: None,
+                python: None,
+                pricing: None,
+            },
+        }
+    }
+
     /// The prices a scaling or suite job costs its rows with.
     pub fn pricing(&self) -> Option<Pricing> {
         match self {

@@ -68,6 +68,15 @@ pub fn samples(n: f64) -> String {
     }
 }
 
+/// A GPU count as words: `1 GPU`, `8 GPUs`.
+pub fn gpus(n: usize) -> String {
+    if n == 1 {
+        "1 GPU".to_string()
+    } else {
+        format!("{n} GPUs")
+    }
+}
+
 /// A byte count for people: `512 MiB`, `4 KiB`, `1.5 GiB`, `8 B`.
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -426,13 +426,7 @@ fn with_n(mut row: Row) -> Row {
 }
 
 /// A GPU count as words: `1 GPU`, `8 GPUs`.
-pub fn gpus(n: usize) -> String {
-    if n == 1 {
-        "1 GPU".to_string()
-    } else {
-        format!("{n} GPUs")
-    }
-}
+pub use crate::model::units::gpus;
 
 /// How a synthetic proxy's efficiency is named (it is measured, but not the workload's step).
 const PROXY_STEPS: &str = "synthetic proxy steps, the older method";

@@ -388,17 +388,7 @@ pub fn to_table(r: &Ranking) -> String {
             p.as_deref().unwrap_or("no price")
         );
     }
-    let mut header: Vec<String> = [
-        "rank",
-        "machine",
-        "source",
-        "samples/s",
-        "W/GPU",
-        "samples/J",
-        "cost/M",
-    ]
-    .map(str::to_string)
-    .to_vec();
+    let mut header: Vec<String> = COLUMNS.map(str::to_string).to_vec();
     if let Some(n) = r.run_samples {
         header.push(format!("time for {}", count(n)));
         header.push("its cost".to_string());
@@ -458,6 +448,17 @@ pub fn to_table(r: &Ranking) -> String {
     );
     out
 }
+
+/// The ranking's columns, as the terminal table and the Compare view head them.
+pub const COLUMNS: [&str; 7] = [
+    "rank",
+    "machine",
+    "source",
+    "samples/s",
+    "W/GPU",
+    "samples/J",
+    "cost/M",
+];
 
 /// A report's column letter: A, B, … Z, then A again.
 pub fn letter(i: usize) -> char {

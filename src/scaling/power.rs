@@ -35,15 +35,6 @@ struct Reference {
     from: String,
 }
 
-/// `1 GPU`, `8 GPUs`.
-fn gpus(n: usize) -> String {
-    if n == 1 {
-        "1 GPU".into()
-    } else {
-        format!("{n} GPUs")
-    }
-}
-
 /// How busy a row's GPUs are: compute time ÷ step time, in (0, 1]; `None` without both.
 fn busy(r: &ScalingPoint) -> Option<f64> {
     let (c, s) = (r.compute_ms?, r.step_time_ms?);
@@ -85,7 +76,7 @@ fn measured_reference(rows: &[ScalingPoint], workload: &str, mode: Mode) -> Opti
             .samples_per_joule
             .filter(|s| s.is_finite() && *s > 0.0)
             .map(|s| (s, per_gpu)),
-        from: format!("measured at {}", gpus(m.n_gpus)),
+        from: format!("measured at {}", crate::model::units::gpus(m.n_gpus)),
     })
 }
 

@@ -286,8 +286,7 @@ pub struct Calibration {
 impl Calibration {
     /// True when this record was measured on the GPU named `gpu_name`.
     pub fn matches(&self, gpu_name: &str) -> bool {
-        let family = self.gpu.trim().to_lowercase();
-        !family.is_empty() && gpu_name.to_lowercase().contains(&family)
+        family_matches(&self.gpu, gpu_name)
     }
 }
 
@@ -378,6 +377,13 @@ pub struct Workload {
     pub power: Vec<PowerRecord>,
 }
 
+/// True when `gpu_name` (e.g. `NVIDIA H100 80GB HBM3`) names a GPU of `family` (e.g. `H100`),
+/// ignoring case; an empty family matches nothing.
+fn family_matches(family: &str, gpu_name: &str) -> bool {
+    let family = family.trim().to_lowercase();
+    !family.is_empty() && gpu_name.to_lowercase().contains(&family)
+}
+
 /// The mean power one GPU drew over the timed window of the workload's 1-GPU framework step
 /// (weak scaling's per-GPU batch), from NVML's energy counter.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -397,8 +403,7 @@ pub struct PowerRecord {
 impl PowerRecord {
     /// True when this record was measured on the GPU named `gpu_name`.
     pub fn matches(&self, gpu_name: &str) -> bool {
-        let family = self.gpu.trim().to_lowercase();
-        !family.is_empty() && gpu_name.to_lowercase().contains(&family)
+        family_matches(&self.gpu, gpu_name)
     }
 }
 

@@ -637,16 +637,7 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
         .num_columns(if run.is_some() { 10 } else { 8 })
         .spacing([14.0, 3.0])
         .show(ui, |ui| {
-            for h in [
-                "GPUs",
-                "rank",
-                "machine",
-                "source",
-                "samples/s",
-                "W/GPU",
-                "samples/J",
-                "cost/M",
-            ] {
+            for h in std::iter::once("GPUs").chain(ranking::COLUMNS) {
                 ui.label(RichText::new(h).strong());
             }
             if run.is_some() {

@@ -150,19 +150,8 @@ pub fn two_gpus() -> Topology {
 
 /// A modeled quick `--bench` of catalog machine `id`, run in-process through the job API.
 pub fn modeled(id: &str) -> scalescope::report::Report {
-    use scalescope::job::{self, Job, Stage, SuiteOptions, Target};
-    let job = Job::Suite {
-        target: Target::Catalog { name: id.into() },
-        options: SuiteOptions {
-            stages: Stage::ALL.to_vec(),
-            gpus: Vec::new(),
-            full: false,
-            modeled: true,
-            nccl_lib: None,
-            python: None,
-            pricing: None,
-        },
-    };
+    use scalescope::job::{self, Job, Stage};
+    let job = Job::modeled_catalog(id, Stage::ALL.to_vec());
     job::run(
         &job,
         &std::sync::atomic::AtomicBool::new(false),

@@ -1,25 +1,15 @@
 //! Energy and cost: each workload's samples/s, power, samples per joule and cost per million
 //! samples at the GPU counts a buyer asks about — measured rows and the model's (labeled).
 
+use super::scaling::row_provenance;
 use super::{num, provenance_cell};
 use crate::document::{Block, Cell, Column, Paragraph, Section, Table};
 use crate::model::energy::EnergyBasis;
 use crate::report::Report;
-use crate::report::summary::Provenance;
 use crate::scaling::{Mode, ScalingPoint};
 
 /// GPU counts beyond the box the section shows (where the model projects them).
 const BEYOND: [usize; 2] = [64, 512];
-
-fn provenance(p: &ScalingPoint) -> Provenance {
-    if p.projected {
-        Provenance::Projected
-    } else if p.source.is_measured() {
-        Provenance::Measured
-    } else {
-        Provenance::Modeled(String::new())
-    }
-}
 
 /// Where a row's power comes from, in a few words.
 fn power_source(p: &ScalingPoint) -> &'static str {
@@ -77,7 +67,7 @@ pub(super) fn section(r: &Report) -> Option<Section> {
                     crate::report::ranking::significant(p.cost_per_million_samples, 3),
                 )),
                 Cell::plain(power_source(p)),
-                provenance_cell(&provenance(p)),
+                provenance_cell(&row_provenance(p)),
             ]);
         }
     }

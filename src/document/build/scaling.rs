@@ -16,7 +16,7 @@ const PAGE_WORKLOADS: usize = 3;
 
 /// A scaling row's provenance: measured (framework or proxy), modeled, or projected. The
 /// section's note says what modeled means here (scalescope's step-time model), once.
-fn row_provenance(p: &ScalingPoint) -> Provenance {
+pub(super) fn row_provenance(p: &ScalingPoint) -> Provenance {
     if p.projected {
         Provenance::Projected
     } else if p.source.is_measured() {
