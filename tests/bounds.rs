@@ -233,10 +233,16 @@ fn a_fraction_of_a_parameter_is_refused() {
 #[test]
 fn the_largest_micro_batch_models_in_seconds() {
     let dir = tempfile::tempdir().unwrap();
-    // A batch that fits no GPU, so that the model looks for a smaller micro-batch that would.
+    // A batch that fits no GPU, so that the model looks for a smaller micro-batch that would
+    // (halving, as the framework runs do) and, one sample's activations (1 TB) fitting no GPU
+    // either, finds none.
     let p = workload_with(
         dir.path(),
-        &[("micro_batch", "1e9"), ("per_gpu_batch", "1e9")],
+        &[
+            ("micro_batch", "1e9"),
+            ("per_gpu_batch", "1e9"),
+            ("activation_bytes_per_sample", "1e12"),
+        ],
     );
     let r = run(&[
         "bench",
