@@ -270,18 +270,13 @@ pub fn render(run: &ScalingRun) -> String {
             // Energy and cost columns only where the run has them.
             let energy = rows.iter().any(|r| r.samples_per_joule.is_some());
             let cost = run.pricing.is_some();
-            let extra = |w: Option<String>, spj: Option<String>, c: Option<String>| {
+            let extra = |w: &str, spj: &str, c: &str| {
                 let mut e = String::new();
                 if energy {
-                    let _ = write!(
-                        e,
-                        " {:>7} {:>10}",
-                        w.unwrap_or_default(),
-                        spj.unwrap_or_default()
-                    );
+                    let _ = write!(e, " {w:>7} {spj:>10}");
                 }
                 if cost {
-                    let _ = write!(e, " {:>10}", c.unwrap_or_default());
+                    let _ = write!(e, " {c:>10}");
                 }
                 e
             };
@@ -300,11 +295,7 @@ pub fn render(run: &ScalingRun) -> String {
                 "source",
                 "error",
                 "uncal",
-                extra(
-                    Some("W/GPU".into()),
-                    Some("samples/J".into()),
-                    Some("cost/M".into())
-                )
+                extra("W/GPU", "samples/J", "cost/M")
             );
             for r in rows {
                 let src = match (r.source, r.projected) {
@@ -332,9 +323,9 @@ pub fn render(run: &ScalingRun) -> String {
                     r.error_cell(),
                     r.uncalibrated_error_cell(),
                     extra(
-                        Some(f(r.watts_per_gpu, 0)),
-                        Some(f(r.samples_per_joule, 2)),
-                        Some(f(r.cost_per_million_samples, 2))
+                        &f(r.watts_per_gpu, 0),
+                        &f(r.samples_per_joule, 2),
+                        &f(r.cost_per_million_samples, 2)
                     ),
                 );
                 if r.step_time_ms.is_none() && !r.basis.is_empty() {
@@ -355,7 +346,7 @@ pub fn render(run: &ScalingRun) -> String {
     if run.rows.iter().any(|r| r.samples_per_joule.is_some()) {
         let _ = writeln!(
             s,
-            "W/GPU, samples/J: measured rows, the GPUs' energy over the timed steps (NVML; the rows' basis says how)"
+            "W/GPU, samples/J: measured rows from the GPUs' energy over the timed steps (NVML), the model's rows from modeled power (the rows' basis says how)"
         );
     }
     if let Some(p) = &run.pricing {
@@ -365,7 +356,7 @@ pub fn render(run: &ScalingRun) -> String {
             p.describe(),
             match p {
                 crate::scaling::cost::Pricing::Ownership { .. } =>
-                    "; only rows with a measured power per GPU",
+                    "; only rows with a power per GPU, modeled rows' cost modeled",
                 crate::scaling::cost::Pricing::Rental { .. } =>
                     "; modeled rows' cost is modeled too",
             }

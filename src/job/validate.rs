@@ -103,25 +103,7 @@ impl Job {
 
 /// Prices as the command line would have taken them (a job from elsewhere is held to the same).
 fn prices(p: Option<&crate::scaling::cost::Pricing>) -> Result<(), String> {
-    use crate::scaling::cost::{Pricing, check_figure};
-    match p {
-        None => Ok(()),
-        Some(Pricing::Rental { per_gpu_hour }) => {
-            check_figure("--price-per-gpu-hour", *per_gpu_hour).map(drop)
-        }
-        Some(Pricing::Ownership {
-            capex_per_node,
-            years,
-            per_kwh,
-            pue,
-        }) => {
-            check_figure("--capex-per-node", *capex_per_node)?;
-            check_figure("--years", *years)?;
-            check_figure("--power-price-per-kwh", *per_kwh)?;
-            check_figure("--pue", *pue).map(drop)
-        }
-    }
-    .map_err(|e| format!("pricing: {e}"))
+    p.map_or(Ok(()), |p| p.check().map_err(|e| format!("pricing: {e}")))
 }
 
 fn target(t: &Target) -> Result<(), String> {

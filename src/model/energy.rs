@@ -35,6 +35,15 @@ impl EnergyBasis {
             Self::Modeled => "modeled",
         }
     }
+
+    /// Where the figures come from in words, as bases and documents say it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::Counter => "NVML energy counter",
+            Self::PowerReadings => "NVML power readings",
+            Self::Modeled => "modeled",
+        }
+    }
 }
 
 /// One GPU's readings around a window: `[start, end]`, `None` where NVML gave none.

@@ -129,6 +129,28 @@ impl Pricing {
         }
     }
 
+    /// Checks every figure against its flag's bounds ([`check_figure`]): a job from elsewhere
+    /// (the agent's protocol) is held to what the command line takes.
+    pub fn check(&self) -> Result<(), String> {
+        match *self {
+            Pricing::Rental { per_gpu_hour } => {
+                check_figure("--price-per-gpu-hour", per_gpu_hour)?;
+            }
+            Pricing::Ownership {
+                capex_per_node,
+                years,
+                per_kwh,
+                pue,
+            } => {
+                check_figure("--capex-per-node", capex_per_node)?;
+                check_figure("--years", years)?;
+                check_figure("--power-price-per-kwh", per_kwh)?;
+                check_figure("--pue", pue)?;
+            }
+        }
+        Ok(())
+    }
+
     /// What `n` GPUs cost per hour, drawing `watts_per_gpu` (ownership needs it), in nodes of
     /// `gpus_per_node`.
     pub fn per_hour(

@@ -11,16 +11,6 @@ use crate::scaling::{Mode, ScalingPoint};
 /// GPU counts beyond the box the section shows (where the model projects them).
 const BEYOND: [usize; 2] = [64, 512];
 
-/// Where a row's power comes from, in a few words.
-fn power_source(p: &ScalingPoint) -> &'static str {
-    match p.energy_basis {
-        Some(EnergyBasis::Counter) => "NVML energy counter",
-        Some(EnergyBasis::PowerReadings) => "NVML power readings",
-        Some(EnergyBasis::Modeled) => "modeled",
-        None => "—",
-    }
-}
-
 /// The rows shown for one workload in weak scaling: every measured row, the model's row at the
 /// largest count inside the box, and the projections at 64 and 512 GPUs.
 fn rows_of<'a>(rows: &'a [ScalingPoint], w: &str) -> Vec<&'a ScalingPoint> {
@@ -66,7 +56,7 @@ pub(super) fn section(r: &Report) -> Option<Section> {
                     p.cost_per_million_samples,
                     crate::report::ranking::significant(p.cost_per_million_samples, 3),
                 )),
-                Cell::plain(power_source(p)),
+                Cell::plain(p.energy_basis.map_or("—", EnergyBasis::words)),
                 provenance_cell(&row_provenance(p)),
             ]);
         }

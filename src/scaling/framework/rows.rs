@@ -145,10 +145,9 @@ fn energy(r: &mut ScalingPoint, x: &ResultLine, n: usize) -> String {
                 },
                 e.joules / seconds / n as f64,
                 match e.basis {
-                    EnergyBasis::Counter => "NVML energy counter",
                     EnergyBasis::PowerReadings =>
                         "NVML power readings at the window's ends: bursts unseen",
-                    EnergyBasis::Modeled => "modeled",
+                    b => b.words(),
                 },
                 x.idle_watts()
                     .map(|w| format!("; {w:.0} W per GPU before the run"))
