@@ -32,20 +32,30 @@ def integrate(ts, ws, t0, t1):
     return sum((b[0] - a[0]) * (a[1] + b[1]) / 2 for a, b in zip(pts, pts[1:]))
 
 
-def main():
-    run = json.load(open(sys.argv[1]))
-    if "scaling" in run:  # a report.json (--bench): its scaling run
-        run = run["scaling"]["run"]
-    sampler = [r for r in csv.DictReader(open(sys.argv[2])) if r["energy_mj"]]
-    st = [float(r["t_unix"]) for r in sampler]
-    se = [float(r["energy_mj"]) / 1e3 for r in sampler]
+def read_sampler(path):
+    """The independent counter reader's (Unix seconds, joules)."""
+    sampler = [r for r in csv.DictReader(open(path)) if r["energy_mj"]]
+    return [float(r["t_unix"]) for r in sampler], [float(r["energy_mj"]) / 1e3 for r in sampler]
+
+
+def read_smi(path):
+    """nvidia-smi's (Unix seconds, watts)."""
     smi_t, smi_w = [], []
-    for row in csv.reader(open(sys.argv[3])):
+    for row in csv.reader(open(path)):
         if len(row) < 2 or not row[1].strip().replace(".", "").isdigit():
             continue
         stamp = datetime.datetime.strptime(row[0].strip(), "%Y/%m/%d %H:%M:%S.%f")
         smi_t.append(stamp.timestamp())
         smi_w.append(float(row[1]))
+    return smi_t, smi_w
+
+
+def main():
+    run = json.load(open(sys.argv[1]))
+    if "scaling" in run:  # a report.json (--bench): its scaling run
+        run = run["scaling"]["run"]
+    st, se = read_sampler(sys.argv[2])
+    smi_t, smi_w = read_smi(sys.argv[3])
     worst_counter = worst_smi = 0.0
     print(f"{'workload':<12} {'mode':<6} {'n':>2} {'samples/s':>10} {'W/GPU':>6} {'samples/J':>9} "
           f"{'ours J':>9} {'counter J':>9} {'Δ':>7} {'smi J':>9} {'Δ':>7}")

@@ -26,6 +26,11 @@ fn gemm_rate_is_measured_and_plausible() {
         bf16.tflops, bf16.basis, fp32.tflops
     );
     assert_eq!(bf16.source, Source::Measured);
+    // The GPU's power over the samples, from its energy counter: above idle, within a board's
+    // limit.
+    let watts = bf16.watts.expect("power over the GEMM samples");
+    assert!(watts > 100.0 && watts < 1_500.0, "{watts} W");
+    assert!(bf16.basis.contains("TFLOP/J"), "{}", bf16.basis);
     // H200: datasheet 989 dense bf16, 67 fp32; cuBLAS 8192³ reaches a large share of it.
     assert!(bf16.tflops > 100.0 && bf16.tflops < 1100.0);
     assert!(fp32.tflops > 5.0 && fp32.tflops < 80.0);
@@ -177,8 +182,9 @@ fn measured_run_reports_model_error() {
     }
     let m = run.machine.as_ref().unwrap();
     assert_eq!(m.rates.bf16.as_ref().unwrap().source, Source::Measured);
-    assert_eq!(m.comm.as_ref().unwrap().source, Source::Measured);
     if topo.gpus.len() >= 2 {
+        // One GPU has no collective to measure: its curve is absent (nvidia-h100-x1).
+        assert_eq!(m.comm.as_ref().unwrap().source, Source::Measured);
         // Every GPU measured while all ran (n ≥ 2 rows use the slowest's rate).
         assert_eq!(m.concurrent.len(), topo.gpus.len());
     }

@@ -21,8 +21,10 @@ use crate::cuda::cublas::{Cublas, Handle};
 use crate::cuda::memory::{DeviceBuffer, PinnedBuffer};
 use crate::cuda::nccl::{Nccl, nccl_dtype};
 use crate::cuda::stream::{Event, Stream};
-use crate::model::Source;
 use crate::model::median;
+use crate::model::{Source, Topology, TopologySource};
+use crate::topology::energy_meter::EnergyMeter;
+use std::time::Instant;
 
 /// Size of the GEMM-rate measurement (8192³, as cuBLAS benchmarks commonly use).
 pub const RATE_DIM: i32 = 8192;
@@ -115,6 +117,20 @@ fn fill_random(buf: &DeviceBuffer, bf16: bool, seed: u64) -> Result<(), ProxyErr
     Ok(())
 }
 
+/// An energy meter of CUDA ordinals `ordinals` (found in NVML by their PCI bus ids), or `None`
+/// where NVML cannot read them.
+fn ordinal_meter(ordinals: &[usize]) -> Option<EnergyMeter> {
+    let mut topo = Topology::new(TopologySource::Imported { paths: Vec::new() });
+    for &o in ordinals {
+        topo.gpus.push(crate::model::Gpu {
+            index: o,
+            pci_bus_id: Some(crate::cuda::pci_bus_id(o).ok()?),
+            ..Default::default()
+        });
+    }
+    EnergyMeter::start(&topo, ordinals).ok()
+}
+
 /// Measures the sustained dense GEMM rate of every GPU in `ordinals` with cuBLAS
 /// (d = [`RATE_DIM`], median of [`REPS`]), bf16 (fp32 accumulate) and fp32, all of them at once:
 /// each GPU's products are enqueued in the same loop, so with one ordinal this is that GPU
@@ -127,6 +143,8 @@ pub fn measure_gemm(cublas: &Cublas, ordinals: &[usize]) -> Result<Vec<PerGpuRat
         ));
     }
     let gpus = open(ordinals)?;
+    // Each GPU's power over the timed samples, from its energy counter (none without NVML).
+    let meter = ordinal_meter(ordinals);
     let mut out: Vec<PerGpuRates> = ordinals
         .iter()
         .map(|&gpu| PerGpuRates {
@@ -193,12 +211,17 @@ pub fn measure_gemm(cublas: &Cublas, ordinals: &[usize]) -> Result<Vec<PerGpuRat
         // lower clocks than a burst of a few products shows, so each sample is a batch of
         // products lasting about SAMPLE_MS on the slowest GPU, after the same work has run
         // until the rate settled.
-        let one = batch(1)?.into_iter().fold(1e-3, f64::max);
-        let per_sample = ((SAMPLE_MS / one).ceil() as usize).clamp(1, 10_000);
-        let per_window = ((SETTLE_WINDOW_MS / one).ceil() as usize).clamp(1, 10_000);
+        // Products per window and per sample follow the latest time per product: the first one
+        // (cold clocks, cuBLAS loading its kernels) can take a hundred times a settled one,
+        // which made the samples last milliseconds instead of SAMPLE_MS (seen on H100 when the
+        // energy counter could not cover them, 2026-11-26).
+        let mut per_product = batch(1)?.into_iter().fold(1e-3, f64::max);
+        let count = |ms: f64, per: f64| ((ms / per).ceil() as usize).clamp(1, 10_000);
         let (mut warmed_ms, mut windows) = (0.0, Vec::<f64>::new());
         let settled = loop {
+            let per_window = count(SETTLE_WINDOW_MS, per_product);
             let slowest = batch(per_window)?.into_iter().fold(0.0, f64::max);
+            per_product = slowest.max(1e-3);
             warmed_ms += slowest * per_window as f64;
             windows.push(slowest);
             let k = windows.len();
@@ -222,22 +245,45 @@ pub fn measure_gemm(cublas: &Cublas, ordinals: &[usize]) -> Result<Vec<PerGpuRat
             }
         );
         let mut samples = vec![Vec::with_capacity(REPS); gpus.len()];
+        let window_start = Instant::now();
         for _ in 0..REPS {
-            for (s, ms) in samples.iter_mut().zip(batch(per_sample)?) {
+            for (s, ms) in samples
+                .iter_mut()
+                .zip(batch(count(SAMPLE_MS, per_product))?)
+            {
                 s.push(ms);
             }
         }
+        let window_end = Instant::now();
         for ((o, g), s) in out.iter_mut().zip(&gpus).zip(samples) {
             let ms = median(&s).ok_or(ProxyError::Other("no timed GEMM samples".into()))?;
+            let tflops = 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12;
+            let energy = meter
+                .as_ref()
+                .map(|m| m.window(&[o.gpu], window_start, window_end));
+            let (watts, power) = match energy {
+                Some(Ok(e)) => (
+                    Some(e.mean_power_w),
+                    format!(
+                        "; {:.0} W mean over the samples ({:.3} TFLOP/J, {})",
+                        e.mean_power_w,
+                        tflops / e.mean_power_w,
+                        e.basis.words()
+                    ),
+                ),
+                Some(Err(why)) => (None, format!("; power not measured ({why})")),
+                None => (None, String::new()),
+            };
             let rate = GemmRate {
-                tflops: 2.0 * (d as f64).powi(3) / (ms * 1e-3) / 1e12,
+                tflops,
                 source: Source::Measured,
                 basis: format!(
-                    "cuBLAS GemmEx {dtype} {d}³ on random data, sustained ({warm_up}, median of {REPS} samples of ~{SAMPLE_MS:.0} ms) on GPU {} ({}){company}: {ms:.3} ms each; {}",
+                    "cuBLAS GemmEx {dtype} {d}³ on random data, sustained ({warm_up}, median of {REPS} samples of ~{SAMPLE_MS:.0} ms) on GPU {} ({}){company}: {ms:.3} ms each{power}; {}",
                     o.gpu,
                     g.ctx.name(),
                     cublas.path
                 ),
+                watts,
             };
             match dtype {
                 ComputeDtype::Bf16 => o.rates.bf16 = Some(rate),
