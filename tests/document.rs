@@ -216,3 +216,32 @@ fn bench_writes_png_and_pdf_without_any_graphics_stack() {
     let pages = typeset::pdf_pages(&build::report(&r)).unwrap();
     assert!(pages > 1, "{pages} page(s)");
 }
+
+/// A report whose measured copy tests carry energy shows them in "Energy and cost": the mean
+/// power, the idle power and joules per GB (W ÷ GB/s), even with no scaling results; one
+/// without energy figures shows no such table.
+#[test]
+fn measured_tests_with_energy_are_in_the_energy_section() {
+    use scalescope::model::energy::{EnergyBasis, TestEnergy};
+    let mut r = modeled("dgx-h100");
+    r.scaling = None;
+    let before = texts(&build::report(&r));
+    assert!(!before.iter().any(|t| t == "J/GB"), "no energy table yet");
+    let bw = r.bandwidth.as_mut().expect("bandwidth results");
+    let row = bw.results.first_mut().unwrap();
+    row.median_gbps = Some(50.0);
+    row.energy = Some(TestEnergy {
+        joules: 260.0,
+        mean_power_w: 130.0,
+        idle_power_w: Some(99.0),
+        seconds: 2.0,
+        measured_s: 1.9,
+        basis: EnergyBasis::Counter,
+        gpus: vec![0],
+        window_unix_s: [1.0, 3.0],
+    });
+    let after = texts(&build::report(&r));
+    for want in ["J/GB", "2.600", "130", "99"] {
+        assert!(after.iter().any(|t| t == want), "{want} missing: {after:?}");
+    }
+}

@@ -282,3 +282,53 @@ fn live_check_reads_the_inventory_and_judges_every_test() {
     }));
     assert!(report.before.is_some() && report.after.is_some());
 }
+
+/// Energy of the copy tests on the live machine's first GPU (one GPU is enough): with
+/// `--energy-window` every measured test has its energy from the counter, its mean power above
+/// the idle power read before the run and within a board's limit, its window as long as asked.
+#[test]
+#[ignore = "needs GPU"]
+fn copy_tests_have_their_energy_with_an_energy_window() {
+    let topo = scalescope::topology::live::read().expect("live topology");
+    let mut backend = CudaBackend::new(&topo).expect("CUDA backend");
+    backend.set_energy_window(0.5);
+    let opts = BandwidthOptions {
+        gpus: vec![0],
+        tests: vec![TestId::H2d, TestId::D2h, TestId::LocalCopy],
+        ..Default::default()
+    };
+    let plan = Plan::new(&topo, &opts).expect("plan");
+    let out = run_bandwidth(
+        &topo,
+        &plan,
+        &mut backend,
+        &AtomicBool::new(false),
+        &mut |_, _| {},
+    );
+    assert!(!out.results.is_empty());
+    for r in &out.results {
+        assert_ok_status(r);
+        let e = r
+            .energy
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no energy: {:?}", r.test, out.warnings));
+        eprintln!(
+            "{:<12} {:>8.1} GB/s  {:>6.1} W (idle {:?})  {:.2} J/GB over {:.2} s ({:.2} s between steps)",
+            r.test.id(),
+            r.median_gbps.unwrap_or(f64::NAN),
+            e.mean_power_w,
+            e.idle_power_w,
+            e.joules_per_gb(r.median_gbps).unwrap_or(f64::NAN),
+            e.seconds,
+            e.measured_s
+        );
+        assert!(e.mean_power_w > 20.0 && e.mean_power_w < 1_500.0, "{e:?}");
+        assert!(e.measured_s >= 0.5 && e.seconds >= e.measured_s, "{e:?}");
+        assert!((e.joules - e.mean_power_w * e.seconds).abs() < 1e-6 * e.joules.max(1.0));
+        assert_eq!(e.gpus, vec![0]);
+    }
+}
+
+fn assert_ok_status(r: &BandwidthResult) {
+    assert_eq!(r.status, Status::Ok, "{} {:?}", r.test, r.reason);
+}

@@ -23,6 +23,7 @@ fn machine() -> Machine {
                 tflops: 100.0,
                 source: Source::Measured,
                 basis: "test".into(),
+                watts: None,
             }),
             fp32: None,
         },
@@ -199,6 +200,7 @@ fn bf16(tflops: f64) -> GpuRates {
             tflops,
             source: Source::Measured,
             basis: "test".into(),
+            watts: None,
         }),
         fp32: None,
     }

@@ -26,6 +26,8 @@ pub enum Warning {
     LinkBelowMax { gpu: usize, link: String },
     /// The modeled backend assumed a figure the topology does not carry.
     Assumption { text: String },
+    /// Some measured tests have no energy figure, and why (said once per run).
+    NoEnergy { reason: String },
 }
 
 /// Coefficient of variation above which samples are called noisy.
@@ -59,6 +61,7 @@ impl fmt::Display for Warning {
                 write!(f, "GPU {gpu}: PCIe link runs below its maximum ({link})")
             }
             Self::Assumption { text } => write!(f, "assumed {text}"),
+            Self::NoEnergy { reason } => write!(f, "energy not measured for some tests: {reason}"),
         }
     }
 }

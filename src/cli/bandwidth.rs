@@ -48,6 +48,10 @@ pub struct BandwidthArgs {
     /// Write the run as JSON to FILE (rewritten after each finished test).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Run each test on (untimed) until the GPUs' energy counter has stepped across SECONDS of
+    /// it (0.2 to 60), so every test has its energy (measured only).
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = super::parse_energy_window)]
+    pub energy_window: Option<f64>,
     /// Model the figures from line rates instead of measuring (for catalog or imported machines).
     #[arg(long)]
     pub modeled: bool,
@@ -107,6 +111,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         .transpose()
         .map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
+    super::energy_window_needs_measuring(args.energy_window, args.modeled)?;
     if pcie.is_some() && !args.modeled {
         return Err(CliError::input(anyhow::anyhow!(
             "--pcie only applies with --modeled"
@@ -122,6 +127,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         options: opts.clone(),
         modeled: args.modeled,
         pcie,
+        energy_window_s: args.energy_window,
     };
     // Paced (see `Pacer`): the files are rewritten whole, so one write per result is quadratic.
     let mut pacer = Pacer::new();

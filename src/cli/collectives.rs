@@ -68,6 +68,10 @@ pub struct CollectivesArgs {
     /// Write the run as JSON to FILE (rewritten after each size).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Run each test on (untimed) until the GPUs' energy counter has stepped across SECONDS of
+    /// it (0.2 to 60), so every test has its energy (measured only).
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = super::parse_energy_window)]
+    pub energy_window: Option<f64>,
     /// Model the figures from line rates instead of measuring.
     #[arg(long)]
     pub modeled: bool,
@@ -117,6 +121,7 @@ pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     let launch = launcher::detect(&launcher::process_env())
         .map_err(|e| CliError::input(anyhow::anyhow!("launcher environment: {e}")))?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
+    super::energy_window_needs_measuring(args.energy_window, args.modeled)?;
     if let Some(l) = launch {
         if remote.remote.is_some() {
             return Err(CliError::input(anyhow::anyhow!(
@@ -165,6 +170,7 @@ pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         options: opts.clone(),
         modeled: args.modeled,
         nccl_lib: args.nccl_lib.clone(),
+        energy_window_s: args.energy_window,
     };
     // Paced (see `Pacer`): the files are rewritten whole, so one write per result is quadratic.
     let mut pacer = Pacer::new();

@@ -78,6 +78,11 @@ pub struct Cli {
     /// SCALESCOPE_PYTHON, python3).
     #[arg(long, value_name = "PATH", requires = "bench")]
     pub python: Option<PathBuf>,
+    /// Run each copy test and collective on until the GPUs' energy counter has stepped across
+    /// SECONDS of it (0.2 to 60), so every test has its energy; without it, only tests whose
+    /// timed samples last long enough do.
+    #[arg(long, value_name = "SECONDS", requires = "bench", allow_hyphen_values = true, value_parser = parse_energy_window)]
+    pub energy_window: Option<f64>,
     #[command(flatten)]
     pub price: price::PriceArgs,
     /// Reports (report.json) to open in the desktop app.
@@ -457,6 +462,32 @@ impl<E: Blame + std::error::Error + Send + Sync + 'static> From<E> for CliError 
     }
 }
 
+/// `--energy-window SECONDS`: a finite number of seconds from 0.2 (three steps of the energy
+/// counter) to 60.
+pub(crate) fn parse_energy_window(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| {
+        format!(
+            "{} is not a number of seconds",
+            crate::model::validate::quoted(s)
+        )
+    })?;
+    crate::topology::energy_meter::check_window(v)?;
+    Ok(v)
+}
+
+/// Refuses `--energy-window` where nothing is measured.
+pub(crate) fn energy_window_needs_measuring(
+    window: Option<f64>,
+    modeled: bool,
+) -> Result<(), CliError> {
+    if window.is_some() && modeled {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--energy-window runs measured tests longer for their energy: it does not apply with --modeled"
+        )));
+    }
+    Ok(())
+}
+
 /// Runs a parsed command line that is not the GUI.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     if cli.command.is_some() && (cli.bench || cli.catalog.is_some() || !cli.reports.is_empty()) {
@@ -489,6 +520,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             python: cli.python,
             remote: cli.remote,
             pricing: cli.price.pricing()?,
+            energy_window_s: cli.energy_window,
         });
     }
     if cli.price.pricing()?.is_some() {

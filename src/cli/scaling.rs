@@ -385,6 +385,7 @@ mod tests {
             tflops,
             source: Source::Measured,
             basis: "test".into(),
+            watts: None,
         };
         m.concurrent = [720.0, 700.0]
             .into_iter()

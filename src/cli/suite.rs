@@ -55,6 +55,8 @@ pub struct SuiteArgs {
     pub remote: super::RemoteArgs,
     /// Prices the scaling rows are costed at.
     pub pricing: Option<crate::scaling::cost::Pricing>,
+    /// How long each measured test runs on for its energy (`--energy-window`).
+    pub energy_window_s: Option<f64>,
 }
 
 fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
@@ -373,6 +375,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let stages = parse_suite(&args.suite)?;
     let gpus = parse_gpu_list(&args.gpus)?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
+    super::energy_window_needs_measuring(args.energy_window_s, args.modeled)?;
     let target = args.source.target_for(&args.remote)?;
     let mut runner = args.remote.runner()?;
     // The machine is read before --out is touched: a bad capture or GPU list leaves an earlier
@@ -424,6 +427,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             nccl_lib: args.nccl_lib.clone(),
             python: args.python.clone(),
             pricing: args.pricing,
+            energy_window_s: args.energy_window_s,
         },
     };
     let report = drive(

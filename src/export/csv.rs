@@ -122,7 +122,8 @@ pub const BANDWIDTH_COLUMNS: [&str; 15] = [
 ];
 
 /// One row per result, in run order. After the fixed columns: `latency_ns`, `fwd_gbps`,
-/// `rev_gbps`, `reason`, and `sample_values` (space-separated GB/s, or ns for latency tests).
+/// `rev_gbps`, `reason`, `sample_values` (space-separated GB/s, or ns for latency tests), the
+/// [`ENERGY_COLUMNS`] and `joules_per_gb` (mean power ÷ median GB/s).
 /// GB/s cells of latency tests are empty; cells that were not measured are empty, never 0.
 pub fn bandwidth(results: &[crate::model::BandwidthResult]) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
@@ -134,6 +135,8 @@ pub fn bandwidth(results: &[crate::model::BandwidthResult]) -> Result<Vec<u8>, E
         "reason",
         "sample_values",
     ]);
+    header.extend(ENERGY_COLUMNS);
+    header.push("joules_per_gb");
     w.write_record(&header)?;
     for r in results {
         let samples = r
@@ -142,35 +145,58 @@ pub fn bandwidth(results: &[crate::model::BandwidthResult]) -> Result<Vec<u8>, E
             .map(|v| format!("{v:.3}"))
             .collect::<Vec<_>>()
             .join(" ");
-        w.write_record([
-            r.test.id().to_string(),
-            r.method.to_string(),
-            r.src.to_string(),
-            r.dst.to_string(),
-            r.bytes.to_string(),
-            // Modeled and not-run rows have no samples: an empty cell, never 0.
-            if r.source == crate::model::Source::Modeled || r.sample_values.is_empty() {
-                String::new()
-            } else {
-                r.sample_values.len().to_string()
-            },
-            cell_f(r.median_gbps, 3),
-            cell_f(r.min_gbps, 3),
-            cell_f(r.max_gbps, 3),
-            cell_f(r.cv, 5),
-            cell_f(r.line_rate_gbps, 3),
-            cell_f(r.efficiency, 4),
-            cell(r.wrong),
-            r.status.to_string(),
-            r.source.to_string(),
-            cell_f(r.latency_ns, 1),
-            cell_f(r.fwd_gbps, 3),
-            cell_f(r.rev_gbps, 3),
-            cell(r.reason.clone()),
-            samples,
-        ])?;
+        w.write_record(
+            [
+                r.test.id().to_string(),
+                r.method.to_string(),
+                r.src.to_string(),
+                r.dst.to_string(),
+                r.bytes.to_string(),
+                // Modeled and not-run rows have no samples: an empty cell, never 0.
+                if r.source == crate::model::Source::Modeled || r.sample_values.is_empty() {
+                    String::new()
+                } else {
+                    r.sample_values.len().to_string()
+                },
+                cell_f(r.median_gbps, 3),
+                cell_f(r.min_gbps, 3),
+                cell_f(r.max_gbps, 3),
+                cell_f(r.cv, 5),
+                cell_f(r.line_rate_gbps, 3),
+                cell_f(r.efficiency, 4),
+                cell(r.wrong),
+                r.status.to_string(),
+                r.source.to_string(),
+                cell_f(r.latency_ns, 1),
+                cell_f(r.fwd_gbps, 3),
+                cell_f(r.rev_gbps, 3),
+                cell(r.reason.clone()),
+                samples,
+            ]
+            .into_iter()
+            .chain(energy_cells(r.energy.as_ref()))
+            .chain([cell_f(
+                r.energy
+                    .as_ref()
+                    .and_then(|e| e.joules_per_gb(r.median_gbps)),
+                4,
+            )]),
+        )?;
     }
     Ok(w.into_inner().map_err(|e| e.into_error())?)
+}
+
+/// The energy columns of a measured test (`bandwidth.csv`, `collectives.csv`): the GPUs taking
+/// part, together, over its timed samples; empty where not measured (docs/CSV.md).
+pub const ENERGY_COLUMNS: [&str; 4] = ["energy_j", "mean_power_w", "idle_power_w", "energy_basis"];
+
+fn energy_cells(e: Option<&crate::model::energy::TestEnergy>) -> [String; 4] {
+    [
+        cell_f(e.map(|e| e.joules), 3),
+        cell_f(e.map(|e| e.mean_power_w), 1),
+        cell_f(e.and_then(|e| e.idle_power_w), 1),
+        cell(e.map(|e| e.basis.id())),
+    ]
 }
 
 /// Leading columns of `collectives.csv`.
@@ -192,41 +218,46 @@ pub const COLLECTIVES_COLUMNS: [&str; 14] = [
 ];
 
 /// One row per result, in run order. `gpus` is the GPU list joined by `+` (e.g. `0+1+3`).
-/// After the fixed columns: `processes`, `graph`, `reason`, `sample_us`.
+/// After the fixed columns: `processes`, `graph`, `reason`, `sample_us`, the [`ENERGY_COLUMNS`].
 pub fn collectives(results: &[crate::model::CollectiveResult]) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = COLLECTIVES_COLUMNS.to_vec();
     header.extend(["processes", "graph", "reason", "sample_us"]);
+    header.extend(ENERGY_COLUMNS);
     w.write_record(&header)?;
     for r in results {
-        w.write_record([
-            r.op.id().to_string(),
-            r.algo.id().to_string(),
-            cell(r.backend_version.clone()),
-            r.gpus.len().to_string(),
-            r.gpus
-                .iter()
-                .map(|g| g.to_string())
-                .collect::<Vec<_>>()
-                .join("+"),
-            r.bytes.to_string(),
-            r.dtype.id().to_string(),
-            r.in_place.to_string(),
-            cell_f(r.time_us, 3),
-            cell_f(r.algbw_gbps, 3),
-            cell_f(r.busbw_gbps, 3),
-            cell(r.wrong),
-            r.status.to_string(),
-            r.source.to_string(),
-            r.processes.to_string(),
-            r.graph.to_string(),
-            cell(r.reason.clone()),
-            r.sample_us
-                .iter()
-                .map(|v| format!("{v:.3}"))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ])?;
+        w.write_record(
+            [
+                r.op.id().to_string(),
+                r.algo.id().to_string(),
+                cell(r.backend_version.clone()),
+                r.gpus.len().to_string(),
+                r.gpus
+                    .iter()
+                    .map(|g| g.to_string())
+                    .collect::<Vec<_>>()
+                    .join("+"),
+                r.bytes.to_string(),
+                r.dtype.id().to_string(),
+                r.in_place.to_string(),
+                cell_f(r.time_us, 3),
+                cell_f(r.algbw_gbps, 3),
+                cell_f(r.busbw_gbps, 3),
+                cell(r.wrong),
+                r.status.to_string(),
+                r.source.to_string(),
+                r.processes.to_string(),
+                r.graph.to_string(),
+                cell(r.reason.clone()),
+                r.sample_us
+                    .iter()
+                    .map(|v| format!("{v:.3}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ]
+            .into_iter()
+            .chain(energy_cells(r.energy.as_ref())),
+        )?;
     }
     Ok(w.into_inner().map_err(|e| e.into_error())?)
 }
@@ -376,4 +407,61 @@ pub fn comparison(c: &Comparison) -> Result<Vec<u8>, ExportError> {
         }
     }
     w.into_inner().map_err(|e| ExportError::Io(e.into_error()))
+}
+
+/// Columns of `compare --ranking-csv FILE`: one row per machine and GPU count of the purchase
+/// ranking ([`crate::report::ranking`]), measured and modeled kept apart by `source`.
+pub const RANKING_COLUMNS: [&str; 17] = [
+    "workload",
+    "mode",
+    "n_gpus",
+    "machine",
+    "source",
+    "projected",
+    "rank",
+    "ranked_by",
+    "samples_per_s",
+    "watts_per_gpu",
+    "power_modeled",
+    "samples_per_joule",
+    "cost_per_million_samples",
+    "price",
+    "run_samples",
+    "run_seconds",
+    "run_cost",
+];
+
+/// A purchase ranking as CSV ([`RANKING_COLUMNS`]): empty cells where a figure is unknown (no
+/// price, no power, does not fit), never 0; `note` last says why.
+pub fn ranking(r: &crate::report::ranking::Ranking) -> Result<Vec<u8>, ExportError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header = RANKING_COLUMNS.to_vec();
+    header.push("note");
+    w.write_record(&header)?;
+    for g in &r.groups {
+        for c in &g.candidates {
+            let (secs, money) = r.run_samples.map_or((None, None), |n| c.run_of(n));
+            w.write_record([
+                r.workload.clone(),
+                r.mode.to_string(),
+                g.n_gpus.to_string(),
+                r.machines.get(c.machine).cloned().unwrap_or_default(),
+                c.source_word().to_string(),
+                c.projected.to_string(),
+                cell(c.rank),
+                r.by.id().to_string(),
+                cell_f(c.throughput, 3),
+                cell_f(c.watts_per_gpu, 1),
+                c.power_modeled.to_string(),
+                cell_f(c.samples_per_joule, 5),
+                cell_f(c.cost_per_million, 4),
+                cell(r.prices.get(c.machine).cloned().flatten()),
+                cell(r.run_samples),
+                cell_f(secs, 1),
+                cell_f(money, 2),
+                c.note.clone(),
+            ])?;
+        }
+    }
+    Ok(w.into_inner().map_err(|e| e.into_error())?)
 }

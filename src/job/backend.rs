@@ -28,12 +28,14 @@ pub fn modeled_as_stated(topo: &Topology) -> Box<dyn Backend> {
 
 /// The copy-bandwidth backend for `topo`: modeled (with `pcie` = (generation, width) assumed for
 /// links the topology does not state), or CUDA on this machine. The warnings are the model's
-/// assumptions. `copy` sets how the SM copy tests run the copy kernel (measured only).
+/// assumptions. `copy` sets how the SM copy tests run the copy kernel, `energy_window_s` how
+/// long each test runs on for its energy (measured only).
 pub fn bandwidth_backend(
     topo: &Topology,
     modeled: bool,
     pcie: Option<(u32, u32)>,
     copy: &CopyKernelOptions,
+    energy_window_s: Option<f64>,
 ) -> Result<(Box<dyn Backend>, Vec<Warning>), JobError> {
     if modeled {
         let mut assume = Assumptions::default();
@@ -44,10 +46,9 @@ pub fn bandwidth_backend(
         let (b, w) = ModeledBackend::new(topo, assume);
         Ok((Box::new(b), w))
     } else {
-        Ok((
-            Box::new(CudaBackend::with_copy_kernel(topo, copy)?),
-            Vec::new(),
-        ))
+        let mut b = CudaBackend::with_copy_kernel(topo, copy)?;
+        b.set_energy_window(energy_window_s.unwrap_or(0.0));
+        Ok((Box::new(b), Vec::new()))
     }
 }
 
@@ -67,11 +68,14 @@ pub fn collectives_backend(
     topo: &Topology,
     modeled: bool,
     nccl_lib: Option<&Path>,
+    energy_window_s: Option<f64>,
 ) -> Result<(Box<dyn CollectiveBackend>, Vec<Warning>), JobError> {
     if modeled {
         let (bw, w) = ModeledBackend::new(topo, Assumptions::default());
         Ok((Box::new(ModeledCollectives::new(bw.topology())), w))
     } else {
-        Ok((measured_collectives(topo, nccl_lib)?, Vec::new()))
+        let mut b = CudaCollectives::new(topo, nccl_lib)?;
+        b.set_energy_window(energy_window_s.unwrap_or(0.0));
+        Ok((Box::new(b), Vec::new()))
     }
 }

@@ -153,6 +153,10 @@ pub struct SuiteOptions {
     /// Prices for the scaling rows' cost per million samples (none: no cost).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pricing: Option<Pricing>,
+    /// Measured only: run each copy test and collective on until the energy counter has
+    /// stepped across this many seconds of it (`--energy-window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_window_s: Option<f64>,
 }
 
 /// What to run, and on which machine.
@@ -171,6 +175,10 @@ pub enum Job {
         /// Modeled only: assume every GPU's PCIe link at (generation, width).
         #[serde(default)]
         pcie: Option<(u32, u32)>,
+        /// Measured only: run each test on (untimed) until the energy counter has stepped
+        /// across this many seconds of it, so that every test has its energy (`--energy-window`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        energy_window_s: Option<f64>,
     },
     /// Collectives (`scalescope bench collectives`, one process).
     Collectives {
@@ -180,6 +188,10 @@ pub enum Job {
         modeled: bool,
         #[serde(default)]
         nccl_lib: Option<PathBuf>,
+        /// Measured only: run each test on (untimed) until the energy counter has stepped
+        /// across this many seconds of it, so that every test has its energy (`--energy-window`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        energy_window_s: Option<f64>,
     },
     /// Weak and strong scaling (`scalescope bench scaling`).
     Scaling {
@@ -248,6 +260,7 @@ impl Job {
                 nccl_lib: None,
                 python: None,
                 pricing: None,
+                energy_window_s: None,
             },
         }
     }
@@ -539,6 +552,7 @@ pub fn run_with(
             options,
             modeled,
             pcie,
+            energy_window_s,
             ..
         } => stages::bandwidth(
             &mut ctx,
@@ -546,11 +560,13 @@ pub fn run_with(
             std::slice::from_ref(options),
             *modeled,
             *pcie,
+            *energy_window_s,
         )?,
         Job::Collectives {
             options,
             modeled,
             nccl_lib,
+            energy_window_s,
             ..
         } => stages::collectives(
             &mut ctx,
@@ -558,6 +574,7 @@ pub fn run_with(
             std::slice::from_ref(options),
             *modeled,
             nccl_lib.as_deref(),
+            *energy_window_s,
         )?,
         Job::Scaling {
             gpus,
@@ -630,6 +647,7 @@ mod tests {
             },
             modeled: true,
             pcie: None,
+            energy_window_s: None,
         };
         let mut replayed = empty_report();
         let mut n = 0;
@@ -655,6 +673,7 @@ mod tests {
             options: BandwidthOptions::default(),
             modeled: false,
             pcie: None,
+            energy_window_s: None,
         };
         let e = run(&job, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
         assert_eq!(e.code, 2);

@@ -185,6 +185,7 @@ pub(super) fn bandwidth(
     options: &[BandwidthOptions],
     modeled: bool,
     pcie: Option<(u32, u32)>,
+    energy_window_s: Option<f64>,
 ) -> Result<(), JobError> {
     let plans: Vec<Plan> = options
         .iter()
@@ -193,7 +194,8 @@ pub(super) fn bandwidth(
     // The plans of one job share one backend, so one copy-kernel setting (the suite's presets
     // use the defaults; `bench bandwidth` has one plan).
     let copy = options.first().map(|o| o.copy_kernel).unwrap_or_default();
-    let (mut backend, warnings) = super::bandwidth_backend(topo, modeled, pcie, &copy)?;
+    let (mut backend, warnings) =
+        super::bandwidth_backend(topo, modeled, pcie, &copy, energy_window_s)?;
     ctx.warnings(warnings);
     let (source, desc) = (backend.source(), backend.describe());
     // The section exists (empty) from the start, with its source and backend.
@@ -240,13 +242,15 @@ pub(super) fn collectives(
     options: &[CollectiveOptions],
     modeled: bool,
     nccl_lib: Option<&Path>,
+    energy_window_s: Option<f64>,
 ) -> Result<(), JobError> {
     let mut cases: Vec<CollCase> = Vec::new();
     for o in options {
         let (_, c) = coll_plan(topo, o)?;
         cases.extend(c);
     }
-    let (mut backend, warnings) = super::collectives_backend(topo, modeled, nccl_lib)?;
+    let (mut backend, warnings) =
+        super::collectives_backend(topo, modeled, nccl_lib, energy_window_s)?;
     ctx.warnings(warnings);
     let (source, desc) = (backend.source(), backend.describe());
     ctx.emit(Event::Collectives {
@@ -481,6 +485,7 @@ pub(super) fn suite(
                 &bandwidth_presets(options.full, gpus, topo.gpus.len()),
                 options.modeled,
                 None,
+                options.energy_window_s,
             )?,
             Stage::Collectives => collectives(
                 ctx,
@@ -488,6 +493,7 @@ pub(super) fn suite(
                 &collective_presets(options.full, gpus),
                 options.modeled,
                 options.nccl_lib.as_deref(),
+                options.energy_window_s,
             )?,
             Stage::Scaling => suite_scaling(ctx, topo, options)?,
         }

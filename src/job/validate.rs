@@ -35,8 +35,14 @@ impl Job {
         target(self.target())?;
         match self {
             Job::Topology { .. } => Ok(()),
-            Job::Bandwidth { options, pcie, .. } => {
+            Job::Bandwidth {
+                options,
+                pcie,
+                energy_window_s,
+                ..
+            } => {
                 gpus(&options.gpus)?;
+                energy_window(*energy_window_s)?;
                 range("iters", options.iters, 1, MAX_ITERS_ARG)?;
                 range("samples", options.samples, 1, MAX_SAMPLES)?;
                 sizes(&options.sizes)?;
@@ -50,8 +56,13 @@ impl Job {
                     _ => Ok(()),
                 }
             }
-            Job::Collectives { options, .. } => {
+            Job::Collectives {
+                options,
+                energy_window_s,
+                ..
+            } => {
                 gpus(&options.gpus)?;
+                energy_window(*energy_window_s)?;
                 range("iters", options.iters, 1, MAX_ITERS_ARG)?;
                 range("warmup", options.warmup, 0, MAX_WARMUP)?;
                 sizes(&options.sizes)
@@ -95,10 +106,18 @@ impl Job {
             }
             Job::Suite { options, .. } => {
                 gpus(&options.gpus)?;
+                energy_window(options.energy_window_s)?;
                 prices(options.pricing.as_ref())
             }
         }
     }
+}
+
+/// The energy window as `--energy-window` takes it.
+fn energy_window(s: Option<f64>) -> Result<(), String> {
+    s.map_or(Ok(()), |s| {
+        crate::topology::energy_meter::check_window(s).map_err(|e| format!("energy_window_s: {e}"))
+    })
 }
 
 /// Prices as the command line would have taken them (a job from elsewhere is held to the same).
@@ -192,6 +211,7 @@ mod tests {
             options,
             modeled: true,
             pcie: None,
+            energy_window_s: None,
         }
     }
 
@@ -285,6 +305,7 @@ mod tests {
             options: ok,
             modeled: true,
             pcie: Some((5, 3)),
+            energy_window_s: None,
         };
         assert!(pcie.validate().unwrap_err().starts_with("pcie: gen5x3"));
     }

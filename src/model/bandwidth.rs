@@ -315,6 +315,10 @@ pub struct BandwidthResult {
     /// Why a result is waived, failed or skipped, or a note on how it was obtained.
     pub reason: Option<String>,
     pub source: Source,
+    /// The energy the GPUs of the test used over its timed samples (measured results whose
+    /// window the energy counter could cover; see `model::energy::TestEnergy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::model::energy::TestEnergy>,
 }
 
 impl BandwidthResult {
@@ -348,6 +352,7 @@ impl BandwidthResult {
             status,
             reason: Some(reason.into()),
             source,
+            energy: None,
         }
     }
 

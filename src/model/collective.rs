@@ -156,6 +156,10 @@ pub struct CollectiveResult {
     /// Whether the launches were captured in a CUDA graph.
     #[serde(default)]
     pub graph: bool,
+    /// The energy the GPUs taking part used over the timed samples (measured in one process,
+    /// where the energy counter could cover the window; see `model::energy::TestEnergy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<crate::model::energy::TestEnergy>,
 }
 
 fn one() -> usize {
@@ -194,6 +198,7 @@ impl CollectiveResult {
             source,
             processes: 1,
             graph: false,
+            energy: None,
         }
     }
 

@@ -122,6 +122,119 @@ pub fn total_energy(gpus: &[WindowReadings], seconds: f64) -> Result<WindowEnerg
     Ok(total)
 }
 
+/// The energy of one measured test (a copy, a collective, a GEMM-rate window): the GPUs taking
+/// part, together, over the seconds its timed samples ran.
+///
+/// NVML's energy counter moves in steps (every 100 ms on H100 and H200, measured), so the power
+/// is taken between the first and last step seen inside the timed window ([`mean_watts`]) and
+/// the energy is that power times the window's length. A window holding fewer steps than that
+/// needs has no energy (see `--energy-window`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestEnergy {
+    /// The GPUs' energy over the timed window, J.
+    pub joules: f64,
+    /// Their mean power while the test ran, W (all of them together).
+    pub mean_power_w: f64,
+    /// The same GPUs' power when the run began, before any load, W; `None` where not read.
+    pub idle_power_w: Option<f64>,
+    /// The timed window, s.
+    pub seconds: f64,
+    /// The span between counter steps the power was taken over, s (≤ `seconds`).
+    pub measured_s: f64,
+    pub basis: EnergyBasis,
+    /// Topology indices of the GPUs counted.
+    pub gpus: Vec<usize>,
+    /// The window, Unix seconds (to line it up with other tools' readings).
+    pub window_unix_s: [f64; 2],
+}
+
+impl TestEnergy {
+    /// Joules per GB (10⁹ B) moved at `gbps`: the mean power over the rate.
+    pub fn joules_per_gb(&self, gbps: Option<f64>) -> Option<f64> {
+        gbps.filter(|g| g.is_finite() && *g > 0.0)
+            .map(|g| self.mean_power_w / g)
+    }
+}
+
+/// One GPU's readings through a window, as a background reader saw them: `(seconds, value)`
+/// where the value changed (the energy counter, mJ) or at every reading (power, mW).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    CounterMj,
+    PowerMw,
+}
+
+/// The mean power, W, of one GPU over `[start, end]` (seconds) from its readings.
+///
+/// For the counter: the energy between the first and last step inside the window over the time
+/// between them, read through a wrap; a step backwards (a driver reload) or an implausible
+/// figure is an error, and so is a window whose steps span less than `min_span` seconds. For
+/// power readings: their mean inside the window (at least two).
+pub fn mean_watts(
+    kind: TraceKind,
+    trace: &[(f64, u64)],
+    start: f64,
+    end: f64,
+    min_span: f64,
+) -> Result<(f64, f64), String> {
+    let inside: Vec<(f64, u64)> = trace
+        .iter()
+        .copied()
+        .filter(|(t, _)| *t >= start && *t <= end)
+        .collect();
+    let window_ms = (end - start) * 1e3;
+    match kind {
+        TraceKind::PowerMw => {
+            if inside.len() < 2 {
+                return Err(format!(
+                    "{} power readings in the {window_ms:.0} ms window",
+                    inside.len()
+                ));
+            }
+            let w =
+                inside.iter().map(|(_, mw)| *mw as f64).sum::<f64>() / inside.len() as f64 / 1e3;
+            if w > MAX_PLAUSIBLE_WATTS {
+                return Err(format!("a mean power reading of {w:.0} W is not plausible"));
+            }
+            Ok((w, end - start))
+        }
+        TraceKind::CounterMj => {
+            let (Some(&(t0, e0)), Some(&(t1, _))) = (inside.first(), inside.last()) else {
+                return Err(format!(
+                    "the energy counter did not step in the {window_ms:.0} ms window"
+                ));
+            };
+            let span = t1 - t0;
+            if span < min_span || span <= 0.0 {
+                return Err(format!(
+                    "the energy counter's steps in the {window_ms:.0} ms window span {:.0} ms, \
+                     less than the {:.0} ms needed",
+                    span * 1e3,
+                    min_span * 1e3
+                ));
+            }
+            let mut mj = 0u64;
+            let mut prev = e0;
+            for &(_, e) in &inside[1..] {
+                let d = e.wrapping_sub(prev);
+                // A step of more than an hour at the plausible maximum is a reset, not energy.
+                if d as f64 / 1e3 > MAX_PLAUSIBLE_WATTS * 3600.0 {
+                    return Err(format!(
+                        "the energy counter went from {prev} to {e} mJ (reset?)"
+                    ));
+                }
+                mj = mj.saturating_add(d);
+                prev = e;
+            }
+            let w = mj as f64 / 1e3 / span;
+            if w > MAX_PLAUSIBLE_WATTS {
+                return Err(format!("{w:.0} W from the energy counter is not plausible"));
+            }
+            Ok((w, span))
+        }
+    }
+}
+
 /// NVML's clock event reasons that slow the GPU below the clock it asked for, with their bits
 /// (`nvmlClocksEventReasons`, nvml.h): idle, application clock settings and display clocks are
 /// left out — they are not throttling.
@@ -230,5 +343,79 @@ mod tests {
             throttle_reasons(0x4 | 0x40),
             ["software power cap", "hardware thermal slowdown"]
         );
+    }
+
+    fn steps(watts: f64, from: f64, to: f64, every: f64, at_mj: u64) -> Vec<(f64, u64)> {
+        let mut out = Vec::new();
+        let mut t = from;
+        let mut e = at_mj;
+        while t <= to + 1e-9 {
+            out.push((t, e));
+            e = e.wrapping_add((watts * every * 1e3) as u64);
+            t += every;
+        }
+        out
+    }
+
+    #[test]
+    fn power_is_taken_between_the_counter_steps_inside_the_window() {
+        // 130 W, a step every 100 ms from 0.05 s: the window 0.0–1.0 s holds steps 0.05…0.95.
+        let trace = steps(130.0, 0.05, 2.0, 0.1, 7_000);
+        let (w, span) = mean_watts(TraceKind::CounterMj, &trace, 0.0, 1.0, 0.2).unwrap();
+        assert!((w - 130.0).abs() < 1e-6, "{w}");
+        assert!((span - 0.9).abs() < 1e-9, "{span}");
+        // Load before and after the window at another power does not leak in.
+        let mut mixed = steps(70.0, 0.0, 0.3, 0.1, 0);
+        let last = mixed.last().unwrap().1;
+        mixed.extend(steps(500.0, 0.4, 1.0, 0.1, last + 50_000));
+        let (w, _) = mean_watts(TraceKind::CounterMj, &mixed, 0.35, 1.0, 0.2).unwrap();
+        assert!((w - 500.0).abs() < 1e-6, "{w}");
+    }
+
+    #[test]
+    fn a_window_too_short_for_the_counter_has_no_power() {
+        let trace = steps(130.0, 0.05, 2.0, 0.1, 0);
+        let why = mean_watts(TraceKind::CounterMj, &trace, 0.0, 0.12, 0.2).unwrap_err();
+        assert!(why.contains("120 ms window"), "{why}");
+        let why = mean_watts(TraceKind::CounterMj, &trace, 0.06, 0.14, 0.0).unwrap_err();
+        assert!(why.contains("did not step"), "{why}");
+    }
+
+    #[test]
+    fn a_counter_wrapping_inside_the_window_is_read_through_it() {
+        let trace = steps(400.0, 0.0, 1.0, 0.1, u64::MAX - 100_000);
+        let (w, _) = mean_watts(TraceKind::CounterMj, &trace, 0.0, 1.0, 0.2).unwrap();
+        assert!((w - 400.0).abs() < 1e-6, "{w}");
+        let mut reset = steps(400.0, 0.0, 0.5, 0.1, 9_000_000);
+        reset.push((0.6, 10));
+        let why = mean_watts(TraceKind::CounterMj, &reset, 0.0, 1.0, 0.2).unwrap_err();
+        assert!(why.contains("reset"), "{why}");
+    }
+
+    #[test]
+    fn power_readings_are_averaged_inside_the_window() {
+        let trace = [
+            (0.0, 100_000),
+            (0.5, 300_000),
+            (1.0, 500_000),
+            (1.5, 900_000),
+        ];
+        let (w, span) = mean_watts(TraceKind::PowerMw, &trace, 0.4, 1.1, 0.2).unwrap();
+        assert!((w - 400.0).abs() < 1e-9, "{w}");
+        assert!((span - 0.7).abs() < 1e-9);
+        assert!(mean_watts(TraceKind::PowerMw, &trace, 0.4, 0.6, 0.0).is_err());
+        let e = TestEnergy {
+            joules: 400.0,
+            mean_power_w: 400.0,
+            idle_power_w: None,
+            seconds: 1.0,
+            measured_s: 0.9,
+            basis: EnergyBasis::Counter,
+            gpus: vec![0],
+            window_unix_s: [0.0, 1.0],
+        };
+        assert_eq!(e.joules_per_gb(Some(50.0)), Some(8.0));
+        assert_eq!(e.joules_per_gb(Some(0.0)), None);
+        assert_eq!(e.joules_per_gb(None), None);
     }
 }

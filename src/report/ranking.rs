@@ -21,6 +21,15 @@ pub enum RankBy {
 
 impl RankBy {
     /// How the ranking says it, e.g. `cost per million samples (lowest first)`.
+    /// How CSV names it.
+    pub fn id(self) -> &'static str {
+        match self {
+            RankBy::Cost => "cost_per_million_samples",
+            RankBy::SamplesPerJoule => "samples_per_joule",
+            RankBy::Throughput => "samples_per_s",
+        }
+    }
+
     pub fn words(self) -> &'static str {
         match self {
             RankBy::Cost => "cost per million samples (lowest first)",

@@ -18,6 +18,10 @@ pub struct GemmRate {
     pub source: Source,
     /// How it was obtained, e.g. `cuBLAS bf16 8192³, median of 5` or a datasheet.
     pub basis: String,
+    /// Measured rates: the GPU's mean power over the timed samples, W (NVML energy counter);
+    /// `None` where not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watts: Option<f64>,
 }
 
 /// One datasheet row: name substrings (all must match, case-insensitive), dense bf16 and fp32
@@ -116,6 +120,7 @@ pub fn datasheet_rate(gpu_name: &str, dtype: ComputeDtype) -> Option<GemmRate> {
         },
         source: Source::Modeled,
         basis: format!("datasheet: {}", s.source),
+        watts: None,
     })
 }
 
@@ -229,6 +234,7 @@ mod tests {
                     tflops: bf16,
                     source: Source::Measured,
                     basis: "test".into(),
+                    watts: None,
                 }),
                 fp32: None,
             },

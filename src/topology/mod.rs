@@ -4,6 +4,7 @@
 //! GPUs' state ([`smi_query`]).
 
 pub mod catalog;
+pub mod energy_meter;
 pub mod import;
 pub mod live;
 pub mod nvml_state;

@@ -196,6 +196,7 @@ impl BandwidthView {
             options: opts,
             modeled: !measured,
             pcie: None,
+            energy_window_s: None,
         };
         self.panel.start(ctx, "scalescope-bench", job, shown);
     }

@@ -142,6 +142,7 @@ impl CollectivesView {
             options: opts,
             modeled: !measured,
             nccl_lib: None,
+            energy_window_s: None,
         };
         let shown = report.collectives.as_ref();
         self.panel.start(ctx, "scalescope-collectives", job, shown);

@@ -105,7 +105,8 @@ pub(crate) fn deadline_for(bytes: u64, ops: u64) -> Instant {
 }
 
 /// Times `run` (which enqueues one sample's work on `streams`) with an event pair per stream:
-/// returns, per sample, the slowest stream's elapsed time ÷ `ops_per_sample`, in µs.
+/// returns, per sample, the slowest stream's elapsed time ÷ `ops_per_sample`, in µs. Untimed
+/// samples follow while the case's energy wants a longer window ([`super::energy`]).
 pub(crate) fn time_with_events(
     streams: &[&Stream],
     samples: usize,
@@ -120,7 +121,19 @@ pub(crate) fn time_with_events(
         events.push((Event::new(s.ctx())?, Event::new(s.ctx())?));
     }
     let mut out = Vec::new();
-    for _ in 0..samples {
+    // Extra (untimed) samples for the case's energy get the time a timed one was given.
+    let per_sample = deadline.saturating_duration_since(Instant::now()) / samples.max(1) as u32;
+    let window_start = Instant::now();
+    let mut sample = 0;
+    loop {
+        let deadline = if sample < samples {
+            deadline
+        } else if super::energy::wants_more(window_start) {
+            Instant::now() + per_sample
+        } else {
+            break;
+        };
+        sample += 1;
         // Untimed work queued ahead of the start events (e.g. one operation that absorbs the
         // wake-up cost of the first launch after the streams went idle).
         prime()?;
@@ -144,8 +157,11 @@ pub(crate) fn time_with_events(
         for (start, stop) in &events {
             worst = worst.max(stop.elapsed_ms_since(start)?);
         }
-        out.push(worst * 1e3 / f64::from(ops_per_sample.max(1)));
+        if sample <= samples {
+            out.push(worst * 1e3 / f64::from(ops_per_sample.max(1)));
+        }
     }
+    super::energy::timed(window_start, Instant::now());
     Ok(out)
 }
 
@@ -256,9 +272,17 @@ pub struct CudaCollectives {
     poisoned: BTreeMap<usize, String>,
     kernels_summary: String,
     peer_warned: BTreeSet<(usize, usize)>,
+    energy: super::energy::BackendEnergy,
 }
 
 impl CudaCollectives {
+    /// Runs each test on (untimed) until the energy counter has stepped across `seconds` of
+    /// it, so that every test gets its energy; 0 (the default): only what the timed samples
+    /// cover.
+    pub fn set_energy_window(&mut self, seconds: f64) {
+        self.energy.set_window(seconds);
+    }
+
     /// Opens every GPU of `topo` (primary context, one non-blocking stream, the collective
     /// kernels) and loads NCCL (`nccl_lib`, else the usual search). NCCL missing is not an
     /// error: its cases are then skipped with the search in the reason. Fails with
@@ -316,7 +340,9 @@ impl CudaCollectives {
             .ok()
             .and_then(|n| NcclExtra::load(n).ok())
             .map(Arc::new);
+        let opened: Vec<usize> = gpus.keys().copied().collect();
         Ok(CudaCollectives {
+            energy: super::energy::BackendEnergy::open(topo, &opened),
             comms: HashMap::new(),
             nccl,
             extra,
@@ -551,10 +577,23 @@ impl CollectiveBackend for CudaCollectives {
     }
 
     fn run_case(&mut self, case: &CollCase, warnings: &mut Vec<Warning>) -> CollectiveResult {
+        let recording = self.energy.begin();
         // A panic would be a bug of ours; it must still not end the run.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.run_checked(case, warnings)
         }));
+        let outcome = outcome.map(|mut row| {
+            // A multi-process run's other ranks hold GPUs this process does not read.
+            if row.status == Status::Ok && row.processes == 1 {
+                let gpus = [row.gpus.clone()];
+                row.energy = self
+                    .energy
+                    .finish(recording, &gpus, warnings)
+                    .pop()
+                    .flatten();
+            }
+            row
+        });
         outcome.unwrap_or_else(|p| {
             let what = super::panic_message(p.as_ref());
             case.row(

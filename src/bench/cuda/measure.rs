@@ -215,8 +215,9 @@ pub fn gated(lanes: &[Lane]) -> bool {
     lanes.iter().all(|l| l.gate.is_some())
 }
 
-/// Runs one warm-up sample (discarded) and `samples` timed ones; returns, per lane, each
-/// sample's milliseconds between its start and stop events.
+/// Runs one warm-up sample (discarded) and `samples` timed ones (then untimed ones while the
+/// case's energy wants a longer window: [`super::energy::wants_more`]); returns, per lane, each
+/// timed sample's milliseconds between its start and stop events.
 pub fn run(
     lanes: &[Lane],
     iters: u32,
@@ -229,7 +230,14 @@ pub fn run(
         .map(|l| Ok((Event::new(l.stream.ctx())?, Event::new(l.stream.ctx())?)))
         .collect::<Result<_, CudaError>>()?;
     let mut out = vec![Vec::with_capacity(samples as usize); lanes.len()];
-    for sample in 0..=samples {
+    // The timed samples' window, for their energy (see `super::energy`): from the first timed
+    // sample's start to the last sample's end, untimed ones run for the energy included.
+    let mut window_start = None;
+    let mut sample = 0;
+    loop {
+        if sample == 1 {
+            window_start = Some(std::time::Instant::now());
+        }
         let mut drain = Drain {
             flag,
             streams: lanes.iter().map(|l| l.stream).collect(),
@@ -272,12 +280,21 @@ pub fn run(
         if gate && flag.timed_out() {
             return Err(MeasureError::SpinTimeout);
         }
-        if sample == 0 {
-            continue;
+        if (1..=samples).contains(&sample) {
+            for (i, (start, stop)) in events.iter().enumerate() {
+                out[i].push(stop.elapsed_ms_since(start)?);
+            }
         }
-        for (i, (start, stop)) in events.iter().enumerate() {
-            out[i].push(stop.elapsed_ms_since(start)?);
+        if sample >= samples.max(1) {
+            match window_start {
+                Some(t0) if super::energy::wants_more(t0) => {}
+                _ => break,
+            }
         }
+        sample += 1;
+    }
+    if let Some(t0) = window_start {
+        super::energy::timed(t0, std::time::Instant::now());
     }
     Ok(out)
 }

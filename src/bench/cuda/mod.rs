@@ -9,6 +9,7 @@
 
 mod case_error;
 pub mod collectives;
+pub(crate) mod energy;
 pub mod kernels;
 pub mod measure;
 pub mod pattern;
@@ -29,7 +30,7 @@ use crate::cuda::CudaError;
 use crate::cuda::context::{self, Context};
 use crate::cuda::memory;
 use crate::cuda::stream::Stream;
-use crate::model::{BandwidthResult, Endpoint, Source, TestId, Topology};
+use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology};
 
 const MODELED_HINT: &str = "run with --modeled and --catalog/--import to model a machine";
 
@@ -49,6 +50,7 @@ pub struct CudaBackend {
     seed: u32,
     peer_warned: BTreeSet<(usize, usize)>,
     oom_warned: BTreeSet<(TestId, u64)>,
+    energy: energy::BackendEnergy,
 }
 
 /// One GPU's long-lived state. `ctx` is declared last so it is released last.
@@ -210,6 +212,7 @@ impl CudaBackend {
         let Some(first) = gpus.values().next().map(|g| g.ctx.clone()) else {
             return Err(no_usable_gpu(&missing));
         };
+        let opened: Vec<usize> = gpus.keys().copied().collect();
         let flag = Flag::new(&first).map_err(|e| {
             BenchError::Unavailable(format!(
                 "cannot allocate pinned host memory ({e}): {MODELED_HINT}"
@@ -253,7 +256,15 @@ impl CudaBackend {
             seed: 0x5CA1_E5C0,
             peer_warned: BTreeSet::new(),
             oom_warned: BTreeSet::new(),
+            energy: energy::BackendEnergy::open(topo, &opened),
         })
+    }
+
+    /// Runs each test on (untimed) until the energy counter has stepped across `seconds` of
+    /// it, so that every test gets its energy; 0 (the default): only what the timed samples
+    /// cover.
+    pub fn set_energy_window(&mut self, seconds: f64) {
+        self.energy.set_window(seconds);
     }
 
     fn next_seed(&mut self) -> u32 {
@@ -399,12 +410,31 @@ impl Backend for CudaBackend {
         if let Err(e) = self.preflight(case) {
             return self.error_rows(case, e, warnings);
         }
+        let recording = self.energy.begin();
         // A panic would be a bug of ours; it must still not end the run.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             cases::run(self, case, warnings)
         }));
         match outcome {
-            Ok(Ok(rows)) => rows,
+            Ok(Ok(mut rows)) => {
+                let mut ok: Vec<&mut BandwidthResult> =
+                    rows.iter_mut().filter(|r| r.status == Status::Ok).collect();
+                let sets: Vec<Vec<usize>> = ok
+                    .iter()
+                    .map(|r| {
+                        Self::involved(&Case {
+                            src: r.src,
+                            dst: r.dst,
+                            ..case.clone()
+                        })
+                    })
+                    .collect();
+                let energies = self.energy.finish(recording, &sets, warnings);
+                for (r, e) in ok.iter_mut().zip(energies) {
+                    r.energy = e;
+                }
+                rows
+            }
             Ok(Err(e)) => self.error_rows(case, e, warnings),
             Err(p) => self.error_rows(
                 case,

@@ -4,7 +4,7 @@
 use super::scaling::row_provenance;
 use super::{num, provenance_cell};
 use crate::document::{Block, Cell, Column, Paragraph, Section, Table};
-use crate::model::energy::EnergyBasis;
+use crate::model::energy::{EnergyBasis, TestEnergy};
 use crate::report::Report;
 use crate::scaling::{Mode, ScalingPoint};
 
@@ -38,9 +38,64 @@ fn rows_of<'a>(rows: &'a [ScalingPoint], w: &str) -> Vec<&'a ScalingPoint> {
     out
 }
 
-/// The report's energy and cost section; `None` without scaling results.
+/// The measured copy tests and collectives that have their energy: what each moved, at what
+/// power, and joules per GB; `None` where none has.
+fn tests_table(r: &Report) -> Option<Table> {
+    let mut rows = Vec::new();
+    let gpus = |g: &[usize]| {
+        g.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    let mut push = |name: String, on: &[usize], bytes: u64, gbps: Option<f64>, e: &TestEnergy| {
+        rows.push(vec![
+            Cell::plain(name),
+            Cell::plain(gpus(on)),
+            Cell::plain(crate::model::units::format_bytes(bytes)),
+            Cell::plain(num(gbps, 1)),
+            Cell::plain(num(Some(e.mean_power_w), 0)),
+            Cell::plain(num(e.idle_power_w, 0)),
+            Cell::plain(num(e.joules_per_gb(gbps), 3)),
+            Cell::plain(num(Some(e.seconds), 2)),
+        ]);
+    };
+    for b in r.bandwidth.iter().flat_map(|b| &b.results) {
+        if let Some(e) = &b.energy {
+            let name = format!("{} {}→{}", b.test.id(), b.src, b.dst);
+            push(name, &e.gpus, b.bytes, b.median_gbps, e);
+        }
+    }
+    for c in r.collectives.iter().flat_map(|c| &c.results) {
+        if let Some(e) = &c.energy {
+            let name = format!("{} {} (busbw)", c.op.id(), c.algo.id());
+            push(name, &e.gpus, c.bytes, c.busbw_gbps, e);
+        }
+    }
+    (!rows.is_empty()).then(|| Table {
+        id: Some("energy-tests-table".into()),
+        columns: vec![
+            Column::text("test"),
+            Column::text("GPUs"),
+            Column::figures("size"),
+            Column::figures("GB/s"),
+            Column::figures("W (all)"),
+            Column::figures("idle W"),
+            Column::figures("J/GB"),
+            Column::figures("s"),
+        ],
+        rows,
+    })
+}
+
+/// The report's energy and cost section; `None` without scaling results or tests with energy.
 pub(super) fn section(r: &Report) -> Option<Section> {
-    let sc = r.scaling.as_ref()?;
+    let tests = tests_table(r);
+    let Some(sc) = r.scaling.as_ref() else {
+        let mut s = Section::new("energy", "Energy and cost");
+        push_tests(&mut s, tests?);
+        return Some(s);
+    };
     let mut s = Section::new("energy", "Energy and cost");
     let mut rows = Vec::new();
     for w in &sc.run.workloads {
@@ -62,7 +117,9 @@ pub(super) fn section(r: &Report) -> Option<Section> {
         }
     }
     if rows.is_empty() {
-        return None;
+        let mut s = Section::new("energy", "Energy and cost");
+        push_tests(&mut s, tests?);
+        return Some(s);
     }
     s.push(
         Paragraph::note(format!(
@@ -93,5 +150,21 @@ pub(super) fn section(r: &Report) -> Option<Section> {
         ],
         rows,
     }));
+    if let Some(t) = tests {
+        push_tests(&mut s, t);
+    }
     Some(s)
+}
+
+/// The measured tests' energy table, with what it counts.
+fn push_tests(s: &mut Section, table: Table) {
+    s.push(
+        Paragraph::note(
+            "Measured tests: the mean power of the GPUs taking part over the timed samples, from \
+             NVML's energy counter (docs/CSV.md, \"Energy of a measured test\"); idle W was read \
+             before the run; J/GB = W ÷ GB/s.",
+        )
+        .into(),
+    );
+    s.push(Block::Table(table));
 }

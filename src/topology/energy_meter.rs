@@ -1,0 +1,281 @@
+//! An [`EnergyMeter`]: a thread that reads each GPU's NVML energy counter every
+//! [`POLL`] and keeps the moments it stepped, so that any window of a run — a copy test's
+//! timed samples, a collective's — gets the GPUs' mean power from the counter's own steps
+//! ([`crate::model::energy::mean_watts`]). GPUs without the counter (before Volta) are read
+//! through their power readings instead, labeled so.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use nvml_wrapper::{Device, Nvml};
+
+use super::TopologyError;
+use super::nvml_state::{device, no_driver};
+use crate::model::Topology;
+use crate::model::energy::{EnergyBasis, TestEnergy, TraceKind, mean_watts};
+
+/// How often the counter is read. Its steps are 100 ms apart on H100 and H200, so a step is
+/// placed within a millisecond (the midpoint between the read before it and the read that saw
+/// it).
+pub const POLL: Duration = Duration::from_millis(2);
+/// The shortest span between counter steps a window's power is taken over: three steps.
+pub const MIN_SPAN_S: f64 = 0.2;
+/// The longest window a test may be asked to run on for its energy, s.
+pub const MAX_WINDOW_S: f64 = 60.0;
+
+/// `Err(why)` unless `seconds` is a window a test may be asked to span ([`MIN_SPAN_S`] to
+/// [`MAX_WINDOW_S`]).
+pub fn check_window(seconds: f64) -> Result<(), String> {
+    if seconds.is_finite() && (MIN_SPAN_S..=MAX_WINDOW_S).contains(&seconds) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{seconds} s is outside {MIN_SPAN_S} to {MAX_WINDOW_S} seconds"
+        ))
+    }
+}
+
+/// Readings kept per GPU (half an hour of counter steps, 40 s of power readings): the older
+/// half is dropped when full.
+const KEEP: usize = 20_000;
+
+/// One GPU's readings.
+struct Trace {
+    kind: TraceKind,
+    /// (seconds since the meter's start, value).
+    points: Vec<(f64, u64)>,
+}
+
+/// Reads the GPUs' energy in the background until dropped.
+pub struct EnergyMeter {
+    stop: Arc<AtomicBool>,
+    traces: Arc<Mutex<BTreeMap<usize, Trace>>>,
+    /// The meter's zero, as an `Instant` and as Unix seconds.
+    epoch: Instant,
+    epoch_unix: f64,
+    idle_w: BTreeMap<usize, Option<f64>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl EnergyMeter {
+    /// Starts reading GPUs `gpus` of `topo`, after reading their power once (the idle power
+    /// the tests' figures are put beside). Fails when NVML cannot be opened or a GPU is neither
+    /// a counter nor a power reading.
+    pub fn start(topo: &Topology, gpus: &[usize]) -> Result<EnergyMeter, TopologyError> {
+        let mut kinds = BTreeMap::new();
+        let mut idle_w = BTreeMap::new();
+        {
+            let nvml = Nvml::init().map_err(no_driver)?;
+            for &g in gpus {
+                let dev = device(&nvml, topo, g)?;
+                let kind = if dev.total_energy_consumption().is_ok() {
+                    TraceKind::CounterMj
+                } else if dev.power_usage().is_ok() {
+                    TraceKind::PowerMw
+                } else {
+                    return Err(TopologyError::Nvml {
+                        what: format!("GPU {g} energy"),
+                        reason: "NVML gives neither an energy counter nor a power reading".into(),
+                    });
+                };
+                kinds.insert(g, kind);
+                idle_w.insert(g, dev.power_usage().ok().map(|mw| f64::from(mw) / 1e3));
+            }
+        }
+        let traces: BTreeMap<usize, Trace> = kinds
+            .iter()
+            .map(|(&g, &kind)| {
+                (
+                    g,
+                    Trace {
+                        kind,
+                        points: Vec::new(),
+                    },
+                )
+            })
+            .collect();
+        let traces = Arc::new(Mutex::new(traces));
+        let stop = Arc::new(AtomicBool::new(false));
+        let epoch = Instant::now();
+        let epoch_unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let handle = {
+            let (topo, stop, traces) = (topo.clone(), stop.clone(), traces.clone());
+            std::thread::Builder::new()
+                .name("scalescope-energy".into())
+                .spawn(move || read(&topo, &kinds, epoch, &stop, &traces))
+                .map_err(|e| TopologyError::Nvml {
+                    what: "energy meter thread".into(),
+                    reason: e.to_string(),
+                })?
+        };
+        Ok(EnergyMeter {
+            stop,
+            traces,
+            epoch,
+            epoch_unix,
+            idle_w,
+            handle: Some(handle),
+        })
+    }
+
+    /// A meter of GPUs `gpus` shared with whoever else in this process reads the same ones (the
+    /// copy and collectives backends of one suite): one thread reading NVML, not one each.
+    pub fn shared(topo: &Topology, gpus: &[usize]) -> Result<Arc<EnergyMeter>, TopologyError> {
+        static SHARED: Mutex<Vec<Weak<EnergyMeter>>> = Mutex::new(Vec::new());
+        let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+        shared.retain(|w| w.strong_count() > 0);
+        let want: Vec<usize> = {
+            let mut g = gpus.to_vec();
+            g.sort_unstable();
+            g.dedup();
+            g
+        };
+        if let Some(m) = shared
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|m| m.gpus() == want)
+        {
+            return Ok(m);
+        }
+        let m = Arc::new(EnergyMeter::start(topo, &want)?);
+        shared.push(Arc::downgrade(&m));
+        Ok(m)
+    }
+
+    /// The GPUs it reads.
+    pub fn gpus(&self) -> Vec<usize> {
+        self.idle_w.keys().copied().collect()
+    }
+
+    fn secs(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.epoch).as_secs_f64()
+    }
+
+    /// Whether every GPU read has counter steps spanning `span_s` since `start` (a test that
+    /// wants its energy measured runs on until this holds).
+    pub fn covered(&self, start: Instant, span_s: f64) -> bool {
+        let from = self.secs(start);
+        let traces = self.traces.lock().unwrap_or_else(PoisonError::into_inner);
+        traces.values().all(|t| {
+            // Points are in time order: the first at or after `from`, and the last of all.
+            let first = t.points.iter().find(|(s, _)| *s >= from);
+            match (first, t.points.last()) {
+                (Some(a), Some(b)) => b.0 - a.0 >= span_s,
+                _ => false,
+            }
+        })
+    }
+
+    /// The energy of GPUs `gpus` over the window `[start, end]`: their mean power between the
+    /// counter's steps inside it, times its length. `Err` says why there is none (a GPU not
+    /// read, a window too short for the counter).
+    pub fn window(
+        &self,
+        gpus: &[usize],
+        start: Instant,
+        end: Instant,
+    ) -> Result<TestEnergy, String> {
+        let (s, e) = (self.secs(start), self.secs(end));
+        let traces = self.traces.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut total = 0.0;
+        let mut measured = f64::INFINITY;
+        let mut basis = EnergyBasis::Counter;
+        let mut idle = Some(0.0);
+        for &g in gpus {
+            let t = traces
+                .get(&g)
+                .ok_or_else(|| format!("GPU {g}'s energy is not read"))?;
+            let (w, span) = mean_watts(t.kind, &t.points, s, e, MIN_SPAN_S)
+                .map_err(|why| format!("GPU {g}: {why}"))?;
+            total += w;
+            measured = measured.min(span);
+            if t.kind == TraceKind::PowerMw {
+                basis = EnergyBasis::PowerReadings;
+            }
+            idle = idle
+                .zip(self.idle_w.get(&g).copied().flatten())
+                .map(|(a, b)| a + b);
+        }
+        if gpus.is_empty() {
+            return Err("no GPU to read".into());
+        }
+        Ok(TestEnergy {
+            joules: total * (e - s),
+            mean_power_w: total,
+            idle_power_w: idle,
+            seconds: e - s,
+            measured_s: measured,
+            basis,
+            gpus: gpus.to_vec(),
+            window_unix_s: [self.epoch_unix + s, self.epoch_unix + e],
+        })
+    }
+}
+
+impl Drop for EnergyMeter {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The meter's thread: every [`POLL`], each GPU's counter (kept where it changed, at the
+/// midpoint since the previous read) or power reading.
+fn read(
+    topo: &Topology,
+    kinds: &BTreeMap<usize, TraceKind>,
+    epoch: Instant,
+    stop: &AtomicBool,
+    traces: &Mutex<BTreeMap<usize, Trace>>,
+) {
+    let Ok(nvml) = Nvml::init() else {
+        return;
+    };
+    let devices: Vec<(usize, TraceKind, Device)> = kinds
+        .iter()
+        .filter_map(|(&g, &k)| Some((g, k, device(&nvml, topo, g).ok()?)))
+        .collect();
+    let mut last: BTreeMap<usize, (f64, Option<u64>)> = BTreeMap::new();
+    while !stop.load(Ordering::Relaxed) {
+        let mut seen = Vec::with_capacity(devices.len());
+        for (g, kind, dev) in &devices {
+            let now = epoch.elapsed().as_secs_f64();
+            let value = match kind {
+                TraceKind::CounterMj => dev.total_energy_consumption().ok(),
+                TraceKind::PowerMw => dev.power_usage().ok().map(u64::from),
+            };
+            let (prev_t, prev_v) = last.get(g).copied().unwrap_or((now, None));
+            last.insert(*g, (now, value.or(prev_v)));
+            let Some(v) = value else { continue };
+            match kind {
+                // The first read is a reference, not a step: when the counter stepped to it is
+                // not known.
+                TraceKind::CounterMj if prev_v.is_some_and(|p| p != v) => {
+                    seen.push((*g, (prev_t + now) / 2.0, v));
+                }
+                TraceKind::PowerMw => seen.push((*g, now, v)),
+                TraceKind::CounterMj => {}
+            }
+        }
+        if !seen.is_empty() {
+            let mut traces = traces.lock().unwrap_or_else(PoisonError::into_inner);
+            for (g, t, v) in seen {
+                if let Some(tr) = traces.get_mut(&g) {
+                    if tr.points.len() >= KEEP {
+                        tr.points.drain(..KEEP / 2);
+                    }
+                    tr.points.push((t, v));
+                }
+            }
+        }
+        std::thread::sleep(POLL);
+    }
+}

@@ -1,0 +1,89 @@
+//! Energy of the measured tests (issue P): `--energy-window` is checked like every flag, and
+//! refused where nothing is measured; a modeled run's CSVs carry the energy columns, empty.
+
+mod common;
+
+use common::{one_line_error, run};
+
+#[test]
+fn bad_energy_windows_are_refused_in_one_line() {
+    for bad in ["0", "0.1", "-1", "NaN", "inf", "61", "soon"] {
+        for cmd in [
+            &["bench", "bandwidth", "--energy-window", bad][..],
+            &["bench", "collectives", "--energy-window", bad][..],
+            &["--bench", "--energy-window", bad][..],
+        ] {
+            one_line_error(cmd, Some(2), &["--energy-window"]);
+        }
+    }
+}
+
+#[test]
+fn an_energy_window_needs_something_measured() {
+    for cmd in [
+        &[
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--energy-window",
+            "0.5",
+        ][..],
+        &[
+            "--bench",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--energy-window",
+            "0.5",
+        ][..],
+    ] {
+        one_line_error(cmd, Some(2), &["--energy-window", "--modeled"]);
+    }
+}
+
+#[test]
+fn modeled_results_have_empty_energy_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("bw.csv");
+    let r = run(&[
+        "bench",
+        "bandwidth",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--gpus",
+        "0,1",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
+    };
+    let cols = [
+        at("energy_j"),
+        at("mean_power_w"),
+        at("idle_power_w"),
+        at("energy_basis"),
+        at("joules_per_gb"),
+    ];
+    let mut rows = 0;
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        // Modeled rows carry no reason commas in their cells' ends: the energy columns are the
+        // last five.
+        let tail = &cells[cells.len() - 5..];
+        assert!(tail.iter().all(|c| c.is_empty()), "{line}");
+        rows += 1;
+    }
+    assert!(rows > 0);
+    assert_eq!(cols[4], header.len() - 1);
+}
