@@ -24,6 +24,9 @@ pub struct CompareArgs {
     /// Print CSV of the key figures instead of the tables.
     #[arg(long)]
     pub csv: bool,
+    /// Also write the purchase ranking as CSV to FILE (docs/CSV.md, "compare --ranking-csv").
+    #[arg(long, value_name = "FILE")]
+    pub ranking_csv: Option<PathBuf>,
     /// Workload compared and ranked (default: the first all machines have).
     #[arg(long, value_name = "NAME")]
     pub workload: Option<String>,
@@ -79,6 +82,15 @@ pub struct CompareArgs {
         allow_negative_numbers = true
     )]
     pub pue: Vec<f64>,
+    /// Ownership: each node's power besides its GPUs, W (one for all, or one per machine;
+    /// default 575 W per GPU in the node).
+    #[arg(
+        long,
+        value_name = "WATTS",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub node_overhead_w: Vec<f64>,
 }
 
 /// `--mode` of `compare`.
@@ -91,12 +103,13 @@ pub enum RankMode {
 impl CompareArgs {
     /// Each machine's pricing from the flags (`None` where no price flag was given).
     fn prices(&self, machines: usize) -> Result<Vec<Option<Pricing>>, CliError> {
-        let lists: [(&str, &Vec<f64>); 5] = [
+        let lists: [(&str, &Vec<f64>); 6] = [
             ("--price-per-gpu-hour", &self.price_per_gpu_hour),
             ("--capex-per-node", &self.capex_per_node),
             ("--years", &self.years),
             ("--power-price-per-kwh", &self.power_price_per_kwh),
             ("--pue", &self.pue),
+            ("--node-overhead-w", &self.node_overhead_w),
         ];
         for (flag, list) in lists {
             if list.len() > 1 && list.len() != machines {
@@ -116,6 +129,7 @@ impl CompareArgs {
                     at(&self.power_price_per_kwh, i),
                     at(&self.pue, i),
                 )
+                .and_then(|p| super::price::with_overhead(p, at(&self.node_overhead_w, i)))
                 .map_err(|e| CliError::input(anyhow::anyhow!(e)))
             })
             .collect()
@@ -198,14 +212,7 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         }
     }
     let c = crate::report::compare::compare(&refs, args.workload.as_deref());
-    if args.csv {
-        // The CSV goes to the terminal: what the reports' files say is printed escaped, as the
-        // table prints it (a machine name with an escape code or a newline is not written raw).
-        let bytes = crate::export::csv::comparison(&crate::report::compare::for_terminal(c))?;
-        return emit(None, &bytes);
-    }
-    let mut text = crate::report::compare::to_table(&c);
-    if let Some(w) = &c.workload {
+    let ranking = c.workload.as_ref().map(|w| {
         let mode = match args.mode {
             RankMode::Weak => Mode::Weak,
             RankMode::Strong => Mode::Strong,
@@ -217,8 +224,29 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         };
         let mut ranking = crate::report::ranking::rank(&refs, w, mode, &counts, &prices);
         ranking.run_samples = args.samples;
+        ranking
+    });
+    if let Some(path) = &args.ranking_csv {
+        let Some(ranking) = &ranking else {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--ranking-csv: no workload has scaling rows in every machine, so there is no ranking"
+            )));
+        };
+        let bytes = crate::export::csv::ranking(ranking)?;
+        super::output::write_atomic(path, &bytes).map_err(|e| {
+            CliError::input(anyhow::anyhow!("--ranking-csv {}: {e}", path.display()))
+        })?;
+    }
+    if args.csv {
+        // The CSV goes to the terminal: what the reports' files say is printed escaped, as the
+        // table prints it (a machine name with an escape code or a newline is not written raw).
+        let bytes = crate::export::csv::comparison(&crate::report::compare::for_terminal(c))?;
+        return emit(None, &bytes);
+    }
+    let mut text = crate::report::compare::to_table(&c);
+    if let Some(ranking) = &ranking {
         text.push('\n');
-        text.push_str(&crate::report::ranking::to_table(&ranking));
+        text.push_str(&crate::report::ranking::to_table(ranking));
     }
     emit(None, text.as_bytes())
 }

@@ -24,6 +24,10 @@ pub struct PriceArgs {
     /// Ownership: the data center's power usage effectiveness, 1 to 5 (default 1.0: GPUs only).
     #[arg(long, value_name = "RATIO", allow_negative_numbers = true)]
     pub pue: Option<f64>,
+    /// Ownership: each node's power besides its GPUs (CPUs, NICs, switches, fans), W
+    /// (default 575 W per GPU in the node, from DGX H100's 10.2 kW maximum; 0: GPUs only).
+    #[arg(long, value_name = "WATTS", allow_negative_numbers = true)]
+    pub node_overhead_w: Option<f64>,
 }
 
 impl PriceArgs {
@@ -36,6 +40,22 @@ impl PriceArgs {
             self.power_price_per_kwh,
             self.pue,
         )
+        .and_then(|p| with_overhead(p, self.node_overhead_w))
         .map_err(|e| CliError::input(anyhow::anyhow!(e)))
+    }
+}
+
+/// `pricing` with `--node-overhead-w` applied; the flag without ownership prices is an error.
+pub(crate) fn with_overhead(
+    pricing: Option<Pricing>,
+    watts: Option<f64>,
+) -> Result<Option<Pricing>, String> {
+    match (pricing, watts) {
+        (Some(p), w) => p.with_node_overhead(w).map(Some),
+        (None, Some(_)) => Err(
+            "--node-overhead-w needs ownership prices: --capex-per-node, --years and --power-price-per-kwh"
+                .into(),
+        ),
+        (None, None) => Ok(None),
     }
 }

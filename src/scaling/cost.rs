@@ -4,15 +4,23 @@
 //!
 //! Per hour of `n` GPUs:
 //! - rental: `n × price_per_gpu_hour`;
-//! - ownership: `⌈n ÷ gpus_per_node⌉ × capex_per_node ÷ (years × 8,766 h)` plus
-//!   `n × watts_per_gpu × pue ÷ 1,000 × power_price_per_kwh` (the GPUs' measured power; the
-//!   rest of the node is in the PUE the user states).
+//! - ownership: `nodes × capex_per_node ÷ (years × 8,766 h)` plus
+//!   `(n × watts_per_gpu + nodes × node_overhead_w) × pue ÷ 1,000 × power_price_per_kwh`, with
+//!   `nodes = ⌈n ÷ gpus_per_node⌉`: the GPUs' power (measured, or modeled where the row is) and
+//!   the rest of each node (CPUs, NICs, switches, fans: `--node-overhead-w`, by default
+//!   [`DEFAULT_OVERHEAD_W_PER_GPU`] per GPU the node holds), times the data center's PUE.
 //!
 //! Cost per million samples is the cost per hour ÷ (samples/s × 3,600) × 10⁶.
 
 use serde::{Deserialize, Serialize};
 
 use super::ScalingPoint;
+
+/// The default power of a node's parts other than its GPUs, per GPU it holds, W: NVIDIA DGX
+/// H100/H200 draw "~10.2 kW max" (DGX H100/H200 user guide, hardware overview) with eight
+/// 700 W GPUs, leaving 4,600 W for the CPUs, NVSwitches, NICs, fans, drives and power
+/// conversion — 575 W per GPU. A maximum, so the default errs high.
+pub const DEFAULT_OVERHEAD_W_PER_GPU: f64 = 575.0;
 
 /// Hours in a year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
@@ -30,17 +38,22 @@ pub enum Pricing {
         years: f64,
         per_kwh: f64,
         pue: f64,
+        /// The node's power besides its GPUs, W; `None`: [`DEFAULT_OVERHEAD_W_PER_GPU`] per
+        /// GPU in the node.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        node_overhead_w: Option<f64>,
     },
 }
 
 /// The bounds a stated figure must keep: (flag, lowest allowed (exclusive unless `inclusive`),
 /// highest allowed, unit).
-const BOUNDS: [(&str, f64, f64, &str); 5] = [
+const BOUNDS: [(&str, f64, f64, &str); 6] = [
     ("--price-per-gpu-hour", 0.0, 10_000.0, "per GPU-hour"),
     ("--capex-per-node", 0.0, 1e9, "per node"),
     ("--years", 0.0, 50.0, "years"),
     ("--power-price-per-kwh", 0.0, 100.0, "per kWh"),
     ("--pue", 1.0, 5.0, ""),
+    ("--node-overhead-w", 0.0, 1e6, "W"),
 ];
 
 /// Checks a stated figure against its flag's bounds: a positive, finite number no larger than
@@ -50,11 +63,15 @@ pub fn check_figure(flag: &str, v: f64) -> Result<f64, String> {
         .iter()
         .find(|b| b.0 == flag)
         .ok_or_else(|| format!("{flag}: not a price"))?;
-    let ok = v.is_finite() && if flag == "--pue" { v >= lo } else { v > lo } && v <= hi;
+    // A PUE may be 1 and a node's overhead 0 (GPUs only); prices must be above nothing.
+    let inclusive = flag == "--pue" || flag == "--node-overhead-w";
+    let ok = v.is_finite() && if inclusive { v >= lo } else { v > lo } && v <= hi;
     if ok {
         Ok(v)
     } else if flag == "--pue" {
         Err(format!("{flag} {v}: expected a ratio from 1 to 5"))
+    } else if flag == "--node-overhead-w" {
+        Err(format!("{flag} {v}: expected watts from 0 to {hi}"))
     } else {
         Err(format!(
             "{flag} {v}: expected a positive amount {unit} up to {hi}"
@@ -112,6 +129,7 @@ impl Pricing {
                         years,
                         per_kwh,
                         pue: pue.unwrap_or(1.0),
+                        node_overhead_w: None,
                     }))
                 }
                 _ => {
@@ -129,6 +147,32 @@ impl Pricing {
         }
     }
 
+    /// The same pricing with the node's power besides its GPUs stated (`--node-overhead-w`):
+    /// ownership only — a rental price includes power.
+    pub fn with_node_overhead(self, watts: Option<f64>) -> Result<Pricing, String> {
+        let Some(w) = watts else { return Ok(self) };
+        check_figure("--node-overhead-w", w)?;
+        match self {
+            Pricing::Ownership {
+                capex_per_node,
+                years,
+                per_kwh,
+                pue,
+                ..
+            } => Ok(Pricing::Ownership {
+                capex_per_node,
+                years,
+                per_kwh,
+                pue,
+                node_overhead_w: Some(w),
+            }),
+            Pricing::Rental { .. } => Err(
+                "--node-overhead-w applies to ownership (--capex-per-node …): a rental price includes power"
+                    .into(),
+            ),
+        }
+    }
+
     /// Checks every figure against its flag's bounds ([`check_figure`]): a job from elsewhere
     /// (the agent's protocol) is held to what the command line takes.
     pub fn check(&self) -> Result<(), String> {
@@ -141,11 +185,15 @@ impl Pricing {
                 years,
                 per_kwh,
                 pue,
+                node_overhead_w,
             } => {
                 check_figure("--capex-per-node", capex_per_node)?;
                 check_figure("--years", years)?;
                 check_figure("--power-price-per-kwh", per_kwh)?;
                 check_figure("--pue", pue)?;
+                if let Some(w) = node_overhead_w {
+                    check_figure("--node-overhead-w", w)?;
+                }
             }
         }
         Ok(())
@@ -166,11 +214,15 @@ impl Pricing {
                 years,
                 per_kwh,
                 pue,
+                node_overhead_w,
             } => {
                 let watts = watts_per_gpu.filter(|w| w.is_finite() && *w > 0.0)?;
-                let nodes = n.div_ceil(gpus_per_node.max(1)) as f64;
+                let per_node = gpus_per_node.max(1);
+                let nodes = n.div_ceil(per_node) as f64;
+                let overhead =
+                    node_overhead_w.unwrap_or(DEFAULT_OVERHEAD_W_PER_GPU * per_node as f64);
                 let capex = nodes * capex_per_node / (years * HOURS_PER_YEAR);
-                let energy = n as f64 * watts * pue / 1e3 * per_kwh;
+                let energy = (n as f64 * watts + nodes * overhead) * pue / 1e3 * per_kwh;
                 Some(capex + energy)
             }
         }
@@ -201,8 +253,13 @@ impl Pricing {
                 years,
                 per_kwh,
                 pue,
+                node_overhead_w,
             } => format!(
-                "ownership: {capex_per_node} per node over {years} years, GPU energy at {per_kwh} per kWh × PUE {pue}"
+                "ownership: {capex_per_node} per node over {years} years, energy at {per_kwh} per kWh × PUE {pue} (the GPUs' and {} besides them per node)",
+                match node_overhead_w {
+                    Some(w) => format!("{w:.0} W"),
+                    None => format!("{DEFAULT_OVERHEAD_W_PER_GPU:.0} W per GPU"),
+                }
             ),
         }
     }
@@ -235,16 +292,18 @@ mod tests {
     #[test]
     fn ownership_cost_per_million_samples_by_hand() {
         // 9 GPUs in nodes of 8: 2 nodes × 300,000 over 4 years = 600,000 ÷ 35,064 h = 17.1116
-        // per hour; energy 9 × 700 W × 1.3 = 8.19 kW × 0.12 = 0.9828 per hour. At 2,000
-        // samples/s (7.2 M per hour): 18.0944 ÷ 7.2 = 2.5131 per million.
+        // per hour; energy (9 × 700 W + 2 nodes × 2,000 W) × 1.3 = 13.39 kW × 0.12 = 1.6068
+        // per hour. At 2,000 samples/s (7.2 M per hour): 18.7184 ÷ 7.2 = 2.5998 per million.
         let p = Pricing::Ownership {
             capex_per_node: 300_000.0,
             years: 4.0,
             per_kwh: 0.12,
             pue: 1.3,
+            node_overhead_w: Some(2_000.0),
         };
         let per_hour = p.per_hour(9, 8, Some(700.0)).unwrap();
-        let want = 600_000.0 / (4.0 * 8_766.0) + 9.0 * 0.7 * 1.3 * 0.12;
+        let want = 600_000.0 / (4.0 * 8_766.0) + (9.0 * 0.7 + 2.0 * 2.0) * 1.3 * 0.12;
+        assert!((per_hour - 18.7184).abs() < 1e-4, "{per_hour}");
         assert!((per_hour - want).abs() < 1e-9, "{per_hour} vs {want}");
         let c = p
             .per_million_samples(9, 8, Some(2_000.0), Some(700.0))
@@ -252,6 +311,21 @@ mod tests {
         assert!((c - want / 7.2).abs() < 1e-9, "{c}");
         // No power measured: no ownership cost (rental needs none).
         assert_eq!(p.per_million_samples(9, 8, Some(2_000.0), None), None);
+        // Unstated, the overhead is 575 W per GPU the node holds: 2 nodes × 8 × 575 = 9,200 W.
+        let default = Pricing::from_flags(None, Some(300_000.0), Some(4.0), Some(0.12), Some(1.3))
+            .unwrap()
+            .unwrap();
+        let per_hour = default.per_hour(9, 8, Some(700.0)).unwrap();
+        let want = 600_000.0 / (4.0 * 8_766.0) + (9.0 * 0.7 + 9.2) * 1.3 * 0.12;
+        assert!((per_hour - want).abs() < 1e-9, "{per_hour} vs {want}");
+        // Stated only with ownership, and in bounds (0: the GPUs alone).
+        let rental = Pricing::Rental { per_gpu_hour: 2.5 };
+        assert!(rental.with_node_overhead(Some(100.0)).is_err());
+        assert!(default.with_node_overhead(Some(-1.0)).is_err());
+        assert!(default.with_node_overhead(Some(f64::NAN)).is_err());
+        let zero = default.with_node_overhead(Some(0.0)).unwrap();
+        let gpus_only = zero.per_hour(9, 8, Some(700.0)).unwrap();
+        assert!((gpus_only - (600_000.0 / (4.0 * 8_766.0) + 9.0 * 0.7 * 1.3 * 0.12)).abs() < 1e-9);
     }
 
     #[test]

@@ -489,6 +489,8 @@ pub struct CostSettings {
     pub years: f64,
     pub per_kwh: f64,
     pub pue: f64,
+    /// Ownership: each node's power besides its GPUs, per GPU the node holds, W.
+    pub overhead_w_per_gpu: f64,
     /// The ranking reads strong scaling (else weak).
     pub strong: bool,
     /// A training run of this many samples, whose time and cost the ranking shows (0: none).
@@ -504,6 +506,7 @@ impl Default for CostSettings {
             years: 0.0,
             per_kwh: 0.0,
             pue: 1.0,
+            overhead_w_per_gpu: crate::scaling::cost::DEFAULT_OVERHEAD_W_PER_GPU,
             strong: false,
             run_samples: 0.0,
         }
@@ -511,9 +514,10 @@ impl Default for CostSettings {
 }
 
 impl CostSettings {
-    /// The pricing of machine `name`, `None` where its prices are not all stated (or not valid:
+    /// The pricing of machine `r`, `None` where its prices are not all stated (or not valid:
     /// the fields keep them in bounds).
-    pub fn pricing(&self, name: &str) -> Option<crate::scaling::cost::Pricing> {
+    pub fn pricing(&self, r: &Report) -> Option<crate::scaling::cost::Pricing> {
+        let name = &r.machine_key();
         let given = |v: f64| (v > 0.0).then_some(v);
         let p = if self.ownership {
             crate::scaling::cost::Pricing::from_flags(
@@ -523,6 +527,10 @@ impl CostSettings {
                 given(self.per_kwh),
                 Some(self.pue),
             )
+            .and_then(|p| {
+                let per_node = self.overhead_w_per_gpu * r.topology.gpus.len().max(1) as f64;
+                p.map(|p| p.with_node_overhead(Some(per_node))).transpose()
+            })
         } else {
             crate::scaling::cost::Pricing::from_flags(
                 self.per_gpu_hour.get(name).copied().and_then(given),
@@ -574,7 +582,7 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                                 .max_decimals(2),
                         )
                         .labelled_by(label.id);
-                        let priced = cost.pricing(&key).is_some();
+                        let priced = cost.pricing(r).is_some();
                         ui.label(
                             RichText::new(if priced {
                                 unit.to_string()
@@ -603,7 +611,22 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                                 .speed(0.01),
                         )
                         .labelled_by(l.id);
-                        ui.label(RichText::new("GPU energy × PUE").weak());
+                        ui.label(RichText::new("energy × PUE").weak());
+                        ui.end_row();
+                        let l = ui.label("node power besides GPUs");
+                        ui.add(
+                            egui::DragValue::new(&mut cost.overhead_w_per_gpu)
+                                .range(0.0..=10_000.0)
+                                .speed(5.0)
+                                .max_decimals(0),
+                        )
+                        .labelled_by(l.id);
+                        ui.label(
+                            RichText::new(
+                                "W per GPU in the node (CPUs, NICs, fans; DGX H100: 575)",
+                            )
+                            .weak(),
+                        );
                         ui.end_row();
                     }
                 });
@@ -625,10 +648,7 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
         Mode::Weak
     };
     let run = (cost.run_samples >= 1.0).then_some(cost.run_samples);
-    let prices: Vec<_> = reports
-        .iter()
-        .map(|r| cost.pricing(&r.machine_key()))
-        .collect();
+    let prices: Vec<_> = reports.iter().map(|r| cost.pricing(r)).collect();
     let counts = ranking::default_counts(reports, workload, mode);
     let rk = ranking::rank(reports, workload, mode, &counts, &prices);
     ui.label(RichText::new(format!("ranked by {}", rk.by.words())).italics());
