@@ -358,3 +358,104 @@ fn the_report_has_an_energy_and_cost_section() {
     let table = &section[..section.find("</table>").unwrap()];
     assert!(table.matches("<tr").count() > 5, "{table:.3000}");
 }
+
+#[test]
+fn the_ranking_csv_has_a_row_per_machine_and_count_with_the_printed_costs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ranking.csv");
+    let p = path.to_str().unwrap();
+    let (ok, _, err) = two_catalogs(&[
+        "--gpus",
+        "8,64",
+        "--capex-per-node",
+        "300000,120000",
+        "--years",
+        "4",
+        "--power-price-per-kwh",
+        "0.12",
+        "--node-overhead-w",
+        "4000,1000",
+        "--ranking-csv",
+        p,
+    ]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 4, "two machines at two counts: {text}");
+    for r in &rows {
+        assert_eq!(&r[col("ranked_by")], "cost_per_million_samples");
+        let n: f64 = r[col("n_gpus")].parse().unwrap();
+        let thr: f64 = r[col("samples_per_s")].parse().unwrap();
+        let w: f64 = r[col("watts_per_gpu")].parse().unwrap();
+        let cost: f64 = r[col("cost_per_million_samples")].parse().unwrap();
+        // Ownership by hand: nodes of 8 (DGX H100) or 2 (2× H200), each node's overhead as
+        // stated, PUE 1.
+        let (capex, per_node, overhead) = if r[col("machine")].contains("DGX H100") {
+            (300_000.0, 8.0, 4_000.0)
+        } else {
+            (120_000.0, 2.0, 1_000.0)
+        };
+        let nodes = (n / per_node).ceil();
+        let per_hour = nodes * capex / (4.0 * 8_766.0) + (n * w + nodes * overhead) / 1e3 * 0.12;
+        let want = per_hour / (thr * 3_600.0) * 1e6;
+        assert!(
+            (cost - want).abs() <= want * 2e-3,
+            "{cost} vs {want}: {r:?}"
+        );
+        assert!(r[col("price")].contains("W besides them"), "{r:?}");
+    }
+}
+
+#[test]
+fn node_overhead_is_checked_and_needs_ownership() {
+    for bad in ["-1", "NaN", "1e9"] {
+        one_line_error(
+            &[
+                "--bench",
+                "--modeled",
+                "--catalog",
+                "h200-2x-sxm",
+                "--capex-per-node",
+                "300000",
+                "--years",
+                "4",
+                "--power-price-per-kwh",
+                "0.1",
+                "--node-overhead-w",
+                bad,
+            ],
+            Some(2),
+            &["--node-overhead-w"],
+        );
+    }
+    one_line_error(
+        &[
+            "--bench",
+            "--modeled",
+            "--catalog",
+            "h200-2x-sxm",
+            "--price-per-gpu-hour",
+            "2",
+            "--node-overhead-w",
+            "500",
+        ],
+        Some(2),
+        &["--node-overhead-w", "ownership"],
+    );
+    one_line_error(
+        &[
+            "compare",
+            "--catalog",
+            "dgx-h100",
+            "--catalog",
+            "h200-2x-sxm",
+            "--node-overhead-w",
+            "500",
+        ],
+        Some(2),
+        &["--node-overhead-w", "ownership"],
+    );
+}
