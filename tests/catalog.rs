@@ -127,7 +127,10 @@ fn h200_reference_machine_matches_anchors() {
 
 #[test]
 fn lookup_by_prefix_and_case() {
-    assert_eq!(load("DGX").unwrap(), load("dgx-h100").unwrap());
+    assert_eq!(load("dgx-h").unwrap(), load("dgx-h100").unwrap());
+    assert_eq!(load("DGX-B").unwrap(), load("dgx-b200").unwrap());
+    // Two DGX entries now: "DGX" alone names neither.
+    assert!(load("DGX").is_err());
     assert_eq!(load("rtx").unwrap(), load("rtx4090-4x-pcie").unwrap());
     assert_eq!(load("H200-2X-SXM").unwrap(), load("h200-2x-sxm").unwrap());
 }
@@ -154,4 +157,50 @@ fn bad_text_is_bad_catalog() {
     let shown = err.to_string();
     assert!(shown.starts_with("catalog file broken.toml:"), "{shown}");
     assert!(!err.is_bad_input());
+}
+
+/// Blackwell (issue Q): NVLink 5's per-GPU line rate, hand-checked — 18 links × 50 GB/s per
+/// direction = 900 GB/s, twice Hopper's 18 × 25 (NVML's 26.562 on H100/H200).
+#[test]
+fn nvlink5_boards_and_racks_carry_900_gbs_per_gpu() {
+    for id in ["dgx-b200", "hgx-b300", "gb200-nvl72", "gb300-nvl72"] {
+        let t = load(id).unwrap();
+        let rate = t.link(0, 1).unwrap().line_rate.clone().unwrap();
+        assert!(close(rate.gbps, 18.0 * 50.0), "{id}: {rate:?}");
+        assert_eq!(t.gpus[0].nvlink_generation, Some(5), "{id}");
+        let last = t.gpus.len() - 1;
+        // Every pair, the first and the last GPU of a 72-GPU rack included, is NV18.
+        assert_eq!(
+            t.link(0, last).unwrap().kind,
+            Some(LinkKind::Nv(18)),
+            "{id}"
+        );
+        assert_eq!(t.nics.len(), t.gpus.len(), "{id}: one NIC per GPU");
+    }
+    assert_eq!(load("gb200-nvl72").unwrap().gpus.len(), 72);
+}
+
+/// The GB200/GB300 GPU reaches its Grace CPU over NVLink-C2C: 900 GB/s bidirectional per
+/// superchip = 450 GB/s per direction, shared by its two GPUs. Host tests compare against it,
+/// not against PCIe Gen5 x16's 63 GB/s; a PCIe board keeps its PCIe line rate.
+#[test]
+fn c2c_is_the_host_line_rate_of_grace_blackwell() {
+    use scalescope::bench::runner::line_rate;
+    use scalescope::model::{Endpoint, Shape};
+    let t = load("gb200-nvl72").unwrap();
+    let h = t.gpus[5].host_link.clone().expect("a C2C host link");
+    assert_eq!(h.kind, "NVLink-C2C");
+    assert!(close(h.gbps, 900.0 / 2.0));
+    assert_eq!(h.shared_by, 2);
+    let h2d = Shape::HostDevice {
+        to_device: true,
+        pinned: true,
+        bidir: false,
+    };
+    let r = line_rate(&t, h2d, Endpoint::Host, Endpoint::Gpu(5), &[5]).unwrap();
+    assert!(close(r, 450.0), "{r}");
+    let b = load("dgx-b200").unwrap();
+    assert!(b.gpus[0].host_link.is_none());
+    let r = line_rate(&b, h2d, Endpoint::Host, Endpoint::Gpu(0), &[0]).unwrap();
+    assert!(close(r, 63.015), "{r}");
 }

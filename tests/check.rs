@@ -471,3 +471,30 @@ fn no_input_makes_the_importers_panic() {
         }
     }
 }
+
+/// A rack-scale NVLink domain (issue Q): a constructed capture of a GB200 NVL72's 72 GPUs —
+/// `topo -m` with GPU 5 at NV12 to every peer, `nvlink -s` with its links 12–17 inactive
+/// (tests/data/gb200-nvl72-constructed-*, written from nvidia-smi's documented format, not
+/// captured on a rack) — fails that GPU with the cause and the fix, exit 3, and no other GPU.
+#[test]
+fn a_72_gpu_rack_with_one_gpu_at_12_of_18_links_fails_that_gpu() {
+    let out = scalescope()
+        .args(["check", "--import"])
+        .arg(data_path("gb200-nvl72-constructed-gpu5-nv12-topo-m.txt"))
+        .arg("--import")
+        .arg(data_path("gb200-nvl72-constructed-gpu5-nvlink-s.txt"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(!fails.is_empty(), "{text}");
+    for l in &fails {
+        assert!(
+            l.contains("GPU 5") && l.contains("12 of 18 NVLinks active"),
+            "a FAIL not about GPU 5's links: {l}"
+        );
+        assert!(l.contains("nvidia-smi nvlink -s"), "{l}");
+    }
+    assert!(text.contains("verdict: FAIL"), "{text}");
+}

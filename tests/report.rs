@@ -366,6 +366,32 @@ fn snapshot_purchase_ranking() {
 }
 
 #[test]
+fn snapshot_rack_against_boxes() {
+    // Issue Q's question in the app: one GB200 NVL72 rack against nine DGX B200 boxes (72
+    // GPUs: the boxes over InfiniBand, projected) for ResNet-50 in strong scaling, priced per
+    // GPU-hour (example prices). Everything is the model's ("~"), the rack's power an upper
+    // bound.
+    use scalescope::job::Stage;
+    let a = common::modeled_stages("gb200-nvl72", vec![Stage::Topology, Stage::Scaling]);
+    let b = common::modeled_stages("dgx-b200", vec![Stage::Topology, Stage::Scaling]);
+    let mut cost = compare_view::CostSettings::default();
+    cost.per_gpu_hour.insert(a.machine_key(), 6.0);
+    cost.per_gpu_hour.insert(b.machine_key(), 5.0);
+    cost.strong = true;
+    let mut harness = view_harness(egui::vec2(1040.0, 620.0), move |ui| {
+        let mut a = a.clone();
+        let mut b = b.clone();
+        a.machine.created_at = "2026-11-22T00:00:00Z".into();
+        b.machine.created_at = "2026-11-22T00:00:00Z".into();
+        compare_view::purchase_ranking(ui, &[&a, &b], "resnet50", &mut cost.clone());
+    });
+    harness.run();
+    assert!(harness.query_all_by_label("72").next().is_some());
+    assert!(harness.query_all_by_label("projected").next().is_some());
+    harness.snapshot("purchase_ranking_gb200_nvl72_vs_9x_dgx_b200_strong");
+}
+
+#[test]
 fn opening_a_report_fills_the_views() {
     let mut r = modeled_report("h200-2x-sxm");
     r.machine.created_at = "2026-11-22T00:00:00Z".into();

@@ -359,6 +359,15 @@ fn gpu_counts_fill_the_box_then_double() {
     assert_eq!(gpu_counts(2, 16), vec![1, 2, 4, 8, 16]);
     assert_eq!(gpu_counts(8, 64), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64]);
     assert_eq!(gpu_counts(8, 4), vec![1, 2, 3, 4]);
+    // Rack-scale NVLink domains are projected too: 9 × 8-GPU boxes against one NVL72 rack.
+    assert_eq!(
+        gpu_counts(8, 1024),
+        vec![
+            1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 72, 128, 144, 256, 512, 576, 1024
+        ]
+    );
+    let rack = gpu_counts(72, 1024);
+    assert_eq!(&rack[70..], &[71, 72, 128, 144, 256, 512, 576, 1024]);
 }
 
 #[test]

@@ -166,6 +166,21 @@ impl ModeledBackend {
         self.topo.gpu(gpu)?.pcie.line_rate_gbps()
     }
 
+    /// Host copies over a link other than PCIe (NVLink-C2C) have no reference efficiency yet:
+    /// skipped, saying so, rather than modeled with PCIe's.
+    fn refuse_host_link(&self, gpu: usize) -> Result<(), (Status, String)> {
+        match self.topo.gpu(gpu).and_then(|g| g.host_link.as_ref()) {
+            Some(h) => Err((
+                Status::Skipped,
+                format!(
+                    "modeled: no reference efficiency for host copies over {} ({:.0} GB/s per direction) yet",
+                    h.kind, h.gbps
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn pair(&self, a: usize, b: usize) -> Option<(LinkKind, f64)> {
         let l = self.topo.link(a, b)?;
         Some((l.kind?, l.line_rate.as_ref()?.gbps))
@@ -195,6 +210,7 @@ impl ModeledBackend {
                 let g = if to_device { dst } else { src }
                     .gpu()
                     .ok_or_else(|| unknown("GPU"))?;
+                self.refuse_host_link(g)?;
                 let line = self.pcie(g).ok_or_else(|| unknown("PCIe link"))?;
                 Ok(Figure::rate(line, efficiency(case.test)?, line))
             }
@@ -202,6 +218,7 @@ impl ModeledBackend {
                 let g = if src == Endpoint::Host { dst } else { src }
                     .gpu()
                     .ok_or_else(|| unknown("GPU"))?;
+                self.refuse_host_link(g)?;
                 let line = self.pcie(g).ok_or_else(|| unknown("PCIe link"))?;
                 // One GPU alone copies as a plain pinned copy does.
                 let test = match (case.gpus.len() > 1, to_device) {

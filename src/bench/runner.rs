@@ -102,7 +102,7 @@ pub fn line_rate(
     dst: Endpoint,
     gpus: &[usize],
 ) -> Option<f64> {
-    let pcie = |e: Endpoint| topo.gpu(e.gpu()?)?.pcie.line_rate_gbps();
+    let pcie = |e: Endpoint| topo.gpu(e.gpu()?)?.host_line_rate_gbps();
     let pair = |a: usize, b: usize| topo.link(a, b)?.line_rate.as_ref().map(|r| r.gbps);
     match shape {
         Shape::HostDevice { .. } | Shape::HostAll { .. } => {

@@ -29,6 +29,9 @@ pub fn escape(s: &str) -> String {
 
 /// Matrices with more columns than this are set in the compact style.
 const COMPACT_FROM: usize = 9;
+/// Matrices with more columns than this (a rack of 72 GPUs) are set dense: colour cells of a
+/// few pixels, their figures in the hover titles.
+const DENSE_FROM: usize = 33;
 
 const STYLE: &str = "
 body{font-family:'DejaVu Sans','Liberation Sans',Arial,sans-serif;color:#1b1f24;background:#fff;
@@ -43,6 +46,9 @@ th{background:#eef1f5}td.n{text-align:right;white-space:nowrap;font-variant-nume
 table.matrix td{text-align:center;min-width:44px;white-space:nowrap}
 table.matrix.compact{font-size:11px}table.matrix.compact td,table.matrix.compact th{min-width:0;
 padding:2px 3px}
+table.matrix.dense{font-size:7px;table-layout:fixed}table.matrix.dense td,table.matrix.dense th{
+padding:0;min-width:0;width:10px;height:10px;overflow:hidden;line-height:10px}
+table.matrix.dense tr>th:first-child{width:auto;font-size:9px;padding:0 3px}
 .diag{color:#999}.nv{background:#b9e3b0}.pix{background:#d4e9f7}.pxb{background:#b4d0ec}
 .phb{background:#f3dcaa}.node{background:#efc29c}.sys{background:#e3b3a4}
 .p2p-ok{color:#1d6b34;font-weight:bold}.p2p-ns{color:#a35c0f;font-weight:bold}
@@ -260,7 +266,9 @@ fn cell_content(c: &Cell) -> String {
 }
 
 fn matrix(h: &mut String, m: &Matrix) {
-    let compact = if m.columns.len() >= COMPACT_FROM {
+    let compact = if m.columns.len() >= DENSE_FROM {
+        " compact dense"
+    } else if m.columns.len() >= COMPACT_FROM {
         " compact"
     } else {
         ""

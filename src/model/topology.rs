@@ -242,6 +242,34 @@ pub struct Gpu {
     pub nvlink_generation: Option<u32>,
     /// NVML's index for this GPU, which may differ from `index`.
     pub nvml_index: Option<u32>,
+    /// The GPU's link to its CPU where it is not PCIe (a Grace CPU over NVLink-C2C); `None`:
+    /// the PCIe link is the host link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_link: Option<HostLink>,
+}
+
+impl Gpu {
+    /// The line rate of the GPU's link to host memory, per direction: its [`HostLink`] where it
+    /// has one, else its PCIe link.
+    pub fn host_line_rate_gbps(&self) -> Option<f64> {
+        match &self.host_link {
+            Some(h) => Some(h.gbps),
+            None => self.pcie.line_rate_gbps(),
+        }
+    }
+}
+
+/// A GPU's link to its CPU other than PCIe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostLink {
+    /// `NVLink-C2C`.
+    pub kind: String,
+    /// Line rate per direction, GB/s.
+    pub gbps: f64,
+    /// GPUs sharing the link's rate (the two GPUs of a GB200 superchip share their Grace's).
+    pub shared_by: u32,
+    /// Where the figure is from.
+    pub basis: String,
 }
 
 /// A GPU's PCIe link to its upstream port.

@@ -98,7 +98,8 @@ pub struct Ranking {
 }
 
 /// The GPU counts ranked by default: the largest count inside every box that all reports have a
-/// row at, then 8, 64 and 512 where any report has a row there.
+/// row at, then 8, 64 and 512 where any report has a row there, and each machine's own box size
+/// where another machine has a row there too (an NVL72 rack's 72 against nine 8-GPU boxes).
 pub fn default_counts(reports: &[&Report], workload: &str, mode: Mode) -> Vec<usize> {
     let counts = |r: &Report, projected: bool| -> Vec<usize> {
         rows(r, workload, mode)
@@ -115,6 +116,18 @@ pub fn default_counts(reports: &[&Report], workload: &str, mode: Mode) -> Vec<us
     for n in [8, 64, 512] {
         if reports.iter().any(|r| counts(r, true).contains(&n)) {
             out.push(n);
+        }
+    }
+    for (i, r) in reports.iter().enumerate() {
+        let Some(own) = counts(r, false).into_iter().max() else {
+            continue;
+        };
+        let elsewhere = reports
+            .iter()
+            .enumerate()
+            .any(|(j, o)| j != i && counts(o, true).contains(&own));
+        if elsewhere {
+            out.push(own);
         }
     }
     out.sort_unstable();

@@ -583,7 +583,13 @@ pub fn batches(w: &Workload, mode: Mode, n: usize) -> (f64, f64) {
     }
 }
 
-/// GPU counts to model: every count 1 … box, then doubling up to `max_gpus` (projected).
+/// The sizes of the NVLink domains sold as racks (GB200/GB300 NVL72, and two and eight of them):
+/// beyond the box the model also projects these counts, so that a rack and the same GPUs in
+/// 8-GPU boxes can be put side by side (9 × DGX B200 = 72 GPUs).
+pub const RACK_DOMAIN_GPUS: [usize; 3] = [72, 144, 576];
+
+/// GPU counts to model: every count 1 … box, then doubling up to `max_gpus` (projected), and
+/// the rack-scale domain sizes [`RACK_DOMAIN_GPUS`] above the box.
 pub fn gpu_counts(gpus_in_box: usize, max_gpus: usize) -> Vec<usize> {
     let g = gpus_in_box.max(1);
     let mut v: Vec<usize> = (1..=g.min(max_gpus.max(1))).collect();
@@ -596,6 +602,9 @@ pub fn gpu_counts(gpus_in_box: usize, max_gpus: usize) -> Vec<usize> {
         v.push(n);
         next = n.checked_mul(2);
     }
+    v.extend(RACK_DOMAIN_GPUS.iter().filter(|&&n| n > g && n <= max_gpus));
+    v.sort_unstable();
+    v.dedup();
     v
 }
 

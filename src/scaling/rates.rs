@@ -43,6 +43,47 @@ struct Sheet {
 
 // Dense rates (no sparsity). bf16 with fp32 accumulate.
 const SHEETS: &[Sheet] = &[
+    // Blackwell: the superchip parts first (their names contain the board parts').
+    Sheet {
+        matches: &["gb300"],
+        bf16: 2500.0,
+        fp32: 80.0,
+        hbm_gbps: 8000.0,
+        source: "Verda, \"NVIDIA GB300 NVL72: GPU Architecture & Performance\" (per-GPU table, dense): BF16 2.5 PFLOPS; FP32 0.080; 8 TB/s",
+        power_w: 1400.0,
+        idle_w: None,
+        power_source: "Verda's per-GPU table: GB300 max TDP 1.4 kW",
+    },
+    Sheet {
+        matches: &["gb200"],
+        bf16: 2250.0,
+        fp32: 75.0,
+        hbm_gbps: 7700.0,
+        source: "Verda, \"NVIDIA GB300 NVL72: GPU Architecture & Performance\" (per-GPU table, dense): BF16 2.25 PFLOPS; FP32 0.075; 7.7 TB/s",
+        power_w: 1200.0,
+        idle_w: None,
+        power_source: "Verda's per-GPU table: GB200 max TDP 1.2 kW",
+    },
+    Sheet {
+        matches: &["b300"],
+        bf16: 2250.0,
+        fp32: 75.0,
+        hbm_gbps: 7700.0,
+        source: "Verda, \"NVIDIA GB300 NVL72: GPU Architecture & Performance\" (per-GPU table, dense): BF16 2.25 PFLOPS; FP32 0.075; 7.7 TB/s",
+        power_w: 1100.0,
+        idle_w: None,
+        power_source: "Verda's per-GPU table: B300 max TDP 1.1 kW",
+    },
+    Sheet {
+        matches: &["b200"],
+        bf16: 2250.0,
+        fp32: 75.0,
+        hbm_gbps: 7700.0,
+        source: "Verda, \"NVIDIA GB300 NVL72: GPU Architecture & Performance\" (per-GPU table, dense): BF16 2.25 PFLOPS (DGX B200's 72 PFLOPS FP8 training ÷ 8 GPUs ÷ 2 for sparsity ÷ 2 for BF16 agrees); FP32 0.075; 7.7 TB/s",
+        power_w: 1000.0,
+        idle_w: None,
+        power_source: "MLCommons inference v6.0 nebius_b200_n1: \"B200 TGP 1000W\"",
+    },
     Sheet {
         matches: &["h200"],
         bf16: 989.0,

@@ -48,6 +48,22 @@ const FILES: &[(&str, &str)] = &[
         "rtx4090-4x-pcie.toml",
         include_str!("../../assets/hardware/rtx4090-4x-pcie.toml"),
     ),
+    (
+        "dgx-b200.toml",
+        include_str!("../../assets/hardware/dgx-b200.toml"),
+    ),
+    (
+        "hgx-b300.toml",
+        include_str!("../../assets/hardware/hgx-b300.toml"),
+    ),
+    (
+        "gb200-nvl72.toml",
+        include_str!("../../assets/hardware/gb200-nvl72.toml"),
+    ),
+    (
+        "gb300-nvl72.toml",
+        include_str!("../../assets/hardware/gb300-nvl72.toml"),
+    ),
 ];
 
 /// One catalog machine, as listed by `scalescope --catalog`.
@@ -230,8 +246,24 @@ struct CatalogFile {
     p2p: P2pSection,
     #[serde(default)]
     nic: Vec<NicEntry>,
+    /// One NIC per GPU, described once (machines of many GPUs).
+    nics_per_gpu: Option<NicsPerGpu>,
     #[serde(default)]
     state: Vec<StateEntry>,
+}
+
+/// `[nics_per_gpu]`: one NIC paired with each GPU, named `{name_prefix}{gpu}`; its cell is
+/// `paired` for its own GPU, `same_node` for the others in the same group of `group` GPUs
+/// (a tray or a board), `other` beyond it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NicsPerGpu {
+    name_prefix: String,
+    line_rate_gbps: f64,
+    paired: String,
+    same_node: String,
+    other: String,
+    group: usize,
 }
 
 /// The machine as it is where it differs from the design (`[[state]]`): what a check of it reads.
@@ -275,6 +307,14 @@ struct GpuTemplate {
     nvlinks: Option<u32>,
     nvlink_gbps_per_link: Option<f64>,
     pci_bus_ids: Option<Vec<String>>,
+    /// The GPU's link to its CPU where it is not PCIe: `"NVLink-C2C"` ...
+    host_link: Option<String>,
+    /// ... its line rate per direction, GB/s ...
+    host_link_gbps: Option<f64>,
+    /// ... and how many GPUs share it (default 1).
+    host_link_shared_by: Option<u32>,
+    /// Where the host link's figures are from.
+    host_link_source: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -288,7 +328,11 @@ struct NumaNode {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Connectivity {
+    /// Rows of `nvidia-smi topo -m` (GPU columns only) ...
+    #[serde(default)]
     gpus: Vec<String>,
+    /// ... or one code for every pair (a machine of many GPUs behind NVLink switches).
+    all: Option<String>,
     pcie: Option<Vec<String>>,
 }
 
@@ -328,7 +372,8 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         numa,
         topology,
         p2p,
-        nic,
+        mut nic,
+        nics_per_gpu,
         state,
     } = file;
     let n = gpu.count;
@@ -359,7 +404,53 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         }
     }
 
-    let kinds = link_matrix("[topology] gpus", &topology.gpus, n)?;
+    let kinds = match (&topology.all, topology.gpus.is_empty()) {
+        (Some(code), true) => {
+            let kind: LinkKind = code.parse().map_err(|e| format!("[topology] all: {e}"))?;
+            let mut m = vec![vec![Some(kind); n]; n];
+            for (i, row) in m.iter_mut().enumerate() {
+                row[i] = None;
+            }
+            m
+        }
+        (None, false) => link_matrix("[topology] gpus", &topology.gpus, n)?,
+        (Some(_), false) => {
+            return Err("[topology]: give gpus rows or all, not both".to_string());
+        }
+        (None, true) => {
+            return Err("[topology]: gpus rows (or all = \"NV18\") are missing".to_string());
+        }
+    };
+    if let Some(per) = nics_per_gpu {
+        if !nic.is_empty() {
+            return Err("[nics_per_gpu] and [[nic]] entries: give one of them".to_string());
+        }
+        if per.group == 0 || n % per.group != 0 {
+            return Err(format!(
+                "[nics_per_gpu] group = {}: expected a divisor of the GPU count {n}",
+                per.group
+            ));
+        }
+        for g in 0..n {
+            let cells: Vec<&str> = (0..n)
+                .map(|h| {
+                    if h == g {
+                        per.paired.as_str()
+                    } else if h / per.group == g / per.group {
+                        per.same_node.as_str()
+                    } else {
+                        per.other.as_str()
+                    }
+                })
+                .collect();
+            nic.push(NicEntry {
+                name: format!("{}{g}", per.name_prefix),
+                label: None,
+                line_rate_gbps: Some(per.line_rate_gbps),
+                gpus: cells.join(" "),
+            });
+        }
+    }
     let pcie_paths = match &topology.pcie {
         Some(rows) => Some(link_matrix("[topology] pcie", rows, n)?),
         None => None,
@@ -377,6 +468,40 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         }
     }
 
+    let host_link = match (&gpu.host_link, gpu.host_link_gbps) {
+        (None, None) => None,
+        (Some(kind), Some(gbps)) => {
+            if kind != "NVLink-C2C" {
+                return Err(format!(
+                    "[gpu] host_link = {kind:?}: the host links known are \"NVLink-C2C\" (PCIe is pcie_gen/pcie_width)"
+                ));
+            }
+            crate::model::NVLINK_GBPS_PER_LINK
+                .check(gbps)
+                .map_err(|e| format!("[gpu] host_link_gbps: {e}"))?;
+            let shared_by = gpu.host_link_shared_by.unwrap_or(1);
+            if shared_by == 0 || shared_by as usize > n {
+                return Err(format!(
+                    "[gpu] host_link_shared_by = {shared_by}: expected 1 to {n} GPUs"
+                ));
+            }
+            Some(crate::model::HostLink {
+                kind: kind.clone(),
+                gbps,
+                shared_by,
+                basis: gpu
+                    .host_link_source
+                    .clone()
+                    .unwrap_or_else(|| format!("catalog: {}", machine.id)),
+            })
+        }
+        _ => {
+            return Err(
+                "[gpu] host_link and host_link_gbps go together (the link and its rate)"
+                    .to_string(),
+            );
+        }
+    };
     let mut topo = Topology::new(TopologySource::Catalog {
         id: machine.id.clone(),
         name: machine.name.clone(),
@@ -407,6 +532,7 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
                 nvlinks_active: gpu.nvlinks,
                 nvlink_gbps_per_link: gpu.nvlink_gbps_per_link,
                 nvlink_generation: gpu.nvlink_generation,
+                host_link: host_link.clone(),
                 ..Default::default()
             }
         })

@@ -386,6 +386,9 @@ fn nvlink_text(gpu: &Gpu) -> String {
 }
 
 fn pcie_text(gpu: &Gpu) -> String {
+    if let Some(h) = &gpu.host_link {
+        return format!("{} · {:.0} GB/s", h.kind, h.gbps);
+    }
     let d = gpu.pcie.describe();
     match gpu.pcie.line_rate_gbps() {
         Some(r) => format!("{d} · {r:.1} GB/s"),

@@ -150,8 +150,14 @@ pub fn two_gpus() -> Topology {
 
 /// A modeled quick `--bench` of catalog machine `id`, run in-process through the job API.
 pub fn modeled(id: &str) -> scalescope::report::Report {
-    use scalescope::job::{self, Job, Stage};
-    let job = Job::modeled_catalog(id, Stage::ALL.to_vec());
+    modeled_stages(id, scalescope::job::Stage::ALL.to_vec())
+}
+
+/// [`modeled`] with only `stages` (topology and scaling are enough for a ranking).
+#[allow(dead_code)]
+pub fn modeled_stages(id: &str, stages: Vec<scalescope::job::Stage>) -> scalescope::report::Report {
+    use scalescope::job::{self, Job};
+    let job = Job::modeled_catalog(id, stages);
     job::run(
         &job,
         &std::sync::atomic::AtomicBool::new(false),

@@ -138,21 +138,47 @@ pub(super) fn gpu_matrix(
     gpus: &[usize],
     cell: impl Fn(usize, usize) -> Cell,
 ) -> Matrix {
+    // Above DENSE_MATRIX_GPUS a page has room for the colours, not the figures: the columns are
+    // headed by number and the cells keep their figure as the HTML's hover title.
+    let dense = gpus.len() > DENSE_MATRIX_GPUS;
     Matrix {
         id: id.map(Into::into),
-        columns: gpus.iter().map(|g| format!("GPU{g}")).collect(),
+        columns: gpus
+            .iter()
+            .map(|g| {
+                if dense {
+                    g.to_string()
+                } else {
+                    format!("GPU{g}")
+                }
+            })
+            .collect(),
         rows: gpus
             .iter()
             .map(|&a| MatrixRow {
                 head: format!("GPU{a}"),
                 cells: gpus
                     .iter()
-                    .map(|&b| if a == b { diag() } else { cell(a, b) })
+                    .map(|&b| {
+                        let mut c = if a == b { diag() } else { cell(a, b) };
+                        if dense && a != b && c.parts.is_empty() {
+                            c.title = Some(match c.title.take() {
+                                Some(t) => format!("{} — {t}", c.text),
+                                None => c.text.clone(),
+                            });
+                            c.text = String::new();
+                        }
+                        c
+                    })
                     .collect(),
             })
             .collect(),
     }
 }
+
+/// The most GPUs whose matrices print each cell's figure; above it (a rack of 72) the cells
+/// are colour only, the figure in the HTML's hover title, and the CSVs hold every figure.
+pub const DENSE_MATRIX_GPUS: usize = 32;
 
 /// The diagonal of a matrix (a GPU or NIC with itself).
 pub(super) fn diag() -> Cell {

@@ -156,19 +156,30 @@ fn connections_by_kind(t: &Topology) -> Vec<Block> {
             })
             .collect(),
     };
-    vec![
-        Block::Table(table),
+    let left_out = if t.gpus.len() > MATRIX_MAX_GPUS {
         matrix_left_out(
             t.gpus.len(),
             "Connectivity, line rates and P2P capability",
             "links.csv",
-        ),
-    ]
+        )
+    } else {
+        Paragraph::note(format!(
+            "Connectivity: the matrix of {} GPUs and {} NICs ({} columns) is wider than a page; \
+             links.csv holds every GPU pair, the app's Topology view every cell.",
+            t.gpus.len(),
+            t.nics.len(),
+            t.gpus.len() + t.nics.len()
+        ))
+        .into()
+    };
+    vec![Block::Table(table), left_out]
 }
 
 /// The connectivity as a matrix, or by kind above [`MATRIX_MAX_GPUS`].
 fn connectivity_blocks(t: &Topology) -> Vec<Block> {
-    if t.gpus.len() > MATRIX_MAX_GPUS {
+    // The matrix has a column per GPU and per NIC: a rack of 72 GPUs with a NIC each would be
+    // 144 columns, wider than any page.
+    if t.gpus.len() + t.nics.len() > MATRIX_MAX_GPUS {
         connections_by_kind(t)
     } else {
         vec![Block::Matrix(connectivity(t))]
@@ -228,6 +239,19 @@ fn p2p_class(s: Option<P2pStatus>) -> Class {
 }
 
 /// Ordered GPU pairs × the four P2P capabilities (read, write, nvlink, atomics).
+/// The P2P capability matrix with its legend; above [`super::DENSE_MATRIX_GPUS`] GPUs, where
+/// four codes a cell do not fit, the capability by kind of link instead.
+fn p2p_blocks(t: &Topology) -> Vec<Block> {
+    if t.gpus.len() <= super::DENSE_MATRIX_GPUS {
+        vec![
+            Block::Matrix(p2p_status(t)),
+            Paragraph::note(P2P_LEGEND).into(),
+        ]
+    } else {
+        connections_by_kind(t)
+    }
+}
+
 fn p2p_status(t: &Topology) -> Matrix {
     let gpus = t.gpu_indices();
     gpu_matrix(Some("p2p-matrix"), &gpus, |a, b| {
@@ -327,8 +351,7 @@ pub(super) fn section(r: &Report) -> Option<Section> {
         s.push(Block::Subheading {
             text: "P2P capability (read · write · nvlink · atomics)".into(),
         });
-        s.push(Block::Matrix(p2p_status(t)));
-        s.push(Paragraph::note(P2P_LEGEND).into());
+        s.blocks.extend(p2p_blocks(t));
     }
     s.push(Block::Subheading {
         text: "GPUs".into(),
@@ -534,8 +557,7 @@ pub(super) fn page(r: &Report) -> Vec<Section> {
         l.push(Block::Matrix(line_rates(t)));
         out.push(l);
         let mut p = Section::new("p2p", "P2P (read · write · nvlink · atomics)");
-        p.push(Block::Matrix(p2p_status(t)));
-        p.push(Paragraph::note(P2P_LEGEND).into());
+        p.blocks.extend(p2p_blocks(t));
         out.push(p);
     }
     if !t.notes.is_empty() {
