@@ -1,6 +1,8 @@
 //! The hardware catalog: every embedded machine loads, and the key figures of each match what
 //! its vendor documents.
 
+mod common;
+
 use scalescope::model::{Blame, LinkKind, P2pStatus, TopologySource};
 use scalescope::topology::TopologyError;
 use scalescope::topology::catalog::{entries, load, parse_entry};
@@ -203,4 +205,45 @@ fn c2c_is_the_host_line_rate_of_grace_blackwell() {
     assert!(b.gpus[0].host_link.is_none());
     let r = line_rate(&b, h2d, Endpoint::Host, Endpoint::Gpu(0), &[0]).unwrap();
     assert!(close(r, 63.015), "{r}");
+}
+
+/// A 72-GPU ring all-reduce in one NVLink domain, hand-checked: nccl-tests' busbw = algbw ×
+/// 2(n−1)/n can never exceed the GPU's NVLink line rate (900 GB/s per direction); the model
+/// gives 14 µs + bytes × 2·71/72 ÷ (72 % × 900 GB/s) at 1 GiB → busbw ≈ 645 GB/s.
+#[test]
+fn a_72_gpu_all_reduce_stays_under_the_nvlink5_line_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("c.csv");
+    let out = common::scalescope()
+        .args([
+            "bench",
+            "collectives",
+            "--modeled",
+            "--catalog",
+            "gb200-nvl72",
+            "--sizes",
+            "1G",
+            "--csv",
+        ])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let h = rd.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let row = rd.records().next().unwrap().unwrap();
+    assert_eq!(&row[col("n_gpus")], "72");
+    let busbw: f64 = row[col("busbw_gbps")].parse().unwrap();
+    let bytes = (1u64 << 30) as f64;
+    let factor = 2.0 * 71.0 / 72.0;
+    let t = 14e-6 + bytes * factor / (0.72 * 900e9);
+    let want = bytes / t / 1e9 * factor;
+    assert!(busbw < 900.0, "{busbw}");
+    assert!((busbw - want).abs() < want * 0.01, "{busbw} vs {want:.1}");
 }

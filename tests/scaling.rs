@@ -761,3 +761,38 @@ fn a_speedup_not_against_one_gpu_says_against_what() {
         rows[2].basis
     );
 }
+
+/// Memory fit on Blackwell (issue Q), hand-checked. Llama-2-7B under FSDP on one GPU needs
+/// ~122 GiB (measured on an H200: 121.9 GiB): it fits a B200 (180 GB), a GB200 (186 GB) and a
+/// B300 (270 GB). Llama-2-70B (69 B parameters, Touvron et al. 2023, Table 1) with the same bytes
+/// per parameter needs ≥ 69e9 × 16 B ≈ 1,028 GiB of weights, gradients and Adam states on one GPU
+/// — no single GPU of 180–288 GB holds it — and that divided by 72 when FSDP shards it over a
+/// GB200 NVL72's 72 GPUs, where it fits.
+#[test]
+fn llama_7b_and_70b_memory_fit_on_blackwell() {
+    use scalescope::scaling::memory::estimate;
+    let gib = |gb: f64| gb * 1e9 / (1u64 << 30) as f64;
+    let w7 = workload::resolve("llama2-7b").unwrap();
+    for gb in [180.0, 186.0, 270.0] {
+        let e = estimate(&w7, Pattern::Fsdp, 1, 1.0, Some(gib(gb))).unwrap();
+        let total = e.known_total_gib().unwrap();
+        assert!((100.0..140.0).contains(&total), "{total} GiB");
+        assert_eq!(e.fits(), Some(true), "7B on {gb} GB: {total} GiB");
+    }
+    let mut w70 = w7.clone();
+    w70.params = 69e9;
+    let one = estimate(&w70, Pattern::Fsdp, 1, 1.0, Some(gib(288.0))).unwrap();
+    let states = one.weights_gib + one.grads_gib + one.optimizer_gib;
+    assert!(
+        states >= 69e9 * 16.0 / (1u64 << 30) as f64 - 1e-6,
+        "{states} GiB"
+    );
+    assert_eq!(one.fits(), Some(false), "70B on one 288 GB GPU");
+    let rack = estimate(&w70, Pattern::Fsdp, 72, 1.0, Some(gib(186.0))).unwrap();
+    let sharded = rack.weights_gib + rack.grads_gib + rack.optimizer_gib;
+    assert!(
+        (sharded - states / 72.0).abs() < 1e-9,
+        "{sharded} vs {states} / 72"
+    );
+    assert_eq!(rack.fits(), Some(true), "70B sharded over 72 × 186 GB");
+}

@@ -310,3 +310,30 @@ fn regenerate_screenshots() {
         std::fs::write(dir.join(file), png).expect("write screenshot");
     }
 }
+
+/// A rack of 72 GPUs (issue Q): the drawing shows the switch trays and 18 compute trays of 4
+/// GPUs; the top of the view is what a user sees first.
+#[test]
+fn snapshot_gb200_nvl72() {
+    let mut harness = view_harness(load("gb200-nvl72"), 1300.0);
+    harness.run();
+    harness.snapshot("topology_gb200_nvl72");
+}
+
+/// A constructed 72-GPU capture with GPU 5 at 12 of 18 NVLinks: the drawing marks that GPU.
+#[test]
+fn snapshot_72_gpus_one_degraded() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let paths = [
+        format!("{dir}/tests/data/gb200-nvl72-constructed-gpu5-nv12-topo-m.txt"),
+        format!("{dir}/tests/data/gb200-nvl72-constructed-gpu5-nvlink-s.txt"),
+    ];
+    let topology = scalescope::topology::smi_query::import_machine(&paths)
+        .unwrap()
+        .topology;
+    assert_eq!(topology.gpus[5].nvlinks_active, Some(12));
+    assert_eq!(topology.gpus[4].nvlinks_active, Some(18));
+    let mut harness = view_harness(topology, 700.0);
+    harness.run();
+    harness.snapshot("topology_72_gpus_gpu5_degraded");
+}

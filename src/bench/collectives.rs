@@ -365,15 +365,41 @@ pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
     let peak = line * frac;
     let factor = case.op.busbw_factor(case.gpus.len());
     let time_us = ALPHA_US + case.bytes as f64 * factor / (peak * 1e9) * 1e6;
-    let mut r = mk(
-        Status::Ok,
-        format!(
-            "modeled: {ALPHA_US} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — nccl-tests on H200 NVLink",
-            frac * 100.0
-        ),
+    let mut reason = format!(
+        "modeled: {ALPHA_US} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — nccl-tests on H200 NVLink",
+        frac * 100.0
     );
+    if matches!(
+        case.op,
+        CollectiveOp::AllReduce | CollectiveOp::ReduceScatter
+    ) && switched_nvlink(topo, &case.gpus)
+    {
+        reason.push_str(
+            "; ring and tree algorithms only: NVLink SHARP (NCCL's NVLS, reduction in the NVLink \
+             switches) is not modeled — where the switches have it, NCCL can exceed this",
+        );
+    }
+    let mut r = mk(Status::Ok, reason);
     r.set_time_us(time_us);
     r
+}
+
+/// Whether `gpus` (three or more) all reach each other over the same NVLink bond: GPUs behind
+/// NVLink switches, where NVLink SHARP may apply.
+fn switched_nvlink(topo: &Topology, gpus: &[usize]) -> bool {
+    if gpus.len() < 3 {
+        return false;
+    }
+    let mut bond = None;
+    for (i, &a) in gpus.iter().enumerate() {
+        for &b in &gpus[i + 1..] {
+            match topo.link(a, b).and_then(|l| l.kind) {
+                Some(LinkKind::Nv(n)) if bond.is_none_or(|m| m == n) => bond = Some(n),
+                _ => return false,
+            }
+        }
+    }
+    true
 }
 
 impl CollectiveBackend for ModeledCollectives {

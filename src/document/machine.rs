@@ -72,6 +72,8 @@ pub enum BoxKind {
         /// Whether the GPU has active NVLinks.
         nvlink: bool,
     },
+    /// A GPU with fewer NVLinks up than its peers: outlined in the FAIL colour.
+    GpuDegraded,
     /// A NIC.
     Nic,
     /// A PCIe switch bar: one switch (PIX) or several (PXB).
@@ -396,6 +398,9 @@ impl Items {
 pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
     if topology.gpus.is_empty() {
         return None;
+    }
+    if drawn_as_rack(topology) {
+        return Some(rack_layout(topology, avail_width));
     }
     let groups = topology.numa_groups();
     let homes = nic_homes(topology, &groups);
@@ -874,6 +879,8 @@ mod colors {
     /// The NIC colour; boxes are filled with it at 35 % over white.
     pub const NIC: &str = "#8e6cc8";
     pub const NIC_FILL: &str = "#d7cbec";
+    /// The health check's FAIL colour (a degraded GPU's outline).
+    pub const FAIL: &str = "#c83a3a";
 
     /// An NVLink bond's colour: light green for one link to deep green for 18 (NVLink 4's
     /// full bond), by the square root of the count, as on screen.
@@ -915,6 +922,7 @@ fn box_paint(kind: BoxKind) -> (String, Option<(&'static str, f32)>) {
         BoxKind::Group => (GROUP.into(), Some(("#c6c6c6", 1.0))),
         BoxKind::Cpu => (CPU.into(), Some((BOX_STROKE, 1.0))),
         BoxKind::Gpu { nvlink } => (BOX.into(), Some((if nvlink { NVLINK } else { PCIE }, 1.5))),
+        BoxKind::GpuDegraded => (BOX.into(), Some((FAIL, 2.5))),
         BoxKind::Nic => (NIC_FILL.into(), Some((NIC, 1.0))),
         BoxKind::Switch(k) => (hex(link(k)), None),
         BoxKind::NvSwitch => (NVLINK.into(), None),
@@ -1068,6 +1076,168 @@ pub fn svg(l: &MachineLayout) -> String {
     s
 }
 
+/// Rows of GPUs a rack-style drawing puts in one group when the topology states no trays.
+const RACK_FALLBACK_GROUP: usize = 8;
+
+/// Whether `topology` is drawn as a rack: trays stated by the catalog (`Topology::rack`), or
+/// more than 16 GPUs all joined by NVLink (one drawing row of so many GPUs is unreadable).
+fn drawn_as_rack(topology: &Topology) -> bool {
+    topology.rack.is_some()
+        || (topology.gpus.len() > 16
+            && topology
+                .links
+                .iter()
+                .all(|l| l.kind.is_some_and(|k| k.nvlinks().is_some())))
+}
+
+/// A rack-scale NVLink domain: the switch trays as one bar (every GPU reaches every other through
+/// them), the compute trays in a grid under it, each with its GPUs. A GPU with fewer NVLinks
+/// active than the most any GPU has is marked (`12 of 18 links`). Without stated trays, the
+/// GPUs are grouped by [`RACK_FALLBACK_GROUP`] in index order and the groups say so.
+fn rack_layout(topology: &Topology, avail_width: f32) -> MachineLayout {
+    let margin = 10.0;
+    let gap = 14.0;
+    let pad = 8.0;
+    let width = avail_width.clamp(700.0, 1400.0);
+    let head_h = 22.0;
+    let gpu_h = 40.0;
+    let tray_h = head_h + gpu_h + 2.0 * pad;
+    let bar_h = 34.0;
+    let (per, cpus, switch_trays, stated) = match topology.rack {
+        Some(r) => (
+            r.gpus_per_tray as usize,
+            Some(r.cpus_per_tray),
+            Some(r.switch_trays),
+            true,
+        ),
+        None => (RACK_FALLBACK_GROUP, None, None, false),
+    };
+    let per = per.max(1);
+    // As many trays a row as leave each GPU box 90 units (its index and link count legible).
+    let tray_min = per as f32 * 96.0 + 2.0 * pad;
+    let cols = (((width - 2.0 * margin + gap) / (tray_min + gap)) as usize).clamp(1, 6);
+    let tray_w = (width - 2.0 * margin - gap * (cols - 1) as f32) / cols as f32;
+    let trays: Vec<&[crate::model::Gpu]> = topology.gpus.chunks(per).collect();
+    let rows = trays.len().div_ceil(cols);
+    let mut out = Items(Vec::new());
+
+    // The switch trays: one NVLink domain.
+    let most = topology.gpus.iter().filter_map(|g| g.nvlinks_active).max();
+    let bond = uniform_nvlinks(topology);
+    let bar = Bounds::new(margin, margin, width - 2.0 * margin, bar_h);
+    out.boxed(bar, 6.0, BoxKind::NvSwitch, None);
+    let what = match switch_trays {
+        Some(s) => format!("NVLink switch trays × {s}"),
+        None => "NVLink fabric".to_string(),
+    };
+    let every = match bond {
+        Some(b) => format!(
+            "one NVLink domain: every GPU NV{b} to all {} peers",
+            topology.gpus.len() - 1
+        ),
+        None => match most {
+            Some(m) => format!(
+                "{} GPUs joined by NVLink, up to {m} links each: GPUs with fewer are marked",
+                topology.gpus.len()
+            ),
+            None => format!("{} GPUs joined by NVLink", topology.gpus.len()),
+        },
+    };
+    out.text(
+        bar.center(),
+        Anchor::CenterCenter,
+        format!("{what} — {every}"),
+        13.0,
+        false,
+        Tone::On(BoxKind::NvSwitch),
+        Some(bar.w - 12.0),
+    );
+
+    let top = margin + bar_h + gap;
+    for (t, gpus) in trays.iter().enumerate() {
+        let (col, row) = (t % cols, t / cols);
+        let at = Bounds::new(
+            margin + col as f32 * (tray_w + gap),
+            top + row as f32 * (tray_h + gap),
+            tray_w,
+            tray_h,
+        );
+        out.boxed(at, 8.0, BoxKind::Group, None);
+        let (first, last) = (
+            gpus.first().map_or(0, |g| g.index),
+            gpus.last().map_or(0, |g| g.index),
+        );
+        let host = gpus
+            .first()
+            .and_then(|g| g.host_link.as_ref())
+            .map(|h| format!(" · {}", h.kind))
+            .unwrap_or_default();
+        let head = match (stated, cpus) {
+            (true, Some(c)) => format!("Compute tray {} · {c} CPUs{host}", t + 1),
+            _ => format!("GPUs {first}–{last}"),
+        };
+        out.text(
+            (at.x + pad, at.y + 5.0),
+            Anchor::LeftTop,
+            head,
+            11.5,
+            false,
+            Tone::Weak,
+            Some(at.w - 2.0 * pad),
+        );
+        let n = gpus.len().max(1) as f32;
+        let gw = (at.w - 2.0 * pad - (n - 1.0) * 6.0) / n;
+        for (k, g) in gpus.iter().enumerate() {
+            let gb = Bounds::new(
+                at.x + pad + k as f32 * (gw + 6.0),
+                at.y + head_h + pad,
+                gw,
+                gpu_h,
+            );
+            let degraded = matches!((g.nvlinks_active, most), (Some(a), Some(m)) if a < m);
+            let kind = if degraded {
+                BoxKind::GpuDegraded
+            } else {
+                BoxKind::Gpu {
+                    nvlink: g.nvlinks_active.unwrap_or(0) > 0,
+                }
+            };
+            out.boxed(gb, 5.0, kind, Some(Hover::Gpu(g.index)));
+            out.text(
+                (gb.x + 6.0, gb.y + 4.0),
+                Anchor::LeftTop,
+                format!("GPU {}", g.index),
+                12.5,
+                false,
+                Tone::Text,
+                Some(gb.w - 8.0),
+            );
+            let (links, tone) = match (g.nvlinks_active, most) {
+                (Some(a), Some(m)) if a < m => (format!("{a} of {m} links"), Tone::Strong),
+                (Some(a), _) if g.memory_mib.is_some() => {
+                    (format!("NV{a} · {}", memory_text(g)), Tone::Weak)
+                }
+                (Some(a), _) => (format!("NV{a}"), Tone::Weak),
+                (None, _) => (memory_text(g), Tone::Weak),
+            };
+            out.text(
+                (gb.x + 6.0, gb.bottom() - 4.0),
+                Anchor::LeftBottom,
+                links,
+                10.5,
+                false,
+                tone,
+                Some(gb.w - 8.0),
+            );
+        }
+    }
+    MachineLayout {
+        width,
+        height: top + rows as f32 * (tray_h + gap) - gap + margin,
+        items: out.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1108,7 +1278,9 @@ mod tests {
             }
             let solid: Vec<&Bounds> = boxes
                 .iter()
-                .filter(|(k, _)| matches!(k, BoxKind::Gpu { .. } | BoxKind::Nic))
+                .filter(|(k, _)| {
+                    matches!(k, BoxKind::Gpu { .. } | BoxKind::GpuDegraded | BoxKind::Nic)
+                })
                 .map(|(_, b)| b)
                 .collect();
             for (i, a) in solid.iter().enumerate() {
@@ -1118,11 +1290,14 @@ mod tests {
             }
             let gpus = boxes
                 .iter()
-                .filter(|(k, _)| matches!(k, BoxKind::Gpu { .. }))
+                .filter(|(k, _)| matches!(k, BoxKind::Gpu { .. } | BoxKind::GpuDegraded))
                 .count();
             assert_eq!(gpus, t.gpus.len(), "{}", entry.id);
             let svg = svg(&l);
-            assert!(svg.contains("<path d=\"M"), "{}", entry.id);
+            // A rack is drawn as trays under the switch bar, without link lines.
+            if !drawn_as_rack(&t) {
+                assert!(svg.contains("<path d=\"M"), "{}", entry.id);
+            }
             assert!(svg.contains(">GPU 0</text>"), "{}", entry.id);
         }
     }
@@ -1159,5 +1334,58 @@ mod tests {
             cut.ends_with('…') && fonts::text_width(&cut, 11.5, Face::Sans) <= 80.0,
             "{cut}"
         );
+    }
+
+    #[test]
+    fn a_rack_is_drawn_in_trays_and_a_gpu_short_of_links_is_marked() {
+        use crate::model::{Gpu, GpuLink, Rack, TopologySource};
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        t.gpus = (0..24)
+            .map(|index| Gpu {
+                index,
+                nvlinks_active: Some(if index == 5 { 12 } else { 18 }),
+                ..Default::default()
+            })
+            .collect();
+        for a in 0..24 {
+            for b in a + 1..24 {
+                let mut l = GpuLink::unknown(a, b);
+                l.kind = Some(LinkKind::Nv(if a == 5 || b == 5 { 12 } else { 18 }));
+                t.links.push(l);
+            }
+        }
+        t.normalize();
+        let boxes = |l: &MachineLayout, kind: BoxKind| {
+            l.items
+                .iter()
+                .filter(|i| matches!(i, Item::Box { kind: k, .. } if *k == kind))
+                .count()
+        };
+        // No trays stated: groups of eight, GPU 5 outlined as degraded, the others not.
+        let l = layout(&t, 1200.0).unwrap();
+        assert_eq!(boxes(&l, BoxKind::Group), 3);
+        assert_eq!(boxes(&l, BoxKind::GpuDegraded), 1);
+        assert_eq!(boxes(&l, BoxKind::Gpu { nvlink: true }), 23);
+        let texts: Vec<&str> = l
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(texts.contains(&"12 of 18 links"), "{texts:?}");
+        // Trays of four stated: six trays, each naming its CPUs.
+        t.rack = Some(Rack {
+            gpus_per_tray: 4,
+            cpus_per_tray: 2,
+            switch_trays: 9,
+        });
+        let l = layout(&t, 1200.0).unwrap();
+        assert_eq!(boxes(&l, BoxKind::Group), 6);
+        assert!(l.items.iter().any(
+            |i| matches!(i, Item::Text { text, .. } if text.starts_with("Compute tray 6 · 2 CPUs"))
+        ));
+        assert!(l.width <= 1200.0);
     }
 }

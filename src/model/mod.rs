@@ -33,5 +33,5 @@ pub use machine_state::{
 pub use stats::{Stats, median, quantile};
 pub use topology::{
     Gpu, GpuLink, HostLink, LineRate, LinkKind, MAX_GPUS, Nic, NicLink, NoteKind, P2pCap, P2pCaps,
-    P2pPair, P2pStatus, PcieLink, Topology, TopologyNote, TopologySource, check_gpu_count,
+    P2pPair, P2pStatus, PcieLink, Rack, Topology, TopologyNote, TopologySource, check_gpu_count,
 };

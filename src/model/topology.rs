@@ -56,6 +56,20 @@ pub struct Topology {
     /// Facts about how values were obtained or why some are missing, for the user to read.
     #[serde(default)]
     pub notes: Vec<TopologyNote>,
+    /// A rack-scale NVLink domain's physical layout (compute trays, switch trays), where the
+    /// catalog states it; `None` for boxes and for what NVML and captures read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<Rack>,
+}
+
+/// How a rack-scale NVLink domain is built: GPUs in compute trays (GPU `i` in tray
+/// `i / gpus_per_tray`), joined by NVLink switch trays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rack {
+    pub gpus_per_tray: u32,
+    /// CPUs in each compute tray (two Grace CPUs in a GB200 tray).
+    pub cpus_per_tray: u32,
+    pub switch_trays: u32,
 }
 
 /// `gpus` of a topology read from JSON, refused above [`MAX_GPUS`]: the one check for every
@@ -690,6 +704,7 @@ impl Topology {
             p2p: Vec::new(),
             nic_links: Vec::new(),
             notes: Vec::new(),
+            rack: None,
         }
     }
 

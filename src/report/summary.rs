@@ -140,7 +140,9 @@ pub fn machine_name(r: &Report) -> String {
     counted
         .iter()
         .map(|(n, c)| {
-            let form = ["SXM", "PCIe", "NVL", "HGX"]
+            // Grace superchips (GB200, GB300, GH200) are not SXM modules: their name says
+            // what they are.
+            let form = ["SXM", "PCIe", "NVL", "HGX", "GB200", "GB300", "GH200"]
                 .iter()
                 .any(|f| n.to_ascii_uppercase().contains(&f.to_ascii_uppercase()));
             if sxm && !form {

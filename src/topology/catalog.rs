@@ -248,8 +248,20 @@ struct CatalogFile {
     nic: Vec<NicEntry>,
     /// One NIC per GPU, described once (machines of many GPUs).
     nics_per_gpu: Option<NicsPerGpu>,
+    /// A rack-scale NVLink domain's trays.
+    rack: Option<RackSection>,
     #[serde(default)]
     state: Vec<StateEntry>,
+}
+
+/// `[rack]`: compute trays of `gpus_per_tray` GPUs and `cpus_per_tray` CPUs, joined by
+/// `switch_trays` NVLink switch trays.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RackSection {
+    gpus_per_tray: u32,
+    cpus_per_tray: u32,
+    switch_trays: u32,
 }
 
 /// `[nics_per_gpu]`: one NIC paired with each GPU, named `{name_prefix}{gpu}`; its cell is
@@ -374,6 +386,7 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         p2p,
         mut nic,
         nics_per_gpu,
+        rack,
         state,
     } = file;
     let n = gpu.count;
@@ -615,6 +628,20 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         });
     }
 
+    if let Some(r) = rack {
+        let per = r.gpus_per_tray as usize;
+        if per == 0 || n % per != 0 || r.cpus_per_tray == 0 || r.switch_trays == 0 {
+            return Err(format!(
+                "[rack]: gpus_per_tray = {} must divide the GPU count {n}; cpus_per_tray and switch_trays must be at least 1",
+                r.gpus_per_tray
+            ));
+        }
+        topo.rack = Some(crate::model::Rack {
+            gpus_per_tray: r.gpus_per_tray,
+            cpus_per_tray: r.cpus_per_tray,
+            switch_trays: r.switch_trays,
+        });
+    }
     topo.notes.push(TopologyNote::new(format!(
         "Catalog description of {}: documented figures, not a measurement. Source: {}",
         machine.name, machine.source

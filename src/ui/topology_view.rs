@@ -71,14 +71,58 @@ pub fn show_as(
         .id_salt("machine-drawing")
         .show(ui, |ui| machine_drawing(ui, topology));
     ui.add_space(14.0);
+    let n = topology.gpus.len();
     section(ui, "GPUs");
-    gpu_cards(ui, topology);
+    if n > LARGE_MACHINE_GPUS {
+        // Seventy-two cards would push everything else off the screen: one line per kind of
+        // GPU, the cards a click away.
+        gpu_kinds(ui, topology);
+        egui::CollapsingHeader::new(format!("{n} GPU cards"))
+            .id_salt("gpu-cards")
+            .default_open(false)
+            .show(ui, |ui| gpu_cards(ui, topology));
+    } else {
+        gpu_cards(ui, topology);
+    }
     ui.add_space(14.0);
     section(ui, "Connectivity (nvidia-smi topo -m)");
-    connectivity_matrix(ui, topology);
+    if n > LARGE_MACHINE_GPUS {
+        links_by_class(ui, topology);
+        egui::CollapsingHeader::new(format!(
+            "the full matrix ({n} GPUs, {} NICs)",
+            topology.nics.len()
+        ))
+        .id_salt("connectivity-matrix")
+        .default_open(false)
+        .show(ui, |ui| connectivity_matrix(ui, topology));
+    } else {
+        connectivity_matrix(ui, topology);
+    }
     ui.add_space(6.0);
     link_legend(ui);
     ui.add_space(14.0);
+    if n > LARGE_MACHINE_GPUS {
+        for (title, salt) in [
+            ("Line rate, GB/s per direction", "rate-matrix"),
+            ("P2P (read · write · nvlink · atomics)", "p2p-matrix"),
+        ] {
+            egui::CollapsingHeader::new(format!("{title}: the {n} × {n} matrix"))
+                .id_salt(salt)
+                .default_open(false)
+                .show(ui, |ui| {
+                    if salt == "rate-matrix" {
+                        line_rate_matrix(ui, topology);
+                    } else {
+                        p2p_matrix(ui, topology);
+                        ui.add_space(6.0);
+                        p2p_legend(ui);
+                    }
+                });
+        }
+        ui.add_space(14.0);
+        notes(ui, topology);
+        return;
+    }
     let rate = |ui: &mut Ui| {
         section(ui, "Line rate, GB/s per direction");
         line_rate_matrix(ui, topology);
@@ -91,7 +135,6 @@ pub fn show_as(
     };
     // Side by side when both fit (8 GPUs next to the Sources panel do not), else stacked.
     let gap = 32.0;
-    let n = topology.gpus.len();
     let both = matrix_width(n, RATE_CELL.x)
         + gap
         + matrix_width(n, P2P_CELL.x)
@@ -109,6 +152,89 @@ pub fn show_as(
     }
     ui.add_space(14.0);
     notes(ui, topology);
+}
+
+/// Above this many GPUs (a rack of 72) the view summarises: GPUs by kind, links by class, the
+/// cards and matrices folded away.
+pub const LARGE_MACHINE_GPUS: usize = 16;
+
+/// One line per kind of GPU: how many, the model, memory, host link and NVLinks.
+fn gpu_kinds(ui: &mut Ui, topology: &Topology) {
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for g in &topology.gpus {
+        let line = format!(
+            "{} · {} · {} · {}",
+            dash(g.name.as_deref()),
+            memory_text(g),
+            pcie_text(g),
+            nvlink_text(g)
+        );
+        match kinds.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, c)) => *c += 1,
+            None => kinds.push((line, 1)),
+        }
+    }
+    for (line, count) in kinds {
+        ui.label(format!("{count} × {line}"));
+    }
+}
+
+/// The GPU pairs and GPU↔NIC cells by kind of connection, with their line rates: what a matrix
+/// of a rack shows, in a few rows.
+fn links_by_class(ui: &mut Ui, topology: &Topology) {
+    let mut gpu_pairs: Vec<(String, usize, Option<f64>, Option<f64>)> = Vec::new();
+    for l in &topology.links {
+        let kind = l.kind.map_or("unknown".to_string(), |k| k.to_string());
+        let rate = l.line_rate.as_ref().map(|r| r.gbps);
+        match gpu_pairs.iter_mut().find(|(k, ..)| *k == kind) {
+            Some((_, c, lo, hi)) => {
+                *c += 1;
+                *lo = match (*lo, rate) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                *hi = match (*hi, rate) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+            }
+            None => gpu_pairs.push((kind, 1, rate, rate)),
+        }
+    }
+    let mut nic_cells: Vec<(String, usize)> = Vec::new();
+    for l in &topology.nic_links {
+        let kind = l.kind.to_string();
+        match nic_cells.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, c)) => *c += 1,
+            None => nic_cells.push((kind, 1)),
+        }
+    }
+    egui::Grid::new("links-by-class")
+        .striped(true)
+        .num_columns(3)
+        .spacing([16.0, 3.0])
+        .show(ui, |ui| {
+            ui.label(RichText::new("connection").strong());
+            ui.label(RichText::new("count").strong());
+            ui.label(RichText::new("line rate, GB/s per direction").strong());
+            ui.end_row();
+            for (kind, count, lo, hi) in &gpu_pairs {
+                ui.label(format!("GPU–GPU {kind}"));
+                ui.label(format!("{count} pairs"));
+                ui.label(match (lo, hi) {
+                    (Some(a), Some(b)) if (a - b).abs() < 1e-9 => format!("{a:.1}"),
+                    (Some(a), Some(b)) => format!("{a:.1}–{b:.1}"),
+                    _ => "—".to_string(),
+                });
+                ui.end_row();
+            }
+            for (kind, count) in &nic_cells {
+                ui.label(format!("GPU–NIC {kind}"));
+                ui.label(format!("{count} cells"));
+                ui.label("—");
+                ui.end_row();
+            }
+        });
 }
 
 /// A section heading.
@@ -303,6 +429,10 @@ fn box_paint(kind: BoxKind, visuals: &egui::Visuals) -> (Color32, Stroke) {
             palette::cpu_fill(visuals),
             Stroke::new(1.0, palette::box_stroke(visuals)),
         ),
+        BoxKind::GpuDegraded => (
+            palette::box_fill(visuals),
+            Stroke::new(2.5, palette::VERDICT_FAIL),
+        ),
         BoxKind::Gpu { nvlink } => (
             palette::box_fill(visuals),
             Stroke::new(
@@ -399,7 +529,14 @@ fn pcie_text(gpu: &Gpu) -> String {
 fn gpu_rows(gpu: &Gpu) -> Vec<(&'static str, String)> {
     vec![
         ("Memory", memory_text(gpu)),
-        ("PCIe", pcie_text(gpu)),
+        (
+            if gpu.host_link.is_some() {
+                "Host link"
+            } else {
+                "PCIe"
+            },
+            pcie_text(gpu),
+        ),
         (
             "NUMA node",
             gpu.numa_node.map_or("—".into(), |n| n.to_string()),
