@@ -75,11 +75,18 @@ pub fn links(topo: &Topology) -> Result<Vec<u8>, ExportError> {
 }
 
 /// One row per GPU, sorted by index. After the fixed columns: `nvlinks_active`,
-/// `nvlink_gbps_per_link`, `source`.
+/// `nvlink_gbps_per_link`, `source`, `host_link` and `host_link_gbps` (a link to the CPU other
+/// than PCIe, e.g. NVLink-C2C; empty for PCIe).
 pub fn gpus(topo: &Topology) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = GPUS_COLUMNS.to_vec();
-    header.extend(["nvlinks_active", "nvlink_gbps_per_link", "source"]);
+    header.extend([
+        "nvlinks_active",
+        "nvlink_gbps_per_link",
+        "source",
+        "host_link",
+        "host_link_gbps",
+    ]);
     w.write_record(&header)?;
     for g in &topo.gpus {
         w.write_record([
@@ -97,6 +104,8 @@ pub fn gpus(topo: &Topology) -> Result<Vec<u8>, ExportError> {
             cell(g.nvlinks_active),
             cell_f(g.nvlink_gbps_per_link, 3),
             topo.source.kind().to_string(),
+            cell(g.host_link.as_ref().map(|h| h.kind.clone())),
+            cell_f(g.host_link.as_ref().map(|h| h.gbps), 1),
         ])?;
     }
     Ok(w.into_inner().map_err(|e| e.into_error())?)

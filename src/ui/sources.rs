@@ -360,8 +360,8 @@ impl Sources {
         }
     }
 
-    /// The Sources panel's contents: this machine, servers, the catalog, imported machines,
-    /// reports and the Open buttons (disabled while a dialog is open).
+    /// The Sources panel's contents: this machine, servers, imported machines, reports, the Open
+    /// buttons (disabled while a dialog is open) and the hardware catalog.
     pub fn panel(
         &mut self,
         ui: &mut Ui,
@@ -377,13 +377,15 @@ impl Sources {
         self.servers
             .section(ui, &self.selected, recent_hosts, actions);
         ui.add_space(8.0);
-        self.catalog_list(ui, actions);
-        ui.add_space(8.0);
         self.imported_list(ui, actions);
         ui.add_space(8.0);
         self.reports_list(ui, actions);
         ui.add_space(10.0);
         open_buttons(ui, dialog_open, actions);
+        // The catalog last: eleven machines (racks of 72 GPUs among them) would push the user's
+        // own imports and reports below the fold.
+        ui.add_space(10.0);
+        self.catalog_list(ui, actions);
     }
 
     fn live_entry(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
