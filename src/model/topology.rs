@@ -273,6 +273,30 @@ impl Gpu {
     }
 }
 
+/// The NVLink-C2C host link of a Grace superchip's GPU, from the name nvidia-smi gives it:
+/// GB200 and GB300 (one Grace, two GPUs: 900 GB/s bidirectional per superchip, 450 GB/s per
+/// direction shared by the two), GH200 (one Grace, one GPU: 450 GB/s per direction). `None` for
+/// every other GPU.
+pub fn grace_host_link(name: &str) -> Option<HostLink> {
+    let n = name.to_ascii_uppercase();
+    let (shared_by, what) = if n.contains("GB200") || n.contains("GB300") {
+        (
+            2,
+            "GB200/GB300 superchip: 900 GB/s bidirectional, shared by its two GPUs",
+        )
+    } else if n.contains("GH200") {
+        (1, "GH200 superchip: 900 GB/s bidirectional")
+    } else {
+        return None;
+    };
+    Some(HostLink {
+        kind: "NVLink-C2C".into(),
+        gbps: 450.0,
+        shared_by,
+        basis: format!("from the GPU's name ({name}): NVLink-C2C of a {what}"),
+    })
+}
+
 /// A GPU's link to its CPU other than PCIe.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostLink {
@@ -883,6 +907,13 @@ impl Topology {
     /// of the pair's NVLink generation. PCIe pairs: the slower endpoint's PCIe generation × width.
     /// Pairs where neither is known stay `None`.
     pub fn derive_line_rates(&mut self) {
+        // A Grace superchip's GPU reaches its CPU over NVLink-C2C, which neither NVML's PCIe
+        // figures nor a capture states: known from the GPU's name.
+        for g in &mut self.gpus {
+            if g.host_link.is_none() {
+                g.host_link = g.name.as_deref().and_then(grace_host_link);
+            }
+        }
         let gpus: std::collections::BTreeMap<usize, Gpu> =
             self.gpus.iter().map(|g| (g.index, g.clone())).collect();
         let find = |i: usize| gpus.get(&i);
@@ -1170,5 +1201,25 @@ mod tests {
         // Over NVLink, peers.
         let t = two_gpus(LinkKind::Nv(18));
         assert_eq!(t.peer_access(0, 1), Some(true));
+    }
+
+    #[test]
+    fn grace_superchips_get_their_c2c_host_link_from_the_name() {
+        let gb = grace_host_link("NVIDIA GB200").unwrap();
+        assert_eq!(
+            (gb.kind.as_str(), gb.gbps, gb.shared_by),
+            ("NVLink-C2C", 450.0, 2)
+        );
+        assert_eq!(grace_host_link("NVIDIA GH200 480GB").unwrap().shared_by, 1);
+        assert!(grace_host_link("NVIDIA B200").is_none());
+        assert!(grace_host_link("NVIDIA H100 80GB HBM3").is_none());
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        t.gpus = vec![Gpu {
+            index: 0,
+            name: Some("NVIDIA GB300".into()),
+            ..Default::default()
+        }];
+        t.derive_line_rates();
+        assert_eq!(t.gpus[0].host_line_rate_gbps(), Some(450.0));
     }
 }
