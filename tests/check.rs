@@ -498,3 +498,43 @@ fn a_72_gpu_rack_with_one_gpu_at_12_of_18_links_fails_that_gpu() {
     }
     assert!(text.contains("verdict: FAIL"), "{text}");
 }
+
+/// A Blackwell board as it runs (issue Q): DGX B200's catalog file with GPU 3 at 12 of its 18
+/// NVLink 5 links (`[[state]]`) — `check --catalog FILE.toml` FAILs that GPU, names the fault
+/// and exits 3.
+#[test]
+fn a_dgx_b200_with_a_gpu_short_of_nvlinks_fails_it() {
+    let design = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/hardware/dgx-b200.toml"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("b200-degraded.toml");
+    std::fs::write(
+        &file,
+        format!("{design}\n[[state]]\ngpus = [3]\nactive_nvlinks = 12\n"),
+    )
+    .unwrap();
+    let out = scalescope()
+        .args(["check", "--catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let nvlink = text
+        .lines()
+        .find(|l| l.starts_with("FAIL") && l.contains("nvlink_links"))
+        .unwrap_or_else(|| panic!("no NVLink FAIL: {text}"));
+    assert!(
+        nvlink.contains("GPU 3") && nvlink.contains("12 of 18"),
+        "{nvlink}"
+    );
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("FAIL") && l.contains("GPU 0 ") && l.contains("nvlink_links")),
+        "{text}"
+    );
+}
