@@ -133,7 +133,11 @@ fn lookup_by_prefix_and_case() {
     assert_eq!(load("DGX-B").unwrap(), load("dgx-b200").unwrap());
     // Two DGX entries now: "DGX" alone names neither.
     assert!(load("DGX").is_err());
-    assert_eq!(load("rtx").unwrap(), load("rtx4090-4x-pcie").unwrap());
+    assert_eq!(load("rtx4").unwrap(), load("rtx4090-4x-pcie").unwrap());
+    assert_eq!(
+        load("RTX-PRO").unwrap(),
+        load("rtx-pro-6000-8x-server").unwrap()
+    );
     assert_eq!(load("H200-2X-SXM").unwrap(), load("h200-2x-sxm").unwrap());
 }
 

@@ -366,8 +366,13 @@ pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
     let factor = case.op.busbw_factor(case.gpus.len());
     let time_us = ALPHA_US + case.bytes as f64 * factor / (peak * 1e9) * 1e6;
     let mut reason = format!(
-        "modeled: {ALPHA_US} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — nccl-tests on H200 NVLink",
-        frac * 100.0
+        "modeled: {ALPHA_US} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — {}",
+        frac * 100.0,
+        if nv {
+            "nccl-tests on H200 NVLink"
+        } else {
+            "over PCIe, the fraction assumed like host copies' (not measured)"
+        }
     );
     if matches!(
         case.op,

@@ -85,6 +85,16 @@ const SHEETS: &[Sheet] = &[
         power_source: "MLCommons inference v6.0 nebius_b200_n1: \"B200 TGP 1000W\"",
     },
     Sheet {
+        matches: &["rtx pro 6000"],
+        bf16: 500.0,
+        fp32: 125.0,
+        hbm_gbps: 1792.0,
+        source: "RTX PRO 6000 Blackwell as announced at GTC 2025 (gpu.name, VideoCardz): FP32 125 TFLOPS, 1,792 GB/s; BF16 500 TFLOPS dense derived from its 4,000 AI TOPS (FP4 with sparsity) ÷ 2 (sparsity) ÷ 2 (FP8) ÷ 2 (BF16), not a published figure",
+        power_w: 600.0,
+        idle_w: None,
+        power_source: "RTX PRO 6000 Blackwell as announced: 600 W",
+    },
+    Sheet {
         matches: &["h200"],
         bf16: 989.0,
         fp32: 67.0,

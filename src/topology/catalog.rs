@@ -64,6 +64,10 @@ const FILES: &[(&str, &str)] = &[
         "gb300-nvl72.toml",
         include_str!("../../assets/hardware/gb300-nvl72.toml"),
     ),
+    (
+        "rtx-pro-6000-8x-server.toml",
+        include_str!("../../assets/hardware/rtx-pro-6000-8x-server.toml"),
+    ),
 ];
 
 /// One catalog machine, as listed by `scalescope --catalog`.
