@@ -139,6 +139,7 @@ fn lookup_by_prefix_and_case() {
         load("rtx-pro-6000-8x-server").unwrap()
     );
     assert_eq!(load("H200-2X-SXM").unwrap(), load("h200-2x-sxm").unwrap());
+    assert_eq!(load("h200-nvl").unwrap(), load("h200-nvl-8x-pcie").unwrap());
 }
 
 #[test]

@@ -95,6 +95,16 @@ const SHEETS: &[Sheet] = &[
         power_source: "RTX PRO 6000 Blackwell as announced: 600 W",
     },
     Sheet {
+        matches: &["h200", "nvl"],
+        bf16: 835.5,
+        fp32: 60.0,
+        hbm_gbps: 4800.0,
+        source: "NVIDIA H200 datasheet (NVL): BF16 1,671 TFLOPS with sparsity → 835.5 dense; FP32 60; 4.8 TB/s",
+        power_w: 600.0,
+        idle_w: None,
+        power_source: "NVIDIA H200 datasheet: H200 NVL max TDP up to 600 W (configurable)",
+    },
+    Sheet {
         matches: &["h200"],
         bf16: 989.0,
         fp32: 67.0,

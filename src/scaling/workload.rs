@@ -378,10 +378,15 @@ pub struct Workload {
 }
 
 /// True when `gpu_name` (e.g. `NVIDIA H100 80GB HBM3`) names a GPU of `family` (e.g. `H100`),
-/// ignoring case; an empty family matches nothing.
+/// ignoring case, and both or neither name a card variant (PCIe, NVL); an empty family matches
+/// nothing.
 fn family_matches(family: &str, gpu_name: &str) -> bool {
     let family = family.trim().to_lowercase();
-    !family.is_empty() && gpu_name.to_lowercase().contains(&family)
+    let name = gpu_name.to_lowercase();
+    // A card variant (PCIe, NVL) is not the SXM part its family name also matches: it runs at a
+    // lower power and clock (an H200 NVL at 600 W, not the H200 SXM's 700 W).
+    let variant = |s: &str| s.contains("pcie") || s.contains(" nvl");
+    !family.is_empty() && name.contains(&family) && variant(&name) == variant(&family)
 }
 
 /// The mean power one GPU drew over the timed window of the workload's 1-GPU framework step
@@ -786,6 +791,16 @@ pub fn to_toml(w: &Workload) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_family_does_not_take_in_its_card_variants() {
+        assert!(family_matches("H200", "NVIDIA H200"));
+        assert!(family_matches("H100 80GB HBM3", "NVIDIA H100 80GB HBM3"));
+        assert!(!family_matches("H200", "NVIDIA H200 NVL"));
+        assert!(!family_matches("H100", "NVIDIA H100 PCIe"));
+        assert!(family_matches("H100 PCIe", "NVIDIA H100 PCIe"));
+        assert!(!family_matches("", "NVIDIA H200"));
+    }
     use super::*;
 
     #[test]

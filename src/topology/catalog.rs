@@ -68,6 +68,10 @@ const FILES: &[(&str, &str)] = &[
         "rtx-pro-6000-8x-server.toml",
         include_str!("../../assets/hardware/rtx-pro-6000-8x-server.toml"),
     ),
+    (
+        "h200-nvl-8x-pcie.toml",
+        include_str!("../../assets/hardware/h200-nvl-8x-pcie.toml"),
+    ),
 ];
 
 /// One catalog machine, as listed by `scalescope --catalog`.
