@@ -12,6 +12,7 @@ use super::memory;
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list, slowest};
 use super::step::step_terms;
 use super::workload::{ComputeDtype, Pattern, Workload};
+use crate::bench::collectives::DOUBLING_US;
 use crate::model::{Source, Topology};
 
 /// Where a scaling row's figures come from.
@@ -349,7 +350,9 @@ impl Machine {
 
     /// All-reduce time of `bytes` over `n` GPUs, ms. Within the box: the curve. Beyond it
     /// (hierarchical, modeled): reduce-scatter + all-gather inside each node at the curve's
-    /// busbw, 2(m−1)/m · (S/g) over each GPU's NIC between the m nodes.
+    /// busbw, 2(m−1)/m · (S/g) over each GPU's NIC between the m nodes, and a latency growing
+    /// by [`DOUBLING_US`] per doubling of the nodes (the same assumption as a large NVLink
+    /// domain's, `bench::collectives`).
     pub fn all_reduce_ms(&self, bytes: f64, n: usize) -> Option<f64> {
         if n <= 1 || bytes <= 0.0 {
             return Some(0.0);
@@ -364,7 +367,8 @@ impl Machine {
         } else {
             0.0
         };
-        let inter = 2.0 * (m - 1.0) / m * (bytes / g as f64) / (self.nic_per_gpu.gbps * 1e9) * 1e3;
+        let inter = 2.0 * (m - 1.0) / m * (bytes / g as f64) / (self.nic_per_gpu.gbps * 1e9) * 1e3
+            + DOUBLING_US * m.log2() / 1e3;
         Some(intra + inter)
     }
 

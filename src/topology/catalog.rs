@@ -341,7 +341,9 @@ struct GpuTemplate {
 #[serde(deny_unknown_fields)]
 struct NumaNode {
     node: u32,
-    cpus: String,
+    /// nvidia-smi's "CPU Affinity"; omitted where the CPUs are not documented.
+    #[serde(default)]
+    cpus: Option<String>,
     gpus: Vec<usize>,
 }
 
@@ -402,7 +404,7 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
     check_gpu_template(&gpu)?;
 
     // NUMA placement: each GPU at most once.
-    let mut placement: BTreeMap<usize, (u32, String)> = BTreeMap::new();
+    let mut placement: BTreeMap<usize, (u32, Option<String>)> = BTreeMap::new();
     for (i, node) in numa.iter().enumerate() {
         for &g in &node.gpus {
             if g >= n {
@@ -531,7 +533,7 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
     topo.gpus = (0..n)
         .map(|index| {
             let (numa_node, cpu_affinity) = match placement.get(&index) {
-                Some((node, cpus)) => (Some(*node), Some(cpus.clone())),
+                Some((node, cpus)) => (Some(*node), cpus.clone()),
                 None => (None, None),
             };
             Gpu {
