@@ -425,19 +425,7 @@ pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
 /// Whether `gpus` (three or more) all reach each other over the same NVLink bond: GPUs behind
 /// NVLink switches, where NVLink SHARP may apply.
 fn switched_nvlink(topo: &Topology, gpus: &[usize]) -> bool {
-    if gpus.len() < 3 {
-        return false;
-    }
-    let mut bond = None;
-    for (i, &a) in gpus.iter().enumerate() {
-        for &b in &gpus[i + 1..] {
-            match topo.link(a, b).and_then(|l| l.kind) {
-                Some(LinkKind::Nv(n)) if bond.is_none_or(|m| m == n) => bond = Some(n),
-                _ => return false,
-            }
-        }
-    }
-    true
+    gpus.len() >= 3 && topo.common_nvlink_bond(gpus).is_some()
 }
 
 impl CollectiveBackend for ModeledCollectives {

@@ -250,12 +250,7 @@ fn nic_homes(topology: &Topology, groups: &[(Option<u32>, Vec<usize>)]) -> Vec<N
 
 /// The NVLink count every GPU pair shares, when all pairs share the same non-zero count.
 fn uniform_nvlinks(topology: &Topology) -> Option<u32> {
-    let mut counts = topology
-        .links
-        .iter()
-        .map(|l| l.kind.and_then(|k| k.nvlinks()));
-    let first = counts.next()??;
-    counts.all(|c| c == Some(first)).then_some(first)
+    topology.common_nvlink_bond(&topology.gpu_indices())
 }
 
 /// True when the GPUs hang off an NVSwitch fabric rather than direct NVLinks.

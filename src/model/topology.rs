@@ -732,6 +732,22 @@ impl Topology {
         }
     }
 
+    /// The NVLink bond every pair of `gpus` shares (`NV18` behind NVLink switches); `None` when a
+    /// pair is not NVLink, not known, or bonds differ.
+    pub fn common_nvlink_bond(&self, gpus: &[usize]) -> Option<u32> {
+        let mut bond = None;
+        for (i, &a) in gpus.iter().enumerate() {
+            for &b in &gpus[i + 1..] {
+                let n = self.link(a, b)?.kind?.nvlinks()?;
+                if bond.is_some_and(|m| m != n) {
+                    return None;
+                }
+                bond = Some(n);
+            }
+        }
+        bond
+    }
+
     /// GPU indices in order.
     pub fn gpu_indices(&self) -> Vec<usize> {
         self.gpus.iter().map(|g| g.index).collect()

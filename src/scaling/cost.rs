@@ -149,23 +149,16 @@ impl Pricing {
 
     /// The same pricing with the node's power besides its GPUs stated (`--node-overhead-w`):
     /// ownership only — a rental price includes power.
-    pub fn with_node_overhead(self, watts: Option<f64>) -> Result<Pricing, String> {
+    pub fn with_node_overhead(mut self, watts: Option<f64>) -> Result<Pricing, String> {
         let Some(w) = watts else { return Ok(self) };
         check_figure("--node-overhead-w", w)?;
-        match self {
+        match &mut self {
             Pricing::Ownership {
-                capex_per_node,
-                years,
-                per_kwh,
-                pue,
-                ..
-            } => Ok(Pricing::Ownership {
-                capex_per_node,
-                years,
-                per_kwh,
-                pue,
-                node_overhead_w: Some(w),
-            }),
+                node_overhead_w, ..
+            } => {
+                *node_overhead_w = Some(w);
+                Ok(self)
+            }
             Pricing::Rental { .. } => Err(
                 "--node-overhead-w applies to ownership (--capex-per-node …): a rental price includes power"
                     .into(),

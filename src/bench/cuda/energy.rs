@@ -28,13 +28,10 @@ thread_local! {
 }
 
 /// A case's energy being recorded; [`Recording::finish`] ends it.
-pub(crate) struct Recording {
-    active: bool,
-}
+pub(crate) struct Recording;
 
 /// Starts recording a case's energy on this thread (nothing without a meter).
 pub(crate) fn begin(meter: Option<&Arc<EnergyMeter>>, min_span_s: f64) -> Recording {
-    let active = meter.is_some();
     CASE.with(|c| {
         *c.borrow_mut() = meter.map(|m| InFlight {
             meter: m.clone(),
@@ -42,7 +39,7 @@ pub(crate) fn begin(meter: Option<&Arc<EnergyMeter>>, min_span_s: f64) -> Record
             window: None,
         });
     });
-    Recording { active }
+    Recording
 }
 
 /// A timing loop's timed samples ran from `start` to `end`.
@@ -94,9 +91,6 @@ impl Recording {
     /// The case's timed window: `None` without a meter, `Err` when no timing loop ran.
     pub(crate) fn finish(self) -> Option<Result<Window, String>> {
         let f = CASE.with(|c| c.borrow_mut().take())?;
-        if !self.active {
-            return None;
-        }
         Some(match f.window {
             Some((start, end)) => Ok(Window {
                 meter: f.meter,
@@ -111,9 +105,7 @@ impl Recording {
 impl Drop for Recording {
     fn drop(&mut self) {
         // A case that ended early (an error, a panic) leaves nothing behind for the next one.
-        if self.active {
-            CASE.with(|c| c.borrow_mut().take());
-        }
+        CASE.with(|c| c.borrow_mut().take());
     }
 }
 
