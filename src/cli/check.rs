@@ -66,6 +66,7 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         gpus: gpus.clone(),
         quick: args.quick,
         thresholds,
+        soak: None,
     };
     let source = super::SourceArgs {
         import: args.import.clone(),

@@ -351,6 +351,18 @@ fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) ->
             report.collectives.as_ref()?.results.len(),
             format_figure(&all_reduce_busbw_1g(report)),
         ),
+        Stage::Soak => {
+            let s = report.soak.as_ref()?;
+            format!(
+                "soak         {} of {}, {} GPU{} × {} samples{}  [{seconds:.1} s] → soak.csv",
+                crate::model::soak::duration_words(s.elapsed_s),
+                crate::model::soak::duration_words(s.duration_s),
+                s.sampled_gpus().len(),
+                if s.sampled_gpus().len() == 1 { "" } else { "s" },
+                s.samples.len() / s.sampled_gpus().len().max(1),
+                if s.finished { "" } else { " (stopped early)" }
+            )
+        }
         Stage::Scaling => {
             let s = report.scaling.as_ref()?;
             format!(
@@ -428,6 +440,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             python: args.python.clone(),
             pricing: args.pricing,
             energy_window_s: args.energy_window_s,
+            soak: None,
         },
     };
     let report = drive(
@@ -471,7 +484,9 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             Event::Bandwidth { .. }
             | Event::Collectives { .. }
             | Event::Scaling { .. }
-            | Event::Health { .. } => writer.write_soon(report),
+            | Event::Health { .. }
+            | Event::SoakStarted { .. }
+            | Event::SoakSamples { .. } => writer.write_soon(report),
             Event::Progress { .. } | Event::Warning { .. } | Event::Note { .. } => Ok(()),
         },
     );

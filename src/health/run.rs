@@ -23,6 +23,9 @@ pub struct CheckOptions {
     /// Shorter load tests.
     pub quick: bool,
     pub thresholds: Thresholds,
+    /// After the check, a burn-in of this length and these loads (`--soak`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soak: Option<crate::model::SoakOptions>,
 }
 
 /// Why a live check could not run.

@@ -9,6 +9,7 @@
 //! fills the same sinks with the same figures.
 
 mod backend;
+mod soak;
 mod stages;
 pub mod validate;
 
@@ -30,7 +31,8 @@ use crate::health::HealthReport;
 use crate::health::run::CheckOptions;
 use crate::model::Blame;
 use crate::model::{
-    BandwidthResult, CollectiveResult, Inventory, Source, Topology, TopologySource,
+    BandwidthResult, CollectiveResult, Inventory, SoakEvent, SoakSample, SoakSection, Source,
+    Topology, TopologySource,
 };
 use crate::report::{
     BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection, StageInFlight,
@@ -98,6 +100,8 @@ pub enum Stage {
     Bandwidth,
     Collectives,
     Scaling,
+    /// The burn-in (`--soak D`): only when asked, never in the default stages.
+    Soak,
 }
 
 impl Stage {
@@ -118,6 +122,7 @@ impl Stage {
             Self::Bandwidth => "bandwidth",
             Self::Collectives => "collectives",
             Self::Scaling => "scaling",
+            Self::Soak => "soak",
         }
     }
 }
@@ -130,6 +135,7 @@ impl From<Stage> for StageInFlight {
             Stage::Bandwidth => Self::Bandwidth,
             Stage::Collectives => Self::Collectives,
             Stage::Scaling => Self::Scaling,
+            Stage::Soak => Self::Soak,
         }
     }
 }
@@ -157,6 +163,9 @@ pub struct SuiteOptions {
     /// stepped across this many seconds of it (`--energy-window`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_window_s: Option<f64>,
+    /// The soak stage's duration and loads (`--soak D`; the stage runs only when asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<crate::model::SoakOptions>,
 }
 
 /// What to run, and on which machine.
@@ -261,6 +270,7 @@ impl Job {
                 python: None,
                 pricing: None,
                 energy_window_s: None,
+                soak: None,
             },
         }
     }
@@ -335,6 +345,18 @@ pub enum Event {
     Scaling { section: Box<ScalingSection> },
     /// The health check so far (replaces the last one).
     Health { report: Box<HealthReport> },
+    /// A soak began: how it runs (the section, without samples yet).
+    SoakStarted { section: Box<SoakSection> },
+    /// A soak's samples and events since the last such event, how long it has run, and whether
+    /// it ran its whole duration.
+    SoakSamples {
+        samples: Vec<SoakSample>,
+        #[serde(default)]
+        events: Vec<SoakEvent>,
+        elapsed_s: f64,
+        #[serde(default)]
+        finished: bool,
+    },
     /// Something the user should know about the figures.
     Warning { warning: Warning },
     /// A note in words (what was measured, what fell back to a model).
@@ -384,6 +406,19 @@ pub fn apply(report: &mut Report, event: &Event) {
         }
         Event::Scaling { section } => report.scaling = Some((**section).clone()),
         Event::Health { report: h } => report.health = Some((**h).clone()),
+        Event::SoakStarted { section } => report.soak = Some((**section).clone()),
+        Event::SoakSamples {
+            samples,
+            events,
+            elapsed_s,
+            finished,
+        } => {
+            let soak = report.soak.get_or_insert_with(SoakSection::default);
+            soak.samples.extend(samples.iter().cloned());
+            soak.events.extend(events.iter().cloned());
+            soak.elapsed_s = *elapsed_s;
+            soak.finished = *finished;
+        }
         Event::Warning { warning } => {
             if !report.warnings.contains(warning) {
                 report.warnings.push(warning.clone());

@@ -496,6 +496,14 @@ pub(super) fn suite(
                 options.energy_window_s,
             )?,
             Stage::Scaling => suite_scaling(ctx, topo, options)?,
+            Stage::Soak => {
+                let Some(soak) = &options.soak else {
+                    return Err(JobError::input(
+                        "the soak stage needs a duration (--soak D)",
+                    ));
+                };
+                super::soak::run(ctx, topo, gpus, soak, &CheckOptions::default().thresholds)?
+            }
         }
         if !ctx.cancelled() {
             ctx.emit(Event::Stage {

@@ -11,6 +11,7 @@ pub mod energy;
 mod fault;
 mod linkrate;
 mod machine_state;
+pub mod soak;
 mod stats;
 mod topology;
 pub mod units;
@@ -30,6 +31,7 @@ pub use machine_state::{
     EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
     LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
 };
+pub use soak::{SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection};
 pub use stats::{Stats, median, quantile};
 pub use topology::{
     Gpu, GpuLink, HostLink, LineRate, LinkKind, MAX_GPUS, Nic, NicLink, NoteKind, P2pCap, P2pCaps,

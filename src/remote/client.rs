@@ -543,6 +543,7 @@ struct EventOrder {
     stages: std::collections::HashSet<(crate::job::Stage, bool)>,
     bandwidth: std::collections::HashSet<(crate::model::TestId, Endpoint, Endpoint, u64)>,
     collectives: std::collections::HashSet<String>,
+    soak_started: bool,
 }
 
 impl EventOrder {
@@ -560,8 +561,10 @@ impl EventOrder {
                     r.op, r.algo, r.gpus, r.bytes, r.dtype, r.in_place
                 ))
             }),
+            Event::SoakStarted { .. } => !std::mem::replace(&mut self.soak_started, true),
             Event::Scaling { .. }
             | Event::Health { .. }
+            | Event::SoakSamples { .. }
             | Event::Progress { .. }
             | Event::Warning { .. }
             | Event::Note { .. } => true,
@@ -588,7 +591,9 @@ fn event_name(e: &Event) -> String {
         ),
         Event::Bandwidth { .. } => "a bandwidth result".into(),
         Event::Collectives { .. } => "a collectives result".into(),
+        Event::SoakStarted { .. } => "the soak's start".into(),
         Event::Scaling { .. }
+        | Event::SoakSamples { .. }
         | Event::Health { .. }
         | Event::Progress { .. }
         | Event::Warning { .. }

@@ -52,6 +52,10 @@ pub struct Report {
     /// in version 1 reports.
     #[serde(default)]
     pub health: Option<HealthReport>,
+    /// The burn-in (`check --soak`, `--bench --soak`): the per-second series and its events;
+    /// its verdict is in `health` (the `soak_*` checks). `None` when no soak ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<crate::model::SoakSection>,
     /// Every warning of the run, in the order it came.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -81,6 +85,8 @@ pub enum StageInFlight {
     Bandwidth,
     Collectives,
     Scaling,
+    /// The burn-in (`--soak`).
+    Soak,
     /// The PNGs, drawn after every stage finished.
     Pngs,
 }
@@ -154,6 +160,7 @@ impl Report {
             collectives: None,
             scaling: None,
             health: None,
+            soak: None,
             warnings: Vec::new(),
             cancelled: false,
             cancelled_by: None,
@@ -485,6 +492,7 @@ mod tests {
             (StageInFlight::Bandwidth, "bandwidth"),
             (StageInFlight::Collectives, "collectives"),
             (StageInFlight::Scaling, "scaling"),
+            (StageInFlight::Soak, "soak"),
             (StageInFlight::Pngs, "pngs"),
         ] {
             r.stage_in_flight = Some(stage);
