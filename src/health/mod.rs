@@ -16,6 +16,7 @@ pub mod causes;
 pub mod expected;
 pub mod performance;
 pub mod run;
+pub mod soak;
 pub mod state_checks;
 pub mod thresholds;
 
@@ -83,6 +84,8 @@ pub enum CheckId {
     P2pStatus,
     /// A copy test's figure against what its link should carry (`h2d`, `p2p_read_ce`, …).
     Copy(TestId),
+    /// A rule of the soak's verdict (`soak_jitter`, …).
+    Soak(soak::SoakRule),
 }
 
 impl CheckId {
@@ -112,6 +115,7 @@ impl CheckId {
             Self::Busy => "busy",
             Self::P2pStatus => "p2p_status",
             Self::Copy(test) => test.id(),
+            Self::Soak(rule) => rule.id(),
         }
     }
 
@@ -121,6 +125,12 @@ impl CheckId {
             .into_iter()
             .find(|c| c.id() == id)
             .or_else(|| TestId::from_id(id).map(Self::Copy))
+            .or_else(|| {
+                soak::SoakRule::ALL
+                    .into_iter()
+                    .find(|r| r.id() == id)
+                    .map(Self::Soak)
+            })
     }
 }
 

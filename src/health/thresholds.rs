@@ -38,6 +38,8 @@ pub struct Thresholds {
     /// below it they pass with their count. 100: NVIDIA DCGM's limit
     /// (`DCGM_LIMIT_MAX_LWLINK_CRC_ERROR`).
     pub nvlink_crc_per_s: f64,
+    /// The burn-in's limits (`[soak]`).
+    pub soak: super::soak::SoakThresholds,
 }
 
 impl Default for Thresholds {
@@ -49,6 +51,7 @@ impl Default for Thresholds {
             busy_util_percent: 10,
             efficiency: BTreeMap::new(),
             nvlink_crc_per_s: 100.0,
+            soak: Default::default(),
         }
     }
 }
@@ -127,6 +130,7 @@ impl Thresholds {
                 self.busy_util_percent
             ));
         }
+        self.soak.validate()?;
         for (id, eff) in &self.efficiency {
             if TestId::from_id(id).is_none() {
                 return Err(format!(

@@ -128,6 +128,9 @@ pub struct SoakSample {
     /// GEMM results checked in the interval, and how many of them were wrong.
     pub checked: Option<u64>,
     pub mismatches: Option<u64>,
+    /// Other processes with a compute context on the GPU at the reading (their pids).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<u32>,
 }
 
 /// Something that happened at one moment of a soak.

@@ -1,0 +1,860 @@
+//! The soak's verdict: rules over a recorded series ([`SoakSection`]) that say whether a box
+//! stayed healthy under sustained load — every GEMM result right, no Xid, no error counter that
+//! grew, throughput steady within each phase (and where it was not, when), no large drop from
+//! the first minutes to the last, no hardware slowdown, GPUs at similar temperatures. Each rule
+//! gives one [`Check`] per GPU (the temperature spread one for the machine), with the cause and
+//! fix below PASS. Limits are the `[soak]` table of the thresholds file ([`SoakThresholds`]).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Check, CheckId, Subject, Verdict};
+use crate::model::soak::duration_words;
+use crate::model::validate::{Bounds, number};
+use crate::model::{
+    SoakEventKind, SoakLoad, SoakSample, SoakSection, Source, ThrottleReason, median,
+};
+
+/// One rule of the soak's verdict (check ids `soak_…`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SoakRule {
+    /// `soak_correctness`: every checked GEMM result equal to the reference.
+    Correctness,
+    /// `soak_xid`: no Xid event.
+    Xid,
+    /// `soak_counters`: ECC, remapped rows, retired pages, PCIe replays, NVLink errors.
+    Counters,
+    /// `soak_jitter`: throughput steady within each phase; dips located in time.
+    Jitter,
+    /// `soak_drop`: the last minute of a phase against its first.
+    Drop,
+    /// `soak_throttle`: time spent in hardware or thermal slowdown.
+    Throttle,
+    /// `soak_temperature`: temperatures, and their spread between GPUs.
+    Temperature,
+}
+
+impl SoakRule {
+    pub const ALL: [SoakRule; 7] = [
+        Self::Correctness,
+        Self::Xid,
+        Self::Counters,
+        Self::Jitter,
+        Self::Drop,
+        Self::Throttle,
+        Self::Temperature,
+    ];
+
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::Correctness => "soak_correctness",
+            Self::Xid => "soak_xid",
+            Self::Counters => "soak_counters",
+            Self::Jitter => "soak_jitter",
+            Self::Drop => "soak_drop",
+            Self::Throttle => "soak_throttle",
+            Self::Temperature => "soak_temperature",
+        }
+    }
+}
+
+impl fmt::Display for SoakRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.id())
+    }
+}
+
+/// The soak's limits (`[soak]` in the thresholds file). Sources: NVML/DCGM define HW slowdown
+/// as clocks cut by a factor of 2 or more (temperature, power brake, fast power trigger) —
+/// never normal under load, so any sustained time in it fails; the throughput limits are ours
+/// (assumptions, stated in docs/HEALTH.md): a healthy GPU under a steady load varies by about
+/// 1 % from second to second (H100, 2026-11-26, docs/VERIFIED.md), and settles a few percent
+/// below its cold rate as it warms under its power limit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SoakThresholds {
+    /// Coefficient of variation of a phase's per-second throughput above which it warns …
+    pub jitter_warn: f64,
+    /// … and fails.
+    pub jitter_fail: f64,
+    /// A second this far below the phase's median belongs to a dip (named with its window).
+    pub dip: f64,
+    /// Drop of the last minute's median below the first minute's at which it warns …
+    pub drop_warn: f64,
+    /// … and fails.
+    pub drop_fail: f64,
+    /// Share of the samples in hardware slowdown (HW slowdown, HW thermal, power brake) above
+    /// which it fails (below, any such sample warns).
+    pub hw_slowdown_fail: f64,
+    /// Share of the samples in software thermal slowdown above which it warns.
+    pub sw_thermal_warn: f64,
+    /// Spread of the GPUs' mean temperatures over the last minute (°C) above which it warns.
+    pub temp_spread_warn_c: f64,
+    /// Seconds after each phase starts that the throughput rules skip (clocks and caches settle).
+    pub settle_s: f64,
+}
+
+impl Default for SoakThresholds {
+    fn default() -> Self {
+        Self {
+            jitter_warn: 0.03,
+            jitter_fail: 0.10,
+            dip: 0.10,
+            drop_warn: 0.10,
+            drop_fail: 0.25,
+            hw_slowdown_fail: 0.01,
+            sw_thermal_warn: 0.05,
+            temp_spread_warn_c: 15.0,
+            settle_s: 5.0,
+        }
+    }
+}
+
+impl SoakThresholds {
+    const FRACTION: Bounds = Bounds::above(0.0, 1.0, "");
+    const CELSIUS: Bounds = Bounds::above(0.0, 200.0, "°C");
+    const SECONDS: Bounds = Bounds::closed(0.0, 600.0, "s");
+
+    /// Each field within its range; `warn` limits not above `fail` ones.
+    pub fn validate(&self) -> Result<(), String> {
+        let field = |name: &str, b: Bounds, v: f64| {
+            b.check(v).map_err(|e| format!("[soak] {name}: {e}"))
+        };
+        field("jitter_warn", Self::FRACTION, self.jitter_warn)?;
+        field("jitter_fail", Self::FRACTION, self.jitter_fail)?;
+        field("dip", Self::FRACTION, self.dip)?;
+        field("drop_warn", Self::FRACTION, self.drop_warn)?;
+        field("drop_fail", Self::FRACTION, self.drop_fail)?;
+        field("hw_slowdown_fail", Self::FRACTION, self.hw_slowdown_fail)?;
+        field("sw_thermal_warn", Self::FRACTION, self.sw_thermal_warn)?;
+        field("temp_spread_warn_c", Self::CELSIUS, self.temp_spread_warn_c)?;
+        field("settle_s", Self::SECONDS, self.settle_s)?;
+        for (w, f, name) in [
+            (self.jitter_warn, self.jitter_fail, "jitter"),
+            (self.drop_warn, self.drop_fail, "drop"),
+        ] {
+            if w > f {
+                return Err(format!(
+                    "[soak] {name}_warn ({}) must not be above {name}_fail ({})",
+                    number(w),
+                    number(f)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `m:ss` (or `h:mm:ss`) of a time in seconds, for windows and events.
+pub fn clock(t_s: f64) -> String {
+    let s = t_s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// A stretch of seconds a GPU's throughput stayed below the phase median by more than the dip
+/// threshold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dip {
+    pub load: SoakLoad,
+    pub from_s: f64,
+    pub to_s: f64,
+    /// The lowest rate in it against the phase median, e.g. −0.45.
+    pub worst: f64,
+    /// Other processes seen on the GPU during it.
+    pub processes: Vec<u32>,
+}
+
+impl fmt::Display for Dip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}–{} ({:+.0} %)",
+            self.load,
+            clock(self.from_s),
+            clock(self.to_s),
+            self.worst * 100.0
+        )
+    }
+}
+
+/// The samples of one GPU's phase that the throughput rules use: with a rate, past the settle
+/// time of their phase segment.
+fn settled<'a>(samples: &[&'a SoakSample], load: SoakLoad, settle_s: f64) -> Vec<&'a SoakSample> {
+    let mut out = Vec::new();
+    let mut segment_start: Option<f64> = None;
+    let mut prev_t = f64::NEG_INFINITY;
+    for s in samples {
+        if s.phase != Some(load) {
+            segment_start = None;
+            continue;
+        }
+        let start = *segment_start.get_or_insert(prev_t.max(s.t_s - 1.0));
+        prev_t = s.t_s;
+        if s.t_s - start > settle_s && s.rate.is_some_and(f64::is_finite) {
+            out.push(*s);
+        }
+    }
+    out
+}
+
+/// Mean and coefficient of variation.
+fn cv(v: &[f64]) -> Option<(f64, f64)> {
+    if v.len() < 2 {
+        return None;
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    if mean <= 0.0 {
+        return None;
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    Some((mean, var.sqrt() / mean))
+}
+
+/// The dips of one GPU's phase: runs of seconds below `median × (1 − dip)`, joined across a
+/// one-sample gap.
+pub fn dips(samples: &[&SoakSample], load: SoakLoad, median_rate: f64, dip: f64) -> Vec<Dip> {
+    let mut out: Vec<Dip> = Vec::new();
+    let limit = median_rate * (1.0 - dip);
+    let mut last_low_t: Option<f64> = None;
+    let mut interval = 1.0f64;
+    let mut prev: Option<f64> = None;
+    for s in samples {
+        if let Some(p) = prev
+            && s.t_s > p
+        {
+            interval = interval.min(s.t_s - p).max(1e-3);
+        }
+        prev = Some(s.t_s);
+        let Some(r) = s.rate else { continue };
+        if r >= limit {
+            continue;
+        }
+        let rel = r / median_rate - 1.0;
+        let joins = last_low_t.is_some_and(|t| s.t_s - t <= 2.5 * interval);
+        match out.last_mut() {
+            Some(d) if joins => {
+                d.to_s = s.t_s;
+                d.worst = d.worst.min(rel);
+                for p in &s.processes {
+                    if !d.processes.contains(p) {
+                        d.processes.push(*p);
+                    }
+                }
+            }
+            _ => out.push(Dip {
+                load,
+                from_s: s.t_s - interval,
+                to_s: s.t_s,
+                worst: rel,
+                processes: s.processes.clone(),
+            }),
+        }
+        last_low_t = Some(s.t_s);
+    }
+    out
+}
+
+/// Every `soak_*` check of `soak` (one per rule per GPU, the spread one per machine).
+pub fn checks(soak: &SoakSection, t: &SoakThresholds) -> Vec<Check> {
+    let mut out = Vec::new();
+    let gpus = soak.sampled_gpus();
+    for &g in &gpus {
+        let samples: Vec<&SoakSample> = soak.gpu_samples(g).collect();
+        out.push(correctness(soak, g, &samples));
+        out.push(xid(soak, g, &samples));
+        out.push(counters(g, &samples));
+        out.extend(throughput(soak, g, &samples, t));
+        out.push(throttle(g, &samples, t));
+    }
+    out.push(temperature(soak, &gpus, t));
+    if !soak.finished {
+        for c in &mut out {
+            c.detail.push_str(&format!(
+                " (soak stopped after {} of {})",
+                duration_words(soak.elapsed_s),
+                duration_words(soak.duration_s)
+            ));
+        }
+    }
+    out
+}
+
+fn check(rule: SoakRule, subject: Subject, verdict: Verdict, detail: impl Into<String>) -> Check {
+    Check::new(
+        CheckId::Soak(rule),
+        subject,
+        verdict,
+        Source::Measured,
+        detail,
+    )
+}
+
+fn correctness(soak: &SoakSection, g: usize, samples: &[&SoakSample]) -> Check {
+    let checked: u64 = samples.iter().filter_map(|s| s.checked).sum();
+    let wrong: u64 = samples.iter().filter_map(|s| s.mismatches).sum();
+    let subject = Subject::Gpu(g);
+    if checked == 0 {
+        return check(
+            SoakRule::Correctness,
+            subject,
+            Verdict::Unknown,
+            "not verified: no GEMM result was checked (no gemm phase ran)",
+        );
+    }
+    let first = soak.events.iter().find(|e| {
+        e.gpu == Some(g) && matches!(e.kind, SoakEventKind::Mismatch { .. })
+    });
+    if wrong == 0 && first.is_none() {
+        return check(
+            SoakRule::Correctness,
+            subject,
+            Verdict::Pass,
+            format!("{checked} GEMM results checked, all equal to the reference"),
+        );
+    }
+    let what = first
+        .map(|e| format!("first at {}: {}", clock(e.t_s), e.text))
+        .unwrap_or_default();
+    check(
+        SoakRule::Correctness,
+        subject,
+        Verdict::Fail,
+        format!("{wrong} of {checked} GEMM results wrong; {what}"),
+    )
+    .because_text(
+        "silent data corruption: the GPU computed a wrong result under load (failing SMs or memory, an unstable clock or voltage)".into(),
+        "run the soak again on this GPU alone; if results are wrong again, take the GPU out of service and ask the vendor for an RMA (attach soak.csv and report.json)",
+    )
+}
+
+fn xid(soak: &SoakSection, g: usize, samples: &[&SoakSample]) -> Check {
+    let mut seen: Vec<(f64, u64)> = samples
+        .iter()
+        .flat_map(|s| s.xid.iter().map(|x| (s.t_s, *x)))
+        .collect();
+    for e in &soak.events {
+        if e.gpu == Some(g)
+            && let SoakEventKind::Xid { xid } = e.kind
+            && !seen.iter().any(|(t, x)| *x == xid && (t - e.t_s).abs() < 2.0)
+        {
+            seen.push((e.t_s, xid));
+        }
+    }
+    if seen.is_empty() {
+        return check(SoakRule::Xid, Subject::Gpu(g), Verdict::Pass, "no Xid event");
+    }
+    let list: Vec<String> = seen
+        .iter()
+        .take(5)
+        .map(|(t, x)| format!("Xid {x} at {}", clock(*t)))
+        .collect();
+    check(
+        SoakRule::Xid,
+        Subject::Gpu(g),
+        Verdict::Fail,
+        format!(
+            "{} Xid event{}: {}{}",
+            seen.len(),
+            if seen.len() == 1 { "" } else { "s" },
+            list.join(", "),
+            if seen.len() > 5 { ", …" } else { "" }
+        ),
+    )
+    .because_text(
+        "the driver reported a GPU error under load (an Xid: look it up in NVIDIA's Xid catalog; 48, 63, 64, 74, 79, 92, 94, 95 point at memory, NVLink or the GPU falling off the bus)".into(),
+        "read `dmesg | grep -i xid` for the full message, then follow NVIDIA's Xid catalog for that number",
+    )
+}
+
+/// How much a counter grew between its first and last reading (`None`: never read).
+fn growth(samples: &[&SoakSample], f: impl Fn(&SoakSample) -> Option<u64>) -> Option<u64> {
+    let first = samples.iter().find_map(|s| f(s))?;
+    let last = samples.iter().rev().find_map(|s| f(s))?;
+    Some(last.saturating_sub(first))
+}
+
+fn counters(g: usize, samples: &[&SoakSample]) -> Check {
+    let span = match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) => (b.t_s - a.t_s).max(1.0),
+        _ => 1.0,
+    };
+    let fatal = [
+        (
+            "uncorrected ECC errors",
+            growth(samples, |s| s.ecc_uncorrected),
+        ),
+        (
+            "uncorrectable remapped rows",
+            growth(samples, |s| s.remapped_uncorrectable),
+        ),
+        ("retired pages", growth(samples, |s| s.retired_pages)),
+    ];
+    let soft = [
+        ("corrected ECC errors", growth(samples, |s| s.ecc_corrected)),
+        (
+            "correctable remapped rows",
+            growth(samples, |s| s.remapped_correctable),
+        ),
+        ("PCIe replays", growth(samples, |s| s.pcie_replays)),
+        ("NVLink errors", growth(samples, |s| s.nvlink_errors)),
+    ];
+    let grew = |list: &[(&str, Option<u64>)]| -> Vec<String> {
+        list.iter()
+            .filter_map(|(name, g)| {
+                g.filter(|n| *n > 0)
+                    .map(|n| format!("{name} +{n} ({:.2}/min)", n as f64 / span * 60.0))
+            })
+            .collect()
+    };
+    let read: Vec<&str> = fatal
+        .iter()
+        .chain(&soft)
+        .filter(|(_, g)| g.is_some())
+        .map(|(n, _)| *n)
+        .collect();
+    let (hard, warn) = (grew(&fatal), grew(&soft));
+    if !hard.is_empty() {
+        let mut all = hard;
+        all.extend(warn);
+        return check(
+            SoakRule::Counters,
+            Subject::Gpu(g),
+            Verdict::Fail,
+            format!("grew under load: {}", all.join(", ")),
+        )
+        .because_text(
+            "device memory failing under load (uncorrectable errors, rows remapped or pages retired)".into(),
+            "drain the GPU; reset it to apply pending remaps (nvidia-smi -r) and soak again; if the count grows again, RMA the GPU",
+        );
+    }
+    if !warn.is_empty() {
+        return check(
+            SoakRule::Counters,
+            Subject::Gpu(g),
+            Verdict::Warn,
+            format!("grew under load: {}", warn.join(", ")),
+        )
+        .because_text(
+            "errors the hardware corrected: a marginal memory cell, PCIe slot, riser or NVLink cable".into(),
+            "watch the counter over more soaks; reseat the GPU or cable if it keeps growing (nvidia-smi -q -d ECC,PCIE; nvidia-smi nvlink -e)",
+        );
+    }
+    if read.is_empty() {
+        return check(
+            SoakRule::Counters,
+            Subject::Gpu(g),
+            Verdict::Unknown,
+            "not verified: no error counter could be read",
+        );
+    }
+    check(
+        SoakRule::Counters,
+        Subject::Gpu(g),
+        Verdict::Pass,
+        format!("no growth ({} read)", read.join(", ")),
+    )
+}
+
+/// Jitter and drop per phase of one GPU: one check each, over every phase that ran.
+fn throughput(
+    soak: &SoakSection,
+    g: usize,
+    samples: &[&SoakSample],
+    t: &SoakThresholds,
+) -> Vec<Check> {
+    let mut jitter_parts = Vec::new();
+    let mut drop_parts = Vec::new();
+    let (mut jitter_v, mut drop_v) = (Verdict::Pass, Verdict::Pass);
+    let mut all_dips: Vec<Dip> = Vec::new();
+    let mut worst_drop: Option<(SoakLoad, f64)> = None;
+    for load in soak.loads.iter().copied().chain(SoakLoad::ALL) {
+        if jitter_parts.iter().any(|(l, _): &(SoakLoad, String)| *l == load)
+            || drop_parts.iter().any(|(l, _): &(SoakLoad, String)| *l == load)
+        {
+            continue;
+        }
+        let s = settled(samples, load, t.settle_s);
+        let rates: Vec<f64> = s.iter().filter_map(|x| x.rate).collect();
+        let Some((mean, c)) = cv(&rates) else {
+            continue;
+        };
+        let med = median(&rates).unwrap_or(mean);
+        let v = if c > t.jitter_fail {
+            Verdict::Fail
+        } else if c > t.jitter_warn {
+            Verdict::Warn
+        } else {
+            Verdict::Pass
+        };
+        jitter_v = jitter_v.max(v);
+        let ds = dips(&s, load, med, t.dip);
+        jitter_parts.push((
+            load,
+            format!(
+                "{load} {:.1} % CV around {} {}",
+                c * 100.0,
+                figure(med),
+                load.unit()
+            ),
+        ));
+        all_dips.extend(ds);
+        // First and last minute of the phase (a third of it when shorter than three minutes).
+        let (t0, t1) = (s.first().map(|x| x.t_s), s.last().map(|x| x.t_s));
+        if let (Some(t0), Some(t1)) = (t0, t1) {
+            let span = t1 - t0;
+            let w = (span / 3.0).min(60.0);
+            let head: Vec<f64> = s
+                .iter()
+                .filter(|x| x.t_s <= t0 + w)
+                .filter_map(|x| x.rate)
+                .collect();
+            let tail: Vec<f64> = s
+                .iter()
+                .filter(|x| x.t_s >= t1 - w)
+                .filter_map(|x| x.rate)
+                .collect();
+            if w >= 5.0
+                && let (Some(a), Some(b)) = (median(&head), median(&tail))
+                && a > 0.0
+            {
+                let drop = 1.0 - b / a;
+                let v = if drop > t.drop_fail {
+                    Verdict::Fail
+                } else if drop > t.drop_warn {
+                    Verdict::Warn
+                } else {
+                    Verdict::Pass
+                };
+                drop_v = drop_v.max(v);
+                if worst_drop.is_none_or(|(_, d)| drop > d) {
+                    worst_drop = Some((load, drop));
+                }
+                drop_parts.push((
+                    load,
+                    format!(
+                        "{load} {} → {} {} ({:+.1} %, first and last {})",
+                        figure(a),
+                        figure(b),
+                        load.unit(),
+                        -drop * 100.0,
+                        duration_words(w)
+                    ),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let subject = Subject::Gpu(g);
+    if jitter_parts.is_empty() {
+        out.push(check(
+            SoakRule::Jitter,
+            subject,
+            Verdict::Unknown,
+            "not judged: fewer than two settled throughput samples in any phase",
+        ));
+    } else {
+        let mut detail: Vec<String> = jitter_parts.into_iter().map(|(_, d)| d).collect();
+        let mut text = detail.join("; ");
+        if !all_dips.is_empty() {
+            all_dips.sort_by(|a, b| a.worst.total_cmp(&b.worst));
+            let shown: Vec<String> = all_dips.iter().take(4).map(|d| d.to_string()).collect();
+            text.push_str(&format!(
+                "; below the median by more than {:.0} % at {}{}",
+                t.dip * 100.0,
+                shown.join(", "),
+                if all_dips.len() > 4 {
+                    format!(" and {} more", all_dips.len() - 4)
+                } else {
+                    String::new()
+                }
+            ));
+            if jitter_v == Verdict::Pass {
+                jitter_v = Verdict::Warn;
+            }
+        }
+        detail.clear();
+        let mut c = check(SoakRule::Jitter, subject, jitter_v, text);
+        if jitter_v != Verdict::Pass {
+            let pids: Vec<u32> = all_dips
+                .iter()
+                .flat_map(|d| d.processes.iter().copied())
+                .collect();
+            c = if pids.is_empty() {
+                c.because_text(
+                    "the throughput varied under a steady load: another job on the GPU, clocks held down (power, thermal) or a host that could not keep the GPU fed".into(),
+                    "look at the clocks, power and throttle reasons at the times named (soak.csv); run the soak again on an otherwise idle machine",
+                )
+            } else {
+                let mut pids = pids;
+                pids.sort_unstable();
+                pids.dedup();
+                let list: Vec<String> = pids.iter().map(|p| format!("pid {p}")).collect();
+                c.because_text(
+                    format!(
+                        "another process used the GPU then ({}): the soak shared it",
+                        list.join(", ")
+                    ),
+                    "run the soak on an idle machine (stop other jobs, drain the node) to judge the hardware",
+                )
+            };
+        }
+        out.push(c);
+    }
+    if drop_parts.is_empty() {
+        out.push(check(
+            SoakRule::Drop,
+            subject,
+            Verdict::Unknown,
+            "not judged: no phase ran long enough to compare its first and last minutes",
+        ));
+    } else {
+        let text: Vec<String> = drop_parts.into_iter().map(|(_, d)| d).collect();
+        let mut c = check(SoakRule::Drop, subject, drop_v, text.join("; "));
+        if drop_v != Verdict::Pass {
+            let (load, d) = worst_drop.unwrap_or((SoakLoad::Gemm, 0.0));
+            c = c.because_text(
+                format!(
+                    "{load} throughput sagged {:.0} % as the run went on: the GPU heating up (clocks held down by temperature or power) or cooling that cannot keep up",
+                    d * 100.0
+                ),
+                "compare the temperature and clocks at the start and end (soak.csv); check fans, airflow and inlet temperature",
+            );
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn figure(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn throttle(g: usize, samples: &[&SoakSample], t: &SoakThresholds) -> Check {
+    let read: Vec<&Vec<ThrottleReason>> =
+        samples.iter().filter_map(|s| s.throttle.as_ref()).collect();
+    if read.is_empty() {
+        return check(
+            SoakRule::Throttle,
+            Subject::Gpu(g),
+            Verdict::Unknown,
+            "not verified: clock event reasons could not be read",
+        );
+    }
+    let n = read.len() as f64;
+    let mut share: BTreeMap<ThrottleReason, f64> = BTreeMap::new();
+    for r in &read {
+        for reason in r.iter() {
+            *share.entry(*reason).or_default() += 1.0 / n;
+        }
+    }
+    let hw = read
+        .iter()
+        .filter(|r| {
+            r.iter().any(|x| {
+                matches!(
+                    x,
+                    ThrottleReason::HwSlowdown
+                        | ThrottleReason::HwThermalSlowdown
+                        | ThrottleReason::HwPowerBrake
+                )
+            })
+        })
+        .count() as f64
+        / n;
+    let sw_thermal = share
+        .get(&ThrottleReason::SwThermalSlowdown)
+        .copied()
+        .unwrap_or(0.0);
+    let listed: Vec<String> = share
+        .iter()
+        .filter(|(r, _)| **r != ThrottleReason::GpuIdle)
+        .map(|(r, f)| format!("{} {:.0} %", r.label(), f * 100.0))
+        .collect();
+    let detail = if listed.is_empty() {
+        "no clock limit seen".to_string()
+    } else {
+        format!("time held by: {}", listed.join(", "))
+    };
+    if hw > t.hw_slowdown_fail || (hw > 0.0 && sw_thermal > t.sw_thermal_warn) {
+        return check(SoakRule::Throttle, Subject::Gpu(g), Verdict::Fail, detail).because_text(
+            "hardware slowdown under load (clocks cut by half or more): the GPU too hot, the power supply braking, or power spikes tripping the fast trigger".into(),
+            "check cooling and inlet temperature, the PSUs and their cabling; nvidia-smi -q -d PERFORMANCE during load names the reason",
+        );
+    }
+    if hw > 0.0 || sw_thermal > t.sw_thermal_warn {
+        return check(SoakRule::Throttle, Subject::Gpu(g), Verdict::Warn, detail).because_text(
+            "the GPU was slowed for temperature (or briefly by hardware slowdown)".into(),
+            "check airflow, fans and inlet temperature; compare with the other GPUs' temperatures",
+        );
+    }
+    // The power cap holding clocks under a GEMM load is how these GPUs run: not a fault.
+    check(SoakRule::Throttle, Subject::Gpu(g), Verdict::Pass, detail)
+}
+
+fn temperature(soak: &SoakSection, gpus: &[usize], t: &SoakThresholds) -> Check {
+    // Each GPU's mean temperature over the last minute, and its maximum.
+    let end = soak
+        .samples
+        .iter()
+        .map(|s| s.t_s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut per: Vec<(usize, f64, f64)> = Vec::new();
+    for &g in gpus {
+        let all: Vec<f64> = soak.gpu_samples(g).filter_map(|s| s.gpu_temp_c).collect();
+        let last: Vec<f64> = soak
+            .gpu_samples(g)
+            .filter(|s| s.t_s >= end - 60.0)
+            .filter_map(|s| s.gpu_temp_c)
+            .collect();
+        if last.is_empty() {
+            continue;
+        }
+        let mean = last.iter().sum::<f64>() / last.len() as f64;
+        let max = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        per.push((g, mean, max));
+    }
+    if per.is_empty() {
+        return check(
+            SoakRule::Temperature,
+            Subject::Machine,
+            Verdict::Unknown,
+            "not verified: no temperature could be read",
+        );
+    }
+    let list: Vec<String> = per
+        .iter()
+        .map(|(g, mean, max)| format!("GPU {g} {mean:.0} °C (max {max:.0})"))
+        .collect();
+    let hottest = per.iter().max_by(|a, b| a.1.total_cmp(&b.1)).copied();
+    let coolest = per.iter().min_by(|a, b| a.1.total_cmp(&b.1)).copied();
+    let (Some(h), Some(c)) = (hottest, coolest) else {
+        unreachable!("per is not empty")
+    };
+    let spread = h.1 - c.1;
+    let detail = format!(
+        "last minute: {}{}",
+        list.join(", "),
+        if per.len() > 1 {
+            format!("; spread {spread:.0} °C")
+        } else {
+            String::new()
+        }
+    );
+    if per.len() > 1 && spread > t.temp_spread_warn_c {
+        return check(
+            SoakRule::Temperature,
+            Subject::Gpu(h.0),
+            Verdict::Warn,
+            detail,
+        )
+        .because_text(
+            format!(
+                "GPU {} runs {spread:.0} °C hotter than GPU {} under the same load: blocked airflow, a failing fan or poor contact with its heatsink",
+                h.0, c.0
+            ),
+            "check the airflow and fans at that GPU's slot; compare with another node of the same model",
+        );
+    }
+    check(SoakRule::Temperature, Subject::Machine, Verdict::Pass, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(rates: &[f64]) -> SoakSection {
+        SoakSection {
+            duration_s: rates.len() as f64,
+            elapsed_s: rates.len() as f64,
+            interval_s: 1.0,
+            loads: vec![SoakLoad::Gemm],
+            gpus: vec![0],
+            samples: rates
+                .iter()
+                .enumerate()
+                .map(|(i, r)| SoakSample {
+                    t_s: (i + 1) as f64,
+                    gpu: 0,
+                    phase: Some(SoakLoad::Gemm),
+                    rate: Some(*r),
+                    throttle: Some(vec![ThrottleReason::SwPowerCap]),
+                    gpu_temp_c: Some(60.0),
+                    checked: Some(10),
+                    mismatches: Some(0),
+                    ecc_corrected: Some(3),
+                    ..Default::default()
+                })
+                .collect(),
+            finished: true,
+            ..Default::default()
+        }
+    }
+
+    fn verdict(checks: &[Check], rule: SoakRule) -> Verdict {
+        checks
+            .iter()
+            .find(|c| c.check == CheckId::Soak(rule))
+            .map(|c| c.verdict)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_steady_series_passes_every_rule() {
+        let rates: Vec<f64> = (0..300).map(|i| 700.0 + (i % 3) as f64).collect();
+        let c = checks(&series(&rates), &SoakThresholds::default());
+        for rule in SoakRule::ALL {
+            assert_eq!(verdict(&c, rule), Verdict::Pass, "{rule}: {c:#?}");
+        }
+    }
+
+    #[test]
+    fn a_dip_is_found_with_its_window() {
+        let mut rates: Vec<f64> = vec![700.0; 300];
+        for r in &mut rates[120..150] {
+            *r = 380.0;
+        }
+        let c = checks(&series(&rates), &SoakThresholds::default());
+        let j = c
+            .iter()
+            .find(|c| c.check == CheckId::Soak(SoakRule::Jitter))
+            .unwrap();
+        assert_eq!(j.verdict, Verdict::Fail, "{}", j.detail);
+        assert!(j.detail.contains("gemm 2:00–2:30 (-46 %)"), "{}", j.detail);
+    }
+
+    #[test]
+    fn counters_and_sag_are_named() {
+        let rates: Vec<f64> = (0..300).map(|i| 700.0 - i as f64 * 0.8).collect();
+        let mut s = series(&rates);
+        s.samples[200].ecc_corrected = Some(5);
+        s.samples[299].ecc_corrected = Some(5);
+        let c = checks(&s, &SoakThresholds::default());
+        assert_eq!(verdict(&c, SoakRule::Counters), Verdict::Warn);
+        assert_eq!(verdict(&c, SoakRule::Drop), Verdict::Fail);
+    }
+
+    #[test]
+    fn thresholds_are_checked() {
+        let t = SoakThresholds {
+            jitter_warn: 0.2,
+            jitter_fail: 0.1,
+            ..Default::default()
+        };
+        assert!(t.validate().unwrap_err().contains("jitter_warn"));
+        let t = SoakThresholds {
+            dip: f64::NAN,
+            ..Default::default()
+        };
+        assert!(t.validate().unwrap_err().starts_with("[soak] dip"));
+    }
+}
