@@ -17,6 +17,7 @@ pub mod expected;
 pub mod performance;
 pub mod run;
 pub mod soak;
+pub mod soak_csv;
 pub mod state_checks;
 pub mod thresholds;
 
