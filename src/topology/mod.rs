@@ -10,6 +10,7 @@ pub mod live;
 pub mod nvml_state;
 pub mod sampler;
 pub mod smi_query;
+pub mod soak_probe;
 pub mod xml_budget;
 
 use std::io;

@@ -154,7 +154,7 @@ fn remapped_rows(nvml: &Nvml, dev: &Device) -> Option<(u64, u64, bool, bool)> {
 }
 
 /// Every link the GPU has: `Some(empty)` for a GPU without NVLink, `None` when NVML could not say.
-fn nvlinks(dev: &Device) -> Option<Vec<NvLinkState>> {
+pub(super) fn nvlinks(dev: &Device) -> Option<Vec<NvLinkState>> {
     let mut out = Vec::new();
     let mut unknown = false;
     for l in 0..MAX_NVLINKS {
@@ -186,7 +186,7 @@ fn nvlinks(dev: &Device) -> Option<Vec<NvLinkState>> {
     (!(unknown && out.iter().all(|l| l.active.is_none()))).then_some(out)
 }
 
-fn ecc(nvml: &Nvml, dev: &Device) -> EccState {
+pub(super) fn ecc(nvml: &Nvml, dev: &Device) -> EccState {
     let count = |t: MemoryError, c: EccCounter| dev.total_ecc_errors(t, c).ok();
     let (corr, unc, pending, failure) = match remapped_rows(nvml, dev) {
         Some((c, u, p, f)) => (Some(c), Some(u), Some(p), Some(f)),
