@@ -13,6 +13,7 @@ pub(crate) mod energy;
 pub mod kernels;
 pub mod measure;
 pub mod pattern;
+pub mod soak;
 
 mod cases;
 
