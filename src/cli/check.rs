@@ -5,18 +5,19 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 
-use super::drive::drive;
+use super::drive::{Terminal, drive};
+use super::interrupt::{self, CANCEL};
 use super::{CliError, emit, write_file};
 use crate::bench::plan::parse_gpu_list;
 use crate::export;
 use crate::health::run::CheckOptions;
 use crate::health::{HealthReport, Thresholds, Verdict};
 use crate::job::{Event, Job};
-use crate::model::{Source, Topology};
+use crate::model::soak::{duration_words, parse_duration, parse_loads};
+use crate::model::{SoakOptions, Source, Topology};
 
 /// `scalescope check` options.
 #[derive(Debug, Args)]
@@ -49,6 +50,30 @@ pub struct CheckArgs {
     /// Exit 3 on any WARN or UNKNOWN too, not only on FAIL.
     #[arg(long)]
     pub strict: bool,
+    /// After the check, a burn-in of this length (90s, 30m, 2h, 1h30m; at least 1 minute):
+    /// every selected GPU under a sustained load in phases, a sample a second, judged for
+    /// wrong results, Xid, error counters, jitter, drop, throttling and temperature spread.
+    /// Ctrl-C stops it and keeps what was measured.
+    #[arg(long, value_name = "DURATION")]
+    pub soak: Option<String>,
+    /// The soak's loads, in the order they cycle (default: gemm,memory,pcie, and p2p,nccl with
+    /// two GPUs or more).
+    #[arg(long, value_name = "LIST", requires = "soak")]
+    pub soak_load: Option<String>,
+    /// Where the soak writes its series, one row per GPU per second (columns in docs/CSV.md),
+    /// rewritten as it runs.
+    #[arg(long, value_name = "FILE", default_value = "soak.csv")]
+    pub soak_csv: PathBuf,
+    /// Judge a recorded soak.csv instead of running one (no GPU needed; the thresholds of this
+    /// run apply).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["soak", "import", "catalog"])]
+    pub soak_replay: Option<PathBuf>,
+    /// Play the recording back at this pace (1 = as recorded; default: at once).
+    #[arg(long, value_name = "X", requires = "soak_replay")]
+    pub replay_speed: Option<f64>,
+    /// NCCL library for the soak's nccl load (default: searched).
+    #[arg(long, value_name = "PATH")]
+    pub nccl_lib: Option<PathBuf>,
     /// Print every check's line; without it, modeled PASS lines (hundreds on a catalog machine
     /// of 8 GPUs) are counted per check instead.
     #[arg(long, short = 'v')]
@@ -62,28 +87,44 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         None => Thresholds::default(),
     };
     let gpus = parse_gpu_list(&args.gpus)?;
+    let soak = soak_options(&args)?;
     let opts = CheckOptions {
         gpus: gpus.clone(),
         quick: args.quick,
         thresholds,
-        soak: None,
+        soak: soak.clone(),
     };
     let source = super::SourceArgs {
         import: args.import.clone(),
         catalog: args.catalog.clone(),
     };
-    let live = !source.describes_another_machine();
+    let live = !source.describes_another_machine() && args.soak_replay.is_none();
+    if soak.is_some() && !live && args.soak_replay.is_none() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--soak loads this machine's GPUs: it cannot run with --import or --catalog (judge a recording with --soak-replay FILE)"
+        )));
+    }
+    let target = match &args.soak_replay {
+        Some(path) => replay_target(path)?,
+        None => source.target_for(remote)?,
+    };
     let job = Job::Check {
-        target: source.target_for(remote)?,
+        target,
         options: opts,
     };
     let mut runner = remote.runner()?;
+    // Ctrl-C stops a soak after the second in flight; what was measured is kept.
+    if soak.is_some() {
+        interrupt::install(|| {});
+    }
+    let mut series = SoakWriter::new(soak.is_some().then(|| args.soak_csv.clone()));
     let full = drive(
         &mut runner,
         &job,
-        &AtomicBool::new(false),
+        &CANCEL,
         false,
         &mut |e, _, term| {
+            series.on_event(e, term)?;
             if let Event::Started { topology, .. } = e
                 && live
             {
@@ -102,6 +143,7 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         },
     )
     .map_err(|s| {
+        series.interrupted_note();
         s.or_job(|e| {
             if e.no_driver && live && remote.remote.is_none() {
                 CliError::env(anyhow::anyhow!(
@@ -133,8 +175,21 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     }
     let c = &report.counts;
     let failed = report.failed() || (args.strict && (c.warn > 0 || c.unknown > 0));
-    let code = if failed { super::EXIT_CHECK_FAILED } else { 0 };
+    let interrupted = interrupt::signalled();
+    let code = if interrupted {
+        interrupt::exit_code()
+    } else if failed {
+        super::EXIT_CHECK_FAILED
+    } else {
+        0
+    };
     emit(None, render(&topo, &report, code, args.verbose).as_bytes())?;
+    if interrupted {
+        return Err(CliError::interrupted(anyhow::anyhow!(
+            "interrupted: the soak stopped early; {} keeps every second measured",
+            args.soak_csv.display()
+        )));
+    }
     if failed {
         return Err(CliError::check_failed(anyhow::anyhow!(
             "check failed: {} fail, {} warn, {} unknown{}",
@@ -229,5 +284,183 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
         );
     }
     let _ = writeln!(out, "verdict: {} (exit {exit})", r.summary_line());
+    out
+}
+
+/// The soak the flags ask for (`None` without `--soak` or `--soak-replay`).
+fn soak_options(args: &CheckArgs) -> Result<Option<SoakOptions>, CliError> {
+    let bad = |e: String| CliError::input(anyhow::anyhow!("{e}"));
+    if let Some(path) = &args.soak_replay {
+        let speed = args
+            .replay_speed
+            .map(|v| {
+                if v.is_finite() && (0.0..=1000.0).contains(&v) {
+                    Ok(v)
+                } else {
+                    Err(bad(format!(
+                        "--replay-speed {v}: expected 0 (at once) to 1000"
+                    )))
+                }
+            })
+            .transpose()?;
+        return Ok(Some(SoakOptions {
+            duration_s: 0.0,
+            loads: Vec::new(),
+            replay: Some(path.display().to_string()),
+            replay_speed: speed,
+            nccl_lib: None,
+        }));
+    }
+    let Some(d) = &args.soak else {
+        return Ok(None);
+    };
+    let duration_s = parse_duration(d).map_err(|e| bad(format!("--soak: {e}")))?;
+    let loads = match &args.soak_load {
+        Some(l) => parse_loads(l).map_err(bad)?,
+        None => Vec::new(),
+    };
+    Ok(Some(SoakOptions {
+        duration_s,
+        loads,
+        replay: None,
+        replay_speed: None,
+        nccl_lib: args.nccl_lib.clone(),
+    }))
+}
+
+/// The machine a replayed soak is judged on: its GPUs as the recording numbers them (nothing
+/// else is known), named after the file.
+fn replay_target(path: &std::path::Path) -> Result<crate::job::Target, CliError> {
+    let text = crate::input::read_text(path, crate::health::soak_csv::MAX_BYTES)
+        .map_err(|e| CliError::input(anyhow::anyhow!("--soak-replay {}: {e}", path.display())))?;
+    let soak = crate::health::soak_csv::parse(&text, &path.display().to_string())
+        .map_err(|e| CliError::input(anyhow::anyhow!("{e}")))?;
+    let mut topo = Topology::new(crate::model::TopologySource::Imported {
+        paths: vec![path.display().to_string()],
+    });
+    for g in soak.gpus {
+        topo.gpus.push(crate::model::Gpu {
+            index: g,
+            ..Default::default()
+        });
+    }
+    Ok(crate::job::Target::Topology {
+        topology: Box::new(topo),
+    })
+}
+
+/// Writes soak.csv as the soak runs (rewritten once a second, so that an interrupted or killed
+/// soak keeps every second measured) and prints a line a minute.
+struct SoakWriter {
+    path: Option<PathBuf>,
+    bytes: Vec<u8>,
+    rows: usize,
+    last_line: f64,
+}
+
+impl SoakWriter {
+    fn new(path: Option<PathBuf>) -> Self {
+        Self {
+            path,
+            bytes: Vec::new(),
+            rows: 0,
+            last_line: 0.0,
+        }
+    }
+
+    fn on_event(&mut self, e: &Event, term: &Terminal) -> Result<(), CliError> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        match e {
+            Event::SoakStarted { section } => {
+                self.bytes = crate::health::soak_csv::rows(&[], &[], true);
+                if section.replay_of.is_none() {
+                    term.note(&format!(
+                        "soak: {} of {} on GPU {} (a row per GPU per second → {}){}",
+                        duration_words(section.duration_s),
+                        section
+                            .loads
+                            .iter()
+                            .map(|l| l.id())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        section
+                            .gpus
+                            .iter()
+                            .map(|g| g.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        path.display(),
+                        section
+                            .gemm
+                            .as_ref()
+                            .map(|g| format!("\n  gemm: {g}"))
+                            .unwrap_or_default()
+                    ));
+                }
+                Ok(())
+            }
+            Event::SoakSamples {
+                samples,
+                events,
+                elapsed_s,
+                ..
+            } => {
+                for ev in events {
+                    if !matches!(ev.kind, crate::model::SoakEventKind::Phase { .. }) {
+                        term.note(&format!(
+                            "soak {}: {}",
+                            crate::health::soak::clock(ev.t_s),
+                            ev.text
+                        ));
+                    }
+                }
+                self.bytes
+                    .extend(crate::health::soak_csv::rows(samples, events, false));
+                self.rows += samples.len();
+                if *elapsed_s - self.last_line >= 60.0 && !samples.is_empty() {
+                    self.last_line = *elapsed_s;
+                    term.note(&minute_line(*elapsed_s, samples));
+                }
+                if self.path.is_some() {
+                    write_file(path, &self.bytes)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn interrupted_note(&self) {
+        if let Some(p) = &self.path
+            && self.rows > 0
+        {
+            eprintln!("soak: {} rows kept in {}", self.rows, p.display());
+        }
+    }
+}
+
+/// `soak 2:00  gemm  GPU 0 712 TFLOP/s 699 W 1755 MHz 64 °C`.
+fn minute_line(t: f64, samples: &[crate::model::SoakSample]) -> String {
+    let mut out = format!("soak {}", crate::health::soak::clock(t));
+    for s in samples {
+        let _ = write!(
+            out,
+            "  GPU {} {}{}{}{}",
+            s.gpu,
+            match (s.rate, s.phase) {
+                (Some(r), Some(p)) => format!("{p} {r:.0} {} ", p.unit()),
+                _ => String::new(),
+            },
+            s.power_w.map(|w| format!("{w:.0} W ")).unwrap_or_default(),
+            s.sm_clock_mhz
+                .map(|m| format!("{m} MHz "))
+                .unwrap_or_default(),
+            s.gpu_temp_c
+                .map(|c| format!("{c:.0} °C"))
+                .unwrap_or_default()
+        );
+    }
     out
 }

@@ -83,6 +83,13 @@ pub struct Cli {
     /// timed samples last long enough do.
     #[arg(long, value_name = "SECONDS", requires = "bench", allow_hyphen_values = true, value_parser = parse_energy_window)]
     pub energy_window: Option<f64>,
+    /// --bench: add a burn-in stage of this length after the others (90s, 30m, 2h; at least 1
+    /// minute): `scalescope check --soak` as a stage, its series in soak.csv and the report.
+    #[arg(long, value_name = "DURATION", requires = "bench")]
+    pub soak: Option<String>,
+    /// --bench --soak: the soak's loads (gemm,memory,pcie,p2p,nccl).
+    #[arg(long, value_name = "LIST", requires = "soak")]
+    pub soak_load: Option<String>,
     #[command(flatten)]
     pub price: price::PriceArgs,
     /// Reports (report.json) to open in the desktop app.
@@ -123,6 +130,11 @@ pub struct RemoteArgs {
     /// `agent`), so that tests can interrupt or cut a modeled run midway. Hidden.
     #[arg(long, value_name = "MS", global = true, hide = true)]
     pub test_case_delay_ms: Option<u64>,
+    /// Test hook: alter one GEMM result of the soak on purpose — the GPU's position in the
+    /// soak's list and the seconds after the load began (`0@30`) — to show that a wrong result
+    /// is caught and named. Hidden: not a user option.
+    #[arg(long, value_name = "POS@SECONDS", global = true, hide = true, value_parser = parse_corrupt)]
+    pub test_corrupt_gemm: Option<crate::bench::cuda::soak::CorruptAt>,
     /// Test hook: give up on a server silent about a request for MS milliseconds instead of
     /// the 60 s the protocol allows, so that tests of a silent server end quickly. Hidden.
     #[arg(
@@ -137,6 +149,45 @@ pub struct RemoteArgs {
     /// silence instead of 5 s, so that fuzzing many silent FIFOs ends quickly. Hidden.
     #[arg(long, value_name = "MS", global = true, hide = true)]
     pub test_stall_ms: Option<u64>,
+}
+
+/// `--bench --soak D [--soak-load LIST]`.
+fn bench_soak(
+    d: Option<&str>,
+    loads: Option<&str>,
+    modeled: bool,
+) -> Result<Option<crate::model::SoakOptions>, CliError> {
+    let Some(d) = d else { return Ok(None) };
+    let bad = |e: String| CliError::input(anyhow::anyhow!("{e}"));
+    if modeled {
+        return Err(bad(
+            "--soak loads this machine's GPUs: a soak cannot be modeled (leave out --modeled)"
+                .into(),
+        ));
+    }
+    Ok(Some(crate::model::SoakOptions {
+        duration_s: crate::model::soak::parse_duration(d)
+            .map_err(|e| bad(format!("--soak: {e}")))?,
+        loads: match loads {
+            Some(l) => crate::model::soak::parse_loads(l).map_err(bad)?,
+            None => Vec::new(),
+        },
+        ..Default::default()
+    }))
+}
+
+/// `--test-corrupt-gemm POS@SECONDS`.
+fn parse_corrupt(s: &str) -> Result<crate::bench::cuda::soak::CorruptAt, String> {
+    let (g, t) = s.split_once('@').ok_or("expected POS@SECONDS, e.g. 0@30")?;
+    Ok(crate::bench::cuda::soak::CorruptAt {
+        gpu: g.trim().parse().map_err(|_| "POS: a GPU position")?,
+        after_s: t
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or("SECONDS: a number of seconds")?,
+    })
 }
 
 impl RemoteArgs {
@@ -158,6 +209,7 @@ impl RemoteArgs {
             case_delay: self
                 .test_case_delay_ms
                 .map(std::time::Duration::from_millis),
+            corrupt_gemm: self.test_corrupt_gemm,
         }
     }
 
@@ -521,6 +573,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             remote: cli.remote,
             pricing: cli.price.pricing()?,
             energy_window_s: cli.energy_window,
+            soak: bench_soak(cli.soak.as_deref(), cli.soak_load.as_deref(), cli.modeled)?,
         });
     }
     if cli.price.pricing()?.is_some() {

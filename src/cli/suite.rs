@@ -57,6 +57,8 @@ pub struct SuiteArgs {
     pub pricing: Option<crate::scaling::cost::Pricing>,
     /// How long each measured test runs on for its energy (`--energy-window`).
     pub energy_window_s: Option<f64>,
+    /// The soak stage (`--soak D`), run after the others.
+    pub soak: Option<crate::model::SoakOptions>,
 }
 
 fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
@@ -262,6 +264,12 @@ impl Writer<'_> {
                 .unwrap_or(&[]);
             files.push((self.dir.join("scaling.csv"), export::csv::scaling(rows)?));
         }
+        if let Some(soak) = &report.soak {
+            files.push((
+                self.dir.join("soak.csv"),
+                crate::health::soak_csv::rows(&soak.samples, &soak.events, true),
+            ));
+        }
         files.push((self.dir.join("report.json"), export::json::report(report)?));
         // The document beside it, rewritten with it so that the two always agree.
         files.push((
@@ -384,7 +392,10 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     // with no report (a signal in the first milliseconds of the process, before this line,
     // ends it as the default action does: nothing is in --out yet either).
     interrupt::install(record_cancellation);
-    let stages = parse_suite(&args.suite)?;
+    let mut stages = parse_suite(&args.suite)?;
+    if args.soak.is_some() {
+        stages.push(Stage::Soak);
+    }
     let gpus = parse_gpu_list(&args.gpus)?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     super::energy_window_needs_measuring(args.energy_window_s, args.modeled)?;
@@ -440,7 +451,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             python: args.python.clone(),
             pricing: args.pricing,
             energy_window_s: args.energy_window_s,
-            soak: None,
+            soak: args.soak.clone(),
         },
     };
     let report = drive(

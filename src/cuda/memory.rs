@@ -294,6 +294,36 @@ pub fn host_memory_available() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
+/// Fills a GEMM operand with random values in ±[0.5, 1) (bf16 or fp32), from a seeded LCG, so
+/// products neither overflow nor run on constant data (a GPU multiplying constant or zero data
+/// draws less power and runs faster than on real data). The same seed gives the same bytes.
+pub fn fill_random_operand(buf: &DeviceBuffer, bf16: bool, seed: u64) -> Result<(), CudaError> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    let mut host = vec![0u8; buf.len()];
+    if bf16 {
+        for c in host.chunks_exact_mut(2) {
+            let r = next();
+            let v: u16 = ((r as u16) & 0x8000) | 0x3F00 | ((r >> 16) as u16 & 0x7F);
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+    } else {
+        for c in host.chunks_exact_mut(4) {
+            let r = next();
+            let v: u32 = (r & 0x8000_0000) | 0x3F00_0000 | (r >> 9);
+            c.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    buf.copy_from_host(&host)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,34 +357,4 @@ mod tests {
         assert_eq!(b.as_slice().len(), 4096);
         assert!(PageableBuffer::alloc(usize::MAX / 2, None, 0).is_none());
     }
-}
-
-/// Fills a GEMM operand with random values in ±[0.5, 1) (bf16 or fp32), from a seeded LCG, so
-/// products neither overflow nor run on constant data (a GPU multiplying constant or zero data
-/// draws less power and runs faster than on real data). The same seed gives the same bytes.
-pub fn fill_random_operand(buf: &DeviceBuffer, bf16: bool, seed: u64) -> Result<(), CudaError> {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let mut next = || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 33) as u32
-    };
-    let mut host = vec![0u8; buf.len()];
-    if bf16 {
-        for c in host.chunks_exact_mut(2) {
-            let r = next();
-            let v: u16 = ((r as u16) & 0x8000) | 0x3F00 | ((r >> 16) as u16 & 0x7F);
-            c.copy_from_slice(&v.to_le_bytes());
-        }
-    } else {
-        for c in host.chunks_exact_mut(4) {
-            let r = next();
-            let v: u32 = (r & 0x8000_0000) | 0x3F00_0000 | (r >> 9);
-            c.copy_from_slice(&v.to_le_bytes());
-        }
-    }
-    buf.copy_from_host(&host)
 }

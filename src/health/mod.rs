@@ -402,6 +402,13 @@ impl HealthReport {
         }
     }
 
+    /// Adds `checks` (the soak's) and recounts the verdict.
+    pub fn add_checks(&mut self, checks: impl IntoIterator<Item = Check>) {
+        self.checks.extend(checks);
+        self.verdict = overall(&self.checks);
+        self.counts = Counts::of(&self.checks);
+    }
+
     /// True when any check failed: `scalescope check` exits 3.
     pub fn failed(&self) -> bool {
         self.counts.fail > 0

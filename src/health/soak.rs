@@ -119,9 +119,8 @@ impl SoakThresholds {
 
     /// Each field within its range; `warn` limits not above `fail` ones.
     pub fn validate(&self) -> Result<(), String> {
-        let field = |name: &str, b: Bounds, v: f64| {
-            b.check(v).map_err(|e| format!("[soak] {name}: {e}"))
-        };
+        let field =
+            |name: &str, b: Bounds, v: f64| b.check(v).map_err(|e| format!("[soak] {name}: {e}"));
         field("jitter_warn", Self::FRACTION, self.jitter_warn)?;
         field("jitter_fail", Self::FRACTION, self.jitter_fail)?;
         field("dip", Self::FRACTION, self.dip)?;
@@ -307,9 +306,10 @@ fn correctness(soak: &SoakSection, g: usize, samples: &[&SoakSample]) -> Check {
             "not verified: no GEMM result was checked (no gemm phase ran)",
         );
     }
-    let first = soak.events.iter().find(|e| {
-        e.gpu == Some(g) && matches!(e.kind, SoakEventKind::Mismatch { .. })
-    });
+    let first = soak
+        .events
+        .iter()
+        .find(|e| e.gpu == Some(g) && matches!(e.kind, SoakEventKind::Mismatch { .. }));
     if wrong == 0 && first.is_none() {
         return check(
             SoakRule::Correctness,
@@ -341,13 +341,20 @@ fn xid(soak: &SoakSection, g: usize, samples: &[&SoakSample]) -> Check {
     for e in &soak.events {
         if e.gpu == Some(g)
             && let SoakEventKind::Xid { xid } = e.kind
-            && !seen.iter().any(|(t, x)| *x == xid && (t - e.t_s).abs() < 2.0)
+            && !seen
+                .iter()
+                .any(|(t, x)| *x == xid && (t - e.t_s).abs() < 2.0)
         {
             seen.push((e.t_s, xid));
         }
     }
     if seen.is_empty() {
-        return check(SoakRule::Xid, Subject::Gpu(g), Verdict::Pass, "no Xid event");
+        return check(
+            SoakRule::Xid,
+            Subject::Gpu(g),
+            Verdict::Pass,
+            "no Xid event",
+        );
     }
     let list: Vec<String> = seen
         .iter()
@@ -474,8 +481,12 @@ fn throughput(
     let mut all_dips: Vec<Dip> = Vec::new();
     let mut worst_drop: Option<(SoakLoad, f64)> = None;
     for load in soak.loads.iter().copied().chain(SoakLoad::ALL) {
-        if jitter_parts.iter().any(|(l, _): &(SoakLoad, String)| *l == load)
-            || drop_parts.iter().any(|(l, _): &(SoakLoad, String)| *l == load)
+        if jitter_parts
+            .iter()
+            .any(|(l, _): &(SoakLoad, String)| *l == load)
+            || drop_parts
+                .iter()
+                .any(|(l, _): &(SoakLoad, String)| *l == load)
         {
             continue;
         }
@@ -765,7 +776,12 @@ fn temperature(soak: &SoakSection, gpus: &[usize], t: &SoakThresholds) -> Check 
             "check the airflow and fans at that GPU's slot; compare with another node of the same model",
         );
     }
-    check(SoakRule::Temperature, Subject::Machine, Verdict::Pass, detail)
+    check(
+        SoakRule::Temperature,
+        Subject::Machine,
+        Verdict::Pass,
+        detail,
+    )
 }
 
 #[cfg(test)]

@@ -150,9 +150,7 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
     for need in ["time_s", "gpu"] {
         let c = COLUMNS.iter().position(|c| *c == need).unwrap_or(0);
         if index[c] == usize::MAX {
-            return Err(format!(
-                "{path} line 1: no {need} column: not a soak.csv"
-            ));
+            return Err(format!("{path} line 1: no {need} column: not a soak.csv"));
         }
     }
     let mut soak = SoakSection {
@@ -210,9 +208,10 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
         let gpu = gpu as usize;
         let phase = match cell("phase") {
             "" => None,
-            p => Some(SoakLoad::from_id(p).ok_or_else(|| {
-                bad("phase", "is not a load (gemm, memory, pcie, p2p, nccl)")
-            })?),
+            p => Some(
+                SoakLoad::from_id(p)
+                    .ok_or_else(|| bad("phase", "is not a load (gemm, memory, pcie, p2p, nccl)"))?,
+            ),
         };
         let throttle = match cell("throttle") {
             "" => None,

@@ -502,11 +502,14 @@ impl From<BenchError> for JobError {
 /// Hooks for tests, handed in by whoever runs the job (the command line's and the agent's hidden
 /// `--test-case-delay-ms`): a normal run passes [`TestHooks::default`], which does nothing, and
 /// no layer reads them from the environment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TestHooks {
     /// Sleep this long after every finished case, so that a test can interrupt or cut a modeled
     /// run midway.
     pub case_delay: Option<Duration>,
+    /// Alter one GEMM result of the soak on purpose (GPU position, seconds after the load
+    /// began), to show that a wrong result is caught: the hidden `--test-corrupt-gemm`.
+    pub corrupt_gemm: Option<crate::bench::cuda::soak::CorruptAt>,
 }
 
 /// The job's running state: its report, grown by the events it sends.
@@ -531,6 +534,10 @@ impl Ctx<'_> {
     }
 
     /// After a finished case: waits as long as the test hooks say (not at all in a normal run).
+    pub fn hooks(&self) -> TestHooks {
+        self.hooks
+    }
+
     pub fn after_case(&self) {
         if let Some(d) = self.hooks.case_delay {
             std::thread::sleep(d);

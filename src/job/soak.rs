@@ -1,17 +1,527 @@
-//! The soak stage: a burn-in of the selected GPUs, or a recording played back.
+//! The soak stage (`check --soak D`, `--bench --soak D`): a burn-in of the selected GPUs — the
+//! loads of `bench::cuda::soak` in phases, the probe of `topology::soak_probe` once a second —
+//! sent as samples while it runs, then judged by `health::soak` into `soak_*` checks added to
+//! the health report. Or a recorded `soak.csv` played back (`--soak-replay`), judged the same.
 
-use super::{Ctx, JobError};
-use crate::health::Thresholds;
-use crate::model::{SoakOptions, Topology};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
-/// Runs the soak of `opts` on `gpus` of `topo` (empty: all), sending its samples as they come
-/// and its verdict as `soak_*` checks added to the health report.
+use super::{Ctx, Event, JobError};
+use crate::bench::cuda::soak::{Batch, Finding, SoakLoads, SoakSetup, ordinals};
+use crate::health::soak::{SoakThresholds, checks};
+use crate::health::{Evidence, HealthReport, Thresholds};
+use crate::model::soak::duration_words;
+use crate::model::{
+    SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection, Source, Topology,
+};
+use crate::topology::soak_probe::SoakProbe;
+
+/// Sampling interval.
+const INTERVAL: Duration = Duration::from_secs(1);
+/// A phase cycle lasts at most this long: every load runs at least once in each such window.
+const CYCLE_S: f64 = 300.0;
+
+/// The loads a soak runs when none are named: gemm, memory and pcie, and p2p and nccl on two
+/// GPUs or more.
+pub fn default_loads(gpus: usize) -> Vec<SoakLoad> {
+    SoakLoad::ALL
+        .into_iter()
+        .filter(|l| gpus > 1 || !l.needs_peers())
+        .collect()
+}
+
+/// The load running `t_s` seconds into a soak of `duration_s` over `loads`: phases cycle every
+/// `min(duration, 5 min)`, the GEMM (the heat and the correctness check) taking three shares of
+/// each cycle and every other load one.
+pub fn phase_at(loads: &[SoakLoad], duration_s: f64, t_s: f64) -> Option<SoakLoad> {
+    let weight = |l: &SoakLoad| if *l == SoakLoad::Gemm { 3.0 } else { 1.0 };
+    let total: f64 = loads.iter().map(weight).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let cycle = duration_s.clamp(1.0, CYCLE_S);
+    let mut at = (t_s.max(0.0) % cycle) / cycle * total;
+    for l in loads {
+        if at < weight(l) {
+            return Some(*l);
+        }
+        at -= weight(l);
+    }
+    loads.last().copied()
+}
+
+/// Runs the soak of `opts` over `gpus` (empty: all) of `topo` and adds its verdict to the
+/// health report.
 pub(super) fn run(
-    _ctx: &mut Ctx<'_>,
-    _topo: &Topology,
-    _gpus: &[usize],
-    _opts: &SoakOptions,
-    _thresholds: &Thresholds,
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    gpus: &[usize],
+    opts: &SoakOptions,
+    thresholds: &Thresholds,
 ) -> Result<(), JobError> {
-    Err(JobError::machine("the soak is not built yet"))
+    let soak = match &opts.replay {
+        Some(path) => replay(ctx, path, opts.replay_speed.unwrap_or(0.0))?,
+        None => live(ctx, topo, gpus, opts)?,
+    };
+    verdict(ctx, topo, &soak, &thresholds.soak);
+    Ok(())
+}
+
+/// Adds the soak's checks to the health report (a new one when no check ran before).
+fn verdict(ctx: &mut Ctx<'_>, topo: &Topology, soak: &SoakSection, t: &SoakThresholds) {
+    let found = checks(soak, t);
+    let mut report = ctx.report.health.clone().unwrap_or_else(|| {
+        HealthReport::new(
+            topo,
+            Source::Measured,
+            Vec::new(),
+            Thresholds::default(),
+            Evidence {
+                before: None,
+                after: None,
+                load: None,
+            },
+            Vec::new(),
+        )
+    });
+    report.add_checks(found);
+    report.notes.push(match &soak.replay_of {
+        Some(p) => format!(
+            "soak: replay of {p} ({}), judged with the thresholds of this run",
+            duration_words(soak.elapsed_s)
+        ),
+        None => format!(
+            "soak: {} of load{} on {} GPU{}",
+            duration_words(soak.elapsed_s),
+            if soak.finished {
+                ""
+            } else {
+                " (stopped early)"
+            },
+            soak.sampled_gpus().len(),
+            if soak.sampled_gpus().len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ),
+    });
+    ctx.emit(Event::Health {
+        report: Box::new(report),
+    });
+}
+
+/// Plays a recorded `soak.csv` back: all at once (`speed` 0), or `speed` intervals per interval.
+fn replay(ctx: &mut Ctx<'_>, path: &str, speed: f64) -> Result<SoakSection, JobError> {
+    let text = crate::input::read_text(
+        std::path::Path::new(path),
+        crate::health::soak_csv::MAX_BYTES,
+    )
+    .map_err(|e| JobError::input(format!("--soak-replay {path}: {e}")))?;
+    let recorded = crate::health::soak_csv::parse(&text, path).map_err(JobError::input)?;
+    let header = SoakSection {
+        samples: Vec::new(),
+        events: Vec::new(),
+        finished: false,
+        elapsed_s: 0.0,
+        ..recorded.clone()
+    };
+    ctx.emit(Event::SoakStarted {
+        section: Box::new(header),
+    });
+    let ticks: BTreeSet<u64> = recorded
+        .samples
+        .iter()
+        .map(|s| (s.t_s * 1000.0).round() as u64)
+        .collect();
+    let mut sent_events = 0;
+    let total = ticks.len();
+    for (k, tick) in ticks.into_iter().enumerate() {
+        if ctx.cancelled() {
+            break;
+        }
+        let t = tick as f64 / 1000.0;
+        let samples: Vec<SoakSample> = recorded
+            .samples
+            .iter()
+            .filter(|s| (s.t_s * 1000.0).round() as u64 == tick)
+            .cloned()
+            .collect();
+        let events: Vec<SoakEvent> = recorded.events[sent_events..]
+            .iter()
+            .take_while(|e| e.t_s <= t + 1e-9)
+            .cloned()
+            .collect();
+        sent_events += events.len();
+        ctx.emit(Event::SoakSamples {
+            samples,
+            events,
+            elapsed_s: t,
+            finished: k + 1 == total,
+        });
+        if speed > 0.0 {
+            ctx.emit(Event::Progress {
+                done: k + 1,
+                total,
+                label: format!("soak replay: {}", crate::health::soak::clock(t)),
+            });
+            std::thread::sleep(Duration::from_secs_f64(recorded.interval_s / speed));
+        }
+    }
+    Ok(ctx.report.soak.clone().unwrap_or_default())
+}
+
+fn live(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    gpus: &[usize],
+    opts: &SoakOptions,
+) -> Result<SoakSection, JobError> {
+    if !matches!(topo.source, crate::model::TopologySource::Live { .. }) {
+        return Err(JobError::input(
+            "a soak loads this machine's GPUs: it cannot run on a catalog or imported machine (play a recording back with --soak-replay FILE)",
+        ));
+    }
+    let gpus: Vec<usize> = if gpus.is_empty() {
+        topo.gpu_indices()
+    } else {
+        gpus.to_vec()
+    };
+    let loads = if opts.loads.is_empty() {
+        default_loads(gpus.len())
+    } else {
+        opts.loads.clone()
+    };
+    let ords = ordinals(topo, &gpus).map_err(|e| JobError::machine(format!("soak: {e}")))?;
+    let setup = SoakSetup {
+        ordinals: ords,
+        loads: loads.clone(),
+        nccl_lib: opts.nccl_lib.clone(),
+        corrupt: ctx.hooks().corrupt_gemm,
+    };
+    ctx.emit(Event::Progress {
+        done: 0,
+        total: opts.duration_s.round() as usize,
+        label: "soak: setting up (reference products, buffers)".into(),
+    });
+    let load = SoakLoads::start(&setup).map_err(|e| JobError::machine(format!("soak: {e}")))?;
+    let runnable: Vec<SoakLoad> = loads
+        .iter()
+        .copied()
+        .filter(|l| {
+            !load
+                .skipped
+                .iter()
+                .any(|(s, why)| s == l && !why.contains("results not checked"))
+        })
+        .collect();
+    let mut events: Vec<SoakEvent> = load
+        .skipped
+        .iter()
+        .map(|(l, why)| SoakEvent {
+            t_s: 0.0,
+            gpu: None,
+            kind: SoakEventKind::Skipped { load: *l },
+            text: format!("{l} not run: {why}"),
+        })
+        .collect();
+    if runnable.is_empty() {
+        let why: Vec<String> = events.iter().map(|e| e.text.clone()).collect();
+        return Err(JobError::machine(format!(
+            "soak: no load can run here ({})",
+            why.join("; ")
+        )));
+    }
+    let start = Instant::now();
+    let probe = SoakProbe::start(topo, &gpus, INTERVAL, start)?;
+    if let Some(note) = &probe.xid_note {
+        events.push(SoakEvent {
+            t_s: 0.0,
+            gpu: None,
+            kind: SoakEventKind::Note,
+            text: note.clone(),
+        });
+    }
+    ctx.emit(Event::SoakStarted {
+        section: Box::new(SoakSection {
+            replay_of: None,
+            started_at: Some(
+                humantime::format_rfc3339_millis(std::time::SystemTime::now() - start.elapsed())
+                    .to_string(),
+            ),
+            duration_s: opts.duration_s,
+            elapsed_s: 0.0,
+            interval_s: INTERVAL.as_secs_f64(),
+            loads: runnable.clone(),
+            gpus: gpus.clone(),
+            gemm: load.gemm.clone(),
+            samples: Vec::new(),
+            events: Vec::new(),
+            finished: false,
+        }),
+    });
+    let setup_at = load.started();
+    let mut phase = phase_at(&runnable, opts.duration_s, 0.0);
+    load.set_phase(phase);
+    if let Some(l) = phase {
+        events.push(phase_event(0.0, l));
+    }
+    let mut prev_tick = start;
+    let mut seen_pids: BTreeSet<(usize, u32)> = BTreeSet::new();
+    let mut finished;
+    loop {
+        let tick = match probe.ticks.recv_timeout(INTERVAL * 3) {
+            Ok(t) => t,
+            // The probe stopped (NVML lost): go on with the loads' figures alone.
+            Err(_) => crate::topology::soak_probe::Tick {
+                at: Instant::now(),
+                samples: gpus
+                    .iter()
+                    .map(|&g| SoakSample {
+                        t_s: start.elapsed().as_secs_f64(),
+                        gpu: g,
+                        ..Default::default()
+                    })
+                    .collect(),
+            },
+        };
+        let t = tick.at.duration_since(start).as_secs_f64();
+        let (batches, findings) = load.drain();
+        let mut samples = tick.samples;
+        for (pos, s) in samples.iter_mut().enumerate() {
+            fill(s, pos, phase, &batches, prev_tick, tick.at);
+            for x in &s.xid {
+                events.push(SoakEvent {
+                    t_s: s.t_s,
+                    gpu: Some(s.gpu),
+                    kind: SoakEventKind::Xid { xid: *x },
+                    text: format!("Xid {x} on GPU {}", s.gpu),
+                });
+            }
+            for p in &s.processes {
+                if seen_pids.insert((s.gpu, *p)) {
+                    events.push(SoakEvent {
+                        t_s: s.t_s,
+                        gpu: Some(s.gpu),
+                        kind: SoakEventKind::Note,
+                        text: format!("another process on GPU {}: pid {p}", s.gpu),
+                    });
+                }
+            }
+        }
+        for f in findings {
+            events.push(finding_event(f, &gpus, start, setup_at));
+        }
+        prev_tick = tick.at;
+        finished = t + 1e-6 >= opts.duration_s;
+        let cancelled = ctx.cancelled();
+        let next = if finished || cancelled {
+            None
+        } else {
+            phase_at(&runnable, opts.duration_s, t)
+        };
+        if next != phase && !finished && !cancelled {
+            load.set_phase(next);
+            if let Some(l) = next {
+                events.push(phase_event(t, l));
+            }
+            phase = next;
+        }
+        events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        ctx.emit(Event::SoakSamples {
+            samples,
+            events: std::mem::take(&mut events),
+            elapsed_s: t.min(opts.duration_s),
+            finished,
+        });
+        ctx.emit(Event::Progress {
+            done: t.round() as usize,
+            total: opts.duration_s.round() as usize,
+            label: format!(
+                "soak: {} phase, {} left",
+                phase.map(|p| p.id()).unwrap_or("—"),
+                duration_words(opts.duration_s - t)
+            ),
+        });
+        if finished || cancelled {
+            break;
+        }
+    }
+    load.set_phase(None);
+    load.stop();
+    probe.stop();
+    let mut soak = ctx.report.soak.clone().unwrap_or_default();
+    soak.finished = finished;
+    Ok(soak)
+}
+
+fn phase_event(t_s: f64, load: SoakLoad) -> SoakEvent {
+    SoakEvent {
+        t_s,
+        gpu: None,
+        kind: SoakEventKind::Phase { load },
+        text: format!("{load} phase"),
+    }
+}
+
+/// Fills the load's fields of GPU `pos`'s sample from the batches that ended in `(from, to]`:
+/// the rate of those of the phase (work ÷ GPU time), the GEMM results checked and wrong.
+fn fill(
+    s: &mut SoakSample,
+    pos: usize,
+    phase: Option<SoakLoad>,
+    batches: &[Batch],
+    from: Instant,
+    to: Instant,
+) {
+    s.phase = phase;
+    let mine: Vec<&Batch> = batches
+        .iter()
+        .filter(|b| b.gpu == pos && b.end > from && b.end <= to)
+        .collect();
+    let of_phase: Vec<&&Batch> = mine.iter().filter(|b| Some(b.load) == phase).collect();
+    let (work, ms): (f64, f64) = of_phase
+        .iter()
+        .fold((0.0, 0.0), |(w, m), b| (w + b.work, m + b.ms));
+    s.rate = (ms > 0.0).then(|| {
+        let per_s = work / (ms / 1e3);
+        if phase == Some(SoakLoad::Gemm) {
+            per_s / 1e12
+        } else {
+            per_s / 1e9
+        }
+    });
+    let gemm: Vec<&&Batch> = mine.iter().filter(|b| b.load == SoakLoad::Gemm).collect();
+    let checked: u64 = gemm.iter().map(|b| b.checked).sum();
+    if checked > 0 {
+        s.checked = Some(checked);
+        s.mismatches = Some(gemm.iter().map(|b| b.wrong).sum());
+    }
+}
+
+fn finding_event(f: Finding, gpus: &[usize], start: Instant, setup_at: Instant) -> SoakEvent {
+    let secs = |at: Instant| {
+        if at >= start {
+            at.duration_since(start).as_secs_f64()
+        } else {
+            // Found while setting up (the references compared between GPUs).
+            let _ = setup_at;
+            0.0
+        }
+    };
+    match f {
+        Finding::Mismatch {
+            gpu,
+            at,
+            row,
+            col,
+            got,
+            expected,
+            words,
+            against,
+        } => {
+            let g = gpus.get(gpu).copied().unwrap_or(gpu);
+            SoakEvent {
+                t_s: secs(at),
+                gpu: Some(g),
+                kind: SoakEventKind::Mismatch {
+                    row,
+                    col,
+                    got,
+                    expected,
+                    wrong: words,
+                    against: against.clone(),
+                },
+                text: format!(
+                    "wrong GEMM result on GPU {g}: element (row {row}, column {col}) = {} (bits {got:#06x}), expected {} (bits {expected:#06x}) as in {against}; {words} word{} of the product differed",
+                    bf16(got),
+                    bf16(expected),
+                    if words == 1 { "" } else { "s" }
+                ),
+            }
+        }
+        Finding::Stopped { gpu, at, load, why } => {
+            let g = gpu.map(|p| gpus.get(p).copied().unwrap_or(p));
+            SoakEvent {
+                t_s: secs(at),
+                gpu: g,
+                kind: SoakEventKind::Skipped { load },
+                text: match g {
+                    Some(g) => format!("{load} stopped on GPU {g}: {why}"),
+                    None => format!("{load} stopped: {why}"),
+                },
+            }
+        }
+    }
+}
+
+/// A bf16's value, for messages.
+fn bf16(bits: u16) -> String {
+    format!("{}", f32::from_bits(u32::from(bits) << 16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_share_each_cycle() {
+        let loads = [SoakLoad::Gemm, SoakLoad::Memory, SoakLoad::Pcie];
+        // 5 minutes: gemm 3 min, memory 1, pcie 1.
+        assert_eq!(phase_at(&loads, 300.0, 0.0), Some(SoakLoad::Gemm));
+        assert_eq!(phase_at(&loads, 300.0, 179.0), Some(SoakLoad::Gemm));
+        assert_eq!(phase_at(&loads, 300.0, 181.0), Some(SoakLoad::Memory));
+        assert_eq!(phase_at(&loads, 300.0, 299.0), Some(SoakLoad::Pcie));
+        // An hour cycles every 5 minutes.
+        assert_eq!(phase_at(&loads, 3600.0, 300.0 + 10.0), Some(SoakLoad::Gemm));
+        assert_eq!(
+            phase_at(&[SoakLoad::Pcie], 60.0, 30.0),
+            Some(SoakLoad::Pcie)
+        );
+        assert_eq!(phase_at(&[], 60.0, 30.0), None);
+        assert_eq!(default_loads(1).len(), 3);
+        assert_eq!(default_loads(2).len(), 5);
+    }
+
+    #[test]
+    fn rates_come_from_the_batches_of_the_interval() {
+        let t0 = Instant::now();
+        let t1 = t0 + Duration::from_secs(1);
+        let b = |load, end, work, ms, checked, wrong| Batch {
+            gpu: 0,
+            load,
+            end,
+            work,
+            ms,
+            checked,
+            wrong,
+        };
+        let batches = vec![
+            b(
+                SoakLoad::Gemm,
+                t0 + Duration::from_millis(300),
+                7e14,
+                500.0,
+                100,
+                0,
+            ),
+            b(
+                SoakLoad::Gemm,
+                t0 + Duration::from_millis(800),
+                7e14,
+                500.0,
+                100,
+                1,
+            ),
+            // Before the interval: not counted.
+            b(SoakLoad::Gemm, t0, 7e14, 1.0, 100, 0),
+        ];
+        let mut s = SoakSample::default();
+        fill(&mut s, 0, Some(SoakLoad::Gemm), &batches, t0, t1);
+        assert!((s.rate.unwrap() - 1400.0).abs() < 1e-9, "{:?}", s.rate);
+        assert_eq!((s.checked, s.mismatches), (Some(200), Some(1)));
+        let mut s = SoakSample::default();
+        fill(&mut s, 0, Some(SoakLoad::Memory), &batches, t0, t1);
+        assert_eq!(s.rate, None, "no memory batch: no rate, not 0");
+    }
 }

@@ -397,6 +397,10 @@ pub(super) fn health(
     options: &CheckOptions,
 ) -> Result<(), JobError> {
     check_gpus(topo, &options.gpus)?;
+    // A recorded soak is judged alone: there is no machine here to check.
+    if let Some(soak) = options.soak.as_ref().filter(|s| s.replay.is_some()) {
+        return super::soak::run(ctx, topo, &options.gpus, soak, &options.thresholds);
+    }
     let report = match target {
         Target::Live | Target::Topology { .. } => {
             let cancel = ctx.cancel;
@@ -424,6 +428,11 @@ pub(super) fn health(
     ctx.emit(Event::Health {
         report: Box::new(report),
     });
+    if let Some(soak) = &options.soak
+        && !ctx.cancelled()
+    {
+        super::soak::run(ctx, topo, &options.gpus, soak, &options.thresholds)?;
+    }
     Ok(())
 }
 

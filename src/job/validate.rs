@@ -99,6 +99,7 @@ impl Job {
             }
             Job::Check { options, .. } => {
                 gpus(&options.gpus)?;
+                soak(options.soak.as_ref())?;
                 options
                     .thresholds
                     .validate()
@@ -106,11 +107,33 @@ impl Job {
             }
             Job::Suite { options, .. } => {
                 gpus(&options.gpus)?;
+                soak(options.soak.as_ref())?;
                 energy_window(options.energy_window_s)?;
                 prices(options.pricing.as_ref())
             }
         }
     }
+}
+
+/// A soak as the command line would have taken it: a duration from a minute to a week (a
+/// replay has none), a pace from 0 to 1000.
+fn soak(s: Option<&crate::model::SoakOptions>) -> Result<(), String> {
+    let Some(s) = s else { return Ok(()) };
+    if s.replay.is_none() && !(60.0..=7.0 * 86400.0).contains(&s.duration_s) {
+        return Err(format!(
+            "soak: duration {} s: a soak lasts from 60 s to 7 days",
+            crate::model::validate::number(s.duration_s)
+        ));
+    }
+    if let Some(v) = s.replay_speed
+        && !(v.is_finite() && (0.0..=1000.0).contains(&v))
+    {
+        return Err(format!(
+            "soak: replay speed {}: from 0 to 1000",
+            crate::model::validate::number(v)
+        ));
+    }
+    Ok(())
 }
 
 /// The energy window as `--energy-window` takes it.

@@ -88,6 +88,9 @@ pub struct SoakOptions {
     /// Replay pace: 1 = as recorded (one interval per interval), 0 = at once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_speed: Option<f64>,
+    /// NCCL library for the nccl load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl_lib: Option<std::path::PathBuf>,
 }
 
 /// One GPU over one sampling interval (normally a second). Every reading the GPU or the load
@@ -177,6 +180,8 @@ pub struct SoakSection {
     /// The recording this section was played back from, if it was (a soak is always measured:
     /// a load cannot be modeled; a replay shows what was measured then).
     pub replay_of: Option<String>,
+    /// When the load began (RFC 3339, UTC, milliseconds): `time_s` 0 of the series.
+    pub started_at: Option<String>,
     /// The duration asked for, seconds.
     pub duration_s: f64,
     /// Seconds of load actually run (less when interrupted).

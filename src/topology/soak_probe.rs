@@ -218,11 +218,11 @@ fn read(nvml: &Nvml, dev: &Device, s: &mut SoakSample, energy: &mut Option<(u64,
         .and_then(|v| v.into_iter().next())
         .and_then(|r| r.ok())
         .and_then(|f| f.value.ok())
-        .and_then(|v| match v {
-            SampleValue::F64(x) => Some(x),
-            SampleValue::U32(x) => Some(f64::from(x)),
-            SampleValue::U64(x) => Some(x as f64),
-            SampleValue::I64(x) => Some(x as f64),
+        .map(|v| match v {
+            SampleValue::F64(x) => x,
+            SampleValue::U32(x) => f64::from(x),
+            SampleValue::U64(x) => x as f64,
+            SampleValue::I64(x) => x as f64,
         })
         // Some boards report 0 for a sensor they do not have: unknown, not 0 °C.
         .filter(|t| *t > 0.0);

@@ -440,6 +440,19 @@ impl Drop for SoakLoads {
     }
 }
 
+/// The CUDA ordinal of each of `gpus` of the live `topo` (matched by PCI bus id).
+pub fn ordinals(topo: &crate::model::Topology, gpus: &[usize]) -> Result<Vec<usize>, SoakError> {
+    let driver = crate::cuda::driver()?;
+    let bus = super::bus_ids(driver.device_count);
+    gpus.iter()
+        .map(|&g| {
+            topo.gpu(g)
+                .and_then(|gpu| super::ordinal_of(gpu, &bus))
+                .ok_or_else(|| SoakError::Other(format!("GPU {g} is not visible to CUDA")))
+        })
+        .collect()
+}
+
 /// The first difference between two d×d bf16 products on the host: bitwise, or beyond two
 /// units in the last place when `exact` is false.
 fn compare_host(a: &[u8], b: &[u8], exact: bool, d: u64) -> Option<Finding> {
@@ -919,7 +932,12 @@ struct State<'a> {
 /// The NCCL phase: in-place bf16 all-reduces of [`COPY_BYTES`] over every GPU, in batches of
 /// ~[`BATCH_MS`]; each GPU's batch carries the bus bandwidth's bytes (nccl-tests: 2(n−1)/n ×
 /// size per operation).
-fn nccl_thread(ctxs: &[Arc<Context>], lib: Option<&std::path::Path>, shared: &Shared, end: &Barrier) {
+fn nccl_thread(
+    ctxs: &[Arc<Context>],
+    lib: Option<&std::path::Path>,
+    shared: &Shared,
+    end: &Barrier,
+) {
     let run = || -> Result<(), String> {
         let nccl = Nccl::load(lib).map_err(|e| e.to_string())?;
         let devs: Vec<i32> = ctxs.iter().map(|c| c.ordinal() as i32).collect();
@@ -1017,7 +1035,9 @@ mod tests {
     #[test]
     fn host_compare_names_the_element() {
         let d = 4u64;
-        let a: Vec<u8> = (0..16u16).flat_map(|v| (0x3F80 + v).to_le_bytes()).collect();
+        let a: Vec<u8> = (0..16u16)
+            .flat_map(|v| (0x3F80 + v).to_le_bytes())
+            .collect();
         let mut b = a.clone();
         assert!(compare_host(&a, &b, true, d).is_none());
         // Element 6 = row 2, column 1 (column-major).
