@@ -4,12 +4,12 @@
 //! document's tables and figures, and a screenshot of it must not be blank. Each file must be
 //! self-contained: no external references, and every inline SVG figure draws something.
 //!
-//! The layout check: for every catalog machine (a modeled `--bench`, run in-process) and both
-//! bundled reports, a copy of report.html with a measuring script injected (the shipped file
-//! has none) is laid out at 1,000 px and at A4's width; the script writes into the DOM every
-//! element whose right edge passes the page and every pair of sibling blocks (headings,
-//! paragraphs, tables, figures, lists) that overlap, and `--dump-dom` reads it back. A page
-//! built to be too wide and to overlap shows that the check can fail.
+//! The layout check: for every catalog machine (a modeled `--bench`, run in-process), both
+//! bundled reports and a synthetic soak, a copy of report.html with a measuring script injected
+//! (the shipped file has none) is laid out at 1,000 px and at A4's width; the script writes into
+//! the DOM every element whose right edge passes the page and every pair of sibling blocks
+//! (headings, paragraphs, tables, figures, lists) that overlap, and `--dump-dom` reads it back.
+//! A page built to be too wide and to overlap shows that the check can fail.
 //!
 //! Without a browser the test prints why and passes, unless `SCALESCOPE_BROWSER` names one
 //! (scripts/test.sh sets it after installing): then a browser that does not work fails it.
@@ -410,7 +410,8 @@ fn layout_findings(browser: &Path, work: &Path, name: &str, html: &str, width: u
 const A4_PX: u32 = 794;
 
 /// Nothing in report.html is wider than the page, and no two blocks overlap, for every catalog
-/// machine (8 GPUs + 8 NICs included) and both bundled reports, at 1,000 px and at A4's width.
+/// machine (8 GPUs + 8 NICs included), both bundled reports and a report with a soak, at 1,000 px
+/// and at A4's width.
 #[test]
 fn report_html_fits_the_page_for_every_machine() {
     let Some(browser) = browser() else {
@@ -431,6 +432,8 @@ fn report_html_fits_the_page_for_every_machine() {
         reports.len() >= 9,
         "7 catalog machines and 2 bundled reports"
     );
+    // A burn-in: its checks, charts over time and events table fit too.
+    reports.push(("soak".into(), common::soak::report()));
     let mut problems = Vec::new();
     for (name, r) in &reports {
         let html = scalescope::document::report_html(r);

@@ -61,10 +61,10 @@ const PLOT_H: f64 = 220.0;
 /// Margins around the plot: left (y ticks and label), right, top, bottom (x ticks and label).
 const MARGIN: (f64, f64, f64, f64) = (58.0, 14.0, 10.0, 42.0);
 /// Tick label size.
-const TICK: f64 = 11.0;
+pub(super) const TICK: f64 = 11.0;
 /// Legend text size and row height.
-const LEGEND: f64 = 11.0;
-const LEGEND_ROW: f64 = 17.0;
+pub(super) const LEGEND: f64 = 11.0;
+pub(super) const LEGEND_ROW: f64 = 17.0;
 /// Series with more points than this are drawn without markers (a line is clearer).
 const MARKERS_UP_TO: usize = 48;
 
@@ -95,10 +95,10 @@ fn drawable(s: &Series) -> Vec<(f64, f64)> {
 }
 
 /// Where a legend entry goes: its row, x offset and text (shortened to fit a row).
-struct LegendSlot {
-    row: usize,
-    x: f64,
-    text: String,
+pub(super) struct LegendSlot {
+    pub(super) row: usize,
+    pub(super) x: f64,
+    pub(super) text: String,
 }
 
 /// `text` cut with "…" to at most `max` wide in `face` at `size`.
@@ -118,7 +118,7 @@ pub fn fit_text(text: &str, size: f64, face: Face, max: f64) -> String {
 }
 
 /// Legend entries laid out left to right, wrapping at `width`.
-fn legend_slots(names: &[&str], width: f64) -> Vec<LegendSlot> {
+pub(super) fn legend_slots(names: &[&str], width: f64) -> Vec<LegendSlot> {
     let mut out = Vec::new();
     let (mut row, mut x) = (0usize, 0.0_f64);
     // A line sample (30) before the text, a gap (18) after it.

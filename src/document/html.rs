@@ -42,7 +42,7 @@ padding-bottom:3px}h3{font-size:15px;margin:16px 0 6px}
 .sub{color:#444;margin:2px 0}.note{color:#555;font-size:12.5px}.warning{color:#7c4a03}
 table{border-collapse:collapse;margin:6px 0 10px;font-size:13px;max-width:100%}
 th,td{border:1px solid #ccd;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#eef1f5}td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+th{background:#eef1f5}#health-table td,#soak-checks-table td{min-width:3.6em}td.n{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 table.matrix td{text-align:center;min-width:44px;white-space:nowrap}
 table.matrix.compact{font-size:11px}table.matrix.compact td,table.matrix.compact th{min-width:0;
 padding:2px 3px}
@@ -57,7 +57,8 @@ table.matrix.dense tr>th:first-child{width:auto;font-size:9px;padding:0 3px}
 .heat4{background:#93c88a}.heat5{background:#6cb364}
 .prov{font-size:12.5px}.measured{color:#14532d}.modeled{color:#7c4a03;font-style:italic}
 .projected{color:#5b21b6;font-style:italic}.none{color:#777}
-.verdict{display:inline-block;font-weight:bold;padding:2px 10px;border-radius:4px;color:#fff}
+.verdict{display:inline-block;font-weight:bold;padding:2px 10px;border-radius:4px;color:#fff;
+white-space:nowrap;overflow-wrap:normal}
 .v-pass{background:#15803d}.v-warn{background:#b45309}.v-fail{background:#b91c1c}
 .v-unknown{background:#6b7280}.badge{display:inline-block;border:1px solid #b45309;color:#7c4a03;
 border-radius:4px;padding:0 6px;font-size:12px;margin-left:6px;vertical-align:middle}

@@ -14,6 +14,7 @@ pub mod chart;
 pub mod fonts;
 pub mod html;
 pub mod machine;
+pub mod timechart;
 pub mod typeset;
 
 use serde::Serialize;
@@ -452,16 +453,19 @@ pub enum Page {
     Collectives,
     /// `scaling.png`: the Scaling view's content.
     Scaling,
+    /// `soak.png`: the burn-in's series, verdict and events (only when a soak ran).
+    Soak,
 }
 
 impl Page {
     /// Every page, in the order they are written.
-    pub const ALL: [Page; 5] = [
+    pub const ALL: [Page; 6] = [
         Page::Report,
         Page::Topology,
         Page::Bandwidth,
         Page::Collectives,
         Page::Scaling,
+        Page::Soak,
     ];
 
     /// The file the page is written to.
@@ -472,6 +476,7 @@ impl Page {
             Page::Bandwidth => "bandwidth.png",
             Page::Collectives => "collectives.png",
             Page::Scaling => "scaling.png",
+            Page::Soak => "soak.png",
         }
     }
 }

@@ -2,13 +2,13 @@
 
 use super::{TABLE_MAX_ROWS, capped, num, provenance_cell};
 use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
-use crate::health::Verdict;
+use crate::health::{Check, Verdict};
 use crate::model::Source;
 use crate::report::Report;
 use crate::report::summary::{self, Provenance};
 
 /// The class of a verdict.
-fn verdict_class(v: Verdict) -> Class {
+pub(super) fn verdict_class(v: Verdict) -> Class {
     match v {
         Verdict::Pass => Class::Pass,
         Verdict::Warn => Class::Warn,
@@ -89,8 +89,16 @@ pub(super) fn checks(r: &Report) -> Option<Section> {
             Verdict::Pass => 3,
         });
     }
-    let rows = order
-        .into_iter()
+    s.blocks
+        .extend(capped(checks_table("health-table", &order), "health.csv"));
+    Some(s)
+}
+
+/// `checks` as a table: verdict, subject, check, finding, figure against expected, cause and
+/// fix, provenance.
+pub(super) fn checks_table(id: &str, checks: &[&Check]) -> Table {
+    let rows = checks
+        .iter()
         .map(|c| {
             let unit = c.unit.as_deref().unwrap_or("");
             let cause = match (&c.cause, &c.fix) {
@@ -116,25 +124,21 @@ pub(super) fn checks(r: &Report) -> Option<Section> {
             ]
         })
         .collect();
-    s.blocks.extend(capped(
-        Table {
-            id: Some("health-table".into()),
-            columns: vec![
-                Column::text("verdict"),
-                Column::text("subject"),
-                Column::text("check"),
-                Column::text("finding"),
-                Column::figures("figure"),
-                Column::figures("expected"),
-                Column::figures("%"),
-                Column::text("cause and fix"),
-                Column::text("provenance"),
-            ],
-            rows,
-        },
-        "health.csv",
-    ));
-    Some(s)
+    Table {
+        id: Some(id.into()),
+        columns: vec![
+            Column::text("verdict"),
+            Column::text("subject"),
+            Column::text("check"),
+            Column::text("finding"),
+            Column::figures("figure"),
+            Column::figures("expected"),
+            Column::figures("%"),
+            Column::text("cause and fix"),
+            Column::text("provenance"),
+        ],
+        rows,
+    }
 }
 
 /// The health panel of the topology page: the verdict and every finding that is not a pass,

@@ -8,7 +8,10 @@ mod collectives;
 mod energy;
 mod health;
 mod scaling;
+mod soak;
 mod topology;
+
+pub use soak::EVENTS_MAX_ROWS;
 
 use super::{
     Block, Cell, Class, Column, Document, Matrix, MatrixRow, Page, Paragraph, Section, Span,
@@ -18,7 +21,7 @@ use crate::report::Report;
 use crate::report::summary::{self, Provenance};
 
 /// The whole report: head, verdict, key figures, topology, bandwidth, collectives, scaling,
-/// health checks, warnings and the foot.
+/// health checks, the burn-in, warnings and the foot.
 pub fn report(r: &Report) -> Document {
     Document {
         title: format!(
@@ -36,6 +39,7 @@ pub fn report(r: &Report) -> Document {
             scaling::section(r),
             energy::section(r),
             health::checks(r),
+            soak::section(r),
             warnings(r),
             foot(r),
         ]
@@ -80,6 +84,10 @@ pub fn page(r: &Report, page: Page) -> Option<Document> {
             v.extend(energy::section(r));
             v
         }
+        Page::Soak => {
+            r.soak.as_ref()?;
+            vec![page_head(r, "Burn-in (soak)"), soak::section(r)?]
+        }
     };
     Some(Document {
         title: title(match page {
@@ -88,6 +96,7 @@ pub fn page(r: &Report, page: Page) -> Option<Document> {
             Page::Bandwidth => "bandwidth",
             Page::Collectives => "collectives",
             Page::Scaling => "scaling",
+            Page::Soak => "burn-in (soak)",
         }),
         sections,
     })
