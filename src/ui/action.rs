@@ -16,6 +16,9 @@ pub enum View {
     Collectives,
     /// Weak and strong scaling of workloads ([`super::scaling_view`]).
     Scaling,
+    /// A burn-in's series, events and verdict ([`super::soak_view`]); its tab shows only where
+    /// the report holds a soak or the source's GPUs can run one.
+    Soak,
     /// Opened reports side by side ([`super::compare_view`]).
     Compare,
 }
@@ -27,6 +30,7 @@ impl View {
         View::Bandwidth,
         View::Collectives,
         View::Scaling,
+        View::Soak,
         View::Compare,
     ];
 
@@ -37,6 +41,7 @@ impl View {
             View::Bandwidth => "Bandwidth",
             View::Collectives => "Collectives",
             View::Scaling => "Scaling",
+            View::Soak => "Soak",
             View::Compare => "Compare",
         }
     }

@@ -244,6 +244,20 @@ impl App {
         self.on_server(ServerEvent::Ready(i));
     }
 
+    /// The view tabs the selected source shows: every view, and Soak only where its report
+    /// holds a soak or its GPUs can run one from here.
+    pub fn tabs(&self) -> Vec<View> {
+        let soak = self
+            .sources
+            .get(self.sources.selected())
+            .is_some_and(|(r, v)| v.has_soak_tab(r));
+        View::ALL
+            .iter()
+            .copied()
+            .filter(|v| *v != View::Soak || soak)
+            .collect()
+    }
+
     /// The selected source.
     pub fn selected(&self) -> &SourceKey {
         self.sources.selected()
@@ -306,16 +320,14 @@ impl App {
     fn save(&mut self, ctx: &egui::Context, kind: SaveKind) {
         let view = self.settings.view;
         let reports: Vec<&Report> = self.sources.reports().iter().map(|e| &e.report).collect();
-        let saved = match saving::work(
+        let saved = saving::work(
             view,
             kind,
             self.sources.shown(),
             &reports,
             &self.settings.cost,
-        ) {
-            Some(work) => self.files.save(ctx, view, kind, work),
-            None => Err(saving::NOTHING_TO_SAVE.into()),
-        };
+        )
+        .and_then(|work| self.files.save(ctx, view, kind, work));
         self.notices.note(saved);
     }
 
@@ -476,7 +488,7 @@ impl App {
             actions.push(Action::ToggleSidebar);
         }
         ui.add_space(8.0);
-        for view in View::ALL {
+        for view in &self.tabs() {
             let label = RichText::new(view.label()).size(14.0);
             let tab = egui::Button::selectable(self.settings.view == *view, label);
             if ui.add(tab).clicked() {
@@ -575,7 +587,7 @@ impl App {
             actions.push(Action::ToggleTheme);
         }
         ui.separator();
-        for view in View::ALL {
+        for view in &self.tabs() {
             if ui
                 .add(egui::Button::selectable(
                     self.settings.view == *view,
@@ -661,6 +673,10 @@ impl App {
                     .show(ui, |ui| compare_view::show(ui, &refs, None, cost));
             }
             View::Topology => self.topology(ui),
+            View::Soak => match self.sources.shown_mut() {
+                Some((report, views)) => views.soak.ui(ui, report),
+                None => self.placeholder(ui),
+            },
             view => self.measurement_view(ui, view),
         }
     }

@@ -299,7 +299,7 @@ impl Files {
     pub fn prompt_ok(
         &mut self,
         ctx: &egui::Context,
-        save_work: impl FnOnce(View, SaveKind) -> Option<SaveWork>,
+        save_work: impl FnOnce(View, SaveKind) -> Result<SaveWork, String>,
     ) -> Result<(), String> {
         let Some(p) = &mut self.prompt else {
             return Ok(());
@@ -339,7 +339,7 @@ impl Files {
         }
         let path = path.clone();
         self.prompt = None;
-        let work = save_work(view, kind).ok_or(saving::NOTHING_TO_SAVE)?;
+        let work = save_work(view, kind)?;
         self.inbox.spawn(ctx, "scalescope-save", move || {
             Msg::Saved(Some(saving::write(&path, work)))
         })

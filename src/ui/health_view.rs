@@ -143,21 +143,7 @@ fn findings(ui: &mut Ui, h: &HealthReport) {
         return;
     }
     for c in list.iter().take(MAX_FINDINGS) {
-        ui.horizontal_wrapped(|ui| {
-            badge(ui, &c.verdict_text(), palette::verdict_fill(c.verdict));
-            ui.label(RichText::new(format!("{} · {}", c.subject, c.check)).strong());
-            ui.label(&c.detail);
-        });
-        let mut more = Vec::new();
-        if let Some(cause) = &c.cause {
-            more.push(format!("likely: {cause}"));
-        }
-        if let Some(fix) = &c.fix {
-            more.push(format!("do: {fix}"));
-        }
-        if !more.is_empty() {
-            ui.add(egui::Label::new(RichText::new(more.join("  —  ")).size(11.5).weak()).wrap());
-        }
+        check_row(ui, c);
     }
     if list.len() > MAX_FINDINGS {
         ui.label(
@@ -167,6 +153,26 @@ fn findings(ui: &mut Ui, h: &HealthReport) {
             ))
             .weak(),
         );
+    }
+}
+
+/// One check as the findings list it: verdict badge, subject and check, what was found; under
+/// it the likely cause and what to do, when the check says.
+pub fn check_row(ui: &mut Ui, c: &Check) {
+    ui.horizontal_wrapped(|ui| {
+        badge(ui, &c.verdict_text(), palette::verdict_fill(c.verdict));
+        ui.label(RichText::new(format!("{} · {}", c.subject, c.check)).strong());
+        ui.label(&c.detail);
+    });
+    let mut more = Vec::new();
+    if let Some(cause) = &c.cause {
+        more.push(format!("likely: {cause}"));
+    }
+    if let Some(fix) = &c.fix {
+        more.push(format!("do: {fix}"));
+    }
+    if !more.is_empty() {
+        ui.add(egui::Label::new(RichText::new(more.join("  —  ")).size(11.5).weak()).wrap());
     }
 }
 

@@ -13,7 +13,7 @@ use super::jobs::{SharedRunner, Worker, WorkerMsg, spawn_job};
 use super::palette::SourceBadge;
 use crate::bench::Warning;
 use crate::job::{Job, Target};
-use crate::model::{Source, Topology, TopologySource};
+use crate::model::{SoakSection, Source, Topology, TopologySource};
 use crate::report::{BandwidthSection, CollectivesSection, Report, ScalingSection};
 use crate::scaling::RowSource;
 
@@ -52,13 +52,25 @@ impl Section for ScalingSection {
     }
 }
 
+impl Section for SoakSection {
+    fn slot(report: &mut Report) -> &mut Option<Self> {
+        &mut report.soak
+    }
+    fn has_measured(&self) -> bool {
+        // A load cannot be modeled: a soak (or its replay) is always what GPUs did.
+        true
+    }
+}
+
 /// How a running job shows how far it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Progress {
     /// A bar with `done/total` and the step's label.
     Bar,
     /// A spinner and the step's label (jobs whose steps differ too much in length for a bar).
     Spinner,
+    /// A bar of time: `elapsed_s` of `total_s` seconds, and the time left (a soak).
+    Timed { elapsed_s: f64, total_s: f64 },
 }
 
 /// The run state of one view on one source.
@@ -186,19 +198,34 @@ impl<S: Section> JobPanel<S> {
         self.job = Some(spawn_job(ctx, name, runner, job));
     }
 
+    /// What the job in flight sent since the last call, in order, for a view that takes more
+    /// than one section or applies events as they come (the Soak view); a failure is also kept
+    /// for the error line.
+    pub(super) fn poll_messages(&mut self) -> Vec<WorkerMsg<Report>> {
+        let Some(job) = self.job.as_mut() else {
+            return Vec::new();
+        };
+        let msgs = job.poll();
+        for msg in &msgs {
+            match msg {
+                WorkerMsg::Done(_) => self.error = None,
+                WorkerMsg::Failed(e) => self.error = Some(e.clone()),
+                WorkerMsg::Progress { .. } | WorkerMsg::Events { .. } => {}
+            }
+        }
+        msgs
+    }
+
     /// The newest report of the job in flight, if one arrived since the last call (and its
-    /// error, kept for the error line).
+    /// error, kept for the error line). Only a soak sends bare events, and its view reads them
+    /// through [`JobPanel::poll_messages`].
     pub fn poll_report(&mut self) -> Option<Report> {
-        let job = self.job.as_mut()?;
         let mut newest = None;
-        for msg in job.poll() {
+        for msg in self.poll_messages() {
             match msg {
                 WorkerMsg::Progress { partial, .. } => newest = Some(partial),
-                WorkerMsg::Done(r) => {
-                    newest = Some(r);
-                    self.error = None;
-                }
-                WorkerMsg::Failed(e) => self.error = Some(e),
+                WorkerMsg::Done(r) => newest = Some(r),
+                WorkerMsg::Failed(_) | WorkerMsg::Events { .. } => {}
             }
         }
         newest
@@ -282,6 +309,24 @@ impl<S: Section> JobPanel<S> {
             Progress::Spinner => {
                 ui.spinner();
                 ui.label(label);
+            }
+            Progress::Timed { elapsed_s, total_s } => {
+                use crate::model::soak::duration_words;
+                let frac = if total_s > 0.0 {
+                    (elapsed_s / total_s).clamp(0.0, 1.0) as f32
+                } else {
+                    0.0
+                };
+                let left = duration_words((total_s - elapsed_s).max(0.0));
+                ui.add(
+                    egui::ProgressBar::new(frac)
+                        .desired_width(320.0)
+                        .text(format!(
+                            "{} of {} · {left} left",
+                            duration_words(elapsed_s),
+                            duration_words(total_s)
+                        )),
+                );
             }
         }
         None

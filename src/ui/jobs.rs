@@ -19,6 +19,15 @@ pub enum WorkerMsg<R> {
         label: String,
         partial: R,
     },
+    /// Events that `partial` reports leave to the receiver, to apply to its copy with
+    /// [`crate::job::apply`] (a soak's samples: a whole report every interval would copy hours
+    /// of samples); with the progress so far.
+    Events {
+        done: usize,
+        total: usize,
+        label: String,
+        events: Vec<crate::job::Event>,
+    },
     /// The job finished (or stopped after a cancel) with this result.
     Done(R),
     /// The job could not run at all.
@@ -100,6 +109,9 @@ impl<R> Worker<R> {
                     match &msg {
                         WorkerMsg::Progress {
                             done, total, label, ..
+                        }
+                        | WorkerMsg::Events {
+                            done, total, label, ..
                         } => self.progress = (*done, *total, label.clone()),
                         WorkerMsg::Done(_) | WorkerMsg::Failed(_) => self.finished = true,
                     }
@@ -124,7 +136,8 @@ pub type SharedRunner = Arc<Mutex<crate::remote::Runner>>;
 
 /// Runs `job` on a worker thread — on the server `runner` reaches, or here when `None` — and
 /// reports, after every event that adds results, the job's report so far (its events applied
-/// with [`crate::job::apply`]); then the final report, or the job's error.
+/// with [`crate::job::apply`]) — a soak's events themselves, for the receiver to apply —; then
+/// the final report, or the job's error.
 pub fn spawn_job(
     ctx: &egui::Context,
     name: &str,
@@ -140,6 +153,13 @@ pub fn spawn_job(
             match e {
                 Event::Progress { done, total, label } => {
                     progress = (*done, *total, label.clone());
+                    // The progress alone, so that a long step (a soak) moves its bar.
+                    rep.send(WorkerMsg::Events {
+                        done: *done,
+                        total: *total,
+                        label: label.clone(),
+                        events: Vec::new(),
+                    });
                 }
                 Event::Bandwidth { .. }
                 | Event::Collectives { .. }
@@ -150,6 +170,14 @@ pub fn spawn_job(
                     label: progress.2.clone(),
                     partial: report.clone(),
                 }),
+                Event::SoakStarted { .. } | Event::SoakSamples { .. } => {
+                    rep.send(WorkerMsg::Events {
+                        done: progress.0,
+                        total: progress.1,
+                        label: progress.2.clone(),
+                        events: vec![e.clone()],
+                    })
+                }
                 _ => {}
             }
         };

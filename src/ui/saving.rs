@@ -30,31 +30,58 @@ pub fn file_name(view: View, kind: SaveKind) -> String {
 }
 
 /// What a Save of `view` writes: `shown` is the source's report (none while nothing is
-/// loaded), `reports` every opened report (what Compare shows). `None`: nothing to save yet.
+/// loaded), `reports` every opened report (what Compare shows). An error: why there is nothing
+/// to save, for the error line.
 pub fn work(
     view: View,
     kind: SaveKind,
     shown: Option<&Report>,
     reports: &[&Report],
     cost: &compare_view::CostSettings,
-) -> Option<SaveWork> {
+) -> Result<SaveWork, String> {
     if view == View::Compare && kind != SaveKind::Html {
-        return Some(compare(kind, reports, cost.clone()));
+        return Ok(compare(kind, reports, cost.clone()));
     }
-    let r = shown?.clone();
+    let r = shown.ok_or(NOTHING_TO_SAVE)?.clone();
     let has_section = match view {
         View::Bandwidth => r.bandwidth.is_some(),
         View::Collectives => r.collectives.is_some(),
         View::Scaling => r.scaling.is_some(),
+        View::Soak => r.soak.is_some(),
         View::Topology | View::Compare => true,
     };
     if kind != SaveKind::Html && !has_section {
-        return None;
+        return Err(NOTHING_TO_SAVE.into());
     }
-    Some(match kind {
+    Ok(match kind {
         SaveKind::Html => Box::new(move || Ok(crate::document::report_html(&r).into_bytes())),
+        // The soak has no table exporter or report page yet: its picture is the view's own.
+        SaveKind::Csv if view == View::Soak => return Err(NO_SOAK_CSV.into()),
+        SaveKind::Png if view == View::Soak => soak_png(r),
         SaveKind::Csv => Box::new(move || csv(view, &r)),
         SaveKind::Png => Box::new(move || png(view, &r)),
+    })
+}
+
+/// Why the Soak view has no Save CSV.
+pub const NO_SOAK_CSV: &str = "The Soak view has no CSV to save yet: `scalescope check --soak` \
+     writes the samples (soak.csv); Save PNG… saves the view";
+
+/// The Soak view drawn by egui (light theme), as the Compare view's picture is.
+fn soak_png(r: Report) -> SaveWork {
+    Box::new(move || {
+        let Some(soak) = r.soak.clone() else {
+            return Err(NOTHING_TO_SAVE.into());
+        };
+        let draw = move |ui: &mut eframe::egui::Ui| {
+            let mut plots = super::soak_plots::SoakPlots::default();
+            super::soak_view::show(ui, &r, &soak, false, &mut plots);
+        };
+        let mut measure = draw.clone();
+        let w = report_view::PAGE_WIDTH;
+        let h = snapshot::fit_height(w, &mut measure).map_err(|e| format!("{e:#}"))?;
+        snapshot::render_png(w, h.min(8192), eframe::egui::Theme::Light, draw)
+            .map_err(|e| format!("{e:#}"))
     })
 }
 
@@ -62,7 +89,7 @@ pub fn work(
 fn csv(view: View, r: &Report) -> Result<Vec<u8>, String> {
     use crate::export::csv;
     let written = match view {
-        View::Topology | View::Compare => csv::links(&r.topology),
+        View::Topology | View::Compare | View::Soak => csv::links(&r.topology),
         View::Bandwidth => csv::bandwidth(r.bandwidth.as_ref().map_or(&[], |b| &b.results)),
         View::Collectives => csv::collectives(r.collectives.as_ref().map_or(&[], |c| &c.results)),
         View::Scaling => csv::scaling(r.scaling.as_ref().map_or(&[], |s| &s.run.rows)),
@@ -73,7 +100,7 @@ fn csv(view: View, r: &Report) -> Result<Vec<u8>, String> {
 /// The view's page of the report, as `--bench` writes it.
 fn png(view: View, r: &Report) -> Result<Vec<u8>, String> {
     let page = match view {
-        View::Topology | View::Compare => Page::Topology,
+        View::Topology | View::Compare | View::Soak => Page::Topology,
         View::Bandwidth => Page::Bandwidth,
         View::Collectives => Page::Collectives,
         View::Scaling => Page::Scaling,

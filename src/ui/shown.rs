@@ -8,6 +8,7 @@ use super::bandwidth_view::BandwidthView;
 use super::collectives_view::CollectivesView;
 use super::jobs::SharedRunner;
 use super::scaling_view::ScalingView;
+use super::soak_view::SoakView;
 use crate::model::Topology;
 use crate::report::Report;
 
@@ -22,6 +23,8 @@ pub struct Views {
     pub collectives: CollectivesView,
     /// The Scaling view.
     pub scaling: ScalingView,
+    /// The Soak view (and the health check it starts).
+    pub soak: SoakView,
 }
 
 impl Views {
@@ -32,9 +35,11 @@ impl Views {
             bandwidth: BandwidthView::default(),
             collectives: CollectivesView::default(),
             scaling: ScalingView::default(),
+            soak: SoakView::default(),
         };
         v.bandwidth.panel_mut().set_machine(true, runner.clone());
         v.collectives.panel_mut().set_machine(true, runner.clone());
+        v.soak.panel_mut().set_machine(true, runner.clone());
         v.scaling.set_machine(true, runner);
         v
     }
@@ -45,10 +50,12 @@ impl Views {
             bandwidth: BandwidthView::default(),
             collectives: CollectivesView::default(),
             scaling: ScalingView::for_report(report, REPORT_WORKLOADS_SHOWN),
+            soak: SoakView::default(),
         };
         v.bandwidth.panel_mut().set_machine(false, None);
         v.collectives.panel_mut().set_machine(false, None);
         v.scaling.set_machine(false, None);
+        v.soak.panel_mut().set_machine(false, None);
         v
     }
 
@@ -58,6 +65,13 @@ impl Views {
         self.bandwidth.panel_mut().poll(report);
         self.collectives.panel_mut().poll(report);
         self.scaling.poll(report);
+        self.soak.poll(report);
+    }
+
+    /// Whether the Soak tab shows: where `report` holds a soak, or a soak can run on its
+    /// machine from here.
+    pub fn has_soak_tab(&self, report: &Report) -> bool {
+        report.soak.is_some() || self.soak.can_run(report)
     }
 }
 

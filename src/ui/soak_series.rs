@@ -1,0 +1,363 @@
+//! The Soak view's series: a soak's samples split per GPU into columns, read once and extended
+//! as a running soak's samples arrive, and decimated for drawing — the lowest and highest
+//! reading of each pixel column of the visible range, so that hours of samples draw as fast as
+//! minutes. A reading that is `None` is a gap in its line, never a zero.
+
+use std::collections::BTreeMap;
+
+use crate::model::{SoakLoad, SoakSample, SoakSection};
+
+/// A time step longer than this many sampling intervals is a gap in the lines.
+const GAP_INTERVALS: f64 = 2.5;
+
+/// A figure plotted over time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Metric {
+    GemmRate,
+    CopyRate,
+    SmClock,
+    Power,
+    GpuTemp,
+    MemTemp,
+}
+
+const METRICS: usize = 6;
+
+impl Metric {
+    pub(super) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The sample's reading of this figure; a throughput only in the phase whose unit it has.
+    fn of(self, s: &SoakSample) -> Option<f64> {
+        let v = match self {
+            Self::GemmRate => s.rate.filter(|_| s.phase == Some(SoakLoad::Gemm)),
+            Self::CopyRate => s
+                .rate
+                .filter(|_| s.phase.is_some_and(|p| p != SoakLoad::Gemm)),
+            Self::SmClock => s.sm_clock_mhz.map(f64::from),
+            Self::Power => s.power_w,
+            Self::GpuTemp => s.gpu_temp_c,
+            Self::MemTemp => s.mem_temp_c,
+        };
+        v.filter(|v| v.is_finite())
+    }
+}
+
+/// One GPU's samples as columns: times, and each figure's readings (`None`: not read, or a gap
+/// row where samples are missing).
+#[derive(Default)]
+pub(super) struct GpuColumns {
+    pub(super) t: Vec<f64>,
+    v: Vec<[Option<f64>; METRICS]>,
+    /// The load running in each row: a throughput line breaks where it changes (another load's
+    /// figure is another quantity).
+    phase: Vec<Option<SoakLoad>>,
+}
+
+/// The section's samples split per GPU, kept between frames and extended as samples arrive.
+#[derive(Default)]
+pub struct Columns {
+    /// Samples read so far, and the last one's time and GPU: a section that shrank or changed
+    /// underneath (a new soak) is read again.
+    taken: usize,
+    last: Option<(u64, usize)>,
+    interval_s: f64,
+    pub(super) gpus: BTreeMap<usize, GpuColumns>,
+    /// Which figures have any reading at all.
+    has: [bool; METRICS],
+}
+
+impl Columns {
+    /// Takes the samples of `s` not taken yet (all of them when `s` is another section).
+    pub(super) fn update(&mut self, s: &SoakSection) {
+        let key = |x: &SoakSample| (x.t_s.to_bits(), x.gpu);
+        let same = self.taken <= s.samples.len()
+            && self.interval_s.to_bits() == s.interval_s.to_bits()
+            && (self.taken == 0 || Some(key(&s.samples[self.taken - 1])) == self.last);
+        if !same {
+            *self = Self {
+                interval_s: s.interval_s,
+                ..Self::default()
+            };
+        }
+        self.interval_s = s.interval_s;
+        let gap = (s.interval_s.is_finite() && s.interval_s > 0.0)
+            .then_some(s.interval_s * GAP_INTERVALS);
+        for x in &s.samples[self.taken..] {
+            if !x.t_s.is_finite() {
+                continue;
+            }
+            let col = self.gpus.entry(x.gpu).or_default();
+            if let (Some(gap), Some(&prev)) = (gap, col.t.last())
+                && x.t_s - prev > gap
+            {
+                // Samples are missing here: a row of nothing breaks every line.
+                col.t.push(prev + s.interval_s);
+                col.v.push([None; METRICS]);
+                col.phase.push(None);
+            }
+            let mut row = [None; METRICS];
+            for m in ALL_METRICS {
+                row[m.index()] = m.of(x);
+                self.has[m.index()] |= row[m.index()].is_some();
+            }
+            col.t.push(x.t_s);
+            col.v.push(row);
+            col.phase.push(x.phase);
+        }
+        self.taken = s.samples.len();
+        self.last = s.samples.last().map(key);
+    }
+
+    /// The time span of every GPU's samples.
+    /// Whether any sample has a reading of `m`.
+    pub(super) fn has(&self, m: Metric) -> bool {
+        self.has[m.index()]
+    }
+
+    /// The time span of every GPU's samples.
+    pub(super) fn span(&self) -> Option<(f64, f64)> {
+        let lo = self.gpus.values().filter_map(|c| c.t.first()).copied();
+        let hi = self.gpus.values().filter_map(|c| c.t.last()).copied();
+        Some((lo.reduce(f64::min)?, hi.reduce(f64::max)?))
+    }
+}
+
+const ALL_METRICS: [Metric; METRICS] = [
+    Metric::GemmRate,
+    Metric::CopyRate,
+    Metric::SmClock,
+    Metric::Power,
+    Metric::GpuTemp,
+    Metric::MemTemp,
+];
+
+/// The runs of one figure of one GPU over `[x0, x1]` — a new run after every gap, where
+/// readings are missing —: every sample where they are fewer than twice `buckets`, else the
+/// lowest and highest reading of each of `buckets` equal time slices, in time order. One sample
+/// each side of the range keeps the line running to the plot's edges.
+pub(super) fn decimate(
+    col: &GpuColumns,
+    m: Metric,
+    x0: f64,
+    x1: f64,
+    buckets: usize,
+) -> Vec<Vec<[f64; 2]>> {
+    let t = &col.t;
+    let lo = t.partition_point(|&x| x < x0).saturating_sub(1);
+    let hi = (t.partition_point(|&x| x <= x1) + 1).min(t.len());
+    let mut out = Runs::default();
+    if lo >= hi {
+        return out.0;
+    }
+    let rows = t[lo..hi].iter().zip(&col.v[lo..hi]).zip(&col.phase[lo..hi]);
+    let readings = rows.map(|((&t, v), &phase)| (t, v[m.index()], phase));
+    // A throughput line breaks where the load changes; the other figures run on.
+    let by_phase = matches!(m, Metric::GemmRate | Metric::CopyRate);
+    let mut last_phase: Option<Option<SoakLoad>> = None;
+    let mut phase_changed = |phase: Option<SoakLoad>| {
+        let changed = by_phase && last_phase.is_some_and(|last| last != phase);
+        last_phase = Some(phase);
+        changed
+    };
+    let buckets = buckets.max(1);
+    let span = x1 - x0;
+    if hi - lo <= 2 * buckets || span.is_nan() || span <= 0.0 {
+        for (t, v, phase) in readings {
+            if phase_changed(phase) {
+                out.push(t, None);
+            }
+            out.push(t, v);
+        }
+        return out.0;
+    }
+    let width = span / buckets as f64;
+    let mut cur: Option<Bucket> = None;
+    for (t, v, phase) in readings {
+        let n = ((t - x0) / width).floor() as i64;
+        let changed = phase_changed(phase);
+        if (changed || cur.as_ref().is_some_and(|c| c.n != n))
+            && let Some(c) = cur.take()
+        {
+            c.flush(&mut out);
+        }
+        if changed {
+            out.push(t, None);
+        }
+        cur.get_or_insert(Bucket {
+            n,
+            low: None,
+            high: None,
+        })
+        .add(t, v);
+    }
+    if let Some(c) = cur {
+        c.flush(&mut out);
+    }
+    out.0
+}
+
+/// A line's runs of points; a missing reading ends a run (egui_plot draws each run as a line of
+/// its own: a NaN point inside a line is not a gap to it).
+#[derive(Default)]
+struct Runs(Vec<Vec<[f64; 2]>>, /** a gap since the last point */ bool);
+
+impl Runs {
+    fn push(&mut self, t: f64, v: Option<f64>) {
+        match (v, self.0.last_mut()) {
+            (None, _) => self.1 = true,
+            (Some(y), Some(run)) if !self.1 => run.push([t, y]),
+            (Some(y), _) => {
+                self.0.push(vec![[t, y]]);
+                self.1 = false;
+            }
+        }
+    }
+}
+
+/// One time slice of a decimated line: its lowest and highest reading (time, value).
+struct Bucket {
+    n: i64,
+    low: Option<(f64, f64)>,
+    high: Option<(f64, f64)>,
+}
+
+impl Bucket {
+    fn add(&mut self, t: f64, v: Option<f64>) {
+        let Some(y) = v else {
+            return;
+        };
+        if self.low.is_none_or(|(_, low)| y < low) {
+            self.low = Some((t, y));
+        }
+        if self.high.is_none_or(|(_, high)| y > high) {
+            self.high = Some((t, y));
+        }
+    }
+
+    /// Its extremes in time order, or a gap when nothing was read in it.
+    fn flush(self, out: &mut Runs) {
+        let (Some(a), Some(b)) = (self.low, self.high) else {
+            out.push(0.0, None);
+            return;
+        };
+        let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
+        out.push(first.0, Some(first.1));
+        if first != second {
+            out.push(second.0, Some(second.1));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(values: &[Option<f64>]) -> GpuColumns {
+        let mut c = GpuColumns::default();
+        for (i, v) in values.iter().enumerate() {
+            c.t.push(i as f64);
+            let mut row = [None; METRICS];
+            row[Metric::Power.index()] = *v;
+            c.v.push(row);
+            c.phase.push(None);
+        }
+        c
+    }
+
+    #[test]
+    fn few_samples_are_drawn_as_they_are_with_gaps() {
+        let c = column(&[Some(1.0), None, None, Some(3.0), Some(4.0)]);
+        let runs = decimate(&c, Metric::Power, 0.0, 4.0, 100);
+        assert_eq!(runs, vec![vec![[0.0, 1.0]], vec![[3.0, 3.0], [4.0, 4.0]]]);
+    }
+
+    #[test]
+    fn many_samples_keep_each_buckets_extremes() {
+        // 10,000 samples of a flat 500 with one dip to 100 and one spike to 900.
+        let mut v = vec![Some(500.0); 10_000];
+        v[1234] = Some(100.0);
+        v[8765] = Some(900.0);
+        let c = column(&v);
+        let runs = decimate(&c, Metric::Power, 0.0, 9_999.0, 200);
+        assert_eq!(runs.len(), 1);
+        let pts = &runs[0];
+        assert!(pts.len() <= 2 * 200 + 4, "{} points", pts.len());
+        assert!(pts.contains(&[1234.0, 100.0]));
+        assert!(pts.contains(&[8765.0, 900.0]));
+        assert!(pts.windows(2).all(|w| w[0][0] <= w[1][0]), "in time order");
+        // A stretch read by nothing is a gap at any zoom.
+        let mut v = vec![Some(500.0); 10_000];
+        v[4000..4200].fill(None);
+        let runs = decimate(&column(&v), Metric::Power, 0.0, 9_999.0, 200);
+        assert_eq!(runs.len(), 2);
+        assert!(runs.iter().flatten().all(|p| p[1] == 500.0));
+    }
+
+    #[test]
+    fn a_throughput_line_breaks_where_the_load_changes() {
+        let s = SoakSection {
+            interval_s: 1.0,
+            samples: (1..=6)
+                .map(|i| SoakSample {
+                    t_s: f64::from(i),
+                    phase: Some(if i <= 3 {
+                        SoakLoad::Memory
+                    } else {
+                        SoakLoad::Pcie
+                    }),
+                    rate: Some(if i <= 3 { 2900.0 } else { 50.0 }),
+                    power_w: Some(400.0),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let mut c = Columns::default();
+        c.update(&s);
+        let col = &c.gpus[&0];
+        assert_eq!(decimate(col, Metric::CopyRate, 0.0, 6.0, 100).len(), 2);
+        assert_eq!(decimate(col, Metric::CopyRate, 0.0, 6.0, 1).len(), 2);
+        assert_eq!(decimate(col, Metric::Power, 0.0, 6.0, 100).len(), 1);
+        assert!(decimate(col, Metric::GemmRate, 0.0, 6.0, 100).is_empty());
+    }
+
+    #[test]
+    fn nothing_read_is_no_points_not_zeros() {
+        let c = column(&[None; 5000]);
+        assert!(decimate(&c, Metric::Power, 0.0, 4999.0, 100).is_empty());
+        assert!(decimate(&column(&[None; 5]), Metric::Power, 0.0, 4.0, 100).is_empty());
+        assert!(decimate(&GpuColumns::default(), Metric::Power, 0.0, 1.0, 10).is_empty());
+    }
+
+    #[test]
+    fn missing_intervals_break_the_line() {
+        let s = SoakSection {
+            interval_s: 1.0,
+            samples: [0.0, 1.0, 2.0, 10.0, 11.0]
+                .iter()
+                .map(|&t| SoakSample {
+                    t_s: t,
+                    power_w: Some(300.0),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let mut c = Columns::default();
+        c.update(&s);
+        let runs = decimate(&c.gpus[&0], Metric::Power, 0.0, 11.0, 100);
+        assert_eq!(runs.len(), 2);
+        // Samples that arrive later are added; a new section is read again.
+        let mut more = s.clone();
+        more.samples.push(SoakSample {
+            t_s: 12.0,
+            ..Default::default()
+        });
+        c.update(&more);
+        assert_eq!(c.gpus[&0].t.len(), 7);
+        c.update(&SoakSection::default());
+        assert!(c.gpus.is_empty());
+    }
+}
