@@ -504,8 +504,8 @@ fn report_html_and_pdf_hold_the_soak() {
 }
 
 /// A GPU whose power was not read for a stretch has a gap in its power line, never a drop to
-/// 0; with no power reading at all the chart is left out and a line says so, and the pages
-/// still render.
+/// 0; a GPU never read has no line and a line names it; with no power reading at all the chart
+/// is left out and a line says so, and the pages still render.
 #[test]
 fn missing_power_is_a_gap_never_a_zero() {
     let mut soak = common::soak::section();
@@ -528,6 +528,20 @@ fn missing_power_is_a_gap_never_a_zero() {
     check_png(
         "soak.png",
         &document::page_png(&r, Page::Soak).unwrap().unwrap(),
+    );
+
+    // No power from GPU 1 at all: GPU 0's line alone, and a line naming GPU 1.
+    for x in soak.samples.iter_mut().filter(|x| x.gpu == 1) {
+        x.power_w = None;
+    }
+    let d = build::page(&bare(soak.clone()), Page::Soak).unwrap();
+    assert_eq!(paths(&figure(&d, "soak-power").svg).len(), 1);
+    assert!(
+        texts(&d)
+            .iter()
+            .any(|t| t == "Power: no reading from GPU 1."),
+        "{:?}",
+        texts(&d)
     );
 
     for x in soak.samples.iter_mut() {

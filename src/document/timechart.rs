@@ -21,7 +21,7 @@ pub struct Line {
     pub name: String,
     /// (seconds since the start, value) in time order; `None` is a gap in the line.
     pub points: Vec<(f64, Option<f64>)>,
-    /// Index into [`COLORS`] (a GPU keeps its colour on every chart).
+    /// Index into [`LINE_COLORS`] (a GPU keeps its colour on every chart).
     pub color: usize,
     /// Dashed (a second reading of the same GPU, e.g. its memory temperature).
     pub dashed: bool,
@@ -80,6 +80,13 @@ pub struct TimeChart<'a> {
 /// The colour of event markers.
 pub const EVENT_RED: &str = "#c81e1e";
 
+/// Line colours: the charts' ([`COLORS`], Okabe & Ito's) and an eighth, olive from Paul Tol's
+/// muted scheme (<https://personal.sron.nl/~pault/>), so that the eight GPUs of a common box
+/// each have their own.
+pub const LINE_COLORS: [&str; 8] = [
+    COLORS[0], COLORS[1], COLORS[2], COLORS[3], COLORS[4], COLORS[5], COLORS[6], "#999933",
+];
+
 /// Band tints, very light, one per load.
 const SHADES: [&str; 5] = ["#e8f0fa", "#f8eedd", "#e6f4ea", "#f6e9f3", "#eeeeee"];
 /// Plot height, units.
@@ -93,6 +100,8 @@ const MARK_ROWS: usize = 2;
 /// Band labels: size and row height.
 const BAND_TEXT: f64 = 9.5;
 const BAND_ROW: f64 = 13.0;
+/// Bands narrower than this (units) need no name: the end of a phase cut short.
+const BAND_SLIVER: f64 = 8.0;
 /// Pixel columns per unit of plot width a line keeps (two: half a unit).
 const COLUMNS_PER_UNIT: f64 = 2.0;
 
@@ -230,7 +239,7 @@ fn marker_groups(markers: &[(f64, &str)], min_px: f64) -> Vec<(f64, String)> {
             if more == 0 {
                 (x, label)
             } else {
-                (x, format!("{label} +{more}"))
+                (x, format!("{label} +{more} more"))
             }
         })
         .collect()
@@ -295,12 +304,18 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
         .filter(|b| b.t0.is_finite() && b.t1.is_finite() && b.t1 > b.t0)
         .map(|b| (sx(b.t1) - sx(b.t0), b))
         .collect();
+    // Bands are named above the plot where every one wide enough to read has room for its
+    // name (some named and some not reads as a pattern that is not there); otherwise the
+    // legend names the tints.
     let fits =
         |(bw, b): &(f64, &Band)| fonts::text_width(&b.label, BAND_TEXT, Face::Sans) + 6.0 <= *bw;
-    let any_band_label = band_labels.iter().any(fits);
-    // Where a band is too narrow for its name, the legend names the tints.
+    let labelled = band_labels.iter().any(fits)
+        && band_labels
+            .iter()
+            .filter(|(bw, _)| *bw >= BAND_SLIVER)
+            .all(fits);
     let mut tints: Vec<(&str, usize)> = Vec::new();
-    if !band_labels.iter().all(fits) {
+    if !labelled {
         for (_, b) in &band_labels {
             if !tints.iter().any(|t| t.0 == b.label) {
                 tints.push((&b.label, b.shade));
@@ -319,18 +334,20 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
     } else {
         MARK_ROWS as f64 * MARK_ROW
     };
-    let band_h = if any_band_label { BAND_ROW } else { 0.0 };
+    let band_h = if labelled { BAND_ROW } else { 0.0 };
     let mt = MARGIN.2 + mark_h + band_h;
     let sy = |v: f64| mt + ph - (v - ymin) / (ymax - ymin) * ph;
 
-    let names: Vec<&str> = c
-        .lines
-        .iter()
-        .map(|l| l.name.as_str())
-        .chain(tints.iter().map(|t| t.0))
-        .collect();
+    // The legend: the lines, then the tints on rows of their own.
+    let names: Vec<&str> = c.lines.iter().map(|l| l.name.as_str()).collect();
     let slots = legend_slots(&names, pw);
-    let legend_rows = slots.last().map_or(0, |s| s.row + 1);
+    let line_rows = slots.last().map_or(0, |s| s.row + 1);
+    let tint_names: Vec<&str> = tints.iter().map(|t| t.0).collect();
+    let mut tint_slots = legend_slots(&tint_names, pw);
+    for t in &mut tint_slots {
+        t.row += line_rows;
+    }
+    let legend_rows = tint_slots.last().map_or(line_rows, |s| s.row + 1);
     let h = mt + ph + mb + legend_rows as f64 * LEGEND_ROW + 6.0;
 
     let mut s = String::with_capacity(16 << 10);
@@ -361,7 +378,7 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
             );
         }
         let tw = fonts::text_width(&b.label, BAND_TEXT, Face::Sans);
-        if tw + 6.0 <= bw {
+        if labelled && tw + 6.0 <= bw {
             let _ = writeln!(
                 s,
                 "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{BAND_TEXT}\" fill=\"#5a6470\">{}</text>",
@@ -426,7 +443,7 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
         f64::INFINITY
     };
     for (l, slot) in c.lines.iter().zip(&slots) {
-        let color = COLORS[l.color % COLORS.len()];
+        let color = LINE_COLORS[l.color % LINE_COLORS.len()];
         let dash = if l.dashed {
             " stroke-dasharray=\"5 3\""
         } else {
@@ -481,7 +498,7 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
         );
     }
 
-    for ((_, shade), slot) in tints.iter().zip(slots.iter().skip(c.lines.len())) {
+    for ((_, shade), slot) in tints.iter().zip(&tint_slots) {
         let ly = mt + ph + mb + slot.row as f64 * LEGEND_ROW + 8.0;
         let lx0 = ml + slot.x;
         let _ = writeln!(
@@ -687,6 +704,63 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Bands too narrow for their names are named in the legend instead, all of them: some
+    /// named above the plot and some not would read as a pattern that is not there.
+    #[test]
+    fn narrow_bands_are_named_in_the_legend() {
+        let l = [line((0..1800).map(|t| (t as f64, Some(1.0))).collect())];
+        let loads = ["gemm", "memory", "pcie"];
+        let bands: Vec<Band> = (0..25)
+            .map(|i| Band {
+                t0: i as f64 * 72.0,
+                t1: (i + 1) as f64 * 72.0,
+                label: loads[i % 3].into(),
+                shade: i % 3,
+            })
+            .collect();
+        let mut c = spec(&l, &[], &bands);
+        c.span_s = 1800.0;
+        let f = time_chart(&c).unwrap();
+        for name in loads {
+            assert_eq!(
+                f.svg.matches(&format!(">{name}</text>")).count(),
+                1,
+                "{name}"
+            );
+        }
+        assert_eq!(
+            f.svg.matches("height=\"10\" fill=").count(),
+            3,
+            "three swatches"
+        );
+        assert!(f.svg.contains("time since the start (min)"));
+    }
+
+    #[test]
+    fn eight_gpus_have_eight_colours() {
+        let lines: Vec<Line> = (0..8)
+            .map(|i| Line {
+                name: format!("GPU {i}"),
+                points: vec![(1.0, Some(i as f64)), (2.0, Some(i as f64))],
+                color: i,
+                dashed: false,
+            })
+            .collect();
+        let f = time_chart(&spec(&lines, &[], &[])).unwrap();
+        let mut used: Vec<&str> = f
+            .svg
+            .split("<path d=\"")
+            .skip(1)
+            .map(|p| {
+                let at = p.find("stroke=\"").unwrap() + 8;
+                &p[at..at + 7]
+            })
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        assert_eq!(used.len(), 8, "{used:?}");
     }
 
     #[test]

@@ -271,7 +271,8 @@ fn per_gpu(soak: &SoakSection) -> Vec<(usize, Vec<&SoakSample>)> {
         .collect()
 }
 
-/// One line per GPU of `value` over time (colour by the GPU's place in the list).
+/// One line per GPU of `value` over time (colour by the GPU's place in the list), with or
+/// without a known value.
 fn lines(
     gpus: &[(usize, Vec<&SoakSample>)],
     suffix: &str,
@@ -286,7 +287,6 @@ fn lines(
             color: i,
             dashed,
         })
-        .filter(|l| l.points.iter().any(|p| p.1.is_some()))
         .collect()
 }
 
@@ -318,6 +318,16 @@ fn charts(s: &mut Section, soak: &SoakSection) {
                 y: &str,
                 from_zero: bool,
                 lines: Vec<Line>| {
+        // A GPU without a reading has no line; a line says so (a secondary reading, dashed, as
+        // a memory temperature many GPUs lack, goes without saying).
+        let (lines, unread): (Vec<Line>, Vec<Line>) = lines
+            .into_iter()
+            .partition(|l| l.points.iter().any(|p| p.1.is_some()));
+        let unread: Vec<&str> = unread
+            .iter()
+            .filter(|l| !l.dashed)
+            .map(|l| l.name.as_str())
+            .collect();
         let figure = timechart::time_chart(&TimeChart {
             id,
             caption,
@@ -331,14 +341,23 @@ fn charts(s: &mut Section, soak: &SoakSection) {
             width: CHART_WIDTH,
         });
         match figure {
-            Some(f) => s.push(Block::Figure(f)),
+            Some(f) => {
+                s.push(Block::Figure(f));
+                if !unread.is_empty() {
+                    s.push(
+                        Paragraph::note(format!("{what}: no reading from {}.", unread.join(", ")))
+                            .into(),
+                    );
+                }
+            }
             None => s.push(Paragraph::note(format!("{what}: no reading from any GPU.")).into()),
         }
     };
     s.push(
         Paragraph::note(
-            "One line per GPU; shaded: the load running (its name above); red lines: wrong GEMM \
-             results and Xid events. A reading the GPU did not give is a gap, never 0.",
+            "One line per GPU; shaded: the load running (named above the plot or in the legend); \
+             red lines: wrong GEMM results and Xid events. A reading the GPU did not give is a \
+             gap, never 0.",
         )
         .into(),
     );
@@ -365,9 +384,16 @@ fn charts(s: &mut Section, soak: &SoakSection) {
         if !ran.contains(&load) && !soak.samples.iter().any(|x| x.phase == Some(load)) {
             continue;
         }
+        let words = load.figure_words();
+        let mut chars = words.chars();
+        let first: String = chars
+            .next()
+            .into_iter()
+            .flat_map(char::to_uppercase)
+            .collect();
         let caption = format!(
-            "{} over time, during the {load} phases",
-            load.figure_words()
+            "{first}{} over time, during the {load} phases",
+            chars.as_str()
         );
         push(
             s,
@@ -397,15 +423,9 @@ fn charts(s: &mut Section, soak: &SoakSection) {
         false,
         lines(&gpus, "", false, |x| x.power_w),
     );
+    // Each memory line in its GPU's colour, dashed.
     let mut temps = lines(&gpus, "", false, |x| x.gpu_temp_c);
-    for mut l in lines(&gpus, " memory", true, |x| x.mem_temp_c) {
-        // The memory line keeps its GPU's colour.
-        l.color = gpus
-            .iter()
-            .position(|(g, _)| l.name.starts_with(&format!("GPU {g} ")))
-            .unwrap_or(l.color);
-        temps.push(l);
-    }
+    temps.extend(lines(&gpus, " memory", true, |x| x.mem_temp_c));
     push(
         s,
         "soak-temperature",
