@@ -102,6 +102,8 @@ const BAND_TEXT: f64 = 9.5;
 const BAND_ROW: f64 = 13.0;
 /// Bands narrower than this (units) need no name: the end of a phase cut short.
 const BAND_SLIVER: f64 = 8.0;
+/// The narrowest bands shade on average, units.
+const BAND_MIN: f64 = 3.0;
 /// Pixel columns per unit of plot width a line keeps (two: half a unit).
 const COLUMNS_PER_UNIT: f64 = 2.0;
 
@@ -245,6 +247,14 @@ fn marker_groups(markers: &[(f64, &str)], min_px: f64) -> Vec<(f64, String)> {
         .collect()
 }
 
+/// Whether `bands` bands are shaded on a chart `width` wide: not when they would be narrower
+/// than [`BAND_MIN`] on average (a week of five-minute cycles would be stripes finer than the
+/// pixels, and tens of thousands of shapes).
+pub fn bands_shaded(bands: usize, width: f64) -> bool {
+    let plot = (width - MARGIN.0 - MARGIN.1).max(40.0);
+    bands as f64 * BAND_MIN <= plot
+}
+
 /// The chart as an SVG figure; `None` when no line has a known value.
 pub fn time_chart(c: &TimeChart) -> Option<Figure> {
     let known: Vec<(f64, f64)> = c
@@ -298,12 +308,15 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
     let ymax = ((hi / ystep).ceil() * ystep).max(ymin + ystep);
 
     // Above the plot: the band labels' row, and the marker labels' rows above it.
-    let band_labels: Vec<(f64, &Band)> = c
-        .bands
-        .iter()
-        .filter(|b| b.t0.is_finite() && b.t1.is_finite() && b.t1 > b.t0)
-        .map(|b| (sx(b.t1) - sx(b.t0), b))
-        .collect();
+    let band_labels: Vec<(f64, &Band)> = if bands_shaded(c.bands.len(), w) {
+        c.bands
+            .iter()
+            .filter(|b| b.t0.is_finite() && b.t1.is_finite() && b.t1 > b.t0)
+            .map(|b| (sx(b.t1) - sx(b.t0), b))
+            .collect()
+    } else {
+        Vec::new()
+    };
     // Bands are named above the plot where every one wide enough to read has room for its
     // name (some named and some not reads as a pattern that is not there); otherwise the
     // legend names the tints.
@@ -458,7 +471,7 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
                 [(t, v)] => {
                     let _ = write!(
                         s,
-                        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2\" fill=\"{color}\"/>",
+                        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"1.6\" fill=\"{color}\"/>",
                         sx(*t),
                         sy(*v)
                     );
@@ -736,6 +749,26 @@ mod tests {
             "three swatches"
         );
         assert!(f.svg.contains("time since the start (min)"));
+    }
+
+    /// A week of five-minute phase cycles is not shaded: stripes finer than the pixels.
+    #[test]
+    fn bands_finer_than_the_pixels_are_not_drawn() {
+        let l = [line(vec![(0.0, Some(1.0)), (604_800.0, Some(1.0))])];
+        let bands: Vec<Band> = (0..10_000)
+            .map(|i| Band {
+                t0: i as f64 * 60.0,
+                t1: (i + 1) as f64 * 60.0,
+                label: "gemm".into(),
+                shade: 0,
+            })
+            .collect();
+        let mut c = spec(&l, &[], &bands);
+        c.span_s = 604_800.0;
+        let f = time_chart(&c).unwrap();
+        assert!(!f.svg.contains(SHADES[0]), "bands drawn");
+        assert!(f.svg.len() < 20_000, "{} bytes", f.svg.len());
+        assert!(bands_shaded(25, 760.0) && !bands_shaded(10_000, 760.0));
     }
 
     #[test]

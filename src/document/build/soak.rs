@@ -102,6 +102,9 @@ fn summary_line(soak: &SoakSection) -> Block {
         ));
     }
     rest.push_str(&format!(" · {} samples", soak.samples.len()));
+    if let Some(at) = &soak.started_at {
+        rest.push_str(&format!(" · began {}", began(at)));
+    }
     spans.push(Span::plain(rest));
     if let Some(file) = &soak.replay_of {
         spans.push(Span::plain(" · replay of "));
@@ -113,6 +116,15 @@ fn summary_line(soak: &SoakSection) -> Block {
         spans,
     }
     .into()
+}
+
+/// When the load began, `2026-11-26 15:04:05 UTC` from RFC 3339 in UTC; any other text as it
+/// came.
+fn began(at: &str) -> String {
+    match (at.get(..10), at.get(10..11), at.get(11..19)) {
+        (Some(day), Some("T"), Some(time)) if at.ends_with('Z') => format!("{day} {time} UTC"),
+        _ => at.to_string(),
+    }
 }
 
 /// The loads asked for, or those the samples ran when the list is empty.
@@ -353,12 +365,16 @@ fn charts(s: &mut Section, soak: &SoakSection) {
             None => s.push(Paragraph::note(format!("{what}: no reading from any GPU.")).into()),
         }
     };
+    let phases = if timechart::bands_shaded(bands.len(), CHART_WIDTH) {
+        "shaded: the load running (named above the plot or in the legend)"
+    } else {
+        "the phases are too short to shade at this scale (the events give them)"
+    };
     s.push(
-        Paragraph::note(
-            "One line per GPU; shaded: the load running (named above the plot or in the legend); \
-             red lines: wrong GEMM results and Xid events. A reading the GPU did not give is a \
-             gap, never 0.",
-        )
+        Paragraph::note(format!(
+            "One line per GPU; {phases}; red lines: wrong GEMM results and Xid events. A reading \
+             the GPU did not give is a gap, never 0."
+        ))
         .into(),
     );
     let rate_of = |load: SoakLoad| move |x: &SoakSample| x.rate.filter(|_| x.phase == Some(load));
@@ -636,6 +652,17 @@ fn events(s: &mut Section, soak: &SoakSection) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_times_read_as_utc() {
+        assert_eq!(began("2026-11-26T15:04:05.123Z"), "2026-11-26 15:04:05 UTC");
+        assert_eq!(began("yesterday"), "yesterday");
+        assert_eq!(
+            began("2026-11-26T15:04:05+01:00"),
+            "2026-11-26T15:04:05+01:00"
+        );
+        assert_eq!(began("é"), "é");
+    }
 
     #[test]
     fn medians_of_nothing_are_dashes() {
