@@ -54,22 +54,28 @@ pub struct CheckArgs {
     /// every selected GPU under a sustained load in phases, a sample a second, judged for
     /// wrong results, Xid, error counters, jitter, drop, throttling and temperature spread.
     /// Ctrl-C stops it and keeps what was measured.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub soak: Option<String>,
     /// The soak's loads, in the order they cycle (default: gemm,memory,pcie, and p2p,nccl with
     /// two GPUs or more).
     #[arg(long, value_name = "LIST", requires = "soak")]
     pub soak_load: Option<String>,
     /// Where the soak writes its series, one row per GPU per second (columns in docs/CSV.md),
-    /// rewritten as it runs.
-    #[arg(long, value_name = "FILE", default_value = "soak.csv")]
-    pub soak_csv: PathBuf,
+    /// rewritten as it runs (default: soak.csv in the current folder; a replay writes none
+    /// unless asked).
+    #[arg(long, value_name = "FILE")]
+    pub soak_csv: Option<PathBuf>,
     /// Judge a recorded soak.csv instead of running one (no GPU needed; the thresholds of this
     /// run apply).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["soak", "import", "catalog"])]
     pub soak_replay: Option<PathBuf>,
     /// Play the recording back at this pace (1 = as recorded; default: at once).
-    #[arg(long, value_name = "X", requires = "soak_replay")]
+    #[arg(
+        long,
+        value_name = "X",
+        requires = "soak_replay",
+        allow_hyphen_values = true
+    )]
     pub replay_speed: Option<f64>,
     /// NCCL library for the soak's nccl load (default: searched).
     #[arg(long, value_name = "PATH")]
@@ -117,7 +123,21 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     if soak.is_some() {
         interrupt::install(|| {});
     }
-    let mut series = SoakWriter::new(soak.is_some().then(|| args.soak_csv.clone()));
+    let csv_path = match (&args.soak_csv, &args.soak_replay) {
+        (Some(p), Some(r)) => {
+            if std::fs::canonicalize(p).ok() == std::fs::canonicalize(r).ok() {
+                return Err(CliError::input(anyhow::anyhow!(
+                    "--soak-csv {}: that is the recording being replayed",
+                    p.display()
+                )));
+            }
+            Some(p.clone())
+        }
+        (Some(p), None) => Some(p.clone()),
+        (None, Some(_)) => None,
+        (None, None) => soak.is_some().then(|| PathBuf::from("soak.csv")),
+    };
+    let mut series = SoakWriter::new(csv_path.clone());
     let full = drive(
         &mut runner,
         &job,
@@ -186,8 +206,10 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     emit(None, render(&topo, &report, code, args.verbose).as_bytes())?;
     if interrupted {
         return Err(CliError::interrupted(anyhow::anyhow!(
-            "interrupted: the soak stopped early; {} keeps every second measured",
-            args.soak_csv.display()
+            "interrupted: the soak stopped early{}",
+            csv_path
+                .map(|p| format!("; {} keeps every second measured", p.display()))
+                .unwrap_or_default()
         )));
     }
     if failed {
@@ -369,15 +391,17 @@ impl SoakWriter {
     }
 
     fn on_event(&mut self, e: &Event, term: &Terminal) -> Result<(), CliError> {
-        let Some(path) = &self.path else {
-            return Ok(());
-        };
+        let target = self
+            .path
+            .as_ref()
+            .map(|p| format!(" → {}", p.display()))
+            .unwrap_or_default();
         match e {
             Event::SoakStarted { section } => {
                 self.bytes = crate::health::soak_csv::rows(&[], &[], true);
                 if section.replay_of.is_none() {
                     term.note(&format!(
-                        "soak: {} of {} on GPU {} (a row per GPU per second → {}){}",
+                        "soak: {} of {} on GPU {} (a row per GPU per second{}){}",
                         duration_words(section.duration_s),
                         section
                             .loads
@@ -391,7 +415,7 @@ impl SoakWriter {
                             .map(|g| g.to_string())
                             .collect::<Vec<_>>()
                             .join(", "),
-                        path.display(),
+                        target,
                         section
                             .gemm
                             .as_ref()
@@ -423,7 +447,7 @@ impl SoakWriter {
                     self.last_line = *elapsed_s;
                     term.note(&minute_line(*elapsed_s, samples));
                 }
-                if self.path.is_some() {
+                if let Some(path) = &self.path {
                     write_file(path, &self.bytes)?;
                 }
                 Ok(())

@@ -85,7 +85,12 @@ pub struct Cli {
     pub energy_window: Option<f64>,
     /// --bench: add a burn-in stage of this length after the others (90s, 30m, 2h; at least 1
     /// minute): `scalescope check --soak` as a stage, its series in soak.csv and the report.
-    #[arg(long, value_name = "DURATION", requires = "bench")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        requires = "bench",
+        allow_hyphen_values = true
+    )]
     pub soak: Option<String>,
     /// --bench --soak: the soak's loads (gemm,memory,pcie,p2p,nccl).
     #[arg(long, value_name = "LIST", requires = "soak")]

@@ -69,9 +69,11 @@ impl fmt::Display for SoakRule {
 /// The soak's limits (`[soak]` in the thresholds file). Sources: NVML/DCGM define HW slowdown
 /// as clocks cut by a factor of 2 or more (temperature, power brake, fast power trigger) —
 /// never normal under load, so any sustained time in it fails; the throughput limits are ours
-/// (assumptions, stated in docs/HEALTH.md): a healthy GPU under a steady load varies by about
-/// 1 % from second to second (H100, 2026-11-26, docs/VERIFIED.md), and settles a few percent
-/// below its cold rate as it warms under its power limit.
+/// (assumptions, stated in docs/HEALTH.md): on a healthy H100 (2026-11-26, docs/VERIFIED.md)
+/// the GEMM varied by 0.4–0.5 % from second to second and device copies by 0.0 %, while host
+/// copies varied by 3.3–4.6 % (they depend on the host too); another process on the GPU
+/// pushed the GEMM's to 28 %. A GPU settles a few percent below its cold rate as it warms
+/// under its power limit (0.4–0.7 % after the first seconds on that H100).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SoakThresholds {
@@ -99,8 +101,8 @@ pub struct SoakThresholds {
 impl Default for SoakThresholds {
     fn default() -> Self {
         Self {
-            jitter_warn: 0.03,
-            jitter_fail: 0.10,
+            jitter_warn: 0.05,
+            jitter_fail: 0.15,
             dip: 0.10,
             drop_warn: 0.10,
             drop_fail: 0.25,
@@ -306,10 +308,12 @@ fn correctness(soak: &SoakSection, g: usize, samples: &[&SoakSample]) -> Check {
             "not verified: no GEMM result was checked (no gemm phase ran)",
         );
     }
-    let first = soak
-        .events
-        .iter()
-        .find(|e| e.gpu == Some(g) && matches!(e.kind, SoakEventKind::Mismatch { .. }));
+    // A replayed soak.csv keeps the finding's words, not its kind.
+    let first = soak.events.iter().find(|e| {
+        e.gpu == Some(g)
+            && (matches!(e.kind, SoakEventKind::Mismatch { .. })
+                || e.text.starts_with(MISMATCH_WORDS))
+    });
     if wrong == 0 && first.is_none() {
         return check(
             SoakRule::Correctness,
@@ -332,6 +336,9 @@ fn correctness(soak: &SoakSection, g: usize, samples: &[&SoakSample]) -> Check {
         "run the soak again on this GPU alone; if results are wrong again, take the GPU out of service and ask the vendor for an RMA (attach soak.csv and report.json)",
     )
 }
+
+/// How a wrong GEMM result's event begins (`job::soak` writes it; a replay finds it by it).
+pub const MISMATCH_WORDS: &str = "wrong GEMM result";
 
 fn xid(soak: &SoakSection, g: usize, samples: &[&SoakSample]) -> Check {
     let mut seen: Vec<(f64, u64)> = samples

@@ -312,6 +312,7 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
         return Err(format!("{path}: no samples (a header and no rows)"));
     }
     soak.gpus.sort_unstable();
+    soak.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     soak.samples
         .sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.gpu.cmp(&b.gpu)));
     let end = soak.samples.iter().map(|s| s.t_s).fold(0.0, f64::max);

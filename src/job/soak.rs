@@ -433,7 +433,8 @@ fn finding_event(f: Finding, gpus: &[usize], start: Instant, setup_at: Instant) 
                     against: against.clone(),
                 },
                 text: format!(
-                    "wrong GEMM result on GPU {g}: element (row {row}, column {col}) = {} (bits {got:#06x}), expected {} (bits {expected:#06x}) as in {against}; {words} word{} of the product differed",
+                    "{} on GPU {g}: element (row {row}, column {col}) = {} (bits {got:#06x}), expected {} (bits {expected:#06x}) as in {against}; {words} word{} of the product differed",
+                    crate::health::soak::MISMATCH_WORDS,
                     bf16(got),
                     bf16(expected),
                     if words == 1 { "" } else { "s" }

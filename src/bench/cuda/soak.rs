@@ -36,6 +36,10 @@ use crate::model::SoakLoad;
 /// The soak kernels' CUDA C source.
 pub const SOURCE: &str = include_str!("../../../assets/kernels/soak.cu");
 
+/// PTX of [`SOURCE`] built with nvcc (`nvcc -ptx -arch=compute_90`, CUDA 13.0, on the GPU
+/// machine of docs/VERIFIED.md), used when NVRTC cannot be had: loads on sm_90 and later.
+pub const BUNDLED_PTX: &str = include_str!("../../../assets/kernels/soak.ptx");
+
 /// GEMM size: 8192³ bf16, as cuBLAS benchmarks commonly use (and our GEMM-rate probe).
 pub const GEMM_DIM: i32 = 8192;
 /// Output buffers the products rotate through (each checked before it is written again).
@@ -252,6 +256,13 @@ impl SoakLoads {
             Nvrtc::load()
                 .map_err(|e| e.to_string())
                 .and_then(|n| n.compile_ptx(SOURCE, "soak.cu", cc, &[]))
+                .or_else(|why| {
+                    // The bundled PTX, where the GPU can run it.
+                    (cc.0 >= 9)
+                        .then(|| CString::new(BUNDLED_PTX).ok())
+                        .flatten()
+                        .ok_or(why)
+                })
         });
         let shared = Arc::new(Shared {
             phase: AtomicU8::new(IDLE),
@@ -371,7 +382,7 @@ impl SoakLoads {
             format!(
                 "cuBLAS GemmEx bf16 {GEMM_DIM}³ (fp32 accumulate) on seeded random data, {SLOTS} result buffers in turn; every product compared word for word with the first one on its GPU ({}){}; {}",
                 match &ptx {
-                    Some(Ok(_)) => "NVRTC check kernel",
+                    Some(Ok(_)) => "check kernel built by NVRTC, or nvcc's bundled PTX",
                     _ => "not checked: the check kernel could not be built",
                 },
                 if n > 1 {

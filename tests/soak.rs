@@ -1,0 +1,345 @@
+//! The burn-in (`check --soak`) without a GPU: its verdict over soaks recorded on an H100
+//! (tests/data/soak-h100-*.csv, 2026-11-26, docs/VERIFIED.md: a healthy 5-minute soak, a
+//! 2-minute one with a second process multiplying on the GPU from 0:40 for 30 s, and a 1-minute
+//! one with a result altered by the hidden test hook), soak.csv written and read back, a replay
+//! interrupted midway, the report's documents of a recorded soak, and bad input.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{data_path, one_line_error, process, run};
+use scalescope::health::soak_csv;
+use scalescope::health::{HealthReport, Verdict};
+
+fn replay(name: &str, extra: &[&str]) -> (common::Run, HealthReport) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("check.json");
+    let mut args = vec![
+        "check".to_string(),
+        "--soak-replay".into(),
+        data_path(name),
+        "--json".into(),
+        json.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run(&a);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let report: HealthReport =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("check.json")).unwrap();
+    (r, report)
+}
+
+fn verdict_of(r: &HealthReport, id: &str) -> (Verdict, String) {
+    let c = r
+        .checks
+        .iter()
+        .find(|c| c.check.id() == id)
+        .unwrap_or_else(|| panic!("no {id}"));
+    (c.verdict, c.detail.clone())
+}
+
+#[test]
+fn the_healthy_recorded_soak_passes() {
+    let (r, report) = replay("soak-h100-5min.csv", &[]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    for id in [
+        "soak_correctness",
+        "soak_xid",
+        "soak_counters",
+        "soak_jitter",
+        "soak_drop",
+        "soak_throttle",
+        "soak_temperature",
+    ] {
+        let (v, detail) = verdict_of(&report, id);
+        assert_eq!(v, Verdict::Pass, "{id}: {detail}");
+    }
+    let (_, detail) = verdict_of(&report, "soak_correctness");
+    assert!(
+        detail.ends_with("GEMM results checked, all equal to the reference"),
+        "{detail}"
+    );
+    assert!(r.stdout.contains("replay of"), "{}", r.stdout);
+    // Nothing is written unless asked: a replay never overwrites a recording.
+    assert!(!std::path::Path::new("soak.csv").exists() || std::env::var("KEEP").is_ok());
+}
+
+#[test]
+fn a_competing_process_is_flagged_with_its_window() {
+    let (r, report) = replay("soak-h100-competing.csv", &[]);
+    assert_eq!(r.code, Some(3), "{}", r.stdout);
+    let (v, detail) = verdict_of(&report, "soak_jitter");
+    assert_eq!(v, Verdict::Fail, "{detail}");
+    // The competitor ran from 0:40 (its CUDA start-up took a few seconds) for 30 s.
+    assert!(detail.contains("gemm 0:44–1:15"), "{detail}");
+    let c = report
+        .checks
+        .iter()
+        .find(|c| c.check.id() == "soak_jitter")
+        .unwrap();
+    assert!(
+        c.cause.as_deref().unwrap_or("").contains("another process"),
+        "{c:?}"
+    );
+    // The rest of the machine was fine.
+    assert_eq!(verdict_of(&report, "soak_correctness").0, Verdict::Pass);
+    assert_eq!(verdict_of(&report, "soak_throttle").0, Verdict::Pass);
+}
+
+#[test]
+fn an_altered_result_fails_naming_gpu_time_and_element() {
+    let (r, report) = replay("soak-h100-corrupted.csv", &[]);
+    assert_eq!(r.code, Some(3), "{}", r.stdout);
+    let (v, detail) = verdict_of(&report, "soak_correctness");
+    assert_eq!(v, Verdict::Fail, "{detail}");
+    assert!(detail.starts_with("1 of "), "{detail}");
+    assert!(detail.contains("first at 0:20"), "{detail}");
+    assert!(
+        detail.contains("GPU 0: element (row 5463, column 2731)"),
+        "{detail}"
+    );
+    assert!(
+        r.stdout.contains("FAIL  GPU 0    soak_correctness"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn thresholds_apply_to_a_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.toml");
+    std::fs::write(&t, "[soak]\njitter_warn = 0.001\njitter_fail = 0.5\n").unwrap();
+    let (r, report) = replay("soak-h100-5min.csv", &["--thresholds", t.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "a WARN alone exits 0");
+    assert_eq!(verdict_of(&report, "soak_jitter").0, Verdict::Warn);
+    std::fs::write(&t, "[soak]\njitter_warn = 0.5\njitter_fail = 0.1\n").unwrap();
+    one_line_error(
+        &[
+            "check",
+            "--soak-replay",
+            &data_path("soak-h100-5min.csv"),
+            "--thresholds",
+            t.to_str().unwrap(),
+        ],
+        Some(2),
+        &["jitter_warn"],
+    );
+}
+
+#[test]
+fn soak_csv_is_written_and_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("again.csv");
+    let (r, _) = replay(
+        "soak-h100-competing.csv",
+        &["--soak-csv", out.to_str().unwrap()],
+    );
+    assert_eq!(r.code, Some(3));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with(&soak_csv::COLUMNS.join(",")));
+    let original = soak_csv::parse(
+        &std::fs::read_to_string(data_path("soak-h100-competing.csv")).unwrap(),
+        "a",
+    )
+    .unwrap();
+    let again = soak_csv::parse(&text, "b").unwrap();
+    assert_eq!(original.samples, again.samples);
+    // A recording with counters it could not read keeps them unknown, never 0.
+    let blank = text
+        .lines()
+        .map(|l| {
+            let mut c: Vec<&str> = l.split(',').collect();
+            if c.len() > 19 && !l.starts_with("time_s") {
+                for i in 13..20 {
+                    c[i] = "";
+                }
+            }
+            c.join(",")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let s = soak_csv::parse(&blank, "c").unwrap();
+    assert!(s.samples.iter().all(|x| x.ecc_corrected.is_none()));
+    let checks = scalescope::health::soak::checks(&s, &Default::default());
+    let counters = checks
+        .iter()
+        .find(|c| c.check.id() == "soak_counters")
+        .unwrap();
+    assert_eq!(counters.verdict, Verdict::Unknown, "{}", counters.detail);
+    assert!(counters.detail.starts_with("not verified"));
+}
+
+#[test]
+fn an_interrupted_soak_keeps_the_seconds_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("soak.csv");
+    // Played at the pace it was recorded: a second per second.
+    let child = process()
+        .args([
+            "check",
+            "--soak-replay",
+            &data_path("soak-h100-5min.csv"),
+            "--replay-speed",
+            "1",
+            "--soak-csv",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let rows = || {
+        std::fs::read_to_string(&out)
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0)
+    };
+    while rows() < 3 && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stdout}{stderr}");
+    let kept = rows();
+    assert!((3..300).contains(&kept), "{kept} rows kept");
+    assert!(stdout.contains("soak stopped after"), "{stdout}");
+    assert!(stderr.contains("keeps every second measured"), "{stderr}");
+    let s = soak_csv::parse(&std::fs::read_to_string(&out).unwrap(), "x").unwrap();
+    assert_eq!(s.samples.len(), kept);
+}
+
+#[test]
+fn bad_soak_input_is_one_line() {
+    for (d, needle) in [
+        ("0", "at least 1 minute"),
+        ("abc", "\"abc\""),
+        ("1e9h", "\"1e9h\""),
+        ("8d", "at most 7 days"),
+        ("-5m", "\"-5m\""),
+    ] {
+        one_line_error(&["check", "--soak", d], Some(2), &["--soak", needle]);
+    }
+    one_line_error(
+        &["check", "--soak", "2m", "--soak-load", "gemm,disk"],
+        Some(2),
+        &["\"disk\""],
+    );
+    one_line_error(
+        &["check", "--soak", "2m", "--catalog", "dgx-h100"],
+        Some(2),
+        &["--soak-replay"],
+    );
+    one_line_error(
+        &[
+            "--bench",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--soak",
+            "2m",
+        ],
+        Some(2),
+        &["cannot be modeled"],
+    );
+    let rec = data_path("soak-h100-5min.csv");
+    let rec = std::path::Path::new(&rec);
+    one_line_error(
+        &[
+            "check",
+            "--soak-replay",
+            rec.to_str().unwrap(),
+            "--replay-speed",
+            "-1",
+        ],
+        Some(2),
+        &["--replay-speed"],
+    );
+    one_line_error(
+        &[
+            "check",
+            "--soak-replay",
+            rec.to_str().unwrap(),
+            "--soak-csv",
+            rec.to_str().unwrap(),
+        ],
+        Some(2),
+        &["being replayed"],
+    );
+    // Malformed recordings: the file, the line and the column named.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let bad = dir.path().join("bad.csv");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[5] = lines[5].replacen(",gemm,", ",gemmm,", 1);
+    std::fs::write(&bad, lines.join("\n")).unwrap();
+    one_line_error(
+        &["check", "--soak-replay", bad.to_str().unwrap()],
+        Some(2),
+        &["bad.csv line 6, column phase", "\"gemmm\""],
+    );
+    std::fs::write(&bad, "not,a,soak\n1,2,3\n").unwrap();
+    one_line_error(
+        &["check", "--soak-replay", bad.to_str().unwrap()],
+        Some(2),
+        &["unknown column \"not\""],
+    );
+    std::fs::write(&bad, &text[..text.len() / 2]).unwrap();
+    // Cut mid-row: the last line has too few fields.
+    one_line_error(
+        &["check", "--soak-replay", bad.to_str().unwrap()],
+        Some(2),
+        &["bad.csv line"],
+    );
+    one_line_error(
+        &["check", "--soak-replay", "/nonexistent/soak.csv"],
+        Some(2),
+        &["/nonexistent/soak.csv"],
+    );
+}
+
+#[test]
+fn a_recorded_soak_renders_in_the_documents() {
+    let text = std::fs::read_to_string(data_path("soak-h100-corrupted.csv")).unwrap();
+    let soak = soak_csv::parse(&text, "soak-h100-corrupted.csv").unwrap();
+    let mut report = scalescope::report::Report::new(
+        Default::default(),
+        scalescope::model::Topology::new(scalescope::model::TopologySource::Imported {
+            paths: vec!["soak-h100-corrupted.csv".into()],
+        }),
+    );
+    let checks = scalescope::health::soak::checks(&soak, &Default::default());
+    let mut health = HealthReport::new(
+        &report.topology,
+        scalescope::model::Source::Measured,
+        Vec::new(),
+        Default::default(),
+        scalescope::health::Evidence {
+            before: None,
+            after: None,
+            load: None,
+        },
+        Vec::new(),
+    );
+    health.add_checks(checks);
+    report.health = Some(health);
+    report.soak = Some(soak);
+    let html = scalescope::document::report_html(&report);
+    assert!(
+        html.contains("soak_correctness"),
+        "the verdict is in the report"
+    );
+    assert!(html.contains("row 5463, column 2731"));
+    let docs = scalescope::document::render_all(&report);
+    let names: Vec<&str> = docs.iter().map(|(n, _)| *n).collect();
+    assert!(names.contains(&"soak.png"), "{names:?}");
+    for (name, r) in docs {
+        let bytes = r.unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(bytes.len() > 1000, "{name}");
+    }
+}
