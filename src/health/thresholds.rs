@@ -8,6 +8,17 @@
 //!
 //! [efficiency]             # reference efficiencies to use instead of the built-in ones
 //! p2p_read_ce = 0.80       # by test id: fraction of the line rate
+//!
+//! [soak]                   # the burn-in's limits (health::soak::SoakThresholds)
+//! jitter_warn = 0.05       # coefficient of variation of a phase's per-second throughput
+//! jitter_fail = 0.15
+//! dip = 0.10               # a second this far below the phase median is part of a dip
+//! drop_warn = 0.10         # last minute's median below the first minute's
+//! drop_fail = 0.25
+//! hw_slowdown_fail = 0.01  # share of seconds in hardware slowdown
+//! sw_thermal_warn = 0.05   # share of seconds in software thermal slowdown
+//! temp_spread_warn_c = 15  # spread of the GPUs' last-minute temperatures
+//! settle_s = 5             # seconds after each phase starts that the throughput rules skip
 //! ```
 //!
 //! Every field has a range (pass and warn 0.01–2, efficiencies 0.01–1, `nvlink_crc_per_s`
