@@ -153,8 +153,8 @@ fn soak_csv_is_written_and_reads_back() {
         .map(|l| {
             let mut c: Vec<&str> = l.split(',').collect();
             if c.len() > 19 && !l.starts_with("time_s") {
-                for i in 13..20 {
-                    c[i] = "";
+                for cell in &mut c[13..20] {
+                    *cell = "";
                 }
             }
             c.join(",")
@@ -273,7 +273,7 @@ fn bad_soak_input_is_one_line() {
     );
     // Malformed recordings: the file, the line and the column named.
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(&rec).unwrap();
+    let text = std::fs::read_to_string(rec).unwrap();
     let bad = dir.path().join("bad.csv");
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     lines[5] = lines[5].replacen(",gemm,", ",gemmm,", 1);

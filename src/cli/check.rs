@@ -353,10 +353,8 @@ fn soak_options(args: &CheckArgs) -> Result<Option<SoakOptions>, CliError> {
 /// The machine a replayed soak is judged on: its GPUs as the recording numbers them (nothing
 /// else is known), named after the file.
 fn replay_target(path: &std::path::Path) -> Result<crate::job::Target, CliError> {
-    let text = crate::input::read_text(path, crate::health::soak_csv::MAX_BYTES)
-        .map_err(|e| CliError::input(anyhow::anyhow!("--soak-replay {}: {e}", path.display())))?;
-    let soak = crate::health::soak_csv::parse(&text, &path.display().to_string())
-        .map_err(|e| CliError::input(anyhow::anyhow!("{e}")))?;
+    let soak = crate::health::soak_csv::read(path)
+        .map_err(|e| CliError::input(anyhow::anyhow!("--soak-replay {e}")))?;
     let mut topo = Topology::new(crate::model::TopologySource::Imported {
         paths: vec![path.display().to_string()],
     });

@@ -124,6 +124,14 @@ pub fn rows(samples: &[SoakSample], events: &[SoakEvent], header: bool) -> Vec<u
     w.into_inner().unwrap_or_default()
 }
 
+/// Reads the `soak.csv` at `path` (at most [`MAX_BYTES`]) into a section: [`parse`], with a
+/// file that cannot be read named in the error.
+pub fn read(path: &std::path::Path) -> Result<SoakSection, String> {
+    let name = path.display().to_string();
+    let text = crate::input::read_text(path, MAX_BYTES).map_err(|e| format!("{name}: {e}"))?;
+    parse(&text, &name)
+}
+
 /// Reads a `soak.csv` back into a section (`path` names it in errors and in `replay_of`).
 /// Columns may come in any order; unknown columns are refused, as are malformed cells (the error
 /// names the line and column). Events come back as notes, with Xids and phase changes rebuilt

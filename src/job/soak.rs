@@ -113,12 +113,8 @@ fn verdict(ctx: &mut Ctx<'_>, topo: &Topology, soak: &SoakSection, t: &SoakThres
 
 /// Plays a recorded `soak.csv` back: all at once (`speed` 0), or `speed` intervals per interval.
 fn replay(ctx: &mut Ctx<'_>, path: &str, speed: f64) -> Result<SoakSection, JobError> {
-    let text = crate::input::read_text(
-        std::path::Path::new(path),
-        crate::health::soak_csv::MAX_BYTES,
-    )
-    .map_err(|e| JobError::input(format!("--soak-replay {path}: {e}")))?;
-    let recorded = crate::health::soak_csv::parse(&text, path).map_err(JobError::input)?;
+    let recorded = crate::health::soak_csv::read(std::path::Path::new(path))
+        .map_err(|e| JobError::input(format!("--soak-replay {e}")))?;
     let header = SoakSection {
         samples: Vec::new(),
         events: Vec::new(),
