@@ -67,6 +67,30 @@ fn the_healthy_recorded_soak_passes() {
 }
 
 #[test]
+fn the_two_gpu_recorded_soak_passes_with_every_load() {
+    let (r, report) = replay("soak-h100x2-2min.csv", &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    for g in [0, 1] {
+        let c = report
+            .checks
+            .iter()
+            .find(|c| c.check.id() == "soak_jitter" && c.gpu == Some(g))
+            .unwrap();
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
+        for load in ["gemm", "memory", "pcie", "p2p", "nccl"] {
+            assert!(
+                c.detail.contains(&format!("{load} ")),
+                "{load}: {}",
+                c.detail
+            );
+        }
+    }
+    let (v, detail) = verdict_of(&report, "soak_temperature");
+    assert_eq!(v, Verdict::Pass);
+    assert!(detail.contains("spread"), "{detail}");
+}
+
+#[test]
 fn a_competing_process_is_flagged_with_its_window() {
     let (r, report) = replay("soak-h100-competing.csv", &[]);
     assert_eq!(r.code, Some(3), "{}", r.stdout);
