@@ -207,6 +207,20 @@ impl SoakSection {
         self.samples.iter().filter(move |s| s.gpu == gpu)
     }
 
+    /// When each phase began (from the phase events), in time order.
+    pub fn phase_starts(&self) -> Vec<(f64, SoakLoad)> {
+        let mut v: Vec<(f64, SoakLoad)> = self
+            .events
+            .iter()
+            .filter_map(|e| match e.kind {
+                SoakEventKind::Phase { load } if e.t_s.is_finite() => Some((e.t_s, load)),
+                _ => None,
+            })
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    }
+
     /// The GPUs that have samples, in order (the selection when there are none yet).
     pub fn sampled_gpus(&self) -> Vec<usize> {
         let mut g: Vec<usize> = self.samples.iter().map(|s| s.gpu).collect();

@@ -208,15 +208,7 @@ fn shade(load: SoakLoad) -> usize {
 /// The phases as bands: from the phase events, or, without them, from the runs of one phase in
 /// the first GPU's samples.
 fn bands(soak: &SoakSection, end: f64) -> Vec<Band> {
-    let mut starts: Vec<(f64, SoakLoad)> = soak
-        .events
-        .iter()
-        .filter_map(|e| match e.kind {
-            SoakEventKind::Phase { load } if e.t_s.is_finite() => Some((e.t_s, load)),
-            _ => None,
-        })
-        .collect();
-    starts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let starts = soak.phase_starts();
     if !starts.is_empty() {
         return starts
             .iter()
