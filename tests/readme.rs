@@ -39,6 +39,15 @@ const NOT_RUN: &[(&str, &str)] = &[
         "scalescope check --thresholds site.toml",
         "checks this machine's GPUs",
     ),
+    ("scalescope check --soak 30m", "loads this machine's GPUs"),
+    (
+        "scalescope check --soak 2h --soak-load gemm,pcie",
+        "loads this machine's GPUs",
+    ),
+    (
+        "scalescope --bench --soak 1h --out run/",
+        "loads this machine's GPUs",
+    ),
     (
         "scalescope check --quick --json \"$out.json\" > \"$out.txt\" 2>&1",
         "a Slurm prolog: this machine's GPUs",
@@ -130,6 +139,7 @@ fn workspace() -> tempfile::TempDir {
     copy(&data("h200-2x-device-topo-m.txt"), "topo-m.txt");
     copy(&data("h200-2x-device-nvlink-s.txt"), "nvlink-s.txt");
     copy(&data("h200-2x-device-nvlink-e.txt"), "nvlink-e.txt");
+    copy(&data("soak-h100-5min.csv"), "soak.csv");
     // Two reports to compare: the bundled examples stand in for the reader's own runs.
     copy(
         &crate_file("assets/reports/h200-2x-sxm-2026-11-22.json"),
