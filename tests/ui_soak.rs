@@ -11,7 +11,7 @@ mod common;
 use common::ui::{app, app_harness, view_harness};
 use eframe::egui;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use scalescope::health::soak::SoakRule;
 use scalescope::health::{Check, CheckId, Evidence, HealthReport, Subject, Thresholds, Verdict};
 use scalescope::model::{
@@ -380,4 +380,64 @@ fn the_soak_tab_shows_where_a_report_holds_a_soak() {
     harness.run();
     let error = harness.state().error().unwrap_or_default().to_string();
     assert!(error.contains("soak.csv"), "{error}");
+}
+
+/// This machine with two GPUs, as NVML would read it (nothing is run on it here).
+fn live_two_gpus() -> Topology {
+    let mut live = common::two_gpus();
+    live.source = scalescope::model::TopologySource::Live {
+        hostname: Some("gpu-box-17".into()),
+        driver_version: Some("580.65".into()),
+        nvml_version: None,
+        cuda_driver_version: Some(13000),
+    };
+    live
+}
+
+/// On this machine the Soak tab offers the check with a soak: its duration and loads, p2p and
+/// nccl only while two GPUs are selected, the button saying what it runs. (Nothing is started:
+/// on a GPU machine that would load its GPUs.)
+#[test]
+fn this_machine_offers_a_check_with_a_soak() {
+    let app =
+        scalescope::ui::App::new_with(Ok(live_two_gpus()), scalescope::ui::Startup::default());
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(1024.0, 700.0))
+        .with_theme(egui::Theme::Dark)
+        .wgpu()
+        .build_ui_state(|ui, app: &mut scalescope::ui::App| app.show(ui), app);
+    harness.run();
+    assert!(harness.state().tabs().contains(&View::Soak));
+    harness.get_by_label("Soak").click();
+    harness.run();
+    assert!(
+        harness
+            .query_by_label("▶ Check + soak 30 min on this machine")
+            .is_some()
+    );
+    assert!(harness.query_by_label_contains("No soak yet").is_some());
+    let enabled = |h: &Harness<'_, scalescope::ui::App>, label: &str| {
+        !h.get_by_label(label).accesskit_node().is_disabled()
+    };
+    assert!(enabled(&harness, "p2p") && enabled(&harness, "nccl"));
+    harness.snapshot("app_soak_run_settings_1024x700");
+    // One GPU: the loads between GPUs are off.
+    harness.get_by_label("GPU1").click();
+    harness.run();
+    assert!(!enabled(&harness, "p2p") && !enabled(&harness, "nccl"));
+    assert!(enabled(&harness, "gemm"));
+    // Off: the check alone; a custom duration that does not parse disables the button.
+    harness.get_by_label("off").click();
+    harness.run();
+    assert!(harness.query_by_label("▶ Check on this machine").is_some());
+    harness.get_by_label("custom").click();
+    harness.run();
+    assert!(
+        harness
+            .query_by_label("▶ Check + soak 1 h on this machine")
+            .is_some()
+    );
+    for f in harness.state().panel_fits() {
+        assert!(!f.overflows(), "{} panel overflows", f.panel);
+    }
 }

@@ -5,7 +5,7 @@
 //! Each frame draws the visible range of the series ([`super::soak_series`]) decimated to the
 //! pixel columns of the plot; a reading that is `None` is a gap in its line, never a zero.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use eframe::egui::{self, Align2, Color32, RichText, Ui};
 use egui_plot::{GridInput, GridMark, HoverPosition, Line, MarkerShape, Plot, Points, Text, VLine};
@@ -99,6 +99,19 @@ pub struct SoakPlots {
     columns: Columns,
     /// Legend entries clicked off (`GPU 1`, [`MEMORY_ENTRY`], …).
     hidden: BTreeSet<String>,
+    /// Each plot's lines as last decimated, by plot id: a frame that shows the same samples
+    /// over the same range (hover, a repaint) draws them again without reading the samples.
+    drawn: HashMap<&'static str, Drawn>,
+}
+
+/// One plot's decimated lines, and what they were decimated from.
+struct Drawn {
+    /// Columns version, x range and bucket count (as bits), and the series hidden.
+    key: (u64, u64, u64, usize, BTreeSet<String>),
+    lines: Vec<Series>,
+    /// The lowest and highest value drawn (infinite when none).
+    lo: f64,
+    hi: f64,
 }
 
 /// A time as a clock reading: `4:05`, `1:02:03`.
@@ -343,7 +356,7 @@ pub fn show(ui: &mut Ui, section: &SoakSection, state: &mut SoakPlots) {
         }
         ui.add_space(4.0);
         let title = if spec.metric == Metric::CopyRate {
-            copy_title(section)
+            copy_title(cols)
         } else {
             spec.title.to_string()
         };
@@ -358,25 +371,20 @@ pub fn show(ui: &mut Ui, section: &SoakSection, state: &mut SoakPlots) {
             full,
             label_phases: rate,
         };
-        draw.plot(ui, link);
+        draw.plot(ui, link, &mut state.drawn);
     }
     if !cols.has(Metric::GemmRate) && !cols.has(Metric::CopyRate) {
         ui.label(RichText::new("Throughput: no readings").weak());
     }
 }
 
-/// The copy plot's title, naming the copy phases the soak ran (`memory and pcie phases`).
-fn copy_title(section: &SoakSection) -> String {
-    let mut copies: Vec<SoakLoad> = section
-        .samples
-        .iter()
-        .filter(|s| s.rate.is_some())
-        .filter_map(|s| s.phase)
+/// The copy plot's title, naming the copy phases that have readings (`memory and pcie phases`).
+fn copy_title(cols: &Columns) -> String {
+    let names: Vec<&str> = cols
+        .rated_loads()
         .filter(|l| *l != SoakLoad::Gemm)
+        .map(|l| l.id())
         .collect();
-    copies.sort_unstable();
-    copies.dedup();
-    let names: Vec<&str> = copies.iter().map(|l| l.id()).collect();
     match names.as_slice() {
         [] => "Copy throughput (GB/s)".into(),
         [one] => format!("Copy throughput (GB/s): the {one} phases"),
@@ -402,7 +410,7 @@ struct Draw<'a> {
 }
 
 impl Draw<'_> {
-    fn plot(&self, ui: &mut Ui, link: egui::Id) {
+    fn plot(&self, ui: &mut Ui, link: egui::Id, drawn: &mut HashMap<&'static str, Drawn>) {
         let spec = self.spec;
         let (unit, decimals) = (spec.unit, spec.decimals);
         let phases = self.phases.to_vec();
@@ -431,37 +439,46 @@ impl Draw<'_> {
                 (b.min()[0], b.max()[0])
             };
             let px = (x1 - x0) / width;
-            let mut lines: Vec<Series> = Vec::new();
-            for (&gpu, col) in &self.cols.gpus {
-                if self.hidden.contains(&format!("GPU {gpu}")) {
-                    continue;
-                }
-                let slot = (self.slot)(gpu);
-                let series = |m, dashed| Series {
-                    gpu,
-                    slot,
-                    dashed,
-                    runs: decimate(col, m, x0, x1, width as usize),
-                };
-                lines.push(series(spec.metric, false));
-                if let Some(d) = spec.dashed.filter(|_| !self.hidden.contains(MEMORY_ENTRY)) {
-                    lines.push(series(d, true));
-                }
-            }
-            let ys = lines
-                .iter()
-                .flat_map(|l| l.runs.iter().flatten().map(|p| p[1]));
-            let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
-                (a.min(y), b.max(y))
+            let buckets = width as usize;
+            let key = (
+                self.cols.version(),
+                x0.to_bits(),
+                x1.to_bits(),
+                buckets,
+                self.hidden.clone(),
+            );
+            let drawn = drawn.entry(spec.id).or_insert_with(|| Drawn {
+                key: (u64::MAX, 0, 0, 0, BTreeSet::new()),
+                lines: Vec::new(),
+                lo: f64::INFINITY,
+                hi: f64::NEG_INFINITY,
             });
-            let lo = if spec.from_zero { lo.min(0.0) } else { lo };
+            if drawn.key != key {
+                *drawn = decimated(
+                    self.cols,
+                    spec,
+                    self.hidden,
+                    self.slot,
+                    key,
+                    x0,
+                    x1,
+                    buckets,
+                );
+            }
+            let drawn: &Drawn = drawn;
+            let lo = if spec.from_zero {
+                drawn.lo.min(0.0)
+            } else {
+                drawn.lo
+            };
+            let hi = drawn.hi;
             // Room above the data for the event markers and phase names.
             let top = hi
                 .is_finite()
                 .then(|| hi + 0.12 * (hi - lo).max(hi.abs() * 0.05).max(1.0));
             self.events_under(p, x0, x1, px, top);
             let n = self.cols.gpus.len().max(1);
-            for series in lines {
+            for series in &drawn.lines {
                 series.add(p, n);
             }
             if let Some(top) = top {
@@ -543,6 +560,47 @@ impl Draw<'_> {
     }
 }
 
+/// Every GPU's line over `[x0, x1]` in `buckets` slices, and the range of their values.
+#[allow(clippy::too_many_arguments)]
+fn decimated(
+    cols: &Columns,
+    spec: &Spec,
+    hidden: &BTreeSet<String>,
+    slot: &dyn Fn(usize) -> usize,
+    key: (u64, u64, u64, usize, BTreeSet<String>),
+    x0: f64,
+    x1: f64,
+    buckets: usize,
+) -> Drawn {
+    let mut lines: Vec<Series> = Vec::new();
+    for (&gpu, col) in &cols.gpus {
+        if hidden.contains(&format!("GPU {gpu}")) {
+            continue;
+        }
+        let slot = slot(gpu);
+        let series = |m, dashed| Series {
+            gpu,
+            slot,
+            dashed,
+            runs: decimate(col, m, x0, x1, buckets)
+                .into_iter()
+                .map(|r| r.into_iter().map(egui_plot::PlotPoint::from).collect())
+                .collect(),
+        };
+        lines.push(series(spec.metric, false));
+        if let Some(d) = spec.dashed.filter(|_| !hidden.contains(MEMORY_ENTRY)) {
+            lines.push(series(d, true));
+        }
+    }
+    let ys = lines
+        .iter()
+        .flat_map(|l| l.runs.iter().flatten().map(|p| p.y));
+    let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
+        (a.min(y), b.max(y))
+    });
+    Drawn { key, lines, lo, hi }
+}
+
 /// One GPU's line in one plot, decimated.
 struct Series {
     gpu: usize,
@@ -550,19 +608,14 @@ struct Series {
     slot: usize,
     /// The memory temperature (dashed, lighter).
     dashed: bool,
-    runs: Vec<Vec<[f64; 2]>>,
+    runs: Vec<Vec<egui_plot::PlotPoint>>,
 }
 
 impl Series {
     /// Adds the line to the plot (`n` GPUs in all): one line per run, a dot for a reading
     /// alone between gaps, and a few markers.
-    fn add(self, p: &mut egui_plot::PlotUi<'_>, n: usize) {
-        let Series {
-            gpu: g,
-            slot,
-            dashed,
-            runs,
-        } = self;
+    fn add<'a>(&'a self, p: &mut egui_plot::PlotUi<'a>, n: usize) {
+        let (g, slot, dashed) = (self.gpu, self.slot, self.dashed);
         let mut color = palette::series_color(slot);
         let name = if dashed {
             color = color.gamma_multiply(0.7);
@@ -570,13 +623,13 @@ impl Series {
         } else {
             format!("GPU {g}")
         };
+        let points = || self.runs.iter().flatten().map(|q| [q.x, q.y]);
         if !dashed {
             // A few markers on each line, staggered between GPUs: beyond seven GPUs colours
             // repeat, markers do not.
-            let points: Vec<[f64; 2]> = runs.iter().flatten().copied().collect();
-            let step = (points.len() / MARKERS_PER_LINE).max(1);
+            let step = (points().count() / MARKERS_PER_LINE).max(1);
             let offset = slot % n * step / n;
-            let marks: Vec<[f64; 2]> = points.into_iter().skip(offset).step_by(step).collect();
+            let marks: Vec<[f64; 2]> = points().skip(offset).step_by(step).collect();
             p.points(
                 Points::new(name.clone(), marks)
                     .radius(3.0)
@@ -584,13 +637,19 @@ impl Series {
                     .color(color),
             );
         }
-        let (alone, runs): (Vec<_>, Vec<_>) = runs.into_iter().partition(|r| r.len() == 1);
-        if !alone.is_empty() {
-            let dots: Vec<[f64; 2]> = alone.into_iter().flatten().collect();
+        let dots: Vec<[f64; 2]> = self
+            .runs
+            .iter()
+            .filter(|r| r.len() == 1)
+            .map(|r| [r[0].x, r[0].y])
+            .collect();
+        if !dots.is_empty() {
             p.points(Points::new(name.clone(), dots).radius(1.5).color(color));
         }
-        for run in runs {
-            let mut line = Line::new(name.clone(), run).color(color).width(1.5);
+        for run in self.runs.iter().filter(|r| r.len() > 1) {
+            let mut line = Line::new(name.clone(), run.as_slice())
+                .color(color)
+                .width(1.5);
             if dashed {
                 line = line.style(egui_plot::LineStyle::Dashed { length: 6.0 });
             }

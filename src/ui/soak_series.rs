@@ -45,7 +45,8 @@ impl Metric {
 }
 
 /// One GPU's samples as columns: times, and each figure's readings (`None`: not read, or a gap
-/// row where samples are missing).
+/// row where samples are missing); and the same summarised per [`Block`] of rows, which a view
+/// of many samples per pixel reads instead of the rows.
 #[derive(Default)]
 pub(super) struct GpuColumns {
     pub(super) t: Vec<f64>,
@@ -53,6 +54,50 @@ pub(super) struct GpuColumns {
     /// The load running in each row: a throughput line breaks where it changes (another load's
     /// figure is another quantity).
     phase: Vec<Option<SoakLoad>>,
+    blocks: Vec<Block>,
+}
+
+/// Rows per [`Block`], at most.
+const BLOCK: usize = 32;
+
+/// Up to [`BLOCK`] rows of one GPU under one load (a block ends where the load changes): each
+/// figure's lowest and highest reading (time, value).
+#[derive(Clone, Copy)]
+struct Block {
+    /// Its first row.
+    start: usize,
+    phase: Option<SoakLoad>,
+    low: [Option<(f64, f64)>; METRICS],
+    high: [Option<(f64, f64)>; METRICS],
+}
+
+impl GpuColumns {
+    fn push(&mut self, t: f64, row: [Option<f64>; METRICS], phase: Option<SoakLoad>) {
+        let n = self.t.len();
+        let full = |b: &Block| n - b.start >= BLOCK || b.phase != phase;
+        if self.blocks.last().is_none_or(full) {
+            self.blocks.push(Block {
+                start: n,
+                phase,
+                low: [None; METRICS],
+                high: [None; METRICS],
+            });
+        }
+        if let Some(b) = self.blocks.last_mut() {
+            for (i, v) in row.iter().enumerate() {
+                let Some(y) = *v else { continue };
+                if b.low[i].is_none_or(|(_, low)| y < low) {
+                    b.low[i] = Some((t, y));
+                }
+                if b.high[i].is_none_or(|(_, high)| y > high) {
+                    b.high[i] = Some((t, y));
+                }
+            }
+        }
+        self.t.push(t);
+        self.v.push(row);
+        self.phase.push(phase);
+    }
 }
 
 /// The section's samples split per GPU, kept between frames and extended as samples arrive.
@@ -66,6 +111,10 @@ pub struct Columns {
     pub(super) gpus: BTreeMap<usize, GpuColumns>,
     /// Which figures have any reading at all.
     has: [bool; METRICS],
+    /// The loads whose phases have a throughput reading.
+    rated: std::collections::BTreeSet<SoakLoad>,
+    /// Changes with every update that took samples (or began again).
+    version: u64,
 }
 
 impl Columns {
@@ -78,8 +127,12 @@ impl Columns {
         if !same {
             *self = Self {
                 interval_s: s.interval_s,
+                version: self.version + 1,
                 ..Self::default()
             };
+        }
+        if self.taken < s.samples.len() {
+            self.version += 1;
         }
         self.interval_s = s.interval_s;
         let gap = (s.interval_s.is_finite() && s.interval_s > 0.0)
@@ -93,24 +146,35 @@ impl Columns {
                 && x.t_s - prev > gap
             {
                 // Samples are missing here: a row of nothing breaks every line.
-                col.t.push(prev + s.interval_s);
-                col.v.push([None; METRICS]);
-                col.phase.push(None);
+                col.push(prev + s.interval_s, [None; METRICS], None);
             }
             let mut row = [None; METRICS];
             for m in ALL_METRICS {
                 row[m.index()] = m.of(x);
                 self.has[m.index()] |= row[m.index()].is_some();
             }
-            col.t.push(x.t_s);
-            col.v.push(row);
-            col.phase.push(x.phase);
+            if let (Some(load), Some(_)) = (
+                x.phase,
+                row[Metric::GemmRate.index()].or(row[Metric::CopyRate.index()]),
+            ) {
+                self.rated.insert(load);
+            }
+            col.push(x.t_s, row, x.phase);
         }
         self.taken = s.samples.len();
         self.last = s.samples.last().map(key);
     }
 
-    /// The time span of every GPU's samples.
+    /// Changes whenever the columns do (what was drawn from them is then stale).
+    pub(super) fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The loads whose phases have a throughput reading, in cycle order.
+    pub(super) fn rated_loads(&self) -> impl Iterator<Item = SoakLoad> + '_ {
+        self.rated.iter().copied()
+    }
+
     /// Whether any sample has a reading of `m`.
     pub(super) fn has(&self, m: Metric) -> bool {
         self.has[m.index()]
@@ -134,9 +198,10 @@ const ALL_METRICS: [Metric; METRICS] = [
 ];
 
 /// The runs of one figure of one GPU over `[x0, x1]` — a new run after every gap, where
-/// readings are missing —: every sample where they are fewer than twice `buckets`, else the
-/// lowest and highest reading of each of `buckets` equal time slices, in time order. One sample
-/// each side of the range keeps the line running to the plot's edges.
+/// readings are missing, and, for a throughput, where the load changes —: every sample where
+/// they are fewer than twice `buckets`, else the lowest and highest reading of each of
+/// `buckets` equal time slices, in time order (read from the blocks where a slice holds many).
+/// One sample each side of the range keeps the line running to the plot's edges.
 pub(super) fn decimate(
     col: &GpuColumns,
     m: Metric,
@@ -147,55 +212,109 @@ pub(super) fn decimate(
     let t = &col.t;
     let lo = t.partition_point(|&x| x < x0).saturating_sub(1);
     let hi = (t.partition_point(|&x| x <= x1) + 1).min(t.len());
-    let mut out = Runs::default();
-    if lo >= hi {
-        return out.0;
-    }
-    let rows = t[lo..hi].iter().zip(&col.v[lo..hi]).zip(&col.phase[lo..hi]);
-    let readings = rows.map(|((&t, v), &phase)| (t, v[m.index()], phase));
-    // A throughput line breaks where the load changes; the other figures run on.
-    let by_phase = matches!(m, Metric::GemmRate | Metric::CopyRate);
-    let mut last_phase: Option<Option<SoakLoad>> = None;
-    let mut phase_changed = |phase: Option<SoakLoad>| {
-        let changed = by_phase && last_phase.is_some_and(|last| last != phase);
-        last_phase = Some(phase);
-        changed
-    };
     let buckets = buckets.max(1);
     let span = x1 - x0;
-    if hi - lo <= 2 * buckets || span.is_nan() || span <= 0.0 {
-        for (t, v, phase) in readings {
-            if phase_changed(phase) {
-                out.push(t, None);
+    let slices = (hi - lo > 2 * buckets && span > 0.0).then(|| span / buckets as f64);
+    let mut d = Decimator {
+        out: Runs::default(),
+        cur: None,
+        x0,
+        width: slices,
+        // A throughput line breaks where the load changes; the other figures run on.
+        by_phase: matches!(m, Metric::GemmRate | Metric::CopyRate),
+        last_phase: None,
+    };
+    let from_blocks = hi.saturating_sub(lo) >= BLOCK * buckets;
+    let k = m.index();
+    let blocks = &col.blocks;
+    // The next block that starts at or after the row in hand.
+    let mut bi = if from_blocks {
+        blocks.partition_point(|b| b.start < lo)
+    } else {
+        blocks.len()
+    };
+    let mut i = lo;
+    while i < hi {
+        if let Some(b) = blocks.get(bi).filter(|b| b.start == i) {
+            let end = blocks.get(bi + 1).map_or(t.len(), |next| next.start);
+            bi += 1;
+            if end <= hi {
+                d.feed(t[i], b.phase, b.low[k], b.high[k]);
+                i = end;
+                continue;
             }
-            out.push(t, v);
         }
-        return out.0;
+        let v = col.v[i][k].map(|y| (t[i], y));
+        d.feed(t[i], col.phase[i], v, v);
+        i += 1;
     }
-    let width = span / buckets as f64;
-    let mut cur: Option<Bucket> = None;
-    for (t, v, phase) in readings {
-        let n = ((t - x0) / width).floor() as i64;
-        let changed = phase_changed(phase);
-        if (changed || cur.as_ref().is_some_and(|c| c.n != n))
-            && let Some(c) = cur.take()
+    d.finish()
+}
+
+/// Readings in time order → the runs of a line, one bucket at a time.
+struct Decimator {
+    out: Runs,
+    cur: Option<Bucket>,
+    x0: f64,
+    /// A bucket's width; `None`: every reading as it is.
+    width: Option<f64>,
+    by_phase: bool,
+    last_phase: Option<Option<SoakLoad>>,
+}
+
+impl Decimator {
+    /// A row (or a block of rows starting at `t`) ran under `phase` with these extremes; none
+    /// when nothing was read.
+    fn feed(
+        &mut self,
+        t: f64,
+        phase: Option<SoakLoad>,
+        low: Option<(f64, f64)>,
+        high: Option<(f64, f64)>,
+    ) {
+        let changed = self.by_phase && self.last_phase.is_some_and(|last| last != phase);
+        self.last_phase = Some(phase);
+        let Some(width) = self.width else {
+            if changed {
+                self.out.push(t, None);
+            }
+            match (low, high) {
+                (Some(a), Some(b)) => {
+                    let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
+                    self.out.push(first.0, Some(first.1));
+                    if first != second {
+                        self.out.push(second.0, Some(second.1));
+                    }
+                }
+                _ => self.out.push(t, None),
+            }
+            return;
+        };
+        let n = ((t - self.x0) / width).floor() as i64;
+        if (changed || self.cur.as_ref().is_some_and(|c| c.n != n))
+            && let Some(c) = self.cur.take()
         {
-            c.flush(&mut out);
+            c.flush(&mut self.out);
         }
         if changed {
-            out.push(t, None);
+            self.out.push(t, None);
         }
-        cur.get_or_insert(Bucket {
+        let c = self.cur.get_or_insert(Bucket {
             n,
             low: None,
             high: None,
-        })
-        .add(t, v);
+        });
+        for p in [low, high].into_iter().flatten() {
+            c.add(p.0, Some(p.1));
+        }
     }
-    if let Some(c) = cur {
-        c.flush(&mut out);
+
+    fn finish(mut self) -> Vec<Vec<[f64; 2]>> {
+        if let Some(c) = self.cur.take() {
+            c.flush(&mut self.out);
+        }
+        self.out.0
     }
-    out.0
 }
 
 /// A line's runs of points; a missing reading ends a run (egui_plot draws each run as a line of
@@ -257,11 +376,9 @@ mod tests {
     fn column(values: &[Option<f64>]) -> GpuColumns {
         let mut c = GpuColumns::default();
         for (i, v) in values.iter().enumerate() {
-            c.t.push(i as f64);
             let mut row = [None; METRICS];
             row[Metric::Power.index()] = *v;
-            c.v.push(row);
-            c.phase.push(None);
+            c.push(i as f64, row, None);
         }
         c
     }
@@ -321,6 +438,52 @@ mod tests {
         assert_eq!(decimate(col, Metric::CopyRate, 0.0, 6.0, 1).len(), 2);
         assert_eq!(decimate(col, Metric::Power, 0.0, 6.0, 100).len(), 1);
         assert!(decimate(col, Metric::GemmRate, 0.0, 6.0, 100).is_empty());
+    }
+
+    #[test]
+    fn blocks_give_what_rows_give() {
+        // A day of seconds with a dip, a spike and a stretch not read; 300 buckets read the
+        // blocks, and find the same extremes as the rows.
+        let mut v: Vec<Option<f64>> = (0..86_400).map(|i| Some(500.0 + (i % 7) as f64)).collect();
+        v[40_000] = Some(10.0);
+        v[70_001] = Some(990.0);
+        v[50_000..50_600].fill(None);
+        let c = column(&v);
+        let runs = decimate(&c, Metric::Power, 0.0, 86_399.0, 300);
+        assert_eq!(runs.len(), 2, "the stretch not read is a gap");
+        let pts: Vec<[f64; 2]> = runs.into_iter().flatten().collect();
+        assert!(pts.len() <= 2 * 300 + 4, "{} points", pts.len());
+        assert!(pts.contains(&[40_000.0, 10.0]));
+        assert!(pts.contains(&[70_001.0, 990.0]));
+        assert!(pts.windows(2).all(|w| w[0][0] <= w[1][0]), "in time order");
+        // Zoomed in, the rows themselves.
+        let near = decimate(&c, Metric::Power, 39_990.0, 40_010.0, 300);
+        assert_eq!(near.concat().len(), 23);
+    }
+
+    #[test]
+    fn from_blocks_a_throughput_still_breaks_where_the_load_changes() {
+        // Memory and host copies alternating every 100 s (not a multiple of a block): no run
+        // mixes the two loads' figures.
+        let mut c = GpuColumns::default();
+        for i in 0..20_000 {
+            let (load, rate) = if (i / 100) % 2 == 0 {
+                (SoakLoad::Memory, 2900.0)
+            } else {
+                (SoakLoad::Pcie, 50.0)
+            };
+            let mut row = [None; METRICS];
+            row[Metric::CopyRate.index()] = Some(rate);
+            c.push(i as f64, row, Some(load));
+        }
+        let runs = decimate(&c, Metric::CopyRate, 0.0, 19_999.0, 50);
+        assert_eq!(runs.len(), 200);
+        for r in &runs {
+            assert!(
+                r.iter().all(|p| p[1] == r[0][1]),
+                "a run mixes loads: {r:?}"
+            );
+        }
     }
 
     #[test]

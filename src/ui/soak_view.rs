@@ -383,7 +383,14 @@ fn header(ui: &mut Ui, report: &Report, s: &SoakSection, running: bool) {
         );
     });
     let loads: Vec<&str> = s.loads.iter().map(|l| l.id()).collect();
-    let gpus: Vec<String> = s.sampled_gpus().iter().map(|g| g.to_string()).collect();
+    // The GPUs asked for (reading every sample for them would cost a frame on a long soak).
+    let mut gpus = s.gpus.clone();
+    if gpus.is_empty() {
+        gpus = s.sampled_gpus();
+    }
+    gpus.sort_unstable();
+    gpus.dedup();
+    let gpus: Vec<String> = gpus.iter().map(|g| g.to_string()).collect();
     let mut facts = vec![
         format!(
             "loads {}",
