@@ -441,3 +441,41 @@ fn this_machine_offers_a_check_with_a_soak() {
         assert!(!f.overflows(), "{} panel overflows", f.panel);
     }
 }
+
+/// Save PNG… on the Soak view writes the view as a picture (egui draws it offscreen, as the
+/// Compare view's).
+#[test]
+fn save_png_writes_the_soak_view() {
+    use eframe::egui::{Modifiers, accesskit::Role};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app();
+    app.set_file_dialogs(scalescope::ui::FileDialogs::PathField("test".into()));
+    app.open_reports(vec![report_with(two_gpu_soak())]);
+    let mut h = app_harness(app);
+    h.run();
+    h.get_by_label("Soak").click();
+    h.run();
+    h.get_by_label("Save PNG…").click();
+    h.run();
+    assert!(h.state().path_field_open());
+    let png = dir.path().join("soak.png");
+    h.get_by_role_and_label(Role::TextInput, "Path").click();
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(Role::TextInput, "Path")
+        .type_text(&png.display().to_string());
+    h.run();
+    h.get_by_label("OK").click();
+    h.run();
+    common::ui::step_until(&mut h, 1000, |a| {
+        a.error().is_some() || std::fs::metadata(&png).is_ok_and(|m| m.len() > 0)
+    });
+    // Where no GL or Vulkan adapter exists, offscreen rendering says so instead.
+    if let Some(e) = h.state().error() {
+        assert!(e.contains("Save failed"), "{e}");
+        return;
+    }
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+}
