@@ -380,6 +380,15 @@ fn the_soak_tab_shows_where_a_report_holds_a_soak() {
     harness.run();
     let error = harness.state().error().unwrap_or_default().to_string();
     assert!(error.contains("soak.csv"), "{error}");
+    // A report without a soak has no Soak tab: its Topology shows.
+    let reports = harness.state().reports();
+    if reports.len() > 1 {
+        let title = scalescope::ui::report_view::list_name(&reports[0].report);
+        harness.get_all_by_label(&title).next().unwrap().click();
+        harness.run();
+        assert!(!harness.state().tabs().contains(&View::Soak));
+        assert_eq!(harness.state().settings().view, View::Topology);
+    }
 }
 
 /// This machine with two GPUs, as NVML would read it (nothing is run on it here).

@@ -389,6 +389,10 @@ impl App {
         let ctx = ui.ctx().clone();
         self.apply_theme(&ctx);
         self.poll(&ctx);
+        // A source without the open tab (Soak, where there is no soak) shows its Topology.
+        if !self.tabs().contains(&self.settings.view) {
+            self.settings.view = View::Topology;
+        }
 
         let mut actions = Vec::new();
         self.shortcuts(&ctx, &mut actions);
