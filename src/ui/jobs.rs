@@ -21,7 +21,8 @@ pub enum WorkerMsg<R> {
     },
     /// Events that `partial` reports leave to the receiver, to apply to its copy with
     /// [`crate::job::apply`] (a soak's samples: a whole report every interval would copy hours
-    /// of samples); with the progress so far.
+    /// of samples; a partial report holds none of them), or none when only the progress moved;
+    /// with the progress so far.
     Events {
         done: usize,
         total: usize,
@@ -149,7 +150,11 @@ pub fn spawn_job(
         let mut report = job::empty_report();
         let mut progress = (0, 0, String::new());
         let mut sink = |e: &Event| {
-            job::apply(&mut report, e);
+            // A soak's samples go to the receiver as they are, never in a partial report: a
+            // third copy of hours of samples here would serve no one.
+            if !matches!(e, Event::SoakSamples { .. }) {
+                job::apply(&mut report, e);
+            }
             match e {
                 Event::Progress { done, total, label } => {
                     progress = (*done, *total, label.clone());
