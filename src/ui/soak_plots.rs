@@ -333,15 +333,7 @@ pub fn show(ui: &mut Ui, section: &SoakSection, state: &mut SoakPlots) {
         t1
     };
     let full = (t0.min(0.0), end);
-    let mut phases: Vec<(f64, SoakLoad)> = section
-        .events
-        .iter()
-        .filter_map(|e| match e.kind {
-            SoakEventKind::Phase { load } if e.t_s.is_finite() => Some((e.t_s, load)),
-            _ => None,
-        })
-        .collect();
-    phases.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let phases = section.phase_starts();
     let link = ui.make_persistent_id("soak-time");
     for spec in &SPECS {
         let has = cols.has(spec.metric) || spec.dashed.is_some_and(|d| cols.has(d));
