@@ -375,11 +375,6 @@ fn the_soak_tab_shows_where_a_report_holds_a_soak() {
     harness.run();
     assert_eq!(harness.state().settings().view, View::Soak);
     assert!(harness.query_by_label("GPU 1 · soak_correctness").is_some());
-    // Save CSV says why there is none rather than opening a dialog.
-    harness.get_by_label("Save CSV…").click();
-    harness.run();
-    let error = harness.state().error().unwrap_or_default().to_string();
-    assert!(error.contains("soak.csv"), "{error}");
     // A report without a soak has no Soak tab: its Topology shows.
     let reports = harness.state().reports();
     if reports.len() > 1 {
@@ -451,35 +446,44 @@ fn this_machine_offers_a_check_with_a_soak() {
     }
 }
 
-/// Save PNG… on the Soak view writes the view as a picture (egui draws it offscreen, as the
-/// Compare view's).
+/// Save CSV… on the Soak view writes the samples as `check --soak-csv` does (a replay reads
+/// them back); Save PNG… the view as a picture (egui draws it offscreen, as the Compare view's).
 #[test]
-fn save_png_writes_the_soak_view() {
+fn saving_the_soak_view_writes_its_samples_and_its_picture() {
     use eframe::egui::{Modifiers, accesskit::Role};
     let dir = tempfile::tempdir().unwrap();
     let mut app = app();
     app.set_file_dialogs(scalescope::ui::FileDialogs::PathField("test".into()));
-    app.open_reports(vec![report_with(two_gpu_soak())]);
+    let soak = two_gpu_soak();
+    app.open_reports(vec![report_with(soak.clone())]);
     let mut h = app_harness(app);
     h.run();
     h.get_by_label("Soak").click();
     h.run();
-    h.get_by_label("Save PNG…").click();
-    h.run();
-    assert!(h.state().path_field_open());
-    let png = dir.path().join("soak.png");
-    h.get_by_role_and_label(Role::TextInput, "Path").click();
-    h.run();
-    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
-    h.run();
-    h.get_by_role_and_label(Role::TextInput, "Path")
-        .type_text(&png.display().to_string());
-    h.run();
-    h.get_by_label("OK").click();
-    h.run();
-    common::ui::step_until(&mut h, 1000, |a| {
-        a.error().is_some() || std::fs::metadata(&png).is_ok_and(|m| m.len() > 0)
-    });
+    let save = |h: &mut Harness<'static, scalescope::ui::App>, button: &str, name: &str| {
+        h.get_by_label(button).click();
+        h.run();
+        assert!(h.state().path_field_open());
+        let path = dir.path().join(name);
+        h.get_by_role_and_label(Role::TextInput, "Path").click();
+        h.run();
+        h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
+        h.run();
+        h.get_by_role_and_label(Role::TextInput, "Path")
+            .type_text(&path.display().to_string());
+        h.run();
+        h.get_by_label("OK").click();
+        h.run();
+        common::ui::step_until(h, 1000, |a| {
+            a.error().is_some() || std::fs::metadata(&path).is_ok_and(|m| m.len() > 0)
+        });
+        path
+    };
+    let csv = save(&mut h, "Save CSV…", "soak.csv");
+    assert_eq!(h.state().error(), None);
+    let back = scalescope::health::soak_csv::read(&csv).expect("the CSV reads back");
+    assert_eq!(back.samples.len(), soak.samples.len());
+    let png = save(&mut h, "Save PNG…", "soak.png");
     // Where no GL or Vulkan adapter exists, offscreen rendering says so instead.
     if let Some(e) = h.state().error() {
         assert!(e.contains("Save failed"), "{e}");

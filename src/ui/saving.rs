@@ -19,7 +19,7 @@ pub type SaveWork = Box<dyn FnOnce() -> Result<Vec<u8>, String> + Send>;
 /// Why there is nothing to save.
 pub const NOTHING_TO_SAVE: &str = "Nothing to save in this view yet.";
 
-/// The file name a Save offers: `bandwidth.csv`, `topology.png`, `report.html`.
+/// The file name a Save offers: `bandwidth.csv`, `soak.png`, `report.html`.
 pub fn file_name(view: View, kind: SaveKind) -> String {
     let base = view.label().to_lowercase();
     match kind {
@@ -55,17 +55,17 @@ pub fn work(
     }
     Ok(match kind {
         SaveKind::Html => Box::new(move || Ok(crate::document::report_html(&r).into_bytes())),
-        // The soak has no table exporter or report page yet: its picture is the view's own.
-        SaveKind::Csv if view == View::Soak => return Err(NO_SOAK_CSV.into()),
+        // The samples as `check --soak-csv` writes them (a replay reads them back); the picture
+        // is the view's own.
+        SaveKind::Csv if view == View::Soak => Box::new(move || {
+            let s = r.soak.as_ref().ok_or(NOTHING_TO_SAVE)?;
+            Ok(crate::health::soak_csv::rows(&s.samples, &s.events, true))
+        }),
         SaveKind::Png if view == View::Soak => soak_png(r),
         SaveKind::Csv => Box::new(move || csv(view, &r)),
         SaveKind::Png => Box::new(move || png(view, &r)),
     })
 }
-
-/// Why the Soak view has no Save CSV.
-pub const NO_SOAK_CSV: &str = "The Soak view has no CSV to save yet: `scalescope check --soak` \
-     writes the samples (soak.csv); Save PNG… saves the view";
 
 /// The Soak view drawn by egui (light theme), as the Compare view's picture is.
 fn soak_png(r: Report) -> SaveWork {
