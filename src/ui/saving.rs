@@ -55,33 +55,13 @@ pub fn work(
     }
     Ok(match kind {
         SaveKind::Html => Box::new(move || Ok(crate::document::report_html(&r).into_bytes())),
-        // The samples as `check --soak-csv` writes them (a replay reads them back); the picture
-        // is the view's own.
+        // The samples as `check --soak-csv` writes them (a replay reads them back).
         SaveKind::Csv if view == View::Soak => Box::new(move || {
             let s = r.soak.as_ref().ok_or(NOTHING_TO_SAVE)?;
             Ok(crate::health::soak_csv::rows(&s.samples, &s.events, true))
         }),
-        SaveKind::Png if view == View::Soak => soak_png(r),
         SaveKind::Csv => Box::new(move || csv(view, &r)),
         SaveKind::Png => Box::new(move || png(view, &r)),
-    })
-}
-
-/// The Soak view drawn by egui (light theme), as the Compare view's picture is.
-fn soak_png(r: Report) -> SaveWork {
-    Box::new(move || {
-        let Some(soak) = r.soak.clone() else {
-            return Err(NOTHING_TO_SAVE.into());
-        };
-        let draw = move |ui: &mut eframe::egui::Ui| {
-            let mut plots = super::soak_plots::SoakPlots::default();
-            super::soak_view::show(ui, &r, &soak, false, &mut plots);
-        };
-        let mut measure = draw.clone();
-        let w = report_view::PAGE_WIDTH;
-        let h = snapshot::fit_height(w, &mut measure).map_err(|e| format!("{e:#}"))?;
-        snapshot::render_png(w, h.min(8192), eframe::egui::Theme::Light, draw)
-            .map_err(|e| format!("{e:#}"))
     })
 }
 
@@ -89,6 +69,7 @@ fn soak_png(r: Report) -> SaveWork {
 fn csv(view: View, r: &Report) -> Result<Vec<u8>, String> {
     use crate::export::csv;
     let written = match view {
+        // The Soak view's CSV is written above.
         View::Topology | View::Compare | View::Soak => csv::links(&r.topology),
         View::Bandwidth => csv::bandwidth(r.bandwidth.as_ref().map_or(&[], |b| &b.results)),
         View::Collectives => csv::collectives(r.collectives.as_ref().map_or(&[], |c| &c.results)),
@@ -100,7 +81,8 @@ fn csv(view: View, r: &Report) -> Result<Vec<u8>, String> {
 /// The view's page of the report, as `--bench` writes it.
 fn png(view: View, r: &Report) -> Result<Vec<u8>, String> {
     let page = match view {
-        View::Topology | View::Compare | View::Soak => Page::Topology,
+        View::Topology | View::Compare => Page::Topology,
+        View::Soak => Page::Soak,
         View::Bandwidth => Page::Bandwidth,
         View::Collectives => Page::Collectives,
         View::Scaling => Page::Scaling,
