@@ -62,6 +62,21 @@ fn the_healthy_recorded_soak_passes() {
         "{detail}"
     );
     assert!(r.stdout.contains("replay of"), "{}", r.stdout);
+    // check --json holds the soak beside the verdict.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("c.json");
+    let r2 = run(&[
+        "check",
+        "--soak-replay",
+        &data_path("soak-h100-5min.csv"),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(r2.code, Some(0));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["soak"]["samples"].as_array().map(Vec::len), Some(300));
+    assert_eq!(v["verdict"], "pass");
     // Nothing is written unless asked: a replay never overwrites a recording.
     assert!(!std::path::Path::new("soak.csv").exists() || std::env::var("KEEP").is_ok());
 }

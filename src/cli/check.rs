@@ -188,7 +188,19 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         )));
     };
     if let Some(p) = &args.json {
-        write_file(p, &export::json::to_json(&report)?)?;
+        // With a soak, the file also holds it (`soak`: the series, events, start time).
+        #[derive(serde::Serialize)]
+        struct WithSoak<'a> {
+            #[serde(flatten)]
+            health: &'a HealthReport,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            soak: Option<&'a crate::model::SoakSection>,
+        }
+        let body = WithSoak {
+            health: &report,
+            soak: full.soak.as_ref(),
+        };
+        write_file(p, &export::json::to_json(&body)?)?;
     }
     if let Some(p) = &args.csv {
         write_file(p, &export::csv::health(&report.checks)?)?;
