@@ -256,7 +256,6 @@ fn live(
             finished: false,
         }),
     });
-    let setup_at = load.started();
     let mut phase = phase_at(&runnable, opts.duration_s, 0.0);
     load.set_phase(phase);
     if let Some(l) = phase {
@@ -306,7 +305,7 @@ fn live(
             }
         }
         for f in findings {
-            events.push(finding_event(f, &gpus, start, setup_at));
+            events.push(finding_event(f, &gpus, start));
         }
         prev_tick = tick.at;
         finished = t + 1e-6 >= opts.duration_s;
@@ -395,13 +394,12 @@ fn fill(
     }
 }
 
-fn finding_event(f: Finding, gpus: &[usize], start: Instant, setup_at: Instant) -> SoakEvent {
+fn finding_event(f: Finding, gpus: &[usize], start: Instant) -> SoakEvent {
     let secs = |at: Instant| {
         if at >= start {
             at.duration_since(start).as_secs_f64()
         } else {
             // Found while setting up (the references compared between GPUs).
-            let _ = setup_at;
             0.0
         }
     };

@@ -427,11 +427,6 @@ impl SoakLoads {
         (b, f)
     }
 
-    /// When the loads were set up (the time findings are measured from).
-    pub fn started(&self) -> Instant {
-        self.shared.start
-    }
-
     /// Stops every thread after its batch in flight and waits for them.
     pub fn stop(mut self) {
         self.halt();
