@@ -14,6 +14,7 @@ mod machine_state;
 pub mod soak;
 mod stats;
 mod topology;
+pub mod traffic;
 pub mod units;
 pub mod validate;
 

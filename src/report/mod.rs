@@ -56,6 +56,10 @@ pub struct Report {
     /// its verdict is in `health` (the `soak_*` checks). `None` when no soak ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<crate::model::SoakSection>,
+    /// A window of live traffic (the app's Live overlay, saved with the report): the recording
+    /// `scalescope watch --record` writes. `None` when none was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<crate::model::traffic::TrafficRecording>,
     /// Every warning of the run, in the order it came.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -161,6 +165,7 @@ impl Report {
             scaling: None,
             health: None,
             soak: None,
+            traffic: None,
             warnings: Vec::new(),
             cancelled: false,
             cancelled_by: None,

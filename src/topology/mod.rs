@@ -11,6 +11,7 @@ pub mod nvml_state;
 pub mod sampler;
 pub mod smi_query;
 pub mod soak_probe;
+pub mod traffic;
 pub mod xml_budget;
 
 use std::io;
