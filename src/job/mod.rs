@@ -12,6 +12,7 @@ mod backend;
 mod soak;
 mod stages;
 pub mod validate;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

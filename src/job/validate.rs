@@ -160,6 +160,11 @@ fn target(t: &Target) -> Result<(), String> {
     }
 }
 
+/// A GPU list from outside (a request, a flag): within [`MAX_GPUS`].
+pub(super) fn gpu_list(list: &[usize]) -> Result<(), String> {
+    gpus(list)
+}
+
 fn gpus(list: &[usize]) -> Result<(), String> {
     if list.len() > MAX_GPUS {
         return Err(format!(

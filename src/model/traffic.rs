@@ -344,6 +344,12 @@ pub fn parse_header(line: &str) -> Result<WatchHeader, String> {
     }
     let header: WatchHeader = serde_path_to_error::deserialize(value)
         .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
+    check_header(&header)?;
+    Ok(header)
+}
+
+/// Checks a header's figures and GPUs (a parsed line, or one a server sent).
+pub fn check_header(header: &WatchHeader) -> Result<(), String> {
     INTERVAL_S
         .check(header.interval_s)
         .map_err(|e| format!("interval_s: {e}"))?;
@@ -355,7 +361,7 @@ pub fn parse_header(line: &str) -> Result<WatchHeader, String> {
             ));
         }
     }
-    Ok(header)
+    Ok(())
 }
 
 /// Parses and checks a sample line against its recording's header.
@@ -371,7 +377,8 @@ pub fn parse_sample(line: &str, header: &WatchHeader) -> Result<TrafficSample, S
     Ok(sample)
 }
 
-fn check_sample(s: &TrafficSample, header: &WatchHeader) -> Result<(), String> {
+/// Checks a sample's figures against its header (a parsed line, or one a server sent).
+pub fn check_sample(s: &TrafficSample, header: &WatchHeader) -> Result<(), String> {
     if !(s.t_s.is_finite() && s.t_s >= 0.0) {
         return Err(format!("t_s: {} is not a time since the start", s.t_s));
     }

@@ -13,6 +13,7 @@ use super::protocol::{
     ALIVE_EVERY, FromAgent, JOB_KINDS, MAX_LINE, MachineHello, PROTOCOL_VERSION, ToAgent, line,
 };
 use crate::job::{self, Target, TestHooks};
+use crate::model::traffic::LiveEvent;
 use crate::model::validate::quoted;
 
 /// The agent's output, shared by the reader (answers) and the job's worker (events).
@@ -117,21 +118,31 @@ pub fn serve(input: impl Read, output: Box<dyn Write + Send>, hooks: TestHooks) 
             jobs: JOB_KINDS.iter().map(|k| k.to_string()).collect(),
         },
     );
-    let mut running: Option<Running> = None;
+    // A job and a watch may run at once (the client watches the traffic of its own job).
+    let mut slots = Slots::default();
     crate::lines::read_lines(input, MAX_LINE, &mut |text, cut| {
-        if running.as_ref().is_some_and(|r| r.worker.is_finished())
-            && let Some(r) = running.take()
-        {
-            let _ = r.worker.join();
+        for slot in [&mut slots.job, &mut slots.watch] {
+            if slot.as_ref().is_some_and(|r| r.worker.is_finished())
+                && let Some(r) = slot.take()
+            {
+                let _ = r.worker.join();
+            }
         }
-        handle(&out, &mut running, hooks, &text, cut);
+        handle(&out, &mut slots, hooks, &text, cut);
     });
     // End of input: the client is gone. Stop the job and let it release the GPUs.
-    if let Some(r) = running.take() {
+    for r in [slots.job.take(), slots.watch.take()].into_iter().flatten() {
         r.cancel.store(true, Ordering::Relaxed);
         let _ = r.worker.join();
     }
     0
+}
+
+/// What runs: one job and one watch at most.
+#[derive(Default)]
+struct Slots {
+    job: Option<Running>,
+    watch: Option<Running>,
 }
 
 /// The files a job names must be regular files here: standard input (`-`) is the protocol
@@ -165,7 +176,7 @@ fn readable_here(target: &Target) -> Result<(), String> {
     Ok(())
 }
 
-fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str, cut: bool) {
+fn handle(out: &Out, slots: &mut Slots, hooks: TestHooks, text: &str, cut: bool) {
     let error = |id: serde_json::Value, message: String| {
         send(out, &FromAgent::Error { id, error: message });
     };
@@ -189,11 +200,11 @@ fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str
     };
     let id = value.get("id").cloned().unwrap_or(serde_json::Value::Null);
     let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
-    if !matches!(kind, "topology" | "run" | "cancel") {
+    if !matches!(kind, "topology" | "run" | "cancel" | "watch") {
         return error(
             id,
             format!(
-                "unknown request type {} (known: topology, run, cancel)",
+                "unknown request type {} (known: topology, run, cancel, watch)",
                 quoted(kind)
             ),
         );
@@ -223,14 +234,69 @@ fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str
             ),
             Err(e) => error(id, e),
         },
-        ToAgent::Cancel { id } => match running {
-            Some(r) if r.id == id && !r.worker.is_finished() => {
-                r.cancel.store(true, Ordering::Relaxed)
-            }
-            _ => error(id, "no job with this id is running".into()),
+        ToAgent::Cancel { id } => match [&slots.job, &slots.watch]
+            .into_iter()
+            .flatten()
+            .find(|r| r.id == id && !r.worker.is_finished())
+        {
+            Some(r) => r.cancel.store(true, Ordering::Relaxed),
+            None => error(id, "no job with this id is running".into()),
         },
+        ToAgent::Watch { id, request } => {
+            if let Some(r) = slots.watch.as_ref().filter(|r| !r.worker.is_finished()) {
+                return error(id, format!("busy: watch {} is running", r.id));
+            }
+            if let Err(e) = request.validate() {
+                return send(
+                    out,
+                    &FromAgent::Failed {
+                        id,
+                        error: e,
+                        code: 2,
+                    },
+                );
+            }
+            let cancel = Arc::new(AtomicBool::new(false));
+            let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());
+            let worker = std::thread::Builder::new()
+                .name("scalescope-agent-watch".into())
+                .spawn(move || {
+                    // Signs of life between samples when the interval is long.
+                    let beating = Arc::new(AtomicBool::new(true));
+                    let heart = alive(out2.clone(), id2.clone(), beating.clone());
+                    let result = job::watch::watch(&request, &flag, &mut |event| {
+                        send(
+                            &out2,
+                            &FromAgent::Live {
+                                id: id2.clone(),
+                                event: Box::new(event),
+                            },
+                        )
+                    });
+                    beating.store(false, Ordering::Relaxed);
+                    if let Some(h) = heart {
+                        let _ = h.join();
+                    }
+                    let end = match result {
+                        Ok(()) => FromAgent::Live {
+                            id: id2,
+                            event: Box::new(LiveEvent::End { error: None }),
+                        },
+                        Err(e) => FromAgent::Failed {
+                            id: id2,
+                            error: e.message,
+                            code: e.code,
+                        },
+                    };
+                    send(&out2, &end);
+                });
+            match worker {
+                Ok(worker) => slots.watch = Some(Running { id, cancel, worker }),
+                Err(e) => error(id, format!("cannot start a worker thread: {e}")),
+            }
+        }
         ToAgent::Run { id, job } => {
-            if let Some(r) = running.as_ref().filter(|r| !r.worker.is_finished()) {
+            if let Some(r) = slots.job.as_ref().filter(|r| !r.worker.is_finished()) {
                 return error(id, format!("busy: job {} is running", r.id));
             }
             if let Err(e) = readable_here(job.target()) {
@@ -287,7 +353,7 @@ fn handle(out: &Out, running: &mut Option<Running>, hooks: TestHooks, text: &str
                     send(&out2, &msg);
                 });
             match worker {
-                Ok(worker) => *running = Some(Running { id, cancel, worker }),
+                Ok(worker) => slots.job = Some(Running { id, cancel, worker }),
                 Err(e) => error(id, format!("cannot start a worker thread: {e}")),
             }
         }

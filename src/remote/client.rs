@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{FromAgent, MAX_LINE, MachineHello, PROTOCOL_VERSION, ToAgent, line};
 use crate::job::{Event, Job, JobError, Target};
+use crate::model::traffic::LiveEvent;
 use crate::model::validate::quoted;
 use crate::model::{Endpoint, Topology};
 use crate::report::Report;
@@ -100,6 +101,8 @@ pub struct Client {
     rx: Receiver<Option<String>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     hello: MachineHello,
+    /// The request kinds the agent named in its hello (`watch` since it could).
+    jobs: Vec<String>,
     next_id: u64,
     silence_limit: Duration,
 }
@@ -228,14 +231,15 @@ impl Client {
                 live: false,
                 reason: None,
             },
+            jobs: Vec::new(),
             next_id: 1,
             silence_limit: opts.silence_limit.unwrap_or(SILENCE_LIMIT),
         };
-        client.hello = client.read_hello()?;
+        (client.hello, client.jobs) = client.read_hello()?;
         Ok(client)
     }
 
-    fn read_hello(&mut self) -> Result<MachineHello, ConnectError> {
+    fn read_hello(&mut self) -> Result<(MachineHello, Vec<String>), ConnectError> {
         // A shorter silence limit (tests, fuzzing) shortens the wait for the hello too.
         let limit = if self.silence_limit < SILENCE_LIMIT {
             self.silence_limit
@@ -257,8 +261,11 @@ impl Client {
                     });
                     match parsed {
                         Ok(FromAgent::Hello {
-                            protocol, machine, ..
-                        }) if protocol == PROTOCOL_VERSION => return Ok(machine),
+                            protocol,
+                            machine,
+                            jobs,
+                            ..
+                        }) if protocol == PROTOCOL_VERSION => return Ok((machine, jobs)),
                         Ok(FromAgent::Hello { protocol, .. }) => {
                             return Err(ConnectError::Protocol {
                                 host: self.host.clone(),
@@ -410,6 +417,91 @@ impl Client {
                 quoted(&text)
             ))
         })
+    }
+
+    /// Streams the server's live traffic (`request`) to `sink` until `cancel` is set or the
+    /// server's sampler ends. Every header and sample is held to the rules a recording file is
+    /// ([`crate::model::traffic::check_sample`]) before it reaches `sink`.
+    pub fn watch(
+        &mut self,
+        request: &crate::job::watch::WatchRequest,
+        cancel: &AtomicBool,
+        sink: &mut dyn FnMut(LiveEvent),
+    ) -> Result<(), JobError> {
+        if !self.jobs.iter().any(|j| j == "watch") {
+            return Err(JobError::machine(format!(
+                "{}: its scalescope agent cannot watch live traffic (an older version): install this one there with --remote-install",
+                self.host
+            )));
+        }
+        let id = serde_json::Value::from(self.next_id);
+        self.next_id += 1;
+        self.send(&ToAgent::Watch {
+            id: id.clone(),
+            request: request.clone(),
+        })?;
+        let mut cancel_sent = false;
+        let mut samples = 0;
+        let mut header: Option<crate::model::traffic::WatchHeader> = None;
+        let mut heard = Instant::now();
+        loop {
+            if cancel.load(Ordering::Relaxed) && !cancel_sent {
+                cancel_sent = true;
+                self.send(&ToAgent::Cancel { id: id.clone() })?;
+            }
+            let Some(v) = self.receive(&id, &mut heard, samples)? else {
+                continue;
+            };
+            if !is_for(&v, &id) {
+                continue;
+            }
+            let refused = |host: &str, why: String| {
+                let mut e = JobError::machine(format!(
+                    "{host}: the agent sent a sample this client refuses ({why})"
+                ));
+                if samples > 0 {
+                    e.message
+                        .push_str(&format!(" — the {samples} sample(s) before it are kept"));
+                }
+                e
+            };
+            match self.message(v)? {
+                FromAgent::Live { event, .. } => match *event {
+                    LiveEvent::Header(h) => {
+                        crate::model::traffic::check_header(&h)
+                            .map_err(|why| refused(&self.host, why))?;
+                        header = Some((*h).clone());
+                        sink(LiveEvent::Header(h));
+                    }
+                    LiveEvent::Sample(s) => {
+                        let Some(h) = &header else {
+                            return Err(refused(&self.host, "a sample before the header".into()));
+                        };
+                        crate::model::traffic::check_sample(&s, h)
+                            .map_err(|why| refused(&self.host, why))?;
+                        samples += 1;
+                        sink(LiveEvent::Sample(s));
+                    }
+                    LiveEvent::End { error } => {
+                        return match error {
+                            None => Ok(()),
+                            Some(e) => Err(JobError::machine(format!("on {}: {e}", self.host))),
+                        };
+                    }
+                },
+                FromAgent::Failed { error, code, .. } => {
+                    return Err(JobError {
+                        code: if code == 2 { 2 } else { 1 },
+                        message: format!("on {}: {error}", self.host),
+                        no_driver: false,
+                    });
+                }
+                FromAgent::Error { error, .. } => {
+                    return Err(JobError::input(format!("{}: {error}", self.host)));
+                }
+                _ => {}
+            }
+        }
     }
 
     /// The server's topology (its live machine, or `target` there).

@@ -38,6 +38,23 @@ impl Runner {
         }
     }
 
+    /// Streams the live traffic where jobs run (this machine's NVML sampler, or the server's
+    /// through its agent) to `sink` — the header, then a sample per interval — until `cancel`
+    /// is set or the sampler ends.
+    pub fn watch(
+        &mut self,
+        gpus: Option<Vec<usize>>,
+        interval_s: f64,
+        cancel: &AtomicBool,
+        sink: &mut dyn FnMut(crate::model::traffic::LiveEvent),
+    ) -> Result<(), JobError> {
+        let request = job::watch::WatchRequest { gpus, interval_s };
+        match self {
+            Self::Local(_) => job::watch::watch(&request, cancel, sink),
+            Self::Remote(c) => c.watch(&request, cancel, sink),
+        }
+    }
+
     /// The topology of `target` where jobs run (a quick check before a long job).
     pub fn topology(&mut self, target: &job::Target) -> Result<crate::model::Topology, JobError> {
         match self {

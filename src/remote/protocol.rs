@@ -56,6 +56,11 @@ pub enum FromAgent {
         id: serde_json::Value,
         report: Box<Report>,
     },
+    /// A watch's header, samples and end (request `watch`).
+    Live {
+        id: serde_json::Value,
+        event: Box<crate::model::traffic::LiveEvent>,
+    },
     /// The job `id` is still running (every [`ALIVE_EVERY`]).
     Alive { id: serde_json::Value },
     Failed {
@@ -85,16 +90,22 @@ pub enum ToAgent {
     Cancel {
         id: serde_json::Value,
     },
+    /// Stream this machine's live traffic until cancelled (answered with `live` messages).
+    Watch {
+        id: serde_json::Value,
+        request: crate::job::watch::WatchRequest,
+    },
 }
 
 /// The job kinds an agent runs.
-pub const JOB_KINDS: [&str; 6] = [
+pub const JOB_KINDS: [&str; 7] = [
     "topology",
     "bandwidth",
     "collectives",
     "scaling",
     "check",
     "suite",
+    "watch",
 ];
 
 /// One JSON line (no newline inside; serde_json escapes control characters).

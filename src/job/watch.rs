@@ -1,0 +1,75 @@
+//! `scalescope watch` as a job any runner can run: this machine's live traffic (the NVML
+//! sampler of `topology::traffic`) streamed as [`LiveEvent`]s until cancelled. The command line,
+//! the app and the agent (for a client over ssh) all run it through here.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::JobError;
+use crate::bench::plan::select_gpus;
+use crate::model::traffic::{INTERVAL_S, LiveEvent};
+use crate::topology::{live, traffic};
+
+/// What to watch: the GPUs (`None`: every GPU) and the interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WatchRequest {
+    #[serde(default)]
+    pub gpus: Option<Vec<usize>>,
+    pub interval_s: f64,
+}
+
+impl WatchRequest {
+    /// Checks what a request may say before any GPU is touched.
+    pub fn validate(&self) -> Result<(), String> {
+        INTERVAL_S
+            .check(self.interval_s)
+            .map_err(|e| format!("interval: {e}"))?;
+        if let Some(g) = &self.gpus {
+            super::validate::gpu_list(g)?;
+        }
+        Ok(())
+    }
+}
+
+/// Watches this machine's GPUs, sending the header, then a sample per interval to `sink`, until
+/// `cancel` is set (`Ok`) or the sampler fails (the error; what was sent stays sent).
+pub fn watch(
+    request: &WatchRequest,
+    cancel: &AtomicBool,
+    sink: &mut dyn FnMut(LiveEvent),
+) -> Result<(), JobError> {
+    request.validate().map_err(JobError::input)?;
+    let topo = live::read()?;
+    let gpus = select_gpus(&topo, request.gpus.as_deref().unwrap_or(&[]))?;
+    let host = match &topo.source {
+        crate::model::TopologySource::Live { hostname, .. } => hostname.clone(),
+        _ => None,
+    };
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let feed = traffic::watch_live(
+        &topo,
+        &gpus,
+        Duration::from_secs_f64(request.interval_s),
+        started_at,
+        host,
+    )?;
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            feed.stop();
+            return Ok(());
+        }
+        match feed.events.recv_timeout(Duration::from_millis(50)) {
+            Ok(LiveEvent::End { error: Some(e) }) => {
+                return Err(JobError::machine(format!("watch: {e}")));
+            }
+            Ok(LiveEvent::End { error: None }) | Err(RecvTimeoutError::Disconnected) => {
+                return Ok(());
+            }
+            Ok(event) => sink(event),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
