@@ -7,11 +7,13 @@ mod compare;
 mod copy_kernel;
 mod drive;
 pub mod interrupt;
+mod metrics_server;
 pub mod output;
 mod price;
 mod scaling;
 mod suite;
 mod topo_table;
+mod watch;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -286,6 +288,10 @@ pub enum Command {
     /// bandwidth against expected, each PASS/WARN/FAIL with the likely cause and what to do.
     /// Exit 0 when nothing failed, 3 when a check failed (a node health check before jobs).
     Check(check::CheckArgs),
+    /// Watch the traffic on every PCIe and NVLink link live: a line per GPU per interval and
+    /// per busy GPU pair; --csv, --record FILE (JSON lines) and --replay FILE, --prometheus
+    /// [ADDR:]PORT serves /metrics. Ctrl-C or --count N ends it (exit 0).
+    Watch(watch::WatchArgs),
     /// Serve jobs to a remote client over standard input and output (newline-delimited JSON,
     /// docs/PROTOCOL.md). `--remote HOST` starts it on the server through ssh.
     Agent,
@@ -599,6 +605,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Topo(args)) => topo(args, &remote),
         Some(Command::Check(args)) => check::run(args, &remote),
+        Some(Command::Watch(args)) => watch::run(args, &remote),
         Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args, &remote),
         Some(Command::Bench(BenchCommand::Collectives(args))) => collectives::run(args, &remote),
         Some(Command::Bench(BenchCommand::Scaling(args))) => scaling::run(args, &remote),

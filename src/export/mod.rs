@@ -3,6 +3,8 @@
 
 pub mod csv;
 pub mod json;
+pub mod prometheus;
+pub mod traffic_csv;
 
 /// Why an export failed (in practice only on a broken writer).
 #[derive(Debug, thiserror::Error)]

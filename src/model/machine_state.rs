@@ -337,6 +337,21 @@ impl ThrottleReason {
         Self::DisplayClocks,
     ];
 
+    /// The word JSON uses (`sw_power_cap`), also Prometheus' `reason` label.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::GpuIdle => "gpu_idle",
+            Self::ApplicationsClocks => "applications_clocks",
+            Self::SwPowerCap => "sw_power_cap",
+            Self::HwSlowdown => "hw_slowdown",
+            Self::HwThermalSlowdown => "hw_thermal_slowdown",
+            Self::HwPowerBrake => "hw_power_brake",
+            Self::SwThermalSlowdown => "sw_thermal_slowdown",
+            Self::SyncBoost => "sync_boost",
+            Self::DisplayClocks => "display_clocks",
+        }
+    }
+
     /// The name nvidia-smi prints, e.g. `SW Power Cap`.
     pub fn label(&self) -> &'static str {
         match self {
@@ -363,6 +378,14 @@ impl ThrottleReason {
                 | Self::HwPowerBrake
                 | Self::SwThermalSlowdown
         )
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn throttle_ids_are_the_json_words() {
+    for r in ThrottleReason::ALL {
+        assert_eq!(serde_json::to_value(r).unwrap(), r.id());
     }
 }
 
