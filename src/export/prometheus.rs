@@ -315,6 +315,7 @@ mod tests {
         let sample = TrafficSample {
             t_s: 1.0,
             interval_s: 1.0,
+            unix_s: None,
             gpus: vec![g0, g1],
         };
         let text = encode(&Scrape {

@@ -125,6 +125,7 @@ mod tests {
         let s = TrafficSample {
             t_s: 2.0,
             interval_s: 1.0,
+            unix_s: None,
             gpus: vec![g],
         };
         let rows = rows(&s);

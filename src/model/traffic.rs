@@ -180,6 +180,10 @@ pub struct TrafficSample {
     pub t_s: f64,
     /// The interval this sample covers, in seconds (the rates are over it).
     pub interval_s: f64,
+    /// Wall-clock time at the end of the interval, seconds since the Unix epoch (to line a
+    /// recording up with other tools' logs); `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unix_s: Option<f64>,
     pub gpus: Vec<GpuTraffic>,
 }
 
@@ -572,6 +576,7 @@ mod tests {
         TrafficSample {
             t_s: 1.0,
             interval_s: 1.0,
+            unix_s: Some(1.8e9),
             gpus: vec![g0, g1],
         }
     }

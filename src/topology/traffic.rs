@@ -247,6 +247,10 @@ fn sample_loop(
             return Ok(());
         }
         let now = Instant::now();
+        let unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs_f64());
         let mut notes = Vec::new();
         let gpus = watched
             .iter_mut()
@@ -255,6 +259,7 @@ fn sample_loop(
         let sample = TrafficSample {
             t_s: now.duration_since(start).as_secs_f64(),
             interval_s: now.duration_since(last).as_secs_f64(),
+            unix_s,
             gpus,
         };
         if !units_noted && !notes.is_empty() {
