@@ -82,6 +82,11 @@ pub enum Action {
     OpenDialog,
     /// Open the file dialog to open reports (`report.json`).
     OpenReportDialog,
+    /// Open the file dialog to open traffic recordings (`scalescope watch --record`'s `.jsonl`).
+    OpenRecordingDialog,
+    /// Save the Live overlay's window as a recording (`.jsonl`; a save dialog on a worker
+    /// thread).
+    SaveRecording,
     /// Save the current view as CSV or PNG, or the source's report as HTML (a save dialog on a
     /// worker thread).
     Save(SaveKind),

@@ -20,8 +20,9 @@ use super::notices::{self, Notices};
 use super::servers::{RECENT_HOSTS, ServerEntry, ServerEvent};
 use super::shown::Views;
 use super::sources::{ReportEntry, Sources};
-use super::{compare_view, report_view, saving, topology_view};
+use super::{compare_view, live, report_view, saving, topology_view};
 use crate::model::Topology;
+use crate::model::traffic::TrafficRecording;
 use crate::report::Report;
 
 /// Storage key for [`Settings`].
@@ -173,6 +174,12 @@ impl App {
         }
     }
 
+    /// Opens a traffic recording already in memory (for tests and scripted use) as a source
+    /// named `name`, shows it and starts its replay at the next frame.
+    pub fn open_recording(&mut self, recording: TrafficRecording, name: &str) {
+        self.on_opened(Opened::Recordings(vec![Ok((recording, name.to_string()))]));
+    }
+
     /// Opens reports already in memory (for tests and scripted use) and shows the last one.
     pub fn open_reports(&mut self, reports: Vec<Report>) {
         self.on_opened(Opened::Reports(reports.into_iter().map(Ok).collect()));
@@ -293,6 +300,13 @@ impl App {
             Action::Select(key) => notices.note(self.sources.user_select(key)),
             Action::OpenDialog => notices.note(files.open(ctx, FileRequest::OpenSmi)),
             Action::OpenReportDialog => notices.note(files.open(ctx, FileRequest::OpenReport)),
+            Action::OpenRecordingDialog => {
+                notices.note(files.open(ctx, FileRequest::OpenRecording))
+            }
+            Action::SaveRecording => notices.note(
+                live::recording_work(self.sources.shown())
+                    .and_then(|work| files.save_recording(ctx, work)),
+            ),
             Action::Save(kind) => self.save(ctx, kind),
             Action::PromptOk => {
                 let (sources, reports) = (&self.sources, self.sources.reports());
@@ -345,6 +359,12 @@ impl App {
                 self.notices.error = None;
             }
             Opened::Machine(Err(e)) => self.notices.error = Some(format!("Import failed: {e}")),
+            Opened::Recordings(results) => {
+                let opened = self.sources.add_recordings(results);
+                // A recording draws on its machine.
+                self.settings.view = View::Topology;
+                self.notices.error = opened.err();
+            }
             Opened::Saved(Ok(path)) => self.notices.status = Some(format!("Saved {path}")),
             Opened::Saved(Err(e)) => self.notices.error = Some(format!("Save failed: {e}")),
         }
@@ -373,7 +393,7 @@ impl App {
             let connected = self.sources.servers.connect(ctx, &host, false);
             self.notices.note(connected);
         }
-        self.sources.poll();
+        self.notices.note(self.sources.poll(ctx));
         for event in self.sources.servers.poll() {
             self.on_server(event);
         }
@@ -534,6 +554,13 @@ impl App {
                 super::sources::IMPORT_HELP,
                 Action::OpenDialog,
             ),
+            (
+                "Open traffic recording…",
+                None,
+                "Open a recording of live traffic (.jsonl, from `scalescope watch --record` or \
+                 the Topology view's Save recording…) and replay it on its machine",
+                Action::OpenRecordingDialog,
+            ),
         ];
         let save = [
             (
@@ -676,7 +703,7 @@ impl App {
                     .auto_shrink([false, false])
                     .show(ui, |ui| compare_view::show(ui, &refs, None, cost));
             }
-            View::Topology => self.topology(ui),
+            View::Topology => self.topology(ui, actions),
             View::Soak => match self.sources.shown_mut() {
                 Some((report, views)) => views.soak.ui(ui, report),
                 None => self.placeholder(ui),
@@ -707,11 +734,9 @@ impl App {
         }
     }
 
-    /// The Topology view of the selected source, with a report's or an import's health check.
-    fn topology(&mut self, ui: &mut Ui) {
-        let Some(r) = self.sources.shown() else {
-            return self.placeholder(ui);
-        };
+    /// The Topology view of the selected source, with a report's or an import's health check,
+    /// and the Live overlay's bar and traffic where the source can be watched or replayed.
+    fn topology(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
         // A report's topology wears the report's provenance, never this machine's.
         let shown_as = self.sources.current_report().map(|(r, example)| {
             let o = report_view::origin(r, example);
@@ -724,12 +749,13 @@ impl App {
         // The view lays out to the visible width (the scroll area's inner width, less its
         // bars); only content wider than that scrolls. Its own id: every tab keeps its own
         // scroll offset.
+        let Some((r, views)) = self.sources.shown_mut() else {
+            return self.placeholder(ui);
+        };
         egui::ScrollArea::both()
             .id_salt("topology-view")
             .auto_shrink([false, false])
-            .show(ui, |ui| {
-                topology_view::show_as(ui, &r.topology, r.health.as_ref(), shown_as.as_ref());
-            });
+            .show(ui, |ui| views.live.topology(ui, r, shown_as, actions));
     }
 
     /// What the central panel says while no source is loaded.

@@ -4,7 +4,10 @@
 //!
 //! Captures are read through the one import entry the command line's `--import` uses
 //! ([`smi_query::import_machine`]): `nvidia-smi topo -m/-mp/-p2p`, `-q`, `-q -x` and
-//! `nvlink -s/-e`, in any mix, as one machine.
+//! `nvlink -s/-e`, in any mix, as one machine. Traffic recordings (`.jsonl`, `scalescope watch
+//! --record`'s, whose first line's format is `scalescope-watch`) through
+//! [`traffic::read_recording`], whichever Open item or drop brought them; the Live overlay's
+//! window is saved as one.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -16,8 +19,9 @@ use super::jobs::Inbox;
 use super::palette;
 use super::saving::{self, SaveWork};
 use crate::health::run::{CheckOptions, check_described};
+use crate::model::traffic::TrafficRecording;
 use crate::report::Report;
-use crate::topology::smi_query;
+use crate::topology::{smi_query, traffic};
 
 /// A file dialog that closes sooner than this without a choice never reached the user: rfd
 /// returns `None` at once when the desktop has no file-dialog portal and no zenity.
@@ -69,6 +73,10 @@ pub enum FileRequest {
     OpenReport,
     /// Import `nvidia-smi` captures (one machine).
     OpenSmi,
+    /// Open traffic recordings (`.jsonl`).
+    OpenRecording,
+    /// Save the Live overlay's window as a recording.
+    SaveRecording,
     /// Save `view` as CSV or PNG, or the report as HTML.
     Save { kind: SaveKind, view: View },
 }
@@ -79,6 +87,8 @@ impl FileRequest {
         match self {
             FileRequest::OpenReport => "Open report".into(),
             FileRequest::OpenSmi => "Open nvidia-smi output".into(),
+            FileRequest::OpenRecording => "Open traffic recording".into(),
+            FileRequest::SaveRecording => "Save traffic recording".into(),
             FileRequest::Save { kind, view } => format!(
                 "Save {} as {}",
                 view.label(),
@@ -92,7 +102,7 @@ impl FileRequest {
     }
 
     fn opens(&self) -> bool {
-        !matches!(self, FileRequest::Save { .. })
+        !matches!(self, FileRequest::Save { .. } | FileRequest::SaveRecording)
     }
 }
 
@@ -112,7 +122,8 @@ struct PathPrompt {
 
 /// What the file workers send back.
 enum Msg {
-    Read(Opened),
+    /// What was read (a choice of files may hold recordings beside reports or captures).
+    Read(Vec<Opened>),
     /// A Save finished: where, or why not (`None`: the dialog was closed).
     Saved(Option<Result<String, String>>),
     /// The file dialog closed without a choice.
@@ -130,6 +141,8 @@ pub enum Opened {
     Reports(Vec<Result<Report, String>>),
     /// A machine read from `nvidia-smi` captures, or why not.
     Machine(Result<Box<Report>, String>),
+    /// Traffic recordings with their file names, each or the error naming its file.
+    Recordings(Vec<Result<(TrafficRecording, String), String>>),
     /// Where a Save went, or why it failed.
     Saved(Result<String, String>),
 }
@@ -141,6 +154,8 @@ pub struct Files {
     prompt: Option<PathPrompt>,
     /// A file dialog (or a read it started) is in flight: the Open items wait.
     dialog_open: bool,
+    /// What Save recording… writes, while the path field asks where.
+    recording: Option<SaveWork>,
     inbox: Inbox<Msg>,
 }
 
@@ -150,6 +165,7 @@ impl Default for Files {
             dialogs: FileDialogs::detect(),
             prompt: None,
             dialog_open: false,
+            recording: None,
             inbox: Inbox::default(),
         }
     }
@@ -179,7 +195,7 @@ impl Files {
     /// Reads reports on a worker thread.
     pub fn read_reports(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) -> Result<(), String> {
         self.inbox.spawn(ctx, "scalescope-report", move || {
-            Msg::Read(Opened::Reports(read_reports(&paths)))
+            Msg::Read(vec![Opened::Reports(read_reports(&paths))])
         })
     }
 
@@ -190,7 +206,18 @@ impl Files {
         paths: Vec<PathBuf>,
     ) -> Result<(), String> {
         self.inbox.spawn(ctx, "scalescope-import", move || {
-            Msg::Read(Opened::Machine(read_captures(&paths).map(Box::new)))
+            Msg::Read(vec![Opened::Machine(read_captures(&paths).map(Box::new))])
+        })
+    }
+
+    /// Reads traffic recordings on a worker thread.
+    pub fn read_recordings(
+        &mut self,
+        ctx: &egui::Context,
+        paths: Vec<PathBuf>,
+    ) -> Result<(), String> {
+        self.inbox.spawn(ctx, "scalescope-recording", move || {
+            Msg::Read(vec![Opened::Recordings(read_recordings(&paths))])
         })
     }
 
@@ -210,6 +237,11 @@ impl Files {
                 FileRequest::OpenReport => {
                     ("Open scalescope reports", "scalescope report", &["json"])
                 }
+                FileRequest::OpenRecording => (
+                    "Open traffic recordings",
+                    "traffic recording",
+                    &["jsonl", "ndjson"],
+                ),
                 _ => (
                     "Open nvidia-smi output",
                     "nvidia-smi output",
@@ -273,6 +305,41 @@ impl Files {
         })
     }
 
+    /// Saves the Live overlay's window as a recording (what `work` makes): the desktop's save
+    /// dialog on a worker thread, or the path field where there is none.
+    pub fn save_recording(&mut self, ctx: &egui::Context, work: SaveWork) -> Result<(), String> {
+        let request = FileRequest::SaveRecording;
+        if let FileDialogs::PathField(reason) = &self.dialogs {
+            let reason = reason.clone();
+            self.recording = Some(work);
+            self.open_prompt(request, reason);
+            return Ok(());
+        }
+        self.inbox.spawn(ctx, "scalescope-save", move || {
+            let started = Instant::now();
+            let picked = std::panic::catch_unwind(|| {
+                rfd::FileDialog::new()
+                    .set_title("Save traffic recording")
+                    .set_file_name(RECORDING_FILE)
+                    .add_filter("traffic recording", &["jsonl"])
+                    .save_file()
+            });
+            match picked {
+                Ok(Some(path)) => Msg::Saved(Some(saving::write(&path, work))),
+                // The path field asks again; the window is taken again then.
+                Ok(None) if started.elapsed() < NO_DIALOG_WITHIN => Msg::NoDialog {
+                    request,
+                    reason: no_dialog_reason(),
+                },
+                Ok(None) => Msg::Saved(None),
+                Err(_) => Msg::NoDialog {
+                    request,
+                    reason: "The save dialog failed to open.".into(),
+                },
+            }
+        })
+    }
+
     /// Opens the path field for `request`, with why no dialog opened; saves start with their
     /// file name in the current folder.
     fn open_prompt(&mut self, request: FileRequest, reason: String) {
@@ -282,6 +349,7 @@ impl Files {
                 .join(saving::file_name(view, kind))
                 .display()
                 .to_string(),
+            FileRequest::SaveRecording => dir.join(RECORDING_FILE).display().to_string(),
             _ => format!("{}/", dir.display().to_string().trim_end_matches('/')),
         };
         self.prompt = Some(PathPrompt {
@@ -316,7 +384,7 @@ impl Files {
             p.confirm_replace = false;
             return Ok(());
         }
-        let FileRequest::Save { kind, view } = p.request else {
+        if p.request.opens() {
             let request = p.request;
             self.prompt = None;
             let spawned = self.inbox.spawn(ctx, "scalescope-open", move || {
@@ -324,7 +392,7 @@ impl Files {
             });
             self.dialog_open = spawned.is_ok();
             return spawned;
-        };
+        }
         let [path] = paths.as_slice() else {
             p.problem = Some("Give one file to save to.".into());
             return Ok(());
@@ -338,22 +406,34 @@ impl Files {
             return Ok(());
         }
         let path = path.clone();
+        let request = p.request;
         self.prompt = None;
-        let work = save_work(view, kind)?;
+        let work = match request {
+            FileRequest::Save { kind, view } => save_work(view, kind)?,
+            _ => self
+                .recording
+                .take()
+                .ok_or("Save recording: nothing to save (press Save recording… again).")?,
+        };
         self.inbox.spawn(ctx, "scalescope-save", move || {
             Msg::Saved(Some(saving::write(&path, work)))
         })
     }
 
-    /// Reads files dropped onto the window: a `.json` file is a report, the others are
-    /// `nvidia-smi` captures of one machine.
+    /// Reads files dropped onto the window: a `.json` file is a report, a `.jsonl` one a
+    /// traffic recording, the others are `nvidia-smi` captures of one machine.
     pub fn dropped(&mut self, ctx: &egui::Context) -> Result<(), String> {
         let dropped = ctx.input(|i| i.raw.dropped_files.clone());
         // Native drops carry absolute paths; the files are read on worker threads.
-        let (reports, captures): (Vec<PathBuf>, Vec<PathBuf>) = dropped
+        let (recordings, rest): (Vec<PathBuf>, Vec<PathBuf>) = dropped
             .iter()
             .map(|f| f.path().to_path_buf())
-            .partition(|p| is_report(p));
+            .partition(|p| is_recording(p));
+        let (reports, captures): (Vec<PathBuf>, Vec<PathBuf>) =
+            rest.into_iter().partition(|p| is_report(p));
+        if !recordings.is_empty() {
+            self.read_recordings(ctx, recordings)?;
+        }
         if !reports.is_empty() {
             self.read_reports(ctx, reports)?;
         }
@@ -370,7 +450,7 @@ impl Files {
             match msg {
                 Msg::Read(opened) => {
                     self.dialog_open = false;
-                    out.push(opened);
+                    out.extend(opened);
                 }
                 Msg::Saved(Some(result)) => out.push(Opened::Saved(result)),
                 Msg::Saved(None) => {}
@@ -460,11 +540,14 @@ pub fn drop_overlay(ctx: &egui::Context) {
     painter.text(
         rect.center(),
         egui::Align2::CENTER_CENTER,
-        "Drop reports or nvidia-smi output to open them",
+        "Drop reports, nvidia-smi output or traffic recordings to open them",
         egui::FontId::proportional(22.0),
         Color32::WHITE,
     );
 }
+
+/// The file name Save recording… offers.
+const RECORDING_FILE: &str = "traffic.jsonl";
 
 /// A `.json` file is a report; anything else an `nvidia-smi` capture.
 fn is_report(path: &Path) -> bool {
@@ -472,12 +555,47 @@ fn is_report(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
-/// Reads what the user chose to open.
-fn read(request: FileRequest, paths: &[PathBuf]) -> Opened {
-    match request {
-        FileRequest::OpenReport => Opened::Reports(read_reports(paths)),
-        _ => Opened::Machine(read_captures(paths).map(Box::new)),
+/// A `.jsonl` (or `.ndjson`) file is a traffic recording (its first line says whether it is
+/// one: [`traffic::read_recording`] refuses any other).
+fn is_recording(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"))
+}
+
+/// Reads what the user chose to open: recordings as recordings whichever Open item chose
+/// them, the rest as the item asked.
+fn read(request: FileRequest, paths: &[PathBuf]) -> Vec<Opened> {
+    if request == FileRequest::OpenRecording {
+        return vec![Opened::Recordings(read_recordings(paths))];
     }
+    let (recordings, rest): (Vec<PathBuf>, Vec<PathBuf>) =
+        paths.iter().cloned().partition(|p| is_recording(p));
+    let mut out = Vec::new();
+    if !recordings.is_empty() {
+        out.push(Opened::Recordings(read_recordings(&recordings)));
+    }
+    if !rest.is_empty() {
+        out.push(match request {
+            FileRequest::OpenReport => Opened::Reports(read_reports(&rest)),
+            _ => Opened::Machine(read_captures(&rest).map(Box::new)),
+        });
+    }
+    out
+}
+
+/// Reads traffic recordings, each with its file name or the error naming its file.
+pub fn read_recordings(paths: &[PathBuf]) -> Vec<Result<(TrafficRecording, String), String>> {
+    paths
+        .iter()
+        .map(|p| {
+            let name = p
+                .file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into());
+            traffic::read_recording(p)
+                .map(|r| (r, name))
+                .map_err(|e| e.to_string())
+        })
+        .collect()
 }
 
 /// Reads reports, each error naming its file.

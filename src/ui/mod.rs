@@ -17,6 +17,8 @@ pub mod health_view;
 pub mod job_panel;
 mod jobs;
 mod layout;
+pub mod live;
+mod live_draw;
 mod notices;
 pub mod palette;
 mod plots;

@@ -7,6 +7,7 @@
 use super::bandwidth_view::BandwidthView;
 use super::collectives_view::CollectivesView;
 use super::jobs::SharedRunner;
+use super::live::LiveView;
 use super::scaling_view::ScalingView;
 use super::soak_view::SoakView;
 use crate::model::Topology;
@@ -25,6 +26,8 @@ pub struct Views {
     pub scaling: ScalingView,
     /// The Soak view (and the health check it starts).
     pub soak: SoakView,
+    /// The Topology view's Live overlay (its window is the report's `traffic`).
+    pub live: LiveView,
 }
 
 impl Views {
@@ -36,6 +39,7 @@ impl Views {
             collectives: CollectivesView::default(),
             scaling: ScalingView::default(),
             soak: SoakView::default(),
+            live: LiveView::machine(runner.clone()),
         };
         v.bandwidth.panel_mut().set_machine(true, runner.clone());
         v.collectives.panel_mut().set_machine(true, runner.clone());
@@ -51,6 +55,7 @@ impl Views {
             collectives: CollectivesView::default(),
             scaling: ScalingView::for_report(report, REPORT_WORKLOADS_SHOWN),
             soak: SoakView::default(),
+            live: LiveView::report(),
         };
         v.bandwidth.panel_mut().set_machine(false, None);
         v.collectives.panel_mut().set_machine(false, None);
@@ -59,13 +64,15 @@ impl Views {
         v
     }
 
-    /// Takes what the views' runs delivered into `report` (every frame, shown or not: a run
-    /// goes on while another source or view is on screen).
-    pub fn poll(&mut self, report: &mut Report) {
+    /// Takes what the views' runs and the Live feed delivered into `report` (every frame,
+    /// shown or not: a run goes on while another source or view is on screen); the Live feed's
+    /// error for the notice area, if it failed.
+    pub fn poll(&mut self, ctx: &eframe::egui::Context, report: &mut Report) -> Option<String> {
         self.bandwidth.panel_mut().poll(report);
         self.collectives.panel_mut().poll(report);
         self.scaling.poll(report);
         self.soak.poll(report);
+        self.live.poll(ctx, report)
     }
 
     /// Whether the Soak tab shows: where `report` holds a soak, or a soak can run on its
@@ -76,7 +83,8 @@ impl Views {
 }
 
 /// A machine as a source: the report of its topology (grown by the jobs run on it) and the
-/// views on it.
+/// views on it. A recording opened from a file is one too: its header's machine, its samples as
+/// the report's traffic, replayed (never watched, never measured here).
 pub struct Machine {
     /// Its topology and every section run on it.
     pub report: Report,
@@ -97,5 +105,17 @@ impl Machine {
             report,
             views: Views::machine(runner),
         }
+    }
+
+    /// A recording (`name`: its file name) as a source: its machine, modeled runs only, and
+    /// its replay starting at the next poll.
+    pub fn recording(recording: crate::model::traffic::TrafficRecording, name: String) -> Self {
+        let topology = recording.header.topology.clone();
+        let machine = crate::job::machine_info(&topology, "recording");
+        let mut report = Report::new(machine, topology);
+        report.traffic = Some(recording);
+        let mut views = Views::report(&report);
+        views.live = LiveView::recording(name);
+        Self { report, views }
     }
 }

@@ -139,8 +139,10 @@ impl Sources {
         }
     }
 
-    /// Takes the live read's result and what every source's runs delivered (shown or not).
-    pub fn poll(&mut self) {
+    /// Takes the live read's result and what every source's runs and Live feeds delivered
+    /// (shown or not); the feeds' errors, for the notice area.
+    pub fn poll(&mut self, ctx: &egui::Context) -> Result<(), String> {
+        let mut errors = Vec::new();
         for live in self.live_inbox.drain() {
             self.set_live(live);
         }
@@ -154,10 +156,14 @@ impl Sources {
             _ => None,
         };
         for m in machines.chain(live) {
-            m.views.poll(&mut m.report);
+            errors.extend(m.views.poll(ctx, &mut m.report));
         }
         for e in &mut self.reports {
-            e.views.poll(&mut e.report);
+            errors.extend(e.views.poll(ctx, &mut e.report));
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(errors.join("; ")),
         }
     }
 
@@ -267,6 +273,36 @@ impl Sources {
     /// The opened reports (the bundled examples first).
     pub fn reports(&self) -> &[ReportEntry] {
         &self.reports
+    }
+
+    /// Adds the recordings that were read (each with its file name) as sources and shows the
+    /// last; they start playing. The errors of those that were not, as one line.
+    pub fn add_recordings(
+        &mut self,
+        results: Vec<Result<(crate::model::traffic::TrafficRecording, String), String>>,
+    ) -> Result<(), String> {
+        let mut errors = Vec::new();
+        for r in results {
+            match r {
+                Ok((rec, name)) => self.add_recording(rec, name),
+                Err(e) => errors.push(e),
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(format!("Cannot open recording: {}", errors.join("; "))),
+        }
+    }
+
+    /// Adds a recording (`name`: its file name) as a source and shows it; it starts playing.
+    pub fn add_recording(
+        &mut self,
+        recording: crate::model::traffic::TrafficRecording,
+        name: String,
+    ) {
+        self.imported.push(Machine::recording(recording, name));
+        self.user_selected = true;
+        self.selected = SourceKey::Imported(self.imported.len() - 1);
     }
 
     /// Adds a machine read from captures and shows it.
@@ -444,11 +480,22 @@ impl Sources {
         for (i, m) in self.imported.iter().enumerate() {
             let t = &m.report.topology;
             let selected = self.selected == SourceKey::Imported(i);
+            let recording = m.views.live.recording_name();
             ui.horizontal(|ui| {
-                widgets::source_badge(ui, SourceBadge::Imported);
+                match recording {
+                    Some(_) => widgets::badge(ui, "recording", super::live::REPLAY_FILL),
+                    None => widgets::source_badge(ui, SourceBadge::Imported),
+                };
+                let hover = match recording {
+                    Some(name) => format!(
+                        "A traffic recording ({name}), replayed: recorded on {}",
+                        t.source.label()
+                    ),
+                    None => t.source.label(),
+                };
                 let r = ui
                     .add(egui::Button::selectable(selected, topology_view::title(t)).wrap())
-                    .on_hover_text(t.source.label());
+                    .on_hover_text(hover);
                 if r.clicked() {
                     actions.push(Action::Select(SourceKey::Imported(i)));
                 }

@@ -2,15 +2,19 @@
 //!
 //! Pure drawing: every function takes a [`Topology`] and draws it; nothing here reads files,
 //! talks to NVML or keeps state. The App wraps [`show`] in a scroll area; the report renderer
-//! ([`super::snapshot`]) calls it directly.
+//! ([`super::snapshot`]) calls it directly. With a [`LiveFrame`] ([`show_live`]) the drawing,
+//! the connectivity matrix and a table under the drawing show its traffic
+//! ([`super::live_draw`]).
 
 use eframe::egui::{
     self, Align, Align2, Color32, CornerRadius, FontId, Layout, Rect, RichText, Sense, Shape,
     Stroke, StrokeKind, Ui, Vec2, vec2,
 };
 
+use super::live::LiveFrame;
+use super::live_draw;
 use super::palette::{self, SourceBadge};
-use super::widgets::{Cell, Segment, badge, matrix, matrix_width};
+use super::widgets::{Cell, Segment, badge, matrix, matrix_hovered, matrix_width};
 use crate::document::machine::{self, Anchor, BoxKind, Hover, Item, LineKind, Tone};
 use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, Topology, TopologyNote, TopologySource};
 
@@ -47,6 +51,18 @@ pub fn show_as(
     health: Option<&crate::health::HealthReport>,
     shown_as: Option<&ShownAs>,
 ) {
+    show_live(ui, topology, health, shown_as, None);
+}
+
+/// [`show_as`], with the traffic of `live` drawn on the machine and the connectivity matrix,
+/// and the per-GPU table under the drawing.
+pub fn show_live(
+    ui: &mut Ui,
+    topology: &Topology,
+    health: Option<&crate::health::HealthReport>,
+    shown_as: Option<&ShownAs>,
+    live: Option<&LiveFrame>,
+) {
     match shown_as {
         Some(s) => {
             ui.horizontal(|ui| {
@@ -69,7 +85,13 @@ pub fn show_as(
     // rather than widen the page (and every card and matrix under it).
     egui::ScrollArea::horizontal()
         .id_salt("machine-drawing")
-        .show(ui, |ui| machine_drawing(ui, topology));
+        .show(ui, |ui| machine_drawing_live(ui, topology, live));
+    if let Some(frame) = live {
+        ui.add_space(8.0);
+        egui::ScrollArea::horizontal()
+            .id_salt("live-gpu-table")
+            .show(ui, |ui| live_draw::gpu_table(ui, frame));
+    }
     ui.add_space(14.0);
     let n = topology.gpus.len();
     section(ui, "GPUs");
@@ -86,6 +108,17 @@ pub fn show_as(
     }
     ui.add_space(14.0);
     section(ui, "Connectivity (nvidia-smi topo -m)");
+    if let Some(frame) = live {
+        ui.label(
+            RichText::new(format!(
+                "{}: NVLink GB/s and share of the line rate of directly joined pairs (the busier \
+                 direction; both on hover)",
+                frame.feed_word()
+            ))
+            .size(11.5)
+            .weak(),
+        );
+    }
     if n > LARGE_MACHINE_GPUS {
         links_by_class(ui, topology);
         egui::CollapsingHeader::new(format!(
@@ -94,9 +127,9 @@ pub fn show_as(
         ))
         .id_salt("connectivity-matrix")
         .default_open(false)
-        .show(ui, |ui| connectivity_matrix(ui, topology));
+        .show(ui, |ui| connectivity_matrix_live(ui, topology, live));
     } else {
-        connectivity_matrix(ui, topology);
+        connectivity_matrix_live(ui, topology, live);
     }
     ui.add_space(6.0);
     link_legend(ui);
@@ -308,6 +341,14 @@ pub fn title(topology: &Topology) -> String {
 /// documents draw as SVG) painted in the theme's colours, with hover text on GPUs, NICs and
 /// switches.
 pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
+    machine_drawing_live(ui, topology, None);
+}
+
+/// [`machine_drawing`] with `live`'s traffic: each direct NVLink bond's width and colour by its
+/// share of the line rate with its GB/s on the pill, each GPU's PCIe line by its share with
+/// its in/out on the box, each drop to an NVSwitch fabric with the GPU's NVLink in/out; hover
+/// cards with sparklines.
+pub fn machine_drawing_live(ui: &mut Ui, topology: &Topology, live: Option<&LiveFrame>) {
     let Some(layout) = machine::layout(topology, ui.available_width()) else {
         ui.label(RichText::new("No GPUs in this topology.").weak());
         return;
@@ -317,8 +358,39 @@ pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
         ui.allocate_painter(vec2(layout.width, layout.height), Sense::hover());
     let origin = response.rect.min;
     let at = |p: machine::Point| origin + vec2(p.0, p.1);
+    // While live, lines and labels are told apart by the GPU box they touch.
+    let gpu_boxes: Vec<(usize, machine::Bounds)> = layout
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Box {
+                at,
+                hover: Some(Hover::Gpu(g)),
+                ..
+            } => Some((*g, *at)),
+            _ => None,
+        })
+        .collect();
+    let gpu_at = |p: machine::Point| {
+        gpu_boxes
+            .iter()
+            .find(|(_, b)| {
+                p.0 >= b.x - 1.0
+                    && p.0 <= b.right() + 1.0
+                    && p.1 >= b.y - 1.0
+                    && p.1 <= b.bottom() + 1.0
+            })
+            .map(|(g, _)| *g)
+    };
+    // The bond drawn last (its pill follows it), and the fabric drops' labels (drawn on top).
+    let mut bond: Option<(usize, usize)> = None;
+    let mut drops: Vec<(usize, egui::Pos2)> = Vec::new();
     for (i, item) in layout.items.iter().enumerate() {
         match item {
+            Item::Box {
+                kind: BoxKind::NvPill(_),
+                ..
+            } if live.is_some() => {}
             Item::Box {
                 at: b,
                 radius,
@@ -338,8 +410,12 @@ pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
                 match hover {
                     Some(Hover::Gpu(index)) => {
                         if let Some(gpu) = topology.gpu(*index) {
-                            ui.interact(rect, id, Sense::hover())
-                                .on_hover_ui(|ui| gpu_details(ui, topology, gpu));
+                            ui.interact(rect, id, Sense::hover()).on_hover_ui(|ui| {
+                                gpu_details(ui, topology, gpu);
+                                if let Some(frame) = live {
+                                    live_draw::gpu_hover(ui, frame, *index);
+                                }
+                            });
                         }
                     }
                     Some(Hover::Text(text)) => {
@@ -355,21 +431,75 @@ pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
                 width,
                 kind,
             } => {
-                painter.line_segment([at(*from), at(*to)], Stroke::new(*width, line_paint(*kind)));
+                let mut stroke = Stroke::new(*width, line_paint(*kind));
+                if let Some(frame) = live {
+                    match kind {
+                        // A GPU's PCIe line ends on its box.
+                        LineKind::Pcie => {
+                            if let Some(g) = gpu_at(*to) {
+                                stroke = live_draw::load_stroke(live_draw::pcie_share(frame, g));
+                            }
+                        }
+                        // A drop to the NVSwitch fabric starts under its GPU.
+                        LineKind::Fabric => {
+                            if let Some(g) = gpu_at(*from) {
+                                stroke =
+                                    live_draw::load_stroke(live_draw::nvlink_totals(frame, g).2);
+                                let mid = at(((from.0 + to.0) / 2.0, (from.1 + to.1) / 2.0));
+                                drops.push((g, mid));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                painter.line_segment([at(*from), at(*to)], stroke);
             }
             Item::Curve {
                 points: [a, c, b],
                 width,
                 kind,
             } => {
+                let mut stroke = Stroke::new(*width, line_paint(*kind));
+                bond = None;
+                if let (Some(frame), LineKind::NvBond(_)) = (live, kind)
+                    && let (Some(ga), Some(gb)) = (gpu_at(*a), gpu_at(*b))
+                {
+                    stroke = live_draw::load_stroke(live_draw::pair_share(frame, ga, gb));
+                    bond = Some((ga, gb));
+                    // Hover anywhere along the arc: small sensors on it.
+                    for k in 1..10 {
+                        let t = k as f32 / 10.0;
+                        let u = 1.0 - t;
+                        let p = at((
+                            u * u * a.0 + 2.0 * u * t * c.0 + t * t * b.0,
+                            u * u * a.1 + 2.0 * u * t * c.1 + t * t * b.1,
+                        ));
+                        let sensor = Rect::from_center_size(p, vec2(16.0, 16.0));
+                        ui.interact(
+                            sensor,
+                            ui.scope_id().with(("live-bond", ga, gb, k)),
+                            Sense::hover(),
+                        )
+                        .on_hover_ui(|ui| live_draw::pair_hover(ui, frame, ga, gb));
+                    }
+                }
                 painter.add(Shape::QuadraticBezier(
                     egui::epaint::QuadraticBezierShape::from_points_stroke(
                         [at(*a), at(*c), at(*b)],
                         false,
                         Color32::TRANSPARENT,
-                        Stroke::new(*width, line_paint(*kind)),
+                        stroke,
                     ),
                 ));
+            }
+            Item::Text {
+                at: p,
+                tone: Tone::On(BoxKind::NvPill(_)),
+                ..
+            } if live.is_some() => {
+                if let (Some(frame), Some((a, b))) = (live, bond) {
+                    live_pill(ui, &painter, at(*p), frame, a, b);
+                }
             }
             Item::Text {
                 at: p,
@@ -386,7 +516,17 @@ pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
                 } else {
                     FontId::proportional(*size)
                 };
-                let color = text_paint(*tone, &visuals);
+                let mut color = text_paint(*tone, &visuals);
+                let mut text = text.clone();
+                // While live, a GPU box's last line (memory · PCIe link) gives its PCIe traffic.
+                if let Some(frame) = live
+                    && *anchor == Anchor::LeftBottom
+                    && *tone == Tone::Weak
+                    && let Some(g) = gpu_at(*p)
+                {
+                    text = live_draw::gpu_box_text(frame, g);
+                    color = visuals.strong_text_color();
+                }
                 let mut galley = painter.layout_no_wrap(text.clone(), font.clone(), color);
                 if let Some(max) = *max_width
                     && galley.size().x > max
@@ -396,7 +536,7 @@ pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
                     let job = egui::text::LayoutJob {
                         wrap: egui::text::TextWrapping::truncate_at_width(max),
                         ..egui::text::LayoutJob::simple_singleline(
-                            short.clone().unwrap_or_else(|| text.clone()),
+                            short.clone().unwrap_or(text),
                             font,
                             color,
                         )
@@ -416,6 +556,61 @@ pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
             }
         }
     }
+    if let Some(frame) = live {
+        for (g, mid) in drops {
+            drop_label(ui, &painter, mid, frame, g);
+        }
+    }
+}
+
+/// A live NVLink bond's pill at `center`: its GB/s and share, filled by the share; the pair's
+/// hover card.
+fn live_pill(
+    ui: &Ui,
+    painter: &egui::Painter,
+    center: egui::Pos2,
+    frame: &LiveFrame,
+    a: usize,
+    b: usize,
+) {
+    let share = live_draw::pair_share(frame, a, b);
+    let fill = live_draw::heat(share);
+    let galley = painter.layout_no_wrap(
+        live_draw::pair_text(frame, a, b),
+        FontId::proportional(12.0),
+        palette::text_on(fill),
+    );
+    let rect = Rect::from_center_size(center, galley.size() + vec2(12.0, 5.0));
+    painter.rect_filled(rect, CornerRadius::same(8), fill);
+    painter.galley(rect.center() - galley.size() / 2.0, galley, Color32::WHITE);
+    ui.interact(
+        rect,
+        ui.scope_id().with(("live-pill", a, b)),
+        Sense::hover(),
+    )
+    .on_hover_ui(|ui| live_draw::pair_hover(ui, frame, a, b));
+}
+
+/// A live drop to the NVSwitch fabric: GPU `g`'s NVLink in/out beside it, on the box colour;
+/// the GPU's hover card.
+fn drop_label(ui: &Ui, painter: &egui::Painter, mid: egui::Pos2, frame: &LiveFrame, g: usize) {
+    let visuals = ui.visuals();
+    let galley = painter.layout_no_wrap(
+        live_draw::fabric_text(frame, g),
+        FontId::proportional(11.0),
+        visuals.strong_text_color(),
+    );
+    let rect = Rect::from_min_size(
+        mid + vec2(7.0, -galley.size().y / 2.0 - 1.0),
+        galley.size() + vec2(6.0, 2.0),
+    );
+    painter.rect_filled(rect, CornerRadius::same(3), palette::box_fill(visuals));
+    painter.galley(rect.min + vec2(3.0, 1.0), galley, Color32::WHITE);
+    ui.interact(rect, ui.scope_id().with(("live-drop", g)), Sense::hover())
+        .on_hover_ui(|ui| {
+            ui.label(RichText::new(format!("GPU {g}")).strong());
+            live_draw::gpu_hover(ui, frame, g);
+        });
 }
 
 /// A drawing box's fill and outline in the theme's colours.
@@ -665,6 +860,13 @@ fn pair_hover(topology: &Topology, a: usize, b: usize) -> (Option<LinkKind>, Str
 /// The `nvidia-smi topo -m` grid: GPUs and NICs, colored by connection, with CPU and NUMA
 /// affinity columns.
 pub fn connectivity_matrix(ui: &mut Ui, topology: &Topology) {
+    connectivity_matrix_live(ui, topology, None);
+}
+
+/// [`connectivity_matrix`]; with `live`, each directly joined GPU pair's cell gives its GB/s
+/// and share of the line rate (the busier direction), coloured by the share, and a hover card
+/// with both directions and a sparkline.
+pub fn connectivity_matrix_live(ui: &mut Ui, topology: &Topology, live: Option<&LiveFrame>) {
     let gpus = topology.gpu_indices();
     let nics: Vec<usize> = (0..topology.nics.len()).collect();
     let labels: Vec<String> = gpus
@@ -691,57 +893,77 @@ pub fn connectivity_matrix(ui: &mut Ui, topology: &Topology) {
             .get(i)
             .map_or("?".to_string(), |n| n.name.clone())
     };
-    matrix(
-        ui,
-        "topo",
-        &labels,
-        &labels,
-        vec2(48.0, 24.0),
-        &extra,
-        |r, c| {
-            let diag = Cell::single("X", None, format!("{} itself", labels[r]), String::new());
-            match (r < ng, c < ng) {
-                _ if r == c => Some(diag),
-                (true, true) => {
-                    let (a, b) = (gpus[r], gpus[c]);
-                    let (kind, hover) = pair_hover(topology, a, b);
-                    let text = kind.map_or("?".to_string(), |k| k.to_string());
-                    Some(Cell::single(
-                        text.clone(),
-                        kind.map(palette::link_fill),
-                        format!("GPU{a} GPU{b} {text}"),
-                        hover,
-                    ))
+    // Live cells hold `312 69%`.
+    let cell = if live.is_some() {
+        vec2(76.0, 24.0)
+    } else {
+        vec2(48.0, 24.0)
+    };
+    let hovered = matrix_hovered(ui, "topo", &labels, &labels, cell, &extra, |r, c| {
+        let diag = Cell::single("X", None, format!("{} itself", labels[r]), String::new());
+        match (r < ng, c < ng) {
+            _ if r == c => Some(diag),
+            (true, true) => {
+                let (a, b) = (gpus[r], gpus[c]);
+                let (kind, mut hover) = pair_hover(topology, a, b);
+                if let Some(frame) = live {
+                    if let Some(text) = live_draw::cell_text(frame, a, b) {
+                        // The hover card (with its sparkline) is added below.
+                        return Some(Cell::single(
+                            text.clone(),
+                            Some(live_draw::heat(live_draw::pair_share(frame, a, b))),
+                            format!("GPU{a} GPU{b} {} {text}", frame.feed_word()),
+                            String::new(),
+                        ));
+                    }
+                    if let Some(note) = live_draw::cell_note(frame, a, b) {
+                        hover.push_str(&format!("\n\n{note}"));
+                    }
                 }
-                (true, false) | (false, true) => {
-                    let (g, n) = if r < ng {
-                        (gpus[r], nics[c - ng])
-                    } else {
-                        (gpus[c], nics[r - ng])
-                    };
-                    let nic_index = topology.nics.get(n).map_or(n, |x| x.index);
-                    let kind = topology.nic_link(nic_index, g);
-                    let text = kind.map_or("?".to_string(), |k| k.to_string());
-                    let hover = match kind {
-                        Some(k) => format!(
-                            "GPU{g} – {} ({}): {k}\n{k} = {}",
-                            nic_label(topology, n),
-                            nic_name(n),
-                            k.legend()
-                        ),
-                        None => format!("GPU{g} – {}: unknown", nic_label(topology, n)),
-                    };
-                    Some(Cell::single(
-                        text.clone(),
-                        kind.map(palette::link_fill),
-                        format!("GPU{g} {} {text}", nic_label(topology, n)),
-                        hover,
-                    ))
-                }
-                (false, false) => None,
+                let text = kind.map_or("?".to_string(), |k| k.to_string());
+                Some(Cell::single(
+                    text.clone(),
+                    kind.map(palette::link_fill),
+                    format!("GPU{a} GPU{b} {text}"),
+                    hover,
+                ))
             }
-        },
-    );
+            (true, false) | (false, true) => {
+                let (g, n) = if r < ng {
+                    (gpus[r], nics[c - ng])
+                } else {
+                    (gpus[c], nics[r - ng])
+                };
+                let nic_index = topology.nics.get(n).map_or(n, |x| x.index);
+                let kind = topology.nic_link(nic_index, g);
+                let text = kind.map_or("?".to_string(), |k| k.to_string());
+                let hover = match kind {
+                    Some(k) => format!(
+                        "GPU{g} – {} ({}): {k}\n{k} = {}",
+                        nic_label(topology, n),
+                        nic_name(n),
+                        k.legend()
+                    ),
+                    None => format!("GPU{g} – {}: unknown", nic_label(topology, n)),
+                };
+                Some(Cell::single(
+                    text.clone(),
+                    kind.map(palette::link_fill),
+                    format!("GPU{g} {} {text}", nic_label(topology, n)),
+                    hover,
+                ))
+            }
+            (false, false) => None,
+        }
+    });
+    if let (Some(frame), Some((r, c, resp))) = (live, hovered)
+        && r < ng
+        && c < ng
+        && r != c
+        && frame.pair(gpus[r], gpus[c]).is_some()
+    {
+        resp.on_hover_ui(|ui| live_draw::pair_hover(ui, frame, gpus[r], gpus[c]));
+    }
     if !topology.nics.is_empty() {
         let legend: Vec<String> = topology
             .nics

@@ -77,8 +77,24 @@ pub(crate) fn matrix(
     row_labels: &[String],
     cell_size: Vec2,
     extra_cols: &[(&str, f32, Vec<String>)],
-    mut cell: impl FnMut(usize, usize) -> Option<Cell>,
+    cell: impl FnMut(usize, usize) -> Option<Cell>,
 ) {
+    matrix_hovered(
+        ui, id_salt, col_labels, row_labels, cell_size, extra_cols, cell,
+    );
+}
+
+/// [`matrix`], returning the hovered cell (row, column) and its response, for a caller that
+/// shows more than text on hover (the Live overlay's sparkline).
+pub(crate) fn matrix_hovered(
+    ui: &mut Ui,
+    id_salt: &str,
+    col_labels: &[String],
+    row_labels: &[String],
+    cell_size: Vec2,
+    extra_cols: &[(&str, f32, Vec<String>)],
+    mut cell: impl FnMut(usize, usize) -> Option<Cell>,
+) -> Option<(usize, usize, egui::Response)> {
     let visuals = ui.visuals().clone();
     let mono = FontId::monospace(12.5);
     let label_w = MATRIX_LABEL_W;
@@ -119,6 +135,7 @@ pub(crate) fn matrix(
         ex += *w;
     }
     let mut hovered: Option<(usize, usize)> = None;
+    let mut hovered_response = None;
     for (r, l) in row_labels.iter().enumerate() {
         let y = origin.y + header_h + cell_size.y * r as f32;
         painter.text(
@@ -167,6 +184,7 @@ pub(crate) fn matrix(
             resp.widget_info(|| WidgetInfo::labeled(egui::Role::Label, true, &label));
             if resp.hovered() {
                 hovered = Some((r, c));
+                hovered_response = Some((r, c, resp.clone()));
                 painter.rect_stroke(
                     cell_rect.expand(1.0),
                     CornerRadius::same(4),
@@ -195,4 +213,5 @@ pub(crate) fn matrix(
             Stroke::new(2.0, text),
         );
     }
+    hovered_response
 }
