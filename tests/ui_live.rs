@@ -238,6 +238,56 @@ fn snapshot_the_hover_card_of_a_pair() {
     h.snapshot("live_pair_hover");
 }
 
+/// Eight GPUs on an NVSwitch fabric (the catalog's DGX H100): pair traffic is not
+/// attributable, so each GPU's drop to the fabric gives its NVLink totals and the matrix keeps
+/// its link classes (the hover says why).
+#[test]
+fn snapshot_the_overlay_through_an_nvswitch() {
+    let topology = scalescope::topology::catalog::load("dgx-h100").expect("catalog entry");
+    let gpus: Vec<usize> = (0..8).collect();
+    let mut header = WatchHeader::new(topology, gpus.clone(), 1.0, "2026-11-26T09:00:00Z".into());
+    header.notes = vec!["Synthetic: made in tests/ui_live.rs, not measured.".into()];
+    let samples = (1..=5)
+        .map(|i| {
+            let t = f64::from(i);
+            let gpus = gpus
+                .iter()
+                .map(|&g| {
+                    let mut x = GpuTraffic::new(g);
+                    // An all-reduce: every GPU sends and receives ~200 GB/s, GPU 5 half that.
+                    let rate = if g == 5 { 100e9 } else { 200e9 } * (1.0 + 0.01 * t);
+                    x.nvlinks = (0..18)
+                        .map(|l| NvLinkTraffic {
+                            link: l,
+                            peer: LinkPeer::Switch,
+                            rx_bytes_per_s: Some((rate / 18.0).round()),
+                            tx_bytes_per_s: Some((rate / 18.0).round()),
+                        })
+                        .collect();
+                    x.nvlink_source = Some(ReadingSource::Gpm);
+                    x.pcie_rx_bytes_per_s = Some(2e9);
+                    x.pcie_tx_bytes_per_s = (g != 3).then_some(1e9);
+                    x.pcie_source = Some(ReadingSource::Gpm);
+                    x
+                })
+                .collect();
+            sample(t, gpus)
+        })
+        .collect();
+    let rec = TrafficRecording { header, samples };
+    let mut h = view_harness(egui::vec2(1400.0, 1100.0), move |ui| {
+        let frame = LiveFrame::new(&rec, Some(4), FeedKind::ThisMachine);
+        egui::ScrollArea::both().show(ui, |ui| {
+            topology_view::show_live(ui, &rec.header.topology, None, None, Some(&frame));
+        });
+    });
+    h.run();
+    // No pair figures through the switch: the matrix keeps NV18.
+    assert!(h.query_by_label_contains("GPU0 GPU1 live").is_none());
+    assert!(h.query_by_label("GPU0 GPU1 NV18").is_some());
+    h.snapshot("live_dgx_h100_switch");
+}
+
 /// An idle moment: thin grey lines, small figures (nothing mistaken for 0 where there is a
 /// reading: 0.90 GB/s is shown as such).
 #[test]

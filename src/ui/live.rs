@@ -944,3 +944,69 @@ impl<'a> LiveFrame<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Topology;
+    use crate::model::traffic::WatchHeader;
+
+    fn report() -> Report {
+        let t = Topology::new(TopologySource::Imported { paths: vec![] });
+        let machine = crate::job::machine_info(&t, "test");
+        Report::new(machine, t)
+    }
+
+    fn sample(t: f64) -> TrafficSample {
+        serde_json::from_value(serde_json::json!({ "t_s": t, "interval_s": 1.0, "gpus": [] }))
+            .expect("a sample")
+    }
+
+    fn header() -> LiveEvent {
+        let h = WatchHeader::new(
+            Topology::new(TopologySource::Imported { paths: vec![] }),
+            Vec::new(),
+            1.0,
+            "2026-11-26T00:00:00Z".into(),
+        );
+        LiveEvent::Header(Box::new(h))
+    }
+
+    #[test]
+    fn a_watch_keeps_its_last_ten_minutes_and_says_so_once() {
+        let mut v = LiveView::machine(None);
+        let mut r = report();
+        v.take(&mut r, header());
+        for i in 1..=700 {
+            v.take(&mut r, LiveEvent::Sample(sample(f64::from(i))));
+        }
+        let w = r.traffic.as_ref().unwrap();
+        assert_eq!(w.samples.len(), 601);
+        assert_eq!(w.samples[0].t_s, 100.0);
+        assert_eq!(w.header.notes.len(), 1, "{:?}", w.header.notes);
+        assert!(w.header.notes[0].contains("last 10 min"));
+    }
+
+    #[test]
+    fn paused_samples_are_left_out_and_an_error_ends_the_feed() {
+        let mut v = LiveView::machine(None);
+        let mut r = report();
+        v.on = true;
+        v.take(&mut r, header());
+        v.take(&mut r, LiveEvent::Sample(sample(1.0)));
+        v.paused = true;
+        v.take(&mut r, LiveEvent::Sample(sample(2.0)));
+        assert_eq!(r.traffic.as_ref().unwrap().samples.len(), 1);
+        assert_eq!(v.skipped, 1);
+        let e = v.take(
+            &mut r,
+            LiveEvent::End {
+                error: Some("NVML: gone".into()),
+            },
+        );
+        assert_eq!(e.as_deref(), Some("Live on this machine: NVML: gone"));
+        assert!(!v.running());
+        // The window stays: the drawing holds what was seen.
+        assert_eq!(r.traffic.as_ref().unwrap().samples.len(), 1);
+    }
+}

@@ -591,8 +591,8 @@ fn live_pill(
     .on_hover_ui(|ui| live_draw::pair_hover(ui, frame, a, b));
 }
 
-/// A live drop to the NVSwitch fabric: GPU `g`'s NVLink in/out beside it, on the box colour;
-/// the GPU's hover card.
+/// A live drop to the NVSwitch fabric: GPU `g`'s NVLink in/out on it, as a pill centred on
+/// its middle (narrower than a GPU's slot, so neighbours never meet); the GPU's hover card.
 fn drop_label(ui: &Ui, painter: &egui::Painter, mid: egui::Pos2, frame: &LiveFrame, g: usize) {
     let visuals = ui.visuals();
     let galley = painter.layout_no_wrap(
@@ -600,12 +600,15 @@ fn drop_label(ui: &Ui, painter: &egui::Painter, mid: egui::Pos2, frame: &LiveFra
         FontId::proportional(11.0),
         visuals.strong_text_color(),
     );
-    let rect = Rect::from_min_size(
-        mid + vec2(7.0, -galley.size().y / 2.0 - 1.0),
-        galley.size() + vec2(6.0, 2.0),
+    let rect = Rect::from_center_size(mid, galley.size() + vec2(8.0, 2.0));
+    painter.rect(
+        rect,
+        CornerRadius::same(4),
+        palette::box_fill(visuals),
+        Stroke::new(1.0, live_draw::heat(live_draw::nvlink_totals(frame, g).2)),
+        StrokeKind::Inside,
     );
-    painter.rect_filled(rect, CornerRadius::same(3), palette::box_fill(visuals));
-    painter.galley(rect.min + vec2(3.0, 1.0), galley, Color32::WHITE);
+    painter.galley(rect.min + vec2(4.0, 1.0), galley, Color32::WHITE);
     ui.interact(rect, ui.scope_id().with(("live-drop", g)), Sense::hover())
         .on_hover_ui(|ui| {
             ui.label(RichText::new(format!("GPU {g}")).strong());
