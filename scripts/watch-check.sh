@@ -28,7 +28,7 @@ if [ "$stage" = 1 ]; then
     phases=idle:4,h2d:12,d2h:12,both:12,idle:3
     name=watch-h100-pcie
 else
-    phases=idle:3,p2p01:10,p2p10:10,p2pboth:10,h2d:6,idle:2
+    phases=idle:3,p2p01:10,p2p10:10,p2pboth:10,h2d:8,d2h:8,idle:2
     name=watch-h100x2-nvlink
 fi
 "$bin" watch --interval 1s --record "$out/$name.jsonl" --csv "$out/$name.csv" > "$out/watch.txt" 2>&1 &
@@ -38,13 +38,15 @@ python3 scripts/watch_copy.py "$phases" > "$out/copies.jsonl" 2> "$out/copies.er
 sleep 1.5
 kill -INT $w; wait $w; echo "watch exit $?" | tee -a "$out/watch.txt"
 head -5 "$out/watch.txt"; grep -m3 pair "$out/watch.txt"
-python3 scripts/watch_compare.py "$out/$name.jsonl" "$out/copies.jsonl" | tee "$out/compare.txt"
+python3 scripts/watch_compare.py "$out/$name.jsonl" "$out/copies.jsonl" "$out/$name.csv" | tee "$out/compare.txt"
 # /metrics while copying.
 "$bin" watch --prometheus 127.0.0.1:9400 --quiet > "$out/prom.txt" 2>&1 &
 p=$!
-python3 scripts/watch_copy.py h2d:6 > /dev/null 2>&1 &
+python3 scripts/watch_copy.py h2d:12 > "$out/prom-copies.jsonl" 2>&1 &
 c=$!
-sleep 4
+# Once the copies run (PyTorch takes a few seconds to start), two seconds in.
+until grep -q '"bytes"' "$out/prom-copies.jsonl" 2>/dev/null; do sleep 0.5; done
+sleep 2
 metrics 9400 > "$out/metrics-live.txt"
 wait $c; kill -INT $p; wait $p; echo "prometheus watch exit $?" >> "$out/prom.txt"
 grep -E "^scalescope_(pcie|nvlink)_bytes" "$out/metrics-live.txt" | head -8
@@ -58,5 +60,5 @@ cat "$out/badgpu.txt"
 # What the sampler costs a running copy.
 if [ "$stage" = 1 ]; then
     python3 scripts/watch_copy.py --overhead "$bin" > "$out/overhead.jsonl" 2> "$out/overhead.err"
-    python3 scripts/watch_compare.py "$out/$name.jsonl" "$out/copies.jsonl" "$out/overhead.jsonl" | tail -2 | tee -a "$out/compare.txt"
+    python3 scripts/watch_compare.py "$out/$name.jsonl" "$out/copies.jsonl" "$out/$name.csv" "$out/overhead.jsonl" | tail -2 | tee -a "$out/compare.txt"
 fi

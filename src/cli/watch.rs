@@ -348,6 +348,10 @@ impl Outputs {
             list(&h.gpus),
             h.interval_s
         ))?;
+        self.say(&format!(
+            "# pcie_rx/tx: the data in the PCIe traffic ({}; --csv keeps the packet bytes too)",
+            crate::model::traffic::PcieFraming::WORDS
+        ))?;
         for n in &h.notes {
             let n = crate::model::validate::for_terminal(n);
             self.say(&format!("# {n}"))?;
@@ -388,6 +392,7 @@ impl Outputs {
         let pct = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.0}"));
         let mut lines = Vec::new();
         for g in &s.gpus {
+            let (rx_data, tx_data) = g.pcie_data_bytes_per_s();
             let reasons = match &g.throttle {
                 None => "—".to_string(),
                 Some(r) if r.is_empty() => "none".to_string(),
@@ -397,8 +402,8 @@ impl Outputs {
                 " {:>8.1} {:>4} {:>8} {:>8} {:>8} {:>8} {:>5} {:>5} {:>7} {:>6} {:>7} {:>5}  {}",
                 s.t_s,
                 g.gpu,
-                gb(g.pcie_rx_bytes_per_s),
-                gb(g.pcie_tx_bytes_per_s),
+                gb(rx_data),
+                gb(tx_data),
                 gb(g.nvlink_rx_bytes_per_s()),
                 gb(g.nvlink_tx_bytes_per_s()),
                 pct(g.sm_activity_pct),

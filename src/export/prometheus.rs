@@ -45,6 +45,7 @@ type GaugeFamily = Family<Labels, Gauge<f64, AtomicU64>>;
 
 struct Families {
     pcie: GaugeFamily,
+    pcie_data: GaugeFamily,
     pcie_share: GaugeFamily,
     nvlink: GaugeFamily,
     sm: GaugeFamily,
@@ -64,14 +65,20 @@ fn registry(f: &Families) -> Registry {
     let mut r = Registry::default();
     let bps = || Unit::Other("bytes_per_second".into());
     r.register_with_unit(
-        "scalescope_pcie",
-        "PCIe traffic of a GPU over the last interval, by direction (rx: into the GPU)",
+        "scalescope_pcie_link",
+        "PCIe traffic of a GPU over the last interval as its source counts it (GPM: packet bytes, headers and framing included), by direction (rx: into the GPU)",
         bps(),
         f.pcie.clone(),
     );
+    r.register_with_unit(
+        "scalescope_pcie_data",
+        "The data in the PCIe traffic over the last interval (GPM's packet bytes less 22 bytes per 256-byte payload and the read requests of host-to-GPU copies; estimated)",
+        bps(),
+        f.pcie_data.clone(),
+    );
     r.register(
         "scalescope_pcie_line_rate_ratio",
-        "PCIe traffic as a share of the link's per-direction line rate (0-1)",
+        "PCIe link traffic as a share of the link's per-direction line rate (0-1)",
         f.pcie_share.clone(),
     );
     r.register_with_unit(
@@ -151,9 +158,14 @@ fn set(family: &GaugeFamily, labels: Labels, value: Option<f64>) {
 fn gpu_series(f: &Families, header: &WatchHeader, g: &GpuTraffic) {
     let gpu = || ("gpu", g.gpu.to_string());
     let line = pcie_line_rate_bytes_per_s(&header.topology, g.gpu).filter(|r| *r > 0.0);
-    for (direction, value) in [("rx", g.pcie_rx_bytes_per_s), ("tx", g.pcie_tx_bytes_per_s)] {
+    let (rx_data, tx_data) = g.pcie_data_bytes_per_s();
+    for (direction, value, data) in [
+        ("rx", g.pcie_rx_bytes_per_s, rx_data),
+        ("tx", g.pcie_tx_bytes_per_s, tx_data),
+    ] {
         let labels = vec![gpu(), ("direction", direction.to_string())];
         set(&f.pcie, labels.clone(), value);
+        set(&f.pcie_data, labels.clone(), data);
         set(&f.pcie_share, labels, value.zip(line).map(|(v, r)| v / r));
     }
     for l in &g.nvlinks {
@@ -221,6 +233,7 @@ fn gpu_series(f: &Families, header: &WatchHeader, g: &GpuTraffic) {
 fn families(scrape: &Scrape) -> Families {
     let f = Families {
         pcie: GaugeFamily::default(),
+        pcie_data: GaugeFamily::default(),
         pcie_share: GaugeFamily::default(),
         nvlink: GaugeFamily::default(),
         sm: GaugeFamily::default(),
@@ -325,12 +338,19 @@ mod tests {
             mode: Mode::Replay,
         });
         assert!(
-            text.contains("# TYPE scalescope_pcie_bytes_per_second gauge"),
+            text.contains("# TYPE scalescope_pcie_link_bytes_per_second gauge"),
             "{text}"
         );
         assert!(
             text.contains(
-                r#"scalescope_pcie_bytes_per_second{gpu="0",direction="rx"} 50000000000"#
+                r#"scalescope_pcie_link_bytes_per_second{gpu="0",direction="rx"} 50000000000"#
+            ),
+            "{text}"
+        );
+        // 256 of every 278 packet bytes are data.
+        assert!(
+            text.contains(
+                r#"scalescope_pcie_data_bytes_per_second{gpu="0",direction="rx"} 46043165467"#
             ),
             "{text}"
         );

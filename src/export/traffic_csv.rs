@@ -5,7 +5,7 @@
 use crate::model::traffic::{GpuTraffic, ReadingSource, TrafficSample};
 
 /// The header row.
-pub const COLUMNS: [&str; 21] = [
+pub const COLUMNS: [&str; 23] = [
     "t_s",
     "interval_s",
     "gpu",
@@ -13,6 +13,8 @@ pub const COLUMNS: [&str; 21] = [
     "peer",
     "pcie_rx_bytes_per_s",
     "pcie_tx_bytes_per_s",
+    "pcie_rx_data_bytes_per_s",
+    "pcie_tx_data_bytes_per_s",
     "nvlink_rx_bytes_per_s",
     "nvlink_tx_bytes_per_s",
     "sm_activity_pct",
@@ -47,6 +49,7 @@ fn src(s: Option<ReadingSource>) -> String {
 }
 
 fn gpu_row(s: &TrafficSample, g: &GpuTraffic) -> Vec<String> {
+    let (rx_data, tx_data) = g.pcie_data_bytes_per_s();
     vec![
         format!("{:.3}", s.t_s),
         format!("{:.3}", s.interval_s),
@@ -55,6 +58,8 @@ fn gpu_row(s: &TrafficSample, g: &GpuTraffic) -> Vec<String> {
         String::new(),
         num(g.pcie_rx_bytes_per_s),
         num(g.pcie_tx_bytes_per_s),
+        num(rx_data),
+        num(tx_data),
         num(g.nvlink_rx_bytes_per_s()),
         num(g.nvlink_tx_bytes_per_s()),
         num(g.sm_activity_pct),
@@ -97,9 +102,9 @@ pub fn rows(s: &TrafficSample) -> Vec<Vec<String>> {
             row[2] = g.gpu.to_string();
             row[3] = l.link.to_string();
             row[4] = l.peer.label();
-            row[7] = num(l.rx_bytes_per_s);
-            row[8] = num(l.tx_bytes_per_s);
-            row[17] = src(g.nvlink_source);
+            row[9] = num(l.rx_bytes_per_s);
+            row[10] = num(l.tx_bytes_per_s);
+            row[19] = src(g.nvlink_source);
             out.push(row);
         }
     }
@@ -116,6 +121,7 @@ mod tests {
         let mut g = GpuTraffic::new(1);
         g.pcie_rx_bytes_per_s = Some(5.5e10);
         g.pcie_source = Some(ReadingSource::Gpm);
+        g.nvlink_source = Some(ReadingSource::Gpm);
         g.nvlinks.push(NvLinkTraffic {
             link: 2,
             peer: LinkPeer::Switch,
@@ -131,11 +137,19 @@ mod tests {
         let rows = rows(&s);
         assert_eq!(rows.len(), 2);
         assert!(rows.iter().all(|r| r.len() == COLUMNS.len()));
-        assert_eq!(rows[0][5], "55000000000");
-        assert_eq!(rows[0][6], "", "no transmit reading: empty, not 0");
-        assert_eq!(rows[0][7], "1000000000");
-        assert_eq!(rows[0][16], "gpm");
+        let col = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+        assert_eq!(rows[0][col("pcie_rx_bytes_per_s")], "55000000000");
+        assert_eq!(
+            rows[0][col("pcie_tx_bytes_per_s")],
+            "",
+            "no transmit reading: empty, not 0"
+        );
+        // 256 of every 278 packet bytes are data.
+        assert_eq!(rows[0][col("pcie_rx_data_bytes_per_s")], "50647482014");
+        assert_eq!(rows[0][col("nvlink_rx_bytes_per_s")], "1000000000");
+        assert_eq!(rows[0][col("pcie_source")], "gpm");
         assert_eq!((rows[1][3].as_str(), rows[1][4].as_str()), ("2", "switch"));
-        assert_eq!(rows[1][8], "");
+        assert_eq!(rows[1][col("nvlink_tx_bytes_per_s")], "");
+        assert_eq!(rows[1][col("nvlink_source")], "gpm");
     }
 }

@@ -121,9 +121,11 @@ pub struct NvLinkTraffic {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GpuTraffic {
     pub gpu: usize,
-    /// PCIe bytes per second into the GPU (host→GPU copies, peers' writes over PCIe).
+    /// PCIe bytes per second into the GPU (host→GPU copies, peers' writes over PCIe) as the
+    /// source counts them: GPM counts packet bytes, headers and framing included (the data in
+    /// them: [`GpuTraffic::pcie_data_bytes_per_s`]).
     pub pcie_rx_bytes_per_s: Option<f64>,
-    /// PCIe bytes per second out of the GPU.
+    /// PCIe bytes per second out of the GPU, counted the same way.
     pub pcie_tx_bytes_per_s: Option<f64>,
     pub pcie_source: Option<ReadingSource>,
     /// The GPU's active NVLinks; empty when it has none or they could not be read.
@@ -445,6 +447,67 @@ pub fn check_sample(s: &TrafficSample, header: &WatchHeader) -> Result<(), Strin
     Ok(())
 }
 
+/// How PCIe packs data into packets, for estimating the data in GPM's PCIe counts.
+///
+/// GPM counts the bytes of PCIe transaction-layer packets — headers and framing included, as
+/// DCGM documents for the same counters (`DCGM_FI_PROF_PCIE_TX_BYTES`: "including both protocol
+/// headers and data payloads"). On PCIe 3.0 and later each packet carries 4 bytes of framing
+/// (the STP token with the sequence number), a 12-byte (completion) or 16-byte (64-bit address
+/// write or read request) header and a 4-byte LCRC (PCI Express Base Specification 3.0+, §4.2.2
+/// and §2.2): 20 bytes around a completion's data, 24 around a write's. A GPU copy engine pulls
+/// host→GPU copies (the host's completions arrive, its read requests leave) and pushes
+/// GPU→host copies (posted writes leave).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PcieFraming {
+    /// Data bytes per packet: the link's Max_Payload_Size (256 B on the servers scalescope
+    /// has seen; not read from the device).
+    pub payload_bytes: f64,
+    /// Bytes around each data packet: the mean of a completion's 20 and a write's 24.
+    pub overhead_bytes: f64,
+    /// A read request's size on the link (framing, 16-byte header, LCRC).
+    pub read_request_bytes: f64,
+    /// Data each read request asks for: Max_Read_Request_Size (512 B assumed).
+    pub read_request_data: f64,
+}
+
+impl PcieFraming {
+    /// The assumptions scalescope makes (see the fields).
+    pub const ASSUMED: PcieFraming = PcieFraming {
+        payload_bytes: 256.0,
+        overhead_bytes: 22.0,
+        read_request_bytes: 24.0,
+        read_request_data: 512.0,
+    };
+
+    /// In words, for notes and hovers.
+    pub const WORDS: &'static str = "data estimated from GPM's PCIe packet bytes: 22 bytes of header and framing per 256-byte payload, and the read requests of host-to-GPU copies, taken out";
+
+    /// The data in `rx` and `tx` link bytes per second: each direction's packet overhead
+    /// taken out, and from `tx` the read requests that fetched `rx`'s data.
+    pub fn data(&self, rx: Option<f64>, tx: Option<f64>) -> (Option<f64>, Option<f64>) {
+        let keep = self.payload_bytes / (self.payload_bytes + self.overhead_bytes);
+        let rx_data = rx.map(|r| r * keep);
+        let requests = rx_data.map_or(0.0, |d| {
+            d / self.read_request_data * self.read_request_bytes
+        });
+        let tx_data = tx.map(|t| (t - requests).max(0.0) * keep);
+        (rx_data, tx_data)
+    }
+}
+
+impl GpuTraffic {
+    /// PCIe data in and out, bytes per second: GPM's packet bytes with the packets' overhead
+    /// taken out ([`PcieFraming::ASSUMED`]); other sources as they read.
+    pub fn pcie_data_bytes_per_s(&self) -> (Option<f64>, Option<f64>) {
+        match self.pcie_source {
+            Some(ReadingSource::Gpm) => {
+                PcieFraming::ASSUMED.data(self.pcie_rx_bytes_per_s, self.pcie_tx_bytes_per_s)
+            }
+            _ => (self.pcie_rx_bytes_per_s, self.pcie_tx_bytes_per_s),
+        }
+    }
+}
+
 /// NVLink traffic between two GPUs joined directly (not through a switch) during an interval:
 /// what the drawing's line and the matrix cell of the pair show.
 #[derive(Clone, Debug, PartialEq)]
@@ -591,6 +654,25 @@ mod tests {
         // GPU 1 gave no transmit figure: GPU 0's receive stands in.
         assert_eq!(p.b_to_a, Some(20e9));
         assert!((p.share().unwrap() - 200.0 / 450.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pcie_data_takes_the_packet_overhead_and_read_requests_out() {
+        let f = PcieFraming::ASSUMED;
+        // Writes only (GPU→host): 256 of every 278 bytes are data.
+        let (rx, tx) = f.data(Some(0.0), Some(278e9));
+        assert_eq!(rx, Some(0.0));
+        assert!((tx.unwrap() - 256e9).abs() < 1e3);
+        // Host→GPU: completions in, their read requests out (24 B per 512 B of data).
+        let (rx, tx) = f.data(Some(278e9), Some(12e9));
+        assert!((rx.unwrap() - 256e9).abs() < 1e3);
+        assert!(tx.unwrap().abs() < 1e3, "{tx:?}");
+        // Absent stays absent; other sources pass through.
+        assert_eq!(f.data(None, None), (None, None));
+        let mut g = GpuTraffic::new(0);
+        g.pcie_rx_bytes_per_s = Some(1e9);
+        g.pcie_source = Some(ReadingSource::PcieWindow);
+        assert_eq!(g.pcie_data_bytes_per_s(), (Some(1e9), None));
     }
 
     #[test]

@@ -214,7 +214,10 @@ fn sample_loop(
     let mut watched = Vec::new();
     for &g in gpus {
         let dev = device(&nvml, topo, g).map_err(|e| e.to_string())?;
-        let links = link_peers(&nvml, topo, &dev);
+        let mut links = link_peers(&nvml, topo, &dev);
+        if let Some(note) = infer_peers(topo, g, &mut links) {
+            header.notes.push(note);
+        }
         let gpm = dev.gpm_support().unwrap_or(false);
         if !gpm {
             header.notes.push(format!(
@@ -310,6 +313,41 @@ fn link_peers(nvml: &Nvml, topo: &Topology, dev: &Device) -> Vec<(u32, LinkPeer)
         out.push((l, peer));
     }
     out
+}
+
+/// Where NVML cannot name the far end of a GPU's links (virtual machines report
+/// `FFFFFFFF:FF:FF.0`), the topology may: when it joins the GPU by NVLink to exactly one other
+/// GPU, with as many links as are unknown here, those links lead there. Returns the note that
+/// says so, or why the links stay unknown.
+fn infer_peers(topo: &Topology, gpu: usize, links: &mut [(u32, LinkPeer)]) -> Option<String> {
+    let unknown = links.iter().filter(|(_, p)| *p == LinkPeer::Unknown).count();
+    if unknown == 0 {
+        return None;
+    }
+    let partners: Vec<(usize, u32)> = topo
+        .links
+        .iter()
+        .filter(|l| l.a == gpu || l.b == gpu)
+        .filter_map(|l| {
+            let n = l.kind.and_then(|k| k.nvlinks())?;
+            Some((if l.a == gpu { l.b } else { l.a }, n))
+        })
+        .collect();
+    match partners.as_slice() {
+        [(peer, n)] if *n as usize == unknown => {
+            for (_, p) in links.iter_mut() {
+                if *p == LinkPeer::Unknown {
+                    *p = LinkPeer::Gpu(*peer);
+                }
+            }
+            Some(format!(
+                "GPU {gpu}: NVML does not name the far end of its {unknown} NVLinks (as in a virtual machine); they lead to GPU {peer}, the one GPU the topology joins to it by NVLink (NV{n})"
+            ))
+        }
+        _ => Some(format!(
+            "GPU {gpu}: NVML does not name the far end of {unknown} of its NVLinks: their traffic counts in the GPU's NVLink totals, not in a GPU pair's"
+        )),
+    }
 }
 
 /// PCI bus ids compared without case and the domain's width (`00000000:19:00.0` is
@@ -575,6 +613,36 @@ mod tests {
         assert!(same_bus_id("00000000:19:00.0", "0000:19:00.0"));
         assert!(same_bus_id("0000:9A:00.0", "00000000:9a:00.0"));
         assert!(!same_bus_id("0000:19:00.0", "0000:1a:00.0"));
+    }
+
+    #[test]
+    fn unknown_link_ends_are_the_one_nvlink_partner_when_the_counts_agree() {
+        use crate::model::{Gpu, GpuLink, LinkKind, TopologySource};
+        let mut t = Topology::new(TopologySource::Imported { paths: vec![] });
+        for index in 0..3 {
+            t.gpus.push(Gpu {
+                index,
+                ..Default::default()
+            });
+        }
+        let mut nv = GpuLink::unknown(0, 1);
+        nv.kind = Some(LinkKind::Nv(2));
+        t.links.push(nv);
+        let mut pcie = GpuLink::unknown(0, 2);
+        pcie.kind = Some(LinkKind::Sys);
+        t.links.push(pcie);
+        let mut links = vec![(0, LinkPeer::Unknown), (1, LinkPeer::Unknown)];
+        let note = infer_peers(&t, 0, &mut links).unwrap();
+        assert!(note.contains("lead to GPU 1"), "{note}");
+        assert!(links.iter().all(|(_, p)| *p == LinkPeer::Gpu(1)));
+        // Three unknown links, two to the partner: not attributable.
+        let mut links = vec![(0, LinkPeer::Unknown); 3];
+        let note = infer_peers(&t, 0, &mut links).unwrap();
+        assert!(note.contains("not in a GPU pair's"), "{note}");
+        assert!(links.iter().all(|(_, p)| *p == LinkPeer::Unknown));
+        // Every end known: nothing to say.
+        let mut links = vec![(0, LinkPeer::Gpu(1))];
+        assert_eq!(infer_peers(&t, 0, &mut links), None);
     }
 
     #[test]
