@@ -2,7 +2,9 @@
 # Runs scalescope's test suite on a machine without GPUs, installing what it needs when missing:
 # Mesa's software OpenGL/EGL (the GUI snapshot tests render offscreen), OpenSSH (the remote
 # tests start a throwaway sshd on localhost and drive `scalescope agent` through it) and
-# Debian's headless Chromium (tests/report_html.rs opens report.html in a real browser engine).
+# Debian's headless Chromium (tests/report_html.rs opens report.html in a real browser engine) and
+# Debian's Prometheus (tests/watch.rs checks `watch --prometheus` with promtool and a Prometheus
+# server scraping it).
 #
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
@@ -37,6 +39,24 @@ if [ -z "$(browser_path)" ]; then
     else
         echo "scripts/test.sh: no chromium-headless-shell or chromium (install one as root): tests/report_html.rs checks the files without a browser" >&2
     fi
+fi
+if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        # promtool and the Prometheus server (~20 MB download); the package's service is not
+        # started (the tests start their own server on a free port).
+        echo "scripts/test.sh: installing prometheus for tests/watch.rs" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            prometheus >/dev/null ||
+            echo "scripts/test.sh: prometheus could not be installed: tests/watch.rs checks /metrics without it" >&2
+    else
+        echo "scripts/test.sh: no promtool/prometheus (install Debian's prometheus as root): tests/watch.rs checks /metrics without them" >&2
+    fi
+fi
+# The Prometheus tools the watch test must use (it fails, rather than skips, when they do not work).
+if command -v promtool >/dev/null && command -v prometheus >/dev/null; then
+    export SCALESCOPE_PROMTOOL="$(command -v promtool)"
+    export SCALESCOPE_PROMETHEUS="$(command -v prometheus)"
 fi
 # The browser the report test must use (it fails, rather than skips, when this one does not work).
 if [ -n "$(browser_path)" ]; then
