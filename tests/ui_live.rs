@@ -468,3 +468,79 @@ fn live_without_a_driver_says_so_on_the_notice_line() {
     assert!(e.starts_with("Live on this machine:"), "{e}");
     assert!(!h.state().views().unwrap().live.running());
 }
+
+/// A recording taken on the GPU machines by scripts/watch-check.sh (docs/VERIFIED.md, "Live
+/// traffic"), at the sample `t_s` seconds in.
+fn measured(name: &str, t_s: f64) -> (TrafficRecording, usize) {
+    let text = std::fs::read_to_string(data(name)).unwrap();
+    let rec = scalescope::model::traffic::parse_recording(&text).unwrap();
+    let at = rec
+        .samples
+        .iter()
+        .position(|s| (s.t_s - t_s).abs() < 0.05)
+        .unwrap_or_else(|| panic!("{name}: no sample at {t_s} s"));
+    (rec, at)
+}
+
+fn measured_harness(rec: TrafficRecording, at: usize, height: f32) -> Harness<'static> {
+    // Named as the app names an opened recording: recorded there, replayed here.
+    let shown_as = topology_view::ShownAs {
+        badge: scalescope::ui::palette::SourceBadge::Imported,
+        name: topology_view::title(&rec.header.topology),
+        text: format!(
+            "Traffic recording: recorded {} on {}, replayed here.",
+            rec.header.started_at,
+            rec.header.host.as_deref().unwrap_or("an unnamed host")
+        ),
+    };
+    view_harness(egui::vec2(1400.0, height), move |ui| {
+        let frame = LiveFrame::new(&rec, Some(at), FeedKind::Replay);
+        egui::ScrollArea::both().show(ui, |ui| {
+            topology_view::show_live(
+                ui,
+                &rec.header.topology,
+                None,
+                Some(&shown_as),
+                Some(&frame),
+            );
+        });
+    })
+}
+
+/// One H100 while watch_copy.py copied host→GPU at 53.6 GB/s by its own timing: the GPU box
+/// and the table give the data in the PCIe traffic (GPM's packet bytes less their overhead).
+#[test]
+fn snapshot_an_h100_copying_host_to_gpu() {
+    let (rec, at) = measured("watch-h100-pcie.jsonl", 18.0);
+    let (rx, tx) = rec.samples[at].gpus[0].pcie_data_bytes_per_s();
+    let gb = |v: f64| v / 1e9;
+    assert!((50.0..56.0).contains(&gb(rx.unwrap())), "{rx:?}");
+    let mut h = measured_harness(rec, at, 1000.0);
+    h.run();
+    // The table's PCIe in and out (the box's line is painted, not a widget).
+    for v in [rx, tx] {
+        let shown = format!("{:.1} GB/s", gb(v.unwrap()));
+        assert!(h.query_by_label(&shown).is_some(), "{shown}");
+    }
+    h.snapshot("live_h100_host_to_gpu");
+}
+
+/// Two H100s joined by NV18 copying to each other both ways at 336 GB/s each by the copy
+/// process's timing: the bond and the matrix cell give the pair's traffic and share.
+#[test]
+fn snapshot_two_h100s_copying_both_ways_over_nvlink() {
+    let (rec, at) = measured("watch-h100x2-nvlink.jsonl", 33.0);
+    let pair = scalescope::model::traffic::pair_traffic(&rec.header.topology, &rec.samples[at]);
+    let p = &pair[0];
+    assert!((320e9..380e9).contains(&p.a_to_b.unwrap()), "{p:?}");
+    assert!((320e9..380e9).contains(&p.b_to_a.unwrap()), "{p:?}");
+    let mut h = measured_harness(rec, at, 1250.0);
+    h.run();
+    let cell = format!(
+        "GPU0 GPU1 replay {:.0} {:.0}%",
+        p.busiest().unwrap() / 1e9,
+        p.share().unwrap() * 100.0
+    );
+    assert_eq!(text_of(&h.get_by_label_contains("GPU0 GPU1 replay")), cell);
+    h.snapshot("live_h100x2_nvlink_both_ways");
+}

@@ -126,17 +126,19 @@ pub fn through_switch(traffic: &GpuTraffic) -> bool {
         .any(|l| matches!(l.peer, LinkPeer::Switch | LinkPeer::Unknown))
 }
 
-/// The line a GPU box shows while live: `PCIe ↓50.1 ↑0.20 GB/s` (in, out).
+/// GPU `g`'s PCIe data in and out (bytes per second): GPM's packet bytes less their headers
+/// and framing ([`crate::model::traffic::PcieFraming`]).
+fn pcie_data(t: Option<&crate::model::traffic::GpuTraffic>) -> (Option<f64>, Option<f64>) {
+    t.map_or((None, None), |t| t.pcie_data_bytes_per_s())
+}
+
+/// The line a GPU box shows while live: `PCIe ↓50.1 ↑0.20 GB/s` (data in, out).
 pub fn gpu_box_text(frame: &LiveFrame, g: usize) -> String {
     if !frame.watched(g) {
         return "not watched".into();
     }
-    let t = frame.gpu(g);
-    format!(
-        "PCIe ↓{} ↑{} GB/s",
-        gbps(t.and_then(|t| t.pcie_rx_bytes_per_s)),
-        gbps(t.and_then(|t| t.pcie_tx_bytes_per_s))
-    )
+    let (rx, tx) = pcie_data(frame.gpu(g));
+    format!("PCIe ↓{} ↑{} GB/s", gbps(rx), gbps(tx))
 }
 
 /// GPU `g`'s PCIe share (busier direction) of its line rate.
@@ -174,30 +176,28 @@ pub fn gpu_hover(ui: &mut Ui, frame: &LiveFrame, g: usize) {
     let t = frame.gpu(g);
     let topo = &frame.window.header.topology;
     let pcie_rate = crate::model::traffic::pcie_line_rate_bytes_per_s(topo, g);
+    let (rx_data, tx_data) = pcie_data(t);
     ui.label(format!(
-        "PCIe in {} GB/s · out {} GB/s · {} of {} GB/s per direction",
+        "PCIe data in {} GB/s · out {} GB/s",
+        gbps(rx_data),
+        gbps(tx_data),
+    ));
+    ui.label(format!(
+        "on the link in {} GB/s · out {} GB/s · {} of {} GB/s per direction",
         gbps(t.and_then(|t| t.pcie_rx_bytes_per_s)),
         gbps(t.and_then(|t| t.pcie_tx_bytes_per_s)),
         share_text(pcie_share(frame, g)),
         gbps(pcie_rate)
     ));
-    ui.label(
-        RichText::new(format!(
-            "source: {}",
-            source_words(t.and_then(|t| t.pcie_source))
-        ))
-        .weak(),
-    );
+    let pcie_source = t.and_then(|t| t.pcie_source);
+    ui.label(RichText::new(format!("source: {}", source_words(pcie_source))).weak());
+    if pcie_source == Some(ReadingSource::Gpm) {
+        ui.label(RichText::new(crate::model::traffic::PcieFraming::WORDS).weak());
+    }
     sparkline(
         ui,
         frame,
-        |s| {
-            let t = s.gpu(g);
-            (
-                t.and_then(|t| t.pcie_rx_bytes_per_s),
-                t.and_then(|t| t.pcie_tx_bytes_per_s),
-            )
-        },
+        |s| pcie_data(s.gpu(g)),
         ("PCIe in", "PCIe out"),
     );
     let has_links = t.is_some_and(|t| !t.nvlinks.is_empty());
@@ -526,24 +526,9 @@ pub fn gpu_table(ui: &mut Ui, frame: &LiveFrame) {
                         .on_hover_text(format!("source: {}", source_words(source)));
                 };
                 let pcie = t.and_then(|t| t.pcie_source);
-                cell(
-                    ui,
-                    figure(
-                        t.and_then(|t| t.pcie_rx_bytes_per_s).map(|b| b / 1e9),
-                        1,
-                        "GB/s",
-                    ),
-                    pcie,
-                );
-                cell(
-                    ui,
-                    figure(
-                        t.and_then(|t| t.pcie_tx_bytes_per_s).map(|b| b / 1e9),
-                        1,
-                        "GB/s",
-                    ),
-                    pcie,
-                );
+                let (rx_data, tx_data) = pcie_data(t);
+                cell(ui, figure(rx_data.map(|b| b / 1e9), 1, "GB/s"), pcie);
+                cell(ui, figure(tx_data.map(|b| b / 1e9), 1, "GB/s"), pcie);
                 let nv = t.and_then(|t| t.nvlink_source);
                 let no_links = t.is_none_or(|t| t.nvlinks.is_empty());
                 for v in [
