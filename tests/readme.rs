@@ -52,6 +52,20 @@ const NOT_RUN: &[(&str, &str)] = &[
         "scalescope check --quick --json \"$out.json\" > \"$out.txt\" 2>&1",
         "a Slurm prolog: this machine's GPUs",
     ),
+    ("scalescope watch", "watches this machine's GPUs"),
+    (
+        "scalescope watch --gpus 0,1 --interval 500ms --links --count 60",
+        "watches this machine's GPUs",
+    ),
+    (
+        "scalescope watch --record traffic.jsonl --csv traffic.csv",
+        "watches this machine's GPUs",
+    ),
+    (
+        "scalescope watch --prometheus 9400",
+        "watches this machine's GPUs (and serves until Ctrl-C)",
+    ),
+    ("scalescope --remote gpu01 watch", "an ssh server"),
     ("scalescope --remote gpu01", "an ssh server and a display"),
     ("scalescope --remote me@gpu01 topo", "an ssh server"),
     (
@@ -140,6 +154,7 @@ fn workspace() -> tempfile::TempDir {
     copy(&data("h200-2x-device-nvlink-s.txt"), "nvlink-s.txt");
     copy(&data("h200-2x-device-nvlink-e.txt"), "nvlink-e.txt");
     copy(&data("soak-h100-5min.csv"), "soak.csv");
+    copy(&data("watch-h100x2-nvlink.jsonl"), "traffic.jsonl");
     // Two reports to compare: the bundled examples stand in for the reader's own runs.
     copy(
         &crate_file("assets/reports/h200-2x-sxm-2026-11-22.json"),
