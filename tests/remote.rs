@@ -624,3 +624,53 @@ fn the_agent_runs_nothing_the_command_line_would_refuse() {
     assert!(a["error"].as_str().unwrap().starts_with("iters: 0"), "{a}");
     assert_eq!(answer(serde_json::json!("ok"))["type"], "done");
 }
+
+/// `watch` on a server: its samples stream through ssh into the lines and the CSV here (the
+/// agent plays a recording from an H100 pair through its hidden `--test-watch-replay` hook, as
+/// this machine has no GPU), `--count` stops the server's watch; without the hook the server's
+/// missing driver is one line naming it.
+#[test]
+fn watch_streams_a_servers_samples_through_ssh() {
+    let Some(s) = sshd() else { return };
+    let rec = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/watch-h100x2-nvlink.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("watch.csv");
+    let agent = format!("{BIN} agent --test-watch-replay {}", rec.display());
+    let out = remote(
+        s,
+        Some(&agent),
+        &["watch", "--count", "3", "--csv", &csv.display().to_string()],
+    )
+    .output()
+    .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("connected to 127.0.0.1"), "{stderr}");
+    assert!(
+        stdout.starts_with("# watch vm (live): GPUs 0,1"),
+        "{stdout}"
+    );
+    let gpu_lines = stdout
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.contains("pair"))
+        .count();
+    assert_eq!(gpu_lines, 6, "{stdout}");
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count();
+    // A header, then per sample and GPU one row and 18 link rows.
+    assert_eq!(rows, 1 + 3 * 2 * 19);
+
+    let out = remote(s, None, &["watch", "--count", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("on 127.0.0.1") && errors[0].contains("libnvidia-ml.so.1"),
+        "{stderr}"
+    );
+}

@@ -142,6 +142,11 @@ pub struct RemoteArgs {
     /// is caught and named. Hidden: not a user option.
     #[arg(long, value_name = "POS@SECONDS", global = true, hide = true, value_parser = parse_corrupt)]
     pub test_corrupt_gemm: Option<crate::bench::cuda::soak::CorruptAt>,
+    /// Test hook: `agent` answers `watch` requests by playing this recording (ten times its
+    /// pace) instead of reading GPUs, so that tests without a GPU can stream samples through
+    /// ssh. Hidden: not a user option.
+    #[arg(long, value_name = "FILE", global = true, hide = true)]
+    pub test_watch_replay: Option<PathBuf>,
     /// Test hook: give up on a server silent about a request for MS milliseconds instead of
     /// the 60 s the protocol allows, so that tests of a silent server end quickly. Hidden.
     #[arg(
@@ -615,10 +620,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                     "`agent` serves the machine it runs on; start it there (--remote starts it for you)"
                 )));
             }
-            let code = crate::remote::agent::serve(
+            let code = crate::remote::agent::serve_with(
                 std::io::stdin().lock(),
                 Box::new(std::io::stdout()),
                 remote.hooks(),
+                remote.test_watch_replay.clone(),
             );
             if code == 0 {
                 Ok(())

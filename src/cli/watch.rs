@@ -260,18 +260,7 @@ fn play(
 ) -> Result<(), CliError> {
     let feed = crate::topology::traffic::replay(rec, speed)
         .map_err(|e| CliError::env(anyhow::anyhow!("cannot start the replay: {e}")))?;
-    loop {
-        if CANCEL.load(Ordering::SeqCst) {
-            return Ok(());
-        }
-        match feed.events.recv_timeout(Duration::from_millis(50)) {
-            Ok(LiveEvent::End { .. }) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Ok(());
-            }
-            Ok(e) => sink(e),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-        }
-    }
+    crate::job::watch::stream(feed, &CANCEL, sink).map_err(CliError::from)
 }
 
 /// Where each interval goes: the terminal, the CSV file, the recording.

@@ -56,6 +56,29 @@ pub fn watch(
         started_at,
         host,
     )?;
+    stream(feed, cancel, sink)
+}
+
+/// A recording played back at ten times its pace as if it were this machine's traffic: the
+/// agent's test hook (`--test-watch-replay`), so that tests without a GPU stream samples.
+pub fn watch_recording(
+    path: &std::path::Path,
+    cancel: &AtomicBool,
+    sink: &mut dyn FnMut(LiveEvent),
+) -> Result<(), JobError> {
+    let recording = traffic::read_recording(path)?;
+    let feed = traffic::replay(recording, 10.0)
+        .map_err(|e| JobError::machine(format!("watch: cannot start the replay: {e}")))?;
+    stream(feed, cancel, sink)
+}
+
+/// Forwards `feed`'s header and samples to `sink` until `cancel` is set or the feed ends (an
+/// error when it ended on one).
+pub fn stream(
+    feed: traffic::LiveFeed,
+    cancel: &AtomicBool,
+    sink: &mut dyn FnMut(LiveEvent),
+) -> Result<(), JobError> {
     loop {
         if cancel.load(Ordering::Relaxed) {
             feed.stop();

@@ -108,6 +108,17 @@ pub fn hello_machine() -> MachineHello {
 /// Serves requests from `input`, answering on `output`, until end of input; jobs run with
 /// `hooks` (none in a normal run). Returns the exit code (0).
 pub fn serve(input: impl Read, output: Box<dyn Write + Send>, hooks: TestHooks) -> i32 {
+    serve_with(input, output, hooks, None)
+}
+
+/// [`serve`], answering `watch` requests from the recording `watch_replay` instead of the GPUs
+/// when one is given (the hidden `--test-watch-replay` hook).
+pub fn serve_with(
+    input: impl Read,
+    output: Box<dyn Write + Send>,
+    hooks: TestHooks,
+    watch_replay: Option<std::path::PathBuf>,
+) -> i32 {
     let out: Out = Arc::new(Mutex::new(output));
     send(
         &out,
@@ -128,7 +139,7 @@ pub fn serve(input: impl Read, output: Box<dyn Write + Send>, hooks: TestHooks) 
                 let _ = r.worker.join();
             }
         }
-        handle(&out, &mut slots, hooks, &text, cut);
+        handle(&out, &mut slots, hooks, watch_replay.as_deref(), &text, cut);
     });
     // End of input: the client is gone. Stop the job and let it release the GPUs.
     for r in [slots.job.take(), slots.watch.take()].into_iter().flatten() {
@@ -176,7 +187,14 @@ fn readable_here(target: &Target) -> Result<(), String> {
     Ok(())
 }
 
-fn handle(out: &Out, slots: &mut Slots, hooks: TestHooks, text: &str, cut: bool) {
+fn handle(
+    out: &Out,
+    slots: &mut Slots,
+    hooks: TestHooks,
+    watch_replay: Option<&std::path::Path>,
+    text: &str,
+    cut: bool,
+) {
     let error = |id: serde_json::Value, message: String| {
         send(out, &FromAgent::Error { id, error: message });
     };
@@ -258,13 +276,14 @@ fn handle(out: &Out, slots: &mut Slots, hooks: TestHooks, text: &str, cut: bool)
             }
             let cancel = Arc::new(AtomicBool::new(false));
             let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());
+            let replay = watch_replay.map(std::path::Path::to_path_buf);
             let worker = std::thread::Builder::new()
                 .name("scalescope-agent-watch".into())
                 .spawn(move || {
                     // Signs of life between samples when the interval is long.
                     let beating = Arc::new(AtomicBool::new(true));
                     let heart = alive(out2.clone(), id2.clone(), beating.clone());
-                    let result = job::watch::watch(&request, &flag, &mut |event| {
+                    let mut sink = |event| {
                         send(
                             &out2,
                             &FromAgent::Live {
@@ -272,7 +291,11 @@ fn handle(out: &Out, slots: &mut Slots, hooks: TestHooks, text: &str, cut: bool)
                                 event: Box::new(event),
                             },
                         )
-                    });
+                    };
+                    let result = match &replay {
+                        Some(path) => job::watch::watch_recording(path, &flag, &mut sink),
+                        None => job::watch::watch(&request, &flag, &mut sink),
+                    };
                     beating.store(false, Ordering::Relaxed);
                     if let Some(h) = heart {
                         let _ = h.join();

@@ -320,7 +320,10 @@ fn link_peers(nvml: &Nvml, topo: &Topology, dev: &Device) -> Vec<(u32, LinkPeer)
 /// GPU, with as many links as are unknown here, those links lead there. Returns the note that
 /// says so, or why the links stay unknown.
 fn infer_peers(topo: &Topology, gpu: usize, links: &mut [(u32, LinkPeer)]) -> Option<String> {
-    let unknown = links.iter().filter(|(_, p)| *p == LinkPeer::Unknown).count();
+    let unknown = links
+        .iter()
+        .filter(|(_, p)| *p == LinkPeer::Unknown)
+        .count();
     if unknown == 0 {
         return None;
     }

@@ -194,12 +194,7 @@ pub fn gpu_hover(ui: &mut Ui, frame: &LiveFrame, g: usize) {
     if pcie_source == Some(ReadingSource::Gpm) {
         ui.label(RichText::new(crate::model::traffic::PcieFraming::WORDS).weak());
     }
-    sparkline(
-        ui,
-        frame,
-        |s| pcie_data(s.gpu(g)),
-        ("PCIe in", "PCIe out"),
-    );
+    sparkline(ui, frame, |s| pcie_data(s.gpu(g)), ("PCIe in", "PCIe out"));
     let has_links = t.is_some_and(|t| !t.nvlinks.is_empty());
     if has_links {
         let (rx, tx, share) = nvlink_totals(frame, g);
