@@ -594,3 +594,47 @@ fn watching_without_a_driver_says_so_and_the_agent_answers_watch_requests() {
     assert!(by_id(3)["error"].as_str().unwrap().contains("watch"));
     let _ = data;
 }
+
+/// On a GPU machine (scripts/gpu-check.sh): two samples of this machine's traffic, every GPU
+/// read, PCIe from GPM on Hopper and later.
+#[test]
+#[ignore = "needs GPU"]
+fn watching_this_machine_reads_every_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("live.jsonl");
+    let out = std::process::Command::new(common::bin())
+        .args(["watch", "--interval", "500ms", "--count", "2", "--record"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec = parse_recording(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+    assert_eq!(rec.samples.len(), 2);
+    for s in &rec.samples {
+        assert_eq!(s.gpus.len(), rec.header.gpus.len());
+        assert!((0.3..2.0).contains(&s.interval_s), "{}", s.interval_s);
+        for g in &s.gpus {
+            assert!(g.power_w.is_some(), "GPU {}: no power", g.gpu);
+            let name = rec.header.topology.gpus[g.gpu]
+                .name
+                .clone()
+                .unwrap_or_default();
+            if ["H100", "H200", "B200", "GB200", "B300"]
+                .iter()
+                .any(|n| name.contains(n))
+            {
+                assert_eq!(
+                    g.pcie_source,
+                    Some(scalescope::model::traffic::ReadingSource::Gpm),
+                    "GPU {} ({name}): {:?}",
+                    g.gpu,
+                    rec.header.notes
+                );
+            }
+        }
+    }
+}

@@ -303,10 +303,24 @@ pub fn parse_recording(text: &str) -> Result<TrafficRecording, RecordingError> {
             message,
         }
     };
-    let header = parse_header(first).map_err(at(first_no))?;
+    let mut header = parse_header(first).map_err(at(first_no))?;
     let mut samples = Vec::new();
-    for (no, line) in lines {
-        let s = parse_sample(line, &header).map_err(at(no))?;
+    // A recorder killed mid-write leaves its last line cut (no newline after it): that line is
+    // left out and the header says so; a bad line anywhere else is an error.
+    let cut_last = !text.ends_with('\n');
+    let mut lines = lines.peekable();
+    while let Some((no, line)) = lines.next() {
+        let s = match parse_sample(line, &header) {
+            Ok(s) => s,
+            Err(_) if cut_last && lines.peek().is_none() => {
+                header.notes.push(format!(
+                    "line {}: cut short (the recorder stopped while writing it): left out",
+                    no + 1
+                ));
+                break;
+            }
+            Err(e) => return Err(at(no)(e)),
+        };
         if let Some(prev) = samples.last().map(|p: &TrafficSample| p.t_s)
             && s.t_s < prev
         {
@@ -734,5 +748,16 @@ mod tests {
         });
         let err = parse_recording(&back.to_jsonl()).unwrap_err().to_string();
         assert!(err.contains("goes back in time"), "{err}");
+
+        // A last line cut mid-write is left out and said; the same line ended is an error.
+        let cut = &text[..text.len() - 20];
+        let read = parse_recording(cut).unwrap();
+        assert!(read.samples.is_empty());
+        assert!(
+            read.header.notes[0].contains("cut short"),
+            "{:?}",
+            read.header.notes
+        );
+        assert!(parse_recording(&format!("{cut}\n")).is_err());
     }
 }
