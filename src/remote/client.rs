@@ -445,16 +445,10 @@ impl Client {
         let mut header: Option<crate::model::traffic::WatchHeader> = None;
         let mut heard = Instant::now();
         loop {
-            if cancel.load(Ordering::Relaxed) && !cancel_sent {
-                cancel_sent = true;
-                self.send(&ToAgent::Cancel { id: id.clone() })?;
-            }
-            let Some(v) = self.receive(&id, &mut heard, samples)? else {
+            let Some(v) = self.next_about(&id, cancel, &mut cancel_sent, &mut heard, samples)?
+            else {
                 continue;
             };
-            if !is_for(&v, &id) {
-                continue;
-            }
             let refused = |host: &str, why: String| {
                 let mut e = JobError::machine(format!(
                     "{host}: the agent sent a sample this client refuses ({why})"
@@ -489,18 +483,42 @@ impl Client {
                         };
                     }
                 },
-                FromAgent::Failed { error, code, .. } => {
-                    return Err(JobError {
-                        code: if code == 2 { 2 } else { 1 },
-                        message: format!("on {}: {error}", self.host),
-                        no_driver: false,
-                    });
-                }
-                FromAgent::Error { error, .. } => {
-                    return Err(JobError::input(format!("{}: {error}", self.host)));
+                m @ (FromAgent::Failed { .. } | FromAgent::Error { .. }) => {
+                    return Err(self.ended(m));
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The next message about request `id` (`None` while nothing came), having told the agent
+    /// to cancel it once `cancel` is set; `received` counts what arrived, for errors.
+    fn next_about(
+        &mut self,
+        id: &serde_json::Value,
+        cancel: &AtomicBool,
+        cancel_sent: &mut bool,
+        heard: &mut Instant,
+        received: usize,
+    ) -> Result<Option<serde_json::Value>, JobError> {
+        if cancel.load(Ordering::Relaxed) && !*cancel_sent {
+            *cancel_sent = true;
+            self.send(&ToAgent::Cancel { id: id.clone() })?;
+        }
+        Ok(self.receive(id, heard, received)?.filter(|v| is_for(v, id)))
+    }
+
+    /// The error a `failed` or `error` answer ends a request with: this client's exit code (2
+    /// only where the server judged the request itself bad), never the number the server named.
+    fn ended(&self, message: FromAgent) -> JobError {
+        match message {
+            FromAgent::Failed { error, code, .. } => JobError {
+                code: if code == 2 { 2 } else { 1 },
+                message: format!("on {}: {error}", self.host),
+                no_driver: false,
+            },
+            FromAgent::Error { error, .. } => JobError::input(format!("{}: {error}", self.host)),
+            _ => JobError::machine(format!("{}: the agent ended the request", self.host)),
         }
     }
 
@@ -555,16 +573,10 @@ impl Client {
         let mut order = EventOrder::default();
         let mut heard = Instant::now();
         loop {
-            if cancel.load(Ordering::Relaxed) && !cancel_sent {
-                cancel_sent = true;
-                self.send(&ToAgent::Cancel { id: id.clone() })?;
-            }
-            let Some(v) = self.receive(&id, &mut heard, events)? else {
+            let Some(v) = self.next_about(&id, cancel, &mut cancel_sent, &mut heard, events)?
+            else {
                 continue;
             };
-            if !is_for(&v, &id) {
-                continue;
-            }
             let figures = match v.get("type").and_then(|t| t.as_str()) {
                 Some("event") => v
                     .get("event")
@@ -607,17 +619,10 @@ impl Client {
                     r.cancelled = true;
                     return Ok(r);
                 }
-                FromAgent::Failed { error, code, .. } => {
-                    // The server's number is not an exit code here: it only says whether the
-                    // server judged the job itself bad (2) or failed running it.
-                    return Err(JobError {
-                        code: if code == 2 { 2 } else { 1 },
-                        message: format!("on {}: {error}", self.host),
-                        no_driver: false,
-                    });
-                }
-                FromAgent::Error { error, .. } => {
-                    return Err(JobError::input(format!("{}: {error}", self.host)));
+                // The server's number is not an exit code here: it only says whether the
+                // server judged the job itself bad (2) or failed running it.
+                m @ (FromAgent::Failed { .. } | FromAgent::Error { .. }) => {
+                    return Err(self.ended(m));
                 }
                 _ => {}
             }

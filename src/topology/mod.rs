@@ -12,6 +12,7 @@ pub mod sampler;
 pub mod smi_query;
 pub mod soak_probe;
 pub mod traffic;
+pub mod worker;
 pub mod xml_budget;
 
 use std::io;

@@ -4,10 +4,8 @@
 //! readings (NVML's event API). Each reading is a [`SoakSample`] whose load fields (phase,
 //! rate, checked results) the caller fills.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nvml_wrapper::bitmasks::event::EventTypes;
@@ -20,6 +18,7 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::TopologyError;
 use super::nvml_state::{device, ecc, no_driver, nvlinks, processes, throttle_reasons};
+use super::worker::Worker;
 use crate::model::{SoakSample, Topology};
 
 /// NVML's `NVML_FI_DEV_MEMORY_TEMP` (HBM temperature, °C; Hopper and later report it).
@@ -34,8 +33,7 @@ pub struct Tick {
 
 /// The probe thread. Stop it with [`SoakProbe::stop`] (or drop it).
 pub struct SoakProbe {
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
+    worker: Worker,
     /// Readings, one [`Tick`] per interval.
     pub ticks: Receiver<Tick>,
     /// Why Xid events are not watched, if they are not (said in the soak's notes).
@@ -71,20 +69,17 @@ impl SoakProbe {
             }
         };
         let (tx, rx) = channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
         let topo = topo.clone();
         let gpus = gpus.to_vec();
-        let handle = std::thread::Builder::new()
-            .name("scalescope-soak-probe".into())
-            .spawn(move || run(&topo, &gpus, interval, start, &flag, &tx))
-            .map_err(|e| TopologyError::Nvml {
-                what: "soak probe thread".into(),
-                reason: e.to_string(),
-            })?;
+        let worker = Worker::spawn("scalescope-soak-probe", move |stop| {
+            run(&topo, &gpus, interval, start, stop, &tx)
+        })
+        .map_err(|e| TopologyError::Nvml {
+            what: "soak probe thread".into(),
+            reason: e.to_string(),
+        })?;
         Ok(SoakProbe {
-            stop,
-            handle: Some(handle),
+            worker,
             ticks: rx,
             xid_note,
         })
@@ -92,20 +87,15 @@ impl SoakProbe {
 
     /// Stops the thread.
     pub fn stop(mut self) {
-        self.halt();
-    }
-
-    fn halt(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.worker.halt();
     }
 }
 
+/// Captured whole by closures (a type with `Drop` is never captured field by field, which
+/// would stop the probe when only `ticks` is moved).
 impl Drop for SoakProbe {
     fn drop(&mut self) {
-        self.halt();
+        self.worker.halt();
     }
 }
 

@@ -9,10 +9,8 @@
 //! differenced over the interval, utilization instead of SM activity; each reading says which.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter};
@@ -23,6 +21,7 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::TopologyError;
 use super::nvml_state::{device, no_driver, processes, throttle_reasons};
+use super::worker::Worker;
 use crate::model::traffic::{
     GpuTraffic, LinkPeer, LiveEvent, NvLinkTraffic, ReadingSource, TrafficRecording, TrafficSample,
     WatchHeader, parse_recording,
@@ -44,8 +43,7 @@ pub const RECORDING_MAX_BYTES: u64 = 1 << 30;
 pub struct LiveFeed {
     /// The events, header first.
     pub events: Receiver<LiveEvent>,
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
+    worker: Worker,
 }
 
 impl LiveFeed {
@@ -55,39 +53,21 @@ impl LiveFeed {
         work: impl FnOnce(&AtomicBool, &Sender<LiveEvent>) + Send + 'static,
     ) -> Result<LiveFeed, std::io::Error> {
         let (tx, rx) = channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let handle = std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || work(&flag, &tx))?;
-        Ok(LiveFeed {
-            events: rx,
-            stop,
-            handle: Some(handle),
-        })
-    }
-
-    /// A flag that stops the feed when set (for a signal handler).
-    pub fn stop_flag(&self) -> Arc<AtomicBool> {
-        self.stop.clone()
+        let worker = Worker::spawn(name, move |stop| work(stop, &tx))?;
+        Ok(LiveFeed { events: rx, worker })
     }
 
     /// Stops the thread and waits for it.
     pub fn stop(mut self) {
-        self.halt();
-    }
-
-    fn halt(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.worker.halt();
     }
 }
 
+/// Also what keeps a closure that uses only `events` from leaving the worker behind: a type
+/// with `Drop` is captured whole, never field by field (which would stop the feed at once).
 impl Drop for LiveFeed {
     fn drop(&mut self) {
-        self.halt();
+        self.worker.halt();
     }
 }
 

@@ -282,16 +282,33 @@ impl Files {
             return Ok(());
         }
         let name = saving::file_name(view, kind);
+        self.save_dialog(ctx, request, "Save", name, None, work)
+    }
+
+    /// The desktop's save dialog on a worker thread, titled `title` with `name` proposed (and
+    /// `filter`'s extensions), writing what `work` makes; a dialog that closes at once or fails
+    /// to open falls back to the path field for `request`.
+    fn save_dialog(
+        &mut self,
+        ctx: &egui::Context,
+        request: FileRequest,
+        title: &'static str,
+        name: String,
+        filter: Option<(&'static str, &'static [&'static str])>,
+        work: SaveWork,
+    ) -> Result<(), String> {
         self.inbox.spawn(ctx, "scalescope-save", move || {
             let started = Instant::now();
             let picked = std::panic::catch_unwind(|| {
-                rfd::FileDialog::new()
-                    .set_title("Save")
-                    .set_file_name(&name)
-                    .save_file()
+                let mut dialog = rfd::FileDialog::new().set_title(title).set_file_name(&name);
+                if let Some((what, extensions)) = filter {
+                    dialog = dialog.add_filter(what, extensions);
+                }
+                dialog.save_file()
             });
             match picked {
                 Ok(Some(path)) => Msg::Saved(Some(saving::write(&path, work))),
+                // The path field asks again (a recording's window is taken again then).
                 Ok(None) if started.elapsed() < NO_DIALOG_WITHIN => Msg::NoDialog {
                     request,
                     reason: no_dialog_reason(),
@@ -315,29 +332,14 @@ impl Files {
             self.open_prompt(request, reason);
             return Ok(());
         }
-        self.inbox.spawn(ctx, "scalescope-save", move || {
-            let started = Instant::now();
-            let picked = std::panic::catch_unwind(|| {
-                rfd::FileDialog::new()
-                    .set_title("Save traffic recording")
-                    .set_file_name(RECORDING_FILE)
-                    .add_filter("traffic recording", &["jsonl"])
-                    .save_file()
-            });
-            match picked {
-                Ok(Some(path)) => Msg::Saved(Some(saving::write(&path, work))),
-                // The path field asks again; the window is taken again then.
-                Ok(None) if started.elapsed() < NO_DIALOG_WITHIN => Msg::NoDialog {
-                    request,
-                    reason: no_dialog_reason(),
-                },
-                Ok(None) => Msg::Saved(None),
-                Err(_) => Msg::NoDialog {
-                    request,
-                    reason: "The save dialog failed to open.".into(),
-                },
-            }
-        })
+        self.save_dialog(
+            ctx,
+            request,
+            "Save traffic recording",
+            RECORDING_FILE.to_string(),
+            Some(("traffic recording", &["jsonl"])),
+            work,
+        )
     }
 
     /// Opens the path field for `request`, with why no dialog opened; saves start with their
