@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cuda;
 pub mod document;
 pub mod export;
+pub mod fleet;
 pub mod health;
 pub mod input;
 pub mod job;

@@ -77,12 +77,21 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "process", "input",
         ],
     ),
+    // Fleet acceptance: many nodes' reports judged together (report, document, export) and the
+    // per-node work started through Slurm or ssh (job, remote).
+    (
+        "fleet",
+        &[
+            "model", "topology", "bench", "health", "report", "export", "document", "job",
+            "remote", "lines", "process", "input",
+        ],
+    ),
     // The desktop app: anything below; never the command line.
     (
         "ui",
         &[
             "model", "lines", "cuda", "topology", "bench", "scaling", "health", "report", "export",
-            "document", "job", "remote", "process", "input",
+            "document", "job", "remote", "fleet", "process", "input",
         ],
     ),
     // The command line: anything below. `ui` is allowed for now (main.rs's window start lives
@@ -91,7 +100,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "model", "lines", "cuda", "topology", "bench", "scaling", "health", "report", "export",
-            "document", "job", "remote", "ui", "process", "input",
+            "document", "job", "remote", "fleet", "ui", "process", "input",
         ],
     ),
 ];

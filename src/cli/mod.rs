@@ -6,6 +6,9 @@ mod collectives;
 mod compare;
 mod copy_kernel;
 mod drive;
+mod fleet;
+mod fleet_report;
+mod fleet_run;
 pub mod interrupt;
 mod metrics_server;
 pub mod output;
@@ -297,6 +300,10 @@ pub enum Command {
     /// per busy GPU pair; --csv, --record FILE (JSON lines) and --replay FILE, --prometheus
     /// [ADDR:]PORT serves /metrics. Ctrl-C or --count N ends it (exit 0).
     Watch(watch::WatchArgs),
+    /// Fleet acceptance: the check on many nodes (Slurm or ssh) and a fleet report naming the
+    /// node, GPU or link that differs from the rest.
+    #[command(subcommand)]
+    Fleet(fleet::FleetCommand),
     /// Serve jobs to a remote client over standard input and output (newline-delimited JSON,
     /// docs/PROTOCOL.md). `--remote HOST` starts it on the server through ssh.
     Agent,
@@ -611,6 +618,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Topo(args)) => topo(args, &remote),
         Some(Command::Check(args)) => check::run(args, &remote),
         Some(Command::Watch(args)) => watch::run(args, &remote),
+        Some(Command::Fleet(cmd)) => fleet::run(cmd, &remote),
         Some(Command::Bench(BenchCommand::Bandwidth(args))) => bandwidth::run(args, &remote),
         Some(Command::Bench(BenchCommand::Collectives(args))) => collectives::run(args, &remote),
         Some(Command::Bench(BenchCommand::Scaling(args))) => scaling::run(args, &remote),
