@@ -4,7 +4,8 @@
 # tests start a throwaway sshd on localhost and drive `scalescope agent` through it) and
 # Debian's headless Chromium (tests/report_html.rs opens report.html in a real browser engine) and
 # Debian's Prometheus (tests/watch.rs checks `watch --prometheus` with promtool and a Prometheus
-# server scraping it).
+# server scraping it) and Debian's Slurm (tests/fleet_slurm.rs runs `fleet run --slurm` under a
+# Slurm it starts on localhost).
 #
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
@@ -52,6 +53,24 @@ if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
     else
         echo "scripts/test.sh: no promtool/prometheus (install Debian's prometheus as root): tests/watch.rs checks /metrics without them" >&2
     fi
+fi
+# Slurm (tests/fleet_slurm.rs starts munged, slurmctld and slurmd on localhost as root and runs
+# `fleet run --slurm` under salloc and sbatch); the packages' services are not started.
+if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null ||
+    ! command -v salloc >/dev/null || ! command -v munged >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "scripts/test.sh: installing slurmctld slurmd slurm-client munge for tests/fleet_slurm.rs" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            slurmctld slurmd slurm-client munge >/dev/null ||
+            echo "scripts/test.sh: Slurm could not be installed: tests/fleet_slurm.rs is skipped" >&2
+    else
+        echo "scripts/test.sh: no Slurm (install Debian's slurmctld slurmd slurm-client munge as root): tests/fleet_slurm.rs is skipped" >&2
+    fi
+fi
+# The Slurm test must run (it fails, rather than skips) where root has Slurm.
+if [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null && command -v munged >/dev/null; then
+    export SCALESCOPE_SLURM=1
 fi
 # The Prometheus tools the watch test must use (it fails, rather than skips, when they do not work).
 if command -v promtool >/dev/null && command -v prometheus >/dev/null; then

@@ -28,6 +28,22 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("scalescope check", "checks this machine's GPUs"),
     (
+        "scalescope fleet run --hosts gpu01,gpu02,gpu03 --out fleet-run/",
+        "needs ssh hosts (tests/fleet_run.rs runs it through sshd on localhost)",
+    ),
+    (
+        "scalescope fleet run --hosts-file hosts.txt --parallel 16 --node-install --out fleet-run/",
+        "needs ssh hosts (tests/fleet_run.rs runs it through sshd on localhost)",
+    ),
+    (
+        "scalescope fleet run --hosts gpu01,gpu02 --node-ssh \"ssh -J bastion\" --catalog dgx-h100",
+        "needs ssh hosts and a bastion (tests/fleet_run.rs runs it through sshd on localhost)",
+    ),
+    (
+        "scalescope fleet report fleet-run/",
+        "reads the folder of the fleet run above",
+    ),
+    (
         "scalescope check --quick --gpus 0,1",
         "checks this machine's GPUs",
     ),

@@ -1,13 +1,367 @@
-//! `scalescope fleet run`.
+//! `scalescope fleet run` (the check on every host of a list through ssh, or on every node of a
+//! Slurm allocation through `srun`) and the hidden `fleet node` (one Slurm task: the check here,
+//! into `OUT/nodes/<node>/`). Each node's folder holds `report.json` (the check, a report that
+//! `compare` and `fleet report` read) and `node.json` (`fleet::run::NodeRecord`), written as the
+//! node finishes. Exit 0 when every node was checked and passed, 3 when a node's check failed,
+//! 1 when a node could not be checked (unreachable, dropped, no result), 2 for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
 
 use clap::Args;
 
-use super::{CliError, RemoteArgs};
+use super::interrupt::CANCEL;
+use super::{CliError, RemoteArgs, SourceArgs, write_file};
+use crate::bench::plan::parse_gpu_list;
+use crate::fleet::run::{
+    self as fleet, NodeOutcome, NodeRecord, NodeStatus, Reached, SlurmEnv, SshPlan,
+};
+use crate::health::run::CheckOptions;
+use crate::job::Job;
+use crate::model::validate::for_terminal;
+use crate::remote::RemoteOptions;
+
+/// What every node checks (the options `scalescope check` takes of the same names).
+#[derive(Debug, Clone, Args)]
+pub struct NodeCheckArgs {
+    /// Check this catalog machine (modeled) on every node instead of the node's own GPUs: a
+    /// name (`scalescope --catalog`). For trying a fleet run without GPUs.
+    #[arg(long, value_name = "NAME")]
+    pub catalog: Option<String>,
+    /// Shorter load tests (as `check --quick`).
+    #[arg(long)]
+    pub quick: bool,
+    /// GPUs to check on each node, e.g. 0,1 (default: all).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub gpus: String,
+    /// Check again nodes whose node.json says done (default: skip them).
+    #[arg(long)]
+    pub rerun: bool,
+}
+
+impl NodeCheckArgs {
+    fn job(&self) -> Result<Job, CliError> {
+        let source = SourceArgs {
+            import: Vec::new(),
+            catalog: self.catalog.clone(),
+        };
+        let target = source.target();
+        if self.catalog.is_some() {
+            // A catalog name unknown here is unknown on every node: one line, before any.
+            target
+                .load()
+                .map_err(|e| CliError::input(anyhow::anyhow!("--catalog: {e}")))?;
+        }
+        Ok(Job::Check {
+            target,
+            options: CheckOptions {
+                gpus: parse_gpu_list(&self.gpus)?,
+                quick: self.quick,
+                ..CheckOptions::default()
+            },
+        })
+    }
+
+    /// The same options, as `fleet node` takes them.
+    fn argv(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if let Some(c) = &self.catalog {
+            a.extend(["--catalog".to_string(), c.clone()]);
+        }
+        if self.quick {
+            a.push("--quick".into());
+        }
+        a.extend(["--gpus".to_string(), self.gpus.clone()]);
+        if self.rerun {
+            a.push("--rerun".into());
+        }
+        a
+    }
+}
 
 /// `scalescope fleet run` options.
 #[derive(Debug, Args)]
-pub struct RunArgs {}
+pub struct RunArgs {
+    /// The hosts to check through ssh, e.g. gpu01,gpu02 (`[user@]host` or ~/.ssh/config
+    /// aliases).
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["hosts_file", "slurm"])]
+    pub hosts: Option<String>,
+    /// The hosts, one per line (`#` starts a comment).
+    #[arg(long, value_name = "FILE", conflicts_with = "slurm")]
+    pub hosts_file: Option<PathBuf>,
+    /// Inside a Slurm allocation (salloc, sbatch): one check per node of it, started with
+    /// `srun --ntasks-per-node=1`.
+    #[arg(long)]
+    pub slurm: bool,
+    /// Hosts checked at once through ssh.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub parallel: u16,
+    /// The fleet folder: OUT/nodes/<node>/report.json and node.json (created if missing; with
+    /// --slurm it must be on a file system every node shares).
+    #[arg(long, value_name = "DIR", default_value = "scalescope-fleet")]
+    pub out: PathBuf,
+    /// The ssh program and its options for every host (default `ssh`), e.g. "ssh -F
+    /// fleet_ssh_config". (`--ssh` goes with `--remote`, one server.)
+    #[arg(long, value_name = "CMD")]
+    pub node_ssh: Option<String>,
+    /// What runs on every host (default: `scalescope agent`, from PATH or ~/.cache/scalescope).
+    #[arg(long, value_name = "CMD")]
+    pub node_command: Option<String>,
+    /// Copy this binary to hosts that have no scalescope (into ~/.cache/scalescope) first.
+    #[arg(long)]
+    pub node_install: bool,
+    #[command(flatten)]
+    pub check: NodeCheckArgs,
+}
 
-pub fn run(_args: RunArgs, _remote: &RemoteArgs) -> Result<(), CliError> {
-    Err(CliError::env(anyhow::anyhow!("fleet run: not built yet")))
+/// `scalescope fleet node` options (one Slurm task; hidden).
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    /// The fleet folder (shared by every node).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub check: NodeCheckArgs,
+}
+
+pub fn run(args: RunArgs, remote: &RemoteArgs) -> Result<(), CliError> {
+    let job = args.check.job()?;
+    if args.slurm {
+        return run_slurm(&args);
+    }
+    let hosts = match (&args.hosts, &args.hosts_file) {
+        (Some(list), None) => {
+            fleet::parse_hosts(list, false).map_err(|e| bad(format!("--hosts: {e}")))?
+        }
+        (None, Some(file)) => {
+            let text = crate::input::read_text(file, 1 << 20).map_err(|e| {
+                bad(format!(
+                    "--hosts-file {}: cannot be read ({e})",
+                    file.display()
+                ))
+            })?;
+            fleet::parse_hosts(&text, true)
+                .map_err(|e| bad(format!("--hosts-file {}: {e}", file.display())))?
+        }
+        _ => {
+            return Err(bad(
+                "fleet run: name the nodes with --hosts LIST, --hosts-file FILE or --slurm".into(),
+            ));
+        }
+    };
+    let nodes_dir = args.out.join(fleet::NODES_DIR);
+    std::fs::create_dir_all(&nodes_dir).map_err(|e| super::output::write_error(&nodes_dir, e))?;
+    let mut todo = Vec::new();
+    for h in hosts {
+        match fleet::read_record(&args.out, &h) {
+            Some(r) if r.done() && !args.check.rerun => println!(
+                "{}: done before (exit {}), skipped; --rerun checks it again",
+                for_terminal(&h),
+                r.exit_code
+            ),
+            _ => todo.push(h),
+        }
+    }
+    let plan = SshPlan {
+        hosts: todo,
+        parallel: usize::from(args.parallel),
+        options: RemoteOptions {
+            host: String::new(),
+            ssh: args.node_ssh.clone(),
+            command: args.node_command.clone(),
+            silence_limit: remote
+                .test_silence_limit_ms
+                .map(std::time::Duration::from_millis),
+        },
+        install: args.node_install,
+    };
+    if !plan.hosts.is_empty() {
+        eprintln!(
+            "checking {} host(s) through ssh, {} at a time …",
+            plan.hosts.len(),
+            plan.parallel.min(plan.hosts.len())
+        );
+    }
+    let write_failed: Mutex<Option<CliError>> = Mutex::new(None);
+    fleet::run_ssh(&plan, &job, &CANCEL, &|o| {
+        let line = outcome_line(&o.record);
+        if let Err(e) = write_node(&args.out, &o)
+            && let Ok(mut w) = write_failed.lock()
+        {
+            w.get_or_insert(e);
+        }
+        println!("{line}");
+    });
+    if let Some(e) = write_failed.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    summarize(&args.out)
+}
+
+fn bad(msg: String) -> CliError {
+    CliError::input(anyhow::anyhow!("{msg}"))
+}
+
+/// `fleet run --slurm`: `srun` starts `fleet node` on every node, which writes its folder.
+fn run_slurm(args: &RunArgs) -> Result<(), CliError> {
+    let env = SlurmEnv::read(|k| std::env::var(k).ok()).map_err(bad)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::env(anyhow::anyhow!("cannot find this program's path: {e}")))?;
+    let nodes_dir = args.out.join(fleet::NODES_DIR);
+    std::fs::create_dir_all(&nodes_dir).map_err(|e| super::output::write_error(&nodes_dir, e))?;
+    // Every node resolves OUT itself: an absolute path names the same shared folder on each.
+    let out = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
+    let argv = fleet::srun_argv(&env, &exe, &out, &args.check.argv());
+    eprintln!(
+        "Slurm job {}: {} node(s) through srun …",
+        for_terminal(&env.job_id),
+        env.nodes
+    );
+    let status = Command::new(&argv[0])
+        .args(&argv[1..])
+        .status()
+        .map_err(|e| {
+            CliError::env(anyhow::anyhow!(
+                "--slurm: cannot run srun ({e}): is Slurm's client (srun) on PATH?"
+            ))
+        })?;
+    let records = records(&args.out);
+    for r in &records {
+        println!("{}", outcome_line(r));
+    }
+    if records.len() < env.nodes as usize {
+        return Err(CliError::env(anyhow::anyhow!(
+            "srun ended ({status}) with {} of {} node(s) written to {}: the others did not run (see srun's lines above)",
+            records.len(),
+            env.nodes,
+            nodes_dir.display()
+        )));
+    }
+    summarize(&args.out)
+}
+
+/// `fleet node`: the check on this machine, into OUT/nodes/<this node>/.
+pub fn node(args: NodeArgs, remote: &RemoteArgs) -> Result<(), CliError> {
+    let job = args.check.job()?;
+    let slurm = SlurmEnv::read(|k| std::env::var(k).ok()).ok();
+    let name = slurm
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .unwrap_or_else(|| "localhost".into());
+    fleet::check_node_name(&name).map_err(|e| CliError::env(anyhow::anyhow!("node name: {e}")))?;
+    if let Some(r) = fleet::read_record(&args.out, &name)
+        && r.done()
+        && !args.check.rerun
+    {
+        println!(
+            "{}: done before (exit {}), skipped; --rerun checks it again",
+            for_terminal(&name),
+            r.exit_code
+        );
+        return Ok(());
+    }
+    let reached = match &slurm {
+        Some(s) => Reached::Slurm {
+            job_id: s.job_id.clone(),
+            step_id: s.step_id.clone(),
+        },
+        None => Reached::Local,
+    };
+    let mut runner = crate::remote::Runner::Local(remote.hooks());
+    let o = fleet::run_job(&mut runner, &name, reached, &job, &CANCEL);
+    write_node(&args.out, &o)?;
+    match o.record.exit_code {
+        0 => Ok(()),
+        3 => Err(CliError::check_failed(anyhow::anyhow!(
+            "{}",
+            outcome_line(&o.record)
+        ))),
+        code => Err(CliError {
+            code,
+            error: anyhow::anyhow!("{}", outcome_line(&o.record)),
+        }),
+    }
+}
+
+/// Writes the node's report.json (when it has one), then its node.json: a node.json that says
+/// done always has its report beside it.
+fn write_node(out: &Path, o: &NodeOutcome) -> Result<(), CliError> {
+    let dir = fleet::node_dir(out, &o.record.node);
+    std::fs::create_dir_all(&dir).map_err(|e| super::output::write_error(&dir, e))?;
+    if let Some(r) = &o.report {
+        write_file(&dir.join("report.json"), &crate::export::json::report(r)?)?;
+    }
+    let mut record = crate::export::json::to_json(&o.record)?;
+    record.push(b'\n');
+    write_file(&dir.join("node.json"), &record)
+}
+
+fn outcome_line(r: &NodeRecord) -> String {
+    let node = for_terminal(&r.node);
+    match (r.status, r.exit_code) {
+        (NodeStatus::Done, 0) => format!("{node}: check passed"),
+        (NodeStatus::Done, _) => format!("{node}: check FAILED (exit {})", r.exit_code),
+        (NodeStatus::Unreachable, _) => format!(
+            "{node}: unreachable — {}",
+            for_terminal(r.error.as_deref().unwrap_or("no answer"))
+        ),
+        (NodeStatus::Failed, _) => format!(
+            "{node}: not checked (exit {}) — {}",
+            r.exit_code,
+            for_terminal(r.error.as_deref().unwrap_or("no result"))
+        ),
+    }
+}
+
+/// Every node.json under OUT/nodes, by node name.
+fn records(out: &Path) -> Vec<NodeRecord> {
+    let mut v: Vec<NodeRecord> = std::fs::read_dir(out.join(fleet::NODES_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| fleet::read_record(out, &e.file_name().to_string_lossy()))
+        .collect();
+    v.sort_by(|a, b| a.node.cmp(&b.node));
+    v
+}
+
+/// The fleet's outcome from the node records in OUT, and the report command to run next.
+fn summarize(out: &Path) -> Result<(), CliError> {
+    let records = records(out);
+    let not_checked: Vec<&str> = records
+        .iter()
+        .filter(|r| !r.done())
+        .map(|r| r.node.as_str())
+        .collect();
+    let failed = records
+        .iter()
+        .filter(|r| r.done() && r.exit_code != 0)
+        .count();
+    eprintln!(
+        "{} node(s) in {}: {} passed, {failed} failed, {} not checked; the fleet report: scalescope fleet report {}",
+        records.len(),
+        out.display(),
+        records.len() - failed - not_checked.len(),
+        not_checked.len(),
+        out.display()
+    );
+    if !not_checked.is_empty() {
+        return Err(CliError::env(anyhow::anyhow!(
+            "{} node(s) not checked: {} (run again to retry them; node.json says why)",
+            not_checked.len(),
+            for_terminal(&not_checked.join(", "))
+        )));
+    }
+    if failed > 0 {
+        return Err(CliError::check_failed(anyhow::anyhow!(
+            "{failed} node(s) failed their check"
+        )));
+    }
+    Ok(())
 }

@@ -1,0 +1,247 @@
+//! `scalescope fleet run --slurm` under a real Slurm: Debian's munge, slurmctld and slurmd
+//! started on localhost by the test (root only: slurmd runs jobs as their user) with a generated
+//! slurm.conf, munge key and state folders in a temporary folder, on free ports; then
+//! `salloc -N1 scalescope fleet run --slurm --catalog dgx-h100` writes the fleet folder through
+//! `srun … fleet node`. No GPU. Skipped where Slurm is not installed or this is not root, unless
+//! SCALESCOPE_SLURM=1 (scripts/test.sh sets it once it installed Slurm): then it fails.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_scalescope");
+
+struct Slurm {
+    dir: tempfile::TempDir,
+    daemons: Vec<Child>,
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        // slurmd and slurmctld first, munged (which they talk to) last.
+        for c in self.daemons.iter_mut().rev() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Slurm {
+    fn conf(&self) -> std::path::PathBuf {
+        self.dir.path().join("slurm.conf")
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("SLURM_CONF", self.conf())
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .stdin(Stdio::null());
+        c
+    }
+}
+
+/// Why Slurm cannot run here, or `None` when it can.
+fn missing() -> Option<String> {
+    for p in ["munged", "slurmctld", "slurmd", "salloc", "srun", "sinfo"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            return Some(format!(
+                "no {p} (scripts/test.sh installs slurmctld slurmd slurm-client munge)"
+            ));
+        }
+    }
+    let uid = Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return Some("not root (slurmd must be)".into());
+    }
+    None
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn spawn(cmd: &mut Command, log: &Path) -> Child {
+    let log = std::fs::File::create(log).unwrap();
+    cmd.stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+}
+
+fn start() -> Option<Slurm> {
+    if let Some(why) = missing() {
+        assert!(
+            std::env::var("SCALESCOPE_SLURM").as_deref() != Ok("1"),
+            "SCALESCOPE_SLURM=1 but Slurm cannot run: {why}"
+        );
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for sub in ["ctld", "d", "munge"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    let key: Vec<u8> = (0..1024u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 ^ std::process::id() as u8)
+        .collect();
+    let key_file = d.join("munge/munge.key");
+    std::fs::write(&key_file, key).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let socket = d.join("munge/munge.socket");
+    let mut slurm = Slurm {
+        dir,
+        daemons: Vec::new(),
+    };
+    let d = slurm.dir.path().to_path_buf();
+    slurm.daemons.push(spawn(
+        Command::new("munged")
+            .arg("-F")
+            .arg("-f")
+            .arg(format!("--key-file={}", key_file.display()))
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!(
+                "--pid-file={}",
+                d.join("munge/munged.pid").display()
+            ))
+            .arg(format!("--seed-file={}", d.join("munge/seed").display()))
+            .arg(format!("--log-file={}", d.join("munged.log").display())),
+        &d.join("munged.out"),
+    ));
+    let start = Instant::now();
+    while !socket.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "munged did not start: {}",
+            std::fs::read_to_string(d.join("munged.out")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let conf = format!(
+        "ClusterName=scalescope\nSlurmctldHost=localhost\nSlurmUser=root\nSlurmdUser=root\n\
+         AuthType=auth/munge\nAuthInfo=socket={socket}\nCredType=cred/munge\n\
+         StateSaveLocation={d}/ctld\nSlurmdSpoolDir={d}/d\n\
+         SlurmctldPidFile={d}/slurmctld.pid\nSlurmdPidFile={d}/slurmd.pid\n\
+         SlurmctldPort={ctld}\nSlurmdPort={slurmd}\n\
+         ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n\
+         SelectType=select/cons_tres\nReturnToService=2\nMpiDefault=none\n\
+         NodeName=localhost CPUs={cpus} State=UNKNOWN\n\
+         PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP\n",
+        socket = socket.display(),
+        d = d.display(),
+        ctld = free_port(),
+        slurmd = free_port(),
+    );
+    std::fs::write(slurm.conf(), conf).unwrap();
+    let ctld = spawn(
+        slurm
+            .command("slurmctld")
+            .args(["-D", "-f"])
+            .arg(slurm.conf()),
+        &d.join("slurmctld.log"),
+    );
+    slurm.daemons.push(ctld);
+    let slurmd = spawn(
+        slurm
+            .command("slurmd")
+            .args(["-D", "-N", "localhost", "-f"])
+            .arg(slurm.conf()),
+        &d.join("slurmd.log"),
+    );
+    slurm.daemons.push(slurmd);
+    // Up when the node is idle.
+    let start = Instant::now();
+    loop {
+        let out = slurm
+            .command("sinfo")
+            .args(["-h", "-o", "%t"])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&out.stdout).trim() == "idle" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "Slurm did not come up: sinfo {:?} {:?}\nslurmctld: {}\nslurmd: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(d.join("slurmctld.log")).unwrap_or_default(),
+            std::fs::read_to_string(d.join("slurmd.log")).unwrap_or_default(),
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    Some(slurm)
+}
+
+#[test]
+fn fleet_run_under_salloc_writes_each_node_s_folder() {
+    let Some(slurm) = start() else { return };
+    let out = slurm.dir.path().join("fleet");
+    let run = slurm
+        .command("timeout")
+        .args([
+            "120", "salloc", "-N1", BIN, "fleet", "run", "--slurm", "--out",
+        ])
+        .arg(&out)
+        .args(["--catalog", "dgx-h100"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("localhost: check passed"), "{stdout}");
+    assert!(stderr.contains("through srun"), "{stderr}");
+    let node = out.join("nodes/localhost");
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(node.join("node.json")).unwrap()).unwrap();
+    assert_eq!(rec["node"], "localhost");
+    assert_eq!(rec["via"], "slurm");
+    assert!(!rec["job_id"].as_str().unwrap().is_empty(), "{rec}");
+    assert_eq!(rec["step_id"], "0", "{rec}");
+    assert_eq!(rec["status"], "done");
+    assert_eq!(rec["exit_code"], 0);
+    let report = scalescope::report::load(&node.join("report.json")).unwrap();
+    assert!(report.health.is_some());
+
+    // The same allocation again under sbatch --wait: the node is done, so skipped.
+    let script = slurm.dir.path().join("job.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec {BIN} fleet run --slurm --out {} --catalog dgx-h100\n",
+            out.display()
+        ),
+    )
+    .unwrap();
+    let log = slurm.dir.path().join("job.out");
+    let batch = slurm
+        .command("timeout")
+        .args(["120", "sbatch", "--wait", "-N1", "-o"])
+        .arg(&log)
+        .arg(&script)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        batch.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&batch.stderr)
+    );
+    assert!(
+        text.contains("localhost: done before (exit 0), skipped"),
+        "{text}"
+    );
+}
