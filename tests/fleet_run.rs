@@ -337,3 +337,41 @@ fn fleet_node_outside_slurm_writes_this_machine_s_folder() {
     assert_eq!(rec["status"], "done");
     assert!(node.join("report.json").exists());
 }
+
+#[test]
+fn a_node_whose_check_fails_makes_the_run_exit_3() {
+    let Some(f) = fleet() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // A catalog machine with one PCIe link trained low: its check fails (the file is read on
+    // the node, here the same machine).
+    let catalog = std::fs::read_to_string(common::crate_file("assets/hardware/h200-2x-sxm.toml"))
+        .unwrap()
+        .replace("id = \"h200-2x-sxm\"", "id = \"h200-2x-degraded\"");
+    let toml = dir.path().join("degraded.toml");
+    std::fs::write(
+        &toml,
+        format!("{catalog}\n[[state]]\ngpus = [1]\npcie_current_gen = 4\npcie_current_width = 8\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("fleet");
+    let run = Command::new(BIN)
+        .args(["fleet", "run", "--hosts", "n1,n3", "--out"])
+        .arg(&out)
+        .args(["--node-ssh", &f.ssh(), "--node-command", &node_command()])
+        .arg("--catalog")
+        .arg(&toml)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert_eq!(run.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(stdout.contains("n1: check FAILED (exit 3)"), "{stdout}");
+    assert!(stderr.contains("2 node(s) failed their check"), "{stderr}");
+    let n1 = record(&out, "n1");
+    assert_eq!(n1["status"], "done");
+    assert_eq!(n1["exit_code"], 3);
+    assert!(out.join("nodes/n1/report.json").exists());
+}
