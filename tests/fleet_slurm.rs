@@ -244,4 +244,49 @@ fn fleet_run_under_salloc_writes_each_node_s_folder() {
         text.contains("localhost: done before (exit 0), skipped"),
         "{text}"
     );
+
+    // A node whose task wrote nothing (here srun itself fails: a stand-in srun first on PATH)
+    // is named from the allocation's node list (scontrol expands it) and recorded as failed.
+    let fake = slurm.dir.path().join("bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let srun = fake.join("srun");
+    std::fs::write(
+        &srun,
+        "#!/bin/sh\necho 'srun: error: stand-in' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&srun, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        fake.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let lost = slurm
+        .command(BIN)
+        .args(["fleet", "run", "--slurm", "--out"])
+        .arg(&out)
+        .args(["--catalog", "dgx-h100"])
+        .env("PATH", path)
+        .env("SLURM_JOB_ID", "999")
+        .env("SLURM_NNODES", "2")
+        .env("SLURM_JOB_NODELIST", "localhost,ghost")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&lost.stdout),
+        String::from_utf8_lossy(&lost.stderr),
+    );
+    assert_eq!(lost.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("ghost: not checked (exit 1) — its srun task wrote no node.json"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("1 node(s) not checked: ghost"), "{stderr}");
+    let ghost: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("nodes/ghost/node.json")).unwrap())
+            .unwrap();
+    assert_eq!(ghost["via"], "slurm");
+    assert_eq!(ghost["job_id"], "999");
+    assert_eq!(ghost["status"], "failed");
 }

@@ -218,6 +218,7 @@ fn run_slurm(args: &RunArgs) -> Result<(), CliError> {
         for_terminal(&env.job_id),
         env.nodes
     );
+    let started = std::time::SystemTime::now();
     let status = Command::new(&argv[0])
         .args(&argv[1..])
         .status()
@@ -226,6 +227,24 @@ fn run_slurm(args: &RunArgs) -> Result<(), CliError> {
                 "--slurm: cannot run srun ({e}): is Slurm's client (srun) on PATH?"
             ))
         })?;
+    // A node whose task wrote nothing (not started, killed) gets a record saying so, so that
+    // it is named, not only counted.
+    for name in env.node_names().unwrap_or_default() {
+        if fleet::read_record(&args.out, &name).is_none() {
+            let record = env.silent_node(
+                &name,
+                started,
+                &format!("its srun task wrote no node.json (srun: {status})"),
+            );
+            write_node(
+                &args.out,
+                &NodeOutcome {
+                    record,
+                    report: None,
+                },
+            )?;
+        }
+    }
     let records = records(&args.out);
     for r in &records {
         println!("{}", outcome_line(r));

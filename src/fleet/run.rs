@@ -155,6 +155,8 @@ pub struct SlurmEnv {
     pub node_name: Option<String>,
     /// The step (`SLURM_STEP_ID`), set inside a job step.
     pub step_id: Option<String>,
+    /// The allocation's nodes in Slurm's compressed form (`SLURM_JOB_NODELIST`, `gpu[01-16]`).
+    pub node_list: Option<String>,
 }
 
 impl SlurmEnv {
@@ -184,7 +186,46 @@ impl SlurmEnv {
             nodes,
             node_name: var("SLURMD_NODENAME").filter(|v| !v.is_empty()),
             step_id: var("SLURM_STEP_ID").filter(|v| !v.is_empty()),
+            node_list: var("SLURM_JOB_NODELIST").filter(|v| !v.is_empty()),
         })
+    }
+
+    /// The allocation's node names, expanded by `scontrol show hostnames` (Slurm's own
+    /// reading of its list); `None` when there is no list or scontrol cannot expand it.
+    pub fn node_names(&self) -> Option<Vec<String>> {
+        let list = self.node_list.as_deref()?;
+        let out = std::process::Command::new("scontrol")
+            .args(["show", "hostnames", list])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::trim)
+            .filter(|l| check_node_name(l).is_ok())
+            .map(str::to_string)
+            .collect();
+        (!names.is_empty()).then_some(names)
+    }
+
+    /// The record of a node of the allocation whose task wrote none (it did not start, or
+    /// died before its check ended).
+    pub fn silent_node(&self, node: &str, started: SystemTime, why: &str) -> NodeRecord {
+        NodeRecord {
+            node: node.to_string(),
+            reached: Reached::Slurm {
+                job_id: self.job_id.clone(),
+                step_id: None,
+            },
+            hostname: None,
+            status: NodeStatus::Failed,
+            started: timestamp(started),
+            ended: timestamp(SystemTime::now()),
+            exit_code: 1,
+            error: Some(one_line(why)),
+        }
     }
 }
 
