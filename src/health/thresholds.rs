@@ -19,6 +19,12 @@
 //! sw_thermal_warn = 0.05   # share of seconds in software thermal slowdown
 //! temp_spread_warn_c = 15  # spread of the GPUs' last-minute temperatures
 //! settle_s = 5             # seconds after each phase starts that the throughput rules skip
+//!
+//! [fleet]                  # `scalescope fleet report`'s rules (FleetThresholds)
+//! mad_k = 3.5              # a figure is an outlier beyond mad_k × 1.4826 × MAD of the median …
+//! warn = 0.05              # … and beyond this fraction of the median (WARN) …
+//! fail = 0.10              # … or this one (FAIL)
+//! consistency = "fail"     # a node differing from the majority (driver, GPUs, links): fail or warn
 //! ```
 //!
 //! Every field has a range (pass and warn 0.01–2, efficiencies 0.01–1, `nvlink_crc_per_s`
@@ -51,6 +57,85 @@ pub struct Thresholds {
     pub nvlink_crc_per_s: f64,
     /// The burn-in's limits (`[soak]`).
     pub soak: super::soak::SoakThresholds,
+    /// `scalescope fleet report`'s rules (`[fleet]`).
+    pub fleet: FleetThresholds,
+}
+
+/// How `scalescope fleet report` judges nodes against the fleet (`[fleet]`).
+///
+/// A figure is an outlier when it is worse than the fleet's median by more than
+/// `max(mad_k × 1.4826 × MAD, warn × median)` (WARN) or `max(mad_k × 1.4826 × MAD, fail ×
+/// median)` (FAIL). MAD is the median absolute deviation; × 1.4826 makes it the standard
+/// deviation of normally distributed figures, and 3.5 is Iglewicz and Hoaglin's limit for the
+/// modified z-score ("How to Detect and Handle Outliers", 1993). The relative floor keeps a fleet
+/// of near-identical nodes (MAD ≈ 0, as modeled figures are) from flagging noise.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FleetThresholds {
+    /// Multiple of the scaled MAD beyond which a figure is an outlier.
+    pub mad_k: f64,
+    /// Fraction of the median beyond which a worse figure warns …
+    pub warn: f64,
+    /// … and fails.
+    pub fail: f64,
+    /// The verdict of a node that differs from the majority in a consistency field.
+    pub consistency: FleetSeverity,
+}
+
+/// The verdict a fleet rule gives: WARN or FAIL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FleetSeverity {
+    Warn,
+    Fail,
+}
+
+impl FleetSeverity {
+    /// The verdict it stands for.
+    pub fn verdict(self) -> super::Verdict {
+        match self {
+            Self::Warn => super::Verdict::Warn,
+            Self::Fail => super::Verdict::Fail,
+        }
+    }
+}
+
+impl Default for FleetThresholds {
+    /// 3.5 × the scaled MAD; 5 % worse than the median warns, 10 % fails; a node that differs
+    /// in driver, GPUs or links fails.
+    fn default() -> Self {
+        Self {
+            mad_k: 3.5,
+            warn: 0.05,
+            fail: 0.10,
+            consistency: FleetSeverity::Fail,
+        }
+    }
+}
+
+impl FleetThresholds {
+    /// `mad_k`: below 1 the median's own neighbours are outliers; above 100 nothing is.
+    const MAD_K: Bounds = Bounds::closed(1.0, 100.0, "");
+    /// `warn`, `fail`: fractions of the median; 0 would flag every difference, 1 only a figure
+    /// of zero.
+    const FRACTION: Bounds = Bounds::above(0.0, 1.0, "");
+
+    /// Checks every field's range and that `warn` is not above `fail`.
+    pub fn validate(&self) -> Result<(), String> {
+        let field =
+            |name: &str, b: Bounds, v: f64| b.check(v).map_err(|e| format!("[fleet] {name}: {e}"));
+        field("mad_k", Self::MAD_K, self.mad_k)?;
+        field("warn", Self::FRACTION, self.warn)?;
+        field("fail", Self::FRACTION, self.fail)?;
+        if self.warn > self.fail {
+            return Err(format!(
+                "[fleet] warn ({}) must not be above fail ({})",
+                number(self.warn),
+                number(self.fail)
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for Thresholds {
@@ -63,6 +148,7 @@ impl Default for Thresholds {
             efficiency: BTreeMap::new(),
             nvlink_crc_per_s: 100.0,
             soak: Default::default(),
+            fleet: Default::default(),
         }
     }
 }
@@ -142,6 +228,7 @@ impl Thresholds {
             ));
         }
         self.soak.validate()?;
+        self.fleet.validate()?;
         for (id, eff) in &self.efficiency {
             if TestId::from_id(id).is_none() {
                 return Err(format!(
@@ -236,6 +323,12 @@ mod tests {
                 "nvlink_crc_per_s: 0 errors/s is out",
             ),
             ("busy_util_percent = 101", "busy_util_percent must be 0–100"),
+            ("[fleet]\nmad_k = 0.5", "[fleet] mad_k: 0.5 is out"),
+            ("[fleet]\nwarn = 0", "[fleet] warn: 0 is out"),
+            (
+                "[fleet]\nwarn = 0.2\nfail = 0.1",
+                "[fleet] warn (0.2) must not be above",
+            ),
         ] {
             let e = Thresholds::parse(toml).unwrap_err();
             assert!(e.starts_with(field), "{toml}: {e}");

@@ -1,0 +1,267 @@
+//! A fleet outcome as files: fleet.csv (a row per node × finding, docs/CSV.md), fleet.json
+//! (the outcome), and a [`Document`] written as fleet.html by `document::html` and typeset as
+//! fleet.png and fleet.pdf by `document::typeset` — the same writers as report.html and its
+//! pages. The HTML lists every node; the PNG and PDF the nodes that are not PASS (and how many
+//! are), so that a fleet of thousands stays a page or a few.
+
+use crate::document::{Block, Cell, Class, Column, Document, Paragraph, Section, Table};
+use crate::health::Verdict;
+
+use super::report::{FleetError, FleetOutcome, NodeOutcome};
+
+/// Findings the one-page PNG lists before "… and N more".
+const PNG_FINDINGS: usize = 40;
+
+/// Every file of the fleet report, by name: fleet.csv, fleet.json, fleet.html, fleet.png,
+/// fleet.pdf.
+pub fn all(outcome: &FleetOutcome) -> Result<Vec<(&'static str, Vec<u8>)>, FleetError> {
+    let render = |file: &'static str, e: crate::document::RenderError| FleetError::Render {
+        file,
+        message: e.to_string(),
+    };
+    let csv = csv(outcome).map_err(|e| FleetError::Render {
+        file: "fleet.csv",
+        message: e.to_string(),
+    })?;
+    let json = crate::export::json::to_json(outcome).map_err(|e| FleetError::Render {
+        file: "fleet.json",
+        message: e.to_string(),
+    })?;
+    let html = crate::document::html::write(&document(outcome, Scope::Every)).into_bytes();
+    let short = document(outcome, Scope::NotPassing);
+    let png = crate::document::typeset::png(&document(outcome, Scope::OnePage))
+        .map_err(|e| render("fleet.png", e))?;
+    let pdf = crate::document::typeset::pdf(&short).map_err(|e| render("fleet.pdf", e))?;
+    Ok(vec![
+        ("fleet.csv", csv),
+        ("fleet.json", json),
+        ("fleet.html", html),
+        ("fleet.png", png),
+        ("fleet.pdf", pdf),
+    ])
+}
+
+/// fleet.csv's columns (docs/CSV.md).
+pub const CSV_COLUMNS: [&str; 16] = [
+    "node",
+    "node_verdict",
+    "health_verdict",
+    "file",
+    "slurm_job",
+    "kind",
+    "finding_verdict",
+    "field",
+    "subject",
+    "gpu",
+    "peer",
+    "value",
+    "fleet_value",
+    "deviation_percent",
+    "unit",
+    "detail",
+];
+
+/// A row per node × finding; a node without findings has one row with the finding columns
+/// empty. Unknown values are empty cells.
+pub fn csv(outcome: &FleetOutcome) -> Result<Vec<u8>, ::csv::Error> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(CSV_COLUMNS)?;
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    for n in &outcome.nodes {
+        let head = [
+            n.name.clone(),
+            n.verdict.word().to_string(),
+            opt(n.health.map(|h| h.word().to_string())),
+            n.file.clone(),
+            opt(n.slurm_job.clone()),
+        ];
+        if n.findings.is_empty() {
+            let mut row = head.to_vec();
+            row.resize(CSV_COLUMNS.len(), String::new());
+            w.write_record(&row)?;
+        }
+        for f in &n.findings {
+            let mut row = head.to_vec();
+            row.extend([
+                f.kind.word().to_string(),
+                f.verdict.word().to_string(),
+                f.field.clone(),
+                opt(f.subject.clone()),
+                opt(f.gpu.map(|g| g.to_string())),
+                opt(f.peer.map(|g| g.to_string())),
+                opt(f.figure.map(|x| x.to_string()).or_else(|| f.value.clone())),
+                opt(f
+                    .median
+                    .map(|x| x.to_string())
+                    .or_else(|| f.fleet_value.clone())),
+                opt(f.deviation_percent.map(|p| format!("{p:.2}"))),
+                opt(f.unit.clone()),
+                f.detail.clone(),
+            ]);
+            w.write_record(&row)?;
+        }
+    }
+    w.into_inner().map_err(|e| e.into_error().into())
+}
+
+/// Which nodes a document lists.
+#[derive(Clone, Copy, PartialEq)]
+enum Scope {
+    /// Every node (fleet.html).
+    Every,
+    /// Nodes below PASS, every finding (fleet.pdf).
+    NotPassing,
+    /// Nodes below PASS, the first findings (fleet.png).
+    OnePage,
+}
+
+fn verdict_class(v: Verdict) -> Class {
+    match v {
+        Verdict::Pass => Class::Pass,
+        Verdict::Warn => Class::Warn,
+        Verdict::Fail => Class::Fail,
+        Verdict::Unknown => Class::Unknown,
+    }
+}
+
+/// The fleet report as a document.
+fn document(o: &FleetOutcome, scope: Scope) -> Document {
+    let c = &o.counts;
+    let mut head = Section::untitled("head");
+    head.push(Block::Title {
+        id: "title".into(),
+        text: format!("Fleet of {} nodes", o.nodes.len()),
+        badge: None,
+    });
+    head.push(
+        Paragraph::of(
+            Class::Sub,
+            format!("scalescope fleet report · {}", o.created_at),
+        )
+        .into(),
+    );
+    head.push(Block::Verdict {
+        word: o.verdict.word().to_string(),
+        class: verdict_class(o.verdict),
+        counts: format!(
+            "{} pass · {} warn · {} fail · {} unknown (nodes)",
+            c.pass, c.warn, c.fail, c.unknown
+        ),
+    });
+    let rules = &o.thresholds;
+    head.push(
+        Paragraph::note(format!(
+            "Outliers: worse than the fleet's median by more than {} × the scaled MAD and {:.0} % (WARN) or {:.0} % (FAIL) of the median; a node that differs from the majority: {}.",
+            rules.mad_k,
+            rules.warn * 100.0,
+            rules.fail * 100.0,
+            rules.consistency.verdict().word()
+        ))
+        .into(),
+    );
+    let mut drain = Section::new("drain", "Drain list");
+    if o.drain.is_empty() {
+        drain.push(Paragraph::plain("No node fails.").into());
+    } else {
+        drain.push(Block::List {
+            ordered: false,
+            items: o.drain.iter().map(Paragraph::plain).collect(),
+        });
+    }
+    let mut findings = Section::new("findings", "Findings");
+    let mut rows = Vec::new();
+    let mut more = 0usize;
+    for n in &o.nodes {
+        for f in &n.findings {
+            if scope == Scope::OnePage && rows.len() >= PNG_FINDINGS {
+                more += 1;
+                continue;
+            }
+            rows.push(vec![
+                Cell::plain(n.name.clone()).strong(),
+                Cell::of(verdict_class(f.verdict), f.verdict.word()),
+                Cell::plain(f.kind.word()),
+                Cell::plain(f.detail.clone()),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        findings.push(Paragraph::plain("Every node agrees with the fleet.").into());
+    } else {
+        findings.push(Block::Table(Table {
+            id: Some("findings".into()),
+            columns: vec![
+                Column::text("Node"),
+                Column::text("Verdict"),
+                Column::text("Rule"),
+                Column::text("Finding"),
+            ],
+            rows,
+        }));
+    }
+    if more > 0 {
+        findings.push(
+            Paragraph::note(format!(
+                "… and {more} more findings: fleet.csv and fleet.html list every one."
+            ))
+            .into(),
+        );
+    }
+    let mut nodes = Section::new("nodes", "Nodes");
+    let listed: Vec<&NodeOutcome> = o
+        .nodes
+        .iter()
+        .filter(|n| scope == Scope::Every || n.verdict != Verdict::Pass)
+        .collect();
+    if scope != Scope::Every && listed.len() < o.nodes.len() {
+        nodes.push(
+            Paragraph::note(format!(
+                "{} nodes pass and are not listed here; fleet.html and fleet.csv list every node.",
+                o.nodes.len() - listed.len()
+            ))
+            .into(),
+        );
+    }
+    if !listed.is_empty() {
+        nodes.push(Block::Table(Table {
+            id: Some("nodes".into()),
+            columns: vec![
+                Column::text("Node"),
+                Column::text("Verdict"),
+                Column::text("Own check"),
+                Column::figures("Findings"),
+                Column::text("Report"),
+            ],
+            rows: listed
+                .iter()
+                .map(|n| {
+                    vec![
+                        Cell::plain(n.name.clone()).strong(),
+                        Cell::of(verdict_class(n.verdict), n.verdict.word()),
+                        n.health
+                            .map(|h| Cell::of(verdict_class(h), h.word()))
+                            .unwrap_or_else(|| Cell::plain("—")),
+                        Cell::plain(n.findings.len().to_string()),
+                        Cell::plain(n.file.clone()),
+                    ]
+                })
+                .collect(),
+        }));
+    }
+    let mut sections = vec![head, drain, findings];
+    if scope != Scope::OnePage {
+        sections.push(nodes);
+    }
+    if !o.notes.is_empty() && scope != Scope::OnePage {
+        let mut notes = Section::new("notes", "Notes");
+        notes.push(Block::List {
+            ordered: false,
+            items: o.notes.iter().map(Paragraph::note).collect(),
+        });
+        sections.push(notes);
+    }
+    Document {
+        title: format!("Fleet of {} nodes — scalescope", o.nodes.len()),
+        sections,
+    }
+}

@@ -1,0 +1,243 @@
+//! Finding and reading the per-node reports of a fleet: `--bench` report.json files (with the
+//! health check when that stage ran) and `check --json` files, each named by the `node.json`
+//! beside it, its host name, or its folder or file name.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::health::HealthReport;
+use crate::model::validate::one_line;
+use crate::report::Report;
+
+/// The most node reports one fleet report reads: 100,000 (the largest clusters have tens of
+/// thousands of nodes; beyond that a listing is more likely a wrong folder than a fleet).
+pub const MAX_NODES: usize = 100_000;
+/// The largest `node.json` read (it holds a name and a job id).
+const MAX_NODE_JSON: u64 = 64 << 10;
+/// The longest node name kept; longer ones are shortened (a name is a label, not data).
+const MAX_NAME_CHARS: usize = 80;
+
+/// One node's report as read: what it holds, or why it could not be read.
+#[derive(Debug)]
+pub struct NodeInput {
+    /// The node's name (node.json, host name, folder or file name).
+    pub name: String,
+    /// The file read.
+    pub path: PathBuf,
+    /// The Slurm job id from `node.json`, when there is one.
+    pub slurm_job: Option<String>,
+    /// The report, or the one line that says why it could not be read.
+    pub content: Result<NodeContent, String>,
+}
+
+/// What a node's file held.
+#[derive(Debug)]
+pub enum NodeContent {
+    /// A `--bench` report.json (its `health` when the health stage ran).
+    Report(Box<Report>),
+    /// A `check --json` file.
+    Check(Box<HealthReport>),
+}
+
+/// Why the inputs could not be read as a fleet (the user's paths, not a node's file).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0}: no such file or folder")]
+    Missing(String),
+    #[error("cannot list {path}: {source}")]
+    List {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "no node reports found (looked for DIR/*.json, DIR/*/report.json, DIR/nodes/*/report.json and check.json beside them) in {0}"
+    )]
+    Empty(String),
+    #[error("more than {MAX_NODES} node reports: name fewer folders")]
+    TooMany,
+}
+
+/// The `node.json` that `fleet run` writes beside a node's report (`fleet::run::NodeRecord`;
+/// read loosely here, so that a record of another version still names its node).
+#[derive(Default, Deserialize)]
+struct NodeFile {
+    node: Option<String>,
+    /// `slurm_job` (as the brief of issue T names it) or `job_id` (`fleet run --slurm`).
+    #[serde(default, alias = "job_id")]
+    slurm_job: Option<serde_json::Value>,
+    /// `done`, `unreachable`, `failed`.
+    #[serde(default)]
+    status: Option<String>,
+    /// Why the node was not checked.
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// Every report file the inputs name: a file as it is, a folder searched for `DIR/*.json`,
+/// `DIR/*/report.json` and `DIR/nodes/*/report.json` (`check.json` where a folder has no
+/// report.json). Sorted, each file once.
+pub fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
+    let mut files = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input)
+            .map_err(|_| ReadError::Missing(input.display().to_string()))?;
+        if !meta.is_dir() {
+            files.push(input.clone());
+            continue;
+        }
+        let before = files.len();
+        let list = |dir: &Path| -> Result<Vec<PathBuf>, ReadError> {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+                .map_err(|source| ReadError::List {
+                    path: dir.display().to_string(),
+                    source,
+                })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            v.sort();
+            Ok(v)
+        };
+        for entry in list(input)? {
+            if entry.is_dir() {
+                let nested = if entry.file_name().is_some_and(|n| n == "nodes") {
+                    list(&entry)?
+                } else {
+                    vec![entry.clone()]
+                };
+                for node_dir in nested.iter().filter(|p| p.is_dir()) {
+                    if let Some(f) = ["report.json", "check.json"]
+                        .iter()
+                        .map(|n| node_dir.join(n))
+                        .find(|f| f.is_file())
+                    {
+                        files.push(f);
+                    } else if node_dir.join("node.json").is_file() {
+                        // A node `fleet run` could not check: its record says why, and the
+                        // missing report is its finding.
+                        files.push(node_dir.join("report.json"));
+                    }
+                }
+            } else if entry.extension().is_some_and(|e| e == "json")
+                && !entry
+                    .file_name()
+                    .is_some_and(|n| n == "node.json" || n == "fleet.json")
+            {
+                files.push(entry);
+            }
+            if files.len() > MAX_NODES {
+                return Err(ReadError::TooMany);
+            }
+        }
+        if files.len() == before {
+            return Err(ReadError::Empty(input.display().to_string()));
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// Reads every file (on all cores: a fleet of 1,000 nodes is 1,000 parses).
+pub fn read_all(files: &[PathBuf]) -> Vec<NodeInput> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(files.len().max(1));
+    let chunk = files.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|f| read_node(f)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Reads one node's file and names the node.
+pub fn read_node(path: &Path) -> NodeInput {
+    let record = node_json(path);
+    let content = if path.is_file() {
+        read_content(path)
+    } else {
+        Err(match (&record.status, &record.error) {
+            (Some(status), Some(e)) => format!("no report: {status}: {e}"),
+            (Some(status), None) => format!("no report: {status}"),
+            _ => "no report.json beside its node.json".to_string(),
+        })
+    }
+    .map_err(|e| one_line(&e, 160));
+    let slurm_job = record.slurm_job.map(|j| match j {
+        serde_json::Value::String(s) => one_line(&s, 40),
+        other => one_line(&other.to_string(), 40),
+    });
+    let node_name = record.node;
+    let hostname = match &content {
+        Ok(NodeContent::Report(r)) => r.machine.hostname.clone(),
+        _ => None,
+    };
+    let fallback = || {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
+        match stem.as_deref() {
+            Some("report") | Some("check") => path
+                .parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().to_string())
+                .or(stem),
+            _ => stem,
+        }
+        .unwrap_or_else(|| path.display().to_string())
+    };
+    let name = node_name
+        .or(hostname)
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(fallback);
+    NodeInput {
+        name: one_line(&name, MAX_NAME_CHARS),
+        path: path.to_path_buf(),
+        slurm_job,
+        content,
+    }
+}
+
+/// A report.json or a `check --json` file; the error is one line.
+fn read_content(path: &Path) -> Result<NodeContent, String> {
+    match crate::report::load(path) {
+        Ok(r) => Ok(NodeContent::Report(Box::new(r))),
+        Err(crate::report::ReportError::NotAReport) => {
+            let bytes = crate::input::read(path, crate::report::MAX_REPORT_BYTES)
+                .map_err(|e| one_line(&e.to_string(), 160))?;
+            serde_json::from_slice::<HealthReport>(&bytes)
+                .map(|h| NodeContent::Check(Box::new(h)))
+                .map_err(|e| {
+                    one_line(
+                        &format!("neither a report.json nor a check --json file ({e})"),
+                        160,
+                    )
+                })
+        }
+        Err(e) => Err(one_line(&e.to_string(), 160)),
+    }
+}
+
+/// The `node.json` beside a report.json or check.json; nothing for other files (a folder of
+/// `*.json` reports shares one folder) or a record that cannot be read.
+fn node_json(path: &Path) -> NodeFile {
+    let own_folder = path
+        .file_name()
+        .is_some_and(|n| n == "report.json" || n == "check.json");
+    let Some(file) = path.parent().map(|p| p.join("node.json")) else {
+        return NodeFile::default();
+    };
+    if !own_folder || !file.is_file() {
+        return NodeFile::default();
+    }
+    crate::input::read_text(&file, MAX_NODE_JSON)
+        .ok()
+        .and_then(|text| serde_json::from_str::<NodeFile>(&text).ok())
+        .unwrap_or_default()
+}

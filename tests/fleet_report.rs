@@ -1,0 +1,338 @@
+//! `scalescope fleet report` over fleets of modeled nodes (no GPU): one `--bench --modeled
+//! --catalog dgx-h100 --suite health,bandwidth` report made once by the binary, copied into 32
+//! node folders and edited — one node's GPU 3 copies 20 % slow, another node's driver different —
+//! and the fleet report must name exactly those two, with the field and the size of the
+//! difference, and exit 3; 32 identical nodes pass; a malformed file is named.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use common::run;
+use scalescope::model::Endpoint;
+use scalescope::report::Report;
+
+const DRIVER: &str = "580.95.05";
+const ODD_DRIVER: &str = "575.57.08";
+
+/// The modeled node report, made once by the binary.
+fn base() -> &'static Report {
+    static BASE: OnceLock<(tempfile::TempDir, Report)> = OnceLock::new();
+    &BASE
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("base");
+            let r = run(&[
+                "--bench",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--suite",
+                "health,bandwidth",
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+            let report = scalescope::report::load(&out.join("report.json")).unwrap();
+            (dir, report)
+        })
+        .1
+}
+
+/// Writes `n` node folders (`nodeNN/report.json`) into `dir`, each edited by `edit`.
+fn fleet(dir: &Path, n: usize, edit: impl Fn(usize, &mut Report)) {
+    for i in 0..n {
+        let mut r = base().clone();
+        r.machine.hostname = Some(format!("node{i:02}"));
+        r.machine.driver_version = Some(DRIVER.into());
+        edit(i, &mut r);
+        let folder = dir.join(format!("node{i:02}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("report.json"), serde_json::to_vec(&r).unwrap()).unwrap();
+    }
+}
+
+/// Every copy figure of a result touching GPU `gpu`, scaled by `f` (the bandwidth stage's and
+/// the check's load tests alike).
+fn slow_gpu(r: &mut Report, gpu: usize, f: f64) {
+    let touches = |e: Endpoint| e == Endpoint::Gpu(gpu);
+    let results = r
+        .bandwidth
+        .iter_mut()
+        .flat_map(|b| b.results.iter_mut())
+        .chain(r.health.iter_mut().flat_map(|h| h.bandwidth.iter_mut()));
+    for res in results {
+        if touches(res.src) || touches(res.dst) {
+            for v in [
+                &mut res.median_gbps,
+                &mut res.min_gbps,
+                &mut res.max_gbps,
+                &mut res.fwd_gbps,
+                &mut res.rev_gbps,
+            ] {
+                if let Some(x) = v.as_mut() {
+                    *x *= f;
+                }
+            }
+        }
+    }
+}
+
+/// `fleet report DIR --out OUT`: the run and fleet.json.
+fn fleet_report(inputs: &[&Path], out: &Path) -> (common::Run, serde_json::Value) {
+    let mut args: Vec<String> = vec!["fleet".into(), "report".into()];
+    args.extend(inputs.iter().map(|p| p.display().to_string()));
+    args.extend(["--out".into(), out.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run(&args);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let json = std::fs::read(out.join("fleet.json"))
+        .map(|b| serde_json::from_slice(&b).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    (r, json)
+}
+
+fn node<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == name)
+        .unwrap_or_else(|| panic!("no node {name}"))
+}
+
+#[test]
+fn names_the_slow_gpu_and_the_odd_driver_and_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes");
+    fleet(&nodes, 32, |i, r| match i {
+        7 => slow_gpu(r, 3, 0.8),
+        19 => r.machine.driver_version = Some(ODD_DRIVER.into()),
+        _ => {}
+    });
+    let out = dir.path().join("fleet");
+    let (r, json) = fleet_report(&[&nodes], &out);
+    assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        json["drain"],
+        serde_json::json!(["node07", "node19"]),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(json["verdict"], "fail");
+    assert_eq!(json["counts"]["pass"], 30);
+    for n in json["nodes"].as_array().unwrap() {
+        let name = n["name"].as_str().unwrap();
+        if name != "node07" && name != "node19" {
+            assert_eq!(n["verdict"], "pass", "{name}: {n}");
+            assert!(n["findings"].as_array().unwrap().is_empty(), "{name}");
+        }
+    }
+    // node07: every finding an outlier of GPU 3, 20 % below the median.
+    let slow = node(&json, "node07");
+    let findings = slow["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    for f in findings {
+        assert_eq!(f["kind"], "outlier", "{f}");
+        assert_eq!(f["verdict"], "fail", "{f}");
+        assert!(f["gpu"] == 3 || f["peer"] == 3, "{f}");
+        let pct = f["deviation_percent"].as_f64().unwrap();
+        assert!((pct + 20.0).abs() < 0.01, "{f}");
+    }
+    let h2d = findings
+        .iter()
+        .find(|f| f["field"] == "h2d")
+        .expect("h2d GPU 3 named");
+    assert_eq!(h2d["subject"], "GPU 3");
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["field"] == "p2p_read_ce" && f["subject"] == "GPU 0→3")
+    );
+    // node19: the driver, against the majority's.
+    let odd = node(&json, "node19");
+    let f = odd["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 1, "{odd}");
+    assert_eq!(f[0]["kind"], "consistency");
+    assert_eq!(f[0]["field"], "driver");
+    assert_eq!(f[0]["value"], ODD_DRIVER);
+    assert_eq!(f[0]["fleet_value"], DRIVER);
+    // The terminal: a line per finding naming node, field, size; the drain list; the verdict.
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("node07")
+            && l.contains("h2d GPU 3:")
+            && l.contains("(-20.0 %)")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("node19")
+            && l.contains(&format!(
+                "driver: {ODD_DRIVER}, the fleet's majority {DRIVER}"
+            ))),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(slow["suspect_gpu"], 3);
+    assert!(
+        r.stdout.contains("node07  suspect GPU 3: every one of its"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("drain: node07 node19"), "{}", r.stdout);
+    assert!(r.stdout.contains("verdict: FAIL"), "{}", r.stdout);
+    let named: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("node"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(named.iter().all(|n| *n == "node07" || *n == "node19"));
+    // The files: a CSV row per finding, the HTML and the pages.
+    let csv = std::fs::read_to_string(out.join("fleet.csv")).unwrap();
+    assert!(csv.starts_with("node,node_verdict,health_verdict,file,slurm_job,kind,"));
+    assert_eq!(csv.lines().count(), 1 + 30 + findings.len() + 1);
+    assert!(csv.lines().any(|l| l.starts_with("node19,FAIL,PASS,")
+        && l.contains(&format!(
+            ",consistency,FAIL,driver,,,,{ODD_DRIVER},{DRIVER},,,"
+        ))));
+    let html = std::fs::read_to_string(out.join("fleet.html")).unwrap();
+    assert!(html.contains("node07") && html.contains("Drain list"));
+    for f in ["fleet.png", "fleet.pdf"] {
+        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 1000, "{f}");
+    }
+}
+
+#[test]
+fn identical_fleet_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    fleet(dir.path(), 32, |_, _| {});
+    let out = dir.path().join("out");
+    let (r, json) = fleet_report(&[dir.path()], &out);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert_eq!(json["verdict"], "pass");
+    assert_eq!(json["counts"]["pass"], 32);
+    assert_eq!(json["drain"], serde_json::json!([]));
+    assert!(r.stdout.contains("verdict: PASS (modeled)"), "{}", r.stdout);
+}
+
+#[test]
+fn a_malformed_or_foreign_file_is_named_and_node_json_names_a_node() {
+    let dir = tempfile::tempdir().unwrap();
+    fleet(dir.path(), 6, |_, _| {});
+    // A report cut mid-write, a JSON file that is no report, and a node.json naming a node.
+    let cut = dir.path().join("node03/report.json");
+    let text = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    std::fs::write(dir.path().join("notes.json"), "{\"hello\": 1}").unwrap();
+    std::fs::write(
+        dir.path().join("node05/node.json"),
+        "{\"node\": \"gpu-a17\", \"slurm_job\": 4242}",
+    )
+    .unwrap();
+    // A node `fleet run` could not reach: its node.json and no report.
+    let gone = dir.path().join("gpu-b02");
+    std::fs::create_dir_all(&gone).unwrap();
+    std::fs::write(
+        gone.join("node.json"),
+        r#"{"node": "gpu-b02", "via": "ssh", "host": "gpu-b02", "status": "unreachable",
+            "started": "2026-11-26T19:00:00Z", "ended": "2026-11-26T19:00:05Z", "exit_code": 1,
+            "error": "ssh: connect to host gpu-b02 port 22: Connection refused"}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (r, json) = fleet_report(&[dir.path()], &out);
+    assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        json["drain"],
+        serde_json::json!(["gpu-b02", "node03", "notes"])
+    );
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("gpu-b02")
+            && l.contains("no report: unreachable: ssh: connect to host gpu-b02")),
+        "{}",
+        r.stdout
+    );
+    let cut = node(&json, "node03");
+    assert_eq!(cut["findings"][0]["kind"], "unreadable");
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("node03")
+            && l.contains("unreadable")
+            && l.contains("truncated")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("notes") && l.contains("neither a report.json nor")),
+        "{}",
+        r.stdout
+    );
+    let named = node(&json, "gpu-a17");
+    assert_eq!(named["slurm_job"], "4242");
+    assert_eq!(named["verdict"], "pass");
+}
+
+#[test]
+fn check_json_files_are_nodes_too() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..4 {
+        let mut h = base().health.clone().unwrap();
+        if i == 2 {
+            h.bandwidth.iter_mut().for_each(|r| {
+                if r.dst == Endpoint::Gpu(5) {
+                    r.median_gbps = r.median_gbps.map(|x| x * 0.92);
+                }
+            });
+        }
+        std::fs::write(
+            dir.path().join(format!("c{i}.json")),
+            serde_json::to_vec(&h).unwrap(),
+        )
+        .unwrap();
+    }
+    // The library entry point `fleet run` calls.
+    let out = dir.path().join("out");
+    let outcome = scalescope::fleet::report::report(
+        &[dir.path().to_path_buf()],
+        &out,
+        &scalescope::health::Thresholds::default(),
+    )
+    .unwrap();
+    assert_eq!(outcome.nodes.len(), 4);
+    let c2 = outcome.nodes.iter().find(|n| n.name == "c2").unwrap();
+    // 8 % below the median: beyond the WARN floor (5 %), within the FAIL one (10 %).
+    assert_eq!(c2.verdict, scalescope::health::Verdict::Warn, "{c2:?}");
+    assert!(
+        c2.findings
+            .iter()
+            .all(|f| f.gpu == Some(5) || f.peer == Some(5))
+    );
+    for f in [
+        "fleet.csv",
+        "fleet.json",
+        "fleet.html",
+        "fleet.png",
+        "fleet.pdf",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+}
+
+#[test]
+fn bad_paths_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing: PathBuf = dir.path().join("nope");
+    common::one_line_error(
+        &["fleet", "report", missing.to_str().unwrap()],
+        Some(2),
+        &["nope", "no such file or folder"],
+    );
+    common::one_line_error(
+        &["fleet", "report", dir.path().to_str().unwrap()],
+        Some(2),
+        &["no node reports found"],
+    );
+}
