@@ -176,6 +176,14 @@ fn every_host_gets_its_folder_and_a_lost_host_does_not_stop_the_others() {
     assert!(stdout.contains("n3: unreachable — "), "{stdout}");
     assert!(stderr.contains("2 node(s) not checked: n2, n3"), "{stderr}");
     assert!(stderr.contains("scalescope fleet report"), "{stderr}");
+    // The fleet report ran at the end, over the nodes checked and those not.
+    let fleet: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report/fleet.json")).unwrap())
+            .unwrap();
+    let text = fleet.to_string();
+    for n in ["n1", "n2", "n3"] {
+        assert!(text.contains(&format!("\"{n}\"")), "{n}: {text}");
+    }
 
     let n1 = record(&out, "n1");
     assert_eq!(n1["node"], "n1");
@@ -369,7 +377,12 @@ fn a_node_whose_check_fails_makes_the_run_exit_3() {
     );
     assert_eq!(run.status.code(), Some(3), "{stdout}\n{stderr}");
     assert!(stdout.contains("n1: check FAILED (exit 3)"), "{stdout}");
-    assert!(stderr.contains("2 node(s) failed their check"), "{stderr}");
+    // The fleet report ran at the end and names the nodes to drain.
+    assert!(
+        stderr.contains("fleet report: 2 of 2 nodes fail; drain n1, n3"),
+        "{stderr}"
+    );
+    assert!(out.join("report/fleet.json").exists());
     let n1 = record(&out, "n1");
     assert_eq!(n1["status"], "done");
     assert_eq!(n1["exit_code"], 3);

@@ -2,8 +2,9 @@
 //! Slurm allocation through `srun`) and the hidden `fleet node` (one Slurm task: the check here,
 //! into `OUT/nodes/<node>/`). Each node's folder holds `report.json` (the check, a report that
 //! `compare` and `fleet report` read) and `node.json` (`fleet::run::NodeRecord`), written as the
-//! node finishes. Exit 0 when every node was checked and passed, 3 when a node's check failed,
-//! 1 when a node could not be checked (unreachable, dropped, no result), 2 for bad input.
+//! node finishes; then the fleet report over OUT (`fleet report`, into OUT/report). Exit 0 when
+//! every node was checked and passed, 3 when a node's check failed or the fleet report fails a
+//! node, 1 when a node could not be checked (unreachable, dropped, no result), 2 for bad input.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -350,7 +351,9 @@ fn records(out: &Path) -> Vec<NodeRecord> {
     v
 }
 
-/// The fleet's outcome from the node records in OUT, and the report command to run next.
+/// The fleet's outcome from the node records in OUT: a line of counts, then the fleet report
+/// (`fleet report OUT --out OUT/report`, its lines and files); exit 1 when a node was not
+/// checked, else the fleet report's exit (3 when a node fails).
 fn summarize(out: &Path) -> Result<(), CliError> {
     let records = records(out);
     let not_checked: Vec<&str> = records
@@ -362,21 +365,35 @@ fn summarize(out: &Path) -> Result<(), CliError> {
         .iter()
         .filter(|r| r.done() && r.exit_code != 0)
         .count();
+    let report_dir = out.join("report");
     eprintln!(
-        "{} node(s) in {}: {} passed, {failed} failed, {} not checked; the fleet report: scalescope fleet report {}",
+        "{} node(s) in {}: {} passed, {failed} failed, {} not checked; the fleet report in {} (again: scalescope fleet report {} --out {})",
         records.len(),
         out.display(),
         records.len() - failed - not_checked.len(),
         not_checked.len(),
-        out.display()
+        report_dir.display(),
+        out.display(),
+        report_dir.display()
     );
+    let report = super::fleet_report::run(super::fleet_report::ReportArgs {
+        inputs: vec![out.to_path_buf()],
+        out: report_dir,
+        thresholds: None,
+    });
     if !not_checked.is_empty() {
+        if let Err(e) = &report
+            && e.code != super::EXIT_CHECK_FAILED
+        {
+            eprintln!("warning: the fleet report: {:#}", e.error);
+        }
         return Err(CliError::env(anyhow::anyhow!(
             "{} node(s) not checked: {} (run again to retry them; node.json says why)",
             not_checked.len(),
             for_terminal(&not_checked.join(", "))
         )));
     }
+    report?;
     if failed > 0 {
         return Err(CliError::check_failed(anyhow::anyhow!(
             "{failed} node(s) failed their check"
