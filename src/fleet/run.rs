@@ -366,8 +366,9 @@ fn connect(opts: &RemoteOptions, install: bool) -> Result<Client, ConnectError> 
 }
 
 /// Runs `job` on every host of `plan`, `plan.parallel` at a time, and hands each node's outcome
-/// to `done` as it finishes (from the worker threads, one at a time). A host that cannot be
-/// reached or drops mid-run gives an `Unreachable` record; the others go on.
+/// to `done` as it finishes (from the worker threads, which may call it at the same time: each
+/// node's files are its own). A host that cannot be reached or drops mid-run gives an
+/// `Unreachable` record; the others go on.
 pub fn run_ssh(
     plan: &SshPlan,
     job: &Job,
