@@ -1,6 +1,6 @@
 //! Benchmarks of scalescope's CPU-side hot paths (divan): the `nvidia-smi topo` importer on 8-
 //! to 1000-GPU captures, report parsing, the scaling model over the catalog to 1024 GPUs, CSV
-//! export, and the offscreen rendering of a report's PNGs.
+//! export, the offscreen rendering of a report's PNGs, and `fleet report` over 1,000 nodes.
 //!
 //! ```sh
 //! cargo bench --bench hot_paths             # all
@@ -119,5 +119,86 @@ fn render_report_pngs_2x(bencher: Bencher) {
             .into_iter()
             .filter(|(_, png)| png.is_ok())
             .count()
+    });
+}
+
+/// 1,000 node reports in a temporary folder, made once: the modeled DGX H100's health and
+/// bandwidth stages (0.6 MB each), one node's GPU 3 copies 20 % slow.
+fn fleet_fixture() -> &'static std::path::Path {
+    use scalescope::job::{self, Job, Stage};
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let job = Job::modeled_catalog(
+            "dgx-h100",
+            vec![Stage::Topology, Stage::Health, Stage::Bandwidth],
+        );
+        let base = job::run(
+            &job,
+            &std::sync::atomic::AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .expect("modeled report");
+        for i in 0..1000 {
+            let mut r = base.clone();
+            r.machine.hostname = Some(format!("node{i:04}"));
+            r.machine.driver_version = Some("580.95.05".into());
+            if i == 500 {
+                for res in r.bandwidth.iter_mut().flat_map(|b| b.results.iter_mut()) {
+                    if res.dst == scalescope::model::Endpoint::Gpu(3) {
+                        res.median_gbps = res.median_gbps.map(|x| x * 0.8);
+                    }
+                }
+            }
+            let folder = dir.path().join("nodes").join(format!("node{i:04}"));
+            std::fs::create_dir_all(&folder).expect("folder");
+            std::fs::write(
+                folder.join("report.json"),
+                serde_json::to_vec(&r).expect("json"),
+            )
+            .expect("written");
+        }
+        dir
+    })
+    .path()
+}
+
+/// `fleet report` over 1,000 node reports: read on every core, judged, and fleet.csv,
+/// fleet.json, fleet.html, fleet.png and fleet.pdf written — the whole command but argument
+/// parsing. Issue T's limit: 2 s.
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn fleet_report_1000(bencher: Bencher) {
+    let dir = fleet_fixture();
+    let inputs = [dir.to_path_buf()];
+    let out = dir.join("fleet");
+    let thresholds = scalescope::health::Thresholds::default();
+    bencher.bench(|| {
+        let o = scalescope::fleet::report::report(black_box(&inputs), &out, &thresholds)
+            .expect("fleet report");
+        assert_eq!(o.drain, ["node0500"]);
+        o.nodes.len()
+    });
+}
+
+/// Its parts: finding and reading the 1,000 reports …
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn fleet_read_1000(bencher: Bencher) {
+    let inputs = [fleet_fixture().to_path_buf()];
+    bencher.bench(|| {
+        let files = scalescope::fleet::read::discover(black_box(&inputs)).expect("found");
+        scalescope::fleet::read::read_all(&files).len()
+    });
+}
+
+/// … and the five files of the outcome (no reading, no writing).
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn fleet_files_1000(bencher: Bencher) {
+    let inputs = [fleet_fixture().to_path_buf()];
+    let o = scalescope::fleet::report::judge(&inputs, &scalescope::health::Thresholds::default())
+        .expect("judged");
+    bencher.bench(|| {
+        scalescope::fleet::files::all(black_box(&o))
+            .expect("files")
+            .len()
     });
 }

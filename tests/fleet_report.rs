@@ -336,3 +336,24 @@ fn bad_paths_are_one_line_errors() {
         &["no node reports found"],
     );
 }
+
+#[test]
+fn nodes_of_one_name_are_told_apart_by_their_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    for folder in ["rack1", "rack2"] {
+        let mut r = base().clone();
+        r.machine.hostname = Some("gpu01".into());
+        let f = dir.path().join(folder);
+        std::fs::create_dir_all(&f).unwrap();
+        std::fs::write(f.join("report.json"), serde_json::to_vec(&r).unwrap()).unwrap();
+    }
+    let (r, json) = fleet_report(&[dir.path()], &dir.path().join("out"));
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let names: Vec<&str> = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["gpu01 (rack1)", "gpu01 (rack2)"]);
+}

@@ -49,7 +49,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     super::emit(None, render(&outcome, &args.out, code).as_bytes())?;
     if failed {
         return Err(CliError::check_failed(anyhow::anyhow!(
-            "fleet report: {} of {} nodes fail; drain {}",
+            "fleet report: {} of {} node(s) fail; drain {}",
             outcome.counts.fail,
             outcome.nodes.len(),
             outcome.drain.join(", ")
@@ -112,10 +112,11 @@ pub fn render(o: &FleetOutcome, out: &std::path::Path, exit: i32) -> String {
     }
     let _ = writeln!(
         s,
-        "verdict: {}{} — {} nodes: {} pass, {} warn, {} fail, {} unknown (exit {exit})",
+        "verdict: {}{} — {} {}: {} pass, {} warn, {} fail, {} unknown (exit {exit})",
         o.verdict.word(),
         if modeled { " (modeled)" } else { "" },
         o.nodes.len(),
+        if o.nodes.len() == 1 { "node" } else { "nodes" },
         c.pass,
         c.warn,
         c.fail,

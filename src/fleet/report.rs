@@ -226,6 +226,26 @@ pub fn judge(inputs: &[PathBuf], thresholds: &Thresholds) -> Result<FleetOutcome
 pub fn judge_nodes(inputs: Vec<NodeInput>, thresholds: &Thresholds) -> FleetOutcome {
     let rules = &thresholds.fleet;
     let mut inputs = inputs;
+    // Two nodes of one name (copies of a report, hosts that share a name): each gets its folder
+    // or file name beside it, and the path where even that is shared.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for i in &inputs {
+        *seen.entry(i.name.clone()).or_default() += 1;
+    }
+    for i in &mut inputs {
+        if seen[&i.name] > 1 && i.name != i.origin {
+            i.name = format!("{} ({})", i.name, i.origin);
+        }
+    }
+    let mut again: HashMap<String, usize> = HashMap::new();
+    for i in &inputs {
+        *again.entry(i.name.clone()).or_default() += 1;
+    }
+    for i in &mut inputs {
+        if again[&i.name] > 1 {
+            i.name = format!("{} ({})", i.name, i.path.display());
+        }
+    }
     inputs.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
     let mut nodes: Vec<NodeOutcome> = Vec::with_capacity(inputs.len());
     let mut facts: Vec<Option<BTreeMap<FieldKey, String>>> = Vec::with_capacity(inputs.len());
@@ -298,8 +318,13 @@ pub fn judge_nodes(inputs: Vec<NodeInput>, thresholds: &Thresholds) -> FleetOutc
         .collect();
     if !no_health.is_empty() {
         notes.push(format!(
-            "{} nodes have no health check in their report (run --suite health, or check --json): {}{}",
+            "{} {} no health check in their report (run --suite health, or check --json): {}{}",
             no_health.len(),
+            if no_health.len() == 1 {
+                "node has"
+            } else {
+                "nodes have"
+            },
             no_health[..no_health.len().min(10)].join(", "),
             if no_health.len() > 10 { ", …" } else { "" }
         ));
@@ -709,7 +734,8 @@ fn key_figures(v: &View) -> Vec<(FigureKey, f64)> {
             ));
         }
     }
-    out.retain(|(_, x)| x.is_finite());
+    // A report of this build refuses them; one read the fast way (`read.rs`) is held to it here.
+    out.retain(|(_, x)| x.is_finite() && *x >= 0.0);
     out
 }
 
