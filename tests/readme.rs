@@ -129,6 +129,8 @@ const NOT_RUN: &[(&str, &str)] = &[
 const EXPECTED_EXIT: &[(&str, i32)] = &[
     // A machine as it runs with a Gen4 x8 link and two NVLinks down: the check fails it.
     ("scalescope check --catalog degraded.toml", 3),
+    // Two different machines as a fleet: no majority for GPU model or count, both fail.
+    ("scalescope fleet report h100/ h200/ --out fleet/", 3),
 ];
 
 /// The commands of the README's `sh` blocks that start with `scalescope`, without their
