@@ -9,8 +9,10 @@ use crate::health::Verdict;
 
 use super::report::{FleetError, FleetOutcome, NodeOutcome};
 
-/// Findings the one-page PNG lists before "… and N more".
+/// Findings the one-page PNG lists before "… and N more": in all, and per node (so that one
+/// node's fifty outliers do not hide the next node's one).
 const PNG_FINDINGS: usize = 40;
+const PNG_FINDINGS_PER_NODE: usize = 6;
 
 /// Every file of the fleet report, by name: fleet.csv, fleet.json, fleet.html, fleet.png,
 /// fleet.pdf.
@@ -163,17 +165,39 @@ fn document(o: &FleetOutcome, scope: Scope) -> Document {
     if o.drain.is_empty() {
         drain.push(Paragraph::plain("No node fails.").into());
     } else {
+        let items = o
+            .nodes
+            .iter()
+            .filter(|n| n.verdict == Verdict::Fail)
+            .map(|n| {
+                let fails = n
+                    .findings
+                    .iter()
+                    .filter(|f| f.verdict == Verdict::Fail)
+                    .count();
+                let mut line = format!(
+                    "{} — {fails} failing finding{}",
+                    n.name,
+                    if fails == 1 { "" } else { "s" }
+                );
+                if let Some(g) = n.suspect_gpu {
+                    line.push_str(&format!("; suspect GPU {g} (in every outlier)"));
+                }
+                Paragraph::plain(line)
+            })
+            .collect();
         drain.push(Block::List {
             ordered: false,
-            items: o.drain.iter().map(Paragraph::plain).collect(),
+            items,
         });
     }
     let mut findings = Section::new("findings", "Findings");
     let mut rows = Vec::new();
     let mut more = 0usize;
     for n in &o.nodes {
-        for f in &n.findings {
-            if scope == Scope::OnePage && rows.len() >= PNG_FINDINGS {
+        for (i, f) in n.findings.iter().enumerate() {
+            if scope == Scope::OnePage && (rows.len() >= PNG_FINDINGS || i >= PNG_FINDINGS_PER_NODE)
+            {
                 more += 1;
                 continue;
             }
