@@ -357,3 +357,67 @@ fn nodes_of_one_name_are_told_apart_by_their_folder() {
         .collect();
     assert_eq!(names, ["gpu01 (rack1)", "gpu01 (rack2)"]);
 }
+
+#[test]
+fn fleet_thresholds_set_the_rules_and_names_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes");
+    fleet(&nodes, 8, |i, r| match i {
+        2 => r.machine.driver_version = Some(ODD_DRIVER.into()),
+        5 => slow_gpu(r, 1, 0.93),
+        _ => {}
+    });
+    // A node name with an escape sequence, from node.json: printed escaped, never raw.
+    std::fs::write(
+        nodes.join("node05/node.json"),
+        "{\"node\": \"evil\\u001b[31mred\"}",
+    )
+    .unwrap();
+    let toml = dir.path().join("site.toml");
+    std::fs::write(
+        &toml,
+        "[fleet]\nconsistency = \"warn\"\nwarn = 0.05\nfail = 0.2\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let r = run(&[
+        "fleet",
+        "report",
+        nodes.to_str().unwrap(),
+        "--thresholds",
+        toml.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // The odd driver and a GPU 7 % slow only warn under these rules: nothing to drain.
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("verdict: WARN"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("node02") && l.contains("WARN  consistency")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("evil\\u{1b}[31mred")
+            && l.contains("WARN  outlier")
+            && l.contains("(-7.0 %)")),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains('\u{1b}'), "{:?}", r.stdout);
+    // A bad [fleet] value is the thresholds file's one-line error, exit 2.
+    std::fs::write(&toml, "[fleet]\nmad_k = 0\n").unwrap();
+    common::one_line_error(
+        &[
+            "fleet",
+            "report",
+            nodes.to_str().unwrap(),
+            "--thresholds",
+            toml.to_str().unwrap(),
+        ],
+        Some(2),
+        &["[fleet] mad_k"],
+    );
+}
