@@ -49,7 +49,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     super::emit(None, render(&outcome, &args.out, code).as_bytes())?;
     if failed {
         return Err(CliError::check_failed(anyhow::anyhow!(
-            "fleet report: {} of {} node(s) fail; drain {}",
+            "fleet report: {} of {} nodes fail; drain {}",
             outcome.counts.fail,
             outcome.nodes.len(),
             outcome.drain.join(", ")
