@@ -280,14 +280,7 @@ fn catalog_machines_and_files_are_checked_modeled() {
 
 #[test]
 fn without_a_driver_check_exits_1_and_names_import_and_catalog() {
-    let no_driver = [
-        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
-        "/usr/lib64/libnvidia-ml.so.1",
-        "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
-    ]
-    .iter()
-    .all(|p| !Path::new(p).exists());
-    if !no_driver {
+    if !common::no_driver() {
         return;
     }
     let out = scalescope().arg("check").output().unwrap();

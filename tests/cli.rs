@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::{crate_file, data, scalescope};
 
@@ -287,20 +287,9 @@ fn bad_flags_exit_2_without_panic() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
 
-/// These run only where there is no NVIDIA driver (CI, developer laptops).
-fn no_driver() -> bool {
-    [
-        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
-        "/usr/lib64/libnvidia-ml.so.1",
-        "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
-    ]
-    .iter()
-    .all(|p| !Path::new(p).exists())
-}
-
 #[test]
 fn topo_without_driver_says_so_and_exits_1() {
-    if !no_driver() {
+    if !common::no_driver() {
         return;
     }
     let err = fails_with(&["topo"], 1, "libnvidia-ml.so.1");
@@ -312,7 +301,7 @@ fn topo_without_driver_says_so_and_exits_1() {
 
 #[test]
 fn bench_without_gpu_exits_1_and_mentions_modeled() {
-    if !no_driver() {
+    if !common::no_driver() {
         return;
     }
     fails_with(&["bench", "bandwidth"], 1, "--modeled");
@@ -537,7 +526,7 @@ fn collectives_bad_flags_exit_2() {
 
 #[test]
 fn collectives_without_gpu_exits_1_and_mentions_modeled() {
-    if !no_driver() {
+    if !common::no_driver() {
         return;
     }
     fails_with(&["bench", "collectives"], 1, "--modeled");

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{data, data_path, one_line_error, run};
+use common::{data_path, one_line_error, run};
 use scalescope::model::traffic::{TrafficRecording, parse_recording};
 
 /// A single H100 (PCIe only): host->GPU, GPU->host and both, recorded while
@@ -519,20 +519,9 @@ fn bad_flags_are_one_line_errors() {
     );
 }
 
-/// These run only where there is no NVIDIA driver (CI, developer laptops).
-fn no_driver() -> bool {
-    [
-        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
-        "/usr/lib64/libnvidia-ml.so.1",
-        "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
-    ]
-    .iter()
-    .all(|p| !Path::new(p).exists())
-}
-
 #[test]
 fn watching_without_a_driver_says_so_and_the_agent_answers_watch_requests() {
-    if !no_driver() {
+    if !common::no_driver() {
         return;
     }
     one_line_error(&["watch", "--count", "1"], Some(1), &["libnvidia-ml.so.1"]);
@@ -592,7 +581,6 @@ fn watching_without_a_driver_says_so_and_the_agent_answers_watch_requests() {
             .contains("libnvidia-ml.so.1")
     );
     assert!(by_id(3)["error"].as_str().unwrap().contains("watch"));
-    let _ = data;
 }
 
 /// On a GPU machine (scripts/gpu-check.sh): two samples of this machine's traffic, every GPU

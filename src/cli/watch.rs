@@ -171,7 +171,7 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         samples_total: 0,
         mode,
     }));
-    let _server = match listen {
+    let server = match listen {
         Some(addr) => {
             let s = MetricsServer::start(addr, latest.clone()).map_err(|e| {
                 CliError::input(anyhow::anyhow!("--prometheus {addr}: cannot listen: {e}"))
@@ -236,7 +236,7 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     }
     result?;
     // A replay that ran out while serving: the scrapers keep its last sample until Ctrl-C.
-    if _server.is_some() && !interrupt::cancelled() {
+    if server.is_some() && !interrupt::cancelled() {
         eprintln!("replay ended; still serving its last sample until Ctrl-C");
         while !interrupt::cancelled() {
             std::thread::sleep(Duration::from_millis(100));

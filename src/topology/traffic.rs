@@ -194,7 +194,7 @@ fn sample_loop(
     let mut watched = Vec::new();
     for &g in gpus {
         let dev = device(&nvml, topo, g).map_err(|e| e.to_string())?;
-        let mut links = link_peers(&nvml, topo, &dev);
+        let mut links = link_peers(topo, &dev);
         if let Some(note) = infer_peers(topo, g, &mut links) {
             header.notes.push(note);
         }
@@ -267,8 +267,7 @@ fn sample_loop(
 
 /// Where each active NVLink of `dev` leads: a GPU of `topo` (by PCI bus id), a switch, or
 /// unknown.
-fn link_peers(nvml: &Nvml, topo: &Topology, dev: &Device) -> Vec<(u32, LinkPeer)> {
-    let _ = nvml;
+fn link_peers(topo: &Topology, dev: &Device) -> Vec<(u32, LinkPeer)> {
     let mut out = Vec::new();
     for l in 0..MAX_LINKS.min(NVLINKS_PER_GPU_MAX) {
         let link = dev.link_wrapper_for(l);

@@ -109,6 +109,18 @@ fn mesa_cache() -> PathBuf {
     std::env::temp_dir().join("scalescope-mesa")
 }
 
+/// True where no NVIDIA driver is installed (CI, developer laptops): the tests of what the
+/// command line says without one run only there.
+pub fn no_driver() -> bool {
+    [
+        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+        "/usr/lib64/libnvidia-ml.so.1",
+        "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+    ]
+    .iter()
+    .all(|p| !Path::new(p).exists())
+}
+
 /// A file of the crate, by its path from the crate's root.
 pub fn crate_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
