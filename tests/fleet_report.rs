@@ -421,3 +421,35 @@ fn fleet_thresholds_set_the_rules_and_names_are_escaped() {
         &["[fleet] mad_k"],
     );
 }
+
+#[test]
+fn a_gpu_with_another_vbios_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes");
+    fleet(&nodes, 8, |i, r| {
+        let inv = r
+            .health
+            .as_mut()
+            .and_then(|h| h.before.as_mut())
+            .expect("the modeled check's inventory");
+        for g in &mut inv.gpus {
+            g.vbios = Some(if i == 5 && g.index == 2 {
+                "96.00.61.00.01".into()
+            } else {
+                "96.00.74.00.01".into()
+            });
+        }
+    });
+    let out = dir.path().join("fleet");
+    let (r, json) = fleet_report(&[&nodes], &out);
+    assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
+    assert_eq!(json["drain"], serde_json::json!(["node05"]), "{}", r.stdout);
+    let f = &node(&json, "node05")["findings"][0];
+    assert_eq!(f["kind"], "consistency", "{f}");
+    assert_eq!(f["field"], "vbios", "{f}");
+    assert_eq!(f["gpu"], 2, "{f}");
+    assert_eq!(f["value"], "96.00.61.00.01", "{f}");
+    assert_eq!(f["fleet_value"], "96.00.74.00.01", "{f}");
+    let notes = json["notes"].to_string();
+    assert!(!notes.contains("VBIOS"), "{notes}");
+}

@@ -1,6 +1,6 @@
 //! `scalescope fleet report`: the per-node reports judged together. Three rules: consistency
 //! (every node against the majority value of each field: GPU model and count, driver, CUDA,
-//! ECC mode, PCIe generation and width and NVLinks per GPU, NICs), outliers (every key figure
+//! VBIOS, ECC mode, PCIe generation and width and NVLinks per GPU, NICs), outliers (every key figure
 //! against the fleet's median, by the median absolute deviation with a relative floor:
 //! `[fleet]` in the thresholds file) and each node's own health verdict. The worst of them is
 //! the node's verdict; the nodes that fail are the drain list.
@@ -305,7 +305,8 @@ pub fn judge_nodes(inputs: Vec<NodeInput>, thresholds: &Thresholds) -> FleetOutc
     let figure_summaries = outliers(&figures, rules, &mut nodes);
     if fields.iter().all(|f| f.field != "vbios") {
         notes.push(
-            "VBIOS versions are not compared: neither report.json nor check --json records them"
+            "VBIOS versions are not compared: no report holds them (catalog or modeled runs, \
+             imports without nvidia-smi -q, reports written before scalescope recorded them)"
                 .into(),
         );
     }
@@ -509,6 +510,15 @@ fn node_facts(v: &View) -> BTreeMap<FieldKey, String> {
                     gpu: Some(g.index),
                 })
                 .or_insert_with(|| n.to_string());
+            }
+            if let Some(v) = &g.vbios {
+                f.insert(
+                    FieldKey {
+                        field: "vbios",
+                        gpu: Some(g.index),
+                    },
+                    v.clone(),
+                );
             }
             if let Some(on) = g.ecc.enabled {
                 f.insert(

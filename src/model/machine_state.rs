@@ -132,6 +132,9 @@ pub struct GpuInventory {
     pub name: Option<String>,
     pub uuid: Option<String>,
     pub pci_bus_id: Option<String>,
+    /// The video BIOS version (NVML, `nvidia-smi -q`'s `VBIOS Version`); `None` when not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vbios: Option<String>,
     /// Total device memory, MiB.
     pub memory_mib: Option<u64>,
     pub pcie: PcieState,
@@ -166,6 +169,7 @@ impl GpuInventory {
         self.name = self.name.take().or_else(|| o.name.clone());
         self.uuid = self.uuid.take().or_else(|| o.uuid.clone());
         self.pci_bus_id = self.pci_bus_id.take().or_else(|| o.pci_bus_id.clone());
+        self.vbios = self.vbios.take().or_else(|| o.vbios.clone());
         self.memory_mib = self.memory_mib.or(o.memory_mib);
         self.pcie.fill_from(&o.pcie);
         match (&mut self.nvlinks, &o.nvlinks) {

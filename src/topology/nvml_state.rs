@@ -84,6 +84,7 @@ fn read_gpu(nvml: &Nvml, dev: &Device, index: usize) -> GpuInventory {
         name: dev.name().ok(),
         uuid: dev.uuid().ok(),
         pci_bus_id: dev.pci_info().ok().map(|p| p.bus_id),
+        vbios: dev.vbios_version().ok().filter(|v| !v.is_empty()),
         memory_mib: dev.memory_info().ok().map(|m| m.total / (1024 * 1024)),
         pcie: PcieState {
             link: pcie_link(dev),

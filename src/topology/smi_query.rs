@@ -503,6 +503,7 @@ pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyEr
         };
         let gi = inv.gpu_mut(index);
         gi.name = xml_text(g, &["product_name"]).and_then(value_str);
+        gi.vbios = xml_text(g, &["vbios_version"]).and_then(value_str);
         gi.uuid = xml_text(g, &["uuid"]).and_then(value_str);
         gi.pci_bus_id = xml_text(g, &["pci", "pci_bus_id"])
             .and_then(value_str)
@@ -767,6 +768,7 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
         let gi = inv.gpu_mut(index);
         gi.name = g.value_at(&["Product Name"]).and_then(value_str);
         gi.uuid = g.value_at(&["GPU UUID"]).and_then(value_str);
+        gi.vbios = g.value_at(&["VBIOS Version"]).and_then(value_str);
         gi.pci_bus_id = g
             .value_at(&["PCI", "Bus Id"])
             .and_then(value_str)
@@ -1037,6 +1039,25 @@ pub fn parse_nvlink(text: &str, origin: &str) -> Result<Inventory, TopologyError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vbios_from_the_device_captures() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
+        let xml = parse_query_xml(&read("h200-2x-device-smi-q.xml"), "q.xml").unwrap();
+        let text = parse_query_text(&read("h200-2x-device-smi-q.txt"), "q.txt").unwrap();
+        for inv in [&xml, &text] {
+            assert_eq!(inv.gpus.len(), 2);
+            for g in &inv.gpus {
+                assert_eq!(
+                    g.vbios.as_deref(),
+                    Some("96.00.A5.00.1A"),
+                    "{:?}",
+                    inv.origin
+                );
+            }
+        }
+    }
 
     #[test]
     fn values_nvidia_smi_prints() {
