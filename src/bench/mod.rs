@@ -9,6 +9,7 @@ pub mod collectives;
 pub mod cuda;
 pub mod launcher;
 pub mod modeled;
+pub mod nccl_log;
 pub mod plan;
 pub mod runner;
 pub mod warning;

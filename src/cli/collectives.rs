@@ -279,6 +279,9 @@ pub fn render(results: &[CollectiveResult]) -> String {
                 ""
             },
         );
+        if let Some(t) = rows.iter().rev().find_map(|r| r.transport.as_deref()) {
+            let _ = writeln!(out, "# transport: {t}");
+        }
         let _ = writeln!(
             out,
             "#{:>12} {:>12} {:>6} {:>10} {:>9} {:>9} {:>8}  status",

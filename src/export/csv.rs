@@ -227,12 +227,14 @@ pub const COLLECTIVES_COLUMNS: [&str; 14] = [
 ];
 
 /// One row per result, in run order. `gpus` is the GPU list joined by `+` (e.g. `0+1+3`).
-/// After the fixed columns: `processes`, `graph`, `reason`, `sample_us`, the [`ENERGY_COLUMNS`].
+/// After the fixed columns: `processes`, `graph`, `reason`, `sample_us`, the [`ENERGY_COLUMNS`],
+/// `transport`.
 pub fn collectives(results: &[crate::model::CollectiveResult]) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = COLLECTIVES_COLUMNS.to_vec();
     header.extend(["processes", "graph", "reason", "sample_us"]);
     header.extend(ENERGY_COLUMNS);
+    header.push("transport");
     w.write_record(&header)?;
     for r in results {
         w.write_record(
@@ -265,7 +267,8 @@ pub fn collectives(results: &[crate::model::CollectiveResult]) -> Result<Vec<u8>
                     .join(" "),
             ]
             .into_iter()
-            .chain(energy_cells(r.energy.as_ref())),
+            .chain(energy_cells(r.energy.as_ref()))
+            .chain([cell(r.transport.clone())]),
         )?;
     }
     Ok(w.into_inner().map_err(|e| e.into_error())?)

@@ -160,6 +160,11 @@ pub struct CollectiveResult {
     /// where the energy counter could cover the window; see `model::energy::TestEnergy`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<crate::model::energy::TestEnergy>,
+    /// The transports NCCL set up for this process's connections, from its INIT log, e.g.
+    /// `NET/IB+GDRDMA (mlx5_0, mlx5_3); P2P/CUMEM/read` (multi-process runs; `None` where not
+    /// read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
 }
 
 fn one() -> usize {
@@ -199,6 +204,7 @@ impl CollectiveResult {
             processes: 1,
             graph: false,
             energy: None,
+            transport: None,
         }
     }
 

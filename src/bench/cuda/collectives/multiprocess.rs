@@ -7,7 +7,7 @@
 //! rank only (allocation) is followed by an agreement (all-reduce max of a status code) before
 //! any collective of the case runs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,7 @@ use super::{CaseError, GpuState, NcclExtra, SAMPLES, measured_row, wait_idle};
 use crate::bench::BenchError;
 use crate::bench::collectives::{CollCase, CollectiveOptions, plan};
 use crate::bench::launcher::LaunchEnv;
+use crate::bench::nccl_log;
 use crate::cuda::context::Context;
 use crate::cuda::memory::DeviceBuffer;
 use crate::cuda::nccl::Nccl;
@@ -90,6 +91,55 @@ fn init_rank(
              NCCL_COMM_ID reachable from every node?",
             INIT_TIMEOUT.as_secs()
         )),
+    }
+}
+
+/// NCCL's INIT log in a file of this process's own, so that the transports it chose can be read
+/// back ([`nccl_log`]). Removed on drop; the warnings NCCL wrote there (which would have gone to
+/// stderr) are printed then.
+struct TransportLog {
+    path: PathBuf,
+}
+
+impl TransportLog {
+    /// Asks NCCL for its INIT and NET log in a temporary file; `None` when the user set
+    /// `NCCL_DEBUG` (their log goes where they asked). Must run before NCCL is loaded.
+    fn ask() -> Option<TransportLog> {
+        if std::env::var_os("NCCL_DEBUG").is_some() {
+            return None;
+        }
+        let path = std::env::temp_dir().join(format!(
+            "scalescope-nccl-{}-{}.log",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        // SAFETY: as for NCCL_COMM_ID in [`run_multiprocess`]: no other thread of this process
+        // reads the environment yet.
+        unsafe {
+            std::env::set_var("NCCL_DEBUG", "INFO");
+            std::env::set_var("NCCL_DEBUG_SUBSYS", "INIT,NET");
+            std::env::set_var("NCCL_DEBUG_FILE", &path);
+        }
+        Some(TransportLog { path })
+    }
+
+    /// The transports logged so far, as one label.
+    fn label(&self) -> Option<String> {
+        let text = std::fs::read_to_string(&self.path).ok()?;
+        nccl_log::summarize(&text).label()
+    }
+}
+
+impl Drop for TransportLog {
+    fn drop(&mut self) {
+        if let Ok(text) = std::fs::read_to_string(&self.path) {
+            for line in text.lines().filter(|l| l.contains("NCCL WARN")) {
+                eprintln!("{line}");
+            }
+        }
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -216,6 +266,7 @@ pub fn run_multiprocess(
         kernels,
         ctx,
     };
+    let log = TransportLog::ask();
     let nccl = Arc::new(Nccl::load(nccl_lib).map_err(|e| unavailable(rank, e))?);
     let extra = NcclExtra::load(&nccl).ok();
     // With NCCL_COMM_ID set, every rank derives the same id from it.
@@ -284,6 +335,9 @@ pub fn run_multiprocess(
             r
         };
         if rank == 0 {
+            let mut row = row;
+            // Read after the case: NCCL connects lazily, at a communicator's first collective.
+            row.transport = log.as_ref().and_then(TransportLog::label);
             results.push(row);
             on_update(&results);
         }
