@@ -453,3 +453,100 @@ fn a_gpu_with_another_vbios_is_named() {
     let notes = json["notes"].to_string();
     assert!(!notes.contains("VBIOS"), "{notes}");
 }
+
+/// Between-nodes records as `fleet run --between` writes them, for nodes `node00…`: the pairs
+/// with `slow` at `slow_gbps`, the others at 180 GB/s (+ a little spread).
+fn between_records(dir: &Path, n: usize, slow: &str, slow_gbps: f64) {
+    use scalescope::fleet::between::{BetweenRecord, plan};
+    use scalescope::model::{Algo, CollectiveOp, CollectiveResult, Dtype, Source, Status};
+    let names: Vec<String> = (0..n).map(|i| format!("node{i:02}")).collect();
+    let folder = dir.join("between");
+    std::fs::create_dir_all(&folder).unwrap();
+    for (i, p) in plan(&names).iter().enumerate() {
+        let gbps = if p.nodes.iter().any(|x| x == slow) {
+            slow_gbps
+        } else {
+            180.0 + i as f64 * 0.1
+        };
+        let mut row = CollectiveResult::empty(
+            CollectiveOp::AllReduce,
+            Algo::Nccl,
+            &(0..p.nodes.len() * 8).collect::<Vec<_>>(),
+            1 << 30,
+            Dtype::F32,
+            false,
+            Source::Measured,
+            Status::Ok,
+            "",
+        );
+        row.reason = None;
+        row.busbw_gbps = Some(gbps);
+        row.transport = Some("NET/IB+GDRDMA (mlx5_0, mlx5_1)".into());
+        let r = BetweenRecord::new(
+            p,
+            8,
+            Some("77".into()),
+            ("a".into(), "b".into()),
+            Ok(vec![row]),
+        );
+        std::fs::write(
+            folder.join(format!("{}.json", p.name)),
+            serde_json::to_vec(&r).unwrap(),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_node_whose_pairs_all_reduce_slowly_is_drained() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet_dir = dir.path().join("run");
+    fleet(&fleet_dir.join("nodes"), 8, |_, _| {});
+    between_records(&fleet_dir, 8, "node05", 120.0);
+    let out = dir.path().join("fleet");
+    let (r, json) = fleet_report(&[&fleet_dir], &out);
+    assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
+    assert_eq!(json["drain"], serde_json::json!(["node05"]), "{}", r.stdout);
+    let f = &node(&json, "node05")["findings"][0];
+    assert_eq!(f["kind"], "between", "{f}");
+    assert_eq!(f["verdict"], "fail", "{f}");
+    let detail = f["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("pair node04+node05") && detail.contains("pair node05+node06"),
+        "{detail}"
+    );
+    assert!(detail.contains("NIC"), "{detail}");
+    // Its neighbours' slow pairs are explained by node05: they pass.
+    for other in ["node04", "node06"] {
+        assert_eq!(node(&json, other)["verdict"], "pass", "{other}");
+    }
+    let runs = json["between"].as_array().unwrap();
+    assert_eq!(runs.len(), 1 + 8 + 2);
+    assert!(r.stdout.contains("node05"), "{}", r.stdout);
+    let html = std::fs::read_to_string(out.join("fleet.html")).unwrap();
+    assert!(
+        html.contains("Between nodes") && html.contains("NET/IB+GDRDMA"),
+        "html"
+    );
+    let csv = std::fs::read_to_string(out.join("fleet.csv")).unwrap();
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("node05,FAIL,") && l.contains(",between,FAIL,")),
+        "{csv}"
+    );
+
+    // Equal pairs: the fleet passes, every pair PASS.
+    let even = dir.path().join("even");
+    fleet(&even.join("nodes"), 8, |_, _| {});
+    between_records(&even, 8, "none", 0.0);
+    let (r, json) = fleet_report(&[&even], &dir.path().join("even-out"));
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let pairs: Vec<&serde_json::Value> = json["between"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["span"] == "pair")
+        .collect();
+    assert_eq!(pairs.len(), 8);
+    assert!(pairs.iter().all(|p| p["verdict"] == "pass"), "{pairs:?}");
+}

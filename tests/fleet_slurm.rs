@@ -2,7 +2,8 @@
 //! started on localhost by the test (root only: slurmd runs jobs as their user) with a generated
 //! slurm.conf, munge key and state folders in a temporary folder, on free ports; then
 //! `salloc -N1 scalescope fleet run --slurm --catalog dgx-h100` writes the fleet folder through
-//! `srun … fleet node`. No GPU. Skipped where Slurm is not installed or this is not root, unless
+//! `srun … fleet node`; three slurmd (`slurmd -N n1` … as nodes of one host) run `fleet run
+//! --between`'s job steps between nodes. No GPU. Skipped where Slurm is not installed or this is not root, unless
 //! SCALESCOPE_SLURM=1 (scripts/test.sh sets it once it installed Slurm): then it fails.
 
 use std::path::Path;
@@ -77,7 +78,8 @@ fn spawn(cmd: &mut Command, log: &Path) -> Child {
         .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
 }
 
-fn start() -> Option<Slurm> {
+/// Slurm with one slurmd per name in `nodes`, all on this host.
+fn start(nodes: &[&str]) -> Option<Slurm> {
     if let Some(why) = missing() {
         assert!(
             std::env::var("SCALESCOPE_SLURM").as_deref() != Ok("1"),
@@ -131,17 +133,27 @@ fn start() -> Option<Slurm> {
     let conf = format!(
         "ClusterName=scalescope\nSlurmctldHost=localhost\nSlurmUser=root\nSlurmdUser=root\n\
          AuthType=auth/munge\nAuthInfo=socket={socket}\nCredType=cred/munge\n\
-         StateSaveLocation={d}/ctld\nSlurmdSpoolDir={d}/d\n\
-         SlurmctldPidFile={d}/slurmctld.pid\nSlurmdPidFile={d}/slurmd.pid\n\
+         StateSaveLocation={d}/ctld\nSlurmdSpoolDir={d}/d-%n\n\
+         SlurmctldPidFile={d}/slurmctld.pid\nSlurmdPidFile={d}/slurmd-%n.pid\n\
          SlurmctldPort={ctld}\nSlurmdPort={slurmd}\n\
          ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n\
          SelectType=select/cons_tres\nReturnToService=2\nMpiDefault=none\n\
-         NodeName=localhost CPUs={cpus} State=UNKNOWN\n\
-         PartitionName=test Nodes=localhost Default=YES MaxTime=INFINITE State=UP\n",
+         {node_lines}\
+         PartitionName=test Nodes={names} Default=YES MaxTime=INFINITE State=UP\n",
         socket = socket.display(),
         d = d.display(),
         ctld = free_port(),
         slurmd = free_port(),
+        node_lines = nodes
+            .iter()
+            .map(|n| {
+                format!(
+                    "NodeName={n} NodeHostname=localhost NodeAddr=127.0.0.1 Port={} CPUs={cpus} State=UNKNOWN\n",
+                    free_port()
+                )
+            })
+            .collect::<String>(),
+        names = nodes.join(","),
     );
     std::fs::write(slurm.conf(), conf).unwrap();
     let ctld = spawn(
@@ -152,14 +164,16 @@ fn start() -> Option<Slurm> {
         &d.join("slurmctld.log"),
     );
     slurm.daemons.push(ctld);
-    let slurmd = spawn(
-        slurm
-            .command("slurmd")
-            .args(["-D", "-N", "localhost", "-f"])
-            .arg(slurm.conf()),
-        &d.join("slurmd.log"),
-    );
-    slurm.daemons.push(slurmd);
+    for n in nodes {
+        let slurmd = spawn(
+            slurm
+                .command("slurmd")
+                .args(["-D", "-N", n, "-f"])
+                .arg(slurm.conf()),
+            &d.join(format!("slurmd-{n}.log")),
+        );
+        slurm.daemons.push(slurmd);
+    }
     // Up when the node is idle.
     let start = Instant::now();
     loop {
@@ -177,7 +191,7 @@ fn start() -> Option<Slurm> {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr),
             std::fs::read_to_string(d.join("slurmctld.log")).unwrap_or_default(),
-            std::fs::read_to_string(d.join("slurmd.log")).unwrap_or_default(),
+            std::fs::read_to_string(d.join(format!("slurmd-{}.log", nodes[0]))).unwrap_or_default(),
         );
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -186,7 +200,9 @@ fn start() -> Option<Slurm> {
 
 #[test]
 fn fleet_run_under_salloc_writes_each_node_s_folder() {
-    let Some(slurm) = start() else { return };
+    let Some(slurm) = start(&["localhost"]) else {
+        return;
+    };
     let out = slurm.dir.path().join("fleet");
     let run = slurm
         .command("timeout")
@@ -289,4 +305,128 @@ fn fleet_run_under_salloc_writes_each_node_s_folder() {
     assert_eq!(ghost["via"], "slurm");
     assert_eq!(ghost["job_id"], "999");
     assert_eq!(ghost["status"], "failed");
+}
+
+/// Three nodes: the checks, then `--between`'s job steps — all three nodes and each node with
+/// the next — started by srun with NCCL_COMM_ID on the first node's address. Without GPUs each
+/// step's ranks stop at CUDA; every run is recorded with that reason, and the fleet report says
+/// no all-reduce between nodes ran rather than judging any node by it.
+#[test]
+fn between_nodes_runs_a_job_step_per_pair() {
+    let Some(slurm) = start(&["n1", "n2", "n3"]) else {
+        return;
+    };
+    let out = slurm.dir.path().join("fleet");
+    let run = slurm
+        .command("timeout")
+        .args([
+            "300",
+            "salloc",
+            "-N3",
+            "--ntasks-per-node=2",
+            BIN,
+            "fleet",
+            "run",
+            "--slurm",
+            "--out",
+        ])
+        .arg(&out)
+        .args([
+            "--catalog",
+            "dgx-h100",
+            "--between",
+            "--between-sizes",
+            "1M",
+            "--between-tasks-per-node",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    for n in ["n1", "n2", "n3"] {
+        assert!(stdout.contains(&format!("{n}: check passed")), "{stdout}");
+    }
+    assert!(
+        stderr.contains(
+            "4 all-reduce run(s) over 3 node(s), 2 rank(s) per node (--between-tasks-per-node)"
+        ),
+        "{stderr}"
+    );
+    let dir = out.join("between");
+    let expected = [
+        ("all", vec!["n1", "n2", "n3"]),
+        ("pair-001", vec!["n1", "n2"]),
+        ("pair-002", vec!["n2", "n3"]),
+        ("pair-003", vec!["n3", "n1"]),
+    ];
+    for (name, nodes) in &expected {
+        let rec: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join(format!("{name}.json"))).unwrap())
+                .unwrap();
+        assert_eq!(rec["nodes"], serde_json::json!(nodes), "{rec}");
+        assert_eq!(rec["tasks_per_node"], 2, "{rec}");
+        assert!(!rec["job_id"].as_str().unwrap().is_empty(), "{rec}");
+        assert_eq!(rec["status"], "failed", "{rec}");
+        // Every rank got to CUDA (so srun started them with the launcher's environment and
+        // NCCL_COMM_ID): none complains of a missing rank or address.
+        let reason = rec["reason"].as_str().unwrap();
+        assert!(reason.starts_with("rank "), "{reason}");
+        assert!(!reason.contains("NCCL_COMM_ID"), "{reason}");
+        let log = std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap();
+        assert!(log.contains(reason), "{log}");
+        assert!(
+            stdout.contains(&format!("between {name} ({}): failed — ", nodes.join(", "))),
+            "{stdout}"
+        );
+        assert!(!dir.join(format!("{name}.run.json")).exists());
+    }
+    let fleet: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report/fleet.json")).unwrap()).unwrap();
+    assert_eq!(fleet["verdict"], "pass", "{fleet}");
+    assert_eq!(fleet["between"].as_array().unwrap().len(), 4, "{fleet}");
+    let notes = fleet["notes"].to_string();
+    assert!(
+        notes.contains("No all-reduce between nodes ran (4 run(s))"),
+        "{notes}"
+    );
+    let html = std::fs::read_to_string(out.join("report/fleet.html")).unwrap();
+    assert!(html.contains("Between nodes"), "{html}");
+
+    // Again: the runs recorded are skipped.
+    let again = slurm
+        .command("timeout")
+        .args([
+            "300",
+            "salloc",
+            "-N3",
+            "--ntasks-per-node=2",
+            BIN,
+            "fleet",
+            "run",
+            "--slurm",
+            "--out",
+        ])
+        .arg(&out)
+        .args([
+            "--catalog",
+            "dgx-h100",
+            "--between",
+            "--between-sizes",
+            "1M",
+            "--between-tasks-per-node",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{stdout}");
+    assert_eq!(
+        stdout.matches("(done before, skipped)").count(),
+        4,
+        "{stdout}"
+    );
 }

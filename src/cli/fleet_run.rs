@@ -12,9 +12,10 @@ use std::sync::Mutex;
 
 use clap::Args;
 
-use super::interrupt::CANCEL;
+use super::interrupt::{self, CANCEL};
 use super::{CliError, RemoteArgs, SourceArgs, write_file};
 use crate::bench::plan::parse_gpu_list;
+use crate::fleet::between::{self, BetweenRecord};
 use crate::fleet::run::{
     self as fleet, NodeOutcome, NodeRecord, NodeStatus, Reached, SlurmEnv, SshPlan,
 };
@@ -112,6 +113,23 @@ pub struct RunArgs {
     /// Copy this binary to hosts that have no scalescope (into ~/.cache/scalescope) first.
     #[arg(long)]
     pub node_install: bool,
+    /// With --slurm, after the checks: NCCL all-reduce between the nodes checked — over all of
+    /// them, each node with the next, then each half — one Slurm job step at a time (`srun …
+    /// bench collectives`), into OUT/between/; the fleet report names the slow node or pair.
+    #[arg(long, requires = "slurm")]
+    pub between: bool,
+    /// Sizes of the between-nodes all-reduce, as `bench collectives --sizes` takes them (the
+    /// largest that runs is judged).
+    #[arg(long, value_name = "SIZES", default_value = "1G")]
+    pub between_sizes: String,
+    /// Ranks (GPUs) per node between nodes (default: the --gpus list's length, else the
+    /// smallest GPU count of the nodes' reports).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub between_tasks_per_node: Option<u16>,
+    /// The TCP port NCCL's bootstrap listens on at a run's first node (the next run the next
+    /// port, so that no run waits for the last one's to close).
+    #[arg(long, value_name = "PORT", default_value_t = 29640, value_parser = clap::value_parser!(u16).range(1024..))]
+    pub between_port: u16,
     #[command(flatten)]
     pub check: NodeCheckArgs,
 }
@@ -128,9 +146,42 @@ pub struct NodeArgs {
 
 pub fn run(args: RunArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     let job = args.check.job()?;
-    if args.slurm {
-        return run_slurm(&args);
+    if !args.between
+        && (args.between_tasks_per_node.is_some()
+            || args.between_sizes != "1G"
+            || args.between_port != 29640)
+    {
+        return Err(bad(
+            "--between-sizes, --between-tasks-per-node and --between-port go with --between".into(),
+        ));
     }
+    crate::model::units::parse_sizes(&args.between_sizes)
+        .map_err(|e| bad(format!("--between-sizes: {e}")))?;
+    // Ctrl-C: no node or run starts after it; those in flight stop and are recorded as not
+    // done, so that the same command again picks them up.
+    interrupt::install(|| {});
+    let outcome = if args.slurm {
+        run_slurm(&args)
+    } else {
+        run_ssh(&args, remote, &job)
+    };
+    if interrupt::signalled() {
+        let report = summarize(&args.out);
+        if let Err(e) = report
+            && e.code != super::EXIT_CHECK_FAILED
+        {
+            eprintln!("warning: {:#}", e.error);
+        }
+        return Err(CliError::interrupted(anyhow::anyhow!(
+            "interrupted: the fleet report covers the nodes done so far; the same command again \
+             checks the rest (nodes done are skipped)"
+        )));
+    }
+    outcome
+}
+
+/// `fleet run --hosts/--hosts-file`: the check on every host through ssh, a few at a time.
+fn run_ssh(args: &RunArgs, remote: &RemoteArgs, job: &Job) -> Result<(), CliError> {
     let hosts = match (&args.hosts, &args.hosts_file) {
         (Some(list), None) => {
             fleet::parse_hosts(list, false).map_err(|e| bad(format!("--hosts: {e}")))?
@@ -185,7 +236,7 @@ pub fn run(args: RunArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         );
     }
     let write_failed: Mutex<Option<CliError>> = Mutex::new(None);
-    fleet::run_ssh(&plan, &job, &CANCEL, &|o| {
+    fleet::run_ssh(&plan, job, &CANCEL, &|o| {
         let line = outcome_line(&o.record);
         if let Err(e) = write_node(&args.out, &o)
             && let Ok(mut w) = write_failed.lock()
@@ -250,6 +301,9 @@ fn run_slurm(args: &RunArgs) -> Result<(), CliError> {
     for r in &records {
         println!("{}", outcome_line(r));
     }
+    if args.between && !CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
+        run_between(args, &env, &exe, &out, &records)?;
+    }
     if records.len() < env.nodes as usize {
         return Err(CliError::env(anyhow::anyhow!(
             "srun ended ({status}) with {} of {} node(s) written to {}: the others did not run (see srun's lines above)",
@@ -259,6 +313,147 @@ fn run_slurm(args: &RunArgs) -> Result<(), CliError> {
         )));
     }
     summarize(&args.out)
+}
+
+/// `fleet run --slurm --between`: the all-reduce runs between the nodes checked (each a job
+/// step, one after the other), each into OUT/between/<run>.json.
+fn run_between(
+    args: &RunArgs,
+    env: &SlurmEnv,
+    exe: &Path,
+    out: &Path,
+    records: &[NodeRecord],
+) -> Result<(), CliError> {
+    let nodes: Vec<String> = records
+        .iter()
+        .filter(|r| r.done())
+        .map(|r| r.node.clone())
+        .collect();
+    let planned = between::plan(&nodes);
+    if planned.is_empty() {
+        eprintln!(
+            "--between: {} node(s) checked; all-reduce between nodes needs two or more",
+            nodes.len()
+        );
+        return Ok(());
+    }
+    let gpus = parse_gpu_list(&args.check.gpus)?;
+    let (tasks, why) = match args.between_tasks_per_node {
+        Some(n) => (usize::from(n), "--between-tasks-per-node"),
+        None if !gpus.is_empty() => (gpus.len(), "--gpus"),
+        None => match measured_gpu_count(out, &nodes) {
+            Some(n) => (n, "the nodes' reports"),
+            None => (1, "no node report counts its own GPUs"),
+        },
+    };
+    let dir = out.join(between::BETWEEN_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| super::output::write_error(&dir, e))?;
+    eprintln!(
+        "between nodes: {} all-reduce run(s) over {} node(s), {tasks} rank(s) per node ({why}), through srun …",
+        planned.len(),
+        nodes.len()
+    );
+    for (i, p) in planned.iter().enumerate() {
+        if CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let file = dir.join(format!("{}.json", p.name));
+        if !args.check.rerun
+            && let Some(done) = between::read_records(&dir)
+                .0
+                .into_iter()
+                .find(|r| r.name == p.name && r.nodes == p.nodes && r.tasks_per_node == tasks)
+        {
+            println!("{} (done before, skipped)", between_line(&done));
+            continue;
+        }
+        let json = dir.join(format!("{}.run.json", p.name));
+        let log_path = dir.join(format!("{}.log", p.name));
+        let _ = std::fs::remove_file(&json);
+        let port = usize::from(args.between_port) + i;
+        let port = u16::try_from(port).map_err(|_| {
+            bad(format!(
+                "--between-port {}: {} runs need ports up to {port}",
+                args.between_port,
+                planned.len()
+            ))
+        })?;
+        let addr = env
+            .node_addr(&p.nodes[0])
+            .unwrap_or_else(|| p.nodes[0].clone());
+        let argv = between::srun_argv(p, tasks, exe, &args.between_sizes, &json);
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| super::output::write_error(&log_path, e))?;
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .env("NCCL_COMM_ID", format!("{addr}:{port}"))
+            .stdin(std::process::Stdio::null())
+            .stderr(
+                log.try_clone()
+                    .map_err(|e| super::output::write_error(&log_path, e))?,
+            )
+            .stdout(log);
+        if !gpus.is_empty() {
+            let list: Vec<String> = gpus.iter().map(|g| g.to_string()).collect();
+            cmd.env("CUDA_VISIBLE_DEVICES", list.join(","));
+        }
+        let started = std::time::SystemTime::now();
+        let status = cmd.status();
+        let ended = std::time::SystemTime::now();
+        let results = match status {
+            Err(e) => Err(format!("cannot run srun: {e}")),
+            Ok(_) => match between::read_run_json(&json) {
+                Ok(rows) if !rows.is_empty() => Ok(rows),
+                _ => Err(between::why_from_log(
+                    &std::fs::read_to_string(&log_path).unwrap_or_default(),
+                )),
+            },
+        };
+        let record = BetweenRecord::new(
+            p,
+            tasks,
+            Some(env.job_id.clone()),
+            (fleet::timestamp(started), fleet::timestamp(ended)),
+            results,
+        );
+        let mut bytes = crate::export::json::to_json(&record)?;
+        bytes.push(b'\n');
+        write_file(&file, &bytes)?;
+        let _ = std::fs::remove_file(&json);
+        println!("{}", between_line(&record));
+    }
+    Ok(())
+}
+
+/// The smallest GPU count of the nodes' reports read from their own GPUs (catalog and
+/// imported reports do not count).
+fn measured_gpu_count(out: &Path, nodes: &[String]) -> Option<usize> {
+    nodes
+        .iter()
+        .filter_map(|n| crate::report::load(&fleet::node_dir(out, n).join("report.json")).ok())
+        .filter(|r| matches!(r.topology.source, crate::model::TopologySource::Live { .. }))
+        .map(|r| r.topology.gpus.len())
+        .filter(|&n| n > 0)
+        .min()
+}
+
+fn between_line(r: &BetweenRecord) -> String {
+    let what = format!("between {} ({})", r.name, for_terminal(&r.nodes.join(", ")));
+    match (r.status, r.busbw_gbps, r.bytes) {
+        (crate::model::Status::Ok, Some(bw), Some(b)) => format!(
+            "{what}: all-reduce {} busbw {} GB/s{}",
+            crate::model::units::format_bytes(b),
+            crate::fleet::report::figure_text(bw),
+            r.transport
+                .as_deref()
+                .map(|t| format!(" via {}", for_terminal(t)))
+                .unwrap_or_default()
+        ),
+        (s, _, _) => format!(
+            "{what}: {s} — {}",
+            for_terminal(r.reason.as_deref().unwrap_or("no reason recorded"))
+        ),
+    }
 }
 
 /// `fleet node`: the check on this machine, into OUT/nodes/<this node>/.

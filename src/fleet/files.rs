@@ -273,6 +273,9 @@ fn document(o: &FleetOutcome, scope: Scope) -> Document {
         }));
     }
     let mut sections = vec![head, drain, findings];
+    if !o.between.is_empty() {
+        sections.push(between_section(o, scope));
+    }
     if scope != Scope::OnePage {
         sections.push(nodes);
     }
@@ -288,4 +291,92 @@ fn document(o: &FleetOutcome, scope: Scope) -> Document {
         title: format!("Fleet of {} nodes — scalescope", o.nodes.len()),
         sections,
     }
+}
+
+/// The all-reduce runs between nodes: every run in fleet.html; the runs over all nodes and the
+/// halves, and the pairs that are not PASS, in fleet.pdf and fleet.png.
+fn between_section(o: &FleetOutcome, scope: Scope) -> Section {
+    use crate::fleet::between::Span;
+    let mut section = Section::new("between", "Between nodes (NCCL all-reduce)");
+    let shown: Vec<_> = o
+        .between
+        .iter()
+        .filter(|r| {
+            scope == Scope::Every
+                || r.span != Span::Pair
+                || r.verdict.is_none_or(|v| v != Verdict::Pass)
+        })
+        .collect();
+    let hidden = o.between.len() - shown.len();
+    let gbps = |v: Option<f64>| {
+        v.map_or_else(
+            || Cell::plain("—"),
+            |x| Cell::plain(super::report::figure_text(x)),
+        )
+    };
+    let rows = shown
+        .iter()
+        .map(|r| {
+            let state = match (r.verdict, r.status) {
+                (Some(v), _) => Cell::of(verdict_class(v), v.word()),
+                (None, crate::model::Status::Ok) => Cell::plain("ran"),
+                (None, s) => Cell::of(Class::Unknown, s.to_string()),
+            };
+            vec![
+                Cell::plain(format!("{} {}", r.span.word(), r.name)).strong(),
+                Cell::plain(if r.nodes.len() <= 4 {
+                    r.nodes.join(", ")
+                } else {
+                    format!(
+                        "{} nodes: {} … {}",
+                        r.nodes.len(),
+                        r.nodes[0],
+                        r.nodes[r.nodes.len() - 1]
+                    )
+                }),
+                Cell::plain(r.tasks_per_node.to_string()),
+                Cell::plain(r.transport.clone().unwrap_or_else(|| "—".into())),
+                Cell::plain(
+                    r.bytes
+                        .map_or("—".into(), crate::model::units::format_bytes),
+                ),
+                gbps(r.busbw_gbps),
+                Cell::plain(
+                    r.deviation_percent
+                        .map_or("—".into(), |d| format!("{d:+.1} %")),
+                ),
+                state,
+                Cell::plain(
+                    r.detail
+                        .clone()
+                        .or_else(|| r.reason.clone())
+                        .unwrap_or_default(),
+                ),
+            ]
+        })
+        .collect();
+    section.push(Block::Table(Table {
+        id: Some("between".into()),
+        columns: vec![
+            Column::text("Run"),
+            Column::text("Nodes"),
+            Column::figures("GPUs/node"),
+            Column::text("NCCL transport"),
+            Column::figures("Size"),
+            Column::figures("busbw GB/s"),
+            Column::figures("vs pairs"),
+            Column::text("Verdict"),
+            Column::text("Why"),
+        ],
+        rows,
+    }));
+    if hidden > 0 {
+        section.push(
+            Paragraph::note(format!(
+                "{hidden} pairs pass and are not listed here; fleet.html and fleet.json list every run."
+            ))
+            .into(),
+        );
+    }
+    section
 }

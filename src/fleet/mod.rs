@@ -4,6 +4,7 @@
 //! as fleet.csv, fleet.json, fleet.html, fleet.png and fleet.pdf; `run.rs` starts the per-node
 //! work through Slurm or ssh.
 
+pub mod between;
 pub mod files;
 pub mod read;
 pub mod report;

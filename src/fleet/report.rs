@@ -40,6 +40,9 @@ pub struct FleetOutcome {
     pub fields: Vec<FieldSummary>,
     /// Every key figure: the fleet's median and spread.
     pub figures: Vec<FigureSummary>,
+    /// The all-reduce runs between nodes (`fleet run --between`), when there are any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub between: Vec<super::between::BetweenSummary>,
     /// The rules it was judged by.
     pub thresholds: FleetThresholds,
     /// What could not be compared and why.
@@ -92,6 +95,8 @@ pub enum FindingKind {
     Outlier,
     /// A check of the node's own health verdict below PASS.
     Health,
+    /// The node's all-reduce with other nodes (`fleet run --between`) is slow or failed.
+    Between,
 }
 
 impl FindingKind {
@@ -102,6 +107,7 @@ impl FindingKind {
             Self::Consistency => "consistency",
             Self::Outlier => "outlier",
             Self::Health => "health",
+            Self::Between => "between",
         }
     }
 }
@@ -216,14 +222,33 @@ fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Reads and judges the node reports that `inputs` name (folders or files).
+/// The between-nodes runs of a folder input are in its `between/` folder.
 pub fn judge(inputs: &[PathBuf], thresholds: &Thresholds) -> Result<FleetOutcome, FleetError> {
     let files = read::discover(inputs)?;
     let nodes = read::read_all(&files);
-    Ok(judge_nodes(nodes, thresholds))
+    let mut between = Vec::new();
+    let mut unread = Vec::new();
+    for dir in inputs.iter().filter(|p| p.is_dir()) {
+        let (records, errors) =
+            super::between::read_records(&dir.join(super::between::BETWEEN_DIR));
+        between.extend(records);
+        unread.extend(errors);
+    }
+    let mut outcome = judge_nodes(nodes, &between, thresholds);
+    outcome.notes.extend(
+        unread
+            .into_iter()
+            .map(|e| format!("a between-nodes record is unreadable: {e}")),
+    );
+    Ok(outcome)
 }
 
-/// Judges nodes already read.
-pub fn judge_nodes(inputs: Vec<NodeInput>, thresholds: &Thresholds) -> FleetOutcome {
+/// Judges nodes already read, with the all-reduce runs between them.
+pub fn judge_nodes(
+    inputs: Vec<NodeInput>,
+    between: &[super::between::BetweenRecord],
+    thresholds: &Thresholds,
+) -> FleetOutcome {
     let rules = &thresholds.fleet;
     let mut inputs = inputs;
     // Two nodes of one name (copies of a report, hosts that share a name): each gets its folder
@@ -303,6 +328,18 @@ pub fn judge_nodes(inputs: Vec<NodeInput>, thresholds: &Thresholds) -> FleetOutc
     let mut notes = Vec::new();
     let fields = consistency(&facts, rules, &mut nodes);
     let figure_summaries = outliers(&figures, rules, &mut nodes);
+    let between = super::between::judge(between, rules);
+    for (name, found) in between.findings {
+        match nodes.iter_mut().find(|n| n.name == name) {
+            Some(n) => n.findings.extend(found),
+            None => notes.extend(
+                found
+                    .into_iter()
+                    .map(|f| format!("{name} (no report among the nodes): {}", f.detail)),
+            ),
+        }
+    }
+    notes.extend(between.notes);
     if fields.iter().all(|f| f.field != "vbios") {
         notes.push(
             "VBIOS versions are not compared: no report holds them (catalog or modeled runs, \
@@ -371,6 +408,7 @@ pub fn judge_nodes(inputs: Vec<NodeInput>, thresholds: &Thresholds) -> FleetOutc
         nodes,
         fields,
         figures: figure_summaries,
+        between: between.runs,
         thresholds: rules.clone(),
         notes,
     }
@@ -800,11 +838,7 @@ fn outliers(
             } else {
                 x - median
             };
-            let verdict = if worse > spread.max(rules.fail * median.abs()) {
-                Verdict::Fail
-            } else if worse > spread.max(rules.warn * median.abs()) {
-                Verdict::Warn
-            } else {
+            let Some(verdict) = worse_verdict(worse, median, spread, rules) else {
                 continue;
             };
             let pct = (median != 0.0).then(|| (x - median) / median * 100.0);
@@ -835,6 +869,24 @@ fn outliers(
         }
     }
     summaries
+}
+
+/// The outlier rule: a figure `worse` than the median (in its unit) by more than `spread`
+/// (mad_k × the scaled MAD) and by more than the fail or warn share of the median; `None`
+/// when it is within.
+pub(super) fn worse_verdict(
+    worse: f64,
+    median: f64,
+    spread: f64,
+    rules: &FleetThresholds,
+) -> Option<Verdict> {
+    if worse > spread.max(rules.fail * median.abs()) {
+        Some(Verdict::Fail)
+    } else if worse > spread.max(rules.warn * median.abs()) {
+        Some(Verdict::Warn)
+    } else {
+        None
+    }
 }
 
 /// The GPU that every outlier finding involves, when there are two or more.
@@ -868,7 +920,7 @@ pub fn figure_text(v: f64) -> String {
     }
 }
 
-fn median_of(xs: &mut [f64]) -> f64 {
+pub(super) fn median_of(xs: &mut [f64]) -> f64 {
     xs.sort_by(|a, b| a.total_cmp(b));
     let n = xs.len();
     if n == 0 {

@@ -210,6 +210,23 @@ impl SlurmEnv {
         (!names.is_empty()).then_some(names)
     }
 
+    /// The address Slurm reaches `node` at (`NodeAddr` of `scontrol show node`; on most
+    /// clusters the node's name); `None` when scontrol cannot say.
+    pub fn node_addr(&self, node: &str) -> Option<String> {
+        let out = std::process::Command::new("scontrol")
+            .args(["show", "node", node, "--oneliner"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix("NodeAddr="))
+            .map(str::to_string)
+            .filter(|a| check_node_name(a).is_ok())
+    }
+
     /// The record of a node of the allocation whose task wrote none (it did not start, or
     /// died before its check ended).
     pub fn silent_node(&self, node: &str, started: SystemTime, why: &str) -> NodeRecord {
@@ -230,13 +247,15 @@ impl SlurmEnv {
 }
 
 /// The `srun` command line that starts one `fleet node` task on every node of the allocation:
-/// `srun --ntasks-per-node=1 --nodes=N EXE fleet node --out OUT NODE_ARGS…`. srun does the
+/// `srun --ntasks-per-node=1 --nodes=N --ntasks=N EXE fleet node --out OUT NODE_ARGS…`. srun does the
 /// scheduling; it also waits for every task.
 pub fn srun_argv(env: &SlurmEnv, exe: &Path, out: &Path, node_args: &[String]) -> Vec<String> {
     let mut argv = vec![
         "srun".to_string(),
         "--ntasks-per-node=1".into(),
         format!("--nodes={}", env.nodes),
+        // Stated, so that an allocation of more tasks (SLURM_NTASKS) does not override it.
+        format!("--ntasks={}", env.nodes),
         // One line per task's failure rather than srun killing the others at the first.
         "--kill-on-bad-exit=0".into(),
         exe.display().to_string(),
@@ -279,7 +298,15 @@ pub fn run_job(
         Runner::Local(_) => None,
     };
     let result = runner.run(job, cancel, &mut |_| {});
-    finish(node, reached, hostname, started, result)
+    let mut o = finish(node, reached, hostname, started, result);
+    if cancel.load(Ordering::Relaxed) && o.record.status != NodeStatus::Unreachable {
+        // Stopped part-way: not done, so that the next run checks it again.
+        o.record.status = NodeStatus::Failed;
+        o.record.exit_code = 130;
+        o.record.error = Some("interrupted before its check ended".into());
+        o.report = None;
+    }
+    o
 }
 
 fn finish(
@@ -465,7 +492,7 @@ mod tests {
         );
         assert_eq!(
             argv.join(" "),
-            "srun --ntasks-per-node=1 --nodes=4 --kill-on-bad-exit=0 /opt/bin/scalescope fleet node --out fleet-out --catalog dgx-h100"
+            "srun --ntasks-per-node=1 --nodes=4 --ntasks=4 --kill-on-bad-exit=0 /opt/bin/scalescope fleet node --out fleet-out --catalog dgx-h100"
         );
         let inside = SlurmEnv::read(env(&[
             ("SLURM_JOB_ID", "417"),
