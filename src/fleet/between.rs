@@ -6,10 +6,11 @@
 //! half of the fleet. Each run's outcome is `OUT/between/<name>.json` ([`BetweenRecord`]), with
 //! the transport NCCL used (from its INIT log).
 //!
-//! [`judge`] reads the pairs: a pair slower than the pairs' median by the fleet's outlier rule,
-//! one that failed while others ran, or one whose NCCL transport differs from the others' is
-//! bad; a node whose every pair is bad is named (its NIC, cable or port), a bad pair between two
-//! otherwise good nodes names both (the path between them).
+//! [`judge`] reads the pairs: a pair slower than the typical pair (the median over nodes of each
+//! node's best pair) by the fleet's outlier rule, one that failed while others ran, or one whose
+//! NCCL transport differs from the others' is bad; a node whose every pair is bad is named (its
+//! NIC, cable or port), a bad pair between two otherwise good nodes names both (the path between
+//! them).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -156,10 +157,10 @@ pub fn why_from_log(log: &str) -> String {
         }
     };
     let mut lines: Vec<&str> = Vec::new();
-    for l in log.lines().map(str::trim) {
-        if let Some(rest) = l.strip_prefix("Error: ")
-            && !lines.iter().any(|x| cause(x) == cause(rest))
-        {
+    // Ranks writing one file at once can interleave within a line: each `Error: ` starts one.
+    for l in log.lines().flat_map(|l| l.split("Error: ").skip(1)) {
+        let rest = l.trim();
+        if !rest.is_empty() && !lines.iter().any(|x| cause(x) == cause(rest)) {
             lines.push(rest);
         }
     }
@@ -320,7 +321,8 @@ pub struct BetweenSummary {
     pub transport: Option<String>,
     pub bytes: Option<u64>,
     pub busbw_gbps: Option<f64>,
-    /// Pairs: the median of the pairs that ran, and this pair's difference from it, %.
+    /// Pairs: the typical pair — the median over nodes of each node's best pair — and this
+    /// pair's difference from it, %.
     pub median_gbps: Option<f64>,
     pub deviation_percent: Option<f64>,
     /// Pairs: PASS, or how bad the pair is (slow, failed, another transport); `None` for the
@@ -399,16 +401,20 @@ pub fn judge(records: &[BetweenRecord], rules: &FleetThresholds) -> BetweenOutco
         out.runs = runs;
         return out;
     }
-    let mut bw: Vec<f64> = ok_pairs
-        .iter()
-        .filter_map(|&i| runs[i].busbw_gbps)
-        .collect();
-    let median = median_of(&mut bw);
-    let mut dev: Vec<f64> = ok_pairs
-        .iter()
-        .filter_map(|&i| runs[i].busbw_gbps)
-        .map(|x| (x - median).abs())
-        .collect();
+    // The reference: the median over nodes of each node's best pair. A good node has at least
+    // one good pair, so this holds while fewer than half the nodes are bad; the pairs' own
+    // median would not (one bad node of four slows half the ring's pairs).
+    let mut best: BTreeMap<&str, f64> = BTreeMap::new();
+    for &i in &ok_pairs {
+        let x = runs[i].busbw_gbps.unwrap_or(f64::NAN);
+        for n in &runs[i].nodes {
+            let b = best.entry(n.as_str()).or_insert(x);
+            *b = b.max(x);
+        }
+    }
+    let mut bests: Vec<f64> = best.values().copied().collect();
+    let median = median_of(&mut bests);
+    let mut dev: Vec<f64> = bests.iter().map(|x| (x - median).abs()).collect();
     let spread = rules.mad_k * 1.4826 * median_of(&mut dev);
     // The transport most pairs used (by class: devices may differ).
     let mut classes: BTreeMap<String, usize> = BTreeMap::new();
@@ -505,7 +511,10 @@ pub fn judge(records: &[BetweenRecord], rules: &FleetThresholds) -> BetweenOutco
             .filter_map(|&i| runs[i].detail.as_deref())
             .collect();
         let size = first_size(&runs, &mine);
-        let median_text = format!("the pairs' median {} GB/s{size}", figure_text(median));
+        let median_text = format!(
+            "the typical pair (each node's best, median) {} GB/s{size}",
+            figure_text(median)
+        );
         let (verdict, detail) = if is_pinned {
             // Its mildest pair: every pair is at least that bad.
             let v = mine
@@ -687,6 +696,12 @@ mod tests {
         assert!(line.ends_with("/opt/scalescope bench collectives --ops all_reduce --algo nccl --sizes 1G --json /f/b/pair-002.run.json"), "{line}");
         let log = "Error: rank 1: no NVIDIA driver\nError: rank 0: no NVIDIA driver\nsrun: error: n2: task 0: Exited with exit code 1\n";
         assert_eq!(why_from_log(log), "rank 1: no NVIDIA driver");
+        let mixed =
+            "Error: rank 1: no NVIDIA driverError: rank 0: NCCL 2.28.9: unhandled system error\n\n";
+        assert_eq!(
+            why_from_log(mixed),
+            "rank 1: no NVIDIA driver; rank 0: NCCL 2.28.9: unhandled system error"
+        );
         assert_eq!(
             why_from_log("srun: error: Unable to create step\n\n"),
             "srun: error: Unable to create step"
@@ -739,6 +754,32 @@ mod tests {
             "{:?}",
             o.notes
         );
+    }
+
+    /// The pairs of scripts/between-check.sh's run c on an nvidia-h100-x4 (2026-11-26): four
+    /// pretend nodes of one GPU each, a PyTorch matmul loop on n3's GPU. Half the ring's pairs
+    /// are slow, so the pairs' own median could not tell; each node's best pair can.
+    #[test]
+    fn one_bad_node_of_four_is_named_from_the_device_figures() {
+        let figures = [
+            (vec!["n1", "n2", "n3", "n4"], 163.97),
+            (vec!["n1", "n2"], 328.47),
+            (vec!["n2", "n3"], 151.85),
+            (vec!["n3", "n4"], 151.94),
+            (vec!["n4", "n1"], 329.63),
+        ];
+        let o = fleet(4, |nodes| {
+            let x = figures
+                .iter()
+                .find(|(n, _)| n.iter().copied().eq(nodes.iter().map(String::as_str)))
+                .map(|f| f.1);
+            (x, "P2P/CUMEM")
+        });
+        assert_eq!(o.findings.keys().collect::<Vec<_>>(), ["n3"]);
+        let f = &o.findings["n3"][0];
+        assert_eq!(f.verdict, Verdict::Fail);
+        let dev = f.deviation_percent.unwrap();
+        assert!((-55.0..-50.0).contains(&dev), "{dev}");
     }
 
     #[test]
