@@ -323,7 +323,7 @@ fn between_section(o: &FleetOutcome, scope: Scope) -> Section {
                 (None, s) => Cell::of(Class::Unknown, s.to_string()),
             };
             vec![
-                Cell::plain(format!("{} {}", r.span.word(), r.name)).strong(),
+                Cell::plain(r.name.clone()).strong(),
                 Cell::plain(if r.nodes.len() <= 4 {
                     r.nodes.join(", ")
                 } else {
@@ -364,7 +364,7 @@ fn between_section(o: &FleetOutcome, scope: Scope) -> Section {
             Column::text("NCCL transport"),
             Column::figures("Size"),
             Column::figures("busbw GB/s"),
-            Column::figures("vs pairs"),
+            Column::figures("vs typical pair"),
             Column::text("Verdict"),
             Column::text("Why"),
         ],
