@@ -20,7 +20,7 @@ exec sh -c "$*"
 SH
 chmod +x /tmp/fleet-bin/fakessh
 nvidia-smi -L | tee "$out/nvidia-smi-L.txt"
-"$bin" fleet run --hosts gpu-node --node-ssh /tmp/fleet-bin/fakessh --node-command "$bin agent" \
+"$bin" fleet run --hosts gpu-node --ssh /tmp/fleet-bin/fakessh --remote-command "$bin agent" \
     --quick --out "$out/fleet" > "$out/run.txt" 2>&1
 echo "fleet run exit $?" | tee -a "$out/run.txt"
 cat "$out/run.txt"

@@ -52,6 +52,9 @@ fn main() {
         scalescope::input::shorten_stall_for_tests(std::time::Duration::from_millis(ms));
     }
     if cli.opens_gui() {
+        if let Err(e) = cli::check_ssh_flags(&cli.remote, false) {
+            fail(e);
+        }
         if let Err(e) = cli::check_reports(&cli.reports) {
             fail(e);
         }

@@ -1,5 +1,5 @@
 //! `scalescope fleet run --hosts …` through three real sshd on localhost (throwaway keys,
-//! distinct ports, host aliases n1, n2, n3 in a generated ssh_config passed with `--node-ssh
+//! distinct ports, host aliases n1, n2, n3 in a generated ssh_config passed with `--ssh
 //! "ssh -F cfg"`; scripts/test.sh installs openssh-server when missing). No GPU: every node
 //! checks the catalog's dgx-h100, modeled. n2's connection is cut mid-run and n3's sshd is
 //! stopped before it: both unreachable, n1 done, exit 1. Bad input: one line, exit 2.
@@ -142,7 +142,7 @@ fn fleet_run(f: &Fleet, out: &Path, hosts: &str) -> std::process::Output {
     Command::new(BIN)
         .args(["fleet", "run", "--hosts", hosts, "--parallel", "2", "--out"])
         .arg(out)
-        .args(["--node-ssh", &f.ssh(), "--node-command", &node_command()])
+        .args(["--ssh", &f.ssh(), "--remote-command", &node_command()])
         .args(["--catalog", "dgx-h100"])
         .env("CUDA_VISIBLE_DEVICES", "")
         .stdin(Stdio::null())
@@ -236,7 +236,7 @@ fn a_hosts_file_with_comments_checks_each_host_once() {
         .arg(&file)
         .arg("--out")
         .arg(&out)
-        .args(["--node-ssh", &f.ssh(), "--node-command", &node_command()])
+        .args(["--ssh", &f.ssh(), "--remote-command", &node_command()])
         .args(["--catalog", "dgx-h100", "--quick"])
         .env("CUDA_VISIBLE_DEVICES", "")
         .output()
@@ -317,6 +317,57 @@ fn bad_input_is_one_line_and_exit_2() {
     let err = String::from_utf8_lossy(&run.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("not inside a Slurm allocation"), "{err}");
+    // The ssh flags go with a server or a host list; --between with Slurm.
+    common::one_line_error(
+        &["--ssh", "ssh -p 2222", "topo"],
+        Some(2),
+        &["--ssh goes with --remote HOST"],
+    );
+    common::one_line_error(
+        &["--remote-install", "check", "--catalog", "dgx-h100"],
+        Some(2),
+        &["--remote-install goes with --remote HOST"],
+    );
+    common::one_line_error(
+        &[
+            "--remote", "gpu01", "fleet", "run", "--hosts", "n1", "--out", o,
+        ],
+        Some(2),
+        &["fleet run reaches its hosts itself"],
+    );
+    common::one_line_error(
+        &["fleet", "run", "--hosts", "n1", "--between", "--out", o],
+        Some(2),
+        &["--between", "--slurm"],
+    );
+    common::one_line_error(
+        &[
+            "fleet",
+            "run",
+            "--hosts",
+            "n1",
+            "--between-sizes",
+            "1G,2G",
+            "--out",
+            o,
+        ],
+        Some(2),
+        &["go with --between"],
+    );
+    common::one_line_error(
+        &[
+            "fleet",
+            "run",
+            "--slurm",
+            "--between",
+            "--between-sizes",
+            "lots",
+            "--out",
+            o,
+        ],
+        Some(2),
+        &["--between-sizes"],
+    );
 }
 
 #[test]
@@ -365,7 +416,7 @@ fn a_node_whose_check_fails_makes_the_run_exit_3() {
     let run = Command::new(BIN)
         .args(["fleet", "run", "--hosts", "n1,n3", "--out"])
         .arg(&out)
-        .args(["--node-ssh", &f.ssh(), "--node-command", &node_command()])
+        .args(["--ssh", &f.ssh(), "--remote-command", &node_command()])
         .arg("--catalog")
         .arg(&toml)
         .env("CUDA_VISIBLE_DEVICES", "")

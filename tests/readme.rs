@@ -32,11 +32,11 @@ const NOT_RUN: &[(&str, &str)] = &[
         "needs ssh hosts (tests/fleet_run.rs runs it through sshd on localhost)",
     ),
     (
-        "scalescope fleet run --hosts-file hosts.txt --parallel 16 --node-install --out fleet-run/",
+        "scalescope fleet run --hosts-file hosts.txt --parallel 16 --remote-install --out fleet-run/",
         "needs ssh hosts (tests/fleet_run.rs runs it through sshd on localhost)",
     ),
     (
-        "scalescope fleet run --hosts gpu01,gpu02 --node-ssh \"ssh -J bastion\" --catalog dgx-h100",
+        "scalescope fleet run --hosts gpu01,gpu02 --ssh \"ssh -J bastion\" --catalog dgx-h100",
         "needs ssh hosts and a bastion (tests/fleet_run.rs runs it through sshd on localhost)",
     ),
     (

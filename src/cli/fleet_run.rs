@@ -103,20 +103,10 @@ pub struct RunArgs {
     /// --slurm it must be on a file system every node shares).
     #[arg(long, value_name = "DIR", default_value = "scalescope-fleet")]
     pub out: PathBuf,
-    /// The ssh program and its options for every host (default `ssh`), e.g. "ssh -F
-    /// fleet_ssh_config". (`--ssh` goes with `--remote`, one server.)
-    #[arg(long, value_name = "CMD")]
-    pub node_ssh: Option<String>,
-    /// What runs on every host (default: `scalescope agent`, from PATH or ~/.cache/scalescope).
-    #[arg(long, value_name = "CMD")]
-    pub node_command: Option<String>,
-    /// Copy this binary to hosts that have no scalescope (into ~/.cache/scalescope) first.
-    #[arg(long)]
-    pub node_install: bool,
     /// With --slurm, after the checks: NCCL all-reduce between the nodes checked — over all of
     /// them, each node with the next, then each half — one Slurm job step at a time (`srun …
     /// bench collectives`), into OUT/between/; the fleet report names the slow node or pair.
-    #[arg(long, requires = "slurm")]
+    #[arg(long)]
     pub between: bool,
     /// Sizes of the between-nodes all-reduce, as `bench collectives --sizes` takes them (the
     /// largest that runs is judged).
@@ -146,6 +136,13 @@ pub struct NodeArgs {
 
 pub fn run(args: RunArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     let job = args.check.job()?;
+    if args.between && !args.slurm {
+        return Err(bad(
+            "--between runs NCCL between the nodes of a Slurm allocation: it goes with --slurm \
+             (ssh hosts have no launcher to start the ranks together)"
+                .into(),
+        ));
+    }
     if !args.between
         && (args.between_tasks_per_node.is_some()
             || args.between_sizes != "1G"
@@ -220,13 +217,13 @@ fn run_ssh(args: &RunArgs, remote: &RemoteArgs, job: &Job) -> Result<(), CliErro
         parallel: usize::from(args.parallel),
         options: RemoteOptions {
             host: String::new(),
-            ssh: args.node_ssh.clone(),
-            command: args.node_command.clone(),
+            ssh: remote.ssh.clone(),
+            command: remote.remote_command.clone(),
             silence_limit: remote
                 .test_silence_limit_ms
                 .map(std::time::Duration::from_millis),
         },
-        install: args.node_install,
+        install: remote.remote_install,
     };
     if !plan.hosts.is_empty() {
         eprintln!(

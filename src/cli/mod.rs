@@ -127,14 +127,16 @@ pub struct RemoteArgs {
     #[arg(long, value_name = "[USER@]HOST", global = true)]
     pub remote: Option<String>,
     /// What runs on the server (default: `scalescope agent`, from PATH or ~/.cache/scalescope).
-    #[arg(long, value_name = "CMD", global = true, requires = "remote")]
+    /// With --remote, or for every host of `fleet run --hosts`.
+    #[arg(long, value_name = "CMD", global = true)]
     pub remote_command: Option<String>,
-    /// The ssh program and its options (default `ssh`), e.g. "ssh -J bastion -p 2222".
-    #[arg(long, value_name = "CMD", global = true, requires = "remote")]
+    /// The ssh program and its options (default `ssh`), e.g. "ssh -J bastion -p 2222". With
+    /// --remote, or for every host of `fleet run --hosts`.
+    #[arg(long, value_name = "CMD", global = true)]
     pub ssh: Option<String>,
     /// When the server has no scalescope, copy this binary there (same OS and architecture) into
-    /// ~/.cache/scalescope first.
-    #[arg(long, global = true, requires = "remote")]
+    /// ~/.cache/scalescope first. With --remote, or for every host of `fleet run --hosts`.
+    #[arg(long, global = true)]
     pub remote_install: bool,
     /// Test hook: sleep MS milliseconds after every finished case of a job run here (or by
     /// `agent`), so that tests can interrupt or cut a modeled run midway. Hidden.
@@ -613,6 +615,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         )));
     }
     let remote = cli.remote;
+    let fleet_run = matches!(
+        &cli.command,
+        Some(Command::Fleet(fleet::FleetCommand::Run(_)))
+    );
+    check_ssh_flags(&remote, fleet_run)?;
     match cli.command {
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Topo(args)) => topo(args, &remote),
@@ -810,5 +817,29 @@ pub(crate) fn emit(path: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), C
                 _ => Ok(()),
             }
         }
+    }
+}
+
+/// `--ssh`, `--remote-command` and `--remote-install` reach servers: one (`--remote HOST`) or
+/// every host of `fleet run`; anywhere else they would be ignored, so they are an error.
+pub fn check_ssh_flags(remote: &RemoteArgs, fleet_run: bool) -> Result<(), CliError> {
+    if remote.remote.is_some() && fleet_run {
+        return Err(CliError::input(anyhow::anyhow!(
+            "fleet run reaches its hosts itself (--hosts, --hosts-file, --slurm): --remote goes with one server"
+        )));
+    }
+    if remote.remote.is_some() || fleet_run {
+        return Ok(());
+    }
+    let given = [
+        (remote.ssh.is_some(), "--ssh"),
+        (remote.remote_command.is_some(), "--remote-command"),
+        (remote.remote_install, "--remote-install"),
+    ];
+    match given.iter().find(|(set, _)| *set) {
+        Some((_, flag)) => Err(CliError::input(anyhow::anyhow!(
+            "{flag} goes with --remote HOST (or with `fleet run --hosts`)"
+        ))),
+        None => Ok(()),
     }
 }
