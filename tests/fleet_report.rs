@@ -226,6 +226,11 @@ fn a_malformed_or_foreign_file_is_named_and_node_json_names_a_node() {
     let text = std::fs::read(&cut).unwrap();
     std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
     std::fs::write(dir.path().join("notes.json"), "{\"hello\": 1}").unwrap();
+    // A report whose copy figure is negative: refused with the field named, as `compare` would.
+    let neg = dir.path().join("node01/report.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&neg).unwrap()).unwrap();
+    v["bandwidth"]["results"][0]["median_gbps"] = serde_json::json!(-5.0);
+    std::fs::write(&neg, serde_json::to_vec(&v).unwrap()).unwrap();
     std::fs::write(
         dir.path().join("node05/node.json"),
         "{\"node\": \"gpu-a17\", \"slurm_job\": 4242}",
@@ -246,7 +251,14 @@ fn a_malformed_or_foreign_file_is_named_and_node_json_names_a_node() {
     assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
     assert_eq!(
         json["drain"],
-        serde_json::json!(["gpu-b02", "node03", "notes"])
+        serde_json::json!(["gpu-b02", "node01", "node03", "notes"])
+    );
+    assert!(
+        r.stdout.lines().any(
+            |l| l.starts_with("node01") && l.contains("bandwidth.results[0].median_gbps is -5")
+        ),
+        "{}",
+        r.stdout
     );
     assert!(
         r.stdout.lines().any(|l| l.starts_with("gpu-b02")

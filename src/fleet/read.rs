@@ -222,7 +222,11 @@ fn read_content(path: &Path) -> Result<NodeContent, String> {
         }
         other => crate::report::ReportError::Io(other.into()).to_string(),
     })?;
-    if let Ok(r) = serde_json::from_slice::<Report>(&bytes)
+    // The fast way in skips `report::parse`'s JSON tree; its one rule serde does not hold —
+    // figures not negative (JSON has no NaN or infinity) — is kept by taking any file with a
+    // negative number the slow way, which names the field.
+    if !may_hold_negative(&bytes)
+        && let Ok(r) = serde_json::from_slice::<Report>(&bytes)
         && r.kind == crate::report::KIND
         && r.schema_version == crate::report::SCHEMA_VERSION
     {
@@ -241,6 +245,21 @@ fn read_content(path: &Path) -> Result<NodeContent, String> {
     }
 }
 
+/// Whether JSON text may hold a negative number: a `-` right after `:`, `[` or `,` (whitespace
+/// between allowed). A `-` inside a string can match too; that only costs the slow way.
+fn may_hold_negative(json: &[u8]) -> bool {
+    let mut last = b' ';
+    for &b in json {
+        if b == b'-' && matches!(last, b':' | b'[' | b',') {
+            return true;
+        }
+        if !b.is_ascii_whitespace() {
+            last = b;
+        }
+    }
+    false
+}
+
 /// The `node.json` beside a report.json or check.json; nothing for other files (a folder of
 /// `*.json` reports shares one folder) or a record that cannot be read.
 fn node_json(path: &Path) -> NodeFile {
@@ -257,4 +276,19 @@ fn node_json(path: &Path) -> NodeFile {
         .ok()
         .and_then(|text| serde_json::from_str::<NodeFile>(&text).ok())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_numbers_are_spotted() {
+        assert!(may_hold_negative(br#"{"a": -1}"#));
+        assert!(may_hold_negative(b"[1,\n  -2.5]"));
+        assert!(may_hold_negative(b"[-0]"));
+        assert!(!may_hold_negative(
+            br#"{"a": 1e-3, "b": "x-y", "c": [1, 2]}"#
+        ));
+    }
 }
