@@ -334,6 +334,7 @@ fn between_nodes_runs_a_job_step_per_pair() {
         .args([
             "--catalog",
             "dgx-h100",
+            "--bench",
             "--between",
             "--between-sizes",
             "1M",
@@ -356,6 +357,9 @@ fn between_nodes_runs_a_job_step_per_pair() {
         ),
         "{stderr}"
     );
+    // --bench: each node's report holds the suite (modeled copies and collectives).
+    let report = scalescope::report::load(&out.join("nodes/n2/report.json")).unwrap();
+    assert!(report.health.is_some() && report.bandwidth.is_some() && report.collectives.is_some());
     let dir = out.join("between");
     let expected = [
         ("all", vec!["n1", "n2", "n3"]),

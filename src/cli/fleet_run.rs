@@ -40,6 +40,16 @@ pub struct NodeCheckArgs {
     /// Check again nodes whose node.json says done (default: skip them).
     #[arg(long)]
     pub rerun: bool,
+    /// Run the suite on every node (as `--bench --suite topology,health,bandwidth,collectives`)
+    /// instead of the check alone, so that the fleet report compares every copy and collective.
+    #[arg(long)]
+    pub bench: bool,
+    /// After the check, a burn-in of this length on every node (as `check --soak`: 30m, 2h).
+    #[arg(long, value_name = "DURATION")]
+    pub soak: Option<String>,
+    /// The burn-in's loads (as `check --soak-load`).
+    #[arg(long, value_name = "LIST")]
+    pub soak_load: Option<String>,
 }
 
 impl NodeCheckArgs {
@@ -55,11 +65,64 @@ impl NodeCheckArgs {
                 .load()
                 .map_err(|e| CliError::input(anyhow::anyhow!("--catalog: {e}")))?;
         }
+        let soak = match &self.soak {
+            None if self.soak_load.is_some() => {
+                return Err(CliError::input(anyhow::anyhow!(
+                    "--soak-load goes with --soak DURATION"
+                )));
+            }
+            None => None,
+            Some(_) if self.catalog.is_some() => {
+                return Err(CliError::input(anyhow::anyhow!(
+                    "--soak loads the nodes' own GPUs: it cannot run with --catalog"
+                )));
+            }
+            Some(d) => Some(crate::model::SoakOptions {
+                duration_s: crate::model::soak::parse_duration(d)
+                    .map_err(|e| CliError::input(anyhow::anyhow!("--soak: {e}")))?,
+                loads: match &self.soak_load {
+                    Some(l) => crate::model::soak::parse_loads(l)
+                        .map_err(|e| CliError::input(anyhow::anyhow!("{e}")))?,
+                    None => Vec::new(),
+                },
+                replay: None,
+                replay_speed: None,
+                nccl_lib: None,
+            }),
+        };
+        let gpus = parse_gpu_list(&self.gpus)?;
+        if self.bench {
+            use crate::job::Stage;
+            let mut stages = vec![
+                Stage::Topology,
+                Stage::Health,
+                Stage::Bandwidth,
+                Stage::Collectives,
+            ];
+            if soak.is_some() {
+                stages.push(Stage::Soak);
+            }
+            return Ok(Job::Suite {
+                target,
+                options: crate::job::SuiteOptions {
+                    stages,
+                    gpus,
+                    full: false,
+                    modeled: self.catalog.is_some(),
+                    nccl_lib: None,
+                    python: None,
+                    pricing: None,
+                    energy_window_s: None,
+                    soak,
+                },
+            });
+        }
         Ok(Job::Check {
             target,
             options: CheckOptions {
-                gpus: parse_gpu_list(&self.gpus)?,
+                gpus,
                 quick: self.quick,
+                soak,
                 ..CheckOptions::default()
             },
         })
@@ -77,6 +140,15 @@ impl NodeCheckArgs {
         a.extend(["--gpus".to_string(), self.gpus.clone()]);
         if self.rerun {
             a.push("--rerun".into());
+        }
+        if self.bench {
+            a.push("--bench".into());
+        }
+        if let Some(d) = &self.soak {
+            a.extend(["--soak".to_string(), d.clone()]);
+        }
+        if let Some(l) = &self.soak_load {
+            a.extend(["--soak-load".to_string(), l.clone()]);
         }
         a
     }
