@@ -317,32 +317,25 @@ fn between_nodes_runs_a_job_step_per_pair() {
         return;
     };
     let out = slurm.dir.path().join("fleet");
-    let run = slurm
-        .command("timeout")
-        .args([
-            "300",
-            "salloc",
-            "-N3",
-            "--ntasks-per-node=2",
-            BIN,
-            "fleet",
-            "run",
-            "--slurm",
-            "--out",
-        ])
-        .arg(&out)
-        .args([
-            "--catalog",
-            "dgx-h100",
-            "--bench",
-            "--between",
-            "--between-sizes",
-            "1M",
-            "--between-tasks-per-node",
-            "2",
-        ])
-        .output()
-        .unwrap();
+    // `salloc -N3 --ntasks-per-node=2 fleet run --slurm --between …` over OUT.
+    let fleet_run = |extra: &[&str]| {
+        slurm
+            .command("timeout")
+            .args(["300", "salloc", "-N3", "--ntasks-per-node=2", BIN])
+            .args(["fleet", "run", "--slurm", "--catalog", "dgx-h100", "--out"])
+            .arg(&out)
+            .args([
+                "--between",
+                "--between-sizes",
+                "1M",
+                "--between-tasks-per-node",
+                "2",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let run = fleet_run(&["--bench"]);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&run.stdout),
         String::from_utf8_lossy(&run.stderr),
@@ -401,31 +394,7 @@ fn between_nodes_runs_a_job_step_per_pair() {
     assert!(html.contains("Between nodes"), "{html}");
 
     // Again: the runs recorded are skipped.
-    let again = slurm
-        .command("timeout")
-        .args([
-            "300",
-            "salloc",
-            "-N3",
-            "--ntasks-per-node=2",
-            BIN,
-            "fleet",
-            "run",
-            "--slurm",
-            "--out",
-        ])
-        .arg(&out)
-        .args([
-            "--catalog",
-            "dgx-h100",
-            "--between",
-            "--between-sizes",
-            "1M",
-            "--between-tasks-per-node",
-            "2",
-        ])
-        .output()
-        .unwrap();
+    let again = fleet_run(&[]);
     let stdout = String::from_utf8_lossy(&again.stdout);
     assert!(again.status.success(), "{stdout}");
     assert_eq!(
