@@ -706,6 +706,10 @@ pub fn check_reports(paths: &[PathBuf]) -> Result<(), CliError> {
                 anyhow::anyhow!("no such report: {shown}")
             }));
         }
+        // A folder of node reports is a fleet: the app opens it in its Fleet view.
+        if p.is_dir() && crate::fleet::read::discover(std::slice::from_ref(p)).is_ok() {
+            continue;
+        }
         if p.is_dir() {
             return Err(CliError::input(anyhow::anyhow!(
                 "{shown} is a folder: give its report.json"

@@ -108,7 +108,7 @@ pub fn csv(outcome: &FleetOutcome) -> Result<Vec<u8>, ::csv::Error> {
 
 /// Which nodes a document lists.
 #[derive(Clone, Copy, PartialEq)]
-enum Scope {
+pub enum Scope {
     /// Every node (fleet.html).
     Every,
     /// Nodes below PASS, every finding (fleet.pdf).
@@ -127,7 +127,7 @@ fn verdict_class(v: Verdict) -> Class {
 }
 
 /// The fleet report as a document.
-fn document(o: &FleetOutcome, scope: Scope) -> Document {
+pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
     let c = &o.counts;
     let mut head = Section::untitled("head");
     head.push(Block::Title {

@@ -874,7 +874,7 @@ fn outliers(
 /// The outlier rule: a figure `worse` than the median (in its unit) by more than `spread`
 /// (mad_k × the scaled MAD) and by more than the fail or warn share of the median; `None`
 /// when it is within.
-pub(super) fn worse_verdict(
+pub fn worse_verdict(
     worse: f64,
     median: f64,
     spread: f64,

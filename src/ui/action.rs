@@ -21,6 +21,9 @@ pub enum View {
     Soak,
     /// Opened reports side by side ([`super::compare_view`]).
     Compare,
+    /// A fleet's nodes judged together, as a heat table ([`super::fleet_view`]); its tab
+    /// shows only while a fleet is open.
+    Fleet,
 }
 
 impl View {
@@ -32,6 +35,7 @@ impl View {
         View::Scaling,
         View::Soak,
         View::Compare,
+        View::Fleet,
     ];
 
     /// The tab's label.
@@ -43,6 +47,7 @@ impl View {
             View::Scaling => "Scaling",
             View::Soak => "Soak",
             View::Compare => "Compare",
+            View::Fleet => "Fleet",
         }
     }
 }
@@ -82,6 +87,12 @@ pub enum Action {
     OpenDialog,
     /// Open the file dialog to open reports (`report.json`).
     OpenReportDialog,
+    /// Open the folder dialog to open a fleet (`fleet run`'s folder, or a folder of reports).
+    OpenFleetDialog,
+    /// Open a fleet node's report (its report.json, as Open report does) and show it.
+    OpenFleetNode(std::path::PathBuf),
+    /// Close the open fleet.
+    CloseFleet,
     /// Open the file dialog to open traffic recordings (`scalescope watch --record`'s `.jsonl`).
     OpenRecordingDialog,
     /// Save the Live overlay's window as a recording (`.jsonl`; a save dialog on a worker

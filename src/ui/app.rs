@@ -16,11 +16,12 @@ use serde::{Deserialize, Serialize};
 
 use super::action::{Action, SaveKind, SourceKey, View};
 use super::files::{FileDialogs, FileRequest, Files, Opened};
+use super::fleet_view::FleetView;
 use super::notices::{self, Notices};
 use super::servers::{RECENT_HOSTS, ServerEntry, ServerEvent};
 use super::shown::Views;
 use super::sources::{ReportEntry, Sources};
-use super::{compare_view, live, report_view, saving, topology_view};
+use super::{compare_view, live, menus, report_view, saving, topology_view};
 use crate::model::Topology;
 use crate::model::traffic::TrafficRecording;
 use crate::report::Report;
@@ -42,7 +43,8 @@ pub const TOGGLE_SIDEBAR: KeyboardShortcut = KeyboardShortcut::new(Modifiers::CO
 pub struct Startup {
     /// `nvidia-smi` captures given on the command line (one machine), imported at startup.
     pub open_paths: Vec<String>,
-    /// Reports (`report.json`) given on the command line, opened at startup.
+    /// Reports (`report.json`) given on the command line, opened at startup; a folder among
+    /// them is a fleet (node reports, `fleet run`'s folder), opened in the Fleet view.
     pub report_paths: Vec<PathBuf>,
     /// A server to connect to at startup (`scalescope --remote HOST`); its ssh command and
     /// remote command are also those of every server connected from the app.
@@ -106,6 +108,8 @@ pub struct App {
     sources: Sources,
     files: Files,
     notices: Notices,
+    /// The open fleet, if any (the Fleet tab).
+    fleet: FleetView,
     theme_applied: Option<bool>,
     /// How each panel's content fit last frame.
     fits: Vec<PanelFit>,
@@ -127,9 +131,12 @@ impl App {
             let paths = startup.open_paths.iter().map(PathBuf::from).collect();
             app.notices.note(app.files.read_captures(ctx, paths));
         }
-        if !startup.report_paths.is_empty() {
-            app.notices
-                .note(app.files.read_reports(ctx, startup.report_paths));
+        let (fleets, reports) = split_fleets(startup.report_paths);
+        if !fleets.is_empty() {
+            app.notices.note(app.files.read_fleet(ctx, fleets));
+        }
+        if !reports.is_empty() {
+            app.notices.note(app.files.read_reports(ctx, reports));
         }
         app.sources.servers.remote_at_start(startup.remote);
         app
@@ -155,9 +162,14 @@ impl App {
             let read = super::files::read_captures(&paths).map(Box::new);
             app.on_opened(Opened::Machine(read));
         }
-        if !startup.report_paths.is_empty() {
-            let results = super::files::read_reports(&startup.report_paths);
+        let (fleets, reports) = split_fleets(startup.report_paths);
+        if !reports.is_empty() {
+            let results = super::files::read_reports(&reports);
             app.on_opened(Opened::Reports(results));
+        }
+        if !fleets.is_empty() {
+            let fleet = super::files::read_fleet(&fleets).map(Box::new);
+            app.on_opened(Opened::Fleet(fleet));
         }
         app.sources.servers.remote_at_start(startup.remote);
         app
@@ -169,6 +181,7 @@ impl App {
             settings,
             files: Files::default(),
             notices: Notices::default(),
+            fleet: FleetView::default(),
             theme_applied: None,
             fits: Vec::new(),
         }
@@ -251,8 +264,18 @@ impl App {
         self.on_server(ServerEvent::Ready(i));
     }
 
-    /// The view tabs the selected source shows: every view, and Soak only where its report
-    /// holds a soak or its GPUs can run one from here.
+    /// The open fleet (the Fleet view's state), to read.
+    pub fn fleet(&self) -> &FleetView {
+        &self.fleet
+    }
+
+    /// The open fleet, to change what it shows (for tests and scripted use).
+    pub fn fleet_mut(&mut self) -> &mut FleetView {
+        &mut self.fleet
+    }
+
+    /// The view tabs the selected source shows: every view, Soak only where its report holds
+    /// a soak or its GPUs can run one from here, and Fleet only while a fleet is open.
     pub fn tabs(&self) -> Vec<View> {
         let soak = self
             .sources
@@ -262,6 +285,7 @@ impl App {
             .iter()
             .copied()
             .filter(|v| *v != View::Soak || soak)
+            .filter(|v| *v != View::Fleet || self.fleet.is_open())
             .collect()
     }
 
@@ -303,6 +327,13 @@ impl App {
             Action::OpenRecordingDialog => {
                 notices.note(files.open(ctx, FileRequest::OpenRecording))
             }
+            Action::OpenFleetDialog => notices.note(files.open(ctx, FileRequest::OpenFleet)),
+            Action::OpenFleetNode(path) => {
+                // Read as File → Open report reads; shown on its Topology view, the fleet kept.
+                notices.note(files.read_reports(ctx, vec![path]));
+                self.settings.view = View::Topology;
+            }
+            Action::CloseFleet => self.fleet.close(),
             Action::SaveRecording => notices.note(
                 live::recording_work(self.sources.shown())
                     .and_then(|work| files.save_recording(ctx, work)),
@@ -310,10 +341,10 @@ impl App {
             Action::Save(kind) => self.save(ctx, kind),
             Action::PromptOk => {
                 let (sources, reports) = (&self.sources, self.sources.reports());
-                let cost = &self.settings.cost;
+                let (cost, fleet) = (&self.settings.cost, self.fleet.outcome());
                 notices.note(files.prompt_ok(ctx, |view, kind| {
                     let all: Vec<&Report> = reports.iter().map(|e| &e.report).collect();
-                    saving::work(view, kind, sources.shown(), &all, cost)
+                    saving::work(view, kind, sources.shown(), &all, cost, fleet)
                 }));
             }
             Action::PromptCancel => files.close_prompt(),
@@ -340,6 +371,7 @@ impl App {
             self.sources.shown(),
             &reports,
             &self.settings.cost,
+            self.fleet.outcome(),
         )
         .and_then(|work| self.files.save(ctx, view, kind, work));
         self.notices.note(saved);
@@ -365,6 +397,12 @@ impl App {
                 self.settings.view = View::Topology;
                 self.notices.error = opened.err();
             }
+            Opened::Fleet(Ok(read)) => {
+                self.fleet.open(read.outcome, read.inputs);
+                self.settings.view = View::Fleet;
+                self.notices.error = None;
+            }
+            Opened::Fleet(Err(e)) => self.notices.error = Some(e),
             Opened::Saved(Ok(path)) => self.notices.status = Some(format!("Saved {path}")),
             Opened::Saved(Err(e)) => self.notices.error = Some(format!("Save failed: {e}")),
         }
@@ -498,8 +536,13 @@ impl App {
     /// The top bar's row: menus, the Sources button, the tabs; on the right the theme switch
     /// and what is shown.
     fn menu_row(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
-        ui.menu_button("File", |ui| self.file_menu(ui, actions));
-        ui.menu_button("View", |ui| self.view_menu(ui, actions));
+        let dialog_open = self.files.dialog_open();
+        ui.menu_button("File", |ui| menus::file_menu(ui, dialog_open, actions));
+        let s = &self.settings;
+        ui.menu_button("View", |ui| {
+            let tabs = self.tabs();
+            menus::view_menu(ui, s.sidebar_open, s.dark_mode, &tabs, s.view, actions)
+        });
         ui.separator();
         let (arrow, tip) = if self.settings.sidebar_open {
             ("◀ Sources", "Hide the Sources panel")
@@ -535,100 +578,6 @@ impl App {
                     .on_hover_text(label);
             }
         });
-    }
-
-    /// File: open reports and captures, save and export (waiting while a dialog is open), quit.
-    fn file_menu(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
-        // Wide enough for the longest item and its shortcut.
-        ui.set_min_width(240.0);
-        let open = [
-            (
-                "Open report…",
-                Some(&OPEN_REPORT),
-                "Open report.json files written by `scalescope --bench`",
-                Action::OpenReportDialog,
-            ),
-            (
-                "Open nvidia-smi output…",
-                None,
-                super::sources::IMPORT_HELP,
-                Action::OpenDialog,
-            ),
-            (
-                "Open traffic recording…",
-                None,
-                "Open a recording of live traffic (.jsonl, from `scalescope watch --record` or \
-                 the Topology view's Save recording…) and replay it on its machine",
-                Action::OpenRecordingDialog,
-            ),
-        ];
-        let save = [
-            (
-                "Save CSV…",
-                Some(&SAVE_CSV),
-                "Save this view's data as CSV",
-                Action::Save(SaveKind::Csv),
-            ),
-            (
-                "Save PNG…",
-                None,
-                "Save this view as a PNG image",
-                Action::Save(SaveKind::Png),
-            ),
-            (
-                "Export report.html…",
-                None,
-                "The whole report as one self-contained HTML file (tables and figures inline; \
-                 opens offline in any browser, prints as a document)",
-                Action::Save(SaveKind::Html),
-            ),
-        ];
-        for group in [&open[..], &save[..]] {
-            for (text, shortcut, tip, action) in group {
-                let mut b = egui::Button::new(*text);
-                if let Some(s) = shortcut {
-                    b = b.shortcut_text(ui.ctx().format_shortcut(s));
-                }
-                let enabled = !self.files.dialog_open();
-                if ui.add_enabled(enabled, b).on_hover_text(*tip).clicked() {
-                    actions.push(action.clone());
-                }
-            }
-            ui.separator();
-        }
-        let quit = egui::Button::new("Quit").shortcut_text(ui.ctx().format_shortcut(&QUIT));
-        if ui.add(quit).clicked() {
-            actions.push(Action::Quit);
-        }
-    }
-
-    fn view_menu(&self, ui: &mut Ui, actions: &mut Vec<Action>) {
-        let shortcut = ui.ctx().format_shortcut(&TOGGLE_SIDEBAR);
-        let sidebar = egui::Button::selectable(self.settings.sidebar_open, "Sources panel")
-            .shortcut_text(shortcut);
-        if ui.add(sidebar).clicked() {
-            actions.push(Action::ToggleSidebar);
-        }
-        let theme = if self.settings.dark_mode {
-            "Light theme"
-        } else {
-            "Dark theme"
-        };
-        if ui.button(theme).clicked() {
-            actions.push(Action::ToggleTheme);
-        }
-        ui.separator();
-        for view in &self.tabs() {
-            if ui
-                .add(egui::Button::selectable(
-                    self.settings.view == *view,
-                    view.label(),
-                ))
-                .clicked()
-            {
-                actions.push(Action::SetView(*view));
-            }
-        }
     }
 
     /// The notice area under the top bar, when it has something to say.
@@ -685,7 +634,9 @@ impl App {
     fn central(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
         ui.horizontal(|ui| {
             saving::buttons(ui, actions);
-            if let Some(r) = self.current_report() {
+            // The Fleet view is about the fleet, not the selected source.
+            let fleet = self.settings.view == View::Fleet;
+            if let Some(r) = self.current_report().filter(|_| !fleet) {
                 let p = report_view::provenance(r);
                 // Cut short (full text on hover) rather than push the view wider.
                 ui.add(egui::Label::new(RichText::new(&p).weak()).truncate())
@@ -704,6 +655,7 @@ impl App {
                     .show(ui, |ui| compare_view::show(ui, &refs, None, cost));
             }
             View::Topology => self.topology(ui, actions),
+            View::Fleet => self.fleet.ui(ui, actions),
             View::Soak => match self.sources.shown_mut() {
                 Some((report, views)) => views.soak.ui(ui, report),
                 None => self.placeholder(ui),
@@ -771,6 +723,11 @@ impl App {
             }
         });
     }
+}
+
+/// The command line's report paths: folders (fleets) apart from files (reports).
+fn split_fleets(paths: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    paths.into_iter().partition(|p| p.is_dir())
 }
 
 /// Says that a report has no section for this view.

@@ -7,7 +7,9 @@
 //! `nvlink -s/-e`, in any mix, as one machine. Traffic recordings (`.jsonl`, `scalescope watch
 //! --record`'s, whose first line's format is `scalescope-watch`) through
 //! [`traffic::read_recording`], whichever Open item or drop brought them; the Live overlay's
-//! window is saved as one.
+//! window is saved as one. A fleet (File → Open fleet…, a folder or a fleet.json dropped, a
+//! folder given on the command line) is judged by [`fleet::report::judge`], as `scalescope
+//! fleet report` judges it.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -18,6 +20,7 @@ use super::action::{Action, SaveKind, View};
 use super::jobs::Inbox;
 use super::palette;
 use super::saving::{self, SaveWork};
+use crate::fleet::report::FleetOutcome;
 use crate::health::run::{CheckOptions, check_described};
 use crate::model::traffic::TrafficRecording;
 use crate::report::Report;
@@ -75,6 +78,8 @@ pub enum FileRequest {
     OpenSmi,
     /// Open traffic recordings (`.jsonl`).
     OpenRecording,
+    /// Open a fleet: a folder of node reports (or its fleet.json).
+    OpenFleet,
     /// Save the Live overlay's window as a recording.
     SaveRecording,
     /// Save `view` as CSV or PNG, or the report as HTML.
@@ -88,6 +93,7 @@ impl FileRequest {
             FileRequest::OpenReport => "Open report".into(),
             FileRequest::OpenSmi => "Open nvidia-smi output".into(),
             FileRequest::OpenRecording => "Open traffic recording".into(),
+            FileRequest::OpenFleet => "Open fleet".into(),
             FileRequest::SaveRecording => "Save traffic recording".into(),
             FileRequest::Save { kind, view } => format!(
                 "Save {} as {}",
@@ -143,8 +149,17 @@ pub enum Opened {
     Machine(Result<Box<Report>, String>),
     /// Traffic recordings with their file names, each or the error naming its file.
     Recordings(Vec<Result<(TrafficRecording, String), String>>),
+    /// A fleet judged, or the one line that says why not.
+    Fleet(Result<Box<FleetRead>, String>),
     /// Where a Save went, or why it failed.
     Saved(Result<String, String>),
+}
+
+/// A fleet as read and judged.
+pub struct FleetRead {
+    pub outcome: FleetOutcome,
+    /// The folders (or files) judged.
+    pub inputs: Vec<PathBuf>,
 }
 
 /// File dialogs (or the path field), and the workers that read and write files.
@@ -221,6 +236,13 @@ impl Files {
         })
     }
 
+    /// Reads and judges a fleet on a worker thread.
+    pub fn read_fleet(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) -> Result<(), String> {
+        self.inbox.spawn(ctx, "scalescope-fleet", move || {
+            Msg::Read(vec![Opened::Fleet(read_fleet(&paths).map(Box::new))])
+        })
+    }
+
     /// Opens reports or `nvidia-smi` captures: the desktop's file dialog on a worker thread, or
     /// the path field where there is none.
     pub fn open(&mut self, ctx: &egui::Context, request: FileRequest) -> Result<(), String> {
@@ -249,7 +271,12 @@ impl Files {
                 ),
             };
             let started = Instant::now();
-            match pick_files(title, kind, extensions) {
+            let picked = if request == FileRequest::OpenFleet {
+                pick_folder("Open fleet (fleet run's folder, or a folder of reports)")
+            } else {
+                pick_files(title, kind, extensions)
+            };
+            match picked {
                 Ok(Some(paths)) => Msg::Read(read(request, &paths)),
                 Ok(None) if started.elapsed() < NO_DIALOG_WITHIN => Msg::NoDialog {
                     request,
@@ -381,7 +408,8 @@ impl Files {
             .filter(|t| !t.is_empty())
             .map(expand_home)
             .collect();
-        if paths.is_empty() || paths.iter().any(|p| p.is_dir()) {
+        let folders = p.request == FileRequest::OpenFleet;
+        if paths.is_empty() || (!folders && paths.iter().any(|p| p.is_dir())) {
             p.problem = Some("Type the path of a file (a folder is not enough).".into());
             p.confirm_replace = false;
             return Ok(());
@@ -422,15 +450,21 @@ impl Files {
         })
     }
 
-    /// Reads files dropped onto the window: a `.json` file is a report, a `.jsonl` one a
-    /// traffic recording, the others are `nvidia-smi` captures of one machine.
+    /// Reads files dropped onto the window: a folder or a fleet.json is a fleet, a `.json`
+    /// file a report, a `.jsonl` one a traffic recording, the others are `nvidia-smi` captures
+    /// of one machine.
     pub fn dropped(&mut self, ctx: &egui::Context) -> Result<(), String> {
         let dropped = ctx.input(|i| i.raw.dropped_files.clone());
         // Native drops carry absolute paths; the files are read on worker threads.
-        let (recordings, rest): (Vec<PathBuf>, Vec<PathBuf>) = dropped
+        let (fleets, rest): (Vec<PathBuf>, Vec<PathBuf>) = dropped
             .iter()
             .map(|f| f.path().to_path_buf())
-            .partition(|p| is_recording(p));
+            .partition(|p| is_fleet(p));
+        if !fleets.is_empty() {
+            self.read_fleet(ctx, fleets)?;
+        }
+        let (recordings, rest): (Vec<PathBuf>, Vec<PathBuf>) =
+            rest.into_iter().partition(|p| is_recording(p));
         let (reports, captures): (Vec<PathBuf>, Vec<PathBuf>) =
             rest.into_iter().partition(|p| is_report(p));
         if !recordings.is_empty() {
@@ -508,7 +542,9 @@ fn prompt_contents(ui: &mut egui::Ui, p: &mut PathPrompt, actions: &mut Vec<Acti
         }
         submitted = field.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
     });
-    let hint = if p.request.opens() {
+    let hint = if p.request == FileRequest::OpenFleet {
+        "The fleet's folder (fleet run's OUT, or a folder of report.json files) or its fleet.json"
+    } else if p.request.opens() {
         "Several files: separate them with ;  · ~/ is your home folder"
     } else {
         "~/ is your home folder"
@@ -542,7 +578,7 @@ pub fn drop_overlay(ctx: &egui::Context) {
     painter.text(
         rect.center(),
         egui::Align2::CENTER_CENTER,
-        "Drop reports, nvidia-smi output or traffic recordings to open them",
+        "Drop reports, nvidia-smi output, traffic recordings or a fleet folder to open them",
         egui::FontId::proportional(22.0),
         Color32::WHITE,
     );
@@ -550,6 +586,50 @@ pub fn drop_overlay(ctx: &egui::Context) {
 
 /// The file name Save recording… offers.
 const RECORDING_FILE: &str = "traffic.jsonl";
+
+/// A folder (of node reports) or a fleet.json is a fleet.
+fn is_fleet(path: &Path) -> bool {
+    path.is_dir() || path.file_name().is_some_and(|n| n == "fleet.json")
+}
+
+/// The folder to judge for a fleet path: a folder as it is; for a fleet.json, the fleet's
+/// folder — the one above it when that holds `nodes/` (`fleet run` writes its report into
+/// OUT/report/, beside OUT/nodes/), else the folder that holds it.
+fn fleet_root(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        return path.to_path_buf();
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    match dir.parent() {
+        Some(up) if !dir.join("nodes").is_dir() && up.join("nodes").is_dir() => up.to_path_buf(),
+        _ => dir.to_path_buf(),
+    }
+}
+
+/// Reads and judges a fleet (folders, or fleet.json files standing for their fleet's folder)
+/// with the default thresholds, as `scalescope fleet report` does without `--thresholds`.
+pub fn read_fleet(paths: &[PathBuf]) -> Result<FleetRead, String> {
+    let mut inputs: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        let root = if is_fleet(p) {
+            fleet_root(p)
+        } else {
+            p.clone()
+        };
+        if !inputs.contains(&root) {
+            inputs.push(root);
+        }
+    }
+    let thresholds = crate::health::Thresholds::default();
+    crate::fleet::report::judge(&inputs, &thresholds)
+        .map(|outcome| FleetRead { outcome, inputs })
+        .map_err(|e| format!("Cannot open fleet: {e}"))
+}
 
 /// A `.json` file is a report; anything else an `nvidia-smi` capture.
 fn is_report(path: &Path) -> bool {
@@ -569,6 +649,9 @@ fn is_recording(path: &Path) -> bool {
 fn read(request: FileRequest, paths: &[PathBuf]) -> Vec<Opened> {
     if request == FileRequest::OpenRecording {
         return vec![Opened::Recordings(read_recordings(paths))];
+    }
+    if request == FileRequest::OpenFleet {
+        return vec![Opened::Fleet(read_fleet(paths).map(Box::new))];
     }
     let (recordings, rest): (Vec<PathBuf>, Vec<PathBuf>) =
         paths.iter().cloned().partition(|p| is_recording(p));
@@ -642,6 +725,17 @@ fn expand_home(text: &str) -> PathBuf {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(text),
     }
+}
+
+/// The folder dialog of Open fleet…, as [`pick_files`] answers.
+fn pick_folder(title: &str) -> Result<Option<Vec<PathBuf>>, ()> {
+    std::panic::catch_unwind(|| {
+        rfd::FileDialog::new()
+            .set_title(title)
+            .pick_folder()
+            .map(|p| vec![p])
+    })
+    .map_err(|_| ())
 }
 
 /// A file dialog for opening files of one kind (plus "All files"). `Ok(None)` when closed with no

@@ -3,6 +3,8 @@
 //!
 //! A view's PNG is the report's page as `--bench` writes it ([`crate::document::page_png`]),
 //! typeset on the CPU; only the Compare view, which has no page in a report, is drawn by egui.
+//! The Fleet view saves the open fleet as `fleet report` writes it: fleet.csv, and fleet.png's
+//! one-page summary.
 
 use std::path::Path;
 
@@ -11,6 +13,7 @@ use eframe::egui::Ui;
 use super::action::{Action, SaveKind, View};
 use super::{compare_view, report_view, snapshot};
 use crate::document::Page;
+use crate::fleet::report::FleetOutcome;
 use crate::report::Report;
 
 /// The work of a Save: makes the file's bytes (on the save thread).
@@ -30,17 +33,21 @@ pub fn file_name(view: View, kind: SaveKind) -> String {
 }
 
 /// What a Save of `view` writes: `shown` is the source's report (none while nothing is
-/// loaded), `reports` every opened report (what Compare shows). An error: why there is nothing
-/// to save, for the error line.
+/// loaded), `reports` every opened report (what Compare shows), `fleet` the open fleet. An
+/// error: why there is nothing to save, for the error line.
 pub fn work(
     view: View,
     kind: SaveKind,
     shown: Option<&Report>,
     reports: &[&Report],
     cost: &compare_view::CostSettings,
+    fleet: Option<&FleetOutcome>,
 ) -> Result<SaveWork, String> {
     if view == View::Compare && kind != SaveKind::Html {
         return Ok(compare(kind, reports, cost.clone()));
+    }
+    if view == View::Fleet && kind != SaveKind::Html {
+        return Ok(fleet_file(kind, fleet.ok_or(NOTHING_TO_SAVE)?.clone()));
     }
     let r = shown.ok_or(NOTHING_TO_SAVE)?.clone();
     let has_section = match view {
@@ -48,7 +55,7 @@ pub fn work(
         View::Collectives => r.collectives.is_some(),
         View::Scaling => r.scaling.is_some(),
         View::Soak => r.soak.is_some(),
-        View::Topology | View::Compare => true,
+        View::Topology | View::Compare | View::Fleet => true,
     };
     if kind != SaveKind::Html && !has_section {
         return Err(NOTHING_TO_SAVE.into());
@@ -70,7 +77,7 @@ fn csv(view: View, r: &Report) -> Result<Vec<u8>, String> {
     use crate::export::csv;
     let written = match view {
         // The Soak view's CSV is written above.
-        View::Topology | View::Compare | View::Soak => csv::links(&r.topology),
+        View::Topology | View::Compare | View::Soak | View::Fleet => csv::links(&r.topology),
         View::Bandwidth => csv::bandwidth(r.bandwidth.as_ref().map_or(&[], |b| &b.results)),
         View::Collectives => csv::collectives(r.collectives.as_ref().map_or(&[], |c| &c.results)),
         View::Scaling => csv::scaling(r.scaling.as_ref().map_or(&[], |s| &s.run.rows)),
@@ -81,7 +88,7 @@ fn csv(view: View, r: &Report) -> Result<Vec<u8>, String> {
 /// The view's page of the report, as `--bench` writes it.
 fn png(view: View, r: &Report) -> Result<Vec<u8>, String> {
     let page = match view {
-        View::Topology | View::Compare => Page::Topology,
+        View::Topology | View::Compare | View::Fleet => Page::Topology,
         View::Soak => Page::Soak,
         View::Bandwidth => Page::Bandwidth,
         View::Collectives => Page::Collectives,
@@ -90,6 +97,17 @@ fn png(view: View, r: &Report) -> Result<Vec<u8>, String> {
     crate::document::page_png(r, page)
         .ok_or_else(|| format!("the report has no {}", page.file_name()))?
         .map_err(|e| e.to_string())
+}
+
+/// The open fleet as `fleet report` writes it: fleet.csv (a row per node × finding), or
+/// fleet.png (the one-page summary of the nodes that are not PASS).
+fn fleet_file(kind: SaveKind, outcome: FleetOutcome) -> SaveWork {
+    use crate::fleet::files;
+    Box::new(move || match kind {
+        SaveKind::Csv => files::csv(&outcome).map_err(|e| e.to_string()),
+        _ => crate::document::typeset::png(&files::document(&outcome, files::Scope::OnePage))
+            .map_err(|e| e.to_string()),
+    })
 }
 
 /// The comparison of every opened report: its key figures as CSV, or the view as a picture.

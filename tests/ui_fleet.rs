@@ -1,0 +1,333 @@
+//! The Fleet view through egui_kittest, on a fleet of 32 modeled node reports as
+//! tests/fleet_report.rs makes them (one `--bench --modeled --catalog dgx-h100 --suite
+//! health,bandwidth` report copied into 32 node folders; node07's GPU 3 copies 20 % slow,
+//! node19 on another driver): its tab only while a fleet is open, the two failing nodes listed
+//! first with their cells, a snapshot, a click through to a node's report; opened from the
+//! command line's folder, a dropped fleet.json and File → Open fleet…; a folder without reports
+//! a one-line error.
+//!
+//! Snapshots live in tests/snapshots/; after a deliberate change run
+//! `UPDATE_SNAPSHOTS=1 cargo test --test ui_fleet` and look at the new PNGs.
+#![cfg(feature = "gui")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use common::ui::{app, step_until};
+use eframe::egui::{self, Modifiers, accesskit::Role};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use scalescope::fleet::report::figure_text;
+use scalescope::health::Verdict;
+use scalescope::model::Endpoint;
+use scalescope::report::Report;
+use scalescope::ui::fleet_table::{self, FigureFilter, Level};
+use scalescope::ui::{App, FileDialogs, SourceKey, Startup, View};
+
+const DRIVER: &str = "580.95.05";
+const ODD_DRIVER: &str = "575.57.08";
+
+/// The modeled node report, made once by the binary.
+fn base() -> &'static Report {
+    static BASE: OnceLock<(tempfile::TempDir, Report)> = OnceLock::new();
+    &BASE
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("base");
+            let r = common::run(&[
+                "--bench",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--suite",
+                "health,bandwidth",
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+            let report = scalescope::report::load(&out.join("report.json")).unwrap();
+            (dir, report)
+        })
+        .1
+}
+
+/// Every copy figure of a result touching GPU `gpu`, scaled by `f`.
+fn slow_gpu(r: &mut Report, gpu: usize, f: f64) {
+    let touches = |e: Endpoint| e == Endpoint::Gpu(gpu);
+    let results = r
+        .bandwidth
+        .iter_mut()
+        .flat_map(|b| b.results.iter_mut())
+        .chain(r.health.iter_mut().flat_map(|h| h.bandwidth.iter_mut()));
+    for res in results {
+        if touches(res.src) || touches(res.dst) {
+            for v in [
+                &mut res.median_gbps,
+                &mut res.min_gbps,
+                &mut res.max_gbps,
+                &mut res.fwd_gbps,
+                &mut res.rev_gbps,
+            ] {
+                if let Some(x) = v.as_mut() {
+                    *x *= f;
+                }
+            }
+        }
+    }
+}
+
+/// A fleet folder as `fleet run` leaves one: `dir/rack-a/nodes/nodeNN/report.json` for 32
+/// nodes, node07 with GPU 3's copies 20 % slow and node19 on another driver. Returns the folder
+/// (named so that the snapshot does not show the temporary folder's random name).
+fn fleet(dir: &Path) -> PathBuf {
+    let dir = dir.join("rack-a");
+    for i in 0..32 {
+        let mut r = base().clone();
+        r.machine.hostname = Some(format!("node{i:02}"));
+        r.machine.driver_version = Some(DRIVER.into());
+        match i {
+            7 => slow_gpu(&mut r, 3, 0.8),
+            19 => r.machine.driver_version = Some(ODD_DRIVER.into()),
+            _ => {}
+        }
+        let folder = dir.join("nodes").join(format!("node{i:02}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("report.json"), serde_json::to_vec(&r).unwrap()).unwrap();
+    }
+    dir
+}
+
+/// The h2d figure of GPU `gpu` in the base report at its largest size (GB/s).
+fn base_h2d(gpu: usize) -> f64 {
+    let b = base().bandwidth.as_ref().unwrap();
+    b.results
+        .iter()
+        .filter(|r| r.test.id() == "h2d" && r.dst == Endpoint::Gpu(gpu))
+        .max_by_key(|r| r.bytes)
+        .and_then(|r| r.median_gbps)
+        .unwrap()
+}
+
+/// The app in a rendered 1400×900 dark harness.
+fn harness(app: App) -> Harness<'static, App> {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .with_theme(egui::Theme::Dark)
+        // The path field's window takes a few frames of animation to open.
+        .with_max_steps(16)
+        .wgpu()
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    h.run();
+    h
+}
+
+/// The app opened on `paths` as the command line gives them (a folder is a fleet).
+fn app_with(paths: Vec<PathBuf>) -> App {
+    let startup = Startup {
+        report_paths: paths,
+        ..Default::default()
+    };
+    App::new_with(Err("no NVIDIA driver found".into()), startup)
+}
+
+#[test]
+fn the_fleet_tab_lists_the_failing_nodes_first_with_their_cells() {
+    // No fleet, no tab.
+    let h = harness(app());
+    assert!(!h.state().tabs().contains(&View::Fleet));
+    assert!(h.query_by_label("Fleet").is_none());
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(app_with(vec![fleet(dir.path())]));
+    assert!(h.state().error().is_none(), "{:?}", h.state().error());
+    assert!(h.state().tabs().contains(&View::Fleet));
+    assert_eq!(h.state().settings().view, View::Fleet);
+    assert!(h.query_by_label("Fleet").is_some());
+    assert!(h.query_by_label_contains("Drain: node07, node19").is_some());
+
+    let fleet = h.state().fleet();
+    let o = fleet.outcome().unwrap();
+    assert_eq!(o.nodes.len(), 32);
+    assert_eq!(&fleet.listed()[..2], ["node07", "node19"]);
+    let node = |name: &str| o.nodes.iter().find(|n| n.name == name).unwrap();
+    assert_eq!(node("node07").verdict, Verdict::Fail);
+    assert_eq!(node("node19").verdict, Verdict::Fail);
+    assert!(
+        fleet.listed()[2..]
+            .iter()
+            .all(|n| node(n).verdict == Verdict::Pass)
+    );
+    // node07's h2d GPU 3 cell: its figure, 20 % below the median, red; GPU 2's is within.
+    let fig = |id: &str| o.figures.iter().position(|f| f.id == id).unwrap();
+    let slow = fleet_table::cell(o, node("node07"), fig("h2d GPU 3"));
+    let want = base_h2d(3) * 0.8;
+    assert!((slow.value.unwrap() - want).abs() < 1e-9, "{slow:?}");
+    assert_eq!(slow.text, figure_text(want));
+    assert_eq!(slow.level, Level::Fail);
+    assert!(
+        (slow.deviation_percent.unwrap() + 20.0).abs() < 0.01,
+        "{slow:?}"
+    );
+    let fine = fleet_table::cell(o, node("node07"), fig("h2d GPU 2"));
+    assert_eq!(fine.level, Level::Within);
+    let hover = fleet_table::cell_hover(o, node("node07"), fig("h2d GPU 3"));
+    assert!(
+        hover.contains("-20.0 %") && hover.contains("fleet median"),
+        "{hover}"
+    );
+    assert!(hover.contains("FAIL: h2d GPU 3"), "{hover}");
+    // node19's figures are the fleet's; its driver is what differs.
+    let odd = fleet_table::cell(o, node("node19"), fig("h2d GPU 3"));
+    assert_eq!(odd.level, Level::Within);
+    assert_eq!(
+        fleet_table::differs(node("node19")),
+        format!("driver {ODD_DRIVER}")
+    );
+    // Off the median by default: every column a figure of GPU 3.
+    let shown = fleet.shown_figures();
+    assert!(
+        !shown.is_empty() && shown.iter().all(|id| id.contains('3')),
+        "{shown:?}"
+    );
+
+    // The cells on screen read so too (the h2d columns, to have GPU 3 in view).
+    h.state_mut()
+        .fleet_mut()
+        .set_filter(FigureFilter::Group("h2d".into()));
+    h.run();
+    let text = figure_text(want);
+    assert!(
+        h.query_by_label(&format!("node07 h2d GPU 3: {text}"))
+            .is_some(),
+        "node07's cell"
+    );
+    let median = figure_text(base_h2d(3));
+    assert!(
+        h.query_by_label(&format!("node19 h2d GPU 3: {median}"))
+            .is_some()
+    );
+    assert!(
+        h.query_by_label(&format!("node00 h2d GPU 3: {median}"))
+            .is_some()
+    );
+
+    h.state_mut().fleet_mut().set_filter(FigureFilter::Off);
+    h.run();
+    h.snapshot("fleet_32_nodes");
+}
+
+#[test]
+fn clicking_a_node_then_open_report_shows_its_report_and_keeps_the_fleet() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(app_with(vec![fleet(dir.path())]));
+    let before = h.state().reports().len();
+    h.get_by_label("node19").click();
+    h.run();
+    assert_eq!(h.state().fleet().selected(), Some("node19"));
+    assert!(
+        h.query_by_label_contains(&format!("driver: {ODD_DRIVER}"))
+            .is_some()
+    );
+    h.get_by_label("Open report").click();
+    h.run();
+    let opened = step_until(&mut h, 300, |a| a.reports().len() > before);
+    assert!(opened, "{:?}", h.state().error());
+    assert_eq!(h.state().selected(), &SourceKey::Report(before));
+    let shown = h.state().current_report().unwrap();
+    assert_eq!(shown.machine.hostname.as_deref(), Some("node19"));
+    assert_eq!(shown.machine.driver_version.as_deref(), Some(ODD_DRIVER));
+    assert_eq!(h.state().settings().view, View::Topology);
+    // The fleet stays open: its tab takes the user back.
+    assert!(h.state().tabs().contains(&View::Fleet));
+    h.get_by_label("Fleet").click();
+    h.run();
+    assert_eq!(h.state().settings().view, View::Fleet);
+    assert_eq!(h.state().fleet().selected(), Some("node19"));
+}
+
+/// A file dropped on the window, as a desktop hands it over.
+#[derive(Debug)]
+struct Dropped(PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn a_dropped_fleet_json_opens_its_fleet() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fleet(dir.path());
+    // `fleet run` writes its fleet report into OUT/report/, beside OUT/nodes/.
+    let json = root.join("report").join("fleet.json");
+    std::fs::create_dir_all(json.parent().unwrap()).unwrap();
+    std::fs::write(&json, "{}").unwrap();
+    let mut h = harness(app());
+    h.input_mut().dropped_files.push(Arc::new(Dropped(json)));
+    h.step();
+    let opened = step_until(&mut h, 500, |a| a.fleet().is_open());
+    assert!(opened, "{:?}", h.state().error());
+    assert_eq!(h.state().fleet().outcome().unwrap().nodes.len(), 32);
+    assert_eq!(h.state().settings().view, View::Fleet);
+}
+
+/// File → Open fleet…, with the path field standing in for the folder dialog: `path` typed.
+fn open_through_the_path_field(path: &Path) -> Harness<'static, App> {
+    let mut app = app();
+    app.set_file_dialogs(FileDialogs::PathField("no dialog here (test)".into()));
+    let mut h = harness(app);
+    h.get_by_label("File").click();
+    h.run();
+    h.get_by_label("Open fleet…").click();
+    h.run();
+    assert!(h.state().path_field_open());
+    h.get_by_role_and_label(Role::TextInput, "Path").click();
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(Role::TextInput, "Path")
+        .type_text(&path.display().to_string());
+    h.run();
+    h.get_by_label("OK").click();
+    h.run();
+    h
+}
+
+#[test]
+fn open_fleet_takes_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fleet(dir.path());
+    let mut h = open_through_the_path_field(&root);
+    let opened = step_until(&mut h, 500, |a| a.fleet().is_open());
+    assert!(opened, "{:?}", h.state().error());
+    assert_eq!(&h.state().fleet().listed()[..2], ["node07", "node19"]);
+}
+
+#[test]
+fn a_folder_without_reports_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut h = open_through_the_path_field(&empty);
+    let answered = step_until(&mut h, 300, |a| a.error().is_some());
+    assert!(answered);
+    let error = h.state().error().unwrap();
+    assert!(
+        error.starts_with("Cannot open fleet: no node reports found"),
+        "{error}"
+    );
+    assert!(!error.contains('\n'), "{error}");
+    assert!(!h.state().fleet().is_open());
+    assert!(!h.state().tabs().contains(&View::Fleet));
+    // The same from the command line.
+    let h = harness(app_with(vec![empty]));
+    assert!(h.state().error().unwrap().contains("no node reports found"));
+    assert!(!h.state().tabs().contains(&View::Fleet));
+}
