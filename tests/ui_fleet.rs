@@ -112,8 +112,15 @@ fn base_h2d(gpu: usize) -> f64 {
 
 /// The app in a rendered 1400×900 dark harness.
 fn harness(app: App) -> Harness<'static, App> {
+    harness_stepped(app, 0.25)
+}
+
+/// [`harness`] whose frames are `dt` seconds apart (kittest's 0.25 s is too slow for two
+/// clicks to make a double-click).
+fn harness_stepped(app: App, dt: f32) -> Harness<'static, App> {
     let mut h = Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
+        .with_step_dt(dt)
         .with_theme(egui::Theme::Dark)
         // The path field's window takes a few frames of animation to open.
         .with_max_steps(16)
@@ -221,8 +228,22 @@ fn the_fleet_tab_lists_the_failing_nodes_first_with_their_cells() {
 #[test]
 fn clicking_a_node_then_open_report_shows_its_report_and_keeps_the_fleet() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = harness(app_with(vec![fleet(dir.path())]));
+    let mut h = harness_stepped(app_with(vec![fleet(dir.path())]), 1.0 / 60.0);
     let before = h.state().reports().len();
+    // Hovering a cell tells its figure against the fleet's, and the finding.
+    h.state_mut()
+        .fleet_mut()
+        .set_filter(FigureFilter::Group("d2h".into()));
+    h.run();
+    h.get_by_label_contains("node07 d2h GPU 3: ").hover();
+    for _ in 0..45 {
+        h.step();
+    }
+    assert!(
+        h.query_by_label_contains("-20.0 % from the median")
+            .is_some()
+    );
+    assert!(h.query_by_label_contains("FAIL: d2h GPU 3: ").is_some());
     h.get_by_label("node19").click();
     h.run();
     assert_eq!(h.state().fleet().selected(), Some("node19"));
@@ -245,6 +266,20 @@ fn clicking_a_node_then_open_report_shows_its_report_and_keeps_the_fleet() {
     h.run();
     assert_eq!(h.state().settings().view, View::Fleet);
     assert_eq!(h.state().fleet().selected(), Some("node19"));
+    // A double-click on a row opens its report straight away (half a second after the clicks
+    // above, so that it is not taken for a triple-click).
+    for _ in 0..40 {
+        h.step();
+    }
+    let node07 = h.get_by_label("node07");
+    node07.click();
+    node07.click();
+    h.run();
+    let opened = step_until(&mut h, 300, |a| a.reports().len() > before + 1);
+    assert!(opened, "{:?}", h.state().error());
+    let shown = h.state().current_report().unwrap();
+    assert_eq!(shown.machine.hostname.as_deref(), Some("node07"));
+    assert_eq!(h.state().settings().view, View::Topology);
 }
 
 /// A file dropped on the window, as a desktop hands it over.
@@ -308,6 +343,27 @@ fn open_fleet_takes_a_folder() {
     let opened = step_until(&mut h, 500, |a| a.fleet().is_open());
     assert!(opened, "{:?}", h.state().error());
     assert_eq!(&h.state().fleet().listed()[..2], ["node07", "node19"]);
+    // Save CSV… in the Fleet view writes fleet.csv, as `fleet report` does.
+    h.get_by_label("Save CSV…").click();
+    h.run();
+    assert!(h.state().path_field_open());
+    let csv = dir.path().join("saved.csv");
+    h.get_by_role_and_label(Role::TextInput, "Path").click();
+    h.run();
+    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(Role::TextInput, "Path")
+        .type_text(&csv.display().to_string());
+    h.run();
+    h.get_by_label("OK").click();
+    h.run();
+    // Written on the save thread: wait for the last node's row.
+    let whole = |p: &Path| std::fs::read_to_string(p).is_ok_and(|t| t.contains("node31"));
+    assert!(step_until(&mut h, 300, |_| whole(&csv)));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header = scalescope::fleet::files::CSV_COLUMNS.join(",");
+    assert!(text.starts_with(&header), "{text}");
+    assert!(text.contains("node07,FAIL"), "{text}");
 }
 
 #[test]
@@ -330,4 +386,59 @@ fn a_folder_without_reports_is_a_one_line_error() {
     let h = harness(app_with(vec![empty]));
     assert!(h.state().error().unwrap().contains("no node reports found"));
     assert!(!h.state().tabs().contains(&View::Fleet));
+}
+
+/// A fleet of 1,000 nodes (the 32 judged, repeated under new names) with its 276 figures: only
+/// the rows and columns in view become widgets, and a frame stays cheap.
+#[test]
+fn a_thousand_nodes_paint_only_what_is_in_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = scalescope::ui::read_fleet(&[fleet(dir.path())]).unwrap();
+    let mut outcome = small.outcome;
+    let template = outcome.nodes.clone();
+    outcome.nodes = (0..1000)
+        .map(|i| {
+            let mut n = template[i % template.len()].clone();
+            n.name = format!("n{i:04}");
+            n
+        })
+        .collect();
+    let mut app = app();
+    app.fleet_mut().open(outcome, vec![]);
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 900.0))
+        .with_max_steps(32)
+        .build_ui_state(|ui, app: &mut App| app.show(ui), app);
+    h.run();
+    h.get_by_label("Fleet").click();
+    h.run();
+    h.state_mut().fleet_mut().set_filter(FigureFilter::All);
+    h.run();
+    assert_eq!(h.state().fleet().listed().len(), 1000);
+    assert_eq!(h.state().fleet().shown_figures().len(), 276);
+    let cells = h.query_all_by_label_contains(" GPU ").count();
+    assert!(cells > 50 && cells < 1500, "{cells} cells are widgets");
+    // Scrolled to the end: the last node is in view, the first no longer.
+    let (first, last) = {
+        let listed = h.state().fleet().listed();
+        (listed[0].to_string(), listed[999].to_string())
+    };
+    assert!(h.query_by_label(&first).is_some() && h.query_by_label(&last).is_none());
+    h.get_by_label(&first).hover();
+    h.run();
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: egui::vec2(0.0, -100_000.0),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Unknown,
+        modifiers: Modifiers::NONE,
+    });
+    h.run();
+    assert!(h.query_by_label(&last).is_some() && h.query_by_label(&first).is_none());
+    let start = std::time::Instant::now();
+    for _ in 0..20 {
+        h.step();
+    }
+    let per_frame = start.elapsed() / 20;
+    eprintln!("1,000 nodes × 276 figures: {per_frame:?} a frame (debug build, not rendered)");
 }
