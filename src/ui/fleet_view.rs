@@ -414,7 +414,12 @@ fn heat_table(ui: &mut Ui, f: &mut OpenFleet, height: f32, actions: &mut Vec<Act
     if let Some((row, open)) = clicked {
         let node = f.rows[row];
         f.selected = Some(node);
-        if open {
+        // A node whose report could not be read has none to open (its finding says why).
+        let readable = f.outcome.nodes[node]
+            .findings
+            .iter()
+            .all(|x| x.kind != FindingKind::Unreadable);
+        if open && readable {
             actions.push(Action::OpenFleetNode(PathBuf::from(
                 &f.outcome.nodes[node].file,
             )));
