@@ -222,6 +222,10 @@ fn the_fleet_tab_lists_the_failing_nodes_first_with_their_cells() {
 
     h.state_mut().fleet_mut().set_filter(FigureFilter::Off);
     h.run();
+    // Nothing cut off: the table and the findings scroll inside the central panel.
+    for fit in h.state().panel_fits() {
+        assert!(!fit.overflows(), "{fit:?}");
+    }
     h.snapshot("fleet_32_nodes");
 }
 

@@ -589,7 +589,7 @@ impl Grid<'_> {
                     &painter,
                     &differs,
                     FontId::proportional(SMALL),
-                    palette::VERDICT_WARN,
+                    palette::warn_text(&visuals),
                     drect.width() - 10.0,
                 );
                 painter.galley(

@@ -85,6 +85,16 @@ pub fn verdict_fill(v: crate::health::Verdict) -> Color32 {
     }
 }
 
+/// Text in the WARN colour, readable on the theme's background (the WARN amber is too light on
+/// white).
+pub fn warn_text(visuals: &Visuals) -> Color32 {
+    if visuals.dark_mode {
+        VERDICT_WARN
+    } else {
+        Color32::from_rgb(0x9a, 0x66, 0x00)
+    }
+}
+
 /// The NVLink green for the machine drawing (NVSwitch block, NVLink lines).
 pub const NVLINK: Color32 = Color32::from_rgb(0x3f, 0xa3, 0x4d);
 /// PCIe lines in the machine drawing.
