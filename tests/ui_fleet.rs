@@ -13,7 +13,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use common::ui::{app, step_until};
 use eframe::egui::{self, Modifiers, accesskit::Role};
@@ -22,61 +22,10 @@ use egui_kittest::kittest::Queryable;
 use scalescope::fleet::report::figure_text;
 use scalescope::health::Verdict;
 use scalescope::model::Endpoint;
-use scalescope::report::Report;
 use scalescope::ui::fleet_table::{self, FigureFilter, Level};
 use scalescope::ui::{App, FileDialogs, SourceKey, Startup, View};
 
-const DRIVER: &str = "580.95.05";
-const ODD_DRIVER: &str = "575.57.08";
-
-/// The modeled node report, made once by the binary.
-fn base() -> &'static Report {
-    static BASE: OnceLock<(tempfile::TempDir, Report)> = OnceLock::new();
-    &BASE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let out = dir.path().join("base");
-            let r = common::run(&[
-                "--bench",
-                "--modeled",
-                "--catalog",
-                "dgx-h100",
-                "--suite",
-                "health,bandwidth",
-                "--out",
-                out.to_str().unwrap(),
-            ]);
-            assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
-            let report = scalescope::report::load(&out.join("report.json")).unwrap();
-            (dir, report)
-        })
-        .1
-}
-
-/// Every copy figure of a result touching GPU `gpu`, scaled by `f`.
-fn slow_gpu(r: &mut Report, gpu: usize, f: f64) {
-    let touches = |e: Endpoint| e == Endpoint::Gpu(gpu);
-    let results = r
-        .bandwidth
-        .iter_mut()
-        .flat_map(|b| b.results.iter_mut())
-        .chain(r.health.iter_mut().flat_map(|h| h.bandwidth.iter_mut()));
-    for res in results {
-        if touches(res.src) || touches(res.dst) {
-            for v in [
-                &mut res.median_gbps,
-                &mut res.min_gbps,
-                &mut res.max_gbps,
-                &mut res.fwd_gbps,
-                &mut res.rev_gbps,
-            ] {
-                if let Some(x) = v.as_mut() {
-                    *x *= f;
-                }
-            }
-        }
-    }
-}
+use common::fleet::{DRIVER, ODD_DRIVER, base, slow_gpu};
 
 /// A fleet folder as `fleet run` leaves one: `dir/rack-a/nodes/nodeNN/report.json` for 32
 /// nodes, node07 with GPU 3's copies 20 % slow and node19 on another driver. Returns the folder
@@ -445,4 +394,36 @@ fn a_thousand_nodes_paint_only_what_is_in_view() {
     }
     let per_frame = start.elapsed() / 20;
     eprintln!("1,000 nodes × 276 figures: {per_frame:?} a frame (debug build, not rendered)");
+}
+
+/// A fleet with `fleet run --between`'s records: the header says how the runs between nodes
+/// went and names the bad pairs; the node whose every pair is slow fails, with that finding.
+#[test]
+fn the_runs_between_nodes_are_summed_up_in_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let fleet_dir = dir.path().join("rack-b");
+    common::fleet::write_nodes(&fleet_dir.join("nodes"), 8, |_, _| {});
+    common::fleet::between_records(&fleet_dir, 8, "node05", 120.0);
+    let mut h = harness(app_with(vec![fleet_dir]));
+    assert!(step_until(&mut h, 100, |app| app.fleet().is_open()));
+    let o = h.state().fleet().outcome().unwrap();
+    assert_eq!(o.drain, ["node05"]);
+    assert_eq!(o.between.len(), 1 + 8 + 2);
+    assert!(
+        h.query_by_label_contains(
+            "Between nodes: 11 of 11 all-reduce run(s) ran, 2 pair(s) bad (node04+node05 -33"
+        )
+        .is_some(),
+        "the between line"
+    );
+    let failing = &o
+        .nodes
+        .iter()
+        .find(|n| n.name == "node05")
+        .unwrap()
+        .findings;
+    assert_eq!(
+        failing[0].kind,
+        scalescope::fleet::report::FindingKind::Between
+    );
 }

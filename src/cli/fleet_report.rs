@@ -95,33 +95,8 @@ pub fn render(o: &FleetOutcome, out: &std::path::Path, exit: i32) -> String {
         }
     }
     if !o.between.is_empty() {
-        let ran: Vec<&crate::fleet::between::BetweenSummary> = o
-            .between
-            .iter()
-            .filter(|r| r.busbw_gbps.is_some())
-            .collect();
-        let bad = o
-            .between
-            .iter()
-            .filter(|r| r.verdict.is_some_and(|v| v > Verdict::Pass))
-            .count();
-        let mut transports: Vec<&str> = ran.iter().filter_map(|r| r.transport.as_deref()).collect();
-        transports.sort();
-        transports.dedup();
-        let _ = writeln!(
-            s,
-            "between nodes: {} of {} all-reduce run(s) ran, {bad} pair(s) bad{}",
-            ran.len(),
-            o.between.len(),
-            if transports.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; NCCL transport {}",
-                    one_line(&transports.join(" | "), 160)
-                )
-            }
-        );
+        let line = crate::fleet::between::summary_line(&o.between);
+        let _ = writeln!(s, "between nodes: {}", one_line(&line, 300));
     }
     for note in &o.notes {
         let _ = writeln!(s, "note: {}", one_line(note, 200));

@@ -332,6 +332,47 @@ pub struct BetweenSummary {
     pub detail: Option<String>,
 }
 
+/// One line for the runs: how many ran, the pairs that are bad and the transports NCCL used,
+/// e.g. `5 of 5 all-reduce run(s) ran, 2 pair(s) bad (n2+n3 -54.8 %, n3+n4 -54.3 %); NCCL
+/// transport P2P/CUMEM` (the terminal's and the app's).
+pub fn summary_line(runs: &[BetweenSummary]) -> String {
+    let ran = runs.iter().filter(|r| r.busbw_gbps.is_some()).count();
+    let bad: Vec<String> = runs
+        .iter()
+        .filter(|r| r.verdict.is_some_and(|v| v > Verdict::Pass))
+        .map(|r| {
+            let dev = r
+                .deviation_percent
+                .map_or_else(|| format!(" {}", r.status), |d| format!(" {d:+.1} %"));
+            format!("{}{dev}", r.nodes.join("+"))
+        })
+        .collect();
+    let mut transports: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.busbw_gbps.is_some())
+        .filter_map(|r| r.transport.as_deref())
+        .collect();
+    transports.sort_unstable();
+    transports.dedup();
+    let mut line = format!(
+        "{ran} of {} all-reduce run(s) ran, {} pair(s) bad",
+        runs.len(),
+        bad.len()
+    );
+    if !bad.is_empty() {
+        const SHOWN: usize = 6;
+        line.push_str(&format!(" ({}", bad[..bad.len().min(SHOWN)].join(", ")));
+        if bad.len() > SHOWN {
+            line.push_str(&format!(", … {} more", bad.len() - SHOWN));
+        }
+        line.push(')');
+    }
+    if !transports.is_empty() {
+        line.push_str(&format!("; NCCL transport {}", transports.join(" | ")));
+    }
+    line
+}
+
 /// What the between-nodes runs say: every run, findings by node, notes.
 #[derive(Clone, Debug, Default)]
 pub struct BetweenOutcome {
@@ -822,6 +863,19 @@ mod tests {
                 .iter()
                 .filter(|r| r.span == Span::Pair)
                 .all(|r| r.verdict == Some(Verdict::Pass))
+        );
+    }
+
+    #[test]
+    fn the_summary_line_names_the_bad_pairs() {
+        let o = fleet(6, |nodes| {
+            let slow = nodes == ["n2", "n3"];
+            (Some(if slow { 120.0 } else { 180.0 }), IB)
+        });
+        assert_eq!(
+            summary_line(&o.runs),
+            "9 of 9 all-reduce run(s) ran, 1 pair(s) bad (n2+n3 -33.3 %); NCCL transport \
+             NET/IB+GDRDMA (mlx5_0, mlx5_1)"
         );
     }
 

@@ -264,6 +264,55 @@ fn header(ui: &mut Ui, f: &OpenFleet, actions: &mut Vec<Action>) {
     tip.extend(o.notes.iter().cloned());
     ui.add(egui::Label::new(RichText::new(line).size(SMALL).weak()).truncate())
         .on_hover_text(tip.join("\n"));
+    if !o.between.is_empty() {
+        between(ui, &o.between);
+    }
+}
+
+/// The all-reduce runs between nodes (`fleet run --between`): one line, every run on hover.
+fn between(ui: &mut Ui, runs: &[crate::fleet::between::BetweenSummary]) {
+    use crate::fleet::report::figure_text;
+    let bad = runs
+        .iter()
+        .any(|r| r.verdict.is_some_and(|v| v > crate::health::Verdict::Pass));
+    let text = format!(
+        "Between nodes: {}",
+        crate::fleet::between::summary_line(runs)
+    );
+    let text = if bad {
+        RichText::new(text).color(palette::VERDICT_FAIL)
+    } else {
+        RichText::new(text).weak()
+    };
+    let rows: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let figure = r.busbw_gbps.map_or_else(
+                || format!("{} — {}", r.status, r.reason.as_deref().unwrap_or("")),
+                |b| {
+                    format!(
+                        "{} GB/s{}",
+                        figure_text(b),
+                        r.deviation_percent
+                            .map(|d| format!(" ({d:+.1} %)"))
+                            .unwrap_or_default()
+                    )
+                },
+            );
+            format!(
+                "{}  {}  {}  {}{}",
+                r.name,
+                r.nodes.join(", "),
+                figure,
+                r.transport.as_deref().unwrap_or("—"),
+                r.verdict
+                    .map(|v| format!("  {}", v.word()))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    ui.add(egui::Label::new(text.size(SMALL)).truncate())
+        .on_hover_text(rows.join("\n"));
 }
 
 /// The Show group: which figures are columns, and a filter of node names.

@@ -1,12 +1,13 @@
 //! Harness code the integration tests share: the binary and how it is run, the test data
 //! folder, small files in temporary folders, the two-GPU topology of the GPU tests, a synthetic
-//! burn-in report ([`soak`]), and (with the `gui` feature) the egui_kittest harnesses of the app
+//! burn-in report ([`soak`]), fleets of modeled nodes ([`fleet`]), and (with the `gui` feature) the egui_kittest harnesses of the app
 //! and of a view drawn alone.
 //!
 //! Each test binary that needs it says `mod common;` and uses a part of it, so the rest would
 //! warn as unused there.
 #![allow(dead_code)]
 
+pub mod fleet;
 pub mod soak;
 #[cfg(feature = "gui")]
 pub mod ui;
