@@ -102,8 +102,9 @@ pub struct Cli {
     pub soak_load: Option<String>,
     #[command(flatten)]
     pub price: price::PriceArgs,
-    /// Reports (report.json) to open in the desktop app.
-    #[arg(value_name = "REPORT.json")]
+    /// Reports (report.json) to open in the desktop app; a folder of node reports (`fleet run`'s
+    /// OUT) opens in its Fleet view.
+    #[arg(value_name = "REPORT.json|FLEET_DIR")]
     pub reports: Vec<PathBuf>,
 }
 
@@ -712,7 +713,7 @@ pub fn check_reports(paths: &[PathBuf]) -> Result<(), CliError> {
         }
         if p.is_dir() {
             return Err(CliError::input(anyhow::anyhow!(
-                "{shown} is a folder: give its report.json"
+                "{shown} is a folder without node reports: give a report.json, or a fleet's folder"
             )));
         }
         crate::report::load_named(p)?;
