@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::ui::{app, step_until};
-use eframe::egui::{self, Modifiers, accesskit::Role};
+use eframe::egui::{self, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use scalescope::fleet::report::figure_text;
@@ -276,15 +276,7 @@ fn open_through_the_path_field(path: &Path) -> Harness<'static, App> {
     h.get_by_label("Open fleet…").click();
     h.run();
     assert!(h.state().path_field_open());
-    h.get_by_role_and_label(Role::TextInput, "Path").click();
-    h.run();
-    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
-    h.run();
-    h.get_by_role_and_label(Role::TextInput, "Path")
-        .type_text(&path.display().to_string());
-    h.run();
-    h.get_by_label("OK").click();
-    h.run();
+    common::ui::enter_path(&mut h, &path.display().to_string());
     h
 }
 
@@ -301,15 +293,7 @@ fn open_fleet_takes_a_folder() {
     h.run();
     assert!(h.state().path_field_open());
     let csv = dir.path().join("saved.csv");
-    h.get_by_role_and_label(Role::TextInput, "Path").click();
-    h.run();
-    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
-    h.run();
-    h.get_by_role_and_label(Role::TextInput, "Path")
-        .type_text(&csv.display().to_string());
-    h.run();
-    h.get_by_label("OK").click();
-    h.run();
+    common::ui::enter_path(&mut h, &csv.display().to_string());
     // Written on the save thread: wait for the last node's row.
     let whole = |p: &Path| std::fs::read_to_string(p).is_ok_and(|t| t.contains("node31"));
     assert!(step_until(&mut h, 300, |_| whole(&csv)));

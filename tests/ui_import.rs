@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use common::data;
 
-use eframe::egui::{self, Modifiers, accesskit::Role};
+use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use scalescope::ui::{App, FileDialogs, SourceKey, Startup};
@@ -63,15 +63,7 @@ fn open_through_the_path_field(paths: &[PathBuf]) -> Harness<'static, App> {
     h.run();
     assert!(h.state().path_field_open());
     let typed: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    h.get_by_role_and_label(Role::TextInput, "Path").click();
-    h.run();
-    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
-    h.run();
-    h.get_by_role_and_label(Role::TextInput, "Path")
-        .type_text(&typed.join(";"));
-    h.run();
-    h.get_by_label("OK").click();
-    h.run();
+    common::ui::enter_path(&mut h, &typed.join(";"));
     wait_for_import(&mut h);
     h
 }

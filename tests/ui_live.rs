@@ -14,7 +14,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::ui::{app, step_until, view_harness};
-use eframe::egui::{self, Modifiers, accesskit::Role};
+use eframe::egui;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use scalescope::model::traffic::{
@@ -380,15 +380,7 @@ fn save_recording_writes_the_window_held() {
     h.run();
     assert!(h.state().path_field_open());
     let path = dir.path().join("window.jsonl");
-    h.get_by_role_and_label(Role::TextInput, "Path").click();
-    h.run();
-    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
-    h.run();
-    h.get_by_role_and_label(Role::TextInput, "Path")
-        .type_text(&path.display().to_string());
-    h.run();
-    h.get_by_label("OK").click();
-    h.run();
+    common::ui::enter_path(&mut h, &path.display().to_string());
     step_until(&mut h, 500, |a| {
         a.error().is_some() || std::fs::metadata(&path).is_ok_and(|m| m.len() > 0)
     });
@@ -423,15 +415,7 @@ fn a_malformed_recording_is_one_error_line() {
     h.get_by_label("Open traffic recording…").click();
     h.run();
     assert!(h.state().path_field_open());
-    h.get_by_role_and_label(Role::TextInput, "Path").click();
-    h.run();
-    h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
-    h.run();
-    h.get_by_role_and_label(Role::TextInput, "Path")
-        .type_text(&bad.display().to_string());
-    h.run();
-    h.get_by_label("OK").click();
-    h.run();
+    common::ui::enter_path(&mut h, &bad.display().to_string());
     step_until(&mut h, 500, |a| a.error().is_some());
     let e = h.state().error().unwrap_or_default().to_string();
     assert!(e.starts_with("Cannot open recording:"), "{e}");

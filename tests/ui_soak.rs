@@ -450,7 +450,6 @@ fn this_machine_offers_a_check_with_a_soak() {
 /// them back); Save PNG… the report's soak page, as `--bench` writes it.
 #[test]
 fn saving_the_soak_view_writes_its_samples_and_its_picture() {
-    use eframe::egui::{Modifiers, accesskit::Role};
     let dir = tempfile::tempdir().unwrap();
     let mut app = app();
     app.set_file_dialogs(scalescope::ui::FileDialogs::PathField("test".into()));
@@ -469,15 +468,7 @@ fn saving_the_soak_view_writes_its_samples_and_its_picture() {
         h.run();
         assert!(h.state().path_field_open());
         let path = dir.path().join(name);
-        h.get_by_role_and_label(Role::TextInput, "Path").click();
-        h.run();
-        h.key_press_modifiers(Modifiers::COMMAND, egui::Key::A);
-        h.run();
-        h.get_by_role_and_label(Role::TextInput, "Path")
-            .type_text(&path.display().to_string());
-        h.run();
-        h.get_by_label("OK").click();
-        h.run();
+        common::ui::enter_path(h, &path.display().to_string());
         common::ui::step_until(h, 1000, |a| {
             a.error().is_some() || std::fs::metadata(&path).is_ok_and(|m| m.len() > 0)
         });

@@ -89,3 +89,18 @@ pub fn view_harness(
             egui::CentralPanel::default().show(ui, |ui| draw(ui));
         })
 }
+
+/// Types `text` into the open path field (the stand-in for a file dialog), replacing what it
+/// holds, and presses OK.
+pub fn enter_path(h: &mut Harness<'_, App>, text: &str) {
+    h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Path")
+        .click();
+    h.run();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.run();
+    h.get_by_role_and_label(egui::accesskit::Role::TextInput, "Path")
+        .type_text(text);
+    h.run();
+    h.get_by_label("OK").click();
+    h.run();
+}
