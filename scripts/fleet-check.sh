@@ -3,8 +3,10 @@
 # of one — this machine reached through an ssh stand-in (a script that runs the command here, as
 # for `--remote` in the agent checks) — checked live, then the per-node report through
 # `fleet report`; and a fleet of three from the same node's report copied under three names with
-# one copy's GPU 0 host→GPU figures lowered by 20 %, which the report must name.
-# Usage: scripts/fleet-check.sh OUTDIR
+# one copy's GPU 0 host→GPU figures lowered by 20 %, which the report must name. With `bench` as
+# the second argument instead: the VBIOS the node's report holds beside nvidia-smi's, and a fleet
+# of one whose node runs the suite (`fleet run --bench`).
+# Usage: scripts/fleet-check.sh OUTDIR [bench]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$1
@@ -20,6 +22,24 @@ exec sh -c "$*"
 SH
 chmod +x /tmp/fleet-bin/fakessh
 nvidia-smi -L | tee "$out/nvidia-smi-L.txt"
+if [ "${2:-}" = bench ]; then
+    nvidia-smi --query-gpu=index,vbios_version --format=csv | tee "$out/nvidia-smi-vbios.csv"
+    "$bin" fleet run --hosts gpu-node --ssh /tmp/fleet-bin/fakessh --remote-command "$bin agent" \
+        --bench --out "$out/bench" > "$out/bench.txt" 2>&1
+    echo "fleet run --bench exit $?" | tee -a "$out/bench.txt"
+    cat "$out/bench.txt"
+    python3 - "$out/bench/nodes/gpu-node/report.json" "$out/bench/report/fleet.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("sections:", [k for k in ("health", "bandwidth", "collectives") if r.get(k)])
+inv = (r.get("health") or {}).get("before") or {}
+print("vbios in the report:", [(g["index"], g.get("vbios")) for g in inv.get("gpus", [])])
+f = json.load(open(sys.argv[2]))
+print("fleet fields:", [(x["field"], x["gpu"], x["majority"]) for x in f["fields"] if x["field"] == "vbios"])
+print("fleet figures compared:", len(f["figures"]), "verdict", f["verdict"])
+PY
+    exit 0
+fi
 "$bin" fleet run --hosts gpu-node --ssh /tmp/fleet-bin/fakessh --remote-command "$bin agent" \
     --quick --out "$out/fleet" > "$out/run.txt" 2>&1
 echo "fleet run exit $?" | tee -a "$out/run.txt"
