@@ -562,6 +562,10 @@ impl App {
                 actions.push(Action::SetView(*view));
             }
         }
+        if self.files.judging_fleet() {
+            ui.spinner();
+            ui.label(RichText::new("judging the fleet…").weak());
+        }
         let source = self.sources.shown_label();
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             let (icon, tip) = if self.settings.dark_mode {

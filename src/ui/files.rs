@@ -172,6 +172,8 @@ pub struct Files {
     /// What Save recording… writes, while the path field asks where.
     recording: Option<SaveWork>,
     inbox: Inbox<Msg>,
+    /// Fleets being read and judged on worker threads.
+    fleets_in_flight: usize,
 }
 
 impl Default for Files {
@@ -182,6 +184,7 @@ impl Default for Files {
             dialog_open: false,
             recording: None,
             inbox: Inbox::default(),
+            fleets_in_flight: 0,
         }
     }
 }
@@ -238,9 +241,11 @@ impl Files {
 
     /// Reads and judges a fleet on a worker thread.
     pub fn read_fleet(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) -> Result<(), String> {
-        self.inbox.spawn(ctx, "scalescope-fleet", move || {
-            Msg::Read(vec![Opened::Fleet(read_fleet(&paths).map(Box::new))])
-        })
+        self.inbox
+            .spawn(ctx, "scalescope-fleet", move || {
+                Msg::Read(vec![Opened::Fleet(read_fleet(&paths).map(Box::new))])
+            })
+            .inspect(|()| self.fleets_in_flight += 1)
     }
 
     /// Opens reports or `nvidia-smi` captures: the desktop's file dialog on a worker thread, or
@@ -479,6 +484,11 @@ impl Files {
         Ok(())
     }
 
+    /// Whether a fleet is being read and judged (a thousand nodes take about a second).
+    pub fn judging_fleet(&self) -> bool {
+        self.fleets_in_flight > 0
+    }
+
     /// What the workers read or wrote since the last frame.
     pub fn poll(&mut self) -> Vec<Opened> {
         let mut out = Vec::new();
@@ -486,6 +496,11 @@ impl Files {
             match msg {
                 Msg::Read(opened) => {
                     self.dialog_open = false;
+                    let fleets = opened
+                        .iter()
+                        .filter(|o| matches!(o, Opened::Fleet(_)))
+                        .count();
+                    self.fleets_in_flight = self.fleets_in_flight.saturating_sub(fleets);
                     out.extend(opened);
                 }
                 Msg::Saved(Some(result)) => out.push(Opened::Saved(result)),
