@@ -1,132 +1,56 @@
 //! `scalescope fleet run --hosts …` through three real sshd on localhost (throwaway keys,
 //! distinct ports, host aliases n1, n2, n3 in a generated ssh_config passed with `--ssh
-//! "ssh -F cfg"`; scripts/test.sh installs openssh-server when missing). No GPU: every node
-//! checks the catalog's dgx-h100, modeled. n2's connection is cut mid-run and n3's sshd is
-//! stopped before it: both unreachable, n1 done, exit 1. Bad input: one line, exit 2.
+//! "ssh -F cfg"`; tests/common/sshd.rs starts them, scripts/test.sh installs openssh-server
+//! when missing). No GPU: every node checks the catalog's dgx-h100, modeled. n2's connection is
+//! cut mid-run and n3's sshd is stopped before it: both unreachable, n1 done, exit 1. Bad input:
+//! one line, exit 2.
 
 mod common;
 
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::sshd::{Keys, Sshd};
 
 const BIN: &str = env!("CARGO_BIN_EXE_scalescope");
 
-fn quiet(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// Three sshd on 127.0.0.1 reached as n1, n2, n3 through `dir/ssh_config`.
 struct Fleet {
-    dir: tempfile::TempDir,
-    sshd: Vec<Child>,
-}
-
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        for c in &mut self.sshd {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
+    // Before the keys: the daemons are stopped before their folder goes.
+    sshd: Vec<Sshd>,
+    keys: Keys,
 }
 
 impl Fleet {
     fn ssh(&self) -> String {
-        format!("ssh -F {}", self.dir.path().join("ssh_config").display())
+        format!("ssh -F {}", self.keys.dir().join("ssh_config").display())
     }
 
     /// Stops node `i`'s sshd (0-based): it answers no more.
     fn stop(&mut self, i: usize) {
-        let _ = self.sshd[i].kill();
-        let _ = self.sshd[i].wait();
+        self.sshd[i].stop();
     }
 }
 
 /// `None` (with the reason printed) where sshd or ssh-keygen is missing or cannot run here.
 fn fleet() -> Option<Fleet> {
-    let Some(bin) = ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-    else {
-        eprintln!("skipped: no sshd (scripts/test.sh installs openssh-server)");
-        return None;
-    };
-    let dir = tempfile::tempdir().ok()?;
-    let d = dir.path().to_path_buf();
-    for key in ["host_key", "client_key"] {
-        if !quiet(
-            Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", ""])
-                .arg("-f")
-                .arg(d.join(key)),
-        ) {
-            eprintln!("skipped: ssh-keygen failed");
-            return None;
-        }
-    }
-    std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).ok()?;
-    let _ = std::fs::create_dir_all("/run/sshd");
-    let mut fleet = Fleet {
-        dir,
-        sshd: Vec::new(),
-    };
+    let keys = common::sshd::keys()?;
+    let mut sshd = Vec::new();
     let mut ssh_config = String::new();
     for n in 1..=3 {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .ok()?
-            .local_addr()
-            .ok()?
-            .port();
         // n2's sessions carry FLEET_TEST_DROP: the node command below cuts them mid-run.
-        let config = format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\nPidFile {dir}/sshd{n}.pid\nPermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n{env}",
-            dir = d.display(),
-            env = if n == 2 {
-                "SetEnv FLEET_TEST_DROP=1\n"
-            } else {
-                ""
-            }
-        );
-        let cfg = d.join(format!("sshd{n}_config"));
-        std::fs::write(&cfg, config).ok()?;
-        let child = Command::new(&bin)
-            .args(["-D", "-e", "-f"])
-            .arg(&cfg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        fleet.sshd.push(child);
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if start.elapsed() > Duration::from_secs(10) {
-                eprintln!("skipped: sshd did not listen on port {port}");
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        ssh_config.push_str(&format!(
-            "Host n{n}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {key}\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
-            key = d.join("client_key").display()
-        ));
+        let env = if n == 2 {
+            "SetEnv FLEET_TEST_DROP=1\n"
+        } else {
+            ""
+        };
+        let daemon = keys.start(&format!("sshd{n}"), env)?;
+        ssh_config.push_str(&keys.host_entry(&format!("n{n}"), daemon.port));
+        sshd.push(daemon);
     }
-    std::fs::write(d.join("ssh_config"), ssh_config).ok()?;
-    let ok = Command::new("sh")
-        .args(["-c", &format!("{} n1 true", fleet.ssh())])
-        .stdin(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: cannot log in through the test sshd");
-        return None;
-    }
-    Some(fleet)
+    std::fs::write(keys.dir().join("ssh_config"), ssh_config).ok()?;
+    let fleet = Fleet { sshd, keys };
+    common::sshd::can_log_in(&fleet.ssh(), "n1").then_some(fleet)
 }
 
 /// What runs on each node: this build's agent. Where FLEET_TEST_DROP is set (n2), the agent's

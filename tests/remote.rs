@@ -1,125 +1,49 @@
 //! Driving scalescope on another machine: `scalescope agent` through a real sshd on localhost
-//! (started by the test on a free port with throwaway keys; scripts/test.sh installs
-//! openssh-server when missing), and the agent protocol on malformed input. No GPU needed: the
-//! jobs are modeled.
+//! (started by the test on a free port with throwaway keys, tests/common/sshd.rs;
+//! scripts/test.sh installs openssh-server when missing), and the agent protocol on malformed
+//! input. No GPU needed: the jobs are modeled.
+
+mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::sshd::{Keys, Sshd};
+
 const BIN: &str = env!("CARGO_BIN_EXE_scalescope");
 
-/// A running sshd on 127.0.0.1 that accepts the test's key for the current user.
-struct Sshd {
-    _dir: tempfile::TempDir,
-    child: Child,
+/// The test sshd on 127.0.0.1, which accepts the test's key for the current user, and the
+/// `--ssh` command that logs in to it.
+struct Server {
+    _sshd: Sshd,
+    _keys: Keys,
     ssh: String,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn sshd_binary() -> Option<PathBuf> {
-    ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
-fn run(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// Starts one sshd for the whole test binary; `None` (with the reason printed) where sshd or
 /// ssh is missing or cannot run here.
-fn sshd() -> Option<&'static Sshd> {
-    static SSHD: OnceLock<Option<Sshd>> = OnceLock::new();
+fn sshd() -> Option<&'static Server> {
+    static SSHD: OnceLock<Option<Server>> = OnceLock::new();
     SSHD.get_or_init(|| {
-        let Some(bin) = sshd_binary() else {
-            eprintln!("skipped: no sshd (scripts/test.sh installs openssh-server)");
-            return None;
-        };
-        let dir = tempfile::tempdir().ok()?;
-        let d = dir.path();
-        for key in ["host_key", "client_key"] {
-            if !run(Command::new("ssh-keygen").args([
-                "-q",
-                "-t",
-                "ed25519",
-                "-N",
-                "",
-                "-f",
-                d.join(key).to_str()?,
-            ])) {
-                eprintln!("skipped: ssh-keygen failed");
-                return None;
-            }
-        }
-        std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).ok()?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .ok()?
-            .local_addr()
-            .ok()?
-            .port();
-        let config = format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\nPidFile {dir}/sshd.pid\nPermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n",
-            dir = d.display()
-        );
-        std::fs::write(d.join("sshd_config"), config).ok()?;
-        // The privilege-separation directory sshd insists on.
-        let _ = std::fs::create_dir_all("/run/sshd");
-        let child = Command::new(bin)
-            .args(["-D", "-e", "-f"])
-            .arg(d.join("sshd_config"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if start.elapsed() > Duration::from_secs(10) {
-                eprintln!("skipped: sshd did not listen on port {port}");
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let ssh = format!(
-            "ssh -p {port} -i {} -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
-            d.join("client_key").display()
-        );
-        let s = Sshd {
-            _dir: dir,
-            child,
-            ssh,
-        };
+        let keys = common::sshd::keys()?;
+        let daemon = keys.start("sshd", "")?;
+        let ssh = keys.ssh_command(daemon.port);
         // One real login, or skip.
-        let ok = Command::new("sh")
-            .args(["-c", &format!("{} 127.0.0.1 true", s.ssh)])
-            .stdin(Stdio::null())
-            .status()
-            .is_ok_and(|st| st.success());
-        if !ok {
-            eprintln!("skipped: cannot log in through the test sshd");
-            return None;
-        }
-        Some(s)
+        common::sshd::can_log_in(&ssh, "127.0.0.1").then_some(Server {
+            _sshd: daemon,
+            _keys: keys,
+            ssh,
+        })
     })
     .as_ref()
 }
 
 /// `scalescope --remote 127.0.0.1 …` through the test sshd, with `remote_command` (default: this
 /// build's agent) run there.
-fn remote(s: &Sshd, remote_command: Option<&str>, args: &[&str]) -> Command {
+fn remote(s: &Server, remote_command: Option<&str>, args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.args(["--remote", "127.0.0.1", "--ssh", &s.ssh, "--remote-command"])
         .arg(remote_command.map_or_else(|| format!("{BIN} agent"), |r| r.to_string()))

@@ -2,6 +2,7 @@
 //! folder, small files in temporary folders, the two-GPU topology of the GPU tests, a synthetic
 //! burn-in report ([`soak`]), fleets of modeled nodes ([`fleet`]), and (with the `gui` feature) the egui_kittest harnesses of the app
 //! and of a view drawn alone.
+//! [`sshd`] starts real OpenSSH daemons on localhost with throwaway keys for the ssh tests.
 //!
 //! Each test binary that needs it says `mod common;` and uses a part of it, so the rest would
 //! warn as unused there.
@@ -9,6 +10,7 @@
 
 pub mod fleet;
 pub mod soak;
+pub mod sshd;
 #[cfg(feature = "gui")]
 pub mod ui;
 
