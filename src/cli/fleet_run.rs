@@ -235,8 +235,8 @@ pub fn run(args: RunArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         run_ssh(&args, remote, &job)
     };
     if interrupt::signalled() {
-        let report = summarize(&args.out);
-        if let Err(e) = report
+        // Both ways in end with the fleet report of the nodes done (summarize).
+        if let Err(e) = &outcome
             && e.code != super::EXIT_CHECK_FAILED
         {
             eprintln!("warning: {:#}", e.error);
@@ -422,18 +422,22 @@ fn run_between(
         planned.len(),
         nodes.len()
     );
+    // The runs an earlier `fleet run` recorded (read once): skipped unless --rerun.
+    let before = if args.check.rerun {
+        Vec::new()
+    } else {
+        between::read_records(&dir).0
+    };
     for (i, p) in planned.iter().enumerate() {
         if CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
         let file = dir.join(format!("{}.json", p.name));
-        if !args.check.rerun
-            && let Some(done) = between::read_records(&dir)
-                .0
-                .into_iter()
-                .find(|r| r.name == p.name && r.nodes == p.nodes && r.tasks_per_node == tasks)
+        if let Some(done) = before
+            .iter()
+            .find(|r| r.name == p.name && r.nodes == p.nodes && r.tasks_per_node == tasks)
         {
-            println!("{} (done before, skipped)", between_line(&done));
+            println!("{} (done before, skipped)", between_line(done));
             continue;
         }
         let json = dir.join(format!("{}.run.json", p.name));

@@ -83,6 +83,16 @@ pub struct NodeOutcome {
     pub suspect_gpu: Option<usize>,
 }
 
+impl NodeOutcome {
+    /// Whether its report could be read (a node whose report could not, or that `fleet run`
+    /// could not check, has that as a finding and no report to open).
+    pub fn readable(&self) -> bool {
+        self.findings
+            .iter()
+            .all(|f| f.kind != FindingKind::Unreadable)
+    }
+}
+
 /// What a finding is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -349,9 +359,7 @@ pub fn judge_nodes(
     }
     let no_health: Vec<&str> = nodes
         .iter()
-        .filter(|n| {
-            n.health.is_none() && n.findings.iter().all(|f| f.kind != FindingKind::Unreadable)
-        })
+        .filter(|n| n.health.is_none() && n.readable())
         .map(|n| n.name.as_str())
         .collect();
     if !no_health.is_empty() {

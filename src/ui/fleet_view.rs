@@ -20,7 +20,7 @@ use super::action::Action;
 use super::fleet_table::{self as table, FigureFilter, Level};
 use super::palette;
 use super::widgets::badge;
-use crate::fleet::report::{FindingKind, FleetOutcome};
+use crate::fleet::report::FleetOutcome;
 use crate::health::Verdict;
 
 /// Height of a table row.
@@ -284,35 +284,40 @@ fn between(ui: &mut Ui, runs: &[crate::fleet::between::BetweenSummary]) {
     } else {
         RichText::new(text).weak()
     };
-    let rows: Vec<String> = runs
-        .iter()
-        .map(|r| {
-            let figure = r.busbw_gbps.map_or_else(
-                || format!("{} — {}", r.status, r.reason.as_deref().unwrap_or("")),
-                |b| {
-                    format!(
-                        "{} GB/s{}",
-                        figure_text(b),
-                        r.deviation_percent
-                            .map(|d| format!(" ({d:+.1} %)"))
-                            .unwrap_or_default()
-                    )
-                },
-            );
-            format!(
-                "{}  {}  {}  {}{}",
-                r.name,
-                r.nodes.join(", "),
-                figure,
-                r.transport.as_deref().unwrap_or("—"),
-                r.verdict
-                    .map(|v| format!("  {}", v.word()))
-                    .unwrap_or_default()
-            )
-        })
-        .collect();
+    // Every run on hover, written only while hovered.
+    let every_run = || -> String {
+        runs.iter()
+            .map(|r| {
+                let figure = r.busbw_gbps.map_or_else(
+                    || format!("{} — {}", r.status, r.reason.as_deref().unwrap_or("")),
+                    |b| {
+                        format!(
+                            "{} GB/s{}",
+                            figure_text(b),
+                            r.deviation_percent
+                                .map(|d| format!(" ({d:+.1} %)"))
+                                .unwrap_or_default()
+                        )
+                    },
+                );
+                format!(
+                    "{}  {}  {}  {}{}",
+                    r.name,
+                    r.nodes.join(", "),
+                    figure,
+                    r.transport.as_deref().unwrap_or("—"),
+                    r.verdict
+                        .map(|v| format!("  {}", v.word()))
+                        .unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     ui.add(egui::Label::new(text.size(SMALL)).truncate())
-        .on_hover_text(rows.join("\n"));
+        .on_hover_ui(|ui| {
+            ui.label(every_run());
+        });
 }
 
 /// The Show group: which figures are columns, and a filter of node names.
@@ -464,11 +469,7 @@ fn heat_table(ui: &mut Ui, f: &mut OpenFleet, height: f32, actions: &mut Vec<Act
         let node = f.rows[row];
         f.selected = Some(node);
         // A node whose report could not be read has none to open (its finding says why).
-        let readable = f.outcome.nodes[node]
-            .findings
-            .iter()
-            .all(|x| x.kind != FindingKind::Unreadable);
-        if open && readable {
+        if open && f.outcome.nodes[node].readable() {
             actions.push(Action::OpenFleetNode(PathBuf::from(
                 &f.outcome.nodes[node].file,
             )));
@@ -801,12 +802,8 @@ fn detail(ui: &mut Ui, f: &OpenFleet, actions: &mut Vec<Action>) {
         if let Some(job) = &node.slurm_job {
             ui.label(RichText::new(format!("Slurm job {job}")).weak());
         }
-        let readable = node
-            .findings
-            .iter()
-            .all(|x| x.kind != FindingKind::Unreadable);
         let open = ui
-            .add_enabled(readable, egui::Button::new("Open report"))
+            .add_enabled(node.readable(), egui::Button::new("Open report"))
             .on_hover_text(format!(
                 "Open {} as File → Open report does, and show it",
                 node.file
