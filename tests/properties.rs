@@ -237,6 +237,7 @@ fn workloads() -> impl Strategy<Value = Workload> {
                 activation_bytes_per_sample: None,
                 // Half the workloads calibrated by a user's 1-GPU step, the rest by utilization.
                 step_ms_1gpu: (load > 0.5).then_some(rtt.max(0.001)),
+                cuda_graphs: false,
                 model: None,
                 sources: vec!["property test".into()],
                 calibration: Vec::new(),

@@ -82,6 +82,7 @@ fn workload(pattern: Pattern) -> Workload {
         micro_batch: None,
         activation_bytes_per_sample: None,
         step_ms_1gpu: None,
+        cuda_graphs: false,
         model: None,
         sources: vec!["test".into()],
         calibration: Vec::new(),
@@ -547,6 +548,8 @@ fn measured_weak_step() -> MeasuredStep {
         other_ms: None,
         host_ms: None,
         host_probe_us: None,
+        accumulate: None,
+        wrapper_ms: None,
         basis: "test".into(),
     }
 }
@@ -796,4 +799,106 @@ fn llama_7b_and_70b_memory_fit_on_blackwell() {
         "{sharded} vs {states} / 72"
     );
     assert_eq!(rack.fits(), Some(true), "70B sharded over 72 × 186 GB");
+}
+
+#[test]
+fn a_step_is_never_shorter_than_its_host_floor_and_says_host_where_the_floor_sets_it() {
+    // A GPU-bound 1-GPU step of 100 ms at 10 samples whose host needs 30 ms to issue it. Strong
+    // scaling spreads 40 samples: at 4 GPUs 10 per GPU (GPU work 100 ms, the GPU sets it); a
+    // per-GPU batch of 1 would take 19 ms of GPU work but the host still needs 30 ms.
+    let mut m = machine();
+    m.framework_steps = vec![MeasuredStep {
+        host_ms: Some(30.0),
+        ..measured_weak_step()
+    }];
+    let mut w = workload(Pattern::DdpRing);
+    w.strong_global_batch = 4.0;
+    let rows = model(&w, &m, &[Mode::Strong], 4);
+    for r in &rows {
+        let (step, floor) = (r.step_time_ms.unwrap(), r.host_floor_ms.unwrap());
+        assert!(step >= floor, "{r:?}");
+    }
+    let four = rows.iter().find(|r| r.n_gpus == 4).unwrap();
+    // 1 sample: 9 ms + 10 ms optimizer = 19 ms of GPU work under a 30 ms floor.
+    close(four.compute_ms.unwrap(), 30.0);
+    assert_eq!(four.bound, Some(Bound::Host), "{}", four.basis);
+    assert!(
+        four.basis.contains("the host sets the step"),
+        "{}",
+        four.basis
+    );
+    // Under CUDA graphs the host does not issue the kernels one by one: no floor.
+    w.cuda_graphs = true;
+    let graphs = model(&w, &m, &[Mode::Strong], 4);
+    let four = graphs.iter().find(|r| r.n_gpus == 4).unwrap();
+    assert!(four.compute_ms.unwrap() < 30.0 && four.host_floor_ms.is_none());
+    assert!(four.basis.contains("CUDA graphs"), "{}", four.basis);
+}
+
+#[test]
+fn ddp_own_cost_measured_at_one_rank_is_added_from_two_gpus_on() {
+    let mut m = machine();
+    m.framework_steps = vec![measured_weak_step()];
+    let w = workload(Pattern::DdpRing);
+    let without = model(&w, &m, &[Mode::Weak], 4);
+    m.framework_steps[0].wrapper_ms = Some(7.0);
+    let with = model(&w, &m, &[Mode::Weak], 4);
+    for (a, b) in without.iter().zip(&with).filter(|(a, _)| a.n_gpus >= 2) {
+        assert!(b.step_time_ms.unwrap() > a.step_time_ms.unwrap(), "{b:?}");
+    }
+    let one = |rows: &[scalescope::scaling::ScalingPoint], n| {
+        rows.iter()
+            .find(|r| r.n_gpus == n)
+            .unwrap()
+            .step_time_ms
+            .unwrap()
+    };
+    // One GPU runs the plain step: DDP's cost is not in it.
+    close(one(&with, 1), one(&without, 1));
+    close(one(&with, 2) - one(&without, 2), 7.0);
+    let two = with.iter().find(|r| r.n_gpus == 2).unwrap();
+    assert!(two.basis.contains("DDP's own cost"), "{}", two.basis);
+}
+
+#[test]
+fn no_modeled_step_beats_its_host_floor_on_any_catalog_machine() {
+    // Every catalog machine × every catalog workload × weak and strong, projected to 1,024 GPUs.
+    let mut checked = 0;
+    let mut floored = 0;
+    for entry in scalescope::topology::catalog::entries() {
+        let topo = scalescope::topology::catalog::load(&entry.id).unwrap();
+        let m = Machine::modeled(&topo);
+        for w in workload::catalog() {
+            for r in model(&w, &m, &Mode::ALL, 1024) {
+                let (Some(step), Some(floor)) = (r.step_time_ms, r.host_floor_ms) else {
+                    continue;
+                };
+                checked += 1;
+                assert!(
+                    step >= floor * (1.0 - 1e-12),
+                    "{} {} {:?} on {} GPUs: step {step} < floor {floor}",
+                    entry.id,
+                    w.name,
+                    r.mode,
+                    r.n_gpus
+                );
+                if r.bound == Some(Bound::Host) {
+                    floored += 1;
+                    assert!(r.basis.contains("host floor"), "{}", r.basis);
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 0 && floored > 0,
+        "{checked} rows with a floor, {floored} host-bound"
+    );
+    // The issue's case: ResNet-50 strong on DGX H100 at 64 GPUs (16 images per GPU) is set by
+    // the host, not by a 5.6 ms compute step.
+    let topo = scalescope::topology::catalog::load("dgx-h100").unwrap();
+    let w = workload::resolve("resnet50").unwrap();
+    let rows = model(&w, &Machine::modeled(&topo), &[Mode::Strong], 64);
+    let r = rows.iter().find(|r| r.n_gpus == 64).unwrap();
+    assert_eq!(r.bound, Some(Bound::Host), "{}", r.basis);
+    assert!(r.step_time_ms.unwrap() >= r.host_floor_ms.unwrap());
 }

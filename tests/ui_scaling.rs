@@ -119,6 +119,8 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
         other_ms: None,
         host_ms: None,
         host_probe_us: None,
+        accumulate: None,
+        wrapper_ms: None,
         basis: "test".into(),
     }];
     let mut rows = model(&w, &m, &Mode::ALL, 64);
@@ -131,6 +133,9 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
         let mut r = ScalingPoint::empty(&w, mode, RowSource::Framework, n);
         r.per_gpu_batch = per;
         r.global_batch = per * n as f64;
+        // As the script reports them: micro-batches of 8, accumulated in strong scaling.
+        r.micro_batch = Some(8.0);
+        r.accumulate = Some((per / 8.0) as u64);
         r.step_time_ms = Some(ms);
         r.throughput = Some(r.global_batch / (ms * 1e-3));
         r.memory_gib_per_gpu = Some(89.7);

@@ -280,9 +280,16 @@ pub fn render(run: &ScalingRun) -> String {
                 }
                 e
             };
+            // The per-GPU cell is as wide as its longest (`1024 = 256 × 4`, `≤342 = 256 + 86`).
+            let pw = rows
+                .iter()
+                .map(|r| r.per_gpu_cell().chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(7);
             let _ = writeln!(
                 s,
-                "{:>6} {:>8} {:>8} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
+                "{:>6} {:>8} {:>pw$} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
                 "GPUs",
                 "global",
                 "per GPU",
@@ -309,14 +316,14 @@ pub fn render(run: &ScalingRun) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "{:>6} {:>8.0} {:>8.2} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
+                    "{:>6} {:>8.0} {:>pw$} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
                     r.n_gpus,
                     r.global_batch,
-                    r.per_gpu_batch,
+                    r.per_gpu_cell(),
                     f(r.step_time_ms, 3),
                     f(r.throughput, 1),
                     r.speedup_cell(),
-                    f(r.efficiency, 2),
+                    crate::report::superlinear::cell(r),
                     mem,
                     r.bound.map_or("—", |b| b.id()),
                     src,
@@ -331,6 +338,10 @@ pub fn render(run: &ScalingRun) -> String {
                 if r.step_time_ms.is_none() && !r.basis.is_empty() {
                     let _ = writeln!(s, "       ({})", r.basis);
                 }
+            }
+            // An efficiency above 1.00 is never printed without its cause.
+            for line in crate::report::superlinear::notes(&run.rows, Some(&w.name), Some(mode)) {
+                let _ = writeln!(s, "{}", crate::model::validate::one_line(&line, 80));
             }
         }
     }
@@ -366,6 +377,20 @@ pub fn render(run: &ScalingRun) -> String {
         let _ = writeln!(
             s,
             "mem GiB with !: does not fit the GPU's memory (no step time)"
+        );
+    }
+    if run.rows.iter().any(ScalingPoint::accumulates) {
+        let _ = writeln!(
+            s,
+            "per GPU: samples per GPU per step; `8 = 2 × 4`: 4 micro-batches of 2, gradients accumulated \
+             (`22 = 4 × 5 + 2`: the last takes what is left); mem GiB is per micro-batch: a GPU holds one at a time"
+        );
+    }
+    if run.rows.iter().any(ScalingPoint::splits_unevenly) {
+        let _ = writeln!(
+            s,
+            "per GPU with ≤: the global batch does not split evenly in whole samples; the GPUs with the most \
+             (shown) set the step, the others take one fewer (the row's basis says how many)"
         );
     }
     s
@@ -468,5 +493,38 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// The bundled reports' runs as the table prints them: an efficiency above 1.00 is marked
+    /// and a note under its workload and mode gives the cause.
+    #[test]
+    fn an_efficiency_above_one_is_printed_with_its_cause() {
+        use crate::report::superlinear;
+        for (name, r) in crate::report::bundled::reports() {
+            let Some(s) = r.unwrap().scaling else {
+                continue;
+            };
+            let text = render(&s.run);
+            for row in s.run.rows.iter().filter(|x| superlinear::above(x)) {
+                assert!(text.contains(&superlinear::cell(row)), "{name}");
+                let why = superlinear::cause(row, &s.run.rows).unwrap();
+                let note = text
+                    .lines()
+                    .find(|l| {
+                        l.starts_with(&format!("* {} {},", row.workload, row.mode))
+                            && l.contains(&format!(
+                                "{}:",
+                                if row.source == RowSource::Modeled {
+                                    "modeled"
+                                } else {
+                                    row.source.id()
+                                }
+                            ))
+                    })
+                    .unwrap_or_else(|| panic!("{name}: no note for {} {}", row.workload, row.mode));
+                assert!(note.contains("above 1.00"), "{note}");
+                assert!(why.contains("GPUs do not speed each other up"), "{why}");
+            }
+        }
     }
 }

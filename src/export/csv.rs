@@ -291,7 +291,8 @@ pub const SCALING_COLUMNS: [&str; 12] = [
 ];
 
 /// One row per (workload, mode, source, GPU count), in run order. After the fixed columns:
-/// `compute_ms`, `comm_exposed_ms`, `other_ms`, `projected`, `model_error`, `basis`.
+/// `compute_ms`, `comm_exposed_ms`, `other_ms`, `projected`, `model_error`, … (docs/CSV.md),
+/// `basis` last.
 pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = SCALING_COLUMNS.to_vec();
@@ -304,6 +305,8 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
         "model_error_uncalibrated",
         "memory_gib_per_gpu",
         "fits",
+        "micro_batch",
+        "accumulate",
         "calibration",
         "energy_j_per_step",
         "watts_per_gpu",
@@ -335,6 +338,8 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
             cell_f(r.model_error_uncalibrated, 4),
             cell_f(r.memory_gib_per_gpu, 2),
             cell(r.fits.map(|f| if f { "true" } else { "false" })),
+            r.micro_batch.map_or(String::new(), trim_f),
+            cell(r.accumulate),
             cell(r.calibration.map(|c| c.id())),
             cell_f(r.energy_j_per_step, 3),
             cell_f(r.watts_per_gpu, 1),
@@ -414,11 +419,32 @@ pub fn comparison(c: &Comparison) -> Result<Vec<u8>, ExportError> {
                     .unwrap_or_default(),
                 f.source.map(|s| s.to_string()).unwrap_or_default(),
                 r.diff_pct[i].map(|d| format!("{d:.2}")).unwrap_or_default(),
-                f.basis.clone(),
+                comparison_basis(r, i),
             ])?;
         }
     }
     w.into_inner().map_err(|e| ExportError::Io(e.into_error()))
+}
+
+/// A figure's basis as the comparison's CSV writes it: with why an efficiency is above 1.00,
+/// and why no difference is given where the figure is not like the first machine's.
+fn comparison_basis(r: &crate::report::compare::Row, i: usize) -> String {
+    let f = &r.figures[i];
+    let mut basis = f.basis.clone();
+    if let Some(why) = &f.above_one {
+        basis.push_str("; above 1.00: ");
+        basis.push_str(why);
+    }
+    let both = f.value.is_some() && r.figures.first().is_some_and(|a| a.value.is_some());
+    if i > 0
+        && both
+        && r.diff_pct[i].is_none()
+        && let Some(why) = r.caveat()
+    {
+        basis.push_str("; no difference: ");
+        basis.push_str(&why);
+    }
+    basis
 }
 
 /// Columns of `compare --ranking-csv FILE`: one row per machine and GPU count of the purchase

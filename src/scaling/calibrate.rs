@@ -90,8 +90,41 @@ pub struct MeasuredStep {
     /// iteration: the host's speed during the window, which `host_ms` is scaled to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_probe_us: Option<f64>,
+    /// Micro-batches per step (gradient accumulation), the host floor's too; `None`: one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accumulate: Option<f64>,
+    /// What PyTorch's DDP wrapper costs a step at one rank (the step under DDP on a group of
+    /// one − the plain step, timed in alternating blocks), ms; `None` where not timed. The
+    /// model adds it to every data-parallel step on two or more GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper_ms: Option<f64>,
     /// Framework versions, GPU.
     pub basis: String,
+}
+
+/// The host's time to issue one step, at the batch it was measured at: no step of that
+/// workload is shorter where the same kernels are launched (docs/SCALING.md, "The host term").
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostFloor {
+    /// The floor of one step at the calibration batch, ms (at this machine's host speed).
+    pub ms: f64,
+    /// Micro-batches in that step: each launches the forward and backward kernels again.
+    pub micro_batches: f64,
+    /// Where it comes from, in words (`measured here`, `catalog H200 record moved to this CPU`).
+    pub source: String,
+}
+
+impl HostFloor {
+    /// The floor of a step of `per_gpu` samples in micro-batches of `micro`: the host issues
+    /// one forward and backward per micro-batch, so the floor goes with their count.
+    pub fn at(&self, per_gpu: f64, micro: f64) -> f64 {
+        let k = if micro > 0.0 && per_gpu.is_finite() {
+            (per_gpu / micro).ceil().max(1.0)
+        } else {
+            1.0
+        };
+        self.ms / self.micro_batches.max(1.0) * k
+    }
 }
 
 /// The compute term of one workload and mode: time = per-sample cost × samples per GPU + the
@@ -113,6 +146,12 @@ pub struct StepModel {
     pub host_bound: bool,
     /// The host floor ÷ the step, where measured.
     pub host_share: Option<f64>,
+    /// The host's time to issue a step, where measured here or in a catalog record: a floor no
+    /// modeled step goes below (unless the workload runs under CUDA graphs).
+    pub host_floor: Option<HostFloor>,
+    /// DDP's own cost per step, measured at one rank (0 where not measured): added on two or
+    /// more GPUs, where the wrapper runs.
+    pub wrapper_ms: f64,
     /// One line: what calibrates it.
     pub label: String,
 }
@@ -211,6 +250,22 @@ pub fn step_model(
                 matrix_share: s.matrix_share,
                 host_bound: s.host_ms.is_some_and(|h| is_host_bound(h, s.step_ms)),
                 host_share: s.host_ms.map(|h| h / s.step_ms),
+                host_floor: s
+                    .host_ms
+                    .filter(|h| h.is_finite() && *h > 0.0)
+                    .map(|ms| HostFloor {
+                        ms,
+                        micro_batches: s.accumulate.unwrap_or(1.0),
+                        source: format!(
+                            "measured here ({} 1-GPU step at a sixteenth of its work)",
+                            s.mode.id()
+                        ),
+                    }),
+                wrapper_ms: s
+                    .wrapper_ms
+                    .filter(|v| v.is_finite())
+                    .unwrap_or(0.0)
+                    .max(0.0),
                 label: format!(
                     "framework 1-GPU step measured here: {:.1} ms at {} ({})",
                     s.step_ms,
@@ -274,6 +329,16 @@ pub fn step_model(
         ),
     );
     m.host_bound = here.host_bound;
+    m.wrapper_ms = c
+        .wrapper_ms
+        .filter(|v| v.is_finite())
+        .unwrap_or(0.0)
+        .max(0.0);
+    m.host_floor = here.host_ms.map(|ms| HostFloor {
+        ms,
+        micro_batches: (w.per_gpu_batch / w.micro_batch()).ceil().max(1.0),
+        source: format!("{}'s catalog record{}", c.gpu, here.host_how),
+    });
     Some(m)
 }
 
@@ -293,6 +358,8 @@ fn from_record_figures(
         matrix_share,
         host_bound: false,
         host_share: None,
+        host_floor: None,
+        wrapper_ms: 0.0,
         label,
     }
 }
@@ -313,6 +380,10 @@ pub struct RecordHere {
     pub host_bound: bool,
     /// How it was moved (empty when taken as measured), starting with "; " or " ".
     pub how: String,
+    /// The record's host floor on this machine's CPU, ms, where the record has one.
+    pub host_ms: Option<f64>,
+    /// How that floor was moved, in words (starts with " ", or empty).
+    pub host_how: String,
 }
 
 /// Moves record `c` to `gpu` (`same_family`: the record's own GPU family). The GPU's part:
@@ -354,21 +425,29 @@ pub fn record_here(
             step_ms: step,
             host_bound: false,
             how,
+            host_ms: None,
+            host_how: String::new(),
         });
     };
-    let host_here = match (host, c.host_probe_us) {
+    let (host_here, host_how) = match (host, c.host_probe_us) {
         (Some(HostReading { us: here, when }), Some(rec)) if rec > 0.0 && here > 0.0 => {
             let h = host_rec * here / rec;
             how.push_str(&format!(
                 "; host floor {host_rec:.1} → {h:.1} ms (host probe {rec:.0} → {here:.0} µs, {when})"
             ));
-            h
+            (
+                h,
+                format!(" moved to this CPU (host probe {rec:.0} → {here:.0} µs)"),
+            )
         }
         _ => {
             how.push_str(&format!(
                 "; host floor {host_rec:.1} ms as measured (no host probe to compare CPUs)"
             ));
-            host_rec
+            (
+                host_rec,
+                " as measured there (no host probe here to compare CPUs)".to_string(),
+            )
         }
     };
     let rest = (c.step_ms - gpu_rec.max(host_rec)).max(0.0);
@@ -381,6 +460,8 @@ pub fn record_here(
         step_ms: step,
         host_bound,
         how,
+        host_ms: Some(host_here),
+        host_how,
     })
 }
 
@@ -443,6 +524,8 @@ mod tests {
             matrix_share: None,
             host_bound: false,
             host_share: None,
+            host_floor: None,
+            wrapper_ms: 0.0,
             label: String::new(),
         };
         assert_eq!(m.straggler(1), 1.0);
@@ -527,6 +610,7 @@ mod tests {
             peak_mem_gib: None,
             host_ms,
             host_probe_us: Some(1000.0),
+            wrapper_ms: None,
             measured: "test".into(),
         }
     }
@@ -641,6 +725,8 @@ mod tests {
             other_ms: None,
             host_ms: Some(99.0),
             host_probe_us: Some(1500.0),
+            accumulate: None,
+            wrapper_ms: None,
             basis: "test".into(),
         }];
         let separate = probe(Some(1000.0));
@@ -705,6 +791,8 @@ mod tests {
             other_ms: None,
             host_ms: None,
             host_probe_us: None,
+            accumulate: None,
+            wrapper_ms: None,
             basis: "test".into(),
         }];
         let mut inputs = CalibrationInputs {

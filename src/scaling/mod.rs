@@ -5,10 +5,13 @@
 //! the measured (or modeled) all-reduce curve ([`curve`]), projecting beyond the box over nodes;
 //! [`framework`] runs the workload's real training step with PyTorch (DDP/FSDP under torchrun):
 //! the measured truth, whose 1-GPU step calibrates the model ([`calibrate`]); [`memory`] says
-//! whether a step fits the GPU; [`proxy`] runs synthetic steps (cuBLAS GEMMs + NCCL all-reduce)
-//! on machines without PyTorch; [`cost`] turns throughput and power into cost per million
-//! samples at the user's prices. Formulas and sources: docs/SCALING.md.
+//! whether a step fits the GPU and [`batch`] how its samples are laid out (a global batch over
+//! the GPUs in whole samples, micro-batches accumulated); [`proxy`] runs synthetic steps
+//! (cuBLAS GEMMs + NCCL all-reduce) on machines without PyTorch; [`cost`] turns throughput and
+//! power into cost per million samples at the user's prices. Formulas and sources:
+//! docs/SCALING.md.
 
+pub mod batch;
 pub mod calibrate;
 pub mod cost;
 pub mod curve;

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::batch::{self, BatchSplit};
 use super::calibrate::{CalibrationInputs, CalibrationKind, MeasuredStep, ProbeRates};
 use super::curve::CommCurve;
 use super::memory;
@@ -440,8 +441,19 @@ pub struct ScalingPoint {
     pub n_gpus: usize,
     /// Samples per step over all GPUs.
     pub global_batch: f64,
-    /// Samples per GPU per step.
+    /// Samples per GPU per step: where a strong global batch does not split evenly over the
+    /// GPUs in whole samples, the GPUs with the most, which set the step ([`BatchSplit`]; the
+    /// others take one fewer).
     pub per_gpu_batch: f64,
+    /// Samples per forward/backward pass (micro-batch) of that per-GPU batch: the step
+    /// accumulates gradients over `accumulate` of them, the last one taking what is left where
+    /// it does not divide the batch. The memory figure holds one micro-batch's activations.
+    /// `None` where unknown (proxy rows, patterns without a memory model, older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micro_batch: Option<f64>,
+    /// Micro-batches per step (1: no accumulation); `None` where unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accumulate: Option<u64>,
     /// One step, ms.
     pub step_time_ms: Option<f64>,
     /// Samples per second over all GPUs.
@@ -507,6 +519,10 @@ pub struct ScalingPoint {
     /// `None` without prices, or where the row has no throughput (or no power, for ownership).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_million_samples: Option<f64>,
+    /// The host's time to issue this step at its per-GPU batch, ms (modeled rows, where a
+    /// measured floor or a catalog record's gives it): the step is never shorter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_floor_ms: Option<f64>,
     /// What fed the figures (rates, curves), or why a row is empty.
     pub basis: String,
 }
@@ -532,6 +548,29 @@ impl ScalingPoint {
         }
     }
 
+    /// The per-GPU batch as tables print it: `8`, `8 = 2 × 4` where the step accumulates
+    /// micro-batches (micro-batch × how many), `≤342 …` where the global batch does not split
+    /// evenly over the GPUs ([`batch::per_gpu_cell`]).
+    pub fn per_gpu_cell(&self) -> String {
+        batch::per_gpu_cell(
+            self.per_gpu_batch,
+            self.splits_unevenly(),
+            self.micro_batch,
+            self.accumulate,
+        )
+    }
+
+    /// True where the global batch does not split evenly over the GPUs in whole samples: the
+    /// per-GPU batch is that of the GPUs with the most, the others take one fewer.
+    pub fn splits_unevenly(&self) -> bool {
+        self.per_gpu_batch * self.n_gpus as f64 - self.global_batch >= 0.5
+    }
+
+    /// True where the step accumulates gradients over several micro-batches.
+    pub fn accumulates(&self) -> bool {
+        self.accumulate.is_some_and(|a| a > 1)
+    }
+
     /// The catalog-only model's error as tables print it: signed percent, `—` where there is none.
     pub fn uncalibrated_error_cell(&self) -> String {
         signed_pct(self.model_error_uncalibrated)
@@ -548,6 +587,8 @@ impl ScalingPoint {
             n_gpus: n,
             global_batch: global,
             per_gpu_batch: per,
+            micro_batch: None,
+            accumulate: None,
             step_time_ms: None,
             throughput: None,
             speedup: None,
@@ -571,18 +612,20 @@ impl ScalingPoint {
             cost_per_million_samples: None,
             fits: None,
             calibration: None,
+            host_floor_ms: None,
             basis: String::new(),
         }
     }
 }
 
-/// (global batch, per-GPU batch) of `w` on `n` GPUs in `mode`.
+/// (global batch, per-GPU batch) of `w` on `n` GPUs in `mode`. Strong: the global batch split
+/// in whole samples ([`BatchSplit`]), the per-GPU batch that of the GPUs with the most.
 pub fn batches(w: &Workload, mode: Mode, n: usize) -> (f64, f64) {
     match mode {
         Mode::Weak => (w.per_gpu_batch * n as f64, w.per_gpu_batch),
         Mode::Strong => (
             w.strong_global_batch,
-            w.strong_global_batch / n.max(1) as f64,
+            BatchSplit::new(w.strong_global_batch, n).most as f64,
         ),
     }
 }
@@ -622,9 +665,14 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
         let mut rows = Vec::new();
         for &n in &counts {
             let mut p = ScalingPoint::empty(w, mode, RowSource::Modeled, n);
-            if p.per_gpu_batch < 1.0 {
+            // Whole samples: where the global batch has fewer than one per GPU, some would idle.
+            if p.global_batch < n as f64 {
                 break;
             }
+            let split_note = match mode {
+                Mode::Strong => BatchSplit::new(p.global_batch, n).note(),
+                Mode::Weak => None,
+            };
             p.projected = n > m.gpus_per_node;
             let wanted = w.micro_batch().min(p.per_gpu_batch);
             let estimate = |micro: f64| {
@@ -660,6 +708,12 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                 (wanted, first)
             };
             let accumulating = p.per_gpu_batch > micro;
+            // What the memory was checked at: where there is an estimate, the step is run in
+            // micro-batches of that size.
+            if mem.is_some() {
+                p.micro_batch = Some(micro);
+                p.accumulate = Some(batch::accumulation(p.per_gpu_batch, micro));
+            }
             let smaller_micro = (micro < wanted).then(|| {
                 format!(
                     "; in micro-batches of {micro:.0} (the workload's {wanted:.0} does not fit: gradients accumulated, the step modeled as one)"
@@ -682,6 +736,9 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                     },
                     memory::advice(w, n, cap, accumulating)
                 );
+                if let Some(note) = &split_note {
+                    p.basis.push_str(&format!("; {note}"));
+                }
                 rows.push(p);
                 continue;
             }
@@ -703,6 +760,7 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                     p.other_ms = Some(t.other_ms);
                     p.bound = Some(t.bound);
                     p.calibration = Some(t.calibration);
+                    p.host_floor_ms = t.host_floor_ms;
                     p.basis = format!(
                         "{}{}{}{}",
                         t.calibration_basis,
@@ -710,6 +768,9 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                         memory_note.as_deref().unwrap_or(""),
                         smaller_micro.as_deref().unwrap_or("")
                     );
+                    if let Some(note) = &split_note {
+                        p.basis.push_str(&format!("; {note}"));
+                    }
                 }
                 Err(e) => p.basis = e,
             }

@@ -416,6 +416,8 @@ pub(crate) mod fixtures {
             other_ms: None,
             host_ms: None,
             host_probe_us: None,
+            accumulate: None,
+            wrapper_ms: None,
             basis: "test".into(),
         }];
         let mut rows = model(&w, &m, &Mode::ALL, 8);

@@ -19,6 +19,9 @@ pub struct Terms {
     /// What calibrated the compute term, and how.
     pub calibration: CalibrationKind,
     pub calibration_basis: String,
+    /// The host's time to issue this step (its per-GPU batch), ms, where known: the step is
+    /// never shorter (`bound` = host where it sets the step).
+    pub host_floor_ms: Option<f64>,
 }
 
 /// Compute time of `samples` at `rate`: FLOPs ÷ (rate × utilization), ms.
@@ -102,6 +105,7 @@ pub fn step_terms(
         bound,
         calibration: c.calibration,
         calibration_basis: c.basis,
+        host_floor_ms: c.host_floor_ms,
     })
 }
 
@@ -115,6 +119,10 @@ struct ComputeTerm {
     optimizer_ms: f64,
     /// The CPU sets the step: the GPU waits for kernel launches.
     host_bound: bool,
+    /// The host floor at this batch, ms, where known.
+    host_floor_ms: Option<f64>,
+    /// DDP's own cost per step (measured at one rank), ms: added on two or more GPUs.
+    wrapper_ms: f64,
 }
 
 /// A pattern's step: its terms, and the share of each candidate for what bounds it.
@@ -170,7 +178,19 @@ fn compute_term(
                 // Where the host sets much of the step, its jitter evens out between ranks (see
                 // StepModel::straggler).
                 let straggler = sm.straggler(n);
-                let c = sm.compute_ms(b) * slow * straggler;
+                let gpu_ms = sm.compute_ms(b) * slow * straggler;
+                // The host must issue every kernel of the step: no step is shorter than its
+                // host floor at this batch (unless CUDA graphs replay the kernels).
+                let floor = sm
+                    .host_floor
+                    .as_ref()
+                    .filter(|_| !w.cuda_graphs)
+                    .map(|f| (f.at(b, w.micro_batch()), f));
+                let floor_sets = floor.is_some_and(|(ms, _)| ms > gpu_ms);
+                let c = match floor {
+                    Some((ms, _)) if floor_sets => ms,
+                    _ => gpu_ms,
+                };
                 let mut basis = sm.label.clone();
                 if slow > 1.0 {
                     basis.push_str(&format!(
@@ -182,15 +202,41 @@ fn compute_term(
                     "; slowest of {n} ranks (×{straggler:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)"
                 ));
                 }
-                if sm.host_bound {
+                if let Some((ms, f)) = floor {
+                    basis.push_str(&format!(
+                        "; host floor {ms:.1} ms at {} per GPU ({}){}",
+                        crate::model::units::samples(b),
+                        f.source,
+                        if floor_sets {
+                            format!(
+                                ": the host sets the step (the GPU's work {gpu_ms:.1} ms is shorter)"
+                            )
+                        } else {
+                            String::new()
+                        }
+                    ));
+                } else if w.cuda_graphs && sm.host_floor.is_some() {
+                    basis.push_str(
+                        "; no host floor: the workload runs under CUDA graphs (kernels replayed, not issued one by one)",
+                    );
+                }
+                if sm.host_bound && !floor_sets {
                     basis.push_str("; host-bound (the GPU waits for the CPU to launch kernels)");
+                }
+                let wrapper_ms = if n >= 2 { sm.wrapper_ms } else { 0.0 };
+                if wrapper_ms > 0.0 {
+                    basis.push_str(&format!(
+                        "; + {wrapper_ms:.1} ms of DDP's own cost per step (measured at one rank)"
+                    ));
                 }
                 ComputeTerm {
                     ms: c,
                     calibration: sm.kind,
                     basis,
                     optimizer_ms: sm.optimizer_ms * slow,
-                    host_bound: sm.host_bound,
+                    host_bound: sm.host_bound || floor_sets,
+                    host_floor_ms: floor.map(|(ms, _)| ms),
+                    wrapper_ms,
                 }
             }
             None => {
@@ -212,6 +258,8 @@ fn compute_term(
                     ),
                     optimizer_ms: 0.0,
                     host_bound: false,
+                    host_floor_ms: None,
+                    wrapper_ms: 0.0,
                 }
             }
         },
@@ -244,7 +292,10 @@ fn ddp_ring(w: &Workload, m: &Machine, n: usize, c: &ComputeTerm) -> Result<Patt
     // A host-bound step exposes its all-reduces as a GPU-bound one does: the GPU's idle
     // time is spread over gaps between short kernels, not free for NCCL (docs/SCALING.md,
     // "The host term"), and the host also issues one all-reduce per bucket.
+    // DDP's own cost measured at one rank (bucket copies, hooks, the all-reduces issued) holds
+    // the host's issuing of the all-reduces: then it replaces the per-bucket estimate.
     let host_extra = match m.probe.as_ref().and_then(|p| p.allreduce_host_us) {
+        _ if c.wrapper_ms > 0.0 => c.wrapper_ms,
         Some(us) if c.host_bound && n >= 2 => bucket_count(grad, w.bucket_bytes) * us / 1e3,
         _ => 0.0,
     };

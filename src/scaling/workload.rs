@@ -279,6 +279,11 @@ pub struct Calibration {
     /// machine's CPU by the ratio of the two probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_probe_us: Option<f64>,
+    /// What DDP's wrapper cost the step at one rank, ms (the step under DDP on a group of one
+    /// − the plain step, timed in alternating blocks), where the record measured it: the model
+    /// adds it on two or more GPUs. `step_ms` is the plain step (no wrapper) where this is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapper_ms: Option<f64>,
     /// When, on what, with which framework versions.
     pub measured: String,
 }
@@ -363,6 +368,10 @@ pub struct Workload {
     /// The user's own 1-GPU step at `per_gpu_batch`, ms: calibrates the model's compute term.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_ms_1gpu: Option<f64>,
+    /// The step runs under CUDA graphs (captured once, replayed): the host does not issue its
+    /// kernels one by one, so its host floor does not bound the modeled step.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cuda_graphs: bool,
     /// The reference model (the framework run builds it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelSpec>,
@@ -605,6 +614,23 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
     optional("steps_per_sync", w.steps_per_sync, STEPS_PER_SYNC)?;
     optional("weight_bytes", w.weight_bytes, WEIGHT_BYTES)?;
     optional("micro_batch", w.micro_batch, PER_GPU_BATCH)?;
+    // Samples are whole: a strong global batch is split over the GPUs in whole samples
+    // (`batch::BatchSplit`) and a per-GPU batch into whole micro-batches.
+    for (field, v) in [
+        ("per_gpu_batch", Some(w.per_gpu_batch)),
+        ("strong_global_batch", Some(w.strong_global_batch)),
+        ("micro_batch", w.micro_batch),
+    ] {
+        if let Some(v) = v.filter(|v| v.fract() != 0.0) {
+            return Err((
+                field,
+                format!(
+                    "{} is not a whole number of samples",
+                    crate::model::validate::number(v)
+                ),
+            ));
+        }
+    }
     optional(
         "activation_bytes_per_sample",
         w.activation_bytes_per_sample,
@@ -830,6 +856,32 @@ mod tests {
             assert_ne!(text, good);
             match parse("w.toml", &text) {
                 Err(WorkloadError::Bad { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn batches_are_whole_samples() {
+        let good = include_str!("../../assets/workloads/gpt2-xl.toml");
+        for (from, to, field) in [
+            ("per_gpu_batch = 8", "per_gpu_batch = 8.5", "per_gpu_batch"),
+            (
+                "strong_global_batch = 64",
+                "strong_global_batch = 64.25",
+                "strong_global_batch",
+            ),
+            ("micro_batch = 8", "micro_batch = 2.5", "micro_batch"),
+        ] {
+            let text = good.replacen(from, to, 1);
+            assert_ne!(text, good);
+            match parse("w.toml", &text) {
+                Err(WorkloadError::Bad {
+                    field: f, message, ..
+                }) => {
+                    assert_eq!(f, field);
+                    assert!(message.contains("whole number of samples"), "{message}");
+                }
                 other => panic!("{field}: {other:?}"),
             }
         }

@@ -108,6 +108,7 @@ impl WorkloadForm {
             micro_batch: None,
             activation_bytes_per_sample: None,
             step_ms_1gpu: opt("1-GPU step ms", &self.step_ms_1gpu)?,
+            cuda_graphs: false,
             model: None,
             sources: vec!["user-entered in the Scaling view (assumed)".into()],
             calibration: Vec::new(),
@@ -617,6 +618,10 @@ pub fn workload_plots(
     });
     legend_row(ui);
     table(ui, w, rows, max_gpus);
+    // An efficiency above 1.00 (plotted above 100 %) is never shown without its cause.
+    for line in crate::report::superlinear::notes(rows, Some(&w.name), None) {
+        ui.label(RichText::new(line).small().color(palette::UNKNOWN));
+    }
 }
 
 /// The legend, under the plots (never over the data).
@@ -819,16 +824,38 @@ pub fn table_counts(rows: &[&ScalingPoint], max_gpus: usize) -> Vec<usize> {
     v
 }
 
+/// The per-GPU batch of a measured and a modeled row at one count: one cell where they agree
+/// (`8 = 4 × 2`; a row that does not say its micro-batches agrees with one that does at the same
+/// batch), `measured / modeled` where they differ, `—` where neither exists.
+pub fn per_gpu_cell(meas: Option<&ScalingPoint>, model: Option<&ScalingPoint>) -> String {
+    match (meas, model) {
+        (Some(a), Some(b)) => {
+            let said = |r: &ScalingPoint| r.micro_batch.is_some() && r.accumulate.is_some();
+            let agree = a.per_gpu_batch == b.per_gpu_batch
+                && a.splits_unevenly() == b.splits_unevenly()
+                && (!said(a) || !said(b) || a.per_gpu_cell() == b.per_gpu_cell());
+            match (agree, said(a)) {
+                (true, true) => a.per_gpu_cell(),
+                (true, false) => b.per_gpu_cell(),
+                (false, _) => format!("{} / {}", a.per_gpu_cell(), b.per_gpu_cell()),
+            }
+        }
+        (Some(r), None) | (None, Some(r)) => r.per_gpu_cell(),
+        (None, None) => "—".to_string(),
+    }
+}
+
 /// Measured and modeled side by side at the counts of [`table_counts`], with the error.
 fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
     let mine: Vec<&ScalingPoint> = rows.iter().filter(|r| r.workload == w.name).collect();
     egui::Grid::new(format!("scaling-table-{}", w.name))
         .striped(true)
-        .num_columns(12)
+        .num_columns(13)
         .show(ui, |ui| {
             for h in [
                 "mode",
                 "GPUs",
+                "per GPU",
                 "step ms meas.",
                 "step ms model",
                 "error",
@@ -838,7 +865,7 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                 "speedup model",
                 "eff. meas.",
                 "eff. model",
-                "memory GiB/GPU",
+                "memory GiB/GPU, one micro-batch",
             ] {
                 ui.label(RichText::new(h).strong().small());
             }
@@ -855,6 +882,7 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                     ui.label(mode.id());
                     let proj = model.is_some_and(|m| m.projected);
                     ui.label(format!("{n}{}", if proj { " (projected)" } else { "" }));
+                    ui.label(per_gpu_cell(meas, model));
                     ui.label(cell(meas.and_then(|r| r.step_time_ms), 1));
                     ui.label(cell(model.and_then(|r| r.step_time_ms), 1));
                     let error = ui.label(meas.map_or("—".to_string(), |r| r.error_cell()));
@@ -868,8 +896,8 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                     };
                     ui.label(speedup(meas));
                     ui.label(speedup(model));
-                    ui.label(cell(meas.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
-                    ui.label(cell(model.and_then(|r| r.efficiency.map(|e| e * 100.0)), 1));
+                    ui.label(super::compare_view::eff_cell(meas));
+                    ui.label(super::compare_view::eff_cell(model));
                     let mem =
                         |r: Option<&ScalingPoint>| cell(r.and_then(|r| r.memory_gib_per_gpu), 1);
                     let fits = model.and_then(|r| r.fits);
@@ -897,7 +925,7 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
         });
     ui.label(
         RichText::new(
-            "meas.: measured here (real framework run, or proxy) · model: modeled · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled",
+            "meas.: measured here (real framework run, or proxy) · model: modeled · per GPU: samples per GPU per step, 8 = 2 × 4: 4 micro-batches of 2, gradients accumulated (measured / modeled where they differ); ≤: the global batch does not split evenly, the GPUs with the most set the step · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled, one micro-batch",
         )
         .weak()
         .small(),

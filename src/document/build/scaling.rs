@@ -8,6 +8,7 @@ use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
 use crate::report::Report;
 use crate::report::compare::default_workload;
 use crate::report::summary::Provenance;
+use crate::report::superlinear;
 use crate::scaling::run::ScalingRun;
 use crate::scaling::{Mode, RowSource, ScalingPoint};
 
@@ -122,6 +123,15 @@ fn selected<'a>(run: &'a ScalingRun, w: &str, which: Rows) -> Vec<&'a ScalingPoi
         .collect()
 }
 
+/// The per-GPU cell, in a narrow column broken only before its `=`: `1024` over `= 256 × 4`.
+fn per_gpu(p: &ScalingPoint) -> String {
+    let cell = p.per_gpu_cell();
+    match cell.split_once(' ') {
+        Some((batch, how)) => format!("{batch} {}", how.replace(' ', "\u{a0}")),
+        None => cell,
+    }
+}
+
 /// One table row per point.
 fn table_of(points: &[&ScalingPoint], id: Option<&str>) -> Table {
     let rows = points
@@ -131,10 +141,11 @@ fn table_of(points: &[&ScalingPoint], id: Option<&str>) -> Table {
                 Cell::plain(p.mode.to_string()),
                 Cell::plain(p.n_gpus.to_string()),
                 Cell::plain(p.source.id()),
+                Cell::plain(per_gpu(p)),
                 Cell::plain(num(p.step_time_ms, 2)),
                 Cell::plain(num(p.throughput, 0)),
                 Cell::plain(p.speedup_cell()),
-                Cell::plain(num(p.efficiency, 2)),
+                Cell::plain(superlinear::cell(p)),
                 Cell::plain(p.bound.map_or("—".to_string(), |b| b.id().to_string())),
                 Cell::plain(p.error_cell()),
                 Cell::plain(p.uncalibrated_error_cell()),
@@ -154,6 +165,7 @@ fn table_of(points: &[&ScalingPoint], id: Option<&str>) -> Table {
             Column::text("mode"),
             Column::figures("GPUs"),
             Column::text("row"),
+            Column::figures("per GPU"),
             Column::figures("step ms"),
             Column::figures("samples/s"),
             Column::figures("speedup"),
@@ -161,7 +173,7 @@ fn table_of(points: &[&ScalingPoint], id: Option<&str>) -> Table {
             Column::text("bound"),
             Column::figures("model error"),
             Column::figures("catalog-only error"),
-            Column::figures("memory GiB/GPU"),
+            Column::figures("memory GiB/GPU, one micro-batch"),
             Column::text("fits memory"),
             Column::text("provenance"),
         ],
@@ -170,9 +182,11 @@ fn table_of(points: &[&ScalingPoint], id: Option<&str>) -> Table {
 }
 
 /// Every workload and mode at the largest GPU count in the box with an efficiency; a workload
-/// that fits at no count is listed with why (its basis says what would fit).
-fn workloads_table(run: &ScalingRun) -> Table {
+/// that fits at no count is listed with why (its basis says what would fit). With the rows it
+/// shows.
+fn workloads_table(run: &ScalingRun) -> (Table, Vec<&ScalingPoint>) {
     let mut rows = Vec::new();
+    let mut shown = Vec::new();
     for w in &run.workloads {
         for mode in Mode::ALL {
             let in_box = || {
@@ -184,7 +198,7 @@ fn workloads_table(run: &ScalingRun) -> Table {
                 .filter(|p| p.efficiency.is_some())
                 .max_by_key(|p| (p.n_gpus, p.source.is_measured()));
             let (p, efficiency) = match best {
-                Some(p) => (p, Cell::plain(num(p.efficiency, 2))),
+                Some(p) => (p, Cell::plain(superlinear::cell(p))),
                 None => match in_box()
                     .filter(|p| p.fits == Some(false))
                     .max_by_key(|p| (p.n_gpus, p.source.is_measured()))
@@ -194,6 +208,7 @@ fn workloads_table(run: &ScalingRun) -> Table {
                     None => continue,
                 },
             };
+            shown.push(p);
             rows.push(vec![
                 Cell::plain(&w.name),
                 Cell::plain(mode.to_string()),
@@ -204,7 +219,7 @@ fn workloads_table(run: &ScalingRun) -> Table {
             ]);
         }
     }
-    Table {
+    let table = Table {
         id: Some("workloads-table".into()),
         columns: vec![
             Column::text("workload"),
@@ -215,7 +230,17 @@ fn workloads_table(run: &ScalingRun) -> Table {
             Column::text("provenance"),
         ],
         rows,
-    }
+    };
+    (table, shown)
+}
+
+/// Notes under a curve or table of workload `w` (every workload where `None`): the cause of
+/// each efficiency above 1.00 (marked `*`); GPUs do not speed each other up.
+fn above_one(run: &ScalingRun, w: Option<&str>) -> Vec<Block> {
+    superlinear::notes(&run.rows, w, None)
+        .into_iter()
+        .map(|n| Paragraph::note(n).into())
+        .collect()
 }
 
 const DEFINITIONS: &str = "efficiency = throughput(n) ÷ (n × throughput(1)); measured_framework \
@@ -223,7 +248,11 @@ const DEFINITIONS: &str = "efficiency = throughput(n) ÷ (n × throughput(1)); m
      rows scalescope's model (docs/SCALING.md), projected rows the model beyond one node; model \
      error = (model − measured) ÷ measured step time on measured rows (cal.: the step the model \
      is calibrated from, so no error), catalog-only error the same for the model with catalog \
-     figures only";
+     figures only; per GPU = samples per GPU per step, `8 = 2 × 4` where it is run as 4 \
+     micro-batches of 2 with their gradients accumulated (memory is per micro-batch), `≤342` \
+     where the global batch does not split evenly in whole samples (the GPUs with the most, \
+     which set the step; the others take one fewer); an efficiency marked * reads above 1.00 — \
+     GPUs do not speed each other up, and the note under its table gives the cause";
 
 /// The report's scaling section: the default workload's curve and rows, then every workload.
 pub(super) fn section(r: &Report) -> Option<Section> {
@@ -238,11 +267,18 @@ pub(super) fn section(r: &Report) -> Option<Section> {
         s.push(Block::Subheading { text: w.clone() });
         s.blocks
             .extend(rows_blocks(&sc.run, &w, Some("scaling-table"), Rows::All));
+        s.blocks.extend(above_one(&sc.run, Some(&w)));
     }
     s.push(Block::Subheading {
         text: "Every workload, largest GPU count in the box".into(),
     });
-    s.push(Block::Table(workloads_table(&sc.run)));
+    let (table, shown) = workloads_table(&sc.run);
+    s.push(Block::Table(table));
+    s.blocks.extend(
+        superlinear::notes_of(shown, &sc.run.rows)
+            .into_iter()
+            .map(|n| Paragraph::note(n).into()),
+    );
     for n in &sc.run.notes {
         s.push(Paragraph::note(n.to_string()).into());
     }
@@ -264,6 +300,7 @@ pub(super) fn summary(r: &Report) -> Option<Section> {
         Some("scaling-table"),
         Rows::Headline,
     )));
+    s.blocks.extend(above_one(&sc.run, Some(&w)));
     Some(s)
 }
 
@@ -285,6 +322,7 @@ pub(super) fn page(r: &Report) -> Vec<Section> {
         s.blocks
             .extend(curve(&sc.run, &w, &format!("scaling-curve-{}", i + 2)));
         s.blocks.extend(rows_blocks(&sc.run, &w, None, Rows::InBox));
+        s.blocks.extend(above_one(&sc.run, Some(&w)));
         out.push(s);
     }
     out
