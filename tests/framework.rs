@@ -40,6 +40,15 @@ fn write_exe(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// Shell lines that print `lines`, one `echo` each.
+fn echo_all(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| format!("echo '{l}'"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Writes an executable fake python3 whose 2-GPU launch runs `on_two` (a shell fragment).
 fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
     let lines_1 = [
@@ -65,13 +74,7 @@ fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
         result("strong", 2, 32.0, 1508.0, "1508.0"),
         r#"{"event":"done"}"#.to_string(),
     ];
-    let echo = |lines: &[String]| {
-        lines
-            .iter()
-            .map(|l| format!("echo '{l}'"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let echo = echo_all;
     let script = format!(
         r#"#!/bin/sh
 if [ "$1" = "-c" ]; then echo '{PROBE}'; exit 0; fi
@@ -368,12 +371,7 @@ fn energy_readings_become_energy_figures() {
         ),
         r#"{"event":"done"}"#.to_string(),
     ];
-    let on_two = two
-        .iter()
-        .map(|l| format!("echo '{l}'"))
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\nexit 0";
+    let on_two = echo_all(&two) + "\nexit 0";
     let (_, run) = run_with(&on_two, Duration::from_secs(60));
     let w2 = row(&run, 2, Mode::Weak);
     assert_eq!(w2.energy_j_per_step, Some(320.0));
@@ -424,5 +422,179 @@ fn energy_readings_become_energy_figures() {
             .contains("energy not measured: the script gave no window for energy"),
         "{}",
         s1.basis
+    );
+}
+
+#[test]
+fn the_steps_own_energy_comes_from_their_stretches_without_the_host_probes() {
+    // 2 GPUs. The whole window (with its host probes, the GPU drained) read 3,200 J in 4 s; the
+    // stretches of steps between them read rank 0: 2 × 1.5 s at 450 W, rank 1: 1.5 s at 430 W
+    // and 1.5 s at 470 W. The steps' power is theirs: 450 W per GPU, not the window's 400.
+    let stretches = r#""energy_stretches":[[[100.0,0.0,101.5,675000.0],[102.0,675000.0,103.5,1350000.0]],[[100.0,5000.0,101.5,650000.0],[102.0,650000.0,103.5,1355000.0]]],"#;
+    let two = [
+        result("weak", 2, 8.0, 395.0, "395.0").replace(
+            r#""profile""#,
+            &format!(
+                r#""window_steps":10,"window_t":[1764147100.0,1764147104.0],"window_wall_s":4.0,"energy_mj":[[1000000,2600000],[5000000,6600000]],"power_mw":[[390000,410000],[390000,410000]],{stretches}"wrapped":"ddp","profile""#
+            ),
+        ),
+        // A stretch that went backwards is no reading: the window's figures are used.
+        result("strong", 2, 32.0, 1508.0, "1508.0").replace(
+            r#""profile""#,
+            r#""window_steps":3,"window_t":[1764147200.0,1764147204.5],"window_wall_s":4.5,"energy_mj":[[1000,2000001],[1000,2000001]],"power_mw":[[400000,400000],[400000,400000]],"energy_stretches":[[[1.0,9.0,2.0,5.0]],[[1.0,5.0,2.0,9.0]]],"profile""#,
+        ),
+        r#"{"event":"done"}"#.to_string(),
+    ];
+    let on_two = echo_all(&two) + "\nexit 0";
+    let (_, run) = run_with(&on_two, Duration::from_secs(60));
+    let w2 = row(&run, 2, Mode::Weak);
+    let watts = w2.watts_per_gpu.unwrap();
+    assert!((watts - 450.0).abs() < 1e-9, "{watts}");
+    // Joules per step: both GPUs' power × the mean step (395 ms).
+    assert!((w2.energy_j_per_step.unwrap() - 900.0 * 0.395).abs() < 1e-9);
+    assert!((w2.samples_per_joule.unwrap() - 16.0 / (900.0 * 0.395)).abs() < 1e-12);
+    assert!(
+        w2.basis.contains("over the steps alone (2 stretches between host probes, 3.0 s on the shortest rank; counter resolution ±1.9 %)"),
+        "{}",
+        w2.basis
+    );
+    assert!(w2.basis.contains("; under DDP"), "{}", w2.basis);
+    let s2 = row(&run, 2, Mode::Strong);
+    assert!(
+        s2.basis.contains("over 3 steps in 4.5 s"),
+        "the window's reading: {}",
+        s2.basis
+    );
+}
+
+#[test]
+fn ddp_at_one_rank_is_timed_beside_the_plain_step_and_reaches_the_model() {
+    // The 1-GPU launch's weak line also timed DDP on a group of one: 391.5 ms against the plain
+    // 377.5 ms in the blocks between (14 ms of DDP's own cost); its strong line could not.
+    let (_, run) = run_with("{TWO_OK}\nexit 0", Duration::from_secs(60));
+    assert!(run.steps.iter().all(|s| s.wrapper_ms.is_none()));
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_python(dir.path(), "{TWO_OK}\nexit 0");
+    // The 1-GPU weak line is the one with 14 host probes.
+    let text = std::fs::read_to_string(&py).unwrap().replacen(
+        r#""host_probes":14,"#,
+        r#""host_probes":14,"ddp_one_ms":391.5,"ddp_one_plain_ms":377.5,"ddp_one_steps":9,"#,
+        1,
+    );
+    write_exe(&py, &text);
+    let _spawning = spawning();
+    let env = framework::find_python(Some(&py)).unwrap();
+    let ws = vec![workload::resolve("gpt2-xl").unwrap()];
+    let opts = FrameworkOptions {
+        gpus: vec![0, 1],
+        ..Default::default()
+    };
+    let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+    let weak = run.steps.iter().find(|s| s.mode == Mode::Weak).unwrap();
+    assert!((weak.wrapper_ms.unwrap() - 14.0).abs() < 1e-9, "{weak:?}");
+    let one = row(&run, 1, Mode::Weak);
+    assert!(
+        one.basis.contains("the plain step (no DDP wrapper at one GPU); under DDP at one rank 391.50 ms against the plain 377.50 ms in alternating blocks (9 steps each): DDP's own cost +14.00 ms per step"),
+        "{}",
+        one.basis
+    );
+    // The model's 2-GPU step carries it; its 1-GPU step (the plain one) does not.
+    let mut m = Machine::modeled(&scalescope::topology::catalog::load("hgx-h200").unwrap());
+    m.framework_steps = run.steps.clone();
+    let rows = model(&ws[0], &m, &[Mode::Weak], 2);
+    let two = rows.iter().find(|r| r.n_gpus == 2).unwrap();
+    assert!(
+        two.basis.contains("+ 14.0 ms of DDP's own cost"),
+        "{}",
+        two.basis
+    );
+    let one = rows.iter().find(|r| r.n_gpus == 1).unwrap();
+    assert!(!one.basis.contains("DDP's own cost"), "{}", one.basis);
+}
+
+#[test]
+fn one_launch_per_gpu_count_runs_every_workload_and_an_oom_runs_again_alone() {
+    // Two workloads: the 1-GPU launch runs both in turn (one process); on 2 GPUs BERT-large
+    // runs out of memory at its micro-batch of 64, which ends that launch before GPT-2 XL ran:
+    // BERT-large runs again alone at 32, GPT-2 XL alone.
+    let dir = tempfile::tempdir().unwrap();
+    let line = |w: &str, mode: &str, n: usize, per: f64, ms: f64| {
+        result(mode, n, per, ms, &format!("{ms}"))
+            .replace(r#""workload":"gpt2-xl""#, &format!(r#""workload":"{w}""#))
+    };
+    let echo = echo_all;
+    let both_one = echo(&[
+        line("bert-large", "weak", 1, 64.0, 66.0),
+        line("gpt2-xl", "weak", 1, 8.0, 377.0),
+        r#"{"event":"done"}"#.into(),
+    ]);
+    let bert_two = echo(&[line("bert-large", "weak", 2, 64.0, 80.0)]);
+    let gpt_two = echo(&[line("gpt2-xl", "weak", 2, 8.0, 395.0)]);
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$1" = "-c" ]; then echo '{PROBE}'; exit 0; fi
+echo "$*" >> "{log}"
+case "$*" in
+  *'"probe"'*) exit 0;;
+  *nproc_per_node=1*) {both_one}; exit 0;;
+  *'"workloads"'*) echo '{{"event":"oom","workload":"bert-large","mode":"weak","phase":"measure","world_size":2,"message":"CUDA out of memory."}}'; exit 3;;
+  *'"micro_batch":32.0'*) {bert_two}; exit 0;;
+  *'"workload":"gpt2-xl"'*) {gpt_two}; exit 0;;
+esac
+exit 1
+"#,
+        log = dir.path().join("calls").display()
+    );
+    let py = dir.path().join("python3");
+    write_exe(&py, &script);
+    let _spawning = spawning();
+    let env = framework::find_python(Some(&py)).unwrap();
+    let ws = vec![
+        workload::resolve("bert-large").unwrap(),
+        workload::resolve("gpt2-xl").unwrap(),
+    ];
+    let opts = FrameworkOptions {
+        gpus: vec![0, 1],
+        modes: vec![Mode::Weak],
+        ..Default::default()
+    };
+    let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+    let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
+    let launches: Vec<&str> = calls.lines().filter(|l| !l.contains("probe")).collect();
+    // 1 GPU: one launch of both; 2 GPUs: both, then BERT-large at 32, then GPT-2 XL alone.
+    assert_eq!(launches.len(), 4, "{calls}");
+    assert!(launches[0].contains(r#""workloads""#) && launches[1].contains(r#""workloads""#));
+    let step = |w: &str, n: usize| {
+        run.rows
+            .iter()
+            .find(|r| r.workload == w && r.n_gpus == n)
+            .and_then(|r| r.step_time_ms)
+    };
+    assert_eq!(step("bert-large", 1), Some(66.0));
+    assert_eq!(step("gpt2-xl", 1), Some(377.0));
+    assert_eq!(step("bert-large", 2), Some(80.0));
+    assert_eq!(step("gpt2-xl", 2), Some(395.0));
+    // Rows in the workloads' order, as before.
+    let order: Vec<(&str, usize)> = run
+        .rows
+        .iter()
+        .map(|r| (r.workload.as_str(), r.n_gpus))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("bert-large", 1),
+            ("bert-large", 2),
+            ("gpt2-xl", 1),
+            ("gpt2-xl", 2)
+        ]
+    );
+    assert!(
+        run.notes
+            .iter()
+            .any(|n| n
+                == "bert-large on 2 GPU(s): out of GPU memory at micro-batch 64; run again at 32"),
+        "{:?}",
+        run.notes
     );
 }

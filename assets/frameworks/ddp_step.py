@@ -3,19 +3,23 @@
 
 scalescope writes this file (embedded in its binary) to a temporary folder and launches it with
 `python3 -m torch.distributed.run --standalone --nproc_per_node=N ddp_step.py --spec JSON`, once
-per GPU count. It builds the workload's reference model (torchvision for the CNNs, transformers
+per GPU count: the spec is one workload's, or {"workloads": [spec, …]} for several in turn (one
+process group; each model built once, its tensors freed before the next). It builds the workload's reference model (torchvision for the CNNs, transformers
 configurations for GPT-2, BERT and Llama, or an equivalent stack of torch.nn transformer blocks
 when transformers is missing), feeds it synthetic data that lives on the GPU, and trains it with
-bf16 autocast, DistributedDataParallel with the workload's bucket size, and its optimizer.
+bf16 autocast, DistributedDataParallel with the workload's bucket size on two or more GPUs (the
+plain model on one), and its optimizer.
 
 Rank 0 prints one JSON object per line on standard output; every line has an "event" key:
-  hello     versions, GPU, world size, which model implementation was built
+  hello     versions, GPU, world size, the workloads of the launch
   progress  a phase started (build, warmup, measure, profile), with the mode
   result    one mode (weak or strong) measured: step time statistics, forward/backward/optimizer
             split, samples/s, peak memory, and optionally a kernel-time profile of a few steps
   oom       CUDA ran out of memory: the mode, the phase, and memory figures; exit code 3
   error     anything else that went wrong; exit code 1
-  done      every mode finished
+  done      every workload finished
+Every line but hello and done names its workload ("workload"). At world size 1 a workload that
+fails (oom, error) ends alone and the next one runs; with more ranks the process ends there.
 Nothing else is written to standard output; warnings go to standard error.
 
 Timing: CUDA events around every step, forward and backward of every micro-batch and the
@@ -39,10 +43,18 @@ carries every rank's raw readings (energy_mj, power_mw as [start, end], idle_mw,
 power_limit_mw; sm_mhz, the lowest SM clock, and clock_events, NVML's clock event reasons
 OR-ed, both read after each batch of steps is queued), the wall-clock window (window_t: Unix seconds, for a sampler run beside it) and
 how many steps ran in it (window_steps: timed steps and the untimed refills). The host probes
-stay in the window's energy (the counter moves in steps of about 100 ms, too coarse to take a
-0.1 s probe out); their seconds are given (probe_s, probe_t: Unix intervals). scalescope turns
-them into joules (a counter that went backwards is refused, a missing counter falls back to the
-power readings, labeled so). A GPU NVML cannot read gives nulls, never zeros.
+drain the GPU, and their seconds are in the window (probe_s, probe_t: Unix intervals), so the
+steps' own energy is read in stretches between drains (energy_stretches: per rank, a list of
+[t0, e0, t1, e1], Unix seconds and mJ; class Stretches says how the counter's 100 ms updates are
+kept out of the figure): scalescope takes the mean power over the stretches. It turns the
+window's readings into joules where no stretch was read (a counter that went backwards is
+refused, a missing counter falls back to the power readings, labeled so). A GPU NVML cannot read
+gives nulls, never zeros.
+
+DDP at one rank: at world size 1 the step is the plain one (no wrapper); with ddp_one (default
+true, DDP workloads on a GPU) each mode's result also holds ddp_one_ms, the median step under
+DistributedDataParallel on a group of one, and ddp_one_plain_ms, the plain step timed in the
+blocks between (ddp_one_steps of each), or ddp_one_note where the wrapped step could not run.
 
 Host: at world size 1 each mode is also timed at a sixteenth of the micro-batch's work (the "host
 floor": 16 times fewer samples, or shorter sequences where a language model's micro-batch has
@@ -91,14 +103,19 @@ SPEC_KEYS = {
     "host_floor": "read the host's speed during the window, and at world size 1 also time the "
                   "step at a sixteenth of its work (default true)",
     "probe_every_s": "seconds between host probe timings in a measured window (default 1.5)",
+    "ddp_one": "at world size 1, also time the step under DDP on a group of one (default true)",
+    "ddp_one_s": "seconds of steps for that timing, plain and wrapped together (default 2.4)",
 }
 
 RANK = int(os.environ.get("RANK", "0"))
 LOCAL_RANK = int(os.environ.get("LOCAL_RANK", "0"))
 WORLD = int(os.environ.get("WORLD_SIZE", "1"))
-# Under torchrun (also with one process) the model is wrapped in DDP, as the same training script
-# would be at any GPU count: the 1-GPU step then carries DDP's own costs (bucket copies, hooks).
+# Under torchrun the process group is set up at any world size, but the model is wrapped in
+# DDP (or sharded by FSDP2) only with two or more ranks: the 1-GPU step is the plain training
+# step a user would run on one GPU, the baseline of speedup and efficiency. What the wrapper
+# alone costs is timed apart at world size 1 ("ddp_one": wrapped_ms in the result).
 DISTRIBUTED = "WORLD_SIZE" in os.environ
+WRAPPED = DISTRIBUTED and WORLD > 1
 
 
 def emit(event, **fields):
@@ -477,41 +494,78 @@ def main():
         return v
 
     energy = Energy(torch, device, cuda)
-    # Before the model is built: the GPU as the run found it (idle unless something else runs).
+    # Before any model is built: the GPU as the run found it (idle unless something else runs).
     idle_mw = energy.power_mw()
     gpu = torch.cuda.get_device_name(device) if cuda else "cpu"
-    emit("hello", workload=spec.get("workload"), world_size=WORLD, gpu=gpu, device=str(device),
-         **versions())
+    # One workload, or several in turn ("workloads": a list of specs, each with every key of
+    # one; keys beside the list apply to all): one process group, each model built once.
+    common = {k: v for k, v in spec.items() if k != "workloads"}
+    specs = [{**common, **s} for s in spec["workloads"]] if "workloads" in spec else [spec]
+    emit("hello", workload=specs[0].get("workload") if len(specs) == 1 else None,
+         workloads=[s.get("workload") for s in specs], world_size=WORLD, gpu=gpu,
+         device=str(device), **versions())
+    worst = 0
+    try:
+        for one in specs:
+            worst = max(worst, train(one, torch, dist, device, cuda, energy, idle_mw))
+            # The next workload starts on a GPU without this one's tensors.
+            import gc
 
+            gc.collect()
+            if cuda:
+                torch.cuda.empty_cache()
+        emit("done")
+        return 0 if worst == 0 else worst
+    finally:
+        if DISTRIBUTED and dist.is_initialized():
+            with contextlib.suppress(Exception):
+                dist.destroy_process_group()
+
+
+def train(spec, torch, dist, device, cuda, energy, idle_mw):
+    """One workload's modes, measured; its result lines emitted. 0 when every mode ran; at world
+    size 1 a workload that fails (out of memory: 3, anything else: 1) ends alone and the next
+    one runs; with more ranks the process ends at once (the others may wait in a collective)."""
     mode = None
     phase = "build"
     timer = Timer(torch, cuda)
+    name = spec.get("workload")
+
+    def emit(event, **fields):
+        globals()["emit"](event, workload=name, **fields)
+
     try:
         emit("progress", phase="build")
         w = Workload(spec, device, torch)
         params = sum(p.numel() for p in w.model.parameters())
         model = w.model
         parallel = spec.get("parallel", "ddp")
-        if DISTRIBUTED and parallel == "fsdp":
-            model = shard(torch, w, model)
-        elif DISTRIBUTED:
-            model = torch.nn.parallel.DistributedDataParallel(
-                model, device_ids=[LOCAL_RANK] if cuda else None,
+
+        def ddp(module):
+            return torch.nn.parallel.DistributedDataParallel(
+                module, device_ids=[LOCAL_RANK] if cuda else None,
                 bucket_cap_mb=float(spec.get("bucket_mb", 25)))
+
+        if WRAPPED and parallel == "fsdp":
+            model = shard(torch, w, model)
+        elif WRAPPED:
+            model = ddp(model)
         opt = build_optimizer(torch, spec, model.parameters(), cuda)
         emit("progress", phase="built", model=w.impl, params=params)
         micro = int(spec["micro_batch"])
         batch = w.make_batch(micro)
         autocast = torch.autocast(device.type, dtype=torch.bfloat16)
 
-        def step(accumulate, marks, data=None):
+        def step(accumulate, marks, data=None, net=None):
+            net = model if net is None else net
             opt.zero_grad(set_to_none=True)
             for i in range(accumulate):
                 last = i == accumulate - 1
-                sync = contextlib.nullcontext() if (last or not DISTRIBUTED) else no_sync(model)
+                wrapped = WRAPPED if net is model else net is not w.model
+                sync = contextlib.nullcontext() if (last or not wrapped) else no_sync(net)
                 with sync:
                     with autocast:
-                        loss = w.loss(model, batch if data is None else data)
+                        loss = w.loss(net, batch if data is None else data)
                     if marks is not None:
                         marks.append(("fwd", timer.mark()))
                     loss.backward()
@@ -580,6 +634,10 @@ def main():
             timer.sync()
             window_t0 = time.time()
             e0, p0 = energy.energy_mj(), energy.power_mw()
+            # The energy of the steps alone: stretches between drains (host probes, the syncs
+            # between batches), each read while the GPU has run steps long enough that the
+            # counter's last update lies inside them (Stretches).
+            stretches = Stretches(energy, timer)
             t_measure = time.perf_counter()
             extended = False
             # A noisy window grows (rank 0 decides how many more steps; 0 = stop) until
@@ -604,9 +662,9 @@ def main():
                     if probe and ((WORLD > 1 and len(records) % period == 0)
                                   or (WORLD == 1 and (last_probe is None
                                       or time.perf_counter() - last_probe >= probe_every))):
-                        # CUDA events time each step alone: the probe is in no step's time.
-                        # It is in the window's energy (NVML's counter moves every 100 ms or
-                        # so: too coarse to take out a 0.1 s probe); its seconds are counted.
+                        # CUDA events time each step alone: the probe is in no step's time,
+                        # and it ends a stretch of the steps' energy (Stretches).
+                        stretches.close()
                         qt0, qw0 = time.perf_counter(), time.time()
                         probe_us.append(probe.timing())
                         last_probe = time.perf_counter()
@@ -618,16 +676,21 @@ def main():
                         probe_s += time.perf_counter() - qt0
                         probe_t.append([qw0, time.time()])
                         if refill:
+                            stretches.begin(timer.mark())
                             step(acc, None)
+                            stretches.after_step(timer.mark())
                             refills += 1
                     marks = [("start", timer.mark())]
+                    stretches.begin(marks[0][1])
                     step(acc, marks)
                     records.append(marks)
+                    stretches.after_step(marks[-1][1])
                 mhz, why = energy.clocks()
                 if mhz is not None:
                     sm_mhz = mhz if sm_mhz is None else min(sm_mhz, mhz)
                 if why is not None:
                     clock_events = why if clock_events is None else clock_events | why
+                stretches.close()
                 timer.sync()
                 own = sorted(timer.ms(m[0][1], m[-1][1]) for m in records)
                 spread = float(spec.get("noisy_spread", 1.15))
@@ -650,7 +713,8 @@ def main():
             steps = len(records)
             power = gather(torch, dist, {"energy_mj": [e0, e1], "power_mw": [p0, p1],
                                          "idle_mw": idle_mw, "limit_mw": energy.limit_mw(),
-                                         "sm_mhz": sm_mhz, "clock_events": clock_events})
+                                         "sm_mhz": sm_mhz, "clock_events": clock_events,
+                                         "stretches": stretches.done})
             rows = []
             for marks in records:
                 fwd = bwd = 0.0
@@ -704,9 +768,20 @@ def main():
                     prof = {"ranks": profs}
                 else:
                     prof = {"ranks": [prof]}
+            # What DDP's wrapper alone costs at one rank (bucket copies, hooks, the all-reduce
+            # issued on a group of one): the wrapped and the plain step in alternating blocks,
+            # so that both meet the same host speed.
+            wrapper = {}
+            if (DISTRIBUTED and not WRAPPED and parallel == "ddp" and cuda
+                    and spec.get("ddp_one", True)):
+                phase = "ddp_one"
+                emit("progress", phase=phase, mode=mode)
+                wrapper = wrapper_cost(torch, timer, ddp, w.model, lambda net: step(acc, None,
+                                                                                   net=net),
+                                       per_step, float(spec.get("ddp_one_s", 2.4)))
             s = stats(step_ms)
             samples = micro * acc * WORLD
-            emit("result", workload=spec.get("workload"), mode=mode, world_size=WORLD,
+            emit("result", mode=mode, world_size=WORLD,
                  micro_batch=micro, accumulate=acc, per_gpu_batch=micro * acc,
                  global_batch=samples, steps=steps, step_ms=s, rank_median_ms=per_rank,
                  window_s=round(window_s, 2), extended=extended,
@@ -723,29 +798,115 @@ def main():
                  idle_mw=[r["idle_mw"] for r in power], power_limit_mw=[r["limit_mw"] for r in power],
                  sm_mhz=[r["sm_mhz"] for r in power],
                  clock_events=[r["clock_events"] for r in power],
-                 **host)
-        emit("done")
+                 energy_stretches=[r["stretches"] for r in power],
+                 wrapped=("ddp" if WRAPPED and parallel == "ddp" else
+                          "fsdp" if WRAPPED else None),
+                 **host, **wrapper)
         return 0
     except Exception as e:  # noqa: BLE001 - every failure becomes one JSON line
         oom = type(e).__name__ == "OutOfMemoryError" or "out of memory" in str(e).lower()
         if oom:
             total = torch.cuda.get_device_properties(device).total_memory / 2**30 if cuda else None
-            emit("oom", workload=spec.get("workload"), mode=mode, phase=phase, world_size=WORLD,
+            emit("oom", mode=mode, phase=phase, world_size=WORLD,
                  message=str(e).splitlines()[0][:400],
                  peak_mem_gib=torch.cuda.max_memory_allocated(device) / 2**30 if cuda else None,
                  total_mem_gib=total)
             sys.stdout.flush()
-            # Other ranks may be waiting in a collective: leave at once, torchrun ends them.
-            os._exit(3)
+            if WORLD > 1:
+                # Other ranks may be waiting in a collective: leave at once, torchrun ends them.
+                os._exit(3)
+            return 3
         emit("error", kind=type(e).__name__, mode=mode, phase=phase,
              message=str(e).splitlines()[0][:400] if str(e) else type(e).__name__)
         traceback.print_exc(file=sys.stderr)
         sys.stdout.flush()
-        os._exit(1)
+        if WORLD > 1:
+            os._exit(1)
+        return 1
+
+
+class Stretches:
+    """The energy of stretches of back-to-back steps, each [t0, e0, t1, e1] (Unix seconds, mJ).
+
+    NVML's total-energy counter moves in steps (about every 100 ms on H100 and H200): a reading
+    is the counter at its last update. A stretch is therefore read only while the GPU runs
+    steps: it starts once the GPU has run `busy_ms` of them since the last drain (CUDA events
+    say so without waiting), so the update the reading holds lies inside the steps, and it
+    closes before the next drain (a host probe, a sync). Both ends then lag the truth by a part
+    of one update at the steps' own power: the stretch's mean power is unbiased, and the host
+    probes, the drains and their idle power are in none of them."""
+
+    def __init__(self, energy, timer, busy_ms=120.0):
+        self.energy, self.timer, self.busy_ms = energy, timer, busy_ms
+        self.on = energy.lib is not None and timer.cuda
+        self.open = None
+        self.done = []
+
+    def begin(self, start_event):
+        """The step about to be queued follows a drain (or the stretch is already open)."""
+        if self.on and self.open is None:
+            self.open = {"first": start_event, "ends": [], "read": None}
+
+    def after_step(self, end_event):
+        """A step was queued: read the start once the GPU has run busy_ms since the drain."""
+        o = self.open
+        if o is None or o["read"] is not None:
+            return
+        o["ends"].append(end_event)
+        done = None
+        while o["ends"] and o["ends"][0].query():
+            done = o["ends"].pop(0)
+        if done is not None and o["first"].elapsed_time(done) >= self.busy_ms:
+            e = self.energy.energy_mj()
+            if e is not None:
+                o["read"] = (time.time(), e)
+            o["ends"] = []
+
+    def close(self):
+        """Before a drain: the stretch's end, while the GPU still runs queued steps."""
+        o, self.open = self.open, None
+        if o is None or o["read"] is None:
+            return
+        e1 = self.energy.energy_mj()
+        if e1 is not None and e1 >= o["read"][1]:
+            self.done.append([o["read"][0], o["read"][1], time.time(), e1])
+
+
+def wrapper_cost(torch, timer, wrap, module, run_step, per_step, seconds):
+    """DDP at one rank against the plain step: blocks of plain and wrapped steps in turn (three
+    each), CUDA-event times; {"ddp_one_ms", "ddp_one_plain_ms", "ddp_one_steps"}, or
+    {"ddp_one_note"} where the wrapped step could not run (out of memory). The wrapper is
+    removed afterwards (its reducer's hooks go with it)."""
+    import gc
+
+    k = max(3, math.ceil(seconds / 6 / max(per_step, 1e-3)))
+    plain, wrapped = [], []
+    net = None
+    try:
+        net = wrap(module)
+        for _ in range(2):
+            run_step(net)
+        timer.sync()
+        for _ in range(3):
+            for target, out in ((module, plain), (net, wrapped)):
+                marks = []
+                for _ in range(k):
+                    a = timer.mark()
+                    run_step(target)
+                    marks.append((a, timer.mark()))
+                timer.sync()
+                out.extend(timer.ms(a, b) for a, b in marks)
+    except Exception as e:  # noqa: BLE001 - the plain result stands without it
+        if not (type(e).__name__ == "OutOfMemoryError" or "out of memory" in str(e).lower()):
+            raise
+        return {"ddp_one_note": "DDP at one rank ran out of GPU memory: "
+                                + str(e).splitlines()[0][:200]}
     finally:
-        if DISTRIBUTED and dist.is_initialized():
-            with contextlib.suppress(Exception):
-                dist.destroy_process_group()
+        del net
+        gc.collect()
+        torch.cuda.empty_cache()
+    return {"ddp_one_ms": stats(wrapped)["median"], "ddp_one_plain_ms": stats(plain)["median"],
+            "ddp_one_steps": len(wrapped)}
 
 
 def host_floor(torch, timer, w, micro, run_step, probe, seconds=2.0):

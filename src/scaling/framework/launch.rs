@@ -121,10 +121,62 @@ pub struct LaunchOutcome {
     pub hello: Option<(Option<String>, Option<String>)>,
     /// CUDA ran out of memory: (mode, message).
     pub oom: Option<(Option<String>, String)>,
-    /// Why the launch failed (crash, timeout, cancel, error event, garbage), one line.
+    /// Why the launch failed (crash, timeout, cancel, an error event of no one workload,
+    /// garbage), one line.
     pub failure: Option<String>,
     /// Lines on stdout that were not understood.
     pub garbage: Vec<String>,
+    /// In a launch of several workloads: each one's out-of-memory (mode, message) and error.
+    pub ends: Vec<WorkloadEnd>,
+}
+
+/// How one workload of a launch ended, where it did not end well.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkloadEnd {
+    pub workload: String,
+    pub oom: Option<(Option<String>, String)>,
+    pub error: Option<String>,
+}
+
+impl LaunchOutcome {
+    /// The launch as one workload saw it: its results, its own out-of-memory or error, and —
+    /// where it got no result and no end of its own — the launch's failure (the process ended
+    /// before or while it ran).
+    pub fn for_workload(&self, name: &str) -> LaunchOutcome {
+        let results: Vec<ResultLine> = self
+            .results
+            .iter()
+            .filter(|r| r.workload.as_deref().is_none_or(|w| w == name))
+            .cloned()
+            .collect();
+        let own = self.ends.iter().find(|e| e.workload == name);
+        // An out-of-memory that names no workload (a script of one) is the only one's.
+        let oom = own.and_then(|e| e.oom.clone()).or_else(|| {
+            self.ends
+                .iter()
+                .all(|e| e.oom.is_none())
+                .then(|| self.oom.clone())
+                .flatten()
+        });
+        let failure = match own.and_then(|e| e.error.clone()) {
+            Some(e) => Some(e),
+            None if results.is_empty() && oom.is_none() => self.failure.clone().or_else(|| {
+                self.oom
+                    .as_ref()
+                    .map(|_| "the launch ended when another workload ran out of GPU memory".into())
+            }),
+            None => None,
+        };
+        LaunchOutcome {
+            results,
+            probes: Vec::new(),
+            hello: self.hello.clone(),
+            oom,
+            failure,
+            garbage: self.garbage.clone(),
+            ends: Vec::new(),
+        }
+    }
 }
 
 /// Launches `script` with `spec` through `torch.distributed.run`, one process per GPU of `gpus`
@@ -232,21 +284,35 @@ pub fn launch(
                         Event::Result(r) => out.results.push(*r),
                         Event::Probe(p) => out.probes.push(*p),
                         Event::Hello { torch, gpu, .. } => out.hello = Some((torch, gpu)),
-                        Event::Oom { mode, message, .. } => {
-                            out.oom = Some((mode, message.unwrap_or_default()))
+                        Event::Oom {
+                            workload,
+                            mode,
+                            message,
+                            ..
+                        } => {
+                            let oom = (mode, message.unwrap_or_default());
+                            if let Some(w) = workload {
+                                end_of(&mut out.ends, w).oom = Some(oom.clone());
+                            }
+                            out.oom = Some(oom);
                         }
                         Event::Error {
+                            workload,
                             kind,
                             phase,
                             message,
                             ..
                         } => {
-                            out.failure = Some(format!(
+                            let why = format!(
                                 "{}{}: {}",
                                 kind.unwrap_or_else(|| "error".into()),
                                 phase.map(|p| format!(" while {p}")).unwrap_or_default(),
                                 clip(&message.unwrap_or_default(), 300)
-                            ))
+                            );
+                            match workload {
+                                Some(w) => end_of(&mut out.ends, w).error = Some(why),
+                                None => out.failure = Some(why),
+                            }
                         }
                         _ => {}
                     }
@@ -274,7 +340,8 @@ pub fn launch(
     if out.failure.is_none() {
         out.failure = match (ended_by, status) {
             (Some(why), _) => Some(why),
-            _ if out.oom.is_some() => None,
+            // A workload's own end (out of memory, an error) explains the exit code.
+            _ if out.oom.is_some() || !out.ends.is_empty() => None,
             (None, Some(s)) if !s.success() => {
                 let tail = stderr_tail
                     .iter()
@@ -309,6 +376,21 @@ pub fn launch(
         };
     }
     out
+}
+
+/// The entry of workload `w` in `ends`, added where there is none.
+fn end_of(ends: &mut Vec<WorkloadEnd>, w: String) -> &mut WorkloadEnd {
+    let i = match ends.iter().position(|e| e.workload == w) {
+        Some(i) => i,
+        None => {
+            ends.push(WorkloadEnd {
+                workload: w,
+                ..Default::default()
+            });
+            ends.len() - 1
+        }
+    };
+    &mut ends[i]
 }
 
 /// Waits for a child (with a time limit, then kills its process group) and returns (exit ok,

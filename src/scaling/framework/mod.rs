@@ -26,7 +26,7 @@ use super::memory;
 use super::model::{Mode, OverlapMeasure, ScalingPoint};
 use super::proxy::proxy_counts;
 use super::workload::Workload;
-pub use launch::{DEFAULT_TIMEOUT, LaunchOutcome, SCRIPT, launch};
+pub use launch::{DEFAULT_TIMEOUT, LaunchOutcome, SCRIPT, WorkloadEnd, launch};
 use launch::{ScriptDir, launch_script, spec};
 pub use protocol::{
     Event, ProbeLine, Profile, ProfileSet, ResultLine, StepStats, clip, parse_line,
@@ -98,6 +98,9 @@ pub struct FrameworkRun {
     pub notes: Vec<String>,
 }
 
+/// One workload's launch on n GPUs: its spec and the (mode, per-GPU batch) it plans.
+type Planned<'a> = (&'a Workload, serde_json::Value, Vec<(Mode, f64)>);
+
 /// The workloads a framework run can build: DDP/FSDP patterns with a reference model.
 pub fn runnable(w: &Workload) -> bool {
     w.pattern.has_framework_step() && w.model.is_some()
@@ -118,12 +121,17 @@ pub fn run(
     let script = dir.script().display().to_string();
     let mut run = FrameworkRun::default();
     let basis_env = env.describe();
-    for w in workloads.iter().filter(|w| runnable(w)) {
-        for n in proxy_counts(opts.gpus.len()) {
-            if cancel.load(Ordering::Relaxed) {
-                run.notes.push("framework runs cancelled".into());
-                return Ok(finish(run));
-            }
+    let runnable: Vec<&Workload> = workloads.iter().filter(|w| runnable(w)).collect();
+    // One launch per GPU count runs every workload in turn (one process group, one Python and
+    // PyTorch start-up, each model built once); a workload that ran out of memory or did not
+    // get to run in it is launched again alone.
+    for n in proxy_counts(opts.gpus.len()) {
+        if cancel.load(Ordering::Relaxed) {
+            run.notes.push("framework runs cancelled".into());
+            return Ok(finish(run, workloads));
+        }
+        let mut batch: Vec<Planned<'_>> = Vec::new();
+        for &w in &runnable {
             let (spec, planned) = spec(w, n, opts);
             if planned.is_empty() {
                 continue;
@@ -137,6 +145,8 @@ pub fn run(
                     for &(mode, per) in &planned {
                         let mut row = row(w, mode, n, per);
                         row.fits = Some(false);
+                        row.micro_batch = Some(micro);
+                        row.accumulate = Some(crate::scaling::batch::accumulation(per, micro));
                         row.memory_gib_per_gpu = e.known_total_gib();
                         row.basis = format!(
                             "not run: the model needs {} per GPU of {cap:.0} GiB",
@@ -151,50 +161,68 @@ pub fn run(
                     continue;
                 }
             }
-            let label = format!("PyTorch: {} on {n} GPU(s)", w.name);
-            progress(&label, &run.rows);
-            let rows_so_far = run.rows.clone();
-            // Out of memory before any result: the same per-GPU batch again in micro-batches
-            // half as large (gradient accumulation), down to one sample — the micro-batch that
-            // fits. The rows' basis says the micro-batches they ran.
-            let (mut w_run, mut spec, mut planned) = (w.clone(), spec, planned);
-            let outcome = loop {
-                let outcome = launch_script(
-                    &env.path,
-                    &script,
-                    &spec,
-                    &opts.gpus[..n],
-                    opts.timeout,
-                    cancel,
-                    &mut |e| {
-                        if let Event::Progress { phase, mode, .. } = e {
-                            let what = mode
-                                .as_deref()
-                                .map(|m| format!(" ({m})"))
-                                .unwrap_or_default();
-                            progress(&format!("{label}: {phase}{what}"), &rows_so_far);
-                        }
-                    },
-                );
-                let micro = w_run.micro_batch().min(w_run.per_gpu_batch).floor();
-                if outcome.oom.is_none()
-                    || !outcome.results.is_empty()
-                    || micro <= 1.0
-                    || cancel.load(Ordering::Relaxed)
+            batch.push((w, spec, planned));
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        let names: Vec<&str> = batch.iter().map(|(w, _, _)| w.name.as_str()).collect();
+        let label = format!("PyTorch: {} on {n} GPU(s)", names.join(", "));
+        progress(&label, &run.rows);
+        let rows_so_far = run.rows.clone();
+        let combined = if batch.len() == 1 {
+            batch[0].1.clone()
+        } else {
+            serde_json::json!({
+                "workloads": batch.iter().map(|(_, s, _)| s.clone()).collect::<Vec<_>>()
+            })
+        };
+        let together = launch_script(
+            &env.path,
+            &script,
+            &combined,
+            &opts.gpus[..n],
+            opts.timeout,
+            cancel,
+            &mut |e| {
+                if let Event::Progress {
+                    phase,
+                    mode,
+                    workload,
+                    ..
+                } = e
                 {
-                    break outcome;
+                    let what = mode
+                        .as_deref()
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default();
+                    let who = workload.as_deref().map(|w| clip(w, 40)).unwrap_or_default();
+                    progress(
+                        &format!("PyTorch: {who} on {n} GPU(s): {phase}{what}"),
+                        &rows_so_far,
+                    );
                 }
-                let half = (micro / 2.0).floor();
-                run.notes.push(format!(
-                    "{} on {n} GPU(s): out of GPU memory at micro-batch {micro:.0}; run again at {half:.0}",
-                    w.name
-                ));
-                w_run.micro_batch = Some(half);
-                (spec, planned) = launch::spec(&w_run, n, opts);
-                progress(&format!("{label}: micro-batch {half:.0}"), &rows_so_far);
+            },
+        );
+        for (w, spec, planned) in batch {
+            let first = together.for_workload(&w.name);
+            // Alone again where the shared launch ended before this workload ran (another
+            // one crashed it); out of memory is handled below, at a smaller micro-batch.
+            let first = if first.results.is_empty()
+                && first.oom.is_none()
+                && names.len() > 1
+                && !cancel.load(Ordering::Relaxed)
+                && !together.ends.iter().any(|e| e.workload == w.name)
+            {
+                None
+            } else {
+                Some(first)
             };
+            let (w_run, planned, outcome) = run_alone(
+                env, &script, w, n, spec, planned, first, opts, cancel, &mut run, progress,
+            );
             absorb(&mut run, &w_run, n, &planned, &outcome, &basis_env);
-            let partial = finish(run.clone());
+            let partial = finish(run.clone(), workloads);
             progress(&label, &partial.rows);
         }
     }
@@ -211,5 +239,71 @@ pub fn run(
             &mut *progress,
         );
     }
-    Ok(finish(run))
+    Ok(finish(run, workloads))
+}
+
+/// `w` on `n` GPUs in a launch of its own, unless `first` already holds how it ended; out of
+/// memory before any result runs it again with micro-batches half as large (the same per-GPU
+/// batch, accumulated), down to one sample — the micro-batch that fits. Returns the workload as
+/// run (its micro-batch), the (mode, per-GPU batch) planned, and the outcome.
+#[allow(clippy::too_many_arguments)]
+fn run_alone(
+    env: &PythonEnv,
+    script: &str,
+    w: &Workload,
+    n: usize,
+    spec: serde_json::Value,
+    planned: Vec<(Mode, f64)>,
+    first: Option<LaunchOutcome>,
+    opts: &FrameworkOptions,
+    cancel: &AtomicBool,
+    run: &mut FrameworkRun,
+    progress: &mut dyn FnMut(&str, &[ScalingPoint]),
+) -> (Workload, Vec<(Mode, f64)>, LaunchOutcome) {
+    let label = format!("PyTorch: {} on {n} GPU(s)", w.name);
+    let rows_so_far = run.rows.clone();
+    let (mut w_run, mut spec, mut planned) = (w.clone(), spec, planned);
+    let mut first = first;
+    loop {
+        let outcome = match first.take() {
+            Some(o) => o,
+            None => {
+                progress(&label, &rows_so_far);
+                launch_script(
+                    &env.path,
+                    script,
+                    &spec,
+                    &opts.gpus[..n],
+                    opts.timeout,
+                    cancel,
+                    &mut |e| {
+                        if let Event::Progress { phase, mode, .. } = e {
+                            let what = mode
+                                .as_deref()
+                                .map(|m| format!(" ({m})"))
+                                .unwrap_or_default();
+                            progress(&format!("{label}: {phase}{what}"), &rows_so_far);
+                        }
+                    },
+                )
+                .for_workload(&w.name)
+            }
+        };
+        let micro = w_run.micro_batch().min(w_run.per_gpu_batch).floor();
+        if outcome.oom.is_none()
+            || !outcome.results.is_empty()
+            || micro <= 1.0
+            || cancel.load(Ordering::Relaxed)
+        {
+            return (w_run, planned, outcome);
+        }
+        let half = (micro / 2.0).floor();
+        run.notes.push(format!(
+            "{} on {n} GPU(s): out of GPU memory at micro-batch {micro:.0}; run again at {half:.0}",
+            w.name
+        ));
+        w_run.micro_batch = Some(half);
+        (spec, planned) = launch::spec(&w_run, n, opts);
+        progress(&format!("{label}: micro-batch {half:.0}"), &rows_so_far);
+    }
 }

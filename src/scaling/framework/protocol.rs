@@ -127,6 +127,24 @@ pub struct ResultLine {
     pub probe_s: Option<f64>,
     #[serde(default)]
     pub probe_t: Vec<[f64; 2]>,
+    /// Every rank's stretches of back-to-back steps between drains, `[t0, e0, t1, e1]` (Unix
+    /// seconds, mJ of NVML's energy counter), each read while the GPU ran steps: the steps'
+    /// own energy, without the host probes (the script's `Stretches`).
+    #[serde(default)]
+    pub energy_stretches: Vec<Vec<[f64; 4]>>,
+    /// `ddp` or `fsdp` where the model was wrapped (two or more ranks); `None`: the plain step.
+    #[serde(default)]
+    pub wrapped: Option<String>,
+    /// At one rank: the median step under DDP on a group of one, and the plain step timed in
+    /// the blocks between (the same host speed), ms; or why the wrapped step did not run.
+    #[serde(default)]
+    pub ddp_one_ms: Option<f64>,
+    #[serde(default)]
+    pub ddp_one_plain_ms: Option<f64>,
+    #[serde(default)]
+    pub ddp_one_steps: Option<f64>,
+    #[serde(default)]
+    pub ddp_one_note: Option<String>,
 }
 
 impl ResultLine {
@@ -201,6 +219,38 @@ impl ResultLine {
             })
             .collect();
         Ok((total_energy(&gpus, seconds)?, seconds, steps))
+    }
+
+    /// The steps' own energy: every rank's mean power over its stretches of steps (the host
+    /// probes and drains left out), W per rank; `None` where any rank has no stretch (an older
+    /// script, no counter, windows too short), then the window's readings apply.
+    pub(super) fn stretch_power(&self) -> Option<StretchPower> {
+        if self.energy_stretches.len() != self.world_size || self.world_size == 0 {
+            return None;
+        }
+        let mut out = StretchPower {
+            watts: Vec::new(),
+            seconds: f64::INFINITY,
+            stretches: 0,
+        };
+        for rank in &self.energy_stretches {
+            let (mut joules, mut seconds) = (0.0, 0.0);
+            for &[t0, e0, t1, e1] in rank {
+                if ![t0, e0, t1, e1].iter().all(|v| v.is_finite()) || t1 <= t0 || e1 < e0 {
+                    return None;
+                }
+                joules += (e1 - e0) / 1e3;
+                seconds += t1 - t0;
+            }
+            let w = joules / seconds;
+            if !(seconds > 0.0 && w.is_finite() && w <= crate::model::energy::MAX_PLAUSIBLE_WATTS) {
+                return None;
+            }
+            out.watts.push(w);
+            out.seconds = out.seconds.min(seconds);
+            out.stretches = out.stretches.max(rank.len());
+        }
+        Some(out)
     }
 
     /// The mean power of the GPUs before the model was built, W, where every one was read.
@@ -288,6 +338,35 @@ impl ResultLine {
         )
     }
 
+    /// What DDP's wrapper costs a step at one rank: the wrapped step − the plain step timed in
+    /// the blocks between, ms (signed: within the steps' spread it can read below zero).
+    pub fn wrapper_ms(&self) -> Option<f64> {
+        Some(positive(self.ddp_one_ms)? - positive(self.ddp_one_plain_ms)?)
+    }
+
+    /// The basis's words for the step: the plain model or the wrapper it ran under, and what
+    /// DDP cost at one rank where it was timed.
+    pub(super) fn wrapper_note(&self) -> String {
+        let ran = match self.wrapped.as_deref() {
+            Some("ddp") => "; under DDP".to_string(),
+            Some("fsdp") => "; under FSDP2 (fully_shard)".to_string(),
+            Some(other) => format!("; under {}", clip(other, 20)),
+            None if self.world_size == 1 => "; the plain step (no DDP wrapper at one GPU)".into(),
+            None => String::new(),
+        };
+        let one = match (self.wrapper_ms(), &self.ddp_one_note) {
+            (Some(d), _) => format!(
+                "; under DDP at one rank {:.2} ms against the plain {:.2} ms in alternating blocks ({} steps each): DDP's own cost {d:+.2} ms per step",
+                self.ddp_one_ms.unwrap_or(0.0),
+                self.ddp_one_plain_ms.unwrap_or(0.0),
+                self.ddp_one_steps.unwrap_or(0.0)
+            ),
+            (None, Some(why)) => format!("; DDP at one rank not timed: {}", clip(why, 200)),
+            _ => String::new(),
+        };
+        ran + &one
+    }
+
     /// Rank 0's kernel profile, when profiled.
     pub fn rank0_profile(&self) -> Option<&Profile> {
         self.profile.as_ref()?.ranks.first()?.as_ref()
@@ -297,6 +376,26 @@ impl ResultLine {
     pub fn matrix_share(&self) -> Option<f64> {
         let p = self.rank0_profile()?;
         (p.matrix + p.other > 0.0).then(|| p.matrix / (p.matrix + p.other))
+    }
+}
+
+/// The steps' own power from the energy counter's stretches ([`ResultLine::stretch_power`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct StretchPower {
+    /// Mean power of each rank's GPU over its stretches, W.
+    pub watts: Vec<f64>,
+    /// The shortest rank's stretches, s in all.
+    pub seconds: f64,
+    /// The most stretches of any rank.
+    pub stretches: usize,
+}
+
+impl StretchPower {
+    /// One standard deviation of the figure from the counter's updates of `update_s`: each
+    /// stretch's two readings lag by a uniform part of one update (difference: σ = update ÷ √6),
+    /// `stretches` of them over `seconds`.
+    pub fn resolution(&self, update_s: f64) -> f64 {
+        update_s * (self.stretches as f64 / 6.0).sqrt() / self.seconds
     }
 }
 
@@ -335,9 +434,14 @@ pub enum Event {
         phase: String,
         mode: Option<String>,
         model: Option<String>,
+        /// The workload it is of, in a launch of several.
+        #[serde(default)]
+        workload: Option<String>,
     },
     Result(Box<ResultLine>),
     Oom {
+        #[serde(default)]
+        workload: Option<String>,
         mode: Option<String>,
         phase: Option<String>,
         message: Option<String>,
@@ -345,6 +449,8 @@ pub enum Event {
         total_mem_gib: Option<f64>,
     },
     Error {
+        #[serde(default)]
+        workload: Option<String>,
         kind: Option<String>,
         mode: Option<String>,
         phase: Option<String>,

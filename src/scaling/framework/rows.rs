@@ -34,6 +34,8 @@ pub(super) fn absorb(
             Some(x) => {
                 r.per_gpu_batch = x.per_gpu_batch;
                 r.global_batch = x.global_batch;
+                r.micro_batch = Some(x.micro_batch);
+                r.accumulate = Some(x.accumulate.max(1.0) as u64);
                 r.step_time_ms = Some(x.step_ms.median);
                 r.throughput = Some(x.global_batch / (x.step_ms.median * 1e-3));
                 r.memory_gib_per_gpu = x.peak_mem_gib;
@@ -70,6 +72,7 @@ pub(super) fn absorb(
                     },
                 );
                 r.basis.push_str(&energy_note);
+                r.basis.push_str(&x.wrapper_note());
                 if n == 1 {
                     let mut samples = x.step_samples_ms.clone();
                     samples.retain(|v| v.is_finite() && *v > 0.0);
@@ -88,6 +91,8 @@ pub(super) fn absorb(
                         other_ms: x.rank0_profile().map(|p| p.other),
                         host_ms: x.host_floor_at_window(),
                         host_probe_us: positive(x.host_probe_us),
+                        accumulate: Some(x.accumulate).filter(|a| a.is_finite() && *a >= 1.0),
+                        wrapper_ms: x.wrapper_ms(),
                         basis: basis_env.to_string(),
                     });
                 }
@@ -121,9 +126,38 @@ pub(super) fn absorb(
     }
 }
 
+/// How often NVML's total-energy counter moves on H100 and H200, s (measured: docs/SCALING.md).
+const COUNTER_UPDATE_S: f64 = 0.1;
+
 /// Fills the row's energy figures from the window's NVML readings; returns what the basis says
 /// of them (their source and the GPUs' idle power, or why there are none).
 fn energy(r: &mut ScalingPoint, x: &ResultLine, n: usize) -> String {
+    // The steps' own power, read in stretches between drains: the energy of a step is that
+    // power times the mean step (CUDA events).
+    if let Some(sp) = x.stretch_power() {
+        let total: f64 = sp.watts.iter().sum();
+        let joules = total * x.step_ms.mean / 1e3;
+        if joules > 0.0 {
+            r.energy_j_per_step = Some(joules);
+            r.watts_per_gpu = Some(total / n as f64);
+            r.samples_per_joule = Some(x.global_batch / joules);
+            r.energy_basis = Some(EnergyBasis::Counter);
+            r.energy_window_unix_s = x.window_t;
+            r.idle_watts_per_gpu = x.idle_watts();
+            return format!(
+                "; energy {joules:.1} J per step, {:.0} W per GPU: NVML energy counter over the steps alone ({} stretch{} between host probes, {:.1} s{}; counter resolution ±{:.1} %){}",
+                total / n as f64,
+                sp.stretches,
+                if sp.stretches == 1 { "" } else { "es" },
+                sp.seconds,
+                if n > 1 { " on the shortest rank" } else { "" },
+                sp.resolution(COUNTER_UPDATE_S) * 100.0,
+                x.idle_watts()
+                    .map(|w| format!("; {w:.0} W per GPU before the run"))
+                    .unwrap_or_default()
+            ) + &x.clock_note();
+        }
+    }
     match x.window_energy() {
         Ok((e, seconds, steps)) if e.joules > 0.0 => {
             r.energy_j_per_step = Some(e.joules / steps);
@@ -250,7 +284,11 @@ pub(super) fn overlap_probe(
     }
 }
 
-pub(super) fn finish(mut run: FrameworkRun) -> FrameworkRun {
+/// Speedups filled in, rows in the workloads' order (then GPU count, each launch's modes in
+/// turn), as one launch per workload would have given them.
+pub(super) fn finish(mut run: FrameworkRun, workloads: &[Workload]) -> FrameworkRun {
+    let at = |name: &str| workloads.iter().position(|w| w.name == name);
+    run.rows.sort_by_key(|r| (at(&r.workload), r.n_gpus));
     fill_speedup(&mut run.rows);
     run
 }
