@@ -335,7 +335,7 @@ pub fn judge_nodes(
         }
         nodes.push(node);
     }
-    let mut notes = Vec::new();
+    let mut notes = unlike_steps(&figures);
     let fields = consistency(&facts, rules, &mut nodes);
     let figure_summaries = outliers(&figures, rules, &mut nodes);
     let between = super::between::judge(between, rules);
@@ -683,9 +683,42 @@ impl FigureKey {
     }
 }
 
+/// The figure of a measured framework step's time.
+const STEP_TIME: &str = "step_time";
+/// The figure of a synthetic proxy step's time, compared only with other proxies'.
+const PROXY_STEP_TIME: &str = "proxy_step_time";
+
+/// Where nodes measured one workload, mode and GPU count by different kinds of step (real
+/// framework steps on some, synthetic proxies on others): a note naming how many of each, since
+/// each is compared only with its own kind.
+fn unlike_steps(figures: &[Vec<(FigureKey, f64)>]) -> Vec<String> {
+    let mut by_subject: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for figs in figures {
+        for (k, _) in figs {
+            let e = by_subject.entry(k.subject.as_str()).or_default();
+            if k.field == STEP_TIME {
+                e.0 += 1;
+            } else if k.field == PROXY_STEP_TIME {
+                e.1 += 1;
+            }
+        }
+    }
+    by_subject
+        .into_iter()
+        .filter(|(_, (f, p))| *f > 0 && *p > 0)
+        .map(|(subject, (f, p))| {
+            format!(
+                "step time {subject}: {f} node(s) ran the real framework step, {p} a synthetic \
+                 proxy step (the older method); each is compared only with its own kind \
+                 ({STEP_TIME}, {PROXY_STEP_TIME}), a proxy's step not being the workload's"
+            )
+        })
+        .collect()
+}
+
 /// Copy rates (per test, at the largest size measured, per GPU or pair), collective bus
-/// bandwidth (per operation and GPU count at the largest size), framework step times and soak
-/// jitter.
+/// bandwidth (per operation and GPU count at the largest size), framework (and proxy) step
+/// times and soak jitter.
 fn key_figures(v: &View) -> Vec<(FigureKey, f64)> {
     let mut out: Vec<(FigureKey, f64)> = Vec::new();
     // Copy results: the bandwidth stage's, then the check's load tests for what it lacks.
@@ -757,13 +790,20 @@ fn key_figures(v: &View) -> Vec<(FigureKey, f64)> {
     }
     if let Some(s) = v.report.and_then(|r| r.scaling.as_ref()) {
         for row in &s.run.rows {
-            let measured = row.source.id() != "modeled";
-            let Some(ms) = row.step_time_ms.filter(|_| measured && !row.projected) else {
+            // A real framework step only against real framework steps, a synthetic proxy only
+            // against proxies: a proxy's step is not the workload's.
+            // (By the row's CSV id: fleet/ does not use scaling/.)
+            let field = match row.source.id() {
+                "measured_framework" => STEP_TIME,
+                "proxy" => PROXY_STEP_TIME,
+                _ => continue,
+            };
+            let Some(ms) = row.step_time_ms.filter(|_| !row.projected) else {
                 continue;
             };
             out.push((
                 FigureKey {
-                    field: "step_time".into(),
+                    field: field.into(),
                     subject: format!("{} {} {} GPUs", row.workload, row.mode, row.n_gpus),
                     gpu: None,
                     peer: None,

@@ -28,6 +28,9 @@ pub struct Figure {
     /// figures. Scaling efficiency: the kind of step (real framework step, synthetic proxy, the
     /// model) and the GPU count its speedup is taken against.
     pub kind: String,
+    /// Why the value is above 1.00, where it is a scaling efficiency that reads so
+    /// ([`super::superlinear::cause`]): GPUs do not speed each other up.
+    pub above_one: Option<String>,
 }
 
 /// `c` with every string that came from a report's file made safe to print
@@ -46,6 +49,7 @@ pub fn for_terminal(mut c: Comparison) -> Comparison {
         for f in &mut r.figures {
             f.basis = esc(&f.basis);
             f.kind = esc(&f.kind);
+            f.above_one = f.above_one.as_deref().map(esc);
         }
     }
     c
@@ -59,6 +63,7 @@ impl Figure {
             basis: why.to_string(),
             n_gpus: None,
             kind: String::new(),
+            above_one: None,
         }
     }
 }
@@ -129,6 +134,7 @@ pub fn p2p_gbps(report: &Report) -> Figure {
             ),
             n_gpus: None,
             kind: String::new(),
+            above_one: None,
         },
         None => Figure::none("no P2P copy-engine result"),
     }
@@ -179,6 +185,7 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
         ),
         n_gpus: None,
         kind: String::new(),
+        above_one: None,
     })
 }
 
@@ -217,6 +224,7 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                 basis: "NCCL all_reduce at 1 GiB".into(),
                 n_gpus,
                 kind: String::new(),
+                above_one: None,
             };
         }
         let below = pts.iter().rev().find(|p| p.0 < ALL_REDUCE_BYTES);
@@ -239,6 +247,7 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                 ),
                 n_gpus,
                 kind: String::new(),
+                above_one: None,
             };
         }
     }
@@ -300,6 +309,9 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
             let step = match r.source {
                 RowSource::Framework => "real framework steps",
                 RowSource::Proxy => PROXY_STEPS,
+                // A schema-1 report's model: before framework calibration and the
+                // concurrent-rate rule, not the current model's like.
+                RowSource::Modeled if report.older_method().is_some() => OLDER_MODEL,
                 RowSource::Modeled => "the model",
             };
             let kind = if base > 1 {
@@ -313,6 +325,7 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
                 basis: format!("{workload}, {mode} scaling, {}, {kind}", gpus(n)),
                 n_gpus: Some(n),
                 kind,
+                above_one: super::superlinear::cause(r, &s.run.rows),
             }
         }
         None => Figure::none(&format!("no {workload} {mode} row at {}", gpus(n))),
@@ -354,12 +367,14 @@ pub fn compare(reports: &[&Report], workload: Option<&str>) -> Comparison {
     if let Some(w) = &workload {
         for mode in Mode::ALL {
             // At the largest GPU count every report has, so that n matches; else each
-            // report's largest (and the label says the counts differ).
+            // report's largest (and the label says the counts differ). One GPU is no common
+            // count: an efficiency there is 1 by definition and says nothing.
             let common = reports
                 .iter()
                 .map(|r| efficiency_counts(r, w, mode))
                 .reduce(|a, b| a.into_iter().filter(|n| b.contains(n)).collect())
-                .and_then(|ns| ns.last().copied());
+                .and_then(|ns| ns.last().copied())
+                .filter(|n| *n >= 2);
             rows.push(with_n(row(
                 &format!("{w} {mode} efficiency"),
                 reports,
@@ -431,6 +446,17 @@ pub use crate::model::units::gpus;
 /// How a synthetic proxy's efficiency is named (it is measured, but not the workload's step).
 const PROXY_STEPS: &str = "synthetic proxy steps, the older method";
 
+/// How the model of a report of the older method (schema 1) is named.
+const OLDER_MODEL: &str = "the model, the older method";
+
+/// Whether `b` may be set against `a` as a difference in %: read at one GPU count and, for
+/// scaling efficiencies, of one kind of step (a proxy or the older method's model never against
+/// a framework step or the current model; a 1-GPU figure never against an n-GPU one). A modeled
+/// link figure against a measured one still is, grey and with the row's caveat.
+pub fn comparable(a: &Figure, b: &Figure) -> bool {
+    a.n_gpus == b.n_gpus && a.kind == b.kind
+}
+
 impl Row {
     /// True when the `i`-th figure and the first can be told apart as better or worse: both
     /// measured, at the same GPU count. A modeled figure against a measured one, or figures at
@@ -466,12 +492,16 @@ impl Row {
 
 fn row(name: &str, reports: &[&Report], f: impl Fn(&Report) -> Figure) -> Row {
     let figures: Vec<Figure> = reports.iter().map(|r| f(r)).collect();
-    let base = figures.first().and_then(|f| f.value);
+    let first = figures.first();
+    let base = first.and_then(|f| f.value);
+    // No difference where the figures are not alike: read at other GPU counts, or of another
+    // kind of step (the row's caveat says which).
     let diff_pct = figures
         .iter()
         .enumerate()
         .map(|(i, f)| match (i, base, f.value) {
             (0, _, _) => None,
+            _ if first.is_some_and(|a| !comparable(a, f)) => None,
             (_, Some(b), Some(v)) if b != 0.0 => {
                 Some((v - b) / b * 100.0).filter(|d| d.is_finite())
             }
@@ -483,6 +513,26 @@ fn row(name: &str, reports: &[&Report], f: impl Fn(&Report) -> Figure) -> Row {
         figures,
         diff_pct,
     }
+}
+
+/// One line per efficiency above 1.00 with its cause, `name` naming the `i`-th machine:
+/// `resnet50 weak efficiency at n=2, [B]: 1.07 — above 1.00: …`. The terminal table and the
+/// Compare view print them.
+pub fn above_one_lines(c: &Comparison, name: impl Fn(usize) -> String) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &c.rows {
+        for (i, f) in r.figures.iter().enumerate() {
+            if let Some(why) = &f.above_one {
+                out.push(format!(
+                    "{}, {}: {} — above 1.00: {why}",
+                    crate::model::validate::one_line(&r.name, 80),
+                    name(i),
+                    format_figure(f)
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// A figure as text: two decimals for efficiencies (≤ 1.5), one otherwise, powers of ten
@@ -578,8 +628,19 @@ pub fn to_table(c: &Comparison) -> String {
     for r in &c.rows {
         if let Some(why) = r.caveat() {
             let name = crate::model::validate::one_line(&r.name, 80);
-            let _ = writeln!(out, "{name}: {why}");
+            let left_out = if r.diff_pct.iter().skip(1).all(Option::is_none)
+                && r.figures.iter().skip(1).any(|f| f.value.is_some())
+                && r.figures.first().is_some_and(|f| f.value.is_some())
+            {
+                " (no difference given)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "{name}: {why}{left_out}");
         }
+    }
+    for line in above_one_lines(c, |i| format!("[{}]", (b'A' + (i as u8 % 26)) as char)) {
+        let _ = writeln!(out, "{line}");
     }
     for (i, note) in &c.older {
         let mut line = format!("[{}]", (b'A' + (*i as u8 % 26)) as char);
@@ -615,6 +676,7 @@ mod tests {
                     basis: "b\r".into(),
                     n_gpus: None,
                     kind: "k\u{2028}".into(),
+                    above_one: Some("c\u{1b}".into()),
                 }],
                 diff_pct: vec![None],
             }],
@@ -622,12 +684,13 @@ mod tests {
         };
         let e = for_terminal(c);
         let all = format!(
-            "{}{}{}{}{}",
+            "{}{}{}{}{}{}",
             e.machines[0],
             e.workload.as_deref().unwrap_or(""),
             e.rows[0].name,
             e.rows[0].figures[0].basis,
-            e.rows[0].figures[0].kind
+            e.rows[0].figures[0].kind,
+            e.rows[0].figures[0].above_one.as_deref().unwrap_or("")
         );
         assert!(
             !all.chars().any(crate::model::validate::unsafe_on_terminal),
@@ -709,6 +772,7 @@ mod tests {
             basis: String::new(),
             n_gpus: n,
             kind: String::new(),
+            above_one: None,
         }
     }
 

@@ -9,6 +9,7 @@ pub mod bundled;
 pub mod compare;
 pub mod ranking;
 pub mod summary;
+pub mod superlinear;
 
 use std::fmt;
 use std::path::Path;

@@ -1,7 +1,10 @@
 //! Which machine gives the most training per second, per joule and per unit of money, for one
 //! workload at chosen GPU counts: the purchase question the Compare view and
-//! `scalescope compare` answer. Measured rows and the model's rows (projections beyond a box,
-//! catalog machines) are ranked apart and labeled. Pure functions of [`Report`]s.
+//! `scalescope compare` answer. Like is ranked with like only: real framework steps, and the
+//! model's rows (projections beyond a box, catalog machines), each among their own kind; a
+//! synthetic proxy step or a row modeled by the older method (a report of schema 1) is never
+//! set against them — it is listed, unranked and without figures, with the reason. Every
+//! candidate of a group is at the group's GPU count. Pure functions of [`Report`]s.
 
 use std::fmt::Write as _;
 
@@ -39,6 +42,19 @@ impl RankBy {
     }
 }
 
+/// What a candidate's figures rest on: candidates are ranked only against their own kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// A real framework training step measured on the machine (ranked `1`, `2`, …).
+    Measured,
+    /// scalescope's current model: calibrated from a framework step (this run's, the user's, a
+    /// catalog record) or the catalog's utilization (ranked `~1`, `~2`, …).
+    Model,
+    /// Not comparable with either: a synthetic proxy step, or a row modeled by the older
+    /// method (a report of schema 1). Never ranked; its figures are left out, its note says why.
+    LeftOut,
+}
+
 /// One machine at one GPU count.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
@@ -47,6 +63,8 @@ pub struct Candidate {
     pub n_gpus: usize,
     /// framework, proxy or modeled (the model's rows, projections included).
     pub source: RowSource,
+    /// Which candidates it is ranked against.
+    pub kind: Kind,
     pub projected: bool,
     pub throughput: Option<f64>,
     pub watts_per_gpu: Option<f64>,
@@ -54,15 +72,27 @@ pub struct Candidate {
     pub power_modeled: bool,
     pub samples_per_joule: Option<f64>,
     pub cost_per_million: Option<f64>,
-    /// 1 = best within its group (measured or modeled); `None` without the figure ranked by.
+    /// 1 = best within its kind (measured or modeled); `None` without the figure ranked by,
+    /// and for a candidate left out.
     pub rank: Option<usize>,
-    /// Why a figure is missing (does not fit, no power, no price).
+    /// Why it is not ranked ([`Kind::LeftOut`]), or why a figure is missing (does not fit, no
+    /// power, no price).
     pub note: String,
 }
 
+/// Why a synthetic proxy step is not ranked.
+pub const PROXY_LEFT_OUT: &str = "not ranked: a synthetic proxy step (GEMMs + NCCL, the older \
+     method), not the workload's training step — never set against framework steps or the model";
+
+/// Why a row modeled by the older method is not ranked.
+pub const OLDER_MODEL_LEFT_OUT: &str = "not ranked: modeled by the older method (report schema \
+     1, before framework calibration and the concurrent-rate rule), unlike the current model";
+
 impl Candidate {
+    /// True for a real framework step ([`Kind::Measured`]); a proxy, measured but not the
+    /// workload's step, is not.
     pub fn measured(&self) -> bool {
-        self.source.is_measured()
+        self.kind == Kind::Measured
     }
 
     fn key(&self, by: RankBy) -> Option<f64> {
@@ -75,7 +105,8 @@ impl Candidate {
     }
 }
 
-/// The candidates at one GPU count: measured ones first, each group best first.
+/// The candidates at one GPU count: measured ones first, then the model's, each best first,
+/// then those left out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
     pub n_gpus: usize,
@@ -166,18 +197,58 @@ pub fn rank(
     for &n in counts {
         let mut candidates = Vec::new();
         for (i, r) in reports.iter().enumerate() {
-            // A measured row where the run has one (a real framework step before a proxy),
-            // else the model's.
+            // A real framework step where the run has one, else the current model's row;
+            // only where the machine has neither, its proxy or older-method row, left out.
             let at_n: Vec<&ScalingPoint> =
                 rows(r, workload, mode).filter(|x| x.n_gpus == n).collect();
-            let pick = [RowSource::Framework, RowSource::Proxy, RowSource::Modeled]
+            let older = r.older_method().is_some();
+            let kind_of = |x: &ScalingPoint| match x.source {
+                RowSource::Framework => Kind::Measured,
+                RowSource::Modeled if !older => Kind::Model,
+                RowSource::Modeled | RowSource::Proxy => Kind::LeftOut,
+            };
+            // Left out, a proxy (what was measured) before the older model.
+            let order = [
+                (Kind::Measured, None),
+                (Kind::Model, None),
+                (Kind::LeftOut, Some(RowSource::Proxy)),
+                (Kind::LeftOut, Some(RowSource::Modeled)),
+            ];
+            let pick = order
                 .iter()
-                .find_map(|s| {
-                    at_n.iter()
-                        .find(|x| x.source == *s && x.throughput.is_some())
+                .find_map(|(k, src)| {
+                    at_n.iter().find(|x| {
+                        kind_of(x) == *k
+                            && src.is_none_or(|s| x.source == s)
+                            && x.throughput.is_some()
+                    })
                 })
+                .or_else(|| at_n.iter().find(|x| kind_of(x) != Kind::LeftOut))
                 .or_else(|| at_n.first());
-            let Some(row) = pick else { continue };
+            let Some(&row) = pick else { continue };
+            let kind = kind_of(row);
+            if kind == Kind::LeftOut {
+                candidates.push(Candidate {
+                    machine: i,
+                    n_gpus: n,
+                    source: row.source,
+                    kind,
+                    projected: row.projected,
+                    throughput: None,
+                    watts_per_gpu: None,
+                    power_modeled: false,
+                    samples_per_joule: None,
+                    cost_per_million: None,
+                    rank: None,
+                    note: if row.source == RowSource::Proxy {
+                        PROXY_LEFT_OUT
+                    } else {
+                        OLDER_MODEL_LEFT_OUT
+                    }
+                    .to_string(),
+                });
+                continue;
+            }
             let p = pricing(i);
             let gpus_per_node = r.topology.gpus.len().max(1);
             let cost = match p {
@@ -211,6 +282,7 @@ pub fn rank(
                 machine: i,
                 n_gpus: n,
                 source: row.source,
+                kind,
                 projected: row.projected,
                 throughput: row.throughput,
                 watts_per_gpu: row.watts_per_gpu,
@@ -250,12 +322,12 @@ pub fn rank(
     }
 }
 
-/// Sorts measured candidates before modeled ones, each best first by `by` (those without the
-/// figure last, unranked), and numbers the ranks within each group.
+/// Sorts measured candidates before modeled ones and those left out last, each best first by
+/// `by` (those without the figure last, unranked), and numbers the ranks within each kind.
 fn order(cs: &mut [Candidate], by: RankBy) {
     cs.sort_by(|a, b| {
-        b.measured()
-            .cmp(&a.measured())
+        a.kind
+            .cmp(&b.kind)
             .then_with(|| match (a.key(by), b.key(by)) {
                 (Some(x), Some(y)) if by == RankBy::Cost => x.total_cmp(&y),
                 (Some(x), Some(y)) => y.total_cmp(&x),
@@ -269,10 +341,10 @@ fn order(cs: &mut [Candidate], by: RankBy) {
         if c.key(by).is_none() {
             continue;
         }
-        let k = if c.measured() {
-            &mut measured
-        } else {
-            &mut modeled
+        let k = match c.kind {
+            Kind::Measured => &mut measured,
+            Kind::Model => &mut modeled,
+            Kind::LeftOut => continue,
         };
         *k += 1;
         c.rank = Some(*k);
@@ -304,7 +376,7 @@ impl Candidate {
         }
     }
 
-    /// `measured`, `modeled` or `projected` (modeled beyond the box).
+    /// `measured`, `proxy`, `modeled` or `projected` (modeled beyond the box).
     pub fn source_word(&self) -> &'static str {
         match (self.source, self.projected) {
             (RowSource::Framework, _) => "measured",
@@ -438,7 +510,12 @@ pub fn to_table(r: &Ranking) -> String {
             if let Some(n) = r.run_samples {
                 line.extend(c.run_cells(n));
             }
-            line.push(c.note.clone());
+            // A machine left out says why once, under the table.
+            line.push(if c.kind == Kind::LeftOut {
+                "not ranked (why: below)".to_string()
+            } else {
+                c.note.clone()
+            });
             lines.push(line);
         }
         let widths: Vec<usize> = (0..cols)
@@ -468,6 +545,70 @@ pub fn to_table(r: &Ranking) -> String {
          ranked apart from measured ones. samples/J counts GPU energy only; cost/M: the cost\n  \
          of a million samples at the prices above.\n",
     );
+    for x in left_out(r) {
+        // Wrapped at 100 columns, the next lines indented under the machine's letter.
+        let mut line = String::new();
+        for word in x.line(&format!("[{}]", letter(x.machine))).split(' ') {
+            if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > 100 {
+                let _ = writeln!(out, "{line}");
+                line = "   ".to_string();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// A machine left out of the ranking at some counts, for one reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeftOut {
+    /// Index of its report.
+    pub machine: usize,
+    /// The GPU counts it is left out at.
+    pub n_gpus: Vec<usize>,
+    /// Why (a candidate's note without its `not ranked: `).
+    pub why: String,
+}
+
+impl LeftOut {
+    /// The line printed under a ranking, `name` naming the machine: `[A] not ranked at 1, 2
+    /// GPUs: a synthetic proxy step …`.
+    pub fn line(&self, name: &str) -> String {
+        let ns: Vec<String> = self.n_gpus.iter().map(usize::to_string).collect();
+        let gpus = if self.n_gpus == [1] { "GPU" } else { "GPUs" };
+        format!(
+            "{name} not ranked at {} {gpus}: {}",
+            ns.join(", "),
+            self.why
+        )
+    }
+}
+
+/// The machines left out of the ranking, with why: the terminal table and the Compare view
+/// print one line each under the ranking.
+pub fn left_out(r: &Ranking) -> Vec<LeftOut> {
+    let mut out: Vec<LeftOut> = Vec::new();
+    for c in r.groups.iter().flat_map(|g| g.candidates.iter()) {
+        if c.kind != Kind::LeftOut {
+            continue;
+        }
+        let why = c.note.trim_start_matches("not ranked: ");
+        match out
+            .iter_mut()
+            .find(|x| x.machine == c.machine && x.why == why)
+        {
+            Some(x) => x.n_gpus.push(c.n_gpus),
+            None => out.push(LeftOut {
+                machine: c.machine,
+                n_gpus: vec![c.n_gpus],
+                why: why.to_string(),
+            }),
+        }
+    }
     out
 }
 
@@ -496,6 +637,11 @@ mod tests {
             machine,
             n_gpus: 8,
             source,
+            kind: match source {
+                RowSource::Framework => Kind::Measured,
+                RowSource::Modeled => Kind::Model,
+                RowSource::Proxy => Kind::LeftOut,
+            },
             projected: false,
             throughput: Some(100.0),
             watts_per_gpu: None,
@@ -555,6 +701,41 @@ mod tests {
         assert_eq!(duration(Some(45.0)), "45 s");
         assert_eq!(duration(Some(600.0)), "10.0 min");
         assert_eq!(duration(None), "—");
+    }
+
+    /// The Compare tab's example of issue U: the bundled 1× H100 (a real framework step) and
+    /// 2× H200 (a proxy step, the older method) at one GPU. The proxy is not ranked against the
+    /// framework step; it is listed without figures, and why.
+    #[test]
+    fn a_proxy_step_is_never_ranked_against_a_framework_step() {
+        let reports: Vec<Report> = crate::report::bundled::reports()
+            .into_iter()
+            .map(|(_, r)| r.unwrap())
+            .collect();
+        let refs: Vec<&Report> = reports.iter().collect();
+        let rk = rank(&refs, "resnet50", Mode::Weak, &[1, 2], &[]);
+        let mut proxies = 0;
+        for c in rk.groups.iter().flat_map(|g| g.candidates.iter()) {
+            let row_source = c.source;
+            match c.kind {
+                Kind::Measured => assert_eq!(row_source, RowSource::Framework, "{c:?}"),
+                Kind::Model => assert_eq!(row_source, RowSource::Modeled, "{c:?}"),
+                Kind::LeftOut => {
+                    assert_eq!(c.rank, None, "{c:?}");
+                    assert_eq!(c.throughput, None, "{c:?}");
+                    assert!(c.note.starts_with("not ranked: "), "{c:?}");
+                    proxies += usize::from(row_source == RowSource::Proxy);
+                }
+            }
+        }
+        let lines = left_out(&rk);
+        if proxies > 0 {
+            assert!(
+                lines.iter().any(|x| x.why.contains("synthetic proxy step")),
+                "{lines:?}"
+            );
+            assert!(to_table(&rk).contains("not ranked at"), "{}", to_table(&rk));
+        }
     }
 
     #[test]

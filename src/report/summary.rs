@@ -530,7 +530,11 @@ fn scaling_figures(r: &Report) -> Vec<KeyFigure> {
                 value: f.value,
                 unit: "",
                 definition: format!("throughput(n) ÷ (n × throughput(1)), from {how}"),
-                detail: f.basis,
+                // Above 1.00, never without its cause.
+                detail: match &f.above_one {
+                    Some(why) => format!("{}; above 1.00: {why}", f.basis),
+                    None => f.basis.clone(),
+                },
                 provenance,
             }
         })

@@ -46,6 +46,7 @@ pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>, cost: &mut
                 efficiency_plot(col, &format!("cmp-eff-{mode}"), reports, w, mode, 200.0);
             }
         });
+        above_one_notes(ui, reports, w);
         scaling_table(ui, "cmp-scaling-table", reports, w);
         ui.add_space(12.0);
         purchase_ranking(ui, reports, w, cost);
@@ -103,14 +104,21 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
                     if f.source == Some(Source::Modeled) {
                         rt = rt.italics();
                     }
+                    if f.above_one.is_some() {
+                        rt = rt.color(palette::UNKNOWN);
+                    }
                     ui.label(rt).on_hover_text(format!(
-                        "{}{}",
+                        "{}{}{}",
                         f.basis,
                         match f.source {
                             Some(Source::Modeled) => " (modeled)",
                             Some(Source::Measured) => " (measured)",
                             None => "",
-                        }
+                        },
+                        f.above_one
+                            .as_deref()
+                            .map(|why| format!("\nabove 1.00: {why}"))
+                            .unwrap_or_default()
                     ));
                     if i > 0 {
                         let d = row.diff_pct[i];
@@ -158,6 +166,9 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
                     .weak(),
             );
         }
+    }
+    for line in compare::above_one_lines(c, |i| c.machines.get(i).cloned().unwrap_or_default()) {
+        ui.label(RichText::new(line).size(11.5).weak());
     }
 }
 
@@ -316,6 +327,34 @@ pub fn efficiency_plot(
     });
 }
 
+/// An efficiency in % as the tables show it, one decimal: `107.0*` where it is above 1.00 (the
+/// cause in a note under the table, [`above_one_notes`]); `—` where unknown.
+pub fn eff_cell(r: Option<&crate::scaling::ScalingPoint>) -> String {
+    match r.and_then(|x| x.efficiency).filter(|e| e.is_finite()) {
+        None => "—".to_string(),
+        Some(e) if r.is_some_and(crate::report::superlinear::above) => {
+            format!("{:.1}{}", e * 100.0, crate::report::superlinear::MARK)
+        }
+        Some(e) => format!("{:.1}", e * 100.0),
+    }
+}
+
+/// Under efficiencies of `workload`: each report's rows above 1.00 with their cause (GPUs do
+/// not speed each other up), in the machine's color; nothing where none is.
+pub fn above_one_notes(ui: &mut Ui, reports: &[&Report], workload: &str) {
+    let names = compare::numbered(reports.iter().map(|r| r.name()));
+    for (i, (r, name)) in reports.iter().zip(&names).enumerate() {
+        let Some(s) = &r.scaling else { continue };
+        for line in crate::report::superlinear::notes(&s.run.rows, Some(workload), None) {
+            ui.label(
+                RichText::new(format!("{name}: {line}"))
+                    .size(11.5)
+                    .color(machine_color(i)),
+            );
+        }
+    }
+}
+
 /// Measured and modeled side by side for `workload`: each report's measured GPU counts (and its
 /// largest in-box count), step time and efficiency measured and modeled, and the model's error.
 pub fn scaling_table(ui: &mut Ui, id: &str, reports: &[&Report], workload: &str) {
@@ -374,8 +413,8 @@ pub fn scaling_table(ui: &mut Ui, id: &str, reports: &[&Report], workload: &str)
                     if meas.is_some_and(|x| x.calibration_point) {
                         error.on_hover_text(crate::scaling::CALIBRATION_POINT);
                     }
-                    ui.label(cell(meas.and_then(|x| x.efficiency.map(|e| e * 100.0)), 1));
-                    ui.label(cell(model.and_then(|x| x.efficiency.map(|e| e * 100.0)), 1));
+                    ui.label(eff_cell(meas.copied()));
+                    ui.label(eff_cell(model.copied()));
                     let fits = model.and_then(|x| x.fits) == Some(false);
                     ui.label(format!(
                         "{}{}",
@@ -701,6 +740,14 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
         .size(11.5)
         .weak(),
     );
+    // What is not ranked, and why: never dropped without a word.
+    for x in ranking::left_out(&rk) {
+        ui.label(
+            RichText::new(x.line(&names[x.machine]))
+                .size(11.5)
+                .color(machine_color(x.machine)),
+        );
+    }
     let (label, get): (&str, fn(&ranking::Candidate) -> Option<f64>) = match rk.by {
         RankBy::Cost => ("cost per million samples", |c| c.cost_per_million),
         RankBy::SamplesPerJoule => ("samples per joule", |c| c.samples_per_joule),

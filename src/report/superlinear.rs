@@ -1,0 +1,259 @@
+//! Efficiencies above 1.00. GPUs do not speed each other up: n GPUs do n GPUs' work no faster
+//! than one GPU does its own, so a row that reads better than perfect is either the model's
+//! inputs or two timed windows that ran at different speeds — never the machine. Such a row is
+//! shown with its cause, computed here from its own step against its base row's (the row its
+//! speedup is taken against); it is never clamped or hidden. Pure functions of scaling rows.
+
+use std::fmt::Write as _;
+
+use crate::model::units::gpus;
+use crate::scaling::{Mode, RowSource, ScalingPoint};
+
+/// From here on an efficiency reads above 1.00 at two decimals.
+pub const ABOVE: f64 = 1.005;
+
+/// The mark tables put beside an efficiency above 1.00; the cause is in a note under them.
+pub const MARK: &str = "*";
+
+/// True where `row`'s efficiency reads above 1.00.
+pub fn above(row: &ScalingPoint) -> bool {
+    row.efficiency.is_some_and(|e| e.is_finite() && e >= ABOVE)
+}
+
+/// An efficiency as tables print it, two decimals (`1.07*` where above 1.00: see [`notes`]);
+/// `—` where unknown.
+pub fn cell(row: &ScalingPoint) -> String {
+    match row.efficiency.filter(|e| e.is_finite()) {
+        None => "—".to_string(),
+        Some(e) if above(row) => format!("{e:.2}{MARK}"),
+        Some(e) => format!("{e:.2}"),
+    }
+}
+
+/// The base of `row`'s speedup in `rows`: the same workload, mode and kind of row at
+/// `speedup_base` GPUs (one where unset), inside the box.
+fn base<'a>(row: &ScalingPoint, rows: &'a [ScalingPoint]) -> Option<&'a ScalingPoint> {
+    let n0 = row.speedup_base.unwrap_or(1);
+    rows.iter().find(|b| {
+        b.workload == row.workload
+            && b.mode == row.mode
+            && b.source == row.source
+            && b.n_gpus == n0
+            && !b.projected
+            && b.throughput.is_some()
+    })
+}
+
+/// Milliseconds per sample per GPU of a per-step term `ms` of `p`.
+fn per_sample(p: &ScalingPoint, ms: Option<f64>) -> Option<f64> {
+    let ms = ms.filter(|m| m.is_finite() && *m > 0.0)?;
+    (p.global_batch > 0.0).then(|| ms * p.n_gpus as f64 / p.global_batch)
+}
+
+/// Why `row`'s efficiency is above 1.00, computed from its step and its base row's in `rows`
+/// (which term per sample is shorter, by how much); `None` where it is not above 1.00.
+pub fn cause(row: &ScalingPoint, rows: &[ScalingPoint]) -> Option<String> {
+    let e = row.efficiency.filter(|_| above(row))?;
+    let n0 = row.speedup_base.unwrap_or(1);
+    let (at, against) = (gpus(row.n_gpus), gpus(n0));
+    // efficiency = (time per sample per GPU at the base) ÷ (the same at n).
+    let step_pct = (1.0 - 1.0 / e) * 100.0;
+    // The term of the step that is shorter per sample, and by how much.
+    let term = base(row, rows).and_then(|b| {
+        [
+            ("compute", row.compute_ms, b.compute_ms),
+            (
+                "time besides compute and communication (host, input)",
+                row.other_ms,
+                b.other_ms,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, x, y)| {
+            let (x, y) = (per_sample(row, x)?, per_sample(b, y)?);
+            let pct = (1.0 - x / y) * 100.0;
+            (pct >= 0.5).then_some((name, pct))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    });
+    let mut s = String::new();
+    match row.source {
+        RowSource::Modeled => {
+            match term {
+                Some(("compute", pct)) => {
+                    let _ = write!(
+                        s,
+                        "the model's compute per sample is {pct:.1} % shorter at {at} than at \
+                         {against}: it took a faster GEMM rate for {at} than for {against} (each \
+                         row's basis names its rate)"
+                    );
+                }
+                Some((name, pct)) => {
+                    let _ = write!(
+                        s,
+                        "the model's {name} per sample is {pct:.1} % shorter at {at} than at \
+                         {against}"
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        s,
+                        "the model's step per sample per GPU is {step_pct:.1} % shorter at {at} \
+                         than at {against}"
+                    );
+                }
+            }
+            s.push_str(
+                "; GPUs do not speed each other up, so this is the model's inputs, not the \
+                 machine (docs/SCALING.md, \"Which GEMM rate an n-GPU step uses\")",
+            );
+        }
+        RowSource::Framework | RowSource::Proxy => {
+            if row.source == RowSource::Proxy {
+                s.push_str("synthetic proxy steps (the older method), ");
+            }
+            let _ = write!(
+                s,
+                "measured: each GPU's share of the step took {step_pct:.1} % less time per sample \
+                 at {at} than at {against}"
+            );
+            if let Some((name, pct)) = term {
+                let _ = write!(s, " (its {name} {pct:.1} % less)");
+            }
+            s.push_str(
+                "; GPUs do not speed each other up, so the two timed windows ran at different \
+                 speeds (clocks, host, other load), not the GPUs",
+            );
+        }
+    }
+    Some(s)
+}
+
+/// The causes of every row of `rows` (of `workload` and `mode`, or all of them) whose
+/// efficiency reads above 1.00: one line per workload, mode and kind of row, e.g. `* resnet50
+/// weak, modeled: efficiency 1.03–1.07 at 2–1024 GPUs (14 rows), above 1.00; at 2 GPUs (1.07):
+/// the model's compute …`.
+pub fn notes(rows: &[ScalingPoint], workload: Option<&str>, mode: Option<Mode>) -> Vec<String> {
+    notes_of(
+        rows.iter().filter(|r| {
+            workload.is_none_or(|w| r.workload == w) && mode.is_none_or(|m| r.mode == m)
+        }),
+        rows,
+    )
+}
+
+/// [`notes`] for the rows `shown` (a table's selection), their base rows looked up in `rows`.
+pub fn notes_of<'a>(
+    shown: impl IntoIterator<Item = &'a ScalingPoint>,
+    rows: &[ScalingPoint],
+) -> Vec<String> {
+    // One group per workload, mode and kind of row, in the order first met.
+    type Key<'k> = (&'k str, Mode, RowSource);
+    let mut groups: Vec<(Key<'_>, Vec<&ScalingPoint>)> = Vec::new();
+    for r in shown.into_iter().filter(|r| above(r)) {
+        let key = (r.workload.as_str(), r.mode, r.source);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|((w, mode, source), v)| {
+            let top = v.iter().copied().max_by(|a, b| {
+                a.efficiency
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.efficiency.unwrap_or(0.0))
+            })?;
+            let lo = v
+                .iter()
+                .filter_map(|r| r.efficiency)
+                .fold(f64::INFINITY, f64::min);
+            let hi = top.efficiency?;
+            let n_lo = v.iter().map(|r| r.n_gpus).min()?;
+            let n_hi = v.iter().map(|r| r.n_gpus).max()?;
+            let values = if format!("{lo:.2}") == format!("{hi:.2}") {
+                format!("{hi:.2}")
+            } else {
+                format!("{lo:.2}–{hi:.2}")
+            };
+            let counts = if n_lo == n_hi {
+                format!("at {}", gpus(n_lo))
+            } else {
+                format!("at {n_lo}–{n_hi} GPUs ({} rows)", v.len())
+            };
+            let what = match source {
+                RowSource::Modeled => "modeled",
+                RowSource::Framework => "measured_framework",
+                RowSource::Proxy => "proxy",
+            };
+            Some(format!(
+                "{MARK} {w} {mode}, {what}: efficiency {values} {counts}, above 1.00; at {} \
+                 ({hi:.2}): {}",
+                gpus(top.n_gpus),
+                cause(top, rows)?
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(source: RowSource, n: usize, step_ms: f64, compute_ms: f64) -> ScalingPoint {
+        let w = crate::scaling::workload::resolve("resnet50").unwrap();
+        let mut p = ScalingPoint::empty(&w, Mode::Weak, source, n);
+        p.step_time_ms = Some(step_ms);
+        p.compute_ms = Some(compute_ms);
+        p.throughput = Some(p.global_batch / step_ms * 1e3);
+        p
+    }
+
+    fn with_efficiency(mut rows: Vec<ScalingPoint>) -> Vec<ScalingPoint> {
+        let t1 = rows[0].throughput.unwrap();
+        for r in &mut rows {
+            r.efficiency = Some(r.throughput.unwrap() / (t1 * r.n_gpus as f64));
+        }
+        rows
+    }
+
+    #[test]
+    fn a_faster_model_compute_term_is_named_as_the_cause() {
+        let rows = with_efficiency(vec![
+            row(RowSource::Modeled, 1, 22.0, 21.0),
+            row(RowSource::Modeled, 2, 20.6, 19.6),
+        ]);
+        assert!(above(&rows[1]), "{:?}", rows[1].efficiency);
+        let why = cause(&rows[1], &rows).unwrap();
+        assert!(why.contains("compute per sample"), "{why}");
+        assert!(why.contains("GPUs do not speed each other up"), "{why}");
+        assert_eq!(cause(&rows[0], &rows), None);
+        assert!(cell(&rows[1]).ends_with(MARK));
+        assert!(!cell(&rows[0]).ends_with(MARK));
+        let notes = notes(&rows, None, None);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("at 2 GPUs"), "{}", notes[0]);
+    }
+
+    #[test]
+    fn a_measured_row_above_one_says_its_windows_differed() {
+        let rows = with_efficiency(vec![
+            row(RowSource::Proxy, 1, 3.2, 3.1),
+            row(RowSource::Proxy, 4, 3.0, 2.95),
+        ]);
+        let why = cause(&rows[1], &rows).unwrap();
+        assert!(why.starts_with("synthetic proxy steps"), "{why}");
+        assert!(why.contains("timed windows"), "{why}");
+    }
+
+    #[test]
+    fn rows_at_or_below_one_have_no_cause() {
+        let rows = with_efficiency(vec![
+            row(RowSource::Framework, 1, 20.0, 18.0),
+            row(RowSource::Framework, 2, 20.05, 18.0),
+        ]);
+        assert!(rows.iter().all(|r| cause(r, &rows).is_none()));
+        assert!(notes(&rows, None, None).is_empty());
+    }
+}

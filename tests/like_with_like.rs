@@ -1,0 +1,411 @@
+//! Like with like (issue U): the purchase ranking, the key figures and the fleet's outliers never
+//! set a synthetic proxy step or a row of the older method against a real framework step (or
+//! the model calibrated from one), nor a 1-GPU figure against an n-GPU one; what is left out
+//! says why. And no bundled report shows a scaling efficiency above 1.00 without its cause.
+//! None of this needs the `gui` feature (the Compare tab's side is tests/ui_compare.rs).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{bin, crate_file};
+use scalescope::document::{Block, Document, build};
+use scalescope::report::{self, Report, compare, superlinear};
+use scalescope::scaling::{Mode, RowSource};
+
+/// The README's purchase-ranking example: the `scalescope compare … --price-per-gpu-hour …`
+/// line of its `sh` blocks, without its comment.
+fn readme_compare_line() -> String {
+    let text = std::fs::read_to_string(crate_file("README.md")).expect("README.md");
+    text.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("scalescope compare ") && l.contains("--price-per-gpu-hour"))
+        .map(|l| l.split(" #").next().unwrap_or(l).trim().to_string())
+        .next()
+        .expect("README has a compare example with prices")
+}
+
+/// A folder holding the reports the README's compare lines name: `h200/report.json` is the
+/// bundled 2× H200 example (as tests/readme.rs lays it out).
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let to = dir.path().join("h200/report.json");
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(
+        crate_file("assets/reports/h200-2x-sxm-2026-11-22.json"),
+        &to,
+    )
+    .unwrap();
+    dir
+}
+
+/// Runs `line` (a `scalescope …` command) in `dir` with this build first on PATH.
+fn sh(dir: &Path, line: &str) -> String {
+    let path = format!(
+        "{}:{}",
+        bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "`{line}`: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A CSV file as maps from column to cell, one per row.
+fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut rd = csv::Reader::from_path(path).unwrap();
+    let head: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    rd.records()
+        .map(|r| {
+            let r = r.unwrap();
+            head.iter()
+                .cloned()
+                .zip(r.iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_compare_example_ranks_like_with_like() {
+    let line = readme_compare_line();
+    let dir = workspace();
+    let out = sh(dir.path(), &format!("{line} --ranking-csv ranking.csv"));
+    let rows = csv_rows(&dir.path().join("ranking.csv"));
+    assert!(!rows.is_empty(), "{out}");
+    let ranking = &out[out.find("Purchase ranking").expect("a ranking")..];
+    // The reasons wrap at 100 columns: read as words.
+    let words = ranking.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The README's report file, as the command read it.
+    let path = line
+        .split_whitespace()
+        .find(|w| w.ends_with(".json"))
+        .expect("a report file");
+    let measured = report::load(&dir.path().join(path)).unwrap();
+    let workload = rows[0]["workload"].clone();
+    let mode = if rows[0]["mode"] == "strong" {
+        Mode::Strong
+    } else {
+        Mode::Weak
+    };
+    let mut counts: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for r in &rows {
+        let ranked = !r["rank"].is_empty();
+        let source = r["source"].as_str();
+        // A proxy is never ranked, and its figures are not set beside the others.
+        if source == "proxy" {
+            assert!(!ranked, "a proxy step ranked: {r:?}");
+            for col in [
+                "samples_per_s",
+                "samples_per_joule",
+                "cost_per_million_samples",
+            ] {
+                assert!(
+                    r[col].is_empty(),
+                    "a proxy's {col} beside the ranked: {r:?}"
+                );
+            }
+        }
+        if ranked {
+            assert!(
+                ["measured", "modeled", "projected"].contains(&source),
+                "{r:?}"
+            );
+            assert!(!r["samples_per_s"].is_empty(), "{r:?}");
+            let kind = if source == "measured" {
+                "measured"
+            } else {
+                "model"
+            };
+            counts
+                .entry((r["n_gpus"].clone(), kind.to_string()))
+                .or_default()
+                .push(r["rank"].parse().unwrap());
+        } else if r["note"].starts_with("not ranked") {
+            // Left out: the reason is in the CSV and printed under the ranking.
+            let why = r["note"].trim_start_matches("not ranked: ");
+            assert!(
+                words.contains("] not ranked at") && words.contains(why),
+                "the reason is not printed: {why}\n{ranking}"
+            );
+        }
+    }
+    // Each kind ranked 1, 2, … on its own at each count.
+    for ((n, kind), ranks) in &counts {
+        let want: Vec<usize> = (1..=ranks.len()).collect();
+        assert_eq!(ranks, &want, "{kind} at {n} GPUs");
+    }
+    // The report's own rows: where it has no real framework step at a count, the row the
+    // ranking holds for it there is not ranked against the catalog machine's, and says why.
+    let title = compare::titles(&[&measured])[0].clone();
+    let scaling = measured.scaling.as_ref().expect("scaling rows");
+    let mut left_out = 0;
+    for r in rows.iter().filter(|r| r["machine"] == title) {
+        let n: usize = r["n_gpus"].parse().unwrap();
+        let at_n: Vec<_> = scaling
+            .run
+            .rows
+            .iter()
+            .filter(|x| x.workload == workload && x.mode == mode && x.n_gpus == n)
+            .collect();
+        let framework = at_n
+            .iter()
+            .any(|x| x.source == RowSource::Framework && x.throughput.is_some());
+        let current_model = measured.older_method().is_none()
+            && at_n.iter().any(|x| x.source == RowSource::Modeled);
+        if !framework && !current_model {
+            assert!(r["rank"].is_empty(), "{r:?}");
+            assert!(r["note"].starts_with("not ranked: "), "{r:?}");
+            left_out += 1;
+            // Its proxy's samples/s is nowhere in the ranking.
+            for x in at_n.iter().filter(|x| x.source == RowSource::Proxy) {
+                let thr = format!("{:.1}", x.throughput.unwrap());
+                assert!(!ranking.contains(&thr), "{thr} in\n{ranking}");
+            }
+        }
+    }
+    // The catalog machine's rows are ranked among the model's wherever they have a figure.
+    for r in rows.iter().filter(|r| r["machine"] != title) {
+        if !r["samples_per_s"].is_empty() {
+            assert!(!r["rank"].is_empty(), "{r:?}");
+        }
+    }
+    if measured.older_method().is_some() {
+        assert!(left_out > 0, "the older report left out nowhere: {ranking}");
+    }
+}
+
+/// Key figures across the bundled reports: a difference in % only between figures of one
+/// kind at one GPU count; an efficiency above 1.00 with its cause in the table.
+#[test]
+fn key_figures_give_no_difference_between_unlike_figures() {
+    let reports: Vec<Report> = report::bundled::reports()
+        .into_iter()
+        .map(|(_, r)| r.unwrap())
+        .collect();
+    let refs: Vec<&Report> = reports.iter().collect();
+    let mut above = 0;
+    for a in 0..refs.len() {
+        for b in 0..refs.len() {
+            if a == b {
+                continue;
+            }
+            let pair = [refs[a], refs[b]];
+            let workloads: Vec<String> = refs[a]
+                .scaling
+                .iter()
+                .flat_map(|s| s.run.workloads.iter().map(|w| w.name.clone()))
+                .collect();
+            for w in &workloads {
+                let c = compare::compare(&pair, Some(w));
+                let table = compare::to_table(&c);
+                for row in &c.rows {
+                    let (x, y) = (&row.figures[0], &row.figures[1]);
+                    if !compare::comparable(x, y) {
+                        assert_eq!(row.diff_pct[1], None, "{}: {x:?} vs {y:?}", row.name);
+                        if x.value.is_some() && y.value.is_some() {
+                            assert!(row.caveat().is_some(), "{}", row.name);
+                        }
+                    }
+                    let efficiency = row.name.contains(" efficiency");
+                    for f in row.figures.iter().filter(|_| efficiency) {
+                        if f.value.is_some_and(|v| v >= superlinear::ABOVE) {
+                            let why = f.above_one.as_deref().expect("a cause");
+                            assert!(table.contains(why), "{why}\n{table}");
+                            above += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The 8× H200 example's model reads above 1.00 for workloads it has no proxy of.
+    if crate_file("assets/reports/h200-8x-sxm-2026-11-22.json").exists() {
+        assert!(above > 0, "no key figure above 1.00 met");
+    }
+}
+
+/// Every text of a section's blocks, and its tables.
+fn walk<'a>(
+    b: &'a Block,
+    texts: &mut Vec<String>,
+    tables: &mut Vec<&'a scalescope::document::Table>,
+) {
+    match b {
+        Block::Paragraph(p) => texts.push(p.spans.iter().map(|s| s.text.as_str()).collect()),
+        Block::Table(t) => tables.push(t),
+        Block::Columns { columns } => columns
+            .iter()
+            .flatten()
+            .for_each(|b| walk(b, texts, tables)),
+        Block::Details { blocks, .. } => blocks.iter().for_each(|b| walk(b, texts, tables)),
+        _ => {}
+    }
+}
+
+/// Every efficiency a document shows above 1.00 is marked and its section says why.
+fn check_document(name: &str, d: &Document) -> usize {
+    let mut shown = 0;
+    for s in &d.sections {
+        let (mut texts, mut tables) = (Vec::new(), Vec::new());
+        s.blocks
+            .iter()
+            .for_each(|b| walk(b, &mut texts, &mut tables));
+        for t in tables {
+            for (k, col) in t.columns.iter().enumerate() {
+                let key_figure =
+                    col.head == "value" && t.columns.iter().any(|c| c.head == "detail");
+                if col.head != "efficiency" && !key_figure {
+                    continue;
+                }
+                for row in &t.rows {
+                    let cell = &row[k].text;
+                    let Ok(v) = cell.trim_end_matches(superlinear::MARK).parse::<f64>() else {
+                        continue;
+                    };
+                    if v <= 1.0 || (key_figure && !row[0].text.contains("efficiency")) {
+                        continue;
+                    }
+                    shown += 1;
+                    if key_figure {
+                        let detail = &row[3].text;
+                        assert!(detail.contains("above 1.00: "), "{name}: {detail}");
+                        continue;
+                    }
+                    assert!(
+                        cell.ends_with(superlinear::MARK),
+                        "{name} {}: {cell} unmarked",
+                        s.id
+                    );
+                    let m = t.columns.iter().position(|c| c.head == "mode").unwrap_or(0);
+                    let mode = &row[m].text;
+                    assert!(
+                        texts.iter().any(|p| p.starts_with(superlinear::MARK)
+                            && p.contains("above 1.00")
+                            && p.contains(&format!(" {mode},"))),
+                        "{name} {}: no cause for {cell} ({mode}) in {texts:#?}",
+                        s.id
+                    );
+                }
+            }
+        }
+    }
+    shown
+}
+
+#[test]
+fn no_bundled_report_shows_an_efficiency_above_one_without_its_cause() {
+    let mut above = 0;
+    for (name, r) in report::bundled::reports() {
+        let r = r.unwrap();
+        let Some(s) = &r.scaling else { continue };
+        for row in s.run.rows.iter().filter(|x| superlinear::above(x)) {
+            let why = superlinear::cause(row, &s.run.rows).expect("a cause");
+            assert!(why.contains("GPUs do not speed each other up"), "{why}");
+            above += 1;
+        }
+        let mut shown = check_document(name, &build::report(&r));
+        for p in scalescope::document::Page::ALL {
+            if let Some(d) = build::page(&r, p) {
+                shown += check_document(name, &d);
+            }
+        }
+        // Whatever rows are above 1.00, the documents show them only with their cause.
+        if s.run
+            .rows
+            .iter()
+            .any(|x| superlinear::above(x) && !x.projected)
+        {
+            assert!(
+                shown > 0,
+                "{name}: no efficiency above 1.00 found in its pages"
+            );
+        }
+    }
+    // The bundled 8× H200 example is such a report while it stays bundled.
+    let eight = crate_file("assets/reports/h200-8x-sxm-2026-11-22.json");
+    if eight.exists() {
+        assert!(
+            above > 0,
+            "the 8× H200 example's rows above 1.00 were not found"
+        );
+    }
+}
+
+#[test]
+fn the_fleet_sets_framework_steps_only_against_framework_steps() {
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(crate_file("assets/reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    let outcome =
+        scalescope::fleet::report::judge(&files, &scalescope::health::Thresholds::default())
+            .unwrap();
+    // The steps each kind has, by subject, from the reports themselves.
+    let mut kinds: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for f in &files {
+        let r = report::load(f).unwrap();
+        let Some(s) = &r.scaling else { continue };
+        for x in s
+            .run
+            .rows
+            .iter()
+            .filter(|x| !x.projected && x.step_time_ms.is_some())
+        {
+            let e = kinds
+                .entry(format!("{} {} {} GPUs", x.workload, x.mode, x.n_gpus))
+                .or_default();
+            match x.source {
+                RowSource::Framework => e.0 += 1,
+                RowSource::Proxy => e.1 += 1,
+                RowSource::Modeled => {}
+            }
+        }
+    }
+    for (subject, (framework, proxy)) in &kinds {
+        for (field, want) in [("step_time", *framework), ("proxy_step_time", *proxy)] {
+            let id = format!("{field} {subject}");
+            let got = outcome
+                .figures
+                .iter()
+                .find(|f| f.id == id)
+                .map_or(0, |f| f.nodes);
+            assert_eq!(got, want, "{id}: nodes compared");
+        }
+        if *framework > 0 && *proxy > 0 {
+            assert!(
+                outcome
+                    .notes
+                    .iter()
+                    .any(|n| n.contains(subject.as_str()) && n.contains("proxy")),
+                "{subject}: mixed kinds without a note: {:?}",
+                outcome.notes
+            );
+        }
+    }
+    for n in &outcome.nodes {
+        for f in n.findings.iter().filter(|f| f.field.ends_with("step_time")) {
+            let subject = f.subject.as_deref().unwrap_or_default();
+            let (framework, proxy) = kinds[subject];
+            let alike = if f.field == "step_time" {
+                framework
+            } else {
+                proxy
+            };
+            assert!(alike >= 2, "{}: {} compared with no like", n.name, f.detail);
+        }
+    }
+}
