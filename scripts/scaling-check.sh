@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# scalescope's scaling figures beside a plain training loop it did not write
+# (scripts/plain_train.py), on the same machine, interleaved: for each workload the plain step on
+# 1 GPU and under DDP on 2, then `scalescope bench scaling --measure` of the same workload (the
+# order flips every round). A separate process reads every GPU's NVML energy counter every 10 ms
+# (scripts/energy_sampler.py), so the plain steps' power can be set beside scalescope's W/GPU.
+# scripts/scaling_compare.py prints the table (docs/BENCHMARKS.md, "Against a plain training
+# loop").
+# Usage: scripts/scaling-check.sh OUTDIR [BIN] [ROUNDS] [GROUP…]   (groups: cnn — ResNet-50
+# weak and strong, one scalescope run; lm — BERT-large and GPT-2 XL weak, one scalescope run;
+# default both)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?OUTDIR}; shift
+bin=${1:-target/release/scalescope}; shift || true
+rounds=${1:-1}; shift || true
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && groups=(cnn lm)
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1
+gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+n=$(( gpus >= 2 ? 2 : 1 ))
+mem=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
+samplers=()
+for g in $(seq 0 $((gpus - 1))); do
+    python3 scripts/energy_sampler.py --gpu "$g" --every-ms 10 --out "$out/sampler-$g.csv" &
+    samplers+=($!)
+done
+trap 'kill "${samplers[@]}" 2>/dev/null' EXIT
+
+plain() { # NAME MODEL MICRO ACC NGPUS ROUND
+    local log="$out/plain.jsonl"
+    if [ "$5" = 1 ]; then
+        CUDA_VISIBLE_DEVICES=0 timeout 300 python3 scripts/plain_train.py --model "$2" \
+            --micro "$3" --accumulate "$4" --tag "$1-r$6" --warmup-s 4 --block-s 1.5 >> "$log" 2>> "$out/plain.err"
+    else
+        CUDA_VISIBLE_DEVICES=$(seq -s, 0 $(($5 - 1))) timeout 300 python3 -m torch.distributed.run \
+            --standalone --nproc_per_node="$5" scripts/plain_train.py --model "$2" \
+            --micro "$3" --accumulate "$4" --tag "$1-r$6" --warmup-s 4 --block-s 1.5 >> "$log" 2>> "$out/plain.err"
+    fi
+    echo "plain $1 on $5 GPU(s): exit $?" >&2
+}
+
+ours() { # GROUP ROUND MODE WORKLOAD…
+    local g=$1 r=$2 mode=$3; shift 3
+    local args=(bench scaling --measure --gpus "$(seq -s, 0 $((n - 1)))" --mode "$mode"
+        --max-gpus "$n" --json "$out/ours-$g-r$r.json")
+    for w in "$@"; do args+=(--workload "$w"); done
+    timeout 560 "$bin" "${args[@]}" > "$out/ours-$g-r$r.txt" 2> "$out/ours-$g-r$r.err"
+    echo "scalescope $g round $r: exit $?" >&2
+}
+
+plains() { # GROUP ROUND: the plain loop's cases of a group, 1 GPU then n
+    local gpt_micro=8
+    [ "$mem" -lt 100000 ] && gpt_micro=4
+    case $1 in
+        cnn)
+            plain resnet50 resnet50 256 1 1 "$2"
+            [ "$n" -gt 1 ] && plain resnet50 resnet50 256 1 "$n" "$2"
+            plain resnet50-strong resnet50 256 4 1 "$2"
+            [ "$n" -gt 1 ] && plain resnet50-strong resnet50 256 $((4 / n)) "$n" "$2"
+            ;;
+        lm)
+            plain bert-large bert-large 64 1 1 "$2"
+            [ "$n" -gt 1 ] && plain bert-large bert-large 64 1 "$n" "$2"
+            plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) 1 "$2"
+            [ "$n" -gt 1 ] && plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) "$n" "$2"
+            ;;
+    esac
+}
+
+for r in $(seq 1 "$rounds"); do
+    for g in "${groups[@]}"; do
+        case $g in
+            cnn) run_ours() { ours cnn "$r" both resnet50; } ;;
+            lm) run_ours() { ours lm "$r" weak bert-large gpt2-xl; } ;;
+        esac
+        if [ $((r % 2)) = 1 ]; then
+            plains "$g" "$r"; run_ours
+        else
+            run_ours; plains "$g" "$r"
+        fi
+    done
+done
+kill "${samplers[@]}" 2>/dev/null; wait 2>/dev/null
+python3 scripts/scaling_compare.py "$out" | tee "$out/compare.txt"

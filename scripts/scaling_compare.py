@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Sets scalescope's scaling rows beside the plain training loop's steps and the separate energy
+sampler's power (scripts/scaling-check.sh wrote them into OUTDIR). Prints, per workload and
+round: the plain 1-GPU and n-GPU steps, scalescope's measured 1-GPU step and its error against
+the plain one, the model's n-GPU step and efficiency against the plain ones, and W/GPU of
+scalescope's measured 1-GPU row against the sampler's mean power over the plain 1-GPU steps."""
+
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+# case → (scalescope run's group, workload, mode)
+NAMES = {"resnet50": ("cnn", "resnet50", "weak"), "resnet50-strong": ("cnn", "resnet50", "strong"),
+         "bert-large": ("lm", "bert-large", "weak"), "gpt2-xl": ("lm", "gpt2-xl", "weak")}
+
+
+def counter(path):
+    """(t, mJ) at each update of the counter: the first sample that shows a new value."""
+    ticks, last = [], None
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if not row["energy_mj"]:
+                continue
+            e = int(row["energy_mj"])
+            if e != last:
+                ticks.append((float(row["t_unix"]), e))
+                last = e
+    return ticks
+
+
+def energy_at(ticks, t):
+    for (t0, e0), (t1, e1) in zip(ticks, ticks[1:]):
+        if t0 <= t <= t1:
+            return e0 + (e1 - e0) * (t - t0) / (t1 - t0)
+    return None
+
+
+def watts(ticks, window):
+    a, b = energy_at(ticks, window[0]), energy_at(ticks, window[1])
+    if a is None or b is None:
+        return None
+    return (b - a) / 1e3 / (window[1] - window[0])
+
+
+def pct(a, b):
+    return None if a is None or b is None else (a - b) / b * 100
+
+
+def fmt(v, d=1, suffix=""):
+    return "—" if v is None else f"{v:.{d}f}{suffix}"
+
+
+def main():
+    out = sys.argv[1]
+    samplers = {int(re.search(r"sampler-(\d+)", p).group(1)): counter(p)
+                for p in glob.glob(os.path.join(out, "sampler-*.csv"))}
+    plain = {}
+    path = os.path.join(out, "plain.jsonl")
+    if os.path.exists(path):
+        for line in open(path):
+            line = line.strip()
+            if line.startswith("{"):
+                r = json.loads(line)
+                plain[(r["tag"], r["world"])] = r
+    print("| case | round | plain 1 GPU ms | scalescope 1 GPU ms (err) | plain n GPU ms | "
+          "model n GPU ms (err) | measured n GPU ms | plain eff | model eff (diff) | "
+          "W/GPU sampler over plain | W/GPU scalescope (err) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, (group, wl, mode) in NAMES.items():
+        for path in sorted(glob.glob(os.path.join(out, f"ours-{group}-r*.json"))):
+            rnd = re.search(r"-r(\d+)\.json$", path).group(1)
+            case(name, mode, path, rnd, wl, plain, samplers)
+
+
+def case(name, mode, path, rnd, wl, plain, samplers):
+    """One table row: the plain loop's steps beside one scalescope run."""
+    rows = [r for r in json.load(open(path)).get("rows", [])
+            if r.get("workload") == wl and r.get("mode") == mode]
+
+    def row(source, n):
+        return next((r for r in rows if r.get("source") == source and r["n_gpus"] == n),
+                    None)
+
+    tag = f"{name}-r{rnd}"
+    p1 = plain.get((tag, 1))
+    ns = sorted(k[1] for k in plain if k[0] == tag and k[1] > 1)
+    n = ns[-1] if ns else None
+    pn = plain.get((tag, n)) if n else None
+    m1 = row("measured_framework", 1)
+    mod = row("modeled", n) if n else None
+    mn = row("measured_framework", n) if n else None
+    s1 = p1 and p1["step_ms"]
+    sn = pn and pn["step_ms"]
+    ours1 = m1 and m1.get("step_time_ms")
+    modn = mod and mod.get("step_time_ms")
+    if s1 and sn:
+        eff = s1 / sn if mode == "weak" else s1 / (n * sn)
+    else:
+        eff = None
+    meff = mod and mod.get("efficiency")
+    w_plain = None
+    if p1 and 0 in samplers:
+        w_plain = watts(samplers[0], p1["window_t"])
+    w_ours = m1 and m1.get("watts_per_gpu")
+    print(f"| {name} | {rnd} | {fmt(s1, 2)} | {fmt(ours1, 2)} ({fmt(pct(ours1, s1), 1, ' %')}) "
+          f"| {fmt(sn, 2)} | {fmt(modn, 2)} ({fmt(pct(modn, sn), 1, ' %')}) "
+          f"| {fmt(mn and mn.get('step_time_ms'), 2)} | {fmt(eff, 3)} "
+          f"| {fmt(meff, 3)} ({fmt(None if meff is None or eff is None else meff - eff, 3)}) "
+          f"| {fmt(w_plain, 1)} | {fmt(w_ours, 1)} ({fmt(pct(w_ours, w_plain), 1, ' %')}) |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
