@@ -902,3 +902,20 @@ fn no_modeled_step_beats_its_host_floor_on_any_catalog_machine() {
     assert_eq!(r.bound, Some(Bound::Host), "{}", r.basis);
     assert!(r.step_time_ms.unwrap() >= r.host_floor_ms.unwrap());
 }
+
+#[test]
+fn a_halved_micro_batch_pays_the_host_floor_of_each_micro_batch() {
+    // GPT-2 XL's micro-batch of 8 does not fit an 80 GB H100: its rows run 2 micro-batches of 4,
+    // and the host issues the kernels of each, so the floor is twice the one-micro-batch floor an
+    // H200 (where 8 fits) states from the same record.
+    let w = workload::resolve("gpt2-xl").unwrap();
+    let floor = |machine: &str| {
+        let topo = scalescope::topology::catalog::load(machine).unwrap();
+        let rows = model(&w, &Machine::modeled(&topo), &[Mode::Weak], 1);
+        rows[0]
+            .host_floor_ms
+            .expect("the H200 record has a host floor")
+    };
+    let (h200, h100) = (floor("hgx-h200"), floor("dgx-h100"));
+    assert!((h100 / h200 - 2.0).abs() < 1e-9, "{h100} vs {h200}");
+}

@@ -11,7 +11,7 @@ use super::calibrate::{CalibrationInputs, CalibrationKind, MeasuredStep, ProbeRa
 use super::curve::CommCurve;
 use super::memory;
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list, slowest};
-use super::step::step_terms;
+use super::step::step_terms_in;
 use super::workload::{ComputeDtype, Pattern, Workload};
 use crate::bench::collectives::DOUBLING_US;
 use crate::model::{Source, Topology};
@@ -751,7 +751,9 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
                         e.describe_total()
                     )
                 });
-            match step_terms(w, m, n, p.per_gpu_batch, mode) {
+            // In micro-batches of `micro` (halved where the workload's does not fit): the host
+            // issues each one's kernels, so the host floor goes with their count.
+            match step_terms_in(w, m, n, p.per_gpu_batch, micro, mode) {
                 Ok(t) => {
                     p.step_time_ms = Some(t.step_ms);
                     p.throughput = Some(p.global_batch / (t.step_ms * 1e-3));

@@ -73,7 +73,21 @@ pub fn step_terms(
     b: f64,
     mode: Mode,
 ) -> Result<Terms, String> {
-    let c = compute_term(w, m, n, b, mode)?;
+    step_terms_in(w, m, n, b, w.micro_batch(), mode)
+}
+
+/// [`step_terms`] for a step run in micro-batches of `micro` samples (the memory check's, where
+/// the workload's own does not fit): the host issues every micro-batch's kernels, so the host
+/// floor counts them.
+pub fn step_terms_in(
+    w: &Workload,
+    m: &Machine,
+    n: usize,
+    b: f64,
+    micro: f64,
+    mode: Mode,
+) -> Result<Terms, String> {
+    let c = compute_term(w, m, n, b, micro, mode)?;
     let parts = match w.pattern {
         Pattern::DdpRing => ddp_ring(w, m, n, &c)?,
         Pattern::Fsdp => fsdp(w, m, n, &c)?,
@@ -161,6 +175,7 @@ fn compute_term(
     m: &Machine,
     n: usize,
     b: f64,
+    micro: f64,
     mode: Mode,
 ) -> Result<ComputeTerm, String> {
     Ok(
@@ -185,7 +200,7 @@ fn compute_term(
                     .host_floor
                     .as_ref()
                     .filter(|_| !w.cuda_graphs)
-                    .map(|f| (f.at(b, w.micro_batch()), f));
+                    .map(|f| (f.at(b, micro), f));
                 let floor_sets = floor.is_some_and(|(ms, _)| ms > gpu_ms);
                 let c = match floor {
                     Some((ms, _)) if floor_sets => ms,
