@@ -530,11 +530,22 @@ fn scaling_figures(r: &Report) -> Vec<KeyFigure> {
                 value: f.value,
                 unit: "",
                 definition: format!("throughput(n) ÷ (n × throughput(1)), from {how}"),
-                // Above 1.00, never without its cause.
+                // Above 1.00, never without its cause; a step the host sets says so.
                 detail: match &f.above_one {
                     Some(why) => format!("{}; above 1.00: {why}", f.basis),
                     None => f.basis.clone(),
-                },
+                } + &row
+                    .filter(|x| x.bound == Some(crate::scaling::Bound::Host))
+                    .map(|x| {
+                        format!(
+                            "; bound host at {}: the host's time to issue the step{} sets it, not the GPU",
+                            crate::model::units::gpus(x.n_gpus),
+                            x.host_floor_ms
+                                .map(|h| format!(" ({h:.1} ms)"))
+                                .unwrap_or_default()
+                        )
+                    })
+                    .unwrap_or_default(),
                 provenance,
             }
         })
@@ -662,6 +673,38 @@ mod tests {
             .find(|f| f.name.contains("weak scaling efficiency"))
             .expect("weak figure");
         assert!(weak.definition.contains("the older method"), "{weak:?}");
+    }
+
+    /// A scaling efficiency whose step the host sets says so beside the figure.
+    #[test]
+    fn a_host_bound_efficiency_says_the_host_sets_it() {
+        let mut r = example();
+        let figure = |r: &Report| {
+            key_figures(r)
+                .into_iter()
+                .find(|f| f.name.contains("strong scaling efficiency"))
+                .expect("strong figure")
+        };
+        assert!(!figure(&r).detail.contains("bound host"));
+        let w = figure(&r).name.split(',').next().unwrap().to_string();
+        let rows = &mut r.scaling.as_mut().unwrap().run.rows;
+        let n = rows
+            .iter()
+            .filter(|x| x.workload == w && x.mode == Mode::Strong && !x.projected)
+            .filter(|x| x.efficiency.is_some())
+            .map(|x| x.n_gpus)
+            .max()
+            .unwrap();
+        for x in rows
+            .iter_mut()
+            .filter(|x| x.workload == w && x.mode == Mode::Strong && x.n_gpus == n)
+        {
+            x.bound = Some(crate::scaling::Bound::Host);
+            x.host_floor_ms = Some(26.4);
+        }
+        let f = figure(&r);
+        assert!(f.detail.contains("bound host at"), "{f:?}");
+        assert!(f.detail.contains("(26.4 ms)"), "{f:?}");
     }
 
     /// The facts line names the NCCL version from the measured rows when the machine record has
