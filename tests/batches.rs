@@ -23,17 +23,7 @@ fn bench_scaling(args: &[&str]) -> (String, Vec<String>, Vec<Vec<String>>) {
     all.extend(args);
     let r = run(&all);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let mut reader = csv::Reader::from_path(&csv).unwrap();
-    let header = reader
-        .headers()
-        .unwrap()
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let rows = reader
-        .records()
-        .map(|r| r.unwrap().iter().map(str::to_string).collect())
-        .collect();
+    let (header, rows) = common::read_csv(&csv);
     (r.stdout, header, rows)
 }
 

@@ -23,18 +23,7 @@ fn scaling_csv(extra: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
     args.extend(extra);
     let r = run(&args);
     assert!(matches!(r.code, Some(0 | 3)), "{}", r.stderr);
-    let mut reader = csv::Reader::from_path(out.join("scaling.csv")).unwrap();
-    let header = reader
-        .headers()
-        .unwrap()
-        .iter()
-        .map(str::to_string)
-        .collect();
-    let rows = reader
-        .records()
-        .map(|r| r.unwrap().iter().map(str::to_string).collect())
-        .collect();
-    (header, rows)
+    common::read_csv(&out.join("scaling.csv"))
 }
 
 fn column(header: &[String], name: &str) -> usize {

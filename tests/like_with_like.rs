@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{bin, crate_file};
+use common::{bin, crate_file, csv_rows};
 use scalescope::document::{Block, Document, build};
 use scalescope::report::{self, Report, compare, superlinear};
 use scalescope::scaling::{Mode, RowSource};
@@ -61,21 +61,6 @@ fn sh(dir: &Path, line: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// A CSV file as maps from column to cell, one per row.
-fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let mut rd = csv::Reader::from_path(path).unwrap();
-    let head: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
-    rd.records()
-        .map(|r| {
-            let r = r.unwrap();
-            head.iter()
-                .cloned()
-                .zip(r.iter().map(String::from))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]

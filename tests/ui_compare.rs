@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use common::modeled_stages;
 use eframe::egui;
 use egui_kittest::Harness;
@@ -64,17 +62,7 @@ fn the_compare_tab_and_the_ranking_csv_agree() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut rd = csv::Reader::from_path(&csv_path).unwrap();
-    let head: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
-    let csv: Vec<BTreeMap<String, String>> = rd
-        .records()
-        .map(|r| {
-            head.iter()
-                .cloned()
-                .zip(r.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect();
+    let csv = common::csv_rows(&csv_path);
     let workload = csv[0]["workload"].clone();
     assert_eq!(csv[0]["mode"], "weak");
 

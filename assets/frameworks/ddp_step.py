@@ -74,6 +74,7 @@ since the slowest host sets a synchronous step).
 import argparse
 import contextlib
 import ctypes
+import gc
 import json
 import math
 import os
@@ -509,13 +510,11 @@ def main():
         for one in specs:
             worst = max(worst, train(one, torch, dist, device, cuda, energy, idle_mw))
             # The next workload starts on a GPU without this one's tensors.
-            import gc
-
             gc.collect()
             if cuda:
                 torch.cuda.empty_cache()
         emit("done")
-        return 0 if worst == 0 else worst
+        return worst
     finally:
         if DISTRIBUTED and dist.is_initialized():
             with contextlib.suppress(Exception):
@@ -877,8 +876,6 @@ def wrapper_cost(torch, timer, wrap, module, run_step, per_step, seconds):
     each), CUDA-event times; {"ddp_one_ms", "ddp_one_plain_ms", "ddp_one_steps"}, or
     {"ddp_one_note"} where the wrapped step could not run (out of memory). The wrapper is
     removed afterwards (its reducer's hooks go with it)."""
-    import gc
-
     k = max(3, math.ceil(seconds / 6 / max(per_step, 1e-3)))
     plain, wrapped = [], []
     net = None

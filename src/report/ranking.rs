@@ -227,25 +227,30 @@ pub fn rank(
                 .or_else(|| at_n.first());
             let Some(&row) = pick else { continue };
             let kind = kind_of(row);
+            // The row as a candidate without figures: what a left-out row shows.
+            let bare = Candidate {
+                machine: i,
+                n_gpus: n,
+                source: row.source,
+                kind,
+                projected: row.projected,
+                throughput: None,
+                watts_per_gpu: None,
+                power_modeled: false,
+                samples_per_joule: None,
+                cost_per_million: None,
+                rank: None,
+                note: String::new(),
+            };
             if kind == Kind::LeftOut {
                 candidates.push(Candidate {
-                    machine: i,
-                    n_gpus: n,
-                    source: row.source,
-                    kind,
-                    projected: row.projected,
-                    throughput: None,
-                    watts_per_gpu: None,
-                    power_modeled: false,
-                    samples_per_joule: None,
-                    cost_per_million: None,
-                    rank: None,
                     note: if row.source == RowSource::Proxy {
                         PROXY_LEFT_OUT
                     } else {
                         OLDER_MODEL_LEFT_OUT
                     }
                     .to_string(),
+                    ..bare
                 });
                 continue;
             }
@@ -279,18 +284,13 @@ pub fn rank(
                 }
             }
             candidates.push(Candidate {
-                machine: i,
-                n_gpus: n,
-                source: row.source,
-                kind,
-                projected: row.projected,
                 throughput: row.throughput,
                 watts_per_gpu: row.watts_per_gpu,
                 power_modeled: row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled),
                 samples_per_joule: row.samples_per_joule,
                 cost_per_million: cost,
-                rank: None,
                 note: note.join("; "),
+                ..bare
             });
         }
         groups.push(Group {

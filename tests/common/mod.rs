@@ -18,6 +18,30 @@ use std::path::{Path, PathBuf};
 
 use scalescope::model::{Gpu, Topology, TopologySource};
 
+/// A CSV file's header and rows, every cell as text.
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect();
+    (header, rows)
+}
+
+/// A CSV file as maps from column to cell, one per row.
+pub fn csv_rows(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let (header, rows) = read_csv(path);
+    rows.into_iter()
+        .map(|r| header.iter().cloned().zip(r).collect())
+        .collect()
+}
+
 /// The scalescope binary of this build.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_scalescope"))

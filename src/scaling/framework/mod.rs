@@ -185,22 +185,8 @@ pub fn run(
             opts.timeout,
             cancel,
             &mut |e| {
-                if let Event::Progress {
-                    phase,
-                    mode,
-                    workload,
-                    ..
-                } = e
-                {
-                    let what = mode
-                        .as_deref()
-                        .map(|m| format!(" ({m})"))
-                        .unwrap_or_default();
-                    let who = workload.as_deref().map(|w| clip(w, 40)).unwrap_or_default();
-                    progress(
-                        &format!("PyTorch: {who} on {n} GPU(s): {phase}{what}"),
-                        &rows_so_far,
-                    );
+                if let Some(l) = phase_label(e, "", n) {
+                    progress(&l, &rows_so_far);
                 }
             },
         );
@@ -242,6 +228,28 @@ pub fn run(
     Ok(finish(run, workloads))
 }
 
+/// A progress line for the script's `progress` event `e` on `n` GPUs, e.g. `PyTorch: gpt2-xl on 2
+/// GPU(s): measure (weak)`; the event's workload, else `workload`.
+fn phase_label(e: &Event, workload: &str, n: usize) -> Option<String> {
+    let Event::Progress {
+        phase,
+        mode,
+        workload: named,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    let what = mode
+        .as_deref()
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default();
+    let who = named
+        .as_deref()
+        .map_or(workload.to_string(), |w| clip(w, 40));
+    Some(format!("PyTorch: {who} on {n} GPU(s): {phase}{what}"))
+}
+
 /// `w` on `n` GPUs in a launch of its own, unless `first` already holds how it ended; out of
 /// memory before any result runs it again with micro-batches half as large (the same per-GPU
 /// batch, accumulated), down to one sample — the micro-batch that fits. Returns the workload as
@@ -254,7 +262,7 @@ fn run_alone(
     n: usize,
     spec: serde_json::Value,
     planned: Vec<(Mode, f64)>,
-    first: Option<LaunchOutcome>,
+    mut first: Option<LaunchOutcome>,
     opts: &FrameworkOptions,
     cancel: &AtomicBool,
     run: &mut FrameworkRun,
@@ -263,7 +271,6 @@ fn run_alone(
     let label = format!("PyTorch: {} on {n} GPU(s)", w.name);
     let rows_so_far = run.rows.clone();
     let (mut w_run, mut spec, mut planned) = (w.clone(), spec, planned);
-    let mut first = first;
     loop {
         let outcome = match first.take() {
             Some(o) => o,
@@ -277,12 +284,8 @@ fn run_alone(
                     opts.timeout,
                     cancel,
                     &mut |e| {
-                        if let Event::Progress { phase, mode, .. } = e {
-                            let what = mode
-                                .as_deref()
-                                .map(|m| format!(" ({m})"))
-                                .unwrap_or_default();
-                            progress(&format!("{label}: {phase}{what}"), &rows_so_far);
+                        if let Some(l) = phase_label(e, &w.name, n) {
+                            progress(&l, &rows_so_far);
                         }
                     },
                 )

@@ -132,65 +132,69 @@ const COUNTER_UPDATE_S: f64 = 0.1;
 /// Fills the row's energy figures from the window's NVML readings; returns what the basis says
 /// of them (their source and the GPUs' idle power, or why there are none).
 fn energy(r: &mut ScalingPoint, x: &ResultLine, n: usize) -> String {
-    // The steps' own power, read in stretches between drains: the energy of a step is that
-    // power times the mean step (CUDA events).
-    if let Some(sp) = x.stretch_power() {
-        let total: f64 = sp.watts.iter().sum();
-        let joules = total * x.step_ms.mean / 1e3;
-        if joules > 0.0 {
-            r.energy_j_per_step = Some(joules);
-            r.watts_per_gpu = Some(total / n as f64);
-            r.samples_per_joule = Some(x.global_batch / joules);
-            r.energy_basis = Some(EnergyBasis::Counter);
-            r.energy_window_unix_s = x.window_t;
-            r.idle_watts_per_gpu = x.idle_watts();
-            return format!(
-                "; energy {joules:.1} J per step, {:.0} W per GPU: NVML energy counter over the steps alone ({} stretch{} between host probes, {:.1} s{}; counter resolution ±{:.1} %){}",
+    let idle = x
+        .idle_watts()
+        .map(|w| format!("; {w:.0} W per GPU before the run"))
+        .unwrap_or_default();
+    // J per step, W per GPU, samples per J, where they come from, and the basis's words.
+    let (per_step, watts, per_joule, basis, words) = match x.stretch_power() {
+        // The steps' own power, read in stretches between drains: the energy of a step is that
+        // power times the mean step (CUDA events).
+        Some(sp) if sp.watts.iter().sum::<f64>() * x.step_ms.mean > 0.0 => {
+            let total: f64 = sp.watts.iter().sum();
+            let joules = total * x.step_ms.mean / 1e3;
+            (
+                joules,
                 total / n as f64,
-                sp.stretches,
-                if sp.stretches == 1 { "" } else { "es" },
-                sp.seconds,
-                if n > 1 { " on the shortest rank" } else { "" },
-                sp.resolution(COUNTER_UPDATE_S) * 100.0,
-                x.idle_watts()
-                    .map(|w| format!("; {w:.0} W per GPU before the run"))
-                    .unwrap_or_default()
-            ) + &x.clock_note();
+                x.global_batch / joules,
+                EnergyBasis::Counter,
+                format!(
+                    "{joules:.1} J per step, {:.0} W per GPU: NVML energy counter over the steps alone ({} stretch{} between host probes, {:.1} s{}; counter resolution ±{:.1} %){idle}",
+                    total / n as f64,
+                    sp.stretches,
+                    if sp.stretches == 1 { "" } else { "es" },
+                    sp.seconds,
+                    if n > 1 { " on the shortest rank" } else { "" },
+                    sp.resolution(COUNTER_UPDATE_S) * 100.0,
+                ),
+            )
         }
-    }
-    match x.window_energy() {
-        Ok((e, seconds, steps)) if e.joules > 0.0 => {
-            r.energy_j_per_step = Some(e.joules / steps);
-            r.watts_per_gpu = Some(e.joules / seconds / n as f64);
-            r.samples_per_joule = Some(x.global_batch * steps / e.joules);
-            r.energy_basis = Some(e.basis);
-            r.energy_window_unix_s = x.window_t;
-            r.idle_watts_per_gpu = x.idle_watts();
-            format!(
-                "; energy {:.1} J per step over {steps:.0} steps in {seconds:.1} s{}, {:.0} W per GPU ({}{})",
+        _ => match x.window_energy() {
+            Ok((e, seconds, steps)) if e.joules > 0.0 => (
                 e.joules / steps,
-                match (x.probe_t.len(), x.probe_s) {
-                    (k @ 1.., Some(p)) if p.is_finite() && p >= 0.0 => format!(
-                        " (with {k} host probe{} of {p:.2} s in all, the GPU drained: {:.0} % of the window)",
-                        if k == 1 { "" } else { "s" },
-                        p / seconds * 100.0
-                    ),
-                    _ => String::new(),
-                },
                 e.joules / seconds / n as f64,
-                match e.basis {
-                    EnergyBasis::PowerReadings =>
-                        "NVML power readings at the window's ends: bursts unseen",
-                    b => b.words(),
-                },
-                x.idle_watts()
-                    .map(|w| format!("; {w:.0} W per GPU before the run"))
-                    .unwrap_or_default()
-            ) + &x.clock_note()
-        }
-        Ok(_) => "; energy not measured: the GPUs drew no energy in the window".to_string(),
-        Err(why) => format!("; energy not measured: {why}"),
-    }
+                x.global_batch * steps / e.joules,
+                e.basis,
+                format!(
+                    "{:.1} J per step over {steps:.0} steps in {seconds:.1} s{}, {:.0} W per GPU ({}{idle})",
+                    e.joules / steps,
+                    match (x.probe_t.len(), x.probe_s) {
+                        (k @ 1.., Some(p)) if p.is_finite() && p >= 0.0 => format!(
+                            " (with {k} host probe{} of {p:.2} s in all, the GPU drained: {:.0} % of the window)",
+                            if k == 1 { "" } else { "s" },
+                            p / seconds * 100.0
+                        ),
+                        _ => String::new(),
+                    },
+                    e.joules / seconds / n as f64,
+                    match e.basis {
+                        EnergyBasis::PowerReadings =>
+                            "NVML power readings at the window's ends: bursts unseen",
+                        b => b.words(),
+                    },
+                ),
+            ),
+            Ok(_) => return "; energy not measured: the GPUs drew no energy in the window".into(),
+            Err(why) => return format!("; energy not measured: {why}"),
+        },
+    };
+    r.energy_j_per_step = Some(per_step);
+    r.watts_per_gpu = Some(watts);
+    r.samples_per_joule = Some(per_joule);
+    r.energy_basis = Some(basis);
+    r.energy_window_unix_s = x.window_t;
+    r.idle_watts_per_gpu = x.idle_watts();
+    format!("; energy {words}") + &x.clock_note()
 }
 
 pub(super) fn overlap_probe(
