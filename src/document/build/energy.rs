@@ -123,8 +123,8 @@ pub(super) fn section(r: &Report) -> Option<Section> {
     }
     s.push(
         Paragraph::note(format!(
-            "Weak scaling. Measured rows: the GPUs' energy over the timed window from NVML; the \
-             model's rows: modeled power (docs/SCALING.md, \"Energy and cost\"). samples/J counts \
+            "Weak scaling. Measured rows: the GPUs' energy over the timed steps from NVML (the \
+             counter read between the host probes); the model's rows: modeled power (docs/SCALING.md, \"Energy and cost\"). samples/J counts \
              GPU energy only (no CPUs, fans or cooling). {}",
             match &sc.run.pricing {
                 Some(p) => format!("Cost at the stated prices: {}.", p.describe()),
