@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scalescope's scaling figures beside a plain training loop it did not write
 # (scripts/plain_train.py), on the same machine, interleaved: for each workload the plain step on
-# 1 GPU and under DDP on 2, then `scalescope bench scaling --measure` of the same workload (the
+# 1 GPU and under DDP on 2 (and 4 where the machine has them), then `scalescope bench scaling --measure` of the same workload (the
 # order flips every round). A separate process reads every GPU's NVML energy counter every 10 ms
 # (scripts/energy_sampler.py), so the plain steps' power can be set beside scalescope's W/GPU.
 # scripts/scaling_compare.py prints the table (docs/BENCHMARKS.md, "Against a plain training
@@ -20,7 +20,8 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
 gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
-n=$(( gpus >= 2 ? 2 : 1 ))
+n=$(( gpus >= 4 ? 4 : gpus >= 2 ? 2 : 1 ))
+counts=(); [ "$n" -ge 2 ] && counts+=(2); [ "$n" -ge 4 ] && counts+=(4)
 mem=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
 samplers=()
 for g in $(seq 0 $((gpus - 1))); do
@@ -57,15 +58,17 @@ plains() { # GROUP ROUND: the plain loop's cases of a group, 1 GPU then n
     case $1 in
         cnn)
             plain resnet50 resnet50 256 1 1 "$2"
-            [ "$n" -gt 1 ] && plain resnet50 resnet50 256 1 "$n" "$2"
+            for k in "${counts[@]}"; do plain resnet50 resnet50 256 1 "$k" "$2"; done
             plain resnet50-strong resnet50 256 4 1 "$2"
-            [ "$n" -gt 1 ] && plain resnet50-strong resnet50 256 $((4 / n)) "$n" "$2"
+            for k in "${counts[@]}"; do plain resnet50-strong resnet50 256 $((4 / k)) "$k" "$2"; done
             ;;
         lm)
             plain bert-large bert-large 64 1 1 "$2"
-            [ "$n" -gt 1 ] && plain bert-large bert-large 64 1 "$n" "$2"
+            for k in "${counts[@]}"; do plain bert-large bert-large 64 1 "$k" "$2"; done
             plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) 1 "$2"
-            [ "$n" -gt 1 ] && plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) "$n" "$2"
+            for k in "${counts[@]}"; do
+                plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) "$k" "$2"
+            done
             ;;
     esac
 }

@@ -65,10 +65,10 @@ def main():
             if line.startswith("{"):
                 r = json.loads(line)
                 plain[(r["tag"], r["world"])] = r
-    print("| case | round | plain 1 GPU ms | scalescope 1 GPU ms (err) | plain n GPU ms | "
+    print("| case | round | n | plain 1 GPU ms | scalescope 1 GPU ms (err) | plain n GPU ms | "
           "model n GPU ms (err) | measured n GPU ms | plain eff | model eff (diff) | "
           "W/GPU sampler over plain | W/GPU scalescope (err) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, (group, wl, mode) in NAMES.items():
         for path in sorted(glob.glob(os.path.join(out, f"ours-{group}-r*.json"))):
             rnd = re.search(r"-r(\d+)\.json$", path).group(1)
@@ -87,30 +87,32 @@ def case(name, mode, path, rnd, wl, plain, samplers):
     tag = f"{name}-r{rnd}"
     p1 = plain.get((tag, 1))
     ns = sorted(k[1] for k in plain if k[0] == tag and k[1] > 1)
-    n = ns[-1] if ns else None
-    pn = plain.get((tag, n)) if n else None
+    if not ns:
+        ns = sorted({r["n_gpus"] for r in rows if r["n_gpus"] > 1}) or [None]
     m1 = row("measured_framework", 1)
-    mod = row("modeled", n) if n else None
-    mn = row("measured_framework", n) if n else None
     s1 = p1 and p1["step_ms"]
-    sn = pn and pn["step_ms"]
     ours1 = m1 and m1.get("step_time_ms")
-    modn = mod and mod.get("step_time_ms")
-    if s1 and sn:
-        eff = s1 / sn if mode == "weak" else s1 / (n * sn)
-    else:
-        eff = None
-    meff = mod and mod.get("efficiency")
     w_plain = None
     if p1 and 0 in samplers:
         w_plain = watts(samplers[0], p1["window_t"])
     w_ours = m1 and m1.get("watts_per_gpu")
-    print(f"| {name} | {rnd} | {fmt(s1, 2)} | {fmt(ours1, 2)} ({fmt(pct(ours1, s1), 1, ' %')}) "
-          f"| {fmt(sn, 2)} | {fmt(modn, 2)} ({fmt(pct(modn, sn), 1, ' %')}) "
-          f"| {fmt(mn and mn.get('step_time_ms'), 2)} | {fmt(eff, 3)} "
-          f"| {fmt(meff, 3)} ({fmt(None if meff is None or eff is None else meff - eff, 3)}) "
-          f"| {fmt(w_plain, 1)} | {fmt(w_ours, 1)} ({fmt(pct(w_ours, w_plain), 1, ' %')}) |")
-
+    for n in ns:
+        pn = plain.get((tag, n)) if n else None
+        mod = row("modeled", n) if n else None
+        mn = row("measured_framework", n) if n else None
+        sn = pn and pn["step_ms"]
+        modn = mod and mod.get("step_time_ms")
+        if s1 and sn:
+            eff = s1 / sn if mode == "weak" else s1 / (n * sn)
+        else:
+            eff = None
+        meff = mod and mod.get("efficiency")
+        print(f"| {name} | {rnd} | {n or '—'} | {fmt(s1, 2)} | {fmt(ours1, 2)} "
+              f"({fmt(pct(ours1, s1), 1, ' %')}) "
+              f"| {fmt(sn, 2)} | {fmt(modn, 2)} ({fmt(pct(modn, sn), 1, ' %')}) "
+              f"| {fmt(mn and mn.get('step_time_ms'), 2)} | {fmt(eff, 3)} "
+              f"| {fmt(meff, 3)} ({fmt(None if meff is None or eff is None else meff - eff, 3)}) "
+              f"| {fmt(w_plain, 1)} | {fmt(w_ours, 1)} ({fmt(pct(w_ours, w_plain), 1, ' %')}) |")
 
 if __name__ == "__main__":
     sys.exit(main())

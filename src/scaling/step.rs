@@ -241,7 +241,7 @@ fn compute_term(
                 let wrapper_ms = if n >= 2 { sm.wrapper_ms } else { 0.0 };
                 if wrapper_ms > 0.0 {
                     basis.push_str(&format!(
-                        "; + {wrapper_ms:.1} ms of DDP's own cost per step (measured at one rank)"
+                        "; + {wrapper_ms:.1} ms of DDP's own cost per step (measured at one rank; the lower where both modes timed it)"
                     ));
                 }
                 ComputeTerm {
