@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::{data_path, read_data, scalescope};
 use scalescope::health::{HealthReport, Verdict};
-use scalescope::model::{InventoryKind, LoadState, ThrottleReason};
+use scalescope::model::{ComputeMode, InventoryKind, LoadState, ThrottleReason};
 use scalescope::topology::smi_query::{
     CaptureKind, capture_kind, import_machine, parse_nvlink, parse_query_text, parse_query_xml,
 };
@@ -150,6 +150,55 @@ fn an_uncorrectable_ecc_error_fails_with_exit_3() {
         );
         assert!(line.contains("nvidia-smi -r"), "{line}");
     }
+}
+
+/// The issue-V capture: GPU 0's power limit lowered to 300 W and GPU 1's clocks held by a clock
+/// setting (locked clocks show as "Applications Clocks Setting: Active"), edited from the real
+/// 2× H200 capture (whose GPU 1 had one PCIe replay since the driver loaded).
+#[test]
+fn a_lowered_power_limit_and_locked_clocks_are_named() {
+    let mut caps = vec![
+        "h200-2x-edited-powercap-lgc-smi-q.txt",
+        "h200-2x-device-nvlink-s.txt",
+    ];
+    caps.extend(TOPO);
+    let (code, out, err) = check(&caps, &[]);
+    assert_eq!(code, 3, "{out}{err}");
+    let line = |id: &str, gpu: &str| {
+        out.lines()
+            .find(|l| l.contains(&format!(" {id} ")) && l.contains(gpu))
+            .unwrap_or_else(|| panic!("no {id} line for {gpu} in {out}"))
+            .to_string()
+    };
+    let p = line("power_limit", "GPU 0");
+    assert!(p.starts_with("FAIL"), "{p}");
+    assert!(p.contains("300 W") && p.contains("700 W"), "{p}");
+    assert!(p.contains("nvidia-smi -i 0 -pl 700"), "{p}");
+    assert!(line("power_limit", "GPU 1").starts_with("PASS"));
+    let c = line("clock_settings", "GPU 1");
+    assert!(
+        c.starts_with("WARN") && c.contains("Applications Clocks Setting"),
+        "{c}"
+    );
+    assert!(c.contains("nvidia-smi -rgc"), "{c}");
+    assert!(line("clock_settings", "GPU 0").starts_with("PASS"));
+    for id in ["persistence", "mig_mode", "compute_mode"] {
+        assert!(line(id, "GPU 0").starts_with("PASS"), "{id}: {out}");
+    }
+    // A thresholds file that allows a 300 W cap (a site that caps on purpose) passes it.
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.toml");
+    std::fs::write(
+        &t,
+        "[settings]\npower_limit_warn = 0.4\npower_limit_fail = 0.3\n",
+    )
+    .unwrap();
+    let (_, out, _) = check(&caps, &["--thresholds", t.to_str().unwrap()]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("PASS") && l.contains(" power_limit ") && l.contains("GPU 0")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -323,6 +372,24 @@ fn xml_and_text_captures_of_one_moment_agree() {
         assert_eq!(a.utilization_gpu_percent, Some(0));
         assert_eq!(a.processes, Some(vec![]));
         assert_eq!(a.nvlinks, None, "-q carries no NVLink state");
+        assert_eq!(a.settings, b.settings);
+        let st = &a.settings;
+        assert_eq!(
+            (st.power_limit_w, st.power_limit_default_w),
+            (Some(700.0), Some(700.0))
+        );
+        assert_eq!(
+            (st.power_limit_min_w, st.power_limit_max_w),
+            (Some(200.0), Some(700.0))
+        );
+        assert_eq!(
+            (st.app_clock_mhz, st.app_clock_default_mhz),
+            (Some(1980), Some(1980))
+        );
+        assert_eq!(st.max_sm_clock_mhz, Some(1980));
+        assert_eq!(st.persistence, Some(true));
+        assert_eq!((st.mig_current, st.mig_pending), (Some(false), Some(false)));
+        assert_eq!(st.compute_mode, Some(ComputeMode::Default));
     }
     assert_eq!(x.gpus[0].throttle, Some(vec![ThrottleReason::GpuIdle]));
     assert_eq!(x.gpus[1].pcie.replay_counter, Some(1));

@@ -399,6 +399,47 @@ fn a_gpu_with_another_vbios_is_named() {
     assert!(!notes.contains("VBIOS"), "{notes}");
 }
 
+/// Settings are compared across the fleet: the node whose GPU 1 runs at a lowered power limit
+/// and the one with persistence off on every GPU are named with the field and the fleet's value.
+#[test]
+fn a_node_set_apart_by_its_settings_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes");
+    fleet(&nodes, 8, |i, r| {
+        let inv = r
+            .health
+            .as_mut()
+            .and_then(|h| h.before.as_mut())
+            .expect("the modeled check's inventory");
+        for g in &mut inv.gpus {
+            g.settings.power_limit_w = Some(if i == 2 && g.index == 1 { 300.0 } else { 700.0 });
+            g.settings.persistence = Some(i != 6);
+        }
+    });
+    let out = dir.path().join("fleet");
+    let (r, json) = fleet_report(&[&nodes], &out);
+    assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        json["drain"],
+        serde_json::json!(["node02", "node06"]),
+        "{}",
+        r.stdout
+    );
+    let f = &node(&json, "node02")["findings"][0];
+    assert_eq!(f["field"], "power_limit", "{f}");
+    assert_eq!(f["gpu"], 1, "{f}");
+    assert_eq!(
+        (&f["value"], &f["fleet_value"]),
+        (&"300 W".into(), &"700 W".into())
+    );
+    let f = node(&json, "node06")["findings"].as_array().unwrap();
+    assert!(
+        !f.is_empty() && f.iter().all(|x| x["field"] == "persistence"),
+        "{f:?}"
+    );
+    assert_eq!(f[0]["value"], "off");
+}
+
 #[test]
 fn a_node_whose_pairs_all_reduce_slowly_is_drained() {
     let dir = tempfile::tempdir().unwrap();

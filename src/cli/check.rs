@@ -290,8 +290,8 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
             c.detail
         );
         if c.verdict != Verdict::Pass {
-            if let Some(cause) = &c.cause {
-                let _ = write!(out, " — likely: {cause}");
+            if let Some(cause) = c.cause_words() {
+                let _ = write!(out, " — {cause}");
             }
             if let Some(fix) = &c.fix {
                 let _ = write!(out, " — do: {fix}");

@@ -575,6 +575,30 @@ fn node_facts(v: &View) -> BTreeMap<FieldKey, String> {
                     if on { "on" } else { "off" }.into(),
                 );
             }
+            // The settings a fleet operator checks first: a node set apart from the rest
+            // (a lowered power limit, locked clocks, persistence off, MIG on) is a finding.
+            let st = &g.settings;
+            let on_off = |b: Option<bool>| b.map(|on| if on { "on" } else { "off" }.to_string());
+            for (field, value) in [
+                ("power_limit", st.power_limit_w.map(|w| format!("{w:.0} W"))),
+                ("app_clocks", st.app_clock_mhz.map(|m| format!("{m} MHz"))),
+                ("persistence", on_off(st.persistence)),
+                ("mig", on_off(st.mig_current)),
+                (
+                    "compute_mode",
+                    st.compute_mode.map(|m| m.label().to_string()),
+                ),
+            ] {
+                if let Some(v) = value {
+                    f.insert(
+                        FieldKey {
+                            field,
+                            gpu: Some(g.index),
+                        },
+                        v,
+                    );
+                }
+            }
         }
     }
     f

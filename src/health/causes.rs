@@ -164,7 +164,8 @@ pub const NOISY: Cause = Cause {
 /// Below expected and nothing explains it.
 pub const UNEXPLAINED: Cause = Cause {
     id: "unexplained",
-    likely: "no finding of the inventory explains it",
+    likely: "cause unknown: no evidence on the GPUs involved (processes, settings, link state, \
+             error counters that grew, clock limits) explains it",
     fix: "rerun; if it persists, compare with `scalescope bench bandwidth` and nvbandwidth on \
           the same GPUs, and check BIOS and driver settings",
 };
@@ -182,4 +183,47 @@ pub const NOT_READ: Cause = Cause {
     id: "not_read",
     likely: "the value could not be read here",
     fix: "run `scalescope check` on the machine itself, or import a capture that has it",
+};
+
+/// The power limit is below the board's default.
+pub const POWER_LIMIT_LOWERED: Cause = Cause {
+    id: "power_limit_lowered",
+    likely: "the power limit is below the board's default (`nvidia-smi -pl`, a power-capping \
+             policy such as DCGM's, or a job's prologue): the clocks drop under load",
+    fix: "restore it (`nvidia-smi -i N -pl DEFAULT`, the default in `nvidia-smi -q -d POWER`) \
+          and find what lowered it (site scripts, DCGM power policy, a scheduler prologue)",
+};
+
+/// Application or locked clocks hold the GPU below its maximum.
+pub const CLOCKS_SET: Cause = Cause {
+    id: "clocks_set",
+    likely: "a clock setting holds the GPU below its maximum: locked clocks (`nvidia-smi -lgc`) \
+             or application clocks (`nvidia-smi -ac`)",
+    fix: "reset them (`nvidia-smi -rgc` for locked clocks, `nvidia-smi -rac` for application \
+          clocks) unless they are set on purpose, then check again",
+};
+
+/// Persistence mode is off.
+pub const PERSISTENCE_OFF: Cause = Cause {
+    id: "persistence_off",
+    likely: "persistence mode is off: the driver unloads between jobs, so each job's first CUDA \
+             call waits for it to load, and settings made with nvidia-smi can be lost",
+    fix: "enable it (`nvidia-smi -pm 1`, or run nvidia-persistenced at boot)",
+};
+
+/// MIG mode is on or pending.
+pub const MIG_ON: Cause = Cause {
+    id: "mig_on",
+    likely: "MIG mode partitions the GPU: a job sees one instance, not the whole GPU, and \
+             NVLink peer access between GPUs is not available",
+    fix: "disable it (`nvidia-smi -i N -mig 0`, then reset the GPU) unless the partitioning is \
+          intended",
+};
+
+/// The compute mode restricts who may use the GPU.
+pub const COMPUTE_MODE: Cause = Cause {
+    id: "compute_mode",
+    likely: "the compute mode restricts contexts: with Exclusive_Process a second process cannot \
+             use the GPU, with Prohibited none can",
+    fix: "set the default mode (`nvidia-smi -i N -c DEFAULT`) unless the restriction is intended",
 };

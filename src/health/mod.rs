@@ -12,6 +12,7 @@
 //! ([`crate::topology::smi_query`]) or from a catalog entry; the figures from the bandwidth bench.
 //! [`run`] puts a live check together.
 
+pub mod attribution;
 pub mod causes;
 pub mod expected;
 pub mod performance;
@@ -79,6 +80,16 @@ pub enum CheckId {
     MemoryRepair,
     /// `clocks`: clock limits during the load.
     Clocks,
+    /// `power_limit`: the power limit in force against the board's default.
+    PowerLimit,
+    /// `clock_settings`: application or locked clocks below the GPU's maximum.
+    ClockSettings,
+    /// `persistence`: persistence mode.
+    Persistence,
+    /// `mig_mode`: MIG mode (now and pending).
+    MigMode,
+    /// `compute_mode`: who may create a context on the GPU.
+    ComputeMode,
     /// `busy`: other processes or load on the GPU.
     Busy,
     /// `p2p_status`: P2P refused on a path that allows it.
@@ -91,7 +102,7 @@ pub enum CheckId {
 
 impl CheckId {
     /// Every check of the GPUs' state, in the order a check lists them.
-    pub const STATE: [CheckId; 9] = [
+    pub const STATE: [CheckId; 14] = [
         Self::Busy,
         Self::PcieLink,
         Self::NvlinkLinks,
@@ -101,6 +112,11 @@ impl CheckId {
         Self::MemoryRepair,
         Self::Clocks,
         Self::P2pStatus,
+        Self::PowerLimit,
+        Self::ClockSettings,
+        Self::Persistence,
+        Self::MigMode,
+        Self::ComputeMode,
     ];
 
     /// The id JSON and CSV hold, e.g. `pcie_link`, `p2p_read_ce`.
@@ -115,6 +131,11 @@ impl CheckId {
             Self::Clocks => "clocks",
             Self::Busy => "busy",
             Self::P2pStatus => "p2p_status",
+            Self::PowerLimit => "power_limit",
+            Self::ClockSettings => "clock_settings",
+            Self::Persistence => "persistence",
+            Self::MigMode => "mig_mode",
+            Self::ComputeMode => "compute_mode",
             Self::Copy(test) => test.id(),
             Self::Soak(rule) => rule.id(),
         }
@@ -221,6 +242,10 @@ pub struct Check {
     /// earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy: Option<Busy>,
+    /// A soak finding's anomaly windows, each with the cause its evidence names. Absent from
+    /// other checks and from the files of earlier versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<attribution::Window>,
 }
 
 impl Check {
@@ -249,6 +274,7 @@ impl Check {
             fix: None,
             basis: None,
             busy: None,
+            windows: Vec::new(),
         }
     }
 
@@ -264,6 +290,18 @@ impl Check {
         self.cause = Some(likely);
         self.fix = Some(fix.to_string());
         self
+    }
+
+    /// The cause as shown beside a finding: `likely: …`, or the bare `cause unknown: …` where
+    /// no evidence names one (an unknown cause is never dressed as a likely one).
+    pub fn cause_words(&self) -> Option<String> {
+        self.cause.as_ref().map(|c| {
+            if c.starts_with("cause unknown") {
+                c.clone()
+            } else {
+                format!("likely: {c}")
+            }
+        })
     }
 
     /// `PASS`, or `PASS (modeled)` for a modeled check.
@@ -518,6 +556,11 @@ mod tests {
             "memory_repair",
             "clocks",
             "p2p_status",
+            "power_limit",
+            "clock_settings",
+            "persistence",
+            "mig_mode",
+            "compute_mode",
         ];
         let copies = performance::CHECK_TESTS.map(CheckId::Copy);
         for (id, word) in CheckId::STATE

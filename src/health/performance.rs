@@ -200,7 +200,7 @@ fn judge(
         refr.source
     ));
     if verdict != Verdict::Pass {
-        c = explain(c, r, &involved(r, gpus), ev, inventory);
+        c = explain(c, r, path, &involved(r, gpus), ev, inventory);
     }
     c
 }
@@ -231,10 +231,15 @@ pub fn contention_score(
     (sum > 0.0).then(|| r.median_gbps.unwrap_or(f64::NAN) / sum)
 }
 
-/// The likely cause of a figure below PASS, from the inventory's findings on the GPUs involved.
+/// The cause of a figure below PASS, from the evidence on the GPUs involved: a setting that
+/// holds a GPU below its best, another process, the link's state, error counters that grew on
+/// the path the copy crossed, clock limits seen during the tests. Evidence that cannot explain
+/// the figure is not offered as its cause (PCIe replays for a copy over NVLink, replays counted
+/// before the tests and not grown during them); with none left the cause is unknown.
 fn explain(
     c: Check,
     r: &BandwidthResult,
+    path: Option<Path>,
     involved: &[usize],
     ev: &Evidence,
     inventory: &[Check],
@@ -245,7 +250,18 @@ fn explain(
             .filter(|k| k.check == id && bad.contains(&k.verdict))
             .find(|k| k.gpu.is_some_and(|g| involved.contains(&g)))
     };
-    if let Some(b) = on(CheckId::Busy, &[Verdict::Warn, Verdict::Fail])
+    let quoted = |k: &Check| format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail);
+    let either = [Verdict::Fail, Verdict::Warn];
+    // Settings first: a lowered power limit or a clock setting slows every test on its GPU.
+    for id in [CheckId::PowerLimit, CheckId::ClockSettings] {
+        if let Some(k) = on(id, &either) {
+            return c.because_text(
+                quoted(k),
+                k.fix.as_deref().unwrap_or(causes::CLOCKS_SET.fix),
+            );
+        }
+    }
+    if let Some(b) = on(CheckId::Busy, &either)
         && let Some(busy) = &b.busy
     {
         return c.because_text(
@@ -257,25 +273,35 @@ fn explain(
         );
     }
     let host = matches!(r.test.shape(), Shape::HostDevice { .. });
-    if host && let Some(k) = on(CheckId::PcieLink, &[Verdict::Fail, Verdict::Warn]) {
+    let over_pcie = host || matches!(path, Some(Path::PciePeer(_)));
+    let over_nvlink = matches!(path, Some(Path::Nvlink));
+    if host && let Some(k) = on(CheckId::PcieLink, &either) {
         return c.because_text(
-            format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
+            quoted(k),
             k.fix.as_deref().unwrap_or(causes::PCIE_DOWNTRAINED.fix),
         );
     }
-    if !host && let Some(k) = on(CheckId::NvlinkLinks, &[Verdict::Fail]) {
+    if over_nvlink && let Some(k) = on(CheckId::NvlinkLinks, &[Verdict::Fail]) {
+        return c.because_text(quoted(k), causes::NVLINK_INACTIVE.fix);
+    }
+    // Error counters only where they grew during the tests (FAIL) and on the path crossed.
+    if over_nvlink && let Some(k) = on(CheckId::NvlinkErrors, &[Verdict::Fail]) {
         return c.because_text(
-            format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
-            causes::NVLINK_INACTIVE.fix,
+            quoted(k),
+            k.fix.as_deref().unwrap_or(causes::UNEXPLAINED.fix),
         );
     }
-    for id in [CheckId::NvlinkErrors, CheckId::PcieReplay, CheckId::Clocks] {
-        if let Some(k) = on(id, &[Verdict::Fail, Verdict::Warn]) {
-            return c.because_text(
-                format!("GPU {}: {}", k.gpu.unwrap_or_default(), k.detail),
-                k.fix.as_deref().unwrap_or(causes::UNEXPLAINED.fix),
-            );
-        }
+    if over_pcie && let Some(k) = on(CheckId::PcieReplay, &[Verdict::Fail]) {
+        return c.because_text(
+            quoted(k),
+            k.fix.as_deref().unwrap_or(causes::PCIE_REPLAYS.fix),
+        );
+    }
+    if let Some(k) = on(CheckId::Clocks, &either) {
+        return c.because_text(
+            quoted(k),
+            k.fix.as_deref().unwrap_or(causes::UNEXPLAINED.fix),
+        );
     }
     if r.cv.is_some_and(|cv| cv > crate::bench::warning::HIGH_CV) {
         return c.because(&causes::NOISY);
@@ -472,6 +498,74 @@ mod tests {
         let w = by(TestId::P2pWriteCe, "GPU 0→1");
         assert_eq!(w.verdict, Verdict::Fail);
         assert!(w.cause.is_some() && w.fix.is_some());
+    }
+
+    #[test]
+    fn the_cause_is_evidence_on_the_path_crossed_or_unknown() {
+        let t = h200x2();
+        let g = Endpoint::Gpu;
+        let rs = vec![
+            result(TestId::P2pReadCe, g(1), g(0), 290.0, 478.116),
+            result(TestId::D2h, g(1), Endpoint::Host, 45.0, 63.015),
+        ];
+        let finding = |id: CheckId, gpu: usize, v: Verdict, detail: &str| {
+            Check::new(id, Subject::Gpu(gpu), v, Source::Measured, detail)
+                .because(&causes::PCIE_REPLAYS)
+        };
+        // One PCIe replay counted before the tests (not grown): the cause of neither figure.
+        let replay = finding(
+            CheckId::PcieReplay,
+            1,
+            Verdict::Warn,
+            "1 PCIe replay(s) since the driver loaded",
+        );
+        let run = |inventory: &[Check]| {
+            checks(
+                &t,
+                &rs,
+                &[0, 1],
+                &Evidence::default(),
+                inventory,
+                &Thresholds::default(),
+            )
+        };
+        for c in run(std::slice::from_ref(&replay)) {
+            assert_ne!(c.verdict, Verdict::Pass, "{c:?}");
+            let cause = c.cause.as_deref().unwrap();
+            assert!(cause.starts_with("cause unknown"), "{cause}");
+        }
+        // Grown during the tests: the cause of the host copy, not of the NVLink copy.
+        let grown = finding(
+            CheckId::PcieReplay,
+            1,
+            Verdict::Fail,
+            "PCIe replays grew from 1 to 9 between the readings",
+        );
+        let cs = run(&[grown]);
+        let d2h = cs
+            .iter()
+            .find(|c| c.check == CheckId::Copy(TestId::D2h))
+            .unwrap();
+        assert!(d2h.cause.as_deref().unwrap().contains("grew from 1 to 9"));
+        let p2p = cs
+            .iter()
+            .find(|c| c.check == CheckId::Copy(TestId::P2pReadCe))
+            .unwrap();
+        assert!(p2p.cause.as_deref().unwrap().starts_with("cause unknown"));
+        // A clock setting on GPU 1 explains both, before the replay.
+        let locked = Check::new(
+            CheckId::ClockSettings,
+            Subject::Gpu(1),
+            Verdict::Warn,
+            Source::Measured,
+            "a clock setting held the clocks during the load tests (Applications Clocks Setting)",
+        )
+        .because(&causes::CLOCKS_SET);
+        for c in run(&[replay, locked]) {
+            let cause = c.cause.as_deref().unwrap();
+            assert!(cause.contains("GPU 1: a clock setting held"), "{cause}");
+            assert!(c.fix.as_deref().unwrap().contains("-rgc"), "{c:?}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Check, CheckId, Subject, Verdict};
+use super::{Check, CheckId, Subject, Verdict, attribution};
 use crate::model::soak::duration_words;
 use crate::model::validate::{Bounds, number};
 use crate::model::{
@@ -81,7 +81,8 @@ pub struct SoakThresholds {
     pub jitter_warn: f64,
     /// … and fails.
     pub jitter_fail: f64,
-    /// A second this far below the phase's median belongs to a dip (named with its window).
+    /// A second this far below the phase's steady level (its best sustained median of three
+    /// readings) belongs to a dip (named with its window and its cause).
     pub dip: f64,
     /// Drop of the last minute's median below the first minute's at which it warns …
     pub drop_warn: f64,
@@ -217,8 +218,37 @@ fn cv(v: &[f64]) -> Option<(f64, f64)> {
     Some((mean, var.sqrt() / mean))
 }
 
-/// The dips of one GPU's phase: runs of seconds below `median × (1 − dip)`, joined across a
-/// one-sample gap.
+/// A phase's steady level: the best median of three consecutive settled readings (the median
+/// itself with fewer). A dip is measured from here, not from the phase's median, so a dip that
+/// fills most of a phase is still a window (a memory phase 13 of 18 s low once hid its dip in
+/// its own median).
+pub fn steady_level(rates: &[f64]) -> Option<f64> {
+    if rates.len() < 3 {
+        return median(rates);
+    }
+    rates
+        .windows(3)
+        .filter_map(median)
+        .filter(|x| x.is_finite())
+        .reduce(f64::max)
+}
+
+/// The GPU's temperature at the start of `load`'s readings and over `from_s..=to_s`, where it
+/// rose by 5 °C or more.
+fn heating(samples: &[&SoakSample], load: SoakLoad, from_s: f64, to_s: f64) -> Option<(f64, f64)> {
+    let phase: Vec<&&SoakSample> = samples.iter().filter(|s| s.phase == Some(load)).collect();
+    let head: Vec<f64> = phase.iter().take(10).filter_map(|s| s.gpu_temp_c).collect();
+    let tail: Vec<f64> = phase
+        .iter()
+        .filter(|s| s.t_s > from_s && s.t_s <= to_s)
+        .filter_map(|s| s.gpu_temp_c)
+        .collect();
+    let (a, b) = (median(&head)?, median(&tail)?);
+    (b >= a + 5.0).then_some((a, b))
+}
+
+/// The dips of one GPU's phase: runs of seconds below `level × (1 − dip)` (the phase's steady
+/// level), joined across a one-sample gap.
 pub fn dips(samples: &[&SoakSample], load: SoakLoad, median_rate: f64, dip: f64) -> Vec<Dip> {
     let mut out: Vec<Dip> = Vec::new();
     let limit = median_rate * (1.0 - dip);
@@ -486,7 +516,8 @@ fn throughput(
     let mut drop_parts = Vec::new();
     let (mut jitter_v, mut drop_v) = (Verdict::Pass, Verdict::Pass);
     let mut all_dips: Vec<Dip> = Vec::new();
-    let mut worst_drop: Option<(SoakLoad, f64)> = None;
+    // (load, drop, the last stretch's window) of the worst drop.
+    let mut worst_drop: Option<(SoakLoad, f64, f64, f64)> = None;
     for load in soak.loads.iter().copied().chain(SoakLoad::ALL) {
         if jitter_parts
             .iter()
@@ -503,6 +534,7 @@ fn throughput(
             continue;
         };
         let med = median(&rates).unwrap_or(mean);
+        let steady = steady_level(&rates).unwrap_or(med);
         let v = if c > t.jitter_fail {
             Verdict::Fail
         } else if c > t.jitter_warn {
@@ -511,7 +543,7 @@ fn throughput(
             Verdict::Pass
         };
         jitter_v = jitter_v.max(v);
-        let ds = dips(&s, load, med, t.dip);
+        let ds = dips(&s, load, steady, t.dip);
         jitter_parts.push((
             load,
             format!(
@@ -550,8 +582,8 @@ fn throughput(
                     Verdict::Pass
                 };
                 drop_v = drop_v.max(v);
-                if worst_drop.is_none_or(|(_, d)| drop > d) {
-                    worst_drop = Some((load, drop));
+                if worst_drop.is_none_or(|(_, d, _, _)| drop > d) {
+                    worst_drop = Some((load, drop, t1 - w, t1));
                 }
                 drop_parts.push((
                     load,
@@ -598,28 +630,55 @@ fn throughput(
         }
         detail.clear();
         let mut c = check(SoakRule::Jitter, subject, jitter_v, text);
+        let members = soak.sampled_gpus();
+        c.windows = all_dips
+            .iter()
+            .map(|d| {
+                let a =
+                    attribution::attribute(&soak.samples, g, d.load, d.from_s, d.to_s, &members);
+                attribution::Window {
+                    gpu: g,
+                    load: d.load,
+                    from_s: d.from_s,
+                    to_s: d.to_s,
+                    worst: d.worst,
+                    cause_kind: a.kind,
+                    cause: a.cause,
+                    fix: a.fix,
+                    evidence_gpu: a.evidence_gpu,
+                }
+            })
+            .collect();
         if jitter_v != Verdict::Pass {
-            let pids: Vec<u32> = all_dips
-                .iter()
-                .flat_map(|d| d.processes.iter().copied())
-                .collect();
-            c = if pids.is_empty() {
-                c.because_text(
-                    "the throughput varied under a steady load: another job on the GPU, clocks held down (power, thermal) or a host that could not keep the GPU fed".into(),
-                    "look at the clocks, power and throttle reasons at the times named (soak.csv); run the soak again on an otherwise idle machine",
-                )
-            } else {
-                let mut pids = pids;
-                pids.sort_unstable();
-                pids.dedup();
-                let list: Vec<String> = pids.iter().map(|p| format!("pid {p}")).collect();
-                c.because_text(
-                    format!(
-                        "another process used the GPU then ({}): the soak shared it",
-                        list.join(", ")
-                    ),
-                    "run the soak on an idle machine (stop other jobs, drain the node) to judge the hardware",
-                )
+            // The worst window's cause (the windows are sorted worst first); the others are
+            // in `windows` and in the detail's list.
+            c = match c.windows.first() {
+                Some(w) => {
+                    let (cause, fix) = (w.cause.clone(), w.fix.clone());
+                    let more: Vec<String> = c
+                        .windows
+                        .iter()
+                        .skip(1)
+                        .take(3)
+                        .map(|x| format!("{} {}: {}", x.load, clock(x.from_s), x.cause_kind.words()))
+                        .collect();
+                    let cause = if more.is_empty() {
+                        format!("{} {}–{}: {cause}", w.load, clock(w.from_s), clock(w.to_s))
+                    } else {
+                        format!(
+                            "{} {}–{}: {cause} (also {})",
+                            w.load,
+                            clock(w.from_s),
+                            clock(w.to_s),
+                            more.join("; ")
+                        )
+                    };
+                    c.because_text(cause, &fix)
+                }
+                None => c.because_text(
+                    "cause unknown: the throughput varied under a steady load, with no window of seconds below its steady level to set against the readings".into(),
+                    "look at the clocks, power and throttle reasons in soak.csv; run the soak again on an otherwise idle machine",
+                ),
             };
         }
         out.push(c);
@@ -635,13 +694,25 @@ fn throughput(
         let text: Vec<String> = drop_parts.into_iter().map(|(_, d)| d).collect();
         let mut c = check(SoakRule::Drop, subject, drop_v, text.join("; "));
         if drop_v != Verdict::Pass {
-            let (load, d) = worst_drop.unwrap_or((SoakLoad::Gemm, 0.0));
+            let (load, d, from_s, to_s) = worst_drop.unwrap_or((SoakLoad::Gemm, 0.0, 0.0, 0.0));
+            let a =
+                attribution::attribute(&soak.samples, g, load, from_s, to_s, &soak.sampled_gpus());
+            let (cause, fix) = if a.kind != attribution::CauseKind::Unknown {
+                (a.cause, a.fix)
+            } else if let Some((t0, t1)) = heating(samples, load, from_s, to_s) {
+                (
+                    format!("GPU {g} heating up: {t0:.0} °C at the start of the phase, {t1:.0} °C in its last stretch"),
+                    "compare the clocks at the start and end (soak.csv); check fans, airflow and inlet temperature".into(),
+                )
+            } else {
+                (a.cause, a.fix)
+            };
             c = c.because_text(
                 format!(
-                    "{load} throughput sagged {:.0} % as the run went on: the GPU heating up (clocks held down by temperature or power) or cooling that cannot keep up",
+                    "{load} throughput sagged {:.0} % as the run went on: {cause}",
                     d * 100.0
                 ),
-                "compare the temperature and clocks at the start and end (soak.csv); check fans, airflow and inlet temperature",
+                &fix,
             );
         }
         out.push(c);

@@ -3,10 +3,11 @@
 //! `check --soak-replay` and the tests' recorded series.
 
 use crate::model::soak::SoakLoad;
+use crate::model::validate::number;
 use crate::model::{SoakEvent, SoakEventKind, SoakSample, SoakSection, ThrottleReason};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 25] = [
+pub const COLUMNS: [&str; 28] = [
     "time_s",
     "gpu",
     "phase",
@@ -31,6 +32,9 @@ pub const COLUMNS: [&str; 25] = [
     "checked",
     "mismatches",
     "processes",
+    "power_limit_w",
+    "host_cpu_percent",
+    "host_steal_percent",
     "events",
 ];
 
@@ -117,6 +121,9 @@ pub fn rows(samples: &[SoakSample], events: &[SoakEvent], header: bool) -> Vec<u
             opt(s.checked),
             opt(s.mismatches),
             joined(&s.processes),
+            fixed(s.power_limit_w, 1),
+            fixed(s.host_cpu_percent, 1),
+            fixed(s.host_steal_percent, 1),
             ev.join(" | "),
         ];
         let _ = w.write_record(&rec);
@@ -205,6 +212,16 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
         let u32_of = |name: &str| -> Result<Option<u32>, String> {
             num::<u32>(cell(name)).map_err(|()| bad(name, "is not a whole number"))
         };
+        // A figure that must lie in `lo..=hi` (a percentage, a board's power limit).
+        let within = |name: &str, lo: f64, hi: f64| -> Result<Option<f64>, String> {
+            match f64_of(name)? {
+                Some(v) if !(lo..=hi).contains(&v) => Err(bad(
+                    name,
+                    &format!("is out of range ({}–{})", number(lo), number(hi)),
+                )),
+                v => Ok(v),
+            }
+        };
         let t_s = f64_of("time_s")?.ok_or_else(|| bad("time_s", "is empty"))?;
         if t_s < 0.0 {
             return Err(bad("time_s", "is negative"));
@@ -272,6 +289,9 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
             checked: u64_of("checked")?,
             mismatches: u64_of("mismatches")?,
             processes,
+            power_limit_w: within("power_limit_w", 0.0, 100_000.0)?,
+            host_cpu_percent: within("host_cpu_percent", 0.0, 100.0)?,
+            host_steal_percent: within("host_steal_percent", 0.0, 100.0)?,
         };
         if last_phase.insert(gpu, phase) != Some(phase)
             && let Some(load) = phase

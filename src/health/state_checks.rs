@@ -7,8 +7,8 @@
 use super::causes::{self, Cause};
 use super::{Busy, Check, CheckId, Evidence, Subject, Thresholds, Verdict};
 use crate::model::{
-    GpuInventory, GpuProcess, InventoryKind, LinkKind, LoadState, P2pStatus, PcieLink, Source,
-    ThrottleReason, Topology, pcie_rate_gbps,
+    ComputeMode, GpuInventory, GpuProcess, InventoryKind, LinkKind, LoadState, P2pStatus, PcieLink,
+    Source, ThrottleReason, Topology, pcie_rate_gbps,
 };
 
 /// Every inventory check for the GPUs in `gpus` (all when empty).
@@ -52,6 +52,7 @@ pub fn checks(
         if let Some(c) = clocks(&ctx, before, load, ev.load.is_some()) {
             out.push(c);
         }
+        out.extend(settings(&ctx, before, load, &thresholds.settings));
     }
     out.retain(|c| {
         !(c.check == CheckId::Busy && c.verdict == Verdict::Pass && c.detail.is_empty())
@@ -775,6 +776,194 @@ fn clocks(
     })
 }
 
+/// The settings checks of one GPU: power limit, clock settings, persistence, MIG and compute
+/// mode. A capture or catalog entry that holds no settings at all gets none of these lines (a
+/// `nvidia-smi nvlink` capture says nothing of them); a live reading that NVML refused is
+/// unknown.
+fn settings(
+    ctx: &Ctx,
+    before: Option<&GpuInventory>,
+    load: Option<&super::GpuLoadObservation>,
+    t: &super::thresholds::SettingsThresholds,
+) -> Vec<Check> {
+    let s = before.map(|b| b.settings.clone()).unwrap_or_default();
+    if s.is_empty() && ctx.kind != Some(InventoryKind::Live) {
+        return Vec::new();
+    }
+    let g = ctx.g;
+    let mut out = Vec::new();
+    // Power limit: the lowest in force (before the tests, or in any sample during them).
+    let during = load.and_then(|l| l.power_limit_min_w);
+    let limit = match (s.power_limit_w, during) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    out.push(match (limit, s.power_limit_default_w) {
+        (Some(w), Some(d)) if d > 0.0 => {
+            let ratio = w / d;
+            let range = match (s.power_limit_min_w, s.power_limit_max_w) {
+                (Some(lo), Some(hi)) => format!(", settable {lo:.0}–{hi:.0} W"),
+                _ => String::new(),
+            };
+            let lowered_during = during.is_some_and(|x| s.power_limit_w.is_some_and(|b| x < b));
+            let when = if lowered_during {
+                " (lowered during the tests)"
+            } else {
+                ""
+            };
+            let detail = format!(
+                "power limit {w:.0} W{when}, {:.0} % of the board's default {d:.0} W{range}",
+                ratio * 100.0
+            );
+            let verdict = if ratio < t.power_limit_fail {
+                Verdict::Fail
+            } else if ratio < t.power_limit_warn {
+                Verdict::Warn
+            } else {
+                Verdict::Pass
+            };
+            let c = ctx.check(CheckId::PowerLimit, verdict, detail);
+            if verdict == Verdict::Pass {
+                c
+            } else {
+                c.because_text(
+                    format!(
+                        "GPU {g}'s power limit is {w:.0} W, below the board's default {d:.0} W: \
+                         its clocks drop under load"
+                    ),
+                    &format!(
+                        "restore it (`nvidia-smi -i {g} -pl {d:.0}`) and find what lowered it \
+                         (site scripts, DCGM power policy, a scheduler prologue)"
+                    ),
+                )
+            }
+        }
+        _ => ctx.unknown(CheckId::PowerLimit, "power limit and its default"),
+    });
+    // Clock settings: application clocks below their default, or the setting holding the
+    // clocks during the load tests (locked clocks show as this reason too).
+    let held = load
+        .map(|l| {
+            (
+                l.throttle_seen
+                    .contains(&ThrottleReason::ApplicationsClocks),
+                "during the load tests",
+            )
+        })
+        .or_else(|| {
+            before.and_then(|b| b.throttle.as_ref()).map(|t| {
+                (
+                    t.contains(&ThrottleReason::ApplicationsClocks),
+                    "when the capture was taken",
+                )
+            })
+        });
+    let app = s.app_clock_mhz.zip(s.app_clock_default_mhz);
+    out.push(match (app, held) {
+        (Some((a, d)), _) if d > 0 && f64::from(a) < t.clocks_warn * f64::from(d) => ctx
+            .check(
+                CheckId::ClockSettings,
+                Verdict::Warn,
+                format!("application clocks {a} MHz, below their default {d} MHz"),
+            )
+            .because_text(
+                format!("GPU {g}'s application clocks are set to {a} MHz (default {d} MHz)"),
+                &format!("reset them (`nvidia-smi -i {g} -rac`) unless set on purpose"),
+            ),
+        (_, Some((true, when))) => ctx
+            .check(
+                CheckId::ClockSettings,
+                Verdict::Warn,
+                format!(
+                    "a clock setting held the clocks {when} (Applications Clocks Setting{})",
+                    s.max_sm_clock_mhz
+                        .map(|m| format!("; SM maximum {m} MHz"))
+                        .unwrap_or_default()
+                ),
+            )
+            .because(&causes::CLOCKS_SET),
+        (Some((a, d)), _) => ctx.check(
+            CheckId::ClockSettings,
+            Verdict::Pass,
+            format!(
+                "application clocks {a} MHz (default {d} MHz){}",
+                match held {
+                    Some((false, when)) => format!("; no clock setting held the clocks {when}"),
+                    _ => String::new(),
+                }
+            ),
+        ),
+        (None, Some((false, when))) => ctx.check(
+            CheckId::ClockSettings,
+            Verdict::Pass,
+            format!("no clock setting held the clocks {when}"),
+        ),
+        (None, None) => ctx.unknown(CheckId::ClockSettings, "application clocks"),
+    });
+    out.push(match s.persistence {
+        Some(true) => ctx.check(CheckId::Persistence, Verdict::Pass, "persistence mode on"),
+        Some(false) => {
+            let c = ctx.check(
+                CheckId::Persistence,
+                t.persistence.verdict(),
+                "persistence mode off",
+            );
+            if t.persistence == super::thresholds::Severity::Pass {
+                c
+            } else {
+                c.because(&causes::PERSISTENCE_OFF)
+            }
+        }
+        None => ctx.unknown(CheckId::Persistence, "persistence mode"),
+    });
+    out.push(match (s.mig_current, s.mig_pending) {
+        (None, _) => ctx.unknown(CheckId::MigMode, "MIG mode"),
+        (Some(cur), pending) => {
+            let changes = pending.is_some_and(|p| p != cur);
+            let word = |on: bool| if on { "on" } else { "off" };
+            let mut detail = format!("MIG mode {}", word(cur));
+            if changes {
+                detail.push_str(&format!(
+                    " ({} after the next GPU reset)",
+                    word(pending.unwrap_or(cur))
+                ));
+            }
+            let bad = cur || pending == Some(true);
+            let verdict = if bad { t.mig.verdict() } else { Verdict::Pass };
+            let c = ctx.check(CheckId::MigMode, verdict, detail);
+            if verdict == Verdict::Pass {
+                c
+            } else {
+                c.because(&causes::MIG_ON)
+            }
+        }
+    });
+    out.push(match s.compute_mode {
+        None => ctx.unknown(CheckId::ComputeMode, "compute mode"),
+        Some(ComputeMode::Default) => {
+            ctx.check(CheckId::ComputeMode, Verdict::Pass, "compute mode Default")
+        }
+        Some(m) => {
+            let verdict = if m == ComputeMode::Prohibited {
+                Verdict::Fail
+            } else {
+                t.compute_mode.verdict()
+            };
+            let c = ctx.check(
+                CheckId::ComputeMode,
+                verdict,
+                format!("compute mode {}", m.label()),
+            );
+            if verdict == Verdict::Pass {
+                c
+            } else {
+                c.because(&causes::COMPUTE_MODE)
+            }
+        }
+    });
+    out
+}
+
 /// P2P status of every pair against what its connection allows.
 fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check> {
     let mut out = Vec::new();
@@ -1149,6 +1338,81 @@ mod tests {
         ] {
             assert_eq!(find(&cs, id, 0).verdict, Verdict::Unknown, "{id}");
         }
+    }
+
+    #[test]
+    fn settings_are_judged_and_a_limit_lowered_during_the_tests_is_seen() {
+        let mut inv = healthy(2);
+        for g in 0..2 {
+            let st = &mut inv.gpu_mut(g).settings;
+            st.power_limit_w = Some(700.0);
+            st.power_limit_default_w = Some(700.0);
+            st.app_clock_mhz = Some(1980);
+            st.app_clock_default_mhz = Some(1980);
+            st.persistence = Some(g == 0);
+            st.mig_current = Some(false);
+            st.mig_pending = Some(g == 1);
+            st.compute_mode = Some(if g == 0 {
+                ComputeMode::Default
+            } else {
+                ComputeMode::ExclusiveProcess
+            });
+        }
+        let ev = Evidence {
+            before: Some(inv.clone()),
+            after: None,
+            load: Some(crate::health::LoadObservation {
+                samples: 10,
+                interval_ms: 10,
+                gpus: vec![
+                    crate::health::GpuLoadObservation {
+                        index: 0,
+                        power_limit_min_w: Some(200.0),
+                        throttle_seen: vec![ThrottleReason::SwPowerCap],
+                        ..Default::default()
+                    },
+                    crate::health::GpuLoadObservation {
+                        index: 1,
+                        throttle_seen: vec![ThrottleReason::ApplicationsClocks],
+                        power_limit_min_w: Some(700.0),
+                        ..Default::default()
+                    },
+                ],
+            }),
+        };
+        let t = topo(2, LinkKind::Nv(18));
+        let cs = checks(&t, &ev, &Thresholds::default(), &[]);
+        let p = find(&cs, CheckId::PowerLimit, 0);
+        assert_eq!(p.verdict, Verdict::Fail, "{p:?}");
+        assert!(
+            p.detail.contains("200 W (lowered during the tests)"),
+            "{}",
+            p.detail
+        );
+        assert_eq!(find(&cs, CheckId::PowerLimit, 1).verdict, Verdict::Pass);
+        assert_eq!(find(&cs, CheckId::ClockSettings, 0).verdict, Verdict::Pass);
+        let c = find(&cs, CheckId::ClockSettings, 1);
+        assert_eq!(c.verdict, Verdict::Warn);
+        assert_eq!(c.cause.as_deref(), Some(causes::CLOCKS_SET.likely));
+        assert_eq!(find(&cs, CheckId::Persistence, 0).verdict, Verdict::Pass);
+        assert_eq!(find(&cs, CheckId::Persistence, 1).verdict, Verdict::Warn);
+        let m = find(&cs, CheckId::MigMode, 1);
+        assert_eq!(m.verdict, Verdict::Warn);
+        assert!(
+            m.detail.contains("on after the next GPU reset"),
+            "{}",
+            m.detail
+        );
+        assert_eq!(find(&cs, CheckId::ComputeMode, 1).verdict, Verdict::Warn);
+        // A capture with no settings at all (an NVLink capture) gets no settings lines.
+        let cs = run(healthy(2), None);
+        assert!(cs.iter().all(|c| c.check != CheckId::PowerLimit));
+        // Application clocks set below their default warn from the capture alone.
+        inv.gpu_mut(0).settings.app_clock_mhz = Some(1200);
+        let cs = run(inv, None);
+        let c = find(&cs, CheckId::ClockSettings, 0);
+        assert_eq!(c.verdict, Verdict::Warn);
+        assert!(c.fix.as_deref().unwrap().contains("-rac"), "{c:?}");
     }
 
     #[test]

@@ -12,13 +12,21 @@
 //! [soak]                   # the burn-in's limits (health::soak::SoakThresholds)
 //! jitter_warn = 0.05       # coefficient of variation of a phase's per-second throughput
 //! jitter_fail = 0.15
-//! dip = 0.10               # a second this far below the phase median is part of a dip
+//! dip = 0.10               # a second this far below the phase's steady level is part of a dip
 //! drop_warn = 0.10         # last minute's median below the first minute's
 //! drop_fail = 0.25
 //! hw_slowdown_fail = 0.01  # share of seconds in hardware slowdown
 //! sw_thermal_warn = 0.05   # share of seconds in software thermal slowdown
 //! temp_spread_warn_c = 15  # spread of the GPUs' last-minute temperatures
 //! settle_s = 5             # seconds after each phase starts that the throughput rules skip
+//!
+//! [settings]               # the GPUs' settings (SettingsThresholds)
+//! power_limit_warn = 0.95  # power limit in force below 95 % of the board's default → WARN
+//! power_limit_fail = 0.75  # … below 75 % → FAIL
+//! clocks_warn = 0.95       # application clocks below 95 % of their default → WARN
+//! persistence = "warn"     # persistence mode off: "pass", "warn" or "fail"
+//! mig = "warn"             # MIG mode on (or pending)
+//! compute_mode = "warn"    # a compute mode other than Default (Prohibited always fails)
 //!
 //! [fleet]                  # `scalescope fleet report`'s rules (FleetThresholds)
 //! mad_k = 3.5              # a figure is an outlier beyond mad_k × 1.4826 × MAD of the median …
@@ -59,6 +67,89 @@ pub struct Thresholds {
     pub soak: super::soak::SoakThresholds,
     /// `scalescope fleet report`'s rules (`[fleet]`).
     pub fleet: FleetThresholds,
+    /// The GPUs' settings (`[settings]`).
+    pub settings: SettingsThresholds,
+}
+
+/// How the GPUs' settings are judged (`[settings]`): a lowered power limit or clock setting
+/// holds a GPU below what it can do; persistence, MIG and compute mode change what a job sees.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SettingsThresholds {
+    /// The power limit in force ÷ the board's default below which the check warns …
+    pub power_limit_warn: f64,
+    /// … and fails.
+    pub power_limit_fail: f64,
+    /// Application clocks ÷ their default below which the check warns.
+    pub clocks_warn: f64,
+    /// Persistence mode off.
+    pub persistence: Severity,
+    /// MIG mode on, or pending for the next reset.
+    pub mig: Severity,
+    /// A compute mode other than Default (Prohibited fails whatever this says: nothing runs).
+    pub compute_mode: Severity,
+}
+
+impl Default for SettingsThresholds {
+    /// A limit 5 % under the default warns (boards ship at their default; a site that caps on
+    /// purpose sets this lower), 25 % under fails; clocks 5 % under their default warn;
+    /// persistence off, MIG on and an exclusive compute mode warn.
+    fn default() -> Self {
+        Self {
+            power_limit_warn: 0.95,
+            power_limit_fail: 0.75,
+            clocks_warn: 0.95,
+            persistence: Severity::Warn,
+            mig: Severity::Warn,
+            compute_mode: Severity::Warn,
+        }
+    }
+}
+
+impl SettingsThresholds {
+    /// Fractions of the default: at 0 nothing would fail, above 1 every board at its default
+    /// would.
+    const FRACTION: Bounds = Bounds::above(0.0, 1.0, "");
+
+    /// Checks every field's range and that `power_limit_fail` is not above `power_limit_warn`.
+    pub fn validate(&self) -> Result<(), String> {
+        let field = |name: &str, v: f64| {
+            Self::FRACTION
+                .check(v)
+                .map_err(|e| format!("[settings] {name}: {e}"))
+        };
+        field("power_limit_warn", self.power_limit_warn)?;
+        field("power_limit_fail", self.power_limit_fail)?;
+        field("clocks_warn", self.clocks_warn)?;
+        if self.power_limit_fail > self.power_limit_warn {
+            return Err(format!(
+                "[settings] power_limit_fail ({}) must not be above power_limit_warn ({})",
+                number(self.power_limit_fail),
+                number(self.power_limit_warn)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The verdict a settings rule gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Pass,
+    Warn,
+    Fail,
+}
+
+impl Severity {
+    /// The verdict it stands for.
+    pub fn verdict(self) -> super::Verdict {
+        match self {
+            Self::Pass => super::Verdict::Pass,
+            Self::Warn => super::Verdict::Warn,
+            Self::Fail => super::Verdict::Fail,
+        }
+    }
 }
 
 /// How `scalescope fleet report` judges nodes against the fleet (`[fleet]`).
@@ -149,6 +240,7 @@ impl Default for Thresholds {
             nvlink_crc_per_s: 100.0,
             soak: Default::default(),
             fleet: Default::default(),
+            settings: Default::default(),
         }
     }
 }
@@ -229,6 +321,7 @@ impl Thresholds {
         }
         self.soak.validate()?;
         self.fleet.validate()?;
+        self.settings.validate()?;
         for (id, eff) in &self.efficiency {
             if TestId::from_id(id).is_none() {
                 return Err(format!(
@@ -324,6 +417,18 @@ mod tests {
             ),
             ("busy_util_percent = 101", "busy_util_percent must be 0–100"),
             ("[fleet]\nmad_k = 0.5", "[fleet] mad_k: 0.5 is out"),
+            (
+                "[settings]\npower_limit_warn = 0",
+                "[settings] power_limit_warn: 0 is out",
+            ),
+            (
+                "[settings]\npower_limit_fail = 0.9\npower_limit_warn = 0.8",
+                "[settings] power_limit_fail (0.9) must not be above",
+            ),
+            (
+                "[settings]\nclocks_warn = 1.5",
+                "[settings] clocks_warn: 1.5 is out",
+            ),
             ("[fleet]\nwarn = 0", "[fleet] warn: 0 is out"),
             (
                 "[fleet]\nwarn = 0.2\nfail = 0.1",

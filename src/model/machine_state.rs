@@ -154,6 +154,93 @@ pub struct GpuInventory {
     pub utilization_memory_percent: Option<u32>,
     /// Processes with a compute context on the GPU when read (other than scalescope itself).
     pub processes: Option<Vec<GpuProcess>>,
+    /// Settings that hold a GPU below its best when changed: power limit, clocks, modes.
+    #[serde(default, skip_serializing_if = "GpuSettings::is_empty")]
+    pub settings: GpuSettings,
+}
+
+/// Settings an operator or a job can change that hold a GPU below what it can do (the power
+/// limit, application or locked clocks) or change what a job sees (persistence, MIG, compute
+/// mode): what a fleet operator checks first. NVML reads them live; `nvidia-smi -q` prints them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSettings {
+    /// The power limit in force, W (NVML's enforced limit, nvidia-smi's "Current Power Limit").
+    pub power_limit_w: Option<f64>,
+    /// The board's default power limit, W.
+    pub power_limit_default_w: Option<f64>,
+    /// The lowest and highest limit the board accepts, W.
+    pub power_limit_min_w: Option<f64>,
+    pub power_limit_max_w: Option<f64>,
+    /// Application clock (graphics) set, and its default, MHz (`nvidia-smi -ac`).
+    pub app_clock_mhz: Option<u32>,
+    pub app_clock_default_mhz: Option<u32>,
+    /// The SM clock's maximum, MHz.
+    pub max_sm_clock_mhz: Option<u32>,
+    /// Persistence mode: the driver stays loaded with no client.
+    pub persistence: Option<bool>,
+    /// MIG mode now and after the next reset.
+    pub mig_current: Option<bool>,
+    pub mig_pending: Option<bool>,
+    pub compute_mode: Option<ComputeMode>,
+}
+
+impl GpuSettings {
+    /// Nothing read.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    fn fill_from(&mut self, o: &GpuSettings) {
+        self.power_limit_w = self.power_limit_w.or(o.power_limit_w);
+        self.power_limit_default_w = self.power_limit_default_w.or(o.power_limit_default_w);
+        self.power_limit_min_w = self.power_limit_min_w.or(o.power_limit_min_w);
+        self.power_limit_max_w = self.power_limit_max_w.or(o.power_limit_max_w);
+        self.app_clock_mhz = self.app_clock_mhz.or(o.app_clock_mhz);
+        self.app_clock_default_mhz = self.app_clock_default_mhz.or(o.app_clock_default_mhz);
+        self.max_sm_clock_mhz = self.max_sm_clock_mhz.or(o.max_sm_clock_mhz);
+        self.persistence = self.persistence.or(o.persistence);
+        self.mig_current = self.mig_current.or(o.mig_current);
+        self.mig_pending = self.mig_pending.or(o.mig_pending);
+        self.compute_mode = self.compute_mode.or(o.compute_mode);
+    }
+}
+
+/// Who may create a context on the GPU (NVML's compute mode, `nvidia-smi -c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComputeMode {
+    /// Any number of processes.
+    Default,
+    /// One context per process thread (deprecated by NVIDIA).
+    ExclusiveThread,
+    /// One process at a time.
+    ExclusiveProcess,
+    /// No process may create a context.
+    Prohibited,
+}
+
+impl ComputeMode {
+    /// The name nvidia-smi prints (`Default`, `Exclusive_Process`, …).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Default => "Default",
+            Self::ExclusiveThread => "Exclusive_Thread",
+            Self::ExclusiveProcess => "Exclusive_Process",
+            Self::Prohibited => "Prohibited",
+        }
+    }
+
+    /// The mode nvidia-smi names so (any case, `_` or space).
+    pub fn from_label(s: &str) -> Option<Self> {
+        let n = s.trim().to_ascii_lowercase().replace([' ', '-'], "_");
+        Some(match n.as_str() {
+            "default" => Self::Default,
+            "exclusive_thread" => Self::ExclusiveThread,
+            "exclusive_process" => Self::ExclusiveProcess,
+            "prohibited" => Self::Prohibited,
+            _ => return None,
+        })
+    }
 }
 
 impl GpuInventory {
@@ -194,6 +281,7 @@ impl GpuInventory {
             .utilization_memory_percent
             .or(o.utilization_memory_percent);
         self.processes = self.processes.take().or_else(|| o.processes.clone());
+        self.settings.fill_from(&o.settings);
     }
 }
 
@@ -422,8 +510,12 @@ pub struct GpuLoadObservation {
     pub index: usize,
     /// The fastest PCIe link state read while a host copy ran on this GPU.
     pub pcie_under_load: Option<PcieLink>,
-    /// Clock limits (power, thermal, hardware) seen in any sample.
+    /// Clock limits (power, thermal, hardware) and the application-clocks setting seen in any
+    /// sample.
     pub throttle_seen: Vec<ThrottleReason>,
+    /// The lowest power limit in force in any sample, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_limit_min_w: Option<f64>,
     /// Other processes with a compute context on the GPU during the tests.
     pub other_processes: Vec<GpuProcess>,
     /// The highest GPU utilization sampled, %.

@@ -29,8 +29,8 @@ pub use linkrate::{
     pcie_rate_gbps,
 };
 pub use machine_state::{
-    EccState, GpuInventory, GpuLoadObservation, GpuProcess, Inventory, InventoryKind,
-    LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
+    ComputeMode, EccState, GpuInventory, GpuLoadObservation, GpuProcess, GpuSettings, Inventory,
+    InventoryKind, LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
 };
 pub use soak::{SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection};
 pub use stats::{Stats, median, quantile};

@@ -134,6 +134,15 @@ pub struct SoakSample {
     /// Other processes with a compute context on the GPU at the reading (their pids).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<u32>,
+    /// The power limit in force at the reading, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_limit_w: Option<f64>,
+    /// The host's CPUs over the interval: percent busy (not idle or waiting on I/O) and percent
+    /// taken by the hypervisor (steal), from /proc/stat; the same for every GPU of a reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_steal_percent: Option<f64>,
 }
 
 /// Something that happened at one moment of a soak.

@@ -297,8 +297,8 @@ pub fn finding_line(c: &Check) -> String {
         c.check,
         c.detail
     );
-    if let Some(cause) = &c.cause {
-        s.push_str(&format!(" — likely: {cause}"));
+    if let Some(cause) = c.cause_words() {
+        s.push_str(&format!(" — {cause}"));
     }
     if let Some(fix) = &c.fix {
         s.push_str(&format!(" — do: {fix}"));

@@ -14,8 +14,8 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::TopologyError;
 use crate::model::{
-    EccState, GpuInventory, GpuProcess, Inventory, InventoryKind, LoadState, NvLinkState, PcieLink,
-    PcieState, ThrottleReason, Topology,
+    ComputeMode, EccState, GpuInventory, GpuProcess, GpuSettings, Inventory, InventoryKind,
+    LoadState, NvLinkState, PcieLink, PcieState, ThrottleReason, Topology,
 };
 
 /// NVML's `NVML_NVLINK_MAX_LINKS`.
@@ -103,6 +103,32 @@ fn read_gpu(nvml: &Nvml, dev: &Device, index: usize) -> GpuInventory {
         utilization_gpu_percent: dev.utilization_rates().ok().map(|u| u.gpu),
         utilization_memory_percent: dev.utilization_rates().ok().map(|u| u.memory),
         processes: processes(dev),
+        settings: settings(dev),
+    }
+}
+
+/// The power limit, clock settings and modes (each `None` where NVML refuses it).
+pub(super) fn settings(dev: &Device) -> GpuSettings {
+    use nvml_wrapper::enum_wrappers::device::{Clock, ComputeMode as Nv};
+    let watts = |mw: Result<u32, NvmlError>| mw.ok().map(|v| f64::from(v) / 1e3);
+    let constraints = dev.power_management_limit_constraints().ok();
+    GpuSettings {
+        power_limit_w: watts(dev.enforced_power_limit()),
+        power_limit_default_w: watts(dev.power_management_limit_default()),
+        power_limit_min_w: constraints.as_ref().map(|c| f64::from(c.min_limit) / 1e3),
+        power_limit_max_w: constraints.as_ref().map(|c| f64::from(c.max_limit) / 1e3),
+        app_clock_mhz: dev.applications_clock(Clock::Graphics).ok(),
+        app_clock_default_mhz: dev.default_applications_clock(Clock::Graphics).ok(),
+        max_sm_clock_mhz: dev.max_clock_info(Clock::SM).ok(),
+        persistence: dev.is_in_persistent_mode().ok(),
+        mig_current: dev.mig_mode().ok().map(|m| m.current == 1),
+        mig_pending: dev.mig_mode().ok().map(|m| m.pending == 1),
+        compute_mode: dev.compute_mode().ok().map(|m| match m {
+            Nv::Default => ComputeMode::Default,
+            Nv::ExclusiveThread => ComputeMode::ExclusiveThread,
+            Nv::ExclusiveProcess => ComputeMode::ExclusiveProcess,
+            Nv::Prohibited => ComputeMode::Prohibited,
+        }),
     }
 }
 

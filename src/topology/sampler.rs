@@ -11,7 +11,9 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::TopologyError;
 use super::nvml_state::{device, no_driver, pcie_link, processes, throttle_reasons};
-use crate::model::{GpuLoadObservation, LoadObservation, PcieLink, Topology, pcie_rate_gbps};
+use crate::model::{
+    GpuLoadObservation, LoadObservation, PcieLink, ThrottleReason, Topology, pcie_rate_gbps,
+};
 
 /// Watches the GPUs from its own thread while load tests run: the best PCIe link state each GPU
 /// reaches (GPUs raise their link generation when a copy runs), clock limits, utilization and
@@ -114,10 +116,15 @@ fn sample(
             }
             if let Ok(bits) = dev.current_throttle_reasons() {
                 for r in throttle_reasons(bits) {
-                    if r.is_limit() && !o.throttle_seen.contains(&r) {
+                    let setting = r == ThrottleReason::ApplicationsClocks;
+                    if (r.is_limit() || setting) && !o.throttle_seen.contains(&r) {
                         o.throttle_seen.push(r);
                     }
                 }
+            }
+            if let Ok(mw) = dev.enforced_power_limit() {
+                let w = f64::from(mw) / 1e3;
+                o.power_limit_min_w = Some(o.power_limit_min_w.map_or(w, |m: f64| m.min(w)));
             }
             if let Ok(u) = dev.utilization_rates() {
                 o.max_utilization_percent = Some(o.max_utilization_percent.unwrap_or(0).max(u.gpu));

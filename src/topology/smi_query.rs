@@ -18,8 +18,9 @@ use super::TopologyError;
 use super::import::{self, decode, parse_error, read_input};
 use crate::model::validate::quoted;
 use crate::model::{
-    EccState, Gpu, GpuInventory, GpuProcess, Inventory, InventoryKind, LoadState, NoteKind,
-    NvLinkState, PcieLink, ThrottleReason, Topology, TopologyNote, TopologySource,
+    ComputeMode, EccState, Gpu, GpuInventory, GpuProcess, GpuSettings, Inventory, InventoryKind,
+    LoadState, NoteKind, NvLinkState, PcieLink, ThrottleReason, Topology, TopologyNote,
+    TopologySource,
 };
 
 /// PCIe throughput (either direction) at or above which a capture's reading counts as taken
@@ -375,6 +376,44 @@ fn value_str(v: &str) -> Option<String> {
     (!absent(v)).then(|| v.trim().to_string())
 }
 
+/// A figure with its unit, `700.00 W` or `1980 MHz`, bounded to `0..=max`; `None` when
+/// nvidia-smi has no value.
+fn with_unit(v: &str, unit: &str, max: f64) -> Result<Option<f64>, String> {
+    if absent(v) {
+        return Ok(None);
+    }
+    let t = v.trim();
+    let figure = t.strip_suffix(unit).map(str::trim_end).unwrap_or(t);
+    match figure.parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=max).contains(&x) => Ok(Some(x)),
+        Ok(_) => Err(format!("{} is out of range (0–{max} {unit})", quoted(t))),
+        Err(_) => Err(format!("expected a figure in {unit}, found {}", quoted(t))),
+    }
+}
+
+/// Watts: a board limit above 100 kW is no GPU's.
+fn watts(v: &str) -> Result<Option<f64>, String> {
+    with_unit(v, "W", 100_000.0)
+}
+
+/// MHz: no GPU clock reaches 100 GHz.
+fn mhz(v: &str) -> Result<Option<u32>, String> {
+    Ok(with_unit(v, "MHz", 100_000.0)?.map(|x| x.round() as u32))
+}
+
+/// `Default`, `Exclusive_Process`, … as nvidia-smi prints the compute mode.
+fn compute_mode(v: &str) -> Result<Option<ComputeMode>, String> {
+    if absent(v) {
+        return Ok(None);
+    }
+    ComputeMode::from_label(v).map(Some).ok_or_else(|| {
+        format!(
+            "expected Default, Exclusive_Process, Exclusive_Thread or Prohibited, found {}",
+            quoted(v.trim())
+        )
+    })
+}
+
 /// Adds up optional counts: `None` only when none is known.
 fn sum(values: impl IntoIterator<Item = Option<u64>>) -> Option<u64> {
     values
@@ -614,8 +653,56 @@ pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyEr
             }
             gi.processes = Some(procs);
         }
+        gi.settings = xml_settings(g).map_err(|(n, m)| err(n, m))?;
     }
     Ok(inv)
+}
+
+/// The power limit, clock settings and modes of one `<gpu>` of `nvidia-smi -q -x`:
+/// `<gpu_power_readings>` (driver 535+) or `<power_readings>` (older, `<enforced_power_limit>`).
+fn xml_settings<'a, 'i>(
+    g: roxmltree::Node<'a, 'i>,
+) -> Result<GpuSettings, (roxmltree::Node<'a, 'i>, String)> {
+    let read = |path: &[&str], f: fn(&str) -> Result<Option<f64>, String>| match xml_node(g, path) {
+        Some(n) => f(n.text().unwrap_or("")).map_err(|m| (n, m)),
+        None => Ok(None),
+    };
+    let clock = |path: &[&str]| match xml_node(g, path) {
+        Some(n) => mhz(n.text().unwrap_or("")).map_err(|m| (n, m)),
+        None => Ok(None),
+    };
+    let on = |path: &[&str]| match xml_node(g, path) {
+        Some(n) => flag(n.text().unwrap_or("")).map_err(|m| (n, m)),
+        None => Ok(None),
+    };
+    let power = if xml_node(g, &["gpu_power_readings"]).is_some() {
+        "gpu_power_readings"
+    } else {
+        "power_readings"
+    };
+    let limit = match read(&[power, "current_power_limit"], watts)? {
+        Some(w) => Some(w),
+        None => match read(&[power, "enforced_power_limit"], watts)? {
+            Some(w) => Some(w),
+            None => read(&[power, "power_limit"], watts)?,
+        },
+    };
+    Ok(GpuSettings {
+        power_limit_w: limit,
+        power_limit_default_w: read(&[power, "default_power_limit"], watts)?,
+        power_limit_min_w: read(&[power, "min_power_limit"], watts)?,
+        power_limit_max_w: read(&[power, "max_power_limit"], watts)?,
+        app_clock_mhz: clock(&["applications_clocks", "graphics_clock"])?,
+        app_clock_default_mhz: clock(&["default_applications_clocks", "graphics_clock"])?,
+        max_sm_clock_mhz: clock(&["max_clocks", "sm_clock"])?,
+        persistence: on(&["persistence_mode"])?,
+        mig_current: on(&["mig_mode", "current_mig"])?,
+        mig_pending: on(&["mig_mode", "pending_mig"])?,
+        compute_mode: match xml_node(g, &["compute_mode"]) {
+            Some(n) => compute_mode(n.text().unwrap_or("")).map_err(|m| (n, m))?,
+            None => None,
+        },
+    })
 }
 
 fn xml_node<'a, 'i>(n: roxmltree::Node<'a, 'i>, path: &[&str]) -> Option<roxmltree::Node<'a, 'i>> {
@@ -877,6 +964,7 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
             }
             gi.processes = Some(procs);
         }
+        gi.settings = text_settings(g).map_err(|(e, m)| err(e, m))?;
     }
     Ok(inv)
 }
@@ -885,6 +973,53 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
 // nvidia-smi nvlink -s / -e
 
 /// `GPU 0: NVIDIA H200 (UUID: GPU-…)` → (0, name, uuid).
+/// The power limit, clock settings and modes of one GPU section of `nvidia-smi -q`: "GPU Power
+/// Readings" (driver 535+) or "Power Readings" (older: "Enforced Power Limit"), "Applications
+/// Clocks", "Default Applications Clocks", "Max Clocks", "Persistence Mode", "MIG Mode",
+/// "Compute Mode".
+fn text_settings(g: &Entry) -> Result<GpuSettings, (&Entry, String)> {
+    let read = |path: &[&str], f: fn(&str) -> Result<Option<f64>, String>| match g.get(path) {
+        Some(e) => f(e.value.as_deref().unwrap_or("")).map_err(|m| (e, m)),
+        None => Ok(None),
+    };
+    let clock = |path: &[&str]| match g.get(path) {
+        Some(e) => mhz(e.value.as_deref().unwrap_or("")).map_err(|m| (e, m)),
+        None => Ok(None),
+    };
+    let on = |path: &[&str]| match g.get(path) {
+        Some(e) => flag(e.value.as_deref().unwrap_or("")).map_err(|m| (e, m)),
+        None => Ok(None),
+    };
+    let power = if g.get(&["GPU Power Readings"]).is_some() {
+        "GPU Power Readings"
+    } else {
+        "Power Readings"
+    };
+    let limit = match read(&[power, "Current Power Limit"], watts)? {
+        Some(w) => Some(w),
+        None => match read(&[power, "Enforced Power Limit"], watts)? {
+            Some(w) => Some(w),
+            None => read(&[power, "Power Limit"], watts)?,
+        },
+    };
+    Ok(GpuSettings {
+        power_limit_w: limit,
+        power_limit_default_w: read(&[power, "Default Power Limit"], watts)?,
+        power_limit_min_w: read(&[power, "Min Power Limit"], watts)?,
+        power_limit_max_w: read(&[power, "Max Power Limit"], watts)?,
+        app_clock_mhz: clock(&["Applications Clocks", "Graphics"])?,
+        app_clock_default_mhz: clock(&["Default Applications Clocks", "Graphics"])?,
+        max_sm_clock_mhz: clock(&["Max Clocks", "SM"])?,
+        persistence: on(&["Persistence Mode"])?,
+        mig_current: on(&["MIG Mode", "Current"])?,
+        mig_pending: on(&["MIG Mode", "Pending"])?,
+        compute_mode: match g.get(&["Compute Mode"]) {
+            Some(e) => compute_mode(e.value.as_deref().unwrap_or("")).map_err(|m| (e, m))?,
+            None => None,
+        },
+    })
+}
+
 fn nvlink_gpu_header(line: &str) -> Option<(usize, String, Option<String>)> {
     let rest = line.strip_prefix("GPU ")?;
     let (idx, rest) = rest.split_once(':')?;

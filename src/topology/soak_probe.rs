@@ -129,6 +129,7 @@ fn run(
         })
         .collect();
     let mut xids: Vec<Vec<u64>> = vec![Vec::new(); gpus.len()];
+    let mut cpu = HostCpu::read();
     let mut next = start + interval;
     while !stop.load(Ordering::SeqCst) {
         // Wait for the next reading, watching for Xid events meanwhile (or sleeping when they
@@ -161,12 +162,17 @@ fn run(
         }
         let at = Instant::now();
         let t_s = at.duration_since(start).as_secs_f64();
+        let now_cpu = HostCpu::read();
+        let host = cpu.zip(now_cpu).and_then(|(a, b)| b.since(&a));
+        cpu = now_cpu;
         let mut samples = Vec::with_capacity(gpus.len());
         for (i, (&g, dev)) in gpus.iter().zip(&devices).enumerate() {
             let mut s = SoakSample {
                 t_s,
                 gpu: g,
                 xid: std::mem::take(&mut xids[i]),
+                host_cpu_percent: host.map(|h| h.0),
+                host_steal_percent: host.map(|h| h.1),
                 ..Default::default()
             };
             if let Some(dev) = dev {
@@ -184,6 +190,64 @@ fn run(
             next += interval;
         }
     }
+}
+
+/// The host's CPU time counters (/proc/stat's `cpu` line, in clock ticks): what a second's
+/// host load is taken from, so a dip in the soak can be set beside a saturated or stolen host.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct HostCpu {
+    total: u64,
+    /// idle + iowait.
+    idle: u64,
+    steal: u64,
+}
+
+impl HostCpu {
+    fn read() -> Option<HostCpu> {
+        let text = std::fs::read_to_string("/proc/stat").ok()?;
+        Self::parse(text.lines().next()?)
+    }
+
+    /// `cpu  user nice system idle iowait irq softirq steal guest guest_nice` (guest time is
+    /// already counted in user and nice, so it is left out of the total).
+    fn parse(line: &str) -> Option<HostCpu> {
+        let mut it = line.split_whitespace();
+        if it.next()? != "cpu" {
+            return None;
+        }
+        let v: Vec<u64> = it.take(8).map(|x| x.parse().ok()).collect::<Option<_>>()?;
+        let at = |i: usize| v.get(i).copied().unwrap_or(0);
+        Some(HostCpu {
+            total: v.iter().fold(0u64, |a, b| a.saturating_add(*b)),
+            idle: at(3).saturating_add(at(4)),
+            steal: at(7),
+        })
+    }
+
+    /// (busy %, steal %) between `earlier` and `self`; `None` when no time passed.
+    fn since(&self, earlier: &HostCpu) -> Option<(f64, f64)> {
+        let total = self.total.checked_sub(earlier.total)?;
+        if total == 0 {
+            return None;
+        }
+        let idle = self.idle.saturating_sub(earlier.idle).min(total);
+        let steal = self.steal.saturating_sub(earlier.steal).min(total);
+        let pct = |x: u64| x as f64 / total as f64 * 100.0;
+        Some((pct(total - idle), pct(steal)))
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn host_cpu_load_and_steal_from_proc_stat() {
+    let a = HostCpu::parse("cpu  100 0 50 800 50 0 0 0 0 0").unwrap();
+    let b = HostCpu::parse("cpu  500 0 150 850 50 0 0 50 0 0").unwrap();
+    let (busy, steal) = b.since(&a).unwrap();
+    // 600 ticks passed: 50 idle, 50 stolen.
+    assert!((busy - 550.0 / 600.0 * 100.0).abs() < 1e-9, "{busy}");
+    assert!((steal - 50.0 / 600.0 * 100.0).abs() < 1e-9, "{steal}");
+    assert!(HostCpu::parse("cpu0 1 2 3").is_none());
+    assert!(a.since(&b).is_none(), "a counter that went back");
 }
 
 /// Fills `s` from `dev`; `energy` is the counter's last reading and when it was taken.
@@ -219,6 +283,10 @@ fn read(nvml: &Nvml, dev: &Device, s: &mut SoakSample, energy: &mut Option<(u64,
     s.fan_percent = dev.fan_speed(0).ok();
     s.util_percent = dev.utilization_rates().ok().map(|u| u.gpu);
     s.throttle = dev.current_throttle_reasons().ok().map(throttle_reasons);
+    s.power_limit_w = dev
+        .enforced_power_limit()
+        .ok()
+        .map(|mw| f64::from(mw) / 1e3);
     let e = ecc(nvml, dev);
     s.ecc_corrected = e.volatile_corrected;
     s.ecc_uncorrected = e.volatile_uncorrected;

@@ -165,8 +165,8 @@ pub fn check_row(ui: &mut Ui, c: &Check) {
         ui.label(&c.detail);
     });
     let mut more = Vec::new();
-    if let Some(cause) = &c.cause {
-        more.push(format!("likely: {cause}"));
+    if let Some(cause) = c.cause_words() {
+        more.push(cause);
     }
     if let Some(fix) = &c.fix {
         more.push(format!("do: {fix}"));

@@ -101,9 +101,9 @@ pub(super) fn checks_table(id: &str, checks: &[&Check]) -> Table {
         .iter()
         .map(|c| {
             let unit = c.unit.as_deref().unwrap_or("");
-            let cause = match (&c.cause, &c.fix) {
-                (Some(a), Some(b)) => format!("likely: {a} — do: {b}"),
-                (Some(a), None) => format!("likely: {a}"),
+            let cause = match (c.cause_words(), &c.fix) {
+                (Some(a), Some(b)) => format!("{a} — do: {b}"),
+                (Some(a), None) => a,
                 (None, Some(b)) => format!("do: {b}"),
                 (None, None) => String::new(),
             };
