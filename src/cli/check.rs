@@ -363,12 +363,12 @@ fn soak_options(args: &CheckArgs) -> Result<Option<SoakOptions>, CliError> {
 }
 
 /// The machine a replayed soak is judged on: its GPUs as the recording numbers them (nothing
-/// else is known), named after the file.
+/// else is known), named as the recording it is.
 fn replay_target(path: &std::path::Path) -> Result<crate::job::Target, CliError> {
     let soak = crate::health::soak_csv::read(path)
         .map_err(|e| CliError::input(anyhow::anyhow!("--soak-replay {e}")))?;
-    let mut topo = Topology::new(crate::model::TopologySource::Imported {
-        paths: vec![path.display().to_string()],
+    let mut topo = Topology::new(crate::model::TopologySource::SoakRecording {
+        path: path.display().to_string(),
     });
     for g in soak.gpus {
         topo.gpus.push(crate::model::Gpu {

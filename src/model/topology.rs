@@ -200,24 +200,34 @@ pub enum TopologySource {
         /// Human-readable machine name.
         name: String,
     },
+    /// The GPUs of a recorded soak (`soak.csv`, `check --soak-replay`): nothing but their
+    /// numbers is known. (Added after the others: a file that names it does not load in a
+    /// scalescope older than it; every older file loads.)
+    SoakRecording {
+        /// The recording's path as given.
+        path: String,
+    },
 }
 
 impl TopologySource {
-    /// `live`, `imported` or `catalog`.
+    /// `live`, `imported`, `catalog` or `soak_recording` (the JSON `kind`).
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Live { .. } => "live",
             Self::Imported { .. } => "imported",
             Self::Catalog { .. } => "catalog",
+            Self::SoakRecording { .. } => "soak_recording",
         }
     }
 
     /// One line naming the machine and how it is known, for people to read: `vm (measured
     /// live)`, `NVIDIA DGX H100 (catalog entry, not measured)`, `topo.txt (imported nvidia-smi
-    /// text)`. A topology travels in reports and over ssh, so the label names the host it was
-    /// read on and never says "here": whether that is this machine is for the caller to say
-    /// (the app's "measured here" badge). (Machine-read values use [`Self::kind`], which does
-    /// not change.)
+    /// text)`, `soak.csv (replay of a soak.csv recording)`. A topology travels in reports and
+    /// over ssh, so the label names the host it was read on and never says "here": whether
+    /// that is this machine is for the caller to say (the app's "measured here" badge). The
+    /// words for what is made of a topology — a traffic recording replayed, a modeled report —
+    /// build on this one (`WatchHeader::replay_label`, `report::summary::origin`). (Machine-read
+    /// values use [`Self::kind`], which does not change.)
     pub fn label(&self) -> String {
         match self {
             Self::Live { hostname, .. } => format!(
@@ -228,6 +238,7 @@ impl TopologySource {
                 format!("{} (imported nvidia-smi text)", paths.join(", "))
             }
             Self::Catalog { name, .. } => format!("{name} (catalog entry, not measured)"),
+            Self::SoakRecording { path } => format!("{path} (replay of a soak.csv recording)"),
         }
     }
 }
@@ -714,6 +725,11 @@ impl Topology {
                     names.join(", ")
                 }
             }
+            TopologySource::SoakRecording { path } => std::path::Path::new(path)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(path)
+                .to_string(),
         }
     }
 
@@ -937,6 +953,7 @@ impl Topology {
             TopologySource::Live { .. } => "NVML",
             TopologySource::Catalog { .. } => "catalog",
             TopologySource::Imported { .. } => "imported",
+            TopologySource::SoakRecording { .. } => "recorded",
         };
         for link in &mut self.links {
             if link.line_rate.is_some() {
@@ -1175,6 +1192,31 @@ mod tests {
         assert!(json.contains("\"read\":\"OK\""), "{json}");
         let back: Topology = serde_json::from_str(&json).unwrap();
         assert_eq!(back, t);
+    }
+
+    /// The JSON `kind`s written before the soak recording still load as they were; the soak
+    /// recording has its own kind and words, never an import's.
+    #[test]
+    fn source_kinds_stay_and_a_soak_recording_says_what_it_is() {
+        for (json, kind) in [
+            (r#"{"kind":"live","hostname":"vm"}"#, "live"),
+            (r#"{"kind":"imported","paths":["topo.txt"]}"#, "imported"),
+            (
+                r#"{"kind":"catalog","id":"dgx-h100","name":"DGX H100"}"#,
+                "catalog",
+            ),
+        ] {
+            let s: TopologySource = serde_json::from_str(json).unwrap();
+            assert_eq!(s.kind(), kind);
+        }
+        let s = TopologySource::SoakRecording {
+            path: "runs/soak.csv".into(),
+        };
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(json, r#"{"kind":"soak_recording","path":"runs/soak.csv"}"#);
+        assert_eq!(serde_json::from_str::<TopologySource>(&json).unwrap(), s);
+        assert_eq!(s.label(), "runs/soak.csv (replay of a soak.csv recording)");
+        assert_eq!(Topology::new(s).title(), "soak.csv");
     }
 
     #[test]

@@ -161,7 +161,9 @@ pub fn machine_title(r: &Report) -> String {
     let host = match &r.topology.source {
         TopologySource::Catalog { name, .. } => return name.clone(),
         TopologySource::Live { hostname, .. } => hostname.clone().or(r.machine.hostname.clone()),
-        TopologySource::Imported { .. } => Some(r.topology.title()),
+        TopologySource::Imported { .. } | TopologySource::SoakRecording { .. } => {
+            Some(r.topology.title())
+        }
     };
     match host {
         Some(h) if !h.is_empty() => format!("{} · {h}", machine_name(r)),
@@ -233,6 +235,7 @@ pub fn identity_line(r: &Report) -> String {
         ),
         TopologySource::Catalog { name, .. } => format!("catalog entry {name}"),
         TopologySource::Imported { .. } => format!("imported from {}", r.topology.title()),
+        TopologySource::SoakRecording { .. } => format!("replay of {}", r.topology.title()),
     };
     let d = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
     format!(
@@ -253,10 +256,11 @@ pub fn origin_line(r: &Report) -> String {
     let src = |s: Option<Source>| s.map_or("not run".to_string(), |s| s.to_string());
     format!(
         "topology {} · health {} · bandwidth {} · collectives {} · scaling {}",
-        match r.topology.source.kind() {
-            "live" => "read live (NVML)",
-            "catalog" => "from the catalog (documented, not measured)",
-            _ => "imported from nvidia-smi captures",
+        match r.topology.source {
+            TopologySource::Live { .. } => "read live (NVML)",
+            TopologySource::Catalog { .. } => "from the catalog (documented, not measured)",
+            TopologySource::Imported { .. } => "imported from nvidia-smi captures",
+            TopologySource::SoakRecording { .. } => "the GPUs of a soak.csv recording",
         },
         src(r.health.as_ref().map(|h| h.source)),
         src(r.bandwidth.as_ref().map(|b| b.source)),

@@ -145,11 +145,16 @@ pub fn text_on(fill: Color32) -> Color32 {
     }
 }
 
+/// The fill of what is played back from a recording (Okabe–Ito reddish purple): a replay never
+/// wears a live colour.
+pub const REPLAY: Color32 = Color32::from_rgb(0xcc, 0x79, 0xa7);
+
 /// Where what a badge marks comes from: the source of a machine or of figures. Each kind has its
 /// word and colour: green only for what was measured here (this machine, or a server measured
 /// through its connection); blue for a report file or imported captures; slate for a bundled
-/// example; amber for everything modeled or documented rather than measured (a catalog entry,
-/// modeled figures), so that nothing modeled ever looks live.
+/// example; purple for a recording played back; amber for everything modeled or documented
+/// rather than measured (a catalog entry, modeled figures), so that nothing modeled ever looks
+/// live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceBadge {
     /// This machine, read or measured here.
@@ -162,6 +167,8 @@ pub enum SourceBadge {
     Imported,
     /// A report bundled with scalescope (measured elsewhere).
     Example,
+    /// A recording played back (a traffic recording, a soak.csv): what was measured then.
+    Recording,
     /// A hardware catalog entry: documented by the vendor, not measured.
     Catalog,
     /// Figures derived from line rates and efficiencies measured elsewhere.
@@ -179,6 +186,7 @@ impl SourceBadge {
             Self::ReportFile => "report file",
             Self::Imported => "imported",
             Self::Example => "example",
+            Self::Recording => "recording",
             Self::Catalog => "catalog",
             Self::Modeled => "modeled",
             Self::ModeledOverlay => "modeled overlay",
@@ -191,18 +199,21 @@ impl SourceBadge {
             Self::MeasuredHere | Self::Server => Color32::from_rgb(0x2e, 0x9a, 0x4b),
             Self::ReportFile | Self::Imported => Color32::from_rgb(0x3a, 0x7b, 0xc8),
             Self::Example => Color32::from_rgb(0x5f, 0x6b, 0x7a),
+            Self::Recording => REPLAY,
             Self::Catalog | Self::Modeled | Self::ModeledOverlay => {
                 Color32::from_rgb(0xb0, 0x7a, 0x1c)
             }
         }
     }
 
-    /// The badge of a topology read live (measured here), imported or from the catalog.
+    /// The badge of a topology read live (measured here), imported, from the catalog or from
+    /// a soak recording.
     pub fn of_topology(source: &TopologySource) -> Self {
         match source {
             TopologySource::Live { .. } => Self::MeasuredHere,
             TopologySource::Imported { .. } => Self::Imported,
             TopologySource::Catalog { .. } => Self::Catalog,
+            TopologySource::SoakRecording { .. } => Self::Recording,
         }
     }
 }

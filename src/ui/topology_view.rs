@@ -322,6 +322,9 @@ fn facts(ui: &mut Ui, topology: &Topology) {
         TopologySource::Catalog { .. } => {
             facts.push("figures documented by the vendor, not measured".into());
         }
+        TopologySource::SoakRecording { .. } => {
+            facts.push("GPUs as a soak.csv recording numbers them".into());
+        }
     }
     if let Some(at) = &topology.captured_at {
         facts.push(format!("captured {at}"));

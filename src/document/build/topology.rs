@@ -34,10 +34,11 @@ fn source_note(t: &Topology) -> String {
     format!(
         "{} · {}",
         t.source.label(),
-        match t.source.kind() {
-            "live" => "read live through NVML",
-            "catalog" => "documented by the vendor, not measured",
-            _ => "parsed from nvidia-smi captures",
+        match t.source {
+            TopologySource::Live { .. } => "read live through NVML",
+            TopologySource::Catalog { .. } => "documented by the vendor, not measured",
+            TopologySource::Imported { .. } => "parsed from nvidia-smi captures",
+            TopologySource::SoakRecording { .. } => "what a soak recorded then, replayed",
         }
     )
 }
@@ -491,6 +492,9 @@ fn facts(t: &Topology) -> String {
         TopologySource::Imported { .. } => facts.push("parsed from nvidia-smi output".into()),
         TopologySource::Catalog { .. } => {
             facts.push("figures documented by the vendor, not measured".into());
+        }
+        TopologySource::SoakRecording { .. } => {
+            facts.push("GPUs as a soak.csv recording numbers them".into());
         }
     }
     if let Some(at) = &t.captured_at {
