@@ -9,6 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{data_path, one_line_error, process, run};
+use scalescope::health::attribution::CauseKind;
 use scalescope::health::soak_csv;
 use scalescope::health::{HealthReport, Verdict};
 
@@ -122,6 +123,11 @@ fn a_competing_process_is_flagged_with_its_window() {
         c.cause.as_deref().unwrap_or("").contains("another process"),
         "{c:?}"
     );
+    // The window, as data: the competitor's pid quoted as its evidence.
+    let w = &c.windows[0];
+    assert_eq!(w.cause_kind, CauseKind::Process, "{w:?}");
+    assert!(w.from_s >= 40.0 && w.to_s <= 80.0, "{w:?}");
+    assert!(w.cause.contains("pid "), "{w:?}");
     // The rest of the machine was fine.
     assert_eq!(verdict_of(&report, "soak_correctness").0, Verdict::Pass);
     assert_eq!(verdict_of(&report, "soak_throttle").0, Verdict::Pass);

@@ -218,19 +218,51 @@ fn cv(v: &[f64]) -> Option<(f64, f64)> {
     Some((mean, var.sqrt() / mean))
 }
 
-/// A phase's steady level: the best median of three consecutive settled readings (the median
-/// itself with fewer). A dip is measured from here, not from the phase's median, so a dip that
-/// fills most of a phase is still a window (a memory phase 13 of 18 s low once hid its dip in
-/// its own median).
-pub fn steady_level(rates: &[f64]) -> Option<f64> {
-    if rates.len() < 3 {
-        return median(rates);
+/// A phase's steady level: the median of its clean readings — those with no evidence of
+/// something else at work (no other process on the GPU, no clock setting, hardware or thermal
+/// slowdown, the phase's highest power limit, a host not saturated) — or of all its readings
+/// where fewer than three are clean. A dip is measured from here, so a dip that fills most of a
+/// phase is still a window (a memory phase 13 of 18 s low beside another process once hid its
+/// dip in its own median).
+pub fn steady_level(samples: &[&SoakSample]) -> Option<f64> {
+    let top_limit = samples
+        .iter()
+        .filter_map(|s| s.power_limit_w)
+        .reduce(f64::max);
+    let clean = |s: &SoakSample| {
+        let reasons_ok = s.throttle.as_ref().is_none_or(|t| {
+            !t.iter().any(|r| {
+                matches!(
+                    r,
+                    ThrottleReason::ApplicationsClocks
+                        | ThrottleReason::HwSlowdown
+                        | ThrottleReason::HwThermalSlowdown
+                        | ThrottleReason::HwPowerBrake
+                        | ThrottleReason::SwThermalSlowdown
+                )
+            })
+        });
+        s.processes.is_empty()
+            && reasons_ok
+            && s.host_cpu_percent.is_none_or(|c| c < 85.0)
+            && match (s.power_limit_w, top_limit) {
+                (Some(w), Some(top)) => w >= 0.97 * top,
+                _ => true,
+            }
+    };
+    let rates = |keep: &dyn Fn(&SoakSample) -> bool| -> Vec<f64> {
+        samples
+            .iter()
+            .filter(|s| keep(s))
+            .filter_map(|s| s.rate)
+            .collect()
+    };
+    let clean_rates = rates(&clean);
+    if clean_rates.len() >= 3 {
+        median(&clean_rates)
+    } else {
+        median(&rates(&|_| true))
     }
-    rates
-        .windows(3)
-        .filter_map(median)
-        .filter(|x| x.is_finite())
-        .reduce(f64::max)
 }
 
 /// The GPU's temperature at the start of `load`'s readings and over `from_s..=to_s`, where it
@@ -534,7 +566,7 @@ fn throughput(
             continue;
         };
         let med = median(&rates).unwrap_or(mean);
-        let steady = steady_level(&rates).unwrap_or(med);
+        let steady = steady_level(&s).unwrap_or(med);
         let v = if c > t.jitter_fail {
             Verdict::Fail
         } else if c > t.jitter_warn {
@@ -615,7 +647,7 @@ fn throughput(
             all_dips.sort_by(|a, b| a.worst.total_cmp(&b.worst));
             let shown: Vec<String> = all_dips.iter().take(4).map(|d| d.to_string()).collect();
             text.push_str(&format!(
-                "; below the median by more than {:.0} % at {}{}",
+                "; below the steady level by more than {:.0} % at {}{}",
                 t.dip * 100.0,
                 shown.join(", "),
                 if all_dips.len() > 4 {
