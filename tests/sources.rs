@@ -1,6 +1,6 @@
 //! Every source is named for what it is, on the terminal and in the documents (issue 40, "Sources
-//! mislabeled"): a soak replay is a replay of a soak.csv recording, never an import. (The app's
-//! words are tests/ui_sources.rs.)
+//! mislabeled"): a soak replay is a replay of a soak.csv recording, never an import; GB200's
+//! host copies unmodeled for want of an NVLink-C2C efficiency, not of captures.
 
 mod common;
 
@@ -37,4 +37,22 @@ fn a_soak_replay_is_named_a_soak_recording() {
         v["machine"],
         format!("{csv} (replay of a soak.csv recording)")
     );
+}
+
+/// GB200 NVL72's host copies are not modeled because NVLink-C2C has no reference efficiency
+/// yet, and its note says so — not that captures are missing (it is a catalog entry).
+#[test]
+fn gb200_host_copies_blame_the_missing_c2c_efficiency() {
+    let r = run(&["check", "--catalog", "gb200-nvl72"]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let note = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("note: not modeled (h2d, d2h)"))
+        .unwrap_or_else(|| panic!("no note on h2d, d2h: {}", r.stdout));
+    assert!(
+        note.ends_with("no reference efficiency for host copies over NVLink-C2C (the GPUs' link to their CPU, not PCIe) yet"),
+        "{note}"
+    );
+    assert!(!r.stdout.contains("captures"), "{}", r.stdout);
 }

@@ -83,9 +83,10 @@ pub fn check_described(
     };
     let bounded = pairs_bounded_note(covered);
     // Figures that cannot be modeled are left out with one note per reason, not listed one by
-    // one: peer access refused (the P2P status says so), peer access not documented, or no link
-    // kind or line rate in the captures.
-    let mut unknown: Vec<(&'static str, Vec<String>)> = Vec::new();
+    // one: peer access refused (the P2P status says so), peer access not documented, a host
+    // link with no reference efficiency yet (NVLink-C2C), or no link kind or line rate in the
+    // captures.
+    let mut unknown: Vec<(String, Vec<String>)> = Vec::new();
     for r in results
         .iter()
         .filter(|r| r.status != crate::model::Status::Ok)
@@ -93,11 +94,19 @@ pub fn check_described(
         // Waived only where the stated P2P status refuses peer access (bench::modeled::require_peer).
         let reason = r.reason.as_deref().unwrap_or_default();
         let why = if r.status == crate::model::Status::Waived {
-            "peer access is refused between some of the GPUs (their P2P status)"
+            "peer access is refused between some of the GPUs (their P2P status)".to_string()
         } else if reason.contains(crate::bench::modeled::PEER_UNSTATED) {
             "whether some of the GPUs allow peer access is not stated (unknown, not assumed)"
+                .to_string()
+        } else if let Some(link) = host_link(topo, r) {
+            // The modeled backend refuses these (bench::modeled's refuse_host_link): the
+            // line rate is known, the efficiency of a copy over it is not.
+            format!(
+                "no reference efficiency for host copies over {} (the GPUs' link to their CPU, not PCIe) yet",
+                link.kind
+            )
         } else {
-            "the captures give no line rate or link kind for them (import `nvidia-smi topo -m`, `nvidia-smi nvlink -s` and `nvidia-smi -q` output)"
+            "the captures give no line rate or link kind for them (import `nvidia-smi topo -m`, `nvidia-smi nvlink -s` and `nvidia-smi -q` output)".to_string()
         };
         let test = r.test.id().to_string();
         match unknown.iter_mut().find(|u| u.0 == why) {
@@ -142,6 +151,19 @@ pub fn check_described(
         );
     }
     r
+}
+
+/// The link other than PCIe that host copy `r` crosses (NVLink-C2C on a Grace superchip);
+/// `None` for a copy between GPUs or over PCIe.
+fn host_link<'a>(topo: &'a Topology, r: &BandwidthResult) -> Option<&'a crate::model::HostLink> {
+    let host = crate::model::Endpoint::Host;
+    if r.src != host && r.dst != host {
+        return None;
+    }
+    [r.src, r.dst]
+        .iter()
+        .filter_map(|e| e.gpu())
+        .find_map(|g| topo.gpu(g)?.host_link.as_ref())
 }
 
 /// Checks this machine: reads the inventory through NVML, runs the load tests on the GPUs (on
