@@ -1,10 +1,20 @@
 //! Every source is named for what it is, on the terminal and in the documents (issue 40, "Sources
-//! mislabeled"): a soak replay is a replay of a soak.csv recording, never an import; GB200's
-//! host copies unmodeled for want of an NVLink-C2C efficiency, not of captures.
+//! mislabeled"): a soak replay is a replay of a soak.csv recording, never an import; a fleet of
+//! modeled nodes `FAIL (modeled)` in fleet.html and fleet.png as on the terminal (and a fleet
+//! failed by a measured node plain `FAIL`); GB200's host copies unmodeled for want of an
+//! NVLink-C2C efficiency, not of captures.
 
 mod common;
 
+use std::path::Path;
+
+use common::fleet::{slow_gpu, write_nodes};
 use common::{data_path, run};
+use scalescope::document::{Block, Document};
+use scalescope::fleet::files::{Scope, document};
+use scalescope::fleet::report::judge;
+use scalescope::health::Thresholds;
+use scalescope::model::Source;
 
 /// `check --soak-replay` names its machine as the recording it is, on the terminal and in
 /// `--json`, never as imported nvidia-smi text.
@@ -37,6 +47,76 @@ fn a_soak_replay_is_named_a_soak_recording() {
         v["machine"],
         format!("{csv} (replay of a soak.csv recording)")
     );
+}
+
+/// The verdict word of a fleet document's head (`FAIL`, `FAIL (modeled)`).
+fn verdict_word(d: &Document) -> &str {
+    d.sections
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .find_map(|b| match b {
+            Block::Verdict { word, .. } => Some(word.as_str()),
+            _ => None,
+        })
+        .expect("a verdict block")
+}
+
+/// `fleet report` over `nodes`: the terminal's verdict line, fleet.html, and the verdict of
+/// the one-page document fleet.png is typeset from.
+fn fleet_words(nodes: &Path, out: &Path) -> (String, String, String) {
+    let r = run(&[
+        "fleet",
+        "report",
+        nodes.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("verdict: "))
+        .expect("a verdict line")
+        .to_string();
+    let html = std::fs::read_to_string(out.join("fleet.html")).unwrap();
+    let outcome = judge(&[nodes.to_path_buf()], &Thresholds::default()).unwrap();
+    let png = verdict_word(&document(&outcome, Scope::OnePage)).to_string();
+    (line, html, png)
+}
+
+/// A fleet of modeled nodes that fails is `FAIL (modeled)` on the terminal, in fleet.html (the
+/// head and the node's row) and on fleet.png's page; one failed by a measured node is `FAIL`
+/// in all three, its modeled nodes still `(modeled)` in their rows.
+#[test]
+fn fleet_documents_say_modeled_as_the_terminal_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let modeled = dir.path().join("modeled");
+    write_nodes(&modeled, 8, |i, r| {
+        if i == 3 {
+            slow_gpu(r, 3, 0.5);
+        }
+    });
+    let (line, html, png) = fleet_words(&modeled, &dir.path().join("out-modeled"));
+    assert!(
+        line.starts_with("verdict: FAIL (modeled) — 8 nodes"),
+        "{line}"
+    );
+    assert_eq!(png, "FAIL (modeled)");
+    assert!(html.contains(">FAIL (modeled)<"), "the head's pill");
+    assert!(html.contains(">PASS (modeled)<"), "a passing node's row");
+
+    let mixed = dir.path().join("mixed");
+    write_nodes(&mixed, 8, |i, r| {
+        if i == 3 {
+            slow_gpu(r, 3, 0.5);
+            r.health.as_mut().unwrap().source = Source::Measured;
+        }
+    });
+    let (line, html, png) = fleet_words(&mixed, &dir.path().join("out-mixed"));
+    assert!(line.starts_with("verdict: FAIL — 8 nodes"), "{line}");
+    assert_eq!(png, "FAIL");
+    assert!(!html.contains(">FAIL (modeled)<"));
+    assert!(html.contains(">PASS (modeled)<"));
 }
 
 /// GB200 NVL72's host copies are not modeled because NVLink-C2C has no reference efficiency

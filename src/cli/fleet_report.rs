@@ -102,10 +102,6 @@ pub fn render(o: &FleetOutcome, out: &std::path::Path, exit: i32) -> String {
         let _ = writeln!(s, "note: {}", one_line(note, 200));
     }
     let c = &o.counts;
-    let modeled = o
-        .nodes
-        .iter()
-        .any(|n| n.source == Some(crate::model::Source::Modeled));
     let _ = writeln!(
         s,
         "fleet report  fleet.csv, fleet.json, fleet.html, fleet.png, fleet.pdf in {}",
@@ -116,9 +112,8 @@ pub fn render(o: &FleetOutcome, out: &std::path::Path, exit: i32) -> String {
     }
     let _ = writeln!(
         s,
-        "verdict: {}{} — {} {}: {} pass, {} warn, {} fail, {} unknown (exit {exit})",
-        o.verdict.word(),
-        if modeled { " (modeled)" } else { "" },
+        "verdict: {} — {} {}: {} pass, {} warn, {} fail, {} unknown (exit {exit})",
+        o.verdict_text(),
         o.nodes.len(),
         if o.nodes.len() == 1 { "node" } else { "nodes" },
         c.pass,

@@ -143,7 +143,7 @@ pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
         .into(),
     );
     head.push(Block::Verdict {
-        word: o.verdict.word().to_string(),
+        word: o.verdict_text(),
         class: verdict_class(o.verdict),
         counts: format!(
             "{} pass · {} warn · {} fail · {} unknown (nodes)",
@@ -261,7 +261,7 @@ pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
                 .map(|n| {
                     vec![
                         Cell::plain(n.name.clone()).strong(),
-                        Cell::of(verdict_class(n.verdict), n.verdict.word()),
+                        Cell::of(verdict_class(n.verdict), n.verdict_text()),
                         n.health
                             .map(|h| Cell::of(verdict_class(h), h.word()))
                             .unwrap_or_else(|| Cell::plain("—")),

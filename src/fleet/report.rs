@@ -49,6 +49,36 @@ pub struct FleetOutcome {
     pub notes: Vec<String>,
 }
 
+impl FleetOutcome {
+    /// Whether the fleet's verdict rests on modeled figures only: every node that sets it (its
+    /// verdict is the fleet's) is modeled. A measured node at that verdict makes it a
+    /// measurement's, whatever the other nodes are.
+    pub fn verdict_modeled(&self) -> bool {
+        let mut setting = self
+            .nodes
+            .iter()
+            .filter(|n| n.verdict == self.verdict)
+            .peekable();
+        setting.peek().is_some() && setting.all(NodeOutcome::modeled)
+    }
+
+    /// The fleet's verdict as the terminal, the documents and the Fleet view write it: `FAIL`,
+    /// or `FAIL (modeled)` where [`Self::verdict_modeled`] (as a check's
+    /// `Check::verdict_text`).
+    pub fn verdict_text(&self) -> String {
+        qualified(self.verdict, self.verdict_modeled())
+    }
+}
+
+/// `FAIL`, or `FAIL (modeled)`.
+fn qualified(v: Verdict, modeled: bool) -> String {
+    if modeled {
+        format!("{} (modeled)", v.word())
+    } else {
+        v.word().to_string()
+    }
+}
+
 /// How many nodes got each verdict.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct NodeCounts {
@@ -84,6 +114,16 @@ pub struct NodeOutcome {
 }
 
 impl NodeOutcome {
+    /// Whether its figures are modeled.
+    pub fn modeled(&self) -> bool {
+        self.source == Some(crate::model::Source::Modeled)
+    }
+
+    /// Its verdict as written beside its name: `FAIL`, or `FAIL (modeled)` for a modeled node.
+    pub fn verdict_text(&self) -> String {
+        qualified(self.verdict, self.modeled())
+    }
+
     /// Whether its report could be read (a node whose report could not, or that `fleet run`
     /// could not check, has that as a finding and no report to open).
     pub fn readable(&self) -> bool {

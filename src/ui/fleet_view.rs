@@ -197,16 +197,7 @@ fn header(ui: &mut Ui, f: &OpenFleet, actions: &mut Vec<Action>) {
                 .strong()
                 .size(16.0),
         );
-        let modeled = !o.nodes.is_empty()
-            && o.nodes
-                .iter()
-                .all(|n| n.source == Some(crate::model::Source::Modeled));
-        let word = if modeled {
-            format!("{} (modeled)", o.verdict.word())
-        } else {
-            o.verdict.word().to_string()
-        };
-        badge(ui, &word, palette::verdict_fill(o.verdict));
+        badge(ui, &o.verdict_text(), palette::verdict_fill(o.verdict));
         ui.label(format!(
             "{} pass · {} warn · {} fail · {} unknown",
             c.pass, c.warn, c.fail, c.unknown
