@@ -1,8 +1,9 @@
 //! Every source is named for what it is, on the terminal and in the documents (issue 40, "Sources
-//! mislabeled"): a soak replay is a replay of a soak.csv recording, never an import; a fleet of
-//! modeled nodes `FAIL (modeled)` in fleet.html and fleet.png as on the terminal (and a fleet
-//! failed by a measured node plain `FAIL`); GB200's host copies unmodeled for want of an
-//! NVLink-C2C efficiency, not of captures.
+//! mislabeled"): a soak replay is a replay of a soak.csv recording, never an import; a modeled
+//! report never "measured on"; a fleet of modeled nodes `FAIL (modeled)` in fleet.html and
+//! fleet.png as on the terminal (and a fleet failed by a measured node plain `FAIL`); GB200's
+//! host copies unmodeled for want of an NVLink-C2C efficiency, not of captures. (The app's
+//! words are tests/ui_sources.rs.)
 
 mod common;
 
@@ -47,6 +48,32 @@ fn a_soak_replay_is_named_a_soak_recording() {
         v["machine"],
         format!("{csv} (replay of a soak.csv recording)")
     );
+}
+
+/// A modeled `--suite topology,health` report's documents say it is the catalog entry's,
+/// documented and modeled: never "measured on".
+#[test]
+fn a_modeled_report_is_never_measured_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let r = run(&[
+        "--bench",
+        "--modeled",
+        "--catalog",
+        "h200-2x-sxm",
+        "--suite",
+        "topology,health",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        !html.contains("measured on"),
+        "report.html says measured on"
+    );
+    assert!(html.contains("(catalog entry, not measured)"));
+    assert!(html.contains("health modeled"));
 }
 
 /// The verdict word of a fleet document's head (`FAIL`, `FAIL (modeled)`).

@@ -171,6 +171,27 @@ pub fn machine_title(r: &Report) -> String {
     }
 }
 
+/// Where a report's figures come from, in the words the app's badges and top bar use:
+/// `measured on 2× H200 SXM · vm, 2026-11-22`, or for a report with anything modeled (a catalog
+/// or imported machine, a modeled section) `modeled for 2× H200 SXM 141 GB, catalog entry
+/// h200-2x-sxm, 2026-11-27 · line rates × typical efficiencies`. A modeled report never says
+/// "measured on": its machine was documented or captured, not measured.
+pub fn origin(r: &Report) -> String {
+    let machine = machine_title(r);
+    if !r.has_modeled() {
+        return format!("measured on {machine}, {}", r.date());
+    }
+    let entry = match &r.topology.source {
+        TopologySource::Catalog { id, .. } => format!(", catalog entry {id}"),
+        _ => String::new(),
+    };
+    format!(
+        "modeled for {machine}{entry}, {} · {}",
+        r.date(),
+        efficiencies_from(r)
+    )
+}
+
 /// Where a report's modeled figures take their efficiencies from, in words:
 /// `efficiencies from nvbandwidth on H200 NVLink`, every distinct source of its bandwidth rows.
 pub fn efficiencies_from(r: &Report) -> String {

@@ -28,8 +28,10 @@ pub fn provenance(r: &Report) -> String {
 }
 
 /// What an opened report shows, in the app's provenance vocabulary: a short badge (`example`,
-/// `report file`, `modeled`) and the words behind it (`example (measured on 2× H200 SXM · vm,
-/// 2026-11-22)`). Nothing in a report is "measured here": only this machine's own runs are.
+/// `report file`, `modeled`) and the words behind it, [`report_summary::origin`]'s
+/// (`example (measured on 2× H200 SXM · vm, 2026-11-22)`, `modeled for 2× H200 SXM 141 GB,
+/// catalog entry h200-2x-sxm, …`). Nothing in a report is "measured here": only this machine's
+/// own runs are; and a report with anything modeled is badged modeled, whatever else it holds.
 pub struct Origin {
     /// The badge.
     pub badge: SourceBadge,
@@ -39,26 +41,16 @@ pub struct Origin {
 
 /// The [`Origin`] of `r`; `example` for the reports bundled with scalescope.
 pub fn origin(r: &Report, example: bool) -> Origin {
-    let machine = report_summary::machine_title(r);
-    let modeled = [
-        r.bandwidth.as_ref().map(|b| b.source),
-        r.collectives.as_ref().map(|c| c.source),
-    ]
-    .contains(&Some(Source::Modeled));
-    let what = if modeled {
-        format!("modeled ({})", report_summary::efficiencies_from(r))
-    } else {
-        format!("measured on {machine}, {}", r.date())
-    };
+    let what = report_summary::origin(r);
     if example {
         Origin {
             badge: SourceBadge::Example,
             text: format!("example ({what})"),
         }
-    } else if modeled {
+    } else if r.has_modeled() {
         Origin {
             badge: SourceBadge::Modeled,
-            text: format!("{what} · {machine}"),
+            text: what,
         }
     } else {
         Origin {
