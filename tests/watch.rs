@@ -361,7 +361,10 @@ fn a_replay_prints_writes_csv_and_records_again() {
         &again.display().to_string(),
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(r.stdout.starts_with("# watch replay of "), "{}", r.stdout);
+    // The app's words for a replay: the file, when and where it was recorded.
+    let head = format!("# watch {}: ", rec.header.replay_label(&data_path(NVLINK)));
+    assert!(r.stdout.starts_with(&head), "{}", r.stdout);
+    assert!(!r.stdout.lines().next().unwrap().contains("live"));
     let gpu_lines = r
         .stdout
         .lines()

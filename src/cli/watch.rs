@@ -270,6 +270,8 @@ struct Outputs {
     csv: Option<(PathBuf, csv::Writer<std::fs::File>)>,
     record: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
     header: Option<WatchHeader>,
+    /// The recording replayed (`--replay`), as given: the header line names it.
+    replay: Option<String>,
     stdout: std::io::Stdout,
 }
 
@@ -299,6 +301,7 @@ impl Outputs {
             csv,
             record,
             header: None,
+            replay: args.replay.as_ref().map(|p| p.display().to_string()),
             stdout: std::io::stdout(),
         })
     }
@@ -326,8 +329,8 @@ impl Outputs {
     fn header(&mut self, h: &WatchHeader, mode: Mode) -> Result<(), CliError> {
         self.write_record(&header_line(h))?;
         let what = match (mode, &h.host) {
-            (Mode::Replay, Some(host)) => format!("replay of {host} ({})", h.started_at),
-            (Mode::Replay, None) => format!("replay ({})", h.started_at),
+            // The app's words for a replay too (its top bar, its Live bar).
+            (Mode::Replay, _) => h.replay_label(self.replay.as_deref().unwrap_or("a recording")),
             (Mode::Live, Some(host)) => format!("{host} (live)"),
             (Mode::Live, None) => "live".to_string(),
         };

@@ -236,6 +236,18 @@ impl WatchHeader {
             topology,
         }
     }
+
+    /// What a recording played back is, in the words the terminal (`watch --replay`) and the
+    /// app (its top bar, the Live bar, the Sources list) both use: `replay of watch.jsonl,
+    /// recorded 2026-11-26T09:00:00Z on vm`. Never the words of a live machine: the topology
+    /// inside says `live`, but that was there and then.
+    pub fn replay_label(&self, file: &str) -> String {
+        format!(
+            "replay of {file}, recorded {} on {}",
+            self.started_at,
+            self.host.as_deref().unwrap_or("an unnamed host")
+        )
+    }
 }
 
 /// A whole recording: the header and the samples, oldest first. The app keeps its Live window
@@ -656,6 +668,31 @@ mod tests {
             unix_s: Some(1.8e9),
             gpus: vec![g0, g1],
         }
+    }
+
+    /// A replay names its file, when and where it was recorded — never the live words of the
+    /// topology inside.
+    #[test]
+    fn a_replay_label_names_the_file_and_the_recording() {
+        let mut t = two_gpus();
+        t.source = TopologySource::Live {
+            hostname: Some("vm".into()),
+            driver_version: None,
+            nvml_version: None,
+            cuda_driver_version: None,
+        };
+        let mut h = WatchHeader::new(t, vec![0, 1], 1.0, "2026-11-26T19:16:14Z".into());
+        assert_eq!(
+            h.replay_label("w.jsonl"),
+            "replay of w.jsonl, recorded 2026-11-26T19:16:14Z on an unnamed host"
+        );
+        h.host = Some("vm".into());
+        let label = h.replay_label("w.jsonl");
+        assert_eq!(
+            label,
+            "replay of w.jsonl, recorded 2026-11-26T19:16:14Z on vm"
+        );
+        assert!(!label.contains("live"));
     }
 
     #[test]

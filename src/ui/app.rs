@@ -264,6 +264,15 @@ impl App {
         self.on_server(ServerEvent::Ready(i));
     }
 
+    /// What the top bar says is shown: on the Fleet view the fleet, else the selected source
+    /// (a replay as the replay of its file, a report as a report).
+    pub fn shown_label(&self) -> Option<String> {
+        let fleet = (self.settings.view == View::Fleet)
+            .then(|| self.fleet.source_label())
+            .flatten();
+        fleet.or_else(|| self.sources.shown_label())
+    }
+
     /// The open fleet (the Fleet view's state), to read.
     pub fn fleet(&self) -> &FleetView {
         &self.fleet
@@ -566,7 +575,7 @@ impl App {
             ui.spinner();
             ui.label(RichText::new("judging the fleet…").weak());
         }
-        let source = self.sources.shown_label();
+        let source = self.shown_label();
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             let (icon, tip) = if self.settings.dark_mode {
                 ("Light theme", "Switch to the light theme")

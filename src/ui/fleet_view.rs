@@ -126,6 +126,33 @@ impl FleetView {
         self.open.as_ref().map(|f| &f.outcome)
     }
 
+    /// What the view shows, for the top bar (the Fleet view is about the fleet, never the
+    /// source selected in the Sources panel): `fleet of 32 node reports in nodes (modeled)`;
+    /// `None` while no fleet is open.
+    pub fn source_label(&self) -> Option<String> {
+        let f = self.open.as_ref()?;
+        let nodes = &f.outcome.nodes;
+        let modeled = nodes.iter().filter(|n| n.modeled()).count();
+        let measured = nodes
+            .iter()
+            .filter(|n| n.source == Some(crate::model::Source::Measured))
+            .count();
+        let how = match (measured, modeled) {
+            (0, 0) => String::new(),
+            (0, _) if modeled == nodes.len() => " (modeled)".into(),
+            (_, 0) if measured == nodes.len() => " (measured)".into(),
+            (0, m) => format!(" ({m} modeled)"),
+            (a, 0) => format!(" ({a} measured)"),
+            (a, m) => format!(" ({a} measured, {m} modeled)"),
+        };
+        Some(format!(
+            "fleet of {} node report{} in {}{how}",
+            nodes.len(),
+            if nodes.len() == 1 { "" } else { "s" },
+            input_names(&f.inputs).join(", ")
+        ))
+    }
+
     /// The nodes' names as the table lists them (worst first).
     pub fn listed(&self) -> Vec<&str> {
         self.open.as_ref().map_or_else(Vec::new, |f| {
@@ -186,6 +213,17 @@ impl FleetView {
     }
 }
 
+/// The folders (or files) a fleet was read from, by name.
+fn input_names(inputs: &[PathBuf]) -> Vec<String> {
+    inputs
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+        })
+        .collect()
+}
+
 /// The fleet's verdict, the nodes by verdict and the drain list; under it what was read and
 /// the rule the cells follow.
 fn header(ui: &mut Ui, f: &OpenFleet, actions: &mut Vec<Action>) {
@@ -229,14 +267,7 @@ fn header(ui: &mut Ui, f: &OpenFleet, actions: &mut Vec<Action>) {
     });
     let rules = &o.thresholds;
     // The folders by name (whole on hover): the line stays short.
-    let read: Vec<String> = f
-        .inputs
-        .iter()
-        .map(|p| {
-            p.file_name()
-                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
-        })
-        .collect();
+    let read = input_names(&f.inputs);
     let mut line = format!(
         "{} · a figure is off when worse than the fleet's median by more than {} × the scaled \
          MAD and {:.0} % (WARN) or {:.0} % (FAIL); a node that differs from the majority: {}",

@@ -307,6 +307,20 @@ impl LiveView {
         }
     }
 
+    /// What an opened recording is, in [`WatchHeader::replay_label`]'s words (`replay of
+    /// watch.jsonl, recorded … on vm`); `None` for any other source.
+    ///
+    /// [`WatchHeader::replay_label`]: crate::model::traffic::WatchHeader::replay_label
+    pub fn replay_label(&self, report: &Report) -> Option<String> {
+        let name = self.recording_name()?;
+        let header = self
+            .original
+            .as_ref()
+            .or(report.traffic.as_ref())
+            .map(|r| &r.header);
+        Some(header.map_or_else(|| format!("replay of {name}"), |h| h.replay_label(name)))
+    }
+
     /// Whether the overlay is on.
     pub fn is_on(&self) -> bool {
         self.on
@@ -600,7 +614,7 @@ impl LiveView {
         let name = self.recording_name()?;
         let h = &report.traffic.as_ref()?.header;
         Some(super::topology_view::ShownAs {
-            badge: super::palette::SourceBadge::Imported,
+            badge: super::palette::SourceBadge::Recording,
             name: super::topology_view::title(&report.topology),
             text: format!(
                 "Traffic recording {name}: recorded {} on {} by scalescope {}; the machine as the \
@@ -750,16 +764,9 @@ impl LiveView {
         let mut parts = Vec::new();
         match (kind, &self.mode) {
             (FeedKind::Replay, Mode::Recording { name, .. }) => {
-                let what = window.map(|w| {
-                    format!(
-                        "recorded {} on {}",
-                        w.header.started_at,
-                        w.header.host.as_deref().unwrap_or("an unnamed host")
-                    )
-                });
-                parts.push(format!(
-                    "replay of {name}{}",
-                    what.map_or(String::new(), |w| format!(", {w}"))
+                parts.push(window.map_or_else(
+                    || format!("replay of {name}"),
+                    |w| w.header.replay_label(name),
                 ));
             }
             (
@@ -820,11 +827,11 @@ impl LiveView {
     }
 }
 
-/// The live badge's colour (Okabe–Ito bluish green) and the replay badge's (reddish purple):
-/// a replay never wears the live colour.
+/// The live badge's colour (Okabe–Ito bluish green) and the replay badge's (reddish purple,
+/// every recording's: [`super::palette::REPLAY`]): a replay never wears the live colour.
 pub const LIVE_FILL: Color32 = Color32::from_rgb(0x00, 0x9e, 0x73);
 /// See [`LIVE_FILL`].
-pub const REPLAY_FILL: Color32 = Color32::from_rgb(0xcc, 0x79, 0xa7);
+pub const REPLAY_FILL: Color32 = super::palette::REPLAY;
 
 /// The bar's frame, titled "Live traffic" (like the views' "Run settings" group).
 fn group(ui: &mut Ui, add_contents: impl FnOnce(&mut Ui)) {

@@ -367,16 +367,24 @@ impl Sources {
     }
 
     /// What is shown and how it is known, for the top bar: a report says which (an example
-    /// measured elsewhere, or a report file), never this machine's live label.
+    /// measured elsewhere, or a report file), a recording that it is a replay of its file
+    /// (its topology says `live`, but that was where and when it was recorded), never this
+    /// machine's live label; any other source its topology's label.
     pub fn shown_label(&self) -> Option<String> {
-        match self.current_report() {
-            Some((r, example)) => Some(format!(
+        if let Some((r, example)) = self.current_report() {
+            return Some(format!(
                 "{} ({})",
                 report_view::list_name(r),
                 if example { "example" } else { "report file" }
-            )),
-            None => self.shown().map(|r| r.topology.source.label()),
+            ));
         }
+        let (r, views) = self.get(&self.selected)?;
+        Some(
+            views
+                .live
+                .replay_label(r)
+                .unwrap_or_else(|| r.topology.source.label()),
+        )
     }
 
     /// The warning banner's sentence when live data failed and a stand-in is shown (`why`
@@ -483,14 +491,11 @@ impl Sources {
             let recording = m.views.live.recording_name();
             ui.horizontal(|ui| {
                 match recording {
-                    Some(_) => widgets::badge(ui, "recording", super::live::REPLAY_FILL),
+                    Some(_) => widgets::source_badge(ui, SourceBadge::Recording),
                     None => widgets::source_badge(ui, SourceBadge::Imported),
                 };
-                let hover = match recording {
-                    Some(name) => format!(
-                        "A traffic recording ({name}), replayed: recorded on {}",
-                        t.source.label()
-                    ),
+                let hover = match m.views.live.replay_label(&m.report) {
+                    Some(label) => format!("A traffic recording: {label}"),
                     None => t.source.label(),
                 };
                 let r = ui
