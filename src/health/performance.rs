@@ -231,6 +231,10 @@ pub fn contention_score(
     (sum > 0.0).then(|| r.median_gbps.unwrap_or(f64::NAN) / sum)
 }
 
+/// Host CPU busy (%) over the tests at which it counts as saturated: a check's own threads
+/// use a few cores; 85 % of every core is another load.
+const HOST_SATURATED_PERCENT: f64 = 85.0;
+
 /// The cause of a figure below PASS, from the evidence on the GPUs involved: a setting that
 /// holds a GPU below its best, another process, the link's state, error counters that grew on
 /// the path the copy crossed, clock limits seen during the tests. Evidence that cannot explain
@@ -295,6 +299,15 @@ fn explain(
         return c.because_text(
             quoted(k),
             k.fix.as_deref().unwrap_or(causes::PCIE_REPLAYS.fix),
+        );
+    }
+    // The host: a saturated CPU delays every copy's issue and its completion.
+    if let Some(busy) = ev.load.as_ref().and_then(|l| l.host_cpu_percent)
+        && busy >= HOST_SATURATED_PERCENT
+    {
+        return c.because_text(
+            format!("the host's CPUs were saturated during the tests ({busy:.0} % busy): copies wait for the host to issue and complete them"),
+            "find what uses the CPUs (`top`) and check again on an idle host",
         );
     }
     if let Some(k) = on(CheckId::Clocks, &either) {
@@ -565,6 +578,22 @@ mod tests {
             let cause = c.cause.as_deref().unwrap();
             assert!(cause.contains("GPU 1: a clock setting held"), "{cause}");
             assert!(c.fix.as_deref().unwrap().contains("-rgc"), "{c:?}");
+        }
+        // A saturated host during the tests, nothing on the GPUs.
+        let ev = Evidence {
+            load: Some(crate::model::LoadObservation {
+                host_cpu_percent: Some(97.0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let cs = checks(&t, &rs, &[0, 1], &ev, &[], &Thresholds::default());
+        for c in cs {
+            let cause = c.cause.as_deref().unwrap();
+            assert!(
+                cause.contains("saturated during the tests (97 % busy)"),
+                "{cause}"
+            );
         }
     }
 

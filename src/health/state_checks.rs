@@ -1364,6 +1364,7 @@ mod tests {
             load: Some(crate::health::LoadObservation {
                 samples: 10,
                 interval_ms: 10,
+                host_cpu_percent: None,
                 gpus: vec![
                     crate::health::GpuLoadObservation {
                         index: 0,
@@ -1423,6 +1424,7 @@ mod tests {
             load: Some(crate::health::LoadObservation {
                 samples: 10,
                 interval_ms: 10,
+                host_cpu_percent: None,
                 gpus: vec![
                     crate::health::GpuLoadObservation {
                         index: 0,

@@ -530,6 +530,9 @@ pub struct LoadObservation {
     /// Time between samples, ms.
     pub interval_ms: u32,
     pub gpus: Vec<GpuLoadObservation>,
+    /// The host's CPUs over the tests, percent busy (/proc/stat); `None` where not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_percent: Option<f64>,
 }
 
 impl LoadObservation {

@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod energy_meter;
+pub mod host_cpu;
 pub mod import;
 pub mod live;
 pub mod nvml_state;

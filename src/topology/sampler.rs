@@ -10,6 +10,7 @@ use std::time::Duration;
 use nvml_wrapper::{Device, Nvml};
 
 use super::TopologyError;
+use super::host_cpu::HostCpu;
 use super::nvml_state::{device, no_driver, pcie_link, processes, throttle_reasons};
 use crate::model::{
     GpuLoadObservation, LoadObservation, PcieLink, ThrottleReason, Topology, pcie_rate_gbps,
@@ -90,7 +91,9 @@ fn sample(
                 ..Default::default()
             })
             .collect(),
+        host_cpu_percent: None,
     };
+    let cpu_start = HostCpu::read();
     let Ok(nvml) = Nvml::init() else {
         return obs;
     };
@@ -143,5 +146,9 @@ fn sample(
         }
         std::thread::sleep(interval);
     }
+    obs.host_cpu_percent = cpu_start
+        .zip(HostCpu::read())
+        .and_then(|(a, b)| b.since(&a))
+        .map(|(busy, _)| busy);
     obs
 }
