@@ -112,7 +112,7 @@ fn fleet_words(nodes: &Path, out: &Path) -> (String, String, String) {
 }
 
 /// A fleet of modeled nodes that fails is `FAIL (modeled)` on the terminal, in fleet.html (the
-/// head and the node's row) and on fleet.png's page; one failed by a measured node is `FAIL`
+/// head, and every node's verdict and own check) and on fleet.png's page; one failed by a measured node is `FAIL`
 /// in all three, its modeled nodes still `(modeled)` in their rows.
 #[test]
 fn fleet_documents_say_modeled_as_the_terminal_does() {
@@ -131,6 +131,9 @@ fn fleet_documents_say_modeled_as_the_terminal_does() {
     assert_eq!(png, "FAIL (modeled)");
     assert!(html.contains(">FAIL (modeled)<"), "the head's pill");
     assert!(html.contains(">PASS (modeled)<"), "a passing node's row");
+    // Every node's verdict and own check is modeled: no bare PASS (a finding's FAIL is its
+    // own, bare as on the terminal's finding lines).
+    assert!(!html.contains(">PASS<"));
 
     let mixed = dir.path().join("mixed");
     write_nodes(&mixed, 8, |i, r| {

@@ -263,7 +263,8 @@ pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
                         Cell::plain(n.name.clone()).strong(),
                         Cell::of(verdict_class(n.verdict), n.verdict_text()),
                         n.health
-                            .map(|h| Cell::of(verdict_class(h), h.word()))
+                            .zip(n.health_text())
+                            .map(|(h, text)| Cell::of(verdict_class(h), text))
                             .unwrap_or_else(|| Cell::plain("—")),
                         Cell::plain(n.findings.len().to_string()),
                         Cell::plain(n.file.clone()),

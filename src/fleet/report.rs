@@ -124,6 +124,12 @@ impl NodeOutcome {
         qualified(self.verdict, self.modeled())
     }
 
+    /// Its own health check's verdict, written as [`Self::verdict_text`] (a node's source is
+    /// its health check's where it has one).
+    pub fn health_text(&self) -> Option<String> {
+        self.health.map(|h| qualified(h, self.modeled()))
+    }
+
     /// Whether its report could be read (a node whose report could not, or that `fleet run`
     /// could not check, has that as a finding and no report to open).
     pub fn readable(&self) -> bool {
