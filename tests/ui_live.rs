@@ -468,7 +468,7 @@ fn measured(name: &str, t_s: f64) -> (TrafficRecording, usize) {
 fn measured_harness(rec: TrafficRecording, at: usize, height: f32) -> Harness<'static> {
     // Named as the app names an opened recording: recorded there, replayed here.
     let shown_as = topology_view::ShownAs {
-        badge: scalescope::ui::palette::SourceBadge::Imported,
+        badge: scalescope::ui::palette::SourceBadge::Recording,
         name: topology_view::title(&rec.header.topology),
         text: format!(
             "Traffic recording: recorded {} on {}, replayed here.",
