@@ -694,16 +694,19 @@ fn throughput(
                         .take(3)
                         .map(|x| format!("{} {}: {}", x.load, clock(x.from_s), x.cause_kind.words()))
                         .collect();
-                    let cause = if more.is_empty() {
-                        format!("{} {}–{}: {cause}", w.load, clock(w.from_s), clock(w.to_s))
+                    let at = format!("{} {}–{}", w.load, clock(w.from_s), clock(w.to_s));
+                    let also = if more.is_empty() {
+                        String::new()
                     } else {
-                        format!(
-                            "{} {}–{}: {cause} (also {})",
-                            w.load,
-                            clock(w.from_s),
-                            clock(w.to_s),
-                            more.join("; ")
-                        )
+                        format!("; also {}", more.join("; "))
+                    };
+                    // An unknown cause keeps its words first, so it is never shown as likely.
+                    let cause = if w.cause_kind == attribution::CauseKind::Unknown {
+                        format!("{cause} ({at}{also})")
+                    } else if more.is_empty() {
+                        format!("{at}: {cause}")
+                    } else {
+                        format!("{at}: {cause} (also {})", more.join("; "))
                     };
                     c.because_text(cause, &fix)
                 }
