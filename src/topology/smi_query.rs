@@ -653,56 +653,12 @@ pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyEr
             }
             gi.processes = Some(procs);
         }
-        gi.settings = xml_settings(g).map_err(|(n, m)| err(n, m))?;
+        gi.settings = capture_settings(&XML_SETTINGS, |p| {
+            xml_node(g, p).map(|n| (n, n.text().unwrap_or("").to_string()))
+        })
+        .map_err(|(n, m)| err(n, m))?;
     }
     Ok(inv)
-}
-
-/// The power limit, clock settings and modes of one `<gpu>` of `nvidia-smi -q -x`:
-/// `<gpu_power_readings>` (driver 535+) or `<power_readings>` (older, `<enforced_power_limit>`).
-fn xml_settings<'a, 'i>(
-    g: roxmltree::Node<'a, 'i>,
-) -> Result<GpuSettings, (roxmltree::Node<'a, 'i>, String)> {
-    let read = |path: &[&str], f: fn(&str) -> Result<Option<f64>, String>| match xml_node(g, path) {
-        Some(n) => f(n.text().unwrap_or("")).map_err(|m| (n, m)),
-        None => Ok(None),
-    };
-    let clock = |path: &[&str]| match xml_node(g, path) {
-        Some(n) => mhz(n.text().unwrap_or("")).map_err(|m| (n, m)),
-        None => Ok(None),
-    };
-    let on = |path: &[&str]| match xml_node(g, path) {
-        Some(n) => flag(n.text().unwrap_or("")).map_err(|m| (n, m)),
-        None => Ok(None),
-    };
-    let power = if xml_node(g, &["gpu_power_readings"]).is_some() {
-        "gpu_power_readings"
-    } else {
-        "power_readings"
-    };
-    let limit = match read(&[power, "current_power_limit"], watts)? {
-        Some(w) => Some(w),
-        None => match read(&[power, "enforced_power_limit"], watts)? {
-            Some(w) => Some(w),
-            None => read(&[power, "power_limit"], watts)?,
-        },
-    };
-    Ok(GpuSettings {
-        power_limit_w: limit,
-        power_limit_default_w: read(&[power, "default_power_limit"], watts)?,
-        power_limit_min_w: read(&[power, "min_power_limit"], watts)?,
-        power_limit_max_w: read(&[power, "max_power_limit"], watts)?,
-        app_clock_mhz: clock(&["applications_clocks", "graphics_clock"])?,
-        app_clock_default_mhz: clock(&["default_applications_clocks", "graphics_clock"])?,
-        max_sm_clock_mhz: clock(&["max_clocks", "sm_clock"])?,
-        persistence: on(&["persistence_mode"])?,
-        mig_current: on(&["mig_mode", "current_mig"])?,
-        mig_pending: on(&["mig_mode", "pending_mig"])?,
-        compute_mode: match xml_node(g, &["compute_mode"]) {
-            Some(n) => compute_mode(n.text().unwrap_or("")).map_err(|m| (n, m))?,
-            None => None,
-        },
-    })
 }
 
 fn xml_node<'a, 'i>(n: roxmltree::Node<'a, 'i>, path: &[&str]) -> Option<roxmltree::Node<'a, 'i>> {
@@ -964,7 +920,10 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
             }
             gi.processes = Some(procs);
         }
-        gi.settings = text_settings(g).map_err(|(e, m)| err(e, m))?;
+        gi.settings = capture_settings(&TEXT_SETTINGS, |p| {
+            g.get(p).map(|e| (e, e.value.clone().unwrap_or_default()))
+        })
+        .map_err(|(e, m)| err(e, m))?;
     }
     Ok(inv)
 }
@@ -973,50 +932,93 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
 // nvidia-smi nvlink -s / -e
 
 /// `GPU 0: NVIDIA H200 (UUID: GPU-…)` → (0, name, uuid).
-/// The power limit, clock settings and modes of one GPU section of `nvidia-smi -q`: "GPU Power
-/// Readings" (driver 535+) or "Power Readings" (older: "Enforced Power Limit"), "Applications
-/// Clocks", "Default Applications Clocks", "Max Clocks", "Persistence Mode", "MIG Mode",
-/// "Compute Mode".
-fn text_settings(g: &Entry) -> Result<GpuSettings, (&Entry, String)> {
-    let read = |path: &[&str], f: fn(&str) -> Result<Option<f64>, String>| match g.get(path) {
-        Some(e) => f(e.value.as_deref().unwrap_or("")).map_err(|m| (e, m)),
-        None => Ok(None),
-    };
-    let clock = |path: &[&str]| match g.get(path) {
-        Some(e) => mhz(e.value.as_deref().unwrap_or("")).map_err(|m| (e, m)),
-        None => Ok(None),
-    };
-    let on = |path: &[&str]| match g.get(path) {
-        Some(e) => flag(e.value.as_deref().unwrap_or("")).map_err(|m| (e, m)),
-        None => Ok(None),
-    };
-    let power = if g.get(&["GPU Power Readings"]).is_some() {
-        "GPU Power Readings"
+/// Where a GPU's settings sit in one capture format: the power readings section (driver 535+
+/// first, older drivers second), the names of the limit in force (newest first), the other
+/// limits, the clocks and the modes.
+struct SettingNames {
+    readings: [&'static str; 2],
+    limit: [&'static str; 3],
+    default: &'static str,
+    min: &'static str,
+    max: &'static str,
+    app: [&'static str; 2],
+    app_default: [&'static str; 2],
+    max_sm: [&'static str; 2],
+    persistence: &'static str,
+    mig: [[&'static str; 2]; 2],
+    compute: &'static str,
+}
+
+/// `nvidia-smi -q`: "GPU Power Readings" or "Power Readings" ("Enforced Power Limit" on older
+/// drivers), "Applications Clocks", "Max Clocks", "Persistence Mode", "MIG Mode", "Compute Mode".
+const TEXT_SETTINGS: SettingNames = SettingNames {
+    readings: ["GPU Power Readings", "Power Readings"],
+    limit: ["Current Power Limit", "Enforced Power Limit", "Power Limit"],
+    default: "Default Power Limit",
+    min: "Min Power Limit",
+    max: "Max Power Limit",
+    app: ["Applications Clocks", "Graphics"],
+    app_default: ["Default Applications Clocks", "Graphics"],
+    max_sm: ["Max Clocks", "SM"],
+    persistence: "Persistence Mode",
+    mig: [["MIG Mode", "Current"], ["MIG Mode", "Pending"]],
+    compute: "Compute Mode",
+};
+
+/// `nvidia-smi -q -x`: the same, as its elements are named.
+const XML_SETTINGS: SettingNames = SettingNames {
+    readings: ["gpu_power_readings", "power_readings"],
+    limit: ["current_power_limit", "enforced_power_limit", "power_limit"],
+    default: "default_power_limit",
+    min: "min_power_limit",
+    max: "max_power_limit",
+    app: ["applications_clocks", "graphics_clock"],
+    app_default: ["default_applications_clocks", "graphics_clock"],
+    max_sm: ["max_clocks", "sm_clock"],
+    persistence: "persistence_mode",
+    mig: [["mig_mode", "current_mig"], ["mig_mode", "pending_mig"]],
+    compute: "compute_mode",
+};
+
+/// A GPU's power limit, clock settings and modes from one capture: `at` finds a value by its
+/// path and returns where it is (for the error) and its text.
+fn capture_settings<L: Copy>(
+    names: &SettingNames,
+    at: impl Fn(&[&str]) -> Option<(L, String)>,
+) -> Result<GpuSettings, (L, String)> {
+    fn parsed<L, T>(
+        found: Option<(L, String)>,
+        f: impl Fn(&str) -> Result<Option<T>, String>,
+    ) -> Result<Option<T>, (L, String)> {
+        match found {
+            Some((l, v)) => f(&v).map_err(|m| (l, m)),
+            None => Ok(None),
+        }
+    }
+    let power = if at(&[names.readings[0]]).is_some() {
+        names.readings[0]
     } else {
-        "Power Readings"
+        names.readings[1]
     };
-    let limit = match read(&[power, "Current Power Limit"], watts)? {
-        Some(w) => Some(w),
-        None => match read(&[power, "Enforced Power Limit"], watts)? {
-            Some(w) => Some(w),
-            None => read(&[power, "Power Limit"], watts)?,
-        },
-    };
+    let mut limit = None;
+    for name in names.limit {
+        limit = parsed(at(&[power, name]), watts)?;
+        if limit.is_some() {
+            break;
+        }
+    }
     Ok(GpuSettings {
         power_limit_w: limit,
-        power_limit_default_w: read(&[power, "Default Power Limit"], watts)?,
-        power_limit_min_w: read(&[power, "Min Power Limit"], watts)?,
-        power_limit_max_w: read(&[power, "Max Power Limit"], watts)?,
-        app_clock_mhz: clock(&["Applications Clocks", "Graphics"])?,
-        app_clock_default_mhz: clock(&["Default Applications Clocks", "Graphics"])?,
-        max_sm_clock_mhz: clock(&["Max Clocks", "SM"])?,
-        persistence: on(&["Persistence Mode"])?,
-        mig_current: on(&["MIG Mode", "Current"])?,
-        mig_pending: on(&["MIG Mode", "Pending"])?,
-        compute_mode: match g.get(&["Compute Mode"]) {
-            Some(e) => compute_mode(e.value.as_deref().unwrap_or("")).map_err(|m| (e, m))?,
-            None => None,
-        },
+        power_limit_default_w: parsed(at(&[power, names.default]), watts)?,
+        power_limit_min_w: parsed(at(&[power, names.min]), watts)?,
+        power_limit_max_w: parsed(at(&[power, names.max]), watts)?,
+        app_clock_mhz: parsed(at(&names.app), mhz)?,
+        app_clock_default_mhz: parsed(at(&names.app_default), mhz)?,
+        max_sm_clock_mhz: parsed(at(&names.max_sm), mhz)?,
+        persistence: parsed(at(&[names.persistence]), flag)?,
+        mig_current: parsed(at(&names.mig[0]), flag)?,
+        mig_pending: parsed(at(&names.mig[1]), flag)?,
+        compute_mode: parsed(at(&[names.compute]), compute_mode)?,
     })
 }
 
@@ -1329,6 +1331,37 @@ mod tests {
         let err = parse_query_xml(bad, "x.xml").unwrap_err().to_string();
         assert!(
             err.contains("replay_counter") && err.contains("many"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn settings_are_read_from_either_format_and_bad_ones_are_named() {
+        let xml = "<nvidia_smi_log><gpu id=\"0\"><persistence_mode>Disabled</persistence_mode>\
+                   <power_readings><enforced_power_limit>250.00 W</enforced_power_limit>\
+                   <default_power_limit>300.00 W</default_power_limit></power_readings>\
+                   <compute_mode>Exclusive_Process</compute_mode></gpu></nvidia_smi_log>";
+        let inv = parse_query_xml(xml, "x.xml").unwrap();
+        let st = &inv.gpus[0].settings;
+        assert_eq!(
+            st.power_limit_w,
+            Some(250.0),
+            "older drivers' enforced limit"
+        );
+        assert_eq!(st.power_limit_default_w, Some(300.0));
+        assert_eq!(st.persistence, Some(false));
+        assert_eq!(st.compute_mode, Some(ComputeMode::ExclusiveProcess));
+        assert_eq!(st.mig_current, None, "absent is unknown");
+        let text = "GPU 00000000:00:06.0\n    GPU Power Readings\n        Current Power Limit   : 1e400 W\n";
+        let err = parse_query_text(text, "q.txt").unwrap_err().to_string();
+        assert!(
+            err.starts_with("q.txt:3:") && err.contains("Current Power Limit"),
+            "{err}"
+        );
+        let bad = "<nvidia_smi_log><gpu id=\"0\"><compute_mode>Sometimes</compute_mode></gpu></nvidia_smi_log>";
+        let err = parse_query_xml(bad, "x.xml").unwrap_err().to_string();
+        assert!(
+            err.contains("compute_mode") && err.contains("Sometimes"),
             "{err}"
         );
     }
