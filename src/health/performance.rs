@@ -17,10 +17,7 @@ use crate::bench::plan::PairScope;
 use crate::bench::runner::line_rate;
 use crate::bench::{Backend, BandwidthOptions, Plan, run_bandwidth};
 use crate::model::efficiency::Path;
-use crate::model::{
-    BandwidthResult, Endpoint, LinkKind, LoadState, PcieLink, Shape, Source, Status, TestId,
-    Topology, pcie_rate_gbps,
-};
+use crate::model::{BandwidthResult, Endpoint, Shape, Source, Status, TestId, Topology};
 
 /// The load tests of a check, in the order they run.
 pub const CHECK_TESTS: [TestId; 6] = [
@@ -384,82 +381,16 @@ pub fn modeled_results(
         .collect()
 }
 
-/// `topo` with its links as the inventory reads or states them: each GPU's PCIe link at the
-/// generation and width it runs at where that is below its design (an idle reading lowers the
-/// width only: GPUs drop their generation to save power), unknown where the reading does not
-/// say; each NVLink pair's rate and each GPU's own NVLink rate scaled by the share of links up
-/// (the fewer of the pair's two ends). A GPU the inventory does not cover stays as designed.
+/// `topo` with its links as the check's first inventory reads or states them
+/// ([`crate::model::as_running`], the one rule every modeled figure follows).
 pub fn as_running(topo: &Topology, ev: &Evidence) -> Topology {
-    let inv = |g: usize| ev.before.as_ref().and_then(|i| i.gpu(g));
-    // Per-direction PCIe rate as the link runs: Some((generation, width)), None when the reading
-    // does not say, and the design where nothing was read.
-    let pcie_now = |g: usize| -> Option<PcieLink> {
-        let gpu = topo.gpu(g)?;
-        let Some(i) = inv(g) else {
-            return Some(gpu.pcie);
-        };
-        let l = i.pcie.link;
-        let trusted = matches!(i.pcie.load, Some(LoadState::UnderLoad | LoadState::Stated));
-        let (generation, width) = if trusted {
-            (l.gen_current.or(l.gen_max), l.width_current.or(l.width_max))
-        } else {
-            (l.gen_max, l.width_current.or(l.width_max))
-        };
-        let now = pcie_rate_gbps(generation?, width?)?;
-        Some(match gpu.pcie.line_rate_gbps() {
-            Some(design) if now < design => PcieLink {
-                gen_current: generation,
-                gen_max: generation,
-                width_current: width,
-                width_max: width,
-            },
-            _ => gpu.pcie,
-        })
-    };
-    // Fraction of a GPU's NVLinks that are up.
-    let nv_fraction = |g: usize| -> f64 {
-        inv(g)
-            .and_then(|i| {
-                let active = f64::from(i.nvlinks_active()?);
-                let total = i
-                    .nvlinks_expected
-                    .or_else(|| i.nvlinks.as_ref().map(|v| v.len() as u32))
-                    .filter(|t| *t > 0)?;
-                Some((active / f64::from(total)).min(1.0))
-            })
-            .unwrap_or(1.0)
-    };
-    let mut t = topo.clone();
-    for gpu in &mut t.gpus {
-        gpu.pcie = pcie_now(gpu.index).unwrap_or_default();
-        gpu.nvlink_gbps_per_link = gpu.nvlink_gbps_per_link.map(|r| r * nv_fraction(gpu.index));
-    }
-    let pcie_rate = |g: usize| pcie_now(g)?.line_rate_gbps();
-    for link in &mut t.links {
-        match link.kind {
-            Some(LinkKind::Nv(_)) => {
-                if let Some(rate) = link.line_rate.as_mut() {
-                    rate.gbps *= nv_fraction(link.a).min(nv_fraction(link.b));
-                }
-            }
-            // A PCIe path runs at the slower end's link as it runs.
-            _ => match (pcie_rate(link.a), pcie_rate(link.b)) {
-                (Some(a), Some(b)) => {
-                    if let Some(rate) = link.line_rate.as_mut() {
-                        rate.gbps = rate.gbps.min(a).min(b);
-                    }
-                }
-                _ => link.line_rate = None,
-            },
-        }
-    }
-    t
+    crate::model::as_running(topo, ev.before.as_ref())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Gpu, Inventory, InventoryKind, PcieLink, TopologySource};
+    use crate::model::{Gpu, Inventory, InventoryKind, LoadState, PcieLink, TopologySource};
 
     fn h200x2() -> Topology {
         let mut t = crate::topology::catalog::load("h200-2x-sxm").unwrap();

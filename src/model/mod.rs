@@ -11,6 +11,7 @@ pub mod energy;
 mod fault;
 mod linkrate;
 mod machine_state;
+mod running;
 pub mod soak;
 mod stats;
 mod topology;
@@ -32,6 +33,7 @@ pub use machine_state::{
     ComputeMode, EccState, GpuInventory, GpuLoadObservation, GpuProcess, GpuSettings, Inventory,
     InventoryKind, LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
 };
+pub use running::{as_running, below_design};
 pub use soak::{SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection};
 pub use stats::{Stats, median, quantile};
 pub use topology::{
