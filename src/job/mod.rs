@@ -75,6 +75,16 @@ impl Target {
         }
     }
 
+    /// The machine as designed, which a check of a described target judges against (expected =
+    /// the design's line rates): a catalog entry's design, where [`Self::load`] gives the
+    /// machine as its `[[state]]` says it runs; `loaded` (what [`Self::load`] gave) otherwise.
+    pub fn design(&self, loaded: &Topology) -> Result<Topology, TopologyError> {
+        match self {
+            Self::Catalog { name } => catalog::load_machine(name).map(|(t, _)| t),
+            _ => Ok(loaded.clone()),
+        }
+    }
+
     /// The health inventory the target describes (captures or a catalog entry's `[[state]]`),
     /// before and after; none for a live machine (the check reads it) or a bare topology.
     pub fn inventory(&self) -> Result<(Option<Inventory>, Option<Inventory>), TopologyError> {

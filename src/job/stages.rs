@@ -422,7 +422,8 @@ pub(super) fn health(
         }
         Target::Catalog { .. } | Target::Import { .. } => {
             let (before, after) = target.inventory()?;
-            check_described(topo, before, after, options, &super::modeled_as_stated)
+            let design = target.design(topo)?;
+            check_described(&design, before, after, options, &super::modeled_as_stated)
         }
     };
     ctx.emit(Event::Health {
@@ -479,8 +480,9 @@ pub(super) fn suite(
                     // Modeled: what the target describes (captures, a catalog entry's state), no
                     // load tests.
                     let (before, after) = target.inventory()?;
+                    let design = target.design(topo)?;
                     let report =
-                        check_described(topo, before, after, &opts, &super::modeled_as_stated);
+                        check_described(&design, before, after, &opts, &super::modeled_as_stated);
                     ctx.emit(Event::Health {
                         report: Box::new(report),
                     });

@@ -111,11 +111,14 @@ pub fn entries() -> Vec<CatalogEntry> {
 
 /// The topology of entry `name` (exact id, or a case-insensitive unique prefix of an id), or of
 /// the catalog file at path `name` when it ends in `.toml`; `UnknownCatalogEntry` otherwise.
+/// The machine as it runs: where `[[state]]` entries put it below its design, its links are
+/// the stated ones ([`running`]), so every figure modeled on it tells one story.
 pub fn load(name: &str) -> Result<Topology, TopologyError> {
-    load_machine(name).map(|(t, _)| t)
+    load_machine(name).map(|(t, inv)| running(t, &inv))
 }
 
-/// [`load`], with the machine's state as the file states it (see [`parse_machine`]).
+/// The machine as designed, with its state as the file states it (see [`parse_machine`]): what
+/// the health check judges (expected = the design's line rates) and models (the stated state).
 pub fn load_machine(name: &str) -> Result<(Topology, Inventory), TopologyError> {
     if name.trim().to_ascii_lowercase().ends_with(".toml") {
         return load_file(std::path::Path::new(name.trim()));
@@ -183,13 +186,25 @@ fn load_file(path: &std::path::Path) -> Result<(Topology, Inventory), TopologyEr
 /// `file_name` only labels errors. Malformed TOML, missing fields, matrices of the wrong shape,
 /// unknown nvidia-smi codes and asymmetric link matrices give [`TopologyError::BadCatalog`] with a
 /// message naming the table, row and cell at fault.
+/// Like [`load`], the machine as it runs where `[[state]]` entries say it runs below its design.
 pub fn parse_entry(file_name: &str, text: &str) -> Result<Topology, TopologyError> {
-    parse_machine(file_name, text).map(|(t, _)| t)
+    parse_machine(file_name, text).map(|(t, inv)| running(t, &inv))
 }
 
-/// [`parse_entry`], with the machine's state: the design's links (every PCIe link at its
+/// `design` with its links as `[[state]]` states them ([`crate::model::as_running`]); the
+/// design itself when no entry puts a link below it.
+fn running(design: Topology, stated: &Inventory) -> Topology {
+    if crate::model::below_design(stated) {
+        crate::model::as_running(&design, Some(stated))
+    } else {
+        design
+    }
+}
+
+/// The machine as designed (its links at their design's line rates; its GPUs carry the stated
+/// PCIe link and NVLinks up) and its state: the design's links (every PCIe link at its
 /// maximum, every NVLink up) unless `[[state]]` entries say otherwise — a degraded machine
-/// described as it runs. The inventory's kind is `catalog` and its PCIe readings are `stated`.
+/// described as it runs. [`parse_entry`] gives the machine as it runs. The inventory's kind is `catalog` and its PCIe readings are `stated`.
 pub fn parse_machine(file_name: &str, text: &str) -> Result<(Topology, Inventory), TopologyError> {
     let bad = |message: String| TopologyError::BadCatalog {
         file: file_name.to_string(),
@@ -1194,6 +1209,24 @@ gpus = ["X SYS", "SYS X"]
             "{:?}",
             t.notes
         );
+        // parse_machine keeps the design (what health judges against); parse_entry (and load)
+        // give the machine as it runs, so every modeled figure follows the stated link.
+        let gen3_x8 = crate::model::pcie_rate_gbps(3, 8).unwrap();
+        let gen4_x16 = crate::model::pcie_rate_gbps(4, 16).unwrap();
+        let rate = |t: &Topology| t.link(0, 1).unwrap().line_rate.as_ref().unwrap().gbps;
+        assert_eq!(t.gpu(1).unwrap().pcie.line_rate_gbps(), Some(gen4_x16));
+        assert!((rate(&t) - gen4_x16).abs() < 1e-9);
+        let running = parse_entry("deg.toml", &text).unwrap();
+        assert_eq!(running.gpu(1).unwrap().pcie.line_rate_gbps(), Some(gen3_x8));
+        assert_eq!(
+            running.gpu(0).unwrap().pcie.line_rate_gbps(),
+            Some(gen4_x16)
+        );
+        assert!((rate(&running) - gen3_x8).abs() < 1e-9);
+        assert_eq!(running.gpu(1).unwrap().nvlinks_active, Some(3));
+        // No [[state]]: the design, untouched.
+        let (design, _) = parse_machine("min.toml", MINIMAL).unwrap();
+        assert_eq!(parse_entry("min.toml", MINIMAL).unwrap(), design);
         let m = bad_message(&format!("{MINIMAL}\n[[state]]\ngpus = [5]\n"));
         assert!(m.contains("GPU 5 does not exist"), "{m}");
         let m = bad_message(&format!(
