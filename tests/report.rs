@@ -220,7 +220,12 @@ fn bench_without_gpu_names_modeled_and_catalog() {
 fn bad_reports_give_one_line_errors() {
     let (dir, _) = bench("h200-2x-sxm");
     let text = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
-    let truncated = write(dir.path(), "truncated.json", &text[..text.len() / 3]);
+    // A third of the file, cut at a character boundary (the report holds `–`, `×`, `≥`).
+    let cut = (0..=text.len() / 3)
+        .rev()
+        .find(|&k| text.is_char_boundary(k))
+        .unwrap_or(0);
+    let truncated = write(dir.path(), "truncated.json", &text[..cut]);
     let future = write(
         dir.path(),
         "future.json",
