@@ -8,7 +8,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::fleet::{DRIVER, ODD_DRIVER, base, between_records, slow_gpu, write_nodes as fleet};
+use common::fleet::{
+    DRIVER, ODD_DRIVER, base, between_records, node, slow_gpu, write_nodes as fleet,
+};
 use common::run;
 use scalescope::model::Endpoint;
 
@@ -24,15 +26,6 @@ fn fleet_report(inputs: &[&Path], out: &Path) -> (common::Run, serde_json::Value
         .map(|b| serde_json::from_slice(&b).unwrap())
         .unwrap_or(serde_json::Value::Null);
     (r, json)
-}
-
-fn node<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    json["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == name)
-        .unwrap_or_else(|| panic!("no node {name}"))
 }
 
 #[test]

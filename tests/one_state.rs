@@ -200,15 +200,7 @@ fn fleet_report_names_the_stated_gpu_as_a_bandwidth_outlier() {
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("fleet.json")).unwrap()).unwrap();
-    let node = |name: &str| {
-        json["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["name"] == name)
-            .unwrap_or_else(|| panic!("no node {name}"))
-            .clone()
-    };
+    let node = |name: &str| common::fleet::node(&json, name).clone();
     let outliers = |name: &str| -> Vec<serde_json::Value> {
         node(name)["findings"]
             .as_array()

@@ -119,3 +119,13 @@ pub fn between_records(dir: &Path, n: usize, slow: &str, slow_gbps: f64) {
         .unwrap();
     }
 }
+
+/// The node named `name` in a fleet.json.
+pub fn node<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == name)
+        .unwrap_or_else(|| panic!("no node {name}"))
+}
