@@ -23,6 +23,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{SoakLoad, SoakSample, ThrottleReason};
 
+/// Host CPU busy (%) at which the host counts as saturated: a check's or soak's own threads
+/// use a few cores; 85 % of every core is another load.
+pub const HOST_SATURATED_PERCENT: f64 = 85.0;
+
+/// A power limit below this fraction of the level it is set against counts as lowered (the
+/// limit moves in whole watts; 3 % is 21 W on a 700 W board).
+pub const LIMIT_LOWERED: f64 = 0.97;
+
 /// What an anomaly window is attributed to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -193,7 +201,7 @@ fn evidence(g: usize, inside: &[&SoakSample], outside: &[&SoakSample]) -> Option
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
     let out_limit = median_of(outside, |s| s.power_limit_w);
     if let (Some(lo), Some(out)) = (low_in, out_limit)
-        && lo < 0.97 * out
+        && lo < LIMIT_LOWERED * out
     {
         return found(
             CauseKind::PowerLimit,
@@ -236,24 +244,14 @@ fn evidence(g: usize, inside: &[&SoakSample], outside: &[&SoakSample]) -> Option
     pids.dedup();
     let mut present: Vec<(u32, usize)> = pids
         .into_iter()
-        .map(|p| {
-            (
-                p,
-                inside.iter().filter(|s| s.processes.contains(&p)).count(),
-            )
-        })
-        .filter(|&(p, k)| {
+        .filter_map(|p| {
+            let on = |s: &SoakSample| Some(s.processes.contains(&p));
+            let (share_in, k, _) = share(inside, on)?;
+            let share_out = share(outside, on).map_or(0.0, |(o, _, _)| o);
             // In most of the window and clearly rarer outside it: a job's context is often
             // there seconds before its work starts (set-up, the first kernels compiling), so a
             // share outside is no alibi, but a process there all along (a monitoring agent) is.
-            let share_in = k as f64 / n as f64;
-            let out = outside.iter().filter(|s| s.processes.contains(&p)).count();
-            let share_out = if outside.is_empty() {
-                0.0
-            } else {
-                out as f64 / outside.len() as f64
-            };
-            share_in >= 0.5 && (share_out <= 0.2 || share_in - share_out >= 0.3)
+            (share_in >= 0.5 && (share_out <= 0.2 || share_in - share_out >= 0.3)).then_some((p, k))
         })
         .collect();
     present.sort_by_key(|&(p, k)| (std::cmp::Reverse(k), p));
@@ -278,7 +276,7 @@ fn evidence(g: usize, inside: &[&SoakSample], outside: &[&SoakSample]) -> Option
         median_of(outside, |s| s.host_cpu_percent),
     );
     if let Some(ci) = cpu_in
-        && ci >= 85.0
+        && ci >= HOST_SATURATED_PERCENT
         && cpu_out.is_none_or(|co| ci >= co + 25.0)
     {
         let out = cpu_out

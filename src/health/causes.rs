@@ -185,15 +185,6 @@ pub const NOT_READ: Cause = Cause {
     fix: "run `scalescope check` on the machine itself, or import a capture that has it",
 };
 
-/// The power limit is below the board's default.
-pub const POWER_LIMIT_LOWERED: Cause = Cause {
-    id: "power_limit_lowered",
-    likely: "the power limit is below the board's default (`nvidia-smi -pl`, a power-capping \
-             policy such as DCGM's, or a job's prologue): the clocks drop under load",
-    fix: "restore it (`nvidia-smi -i N -pl DEFAULT`, the default in `nvidia-smi -q -d POWER`) \
-          and find what lowered it (site scripts, DCGM power policy, a scheduler prologue)",
-};
-
 /// Application or locked clocks hold the GPU below its maximum.
 pub const CLOCKS_SET: Cause = Cause {
     id: "clocks_set",

@@ -228,10 +228,6 @@ pub fn contention_score(
     (sum > 0.0).then(|| r.median_gbps.unwrap_or(f64::NAN) / sum)
 }
 
-/// Host CPU busy (%) over the tests at which it counts as saturated: a check's own threads
-/// use a few cores; 85 % of every core is another load.
-const HOST_SATURATED_PERCENT: f64 = 85.0;
-
 /// The cause of a figure below PASS, from the evidence on the GPUs involved: a setting that
 /// holds a GPU below its best, another process, the link's state, error counters that grew on
 /// the path the copy crossed, clock limits seen during the tests. Evidence that cannot explain
@@ -300,7 +296,7 @@ fn explain(
     }
     // The host: a saturated CPU delays every copy's issue and its completion.
     if let Some(busy) = ev.load.as_ref().and_then(|l| l.host_cpu_percent)
-        && busy >= HOST_SATURATED_PERCENT
+        && busy >= super::attribution::HOST_SATURATED_PERCENT
     {
         return c.because_text(
             format!("the host's CPUs were saturated during the tests ({busy:.0} % busy): copies wait for the host to issue and complete them"),

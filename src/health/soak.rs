@@ -159,17 +159,15 @@ pub fn clock(t_s: f64) -> String {
     }
 }
 
-/// A stretch of seconds a GPU's throughput stayed below the phase median by more than the dip
-/// threshold.
+/// A stretch of seconds a GPU's throughput stayed below the phase's steady level by more than
+/// the dip threshold (what was different then: [`attribution`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dip {
     pub load: SoakLoad,
     pub from_s: f64,
     pub to_s: f64,
-    /// The lowest rate in it against the phase median, e.g. −0.45.
+    /// The lowest rate in it against the steady level, e.g. −0.45.
     pub worst: f64,
-    /// Other processes seen on the GPU during it.
-    pub processes: Vec<u32>,
 }
 
 impl fmt::Display for Dip {
@@ -244,9 +242,10 @@ pub fn steady_level(samples: &[&SoakSample]) -> Option<f64> {
         });
         s.processes.is_empty()
             && reasons_ok
-            && s.host_cpu_percent.is_none_or(|c| c < 85.0)
+            && s.host_cpu_percent
+                .is_none_or(|c| c < attribution::HOST_SATURATED_PERCENT)
             && match (s.power_limit_w, top_limit) {
-                (Some(w), Some(top)) => w >= 0.97 * top,
+                (Some(w), Some(top)) => w >= attribution::LIMIT_LOWERED * top,
                 _ => true,
             }
     };
@@ -281,9 +280,9 @@ fn heating(samples: &[&SoakSample], load: SoakLoad, from_s: f64, to_s: f64) -> O
 
 /// The dips of one GPU's phase: runs of seconds below `level × (1 − dip)` (the phase's steady
 /// level), joined across a one-sample gap.
-pub fn dips(samples: &[&SoakSample], load: SoakLoad, median_rate: f64, dip: f64) -> Vec<Dip> {
+pub fn dips(samples: &[&SoakSample], load: SoakLoad, level: f64, dip: f64) -> Vec<Dip> {
     let mut out: Vec<Dip> = Vec::new();
-    let limit = median_rate * (1.0 - dip);
+    let limit = level * (1.0 - dip);
     let mut last_low_t: Option<f64> = None;
     let mut interval = 1.0f64;
     let mut prev: Option<f64> = None;
@@ -298,24 +297,18 @@ pub fn dips(samples: &[&SoakSample], load: SoakLoad, median_rate: f64, dip: f64)
         if r >= limit {
             continue;
         }
-        let rel = r / median_rate - 1.0;
+        let rel = r / level - 1.0;
         let joins = last_low_t.is_some_and(|t| s.t_s - t <= 2.5 * interval);
         match out.last_mut() {
             Some(d) if joins => {
                 d.to_s = s.t_s;
                 d.worst = d.worst.min(rel);
-                for p in &s.processes {
-                    if !d.processes.contains(p) {
-                        d.processes.push(*p);
-                    }
-                }
             }
             _ => out.push(Dip {
                 load,
                 from_s: s.t_s - interval,
                 to_s: s.t_s,
                 worst: rel,
-                processes: s.processes.clone(),
             }),
         }
         last_low_t = Some(s.t_s);
@@ -641,8 +634,11 @@ fn throughput(
             "not judged: fewer than two settled throughput samples in any phase",
         ));
     } else {
-        let mut detail: Vec<String> = jitter_parts.into_iter().map(|(_, d)| d).collect();
-        let mut text = detail.join("; ");
+        let mut text = jitter_parts
+            .into_iter()
+            .map(|(_, d)| d)
+            .collect::<Vec<_>>()
+            .join("; ");
         if !all_dips.is_empty() {
             all_dips.sort_by(|a, b| a.worst.total_cmp(&b.worst));
             let shown: Vec<String> = all_dips.iter().take(4).map(|d| d.to_string()).collect();
@@ -660,7 +656,6 @@ fn throughput(
                 jitter_v = Verdict::Warn;
             }
         }
-        detail.clear();
         let mut c = check(SoakRule::Jitter, subject, jitter_v, text);
         let members = soak.sampled_gpus();
         c.windows = all_dips
@@ -695,18 +690,13 @@ fn throughput(
                         .map(|x| format!("{} {}: {}", x.load, clock(x.from_s), x.cause_kind.words()))
                         .collect();
                     let at = format!("{} {}–{}", w.load, clock(w.from_s), clock(w.to_s));
-                    let also = if more.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; also {}", more.join("; "))
-                    };
+                    let also = (!more.is_empty()).then(|| format!("also {}", more.join("; ")));
                     // An unknown cause keeps its words first, so it is never shown as likely.
-                    let cause = if w.cause_kind == attribution::CauseKind::Unknown {
-                        format!("{cause} ({at}{also})")
-                    } else if more.is_empty() {
-                        format!("{at}: {cause}")
-                    } else {
-                        format!("{at}: {cause} (also {})", more.join("; "))
+                    let cause = match (w.cause_kind == attribution::CauseKind::Unknown, also) {
+                        (true, Some(also)) => format!("{cause} ({at}; {also})"),
+                        (true, None) => format!("{cause} ({at})"),
+                        (false, Some(also)) => format!("{at}: {cause} ({also})"),
+                        (false, None) => format!("{at}: {cause}"),
                     };
                     c.because_text(cause, &fix)
                 }

@@ -75,29 +75,25 @@ impl Target {
         }
     }
 
-    /// The machine as designed, which a check of a described target judges against (expected =
-    /// the design's line rates): a catalog entry's design, where [`Self::load`] gives the
-    /// machine as its `[[state]]` says it runs; `loaded` (what [`Self::load`] gave) otherwise.
-    pub fn design(&self, loaded: &Topology) -> Result<Topology, TopologyError> {
-        match self {
-            Self::Catalog { name } => catalog::load_machine(name).map(|(t, _)| t),
-            _ => Ok(loaded.clone()),
-        }
-    }
-
-    /// The health inventory the target describes (captures or a catalog entry's `[[state]]`),
-    /// before and after; none for a live machine (the check reads it) or a bare topology.
-    pub fn inventory(&self) -> Result<(Option<Inventory>, Option<Inventory>), TopologyError> {
+    /// What a check of a described target judges, from one reading of the target: the machine
+    /// as designed (expected = the design's line rates: a catalog entry's design, where
+    /// [`Self::load`] gives the machine as its `[[state]]` says it runs; `loaded` otherwise) and
+    /// the health inventory it describes (captures or the entry's `[[state]]`), before and
+    /// after; no inventory for a live machine (the check reads it) or a bare topology.
+    pub fn described(
+        &self,
+        loaded: &Topology,
+    ) -> Result<(Topology, Option<Inventory>, Option<Inventory>), TopologyError> {
         match self {
             Self::Import { paths } if !paths.iter().any(|p| p == "-") => {
                 let m = smi_query::import_machine(paths)?;
-                Ok((m.inventory, m.after))
+                Ok((loaded.clone(), m.inventory, m.after))
             }
             Self::Catalog { name } => {
-                let (_, inv) = catalog::load_machine(name)?;
-                Ok((Some(inv), None))
+                let (design, inv) = catalog::load_machine(name)?;
+                Ok((design, Some(inv), None))
             }
-            _ => Ok((None, None)),
+            _ => Ok((loaded.clone(), None, None)),
         }
     }
 }

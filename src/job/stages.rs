@@ -421,8 +421,7 @@ pub(super) fn health(
             report
         }
         Target::Catalog { .. } | Target::Import { .. } => {
-            let (before, after) = target.inventory()?;
-            let design = target.design(topo)?;
+            let (design, before, after) = target.described(topo)?;
             check_described(&design, before, after, options, &super::modeled_as_stated)
         }
     };
@@ -479,8 +478,7 @@ pub(super) fn suite(
                 if options.modeled {
                     // Modeled: what the target describes (captures, a catalog entry's state), no
                     // load tests.
-                    let (before, after) = target.inventory()?;
-                    let design = target.design(topo)?;
+                    let (design, before, after) = target.described(topo)?;
                     let report =
                         check_described(&design, before, after, &opts, &super::modeled_as_stated);
                     ctx.emit(Event::Health {
