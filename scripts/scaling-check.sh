@@ -8,7 +8,8 @@
 # loop").
 # Usage: scripts/scaling-check.sh OUTDIR [BIN] [ROUNDS] [GROUP…]   (groups: cnn — ResNet-50
 # weak and strong, one scalescope run; lm — BERT-large and GPT-2 XL weak, one scalescope run;
-# default both)
+# bert, gpt — either half of lm alone, where lm on four GPUs would outlast one call; default
+# cnn and lm)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?OUTDIR}; shift
@@ -62,9 +63,12 @@ plains() { # GROUP ROUND: the plain loop's cases of a group, 1 GPU then n
             plain resnet50-strong resnet50 256 4 1 "$2"
             for k in "${counts[@]}"; do plain resnet50-strong resnet50 256 $((4 / k)) "$k" "$2"; done
             ;;
-        lm)
+        lm) plains bert "$2"; plains gpt "$2" ;;
+        bert)
             plain bert-large bert-large 64 1 1 "$2"
             for k in "${counts[@]}"; do plain bert-large bert-large 64 1 "$k" "$2"; done
+            ;;
+        gpt)
             plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) 1 "$2"
             for k in "${counts[@]}"; do
                 plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) "$k" "$2"
@@ -73,11 +77,15 @@ plains() { # GROUP ROUND: the plain loop's cases of a group, 1 GPU then n
     esac
 }
 
-for r in $(seq 1 "$rounds"); do
+# FIRST_ROUND=k starts the numbering (and the order flip) at round k: a later call goes on
+# where an earlier one stopped.
+for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
     for g in "${groups[@]}"; do
         case $g in
             cnn) run_ours() { ours cnn "$r" both resnet50; } ;;
             lm) run_ours() { ours lm "$r" weak bert-large gpt2-xl; } ;;
+            bert) run_ours() { ours bert "$r" weak bert-large; } ;;
+            gpt) run_ours() { ours gpt "$r" weak gpt2-xl; } ;;
         esac
         if [ $((r % 2)) = 1 ]; then
             plains "$g" "$r"; run_ours

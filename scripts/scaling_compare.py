@@ -12,9 +12,11 @@ import os
 import re
 import sys
 
-# case → (scalescope run's group, workload, mode)
-NAMES = {"resnet50": ("cnn", "resnet50", "weak"), "resnet50-strong": ("cnn", "resnet50", "strong"),
-         "bert-large": ("lm", "bert-large", "weak"), "gpt2-xl": ("lm", "gpt2-xl", "weak")}
+# case → (the groups of scalescope runs that hold it, workload, mode)
+NAMES = {"resnet50": (("cnn",), "resnet50", "weak"),
+         "resnet50-strong": (("cnn",), "resnet50", "strong"),
+         "bert-large": (("lm", "bert"), "bert-large", "weak"),
+         "gpt2-xl": (("lm", "gpt"), "gpt2-xl", "weak")}
 
 
 def counter(path):
@@ -69,8 +71,9 @@ def main():
           "model n GPU ms (err) | measured n GPU ms | plain eff | model eff (diff) | "
           "W/GPU sampler over plain | W/GPU scalescope (err) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, (group, wl, mode) in NAMES.items():
-        for path in sorted(glob.glob(os.path.join(out, f"ours-{group}-r*.json"))):
+    for name, (groups, wl, mode) in NAMES.items():
+        paths = [p for g in groups for p in glob.glob(os.path.join(out, f"ours-{g}-r*.json"))]
+        for path in sorted(paths):
             rnd = re.search(r"-r(\d+)\.json$", path).group(1)
             case(name, mode, path, rnd, wl, plain, samplers)
 

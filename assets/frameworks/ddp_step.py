@@ -27,7 +27,8 @@ optimizer step, recorded without synchronizing inside the measured window (on a 
 probe below synchronizes between steps about every probe_every_s — with more ranks every rank at
 the same step, the period in steps set by rank 0; where steps are short, one untimed step then
 refills the launch queue). The warm-up runs step
-by step until warmup_s have passed (at least 3 steps; rank 0 decides after each), and the
+by step until warmup_s have passed (at least 3 steps; rank 0 decides after each; every run after
+the process's first, on a GPU already warm, until warmup_next_s), and the
 measured window holds enough steps for measure_s at the warm-up's last steady step time (at least
 min_steps); every rank runs the counts rank 0 chose, so DDP never waits on a rank that stopped.
 A step's time is the slowest rank's; the figure is the median over steps. Where rank 0's steps
@@ -94,6 +95,8 @@ SPEC_KEYS = {
     "parallel": "ddp (default) | fsdp (FSDP2, ZeRO-3)",
     "optimizer": "sgd | adamw",
     "warmup_s": "seconds of untimed steps",
+    "warmup_next_s": "seconds of untimed steps of every run after the process's first (default: "
+                     "warmup_s): the GPU is warm by then, a new shape still gets its own steps",
     "measure_s": "seconds of timed steps",
     "min_steps": "at least this many timed steps",
     "max_steps": "at most this many timed steps (a grown window: 4 times as many)",
@@ -117,6 +120,8 @@ WORLD = int(os.environ.get("WORLD_SIZE", "1"))
 # alone costs is timed apart at world size 1 ("ddp_one": wrapped_ms in the result).
 DISTRIBUTED = "WORLD_SIZE" in os.environ
 WRAPPED = DISTRIBUTED and WORLD > 1
+# Runs warmed up in this process so far (the first gets warmup_s, later ones warmup_next_s).
+WARM = {"runs": 0}
 
 
 def emit(event, **fields):
@@ -607,7 +612,12 @@ def train(spec, torch, dist, device, cuda, energy, idle_mw):
             # their duration says anything about the steady step. Rank 0 decides after each step
             # whether to go on (every rank must run the same steps); the steady step time is the
             # median of the last three.
+            # The process's first run meets a cold GPU (clocks, temperature, the allocator);
+            # later ones a warm GPU, and only their own shapes are new.
             warm_s = float(spec.get("warmup_s", 3))
+            if WARM["runs"] > 0:
+                warm_s = min(warm_s, float(spec.get("warmup_next_s", warm_s)))
+            WARM["runs"] += 1
             t_start = time.perf_counter()
             recent = []
             done = 0

@@ -24,6 +24,9 @@ use crate::scaling::{Mode, Workload, workload};
 pub const FULL_MEASURED_WORKLOADS: [&str; 4] =
     ["resnet50", "gpt2-xl", "bert-large", "resnet50-trt-fp16"];
 
+/// Seconds a noisy framework window grows to in `--full` (a run of its own: 20).
+const FULL_NOISY_MEASURE_S: f64 = 12.0;
+
 fn sizes(s: &str) -> Vec<u64> {
     parse_sizes(s).unwrap_or_default()
 }
@@ -546,9 +549,19 @@ fn suite_scaling(
             .iter()
             .cloned()
             .partition(|w| FULL_MEASURED_WORKLOADS.contains(&w.name.as_str()));
+        // The collectives stage swept the NCCL all-reduce over these GPUs moments ago: its
+        // curve serves, and a noisy window grows less than a run of its own would (the suite's
+        // time, README: --full within minutes).
         let opts = MeasureOptions {
             nccl_lib: options.nccl_lib.clone(),
             python: options.python.clone(),
+            curve: ctx
+                .report
+                .collectives
+                .as_ref()
+                .and_then(|c| CommCurve::from_results(&c.results))
+                .filter(|c| c.source == crate::model::Source::Measured),
+            noisy_measure_s: Some(FULL_NOISY_MEASURE_S),
             ..Default::default()
         };
         let mut run = measure_scaling(ctx, topo, gpus, &measured, &modes, DEFAULT_MAX_GPUS, &opts)?;

@@ -109,6 +109,13 @@ pub struct MeasureOptions {
     pub framework_timeout: Option<std::time::Duration>,
     /// Shorter warm-up and measurement windows (the --bench --quick preset).
     pub quick: bool,
+    /// The all-reduce curve already measured over these GPUs (the suite's collectives stage):
+    /// used as it is instead of a sweep of its own. Never taken from a job sent to the agent
+    /// (the suite builds it where it runs).
+    #[serde(skip)]
+    pub curve: Option<CommCurve>,
+    /// Seconds a noisy timed window grows to, instead of the preset's.
+    pub noisy_measure_s: Option<f64>,
 }
 
 /// On this machine: measures the GEMM rates (cuBLAS: the first GPU alone, then every GPU at
@@ -146,19 +153,22 @@ pub fn run_measured(
     let modeled_machine = Machine::modeled(&assumed);
     let (rates, concurrent) = measure_rates(&ordinals, cancel, &mut notes, progress);
     let rates = rates.or(GpuRates::datasheet(&name));
-    progress(
-        "measuring the all-reduce curve (NCCL)",
-        &ScalingRun::default(),
-    );
-    let comm = if ordinals.len() >= 2 {
+    let comm = if ordinals.len() < 2 {
+        None
+    } else if let Some(c) = &opts.curve {
+        notes.push("all-reduce curve: the collectives stage's NCCL sweep over these GPUs".into());
+        Some(c.clone())
+    } else {
+        progress(
+            "measuring the all-reduce curve (NCCL)",
+            &ScalingRun::default(),
+        );
         measure_curve(&sub, collectives, cancel).unwrap_or_else(|e| {
             notes.push(format!(
                 "all-reduce curve not measured ({e}); modeled curve used"
             ));
             modeled_machine.comm.clone()
         })
-    } else {
-        None
     };
     let mut machine = Machine::from_topology(&assumed, comm, rates);
     machine.label = sub.source.label();
@@ -185,8 +195,13 @@ pub fn run_measured(
                     modes: modes.to_vec(),
                     timeout: opts.framework_timeout.unwrap_or(framework::DEFAULT_TIMEOUT),
                     warmup_s: if opts.quick { 2.0 } else { 5.0 },
+                    warmup_next_s: if opts.quick { 1.0 } else { 2.0 },
                     measure_s: if opts.quick { 2.0 } else { 5.0 },
-                    noisy_measure_s: if opts.quick { 2.0 } else { 20.0 },
+                    noisy_measure_s: opts.noisy_measure_s.unwrap_or(if opts.quick {
+                        2.0
+                    } else {
+                        20.0
+                    }),
                     profile_steps: 2,
                     gpu_memory_gib: machine.gpu_memory_gib,
                 };

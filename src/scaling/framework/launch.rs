@@ -102,6 +102,7 @@ pub(super) fn spec(
         "parallel": if w.pattern == Pattern::Fsdp { "fsdp" } else { "ddp" },
         "optimizer": w.optimizer().framework_id(),
         "warmup_s": opts.warmup_s,
+        "warmup_next_s": opts.warmup_next_s,
         "measure_s": opts.measure_s,
         "noisy_measure_s": opts.noisy_measure_s,
         // One GPU calibrates the model, and its steps' spread gives the straggler term: a

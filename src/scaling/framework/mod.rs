@@ -58,6 +58,8 @@ pub struct FrameworkOptions {
     pub timeout: Duration,
     /// Seconds of untimed steps, then of timed steps.
     pub warmup_s: f64,
+    /// Seconds of untimed steps of every run after a launch's first (the GPU already warm).
+    pub warmup_next_s: f64,
     pub measure_s: f64,
     /// Where the timed steps spread widely (p90 > 1.15 × p10: a host whose speed wanders), the
     /// timed window grows to this many seconds (no growth when ≤ `measure_s`).
@@ -75,6 +77,7 @@ impl Default for FrameworkOptions {
             modes: Mode::ALL.to_vec(),
             timeout: DEFAULT_TIMEOUT,
             warmup_s: 5.0,
+            warmup_next_s: 5.0,
             measure_s: 8.0,
             noisy_measure_s: 24.0,
             profile_steps: 2,
