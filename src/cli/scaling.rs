@@ -139,7 +139,7 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         python: args.python.clone(),
         no_framework: args.no_framework,
         framework_timeout: Some(std::time::Duration::from_secs(args.framework_timeout)),
-        quick: false,
+        ..Default::default()
     });
     let job = Job::Scaling {
         target: args.source.target_for(remote)?,
