@@ -9,10 +9,25 @@ use clap::Args;
 use super::{CliError, emit, load_reports};
 use crate::report::Report;
 use crate::scaling::Mode;
-use crate::scaling::cost::Pricing;
 
-/// `scalescope compare` options.
+/// `scalescope compare` options. The price flags take one value per machine: their help says so.
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("price_per_gpu_hour", |a| a.value_name("PRICES").help(
+        "Rental price per GPU-hour: one for every machine, or one per machine in order \
+         (reports, then catalog machines), e.g. 2.5,3.2")),
+    mut_arg("capex_per_node", |a| a.value_name("PRICES").help(
+        "Ownership: each node's price (one for all, or one per machine)")),
+    mut_arg("years", |a| a.help(
+        "Ownership: years each node's price is spread over (one for all, or one per machine)")),
+    mut_arg("power_price_per_kwh", |a| a.value_name("PRICES").help(
+        "Ownership: what a kWh costs (one for all, or one per machine)")),
+    mut_arg("pue", |a| a.value_name("RATIOS").help(
+        "Ownership: the data center's PUE, 1 to 5 (one for all, or one per machine)")),
+    mut_arg("node_overhead_w", |a| a.help(
+        "Ownership: each node's power besides its GPUs, W (one for all, or one per machine; \
+         default 575 W per GPU in the node)")),
+)]
 pub struct CompareArgs {
     /// Reports (report.json); with --catalog, two or more machines in all. The first is the
     /// reference.
@@ -41,56 +56,8 @@ pub struct CompareArgs {
     /// for it, e.g. 1.2e9.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub samples: Option<f64>,
-    /// Rental price per GPU-hour: one for every machine, or one per machine in order
-    /// (reports, then catalog machines), e.g. 2.5,3.2.
-    #[arg(
-        long,
-        value_name = "PRICES",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
-    pub price_per_gpu_hour: Vec<f64>,
-    /// Ownership: each node's price (one for all, or one per machine).
-    #[arg(
-        long,
-        value_name = "PRICES",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
-    pub capex_per_node: Vec<f64>,
-    /// Ownership: years each node's price is spread over (one for all, or one per machine).
-    #[arg(
-        long,
-        value_name = "YEARS",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
-    pub years: Vec<f64>,
-    /// Ownership: what a kWh costs (one for all, or one per machine).
-    #[arg(
-        long,
-        value_name = "PRICES",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
-    pub power_price_per_kwh: Vec<f64>,
-    /// Ownership: the data center's PUE, 1 to 5 (one for all, or one per machine).
-    #[arg(
-        long,
-        value_name = "RATIOS",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
-    pub pue: Vec<f64>,
-    /// Ownership: each node's power besides its GPUs, W (one for all, or one per machine;
-    /// default 575 W per GPU in the node).
-    #[arg(
-        long,
-        value_name = "WATTS",
-        value_delimiter = ',',
-        allow_negative_numbers = true
-    )]
-    pub node_overhead_w: Vec<f64>,
+    #[command(flatten)]
+    pub price: super::price::PriceArgs,
 }
 
 /// `--mode` of `compare`.
@@ -98,42 +65,6 @@ pub struct CompareArgs {
 pub enum RankMode {
     Weak,
     Strong,
-}
-
-impl CompareArgs {
-    /// Each machine's pricing from the flags (`None` where no price flag was given).
-    fn prices(&self, machines: usize) -> Result<Vec<Option<Pricing>>, CliError> {
-        let lists: [(&str, &Vec<f64>); 6] = [
-            ("--price-per-gpu-hour", &self.price_per_gpu_hour),
-            ("--capex-per-node", &self.capex_per_node),
-            ("--years", &self.years),
-            ("--power-price-per-kwh", &self.power_price_per_kwh),
-            ("--pue", &self.pue),
-            ("--node-overhead-w", &self.node_overhead_w),
-        ];
-        for (flag, list) in lists {
-            if list.len() > 1 && list.len() != machines {
-                return Err(CliError::input(anyhow::anyhow!(
-                    "{flag}: {} prices for {machines} machines: give one for all, or one per machine in order",
-                    list.len()
-                )));
-            }
-        }
-        let at = |list: &Vec<f64>, i: usize| list.get(i).or(list.first()).copied();
-        (0..machines)
-            .map(|i| {
-                Pricing::from_flags(
-                    at(&self.price_per_gpu_hour, i),
-                    at(&self.capex_per_node, i),
-                    at(&self.years, i),
-                    at(&self.power_price_per_kwh, i),
-                    at(&self.pue, i),
-                )
-                .and_then(|p| super::price::with_overhead(p, at(&self.node_overhead_w, i)))
-                .map_err(|e| CliError::input(anyhow::anyhow!(e)))
-            })
-            .collect()
-    }
 }
 
 /// A catalog machine modeled in-process: its topology and scaling rows, as
@@ -176,7 +107,7 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
             crate::scaling::run::DEFAULT_MAX_GPUS
         )));
     }
-    let prices = args.prices(reports.len())?;
+    let prices = args.price.per_machine(reports.len())?;
     if let Some(n) = args.samples
         && !(1.0..=1e18).contains(&n)
     {

@@ -71,11 +71,9 @@ impl Job {
                 gpus: list,
                 workloads,
                 max_gpus,
-                pricing,
                 ..
             } => {
                 gpus(list)?;
-                prices(pricing.as_ref())?;
                 if !(1..=MAX_GPUS_LIMIT).contains(max_gpus) {
                     return Err(format!(
                         "max_gpus: {max_gpus} is out of range (1 to {MAX_GPUS_LIMIT})"
@@ -108,8 +106,7 @@ impl Job {
             Job::Suite { options, .. } => {
                 gpus(&options.gpus)?;
                 soak(options.soak.as_ref())?;
-                energy_window(options.energy_window_s)?;
-                prices(options.pricing.as_ref())
+                energy_window(options.energy_window_s)
             }
         }
     }
@@ -141,11 +138,6 @@ fn energy_window(s: Option<f64>) -> Result<(), String> {
     s.map_or(Ok(()), |s| {
         crate::topology::energy_meter::check_window(s).map_err(|e| format!("energy_window_s: {e}"))
     })
-}
-
-/// Prices as the command line would have taken them (a job from elsewhere is held to the same).
-fn prices(p: Option<&crate::scaling::cost::Pricing>) -> Result<(), String> {
-    p.map_or(Ok(()), |p| p.check().map_err(|e| format!("pricing: {e}")))
 }
 
 fn target(t: &Target) -> Result<(), String> {

@@ -11,6 +11,7 @@ pub mod energy;
 mod fault;
 mod linkrate;
 mod machine_state;
+pub mod options;
 mod running;
 pub mod soak;
 mod stats;
@@ -33,6 +34,7 @@ pub use machine_state::{
     ComputeMode, EccState, GpuInventory, GpuLoadObservation, GpuProcess, GpuSettings, Inventory,
     InventoryKind, LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
 };
+pub use options::{GpuSelection, Interval, Refused};
 pub use running::{as_running, below_design};
 pub use soak::{SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection};
 pub use stats::{Stats, median, quantile};

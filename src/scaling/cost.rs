@@ -15,6 +15,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::ScalingPoint;
+use crate::model::Refused;
+use crate::model::validate::Bounds;
 
 /// The default power of a node's parts other than its GPUs, per GPU it holds, W: NVIDIA DGX
 /// H100/H200 draw "~10.2 kW max" (DGX H100/H200 user guide, hardware overview) with eight
@@ -25,8 +27,9 @@ pub const DEFAULT_OVERHEAD_W_PER_GPU: f64 = 575.0;
 /// Hours in a year (365.25 days).
 pub const HOURS_PER_YEAR: f64 = 8_766.0;
 
-/// How the user pays for GPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// How the user pays for GPUs. Made only by [`Pricing::new`] (reading one runs it too), so
+/// that every figure is inside its [`PriceFigure::bounds`] and the mix is one way of paying.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Pricing {
     /// Rented by the GPU-hour (power included, as clouds bill it).
@@ -45,151 +48,192 @@ pub enum Pricing {
     },
 }
 
-/// The bounds a stated figure must keep: (flag, lowest allowed (exclusive unless `inclusive`),
-/// highest allowed, unit).
-const BOUNDS: [(&str, f64, f64, &str); 6] = [
-    ("--price-per-gpu-hour", 0.0, 10_000.0, "per GPU-hour"),
-    ("--capex-per-node", 0.0, 1e9, "per node"),
-    ("--years", 0.0, 50.0, "years"),
-    ("--power-price-per-kwh", 0.0, 100.0, "per kWh"),
-    ("--pue", 1.0, 5.0, ""),
-    ("--node-overhead-w", 0.0, 1e6, "W"),
-];
+/// One figure of a pricing. Its name in messages is its field's; the command line names the
+/// flag that states it instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PriceFigure {
+    PerGpuHour,
+    CapexPerNode,
+    Years,
+    PerKwh,
+    Pue,
+    NodeOverheadW,
+}
 
-/// Checks a stated figure against its flag's bounds: a positive, finite number no larger than
-/// anyone would mean (a PUE from 1 to 5). The error names the flag and the value.
-pub fn check_figure(flag: &str, v: f64) -> Result<f64, String> {
-    let &(_, lo, hi, unit) = BOUNDS
-        .iter()
-        .find(|b| b.0 == flag)
-        .ok_or_else(|| format!("{flag}: not a price"))?;
-    // A PUE may be 1 and a node's overhead 0 (GPUs only); prices must be above nothing.
-    let inclusive = flag == "--pue" || flag == "--node-overhead-w";
-    let ok = v.is_finite() && if inclusive { v >= lo } else { v > lo } && v <= hi;
-    if ok {
-        Ok(v)
-    } else if flag == "--pue" {
-        Err(format!("{flag} {v}: expected a ratio from 1 to 5"))
-    } else if flag == "--node-overhead-w" {
-        Err(format!("{flag} {v}: expected watts from 0 to {hi}"))
-    } else {
-        Err(format!(
-            "{flag} {v}: expected a positive amount {unit} up to {hi}"
-        ))
+impl PriceFigure {
+    /// Every figure, in the order they are checked.
+    pub const ALL: [PriceFigure; 6] = [
+        Self::CapexPerNode,
+        Self::Years,
+        Self::PerKwh,
+        Self::PerGpuHour,
+        Self::Pue,
+        Self::NodeOverheadW,
+    ];
+
+    /// The field that holds it in a pricing (`report.json`, jobs).
+    pub fn field(self) -> &'static str {
+        match self {
+            Self::PerGpuHour => "per_gpu_hour",
+            Self::CapexPerNode => "capex_per_node",
+            Self::Years => "years",
+            Self::PerKwh => "per_kwh",
+            Self::Pue => "pue",
+            Self::NodeOverheadW => "node_overhead_w",
+        }
+    }
+
+    /// What a stated figure may be: a positive, finite amount no larger than anyone would mean;
+    /// a PUE from 1 to 5 and a node's overhead from 0 (GPUs only).
+    pub const fn bounds(self) -> Bounds {
+        match self {
+            Self::PerGpuHour => Bounds::above(0.0, 10_000.0, "per GPU-hour"),
+            Self::CapexPerNode => Bounds::above(0.0, 1e9, "per node"),
+            Self::Years => Bounds::above(0.0, 50.0, "years"),
+            Self::PerKwh => Bounds::above(0.0, 100.0, "per kWh"),
+            Self::Pue => Bounds::closed(1.0, 5.0, ""),
+            Self::NodeOverheadW => Bounds::closed(0.0, 1e6, "W"),
+        }
     }
 }
 
+/// The figures a user states, any of them missing: what [`Pricing::new`] makes a pricing of.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PriceFigures {
+    pub per_gpu_hour: Option<f64>,
+    pub capex_per_node: Option<f64>,
+    pub years: Option<f64>,
+    pub per_kwh: Option<f64>,
+    pub pue: Option<f64>,
+    pub node_overhead_w: Option<f64>,
+}
+
+impl PriceFigures {
+    /// The figure stated for `f`.
+    pub fn get(&self, f: PriceFigure) -> Option<f64> {
+        match f {
+            PriceFigure::PerGpuHour => self.per_gpu_hour,
+            PriceFigure::CapexPerNode => self.capex_per_node,
+            PriceFigure::Years => self.years,
+            PriceFigure::PerKwh => self.per_kwh,
+            PriceFigure::Pue => self.pue,
+            PriceFigure::NodeOverheadW => self.node_overhead_w,
+        }
+    }
+}
+
+/// Why stated figures make no pricing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PriceError {
+    /// A figure outside its [`PriceFigure::bounds`].
+    OutOfRange { figure: PriceFigure, value: f64 },
+    /// A rental price with ownership figures.
+    Mixed { ownership: Vec<PriceFigure> },
+    /// A figure of ownership only (PUE, overhead) with a rental price, which includes power.
+    OwnershipOnly(PriceFigure),
+    /// A figure of ownership only without the ownership prices.
+    NeedsOwnership(PriceFigure),
+    /// Ownership missing these figures.
+    Missing(Vec<PriceFigure>),
+}
+
+const OWNERSHIP: [PriceFigure; 3] = [
+    PriceFigure::CapexPerNode,
+    PriceFigure::Years,
+    PriceFigure::PerKwh,
+];
+
+impl PriceError {
+    /// The message with each figure called by `name` (its field, or the flag stating it).
+    pub fn message(&self, name: impl Fn(PriceFigure) -> &'static str) -> String {
+        let list = |fs: &[PriceFigure], sep: &str| {
+            fs.iter().map(|&f| name(f)).collect::<Vec<_>>().join(sep)
+        };
+        match self {
+            Self::OutOfRange { figure, value } => format!(
+                "{} {}: expected {}",
+                name(*figure),
+                crate::model::validate::number(*value),
+                figure.bounds()
+            ),
+            Self::Mixed { ownership } => format!(
+                "{} (rental) does not go with {} (ownership): give one way of paying",
+                name(PriceFigure::PerGpuHour),
+                list(ownership, ", ")
+            ),
+            Self::OwnershipOnly(f) => format!(
+                "{} applies to ownership ({} …): a rental price includes power",
+                name(*f),
+                name(PriceFigure::CapexPerNode)
+            ),
+            Self::NeedsOwnership(f) => format!(
+                "{} needs ownership prices: {}, {} and {}",
+                name(*f),
+                name(PriceFigure::CapexPerNode),
+                name(PriceFigure::Years),
+                name(PriceFigure::PerKwh)
+            ),
+            Self::Missing(missing) => format!(
+                "ownership costs need {} too (and {}, default 1.0)",
+                list(missing, " and "),
+                name(PriceFigure::Pue)
+            ),
+        }
+    }
+}
+
+/// The message with each figure called by its field.
+impl std::fmt::Display for PriceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message(PriceFigure::field))
+    }
+}
+
+impl std::error::Error for PriceError {}
+
 impl Pricing {
-    /// The pricing the flags state: `None` without any; an error for a bad figure or a mix the
-    /// formulas do not take (rental with ownership figures, ownership missing one).
-    pub fn from_flags(
-        per_gpu_hour: Option<f64>,
-        capex_per_node: Option<f64>,
-        years: Option<f64>,
-        per_kwh: Option<f64>,
-        pue: Option<f64>,
-    ) -> Result<Option<Pricing>, String> {
-        let own = [
-            ("--capex-per-node", capex_per_node),
-            ("--years", years),
-            ("--power-price-per-kwh", per_kwh),
-        ];
-        for (flag, v) in own.iter().chain(&[("--price-per-gpu-hour", per_gpu_hour)]) {
-            if let Some(v) = v {
-                check_figure(flag, *v)?;
+    /// The pricing the figures state: `None` without any; an error for a figure out of its
+    /// bounds or a mix the formulas do not take (rental with ownership figures, ownership
+    /// missing one, PUE or overhead without ownership).
+    pub fn new(figures: PriceFigures) -> Result<Option<Pricing>, PriceError> {
+        for figure in PriceFigure::ALL {
+            if let Some(value) = figures.get(figure)
+                && !figure.bounds().contains(value)
+            {
+                return Err(PriceError::OutOfRange { figure, value });
             }
         }
-        if let Some(p) = pue {
-            check_figure("--pue", p)?;
-        }
-        let given: Vec<&str> = own
-            .iter()
-            .filter(|(_, v)| v.is_some())
-            .map(|(f, _)| *f)
+        let given: Vec<PriceFigure> = OWNERSHIP
+            .into_iter()
+            .filter(|&f| figures.get(f).is_some())
             .collect();
-        match (per_gpu_hour, given.is_empty()) {
-            (Some(_), false) => Err(format!(
-                "--price-per-gpu-hour (rental) does not go with {} (ownership): give one way of paying",
-                given.join(", ")
-            )),
-            (Some(p), true) if pue.is_none() => Ok(Some(Pricing::Rental { per_gpu_hour: p })),
-            (Some(_), true) => Err(
-                "--pue applies to ownership (--capex-per-node …): a rental price includes power"
-                    .into(),
-            ),
-            (None, true) if pue.is_some() => Err(
-                "--pue needs ownership prices: --capex-per-node, --years and --power-price-per-kwh"
-                    .into(),
-            ),
-            (None, true) => Ok(None),
-            (None, false) => match (capex_per_node, years, per_kwh) {
+        let extra = [PriceFigure::Pue, PriceFigure::NodeOverheadW]
+            .into_iter()
+            .find(|&f| figures.get(f).is_some());
+        match (figures.per_gpu_hour, given.is_empty(), extra) {
+            (Some(_), false, _) => Err(PriceError::Mixed { ownership: given }),
+            (Some(_), true, Some(f)) => Err(PriceError::OwnershipOnly(f)),
+            (Some(per_gpu_hour), true, None) => Ok(Some(Pricing::Rental { per_gpu_hour })),
+            (None, true, Some(f)) => Err(PriceError::NeedsOwnership(f)),
+            (None, true, None) => Ok(None),
+            (None, false, _) => match (figures.capex_per_node, figures.years, figures.per_kwh) {
                 (Some(capex_per_node), Some(years), Some(per_kwh)) => {
                     Ok(Some(Pricing::Ownership {
                         capex_per_node,
                         years,
                         per_kwh,
-                        pue: pue.unwrap_or(1.0),
-                        node_overhead_w: None,
+                        pue: figures.pue.unwrap_or(1.0),
+                        node_overhead_w: figures.node_overhead_w,
                     }))
                 }
-                _ => {
-                    let missing: Vec<&str> = own
-                        .iter()
-                        .filter(|(_, v)| v.is_none())
-                        .map(|(f, _)| *f)
-                        .collect();
-                    Err(format!(
-                        "ownership costs need {} too (and --pue, default 1.0)",
-                        missing.join(" and ")
-                    ))
-                }
+                _ => Err(PriceError::Missing(
+                    OWNERSHIP
+                        .into_iter()
+                        .filter(|&f| figures.get(f).is_none())
+                        .collect(),
+                )),
             },
         }
-    }
-
-    /// The same pricing with the node's power besides its GPUs stated (`--node-overhead-w`):
-    /// ownership only — a rental price includes power.
-    pub fn with_node_overhead(mut self, watts: Option<f64>) -> Result<Pricing, String> {
-        let Some(w) = watts else { return Ok(self) };
-        check_figure("--node-overhead-w", w)?;
-        match &mut self {
-            Pricing::Ownership {
-                node_overhead_w, ..
-            } => {
-                *node_overhead_w = Some(w);
-                Ok(self)
-            }
-            Pricing::Rental { .. } => Err(
-                "--node-overhead-w applies to ownership (--capex-per-node …): a rental price includes power"
-                    .into(),
-            ),
-        }
-    }
-
-    /// Checks every figure against its flag's bounds ([`check_figure`]): a job from elsewhere
-    /// (the agent's protocol) is held to what the command line takes.
-    pub fn check(&self) -> Result<(), String> {
-        match *self {
-            Pricing::Rental { per_gpu_hour } => {
-                check_figure("--price-per-gpu-hour", per_gpu_hour)?;
-            }
-            Pricing::Ownership {
-                capex_per_node,
-                years,
-                per_kwh,
-                pue,
-                node_overhead_w,
-            } => {
-                check_figure("--capex-per-node", capex_per_node)?;
-                check_figure("--years", years)?;
-                check_figure("--power-price-per-kwh", per_kwh)?;
-                check_figure("--pue", pue)?;
-                if let Some(w) = node_overhead_w {
-                    check_figure("--node-overhead-w", w)?;
-                }
-            }
-        }
-        Ok(())
     }
 
     /// What `n` GPUs cost per hour, drawing `watts_per_gpu` (ownership needs it), in nodes of
@@ -258,6 +302,54 @@ impl Pricing {
     }
 }
 
+/// The wire form of a [`Pricing`], read before [`Pricing::new`] checks it.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum PricingAsRead {
+    Rental {
+        per_gpu_hour: f64,
+    },
+    Ownership {
+        capex_per_node: f64,
+        years: f64,
+        per_kwh: f64,
+        pue: f64,
+        #[serde(default)]
+        node_overhead_w: Option<f64>,
+    },
+}
+
+/// Reads a pricing and checks it as [`Pricing::new`] does: a job from elsewhere (the agent's
+/// protocol) is held to what the command line takes.
+impl<'de> Deserialize<'de> for Pricing {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let figures = match PricingAsRead::deserialize(d)? {
+            PricingAsRead::Rental { per_gpu_hour } => PriceFigures {
+                per_gpu_hour: Some(per_gpu_hour),
+                ..Default::default()
+            },
+            PricingAsRead::Ownership {
+                capex_per_node,
+                years,
+                per_kwh,
+                pue,
+                node_overhead_w,
+            } => PriceFigures {
+                per_gpu_hour: None,
+                capex_per_node: Some(capex_per_node),
+                years: Some(years),
+                per_kwh: Some(per_kwh),
+                pue: Some(pue),
+                node_overhead_w,
+            },
+        };
+        let refused = |why: String| Refused::new("pricing", why).into_de();
+        Pricing::new(figures)
+            .map_err(|e| refused(e.to_string()))?
+            .ok_or_else(|| refused("no price stated".into()))
+    }
+}
+
 /// Fills `cost_per_million_samples` on every row that has a throughput (and, for ownership, a
 /// power per GPU); clears it on the others.
 pub fn apply(rows: &mut [ScalingPoint], pricing: &Pricing, gpus_per_node: usize) {
@@ -305,44 +397,98 @@ mod tests {
         // No power measured: no ownership cost (rental needs none).
         assert_eq!(p.per_million_samples(9, 8, Some(2_000.0), None), None);
         // Unstated, the overhead is 575 W per GPU the node holds: 2 nodes × 8 × 575 = 9,200 W.
-        let default = Pricing::from_flags(None, Some(300_000.0), Some(4.0), Some(0.12), Some(1.3))
-            .unwrap()
-            .unwrap();
+        let owned = PriceFigures {
+            capex_per_node: Some(300_000.0),
+            years: Some(4.0),
+            per_kwh: Some(0.12),
+            pue: Some(1.3),
+            ..Default::default()
+        };
+        let default = Pricing::new(owned).unwrap().unwrap();
         let per_hour = default.per_hour(9, 8, Some(700.0)).unwrap();
         let want = 600_000.0 / (4.0 * 8_766.0) + (9.0 * 0.7 + 9.2) * 1.3 * 0.12;
         assert!((per_hour - want).abs() < 1e-9, "{per_hour} vs {want}");
         // Stated only with ownership, and in bounds (0: the GPUs alone).
-        let rental = Pricing::Rental { per_gpu_hour: 2.5 };
-        assert!(rental.with_node_overhead(Some(100.0)).is_err());
-        assert!(default.with_node_overhead(Some(-1.0)).is_err());
-        assert!(default.with_node_overhead(Some(f64::NAN)).is_err());
-        let zero = default.with_node_overhead(Some(0.0)).unwrap();
+        let overhead = |w: f64| PriceFigures {
+            node_overhead_w: Some(w),
+            ..owned
+        };
+        let rental = PriceFigures {
+            per_gpu_hour: Some(2.5),
+            node_overhead_w: Some(100.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            Pricing::new(rental),
+            Err(PriceError::OwnershipOnly(PriceFigure::NodeOverheadW))
+        );
+        assert!(Pricing::new(overhead(-1.0)).is_err());
+        assert!(Pricing::new(overhead(f64::NAN)).is_err());
+        let zero = Pricing::new(overhead(0.0)).unwrap().unwrap();
         let gpus_only = zero.per_hour(9, 8, Some(700.0)).unwrap();
         assert!((gpus_only - (600_000.0 / (4.0 * 8_766.0) + 9.0 * 0.7 * 1.3 * 0.12)).abs() < 1e-9);
+    }
+
+    fn rental(per_gpu_hour: f64) -> PriceFigures {
+        PriceFigures {
+            per_gpu_hour: Some(per_gpu_hour),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn stated_figures_are_checked_and_mixes_refused() {
         for bad in [0.0, -1.0, f64::NAN, 1e308, f64::INFINITY] {
-            let e = Pricing::from_flags(Some(bad), None, None, None, None).unwrap_err();
-            assert!(e.starts_with("--price-per-gpu-hour "), "{e}");
+            let e = Pricing::new(rental(bad)).unwrap_err().to_string();
+            assert!(e.starts_with("per_gpu_hour "), "{e}");
         }
-        assert!(Pricing::from_flags(None, None, None, None, Some(0.9)).is_err());
-        assert_eq!(Pricing::from_flags(None, None, None, None, None), Ok(None));
         assert_eq!(
-            Pricing::from_flags(Some(2.5), None, None, None, None),
+            Pricing::new(rental(-1.0)).unwrap_err().to_string(),
+            "per_gpu_hour -1: expected above 0 and at most 10000 per GPU-hour"
+        );
+        let pue = PriceFigures {
+            pue: Some(0.9),
+            ..Default::default()
+        };
+        assert!(Pricing::new(pue).is_err());
+        assert_eq!(Pricing::new(PriceFigures::default()), Ok(None));
+        assert_eq!(
+            Pricing::new(rental(2.5)),
             Ok(Some(Pricing::Rental { per_gpu_hour: 2.5 }))
         );
-        let mixed = Pricing::from_flags(Some(2.5), Some(1e5), None, None, None).unwrap_err();
-        assert!(
-            mixed.contains("does not go with --capex-per-node"),
-            "{mixed}"
-        );
-        let part = Pricing::from_flags(None, Some(1e5), Some(4.0), None, None).unwrap_err();
-        assert!(part.contains("--power-price-per-kwh"), "{part}");
+        let mixed = Pricing::new(PriceFigures {
+            capex_per_node: Some(1e5),
+            ..rental(2.5)
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(mixed.contains("does not go with capex_per_node"), "{mixed}");
+        let part = PriceFigures {
+            capex_per_node: Some(1e5),
+            years: Some(4.0),
+            ..Default::default()
+        };
+        let e = Pricing::new(part).unwrap_err().to_string();
+        assert!(e.contains("per_kwh"), "{e}");
         assert!(matches!(
-            Pricing::from_flags(None, Some(1e5), Some(4.0), Some(0.1), None),
+            Pricing::new(PriceFigures { per_kwh: Some(0.1), ..part }),
             Ok(Some(Pricing::Ownership { pue, .. })) if pue == 1.0
         ));
+    }
+
+    #[test]
+    fn reading_a_pricing_runs_the_same_check() {
+        let p = Pricing::new(rental(2.5)).unwrap().unwrap();
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<Pricing>(&json).unwrap(), p);
+        let (read, refused) = crate::model::options::refusal_in(|| {
+            serde_json::from_str::<Pricing>(r#"{"kind":"rental","per_gpu_hour":-1}"#)
+        });
+        assert!(read.is_err());
+        let refused = refused.expect("a refusal");
+        assert_eq!(
+            refused.to_string(),
+            format!("pricing: {}", Pricing::new(rental(-1.0)).unwrap_err())
+        );
     }
 }

@@ -9,6 +9,7 @@ use super::{palette, topology_view};
 use crate::model::{Algo, CollectiveOp, Source, Status, TestId};
 use crate::report::Report;
 use crate::report::compare::{self, Comparison, format_diff, format_figure};
+use crate::scaling::cost::PriceFigures;
 use crate::scaling::{Mode, RowSource};
 
 /// The color of the `i`-th machine, in report order (the colour-blind-safe series palette).
@@ -558,28 +559,24 @@ impl CostSettings {
     pub fn pricing(&self, r: &Report) -> Option<crate::scaling::cost::Pricing> {
         let name = &r.machine_key();
         let given = |v: f64| (v > 0.0).then_some(v);
-        let p = if self.ownership {
-            crate::scaling::cost::Pricing::from_flags(
-                None,
-                self.capex_per_node.get(name).copied().and_then(given),
-                given(self.years),
-                given(self.per_kwh),
-                Some(self.pue),
-            )
-            .and_then(|p| {
-                let per_node = self.overhead_w_per_gpu * r.topology.gpus.len().max(1) as f64;
-                p.map(|p| p.with_node_overhead(Some(per_node))).transpose()
-            })
+        let figures = if self.ownership {
+            PriceFigures {
+                capex_per_node: self.capex_per_node.get(name).copied().and_then(given),
+                years: given(self.years),
+                per_kwh: given(self.per_kwh),
+                pue: Some(self.pue),
+                node_overhead_w: Some(
+                    self.overhead_w_per_gpu * r.topology.gpus.len().max(1) as f64,
+                ),
+                ..Default::default()
+            }
         } else {
-            crate::scaling::cost::Pricing::from_flags(
-                self.per_gpu_hour.get(name).copied().and_then(given),
-                None,
-                None,
-                None,
-                None,
-            )
+            PriceFigures {
+                per_gpu_hour: self.per_gpu_hour.get(name).copied().and_then(given),
+                ..Default::default()
+            }
         };
-        p.ok().flatten()
+        crate::scaling::cost::Pricing::new(figures).ok().flatten()
     }
 }
 
@@ -588,6 +585,7 @@ impl CostSettings {
 /// ranked figure against the GPU count.
 pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: &mut CostSettings) {
     use crate::report::ranking::{self, RankBy};
+    use crate::scaling::cost::PriceFigure;
     let names = compare::numbered(reports.iter().map(|r| r.name()));
     ui.label(RichText::new(format!("Purchase ranking — {workload}")).strong());
     ui.horizontal(|ui| {
@@ -609,9 +607,17 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                         let key = r.machine_key();
                         let label = ui.label(RichText::new(&names[i]).color(machine_color(i)));
                         let (map, unit, max) = if cost.ownership {
-                            (&mut cost.capex_per_node, "per node", 1e9)
+                            (
+                                &mut cost.capex_per_node,
+                                "per node",
+                                PriceFigure::CapexPerNode.bounds().max,
+                            )
                         } else {
-                            (&mut cost.per_gpu_hour, "per GPU-hour", 1e4)
+                            (
+                                &mut cost.per_gpu_hour,
+                                "per GPU-hour",
+                                PriceFigure::PerGpuHour.bounds().max,
+                            )
                         };
                         let v = map.entry(key.clone()).or_insert(0.0);
                         ui.add(
@@ -633,20 +639,27 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                         ui.end_row();
                     }
                     if cost.ownership {
-                        for (label, v, max, speed) in [
-                            ("years", &mut cost.years, 50.0, 0.1),
-                            ("power price per kWh", &mut cost.per_kwh, 100.0, 0.01),
+                        for (label, v, figure, speed) in [
+                            ("years", &mut cost.years, PriceFigure::Years, 0.1),
+                            (
+                                "power price per kWh",
+                                &mut cost.per_kwh,
+                                PriceFigure::PerKwh,
+                                0.01,
+                            ),
                         ] {
                             let l = ui.label(label);
+                            let max = figure.bounds().max;
                             ui.add(egui::DragValue::new(v).range(0.0..=max).speed(speed))
                                 .labelled_by(l.id);
                             ui.label("");
                             ui.end_row();
                         }
+                        const PUE: crate::model::validate::Bounds = PriceFigure::Pue.bounds();
                         let l = ui.label("PUE");
                         ui.add(
                             egui::DragValue::new(&mut cost.pue)
-                                .range(1.0..=5.0)
+                                .range(PUE.min..=PUE.max)
                                 .speed(0.01),
                         )
                         .labelled_by(l.id);
