@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use common::two_gpus;
 use scalescope::bench::cuda::CudaBackend;
 use scalescope::bench::{BandwidthOptions, Plan, Warning, run_bandwidth};
-use scalescope::model::{BandwidthResult, Status, TestId};
+use scalescope::model::{BandwidthResult, GpuSelection, Status, TestId};
 
 fn run(tests: Vec<TestId>, sizes: Vec<u64>) -> (Vec<BandwidthResult>, Vec<Warning>) {
     let topo = two_gpus();
@@ -18,7 +18,7 @@ fn run(tests: Vec<TestId>, sizes: Vec<u64>) -> (Vec<BandwidthResult>, Vec<Warnin
     };
     eprintln!("{}", scalescope::bench::Backend::describe(&backend));
     let opts = BandwidthOptions {
-        gpus: vec![0, 1],
+        gpus: GpuSelection::new(vec![0, 1]).unwrap(),
         tests,
         sizes,
         iters: 4,
@@ -226,7 +226,7 @@ fn live_check_reads_the_inventory_and_judges_every_test() {
     use scalescope::health::run::{CheckOptions, check_live};
     let topo = scalescope::topology::live::read().expect("live topology");
     let opts = CheckOptions {
-        gpus: vec![0, 1],
+        gpus: GpuSelection::new(vec![0, 1]).unwrap(),
         quick: true,
         ..Default::default()
     };
@@ -293,7 +293,7 @@ fn copy_tests_have_their_energy_with_an_energy_window() {
     let mut backend = CudaBackend::new(&topo).expect("CUDA backend");
     backend.set_energy_window(0.5);
     let opts = BandwidthOptions {
-        gpus: vec![0],
+        gpus: GpuSelection::new(vec![0]).unwrap(),
         tests: vec![TestId::H2d, TestId::D2h, TestId::LocalCopy],
         ..Default::default()
     };

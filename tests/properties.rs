@@ -8,7 +8,7 @@
 use proptest::prelude::*;
 use scalescope::bench::collectives::{parse_algos, parse_ops};
 use scalescope::bench::modeled::parse_pcie;
-use scalescope::bench::plan::{parse_gpu_list, parse_test_list};
+use scalescope::bench::plan::parse_test_list;
 use scalescope::model::units::{parse_size, parse_sizes};
 use scalescope::model::{Dtype, Source};
 use scalescope::report::compare;
@@ -141,7 +141,7 @@ proptest! {
     fn flag_parsers_never_panic(s in "\\PC{0,80}") {
         let _ = parse_size(&s);
         let _ = parse_sizes(&s);
-        let _ = parse_gpu_list(&s);
+        let _ = scalescope::model::GpuSelection::parse(&s);
         let _ = parse_test_list(&s);
         let _ = parse_ops(&s);
         let _ = parse_algos(&s);
@@ -349,7 +349,7 @@ proptest! {
         let topo = t.get(catalog_topologies());
         let gpus: Vec<usize> = topo.gpu_indices().into_iter().take(n_gpus).collect();
         let opts = BandwidthOptions {
-            gpus,
+            gpus: scalescope::model::GpuSelection::new(gpus).unwrap(),
             tests: vec![test],
             sizes: vec![bytes],
             ..Default::default()
@@ -380,7 +380,7 @@ proptest! {
         let gpus: Vec<usize> = topo.gpu_indices().into_iter().take(n_gpus).collect();
         prop_assume!(gpus.len() >= 2);
         let opts = CollectiveOptions {
-            gpus,
+            gpus: scalescope::model::GpuSelection::new(gpus).unwrap(),
             ops: vec![op],
             sizes: vec![bytes],
             ..Default::default()

@@ -470,7 +470,7 @@ fn the_agent_runs_nothing_the_command_line_would_refuse() {
             target: Target::Catalog {
                 name: "h200-2x-sxm".into(),
             },
-            gpus: vec![],
+            gpus: Default::default(),
             workloads: vec![w.clone()],
             modes: vec![Mode::Weak],
             max_gpus: 8,
@@ -547,6 +547,78 @@ fn the_agent_runs_nothing_the_command_line_would_refuse() {
     assert_eq!(a["type"], "failed", "{a}");
     assert!(a["error"].as_str().unwrap().starts_with("iters: 0"), "{a}");
     assert_eq!(answer(serde_json::json!("ok"))["type"], "done");
+}
+
+/// Each value is checked in one place, its type: GPUs listed twice, a bad interval and a bad
+/// price sent over the agent protocol get the command line's one-line error, under the field's
+/// name instead of the flag's, as `failed` with code 2 (the input's fault).
+#[test]
+fn the_agent_refuses_values_with_the_command_lines_words() {
+    let catalog = r#"{"kind":"catalog","name":"h200-2x-sxm"}"#;
+    let cases: [(&str, String, Vec<&str>, &str, &str); 3] = [
+        (
+            "gpus",
+            format!(
+                r#"{{"type":"run","id":"gpus","job":{{"kind":"bandwidth","target":{catalog},"options":{{"gpus":[0,0],"tests":[],"sizes":[],"iters":4,"samples":3}},"modeled":true}}}}"#
+            ),
+            vec![
+                "bench",
+                "bandwidth",
+                "--modeled",
+                "--catalog",
+                "h200-2x-sxm",
+                "--gpus",
+                "0,0",
+            ],
+            "--gpus",
+            "gpus",
+        ),
+        (
+            "interval",
+            r#"{"type":"watch","id":"interval","request":{"interval_s":0}}"#.to_string(),
+            vec!["watch", "--interval", "0"],
+            "--interval",
+            "interval_s",
+        ),
+        (
+            "price",
+            format!(
+                r#"{{"type":"run","id":"price","job":{{"kind":"scaling","target":{catalog},"workloads":[],"modes":["weak"],"max_gpus":8,"pricing":{{"kind":"rental","per_gpu_hour":-1}}}}}}"#
+            ),
+            vec![
+                "bench",
+                "scaling",
+                "--modeled",
+                "--catalog",
+                "h200-2x-sxm",
+                "--price-per-gpu-hour",
+                "-1",
+            ],
+            "--price-per-gpu-hour",
+            "pricing: per_gpu_hour",
+        ),
+    ];
+    let requests: Vec<String> = cases.iter().map(|c| c.1.clone()).collect();
+    let (out, ok) = agent_session(&requests, &[]);
+    assert!(ok);
+    for (id, _, args, flag, field) in &cases {
+        let cli = local(args);
+        assert_eq!(cli.status.code(), Some(2), "{args:?}");
+        let cli = String::from_utf8(cli.stderr).unwrap();
+        let cli = cli.trim_end();
+        let answer = out
+            .iter()
+            .find(|m| m["id"] == *id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {out:?}"));
+        assert_eq!(answer["type"], "failed", "{answer}");
+        assert_eq!(answer["code"], 2, "{answer}");
+        let agent = answer["error"].as_str().unwrap();
+        let said = agent
+            .strip_prefix(field)
+            .unwrap_or_else(|| panic!("{agent:?} should start with {field:?}"));
+        assert_eq!(cli, format!("Error: {flag}{said}"), "{id}");
+        assert!(!cli.contains('\n'), "{cli}");
+    }
 }
 
 /// `watch` on a server: its samples stream through ssh into the lines and the CSV here (the

@@ -12,7 +12,7 @@ use egui_kittest::kittest::Queryable;
 use scalescope::bench::collectives::{
     CollectiveBackend, CollectiveOptions, ModeledCollectives, plan, run_collectives,
 };
-use scalescope::model::{CollectiveOp, Source};
+use scalescope::model::{CollectiveOp, GpuSelection, Source};
 use scalescope::report::{CollectivesSection, Report};
 use scalescope::topology::catalog;
 use scalescope::ui::App;
@@ -22,7 +22,7 @@ use scalescope::ui::collectives_view::CollectivesView;
 fn snapshot_modeled_all_reduce_and_all_gather() {
     let topo = catalog::load("hgx-a100").unwrap();
     let opts = CollectiveOptions {
-        gpus: vec![0, 1, 2, 3, 4, 5, 6, 7],
+        gpus: GpuSelection::new(vec![0, 1, 2, 3, 4, 5, 6, 7]).unwrap(),
         ops: vec![CollectiveOp::AllReduce, CollectiveOp::AllGather],
         sizes: (10..=30).step_by(2).map(|p| 1u64 << p).collect(),
         ..Default::default()

@@ -42,8 +42,8 @@ impl Placement {
 /// What the user asked for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CollectiveOptions {
-    /// GPU indices; empty = all.
-    pub gpus: Vec<usize>,
+    /// The GPUs (every GPU when none are named).
+    pub gpus: crate::model::GpuSelection,
     /// Ops; empty = all_reduce.
     pub ops: Vec<CollectiveOp>,
     /// Algorithms; empty = nccl. Own algorithms (ring, tree, host) run all_reduce only.
@@ -61,7 +61,7 @@ pub struct CollectiveOptions {
 impl Default for CollectiveOptions {
     fn default() -> Self {
         Self {
-            gpus: Vec::new(),
+            gpus: Default::default(),
             ops: Vec::new(),
             algos: Vec::new(),
             sizes: Vec::new(),

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::BenchError;
-use crate::model::{Endpoint, Shape, TestId, Topology};
+use crate::model::{Endpoint, GpuSelection, Shape, TestId, Topology};
 
 /// Default buffer size: 512 MiB, as nvbandwidth.
 pub const DEFAULT_BYTES: u64 = 512 << 20;
@@ -31,8 +31,8 @@ pub fn copies_per_sample(bytes: u64, iters: u32) -> u32 {
 /// What the user asked for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BandwidthOptions {
-    /// GPU indices; empty = all.
-    pub gpus: Vec<usize>,
+    /// The GPUs (every GPU when none are named).
+    pub gpus: GpuSelection,
     /// Tests; empty = every test.
     pub tests: Vec<TestId>,
     /// Buffer sizes in bytes; empty = [`DEFAULT_BYTES`].
@@ -182,7 +182,7 @@ impl PairScope {
 impl Default for BandwidthOptions {
     fn default() -> Self {
         Self {
-            gpus: Vec::new(),
+            gpus: GpuSelection::all(),
             tests: Vec::new(),
             sizes: Vec::new(),
             iters: DEFAULT_ITERS,
@@ -237,44 +237,6 @@ impl Case {
 pub struct Plan {
     pub gpus: Vec<usize>,
     pub cases: Vec<Case>,
-}
-
-/// Parses `--gpus 0,1,3` (or `all`).
-pub fn parse_gpu_list(s: &str) -> Result<Vec<usize>, BenchError> {
-    if s.trim() == "all" {
-        return Ok(Vec::new());
-    }
-    if s.trim().is_empty() {
-        return Err(BenchError::BadOption(
-            "--gpus: no GPU given (expected e.g. 0,1,3 or all)".into(),
-        ));
-    }
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for part in s.split(',').map(str::trim) {
-        // `0,,1` or `0,1,` is a typo (a GPU left out?), not a list of two.
-        if part.is_empty() {
-            return Err(BenchError::BadOption(format!(
-                "--gpus: an empty entry in {} (expected indices separated by single commas, e.g. 0,1,3)",
-                crate::model::validate::quoted(s)
-            )));
-        }
-        let i = part.parse::<usize>().map_err(|_| {
-            BenchError::BadOption(format!(
-                "--gpus: {} is not a GPU index (expected e.g. 0,1,3 or all)",
-                crate::model::validate::quoted(part)
-            ))
-        })?;
-        // A GPU given twice is a typo (0,0 for 0,1), not a request: one GPU would stand for two.
-        if !seen.insert(i) {
-            return Err(BenchError::BadOption(format!(
-                "--gpus: GPU {i} is listed twice in {} (expected distinct indices, e.g. 0,1,3)",
-                crate::model::validate::quoted(s)
-            )));
-        }
-        out.push(i);
-    }
-    Ok(out)
 }
 
 /// Parses `--tests h2d,p2p_read_ce` (or `all`).
@@ -352,12 +314,12 @@ impl Plan {
 }
 
 /// The GPUs `asked` names (empty: every GPU of `topo`), each checked against the topology.
-pub fn select_gpus(topo: &Topology, asked: &[usize]) -> Result<Vec<usize>, BenchError> {
+pub fn select_gpus(topo: &Topology, asked: &GpuSelection) -> Result<Vec<usize>, BenchError> {
     let available = topo.gpu_indices();
-    let gpus = if asked.is_empty() {
+    let gpus = if asked.is_all() {
         available.clone()
     } else {
-        for &g in asked {
+        for &g in asked.indices() {
             if !available.contains(&g) {
                 return Err(BenchError::NoSuchGpu {
                     index: g,
@@ -373,7 +335,7 @@ pub fn select_gpus(topo: &Topology, asked: &[usize]) -> Result<Vec<usize>, Bench
                 });
             }
         }
-        asked.to_vec()
+        asked.indices().to_vec()
     };
     if gpus.is_empty() {
         return Err(BenchError::Unavailable("no GPUs to measure".to_string()));
@@ -581,7 +543,7 @@ mod tests {
     #[test]
     fn bad_gpu_index_names_it() {
         let opts = BandwidthOptions {
-            gpus: vec![0, 7],
+            gpus: GpuSelection::new(vec![0, 7]).unwrap(),
             ..Default::default()
         };
         let err = Plan::new(&topo(2), &opts).unwrap_err().to_string();
@@ -590,21 +552,6 @@ mod tests {
 
     #[test]
     fn parses_lists() {
-        assert_eq!(parse_gpu_list("0, 2,3").unwrap(), vec![0, 2, 3]);
-        let twice = parse_gpu_list("0, 2,2").unwrap_err().to_string();
-        assert!(twice.contains("GPU 2 is listed twice"), "{twice}");
-        assert!(parse_gpu_list("0,x").is_err());
-        for typo in ["0,,1", "0,1,", ",0"] {
-            let e = parse_gpu_list(typo).unwrap_err().to_string();
-            assert!(e.contains("an empty entry"), "{typo}: {e}");
-        }
-        assert!(
-            parse_gpu_list(" ")
-                .unwrap_err()
-                .to_string()
-                .contains("no GPU given")
-        );
-        assert_eq!(parse_gpu_list("all").unwrap(), Vec::<usize>::new());
         assert_eq!(
             parse_test_list("h2d,latency_d2d").unwrap(),
             vec![TestId::H2d, TestId::LatencyD2d]

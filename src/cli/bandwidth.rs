@@ -11,7 +11,7 @@ use super::drive::Terminal;
 use super::output::Pacer;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::modeled::parse_pcie;
-use crate::bench::plan::{PairScope, parse_gpu_list, parse_test_list};
+use crate::bench::plan::{PairScope, parse_test_list};
 use crate::bench::{BandwidthOptions, Warning};
 use crate::export;
 use crate::job::validate::{MAX_ITERS_ARG, MAX_SAMPLES};
@@ -22,12 +22,12 @@ use crate::report::Report;
 
 /// `scalescope bench bandwidth` options.
 #[derive(Debug, Args)]
+#[command(mut_arg("gpus", |a| a.help("GPUs to measure, e.g. 0,1,3 (default: all)")))]
 pub struct BandwidthArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// GPUs to measure, e.g. 0,1,3 (default: all).
-    #[arg(long, value_name = "LIST", default_value = "all")]
-    pub gpus: String,
+    #[command(flatten)]
+    pub gpus: super::flags::GpuArgs,
     /// Tests to run, comma-separated ids (default: all; see `--list-tests`).
     #[arg(long, value_name = "LIST", default_value = "all")]
     pub tests: String,
@@ -91,7 +91,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         return emit(None, out.as_bytes());
     }
     let opts = BandwidthOptions {
-        gpus: parse_gpu_list(&args.gpus)?,
+        gpus: args.gpus.selection()?,
         tests: parse_test_list(&args.tests)?,
         sizes: parse_sizes(&args.sizes)
             .map_err(|e| CliError::input(anyhow::anyhow!("--sizes: {e}")))?,
@@ -152,7 +152,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     let gpus = if opts.gpus.is_empty() {
         report.topology.gpu_indices()
     } else {
-        opts.gpus.clone()
+        opts.gpus.to_vec()
     };
     let results = report.bandwidth.as_ref().map_or(&[][..], |b| &b.results);
     emit(None, render(results, report.cancelled, &gpus).as_bytes())

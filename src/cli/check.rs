@@ -11,7 +11,6 @@ use clap::Args;
 use super::drive::{Terminal, drive};
 use super::interrupt::{self, CANCEL};
 use super::{CliError, emit, write_file};
-use crate::bench::plan::parse_gpu_list;
 use crate::export;
 use crate::health::run::CheckOptions;
 use crate::health::{HealthReport, Thresholds, Verdict};
@@ -21,10 +20,10 @@ use crate::model::{SoakOptions, Source, Topology};
 
 /// `scalescope check` options.
 #[derive(Debug, Args)]
+#[command(mut_arg("gpus", |a| a.help("GPUs to check, e.g. 0,1 (default: all)")))]
 pub struct CheckArgs {
-    /// GPUs to check, e.g. 0,1 (default: all).
-    #[arg(long, value_name = "LIST", default_value = "all")]
-    pub gpus: String,
+    #[command(flatten)]
+    pub gpus: super::flags::GpuArgs,
     /// Shorter load tests: 256 MiB, 4 copies × 3 samples (default: 512 MiB, 16 × 5).
     #[arg(long)]
     pub quick: bool,
@@ -92,7 +91,7 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         Some(p) => Thresholds::load(p)?,
         None => Thresholds::default(),
     };
-    let gpus = parse_gpu_list(&args.gpus)?;
+    let gpus = args.gpus.selection()?;
     let soak = soak_options(&args)?;
     let opts = CheckOptions {
         gpus: gpus.clone(),

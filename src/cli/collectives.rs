@@ -11,7 +11,6 @@ use super::drive::Terminal;
 use super::output::Pacer;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::collectives::{CollectiveOptions, Placement, parse_algos, parse_ops};
-use crate::bench::plan::parse_gpu_list;
 use crate::bench::{Warning, launcher};
 use crate::export;
 use crate::job::validate::{MAX_ITERS_ARG, MAX_WARMUP};
@@ -25,9 +24,8 @@ use crate::report::Report;
 pub struct CollectivesArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// GPUs to use, e.g. 0,1,3 (default: all).
-    #[arg(long, value_name = "LIST", default_value = "all")]
-    pub gpus: String,
+    #[command(flatten)]
+    pub gpus: super::flags::GpuArgs,
     /// Operations: all_reduce, all_gather, reduce_scatter, broadcast, alltoall, sendrecv, or all.
     #[arg(long, value_name = "LIST", default_value = "all_reduce")]
     pub ops: String,
@@ -92,7 +90,7 @@ pub struct CollectivesRun<'a> {
 /// Parses the flags into options.
 pub fn options(args: &CollectivesArgs) -> Result<CollectiveOptions, CliError> {
     Ok(CollectiveOptions {
-        gpus: parse_gpu_list(&args.gpus)?,
+        gpus: args.gpus.selection()?,
         ops: parse_ops(&args.ops)?,
         algos: parse_algos(&args.algo)?,
         sizes: parse_sizes(&args.sizes)

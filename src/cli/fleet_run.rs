@@ -14,7 +14,6 @@ use clap::Args;
 
 use super::interrupt::{self, CANCEL};
 use super::{CliError, RemoteArgs, SourceArgs, write_file};
-use crate::bench::plan::parse_gpu_list;
 use crate::fleet::between::{self, BetweenRecord};
 use crate::fleet::run::{
     self as fleet, NodeOutcome, NodeRecord, NodeStatus, Reached, SlurmEnv, SshPlan,
@@ -27,6 +26,7 @@ use crate::remote::RemoteOptions;
 /// What every node checks (the options `scalescope check` takes of the same names).
 #[derive(Debug, Clone, Args)]
 pub struct NodeCheckArgs {
+#[command(mut_arg("gpus", |a| a.help("GPUs to check on each node, e.g. 0,1 (default: all)")))]
     /// Check this catalog machine (modeled) on every node instead of the node's own GPUs: a
     /// name (`scalescope --catalog`). For trying a fleet run without GPUs.
     #[arg(long, value_name = "NAME")]
@@ -34,9 +34,8 @@ pub struct NodeCheckArgs {
     /// Shorter load tests (as `check --quick`).
     #[arg(long)]
     pub quick: bool,
-    /// GPUs to check on each node, e.g. 0,1 (default: all).
-    #[arg(long, value_name = "LIST", default_value = "all")]
-    pub gpus: String,
+    #[command(flatten)]
+    pub gpus: super::flags::GpuArgs,
     /// Check again nodes whose node.json says done (default: skip them).
     #[arg(long)]
     pub rerun: bool,
@@ -90,7 +89,7 @@ impl NodeCheckArgs {
                 nccl_lib: None,
             }),
         };
-        let gpus = parse_gpu_list(&self.gpus)?;
+        let gpus = self.gpus.selection()?;
         if self.bench {
             use crate::job::Stage;
             let mut stages = vec![
@@ -137,7 +136,7 @@ impl NodeCheckArgs {
         if self.quick {
             a.push("--quick".into());
         }
-        a.extend(["--gpus".to_string(), self.gpus.clone()]);
+        a.extend(["--gpus".to_string(), self.gpus.gpus.clone()]);
         if self.rerun {
             a.push("--rerun".into());
         }
@@ -406,7 +405,7 @@ fn run_between(
         );
         return Ok(());
     }
-    let gpus = parse_gpu_list(&args.check.gpus)?;
+    let gpus = args.check.gpus.selection()?;
     let (tasks, why) = match args.between_tasks_per_node {
         Some(n) => (usize::from(n), "--between-tasks-per-node"),
         None if !gpus.is_empty() => (gpus.len(), "--gpus"),

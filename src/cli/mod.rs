@@ -6,6 +6,7 @@ mod collectives;
 mod compare;
 mod copy_kernel;
 mod drive;
+mod flags;
 mod fleet;
 mod fleet_report;
 mod fleet_run;
@@ -32,7 +33,12 @@ pub use topo_table::describe_source;
 /// scalescope: how your GPUs are connected, how fast they really talk, and what that means for
 /// scaling. With no arguments it opens the desktop app.
 #[derive(Debug, Parser)]
-#[command(name = "scalescope", version, about)]
+#[command(
+    name = "scalescope",
+    version,
+    about,
+    mut_arg("gpus", |a| a.requires("bench").help("GPUs for --bench, e.g. 0,1 (default: all)"))
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -54,9 +60,8 @@ pub struct Cli {
         requires = "bench"
     )]
     pub out: PathBuf,
-    /// GPUs for --bench, e.g. 0,1 (default: all).
-    #[arg(long, value_name = "LIST", default_value = "all", requires = "bench")]
-    pub gpus: String,
+    #[command(flatten)]
+    pub gpus: flags::GpuArgs,
     /// --bench preset: short sweeps, fewer samples, the scaling model without training runs
     /// (≈10 s on 2× H200). The default.
     #[arg(long, requires = "bench", conflicts_with = "full")]

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
-use crate::bench::plan::parse_gpu_list;
 use crate::export;
 use crate::job::validate::MAX_GPUS_LIMIT;
 use crate::job::{Event, Job};
@@ -27,6 +26,7 @@ pub enum ModeArg {
 
 /// `scalescope bench scaling` options.
 #[derive(Debug, Args)]
+#[command(mut_arg("gpus", |a| a.help("GPUs to use, e.g. 0,1 (default: all)")))]
 pub struct ScalingArgs {
     #[command(flatten)]
     pub source: SourceArgs,
@@ -34,9 +34,8 @@ pub struct ScalingArgs {
     /// catalog).
     #[arg(long, value_name = "NAME|FILE")]
     pub workload: Vec<String>,
-    /// GPUs to use, e.g. 0,1 (default: all).
-    #[arg(long, value_name = "LIST", default_value = "all")]
-    pub gpus: String,
+    #[command(flatten)]
+    pub gpus: super::flags::GpuArgs,
     /// Weak scaling (per-GPU batch fixed), strong (global batch fixed), or both.
     #[arg(long, value_enum, default_value_t = ModeArg::Both)]
     pub mode: ModeArg,
@@ -132,7 +131,7 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         ModeArg::Strong => vec![Mode::Strong],
         ModeArg::Both => Mode::ALL.to_vec(),
     };
-    let gpus = parse_gpu_list(&args.gpus).map_err(CliError::input)?;
+    let gpus = args.gpus.selection()?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     let measure = args.measure.then(|| MeasureOptions {
         nccl_lib: args.nccl_lib.clone(),

@@ -13,7 +13,6 @@ use super::drive::{Stopped, drive};
 use super::interrupt::{self, CANCEL};
 use super::output::{self, OutLock, write_atomic};
 use super::{CliError, SourceArgs, write_file};
-use crate::bench::plan::parse_gpu_list;
 use crate::export;
 use crate::job::{Event, Job, Stage, SuiteOptions};
 use crate::model::Topology;
@@ -43,7 +42,7 @@ const OUTPUT_FILES: [&str; 14] = [
 #[derive(Clone, Debug)]
 pub struct SuiteArgs {
     pub out: PathBuf,
-    pub gpus: String,
+    pub gpus: super::flags::GpuArgs,
     pub full: bool,
     pub suite: String,
     pub modeled: bool,
@@ -396,7 +395,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     if args.soak.is_some() {
         stages.push(Stage::Soak);
     }
-    let gpus = parse_gpu_list(&args.gpus)?;
+    let gpus = args.gpus.selection()?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     super::energy_window_needs_measuring(args.energy_window_s, args.modeled)?;
     let target = args.source.target_for(&args.remote)?;
@@ -407,7 +406,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         args.source
             .hint(e, args.modeled, args.remote.remote.is_some())
     })?;
-    for &g in &gpus {
+    for &g in gpus.iter() {
         if topo.gpu(g).is_none() {
             return Err(CliError::input(anyhow::anyhow!(
                 "--gpus: GPU {g} is not in the topology (GPUs: {:?})",

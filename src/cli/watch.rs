@@ -15,23 +15,23 @@ use clap::Args;
 use super::CliError;
 use super::interrupt::{self, CANCEL};
 use super::metrics_server::{Latest, MetricsServer, parse_listen};
-use crate::bench::plan::parse_gpu_list;
 use crate::export::prometheus::Mode;
 use crate::export::traffic_csv;
+use crate::model::Interval;
 use crate::model::traffic::{
-    INTERVAL_S, LiveEvent, TrafficSample, WatchHeader, header_line, pair_traffic, sample_line,
+    LiveEvent, TrafficSample, WatchHeader, header_line, pair_traffic, sample_line,
 };
-use crate::model::validate::{Bounds, quoted};
+use crate::model::validate::Bounds;
 
 /// `--replay-speed`: from a hundredth of the recorded pace to a thousand times it.
 const REPLAY_SPEED: Bounds = Bounds::closed(0.01, 1000.0, "×");
 
 /// `scalescope watch` options.
 #[derive(Debug, Args)]
+#[command(mut_arg("gpus", |a| a.help("GPUs to watch, e.g. 0,1 (default: all; with --replay, those of the recording)")))]
 pub struct WatchArgs {
-    /// GPUs to watch, e.g. 0,1 (default: all; with --replay, those of the recording).
-    #[arg(long, value_name = "LIST", default_value = "all")]
-    pub gpus: String,
+    #[command(flatten)]
+    pub gpus: super::flags::GpuArgs,
     /// Sampling interval: 1s (default), 500ms, 2s, 0.25 (seconds); 0.1 s to 1 h.
     #[arg(long, value_name = "DURATION", conflicts_with = "replay")]
     pub interval: Option<String>,
@@ -62,25 +62,6 @@ pub struct WatchArgs {
     pub quiet: bool,
 }
 
-/// `--interval`: a duration (`500ms`, `2s`) or seconds (`0.5`).
-fn parse_interval(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    let secs = match t.parse::<f64>() {
-        Ok(v) => v,
-        Err(_) => humantime::parse_duration(t)
-            .map(|d| d.as_secs_f64())
-            .map_err(|_| {
-                format!(
-                    "--interval: {} is not a duration (e.g. 1s, 500ms, 2s, 0.25)",
-                    quoted(text)
-                )
-            })?,
-    };
-    INTERVAL_S
-        .check(secs)
-        .map_err(|e| format!("--interval: {e}"))
-}
-
 fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
@@ -90,10 +71,10 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> {
     let input = |m: String| CliError::input(anyhow::anyhow!(m));
-    let gpus = parse_gpu_list(&args.gpus)?;
-    let interval_s = match &args.interval {
-        Some(t) => parse_interval(t).map_err(input)?,
-        None => 1.0,
+    let gpus = args.gpus.selection()?;
+    let interval = match &args.interval {
+        Some(t) => Interval::parse(t).map_err(super::flags::refused("--interval"))?,
+        None => Interval::default(),
     };
     if args.count == Some(0) {
         return Err(input(
@@ -225,9 +206,8 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         }
         None => {
             let mut runner = remote.runner()?;
-            let asked = (!gpus.is_empty()).then(|| gpus.clone());
             runner
-                .watch(asked, interval_s, &CANCEL, &mut sink)
+                .watch(gpus, interval, &CANCEL, &mut sink)
                 .map_err(CliError::from)
         }
     };
@@ -462,22 +442,5 @@ impl Outputs {
             self.say(&l)?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn intervals_parse_as_durations_or_seconds_and_are_bounded() {
-        assert_eq!(parse_interval("1s"), Ok(1.0));
-        assert_eq!(parse_interval("500ms"), Ok(0.5));
-        assert_eq!(parse_interval("0.25"), Ok(0.25));
-        let e = parse_interval("0").unwrap_err();
-        assert!(e.starts_with("--interval: 0 s is out of range"), "{e}");
-        let e = parse_interval("fast").unwrap_err();
-        assert!(e.contains("\"fast\" is not a duration"), "{e}");
-        assert!(parse_interval("2h").is_err());
     }
 }

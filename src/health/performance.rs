@@ -29,18 +29,19 @@ pub const CHECK_TESTS: [TestId; 6] = [
     TestId::AllPairs,
 ];
 
-/// The bandwidth options of a check on `gpus`: nvbandwidth's 512 MiB and 16 copies × 5 samples,
-/// or with `quick` 256 MiB and 4 copies × 3 samples (P2P reaches 98 % of its 512 MiB rate at
-/// 256 MiB on H200: docs/BENCHMARKS.md's sweep). Pairs: every pair up to
-/// [`crate::bench::plan::ALL_PAIRS_MAX_GPUS`] GPUs, else the first of each kind of connection.
-pub fn options(gpus: &[usize], quick: bool) -> BandwidthOptions {
+/// The bandwidth options of a check on `gpus` (`covered` of them): nvbandwidth's 512 MiB and
+/// 16 copies × 5 samples, or with `quick` 256 MiB and 4 copies × 3 samples (P2P reaches 98 % of
+/// its 512 MiB rate at 256 MiB on H200: docs/BENCHMARKS.md's sweep). Pairs: every pair up to
+/// [`crate::bench::plan::ALL_PAIRS_MAX_GPUS`] covered GPUs, else the first of each kind of
+/// connection.
+pub fn options(gpus: &crate::model::GpuSelection, covered: usize, quick: bool) -> BandwidthOptions {
     BandwidthOptions {
-        gpus: gpus.to_vec(),
+        gpus: gpus.clone(),
         tests: CHECK_TESTS.to_vec(),
         sizes: vec![if quick { 256 << 20 } else { 512 << 20 }],
         iters: if quick { 4 } else { 16 },
         samples: if quick { 3 } else { 5 },
-        pairs: PairScope::bounded(gpus.len()),
+        pairs: PairScope::bounded(covered),
         ..Default::default()
     }
 }
@@ -345,17 +346,17 @@ fn explain(
 pub fn modeled_results(
     topo: &Topology,
     ev: &Evidence,
-    gpus: &[usize],
+    gpus: &crate::model::GpuSelection,
     model: &dyn Fn(&Topology) -> Box<dyn Backend>,
 ) -> Vec<BandwidthResult> {
-    let gpus: Vec<usize> = if gpus.is_empty() {
-        topo.gpu_indices()
+    let covered = if gpus.is_all() {
+        topo.gpus.len()
     } else {
-        gpus.to_vec()
+        gpus.len()
     };
     let running = as_running(topo, ev);
     // The GPUs were checked against the topology before the check started.
-    let Ok(plan) = Plan::new(&running, &options(&gpus, false)) else {
+    let Ok(plan) = Plan::new(&running, &options(gpus, covered, false)) else {
         return Vec::new();
     };
     let mut backend = model(&running);
@@ -648,7 +649,12 @@ mod tests {
         let model = |t: &Topology| -> Box<dyn Backend> {
             Box::new(crate::bench::modeled::ModeledBackend::as_stated(t))
         };
-        let rs = modeled_results(&t, &ev, &[0, 1], &model);
+        let rs = modeled_results(
+            &t,
+            &ev,
+            &crate::model::GpuSelection::new(vec![0, 1]).unwrap(),
+            &model,
+        );
         assert!(rs.iter().all(|r| r.source == Source::Modeled));
         let cs = checks(&t, &rs, &[0, 1], &ev, &[], &th);
         let h2d = |s: &str| {

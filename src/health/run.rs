@@ -18,8 +18,8 @@ pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(10);
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct CheckOptions {
-    /// GPU indices; empty = all.
-    pub gpus: Vec<usize>,
+    /// The GPUs (every GPU when none are named).
+    pub gpus: crate::model::GpuSelection,
     /// Shorter load tests.
     pub quick: bool,
     pub thresholds: Thresholds,
@@ -181,10 +181,13 @@ pub fn check_live(
     let gpus = if opts.gpus.is_empty() {
         topo.gpu_indices()
     } else {
-        opts.gpus.clone()
+        opts.gpus.to_vec()
     };
     let before = crate::topology::nvml_state::read(topo, &gpus)?;
-    let plan = Plan::new(topo, &performance::options(&gpus, opts.quick))?;
+    let plan = Plan::new(
+        topo,
+        &performance::options(&opts.gpus, gpus.len(), opts.quick),
+    )?;
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
     let (results, load) = match measure(topo) {

@@ -153,8 +153,8 @@ impl From<Stage> for StageInFlight {
 pub struct SuiteOptions {
     /// Stages in order (topology always comes first).
     pub stages: Vec<Stage>,
-    /// GPU indices; empty = all.
-    pub gpus: Vec<usize>,
+    /// The GPUs (every GPU when none are named).
+    pub gpus: crate::model::GpuSelection,
     /// The `--full` preset (every test, full sweeps, own algorithms, framework runs).
     pub full: bool,
     /// Model every figure from line rates instead of measuring.
@@ -212,9 +212,9 @@ pub enum Job {
     /// Weak and strong scaling (`scalescope bench scaling`).
     Scaling {
         target: Target,
-        /// GPU indices; empty = all.
+        /// The GPUs (every GPU when none are named).
         #[serde(default)]
-        gpus: Vec<usize>,
+        gpus: crate::model::GpuSelection,
         workloads: Vec<Workload>,
         modes: Vec<Mode>,
         max_gpus: usize,
@@ -270,7 +270,7 @@ impl Job {
             target: Target::Catalog { name: name.into() },
             options: SuiteOptions {
                 stages,
-                gpus: Vec::new(),
+                gpus: Default::default(),
                 full: false,
                 modeled: true,
                 nccl_lib: None,

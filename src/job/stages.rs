@@ -10,7 +10,7 @@ use crate::bench::plan::{DEFAULT_ITERS, DEFAULT_SAMPLES, PairScope};
 use crate::bench::{BandwidthOptions, Plan, run_bandwidth};
 use crate::health::run::{CheckOptions, check_described, check_live};
 use crate::model::units::parse_sizes;
-use crate::model::{Algo, CollectiveOp, Source, TestId, Topology};
+use crate::model::{Algo, CollectiveOp, GpuSelection, Source, TestId, Topology};
 use crate::report::ScalingSection;
 use crate::scaling::curve::CommCurve;
 use crate::scaling::run::{
@@ -33,7 +33,11 @@ fn sizes(s: &str) -> Vec<u64> {
 
 /// The bandwidth plans of a suite preset, over `gpus` of a machine of `machine_gpus` (an empty
 /// `gpus` is every GPU of the machine).
-pub fn bandwidth_presets(full: bool, gpus: &[usize], machine_gpus: usize) -> Vec<BandwidthOptions> {
+pub fn bandwidth_presets(
+    full: bool,
+    gpus: &GpuSelection,
+    machine_gpus: usize,
+) -> Vec<BandwidthOptions> {
     let mut plans = bandwidth_presets_all_pairs(full, gpus);
     let covered = if gpus.is_empty() {
         machine_gpus
@@ -49,7 +53,7 @@ pub fn bandwidth_presets(full: bool, gpus: &[usize], machine_gpus: usize) -> Vec
 }
 
 /// [`bandwidth_presets`] before the pairs are bounded.
-fn bandwidth_presets_all_pairs(full: bool, gpus: &[usize]) -> Vec<BandwidthOptions> {
+fn bandwidth_presets_all_pairs(full: bool, gpus: &GpuSelection) -> Vec<BandwidthOptions> {
     if full {
         // Every test at 512 MiB on every GPU and pair, except the slow ones: copies staged
         // through the host (peer access off) on the first pair of each kind of connection, and
@@ -64,7 +68,7 @@ fn bandwidth_presets_all_pairs(full: bool, gpus: &[usize]) -> Vec<BandwidthOptio
             TestId::P2pBidirCeNopeer,
         ];
         let at_512m = |tests: Vec<TestId>, iters: u32, pairs: PairScope| BandwidthOptions {
-            gpus: gpus.to_vec(),
+            gpus: gpus.clone(),
             tests,
             sizes: vec![512 << 20],
             iters,
@@ -73,7 +77,7 @@ fn bandwidth_presets_all_pairs(full: bool, gpus: &[usize]) -> Vec<BandwidthOptio
             ..Default::default()
         };
         let sweep = |tests: Vec<TestId>, pairs: PairScope| BandwidthOptions {
-            gpus: gpus.to_vec(),
+            gpus: gpus.clone(),
             tests,
             sizes: sizes("4K..1G"),
             iters: 8,
@@ -101,7 +105,7 @@ fn bandwidth_presets_all_pairs(full: bool, gpus: &[usize]) -> Vec<BandwidthOptio
         ]
     } else {
         vec![BandwidthOptions {
-            gpus: gpus.to_vec(),
+            gpus: gpus.clone(),
             tests: vec![
                 TestId::H2d,
                 TestId::D2h,
@@ -121,9 +125,9 @@ fn bandwidth_presets_all_pairs(full: bool, gpus: &[usize]) -> Vec<BandwidthOptio
 }
 
 /// The collectives options of a suite preset (each expanded into its own cases).
-pub fn collective_presets(full: bool, gpus: &[usize]) -> Vec<CollectiveOptions> {
+pub fn collective_presets(full: bool, gpus: &GpuSelection) -> Vec<CollectiveOptions> {
     let base = CollectiveOptions {
-        gpus: gpus.to_vec(),
+        gpus: gpus.clone(),
         ..Default::default()
     };
     if full {
@@ -610,16 +614,21 @@ mod tests {
     fn presets_bound_the_pairs_of_a_large_machine_even_when_no_gpus_are_named() {
         // An empty list is every GPU of the machine: a 256-GPU import once ran every pair.
         for full in [false, true] {
-            let big = bandwidth_presets(full, &[], crate::bench::plan::ALL_PAIRS_MAX_GPUS + 1);
+            let big = bandwidth_presets(
+                full,
+                &GpuSelection::all(),
+                crate::bench::plan::ALL_PAIRS_MAX_GPUS + 1,
+            );
             assert!(big.iter().all(|p| p.pairs == PairScope::PerLinkKind));
-            let named: Vec<usize> = (0..=crate::bench::plan::ALL_PAIRS_MAX_GPUS).collect();
+            let named =
+                GpuSelection::new((0..=crate::bench::plan::ALL_PAIRS_MAX_GPUS).collect()).unwrap();
             let big = bandwidth_presets(full, &named, 1_000);
             assert!(big.iter().all(|p| p.pairs == PairScope::PerLinkKind));
         }
-        let small = bandwidth_presets(false, &[], 8);
+        let small = bandwidth_presets(false, &GpuSelection::all(), 8);
         assert!(small.iter().all(|p| p.pairs == PairScope::All));
         // Two GPUs named on a large machine: every pair of them.
-        let two = bandwidth_presets(false, &[0, 1], 1_000);
+        let two = bandwidth_presets(false, &GpuSelection::new(vec![0, 1]).unwrap(), 1_000);
         assert!(two.iter().all(|p| p.pairs == PairScope::All));
     }
 }

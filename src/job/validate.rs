@@ -5,7 +5,6 @@
 
 use super::{Job, Target};
 use crate::bench::{CopyKernelOptions, modeled};
-use crate::model::MAX_GPUS;
 
 /// Copies per sample (`bench bandwidth --iters`) and timed iterations per size (`bench
 /// collectives --iters`): 1 to this.
@@ -41,7 +40,6 @@ impl Job {
                 energy_window_s,
                 ..
             } => {
-                gpus(&options.gpus)?;
                 energy_window(*energy_window_s)?;
                 range("iters", options.iters, 1, MAX_ITERS_ARG)?;
                 range("samples", options.samples, 1, MAX_SAMPLES)?;
@@ -61,19 +59,16 @@ impl Job {
                 energy_window_s,
                 ..
             } => {
-                gpus(&options.gpus)?;
                 energy_window(*energy_window_s)?;
                 range("iters", options.iters, 1, MAX_ITERS_ARG)?;
                 range("warmup", options.warmup, 0, MAX_WARMUP)?;
                 sizes(&options.sizes)
             }
             Job::Scaling {
-                gpus: list,
                 workloads,
                 max_gpus,
                 ..
             } => {
-                gpus(list)?;
                 if !(1..=MAX_GPUS_LIMIT).contains(max_gpus) {
                     return Err(format!(
                         "max_gpus: {max_gpus} is out of range (1 to {MAX_GPUS_LIMIT})"
@@ -96,7 +91,6 @@ impl Job {
                 Ok(())
             }
             Job::Check { options, .. } => {
-                gpus(&options.gpus)?;
                 soak(options.soak.as_ref())?;
                 options
                     .thresholds
@@ -104,7 +98,6 @@ impl Job {
                     .map_err(|e| format!("thresholds: {e}"))
             }
             Job::Suite { options, .. } => {
-                gpus(&options.gpus)?;
                 soak(options.soak.as_ref())?;
                 energy_window(options.energy_window_s)
             }
@@ -149,27 +142,6 @@ fn target(t: &Target) -> Result<(), String> {
         )),
         Target::Catalog { name } if name.trim().is_empty() => Err("catalog: no entry named".into()),
         _ => Ok(()),
-    }
-}
-
-/// A GPU list from outside (a request, a flag): within [`MAX_GPUS`].
-pub(super) fn gpu_list(list: &[usize]) -> Result<(), String> {
-    gpus(list)
-}
-
-fn gpus(list: &[usize]) -> Result<(), String> {
-    if list.len() > MAX_GPUS {
-        return Err(format!(
-            "gpus: {} indices given; a machine has at most {MAX_GPUS}",
-            list.len()
-        ));
-    }
-    match list.iter().find(|&&g| g >= MAX_GPUS) {
-        Some(g) => Err(format!(
-            "gpus: GPU {g} is out of range (indices go up to {})",
-            MAX_GPUS - 1
-        )),
-        None => Ok(()),
     }
 }
 
@@ -223,6 +195,7 @@ fn copy_kernel(k: &CopyKernelOptions) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::bench::BandwidthOptions;
+    use crate::model::GpuSelection;
     use crate::scaling::{model::Mode, workload};
 
     fn bandwidth(options: BandwidthOptions) -> Job {
@@ -238,7 +211,7 @@ mod tests {
     fn scaling(w: workload::Workload) -> Job {
         Job::Scaling {
             target: Target::Live,
-            gpus: vec![],
+            gpus: GpuSelection::all(),
             workloads: vec![w],
             modes: vec![Mode::Weak],
             max_gpus: 8,
@@ -250,7 +223,7 @@ mod tests {
     #[test]
     fn what_the_command_line_builds_passes() {
         let options = BandwidthOptions {
-            gpus: vec![0, 1],
+            gpus: GpuSelection::new(vec![0, 1]).unwrap(),
             tests: vec![],
             sizes: vec![1 << 20],
             iters: 16,
@@ -267,7 +240,7 @@ mod tests {
     #[test]
     fn values_the_command_line_refuses_are_refused_naming_the_field() {
         let ok = BandwidthOptions {
-            gpus: vec![],
+            gpus: GpuSelection::all(),
             tests: vec![],
             sizes: vec![],
             iters: 16,
@@ -296,13 +269,6 @@ mod tests {
                     ..ok.clone()
                 },
                 "sizes:",
-            ),
-            (
-                BandwidthOptions {
-                    gpus: vec![usize::MAX],
-                    ..ok.clone()
-                },
-                "gpus: GPU",
             ),
             (
                 BandwidthOptions {

@@ -10,28 +10,16 @@ use serde::{Deserialize, Serialize};
 
 use super::JobError;
 use crate::bench::plan::select_gpus;
-use crate::model::traffic::{INTERVAL_S, LiveEvent};
+use crate::model::traffic::LiveEvent;
+use crate::model::{GpuSelection, Interval};
 use crate::topology::{live, traffic};
 
-/// What to watch: the GPUs (`None`: every GPU) and the interval.
+/// What to watch: the GPUs and the interval, each checked when it was made (or read).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WatchRequest {
     #[serde(default)]
-    pub gpus: Option<Vec<usize>>,
-    pub interval_s: f64,
-}
-
-impl WatchRequest {
-    /// Checks what a request may say before any GPU is touched.
-    pub fn validate(&self) -> Result<(), String> {
-        INTERVAL_S
-            .check(self.interval_s)
-            .map_err(|e| format!("interval: {e}"))?;
-        if let Some(g) = &self.gpus {
-            super::validate::gpu_list(g)?;
-        }
-        Ok(())
-    }
+    pub gpus: GpuSelection,
+    pub interval_s: Interval,
 }
 
 /// Watches this machine's GPUs, sending the header, then a sample per interval to `sink`, until
@@ -41,9 +29,8 @@ pub fn watch(
     cancel: &AtomicBool,
     sink: &mut dyn FnMut(LiveEvent),
 ) -> Result<(), JobError> {
-    request.validate().map_err(JobError::input)?;
     let topo = live::read()?;
-    let gpus = select_gpus(&topo, request.gpus.as_deref().unwrap_or(&[]))?;
+    let gpus = select_gpus(&topo, &request.gpus)?;
     let host = match &topo.source {
         crate::model::TopologySource::Live { hostname, .. } => hostname.clone(),
         _ => None,
@@ -52,7 +39,7 @@ pub fn watch(
     let feed = traffic::watch_live(
         &topo,
         &gpus,
-        Duration::from_secs_f64(request.interval_s),
+        request.interval_s.duration(),
         started_at,
         host,
     )?;

@@ -173,6 +173,16 @@ impl GpuSelection {
     }
 }
 
+/// The indices asked for, read as a slice (empty for every GPU): the selection stays as it
+/// was checked, since nothing can change it in place.
+impl std::ops::Deref for GpuSelection {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        &self.0
+    }
+}
+
 fn list(indices: &[usize]) -> String {
     indices
         .iter()
@@ -329,7 +339,7 @@ mod tests {
             Interval::parse("fast")
                 .unwrap_err()
                 .why
-                .contains("\"fast\"")
+                .contains("\"fast\" is not a duration")
         );
         assert!(Interval::parse("2h").is_err());
         let (read, refused) = refusal_in(|| serde_json::from_str::<Interval>("0"));

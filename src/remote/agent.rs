@@ -230,9 +230,26 @@ fn handle(
     if id.is_null() {
         return error(id, format!("a {kind} request needs an \"id\""));
     }
-    let request: ToAgent = match serde_path_to_error::deserialize(&value) {
-        Ok(r) => r,
-        Err(e) => {
+    // Reading a request checks its values (their types' deserializers): a value out of range
+    // (GPUs listed twice, an interval of 0, a price of -1) is the job's input, refused as the
+    // command line refuses it; anything else unreadable is a bad request.
+    let (read, refused) = crate::model::options::refusal_in(|| {
+        serde_path_to_error::deserialize::<_, ToAgent>(&value)
+    });
+    let request = match (read, refused) {
+        (Ok(r), _) => r,
+        (Err(_), Some(refused)) => {
+            let e = job::JobError::input(refused.to_string());
+            return send(
+                out,
+                &FromAgent::Failed {
+                    id,
+                    error: e.message,
+                    code: e.code,
+                },
+            );
+        }
+        (Err(e), None) => {
             let path = e.path().to_string();
             return error(id, format!("bad {kind} request at {path}: {}", e.inner()));
         }
@@ -263,16 +280,6 @@ fn handle(
         ToAgent::Watch { id, request } => {
             if let Some(r) = slots.watch.as_ref().filter(|r| !r.worker.is_finished()) {
                 return error(id, format!("busy: watch {} is running", r.id));
-            }
-            if let Err(e) = request.validate() {
-                return send(
-                    out,
-                    &FromAgent::Failed {
-                        id,
-                        error: e,
-                        code: 2,
-                    },
-                );
             }
             let cancel = Arc::new(AtomicBool::new(false));
             let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());

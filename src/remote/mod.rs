@@ -43,8 +43,8 @@ impl Runner {
     /// is set or the sampler ends.
     pub fn watch(
         &mut self,
-        gpus: Option<Vec<usize>>,
-        interval_s: f64,
+        gpus: crate::model::GpuSelection,
+        interval_s: crate::model::Interval,
         cancel: &AtomicBool,
         sink: &mut dyn FnMut(crate::model::traffic::LiveEvent),
     ) -> Result<(), JobError> {

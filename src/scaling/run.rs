@@ -366,7 +366,7 @@ fn measure_curve(
     cancel: &AtomicBool,
 ) -> Result<Option<CommCurve>, String> {
     let opts = CollectiveOptions {
-        gpus: topo.gpu_indices(),
+        gpus: crate::model::GpuSelection::all(),
         sizes: parse_sizes("1K..1G").map_err(|e| e.to_string())?,
         ..Default::default()
     };

@@ -172,8 +172,11 @@ impl BandwidthView {
         let Some(sizes) = self.panel.sizes(&self.sizes) else {
             return;
         };
+        let Some(gpus) = self.panel.gpu_selection() else {
+            return;
+        };
         let opts = BandwidthOptions {
-            gpus: self.panel.gpus.iter().copied().collect(),
+            gpus,
             tests: TestId::ALL
                 .iter()
                 .copied()

@@ -130,8 +130,11 @@ impl CollectivesView {
         let Some(sizes) = self.panel.sizes(&self.sizes) else {
             return;
         };
+        let Some(gpus) = self.panel.gpu_selection() else {
+            return;
+        };
         let opts = CollectiveOptions {
-            gpus: self.panel.gpus.iter().copied().collect(),
+            gpus,
             ops: self.ops.iter().copied().collect(),
             algos: self.algos.iter().copied().collect(),
             sizes,

@@ -176,6 +176,17 @@ impl<S: Section> JobPanel<S> {
         }
     }
 
+    /// The GPUs ticked (none: every GPU), `None` with the error shown when no machine has them.
+    pub fn gpu_selection(&mut self) -> Option<crate::model::GpuSelection> {
+        match crate::model::GpuSelection::new(self.gpus.iter().copied().collect()) {
+            Ok(gpus) => Some(gpus),
+            Err(e) => {
+                self.error = Some(format!("GPUs: {}", e.why));
+                None
+            }
+        }
+    }
+
     /// The job's target: the server's (or this machine's) live GPUs when measuring, else the
     /// topology shown, modeled.
     pub fn target(&self, topology: &Topology, measured: bool) -> Target {

@@ -123,11 +123,17 @@ fn spawn_watch(
     runner: Option<SharedRunner>,
     interval_s: f64,
 ) -> Result<Feed, String> {
+    let interval = crate::model::Interval::new(interval_s).map_err(|e| e.why)?;
+    let all = crate::model::GpuSelection::all;
     Feed::spawn(ctx, "scalescope-live", move |cancel, send| {
         let mut sink = |e: LiveEvent| send(FeedMsg::Event(e));
         let result = match runner {
-            None => crate::remote::Runner::Local(crate::job::TestHooks::default())
-                .watch(None, interval_s, cancel, &mut sink),
+            None => crate::remote::Runner::Local(crate::job::TestHooks::default()).watch(
+                all(),
+                interval,
+                cancel,
+                &mut sink,
+            ),
             Some(r) => {
                 // One connection per server: a job running there holds it; wait for it (the
                 // user can still stop the watch meanwhile).
@@ -153,7 +159,7 @@ fn spawn_watch(
                         }
                     }
                 };
-                guard.watch(None, interval_s, cancel, &mut sink)
+                guard.watch(all(), interval, cancel, &mut sink)
             }
         };
         send(FeedMsg::Event(LiveEvent::End {

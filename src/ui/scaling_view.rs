@@ -430,7 +430,7 @@ impl ScalingView {
     fn start(&mut self, ctx: &egui::Context, topology: &Topology) {
         let job = crate::job::Job::Scaling {
             target: self.panel.target(topology, true),
-            gpus: Vec::new(),
+            gpus: Default::default(),
             workloads: self.chosen(),
             modes: Mode::ALL.to_vec(),
             max_gpus: self.max_gpus,

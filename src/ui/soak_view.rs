@@ -273,10 +273,13 @@ impl SoakView {
     }
 
     fn start(&mut self, ctx: &egui::Context, report: &Report, soak: Option<SoakOptions>) {
+        let Some(gpus) = self.panel.gpu_selection() else {
+            return;
+        };
         let job = Job::Check {
             target: self.panel.target(&report.topology, true),
             options: CheckOptions {
-                gpus: self.panel.gpus.iter().copied().collect(),
+                gpus,
                 soak,
                 ..Default::default()
             },

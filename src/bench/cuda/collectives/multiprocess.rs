@@ -289,7 +289,7 @@ pub fn run_multiprocess(
         .collect();
     topo.normalize();
     let sweep = CollectiveOptions {
-        gpus: Vec::new(),
+        gpus: Default::default(),
         ..opts.clone()
     };
     let (_, cases) = plan(&topo, &sweep)?;
