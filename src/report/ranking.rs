@@ -255,12 +255,12 @@ pub fn rank(
                 continue;
             }
             let p = pricing(i);
-            let gpus_per_node = r.topology.gpus.len().max(1);
-            let cost = match p {
-                Some(p) => {
-                    p.per_million_samples(n, gpus_per_node, row.throughput, row.watts_per_gpu)
-                }
-                None => None,
+            let cost = match prices.get(i).copied().flatten() {
+                // Prices stated for this ranking: the row at them.
+                Some(stated) => crate::scaling::cost::of_row(&stated, row, r.topology.gpus.len()),
+                // The run's own prices (or none): the cost its rows carry, figured once when
+                // the run was made.
+                None => row.cost_per_million_samples,
             };
             let mut note = Vec::new();
             if row.fits == Some(false) {

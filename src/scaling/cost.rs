@@ -350,12 +350,17 @@ impl<'de> Deserialize<'de> for Pricing {
     }
 }
 
-/// Fills `cost_per_million_samples` on every row that has a throughput (and, for ownership, a
-/// power per GPU); clears it on the others.
+/// A row's cost per million samples at `pricing` in nodes of `gpus_per_node`: `None` without a
+/// throughput (or, for ownership, a power per GPU).
+pub fn of_row(pricing: &Pricing, row: &ScalingPoint, gpus_per_node: usize) -> Option<f64> {
+    pricing.per_million_samples(row.n_gpus, gpus_per_node, row.throughput, row.watts_per_gpu)
+}
+
+/// Fills `cost_per_million_samples` on every row ([`of_row`]): the cost a run's rows carry,
+/// which the purchase ranking reads where the run's own prices stand.
 pub fn apply(rows: &mut [ScalingPoint], pricing: &Pricing, gpus_per_node: usize) {
     for r in rows {
-        r.cost_per_million_samples =
-            pricing.per_million_samples(r.n_gpus, gpus_per_node, r.throughput, r.watts_per_gpu);
+        r.cost_per_million_samples = of_row(pricing, r, gpus_per_node);
     }
 }
 
