@@ -349,14 +349,14 @@ pub fn modeled_results(
     gpus: &crate::model::GpuSelection,
     model: &dyn Fn(&Topology) -> Box<dyn Backend>,
 ) -> Vec<BandwidthResult> {
-    let covered = if gpus.is_all() {
-        topo.gpus.len()
+    let selected: Vec<usize> = if gpus.is_all() {
+        topo.gpu_indices()
     } else {
-        gpus.len()
+        gpus.to_vec()
     };
     let running = as_running(topo, ev);
     // The GPUs were checked against the topology before the check started.
-    let Ok(plan) = Plan::new(&running, &options(gpus, covered, false)) else {
+    let Ok(plan) = Plan::new(&running, &options(gpus, selected.len(), false)) else {
         return Vec::new();
     };
     let mut backend = model(&running);
@@ -371,7 +371,7 @@ pub fn modeled_results(
         .results
         .into_iter()
         .map(|mut r| {
-            r.line_rate_gbps = line_rate(topo, r.test.shape(), r.src, r.dst, &gpus);
+            r.line_rate_gbps = line_rate(topo, r.test.shape(), r.src, r.dst, &selected);
             r.update_efficiency();
             r
         })
