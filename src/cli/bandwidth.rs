@@ -51,7 +51,7 @@ pub struct BandwidthArgs {
     /// Run each test on (untimed) until the GPUs' energy counter has stepped across SECONDS of
     /// it (0.2 to 60), so every test has its energy (measured only).
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = super::parse_energy_window)]
-    pub energy_window: Option<f64>,
+    pub energy_window: Option<crate::model::EnergyWindow>,
     /// Model the figures from line rates instead of measuring (for catalog or imported machines).
     #[arg(long)]
     pub modeled: bool,

@@ -69,7 +69,7 @@ pub struct CollectivesArgs {
     /// Run each test on (untimed) until the GPUs' energy counter has stepped across SECONDS of
     /// it (0.2 to 60), so every test has its energy (measured only).
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = super::parse_energy_window)]
-    pub energy_window: Option<f64>,
+    pub energy_window: Option<crate::model::EnergyWindow>,
     /// Model the figures from line rates instead of measuring.
     #[arg(long)]
     pub modeled: bool,

@@ -92,7 +92,7 @@ pub struct Cli {
     /// SECONDS of it (0.2 to 60), so every test has its energy; without it, only tests whose
     /// timed samples last long enough do.
     #[arg(long, value_name = "SECONDS", requires = "bench", allow_hyphen_values = true, value_parser = parse_energy_window)]
-    pub energy_window: Option<f64>,
+    pub energy_window: Option<crate::model::EnergyWindow>,
     /// --bench: add a burn-in stage of this length after the others (90s, 30m, 2h; at least 1
     /// minute): `scalescope check --soak` as a stage, its series in soak.csv and the report.
     #[arg(
@@ -545,22 +545,14 @@ impl<E: Blame + std::error::Error + Send + Sync + 'static> From<E> for CliError 
     }
 }
 
-/// `--energy-window SECONDS`: a finite number of seconds from 0.2 (three steps of the energy
-/// counter) to 60.
-pub(crate) fn parse_energy_window(s: &str) -> Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|_| {
-        format!(
-            "{} is not a number of seconds",
-            crate::model::validate::quoted(s)
-        )
-    })?;
-    crate::topology::energy_meter::check_window(v)?;
-    Ok(v)
+/// `--energy-window SECONDS` ([`crate::model::EnergyWindow`]); clap names the flag.
+pub(crate) fn parse_energy_window(s: &str) -> Result<crate::model::EnergyWindow, String> {
+    crate::model::EnergyWindow::parse(s).map_err(|e| e.why)
 }
 
 /// Refuses `--energy-window` where nothing is measured.
 pub(crate) fn energy_window_needs_measuring(
-    window: Option<f64>,
+    window: Option<crate::model::EnergyWindow>,
     modeled: bool,
 ) -> Result<(), CliError> {
     if window.is_some() && modeled {

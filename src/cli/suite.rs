@@ -55,7 +55,7 @@ pub struct SuiteArgs {
     /// Prices the scaling rows are costed at.
     pub pricing: Option<crate::scaling::cost::Pricing>,
     /// How long each measured test runs on for its energy (`--energy-window`).
-    pub energy_window_s: Option<f64>,
+    pub energy_window_s: Option<crate::model::EnergyWindow>,
     /// The soak stage (`--soak D`), run after the others.
     pub soak: Option<crate::model::SoakOptions>,
 }

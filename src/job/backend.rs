@@ -35,7 +35,7 @@ pub fn bandwidth_backend(
     modeled: bool,
     pcie: Option<(u32, u32)>,
     copy: &CopyKernelOptions,
-    energy_window_s: Option<f64>,
+    energy_window_s: Option<crate::model::EnergyWindow>,
 ) -> Result<(Box<dyn Backend>, Vec<Warning>), JobError> {
     if modeled {
         let mut assume = Assumptions::default();
@@ -47,7 +47,7 @@ pub fn bandwidth_backend(
         Ok((Box::new(b), w))
     } else {
         let mut b = CudaBackend::with_copy_kernel(topo, copy)?;
-        b.set_energy_window(energy_window_s.unwrap_or(0.0));
+        b.set_energy_window(energy_window_s.map_or(0.0, crate::model::EnergyWindow::seconds));
         Ok((Box::new(b), Vec::new()))
     }
 }
@@ -68,14 +68,14 @@ pub fn collectives_backend(
     topo: &Topology,
     modeled: bool,
     nccl_lib: Option<&Path>,
-    energy_window_s: Option<f64>,
+    energy_window_s: Option<crate::model::EnergyWindow>,
 ) -> Result<(Box<dyn CollectiveBackend>, Vec<Warning>), JobError> {
     if modeled {
         let (bw, w) = ModeledBackend::new(topo, Assumptions::default());
         Ok((Box::new(ModeledCollectives::new(bw.topology())), w))
     } else {
         let mut b = CudaCollectives::new(topo, nccl_lib)?;
-        b.set_energy_window(energy_window_s.unwrap_or(0.0));
+        b.set_energy_window(energy_window_s.map_or(0.0, crate::model::EnergyWindow::seconds));
         Ok((Box::new(b), Vec::new()))
     }
 }

@@ -169,7 +169,7 @@ pub struct SuiteOptions {
     /// Measured only: run each copy test and collective on until the energy counter has
     /// stepped across this many seconds of it (`--energy-window`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub energy_window_s: Option<f64>,
+    pub energy_window_s: Option<crate::model::EnergyWindow>,
     /// The soak stage's duration and loads (`--soak D`; the stage runs only when asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<crate::model::SoakOptions>,
@@ -194,7 +194,7 @@ pub enum Job {
         /// Measured only: run each test on (untimed) until the energy counter has stepped
         /// across this many seconds of it, so that every test has its energy (`--energy-window`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        energy_window_s: Option<f64>,
+        energy_window_s: Option<crate::model::EnergyWindow>,
     },
     /// Collectives (`scalescope bench collectives`, one process).
     Collectives {
@@ -207,7 +207,7 @@ pub enum Job {
         /// Measured only: run each test on (untimed) until the energy counter has stepped
         /// across this many seconds of it, so that every test has its energy (`--energy-window`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        energy_window_s: Option<f64>,
+        energy_window_s: Option<crate::model::EnergyWindow>,
     },
     /// Weak and strong scaling (`scalescope bench scaling`).
     Scaling {

@@ -192,7 +192,7 @@ pub(super) fn bandwidth(
     options: &[BandwidthOptions],
     modeled: bool,
     pcie: Option<(u32, u32)>,
-    energy_window_s: Option<f64>,
+    energy_window_s: Option<crate::model::EnergyWindow>,
 ) -> Result<(), JobError> {
     let plans: Vec<Plan> = options
         .iter()
@@ -249,7 +249,7 @@ pub(super) fn collectives(
     options: &[CollectiveOptions],
     modeled: bool,
     nccl_lib: Option<&Path>,
-    energy_window_s: Option<f64>,
+    energy_window_s: Option<crate::model::EnergyWindow>,
 ) -> Result<(), JobError> {
     let mut cases: Vec<CollCase> = Vec::new();
     for o in options {

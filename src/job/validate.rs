@@ -1,7 +1,9 @@
 //! The ranges every job is checked against before it runs, whoever sent it: the command line
 //! (whose flags are parsed to the same ranges), the app, or a client talking to `scalescope
 //! agent` (whose requests are JSON nobody parsed as flags). One place, so that the agent cannot
-//! run what the command line would refuse.
+//! run what the command line would refuse. GPU lists, the watch interval, the energy window and
+//! prices are not checked here: their types check them when a job is made or read
+//! (`crate::model::options`, `crate::scaling::cost::Pricing`).
 
 use super::{Job, Target};
 use crate::bench::{CopyKernelOptions, modeled};
@@ -34,13 +36,7 @@ impl Job {
         target(self.target())?;
         match self {
             Job::Topology { .. } => Ok(()),
-            Job::Bandwidth {
-                options,
-                pcie,
-                energy_window_s,
-                ..
-            } => {
-                energy_window(*energy_window_s)?;
+            Job::Bandwidth { options, pcie, .. } => {
                 range("iters", options.iters, 1, MAX_ITERS_ARG)?;
                 range("samples", options.samples, 1, MAX_SAMPLES)?;
                 sizes(&options.sizes)?;
@@ -54,12 +50,7 @@ impl Job {
                     _ => Ok(()),
                 }
             }
-            Job::Collectives {
-                options,
-                energy_window_s,
-                ..
-            } => {
-                energy_window(*energy_window_s)?;
+            Job::Collectives { options, .. } => {
                 range("iters", options.iters, 1, MAX_ITERS_ARG)?;
                 range("warmup", options.warmup, 0, MAX_WARMUP)?;
                 sizes(&options.sizes)
@@ -97,10 +88,7 @@ impl Job {
                     .validate()
                     .map_err(|e| format!("thresholds: {e}"))
             }
-            Job::Suite { options, .. } => {
-                soak(options.soak.as_ref())?;
-                energy_window(options.energy_window_s)
-            }
+            Job::Suite { options, .. } => soak(options.soak.as_ref()),
         }
     }
 }
@@ -124,13 +112,6 @@ fn soak(s: Option<&crate::model::SoakOptions>) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// The energy window as `--energy-window` takes it.
-fn energy_window(s: Option<f64>) -> Result<(), String> {
-    s.map_or(Ok(()), |s| {
-        crate::topology::energy_meter::check_window(s).map_err(|e| format!("energy_window_s: {e}"))
-    })
 }
 
 fn target(t: &Target) -> Result<(), String> {

@@ -34,7 +34,7 @@ pub use machine_state::{
     ComputeMode, EccState, GpuInventory, GpuLoadObservation, GpuProcess, GpuSettings, Inventory,
     InventoryKind, LoadObservation, LoadState, NvLinkState, PcieState, ThrottleReason,
 };
-pub use options::{GpuSelection, Interval, Refused};
+pub use options::{EnergyWindow, GpuSelection, Interval, Refused};
 pub use running::{as_running, below_design};
 pub use soak::{SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection};
 pub use stats::{Stats, median, quantile};

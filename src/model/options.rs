@@ -281,6 +281,49 @@ impl<'de> Deserialize<'de> for Interval {
     }
 }
 
+/// How long a measured test runs on (untimed) for its energy, in seconds: from 0.2 s (three
+/// steps of the energy counter, 100 ms apart on H100 and H200) to a minute.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct EnergyWindow(f64);
+
+impl EnergyWindow {
+    /// The field a window is in jobs.
+    pub const FIELD: &'static str = "energy_window_s";
+    /// The accepted range.
+    pub const BOUNDS: Bounds = Bounds::closed(0.2, 60.0, "s");
+
+    /// `seconds`, refused outside [`Self::BOUNDS`].
+    pub fn new(seconds: f64) -> Result<EnergyWindow, Refused> {
+        Self::BOUNDS
+            .check(seconds)
+            .map(EnergyWindow)
+            .map_err(|e| Refused::new(Self::FIELD, e))
+    }
+
+    /// A number of seconds, as `--energy-window` takes it.
+    pub fn parse(text: &str) -> Result<EnergyWindow, Refused> {
+        let seconds = text.trim().parse::<f64>().map_err(|_| {
+            Refused::new(
+                Self::FIELD,
+                format!("{} is not a number of seconds", quoted(text)),
+            )
+        })?;
+        Self::new(seconds)
+    }
+
+    /// The window in seconds.
+    pub fn seconds(self) -> f64 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for EnergyWindow {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        EnergyWindow::new(f64::deserialize(d)?).map_err(Refused::into_de)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,5 +389,26 @@ mod tests {
         assert!(read.is_err());
         assert_eq!(refused.unwrap().field, "interval_s");
         assert_eq!(serde_json::to_string(&Interval::default()).unwrap(), "1.0");
+    }
+
+    #[test]
+    fn an_energy_window_is_seconds_in_range() {
+        assert_eq!(EnergyWindow::parse(" 0.5").unwrap().seconds(), 0.5);
+        for bad in ["0.1", "61", "NaN", "-1"] {
+            let e = EnergyWindow::parse(bad).unwrap_err();
+            assert!(
+                e.why.contains("is out of range: expected 0.2 to 60 s"),
+                "{e}"
+            );
+        }
+        assert!(
+            EnergyWindow::parse("2s")
+                .unwrap_err()
+                .why
+                .contains("not a number")
+        );
+        let (read, refused) = refusal_in(|| serde_json::from_str::<EnergyWindow>("1e9"));
+        assert!(read.is_err());
+        assert_eq!(refused.unwrap().field, "energy_window_s");
     }
 }

@@ -198,6 +198,18 @@ fn handle(
     let error = |id: serde_json::Value, message: String| {
         send(out, &FromAgent::Error { id, error: message });
     };
+    // A job the command line would refuse: the input's fault (code 2), at once.
+    let refuse = |id: serde_json::Value, message: String| {
+        let e = job::JobError::input(message);
+        send(
+            out,
+            &FromAgent::Failed {
+                id,
+                error: e.message,
+                code: e.code,
+            },
+        );
+    };
     if text.trim().is_empty() {
         return;
     }
@@ -238,17 +250,7 @@ fn handle(
     });
     let request = match (read, refused) {
         (Ok(r), _) => r,
-        (Err(_), Some(refused)) => {
-            let e = job::JobError::input(refused.to_string());
-            return send(
-                out,
-                &FromAgent::Failed {
-                    id,
-                    error: e.message,
-                    code: e.code,
-                },
-            );
-        }
+        (Err(_), Some(refused)) => return refuse(id, refused.to_string()),
         (Err(e), None) => {
             let path = e.path().to_string();
             return error(id, format!("bad {kind} request at {path}: {}", e.inner()));
@@ -335,15 +337,7 @@ fn handle(
             // Refused at once, before a worker starts (job::run_with checks again for every
             // other caller).
             if let Err(e) = job.validate() {
-                let e = job::JobError::input(e);
-                return send(
-                    out,
-                    &FromAgent::Failed {
-                        id,
-                        error: e.message,
-                        code: e.code,
-                    },
-                );
+                return refuse(id, e);
             }
             let cancel = Arc::new(AtomicBool::new(false));
             let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());

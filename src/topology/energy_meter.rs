@@ -23,21 +23,6 @@ use crate::model::energy::{EnergyBasis, TestEnergy, TraceKind, mean_watts};
 pub const POLL: Duration = Duration::from_millis(2);
 /// The shortest span between counter steps a window's power is taken over: three steps.
 pub const MIN_SPAN_S: f64 = 0.2;
-/// The longest window a test may be asked to run on for its energy, s.
-pub const MAX_WINDOW_S: f64 = 60.0;
-
-/// `Err(why)` unless `seconds` is a window a test may be asked to span ([`MIN_SPAN_S`] to
-/// [`MAX_WINDOW_S`]).
-pub fn check_window(seconds: f64) -> Result<(), String> {
-    if seconds.is_finite() && (MIN_SPAN_S..=MAX_WINDOW_S).contains(&seconds) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{seconds} s is outside {MIN_SPAN_S} to {MAX_WINDOW_S} seconds"
-        ))
-    }
-}
-
 /// Readings kept per GPU (half an hour of counter steps, 40 s of power readings): the older
 /// half is dropped when full.
 const KEEP: usize = 20_000;
