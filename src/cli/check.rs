@@ -327,11 +327,12 @@ fn soak_options(args: &CheckArgs) -> Result<Option<SoakOptions>, CliError> {
         let speed = args
             .replay_speed
             .map(|v| {
-                if v.is_finite() && (0.0..=1000.0).contains(&v) {
+                if crate::model::soak::replay_speed_ok(v) {
                     Ok(v)
                 } else {
                     Err(bad(format!(
-                        "--replay-speed {v}: expected 0 (at once) to 1000"
+                        "--replay-speed {}: expected 0 (at once) or 0.01 to 1000",
+                        crate::model::validate::number(v)
                     )))
                 }
             })
@@ -387,6 +388,9 @@ struct SoakWriter {
     bytes: Vec<u8>,
     rows: usize,
     last_line: f64,
+    /// Where `path` is a stream (`/dev/stdout`, a FIFO): it is opened once and each row is
+    /// written once, after the header, rather than the whole file again every second.
+    stream: Option<(std::fs::File, usize)>,
 }
 
 impl SoakWriter {
@@ -396,7 +400,33 @@ impl SoakWriter {
             bytes: Vec::new(),
             rows: 0,
             last_line: 0.0,
+            stream: None,
         }
+    }
+
+    /// Writes what is new: the whole file again (atomically), or to a stream the bytes not
+    /// sent yet.
+    fn write(&mut self) -> Result<(), CliError> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let is_stream = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if !is_stream && self.stream.is_none() {
+            return write_file(path, &self.bytes);
+        }
+        if self.stream.is_none() {
+            let f = super::output::open_stream(path)
+                .map_err(|e| super::output::write_error(path, e))?;
+            self.stream = Some((f, 0));
+        }
+        if let Some((f, sent)) = &mut self.stream {
+            use std::io::Write as _;
+            f.write_all(&self.bytes[*sent..])
+                .and_then(|()| f.flush())
+                .map_err(|e| super::output::write_error(path, e))?;
+            *sent = self.bytes.len();
+        }
+        Ok(())
     }
 
     fn on_event(&mut self, e: &Event, term: &Terminal) -> Result<(), CliError> {
@@ -445,7 +475,7 @@ impl SoakWriter {
                         term.note(&format!(
                             "soak {}: {}",
                             crate::health::soak::clock(ev.t_s),
-                            ev.text
+                            crate::model::validate::one_line(&ev.text, 200)
                         ));
                     }
                 }
@@ -456,10 +486,7 @@ impl SoakWriter {
                     self.last_line = *elapsed_s;
                     term.note(&minute_line(*elapsed_s, samples));
                 }
-                if let Some(path) = &self.path {
-                    write_file(path, &self.bytes)?;
-                }
-                Ok(())
+                self.write()
             }
             _ => Ok(()),
         }

@@ -9,7 +9,7 @@ use clap::Args;
 use super::{CliError, output};
 use crate::fleet::report::{FleetOutcome, judge};
 use crate::health::{Thresholds, Verdict};
-use crate::model::validate::one_line;
+use crate::model::validate::{for_terminal, one_line};
 
 /// `scalescope fleet report` options.
 #[derive(Debug, Args)]
@@ -52,7 +52,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
             "fleet report: {} of {} nodes fail; drain {}",
             outcome.counts.fail,
             outcome.nodes.len(),
-            outcome.drain.join(", ")
+            one_line(&outcome.drain.join(", "), 300)
         )));
     }
     Ok(())
@@ -105,10 +105,10 @@ pub fn render(o: &FleetOutcome, out: &std::path::Path, exit: i32) -> String {
     let _ = writeln!(
         s,
         "fleet report  fleet.csv, fleet.json, fleet.html, fleet.png, fleet.pdf in {}",
-        out.display()
+        for_terminal(&out.display().to_string())
     );
     if !o.drain.is_empty() {
-        let _ = writeln!(s, "drain: {}", o.drain.join(" "));
+        let _ = writeln!(s, "drain: {}", one_line(&o.drain.join(" "), 300));
     }
     let _ = writeln!(
         s,

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use clap::Args;
 
 use super::interrupt::{self, CANCEL};
+use super::output::refuse_links_below;
 use super::{CliError, RemoteArgs, SourceArgs, write_file};
 use crate::fleet::between::{self, BetweenRecord};
 use crate::fleet::run::{
@@ -280,7 +281,11 @@ fn run_ssh(args: &RunArgs, remote: &RemoteArgs, job: &Job) -> Result<(), CliErro
                 for_terminal(&h),
                 r.exit_code
             ),
-            _ => todo.push(h),
+            _ => {
+                // Before anything is measured: a refusal later would lose the node's check.
+                refuse_links_below(&args.out, &fleet::node_dir(&args.out, &h).join("node.json"))?;
+                todo.push(h);
+            }
         }
     }
     let plan = SshPlan {
@@ -415,6 +420,7 @@ fn run_between(
         },
     };
     let dir = out.join(between::BETWEEN_DIR);
+    refuse_links_below(out, &dir)?;
     std::fs::create_dir_all(&dir).map_err(|e| super::output::write_error(&dir, e))?;
     eprintln!(
         "between nodes: {} all-reduce run(s) over {} node(s), {tasks} rank(s) per node ({why}), through srun …",
@@ -432,6 +438,11 @@ fn run_between(
             break;
         }
         let file = dir.join(format!("{}.json", p.name));
+        let json = dir.join(format!("{}.run.json", p.name));
+        let log_path = dir.join(format!("{}.log", p.name));
+        for f in [&file, &json, &log_path] {
+            refuse_links_below(out, f)?;
+        }
         if let Some(done) = before
             .iter()
             .find(|r| r.name == p.name && r.nodes == p.nodes && r.tasks_per_node == tasks)
@@ -439,8 +450,6 @@ fn run_between(
             println!("{} (done before, skipped)", between_line(done));
             continue;
         }
-        let json = dir.join(format!("{}.run.json", p.name));
-        let log_path = dir.join(format!("{}.log", p.name));
         let _ = std::fs::remove_file(&json);
         let port = usize::from(args.between_port) + i;
         let port = u16::try_from(port).map_err(|_| {
@@ -560,6 +569,10 @@ pub fn node(args: NodeArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         },
         None => Reached::Local,
     };
+    refuse_links_below(
+        &args.out,
+        &fleet::node_dir(&args.out, &name).join("node.json"),
+    )?;
     let mut runner = crate::remote::Runner::Local(remote.hooks());
     let o = fleet::run_job(&mut runner, &name, reached, &job, &CANCEL);
     write_node(&args.out, &o)?;
@@ -580,13 +593,17 @@ pub fn node(args: NodeArgs, remote: &RemoteArgs) -> Result<(), CliError> {
 /// done always has its report beside it.
 fn write_node(out: &Path, o: &NodeOutcome) -> Result<(), CliError> {
     let dir = fleet::node_dir(out, &o.record.node);
+    let (report, node) = (dir.join("report.json"), dir.join("node.json"));
+    for p in [&report, &node] {
+        refuse_links_below(out, p)?;
+    }
     std::fs::create_dir_all(&dir).map_err(|e| super::output::write_error(&dir, e))?;
     if let Some(r) = &o.report {
-        write_file(&dir.join("report.json"), &crate::export::json::report(r)?)?;
+        write_file(&report, &crate::export::json::report(r)?)?;
     }
     let mut record = crate::export::json::to_json(&o.record)?;
     record.push(b'\n');
-    write_file(&dir.join("node.json"), &record)
+    write_file(&node, &record)
 }
 
 fn outcome_line(r: &NodeRecord) -> String {
@@ -633,6 +650,7 @@ fn summarize(out: &Path) -> Result<(), CliError> {
         .filter(|r| r.done() && r.exit_code != 0)
         .count();
     let report_dir = out.join("report");
+    refuse_links_below(out, &report_dir)?;
     eprintln!(
         "{} node(s) in {}: {} passed, {failed} failed, {} not checked; the fleet report in {} (again: scalescope fleet report {} --out {})",
         records.len(),

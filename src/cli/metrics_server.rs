@@ -1,5 +1,8 @@
 //! `watch --prometheus`: `/metrics` over HTTP (hyper on a one-thread tokio runtime, on a thread
-//! of its own), answering each scrape from the watch's latest sample.
+//! of its own), answering each scrape from the watch's latest sample. Whoever can reach the
+//! port cannot take it from the scraper: at most [`MAX_CONNECTIONS`] at once (the oldest closed
+//! for a new one), headers within [`HEADER_READ_LIMIT`], a connection at most
+//! [`CONNECTION_LIMIT`], and one encoded page shared by every reader of it.
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,10 +79,29 @@ impl Drop for MetricsServer {
     }
 }
 
+/// The most connections served at once. A scraper needs one (Prometheus keeps it open between
+/// scrapes); a few dashboards a few more. At the limit the oldest connection is closed for the
+/// new one, so that held-open or half-sent connections cannot lock the scraper out.
+const MAX_CONNECTIONS: usize = 64;
+/// How long a client may take to send a request's headers (slowloris sends a byte a minute).
+const HEADER_READ_LIMIT: Duration = Duration::from_secs(5);
+/// How long one connection may stay open in all: long enough for keep-alive between scrapes
+/// and a 13.7 MB answer on a slow link, short enough that a client that never reads its
+/// answer gives its slot back.
+const CONNECTION_LIMIT: Duration = Duration::from_secs(60);
+/// How often a connection looks whether it was closed for a newer one.
+const EVICTION_POLL: Duration = Duration::from_millis(50);
+
+/// The connections open now, oldest first: each its id and the flag that closes it.
+type Open = Arc<Mutex<std::collections::VecDeque<(u64, Arc<AtomicBool>)>>>;
+
 async fn serve(listener: TcpListener, latest: Arc<Mutex<Latest>>, stop: Arc<AtomicBool>) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
+    let open: Open = Arc::default();
+    let cache: Arc<Mutex<Option<Cached>>> = Arc::default();
+    let mut next_id = 0u64;
     while !stop.load(Ordering::SeqCst) {
         let Ok(accepted) =
             tokio::time::timeout(Duration::from_millis(200), listener.accept()).await
@@ -87,23 +109,66 @@ async fn serve(listener: TcpListener, latest: Arc<Mutex<Latest>>, stop: Arc<Atom
             continue;
         };
         let Ok((stream, _)) = accepted else {
+            // Out of descriptors or a connection reset before it was taken: try again shortly.
+            tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        let latest = latest.clone();
+        let id = next_id;
+        next_id += 1;
+        let closed = Arc::new(AtomicBool::new(false));
+        if let Ok(mut o) = open.lock() {
+            while o.len() >= MAX_CONNECTIONS {
+                if let Some((_, oldest)) = o.pop_front() {
+                    oldest.store(true, Ordering::SeqCst);
+                }
+            }
+            o.push_back((id, closed.clone()));
+        }
+        let (latest, cache, open) = (latest.clone(), cache.clone(), open.clone());
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
-                let answer = answer(&req, &latest);
+                let answer = answer(&req, &latest, &cache);
                 async move { Ok::<_, std::convert::Infallible>(answer) }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_READ_LIMIT)
+                .serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            let started = tokio::time::Instant::now();
+            loop {
+                match tokio::time::timeout(EVICTION_POLL, conn.as_mut()).await {
+                    Ok(_) => break,
+                    Err(_)
+                        if closed.load(Ordering::SeqCst)
+                            || started.elapsed() > CONNECTION_LIMIT =>
+                    {
+                        break;
+                    }
+                    Err(_) => {}
+                }
+            }
+            if let Ok(mut o) = open.lock() {
+                o.retain(|(i, _)| *i != id);
+            }
         });
     }
 }
 
-fn respond(status: StatusCode, content_type: &str, body: String) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+/// The last answer encoded, shared by every connection that asks for it: one copy of a
+/// 13.7 MB page (1,024 GPUs × 64 links), however many clients are reading it.
+struct Cached {
+    samples_total: u64,
+    openmetrics: bool,
+    body: Bytes,
+}
+
+fn respond(
+    status: StatusCode,
+    content_type: &str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     if let Ok(v) = header::HeaderValue::from_str(content_type) {
         r.headers_mut().insert(header::CONTENT_TYPE, v);
@@ -111,14 +176,14 @@ fn respond(status: StatusCode, content_type: &str, body: String) -> Response<Ful
     r
 }
 
-fn answer(req: &Request<Incoming>, latest: &Mutex<Latest>) -> Response<Full<Bytes>> {
+fn answer(
+    req: &Request<Incoming>,
+    latest: &Mutex<Latest>,
+    cache: &Mutex<Option<Cached>>,
+) -> Response<Full<Bytes>> {
     const TEXT: &str = "text/plain; charset=utf-8";
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        return respond(
-            StatusCode::METHOD_NOT_ALLOWED,
-            TEXT,
-            "only GET /metrics\n".into(),
-        );
+        return respond(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET /metrics\n");
     }
     match req.uri().path() {
         "/metrics" => {}
@@ -126,55 +191,67 @@ fn answer(req: &Request<Incoming>, latest: &Mutex<Latest>) -> Response<Full<Byte
             return respond(
                 StatusCode::OK,
                 TEXT,
-                "scalescope watch: the metrics are at /metrics\n".into(),
+                "scalescope watch: the metrics are at /metrics\n",
             );
         }
         _ => {
-            return respond(
-                StatusCode::NOT_FOUND,
-                TEXT,
-                "not found: try /metrics\n".into(),
-            );
+            return respond(StatusCode::NOT_FOUND, TEXT, "not found: try /metrics\n");
         }
     }
     let Ok(l) = latest.lock() else {
         return respond(
             StatusCode::INTERNAL_SERVER_ERROR,
             TEXT,
-            "the watch stopped\n".into(),
+            "the watch stopped\n",
         );
     };
     let Some(header) = &l.header else {
         return respond(
             StatusCode::SERVICE_UNAVAILABLE,
             TEXT,
-            "scalescope watch is starting: no reading yet\n".into(),
+            "scalescope watch is starting: no reading yet\n",
         );
-    };
-    let scrape = Scrape {
-        header,
-        latest: l.sample.as_ref(),
-        samples_total: l.samples_total,
-        mode: l.mode,
     };
     let openmetrics = req
         .headers()
         .get(header::ACCEPT)
         .and_then(|a| a.to_str().ok())
         .is_some_and(|a| a.contains("application/openmetrics-text"));
-    if openmetrics {
-        respond(
-            StatusCode::OK,
-            prometheus::OPENMETRICS_CONTENT_TYPE,
-            prometheus::encode_openmetrics(&scrape),
-        )
+    let content_type = if openmetrics {
+        prometheus::OPENMETRICS_CONTENT_TYPE
     } else {
-        respond(
-            StatusCode::OK,
-            prometheus::CONTENT_TYPE,
-            prometheus::encode(&scrape),
-        )
+        prometheus::CONTENT_TYPE
+    };
+    let Ok(mut cached) = cache.lock() else {
+        return respond(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            TEXT,
+            "the watch stopped\n",
+        );
+    };
+    if let Some(c) = cached.as_ref()
+        && c.samples_total == l.samples_total
+        && c.openmetrics == openmetrics
+    {
+        return respond(StatusCode::OK, content_type, c.body.clone());
     }
+    let scrape = Scrape {
+        header,
+        latest: l.sample.as_ref(),
+        samples_total: l.samples_total,
+        mode: l.mode,
+    };
+    let body = Bytes::from(if openmetrics {
+        prometheus::encode_openmetrics(&scrape)
+    } else {
+        prometheus::encode(&scrape)
+    });
+    *cached = Some(Cached {
+        samples_total: l.samples_total,
+        openmetrics,
+        body: body.clone(),
+    });
+    respond(StatusCode::OK, content_type, body)
 }
 
 #[cfg(test)]

@@ -102,7 +102,7 @@ pub fn write_all_atomic<'a>(files: &[(&'a Path, &[u8])]) -> Result<(), (&'a Path
 fn stage(path: &Path, bytes: &[u8]) -> io::Result<Option<(PathBuf, PathBuf, PathBuf)>> {
     match fs::metadata(path) {
         Ok(m) if !m.is_file() && !m.is_dir() => {
-            let mut f = OpenOptions::new().write(true).open(path)?;
+            let mut f = open_stream(path)?;
             f.write_all(bytes)?;
             f.flush()?;
             return Ok(None);
@@ -141,6 +141,35 @@ fn stage(path: &Path, bytes: &[u8]) -> io::Result<Option<(PathBuf, PathBuf, Path
             Err(e)
         }
     }
+}
+
+/// Opens a device or FIFO (`/dev/stdout`, a named pipe) for writing without waiting in
+/// open(2): a FIFO that nobody reads is an error at once (`ENXIO`), not a hang that not even
+/// SIGTERM ends. Writes then block as usual (the descriptor is made blocking again).
+pub fn open_stream(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENXIO) {
+                io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    "a FIFO that no process reads (start its reader first)",
+                )
+            } else {
+                e
+            }
+        })?;
+    // SAFETY: fcntl on a descriptor this function owns; F_GETFL/F_SETFL touch only its flags.
+    unsafe {
+        let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(f)
 }
 
 /// When to write the next checkpoint of a run's results: a checkpoint rewrites every file whole
@@ -203,6 +232,32 @@ pub fn prepare_out_dir(dir: &Path) -> Result<(), CliError> {
             anyhow::anyhow!("--out: cannot create the folder {}: {e}", dir.display()),
         )
     })
+}
+
+/// Refuses `path` when any folder or file on the way from `out` down to it is a symbolic link:
+/// a node folder under OUT/nodes that links elsewhere (a shared file system, or someone else's
+/// doing) would have files written outside OUT. `out` itself is what the user named and may be
+/// a link. A path not under `out`, or parts that do not exist yet, pass.
+pub fn refuse_links_below(out: &Path, path: &Path) -> Result<(), CliError> {
+    let Ok(rest) = path.strip_prefix(out) else {
+        return Ok(());
+    };
+    let mut at = out.to_path_buf();
+    for part in rest.components() {
+        at.push(part);
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(CliError::input(anyhow::anyhow!(
+                    "{} is a symbolic link: scalescope writes only inside {}, never through a link out of it; replace the link with a folder",
+                    crate::model::validate::for_terminal(&at.display().to_string()),
+                    crate::model::validate::for_terminal(&out.display().to_string())
+                )));
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(())
 }
 
 /// Removes temporary files a killed run left in `dir` (only ours, by their suffix).

@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 use super::{Block, Cell, Class, Column, Document, Figure, Matrix, Paragraph, SpanStyle, Table};
 
 /// Escapes text for HTML and SVG (element content and quoted attribute values alike):
-/// `& < > " '`, and control characters shown as their escapes (`\u{1b}`) rather than passed
-/// through.
+/// `& < > " '`, and the characters a terminal must not see raw (controls, bidirectional
+/// overrides: `model::validate::unsafe_on_terminal`) shown as their escapes (`\u{1b}`,
+/// `\u{202e}`) rather than passed through; newlines and tabs stay.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
@@ -20,8 +21,7 @@ pub fn escape(s: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.extend(c.escape_debug()),
-            c => out.push(c),
+            c => crate::model::validate::push_for_terminal(&mut out, c),
         }
     }
     out

@@ -298,15 +298,43 @@ pub fn read_records(dir: &Path) -> (Vec<BetweenRecord>, Vec<String>) {
         .collect();
     paths.sort();
     for p in paths {
-        match std::fs::read(&p)
+        match crate::input::read(&p, RECORD_MAX_BYTES)
             .map_err(|e| e.to_string())
             .and_then(|b| serde_json::from_slice::<BetweenRecord>(&b).map_err(|e| e.to_string()))
+            .and_then(|r| r.check().map(|()| r))
         {
             Ok(r) => records.push(r),
-            Err(e) => errors.push(format!("{}: {e}", p.display())),
+            Err(e) => errors.push(format!(
+                "{}: {}",
+                crate::model::validate::for_terminal(&p.display().to_string()),
+                crate::model::validate::one_line(&e, 120)
+            )),
         }
     }
     (records, errors)
+}
+
+/// The largest between-nodes record read (one run's rows: a few KB).
+const RECORD_MAX_BYTES: u64 = 16 << 20;
+
+impl BetweenRecord {
+    /// Checks a record read from a file: its figures within [`crate::model::validate::GBPS`]
+    /// (a busbw of −1 GB/s is no run) and its node names host names.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(bw) = self.busbw_gbps {
+            crate::model::validate::GBPS
+                .check(bw)
+                .map_err(|e| format!("busbw_gbps: {e}"))?;
+        }
+        crate::model::check_collective_figures(&self.results, "results")?;
+        if self.tasks_per_node == 0 {
+            return Err("tasks_per_node: 0: a run has at least one rank per node".into());
+        }
+        for n in &self.nodes {
+            super::run::check_node_name(n).map_err(|e| format!("nodes: {e}"))?;
+        }
+        Ok(())
+    }
 }
 
 /// One run between nodes as the fleet report shows it.

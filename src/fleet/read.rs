@@ -216,6 +216,32 @@ pub fn read_node(path: &Path) -> NodeInput {
 /// which takes most of the time of reading 1,000 nodes. Anything else — an older version, a
 /// `check --json` file, a malformed file — goes the long way, for its typed error.
 fn read_content(path: &Path) -> Result<NodeContent, String> {
+    let content = parse_content(path)?;
+    check_figures(&content).map_err(|e| format!("the report is damaged: field {e}"))?;
+    Ok(content)
+}
+
+/// The GB/s figures a fleet compares, held to [`crate::model::validate::GBPS`]: a median of
+/// 1e308 GB/s is a damaged or forged file, not a node to compare the fleet against.
+fn check_figures(content: &NodeContent) -> Result<(), String> {
+    match content {
+        NodeContent::Report(r) => {
+            if let Some(b) = &r.bandwidth {
+                crate::model::check_bandwidth_figures(&b.results, "bandwidth.results")?;
+            }
+            if let Some(c) = &r.collectives {
+                crate::model::check_collective_figures(&c.results, "collectives.results")?;
+            }
+            if let Some(h) = &r.health {
+                crate::model::check_bandwidth_figures(&h.bandwidth, "health.bandwidth")?;
+            }
+        }
+        NodeContent::Check(h) => crate::model::check_bandwidth_figures(&h.bandwidth, "bandwidth")?,
+    }
+    Ok(())
+}
+
+fn parse_content(path: &Path) -> Result<NodeContent, String> {
     let bytes = crate::input::read(path, crate::report::MAX_REPORT_BYTES).map_err(|e| match e {
         crate::input::InputError::TooLarge { .. } => {
             crate::report::ReportError::TooLarge.to_string()

@@ -117,6 +117,8 @@ pub fn check_node_name(name: &str) -> Result<(), String> {
 /// in a file).
 pub fn parse_hosts(text: &str, file: bool) -> Result<Vec<String>, String> {
     let mut hosts: Vec<String> = Vec::new();
+    // Each once, found by hash: a scan of the list per name made 186,000 names take minutes.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (n, line) in text.lines().enumerate() {
         let line = if file {
             line.split('#').next().unwrap_or("")
@@ -134,7 +136,7 @@ pub fn parse_hosts(text: &str, file: bool) -> Result<Vec<String>, String> {
                     e
                 }
             })?;
-            if !hosts.iter().any(|x| x == h) {
+            if seen.insert(h) {
                 hosts.push(h.to_string());
             }
         }
@@ -194,14 +196,8 @@ impl SlurmEnv {
     /// reading of its list); `None` when there is no list or scontrol cannot expand it.
     pub fn node_names(&self) -> Option<Vec<String>> {
         let list = self.node_list.as_deref()?;
-        let out = std::process::Command::new("scontrol")
-            .args(["show", "hostnames", list])
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())?;
-        let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        let out = scontrol(&["show", "hostnames", list])?;
+        let names: Vec<String> = String::from_utf8_lossy(&out)
             .lines()
             .map(str::trim)
             .filter(|l| check_node_name(l).is_ok())
@@ -213,14 +209,8 @@ impl SlurmEnv {
     /// The address Slurm reaches `node` at (`NodeAddr` of `scontrol show node`; on most
     /// clusters the node's name); `None` when scontrol cannot say.
     pub fn node_addr(&self, node: &str) -> Option<String> {
-        let out = std::process::Command::new("scontrol")
-            .args(["show", "node", node, "--oneliner"])
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-            .filter(|o| o.status.success())?;
-        String::from_utf8_lossy(&out.stdout)
+        let out = scontrol(&["show", "node", node, "--oneliner"])?;
+        String::from_utf8_lossy(&out)
             .split_whitespace()
             .find_map(|kv| kv.strip_prefix("NodeAddr="))
             .map(str::to_string)
@@ -244,6 +234,32 @@ impl SlurmEnv {
             error: Some(one_line(why)),
         }
     }
+}
+
+/// How long `scontrol` may take to answer: it asks slurmctld, which answers in milliseconds or,
+/// when it is down or unreachable, not at all.
+const SCONTROL_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// The most of scontrol's output read: a hostname a line for 100,000 nodes fits many times.
+const SCONTROL_MAX_BYTES: usize = 16 << 20;
+
+/// `scontrol ARGS`' output when it succeeds within [`SCONTROL_LIMIT`] and prints at most
+/// [`SCONTROL_MAX_BYTES`]; `None` otherwise (the callers fall back to what they know).
+fn scontrol(args: &[&str]) -> Option<Vec<u8>> {
+    let mut cmd = std::process::Command::new("scontrol");
+    cmd.args(args);
+    crate::process::output_within(cmd, scontrol_limit(), SCONTROL_MAX_BYTES)
+}
+
+/// [`SCONTROL_LIMIT`], or `SCALESCOPE_TEST_SCONTROL_LIMIT_MS` in debug builds (tests).
+fn scontrol_limit() -> std::time::Duration {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("SCALESCOPE_TEST_SCONTROL_LIMIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return std::time::Duration::from_millis(ms);
+    }
+    SCONTROL_LIMIT
 }
 
 /// The `srun` command line that starts one `fleet node` task on every node of the allocation:
@@ -456,6 +472,20 @@ fn run_host(plan: &SshPlan, host: &str, job: &Job, cancel: &AtomicBool) -> NodeO
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hosts_file_of_186000_names_is_read_in_linear_time() {
+        let text: String = (0..186_000).map(|i| format!("node{i}\n")).collect();
+        assert!(text.len() > 1_000_000);
+        let start = std::time::Instant::now();
+        let hosts = parse_hosts(&format!("{text}node7\n"), true).unwrap();
+        assert_eq!(hosts.len(), 186_000);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 
     #[test]
     fn hosts_from_a_list_and_a_file() {

@@ -41,6 +41,11 @@ pub const COLUMNS: [&str; 28] = [
 /// Largest recording read back (a week of 8 GPUs at one row a second is ~1 GB; a recording to
 /// replay is normally minutes to hours).
 pub const MAX_BYTES: u64 = 256 << 20;
+/// The latest `time_s` read: a year of seconds (a soak lasts at most 7 days; a later time is
+/// no recording, and one step of 1e20 s would be a replay that never ends).
+pub const MAX_TIME_S: f64 = 365.0 * 86_400.0;
+/// The temperatures a GPU or its memory can report, °C (both ends well past any working part).
+const TEMP_C: (f64, f64) = (-60.0, 250.0);
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -175,6 +180,10 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
         ..Default::default()
     };
     let mut last_phase: std::collections::BTreeMap<usize, Option<SoakLoad>> = Default::default();
+    // The times of the phase events so far, by load (as `f64::to_bits`).
+    let mut phase_events: std::collections::BTreeMap<SoakLoad, std::collections::BTreeSet<u64>> =
+        Default::default();
+    use std::ops::Bound::{Excluded, Included};
     for (n, rec) in r.records().enumerate() {
         let line = n + 2;
         let rec = rec.map_err(|e| format!("{path} line {line}: {e}"))?;
@@ -226,6 +235,15 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
         if t_s < 0.0 {
             return Err(bad("time_s", "is negative"));
         }
+        if t_s > MAX_TIME_S {
+            return Err(bad(
+                "time_s",
+                &format!(
+                    "is out of range (a recording is at most {} s long)",
+                    number(MAX_TIME_S)
+                ),
+            ));
+        }
         let gpu = u64_of("gpu")?.ok_or_else(|| bad("gpu", "is empty"))?;
         if gpu >= crate::model::MAX_GPUS as u64 {
             return Err(bad("gpu", "is not a GPU index"));
@@ -269,12 +287,12 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
             t_s,
             gpu,
             phase,
-            rate: f64_of("rate")?,
+            rate: within("rate", 0.0, 1e9)?,
             sm_clock_mhz: u32_of("sm_clock_mhz")?,
             mem_clock_mhz: u32_of("mem_clock_mhz")?,
-            power_w: f64_of("power_w")?,
-            gpu_temp_c: f64_of("gpu_temp_c")?,
-            mem_temp_c: f64_of("mem_temp_c")?,
+            power_w: within("power_w", 0.0, 100_000.0)?,
+            gpu_temp_c: within("gpu_temp_c", TEMP_C.0, TEMP_C.1)?,
+            mem_temp_c: within("mem_temp_c", TEMP_C.0, TEMP_C.1)?,
             fan_percent: u32_of("fan_percent")?,
             util_percent: u32_of("util_percent")?,
             throttle,
@@ -293,15 +311,26 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
             host_cpu_percent: within("host_cpu_percent", 0.0, 100.0)?,
             host_steal_percent: within("host_steal_percent", 0.0, 100.0)?,
         };
+        // A phase change is one event for the machine, however many GPUs' rows show it: none
+        // when an event of that load lies within 1.5 s (looked up by time, not by a scan of
+        // every event, which made 60,000 alternating rows take 20 s).
         if last_phase.insert(gpu, phase) != Some(phase)
             && let Some(load) = phase
-            && !soak.events.iter().any(|e| {
-                matches!(e.kind, SoakEventKind::Phase { load: l } if l == load)
-                    && (e.t_s - t_s).abs() < 1.5
+            && !phase_events.get(&load).is_some_and(|times| {
+                // Times are not negative, so their bit patterns sort as the times do.
+                let lo = if t_s < 1.5 {
+                    Included(0)
+                } else {
+                    Excluded((t_s - 1.5).to_bits())
+                };
+                let hi = Excluded((t_s + 1.5).to_bits());
+                times.range((lo, hi)).next().is_some()
             })
         {
+            let at = (t_s - 1.0).max(0.0);
+            phase_events.entry(load).or_default().insert(at.to_bits());
             soak.events.push(SoakEvent {
-                t_s: (t_s - 1.0).max(0.0),
+                t_s: at,
                 gpu: None,
                 kind: SoakEventKind::Phase { load },
                 text: format!("{load} phase"),
@@ -319,11 +348,12 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
             if text.starts_with("Xid ") || text.ends_with(" phase") {
                 continue;
             }
+            // Printed by `check` and shown in reports: escaped as it enters.
             soak.events.push(SoakEvent {
                 t_s,
                 gpu: Some(gpu),
                 kind: SoakEventKind::Note,
-                text: text.to_string(),
+                text: crate::model::validate::one_line(text, 200),
             });
         }
         if !soak.gpus.contains(&gpu) {
@@ -442,5 +472,67 @@ mod tests {
         assert!(e.contains("no samples"), "{e}");
         let e = parse(&format!("{head}\n1,2\n"), "s.csv").unwrap_err();
         assert!(e.starts_with("s.csv line 2"), "{e}");
+    }
+
+    #[test]
+    fn absurd_figures_are_refused_naming_line_column_and_value() {
+        let head = "time_s,gpu,power_w,gpu_temp_c,mem_temp_c,rate";
+        for (row, column) in [
+            ("1,0,300,1e308,,", "gpu_temp_c"),
+            ("1,0,-500,50,,", "power_w"),
+            ("1,0,300,50,1e6,", "mem_temp_c"),
+            ("1,0,300,50,,-1", "rate"),
+            ("1e20,0,300,50,,", "time_s"),
+        ] {
+            let e = parse(&format!("{head}\n{row}\n"), "s.csv").unwrap_err();
+            assert!(
+                e.starts_with(&format!("s.csv line 2, column {column}")) && e.contains("range"),
+                "{row}: {e}"
+            );
+        }
+        parse(&format!("{head}\n1,0,300,50,60,700\n"), "s.csv").unwrap();
+    }
+
+    #[test]
+    fn events_text_is_escaped_as_it_is_read() {
+        let text = "time_s,gpu,events\n1,0,\"x\u{1b}]0;pwned\u{7}\u{202e}y\"\n";
+        let s = parse(text, "s.csv").unwrap();
+        let note = &s
+            .events
+            .iter()
+            .find(|e| e.kind == SoakEventKind::Note)
+            .unwrap()
+            .text;
+        assert!(
+            !note.chars().any(crate::model::validate::unsafe_on_terminal),
+            "{note}"
+        );
+        assert!(
+            note.contains("\\u{1b}") && note.contains("\\u{202e}"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn alternating_phases_are_read_in_linear_time() {
+        let mut text = String::from("time_s,gpu,phase\n");
+        for i in 0..60_000 {
+            let phase = if i % 2 == 0 { "gemm" } else { "memory" };
+            text.push_str(&format!("{}.0,0,{phase}\n", i * 2 + 1));
+        }
+        let start = std::time::Instant::now();
+        let s = parse(&text, "s.csv").unwrap();
+        assert_eq!(s.samples.len(), 60_000);
+        let phases = s
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, SoakEventKind::Phase { .. }))
+            .count();
+        assert_eq!(phases, 60_000);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

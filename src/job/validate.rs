@@ -104,10 +104,10 @@ fn soak(s: Option<&crate::model::SoakOptions>) -> Result<(), String> {
         ));
     }
     if let Some(v) = s.replay_speed
-        && !(v.is_finite() && (0.0..=1000.0).contains(&v))
+        && !crate::model::soak::replay_speed_ok(v)
     {
         return Err(format!(
-            "soak: replay speed {}: from 0 to 1000",
+            "soak: replay speed {}: 0 (at once) or 0.01 to 1000",
             crate::model::validate::number(v)
         ));
     }

@@ -277,6 +277,28 @@ impl<'de> Deserialize<'de> for TestId {
     }
 }
 
+/// Checks the GB/s figures of `results` read from a file against [`super::validate::GBPS`]; the
+/// error names the first bad one by `path` (`bandwidth.results[3].median_gbps: …`).
+pub fn check_bandwidth_figures(results: &[BandwidthResult], path: &str) -> Result<(), String> {
+    for (i, r) in results.iter().enumerate() {
+        for (field, v) in [
+            ("median_gbps", r.median_gbps),
+            ("min_gbps", r.min_gbps),
+            ("max_gbps", r.max_gbps),
+            ("fwd_gbps", r.fwd_gbps),
+            ("rev_gbps", r.rev_gbps),
+            ("line_rate_gbps", r.line_rate_gbps),
+        ] {
+            if let Some(v) = v {
+                super::validate::GBPS
+                    .check(v)
+                    .map_err(|e| format!("{path}[{i}].{field}: {e}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One row of `bandwidth.csv`: a test between two endpoints at one size.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BandwidthResult {

@@ -124,6 +124,21 @@ impl CollectiveOp {
     }
 }
 
+/// Checks the GB/s figures of `results` read from a file against [`super::validate::GBPS`]; the
+/// error names the first bad one by `path` (`collectives.results[0].busbw_gbps: …`).
+pub fn check_collective_figures(results: &[CollectiveResult], path: &str) -> Result<(), String> {
+    for (i, r) in results.iter().enumerate() {
+        for (field, v) in [("algbw_gbps", r.algbw_gbps), ("busbw_gbps", r.busbw_gbps)] {
+            if let Some(v) = v {
+                super::validate::GBPS
+                    .check(v)
+                    .map_err(|e| format!("{path}[{i}].{field}: {e}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One row of `collectives.csv`: one op by one algorithm over one GPU set at one size.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CollectiveResult {

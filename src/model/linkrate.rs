@@ -40,7 +40,7 @@ pub const DEFAULT_NVLINK_GBPS: f64 = 25.0;
 /// for generations to come while keeping every sum over links and GPU pairs finite, so a
 /// `1e308` or `1e309` in a file is refused instead of turning into `inf`/`NaN` figures.
 pub const NVLINK_GBPS_PER_LINK: crate::model::validate::Bounds =
-    crate::model::validate::Bounds::above(0.0, 1000.0, "GB/s");
+    crate::model::validate::Bounds::closed(1.0, 1000.0, "GB/s");
 
 /// The most NVLinks one GPU may have in a catalog entry or a capture. NVML's
 /// `NVML_NVLINK_MAX_LINKS` is 18 (H100, B200); 64 leaves room for future parts while keeping the

@@ -22,9 +22,9 @@ pub mod validate;
 
 pub use bandwidth::{
     BandwidthResult, Endpoint, HEADLINE_BYTES, Headline, Method, PLAUSIBLE_EFFICIENCY, Shape,
-    Source, Status, TestId, fullest_size, headline, headline_size,
+    Source, Status, TestId, check_bandwidth_figures, fullest_size, headline, headline_size,
 };
-pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype};
+pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype, check_collective_figures};
 pub use fault::{Blame, Fault};
 pub use linkrate::{
     DEFAULT_NVLINK_GBPS, NVLINK_GBPS_PER_LINK, NVLINKS_PER_GPU_MAX, nvlink_rate_per_link_gbps,

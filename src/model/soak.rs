@@ -74,6 +74,13 @@ impl fmt::Display for SoakLoad {
     }
 }
 
+/// Whether `speed` is a soak replay pace: 0 (at once) or a hundredth of the recorded pace to a
+/// thousand times it (the same span as `watch --replay-speed`; a pace of 1e-300 would make one
+/// interval's wait longer than any clock holds).
+pub fn replay_speed_ok(speed: f64) -> bool {
+    speed == 0.0 || (0.01..=1000.0).contains(&speed)
+}
+
 /// What a soak runs: how long, which loads, or a recording to play back instead.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

@@ -129,7 +129,10 @@ pub struct GpuTraffic {
     pub pcie_tx_bytes_per_s: Option<f64>,
     pub pcie_source: Option<ReadingSource>,
     /// The GPU's active NVLinks; empty when it has none or they could not be read.
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "crate::model::validate::at_most::<_, _, { NVLINKS_PER_GPU_MAX as usize }>"
+    )]
     pub nvlinks: Vec<NvLinkTraffic>,
     pub nvlink_source: Option<ReadingSource>,
     /// SM activity in % (GPM: the share of SM cycles busy; else the kernel-time utilization).
@@ -186,6 +189,10 @@ pub struct TrafficSample {
     /// recording up with other tools' logs); `None` when not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unix_s: Option<f64>,
+    /// At most one entry per GPU a topology may have ([`crate::model::MAX_GPUS`]).
+    #[serde(
+        deserialize_with = "crate::model::validate::at_most::<_, _, { crate::model::MAX_GPUS }>"
+    )]
     pub gpus: Vec<GpuTraffic>,
 }
 
@@ -409,11 +416,13 @@ pub fn parse_sample(line: &str, header: &WatchHeader) -> Result<TrafficSample, S
     Ok(sample)
 }
 
+/// A sample's time since the watch started: up to ten years (a later one is no recording, and
+/// played back it would wait past any clock).
+pub const T_S: Bounds = Bounds::closed(0.0, 3.2e8, "s");
+
 /// Checks a sample's figures against its header (a parsed line, or one a server sent).
 pub fn check_sample(s: &TrafficSample, header: &WatchHeader) -> Result<(), String> {
-    if !(s.t_s.is_finite() && s.t_s >= 0.0) {
-        return Err(format!("t_s: {} is not a time since the start", s.t_s));
-    }
+    T_S.check(s.t_s).map_err(|e| format!("t_s: {e}"))?;
     INTERVAL_S
         .check(s.interval_s)
         .map_err(|e| format!("interval_s: {e}"))?;

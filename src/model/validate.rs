@@ -4,6 +4,11 @@
 
 use std::fmt;
 
+/// A bandwidth figure read from a file (a report, a between-nodes record): 0 to 100,000 GB/s.
+/// The fastest links scalescope measures carry a few TB/s (HBM, a GPU's NVLinks together); a
+/// figure beyond this is a damaged or forged file, not a measurement.
+pub const GBPS: Bounds = Bounds::closed(0.0, 1e5, "GB/s");
+
 /// The longest piece of a file or flag an error message quotes, in characters.
 pub const QUOTE_MAX_CHARS: usize = 60;
 
@@ -101,13 +106,18 @@ pub fn number(v: f64) -> String {
     }
 }
 
-/// `s` as an error message quotes it: in double quotes, control characters and quotes escaped
-/// (`\n`, `\u{1b}`), cut after [`QUOTE_MAX_CHARS`] characters with the length of the rest.
+/// `s` as an error message quotes it: in double quotes, quotes and every
+/// [`unsafe_on_terminal`] character escaped (`\n`, `\u{1b}`, `\u{202e}`), cut after
+/// [`QUOTE_MAX_CHARS`] characters with the length of the rest.
 pub fn quoted(s: &str) -> String {
     let mut out = String::from("\"");
     let mut chars = s.chars();
     for c in chars.by_ref().take(QUOTE_MAX_CHARS) {
-        out.extend(c.escape_debug());
+        if matches!(c, '"' | '\\') {
+            out.extend(c.escape_debug());
+        } else {
+            push_for_terminal(&mut out, c);
+        }
     }
     let rest = chars.as_str().len();
     out.push('"');
@@ -119,34 +129,53 @@ pub fn quoted(s: &str) -> String {
 
 /// Whether `c` must not reach a terminal as itself: C0/C1 controls (ESC starts every screen,
 /// title, clipboard and link sequence; CSI is U+009B), line and paragraph separators (they end a
-/// line, so a string could print a line of its own) and the bidirectional overrides and isolates
-/// (they reorder what is shown).
+/// line, so a string could print a line of its own) and the bidirectional marks, embeddings,
+/// overrides and isolates (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069: they reorder what
+/// is shown, so that a name reads as something else).
 pub fn unsafe_on_terminal(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{061C}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+        )
 }
 
-/// The one escaping for the terminal: `s` with every [`unsafe_on_terminal`] character written
-/// as its Rust escape (`\u{1b}`, `\n`), so that a string from outside (a server's hostname,
-/// a GPU name in a capture) prints as one inert run of text.
+/// Appends `c` as the terminal may see it: an [`unsafe_on_terminal`] character as its escape
+/// (`\n`, `\t`, `\u{1b}`, `\u{202e}`), any other as itself.
+pub fn push_for_terminal(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if unsafe_on_terminal(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+/// The one escaping for text from outside (a file, a folder's name, a recording, a server, a
+/// host) on its way to the terminal: every [`unsafe_on_terminal`] character written as its
+/// escape, so that the string prints as one inert run of text on one line. HTML's
+/// `document::html::escape` uses the same rule for what it does not turn into entities.
 pub fn for_terminal(s: &str) -> String {
     if !s.chars().any(unsafe_on_terminal) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if unsafe_on_terminal(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
+        push_for_terminal(&mut out, c);
     }
     out
 }
 
-/// A message that came (partly) from outside made safe to print as one line: control
-/// characters escaped, and any run of more than `max_run` characters without a space shortened
-/// (a 1 MB word in a file is not echoed whole).
+/// A message that came (partly) from outside made safe to print as one line: escaped as
+/// [`for_terminal`] does, and any run of more than `max_run` characters without a space
+/// shortened (a 1 MB word in a file is not echoed whole).
 pub fn one_line(message: &str, max_run: usize) -> String {
     let mut out = String::with_capacity(message.len().min(4096));
     let mut run = 0usize;
@@ -169,21 +198,41 @@ pub fn one_line(message: &str, max_run: usize) -> String {
             skipped += 1;
             continue;
         }
-        if breaks_line(c) {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
+        push_for_terminal(&mut out, c);
     }
     flush(&mut out, &mut skipped);
     out
 }
 
-/// True for a character that ends or alters a line where it is printed: the C0/C1 controls
-/// (`\n`, ESC, NEL U+0085) and Unicode's line and paragraph separators U+2028/U+2029, which
-/// are not "control" characters to Rust but break the line in terminals, editors and logs.
-pub fn breaks_line(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+/// Deserializes a list of at most `N` items, refusing a longer one as soon as item `N + 1`
+/// arrives (serde's `Vec` takes any length, so a 190 MB line of `{"gpu":0}` entries became
+/// gigabytes of structs before any check could count them). For
+/// `#[serde(deserialize_with = "crate::model::validate::at_most::<_, _, 1024>")]`.
+pub fn at_most<'de, D, T, const N: usize>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    struct Bounded<T, const N: usize>(std::marker::PhantomData<T>);
+    impl<'de, T: serde::Deserialize<'de>, const N: usize> serde::de::Visitor<'de> for Bounded<T, N> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "a list of at most {N} items")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(N));
+            while let Some(item) = seq.next_element()? {
+                if v.len() == N {
+                    return Err(serde::de::Error::custom(format!(
+                        "more than {N} items: at most {N}"
+                    )));
+                }
+                v.push(item);
+            }
+            Ok(v)
+        }
+    }
+    d.deserialize_seq(Bounded::<T, N>(std::marker::PhantomData))
 }
 
 #[cfg(test)]
@@ -227,5 +276,18 @@ mod tests {
         assert!(!m.contains('\n'));
         let m = one_line("key a\u{2028}b, c\u{2029}d, e\u{85}f", 200);
         assert_eq!(m, "key a\\u{2028}b, c\\u{2029}d, e\\u{85}f");
+    }
+
+    #[test]
+    fn bidi_controls_are_escaped_everywhere_text_is_printed() {
+        let evil = "gpu\u{202E}0.99\u{2066}x\u{2069}\u{200E}\u{200F}\u{061C}\u{202A}";
+        for shown in [for_terminal(evil), quoted(evil), one_line(evil, 200)] {
+            assert!(!shown.chars().any(unsafe_on_terminal), "{shown}");
+            assert!(
+                shown.contains("\\u{202e}") && shown.contains("\\u{2066}"),
+                "{shown}"
+            );
+        }
+        assert_eq!(for_terminal("a\nb\x1b"), "a\\nb\\u{1b}");
     }
 }

@@ -337,6 +337,14 @@ pub fn check_section_figures(value: &serde_json::Value, path: &str) -> Result<()
                         value: crate::model::validate::number(x),
                     });
                 }
+                if key.ends_with("_gbps")
+                    && let Err(message) = crate::model::validate::GBPS.check(x)
+                {
+                    return Err(ReportError::BadField {
+                        path: path.clone(),
+                        message,
+                    });
+                }
             }
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {

@@ -563,26 +563,29 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
         Some(v) => check(field, v, b),
         None => Ok(()),
     };
-    use crate::model::validate::breaks_line;
-    if w.name.trim().is_empty() || w.name.contains([',', '"']) || w.name.chars().any(breaks_line) {
+    use crate::model::validate::unsafe_on_terminal;
+    if w.name.trim().is_empty()
+        || w.name.contains([',', '"'])
+        || w.name.chars().any(unsafe_on_terminal)
+    {
         return Err((
             "name",
-            "must be a non-empty id without commas, quotes, control characters or line separators"
+            "must be a non-empty id without commas, quotes, control characters, line separators or bidirectional controls"
                 .into(),
         ));
     }
     // The title and sources are printed as they are (tables, reports): a control character or
     // line separator in one would rewrite the terminal or split a line.
-    if w.title.chars().any(breaks_line) {
+    if w.title.chars().any(unsafe_on_terminal) {
         return Err((
             "title",
-            "holds a control character or line separator".into(),
+            "holds a control character, line separator or bidirectional control".into(),
         ));
     }
-    if w.sources.iter().any(|s| s.chars().any(breaks_line)) {
+    if w.sources.iter().any(|s| s.chars().any(unsafe_on_terminal)) {
         return Err((
             "sources",
-            "holds a control character or line separator".into(),
+            "holds a control character, line separator or bidirectional control".into(),
         ));
     }
     check("params", w.params, PARAMS)?;

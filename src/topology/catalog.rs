@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::TopologyError;
+use crate::model::validate::Bounds;
 use crate::model::{
     Gpu, GpuLink, Inventory, InventoryKind, LinkKind, LoadState, Nic, NicLink, NvLinkState, P2pCap,
     P2pCaps, P2pPair, P2pStatus, PcieLink, PcieState, Topology, TopologyNote, TopologySource,
@@ -214,10 +215,16 @@ pub fn parse_machine(file_name: &str, text: &str) -> Result<(Topology, Inventory
     // Names, models and notes are printed as they are (tables, headers, reports): a control
     // character or line separator in one would rewrite the terminal or split a line.
     let table: toml::Table = toml::from_str(text).map_err(|e| bad(toml_error(&e, text)))?;
-    if let Some((key, c)) = line_breaking_text(&toml::Value::Table(table), "") {
+    let table = toml::Value::Table(table);
+    if let Some((key, c)) = line_breaking_text(&table, "") {
         return Err(bad(format!(
-            "{key} holds {:?} (a control character or line separator): catalog text is printed on one line",
+            "{key} holds {:?} (a control character, line separator or bidirectional control): catalog text is printed on one line",
             c
+        )));
+    }
+    if let Some((key, chars)) = too_long_text(&table, "") {
+        return Err(bad(format!(
+            "{key} is {chars} characters long: catalog text is at most {TEXT_MAX_CHARS} ({NAME_MAX_CHARS} for names and models)"
         )));
     }
     build(file).map_err(bad)
@@ -229,7 +236,7 @@ fn line_breaking_text(value: &toml::Value, at: &str) -> Option<(String, char)> {
     match value {
         toml::Value::String(s) => s
             .chars()
-            .find(|&c| crate::model::validate::breaks_line(c))
+            .find(|&c| crate::model::validate::unsafe_on_terminal(c))
             .map(|c| (at.to_string(), c)),
         toml::Value::Array(items) => items
             .iter()
@@ -243,6 +250,46 @@ fn line_breaking_text(value: &toml::Value, at: &str) -> Option<(String, char)> {
                 format!("{at}.{key}")
             };
             line_breaking_text(v, &path)
+        }),
+        _ => None,
+    }
+}
+
+/// The longest name, id, model or label (`[machine] name`, `[gpu] model`, a NIC's name) in
+/// characters: they head tables and reports, and a 100 KB model name kept the modeled report's
+/// layout busy for minutes.
+pub const NAME_MAX_CHARS: usize = 128;
+/// The longest other text (summary, notes, a topology row of 1,024 GPUs), in characters.
+pub const TEXT_MAX_CHARS: usize = 16 << 10;
+/// The keys whose strings are names: [`NAME_MAX_CHARS`].
+const NAME_KEYS: [&str; 5] = ["id", "name", "model", "label", "name_prefix"];
+
+/// The first string in `value` longer than its key allows, with its key path and length.
+fn too_long_text(value: &toml::Value, at: &str) -> Option<(String, usize)> {
+    match value {
+        toml::Value::String(s) => {
+            let key = at.rsplit('.').next().unwrap_or(at);
+            let key = key.split('[').next().unwrap_or(key);
+            let max = if NAME_KEYS.contains(&key) {
+                NAME_MAX_CHARS
+            } else {
+                TEXT_MAX_CHARS
+            };
+            let chars = s.chars().count();
+            (chars > max).then(|| (at.to_string(), chars))
+        }
+        toml::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| too_long_text(v, &format!("{at}[{i}]"))),
+        toml::Value::Table(table) => table.iter().find_map(|(k, v)| {
+            let key = crate::model::validate::one_line(k, 40);
+            let path = if at.is_empty() {
+                key
+            } else {
+                format!("{at}.{key}")
+            };
+            too_long_text(v, &path)
         }),
         _ => None,
     }
@@ -621,12 +668,10 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         if entry.name.trim().is_empty() {
             return Err(format!("[[nic]] entry {}: name is empty", index + 1));
         }
-        if let Some(rate) = entry.line_rate_gbps
-            && !(rate.is_finite() && rate > 0.0)
-        {
-            return Err(format!(
-                "{at}: line_rate_gbps must be a positive number of GB/s, found {rate}"
-            ));
+        if let Some(rate) = entry.line_rate_gbps {
+            NIC_LINE_RATE_GBPS
+                .check(rate)
+                .map_err(|e| format!("{at}: line_rate_gbps: {e}"))?;
         }
         let cells: Vec<&str> = entry.gpus.split_whitespace().collect();
         if cells.len() != n {
@@ -660,6 +705,14 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
                 "[rack]: gpus_per_tray = {} must divide the GPU count {n}; cpus_per_tray and switch_trays must be at least 1",
                 r.gpus_per_tray
             ));
+        }
+        for (field, v) in [
+            ("cpus_per_tray", r.cpus_per_tray),
+            ("switch_trays", r.switch_trays),
+        ] {
+            TRAYS
+                .check(f64::from(v))
+                .map_err(|e| format!("[rack] {field}: {e}"))?;
         }
         topo.rack = Some(crate::model::Rack {
             gpus_per_tray: r.gpus_per_tray,
@@ -813,6 +866,15 @@ fn check_machine(m: &Machine) -> Result<(), String> {
     Ok(())
 }
 
+/// A GPU's memory: 1 MiB to 16 TiB (the largest parts have a few hundred GiB).
+const MEMORY_MIB: Bounds = Bounds::closed(1.0, (16u64 << 20) as f64, "MiB");
+/// The widths a PCIe link has (PCI Express Base Specification: x1, x2, x4, x8, x12, x16, x32).
+const PCIE_WIDTHS: [u32; 7] = [1, 2, 4, 8, 12, 16, 32];
+/// A NIC's line rate per direction: up to 1,000 GB/s (8 Tb/s; today's fastest are 800 Gb/s).
+const NIC_LINE_RATE_GBPS: Bounds = Bounds::above(0.0, 1000.0, "GB/s");
+/// CPUs or NVLink switch trays of a rack (an NVL72 has 9 switch trays).
+const TRAYS: Bounds = Bounds::closed(1.0, 1024.0, "trays");
+
 fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
     if g.count == 0 {
         return Err("[gpu] count must be at least 1".to_string());
@@ -821,13 +883,24 @@ fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
     if g.model.trim().is_empty() {
         return Err("[gpu] model is empty".to_string());
     }
-    if g.memory_mib == 0 {
-        return Err("[gpu] memory_mib must be positive".to_string());
-    }
-    if crate::model::pcie_rate_gbps(g.pcie_gen, g.pcie_width).is_none() {
+    // u64 → f64 is exact below 2^53, and the bound is far below it.
+    if g.memory_mib > 1 << 53 {
         return Err(format!(
-            "[gpu] pcie_gen {} / pcie_width {}: expected a PCIe generation 1-6 and a width of at least 1",
-            g.pcie_gen, g.pcie_width
+            "[gpu] memory_mib: {} MiB is out of range: expected {MEMORY_MIB}",
+            g.memory_mib
+        ));
+    }
+    MEMORY_MIB
+        .check(g.memory_mib as f64)
+        .map_err(|e| format!("[gpu] memory_mib: {e}"))?;
+    if crate::model::pcie_rate_gbps(g.pcie_gen, g.pcie_width).is_none()
+        || !PCIE_WIDTHS.contains(&g.pcie_width)
+    {
+        return Err(format!(
+            "[gpu] pcie_gen {} / pcie_width {}: expected a PCIe generation 1-6 and a width of {}",
+            g.pcie_gen,
+            g.pcie_width,
+            PCIE_WIDTHS.map(|w| w.to_string()).join(", ")
         ));
     }
     if let Some(rate) = g.nvlink_gbps_per_link {
@@ -1035,6 +1108,64 @@ gpus = ["X SYS", "SYS X"]
     }
 
     #[test]
+    fn physical_bounds_and_name_lengths_are_held_with_field_and_value() {
+        let with = |from: &str, to: &str| {
+            let text = MINIMAL.replacen(from, to, 1);
+            assert_ne!(text, MINIMAL, "{from}");
+            parse_entry("two.toml", &text)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let nic = "[topology]\ngpus = [\"X SYS\", \"SYS X\"]\n";
+        let long = "y".repeat(100_000);
+        for (from, to, why) in [
+            (
+                "pcie_width = 16",
+                "pcie_width = 4294967295",
+                "pcie_width 4294967295",
+            ),
+            (
+                "memory_mib = 1024",
+                "memory_mib = 9007199254740993",
+                "memory_mib: 9007199254740993 MiB is out of range",
+            ),
+            (
+                "pcie_width = 16",
+                "pcie_width = 16\nnvlink_gbps_per_link = 5e-324",
+                "nvlink_gbps_per_link: 5e-324 GB/s is out of range",
+            ),
+            (
+                nic,
+                &format!(
+                    "{nic}[[nic]]\nname = \"mlx5_0\"\nline_rate_gbps = 1e308\ngpus = \"PIX PIX\"\n"
+                ),
+                "line_rate_gbps: 1e308 GB/s is out of range",
+            ),
+            (
+                nic,
+                &format!(
+                    "{nic}[rack]\ngpus_per_tray = 2\ncpus_per_tray = 1\nswitch_trays = 4294967295\n"
+                ),
+                "[rack] switch_trays: 4.294967295e9 trays is out of range",
+            ),
+            (
+                "model = \"Test GPU\"",
+                &format!("model = \"{long}\""),
+                "gpu.model is 100000 characters long",
+            ),
+            (
+                "name = \"Two GPUs\"",
+                "name = \"Two \\u202Eevil\"",
+                "machine.name holds '\\u{202e}'",
+            ),
+        ] {
+            let e = with(from, to).unwrap_err();
+            assert!(e.contains(why), "{to:.80}: {e}");
+            assert!(e.len() < 400 && !e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
     fn text_that_breaks_a_printed_line_is_refused_with_its_key() {
         let good = include_str!("../../assets/hardware/h200-2x-sxm.toml");
         for (from, to, key) in [
@@ -1047,7 +1178,9 @@ gpus = ["X SYS", "SYS X"]
             let message = bad_message(&text);
             assert!(message.starts_with(key), "{message}");
             assert!(
-                !message.chars().any(crate::model::validate::breaks_line),
+                !message
+                    .chars()
+                    .any(crate::model::validate::unsafe_on_terminal),
                 "{message}"
             );
         }

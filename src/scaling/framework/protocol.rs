@@ -12,7 +12,7 @@ pub(super) const MAX_LINE: usize = 1 << 20;
 
 /// A line as it may be shown: control characters escaped, cut to `max` characters.
 pub fn clip(s: &str, max: usize) -> String {
-    let escaped: String = s.chars().flat_map(char::escape_debug).collect();
+    let escaped = crate::model::validate::for_terminal(s);
     if escaped.chars().count() > max {
         format!("{}…", escaped.chars().take(max).collect::<String>())
     } else {

@@ -84,7 +84,7 @@ fn printable(text: String, origin: &str) -> Result<String, TopologyError> {
         text
     };
     let bad = text.char_indices().find(|&(_, c)| {
-        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{2028}' | '\u{2029}')
+        !matches!(c, '\t' | '\n' | '\r') && crate::model::validate::unsafe_on_terminal(c)
     });
     match bad {
         None => Ok(text),
