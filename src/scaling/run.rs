@@ -116,6 +116,8 @@ pub struct MeasureOptions {
     pub curve: Option<CommCurve>,
     /// Seconds a noisy timed window grows to, instead of the preset's.
     pub noisy_measure_s: Option<f64>,
+    /// The workloads whose strong mode the framework runs (`None`: every one).
+    pub strong_for: Option<Vec<String>>,
 }
 
 /// On this machine: measures the GEMM rates (cuBLAS: the first GPU alone, then every GPU at
@@ -193,6 +195,7 @@ pub fn run_measured(
                 let fopts = FrameworkOptions {
                     gpus: ordinals.clone(),
                     modes: modes.to_vec(),
+                    strong_for: opts.strong_for.clone(),
                     timeout: opts.framework_timeout.unwrap_or(framework::DEFAULT_TIMEOUT),
                     warmup_s: if opts.quick { 2.0 } else { 5.0 },
                     warmup_next_s: if opts.quick { 1.0 } else { 2.0 },

@@ -61,6 +61,14 @@ pub(super) fn spec(
     let mut runs = Vec::new();
     let mut planned = Vec::new();
     for &mode in &opts.modes {
+        if mode == Mode::Strong
+            && opts
+                .strong_for
+                .as_ref()
+                .is_some_and(|only| !only.contains(&w.name))
+        {
+            continue;
+        }
         let per = match mode {
             Mode::Weak => w.per_gpu_batch,
             Mode::Strong => (w.strong_global_batch / n as f64).floor(),

@@ -54,6 +54,10 @@ pub struct FrameworkOptions {
     /// CUDA ordinals; a launch on n GPUs uses the first n.
     pub gpus: Vec<usize>,
     pub modes: Vec<Mode>,
+    /// The workloads whose strong mode runs (`None`: every one); the others' strong rows stay
+    /// modeled. `--full` keeps its time so: a language model's strong step at one GPU is its
+    /// whole global batch (GPT-2 XL: 3 s a step).
+    pub strong_for: Option<Vec<String>>,
     /// Limit of one launch.
     pub timeout: Duration,
     /// Seconds of untimed steps, then of timed steps.
@@ -75,6 +79,7 @@ impl Default for FrameworkOptions {
         Self {
             gpus: Vec::new(),
             modes: Mode::ALL.to_vec(),
+            strong_for: None,
             timeout: DEFAULT_TIMEOUT,
             warmup_s: 5.0,
             warmup_next_s: 5.0,
