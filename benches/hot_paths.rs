@@ -198,7 +198,8 @@ fn fleet_files_1000(bencher: Bencher) {
         .expect("judged");
     bencher.bench(|| {
         scalescope::fleet::files::all(black_box(&o))
-            .expect("files")
-            .len()
+            .into_iter()
+            .map(|(_, bytes)| bytes.expect("files").len())
+            .sum::<usize>()
     });
 }

@@ -308,6 +308,124 @@ fn a_watch_recording_past_any_clock_or_of_millions_of_gpus_is_refused() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Fleet reports: nothing lost, nothing absurd
+
+/// `fleet report DIR --out DIR/out`: the run and fleet.json (`None` when not written).
+fn fleet_report(dir: &Path) -> (common::Run, Option<serde_json::Value>) {
+    let out = dir.join("out");
+    let r = run(&[
+        "fleet",
+        "report",
+        dir.join("nodes").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let json = std::fs::read_to_string(out.join("fleet.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    (r, json)
+}
+
+#[test]
+fn a_fleet_of_1300_unreachable_nodes_or_a_400_kb_gpu_name_keeps_its_fleet_json() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..1300 {
+        let node = dir.path().join("nodes").join(format!("n{i}"));
+        std::fs::create_dir_all(&node).unwrap();
+        std::fs::write(
+            node.join("node.json"),
+            format!(
+                r#"{{"node":"n{i}","status":"unreachable","exit_code":1,"error":"ssh: connect to host n{i}: No route to host"}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let (r, json) = fleet_report(dir.path());
+    let json = json.unwrap_or_else(|| panic!("no fleet.json: {}", r.stderr));
+    assert_eq!(json["nodes"].as_array().unwrap().len(), 1300);
+    assert!(dir.path().join("out/fleet.png").is_file(), "{}", r.stderr);
+
+    let dir = tempfile::tempdir().unwrap();
+    common::fleet::write_nodes(&dir.path().join("nodes"), 4, |i, r| {
+        if i == 1 {
+            r.machine.gpu_names = vec!["G".repeat(400_000); 8];
+        }
+    });
+    let (r, json) = fleet_report(dir.path());
+    let json = json.unwrap_or_else(|| panic!("no fleet.json: {}", r.stderr));
+    let text = json.to_string();
+    assert!(text.len() < 100_000, "{} bytes", text.len());
+    assert!(r.stdout.len() < 20_000, "{}", r.stdout.len());
+}
+
+#[test]
+fn absurd_figures_in_node_reports_and_between_records_are_named_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    common::fleet::write_nodes(&dir.path().join("nodes"), 5, |i, r| {
+        if i < 3 {
+            common::fleet::slow_gpu(r, 0, 1e300);
+        }
+    });
+    let (r, json) = fleet_report(dir.path());
+    let json = json.unwrap();
+    let n = common::fleet::node(&json, "node00");
+    assert_eq!(n["verdict"], "fail", "{n}");
+    let detail = n["findings"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("GB/s is out of range"), "{detail}");
+    assert!(
+        !r.stdout.contains("e308") && !r.stdout.contains("inf"),
+        "{}",
+        r.stdout
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    common::fleet::write_nodes(&dir.path().join("nodes"), 3, |_, _| {});
+    common::fleet::between_records(&dir.path().join("nodes"), 3, "node01", -1.0);
+    let (r, json) = fleet_report(dir.path());
+    let json = json.unwrap();
+    assert!(
+        !r.stdout.contains("-1.00 GB/s") && !r.stdout.contains("−1.00"),
+        "{}",
+        r.stdout
+    );
+    let notes = json["notes"].to_string();
+    assert!(
+        notes.contains("busbw_gbps: -1 GB/s is out of range"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn a_report_of_100_million_zeros_is_refused_without_gigabytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = dir.path().join("nodes").join("n1");
+    std::fs::create_dir_all(&node).unwrap();
+    let mut zeros = Vec::with_capacity(200 << 20);
+    zeros.push(b'[');
+    for _ in 0..(100 << 20) - 1 {
+        zeros.extend_from_slice(b"0,");
+    }
+    zeros.extend_from_slice(b"0]");
+    std::fs::write(node.join("report.json"), zeros).unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        &format!(
+            "ulimit -v 2000000 && exec {} fleet report {} --out {}",
+            common::bin().display(),
+            dir.path().join("nodes").display(),
+            dir.path().join("out").display()
+        ),
+    ]);
+    let o = within(cmd, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("memory allocation"), "{stderr}");
+    let json = std::fs::read_to_string(dir.path().join("out/fleet.json")).expect("fleet.json");
+    assert!(json.contains("JSON values"), "{json:.2000}");
+}
+
+// ---------------------------------------------------------------------------------------------
 // The Prometheus endpoint
 
 /// A free port on 127.0.0.1.

@@ -36,14 +36,27 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     output::prepare_out_dir(&args.out)?;
     output::remove_stale_temps(&args.out);
     let outcome = judge(&args.inputs, &thresholds)?;
-    let files = crate::fleet::files::all(&outcome)?;
-    let paths: Vec<PathBuf> = files.iter().map(|(n, _)| args.out.join(n)).collect();
-    let staged: Vec<(&std::path::Path, &[u8])> = paths
+    // What rendered is written even when a page could not be: fleet.json is never lost to
+    // fleet.png.
+    let mut files = Vec::new();
+    let mut failed = None;
+    for (name, bytes) in crate::fleet::files::all(&outcome) {
+        match bytes {
+            Ok(b) => files.push((args.out.join(name), b)),
+            Err(e) => failed = failed.or(Some(e)),
+        }
+    }
+    for (p, _) in &files {
+        output::refuse_links_below(&args.out, p)?;
+    }
+    let staged: Vec<(&std::path::Path, &[u8])> = files
         .iter()
-        .zip(&files)
-        .map(|(p, (_, b))| (p.as_path(), b.as_slice()))
+        .map(|(p, b)| (p.as_path(), b.as_slice()))
         .collect();
     output::write_all_atomic(&staged).map_err(|(p, e)| output::write_error(p, e))?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
     let failed = outcome.verdict == Verdict::Fail;
     let code = if failed { super::EXIT_CHECK_FAILED } else { 0 };
     super::emit(None, render(&outcome, &args.out, code).as_bytes())?;

@@ -12,35 +12,30 @@ use super::report::{FleetError, FleetOutcome, NodeOutcome};
 /// Findings the one-page PNG lists before "… and N more": in all, and per node (so that one
 /// node's fifty outliers do not hide the next node's one).
 const PNG_FINDINGS: usize = 40;
+/// Nodes the one-page PNG's drain list names before "… and N more".
+const PNG_DRAIN: usize = 40;
 const PNG_FINDINGS_PER_NODE: usize = 6;
 
 /// Every file of the fleet report, by name: fleet.csv, fleet.json, fleet.html, fleet.png,
-/// fleet.pdf.
-pub fn all(outcome: &FleetOutcome) -> Result<Vec<(&'static str, Vec<u8>)>, FleetError> {
-    let render = |file: &'static str, e: crate::document::RenderError| FleetError::Render {
-        file,
-        message: e.to_string(),
-    };
-    let csv = csv(outcome).map_err(|e| FleetError::Render {
-        file: "fleet.csv",
-        message: e.to_string(),
-    })?;
-    let json = crate::export::json::to_json(outcome).map_err(|e| FleetError::Render {
-        file: "fleet.json",
-        message: e.to_string(),
-    })?;
+/// fleet.pdf — each its bytes or why it could not be made, so that a page too large to
+/// typeset never costs the CSV and JSON beside it.
+pub fn all(outcome: &FleetOutcome) -> Vec<(&'static str, Result<Vec<u8>, FleetError>)> {
+    let render = |file: &'static str, message: String| FleetError::Render { file, message };
+    let csv = csv(outcome).map_err(|e| render("fleet.csv", e.to_string()));
+    let json =
+        crate::export::json::to_json(outcome).map_err(|e| render("fleet.json", e.to_string()));
     let html = crate::document::html::write(&document(outcome, Scope::Every)).into_bytes();
-    let short = document(outcome, Scope::NotPassing);
     let png = crate::document::typeset::png(&document(outcome, Scope::OnePage))
-        .map_err(|e| render("fleet.png", e))?;
-    let pdf = crate::document::typeset::pdf(&short).map_err(|e| render("fleet.pdf", e))?;
-    Ok(vec![
+        .map_err(|e| render("fleet.png", e.to_string()));
+    let pdf = crate::document::typeset::pdf(&document(outcome, Scope::NotPassing))
+        .map_err(|e| render("fleet.pdf", e.to_string()));
+    vec![
         ("fleet.csv", csv),
         ("fleet.json", json),
-        ("fleet.html", html),
+        ("fleet.html", Ok(html)),
         ("fleet.png", png),
         ("fleet.pdf", pdf),
-    ])
+    ]
 }
 
 /// fleet.csv's columns (docs/CSV.md).
@@ -165,10 +160,16 @@ pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
     if o.drain.is_empty() {
         drain.push(Paragraph::plain("No node fails.").into());
     } else {
-        let items = o
+        let shown = if scope == Scope::OnePage {
+            PNG_DRAIN
+        } else {
+            usize::MAX
+        };
+        let mut items: Vec<Paragraph> = o
             .nodes
             .iter()
             .filter(|n| n.verdict == Verdict::Fail)
+            .take(shown)
             .map(|n| {
                 let fails = n
                     .findings
@@ -186,6 +187,12 @@ pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
                 Paragraph::plain(line)
             })
             .collect();
+        if o.drain.len() > items.len() {
+            items.push(Paragraph::note(format!(
+                "… and {} more: fleet.html and fleet.csv list every one.",
+                o.drain.len() - items.len()
+            )));
+        }
         drain.push(Block::List {
             ordered: false,
             items,

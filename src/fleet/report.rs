@@ -260,11 +260,17 @@ pub fn report(
         source,
     };
     std::fs::create_dir_all(out).map_err(|e| write_err(out, e))?;
-    for (name, bytes) in super::files::all(&outcome)? {
-        let path = out.join(name);
-        write_synced(&path, &bytes).map_err(|e| write_err(&path, e))?;
+    let mut failed = None;
+    for (name, bytes) in super::files::all(&outcome) {
+        match bytes {
+            Ok(bytes) => {
+                let path = out.join(name);
+                write_synced(&path, &bytes).map_err(|e| write_err(&path, e))?;
+            }
+            Err(e) => failed = failed.or(Some(e)),
+        }
     }
-    Ok(outcome)
+    failed.map_or(Ok(outcome), Err)
 }
 
 /// Temporary file, fsync, rename: a reader never sees half a file.
@@ -511,10 +517,16 @@ struct FieldKey {
     gpu: Option<usize>,
 }
 
+/// The longest fact (a GPU name, a driver version) kept of a node's report, in characters.
+const FACT_MAX_CHARS: usize = 200;
+
 fn node_facts(v: &View) -> BTreeMap<FieldKey, String> {
     let mut f = BTreeMap::new();
     let mut put = |field: &'static str, gpu: Option<usize>, value: Option<String>| {
         if let Some(value) = value.filter(|s| !s.is_empty()) {
+            // A value is compared and shown as a label: a 400 KB GPU name is cut, not a
+            // table cell taller than any page.
+            let value = crate::model::validate::shortened(&value, FACT_MAX_CHARS);
             f.insert(FieldKey { field, gpu }, value);
         }
     };

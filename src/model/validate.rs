@@ -173,6 +173,19 @@ pub fn for_terminal(s: &str) -> String {
     out
 }
 
+/// `s` cut after `max` characters with `…` and how many more there were (a 400 KB GPU name in
+/// a report is a label in a table, not a page of its own).
+pub fn shortened(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((at, _)) => format!(
+            "{}… ({} more characters)",
+            &s[..at],
+            s[at..].chars().count()
+        ),
+    }
+}
+
 /// A message that came (partly) from outside made safe to print as one line: escaped as
 /// [`for_terminal`] does, and any run of more than `max_run` characters without a space
 /// shortened (a 1 MB word in a file is not echoed whole).
@@ -289,5 +302,11 @@ mod tests {
             );
         }
         assert_eq!(for_terminal("a\nb\x1b"), "a\\nb\\u{1b}");
+    }
+
+    #[test]
+    fn shortening_cuts_at_a_character_and_says_how_much() {
+        assert_eq!(shortened("H100", 10), "H100");
+        assert_eq!(shortened("–––––", 2), "––… (3 more characters)");
     }
 }

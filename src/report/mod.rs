@@ -373,8 +373,28 @@ pub fn check_section_figures(value: &serde_json::Value, path: &str) -> Result<()
     walk(value, &mut p, path)
 }
 
+/// The most JSON values a report file may hold: its JSON tree costs 32 bytes a value or more,
+/// so 200 MB of `0,0,0,…` (100 million values) once took more than 4 GB before any check.
+/// Reports hold a value per 15–20 bytes: the largest file read ([`MAX_REPORT_BYTES`]) fits.
+pub const MAX_JSON_VALUES: usize = 20_000_000;
+
+/// An upper bound of the values in JSON `text`: one more than its commas, colons and opening
+/// brackets (those inside strings count too; the bound only grows).
+fn json_values_at_most(text: &str) -> usize {
+    1 + text
+        .bytes()
+        .filter(|b| matches!(b, b',' | b':' | b'[' | b'{'))
+        .count()
+}
+
 /// Parses report JSON. Never panics; every failure is one of [`ReportError`]'s kinds.
 pub fn parse(text: &str) -> Result<Report, ReportError> {
+    let values = json_values_at_most(text);
+    if values > MAX_JSON_VALUES {
+        return Err(ReportError::Invalid(format!(
+            "up to {values} JSON values, more than the {MAX_JSON_VALUES} a report may hold"
+        )));
+    }
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         if e.is_eof() {
             ReportError::Truncated {
