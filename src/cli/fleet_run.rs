@@ -26,8 +26,8 @@ use crate::remote::RemoteOptions;
 
 /// What every node checks (the options `scalescope check` takes of the same names).
 #[derive(Debug, Clone, Args)]
-pub struct NodeCheckArgs {
 #[command(mut_arg("gpus", |a| a.help("GPUs to check on each node, e.g. 0,1 (default: all)")))]
+pub struct NodeCheckArgs {
     /// Check this catalog machine (modeled) on every node instead of the node's own GPUs: a
     /// name (`scalescope --catalog`). For trying a fleet run without GPUs.
     #[arg(long, value_name = "NAME")]
