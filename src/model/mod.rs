@@ -12,6 +12,7 @@ mod fault;
 mod linkrate;
 mod machine_state;
 pub mod options;
+pub mod published;
 mod running;
 pub mod soak;
 mod stats;

@@ -20,7 +20,7 @@ use crate::model::{
 const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// The catalog files, by file name. Add new machines here.
-const FILES: &[(&str, &str)] = &[
+pub(super) const FILES: &[(&str, &str)] = &[
     (
         "dgx-h100.toml",
         include_str!("../../assets/hardware/dgx-h100.toml"),
@@ -322,6 +322,9 @@ struct CatalogFile {
     rack: Option<RackSection>,
     #[serde(default)]
     state: Vec<StateEntry>,
+    /// Published figures for machines like this one (`super::published` reads them).
+    #[serde(default)]
+    reference: Vec<crate::model::published::Reference>,
 }
 
 /// `[rack]`: compute trays of `gpus_per_tray` GPUs and `cpus_per_tray` CPUs, joined by
@@ -460,9 +463,13 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         nics_per_gpu,
         rack,
         state,
+        reference,
     } = file;
     let n = gpu.count;
     check_machine(&machine)?;
+    for (i, r) in reference.iter().enumerate() {
+        r.check().map_err(|e| format!("reference[{i}].{e}"))?;
+    }
     check_gpu_template(&gpu)?;
 
     // NUMA placement: each GPU at most once.

@@ -9,6 +9,7 @@ pub mod host_cpu;
 pub mod import;
 pub mod live;
 pub mod nvml_state;
+pub mod published;
 pub mod sampler;
 pub mod smi_query;
 pub mod soak_probe;
