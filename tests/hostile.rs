@@ -426,6 +426,70 @@ fn a_report_of_100_million_zeros_is_refused_without_gigabytes() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Figures no machine has
+
+#[test]
+fn ownership_over_1e_300_years_and_a_gpu_of_5e_324_watts_are_refused() {
+    one_line_error(
+        &[
+            "compare",
+            "--catalog",
+            "dgx-b200",
+            "--catalog",
+            "dgx-h100",
+            "--capex-per-node",
+            "300000",
+            "--years",
+            "1e-300",
+            "--power-price-per-kwh",
+            "0.1",
+            "--samples",
+            "1e18",
+        ],
+        Some(2),
+        &["--years", "1e-300"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::crate_file("assets/workloads/resnet50.toml"))
+        .unwrap()
+        .replacen("watts = ", "watts = 5e-324 #", 1);
+    let w = common::write(dir.path(), "w.toml", &text);
+    one_line_error(
+        &[
+            "bench",
+            "scaling",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--workload",
+            w.to_str().unwrap(),
+        ],
+        Some(2),
+        &["watts", "5e-324 W is out of range"],
+    );
+}
+
+#[test]
+fn a_recorded_pcie_rate_of_thousands_of_line_rates_is_refused() {
+    let text = std::fs::read_to_string(data_path("watch-h100x2-nvlink.jsonl")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let mut sample: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    sample["gpus"][0]["pcie_rx_bytes_per_s"] = serde_json::json!(1e13);
+    let dir = tempfile::tempdir().unwrap();
+    let rec = common::write(dir.path(), "rec.jsonl", &format!("{header}\n{sample}\n"));
+    one_line_error(
+        &["watch", "--replay", rec.to_str().unwrap(), "--quiet"],
+        Some(2),
+        &[
+            "pcie_rx_bytes_per_s",
+            "1e13 B/s is out of range",
+            "PCIe line rate",
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
 // The Prometheus endpoint
 
 /// A free port on 127.0.0.1.

@@ -5,7 +5,8 @@
 //! - no panic (exit 101 or "panicked" on stderr) and no hang (the time limit, 10 s by default);
 //! - exit code 0, 1 or 2 only (a campaign may allow others, e.g. 3 for a FAIL verdict);
 //! - a failure prints exactly one line, starting `Error: `, of at most 2,000 characters;
-//! - nothing printed holds a character a terminal acts on (ESC, other controls, U+2028);
+//! - nothing printed holds a character a terminal acts on (ESC, other controls, U+2028, the
+//!   bidirectional overrides: `model::validate::unsafe_on_terminal`);
 //! - and what the campaign checks besides (no `NaN`/`inf` figure, nothing written outside
 //!   `--out`, …).
 //!
@@ -22,6 +23,7 @@
 mod args;
 mod corpus;
 mod fifo;
+mod hostile;
 mod injection;
 mod mutate;
 mod protocol;
@@ -117,6 +119,7 @@ fn campaigns(root: &Path, bin: &Path) -> Vec<Box<dyn Campaign>> {
         Box::new(protocol::Protocol::new(root)),
         Box::new(server::Server::new(bin)),
         Box::new(injection::Injection),
+        Box::new(hostile::Hostile::new(root)),
     ]
 }
 
@@ -281,7 +284,7 @@ pub fn remote_contract(case: &Case, o: &Outcome) -> Result<(), String> {
 /// newline and tab, DEL, the C1 controls, the Unicode line and paragraph separators): printed
 /// from input, it can rewrite the screen, the title or the clipboard, or fake a line.
 pub fn is_terminal_control(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+    c != '\n' && c != '\t' && scalescope::model::validate::unsafe_on_terminal(c)
 }
 
 /// No `NaN`, `inf` figure in what a successful run printed.

@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 /// and a CPU).
 pub const MAX_PLAUSIBLE_WATTS: f64 = 5_000.0;
 
+/// The least power a stated figure for a working GPU may be, W: an idle board draws tens of
+/// watts, and a figure of 5e-324 W divides into samples per joule with 30 digits.
+pub const MIN_PLAUSIBLE_WATTS: f64 = 1.0;
+
 /// Where a window's joules come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -416,6 +416,9 @@ pub fn parse_sample(line: &str, header: &WatchHeader) -> Result<TrafficSample, S
     Ok(sample)
 }
 
+/// The most a GPU's PCIe byte counts may be over its link's line rate per direction.
+const PCIE_COUNT_OVER_LINE: f64 = 2.0;
+
 /// A sample's time since the watch started: up to ten years (a later one is no recording, and
 /// played back it would wait past any clock).
 pub const T_S: Bounds = Bounds::closed(0.0, 3.2e8, "s");
@@ -447,6 +450,30 @@ pub fn check_sample(s: &TrafficSample, header: &WatchHeader) -> Result<(), Strin
         for (field, value, bounds) in checks {
             if let Some(v) = value {
                 bounds.check(v).map_err(|e| format!("{}: {e}", at(field)))?;
+            }
+        }
+        // PCIe counts packet bytes (headers, framing, read requests): a little over the line
+        // rate at most, never twice it. 1e13 B/s on a Gen5 x16 link is no reading.
+        if let Some(line) = header
+            .topology
+            .gpu(g.gpu)
+            .and_then(|gpu| gpu.pcie.line_rate_gbps())
+        {
+            let most = Bounds::closed(0.0, PCIE_COUNT_OVER_LINE * line * 1e9, "B/s");
+            for (field, value) in [
+                ("pcie_rx_bytes_per_s", g.pcie_rx_bytes_per_s),
+                ("pcie_tx_bytes_per_s", g.pcie_tx_bytes_per_s),
+            ] {
+                if let Some(v) = value {
+                    most.check(v).map_err(|e| {
+                        format!(
+                            "{}: {e} (twice GPU {}'s PCIe line rate, {} GB/s)",
+                            at(field),
+                            g.gpu,
+                            super::validate::number(line)
+                        )
+                    })?;
+                }
             }
         }
         for (j, l) in g.nvlinks.iter().enumerate() {

@@ -84,12 +84,13 @@ impl PriceFigure {
     }
 
     /// What a stated figure may be: a positive, finite amount no larger than anyone would mean;
-    /// a PUE from 1 to 5 and a node's overhead from 0 (GPUs only).
+    /// a PUE from 1 to 5 and a node's overhead from 0 (GPUs only); years from a tenth (about a
+    /// month: the price is divided by them, and 1e-300 years made every cost infinite).
     pub const fn bounds(self) -> Bounds {
         match self {
             Self::PerGpuHour => Bounds::above(0.0, 10_000.0, "per GPU-hour"),
             Self::CapexPerNode => Bounds::above(0.0, 1e9, "per node"),
-            Self::Years => Bounds::above(0.0, 50.0, "years"),
+            Self::Years => Bounds::closed(0.1, 50.0, "years"),
             Self::PerKwh => Bounds::above(0.0, 100.0, "per kWh"),
             Self::Pue => Bounds::closed(1.0, 5.0, ""),
             Self::NodeOverheadW => Bounds::closed(0.0, 1e6, "W"),

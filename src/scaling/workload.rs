@@ -555,7 +555,11 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
     const COPY_GBPS: Bounds = Bounds::above(0.0, 1e6, "GB/s");
     const MEMORY_GIB: Bounds = Bounds::above(0.0, 1e5, "GiB");
     const HOST_PROBE_US: Bounds = Bounds::above(0.0, 1e7, "µs");
-    const WATTS: Bounds = Bounds::above(0.0, crate::model::energy::MAX_PLAUSIBLE_WATTS, "W");
+    const WATTS: Bounds = Bounds::closed(
+        crate::model::energy::MIN_PLAUSIBLE_WATTS,
+        crate::model::energy::MAX_PLAUSIBLE_WATTS,
+        "W",
+    );
 
     let check =
         |field: &'static str, v: f64, b: Bounds| b.check(v).map(|_| ()).map_err(|m| (field, m));
