@@ -327,6 +327,37 @@ fn catalog_machines_and_files_are_checked_modeled() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Published figures for machines like the one checked stand beside its copy figures, each
+/// with its source and the conditions that differ; a machine whose GPU has none gets none.
+#[test]
+fn published_figures_stand_beside_the_copy_figures() {
+    let out = scalescope()
+        .args(["check", "--catalog", "hgx-h200"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("published h2d: 48 GB/s threshold (Azure ND H200 v5, copy engine"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("Azure/azurehpc-health-checks conf/nd96isr_h200_v5.conf, 2024-10-28; here "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("GB/s modeled (")
+            && stdout.contains("differs: SM copy there, copy engine here"),
+        "{stdout}"
+    );
+    let out = scalescope()
+        .args(["check", "--catalog", "l40s-8x-pcie"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(!stdout.contains("published "), "{stdout}");
+}
+
 #[test]
 fn without_a_driver_check_exits_1_and_names_import_and_catalog() {
     if !common::no_driver() {

@@ -307,6 +307,11 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
             each.join(", ")
         );
     }
+    // Published figures for machines like this one, beside the copy figures judged above.
+    let published = crate::report::published::beside(topo, &r.bandwidth, &[]);
+    for b in crate::report::published::copies_run(&published) {
+        let _ = writeln!(out, "{}", crate::model::validate::for_terminal(&b.line()));
+    }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
     }

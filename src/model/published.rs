@@ -222,15 +222,22 @@ impl Citation {
         Ok(())
     }
 
-    /// One line: the title, where (repository and file or issue, else the URL) and the date.
+    /// Where to find it, short: the repository and file or issue (else the title and URL),
+    /// and the date: `Azure/azurehpc-health-checks conf/nd96isr_h100_v5.conf, 2024-06-28`.
     pub fn short(&self) -> String {
         let place = match (&self.repository, &self.file, self.issue) {
             (Some(r), Some(f), _) => format!("{r} {f}"),
             (Some(r), None, Some(i)) => format!("{r}#{i}"),
-            (Some(r), None, None) => r.clone(),
-            (None, _, _) => self.url.clone().unwrap_or_default(),
+            _ => format!(
+                "{} {}",
+                self.title,
+                self.url
+                    .as_deref()
+                    .or(self.repository.as_deref())
+                    .unwrap_or_default()
+            ),
         };
-        format!("{}, {place}, {}", self.title, self.date)
+        format!("{place}, {}", self.date)
     }
 }
 
@@ -694,7 +701,7 @@ mod tests {
         };
         assert_eq!(
             beside_line(&r, Some(&ours)),
-            "published all_reduce busbw: 478.9 GB/s measured (8 GPUs, 8 GiB, NVLS on, in place, NCCL 2.18.5) — Azure ND H100 v5 benchmark results, Azure/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md, 2024-09-24; here 239.4 GB/s measured (50 % of it); differs: NVLS on there, off here"
+            "published all_reduce busbw: 478.9 GB/s measured (8 GPUs, 8 GiB, NVLS on, in place, NCCL 2.18.5) — Azure/AI-benchmarking-guide Azure_Results/ND_H100_v5_results.md, 2024-09-24; here 239.4 GB/s measured (50 % of it); differs: NVLS on there, off here"
         );
         assert!(beside_line(&r, None).ends_with("; not run here"));
     }

@@ -7,6 +7,7 @@
 
 pub mod bundled;
 pub mod compare;
+pub mod published;
 pub mod ranking;
 pub mod summary;
 pub mod superlinear;
