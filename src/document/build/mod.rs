@@ -7,6 +7,7 @@ mod bandwidth;
 mod collectives;
 mod energy;
 mod health;
+mod published;
 mod scaling;
 mod soak;
 mod topology;
@@ -20,8 +21,8 @@ use super::{
 use crate::report::Report;
 use crate::report::summary::{self, Provenance};
 
-/// The whole report: head, verdict, key figures, topology, bandwidth, collectives, scaling,
-/// health checks, the burn-in, warnings and the foot.
+/// The whole report: head, verdict, key figures, topology, bandwidth, collectives, published
+/// figures, scaling, health checks, the burn-in, warnings and the foot.
 pub fn report(r: &Report) -> Document {
     Document {
         title: format!(
@@ -36,6 +37,7 @@ pub fn report(r: &Report) -> Document {
             topology::section(r),
             bandwidth::section(r),
             collectives::section(r),
+            published::section(r),
             scaling::section(r),
             energy::section(r),
             health::checks(r),
