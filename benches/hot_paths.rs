@@ -173,7 +173,7 @@ fn fleet_report_1000(bencher: Bencher) {
     let out = dir.join("fleet");
     let thresholds = scalescope::health::Thresholds::default();
     bencher.bench(|| {
-        let o = scalescope::fleet::report::report(black_box(&inputs), &out, &thresholds)
+        let o = scalescope::fleet::files::report(black_box(&inputs), &out, &thresholds)
             .expect("fleet report");
         assert_eq!(o.drain, ["node0500"]);
         o.nodes.len()

@@ -306,28 +306,11 @@ fn group_heads(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// The identifier or `{…}` group's heads that start at `s`.
-fn heads_at(s: &str) -> Vec<String> {
-    let s = s.trim_start();
-    if s.starts_with('{') {
-        return group_heads(s);
-    }
-    let ident: String = s
-        .chars()
-        .take_while(|ch| ch.is_alphanumeric() || *ch == '_')
-        .collect();
-    if ident.is_empty() {
-        Vec::new()
-    } else {
-        vec![ident]
-    }
-}
-
-/// Every use of another top-level name of `src/` in the file `rel` (relative to `src/`), whose
-/// text is `src`. `tops` are the top-level names of `src/`.
-fn uses_in(rel: &str, src: &str, tops: &BTreeSet<String>) -> Vec<Use> {
+/// Every module path the code of `rel` (relative to `src/`, text `src`) names through `crate::`
+/// or `super::`, resolved from the crate root, with its line: `super::live::Frame` in
+/// `ui/topology_view.rs` is `[ui, live, Frame]`; a `{…}` group gives one path per item's head.
+fn paths_in(rel: &str, src: &str) -> Vec<(usize, Vec<String>)> {
     let module = module_path(rel);
-    let folder = module[0].clone();
     let code = code_of(src);
     let bytes = code.as_bytes();
     let mut found = Vec::new();
@@ -360,36 +343,97 @@ fn uses_in(rel: &str, src: &str, tops: &BTreeSet<String>) -> Vec<Use> {
         } else if !ident_before(i) && rest.starts_with("mod ") {
             pending_mod = true;
         }
-        let mut targets = Vec::new();
-        if !ident_before(i) && rest.starts_with("crate::") && !(i > 0 && bytes[i - 1] == b':') {
-            targets = heads_at(&rest["crate::".len()..]);
-        } else if !ident_before(i)
-            && rest.starts_with("super::")
-            && !(i > 0 && bytes[i - 1] == b':')
-        {
-            let mut k = 0;
+        let not_inner = !(ident_before(i) || (i > 0 && bytes[i - 1] == b':'));
+        if not_inner && rest.starts_with("crate::") {
+            for tail in segments_at(&rest["crate::".len()..]) {
+                found.push((line, tail));
+            }
+        } else if not_inner && rest.starts_with("super::") {
+            let mut k = 0usize;
             let mut after = rest;
             while let Some(r) = after.strip_prefix("super::") {
                 k += 1;
                 after = r.trim_start();
             }
-            if k >= module.len() + inline_mods.len() {
-                targets = heads_at(after);
-            }
-        }
-        for to in targets {
-            if tops.contains(&to) && to != folder {
-                found.push(Use {
-                    file: format!("src/{rel}"),
-                    line,
-                    from: folder.clone(),
-                    to,
-                });
+            // Supers that only leave inline modules (`mod tests`) stay in this file.
+            let up = k.saturating_sub(inline_mods.len());
+            if k > inline_mods.len() && up <= module.len() {
+                let base = &module[..module.len() - up];
+                for tail in segments_at(after) {
+                    found.push((line, base.iter().cloned().chain(tail).collect()));
+                }
             }
         }
         i += rest.chars().next().map_or(1, char::len_utf8);
     }
     found
+}
+
+/// The paths that start at `s`: `a::b::C` → `[[a, b, C]]`; `a::{b, c::D}` → `[[a, b], [a, c]]`.
+fn segments_at(s: &str) -> Vec<Vec<String>> {
+    let mut segs = Vec::new();
+    let mut s = s.trim_start();
+    loop {
+        if s.starts_with('{') {
+            return group_heads(s)
+                .into_iter()
+                .map(|h| segs.iter().cloned().chain([h]).collect())
+                .collect();
+        }
+        let ident: String = s
+            .chars()
+            .take_while(|ch| ch.is_alphanumeric() || *ch == '_')
+            .collect();
+        if ident.is_empty() {
+            break;
+        }
+        s = s[ident.len()..].trim_start();
+        segs.push(ident);
+        match s.strip_prefix("::") {
+            Some(r) => s = r.trim_start(),
+            None => break,
+        }
+    }
+    if segs.is_empty() {
+        Vec::new()
+    } else {
+        vec![segs]
+    }
+}
+
+/// Every use of another top-level name of `src/` in the file `rel` (relative to `src/`), whose
+/// text is `src`. `tops` are the top-level names of `src/`.
+fn uses_in(rel: &str, src: &str, tops: &BTreeSet<String>) -> Vec<Use> {
+    let folder = module_path(rel)[0].clone();
+    paths_in(rel, src)
+        .into_iter()
+        .filter_map(|(line, path)| {
+            let to = path.first()?.clone();
+            (tops.contains(&to) && to != folder).then(|| Use {
+                file: format!("src/{rel}"),
+                line,
+                from: folder.clone(),
+                to,
+            })
+        })
+        .collect()
+}
+
+/// The files of one folder that the file `rel` uses (`super::live::…`, `crate::ui::live::…`),
+/// by module name; `siblings` are the module names of that folder's files and subfolders. The
+/// folder's `mod.rs` is no sibling: it declares them.
+fn sibling_uses(rel: &str, src: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let module = module_path(rel);
+    let Some((own, parent)) = module.split_last() else {
+        return BTreeSet::new();
+    };
+    paths_in(rel, src)
+        .into_iter()
+        .filter_map(|(_, path)| {
+            let next = path.strip_prefix(parent)?.first()?;
+            (next != own && siblings.contains(next)).then(|| next.clone())
+        })
+        .collect()
 }
 
 /// The uses that [`ALLOWED`] does not allow, as readable lines.
@@ -446,6 +490,37 @@ fn find_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
         }
     }
     None
+}
+
+/// The groups of nodes of `edges` that reach each other (its strongly connected components of
+/// more than one node), each sorted.
+fn tangles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(n) = todo.pop() {
+            for m in edges.get(&n).into_iter().flatten() {
+                if seen.insert(m.clone()) {
+                    todo.push(m.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, BTreeSet<String>> =
+        edges.keys().map(|n| (n, reach(n))).collect();
+    let mut groups: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (n, r) in &reached {
+        let group: Vec<String> = r
+            .iter()
+            .filter(|m| reached.get(m).is_some_and(|back| back.contains(*n)))
+            .cloned()
+            .collect();
+        if group.len() > 1 {
+            groups.insert(group);
+        }
+    }
+    groups.into_iter().collect()
 }
 
 fn src_dir() -> PathBuf {
@@ -551,6 +626,62 @@ fn there_is_no_cycle_between_folders() {
         find_cycle(&found),
         None,
         "the code has a cycle between folders"
+    );
+}
+
+/// Each folder of `src/` (by module path) → its files' module names → the siblings each uses.
+fn sibling_graphs() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let mut members: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    for (rel, _) in &files {
+        let parts: Vec<String> = rel.split('/').map(str::to_string).collect();
+        // Every folder on the way holds the next part as a module (a file or a subfolder).
+        for k in 0..parts.len() {
+            let name = parts[k].trim_end_matches(".rs").to_string();
+            if name != "mod" && name != "lib" && name != "main" {
+                members.entry(parts[..k].to_vec()).or_default().insert(name);
+            }
+        }
+    }
+    let mut graphs: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for (rel, text) in &files {
+        let module = module_path(rel);
+        if rel.ends_with("mod.rs") || module.len() < 2 {
+            continue;
+        }
+        let parent = module[..module.len() - 1].to_vec();
+        let uses = sibling_uses(rel, text, &members[&parent]);
+        graphs
+            .entry(parent.join("/"))
+            .or_default()
+            .insert(module[module.len() - 1].clone(), uses);
+    }
+    graphs
+}
+
+#[test]
+fn the_files_of_a_folder_form_no_cycle() {
+    let graphs = sibling_graphs();
+    assert!(
+        graphs
+            .get("ui")
+            .is_some_and(|g| g.values().any(|u| !u.is_empty())),
+        "the scan found no use between the files of ui/"
+    );
+    let cycles: Vec<String> = graphs
+        .iter()
+        .flat_map(|(folder, g)| {
+            tangles(g)
+                .into_iter()
+                .map(move |t| format!("src/{folder}/: {}", t.join(", ")))
+        })
+        .collect();
+    assert!(
+        cycles.is_empty(),
+        "files of one folder that use each other (move what both need into one of them, or a \
+         third file):\n{}",
+        cycles.join("\n")
     );
 }
 

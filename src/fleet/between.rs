@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{Finding, FindingKind, figure_text, median_of, worse_verdict};
+use super::finding::{Finding, FindingKind, figure_text, median_of, worse_verdict};
 use crate::health::Verdict;
 use crate::health::thresholds::FleetThresholds;
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Status};

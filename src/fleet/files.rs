@@ -4,10 +4,11 @@
 //! pages. The HTML lists every node; the PNG and PDF the nodes that are not PASS (and how many
 //! are), so that a fleet of thousands stays a page or a few.
 
-use crate::document::{Block, Cell, Class, Column, Document, Paragraph, Section, Table};
-use crate::health::Verdict;
+use std::path::{Path, PathBuf};
 
-use super::report::{FleetError, FleetOutcome, NodeOutcome};
+use super::report::{FleetError, FleetOutcome, NodeOutcome, judge};
+use crate::document::{Block, Cell, Class, Column, Document, Paragraph, Section, Table};
+use crate::health::{Thresholds, Verdict};
 
 /// Findings the one-page PNG lists before "… and N more": in all, and per node (so that one
 /// node's fifty outliers do not hide the next node's one).
@@ -387,4 +388,41 @@ fn between_section(o: &FleetOutcome, scope: Scope) -> Section {
         );
     }
     section
+}
+
+/// Reads the node reports that `inputs` name, judges them and writes fleet.csv, fleet.json,
+/// fleet.html, fleet.png and fleet.pdf into `out` (created if missing; each file written to a
+/// temporary name, synced and renamed). The outcome's verdict is FAIL when a node fails.
+pub fn report(
+    inputs: &[PathBuf],
+    out: &Path,
+    thresholds: &Thresholds,
+) -> Result<FleetOutcome, FleetError> {
+    let outcome = judge(inputs, thresholds)?;
+    let write_err = |path: &Path, source| FleetError::Write {
+        path: path.display().to_string(),
+        source,
+    };
+    std::fs::create_dir_all(out).map_err(|e| write_err(out, e))?;
+    let mut failed = None;
+    for (name, bytes) in all(&outcome) {
+        match bytes {
+            Ok(bytes) => {
+                let path = out.join(name);
+                write_synced(&path, &bytes).map_err(|e| write_err(&path, e))?;
+            }
+            Err(e) => failed = failed.or(Some(e)),
+        }
+    }
+    failed.map_or(Ok(outcome), Err)
+}
+
+/// Temporary file, fsync, rename: a reader never sees half a file.
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let temp = path.with_extension("scalescope-tmp");
+    let mut f = std::fs::File::create(&temp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&temp, path)
 }

@@ -5,15 +5,17 @@
 //! `[fleet]` in the thresholds file) and each node's own health verdict. The worst of them is
 //! the node's verdict; the nodes that fail are the drain list.
 //!
-//! [`judge`] reads and judges (pure but for reading the files); [`files`] turns the outcome into
-//! the bytes of fleet.csv, fleet.json, fleet.html, fleet.png and fleet.pdf; [`report`] does
-//! both and writes them, for callers outside the command line (`fleet run`).
+//! [`judge`] reads and judges (pure but for reading the files); `files.rs` turns the outcome into
+//! the bytes of fleet.csv, fleet.json, fleet.html, fleet.png and fleet.pdf (and its `report`
+//! does both and writes them); a finding and its words are in `finding.rs`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::finding::median_of;
+pub use super::finding::{Finding, FindingKind, figure_text, worse_verdict};
 use super::read::{self, NodeContent, NodeInput};
 use crate::health::thresholds::FleetThresholds;
 use crate::health::{HealthReport, Thresholds, Verdict};
@@ -139,60 +141,6 @@ impl NodeOutcome {
     }
 }
 
-/// What a finding is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingKind {
-    /// The node's report could not be read.
-    Unreadable,
-    /// A field differs from the fleet's majority.
-    Consistency,
-    /// A figure is worse than the fleet's median by more than the rule allows.
-    Outlier,
-    /// A check of the node's own health verdict below PASS.
-    Health,
-    /// The node's all-reduce with other nodes (`fleet run --between`) is slow or failed.
-    Between,
-}
-
-impl FindingKind {
-    /// The word CSV and the terminal use.
-    pub fn word(self) -> &'static str {
-        match self {
-            Self::Unreadable => "unreadable",
-            Self::Consistency => "consistency",
-            Self::Outlier => "outlier",
-            Self::Health => "health",
-            Self::Between => "between",
-        }
-    }
-}
-
-/// One finding about one node.
-#[derive(Clone, Debug, Serialize)]
-pub struct Finding {
-    pub kind: FindingKind,
-    pub verdict: Verdict,
-    /// The field (`driver`, `pcie`), figure (`h2d`, `all_reduce nccl busbw`, `step_time`) or
-    /// health check id (`pcie_link`).
-    pub field: String,
-    /// `GPU 3`, `GPU 0→1`, `8 GPUs @ 1 GiB`; `None` for a node-wide field.
-    pub subject: Option<String>,
-    pub gpu: Option<usize>,
-    pub peer: Option<usize>,
-    /// The node's value (consistency: as text; outliers: the figure).
-    pub value: Option<String>,
-    /// The fleet's value: the majority's, or the median.
-    pub fleet_value: Option<String>,
-    /// Outliers: the node's figure, the fleet's median, and the difference in % of the median.
-    pub figure: Option<f64>,
-    pub median: Option<f64>,
-    pub deviation_percent: Option<f64>,
-    pub unit: Option<String>,
-    /// The finding as one sentence.
-    pub detail: String,
-}
-
 /// A consistency field over the fleet.
 #[derive(Clone, Debug, Serialize)]
 pub struct FieldSummary {
@@ -244,43 +192,6 @@ impl crate::model::Blame for FleetError {
             Self::Write { .. } | Self::Render { .. } => crate::model::Fault::Machine,
         }
     }
-}
-
-/// Reads the node reports that `inputs` name, judges them and writes fleet.csv, fleet.json,
-/// fleet.html, fleet.png and fleet.pdf into `out` (created if missing; each file written to a
-/// temporary name, synced and renamed). The outcome's verdict is FAIL when a node fails.
-pub fn report(
-    inputs: &[PathBuf],
-    out: &Path,
-    thresholds: &Thresholds,
-) -> Result<FleetOutcome, FleetError> {
-    let outcome = judge(inputs, thresholds)?;
-    let write_err = |path: &Path, source| FleetError::Write {
-        path: path.display().to_string(),
-        source,
-    };
-    std::fs::create_dir_all(out).map_err(|e| write_err(out, e))?;
-    let mut failed = None;
-    for (name, bytes) in super::files::all(&outcome) {
-        match bytes {
-            Ok(bytes) => {
-                let path = out.join(name);
-                write_synced(&path, &bytes).map_err(|e| write_err(&path, e))?;
-            }
-            Err(e) => failed = failed.or(Some(e)),
-        }
-    }
-    failed.map_or(Ok(outcome), Err)
-}
-
-/// Temporary file, fsync, rename: a reader never sees half a file.
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let temp = path.with_extension("scalescope-tmp");
-    let mut f = std::fs::File::create(&temp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&temp, path)
 }
 
 /// Reads and judges the node reports that `inputs` name (folders or files).
@@ -1001,24 +912,6 @@ fn outliers(
     summaries
 }
 
-/// The outlier rule: a figure `worse` than the median (in its unit) by more than `spread`
-/// (mad_k × the scaled MAD) and by more than the fail or warn share of the median; `None`
-/// when it is within.
-pub fn worse_verdict(
-    worse: f64,
-    median: f64,
-    spread: f64,
-    rules: &FleetThresholds,
-) -> Option<Verdict> {
-    if worse > spread.max(rules.fail * median.abs()) {
-        Some(Verdict::Fail)
-    } else if worse > spread.max(rules.warn * median.abs()) {
-        Some(Verdict::Warn)
-    } else {
-        None
-    }
-}
-
 /// The GPU that every outlier finding involves, when there are two or more.
 fn suspect_gpu(findings: &[Finding]) -> Option<usize> {
     let outliers: Vec<&Finding> = findings
@@ -1034,33 +927,6 @@ fn suspect_gpu(findings: &[Finding]) -> Option<usize> {
             .iter()
             .all(|f| f.gpu == Some(g) || f.peer == Some(g))
     })
-}
-
-/// A figure with three significant digits or more (`52.3`, `1234`, `0.0412`).
-pub fn figure_text(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
-pub(super) fn median_of(xs: &mut [f64]) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
 }
 
 /// The node's own checks below PASS, as findings (UNKNOWN ones are left to its report).

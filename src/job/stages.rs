@@ -573,12 +573,7 @@ fn suite_scaling(
                 .and_then(|c| CommCurve::from_results(&c.results))
                 .filter(|c| c.source == crate::model::Source::Measured),
             noisy_measure_s: Some(FULL_NOISY_MEASURE_S),
-            strong_for: Some(
-                FULL_STRONG_MEASURED
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-            ),
+            strong_for: Some(FULL_STRONG_MEASURED.iter().map(|s| s.to_string()).collect()),
             ..Default::default()
         };
         let mut run = measure_scaling(ctx, topo, gpus, &measured, &modes, DEFAULT_MAX_GPUS, &opts)?;

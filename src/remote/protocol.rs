@@ -10,7 +10,7 @@ use crate::report::Report;
 pub const PROTOCOL_VERSION: u32 = 2;
 
 /// How often the agent says `alive` about the job it runs, so that the client can tell a long
-/// step from a server that went silent ([`super::client::SILENCE_LIMIT`]).
+/// step from a server that went silent (the client's `SILENCE_LIMIT`).
 pub const ALIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Lines longer than this are refused (the rest of the line is skipped).

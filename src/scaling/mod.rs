@@ -16,6 +16,7 @@ pub mod calibrate;
 pub mod cost;
 pub mod curve;
 pub mod framework;
+pub mod machine;
 pub mod memory;
 pub mod model;
 pub mod power;

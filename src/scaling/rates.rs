@@ -1,4 +1,4 @@
-//! GPU matrix-multiply rates: measured with cuBLAS ([`super::proxy::measure_gemm`]) or, when
+//! GPU matrix-multiply rates: measured with cuBLAS (`proxy::measure_gemm`) or, when
 //! nothing was measured, the datasheet's dense rate for the GPU's name (labeled modeled).
 //! Measured rates come in two kinds: the first GPU alone, and every selected GPU while all of
 //! them run GEMMs at once ([`PerGpuRates`]); a data-parallel step runs at the slowest GPU's

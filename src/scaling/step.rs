@@ -4,7 +4,7 @@
 //! name them.
 
 use super::calibrate::{self, CalibrationKind};
-use super::model::{Bound, Machine, Mode};
+use super::machine::{Bound, Machine, Mode};
 use super::rates::GemmRate;
 use super::workload::{Pattern, Workload};
 

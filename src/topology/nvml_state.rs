@@ -1,6 +1,6 @@
 //! This machine's health inventory through NVML: PCIe link state and replay counter, NVLink
 //! states and error counters, ECC counters, retired pages and remapped rows, clock event
-//! reasons, utilization and the processes on each GPU. The [`Sampler`](super::sampler::Sampler)
+//! reasons, utilization and the processes on each GPU. The sampler (`sampler.rs`)
 //! reads the same values from its own thread while load tests run.
 //!
 //! A value NVML cannot give (not supported, an old driver, no permission) is `None`. Nothing

@@ -7,21 +7,21 @@ use serde::{Deserialize, Serialize};
 /// The views, shown as tabs in the top bar. Each view lives in a file of its own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum View {
-    /// How the GPUs and NICs are connected ([`super::topology_view`]).
+    /// How the GPUs and NICs are connected (`ui/topology_view.rs`).
     #[default]
     Topology,
-    /// Copy bandwidth and latency ([`super::bandwidth_view`]).
+    /// Copy bandwidth and latency (`ui/bandwidth_view.rs`).
     Bandwidth,
-    /// NCCL and scalescope's own collectives ([`super::collectives_view`]).
+    /// NCCL and scalescope's own collectives (`ui/collectives_view.rs`).
     Collectives,
-    /// Weak and strong scaling of workloads ([`super::scaling_view`]).
+    /// Weak and strong scaling of workloads (`ui/scaling_view.rs`).
     Scaling,
-    /// A burn-in's series, events and verdict ([`super::soak_view`]); its tab shows only where
+    /// A burn-in's series, events and verdict (`ui/soak_view.rs`); its tab shows only where
     /// the report holds a soak or the source's GPUs can run one.
     Soak,
-    /// Opened reports side by side ([`super::compare_view`]).
+    /// Opened reports side by side (`ui/compare_view.rs`).
     Compare,
-    /// A fleet's nodes judged together, as a heat table ([`super::fleet_view`]); its tab
+    /// A fleet's nodes judged together, as a heat table (`ui/fleet_view.rs`); its tab
     /// shows only while a fleet is open.
     Fleet,
 }

@@ -11,12 +11,13 @@
 
 use std::path::PathBuf;
 
-use eframe::egui::{self, Key, KeyboardShortcut, Modifiers, RichText, Ui};
+use eframe::egui::{self, KeyboardShortcut, RichText, Ui};
 use serde::{Deserialize, Serialize};
 
 use super::action::{Action, SaveKind, SourceKey, View};
 use super::files::{FileDialogs, FileRequest, Files, Opened};
 use super::fleet_view::FleetView;
+use super::menus::{OPEN_REPORT, QUIT, SAVE_CSV, TOGGLE_SIDEBAR};
 use super::notices::{self, Notices};
 use super::servers::{RECENT_HOSTS, ServerEntry, ServerEvent};
 use super::shown::Views;
@@ -28,15 +29,6 @@ use crate::report::Report;
 
 /// Storage key for [`Settings`].
 const SETTINGS_KEY: &str = "scalescope.settings";
-
-/// File → Open report… (Ctrl+O).
-pub const OPEN_REPORT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
-/// File → Save CSV… (Ctrl+S).
-pub const SAVE_CSV: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
-/// File → Quit (Ctrl+Q).
-pub const QUIT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::Q);
-/// View → Sources panel (Ctrl+B, as in editors with a side bar).
-pub const TOGGLE_SIDEBAR: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::B);
 
 /// What the app was started with.
 #[derive(Clone, Debug, Default)]

@@ -21,14 +21,14 @@ use super::action::Action;
 use super::jobs::SharedRunner;
 use super::widgets::badge;
 use crate::model::TopologySource;
-use crate::model::traffic::{
-    LiveEvent, PairTraffic, TrafficRecording, TrafficSample, pair_traffic,
-};
+use crate::model::traffic::{LiveEvent, TrafficRecording};
 use crate::report::Report;
 use crate::topology::traffic;
 
-/// How much of a watch the window keeps, in seconds (the sparklines show it all).
-pub const WINDOW_S: f64 = 600.0;
+// The overlay's frame and its words live with its drawing (live_draw), which the Topology view
+// takes without the live view.
+pub use super::live_draw::{FeedKind, LiveFrame, WINDOW_S, minutes};
+
 /// The most samples a window keeps, whatever the interval (10 min at 0.1 s).
 pub const WINDOW_MAX_SAMPLES: usize = 6_000;
 /// The intervals a watch offers, in seconds.
@@ -43,17 +43,6 @@ pub fn speed_words(speed: f64) -> String {
     } else {
         "at once".into()
     }
-}
-
-/// Where the overlay's samples come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FeedKind {
-    /// This machine's NVML sampler.
-    ThisMachine,
-    /// A connected server's sampler, through its agent.
-    Server,
-    /// A recording played back (an opened `.jsonl`, or the window a report was saved with).
-    Replay,
 }
 
 /// What the source offers.
@@ -880,89 +869,11 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
-/// `10 min`, `45 s`, `1 h 5 min`.
-pub fn minutes(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    match (s / 3600, (s % 3600) / 60, s % 60) {
-        (0, 0, sec) => format!("{sec} s"),
-        (0, m, 0) => format!("{m} min"),
-        (0, m, sec) => format!("{m} min {sec} s"),
-        (h, m, _) => format!("{h} h {m} min"),
-    }
-}
-
-/// What the overlay draws: one sample of a window, with the window for the sparklines.
-pub struct LiveFrame<'a> {
-    /// The window (a watch's last minutes, or a recording).
-    pub window: &'a TrafficRecording,
-    /// The index of the sample drawn; `None` before the first sample.
-    pub at: Option<usize>,
-    /// What feeds it.
-    pub kind: FeedKind,
-    /// The directly joined GPU pairs' NVLink traffic in the sample drawn.
-    pub pairs: Vec<PairTraffic>,
-}
-
-impl<'a> LiveFrame<'a> {
-    /// The frame of `window` at sample `at`.
-    pub fn new(window: &'a TrafficRecording, at: Option<usize>, kind: FeedKind) -> Self {
-        let pairs = at
-            .and_then(|i| window.samples.get(i))
-            .map_or_else(Vec::new, |s| pair_traffic(&window.header.topology, s));
-        Self {
-            window,
-            at,
-            kind,
-            pairs,
-        }
-    }
-
-    /// The sample drawn.
-    pub fn sample(&self) -> Option<&'a TrafficSample> {
-        self.window.samples.get(self.at?)
-    }
-
-    /// GPU `g`'s readings in the sample drawn.
-    pub fn gpu(&self, g: usize) -> Option<&'a crate::model::traffic::GpuTraffic> {
-        self.sample()?.gpu(g)
-    }
-
-    /// Whether GPU `g` is watched.
-    pub fn watched(&self, g: usize) -> bool {
-        self.window.header.gpus.contains(&g)
-    }
-
-    /// The traffic of the directly joined pair `a`–`b` (either order), as `(a, b)` ordered.
-    pub fn pair(&self, a: usize, b: usize) -> Option<&PairTraffic> {
-        let (lo, hi) = (a.min(b), a.max(b));
-        self.pairs.iter().find(|p| p.a == lo && p.b == hi)
-    }
-
-    /// The samples the sparklines show: those of the last [`WINDOW_S`] up to the one drawn.
-    pub fn history(&self) -> &'a [TrafficSample] {
-        let Some(at) = self.at else {
-            return &[];
-        };
-        let upto = &self.window.samples[..=at.min(self.window.samples.len() - 1)];
-        let end = upto.last().map_or(0.0, |s| s.t_s);
-        let start = upto.partition_point(|s| s.t_s < end - WINDOW_S);
-        &upto[start..]
-    }
-
-    /// Words for the feed: `live` or `replay`.
-    pub fn feed_word(&self) -> &'static str {
-        match self.kind {
-            FeedKind::Replay => "replay",
-            _ => "live",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::Topology;
-    use crate::model::traffic::WatchHeader;
+    use crate::model::traffic::{TrafficSample, WatchHeader};
 
     fn report() -> Report {
         let t = Topology::new(TopologySource::Imported { paths: vec![] });

@@ -12,10 +12,11 @@ use eframe::egui::{
     vec2,
 };
 
-use super::live::{FeedKind, LiveFrame, WINDOW_S, minutes};
 use super::palette;
 use crate::model::Topology;
-use crate::model::traffic::{GpuTraffic, LinkPeer, ReadingSource, TrafficSample, pair_traffic};
+use crate::model::traffic::{
+    GpuTraffic, LinkPeer, PairTraffic, ReadingSource, TrafficRecording, TrafficSample, pair_traffic,
+};
 
 /// The first series of a sparkline (a→b, in) and the second (b→a, out): Okabe–Ito sky blue and
 /// orange.
@@ -598,6 +599,98 @@ pub fn gpu_table(ui: &mut Ui, frame: &LiveFrame) {
     if !notes.is_empty() {
         for n in notes {
             ui.add(egui::Label::new(RichText::new(format!("• {n}")).size(11.5).weak()).wrap());
+        }
+    }
+}
+
+/// How much of a watch the window keeps, in seconds (the sparklines show it all).
+pub const WINDOW_S: f64 = 600.0;
+
+/// Where the overlay's samples come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FeedKind {
+    /// This machine's NVML sampler.
+    ThisMachine,
+    /// A connected server's sampler, through its agent.
+    Server,
+    /// A recording played back (an opened `.jsonl`, or the window a report was saved with).
+    Replay,
+}
+
+/// `10 min`, `45 s`, `1 h 5 min`.
+pub fn minutes(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match (s / 3600, (s % 3600) / 60, s % 60) {
+        (0, 0, sec) => format!("{sec} s"),
+        (0, m, 0) => format!("{m} min"),
+        (0, m, sec) => format!("{m} min {sec} s"),
+        (h, m, _) => format!("{h} h {m} min"),
+    }
+}
+
+/// What the overlay draws: one sample of a window, with the window for the sparklines.
+pub struct LiveFrame<'a> {
+    /// The window (a watch's last minutes, or a recording).
+    pub window: &'a TrafficRecording,
+    /// The index of the sample drawn; `None` before the first sample.
+    pub at: Option<usize>,
+    /// What feeds it.
+    pub kind: FeedKind,
+    /// The directly joined GPU pairs' NVLink traffic in the sample drawn.
+    pub pairs: Vec<PairTraffic>,
+}
+
+impl<'a> LiveFrame<'a> {
+    /// The frame of `window` at sample `at`.
+    pub fn new(window: &'a TrafficRecording, at: Option<usize>, kind: FeedKind) -> Self {
+        let pairs = at
+            .and_then(|i| window.samples.get(i))
+            .map_or_else(Vec::new, |s| pair_traffic(&window.header.topology, s));
+        Self {
+            window,
+            at,
+            kind,
+            pairs,
+        }
+    }
+
+    /// The sample drawn.
+    pub fn sample(&self) -> Option<&'a TrafficSample> {
+        self.window.samples.get(self.at?)
+    }
+
+    /// GPU `g`'s readings in the sample drawn.
+    pub fn gpu(&self, g: usize) -> Option<&'a crate::model::traffic::GpuTraffic> {
+        self.sample()?.gpu(g)
+    }
+
+    /// Whether GPU `g` is watched.
+    pub fn watched(&self, g: usize) -> bool {
+        self.window.header.gpus.contains(&g)
+    }
+
+    /// The traffic of the directly joined pair `a`–`b` (either order), as `(a, b)` ordered.
+    pub fn pair(&self, a: usize, b: usize) -> Option<&PairTraffic> {
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.pairs.iter().find(|p| p.a == lo && p.b == hi)
+    }
+
+    /// The samples the sparklines show: those of the last [`WINDOW_S`] up to the one drawn.
+    pub fn history(&self) -> &'a [TrafficSample] {
+        let Some(at) = self.at else {
+            return &[];
+        };
+        let upto = &self.window.samples[..=at.min(self.window.samples.len() - 1)];
+        let end = upto.last().map_or(0.0, |s| s.t_s);
+        let start = upto.partition_point(|s| s.t_s < end - WINDOW_S);
+        &upto[start..]
+    }
+
+    /// Words for the feed: `live` or `replay`.
+    pub fn feed_word(&self) -> &'static str {
+        match self.kind {
+            FeedKind::Replay => "replay",
+            _ => "live",
         }
     }
 }

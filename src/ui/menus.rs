@@ -1,9 +1,18 @@
 //! The top bar's File and View menus: what each item says and the [`Action`] it pushes.
 
-use eframe::egui::{self, Ui};
+use eframe::egui::{self, Key, KeyboardShortcut, Modifiers, Ui};
 
 use super::action::{Action, SaveKind, View};
-use super::app::{OPEN_REPORT, QUIT, SAVE_CSV, TOGGLE_SIDEBAR};
+
+// The menus' commands carry their shortcuts; the app reads them to act on the keys.
+/// File → Open report… (Ctrl+O).
+pub const OPEN_REPORT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
+/// File → Save CSV… (Ctrl+S).
+pub const SAVE_CSV: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
+/// File → Quit (Ctrl+Q).
+pub const QUIT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::Q);
+/// View → Sources panel (Ctrl+B, as in editors with a side bar).
+pub const TOGGLE_SIDEBAR: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::B);
 
 /// File: open reports, captures, recordings and fleets, save and export (waiting while a
 /// dialog is open, `dialog_open`), quit.

@@ -39,8 +39,9 @@ pub mod topology_view;
 mod widgets;
 
 pub use action::{Action, SaveKind, SourceKey, View};
-pub use app::{App, OPEN_REPORT, PanelFit, QUIT, SAVE_CSV, Settings, Startup, TOGGLE_SIDEBAR};
+pub use app::{App, PanelFit, Settings, Startup};
 pub use files::{FILE_DIALOG_ENV, FileDialogs, FileRequest, FleetRead, read_fleet};
+pub use menus::{OPEN_REPORT, QUIT, SAVE_CSV, TOGGLE_SIDEBAR};
 pub use servers::{ServerEntry, ServerState};
 pub use shown::{Machine, Views};
 pub use sources::ReportEntry;

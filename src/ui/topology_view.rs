@@ -2,7 +2,7 @@
 //!
 //! Pure drawing: every function takes a [`Topology`] and draws it; nothing here reads files,
 //! talks to NVML or keeps state. The App wraps [`show`] in a scroll area; the report renderer
-//! ([`super::snapshot`]) calls it directly. With a [`LiveFrame`] ([`show_live`]) the drawing,
+//! (`snapshot.rs`) calls it directly. With a [`LiveFrame`] ([`show_live`]) the drawing,
 //! the connectivity matrix and a table under the drawing show its traffic
 //! ([`super::live_draw`]).
 
@@ -11,8 +11,8 @@ use eframe::egui::{
     Stroke, StrokeKind, Ui, Vec2, vec2,
 };
 
-use super::live::LiveFrame;
 use super::live_draw;
+use super::live_draw::LiveFrame;
 use super::palette::{self, SourceBadge};
 use super::widgets::{Cell, Segment, badge, matrix, matrix_hovered, matrix_width};
 use crate::document::machine::{self, Anchor, BoxKind, Hover, Item, LineKind, Tone};

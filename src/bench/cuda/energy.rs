@@ -1,4 +1,4 @@
-//! The energy of each case: the timing loops ([`super::measure::run`], the collectives'
+//! The energy of each case: the timing loops (`measure::run`, the collectives'
 //! `time_with_events`) say when their timed samples ran ([`timed`]) and, when the user asked for
 //! every test's energy (`--energy-window S`), run more untimed samples until the energy counter
 //! has stepped across `S` seconds of them ([`wants_more`]); the backend then takes the GPUs' mean

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::input::BINARY;
 use super::matrix_kind::{MatrixKind, matrix_kind_in_line, matrix_kind_in_name};
 use super::query_csv::{CsvGpu, csv_header, parse_csv};
+use super::raw::{Device, RawMatrix, Row};
 use super::settle::{Block, settle};
 use super::tokens::{
     CELLS_EXPECTED, Cell, Extra, gpu_label, header_tokens, is_device_label, is_header, row_tokens,
@@ -14,40 +15,6 @@ use super::tokens::{
 };
 use super::{MAX_COLUMNS, TopologyError, parse_error, shown};
 use crate::model::TopologyNote;
-
-/// A row or column of a matrix.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Device {
-    Gpu(usize),
-    /// A NIC by its column label (`NIC0`, or `mlx5_0` in old output).
-    Nic(String),
-}
-
-impl Device {
-    pub(super) fn label(&self) -> String {
-        match self {
-            Self::Gpu(i) => format!("GPU{i}"),
-            Self::Nic(l) => l.clone(),
-        }
-    }
-}
-
-pub(super) struct Row {
-    pub(super) line: usize,
-    pub(super) device: Device,
-    pub(super) cells: Vec<Cell>,
-    /// Values of the extra columns, in header order (`N/A` kept as written).
-    pub(super) extras: Vec<String>,
-}
-
-/// A matrix as read, before its kind is settled.
-pub(super) struct RawMatrix {
-    pub(super) header_line: usize,
-    pub(super) command: Option<MatrixKind>,
-    pub(super) columns: Vec<Device>,
-    pub(super) extras: Vec<Extra>,
-    pub(super) rows: Vec<Row>,
-}
 
 /// Everything one text holds.
 pub(super) struct Parsed {

@@ -40,6 +40,7 @@ mod matrices;
 mod matrix_kind;
 mod merge;
 mod query_csv;
+mod raw;
 mod settle;
 mod tokens;
 

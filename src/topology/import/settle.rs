@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::matrices::{Device, RawMatrix, Row};
 use super::matrix_kind::MatrixKind;
+use super::raw::{Device, RawMatrix, Row};
 use super::tokens::{Cell, Extra};
 use super::{TopologyError, parse_error};
 use crate::model::{LinkKind, P2pCap, P2pStatus, TopologyNote};
