@@ -716,6 +716,171 @@ fn no_file_in_src_is_over_the_limit() {
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
 
+/// The longest a function in `src/` may be, in lines (signature to closing brace).
+const MAX_FN_LINES: usize = 100;
+
+/// Every function in `src/` over [`MAX_FN_LINES`], as (file, name, lines): `file:name` keys;
+/// where a file has two of one name, the longer.
+fn long_functions() -> BTreeMap<String, usize> {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let mut long = BTreeMap::new();
+    for (rel, text) in &files {
+        for (name, lines) in function_lengths(&code_of(text)) {
+            if lines > MAX_FN_LINES {
+                let e = long.entry(format!("src/{rel}:{name}")).or_insert(0);
+                *e = (*e).max(lines);
+            }
+        }
+    }
+    long
+}
+
+/// Each function with a body in `code` (comments and strings already removed): its name and
+/// its lines, from the line of `fn` to the line of its closing brace.
+fn function_lengths(code: &str) -> Vec<(String, usize)> {
+    let b = code.as_bytes();
+    let line_at = |i: usize| code[..i].bytes().filter(|&c| c == b'\n').count();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(p) = code[i..].find("fn ") {
+        let at = i + p;
+        i = at + 3;
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let name: String = code[i..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` before any `;` (a declaration without a body).
+        let Some(open) = code[i..].find(['{', ';']).map(|q| i + q) else {
+            break;
+        };
+        if b[open] == b';' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut end = open;
+        for (k, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((name, line_at(end) - line_at(at) + 1));
+    }
+    out
+}
+
+/// The functions over [`MAX_FN_LINES`] on 2026-11-27, with their lines then: the list only
+/// shrinks. A function here may not grow; one not here may not pass the limit.
+const LONG_FUNCTIONS: &[(&str, usize)] = &[
+    ("src/bench/cuda/cases.rs:fan", 103),
+    ("src/bench/cuda/cases.rs:latency", 129),
+    ("src/bench/cuda/cases.rs:pair", 192),
+    (
+        "src/bench/cuda/collectives/multiprocess.rs:run_multiprocess",
+        134,
+    ),
+    ("src/bench/cuda/collectives/own.rs:run", 104),
+    ("src/bench/cuda/soak.rs:gemm_batch", 113),
+    ("src/bench/cuda/soak.rs:start", 202),
+    ("src/bench/modeled.rs:figure", 110),
+    ("src/cli/check.rs:run", 152),
+    ("src/cli/fleet_run.rs:run_between", 115),
+    ("src/cli/scaling.rs:render", 214),
+    ("src/cli/suite.rs:run", 169),
+    ("src/cli/watch.rs:run", 155),
+    ("src/document/build/soak.rs:charts", 149),
+    ("src/document/build/soak.rs:gpus_table", 101),
+    ("src/document/chart.rs:chart", 158),
+    ("src/document/machine.rs:layout", 297),
+    ("src/document/machine.rs:rack_layout", 143),
+    ("src/document/machine.rs:svg", 105),
+    ("src/document/timechart.rs:time_chart", 303),
+    ("src/fleet/between.rs:judge", 237),
+    ("src/fleet/files.rs:document", 178),
+    ("src/fleet/report.rs:judge_nodes", 167),
+    ("src/fleet/report.rs:key_figures", 115),
+    ("src/fleet/report.rs:node_facts", 141),
+    ("src/health/attribution.rs:evidence", 195),
+    ("src/health/soak.rs:throughput", 213),
+    ("src/health/soak_csv.rs:parse", 246),
+    ("src/health/state_checks.rs:nvlink_errors", 147),
+    ("src/health/state_checks.rs:nvlink_links", 113),
+    ("src/health/state_checks.rs:settings", 183),
+    ("src/job/soak.rs:live", 182),
+    ("src/remote/agent.rs:handle", 196),
+    ("src/report/ranking.rs:rank", 142),
+    ("src/scaling/calibrate.rs:step_model", 142),
+    ("src/scaling/framework/launch.rs:launch", 164),
+    ("src/scaling/framework/mod.rs:run", 117),
+    ("src/scaling/framework/rows.rs:absorb", 105),
+    ("src/scaling/model.rs:model", 125),
+    ("src/scaling/power.rs:apply", 108),
+    ("src/scaling/proxy.rs:measure_gemm", 157),
+    ("src/scaling/proxy.rs:step", 233),
+    ("src/scaling/run.rs:run_measured", 172),
+    ("src/scaling/step.rs:compute_term", 110),
+    ("src/scaling/workload.rs:validate", 211),
+    ("src/topology/catalog.rs:apply_state", 108),
+    ("src/topology/catalog.rs:build", 286),
+    ("src/topology/import/matrices.rs:parse_text", 122),
+    ("src/topology/import/matrices.rs:read_matrix", 136),
+    ("src/topology/import/matrices.rs:read_row", 105),
+    ("src/topology/import/merge.rs:build", 218),
+    ("src/topology/import/settle.rs:settle", 168),
+    ("src/topology/live.rs:read", 238),
+    ("src/topology/smi_query.rs:parse_nvlink", 127),
+    ("src/topology/smi_query.rs:parse_query_text", 212),
+    ("src/topology/smi_query.rs:parse_query_xml", 203),
+    ("src/ui/collectives_view.rs:results", 133),
+    ("src/ui/compare_view.rs:purchase_ranking", 230),
+    ("src/ui/fleet_view.rs:paint", 280),
+    ("src/ui/live.rs:bar", 113),
+    ("src/ui/live_draw.rs:gpu_table", 123),
+    ("src/ui/live_draw.rs:sparkline", 114),
+    ("src/ui/scaling_view.rs:mode_plots", 142),
+    ("src/ui/topology_view.rs:connectivity_matrix_live", 116),
+    ("src/ui/topology_view.rs:machine_drawing_live", 214),
+    ("src/ui/topology_view.rs:show_live", 130),
+    ("src/ui/widgets.rs:matrix_hovered", 129),
+];
+
+#[test]
+fn no_function_grows_past_the_limit() {
+    let long = long_functions();
+    assert!(
+        !long.is_empty() || LONG_FUNCTIONS.is_empty(),
+        "the scan found nothing"
+    );
+    let known: BTreeMap<&str, usize> = LONG_FUNCTIONS.iter().copied().collect();
+    let mut bad = Vec::new();
+    for (key, &lines) in &long {
+        match known.get(key.as_str()) {
+            None => bad.push(format!(
+                "{key}: {lines} lines (at most {MAX_FN_LINES}: split it by what its parts do)"
+            )),
+            Some(&was) if lines > was => bad.push(format!(
+                "{key}: {lines} lines, {was} when it was listed: it may only shrink"
+            )),
+            _ => {}
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 /// The checker itself, on made-up sources: it must fail on an upward import in any of its forms,
 /// and pass what is allowed.
 #[test]
@@ -761,6 +926,14 @@ fn f() -> crate::topology::Topology { todo!() }
     // What the table allows passes.
     let fine = "use crate::model::Topology;\nuse crate::{cuda, topology::import};\n";
     assert!(violations(&uses_in("bench/plan.rs", fine, &tops), ALLOWED).is_empty());
+}
+
+#[test]
+fn the_function_scan_measures_bodies() {
+    let src = "trait T {\n    fn declared(&self);\n}\nfn short() {\n    let s = \"fn inside() {\";\n}\n\
+               impl X {\n    pub fn method(&self) -> u8 {\n        if true { 1 } else { 2 }\n    }\n}\n";
+    let found = function_lengths(&code_of(src));
+    assert_eq!(found, [("short".to_string(), 3), ("method".to_string(), 3)]);
 }
 
 #[test]
