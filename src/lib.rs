@@ -15,6 +15,7 @@ pub mod input;
 pub mod job;
 pub mod lines;
 pub mod model;
+pub mod output;
 pub mod process;
 pub mod remote;
 pub mod report;

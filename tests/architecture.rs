@@ -25,6 +25,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("process", &[]),
     // Reading a file the user named: bounded, never waiting forever.
     ("input", &[]),
+    // Writing a run's files: atomically, devices and FIFOs directly.
+    ("output", &[]),
     // The GPU platform layer.
     ("cuda", &["model", "process"]),
     // Where a Topology comes from.
@@ -68,6 +70,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "fleet",
         &[
             "model", "health", "report", "export", "document", "job", "remote", "process", "input",
+            "output",
         ],
     ),
     // The desktop app: anything below but the platform layer; never the command line.
@@ -83,7 +86,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "model", "topology", "bench", "scaling", "health", "report", "export", "document",
-            "job", "remote", "fleet", "input",
+            "job", "remote", "fleet", "input", "output",
         ],
     ),
 ];

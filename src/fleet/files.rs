@@ -409,20 +409,10 @@ pub fn report(
         match bytes {
             Ok(bytes) => {
                 let path = out.join(name);
-                write_synced(&path, &bytes).map_err(|e| write_err(&path, e))?;
+                crate::output::write_atomic(&path, &bytes).map_err(|e| write_err(&path, e))?;
             }
             Err(e) => failed = failed.or(Some(e)),
         }
     }
     failed.map_or(Ok(outcome), Err)
-}
-
-/// Temporary file, fsync, rename: a reader never sees half a file.
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let temp = path.with_extension("scalescope-tmp");
-    let mut f = std::fs::File::create(&temp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&temp, path)
 }
