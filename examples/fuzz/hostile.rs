@@ -100,7 +100,8 @@ fn recording(rng: &mut Rng, text: &str) -> String {
         return text.to_string();
     };
     let value = |rng: &mut Rng| -> serde_json::Value {
-        serde_json::from_str(*rng.pick(VALUES)).unwrap_or(serde_json::json!(1e300))
+        let text = VALUES[rng.below(VALUES.len())];
+        serde_json::from_str(text).unwrap_or(serde_json::json!(1e300))
     };
     match rng.below(5) {
         0 => v["t_s"] = value(rng),
@@ -136,8 +137,8 @@ fn fleet(rng: &mut Rng, dir: &Path, root: &Path) -> Vec<u8> {
         let mut report: serde_json::Value =
             serde_json::from_str(&base).unwrap_or(serde_json::Value::Null);
         if rng.below(2) == 0 {
-            let v: serde_json::Value =
-                serde_json::from_str(*rng.pick(VALUES)).unwrap_or(serde_json::json!(-1));
+            let text = VALUES[rng.below(VALUES.len())];
+            let v: serde_json::Value = serde_json::from_str(text).unwrap_or(serde_json::json!(-1));
             report["bandwidth"]["results"][rng.below(4)]["median_gbps"] = v;
         }
         if rng.below(3) == 0 {

@@ -216,13 +216,13 @@ pub fn parse_machine(file_name: &str, text: &str) -> Result<(Topology, Inventory
     // character or line separator in one would rewrite the terminal or split a line.
     let table: toml::Table = toml::from_str(text).map_err(|e| bad(toml_error(&e, text)))?;
     let table = toml::Value::Table(table);
-    if let Some((key, c)) = line_breaking_text(&table, "") {
+    if let Some((key, c)) = line_breaking_text(&table) {
         return Err(bad(format!(
             "{key} holds {:?} (a control character, line separator or bidirectional control): catalog text is printed on one line",
             c
         )));
     }
-    if let Some((key, chars)) = too_long_text(&table, "") {
+    if let Some((key, chars)) = too_long_text(&table) {
         return Err(bad(format!(
             "{key} is {chars} characters long: catalog text is at most {TEXT_MAX_CHARS} ({NAME_MAX_CHARS} for names and models)"
         )));
@@ -232,16 +232,26 @@ pub fn parse_machine(file_name: &str, text: &str) -> Result<(Topology, Inventory
 
 /// The first string in `value` holding a character that breaks a printed line, with its key
 /// path (`gpu.model`, `machine.notes[2]`) and the character.
-fn line_breaking_text(value: &toml::Value, at: &str) -> Option<(String, char)> {
-    match value {
-        toml::Value::String(s) => s
-            .chars()
+fn line_breaking_text(value: &toml::Value) -> Option<(String, char)> {
+    first_text(value, "", &|_, s| {
+        s.chars()
             .find(|&c| crate::model::validate::unsafe_on_terminal(c))
-            .map(|c| (at.to_string(), c)),
+    })
+}
+
+/// The first string in `value` (depth first, in key order) for which `test(key path, text)`
+/// says something, with its key path (`gpu.model`, `machine.notes[2]`).
+fn first_text<T>(
+    value: &toml::Value,
+    at: &str,
+    test: &impl Fn(&str, &str) -> Option<T>,
+) -> Option<(String, T)> {
+    match value {
+        toml::Value::String(s) => test(at, s).map(|t| (at.to_string(), t)),
         toml::Value::Array(items) => items
             .iter()
             .enumerate()
-            .find_map(|(i, v)| line_breaking_text(v, &format!("{at}[{i}]"))),
+            .find_map(|(i, v)| first_text(v, &format!("{at}[{i}]"), test)),
         toml::Value::Table(table) => table.iter().find_map(|(k, v)| {
             let key = crate::model::validate::one_line(k, 40);
             let path = if at.is_empty() {
@@ -249,7 +259,7 @@ fn line_breaking_text(value: &toml::Value, at: &str) -> Option<(String, char)> {
             } else {
                 format!("{at}.{key}")
             };
-            line_breaking_text(v, &path)
+            first_text(v, &path, test)
         }),
         _ => None,
     }
@@ -265,34 +275,18 @@ pub const TEXT_MAX_CHARS: usize = 16 << 10;
 const NAME_KEYS: [&str; 5] = ["id", "name", "model", "label", "name_prefix"];
 
 /// The first string in `value` longer than its key allows, with its key path and length.
-fn too_long_text(value: &toml::Value, at: &str) -> Option<(String, usize)> {
-    match value {
-        toml::Value::String(s) => {
-            let key = at.rsplit('.').next().unwrap_or(at);
-            let key = key.split('[').next().unwrap_or(key);
-            let max = if NAME_KEYS.contains(&key) {
-                NAME_MAX_CHARS
-            } else {
-                TEXT_MAX_CHARS
-            };
-            let chars = s.chars().count();
-            (chars > max).then(|| (at.to_string(), chars))
-        }
-        toml::Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| too_long_text(v, &format!("{at}[{i}]"))),
-        toml::Value::Table(table) => table.iter().find_map(|(k, v)| {
-            let key = crate::model::validate::one_line(k, 40);
-            let path = if at.is_empty() {
-                key
-            } else {
-                format!("{at}.{key}")
-            };
-            too_long_text(v, &path)
-        }),
-        _ => None,
-    }
+fn too_long_text(value: &toml::Value) -> Option<(String, usize)> {
+    first_text(value, "", &|at, s| {
+        let key = at.rsplit('.').next().unwrap_or(at);
+        let key = key.split('[').next().unwrap_or(key);
+        let max = if NAME_KEYS.contains(&key) {
+            NAME_MAX_CHARS
+        } else {
+            TEXT_MAX_CHARS
+        };
+        let chars = s.chars().count();
+        (chars > max).then_some(chars)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
