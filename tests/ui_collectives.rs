@@ -113,3 +113,36 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
         modeled
     );
 }
+
+/// The example 8× H200 report's busbw plot carries the HGX H200's published all-reduce
+/// figures as marks in the legend, and a list under it names each with its source; hovering
+/// an item shows ours beside it and what differs.
+#[test]
+fn published_figures_are_marked_and_listed_with_their_sources() {
+    let Some((mut harness, _)) = app_on_example_report("Collectives", egui::vec2(1400.0, 4000.0))
+    else {
+        return;
+    };
+    assert!(
+        harness
+            .query_by_label_contains("published all_reduce busbw 480.0 GB/s (measured, 8 GPUs)")
+            .is_some()
+    );
+    harness.get_by_label("Published figures (3)").click();
+    harness.run();
+    let item = harness
+        .get_by_label_contains("Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md");
+    item.hover();
+    // Tooltips wait half a second by default; the harness's frames are shorter.
+    harness
+        .ctx
+        .all_styles_mut(|s| s.interaction.tooltip_delay = 0.0);
+    for _ in 0..5 {
+        harness.step();
+    }
+    assert!(
+        harness
+            .query_by_label_contains("NVLS on there, not known here")
+            .is_some()
+    );
+}

@@ -474,7 +474,8 @@ pub struct Ours {
 
 /// Our figure for `reference` from a report's results: a copy test's headline (median over
 /// its cells at [`super::headline_size`]), or a collective's busbw at the reference's size
-/// (else the largest run), NCCL's run first, the most GPUs, in place as the reference states.
+/// (else the largest run), NCCL's run first, the most GPUs, in place as the reference states
+/// where the report has such rows.
 /// `None` when the report has no such figure. `gpus` is the machine's GPU count; `driver` its
 /// driver's version where known.
 pub fn ours(
@@ -504,12 +505,21 @@ pub fn ours(
             })
         }
         Figure::Collective(op) => {
-            let want_in_place = reference.conditions.in_place;
-            let ok: Vec<&CollectiveResult> = collectives
+            let all: Vec<&CollectiveResult> = collectives
                 .iter()
                 .filter(|c| c.op == op && c.status == Status::Ok && c.busbw_gbps.is_some())
-                .filter(|c| want_in_place.is_none_or(|v| c.in_place == v))
                 .collect();
+            // In place as the reference states where the report has such rows; else what it has
+            // (the difference is then named).
+            let want = reference.conditions.in_place;
+            let ok: Vec<&CollectiveResult> =
+                if all.iter().any(|c| want.is_none_or(|v| c.in_place == v)) {
+                    all.into_iter()
+                        .filter(|c| want.is_none_or(|v| c.in_place == v))
+                        .collect()
+                } else {
+                    all
+                };
             let algo = if ok.iter().any(|c| c.algo == Algo::Nccl) {
                 Algo::Nccl
             } else {

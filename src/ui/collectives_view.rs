@@ -13,8 +13,10 @@ use super::palette;
 use super::plots::LegendEntry;
 use crate::bench::Warning;
 use crate::bench::collectives::CollectiveOptions;
+use crate::model::published::Figure;
 use crate::model::units::format_bytes;
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
+use crate::report::published::{Beside, beside};
 use crate::report::{CollectivesSection, Report};
 
 /// State of the Collectives view on one source: the choices of the next run, the series hidden,
@@ -273,10 +275,24 @@ fn results(
             .collect()
     };
     let line_rate = reference_rate(topology, &data.rows);
+    // Published busbw figures for machines like this one, for the operations shown.
+    let published: Vec<Beside> = beside(topology, &[], &data.rows)
+        .into_iter()
+        .filter(|b| match b.reference.figure {
+            Figure::Collective(op) => data.rows.iter().any(|r| r.op == op),
+            Figure::Copy(_) => false,
+        })
+        .collect();
     let shown: Vec<(usize, &String)> = keys
         .iter()
         .enumerate()
         .filter(|(_, k)| !hidden.contains(*k))
+        .collect();
+    // Published marks hidden from the legend, read before the legend may change them.
+    let hidden_marks: BTreeSet<String> = published
+        .iter()
+        .map(published_name)
+        .filter(|n| hidden.contains(n))
         .collect();
     // Side by side when each plot still gets a useful width, else one above the other.
     let side_by_side = ui.available_width() >= 900.0;
@@ -288,6 +304,16 @@ fn results(
                     HLine::new(format!("line rate {l:.0} GB/s"), l)
                         .color(Color32::GRAY)
                         .style(egui_plot::LineStyle::dashed_dense()),
+                );
+            }
+            for b in published
+                .iter()
+                .filter(|b| !hidden_marks.contains(&published_name(b)))
+            {
+                p.hline(
+                    HLine::new(published_name(b), b.reference.value)
+                        .color(palette::PUBLISHED)
+                        .style(egui_plot::LineStyle::dotted_dense()),
                 );
             }
             for (i, k) in &shown {
@@ -324,10 +350,19 @@ fn results(
             dashed: true,
         });
     }
+    for b in &published {
+        entries.push(LegendEntry {
+            name: published_name(b),
+            color: palette::PUBLISHED,
+            marker: None,
+            dashed: true,
+        });
+    }
     let mut legend = |ui: &mut Ui| {
         super::layout::show_group(ui, |ui| {
             super::plots::legend_below(ui, &entries, Some(&mut *hidden));
         });
+        published_list(ui, &published);
     };
     if side_by_side {
         ui.columns(2, |cols| {
@@ -348,6 +383,51 @@ fn results(
     for w in warnings {
         ui.colored_label(palette::P2P_NS, w.to_string());
     }
+}
+
+/// A published figure's name on the plot and in the legend: `published all_reduce busbw 478.9
+/// GB/s (measured, 8 GPUs)`.
+fn published_name(b: &Beside) -> String {
+    let r = b.reference;
+    let gpus = r
+        .conditions
+        .gpus
+        .map(|n| format!(", {n} GPUs"))
+        .unwrap_or_default();
+    format!(
+        "published {} {:.1} {} ({}{gpus})",
+        r.figure, r.value, r.unit, r.kind
+    )
+}
+
+/// The published figures under the legend, closed at first: one line each, its source, ours
+/// beside it and what differs on hover.
+fn published_list(ui: &mut Ui, published: &[Beside]) {
+    if published.is_empty() {
+        return;
+    }
+    egui::CollapsingHeader::new(format!("Published figures ({})", published.len()))
+        .id_salt("coll-published")
+        .default_open(false)
+        .show(ui, |ui| {
+            for b in published {
+                let r = b.reference;
+                let text = format!(
+                    "{} {:.1} {} {} — {}",
+                    r.figure,
+                    r.value,
+                    r.unit,
+                    r.kind,
+                    r.source.short()
+                );
+                let mut hover = b.line();
+                if let Some(n) = &r.note {
+                    hover.push_str(&format!("\n{n}"));
+                }
+                ui.label(RichText::new(text).color(palette::PUBLISHED))
+                    .on_hover_text(hover);
+            }
+        });
 }
 
 /// The `i`-th series: a line (dashed when modeled) with the series' own marker and colour.

@@ -95,6 +95,9 @@ pub fn warn_text(visuals: &Visuals) -> Color32 {
     }
 }
 
+/// A published figure (the catalog's `[[reference]]`) drawn beside ours: a dotted mark.
+pub const PUBLISHED: Color32 = Color32::from_rgb(0xb0, 0x8d, 0x1a);
+
 /// The NVLink green for the machine drawing (NVSwitch block, NVLink lines).
 pub const NVLINK: Color32 = Color32::from_rgb(0x3f, 0xa3, 0x4d);
 /// PCIe lines in the machine drawing.
