@@ -460,7 +460,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         false,
         &mut |e, report, term| match e {
             Event::Started { topology, .. } => {
-                writer.set_stage(Some(StageInFlight::Topology));
+                writer.set_stage(Some(StageInFlight::Running(Stage::Topology)));
                 let written = writer.write_topology(topology).and(writer.write(report));
                 writer.set_stage(None);
                 term.say(&format!(
@@ -474,7 +474,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             Event::Stage {
                 stage, done: false, ..
             } => {
-                writer.set_stage(Some((*stage).into()));
+                writer.set_stage(Some(StageInFlight::Running(*stage)));
                 Ok(())
             }
             Event::Stage {

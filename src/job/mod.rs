@@ -35,6 +35,7 @@ use crate::model::{
     BandwidthResult, CollectiveResult, Inventory, SoakEvent, SoakSample, SoakSection, Source,
     Topology, TopologySource,
 };
+pub use crate::report::Stage;
 use crate::report::{
     BandwidthSection, CollectivesSection, MachineInfo, Report, ScalingSection, StageInFlight,
 };
@@ -94,55 +95,6 @@ impl Target {
                 Ok((design, Some(inv), None))
             }
             _ => Ok((loaded.clone(), None, None)),
-        }
-    }
-}
-
-/// A stage of the suite (`--bench`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stage {
-    Topology,
-    Health,
-    Bandwidth,
-    Collectives,
-    Scaling,
-    /// The burn-in (`--soak D`): only when asked, never in the default stages.
-    Soak,
-}
-
-impl Stage {
-    /// Every stage, in the order the suite runs them.
-    pub const ALL: [Stage; 5] = [
-        Stage::Topology,
-        Stage::Health,
-        Stage::Bandwidth,
-        Stage::Collectives,
-        Stage::Scaling,
-    ];
-
-    /// The id used by `--suite` (and, as [`StageInFlight`], in reports' `stage_in_flight`).
-    pub fn id(&self) -> &'static str {
-        match self {
-            Self::Topology => "topology",
-            Self::Health => "health",
-            Self::Bandwidth => "bandwidth",
-            Self::Collectives => "collectives",
-            Self::Scaling => "scaling",
-            Self::Soak => "soak",
-        }
-    }
-}
-
-impl From<Stage> for StageInFlight {
-    fn from(stage: Stage) -> Self {
-        match stage {
-            Stage::Topology => Self::Topology,
-            Stage::Health => Self::Health,
-            Stage::Bandwidth => Self::Bandwidth,
-            Stage::Collectives => Self::Collectives,
-            Stage::Scaling => Self::Scaling,
-            Stage::Soak => Self::Soak,
         }
     }
 }
@@ -432,7 +384,7 @@ pub fn apply(report: &mut Report, event: &Event) {
             }
         }
         Event::Stage { stage, done, .. } => {
-            report.stage_in_flight = (!done).then(|| (*stage).into());
+            report.stage_in_flight = (!done).then_some(StageInFlight::Running(*stage));
         }
         Event::Progress { .. } | Event::Note { .. } => {}
     }

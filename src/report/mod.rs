@@ -82,19 +82,80 @@ pub struct Report {
 /// What a `--bench` run was doing when its files were written (a report's `stage_in_flight`):
 /// one of the suite's stages, or writing the PNGs after them. JSON holds the same words as the
 /// files of earlier versions (`topology`, `health`, `bandwidth`, `collectives`, `scaling`,
-/// `pngs`), which still open.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// `soak`, `pngs`), which still open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StageInFlight {
+    /// A stage of the suite.
+    Running(Stage),
+    /// The PNGs, drawn after every stage finished.
+    Pngs,
+}
+
+impl StageInFlight {
+    /// The word in JSON.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::Running(stage) => stage.id(),
+            Self::Pngs => "pngs",
+        }
+    }
+}
+
+impl Serialize for StageInFlight {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+impl<'de> Deserialize<'de> for StageInFlight {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let word = String::deserialize(d)?;
+        if word == "pngs" {
+            return Ok(Self::Pngs);
+        }
+        Stage::ALL
+            .into_iter()
+            .chain([Stage::Soak])
+            .find(|s| s.id() == word)
+            .map(Self::Running)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown stage {word:?}")))
+    }
+}
+
+/// A stage of the suite (`--bench`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
     Topology,
     Health,
     Bandwidth,
     Collectives,
     Scaling,
-    /// The burn-in (`--soak`).
+    /// The burn-in (`--soak D`): only when asked, never in the default stages.
     Soak,
-    /// The PNGs, drawn after every stage finished.
-    Pngs,
+}
+
+impl Stage {
+    /// Every stage, in the order the suite runs them.
+    pub const ALL: [Stage; 5] = [
+        Stage::Topology,
+        Stage::Health,
+        Stage::Bandwidth,
+        Stage::Collectives,
+        Stage::Scaling,
+    ];
+
+    /// The id used by `--suite` and in reports' `stage_in_flight`.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Self::Topology => "topology",
+            Self::Health => "health",
+            Self::Bandwidth => "bandwidth",
+            Self::Collectives => "collectives",
+            Self::Scaling => "scaling",
+            Self::Soak => "soak",
+        }
+    }
 }
 
 /// The machine a report was produced on, and the software that produced it. Unknown values are
@@ -522,12 +583,12 @@ mod tests {
     fn the_stage_in_flight_keeps_the_words_of_earlier_files() {
         let mut r = sample();
         for (stage, word) in [
-            (StageInFlight::Topology, "topology"),
-            (StageInFlight::Health, "health"),
-            (StageInFlight::Bandwidth, "bandwidth"),
-            (StageInFlight::Collectives, "collectives"),
-            (StageInFlight::Scaling, "scaling"),
-            (StageInFlight::Soak, "soak"),
+            (StageInFlight::Running(Stage::Topology), "topology"),
+            (StageInFlight::Running(Stage::Health), "health"),
+            (StageInFlight::Running(Stage::Bandwidth), "bandwidth"),
+            (StageInFlight::Running(Stage::Collectives), "collectives"),
+            (StageInFlight::Running(Stage::Scaling), "scaling"),
+            (StageInFlight::Running(Stage::Soak), "soak"),
             (StageInFlight::Pngs, "pngs"),
         ] {
             r.stage_in_flight = Some(stage);

@@ -342,7 +342,9 @@ fn status(
         let left = duration_words((s.duration_s - s.elapsed_s).max(0.0));
         return ("running", palette::PCIE_LINE, format!(" — {left} left"));
     }
-    if report.stage_in_flight == Some(StageInFlight::Soak) && !report.cancelled {
+    if report.stage_in_flight == Some(StageInFlight::Running(crate::report::Stage::Soak))
+        && !report.cancelled
+    {
         return (
             "unfinished",
             palette::VERDICT_WARN,
