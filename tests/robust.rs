@@ -104,7 +104,10 @@ fn sigterm_and_sighup_stop_like_ctrl_c_and_say_which_stage() {
         let r = consistent(dir.path());
         assert!(r.cancelled, "{name}");
         assert_eq!(r.cancelled_by.as_deref(), Some(name));
-        assert_eq!(r.stage_in_flight, Some(StageInFlight::Running(report::Stage::Bandwidth)));
+        assert_eq!(
+            r.stage_in_flight,
+            Some(StageInFlight::Running(report::Stage::Bandwidth))
+        );
         assert!(r.collectives.is_none(), "stopped before collectives");
     }
 }
@@ -134,7 +137,10 @@ fn a_second_ctrl_c_right_after_the_first_leaves_a_report_that_says_cancelled() {
         }
         let r = consistent(dir.path());
         assert!(r.cancelled, "gap {gap_ms} ms: report says cancelled");
-        assert_eq!(r.stage_in_flight, Some(StageInFlight::Running(report::Stage::Bandwidth)));
+        assert_eq!(
+            r.stage_in_flight,
+            Some(StageInFlight::Running(report::Stage::Bandwidth))
+        );
         let leftovers: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .flatten()
