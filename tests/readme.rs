@@ -285,3 +285,45 @@ fn readme_says_how_to_get_scalescope_on_path() {
         "first test run's duration"
     );
 }
+
+/// The README's "Project layout" names, for each feature that spans folders, the one file to
+/// open first; that file's opening comment lists where the rest lives, and every path it lists
+/// exists (issue W's newcomer test: a map that points nowhere fails).
+#[test]
+fn the_project_layout_names_where_each_feature_starts() {
+    let readme = std::fs::read_to_string(crate_file("README.md")).unwrap();
+    let layout = &readme[readme
+        .find("## Project layout")
+        .expect("README has a Project layout section")..];
+    for feature in ["soak", "watch", "energy and cost", "fleet"] {
+        let row = layout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {feature}")))
+            .unwrap_or_else(|| panic!("Project layout names no file for {feature}"));
+        let first = row.split('`').nth(1).expect("a path in backticks");
+        let text = std::fs::read_to_string(crate_file(first))
+            .unwrap_or_else(|e| panic!("{feature}: {first}: {e}"));
+        let doc: String = text
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let listed: Vec<&str> = doc
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|p| (p.starts_with("src/") || p.starts_with("assets/")) && p.contains('.'))
+            .collect();
+        assert!(
+            listed.len() >= 4,
+            "{first}'s opening comment lists {} files of {feature}: {listed:?}",
+            listed.len()
+        );
+        for p in listed {
+            assert!(
+                crate_file(p).exists(),
+                "{first} lists {p}, which does not exist"
+            );
+        }
+    }
+}

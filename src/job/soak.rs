@@ -2,6 +2,14 @@
 //! loads of `bench::cuda::soak` in phases, the probe of `topology::soak_probe` once a second —
 //! sent as samples while it runs, then judged by `health::soak` into `soak_*` checks added to
 //! the health report. Or a recorded `soak.csv` played back (`--soak-replay`), judged the same.
+//!
+//! Where the soak lives (open this file first): the loads, GEMMs with their results checked, memory
+//! and copy traffic in phases, in `src/bench/cuda/soak.rs`; the once-a-second probe of clocks,
+//! power, temperatures, counters, processes and the host's CPU in `src/topology/soak_probe.rs`;
+//! the samples and events as data in `src/model/soak.rs`; the verdict in `src/health/soak.rs` and
+//! each dip's cause in `src/health/attribution.rs`; the soak.csv recording and its replay in
+//! `src/health/soak_csv.rs`; `check --soak` in `src/cli/check.rs`; the app's Soak view in
+//! `src/ui/soak_view.rs`, `src/ui/soak_series.rs` and `src/ui/soak_plots.rs`.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

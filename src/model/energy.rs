@@ -5,6 +5,14 @@
 //! runner), so that the awkward cases are tested without a GPU: a counter that wrapped, one that
 //! went backwards (the driver reloaded: refused, the power readings used instead), a GPU with no
 //! counter, a GPU that gave no figure at all (no energy, never zero).
+//!
+//! Where energy and cost live (open this file first): this arithmetic; each copy and collective's
+//! energy window in `src/bench/cuda/energy.rs`, read through `src/topology/energy_meter.rs`; a
+//! training step's energy over its stretches in `assets/frameworks/ddp_step.py`, turned into a
+//! row's W/GPU and samples per joule in `src/scaling/framework/rows.rs`; modeled power in
+//! `src/scaling/power.rs`; what a million samples cost in `src/scaling/cost.rs`, ranked in
+//! `src/report/ranking.rs` and priced from the command line's flags in `src/cli/price.rs`; the
+//! report's Energy and cost section in `src/document/build/energy.rs`.
 
 use serde::{Deserialize, Serialize};
 
