@@ -7,6 +7,7 @@
 
 pub mod bundled;
 pub mod compare;
+pub mod nccl_tests;
 pub mod published;
 pub mod ranking;
 pub mod summary;

@@ -1,0 +1,485 @@
+//! nccl-tests' text output (`all_reduce_perf`, `all_gather_perf`, … as printed to stdout) read
+//! into scalescope's collectives rows, with the run's source named: the tool's version, NCCL's,
+//! the ranks and their hosts and GPUs, and the parameter line as printed.
+//!
+//! The format is the one nccl-tests' `src/util.cu` prints (github.com/NVIDIA/nccl-tests): `#`
+//! header lines (`# nccl-tests version …`, `# Collective test starting: NAME`, the `# nThread …`
+//! parameter line, one `#  Rank …` line per rank), a two-line column header whose names locate
+//! the fields, one row per size (size, count, type, redop, root, then time, algbw, busbw and
+//! `#wrong` out of place and again in place), `# Out of bounds values` and `# Avg bus
+//! bandwidth`. Lines an MPI launcher tags (`[1,0]<stdout>:`) are read without the tag. Every
+//! figure is checked against the bounds every other import uses; an error is one line naming
+//! the line and what is wrong with it.
+
+use crate::model::validate::{Bounds, GBPS, quoted};
+use crate::model::{Algo, CollectiveOp, CollectiveResult, Dtype, Source, Status};
+
+/// The most lines read (a sweep of every size from 1 B to 16 GiB is ~40 rows; a log with
+/// NCCL_DEBUG=INFO of 1,440 ranks is long, but not this long).
+pub const MAX_LINES: usize = 1_000_000;
+
+/// The most ranks read from `#  Rank` lines (a cluster's: CoreWeave prints 1,440).
+pub const MAX_RANKS: usize = 1 << 20;
+
+/// Sizes nccl-tests may print: 0 B to 1 PiB.
+const BYTES: Bounds = Bounds::closed(0.0, (1u64 << 50) as f64, "B");
+
+/// Time per operation: above 0 to one hour.
+const TIME_US: Bounds = Bounds::above(0.0, 3.6e9, "µs");
+
+/// One nccl-tests run read from its text output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NcclTestsRun {
+    /// The collective (from `# Collective test starting`, else the caller's hint).
+    pub op: CollectiveOp,
+    /// nccl-tests' version as printed (`2.19.6`), when printed.
+    pub tool_version: Option<String>,
+    /// NCCL's version (`2.30.7`, from `nccl-library=23007` or NCCL's own `NCCL version` line).
+    pub nccl: Option<String>,
+    /// The parameter line as printed, without its `# ` (`nThread 1 nGpus 1 minBytes …`).
+    pub parameters: Option<String>,
+    /// Ranks listed under `# Using devices`.
+    pub ranks: usize,
+    /// The hosts of the ranks, each once, in order of first appearance.
+    pub hosts: Vec<String>,
+    /// The GPU name of each rank, in rank order.
+    pub devices: Vec<String>,
+    /// One row per size and placement (out of place, then in place).
+    pub results: Vec<CollectiveResult>,
+    /// `# Avg bus bandwidth`, GB/s.
+    pub avg_busbw_gbps: Option<f64>,
+}
+
+impl NcclTestsRun {
+    /// The source as a report names it: `nccl-tests 2.19.6, NCCL 2.30.7, 8 ranks on node1`.
+    pub fn source_label(&self) -> String {
+        let mut out = format!(
+            "nccl-tests{}",
+            self.tool_version
+                .as_deref()
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default()
+        );
+        if let Some(n) = &self.nccl {
+            out.push_str(&format!(", NCCL {n}"));
+        }
+        out.push_str(&format!(", {} ranks", self.ranks));
+        if !self.hosts.is_empty() {
+            out.push_str(&format!(
+                " on {}",
+                crate::model::units::first_of(&self.hosts, 3)
+            ));
+        }
+        out
+    }
+}
+
+/// The collective an nccl-tests binary runs (`all_reduce_perf` → all-reduce).
+pub fn op_of_binary(name: &str) -> Option<CollectiveOp> {
+    let stem = name.rsplit('/').next()?.trim_end_matches("_mpi");
+    Some(match stem.strip_suffix("_perf")? {
+        "all_reduce" => CollectiveOp::AllReduce,
+        "all_gather" => CollectiveOp::AllGather,
+        "reduce_scatter" => CollectiveOp::ReduceScatter,
+        "broadcast" => CollectiveOp::Broadcast,
+        "alltoall" => CollectiveOp::AllToAll,
+        "sendrecv" => CollectiveOp::SendRecv,
+        _ => return None,
+    })
+}
+
+fn dtype_of(name: &str) -> Option<Dtype> {
+    Some(match name {
+        "float" => Dtype::F32,
+        "half" => Dtype::F16,
+        "bfloat16" => Dtype::Bf16,
+        "double" => Dtype::F64,
+        "int32" => Dtype::I32,
+        _ => return None,
+    })
+}
+
+/// `line` without an MPI launcher's tag (`[1,0]<stdout>:`).
+fn untagged(line: &str) -> &str {
+    let t = line.trim_start();
+    if t.starts_with('[')
+        && let Some(at) = t.find(">:")
+        && t[..at].contains("]<")
+    {
+        return &t[at + 2..];
+    }
+    line
+}
+
+/// NCCL's version from nccl-tests' `nccl-library=23007` code (major × 10000 + minor × 100 +
+/// patch since 2.9).
+fn version_of_code(code: u32) -> String {
+    format!("{}.{}.{}", code / 10000, (code / 100) % 100, code % 100)
+}
+
+/// Reads nccl-tests' text output. `hint` names the collective when the output does not (before
+/// 2.19 nccl-tests printed no `# Collective test starting` line): the caller takes it from the
+/// file name (`all_reduce_perf.txt`, [`op_of_binary`]). Errors are one line: `line N: what`.
+pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, String> {
+    let mut op: Option<CollectiveOp> = None;
+    let mut tool_version = None;
+    let mut nccl = None;
+    let mut parameters = None;
+    let mut hosts: Vec<String> = Vec::new();
+    let mut devices: Vec<String> = Vec::new();
+    // Column names of the header, and where the data rows start to be valid.
+    let mut columns: Option<Vec<String>> = None;
+    let mut results: Vec<CollectiveResult> = Vec::new();
+    let mut avg = None;
+    for (i, raw) in text.lines().enumerate() {
+        if i >= MAX_LINES {
+            return Err(format!(
+                "more than {MAX_LINES} lines: not one nccl-tests run"
+            ));
+        }
+        let n = i + 1;
+        let line = untagged(raw).trim();
+        let bad = |what: String| format!("line {n}: {what}");
+        if let Some(rest) = line.strip_prefix("NCCL version ") {
+            // NCCL's own banner (NCCL_DEBUG=VERSION): `NCCL version 2.20.3+cuda12.3`.
+            let v = rest.split(['+', ' ']).next().unwrap_or(rest);
+            if nccl.is_none() && !v.is_empty() && v.len() <= 32 {
+                nccl = Some(v.to_string());
+            }
+            continue;
+        }
+        let Some(comment) = line.strip_prefix('#') else {
+            if line.is_empty() {
+                continue;
+            }
+            let Some(cols) = &columns else {
+                // Launcher and NCCL log lines before the table.
+                continue;
+            };
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() != cols.len() {
+                // A log line between rows (NCCL INFO) has other words; a row has figures.
+                if fields.first().is_some_and(|f| f.parse::<u64>().is_ok()) {
+                    return Err(bad(format!(
+                        "{} fields where the header names {}: {}",
+                        fields.len(),
+                        cols.len(),
+                        quoted(line)
+                    )));
+                }
+                continue;
+            }
+            let op = op
+                .or(hint)
+                .ok_or_else(|| bad("which collective is this? The output has no \"# Collective test starting\" line: name the file after the binary (all_reduce_perf.txt, …)".into()))?;
+            results.extend(row(&fields, cols, op, devices.len()).map_err(bad)?);
+            continue;
+        };
+        let comment = comment.trim();
+        if let Some(rest) = comment.strip_prefix("nccl-tests version ") {
+            let mut words = rest.split_whitespace();
+            tool_version = words.next().map(|v| v.chars().take(32).collect());
+            for w in words {
+                if let Some(code) = w.strip_prefix("nccl-library=")
+                    && let Ok(code) = code.parse::<u32>()
+                {
+                    nccl.get_or_insert_with(|| version_of_code(code));
+                }
+            }
+        } else if let Some(rest) = comment.strip_prefix("Collective test starting:") {
+            let name = rest.trim();
+            op = Some(op_of_binary(name).ok_or_else(|| {
+                bad(format!(
+                    "{} is not a collective scalescope records (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf, alltoall_perf, sendrecv_perf)",
+                    quoted(name)
+                ))
+            })?);
+        } else if comment.starts_with("nThread ") {
+            parameters = Some(comment.chars().take(400).collect());
+        } else if let Some(rest) = comment.strip_prefix("Rank ") {
+            // `Rank  0 Group  0 Pid 249104 on node1 device  0 [0000:00:05] NVIDIA B200`
+            if devices.len() >= MAX_RANKS {
+                return Err(bad(format!("more than {MAX_RANKS} ranks")));
+            }
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let host = words
+                .iter()
+                .position(|w| *w == "on")
+                .and_then(|p| words.get(p + 1))
+                .ok_or_else(|| bad(format!("a rank line without its host: {}", quoted(line))))?;
+            let name = rest
+                .find(']')
+                .map(|p| rest[p + 1..].trim())
+                .unwrap_or_default();
+            if !hosts.iter().any(|h| h == host) {
+                hosts.push(host.chars().take(128).collect());
+            }
+            devices.push(name.chars().take(128).collect());
+        } else if comment.contains("busbw") && comment.contains("size") {
+            columns = Some(header(comment));
+        } else if let Some(rest) = comment.strip_prefix("Avg bus bandwidth") {
+            let v = rest
+                .trim_start_matches([' ', ':'])
+                .split_whitespace()
+                .next();
+            let v = v
+                .and_then(|v| v.parse::<f64>().ok())
+                .ok_or_else(|| bad(format!("no figure in {}", quoted(line))))?;
+            avg = Some(
+                GBPS.check(v)
+                    .map_err(|e| bad(format!("Avg bus bandwidth: {e}")))?,
+            );
+        }
+    }
+    if columns.is_none() {
+        return Err(
+            "no results table (a \"#  size  count  type … busbw\" header): not nccl-tests output"
+                .into(),
+        );
+    }
+    if results.is_empty() {
+        return Err("the results table has no rows".into());
+    }
+    let op = op
+        .or(hint)
+        .ok_or("which collective is this? name the file after the binary")?;
+    let backend = nccl.as_ref().map(|v| format!("NCCL {v}"));
+    for r in &mut results {
+        r.backend_version = backend.clone();
+    }
+    Ok(NcclTestsRun {
+        op,
+        tool_version,
+        nccl,
+        parameters,
+        ranks: devices.len(),
+        hosts,
+        devices,
+        results,
+        avg_busbw_gbps: avg,
+    })
+}
+
+/// The header's column names, the out-of-place and in-place groups told apart by position
+/// (`time`, `algbw`, `busbw`, `#wrong` or `error`, twice).
+fn header(comment: &str) -> Vec<String> {
+    comment.split_whitespace().map(str::to_string).collect()
+}
+
+/// One data row: its out-of-place and in-place results.
+fn row(
+    fields: &[&str],
+    cols: &[String],
+    op: CollectiveOp,
+    ranks: usize,
+) -> Result<Vec<CollectiveResult>, String> {
+    let at = |name: &str, nth: usize| -> Option<&str> {
+        cols.iter()
+            .enumerate()
+            .filter(|(_, c)| c.as_str() == name)
+            .nth(nth)
+            .map(|(i, _)| fields[i])
+    };
+    let size = at("size", 0).ok_or("the header has no size column")?;
+    let bytes = size
+        .parse::<u64>()
+        .map_err(|_| format!("size {} is not a byte count", quoted(size)))?;
+    BYTES
+        .check(bytes as f64)
+        .map_err(|e| format!("size: {e}"))?;
+    let type_name = at("type", 0).unwrap_or("float");
+    let dtype = dtype_of(type_name).ok_or_else(|| {
+        format!(
+            "type {} is not one scalescope records (float, half, bfloat16, double, int32)",
+            quoted(type_name)
+        )
+    })?;
+    let gpus: Vec<usize> = (0..ranks.max(1)).collect();
+    let mut out = Vec::new();
+    for (group, in_place) in [(0, false), (1, true)] {
+        if at("time", group).is_none() {
+            continue;
+        }
+        let figure = |name: &str, b: Bounds| -> Result<Option<f64>, String> {
+            let Some(s) = at(name, group) else {
+                return Ok(None);
+            };
+            let v = s
+                .parse::<f64>()
+                .map_err(|_| format!("{name} {} is not a number", quoted(s)))?;
+            b.check(v).map(Some).map_err(|e| format!("{name}: {e}"))
+        };
+        let time_us = figure("time", TIME_US)?;
+        let algbw = figure("algbw", GBPS)?;
+        let busbw = figure("busbw", GBPS)?;
+        let wrong = match at("#wrong", group) {
+            None | Some("N/A") => None,
+            Some(w) => Some(
+                w.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0 && v.fract() == 0.0)
+                    .map(|v| v as u64)
+                    .ok_or_else(|| format!("#wrong {} is not a count", quoted(w)))?,
+            ),
+        };
+        let mut r = CollectiveResult::empty(
+            op,
+            Algo::Nccl,
+            &gpus,
+            bytes,
+            dtype,
+            in_place,
+            Source::Measured,
+            if wrong.is_some_and(|w| w > 0) {
+                Status::Failed
+            } else {
+                Status::Ok
+            },
+            "",
+        );
+        r.reason = wrong
+            .filter(|w| *w > 0)
+            .map(|w| format!("nccl-tests found {w} wrong elements"));
+        r.time_us = time_us;
+        r.algbw_gbps = algbw;
+        r.busbw_gbps = busbw;
+        r.wrong = wrong;
+        r.processes = ranks.max(1);
+        out.push(r);
+    }
+    if out.is_empty() {
+        return Err("the header has no time column".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Constructed from the format nccl-tests 2.19.6 prints (src/util.cu), not a device's output:
+    /// 8 ranks on one host, two sizes.
+    const CONSTRUCTED_2_19_6: &str = "\
+# nccl-tests version 2.19.6 nccl-headers=22807 nccl-library=22809
+# Collective test starting: all_reduce_perf
+# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 2147483648 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid   1000 on      hostA device  0 [0000:18:00] NVIDIA H200
+#  Rank  1 Group  0 Pid   1001 on      hostA device  1 [0000:2a:00] NVIDIA H200
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)
+  1073741824     268435456     float     sum      -1   4000.0  268.44  268.44       0   3990.0  269.11  269.11       0
+  2147483648     536870912     float     sum      -1   7900.0  271.84  271.84       0   7895.5  271.99  271.99     N/A
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 270.345
+#
+# Collective test concluded: all_reduce_perf
+";
+
+    #[test]
+    fn a_2_19_6_table_gives_every_figure_it_prints() {
+        let run = parse(CONSTRUCTED_2_19_6, None).unwrap();
+        assert_eq!(run.op, CollectiveOp::AllReduce);
+        assert_eq!(run.tool_version.as_deref(), Some("2.19.6"));
+        assert_eq!(run.nccl.as_deref(), Some("2.28.9"));
+        assert_eq!(run.ranks, 2);
+        assert_eq!(run.hosts, vec!["hostA"]);
+        assert_eq!(run.devices, vec!["NVIDIA H200", "NVIDIA H200"]);
+        assert_eq!(run.avg_busbw_gbps, Some(270.345));
+        assert_eq!(run.results.len(), 4);
+        let r = &run.results[3];
+        assert!(r.in_place);
+        assert_eq!(r.bytes, 2147483648);
+        assert_eq!(r.time_us, Some(7895.5));
+        assert_eq!(r.algbw_gbps, Some(271.99));
+        assert_eq!(r.busbw_gbps, Some(271.99));
+        assert_eq!(r.wrong, None);
+        assert_eq!(r.dtype, Dtype::F32);
+        assert_eq!(r.gpus, vec![0, 1]);
+        assert_eq!(r.backend_version.as_deref(), Some("NCCL 2.28.9"));
+        assert_eq!(run.results[0].wrong, Some(0));
+        assert!(run.results.iter().all(|r| r.status == Status::Ok));
+        assert_eq!(
+            run.source_label(),
+            "nccl-tests 2.19.6, NCCL 2.28.9, 2 ranks on hostA"
+        );
+    }
+
+    /// Constructed: an older table (no version line, no test name, an `error` column), lines
+    /// tagged by mpirun, NCCL's own version banner.
+    #[test]
+    fn an_older_tagged_table_reads_with_the_binary_named() {
+        let text = "\
+[1,0]<stdout>:# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+[1,0]<stdout>:#  Rank  0 Pid  1 on a device  0 [0x0a] NVIDIA H100 80GB HBM3
+[1,0]<stdout>:#  Rank  1 Pid  2 on b device  0 [0x0a] NVIDIA H100 80GB HBM3
+[1,0]<stdout>:NCCL version 2.18.5+cuda12.2
+[1,0]<stdout>:#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+[1,0]<stdout>:           8             2     float     sum    12.90    0.00    0.00  0e+00    12.87    0.00    0.00  0e+00
+";
+        assert!(parse(text, None).unwrap_err().contains("which collective"));
+        let run = parse(text, op_of_binary("all_reduce_perf")).unwrap();
+        assert_eq!(run.nccl.as_deref(), Some("2.18.5"));
+        assert_eq!(run.hosts, vec!["a", "b"]);
+        assert_eq!(run.results.len(), 2);
+        assert_eq!(run.results[0].time_us, Some(12.9));
+        assert_eq!(run.results[0].wrong, None);
+    }
+
+    #[test]
+    fn hostile_tables_are_one_line_errors() {
+        for (from, to, want) in [
+            (
+                "268.44  268.44       0   3990",
+                "268.44  1e300       0   3990",
+                "line 12: busbw: 1e300 GB/s is out of range",
+            ),
+            ("4000.0", "-4000", "line 12: time: -4000 µs is out of range"),
+            ("4000.0", "NaN", "line 12: time: NaN µs is out of range"),
+            (
+                "float     sum      -1   4000.0",
+                "int8     sum      -1   4000.0",
+                "type \"int8\" is not one",
+            ),
+            (
+                "  1073741824     268435456",
+                "  1073741824 9 268435456",
+                "line 12: 14 fields where the header names 13",
+            ),
+            (
+                "all_reduce_perf\n# nThread",
+                "gather_perf\n# nThread",
+                "line 2: \"gather_perf\" is not a collective",
+            ),
+            ("270.345", "fast", "line 15: no figure"),
+            (
+                "       0   3990",
+                "      -3   3990",
+                "#wrong \"-3\" is not a count",
+            ),
+        ] {
+            let text = CONSTRUCTED_2_19_6.replacen(from, to, 1);
+            let e = parse(&text, None).unwrap_err();
+            assert!(e.contains(want), "{to}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert!(
+            parse("hello\n", None)
+                .unwrap_err()
+                .contains("not nccl-tests output")
+        );
+        let head_only: String = CONSTRUCTED_2_19_6
+            .lines()
+            .take(11)
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(parse(&head_only, None).unwrap_err().contains("no rows"));
+        // A control character in a host name is kept out of the label's terminal line by the
+        // caller's escaping; here the name is cut at 128 characters.
+        let long = CONSTRUCTED_2_19_6.replace("hostA", &"h".repeat(500));
+        assert_eq!(parse(&long, None).unwrap().hosts[0].len(), 128);
+    }
+}
