@@ -8,6 +8,7 @@
 pub mod bundled;
 pub mod compare;
 pub mod nccl_tests;
+pub mod nvbandwidth;
 pub mod published;
 pub mod ranking;
 pub mod summary;
