@@ -448,3 +448,63 @@ fn node_overhead_is_checked_and_needs_ownership() {
         &["--node-overhead-w", "ownership"],
     );
 }
+
+/// `compare --catalog` models the machines as `--bench --modeled` does, bandwidth and
+/// collectives included: the P2P, H2D and all-reduce rows have figures (issue X: they were "—"
+/// with no reason), and where a report has no such results the table says why under it.
+#[test]
+fn compare_of_catalog_machines_fills_the_copy_and_all_reduce_rows() {
+    let (ok, out, err) = compare(&[
+        "--catalog",
+        "dgx-b200",
+        "--catalog",
+        "dgx-h100",
+        "--price-per-gpu-hour",
+        "6,3",
+    ]);
+    assert!(ok, "{err}");
+    for row in ["P2P write CE GB/s", "H2D GB/s", "all-reduce busbw @1 GiB"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no {row} row: {out}"));
+        assert!(!line.contains('—'), "{line}");
+        assert_eq!(line.matches('~').count(), 2, "both modeled: {line}");
+    }
+    assert!(
+        !out.contains("— for"),
+        "nothing missing, nothing to explain: {out}"
+    );
+
+    // A report without bandwidth or collectives results: its "—" says why.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.json");
+    let report = common::modeled_stages(
+        "h200-2x-sxm",
+        vec![
+            scalescope::job::Stage::Topology,
+            scalescope::job::Stage::Scaling,
+        ],
+    );
+    std::fs::write(&path, serde_json::to_vec(&report).unwrap()).unwrap();
+    let (ok, out, err) = compare(&[path.to_str().unwrap(), "--catalog", "dgx-h100"]);
+    assert!(ok, "{err}");
+    for (row, why) in [
+        (
+            "P2P write CE GB/s",
+            "[A] the report has no bandwidth results",
+        ),
+        ("H2D GB/s", "[A] the report has no bandwidth results"),
+        (
+            "all-reduce busbw @1 GiB",
+            "[A] the report has no collectives results",
+        ),
+    ] {
+        let note = out
+            .lines()
+            .find(|l| l.starts_with(row) && l.contains("— for"))
+            .unwrap_or_else(|| panic!("no reason for {row}'s —: {out}"));
+        assert!(note.contains(why), "{note}");
+        assert!(!note.contains("[B]"), "[B] has the figure: {note}");
+    }
+}

@@ -43,7 +43,9 @@ pub struct CheckArgs {
     #[arg(long, value_name = "NAME|FILE.toml")]
     pub catalog: Option<String>,
     /// Verdict thresholds from a TOML file: pass, warn (fractions of expected),
-    /// busy_util_percent, [efficiency] by test id.
+    /// busy_util_percent, nvlink_crc_per_s, [efficiency] by test id, [soak] (the burn-in's
+    /// limits), [fleet] (fleet report's outlier rule), [settings] (power limit, clocks,
+    /// persistence, MIG, compute mode).
     #[arg(long, value_name = "FILE")]
     pub thresholds: Option<PathBuf>,
     /// Exit 3 on any WARN or UNKNOWN too, not only on FAIL.
@@ -515,7 +517,7 @@ fn minute_line(t: f64, samples: &[crate::model::SoakSample]) -> String {
             "  GPU {} {}{}{}{}",
             s.gpu,
             match (s.rate, s.phase) {
-                (Some(r), Some(p)) => format!("{p} {r:.0} {} ", p.unit()),
+                (Some(r), Some(p)) => format!("{p} {r:.0} {} ", p.unit_words()),
                 _ => String::new(),
             },
             s.power_w.map(|w| format!("{w:.0} W ")).unwrap_or_default(),

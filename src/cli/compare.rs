@@ -67,13 +67,23 @@ pub enum RankMode {
     Strong,
 }
 
-/// A catalog machine modeled in-process: its topology and scaling rows, as
-/// `--bench --modeled --catalog NAME --suite topology,scaling` would write them.
+/// A catalog machine modeled in-process: its topology, bandwidth, collectives and scaling
+/// rows, as `--bench --modeled --catalog NAME --suite topology,bandwidth,collectives,scaling`
+/// would write them (so that its P2P, H2D and all-reduce rows have figures, as the same
+/// machine's `--bench --modeled` report has).
 fn modeled_report(name: &str) -> Result<Report, CliError> {
     use crate::job::{self, Job, Stage};
     crate::topology::catalog::load(name)
         .map_err(|e| CliError::input(anyhow::anyhow!("--catalog {name}: {e}")))?;
-    let job = Job::modeled_catalog(name, vec![Stage::Topology, Stage::Scaling]);
+    let job = Job::modeled_catalog(
+        name,
+        vec![
+            Stage::Topology,
+            Stage::Bandwidth,
+            Stage::Collectives,
+            Stage::Scaling,
+        ],
+    );
     Ok(job::run(
         &job,
         &std::sync::atomic::AtomicBool::new(false),

@@ -332,7 +332,7 @@ fn row_kinds(rows: &[crate::scaling::model::ScalingPoint]) -> String {
 
 /// The line `--bench` prints when a stage ends, from the report so far.
 fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) -> Option<String> {
-    use crate::report::compare::{all_reduce_busbw_1g, format_figure, h2d_gbps, p2p_gbps};
+    use crate::report::compare::{all_reduce_busbw_1g, format_figure_in, h2d_gbps, p2p_gbps};
     Some(match stage {
         Stage::Topology => return None,
         Stage::Health => format!(
@@ -347,16 +347,16 @@ fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) ->
                 .filter(|r| r.status == crate::model::Status::Ok)
                 .count();
             format!(
-                "bandwidth    {} results ({ok} ok, {source_word}): P2P {} GB/s, H2D {} GB/s  [{seconds:.1} s] → bandwidth.csv",
+                "bandwidth    {} results ({ok} ok, {source_word}): P2P {}, H2D {}  [{seconds:.1} s] → bandwidth.csv",
                 b.results.len(),
-                format_figure(&p2p_gbps(report)),
-                format_figure(&h2d_gbps(report)),
+                format_figure_in(&p2p_gbps(report), "GB/s"),
+                format_figure_in(&h2d_gbps(report), "GB/s"),
             )
         }
         Stage::Collectives => format!(
-            "collectives  {} results ({source_word}): all-reduce busbw @1 GiB {} GB/s  [{seconds:.1} s] → collectives.csv",
+            "collectives  {} results ({source_word}): all-reduce busbw @1 GiB {}  [{seconds:.1} s] → collectives.csv",
             report.collectives.as_ref()?.results.len(),
-            format_figure(&all_reduce_busbw_1g(report)),
+            format_figure_in(&all_reduce_busbw_1g(report), "GB/s"),
         ),
         Stage::Soak => {
             let s = report.soak.as_ref()?;

@@ -99,7 +99,7 @@ pub struct Comparison {
 /// the best P2P copy-engine figure of any one-directional P2P test.
 pub fn p2p_gbps(report: &Report) -> Figure {
     let Some(bw) = &report.bandwidth else {
-        return Figure::none("no bandwidth results");
+        return Figure::none("the report has no bandwidth results");
     };
     if let Some(f) = median_at_fullest(&bw.results, TestId::P2pWriteCe) {
         return f;
@@ -145,9 +145,19 @@ pub fn p2p_gbps(report: &Report) -> Figure {
 pub fn h2d_gbps(report: &Report) -> Figure {
     match &report.bandwidth {
         Some(bw) => median_at_fullest(&bw.results, TestId::H2d)
-            .unwrap_or_else(|| Figure::none("no h2d result")),
-        None => Figure::none("no bandwidth results"),
+            .unwrap_or_else(|| Figure::none(&not_run_why(&bw.results, TestId::H2d))),
+        None => Figure::none("the report has no bandwidth results"),
     }
+}
+
+/// Why `test` has no figure: the reason its first row that did not run gives (a modeled
+/// machine says which link it has no reference for), else that there is no such row.
+fn not_run_why(results: &[BandwidthResult], test: TestId) -> String {
+    results
+        .iter()
+        .filter(|r| r.test == test && r.status != Status::Ok)
+        .find_map(|r| r.reason.clone())
+        .unwrap_or_else(|| format!("no {test} result"))
 }
 
 /// The median of `test` over its cells at [`crate::model::fullest_size`] (each cell once: the
@@ -193,7 +203,7 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
 /// log(size) between the nearest sizes around it. Never extrapolated.
 pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
     let Some(c) = &report.collectives else {
-        return Figure::none("no collectives results");
+        return Figure::none("the report has no collectives results");
     };
     for in_place in [false, true] {
         let n_gpus = c
@@ -535,6 +545,15 @@ pub fn above_one_lines(c: &Comparison, name: impl Fn(usize) -> String) -> Vec<St
     out
 }
 
+/// [`format_figure`] with its unit, or "—" and why where there is no value (a unit after "—"
+/// would read as a figure).
+pub fn format_figure_in(f: &Figure, unit: &str) -> String {
+    match f.value.filter(|v| v.is_finite()) {
+        Some(_) => format!("{} {unit}", format_figure(f)),
+        None => format!("— ({})", crate::model::validate::one_line(&f.basis, 80)),
+    }
+}
+
 /// A figure as text: two decimals for efficiencies (≤ 1.5), one otherwise, powers of ten
 /// beyond 10^7; `~` marks modeled; "—" when unknown or not finite.
 pub fn format_figure(f: &Figure) -> String {
@@ -574,6 +593,33 @@ pub fn format_diff(d: Option<f64>) -> String {
 
 /// The comparison as a terminal table: one column per report (after the first, with the
 /// difference from the first in %).
+/// Why a row shows "—": `name: — for [A] why; [B] why`, one line per row with a figure
+/// missing. The reasons come from the reports' files, escaped.
+fn missing_lines(c: &Comparison) -> Vec<String> {
+    c.rows
+        .iter()
+        .filter_map(|r| {
+            let parts: Vec<String> = r
+                .figures
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.value.filter(|v| v.is_finite()).is_none())
+                .map(|(i, f)| {
+                    let col = (b'A' + (i as u8 % 26)) as char;
+                    format!("[{col}] {}", crate::model::validate::one_line(&f.basis, 80))
+                })
+                .collect();
+            (!parts.is_empty()).then(|| {
+                format!(
+                    "{}: — for {}",
+                    crate::model::validate::one_line(&r.name, 80),
+                    parts.join("; ")
+                )
+            })
+        })
+        .collect()
+}
+
 pub fn to_table(c: &Comparison) -> String {
     let mut out = String::new();
     for (i, m) in c.machines.iter().enumerate() {
@@ -638,6 +684,9 @@ pub fn to_table(c: &Comparison) -> String {
             };
             let _ = writeln!(out, "{name}: {why}{left_out}");
         }
+    }
+    for line in missing_lines(c) {
+        let _ = writeln!(out, "{line}");
     }
     for line in above_one_lines(c, |i| format!("[{}]", (b'A' + (i as u8 % 26)) as char)) {
         let _ = writeln!(out, "{line}");
