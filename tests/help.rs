@@ -37,3 +37,73 @@ fn help_agrees_with_the_readme() {
     let c = help(&["check", "--help"]);
     assert!(c.contains("--verbose"), "{c}");
 }
+
+/// Every command's help, flattened.
+fn every_help() -> Vec<(String, String)> {
+    [
+        &["--help"][..],
+        &["topo", "--help"],
+        &["bench", "--help"],
+        &["bench", "bandwidth", "--help"],
+        &["bench", "collectives", "--help"],
+        &["bench", "scaling", "--help"],
+        &["compare", "--help"],
+        &["check", "--help"],
+        &["watch", "--help"],
+        &["fleet", "run", "--help"],
+        &["fleet", "report", "--help"],
+        &["agent", "--help"],
+    ]
+    .iter()
+    .map(|args| (args.join(" "), help(args)))
+    .collect()
+}
+
+/// Issue X's newcomer found help that said less than the commands do, or said it twice.
+#[test]
+fn help_says_what_the_commands_do_once() {
+    let top = help(&["--help"]);
+    let bench = help(&["bench", "--help"]);
+    // `bench` runs three kinds of subcommand, not only copies: its line in the command list
+    // and its own about say so.
+    let listed = top.split(" bench ").nth(1).unwrap_or("");
+    let about = bench.split("Usage:").next().unwrap_or("");
+    for line in [listed.split(" compare ").next().unwrap_or(""), about] {
+        assert!(
+            line.contains("copy bandwidth")
+                && line.contains("collectives")
+                && line.contains("scaling"),
+            "bench's about: {line}"
+        );
+    }
+    // `bench scaling --measure` runs PyTorch's steps; proxies only without PyTorch.
+    for h in [&bench, &help(&["bench", "scaling", "--help"])] {
+        assert!(!h.contains("measured with proxy runs"), "{h}");
+        assert!(h.contains("PyTorch"), "{h}");
+    }
+    // --thresholds names every table its file may have.
+    let check = help(&["check", "--help"]);
+    let thresholds = check.split("--thresholds").nth(1).unwrap_or("");
+    let thresholds: String = thresholds.chars().take(400).collect();
+    for table in ["[efficiency]", "[soak]", "[fleet]", "[settings]"] {
+        assert!(
+            thresholds.contains(table),
+            "--thresholds omits {table}: {thresholds}"
+        );
+    }
+    // A default given in the words of the help is not repeated by clap's "[default: …]".
+    for (cmd, h) in every_help() {
+        for option in h.split(" --") {
+            let Some(at) = option.find("[default: ") else {
+                continue;
+            };
+            let value = option[at + 10..].split(']').next().unwrap_or("");
+            let words = option[..at].to_string();
+            assert!(
+                !words.contains(&format!("default: {value}"))
+                    && !words.contains(&format!("default {value}")),
+                "{cmd}: --{option}"
+            );
+        }
+    }
+}

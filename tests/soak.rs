@@ -100,6 +100,14 @@ fn the_two_gpu_recorded_soak_passes_with_every_load() {
                 c.detail
             );
         }
+        // The pcie load adds both directions: its figure says so (issue X: "pcie 90 GB/s" on a
+        // link of 63 GB/s each way read as above the line rate).
+        let pcie = c
+            .detail
+            .split("; ")
+            .find(|p| p.starts_with("pcie "))
+            .unwrap();
+        assert!(pcie.ends_with("GB/s both directions"), "{pcie}");
     }
     let (v, detail) = verdict_of(&report, "soak_temperature");
     assert_eq!(v, Verdict::Pass);

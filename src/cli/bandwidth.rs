@@ -29,10 +29,20 @@ pub struct BandwidthArgs {
     #[command(flatten)]
     pub gpus: super::flags::GpuArgs,
     /// Tests to run, comma-separated ids (default: all; see `--list-tests`).
-    #[arg(long, value_name = "LIST", default_value = "all")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "all",
+        hide_default_value = true
+    )]
     pub tests: String,
     /// Buffer sizes: 512M, 4K,1M or a doubling sweep 4K..1G (default 512M).
-    #[arg(long, value_name = "SIZES", default_value = "512M")]
+    #[arg(
+        long,
+        value_name = "SIZES",
+        default_value = "512M",
+        hide_default_value = true
+    )]
     pub sizes: String,
     /// Copies per sample, 1 to 100000.
     #[arg(long, default_value_t = crate::bench::plan::DEFAULT_ITERS,

@@ -33,7 +33,12 @@ pub struct CollectivesArgs {
     #[arg(long, value_name = "LIST", default_value = "nccl")]
     pub algo: String,
     /// Sizes as nccl-tests counts them: a list or a doubling sweep (default 8..1G).
-    #[arg(long, value_name = "SIZES", default_value = "8..1G")]
+    #[arg(
+        long,
+        value_name = "SIZES",
+        default_value = "8..1G",
+        hide_default_value = true
+    )]
     pub sizes: String,
     /// Element type: f32, bf16, f16, f64, i32.
     #[arg(long, default_value = "f32")]

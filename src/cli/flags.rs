@@ -12,7 +12,14 @@ use crate::model::{GpuSelection, Refused};
 #[derive(Clone, Debug, Args)]
 pub struct GpuArgs {
     /// GPUs to use, e.g. 0,1,3 (default: all).
-    #[arg(long, value_name = "LIST", default_value = "all")]
+    // Every command's help says "(default: all)" in its own words; clap's "[default: all]"
+    // after it would say it twice.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "all",
+        hide_default_value = true
+    )]
     pub gpus: String,
 }
 

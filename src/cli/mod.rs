@@ -71,7 +71,13 @@ pub struct Cli {
     #[arg(long, requires = "bench")]
     pub full: bool,
     /// --bench stages: topology,health,bandwidth,collectives,scaling (default: all).
-    #[arg(long, value_name = "LIST", default_value = "all", requires = "bench")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "all",
+        hide_default_value = true,
+        requires = "bench"
+    )]
     pub suite: String,
     /// --bench: model the figures from line rates instead of measuring (labeled modeled).
     #[arg(long, requires = "bench")]
@@ -295,7 +301,8 @@ impl From<crate::job::JobError> for CliError {
 pub enum Command {
     /// Show how the GPUs are connected: the `nvidia-smi topo -m` matrix, line rates and P2P.
     Topo(TopoArgs),
-    /// Measure (or model) the GPUs: copy bandwidth and latency.
+    /// Measure (or model) the GPUs one part at a time: copy bandwidth and latency, collectives,
+    /// scaling.
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Compare reports (report.json of `--bench`): key figures and the difference in %.
@@ -324,7 +331,8 @@ pub enum BenchCommand {
     Bandwidth(bandwidth::BandwidthArgs),
     /// Collectives: NCCL sweeps (nccl-tests' algbw/busbw) and scalescope's own all-reduce.
     Collectives(collectives::CollectivesArgs),
-    /// Weak and strong scaling of workloads: modeled, or measured with proxy runs (--measure).
+    /// Weak and strong scaling of workloads: modeled, or measured (--measure: real PyTorch
+    /// training steps; synthetic proxy runs where PyTorch is not installed).
     Scaling(scaling::ScalingArgs),
 }
 
@@ -767,7 +775,9 @@ fn print_catalog() -> Result<(), CliError> {
     for e in entries {
         out.push_str(&format!("  {:<width$}  {} — {}\n", e.id, e.name, e.summary));
     }
-    out.push_str("\nUse one with: scalescope topo --catalog ID\n");
+    out.push_str(
+        "\nUse one with: scalescope topo --catalog ID (its topology), or scalescope --bench --modeled --catalog ID (the modeled report)\n",
+    );
     emit(None, out.as_bytes())
 }
 

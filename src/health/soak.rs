@@ -575,7 +575,7 @@ fn throughput(
                 "{load} {:.1} % CV around {} {}",
                 c * 100.0,
                 figure(med),
-                load.unit()
+                load.unit_words()
             ),
         ));
         all_dips.extend(ds);
@@ -616,7 +616,7 @@ fn throughput(
                         "{load} {} → {} {} ({:+.1} %, first and last {})",
                         figure(a),
                         figure(b),
-                        load.unit(),
+                        load.unit_words(),
                         -drop * 100.0,
                         duration_words(w)
                     ),

@@ -56,6 +56,15 @@ impl SoakLoad {
         }
     }
 
+    /// The unit as a line of text shows it: [`Self::unit`], and for `pcie` that the figure adds
+    /// both directions (90 GB/s on a link of 63 GB/s each way is not above its line rate).
+    pub fn unit_words(&self) -> &'static str {
+        match self {
+            Self::Pcie => "GB/s both directions",
+            _ => self.unit(),
+        }
+    }
+
     /// What the figure counts, in words (tables, CSV docs).
     pub fn figure_words(&self) -> &'static str {
         match self {
