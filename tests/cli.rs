@@ -531,3 +531,81 @@ fn collectives_without_gpu_exits_1_and_mentions_modeled() {
     }
     fails_with(&["bench", "collectives"], 1, "--modeled");
 }
+
+/// The catalog list ends with the commands that take an entry: `topo` and `--bench --modeled`
+/// (issue X: it named only `topo`).
+#[test]
+fn catalog_list_offers_the_modeled_report() {
+    let out = stdout_of(&["--catalog"]);
+    let last = out.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(last.contains("scalescope topo --catalog ID"), "{last}");
+    assert!(
+        last.contains("scalescope --bench --modeled --catalog ID"),
+        "{last}"
+    );
+}
+
+/// A modeled `--bench` of a capture without PCIe links says what supplies them: `--bench`
+/// takes no --pcie (issue X: it said "set --pcie gen5x16"), so the advice is another --import
+/// or `bench bandwidth --modeled --pcie`; and the capture with `nvidia-smi -q` assumes nothing.
+#[test]
+fn bench_modeled_advice_on_missing_pcie_names_flags_that_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let topo = data("h200-2x-device-topo-m.txt");
+    let q = data("h200-2x-device-smi-q.txt");
+    let run = |imports: &[&PathBuf]| {
+        let mut args: Vec<String> = vec!["--bench".into(), "--modeled".into()];
+        for i in imports {
+            args.push("--import".into());
+            args.push(i.display().to_string());
+        }
+        for a in ["--suite", "topology,bandwidth", "--out"] {
+            args.push(a.into());
+        }
+        args.push(out.display().to_string());
+        let o = scalescope().args(&args).output().expect("runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let err = run(&[&topo]);
+    let line = err
+        .lines()
+        .find(|l| l.contains("assumed PCIe"))
+        .unwrap_or_else(|| panic!("no PCIe assumption: {err}"));
+    assert!(!line.contains("set --pcie"), "{line}");
+    assert!(
+        line.contains("nvidia-smi -q") && line.contains("bench bandwidth --modeled"),
+        "{line}"
+    );
+    let both = run(&[&topo, &q]);
+    assert!(!both.contains("assumed PCIe"), "{both}");
+    // What it points to is accepted.
+    let o = scalescope()
+        .args([
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--pcie",
+            "gen5x16",
+            "--import",
+        ])
+        .arg(&topo)
+        .output()
+        .expect("runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A figure that is not known reads "—" and why, never "— GB/s" (issue X: the modeled GB200
+/// NVL72's `--bench` summary printed "H2D — GB/s": no host-copy reference over NVLink-C2C).
+#[test]
+fn a_missing_summary_figure_says_why_without_a_unit() {
+    use scalescope::job::Stage;
+    use scalescope::report::compare::{format_figure_in, h2d_gbps, p2p_gbps};
+    let r = common::modeled_stages("gb200-nvl72", vec![Stage::Topology, Stage::Bandwidth]);
+    let h2d = format_figure_in(&h2d_gbps(&r), "GB/s");
+    assert!(h2d.starts_with("— (") && !h2d.ends_with("GB/s"), "{h2d}");
+    assert!(h2d.contains("NVLink-C2C"), "{h2d}");
+    let p2p = format_figure_in(&p2p_gbps(&r), "GB/s");
+    assert!(p2p.starts_with('~') && p2p.ends_with(" GB/s"), "{p2p}");
+}

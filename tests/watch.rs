@@ -527,7 +527,13 @@ fn watching_without_a_driver_says_so_and_the_agent_answers_watch_requests() {
     if !common::no_driver() {
         return;
     }
-    one_line_error(&["watch", "--count", "1"], Some(1), &["libnvidia-ml.so.1"]);
+    // The advice is what watch takes (issue X): a recording, not --import/--catalog.
+    let e = one_line_error(
+        &["watch", "--count", "1"],
+        Some(1),
+        &["libnvidia-ml.so.1", "watch --replay FILE"],
+    );
+    assert!(!e.contains("--import") && !e.contains("--catalog"), "{e}");
 
     // The agent: its hello offers watch; a bad interval is the request's fault (2), no driver
     // the machine's (1); an unknown request lists watch among the known ones.

@@ -208,7 +208,7 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
             let mut runner = remote.runner()?;
             runner
                 .watch(gpus, interval, &CANCEL, &mut sink)
-                .map_err(CliError::from)
+                .map_err(|e| no_driver_advice(e, remote.remote.is_some()))
         }
     };
     if let Some(e) = failure {
@@ -223,6 +223,23 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         }
     }
     Ok(())
+}
+
+/// What `watch` can do without a driver here: play a recording back (it takes no --import or
+/// --catalog, so the topology commands' advice would lead nowhere).
+pub const NO_DRIVER_WATCH_ADVICE: &str = "to watch without a GPU, play a recording back: scalescope watch --replay FILE (made with --record on a machine with GPUs), or watch a server's GPUs with --remote HOST";
+
+/// A watch error, with [`NO_DRIVER_WATCH_ADVICE`] in place of the topology commands' advice
+/// where this machine has no driver.
+fn no_driver_advice(e: crate::job::JobError, remote: bool) -> CliError {
+    if e.no_driver && !remote {
+        return CliError::env(anyhow::anyhow!(
+            "{}",
+            e.message
+                .replace(crate::topology::NO_DRIVER_ADVICE, NO_DRIVER_WATCH_ADVICE)
+        ));
+    }
+    e.into()
 }
 
 fn list(gpus: &[usize]) -> String {
