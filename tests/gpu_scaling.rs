@@ -67,10 +67,12 @@ fn framework_run_calibrates_the_model() {
     let ws = vec![workload::resolve("resnet50").unwrap()];
     let run = scalescope::scaling::run::run_measured(
         &topo,
-        &[],
-        &ws,
-        &[Mode::Weak],
-        16,
+        scalescope::scaling::run::Scope {
+            gpus: &[],
+            workloads: &ws,
+            modes: &[Mode::Weak],
+            max_gpus: 16,
+        },
         &MeasureOptions {
             quick: true,
             ..Default::default()
@@ -163,10 +165,12 @@ fn measured_run_reports_model_error() {
     let ws = vec![workload::resolve("gpt2-xl").unwrap()];
     let mut run = scalescope::scaling::run::run_measured(
         &topo,
-        &[],
-        &ws,
-        &[Mode::Weak],
-        16,
+        scalescope::scaling::run::Scope {
+            gpus: &[],
+            workloads: &ws,
+            modes: &[Mode::Weak],
+            max_gpus: 16,
+        },
         &MeasureOptions {
             no_framework: true,
             ..Default::default()

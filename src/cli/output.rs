@@ -20,7 +20,6 @@ pub use crate::output::{TEMP_SUFFIX, open_stream, write_all_atomic, write_atomic
 
 /// The lock file `--bench` holds in its `--out` folder while it writes there.
 pub const LOCK_FILE: &str = ".scalescope.lock";
-/// Temporary files end with this; leftovers of a killed run are removed by the next one.
 
 /// True for errors of the machine rather than of the path the user gave: a full disk or quota,
 /// an I/O error, a read-only file system, a file too large.

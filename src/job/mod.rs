@@ -587,10 +587,12 @@ pub fn run_with(
         } => stages::scaling(
             &mut ctx,
             &topo,
-            gpus,
-            workloads,
-            modes,
-            *max_gpus,
+            crate::scaling::run::Scope {
+                gpus,
+                workloads,
+                modes,
+                max_gpus: *max_gpus,
+            },
             measure.as_ref(),
         )?,
         Job::Check { target, options } => stages::health(&mut ctx, &topo, target, options)?,

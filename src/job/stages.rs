@@ -14,9 +14,9 @@ use crate::model::{Algo, CollectiveOp, GpuSelection, Source, TestId, Topology};
 use crate::report::ScalingSection;
 use crate::scaling::curve::CommCurve;
 use crate::scaling::run::{
-    DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun, run_measured, run_modeled, run_with_curve,
+    DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun, Scope, run_measured, run_modeled, run_with_curve,
 };
-use crate::scaling::{Mode, Workload, workload};
+use crate::scaling::{Mode, workload};
 
 /// Workloads `--full` measures: their real PyTorch steps (ResNet-50, GPT-2 XL, BERT-large) where
 /// PyTorch is found, else proxies, and the TensorRT-style inference proxy; the rest of the
@@ -341,26 +341,19 @@ fn emit_scaling(ctx: &mut Ctx<'_>, run: &ScalingRun) {
     });
 }
 
-/// A measured scaling run of `workloads` on `gpus` (its all-reduce curve on the NCCL backend
-/// built here), each stage's label sent as progress and the rows as they come.
-#[allow(clippy::too_many_arguments)]
+/// A measured scaling run of `scope` (its all-reduce curve on the NCCL backend built here),
+/// each stage's label sent as progress and the rows as they come.
 fn measure_scaling(
     ctx: &mut Ctx<'_>,
     topo: &Topology,
-    gpus: &[usize],
-    workloads: &[Workload],
-    modes: &[Mode],
-    max_gpus: usize,
+    scope: Scope<'_>,
     opts: &MeasureOptions,
 ) -> Result<ScalingRun, JobError> {
     let cancel = ctx.cancel;
     let collectives = |t: &Topology| super::measured_collectives(t, opts.nccl_lib.as_deref());
     run_measured(
         topo,
-        gpus,
-        workloads,
-        modes,
-        max_gpus,
+        scope,
         opts,
         &collectives,
         cancel,
@@ -378,22 +371,24 @@ fn measure_scaling(
     .map_err(JobError::machine)
 }
 
-/// Scaling of `workloads`: modeled, or measured on `gpus` (framework runs, proxies, the GEMM
+/// Scaling of `scope`: modeled, or measured on its GPUs (framework runs, proxies, the GEMM
 /// rates and all-reduce curve that feed the model).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn scaling(
     ctx: &mut Ctx<'_>,
     topo: &Topology,
-    gpus: &[usize],
-    workloads: &[Workload],
-    modes: &[Mode],
-    max_gpus: usize,
+    scope: Scope<'_>,
     measure: Option<&MeasureOptions>,
 ) -> Result<(), JobError> {
-    check_gpus(topo, gpus)?;
+    check_gpus(topo, scope.gpus)?;
     let run = match measure {
-        None => run_modeled(topo, gpus, workloads, modes, max_gpus),
-        Some(opts) => measure_scaling(ctx, topo, gpus, workloads, modes, max_gpus, opts)?,
+        None => run_modeled(
+            topo,
+            scope.gpus,
+            scope.workloads,
+            scope.modes,
+            scope.max_gpus,
+        ),
+        Some(opts) => measure_scaling(ctx, topo, scope, opts)?,
     };
     for n in &run.notes {
         ctx.emit(Event::Note { text: n.clone() });
@@ -576,7 +571,13 @@ fn suite_scaling(
             strong_for: Some(FULL_STRONG_MEASURED.iter().map(|s| s.to_string()).collect()),
             ..Default::default()
         };
-        let mut run = measure_scaling(ctx, topo, gpus, &measured, &modes, DEFAULT_MAX_GPUS, &opts)?;
+        let scope = Scope {
+            gpus,
+            workloads: &measured,
+            modes: &modes,
+            max_gpus: DEFAULT_MAX_GPUS,
+        };
+        let mut run = measure_scaling(ctx, topo, scope, &opts)?;
         if let Some(machine) = run.machine.clone() {
             for w in &rest {
                 run.rows.extend(crate::scaling::model::model(

@@ -95,6 +95,16 @@ pub fn run_with_curve(
     finish(machine, workloads, modes, max_gpus, Vec::new(), notes)
 }
 
+/// What a scaling run covers: the GPUs it runs on (empty: every GPU), the workloads and modes,
+/// and the largest GPU count its table goes to.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    pub gpus: &'a [usize],
+    pub workloads: &'a [Workload],
+    pub modes: &'a [Mode],
+    pub max_gpus: usize,
+}
+
 /// How `run_measured` measures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -127,18 +137,20 @@ pub struct MeasureOptions {
 /// model), and the synthetic proxies for the workloads PyTorch cannot run (all of them without
 /// PyTorch). Each input that cannot be measured falls back to its modeled value with a note.
 /// `progress` gets a label per stage.
-#[allow(clippy::too_many_arguments)]
 pub fn run_measured(
     topo: &Topology,
-    gpus: &[usize],
-    workloads: &[Workload],
-    modes: &[Mode],
-    max_gpus: usize,
+    scope: Scope<'_>,
     opts: &MeasureOptions,
     collectives: &MakeCollectives<'_>,
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(&str, &ScalingRun),
 ) -> Result<ScalingRun, String> {
+    let Scope {
+        gpus,
+        workloads,
+        modes,
+        max_gpus,
+    } = scope;
     let sub = if gpus.is_empty() {
         topo.clone()
     } else {

@@ -109,6 +109,16 @@ pub struct FrameworkRun {
 /// One workload's launch on n GPUs: its spec and the (mode, per-GPU batch) it plans.
 type Planned<'a> = (&'a Workload, serde_json::Value, Vec<(Mode, f64)>);
 
+/// What every launch of a run shares: the Python, the script written for it, the options and
+/// the cancel flag.
+#[derive(Clone, Copy)]
+struct Launcher<'a> {
+    env: &'a PythonEnv,
+    script: &'a str,
+    opts: &'a FrameworkOptions,
+    cancel: &'a AtomicBool,
+}
+
 /// The workloads a framework run can build: DDP/FSDP patterns with a reference model.
 pub fn runnable(w: &Workload) -> bool {
     w.pattern.has_framework_step() && w.model.is_some()
@@ -212,9 +222,14 @@ pub fn run(
             } else {
                 Some(first)
             };
-            let (w_run, planned, outcome) = run_alone(
-                env, &script, w, n, spec, planned, first, opts, cancel, &mut run, progress,
-            );
+            let launcher = Launcher {
+                env,
+                script: &script,
+                opts,
+                cancel,
+            };
+            let (w_run, planned, outcome) =
+                run_alone(&launcher, (w, spec, planned), n, first, &mut run, progress);
             absorb(&mut run, &w_run, n, &planned, &outcome, &basis_env);
             let partial = finish(run.clone(), workloads);
             progress(&label, &partial.rows);
@@ -262,20 +277,20 @@ fn phase_label(e: &Event, workload: &str, n: usize) -> Option<String> {
 /// memory before any result runs it again with micro-batches half as large (the same per-GPU
 /// batch, accumulated), down to one sample — the micro-batch that fits. Returns the workload as
 /// run (its micro-batch), the (mode, per-GPU batch) planned, and the outcome.
-#[allow(clippy::too_many_arguments)]
 fn run_alone(
-    env: &PythonEnv,
-    script: &str,
-    w: &Workload,
+    launcher: &Launcher<'_>,
+    (w, spec, planned): Planned<'_>,
     n: usize,
-    spec: serde_json::Value,
-    planned: Vec<(Mode, f64)>,
     mut first: Option<LaunchOutcome>,
-    opts: &FrameworkOptions,
-    cancel: &AtomicBool,
     run: &mut FrameworkRun,
     progress: &mut dyn FnMut(&str, &[ScalingPoint]),
 ) -> (Workload, Vec<(Mode, f64)>, LaunchOutcome) {
+    let Launcher {
+        env,
+        script,
+        opts,
+        cancel,
+    } = *launcher;
     let label = format!("PyTorch: {} on {n} GPU(s)", w.name);
     let rows_so_far = run.rows.clone();
     let (mut w_run, mut spec, mut planned) = (w.clone(), spec, planned);
