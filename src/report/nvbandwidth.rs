@@ -385,7 +385,7 @@ fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
         }
         // A testcase of several matrices appends their rows to one: keep the last (`Total`).
         let n = run.devices.len();
-        if n > 0 && parsed.len() > n && parsed.len() % n == 0 {
+        if n > 0 && parsed.len() > n && parsed.len().is_multiple_of(n) {
             parsed = parsed.split_off(parsed.len() - n);
         }
         matrices.push(Matrix {
