@@ -358,6 +358,57 @@ fn published_figures_stand_beside_the_copy_figures() {
     assert!(!stdout.contains("published "), "{stdout}");
 }
 
+/// `--thresholds published` judges copy figures against the published ones whose conditions
+/// match (Azure's copy-engine floors for H200), and by line rate where none does.
+#[test]
+fn thresholds_published_judges_against_matching_published_figures() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/h200-2x-sxm.toml"),
+    )
+    .unwrap()
+    .replace("id = \"h200-2x-sxm\"", "id = \"h200-2x-slow\"");
+    let text =
+        format!("{text}\n[[state]]\ngpus = [1]\npcie_current_gen = 4\npcie_current_width = 8\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join("slow.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = scalescope()
+        .args(["check", "--thresholds", "published", "--catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    let h2d1 = stdout
+        .lines()
+        .find(|l| l.contains("GPU 1") && l.contains(" h2d "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(h2d1.starts_with("FAIL (modeled)"), "{h2d1}");
+    assert!(
+        h2d1.contains("against published 48 GB/s threshold"),
+        "{h2d1}"
+    );
+    // No published p2p_write_ce figure: judged by line rate, and says so.
+    let out = scalescope()
+        .args([
+            "check",
+            "--thresholds",
+            "published",
+            "--verbose",
+            "--catalog",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("p2p_write_ce") && l.contains("no published figure matches here")),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn without_a_driver_check_exits_1_and_names_import_and_catalog() {
     if !common::no_driver() {

@@ -45,8 +45,9 @@ pub struct CheckArgs {
     /// Verdict thresholds from a TOML file: pass, warn (fractions of expected),
     /// busy_util_percent, nvlink_crc_per_s, [efficiency] by test id, [soak] (the burn-in's
     /// limits), [fleet] (fleet report's outlier rule), [settings] (power limit, clocks,
-    /// persistence, MIG, compute mode).
-    #[arg(long, value_name = "FILE")]
+    /// persistence, MIG, compute mode). `published`: judge copy figures against the published
+    /// figures for this GPU whose conditions match (the catalog's [[reference]]).
+    #[arg(long, value_name = "FILE|published")]
     pub thresholds: Option<PathBuf>,
     /// Exit 3 on any WARN or UNKNOWN too, not only on FAIL.
     #[arg(long)]
@@ -90,6 +91,11 @@ pub struct CheckArgs {
 /// Runs `scalescope check`.
 pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> {
     let thresholds = match &args.thresholds {
+        // `--thresholds published`: the catalog's published figures, where they match.
+        Some(p) if p.as_os_str() == "published" && !p.exists() => Thresholds {
+            published: true,
+            ..Thresholds::default()
+        },
         Some(p) => Thresholds::load(p)?,
         None => Thresholds::default(),
     };

@@ -151,6 +151,23 @@ fn judge(
     let Some(figure) = r.median_gbps else {
         return new(Verdict::Unknown, "no figure".to_string());
     };
+    let published = thresholds
+        .published
+        .then(|| against_published(topo, test, r, gpus, figure, thresholds))
+        .flatten();
+    if let Some(p) = published {
+        let mut c = new(p.verdict, p.detail);
+        c.figure = Some(figure);
+        c.expected = Some(p.expected);
+        c.percent = Some(p.ratio * 100.0);
+        c.unit = Some("GB/s".into());
+        c.basis = Some(p.basis);
+        if p.verdict != Verdict::Pass {
+            let path = Path::of(topo, r.test.shape(), r.src, r.dst, gpus);
+            c = explain(c, r, path, &involved(r, gpus), ev, inventory);
+        }
+        return c;
+    }
     let name = r
         .dst
         .gpu()
@@ -186,6 +203,9 @@ fn judge(
             1.0 / peers as f64
         ));
     }
+    if thresholds.published {
+        detail.push_str("; no published figure matches here: judged by line rate");
+    }
     let mut c = new(verdict, detail);
     c.figure = Some(figure);
     c.expected = Some(expected);
@@ -201,6 +221,62 @@ fn judge(
         c = explain(c, r, path, &involved(r, gpus), ev, inventory);
     }
     c
+}
+
+/// A copy figure judged against a published one (`--thresholds published`).
+struct AgainstPublished {
+    verdict: Verdict,
+    detail: String,
+    expected: f64,
+    ratio: f64,
+    basis: String,
+}
+
+/// `figure` judged against the published figures for `topo`'s GPU whose conditions match this
+/// cell's (same test and copy method; size where both state it); the worst verdict where
+/// several match. `None` where none does.
+fn against_published(
+    topo: &Topology,
+    test: TestId,
+    r: &BandwidthResult,
+    gpus: &[usize],
+    figure: f64,
+    thresholds: &Thresholds,
+) -> Option<AgainstPublished> {
+    use crate::model::published::{Figure, Here, judge};
+    let here = Here {
+        gpus: Some(gpus.len()),
+        bytes: Some(r.bytes),
+        method: Some(test.method()),
+        ..Here::default()
+    };
+    let (reference, (level, ratio)) = crate::topology::published::for_topology(topo)
+        .into_iter()
+        .flat_map(|p| &p.references)
+        .filter(|x| x.figure == Figure::Copy(test) && x.matches(&here))
+        .map(|x| (x, judge(x, figure, thresholds.pass, thresholds.warn)))
+        .max_by_key(|(_, (level, _))| *level)?;
+    let verdict = match level {
+        0 => Verdict::Pass,
+        1 => Verdict::Warn,
+        _ => Verdict::Fail,
+    };
+    Some(AgainstPublished {
+        verdict,
+        detail: format!(
+            "{figure:.1} GB/s against published {} ({:.0} %)",
+            reference.value_text(),
+            ratio * 100.0
+        ),
+        expected: reference.value,
+        ratio,
+        basis: format!(
+            "published {}: {} ({})",
+            reference.kind,
+            reference.source.short(),
+            reference.conditions_text()
+        ),
+    })
 }
 
 /// `all_pairs` into one GPU ÷ the sum of that GPU's isolated reads from each peer (same size).

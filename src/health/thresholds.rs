@@ -69,6 +69,11 @@ pub struct Thresholds {
     pub fleet: FleetThresholds,
     /// The GPUs' settings (`[settings]`).
     pub settings: SettingsThresholds,
+    /// Judge each copy figure against the published figures that match its conditions (the
+    /// catalog's `[[reference]]` for machines with this GPU) instead of line rate × efficiency,
+    /// where one matches (`check --thresholds published`, or `published = true` in a file).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub published: bool,
 }
 
 /// How the GPUs' settings are judged (`[settings]`): a lowered power limit or clock setting
@@ -241,6 +246,7 @@ impl Default for Thresholds {
             soak: Default::default(),
             fleet: Default::default(),
             settings: Default::default(),
+            published: false,
         }
     }
 }

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::validate::{Bounds, GBPS};
 use super::{
-    Algo, BandwidthResult, CollectiveOp, CollectiveResult, Method, Source, Status, TestId, headline,
+    Algo, BandwidthResult, CollectiveOp, CollectiveResult, Method, Shape, Source, Status, TestId,
+    headline,
 };
 
 /// Which of scalescope's figures a published one stands beside: a copy test's (`h2d`,
@@ -396,18 +397,30 @@ impl Reference {
     }
 
     /// True when every condition that decides the figure (GPUs, size, copy method, NVLS,
-    /// in place) is the same there as here where both state it, and the GPU count and, for
-    /// all-reduce, NVLS are known on both sides: the figure can judge ours.
+    /// in place) is the same there as here where both state it, and those that must be known
+    /// are on both sides: the GPU count for collectives and for the copies that involve every
+    /// GPU at once, NVLS for all-reduce, the copy method for copies. Then the figure can judge
+    /// ours.
     pub fn matches(&self, here: &Here) -> bool {
         let c = &self.conditions;
         let same = |a: Option<String>, b: Option<String>| match (a, b) {
             (Some(a), Some(b)) => a == b,
             _ => true,
         };
+        let (gpus_decide, method_decides) = match self.figure {
+            Figure::Collective(_) => (true, false),
+            Figure::Copy(t) => (
+                matches!(
+                    t.shape(),
+                    Shape::Fan { .. } | Shape::AllPairs | Shape::HostAll { .. }
+                ),
+                true,
+            ),
+        };
         let nvls_known = !matches!(self.figure, Figure::Collective(CollectiveOp::AllReduce))
             || (c.nvls.is_some() && here.nvls.is_some());
-        c.gpus.is_some()
-            && c.gpus == here.gpus
+        (!gpus_decide || (c.gpus.is_some() && c.gpus == here.gpus))
+            && (!method_decides || (c.method.is_some() && c.method == here.method))
             && nvls_known
             && same(
                 c.bytes.map(|b| b.to_string()),
@@ -567,6 +580,25 @@ pub fn ours(
     }
 }
 
+/// How `figure` (ours, in the reference's unit) fares against a matching published one: a
+/// threshold passes at or above its value and fails below; a measured or stated figure is a
+/// target, ours ÷ it judged by `pass` and `warn` as line-rate ratios are. For latency (ns),
+/// lower is better: the ratio is inverted. Returns (0 pass / 1 warn / 2 fail, the ratio).
+pub fn judge(reference: &Reference, figure: f64, pass: f64, warn: f64) -> (u8, f64) {
+    let ratio = match reference.unit {
+        Unit::Ns => reference.value / figure,
+        Unit::Gbps => figure / reference.value,
+    };
+    let level = match reference.kind {
+        Kind::Threshold if ratio >= 1.0 => 0,
+        Kind::Threshold => 2,
+        _ if ratio >= pass => 0,
+        _ if ratio >= warn => 1,
+        _ => 2,
+    };
+    (level, ratio)
+}
+
 /// One line for a terminal or a table cell: `published: 478.9 GB/s measured (8 GPUs, 8 GiB,
 /// NVLS on, NCCL 2.18.5) — Azure AI benchmarking guide, …, 2024-09-24; ours 352 GB/s measured;
 /// differs: NVLS on there, not known here`.
@@ -695,6 +727,47 @@ mod tests {
             vec!["NVLS on there, not known here"]
         );
         assert!(!r.matches(&unknown));
+    }
+
+    #[test]
+    fn a_copy_floor_matches_by_method_and_judges_by_kind() {
+        let floor = Reference {
+            figure: Figure::Copy(TestId::H2d),
+            kind: Kind::Threshold,
+            value: 48.0,
+            unit: Unit::Gbps,
+            conditions: Conditions {
+                method: Some(Method::Ce),
+                ..Conditions::default()
+            },
+            ..reference()
+        };
+        let ce = Here {
+            gpus: Some(2),
+            bytes: Some(512 << 20),
+            method: Some(Method::Ce),
+            ..Here::default()
+        };
+        assert!(floor.matches(&ce));
+        assert!(!floor.matches(&Here {
+            method: Some(Method::Sm),
+            ..ce.clone()
+        }));
+        assert_eq!(judge(&floor, 50.0, 0.9, 0.75).0, 0);
+        assert_eq!(judge(&floor, 47.9, 0.9, 0.75).0, 2);
+        let target = Reference {
+            kind: Kind::Measured,
+            ..floor.clone()
+        };
+        assert_eq!(judge(&target, 40.0, 0.9, 0.75).0, 1);
+        let latency = Reference {
+            figure: Figure::Copy(TestId::LatencyD2d),
+            kind: Kind::Measured,
+            value: 800.0,
+            unit: Unit::Ns,
+            ..floor
+        };
+        assert_eq!(judge(&latency, 850.0, 0.9, 0.75), (0, 800.0 / 850.0));
     }
 
     #[test]
