@@ -5,6 +5,8 @@
 //! pass = 0.90              # figure ≥ 90 % of expected → PASS
 //! warn = 0.75              # ≥ 75 % → WARN, below → FAIL
 //! busy_util_percent = 10   # a GPU this busy before the tests counts as used by another job
+//! published = false        # true: copy figures against matching published figures
+//!                          # (the catalog's [[reference]]; `--thresholds published` alone)
 //!
 //! [efficiency]             # reference efficiencies to use instead of the built-in ones
 //! p2p_read_ce = 0.80       # by test id: fraction of the line rate
