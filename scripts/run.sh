@@ -3,8 +3,29 @@
 # installing the X11/Wayland and Mesa run-time libraries a bare Debian/Ubuntu machine lacks.
 #
 # Usage: scripts/run.sh [scalescope arguments]
+#
+# Without a display (DISPLAY and WAYLAND_DISPLAY unset) the window cannot open: with no
+# arguments it says so at once, before a long build, and names the headless way in; with
+# arguments it builds the command line alone (--no-default-features: no GUI libraries, a
+# shorter build), which is all that can run there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+    if [ $# -eq 0 ]; then
+        cat >&2 <<'MSG'
+scripts/run.sh: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the desktop app cannot
+open here; nothing was built. Without a display, use the command line (no GUI libraries, a
+shorter build):
+  scripts/run.sh --bench --modeled --catalog dgx-h100   # a modeled report of a catalog machine, no GPU needed
+  scripts/run.sh --bench                                # measure this machine's GPUs
+  cargo install --locked --path . --no-default-features # put the command line alone on PATH
+or run the app where there is a display (ssh -X, a desktop session, Xvfb).
+MSG
+        exit 1
+    fi
+    exec cargo run --release --no-default-features -- "$@"
+fi
 
 runtime="libx11-6 libxcursor1 libxi6 libxrandr2 libxkbcommon-x11-0 libwayland-client0 libegl1 libegl-mesa0 libgl1-mesa-dri"
 missing=""

@@ -327,3 +327,32 @@ fn the_project_layout_names_where_each_feature_starts() {
         }
     }
 }
+
+/// `scripts/run.sh` on a machine without a display says so at once and names the headless way
+/// in, before any build (issue X: it built for 35 minutes, then exited "no display"); the
+/// README says it before the command.
+#[test]
+fn run_sh_without_a_display_says_so_before_building() {
+    let start = Instant::now();
+    let out = std::process::Command::new("bash")
+        .arg(crate_file("scripts/run.sh"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        // No cargo on its PATH: a build attempted anyway fails instead of taking minutes.
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("bash runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(10), "{err}");
+    for needle in ["no display", "--bench --modeled", "--no-default-features"] {
+        assert!(err.contains(needle), "{needle:?}: {err}");
+    }
+    let readme = std::fs::read_to_string(crate_file("README.md")).expect("README.md");
+    let before = readme.split("scripts/run.sh\n```").next().unwrap_or("");
+    let setup = before.rsplit("## Set up and run").next().unwrap_or("");
+    assert!(
+        setup.contains("WAYLAND_DISPLAY") && setup.contains("--bench --modeled"),
+        "README says nothing of the display before `scripts/run.sh`: {setup}"
+    );
+}
