@@ -112,23 +112,15 @@ mod tests {
         }
     }
 
-    const MINIMAL: &str = r#"
-[machine]
-id = "two"
-name = "Two GPUs"
-summary = "two"
-source = "test"
-
-[gpu]
-model = "Test GPU"
-count = 2
-memory_mib = 1024
-pcie_gen = 4
-pcie_width = 16
-
-[topology]
-gpus = ["X SYS", "SYS X"]
-
+    /// A catalog machine of the crate's own (2x H200) with one reference appended.
+    fn with_reference() -> String {
+        let (_, text) = FILES
+            .iter()
+            .find(|(f, _)| *f == "h200-2x-sxm.toml")
+            .expect("embedded");
+        format!(
+            "{text}{}",
+            r#"
 [[reference]]
 figure = "h2d"
 kind = "threshold"
@@ -136,7 +128,9 @@ value = 48.0
 unit = "GB/s"
 conditions = { gpus = 2, method = "ce" }
 source = { title = "t", repository = "a/b", file = "c.conf", date = "2024-06-28" }
-"#;
+"#
+        )
+    }
 
     /// A bad `[[reference]]` makes the catalog file an error of one line naming the file and
     /// the field; a good one loads.
@@ -146,7 +140,8 @@ source = { title = "t", repository = "a/b", file = "c.conf", date = "2024-06-28"
             Ok(_) => "ok".to_string(),
             Err(e) => e.to_string(),
         };
-        assert_eq!(message(MINIMAL), "ok");
+        let minimal = with_reference();
+        assert_eq!(message(&minimal), "ok");
         for (from, to, want) in [
             (
                 r#"source = { title = "t", repository = "a/b", file = "c.conf", date = "2024-06-28" }"#,
@@ -194,7 +189,7 @@ source = { title = "t", repository = "a/b", file = "c.conf", date = "2024-06-28"
                 "reference[0].source.date \"June\"",
             ),
         ] {
-            let text = MINIMAL.replace(from, to);
+            let text = minimal.replace(from, to);
             let m = message(&text);
             assert!(m.contains(want), "{from} → {to}: {m}");
             assert!(m.contains("two.toml"), "{m}");
