@@ -74,6 +74,26 @@ impl NcclTestsRun {
     }
 }
 
+/// Several runs (one per collective binary, the files given together) as one report section:
+/// every row, measured, the backend naming each run's source.
+pub fn section(runs: &[NcclTestsRun]) -> super::CollectivesSection {
+    let mut labels: Vec<String> = Vec::new();
+    for r in runs {
+        let l = r.source_label();
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    super::CollectivesSection {
+        source: Source::Measured,
+        backend: format!("imported: {}", labels.join("; ")),
+        results: runs
+            .iter()
+            .flat_map(|r| r.results.iter().cloned())
+            .collect(),
+    }
+}
+
 /// The collective an nccl-tests binary runs (`all_reduce_perf` → all-reduce).
 pub fn op_of_binary(name: &str) -> Option<CollectiveOp> {
     let stem = name.rsplit('/').next()?.trim_end_matches("_mpi");
@@ -427,6 +447,37 @@ mod tests {
         assert_eq!(run.results.len(), 2);
         assert_eq!(run.results[0].time_us, Some(12.9));
         assert_eq!(run.results[0].wrong, None);
+    }
+
+    /// The imported rows stand beside the published figures as measured ones do: 2 ranks of
+    /// H200 against the HGX H200's 8-GPU figures, the GPU count named as a difference.
+    #[test]
+    fn an_imported_table_is_a_section_with_published_figures_beside_it() {
+        let run = parse(CONSTRUCTED_2_19_6, None).unwrap();
+        let s = section(std::slice::from_ref(&run));
+        assert_eq!(s.source, Source::Measured);
+        assert_eq!(
+            s.backend,
+            "imported: nccl-tests 2.19.6, NCCL 2.28.9, 2 ranks on hostA"
+        );
+        assert_eq!(s.results.len(), 4);
+        crate::model::check_collective_figures(&s.results, "collectives.results").unwrap();
+        let mut topo = crate::topology::catalog::load("h200-2x-sxm").unwrap();
+        topo.source = crate::model::TopologySource::Imported {
+            paths: vec!["all_reduce_perf.txt".into()],
+        };
+        let list = crate::report::published::beside(&topo, &[], &s.results);
+        let azure = list
+            .iter()
+            .find(|b| b.reference.value == 479.98)
+            .expect("Azure's ND H200 v5 all-reduce");
+        let ours = azure.ours.as_ref().unwrap();
+        assert_eq!(ours.value, 271.99);
+        assert!(
+            azure.line().contains("differs: 8 GPUs there, 2 GPUs here"),
+            "{}",
+            azure.line()
+        );
     }
 
     #[test]

@@ -62,6 +62,17 @@ impl NvbandwidthRun {
     }
 }
 
+impl NvbandwidthRun {
+    /// The run as a report section: every cell, measured, the backend naming the source.
+    pub fn section(&self) -> super::BandwidthSection {
+        super::BandwidthSection {
+            source: Source::Measured,
+            backend: format!("imported: {}", self.source_label()),
+            results: self.results.clone(),
+        }
+    }
+}
+
 /// The scalescope test an nvbandwidth testcase measures the same way, where there is one.
 /// Bidirectional device-to-device tests are read from their `Total` matrix (both directions
 /// together, as scalescope's `p2p_bidir_*` figure is).
@@ -469,6 +480,12 @@ NOTE: The reported results may not reflect the full capabilities of the platform
         assert_eq!((w[0].src, w[0].dst), (Endpoint::Gpu(1), Endpoint::Gpu(0)));
         assert_eq!(w[0].median_gbps, Some(389.10));
         assert!(run.results.iter().all(|r| r.bytes == DEFAULT_BUFFER_BYTES));
+        let s = run.section();
+        assert_eq!(
+            s.backend,
+            "imported: nvbandwidth v0.8, driver 580.95.05 on hostA"
+        );
+        crate::model::check_bandwidth_figures(&s.results, "bandwidth.results").unwrap();
         assert_eq!(run.not_read.len(), 1);
         assert!(run.not_read[0].starts_with("host_to_device_memcpy_sm: no scalescope test"));
     }
