@@ -322,7 +322,7 @@ impl BandwidthView {
         if sizes.len() > 1 {
             size_plot(ui, &data.results, test);
         }
-        summary_table(ui, &data.results);
+        summary_table(ui, topology, &data.results);
         if !warnings.is_empty() {
             ui.add_space(6.0);
             egui::CollapsingHeader::new(format!("Warnings ({})", warnings.len()))
@@ -647,7 +647,10 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
 /// One line per test, read at ONE size ([`crate::model::headline`]: 512 MiB, nvbandwidth's
 /// default, where the test ran at it, else the size with the most cells): the median over the
 /// cells there and their efficiency; wrong elements and rows not ok over every size.
-fn summary_table(ui: &mut Ui, results: &[BandwidthResult]) {
+/// The last column gives the figures published for machines with this GPU (the catalog's
+/// `[[reference]]`), their sources and what differs on hover.
+fn summary_table(ui: &mut Ui, topology: &Topology, results: &[BandwidthResult]) {
+    let published = crate::report::published::beside(topology, results, &[]);
     ui.add_space(8.0);
     super::plots::section(ui, "Summary per test", |ui| {
         ui.label(
@@ -663,7 +666,7 @@ fn summary_table(ui: &mut Ui, results: &[BandwidthResult]) {
         );
         egui::Grid::new("bw-summary")
             .striped(true)
-            .num_columns(7)
+            .num_columns(8)
             .show(ui, |ui| {
                 for h in [
                     "test",
@@ -673,6 +676,7 @@ fn summary_table(ui: &mut Ui, results: &[BandwidthResult]) {
                     "% of line rate",
                     "wrong (all sizes)",
                     "not ok",
+                    "published",
                 ] {
                     ui.label(RichText::new(h).strong());
                 }
@@ -739,8 +743,29 @@ fn summary_table(ui: &mut Ui, results: &[BandwidthResult]) {
                         rows.iter().filter_map(|r| r.wrong).reduce(|a, b| a + b);
                     ui.label(wrong.map_or("—".to_string(), |w| w.to_string()));
                     ui.label(not_ok.to_string());
+                    published_cell(ui, &published, t);
                     ui.end_row();
                 }
             });
     });
+}
+
+/// The published figures of test `t`, short (`48 threshold · 51 measured`), each one's line —
+/// conditions, source, ours, what differs — on hover; `—` where none is published.
+fn published_cell(ui: &mut Ui, published: &[crate::report::published::Beside], t: TestId) {
+    let of_test: Vec<&crate::report::published::Beside> = published
+        .iter()
+        .filter(|b| b.reference.figure == crate::model::published::Figure::Copy(t))
+        .collect();
+    if of_test.is_empty() {
+        ui.label("—");
+        return;
+    }
+    let short: Vec<String> = of_test
+        .iter()
+        .map(|b| format!("{:.0} {}", b.reference.value, b.reference.kind))
+        .collect();
+    let lines: Vec<String> = of_test.iter().map(|b| b.line()).collect();
+    ui.label(RichText::new(short.join(" · ")).color(palette::PUBLISHED))
+        .on_hover_text(lines.join("\n"));
 }
