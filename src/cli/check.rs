@@ -90,15 +90,7 @@ pub struct CheckArgs {
 
 /// Runs `scalescope check`.
 pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> {
-    let thresholds = match &args.thresholds {
-        // `--thresholds published`: the catalog's published figures, where they match.
-        Some(p) if p.as_os_str() == "published" && !p.exists() => Thresholds {
-            published: true,
-            ..Thresholds::default()
-        },
-        Some(p) => Thresholds::load(p)?,
-        None => Thresholds::default(),
-    };
+    let thresholds = thresholds(&args)?;
     let gpus = args.gpus.selection()?;
     let soak = soak_options(&args)?;
     let opts = CheckOptions {
@@ -245,6 +237,19 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         )));
     }
     Ok(())
+}
+
+/// The thresholds `--thresholds` names: a file, or `published` (the catalog's published
+/// figures, where they match; a file of that name is read as a file).
+fn thresholds(args: &CheckArgs) -> Result<Thresholds, CliError> {
+    Ok(match &args.thresholds {
+        Some(p) if p.as_os_str() == "published" && !p.exists() => Thresholds {
+            published: true,
+            ..Thresholds::default()
+        },
+        Some(p) => Thresholds::load(p)?,
+        None => Thresholds::default(),
+    })
 }
 
 /// The terminal report: one line per check (modeled PASS lines counted per check unless

@@ -98,9 +98,18 @@ pub fn checks(
             let Some(subj) = subject(r) else {
                 continue;
             };
-            out.push(judge(
-                topo, *t, r, subj, &gpus, results, ev, inventory, thresholds,
-            ));
+            let published = thresholds
+                .published
+                .then(|| published_check(topo, *t, r, subj, &gpus, ev, inventory, thresholds))
+                .flatten();
+            out.push(published.unwrap_or_else(|| {
+                let mut c = judge(topo, *t, r, subj, &gpus, results, ev, inventory, thresholds);
+                if thresholds.published && c.expected.is_some() {
+                    c.detail
+                        .push_str("; no published figure matches here: judged by line rate");
+                }
+                c
+            }));
         }
     }
     out
@@ -151,23 +160,6 @@ fn judge(
     let Some(figure) = r.median_gbps else {
         return new(Verdict::Unknown, "no figure".to_string());
     };
-    let published = thresholds
-        .published
-        .then(|| against_published(topo, test, r, gpus, figure, thresholds))
-        .flatten();
-    if let Some(p) = published {
-        let mut c = new(p.verdict, p.detail);
-        c.figure = Some(figure);
-        c.expected = Some(p.expected);
-        c.percent = Some(p.ratio * 100.0);
-        c.unit = Some("GB/s".into());
-        c.basis = Some(p.basis);
-        if p.verdict != Verdict::Pass {
-            let path = Path::of(topo, r.test.shape(), r.src, r.dst, gpus);
-            c = explain(c, r, path, &involved(r, gpus), ev, inventory);
-        }
-        return c;
-    }
     let name = r
         .dst
         .gpu()
@@ -203,9 +195,6 @@ fn judge(
             1.0 / peers as f64
         ));
     }
-    if thresholds.published {
-        detail.push_str("; no published figure matches here: judged by line rate");
-    }
     let mut c = new(verdict, detail);
     c.figure = Some(figure);
     c.expected = Some(expected);
@@ -221,6 +210,34 @@ fn judge(
         c = explain(c, r, path, &involved(r, gpus), ev, inventory);
     }
     c
+}
+
+/// A measured (or modeled) copy figure judged against the published figures that match it
+/// (`--thresholds published`); `None` when it has no figure or none matches.
+#[allow(clippy::too_many_arguments)]
+fn published_check(
+    topo: &Topology,
+    test: TestId,
+    r: &BandwidthResult,
+    subj: Subject,
+    gpus: &[usize],
+    ev: &Evidence,
+    inventory: &[Check],
+    thresholds: &Thresholds,
+) -> Option<Check> {
+    let figure = r.median_gbps.filter(|_| r.status == Status::Ok)?;
+    let p = against_published(topo, test, r, gpus, figure, thresholds)?;
+    let mut c = Check::new(CheckId::Copy(test), subj, p.verdict, r.source, p.detail);
+    c.figure = Some(figure);
+    c.expected = Some(p.expected);
+    c.percent = Some(p.ratio * 100.0);
+    c.unit = Some("GB/s".into());
+    c.basis = Some(p.basis);
+    if p.verdict != Verdict::Pass {
+        let path = Path::of(topo, r.test.shape(), r.src, r.dst, gpus);
+        c = explain(c, r, path, &involved(r, gpus), ev, inventory);
+    }
+    Some(c)
 }
 
 /// A copy figure judged against a published one (`--thresholds published`).

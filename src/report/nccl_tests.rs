@@ -141,16 +141,8 @@ fn version_of_code(code: u32) -> String {
 /// 2.19 nccl-tests printed no `# Collective test starting` line): the caller takes it from the
 /// file name (`all_reduce_perf.txt`, [`op_of_binary`]). Errors are one line: `line N: what`.
 pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, String> {
-    let mut op: Option<CollectiveOp> = None;
-    let mut tool_version = None;
-    let mut nccl = None;
-    let mut parameters = None;
-    let mut hosts: Vec<String> = Vec::new();
-    let mut devices: Vec<String> = Vec::new();
-    // Column names of the header, and where the data rows start to be valid.
-    let mut columns: Option<Vec<String>> = None;
+    let mut at = Reading::default();
     let mut results: Vec<CollectiveResult> = Vec::new();
-    let mut avg = None;
     for (i, raw) in text.lines().enumerate() {
         if i >= MAX_LINES {
             return Err(format!(
@@ -163,8 +155,8 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Str
         if let Some(rest) = line.strip_prefix("NCCL version ") {
             // NCCL's own banner (NCCL_DEBUG=VERSION): `NCCL version 2.20.3+cuda12.3`.
             let v = rest.split(['+', ' ']).next().unwrap_or(rest);
-            if nccl.is_none() && !v.is_empty() && v.len() <= 32 {
-                nccl = Some(v.to_string());
+            if at.nccl.is_none() && !v.is_empty() && v.len() <= 32 {
+                at.nccl = Some(v.to_string());
             }
             continue;
         }
@@ -172,7 +164,7 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Str
             if line.is_empty() {
                 continue;
             }
-            let Some(cols) = &columns else {
+            let Some(cols) = &at.columns else {
                 // Launcher and NCCL log lines before the table.
                 continue;
             };
@@ -189,69 +181,16 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Str
                 }
                 continue;
             }
-            let op = op
+            let op = at
+                .op
                 .or(hint)
                 .ok_or_else(|| bad("which collective is this? The output has no \"# Collective test starting\" line: name the file after the binary (all_reduce_perf.txt, …)".into()))?;
-            results.extend(row(&fields, cols, op, devices.len()).map_err(bad)?);
+            results.extend(row(&fields, cols, op, at.devices.len()).map_err(bad)?);
             continue;
         };
-        let comment = comment.trim();
-        if let Some(rest) = comment.strip_prefix("nccl-tests version ") {
-            let mut words = rest.split_whitespace();
-            tool_version = words.next().map(|v| v.chars().take(32).collect());
-            for w in words {
-                if let Some(code) = w.strip_prefix("nccl-library=")
-                    && let Ok(code) = code.parse::<u32>()
-                {
-                    nccl.get_or_insert_with(|| version_of_code(code));
-                }
-            }
-        } else if let Some(rest) = comment.strip_prefix("Collective test starting:") {
-            let name = rest.trim();
-            op = Some(op_of_binary(name).ok_or_else(|| {
-                bad(format!(
-                    "{} is not a collective scalescope records (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf, alltoall_perf, sendrecv_perf)",
-                    quoted(name)
-                ))
-            })?);
-        } else if comment.starts_with("nThread ") {
-            parameters = Some(comment.chars().take(400).collect());
-        } else if let Some(rest) = comment.strip_prefix("Rank ") {
-            // `Rank  0 Group  0 Pid 249104 on node1 device  0 [0000:00:05] NVIDIA B200`
-            if devices.len() >= MAX_RANKS {
-                return Err(bad(format!("more than {MAX_RANKS} ranks")));
-            }
-            let words: Vec<&str> = rest.split_whitespace().collect();
-            let host = words
-                .iter()
-                .position(|w| *w == "on")
-                .and_then(|p| words.get(p + 1))
-                .ok_or_else(|| bad(format!("a rank line without its host: {}", quoted(line))))?;
-            let name = rest
-                .find(']')
-                .map(|p| rest[p + 1..].trim())
-                .unwrap_or_default();
-            if !hosts.iter().any(|h| h == host) {
-                hosts.push(host.chars().take(128).collect());
-            }
-            devices.push(name.chars().take(128).collect());
-        } else if comment.contains("busbw") && comment.contains("size") {
-            columns = Some(header(comment));
-        } else if let Some(rest) = comment.strip_prefix("Avg bus bandwidth") {
-            let v = rest
-                .trim_start_matches([' ', ':'])
-                .split_whitespace()
-                .next();
-            let v = v
-                .and_then(|v| v.parse::<f64>().ok())
-                .ok_or_else(|| bad(format!("no figure in {}", quoted(line))))?;
-            avg = Some(
-                GBPS.check(v)
-                    .map_err(|e| bad(format!("Avg bus bandwidth: {e}")))?,
-            );
-        }
+        at.comment(comment.trim(), line).map_err(bad)?;
     }
-    if columns.is_none() {
+    if at.columns.is_none() {
         return Err(
             "no results table (a \"#  size  count  type … busbw\" header): not nccl-tests output"
                 .into(),
@@ -260,24 +199,105 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Str
     if results.is_empty() {
         return Err("the results table has no rows".into());
     }
-    let op = op
+    let op = at
+        .op
         .or(hint)
         .ok_or("which collective is this? name the file after the binary")?;
-    let backend = nccl.as_ref().map(|v| format!("NCCL {v}"));
+    let backend = at.nccl.as_ref().map(|v| format!("NCCL {v}"));
     for r in &mut results {
         r.backend_version = backend.clone();
     }
     Ok(NcclTestsRun {
         op,
-        tool_version,
-        nccl,
-        parameters,
-        ranks: devices.len(),
-        hosts,
-        devices,
+        tool_version: at.tool_version,
+        nccl: at.nccl,
+        parameters: at.parameters,
+        ranks: at.devices.len(),
+        hosts: at.hosts,
+        devices: at.devices,
         results,
-        avg_busbw_gbps: avg,
+        avg_busbw_gbps: at.avg,
     })
+}
+
+/// What the `#` lines said so far.
+#[derive(Default)]
+struct Reading {
+    op: Option<CollectiveOp>,
+    tool_version: Option<String>,
+    nccl: Option<String>,
+    parameters: Option<String>,
+    hosts: Vec<String>,
+    devices: Vec<String>,
+    /// The table header's column names, once seen.
+    columns: Option<Vec<String>>,
+    avg: Option<f64>,
+}
+
+impl Reading {
+    /// One `#` line (`comment` without its `#`; `line` whole, for errors).
+    fn comment(&mut self, comment: &str, line: &str) -> Result<(), String> {
+        if let Some(rest) = comment.strip_prefix("nccl-tests version ") {
+            let mut words = rest.split_whitespace();
+            self.tool_version = words.next().map(|v| v.chars().take(32).collect());
+            for w in words {
+                if let Some(code) = w.strip_prefix("nccl-library=")
+                    && let Ok(code) = code.parse::<u32>()
+                {
+                    self.nccl.get_or_insert_with(|| version_of_code(code));
+                }
+            }
+        } else if let Some(rest) = comment.strip_prefix("Collective test starting:") {
+            let name = rest.trim();
+            self.op = Some(op_of_binary(name).ok_or_else(|| {
+                format!(
+                    "{} is not a collective scalescope records (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf, alltoall_perf, sendrecv_perf)",
+                    quoted(name)
+                )
+            })?);
+        } else if comment.starts_with("nThread ") {
+            self.parameters = Some(comment.chars().take(400).collect());
+        } else if let Some(rest) = comment.strip_prefix("Rank ") {
+            self.rank(rest, line)?;
+        } else if comment.contains("busbw") && comment.contains("size") {
+            self.columns = Some(header(comment));
+        } else if let Some(rest) = comment.strip_prefix("Avg bus bandwidth") {
+            let v = rest
+                .trim_start_matches([' ', ':'])
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .ok_or_else(|| format!("no figure in {}", quoted(line)))?;
+            self.avg = Some(
+                GBPS.check(v)
+                    .map_err(|e| format!("Avg bus bandwidth: {e}"))?,
+            );
+        }
+        Ok(())
+    }
+
+    /// `Rank  0 Group  0 Pid 249104 on node1 device  0 [0000:00:05] NVIDIA B200` (after
+    /// `Rank `).
+    fn rank(&mut self, rest: &str, line: &str) -> Result<(), String> {
+        if self.devices.len() >= MAX_RANKS {
+            return Err(format!("more than {MAX_RANKS} ranks"));
+        }
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let host = words
+            .iter()
+            .position(|w| *w == "on")
+            .and_then(|p| words.get(p + 1))
+            .ok_or_else(|| format!("a rank line without its host: {}", quoted(line)))?;
+        let name = rest
+            .find(']')
+            .map(|p| rest[p + 1..].trim())
+            .unwrap_or_default();
+        if !self.hosts.iter().any(|h| h == host) {
+            self.hosts.push(host.chars().take(128).collect());
+        }
+        self.devices.push(name.chars().take(128).collect());
+        Ok(())
+    }
 }
 
 /// The header's column names, the out-of-place and in-place groups told apart by position

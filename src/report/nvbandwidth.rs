@@ -303,6 +303,26 @@ fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
     Ok((run, matrices))
 }
 
+/// `GPU Device list`: `0: NVIDIA H200 (00000000:18:00): (host)` each.
+fn devices_of(root: &serde_json::Value, run: &mut NvbandwidthRun) {
+    for d in root
+        .get("GPU Device list")
+        .and_then(|d| d.as_array())
+        .into_iter()
+        .flatten()
+        .take(MAX_CELLS)
+    {
+        let Some(d) = d.as_str() else { continue };
+        let rest = d.split_once(": ").map_or(d, |(_, r)| r);
+        if let Some((_, host)) = rest.rsplit_once(": (") {
+            run.host
+                .get_or_insert_with(|| host.trim_end_matches(')').chars().take(128).collect());
+        }
+        let name = rest.split(" (").next().unwrap_or(rest);
+        run.devices.push(name.chars().take(128).collect());
+    }
+}
+
 fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("not JSON nvbandwidth wrote: {e}"))?;
@@ -325,23 +345,7 @@ fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
         results: Vec::new(),
         not_read: Vec::new(),
     };
-    // `0: NVIDIA H200 (00000000:18:00): (host)`.
-    for d in root
-        .get("GPU Device list")
-        .and_then(|d| d.as_array())
-        .into_iter()
-        .flatten()
-        .take(MAX_CELLS)
-    {
-        let Some(d) = d.as_str() else { continue };
-        let rest = d.split_once(": ").map_or(d, |(_, r)| r);
-        if let Some((_, host)) = rest.rsplit_once(": (") {
-            run.host
-                .get_or_insert_with(|| host.trim_end_matches(')').chars().take(128).collect());
-        }
-        let name = rest.split(" (").next().unwrap_or(rest);
-        run.devices.push(name.chars().take(128).collect());
-    }
+    devices_of(root, &mut run);
     let mut matrices = Vec::new();
     let cases = root
         .get("testcases")
