@@ -130,6 +130,14 @@ pub struct MeasureOptions {
     pub strong_for: Option<Vec<String>>,
 }
 
+impl MeasureOptions {
+    /// Seconds a noisy timed window grows to: as asked, else the preset's.
+    fn noisy_window_s(&self) -> f64 {
+        let preset = if self.quick { 2.0 } else { 20.0 };
+        self.noisy_measure_s.unwrap_or(preset)
+    }
+}
+
 /// On this machine: measures the GEMM rates (cuBLAS: the first GPU alone, then every GPU at
 /// once) and an NCCL all-reduce sweep over `gpus` (on the backend `collectives` builds for a
 /// topology: `job::backend` hands the NCCL one); runs each workload's real training step with
@@ -212,11 +220,7 @@ pub fn run_measured(
                     warmup_s: if opts.quick { 2.0 } else { 5.0 },
                     warmup_next_s: if opts.quick { 1.0 } else { 2.0 },
                     measure_s: if opts.quick { 2.0 } else { 5.0 },
-                    noisy_measure_s: opts.noisy_measure_s.unwrap_or(if opts.quick {
-                        2.0
-                    } else {
-                        20.0
-                    }),
+                    noisy_measure_s: opts.noisy_window_s(),
                     profile_steps: 2,
                     gpu_memory_gib: machine.gpu_memory_gib,
                 };

@@ -119,6 +119,22 @@ struct Launcher<'a> {
     cancel: &'a AtomicBool,
 }
 
+impl<'a> Launcher<'a> {
+    fn new(
+        env: &'a PythonEnv,
+        script: &'a str,
+        opts: &'a FrameworkOptions,
+        cancel: &'a AtomicBool,
+    ) -> Self {
+        Self {
+            env,
+            script,
+            opts,
+            cancel,
+        }
+    }
+}
+
 /// The workloads a framework run can build: DDP/FSDP patterns with a reference model.
 pub fn runnable(w: &Workload) -> bool {
     w.pattern.has_framework_step() && w.model.is_some()
@@ -137,6 +153,7 @@ pub fn run(
 ) -> Result<FrameworkRun, FrameworkError> {
     let dir = ScriptDir::new()?;
     let script = dir.script().display().to_string();
+    let launcher = Launcher::new(env, &script, opts, cancel);
     let mut run = FrameworkRun::default();
     let basis_env = env.describe();
     let runnable: Vec<&Workload> = workloads.iter().filter(|w| runnable(w)).collect();
@@ -221,12 +238,6 @@ pub fn run(
                 None
             } else {
                 Some(first)
-            };
-            let launcher = Launcher {
-                env,
-                script: &script,
-                opts,
-                cancel,
             };
             let (w_run, planned, outcome) =
                 run_alone(&launcher, (w, spec, planned), n, first, &mut run, progress);
