@@ -90,7 +90,7 @@ pub fn with_assumptions(topo: &Topology, assume: Assumptions) -> (Topology, Vec<
             }
         }
         let text = format!(
-            "PCIe Gen{} x{} for {} (the topology does not give it: add `nvidia-smi -q` output with another --import, or give `bench bandwidth --modeled` --pcie gen5x16 or similar)",
+            "PCIe Gen{} x{} for {} (not in the topology: add `nvidia-smi -q` with another --import, or `bench bandwidth --modeled --pcie gen5x16`)",
             assume.pcie_gen,
             assume.pcie_width,
             if missing_pcie.len() == topo.gpus.len() && missing_pcie.len() > 8 {
