@@ -122,8 +122,6 @@ WORLD = int(os.environ.get("WORLD_SIZE", "1"))
 # alone costs is timed apart at world size 1 ("ddp_one": wrapped_ms in the result).
 DISTRIBUTED = "WORLD_SIZE" in os.environ
 WRAPPED = DISTRIBUTED and WORLD > 1
-# Runs warmed up in this process so far (the first gets warmup_s, later ones warmup_next_s).
-WARM = {"runs": 0}
 
 
 def emit(event, **fields):
@@ -514,8 +512,9 @@ def main():
          device=str(device), **versions())
     worst = 0
     try:
-        for one in specs:
-            worst = max(worst, train(one, torch, dist, device, cuda, energy, idle_mw))
+        for i, one in enumerate(specs):
+            worst = max(worst, train(one, torch, dist, device, cuda, energy, idle_mw,
+                                     first=i == 0))
             # The next workload starts on a GPU without this one's tensors.
             gc.collect()
             if cuda:
@@ -528,10 +527,11 @@ def main():
                 dist.destroy_process_group()
 
 
-def train(spec, torch, dist, device, cuda, energy, idle_mw):
+def train(spec, torch, dist, device, cuda, energy, idle_mw, first=True):
     """One workload's modes, measured; its result lines emitted. 0 when every mode ran; at world
     size 1 a workload that fails (out of memory: 3, anything else: 1) ends alone and the next
-    one runs; with more ranks the process ends at once (the others may wait in a collective)."""
+    one runs; with more ranks the process ends at once (the others may wait in a collective).
+    `first`: the process's first workload, whose first run meets a cold GPU."""
     mode = None
     phase = "build"
     timer = Timer(torch, cuda)
@@ -604,7 +604,7 @@ def train(spec, torch, dist, device, cuda, energy, idle_mw):
         probe = HostProbe(torch, device) if watch_host else None
         probe_every = float(spec.get("probe_every_s", 1.5))
         timed_wrapper = False
-        for run in spec["runs"]:
+        for k, run in enumerate(spec["runs"]):
             mode = run["mode"]
             acc = int(run.get("accumulate", 1))
             torch.cuda.reset_peak_memory_stats(device) if cuda else None
@@ -618,9 +618,8 @@ def train(spec, torch, dist, device, cuda, energy, idle_mw):
             # The process's first run meets a cold GPU (clocks, temperature, the allocator);
             # later ones a warm GPU, and only their own shapes are new.
             warm_s = float(spec.get("warmup_s", 3))
-            if WARM["runs"] > 0:
+            if not (first and k == 0):
                 warm_s = min(warm_s, float(spec.get("warmup_next_s", warm_s)))
-            WARM["runs"] += 1
             t_start = time.perf_counter()
             recent = []
             done = 0
