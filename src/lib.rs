@@ -20,6 +20,7 @@ pub mod process;
 pub mod remote;
 pub mod report;
 pub mod scaling;
+pub mod telemetry;
 pub mod topology;
 #[cfg(feature = "gui")]
 pub mod ui;

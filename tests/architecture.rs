@@ -31,17 +31,29 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cuda", &["model", "process"]),
     // Where a Topology comes from.
     ("topology", &["model", "cuda", "input"]),
+    // The machine sampled over time: NVML threads beside a run and what they keep.
+    ("telemetry", &["model", "topology", "input"]),
     // Measurements.
-    ("bench", &["model", "cuda", "topology"]),
+    ("bench", &["model", "cuda", "topology", "telemetry"]),
     // Scaling of workloads.
     (
         "scaling",
         &[
-            "model", "cuda", "bench", "topology", "lines", "process", "input",
+            "model",
+            "cuda",
+            "bench",
+            "topology",
+            "telemetry",
+            "lines",
+            "process",
+            "input",
         ],
     ),
     // `scalescope check`.
-    ("health", &["model", "bench", "topology", "input"]),
+    (
+        "health",
+        &["model", "bench", "topology", "telemetry", "input"],
+    ),
     // Reports.
     (
         "report",
@@ -57,7 +69,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // One job API: report and below.
     (
         "job",
-        &["model", "topology", "bench", "scaling", "health", "report"],
+        &[
+            "model",
+            "topology",
+            "telemetry",
+            "bench",
+            "scaling",
+            "health",
+            "report",
+        ],
     ),
     // The agent and the ssh client: job and below.
     (
@@ -77,16 +97,38 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "ui",
         &[
-            "model", "topology", "bench", "scaling", "health", "report", "export", "document",
-            "job", "remote", "fleet",
+            "model",
+            "topology",
+            "telemetry",
+            "bench",
+            "scaling",
+            "health",
+            "report",
+            "export",
+            "document",
+            "job",
+            "remote",
+            "fleet",
         ],
     ),
     // The command line: anything below but the app (main.rs, the crate root, opens the window).
     (
         "cli",
         &[
-            "model", "topology", "bench", "scaling", "health", "report", "export", "document",
-            "job", "remote", "fleet", "input", "output",
+            "model",
+            "topology",
+            "telemetry",
+            "bench",
+            "scaling",
+            "health",
+            "report",
+            "export",
+            "document",
+            "job",
+            "remote",
+            "fleet",
+            "input",
+            "output",
         ],
     ),
 ];

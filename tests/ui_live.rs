@@ -384,7 +384,7 @@ fn save_recording_writes_the_window_held() {
         a.error().is_some() || std::fs::metadata(&path).is_ok_and(|m| m.len() > 0)
     });
     assert_eq!(h.state().error(), None);
-    let back = scalescope::topology::traffic::read_recording(&path).expect("reads back");
+    let back = scalescope::telemetry::traffic::read_recording(&path).expect("reads back");
     assert_eq!(back, recording());
     // The report keeps it: saving or exporting the report writes it too.
     assert_eq!(

@@ -121,7 +121,7 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     // A recording is read whole before anything starts, so that a bad file is one error.
     let recording = match &args.replay {
         Some(path) => {
-            let mut rec = crate::topology::traffic::read_recording(path)?;
+            let mut rec = crate::telemetry::traffic::read_recording(path)?;
             if !gpus.is_empty() {
                 if let Some(g) = gpus.iter().find(|g| !rec.header.gpus.contains(g)) {
                     return Err(input(format!(
@@ -255,7 +255,7 @@ fn play(
     speed: f64,
     sink: &mut dyn FnMut(LiveEvent),
 ) -> Result<(), CliError> {
-    let feed = crate::topology::traffic::replay(rec, speed)
+    let feed = crate::telemetry::traffic::replay(rec, speed)
         .map_err(|e| CliError::env(anyhow::anyhow!("cannot start the replay: {e}")))?;
     crate::job::watch::stream(feed, &CANCEL, sink).map_err(CliError::from)
 }

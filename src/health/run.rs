@@ -192,7 +192,7 @@ pub fn check_live(
     let mut warnings = Vec::new();
     let (results, load) = match measure(topo) {
         Ok(mut backend) => {
-            let sampler = crate::topology::sampler::Sampler::start(topo, &gpus, SAMPLE_INTERVAL)?;
+            let sampler = crate::telemetry::sampler::Sampler::start(topo, &gpus, SAMPLE_INTERVAL)?;
             let outcome = run_bandwidth(topo, &plan, backend.as_mut(), cancel, on_case);
             drop(backend);
             let load = sampler.stop();

@@ -1,11 +1,11 @@
 //! The soak stage (`check --soak D`, `--bench --soak D`): a burn-in of the selected GPUs — the
-//! loads of `bench::cuda::soak` in phases, the probe of `topology::soak_probe` once a second —
+//! loads of `bench::cuda::soak` in phases, the probe of `telemetry::soak_probe` once a second —
 //! sent as samples while it runs, then judged by `health::soak` into `soak_*` checks added to
 //! the health report. Or a recorded `soak.csv` played back (`--soak-replay`), judged the same.
 //!
 //! Where the soak lives (open this file first): the loads, GEMMs with their results checked, memory
 //! and copy traffic in phases, in `src/bench/cuda/soak.rs`; the once-a-second probe of clocks,
-//! power, temperatures, counters, processes and the host's CPU in `src/topology/soak_probe.rs`;
+//! power, temperatures, counters, processes and the host's CPU in `src/telemetry/soak_probe.rs`;
 //! the samples and events as data in `src/model/soak.rs`; the verdict in `src/health/soak.rs` and
 //! each dip's cause in `src/health/attribution.rs`; the soak.csv recording and its replay in
 //! `src/health/soak_csv.rs`; `check --soak` in `src/cli/check.rs`; the app's Soak view in
@@ -22,7 +22,7 @@ use crate::model::soak::duration_words;
 use crate::model::{
     SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection, Source, Topology,
 };
-use crate::topology::soak_probe::SoakProbe;
+use crate::telemetry::soak_probe::SoakProbe;
 
 /// Sampling interval.
 const INTERVAL: Duration = Duration::from_secs(1);
@@ -286,7 +286,7 @@ fn live(
         let tick = match probe.ticks.recv_timeout(INTERVAL * 3) {
             Ok(t) => t,
             // The probe stopped (NVML lost): go on with the loads' figures alone.
-            Err(_) => crate::topology::soak_probe::Tick {
+            Err(_) => crate::telemetry::soak_probe::Tick {
                 at: Instant::now(),
                 samples: gpus
                     .iter()

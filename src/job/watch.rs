@@ -1,9 +1,9 @@
 //! `scalescope watch` as a job any runner can run: this machine's live traffic (the NVML
-//! sampler of `topology::traffic`) streamed as [`LiveEvent`]s until cancelled. The command line,
+//! sampler of `telemetry::traffic`) streamed as [`LiveEvent`]s until cancelled. The command line,
 //! the app and the agent (for a client over ssh) all run it through here.
 //!
 //! Where live traffic lives (open this file first): the feeds — the NVML sampler, a recording
-//! replayed, recordings read — in `src/topology/traffic.rs`; a sample and a recording as data in
+//! replayed, recordings read — in `src/telemetry/traffic.rs`; a sample and a recording as data in
 //! `src/model/traffic.rs`; the terminal lines, CSV and recording of `scalescope watch` in
 //! `src/cli/watch.rs` and its `/metrics` endpoint in `src/cli/metrics_server.rs`, written in
 //! Prometheus' format by `src/export/prometheus.rs`; the app's Live overlay in `src/ui/live.rs`
@@ -19,7 +19,8 @@ use super::JobError;
 use crate::bench::plan::select_gpus;
 use crate::model::traffic::LiveEvent;
 use crate::model::{GpuSelection, Interval};
-use crate::topology::{live, traffic};
+use crate::telemetry::traffic;
+use crate::topology::live;
 
 /// What to watch: the GPUs and the interval, each checked when it was made (or read).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

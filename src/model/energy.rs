@@ -7,7 +7,7 @@
 //! counter, a GPU that gave no figure at all (no energy, never zero).
 //!
 //! Where energy and cost live (open this file first): this arithmetic; each copy and collective's
-//! energy window in `src/bench/cuda/energy.rs`, read through `src/topology/energy_meter.rs`; a
+//! energy window in `src/bench/cuda/energy.rs`, read through `src/telemetry/energy_meter.rs`; a
 //! training step's energy over its stretches in `assets/frameworks/ddp_step.py`, turned into a
 //! row's W/GPU and samples per joule in `src/scaling/framework/rows.rs`; modeled power in
 //! `src/scaling/power.rs`; what a million samples cost in `src/scaling/cost.rs`, ranked in

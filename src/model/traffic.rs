@@ -1,7 +1,7 @@
 //! Live traffic (`scalescope watch`, the app's Live overlay, the Prometheus endpoint): what each
 //! GPU sent and received over PCIe and each NVLink during one interval, with its SM activity,
 //! memory-bandwidth use, power, clocks, clock event reasons and processes. Plain data: the NVML
-//! sampler is `topology::traffic`, the recording reader `topology::traffic::read_recording`.
+//! sampler is `telemetry::traffic`, the recording reader `telemetry::traffic::read_recording`.
 //!
 //! A recording (`watch --record FILE`) is JSON lines: the [`WatchHeader`] first (the machine's
 //! topology, the interval, notes on what the GPUs can give), then one [`TrafficSample`] per

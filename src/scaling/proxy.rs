@@ -23,7 +23,7 @@ use crate::cuda::nccl::{Nccl, nccl_dtype};
 use crate::cuda::stream::{Event, Stream};
 use crate::model::median;
 use crate::model::{Source, Topology, TopologySource};
-use crate::topology::energy_meter::EnergyMeter;
+use crate::telemetry::energy_meter::EnergyMeter;
 use std::time::Instant;
 
 /// Size of the GEMM-rate measurement (8192³, as cuBLAS benchmarks commonly use).

@@ -1,20 +1,16 @@
 //! Where a [`Topology`](crate::model::Topology) comes from: this machine through NVML and CUDA
 //! ([`live`]), `nvidia-smi topo` text captured elsewhere ([`import`]), or the hardware
 //! [`catalog`] shipped in `assets/hardware/`. `nvidia-smi -q`/`-q -x`/`nvlink` captures add the
-//! GPUs' state ([`smi_query`]).
+//! GPUs' state ([`smi_query`]), and [`nvml_state`] reads the same state from this machine once.
+//! What samples the machine over time (the check's sampler, the energy meter, the soak's probe,
+//! live traffic) is `telemetry/`.
 
 pub mod catalog;
-pub mod energy_meter;
-pub mod host_cpu;
 pub mod import;
 pub mod live;
 pub mod nvml_state;
 pub mod published;
-pub mod sampler;
 pub mod smi_query;
-pub mod soak_probe;
-pub mod traffic;
-pub mod worker;
 pub mod xml_budget;
 
 use std::io;

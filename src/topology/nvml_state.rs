@@ -1,6 +1,6 @@
 //! This machine's health inventory through NVML: PCIe link state and replay counter, NVLink
 //! states and error counters, ECC counters, retired pages and remapped rows, clock event
-//! reasons, utilization and the processes on each GPU. The sampler (`sampler.rs`)
+//! reasons, utilization and the processes on each GPU. The sampler (`telemetry::sampler`)
 //! reads the same values from its own thread while load tests run.
 //!
 //! A value NVML cannot give (not supported, an old driver, no permission) is `None`. Nothing
@@ -21,7 +21,8 @@ use crate::model::{
 /// NVML's `NVML_NVLINK_MAX_LINKS`.
 const MAX_NVLINKS: u32 = 18;
 
-pub(super) fn no_driver(e: NvmlError) -> TopologyError {
+/// NVML failing to start, as this layer's error: the driver's library missing or refusing.
+pub(crate) fn no_driver(e: NvmlError) -> TopologyError {
     TopologyError::NoDriver {
         reason: match e {
             NvmlError::LibloadingError(inner) => inner.to_string(),
@@ -31,7 +32,7 @@ pub(super) fn no_driver(e: NvmlError) -> TopologyError {
 }
 
 /// The NVML device of topology GPU `g`: by PCI bus id, else by its NVML index.
-pub(super) fn device<'n>(
+pub(crate) fn device<'n>(
     nvml: &'n Nvml,
     topo: &Topology,
     g: usize,
@@ -108,7 +109,7 @@ fn read_gpu(nvml: &Nvml, dev: &Device, index: usize) -> GpuInventory {
 }
 
 /// The power limit, clock settings and modes (each `None` where NVML refuses it).
-pub(super) fn settings(dev: &Device) -> GpuSettings {
+pub(crate) fn settings(dev: &Device) -> GpuSettings {
     use nvml_wrapper::enum_wrappers::device::{Clock, ComputeMode as Nv};
     let watts = |mw: Result<u32, NvmlError>| mw.ok().map(|v| f64::from(v) / 1e3);
     let constraints = dev.power_management_limit_constraints().ok();
@@ -132,7 +133,7 @@ pub(super) fn settings(dev: &Device) -> GpuSettings {
     }
 }
 
-pub(super) fn pcie_link(dev: &Device) -> PcieLink {
+pub(crate) fn pcie_link(dev: &Device) -> PcieLink {
     PcieLink {
         gen_current: dev.current_pcie_link_gen().ok(),
         gen_max: dev.max_pcie_link_gen().ok(),
@@ -181,7 +182,7 @@ fn remapped_rows(nvml: &Nvml, dev: &Device) -> Option<(u64, u64, bool, bool)> {
 }
 
 /// Every link the GPU has: `Some(empty)` for a GPU without NVLink, `None` when NVML could not say.
-pub(super) fn nvlinks(dev: &Device) -> Option<Vec<NvLinkState>> {
+pub(crate) fn nvlinks(dev: &Device) -> Option<Vec<NvLinkState>> {
     let mut out = Vec::new();
     let mut unknown = false;
     for l in 0..MAX_NVLINKS {
@@ -213,7 +214,7 @@ pub(super) fn nvlinks(dev: &Device) -> Option<Vec<NvLinkState>> {
     (!(unknown && out.iter().all(|l| l.active.is_none()))).then_some(out)
 }
 
-pub(super) fn ecc(nvml: &Nvml, dev: &Device) -> EccState {
+pub(crate) fn ecc(nvml: &Nvml, dev: &Device) -> EccState {
     let count = |t: MemoryError, c: EccCounter| dev.total_ecc_errors(t, c).ok();
     let (corr, unc, pending, failure) = match remapped_rows(nvml, dev) {
         Some((c, u, p, f)) => (Some(c), Some(u), Some(p), Some(f)),
@@ -276,7 +277,7 @@ pub fn throttle_reasons(bits: ThrottleReasons) -> Vec<ThrottleReason> {
 }
 
 /// Compute processes on the GPU other than this one.
-pub(super) fn processes(dev: &Device) -> Option<Vec<GpuProcess>> {
+pub(crate) fn processes(dev: &Device) -> Option<Vec<GpuProcess>> {
     let me = std::process::id();
     let list = dev.running_compute_processes().ok()?;
     Some(

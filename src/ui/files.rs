@@ -24,7 +24,8 @@ use crate::fleet::report::FleetOutcome;
 use crate::health::run::{CheckOptions, check_described};
 use crate::model::traffic::TrafficRecording;
 use crate::report::Report;
-use crate::topology::{smi_query, traffic};
+use crate::telemetry::traffic;
+use crate::topology::smi_query;
 
 /// A file dialog that closes sooner than this without a choice never reached the user: rfd
 /// returns `None` at once when the desktop has no file-dialog portal and no zenity.

@@ -23,7 +23,7 @@ use super::widgets::badge;
 use crate::model::TopologySource;
 use crate::model::traffic::{LiveEvent, TrafficRecording};
 use crate::report::Report;
-use crate::topology::traffic;
+use crate::telemetry::traffic;
 
 // The overlay's frame and its words live with its drawing (live_draw), which the Topology view
 // takes without the live view.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::model::energy::TestEnergy;
-use crate::topology::energy_meter::{EnergyMeter, MIN_SPAN_S};
+use crate::telemetry::energy_meter::{EnergyMeter, MIN_SPAN_S};
 
 struct InFlight {
     meter: Arc<EnergyMeter>,

@@ -1,6 +1,6 @@
 //! A [`Sampler`] that watches PCIe link state, clock limits, utilization and other processes
 //! through NVML from its own thread while load tests run, with the readers of
-//! [`nvml_state`](super::nvml_state).
+//! [`nvml_state`](crate::topology::nvml_state).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use nvml_wrapper::{Device, Nvml};
 
-use super::TopologyError;
 use super::host_cpu::HostCpu;
-use super::nvml_state::{device, no_driver, pcie_link, processes, throttle_reasons};
 use crate::model::{
     GpuLoadObservation, LoadObservation, PcieLink, ThrottleReason, Topology, pcie_rate_gbps,
 };
+use crate::topology::TopologyError;
+use crate::topology::nvml_state::{device, no_driver, pcie_link, processes, throttle_reasons};
 
 /// Watches the GPUs from its own thread while load tests run: the best PCIe link state each GPU
 /// reaches (GPUs raise their link generation when a copy runs), clock limits, utilization and

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nvml_wrapper::{Device, Nvml};
 
-use super::TopologyError;
-use super::nvml_state::{device, no_driver};
 use crate::model::Topology;
 use crate::model::energy::{EnergyBasis, TestEnergy, TraceKind, mean_watts};
+use crate::topology::TopologyError;
+use crate::topology::nvml_state::{device, no_driver};
 
 /// How often the counter is read. Its steps are 100 ms apart on H100 and H200, so a step is
 /// placed within a millisecond (the midpoint between the read before it and the read that saw

@@ -19,14 +19,14 @@ use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::gpm::{GpmSample, gpm_metrics_get};
 use nvml_wrapper::{Device, Nvml};
 
-use super::TopologyError;
-use super::nvml_state::{device, no_driver, processes, throttle_reasons};
 use super::worker::Worker;
 use crate::model::traffic::{
     GpuTraffic, LinkPeer, LiveEvent, NvLinkTraffic, ReadingSource, TrafficRecording, TrafficSample,
     WatchHeader, parse_recording,
 };
 use crate::model::{NVLINKS_PER_GPU_MAX, Topology};
+use crate::topology::TopologyError;
+use crate::topology::nvml_state::{device, no_driver, processes, throttle_reasons};
 
 /// The most NVLinks NVML numbers (`NVML_NVLINK_MAX_LINKS`) and GPM has metrics for.
 const MAX_LINKS: u32 = 18;

@@ -16,11 +16,11 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
-use super::TopologyError;
 use super::host_cpu::HostCpu;
-use super::nvml_state::{device, ecc, no_driver, nvlinks, processes, throttle_reasons};
 use super::worker::Worker;
 use crate::model::{SoakSample, Topology};
+use crate::topology::TopologyError;
+use crate::topology::nvml_state::{device, ecc, no_driver, nvlinks, processes, throttle_reasons};
 
 /// NVML's `NVML_FI_DEV_MEMORY_TEMP` (HBM temperature, °C; Hopper and later report it).
 const FI_DEV_MEMORY_TEMP: u32 = 82;
