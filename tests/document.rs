@@ -691,3 +691,129 @@ fn odd_soaks_render_without_panicking() {
         }
     }
 }
+
+/// The page objects of a PDF counted from its bytes: typst writes each page dictionary
+/// uncompressed as `/Type/Page` (the page tree is `/Type/Pages`).
+fn pdf_page_objects(pdf: &[u8]) -> usize {
+    let needle = b"/Type/Page";
+    pdf.windows(needle.len() + 1)
+        .filter(|w| &w[..needle.len()] == needle && w[needle.len()] != b's')
+        .count()
+}
+
+/// The modeled DGX B200's report.pdf stays short: its 200-odd modeled checks that pass (a
+/// model judged against itself, "741.6, expected 741.6, 100 %") are counted by check, not
+/// listed over twenty pages; and poppler reads the file without a "Syntax Error" (no
+/// `/Suspects false` in the catalog's MarkInfo, which it misreads).
+#[test]
+fn the_modeled_dgx_b200_pdf_counts_its_modeled_passes_in_a_dozen_pages() {
+    use scalescope::document::Block;
+    let r = modeled("dgx-b200");
+    let hr = r
+        .health
+        .as_ref()
+        .expect("a modeled --bench has a health check");
+    assert!(hr.checks.len() > 100, "{} checks", hr.checks.len());
+    let pdf = document::report_pdf(&r).unwrap();
+    let pages = pdf_page_objects(&pdf);
+    assert_eq!(pages, typeset::pdf_pages(&build::report(&r)).unwrap());
+    assert!((2..=12).contains(&pages), "{pages} pages");
+    assert!(
+        pdf.windows(b"/MarkInfo".len()).any(|w| w == b"/MarkInfo"),
+        "still tagged"
+    );
+    assert!(
+        !pdf.windows(b"/Suspects false".len())
+            .any(|w| w == b"/Suspects false"),
+        "poppler misreads /Suspects false"
+    );
+    // The health section counts them: one row per check, the counts adding up to every check.
+    let d = build::report(&r);
+    let health = d.sections.iter().find(|s| s.id == "health").unwrap();
+    let counted: usize = health
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Table(t) if t.id.as_deref() == Some("health-modeled-passes") => Some(t),
+            _ => None,
+        })
+        .flat_map(|t| &t.rows)
+        .map(|row| row[1].text.parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(counted, hr.checks.len(), "every check passes, modeled");
+    assert!(
+        !health
+            .blocks
+            .iter()
+            .any(|b| matches!(b, Block::Table(t) if t.id.as_deref() == Some("health-table"))),
+        "no table of self-judged passes"
+    );
+}
+
+/// A modeled check that does not pass is still listed with its cause: the counted rows are
+/// only the modeled passes.
+#[test]
+fn a_modeled_check_that_fails_is_listed_beside_the_counted_passes() {
+    use scalescope::document::Block;
+    use scalescope::health::Verdict;
+    let mut r = modeled("dgx-h100");
+    let hr = r.health.as_mut().unwrap();
+    hr.checks[0].verdict = Verdict::Fail;
+    let subject = hr.checks[0].subject.clone();
+    let d = build::report(&r);
+    let health = d.sections.iter().find(|s| s.id == "health").unwrap();
+    let listed: Vec<_> = health
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Table(t) if t.id.as_deref() == Some("health-table") => Some(t),
+            _ => None,
+        })
+        .flat_map(|t| &t.rows)
+        .collect();
+    assert_eq!(listed.len(), 1, "only the failing check is listed");
+    assert_eq!(listed[0][1].text, subject);
+}
+
+/// A rack's GPU × GPU matrices (72 × 72 cells of one colour, no figures) are summarised by
+/// figure on report.png and topology.png: a row per distinct figure with its pairs, which
+/// together are every ordered pair.
+#[test]
+fn a_rack_of_72_shows_its_matrices_summarised_by_figure() {
+    use scalescope::document::Block;
+    let r = modeled("gb200-nvl72");
+    let n = r.topology.gpus.len();
+    assert_eq!(n, 72);
+    for page in [Page::Report, Page::Topology] {
+        let d = build::page(&r, page).unwrap();
+        let blocks: Vec<&Block> = d.sections.iter().flat_map(|s| &s.blocks).collect();
+        assert!(
+            !blocks.iter().any(
+                |b| matches!(b, Block::Matrix(m) if m.columns.len() > build::DENSE_MATRIX_GPUS)
+            ),
+            "{page:?}: a {n}-column matrix"
+        );
+        let id = match page {
+            Page::Report => "p2p-bandwidth-matrix",
+            _ => "line-rate-matrix",
+        };
+        let t = blocks
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) if t.id.as_deref() == Some(id) => Some(t),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{page:?}: no {id} summary"));
+        let pairs: usize = t
+            .rows
+            .iter()
+            .map(|row| {
+                let (k, of) = row[1].text.split_once(" of ").unwrap();
+                assert_eq!(of, (n * (n - 1)).to_string());
+                assert!(row[0].text.ends_with("GB/s"), "{}", row[0].text);
+                k.parse::<usize>().unwrap()
+            })
+            .sum();
+        assert_eq!(pairs, n * (n - 1), "{page:?}");
+    }
+}

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use scalescope::document::html;
+use scalescope::health::Verdict;
 use scalescope::model::Source;
 use scalescope::report::{self, Report, summary};
 
@@ -271,7 +272,9 @@ fn report_html_is_self_contained_and_renders_in_a_browser() {
         text.contains("(modeled)</span>"),
         "the verdict says modeled"
     );
-    assert!(text.contains("id=\"health-table\""));
+    // Its checks all pass, modeled (the model judged against itself): counted, not listed.
+    assert!(text.contains("id=\"health-modeled-passes\""));
+    assert!(!text.contains("id=\"health-table\""));
     // The measured examples say measured, have no health check and name their warnings' count.
     for (name, page, r) in &pages[..2] {
         let text = std::fs::read_to_string(page).unwrap();
@@ -306,8 +309,16 @@ fn report_html_is_self_contained_and_renders_in_a_browser() {
             // One GPU has no all-reduce between GPUs to draw over sizes.
             expect.push("busbw-curve");
         }
-        if r.health.is_some() {
-            expect.push("health-table");
+        if let Some(hr) = &r.health {
+            let listed = hr
+                .checks
+                .iter()
+                .any(|c| c.source != Source::Modeled || c.verdict != Verdict::Pass);
+            expect.push(if listed {
+                "health-table"
+            } else {
+                "health-modeled-passes"
+            });
         }
         if name != "bench-modeled" {
             // The examples' full runs swept sizes: bandwidth curves.

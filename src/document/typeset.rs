@@ -202,10 +202,40 @@ pub fn png(doc: &Document) -> Result<Vec<u8>, RenderError> {
 /// The document as a PDF: A4 pages, tables flowing over them with their headers repeated.
 pub fn pdf(doc: &Document) -> Result<Vec<u8>, RenderError> {
     let laid = compile(doc, Format::Pdf)?;
-    typst_pdf::pdf(&laid, &typst_pdf::PdfOptions::default()).map_err(|e| RenderError::Encode {
-        format: "PDF",
-        message: diagnostics(&e),
-    })
+    let mut bytes = typst_pdf::pdf(&laid, &typst_pdf::PdfOptions::default()).map_err(|e| {
+        RenderError::Encode {
+            format: "PDF",
+            message: diagnostics(&e),
+        }
+    })?;
+    blank_default_suspects(&mut bytes);
+    Ok(bytes)
+}
+
+/// The default-valued key typst writes in the catalog's `/MarkInfo` dictionary.
+const SUSPECTS_FALSE: &[u8] = b"/Suspects false";
+
+/// Blanks `/Suspects false` in the catalog's `/MarkInfo` with spaces, in place. It is valid PDF
+/// (ISO 32000-1 §14.7.1: false is the default) but poppler (pdftoppm, pdftotext, evince) reads a
+/// false there as an error and prints "Syntax Error: Suspects object is wrong type (boolean)"
+/// for every file. Leaving the key out means the same; spaces of the same length keep every
+/// byte offset of the cross-reference table true.
+fn blank_default_suspects(pdf: &mut [u8]) {
+    let Some(mark) = find(pdf, b"/MarkInfo") else {
+        return;
+    };
+    // Within the dictionary that follows: up to its closing `>>`.
+    let Some(end) = find(&pdf[mark..], b">>").map(|e| mark + e) else {
+        return;
+    };
+    if let Some(at) = find(&pdf[mark..end], SUSPECTS_FALSE).map(|a| mark + a) {
+        pdf[at..at + SUSPECTS_FALSE.len()].fill(b' ');
+    }
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The number of pages `doc` takes as a PDF (for tests and the example's output).

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{MATRIX_MAX_GPUS, gpu_matrix, matrix_left_out, num, provenance_cell};
+use super::{MATRIX_MAX_GPUS, gpu_matrix_blocks, matrix_left_out, num, provenance_cell};
 use crate::document::chart::{self, Axis, Chart, Series};
 use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
 use crate::model::units::format_bytes;
@@ -72,14 +72,15 @@ fn pair_matrix(r: &Report, results: &[BandwidthResult], test: TestId) -> Vec<Blo
     let definition = summary::nvbandwidth_name(test)
         .map(|n| format!(", nvbandwidth's {n}"))
         .unwrap_or_default();
-    let matrix = gpu_matrix(None, &gpus, |a, b| {
+    let unit = if test.is_latency() { "ns" } else { "GB/s" };
+    let matrix = gpu_matrix_blocks(None, &gpus, unit, "bandwidth.csv", |a, b| {
         match by_pair.get(&(Endpoint::Gpu(a), Endpoint::Gpu(b))) {
             Some(x) if x.source == Source::Modeled => Cell::of(Class::Modeled, cell_text(x)),
             Some(x) => Cell::plain(cell_text(x)),
             None => Cell::of(Class::None, "—"),
         }
     });
-    vec![
+    let mut out = vec![
         Block::Subheading {
             text: format!(
                 "{test}, {} — {} (rows: source, columns: destination{definition})",
@@ -97,8 +98,9 @@ fn pair_matrix(r: &Report, results: &[BandwidthResult], test: TestId) -> Vec<Blo
             group_provenance(&rows).text()
         ))
         .into(),
-        Block::Matrix(matrix),
-    ]
+    ];
+    out.extend(matrix);
+    out
 }
 
 /// Every test measured at more than one size, as a curve of its median over the cells per size.

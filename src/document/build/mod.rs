@@ -187,6 +187,118 @@ pub(super) fn gpu_matrix(
     }
 }
 
+/// A GPU × GPU matrix as a reader can read it: [`gpu_matrix`] up to [`DENSE_MATRIX_GPUS`];
+/// above it (a rack of 72: 5,112 cells of colour without figures) the off-diagonal cells
+/// grouped by figure — a row per distinct figure with how many ordered pairs have it and the
+/// first of them — when there are at most [`DENSE_SUMMARY_FIGURES`], else the colour matrix
+/// with a note of its most common figures. `unit` follows each figure; `file` holds
+/// every pair.
+pub(super) fn gpu_matrix_blocks(
+    id: Option<&str>,
+    gpus: &[usize],
+    unit: &str,
+    file: &str,
+    cell: impl Fn(usize, usize) -> Cell,
+) -> Vec<Block> {
+    if gpus.len() <= DENSE_MATRIX_GPUS {
+        return vec![Block::Matrix(gpu_matrix(id, gpus, cell))];
+    }
+    // (class, figure) → the ordered pairs with it, in the order first met.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: std::collections::HashMap<(&'static str, String), usize> =
+        std::collections::HashMap::new();
+    for &a in gpus {
+        for &b in gpus.iter().filter(|&&b| b != a) {
+            let c = cell(a, b);
+            let slot = *index
+                .entry((c.class.name(), c.text.clone()))
+                .or_insert_with(|| {
+                    groups.push(((c.class, c.text), c.title, Vec::new()));
+                    groups.len() - 1
+                });
+            groups[slot].2.push((a, b));
+        }
+    }
+    let total: usize = groups.iter().map(|g| g.2.len()).sum();
+    if groups.len() > DENSE_SUMMARY_FIGURES {
+        groups.sort_by_key(|g| std::cmp::Reverse(g.2.len()));
+        let legend: Vec<String> = groups
+            .iter()
+            .map(|((_, text), _, pairs)| format!("{text}: {} pairs", pairs.len()))
+            .take(DENSE_SUMMARY_FIGURES)
+            .collect();
+        return vec![
+            Block::Matrix(gpu_matrix(id, gpus, cell)),
+            Paragraph::note(format!(
+                "{} GPUs: cells are colour only ({} distinct figures, {unit}; the most common: \
+                 {} …); {file} holds every pair.",
+                gpus.len(),
+                groups.len(),
+                legend.join(" · ")
+            ))
+            .into(),
+        ];
+    }
+    let titled = groups.iter().any(|g| g.1.is_some());
+    let rows = groups
+        .into_iter()
+        .map(|((class, text), title, pairs)| {
+            let first: Vec<String> = pairs
+                .iter()
+                .take(3)
+                .map(|(a, b)| format!("GPU{a}→GPU{b}"))
+                .collect();
+            let more = if pairs.len() > first.len() {
+                ", …"
+            } else {
+                ""
+            };
+            let figure = if text == "—" || text.is_empty() || unit.is_empty() {
+                text
+            } else {
+                format!("{text} {unit}")
+            };
+            let mut row = vec![
+                Cell::of(class, figure).strong(),
+                Cell::plain(format!("{} of {total}", pairs.len())),
+                Cell::plain(format!("{}{more}", first.join(", "))),
+            ];
+            if titled {
+                row.push(Cell::of(Class::Note, title.unwrap_or_default()));
+            }
+            row
+        })
+        .collect();
+    let mut columns = vec![
+        Column::figures("figure"),
+        Column::figures("ordered pairs"),
+        Column::text("e.g."),
+    ];
+    if titled {
+        columns.push(Column::text("basis"));
+    }
+    vec![
+        Block::Table(Table {
+            id: id.map(Into::into),
+            columns,
+            rows,
+        }),
+        Paragraph::note(format!(
+            "{n} × {n} matrix summarised by figure: {n} GPUs are too many for a cell's figure on \
+             a page; {file} holds every pair.",
+            n = gpus.len()
+        ))
+        .into(),
+    ]
+}
+
+/// A figure of a matrix summarised: (its class and text), the first cell's title, the ordered
+/// pairs with it.
+type Group = ((Class, String), Option<String>, Vec<(usize, usize)>);
+
+/// The most distinct figures a matrix above [`DENSE_MATRIX_GPUS`] is summarised by, a row each.
+pub const DENSE_SUMMARY_FIGURES: usize = 12;
+
 /// The most GPUs whose matrices print each cell's figure; above it (a rack of 72) the cells
 /// are colour only, the figure in the HTML's hover title, and the CSVs hold every figure.
 pub const DENSE_MATRIX_GPUS: usize = 32;

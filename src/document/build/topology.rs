@@ -1,7 +1,9 @@
 //! The topology: the machine drawing, the `nvidia-smi topo -m` matrix with NICs, line rates,
 //! P2P capabilities, the GPUs and how the topology was read.
 
-use super::{MATRIX_MAX_GPUS, capped, diag, gpu_matrix, health, matrix_left_out};
+use super::{
+    MATRIX_MAX_GPUS, capped, diag, gpu_matrix, gpu_matrix_blocks, health, matrix_left_out,
+};
 use crate::document::machine::{self, memory_text, nic_label};
 use crate::document::{
     Block, Cell, Class, Column, Figure, Matrix, MatrixRow, Paragraph, Part, Section, Table,
@@ -209,24 +211,31 @@ fn connectivity_legend(t: &Topology) -> Vec<Block> {
     out
 }
 
-/// GPU × GPU line rates per direction, GB/s; "—" where unknown, the basis as the title.
-fn line_rates(t: &Topology) -> Matrix {
+/// GPU × GPU line rates per direction, GB/s; "—" where unknown, the basis as the title
+/// (summarised by figure on a rack: [`gpu_matrix_blocks`]).
+fn line_rates(t: &Topology) -> Vec<Block> {
     let gpus = t.gpu_indices();
-    gpu_matrix(Some("line-rate-matrix"), &gpus, |a, b| {
-        let link = t.link(a, b);
-        match link.and_then(|l| l.line_rate.as_ref()) {
-            Some(rate) => Cell::of(
-                link_class(link.and_then(|l| l.kind)),
-                if rate.gbps >= 100.0 {
-                    format!("{:.0}", rate.gbps)
-                } else {
-                    format!("{:.1}", rate.gbps)
-                },
-            )
-            .titled(rate.basis.clone()),
-            None => Cell::of(Class::None, "—"),
-        }
-    })
+    gpu_matrix_blocks(
+        Some("line-rate-matrix"),
+        &gpus,
+        "GB/s",
+        "links.csv",
+        |a, b| {
+            let link = t.link(a, b);
+            match link.and_then(|l| l.line_rate.as_ref()) {
+                Some(rate) => Cell::of(
+                    link_class(link.and_then(|l| l.kind)),
+                    if rate.gbps >= 100.0 {
+                        format!("{:.0}", rate.gbps)
+                    } else {
+                        format!("{:.1}", rate.gbps)
+                    },
+                )
+                .titled(rate.basis.clone()),
+                None => Cell::of(Class::None, "—"),
+            }
+        },
+    )
 }
 
 fn p2p_class(s: Option<P2pStatus>) -> Class {
@@ -351,7 +360,7 @@ pub(super) fn section(r: &Report) -> Option<Section> {
         s.push(Block::Subheading {
             text: "Line rate, GB/s per direction".into(),
         });
-        s.push(Block::Matrix(line_rates(t)));
+        s.blocks.extend(line_rates(t));
         s.push(Block::Subheading {
             text: "P2P capability (read · write · nvlink · atomics)".into(),
         });
@@ -410,8 +419,12 @@ fn p2p_heat(r: &Report) -> Vec<Block> {
         rows.iter()
             .map(|x| ((x.src.gpu(), x.dst.gpu()), x))
             .collect();
-    let matrix = gpu_matrix(Some("p2p-bandwidth-matrix"), &gpus, |s, d| {
-        match by_pair.get(&(Some(s), Some(d))) {
+    let matrix = gpu_matrix_blocks(
+        Some("p2p-bandwidth-matrix"),
+        &gpus,
+        "GB/s",
+        "bandwidth.csv",
+        |s, d| match by_pair.get(&(Some(s), Some(d))) {
             Some(x) if x.status == Status::Ok => match x.median_gbps.filter(|v| v.is_finite()) {
                 Some(v) => {
                     let level = ((v / max) * 5.0).ceil().clamp(1.0, 5.0);
@@ -421,13 +434,15 @@ fn p2p_heat(r: &Report) -> Vec<Block> {
             },
             Some(x) => Cell::of(Class::None, x.status.to_string()),
             None => Cell::of(Class::None, "—"),
-        }
-    });
+        },
+    );
     let mut note = format!("{test}, {}, GB/s", crate::model::units::format_bytes(bytes));
     if modeled {
         note.push_str(" (modeled)");
     }
-    vec![Paragraph::note(note).into(), Block::Matrix(matrix)]
+    let mut out = vec![Paragraph::note(note).into()];
+    out.extend(matrix);
+    out
 }
 
 /// The one-page report's topology: the connectivity matrix and the P2P bandwidth, side by side
@@ -561,7 +576,7 @@ pub(super) fn page(r: &Report) -> Vec<Section> {
     out.push(c);
     if t.gpus.len() > 1 && t.gpus.len() <= MATRIX_MAX_GPUS {
         let mut l = Section::new("line-rate", "Line rate, GB/s per direction");
-        l.push(Block::Matrix(line_rates(t)));
+        l.blocks.extend(line_rates(t));
         out.push(l);
         let mut p = Section::new("p2p", "P2P (read · write · nvlink · atomics)");
         p.blocks.extend(p2p_blocks(t));
