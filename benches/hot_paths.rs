@@ -173,8 +173,8 @@ fn fleet_report_1000(bencher: Bencher) {
     let out = dir.join("fleet");
     let thresholds = scalescope::health::Thresholds::default();
     bencher.bench(|| {
-        let o = scalescope::fleet::files::report(black_box(&inputs), &out, &thresholds)
-            .expect("fleet report");
+        let o =
+            scalescope::fleet::report(black_box(&inputs), &out, &thresholds).expect("fleet report");
         assert_eq!(o.drain, ["node0500"]);
         o.nodes.len()
     });
@@ -194,7 +194,7 @@ fn fleet_read_1000(bencher: Bencher) {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn fleet_files_1000(bencher: Bencher) {
     let inputs = [fleet_fixture().to_path_buf()];
-    let o = scalescope::fleet::report::judge(&inputs, &scalescope::health::Thresholds::default())
+    let o = scalescope::fleet::read_and_judge(&inputs, &scalescope::health::Thresholds::default())
         .expect("judged");
     bencher.bench(|| {
         scalescope::fleet::files::all(black_box(&o))

@@ -10,9 +10,10 @@
 # CSV tables, JSON), `--bench --modeled` (its CSVs, report.json, report.html, the PNGs and
 # report.pdf), `bench bandwidth|collectives|scaling --modeled`, `check` on the modeled backend
 # (verbose, --json, --csv; and against the published figures) and `compare --catalog`; the
-# bundled reports (assets/reports/*.json) through compare (beside a catalog machine, together, --csv, with a
-# catalog machine, prices and --ranking-csv) and `fleet report` (the three as a fleet, each
-# file's fleet.csv/.json/.html/.png/.pdf); and a few captures and recordings from tests/data
+# bundled reports (assets/reports/*.json) through compare (each beside a catalog machine; all
+# together, as CSV, with a catalog machine, prices and --ranking-csv, and owning) and `fleet
+# report` (the three as a fleet, and each alone: fleet.csv/.json/.html/.png/.pdf); and a few
+# captures and recordings from tests/data
 # (topo/check/--bench --import, check --soak-replay, watch --replay).
 #
 # Each case runs in DIR/NAME/cwd (its files land there) with inputs under DIR/in, reached by
@@ -29,6 +30,8 @@
 # `[… s]` (and `[… s total]`); no written file is touched.
 #
 # Two cores: the cases run two at a time (OUTDIFF_JOBS to change); about a minute when idle.
+# OUTDIFF_ONLY=REGEX runs only the cases whose name matches (e.g. 'fleet-.*'); compare such a
+# snapshot with a full one and the other cases show as "only in".
 set -euo pipefail
 
 usage() {
@@ -129,7 +132,7 @@ snapshot() {
     root=$(repo_root)
     cp "$root"/assets/reports/*.json "$dir/in/reports/"
     cp "$root"/tests/data/* "$dir/in/data/" 2>/dev/null || true
-    cases "$bin" >"$dir/cases"
+    cases "$bin" | grep -E -- "^(${OUTDIFF_ONLY:-.*})( |$)" >"$dir/cases" || true
     local start=$SECONDS
     # shellcheck disable=SC2016
     xargs -P "${OUTDIFF_JOBS:-2}" -L 1 bash -c 'source "$0" _lib; run_case "$@"' "$0" "$dir" \

@@ -233,7 +233,7 @@ fn check_json_files_are_nodes_too() {
     }
     // The library entry point `fleet run` calls.
     let out = dir.path().join("out");
-    let outcome = scalescope::fleet::files::report(
+    let outcome = scalescope::fleet::report(
         &[dir.path().to_path_buf()],
         &out,
         &scalescope::health::Thresholds::default(),

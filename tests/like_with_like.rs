@@ -337,7 +337,7 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     let outcome =
-        scalescope::fleet::report::judge(&files, &scalescope::health::Thresholds::default())
+        scalescope::fleet::read_and_judge(&files, &scalescope::health::Thresholds::default())
             .unwrap();
     // The steps each kind has, by subject, from the reports themselves.
     let mut kinds: BTreeMap<String, (usize, usize)> = BTreeMap::new();

@@ -13,7 +13,7 @@ use common::fleet::{slow_gpu, write_nodes};
 use common::{data_path, run};
 use scalescope::document::{Block, Document};
 use scalescope::fleet::files::{Scope, document};
-use scalescope::fleet::report::judge;
+use scalescope::fleet::read_and_judge;
 use scalescope::health::Thresholds;
 use scalescope::model::Source;
 
@@ -106,7 +106,7 @@ fn fleet_words(nodes: &Path, out: &Path) -> (String, String, String) {
         .expect("a verdict line")
         .to_string();
     let html = std::fs::read_to_string(out.join("fleet.html")).unwrap();
-    let outcome = judge(&[nodes.to_path_buf()], &Thresholds::default()).unwrap();
+    let outcome = read_and_judge(&[nodes.to_path_buf()], &Thresholds::default()).unwrap();
     let png = verdict_word(&document(&outcome, Scope::OnePage)).to_string();
     (line, html, png)
 }

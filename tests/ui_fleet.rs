@@ -19,7 +19,7 @@ use common::ui::{app, step_until};
 use eframe::egui::{self, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use scalescope::fleet::report::figure_text;
+use scalescope::fleet::finding::figure_text;
 use scalescope::health::Verdict;
 use scalescope::model::Endpoint;
 use scalescope::ui::fleet_table::{self, FigureFilter, Level};
@@ -408,6 +408,6 @@ fn the_runs_between_nodes_are_summed_up_in_the_header() {
         .findings;
     assert_eq!(
         failing[0].kind,
-        scalescope::fleet::report::FindingKind::Between
+        scalescope::fleet::finding::FindingKind::Between
     );
 }

@@ -1,4 +1,4 @@
-//! `scalescope fleet report`: the per-node reports judged together (`fleet::report`), its files
+//! `scalescope fleet report`: the per-node reports judged together (`fleet::read_and_judge`), its files
 //! written atomically into `--out`, a line per finding and a verdict line on the terminal.
 
 use std::fmt::Write as _;
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{CliError, output};
-use crate::fleet::report::{FleetOutcome, judge};
+use crate::fleet::judge::FleetOutcome;
 use crate::health::{Thresholds, Verdict};
 use crate::model::validate::{for_terminal, one_line};
 
@@ -35,7 +35,7 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
     };
     output::prepare_out_dir(&args.out)?;
     output::remove_stale_temps(&args.out);
-    let outcome = judge(&args.inputs, &thresholds)?;
+    let outcome = crate::fleet::read_and_judge(&args.inputs, &thresholds)?;
     // What rendered is written even when a page could not be: fleet.json is never lost to
     // fleet.png.
     let mut files = Vec::new();
@@ -98,7 +98,7 @@ pub fn render(o: &FleetOutcome, out: &std::path::Path, exit: i32) -> String {
             let outliers = n
                 .findings
                 .iter()
-                .filter(|f| f.kind == crate::fleet::report::FindingKind::Outlier)
+                .filter(|f| f.kind == crate::fleet::finding::FindingKind::Outlier)
                 .count();
             let _ = writeln!(
                 s,

@@ -524,7 +524,7 @@ fn between_line(r: &BetweenRecord) -> String {
         (crate::model::Status::Ok, Some(bw), Some(b)) => format!(
             "{what}: all-reduce {} busbw {} GB/s{}",
             crate::model::units::format_bytes(b),
-            crate::fleet::report::figure_text(bw),
+            crate::fleet::finding::figure_text(bw),
             r.transport
                 .as_deref()
                 .map(|t| format!(" via {}", for_terminal(t)))

@@ -424,26 +424,7 @@ pub fn judge(records: &[BetweenRecord], rules: &FleetThresholds) -> BetweenOutco
     if records.is_empty() {
         return out;
     }
-    let mut runs: Vec<BetweenSummary> = records
-        .iter()
-        .map(|r| BetweenSummary {
-            name: r.name.clone(),
-            span: r.span,
-            nodes: r.nodes.clone(),
-            tasks_per_node: r.tasks_per_node,
-            status: r.status,
-            reason: r.reason.clone(),
-            transport: r.transport.clone(),
-            bytes: r.bytes,
-            busbw_gbps: r.busbw_gbps,
-            median_gbps: None,
-            deviation_percent: None,
-            verdict: None,
-            detail: None,
-        })
-        .collect();
-    runs.sort_by(|a, b| a.span.cmp(&b.span).then(a.name.cmp(&b.name)));
-    let ran = |s: &BetweenSummary| s.status == Status::Ok && s.busbw_gbps.is_some();
+    let mut runs = summaries(records);
     if !runs.iter().any(ran) {
         let mut reasons: Vec<&str> = runs.iter().filter_map(|s| s.reason.as_deref()).collect();
         reasons.dedup();
@@ -470,82 +451,151 @@ pub fn judge(records: &[BetweenRecord], rules: &FleetThresholds) -> BetweenOutco
         out.runs = runs;
         return out;
     }
-    // The reference: the median over nodes of each node's best pair. A good node has at least
-    // one good pair, so this holds while fewer than half the nodes are bad; the pairs' own
-    // median would not (one bad node of four slows half the ring's pairs).
-    let mut best: BTreeMap<&str, f64> = BTreeMap::new();
-    for &i in &ok_pairs {
-        let x = runs[i].busbw_gbps.unwrap_or(f64::NAN);
-        for n in &runs[i].nodes {
-            let b = best.entry(n.as_str()).or_insert(x);
-            *b = b.max(x);
-        }
-    }
-    let mut bests: Vec<f64> = best.values().copied().collect();
-    let median = median_of(&mut bests);
-    let mut dev: Vec<f64> = bests.iter().map(|x| (x - median).abs()).collect();
-    let spread = rules.mad_k * 1.4826 * median_of(&mut dev);
-    // The transport most pairs used (by class: devices may differ).
-    let mut classes: BTreeMap<String, usize> = BTreeMap::new();
-    for &i in &ok_pairs {
-        if let Some(t) = &runs[i].transport {
-            *classes.entry(transport_class(t)).or_default() += 1;
-        }
-    }
-    let majority = classes
-        .iter()
-        .max_by_key(|(_, n)| **n)
-        .filter(|(_, n)| **n * 2 > ok_pairs.len())
-        .map(|(c, _)| c.clone());
+    let typical = Typical::of(&runs, &ok_pairs, rules);
     for &i in &pairs {
-        let s = &mut runs[i];
-        s.median_gbps = Some(median);
-        let pair = s.nodes.join("+");
-        let (verdict, detail) = match s.busbw_gbps.filter(|_| s.status == Status::Ok) {
-            None => (
-                Verdict::Fail,
-                format!(
-                    "pair {pair}: all-reduce did not run ({}), while {} other pairs did",
-                    s.reason.as_deref().unwrap_or("no reason recorded"),
-                    ok_pairs.len()
-                ),
-            ),
-            Some(x) => {
-                s.deviation_percent = Some((x - median) / median * 100.0);
-                let slow = worse_verdict(median - x, median, spread, rules);
-                let other = match (&majority, &s.transport) {
-                    (Some(m), Some(t)) if transport_class(t) != *m => Some(t.clone()),
-                    _ => None,
-                };
-                let mut why = Vec::new();
-                if slow.is_some() {
-                    why.push(format!(
-                        "{} GB/s busbw ({:+.1} %)",
-                        figure_text(x),
-                        (x - median) / median * 100.0,
-                    ));
-                }
-                if let (Some(t), Some(m)) = (&other, &majority) {
-                    why.push(format!("NCCL used {t} where the other pairs used {m}"));
-                }
-                let verdict = match (slow, other.is_some()) {
-                    (Some(v), _) => v,
-                    (None, true) => Verdict::Warn,
-                    (None, false) => Verdict::Pass,
-                };
-                (verdict, format!("pair {pair}: {}", why.join("; ")))
+        judge_pair(&mut runs[i], &typical, ok_pairs.len(), rules);
+    }
+    out.findings = node_findings(&runs, &pairs, typical.median);
+    out.notes.extend(halves_note(&runs, rules));
+    out.runs = runs;
+    out
+}
+
+/// Whether a run ran and gave a figure.
+fn ran(s: &BetweenSummary) -> bool {
+    s.status == Status::Ok && s.busbw_gbps.is_some()
+}
+
+/// Each record as the report shows it, not yet judged; by span, then name.
+fn summaries(records: &[BetweenRecord]) -> Vec<BetweenSummary> {
+    let mut runs: Vec<BetweenSummary> = records
+        .iter()
+        .map(|r| BetweenSummary {
+            name: r.name.clone(),
+            span: r.span,
+            nodes: r.nodes.clone(),
+            tasks_per_node: r.tasks_per_node,
+            status: r.status,
+            reason: r.reason.clone(),
+            transport: r.transport.clone(),
+            bytes: r.bytes,
+            busbw_gbps: r.busbw_gbps,
+            median_gbps: None,
+            deviation_percent: None,
+            verdict: None,
+            detail: None,
+        })
+        .collect();
+    runs.sort_by(|a, b| a.span.cmp(&b.span).then(a.name.cmp(&b.name)));
+    runs
+}
+
+/// What a pair is judged against: the typical pair, the spread the outlier rule allows around
+/// it, and the transport most pairs used.
+struct Typical {
+    /// The median over nodes of each node's best pair, GB/s.
+    median: f64,
+    /// `mad_k` × the scaled MAD of the nodes' best pairs.
+    spread: f64,
+    /// The transport class (devices left out) more than half the pairs that ran used.
+    transport: Option<String>,
+}
+
+impl Typical {
+    fn of(runs: &[BetweenSummary], ok_pairs: &[usize], rules: &FleetThresholds) -> Typical {
+        // The reference: the median over nodes of each node's best pair. A good node has at
+        // least one good pair, so this holds while fewer than half the nodes are bad; the
+        // pairs' own median would not (one bad node of four slows half the ring's pairs).
+        let mut best: BTreeMap<&str, f64> = BTreeMap::new();
+        for &i in ok_pairs {
+            let x = runs[i].busbw_gbps.unwrap_or(f64::NAN);
+            for n in &runs[i].nodes {
+                let b = best.entry(n.as_str()).or_insert(x);
+                *b = b.max(x);
             }
-        };
-        s.verdict = Some(verdict);
-        if verdict > Verdict::Pass {
-            s.detail = Some(detail);
+        }
+        let mut bests: Vec<f64> = best.values().copied().collect();
+        let median = median_of(&mut bests);
+        let mut dev: Vec<f64> = bests.iter().map(|x| (x - median).abs()).collect();
+        let spread = rules.mad_k * 1.4826 * median_of(&mut dev);
+        // The transport most pairs used (by class: devices may differ).
+        let mut classes: BTreeMap<String, usize> = BTreeMap::new();
+        for &i in ok_pairs {
+            if let Some(t) = &runs[i].transport {
+                *classes.entry(transport_class(t)).or_default() += 1;
+            }
+        }
+        let transport = classes
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .filter(|(_, n)| **n * 2 > ok_pairs.len())
+            .map(|(c, _)| c.clone());
+        Typical {
+            median,
+            spread,
+            transport,
         }
     }
-    // A node whose every pair is bad is the one; a bad pair of two otherwise good nodes names
-    // both ends.
+}
+
+/// One pair against the typical pair: FAIL when it did not run, the outlier rule's verdict
+/// when it is slow, WARN when NCCL took another transport than most pairs; its deviation, and
+/// why where it is not PASS. `ok_pairs`: how many pairs ran.
+fn judge_pair(s: &mut BetweenSummary, typical: &Typical, ok_pairs: usize, rules: &FleetThresholds) {
+    let median = typical.median;
+    s.median_gbps = Some(median);
+    let pair = s.nodes.join("+");
+    let (verdict, detail) = match s.busbw_gbps.filter(|_| s.status == Status::Ok) {
+        None => (
+            Verdict::Fail,
+            format!(
+                "pair {pair}: all-reduce did not run ({}), while {} other pairs did",
+                s.reason.as_deref().unwrap_or("no reason recorded"),
+                ok_pairs
+            ),
+        ),
+        Some(x) => {
+            s.deviation_percent = Some((x - median) / median * 100.0);
+            let slow = worse_verdict(median - x, median, typical.spread, rules);
+            let other = match (&typical.transport, &s.transport) {
+                (Some(m), Some(t)) if transport_class(t) != *m => Some(t.clone()),
+                _ => None,
+            };
+            let mut why = Vec::new();
+            if slow.is_some() {
+                why.push(format!(
+                    "{} GB/s busbw ({:+.1} %)",
+                    figure_text(x),
+                    (x - median) / median * 100.0,
+                ));
+            }
+            if let (Some(t), Some(m)) = (&other, &typical.transport) {
+                why.push(format!("NCCL used {t} where the other pairs used {m}"));
+            }
+            let verdict = match (slow, other.is_some()) {
+                (Some(v), _) => v,
+                (None, true) => Verdict::Warn,
+                (None, false) => Verdict::Pass,
+            };
+            (verdict, format!("pair {pair}: {}", why.join("; ")))
+        }
+    };
+    s.verdict = Some(verdict);
+    if verdict > Verdict::Pass {
+        s.detail = Some(detail);
+    }
+}
+
+/// The bad pairs laid at nodes: a node whose every pair is bad is the one (pinned); a bad pair
+/// of two otherwise good nodes names both ends.
+fn node_findings(
+    runs: &[BetweenSummary],
+    pairs: &[usize],
+    median: f64,
+) -> BTreeMap<String, Vec<Finding>> {
     let bad = |i: usize| runs[i].verdict.is_some_and(|v| v > Verdict::Pass);
     let mut node_pairs: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for &i in &pairs {
+    for &i in pairs {
         for n in &runs[i].nodes {
             node_pairs.entry(n.as_str()).or_default().push(i);
         }
@@ -555,6 +605,7 @@ pub fn judge(records: &[BetweenRecord], rules: &FleetThresholds) -> BetweenOutco
         .filter(|(_, ps)| ps.len() >= 2 && ps.iter().all(|&i| bad(i)))
         .map(|(n, _)| *n)
         .collect();
+    let mut findings: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     for (node, ps) in &node_pairs {
         let mine: Vec<usize> = ps.iter().copied().filter(|&i| bad(i)).collect();
         if mine.is_empty() {
@@ -562,99 +613,114 @@ pub fn judge(records: &[BetweenRecord], rules: &FleetThresholds) -> BetweenOutco
         }
         let is_pinned = pinned.contains(node);
         // Pairs this node shares with a pinned node are explained by that node.
-        let unexplained: Vec<usize> = mine
-            .iter()
-            .copied()
-            .filter(|&i| {
-                runs[i]
-                    .nodes
-                    .iter()
-                    .all(|n| !pinned.contains(&n.as_str()) || n == node)
-            })
-            .collect();
-        if !is_pinned && unexplained.is_empty() {
+        let unexplained = mine.iter().any(|&i| {
+            runs[i]
+                .nodes
+                .iter()
+                .all(|n| !pinned.contains(&n.as_str()) || n == node)
+        });
+        if !is_pinned && !unexplained {
             continue;
         }
-        let details: Vec<&str> = mine
-            .iter()
-            .filter_map(|&i| runs[i].detail.as_deref())
-            .collect();
-        let size = first_size(&runs, &mine);
-        let median_text = format!(
-            "the typical pair (each node's best, median) {} GB/s{size}",
-            figure_text(median)
-        );
-        let (verdict, detail) = if is_pinned {
-            // Its mildest pair: every pair is at least that bad.
-            let v = mine
-                .iter()
-                .filter_map(|&i| runs[i].verdict)
-                .min()
-                .unwrap_or(Verdict::Warn);
-            (
-                v,
-                format!(
-                    "every pair with {node} is bad — its NIC, cable or switch port: {}; {median_text}",
-                    details.join("; ")
-                ),
-            )
-        } else {
-            (
-                Verdict::Warn,
-                format!(
-                    "one pair with {node} is bad, its other pairs are good — the path between \
-                     the two nodes: {}; {median_text}",
-                    details.join("; ")
-                ),
-            )
-        };
-        let first = &runs[mine[0]];
-        out.findings
+        findings
             .entry((*node).to_string())
             .or_default()
-            .push(Finding {
-                kind: FindingKind::Between,
-                verdict,
-                field: "all_reduce between nodes".into(),
-                subject: Some(
-                    mine.iter()
-                        .map(|&i| format!("pair {}", runs[i].nodes.join("+")))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                ),
-                gpu: None,
-                peer: None,
-                value: first.busbw_gbps.map(|x| format!("{} GB/s", figure_text(x))),
-                fleet_value: Some(format!("{} GB/s", figure_text(median))),
-                figure: first.busbw_gbps,
-                median: Some(median),
-                deviation_percent: first.deviation_percent,
-                unit: Some("GB/s".into()),
-                detail,
-            });
+            .push(pair_finding(runs, node, &mine, is_pinned, median));
     }
+    findings
+}
+
+/// The finding of `node`'s bad pairs `mine`: every pair bad (`pinned`: its NIC, cable or
+/// switch port, at its mildest pair's verdict), or one bad pair among good ones (the path
+/// between the two nodes, WARN).
+fn pair_finding(
+    runs: &[BetweenSummary],
+    node: &str,
+    mine: &[usize],
+    pinned: bool,
+    median: f64,
+) -> Finding {
+    let details: Vec<&str> = mine
+        .iter()
+        .filter_map(|&i| runs[i].detail.as_deref())
+        .collect();
+    let size = first_size(runs, mine);
+    let median_text = format!(
+        "the typical pair (each node's best, median) {} GB/s{size}",
+        figure_text(median)
+    );
+    let (verdict, detail) = if pinned {
+        // Its mildest pair: every pair is at least that bad.
+        let v = mine
+            .iter()
+            .filter_map(|&i| runs[i].verdict)
+            .min()
+            .unwrap_or(Verdict::Warn);
+        (
+            v,
+            format!(
+                "every pair with {node} is bad — its NIC, cable or switch port: {}; {median_text}",
+                details.join("; ")
+            ),
+        )
+    } else {
+        (
+            Verdict::Warn,
+            format!(
+                "one pair with {node} is bad, its other pairs are good — the path between \
+                 the two nodes: {}; {median_text}",
+                details.join("; ")
+            ),
+        )
+    };
+    let first = &runs[mine[0]];
+    Finding {
+        kind: FindingKind::Between,
+        verdict,
+        field: "all_reduce between nodes".into(),
+        subject: Some(
+            mine.iter()
+                .map(|&i| format!("pair {}", runs[i].nodes.join("+")))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        gpu: None,
+        peer: None,
+        value: first.busbw_gbps.map(|x| format!("{} GB/s", figure_text(x))),
+        fleet_value: Some(format!("{} GB/s", figure_text(median))),
+        figure: first.busbw_gbps,
+        median: Some(median),
+        deviation_percent: first.deviation_percent,
+        unit: Some("GB/s".into()),
+        detail,
+    }
+}
+
+/// The two halves of the fleet against each other: a note naming the slower half when it is
+/// slower by more than the warn fraction.
+fn halves_note(runs: &[BetweenSummary], rules: &FleetThresholds) -> Option<String> {
     let halves: Vec<&BetweenSummary> = runs
         .iter()
         .filter(|s| s.span == Span::Half && ran(s))
         .collect();
-    if let [a, b] = halves[..]
-        && let (Some(x), Some(y)) = (a.busbw_gbps, b.busbw_gbps)
-    {
-        let (slow, fast, xs, xf) = if x < y { (a, b, x, y) } else { (b, a, y, x) };
-        if (xf - xs) / xf > rules.warn {
-            out.notes.push(format!(
-                "{} ({} nodes) all-reduces {:.0} % slower than {} ({} GB/s vs {} GB/s): the slow node or link is in it",
-                slow.name,
-                slow.nodes.len(),
-                (xf - xs) / xf * 100.0,
-                fast.name,
-                figure_text(xs),
-                figure_text(xf)
-            ));
-        }
-    }
-    out.runs = runs;
-    out
+    let [a, b] = halves[..] else {
+        return None;
+    };
+    let (Some(x), Some(y)) = (a.busbw_gbps, b.busbw_gbps) else {
+        return None;
+    };
+    let (slow, fast, xs, xf) = if x < y { (a, b, x, y) } else { (b, a, y, x) };
+    ((xf - xs) / xf > rules.warn).then(|| {
+        format!(
+            "{} ({} nodes) all-reduces {:.0} % slower than {} ({} GB/s vs {} GB/s): the slow node or link is in it",
+            slow.name,
+            slow.nodes.len(),
+            (xf - xs) / xf * 100.0,
+            fast.name,
+            figure_text(xs),
+            figure_text(xf)
+        )
+    })
 }
 
 /// ` at 1 GiB, 8 ranks per node` of the first of `runs[ids]` that ran.

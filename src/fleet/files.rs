@@ -2,13 +2,13 @@
 //! (the outcome), and a [`Document`] written as fleet.html by `document::html` and typeset as
 //! fleet.png and fleet.pdf by `document::typeset` — the same writers as report.html and its
 //! pages. The HTML lists every node; the PNG and PDF the nodes that are not PASS (and how many
-//! are), so that a fleet of thousands stays a page or a few.
+//! are), so that a fleet of thousands stays a page or a few. Bytes only: nothing here reads or
+//! writes a file (`fleet::report` and the command line write them).
 
-use std::path::{Path, PathBuf};
-
-use super::report::{FleetError, FleetOutcome, NodeOutcome, judge};
+use super::FleetError;
+use super::judge::{FleetOutcome, NodeOutcome};
 use crate::document::{Block, Cell, Class, Column, Document, Paragraph, Section, Table};
-use crate::health::{Thresholds, Verdict};
+use crate::health::Verdict;
 
 /// Findings the one-page PNG lists before "… and N more": in all, and per node (so that one
 /// node's fifty outliers do not hide the next node's one).
@@ -124,6 +124,33 @@ fn verdict_class(v: Verdict) -> Class {
 
 /// The fleet report as a document.
 pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
+    let mut sections = vec![
+        head_section(o),
+        drain_section(o, scope),
+        findings_section(o, scope),
+    ];
+    if !o.between.is_empty() {
+        sections.push(between_section(o, scope));
+    }
+    if scope != Scope::OnePage {
+        sections.push(nodes_section(o, scope));
+    }
+    if !o.notes.is_empty() && scope != Scope::OnePage {
+        let mut notes = Section::new("notes", "Notes");
+        notes.push(Block::List {
+            ordered: false,
+            items: o.notes.iter().map(Paragraph::note).collect(),
+        });
+        sections.push(notes);
+    }
+    Document {
+        title: format!("Fleet of {} nodes — scalescope", o.nodes.len()),
+        sections,
+    }
+}
+
+/// The title, when it was made, the fleet's verdict with the nodes counted, and the rules.
+fn head_section(o: &FleetOutcome) -> Section {
     let c = &o.counts;
     let mut head = Section::untitled("head");
     head.push(Block::Title {
@@ -157,48 +184,60 @@ pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
         ))
         .into(),
     );
+    head
+}
+
+/// The nodes that fail, each with its failing findings counted and its suspect GPU (the first
+/// [`PNG_DRAIN`] on the one-page PNG).
+fn drain_section(o: &FleetOutcome, scope: Scope) -> Section {
     let mut drain = Section::new("drain", "Drain list");
     if o.drain.is_empty() {
         drain.push(Paragraph::plain("No node fails.").into());
-    } else {
-        let shown = if scope == Scope::OnePage {
-            PNG_DRAIN
-        } else {
-            usize::MAX
-        };
-        let mut items: Vec<Paragraph> = o
-            .nodes
-            .iter()
-            .filter(|n| n.verdict == Verdict::Fail)
-            .take(shown)
-            .map(|n| {
-                let fails = n
-                    .findings
-                    .iter()
-                    .filter(|f| f.verdict == Verdict::Fail)
-                    .count();
-                let mut line = format!(
-                    "{} — {fails} failing finding{}",
-                    n.name,
-                    if fails == 1 { "" } else { "s" }
-                );
-                if let Some(g) = n.suspect_gpu {
-                    line.push_str(&format!("; suspect GPU {g} (in every outlier)"));
-                }
-                Paragraph::plain(line)
-            })
-            .collect();
-        if o.drain.len() > items.len() {
-            items.push(Paragraph::note(format!(
-                "… and {} more: fleet.html and fleet.csv list every one.",
-                o.drain.len() - items.len()
-            )));
-        }
-        drain.push(Block::List {
-            ordered: false,
-            items,
-        });
+        return drain;
     }
+    let shown = if scope == Scope::OnePage {
+        PNG_DRAIN
+    } else {
+        usize::MAX
+    };
+    let mut items: Vec<Paragraph> = o
+        .nodes
+        .iter()
+        .filter(|n| n.verdict == Verdict::Fail)
+        .take(shown)
+        .map(|n| {
+            let fails = n
+                .findings
+                .iter()
+                .filter(|f| f.verdict == Verdict::Fail)
+                .count();
+            let mut line = format!(
+                "{} — {fails} failing finding{}",
+                n.name,
+                if fails == 1 { "" } else { "s" }
+            );
+            if let Some(g) = n.suspect_gpu {
+                line.push_str(&format!("; suspect GPU {g} (in every outlier)"));
+            }
+            Paragraph::plain(line)
+        })
+        .collect();
+    if o.drain.len() > items.len() {
+        items.push(Paragraph::note(format!(
+            "… and {} more: fleet.html and fleet.csv list every one.",
+            o.drain.len() - items.len()
+        )));
+    }
+    drain.push(Block::List {
+        ordered: false,
+        items,
+    });
+    drain
+}
+
+/// Every finding of every node as a table (on the one-page PNG the first [`PNG_FINDINGS`], at
+/// most [`PNG_FINDINGS_PER_NODE`] a node, and how many more).
+fn findings_section(o: &FleetOutcome, scope: Scope) -> Section {
     let mut findings = Section::new("findings", "Findings");
     let mut rows = Vec::new();
     let mut more = 0usize;
@@ -239,6 +278,12 @@ pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
             .into(),
         );
     }
+    findings
+}
+
+/// The nodes with their verdicts, own checks, findings counted and report files: every node in
+/// fleet.html, those below PASS elsewhere (and how many pass).
+fn nodes_section(o: &FleetOutcome, scope: Scope) -> Section {
     let mut nodes = Section::new("nodes", "Nodes");
     let listed: Vec<&NodeOutcome> = o
         .nodes
@@ -281,25 +326,7 @@ pub fn document(o: &FleetOutcome, scope: Scope) -> Document {
                 .collect(),
         }));
     }
-    let mut sections = vec![head, drain, findings];
-    if !o.between.is_empty() {
-        sections.push(between_section(o, scope));
-    }
-    if scope != Scope::OnePage {
-        sections.push(nodes);
-    }
-    if !o.notes.is_empty() && scope != Scope::OnePage {
-        let mut notes = Section::new("notes", "Notes");
-        notes.push(Block::List {
-            ordered: false,
-            items: o.notes.iter().map(Paragraph::note).collect(),
-        });
-        sections.push(notes);
-    }
-    Document {
-        title: format!("Fleet of {} nodes — scalescope", o.nodes.len()),
-        sections,
-    }
+    nodes
 }
 
 /// The all-reduce runs between nodes: every run in fleet.html; the runs over all nodes and the
@@ -320,7 +347,7 @@ fn between_section(o: &FleetOutcome, scope: Scope) -> Section {
     let gbps = |v: Option<f64>| {
         v.map_or_else(
             || Cell::plain("—"),
-            |x| Cell::plain(super::report::figure_text(x)),
+            |x| Cell::plain(super::finding::figure_text(x)),
         )
     };
     let rows = shown
@@ -388,31 +415,4 @@ fn between_section(o: &FleetOutcome, scope: Scope) -> Section {
         );
     }
     section
-}
-
-/// Reads the node reports that `inputs` name, judges them and writes fleet.csv, fleet.json,
-/// fleet.html, fleet.png and fleet.pdf into `out` (created if missing; each file written to a
-/// temporary name, synced and renamed). The outcome's verdict is FAIL when a node fails.
-pub fn report(
-    inputs: &[PathBuf],
-    out: &Path,
-    thresholds: &Thresholds,
-) -> Result<FleetOutcome, FleetError> {
-    let outcome = judge(inputs, thresholds)?;
-    let write_err = |path: &Path, source| FleetError::Write {
-        path: path.display().to_string(),
-        source,
-    };
-    std::fs::create_dir_all(out).map_err(|e| write_err(out, e))?;
-    let mut failed = None;
-    for (name, bytes) in all(&outcome) {
-        match bytes {
-            Ok(bytes) => {
-                let path = out.join(name);
-                crate::output::write_atomic(&path, &bytes).map_err(|e| write_err(&path, e))?;
-            }
-            Err(e) => failed = failed.or(Some(e)),
-        }
-    }
-    failed.map_or(Ok(outcome), Err)
 }

@@ -1,11 +1,13 @@
 //! Finding and reading the per-node reports of a fleet: `--bench` report.json files (with the
 //! health check when that stage ran) and `check --json` files, each named by the `node.json`
-//! beside it, its host name, or its folder or file name.
+//! beside it, its host name, or its folder or file name; and, in [`gather`], the all-reduce
+//! runs between nodes recorded beside them — everything `judge.rs` judges, read once.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::between::{BETWEEN_DIR, BetweenRecord, read_records};
 use crate::health::HealthReport;
 use crate::model::validate::one_line;
 use crate::report::Report;
@@ -140,6 +142,33 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
     files.sort();
     files.dedup();
     Ok(files)
+}
+
+/// Everything a fleet report judges, as read: the nodes, the all-reduce runs between them and
+/// the records of those runs that could not be read (one line each).
+pub struct Gathered {
+    pub nodes: Vec<NodeInput>,
+    pub between: Vec<BetweenRecord>,
+    pub unread: Vec<String>,
+}
+
+/// Finds and reads the node reports that `inputs` name (folders or files), and the runs between
+/// nodes in each folder input's `between/` folder.
+pub fn gather(inputs: &[PathBuf]) -> Result<Gathered, ReadError> {
+    let files = discover(inputs)?;
+    let nodes = read_all(&files);
+    let mut between = Vec::new();
+    let mut unread = Vec::new();
+    for dir in inputs.iter().filter(|p| p.is_dir()) {
+        let (records, errors) = read_records(&dir.join(BETWEEN_DIR));
+        between.extend(records);
+        unread.extend(errors);
+    }
+    Ok(Gathered {
+        nodes,
+        between,
+        unread,
+    })
 }
 
 /// Reads every file (on all cores: a fleet of 1,000 nodes is 1,000 parses).

@@ -8,7 +8,7 @@
 //! --record`'s, whose first line's format is `scalescope-watch`) through
 //! [`traffic::read_recording`], whichever Open item or drop brought them; the Live overlay's
 //! window is saved as one. A fleet (File → Open fleet…, a folder or a fleet.json dropped, a
-//! folder given on the command line) is judged by [`fleet::report::judge`], as `scalescope
+//! folder given on the command line) is judged by [`fleet::read_and_judge`], as `scalescope
 //! fleet report` judges it.
 
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ use super::action::{Action, SaveKind, View};
 use super::jobs::Inbox;
 use super::palette;
 use super::saving::{self, SaveWork};
-use crate::fleet::report::FleetOutcome;
+use crate::fleet::judge::FleetOutcome;
 use crate::health::run::{CheckOptions, check_described};
 use crate::model::traffic::TrafficRecording;
 use crate::report::Report;
@@ -642,7 +642,7 @@ pub fn read_fleet(paths: &[PathBuf]) -> Result<FleetRead, String> {
         }
     }
     let thresholds = crate::health::Thresholds::default();
-    crate::fleet::report::judge(&inputs, &thresholds)
+    crate::fleet::read_and_judge(&inputs, &thresholds)
         .map(|outcome| FleetRead { outcome, inputs })
         .map_err(|e| format!("Cannot open fleet: {e}"))
 }

@@ -1,11 +1,12 @@
 //! The Fleet view's heat table as data, from a [`FleetOutcome`] as `fleet report` judged it:
 //! the nodes worst first, the key figures shown (all, those off the median, or one test's) and
 //! each cell's value and level — the outlier rule of `fleet report` itself
-//! ([`report::worse_verdict`]: worse than the median by more than the `[fleet]` share and the
+//! ([`finding::worse_verdict`]: worse than the median by more than the `[fleet]` share and the
 //! MAD spread), so that a red cell is always a FAIL finding and a neutral one never is. Pure:
 //! the view draws it, the tests read it.
 
-use crate::fleet::report::{self, FigureSummary, FindingKind, FleetOutcome, NodeOutcome};
+use crate::fleet::finding::{self, FindingKind};
+use crate::fleet::judge::{FigureSummary, FleetOutcome, NodeOutcome};
 use crate::health::Verdict;
 
 /// How a cell of the table is coloured.
@@ -156,7 +157,7 @@ fn level(o: &FleetOutcome, n: &NodeOutcome, figure: usize) -> (Option<f64>, Leve
     };
     let rules = &o.thresholds;
     let spread = rules.mad_k * f.scaled_mad;
-    let verdict = report::worse_verdict(worse, f.median, spread, rules);
+    let verdict = finding::worse_verdict(worse, f.median, spread, rules);
     (Some(x), Level::of(verdict))
 }
 
@@ -166,7 +167,7 @@ pub fn cell(o: &FleetOutcome, n: &NodeOutcome, figure: usize) -> HeatCell {
     let (value, level) = level(o, n, figure);
     HeatCell {
         value,
-        text: value.map_or_else(|| "—".into(), report::figure_text),
+        text: value.map_or_else(|| "—".into(), finding::figure_text),
         level,
         deviation_percent: value
             .filter(|_| median != 0.0)
@@ -186,12 +187,12 @@ pub fn cell_hover(o: &FleetOutcome, n: &NodeOutcome, figure: usize) -> String {
     };
     let mut s = format!("{} · {}\n", n.name, f.id);
     match c.value {
-        Some(x) => s.push_str(&format!("{} {}", report::figure_text(x), f.unit)),
+        Some(x) => s.push_str(&format!("{} {}", finding::figure_text(x), f.unit)),
         None => s.push_str("not in this node's report"),
     }
     s.push_str(&format!(
         "\nfleet median {} {} ({} nodes; {better})",
-        report::figure_text(f.median),
+        finding::figure_text(f.median),
         f.unit,
         f.nodes
     ));

@@ -20,7 +20,7 @@ use super::action::Action;
 use super::fleet_table::{self as table, FigureFilter, Level};
 use super::palette;
 use super::widgets::badge;
-use crate::fleet::report::FleetOutcome;
+use crate::fleet::judge::FleetOutcome;
 use crate::health::Verdict;
 
 /// Height of a table row.
@@ -293,7 +293,7 @@ fn header(ui: &mut Ui, f: &OpenFleet, actions: &mut Vec<Action>) {
 
 /// The all-reduce runs between nodes (`fleet run --between`): one line, every run on hover.
 fn between(ui: &mut Ui, runs: &[crate::fleet::between::BetweenSummary]) {
-    use crate::fleet::report::figure_text;
+    use crate::fleet::finding::figure_text;
     let bad = runs
         .iter()
         .any(|r| r.verdict.is_some_and(|v| v > crate::health::Verdict::Pass));
@@ -749,10 +749,10 @@ impl Grid<'_> {
                         } else {
                             "lower"
                         },
-                        crate::fleet::report::figure_text(s.median),
+                        crate::fleet::finding::figure_text(s.median),
                         s.unit,
                         s.nodes,
-                        crate::fleet::report::figure_text(s.scaled_mad),
+                        crate::fleet::finding::figure_text(s.scaled_mad),
                     ));
                 }
             }

@@ -13,7 +13,7 @@ use eframe::egui::Ui;
 use super::action::{Action, SaveKind, View};
 use super::{compare_view, report_view, snapshot};
 use crate::document::Page;
-use crate::fleet::report::FleetOutcome;
+use crate::fleet::judge::FleetOutcome;
 use crate::report::Report;
 
 /// The work of a Save: makes the file's bytes (on the save thread).

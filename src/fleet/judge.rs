@@ -1,25 +1,23 @@
-//! `scalescope fleet report`: the per-node reports judged together. Three rules: consistency
-//! (every node against the majority value of each field: GPU model and count, driver, CUDA,
-//! VBIOS, ECC mode, PCIe generation and width and NVLinks per GPU, NICs), outliers (every key figure
-//! against the fleet's median, by the median absolute deviation with a relative floor:
-//! `[fleet]` in the thresholds file) and each node's own health verdict. The worst of them is
-//! the node's verdict; the nodes that fail are the drain list.
-//!
-//! [`judge`] reads and judges (pure but for reading the files); `files.rs` turns the outcome into
-//! the bytes of fleet.csv, fleet.json, fleet.html, fleet.png and fleet.pdf (and its `report`
-//! does both and writes them); a finding and its words are in `finding.rs`.
+//! The per-node reports judged together, pure: what `read.rs` gathered in, a [`FleetOutcome`]
+//! out, no file or clock touched. Three rules: consistency (every node against the majority
+//! value of each field: GPU model and count, driver, CUDA, VBIOS, ECC mode, PCIe generation and
+//! width and NVLinks per GPU, NICs), outliers (every key figure against the fleet's median, by
+//! the median absolute deviation with a relative floor: `[fleet]` in the thresholds file) and
+//! each node's own health verdict; the all-reduce runs between nodes are `between.rs`'s rule,
+//! folded in here. The worst of them is the node's verdict; the nodes that fail are the drain
+//! list. A finding and its words are in `finding.rs`; `files.rs` turns the outcome into bytes.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::time::SystemTime;
 
 use serde::Serialize;
 
-use super::finding::median_of;
-pub use super::finding::{Finding, FindingKind, figure_text, worse_verdict};
-use super::read::{self, NodeContent, NodeInput};
+use super::between::{BetweenRecord, BetweenSummary};
+use super::finding::{Finding, FindingKind, figure_text, median_of, worse_verdict};
+use super::read::{Gathered, NodeContent, NodeInput};
 use crate::health::thresholds::FleetThresholds;
 use crate::health::{HealthReport, Thresholds, Verdict};
-use crate::model::{BandwidthResult, Endpoint, Inventory, Status, Topology};
+use crate::model::{BandwidthResult, CollectiveResult, Endpoint, Inventory, Status, Topology};
 use crate::report::Report;
 
 /// What `fleet report` found: every node with its verdict and findings, the drain list and the
@@ -44,7 +42,7 @@ pub struct FleetOutcome {
     pub figures: Vec<FigureSummary>,
     /// The all-reduce runs between nodes (`fleet run --between`), when there are any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub between: Vec<super::between::BetweenSummary>,
+    pub between: Vec<BetweenSummary>,
     /// The rules it was judged by.
     pub thresholds: FleetThresholds,
     /// What could not be compared and why.
@@ -167,141 +165,141 @@ pub struct FigureSummary {
     pub scaled_mad: f64,
 }
 
-/// Why a fleet report could not be made (the user's inputs; nodes' files are findings).
-#[derive(Debug, thiserror::Error)]
-pub enum FleetError {
-    #[error(transparent)]
-    Read(#[from] read::ReadError),
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot render {file}: {message}")]
-    Render { file: &'static str, message: String },
-}
-
-impl crate::model::Blame for FleetError {
-    fn fault(&self) -> crate::model::Fault {
-        match self {
-            Self::Read(_) => crate::model::Fault::Input,
-            Self::Write { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                crate::model::Fault::Input
-            }
-            Self::Write { .. } | Self::Render { .. } => crate::model::Fault::Machine,
-        }
+/// Judges what was gathered, as of `made` (the outcome's `created_at`): every node's findings
+/// and verdict, the fleet's figures and the drain list.
+pub fn judge(gathered: Gathered, thresholds: &Thresholds, made: SystemTime) -> FleetOutcome {
+    let Gathered {
+        mut nodes,
+        between,
+        unread,
+    } = gathered;
+    let rules = &thresholds.fleet;
+    name_apart(&mut nodes);
+    let mut judged: Vec<NodeOutcome> = Vec::with_capacity(nodes.len());
+    let mut facts: Vec<Option<Facts>> = Vec::with_capacity(nodes.len());
+    let mut figures: Vec<Figures> = Vec::with_capacity(nodes.len());
+    for input in &nodes {
+        let (node, node_facts, node_figures) = node_read(input);
+        judged.push(node);
+        facts.push(node_facts);
+        figures.push(node_figures);
     }
-}
-
-/// Reads and judges the node reports that `inputs` name (folders or files).
-/// The between-nodes runs of a folder input are in its `between/` folder.
-pub fn judge(inputs: &[PathBuf], thresholds: &Thresholds) -> Result<FleetOutcome, FleetError> {
-    let files = read::discover(inputs)?;
-    let nodes = read::read_all(&files);
-    let mut between = Vec::new();
-    let mut unread = Vec::new();
-    for dir in inputs.iter().filter(|p| p.is_dir()) {
-        let (records, errors) =
-            super::between::read_records(&dir.join(super::between::BETWEEN_DIR));
-        between.extend(records);
-        unread.extend(errors);
-    }
-    let mut outcome = judge_nodes(nodes, &between, thresholds);
+    let mut nodes = judged;
+    let mut notes = unlike_steps(&figures);
+    let fields = consistency(&facts, rules, &mut nodes);
+    let figure_summaries = outliers(&figures, rules, &mut nodes);
+    let between = fold_between(&between, rules, &mut nodes, &mut notes);
+    notes.extend(coverage_notes(&fields, &nodes));
+    let counts = settle_verdicts(&mut nodes);
+    let mut outcome = FleetOutcome {
+        kind: "scalescope-fleet",
+        created_at: humantime::format_rfc3339_seconds(made).to_string(),
+        verdict: fleet_verdict(&counts),
+        drain: nodes
+            .iter()
+            .filter(|n| n.verdict == Verdict::Fail)
+            .map(|n| n.name.clone())
+            .collect(),
+        counts,
+        nodes,
+        fields,
+        figures: figure_summaries,
+        between,
+        thresholds: rules.clone(),
+        notes,
+    };
     outcome.notes.extend(
         unread
             .into_iter()
             .map(|e| format!("a between-nodes record is unreadable: {e}")),
     );
-    Ok(outcome)
+    outcome
 }
 
-/// Judges nodes already read, with the all-reduce runs between them.
-pub fn judge_nodes(
-    inputs: Vec<NodeInput>,
-    between: &[super::between::BetweenRecord],
-    thresholds: &Thresholds,
-) -> FleetOutcome {
-    let rules = &thresholds.fleet;
-    let mut inputs = inputs;
-    // Two nodes of one name (copies of a report, hosts that share a name): each gets its folder
-    // or file name beside it, and the path where even that is shared.
+/// Two nodes of one name (copies of a report, hosts that share a name): each gets its folder
+/// or file name beside it, and the path where even that is shared; then sorted by name.
+fn name_apart(inputs: &mut [NodeInput]) {
     let mut seen: HashMap<String, usize> = HashMap::new();
-    for i in &inputs {
+    for i in inputs.iter() {
         *seen.entry(i.name.clone()).or_default() += 1;
     }
-    for i in &mut inputs {
+    for i in inputs.iter_mut() {
         if seen[&i.name] > 1 && i.name != i.origin {
             i.name = format!("{} ({})", i.name, i.origin);
         }
     }
     let mut again: HashMap<String, usize> = HashMap::new();
-    for i in &inputs {
+    for i in inputs.iter() {
         *again.entry(i.name.clone()).or_default() += 1;
     }
-    for i in &mut inputs {
+    for i in inputs.iter_mut() {
         if again[&i.name] > 1 {
             i.name = format!("{} ({})", i.name, i.path.display());
         }
     }
     inputs.sort_by(|a, b| a.name.cmp(&b.name).then(a.path.cmp(&b.path)));
-    let mut nodes: Vec<NodeOutcome> = Vec::with_capacity(inputs.len());
-    let mut facts: Vec<Option<BTreeMap<FieldKey, String>>> = Vec::with_capacity(inputs.len());
-    let mut figures: Vec<Vec<(FigureKey, f64)>> = Vec::with_capacity(inputs.len());
-    for input in &inputs {
-        let mut node = NodeOutcome {
-            name: input.name.clone(),
-            file: input.path.display().to_string(),
-            slurm_job: input.slurm_job.clone(),
-            verdict: Verdict::Unknown,
-            health: None,
-            source: None,
-            findings: Vec::new(),
-            figures: BTreeMap::new(),
-            suspect_gpu: None,
-        };
-        match &input.content {
-            Err(line) => {
-                node.findings.push(Finding {
-                    kind: FindingKind::Unreadable,
-                    verdict: Verdict::Fail,
-                    field: "report".into(),
-                    subject: None,
-                    gpu: None,
-                    peer: None,
-                    value: None,
-                    fleet_value: None,
-                    figure: None,
-                    median: None,
-                    deviation_percent: None,
-                    unit: None,
-                    detail: format!("report unreadable: {line}"),
-                });
-                facts.push(None);
-                figures.push(Vec::new());
-            }
-            Ok(content) => {
-                let view = View::of(content);
-                if let Some(h) = view.health {
-                    node.health = Some(h.verdict);
-                    node.source = Some(h.source);
-                    node.findings.extend(health_findings(h));
-                }
-                let figs = key_figures(&view);
-                if node.source.is_none() && !figs.is_empty() {
-                    node.source = Some(view.source());
-                }
-                node.figures = figs.iter().map(|(k, v)| (k.id(), *v)).collect();
-                facts.push(Some(node_facts(&view)));
-                figures.push(figs);
-            }
+}
+
+/// One node as its file reads, before it is set against the others: its own check's findings
+/// and its key figures, or the one finding that its file could not be read; and the facts and
+/// figures the fleet's rules compare (`None` facts: unreadable).
+fn node_read(input: &NodeInput) -> (NodeOutcome, Option<Facts>, Figures) {
+    let mut node = NodeOutcome {
+        name: input.name.clone(),
+        file: input.path.display().to_string(),
+        slurm_job: input.slurm_job.clone(),
+        verdict: Verdict::Unknown,
+        health: None,
+        source: None,
+        findings: Vec::new(),
+        figures: BTreeMap::new(),
+        suspect_gpu: None,
+    };
+    match &input.content {
+        Err(line) => {
+            node.findings.push(Finding {
+                kind: FindingKind::Unreadable,
+                verdict: Verdict::Fail,
+                field: "report".into(),
+                subject: None,
+                gpu: None,
+                peer: None,
+                value: None,
+                fleet_value: None,
+                figure: None,
+                median: None,
+                deviation_percent: None,
+                unit: None,
+                detail: format!("report unreadable: {line}"),
+            });
+            (node, None, Vec::new())
         }
-        nodes.push(node);
+        Ok(content) => {
+            let view = View::of(content);
+            if let Some(h) = view.health {
+                node.health = Some(h.verdict);
+                node.source = Some(h.source);
+                node.findings.extend(health_findings(h));
+            }
+            let figs = key_figures(&view);
+            if node.source.is_none() && !figs.is_empty() {
+                node.source = Some(view.source());
+            }
+            node.figures = figs.iter().map(|(k, v)| (k.id(), *v)).collect();
+            (node, Some(node_facts(&view)), figs)
+        }
     }
-    let mut notes = unlike_steps(&figures);
-    let fields = consistency(&facts, rules, &mut nodes);
-    let figure_summaries = outliers(&figures, rules, &mut nodes);
-    let between = super::between::judge(between, rules);
+}
+
+/// The all-reduce runs between nodes judged (`between::judge`) and their findings given to
+/// their nodes (a node without a report among them: a note); the runs as the outcome keeps them.
+fn fold_between(
+    records: &[BetweenRecord],
+    rules: &FleetThresholds,
+    nodes: &mut [NodeOutcome],
+    notes: &mut Vec<String>,
+) -> Vec<BetweenSummary> {
+    let between = super::between::judge(records, rules);
     for (name, found) in between.findings {
         match nodes.iter_mut().find(|n| n.name == name) {
             Some(n) => n.findings.extend(found),
@@ -313,6 +311,12 @@ pub fn judge_nodes(
         }
     }
     notes.extend(between.notes);
+    between.runs
+}
+
+/// What could not be compared: VBIOS where no report holds it, nodes without a health check.
+fn coverage_notes(fields: &[FieldSummary], nodes: &[NodeOutcome]) -> Vec<String> {
+    let mut notes = Vec::new();
     if fields.iter().all(|f| f.field != "vbios") {
         notes.push(
             "VBIOS versions are not compared: no report holds them (catalog or modeled runs, \
@@ -338,8 +342,14 @@ pub fn judge_nodes(
             if no_health.len() > 10 { ", …" } else { "" }
         ));
     }
+    notes
+}
+
+/// Each node's findings worst first, its suspect GPU and its verdict (the worst of its own
+/// check and its findings); how many nodes got each verdict.
+fn settle_verdicts(nodes: &mut [NodeOutcome]) -> NodeCounts {
     let mut counts = NodeCounts::default();
-    for n in &mut nodes {
+    for n in nodes {
         n.findings
             .sort_by(|a, b| b.verdict.cmp(&a.verdict).then(a.kind.cmp(&b.kind)));
         n.suspect_gpu = suspect_gpu(&n.findings);
@@ -357,7 +367,13 @@ pub fn judge_nodes(
             Verdict::Unknown => counts.unknown += 1,
         }
     }
-    let verdict = if counts.fail > 0 {
+    counts
+}
+
+/// The fleet's verdict: FAIL when a node fails, else WARN when one warns, PASS when every node
+/// passes, else UNKNOWN.
+fn fleet_verdict(counts: &NodeCounts) -> Verdict {
+    if counts.fail > 0 {
         Verdict::Fail
     } else if counts.warn > 0 {
         Verdict::Warn
@@ -365,23 +381,6 @@ pub fn judge_nodes(
         Verdict::Pass
     } else {
         Verdict::Unknown
-    };
-    FleetOutcome {
-        kind: "scalescope-fleet",
-        created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        verdict,
-        drain: nodes
-            .iter()
-            .filter(|n| n.verdict == Verdict::Fail)
-            .map(|n| n.name.clone())
-            .collect(),
-        counts,
-        nodes,
-        fields,
-        figures: figure_summaries,
-        between: between.runs,
-        thresholds: rules.clone(),
-        notes,
     }
 }
 
@@ -428,28 +427,72 @@ struct FieldKey {
     gpu: Option<usize>,
 }
 
+/// A node's consistency fields and their values.
+type Facts = BTreeMap<FieldKey, String>;
+
+/// A node's key figures.
+type Figures = Vec<(FigureKey, f64)>;
+
 /// The longest fact (a GPU name, a driver version) kept of a node's report, in characters.
 const FACT_MAX_CHARS: usize = 200;
 
 fn node_facts(v: &View) -> BTreeMap<FieldKey, String> {
     let mut f = BTreeMap::new();
-    let mut put = |field: &'static str, gpu: Option<usize>, value: Option<String>| {
-        if let Some(value) = value.filter(|s| !s.is_empty()) {
-            // A value is compared and shown as a label: a 400 KB GPU name is cut, not a
-            // table cell taller than any page.
-            let value = crate::model::validate::shortened(&value, FACT_MAX_CHARS);
-            f.insert(FieldKey { field, gpu }, value);
-        }
-    };
     let topo = v.topology();
     let inv = v.inventory();
     let machine = v.report.map(|r| &r.machine);
-    // GPU names: the report's list, else the topology's, else the inventory's.
-    let names: Vec<String> = match machine {
+    put_fact(&mut f, "gpu_model", None, gpu_model(v));
+    let count = topo
+        .map(|t| t.gpus.len())
+        .or(inv.map(|i| i.gpus.len()))
+        .filter(|&n| n > 0);
+    put_fact(&mut f, "gpu_count", None, count.map(|n| n.to_string()));
+    put_fact(
+        &mut f,
+        "driver",
+        None,
+        machine
+            .and_then(|m| m.driver_version.clone())
+            .or_else(|| inv.and_then(|i| i.driver_version.clone())),
+    );
+    put_fact(
+        &mut f,
+        "cuda",
+        None,
+        machine.and_then(|m| m.cuda_version.clone()),
+    );
+    if let Some(t) = topo {
+        topology_facts(&mut f, t);
+    }
+    if let Some(i) = inv {
+        inventory_facts(&mut f, i);
+    }
+    f
+}
+
+/// Keeps a fact that is known and not empty, shortened: a value is compared and shown as a
+/// label, so a 400 KB GPU name is cut, not a table cell taller than any page.
+fn put_fact(
+    f: &mut BTreeMap<FieldKey, String>,
+    field: &'static str,
+    gpu: Option<usize>,
+    value: Option<String>,
+) {
+    if let Some(value) = value.filter(|s| !s.is_empty()) {
+        let value = crate::model::validate::shortened(&value, FACT_MAX_CHARS);
+        f.insert(FieldKey { field, gpu }, value);
+    }
+}
+
+/// The node's GPU models, each once (`A + B` for a mix): the report's list, else the
+/// topology's, else the inventory's.
+fn gpu_model(v: &View) -> Option<String> {
+    let names: Vec<String> = match v.report.map(|r| &r.machine) {
         Some(m) if !m.gpu_names.is_empty() => m.gpu_names.clone(),
-        _ => match topo {
+        _ => match v.topology() {
             Some(t) => t.gpus.iter().filter_map(|g| g.name.clone()).collect(),
-            None => inv
+            None => v
+                .inventory()
                 .map(|i| i.gpus.iter().filter_map(|g| g.name.clone()).collect())
                 .unwrap_or_default(),
         },
@@ -460,117 +503,85 @@ fn node_facts(v: &View) -> BTreeMap<FieldKey, String> {
             distinct.push(n);
         }
     }
-    put(
-        "gpu_model",
-        None,
-        (!distinct.is_empty()).then(|| {
-            distinct
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(" + ")
-        }),
-    );
-    let count = topo
-        .map(|t| t.gpus.len())
-        .or(inv.map(|i| i.gpus.len()))
-        .filter(|&n| n > 0);
-    put("gpu_count", None, count.map(|n| n.to_string()));
-    put(
-        "driver",
-        None,
-        machine
-            .and_then(|m| m.driver_version.clone())
-            .or_else(|| inv.and_then(|i| i.driver_version.clone())),
-    );
-    put("cuda", None, machine.and_then(|m| m.cuda_version.clone()));
-    if let Some(t) = topo {
-        for g in &t.gpus {
-            put(
-                "pcie",
-                Some(g.index),
-                pcie_word(g.pcie.gen_max, g.pcie.width_max),
-            );
-            put(
-                "nvlinks",
-                Some(g.index),
-                g.nvlinks_active.map(|n| n.to_string()),
-            );
-        }
-        put(
-            "nics",
-            None,
-            (!t.nics.is_empty()).then(|| {
-                t.nics
-                    .iter()
-                    .map(|n| n.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }),
+    (!distinct.is_empty()).then(|| {
+        distinct
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    })
+}
+
+/// Each GPU's PCIe link and NVLinks, and the NICs, as the topology has them.
+fn topology_facts(f: &mut BTreeMap<FieldKey, String>, t: &Topology) {
+    for g in &t.gpus {
+        put_fact(
+            f,
+            "pcie",
+            Some(g.index),
+            pcie_word(g.pcie.gen_max, g.pcie.width_max),
+        );
+        put_fact(
+            f,
+            "nvlinks",
+            Some(g.index),
+            g.nvlinks_active.map(|n| n.to_string()),
         );
     }
-    if let Some(i) = inv {
-        for g in &i.gpus {
-            // The topology's values first; the inventory's where it has none.
-            if let Some(w) = pcie_word(g.pcie.link.gen_max, g.pcie.link.width_max) {
-                f.entry(FieldKey {
-                    field: "pcie",
-                    gpu: Some(g.index),
-                })
-                .or_insert(w);
-            }
-            if let Some(n) = g.nvlinks_active() {
-                f.entry(FieldKey {
-                    field: "nvlinks",
-                    gpu: Some(g.index),
-                })
-                .or_insert_with(|| n.to_string());
-            }
-            if let Some(v) = &g.vbios {
-                f.insert(
-                    FieldKey {
-                        field: "vbios",
-                        gpu: Some(g.index),
-                    },
-                    v.clone(),
-                );
-            }
-            if let Some(on) = g.ecc.enabled {
-                f.insert(
-                    FieldKey {
-                        field: "ecc",
-                        gpu: Some(g.index),
-                    },
-                    if on { "on" } else { "off" }.into(),
-                );
-            }
-            // The settings a fleet operator checks first: a node set apart from the rest
-            // (a lowered power limit, locked clocks, persistence off, MIG on) is a finding.
-            let st = &g.settings;
-            let on_off = |b: Option<bool>| b.map(|on| if on { "on" } else { "off" }.to_string());
-            for (field, value) in [
-                ("power_limit", st.power_limit_w.map(|w| format!("{w:.0} W"))),
-                ("app_clocks", st.app_clock_mhz.map(|m| format!("{m} MHz"))),
-                ("persistence", on_off(st.persistence)),
-                ("mig", on_off(st.mig_current)),
-                (
-                    "compute_mode",
-                    st.compute_mode.map(|m| m.label().to_string()),
-                ),
-            ] {
-                if let Some(v) = value {
-                    f.insert(
-                        FieldKey {
-                            field,
-                            gpu: Some(g.index),
-                        },
-                        v,
-                    );
-                }
+    put_fact(
+        f,
+        "nics",
+        None,
+        (!t.nics.is_empty()).then(|| {
+            t.nics
+                .iter()
+                .map(|n| n.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }),
+    );
+}
+
+/// Each GPU's facts from the health inventory: PCIe and NVLinks where the topology has none,
+/// VBIOS, ECC mode and the settings an operator checks first.
+fn inventory_facts(f: &mut BTreeMap<FieldKey, String>, i: &Inventory) {
+    for g in &i.gpus {
+        let key = |field: &'static str| FieldKey {
+            field,
+            gpu: Some(g.index),
+        };
+        // The topology's values first; the inventory's where it has none.
+        if let Some(w) = pcie_word(g.pcie.link.gen_max, g.pcie.link.width_max) {
+            f.entry(key("pcie")).or_insert(w);
+        }
+        if let Some(n) = g.nvlinks_active() {
+            f.entry(key("nvlinks")).or_insert_with(|| n.to_string());
+        }
+        if let Some(v) = &g.vbios {
+            f.insert(key("vbios"), v.clone());
+        }
+        if let Some(on) = g.ecc.enabled {
+            f.insert(key("ecc"), if on { "on" } else { "off" }.into());
+        }
+        // The settings a fleet operator checks first: a node set apart from the rest
+        // (a lowered power limit, locked clocks, persistence off, MIG on) is a finding.
+        let st = &g.settings;
+        let on_off = |b: Option<bool>| b.map(|on| if on { "on" } else { "off" }.to_string());
+        for (field, value) in [
+            ("power_limit", st.power_limit_w.map(|w| format!("{w:.0} W"))),
+            ("app_clocks", st.app_clock_mhz.map(|m| format!("{m} MHz"))),
+            ("persistence", on_off(st.persistence)),
+            ("mig", on_off(st.mig_current)),
+            (
+                "compute_mode",
+                st.compute_mode.map(|m| m.label().to_string()),
+            ),
+        ] {
+            if let Some(v) = value {
+                f.insert(key(field), v);
             }
         }
     }
-    f
 }
 
 fn pcie_word(generation: Option<u32>, width: Option<u32>) -> Option<String> {
@@ -713,8 +724,24 @@ fn unlike_steps(figures: &[Vec<(FigureKey, f64)>]) -> Vec<String> {
 /// bandwidth (per operation and GPU count at the largest size), framework (and proxy) step
 /// times and soak jitter.
 fn key_figures(v: &View) -> Vec<(FigureKey, f64)> {
-    let mut out: Vec<(FigureKey, f64)> = Vec::new();
-    // Copy results: the bandwidth stage's, then the check's load tests for what it lacks.
+    let mut out: Vec<(FigureKey, f64)> = copy_figures(v);
+    if let Some(c) = v.report.and_then(|r| r.collectives.as_ref()) {
+        out.extend(collective_figures(&c.results));
+    }
+    if let Some(s) = v.report.and_then(|r| r.scaling.as_ref()) {
+        out.extend(step_figures(s));
+    }
+    if let Some(h) = v.health {
+        out.extend(soak_figures(h));
+    }
+    // A report of this build refuses them; one read the fast way (`read.rs`) is held to it here.
+    out.retain(|(_, x)| x.is_finite() && *x >= 0.0);
+    out
+}
+
+/// Copy rates (or latencies) per test and GPU or pair at the largest size measured: the
+/// bandwidth stage's results, then the check's load tests for what it lacks.
+fn copy_figures(v: &View) -> Vec<(FigureKey, f64)> {
     let mut copies: BTreeMap<(String, String), (u64, &BandwidthResult)> = BTreeMap::new();
     let stage = v.report.and_then(|r| r.bandwidth.as_ref());
     let results = stage
@@ -734,6 +761,7 @@ fn key_figures(v: &View) -> Vec<(FigureKey, f64)> {
             }
         }
     }
+    let mut out = Vec::new();
     for (_, r) in copies.values() {
         let (subject, gpu, peer) = endpoints(r.src, r.dst);
         let (value, unit, higher) = match (r.median_gbps, r.latency_ns) {
@@ -753,22 +781,28 @@ fn key_figures(v: &View) -> Vec<(FigureKey, f64)> {
             value,
         ));
     }
-    if let Some(c) = v.report.and_then(|r| r.collectives.as_ref()) {
-        let mut largest: BTreeMap<(String, usize), (u64, f64)> = BTreeMap::new();
-        for r in &c.results {
-            let Some(busbw) = r.busbw_gbps.filter(|_| r.status == Status::Ok) else {
-                continue;
-            };
-            let key = (format!("{} {} busbw", r.op.id(), r.algo.id()), r.gpus.len());
-            match largest.get(&key) {
-                Some((bytes, _)) if *bytes >= r.bytes => {}
-                _ => {
-                    largest.insert(key, (r.bytes, busbw));
-                }
+    out
+}
+
+/// Bus bandwidth per operation, algorithm and GPU count, at the largest size that ran.
+fn collective_figures(results: &[CollectiveResult]) -> Vec<(FigureKey, f64)> {
+    let mut largest: BTreeMap<(String, usize), (u64, f64)> = BTreeMap::new();
+    for r in results {
+        let Some(busbw) = r.busbw_gbps.filter(|_| r.status == Status::Ok) else {
+            continue;
+        };
+        let key = (format!("{} {} busbw", r.op.id(), r.algo.id()), r.gpus.len());
+        match largest.get(&key) {
+            Some((bytes, _)) if *bytes >= r.bytes => {}
+            _ => {
+                largest.insert(key, (r.bytes, busbw));
             }
         }
-        for ((field, n), (bytes, busbw)) in largest {
-            out.push((
+    }
+    largest
+        .into_iter()
+        .map(|((field, n), (bytes, busbw))| {
+            (
                 FigureKey {
                     field,
                     subject: format!("{n} GPUs @ {}", crate::model::units::format_bytes(bytes)),
@@ -778,39 +812,49 @@ fn key_figures(v: &View) -> Vec<(FigureKey, f64)> {
                     higher_is_better: true,
                 },
                 busbw,
-            ));
-        }
+            )
+        })
+        .collect()
+}
+
+/// Measured step times: a real framework step only against real framework steps, a synthetic
+/// proxy only against proxies (a proxy's step is not the workload's); projections are not
+/// measured.
+fn step_figures(s: &crate::report::ScalingSection) -> Vec<(FigureKey, f64)> {
+    let mut out = Vec::new();
+    for row in &s.run.rows {
+        // By the row's CSV id: fleet/ does not use scaling/.
+        let field = match row.source.id() {
+            "measured_framework" => STEP_TIME,
+            "proxy" => PROXY_STEP_TIME,
+            _ => continue,
+        };
+        let Some(ms) = row.step_time_ms.filter(|_| !row.projected) else {
+            continue;
+        };
+        out.push((
+            FigureKey {
+                field: field.into(),
+                subject: format!("{} {} {} GPUs", row.workload, row.mode, row.n_gpus),
+                gpu: None,
+                peer: None,
+                unit: "ms",
+                higher_is_better: false,
+            },
+            ms,
+        ));
     }
-    if let Some(s) = v.report.and_then(|r| r.scaling.as_ref()) {
-        for row in &s.run.rows {
-            // A real framework step only against real framework steps, a synthetic proxy only
-            // against proxies: a proxy's step is not the workload's.
-            // (By the row's CSV id: fleet/ does not use scaling/.)
-            let field = match row.source.id() {
-                "measured_framework" => STEP_TIME,
-                "proxy" => PROXY_STEP_TIME,
-                _ => continue,
-            };
-            let Some(ms) = row.step_time_ms.filter(|_| !row.projected) else {
-                continue;
-            };
-            out.push((
-                FigureKey {
-                    field: field.into(),
-                    subject: format!("{} {} {} GPUs", row.workload, row.mode, row.n_gpus),
-                    gpu: None,
-                    peer: None,
-                    unit: "ms",
-                    higher_is_better: false,
-                },
-                ms,
-            ));
-        }
-    }
-    if let Some(h) = v.health {
-        for c in h.checks.iter().filter(|c| c.check.id() == "soak_jitter") {
-            let Some(x) = c.figure else { continue };
-            out.push((
+    out
+}
+
+/// The soak's jitter per GPU, from the node's own check.
+fn soak_figures(h: &HealthReport) -> Vec<(FigureKey, f64)> {
+    h.checks
+        .iter()
+        .filter(|c| c.check.id() == "soak_jitter")
+        .filter_map(|c| {
+            let x = c.figure?;
+            Some((
                 FigureKey {
                     field: "soak_jitter".into(),
                     subject: c.subject.clone(),
@@ -820,12 +864,9 @@ fn key_figures(v: &View) -> Vec<(FigureKey, f64)> {
                     higher_is_better: false,
                 },
                 x,
-            ));
-        }
-    }
-    // A report of this build refuses them; one read the fast way (`read.rs`) is held to it here.
-    out.retain(|(_, x)| x.is_finite() && *x >= 0.0);
-    out
+            ))
+        })
+        .collect()
 }
 
 /// `GPU 3` (to or from the host), `GPU 0→1`, `GPU 2 ← all`, `GPU 2 → all`.
