@@ -1,8 +1,7 @@
 //! Entry point: no arguments opens the desktop app; anything else is the command line.
 //! Arguments are parsed, and report paths checked, before any window opens.
 
-use clap::Parser;
-use scalescope::cli::{self, Cli, CliError};
+use scalescope::cli::{self, CliError};
 
 fn fail(e: CliError) -> ! {
     eprintln!("{}", cli::error_line(&e.error));
@@ -40,7 +39,7 @@ fn main() {
         open_app(Vec::new(), None);
         return;
     }
-    let cli = match Cli::try_parse() {
+    let cli = match cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {

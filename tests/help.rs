@@ -107,3 +107,55 @@ fn help_says_what_the_commands_do_once() {
         }
     }
 }
+
+/// The flags that reach servers sit under their own heading, after each command's own options
+/// (not between compare's price flags), and only where they mean something: not in `agent`
+/// (the server's end), `compare` or `fleet report` (files read here); `fleet run` has --ssh,
+/// --remote-command and --remote-install for its hosts but not --remote.
+#[test]
+fn remote_flags_have_their_own_heading_and_only_where_they_apply() {
+    let options = [
+        "--remote <",
+        "--remote-command <",
+        "--ssh <",
+        "--remote-install ",
+    ];
+    for args in [
+        &["check", "--help"][..],
+        &["watch", "--help"],
+        &["topo", "--help"],
+        &["bench", "bandwidth", "--help"],
+        &["bench", "scaling", "--help"],
+        &["fleet", "run", "--help"],
+    ] {
+        let h = help(args);
+        let (own, remote) = h
+            .split_once("Remote (over ssh):")
+            .unwrap_or_else(|| panic!("{args:?}: no remote heading: {h}"));
+        for o in options {
+            assert!(!own.contains(o), "{args:?}: {o} among the own options");
+            let expected = !(args[0] == "fleet" && o == "--remote <");
+            assert_eq!(remote.contains(o), expected, "{args:?}: {o}");
+        }
+    }
+    for args in [
+        &["agent", "--help"][..],
+        &["compare", "--help"],
+        &["fleet", "report", "--help"],
+    ] {
+        let h = help(args);
+        assert!(!h.contains("Remote (over ssh)"), "{args:?}");
+        for o in options {
+            assert!(!h.contains(o), "{args:?}: {o}");
+        }
+    }
+    // Hidden is not ignored: --remote where it cannot apply is refused, naming what to do.
+    let out = scalescope()
+        .args(["compare", "a.json", "--remote", "gpu01"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--remote") && err.contains("compare"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

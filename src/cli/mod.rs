@@ -130,25 +130,66 @@ impl Cli {
     }
 }
 
+/// The help heading of the flags that reach servers: apart from each command's own options.
+const REMOTE_HEADING: &str = "Remote (over ssh)";
+
+/// The command line's definition as parsed: the remote flags are global (they may follow any
+/// subcommand) but each command's help shows only those that mean something there — none for
+/// `agent` (it is the server's end), `compare` and `fleet report` (they read files here);
+/// `fleet run` keeps --ssh, --remote-command and --remote-install (for its hosts), not --remote.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    // A subcommand that has an argument of a global one's id keeps its own (clap propagates
+    // globals only where they are missing): a hidden copy there hides it, and its value still
+    // reaches `Cli::remote` (matches propagate by id).
+    let copy = |id: &str, hidden: bool| {
+        cmd.get_arguments()
+            .find(|a| a.get_id() == id)
+            .map(|a| a.clone().hide(hidden))
+    };
+    let with = |c: clap::Command, ids: &[&str], hidden: bool| {
+        ids.iter()
+            .filter_map(|id| copy(id, hidden))
+            .fold(c, |c, a| c.arg(a))
+    };
+    const ALL: [&str; 4] = ["remote", "remote_command", "ssh", "remote_install"];
+    let servers = ["remote_command", "ssh", "remote_install"];
+    cmd.clone()
+        .mut_subcommand("agent", |c| with(c, &ALL, true))
+        .mut_subcommand("compare", |c| with(c, &ALL, true))
+        .mut_subcommand("fleet", |f| {
+            with(f, &ALL, true)
+                .mut_subcommand("report", |c| with(c, &ALL, true))
+                .mut_subcommand("run", |c| with(with(c, &["remote"], true), &servers, false))
+        })
+}
+
+/// The command line parsed by [`command`]'s definition.
+pub fn try_parse() -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    Cli::from_arg_matches(&command().try_get_matches()?)
+}
+
 /// Where commands run: here (default), or on a server through ssh and `scalescope agent`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RemoteArgs {
     /// Run on this server instead of here: `[user@]host` as ssh takes it (keys, ssh-agent,
     /// ProxyJump and ~/.ssh/config apply). Measurements run there; files are written here. Alone
     /// it opens the app on the server's machine.
-    #[arg(long, value_name = "[USER@]HOST", global = true)]
+    #[arg(long, value_name = "[USER@]HOST", global = true, help_heading = REMOTE_HEADING)]
     pub remote: Option<String>,
     /// What runs on the server (default: `scalescope agent`, from PATH or ~/.cache/scalescope).
     /// With --remote, or for every host of `fleet run --hosts`.
-    #[arg(long, value_name = "CMD", global = true)]
+    #[arg(long, value_name = "CMD", global = true, help_heading = REMOTE_HEADING)]
     pub remote_command: Option<String>,
     /// The ssh program and its options (default `ssh`), e.g. "ssh -J bastion -p 2222". With
     /// --remote, or for every host of `fleet run --hosts`.
-    #[arg(long, value_name = "CMD", global = true)]
+    #[arg(long, value_name = "CMD", global = true, help_heading = REMOTE_HEADING)]
     pub ssh: Option<String>,
     /// When the server has no scalescope, copy this binary there (same OS and architecture) into
     /// ~/.cache/scalescope first. With --remote, or for every host of `fleet run --hosts`.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = REMOTE_HEADING)]
     pub remote_install: bool,
     /// Test hook: sleep MS milliseconds after every finished case of a job run here (or by
     /// `agent`), so that tests can interrupt or cut a modeled run midway. Hidden.
@@ -626,6 +667,16 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Fleet(fleet::FleetCommand::Run(_)))
     );
     check_ssh_flags(&remote, fleet_run)?;
+    let reads_reports = matches!(
+        &cli.command,
+        Some(Command::Compare(_) | Command::Fleet(fleet::FleetCommand::Report(_)))
+    );
+    if reads_reports && remote.remote.is_some() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--remote: compare and fleet report read report files here; run --bench or check \
+             with --remote HOST (its files are written here), then compare them"
+        )));
+    }
     match cli.command {
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Topo(args)) => topo(args, &remote),
