@@ -413,6 +413,65 @@ fn a_report_of_100_million_zeros_is_refused_without_gigabytes() {
     assert!(json.contains("JSON values"), "{json:.2000}");
 }
 
+/// A catalog entry of `n` GPUs, every pair NV18 (`[topology] all`), with a PCIe link each.
+fn catalog_of(dir: &Path, n: usize) -> String {
+    let text = format!(
+        "[machine]\nid = \"big\"\nname = \"Big\"\nsummary = \"generated\"\nsource = \"tests/hostile.rs\"\n\n\
+         [gpu]\nmodel = \"NVIDIA H100 80GB HBM3\"\ncount = {n}\nmemory_mib = 81920\npcie_gen = 5\n\
+         pcie_width = 16\nnvlink_generation = 4\nnvlinks = 18\nnvlink_gbps_per_link = 26.562\n\n\
+         [topology]\nall = \"NV18\"\n"
+    );
+    common::write(dir, "big.toml", &text).display().to_string()
+}
+
+#[test]
+fn bench_bandwidth_of_512_gpus_plans_pairs_by_kind_and_bounds_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = catalog_of(dir.path(), 512);
+    let csv = dir.path().join("bw.csv");
+    // Every ordered pair of 512 GPUs for every test was 2.2 million results and 3.3 GB; the
+    // address space is capped well below that.
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        &format!(
+            "ulimit -v 1500000 && exec {} bench bandwidth --modeled --catalog {catalog} --csv {}",
+            common::bin().display(),
+            csv.display()
+        ),
+    ]);
+    let o = within(cmd, Duration::from_secs(120));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("first pair of each kind of connection"),
+        "{stdout:.3000}"
+    );
+    // A row per GPU for the host tests, a few per pair test: linear in the GPUs, not square.
+    let rows = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert!((512..40 * 512).contains(&rows), "{rows} rows");
+
+    // Every pair asked for by naming the GPUs: more cases than a run holds is refused at once.
+    let all: Vec<String> = (0..512).map(|g| g.to_string()).collect();
+    let line = one_line_error(
+        &[
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            &catalog,
+            "--gpus",
+            &all.join(","),
+        ],
+        Some(2),
+        &["copy cases planned", "--pairs-per-link-kind"],
+    );
+    assert!(line.chars().count() < 200, "{line}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Figures no machine has
 

@@ -66,7 +66,8 @@ pub struct BandwidthArgs {
     #[arg(long)]
     pub modeled: bool,
     /// GPU↔GPU tests on the first pair of each kind of connection (NV18, NODE, SYS, …) instead
-    /// of every ordered pair: quicker on a machine of many alike pairs.
+    /// of every ordered pair: quicker on a machine of many alike pairs (above 72 GPUs it is the
+    /// default unless --gpus names the GPUs).
     #[arg(long)]
     pub pairs_per_link_kind: bool,
     /// PCIe link to assume where the topology has none (modeled only), e.g. gen5x16.
@@ -165,7 +166,19 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         opts.gpus.to_vec()
     };
     let results = report.bandwidth.as_ref().map_or(&[][..], |b| &b.results);
-    emit(None, render(results, report.cancelled, &gpus).as_bytes())
+    let mut out = render(results, report.cancelled, &gpus);
+    let n = report.topology.gpus.len();
+    // The job's rule (job/stages.rs, `pairs_for`): every pair of every GPU is bounded above 72.
+    if opts.gpus.is_empty() && opts.pairs == PairScope::All && PairScope::bounded(n) != opts.pairs {
+        let _ = writeln!(
+            out,
+            "\nGPU↔GPU tests ran on the first pair of each kind of connection: every ordered pair \
+             of {n} GPUs is {} cases per test and size. Name GPUs with --gpus to run every pair \
+             among them.",
+            n * n.saturating_sub(1)
+        );
+    }
+    emit(None, out.as_bytes())
 }
 
 fn write_outputs(

@@ -192,6 +192,49 @@ pub fn collective_presets(full: bool, gpus: &GpuSelection) -> Vec<CollectiveOpti
     }
 }
 
+/// The most cases one bandwidth job plans: every ordered pair of the largest machine
+/// (`model::MAX_GPUS`, 1,024 GPUs) for one test at one size. A run holds each case's result
+/// about three times (the runner's list, the job's report, the caller's copy), ~1.5 KB in all:
+/// this keeps a run within ~2 GB, where every pair of 512 GPUs for every test was 3.3 GB.
+const MAX_BANDWIDTH_CASES: usize = 1 << 20;
+
+/// The GPU pairs a bandwidth plan covers: as `options` ask, except that every pair over every
+/// GPU (no GPUs named) of a machine above [`crate::bench::plan::ALL_PAIRS_MAX_GPUS`] is the
+/// first pair of each kind of connection, as the suite and `check` do (every ordered pair of 512
+/// GPUs is 261,632 cases per test and size, the same few figures repeated). Naming the GPUs asks
+/// for every pair among them. (`bench bandwidth` says so when it applies: cli/bandwidth.rs.)
+fn pairs_for(options: &BandwidthOptions, machine_gpus: usize) -> PairScope {
+    if options.gpus.is_empty() && options.pairs == PairScope::All {
+        PairScope::bounded(machine_gpus)
+    } else {
+        options.pairs
+    }
+}
+
+/// The plans of `options` on `topo`, their pairs chosen by [`pairs_for`]; more than
+/// [`MAX_BANDWIDTH_CASES`] cases in all is the user's to narrow.
+fn bandwidth_plans(topo: &Topology, options: &[BandwidthOptions]) -> Result<Vec<Plan>, JobError> {
+    let mut plans = Vec::with_capacity(options.len());
+    let mut cases = 0;
+    for o in options {
+        let o = BandwidthOptions {
+            pairs: pairs_for(o, topo.gpus.len()),
+            ..o.clone()
+        };
+        let plan = Plan::new(topo, &o)?;
+        cases += plan.cases.len();
+        if cases > MAX_BANDWIDTH_CASES {
+            return Err(crate::bench::BenchError::BadOption(format!(
+                "{cases} copy cases planned, more than one run holds ({MAX_BANDWIDTH_CASES}): \
+                 name fewer --tests, --sizes or --gpus, or use --pairs-per-link-kind"
+            ))
+            .into());
+        }
+        plans.push(plan);
+    }
+    Ok(plans)
+}
+
 /// Copy bandwidth and latency: every plan of `options` in turn on one backend.
 pub(super) fn bandwidth(
     ctx: &mut Ctx<'_>,
@@ -201,10 +244,7 @@ pub(super) fn bandwidth(
     pcie: Option<(u32, u32)>,
     energy_window_s: Option<crate::model::EnergyWindow>,
 ) -> Result<(), JobError> {
-    let plans: Vec<Plan> = options
-        .iter()
-        .map(|o| Plan::new(topo, o))
-        .collect::<Result<_, _>>()?;
+    let plans = bandwidth_plans(topo, options)?;
     // The plans of one job share one backend, so one copy-kernel setting (the suite's presets
     // use the defaults; `bench bandwidth` has one plan).
     let copy = options.first().map(|o| o.copy_kernel).unwrap_or_default();
