@@ -119,9 +119,25 @@ pub fn read_text(path: &Path, max: u64) -> Result<String, InputError> {
     String::from_utf8(bytes).map_err(|e| InputError::NotUtf8(e.utf8_error()))
 }
 
+/// What standard input held, once read: a command that looks at `-` twice (which tool wrote it,
+/// then the machine it describes) gets the same bytes again instead of an empty stream.
+static STDIN: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
 /// Reads at most `max` bytes of standard input. A terminal is read until end of input (the user
-/// is typing); a pipe or FIFO that sends nothing for [`STALL`] is given up on.
+/// is typing); a pipe or FIFO that sends nothing for [`STALL`] is given up on. Read once per
+/// process: a later call returns the same bytes.
 pub fn read_stdin(max: u64) -> Result<Vec<u8>, InputError> {
+    if let Some(bytes) = STDIN.get() {
+        if bytes.len() as u64 > max {
+            return Err(InputError::TooLarge { max });
+        }
+        return Ok(bytes.clone());
+    }
+    let bytes = read_stdin_once(max)?;
+    Ok(STDIN.get_or_init(|| bytes).clone())
+}
+
+fn read_stdin_once(max: u64) -> Result<Vec<u8>, InputError> {
     let stdin = std::io::stdin();
     // SAFETY: isatty only inspects the descriptor number; fd 0 is owned by the process.
     if unsafe { libc::isatty(stdin.as_raw_fd()) } == 1 {

@@ -29,10 +29,15 @@ use crate::scaling::Mode;
          default 575 W per GPU in the node)")),
 )]
 pub struct CompareArgs {
-    /// Reports (report.json); with --catalog, two or more machines in all. The first is the
-    /// reference.
-    #[arg(value_name = "REPORT.json")]
+    /// Reports (report.json), or a reference tool's output each (nvbandwidth's text or -j
+    /// JSON, nccl-tests' text or -J JSON: told apart by content; '-' = stdin); with --catalog
+    /// and --import, two or more machines in all. The first is the reference.
+    #[arg(value_name = "REPORT.json|OUTPUT")]
     pub reports: Vec<PathBuf>,
+    /// Add one machine made of these files (repeatable: every --import is the same machine):
+    /// nvbandwidth and nccl-tests outputs of one node, with its nvidia-smi captures if any.
+    #[arg(long, value_name = "FILE")]
+    pub import: Vec<String>,
     /// Add a catalog machine, modeled (repeatable; `scalescope --catalog` lists them).
     #[arg(long = "catalog", value_name = "NAME")]
     pub catalogs: Vec<String>,
@@ -91,14 +96,29 @@ fn modeled_report(name: &str) -> Result<Report, CliError> {
     )?)
 }
 
+/// A positional machine: a report, or a reference tool's output (a machine of its own).
+fn load_machine(path: &std::path::Path) -> Result<Report, CliError> {
+    let name = path.to_string_lossy().to_string();
+    if name == "-" || crate::report::reference_tools::sniff(&name)?.is_some() {
+        return Ok(crate::report::reference_tools::import(&[name])?.report());
+    }
+    Ok(load_reports(std::slice::from_ref(&path.to_path_buf()))?.remove(0))
+}
+
 pub fn run(args: CompareArgs) -> Result<(), CliError> {
-    let mut reports = load_reports(&args.reports)?;
+    let mut reports = Vec::new();
+    for p in &args.reports {
+        reports.push(load_machine(p)?);
+    }
+    if !args.import.is_empty() {
+        reports.push(crate::report::reference_tools::import(&args.import)?.report());
+    }
     for name in &args.catalogs {
         reports.push(modeled_report(name)?);
     }
     if reports.len() < 2 {
         return Err(CliError::input(anyhow::anyhow!(
-            "compare needs two or more machines (report files and --catalog NAME), got {}",
+            "compare needs two or more machines (report files, tool outputs, --import FILE… and --catalog NAME), got {}",
             reports.len()
         )));
     }

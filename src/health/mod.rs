@@ -14,6 +14,7 @@
 
 pub mod attribution;
 pub mod causes;
+pub mod collective_checks;
 pub mod expected;
 pub mod performance;
 pub mod run;
@@ -98,6 +99,9 @@ pub enum CheckId {
     Copy(TestId),
     /// A rule of the soak's verdict (`soak_jitter`, …).
     Soak(soak::SoakRule),
+    /// A collective's bus bandwidth (an imported nccl-tests run) against what the links
+    /// should carry (`all_reduce`, `all_gather`, …).
+    Collective(crate::model::CollectiveOp),
 }
 
 impl CheckId {
@@ -138,6 +142,7 @@ impl CheckId {
             Self::ComputeMode => "compute_mode",
             Self::Copy(test) => test.id(),
             Self::Soak(rule) => rule.id(),
+            Self::Collective(op) => op.id(),
         }
     }
 
@@ -153,6 +158,7 @@ impl CheckId {
                     .find(|r| r.id() == id)
                     .map(Self::Soak)
             })
+            .or_else(|| crate::model::CollectiveOp::from_id(id).map(Self::Collective))
     }
 }
 

@@ -153,6 +153,99 @@ pub fn check_described(
     r
 }
 
+/// Checks figures measured on another machine and imported (nvbandwidth's and nccl-tests'
+/// outputs): its inventory where captures hold one, each copy figure against its link's line
+/// rate × the reference efficiency, by the rules a live check judges its own load tests with,
+/// and each collective's bus bandwidth against the modeled figure for its GPUs
+/// ([`super::collective_checks`]). `source`
+/// names where the figures came from (`nvbandwidth v0.8, driver … on node1`). Figures of GPUs
+/// outside `opts.gpus` are left out; where the links are not known (no `nvidia-smi topo -m`
+/// capture) a figure is UNKNOWN and says so.
+pub fn check_imported(
+    topo: &Topology,
+    before: Option<Inventory>,
+    after: Option<Inventory>,
+    results: Vec<BandwidthResult>,
+    collectives: &[crate::model::CollectiveResult],
+    source: &str,
+    opts: &CheckOptions,
+) -> HealthReport {
+    let gpus = if opts.gpus.is_empty() {
+        topo.gpu_indices()
+    } else {
+        opts.gpus.to_vec()
+    };
+    let ev = Evidence {
+        before,
+        after,
+        load: None,
+    };
+    // Without a state capture there is no reading to judge: the note below says so once,
+    // instead of an UNKNOWN per GPU and check.
+    let inv = if ev.before.is_some() {
+        state_checks::checks(topo, &ev, &opts.thresholds, &opts.gpus)
+    } else {
+        Vec::new()
+    };
+    let on_selected = |e: crate::model::Endpoint| e.gpu().is_none_or(|g| gpus.contains(&g));
+    let results: Vec<BandwidthResult> = results
+        .into_iter()
+        .filter(|r| on_selected(r.src) && on_selected(r.dst))
+        .map(|mut r| {
+            if r.line_rate_gbps.is_none() {
+                r.line_rate_gbps =
+                    crate::bench::runner::line_rate(topo, r.test.shape(), r.src, r.dst, &gpus);
+            }
+            r
+        })
+        .collect();
+    let judged: Vec<&str> = performance::CHECK_TESTS
+        .iter()
+        .filter(|t| results.iter().any(|r| r.test == **t))
+        .map(|t| t.id())
+        .collect();
+    let mut not_judged: Vec<&str> = Vec::new();
+    for r in &results {
+        if !performance::CHECK_TESTS.contains(&r.test) && !not_judged.contains(&r.test.id()) {
+            not_judged.push(r.test.id());
+        }
+    }
+    let perf = performance::checks(topo, &results, &gpus, &ev, &inv, &opts.thresholds);
+    let coll = super::collective_checks::checks(topo, collectives, &inv, &opts.thresholds);
+    let mut checks = inv;
+    checks.extend(perf);
+    checks.extend(coll);
+    let mut r = HealthReport::new(
+        topo,
+        Source::Measured,
+        checks,
+        opts.thresholds.clone(),
+        ev,
+        results,
+    );
+    r.notes.push(format!(
+        "figures measured by {source}, imported: copies judged ({}) against line rate × reference efficiency, as a live check's own; collectives against the modeled bus bandwidth",
+        if judged.is_empty() {
+            "none of the check's tests".to_string()
+        } else {
+            judged.join(", ")
+        }
+    ));
+    if !not_judged.is_empty() {
+        r.notes.push(format!(
+            "imported but not judged (no check of these tests): {}",
+            not_judged.join(", ")
+        ));
+    }
+    if r.before.is_none() {
+        r.notes.push(
+            "no state capture: import `nvidia-smi -q -x` (and `nvidia-smi topo -m`) output beside it for the inventory checks and the links"
+                .to_string(),
+        );
+    }
+    r
+}
+
 /// The link other than PCIe that host copy `r` crosses (NVLink-C2C on a Grace superchip);
 /// `None` for a copy between GPUs or over PCIe.
 fn host_link<'a>(topo: &'a Topology, r: &BandwidthResult) -> Option<&'a crate::model::HostLink> {

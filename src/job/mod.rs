@@ -42,7 +42,7 @@ use crate::report::{
 use crate::scaling::cost::Pricing;
 use crate::scaling::run::MeasureOptions;
 use crate::scaling::{Mode, Workload};
-use crate::topology::{TopologyError, catalog, live, smi_query};
+use crate::topology::{TopologyError, catalog, live};
 
 /// The machine a job works on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -71,7 +71,9 @@ impl Target {
         match self {
             Self::Live => live::read(),
             Self::Catalog { name } => catalog::load(name),
-            Self::Import { paths } => smi_query::import_machine(paths).map(|m| m.topology),
+            Self::Import { paths } => {
+                crate::report::reference_tools::import(paths).map(|m| m.machine.topology)
+            }
             Self::Topology { topology } => Ok((**topology).clone()),
         }
     }
@@ -86,8 +88,8 @@ impl Target {
         loaded: &Topology,
     ) -> Result<(Topology, Option<Inventory>, Option<Inventory>), TopologyError> {
         match self {
-            Self::Import { paths } if !paths.iter().any(|p| p == "-") => {
-                let m = smi_query::import_machine(paths)?;
+            Self::Import { paths } => {
+                let m = crate::report::reference_tools::import(paths)?.machine;
                 Ok((loaded.clone(), m.inventory, m.after))
             }
             Self::Catalog { name } => {

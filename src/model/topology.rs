@@ -207,6 +207,13 @@ pub enum TopologySource {
         /// The recording's path as given.
         path: String,
     },
+    /// The GPUs a reference tool's output names (nvbandwidth's device list, nccl-tests' ranks),
+    /// imported without an `nvidia-smi` capture: how they connect is not known. (Added after
+    /// the others, as `SoakRecording` was.)
+    ToolOutput {
+        /// The files (or `-` for standard input) the outputs came from.
+        paths: Vec<String>,
+    },
 }
 
 impl TopologySource {
@@ -217,6 +224,7 @@ impl TopologySource {
             Self::Imported { .. } => "imported",
             Self::Catalog { .. } => "catalog",
             Self::SoakRecording { .. } => "soak_recording",
+            Self::ToolOutput { .. } => "tool_output",
         }
     }
 
@@ -239,6 +247,12 @@ impl TopologySource {
             }
             Self::Catalog { name, .. } => format!("{name} (catalog entry, not measured)"),
             Self::SoakRecording { path } => format!("{path} (replay of a soak.csv recording)"),
+            Self::ToolOutput { paths } => {
+                format!(
+                    "{} (imported nvbandwidth/nccl-tests output)",
+                    paths.join(", ")
+                )
+            }
         }
     }
 }
@@ -709,7 +723,7 @@ impl Topology {
             TopologySource::Live { hostname, .. } => hostname
                 .clone()
                 .unwrap_or_else(|| "This machine".to_string()),
-            TopologySource::Imported { paths } => {
+            TopologySource::Imported { paths } | TopologySource::ToolOutput { paths } => {
                 let names: Vec<&str> = paths
                     .iter()
                     .map(|p| {
@@ -952,7 +966,7 @@ impl Topology {
         let speed_from = match self.source {
             TopologySource::Live { .. } => "NVML",
             TopologySource::Catalog { .. } => "catalog",
-            TopologySource::Imported { .. } => "imported",
+            TopologySource::Imported { .. } | TopologySource::ToolOutput { .. } => "imported",
             TopologySource::SoakRecording { .. } => "recorded",
         };
         for link in &mut self.links {

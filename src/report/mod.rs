@@ -8,11 +8,14 @@
 pub mod bundled;
 pub mod compare;
 pub mod nccl_tests;
+pub mod nccl_tests_json;
 pub mod nvbandwidth;
 pub mod published;
 pub mod ranking;
+pub mod reference_tools;
 pub mod summary;
 pub mod superlinear;
+pub mod tool_error;
 
 use std::fmt;
 use std::path::Path;
@@ -251,7 +254,18 @@ impl Report {
                 .health
                 .as_ref()
                 .is_some_and(|h| h.source == Source::Modeled)
-            || self.topology.source.kind() != "live"
+            || (self.topology.source.kind() != "live" && !self.imported_measured())
+    }
+
+    /// True when the report's figures are a reference tool's, measured on the machine it names
+    /// (nvbandwidth, nccl-tests imported): its topology is not read live, yet nothing in it is
+    /// modeled.
+    fn imported_measured(&self) -> bool {
+        let kind = self.topology.source.kind();
+        (kind == "tool_output" || kind == "imported")
+            && self.health.is_none()
+            && self.scaling.is_none()
+            && (self.bandwidth.is_some() || self.collectives.is_some())
     }
 
     /// What a reader must know about a report written before real framework runs and the
@@ -295,7 +309,11 @@ impl Report {
     /// host on different GPUs stay apart. A catalog machine is named by its entry:
     /// `NVIDIA DGX H100 · 2026-11-22`.
     pub fn name(&self) -> String {
-        format!("{} · {}", self.machine_key(), self.date())
+        match self.date() {
+            // An imported tool's output may print no date.
+            "" => self.machine_key(),
+            date => format!("{} · {date}", self.machine_key()),
+        }
     }
 
     /// [`Report::name`] without the date: the machine, which every report of it shares (the

@@ -1,16 +1,19 @@
 //! nccl-tests' text output (`all_reduce_perf`, `all_gather_perf`, … as printed to stdout) read
 //! into scalescope's collectives rows, with the run's source named: the tool's version, NCCL's,
-//! the ranks and their hosts and GPUs, and the parameter line as printed.
+//! the ranks and their hosts and GPUs, and the parameter line as printed. The JSON file that
+//! `-J FILE.json` writes is read by `nccl_tests_json` into the same [`NcclTestsRun`].
 //!
 //! The format is the one nccl-tests' `src/util.cu` prints (github.com/NVIDIA/nccl-tests): `#`
 //! header lines (`# nccl-tests version …`, `# Collective test starting: NAME`, the `# nThread …`
 //! parameter line, one `#  Rank …` line per rank), a two-line column header whose names locate
 //! the fields, one row per size (size, count, type, redop, root, then time, algbw, busbw and
-//! `#wrong` out of place and again in place), `# Out of bounds values` and `# Avg bus
-//! bandwidth`. Lines an MPI launcher tags (`[1,0]<stdout>:`) are read without the tag. Every
-//! figure is checked against the bounds every other import uses; an error is one line naming
-//! the line and what is wrong with it.
+//! `#wrong` out of place and again in place; `cputime` for `-C 1`, the per-iteration columns of
+//! `-M 1`, a date and time for `-T 1`), `# Out of bounds values` and `# Avg bus bandwidth`.
+//! Lines an MPI launcher tags (`[1,0]<stdout>:`) are read without the tag. Every figure is
+//! checked against the bounds every other import uses; an error is one line naming the line and
+//! what is wrong with it.
 
+use super::tool_error::ToolError;
 use crate::model::validate::{Bounds, GBPS, quoted};
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Dtype, Source, Status};
 
@@ -22,48 +25,61 @@ pub const MAX_LINES: usize = 1_000_000;
 pub const MAX_RANKS: usize = 1 << 20;
 
 /// Sizes nccl-tests may print: 0 B to 1 PiB.
-const BYTES: Bounds = Bounds::closed(0.0, (1u64 << 50) as f64, "B");
+pub(super) const BYTES: Bounds = Bounds::closed(0.0, (1u64 << 50) as f64, "B");
 
 /// Time per operation: above 0 to one hour.
-const TIME_US: Bounds = Bounds::above(0.0, 3.6e9, "µs");
+pub(super) const TIME_US: Bounds = Bounds::above(0.0, 3.6e9, "µs");
 
-/// One nccl-tests run read from its text output.
+/// The element types nccl-tests names that scalescope records, as the error lists them.
+pub(super) const TYPES: &str = "float, half, bfloat16, double, int32";
+
+/// One nccl-tests run read from its text output or its JSON file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NcclTestsRun {
-    /// The collective (from `# Collective test starting`, else the caller's hint).
+    /// The collective (from `# Collective test starting`, the JSON's command line, else the
+    /// caller's hint).
     pub op: CollectiveOp,
-    /// nccl-tests' version as printed (`2.19.6`), when printed.
+    /// nccl-tests' version as printed (`2.19.6`); the JSON file does not say it.
     pub tool_version: Option<String>,
+    /// The JSON file's format version (`3`, what 2.19.6 writes); `None` for text.
+    pub json_version: Option<u32>,
     /// NCCL's version (`2.30.7`, from `nccl-library=23007` or NCCL's own `NCCL version` line).
     pub nccl: Option<String>,
     /// The parameter line as printed, without its `# ` (`nThread 1 nGpus 1 minBytes …`).
     pub parameters: Option<String>,
-    /// Ranks listed under `# Using devices`.
+    /// The command line as the JSON file records it (its `args`, joined by spaces).
+    pub command_line: Option<String>,
+    /// When it started, as the JSON file records it (`2026-11-27 23:50:01`, the host's local
+    /// time); text output prints no date.
+    pub date: Option<String>,
+    /// Ranks taking part.
     pub ranks: usize,
     /// The hosts of the ranks, each once, in order of first appearance.
     pub hosts: Vec<String>,
-    /// The GPU name of each rank, in rank order.
-    pub devices: Vec<String>,
+    /// The GPU name of each rank, in rank order; `None` for a rank the output does not describe
+    /// (the JSON file lists the first rank of each process only).
+    pub devices: Vec<Option<String>>,
     /// One row per size and placement (out of place, then in place).
     pub results: Vec<CollectiveResult>,
     /// `# Avg bus bandwidth`, GB/s.
     pub avg_busbw_gbps: Option<f64>,
+    /// Rows not read, each with why (an element type scalescope does not record).
+    pub not_read: Vec<String>,
 }
 
 impl NcclTestsRun {
     /// The source as a report names it: `nccl-tests 2.19.6, NCCL 2.30.7, 8 ranks on node1`.
     pub fn source_label(&self) -> String {
-        let mut out = format!(
-            "nccl-tests{}",
-            self.tool_version
-                .as_deref()
-                .map(|v| format!(" {v}"))
-                .unwrap_or_default()
-        );
+        let mut out = String::from("nccl-tests");
+        if let Some(v) = &self.tool_version {
+            out.push_str(&format!(" {v}"));
+        } else if let Some(v) = self.json_version {
+            out.push_str(&format!(" (JSON v{v})"));
+        }
         if let Some(n) = &self.nccl {
             out.push_str(&format!(", NCCL {n}"));
         }
-        out.push_str(&format!(", {} ranks", self.ranks));
+        out.push_str(&format!(", {} {}", self.ranks, plural(self.ranks, "rank")));
         if !self.hosts.is_empty() {
             out.push_str(&format!(
                 " on {}",
@@ -72,6 +88,29 @@ impl NcclTestsRun {
         }
         out
     }
+
+    /// [`Self::source_label`] with the collective, the date and the command line (or the
+    /// parameter line) as printed: what a report's section names as its source.
+    pub fn provenance(&self) -> String {
+        let mut out = format!("{}: {}_perf", self.source_label(), self.op);
+        if let Some(d) = &self.date {
+            out.push_str(&format!(", {d}"));
+        }
+        if let Some(c) = &self.command_line {
+            out.push_str(&format!(", `{c}`"));
+        } else if let Some(p) = &self.parameters {
+            out.push_str(&format!(", \"{p}\""));
+        }
+        out
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
 }
 
 /// Several runs (one per collective binary, the files given together) as one report section:
@@ -79,7 +118,7 @@ impl NcclTestsRun {
 pub fn section(runs: &[NcclTestsRun]) -> super::CollectivesSection {
     let mut labels: Vec<String> = Vec::new();
     for r in runs {
-        let l = r.source_label();
+        let l = r.provenance();
         if !labels.contains(&l) {
             labels.push(l);
         }
@@ -94,7 +133,8 @@ pub fn section(runs: &[NcclTestsRun]) -> super::CollectivesSection {
     }
 }
 
-/// The collective an nccl-tests binary runs (`all_reduce_perf` → all-reduce).
+/// The collective an nccl-tests binary runs (`all_reduce_perf` → all-reduce; a path and the
+/// `_mpi` suffix of MPI builds are allowed).
 pub fn op_of_binary(name: &str) -> Option<CollectiveOp> {
     let stem = name.rsplit('/').next()?.trim_end_matches("_mpi");
     Some(match stem.strip_suffix("_perf")? {
@@ -108,7 +148,16 @@ pub fn op_of_binary(name: &str) -> Option<CollectiveOp> {
     })
 }
 
-fn dtype_of(name: &str) -> Option<Dtype> {
+/// The error for a binary [`op_of_binary`] does not know.
+pub(super) fn not_a_collective(name: &str) -> String {
+    format!(
+        "{} is not a collective scalescope records (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf, alltoall_perf, sendrecv_perf)",
+        quoted(name)
+    )
+}
+
+/// The element type nccl-tests names (`float`, `bfloat16`, …), where scalescope records it.
+pub(super) fn dtype_of(name: &str) -> Option<Dtype> {
     Some(match name {
         "float" => Dtype::F32,
         "half" => Dtype::F16,
@@ -117,6 +166,26 @@ fn dtype_of(name: &str) -> Option<Dtype> {
         "int32" => Dtype::I32,
         _ => return None,
     })
+}
+
+/// The note for rows of element types scalescope does not record, `skipped` naming each type
+/// once with its count.
+pub(super) fn skipped_note(skipped: &[(String, usize)]) -> Option<String> {
+    (!skipped.is_empty()).then(|| {
+        let each: Vec<String> = skipped
+            .iter()
+            .map(|(t, n)| format!("{n} {} row{}", quoted(t), if *n == 1 { "" } else { "s" }))
+            .collect();
+        format!("{} not read: scalescope records {TYPES}", each.join(", "))
+    })
+}
+
+/// Counts a row of type `name` that was not read.
+pub(super) fn skip(skipped: &mut Vec<(String, usize)>, name: &str) {
+    match skipped.iter_mut().find(|(t, _)| t == name) {
+        Some(e) => e.1 += 1,
+        None => skipped.push((name.chars().take(32).collect(), 1)),
+    }
 }
 
 /// `line` without an MPI launcher's tag (`[1,0]<stdout>:`).
@@ -133,25 +202,35 @@ fn untagged(line: &str) -> &str {
 
 /// NCCL's version from nccl-tests' `nccl-library=23007` code (major × 10000 + minor × 100 +
 /// patch since 2.9).
-fn version_of_code(code: u32) -> String {
+pub(super) fn version_of_code(code: u32) -> String {
     format!("{}.{}.{}", code / 10000, (code / 100) % 100, code % 100)
+}
+
+/// True when `text` looks like nccl-tests' text output: its version line, or a results header
+/// (`#  size  count  type … busbw`), within the first lines.
+pub fn is_text_output(text: &str) -> bool {
+    text.lines().take(10_000).any(|raw| {
+        let l = untagged(raw).trim();
+        l.starts_with("# nccl-tests version ")
+            || (l.starts_with('#') && l.contains("busbw") && l.contains("size"))
+    })
 }
 
 /// Reads nccl-tests' text output. `hint` names the collective when the output does not (before
 /// 2.19 nccl-tests printed no `# Collective test starting` line): the caller takes it from the
 /// file name (`all_reduce_perf.txt`, [`op_of_binary`]). Errors are one line: `line N: what`.
-pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, String> {
+pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, ToolError> {
     let mut at = Reading::default();
     let mut results: Vec<CollectiveResult> = Vec::new();
+    let mut skipped: Vec<(String, usize)> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         if i >= MAX_LINES {
-            return Err(format!(
+            return Err(ToolError::whole(format!(
                 "more than {MAX_LINES} lines: not one nccl-tests run"
-            ));
+            )));
         }
         let n = i + 1;
         let line = untagged(raw).trim();
-        let bad = |what: String| format!("line {n}: {what}");
         if let Some(rest) = line.strip_prefix("NCCL version ") {
             // NCCL's own banner (NCCL_DEBUG=VERSION): `NCCL version 2.20.3+cuda12.3`.
             let v = rest.split(['+', ' ']).next().unwrap_or(rest);
@@ -168,41 +247,35 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Str
                 // Launcher and NCCL log lines before the table.
                 continue;
             };
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if fields.len() != cols.len() {
-                // A log line between rows (NCCL INFO) has other words; a row has figures.
-                if fields.first().is_some_and(|f| f.parse::<u64>().is_ok()) {
-                    return Err(bad(format!(
-                        "{} fields where the header names {}: {}",
-                        fields.len(),
-                        cols.len(),
-                        quoted(line)
-                    )));
-                }
+            let Some(fields) = row_fields(line, cols).map_err(|e| ToolError::at(n, e))? else {
+                continue;
+            };
+            let op = at.op.or(hint).ok_or_else(|| {
+                ToolError::at(n, "which collective is this? The output has no \"# Collective test starting\" line: name the file after the binary (all_reduce_perf.txt, …)")
+            })?;
+            let type_name = column(&fields, cols, "type", 0).unwrap_or("float");
+            if dtype_of(type_name).is_none() {
+                skip(&mut skipped, type_name);
                 continue;
             }
-            let op = at
-                .op
-                .or(hint)
-                .ok_or_else(|| bad("which collective is this? The output has no \"# Collective test starting\" line: name the file after the binary (all_reduce_perf.txt, …)".into()))?;
-            results.extend(row(&fields, cols, op, at.devices.len()).map_err(bad)?);
+            results
+                .extend(row(&fields, cols, op, at.devices.len()).map_err(|e| ToolError::at(n, e))?);
             continue;
         };
-        at.comment(comment.trim(), line).map_err(bad)?;
+        at.comment(comment.trim(), line)
+            .map_err(|e| ToolError::at(n, e))?;
     }
     if at.columns.is_none() {
-        return Err(
-            "no results table (a \"#  size  count  type … busbw\" header): not nccl-tests output"
-                .into(),
-        );
+        return Err(ToolError::whole(
+            "no results table (a \"#  size  count  type … busbw\" header): not nccl-tests output",
+        ));
     }
-    if results.is_empty() {
-        return Err("the results table has no rows".into());
+    if results.is_empty() && skipped.is_empty() {
+        return Err(ToolError::whole("the results table has no rows"));
     }
-    let op = at
-        .op
-        .or(hint)
-        .ok_or("which collective is this? name the file after the binary")?;
+    let op = at.op.or(hint).ok_or_else(|| {
+        ToolError::whole("which collective is this? name the file after the binary")
+    })?;
     let backend = at.nccl.as_ref().map(|v| format!("NCCL {v}"));
     for r in &mut results {
         r.backend_version = backend.clone();
@@ -210,14 +283,49 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Str
     Ok(NcclTestsRun {
         op,
         tool_version: at.tool_version,
+        json_version: None,
         nccl: at.nccl,
         parameters: at.parameters,
+        command_line: None,
+        date: None,
         ranks: at.devices.len(),
         hosts: at.hosts,
-        devices: at.devices,
+        devices: at.devices.into_iter().map(Some).collect(),
         results,
         avg_busbw_gbps: at.avg,
+        not_read: skipped_note(&skipped).into_iter().collect(),
     })
+}
+
+/// A table line's fields, one per header column (`-T 1`'s date and time, two words under one
+/// `timestamp` column, as one); `Ok(None)` for a line between rows that is no row (an NCCL INFO
+/// line has other words, a row has figures).
+fn row_fields<'a>(line: &'a str, cols: &[String]) -> Result<Option<Vec<&'a str>>, String> {
+    let mut fields: Vec<&str> = line.split_whitespace().collect();
+    if cols.last().is_some_and(|c| c == "timestamp") && fields.len() == cols.len() + 1 {
+        fields.pop();
+    }
+    if fields.len() == cols.len() {
+        return Ok(Some(fields));
+    }
+    if fields.first().is_some_and(|f| f.parse::<u64>().is_ok()) {
+        return Err(format!(
+            "{} fields where the header names {}: {}",
+            fields.len(),
+            cols.len(),
+            quoted(line)
+        ));
+    }
+    Ok(None)
+}
+
+/// The `nth` column named `name` (`time`, `algbw`, … appear twice: out of place, in place).
+fn column<'a>(fields: &[&'a str], cols: &[String], name: &str, nth: usize) -> Option<&'a str> {
+    cols.iter()
+        .enumerate()
+        .filter(|(_, c)| c.as_str() == name)
+        .nth(nth)
+        .map(|(i, _)| fields[i])
 }
 
 /// What the `#` lines said so far.
@@ -249,12 +357,7 @@ impl Reading {
             }
         } else if let Some(rest) = comment.strip_prefix("Collective test starting:") {
             let name = rest.trim();
-            self.op = Some(op_of_binary(name).ok_or_else(|| {
-                format!(
-                    "{} is not a collective scalescope records (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf, alltoall_perf, sendrecv_perf)",
-                    quoted(name)
-                )
-            })?);
+            self.op = Some(op_of_binary(name).ok_or_else(|| not_a_collective(name))?);
         } else if comment.starts_with("nThread ") {
             self.parameters = Some(comment.chars().take(400).collect());
         } else if let Some(rest) = comment.strip_prefix("Rank ") {
@@ -301,9 +404,63 @@ impl Reading {
 }
 
 /// The header's column names, the out-of-place and in-place groups told apart by position
-/// (`time`, `algbw`, `busbw`, `#wrong` or `error`, twice).
+/// (`time` or `cputime`, `algbw`, `busbw`, `#wrong` or `error`, twice).
 fn header(comment: &str) -> Vec<String> {
-    comment.split_whitespace().map(str::to_string).collect()
+    comment
+        .split_whitespace()
+        .map(|c| if c == "cputime" { "time" } else { c }.to_string())
+        .collect()
+}
+
+/// The figures of one placement as read: time (µs), algbw and busbw (GB/s), wrong elements
+/// (`None`: not checked).
+pub(super) struct Placement {
+    pub time_us: Option<f64>,
+    pub algbw: Option<f64>,
+    pub busbw: Option<f64>,
+    pub wrong: Option<u64>,
+}
+
+/// The row of one size and placement, as every import of nccl-tests makes it.
+pub(super) fn result(
+    op: CollectiveOp,
+    ranks: usize,
+    bytes: u64,
+    dtype: Dtype,
+    in_place: bool,
+    p: Placement,
+) -> CollectiveResult {
+    let gpus: Vec<usize> = (0..ranks.max(1)).collect();
+    let mut r = CollectiveResult::empty(
+        op,
+        Algo::Nccl,
+        &gpus,
+        bytes,
+        dtype,
+        in_place,
+        Source::Measured,
+        if p.wrong.is_some_and(|w| w > 0) {
+            Status::Failed
+        } else {
+            Status::Ok
+        },
+        "",
+    );
+    r.reason = p
+        .wrong
+        .filter(|w| *w > 0)
+        .map(|w| format!("nccl-tests found {w} wrong elements"));
+    r.time_us = p.time_us;
+    r.algbw_gbps = p.algbw;
+    r.busbw_gbps = p.busbw;
+    r.wrong = p.wrong;
+    r.processes = ranks.max(1);
+    r
+}
+
+/// A `#wrong` count as printed (`%g`: `0`, `1e+06`), `None` for `N/A`.
+pub(super) fn wrong_count(v: f64) -> Option<u64> {
+    (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1e18).then_some(v as u64)
 }
 
 /// One data row: its out-of-place and in-place results.
@@ -313,13 +470,7 @@ fn row(
     op: CollectiveOp,
     ranks: usize,
 ) -> Result<Vec<CollectiveResult>, String> {
-    let at = |name: &str, nth: usize| -> Option<&str> {
-        cols.iter()
-            .enumerate()
-            .filter(|(_, c)| c.as_str() == name)
-            .nth(nth)
-            .map(|(i, _)| fields[i])
-    };
+    let at = |name: &str, nth: usize| column(fields, cols, name, nth);
     let size = at("size", 0).ok_or("the header has no size column")?;
     let bytes = size
         .parse::<u64>()
@@ -330,11 +481,10 @@ fn row(
     let type_name = at("type", 0).unwrap_or("float");
     let dtype = dtype_of(type_name).ok_or_else(|| {
         format!(
-            "type {} is not one scalescope records (float, half, bfloat16, double, int32)",
+            "type {} is not one scalescope records ({TYPES})",
             quoted(type_name)
         )
     })?;
-    let gpus: Vec<usize> = (0..ranks.max(1)).collect();
     let mut out = Vec::new();
     for (group, in_place) in [(0, false), (1, true)] {
         if at("time", group).is_none() {
@@ -349,43 +499,22 @@ fn row(
                 .map_err(|_| format!("{name} {} is not a number", quoted(s)))?;
             b.check(v).map(Some).map_err(|e| format!("{name}: {e}"))
         };
-        let time_us = figure("time", TIME_US)?;
-        let algbw = figure("algbw", GBPS)?;
-        let busbw = figure("busbw", GBPS)?;
         let wrong = match at("#wrong", group) {
             None | Some("N/A") => None,
             Some(w) => Some(
                 w.parse::<f64>()
                     .ok()
-                    .filter(|v| v.is_finite() && *v >= 0.0 && v.fract() == 0.0)
-                    .map(|v| v as u64)
+                    .and_then(wrong_count)
                     .ok_or_else(|| format!("#wrong {} is not a count", quoted(w)))?,
             ),
         };
-        let mut r = CollectiveResult::empty(
-            op,
-            Algo::Nccl,
-            &gpus,
-            bytes,
-            dtype,
-            in_place,
-            Source::Measured,
-            if wrong.is_some_and(|w| w > 0) {
-                Status::Failed
-            } else {
-                Status::Ok
-            },
-            "",
-        );
-        r.reason = wrong
-            .filter(|w| *w > 0)
-            .map(|w| format!("nccl-tests found {w} wrong elements"));
-        r.time_us = time_us;
-        r.algbw_gbps = algbw;
-        r.busbw_gbps = busbw;
-        r.wrong = wrong;
-        r.processes = ranks.max(1);
-        out.push(r);
+        let p = Placement {
+            time_us: figure("time", TIME_US)?,
+            algbw: figure("algbw", GBPS)?,
+            busbw: figure("busbw", GBPS)?,
+            wrong,
+        };
+        out.push(result(op, ranks, bytes, dtype, in_place, p));
     }
     if out.is_empty() {
         return Err("the header has no time column".into());
@@ -427,7 +556,13 @@ mod tests {
         assert_eq!(run.nccl.as_deref(), Some("2.28.9"));
         assert_eq!(run.ranks, 2);
         assert_eq!(run.hosts, vec!["hostA"]);
-        assert_eq!(run.devices, vec!["NVIDIA H200", "NVIDIA H200"]);
+        assert_eq!(
+            run.devices,
+            vec![
+                Some("NVIDIA H200".to_string()),
+                Some("NVIDIA H200".to_string())
+            ]
+        );
         assert_eq!(run.avg_busbw_gbps, Some(270.345));
         assert_eq!(run.results.len(), 4);
         let r = &run.results[3];
@@ -460,7 +595,12 @@ mod tests {
 [1,0]<stdout>:#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
 [1,0]<stdout>:           8             2     float     sum    12.90    0.00    0.00  0e+00    12.87    0.00    0.00  0e+00
 ";
-        assert!(parse(text, None).unwrap_err().contains("which collective"));
+        assert!(
+            parse(text, None)
+                .unwrap_err()
+                .to_string()
+                .contains("which collective")
+        );
         let run = parse(text, op_of_binary("all_reduce_perf")).unwrap();
         assert_eq!(run.nccl.as_deref(), Some("2.18.5"));
         assert_eq!(run.hosts, vec!["a", "b"]);
@@ -478,7 +618,7 @@ mod tests {
         assert_eq!(s.source, Source::Measured);
         assert_eq!(
             s.backend,
-            "imported: nccl-tests 2.19.6, NCCL 2.28.9, 2 ranks on hostA"
+            "imported: nccl-tests 2.19.6, NCCL 2.28.9, 2 ranks on hostA: all_reduce_perf, \"nThread 1 nGpus 1 minBytes 1073741824 maxBytes 2147483648 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\""
         );
         assert_eq!(s.results.len(), 4);
         crate::model::check_collective_figures(&s.results, "collectives.results").unwrap();
@@ -511,11 +651,6 @@ mod tests {
             ("4000.0", "-4000", "line 12: time: -4000 µs is out of range"),
             ("4000.0", "NaN", "line 12: time: NaN µs is out of range"),
             (
-                "float     sum      -1   4000.0",
-                "int8     sum      -1   4000.0",
-                "type \"int8\" is not one",
-            ),
-            (
                 "  1073741824     268435456",
                 "  1073741824 9 268435456",
                 "line 12: 14 fields where the header names 13",
@@ -533,13 +668,14 @@ mod tests {
             ),
         ] {
             let text = CONSTRUCTED_2_19_6.replacen(from, to, 1);
-            let e = parse(&text, None).unwrap_err();
+            let e = parse(&text, None).unwrap_err().to_string();
             assert!(e.contains(want), "{to}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
         assert!(
             parse("hello\n", None)
                 .unwrap_err()
+                .to_string()
                 .contains("not nccl-tests output")
         );
         let head_only: String = CONSTRUCTED_2_19_6
@@ -547,10 +683,39 @@ mod tests {
             .take(11)
             .collect::<Vec<_>>()
             .join("\n");
-        assert!(parse(&head_only, None).unwrap_err().contains("no rows"));
+        assert!(
+            parse(&head_only, None)
+                .unwrap_err()
+                .to_string()
+                .contains("no rows")
+        );
         // A control character in a host name is kept out of the label's terminal line by the
         // caller's escaping; here the name is cut at 128 characters.
         let long = CONSTRUCTED_2_19_6.replace("hostA", &"h".repeat(500));
         assert_eq!(parse(&long, None).unwrap().hosts[0].len(), 128);
+    }
+
+    /// Constructed: `-d all` prints rows of types scalescope does not record; they are counted
+    /// in a note, the others read; `-T 1`'s timestamp (a date and a time) and `-C 1`'s cputime.
+    #[test]
+    fn other_types_are_noted_and_timestamps_and_cputime_read() {
+        let text = CONSTRUCTED_2_19_6
+            .replace("#wrong\n#        (B)", "#wrong  timestamp\n#        (B)")
+            .replace(
+                "       0   3990.0  269.11  269.11       0\n",
+                "       0   3990.0  269.11  269.11       0 2026-11-27 23:50:01\n",
+            )
+            .replace("   time  ", "cputime  ")
+            .replacen("     float     sum", "      int8     sum", 1);
+        let text = text.replace("     N/A\n", "     N/A 2026-11-27 23:50:02\n");
+        let run = parse(&text, None).unwrap();
+        assert_eq!(run.results.len(), 2, "{:?}", run.not_read);
+        assert_eq!(run.results[1].time_us, Some(7895.5));
+        assert_eq!(
+            run.not_read,
+            vec![
+                "1 \"int8\" row not read: scalescope records float, half, bfloat16, double, int32"
+            ]
+        );
     }
 }

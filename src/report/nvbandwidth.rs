@@ -10,6 +10,7 @@
 //! scalescope has no counterpart for (the SM host copies, the multinode tests, each direction
 //! of a bidirectional pair) is listed in `not_read` with why, never forced onto another test.
 
+use super::tool_error::ToolError;
 use crate::model::validate::{Bounds, GBPS, quoted};
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId};
 
@@ -97,22 +98,39 @@ pub fn test_of(name: &str) -> Option<TestId> {
     })
 }
 
-/// One printed matrix: its testcase, description and cells (`None` for `N/A`).
+/// One printed matrix: its testcase, description and cells (`None` for `N/A`), and the input
+/// line each row is on (text: the row's; JSON: the testcase's name).
 struct Matrix {
     test: String,
     description: String,
     rows: Vec<Vec<Option<f64>>>,
+    lines: Vec<usize>,
+}
+
+/// True when `text` looks like nvbandwidth's output: its JSON object, or its version line or a
+/// `Running …` line within the first lines.
+pub fn is_output(text: &str) -> bool {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if t.starts_with('{') {
+        let head: String = t.chars().take(256).filter(|c| !c.is_whitespace()).collect();
+        return head.starts_with("{\"nvbandwidth\":");
+    }
+    t.lines().take(200).any(|l| {
+        let l = l.trim();
+        l.starts_with("nvbandwidth Version:")
+            || (l.starts_with("Running ") && (l.ends_with("_ce.") || l.ends_with("_sm.")))
+    })
 }
 
 /// Reads nvbandwidth's output, text or JSON (told apart by the first character). `bytes` is the
 /// buffer size it ran with (`-b`), [`DEFAULT_BUFFER_BYTES`] unless the caller knows better.
 /// Errors are one line.
-pub fn parse(text: &str, bytes: u64) -> Result<NvbandwidthRun, String> {
+pub fn parse(text: &str, bytes: u64) -> Result<NvbandwidthRun, ToolError> {
     if text.len() > MAX_BYTES {
-        return Err(format!(
+        return Err(ToolError::whole(format!(
             "larger than {} MiB: not one nvbandwidth run",
             MAX_BYTES >> 20
-        ));
+        )));
     }
     let (mut run, matrices) = if text.trim_start().starts_with('{') {
         parse_json(text)?
@@ -135,16 +153,19 @@ pub fn parse(text: &str, bytes: u64) -> Result<NvbandwidthRun, String> {
         seen.push(m.test.clone());
     }
     if run.results.is_empty() && run.not_read.is_empty() {
-        return Err(
-            "no testcase results (a \"Running NAME.\" line and its matrix): not nvbandwidth output"
-                .into(),
-        );
+        return Err(ToolError::whole(
+            "no testcase results (a \"Running NAME.\" line and its matrix): not nvbandwidth output",
+        ));
     }
     Ok(run)
 }
 
 /// A matrix's rows as results; `Ok(Err(why))` for a testcase scalescope does not read.
-fn cells(m: &Matrix, bytes: u64) -> Result<Result<Vec<BandwidthResult>, String>, String> {
+fn cells(m: &Matrix, bytes: u64) -> Result<Result<Vec<BandwidthResult>, String>, ToolError> {
+    let on_row = |r: usize, message: String| match m.lines.get(r).or(m.lines.first()) {
+        Some(&line) => ToolError::at(line, message),
+        None => ToolError::whole(message),
+    };
     let Some(test) = test_of(&m.test) else {
         return Ok(Err("no scalescope test measures it the same way".into()));
     };
@@ -161,10 +182,13 @@ fn cells(m: &Matrix, bytes: u64) -> Result<Result<Vec<BandwidthResult>, String>,
         m.description.ends_with("(GB/s)")
     };
     if !unit_ok {
-        return Err(format!(
-            "{}: description {} does not give the unit expected",
-            m.test,
-            quoted(&m.description)
+        return Err(on_row(
+            0,
+            format!(
+                "{}: description {} does not give the unit expected",
+                m.test,
+                quoted(&m.description)
+            ),
         ));
     }
     // `A(row) -> B(column)`: bytes go from the row's end to the column's; `<-` the other way.
@@ -191,7 +215,7 @@ fn cells(m: &Matrix, bytes: u64) -> Result<Result<Vec<BandwidthResult>, String>,
             } else {
                 GBPS.check(v)
             }
-            .map_err(|e| format!("{} [{r}][{c}]: {e}", m.test))?;
+            .map_err(|e| on_row(r, format!("{} [{r}][{c}]: {e}", m.test)))?;
             let mut x = BandwidthResult::empty(
                 test,
                 src,
@@ -221,7 +245,7 @@ fn cell(s: &str) -> Result<Option<f64>, String> {
         .map_err(|_| format!("cell {} is not a figure or N/A", quoted(s)))
 }
 
-fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
+fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
     let mut run = NvbandwidthRun {
         version: None,
         driver: None,
@@ -254,11 +278,12 @@ fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
                 let row: Vec<Option<f64>> = words
                     .map(cell)
                     .collect::<Result<_, _>>()
-                    .map_err(|e| format!("line {n}: {e}"))?;
+                    .map_err(|e| ToolError::at(n, e))?;
                 if row.len() > MAX_CELLS || m.rows.len() >= MAX_CELLS {
-                    return Err(format!("line {n}: a matrix above {MAX_CELLS} GPUs"));
+                    return Err(ToolError::at(n, format!("a matrix above {MAX_CELLS} GPUs")));
                 }
                 m.rows.push(row);
+                m.lines.push(n);
                 previous = t;
                 continue;
             }
@@ -277,7 +302,7 @@ fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
                 run.host = Some(short(previous));
             }
             if run.devices.len() >= MAX_CELLS {
-                return Err(format!("line {n}: more than {MAX_CELLS} devices"));
+                return Err(ToolError::at(n, format!("more than {MAX_CELLS} devices")));
             }
             let name = name.rsplit_once(" (").map_or(name, |(n, _)| n);
             run.devices.push(short(name));
@@ -291,6 +316,7 @@ fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
                     test: name.clone(),
                     description: short(t),
                     rows: Vec::new(),
+                    lines: Vec::new(),
                 },
                 false,
             ));
@@ -323,12 +349,20 @@ fn devices_of(root: &serde_json::Value, run: &mut NvbandwidthRun) {
     }
 }
 
-fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
-    let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not JSON nvbandwidth wrote: {e}"))?;
+/// The line of the JSON text where testcase `name` is named (`"name" : "NAME"`), if any.
+fn line_of(text: &str, name: &str) -> Option<usize> {
+    let quoted_name = format!("\"{name}\"");
+    text.lines()
+        .position(|l| l.contains("\"name\"") && l.contains(&quoted_name))
+        .map(|i| i + 1)
+}
+
+fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
+    let v: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| ToolError::at(e.line(), format!("not JSON nvbandwidth wrote: {e}")))?;
     let root = v
         .get("nvbandwidth")
-        .ok_or("no \"nvbandwidth\" object: not nvbandwidth -j output")?;
+        .ok_or_else(|| ToolError::whole("no \"nvbandwidth\" object: not nvbandwidth -j output"))?;
     let s = |key: &str| -> Option<String> {
         match root.get(key)? {
             serde_json::Value::String(s) => Some(s.chars().take(128).collect()),
@@ -350,9 +384,19 @@ fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
     let cases = root
         .get("testcases")
         .and_then(|t| t.as_array())
-        .ok_or("no \"testcases\" array")?;
+        .ok_or_else(|| ToolError::whole("no \"testcases\" array"))?;
     for (i, case) in cases.iter().enumerate() {
-        let at = |what: &str| format!("testcases[{i}].{what}");
+        let line = case
+            .get("name")
+            .and_then(|n| n.as_str())
+            .and_then(|n| line_of(text, n));
+        let at = |what: &str| {
+            let message = format!("testcases[{i}].{what}");
+            match line {
+                Some(l) => ToolError::at(l, message),
+                None => ToolError::whole(message),
+            }
+        };
         let name = case
             .get("name")
             .and_then(|n| n.as_str())
@@ -406,6 +450,7 @@ fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), String> {
         matrices.push(Matrix {
             test: name.chars().take(128).collect(),
             description: description.chars().take(128).collect(),
+            lines: line.map(|l| vec![l; parsed.len()]).unwrap_or_default(),
             rows: parsed,
         });
     }
@@ -545,6 +590,7 @@ NOTE: The reported results may not reflect the full capabilities of the platform
             let text = CONSTRUCTED_TEXT.replacen(from, to, 1);
             match parse(&text, DEFAULT_BUFFER_BYTES) {
                 Err(e) => {
+                    let e = e.to_string();
                     assert!(!want.is_empty() && e.contains(want), "{to}: {e}");
                     assert!(!e.contains('\n'));
                 }
@@ -557,15 +603,18 @@ NOTE: The reported results may not reflect the full capabilities of the platform
         assert!(
             parse("hello", 1)
                 .unwrap_err()
+                .to_string()
                 .contains("not nvbandwidth output")
         );
         assert!(
             parse("{\"x\":1}", 1)
                 .unwrap_err()
+                .to_string()
                 .contains("no \"nvbandwidth\" object")
         );
         assert!(parse("{\"nvbandwidth\":{\"testcases\":[{\"name\":\"h\",\"status\":\"Passed\",\"bandwidth_description\":\"memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\",\"bandwidth_matrix\":[[\"x\"]]}]}}", 1)
             .unwrap_err()
+            .to_string()
             .contains("testcases[0].bandwidth_matrix[0]: cell \"x\""));
     }
 }

@@ -164,6 +164,9 @@ pub fn machine_title(r: &Report) -> String {
         TopologySource::Imported { .. } | TopologySource::SoakRecording { .. } => {
             Some(r.topology.title())
         }
+        TopologySource::ToolOutput { .. } => {
+            r.machine.hostname.clone().or(Some(r.topology.title()))
+        }
     };
     match host {
         Some(h) if !h.is_empty() => format!("{} · {h}", machine_name(r)),
@@ -257,6 +260,7 @@ pub fn identity_line(r: &Report) -> String {
         TopologySource::Catalog { name, .. } => format!("catalog entry {name}"),
         TopologySource::Imported { .. } => format!("imported from {}", r.topology.title()),
         TopologySource::SoakRecording { .. } => format!("replay of {}", r.topology.title()),
+        TopologySource::ToolOutput { .. } => format!("imported from {}", r.topology.title()),
     };
     let d = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
     format!(
@@ -282,6 +286,8 @@ pub fn origin_line(r: &Report) -> String {
             TopologySource::Catalog { .. } => "from the catalog (documented, not measured)",
             TopologySource::Imported { .. } => "imported from nvidia-smi captures",
             TopologySource::SoakRecording { .. } => "the GPUs of a soak.csv recording",
+            TopologySource::ToolOutput { .. } =>
+                "the GPUs nvbandwidth/nccl-tests output names (links not known)",
         },
         src(r.health.as_ref().map(|h| h.source)),
         src(r.bandwidth.as_ref().map(|b| b.source)),

@@ -40,6 +40,15 @@ pub enum TopologyError {
         /// What was expected and what was found.
         message: String,
     },
+    /// An imported file that cannot be read as what it claims to be, at no one line (a JSON
+    /// file's missing key, a file that ends before its table).
+    #[error("{origin}: {message}")]
+    BadFile {
+        /// File name, or `<stdin>`.
+        origin: String,
+        /// What was expected and what was found.
+        message: String,
+    },
     /// `--catalog NAME` names no entry.
     #[error(
         "no catalog entry named {name:?}; run `scalescope --catalog` to list them (known: {known}), or give a catalog file ending in .toml"
@@ -71,6 +80,7 @@ impl crate::model::Blame for TopologyError {
         match self {
             Self::Io { .. }
             | Self::Parse { .. }
+            | Self::BadFile { .. }
             | Self::UnknownCatalogEntry { .. }
             | Self::BadCatalogFile { .. } => Fault::Input,
             Self::BadCatalog { .. } | Self::NoDriver { .. } | Self::Nvml { .. } => Fault::Machine,

@@ -89,47 +89,34 @@ pub fn import_machine(paths: &[String]) -> Result<ImportedMachine, TopologyError
             after: None,
         });
     }
-    let mut topo_paths = Vec::new();
-    // (kind, inventory) in the order given.
-    let mut states: Vec<(CaptureKind, Inventory)> = Vec::new();
-    let mut stdin_text: Option<String> = None;
+    let mut texts = Vec::with_capacity(paths.len());
     for path in paths {
         let (origin, bytes) = read_input(path)?;
-        let text = decode(&bytes, &origin)?;
-        match capture_kind(&text) {
-            CaptureKind::Topo => {
-                if path == "-" {
-                    stdin_text = Some(text);
-                }
-                topo_paths.push(path.clone());
-            }
-            kind => states.push((kind, parse_capture(kind, &text, &origin)?)),
+        texts.push((path.clone(), decode(&bytes, &origin)?));
+    }
+    import_machine_texts(&texts)
+}
+
+/// [`import_machine`] for captures already read and decoded: `(path, text)` each, `-` naming
+/// standard input.
+pub fn import_machine_texts(inputs: &[(String, String)]) -> Result<ImportedMachine, TopologyError> {
+    let paths: Vec<String> = inputs.iter().map(|(p, _)| p.clone()).collect();
+    let mut topo_texts = Vec::new();
+    // (kind, inventory) in the order given.
+    let mut states: Vec<(CaptureKind, Inventory)> = Vec::new();
+    for (path, text) in inputs {
+        let origin = if path == "-" { "<stdin>" } else { path };
+        match capture_kind(text) {
+            CaptureKind::Topo => topo_texts.push((path.clone(), text.clone())),
+            kind => states.push((kind, parse_capture(kind, text, origin)?)),
         }
     }
-    let mut topology = if topo_paths.is_empty() {
+    let mut topology = if topo_texts.is_empty() {
         None
-    } else if let Some(text) = stdin_text {
-        // Standard input was read above and cannot be read again: parse what was read.
-        let mut parsed = Vec::new();
-        for p in &topo_paths {
-            if p == "-" {
-                parsed.push(import::parse(&text, "<stdin>")?);
-            } else {
-                parsed.push(import::import_paths(std::slice::from_ref(p))?);
-            }
-        }
-        if parsed.len() == 1 {
-            parsed.pop()
-        } else {
-            return Err(parse_error(
-                "<stdin>",
-                1,
-                "standard input can be merged with state captures only, not with other `topo` files",
-            ));
-        }
     } else {
-        Some(import::import_paths(&topo_paths)?)
+        Some(import::import_texts(&topo_texts)?)
     };
+    let paths = &paths;
     if states.is_empty() {
         return Ok(ImportedMachine {
             topology: topology.unwrap_or_else(|| Topology::new(imported(paths))),

@@ -214,7 +214,7 @@ impl SourceBadge {
     pub fn of_topology(source: &TopologySource) -> Self {
         match source {
             TopologySource::Live { .. } => Self::MeasuredHere,
-            TopologySource::Imported { .. } => Self::Imported,
+            TopologySource::Imported { .. } | TopologySource::ToolOutput { .. } => Self::Imported,
             TopologySource::Catalog { .. } => Self::Catalog,
             TopologySource::SoakRecording { .. } => Self::Recording,
         }

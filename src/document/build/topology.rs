@@ -41,6 +41,8 @@ fn source_note(t: &Topology) -> String {
             TopologySource::Catalog { .. } => "documented by the vendor, not measured",
             TopologySource::Imported { .. } => "parsed from nvidia-smi captures",
             TopologySource::SoakRecording { .. } => "what a soak recorded then, replayed",
+            TopologySource::ToolOutput { .. } =>
+                "the GPUs nvbandwidth/nccl-tests output names; how they connect is not known",
         }
     )
 }
@@ -510,6 +512,9 @@ fn facts(t: &Topology) -> String {
         }
         TopologySource::SoakRecording { .. } => {
             facts.push("GPUs as a soak.csv recording numbers them".into());
+        }
+        TopologySource::ToolOutput { .. } => {
+            facts.push("GPUs as nvbandwidth/nccl-tests output names them; links not known".into());
         }
     }
     if let Some(at) = &t.captured_at {

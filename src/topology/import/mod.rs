@@ -71,6 +71,17 @@ pub fn import_paths(paths: &[String]) -> Result<Topology, TopologyError> {
     build(parsed, paths.to_vec())
 }
 
+/// [`import_paths`] for texts already read and decoded: `(path, text)` each, `-` naming standard
+/// input.
+pub(crate) fn import_texts(inputs: &[(String, String)]) -> Result<Topology, TopologyError> {
+    let mut parsed = Vec::with_capacity(inputs.len());
+    for (path, text) in inputs {
+        let origin = if path == "-" { "<stdin>" } else { path };
+        parsed.push(parse_text(text, origin, path)?);
+    }
+    build(parsed, inputs.iter().map(|(p, _)| p.clone()).collect())
+}
+
 /// Parses one text, which may hold a `topo -m`/`-mp` matrix and/or one or more `-p2p` matrices. `origin` names it in errors.
 ///
 /// `origin` is also read as a file name: a P2P matrix with no command line above it takes its

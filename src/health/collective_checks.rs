@@ -1,0 +1,187 @@
+//! Collective checks: an imported nccl-tests run's bus bandwidth (each collective at the
+//! largest size it ran) against what the GPUs' links should carry — the slowest link's line
+//! rate × the fraction NCCL reaches of it, as the modeled backend computes it
+//! ([`crate::bench::collectives::model_case`]) — with PASS/WARN/FAIL by the thresholds the copy
+//! checks use, and below PASS the evidence on those GPUs or "cause unknown".
+
+use super::{Check, CheckId, Subject, Thresholds, Verdict, causes};
+use crate::bench::collectives::{CollCase, model_case};
+use crate::model::{Algo, CollectiveOp, CollectiveResult, Status, Topology};
+
+/// What to do about a collective below what its links should carry, whatever the cause.
+const FIX: &str = "rerun nccl-tests with NCCL_DEBUG=INFO and read the transport it set up \
+                   (P2P/NVLS over NVLink, not SHM or NET); run `scalescope check` on the machine \
+                   for its links, counters and processes";
+
+/// One check per collective: its largest size's bus bandwidth (out of place where both ran)
+/// against the modeled figure for the same GPUs and size. `inventory` (the state checks) gives
+/// the cause below PASS where a finding is on those GPUs.
+pub fn checks(
+    topo: &Topology,
+    results: &[CollectiveResult],
+    inventory: &[Check],
+    thresholds: &Thresholds,
+) -> Vec<Check> {
+    let mut out = Vec::new();
+    for op in CollectiveOp::ALL {
+        let largest = results
+            .iter()
+            .filter(|r| r.op == *op)
+            .max_by_key(|r| (r.bytes, !r.in_place));
+        if let Some(r) = largest {
+            out.push(judge(topo, r, inventory, thresholds));
+        }
+    }
+    out
+}
+
+fn judge(
+    topo: &Topology,
+    r: &CollectiveResult,
+    inventory: &[Check],
+    thresholds: &Thresholds,
+) -> Check {
+    let new = |v: Verdict, d: String| {
+        Check::new(CheckId::Collective(r.op), Subject::Machine, v, r.source, d)
+    };
+    let size = crate::model::units::format_bytes(r.bytes);
+    let ranks = r.gpus.len();
+    if r.status == Status::Failed {
+        return new(
+            Verdict::Fail,
+            format!(
+                "{size} on {ranks} GPUs: {}",
+                r.reason.as_deref().unwrap_or("failed")
+            ),
+        )
+        .because(&causes::WRONG_DATA);
+    }
+    let Some(busbw) = r.busbw_gbps else {
+        return new(
+            Verdict::Unknown,
+            format!("{size} on {ranks} GPUs: no bus bandwidth"),
+        );
+    };
+    let detail = format!("{busbw:.1} GB/s busbw at {size} on {ranks} GPUs");
+    if r.gpus.iter().any(|&g| topo.gpu(g).is_none()) {
+        return new(
+            Verdict::Unknown,
+            format!(
+                "{detail}; expected unknown ({ranks} ranks, the machine imported with it has {} GPUs: across hosts, or links not imported)",
+                topo.gpus.len()
+            ),
+        );
+    }
+    let case = CollCase {
+        op: r.op,
+        algo: Algo::Nccl,
+        gpus: r.gpus.clone(),
+        bytes: r.bytes,
+        dtype: r.dtype,
+        in_place: r.in_place,
+        iters: 1,
+        warmup: 0,
+        graph: false,
+    };
+    let model = model_case(topo, &case);
+    let Some(expected) = model.busbw_gbps.filter(|e| *e > 0.0) else {
+        return new(
+            Verdict::Unknown,
+            format!(
+                "{detail}; expected unknown (the links' line rates are not known: import `nvidia-smi topo -m` and `nvidia-smi -q` output beside it)"
+            ),
+        );
+    };
+    let ratio = busbw / expected;
+    let verdict = thresholds.verdict(ratio);
+    let mut c = new(
+        verdict,
+        format!("{detail}, expected {expected:.1} ({:.0} %)", ratio * 100.0),
+    );
+    c.figure = Some(busbw);
+    c.expected = Some(expected);
+    c.percent = Some(ratio * 100.0);
+    c.unit = Some("GB/s".into());
+    c.basis = model.reason.clone();
+    if verdict != Verdict::Pass {
+        let evidence = inventory.iter().find(|i| {
+            i.verdict != Verdict::Pass
+                && i.cause.is_some()
+                && i.gpu.is_some_and(|g| r.gpus.contains(&g))
+        });
+        c = match evidence {
+            Some(e) => c.because_text(
+                format!(
+                    "{} ({}: {})",
+                    e.cause.clone().unwrap_or_default(),
+                    e.subject,
+                    e.check
+                ),
+                FIX,
+            ),
+            None => c.because_text(causes::UNEXPLAINED.likely.to_string(), FIX),
+        };
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Dtype, Source};
+
+    fn row(op: CollectiveOp, gpus: usize, bytes: u64, busbw: f64) -> CollectiveResult {
+        let mut r = CollectiveResult::empty(
+            op,
+            Algo::Nccl,
+            &(0..gpus).collect::<Vec<_>>(),
+            bytes,
+            Dtype::F32,
+            false,
+            Source::Measured,
+            Status::Ok,
+            "",
+        );
+        r.busbw_gbps = Some(busbw);
+        r
+    }
+
+    /// The expected figure is the model's own for the same GPUs and size, so a measured figure
+    /// at it passes and one at half of it fails, whatever the model's numbers are.
+    #[test]
+    fn busbw_is_judged_against_the_modeled_figure_for_the_same_gpus_and_size() {
+        let topo = crate::topology::catalog::load("hgx-h200").unwrap();
+        let case = CollCase {
+            op: CollectiveOp::AllReduce,
+            algo: Algo::Nccl,
+            gpus: (0..8).collect(),
+            bytes: 1 << 30,
+            dtype: Dtype::F32,
+            in_place: false,
+            iters: 1,
+            warmup: 0,
+            graph: false,
+        };
+        let expected = model_case(&topo, &case).busbw_gbps.unwrap();
+        let t = Thresholds::default();
+        let small = row(CollectiveOp::AllReduce, 8, 1 << 20, expected * 0.1);
+        let at = row(CollectiveOp::AllReduce, 8, 1 << 30, expected);
+        let c = checks(&topo, &[small.clone(), at], &[], &t);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].verdict, Verdict::Pass, "{:?}", c[0]);
+        assert_eq!(c[0].check.id(), "all_reduce");
+        let half = row(CollectiveOp::AllReduce, 8, 1 << 30, expected / 2.0);
+        let c = checks(&topo, &[small, half], &[], &t);
+        assert_eq!(c[0].verdict, Verdict::Fail);
+        assert!(c[0].cause_words().unwrap().starts_with("cause unknown"));
+        // 16 ranks on an 8-GPU machine: across hosts, not judged.
+        let c = checks(
+            &topo,
+            &[row(CollectiveOp::AllGather, 16, 1 << 30, 100.0)],
+            &[],
+            &t,
+        );
+        assert_eq!(c[0].verdict, Verdict::Unknown);
+        assert!(c[0].detail.contains("16 ranks"), "{}", c[0].detail);
+    }
+}
