@@ -222,3 +222,43 @@ fn the_compare_tab_gives_the_cause_of_every_efficiency_above_one() {
         assert!(expected > 0, "rows above 1.00 but no note for {workload}");
     }
 }
+
+/// A "—" in the key figures says why under the table, as `scalescope compare` does: a machine
+/// modeled without its bandwidth and collectives stages has no P2P, H2D or all-reduce figure,
+/// and each of those rows names that machine and the reason.
+#[test]
+fn the_compare_tab_says_why_a_figure_is_missing() {
+    let a = bundled("h200-2x-sxm-2026-11-22.json");
+    let b = modeled_stages("dgx-h100", vec![Stage::Topology, Stage::Scaling]);
+    let c = report::compare::compare(&[&a, &b], None);
+    let (ta, tb) = (a.clone(), b.clone());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 2000.0))
+        .build_ui(move |ui| {
+            scalescope::ui::fonts::install(ui.ctx());
+            compare_view::key_table(ui, &report::compare::compare(&[&ta, &tb], None));
+        });
+    h.run();
+    let shown = labels(&h);
+    let b_name = &c.machines[1];
+    let missing: Vec<&String> = shown
+        .iter()
+        .filter(|l| l.contains(": — for ") && l.contains(b_name.as_str()))
+        .collect();
+    for row in c.rows.iter().filter(|r| r.figures[1].value.is_none()) {
+        assert!(
+            missing
+                .iter()
+                .any(|l| l.starts_with(&format!("{}: — for", row.name))
+                    && l.contains(&row.figures[1].basis)),
+            "{}: no reason under the table in {shown:#?}",
+            row.name
+        );
+    }
+    assert!(
+        missing
+            .iter()
+            .any(|l| l.contains("the report has no bandwidth results")),
+        "{shown:#?}"
+    );
+}

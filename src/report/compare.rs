@@ -593,9 +593,10 @@ pub fn format_diff(d: Option<f64>) -> String {
 
 /// The comparison as a terminal table: one column per report (after the first, with the
 /// difference from the first in %).
-/// Why a row shows "—": `name: — for [A] why; [B] why`, one line per row with a figure
-/// missing. The reasons come from the reports' files, escaped.
-fn missing_lines(c: &Comparison) -> Vec<String> {
+/// Why a row shows "—": `name: — for A: why; B: why`, one line per row with a figure
+/// missing, each machine named by `name(its index)`. The reasons come from the reports'
+/// files, escaped.
+pub fn missing_lines(c: &Comparison, name: impl Fn(usize) -> String) -> Vec<String> {
     c.rows
         .iter()
         .filter_map(|r| {
@@ -605,8 +606,11 @@ fn missing_lines(c: &Comparison) -> Vec<String> {
                 .enumerate()
                 .filter(|(_, f)| f.value.filter(|v| v.is_finite()).is_none())
                 .map(|(i, f)| {
-                    let col = (b'A' + (i as u8 % 26)) as char;
-                    format!("[{col}] {}", crate::model::validate::one_line(&f.basis, 80))
+                    format!(
+                        "{} {}",
+                        name(i),
+                        crate::model::validate::one_line(&f.basis, 80)
+                    )
                 })
                 .collect();
             (!parts.is_empty()).then(|| {
@@ -685,7 +689,7 @@ pub fn to_table(c: &Comparison) -> String {
             let _ = writeln!(out, "{name}: {why}{left_out}");
         }
     }
-    for line in missing_lines(c) {
+    for line in missing_lines(c, |i| format!("[{}]", (b'A' + (i as u8 % 26)) as char)) {
         let _ = writeln!(out, "{line}");
     }
     for line in above_one_lines(c, |i| format!("[{}]", (b'A' + (i as u8 % 26)) as char)) {

@@ -168,6 +168,16 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
             );
         }
     }
+    // Why a figure is "—", as `scalescope compare` says under its table (also on hover).
+    let name = |i: usize| {
+        format!(
+            "{}:",
+            crate::model::validate::one_line(&c.machines.get(i).cloned().unwrap_or_default(), 60)
+        )
+    };
+    for line in compare::missing_lines(c, name) {
+        ui.label(RichText::new(line).size(11.5).weak());
+    }
     for line in compare::above_one_lines(c, |i| c.machines.get(i).cloned().unwrap_or_default()) {
         ui.label(RichText::new(line).size(11.5).weak());
     }
