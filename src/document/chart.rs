@@ -136,6 +136,125 @@ pub(super) fn legend_slots(names: &[&str], width: f64) -> Vec<LegendSlot> {
     out
 }
 
+/// Where a chart's plot sits in its SVG and what its y axis spans: the axes, grid, ticks and
+/// legend entries both charts ([`chart`] and the time chart) write the same way.
+pub(super) struct PlotFrame {
+    /// Left edge of the plot (the y ticks and label are left of it), units.
+    pub(super) left: f64,
+    /// Top edge of the plot.
+    pub(super) top: f64,
+    /// The plot's width.
+    pub(super) width: f64,
+    /// The plot's height.
+    pub(super) height: f64,
+    /// The margin under the plot (x ticks and label), above the legend.
+    pub(super) bottom: f64,
+    /// The y axis' lowest and highest value.
+    pub(super) y_range: (f64, f64),
+}
+
+impl PlotFrame {
+    /// The SVG's height with `legend_rows` rows of legend under the plot.
+    pub(super) fn height_with_legend(&self, legend_rows: usize) -> f64 {
+        self.top + self.height + self.bottom + legend_rows as f64 * LEGEND_ROW + 6.0
+    }
+
+    /// Where value `v` is drawn, vertically.
+    pub(super) fn y(&self, v: f64) -> f64 {
+        let (ymin, ymax) = self.y_range;
+        self.top + self.height - (v - ymin) / (ymax - ymin) * self.height
+    }
+
+    /// The y grid lines and tick labels, every `step` over the y range, with `decimals`.
+    pub(super) fn y_grid(&self, s: &mut String, step: f64, decimals: usize) {
+        let (ml, pw) = (self.left, self.width);
+        let (ymin, ymax) = self.y_range;
+        let mut k = (ymin / step).round() as i64;
+        while (k as f64) * step <= ymax + step * 0.01 {
+            let v = k as f64 * step;
+            let py = self.y(v);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{ml:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"#dde\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.decimals$}</text>",
+                ml + pw,
+                ml - 6.0,
+                py + 4.0,
+            );
+            k += 1;
+        }
+    }
+
+    /// An x grid line at `px` with its tick label under the plot.
+    pub(super) fn x_tick(&self, s: &mut String, px: f64, label: &str) {
+        let (mt, ph) = (self.top, self.height);
+        let _ = writeln!(
+            s,
+            "<line x1=\"{px:.1}\" y1=\"{mt:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"#eef\"/>\
+             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            mt + ph,
+            mt + ph + 15.0,
+            escape(label)
+        );
+    }
+
+    /// The plot's outline and the two axis labels (the y label turned along its axis).
+    pub(super) fn axes(&self, s: &mut String, x_label: &str, y_label: &str) {
+        let (ml, mt, pw, ph) = (self.left, self.top, self.width, self.height);
+        let _ = writeln!(
+            s,
+            "<rect x=\"{ml:.1}\" y=\"{mt:.1}\" width=\"{pw:.1}\" height=\"{ph:.1}\" fill=\"none\" stroke=\"#889\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
+             <text x=\"14\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
+            ml + pw / 2.0,
+            mt + ph + 33.0,
+            escape(x_label),
+            mt + ph / 2.0,
+            mt + ph / 2.0,
+            escape(y_label)
+        );
+    }
+
+    /// Where a legend entry's sample starts: its left edge and the middle of its row.
+    pub(super) fn legend_at(&self, slot: &LegendSlot) -> (f64, f64) {
+        let ly = self.top + self.height + self.bottom + slot.row as f64 * LEGEND_ROW + 8.0;
+        (self.left + slot.x, ly)
+    }
+
+    /// A line's legend entry: a short stroke in its colour and dash, then its name.
+    pub(super) fn legend_line(&self, s: &mut String, slot: &LegendSlot, color: &str, dash: &str) {
+        let (lx0, ly) = self.legend_at(slot);
+        let _ = writeln!(
+            s,
+            "<line x1=\"{lx0:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{LEGEND}\">{}</text>",
+            lx0 + 24.0,
+            lx0 + 30.0,
+            ly + 4.0,
+            escape(&slot.text)
+        );
+    }
+}
+
+/// The opening of a chart's SVG, `w` × `h` on white, labelled `caption` for screen readers.
+pub(super) fn svg_open(s: &mut String, w: f64, h: f64, caption: &str) {
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w:.0} {h:.0}\" width=\"{w:.0}\" \
+         height=\"{h:.0}\" role=\"img\" aria-label=\"{}\" font-family=\"{}\" font-size=\"{TICK}\">\n\
+         <rect x=\"0\" y=\"0\" width=\"{w:.0}\" height=\"{h:.0}\" fill=\"#ffffff\"/>\n",
+        escape(caption),
+        fonts::SANS_FAMILY
+    );
+}
+
+/// Appends `points` (in SVG units) to a path's data as one subpath: ` Mx,y Lx,y …`.
+pub(super) fn subpath(d: &mut String, points: impl IntoIterator<Item = (f64, f64)>) {
+    for (j, (x, y)) in points.into_iter().enumerate() {
+        let _ = write!(d, "{}{x:.1},{y:.1}", if j == 0 { " M" } else { " L" });
+    }
+}
+
 /// The x tick positions, as powers of two: every power for GPU counts, every `k`-th for bytes
 /// (k = 1, 2, 5, 10, 20 …: the fewest that leave room for the labels).
 fn x_ticks(axis: Axis, x0: f64, x1: f64, plot_w: f64) -> Vec<i32> {
@@ -169,45 +288,23 @@ pub fn chart(c: &Chart) -> Option<Figure> {
     let (ml, mr, mt, mb) = MARGIN;
     let w = c.width;
     let pw = w - ml - mr;
-    let ph = PLOT_H;
+    let (x0, x1) = log2_span(&pts);
+    let (ystep, y_range) = y_from_zero(&pts);
+    let frame = PlotFrame {
+        left: ml,
+        top: mt,
+        width: pw,
+        height: PLOT_H,
+        bottom: mb,
+        y_range,
+    };
     let names: Vec<&str> = series.iter().map(|(s, _)| s.name.as_str()).collect();
     let slots = legend_slots(&names, pw);
-    let legend_rows = slots.last().map_or(0, |s| s.row + 1);
-    let h = mt + ph + mb + legend_rows as f64 * LEGEND_ROW + 6.0;
-
-    // x: log2 over every point, padded so that markers sit inside the frame.
-    let lx: Vec<f64> = pts.iter().map(|p| p.0.log2()).collect();
-    let mut x0 = lx.iter().copied().fold(f64::INFINITY, f64::min);
-    let mut x1 = lx.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if x1 - x0 < 1e-9 {
-        x0 -= 0.5;
-        x1 += 0.5;
-    }
-    let pad = (x1 - x0) * 0.02;
-    let (x0, x1) = (x0 - pad, x1 + pad);
-    // y: from 0 to a nice step above the largest point.
-    let ymax_data = pts.iter().map(|p| p.1).fold(0.0_f64, f64::max);
-    let ystep = nice_step(if ymax_data > 0.0 { ymax_data } else { 1.0 }, 5.0);
-    let ymax = ((ymax_data / ystep).ceil() * ystep).max(ystep);
-    let ymin = pts.iter().map(|p| p.1).fold(0.0_f64, f64::min);
-    let ymin = if ymin < 0.0 {
-        (ymin / ystep).floor() * ystep
-    } else {
-        0.0
-    };
+    let h = frame.height_with_legend(slots.last().map_or(0, |s| s.row + 1));
     let sx = |x: f64| ml + (x.log2() - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| mt + ph - (y - ymin) / (ymax - ymin) * ph;
 
     let mut s = String::with_capacity(8 << 10);
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w:.0} {h:.0}\" width=\"{w:.0}\" \
-         height=\"{h:.0}\" role=\"img\" aria-label=\"{}\" font-family=\"{}\" font-size=\"{TICK}\">\n\
-         <rect x=\"0\" y=\"0\" width=\"{w:.0}\" height=\"{h:.0}\" fill=\"#ffffff\"/>\n",
-        escape(c.caption),
-        fonts::SANS_FAMILY
-    );
-    // Grid and y ticks.
+    svg_open(&mut s, w, h, c.caption);
     let decimals = if ystep < 0.1 {
         2
     } else if ystep < 1.0 {
@@ -215,51 +312,16 @@ pub fn chart(c: &Chart) -> Option<Figure> {
     } else {
         0
     };
-    let mut k = (ymin / ystep).round() as i64;
-    loop {
-        let y = k as f64 * ystep;
-        if y > ymax + ystep * 0.01 {
-            break;
-        }
-        let py = sy(y);
-        let _ = writeln!(
-            s,
-            "<line x1=\"{ml:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"#dde\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{y:.decimals$}</text>",
-            ml + pw,
-            ml - 6.0,
-            py + 4.0,
-        );
-        k += 1;
-    }
+    frame.y_grid(&mut s, ystep, decimals);
     for k in x_ticks(c.axis, x0, x1, pw) {
         let v = 2f64.powi(k);
-        let px = sx(v);
         let label = match c.axis {
             Axis::Gpus => format!("{v:.0}"),
             Axis::Bytes => format_bytes(v as u64),
         };
-        let _ = writeln!(
-            s,
-            "<line x1=\"{px:.1}\" y1=\"{mt:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"#eef\"/>\
-             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            mt + ph,
-            mt + ph + 15.0,
-            escape(&label)
-        );
+        frame.x_tick(&mut s, sx(v), &label);
     }
-    let _ = writeln!(
-        s,
-        "<rect x=\"{ml:.1}\" y=\"{mt:.1}\" width=\"{pw:.1}\" height=\"{ph:.1}\" fill=\"none\" stroke=\"#889\"/>\
-         <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{} (log scale)</text>\
-         <text x=\"14\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
-        ml + pw / 2.0,
-        mt + ph + 33.0,
-        escape(c.x_label),
-        mt + ph / 2.0,
-        mt + ph / 2.0,
-        escape(c.y_label)
-    );
+    frame.axes(&mut s, &format!("{} (log scale)", c.x_label), c.y_label);
     for (i, ((se, p), slot)) in series.iter().zip(&slots).enumerate() {
         let color = COLORS[i % COLORS.len()];
         let dash = if se.dashed {
@@ -268,18 +330,11 @@ pub fn chart(c: &Chart) -> Option<Figure> {
             ""
         };
         let mut d = String::with_capacity(p.len() * 16);
-        for (j, (x, y)) in p.iter().enumerate() {
-            let _ = write!(
-                d,
-                "{}{:.1},{:.1}",
-                if j == 0 { "M" } else { " L" },
-                sx(*x),
-                sy(*y)
-            );
-        }
+        subpath(&mut d, p.iter().map(|&(x, y)| (sx(x), frame.y(y))));
         let _ = writeln!(
             s,
-            "<path d=\"{d}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>"
+            "<path d=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>",
+            d.trim_start()
         );
         if p.len() <= MARKERS_UP_TO {
             for (x, y) in p {
@@ -287,22 +342,12 @@ pub fn chart(c: &Chart) -> Option<Figure> {
                     s,
                     "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{color}\"/>",
                     sx(*x),
-                    sy(*y)
+                    frame.y(*y)
                 );
             }
             s.push('\n');
         }
-        let ly = mt + ph + mb + slot.row as f64 * LEGEND_ROW + 8.0;
-        let lx0 = ml + slot.x;
-        let _ = writeln!(
-            s,
-            "<line x1=\"{lx0:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{LEGEND}\">{}</text>",
-            lx0 + 24.0,
-            lx0 + 30.0,
-            ly + 4.0,
-            escape(&slot.text)
-        );
+        frame.legend_line(&mut s, slot, color, dash);
     }
     s.push_str("</svg>\n");
     Some(Figure {
@@ -312,6 +357,34 @@ pub fn chart(c: &Chart) -> Option<Figure> {
         width: w,
         height: h,
     })
+}
+
+/// The log2 x axis' span over every point, padded so that markers sit inside the frame.
+fn log2_span(pts: &[(f64, f64)]) -> (f64, f64) {
+    let lx: Vec<f64> = pts.iter().map(|p| p.0.log2()).collect();
+    let mut x0 = lx.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut x1 = lx.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if x1 - x0 < 1e-9 {
+        x0 -= 0.5;
+        x1 += 0.5;
+    }
+    let pad = (x1 - x0) * 0.02;
+    (x0 - pad, x1 + pad)
+}
+
+/// The y axis' step and range: from 0 (or a step below the lowest point, when one is
+/// negative) to a nice step above the largest point.
+fn y_from_zero(pts: &[(f64, f64)]) -> (f64, (f64, f64)) {
+    let ymax_data = pts.iter().map(|p| p.1).fold(0.0_f64, f64::max);
+    let ystep = nice_step(if ymax_data > 0.0 { ymax_data } else { 1.0 }, 5.0);
+    let ymax = ((ymax_data / ystep).ceil() * ystep).max(ystep);
+    let ymin = pts.iter().map(|p| p.1).fold(0.0_f64, f64::min);
+    let ymin = if ymin < 0.0 {
+        (ymin / ystep).floor() * ystep
+    } else {
+        0.0
+    };
+    (ystep, (ymin, ymax))
 }
 
 #[cfg(test)]

@@ -10,9 +10,12 @@
 use std::fmt::Write as _;
 
 use super::Figure;
-use super::chart::{COLORS, LEGEND, LEGEND_ROW, TICK, fit_text, legend_slots, nice_step};
+use super::chart::{
+    COLORS, LEGEND, LegendSlot, PlotFrame, fit_text, legend_slots, nice_step, subpath, svg_open,
+};
 use super::fonts::{self, Face};
 use super::html::escape;
+use crate::model::decimate::MinMaxLine;
 
 /// One line of a time chart.
 #[derive(Clone, Debug, PartialEq)]
@@ -162,66 +165,26 @@ fn runs(
     columns: usize,
     max_step: f64,
 ) -> Vec<Vec<(f64, f64)>> {
-    struct Col {
-        index: usize,
-        lo: (f64, f64),
-        hi: (f64, f64),
-        joined: bool,
-    }
     let span = (t1 - t0).max(f64::MIN_POSITIVE);
     let last = columns.saturating_sub(1);
-    let mut cols: Vec<Col> = Vec::new();
-    let mut gap = true;
+    let mut line = MinMaxLine::default();
     let mut last_t = f64::NEG_INFINITY;
     for &(t, v) in points {
         if !t.is_finite() {
             continue;
         }
         let Some(v) = v.filter(|v| v.is_finite()) else {
-            gap = true;
+            line.break_before_next_column();
             continue;
         };
         if t - last_t > max_step || t < last_t {
-            gap = true;
+            line.break_before_next_column();
         }
         last_t = t;
         let index = (((t - t0) / span * columns as f64).floor().max(0.0) as usize).min(last);
-        match cols.last_mut() {
-            // A gap inside one column is narrower than the line: the column stays one.
-            Some(c) if c.index == index => {
-                if v < c.lo.1 {
-                    c.lo = (t, v);
-                }
-                if v > c.hi.1 {
-                    c.hi = (t, v);
-                }
-            }
-            _ => cols.push(Col {
-                index,
-                lo: (t, v),
-                hi: (t, v),
-                joined: !gap,
-            }),
-        }
-        gap = false;
+        line.reading(index as i64, t, v);
     }
-    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
-    for c in cols {
-        if !c.joined || out.is_empty() {
-            out.push(Vec::new());
-        }
-        let Some(run) = out.last_mut() else { continue };
-        let (a, b) = if c.lo.0 <= c.hi.0 {
-            (c.lo, c.hi)
-        } else {
-            (c.hi, c.lo)
-        };
-        run.push(a);
-        if b != a {
-            run.push(b);
-        }
-    }
-    out
+    line.finish_points()
 }
 
 /// Marker groups: markers closer than `min_px` drawn as one line, labelled with the first and
@@ -270,71 +233,12 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
     let (ml, mr, _, mb) = MARGIN;
     let w = c.width;
     let pw = (w - ml - mr).max(40.0);
-    let ph = PLOT_H;
-
-    // x: from the start (or the earliest sample, if before it) to the run's end or the last
-    // thing drawn.
-    let finite = |t: &f64| t.is_finite();
-    let times = known
-        .iter()
-        .map(|p| p.0)
-        .chain(c.markers.iter().map(|m| m.t).filter(finite))
-        .chain(c.bands.iter().flat_map(|b| [b.t0, b.t1]).filter(finite));
-    let (tmin, tmax) = times.fold((0.0_f64, f64::NEG_INFINITY), |(a, b), t| {
-        (a.min(t), b.max(t))
-    });
-    let t0 = tmin;
-    let t1 = tmax.max(if c.span_s.is_finite() { c.span_s } else { 0.0 });
-    let t1 = if t1 - t0 < 1e-9 { t0 + 1.0 } else { t1 };
-    let unit = Unit::of(t1 - t0);
+    let (t0, t1) = time_span(c, &known);
     let sx = |t: f64| ml + (t - t0) / (t1 - t0) * pw;
-
-    // y: from 0 (rates) or around the values, to nice steps.
-    let lo = known.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    let hi = known.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = if c.from_zero {
-        (lo.min(0.0), hi.max(0.0))
-    } else {
-        (lo, hi)
-    };
-    let (lo, hi) = if hi - lo < 1e-9 {
-        let pad = (hi.abs() * 0.05).max(1.0);
-        (if c.from_zero { lo } else { lo - pad }, hi + pad)
-    } else {
-        (lo, hi)
-    };
-    let ystep = nice_step(hi - lo, 4.0);
-    let ymin = (lo / ystep).floor() * ystep;
-    let ymax = ((hi / ystep).ceil() * ystep).max(ymin + ystep);
+    let (ystep, y_range) = y_axis(&known, c.from_zero);
 
     // Above the plot: the band labels' row, and the marker labels' rows above it.
-    let band_labels: Vec<(f64, &Band)> = if bands_shaded(c.bands.len(), w) {
-        c.bands
-            .iter()
-            .filter(|b| b.t0.is_finite() && b.t1.is_finite() && b.t1 > b.t0)
-            .map(|b| (sx(b.t1) - sx(b.t0), b))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    // Bands are named above the plot where every one wide enough to read has room for its
-    // name (some named and some not reads as a pattern that is not there); otherwise the
-    // legend names the tints.
-    let fits =
-        |(bw, b): &(f64, &Band)| fonts::text_width(&b.label, BAND_TEXT, Face::Sans) + 6.0 <= *bw;
-    let labelled = band_labels.iter().any(fits)
-        && band_labels
-            .iter()
-            .filter(|(bw, _)| *bw >= BAND_SLIVER)
-            .all(fits);
-    let mut tints: Vec<(&str, usize)> = Vec::new();
-    if !labelled {
-        for (_, b) in &band_labels {
-            if !tints.iter().any(|t| t.0 == b.label) {
-                tints.push((&b.label, b.shade));
-            }
-        }
-    }
+    let bands = BandLayout::new(c, sx);
     let marks: Vec<(f64, &str)> = c
         .markers
         .iter()
@@ -347,106 +251,44 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
     } else {
         MARK_ROWS as f64 * MARK_ROW
     };
-    let band_h = if labelled { BAND_ROW } else { 0.0 };
-    let mt = MARGIN.2 + mark_h + band_h;
-    let sy = |v: f64| mt + ph - (v - ymin) / (ymax - ymin) * ph;
+    let band_h = if bands.labelled { BAND_ROW } else { 0.0 };
+    let frame = PlotFrame {
+        left: ml,
+        top: MARGIN.2 + mark_h + band_h,
+        width: pw,
+        height: PLOT_H,
+        bottom: mb,
+        y_range,
+    };
 
     // The legend: the lines, then the tints on rows of their own.
     let names: Vec<&str> = c.lines.iter().map(|l| l.name.as_str()).collect();
     let slots = legend_slots(&names, pw);
     let line_rows = slots.last().map_or(0, |s| s.row + 1);
-    let tint_names: Vec<&str> = tints.iter().map(|t| t.0).collect();
+    let tint_names: Vec<&str> = bands.tints.iter().map(|t| t.0).collect();
     let mut tint_slots = legend_slots(&tint_names, pw);
     for t in &mut tint_slots {
         t.row += line_rows;
     }
-    let legend_rows = tint_slots.last().map_or(line_rows, |s| s.row + 1);
-    let h = mt + ph + mb + legend_rows as f64 * LEGEND_ROW + 6.0;
+    let h = frame.height_with_legend(tint_slots.last().map_or(line_rows, |s| s.row + 1));
 
     let mut s = String::with_capacity(16 << 10);
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w:.0} {h:.0}\" width=\"{w:.0}\" \
-         height=\"{h:.0}\" role=\"img\" aria-label=\"{}\" font-family=\"{}\" font-size=\"{TICK}\">\n\
-         <rect x=\"0\" y=\"0\" width=\"{w:.0}\" height=\"{h:.0}\" fill=\"#ffffff\"/>\n",
-        escape(c.caption),
-        fonts::SANS_FAMILY
-    );
-
-    // Phase bands, a thin mark where each begins, and its label where it fits.
-    for (_, b) in &band_labels {
-        let x = sx(b.t0).max(ml);
-        let bw = (sx(b.t1).min(ml + pw) - x).max(0.0);
-        let _ = writeln!(
-            s,
-            "<rect x=\"{x:.1}\" y=\"{mt:.1}\" width=\"{bw:.1}\" height=\"{ph:.1}\" fill=\"{}\"/>",
-            SHADES[b.shade % SHADES.len()]
-        );
-        if b.t0 > t0 {
-            let _ = writeln!(
-                s,
-                "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#9aa3ad\" stroke-width=\"0.8\"/>",
-                mt - band_h,
-                mt + ph
-            );
-        }
-        let tw = fonts::text_width(&b.label, BAND_TEXT, Face::Sans);
-        if labelled && tw + 6.0 <= bw {
-            let _ = writeln!(
-                s,
-                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{BAND_TEXT}\" fill=\"#5a6470\">{}</text>",
-                x + 3.0,
-                mt - 3.0,
-                escape(&b.label)
-            );
-        }
-    }
-
-    // Grid and y ticks.
-    let yd = decimals(ystep);
-    let mut k = (ymin / ystep).round() as i64;
-    while (k as f64) * ystep <= ymax + ystep * 0.01 {
-        let v = k as f64 * ystep;
-        let py = sy(v);
-        let _ = writeln!(
-            s,
-            "<line x1=\"{ml:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"#dde\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.yd$}</text>",
-            ml + pw,
-            ml - 6.0,
-            py + 4.0,
-        );
-        k += 1;
-    }
+    svg_open(&mut s, w, h, c.caption);
+    bands.draw(&mut s, &frame, t0, band_h, sx);
+    frame.y_grid(&mut s, ystep, decimals(ystep));
     // x ticks in the unit, about one per 80 units of width.
+    let unit = Unit::of(t1 - t0);
     let u = unit.seconds();
     let xstep = nice_step((t1 - t0) / u, (pw / 80.0).max(2.0));
     let xd = decimals(xstep);
     let mut k = (t0 / u / xstep).ceil() as i64;
     while (k as f64) * xstep <= t1 / u + xstep * 1e-6 {
         let v = k as f64 * xstep;
-        let px = sx(v * u);
-        let _ = writeln!(
-            s,
-            "<line x1=\"{px:.1}\" y1=\"{mt:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"#eef\"/>\
-             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{v:.xd$}</text>",
-            mt + ph,
-            mt + ph + 15.0,
-        );
+        frame.x_tick(&mut s, sx(v * u), &format!("{v:.xd$}"));
         k += 1;
     }
-    let _ = writeln!(
-        s,
-        "<rect x=\"{ml:.1}\" y=\"{mt:.1}\" width=\"{pw:.1}\" height=\"{ph:.1}\" fill=\"none\" stroke=\"#889\"/>\
-         <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
-         <text x=\"14\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
-        ml + pw / 2.0,
-        mt + ph + 33.0,
-        unit.label(),
-        mt + ph / 2.0,
-        mt + ph / 2.0,
-        escape(&fit_text(c.y_label, 12.0, Face::Sans, ph + mt))
-    );
+    let y_label = fit_text(c.y_label, 12.0, Face::Sans, frame.height + frame.top);
+    frame.axes(&mut s, unit.label(), &y_label);
 
     // The lines.
     let columns = (pw * COLUMNS_PER_UNIT).ceil().max(1.0) as usize;
@@ -456,81 +298,210 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
         f64::INFINITY
     };
     for (l, slot) in c.lines.iter().zip(&slots) {
-        let color = LINE_COLORS[l.color % LINE_COLORS.len()];
-        let dash = if l.dashed {
-            " stroke-dasharray=\"5 3\""
-        } else {
-            ""
-        };
         let runs = runs(&l.points, (t0, t1), columns, max_step);
-        let mut d = String::new();
-        for run in &runs {
-            match run.as_slice() {
-                [] => {}
-                // A reading alone between gaps is a dot.
-                [(t, v)] => {
-                    let _ = write!(
-                        s,
-                        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"1.6\" fill=\"{color}\"/>",
-                        sx(*t),
-                        sy(*v)
-                    );
-                }
-                _ => {
-                    for (j, (t, v)) in run.iter().enumerate() {
-                        let _ = write!(
-                            d,
-                            "{}{:.1},{:.1}",
-                            if j == 0 { " M" } else { " L" },
-                            sx(*t),
-                            sy(*v)
-                        );
-                    }
+        let (color, dash) = draw_line(&mut s, l, &runs, |(t, v)| (sx(t), frame.y(v)));
+        frame.legend_line(&mut s, slot, color, dash);
+    }
+    bands.draw_tints(&mut s, &frame, &tint_slots);
+    draw_markers(&mut s, &groups, &frame, band_h, w);
+    s.push_str("</svg>\n");
+    Some(Figure {
+        id: c.id.to_string(),
+        caption: Some(c.caption.to_string()),
+        svg: s,
+        width: w,
+        height: h,
+    })
+}
+
+/// The time axis: from the start (or the earliest sample, if before it) to the run's end or
+/// the last thing drawn.
+fn time_span(c: &TimeChart, known: &[(f64, f64)]) -> (f64, f64) {
+    let finite = |t: &f64| t.is_finite();
+    let times = known
+        .iter()
+        .map(|p| p.0)
+        .chain(c.markers.iter().map(|m| m.t).filter(finite))
+        .chain(c.bands.iter().flat_map(|b| [b.t0, b.t1]).filter(finite));
+    let (tmin, tmax) = times.fold((0.0_f64, f64::NEG_INFINITY), |(a, b), t| {
+        (a.min(t), b.max(t))
+    });
+    let t0 = tmin;
+    let t1 = tmax.max(if c.span_s.is_finite() { c.span_s } else { 0.0 });
+    let t1 = if t1 - t0 < 1e-9 { t0 + 1.0 } else { t1 };
+    (t0, t1)
+}
+
+/// The y axis' step and range: from 0 (rates) or around the values, to nice steps.
+fn y_axis(known: &[(f64, f64)], from_zero: bool) -> (f64, (f64, f64)) {
+    let lo = known.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let hi = known.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if from_zero {
+        (lo.min(0.0), hi.max(0.0))
+    } else {
+        (lo, hi)
+    };
+    let (lo, hi) = if hi - lo < 1e-9 {
+        let pad = (hi.abs() * 0.05).max(1.0);
+        (if from_zero { lo } else { lo - pad }, hi + pad)
+    } else {
+        (lo, hi)
+    };
+    let ystep = nice_step(hi - lo, 4.0);
+    let ymin = (lo / ystep).floor() * ystep;
+    let ymax = ((hi / ystep).ceil() * ystep).max(ymin + ystep);
+    (ystep, (ymin, ymax))
+}
+
+/// The phase bands drawn, and whether they are named above the plot or by tints in the legend.
+struct BandLayout<'a> {
+    /// Each band shaded, with its width on the plot.
+    shaded: Vec<(f64, &'a Band)>,
+    /// Named above the plot.
+    labelled: bool,
+    /// Otherwise each load's name and tint, once, for the legend.
+    tints: Vec<(&'a str, usize)>,
+}
+
+impl<'a> BandLayout<'a> {
+    fn new(c: &TimeChart<'a>, sx: impl Fn(f64) -> f64) -> Self {
+        let shaded: Vec<(f64, &Band)> = if bands_shaded(c.bands.len(), c.width) {
+            c.bands
+                .iter()
+                .filter(|b| b.t0.is_finite() && b.t1.is_finite() && b.t1 > b.t0)
+                .map(|b| (sx(b.t1) - sx(b.t0), b))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Bands are named above the plot where every one wide enough to read has room for its
+        // name (some named and some not reads as a pattern that is not there); otherwise the
+        // legend names the tints.
+        let fits = |(bw, b): &(f64, &Band)| {
+            fonts::text_width(&b.label, BAND_TEXT, Face::Sans) + 6.0 <= *bw
+        };
+        let labelled =
+            shaded.iter().any(fits) && shaded.iter().filter(|(bw, _)| *bw >= BAND_SLIVER).all(fits);
+        let mut tints: Vec<(&str, usize)> = Vec::new();
+        if !labelled {
+            for (_, b) in &shaded {
+                if !tints.iter().any(|t| t.0 == b.label) {
+                    tints.push((&b.label, b.shade));
                 }
             }
         }
-        if !d.is_empty() {
-            let _ = write!(
+        Self {
+            shaded,
+            labelled,
+            tints,
+        }
+    }
+
+    /// Phase bands, a thin mark where each begins (from `band_h` above the plot), and its label
+    /// where it fits.
+    fn draw(
+        &self,
+        s: &mut String,
+        frame: &PlotFrame,
+        t0: f64,
+        band_h: f64,
+        sx: impl Fn(f64) -> f64,
+    ) {
+        let (ml, mt, pw, ph) = (frame.left, frame.top, frame.width, frame.height);
+        for (_, b) in &self.shaded {
+            let x = sx(b.t0).max(ml);
+            let bw = (sx(b.t1).min(ml + pw) - x).max(0.0);
+            let _ = writeln!(
                 s,
-                "\n<path d=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.6\" \
-                 stroke-linejoin=\"round\"{dash}/>",
-                d.trim_start()
+                "<rect x=\"{x:.1}\" y=\"{mt:.1}\" width=\"{bw:.1}\" height=\"{ph:.1}\" fill=\"{}\"/>",
+                SHADES[b.shade % SHADES.len()]
+            );
+            if b.t0 > t0 {
+                let _ = writeln!(
+                    s,
+                    "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#9aa3ad\" stroke-width=\"0.8\"/>",
+                    mt - band_h,
+                    mt + ph
+                );
+            }
+            let tw = fonts::text_width(&b.label, BAND_TEXT, Face::Sans);
+            if self.labelled && tw + 6.0 <= bw {
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{BAND_TEXT}\" fill=\"#5a6470\">{}</text>",
+                    x + 3.0,
+                    mt - 3.0,
+                    escape(&b.label)
+                );
+            }
+        }
+    }
+
+    /// The tints' legend entries, where the bands are not named above the plot.
+    fn draw_tints(&self, s: &mut String, frame: &PlotFrame, slots: &[LegendSlot]) {
+        for ((_, shade), slot) in self.tints.iter().zip(slots) {
+            let (lx0, ly) = frame.legend_at(slot);
+            let _ = writeln!(
+                s,
+                "<rect x=\"{lx0:.1}\" y=\"{:.1}\" width=\"24\" height=\"10\" fill=\"{}\" stroke=\"#9aa3ad\" stroke-width=\"0.6\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{LEGEND}\">{}</text>",
+                ly - 5.0,
+                SHADES[shade % SHADES.len()],
+                lx0 + 30.0,
+                ly + 4.0,
+                escape(&slot.text)
             );
         }
-        s.push('\n');
-        let ly = mt + ph + mb + slot.row as f64 * LEGEND_ROW + 8.0;
-        let lx0 = ml + slot.x;
-        let _ = writeln!(
+    }
+}
+
+/// One line's runs, placed by `at`: a path, and a dot for a reading alone between gaps. Its
+/// colour and dash, for the legend.
+fn draw_line(
+    s: &mut String,
+    l: &Line,
+    runs: &[Vec<(f64, f64)>],
+    at: impl Fn((f64, f64)) -> (f64, f64),
+) -> (&'static str, &'static str) {
+    let color = LINE_COLORS[l.color % LINE_COLORS.len()];
+    let dash = if l.dashed {
+        " stroke-dasharray=\"5 3\""
+    } else {
+        ""
+    };
+    let mut d = String::new();
+    for run in runs {
+        match run.as_slice() {
+            [] => {}
+            [p] => {
+                let (x, y) = at(*p);
+                let _ = write!(
+                    s,
+                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"1.6\" fill=\"{color}\"/>"
+                );
+            }
+            _ => subpath(&mut d, run.iter().map(|p| at(*p))),
+        }
+    }
+    if !d.is_empty() {
+        let _ = write!(
             s,
-            "<line x1=\"{lx0:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{LEGEND}\">{}</text>",
-            lx0 + 24.0,
-            lx0 + 30.0,
-            ly + 4.0,
-            escape(&slot.text)
+            "\n<path d=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.6\" \
+             stroke-linejoin=\"round\"{dash}/>",
+            d.trim_start()
         );
     }
+    s.push('\n');
+    (color, dash)
+}
 
-    for ((_, shade), slot) in tints.iter().zip(&tint_slots) {
-        let ly = mt + ph + mb + slot.row as f64 * LEGEND_ROW + 8.0;
-        let lx0 = ml + slot.x;
-        let _ = writeln!(
-            s,
-            "<rect x=\"{lx0:.1}\" y=\"{:.1}\" width=\"24\" height=\"10\" fill=\"{}\" stroke=\"#9aa3ad\" stroke-width=\"0.6\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{LEGEND}\">{}</text>",
-            ly - 5.0,
-            SHADES[shade % SHADES.len()],
-            lx0 + 30.0,
-            ly + 4.0,
-            escape(&slot.text)
-        );
-    }
-
-    // Events over the lines: a red line through the plot, the label in the rows above, in the
-    // first row where it does not run into another (none where every row is taken: the
-    // events table lists them all).
+/// Events over the lines: a red line through the plot (from `band_h` above it), the label in
+/// the rows above, in the first row where it does not run into another (none where every row
+/// is taken: the events table lists them all).
+fn draw_markers(s: &mut String, groups: &[(f64, String)], frame: &PlotFrame, band_h: f64, w: f64) {
+    let (mt, ph) = (frame.top, frame.height);
     let mut row_right = [f64::NEG_INFINITY; MARK_ROWS];
-    for (x, label) in &groups {
+    for (x, label) in groups {
         let _ = writeln!(
             s,
             "<line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"{EVENT_RED}\" stroke-width=\"1.3\"/>",
@@ -550,14 +521,6 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
             );
         }
     }
-    s.push_str("</svg>\n");
-    Some(Figure {
-        id: c.id.to_string(),
-        caption: Some(c.caption.to_string()),
-        svg: s,
-        width: w,
-        height: h,
-    })
 }
 
 #[cfg(test)]

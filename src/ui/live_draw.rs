@@ -8,12 +8,12 @@
 //! A reading not taken is "—", never 0.
 
 use eframe::egui::{
-    self, Align2, Color32, CornerRadius, FontId, Pos2, Rect, RichText, Sense, Stroke, Ui, pos2,
-    vec2,
+    self, Align2, Color32, CornerRadius, FontId, Rect, RichText, Sense, Stroke, Ui, pos2, vec2,
 };
 
 use super::palette;
 use crate::model::Topology;
+use crate::model::decimate::MinMaxLine;
 use crate::model::traffic::{
     GpuTraffic, LinkPeer, PairTraffic, ReadingSource, TrafficRecording, TrafficSample, pair_traffic,
 };
@@ -414,43 +414,31 @@ pub fn sparkline(
     let x_of = |t: f64| plot.min.x + ((t - t0) / span) as f32 * plot.width();
     let y_of = |v: f64| plot.max.y - 3.0 - (v / scale) as f32 * (plot.height() - 6.0);
     for (k, color) in [(0, SERIES_A), (1, SERIES_B)] {
-        let mut runs: Vec<Vec<Pos2>> = vec![Vec::new()];
+        let mut line = MinMaxLine::default();
         let mut prev_t: Option<f64> = None;
-        // One pixel column at a time: its lowest and highest value, in order.
-        let mut column: Option<(i32, f64, f64)> = None;
-        let flush = |runs: &mut Vec<Vec<Pos2>>, c: Option<(i32, f64, f64)>| {
-            if let Some((px, lo, hi)) = c {
-                let x = plot.min.x + px as f32;
-                let run = runs.last_mut().expect("one run at least");
-                run.push(pos2(x, y_of(lo)));
-                if hi > lo {
-                    run.push(pos2(x, y_of(hi)));
-                }
-            }
-        };
         for &(t, interval, a, b) in &values {
             let v = if k == 0 { a } else { b };
             let gap = prev_t.is_some_and(|p| t - p > 1.5 * interval);
             prev_t = Some(t);
-            let Some(v) = v.filter(|_| !gap) else {
-                flush(&mut runs, column.take());
-                runs.push(Vec::new());
-                if let Some(v) = v {
-                    // A gap before it: it starts the next run.
-                    column = Some(((x_of(t) - plot.min.x) as i32, v, v));
-                }
-                continue;
-            };
-            let px = (x_of(t) - plot.min.x) as i32;
-            column = match column {
-                Some((c, lo, hi)) if c == px => Some((c, lo.min(v), hi.max(v))),
-                other => {
-                    flush(&mut runs, other);
-                    Some((px, v, v))
-                }
-            };
+            if v.is_none() || gap {
+                line.break_here();
+            }
+            if let Some(v) = v {
+                line.reading(i64::from((x_of(t) - plot.min.x) as i32), t, v);
+            }
         }
-        flush(&mut runs, column);
+        // Each pixel column as a vertical stroke from its lowest to its highest value.
+        let runs = line.finish().into_iter().map(|run| {
+            let mut points = Vec::with_capacity(2 * run.len());
+            for (px, e) in run {
+                let x = plot.min.x + px as f32;
+                points.push(pos2(x, y_of(e.low.1)));
+                if e.high.1 > e.low.1 {
+                    points.push(pos2(x, y_of(e.high.1)));
+                }
+            }
+            points
+        });
         for run in runs {
             match run.len() {
                 0 => {}
@@ -463,6 +451,11 @@ pub fn sparkline(
             }
         }
     }
+    sparkline_legend(ui, names);
+}
+
+/// The sparkline's two series named under it, each after a stroke of its colour.
+fn sparkline_legend(ui: &mut Ui, names: (&str, &str)) {
     ui.horizontal(|ui| {
         for (name, color) in [(names.0, SERIES_A), (names.1, SERIES_B)] {
             let (r, _) = ui.allocate_exact_size(vec2(14.0, 10.0), Sense::hover());

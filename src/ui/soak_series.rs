@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::decimate::{Extremes, MinMaxLine};
 use crate::model::{SoakLoad, SoakSample, SoakSection};
 
 /// A time step longer than this many sampling intervals is a gap in the lines.
@@ -67,8 +68,7 @@ struct Block {
     /// Its first row.
     start: usize,
     phase: Option<SoakLoad>,
-    low: [Option<(f64, f64)>; METRICS],
-    high: [Option<(f64, f64)>; METRICS],
+    extremes: [Option<Extremes>; METRICS],
 }
 
 impl GpuColumns {
@@ -79,18 +79,13 @@ impl GpuColumns {
             self.blocks.push(Block {
                 start: n,
                 phase,
-                low: [None; METRICS],
-                high: [None; METRICS],
+                extremes: [None; METRICS],
             });
         }
         if let Some(b) = self.blocks.last_mut() {
-            for (i, v) in row.iter().enumerate() {
-                let Some(y) = *v else { continue };
-                if b.low[i].is_none_or(|(_, low)| y < low) {
-                    b.low[i] = Some((t, y));
-                }
-                if b.high[i].is_none_or(|(_, high)| y > high) {
-                    b.high[i] = Some((t, y));
+            for (slot, v) in b.extremes.iter_mut().zip(row) {
+                if let Some(y) = v {
+                    Extremes::include(slot, t, y);
                 }
             }
         }
@@ -216,8 +211,9 @@ pub(super) fn decimate(
     let span = x1 - x0;
     let slices = (hi - lo > 2 * buckets && span > 0.0).then(|| span / buckets as f64);
     let mut d = Decimator {
-        out: Runs::default(),
-        cur: None,
+        line: MinMaxLine::default(),
+        bucket: None,
+        row: 0,
         x0,
         width: slices,
         // A throughput line breaks where the load changes; the other figures run on.
@@ -239,13 +235,13 @@ pub(super) fn decimate(
             let end = blocks.get(bi + 1).map_or(t.len(), |next| next.start);
             bi += 1;
             if end <= hi {
-                d.feed(t[i], b.phase, b.low[k], b.high[k]);
+                d.feed(t[i], b.phase, b.extremes[k]);
                 i = end;
                 continue;
             }
         }
-        let v = col.v[i][k].map(|y| (t[i], y));
-        d.feed(t[i], col.phase[i], v, v);
+        let v = col.v[i][k].map(|y| Extremes::new(t[i], y));
+        d.feed(t[i], col.phase[i], v);
         i += 1;
     }
     d.finish()
@@ -253,8 +249,11 @@ pub(super) fn decimate(
 
 /// Readings in time order → the runs of a line, one bucket at a time.
 struct Decimator {
-    out: Runs,
-    cur: Option<Bucket>,
+    line: MinMaxLine,
+    /// The bucket in hand, and whether anything was read in it.
+    bucket: Option<(i64, bool)>,
+    /// Rows fed so far: drawn as they are, each is a column of its own.
+    row: i64,
     x0: f64,
     /// A bucket's width; `None`: every reading as it is.
     width: Option<f64>,
@@ -265,107 +264,49 @@ struct Decimator {
 impl Decimator {
     /// A row (or a block of rows starting at `t`) ran under `phase` with these extremes; none
     /// when nothing was read.
-    fn feed(
-        &mut self,
-        t: f64,
-        phase: Option<SoakLoad>,
-        low: Option<(f64, f64)>,
-        high: Option<(f64, f64)>,
-    ) {
+    fn feed(&mut self, t: f64, phase: Option<SoakLoad>, read: Option<Extremes>) {
         let changed = self.by_phase && self.last_phase.is_some_and(|last| last != phase);
         self.last_phase = Some(phase);
         let Some(width) = self.width else {
+            self.row += 1;
             if changed {
-                self.out.push(t, None);
+                self.line.break_here();
             }
-            match (low, high) {
-                (Some(a), Some(b)) => {
-                    let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
-                    self.out.push(first.0, Some(first.1));
-                    if first != second {
-                        self.out.push(second.0, Some(second.1));
-                    }
-                }
-                _ => self.out.push(t, None),
+            match read {
+                Some(e) => self.add(self.row, e),
+                None => self.line.break_here(),
             }
             return;
         };
         let n = ((t - self.x0) / width).floor() as i64;
-        if (changed || self.cur.as_ref().is_some_and(|c| c.n != n))
-            && let Some(c) = self.cur.take()
+        if (changed || self.bucket.is_some_and(|(b, _)| b != n))
+            && let Some((_, false)) = self.bucket.take()
         {
-            c.flush(&mut self.out);
+            // A time slice with nothing read in it is a gap.
+            self.line.break_here();
         }
         if changed {
-            self.out.push(t, None);
+            self.line.break_here();
         }
-        let c = self.cur.get_or_insert(Bucket {
-            n,
-            low: None,
-            high: None,
-        });
-        for p in [low, high].into_iter().flatten() {
-            c.add(p.0, Some(p.1));
+        let bucket = self.bucket.get_or_insert((n, false));
+        if let Some(e) = read {
+            bucket.1 = true;
+            self.add(n, e);
         }
     }
 
-    fn finish(mut self) -> Vec<Vec<[f64; 2]>> {
-        if let Some(c) = self.cur.take() {
-            c.flush(&mut self.out);
-        }
-        self.out.0
-    }
-}
-
-/// A line's runs of points; a missing reading ends a run (egui_plot draws each run as a line of
-/// its own: a NaN point inside a line is not a gap to it).
-#[derive(Default)]
-struct Runs(Vec<Vec<[f64; 2]>>, /** a gap since the last point */ bool);
-
-impl Runs {
-    fn push(&mut self, t: f64, v: Option<f64>) {
-        match (v, self.0.last_mut()) {
-            (None, _) => self.1 = true,
-            (Some(y), Some(run)) if !self.1 => run.push([t, y]),
-            (Some(y), _) => {
-                self.0.push(vec![[t, y]]);
-                self.1 = false;
-            }
-        }
-    }
-}
-
-/// One time slice of a decimated line: its lowest and highest reading (time, value).
-struct Bucket {
-    n: i64,
-    low: Option<(f64, f64)>,
-    high: Option<(f64, f64)>,
-}
-
-impl Bucket {
-    fn add(&mut self, t: f64, v: Option<f64>) {
-        let Some(y) = v else {
-            return;
-        };
-        if self.low.is_none_or(|(_, low)| y < low) {
-            self.low = Some((t, y));
-        }
-        if self.high.is_none_or(|(_, high)| y > high) {
-            self.high = Some((t, y));
+    fn add(&mut self, column: i64, e: Extremes) {
+        for (t, v) in [e.low, e.high] {
+            self.line.reading(column, t, v);
         }
     }
 
-    /// Its extremes in time order, or a gap when nothing was read in it.
-    fn flush(self, out: &mut Runs) {
-        let (Some(a), Some(b)) = (self.low, self.high) else {
-            out.push(0.0, None);
-            return;
-        };
-        let (first, second) = if a.0 <= b.0 { (a, b) } else { (b, a) };
-        out.push(first.0, Some(first.1));
-        if first != second {
-            out.push(second.0, Some(second.1));
-        }
+    fn finish(self) -> Vec<Vec<[f64; 2]>> {
+        self.line
+            .finish_points()
+            .into_iter()
+            .map(|run| run.into_iter().map(|(t, v)| [t, v]).collect())
+            .collect()
     }
 }
 
