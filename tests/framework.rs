@@ -208,11 +208,11 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
     };
     assert_eq!(
         bound(Mode::Weak),
-        Some(scalescope::scaling::model::Bound::Host)
+        Some(scalescope::scaling::table::Bound::Host)
     );
     assert_eq!(
         bound(Mode::Strong),
-        Some(scalescope::scaling::model::Bound::Compute)
+        Some(scalescope::scaling::table::Bound::Compute)
     );
 }
 

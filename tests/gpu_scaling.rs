@@ -9,7 +9,7 @@ use scalescope::model::Source;
 use scalescope::scaling::proxy::{self, ProxyOptions};
 use scalescope::scaling::run::MeasureOptions;
 use scalescope::scaling::workload;
-use scalescope::scaling::{Mode, RowSource, model::attach_errors};
+use scalescope::scaling::{Mode, RowSource, table::attach_errors};
 use scalescope::topology::live;
 
 #[test]

@@ -286,9 +286,10 @@ fn readme_says_how_to_get_scalescope_on_path() {
     );
 }
 
-/// The README's "Project layout" names, for each feature that spans folders, the one file to
-/// open first; that file's opening comment lists where the rest lives, and every path it lists
-/// exists (issue W's newcomer test: a map that points nowhere fails).
+/// The README's "Project layout" names, for each feature that spans folders, the one folder to
+/// open first; that folder's module doc (`mod.rs`) names the feature and lists where the rest
+/// lives, and every path it lists exists (issue W's newcomer test: a map that points nowhere
+/// fails).
 #[test]
 fn the_project_layout_names_where_each_feature_starts() {
     let readme = std::fs::read_to_string(crate_file("README.md")).unwrap();
@@ -299,15 +300,24 @@ fn the_project_layout_names_where_each_feature_starts() {
         let row = layout
             .lines()
             .find(|l| l.starts_with(&format!("| {feature}")))
-            .unwrap_or_else(|| panic!("Project layout names no file for {feature}"));
+            .unwrap_or_else(|| panic!("Project layout names no folder for {feature}"));
         let first = row.split('`').nth(1).expect("a path in backticks");
-        let text = std::fs::read_to_string(crate_file(first))
-            .unwrap_or_else(|e| panic!("{feature}: {first}: {e}"));
+        assert!(
+            first.starts_with("src/") && first.ends_with('/'),
+            "{feature}: the Project layout names {first}, not a folder of src/"
+        );
+        let module = format!("{first}mod.rs");
+        let text = std::fs::read_to_string(crate_file(&module))
+            .unwrap_or_else(|e| panic!("{feature}: {module}: {e}"));
         let doc: String = text
             .lines()
             .take_while(|l| l.starts_with("//!"))
             .collect::<Vec<_>>()
             .join("\n");
+        assert!(
+            doc.to_lowercase().contains(feature),
+            "{module}'s module doc does not name {feature}"
+        );
         let listed: Vec<&str> = doc
             .split('`')
             .skip(1)
@@ -316,13 +326,13 @@ fn the_project_layout_names_where_each_feature_starts() {
             .collect();
         assert!(
             listed.len() >= 4,
-            "{first}'s opening comment lists {} files of {feature}: {listed:?}",
+            "{module}'s module doc lists {} files of {feature}: {listed:?}",
             listed.len()
         );
         for p in listed {
             assert!(
                 crate_file(p).exists(),
-                "{first} lists {p}, which does not exist"
+                "{module} lists {p}, which does not exist"
             );
         }
     }

@@ -435,7 +435,7 @@ fn one_job_at_a_time_and_cancel_stops_it() {
 #[test]
 fn the_agent_runs_nothing_the_command_line_would_refuse() {
     use scalescope::job::{Job, Target};
-    use scalescope::scaling::model::Mode;
+    use scalescope::scaling::table::Mode;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
     let status = Command::new("mkfifo").arg(&fifo).status().unwrap();

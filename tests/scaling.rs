@@ -3,9 +3,9 @@
 
 use scalescope::model::{Dtype, Source};
 use scalescope::scaling::calibrate::{CalibrationKind, MeasuredStep};
-use scalescope::scaling::model::Sourced;
 use scalescope::scaling::rates::{GemmRate, PerGpuRates};
 use scalescope::scaling::step::step_terms;
+use scalescope::scaling::table::Sourced;
 use scalescope::scaling::workload::{self, ComputeDtype, Pattern, Workload, WorkloadError};
 use scalescope::scaling::{
     Bound, CommCurve, GpuRates, Machine, Mode, RowSource, gpu_counts, model,
@@ -754,7 +754,7 @@ fn a_speedup_not_against_one_gpu_says_against_what() {
             r
         })
         .collect();
-    model::fill_speedup(&mut rows);
+    scalescope::scaling::table::fill_speedup(&mut rows);
     assert_eq!(rows[0].speedup_cell(), "—");
     assert_eq!(rows[1].speedup_base, Some(2));
     assert_eq!(rows[1].speedup_cell(), "2.00 vs 2");

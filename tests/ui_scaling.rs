@@ -100,8 +100,8 @@ fn regenerate_scaling_screenshots() {
 #[test]
 fn snapshot_framework_rows_beside_the_calibrated_model() {
     use scalescope::scaling::calibrate::MeasuredStep;
-    use scalescope::scaling::model::attach_errors;
     use scalescope::scaling::run::ScalingRun;
+    use scalescope::scaling::table::attach_errors;
     use scalescope::scaling::{Machine, Mode, ScalingPoint, model};
 
     let topo = catalog::load("h200-2x-sxm").unwrap();
@@ -142,7 +142,7 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
         r.fits = Some(true);
         rows.push(r);
     }
-    scalescope::scaling::model::fill_speedup(&mut rows);
+    scalescope::scaling::table::fill_speedup(&mut rows);
     attach_errors(&mut rows);
     let run = ScalingRun {
         machine: Some(m),

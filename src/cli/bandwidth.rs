@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use super::drive::Terminal;
+use super::run_job::Terminal;
 use super::output::Pacer;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::modeled::parse_pcie;

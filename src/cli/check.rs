@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::drive::{Terminal, drive};
+use super::run_job::{Terminal, drive};
 use super::interrupt::{self, CANCEL};
 use super::{CliError, emit, write_file};
 use crate::export;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use super::drive::Terminal;
 use super::output::Pacer;
+use super::run_job::Terminal;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::collectives::{CollectiveOptions, Placement, parse_algos, parse_ops};
 use crate::bench::{Warning, launcher};

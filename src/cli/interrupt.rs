@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
-/// Set by the first signal (or by a failed write, `cli::drive`); every runner of the suite polls it.
+/// Set by the first signal (or by a failed write, `cli::run_job`); every runner of the suite polls it.
 pub static CANCEL: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);

@@ -1,11 +1,29 @@
-//! Command-line interface: clap definitions, and the only code that prints to the terminal.
+//! Command-line interface: clap definitions, and the code that prints results to the terminal.
+//! Every command builds a `job::Job` and runs it here or, with `--remote`, on a server; nothing
+//! below cli/ sees a flag's name. What lives here:
+//!
+//! - This file: the `Cli` and its `Command`s, `topo` (with `src/cli/topo_table.rs`, its
+//!   terminal matrices), the catalog list, `CliError` (the one error-to-exit-code mapping) and
+//!   the dispatch to the other files.
+//! - One file per command: `src/cli/suite.rs` (`--bench`), `src/cli/check.rs`,
+//!   `src/cli/watch.rs` (and `src/cli/metrics_server.rs`, its `/metrics`),
+//!   `src/cli/compare.rs`, `src/cli/bandwidth.rs` (with `src/cli/copy_kernel.rs`, its hidden
+//!   tuning flags), `src/cli/collectives.rs`, `src/cli/scaling.rs`; `fleet` in
+//!   `src/cli/fleet.rs`, which declares `src/cli/fleet_run.rs` and `src/cli/fleet_report.rs`.
+//! - Shared by the commands: `src/cli/flags.rs` (`--gpus` and the other flags several
+//!   commands take, parsed once into the model's types), `src/cli/price.rs` (the price flags),
+//!   `src/cli/run_job.rs` (the one loop that runs a job with its progress bar and checkpoint
+//!   writes), `src/cli/output.rs` (files written atomically, `--out` locked, I/O errors sorted)
+//!   and `src/cli/interrupt.rs` (SIGINT, SIGTERM, SIGHUP).
+//!
+//! The agent (`scalescope agent`) is `remote::agent`; the desktop app is `ui/`, opened by
+//! main.rs, never from here.
 
 mod bandwidth;
 mod check;
 mod collectives;
 mod compare;
 mod copy_kernel;
-mod drive;
 mod flags;
 mod fleet;
 mod fleet_report;
@@ -14,6 +32,7 @@ pub mod interrupt;
 mod metrics_server;
 pub mod output;
 mod price;
+mod run_job;
 mod scaling;
 mod suite;
 mod topo_table;

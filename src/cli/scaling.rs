@@ -465,7 +465,7 @@ mod tests {
         assert!(!strong.calibration_point);
         assert!(strong.model_error.is_some_and(|e| e != 0.0), "{strong:?}");
         // Attached again (the run re-attaches after each stage): one note, still no error.
-        crate::scaling::model::attach_errors(&mut run.rows);
+        crate::scaling::table::attach_errors(&mut run.rows);
         let one = measured(&run, 1);
         assert_eq!(
             one.basis.matches(crate::scaling::CALIBRATION_POINT).count(),

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::drive::{Stopped, drive};
 use super::interrupt::{self, CANCEL};
 use super::output::{self, OutLock, write_atomic};
+use super::run_job::{Stopped, drive};
 use super::{CliError, SourceArgs, write_file};
 use crate::export;
 use crate::job::{Event, Job, Stage, SuiteOptions};
@@ -310,8 +310,8 @@ fn clear_earlier_run(dir: &Path) -> Result<(), CliError> {
 
 /// How many scaling rows each source gave, e.g. `12 measured with PyTorch, 285 modeled`:
 /// one word per row kind rather than the run's source beside "the model's rows are modeled".
-fn row_kinds(rows: &[crate::scaling::model::ScalingPoint]) -> String {
-    use crate::scaling::model::RowSource;
+fn row_kinds(rows: &[crate::scaling::table::ScalingPoint]) -> String {
+    use crate::scaling::table::RowSource;
     let count = |k: RowSource| rows.iter().filter(|r| r.source == k).count();
     let parts: Vec<String> = [
         (RowSource::Framework, "measured with PyTorch"),

@@ -620,7 +620,7 @@ fn suite_scaling(
         let mut run = measure_scaling(ctx, topo, scope, &opts)?;
         if let Some(machine) = run.machine.clone() {
             for w in &rest {
-                run.rows.extend(crate::scaling::model::model(
+                run.rows.extend(crate::scaling::table::model(
                     w,
                     &machine,
                     &modes,

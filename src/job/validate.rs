@@ -177,7 +177,7 @@ mod tests {
     use super::*;
     use crate::bench::BandwidthOptions;
     use crate::model::GpuSelection;
-    use crate::scaling::{model::Mode, workload};
+    use crate::scaling::{table::Mode, workload};
 
     fn bandwidth(options: BandwidthOptions) -> Job {
         Job::Bandwidth {

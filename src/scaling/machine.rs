@@ -1,7 +1,7 @@
 //! What the scaling model knows of the machine it models ([`Machine`]: GEMM rates, the
 //! all-reduce curve, host and NIC bandwidth, the calibration), and the words a row is made of:
 //! where its figures come from ([`RowSource`]), the scaling [`Mode`] and what [`Bound`] its step.
-//! The model (`model.rs`) and the step's terms (`step.rs`) both build on it.
+//! The table of rows (`table.rs`) and the step's terms (`step.rs`) both build on it.
 
 use std::fmt;
 

@@ -1,8 +1,9 @@
 //! Scaling: what the measured links mean for workloads on 1 … N GPUs.
 //!
-//! [`workload`] is the catalog (assets/workloads/*.toml, plus the user's files); [`model`]
-//! computes step times for weak and strong scaling from a measured (or datasheet) GEMM rate and
-//! the measured (or modeled) all-reduce curve ([`curve`]), projecting beyond the box over nodes;
+//! [`workload`] is the catalog (assets/workloads/*.toml, plus the user's files); [`table`]
+//! computes the rows of step times for weak and strong scaling from a measured (or datasheet)
+//! GEMM rate and the measured (or modeled) all-reduce curve ([`curve`]), projecting beyond the
+//! box over nodes;
 //! [`framework`] runs the workload's real training step with PyTorch (DDP/FSDP under torchrun):
 //! the measured truth, whose 1-GPU step calibrates the model ([`calibrate`]); [`memory`] says
 //! whether a step fits the GPU and [`batch`] how its samples are laid out (a global batch over
@@ -18,17 +19,17 @@ pub mod curve;
 pub mod framework;
 pub mod machine;
 pub mod memory;
-pub mod model;
 pub mod power;
 pub mod proxy;
 pub mod rates;
 pub mod run;
 pub mod step;
+pub mod table;
 pub mod workload;
 
 pub use curve::CommCurve;
-pub use model::{
+pub use rates::{GemmRate, GpuRates, PerGpuRates, datasheet_rate};
+pub use table::{
     Bound, CALIBRATION_POINT, Machine, Mode, RowSource, ScalingPoint, StepRate, gpu_counts, model,
 };
-pub use rates::{GemmRate, GpuRates, PerGpuRates, datasheet_rate};
 pub use workload::{Pattern, Workload, WorkloadError};

@@ -18,8 +18,8 @@
 
 use super::Mode;
 use super::ScalingPoint;
-use super::model::RowSource;
 use super::rates::datasheet_power;
+use super::table::RowSource;
 use super::workload::Workload;
 use crate::model::energy::EnergyBasis;
 

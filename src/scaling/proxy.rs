@@ -12,8 +12,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::model::{Mode, RowSource, ScalingPoint, fill_speedup};
 use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
+use super::table::{Mode, RowSource, ScalingPoint, fill_speedup};
 use super::workload::{ComputeDtype, Pattern, Workload};
 use crate::cuda::CudaError;
 use crate::cuda::context::Context;

@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use super::curve::CommCurve;
 use super::framework::{self, FrameworkOptions};
-use super::model::{
-    Machine, Mode, RowSource, ScalingPoint, attach_errors, attach_uncalibrated_errors, model,
-};
 use super::proxy::{self, ProxyOptions};
 use super::rates::{GpuRates, PerGpuRates, gpu_list};
+use super::table::{
+    Machine, Mode, RowSource, ScalingPoint, attach_errors, attach_uncalibrated_errors, model,
+};
 use super::workload::Workload;
 use crate::bench::collectives::{CollectiveOptions, MakeCollectives, plan, run_collectives};
 use crate::bench::modeled::{Assumptions, with_assumptions};

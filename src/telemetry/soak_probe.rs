@@ -17,7 +17,7 @@ use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
 use super::host_cpu::HostCpu;
-use super::worker::Worker;
+use super::stoppable::StoppableThread;
 use crate::model::{SoakSample, Topology};
 use crate::topology::TopologyError;
 use crate::topology::nvml_state::{device, ecc, no_driver, nvlinks, processes, throttle_reasons};
@@ -34,7 +34,7 @@ pub struct Tick {
 
 /// The probe thread. Stop it with [`SoakProbe::stop`] (or drop it).
 pub struct SoakProbe {
-    worker: Worker,
+    worker: StoppableThread,
     /// Readings, one [`Tick`] per interval.
     pub ticks: Receiver<Tick>,
     /// Why Xid events are not watched, if they are not (said in the soak's notes).
@@ -72,7 +72,7 @@ impl SoakProbe {
         let (tx, rx) = channel();
         let topo = topo.clone();
         let gpus = gpus.to_vec();
-        let worker = Worker::spawn("scalescope-soak-probe", move |stop| {
+        let worker = StoppableThread::spawn("scalescope-soak-probe", move |stop| {
             run(&topo, &gpus, interval, start, stop, &tx)
         })
         .map_err(|e| TopologyError::Nvml {

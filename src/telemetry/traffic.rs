@@ -19,7 +19,7 @@ use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::gpm::{GpmSample, gpm_metrics_get};
 use nvml_wrapper::{Device, Nvml};
 
-use super::worker::Worker;
+use super::stoppable::StoppableThread;
 use crate::model::traffic::{
     GpuTraffic, LinkPeer, LiveEvent, NvLinkTraffic, ReadingSource, TrafficRecording, TrafficSample,
     WatchHeader, parse_recording,
@@ -43,7 +43,7 @@ pub const RECORDING_MAX_BYTES: u64 = 1 << 30;
 pub struct LiveFeed {
     /// The events, header first.
     pub events: Receiver<LiveEvent>,
-    worker: Worker,
+    worker: StoppableThread,
 }
 
 impl LiveFeed {
@@ -53,7 +53,7 @@ impl LiveFeed {
         work: impl FnOnce(&AtomicBool, &Sender<LiveEvent>) + Send + 'static,
     ) -> Result<LiveFeed, std::io::Error> {
         let (tx, rx) = channel();
-        let worker = Worker::spawn(name, move |stop| work(stop, &tx))?;
+        let worker = StoppableThread::spawn(name, move |stop| work(stop, &tx))?;
         Ok(LiveFeed { events: rx, worker })
     }
 

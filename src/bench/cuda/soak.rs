@@ -279,7 +279,7 @@ impl SoakLoads {
         for (i, ctx) in ctxs.iter().enumerate() {
             let (go_tx, go_rx) = channel::<Go>();
             go_txs.push(go_tx);
-            let w = Worker {
+            let w = GpuLoadThread {
                 gpu: i,
                 ctx: ctx.clone(),
                 cublas: cublas.clone(),
@@ -505,7 +505,7 @@ fn ulp_bf16(v: f32) -> f32 {
 }
 
 /// A GPU's thread: its context, what it loads, where it reports.
-struct Worker {
+struct GpuLoadThread {
     gpu: usize,
     ctx: Arc<Context>,
     cublas: Option<Arc<Cublas>>,
@@ -532,7 +532,7 @@ struct Gemm<'a> {
     corrupted: bool,
 }
 
-impl Worker {
+impl GpuLoadThread {
     fn run(self, ready: &Sender<Result<Ready, String>>, go: &Receiver<Go>) {
         // Everything the thread allocates lives in this frame and is freed after the barrier,
         // once no other GPU can still be writing into it.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{Event, MAX_LINE, ProbeLine, ResultLine, clip, parse_line, read_lines};
 use super::{FrameworkError, FrameworkOptions};
-use crate::scaling::model::Mode;
+use crate::scaling::table::Mode;
 use crate::scaling::workload::{Pattern, Workload};
 
 /// The training script, as shipped.

@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use super::calibrate::{MeasuredStep, ProbeRates};
 use super::memory;
-use super::model::{Mode, OverlapMeasure, ScalingPoint};
 use super::proxy::proxy_counts;
+use super::table::{Mode, OverlapMeasure, ScalingPoint};
 use super::workload::Workload;
 pub use launch::{DEFAULT_TIMEOUT, LaunchOutcome, SCRIPT, WorkloadEnd, launch};
 use launch::{ScriptDir, launch_script, spec};

@@ -9,7 +9,7 @@ use super::python::PythonEnv;
 use super::{FrameworkOptions, FrameworkRun};
 use crate::model::energy::EnergyBasis;
 use crate::scaling::calibrate::{MeasuredStep, ProbeRates};
-use crate::scaling::model::{Mode, OverlapMeasure, RowSource, ScalingPoint, fill_speedup};
+use crate::scaling::table::{Mode, OverlapMeasure, RowSource, ScalingPoint, fill_speedup};
 use crate::scaling::workload::Workload;
 
 pub(super) fn row(w: &Workload, mode: Mode, n: usize, per: f64) -> ScalingPoint {

@@ -5,24 +5,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
-/// The running thread. Dropping it (or [`Worker::stop`]) sets the flag and waits for it.
-pub struct Worker {
+/// The running thread. Dropping it (or [`StoppableThread::stop`]) sets the flag and waits for it.
+pub struct StoppableThread {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
 }
 
-impl Worker {
+impl StoppableThread {
     /// Runs `work` on a thread named `name`; `work` returns once the flag it is given is set.
     pub fn spawn(
         name: &str,
         work: impl FnOnce(&AtomicBool) + Send + 'static,
-    ) -> std::io::Result<Worker> {
+    ) -> std::io::Result<StoppableThread> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || work(&flag))?;
-        Ok(Worker {
+        Ok(StoppableThread {
             stop,
             handle: Some(handle),
         })
@@ -33,7 +33,7 @@ impl Worker {
         self.halt();
     }
 
-    /// [`Worker::stop`] for an owner that stops it from its own `Drop` (again harmless).
+    /// [`StoppableThread::stop`] for an owner that stops it from its own `Drop` (again harmless).
     pub fn halt(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(h) = self.handle.take() {
@@ -42,7 +42,7 @@ impl Worker {
     }
 }
 
-impl Drop for Worker {
+impl Drop for StoppableThread {
     fn drop(&mut self) {
         self.halt();
     }

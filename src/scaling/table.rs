@@ -1,6 +1,7 @@
-//! The scaling model: step time T(n) = compute(per-GPU batch) + exposed communication + the
-//! pattern's own terms, for n GPUs in weak (per-GPU batch fixed) and strong (global batch fixed)
-//! scaling. Every formula and its source is in docs/SCALING.md; the comments here name them.
+//! The scaling table: a row per GPU count and mode, each with its step time T(n) =
+//! compute(per-GPU batch) + exposed communication + the pattern's own terms, for n GPUs in weak
+//! (per-GPU batch fixed) and strong (global batch fixed) scaling. Every formula and its source
+//! is in docs/SCALING.md; the comments here name them.
 
 use serde::{Deserialize, Serialize};
 
