@@ -851,7 +851,6 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/document/build/soak.rs:gpus_table", 101),
     ("src/document/machine.rs:layout", 297),
     ("src/document/machine.rs:rack_layout", 143),
-    ("src/document/machine.rs:svg", 105),
     ("src/health/attribution.rs:evidence", 195),
     ("src/health/soak.rs:throughput", 213),
     ("src/health/soak_csv.rs:parse", 246),

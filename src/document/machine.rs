@@ -127,6 +127,31 @@ pub enum Anchor {
     CenterBottom,
 }
 
+/// Where along one direction of a label its anchor sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Its left or top edge.
+    Start,
+    /// Its middle.
+    Middle,
+    /// Its right or bottom edge.
+    End,
+}
+
+impl Anchor {
+    /// Where the anchor sits across the label and down it.
+    pub fn sides(self) -> (Side, Side) {
+        match self {
+            Anchor::LeftTop => (Side::Start, Side::Start),
+            Anchor::LeftCenter => (Side::Start, Side::Middle),
+            Anchor::LeftBottom => (Side::Start, Side::End),
+            Anchor::CenterTop => (Side::Middle, Side::Start),
+            Anchor::CenterCenter => (Side::Middle, Side::Middle),
+            Anchor::CenterBottom => (Side::Middle, Side::End),
+        }
+    }
+}
+
 /// What hovering an item shows on screen (documents leave it out).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Hover {
@@ -171,24 +196,47 @@ pub enum Item {
         kind: LineKind,
     },
     /// A label.
-    Text {
-        /// The anchor point.
-        at: Point,
-        /// Where the anchor sits on the label.
-        anchor: Anchor,
-        /// The text.
-        text: String,
-        /// A shorter text to use when `text` does not fit `max_width`.
-        short: Option<String>,
-        /// Font size.
-        size: f32,
-        /// Monospace rather than proportional.
-        mono: bool,
-        /// Its colour.
-        tone: Tone,
-        /// The widest it may be drawn; painters shorten it (or cut it with "…") to fit.
-        max_width: Option<f32>,
-    },
+    Text(Label),
+}
+
+/// A label of the drawing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    /// The anchor point.
+    pub at: Point,
+    /// Where the anchor sits on the label.
+    pub anchor: Anchor,
+    /// The text.
+    pub text: String,
+    /// A shorter text to use when `text` does not fit `max_width`.
+    pub short: Option<String>,
+    /// Its size and face.
+    pub font: Font,
+    /// Its colour.
+    pub tone: Tone,
+    /// The widest it may be drawn; painters shorten it (or cut it with "…") to fit.
+    pub max_width: Option<f32>,
+}
+
+/// A label's font: its size, proportional or monospace (painters pick the families).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Font {
+    /// Size, layout units.
+    pub size: f32,
+    /// Monospace rather than proportional.
+    pub mono: bool,
+}
+
+impl Font {
+    /// Proportional at `size`.
+    pub fn sans(size: f32) -> Self {
+        Self { size, mono: false }
+    }
+
+    /// Monospace at `size`.
+    pub fn mono(size: f32) -> Self {
+        Self { size, mono: true }
+    }
 }
 
 /// A laid-out machine drawing: its size and what to draw, in order.
@@ -363,27 +411,24 @@ impl Items {
         });
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn text(
         &mut self,
         at: Point,
         anchor: Anchor,
         text: String,
-        size: f32,
-        mono: bool,
+        font: Font,
         tone: Tone,
         max_width: Option<f32>,
     ) {
-        self.0.push(Item::Text {
+        self.0.push(Item::Text(Label {
             at,
             anchor,
             text,
             short: None,
-            size,
-            mono,
+            font,
             tone,
             max_width,
-        });
+        }));
     }
 }
 
@@ -522,8 +567,7 @@ pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
             (cx, cpu.y + 5.0),
             Anchor::CenterTop,
             cpu_title,
-            13.0,
-            false,
+            Font::sans(13.0),
             Tone::Text,
             Some(cpu.w - 8.0),
         );
@@ -536,8 +580,7 @@ pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
                 (cx, cpu.bottom() - 4.0),
                 Anchor::CenterBottom,
                 format!("CPUs {cpus}"),
-                11.5,
-                true,
+                Font::mono(11.5),
                 Tone::Weak,
                 Some(cpu.w - 8.0),
             );
@@ -608,8 +651,7 @@ pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
                         "PCIe switch"
                     }
                     .to_string(),
-                    11.0,
-                    false,
+                    Font::sans(11.0),
                     Tone::On(BoxKind::Switch(kind)),
                     Some(bar.w - 4.0),
                 );
@@ -645,8 +687,7 @@ pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
             (mid.0, mid.1 - 5.0),
             Anchor::CenterBottom,
             "UPI / xGMI".into(),
-            11.5,
-            false,
+            Font::sans(11.5),
             Tone::Text,
             None,
         );
@@ -654,8 +695,7 @@ pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
             (mid.0, mid.1 + 5.0),
             Anchor::CenterTop,
             "SYS".into(),
-            11.5,
-            true,
+            Font::mono(11.5),
             Tone::Weak,
             None,
         );
@@ -675,8 +715,7 @@ pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
                 "NICs with no PCIe switch or host bridge shared with a GPU: {}",
                 names.join(", ")
             ),
-            11.5,
-            false,
+            Font::sans(11.5),
             Tone::Weak,
             Some(width - 2.0 * margin),
         );
@@ -722,8 +761,7 @@ fn nvswitch(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)], top:
         bar.center(),
         Anchor::CenterCenter,
         format!("NVSwitch fabric  ·  NV{n}  ·  {rate}"),
-        14.0,
-        false,
+        Font::sans(14.0),
         Tone::On(BoxKind::NvSwitch),
         Some(bar.w - 8.0),
     );
@@ -770,8 +808,7 @@ fn nvlink_arcs(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)]) {
             mid,
             Anchor::CenterCenter,
             label,
-            11.5,
-            false,
+            Font::sans(11.5),
             Tone::On(BoxKind::NvPill(n)),
             None,
         );
@@ -792,8 +829,7 @@ fn gpu(out: &mut Items, g: &crate::model::Gpu, at: Bounds) {
         (at.x + 8.0, at.y + 6.0),
         Anchor::LeftTop,
         format!("GPU {}", g.index),
-        14.0,
-        false,
+        Font::sans(14.0),
         Tone::Text,
         None,
     );
@@ -805,8 +841,7 @@ fn gpu(out: &mut Items, g: &crate::model::Gpu, at: Bounds) {
         (at.x + 8.0, at.y + 25.0),
         Anchor::LeftTop,
         name.to_string(),
-        11.5,
-        false,
+        Font::sans(11.5),
         Tone::Text,
         Some(at.w - 14.0),
     );
@@ -814,8 +849,7 @@ fn gpu(out: &mut Items, g: &crate::model::Gpu, at: Bounds) {
         (at.x + 8.0, at.bottom() - 6.0),
         Anchor::LeftBottom,
         format!("{} · {}", memory_text(g), g.pcie.describe()),
-        11.0,
-        false,
+        Font::sans(11.0),
         Tone::Weak,
         Some(at.w - 12.0),
     );
@@ -845,16 +879,15 @@ fn nic(out: &mut Items, topology: &Topology, i: usize, at: Bounds, kind: LinkKin
     let speed = n
         .line_rate_gbps
         .map_or(String::new(), |g| format!(" {:.0}G", g * 8.0));
-    out.0.push(Item::Text {
+    out.0.push(Item::Text(Label {
         at: (at.x + 6.0, at.center().1),
         anchor: Anchor::LeftCenter,
         text: format!("{}{speed}", n.name),
         short: (!speed.is_empty()).then(|| n.name.clone()),
-        size: 11.0,
-        mono: true,
+        font: Font::mono(11.0),
         tone: Tone::Strong,
         max_width: Some(at.w - 10.0),
-    });
+    }));
 }
 
 /// Print colours of the drawing (the light theme's).
@@ -1030,45 +1063,49 @@ pub fn svg(l: &MachineLayout) -> String {
                     line_paint(*kind)
                 );
             }
-            Item::Text {
-                at,
-                anchor,
-                text,
-                short,
-                size,
-                mono,
-                tone,
-                max_width,
-            } => {
-                let face = if *mono { Face::Mono } else { Face::Sans };
-                let shown = fitted(text, short.as_deref(), f64::from(*size), face, *max_width);
-                let (text_anchor, baseline) = match anchor {
-                    Anchor::LeftTop => ("start", 0.8),
-                    Anchor::LeftCenter => ("start", 0.35),
-                    Anchor::LeftBottom => ("start", -0.2),
-                    Anchor::CenterTop => ("middle", 0.8),
-                    Anchor::CenterCenter => ("middle", 0.35),
-                    Anchor::CenterBottom => ("middle", -0.2),
-                };
-                let family = if *mono {
-                    format!(" font-family=\"{}\"", fonts::MONO_FAMILY)
-                } else {
-                    String::new()
-                };
-                let _ = writeln!(
-                    s,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{size}\" text-anchor=\"{text_anchor}\" \
-                     fill=\"{}\"{family}>{}</text>",
-                    at.0,
-                    at.1 + baseline * size,
-                    text_paint(*tone),
-                    escape(&shown)
-                );
-            }
+            Item::Text(label) => svg_text(&mut s, label),
         }
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// A label in SVG: shortened to fit its width, its baseline placed for its anchor.
+fn svg_text(s: &mut String, label: &Label) {
+    let Font { size, mono } = label.font;
+    let face = if mono { Face::Mono } else { Face::Sans };
+    let shown = fitted(
+        &label.text,
+        label.short.as_deref(),
+        f64::from(size),
+        face,
+        label.max_width,
+    );
+    let (across, down) = label.anchor.sides();
+    let text_anchor = match across {
+        Side::Start => "start",
+        Side::Middle => "middle",
+        Side::End => "end",
+    };
+    let baseline = match down {
+        Side::Start => 0.8,
+        Side::Middle => 0.35,
+        Side::End => -0.2,
+    };
+    let family = if mono {
+        format!(" font-family=\"{}\"", fonts::MONO_FAMILY)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{size}\" text-anchor=\"{text_anchor}\" \
+         fill=\"{}\"{family}>{}</text>",
+        label.at.0,
+        label.at.1 + baseline * size,
+        text_paint(label.tone),
+        escape(&shown)
+    );
 }
 
 /// Rows of GPUs a rack-style drawing puts in one group when the topology states no trays.
@@ -1142,8 +1179,7 @@ fn rack_layout(topology: &Topology, avail_width: f32) -> MachineLayout {
         bar.center(),
         Anchor::CenterCenter,
         format!("{what} — {every}"),
-        13.0,
-        false,
+        Font::sans(13.0),
         Tone::On(BoxKind::NvSwitch),
         Some(bar.w - 12.0),
     );
@@ -1175,8 +1211,7 @@ fn rack_layout(topology: &Topology, avail_width: f32) -> MachineLayout {
             (at.x + pad, at.y + 5.0),
             Anchor::LeftTop,
             head,
-            11.5,
-            false,
+            Font::sans(11.5),
             Tone::Weak,
             Some(at.w - 2.0 * pad),
         );
@@ -1202,8 +1237,7 @@ fn rack_layout(topology: &Topology, avail_width: f32) -> MachineLayout {
                 (gb.x + 6.0, gb.y + 4.0),
                 Anchor::LeftTop,
                 format!("GPU {}", g.index),
-                12.5,
-                false,
+                Font::sans(12.5),
                 Tone::Text,
                 Some(gb.w - 8.0),
             );
@@ -1219,8 +1253,7 @@ fn rack_layout(topology: &Topology, avail_width: f32) -> MachineLayout {
                 (gb.x + 6.0, gb.bottom() - 4.0),
                 Anchor::LeftBottom,
                 links,
-                10.5,
-                false,
+                Font::sans(10.5),
                 tone,
                 Some(gb.w - 8.0),
             );
@@ -1365,7 +1398,7 @@ mod tests {
             .items
             .iter()
             .filter_map(|i| match i {
-                Item::Text { text, .. } => Some(text.as_str()),
+                Item::Text(l) => Some(l.text.as_str()),
                 _ => None,
             })
             .collect();
@@ -1378,9 +1411,11 @@ mod tests {
         });
         let l = layout(&t, 1200.0).unwrap();
         assert_eq!(boxes(&l, BoxKind::Group), 6);
-        assert!(l.items.iter().any(
-            |i| matches!(i, Item::Text { text, .. } if text.starts_with("Compute tray 6 · 2 CPUs"))
-        ));
+        assert!(
+            l.items.iter().any(
+                |i| matches!(i, Item::Text(l) if l.text.starts_with("Compute tray 6 · 2 CPUs"))
+            )
+        );
         assert!(l.width <= 1200.0);
     }
 }

@@ -15,7 +15,9 @@ use super::live_draw;
 use super::live_draw::LiveFrame;
 use super::palette::{self, SourceBadge};
 use super::widgets::{Cell, Segment, badge, matrix, matrix_hovered, matrix_width};
-use crate::document::machine::{self, Anchor, BoxKind, Hover, Item, LineKind, Tone};
+use crate::document::machine::{
+    self, Anchor, BoxKind, Font, Hover, Item, Label, LineKind, Side, Tone,
+};
 use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, Topology, TopologyNote, TopologySource};
 
 /// The whole view: header, machine drawing, GPU cards, the three matrices and the notes.
@@ -495,43 +497,35 @@ pub fn machine_drawing_live(ui: &mut Ui, topology: &Topology, live: Option<&Live
                     ),
                 ));
             }
-            Item::Text {
+            Item::Text(Label {
                 at: p,
                 tone: Tone::On(BoxKind::NvPill(_)),
                 ..
-            } if live.is_some() => {
+            }) if live.is_some() => {
                 if let (Some(frame), Some((a, b))) = (live, bond) {
                     live_pill(ui, &painter, at(*p), frame, a, b);
                 }
             }
-            Item::Text {
-                at: p,
-                anchor,
-                text,
-                short,
-                size,
-                mono,
-                tone,
-                max_width,
-            } => {
-                let font = if *mono {
-                    FontId::monospace(*size)
+            Item::Text(label) => {
+                let Font { size, mono } = label.font;
+                let font = if mono {
+                    FontId::monospace(size)
                 } else {
-                    FontId::proportional(*size)
+                    FontId::proportional(size)
                 };
-                let mut color = text_paint(*tone, &visuals);
-                let mut text = text.clone();
+                let mut color = text_paint(label.tone, &visuals);
+                let mut text = label.text.clone();
                 // While live, a GPU box's last line (memory · PCIe link) gives its PCIe traffic.
                 if let Some(frame) = live
-                    && *anchor == Anchor::LeftBottom
-                    && *tone == Tone::Weak
-                    && let Some(g) = gpu_at(*p)
+                    && label.anchor == Anchor::LeftBottom
+                    && label.tone == Tone::Weak
+                    && let Some(g) = gpu_at(label.at)
                 {
                     text = live_draw::gpu_box_text(frame, g);
                     color = visuals.strong_text_color();
                 }
                 let mut galley = painter.layout_no_wrap(text.clone(), font.clone(), color);
-                if let Some(max) = *max_width
+                if let Some(max) = label.max_width
                     && galley.size().x > max
                 {
                     // The short form where there is one (a NIC without its speed), else the
@@ -539,22 +533,21 @@ pub fn machine_drawing_live(ui: &mut Ui, topology: &Topology, live: Option<&Live
                     let job = egui::text::LayoutJob {
                         wrap: egui::text::TextWrapping::truncate_at_width(max),
                         ..egui::text::LayoutJob::simple_singleline(
-                            short.clone().unwrap_or(text),
+                            label.short.clone().unwrap_or(text),
                             font,
                             color,
                         )
                     };
                     galley = painter.layout_job(job);
                 }
-                let align = match anchor {
-                    Anchor::LeftTop => Align2::LEFT_TOP,
-                    Anchor::LeftCenter => Align2::LEFT_CENTER,
-                    Anchor::LeftBottom => Align2::LEFT_BOTTOM,
-                    Anchor::CenterTop => Align2::CENTER_TOP,
-                    Anchor::CenterCenter => Align2::CENTER_CENTER,
-                    Anchor::CenterBottom => Align2::CENTER_BOTTOM,
+                let align = |side| match side {
+                    Side::Start => Align::Min,
+                    Side::Middle => Align::Center,
+                    Side::End => Align::Max,
                 };
-                let rect = align.anchor_size(at(*p), galley.size());
+                let (across, down) = label.anchor.sides();
+                let rect =
+                    Align2([align(across), align(down)]).anchor_size(at(label.at), galley.size());
                 painter.galley(rect.min, galley, color);
             }
         }
