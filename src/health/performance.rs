@@ -92,18 +92,25 @@ pub fn checks(
             })
             .or_insert(r);
     }
+    let judging = Judging {
+        topo,
+        gpus: &gpus,
+        ev,
+        inventory,
+        thresholds,
+    };
     let mut out = Vec::new();
     for test in CHECK_TESTS {
-        for ((t, _, _), r) in cells.iter().filter(|((t, _, _), _)| *t == test) {
+        for (_, r) in cells.iter().filter(|((t, _, _), _)| *t == test) {
             let Some(subj) = subject(r) else {
                 continue;
             };
             let published = thresholds
                 .published
-                .then(|| published_check(topo, *t, r, subj, &gpus, ev, inventory, thresholds))
+                .then(|| judging.published_check(r, subj))
                 .flatten();
             out.push(published.unwrap_or_else(|| {
-                let mut c = judge(topo, *t, r, subj, &gpus, results, ev, inventory, thresholds);
+                let mut c = judging.judge(r, subj, results);
                 if thresholds.published && c.expected.is_some() {
                     c.detail
                         .push_str("; no published figure matches here: judged by line rate");
@@ -115,129 +122,138 @@ pub fn checks(
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn judge(
-    topo: &Topology,
-    test: TestId,
-    r: &BandwidthResult,
-    subj: Subject,
-    gpus: &[usize],
-    all: &[BandwidthResult],
-    ev: &Evidence,
-    inventory: &[Check],
-    thresholds: &Thresholds,
-) -> Check {
-    let new = |v: Verdict, d: String| Check::new(CheckId::Copy(test), subj, v, r.source, d);
-    match r.status {
-        Status::Ok => {}
-        Status::Failed if r.wrong.is_some_and(|w| w > 0) => {
-            return new(
-                Verdict::Fail,
-                format!(
-                    "copied data arrived wrong: {}",
-                    r.reason.as_deref().unwrap_or("verification failed")
-                ),
-            )
-            .because(&causes::WRONG_DATA);
+/// What every copy figure of a check is judged with: the machine, the GPUs tested, what was
+/// seen while the tests ran, the state checks (causes are named from them) and the limits.
+struct Judging<'a> {
+    topo: &'a Topology,
+    gpus: &'a [usize],
+    ev: &'a Evidence,
+    inventory: &'a [Check],
+    thresholds: &'a Thresholds,
+}
+
+impl Judging<'_> {
+    /// Result `r` (its test's largest size) about `subj` judged against line rate × reference
+    /// efficiency; `all` holds every result, for the all-pairs contention figure.
+    fn judge(&self, r: &BandwidthResult, subj: Subject, all: &[BandwidthResult]) -> Check {
+        let Judging {
+            topo,
+            gpus,
+            ev,
+            inventory,
+            thresholds,
+        } = *self;
+        let test = r.test;
+        let new = |v: Verdict, d: String| Check::new(CheckId::Copy(test), subj, v, r.source, d);
+        match r.status {
+            Status::Ok => {}
+            Status::Failed if r.wrong.is_some_and(|w| w > 0) => {
+                return new(
+                    Verdict::Fail,
+                    format!(
+                        "copied data arrived wrong: {}",
+                        r.reason.as_deref().unwrap_or("verification failed")
+                    ),
+                )
+                .because(&causes::WRONG_DATA);
+            }
+            Status::Failed => {
+                return new(
+                    Verdict::Fail,
+                    format!(
+                        "the copy failed: {}",
+                        r.reason.as_deref().unwrap_or("GPU error")
+                    ),
+                )
+                .because(&causes::UNEXPLAINED);
+            }
+            Status::Waived | Status::Skipped => {
+                return new(
+                    Verdict::Unknown,
+                    format!("not measured: {}", r.reason.as_deref().unwrap_or("not run")),
+                );
+            }
         }
-        Status::Failed => {
-            return new(
-                Verdict::Fail,
-                format!(
-                    "the copy failed: {}",
-                    r.reason.as_deref().unwrap_or("GPU error")
-                ),
-            )
-            .because(&causes::UNEXPLAINED);
-        }
-        Status::Waived | Status::Skipped => {
+        let Some(figure) = r.median_gbps else {
+            return new(Verdict::Unknown, "no figure".to_string());
+        };
+        let name = r
+            .dst
+            .gpu()
+            .or(r.src.gpu())
+            .and_then(|g| topo.gpu(g))
+            .and_then(|g| g.name.as_deref());
+        let path = Path::of(topo, r.test.shape(), r.src, r.dst, gpus);
+        let refr = path.and_then(|p| reference(test, p, name, thresholds));
+        let (Some(line), Some(refr)) = (r.line_rate_gbps, refr) else {
             return new(
                 Verdict::Unknown,
-                format!("not measured: {}", r.reason.as_deref().unwrap_or("not run")),
+                format!(
+                    "{figure:.1} GB/s; expected unknown (the link's line rate or kind is not known)"
+                ),
             );
-        }
-    }
-    let Some(figure) = r.median_gbps else {
-        return new(Verdict::Unknown, "no figure".to_string());
-    };
-    let name = r
-        .dst
-        .gpu()
-        .or(r.src.gpu())
-        .and_then(|g| topo.gpu(g))
-        .and_then(|g| g.name.as_deref());
-    let path = Path::of(topo, r.test.shape(), r.src, r.dst, gpus);
-    let refr = path.and_then(|p| reference(test, p, name, thresholds));
-    let (Some(line), Some(refr)) = (r.line_rate_gbps, refr) else {
-        return new(
-            Verdict::Unknown,
-            format!(
-                "{figure:.1} GB/s; expected unknown (the link's line rate or kind is not known)"
-            ),
+        };
+        let expected = line * refr.efficiency;
+        let ratio = figure / expected;
+        let verdict = thresholds.verdict(ratio);
+        let mut detail = format!(
+            "{figure:.1} GB/s, expected {expected:.1} ({:.0} %)",
+            ratio * 100.0
         );
-    };
-    let expected = line * refr.efficiency;
-    let ratio = figure / expected;
-    let verdict = thresholds.verdict(ratio);
-    let mut detail = format!(
-        "{figure:.1} GB/s, expected {expected:.1} ({:.0} %)",
-        ratio * 100.0
-    );
-    if test == TestId::AllPairs
-        && let Some(score) = contention_score(r, all, gpus)
-    {
-        // The bare ratio reads as a fault on a healthy NVSwitch machine (0.14 on 8 GPUs), where
-        // every peer's read shares the destination's one path; say what each layout should give.
-        let peers = gpus.len().saturating_sub(1).max(1);
-        detail.push_str(&format!(
+        if test == TestId::AllPairs
+            && let Some(score) = contention_score(r, all, gpus)
+        {
+            // The bare ratio reads as a fault on a healthy NVSwitch machine (0.14 on 8 GPUs), where
+            // every peer's read shares the destination's one path; say what each layout should give.
+            let peers = gpus.len().saturating_sub(1).max(1);
+            detail.push_str(&format!(
             "; all peers at once reach {score:.2}× the sum of each alone (expected 1/{peers} = {:.2} \
              when they share one path into the GPU, as through NVSwitch; 1 with a link each)",
             1.0 / peers as f64
         ));
+        }
+        let mut c = new(verdict, detail);
+        c.figure = Some(figure);
+        c.expected = Some(expected);
+        c.percent = Some(ratio * 100.0);
+        c.unit = Some("GB/s".into());
+        c.basis = Some(format!(
+            "{:.1} GB/s line rate × {:.1} %: {}",
+            line,
+            refr.efficiency * 100.0,
+            refr.source
+        ));
+        if verdict != Verdict::Pass {
+            c = explain(c, r, path, &involved(r, gpus), ev, inventory);
+        }
+        c
     }
-    let mut c = new(verdict, detail);
-    c.figure = Some(figure);
-    c.expected = Some(expected);
-    c.percent = Some(ratio * 100.0);
-    c.unit = Some("GB/s".into());
-    c.basis = Some(format!(
-        "{:.1} GB/s line rate × {:.1} %: {}",
-        line,
-        refr.efficiency * 100.0,
-        refr.source
-    ));
-    if verdict != Verdict::Pass {
-        c = explain(c, r, path, &involved(r, gpus), ev, inventory);
-    }
-    c
-}
 
-/// A measured (or modeled) copy figure judged against the published figures that match it
-/// (`--thresholds published`); `None` when it has no figure or none matches.
-#[allow(clippy::too_many_arguments)]
-fn published_check(
-    topo: &Topology,
-    test: TestId,
-    r: &BandwidthResult,
-    subj: Subject,
-    gpus: &[usize],
-    ev: &Evidence,
-    inventory: &[Check],
-    thresholds: &Thresholds,
-) -> Option<Check> {
-    let figure = r.median_gbps.filter(|_| r.status == Status::Ok)?;
-    let p = against_published(topo, test, r, gpus, figure, thresholds)?;
-    let mut c = Check::new(CheckId::Copy(test), subj, p.verdict, r.source, p.detail);
-    c.figure = Some(figure);
-    c.expected = Some(p.expected);
-    c.percent = Some(p.ratio * 100.0);
-    c.unit = Some("GB/s".into());
-    c.basis = Some(p.basis);
-    if p.verdict != Verdict::Pass {
-        let path = Path::of(topo, r.test.shape(), r.src, r.dst, gpus);
-        c = explain(c, r, path, &involved(r, gpus), ev, inventory);
+    /// A measured (or modeled) copy figure judged against the published figures that match it
+    /// (`--thresholds published`); `None` when it has no figure or none matches.
+    fn published_check(&self, r: &BandwidthResult, subj: Subject) -> Option<Check> {
+        let Judging {
+            topo,
+            gpus,
+            ev,
+            inventory,
+            thresholds,
+        } = *self;
+        let test = r.test;
+        let figure = r.median_gbps.filter(|_| r.status == Status::Ok)?;
+        let p = against_published(topo, test, r, gpus, figure, thresholds)?;
+        let mut c = Check::new(CheckId::Copy(test), subj, p.verdict, r.source, p.detail);
+        c.figure = Some(figure);
+        c.expected = Some(p.expected);
+        c.percent = Some(p.ratio * 100.0);
+        c.unit = Some("GB/s".into());
+        c.basis = Some(p.basis);
+        if p.verdict != Verdict::Pass {
+            let path = Path::of(topo, r.test.shape(), r.src, r.dst, gpus);
+            c = explain(c, r, path, &involved(r, gpus), ev, inventory);
+        }
+        Some(c)
     }
-    Some(c)
 }
 
 /// A copy figure judged against a published one (`--thresholds published`).
