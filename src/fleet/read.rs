@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::between::{BETWEEN_DIR, BetweenRecord, read_records};
 use crate::health::HealthReport;
 use crate::model::validate::one_line;
-use crate::report::Report;
+use crate::report::{Report, reference_tools};
 
 /// The most node reports one fleet report reads: 100,000 (the largest clusters have tens of
 /// thousands of nodes; beyond that a listing is more likely a wrong folder than a fleet).
@@ -57,7 +57,7 @@ pub enum ReadError {
         source: std::io::Error,
     },
     #[error(
-        "no node reports found (looked for DIR/*.json, DIR/*/report.json, DIR/nodes/*/report.json and check.json beside them) in {0}"
+        "no node reports found (looked for DIR/*.json, DIR/*/report.json, DIR/nodes/*/report.json and check.json beside them, and folders of nvbandwidth/nccl-tests outputs) in {0}"
     )]
     Empty(String),
     #[error("more than {MAX_NODES} node reports: name fewer folders")]
@@ -122,18 +122,26 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
                         // A node `fleet run` could not check: its record says why, and the
                         // missing report is its finding.
                         files.push(node_dir.join("report.json"));
+                    } else if !reference_tools::outputs_in(node_dir).is_empty() {
+                        // A folder of nvbandwidth/nccl-tests outputs: the node is the folder.
+                        files.push(node_dir.clone());
                     }
                 }
             } else if entry.extension().is_some_and(|e| e == "json")
                 && !entry
                     .file_name()
                     .is_some_and(|n| n == "node.json" || n == "fleet.json")
+                && !reference_tools::sniff(&entry.display().to_string()).is_ok_and(|t| t.is_some())
             {
                 files.push(entry);
             }
             if files.len() > MAX_NODES {
                 return Err(ReadError::TooMany);
             }
+        }
+        if files.len() == before && !reference_tools::outputs_in(input).is_empty() {
+            // The folder named is one node's outputs.
+            files.push(input.clone());
         }
         if files.len() == before {
             return Err(ReadError::Empty(input.display().to_string()));
@@ -193,7 +201,9 @@ pub fn read_all(files: &[PathBuf]) -> Vec<NodeInput> {
 /// Reads one node's file and names the node.
 pub fn read_node(path: &Path) -> NodeInput {
     let record = node_json(path);
-    let content = if path.is_file() {
+    let content = if path.is_dir() {
+        read_tool_outputs(path)
+    } else if path.is_file() {
         read_content(path)
     } else {
         Err(match (&record.status, &record.error) {
@@ -246,6 +256,16 @@ pub fn read_node(path: &Path) -> NodeInput {
 /// `check --json` file, a malformed file — goes the long way, for its typed error.
 fn read_content(path: &Path) -> Result<NodeContent, String> {
     let content = parse_content(path)?;
+    check_figures(&content).map_err(|e| format!("the report is damaged: field {e}"))?;
+    Ok(content)
+}
+
+/// A node's folder of nvbandwidth/nccl-tests outputs as one report (the figures they measured,
+/// the GPUs they name); the error is the importer's one line.
+fn read_tool_outputs(dir: &Path) -> Result<NodeContent, String> {
+    let files = reference_tools::outputs_in(dir);
+    let imported = reference_tools::import(&files).map_err(|e| e.to_string())?;
+    let content = NodeContent::Report(Box::new(imported.report()));
     check_figures(&content).map_err(|e| format!("the report is damaged: field {e}"))?;
     Ok(content)
 }

@@ -273,6 +273,12 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Too
     if results.is_empty() && skipped.is_empty() {
         return Err(ToolError::whole("the results table has no rows"));
     }
+    if at.tool_version.is_some() && at.avg.is_none() {
+        // Versions that print their version line close the table with these lines.
+        return Err(ToolError::whole(
+            "the table ends without nccl-tests' closing lines (\"# Avg bus bandwidth\"): a cut or unfinished output",
+        ));
+    }
     let op = at.op.or(hint).ok_or_else(|| {
         ToolError::whole("which collective is this? name the file after the binary")
     })?;
@@ -362,6 +368,18 @@ impl Reading {
             self.parameters = Some(comment.chars().take(400).collect());
         } else if let Some(rest) = comment.strip_prefix("Rank ") {
             self.rank(rest, line)?;
+        } else if comment.starts_with("(B)") {
+            // The units under the header: nccl-tests prints these and no others.
+            if let Some(u) = comment.split_whitespace().find(|u| {
+                !matches!(*u, "(B)" | "(elements)" | "(us)" | "(GB/s)" | "(%)")
+                    && !u.starts_with("%Y")
+                    && !u.starts_with("%H")
+            }) {
+                return Err(format!(
+                    "unit {}: nccl-tests prints sizes in B, times in us and bandwidths in GB/s",
+                    quoted(u)
+                ));
+            }
         } else if comment.contains("busbw") && comment.contains("size") {
             self.columns = Some(header(comment));
         } else if let Some(rest) = comment.strip_prefix("Avg bus bandwidth") {
@@ -661,6 +679,16 @@ mod tests {
                 "line 2: \"gather_perf\" is not a collective",
             ),
             ("270.345", "fast", "line 15: no figure"),
+            (
+                "(GB/s)  (GB/s)             (us)",
+                "(MB/s)  (GB/s)             (us)",
+                "line 11: unit \"(MB/s)\"",
+            ),
+            (
+                "# Avg bus bandwidth    : 270.345\n",
+                "",
+                "ends without nccl-tests' closing lines",
+            ),
             (
                 "       0   3990",
                 "      -3   3990",

@@ -17,6 +17,10 @@ use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId};
 /// nvbandwidth's default buffer (`-b 512`, MiB): the size its text output does not print.
 pub const DEFAULT_BUFFER_BYTES: u64 = 512 << 20;
 
+/// The buffer of nvbandwidth's latency testcases, whatever `-b` says (nvbandwidth.cpp runs
+/// `host_device_latency_sm` and `device_to_device_latency_sm` on 2 MiB).
+pub const LATENCY_BUFFER_BYTES: u64 = 2 << 20;
+
 /// The largest input read, bytes.
 pub const MAX_BYTES: usize = 64 << 20;
 
@@ -27,7 +31,7 @@ const LATENCY_NS: Bounds = Bounds::above(0.0, 1e9, "ns");
 const MAX_CELLS: usize = crate::model::MAX_GPUS;
 
 /// One nvbandwidth run read from its output.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NvbandwidthRun {
     /// `v0.8` as printed.
     pub version: Option<String>,
@@ -41,6 +45,8 @@ pub struct NvbandwidthRun {
     pub results: Vec<BandwidthResult>,
     /// Testcases not read, each with why.
     pub not_read: Vec<String>,
+    /// Each matrix's `SUM` as printed (the JSON's `sum`): testcase and value, in order.
+    pub sums: Vec<(String, f64)>,
 }
 
 impl NvbandwidthRun {
@@ -220,7 +226,7 @@ fn cells(m: &Matrix, bytes: u64) -> Result<Result<Vec<BandwidthResult>, String>,
                 test,
                 src,
                 dst,
-                bytes,
+                if latency { LATENCY_BUFFER_BYTES } else { bytes },
                 Source::Measured,
                 Status::Ok,
                 format!("nvbandwidth {}", m.test),
@@ -245,32 +251,39 @@ fn cell(s: &str) -> Result<Option<f64>, String> {
         .map_err(|_| format!("cell {} is not a figure or N/A", quoted(s)))
 }
 
+/// The run being read from text: the testcase running, the matrix open (with its header's
+/// column count, once seen) and the one whose `SUM` line is still to come.
+#[derive(Default)]
+struct TextReading {
+    running: Option<String>,
+    open: Option<(Matrix, Option<usize>)>,
+    awaiting_sum: Option<(String, usize)>,
+}
+
 fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
-    let mut run = NvbandwidthRun {
-        version: None,
-        driver: None,
-        cuda: None,
-        host: None,
-        devices: Vec::new(),
-        results: Vec::new(),
-        not_read: Vec::new(),
-    };
+    let mut run = NvbandwidthRun::default();
     let mut matrices: Vec<Matrix> = Vec::new();
-    let mut running: Option<String> = None;
-    // The matrix being read: its description and whether its header was seen.
-    let mut open: Option<(Matrix, bool)> = None;
+    let mut at = TextReading::default();
     let mut previous = "";
     let short = |s: &str| s.chars().take(128).collect::<String>();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let t = line.trim();
-        if let Some((m, header)) = &mut open {
-            if !*header {
-                *header = true;
+        if let Some((m, header)) = &mut at.open {
+            let Some(columns) = *header else {
+                let columns = t.split_whitespace().count();
+                if columns == 0 || columns > MAX_CELLS {
+                    return Err(ToolError::at(
+                        n,
+                        format!("{}: no column header under its description", m.test),
+                    ));
+                }
+                *header = Some(columns);
                 continue;
-            }
+            };
             if t.is_empty() || t.starts_with("SUM ") || t.starts_with("&&&&") {
-                let (m, _) = open.take().expect("open");
+                let (m, _) = at.open.take().expect("open");
+                at.awaiting_sum = Some((m.test.clone(), n));
                 matrices.push(m);
             } else {
                 let mut words = t.split_whitespace();
@@ -279,7 +292,17 @@ fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
                     .map(cell)
                     .collect::<Result<_, _>>()
                     .map_err(|e| ToolError::at(n, e))?;
-                if row.len() > MAX_CELLS || m.rows.len() >= MAX_CELLS {
+                if row.len() != columns {
+                    return Err(ToolError::at(
+                        n,
+                        format!(
+                            "{}: {} cells where the header names {columns} columns (a cut or edited matrix)",
+                            m.test,
+                            row.len()
+                        ),
+                    ));
+                }
+                if m.rows.len() >= MAX_CELLS {
                     return Err(ToolError::at(n, format!("a matrix above {MAX_CELLS} GPUs")));
                 }
                 m.rows.push(row);
@@ -288,7 +311,12 @@ fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
                 continue;
             }
         }
-        if let Some(v) = t.strip_prefix("nvbandwidth Version:") {
+        if let Some(rest) = t
+            .strip_prefix("SUM ")
+            .or_else(|| t.strip_prefix("&&&& PERF "))
+        {
+            sum_line(&mut run, &mut at, rest, n)?;
+        } else if let Some(v) = t.strip_prefix("nvbandwidth Version:") {
             run.version = Some(short(v.trim()));
         } else if let Some(v) = t.strip_prefix("Driver Version:") {
             run.driver = Some(short(v.trim()));
@@ -307,26 +335,89 @@ fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
             let name = name.rsplit_once(" (").map_or(name, |(n, _)| n);
             run.devices.push(short(name));
         } else if let Some(name) = t.strip_prefix("Running ") {
-            running = Some(short(name.trim_end_matches('.')));
-        } else if let Some(name) = &running
+            if let Some((test, _)) = &at.awaiting_sum {
+                return Err(ToolError::at(
+                    n,
+                    format!("{test}: its matrix has no SUM line (a cut or edited output)"),
+                ));
+            }
+            at.running = Some(short(name.trim_end_matches('.')));
+        } else if let Some(status) = t.strip_prefix("ERROR:")
+            && let Some(name) = &at.running
+        {
+            run.not_read
+                .push(format!("{name}: nvbandwidth: {}", short(status.trim())));
+        } else if let Some(name) = &at.running
             && (t.ends_with("(GB/s)") || t.ends_with("(ns)"))
         {
-            open = Some((
+            at.open = Some((
                 Matrix {
                     test: name.clone(),
                     description: short(t),
                     rows: Vec::new(),
                     lines: Vec::new(),
                 },
-                false,
+                None,
+            ));
+        } else if let Some(name) = &at.running
+            && t.contains(" bandwidth (")
+            && t.ends_with(')')
+        {
+            return Err(ToolError::at(
+                n,
+                format!(
+                    "{name}: {}: nvbandwidth prints GB/s (or ns for latencies)",
+                    quoted(t)
+                ),
             ));
         }
         previous = t;
     }
-    if let Some((m, _)) = open {
-        matrices.push(m);
+    if let Some((m, _)) = &at.open {
+        return Err(ToolError::whole(format!(
+            "the output ends inside {}'s matrix (a cut output)",
+            m.test
+        )));
+    }
+    if let Some((test, _)) = &at.awaiting_sum {
+        return Err(ToolError::whole(format!(
+            "the output ends before {test}'s SUM line (a cut output)"
+        )));
     }
     Ok((run, matrices))
+}
+
+/// `SUM NAME value` (or `&&&& PERF NAME value…`), after `SUM `: the printed sum of the matrix
+/// just read.
+fn sum_line(
+    run: &mut NvbandwidthRun,
+    at: &mut TextReading,
+    rest: &str,
+    n: usize,
+) -> Result<(), ToolError> {
+    let mut words = rest.split_whitespace();
+    let (Some(name), Some(value)) = (words.next(), words.next()) else {
+        return Err(ToolError::at(
+            n,
+            format!("a SUM line without its figure: {}", quoted(rest)),
+        ));
+    };
+    let digits = value.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '/');
+    let v = digits
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0 && *v <= 1e9)
+        .ok_or_else(|| {
+            ToolError::at(
+                n,
+                format!("SUM {}: {} is not a figure", quoted(name), quoted(value)),
+            )
+        })?;
+    if run.sums.len() < 4 * MAX_CELLS {
+        run.sums.push((name.chars().take(128).collect(), v));
+    }
+    at.awaiting_sum = None;
+    Ok(())
 }
 
 /// `GPU Device list`: `0: NVIDIA H200 (00000000:18:00): (host)` each.
@@ -374,10 +465,7 @@ fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
         version: s("version"),
         driver: s("Driver Version"),
         cuda: s("CUDA Runtime Version"),
-        host: None,
-        devices: Vec::new(),
-        results: Vec::new(),
-        not_read: Vec::new(),
+        ..Default::default()
     };
     devices_of(root, &mut run);
     let mut matrices = Vec::new();
@@ -413,6 +501,20 @@ fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
                 }
             ));
             continue;
+        }
+        if let Some(sum) = case.get("sum").filter(|v| !v.is_null()) {
+            let v = sum
+                .as_f64()
+                .filter(|v| v.is_finite() && *v >= 0.0 && *v <= 1e9)
+                .ok_or_else(|| {
+                    at(&format!(
+                        "sum: {} is not a figure",
+                        quoted(&sum.to_string())
+                    ))
+                })?;
+            if run.sums.len() < 4 * MAX_CELLS {
+                run.sums.push((name.chars().take(128).collect(), v));
+            }
         }
         let description = case
             .get("bandwidth_description")
@@ -535,6 +637,14 @@ NOTE: The reported results may not reflect the full capabilities of the platform
             "imported: nvbandwidth v0.8, driver 580.95.05 on hostA"
         );
         crate::model::check_bandwidth_figures(&s.results, "bandwidth.results").unwrap();
+        assert_eq!(
+            run.sums,
+            vec![
+                ("host_to_device_memcpy_ce".to_string(), 110.42),
+                ("device_to_device_memcpy_write_ce".to_string(), 777.80),
+                ("host_to_device_memcpy_sm".to_string(), 112.10),
+            ]
+        );
         assert_eq!(run.not_read.len(), 1);
         assert!(run.not_read[0].starts_with("host_to_device_memcpy_sm: no scalescope test"));
     }
@@ -584,7 +694,22 @@ NOTE: The reported results may not reflect the full capabilities of the platform
             (
                 "bandwidth (GB/s)\n           0         1\n 0     55.12",
                 "bandwidth (MB/s)\n           0         1\n 0     55.12",
+                "line 13: host_to_device_memcpy_ce: \"memcpy CE CPU(row) -> GPU(column) bandwidth (MB/s)\": nvbandwidth prints GB/s",
+            ),
+            (
+                " 0     55.12     55.30\n",
+                " 0     55.12\n",
+                "line 15: host_to_device_memcpy_ce: 1 cells where the header names 2 columns",
+            ),
+            (
+                "SUM host_to_device_memcpy_ce 110.42",
                 "",
+                "line 19: host_to_device_memcpy_ce: its matrix has no SUM line",
+            ),
+            (
+                "SUM host_to_device_memcpy_ce 110.42",
+                "SUM host_to_device_memcpy_ce NaN",
+                "line 17: SUM",
             ),
         ] {
             let text = CONSTRUCTED_TEXT.replacen(from, to, 1);
@@ -600,6 +725,23 @@ NOTE: The reported results may not reflect the full capabilities of the platform
                 }
             }
         }
+        // Cut after a matrix's rows, or inside one.
+        let at = CONSTRUCTED_TEXT
+            .find("SUM device_to_device_memcpy_write_ce")
+            .unwrap();
+        let e = parse(&CONSTRUCTED_TEXT[..at], DEFAULT_BUFFER_BYTES).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("ends before device_to_device_memcpy_write_ce's SUM line"),
+            "{e}"
+        );
+        let at = CONSTRUCTED_TEXT.find(" 1    388.70").unwrap();
+        let e = parse(&CONSTRUCTED_TEXT[..at], DEFAULT_BUFFER_BYTES).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("ends inside device_to_device_memcpy_write_ce's matrix"),
+            "{e}"
+        );
         assert!(
             parse("hello", 1)
                 .unwrap_err()

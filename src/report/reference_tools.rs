@@ -286,6 +286,29 @@ pub fn sniff(path: &str) -> Result<Option<Tool>, TopologyError> {
     Ok(tool_of(&String::from_utf8_lossy(&bytes)))
 }
 
+/// The most files of one folder looked at for tools' outputs (a node's folder holds a few).
+pub const MAX_FOLDER_FILES: usize = 256;
+
+/// The reference tools' outputs in folder `dir` (not its subfolders), sorted: the files whose
+/// content one of them wrote, whatever their names. Files that cannot be read are left for the
+/// caller's other readers.
+pub fn outputs_in(dir: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .take(MAX_FOLDER_FILES)
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| p.display().to_string())
+        .filter(|p| sniff(p).ok().flatten().is_some())
+        .collect()
+}
+
 /// Reads each path (`-`: standard input, read once) and makes one machine of them: the
 /// `nvidia-smi` captures as `--import` always read them, the reference tools' outputs as runs.
 pub fn import(paths: &[String]) -> Result<Imported, TopologyError> {
