@@ -106,8 +106,8 @@ pub struct SoakPlots {
 
 /// One plot's decimated lines, and what they were decimated from.
 struct Drawn {
-    /// Columns version, x range and bucket count (as bits), and the series hidden.
-    key: (u64, u64, u64, usize, BTreeSet<String>),
+    /// What they were decimated from.
+    key: DrawnFrom,
     lines: Vec<Series>,
     /// The lowest and highest value drawn (infinite when none).
     lo: f64,
@@ -432,30 +432,25 @@ impl Draw<'_> {
             };
             let px = (x1 - x0) / width;
             let buckets = width as usize;
-            let key = (
-                self.cols.version(),
-                x0.to_bits(),
-                x1.to_bits(),
+            let key = DrawnFrom {
+                version: self.cols.version(),
+                x_bits: (x0.to_bits(), x1.to_bits()),
                 buckets,
-                self.hidden.clone(),
-            );
+                hidden: self.hidden.clone(),
+            };
             let drawn = drawn.entry(spec.id).or_insert_with(|| Drawn {
-                key: (u64::MAX, 0, 0, 0, BTreeSet::new()),
+                key: DrawnFrom {
+                    version: u64::MAX,
+                    x_bits: (0, 0),
+                    buckets: 0,
+                    hidden: BTreeSet::new(),
+                },
                 lines: Vec::new(),
                 lo: f64::INFINITY,
                 hi: f64::NEG_INFINITY,
             });
             if drawn.key != key {
-                *drawn = decimated(
-                    self.cols,
-                    spec,
-                    self.hidden,
-                    self.slot,
-                    key,
-                    x0,
-                    x1,
-                    buckets,
-                );
+                *drawn = decimated(self.cols, spec, self.slot, key);
             }
             let drawn: &Drawn = drawn;
             let lo = if spec.from_zero {
@@ -552,18 +547,21 @@ impl Draw<'_> {
     }
 }
 
-/// Every GPU's line over `[x0, x1]` in `buckets` slices, and the range of their values.
-#[allow(clippy::too_many_arguments)]
-fn decimated(
-    cols: &Columns,
-    spec: &Spec,
-    hidden: &BTreeSet<String>,
-    slot: &dyn Fn(usize) -> usize,
-    key: (u64, u64, u64, usize, BTreeSet<String>),
-    x0: f64,
-    x1: f64,
+/// What a plot's lines are decimated from: the columns' version, the x range shown (as bits:
+/// any change draws them again), the time slices and the series hidden.
+#[derive(PartialEq)]
+struct DrawnFrom {
+    version: u64,
+    x_bits: (u64, u64),
     buckets: usize,
-) -> Drawn {
+    hidden: BTreeSet<String>,
+}
+
+/// Every shown GPU's line over the key's x range in its time slices, and the range of their
+/// values.
+fn decimated(cols: &Columns, spec: &Spec, slot: &dyn Fn(usize) -> usize, key: DrawnFrom) -> Drawn {
+    let (x0, x1) = (f64::from_bits(key.x_bits.0), f64::from_bits(key.x_bits.1));
+    let (buckets, hidden) = (key.buckets, &key.hidden);
     let mut lines: Vec<Series> = Vec::new();
     for (&gpu, col) in &cols.gpus {
         if hidden.contains(&format!("GPU {gpu}")) {
