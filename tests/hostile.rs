@@ -161,6 +161,54 @@ fn an_scontrol_that_never_answers_or_floods_is_not_waited_for() {
 }
 
 #[test]
+fn an_scontrol_list_unlike_the_allocation_and_many_nodes_not_checked_stay_one_short_line() {
+    // `n` names from scontrol for an allocation of `nnodes`; srun starts nothing.
+    let fleet_run = |names: usize, nnodes: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = fake_slurm(
+            dir.path(),
+            &format!("i=0; while [ $i -lt {names} ]; do echo n$i; i=$((i+1)); done"),
+        );
+        let out = dir.path().join("fleet");
+        let mut cmd = headless();
+        cmd.args([
+            "fleet",
+            "run",
+            "--slurm",
+            "--catalog",
+            "h200-2x-sxm",
+            "--out",
+        ])
+        .arg(&out)
+        .env("PATH", path)
+        .env("SLURM_JOB_ID", "7")
+        .env("SLURM_NNODES", nnodes.to_string())
+        .env("SLURM_JOB_NODELIST", format!("n[0-{}]", nnodes - 1));
+        let o = within(cmd, Duration::from_secs(120));
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        let records = std::fs::read_dir(out.join("nodes")).map_or(0, |d| d.count());
+        (o.status.code(), stderr, records, dir)
+    };
+    // 3,000 names for 2 nodes is not this allocation: no record for each of them.
+    let (code, stderr, records, _dir) = fleet_run(3000, 2);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(records, 0, "{stderr:.500}");
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(last.starts_with("Error: srun ended"), "{stderr:.500}");
+    // 40 nodes not checked: each has its record, the error names the first few.
+    let (code, stderr, records, _dir) = fleet_run(40, 40);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(records, 40);
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("Error: 40 node(s) not checked: n0, n1"),
+        "{last}"
+    );
+    assert!(last.contains("and 30 more"), "{last}");
+    assert!(last.chars().count() < 300, "{last}");
+}
+
+#[test]
 fn a_soak_csv_fifo_without_a_reader_is_an_error_not_a_hang() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
@@ -411,6 +459,58 @@ fn a_report_of_100_million_zeros_is_refused_without_gigabytes() {
     assert!(!stderr.contains("memory allocation"), "{stderr}");
     let json = std::fs::read_to_string(dir.path().join("out/fleet.json")).expect("fleet.json");
     assert!(json.contains("JSON values"), "{json:.2000}");
+}
+
+#[test]
+fn a_fleet_of_1000_checked_nodes_is_judged_without_holding_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // One checked node's report (the modeled suite, its health check included), 0.5 MB, as
+    // 1,000 nodes' (hard links: the disk holds it once).
+    let one = dir.path().join("one");
+    let r = run(&[
+        "--bench",
+        "--modeled",
+        "--catalog",
+        "h200-2x-sxm",
+        "--out",
+        one.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let report = one.join("report.json");
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains("\"health\"")
+    );
+    for i in 0..1000 {
+        let node = dir
+            .path()
+            .join("fleet")
+            .join("nodes")
+            .join(format!("n{i:04}"));
+        std::fs::create_dir_all(&node).unwrap();
+        std::fs::hard_link(&report, node.join("report.json")).unwrap();
+    }
+    // Every report held whole was ~450 MB here (16,000 nodes: 6.6 GB); one at a time per core,
+    // ~70 MB. The address space is capped between the two.
+    let out = dir.path().join("out");
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        &format!(
+            "ulimit -v 400000 && exec {} fleet report {} --out {}",
+            common::bin().display(),
+            dir.path().join("fleet").display(),
+            out.display()
+        ),
+    ]);
+    let o = within(cmd, Duration::from_secs(300));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(json["nodes"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(json["counts"]["pass"], 1000, "{:.2000}", json["notes"]);
 }
 
 /// A catalog entry of `n` GPUs, every pair NV18 (`[topology] all`), with a PCIe link each.

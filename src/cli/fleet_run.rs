@@ -672,10 +672,18 @@ fn summarize(out: &Path) -> Result<(), CliError> {
         {
             eprintln!("warning: the fleet report: {:#}", e.error);
         }
+        // The first names only: the error is one line, and node.json names every node.
+        const NAMED: usize = 10;
+        let more = not_checked.len().saturating_sub(NAMED);
         return Err(CliError::env(anyhow::anyhow!(
-            "{} node(s) not checked: {} (run again to retry them; node.json says why)",
+            "{} node(s) not checked: {}{} (run again to retry them; node.json says why)",
             not_checked.len(),
-            for_terminal(&not_checked.join(", "))
+            for_terminal(&not_checked[..not_checked.len().min(NAMED)].join(", ")),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
         )));
     }
     report?;

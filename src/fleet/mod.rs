@@ -2,7 +2,8 @@
 //! node, GPU or link that differs from the rest. Open this file first; what lives here:
 //!
 //! - `fleet report` is read → judge → files: `src/fleet/read.rs` finds and reads the per-node
-//!   reports and the between-nodes records ([`read::gather`]); `src/fleet/judge.rs` judges them,
+//!   reports and the between-nodes records ([`read::gather`]; [`read_and_judge`] reduces each
+//!   report as it is read, [`judge::NodeRead`]); `src/fleet/judge.rs` judges them,
 //!   pure — consistency, outliers, each node's own check, verdicts, the drain list
 //!   ([`judge::judge`]); `src/fleet/files.rs` turns the outcome into the bytes of fleet.csv,
 //!   fleet.json, fleet.html, fleet.png and fleet.pdf ([`files::all`]). [`read_and_judge`] and
@@ -63,8 +64,49 @@ pub fn read_and_judge(
     inputs: &[PathBuf],
     thresholds: &Thresholds,
 ) -> Result<FleetOutcome, FleetError> {
-    let gathered = read::gather(inputs)?;
-    Ok(judge::judge(gathered, thresholds, SystemTime::now()))
+    let files = read::discover(inputs)?;
+    let nodes = read_nodes(&files);
+    let (mut between, mut unread) = (Vec::new(), Vec::new());
+    for dir in inputs.iter().filter(|p| p.is_dir()) {
+        let (records, errors) = between::read_records(&dir.join(between::BETWEEN_DIR));
+        between.extend(records);
+        unread.extend(errors);
+    }
+    Ok(judge::judge_read(
+        nodes,
+        &between,
+        unread,
+        thresholds,
+        SystemTime::now(),
+    ))
+}
+
+/// Every node's file read ([`read::read_node`]) and reduced to what the fleet's rules read
+/// ([`judge::NodeRead::of`]) on every core, each report dropped as soon as it is reduced: a
+/// fleet holds a reduced node per node and one report per core, never every report (16,000
+/// checked nodes' reports were 6.6 GB; `read::gather` reads them all, for callers that want them).
+fn read_nodes(files: &[PathBuf]) -> Vec<judge::NodeRead> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(files.len().max(1));
+    let chunk = files.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|f| judge::NodeRead::of(read::read_node(f)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 /// Reads the node reports that `inputs` name, judges them and writes fleet.csv, fleet.json,

@@ -193,7 +193,9 @@ impl SlurmEnv {
     }
 
     /// The allocation's node names, expanded by `scontrol show hostnames` (Slurm's own
-    /// reading of its list); `None` when there is no list or scontrol cannot expand it.
+    /// reading of its list); `None` when there is no list, scontrol cannot expand it, or it
+    /// names another number of nodes than the allocation has (3,000 names for 2 nodes is not
+    /// this allocation: each would become a record of a node not checked).
     pub fn node_names(&self) -> Option<Vec<String>> {
         let list = self.node_list.as_deref()?;
         let out = scontrol(&["show", "hostnames", list])?;
@@ -203,7 +205,7 @@ impl SlurmEnv {
             .filter(|l| check_node_name(l).is_ok())
             .map(str::to_string)
             .collect();
-        (!names.is_empty()).then_some(names)
+        (!names.is_empty() && names.len() == self.nodes as usize).then_some(names)
     }
 
     /// The address Slurm reaches `node` at (`NodeAddr` of `scontrol show node`; on most
