@@ -91,6 +91,15 @@ unsafe impl Send for CollKernels {}
 // SAFETY: as above; no interior mutability.
 unsafe impl Sync for CollKernels {}
 
+/// What a collective must have left on one rank, as the check kernel reads it: the operation
+/// (`values::op_code`), the rank, how many ranks took part and the elements per rank.
+pub struct Expected {
+    pub op: i32,
+    pub rank: i32,
+    pub nranks: i32,
+    pub count: u64,
+}
+
 impl CollKernels {
     /// Loads `ptx` into `ctx` and looks up every kernel; sizes the reduce grid from occupancy.
     pub fn load(ctx: &Arc<Context>, ptx: &CString) -> Result<CollKernels, CudaError> {
@@ -154,25 +163,28 @@ impl CollKernels {
         )
     }
 
-    /// Adds to `*wrong` the elements of `p[0..n)` that differ from what `op` must leave on rank
-    /// `q` of `nranks` (`count` per rank).
-    #[allow(clippy::too_many_arguments)]
+    /// Adds to `*wrong` the elements of `p[0..n)` that differ from what the collective must
+    /// have left there (`expected`).
     pub fn check(
         &self,
         stream: &Stream,
         d: Dtype,
         p: sys::CUdeviceptr,
         n: u64,
-        op: i32,
-        q: i32,
-        nranks: i32,
-        count: u64,
+        expected: Expected,
         wrong: sys::CUdeviceptr,
     ) -> Result<(), CudaError> {
         if n == 0 {
             return Ok(());
         }
-        let (mut a, mut b, mut c, mut e, mut f, mut g, mut h) = (p, n, op, q, nranks, count, wrong);
+        let Expected {
+            op,
+            rank,
+            nranks,
+            count,
+        } = expected;
+        let (mut a, mut b, mut c, mut e, mut f, mut g, mut h) =
+            (p, n, op, rank, nranks, count, wrong);
         launch_kernel(
             self.of(d)?.check,
             "cuLaunchKernel(coll_check)",

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys;
 use cudarc::nccl::sys::{ncclComm_t, ncclRedOp_t};
 
+use super::kernels::Expected;
 use super::{CaseError, GpuState, NcclExtra, POISON, SAMPLES, deadline_for, read_u64};
 use super::{time_with_events, values, wait_idle, wait_until};
 use crate::bench::collectives::CollCase;
@@ -457,10 +458,12 @@ pub(crate) fn verify(
                 case.dtype,
                 b.recv_ptr(),
                 b.layout.out_elems,
-                values::op_code(case.op),
-                r.rank as i32,
-                job.nranks as i32,
-                b.layout.count,
+                Expected {
+                    op: values::op_code(case.op),
+                    rank: r.rank as i32,
+                    nranks: job.nranks as i32,
+                    count: b.layout.count,
+                },
                 b.wrong.ptr(),
             )?;
         }

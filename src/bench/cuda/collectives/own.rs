@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use cudarc::driver::sys;
 
-use super::kernels::CollKernels;
+use super::kernels::{CollKernels, Expected};
 use super::nccl_ops::{capture_forked, launch_graphs, usize_bytes};
 use super::schedule::{self, RingLayout};
 use super::{
@@ -214,10 +214,12 @@ fn check_results(setup: &Setup<'_>, deadline: Instant) -> Result<Result<u64, Str
             setup.dtype,
             b.recv.ptr(),
             setup.count,
-            values::op_code(CollectiveOp::AllReduce),
-            g as i32,
-            n,
-            setup.count,
+            Expected {
+                op: values::op_code(CollectiveOp::AllReduce),
+                rank: g as i32,
+                nranks: n,
+                count: setup.count,
+            },
             b.wrong.ptr(),
         )?;
     }
