@@ -371,8 +371,7 @@ fn the_soak_tab_shows_where_a_report_holds_a_soak() {
         .open_reports(vec![report_with(two_gpu_soak())]);
     harness.run();
     assert!(harness.state().tabs().contains(&View::Soak));
-    harness.get_by_label("Soak").click();
-    harness.run();
+    // A report of a soak alone opens in the Soak view.
     assert_eq!(harness.state().settings().view, View::Soak);
     assert!(harness.query_by_label("GPU 1 · soak_correctness").is_some());
     // A report without a soak has no Soak tab: its Topology shows.
@@ -461,8 +460,8 @@ fn saving_the_soak_view_writes_its_samples_and_its_picture() {
         .with_max_steps(16)
         .build_ui_state(|ui, app: &mut scalescope::ui::App| app.show(ui), app);
     h.run();
-    h.get_by_label("Soak").click();
-    h.run();
+    // A report of a soak alone opens in the Soak view.
+    assert_eq!(h.state().settings().view, View::Soak);
     let save = |h: &mut Harness<'static, scalescope::ui::App>, button: &str, name: &str| {
         h.get_by_label(button).click();
         h.run();
@@ -482,4 +481,114 @@ fn saving_the_soak_view_writes_its_samples_and_its_picture() {
     assert_eq!(h.state().error(), None);
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[1..4], b"PNG");
+}
+
+/// The app opened on `paths` (as `scalescope PATH…` opens it), no driver, 1400×900.
+fn app_opening(paths: Vec<std::path::PathBuf>) -> Harness<'static, scalescope::ui::App> {
+    let app = scalescope::ui::App::new_with(
+        Err("no NVIDIA driver found".into()),
+        scalescope::ui::Startup {
+            report_paths: paths,
+            ..Default::default()
+        },
+    );
+    let mut h = app_harness(app);
+    h.run();
+    h
+}
+
+/// The Soak view is reached without a GPU (issue X): a soak.csv, or the file `check
+/// --soak-replay … --json` writes, opened as a report (command line, File → Open report…, a
+/// drop: one reader) shows in the Soak view, judged as `check --soak-replay` judges it — the
+/// same samples and the same soak_* checks.
+#[test]
+fn a_soak_csv_and_a_checks_json_open_in_the_soak_view() {
+    let csv = common::crate_file("tests/data/soak-h100x2-2min.csv");
+    let recorded = scalescope::health::soak_csv::read(&csv).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("check.json");
+    let out = common::scalescope()
+        .args(["check", "--soak-replay"])
+        .arg(&csv)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let soak_checks = |names: Vec<String>| -> Vec<String> {
+        names
+            .into_iter()
+            .filter(|n| n.starts_with("soak_"))
+            .collect()
+    };
+    let expected = soak_checks(
+        written["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["check"].as_str().unwrap().to_string())
+            .collect(),
+    );
+    assert!(!expected.is_empty());
+    for path in [csv.clone(), json.clone()] {
+        let h = app_opening(vec![path.clone()]);
+        let app = h.state();
+        assert_eq!(app.error(), None, "{}", path.display());
+        assert_eq!(app.settings().view, View::Soak, "{}", path.display());
+        assert!(app.tabs().contains(&View::Soak));
+        let opened = &app.reports().last().unwrap().report;
+        let soak = opened.soak.as_ref().unwrap();
+        assert_eq!(soak.samples.len(), recorded.samples.len());
+        assert_eq!(soak.gpus, recorded.gpus);
+        let judged = soak_checks(
+            opened
+                .health
+                .as_ref()
+                .unwrap()
+                .checks
+                .iter()
+                .map(|c| c.check.to_string())
+                .collect(),
+        );
+        assert_eq!(judged, expected, "{}", path.display());
+        // The view draws it: the verdict's soak checks are on screen.
+        assert!(
+            h.query_all_by_label_contains("soak_").next().is_some(),
+            "{}: no soak check drawn",
+            path.display()
+        );
+    }
+    // A soak.csv that is not one is refused with one line naming the file, no report opened.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "not,a,soak\n1,2,3\n").unwrap();
+    let h = app_opening(vec![bad.clone()]);
+    let error = h.state().error().unwrap_or_default().to_string();
+    assert!(error.contains("bad.csv"), "{error}");
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert_ne!(h.state().settings().view, View::Soak);
+    // The command line checks them before a window opens: a soak file passes (then, here, no
+    // display: exit 1), a bad one is bad input (exit 2), one line naming it.
+    for (path, code, says) in [
+        (&csv, 1, "no display"),
+        (&json, 1, "no display"),
+        (&bad, 2, "bad.csv"),
+    ] {
+        let out = common::scalescope()
+            .arg(path)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WAYLAND_SOCKET")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{}: {err}", path.display());
+        assert!(err.contains(says), "{}: {err}", path.display());
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }

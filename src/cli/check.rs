@@ -385,15 +385,7 @@ fn soak_options(args: &CheckArgs) -> Result<Option<SoakOptions>, CliError> {
 fn replay_target(path: &std::path::Path) -> Result<crate::job::Target, CliError> {
     let soak = crate::health::soak_csv::read(path)
         .map_err(|e| CliError::input(anyhow::anyhow!("--soak-replay {e}")))?;
-    let mut topo = Topology::new(crate::model::TopologySource::SoakRecording {
-        path: path.display().to_string(),
-    });
-    for g in soak.gpus {
-        topo.gpus.push(crate::model::Gpu {
-            index: g,
-            ..Default::default()
-        });
-    }
+    let topo = crate::job::soak_file::recording_topology(&path.display().to_string(), &soak.gpus);
     Ok(crate::job::Target::Topology {
         topology: Box::new(topo),
     })

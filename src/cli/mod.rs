@@ -791,7 +791,17 @@ pub fn check_reports(paths: &[PathBuf]) -> Result<(), CliError> {
                 "{shown} is a folder without node reports: give a report.json, or a fleet's folder"
             )));
         }
-        crate::report::load_named(p)?;
+        // A soak recording, or the file `check --json` wrote after a soak, opens in the Soak
+        // view (judged as `check --soak-replay` judges it).
+        if crate::job::soak_file::is_soak_csv(p) {
+            crate::health::soak_csv::read(p).map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
+            continue;
+        }
+        if let Err(e) = crate::report::load_named(p)
+            && !matches!(crate::job::soak_file::open(p), Ok(Some(_)))
+        {
+            return Err(e.into());
+        }
     }
     Ok(())
 }

@@ -10,6 +10,7 @@
 
 mod backend;
 mod soak;
+pub mod soak_file;
 mod stages;
 pub mod validate;
 pub mod watch;

@@ -532,13 +532,16 @@ pub const MAX_REPORT_BYTES: u64 = 256 << 20;
 /// Reads and parses the report at `path`; files over [`MAX_REPORT_BYTES`] (or endless ones such
 /// as `/dev/zero`) are refused without reading them whole.
 pub fn load(path: &Path) -> Result<Report, ReportError> {
+    parse(&read_text(path)?)
+}
+
+/// The text of a file read as a report is read: at most [`MAX_REPORT_BYTES`], UTF-8.
+pub fn read_text(path: &Path) -> Result<String, ReportError> {
     let bytes = crate::input::read(path, MAX_REPORT_BYTES).map_err(|e| match e {
         crate::input::InputError::TooLarge { .. } => ReportError::TooLarge,
         other => ReportError::Io(other.into()),
     })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| ReportError::Syntax(format!("not UTF-8 text ({e})")))?;
-    parse(&text)
+    String::from_utf8(bytes).map_err(|e| ReportError::Syntax(format!("not UTF-8 text ({e})")))
 }
 
 /// A load error with the file named last, as the CLI and GUI show it.

@@ -156,7 +156,7 @@ impl App {
         }
         let (fleets, reports) = split_fleets(startup.report_paths);
         if !reports.is_empty() {
-            let results = super::files::read_reports(&reports);
+            let results = super::files::read_reports_or_soaks(&reports);
             app.on_opened(Opened::Reports(results));
         }
         if !fleets.is_empty() {
@@ -382,6 +382,16 @@ impl App {
     fn on_opened(&mut self, opened: Opened) {
         match opened {
             Opened::Reports(results) => {
+                // A burn-in opened on its own (soak.csv, check --json) shows in the Soak view.
+                let soak_only = results.iter().flatten().any(|r| {
+                    r.soak.is_some()
+                        && r.bandwidth.is_none()
+                        && r.collectives.is_none()
+                        && r.scaling.is_none()
+                });
+                if soak_only {
+                    self.settings.view = View::Soak;
+                }
                 let names = &self.settings.machine_names;
                 let errors = self.sources.open_reports(results, names);
                 self.notices.error = (!errors.is_empty())

@@ -214,7 +214,7 @@ impl Files {
     /// Reads reports on a worker thread.
     pub fn read_reports(&mut self, ctx: &egui::Context, paths: Vec<PathBuf>) -> Result<(), String> {
         self.inbox.spawn(ctx, "scalescope-report", move || {
-            Msg::Read(vec![Opened::Reports(read_reports(&paths))])
+            Msg::Read(vec![Opened::Reports(read_reports_or_soaks(&paths))])
         })
     }
 
@@ -262,9 +262,11 @@ impl Files {
         }
         let spawned = self.inbox.spawn(ctx, "scalescope-open", move || {
             let (title, kind, extensions): (&str, &str, &[&str]) = match request {
-                FileRequest::OpenReport => {
-                    ("Open scalescope reports", "scalescope report", &["json"])
-                }
+                FileRequest::OpenReport => (
+                    "Open scalescope reports or soak recordings",
+                    "scalescope report, check --json or soak.csv",
+                    &["json", "csv"],
+                ),
                 FileRequest::OpenRecording => (
                     "Open traffic recordings",
                     "traffic recording",
@@ -647,10 +649,34 @@ pub fn read_fleet(paths: &[PathBuf]) -> Result<FleetRead, String> {
         .map_err(|e| format!("Cannot open fleet: {e}"))
 }
 
-/// A `.json` file is a report; anything else an `nvidia-smi` capture.
+/// A `.json` file is a report (or `check --json`'s), a `.csv` one a soak recording; anything
+/// else an `nvidia-smi` capture.
 fn is_report(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        || crate::job::soak_file::is_soak_csv(path)
+}
+
+/// Reads what File → Open report, a drop or the command line brought: reports as
+/// [`read_reports`] reads them, and burn-ins as reports holding the soak — a soak.csv judged
+/// as `check --soak-replay` judges it, the file `check --json` writes after a soak.
+pub fn read_reports_or_soaks(paths: &[PathBuf]) -> Vec<Result<Report, String>> {
+    use crate::job::soak_file;
+    paths
+        .iter()
+        .map(|p| {
+            if soak_file::is_soak_csv(p) {
+                return soak_file::replay_csv(p);
+            }
+            let read = read_reports(std::slice::from_ref(p)).into_iter().next();
+            match read {
+                Some(Ok(r)) => Ok(r),
+                // Not a report: a check's file with a soak opens as that soak.
+                Some(Err(e)) => soak_file::open(p).ok().flatten().ok_or(e),
+                None => Err(format!("nothing read: {}", p.display())),
+            }
+        })
+        .collect()
 }
 
 /// A `.jsonl` (or `.ndjson`) file is a traffic recording (its first line says whether it is
@@ -677,7 +703,7 @@ fn read(request: FileRequest, paths: &[PathBuf]) -> Vec<Opened> {
     }
     if !rest.is_empty() {
         out.push(match request {
-            FileRequest::OpenReport => Opened::Reports(read_reports(&rest)),
+            FileRequest::OpenReport => Opened::Reports(read_reports_or_soaks(&rest)),
             _ => Opened::Machine(read_captures(&rest).map(Box::new)),
         });
     }
