@@ -88,12 +88,15 @@ extern "C" __global__ void check_pattern(const u32* p, u64 bytes, u32 seed, u64*
 #define SCALESCOPE_UNROLL 8
 #endif
 
-// Tuning experiments (`bench bandwidth --copy-variant N`, 0 by default): cache hints on the
-// copy kernel's loads and stores. 1: streaming (.cs) both; 2: L2 only (.cg) both; 3: loads
-// through the non-coherent path asking L2 for 256-byte fetches; 4: the same with 128 bytes;
-// 5: write-through stores.
+// Cache hints on the copy kernel's loads and stores (`bench bandwidth --copy-variant N`):
+// 0: plain (the read-only path where the compiler picks it); 1, the default: streaming (.cs)
+// both, evict-first, as each line is used once (2026-11-27, nvidia-h200-x2, one launch per
+// sample: p2p_read_sm 378.1–378.3 GB/s against 375.5–375.9 plain and nvbandwidth's
+// 376.1–376.2); 2: L2 only (.cg) both; 3: loads through the non-coherent path asking L2 for
+// 256-byte fetches; 4: the same with 128 bytes; 5: write-through stores; 6: coherent loads
+// (ld.global) instead of the read-only path.
 #ifndef SCALESCOPE_COPY_VARIANT
-#define SCALESCOPE_COPY_VARIANT 0
+#define SCALESCOPE_COPY_VARIANT 1
 #endif
 // SCALESCOPE_COPY_LAYOUT 1 (`--copy-contiguous`): each block copies one contiguous range
 // instead of grid-stride.
@@ -118,6 +121,14 @@ __device__ __forceinline__ uint4 copy_load(const uint4* p) {
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(p));
     return v;
+#elif SCALESCOPE_COPY_VARIANT == 6
+    // Coherent loads (ld.global, not the read-only path `__restrict__` lets the compiler pick),
+    // as nvbandwidth's `stridingMemcpyKernel` compiles.
+    uint4 v;
+    asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+    return v;
 #else
     return *p;
 #endif
@@ -135,44 +146,48 @@ __device__ __forceinline__ void copy_store(uint4* p, uint4 v) {
 #endif
 }
 
-// dst[0..bytes) = src[0..bytes): 16-byte accesses, grid-stride, SCALESCOPE_UNROLL independent
-// loads in flight per thread before the first store; one thread copies the last bytes % 16.
-// Either pointer may be a peer GPU's memory (the SM copy tests).
+// dst[0..bytes) = src[0..bytes), `passes` times over: 16-byte accesses, grid-stride,
+// SCALESCOPE_UNROLL independent loads in flight per thread before the first store; one thread
+// copies the last bytes % 16. Either pointer may be a peer GPU's memory (the SM copy tests).
+// A sample's copies run as passes of one launch, as nvbandwidth's `stridingMemcpyKernel` loops
+// `loopCount` times inside one kernel (kernels.cu, v0.8): no launch gap or tail between copies.
 extern "C" __global__ void __launch_bounds__(512)
-copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 bytes) {
+copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 bytes, u64 passes) {
     const u64 n = bytes / 16;
+    for (u64 pass = 0; pass < passes; ++pass) {
 #if SCALESCOPE_COPY_LAYOUT == 1
-    // This block's range [lo, hi), threads striding by the block size within it.
-    const u64 per = (n + gridDim.x - 1) / gridDim.x;
-    const u64 lo = (u64)blockIdx.x * per;
-    const u64 hi = lo + per < n ? lo + per : n;
-    const u64 stride = blockDim.x;
-    u64 i = lo + threadIdx.x;
-    const u64 end = hi;
+        // This block's range [lo, hi), threads striding by the block size within it.
+        const u64 per = (n + gridDim.x - 1) / gridDim.x;
+        const u64 lo = (u64)blockIdx.x * per;
+        const u64 hi = lo + per < n ? lo + per : n;
+        const u64 stride = blockDim.x;
+        u64 i = lo + threadIdx.x;
+        const u64 end = hi;
 #else
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 end = n;
+        const u64 stride = (u64)gridDim.x * blockDim.x;
+        u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+        const u64 end = n;
 #endif
-    for (; i + (SCALESCOPE_UNROLL - 1) * stride < end; i += SCALESCOPE_UNROLL * stride) {
-        uint4 v[SCALESCOPE_UNROLL];
+        for (; i + (SCALESCOPE_UNROLL - 1) * stride < end; i += SCALESCOPE_UNROLL * stride) {
+            uint4 v[SCALESCOPE_UNROLL];
 #pragma unroll
-        for (int k = 0; k < SCALESCOPE_UNROLL; ++k) {
-            v[k] = copy_load(src + i + k * stride);
-        }
+            for (int k = 0; k < SCALESCOPE_UNROLL; ++k) {
+                v[k] = copy_load(src + i + k * stride);
+            }
 #pragma unroll
-        for (int k = 0; k < SCALESCOPE_UNROLL; ++k) {
-            copy_store(dst + i + k * stride, v[k]);
+            for (int k = 0; k < SCALESCOPE_UNROLL; ++k) {
+                copy_store(dst + i + k * stride, v[k]);
+            }
         }
-    }
-    for (; i < end; i += stride) {
-        copy_store(dst + i, copy_load(src + i));
-    }
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        const unsigned char* s = (const unsigned char*)(src + n);
-        unsigned char* d = (unsigned char*)(dst + n);
-        for (u64 k = 0; k < bytes % 16; ++k) {
-            d[k] = s[k];
+        for (; i < end; i += stride) {
+            copy_store(dst + i, copy_load(src + i));
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            const unsigned char* s = (const unsigned char*)(src + n);
+            unsigned char* d = (unsigned char*)(dst + n);
+            for (u64 k = 0; k < bytes % 16; ++k) {
+                d[k] = s[k];
+            }
         }
     }
 }
@@ -258,13 +273,32 @@ copy_bulk(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst
 #endif
 }
 
-// One thread follows `steps` links of a chain whose every slot holds the address of the next;
-// each load is volatile (ld.global.cv: fetched again, never served from this GPU's L1) and
-// depends on the previous one. *sink receives the address reached, which the host checks.
-extern "C" __global__ void pointer_chase(const u64* start, u64 steps, u64* sink) {
+// How the chase loads (`bench bandwidth --chase-load`): 0 plain loads, as nvbandwidth's
+// `ptrChasingKernel` (kernels.cu, v0.8; a launch never revisits a line, and L1 starts each
+// launch empty, so no load is served from this SM's L1); 1 volatile (ld.global.cv, fetched
+// again); 2 L2 only (ld.global.cg).
+#ifndef SCALESCOPE_CHASE_LOAD
+#define SCALESCOPE_CHASE_LOAD 0
+#endif
+
+// One thread, of block `target` (the others leave at once: launched with one block per SM, the
+// host moves the chase from SM to SM by launching it with each target in turn, as nvbandwidth's
+// `latencyPtrChaseKernel` does), follows `steps` links of a chain whose every slot holds the
+// address of the next; each load depends on the previous one. *sink receives the address
+// reached, which the host checks.
+extern "C" __global__ void pointer_chase(const u64* start, u64 steps, u64* sink, u32 target) {
+    if (blockIdx.x != target) {
+        return;
+    }
     const u64* p = start;
     for (u64 s = 0; s < steps; ++s) {
+#if SCALESCOPE_CHASE_LOAD == 1
         p = (const u64*)__ldcv(p);
+#elif SCALESCOPE_CHASE_LOAD == 2
+        p = (const u64*)__ldcg(p);
+#else
+        p = (const u64*)*p;
+#endif
     }
     *sink = (u64)p;
 }

@@ -67,15 +67,54 @@ pub struct CopyKernelOptions {
     pub grid: Option<u32>,
     /// Blocks per SM of the bulk-copy kernel, 1 to 32.
     pub bulk_blocks_per_sm: u32,
-    /// The loads' and stores' cache behaviour, 0 to 5 (`SCALESCOPE_COPY_VARIANT` in bench.cu):
-    /// 0 plain, 1 streaming `.cs`, 2 L2-only `.cg`, 3/4 non-coherent loads asking L2 for
-    /// 256/128-byte fetches, 5 write-through stores.
+    /// The loads' and stores' cache behaviour, 0 to 6 (`SCALESCOPE_COPY_VARIANT` in bench.cu):
+    /// 0 plain, 1 streaming `.cs` (the default), 2 L2-only `.cg`, 3/4 non-coherent loads asking L2 for
+    /// 256/128-byte fetches, 5 write-through stores, 6 coherent loads (not the read-only path).
     pub variant: u32,
     /// Each block copies one contiguous range instead of striding over the whole buffer.
     pub contiguous: bool,
     /// GPU↔GPU copies: the fraction, strictly between 0 and 1, of the buffer that the other
     /// GPU's SMs copy at the same time (the reader pulls the head, the writer pushes the tail).
     pub sm_split: Option<f64>,
+    /// Each copy of a sample as its own kernel launch, instead of the sample's copies as passes
+    /// of one launch (nvbandwidth's `loopCount` inside its kernel, the default).
+    pub launch_per_copy: bool,
+    /// How the latency tests' pointer chase loads (`SCALESCOPE_CHASE_LOAD` in bench.cu).
+    pub chase_load: ChaseLoad,
+}
+
+/// How the latency tests' pointer chase loads each link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChaseLoad {
+    /// Plain loads, as nvbandwidth's `ptrChasingKernel`: a launch never visits a line twice and
+    /// starts with an empty L1, so every load travels to the memory's owner.
+    #[default]
+    Plain,
+    /// Volatile loads (`ld.global.cv`: fetched again).
+    Volatile,
+    /// Loads cached in L2 only (`ld.global.cg`).
+    L2Only,
+}
+
+impl ChaseLoad {
+    /// How the loads read, in a row's reason.
+    pub fn label(self) -> &'static str {
+        match self {
+            ChaseLoad::Plain => "plain",
+            ChaseLoad::Volatile => "volatile",
+            ChaseLoad::L2Only => "L2-only",
+        }
+    }
+
+    /// bench.cu's `SCALESCOPE_CHASE_LOAD` for this kind.
+    pub fn define(self) -> u32 {
+        match self {
+            ChaseLoad::Plain => 0,
+            ChaseLoad::Volatile => 1,
+            ChaseLoad::L2Only => 2,
+        }
+    }
 }
 
 /// Which copy kernel the SM copy tests use.
@@ -98,9 +137,11 @@ impl Default for CopyKernelOptions {
             blocks_per_sm: None,
             grid: None,
             bulk_blocks_per_sm: 2,
-            variant: 0,
+            variant: 1,
             contiguous: false,
             sm_split: None,
+            launch_per_copy: false,
+            chase_load: ChaseLoad::Plain,
         }
     }
 }
@@ -143,6 +184,14 @@ impl std::fmt::Display for CopyKernelOptions {
         }
         if let Some(s) = self.sm_split {
             parts.push(format!("{:.0} % copied by the other GPU's SMs", s * 100.0));
+        }
+        if self.launch_per_copy {
+            parts.push("one kernel launch per copy".into());
+        }
+        match self.chase_load {
+            ChaseLoad::Plain => {}
+            ChaseLoad::Volatile => parts.push("volatile chase loads".into()),
+            ChaseLoad::L2Only => parts.push("L2-only chase loads".into()),
         }
         f.write_str(&parts.join(", "))
     }

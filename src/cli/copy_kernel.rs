@@ -4,6 +4,7 @@
 
 use clap::{Args, ValueEnum};
 
+use crate::bench::plan::ChaseLoad;
 use crate::bench::{CopyKernel, CopyKernelOptions};
 use crate::job::validate::{BLOCKS_PER_SM, GRID, UNROLL, VARIANT_MAX};
 
@@ -29,8 +30,8 @@ pub struct CopyKernelArgs {
     #[arg(long, value_name = "N", default_value_t = CopyKernelOptions::default().bulk_blocks_per_sm,
           value_parser = clap::value_parser!(u32).range(i64::from(BLOCKS_PER_SM.0)..=i64::from(BLOCKS_PER_SM.1)), hide = true)]
     pub copy_bulk_blocks_per_sm: u32,
-    /// SM copy tests: load/store variant 0 to 5 (0 plain, 1 .cs, 2 .cg, 3/4 non-coherent loads
-    /// with 256/128-byte L2 fetches, 5 write-through stores).
+    /// SM copy tests: load/store variant 0 to 6 (0 plain, 1 .cs, the default, 2 .cg, 3/4 non-coherent loads
+    /// with 256/128-byte L2 fetches, 5 write-through stores, 6 coherent loads).
     #[arg(long, value_name = "N", default_value_t = CopyKernelOptions::default().variant,
           value_parser = clap::value_parser!(u32).range(0..=i64::from(VARIANT_MAX)), hide = true)]
     pub copy_variant: u32,
@@ -41,6 +42,21 @@ pub struct CopyKernelArgs {
     /// at the same time.
     #[arg(long, value_name = "FRACTION", value_parser = parse_split, hide = true)]
     pub copy_sm_split: Option<f64>,
+    /// SM copy tests: one kernel launch per copy instead of a sample's copies as passes of one
+    /// launch.
+    #[arg(long, hide = true)]
+    pub copy_launch_per_copy: bool,
+    /// Latency tests: how the pointer chase loads (plain, as nvbandwidth; volatile; l2-only).
+    #[arg(long, value_enum, default_value_t = ChaseArg::Plain, hide = true)]
+    pub chase_load: ChaseArg,
+}
+
+/// `--chase-load` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChaseArg {
+    Plain,
+    Volatile,
+    L2Only,
 }
 
 /// `--copy-kernel` values.
@@ -65,6 +81,12 @@ impl CopyKernelArgs {
             variant: self.copy_variant,
             contiguous: self.copy_contiguous,
             sm_split: self.copy_sm_split,
+            launch_per_copy: self.copy_launch_per_copy,
+            chase_load: match self.chase_load {
+                ChaseArg::Plain => ChaseLoad::Plain,
+                ChaseArg::Volatile => ChaseLoad::Volatile,
+                ChaseArg::L2Only => ChaseLoad::L2Only,
+            },
         }
     }
 }
@@ -109,6 +131,9 @@ mod tests {
             "--copy-sm-split",
             "0.35",
             "--copy-contiguous",
+            "--copy-launch-per-copy",
+            "--chase-load",
+            "volatile",
         ])
         .unwrap();
         let o = p.copy.options();
@@ -119,7 +144,8 @@ mod tests {
         assert_eq!(
             o.to_string(),
             "bulk kernel, 2 bulk blocks per SM, 4 loads in flight per thread, at most 2 blocks \
-             per SM, one contiguous range per block, 35 % copied by the other GPU's SMs"
+             per SM, one contiguous range per block, 35 % copied by the other GPU's SMs, one \
+             kernel launch per copy, volatile chase loads"
         );
         assert!(Probe::try_parse_from(["x", "--copy-sm-split", "1"]).is_err());
         assert!(Probe::try_parse_from(["x", "--copy-unroll", "17"]).is_err());

@@ -28,7 +28,7 @@ pub const MAX_GPUS_LIMIT: usize = 1 << 20;
 pub const UNROLL: (u32, u32) = (1, 16);
 pub const BLOCKS_PER_SM: (u32, u32) = (1, 32);
 pub const GRID: (u32, u32) = (1, 1_000_000);
-pub const VARIANT_MAX: u32 = 5;
+pub const VARIANT_MAX: u32 = 6;
 
 impl Job {
     /// `Err(one line naming the field)` when a value is outside what the command line accepts.

@@ -23,8 +23,14 @@ pub const CHASE_STRIDE: usize = 128;
 /// (a random cycle with one slot per 4 KiB page over 64 MiB) added TLB misses: 1.06× nvbandwidth's
 /// host latency and 0.97–1.03× its peer latency on 2× H200 (2026-11-23).
 pub const CHASE_BYTES: usize = 2 << 20;
-/// Dependent loads per latency sample.
-pub const CHASE_STEPS: u64 = 50_000;
+/// Dependent loads per chase launch. A latency sample launches the chase once from each of the
+/// GPU's SMs in turn, so that the figure is the mean over every SM's distance to the memory, not
+/// one SM's (a single block lands on the same SM every time, and which SM that is differs from
+/// chip to chip: 796 vs 847 ns between the two directions of one H200 pair, 2026-11-27, where
+/// nvbandwidth read 827/829); nvbandwidth's `latencyPtrChaseKernel` (kernels.cu, v0.8) walks
+/// 1,000,000 / SMs links from each SM the same way. Fewer than the chain's lines, so a launch never
+/// loads a line twice; each launch goes on where the last one stopped.
+pub const CHASE_STEPS: u64 = 4096;
 /// Chunk for host-staged fills and checks (when no kernels could be loaded).
 const STAGE_CHUNK: usize = 16 << 20;
 
@@ -1000,40 +1006,13 @@ fn latency(
             base
         }
     };
-    let sink = DeviceBuffer::alloc(&gr.ctx, 8)?;
-    let (start, stop) = (Event::new(&gr.ctx)?, Event::new(&gr.ctx)?);
-    let mut slot = 0usize;
-    let mut ns = Vec::new();
-    let mut wrong = 0u64;
-    for sample in 0..=case.samples {
-        let from = base + (slot * CHASE_STRIDE) as u64;
-        start.record(s)?;
-        k.chase(s, from, CHASE_STEPS, sink.ptr())?;
-        stop.record(s)?;
-        let mut reached = 0u64;
-        s.ctx().bind()?;
-        // SAFETY: 8 bytes from the 8-byte sink into a local that outlives the synchronize.
-        unsafe { s.copy_dtoh((&mut reached as *mut u64).cast(), sink.ptr(), 8) }?;
-        s.synchronize()?;
-        // Each sample goes on where the last one stopped, so repeated samples do not replay
-        // the same (now cached) lines; the end is checked against the host's walk.
-        slot = pattern::chain_walk(&next, slot, CHASE_STEPS);
-        if reached != base + (slot * CHASE_STRIDE) as u64 {
-            wrong += 1;
-        }
-        if sample > 0 {
-            let ms = stop.elapsed_ms_since(&start)?;
-            ns.push(if ms > 0.0 {
-                ms * 1e6 / CHASE_STEPS as f64
-            } else {
-                f64::NAN
-            });
-        }
-    }
+    let sms = k.chase_grid();
+    let (ns, wrong) = chase_samples(k, s, &gr.ctx, base, &next, case.samples)?;
     drop(dev_chain);
     drop(host_chain);
     let how = format!(
-        "one thread on GPU {reader}, {CHASE_STEPS} dependent volatile 8-byte loads per sample through {slots} cache lines linked in order (nvbandwidth's layout: one link per 128 B) over {} of {}",
+        "one thread on GPU {reader}, {CHASE_STEPS} dependent {} 8-byte loads from each of its {sms} SMs in turn per sample, through {slots} cache lines linked in order (nvbandwidth's layout: one link per 128 B) over {} of {}",
+        be.copy_kernel.chase_load.label(),
         crate::model::units::format_bytes(span as u64),
         match owner {
             Some(o) => format!("GPU {o}'s memory"),
@@ -1058,6 +1037,63 @@ fn latency(
         ));
     }
     Ok(vec![r])
+}
+
+/// `samples` + 1 latency samples (the first discarded) of the chain at `base` (`next`: each
+/// slot's successor): each launches the chase once from every SM in turn, going on where the
+/// last launch stopped. Returns each timed sample's ns per load and how many samples ended at an
+/// address other than the host's walk of the chain.
+fn chase_samples(
+    k: &Kernels,
+    s: &Stream,
+    ctx: &Arc<Context>,
+    base: u64,
+    next: &[usize],
+    samples: u32,
+) -> Result<(Vec<f64>, u64), CaseError> {
+    let sms = k.chase_grid();
+    let sink = DeviceBuffer::alloc(ctx, sms as usize * 8)?;
+    let (start, stop) = (Event::new(ctx)?, Event::new(ctx)?);
+    let mut slot = 0usize;
+    let mut ns = Vec::new();
+    let mut wrong = 0u64;
+    let loads = CHASE_STEPS * u64::from(sms);
+    for sample in 0..=samples {
+        // Where each SM's launch starts and must end: the chain is walked on the host alike.
+        let mut ends = Vec::with_capacity(sms as usize);
+        start.record(s)?;
+        for target in 0..sms {
+            let from = base + (slot * CHASE_STRIDE) as u64;
+            k.chase(
+                s,
+                from,
+                CHASE_STEPS,
+                sink.ptr() + u64::from(target) * 8,
+                target,
+            )?;
+            slot = pattern::chain_walk(next, slot, CHASE_STEPS);
+            ends.push(base + (slot * CHASE_STRIDE) as u64);
+        }
+        stop.record(s)?;
+        let mut reached = vec![0u64; sms as usize];
+        s.ctx().bind()?;
+        // SAFETY: the sink's `sms` 8-byte slots into a vector of as many that outlives the
+        // synchronize.
+        unsafe { s.copy_dtoh(reached.as_mut_ptr().cast(), sink.ptr(), reached.len() * 8) }?;
+        s.synchronize()?;
+        if reached != ends {
+            wrong += 1;
+        }
+        if sample > 0 {
+            let ms = stop.elapsed_ms_since(&start)?;
+            ns.push(if ms > 0.0 {
+                ms * 1e6 / loads as f64
+            } else {
+                f64::NAN
+            });
+        }
+    }
+    Ok((ns, wrong))
 }
 
 #[cfg(test)]

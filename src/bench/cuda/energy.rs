@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use crate::model::energy::TestEnergy;
 use crate::telemetry::energy_meter::{EnergyMeter, MIN_SPAN_S};
 
+/// The environment variable that turns the meter off (`off`).
+pub const METER_ENV: &str = "SCALESCOPE_ENERGY_METER";
+
 struct InFlight {
     meter: Arc<EnergyMeter>,
     /// Seconds of counter steps a window must span (0: whatever the timed samples give).
@@ -118,10 +121,17 @@ pub(crate) struct BackendEnergy {
 }
 
 impl BackendEnergy {
-    /// Reads GPUs `gpus` of `topo` (the meter shared with the process's other backend).
+    /// Reads GPUs `gpus` of `topo` (the meter shared with the process's other backend), unless
+    /// `SCALESCOPE_ENERGY_METER=off` asks for runs without the meter's NVML reads (to see
+    /// whether they cost a copy anything).
     pub(crate) fn open(topo: &crate::model::Topology, gpus: &[usize]) -> BackendEnergy {
+        let off = std::env::var_os(METER_ENV).is_some_and(|v| v == "off");
         BackendEnergy {
-            meter: EnergyMeter::shared(topo, gpus).map_err(|e| e.to_string()),
+            meter: if off {
+                Err(format!("the energy meter is off ({METER_ENV}=off)"))
+            } else {
+                EnergyMeter::shared(topo, gpus).map_err(|e| e.to_string())
+            },
             window_s: 0.0,
             warned: false,
         }

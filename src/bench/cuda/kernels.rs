@@ -127,7 +127,11 @@ pub struct Kernels {
     chase: sys::CUfunction,
     scatter: sys::CUfunction,
     copy_grid: u32,
+    /// A sample's copies as passes of one launch (`copy_kernel`'s `passes`), or one launch each.
+    one_launch: bool,
     util_grid: u32,
+    /// The GPU's SMs: the chase's grid, one block each.
+    sms: u32,
     origin: String,
     // Declared last: the function handles above die with it.
     _module: Module,
@@ -174,7 +178,9 @@ impl Kernels {
                 .grid
                 .filter(|v| *v >= 1)
                 .unwrap_or(ctx.sm_count() * per_sm),
+            one_launch: !opts.launch_per_copy,
             util_grid,
+            sms: ctx.sm_count(),
             origin: image.origin.clone(),
             _module: module,
         })
@@ -248,56 +254,77 @@ impl Kernels {
         )
     }
 
-    /// `copy_kernel(src, dst, bytes)` on the full copy grid, or the bulk-copy (TMA) variant
-    /// when the options asked for it and the GPU has it (sm_90+, 16-byte aligned pointers).
+    /// `copies` copies `src` → `dst`: `copy_kernel(src, dst, bytes, copies)` once on the full
+    /// copy grid (or once per copy when the options asked for that), or the bulk-copy (TMA)
+    /// variant once per copy when the options asked for it and the GPU has it (sm_90+, 16-byte
+    /// aligned pointers).
     pub fn copy(
         &self,
         stream: &Stream,
         src: sys::CUdeviceptr,
         dst: sys::CUdeviceptr,
         bytes: u64,
+        copies: u32,
     ) -> Result<(), CudaError> {
         let (mut a, mut b, mut c) = (src, dst, bytes);
         if let Some((bulk, grid)) = self.copy_bulk
             && src.is_multiple_of(16)
             && dst.is_multiple_of(16)
         {
-            return launch_kernel(
-                bulk,
-                "cuLaunchKernel(copy_bulk)",
-                grid,
-                32,
-                stream,
-                &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
-            );
+            for _ in 0..copies {
+                launch_kernel(
+                    bulk,
+                    "cuLaunchKernel(copy_bulk)",
+                    grid,
+                    32,
+                    stream,
+                    &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
+                )?;
+            }
+            return Ok(());
         }
-        launch_kernel(
-            self.copy,
-            "cuLaunchKernel(copy_kernel)",
-            self.copy_grid,
-            COPY_BLOCK,
-            stream,
-            &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
-        )
+        let (launches, mut passes) = if self.one_launch {
+            (u32::from(copies > 0), u64::from(copies))
+        } else {
+            (copies, 1)
+        };
+        for _ in 0..launches {
+            launch_kernel(
+                self.copy,
+                "cuLaunchKernel(copy_kernel)",
+                self.copy_grid,
+                COPY_BLOCK,
+                stream,
+                &mut [arg(&mut a), arg(&mut b), arg(&mut c), arg(&mut passes)],
+            )?;
+        }
+        Ok(())
     }
 
-    /// `pointer_chase(start, steps, sink)`: one thread.
+    /// `pointer_chase(start, steps, sink, target)` on a grid of one one-thread block per SM, of
+    /// which only block `target` chases.
     pub fn chase(
         &self,
         stream: &Stream,
         start: sys::CUdeviceptr,
         steps: u64,
         sink: sys::CUdeviceptr,
+        target: u32,
     ) -> Result<(), CudaError> {
-        let (mut a, mut b, mut c) = (start, steps, sink);
+        let (mut a, mut b, mut c, mut d) = (start, steps, sink, target);
         launch_kernel(
             self.chase,
             "cuLaunchKernel(pointer_chase)",
-            1,
+            self.sms,
             1,
             stream,
-            &mut [arg(&mut a), arg(&mut b), arg(&mut c)],
+            &mut [arg(&mut a), arg(&mut b), arg(&mut c), arg(&mut d)],
         )
+    }
+
+    /// Blocks of the chase's grid: one per SM.
+    pub fn chase_grid(&self) -> u32 {
+        self.sms
     }
 
     /// `scatter_chain(next, slots, buf, stride_words)`.
@@ -322,18 +349,20 @@ impl Kernels {
 }
 
 /// The preprocessor definitions [`SOURCE`] is compiled with: the copy kernel's loads in flight
-/// (1–16), load/store variant (0–5) and layout (bench.cu's `SCALESCOPE_UNROLL`,
-/// `SCALESCOPE_COPY_VARIANT`, `SCALESCOPE_COPY_LAYOUT`).
+/// (1–16), load/store variant (0–6) and layout, and the chase's loads (bench.cu's
+/// `SCALESCOPE_UNROLL`, `SCALESCOPE_COPY_VARIANT`, `SCALESCOPE_COPY_LAYOUT`,
+/// `SCALESCOPE_CHASE_LOAD`).
 fn defines(copy: &CopyKernelOptions) -> Vec<String> {
     let d = CopyKernelOptions::default();
     let unroll = Some(copy.unroll)
         .filter(|v| (1..=16).contains(v))
         .unwrap_or(d.unroll);
-    let variant = Some(copy.variant).filter(|v| *v <= 5).unwrap_or(d.variant);
+    let variant = Some(copy.variant).filter(|v| *v <= 6).unwrap_or(d.variant);
     vec![
         format!("SCALESCOPE_UNROLL={unroll}"),
         format!("SCALESCOPE_COPY_VARIANT={variant}"),
         format!("SCALESCOPE_COPY_LAYOUT={}", u32::from(copy.contiguous)),
+        format!("SCALESCOPE_CHASE_LOAD={}", copy.chase_load.define()),
     ]
 }
 
@@ -360,9 +389,12 @@ mod tests {
         for k in NAMES {
             assert!(text.contains(&format!(".entry {k}(")), "{k} missing");
         }
+        let from = text.find(".entry pointer_chase(").expect("pointer_chase") + 1;
+        let rest = &text[from..];
+        let chase = &rest[..rest.find(".entry ").unwrap_or(rest.len())];
         assert!(
-            text.contains("ld.global.cv.u64"),
-            "the chase must load volatile"
+            chase.contains(".u64") && !chase.contains(".cv") && !chase.contains(".cg"),
+            "the chase loads plainly by default, as nvbandwidth's"
         );
     }
 
@@ -372,14 +404,16 @@ mod tests {
             defines(&CopyKernelOptions::default()),
             [
                 "SCALESCOPE_UNROLL=8",
-                "SCALESCOPE_COPY_VARIANT=0",
-                "SCALESCOPE_COPY_LAYOUT=0"
+                "SCALESCOPE_COPY_VARIANT=1",
+                "SCALESCOPE_COPY_LAYOUT=0",
+                "SCALESCOPE_CHASE_LOAD=0"
             ]
         );
         let tuned = CopyKernelOptions {
             unroll: 4,
             variant: 3,
             contiguous: true,
+            chase_load: crate::bench::plan::ChaseLoad::Volatile,
             ..Default::default()
         };
         assert_eq!(
@@ -387,7 +421,8 @@ mod tests {
             [
                 "SCALESCOPE_UNROLL=4",
                 "SCALESCOPE_COPY_VARIANT=3",
-                "SCALESCOPE_COPY_LAYOUT=1"
+                "SCALESCOPE_COPY_LAYOUT=1",
+                "SCALESCOPE_CHASE_LOAD=1"
             ]
         );
     }

@@ -142,6 +142,22 @@ pub enum Op<'a> {
 }
 
 impl Op<'_> {
+    /// Enqueues `n` copies: the copy kernel's as passes of one launch, the others one by one.
+    fn enqueue_n(&self, stream: &Stream, n: u32) -> Result<(), CudaError> {
+        match *self {
+            Op::Kernel {
+                kernels,
+                src,
+                dst,
+                bytes,
+            } => {
+                stream.ctx().bind()?;
+                kernels.copy(stream, src, dst, bytes, n)
+            }
+            _ => (0..n).try_for_each(|_| self.enqueue(stream)),
+        }
+    }
+
     fn enqueue(&self, stream: &Stream) -> Result<(), CudaError> {
         stream.ctx().bind()?;
         // SAFETY (all arms): every address lies within a live allocation of at least `bytes`
@@ -164,7 +180,7 @@ impl Op<'_> {
                 src,
                 dst,
                 bytes,
-            } => kernels.copy(stream, src, dst, bytes),
+            } => kernels.copy(stream, src, dst, bytes, 1),
         }
     }
 }
@@ -253,9 +269,7 @@ pub fn run(
             }
         }
         for l in lanes {
-            for _ in 0..WARMUP_COPIES {
-                l.op.enqueue(l.stream)?;
-            }
+            l.op.enqueue_n(l.stream, WARMUP_COPIES)?;
         }
         if let (Some(first), Some((start0, _))) = (lanes.first(), events.first()) {
             start0.record(first.stream)?;
@@ -265,9 +279,7 @@ pub fn run(
             }
         }
         for (l, (_, stop)) in lanes.iter().zip(&events) {
-            for _ in 0..iters {
-                l.op.enqueue(l.stream)?;
-            }
+            l.op.enqueue_n(l.stream, iters)?;
             stop.record(l.stream)?;
         }
         if gate {
