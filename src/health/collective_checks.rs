@@ -104,8 +104,20 @@ fn judge(
     c.unit = Some("GB/s".into());
     c.basis = model.reason.clone();
     if verdict != Verdict::Pass {
+        // A finding on these GPUs that can slow a collective over NVLink (PCIe findings
+        // cannot, unless NCCL fell back to it: the fix says how to see that).
         let evidence = inventory.iter().find(|i| {
-            i.verdict != Verdict::Pass
+            matches!(i.verdict, Verdict::Warn | Verdict::Fail)
+                && matches!(
+                    i.check,
+                    CheckId::Busy
+                        | CheckId::NvlinkLinks
+                        | CheckId::NvlinkErrors
+                        | CheckId::Clocks
+                        | CheckId::PowerLimit
+                        | CheckId::ClockSettings
+                        | CheckId::P2pStatus
+                )
                 && i.cause.is_some()
                 && i.gpu.is_some_and(|g| r.gpus.contains(&g))
         });
