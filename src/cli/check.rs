@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::run_job::{Terminal, drive};
 use super::interrupt::{self, CANCEL};
+use super::run_job::{Terminal, drive};
 use super::{CliError, emit, write_file};
 use crate::export;
 use crate::health::run::CheckOptions;
@@ -36,6 +36,9 @@ pub struct CheckArgs {
     /// Check a machine from captures instead of this one: `nvidia-smi -q -x`, `nvidia-smi -q`,
     /// `nvidia-smi nvlink -s` / `-e` and `nvidia-smi topo -m` output ('-' = stdin); repeat to
     /// merge. A capture kind given twice is read as before and after (error counters).
+    /// nvbandwidth's output (text or -j JSON) and nccl-tests' (text or -J JSON, any
+    /// collective) are judged as measured figures: copies against line rate × efficiency,
+    /// collectives against the modeled bus bandwidth.
     #[arg(long, value_name = "FILE", conflicts_with = "catalog")]
     pub import: Vec<String>,
     /// Check a catalog machine: a name (`scalescope --catalog`) or a catalog .toml file, which

@@ -45,7 +45,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::export;
 use crate::model::{Blame, Fault, Inventory, Topology};
-use crate::topology::{TopologyError, catalog, live, smi_query};
+use crate::topology::{TopologyError, catalog, live};
 
 pub use topo_table::describe_source;
 
@@ -402,7 +402,8 @@ pub enum BenchCommand {
 pub struct SourceArgs {
     /// Read `nvidia-smi topo -m` / `-mp` / `-p2p r|w|n|a` output from FILE ('-' = stdin);
     /// repeat to merge several captures. `nvidia-smi -q`, `-q -x` and `nvlink -s` output add
-    /// the GPUs' PCIe links, names and NVLink speeds.
+    /// the GPUs' PCIe links, names and NVLink speeds; nvbandwidth's output (text or -j JSON)
+    /// and nccl-tests' (text or -J JSON) add the figures they measured there.
     #[arg(long, value_name = "FILE", conflicts_with = "catalog")]
     pub import: Vec<String>,
     /// Use a hardware catalog entry (see `scalescope --catalog`), or a catalog .toml file.
@@ -492,10 +493,7 @@ impl SourceArgs {
     /// machine, and nothing for standard input (already read for the topology).
     pub fn load_inventory(&self) -> Result<(Option<Inventory>, Option<Inventory>), CliError> {
         if !self.import.is_empty() {
-            if self.import.iter().any(|p| p == "-") {
-                return Ok((None, None));
-            }
-            let m = smi_query::import_machine(&self.import)?;
+            let m = crate::report::reference_tools::import(&self.import)?.machine;
             Ok((m.inventory, m.after))
         } else if let Some(name) = &self.catalog {
             let (_, inv) = catalog::load_machine(name)?;
@@ -508,7 +506,7 @@ impl SourceArgs {
     /// Loads the topology these flags name.
     pub fn load(&self) -> Result<Topology, TopologyError> {
         if !self.import.is_empty() {
-            smi_query::import_machine(&self.import).map(|m| m.topology)
+            crate::report::reference_tools::import(&self.import).map(|m| m.machine.topology)
         } else if let Some(name) = &self.catalog {
             catalog::load(name)
         } else {
@@ -873,7 +871,18 @@ fn topo(args: TopoArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     )?;
     let topo = report.topology;
     let bytes = match (args.format, args.table) {
-        (Format::Table, _) => topo_table::render(&topo).into_bytes(),
+        (Format::Table, _) => {
+            let mut text = topo_table::render(&topo);
+            // The reference tools' outputs among the imports: what each gave (their figures
+            // are for check, compare and the app).
+            if remote.remote.is_none() && !args.source.import.is_empty() {
+                let imported = crate::report::reference_tools::import(&args.source.import)?;
+                for line in imported.summary_lines() {
+                    text.push_str(&format!("imported {line}\n"));
+                }
+            }
+            text.into_bytes()
+        }
         (Format::Csv, Table::Links) => export::csv::links(&topo)?,
         (Format::Csv, Table::Gpus) => export::csv::gpus(&topo)?,
         (Format::Json, _) => export::json::to_json(&topo)?,

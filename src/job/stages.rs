@@ -469,7 +469,33 @@ pub(super) fn health(
             ctx.warnings(warnings);
             report
         }
-        Target::Catalog { .. } | Target::Import { .. } => {
+        Target::Import { paths } => {
+            // Figures a reference tool measured on that machine are judged; without them, the
+            // captures' machine is checked modeled.
+            let imported = crate::report::reference_tools::import(paths)?;
+            let m = imported.machine.clone();
+            if imported.has_tools() {
+                let collectives = imported.collectives().map(|c| c.results);
+                crate::health::run::check_imported(
+                    topo,
+                    m.inventory,
+                    m.after,
+                    imported.bandwidth().map(|b| b.results).unwrap_or_default(),
+                    collectives.as_deref().unwrap_or_default(),
+                    &imported.source_words(),
+                    options,
+                )
+            } else {
+                check_described(
+                    topo,
+                    m.inventory,
+                    m.after,
+                    options,
+                    &super::modeled_as_stated,
+                )
+            }
+        }
+        Target::Catalog { .. } => {
             let (design, before, after) = target.described(topo)?;
             check_described(&design, before, after, options, &super::modeled_as_stated)
         }

@@ -3,8 +3,9 @@
 //! reports and `nvidia-smi` captures on worker threads.
 //!
 //! Captures are read through the one import entry the command line's `--import` uses
-//! ([`smi_query::import_machine`]): `nvidia-smi topo -m/-mp/-p2p`, `-q`, `-q -x` and
-//! `nvlink -s/-e`, in any mix, as one machine. Traffic recordings (`.jsonl`, `scalescope watch
+//! ([`reference_tools::import`]): `nvidia-smi topo -m/-mp/-p2p`, `-q`, `-q -x` and
+//! `nvlink -s/-e`, and nvbandwidth's and nccl-tests' outputs (their figures as the machine's
+//! bandwidth and collectives), in any mix, as one machine. Traffic recordings (`.jsonl`, `scalescope watch
 //! --record`'s, whose first line's format is `scalescope-watch`) through
 //! [`traffic::read_recording`], whichever Open item or drop brought them; the Live overlay's
 //! window is saved as one. A fleet (File → Open fleet…, a folder or a fleet.json dropped, a
@@ -23,9 +24,8 @@ use super::saving::{self, SaveWork};
 use crate::fleet::judge::FleetOutcome;
 use crate::health::run::{CheckOptions, check_described};
 use crate::model::traffic::TrafficRecording;
-use crate::report::Report;
+use crate::report::{Report, reference_tools};
 use crate::telemetry::traffic;
-use crate::topology::smi_query;
 
 /// A file dialog that closes sooner than this without a choice never reached the user: rfd
 /// returns `None` at once when the desktop has no file-dialog portal and no zenity.
@@ -725,31 +725,61 @@ pub fn read_recordings(paths: &[PathBuf]) -> Vec<Result<(TrafficRecording, Strin
         .collect()
 }
 
-/// Reads reports, each error naming its file.
+/// Reads reports, each error naming its file; a reference tool's JSON output (nvbandwidth's
+/// `-j`, nccl-tests' `-J`) among them is a machine of its own, as [`read_captures`] reads it.
 pub fn read_reports(paths: &[PathBuf]) -> Vec<Result<Report, String>> {
     paths
         .iter()
-        .map(|p| crate::report::load_named(p).map_err(|e| e.to_string()))
+        .map(|p| {
+            let tool = reference_tools::sniff(&p.display().to_string()).is_ok_and(|t| t.is_some());
+            if tool {
+                read_captures(std::slice::from_ref(p))
+            } else {
+                crate::report::load_named(p).map_err(|e| e.to_string())
+            }
+        })
         .collect()
 }
 
-/// Reads `nvidia-smi` captures as one machine, as `--import` does: its topology, and when the
-/// captures state the GPUs' condition (`-q`, `-q -x`, `nvlink`), the health check they
-/// describe (`scalescope check --import`), modeled.
+/// Reads `nvidia-smi` captures and the reference tools' outputs (nvbandwidth, nccl-tests) as
+/// one machine, as `--import` does: its topology, the tools' figures as its bandwidth and
+/// collectives, and the health check they describe (`scalescope check --import`): the tools'
+/// figures judged, or, from captures that state the GPUs' condition (`-q`, `-q -x`,
+/// `nvlink`) alone, modeled.
 pub fn read_captures(paths: &[PathBuf]) -> Result<Report, String> {
     let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    let m = smi_query::import_machine(&paths).map_err(|e| e.to_string())?;
-    let machine = crate::job::machine_info(&m.topology, "import");
-    let health = m.inventory.is_some().then(|| {
-        check_described(
+    let imported = reference_tools::import(&paths).map_err(|e| e.to_string())?;
+    let m = imported.machine.clone();
+    let opts = CheckOptions::default();
+    let health = if imported.has_tools() {
+        Some(crate::health::run::check_imported(
             &m.topology,
             m.inventory,
             m.after,
-            &CheckOptions::default(),
-            &crate::job::modeled_as_stated,
-        )
-    });
-    let mut report = Report::new(machine, m.topology);
+            imported.bandwidth().map(|b| b.results).unwrap_or_default(),
+            &imported
+                .collectives()
+                .map(|c| c.results)
+                .unwrap_or_default(),
+            &imported.source_words(),
+            &opts,
+        ))
+    } else {
+        m.inventory.is_some().then(|| {
+            check_described(
+                &m.topology,
+                m.inventory,
+                m.after,
+                &opts,
+                &crate::job::modeled_as_stated,
+            )
+        })
+    };
+    let mut report = if imported.has_tools() {
+        imported.report()
+    } else {
+        Report::new(crate::job::machine_info(&m.topology, "import"), m.topology)
+    };
     report.health = health;
     Ok(report)
 }

@@ -327,6 +327,9 @@ fn facts(ui: &mut Ui, topology: &Topology) {
         TopologySource::SoakRecording { .. } => {
             facts.push("GPUs as a soak.csv recording numbers them".into());
         }
+        TopologySource::ToolOutput { .. } => {
+            facts.push("GPUs as nvbandwidth/nccl-tests output names them; links not known".into());
+        }
     }
     if let Some(at) = &topology.captured_at {
         facts.push(format!("captured {at}"));
