@@ -30,6 +30,7 @@ mod protocol;
 mod scale;
 mod server;
 mod signals;
+mod surfaces;
 mod toml;
 mod xml;
 
@@ -37,7 +38,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// xorshift64*: small, fast and reproducible.
@@ -87,6 +88,8 @@ pub struct Case {
     pub origin: String,
     /// A signal sent to the binary this long after it started (if it is still running).
     pub signal: Option<(i32, Duration)>,
+    /// The binary's limit on open files (`ulimit -n`), where the case sets one.
+    pub nofile: Option<u64>,
 }
 
 /// A family of generated cases.
@@ -98,6 +101,12 @@ pub trait Campaign: Sync {
     /// Case number `i`. `dir` is a folder of the worker's own, emptied before each case, for
     /// the files the case needs.
     fn case(&self, rng: &mut Rng, dir: &Path) -> Case;
+    /// Runs on a thread of its own beside the binary, from just before it starts (`pid` is 0
+    /// until it has): a client of what the binary serves. `Err(why)` is a violation.
+    fn during(&self, case: &Case, pid: &AtomicU32) -> Result<(), String> {
+        let _ = (case, pid);
+        Ok(())
+    }
     /// Whether the outcome keeps the contract; by default [`contract`].
     fn check(&self, case: &Case, dir: &Path, o: &Outcome) -> Result<(), String> {
         let _ = (case, dir);
@@ -120,6 +129,11 @@ fn campaigns(root: &Path, bin: &Path) -> Vec<Box<dyn Campaign>> {
         Box::new(server::Server::new(bin)),
         Box::new(injection::Injection),
         Box::new(hostile::Hostile::new(root)),
+        Box::new(surfaces::Endpoint::new(root)),
+        Box::new(surfaces::FleetRun::new(bin)),
+        Box::new(surfaces::Pricing),
+        Box::new(surfaces::Thresholds::new(root)),
+        Box::new(surfaces::Catalog::new(root)),
     ]
 }
 
@@ -134,10 +148,27 @@ pub struct Outcome {
 }
 
 /// Runs the binary on one case with a time limit, feeding the case's standard input.
-fn run(bin: &Path, case: &Case, timeout: Duration) -> Outcome {
+fn run(bin: &Path, case: &Case, timeout: Duration, pid: &AtomicU32) -> Outcome {
     let mut command = Command::new(bin);
     for (k, v) in &case.env {
         command.env(k, v);
+    }
+    if let Some(n) = case.nofile {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit(2) only, between fork and exec: async-signal-safe, no allocation.
+        unsafe {
+            command.pre_exec(move || {
+                let limit = libc::rlimit {
+                    rlim_cur: n,
+                    rlim_max: n,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            })
+        };
     }
     let mut child = command
         .args(&case.args)
@@ -153,6 +184,7 @@ fn run(bin: &Path, case: &Case, timeout: Duration) -> Outcome {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the binary");
+    pid.store(child.id(), Ordering::SeqCst);
     if let (Some(bytes), Some(mut pipe)) = (case.stdin.clone(), child.stdin.take()) {
         std::thread::spawn(move || {
             use std::io::Write;
@@ -434,8 +466,24 @@ fn main() {
                     let mut rng = Rng::new(seed ^ fnv(campaign.name()), k as u64);
                     let case = campaign.case(&mut rng, &dir);
                     let t0 = Instant::now();
-                    let o = run(bin, &case, timeout);
+                    let pid = AtomicU32::new(0);
+                    let (o, during) = std::thread::scope(|s| {
+                        let client = s.spawn(|| campaign.during(&case, &pid));
+                        let o = run(bin, &case, timeout, &pid);
+                        (o, client.join().unwrap_or_else(|_| Err("the client panicked".into())))
+                    });
                     let took = t0.elapsed();
+                    if std::env::var_os("FUZZ_TRACE").is_some() {
+                        // Each case's command and the last line it printed, to see what a
+                        // campaign reaches.
+                        eprintln!(
+                            "{} {k}: {:?} → {:?}: {}",
+                            campaign.name(),
+                            case.args.iter().map(|a| a.chars().take(60).collect::<String>()).collect::<Vec<_>>(),
+                            o.code,
+                            o.stderr.lines().last().unwrap_or("").chars().take(200).collect::<String>()
+                        );
+                    }
                     {
                         let mut sl = slowest.lock().unwrap_or_else(|e| e.into_inner());
                         if took > sl[c].0 {
@@ -447,7 +495,7 @@ fn main() {
                         _ => 3,
                     };
                     codes.lock().unwrap_or_else(|e| e.into_inner())[c][slot] += 1;
-                    if let Err(why) = campaign.check(&case, &dir, &o) {
+                    if let Err(why) = during.and_then(|()| campaign.check(&case, &dir, &o)) {
                         let name = campaign.name();
                         let saved = keep.join(format!("{name}-{k}"));
                         let _ = std::fs::create_dir_all(&saved);
