@@ -734,6 +734,57 @@ fn the_files_of_a_folder_form_no_cycle() {
     );
 }
 
+/// Files that hold a pure step: data in, data out, no file read or written and no clock read
+/// (`fleet/judge.rs` is handed the time it stamps), each with why it is pure.
+const PURE_FILES: &[(&str, &str)] = &[
+    (
+        "src/fleet/judge.rs",
+        "fleet report's judging: read.rs reads, files.rs makes the bytes",
+    ),
+    (
+        "src/fleet/files.rs",
+        "fleet report's files as bytes: fleet::report and the command line write them",
+    ),
+    (
+        "src/fleet/finding.rs",
+        "a finding and the outlier rule, shared by both judges",
+    ),
+];
+
+/// What a pure file may not name: file, process, network and environment access, this crate's
+/// readers and writers, the clock, the terminal.
+const IMPURE: &[&str] = &[
+    "std::fs",
+    "fs::",
+    "File::",
+    "read_dir",
+    "crate::input",
+    "crate::output",
+    "SystemTime::now",
+    "Instant::now",
+    "std::env",
+    "std::process",
+    "std::net",
+    "println!",
+    "eprintln!",
+];
+
+#[test]
+fn pure_files_do_no_io() {
+    let mut found = Vec::new();
+    for (path, why) in PURE_FILES {
+        let text = std::fs::read_to_string(src_dir().join(path.trim_start_matches("src/")))
+            .unwrap_or_else(|e| panic!("{path} is listed as pure but cannot be read: {e}"));
+        let code = code_of(&text);
+        for word in IMPURE {
+            if code.contains(word) {
+                found.push(format!("{path} names {word}, but it is pure ({why})"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 #[test]
 fn no_file_in_src_is_over_the_limit() {
     let mut files = Vec::new();
