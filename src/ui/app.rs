@@ -105,6 +105,9 @@ pub struct App {
     theme_applied: Option<bool>,
     /// How each panel's content fit last frame.
     fits: Vec<PanelFit>,
+    /// First start (no window geometry stored yet): fit the window to the screen once its
+    /// size is known.
+    fit_window: bool,
 }
 
 impl App {
@@ -117,6 +120,8 @@ impl App {
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
         let mut app = Self::empty(settings);
+        // eframe keeps the window's geometry under "window" once the app has run.
+        app.fit_window = cc.storage.is_none_or(|s| s.get_string("window").is_none());
         let ctx = &cc.egui_ctx;
         app.sources.read_live(ctx);
         if !startup.open_paths.is_empty() {
@@ -176,6 +181,7 @@ impl App {
             fleet: FleetView::default(),
             theme_applied: None,
             fits: Vec::new(),
+            fit_window: false,
         }
     }
 
@@ -757,6 +763,9 @@ fn no_section(ui: &mut Ui, what: &str) {
 
 impl eframe::App for App {
     fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
+        if self.fit_window {
+            self.fit_window = !fit_to_screen(ui.ctx());
+        }
         self.show(ui);
     }
 
@@ -765,4 +774,20 @@ impl eframe::App for App {
             storage.set_string(SETTINGS_KEY, s);
         }
     }
+}
+
+/// Shrinks a window larger than its screen (the 1,400 × 900 it opens at, on a 1,024 × 700
+/// screen) to the screen, at its top-left corner. False while the screen's size is not known
+/// yet (the first frames).
+fn fit_to_screen(ctx: &egui::Context) -> bool {
+    let (monitor, inner) = ctx.input(|i| (i.viewport().monitor_size, i.viewport().inner_rect));
+    let (Some(monitor), Some(inner)) = (monitor, inner) else {
+        return false;
+    };
+    let fit = inner.size().min(monitor);
+    if fit != inner.size() {
+        ctx.send_viewport_cmd(egui::ViewportCommand::InnerSize(fit));
+        ctx.send_viewport_cmd(egui::ViewportCommand::OuterPosition(egui::Pos2::ZERO));
+    }
+    true
 }
