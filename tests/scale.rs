@@ -199,6 +199,8 @@ fn bandwidth_csv_on_100_gpus_costs_about_what_the_run_without_it_costs() {
         "p2p_read_ce",
         "--sizes",
         "64M",
+        "--gpus",
+        &all,
         "--import",
     ];
     let time = |extra: &[&std::ffi::OsStr]| {
