@@ -898,8 +898,6 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/cli/scaling.rs:render", 214),
     ("src/cli/suite.rs:run", 169),
     ("src/cli/watch.rs:run", 155),
-    ("src/document/build/soak.rs:charts", 149),
-    ("src/document/build/soak.rs:gpus_table", 101),
     ("src/document/machine.rs:layout", 297),
     ("src/document/machine.rs:rack_layout", 143),
     ("src/health/attribution.rs:evidence", 195),

@@ -301,63 +301,8 @@ fn charts(s: &mut Section, soak: &SoakSection) {
         return;
     }
     let gpus = per_gpu(soak);
-    let last_t = soak
-        .samples
-        .iter()
-        .map(|x| x.t_s)
-        .filter(|t| t.is_finite())
-        .fold(0.0_f64, f64::max);
-    let span = if soak.elapsed_s.is_finite() {
-        soak.elapsed_s.max(last_t)
-    } else {
-        last_t
-    };
-    let bands = bands(soak, span);
-    let markers = markers(soak);
-    let max_step = interval(soak) * 2.5;
-    let push = |s: &mut Section,
-                id: &str,
-                what: &str,
-                caption: &str,
-                y: &str,
-                from_zero: bool,
-                lines: Vec<Line>| {
-        // A GPU without a reading has no line; a line says so (a secondary reading, dashed, as
-        // a memory temperature many GPUs lack, goes without saying).
-        let (lines, unread): (Vec<Line>, Vec<Line>) = lines
-            .into_iter()
-            .partition(|l| l.points.iter().any(|p| p.1.is_some()));
-        let unread: Vec<&str> = unread
-            .iter()
-            .filter(|l| !l.dashed)
-            .map(|l| l.name.as_str())
-            .collect();
-        let figure = timechart::time_chart(&TimeChart {
-            id,
-            caption,
-            y_label: y,
-            lines: &lines,
-            bands: &bands,
-            markers: &markers,
-            span_s: span,
-            max_step_s: max_step,
-            from_zero,
-            width: CHART_WIDTH,
-        });
-        match figure {
-            Some(f) => {
-                s.push(Block::Figure(f));
-                if !unread.is_empty() {
-                    s.push(
-                        Paragraph::note(format!("{what}: no reading from {}.", unread.join(", ")))
-                            .into(),
-                    );
-                }
-            }
-            None => s.push(Paragraph::note(format!("{what}: no reading from any GPU.")).into()),
-        }
-    };
-    let phases = if timechart::bands_shaded(bands.len(), CHART_WIDTH) {
+    let axis = TimeAxis::of(soak);
+    let phases = if timechart::bands_shaded(axis.bands.len(), CHART_WIDTH) {
         "shaded: the load running (named above the plot or in the legend)"
     } else {
         "the phases are too short to shade at this scale (the events give them)"
@@ -369,18 +314,70 @@ fn charts(s: &mut Section, soak: &SoakSection) {
         ))
         .into(),
     );
+    throughput_charts(s, soak, &axis, &gpus);
+    let chart = |id, what, caption, y_label| SoakChart {
+        id,
+        what,
+        caption,
+        y_label,
+        from_zero: false,
+    };
+    axis.push(
+        s,
+        chart(
+            "soak-sm-clock",
+            "SM clock",
+            "SM clock over time (MHz)",
+            "SM clock MHz",
+        ),
+        lines(&gpus, "", false, |x| x.sm_clock_mhz.map(f64::from)),
+    );
+    axis.push(
+        s,
+        chart(
+            "soak-power",
+            "Power",
+            "Power over time (W, mean over each interval)",
+            "power W",
+        ),
+        lines(&gpus, "", false, |x| x.power_w),
+    );
+    // Each memory line in its GPU's colour, dashed.
+    let mut temps = lines(&gpus, "", false, |x| x.gpu_temp_c);
+    temps.extend(lines(&gpus, " memory", true, |x| x.mem_temp_c));
+    axis.push(
+        s,
+        chart(
+            "soak-temperature",
+            "Temperature",
+            "Temperature over time (°C; dashed: memory)",
+            "°C",
+        ),
+        temps,
+    );
+}
+
+/// A throughput chart per load that ran, GEMM's first: each load's figure during its phases.
+fn throughput_charts(
+    s: &mut Section,
+    soak: &SoakSection,
+    axis: &TimeAxis,
+    gpus: &[(usize, Vec<&SoakSample>)],
+) {
     let rate_of = |load: SoakLoad| move |x: &SoakSample| x.rate.filter(|_| x.phase == Some(load));
     let ran = loads(soak);
     if ran.contains(&SoakLoad::Gemm) || soak.samples.iter().any(|x| x.phase == Some(SoakLoad::Gemm))
     {
-        push(
+        axis.push(
             s,
-            "soak-gemm",
-            "GEMM throughput",
-            "GEMM throughput over time (bf16 TFLOP/s, during the gemm phases)",
-            "TFLOP/s",
-            true,
-            lines(&gpus, "", false, rate_of(SoakLoad::Gemm)),
+            SoakChart {
+                id: "soak-gemm",
+                what: "GEMM throughput",
+                caption: "GEMM throughput over time (bf16 TFLOP/s, during the gemm phases)",
+                y_label: "TFLOP/s",
+                from_zero: true,
+            },
+            lines(gpus, "", false, rate_of(SoakLoad::Gemm)),
         );
     }
     for load in [
@@ -403,46 +400,98 @@ fn charts(s: &mut Section, soak: &SoakSection) {
             "{first}{} over time, during the {load} phases",
             chars.as_str()
         );
-        push(
+        axis.push(
             s,
-            &format!("soak-{load}"),
-            &format!("{load} throughput"),
-            &caption,
-            "GB/s",
-            true,
-            lines(&gpus, "", false, rate_of(load)),
+            SoakChart {
+                id: &format!("soak-{load}"),
+                what: &format!("{load} throughput"),
+                caption: &caption,
+                y_label: "GB/s",
+                from_zero: true,
+            },
+            lines(gpus, "", false, rate_of(load)),
         );
     }
-    push(
-        s,
-        "soak-sm-clock",
-        "SM clock",
-        "SM clock over time (MHz)",
-        "SM clock MHz",
-        false,
-        lines(&gpus, "", false, |x| x.sm_clock_mhz.map(f64::from)),
-    );
-    push(
-        s,
-        "soak-power",
-        "Power",
-        "Power over time (W, mean over each interval)",
-        "power W",
-        false,
-        lines(&gpus, "", false, |x| x.power_w),
-    );
-    // Each memory line in its GPU's colour, dashed.
-    let mut temps = lines(&gpus, "", false, |x| x.gpu_temp_c);
-    temps.extend(lines(&gpus, " memory", true, |x| x.mem_temp_c));
-    push(
-        s,
-        "soak-temperature",
-        "Temperature",
-        "Temperature over time (°C; dashed: memory)",
-        "°C",
-        false,
-        temps,
-    );
+}
+
+/// One chart of a soak: its element id, what it shows (for the notes under it), its caption
+/// and y label, and whether its y axis starts at 0.
+struct SoakChart<'a> {
+    id: &'a str,
+    what: &'a str,
+    caption: &'a str,
+    y_label: &'a str,
+    from_zero: bool,
+}
+
+/// The time axis every chart of a soak shares: the phases shaded, the events marked, the span
+/// and the longest step a line still joins.
+struct TimeAxis {
+    bands: Vec<Band>,
+    markers: Vec<Marker>,
+    span: f64,
+    max_step: f64,
+}
+
+impl TimeAxis {
+    fn of(soak: &SoakSection) -> Self {
+        let last_t = soak
+            .samples
+            .iter()
+            .map(|x| x.t_s)
+            .filter(|t| t.is_finite())
+            .fold(0.0_f64, f64::max);
+        let span = if soak.elapsed_s.is_finite() {
+            soak.elapsed_s.max(last_t)
+        } else {
+            last_t
+        };
+        Self {
+            bands: bands(soak, span),
+            markers: markers(soak),
+            span,
+            max_step: interval(soak) * 2.5,
+        }
+    }
+
+    /// The chart of `lines` on this axis, and a note naming the GPUs without a reading.
+    fn push(&self, s: &mut Section, chart: SoakChart, lines: Vec<Line>) {
+        // A GPU without a reading has no line; a line says so (a secondary reading, dashed, as
+        // a memory temperature many GPUs lack, goes without saying).
+        let (lines, unread): (Vec<Line>, Vec<Line>) = lines
+            .into_iter()
+            .partition(|l| l.points.iter().any(|p| p.1.is_some()));
+        let unread: Vec<&str> = unread
+            .iter()
+            .filter(|l| !l.dashed)
+            .map(|l| l.name.as_str())
+            .collect();
+        let what = chart.what;
+        let figure = timechart::time_chart(&TimeChart {
+            id: chart.id,
+            caption: chart.caption,
+            y_label: chart.y_label,
+            lines: &lines,
+            bands: &self.bands,
+            markers: &self.markers,
+            span_s: self.span,
+            max_step_s: self.max_step,
+            from_zero: chart.from_zero,
+            width: CHART_WIDTH,
+        });
+        match figure {
+            Some(f) => {
+                s.push(Block::Figure(f));
+                if !unread.is_empty() {
+                    s.push(
+                        Paragraph::note(format!("{what}: no reading from {}.", unread.join(", ")))
+                            .into(),
+                    );
+                }
+            }
+            None => s.push(Paragraph::note(format!("{what}: no reading from any GPU.")).into()),
+        }
+    }
 }
 
 /// `median (lowest)` or `median (highest)` of the known values.
@@ -494,41 +543,8 @@ fn gpus_table(soak: &SoakSection) -> Table {
                     m.map_or("—".into(), |m| m.to_string())
                 ),
             };
-            let xids: Vec<u64> = soak
-                .events
-                .iter()
-                .filter(|e| e.gpu == Some(g))
-                .filter_map(|e| match e.kind {
-                    SoakEventKind::Xid { xid } => Some(xid),
-                    _ => None,
-                })
-                .collect();
-            let xid = if xids.is_empty() {
-                "0".to_string()
-            } else {
-                let mut codes = xids.clone();
-                codes.sort_unstable();
-                codes.dedup();
-                let codes: Vec<String> = codes.iter().map(ToString::to_string).collect();
-                format!("{} (Xid {})", xids.len(), codes.join(", "))
-            };
-            let mut limits: BTreeMap<&'static str, usize> = BTreeMap::new();
-            for x in &samples {
-                for t in x.throttle.iter().flatten().filter(|t| t.is_limit()) {
-                    *limits.entry(t.label()).or_default() += 1;
-                }
-            }
-            let limits = if samples.iter().all(|x| x.throttle.is_none()) {
-                "—".to_string()
-            } else if limits.is_empty() {
-                "none".to_string()
-            } else {
-                limits
-                    .iter()
-                    .map(|(l, n)| format!("{l} in {n} samples"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
+            let xid = xid_text(soak, g);
+            let limits = clock_limits_text(&samples);
             let wrong = sum(|x| x.mismatches).is_some_and(|m| m > 0);
             vec![
                 Cell::plain(format!("GPU {g}")),
@@ -559,6 +575,49 @@ fn gpus_table(soak: &SoakSection) -> Table {
             Column::text("clock limits"),
         ],
         rows,
+    }
+}
+
+/// GPU `g`'s Xid events: how many, and their codes (`0` when none).
+fn xid_text(soak: &SoakSection, g: usize) -> String {
+    let xids: Vec<u64> = soak
+        .events
+        .iter()
+        .filter(|e| e.gpu == Some(g))
+        .filter_map(|e| match e.kind {
+            SoakEventKind::Xid { xid } => Some(xid),
+            _ => None,
+        })
+        .collect();
+    if xids.is_empty() {
+        return "0".to_string();
+    }
+    let mut codes = xids.clone();
+    codes.sort_unstable();
+    codes.dedup();
+    let codes: Vec<String> = codes.iter().map(ToString::to_string).collect();
+    format!("{} (Xid {})", xids.len(), codes.join(", "))
+}
+
+/// The clock limits in a GPU's samples, each with how many samples it held in; "none" when
+/// none held, "—" when no sample read them.
+fn clock_limits_text(samples: &[&SoakSample]) -> String {
+    let mut limits: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for x in samples {
+        for t in x.throttle.iter().flatten().filter(|t| t.is_limit()) {
+            *limits.entry(t.label()).or_default() += 1;
+        }
+    }
+    if samples.iter().all(|x| x.throttle.is_none()) {
+        "—".to_string()
+    } else if limits.is_empty() {
+        "none".to_string()
+    } else {
+        limits
+            .iter()
+            .map(|(l, n)| format!("{l} in {n} samples"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
