@@ -892,7 +892,6 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/bench/cuda/collectives/own.rs:run", 104),
     ("src/bench/cuda/soak.rs:gemm_batch", 113),
     ("src/bench/cuda/soak.rs:start", 202),
-    ("src/bench/modeled.rs:figure", 110),
     ("src/cli/check.rs:run", 149),
     ("src/cli/fleet_run.rs:run_between", 115),
     ("src/cli/scaling.rs:render", 214),

@@ -278,28 +278,35 @@ impl ModeledBackend {
                 Status::Skipped,
                 "modeled: device memory bandwidth is not in the topology".to_string(),
             )),
-            Shape::Latency { d2d } => {
-                let nv = d2d
-                    && matches!(
-                        src.gpu().zip(dst.gpu()).and_then(|(a, b)| self.pair(a, b)),
-                        Some((LinkKind::Nv(_), _))
-                    );
-                if d2d && !nv {
-                    let (a, b) = src.gpu().zip(dst.gpu()).ok_or_else(|| unknown("GPU"))?;
-                    self.require_peer(a, b)?;
-                }
-                let (ns, how) = if nv {
-                    (LATENCY_NV_NS, "NVLink peer latency, nvbandwidth on H200")
-                } else {
-                    (LATENCY_PCIE_NS, "PCIe host latency, nvbandwidth on H200")
-                };
-                Ok(Figure {
-                    value: ns,
-                    line: None,
-                    how: how.to_string(),
-                })
-            }
+            Shape::Latency { d2d } => self.latency(src, dst, d2d),
         }
+    }
+
+    /// A latency cell's figure: NVLink's between GPUs joined by NVLink, else PCIe's (a pair
+    /// of GPUs over PCIe only where P2P is allowed).
+    fn latency(&self, src: Endpoint, dst: Endpoint, d2d: bool) -> Result<Figure, (Status, String)> {
+        let nv = d2d
+            && matches!(
+                src.gpu().zip(dst.gpu()).and_then(|(a, b)| self.pair(a, b)),
+                Some((LinkKind::Nv(_), _))
+            );
+        if d2d && !nv {
+            let (a, b) = src
+                .gpu()
+                .zip(dst.gpu())
+                .ok_or_else(|| (Status::Skipped, "modeled: GPU unknown".to_string()))?;
+            self.require_peer(a, b)?;
+        }
+        let (ns, how) = if nv {
+            (LATENCY_NV_NS, "NVLink peer latency, nvbandwidth on H200")
+        } else {
+            (LATENCY_PCIE_NS, "PCIe host latency, nvbandwidth on H200")
+        };
+        Ok(Figure {
+            value: ns,
+            line: None,
+            how: how.to_string(),
+        })
     }
 }
 
