@@ -262,3 +262,27 @@ fn the_compare_tab_says_why_a_figure_is_missing() {
         "{shown:#?}"
     );
 }
+
+/// A machine of one GPU has no scaling efficiency to compare: its speedup over itself is 1.00
+/// by definition. The 1× H100 example is "—" with that reason, not "1.00 at n=1".
+#[test]
+fn one_gpu_has_no_efficiency_to_compare() {
+    let a = bundled("h200-2x-sxm-2026-11-22.json");
+    let b = bundled("h100-1x-sxm-2026-11-25.json");
+    let c = report::compare::compare(&[&a, &b], None);
+    let rows: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| r.name.contains("efficiency"))
+        .collect();
+    assert!(!rows.is_empty(), "no efficiency rows");
+    for r in rows {
+        assert!(r.figures[0].value.is_some(), "{}: the 2-GPU figure", r.name);
+        assert_eq!(r.figures[1].value, None, "{}", r.name);
+        assert!(
+            r.figures[1].basis.contains("its own base"),
+            "{}",
+            r.figures[1].basis
+        );
+    }
+}

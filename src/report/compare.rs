@@ -316,6 +316,18 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
                 .map(|x| x.n_gpus)
                 .min()
                 .unwrap_or(1);
+            if n <= base {
+                // A speedup over itself: 1.00 by definition, nothing scaled (the 1× H100
+                // example compared "at n=1" read as a figure).
+                return Figure {
+                    n_gpus: Some(n),
+                    ..Figure::none(&format!(
+                        "{workload}, {mode} scaling: {} is its own base, efficiency 1.00 by \
+                         definition — nothing scaled",
+                        gpus(n)
+                    ))
+                };
+            }
             let step = match r.source {
                 RowSource::Framework => "real framework steps",
                 RowSource::Proxy => PROXY_STEPS,
