@@ -313,7 +313,7 @@ fn the_constructed_fixtures_say_they_are_constructed() {
 // import. The files are read here independently (a line scan, or serde_json's tree), never
 // through the parsers under test.
 
-use scalescope::model::{BandwidthResult, CollectiveResult, Endpoint};
+use scalescope::model::{BandwidthResult, Endpoint};
 use scalescope::report::reference_tools::{self, Run};
 
 const REAL: &str = "reference-tools";

@@ -105,7 +105,9 @@ fn load_machine(path: &std::path::Path) -> Result<Report, CliError> {
     Ok(load_reports(std::slice::from_ref(&path.to_path_buf()))?.remove(0))
 }
 
-pub fn run(args: CompareArgs) -> Result<(), CliError> {
+/// The machines compared, in order: the positional files, the `--import` machine, the
+/// catalog machines.
+fn machines(args: &CompareArgs) -> Result<Vec<Report>, CliError> {
     let mut reports = Vec::new();
     for p in &args.reports {
         reports.push(load_machine(p)?);
@@ -116,6 +118,11 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
     for name in &args.catalogs {
         reports.push(modeled_report(name)?);
     }
+    Ok(reports)
+}
+
+pub fn run(args: CompareArgs) -> Result<(), CliError> {
+    let reports = machines(&args)?;
     if reports.len() < 2 {
         return Err(CliError::input(anyhow::anyhow!(
             "compare needs two or more machines (report files, tool outputs, --import FILE… and --catalog NAME), got {}",

@@ -104,37 +104,42 @@ fn judge(
     c.unit = Some("GB/s".into());
     c.basis = model.reason.clone();
     if verdict != Verdict::Pass {
-        // A finding on these GPUs that can slow a collective over NVLink (PCIe findings
-        // cannot, unless NCCL fell back to it: the fix says how to see that).
-        let evidence = inventory.iter().find(|i| {
-            matches!(i.verdict, Verdict::Warn | Verdict::Fail)
-                && matches!(
-                    i.check,
-                    CheckId::Busy
-                        | CheckId::NvlinkLinks
-                        | CheckId::NvlinkErrors
-                        | CheckId::Clocks
-                        | CheckId::PowerLimit
-                        | CheckId::ClockSettings
-                        | CheckId::P2pStatus
-                )
-                && i.cause.is_some()
-                && i.gpu.is_some_and(|g| r.gpus.contains(&g))
-        });
-        c = match evidence {
-            Some(e) => c.because_text(
-                format!(
-                    "{} ({}: {})",
-                    e.cause.clone().unwrap_or_default(),
-                    e.subject,
-                    e.check
-                ),
-                FIX,
-            ),
-            None => c.because_text(causes::UNEXPLAINED.likely.to_string(), FIX),
-        };
+        c = with_cause(c, r, inventory);
     }
     c
+}
+
+/// `c` (below PASS) with its likely cause: a finding on the collective's GPUs that can slow a
+/// collective over NVLink (PCIe findings cannot, unless NCCL fell back to it: the fix says how
+/// to see that), else "cause unknown".
+fn with_cause(c: Check, r: &CollectiveResult, inventory: &[Check]) -> Check {
+    let evidence = inventory.iter().find(|i| {
+        matches!(i.verdict, Verdict::Warn | Verdict::Fail)
+            && matches!(
+                i.check,
+                CheckId::Busy
+                    | CheckId::NvlinkLinks
+                    | CheckId::NvlinkErrors
+                    | CheckId::Clocks
+                    | CheckId::PowerLimit
+                    | CheckId::ClockSettings
+                    | CheckId::P2pStatus
+            )
+            && i.cause.is_some()
+            && i.gpu.is_some_and(|g| r.gpus.contains(&g))
+    });
+    match evidence {
+        Some(e) => c.because_text(
+            format!(
+                "{} ({}: {})",
+                e.cause.clone().unwrap_or_default(),
+                e.subject,
+                e.check
+            ),
+            FIX,
+        ),
+        None => c.because_text(causes::UNEXPLAINED.likely.to_string(), FIX),
+    }
 }
 
 #[cfg(test)]

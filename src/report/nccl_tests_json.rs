@@ -69,49 +69,11 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Too
             "JSON file version {version}: this build reads version 3 (nccl-tests 2.19.6)"
         )));
     }
-    let args: Vec<String> = obj
-        .get("args")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .take(256)
-                .filter_map(Value::as_str)
-                .map(|s| s.chars().take(256).collect())
-                .collect()
-        })
-        .unwrap_or_default();
-    let op = match args.first() {
-        Some(bin) if nccl_tests::op_of_binary(bin).is_some() => nccl_tests::op_of_binary(bin),
-        Some(bin) if hint.is_none() => {
-            return Err(ToolError::whole(format!("args[0]: {}", not_a_collective(bin))));
-        }
-        _ => hint,
-    }
-    .ok_or_else(|| {
-        ToolError::whole("which collective is this? The file has no command line (\"args\"): name it after the binary (all_reduce_perf.json, …)")
-    })?;
-    let nccl = match obj.get("nccl_version") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(version_of_code(
-            v.as_u64().filter(|c| *c < 1_000_000).ok_or_else(|| {
-                ToolError::whole(format!("nccl_version: {v} is not NCCL's version code"))
-            })? as u32,
-        )),
-    };
+    let args = args_of(obj);
+    let op = op_of(&args, hint)?;
+    let nccl = nccl_of(obj)?;
     let config = obj.get("config");
-    let count = |key: &str| -> Result<usize, ToolError> {
-        match config.and_then(|c| c.get(key)) {
-            None => Ok(1),
-            Some(v) => v
-                .as_u64()
-                .filter(|n| (1..=1024).contains(n))
-                .map(|n| n as usize)
-                .ok_or_else(|| {
-                    ToolError::whole(format!("config.{key}: {v} is not a count of 1 to 1024"))
-                }),
-        }
-    };
-    let per_process = count("nthreads")? * count("ngpus")?;
+    let per_process = count(config, "nthreads")? * count(config, "ngpus")?;
     let (hosts, devices) = devices(config, per_process)?;
     let ranks = devices.len().max(per_process);
     let mut results = Vec::new();
@@ -168,6 +130,63 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Too
         avg_busbw_gbps: avg,
         not_read: skipped_note(&skipped).into_iter().collect(),
     })
+}
+
+/// The command line as recorded (`args`), each argument bounded.
+fn args_of(obj: &serde_json::Map<String, Value>) -> Vec<String> {
+    obj.get("args")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .take(256)
+                .filter_map(Value::as_str)
+                .map(|s| s.chars().take(256).collect())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The collective: the command line's binary, else `hint`.
+fn op_of(args: &[String], hint: Option<CollectiveOp>) -> Result<CollectiveOp, ToolError> {
+    match args.first() {
+        Some(bin) if nccl_tests::op_of_binary(bin).is_some() => nccl_tests::op_of_binary(bin),
+        Some(bin) if hint.is_none() => {
+            return Err(ToolError::whole(format!(
+                "args[0]: {}",
+                not_a_collective(bin)
+            )));
+        }
+        _ => hint,
+    }
+    .ok_or_else(|| {
+        ToolError::whole("which collective is this? The file has no command line (\"args\"): name it after the binary (all_reduce_perf.json, …)")
+    })
+}
+
+/// NCCL's version from `nccl_version`, its code.
+fn nccl_of(obj: &serde_json::Map<String, Value>) -> Result<Option<String>, ToolError> {
+    Ok(match obj.get("nccl_version") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(version_of_code(
+            v.as_u64().filter(|c| *c < 1_000_000).ok_or_else(|| {
+                ToolError::whole(format!("nccl_version: {v} is not NCCL's version code"))
+            })? as u32,
+        )),
+    })
+}
+
+/// `config.KEY` as a count of threads or GPUs (1 when absent).
+fn count(config: Option<&Value>, key: &str) -> Result<usize, ToolError> {
+    match config.and_then(|c| c.get(key)) {
+        None => Ok(1),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=1024).contains(n))
+            .map(|n| n as usize)
+            .ok_or_else(|| {
+                ToolError::whole(format!("config.{key}: {v} is not a count of 1 to 1024"))
+            }),
+    }
 }
 
 /// `config.devices`: the first rank of each process (`per_process` ranks each) with its host

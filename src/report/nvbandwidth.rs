@@ -265,6 +265,60 @@ struct TextReading {
     awaiting_sum: Option<(String, usize)>,
 }
 
+impl TextReading {
+    /// Line `t` (number `n`) while a matrix is open: its header, a row (`Ok(true)`: the line is
+    /// taken), or the blank or `SUM` line that closes it into `matrices` (`Ok(false)`: read on).
+    fn in_matrix(
+        &mut self,
+        t: &str,
+        n: usize,
+        matrices: &mut Vec<Matrix>,
+    ) -> Result<bool, ToolError> {
+        let Some((m, header)) = &mut self.open else {
+            return Ok(false);
+        };
+        let Some(columns) = *header else {
+            let columns = t.split_whitespace().count();
+            if columns == 0 || columns > MAX_CELLS {
+                return Err(ToolError::at(
+                    n,
+                    format!("{}: no column header under its description", m.test),
+                ));
+            }
+            *header = Some(columns);
+            return Ok(true);
+        };
+        if t.is_empty() || t.starts_with("SUM ") || t.starts_with("&&&&") {
+            let (m, _) = self.open.take().expect("open");
+            self.awaiting_sum = Some((m.test.clone(), n));
+            matrices.push(m);
+            return Ok(false);
+        }
+        let mut words = t.split_whitespace();
+        words.next(); // the row label
+        let row: Vec<Option<f64>> = words
+            .map(cell)
+            .collect::<Result<_, _>>()
+            .map_err(|e| ToolError::at(n, e))?;
+        if row.len() != columns {
+            return Err(ToolError::at(
+                n,
+                format!(
+                    "{}: {} cells where the header names {columns} columns (a cut or edited matrix)",
+                    m.test,
+                    row.len()
+                ),
+            ));
+        }
+        if m.rows.len() >= MAX_CELLS {
+            return Err(ToolError::at(n, format!("a matrix above {MAX_CELLS} GPUs")));
+        }
+        m.rows.push(row);
+        m.lines.push(n);
+        Ok(true)
+    }
+}
+
 fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
     let mut run = NvbandwidthRun::default();
     let mut matrices: Vec<Matrix> = Vec::new();
@@ -274,47 +328,9 @@ fn parse_text(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let t = line.trim();
-        if let Some((m, header)) = &mut at.open {
-            let Some(columns) = *header else {
-                let columns = t.split_whitespace().count();
-                if columns == 0 || columns > MAX_CELLS {
-                    return Err(ToolError::at(
-                        n,
-                        format!("{}: no column header under its description", m.test),
-                    ));
-                }
-                *header = Some(columns);
-                continue;
-            };
-            if t.is_empty() || t.starts_with("SUM ") || t.starts_with("&&&&") {
-                let (m, _) = at.open.take().expect("open");
-                at.awaiting_sum = Some((m.test.clone(), n));
-                matrices.push(m);
-            } else {
-                let mut words = t.split_whitespace();
-                words.next(); // the row label
-                let row: Vec<Option<f64>> = words
-                    .map(cell)
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| ToolError::at(n, e))?;
-                if row.len() != columns {
-                    return Err(ToolError::at(
-                        n,
-                        format!(
-                            "{}: {} cells where the header names {columns} columns (a cut or edited matrix)",
-                            m.test,
-                            row.len()
-                        ),
-                    ));
-                }
-                if m.rows.len() >= MAX_CELLS {
-                    return Err(ToolError::at(n, format!("a matrix above {MAX_CELLS} GPUs")));
-                }
-                m.rows.push(row);
-                m.lines.push(n);
-                previous = t;
-                continue;
-            }
+        if at.in_matrix(t, n, &mut matrices)? {
+            previous = t;
+            continue;
         }
         if let Some(rest) = t
             .strip_prefix("SUM ")
@@ -453,6 +469,32 @@ fn line_of(text: &str, name: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// A testcase's `bandwidth_matrix` (rows of strings: figures or `N/A`); errors through `at`,
+/// which names the testcase.
+fn json_rows(
+    rows: &[serde_json::Value],
+    at: &dyn Fn(&str) -> ToolError,
+) -> Result<Vec<Vec<Option<f64>>>, ToolError> {
+    let mut parsed: Vec<Vec<Option<f64>>> = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        let row = row
+            .as_array()
+            .ok_or_else(|| at(&format!("bandwidth_matrix[{r}] is not a row")))?;
+        if row.len() > MAX_CELLS {
+            return Err(at(&format!(
+                "bandwidth_matrix[{r}]: above {MAX_CELLS} GPUs"
+            )));
+        }
+        parsed.push(
+            row.iter()
+                .map(|c| cell(c.as_str().unwrap_or("?")))
+                .collect::<Result<_, _>>()
+                .map_err(|e| at(&format!("bandwidth_matrix[{r}]: {e}")))?,
+        );
+    }
+    Ok(parsed)
+}
+
 fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
     let v: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
         .map_err(|e| ToolError::at(e.line(), format!("not JSON nvbandwidth wrote: {e}")))?;
@@ -532,23 +574,7 @@ fn parse_json(text: &str) -> Result<(NvbandwidthRun, Vec<Matrix>), ToolError> {
         if rows.len() > 3 * MAX_CELLS {
             return Err(at(&format!("bandwidth_matrix: above {MAX_CELLS} GPUs")));
         }
-        let mut parsed: Vec<Vec<Option<f64>>> = Vec::new();
-        for (r, row) in rows.iter().enumerate() {
-            let row = row
-                .as_array()
-                .ok_or_else(|| at(&format!("bandwidth_matrix[{r}] is not a row")))?;
-            if row.len() > MAX_CELLS {
-                return Err(at(&format!(
-                    "bandwidth_matrix[{r}]: above {MAX_CELLS} GPUs"
-                )));
-            }
-            parsed.push(
-                row.iter()
-                    .map(|c| cell(c.as_str().unwrap_or("?")))
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| at(&format!("bandwidth_matrix[{r}]: {e}")))?,
-            );
-        }
+        let mut parsed = json_rows(rows, &at)?;
         // A testcase of several matrices appends their rows to one: keep the last (`Total`).
         let n = run.devices.len();
         if n > 0 && parsed.len() > n && parsed.len().is_multiple_of(n) {
