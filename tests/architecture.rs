@@ -903,7 +903,6 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/health/soak.rs:throughput", 213),
     ("src/health/soak_csv.rs:parse", 246),
     ("src/health/state_checks.rs:nvlink_errors", 147),
-    ("src/health/state_checks.rs:nvlink_links", 113),
     ("src/health/state_checks.rs:settings", 183),
     ("src/job/soak.rs:live", 182),
     ("src/remote/agent.rs:handle", 196),

@@ -284,38 +284,12 @@ fn nvlink_links(
     }
     // Peers of the same model: the most active links any of them has.
     let name = before.and_then(|b| b.name.clone());
-    let peer_best = ev
-        .before
-        .as_ref()
-        .map(|inv| {
-            inv.gpus
-                .iter()
-                .filter(|o| o.index != ctx.g && o.name == name)
-                .filter_map(|o| o.nvlinks_active())
-                .max()
-        })
-        .unwrap_or(None);
-    let down: Vec<String> = listed
-        .map(|v| {
-            v.iter()
-                .filter(|l| l.active == Some(false))
-                .map(|l| l.link.to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let peer_best = peers_most_links(ev, ctx.g, &name);
     let peers_text = match peer_best {
         Some(p) if p > active => format!("; its peers have {p}"),
         _ => String::new(),
     };
-    let which = if down.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (link{} {} inactive)",
-            if down.len() > 1 { "s" } else { "" },
-            down.join(", ")
-        )
-    };
+    let which = inactive_links_text(listed.map(Vec::as_slice));
     // Every link a module (SXM, or stated by a catalog / listed by `nvlink -e`) has must be up;
     // a PCIe card uses the links its bridge connects, so only its peers tell what it should have.
     let strict = before.is_some_and(|b| b.nvlinks_expected.is_some())
@@ -357,6 +331,40 @@ fn nvlink_links(
     c.percent = Some(f64::from(active) / f64::from(expected) * 100.0);
     c.unit = Some("links".into());
     Some(c)
+}
+
+/// The most active NVLinks any other GPU (not `g`) of model `name` had before the tests.
+fn peers_most_links(ev: &Evidence, g: usize, name: &Option<String>) -> Option<u32> {
+    ev.before
+        .as_ref()
+        .map(|inv| {
+            inv.gpus
+                .iter()
+                .filter(|o| o.index != g && o.name == *name)
+                .filter_map(|o| o.nvlinks_active())
+                .max()
+        })
+        .unwrap_or(None)
+}
+
+/// ` (links 3, 7 inactive)`: the links listed as inactive; empty when none is.
+fn inactive_links_text(listed: Option<&[crate::model::NvLinkState]>) -> String {
+    let down: Vec<String> = listed
+        .map(|v| {
+            v.iter()
+                .filter(|l| l.active == Some(false))
+                .map(|l| l.link.to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    if down.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (link{} {} inactive)",
+        if down.len() > 1 { "s" } else { "" },
+        down.join(", ")
+    )
 }
 
 /// Reads one error counter of an NVLink.
