@@ -902,7 +902,6 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/health/attribution.rs:evidence", 195),
     ("src/health/soak.rs:throughput", 213),
     ("src/health/soak_csv.rs:parse", 246),
-    ("src/health/state_checks.rs:nvlink_errors", 147),
     ("src/health/state_checks.rs:settings", 183),
     ("src/job/soak.rs:live", 182),
     ("src/remote/agent.rs:handle", 196),

@@ -439,70 +439,93 @@ fn nvlink_errors(
             }
         }
         if a.iter().any(|(_, v)| !v.is_empty()) {
-            let list = |only_crc: bool| {
-                grew.iter()
-                    .filter(|(n, _, _)| (*n == "CRC") == only_crc)
-                    .map(|(n, l, d)| format!("link {l} {n} +{d}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let crc: u64 = grew
-                .iter()
-                .filter(|(n, _, _)| *n == "CRC")
-                .map(|(_, _, d)| d)
-                .sum();
-            let fatal = grew.iter().any(|(n, _, _)| *n != "CRC");
-            let limit = thresholds.nvlink_crc_per_s;
-            let rate = interval_s.filter(|s| *s > 0.0).map(|s| crc as f64 / s);
-            let crc_text = |rate: Option<f64>| match rate {
-                Some(r) => format!(
-                    "CRC errors +{crc} in {:.0} s ({r:.1}/s over all links; they fail at {limit}/s) — {}",
-                    interval_s.unwrap_or_default(),
-                    list(true)
-                ),
-                None => format!(
-                    "CRC errors +{crc} (when the readings were taken is unknown) — {}",
-                    list(true)
-                ),
-            };
-            return Some(if fatal {
-                let mut detail = format!(
-                    "NVLink replay/recovery errors grew between the readings: {}",
-                    list(false)
-                );
-                if crc > 0 {
-                    detail.push_str(&format!("; {}", crc_text(rate)));
-                }
-                ctx.check(CheckId::NvlinkErrors, Verdict::Fail, detail)
-                    .because(&causes::NVLINK_ERRORS_GROWING)
-            } else if crc == 0 {
-                ctx.check(
-                    CheckId::NvlinkErrors,
-                    Verdict::Pass,
-                    "no NVLink error counter (CRC, replay, recovery) grew between the readings",
-                )
-            } else {
-                match rate {
-                    Some(r) if r >= limit => ctx
-                        .check(CheckId::NvlinkErrors, Verdict::Fail, crc_text(rate))
-                        .because(&causes::NVLINK_ERRORS_GROWING),
-                    Some(_) => ctx.check(
-                        CheckId::NvlinkErrors,
-                        Verdict::Pass,
-                        format!(
-                            "no replay or recovery error; {} (corrected by the link's retry)",
-                            crc_text(rate)
-                        ),
-                    ),
-                    None => ctx
-                        .check(CheckId::NvlinkErrors, Verdict::Warn, crc_text(rate))
-                        .because(&causes::NVLINK_ERRORS_GROWING),
-                }
-            });
+            return Some(nvlink_errors_grown(ctx, &grew, interval_s, thresholds));
         }
     }
+    Some(nvlink_errors_counted(ctx, &b, thresholds))
+}
+
+/// NVLink error counters that grew between two readings (`grew`: counter, link, growth)
+/// `interval_s` apart: replay or recovery growth fails; CRC growth fails at the limit's rate,
+/// passes below it, and warns when the interval is unknown.
+fn nvlink_errors_grown(
+    ctx: &Ctx,
+    grew: &[(&str, u32, u64)],
+    interval_s: Option<f64>,
+    thresholds: &Thresholds,
+) -> Check {
+    let list = |only_crc: bool| {
+        grew.iter()
+            .filter(|(n, _, _)| (*n == "CRC") == only_crc)
+            .map(|(n, l, d)| format!("link {l} {n} +{d}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let crc: u64 = grew
+        .iter()
+        .filter(|(n, _, _)| *n == "CRC")
+        .map(|(_, _, d)| d)
+        .sum();
+    let fatal = grew.iter().any(|(n, _, _)| *n != "CRC");
+    let limit = thresholds.nvlink_crc_per_s;
+    let rate = interval_s.filter(|s| *s > 0.0).map(|s| crc as f64 / s);
+    let crc_text = |rate: Option<f64>| match rate {
+        Some(r) => format!(
+            "CRC errors +{crc} in {:.0} s ({r:.1}/s over all links; they fail at {limit}/s) — {}",
+            interval_s.unwrap_or_default(),
+            list(true)
+        ),
+        None => format!(
+            "CRC errors +{crc} (when the readings were taken is unknown) — {}",
+            list(true)
+        ),
+    };
+    if fatal {
+        let mut detail = format!(
+            "NVLink replay/recovery errors grew between the readings: {}",
+            list(false)
+        );
+        if crc > 0 {
+            detail.push_str(&format!("; {}", crc_text(rate)));
+        }
+        ctx.check(CheckId::NvlinkErrors, Verdict::Fail, detail)
+            .because(&causes::NVLINK_ERRORS_GROWING)
+    } else if crc == 0 {
+        ctx.check(
+            CheckId::NvlinkErrors,
+            Verdict::Pass,
+            "no NVLink error counter (CRC, replay, recovery) grew between the readings",
+        )
+    } else {
+        match rate {
+            Some(r) if r >= limit => ctx
+                .check(CheckId::NvlinkErrors, Verdict::Fail, crc_text(rate))
+                .because(&causes::NVLINK_ERRORS_GROWING),
+            Some(_) => ctx.check(
+                CheckId::NvlinkErrors,
+                Verdict::Pass,
+                format!(
+                    "no replay or recovery error; {} (corrected by the link's retry)",
+                    crc_text(rate)
+                ),
+            ),
+            None => ctx
+                .check(CheckId::NvlinkErrors, Verdict::Warn, crc_text(rate))
+                .because(&causes::NVLINK_ERRORS_GROWING),
+        }
+    }
+}
+
+/// NVLink error counters in one reading (`counts`: counter, each link's count): replay or
+/// recovery errors warn; CRC counts alone pass.
+fn nvlink_errors_counted(
+    ctx: &Ctx,
+    counts: &[(&str, Vec<(u32, u64)>)],
+    thresholds: &Thresholds,
+) -> Check {
     let nonzero = |crc: bool| -> Vec<String> {
-        b.iter()
+        counts
+            .iter()
             .filter(|(name, _)| (*name == "CRC") == crc)
             .flat_map(|(name, v)| {
                 v.iter()
@@ -512,7 +535,7 @@ fn nvlink_errors(
             .collect()
     };
     let (fatal, crc) = (nonzero(false), nonzero(true));
-    Some(if !fatal.is_empty() {
+    if !fatal.is_empty() {
         ctx.check(
             CheckId::NvlinkErrors,
             Verdict::Warn,
@@ -539,7 +562,7 @@ fn nvlink_errors(
             Verdict::Pass,
             "NVLink error counters (CRC, replay, recovery) at 0",
         )
-    })
+    }
 }
 
 /// The PCIe replay counter: growth during the run is a fault, a count in one reading a finding.
