@@ -677,3 +677,53 @@ fn the_commands_take_the_device_outputs() {
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("2 nodes"), "{}", r.stdout);
 }
+
+/// The device's outputs mutated at random (a seeded generator: the same cases every run) —
+/// bytes replaced, lines cut or doubled, the file truncated — never make the import panic: each
+/// reads, or fails with one line naming the file.
+#[test]
+fn mutated_device_outputs_never_panic() {
+    let mut seed: u64 = 0x5eed_1234_abcd;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n.max(1)
+    };
+    let junk: [&[u8]; 9] = [
+        b"-", b"1e309", b"NaN", b"\xff", b"\0", b"N/A", b"\n", b"}", b"  ",
+    ];
+    for name in [
+        "nvbandwidth-all.txt",
+        "nvbandwidth.json",
+        "nccl-tests-all_reduce.txt",
+        "nccl-tests-sendrecv.json",
+    ] {
+        let original = std::fs::read(data(&format!("{REAL}/{name}"))).unwrap();
+        for case in 0..150 {
+            let mut bytes = original.clone();
+            match case % 3 {
+                0 => {
+                    let at = next(bytes.len());
+                    let j = junk[next(junk.len())];
+                    bytes.splice(at..(at + next(4)).min(bytes.len()), j.iter().copied());
+                }
+                1 => bytes.truncate(next(bytes.len())),
+                _ => {
+                    let at = next(bytes.len());
+                    let line: Vec<u8> = bytes[at..].iter().take(120).copied().collect();
+                    bytes.splice(at..at, line);
+                }
+            }
+            let path = format!("{name}#{case}");
+            match reference_tools::import_bytes(vec![(path.clone(), bytes)]) {
+                Ok(_) => {}
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(!e.contains('\n'), "{path}: {e}");
+                    assert!(e.contains(&path), "{path}: {e}");
+                }
+            }
+        }
+    }
+}
