@@ -172,6 +172,17 @@ fn workspace() -> tempfile::TempDir {
     copy(&data("h200-2x-device-nvlink-s.txt"), "nvlink-s.txt");
     copy(&data("h200-2x-device-nvlink-e.txt"), "nvlink-e.txt");
     copy(&data("soak-h100-5min.csv"), "soak.csv");
+    // The reference tools' real outputs (tests/data/reference-tools) under the README's names.
+    let tool = |f: &str| data(&format!("reference-tools/{f}"));
+    copy(&tool("nvbandwidth-all.txt"), "nvbandwidth.txt");
+    copy(&tool("nvbandwidth.json"), "nvbandwidth.json");
+    copy(&tool("nccl-tests-all_reduce.json"), "all_reduce_perf.json");
+    copy(&tool("nccl-tests-all_reduce.txt"), "all_reduce_perf.txt");
+    copy(&tool("nvbandwidth-all.txt"), "node1/nvbandwidth.txt");
+    copy(&tool("nvbandwidth-all.txt"), "node2/nvbandwidth.txt");
+    copy(&tool("nccl-tests-all_reduce.txt"), "node2/all_reduce_perf.txt");
+    copy(&tool("nvbandwidth-all.txt"), "outputs/vm/nvbandwidth.txt");
+    copy(&tool("nccl-tests-all_reduce.txt"), "outputs/vm/all_reduce_perf.txt");
     copy(&data("watch-h100x2-nvlink.jsonl"), "traffic.jsonl");
     // Two reports to compare: the bundled examples stand in for the reader's own runs.
     copy(
