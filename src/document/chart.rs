@@ -248,6 +248,18 @@ pub(super) fn svg_open(s: &mut String, w: f64, h: f64, caption: &str) {
     );
 }
 
+/// The SVG `s` closed, as a figure `w` × `h` with its id and caption.
+pub(super) fn svg_figure(mut s: String, id: &str, caption: &str, w: f64, h: f64) -> Figure {
+    s.push_str("</svg>\n");
+    Figure {
+        id: id.to_string(),
+        caption: Some(caption.to_string()),
+        svg: s,
+        width: w,
+        height: h,
+    }
+}
+
 /// Appends `points` (in SVG units) to a path's data as one subpath: ` Mx,y Lx,y …`.
 pub(super) fn subpath(d: &mut String, points: impl IntoIterator<Item = (f64, f64)>) {
     for (j, (x, y)) in points.into_iter().enumerate() {
@@ -349,14 +361,7 @@ pub fn chart(c: &Chart) -> Option<Figure> {
         }
         frame.legend_line(&mut s, slot, color, dash);
     }
-    s.push_str("</svg>\n");
-    Some(Figure {
-        id: c.id.to_string(),
-        caption: Some(c.caption.to_string()),
-        svg: s,
-        width: w,
-        height: h,
-    })
+    Some(svg_figure(s, c.id, c.caption, w, h))
 }
 
 /// The log2 x axis' span over every point, padded so that markers sit inside the frame.

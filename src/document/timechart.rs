@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 
 use super::Figure;
 use super::chart::{
-    COLORS, LEGEND, LegendSlot, PlotFrame, fit_text, legend_slots, nice_step, subpath, svg_open,
+    COLORS, LEGEND, LegendSlot, PlotFrame, fit_text, legend_slots, nice_step, subpath, svg_figure,
+    svg_open,
 };
 use super::fonts::{self, Face};
 use super::html::escape;
@@ -304,14 +305,7 @@ pub fn time_chart(c: &TimeChart) -> Option<Figure> {
     }
     bands.draw_tints(&mut s, &frame, &tint_slots);
     draw_markers(&mut s, &groups, &frame, band_h, w);
-    s.push_str("</svg>\n");
-    Some(Figure {
-        id: c.id.to_string(),
-        caption: Some(c.caption.to_string()),
-        svg: s,
-        width: w,
-        height: h,
-    })
+    Some(svg_figure(s, c.id, c.caption, w, h))
 }
 
 /// The time axis: from the start (or the earliest sample, if before it) to the run's end or

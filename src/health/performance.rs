@@ -139,9 +139,8 @@ impl Judging<'_> {
         let Judging {
             topo,
             gpus,
-            ev,
-            inventory,
             thresholds,
+            ..
         } = *self;
         let test = r.test;
         let new = |v: Verdict, d: String| Check::new(CheckId::Copy(test), subj, v, r.source, d);
@@ -224,7 +223,7 @@ impl Judging<'_> {
             refr.source
         ));
         if verdict != Verdict::Pass {
-            c = explain(c, r, path, &involved(r, gpus), ev, inventory);
+            c = self.explained(c, r, path);
         }
         c
     }
@@ -232,16 +231,9 @@ impl Judging<'_> {
     /// A measured (or modeled) copy figure judged against the published figures that match it
     /// (`--thresholds published`); `None` when it has no figure or none matches.
     fn published_check(&self, r: &BandwidthResult, subj: Subject) -> Option<Check> {
-        let Judging {
-            topo,
-            gpus,
-            ev,
-            inventory,
-            thresholds,
-        } = *self;
         let test = r.test;
         let figure = r.median_gbps.filter(|_| r.status == Status::Ok)?;
-        let p = against_published(topo, test, r, gpus, figure, thresholds)?;
+        let p = against_published(self.topo, test, r, self.gpus, figure, self.thresholds)?;
         let mut c = Check::new(CheckId::Copy(test), subj, p.verdict, r.source, p.detail);
         c.figure = Some(figure);
         c.expected = Some(p.expected);
@@ -249,10 +241,16 @@ impl Judging<'_> {
         c.unit = Some("GB/s".into());
         c.basis = Some(p.basis);
         if p.verdict != Verdict::Pass {
-            let path = Path::of(topo, r.test.shape(), r.src, r.dst, gpus);
-            c = explain(c, r, path, &involved(r, gpus), ev, inventory);
+            let path = Path::of(self.topo, r.test.shape(), r.src, r.dst, self.gpus);
+            c = self.explained(c, r, path);
         }
         Some(c)
+    }
+
+    /// `c`, about result `r` on `path`, with the likely causes of its shortfall named.
+    fn explained(&self, c: Check, r: &BandwidthResult, path: Option<Path>) -> Check {
+        let involved = involved(r, self.gpus);
+        explain(c, r, path, &involved, self.ev, self.inventory)
     }
 }
 
