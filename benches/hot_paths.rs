@@ -180,13 +180,13 @@ fn fleet_report_1000(bencher: Bencher) {
     });
 }
 
-/// Its parts: finding and reading the 1,000 reports …
+/// Its parts: finding, reading and reducing the 1,000 reports …
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn fleet_read_1000(bencher: Bencher) {
     let inputs = [fleet_fixture().to_path_buf()];
     bencher.bench(|| {
         let files = scalescope::fleet::read::discover(black_box(&inputs)).expect("found");
-        scalescope::fleet::read::read_all(&files).len()
+        scalescope::fleet::read_nodes(&files).len()
     });
 }
 

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::between::{BetweenRecord, BetweenSummary};
 use super::finding::{Finding, FindingKind, figure_text, median_of, worse_verdict};
-use super::read::{Gathered, NodeContent, NodeInput};
+use super::read::{NodeContent, NodeInput};
 use crate::health::thresholds::FleetThresholds;
 use crate::health::{HealthReport, Thresholds, Verdict};
 use crate::model::{BandwidthResult, CollectiveResult, Endpoint, Inventory, Status, Topology};
@@ -163,18 +163,6 @@ pub struct FigureSummary {
     pub median: f64,
     /// Median absolute deviation × 1.4826.
     pub scaled_mad: f64,
-}
-
-/// Judges what was gathered, as of `made` (the outcome's `created_at`): every node's findings
-/// and verdict, the fleet's figures and the drain list.
-pub fn judge(gathered: Gathered, thresholds: &Thresholds, made: SystemTime) -> FleetOutcome {
-    let Gathered {
-        nodes,
-        between,
-        unread,
-    } = gathered;
-    let nodes = nodes.into_iter().map(NodeRead::of).collect();
-    judge_read(nodes, &between, unread, thresholds, made)
 }
 
 /// One node as its file reads, the file's content dropped: its outcome before the fleet's rules

@@ -2,10 +2,10 @@
 //! node, GPU or link that differs from the rest. Open this file first; what lives here:
 //!
 //! - `fleet report` is read → judge → files: `src/fleet/read.rs` finds and reads the per-node
-//!   reports and the between-nodes records ([`read::gather`]; [`read_and_judge`] reduces each
-//!   report as it is read, [`judge::NodeRead`]); `src/fleet/judge.rs` judges them,
-//!   pure — consistency, outliers, each node's own check, verdicts, the drain list
-//!   ([`judge::judge`]); `src/fleet/files.rs` turns the outcome into the bytes of fleet.csv,
+//!   reports and the between-nodes records ([`read::discover`], [`read::read_node`];
+//!   [`read_and_judge`] reduces each report as it is read, [`judge::NodeRead`]);
+//!   `src/fleet/judge.rs` judges them, pure — consistency, outliers, each node's own check,
+//!   verdicts, the drain list ([`judge::judge_read`]); `src/fleet/files.rs` turns the outcome into the bytes of fleet.csv,
 //!   fleet.json, fleet.html, fleet.png and fleet.pdf ([`files::all`]). [`read_and_judge`] and
 //!   [`report`] (which writes the files through `src/output.rs`) put them together here.
 //! - A finding, its kinds and the outlier rule both judges share (`worse_verdict`):
@@ -84,8 +84,8 @@ pub fn read_and_judge(
 /// Every node's file read ([`read::read_node`]) and reduced to what the fleet's rules read
 /// ([`judge::NodeRead::of`]) on every core, each report dropped as soon as it is reduced: a
 /// fleet holds a reduced node per node and one report per core, never every report (16,000
-/// checked nodes' reports were 6.6 GB; `read::gather` reads them all, for callers that want them).
-fn read_nodes(files: &[PathBuf]) -> Vec<judge::NodeRead> {
+/// checked nodes' reports were 6.6 GB).
+pub fn read_nodes(files: &[PathBuf]) -> Vec<judge::NodeRead> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::between::{BETWEEN_DIR, BetweenRecord, read_records};
 use crate::health::HealthReport;
 use crate::model::validate::one_line;
 use crate::report::{Report, reference_tools};
@@ -150,52 +149,6 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
     files.sort();
     files.dedup();
     Ok(files)
-}
-
-/// Everything a fleet report judges, as read: the nodes, the all-reduce runs between them and
-/// the records of those runs that could not be read (one line each).
-pub struct Gathered {
-    pub nodes: Vec<NodeInput>,
-    pub between: Vec<BetweenRecord>,
-    pub unread: Vec<String>,
-}
-
-/// Finds and reads the node reports that `inputs` name (folders or files), and the runs between
-/// nodes in each folder input's `between/` folder.
-pub fn gather(inputs: &[PathBuf]) -> Result<Gathered, ReadError> {
-    let files = discover(inputs)?;
-    let nodes = read_all(&files);
-    let mut between = Vec::new();
-    let mut unread = Vec::new();
-    for dir in inputs.iter().filter(|p| p.is_dir()) {
-        let (records, errors) = read_records(&dir.join(BETWEEN_DIR));
-        between.extend(records);
-        unread.extend(errors);
-    }
-    Ok(Gathered {
-        nodes,
-        between,
-        unread,
-    })
-}
-
-/// Reads every file (on all cores: a fleet of 1,000 nodes is 1,000 parses).
-pub fn read_all(files: &[PathBuf]) -> Vec<NodeInput> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(files.len().max(1));
-    let chunk = files.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|f| read_node(f)).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
 }
 
 /// Reads one node's file and names the node.
