@@ -16,6 +16,7 @@ pub mod attribution;
 pub mod causes;
 pub mod collective_checks;
 pub mod expected;
+mod nvlink_counts;
 pub mod performance;
 pub mod run;
 pub mod soak;

@@ -5,6 +5,7 @@
 //! the sampler saw during the load tests. A value nobody could read gives UNKNOWN.
 
 use super::causes::{self, Cause};
+use super::nvlink_counts::{CounterOf, inactive_links_text, nv_counter, peers_most_links};
 use super::{Busy, Check, CheckId, Evidence, Subject, Thresholds, Verdict};
 use crate::model::{
     ComputeMode, GpuInventory, GpuProcess, InventoryKind, LinkKind, LoadState, P2pStatus, PcieLink,
@@ -331,50 +332,6 @@ fn nvlink_links(
     c.percent = Some(f64::from(active) / f64::from(expected) * 100.0);
     c.unit = Some("links".into());
     Some(c)
-}
-
-/// The most active NVLinks any other GPU (not `g`) of model `name` had before the tests.
-fn peers_most_links(ev: &Evidence, g: usize, name: &Option<String>) -> Option<u32> {
-    ev.before
-        .as_ref()
-        .map(|inv| {
-            inv.gpus
-                .iter()
-                .filter(|o| o.index != g && o.name == *name)
-                .filter_map(|o| o.nvlinks_active())
-                .max()
-        })
-        .unwrap_or(None)
-}
-
-/// ` (links 3, 7 inactive)`: the links listed as inactive; empty when none is.
-fn inactive_links_text(listed: Option<&[crate::model::NvLinkState]>) -> String {
-    let down: Vec<String> = listed
-        .map(|v| {
-            v.iter()
-                .filter(|l| l.active == Some(false))
-                .map(|l| l.link.to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    if down.is_empty() {
-        return String::new();
-    }
-    format!(
-        " (link{} {} inactive)",
-        if down.len() > 1 { "s" } else { "" },
-        down.join(", ")
-    )
-}
-
-/// Reads one error counter of an NVLink.
-type CounterOf = fn(&crate::model::NvLinkState) -> Option<u64>;
-
-/// One NVLink counter of every link that has it: (link, count).
-fn nv_counter(g: Option<&GpuInventory>, f: CounterOf) -> Vec<(u32, u64)> {
-    g.and_then(|g| g.nvlinks.as_ref())
-        .map(|v| v.iter().filter_map(|l| f(l).map(|c| (l.link, c))).collect())
-        .unwrap_or_default()
 }
 
 /// Seconds between the readings before and after the load tests, when both say when they were
