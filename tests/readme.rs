@@ -180,9 +180,15 @@ fn workspace() -> tempfile::TempDir {
     copy(&tool("nccl-tests-all_reduce.txt"), "all_reduce_perf.txt");
     copy(&tool("nvbandwidth-all.txt"), "node1/nvbandwidth.txt");
     copy(&tool("nvbandwidth-all.txt"), "node2/nvbandwidth.txt");
-    copy(&tool("nccl-tests-all_reduce.txt"), "node2/all_reduce_perf.txt");
+    copy(
+        &tool("nccl-tests-all_reduce.txt"),
+        "node2/all_reduce_perf.txt",
+    );
     copy(&tool("nvbandwidth-all.txt"), "outputs/vm/nvbandwidth.txt");
-    copy(&tool("nccl-tests-all_reduce.txt"), "outputs/vm/all_reduce_perf.txt");
+    copy(
+        &tool("nccl-tests-all_reduce.txt"),
+        "outputs/vm/all_reduce_perf.txt",
+    );
     copy(&data("watch-h100x2-nvlink.jsonl"), "traffic.jsonl");
     // Two reports to compare: the bundled examples stand in for the reader's own runs.
     copy(

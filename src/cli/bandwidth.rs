@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use super::run_job::Terminal;
 use super::output::Pacer;
+use super::run_job::Terminal;
 use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::bench::modeled::parse_pcie;
 use crate::bench::plan::{PairScope, parse_test_list};
