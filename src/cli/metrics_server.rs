@@ -1,7 +1,8 @@
 //! `watch --prometheus`: `/metrics` over HTTP (hyper on a one-thread tokio runtime, on a thread
 //! of its own), answering each scrape from the watch's latest sample. Whoever can reach the
-//! port cannot take it from the scraper: at most [`MAX_CONNECTIONS`] at once (the oldest closed
-//! for a new one), headers within [`HEADER_READ_LIMIT`], a connection at most
+//! port cannot take it from the scraper: at most [`MAX_CONNECTIONS`] at once (for a new one, the
+//! oldest that has not yet sent a request is closed, before any that has: [`victim`]), headers
+//! within [`HEADER_READ_LIMIT`], a connection at most
 //! [`CONNECTION_LIMIT`], and one encoded page shared by every reader of it.
 
 use std::net::{SocketAddr, TcpListener};
@@ -80,8 +81,8 @@ impl Drop for MetricsServer {
 }
 
 /// The most connections served at once. A scraper needs one (Prometheus keeps it open between
-/// scrapes); a few dashboards a few more. At the limit the oldest connection is closed for the
-/// new one, so that held-open or half-sent connections cannot lock the scraper out.
+/// scrapes); a few dashboards a few more. At the limit a connection is closed for the new one
+/// ([`victim`]), so that held-open or half-sent connections cannot lock the scraper out.
 const MAX_CONNECTIONS: usize = 64;
 /// How long a client may take to send a request's headers (slowloris sends a byte a minute).
 const HEADER_READ_LIMIT: Duration = Duration::from_secs(5);
@@ -92,8 +93,23 @@ const CONNECTION_LIMIT: Duration = Duration::from_secs(60);
 /// How often a connection looks whether it was closed for a newer one.
 const EVICTION_POLL: Duration = Duration::from_millis(50);
 
-/// The connections open now, oldest first: each its id and the flag that closes it.
-type Open = Arc<Mutex<std::collections::VecDeque<(u64, Arc<AtomicBool>)>>>;
+/// One open connection: its id, the flag that closes it, and whether it has sent a whole request.
+struct Conn {
+    id: u64,
+    closed: Arc<AtomicBool>,
+    asked: Arc<AtomicBool>,
+}
+
+/// The connections open now, oldest first.
+type Open = Arc<Mutex<std::collections::VecDeque<Conn>>>;
+
+/// Which of `open` (oldest first) to close for a new connection: the oldest that has not yet
+/// sent a whole request (a half-sent or silent one: slowloris), else the oldest. A scraper whose
+/// connection has asked is closed only when every other connection has asked too — a flood of
+/// new half-open connections during a scrape takes each other's places, not the scraper's.
+fn victim(asked: impl IntoIterator<Item = bool>) -> usize {
+    asked.into_iter().position(|a| !a).unwrap_or(0)
+}
 
 async fn serve(listener: TcpListener, latest: Arc<Mutex<Latest>>, stop: Arc<AtomicBool>) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
@@ -116,17 +132,24 @@ async fn serve(listener: TcpListener, latest: Arc<Mutex<Latest>>, stop: Arc<Atom
         let id = next_id;
         next_id += 1;
         let closed = Arc::new(AtomicBool::new(false));
+        let asked = Arc::new(AtomicBool::new(false));
         if let Ok(mut o) = open.lock() {
             while o.len() >= MAX_CONNECTIONS {
-                if let Some((_, oldest)) = o.pop_front() {
-                    oldest.store(true, Ordering::SeqCst);
+                let v = victim(o.iter().map(|c| c.asked.load(Ordering::SeqCst)));
+                if let Some(c) = o.remove(v) {
+                    c.closed.store(true, Ordering::SeqCst);
                 }
             }
-            o.push_back((id, closed.clone()));
+            o.push_back(Conn {
+                id,
+                closed: closed.clone(),
+                asked: asked.clone(),
+            });
         }
         let (latest, cache, open) = (latest.clone(), cache.clone(), open.clone());
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req| {
+                asked.store(true, Ordering::SeqCst);
                 let answer = answer(&req, &latest, &cache);
                 async move { Ok::<_, std::convert::Infallible>(answer) }
             });
@@ -149,7 +172,7 @@ async fn serve(listener: TcpListener, latest: Arc<Mutex<Latest>>, stop: Arc<Atom
                 }
             }
             if let Ok(mut o) = open.lock() {
-                o.retain(|(i, _)| *i != id);
+                o.retain(|c| c.id != id);
             }
         });
     }
@@ -257,6 +280,16 @@ fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connection_that_asked_is_closed_last() {
+        // Oldest first: the scraper (asked), then half-open ones.
+        assert_eq!(victim([true, false, false]), 1);
+        assert_eq!(victim([false, true, false]), 0);
+        assert_eq!(victim([true, true, false]), 2);
+        // Every one asked: the oldest.
+        assert_eq!(victim([true, true, true]), 0);
+    }
 
     #[test]
     fn listen_addresses_default_to_loopback() {
