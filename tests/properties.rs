@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use scalescope::bench::collectives::{parse_algos, parse_ops};
 use scalescope::bench::modeled::parse_pcie;
 use scalescope::bench::plan::parse_test_list;
-use scalescope::model::units::{parse_size, parse_sizes};
+use scalescope::model::quantities::{parse_size, parse_sizes};
 use scalescope::model::{Dtype, Source};
 use scalescope::report::compare;
 use scalescope::scaling::step::{bucketed_exposed_ms, step_terms};

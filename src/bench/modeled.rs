@@ -96,7 +96,10 @@ pub fn with_assumptions(topo: &Topology, assume: Assumptions) -> (Topology, Vec<
             if missing_pcie.len() == topo.gpus.len() && missing_pcie.len() > 8 {
                 format!("all {} GPUs", missing_pcie.len())
             } else {
-                format!("GPU {}", crate::model::units::first_of(&missing_pcie, 8))
+                format!(
+                    "GPU {}",
+                    crate::model::quantities::first_of(&missing_pcie, 8)
+                )
             }
         );
         warnings.push(Warning::Assumption { text });
@@ -118,7 +121,7 @@ pub fn with_assumptions(topo: &Topology, assume: Assumptions) -> (Topology, Vec<
         let text = format!(
             "{} GB/s per NVLink per direction for GPU pairs {} (the topology carries no link speeds)",
             assume.nvlink_gbps_per_link,
-            crate::model::units::first_of(&missing_nv, 8)
+            crate::model::quantities::first_of(&missing_nv, 8)
         );
         warnings.push(Warning::Assumption { text });
     }

@@ -34,7 +34,7 @@ pub fn case_label(case: &Case) -> String {
         case.test,
         case.src,
         case.dst,
-        crate::model::units::format_bytes(case.bytes)
+        crate::model::quantities::format_bytes(case.bytes)
     )
 }
 

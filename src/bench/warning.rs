@@ -45,7 +45,7 @@ impl fmt::Display for Warning {
             } => write!(
                 f,
                 "{test} {src}→{dst} at {}: samples vary by {:.1}% (cv); rerun with more --samples or on an idle machine",
-                crate::model::units::format_bytes(*bytes),
+                crate::model::quantities::format_bytes(*bytes),
                 cv * 100.0
             ),
             Self::PeerAccessUnsupported { src, dst } => write!(
@@ -55,7 +55,7 @@ impl fmt::Display for Warning {
             Self::OutOfMemory { test, bytes } => write!(
                 f,
                 "{test}: {} buffers do not fit in GPU memory: skipped",
-                crate::model::units::format_bytes(*bytes)
+                crate::model::quantities::format_bytes(*bytes)
             ),
             Self::LinkBelowMax { gpu, link } => {
                 write!(f, "GPU {gpu}: PCIe link runs below its maximum ({link})")

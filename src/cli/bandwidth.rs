@@ -16,7 +16,7 @@ use crate::bench::{BandwidthOptions, Warning};
 use crate::export;
 use crate::job::validate::{MAX_ITERS_ARG, MAX_SAMPLES};
 use crate::job::{Event, Job};
-use crate::model::units::{format_bytes, parse_sizes};
+use crate::model::quantities::{format_bytes, parse_sizes};
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology};
 use crate::report::Report;
 

@@ -15,7 +15,7 @@ use crate::bench::{Warning, launcher};
 use crate::export;
 use crate::job::validate::{MAX_ITERS_ARG, MAX_WARMUP};
 use crate::job::{Event, Job};
-use crate::model::units::parse_sizes;
+use crate::model::quantities::parse_sizes;
 use crate::model::{CollectiveResult, Dtype, Source, Status, Topology};
 use crate::report::Report;
 

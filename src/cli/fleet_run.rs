@@ -224,7 +224,7 @@ pub fn run(args: RunArgs, remote: &RemoteArgs) -> Result<(), CliError> {
             "--between-sizes, --between-tasks-per-node and --between-port go with --between".into(),
         ));
     }
-    crate::model::units::parse_sizes(&args.between_sizes)
+    crate::model::quantities::parse_sizes(&args.between_sizes)
         .map_err(|e| bad(format!("--between-sizes: {e}")))?;
     // Ctrl-C: no node or run starts after it; those in flight stop and are recorded as not
     // done, so that the same command again picks them up.
@@ -523,7 +523,7 @@ fn between_line(r: &BetweenRecord) -> String {
     match (r.status, r.busbw_gbps, r.bytes) {
         (crate::model::Status::Ok, Some(bw), Some(b)) => format!(
             "{what}: all-reduce {} busbw {} GB/s{}",
-            crate::model::units::format_bytes(b),
+            crate::model::quantities::format_bytes(b),
             crate::fleet::finding::figure_text(bw),
             r.transport
                 .as_deref()

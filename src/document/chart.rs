@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::Figure;
 use super::fonts::{self, Face};
 use super::html::escape;
-use crate::model::units::format_bytes;
+use crate::model::quantities::format_bytes;
 
 /// One line of a chart.
 #[derive(Clone, Debug, PartialEq)]

@@ -731,7 +731,7 @@ fn first_size(runs: &[BetweenSummary], ids: &[usize]) -> String {
             r.bytes.map(|b| {
                 format!(
                     " at {}, {} rank(s) per node",
-                    crate::model::units::format_bytes(b),
+                    crate::model::quantities::format_bytes(b),
                     r.tasks_per_node
                 )
             })

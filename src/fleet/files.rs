@@ -374,7 +374,7 @@ fn between_section(o: &FleetOutcome, scope: Scope) -> Section {
                 Cell::plain(r.transport.clone().unwrap_or_else(|| "—".into())),
                 Cell::plain(
                     r.bytes
-                        .map_or("—".into(), crate::model::units::format_bytes),
+                        .map_or("—".into(), crate::model::quantities::format_bytes),
                 ),
                 gbps(r.busbw_gbps),
                 Cell::plain(

@@ -831,7 +831,10 @@ fn collective_figures(results: &[CollectiveResult]) -> Vec<(FigureKey, f64)> {
             (
                 FigureKey {
                     field,
-                    subject: format!("{n} GPUs @ {}", crate::model::units::format_bytes(bytes)),
+                    subject: format!(
+                        "{n} GPUs @ {}",
+                        crate::model::quantities::format_bytes(bytes)
+                    ),
                     gpu: None,
                     peer: None,
                     unit: "GB/s",

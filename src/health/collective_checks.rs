@@ -44,7 +44,7 @@ fn judge(
     let new = |v: Verdict, d: String| {
         Check::new(CheckId::Collective(r.op), Subject::Machine, v, r.source, d)
     };
-    let size = crate::model::units::format_bytes(r.bytes);
+    let size = crate::model::quantities::format_bytes(r.bytes);
     let ranks = r.gpus.len();
     if r.status == Status::Failed {
         return new(

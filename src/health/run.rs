@@ -324,7 +324,7 @@ pub fn check_live(
         notes.push(format!(
             "NVML sampled every {} ms during the load tests ({}): PCIe link state, clock limits, processes",
             l.interval_ms,
-            crate::model::units::samples(f64::from(l.samples))
+            crate::model::quantities::samples(f64::from(l.samples))
         ));
     }
     notes.extend(pairs_bounded_note(gpus.len()));

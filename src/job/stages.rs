@@ -9,7 +9,7 @@ use crate::bench::collectives::{CollCase, CollectiveOptions, plan as coll_plan, 
 use crate::bench::plan::{DEFAULT_ITERS, DEFAULT_SAMPLES, PairScope};
 use crate::bench::{BandwidthOptions, Plan, run_bandwidth};
 use crate::health::run::{CheckOptions, check_described, check_live};
-use crate::model::units::parse_sizes;
+use crate::model::quantities::parse_sizes;
 use crate::model::{Algo, CollectiveOp, GpuSelection, Source, TestId, Topology};
 use crate::report::ScalingSection;
 use crate::scaling::curve::CommCurve;
@@ -326,7 +326,7 @@ pub(super) fn collectives(
                     "{} {} {}",
                     r.op,
                     r.algo,
-                    crate::model::units::format_bytes(r.bytes)
+                    crate::model::quantities::format_bytes(r.bytes)
                 )
             });
             ctx.emit(Event::Progress { done, total, label });

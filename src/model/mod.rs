@@ -14,12 +14,12 @@ mod linkrate;
 mod machine_state;
 pub mod options;
 pub mod published;
+pub mod quantities;
 mod running;
 pub mod soak;
 mod stats;
 mod topology;
 pub mod traffic;
-pub mod units;
 pub mod validate;
 
 pub use bandwidth::{

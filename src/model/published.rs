@@ -322,7 +322,7 @@ impl Reference {
             out.push(format!("{n} GPUs"));
         }
         if let Some(b) = c.bytes {
-            out.push(super::units::format_bytes(b));
+            out.push(super::quantities::format_bytes(b));
         }
         if let Some(m) = c.method {
             out.push(method_words(m).into());
@@ -369,8 +369,8 @@ impl Reference {
         );
         differ(
             "",
-            c.bytes.map(super::units::format_bytes),
-            here.bytes.map(super::units::format_bytes),
+            c.bytes.map(super::quantities::format_bytes),
+            here.bytes.map(super::quantities::format_bytes),
         );
         differ(
             "",

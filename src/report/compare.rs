@@ -130,7 +130,7 @@ pub fn p2p_gbps(report: &Report) -> Figure {
                 r.test,
                 r.src,
                 r.dst,
-                crate::model::units::format_bytes(r.bytes)
+                crate::model::quantities::format_bytes(r.bytes)
             ),
             n_gpus: None,
             kind: String::new(),
@@ -191,7 +191,7 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
         basis: format!(
             "median {test} over {} cell(s), {}",
             vals.len(),
-            crate::model::units::format_bytes(bytes)
+            crate::model::quantities::format_bytes(bytes)
         ),
         n_gpus: None,
         kind: String::new(),
@@ -252,8 +252,8 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                 source: Some(source),
                 basis: format!(
                     "interpolated between {} and {}",
-                    crate::model::units::format_bytes(a.0),
-                    crate::model::units::format_bytes(b.0)
+                    crate::model::quantities::format_bytes(a.0),
+                    crate::model::quantities::format_bytes(b.0)
                 ),
                 n_gpus,
                 kind: String::new(),
@@ -463,7 +463,7 @@ fn with_n(mut row: Row) -> Row {
 }
 
 /// A GPU count as words: `1 GPU`, `8 GPUs`.
-pub use crate::model::units::gpus;
+pub use crate::model::quantities::gpus;
 
 /// How a synthetic proxy's efficiency is named (it is measured, but not the workload's step).
 const PROXY_STEPS: &str = "synthetic proxy steps, the older method";

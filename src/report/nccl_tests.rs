@@ -83,7 +83,7 @@ impl NcclTestsRun {
         if !self.hosts.is_empty() {
             out.push_str(&format!(
                 " on {}",
-                crate::model::units::first_of(&self.hosts, 3)
+                crate::model::quantities::first_of(&self.hosts, 3)
             ));
         }
         out

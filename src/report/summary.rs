@@ -4,7 +4,7 @@
 //! (`document::report_html`) so that both say the same thing.
 
 use crate::health::{Check, Verdict};
-use crate::model::units::format_bytes;
+use crate::model::quantities::format_bytes;
 use crate::model::{
     Algo, BandwidthResult, CollectiveOp, Endpoint, LinkKind, Source, Status, TestId, TopologySource,
 };
@@ -570,7 +570,7 @@ fn scaling_figures(r: &Report) -> Vec<KeyFigure> {
                     .map(|x| {
                         format!(
                             "; bound host at {}: the host's time to issue the step{} sets it, not the GPU",
-                            crate::model::units::gpus(x.n_gpus),
+                            crate::model::quantities::gpus(x.n_gpus),
                             x.host_floor_ms
                                 .map(|h| format!(" ({h:.1} ms)"))
                                 .unwrap_or_default()

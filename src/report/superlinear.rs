@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::units::gpus;
+use crate::model::quantities::gpus;
 use crate::scaling::{Mode, RowSource, ScalingPoint};
 
 /// From here on an efficiency reads above 1.00 at two decimals.

@@ -223,7 +223,7 @@ pub fn step_model(
             None,
             format!(
                 "your 1-GPU step: {ms:.1} ms at {}",
-                crate::model::units::samples(w.per_gpu_batch)
+                crate::model::quantities::samples(w.per_gpu_batch)
             ),
         ));
     }
@@ -277,7 +277,7 @@ pub fn step_model(
                 label: format!(
                     "framework 1-GPU step measured here: {:.1} ms at {} ({})",
                     s.step_ms,
-                    crate::model::units::samples(s.per_gpu_batch),
+                    crate::model::quantities::samples(s.per_gpu_batch),
                     s.basis
                 ),
             });
@@ -331,7 +331,7 @@ pub fn step_model(
             "catalog: {} 1-GPU step {:.1} ms at {} ({}){}",
             c.gpu,
             c.step_ms,
-            crate::model::units::samples(w.per_gpu_batch),
+            crate::model::quantities::samples(w.per_gpu_batch),
             c.measured,
             here.how
         ),

@@ -76,7 +76,7 @@ fn measured_reference(rows: &[ScalingPoint], workload: &str, mode: Mode) -> Opti
             .samples_per_joule
             .filter(|s| s.is_finite() && *s > 0.0)
             .map(|s| (s, per_gpu)),
-        from: format!("measured at {}", crate::model::units::gpus(m.n_gpus)),
+        from: format!("measured at {}", crate::model::quantities::gpus(m.n_gpus)),
     })
 }
 

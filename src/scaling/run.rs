@@ -16,7 +16,7 @@ use super::workload::Workload;
 use crate::bench::collectives::{CollectiveOptions, MakeCollectives, plan, run_collectives};
 use crate::bench::modeled::{Assumptions, with_assumptions};
 use crate::model::Topology;
-use crate::model::units::parse_sizes;
+use crate::model::quantities::parse_sizes;
 
 /// Default projection limit: up to 1024 GPUs over nodes.
 pub const DEFAULT_MAX_GPUS: usize = 1024;

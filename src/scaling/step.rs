@@ -220,7 +220,7 @@ fn compute_term(
                 if let Some((ms, f)) = floor {
                     basis.push_str(&format!(
                         "; host floor {ms:.1} ms at {} per GPU ({}){}",
-                        crate::model::units::samples(b),
+                        crate::model::quantities::samples(b),
                         f.source,
                         if floor_sets {
                             format!(

@@ -11,7 +11,7 @@ use super::job_panel::{JobPanel, Section, modeled_line};
 use super::palette;
 use super::widgets::{Cell, matrix};
 use crate::bench::{BandwidthOptions, Warning};
-use crate::model::units::format_bytes;
+use crate::model::quantities::format_bytes;
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology, fullest_size};
 use crate::report::{BandwidthSection, Report};
 
@@ -692,12 +692,12 @@ fn summary_table(ui: &mut Ui, topology: &Topology, results: &[BandwidthResult]) 
                     ui.label(RichText::new(t.id()).monospace());
                     match &head {
                         Some(h) if h.at_default_size() => {
-                            ui.label(crate::model::units::format_bytes(h.bytes))
+                            ui.label(crate::model::quantities::format_bytes(h.bytes))
                         }
                         Some(h) => ui
                             .label(format!(
                                 "{} (no 512 MiB)",
-                                crate::model::units::format_bytes(h.bytes)
+                                crate::model::quantities::format_bytes(h.bytes)
                             ))
                             .on_hover_text(
                                 "the test did not run at 512 MiB: read at the size with the \

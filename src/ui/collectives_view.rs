@@ -14,7 +14,7 @@ use super::plots::LegendEntry;
 use crate::bench::Warning;
 use crate::bench::collectives::CollectiveOptions;
 use crate::model::published::Figure;
-use crate::model::units::format_bytes;
+use crate::model::quantities::format_bytes;
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
 use crate::report::published::{Beside, beside};
 use crate::report::{CollectivesSection, Report};

@@ -472,7 +472,7 @@ pub fn p2p_heatmap(ui: &mut Ui, r: &Report) {
     ui.label(
         RichText::new(format!(
             "{test}, {}, GB/s",
-            crate::model::units::format_bytes(bytes)
+            crate::model::quantities::format_bytes(bytes)
         ))
         .weak(),
     );

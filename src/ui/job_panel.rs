@@ -167,7 +167,7 @@ impl<S: Section> JobPanel<S> {
 
     /// The sizes typed in a view's Sizes field, or `None` with the error line saying why.
     pub fn sizes(&mut self, field: &str) -> Option<Vec<u64>> {
-        match crate::model::units::parse_sizes(field) {
+        match crate::model::quantities::parse_sizes(field) {
             Ok(sizes) => Some(sizes),
             Err(e) => {
                 self.error = Some(format!("Sizes: {e}"));

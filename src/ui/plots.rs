@@ -9,7 +9,7 @@ use egui_plot::{GridMark, HoverPosition, MarkerShape};
 
 use super::palette;
 
-use crate::model::units::format_bytes;
+use crate::model::quantities::format_bytes;
 
 /// x coordinate of a size on the log2 axis.
 pub fn size_x(bytes: u64) -> f64 {

@@ -457,7 +457,7 @@ impl ScalingView {
             let l = ui.label(format!(
                 "{}: your 1-GPU step at {} (ms, optional)",
                 w.name,
-                crate::model::units::samples(w.per_gpu_batch)
+                crate::model::quantities::samples(w.per_gpu_batch)
             ));
             changed = ui
                 .add(egui::TextEdit::singleline(text).desired_width(80.0))

@@ -63,7 +63,7 @@ impl std::fmt::Display for CaseError {
 impl CaseError {
     /// The row's status and reason for this failure at `bytes`.
     pub(crate) fn status(&self, bytes: u64) -> (Status, String) {
-        let size = crate::model::units::format_bytes(bytes);
+        let size = crate::model::quantities::format_bytes(bytes);
         match self {
             Self::Cuda(e) if e.is_out_of_memory() => {
                 (Status::Skipped, format!("out of memory at {size} ({e})"))

@@ -68,8 +68,8 @@ fn check_host_memory(needed: usize) -> Result<(), CaseError> {
     {
         return Err(CaseError::Skipped(format!(
             "needs {} of host memory, {} available",
-            crate::model::units::format_bytes(needed as u64),
-            crate::model::units::format_bytes(avail)
+            crate::model::quantities::format_bytes(needed as u64),
+            crate::model::quantities::format_bytes(avail)
         )));
     }
     Ok(())
@@ -1013,7 +1013,7 @@ fn latency(
     let how = format!(
         "one thread on GPU {reader}, {CHASE_STEPS} dependent {} 8-byte loads from each of its {sms} SMs in turn per sample, through {slots} cache lines linked in order (nvbandwidth's layout: one link per 128 B) over {} of {}",
         be.copy_kernel.chase_load.label(),
-        crate::model::units::format_bytes(span as u64),
+        crate::model::quantities::format_bytes(span as u64),
         match owner {
             Some(o) => format!("GPU {o}'s memory"),
             None => "pinned host memory on the GPU's NUMA node".into(),

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{MATRIX_MAX_GPUS, gpu_matrix_blocks, matrix_left_out, num, provenance_cell};
 use crate::document::chart::{self, Axis, Chart, Series};
 use crate::document::{Block, Cell, Class, Column, Paragraph, Section, Table};
-use crate::model::units::format_bytes;
+use crate::model::quantities::format_bytes;
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId};
 use crate::report::Report;
 use crate::report::summary::{self, Provenance};

@@ -7,7 +7,7 @@ use super::bandwidth::CHART_WIDTH;
 use super::{num, provenance_cell, provenance_class};
 use crate::document::chart::{self, Axis, Chart, Series};
 use crate::document::{Block, Cell, Column, Paragraph, Section, Table};
-use crate::model::units::format_bytes;
+use crate::model::quantities::format_bytes;
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status};
 use crate::report::Report;
 use crate::report::summary;

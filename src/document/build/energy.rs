@@ -52,7 +52,7 @@ fn tests_table(r: &Report) -> Option<Table> {
         rows.push(vec![
             Cell::plain(name),
             Cell::plain(gpus(on)),
-            Cell::plain(crate::model::units::format_bytes(bytes)),
+            Cell::plain(crate::model::quantities::format_bytes(bytes)),
             Cell::plain(num(gbps, 1)),
             Cell::plain(num(Some(e.mean_power_w), 0)),
             Cell::plain(num(e.idle_power_w, 0)),

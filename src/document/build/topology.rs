@@ -438,7 +438,10 @@ fn p2p_heat(r: &Report) -> Vec<Block> {
             None => Cell::of(Class::None, "—"),
         },
     );
-    let mut note = format!("{test}, {}, GB/s", crate::model::units::format_bytes(bytes));
+    let mut note = format!(
+        "{test}, {}, GB/s",
+        crate::model::quantities::format_bytes(bytes)
+    );
     if modeled {
         note.push_str(" (modeled)");
     }

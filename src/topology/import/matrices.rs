@@ -293,7 +293,7 @@ pub(super) fn read_matrix(
             format!(
                 "no row for {} (the header on line {header_line} has columns {}): expected one \
                  row per GPU column, found {found}",
-                crate::model::units::first_of(&missing, 8),
+                crate::model::quantities::first_of(&missing, 8),
                 column_list(&matrix.columns)
             ),
         ));

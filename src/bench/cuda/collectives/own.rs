@@ -95,8 +95,8 @@ pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResul
         {
             return Err(CaseError::Skipped(format!(
                 "the via-host all-reduce needs {} of pinned host memory; {} is available",
-                crate::model::units::format_bytes(need),
-                crate::model::units::format_bytes(avail)
+                crate::model::quantities::format_bytes(need),
+                crate::model::quantities::format_bytes(avail)
             )));
         }
     } else {

@@ -1,4 +1,6 @@
-//! Byte sizes as users write them: `4K`, `512M`, `1G`, `4K..1G` (binary multiples: K = 1024).
+//! Quantities as users write and read them: byte sizes (`4K`, `512M`, `1G`, `4K..1G`; binary
+//! multiples, K = 1024) parsed and formatted, counts of samples and GPUs in words, and a list
+//! cut short with how many more.
 
 /// Parses one size: a whole number with an optional K, M, G or T suffix (binary, case-insensitive,
 /// optional trailing `B`/`iB`).
