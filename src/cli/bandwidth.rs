@@ -160,11 +160,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     for w in crate::bench::warning::after_run(&report.warnings) {
         eprintln!("warning: {w}");
     }
-    let gpus = if opts.gpus.is_empty() {
-        report.topology.gpu_indices()
-    } else {
-        opts.gpus.to_vec()
-    };
+    let gpus = opts.gpus.of(&report.topology);
     let results = report.bandwidth.as_ref().map_or(&[][..], |b| &b.results);
     let mut out = render(results, report.cancelled, &gpus);
     let n = report.topology.gpus.len();

@@ -170,11 +170,7 @@ pub fn check_imported(
     source: &str,
     opts: &CheckOptions,
 ) -> HealthReport {
-    let gpus = if opts.gpus.is_empty() {
-        topo.gpu_indices()
-    } else {
-        opts.gpus.to_vec()
-    };
+    let gpus = opts.gpus.of(topo);
     let ev = Evidence {
         before,
         after,
@@ -183,7 +179,7 @@ pub fn check_imported(
     // Without a state capture there is no reading to judge: the note below says so once,
     // instead of an UNKNOWN per GPU and check.
     let inv = if ev.before.is_some() {
-        state_checks::checks(topo, &ev, &opts.thresholds, &opts.gpus)
+        state_checks::checks(topo, &ev, &opts.thresholds, &gpus)
     } else {
         Vec::new()
     };
@@ -271,11 +267,7 @@ pub fn check_live(
     cancel: &AtomicBool,
     on_case: &mut dyn FnMut(&Progress, &[BandwidthResult]),
 ) -> Result<(HealthReport, Vec<Warning>), CheckError> {
-    let gpus = if opts.gpus.is_empty() {
-        topo.gpu_indices()
-    } else {
-        opts.gpus.to_vec()
-    };
+    let gpus = opts.gpus.of(topo);
     let before = crate::topology::nvml_state::read(topo, &gpus)?;
     let plan = Plan::new(
         topo,

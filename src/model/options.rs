@@ -171,6 +171,15 @@ impl GpuSelection {
     pub fn is_all(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The GPUs of `topo` this selects: those named, or every one when none are.
+    pub fn of(&self, topo: &crate::model::Topology) -> Vec<usize> {
+        if self.is_all() {
+            topo.gpu_indices()
+        } else {
+            self.0.clone()
+        }
+    }
 }
 
 /// The indices asked for, read as a slice (empty for every GPU): the selection stays as it
