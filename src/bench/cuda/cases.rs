@@ -395,7 +395,14 @@ fn host_device(
         });
     }
     let gated = measure::gated(&lanes);
-    let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
+    // The thread that enqueues, releases and waits stays on the GPU's CPUs for the whole
+    // measurement, as nvbandwidth's does (it pins itself with nvmlDeviceSetCpuAffinity before it
+    // allocates host memory and never unpins, inline_common.h, v0.8); `SCALESCOPE_HOST_AFFINITY=
+    // alloc` pins it for the allocation only (the method before), for comparing the two.
+    let hold = std::env::var("SCALESCOPE_HOST_AFFINITY").as_deref() != Ok("alloc");
+    let ms = crate::cuda::memory::with_cpu_affinity(cpus.filter(|_| hold), || {
+        measure::run(&lanes, case.iters, case.samples, &be.flag)
+    })?;
     drop(lanes);
     let mut wrong = if to_device {
         check_device(g, &dev, seed)?
