@@ -3,7 +3,9 @@
 sampler's power (scripts/scaling-check.sh wrote them into OUTDIR). Prints, per workload and
 round: the plain 1-GPU and n-GPU steps, scalescope's measured 1-GPU step and its error against
 the plain one, the model's n-GPU step and efficiency against the plain ones, and W/GPU of
-scalescope's measured 1-GPU row against the sampler's mean power over the plain 1-GPU steps."""
+scalescope's measured 1-GPU row against the sampler's mean power over the plain 1-GPU steps and
+over scalescope's own steps (the stretches the row's energy is of, energy_stretches_unix_s: the
+same steps, read by another process)."""
 
 import csv
 import glob
@@ -47,6 +49,18 @@ def watts(ticks, window):
     return (b - a) / 1e3 / (window[1] - window[0])
 
 
+def stretch_watts(ticks, stretches):
+    """Mean power over the stretches: their joules over their seconds, or None."""
+    joules = seconds = 0.0
+    for t0, t1 in stretches:
+        a, b = energy_at(ticks, t0), energy_at(ticks, t1)
+        if a is None or b is None:
+            return None
+        joules += (b - a) / 1e3
+        seconds += t1 - t0
+    return joules / seconds if seconds > 0 else None
+
+
 def pct(a, b):
     return None if a is None or b is None else (a - b) / b * 100
 
@@ -69,13 +83,35 @@ def main():
                 plain[(r["tag"], r["world"])] = r
     print("| case | round | n | plain 1 GPU ms | scalescope 1 GPU ms (err) | plain n GPU ms | "
           "model n GPU ms (err) | measured n GPU ms | plain eff | model eff (diff) | "
-          "W/GPU sampler over plain | W/GPU scalescope (err) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "W/GPU sampler over plain | W/GPU scalescope (err) | "
+          "W/GPU sampler over scalescope's steps (ours err) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, (groups, wl, mode) in NAMES.items():
         paths = [p for g in groups for p in glob.glob(os.path.join(out, f"ours-{g}-r*.json"))]
         for path in sorted(paths):
             rnd = re.search(r"-r(\d+)\.json$", path).group(1)
             case(name, mode, path, rnd, wl, plain, samplers)
+    same_steps(out, samplers)
+
+
+def same_steps(out, samplers):
+    """Every measured row's W/GPU beside the sampler's counter over the row's own stretches."""
+    print()
+    print("| run | workload | mode | n | stretches | s | W/GPU scalescope | W/GPU sampler, same steps | err |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for path in sorted(glob.glob(os.path.join(out, "ours-*.json"))):
+        for r in json.load(open(path)).get("rows", []):
+            st = r.get("energy_stretches_unix_s")
+            if r.get("source") != "measured_framework" or not st:
+                continue
+            per_rank = [stretch_watts(samplers[k], s) if k in samplers else None
+                        for k, s in enumerate(st)]
+            w = None if None in per_rank else sum(per_rank) / len(per_rank)
+            secs = min(sum(t1 - t0 for t0, t1 in s) for s in st)
+            ours = r.get("watts_per_gpu")
+            print(f"| {os.path.basename(path)} | {r['workload']} | {r['mode']} | {r['n_gpus']} "
+                  f"| {max(len(s) for s in st)} | {secs:.1f} | {fmt(ours, 1)} | {fmt(w, 1)} "
+                  f"| {fmt(pct(ours, w), 2, ' %')} |")
 
 
 def case(name, mode, path, rnd, wl, plain, samplers):
@@ -99,6 +135,13 @@ def case(name, mode, path, rnd, wl, plain, samplers):
     if p1 and 0 in samplers:
         w_plain = watts(samplers[0], p1["window_t"])
     w_ours = m1 and m1.get("watts_per_gpu")
+    # The same steps: rank r ran on GPU r (scaling-check.sh passes --gpus 0,1,…).
+    w_same = None
+    st = m1 and m1.get("energy_stretches_unix_s")
+    if st and all(r in samplers for r in range(len(st))):
+        per_rank = [stretch_watts(samplers[r], s) for r, s in enumerate(st)]
+        if all(w is not None for w in per_rank):
+            w_same = sum(per_rank) / len(per_rank)
     for n in ns:
         pn = plain.get((tag, n)) if n else None
         mod = row("modeled", n) if n else None
@@ -115,7 +158,8 @@ def case(name, mode, path, rnd, wl, plain, samplers):
               f"| {fmt(sn, 2)} | {fmt(modn, 2)} ({fmt(pct(modn, sn), 1, ' %')}) "
               f"| {fmt(mn and mn.get('step_time_ms'), 2)} | {fmt(eff, 3)} "
               f"| {fmt(meff, 3)} ({fmt(None if meff is None or eff is None else meff - eff, 3)}) "
-              f"| {fmt(w_plain, 1)} | {fmt(w_ours, 1)} ({fmt(pct(w_ours, w_plain), 1, ' %')}) |")
+              f"| {fmt(w_plain, 1)} | {fmt(w_ours, 1)} ({fmt(pct(w_ours, w_plain), 1, ' %')}) "
+              f"| {fmt(w_same, 1)} ({fmt(pct(w_ours, w_same), 1, ' %')}) |")
 
 if __name__ == "__main__":
     sys.exit(main())

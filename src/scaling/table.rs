@@ -97,6 +97,11 @@ pub struct ScalingPoint {
     /// job can integrate the same seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_window_unix_s: Option<[f64; 2]>,
+    /// Per rank, the stretches of back-to-back steps the energy figures are of, Unix seconds
+    /// (start, end; host probes and drains between them left out): a sampler run beside the job
+    /// can read the same steps. Empty where the energy comes from the whole window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub energy_stretches_unix_s: Vec<Vec<[f64; 2]>>,
     /// What a million samples cost at the prices the user stated (`crate::scaling::cost`);
     /// `None` without prices, or where the row has no throughput (or no power, for ownership).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -190,6 +195,7 @@ impl ScalingPoint {
             samples_per_joule: None,
             energy_basis: None,
             energy_window_unix_s: None,
+            energy_stretches_unix_s: Vec::new(),
             idle_watts_per_gpu: None,
             cost_per_million_samples: None,
             fits: None,
