@@ -269,122 +269,102 @@ impl Nccl {
         self.check("ncclGroupEnd", unsafe { (self.group_end)() })
     }
 
-    /// Enqueues `ncclAllReduce` of `count` elements from `send` into `recv` (the same address for
-    /// in place) on `stream`.
+    /// Enqueues `ncclAllReduce` of `b.count` elements from `b.send` into `b.recv` (the same
+    /// address for in place) on `on.stream`.
     ///
     /// # Safety
     ///
-    /// `send` and `recv` must address `count` elements of `dtype` in device memory of `comm`'s
-    /// GPU, allocated until the stream has run the operation; `comm` is live and `stream` belongs
-    /// to its GPU.
-    #[allow(clippy::too_many_arguments)]
+    /// `b.send` and `b.recv` must address `b.count` elements of `b.dtype` in device memory of
+    /// `on.comm`'s GPU, allocated until the stream has run the operation; `on.comm` is live and
+    /// `on.stream` belongs to its GPU.
     pub unsafe fn all_reduce(
         &self,
-        send: CUdeviceptr,
-        recv: CUdeviceptr,
-        count: usize,
-        dtype: ncclDataType_t,
+        b: Buffers,
         op: ncclRedOp_t,
-        comm: ncclComm_t,
-        stream: &Stream,
+        on: CommStream<'_>,
     ) -> Result<(), NcclError> {
         // SAFETY: the caller's contract above.
         self.check("ncclAllReduce", unsafe {
             (self.all_reduce)(
-                dptr(send),
-                dptr(recv),
-                count,
-                dtype,
+                dptr(b.send),
+                dptr(b.recv),
+                b.count,
+                b.dtype,
                 op,
-                comm,
-                nccl_stream(stream),
+                on.comm,
+                nccl_stream(on.stream),
             )
         })
     }
 
-    /// Enqueues `ncclAllGather`: `count` elements from `send`, `count` × ranks into `recv`.
+    /// Enqueues `ncclAllGather`: `b.count` elements from `b.send`, `b.count` × ranks into
+    /// `b.recv`.
     ///
     /// # Safety
     ///
-    /// As [`Nccl::all_reduce`], with `recv` addressing `count` × ranks elements.
-    pub unsafe fn all_gather(
-        &self,
-        send: CUdeviceptr,
-        recv: CUdeviceptr,
-        count: usize,
-        dtype: ncclDataType_t,
-        comm: ncclComm_t,
-        stream: &Stream,
-    ) -> Result<(), NcclError> {
+    /// As [`Nccl::all_reduce`], with `b.recv` addressing `b.count` × ranks elements.
+    pub unsafe fn all_gather(&self, b: Buffers, on: CommStream<'_>) -> Result<(), NcclError> {
         // SAFETY: the caller's contract above.
         self.check("ncclAllGather", unsafe {
             (self.all_gather)(
-                dptr(send),
-                dptr(recv),
-                count,
-                dtype,
-                comm,
-                nccl_stream(stream),
+                dptr(b.send),
+                dptr(b.recv),
+                b.count,
+                b.dtype,
+                on.comm,
+                nccl_stream(on.stream),
             )
         })
     }
 
-    /// Enqueues `ncclReduceScatter`: `count` × ranks elements from `send`, `count` into `recv`.
+    /// Enqueues `ncclReduceScatter`: `b.count` × ranks elements from `b.send`, `b.count` into
+    /// `b.recv`.
     ///
     /// # Safety
     ///
-    /// As [`Nccl::all_reduce`], with `send` addressing `count` × ranks elements.
-    #[allow(clippy::too_many_arguments)]
+    /// As [`Nccl::all_reduce`], with `b.send` addressing `b.count` × ranks elements.
     pub unsafe fn reduce_scatter(
         &self,
-        send: CUdeviceptr,
-        recv: CUdeviceptr,
-        count: usize,
-        dtype: ncclDataType_t,
+        b: Buffers,
         op: ncclRedOp_t,
-        comm: ncclComm_t,
-        stream: &Stream,
+        on: CommStream<'_>,
     ) -> Result<(), NcclError> {
         // SAFETY: the caller's contract above.
         self.check("ncclReduceScatter", unsafe {
             (self.reduce_scatter)(
-                dptr(send),
-                dptr(recv),
-                count,
-                dtype,
+                dptr(b.send),
+                dptr(b.recv),
+                b.count,
+                b.dtype,
                 op,
-                comm,
-                nccl_stream(stream),
+                on.comm,
+                nccl_stream(on.stream),
             )
         })
     }
 
-    /// Enqueues `ncclBroadcast` of `count` elements from rank `root`'s `send` into every `recv`.
+    /// Enqueues `ncclBroadcast` of `b.count` elements from rank `root`'s `b.send` into every
+    /// `b.recv`.
     ///
     /// # Safety
     ///
     /// As [`Nccl::all_reduce`].
-    #[allow(clippy::too_many_arguments)]
     pub unsafe fn broadcast(
         &self,
-        send: CUdeviceptr,
-        recv: CUdeviceptr,
-        count: usize,
-        dtype: ncclDataType_t,
+        b: Buffers,
         root: i32,
-        comm: ncclComm_t,
-        stream: &Stream,
+        on: CommStream<'_>,
     ) -> Result<(), NcclError> {
         // SAFETY: the caller's contract above.
         self.check("ncclBroadcast", unsafe {
             (self.broadcast)(
-                dptr(send),
-                dptr(recv),
-                count,
-                dtype,
+                dptr(b.send),
+                dptr(b.recv),
+                b.count,
+                b.dtype,
                 root,
-                comm,
-                nccl_stream(stream),
+                on.comm,
+                nccl_stream(on.stream),
             )
         })
     }
@@ -400,12 +380,18 @@ impl Nccl {
         count: usize,
         dtype: ncclDataType_t,
         peer: i32,
-        comm: ncclComm_t,
-        stream: &Stream,
+        on: CommStream<'_>,
     ) -> Result<(), NcclError> {
         // SAFETY: the caller's contract above.
         self.check("ncclSend", unsafe {
-            (self.send)(dptr(send), count, dtype, peer, comm, nccl_stream(stream))
+            (self.send)(
+                dptr(send),
+                count,
+                dtype,
+                peer,
+                on.comm,
+                nccl_stream(on.stream),
+            )
         })
     }
 
@@ -420,14 +406,55 @@ impl Nccl {
         count: usize,
         dtype: ncclDataType_t,
         peer: i32,
-        comm: ncclComm_t,
-        stream: &Stream,
+        on: CommStream<'_>,
     ) -> Result<(), NcclError> {
         // SAFETY: the caller's contract above.
         self.check("ncclRecv", unsafe {
-            (self.recv)(dptr(recv), count, dtype, peer, comm, nccl_stream(stream))
+            (self.recv)(
+                dptr(recv),
+                count,
+                dtype,
+                peer,
+                on.comm,
+                nccl_stream(on.stream),
+            )
         })
     }
+}
+
+/// The device buffers of one collective: `count` elements of `dtype` read from `send` and
+/// written to `recv` (for the operations whose sides differ in size, `count` is the smaller).
+#[derive(Debug, Clone, Copy)]
+pub struct Buffers {
+    /// Device address read from.
+    pub send: CUdeviceptr,
+    /// Device address written to (the same as `send` for in place).
+    pub recv: CUdeviceptr,
+    /// Elements per rank.
+    pub count: usize,
+    /// Element type.
+    pub dtype: ncclDataType_t,
+}
+
+impl Buffers {
+    /// `count` elements of `dtype` at `ptr`, read and written in place.
+    pub fn in_place(ptr: CUdeviceptr, count: usize, dtype: ncclDataType_t) -> Buffers {
+        Buffers {
+            send: ptr,
+            recv: ptr,
+            count,
+            dtype,
+        }
+    }
+}
+
+/// Where an NCCL call is enqueued: a rank's communicator and a stream of the same GPU.
+#[derive(Clone, Copy)]
+pub struct CommStream<'a> {
+    /// The rank's communicator.
+    pub comm: ncclComm_t,
+    /// The stream the operation runs on.
+    pub stream: &'a Stream,
 }
 
 /// A device address as the pointer NCCL takes.

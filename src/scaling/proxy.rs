@@ -19,7 +19,7 @@ use crate::cuda::CudaError;
 use crate::cuda::context::Context;
 use crate::cuda::cublas::{Cublas, Handle};
 use crate::cuda::memory::{DeviceBuffer, PinnedBuffer};
-use crate::cuda::nccl::{Nccl, nccl_dtype};
+use crate::cuda::nccl::{Buffers, CommStream, Nccl, nccl_dtype};
 use crate::cuda::stream::{Event, Stream};
 use crate::model::median;
 use crate::model::{Source, Topology, TopologySource};
@@ -479,13 +479,12 @@ fn step(
             // the communicator is this GPU's; the stream is its live communication stream.
             unsafe {
                 l.all_reduce(
-                    p,
-                    p,
-                    count,
-                    nccl_dtype(w.grad_dtype),
+                    Buffers::in_place(p, count, nccl_dtype(w.grad_dtype)),
                     cudarc::nccl::sys::ncclRedOp_t::ncclSum,
-                    c.raw[i],
-                    &g.comm,
+                    CommStream {
+                        comm: c.raw[i],
+                        stream: &g.comm,
+                    },
                 )
             }?;
         }

@@ -28,7 +28,7 @@ use crate::cuda::context::{Context, enable_peer_access_both};
 use crate::cuda::cublas::{Cublas, Handle};
 use crate::cuda::memory::{DeviceBuffer, PinnedBuffer, fill_random_operand};
 use crate::cuda::module::{Module, arg, launch_kernel};
-use crate::cuda::nccl::Nccl;
+use crate::cuda::nccl::{Buffers, CommStream, Nccl};
 use crate::cuda::nvrtc::Nvrtc;
 use crate::cuda::stream::{Event, Stream};
 use crate::model::SoakLoad;
@@ -981,13 +981,16 @@ fn nccl_thread(
                         // stream belong to the same GPU.
                         unsafe {
                             nccl.all_reduce(
-                                b.ptr(),
-                                b.ptr(),
-                                count,
-                                crate::cuda::nccl::nccl_dtype(crate::model::Dtype::Bf16),
+                                Buffers::in_place(
+                                    b.ptr(),
+                                    count,
+                                    crate::cuda::nccl::nccl_dtype(crate::model::Dtype::Bf16),
+                                ),
                                 cudarc::nccl::sys::ncclRedOp_t::ncclSum,
-                                *comm,
-                                s,
+                                CommStream {
+                                    comm: *comm,
+                                    stream: s,
+                                },
                             )
                         }
                         .map_err(|e| e.to_string())?;

@@ -22,7 +22,7 @@ use crate::bench::launcher::LaunchEnv;
 use crate::bench::nccl_log;
 use crate::cuda::context::Context;
 use crate::cuda::memory::DeviceBuffer;
-use crate::cuda::nccl::Nccl;
+use crate::cuda::nccl::{Buffers, CommStream, Nccl};
 use crate::cuda::stream::Stream;
 use crate::model::{Algo, CollectiveResult, Gpu, Source, Status, Topology, TopologySource};
 
@@ -161,13 +161,12 @@ fn combine(
     // SAFETY: in-place all-reduce of `n` f64 in the live scratch buffer on this rank's stream.
     unsafe {
         nccl.all_reduce(
-            scratch.ptr(),
-            scratch.ptr(),
-            n,
-            ncclDataType_t::ncclFloat64,
+            Buffers::in_place(scratch.ptr(), n, ncclDataType_t::ncclFloat64),
             op,
-            r.comm,
-            s,
+            CommStream {
+                comm: r.comm,
+                stream: s,
+            },
         )
     }?;
     wait_idle(&[s], Instant::now() + MEET_TIMEOUT)?;

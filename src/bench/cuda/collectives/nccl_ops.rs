@@ -15,7 +15,7 @@ use super::{CaseError, GpuState, NcclExtra, POISON, SAMPLES, deadline_for, read_
 use super::{time_with_events, values, wait_idle, wait_until};
 use crate::bench::collectives::CollCase;
 use crate::cuda::memory::DeviceBuffer;
-use crate::cuda::nccl::{Nccl, NcclError, nccl_dtype};
+use crate::cuda::nccl::{Buffers, CommStream, Nccl, NcclError, nccl_dtype};
 use crate::cuda::stream::{Event, Graph, Stream};
 use crate::model::{CollectiveOp, Dtype};
 
@@ -182,22 +182,27 @@ fn issue(
         call: "ncclGroupStart",
         message: "count exceeds the address space".into(),
     })?;
-    let s = &r.gpu.stream;
+    let on = CommStream {
+        comm: r.comm,
+        stream: &r.gpu.stream,
+    };
     let (send, recv) = (b.send_ptr(), b.recv_ptr());
+    let whole = Buffers {
+        send,
+        recv,
+        count,
+        dtype: dt,
+    };
     let peer = |p: usize| p as i32;
     let block = b.layout.count * b.layout.elem;
     // SAFETY (every call): the buffers are live device allocations sized by `Layout` for this op
     // and count (send: in_elems, recv: out_elems from their pointers), owned by the caller until
     // the streams are idle; the communicator and stream belong to this rank's GPU.
     match op {
-        CollectiveOp::AllReduce => unsafe {
-            n.all_reduce(send, recv, count, dt, ncclRedOp_t::ncclSum, r.comm, s)
-        },
-        CollectiveOp::AllGather => unsafe { n.all_gather(send, recv, count, dt, r.comm, s) },
-        CollectiveOp::ReduceScatter => unsafe {
-            n.reduce_scatter(send, recv, count, dt, ncclRedOp_t::ncclSum, r.comm, s)
-        },
-        CollectiveOp::Broadcast => unsafe { n.broadcast(send, recv, count, dt, 0, r.comm, s) },
+        CollectiveOp::AllReduce => unsafe { n.all_reduce(whole, ncclRedOp_t::ncclSum, on) },
+        CollectiveOp::AllGather => unsafe { n.all_gather(whole, on) },
+        CollectiveOp::ReduceScatter => unsafe { n.reduce_scatter(whole, ncclRedOp_t::ncclSum, on) },
+        CollectiveOp::Broadcast => unsafe { n.broadcast(whole, 0, on) },
         CollectiveOp::AllToAll => {
             // As nccl-tests does for NCCL versions without ncclAlltoAll: a send and a receive
             // of one block to and from every rank, itself included.
@@ -205,8 +210,8 @@ fn issue(
                 let off = block * p as u64;
                 // SAFETY: as above; `off` stays inside the buffers (ranks × block elements).
                 unsafe {
-                    n.send(send + off, count, dt, peer(p), r.comm, s)?;
-                    n.recv(recv + off, count, dt, peer(p), r.comm, s)?;
+                    n.send(send + off, count, dt, peer(p), on)?;
+                    n.recv(recv + off, count, dt, peer(p), on)?;
                 }
             }
             Ok(())
@@ -216,8 +221,8 @@ fn issue(
             let prev = (r.rank + job.nranks - 1) % job.nranks;
             // SAFETY: as above.
             unsafe {
-                n.send(send, count, dt, peer(next), r.comm, s)?;
-                n.recv(recv, count, dt, peer(prev), r.comm, s)
+                n.send(send, count, dt, peer(next), on)?;
+                n.recv(recv, count, dt, peer(prev), on)
             }
         }
     }
