@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{BenchError, Warning};
 use crate::model::{
-    Algo, CollectiveOp, CollectiveResult, Dtype, LinkKind, Source, Status, Topology,
+    Algo, CollectiveCase, CollectiveOp, CollectiveResult, Dtype, LinkKind, Source, Status, Topology,
 };
 
 /// Smallest and largest size of the default sweep: 8 B … 1 GiB by ×2, as nccl-tests' `-b 8 -e 1G -f 2`.
@@ -97,12 +97,14 @@ impl CollCase {
         reason: impl Into<String>,
     ) -> CollectiveResult {
         CollectiveResult::empty(
-            self.op,
-            self.algo,
-            &self.gpus,
-            self.bytes,
-            self.dtype,
-            self.in_place,
+            CollectiveCase {
+                op: self.op,
+                algo: self.algo,
+                gpus: &self.gpus,
+                bytes: self.bytes,
+                dtype: self.dtype,
+                in_place: self.in_place,
+            },
             source,
             status,
             reason,

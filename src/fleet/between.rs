@@ -742,7 +742,7 @@ fn first_size(runs: &[BetweenSummary], ids: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Dtype;
+    use crate::model::{CollectiveCase, Dtype};
 
     fn names(n: usize) -> Vec<String> {
         (1..=n).map(|i| format!("n{i}")).collect()
@@ -773,12 +773,14 @@ mod tests {
 
     fn row(bytes: u64, busbw: Option<f64>, transport: &str) -> CollectiveResult {
         let mut r = CollectiveResult::empty(
-            CollectiveOp::AllReduce,
-            Algo::Nccl,
-            &[0, 1],
-            bytes,
-            Dtype::F32,
-            false,
+            CollectiveCase {
+                op: CollectiveOp::AllReduce,
+                algo: Algo::Nccl,
+                gpus: &[0, 1],
+                bytes,
+                dtype: Dtype::F32,
+                in_place: false,
+            },
             crate::model::Source::Measured,
             Status::Ok,
             "",

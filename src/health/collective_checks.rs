@@ -145,16 +145,18 @@ fn with_cause(c: Check, r: &CollectiveResult, inventory: &[Check]) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Dtype, Source};
+    use crate::model::{CollectiveCase, Dtype, Source};
 
     fn row(op: CollectiveOp, gpus: usize, bytes: u64, busbw: f64) -> CollectiveResult {
         let mut r = CollectiveResult::empty(
-            op,
-            Algo::Nccl,
-            &(0..gpus).collect::<Vec<_>>(),
-            bytes,
-            Dtype::F32,
-            false,
+            CollectiveCase {
+                op,
+                algo: Algo::Nccl,
+                gpus: &(0..gpus).collect::<Vec<_>>(),
+                bytes,
+                dtype: Dtype::F32,
+                in_place: false,
+            },
             Source::Measured,
             Status::Ok,
             "",

@@ -182,24 +182,44 @@ pub struct CollectiveResult {
     pub transport: Option<String>,
 }
 
+/// Which collective a row is of: the operation, its implementation, the GPUs taking part, the
+/// size and element type, and whether it ran in place.
+#[derive(Debug, Clone, Copy)]
+pub struct CollectiveCase<'a> {
+    /// The operation.
+    pub op: CollectiveOp,
+    /// Whose implementation ran it.
+    pub algo: Algo,
+    /// The GPUs taking part, one rank each.
+    pub gpus: &'a [usize],
+    /// The message size, bytes.
+    pub bytes: u64,
+    /// The element type.
+    pub dtype: Dtype,
+    /// Whether the output overwrote the input.
+    pub in_place: bool,
+}
+
 fn one() -> usize {
     1
 }
 
 impl CollectiveResult {
     /// A row with nothing measured, for waived/skipped/failed outcomes.
-    #[allow(clippy::too_many_arguments)]
     pub fn empty(
-        op: CollectiveOp,
-        algo: Algo,
-        gpus: &[usize],
-        bytes: u64,
-        dtype: Dtype,
-        in_place: bool,
+        case: CollectiveCase<'_>,
         source: Source,
         status: Status,
         reason: impl Into<String>,
     ) -> Self {
+        let CollectiveCase {
+            op,
+            algo,
+            gpus,
+            bytes,
+            dtype,
+            in_place,
+        } = case;
         Self {
             op,
             algo,
@@ -252,12 +272,14 @@ mod tests {
     #[test]
     fn algbw_and_busbw_from_time() {
         let mut r = CollectiveResult::empty(
-            CollectiveOp::AllReduce,
-            Algo::Nccl,
-            &[0, 1, 2, 3],
-            1 << 30,
-            Dtype::F32,
-            false,
+            CollectiveCase {
+                op: CollectiveOp::AllReduce,
+                algo: Algo::Nccl,
+                gpus: &[0, 1, 2, 3],
+                bytes: 1 << 30,
+                dtype: Dtype::F32,
+                in_place: false,
+            },
             Source::Measured,
             Status::Ok,
             "",

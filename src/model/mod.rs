@@ -26,7 +26,9 @@ pub use bandwidth::{
     BandwidthResult, Endpoint, HEADLINE_BYTES, Headline, Method, PLAUSIBLE_EFFICIENCY, Shape,
     Source, Status, TestId, check_bandwidth_figures, fullest_size, headline, headline_size,
 };
-pub use collective::{Algo, CollectiveOp, CollectiveResult, Dtype, check_collective_figures};
+pub use collective::{
+    Algo, CollectiveCase, CollectiveOp, CollectiveResult, Dtype, check_collective_figures,
+};
 pub use fault::{Blame, Fault};
 pub use linkrate::{
     DEFAULT_NVLINK_GBPS, NVLINK_GBPS_PER_LINK, NVLINKS_PER_GPU_MAX, nvlink_rate_per_link_gbps,

@@ -15,7 +15,7 @@
 
 use super::tool_error::ToolError;
 use crate::model::validate::{Bounds, GBPS, quoted};
-use crate::model::{Algo, CollectiveOp, CollectiveResult, Dtype, Source, Status};
+use crate::model::{Algo, CollectiveCase, CollectiveOp, CollectiveResult, Dtype, Source, Status};
 
 /// The most lines read (a sweep of every size from 1 B to 16 GiB is ~40 rows; a log with
 /// NCCL_DEBUG=INFO of 1,440 ranks is long, but not this long).
@@ -450,12 +450,14 @@ pub(super) fn result(
 ) -> CollectiveResult {
     let gpus: Vec<usize> = (0..ranks.max(1)).collect();
     let mut r = CollectiveResult::empty(
-        op,
-        Algo::Nccl,
-        &gpus,
-        bytes,
-        dtype,
-        in_place,
+        CollectiveCase {
+            op,
+            algo: Algo::Nccl,
+            gpus: &gpus,
+            bytes,
+            dtype,
+            in_place,
+        },
         Source::Measured,
         if p.wrong.is_some_and(|w| w > 0) {
             Status::Failed

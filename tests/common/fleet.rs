@@ -81,7 +81,9 @@ pub fn slow_gpu(r: &mut Report, gpu: usize, f: f64) {
 /// (+ a little spread), 8 ranks per node, over NCCL's IB transport.
 pub fn between_records(dir: &Path, n: usize, slow: &str, slow_gbps: f64) {
     use scalescope::fleet::between::{BetweenRecord, plan};
-    use scalescope::model::{Algo, CollectiveOp, CollectiveResult, Dtype, Source, Status};
+    use scalescope::model::{
+        Algo, CollectiveCase, CollectiveOp, CollectiveResult, Dtype, Source, Status,
+    };
     let names: Vec<String> = (0..n).map(|i| format!("node{i:02}")).collect();
     let folder = dir.join("between");
     std::fs::create_dir_all(&folder).unwrap();
@@ -92,12 +94,14 @@ pub fn between_records(dir: &Path, n: usize, slow: &str, slow_gbps: f64) {
             180.0 + i as f64 * 0.1
         };
         let mut row = CollectiveResult::empty(
-            CollectiveOp::AllReduce,
-            Algo::Nccl,
-            &(0..p.nodes.len() * 8).collect::<Vec<_>>(),
-            1 << 30,
-            Dtype::F32,
-            false,
+            CollectiveCase {
+                op: CollectiveOp::AllReduce,
+                algo: Algo::Nccl,
+                gpus: &(0..p.nodes.len() * 8).collect::<Vec<_>>(),
+                bytes: 1 << 30,
+                dtype: Dtype::F32,
+                in_place: false,
+            },
             Source::Measured,
             Status::Ok,
             "",
