@@ -11,13 +11,13 @@
 
 use std::path::PathBuf;
 
-use eframe::egui::{self, KeyboardShortcut, RichText, Ui};
+use eframe::egui::{self, RichText, Ui};
 use serde::{Deserialize, Serialize};
 
 use super::action::{Action, SaveKind, SourceKey, View};
+use super::command::Command;
 use super::files::{FileDialogs, FileRequest, Files, Opened};
 use super::fleet_view::FleetView;
-use super::menus::{OPEN_REPORT, QUIT, SAVE_CSV, TOGGLE_SIDEBAR};
 use super::notices::{self, Notices};
 use super::servers::{RECENT_HOSTS, ServerEntry, ServerEvent};
 use super::shown::Views;
@@ -510,22 +510,18 @@ impl App {
         }
     }
 
-    /// Ctrl+O, Ctrl+S, Ctrl+B and Ctrl+Q (Cmd on macOS). File shortcuts wait while the path
-    /// field is open.
+    /// The commands' keyboard shortcuts (Ctrl+O, Ctrl+S, Ctrl+B, Ctrl+Q; Cmd on macOS). Those
+    /// that open or save a file wait while the path field is open.
     fn shortcuts(&self, ctx: &egui::Context, actions: &mut Vec<Action>) {
-        let pressed = |s: &KeyboardShortcut| ctx.input_mut(|i| i.consume_shortcut(s));
-        if pressed(&QUIT) {
-            actions.push(Action::Quit);
-        }
-        if pressed(&TOGGLE_SIDEBAR) {
-            actions.push(Action::ToggleSidebar);
-        }
-        if !self.files.prompt_open() {
-            if pressed(&OPEN_REPORT) {
-                actions.push(Action::OpenReportDialog);
+        for command in Command::WITH_SHORTCUTS {
+            if command.uses_a_file() && self.files.prompt_open() {
+                continue;
             }
-            if pressed(&SAVE_CSV) {
-                actions.push(Action::Save(SaveKind::Csv));
+            let Some(shortcut) = command.kb_shortcut() else {
+                continue;
+            };
+            if ctx.input_mut(|i| i.consume_shortcut(&shortcut)) {
+                actions.push(command.action());
             }
         }
     }
@@ -566,8 +562,10 @@ impl App {
         } else {
             ("▶ Sources", "Show the Sources panel")
         };
-        let shortcut = ui.ctx().format_shortcut(&TOGGLE_SIDEBAR);
-        let tip = format!("{tip} ({shortcut})");
+        let tip = match Command::ToggleSidebar.kb_shortcut() {
+            Some(s) => format!("{tip} ({})", ui.ctx().format_shortcut(&s)),
+            None => tip.to_string(),
+        };
         if ui.button(arrow).on_hover_text(tip).clicked() {
             actions.push(Action::ToggleSidebar);
         }

@@ -10,6 +10,7 @@ mod action;
 mod app;
 pub mod bandwidth_view;
 pub mod collectives_view;
+mod command;
 pub mod compare_view;
 mod files;
 pub mod fleet_table;
@@ -40,8 +41,8 @@ mod widgets;
 
 pub use action::{Action, SaveKind, SourceKey, View};
 pub use app::{App, PanelFit, Settings, Startup};
+pub use command::Command;
 pub use files::{FILE_DIALOG_ENV, FileDialogs, FileRequest, FleetRead, read_fleet};
-pub use menus::{OPEN_REPORT, QUIT, SAVE_CSV, TOGGLE_SIDEBAR};
 pub use servers::{ServerEntry, ServerState};
 pub use shown::{Machine, Views};
 pub use sources::ReportEntry;

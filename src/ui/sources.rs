@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use eframe::egui::{self, RichText, Ui};
 
 use super::action::{Action, SourceKey};
+use super::command::Command;
 use super::jobs::Inbox;
 use super::palette::SourceBadge;
 use super::servers::Servers;
@@ -540,16 +541,14 @@ impl Sources {
 
 /// Open report… and Open nvidia-smi output…, and that files can be dropped instead.
 fn open_buttons(ui: &mut Ui, dialog_open: bool, actions: &mut Vec<Action>) {
-    let open_report = ui.add_enabled(!dialog_open, egui::Button::new("Open report…"));
-    if open_report
-        .on_hover_text("Open report.json files written by `scalescope --bench`")
-        .clicked()
-    {
-        actions.push(Action::OpenReportDialog);
-    }
-    let open = ui.add_enabled(!dialog_open, egui::Button::new("Open nvidia-smi output…"));
-    if open.on_hover_text(IMPORT_HELP).clicked() {
-        actions.push(Action::OpenDialog);
+    for command in [Command::OpenReport, Command::OpenSmi] {
+        let mut r = ui.add_enabled(!dialog_open, egui::Button::new(command.label()));
+        if let Some(tip) = command.tooltip() {
+            r = r.on_hover_text(tip);
+        }
+        if r.clicked() {
+            actions.push(command.action());
+        }
     }
     ui.label(
         RichText::new("or drop report .json or nvidia-smi text files onto this window")
@@ -557,11 +556,6 @@ fn open_buttons(ui: &mut Ui, dialog_open: bool, actions: &mut Vec<Action>) {
             .weak(),
     );
 }
-
-/// What "Open nvidia-smi output…" reads.
-pub const IMPORT_HELP: &str = "Import captures of one machine, as `--import` reads them: \
-     `nvidia-smi topo -m` (and `-mp`, `-p2p r|w|n|a`), `nvidia-smi -q` or `-q -x`, \
-     `nvidia-smi nvlink -s` / `-e`, in any mix";
 
 /// Which report a remembered machine name belongs to: its host (or label) and when it ran.
 pub fn rename_key(r: &Report) -> String {
