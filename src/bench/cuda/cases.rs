@@ -47,7 +47,10 @@ pub(super) fn run(
             pinned,
             bidir,
         } => host_device(be, case, bytes, to_device, pinned, bidir),
-        Shape::Pair { read, bidir, peer } => pair(be, case, bytes, read, bidir, peer, warnings),
+        Shape::Pair { read, bidir, peer } => {
+            let shape = PairShape { read, bidir, peer };
+            pair(be, case, bytes, shape, warnings)
+        }
         Shape::Local => local(be, case, bytes),
         Shape::Fan { to_one } => fan(be, case, bytes, to_one, warnings),
         Shape::HostAll { to_device } => host_all(be, case, bytes, to_device),
@@ -443,41 +446,77 @@ fn host_device(
     )])
 }
 
-#[allow(clippy::too_many_arguments)]
-fn pair(
-    be: &mut CudaBackend,
-    case: &Case,
-    bytes: usize,
+/// A pair test's flags, as [`Shape::Pair`] names them.
+#[derive(Debug, Clone, Copy)]
+struct PairShape {
+    /// The destination's context runs the copy (else the source's).
     read: bool,
+    /// Both directions at once.
     bidir: bool,
+    /// Peer access on (else the driver stages the copy through host memory).
     peer: bool,
-    warnings: &mut Vec<Warning>,
-) -> Result<Vec<BandwidthResult>, CaseError> {
-    let (a, b) = (
-        gpu_of(case.src, "the source")?,
-        gpu_of(case.dst, "the destination")?,
-    );
-    if a == b {
-        return Err(CaseError::Waived(
-            "source and destination are the same GPU".into(),
-        ));
+}
+
+/// A pair test's geometry: the two GPUs, the engine, and which GPU issues each direction.
+struct PairPlan {
+    shape: PairShape,
+    /// The source GPU.
+    a: usize,
+    /// The destination GPU.
+    b: usize,
+    /// Copy kernels rather than copy engines.
+    sm: bool,
+    /// Issues the forward copy: read = the destination pulls, write = the source pushes;
+    /// bidirectional copies are issued by each direction's source.
+    fwd_exec: usize,
+    /// Issues the reverse copy (bidirectional only).
+    rev_exec: usize,
+}
+
+impl PairPlan {
+    /// The plan for `case`, once its two GPUs are distinct and peer access is as the test
+    /// needs it (on, or off for the staged variants).
+    fn new(
+        be: &mut CudaBackend,
+        case: &Case,
+        shape: PairShape,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<PairPlan, CaseError> {
+        let (a, b) = (
+            gpu_of(case.src, "the source")?,
+            gpu_of(case.dst, "the destination")?,
+        );
+        if a == b {
+            return Err(CaseError::Waived(
+                "source and destination are the same GPU".into(),
+            ));
+        }
+        if shape.peer {
+            be.require_peer(a, b, warnings)?;
+        } else {
+            be.forbid_peer(a, b)?;
+        }
+        Ok(PairPlan {
+            shape,
+            a,
+            b,
+            sm: case.test.method() == Method::Sm,
+            fwd_exec: if shape.read && !shape.bidir { b } else { a },
+            rev_exec: b,
+        })
     }
-    if peer {
-        be.require_peer(a, b, warnings)?;
-    } else {
-        be.forbid_peer(a, b)?;
-    }
-    let sm = case.test.method() == Method::Sm;
-    // Which GPU issues each direction: read = the destination pulls, write = the source pushes;
-    // bidirectional copies are issued by each direction's source.
-    let fwd_exec = if read && !bidir { b } else { a };
-    let rev_exec = b;
-    let (seed_f, seed_r) = (be.next_seed(), be.next_seed());
-    let (ga, gb) = (be.gpu(a)?, be.gpu(b)?);
-    if sm {
-        for (x, gx) in [(fwd_exec, be.gpu(fwd_exec)?), (rev_exec, be.gpu(rev_exec)?)]
-            .iter()
-            .take(if bidir { 2 } else { 1 })
+
+    /// Waives a copy-kernel test when a GPU that issues a direction has no kernels.
+    fn require_kernels(&self, be: &CudaBackend) -> Result<(), CaseError> {
+        if !self.sm {
+            return Ok(());
+        }
+        for (x, gx) in [
+            (self.fwd_exec, be.gpu(self.fwd_exec)?),
+            (self.rev_exec, be.gpu(self.rev_exec)?),
+        ]
+        .iter()
+        .take(if self.shape.bidir { 2 } else { 1 })
         {
             if let Err(why) = &gx.kernels {
                 return Err(CaseError::Waived(format!(
@@ -485,89 +524,209 @@ fn pair(
                 )));
             }
         }
+        Ok(())
     }
-    let src_a = DeviceBuffer::alloc(&ga.ctx, bytes)?;
-    let dst_b = DeviceBuffer::alloc(&gb.ctx, bytes)?;
-    let rev = if bidir {
-        Some((
-            DeviceBuffer::alloc(&gb.ctx, bytes)?,
-            DeviceBuffer::alloc(&ga.ctx, bytes)?,
-        ))
-    } else {
-        None
-    };
-    fill_device(ga, &src_a, seed_f)?;
-    poison_device(gb, &dst_b)?;
-    if let Some((src_b, dst_a)) = &rev {
-        fill_device(gb, src_b, seed_r)?;
-        poison_device(ga, dst_a)?;
+
+    /// Tuning experiment (`sm_split` = f): the other GPU's SMs copy the last fraction f of the
+    /// buffer at the same time (the reader pulls the head, the writer pushes the tail); the
+    /// figure is the whole buffer over the slower lane's time.
+    fn split(&self, be: &CudaBackend) -> Option<f64> {
+        if self.sm && !self.shape.bidir {
+            be.copy_kernel.sm_split.filter(|f| *f > 0.0 && *f < 1.0)
+        } else {
+            None
+        }
     }
-    let lane =
-        |exec: usize, src: &DeviceBuffer, dst: &DeviceBuffer| -> Result<Lane<'_>, CaseError> {
-            let ge = be.gpu(exec)?;
-            let op = if sm {
-                Op::Kernel {
-                    kernels: kernel_of(ge)?,
-                    src: src.ptr(),
-                    dst: dst.ptr(),
-                    bytes: bytes as u64,
-                }
-            } else if peer {
-                Op::DtoD {
-                    dst: dst.ptr(),
-                    src: src.ptr(),
-                    bytes,
-                }
+
+    /// The lane of one direction: `exec` copies `src` into `dst` with the plan's engine.
+    fn lane<'a>(
+        &self,
+        be: &'a CudaBackend,
+        exec: usize,
+        src: &DeviceBuffer,
+        dst: &DeviceBuffer,
+        bytes: usize,
+    ) -> Result<Lane<'a>, CaseError> {
+        let ge = be.gpu(exec)?;
+        let op = if self.sm {
+            Op::Kernel {
+                kernels: kernel_of(ge)?,
+                src: src.ptr(),
+                dst: dst.ptr(),
+                bytes: bytes as u64,
+            }
+        } else if self.shape.peer {
+            Op::DtoD {
+                dst: dst.ptr(),
+                src: src.ptr(),
+                bytes,
+            }
+        } else {
+            Op::Peer {
+                dst: dst.ptr(),
+                dst_ctx: dst.ctx().raw(),
+                src: src.ptr(),
+                src_ctx: src.ctx().raw(),
+                bytes,
+            }
+        };
+        // Staged peer copies may block the host: ungated.
+        let gate = if self.shape.peer { ge.gate() } else { None };
+        Ok(Lane {
+            stream: stream0(ge)?,
+            op,
+            gate,
+        })
+    }
+
+    /// Every lane released together: the forward copy, the reverse one (bidirectional), and
+    /// with `split` the forward copy's head on its issuer and its tail on the other GPU.
+    fn lanes<'a>(
+        &self,
+        be: &'a CudaBackend,
+        bufs: &PairBuffers,
+        bytes: usize,
+        split: Option<f64>,
+    ) -> Result<Vec<Lane<'a>>, CaseError> {
+        let mut lanes = vec![self.lane(be, self.fwd_exec, &bufs.src_a, &bufs.dst_b, bytes)?];
+        if let Some((src_b, dst_a)) = &bufs.rev {
+            lanes.push(self.lane(be, self.rev_exec, src_b, dst_a, bytes)?);
+        }
+        if let Some(f) = split {
+            let other = if self.fwd_exec == self.a {
+                self.b
             } else {
-                Op::Peer {
-                    dst: dst.ptr(),
-                    dst_ctx: dst.ctx().raw(),
-                    src: src.ptr(),
-                    src_ctx: src.ctx().raw(),
-                    bytes,
-                }
+                self.a
             };
-            // Staged peer copies may block the host: ungated.
-            let gate = if peer { ge.gate() } else { None };
-            Ok(Lane {
-                stream: stream0(ge)?,
-                op,
-                gate,
-            })
-        };
-    let mut lanes = vec![lane(fwd_exec, &src_a, &dst_b)?];
-    if let Some((src_b, dst_a)) = &rev {
-        lanes.push(lane(rev_exec, src_b, dst_a)?);
+            let head = ((bytes as f64 * (1.0 - f)) as usize) / 65536 * 65536;
+            let (go, gf) = (be.gpu(other)?, be.gpu(self.fwd_exec)?);
+            lanes[0].op = Op::Kernel {
+                kernels: kernel_of(gf)?,
+                src: bufs.src_a.ptr(),
+                dst: bufs.dst_b.ptr(),
+                bytes: head as u64,
+            };
+            lanes.push(Lane {
+                stream: stream0(go)?,
+                op: Op::Kernel {
+                    kernels: kernel_of(go)?,
+                    src: bufs.src_a.ptr() + head as u64,
+                    dst: bufs.dst_b.ptr() + head as u64,
+                    bytes: (bytes - head) as u64,
+                },
+                gate: go.gate(),
+            });
+        }
+        Ok(lanes)
     }
-    // Tuning experiment (`sm_split` = f): the other GPU's SMs copy the last fraction f of the
-    // buffer at the same time (the reader pulls the head, the writer pushes the tail); the figure
-    // is the whole buffer over the slower lane's time.
-    let split = if sm && !bidir {
-        be.copy_kernel.sm_split.filter(|f| *f > 0.0 && *f < 1.0)
-    } else {
-        None
-    };
-    if let Some(f) = split {
-        let other = if fwd_exec == a { b } else { a };
-        let head = ((bytes as f64 * (1.0 - f)) as usize) / 65536 * 65536;
-        let (go, gf) = (be.gpu(other)?, be.gpu(fwd_exec)?);
-        lanes[0].op = Op::Kernel {
-            kernels: kernel_of(gf)?,
-            src: src_a.ptr(),
-            dst: dst_b.ptr(),
-            bytes: head as u64,
+
+    /// How the figure was measured, for the row's note.
+    fn how(&self, be: &CudaBackend, split: Option<f64>) -> String {
+        let (a, b, fwd_exec) = (self.a, self.b, self.fwd_exec);
+        let engine = match (self.sm, self.shape.peer) {
+            (true, _) if be.copy_kernel.is_default() => "copy kernel".to_string(),
+            (true, _) => format!("copy kernel ({})", be.copy_kernel),
+            (false, true) => "cuMemcpyAsync (peer access on)".to_string(),
+            (false, false) => "cuMemcpyPeerAsync with peer access off (driver-staged)".to_string(),
         };
-        lanes.push(Lane {
-            stream: stream0(go)?,
-            op: Op::Kernel {
-                kernels: kernel_of(go)?,
-                src: src_a.ptr() + head as u64,
-                dst: dst_b.ptr() + head as u64,
-                bytes: (bytes - head) as u64,
-            },
-            gate: go.gate(),
-        });
+        if let Some(f) = split {
+            format!(
+                "{engine}s on both GPUs at once: GPU {fwd_exec} copies the first {:.0} %, the other GPU the rest",
+                (1.0 - f) * 100.0
+            )
+        } else if self.shape.bidir {
+            format!(
+                "{engine}, {a}→{b} issued by GPU {a} and {b}→{a} by GPU {b} at once; figure = sum of both"
+            )
+        } else {
+            format!(
+                "{engine} issued by GPU {fwd_exec} ({})",
+                if self.shape.read {
+                    "reads from the peer"
+                } else {
+                    "writes to the peer"
+                }
+            )
+        }
     }
+}
+
+/// A pair test's buffers: the forward copy's source on GPU a and destination on GPU b, and
+/// for bidirectional tests the reverse copy's (source on b, destination on a).
+struct PairBuffers {
+    src_a: DeviceBuffer,
+    dst_b: DeviceBuffer,
+    rev: Option<(DeviceBuffer, DeviceBuffer)>,
+    /// The pattern the forward copy's source holds.
+    seed_f: u32,
+    /// The pattern the reverse copy's source holds.
+    seed_r: u32,
+}
+
+impl PairBuffers {
+    /// Allocates the buffers, fills the sources with the patterns of `seed_f` (forward) and
+    /// `seed_r` (reverse) and poisons the destinations.
+    fn new(
+        ga: &GpuState,
+        gb: &GpuState,
+        bytes: usize,
+        bidir: bool,
+        seed_f: u32,
+        seed_r: u32,
+    ) -> Result<PairBuffers, CaseError> {
+        let src_a = DeviceBuffer::alloc(&ga.ctx, bytes)?;
+        let dst_b = DeviceBuffer::alloc(&gb.ctx, bytes)?;
+        let rev = if bidir {
+            Some((
+                DeviceBuffer::alloc(&gb.ctx, bytes)?,
+                DeviceBuffer::alloc(&ga.ctx, bytes)?,
+            ))
+        } else {
+            None
+        };
+        fill_device(ga, &src_a, seed_f)?;
+        poison_device(gb, &dst_b)?;
+        if let Some((src_b, dst_a)) = &rev {
+            fill_device(gb, src_b, seed_r)?;
+            poison_device(ga, dst_a)?;
+        }
+        Ok(PairBuffers {
+            src_a,
+            dst_b,
+            rev,
+            seed_f,
+            seed_r,
+        })
+    }
+
+    /// Wrong and checked words over every destination.
+    fn check(&self, ga: &GpuState, gb: &GpuState, bytes: usize) -> Result<(u64, u64), CaseError> {
+        let mut wrong = check_device(gb, &self.dst_b, self.seed_f)?;
+        let mut checked = words(bytes);
+        if let Some((_, dst_a)) = &self.rev {
+            wrong += check_device(ga, dst_a, self.seed_r)?;
+            checked *= 2;
+        }
+        Ok((wrong, checked))
+    }
+}
+
+/// One GPU pair: a copy one way or both ways at once, by copy engine (peer access on or off)
+/// or copy kernel; one row, with each direction's median beside the total when bidirectional.
+fn pair(
+    be: &mut CudaBackend,
+    case: &Case,
+    bytes: usize,
+    shape: PairShape,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<BandwidthResult>, CaseError> {
+    let plan = PairPlan::new(be, case, shape, warnings)?;
+    let (seed_f, seed_r) = (be.next_seed(), be.next_seed());
+    let (ga, gb) = (be.gpu(plan.a)?, be.gpu(plan.b)?);
+    plan.require_kernels(be)?;
+    let bufs = PairBuffers::new(ga, gb, bytes, shape.bidir, seed_f, seed_r)?;
+    let split = plan.split(be);
+    let lanes = plan.lanes(be, &bufs, bytes, split)?;
     let gated = measure::gated(&lanes);
     let mut ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
     if split.is_some() {
@@ -575,39 +734,10 @@ fn pair(
         ms = vec![slower];
     }
     drop(lanes);
-    let mut wrong = check_device(gb, &dst_b, seed_f)?;
-    let mut checked = words(bytes);
-    if let Some((_, dst_a)) = &rev {
-        wrong += check_device(ga, dst_a, seed_r)?;
-        checked *= 2;
-    }
-    let engine = match (sm, peer) {
-        (true, _) if be.copy_kernel.is_default() => "copy kernel".to_string(),
-        (true, _) => format!("copy kernel ({})", be.copy_kernel),
-        (false, true) => "cuMemcpyAsync (peer access on)".to_string(),
-        (false, false) => "cuMemcpyPeerAsync with peer access off (driver-staged)".to_string(),
-    };
-    let how = if let Some(f) = split {
-        format!(
-            "{engine}s on both GPUs at once: GPU {fwd_exec} copies the first {:.0} %, the other GPU the rest",
-            (1.0 - f) * 100.0
-        )
-    } else if bidir {
-        format!(
-            "{engine}, {a}→{b} issued by GPU {a} and {b}→{a} by GPU {b} at once; figure = sum of both"
-        )
-    } else {
-        format!(
-            "{engine} issued by GPU {fwd_exec} ({})",
-            if read {
-                "reads from the peer"
-            } else {
-                "writes to the peer"
-            }
-        )
-    };
+    let (wrong, checked) = bufs.check(ga, gb, bytes)?;
+    let how = plan.how(be, split);
     let fwd = rates(&ms[0], bytes, case.iters);
-    let mut r = if bidir {
+    let mut r = if shape.bidir {
         let revr = rates(&ms[1], bytes, case.iters);
         let total: Vec<f64> = fwd.iter().zip(&revr).map(|(x, y)| x + y).collect();
         let mut r = row(
@@ -675,6 +805,8 @@ fn local(
     )])
 }
 
+/// A fan: every other selected GPU copies into one (`to_one`), or one into every other, all at
+/// once; one row, all bytes ÷ the slowest copy's time.
 fn fan(
     be: &mut CudaBackend,
     case: &Case,
@@ -695,7 +827,7 @@ fn fan(
     }
     let seeds: Vec<u32> = others.iter().map(|_| be.next_seed()).collect();
     let gt = be.gpu(t)?;
-    // One (src, dst, seed) per peer: into t from each peer, or out of t (one shared source).
+    // Out of t, every copy reads one shared source.
     let shared_src = if to_one {
         None
     } else {
@@ -704,55 +836,15 @@ fn fan(
     if let Some(s) = &shared_src {
         fill_device(gt, s, seeds[0])?;
     }
-    let mut pairs: Vec<(usize, Option<DeviceBuffer>, DeviceBuffer, u32)> = Vec::new();
-    for (k, &o) in others.iter().enumerate() {
-        let go = be.gpu(o)?;
-        if to_one {
-            let src = DeviceBuffer::alloc(&go.ctx, bytes)?;
-            let dst = DeviceBuffer::alloc(&gt.ctx, bytes)?;
-            fill_device(go, &src, seeds[k])?;
-            poison_device(gt, &dst)?;
-            pairs.push((o, Some(src), dst, seeds[k]));
-        } else {
-            let dst = DeviceBuffer::alloc(&go.ctx, bytes)?;
-            poison_device(go, &dst)?;
-            pairs.push((o, None, dst, seeds[0]));
-        }
-    }
-    let mut lanes = Vec::new();
-    for (k, (o, src, dst, _)) in pairs.iter().enumerate() {
-        let (exec, stream) = if to_one {
-            let go = be.gpu(*o)?;
-            (go, stream0(go)?)
-        } else {
-            (
-                gt,
-                gt.streams
-                    .get(k)
-                    .ok_or_else(|| CaseError::Failed("missing stream".into()))?,
-            )
-        };
-        let src_ptr = match (src, &shared_src) {
-            (Some(s), _) | (None, Some(s)) => s.ptr(),
-            (None, None) => return Err(CaseError::Failed("no source buffer".into())),
-        };
-        lanes.push(Lane {
-            stream,
-            op: Op::DtoD {
-                dst: dst.ptr(),
-                src: src_ptr,
-                bytes,
-            },
-            gate: exec.gate(),
-        });
-    }
+    let copies = fan_copies(be, gt, &others, bytes, to_one, &seeds)?;
+    let lanes = fan_lanes(be, gt, &copies, shared_src.as_ref(), bytes, to_one)?;
     let gated = measure::gated(&lanes);
     let ms = measure::run(&lanes, case.iters, case.samples, &be.flag)?;
     drop(lanes);
     let mut wrong = 0;
-    for (o, _, dst, seed) in &pairs {
-        let owner = if to_one { gt } else { be.gpu(*o)? };
-        wrong += check_device(owner, dst, *seed)?;
+    for c in &copies {
+        let owner = if to_one { gt } else { be.gpu(c.peer)? };
+        wrong += check_device(owner, &c.dst, c.seed)?;
     }
     let lane_ms: Vec<&[f64]> = ms.iter().map(Vec::as_slice).collect();
     let total = total_rates(&lane_ms, bytes, case.iters, case.samples);
@@ -767,7 +859,7 @@ fn fan(
             unreleased(gated)
         )
     };
-    let checked = words(bytes) * pairs.len() as u64;
+    let checked = words(bytes) * copies.len() as u64;
     Ok(vec![row(
         case,
         case.src,
@@ -777,6 +869,98 @@ fn fan(
         checked,
         note(&how, case, gated),
     )])
+}
+
+/// One copy of a fan test, between the centre and one peer.
+struct FanCopy {
+    /// The peer GPU.
+    peer: usize,
+    /// The peer's own source (into the centre); `None` out of the centre, which copies its
+    /// one shared source.
+    src: Option<DeviceBuffer>,
+    /// The destination, on the centre (into it) or on the peer (out of it).
+    dst: DeviceBuffer,
+    /// The pattern the destination must end up holding.
+    seed: u32,
+}
+
+/// One copy per peer in `others`, its buffers filled and poisoned: into the centre `gt` from
+/// each peer (`to_one`, the peer's own pattern), or out of it (the shared source's pattern,
+/// `seeds[0]`).
+fn fan_copies(
+    be: &CudaBackend,
+    gt: &GpuState,
+    others: &[usize],
+    bytes: usize,
+    to_one: bool,
+    seeds: &[u32],
+) -> Result<Vec<FanCopy>, CaseError> {
+    let mut copies = Vec::with_capacity(others.len());
+    for (k, &o) in others.iter().enumerate() {
+        let go = be.gpu(o)?;
+        if to_one {
+            let src = DeviceBuffer::alloc(&go.ctx, bytes)?;
+            let dst = DeviceBuffer::alloc(&gt.ctx, bytes)?;
+            fill_device(go, &src, seeds[k])?;
+            poison_device(gt, &dst)?;
+            copies.push(FanCopy {
+                peer: o,
+                src: Some(src),
+                dst,
+                seed: seeds[k],
+            });
+        } else {
+            let dst = DeviceBuffer::alloc(&go.ctx, bytes)?;
+            poison_device(go, &dst)?;
+            copies.push(FanCopy {
+                peer: o,
+                src: None,
+                dst,
+                seed: seeds[0],
+            });
+        }
+    }
+    Ok(copies)
+}
+
+/// A lane per copy: issued by the writing peer into the centre (`to_one`), or by the centre on
+/// a stream of its own per peer.
+fn fan_lanes<'a>(
+    be: &'a CudaBackend,
+    gt: &'a GpuState,
+    copies: &[FanCopy],
+    shared_src: Option<&DeviceBuffer>,
+    bytes: usize,
+    to_one: bool,
+) -> Result<Vec<Lane<'a>>, CaseError> {
+    let mut lanes = Vec::new();
+    for (k, c) in copies.iter().enumerate() {
+        let (exec, stream) = if to_one {
+            let go = be.gpu(c.peer)?;
+            (go, stream0(go)?)
+        } else {
+            (
+                gt,
+                gt.streams
+                    .get(k)
+                    .ok_or_else(|| CaseError::Failed("missing stream".into()))?,
+            )
+        };
+        let src_ptr = match (&c.src, shared_src) {
+            (Some(s), _) | (None, Some(s)) => s.ptr(),
+            (None, None) => return Err(CaseError::Failed("no source buffer".into())),
+        };
+        lanes.push(Lane {
+            stream,
+            op: Op::DtoD {
+                dst: c.dst.ptr(),
+                src: src_ptr,
+                bytes,
+            },
+            gate: exec.gate(),
+        });
+    }
+    Ok(lanes)
 }
 
 /// Every selected GPU reads from every other at once, with copy engines: each reader's context
@@ -971,52 +1155,13 @@ fn latency(
     let slots = span / CHASE_STRIDE;
     let next: Vec<usize> = (0..slots).map(|i| (i + 1) % slots).collect();
     let s = stream0(gr)?;
-    // The chain's memory, and its base address as the reader sees it.
-    let mut dev_chain: Option<DeviceBuffer> = None;
-    let mut host_chain: Option<PinnedBuffer> = None;
-    let base = match owner {
-        Some(o) => {
-            let go = be.gpu(o)?;
-            let buf = DeviceBuffer::alloc(&go.ctx, span)?;
-            let base = buf.ptr();
-            let values: Vec<u64> = next
-                .iter()
-                .map(|&n| base + (n * CHASE_STRIDE) as u64)
-                .collect();
-            let staging = DeviceBuffer::alloc(&gr.ctx, values.len() * 8)?;
-            s.ctx().bind()?;
-            // SAFETY: `values` holds exactly the staging buffer's bytes and outlives the
-            // synchronize below.
-            unsafe { s.copy_htod(staging.ptr(), values.as_ptr().cast(), values.len() * 8) }?;
-            // Written by the reader over the peer mapping (peer access is on both ways).
-            k.scatter(
-                s,
-                staging.ptr(),
-                slots as u64,
-                base,
-                (CHASE_STRIDE / 8) as u64,
-            )?;
-            s.synchronize()?;
-            dev_chain = Some(buf);
-            base
-        }
-        None => {
-            check_host_memory(span)?;
-            let mut buf = PinnedBuffer::alloc(&gr.ctx, span, gr.cpus.as_deref())?;
-            let base = buf.device_ptr(&gr.ctx)?;
-            let mem = buf.as_mut_slice();
-            for (i, &n) in next.iter().enumerate() {
-                let v = base + (n * CHASE_STRIDE) as u64;
-                mem[i * CHASE_STRIDE..i * CHASE_STRIDE + 8].copy_from_slice(&v.to_ne_bytes());
-            }
-            host_chain = Some(buf);
-            base
-        }
+    let chain = match owner {
+        Some(o) => Chain::on_peer(be.gpu(o)?, gr, k, &next)?,
+        None => Chain::on_host(gr, &next)?,
     };
     let sms = k.chase_grid();
-    let (ns, wrong) = chase_samples(k, s, &gr.ctx, base, &next, case.samples)?;
-    drop(dev_chain);
-    drop(host_chain);
+    let (ns, wrong) = chase_samples(k, s, &gr.ctx, chain.base, &next, case.samples)?;
+    drop(chain);
     let how = format!(
         "one thread on GPU {reader}, {CHASE_STEPS} dependent {} 8-byte loads from each of its {sms} SMs in turn per sample, through {slots} cache lines linked in order (nvbandwidth's layout: one link per 128 B) over {} of {}",
         be.copy_kernel.chase_load.label(),
@@ -1044,6 +1189,69 @@ fn latency(
         ));
     }
     Ok(vec![r])
+}
+
+/// A pointer chase's chain: its base address as the reader sees it, and its memory (a peer
+/// GPU's or pinned host memory), held until the chase is done.
+struct Chain {
+    base: u64,
+    _device: Option<DeviceBuffer>,
+    _host: Option<PinnedBuffer>,
+}
+
+impl Chain {
+    /// [`CHASE_BYTES`] of `go`'s memory linked by `next` (each slot's successor), written by
+    /// the reader `gr` over the peer mapping (peer access is on both ways).
+    fn on_peer(
+        go: &GpuState,
+        gr: &GpuState,
+        k: &Kernels,
+        next: &[usize],
+    ) -> Result<Chain, CaseError> {
+        let s = stream0(gr)?;
+        let slots = next.len();
+        let buf = DeviceBuffer::alloc(&go.ctx, CHASE_BYTES)?;
+        let base = buf.ptr();
+        let values: Vec<u64> = next
+            .iter()
+            .map(|&n| base + (n * CHASE_STRIDE) as u64)
+            .collect();
+        let staging = DeviceBuffer::alloc(&gr.ctx, values.len() * 8)?;
+        s.ctx().bind()?;
+        // SAFETY: `values` holds exactly the staging buffer's bytes and outlives the
+        // synchronize below.
+        unsafe { s.copy_htod(staging.ptr(), values.as_ptr().cast(), values.len() * 8) }?;
+        k.scatter(
+            s,
+            staging.ptr(),
+            slots as u64,
+            base,
+            (CHASE_STRIDE / 8) as u64,
+        )?;
+        s.synchronize()?;
+        Ok(Chain {
+            base,
+            _device: Some(buf),
+            _host: None,
+        })
+    }
+
+    /// [`CHASE_BYTES`] of pinned host memory on the reader `gr`'s NUMA node, linked by `next`.
+    fn on_host(gr: &GpuState, next: &[usize]) -> Result<Chain, CaseError> {
+        check_host_memory(CHASE_BYTES)?;
+        let mut buf = PinnedBuffer::alloc(&gr.ctx, CHASE_BYTES, gr.cpus.as_deref())?;
+        let base = buf.device_ptr(&gr.ctx)?;
+        let mem = buf.as_mut_slice();
+        for (i, &n) in next.iter().enumerate() {
+            let v = base + (n * CHASE_STRIDE) as u64;
+            mem[i * CHASE_STRIDE..i * CHASE_STRIDE + 8].copy_from_slice(&v.to_ne_bytes());
+        }
+        Ok(Chain {
+            base,
+            _device: None,
+            _host: Some(buf),
+        })
+    }
 }
 
 /// `samples` + 1 latency samples (the first discarded) of the chain at `base` (`next`: each
