@@ -219,6 +219,72 @@ pub fn run_multiprocess(
 ) -> Result<Vec<CollectiveResult>, BenchError> {
     let rank = launch.rank;
     let world = launch.world_size;
+    check_launch(launch)?;
+    let gpu = local_gpu(launch)?;
+    let log = TransportLog::ask();
+    let nccl = Arc::new(Nccl::load(nccl_lib).map_err(|e| unavailable(rank, e))?);
+    let extra = NcclExtra::load(&nccl).ok();
+    // With NCCL_COMM_ID set, every rank derives the same id from it.
+    let id = nccl.unique_id().map_err(|e| unavailable(rank, e))?;
+    let raw = init_rank(&nccl, &gpu.ctx, world, id, rank).map_err(|e| unavailable(rank, e))?;
+    let mut comm = Comm {
+        comm: raw,
+        nccl: nccl.clone(),
+        aborted: false,
+    };
+    let scratch =
+        DeviceBuffer::alloc(&gpu.ctx, 8 * (SAMPLES + 2)).map_err(|e| unavailable(rank, e))?;
+    let cases = world_sweep(world, opts)?;
+
+    let job = Job {
+        nccl: &nccl,
+        extra: extra.as_ref(),
+        nranks: world,
+        ranks: vec![LocalRank {
+            rank,
+            comm: raw,
+            gpu: &gpu,
+        }],
+    };
+    let mut results = Vec::new();
+    for case in &cases {
+        let row = if case.algo == Algo::Nccl {
+            match run_one(&job, &scratch, case) {
+                Ok(r) => r,
+                Err((e, aborted)) => {
+                    comm.aborted |= aborted;
+                    if !comm.aborted
+                        && let Some(x) = job.extra
+                    {
+                        // A rank that failed mid-case leaves the others waiting: abort so that
+                        // they see it, and so that nothing is left running here.
+                        x.abort(raw);
+                        comm.aborted = true;
+                    }
+                    return Err(unavailable(rank, e));
+                }
+            }
+        } else {
+            skipped_row(case, launch)
+        };
+        if rank == 0 {
+            let mut row = row;
+            // Read after the case: NCCL connects lazily, at a communicator's first collective.
+            row.transport = log.as_ref().and_then(TransportLog::label);
+            results.push(row);
+            on_update(&results);
+        }
+    }
+    drop(job);
+    drop(comm);
+    Ok(if rank == 0 { results } else { Vec::new() })
+}
+
+/// Sets `NCCL_COMM_ID` from the launch when it names one, and refuses a launch whose ranks
+/// cannot meet: no `NCCL_COMM_ID`, fewer than 2 ranks, or no GPU for this local rank.
+fn check_launch(launch: &LaunchEnv) -> Result<(), BenchError> {
+    let rank = launch.rank;
+    let world = launch.world_size;
     if let Some(id) = &launch.comm_id {
         // SAFETY: called before this process starts any thread of its own or loads NCCL (the
         // CLI calls this first thing in a multi-process run), so no other thread can be reading
@@ -250,6 +316,13 @@ pub fn run_multiprocess(
             ),
         ));
     }
+    Ok(())
+}
+
+/// This process's GPU (CUDA device `launch.local_rank`): its context, a stream, and the
+/// collective kernels built for it (or why there are none).
+fn local_gpu(launch: &LaunchEnv) -> Result<GpuState, BenchError> {
+    let rank = launch.rank;
     let ctx = Context::retain(launch.local_rank).map_err(|e| unavailable(rank, e))?;
     let stream = Stream::new(&ctx).map_err(|e| unavailable(rank, e))?;
     let cc = ctx.compute_capability();
@@ -259,26 +332,16 @@ pub fn run_multiprocess(
         Some(Err(why)) => Err(why.clone()),
         None => Err("no collective kernels built".into()),
     };
-    let gpu = GpuState {
+    Ok(GpuState {
         cpus: None,
         stream,
         kernels,
         ctx,
-    };
-    let log = TransportLog::ask();
-    let nccl = Arc::new(Nccl::load(nccl_lib).map_err(|e| unavailable(rank, e))?);
-    let extra = NcclExtra::load(&nccl).ok();
-    // With NCCL_COMM_ID set, every rank derives the same id from it.
-    let id = nccl.unique_id().map_err(|e| unavailable(rank, e))?;
-    let raw = init_rank(&nccl, &gpu.ctx, world, id, rank).map_err(|e| unavailable(rank, e))?;
-    let mut comm = Comm {
-        comm: raw,
-        nccl: nccl.clone(),
-        aborted: false,
-    };
-    let scratch =
-        DeviceBuffer::alloc(&gpu.ctx, 8 * (SAMPLES + 2)).map_err(|e| unavailable(rank, e))?;
+    })
+}
 
+/// The cases [`plan`] gives for `world` GPUs (one per rank) with the options' sweep.
+fn world_sweep(world: usize, opts: &CollectiveOptions) -> Result<Vec<CollCase>, BenchError> {
     let mut topo = Topology::new(TopologySource::Imported { paths: vec![] });
     topo.gpus = (0..world)
         .map(|index| Gpu {
@@ -292,58 +355,21 @@ pub fn run_multiprocess(
         ..opts.clone()
     };
     let (_, cases) = plan(&topo, &sweep)?;
+    Ok(cases)
+}
 
-    let job = Job {
-        nccl: &nccl,
-        extra: extra.as_ref(),
-        nranks: world,
-        ranks: vec![LocalRank {
-            rank,
-            comm: raw,
-            gpu: &gpu,
-        }],
-    };
-    let mut results = Vec::new();
-    for case in &cases {
-        let row = if case.algo == Algo::Nccl {
-            match run_one(&job, &scratch, case) {
-                Ok(r) => r,
-                Err((e, aborted)) => {
-                    comm.aborted |= aborted;
-                    if !comm.aborted
-                        && let Some(x) = job.extra
-                    {
-                        // A rank that failed mid-case leaves the others waiting: abort so that
-                        // they see it, and so that nothing is left running here.
-                        x.abort(raw);
-                        comm.aborted = true;
-                    }
-                    return Err(unavailable(rank, e));
-                }
-            }
-        } else {
-            let mut r = case.row(
-                Source::Measured,
-                Status::Skipped,
-                format!(
-                    "scalescope's {} algorithm needs one process driving every GPU; run without {}",
-                    case.algo, launch.launcher
-                ),
-            );
-            r.processes = world;
-            r
-        };
-        if rank == 0 {
-            let mut row = row;
-            // Read after the case: NCCL connects lazily, at a communicator's first collective.
-            row.transport = log.as_ref().and_then(TransportLog::label);
-            results.push(row);
-            on_update(&results);
-        }
-    }
-    drop(job);
-    drop(comm);
-    Ok(if rank == 0 { results } else { Vec::new() })
+/// The row of a case of scalescope's own algorithms, which a multi-process run skips.
+fn skipped_row(case: &CollCase, launch: &LaunchEnv) -> CollectiveResult {
+    let mut r = case.row(
+        Source::Measured,
+        Status::Skipped,
+        format!(
+            "scalescope's {} algorithm needs one process driving every GPU; run without {}",
+            case.algo, launch.launcher
+        ),
+    );
+    r.processes = launch.world_size;
+    r
 }
 
 /// One case on this rank, agreed and combined with the others. `Err` only for failures after

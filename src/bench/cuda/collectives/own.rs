@@ -54,7 +54,36 @@ struct Setup<'a> {
     elem: u64,
 }
 
-impl Setup<'_> {
+impl<'a> Setup<'a> {
+    /// Every GPU's buffers for `count` elements (`bytes`) of the case's type: a separate input
+    /// unless in place, the result, and the wrong-element counter.
+    fn alloc(
+        gpus: &'a [&'a GpuState],
+        case: &CollCase,
+        count: u64,
+        bytes: usize,
+    ) -> Result<Setup<'a>, CaseError> {
+        let mut bufs = Vec::new();
+        for g in gpus {
+            bufs.push(Bufs {
+                send: if case.in_place {
+                    None
+                } else {
+                    Some(DeviceBuffer::alloc(&g.ctx, bytes)?)
+                },
+                recv: DeviceBuffer::alloc(&g.ctx, bytes)?,
+                wrong: DeviceBuffer::alloc(&g.ctx, 8)?,
+            });
+        }
+        Ok(Setup {
+            gpus,
+            bufs,
+            dtype: case.dtype,
+            count,
+            elem: case.dtype.size(),
+        })
+    }
+
     fn streams(&self) -> Vec<&Stream> {
         self.gpus.iter().map(|g| &g.stream).collect()
     }
@@ -88,45 +117,8 @@ pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResul
     }
     let elem = case.dtype.size();
     let bytes = usize_bytes(count, elem)?;
-    if case.algo == Algo::Host {
-        let need = (bytes as u64).saturating_mul(n as u64);
-        if let Some(avail) = host_memory_available()
-            && need > avail / 4 * 3
-        {
-            return Err(CaseError::Skipped(format!(
-                "the via-host all-reduce needs {} of pinned host memory; {} is available",
-                crate::model::quantities::format_bytes(need),
-                crate::model::quantities::format_bytes(avail)
-            )));
-        }
-    } else {
-        for g in gpus {
-            if let Err(why) = &g.kernels {
-                return Err(CaseError::Skipped(format!(
-                    "scalescope's own algorithms need their kernels: {why}"
-                )));
-            }
-        }
-    }
-    let mut bufs = Vec::new();
-    for g in gpus {
-        bufs.push(Bufs {
-            send: if case.in_place {
-                None
-            } else {
-                Some(DeviceBuffer::alloc(&g.ctx, bytes)?)
-            },
-            recv: DeviceBuffer::alloc(&g.ctx, bytes)?,
-            wrong: DeviceBuffer::alloc(&g.ctx, 8)?,
-        });
-    }
-    let setup = Setup {
-        gpus,
-        bufs,
-        dtype: case.dtype,
-        count,
-        elem,
-    };
+    check_runnable(gpus, case, bytes)?;
+    let setup = Setup::alloc(gpus, case, count, bytes)?;
     // The ring runs as one CUDA graph over every GPU, captured once and replayed: enqueued step
     // by step from one host thread (n·2(n−1)·chunks operations) the host, not the links, set its
     // pace on 4 and more GPUs (8× H200: 64 MiB and 256 MiB both 5.6 ms). Where capture fails it
@@ -176,6 +168,32 @@ pub(crate) fn run(gpus: &[&GpuState], case: &CollCase) -> Result<CollectiveResul
             Err(e)
         }
     }
+}
+
+/// Skips a case this machine cannot run: the via-host algorithm without the pinned host memory
+/// for every GPU's `bytes`, the ring and tree without their kernels on every GPU.
+fn check_runnable(gpus: &[&GpuState], case: &CollCase, bytes: usize) -> Result<(), CaseError> {
+    if case.algo == Algo::Host {
+        let need = (bytes as u64).saturating_mul(gpus.len() as u64);
+        if let Some(avail) = host_memory_available()
+            && need > avail / 4 * 3
+        {
+            return Err(CaseError::Skipped(format!(
+                "the via-host all-reduce needs {} of pinned host memory; {} is available",
+                crate::model::quantities::format_bytes(need),
+                crate::model::quantities::format_bytes(avail)
+            )));
+        }
+    } else {
+        for g in gpus {
+            if let Err(why) = &g.kernels {
+                return Err(CaseError::Skipped(format!(
+                    "scalescope's own algorithms need their kernels: {why}"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Fills every GPU's input with the pattern (and poisons separate outputs when `poison`), and
