@@ -199,20 +199,7 @@ impl SoakLoads {
     /// between GPUs) and starts the threads idle; [`SoakLoads::set_phase`] starts a load.
     /// `Err` when CUDA is missing or no GPU could be set up.
     pub fn start(setup: &SoakSetup) -> Result<SoakLoads, SoakError> {
-        let driver = crate::cuda::driver()?;
-        for &o in &setup.ordinals {
-            if o >= driver.device_count {
-                return Err(SoakError::Other(format!(
-                    "GPU {o} is not visible to CUDA ({} devices)",
-                    driver.device_count
-                )));
-            }
-        }
-        let ctxs: Vec<Arc<Context>> = setup
-            .ordinals
-            .iter()
-            .map(|&o| Context::retain(o))
-            .collect::<Result<_, _>>()?;
+        let ctxs = open_contexts(&setup.ordinals)?;
         let wants = |l: SoakLoad| setup.loads.contains(&l);
         let mut skipped: Vec<(SoakLoad, String)> = Vec::new();
         let n = ctxs.len();
@@ -221,25 +208,7 @@ impl SoakLoads {
                 skipped.push((l, "needs two GPUs or more".into()));
             }
         }
-        // Peer access from each GPU to the next (the peer phase's ring).
-        let mut peer_ok = vec![false; n];
-        if wants(SoakLoad::P2p) && n >= 2 {
-            for i in 0..n {
-                let j = (i + 1) % n;
-                peer_ok[i] = enable_peer_access_both(&ctxs[i], &ctxs[j]).unwrap_or(false);
-            }
-            if let Some(i) = peer_ok.iter().position(|ok| !ok) {
-                skipped.push((
-                    SoakLoad::P2p,
-                    format!(
-                        "peer access from GPU {} to GPU {} is not supported here",
-                        setup.ordinals[i],
-                        setup.ordinals[(i + 1) % n]
-                    ),
-                ));
-            }
-        }
-        let p2p = wants(SoakLoad::P2p) && n >= 2 && peer_ok.iter().all(|x| *x);
+        let p2p = wants(SoakLoad::P2p) && n >= 2 && peer_ring(setup, &ctxs, &mut skipped);
         let cublas = if wants(SoakLoad::Gemm) {
             match Cublas::load() {
                 Ok(c) => Some(Arc::new(c)),
@@ -251,19 +220,7 @@ impl SoakLoads {
         } else {
             None
         };
-        let ptx: Option<Result<CString, String>> = cublas.as_ref().map(|_| {
-            let cc = ctxs[0].compute_capability();
-            Nvrtc::load()
-                .map_err(|e| e.to_string())
-                .and_then(|n| n.compile_ptx(SOURCE, "soak.cu", cc, &[]))
-                .or_else(|why| {
-                    // The bundled PTX, where the GPU can run it.
-                    (cc.0 >= 9)
-                        .then(|| CString::new(BUNDLED_PTX).ok())
-                        .flatten()
-                        .ok_or(why)
-                })
-        });
+        let ptx = cublas.as_ref().map(|_| check_kernel_ptx(&ctxs[0]));
         let shared = Arc::new(Shared {
             phase: AtomicU8::new(IDLE),
             stop: AtomicBool::new(false),
@@ -298,24 +255,17 @@ impl SoakLoads {
             threads.push(h);
         }
         drop(ready_tx);
-        let mut ready: Vec<Option<Ready>> = (0..n).map(|_| None).collect();
-        for r in ready_rx.iter().take(n) {
-            match r {
-                Ok(r) => {
-                    let g = r.gpu;
-                    ready[g] = Some(r);
+        let ready = match await_ready(&ready_rx, n) {
+            Ok(r) => r,
+            Err(why) => {
+                shared.stop.store(true, Ordering::SeqCst);
+                drop(go_txs);
+                for t in threads {
+                    let _ = t.join();
                 }
-                Err(why) => {
-                    shared.stop.store(true, Ordering::SeqCst);
-                    drop(go_txs);
-                    for t in threads {
-                        let _ = t.join();
-                    }
-                    return Err(SoakError::Other(why));
-                }
+                return Err(SoakError::Other(why));
             }
-        }
-        let ready: Vec<Ready> = ready.into_iter().flatten().collect();
+        };
         for r in &ready {
             for (l, why) in &r.skipped {
                 if !skipped.iter().any(|(x, _)| x == l) {
@@ -323,50 +273,8 @@ impl SoakLoads {
                 }
             }
         }
-        // Each GPU's reference against GPU 0's.
-        if let Some(first) = ready.first().and_then(|r| r.reference.as_ref()) {
-            for r in ready.iter().skip(1) {
-                let Some(mine) = &r.reference else { continue };
-                let same_model = ctxs[r.gpu].name() == ctxs[0].name();
-                if let Some(Finding::Mismatch {
-                    row,
-                    col,
-                    got,
-                    expected,
-                    words,
-                    ..
-                }) = compare_host(mine, first, same_model, GEMM_DIM as u64)
-                {
-                    shared.find(Finding::Mismatch {
-                        gpu: r.gpu,
-                        at: Instant::now(),
-                        row,
-                        col,
-                        got,
-                        expected,
-                        words,
-                        against: format!(
-                            "GPU {}'s product{}",
-                            setup.ordinals[0],
-                            if same_model {
-                                ""
-                            } else {
-                                " (within 2 bf16 ulps: another GPU model)"
-                            }
-                        ),
-                    });
-                }
-            }
-        }
-        // The peer phase's destinations: each GPU writes into the next one's receive buffer.
-        for (i, tx) in go_txs.iter().enumerate() {
-            let j = (i + 1) % n;
-            let dst = (p2p && n >= 2)
-                .then(|| ready.get(j).and_then(|r| r.p2p_recv))
-                .flatten()
-                .map(|p| (p, ctxs[j].raw()));
-            let _ = tx.send(Go { p2p_dst: dst });
-        }
+        compare_references(&ready, &ctxs, &setup.ordinals, &shared);
+        send_go(&go_txs, &ready, &ctxs, p2p);
         if wants(SoakLoad::Nccl) && n >= 2 {
             let shared2 = shared.clone();
             let ctxs2 = ctxs.clone();
@@ -378,21 +286,7 @@ impl SoakLoads {
                 .map_err(|e| SoakError::Other(e.to_string()))?;
             threads.push(h);
         }
-        let gemm = cublas.as_ref().map(|c| {
-            format!(
-                "cuBLAS GemmEx bf16 {GEMM_DIM}³ (fp32 accumulate) on seeded random data, {SLOTS} result buffers in turn; every product compared word for word with the first one on its GPU ({}){}; {}",
-                match &ptx {
-                    Some(Ok(_)) => "check kernel built by NVRTC, or nvcc's bundled PTX",
-                    _ => "not checked: the check kernel could not be built",
-                },
-                if n > 1 {
-                    ", and each GPU's first product with GPU 0's"
-                } else {
-                    ""
-                },
-                c.path
-            )
-        });
+        let gemm = cublas.as_ref().map(|c| gemm_method(c, ptx.as_ref(), n));
         Ok(SoakLoads {
             shared,
             threads,
@@ -444,6 +338,148 @@ impl Drop for SoakLoads {
     fn drop(&mut self) {
         self.halt();
     }
+}
+
+/// A context on each CUDA ordinal; `Err` when one is not visible to CUDA.
+fn open_contexts(ordinals: &[usize]) -> Result<Vec<Arc<Context>>, SoakError> {
+    let driver = crate::cuda::driver()?;
+    for &o in ordinals {
+        if o >= driver.device_count {
+            return Err(SoakError::Other(format!(
+                "GPU {o} is not visible to CUDA ({} devices)",
+                driver.device_count
+            )));
+        }
+    }
+    Ok(ordinals
+        .iter()
+        .map(|&o| Context::retain(o))
+        .collect::<Result<_, _>>()?)
+}
+
+/// Turns on peer access from each GPU to the next (the peer phase's ring, two GPUs or more);
+/// whether every link of the ring has it, the first that has not noted in `skipped`.
+fn peer_ring(
+    setup: &SoakSetup,
+    ctxs: &[Arc<Context>],
+    skipped: &mut Vec<(SoakLoad, String)>,
+) -> bool {
+    let n = ctxs.len();
+    let mut peer_ok = vec![false; n];
+    for i in 0..n {
+        let j = (i + 1) % n;
+        peer_ok[i] = enable_peer_access_both(&ctxs[i], &ctxs[j]).unwrap_or(false);
+    }
+    if let Some(i) = peer_ok.iter().position(|ok| !ok) {
+        skipped.push((
+            SoakLoad::P2p,
+            format!(
+                "peer access from GPU {} to GPU {} is not supported here",
+                setup.ordinals[i],
+                setup.ordinals[(i + 1) % n]
+            ),
+        ));
+    }
+    peer_ok.iter().all(|x| *x)
+}
+
+/// The check kernel's PTX for `ctx`'s GPU: built by NVRTC, else the bundled PTX where the GPU
+/// can run it, else why neither.
+fn check_kernel_ptx(ctx: &Context) -> Result<CString, String> {
+    let cc = ctx.compute_capability();
+    Nvrtc::load()
+        .map_err(|e| e.to_string())
+        .and_then(|n| n.compile_ptx(SOURCE, "soak.cu", cc, &[]))
+        .or_else(|why| {
+            // The bundled PTX, where the GPU can run it.
+            (cc.0 >= 9)
+                .then(|| CString::new(BUNDLED_PTX).ok())
+                .flatten()
+                .ok_or(why)
+        })
+}
+
+/// Each of the `n` GPU threads' report once set up, by position; the first thread's error
+/// that could not set up.
+fn await_ready(rx: &Receiver<Result<Ready, String>>, n: usize) -> Result<Vec<Ready>, String> {
+    let mut ready: Vec<Option<Ready>> = (0..n).map(|_| None).collect();
+    for r in rx.iter().take(n) {
+        let r = r?;
+        let g = r.gpu;
+        ready[g] = Some(r);
+    }
+    Ok(ready.into_iter().flatten().collect())
+}
+
+/// Compares each GPU's reference product with GPU 0's on the host (bitwise on the same model,
+/// else within two bf16 ulps) and reports the first difference of each as a finding.
+fn compare_references(ready: &[Ready], ctxs: &[Arc<Context>], ordinals: &[usize], shared: &Shared) {
+    let Some(first) = ready.first().and_then(|r| r.reference.as_ref()) else {
+        return;
+    };
+    for r in ready.iter().skip(1) {
+        let Some(mine) = &r.reference else { continue };
+        let same_model = ctxs[r.gpu].name() == ctxs[0].name();
+        if let Some(Finding::Mismatch {
+            row,
+            col,
+            got,
+            expected,
+            words,
+            ..
+        }) = compare_host(mine, first, same_model, GEMM_DIM as u64)
+        {
+            shared.find(Finding::Mismatch {
+                gpu: r.gpu,
+                at: Instant::now(),
+                row,
+                col,
+                got,
+                expected,
+                words,
+                against: format!(
+                    "GPU {}'s product{}",
+                    ordinals[0],
+                    if same_model {
+                        ""
+                    } else {
+                        " (within 2 bf16 ulps: another GPU model)"
+                    }
+                ),
+            });
+        }
+    }
+}
+
+/// Lets every GPU thread begin, telling each where the peer phase writes: into the next GPU's
+/// receive buffer, when the peer phase can run.
+fn send_go(go_txs: &[Sender<Go>], ready: &[Ready], ctxs: &[Arc<Context>], p2p: bool) {
+    let n = ctxs.len();
+    for (i, tx) in go_txs.iter().enumerate() {
+        let j = (i + 1) % n;
+        let dst = (p2p && n >= 2)
+            .then(|| ready.get(j).and_then(|r| r.p2p_recv))
+            .flatten()
+            .map(|p| (p, ctxs[j].raw()));
+        let _ = tx.send(Go { p2p_dst: dst });
+    }
+}
+
+/// How the GEMMs of `n` GPUs run and are checked, in words.
+fn gemm_method(c: &Cublas, ptx: Option<&Result<CString, String>>, n: usize) -> String {
+    format!(
+        "cuBLAS GemmEx bf16 {GEMM_DIM}³ (fp32 accumulate) on seeded random data, {SLOTS} result buffers in turn; every product compared word for word with the first one on its GPU ({}){}; {}",
+        match ptx {
+            Some(Ok(_)) => "check kernel built by NVRTC, or nvcc's bundled PTX",
+            _ => "not checked: the check kernel could not be built",
+        },
+        if n > 1 {
+            ", and each GPU's first product with GPU 0's"
+        } else {
+            ""
+        },
+        c.path
+    )
 }
 
 /// The CUDA ordinal of each of `gpus` of the live `topo` (matched by PCI bus id).
@@ -530,6 +566,102 @@ struct Gemm<'a> {
     report: DeviceBuffer,
     per_product_ms: f64,
     corrupted: bool,
+}
+
+impl Gemm<'_> {
+    /// Resets the per-slot reports: 0 wrong, no first index.
+    fn reset_reports(&self) -> Result<(), CudaError> {
+        let mut init = Vec::with_capacity(SLOTS * 32);
+        for _ in 0..SLOTS {
+            init.extend_from_slice(&0u64.to_le_bytes());
+            init.extend_from_slice(&u64::MAX.to_le_bytes());
+            init.extend_from_slice(&0u64.to_le_bytes());
+            init.extend_from_slice(&0u64.to_le_bytes());
+        }
+        self.report.copy_from_host(&init)
+    }
+
+    /// Enqueues the check of output `slot` against the reference on `stream` (nothing without
+    /// the check kernel), after altering one word of it first when `corrupt` (the hidden test
+    /// hook).
+    fn enqueue_check(
+        &mut self,
+        ctx: &Context,
+        stream: &Stream,
+        slot: usize,
+        corrupt: bool,
+    ) -> Result<(), CudaError> {
+        let Some((_, cmp, flip)) = &self.check else {
+            return Ok(());
+        };
+        let c = self.out[slot].ptr();
+        let words = (self.reference.len() / 4) as u64;
+        if corrupt {
+            // The hidden test hook: one word of this result altered on purpose.
+            let (mut p, mut w) = (c, words / 3 + 4097);
+            launch_kernel(
+                *flip,
+                "cuLaunchKernel(flip_word)",
+                1,
+                1,
+                stream,
+                &mut [arg(&mut p), arg(&mut w)],
+            )?;
+            self.corrupted = true;
+        }
+        let (mut x, mut y, mut n, mut r) = (
+            c,
+            self.reference.ptr(),
+            words,
+            self.report.ptr() + (slot * 32) as u64,
+        );
+        launch_kernel(
+            *cmp,
+            "cuLaunchKernel(compare_words)",
+            ctx.sm_count() * 4,
+            256,
+            stream,
+            &mut [arg(&mut x), arg(&mut y), arg(&mut n), arg(&mut r)],
+        )
+    }
+
+    /// A [`Finding::Mismatch`] of `gpu` per slot the check kernel found wrong (the stream is
+    /// idle): the first wrong element (column-major row, column), its bits found and expected,
+    /// and how many words differed.
+    fn read_reports(&self, gpu: usize) -> Result<Vec<Finding>, CudaError> {
+        let mut rep = vec![0u8; SLOTS * 32];
+        self.report.copy_to_host(&mut rep)?;
+        let d = GEMM_DIM as u64;
+        let mut found_wrong = Vec::new();
+        for slot in 0..SLOTS {
+            let word = |k: usize| {
+                let o = slot * 32 + k * 8;
+                u64::from_le_bytes(rep[o..o + 8].try_into().unwrap_or([0; 8]))
+            };
+            let bad_words = word(0);
+            if bad_words == 0 {
+                continue;
+            }
+            let (index, found, expected) = (word(1), word(2) as u32, word(3) as u32);
+            // The word holds two bf16 elements: the low half is the lower index.
+            let (element, got, exp) = if (found & 0xFFFF) != (expected & 0xFFFF) {
+                (index * 2, found as u16, expected as u16)
+            } else {
+                (index * 2 + 1, (found >> 16) as u16, (expected >> 16) as u16)
+            };
+            found_wrong.push(Finding::Mismatch {
+                gpu,
+                at: Instant::now(),
+                row: element % d,
+                col: element / d,
+                got,
+                expected: exp,
+                words: bad_words,
+                against: "this GPU's first product".into(),
+            });
+        }
+        Ok(found_wrong)
+    }
 }
 
 impl GpuLoadThread {
@@ -714,58 +846,20 @@ impl GpuLoadThread {
         let ctx = &self.ctx;
         let count = ((BATCH_MS / g.per_product_ms).ceil() as usize).clamp(1, 2000);
         ctx.bind()?;
-        // Reset the per-slot reports: 0 wrong, no first index.
-        let mut init = Vec::with_capacity(SLOTS * 32);
-        for _ in 0..SLOTS {
-            init.extend_from_slice(&0u64.to_le_bytes());
-            init.extend_from_slice(&u64::MAX.to_le_bytes());
-            init.extend_from_slice(&0u64.to_le_bytes());
-            init.extend_from_slice(&0u64.to_le_bytes());
-        }
-        g.report.copy_from_host(&init)?;
+        g.reset_reports()?;
         let events: Vec<(Event, Event)> = (0..count)
             .map(|_| Ok((Event::new(ctx)?, Event::new(ctx)?)))
             .collect::<Result<_, CudaError>>()?;
-        let words = (g.reference.len() / 4) as u64;
         let corrupt_now = self.corrupt.is_some_and(|c| {
             !g.corrupted && self.shared.start.elapsed().as_secs_f64() >= c.after_s
         });
         for (i, (e0, e1)) in events.iter().enumerate() {
             let slot = i % SLOTS;
-            let c = g.out[slot].ptr();
             e0.record(&st.stream)?;
             g.handle
-                .gemm_square(GEMM_DIM, true, g.a.ptr(), g.b.ptr(), c)?;
+                .gemm_square(GEMM_DIM, true, g.a.ptr(), g.b.ptr(), g.out[slot].ptr())?;
             e1.record(&st.stream)?;
-            if let Some((_, cmp, flip)) = &g.check {
-                if corrupt_now && i == 0 {
-                    // The hidden test hook: one word of this result altered on purpose.
-                    let (mut p, mut w) = (c, words / 3 + 4097);
-                    launch_kernel(
-                        *flip,
-                        "cuLaunchKernel(flip_word)",
-                        1,
-                        1,
-                        &st.stream,
-                        &mut [arg(&mut p), arg(&mut w)],
-                    )?;
-                    g.corrupted = true;
-                }
-                let (mut x, mut y, mut n, mut r) = (
-                    c,
-                    g.reference.ptr(),
-                    words,
-                    g.report.ptr() + (slot * 32) as u64,
-                );
-                launch_kernel(
-                    *cmp,
-                    "cuLaunchKernel(compare_words)",
-                    ctx.sm_count() * 4,
-                    256,
-                    &st.stream,
-                    &mut [arg(&mut x), arg(&mut y), arg(&mut n), arg(&mut r)],
-                )?;
-            }
+            g.enqueue_check(ctx, &st.stream, slot, corrupt_now && i == 0)?;
         }
         st.stream.synchronize()?;
         let mut ms = 0.0;
@@ -777,36 +871,9 @@ impl GpuLoadThread {
         let mut wrong = 0;
         if g.check.is_some() {
             checked = count as u64;
-            let mut rep = vec![0u8; SLOTS * 32];
-            g.report.copy_to_host(&mut rep)?;
-            let d = GEMM_DIM as u64;
-            for slot in 0..SLOTS {
-                let word = |k: usize| {
-                    let o = slot * 32 + k * 8;
-                    u64::from_le_bytes(rep[o..o + 8].try_into().unwrap_or([0; 8]))
-                };
-                let bad_words = word(0);
-                if bad_words == 0 {
-                    continue;
-                }
+            for f in g.read_reports(self.gpu)? {
                 wrong += 1;
-                let (index, found, expected) = (word(1), word(2) as u32, word(3) as u32);
-                // The word holds two bf16 elements: the low half is the lower index.
-                let (element, got, exp) = if (found & 0xFFFF) != (expected & 0xFFFF) {
-                    (index * 2, found as u16, expected as u16)
-                } else {
-                    (index * 2 + 1, (found >> 16) as u16, (expected >> 16) as u16)
-                };
-                self.shared.find(Finding::Mismatch {
-                    gpu: self.gpu,
-                    at: Instant::now(),
-                    row: element % d,
-                    col: element / d,
-                    got,
-                    expected: exp,
-                    words: bad_words,
-                    against: "this GPU's first product".into(),
-                });
+                self.shared.find(f);
             }
         }
         self.shared.push(Batch {
