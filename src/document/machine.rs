@@ -9,246 +9,10 @@ use std::fmt::Write as _;
 use super::chart::fit_text;
 use super::fonts::{self, Face};
 use super::html::escape;
+pub use super::shapes::{
+    Anchor, Bounds, BoxKind, Font, Hover, Item, Label, LineKind, MachineLayout, Point, Side, Tone,
+};
 use crate::model::{LinkKind, Topology};
-
-/// A point, in layout units (egui points on screen, SVG units in documents).
-pub type Point = (f32, f32);
-
-/// An axis-aligned box.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bounds {
-    /// Left edge.
-    pub x: f32,
-    /// Top edge.
-    pub y: f32,
-    /// Width.
-    pub w: f32,
-    /// Height.
-    pub h: f32,
-}
-
-impl Bounds {
-    fn new(x: f32, y: f32, w: f32, h: f32) -> Self {
-        Self { x, y, w, h }
-    }
-
-    fn from_corners(a: Point, b: Point) -> Self {
-        Self::new(a.0, a.1, b.0 - a.0, b.1 - a.1)
-    }
-
-    /// Right edge.
-    pub fn right(&self) -> f32 {
-        self.x + self.w
-    }
-
-    /// Bottom edge.
-    pub fn bottom(&self) -> f32 {
-        self.y + self.h
-    }
-
-    /// Centre.
-    pub fn center(&self) -> Point {
-        (self.x + self.w / 2.0, self.y + self.h / 2.0)
-    }
-
-    fn center_top(&self) -> Point {
-        (self.x + self.w / 2.0, self.y)
-    }
-
-    fn center_bottom(&self) -> Point {
-        (self.x + self.w / 2.0, self.bottom())
-    }
-}
-
-/// What a box is (its painter picks fill and outline from it).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum BoxKind {
-    /// A NUMA group's background.
-    Group,
-    /// A CPU socket or PCIe host.
-    Cpu,
-    /// A GPU; outlined in NVLink green when it has active NVLinks, PCIe blue otherwise.
-    Gpu {
-        /// Whether the GPU has active NVLinks.
-        nvlink: bool,
-    },
-    /// A GPU with fewer NVLinks up than its peers: outlined in the FAIL colour.
-    GpuDegraded,
-    /// A NIC.
-    Nic,
-    /// A PCIe switch bar: one switch (PIX) or several (PXB).
-    Switch(LinkKind),
-    /// The NVSwitch fabric bar.
-    NvSwitch,
-    /// The label pill of a direct NVLink bond of this many links.
-    NvPill(u32),
-}
-
-/// What a line is.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LineKind {
-    /// A PCIe connection.
-    Pcie,
-    /// The socket interconnect (UPI / xGMI).
-    Socket,
-    /// A GPU's drop to the NVSwitch fabric.
-    Fabric,
-    /// A direct NVLink bond of this many links.
-    NvBond(u32),
-}
-
-/// How a label is coloured.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Tone {
-    /// The text colour.
-    Text,
-    /// Weak (grey) text.
-    Weak,
-    /// Strong text (NIC names).
-    Strong,
-    /// Text on a box of this kind's fill (black or white by its luminance).
-    On(BoxKind),
-}
-
-/// Where a label's anchor point sits on the label.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Anchor {
-    /// The label's top left corner.
-    LeftTop,
-    /// The middle of its left edge.
-    LeftCenter,
-    /// Its bottom left corner.
-    LeftBottom,
-    /// The middle of its top edge.
-    CenterTop,
-    /// Its centre.
-    CenterCenter,
-    /// The middle of its bottom edge.
-    CenterBottom,
-}
-
-/// Where along one direction of a label its anchor sits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// Its left or top edge.
-    Start,
-    /// Its middle.
-    Middle,
-    /// Its right or bottom edge.
-    End,
-}
-
-impl Anchor {
-    /// Where the anchor sits across the label and down it.
-    pub fn sides(self) -> (Side, Side) {
-        match self {
-            Anchor::LeftTop => (Side::Start, Side::Start),
-            Anchor::LeftCenter => (Side::Start, Side::Middle),
-            Anchor::LeftBottom => (Side::Start, Side::End),
-            Anchor::CenterTop => (Side::Middle, Side::Start),
-            Anchor::CenterCenter => (Side::Middle, Side::Middle),
-            Anchor::CenterBottom => (Side::Middle, Side::End),
-        }
-    }
-}
-
-/// What hovering an item shows on screen (documents leave it out).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Hover {
-    /// The GPU's details (the painter draws them).
-    Gpu(usize),
-    /// A text.
-    Text(String),
-}
-
-/// One thing to draw.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Item {
-    /// A box.
-    Box {
-        /// Where.
-        at: Bounds,
-        /// Corner radius.
-        radius: f32,
-        /// What it is.
-        kind: BoxKind,
-        /// What hovering it shows.
-        hover: Option<Hover>,
-    },
-    /// A straight line.
-    Line {
-        /// From.
-        from: Point,
-        /// To.
-        to: Point,
-        /// Stroke width.
-        width: f32,
-        /// What it is.
-        kind: LineKind,
-    },
-    /// A quadratic Bézier curve (start, control, end).
-    Curve {
-        /// Start, control point, end.
-        points: [Point; 3],
-        /// Stroke width.
-        width: f32,
-        /// What it is.
-        kind: LineKind,
-    },
-    /// A label.
-    Text(Label),
-}
-
-/// A label of the drawing.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Label {
-    /// The anchor point.
-    pub at: Point,
-    /// Where the anchor sits on the label.
-    pub anchor: Anchor,
-    /// The text.
-    pub text: String,
-    /// A shorter text to use when `text` does not fit `max_width`.
-    pub short: Option<String>,
-    /// Its size and face.
-    pub font: Font,
-    /// Its colour.
-    pub tone: Tone,
-    /// The widest it may be drawn; painters shorten it (or cut it with "…") to fit.
-    pub max_width: Option<f32>,
-}
-
-/// A label's font: its size, proportional or monospace (painters pick the families).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Font {
-    /// Size, layout units.
-    pub size: f32,
-    /// Monospace rather than proportional.
-    pub mono: bool,
-}
-
-impl Font {
-    /// Proportional at `size`.
-    pub fn sans(size: f32) -> Self {
-        Self { size, mono: false }
-    }
-
-    /// Monospace at `size`.
-    pub fn mono(size: f32) -> Self {
-        Self { size, mono: true }
-    }
-}
-
-/// A laid-out machine drawing: its size and what to draw, in order.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MachineLayout {
-    /// Width.
-    pub width: f32,
-    /// Height.
-    pub height: f32,
-    /// What to draw, back to front.
-    pub items: Vec<Item>,
-}
 
 /// Where a NIC is drawn.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -432,6 +196,289 @@ impl Items {
     }
 }
 
+/// The machine drawing's margin round everything.
+const MARGIN: f32 = 10.0;
+/// The gap between two NUMA groups' frames.
+const GROUP_GAP: f32 = 70.0;
+/// The padding inside a NUMA group's frame.
+const GROUP_PAD: f32 = 12.0;
+/// A CPU block's height, with its frame's padding.
+const CPU_H: f32 = 46.0;
+/// A NIC box's height.
+const NIC_H: f32 = 22.0;
+/// A GPU box's height.
+const GPU_H: f32 = 66.0;
+/// A PCIe switch bar's height.
+const SWITCH_H: f32 = 18.0;
+/// The top of the PCIe switch bars, under the CPU blocks.
+const Y_SWITCH: f32 = MARGIN + CPU_H + 12.0;
+/// The top of the NIC stacks, under the switch bars.
+const Y_NIC: f32 = Y_SWITCH + SWITCH_H + 10.0;
+/// The share of a GPU's slot a NIC on a CPU's own root port takes.
+const HALF_SLOT: f32 = 0.75;
+
+/// Where [`layout`] puts things, worked out once from the topology and the room: where each NIC
+/// hangs, each group's width in slots, a slot's width and the rows' heights.
+struct Plan<'a> {
+    topology: &'a Topology,
+    homes: Vec<NicHome>,
+    /// Per group, the NICs on its CPU's own root ports.
+    group_nics: Vec<Vec<usize>>,
+    /// Per group, its width in slots: one per GPU, [`HALF_SLOT`] per NIC of its CPU.
+    slots: Vec<f32>,
+    slot_w: f32,
+    /// The top of the GPU row (under the tallest NIC stack).
+    y_gpu: f32,
+    /// The bottom of the groups' frames.
+    group_bottom: f32,
+    /// The NICs far from every GPU, named in a line at the bottom.
+    elsewhere: Vec<usize>,
+    width: f32,
+    height: f32,
+}
+
+/// The NICs of `homes` drawn next to GPU `gpu`.
+fn nics_at_gpu(homes: &[NicHome], gpu: usize) -> Vec<usize> {
+    homes
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| matches!(h, NicHome::Gpu(g, _) if *g == gpu))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The room under the groups: a bar for an NVSwitch `fabric`, else arcs as deep as the widest
+/// NVLink pair needs, else a little.
+fn room_below(topology: &Topology, fabric: bool) -> f32 {
+    let nvlinked = |l: &&crate::model::GpuLink| l.kind.is_some_and(|k| k.nvlinks().is_some());
+    if fabric {
+        78.0
+    } else if topology.links.iter().any(|l| nvlinked(&l)) {
+        let max_span = topology
+            .links
+            .iter()
+            .filter(nvlinked)
+            .map(|l| l.b.abs_diff(l.a))
+            .max()
+            .unwrap_or(1) as f32;
+        40.0 + 14.0 * max_span.min(7.0)
+    } else {
+        8.0
+    }
+}
+
+impl<'a> Plan<'a> {
+    /// The plan for drawing `groups` of `topology` in `avail_width` units, with room for an
+    /// NVSwitch bar when `fabric`.
+    fn new(
+        topology: &'a Topology,
+        groups: &[(Option<u32>, Vec<usize>)],
+        fabric: bool,
+        avail_width: f32,
+    ) -> Self {
+        let homes = nic_homes(topology, groups);
+        let group_nics: Vec<Vec<usize>> = (0..groups.len())
+            .map(|g| {
+                homes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, h)| matches!(h, NicHome::Group(gi, _) if *gi == g))
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .collect();
+        let slots: Vec<f32> = groups
+            .iter()
+            .zip(&group_nics)
+            .map(|((_, gpus), nics)| gpus.len() as f32 + HALF_SLOT * nics.len() as f32)
+            .collect();
+        let total_slots: f32 = slots.iter().sum();
+        let fixed = 2.0 * MARGIN
+            + GROUP_GAP * (groups.len().saturating_sub(1)) as f32
+            + 2.0 * GROUP_PAD * groups.len() as f32;
+        let avail = avail_width.max(400.0);
+        let slot_w = ((avail - fixed) / total_slots).clamp(118.0, 180.0);
+
+        // NICs stacked next to each GPU, or one row of them under a CPU.
+        let cpu_nics = usize::from(group_nics.iter().any(|v| !v.is_empty()));
+        let max_stack = topology
+            .gpus
+            .iter()
+            .map(|g| nics_at_gpu(&homes, g.index).len())
+            .max()
+            .unwrap_or(0)
+            .max(cpu_nics);
+        let nic_area = if max_stack == 0 {
+            0.0
+        } else {
+            max_stack as f32 * (NIC_H + 5.0) + 14.0
+        };
+        let elsewhere: Vec<usize> = homes
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| **h == NicHome::Elsewhere)
+            .map(|(i, _)| i)
+            .collect();
+        let y_gpu = Y_NIC + nic_area + 14.0;
+        let group_bottom = y_gpu + GPU_H + GROUP_PAD;
+        let elsewhere_h = if elsewhere.is_empty() { 0.0 } else { 30.0 };
+        Plan {
+            topology,
+            homes,
+            group_nics,
+            slots,
+            slot_w,
+            y_gpu,
+            group_bottom,
+            height: group_bottom + room_below(topology, fabric) + elsewhere_h + MARGIN,
+            width: fixed + slot_w * total_slots,
+            elsewhere,
+        }
+    }
+
+    /// Group `gi` (a NUMA node and its GPUs) drawn from `x`: its frame, its CPU block, its GPUs
+    /// under their PCIe switches (added to `gpu_rects`) and the NICs on the CPU's own root
+    /// ports. Returns the CPU block and the group's width.
+    fn group(
+        &self,
+        out: &mut Items,
+        gpu_rects: &mut Vec<(usize, Bounds)>,
+        x: f32,
+        gi: usize,
+        (node, gpus): &(Option<u32>, Vec<usize>),
+    ) -> (Bounds, f32) {
+        let gw = self.slot_w * self.slots[gi] + 2.0 * GROUP_PAD;
+        out.boxed(
+            Bounds::new(x, MARGIN - 4.0, gw, self.group_bottom - MARGIN + 4.0),
+            10.0,
+            BoxKind::Group,
+            None,
+        );
+        let cpu = Bounds::new(
+            x + GROUP_PAD,
+            MARGIN + 4.0,
+            gw - 2.0 * GROUP_PAD,
+            CPU_H - 8.0,
+        );
+        cpu_block(out, self.topology, cpu, *node, gpus);
+        let left = x + GROUP_PAD;
+        let mut si = 0usize;
+        for cluster in &switch_clusters(self.topology, gpus) {
+            si = self.cluster(out, gpu_rects, left, si, cluster, cpu);
+        }
+        for (k, &ni) in self.group_nics[gi].iter().enumerate() {
+            let slot_x = left + self.slot_w * (gpus.len() as f32 + HALF_SLOT * k as f32);
+            self.cpu_nic(out, slot_x, ni, cpu);
+        }
+        (cpu, gw)
+    }
+
+    /// The GPUs of one PCIe cluster from slot `si` of a group whose slots start at `left` (added
+    /// to `gpu_rects`), with the switch bar over them when they share one (several GPUs, or a
+    /// GPU and its NICs). Returns the next free slot.
+    fn cluster(
+        &self,
+        out: &mut Items,
+        gpu_rects: &mut Vec<(usize, Bounds)>,
+        left: f32,
+        mut si: usize,
+        cluster: &[usize],
+        cpu: Bounds,
+    ) -> usize {
+        let first_x = left + self.slot_w * si as f32;
+        let nics_here: usize = cluster
+            .iter()
+            .map(|&g| nics_at_gpu(&self.homes, g).len())
+            .sum();
+        let switched = cluster.len() > 1 || nics_here > 0;
+        let top = if switched {
+            Y_SWITCH + SWITCH_H
+        } else {
+            cpu.bottom()
+        };
+        for &gpu_index in cluster {
+            let slot_x = left + self.slot_w * si as f32;
+            si += 1;
+            let gpu_rect = Bounds::new(slot_x + 6.0, self.y_gpu, self.slot_w - 12.0, GPU_H);
+            self.gpu_with_nics(out, gpu_index, gpu_rect, top);
+            gpu_rects.push((gpu_index, gpu_rect));
+        }
+        if switched {
+            let last_x = left + self.slot_w * si as f32;
+            let bar = Bounds::from_corners(
+                (first_x + 6.0, Y_SWITCH),
+                (last_x - 6.0, Y_SWITCH + SWITCH_H),
+            );
+            switch_bar(out, self.topology, cluster, bar, cpu);
+        }
+        si
+    }
+
+    /// GPU `gpu_index` in `gpu_rect`, its PCIe line up to `top`, and the NICs that share its
+    /// switch stacked beside the line.
+    fn gpu_with_nics(&self, out: &mut Items, gpu_index: usize, gpu_rect: Bounds, top: f32) {
+        let line_x = gpu_rect.x + 22.0;
+        out.line((line_x, top), (line_x, gpu_rect.y), 2.0, LineKind::Pcie);
+        for (k, &ni) in nics_at_gpu(&self.homes, gpu_index).iter().enumerate() {
+            let nic_rect = Bounds::new(
+                line_x + 16.0,
+                Y_NIC + k as f32 * (NIC_H + 5.0),
+                (gpu_rect.right() - line_x - 16.0).max(60.0),
+                NIC_H,
+            );
+            let kind = match self.homes[ni] {
+                NicHome::Gpu(_, k) => k,
+                _ => LinkKind::Pix,
+            };
+            let y = nic_rect.center().1;
+            out.line((line_x, y), (nic_rect.x, y), 1.5, LineKind::Pcie);
+            nic(out, self.topology, ni, nic_rect, kind);
+        }
+        if let Some(g) = self.topology.gpu(gpu_index) {
+            gpu(out, g, gpu_rect);
+        }
+    }
+
+    /// NIC `ni` on a CPU's own root port, in the slot at `slot_x`, its line up to `cpu`.
+    fn cpu_nic(&self, out: &mut Items, slot_x: f32, ni: usize, cpu: Bounds) {
+        let nic_rect = Bounds::new(slot_x + 6.0, Y_NIC, self.slot_w * HALF_SLOT - 8.0, NIC_H);
+        out.line(
+            (nic_rect.center().0, cpu.bottom()),
+            nic_rect.center_top(),
+            1.5,
+            LineKind::Pcie,
+        );
+        let kind = match self.homes[ni] {
+            NicHome::Group(_, k) => k,
+            _ => LinkKind::Node,
+        };
+        nic(out, self.topology, ni, nic_rect, kind);
+    }
+
+    /// The line at the bottom naming the NICs far from every GPU, if any.
+    fn elsewhere_note(&self, out: &mut Items) {
+        if self.elsewhere.is_empty() {
+            return;
+        }
+        let names: Vec<String> = self
+            .elsewhere
+            .iter()
+            .map(|&i| nic_label(self.topology, i))
+            .collect();
+        out.text(
+            (MARGIN, self.height - MARGIN - 4.0),
+            Anchor::LeftBottom,
+            format!(
+                "NICs with no PCIe switch or host bridge shared with a GPU: {}",
+                names.join(", ")
+            ),
+            Font::sans(11.5),
+            Tone::Weak,
+            Some(self.width - 2.0 * MARGIN),
+        );
+    }
+}
+
 /// The drawing of `topology` for `avail_width` units of room (boxes widen up to a limit, then
 /// the drawing is narrower than the room; with many GPUs it is wider, and the painter scales or
 /// scrolls). `None` when the topology has no GPU.
@@ -443,240 +490,101 @@ pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
         return Some(rack_layout(topology, avail_width));
     }
     let groups = topology.numa_groups();
-    let homes = nic_homes(topology, &groups);
     let fabric = nvswitch_fabric(topology);
-
-    // Layout constants.
-    let margin = 10.0;
-    let group_gap = 70.0;
-    let group_pad = 12.0;
-    let cpu_h = 46.0;
-    let nic_h = 22.0;
-    let gpu_h = 66.0;
-    let half_slot = 0.75;
-
-    // Slots per group: one per GPU plus half a slot per NIC that hangs directly off the CPU.
-    let group_nics: Vec<Vec<usize>> = (0..groups.len())
-        .map(|g| {
-            homes
-                .iter()
-                .enumerate()
-                .filter(|(_, h)| matches!(h, NicHome::Group(gi, _) if *gi == g))
-                .map(|(i, _)| i)
-                .collect()
-        })
-        .collect();
-    let slots: Vec<f32> = groups
-        .iter()
-        .zip(&group_nics)
-        .map(|((_, gpus), nics)| gpus.len() as f32 + half_slot * nics.len() as f32)
-        .collect();
-    let total_slots: f32 = slots.iter().sum();
-    let fixed = 2.0 * margin
-        + group_gap * (groups.len().saturating_sub(1)) as f32
-        + 2.0 * group_pad * groups.len() as f32;
-    let avail = avail_width.max(400.0);
-    let slot_w = ((avail - fixed) / total_slots).clamp(118.0, 180.0);
-
-    // NICs stacked next to each GPU.
-    let per_gpu = |gpu: usize| -> Vec<usize> {
-        homes
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| matches!(h, NicHome::Gpu(g, _) if *g == gpu))
-            .map(|(i, _)| i)
-            .collect()
-    };
-    let cpu_nics = usize::from(group_nics.iter().any(|v| !v.is_empty()));
-    let max_stack = topology
-        .gpus
-        .iter()
-        .map(|g| per_gpu(g.index).len())
-        .max()
-        .unwrap_or(0)
-        .max(cpu_nics);
-    let nic_area = if max_stack == 0 {
-        0.0
-    } else {
-        max_stack as f32 * (nic_h + 5.0) + 14.0
-    };
-    let elsewhere: Vec<usize> = homes
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| **h == NicHome::Elsewhere)
-        .map(|(i, _)| i)
-        .collect();
-
-    // Pairwise NVLink arcs need room below the GPUs; a fabric needs a bar.
-    let any_nv = topology
-        .links
-        .iter()
-        .any(|l| l.kind.is_some_and(|k| k.nvlinks().is_some()));
-    let below = if fabric.is_some() {
-        78.0
-    } else if any_nv {
-        let max_span = topology
-            .links
-            .iter()
-            .filter(|l| l.kind.is_some_and(|k| k.nvlinks().is_some()))
-            .map(|l| l.b.abs_diff(l.a))
-            .max()
-            .unwrap_or(1) as f32;
-        40.0 + 14.0 * max_span.min(7.0)
-    } else {
-        8.0
-    };
-
-    let y_cpu = margin;
-    let sw_h = 18.0;
-    let y_sw = y_cpu + cpu_h + 12.0;
-    let y_nic = y_sw + sw_h + 10.0;
-    let y_gpu = y_nic + nic_area + 14.0;
-    let group_bottom = y_gpu + gpu_h + group_pad;
-    let elsewhere_h = if elsewhere.is_empty() { 0.0 } else { 30.0 };
-    let height = group_bottom + below + elsewhere_h + margin;
-    let width = fixed + slot_w * total_slots;
-
+    let plan = Plan::new(topology, &groups, fabric.is_some(), avail_width);
     let mut out = Items(Vec::new());
     let mut gpu_rects: Vec<(usize, Bounds)> = Vec::new();
     let mut cpu_rects: Vec<Bounds> = Vec::new();
-    let mut x = margin;
-    for (gi, ((node, gpus), nics)) in groups.iter().zip(&group_nics).enumerate() {
-        let gw = slot_w * slots[gi] + 2.0 * group_pad;
-        out.boxed(
-            Bounds::new(x, y_cpu - 4.0, gw, group_bottom - y_cpu + 4.0),
-            10.0,
-            BoxKind::Group,
-            None,
-        );
-        // CPU / host bridge block.
-        let cpu = Bounds::new(
-            x + group_pad,
-            y_cpu + 4.0,
-            gw - 2.0 * group_pad,
-            cpu_h - 8.0,
-        );
+    let mut x = MARGIN;
+    for (gi, group) in groups.iter().enumerate() {
+        let (cpu, gw) = plan.group(&mut out, &mut gpu_rects, x, gi, group);
         cpu_rects.push(cpu);
-        out.boxed(cpu, 6.0, BoxKind::Cpu, None);
-        let cpu_title = match node {
-            Some(n) => format!("CPU {n}  ·  NUMA node {n}"),
-            None => "CPU / PCIe host".to_string(),
-        };
-        let (cx, _) = cpu.center();
+        x += gw + GROUP_GAP;
+    }
+    socket_links(&mut out, &cpu_rects);
+    match fabric {
+        Some(n) => nvswitch(&mut out, topology, &gpu_rects, plan.group_bottom, n),
+        None => nvlink_arcs(&mut out, topology, &gpu_rects),
+    }
+    plan.elsewhere_note(&mut out);
+    Some(MachineLayout {
+        width: plan.width,
+        height: plan.height,
+        items: out.0,
+    })
+}
+
+/// A NUMA node's CPU block at `cpu`: its title and, when known, the CPUs of its first GPU's
+/// affinity.
+fn cpu_block(out: &mut Items, topology: &Topology, cpu: Bounds, node: Option<u32>, gpus: &[usize]) {
+    out.boxed(cpu, 6.0, BoxKind::Cpu, None);
+    let cpu_title = match node {
+        Some(n) => format!("CPU {n}  ·  NUMA node {n}"),
+        None => "CPU / PCIe host".to_string(),
+    };
+    let (cx, _) = cpu.center();
+    out.text(
+        (cx, cpu.y + 5.0),
+        Anchor::CenterTop,
+        cpu_title,
+        Font::sans(13.0),
+        Tone::Text,
+        Some(cpu.w - 8.0),
+    );
+    let cpus = gpus
+        .first()
+        .and_then(|g| topology.gpu(*g))
+        .and_then(|g| g.cpu_affinity.clone());
+    if let Some(cpus) = cpus {
         out.text(
-            (cx, cpu.y + 5.0),
-            Anchor::CenterTop,
-            cpu_title,
-            Font::sans(13.0),
-            Tone::Text,
+            (cx, cpu.bottom() - 4.0),
+            Anchor::CenterBottom,
+            format!("CPUs {cpus}"),
+            Font::mono(11.5),
+            Tone::Weak,
             Some(cpu.w - 8.0),
         );
-        let cpus = gpus
-            .first()
-            .and_then(|g| topology.gpu(*g))
-            .and_then(|g| g.cpu_affinity.clone());
-        if let Some(cpus) = cpus {
-            out.text(
-                (cx, cpu.bottom() - 4.0),
-                Anchor::CenterBottom,
-                format!("CPUs {cpus}"),
-                Font::mono(11.5),
-                Tone::Weak,
-                Some(cpu.w - 8.0),
-            );
-        }
-
-        // GPUs with their PCIe path up to the CPU, through a switch where GPUs (or a GPU and
-        // its NICs) share one, and the NICs that hang off it.
-        let mut si = 0usize;
-        for cluster in &switch_clusters(topology, gpus) {
-            let first_x = x + group_pad + slot_w * si as f32;
-            let nics_here: usize = cluster.iter().map(|&g| per_gpu(g).len()).sum();
-            let switched = cluster.len() > 1 || nics_here > 0;
-            for &gpu_index in cluster {
-                let slot_x = x + group_pad + slot_w * si as f32;
-                si += 1;
-                let gpu_rect = Bounds::new(slot_x + 6.0, y_gpu, slot_w - 12.0, gpu_h);
-                let line_x = gpu_rect.x + 22.0;
-                let top = if switched { y_sw + sw_h } else { cpu.bottom() };
-                out.line((line_x, top), (line_x, gpu_rect.y), 2.0, LineKind::Pcie);
-                for (k, &ni) in per_gpu(gpu_index).iter().enumerate() {
-                    let nic_rect = Bounds::new(
-                        line_x + 16.0,
-                        y_nic + k as f32 * (nic_h + 5.0),
-                        (gpu_rect.right() - line_x - 16.0).max(60.0),
-                        nic_h,
-                    );
-                    let kind = match homes[ni] {
-                        NicHome::Gpu(_, k) => k,
-                        _ => LinkKind::Pix,
-                    };
-                    let y = nic_rect.center().1;
-                    out.line((line_x, y), (nic_rect.x, y), 1.5, LineKind::Pcie);
-                    nic(&mut out, topology, ni, nic_rect, kind);
-                }
-                if let Some(g) = topology.gpu(gpu_index) {
-                    gpu(&mut out, g, gpu_rect);
-                }
-                gpu_rects.push((gpu_index, gpu_rect));
-            }
-            if switched {
-                let last_x = x + group_pad + slot_w * si as f32;
-                let bar = Bounds::from_corners((first_x + 6.0, y_sw), (last_x - 6.0, y_sw + sw_h));
-                let kind = cluster_kind(topology, cluster);
-                let multi = kind == LinkKind::Pxb;
-                out.line(
-                    (bar.center().0, cpu.bottom()),
-                    bar.center_top(),
-                    2.5,
-                    LineKind::Pcie,
-                );
-                let list: Vec<String> = cluster.iter().map(|g| format!("GPU{g}")).collect();
-                out.boxed(
-                    bar,
-                    4.0,
-                    BoxKind::Switch(kind),
-                    Some(Hover::Text(format!(
-                        "{kind}: {}\nGPUs behind it: {}",
-                        kind.legend(),
-                        list.join(", ")
-                    ))),
-                );
-                out.text(
-                    bar.center(),
-                    Anchor::CenterCenter,
-                    if multi {
-                        "PCIe switches"
-                    } else {
-                        "PCIe switch"
-                    }
-                    .to_string(),
-                    Font::sans(11.0),
-                    Tone::On(BoxKind::Switch(kind)),
-                    Some(bar.w - 4.0),
-                );
-            }
-        }
-        // NICs on the CPU's own root ports.
-        for (k, &ni) in nics.iter().enumerate() {
-            let slot_x = x + group_pad + slot_w * (gpus.len() as f32 + half_slot * k as f32);
-            let nic_rect = Bounds::new(slot_x + 6.0, y_nic, slot_w * half_slot - 8.0, nic_h);
-            out.line(
-                (nic_rect.center().0, cpu.bottom()),
-                nic_rect.center_top(),
-                1.5,
-                LineKind::Pcie,
-            );
-            let kind = match homes[ni] {
-                NicHome::Group(_, k) => k,
-                _ => LinkKind::Node,
-            };
-            nic(&mut out, topology, ni, nic_rect, kind);
-        }
-        x += gw + group_gap;
     }
+}
 
-    // Socket interconnect between neighbouring groups.
+/// The PCIe switch bar at `bar` over the GPUs of `cluster`, its line up to `cpu`.
+fn switch_bar(out: &mut Items, topology: &Topology, cluster: &[usize], bar: Bounds, cpu: Bounds) {
+    let kind = cluster_kind(topology, cluster);
+    let multi = kind == LinkKind::Pxb;
+    out.line(
+        (bar.center().0, cpu.bottom()),
+        bar.center_top(),
+        2.5,
+        LineKind::Pcie,
+    );
+    let list: Vec<String> = cluster.iter().map(|g| format!("GPU{g}")).collect();
+    out.boxed(
+        bar,
+        4.0,
+        BoxKind::Switch(kind),
+        Some(Hover::Text(format!(
+            "{kind}: {}\nGPUs behind it: {}",
+            kind.legend(),
+            list.join(", ")
+        ))),
+    );
+    out.text(
+        bar.center(),
+        Anchor::CenterCenter,
+        if multi {
+            "PCIe switches"
+        } else {
+            "PCIe switch"
+        }
+        .to_string(),
+        Font::sans(11.0),
+        Tone::On(BoxKind::Switch(kind)),
+        Some(bar.w - 4.0),
+    );
+}
+
+/// The socket interconnect between neighbouring groups' CPU blocks.
+fn socket_links(out: &mut Items, cpu_rects: &[Bounds]) {
     for pair in cpu_rects.windows(2) {
         let (l, r) = (pair[0], pair[1]);
         let y = l.center().1;
@@ -700,31 +608,6 @@ pub fn layout(topology: &Topology, avail_width: f32) -> Option<MachineLayout> {
             None,
         );
     }
-
-    match fabric {
-        Some(n) => nvswitch(&mut out, topology, &gpu_rects, group_bottom, n),
-        None => nvlink_arcs(&mut out, topology, &gpu_rects),
-    }
-
-    if !elsewhere.is_empty() {
-        let names: Vec<String> = elsewhere.iter().map(|&i| nic_label(topology, i)).collect();
-        out.text(
-            (margin, height - margin - 4.0),
-            Anchor::LeftBottom,
-            format!(
-                "NICs with no PCIe switch or host bridge shared with a GPU: {}",
-                names.join(", ")
-            ),
-            Font::sans(11.5),
-            Tone::Weak,
-            Some(width - 2.0 * margin),
-        );
-    }
-    Some(MachineLayout {
-        width,
-        height,
-        items: out.0,
-    })
 }
 
 /// The NVSwitch fabric: one bar under every GPU, a drop from each.
@@ -1122,47 +1005,67 @@ fn drawn_as_rack(topology: &Topology) -> bool {
                 .all(|l| l.kind.is_some_and(|k| k.nvlinks().is_some())))
 }
 
+/// The rack drawing's gap between trays.
+const RACK_GAP: f32 = 14.0;
+/// The padding inside a tray of the rack drawing.
+const RACK_PAD: f32 = 8.0;
+/// The height of a tray's heading in the rack drawing.
+const RACK_HEAD_H: f32 = 22.0;
+/// A GPU box's height in the rack drawing.
+const RACK_GPU_H: f32 = 40.0;
+/// A compute tray's height: heading, GPU row, padding.
+const RACK_TRAY_H: f32 = RACK_HEAD_H + RACK_GPU_H + 2.0 * RACK_PAD;
+/// The switch trays' bar's height.
+const RACK_BAR_H: f32 = 34.0;
+
 /// A rack-scale NVLink domain: the switch trays as one bar (every GPU reaches every other through
 /// them), the compute trays in a grid under it, each with its GPUs. A GPU with fewer NVLinks
 /// active than the most any GPU has is marked (`12 of 18 links`). Without stated trays, the
 /// GPUs are grouped by [`RACK_FALLBACK_GROUP`] in index order and the groups say so.
 fn rack_layout(topology: &Topology, avail_width: f32) -> MachineLayout {
-    let margin = 10.0;
-    let gap = 14.0;
-    let pad = 8.0;
     let width = avail_width.clamp(700.0, 1400.0);
-    let head_h = 22.0;
-    let gpu_h = 40.0;
-    let tray_h = head_h + gpu_h + 2.0 * pad;
-    let bar_h = 34.0;
-    let (per, cpus, switch_trays, stated) = match topology.rack {
-        Some(r) => (
-            r.gpus_per_tray as usize,
-            Some(r.cpus_per_tray),
-            Some(r.switch_trays),
-            true,
-        ),
-        None => (RACK_FALLBACK_GROUP, None, None, false),
-    };
-    let per = per.max(1);
+    let per = topology
+        .rack
+        .map_or(RACK_FALLBACK_GROUP, |r| r.gpus_per_tray as usize)
+        .max(1);
     // As many trays a row as leave each GPU box 90 units (its index and link count legible).
-    let tray_min = per as f32 * 96.0 + 2.0 * pad;
-    let cols = (((width - 2.0 * margin + gap) / (tray_min + gap)) as usize).clamp(1, 6);
-    let tray_w = (width - 2.0 * margin - gap * (cols - 1) as f32) / cols as f32;
+    let tray_min = per as f32 * 96.0 + 2.0 * RACK_PAD;
+    let cols = (((width - 2.0 * MARGIN + RACK_GAP) / (tray_min + RACK_GAP)) as usize).clamp(1, 6);
+    let tray_w = (width - 2.0 * MARGIN - RACK_GAP * (cols - 1) as f32) / cols as f32;
     let trays: Vec<&[crate::model::Gpu]> = topology.gpus.chunks(per).collect();
     let rows = trays.len().div_ceil(cols);
     let mut out = Items(Vec::new());
-
-    // The switch trays: one NVLink domain.
     let most = topology.gpus.iter().filter_map(|g| g.nvlinks_active).max();
-    let bond = uniform_nvlinks(topology);
-    let bar = Bounds::new(margin, margin, width - 2.0 * margin, bar_h);
+    rack_switch_bar(&mut out, topology, width, most);
+    let top = MARGIN + RACK_BAR_H + RACK_GAP;
+    for (t, gpus) in trays.iter().enumerate() {
+        let (col, row) = (t % cols, t / cols);
+        let at = Bounds::new(
+            MARGIN + col as f32 * (tray_w + RACK_GAP),
+            top + row as f32 * (RACK_TRAY_H + RACK_GAP),
+            tray_w,
+            RACK_TRAY_H,
+        );
+        let head = tray_heading(topology.rack, t, gpus);
+        rack_tray(&mut out, at, head, gpus, most);
+    }
+    MachineLayout {
+        width,
+        height: top + rows as f32 * (RACK_TRAY_H + RACK_GAP) - RACK_GAP + MARGIN,
+        items: out.0,
+    }
+}
+
+/// The switch trays' bar across the top of a rack drawing `width` wide, saying how the GPUs
+/// are joined (`most`: the most NVLinks any GPU has active).
+fn rack_switch_bar(out: &mut Items, topology: &Topology, width: f32, most: Option<u32>) {
+    let bar = Bounds::new(MARGIN, MARGIN, width - 2.0 * MARGIN, RACK_BAR_H);
     out.boxed(bar, 6.0, BoxKind::NvSwitch, None);
-    let what = match switch_trays {
-        Some(s) => format!("NVLink switch trays × {s}"),
+    let what = match topology.rack {
+        Some(r) => format!("NVLink switch trays × {}", r.switch_trays),
         None => "NVLink fabric".to_string(),
     };
-    let every = match bond {
+    let every = match uniform_nvlinks(topology) {
         Some(b) => format!(
             "one NVLink domain: every GPU NV{b} to all {} peers",
             topology.gpus.len() - 1
@@ -1183,87 +1086,92 @@ fn rack_layout(topology: &Topology, avail_width: f32) -> MachineLayout {
         Tone::On(BoxKind::NvSwitch),
         Some(bar.w - 12.0),
     );
+}
 
-    let top = margin + bar_h + gap;
-    for (t, gpus) in trays.iter().enumerate() {
-        let (col, row) = (t % cols, t / cols);
-        let at = Bounds::new(
-            margin + col as f32 * (tray_w + gap),
-            top + row as f32 * (tray_h + gap),
-            tray_w,
-            tray_h,
+/// The heading of tray `t` holding `gpus`: the compute tray and its CPUs when `rack` states
+/// them, else the range of GPU indices.
+fn tray_heading(rack: Option<crate::model::Rack>, t: usize, gpus: &[crate::model::Gpu]) -> String {
+    let (first, last) = (
+        gpus.first().map_or(0, |g| g.index),
+        gpus.last().map_or(0, |g| g.index),
+    );
+    let host = gpus
+        .first()
+        .and_then(|g| g.host_link.as_ref())
+        .map(|h| format!(" · {}", h.kind))
+        .unwrap_or_default();
+    match rack {
+        Some(r) => format!("Compute tray {} · {} CPUs{host}", t + 1, r.cpus_per_tray),
+        None => format!("GPUs {first}–{last}"),
+    }
+}
+
+/// One tray of the rack drawing at `at`: its frame, its heading and its GPUs in a row.
+fn rack_tray(
+    out: &mut Items,
+    at: Bounds,
+    head: String,
+    gpus: &[crate::model::Gpu],
+    most: Option<u32>,
+) {
+    out.boxed(at, 8.0, BoxKind::Group, None);
+    out.text(
+        (at.x + RACK_PAD, at.y + 5.0),
+        Anchor::LeftTop,
+        head,
+        Font::sans(11.5),
+        Tone::Weak,
+        Some(at.w - 2.0 * RACK_PAD),
+    );
+    let n = gpus.len().max(1) as f32;
+    let gw = (at.w - 2.0 * RACK_PAD - (n - 1.0) * 6.0) / n;
+    for (k, g) in gpus.iter().enumerate() {
+        let gb = Bounds::new(
+            at.x + RACK_PAD + k as f32 * (gw + 6.0),
+            at.y + RACK_HEAD_H + RACK_PAD,
+            gw,
+            RACK_GPU_H,
         );
-        out.boxed(at, 8.0, BoxKind::Group, None);
-        let (first, last) = (
-            gpus.first().map_or(0, |g| g.index),
-            gpus.last().map_or(0, |g| g.index),
-        );
-        let host = gpus
-            .first()
-            .and_then(|g| g.host_link.as_ref())
-            .map(|h| format!(" · {}", h.kind))
-            .unwrap_or_default();
-        let head = match (stated, cpus) {
-            (true, Some(c)) => format!("Compute tray {} · {c} CPUs{host}", t + 1),
-            _ => format!("GPUs {first}–{last}"),
-        };
-        out.text(
-            (at.x + pad, at.y + 5.0),
-            Anchor::LeftTop,
-            head,
-            Font::sans(11.5),
-            Tone::Weak,
-            Some(at.w - 2.0 * pad),
-        );
-        let n = gpus.len().max(1) as f32;
-        let gw = (at.w - 2.0 * pad - (n - 1.0) * 6.0) / n;
-        for (k, g) in gpus.iter().enumerate() {
-            let gb = Bounds::new(
-                at.x + pad + k as f32 * (gw + 6.0),
-                at.y + head_h + pad,
-                gw,
-                gpu_h,
-            );
-            let degraded = matches!((g.nvlinks_active, most), (Some(a), Some(m)) if a < m);
-            let kind = if degraded {
-                BoxKind::GpuDegraded
-            } else {
-                BoxKind::Gpu {
-                    nvlink: g.nvlinks_active.unwrap_or(0) > 0,
-                }
-            };
-            out.boxed(gb, 5.0, kind, Some(Hover::Gpu(g.index)));
-            out.text(
-                (gb.x + 6.0, gb.y + 4.0),
-                Anchor::LeftTop,
-                format!("GPU {}", g.index),
-                Font::sans(12.5),
-                Tone::Text,
-                Some(gb.w - 8.0),
-            );
-            let (links, tone) = match (g.nvlinks_active, most) {
-                (Some(a), Some(m)) if a < m => (format!("{a} of {m} links"), Tone::Strong),
-                (Some(a), _) if g.memory_mib.is_some() => {
-                    (format!("NV{a} · {}", memory_text(g)), Tone::Weak)
-                }
-                (Some(a), _) => (format!("NV{a}"), Tone::Weak),
-                (None, _) => (memory_text(g), Tone::Weak),
-            };
-            out.text(
-                (gb.x + 6.0, gb.bottom() - 4.0),
-                Anchor::LeftBottom,
-                links,
-                Font::sans(10.5),
-                tone,
-                Some(gb.w - 8.0),
-            );
+        rack_gpu(out, g, gb, most);
+    }
+}
+
+/// GPU `g` of a rack drawing at `gb`: marked, with its link count, when it has fewer NVLinks
+/// active than `most`.
+fn rack_gpu(out: &mut Items, g: &crate::model::Gpu, gb: Bounds, most: Option<u32>) {
+    let degraded = matches!((g.nvlinks_active, most), (Some(a), Some(m)) if a < m);
+    let kind = if degraded {
+        BoxKind::GpuDegraded
+    } else {
+        BoxKind::Gpu {
+            nvlink: g.nvlinks_active.unwrap_or(0) > 0,
         }
-    }
-    MachineLayout {
-        width,
-        height: top + rows as f32 * (tray_h + gap) - gap + margin,
-        items: out.0,
-    }
+    };
+    out.boxed(gb, 5.0, kind, Some(Hover::Gpu(g.index)));
+    out.text(
+        (gb.x + 6.0, gb.y + 4.0),
+        Anchor::LeftTop,
+        format!("GPU {}", g.index),
+        Font::sans(12.5),
+        Tone::Text,
+        Some(gb.w - 8.0),
+    );
+    let (links, tone) = match (g.nvlinks_active, most) {
+        (Some(a), Some(m)) if a < m => (format!("{a} of {m} links"), Tone::Strong),
+        (Some(a), _) if g.memory_mib.is_some() => {
+            (format!("NV{a} · {}", memory_text(g)), Tone::Weak)
+        }
+        (Some(a), _) => (format!("NV{a}"), Tone::Weak),
+        (None, _) => (memory_text(g), Tone::Weak),
+    };
+    out.text(
+        (gb.x + 6.0, gb.bottom() - 4.0),
+        Anchor::LeftBottom,
+        links,
+        Font::sans(10.5),
+        tone,
+        Some(gb.w - 8.0),
+    );
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod chart;
 pub mod fonts;
 pub mod html;
 pub mod machine;
+pub mod shapes;
 pub mod timechart;
 pub mod typeset;
 
