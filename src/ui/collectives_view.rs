@@ -260,121 +260,28 @@ fn results(
 ) {
     ui.add_space(6.0);
     ui.label(RichText::new(data.backend.as_ref()).weak());
-    let mut keys: Vec<String> = Vec::new();
-    for r in data.rows.iter() {
-        let k = series_key(r);
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let points = |f: &dyn Fn(&CollectiveResult) -> Option<f64>, key: &str| -> Vec<[f64; 2]> {
-        data.rows
-            .iter()
-            .filter(|r| r.status == Status::Ok && series_key(r) == key)
-            .filter_map(|r| Some([super::plots::size_x(r.bytes), f(r)?]))
-            .collect()
-    };
-    let line_rate = reference_rate(topology, &data.rows);
-    // Published busbw figures for machines like this one, for the operations shown.
-    let published: Vec<Beside> = beside(topology, &[], &data.rows)
-        .into_iter()
-        .filter(|b| match b.reference.figure {
-            Figure::Collective(op) => data.rows.iter().any(|r| r.op == op),
-            Figure::Copy(_) => false,
-        })
-        .collect();
-    let shown: Vec<(usize, &String)> = keys
-        .iter()
-        .enumerate()
-        .filter(|(_, k)| !hidden.contains(*k))
-        .collect();
-    // Published marks hidden from the legend, read before the legend may change them.
-    let hidden_marks: BTreeSet<String> = published
-        .iter()
-        .map(published_name)
-        .filter(|n| hidden.contains(n))
-        .collect();
-    // Side by side when each plot still gets a useful width, else one above the other.
-    let side_by_side = ui.available_width() >= 900.0;
-    let busbw = |ui: &mut Ui| {
-        ui.label(RichText::new("Bus bandwidth (GB/s) vs size").strong());
-        plot(ui, "coll-busbw", "GB/s", |p| {
-            if let Some(l) = line_rate {
-                p.hline(
-                    HLine::new(format!("line rate {l:.0} GB/s"), l)
-                        .color(Color32::GRAY)
-                        .style(egui_plot::LineStyle::dashed_dense()),
-                );
-            }
-            for b in published
-                .iter()
-                .filter(|b| !hidden_marks.contains(&published_name(b)))
-            {
-                p.hline(
-                    HLine::new(published_name(b), b.reference.value)
-                        .color(palette::PUBLISHED)
-                        .style(egui_plot::LineStyle::dotted_dense()),
-                );
-            }
-            for (i, k) in &shown {
-                add_series(p, *i, k, points(&|r| r.busbw_gbps, k));
-            }
-        });
-    };
-    let time = |ui: &mut Ui| {
-        ui.label(RichText::new("Time per operation (µs) vs size").strong());
-        // Times span five decades: log10 scale.
-        plot(ui, "coll-time", "µs (log)", |p| {
-            for (i, k) in &shown {
-                add_series(
-                    p,
-                    *i,
-                    k,
-                    points(&|r| r.time_us.filter(|t| *t > 0.0).map(f64::log10), k),
-                );
-            }
-        });
-    };
+    let plots = ResultPlots::new(topology, &data.rows, hidden);
     // The legend under the plots (under the first when they are stacked), never over their
     // data; its entries hide and show series.
-    let mut entries: Vec<LegendEntry> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| LegendEntry::series(i, k.clone(), k.ends_with("(modeled)")))
-        .collect();
-    if let Some(l) = line_rate {
-        entries.push(LegendEntry {
-            name: format!("line rate {l:.0} GB/s"),
-            color: Color32::GRAY,
-            marker: None,
-            dashed: true,
-        });
-    }
-    for b in &published {
-        entries.push(LegendEntry {
-            name: published_name(b),
-            color: palette::PUBLISHED,
-            marker: None,
-            dashed: true,
-        });
-    }
+    let entries = plots.legend_entries();
     let mut legend = |ui: &mut Ui| {
         super::layout::show_group(ui, |ui| {
             super::plots::legend_below(ui, &entries, Some(&mut *hidden));
         });
-        published_list(ui, &published);
+        published_list(ui, &plots.published);
     };
-    if side_by_side {
+    // Side by side when each plot still gets a useful width, else one above the other.
+    if ui.available_width() >= 900.0 {
         ui.columns(2, |cols| {
-            busbw(&mut cols[0]);
-            time(&mut cols[1]);
+            plots.busbw(&mut cols[0]);
+            plots.time(&mut cols[1]);
         });
         legend(ui);
     } else {
-        busbw(ui);
+        plots.busbw(ui);
         legend(ui);
         ui.add_space(6.0);
-        time(ui);
+        plots.time(ui);
     }
     ui.add_space(6.0);
     egui::CollapsingHeader::new(format!("Table ({} rows)", data.rows.len()))
@@ -382,6 +289,134 @@ fn results(
         .show(ui, |ui| table(ui, &data.rows));
     for w in warnings {
         ui.colored_label(palette::P2P_NS, w.to_string());
+    }
+}
+
+/// The two plots of a run's rows: their series, the line rate and the published figures.
+struct ResultPlots<'a> {
+    rows: &'a [CollectiveResult],
+    /// Every series' key, in the order of the rows.
+    keys: Vec<String>,
+    /// The series not hidden, with their index in `keys` (their colour).
+    shown: Vec<(usize, String)>,
+    /// The line rate drawn as a dashed line, GB/s.
+    line_rate: Option<f64>,
+    /// Published busbw figures for machines like this one, for the operations shown.
+    published: Vec<Beside>,
+    /// Published marks hidden from the legend, read before the legend may change them.
+    hidden_marks: BTreeSet<String>,
+}
+
+impl<'a> ResultPlots<'a> {
+    fn new(topology: &Topology, rows: &'a [CollectiveResult], hidden: &BTreeSet<String>) -> Self {
+        let mut keys: Vec<String> = Vec::new();
+        for r in rows {
+            let k = series_key(r);
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        let published: Vec<Beside> = beside(topology, &[], rows)
+            .into_iter()
+            .filter(|b| match b.reference.figure {
+                Figure::Collective(op) => rows.iter().any(|r| r.op == op),
+                Figure::Copy(_) => false,
+            })
+            .collect();
+        let shown = keys
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| !hidden.contains(*k))
+            .map(|(i, k)| (i, k.clone()))
+            .collect();
+        let hidden_marks = published
+            .iter()
+            .map(published_name)
+            .filter(|n| hidden.contains(n))
+            .collect();
+        Self {
+            line_rate: reference_rate(topology, rows),
+            rows,
+            keys,
+            shown,
+            published,
+            hidden_marks,
+        }
+    }
+
+    /// The points of series `key`: size against what `f` reads of each row that ran.
+    fn points(&self, f: &dyn Fn(&CollectiveResult) -> Option<f64>, key: &str) -> Vec<[f64; 2]> {
+        self.rows
+            .iter()
+            .filter(|r| r.status == Status::Ok && series_key(r) == key)
+            .filter_map(|r| Some([super::plots::size_x(r.bytes), f(r)?]))
+            .collect()
+    }
+
+    fn busbw(&self, ui: &mut Ui) {
+        ui.label(RichText::new("Bus bandwidth (GB/s) vs size").strong());
+        plot(ui, "coll-busbw", "GB/s", |p| {
+            if let Some(l) = self.line_rate {
+                p.hline(
+                    HLine::new(format!("line rate {l:.0} GB/s"), l)
+                        .color(Color32::GRAY)
+                        .style(egui_plot::LineStyle::dashed_dense()),
+                );
+            }
+            for b in self
+                .published
+                .iter()
+                .filter(|b| !self.hidden_marks.contains(&published_name(b)))
+            {
+                p.hline(
+                    HLine::new(published_name(b), b.reference.value)
+                        .color(palette::PUBLISHED)
+                        .style(egui_plot::LineStyle::dotted_dense()),
+                );
+            }
+            for (i, k) in &self.shown {
+                add_series(p, *i, k, self.points(&|r| r.busbw_gbps, k));
+            }
+        });
+    }
+
+    fn time(&self, ui: &mut Ui) {
+        ui.label(RichText::new("Time per operation (µs) vs size").strong());
+        // Times span five decades: log10 scale.
+        plot(ui, "coll-time", "µs (log)", |p| {
+            for (i, k) in &self.shown {
+                let log_time =
+                    |r: &CollectiveResult| r.time_us.filter(|t| *t > 0.0).map(f64::log10);
+                add_series(p, *i, k, self.points(&log_time, k));
+            }
+        });
+    }
+
+    /// The legend's entries: every series, the line rate, the published figures.
+    fn legend_entries(&self) -> Vec<LegendEntry> {
+        let mut entries: Vec<LegendEntry> = self
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| LegendEntry::series(i, k.clone(), k.ends_with("(modeled)")))
+            .collect();
+        if let Some(l) = self.line_rate {
+            entries.push(LegendEntry {
+                name: format!("line rate {l:.0} GB/s"),
+                color: Color32::GRAY,
+                marker: None,
+                dashed: true,
+            });
+        }
+        for b in &self.published {
+            entries.push(LegendEntry {
+                name: published_name(b),
+                color: palette::PUBLISHED,
+                marker: None,
+                dashed: true,
+            });
+        }
+        entries
     }
 }
 

@@ -594,8 +594,7 @@ impl CostSettings {
 /// remembered), a table per GPU count (measured and modeled ranked apart) and a plot of the
 /// ranked figure against the GPU count.
 pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: &mut CostSettings) {
-    use crate::report::ranking::{self, RankBy};
-    use crate::scaling::cost::PriceFigure;
+    use crate::report::ranking;
     let names = compare::numbered(reports.iter().map(|r| r.name()));
     ui.label(RichText::new(format!("Purchase ranking — {workload}")).strong());
     ui.horizontal(|ui| {
@@ -614,82 +613,10 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                 .spacing([12.0, 4.0])
                 .show(ui, |ui| {
                     for (i, r) in reports.iter().enumerate() {
-                        let key = r.machine_key();
-                        let label = ui.label(RichText::new(&names[i]).color(machine_color(i)));
-                        let (map, unit, max) = if cost.ownership {
-                            (
-                                &mut cost.capex_per_node,
-                                "per node",
-                                PriceFigure::CapexPerNode.bounds().max,
-                            )
-                        } else {
-                            (
-                                &mut cost.per_gpu_hour,
-                                "per GPU-hour",
-                                PriceFigure::PerGpuHour.bounds().max,
-                            )
-                        };
-                        let v = map.entry(key.clone()).or_insert(0.0);
-                        ui.add(
-                            egui::DragValue::new(v)
-                                .range(0.0..=max)
-                                .speed(if cost.ownership { 1000.0 } else { 0.05 })
-                                .max_decimals(2),
-                        )
-                        .labelled_by(label.id);
-                        let priced = cost.pricing(r).is_some();
-                        ui.label(
-                            RichText::new(if priced {
-                                unit.to_string()
-                            } else {
-                                format!("{unit} — no price (0)")
-                            })
-                            .weak(),
-                        );
-                        ui.end_row();
+                        price_row(ui, r, (i, &names[i]), cost);
                     }
                     if cost.ownership {
-                        for (label, v, figure, speed) in [
-                            ("years", &mut cost.years, PriceFigure::Years, 0.1),
-                            (
-                                "power price per kWh",
-                                &mut cost.per_kwh,
-                                PriceFigure::PerKwh,
-                                0.01,
-                            ),
-                        ] {
-                            let l = ui.label(label);
-                            let max = figure.bounds().max;
-                            ui.add(egui::DragValue::new(v).range(0.0..=max).speed(speed))
-                                .labelled_by(l.id);
-                            ui.label("");
-                            ui.end_row();
-                        }
-                        const PUE: crate::model::validate::Bounds = PriceFigure::Pue.bounds();
-                        let l = ui.label("PUE");
-                        ui.add(
-                            egui::DragValue::new(&mut cost.pue)
-                                .range(PUE.min..=PUE.max)
-                                .speed(0.01),
-                        )
-                        .labelled_by(l.id);
-                        ui.label(RichText::new("energy × PUE").weak());
-                        ui.end_row();
-                        let l = ui.label("node power besides GPUs");
-                        ui.add(
-                            egui::DragValue::new(&mut cost.overhead_w_per_gpu)
-                                .range(0.0..=10_000.0)
-                                .speed(5.0)
-                                .max_decimals(0),
-                        )
-                        .labelled_by(l.id);
-                        ui.label(
-                            RichText::new(
-                                "W per GPU in the node (CPUs, NICs, fans; DGX H100: 575)",
-                            )
-                            .weak(),
-                        );
-                        ui.end_row();
+                        ownership_rows(ui, cost);
                     }
                 });
         });
@@ -714,12 +641,120 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
     let counts = ranking::default_counts(reports, workload, mode);
     let rk = ranking::rank(reports, workload, mode, &counts, &prices);
     ui.label(RichText::new(format!("ranked by {}", rk.by.words())).italics());
+    ranking_table(ui, &rk, &names, run);
+    ui.label(
+        RichText::new(
+            "~ the model's figure (projections, catalog machines, modeled power), ranked apart \
+             from measured ones · samples/J counts GPU energy only",
+        )
+        .size(11.5)
+        .weak(),
+    );
+    // What is not ranked, and why: never dropped without a word.
+    for x in ranking::left_out(&rk) {
+        ui.label(
+            RichText::new(x.line(&names[x.machine]))
+                .size(11.5)
+                .color(machine_color(x.machine)),
+        );
+    }
+    ranking_plot(ui, &rk, &names);
+}
+
+/// The Cost grid's row of one machine (`machine`: its index and numbered name): its price per
+/// GPU-hour or per node, and whether it has one.
+fn price_row(ui: &mut Ui, r: &Report, machine: (usize, &str), cost: &mut CostSettings) {
+    use crate::scaling::cost::PriceFigure;
+    let (i, name) = machine;
+    let label = ui.label(RichText::new(name).color(machine_color(i)));
+    let (map, unit, max) = if cost.ownership {
+        (
+            &mut cost.capex_per_node,
+            "per node",
+            PriceFigure::CapexPerNode.bounds().max,
+        )
+    } else {
+        (
+            &mut cost.per_gpu_hour,
+            "per GPU-hour",
+            PriceFigure::PerGpuHour.bounds().max,
+        )
+    };
+    let v = map.entry(r.machine_key()).or_insert(0.0);
+    ui.add(
+        egui::DragValue::new(v)
+            .range(0.0..=max)
+            .speed(if cost.ownership { 1000.0 } else { 0.05 })
+            .max_decimals(2),
+    )
+    .labelled_by(label.id);
+    let priced = cost.pricing(r).is_some();
+    ui.label(
+        RichText::new(if priced {
+            unit.to_string()
+        } else {
+            format!("{unit} — no price (0)")
+        })
+        .weak(),
+    );
+    ui.end_row();
+}
+
+/// The Cost grid's rows of owning (not renting): years, power price, PUE, node power.
+fn ownership_rows(ui: &mut Ui, cost: &mut CostSettings) {
+    use crate::scaling::cost::PriceFigure;
+    for (label, v, figure, speed) in [
+        ("years", &mut cost.years, PriceFigure::Years, 0.1),
+        (
+            "power price per kWh",
+            &mut cost.per_kwh,
+            PriceFigure::PerKwh,
+            0.01,
+        ),
+    ] {
+        let l = ui.label(label);
+        let max = figure.bounds().max;
+        ui.add(egui::DragValue::new(v).range(0.0..=max).speed(speed))
+            .labelled_by(l.id);
+        ui.label("");
+        ui.end_row();
+    }
+    const PUE: crate::model::validate::Bounds = PriceFigure::Pue.bounds();
+    let l = ui.label("PUE");
+    ui.add(
+        egui::DragValue::new(&mut cost.pue)
+            .range(PUE.min..=PUE.max)
+            .speed(0.01),
+    )
+    .labelled_by(l.id);
+    ui.label(RichText::new("energy × PUE").weak());
+    ui.end_row();
+    let l = ui.label("node power besides GPUs");
+    ui.add(
+        egui::DragValue::new(&mut cost.overhead_w_per_gpu)
+            .range(0.0..=10_000.0)
+            .speed(5.0)
+            .max_decimals(0),
+    )
+    .labelled_by(l.id);
+    ui.label(RichText::new("W per GPU in the node (CPUs, NICs, fans; DGX H100: 575)").weak());
+    ui.end_row();
+}
+
+/// The ranking as a table: a group per GPU count, each candidate's rank, machine (`names`),
+/// source and figures, and with a run of `run` samples its time and cost.
+fn ranking_table(
+    ui: &mut Ui,
+    rk: &crate::report::ranking::Ranking,
+    names: &[String],
+    run: Option<f64>,
+) {
     egui::Grid::new("cmp-ranking")
         .striped(true)
         .num_columns(if run.is_some() { 10 } else { 8 })
         .spacing([14.0, 3.0])
         .show(ui, |ui| {
-            for h in std::iter::once("GPUs").chain(ranking::COLUMNS) {
+            for h in std::iter::once("GPUs").chain(crate::report::ranking::COLUMNS) {
                 ui.label(RichText::new(h).strong());
             }
             if run.is_some() {
@@ -755,23 +790,13 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                 }
             }
         });
-    ui.label(
-        RichText::new(
-            "~ the model's figure (projections, catalog machines, modeled power), ranked apart \
-             from measured ones · samples/J counts GPU energy only",
-        )
-        .size(11.5)
-        .weak(),
-    );
-    // What is not ranked, and why: never dropped without a word.
-    for x in ranking::left_out(&rk) {
-        ui.label(
-            RichText::new(x.line(&names[x.machine]))
-                .size(11.5)
-                .color(machine_color(x.machine)),
-        );
-    }
-    let (label, get): (&str, fn(&ranking::Candidate) -> Option<f64>) = match rk.by {
+}
+
+/// The ranked figure against the GPU count (log₂), a line of modeled and points of measured
+/// candidates per machine.
+fn ranking_plot(ui: &mut Ui, rk: &crate::report::ranking::Ranking, names: &[String]) {
+    use crate::report::ranking::{Candidate, RankBy};
+    let (label, get): (&str, fn(&Candidate) -> Option<f64>) = match rk.by {
         RankBy::Cost => ("cost per million samples", |c| c.cost_per_million),
         RankBy::SamplesPerJoule => ("samples per joule", |c| c.samples_per_joule),
         RankBy::Throughput => ("samples/s", |c| c.throughput),

@@ -513,10 +513,34 @@ struct Grid<'a> {
 impl Grid<'_> {
     /// Paints the rows and columns in view; the row clicked (and whether twice, to open it).
     fn paint(&self, ui: &mut Ui, f: &OpenFleet) -> Option<(usize, bool)> {
-        let o = &f.outcome;
-        let visuals = ui.visuals().clone();
-        let painter = ui.painter_at(self.view);
-        let (view, origin, w) = (self.view, self.origin, self.widths);
+        let p = InView::new(ui, self, f);
+        let mut clicked = None;
+        let hovered_row = p.figure_cells(ui, f, &mut clicked);
+        p.node_columns(ui, f, hovered_row, &mut clicked);
+        p.header(ui, f);
+        clicked
+    }
+}
+
+/// The part of the table in view this frame, and what paints it.
+struct InView<'a> {
+    grid: &'a Grid<'a>,
+    painter: egui::Painter,
+    visuals: egui::Visuals,
+    /// The rows in view.
+    rows: std::ops::Range<usize>,
+    /// The figure columns in view.
+    cols: std::ops::Range<usize>,
+    /// Where the figure cells show (under the header, right of the node columns).
+    body: Rect,
+    /// Where the node columns' rows show (under the header).
+    names: Rect,
+    selected_fill: Color32,
+}
+
+impl<'a> InView<'a> {
+    fn new(ui: &Ui, grid: &'a Grid<'a>, f: &OpenFleet) -> Self {
+        let (view, origin, w) = (grid.view, grid.origin, grid.widths);
         // Rows in view: row r spans HEADER_H + r·ROW_H … in content coordinates; the header
         // covers the top HEADER_H of the view.
         let top = view.min.y - origin.y;
@@ -525,255 +549,244 @@ impl Grid<'_> {
             .min(f.rows.len());
         // Figure columns in view: column c spans frozen + x[c] … frozen + x[c+1].
         let left = view.min.x - origin.x;
-        let right = view.max.x - origin.x - self.frozen;
+        let right = view.max.x - origin.x - grid.frozen;
         let c0 = w.x.partition_point(|&x| x <= left).saturating_sub(1);
         let c1 = w.x.partition_point(|&x| x < right).min(f.columns.len());
-        let body = Rect::from_min_max(
-            pos2(view.min.x + self.frozen, view.min.y + HEADER_H),
-            view.max,
-        );
-        let names = Rect::from_min_max(pos2(view.min.x, view.min.y + HEADER_H), view.max);
-        let text = visuals.text_color();
-        let weak = visuals.weak_text_color();
-        let mono = FontId::monospace(MONO);
-        let mut clicked = None;
-        let mut hovered_row = None;
-        let selected_fill = visuals.selection.bg_fill.gamma_multiply(0.35);
+        let visuals = ui.visuals().clone();
+        Self {
+            grid,
+            painter: ui.painter_at(view),
+            body: Rect::from_min_max(
+                pos2(view.min.x + grid.frozen, view.min.y + HEADER_H),
+                view.max,
+            ),
+            names: Rect::from_min_max(pos2(view.min.x, view.min.y + HEADER_H), view.max),
+            rows: first..last.max(first),
+            cols: c0..c1.max(c0),
+            selected_fill: visuals.selection.bg_fill.gamma_multiply(0.35),
+            visuals,
+        }
+    }
 
-        // The figure cells.
-        for r in first..last {
-            let node = &o.nodes[f.rows[r]];
-            let y = origin.y + HEADER_H + ROW_H * r as f32;
+    /// The top of row `r` on screen.
+    fn row_y(&self, r: usize) -> f32 {
+        self.grid.origin.y + HEADER_H + ROW_H * r as f32
+    }
+
+    /// The left and right edges of figure column `k` on screen.
+    fn col_x(&self, k: usize) -> (f32, f32) {
+        let (g, w) = (self.grid, self.grid.widths);
+        (
+            g.origin.x + g.frozen + w.x[k],
+            g.origin.x + g.frozen + w.x[k + 1],
+        )
+    }
+
+    /// The figure cells in view; the row hovered.
+    fn figure_cells(
+        &self,
+        ui: &mut Ui,
+        f: &OpenFleet,
+        clicked: &mut Option<(usize, bool)>,
+    ) -> Option<usize> {
+        let mut hovered_row = None;
+        for r in self.rows.clone() {
+            let y = self.row_y(r);
             if f.selected == Some(f.rows[r]) {
-                let band = Rect::from_min_max(pos2(body.min.x, y), pos2(body.max.x, y + ROW_H));
-                painter.rect_filled(band, 0.0, selected_fill);
+                let band =
+                    Rect::from_min_max(pos2(self.body.min.x, y), pos2(self.body.max.x, y + ROW_H));
+                self.painter.rect_filled(band, 0.0, self.selected_fill);
             }
-            for (k, &fig) in f.columns.iter().enumerate().take(c1).skip(c0) {
-                let x = origin.x + self.frozen + w.x[k];
-                let rect = Rect::from_min_max(
-                    pos2(x, y),
-                    pos2(origin.x + self.frozen + w.x[k + 1], y + ROW_H),
-                );
-                let cell = table::cell(o, node, fig);
-                let inner = rect.shrink(1.5);
-                let (fill, color) = match cell.level {
-                    Level::Within => (Some(palette::neutral_cell(&visuals)), text),
-                    Level::Warn => (
-                        Some(palette::VERDICT_WARN),
-                        palette::text_on(palette::VERDICT_WARN),
-                    ),
-                    Level::Fail => (
-                        Some(palette::VERDICT_FAIL),
-                        palette::text_on(palette::VERDICT_FAIL),
-                    ),
-                    Level::Missing => (None, palette::UNKNOWN),
-                };
-                if let Some(fill) = fill {
-                    painter.rect_filled(inner, CornerRadius::same(3), fill);
-                }
-                painter.text(
-                    pos2(inner.max.x - 5.0, inner.center().y),
-                    Align2::RIGHT_CENTER,
-                    &cell.text,
-                    mono.clone(),
-                    color,
-                );
-                let hit = rect.intersect(body);
-                if hit.is_positive() {
-                    let id = ui.scope_id().with(("fleet-cell", f.rows[r], fig));
-                    let resp = ui.interact(hit, id, Sense::click());
-                    let label = format!("{} {}: {}", node.name, o.figures[fig].id, cell.text);
-                    resp.widget_info(|| WidgetInfo::labeled(egui::Role::Label, true, &label));
+            for k in self.cols.clone() {
+                let (x0, x1) = self.col_x(k);
+                let rect = Rect::from_min_max(pos2(x0, y), pos2(x1, y + ROW_H));
+                if let Some(resp) = self.figure_cell(ui, f, (r, f.columns[k]), rect) {
                     if resp.hovered() {
                         hovered_row = Some(r);
-                        painter.rect_stroke(
-                            inner.expand(1.0),
-                            CornerRadius::same(4),
-                            Stroke::new(2.0, text),
-                            StrokeKind::Outside,
-                        );
                     }
                     if resp.clicked() || resp.double_clicked() {
-                        clicked = Some((r, resp.double_clicked()));
+                        *clicked = Some((r, resp.double_clicked()));
                     }
                     if resp.hovered() {
-                        resp.on_hover_text(table::cell_hover(o, node, fig));
+                        let (o, node) = (&f.outcome, &f.outcome.nodes[f.rows[r]]);
+                        resp.on_hover_text(table::cell_hover(o, node, f.columns[k]));
                     }
                 }
             }
         }
+        hovered_row
+    }
 
-        // The node columns, over the figures that scroll under them.
-        let panel = visuals.panel_fill;
+    /// The cell of row `r` and figure `fig` in `rect`: its value coloured by its level; its
+    /// response where it is in view, outlined while hovered.
+    fn figure_cell(
+        &self,
+        ui: &mut Ui,
+        f: &OpenFleet,
+        (r, fig): (usize, usize),
+        rect: Rect,
+    ) -> Option<egui::Response> {
+        let (o, node) = (&f.outcome, &f.outcome.nodes[f.rows[r]]);
+        let text = self.visuals.text_color();
+        let cell = table::cell(o, node, fig);
+        let inner = rect.shrink(1.5);
+        let (fill, color) = match cell.level {
+            Level::Within => (Some(palette::neutral_cell(&self.visuals)), text),
+            Level::Warn => (
+                Some(palette::VERDICT_WARN),
+                palette::text_on(palette::VERDICT_WARN),
+            ),
+            Level::Fail => (
+                Some(palette::VERDICT_FAIL),
+                palette::text_on(palette::VERDICT_FAIL),
+            ),
+            Level::Missing => (None, palette::UNKNOWN),
+        };
+        if let Some(fill) = fill {
+            self.painter.rect_filled(inner, CornerRadius::same(3), fill);
+        }
+        self.painter.text(
+            pos2(inner.max.x - 5.0, inner.center().y),
+            Align2::RIGHT_CENTER,
+            &cell.text,
+            FontId::monospace(MONO),
+            color,
+        );
+        let hit = rect.intersect(self.body);
+        if !hit.is_positive() {
+            return None;
+        }
+        let id = ui.scope_id().with(("fleet-cell", f.rows[r], fig));
+        let resp = ui.interact(hit, id, Sense::click());
+        let label = format!("{} {}: {}", node.name, o.figures[fig].id, cell.text);
+        resp.widget_info(|| WidgetInfo::labeled(egui::Role::Label, true, &label));
+        if resp.hovered() {
+            self.painter.rect_stroke(
+                inner.expand(1.0),
+                CornerRadius::same(4),
+                Stroke::new(2.0, text),
+                StrokeKind::Outside,
+            );
+        }
+        Some(resp)
+    }
+
+    /// The node columns (name, verdict, Differs), over the figures that scroll under them.
+    fn node_columns(
+        &self,
+        ui: &mut Ui,
+        f: &OpenFleet,
+        hovered_row: Option<usize>,
+        clicked: &mut Option<(usize, bool)>,
+    ) {
+        let (view, frozen) = (self.grid.view, self.grid.frozen);
         let frozen_rect = Rect::from_min_max(
             pos2(view.min.x, view.min.y),
-            pos2((view.min.x + self.frozen).min(view.max.x), view.max.y),
+            pos2((view.min.x + frozen).min(view.max.x), view.max.y),
         );
-        painter.rect_filled(frozen_rect, 0.0, panel);
-        for r in first..last {
-            let i = f.rows[r];
-            let node = &o.nodes[i];
-            let y = origin.y + HEADER_H + ROW_H * r as f32;
-            let row = Rect::from_min_max(
-                pos2(view.min.x, y),
-                pos2(view.min.x + self.frozen, y + ROW_H),
-            );
+        self.painter
+            .rect_filled(frozen_rect, 0.0, self.visuals.panel_fill);
+        for r in self.rows.clone() {
+            let (i, y) = (f.rows[r], self.row_y(r));
+            let row = Rect::from_min_max(pos2(view.min.x, y), pos2(view.min.x + frozen, y + ROW_H));
             if f.selected == Some(i) {
-                painter.rect_filled(row, 0.0, selected_fill);
+                self.painter.rect_filled(row, 0.0, self.selected_fill);
             } else if hovered_row == Some(r) {
-                painter.rect_filled(
-                    row,
-                    0.0,
-                    visuals.widgets.hovered.weak_bg_fill.gamma_multiply(0.5),
-                );
+                let hovered = self.visuals.widgets.hovered.weak_bg_fill;
+                self.painter
+                    .rect_filled(row, 0.0, hovered.gamma_multiply(0.5));
             }
-            let name_rect = Rect::from_min_size(row.min, vec2(w.name, ROW_H));
-            let galley = fitted(
-                &painter,
-                &node.name,
-                FontId::proportional(13.0),
-                text,
-                w.name - 14.0,
-            );
-            painter.galley(
-                pos2(
-                    name_rect.min.x + 8.0,
-                    name_rect.center().y - galley.size().y / 2.0,
-                ),
-                galley,
-                text,
-            );
-            let vrect = Rect::from_min_size(pos2(name_rect.max.x, y), vec2(VERDICT_W, ROW_H))
-                .shrink2(vec2(4.0, 3.0));
-            let vfill = palette::verdict_fill(node.verdict);
-            painter.rect_filled(vrect, CornerRadius::same(8), vfill);
-            painter.text(
-                vrect.center(),
-                Align2::CENTER_CENTER,
-                node.verdict.word(),
-                FontId::proportional(10.5),
-                palette::text_on(vfill),
-            );
-            let differs = table::differs(node);
-            let drect = Rect::from_min_max(pos2(vrect.max.x + 4.0, y), pos2(row.max.x, y + ROW_H));
-            if !differs.is_empty() {
-                let galley = fitted(
-                    &painter,
-                    &differs,
-                    FontId::proportional(SMALL),
-                    palette::warn_text(&visuals),
-                    drect.width() - 10.0,
-                );
-                painter.galley(
-                    pos2(drect.min.x + 4.0, drect.center().y - galley.size().y / 2.0),
-                    galley,
-                    text,
-                );
-            }
-            let hit = row.intersect(names);
+            let differs = self.node_cells(&f.outcome.nodes[i], row);
+            let hit = row.intersect(self.names);
             if !hit.is_positive() {
                 continue;
             }
             let resp = ui.interact(hit, ui.scope_id().with(("fleet-node", i)), Sense::click());
+            let node = &f.outcome.nodes[i];
             let selected = f.selected == Some(i);
             let name = node.name.clone();
             resp.widget_info(|| WidgetInfo::selected(egui::Role::Button, true, selected, &name));
             if resp.clicked() || resp.double_clicked() {
-                clicked = Some((r, resp.double_clicked()));
+                *clicked = Some((r, resp.double_clicked()));
             }
-            let mut tip = format!("{} — {}", node.name, node.verdict.word());
-            if let Some(h) = node.health {
-                tip.push_str(&format!(" (own check {})", h.word()));
-            }
-            if !differs.is_empty() {
-                tip.push_str(&format!("\ndiffers from the fleet: {differs}"));
-            }
-            tip.push_str(&format!(
-                "\n{}\nclick: its findings · double-click: open its report",
-                node.file
-            ));
-            resp.on_hover_text(tip);
+            resp.on_hover_text(node_tip(node, &differs));
         }
+    }
 
-        // The header, over the rows that scroll under it.
+    /// One node's name, verdict pill and what differs, in its `row`; what differs.
+    fn node_cells(&self, node: &crate::fleet::judge::NodeOutcome, row: Rect) -> String {
+        let (w, y) = (self.grid.widths, row.min.y);
+        let text = self.visuals.text_color();
+        let name_rect = Rect::from_min_size(row.min, vec2(w.name, ROW_H));
+        let font = FontId::proportional(13.0);
+        let galley = fitted(&self.painter, &node.name, font, text, w.name - 14.0);
+        let at = pos2(
+            name_rect.min.x + 8.0,
+            name_rect.center().y - galley.size().y / 2.0,
+        );
+        self.painter.galley(at, galley, text);
+        let vrect = Rect::from_min_size(pos2(name_rect.max.x, y), vec2(VERDICT_W, ROW_H))
+            .shrink2(vec2(4.0, 3.0));
+        let vfill = palette::verdict_fill(node.verdict);
+        self.painter
+            .rect_filled(vrect, CornerRadius::same(8), vfill);
+        self.painter.text(
+            vrect.center(),
+            Align2::CENTER_CENTER,
+            node.verdict.word(),
+            FontId::proportional(10.5),
+            palette::text_on(vfill),
+        );
+        let differs = table::differs(node);
+        let drect = Rect::from_min_max(pos2(vrect.max.x + 4.0, y), pos2(row.max.x, y + ROW_H));
+        if !differs.is_empty() {
+            let galley = fitted(
+                &self.painter,
+                &differs,
+                FontId::proportional(SMALL),
+                palette::warn_text(&self.visuals),
+                drect.width() - 10.0,
+            );
+            let at = pos2(drect.min.x + 4.0, drect.center().y - galley.size().y / 2.0);
+            self.painter.galley(at, galley, text);
+        }
+        differs
+    }
+
+    /// The header, over the rows that scroll under it: the figures' names in view, then the
+    /// node columns' titles.
+    fn header(&self, ui: &mut Ui, f: &OpenFleet) {
+        let view = self.grid.view;
         let header = Rect::from_min_max(view.min, pos2(view.max.x, view.min.y + HEADER_H));
-        painter.rect_filled(header, 0.0, panel);
-        let line = Stroke::new(1.0, visuals.widgets.noninteractive.bg_stroke.color);
-        painter.line_segment(
+        let panel = self.visuals.panel_fill;
+        self.painter.rect_filled(header, 0.0, panel);
+        let line = Stroke::new(1.0, self.visuals.widgets.noninteractive.bg_stroke.color);
+        self.painter.line_segment(
             [
                 pos2(header.min.x, header.max.y - 0.5),
                 pos2(header.max.x, header.max.y - 0.5),
             ],
             line,
         );
-        let small = FontId::proportional(SMALL);
-        for (k, &fig) in f.columns.iter().enumerate().take(c1).skip(c0) {
-            let s = &o.figures[fig];
-            let x = origin.x + self.frozen + w.x[k];
-            let col = Rect::from_min_max(
-                pos2(x, header.min.y),
-                pos2(origin.x + self.frozen + w.x[k + 1], header.max.y),
-            );
-            let max_w = col.width() - 8.0;
-            let top = fitted(
-                &painter,
-                &format!("{} {}", table::group(&s.id), s.unit),
-                small.clone(),
-                weak,
-                max_w,
-            );
-            let sub = fitted(&painter, table::subject(&s.id), small.clone(), text, max_w);
-            painter.galley(
-                pos2(col.max.x - 5.0 - top.size().x, col.min.y + 3.0),
-                top,
-                weak,
-            );
-            painter.galley(
-                pos2(col.max.x - 5.0 - sub.size().x, col.min.y + 18.0),
-                sub,
-                text,
-            );
-            let hit = col.intersect(Rect::from_min_max(
-                pos2(view.min.x + self.frozen, header.min.y),
-                header.max,
-            ));
-            if hit.is_positive() {
-                let resp = ui.interact(hit, ui.scope_id().with(("fleet-col", fig)), Sense::hover());
-                if resp.hovered() {
-                    resp.on_hover_text(format!(
-                        "{} ({}; {} is better)\nfleet median {} {} over {} nodes; scaled MAD {}",
-                        s.id,
-                        s.unit,
-                        if s.higher_is_better {
-                            "higher"
-                        } else {
-                            "lower"
-                        },
-                        crate::fleet::finding::figure_text(s.median),
-                        s.unit,
-                        s.nodes,
-                        crate::fleet::finding::figure_text(s.scaled_mad),
-                    ));
-                }
-            }
+        for k in self.cols.clone() {
+            self.figure_header(ui, f, k, header);
         }
-        painter.rect_filled(
+        let frozen = self.grid.frozen;
+        self.painter.rect_filled(
             Rect::from_min_max(
                 view.min,
-                pos2(
-                    (view.min.x + self.frozen).min(view.max.x),
-                    header.max.y - 1.0,
-                ),
+                pos2((view.min.x + frozen).min(view.max.x), header.max.y - 1.0),
             ),
             0.0,
             panel,
         );
+        let (w, weak) = (self.grid.widths, self.visuals.weak_text_color());
         for (x, title) in [
             (view.min.x + 8.0, "Node"),
             (view.min.x + w.name + 4.0, "Verdict"),
             (view.min.x + w.name + VERDICT_W + 8.0, "Differs"),
         ] {
-            painter.text(
+            self.painter.text(
                 pos2(x, header.max.y - 10.0),
                 Align2::LEFT_CENTER,
                 title,
@@ -782,16 +795,75 @@ impl Grid<'_> {
             );
         }
         if f.columns.is_empty() {
-            painter.text(
-                pos2(view.min.x + self.frozen + 10.0, header.max.y - 10.0),
+            self.painter.text(
+                pos2(view.min.x + frozen + 10.0, header.max.y - 10.0),
                 Align2::LEFT_CENTER,
                 "no key figure in these reports",
-                small,
+                FontId::proportional(SMALL),
                 weak,
             );
         }
-        clicked
     }
+
+    /// Figure column `k`'s header in the `header` band: its test and unit over its GPU or
+    /// pair, the fleet's median and spread on hover.
+    fn figure_header(&self, ui: &mut Ui, f: &OpenFleet, k: usize, header: Rect) {
+        let fig = f.columns[k];
+        let s = &f.outcome.figures[fig];
+        let (text, weak) = (self.visuals.text_color(), self.visuals.weak_text_color());
+        let small = FontId::proportional(SMALL);
+        let (x0, x1) = self.col_x(k);
+        let col = Rect::from_min_max(pos2(x0, header.min.y), pos2(x1, header.max.y));
+        let max_w = col.width() - 8.0;
+        let group = format!("{} {}", table::group(&s.id), s.unit);
+        let top = fitted(&self.painter, &group, small.clone(), weak, max_w);
+        let sub = fitted(&self.painter, table::subject(&s.id), small, text, max_w);
+        let at = pos2(col.max.x - 5.0 - top.size().x, col.min.y + 3.0);
+        self.painter.galley(at, top, weak);
+        let at = pos2(col.max.x - 5.0 - sub.size().x, col.min.y + 18.0);
+        self.painter.galley(at, sub, text);
+        let hit = col.intersect(Rect::from_min_max(
+            pos2(self.grid.view.min.x + self.grid.frozen, header.min.y),
+            header.max,
+        ));
+        if !hit.is_positive() {
+            return;
+        }
+        let resp = ui.interact(hit, ui.scope_id().with(("fleet-col", fig)), Sense::hover());
+        if resp.hovered() {
+            resp.on_hover_text(format!(
+                "{} ({}; {} is better)\nfleet median {} {} over {} nodes; scaled MAD {}",
+                s.id,
+                s.unit,
+                if s.higher_is_better {
+                    "higher"
+                } else {
+                    "lower"
+                },
+                crate::fleet::finding::figure_text(s.median),
+                s.unit,
+                s.nodes,
+                crate::fleet::finding::figure_text(s.scaled_mad),
+            ));
+        }
+    }
+}
+
+/// A node's hover text: its verdict and own check, what differs, its file and what a click
+/// does.
+fn node_tip(node: &crate::fleet::judge::NodeOutcome, differs: &str) -> String {
+    let mut tip = format!("{} — {}", node.name, node.verdict.word());
+    if let Some(h) = node.health {
+        tip.push_str(&format!(" (own check {})", h.word()));
+    }
+    if !differs.is_empty() {
+        tip.push_str(&format!("\ndiffers from the fleet: {differs}"));
+    }
+    tip.push_str(&format!(
+        "\n{}\nclick: its findings · double-click: open its report",
+        node.file
+    ));
+    tip
 }
 
 /// The selected node: verdict, own check, suspect GPU, its report's path and Open report, then

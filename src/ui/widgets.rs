@@ -95,123 +95,167 @@ pub(crate) fn matrix_hovered(
     extra_cols: &[(&str, f32, Vec<String>)],
     mut cell: impl FnMut(usize, usize) -> Option<Cell>,
 ) -> Option<(usize, usize, egui::Response)> {
-    let visuals = ui.visuals().clone();
-    let mono = FontId::monospace(12.5);
-    let label_w = MATRIX_LABEL_W;
-    let header_h = 22.0;
     let extra_w: f32 = extra_cols.iter().map(|(_, w, _)| *w).sum();
     let size = vec2(
-        label_w + cell_size.x * col_labels.len() as f32 + extra_w,
-        header_h + cell_size.y * row_labels.len() as f32,
+        MATRIX_LABEL_W + cell_size.x * col_labels.len() as f32 + extra_w,
+        MATRIX_HEADER_H + cell_size.y * row_labels.len() as f32,
     );
     let (rect, _) = ui.allocate_exact_size(size, Sense::hover());
-    let painter = ui.painter_at(rect.expand(2.0));
-    let text = visuals.text_color();
-    let weak = visuals.weak_text_color();
-    let origin = rect.min;
-    for (c, l) in col_labels.iter().enumerate() {
-        let x = origin.x + label_w + cell_size.x * (c as f32 + 0.5);
-        painter.text(
-            pos2(x, origin.y + header_h / 2.0),
-            Align2::CENTER_CENTER,
-            l,
-            mono.clone(),
-            text,
-        );
-    }
-    let mut ex = origin.x + label_w + cell_size.x * col_labels.len() as f32 + 14.0;
-    for (title, w, values) in extra_cols {
-        painter.text(
-            pos2(ex, origin.y + header_h / 2.0),
-            Align2::LEFT_CENTER,
-            *title,
-            FontId::proportional(12.0),
-            weak,
-        );
-        for (r, v) in values.iter().enumerate() {
-            let y = origin.y + header_h + cell_size.y * (r as f32 + 0.5);
-            painter.text(pos2(ex, y), Align2::LEFT_CENTER, v, mono.clone(), text);
-        }
-        ex += *w;
-    }
-    let mut hovered: Option<(usize, usize)> = None;
-    let mut hovered_response = None;
+    let grid = Grid {
+        painter: ui.painter_at(rect.expand(2.0)),
+        visuals: ui.visuals().clone(),
+        mono: FontId::monospace(12.5),
+        origin: rect.min,
+        cell_size,
+    };
+    grid.column_headers(col_labels);
+    grid.extra_columns(col_labels.len(), extra_cols);
+    let mut hovered = None;
     for (r, l) in row_labels.iter().enumerate() {
-        let y = origin.y + header_h + cell_size.y * r as f32;
-        painter.text(
-            pos2(origin.x + label_w - 8.0, y + cell_size.y / 2.0),
-            Align2::RIGHT_CENTER,
-            l,
-            mono.clone(),
-            text,
-        );
+        grid.row_header(r, l);
         for c in 0..col_labels.len() {
-            let Some(cell) = cell(r, c) else {
-                continue;
-            };
-            let x = origin.x + label_w + cell_size.x * c as f32;
-            let cell_rect = Rect::from_min_size(pos2(x, y), cell_size).shrink(1.5);
-            let n = cell.segments.len().max(1) as f32;
-            let seg_w = cell_rect.width() / n;
-            for (k, seg) in cell.segments.iter().enumerate() {
-                let seg_rect = Rect::from_min_size(
-                    pos2(cell_rect.left() + seg_w * k as f32, cell_rect.top()),
-                    vec2(seg_w, cell_rect.height()),
-                );
-                let seg_rect = if n > 1.0 {
-                    seg_rect.shrink2(vec2(0.75, 0.0))
-                } else {
-                    seg_rect
-                };
-                let fill = seg.fill.unwrap_or_else(|| palette::neutral_cell(&visuals));
-                painter.rect_filled(seg_rect, CornerRadius::same(3), fill);
-                let color = if seg.fill.is_some() {
-                    palette::text_on(fill)
-                } else {
-                    weak
-                };
-                painter.text(
-                    seg_rect.center(),
-                    Align2::CENTER_CENTER,
-                    &seg.text,
-                    mono.clone(),
-                    color,
-                );
-            }
-            let id = ui.scope_id().with((id_salt, r, c));
-            let resp = ui.interact(cell_rect, id, Sense::hover());
-            let label = cell.label.clone();
-            resp.widget_info(|| WidgetInfo::labeled(egui::Role::Label, true, &label));
-            if resp.hovered() {
-                hovered = Some((r, c));
-                hovered_response = Some((r, c, resp.clone()));
-                painter.rect_stroke(
-                    cell_rect.expand(1.0),
-                    CornerRadius::same(4),
-                    Stroke::new(2.0, text),
-                    StrokeKind::Outside,
-                );
-            }
-            if !cell.hover.is_empty() {
-                resp.on_hover_text(RichText::new(cell.hover));
+            if let Some(cell) = cell(r, c) {
+                let resp = grid.cell(ui, (id_salt, r, c), &cell);
+                if resp.hovered() {
+                    hovered = Some((r, c, resp.clone()));
+                }
+                if !cell.hover.is_empty() {
+                    resp.on_hover_text(RichText::new(cell.hover));
+                }
             }
         }
     }
-    // Underline the hovered cell's row and column headers so the pair is easy to read.
-    if let Some((r, c)) = hovered {
-        let hx = origin.x + label_w + cell_size.x * (c as f32 + 0.5);
-        painter.line_segment(
-            [
-                pos2(hx - 12.0, origin.y + header_h - 3.0),
-                pos2(hx + 12.0, origin.y + header_h - 3.0),
-            ],
-            Stroke::new(2.0, text),
-        );
-        let ry = origin.y + header_h + cell_size.y * (r as f32 + 1.0) - 4.0;
-        painter.line_segment(
-            [pos2(origin.x + 6.0, ry), pos2(origin.x + label_w - 8.0, ry)],
-            Stroke::new(2.0, text),
-        );
+    if let Some((r, c, _)) = &hovered {
+        grid.underline_headers(*r, *c);
     }
-    hovered_response
+    hovered
+}
+
+/// Height of a matrix's column-header row.
+const MATRIX_HEADER_H: f32 = 22.0;
+
+/// A [`matrix`] being painted: where it sits, its cells' size, the painter and fonts.
+struct Grid {
+    painter: egui::Painter,
+    visuals: egui::Visuals,
+    mono: FontId,
+    origin: egui::Pos2,
+    cell_size: Vec2,
+}
+
+impl Grid {
+    /// The left edge of column `c` (fractional: 0.5 is the first column's middle).
+    fn col_x(&self, c: f32) -> f32 {
+        self.origin.x + MATRIX_LABEL_W + self.cell_size.x * c
+    }
+
+    /// The top edge of row `r` (fractional, as [`Grid::col_x`]).
+    fn row_y(&self, r: f32) -> f32 {
+        self.origin.y + MATRIX_HEADER_H + self.cell_size.y * r
+    }
+
+    fn column_headers(&self, labels: &[String]) {
+        let text = self.visuals.text_color();
+        for (c, l) in labels.iter().enumerate() {
+            let at = pos2(
+                self.col_x(c as f32 + 0.5),
+                self.origin.y + MATRIX_HEADER_H / 2.0,
+            );
+            let font = self.mono.clone();
+            self.painter.text(at, Align2::CENTER_CENTER, l, font, text);
+        }
+    }
+
+    /// The text columns right of the `cols` cell columns: a title, then a value per row.
+    fn extra_columns(&self, cols: usize, extra: &[(&str, f32, Vec<String>)]) {
+        let (text, weak) = (self.visuals.text_color(), self.visuals.weak_text_color());
+        let mut ex = self.col_x(cols as f32) + 14.0;
+        for (title, w, values) in extra {
+            let at = pos2(ex, self.origin.y + MATRIX_HEADER_H / 2.0);
+            let font = FontId::proportional(12.0);
+            self.painter
+                .text(at, Align2::LEFT_CENTER, *title, font, weak);
+            for (r, v) in values.iter().enumerate() {
+                let at = pos2(ex, self.row_y(r as f32 + 0.5));
+                let font = self.mono.clone();
+                self.painter.text(at, Align2::LEFT_CENTER, v, font, text);
+            }
+            ex += *w;
+        }
+    }
+
+    fn row_header(&self, r: usize, label: &str) {
+        let at = pos2(
+            self.origin.x + MATRIX_LABEL_W - 8.0,
+            self.row_y(r as f32) + self.cell_size.y / 2.0,
+        );
+        let (font, text) = (self.mono.clone(), self.visuals.text_color());
+        self.painter
+            .text(at, Align2::RIGHT_CENTER, label, font, text);
+    }
+
+    /// Paints `cell` at row `r`, column `c` (`id`: salt, row, column) and returns its response,
+    /// outlined while hovered.
+    fn cell(&self, ui: &Ui, id: (&str, usize, usize), cell: &Cell) -> egui::Response {
+        let (_, r, c) = id;
+        let at = pos2(self.col_x(c as f32), self.row_y(r as f32));
+        let cell_rect = Rect::from_min_size(at, self.cell_size).shrink(1.5);
+        let n = cell.segments.len().max(1) as f32;
+        let seg_w = cell_rect.width() / n;
+        for (k, seg) in cell.segments.iter().enumerate() {
+            let seg_rect = Rect::from_min_size(
+                pos2(cell_rect.left() + seg_w * k as f32, cell_rect.top()),
+                vec2(seg_w, cell_rect.height()),
+            );
+            let seg_rect = if n > 1.0 {
+                seg_rect.shrink2(vec2(0.75, 0.0))
+            } else {
+                seg_rect
+            };
+            self.segment(seg_rect, seg);
+        }
+        let resp = ui.interact(cell_rect, ui.scope_id().with(id), Sense::hover());
+        let label = cell.label.clone();
+        resp.widget_info(|| WidgetInfo::labeled(egui::Role::Label, true, &label));
+        if resp.hovered() {
+            self.painter.rect_stroke(
+                cell_rect.expand(1.0),
+                CornerRadius::same(4),
+                Stroke::new(2.0, self.visuals.text_color()),
+                StrokeKind::Outside,
+            );
+        }
+        resp
+    }
+
+    /// One coloured part of a cell, its text on it (weak where it has no colour).
+    fn segment(&self, rect: Rect, seg: &Segment) {
+        let fill = seg
+            .fill
+            .unwrap_or_else(|| palette::neutral_cell(&self.visuals));
+        self.painter.rect_filled(rect, CornerRadius::same(3), fill);
+        let color = if seg.fill.is_some() {
+            palette::text_on(fill)
+        } else {
+            self.visuals.weak_text_color()
+        };
+        let font = self.mono.clone();
+        self.painter
+            .text(rect.center(), Align2::CENTER_CENTER, &seg.text, font, color);
+    }
+
+    /// Underlines the hovered cell's row and column headers so the pair is easy to read.
+    fn underline_headers(&self, r: usize, c: usize) {
+        let stroke = Stroke::new(2.0, self.visuals.text_color());
+        let hx = self.col_x(c as f32 + 0.5);
+        let hy = self.origin.y + MATRIX_HEADER_H - 3.0;
+        let header = [pos2(hx - 12.0, hy), pos2(hx + 12.0, hy)];
+        self.painter.line_segment(header, stroke);
+        let ry = self.row_y(r as f32 + 1.0) - 4.0;
+        let row = [
+            pos2(self.origin.x + 6.0, ry),
+            pos2(self.origin.x + MATRIX_LABEL_W - 8.0, ry),
+        ];
+        self.painter.line_segment(row, stroke);
+    }
 }
