@@ -180,52 +180,92 @@ fn stands_out(inside: Option<(f64, usize, usize)>, outside: Option<(f64, usize, 
     inside.is_some_and(|(i, _, _)| i >= 0.5) && outside.is_none_or(|(o, _, _)| o <= 0.2)
 }
 
-/// The first piece of evidence that sets `inside` apart from `outside` on GPU `g`.
+/// The first piece of evidence that sets `inside` apart from `outside` on GPU `g`: the checks
+/// of [`Readings::CHECKS`] tried in order.
 fn evidence(g: usize, inside: &[&SoakSample], outside: &[&SoakSample]) -> Option<Attribution> {
     if inside.is_empty() {
         return None;
     }
-    let found = |kind, cause: String, fix: String| {
+    let w = Readings { g, inside, outside };
+    Readings::CHECKS.iter().find_map(|check| check(&w))
+}
+
+/// GPU `g`'s readings in a slow window (never empty) and outside it, which [`evidence`]'s
+/// checks compare.
+struct Readings<'a> {
+    g: usize,
+    inside: &'a [&'a SoakSample],
+    outside: &'a [&'a SoakSample],
+}
+
+impl Readings<'_> {
+    /// The checks, most specific first: the first that finds something names the cause.
+    const CHECKS: [fn(&Self) -> Option<Attribution>; 9] = [
+        Self::power_limit,
+        Self::clock_setting,
+        Self::process,
+        Self::host_cpu,
+        Self::host_steal,
+        Self::hw_slowdown,
+        Self::thermal,
+        Self::power_cap,
+        Self::clock_low,
+    ];
+
+    /// The finding of `kind` on this window's GPU.
+    fn found(&self, kind: CauseKind, cause: String, fix: String) -> Option<Attribution> {
         Some(Attribution {
             kind,
             cause,
             fix,
-            evidence_gpu: Some(g),
+            evidence_gpu: Some(self.g),
         })
-    };
-    let n = inside.len();
-    // 1. The power limit.
-    let low_in = inside
-        .iter()
-        .filter_map(|s| s.power_limit_w)
-        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
-    let out_limit = median_of(outside, |s| s.power_limit_w);
-    if let (Some(lo), Some(out)) = (low_in, out_limit)
-        && lo < LIMIT_LOWERED * out
-    {
-        return found(
-            CauseKind::PowerLimit,
-            format!(
-                "GPU {g}'s power limit was lowered to {lo:.0} W in the window ({out:.0} W outside it)"
-            ),
-            format!(
-                "restore it (`nvidia-smi -i {g} -pl {out:.0}`) and find what lowered it (site scripts, DCGM power policy, a scheduler prologue)"
-            ),
-        );
     }
-    // 2. A clock setting.
-    let app = |s: &SoakSample| reason(s, &[ThrottleReason::ApplicationsClocks]);
-    let (app_in, app_out) = (share(inside, app), share(outside, app));
-    if stands_out(app_in, app_out) {
+
+    /// The median of `f` inside the window and outside it.
+    fn medians(&self, f: impl Fn(&SoakSample) -> Option<f64>) -> (Option<f64>, Option<f64>) {
+        (median_of(self.inside, &f), median_of(self.outside, &f))
+    }
+
+    /// 1. The power limit: lower somewhere in the window than outside it.
+    fn power_limit(&self) -> Option<Attribution> {
+        let g = self.g;
+        let low_in = self
+            .inside
+            .iter()
+            .filter_map(|s| s.power_limit_w)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
+        let out_limit = median_of(self.outside, |s| s.power_limit_w);
+        if let (Some(lo), Some(out)) = (low_in, out_limit)
+            && lo < LIMIT_LOWERED * out
+        {
+            return self.found(
+                CauseKind::PowerLimit,
+                format!(
+                    "GPU {g}'s power limit was lowered to {lo:.0} W in the window ({out:.0} W outside it)"
+                ),
+                format!(
+                    "restore it (`nvidia-smi -i {g} -pl {out:.0}`) and find what lowered it (site scripts, DCGM power policy, a scheduler prologue)"
+                ),
+            );
+        }
+        None
+    }
+
+    /// 2. A clock setting: the Applications Clocks Setting reason in the window only.
+    fn clock_setting(&self) -> Option<Attribution> {
+        let g = self.g;
+        let app = |s: &SoakSample| reason(s, &[ThrottleReason::ApplicationsClocks]);
+        let (app_in, app_out) = (share(self.inside, app), share(self.outside, app));
+        if !stands_out(app_in, app_out) {
+            return None;
+        }
         let (_, k, m) = app_in.unwrap_or((0.0, 0, 0));
-        let clocks = match (
-            median_of(inside, |s| s.sm_clock_mhz.map(f64::from)),
-            median_of(outside, |s| s.sm_clock_mhz.map(f64::from)),
-        ) {
+        let clocks = match self.medians(|s| s.sm_clock_mhz.map(f64::from)) {
             (Some(a), Some(b)) => format!("; SM {a:.0} MHz, {b:.0} outside"),
             _ => String::new(),
         };
-        return found(
+        self.found(
             CauseKind::ClockSetting,
             format!(
                 "a clock setting held GPU {g}'s clocks: Applications Clocks Setting in {k} of {m} readings, not outside{clocks} (locked clocks `nvidia-smi -lgc` or application clocks `-ac`)"
@@ -233,148 +273,176 @@ fn evidence(g: usize, inside: &[&SoakSample], outside: &[&SoakSample]) -> Option
             format!(
                 "reset them (`nvidia-smi -i {g} -rgc` for locked clocks, `-rac` for application clocks) unless set on purpose"
             ),
-        );
+        )
     }
-    // 3. Another process.
-    let mut pids: Vec<u32> = inside
-        .iter()
-        .flat_map(|s| s.processes.iter().copied())
-        .collect();
-    pids.sort_unstable();
-    pids.dedup();
-    let mut present: Vec<(u32, usize)> = pids
-        .into_iter()
-        .filter_map(|p| {
-            let on = |s: &SoakSample| Some(s.processes.contains(&p));
-            let (share_in, k, _) = share(inside, on)?;
-            let share_out = share(outside, on).map_or(0.0, |(o, _, _)| o);
-            // In most of the window and clearly rarer outside it: a job's context is often
-            // there seconds before its work starts (set-up, the first kernels compiling), so a
-            // share outside is no alibi, but a process there all along (a monitoring agent) is.
-            (share_in >= 0.5 && (share_out <= 0.2 || share_in - share_out >= 0.3)).then_some((p, k))
-        })
-        .collect();
-    present.sort_by_key(|&(p, k)| (std::cmp::Reverse(k), p));
-    if let Some(&(pid, k)) = present.first() {
+
+    /// 3. Another process: on the GPU in most of the window, clearly rarer outside it.
+    fn process(&self) -> Option<Attribution> {
+        let (g, n) = (self.g, self.inside.len());
+        let mut pids: Vec<u32> = self
+            .inside
+            .iter()
+            .flat_map(|s| s.processes.iter().copied())
+            .collect();
+        pids.sort_unstable();
+        pids.dedup();
+        let mut present: Vec<(u32, usize)> = pids
+            .into_iter()
+            .filter_map(|p| {
+                let on = |s: &SoakSample| Some(s.processes.contains(&p));
+                let (share_in, k, _) = share(self.inside, on)?;
+                let share_out = share(self.outside, on).map_or(0.0, |(o, _, _)| o);
+                // In most of the window and clearly rarer outside it: a job's context is often
+                // there seconds before its work starts (set-up, the first kernels compiling), so
+                // a share outside is no alibi, but a process there all along (a monitoring
+                // agent) is.
+                (share_in >= 0.5 && (share_out <= 0.2 || share_in - share_out >= 0.3))
+                    .then_some((p, k))
+            })
+            .collect();
+        present.sort_by_key(|&(p, k)| (std::cmp::Reverse(k), p));
+        let &(pid, k) = present.first()?;
         let others = if present.len() > 1 {
             format!(" and {} more", present.len() - 1)
         } else {
             String::new()
         };
-        return found(
+        self.found(
             CauseKind::Process,
             format!(
                 "another process (pid {pid}{others}) used GPU {g} in {k} of the window's {n} readings, less often or never outside it: the soak shared the GPU"
             ),
             "stop the other job (or drain the node) and run the soak again to judge the hardware"
                 .into(),
-        );
-    }
-    // 4. The host.
-    let (cpu_in, cpu_out) = (
-        median_of(inside, |s| s.host_cpu_percent),
-        median_of(outside, |s| s.host_cpu_percent),
-    );
-    if let Some(ci) = cpu_in
-        && ci >= HOST_SATURATED_PERCENT
-        && cpu_out.is_none_or(|co| ci >= co + 25.0)
-    {
-        let out = cpu_out
-            .map(|c| format!(", {c:.0} % outside"))
-            .unwrap_or_default();
-        return found(
-            CauseKind::HostCpu,
-            format!("the host's CPUs were saturated: {ci:.0} % busy in the window{out}; the GPU waited for the host to issue work"),
-            "find the process using the CPUs (`top`); keep CPU-heavy jobs off GPU nodes or pin them away from the GPU jobs' cores".into(),
-        );
-    }
-    let (st_in, st_out) = (
-        median_of(inside, |s| s.host_steal_percent),
-        median_of(outside, |s| s.host_steal_percent),
-    );
-    if let Some(si) = st_in
-        && si >= 10.0
-        && st_out.is_none_or(|so| si >= so + 5.0)
-    {
-        return found(
-            CauseKind::HostCpu,
-            format!("the hypervisor took the host's CPUs: {si:.0} % steal in the window"),
-            "ask the cloud provider or hypervisor admin about CPU contention on the host".into(),
-        );
-    }
-    // 5. Hardware slowdown.
-    let hw = |s: &SoakSample| {
-        reason(
-            s,
-            &[ThrottleReason::HwSlowdown, ThrottleReason::HwPowerBrake],
         )
-    };
-    if stands_out(share(inside, hw), share(outside, hw)) {
-        return found(
+    }
+
+    /// 4. The host's CPUs saturated in the window, clearly more than outside it.
+    fn host_cpu(&self) -> Option<Attribution> {
+        let (cpu_in, cpu_out) = self.medians(|s| s.host_cpu_percent);
+        if let Some(ci) = cpu_in
+            && ci >= HOST_SATURATED_PERCENT
+            && cpu_out.is_none_or(|co| ci >= co + 25.0)
+        {
+            let out = cpu_out
+                .map(|c| format!(", {c:.0} % outside"))
+                .unwrap_or_default();
+            return self.found(
+                CauseKind::HostCpu,
+                format!("the host's CPUs were saturated: {ci:.0} % busy in the window{out}; the GPU waited for the host to issue work"),
+                "find the process using the CPUs (`top`); keep CPU-heavy jobs off GPU nodes or pin them away from the GPU jobs' cores".into(),
+            );
+        }
+        None
+    }
+
+    /// 4. The host's CPUs taken by the hypervisor (steal) in the window.
+    fn host_steal(&self) -> Option<Attribution> {
+        let (st_in, st_out) = self.medians(|s| s.host_steal_percent);
+        if let Some(si) = st_in
+            && si >= 10.0
+            && st_out.is_none_or(|so| si >= so + 5.0)
+        {
+            return self.found(
+                CauseKind::HostCpu,
+                format!("the hypervisor took the host's CPUs: {si:.0} % steal in the window"),
+                "ask the cloud provider or hypervisor admin about CPU contention on the host"
+                    .into(),
+            );
+        }
+        None
+    }
+
+    /// 5. Hardware slowdown (HW Slowdown or Power Brake) in the window only.
+    fn hw_slowdown(&self) -> Option<Attribution> {
+        let hw = |s: &SoakSample| {
+            reason(
+                s,
+                &[ThrottleReason::HwSlowdown, ThrottleReason::HwPowerBrake],
+            )
+        };
+        if !stands_out(share(self.inside, hw), share(self.outside, hw)) {
+            return None;
+        }
+        self.found(
             CauseKind::HwSlowdown,
             format!(
-                "hardware slowdown on GPU {g} in the window (HW Slowdown or Power Brake), not outside"
+                "hardware slowdown on GPU {} in the window (HW Slowdown or Power Brake), not outside",
+                self.g
             ),
             "check the PSUs and the chassis' power-brake signals, and cooling".into(),
-        );
-    }
-    // 6. Heat.
-    let thermal = |s: &SoakSample| {
-        reason(
-            s,
-            &[
-                ThrottleReason::HwThermalSlowdown,
-                ThrottleReason::SwThermalSlowdown,
-            ],
         )
-    };
-    let (t_in, t_out) = (
-        median_of(inside, |s| s.gpu_temp_c),
-        median_of(outside, |s| s.gpu_temp_c),
-    );
-    let hotter = matches!((t_in, t_out), (Some(a), Some(b)) if a >= b + 10.0 && a >= 80.0);
-    if stands_out(share(inside, thermal), share(outside, thermal)) || hotter {
+    }
+
+    /// 6. Heat: a thermal slowdown reason in the window only, or the GPU clearly hotter there.
+    fn thermal(&self) -> Option<Attribution> {
+        let thermal = |s: &SoakSample| {
+            reason(
+                s,
+                &[
+                    ThrottleReason::HwThermalSlowdown,
+                    ThrottleReason::SwThermalSlowdown,
+                ],
+            )
+        };
+        let (t_in, t_out) = self.medians(|s| s.gpu_temp_c);
+        let hotter = matches!((t_in, t_out), (Some(a), Some(b)) if a >= b + 10.0 && a >= 80.0);
+        if !(stands_out(share(self.inside, thermal), share(self.outside, thermal)) || hotter) {
+            return None;
+        }
         let temps = match (t_in, t_out) {
             (Some(a), Some(b)) => format!(" ({a:.0} °C, {b:.0} outside)"),
             _ => String::new(),
         };
-        return found(
+        self.found(
             CauseKind::Thermal,
-            format!("GPU {g} ran hot in the window{temps} and slowed down"),
+            format!(
+                "GPU {} ran hot in the window{temps} and slowed down",
+                self.g
+            ),
             "check cooling: fans, airflow, inlet temperature, heatsink contact".into(),
-        );
+        )
     }
-    // 7. The power cap.
-    let cap = |s: &SoakSample| reason(s, &[ThrottleReason::SwPowerCap]);
-    let (cap_in, cap_out) = (share(inside, cap), share(outside, cap));
-    if stands_out(cap_in, cap_out) {
+
+    /// 7. The power cap (SW Power Cap) in the window only.
+    fn power_cap(&self) -> Option<Attribution> {
+        let cap = |s: &SoakSample| reason(s, &[ThrottleReason::SwPowerCap]);
+        let (cap_in, cap_out) = (share(self.inside, cap), share(self.outside, cap));
+        if !stands_out(cap_in, cap_out) {
+            return None;
+        }
         let (_, k, m) = cap_in.unwrap_or((0.0, 0, 0));
-        let watts = median_of(inside, |s| s.power_w)
+        let watts = median_of(self.inside, |s| s.power_w)
             .map(|w| format!(" at {w:.0} W"))
             .unwrap_or_default();
-        return found(
+        self.found(
             CauseKind::PowerCap,
-            format!("the power cap held GPU {g}'s clocks in {k} of {m} readings{watts}, not outside"),
+            format!(
+                "the power cap held GPU {}'s clocks in {k} of {m} readings{watts}, not outside",
+                self.g
+            ),
             "check the power limit (`nvidia-smi -q -d POWER`), the PSUs and any power-capping policy".into(),
-        );
+        )
     }
-    // 8. The SM clock alone.
-    if let (Some(a), Some(b)) = (
-        median_of(inside, |s| s.sm_clock_mhz.map(f64::from)),
-        median_of(outside, |s| s.sm_clock_mhz.map(f64::from)),
-    ) && a < 0.85 * b
-    {
-        return found(
-            CauseKind::ClockLow,
-            format!(
-                "GPU {g}'s SM clock sat at {a:.0} MHz in the window ({b:.0} outside) with no power or thermal reason: a clock lock or setting"
-            ),
-            format!(
-                "check `nvidia-smi -q -d CLOCK` on GPU {g}; reset locked clocks with `nvidia-smi -i {g} -rgc`"
-            ),
-        );
+
+    /// 8. The SM clock alone: well below outside with no power or thermal reason.
+    fn clock_low(&self) -> Option<Attribution> {
+        let g = self.g;
+        if let (Some(a), Some(b)) = self.medians(|s| s.sm_clock_mhz.map(f64::from))
+            && a < 0.85 * b
+        {
+            return self.found(
+                CauseKind::ClockLow,
+                format!(
+                    "GPU {g}'s SM clock sat at {a:.0} MHz in the window ({b:.0} outside) with no power or thermal reason: a clock lock or setting"
+                ),
+                format!(
+                    "check `nvidia-smi -q -d CLOCK` on GPU {g}; reset locked clocks with `nvidia-smi -i {g} -rgc`"
+                ),
+            );
+        }
+        None
     }
-    None
 }
 
 #[cfg(test)]
