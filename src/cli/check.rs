@@ -125,56 +125,31 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     if soak.is_some() {
         interrupt::install(|| {});
     }
-    let csv_path = match (&args.soak_csv, &args.soak_replay) {
-        (Some(p), Some(r)) => {
-            if std::fs::canonicalize(p).ok() == std::fs::canonicalize(r).ok() {
-                return Err(CliError::input(anyhow::anyhow!(
-                    "--soak-csv {}: that is the recording being replayed",
-                    p.display()
-                )));
-            }
-            Some(p.clone())
-        }
-        (Some(p), None) => Some(p.clone()),
-        (None, Some(_)) => None,
-        (None, None) => soak.is_some().then(|| PathBuf::from("soak.csv")),
-    };
+    let csv_path = soak_csv_path(&args, soak.is_some())?;
     let mut series = SoakWriter::new(csv_path.clone());
-    let full = drive(
-        &mut runner,
-        &job,
-        &CANCEL,
-        false,
-        &mut |e, _, term| {
-            series.on_event(e, term)?;
-            if let Event::Started { topology, .. } = e
-                && live
-            {
-                term.note(&format!(
-                    "scalescope check on {} ({}){}",
-                    topology.source.label(),
-                    crate::report::compare::gpus(if gpus.is_empty() {
-                        topology.gpus.len()
-                    } else {
-                        gpus.len()
-                    }),
-                    if args.quick { ", quick" } else { "" }
-                ));
-            }
-            Ok(())
-        },
-    )
+    let full = drive(&mut runner, &job, &CANCEL, false, &mut |e, _, term| {
+        series.on_event(e, term)?;
+        if let Event::Started { topology, .. } = e
+            && live
+        {
+            term.note(&format!(
+                "scalescope check on {} ({}){}",
+                topology.source.label(),
+                crate::report::compare::gpus(if gpus.is_empty() {
+                    topology.gpus.len()
+                } else {
+                    gpus.len()
+                }),
+                if args.quick { ", quick" } else { "" }
+            ));
+        }
+        Ok(())
+    })
     .map_err(|s| {
         series.interrupted_note();
         s.or_job(|e| {
             if e.no_driver && live && remote.remote.is_none() {
-                CliError::env(anyhow::anyhow!(
-                    "{}",
-                    e.message.replace(
-                        crate::topology::NO_DRIVER_ADVICE,
-                        "to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml"
-                    )
-                ))
+                no_driver_here(&e.message)
             } else {
                 e.into()
             }
@@ -189,6 +164,48 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
             "the check produced no result"
         )));
     };
+    write_outputs(&args, &report, full.soak.as_ref())?;
+    conclude(&args, &topo, &report, csv_path)
+}
+
+/// Where the soak's series goes: `--soak-csv` (never the recording being replayed), else
+/// soak.csv for a soak that runs here, else nowhere.
+fn soak_csv_path(args: &CheckArgs, soaks: bool) -> Result<Option<PathBuf>, CliError> {
+    Ok(match (&args.soak_csv, &args.soak_replay) {
+        (Some(p), Some(r)) => {
+            if std::fs::canonicalize(p).ok() == std::fs::canonicalize(r).ok() {
+                return Err(CliError::input(anyhow::anyhow!(
+                    "--soak-csv {}: that is the recording being replayed",
+                    p.display()
+                )));
+            }
+            Some(p.clone())
+        }
+        (Some(p), None) => Some(p.clone()),
+        (None, Some(_)) => None,
+        (None, None) => soaks.then(|| PathBuf::from("soak.csv")),
+    })
+}
+
+/// A machine without a driver, checked here: the job's message with advice on checking a
+/// machine one does not have in place of the generic advice.
+fn no_driver_here(message: &str) -> CliError {
+    CliError::env(anyhow::anyhow!(
+        "{}",
+        message.replace(
+            crate::topology::NO_DRIVER_ADVICE,
+            "to check a machine you do not have: scalescope check --import nvidia-smi-q.xml [--import topo-m.txt] or --catalog NAME|FILE.toml"
+        )
+    ))
+}
+
+/// Writes `--json` (the check, and the soak when there was one) and `--csv` (one row per
+/// check).
+fn write_outputs(
+    args: &CheckArgs,
+    report: &HealthReport,
+    soak: Option<&crate::model::SoakSection>,
+) -> Result<(), CliError> {
     if let Some(p) = &args.json {
         // With a soak, the file also holds it (`soak`: the series, events, start time).
         #[derive(serde::Serialize)]
@@ -199,14 +216,25 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
             soak: Option<&'a crate::model::SoakSection>,
         }
         let body = WithSoak {
-            health: &report,
-            soak: full.soak.as_ref(),
+            health: report,
+            soak,
         };
         write_file(p, &export::json::to_json(&body)?)?;
     }
     if let Some(p) = &args.csv {
         write_file(p, &export::csv::health(&report.checks)?)?;
     }
+    Ok(())
+}
+
+/// Prints the report and ends the run: interrupted (the soak stopped early; `csv_path` keeps
+/// what was measured), failed (or, with `--strict`, any WARN or UNKNOWN), or passed.
+fn conclude(
+    args: &CheckArgs,
+    topo: &Topology,
+    report: &HealthReport,
+    csv_path: Option<PathBuf>,
+) -> Result<(), CliError> {
     let c = &report.counts;
     let failed = report.failed() || (args.strict && (c.warn > 0 || c.unknown > 0));
     let interrupted = interrupt::signalled();
@@ -217,7 +245,7 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     } else {
         0
     };
-    emit(None, render(&topo, &report, code, args.verbose).as_bytes())?;
+    emit(None, render(topo, report, code, args.verbose).as_bytes())?;
     if interrupted {
         return Err(CliError::interrupted(anyhow::anyhow!(
             "interrupted: the soak stopped early{}",

@@ -21,6 +21,7 @@ use crate::fleet::run::{
 };
 use crate::health::run::CheckOptions;
 use crate::job::Job;
+use crate::model::GpuSelection;
 use crate::model::validate::for_terminal;
 use crate::remote::RemoteOptions;
 
@@ -433,6 +434,14 @@ fn run_between(
     } else {
         between::read_records(&dir).0
     };
+    let steps = BetweenSteps {
+        args,
+        env,
+        exe,
+        tasks,
+        gpus: &gpus,
+        runs: planned.len(),
+    };
     for (i, p) in planned.iter().enumerate() {
         if CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
             break;
@@ -451,52 +460,8 @@ fn run_between(
             continue;
         }
         let _ = std::fs::remove_file(&json);
-        let port = usize::from(args.between_port) + i;
-        let port = u16::try_from(port).map_err(|_| {
-            bad(format!(
-                "--between-port {}: {} runs need ports up to {port}",
-                args.between_port,
-                planned.len()
-            ))
-        })?;
-        let addr = env
-            .node_addr(&p.nodes[0])
-            .unwrap_or_else(|| p.nodes[0].clone());
-        let argv = between::srun_argv(p, tasks, exe, &args.between_sizes, &json);
-        let log = std::fs::File::create(&log_path)
-            .map_err(|e| super::output::write_error(&log_path, e))?;
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .env("NCCL_COMM_ID", format!("{addr}:{port}"))
-            .stdin(std::process::Stdio::null())
-            .stderr(
-                log.try_clone()
-                    .map_err(|e| super::output::write_error(&log_path, e))?,
-            )
-            .stdout(log);
-        if !gpus.is_empty() {
-            let list: Vec<String> = gpus.iter().map(|g| g.to_string()).collect();
-            cmd.env("CUDA_VISIBLE_DEVICES", list.join(","));
-        }
-        let started = std::time::SystemTime::now();
-        let status = cmd.status();
-        let ended = std::time::SystemTime::now();
-        let results = match status {
-            Err(e) => Err(format!("cannot run srun: {e}")),
-            Ok(_) => match between::read_run_json(&json) {
-                Ok(rows) if !rows.is_empty() => Ok(rows),
-                _ => Err(between::why_from_log(
-                    &std::fs::read_to_string(&log_path).unwrap_or_default(),
-                )),
-            },
-        };
-        let record = BetweenRecord::new(
-            p,
-            tasks,
-            Some(env.job_id.clone()),
-            (fleet::timestamp(started), fleet::timestamp(ended)),
-            results,
-        );
+        let port = steps.port(i)?;
+        let record = steps.run(p, port, &json, &log_path)?;
         let mut bytes = crate::export::json::to_json(&record)?;
         bytes.push(b'\n');
         write_file(&file, &bytes)?;
@@ -504,6 +469,81 @@ fn run_between(
         println!("{}", between_line(&record));
     }
     Ok(())
+}
+
+/// What the between-nodes runs of one `fleet run --between` share: the options, the
+/// allocation, this executable, ranks per node, the GPUs each node uses and how many runs.
+struct BetweenSteps<'a> {
+    args: &'a RunArgs,
+    env: &'a SlurmEnv,
+    exe: &'a Path,
+    tasks: usize,
+    gpus: &'a GpuSelection,
+    runs: usize,
+}
+
+impl BetweenSteps<'_> {
+    /// The port run `i` meets on: `--between-port` + i.
+    fn port(&self, i: usize) -> Result<u16, CliError> {
+        let port = usize::from(self.args.between_port) + i;
+        u16::try_from(port).map_err(|_| {
+            bad(format!(
+                "--between-port {}: {} runs need ports up to {port}",
+                self.args.between_port, self.runs
+            ))
+        })
+    }
+
+    /// Runs `p` as a job step through srun (its output into `log_path`, its rows into `json`)
+    /// and waits: its record, with the rows or why there are none (from the log). `Err` only
+    /// when the log cannot be written.
+    fn run(
+        &self,
+        p: &between::Planned,
+        port: u16,
+        json: &Path,
+        log_path: &Path,
+    ) -> Result<BetweenRecord, CliError> {
+        let addr = self
+            .env
+            .node_addr(&p.nodes[0])
+            .unwrap_or_else(|| p.nodes[0].clone());
+        let argv = between::srun_argv(p, self.tasks, self.exe, &self.args.between_sizes, json);
+        let log =
+            std::fs::File::create(log_path).map_err(|e| super::output::write_error(log_path, e))?;
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .env("NCCL_COMM_ID", format!("{addr}:{port}"))
+            .stdin(std::process::Stdio::null())
+            .stderr(
+                log.try_clone()
+                    .map_err(|e| super::output::write_error(log_path, e))?,
+            )
+            .stdout(log);
+        if !self.gpus.is_empty() {
+            let list: Vec<String> = self.gpus.iter().map(|g| g.to_string()).collect();
+            cmd.env("CUDA_VISIBLE_DEVICES", list.join(","));
+        }
+        let started = std::time::SystemTime::now();
+        let status = cmd.status();
+        let ended = std::time::SystemTime::now();
+        let results = match status {
+            Err(e) => Err(format!("cannot run srun: {e}")),
+            Ok(_) => match between::read_run_json(json) {
+                Ok(rows) if !rows.is_empty() => Ok(rows),
+                _ => Err(between::why_from_log(
+                    &std::fs::read_to_string(log_path).unwrap_or_default(),
+                )),
+            },
+        };
+        Ok(BetweenRecord::new(
+            p,
+            self.tasks,
+            Some(self.env.job_id.clone()),
+            (fleet::timestamp(started), fleet::timestamp(ended)),
+            results,
+        ))
+    }
 }
 
 /// The smallest GPU count of the nodes' reports read from their own GPUs (catalog and

@@ -14,7 +14,7 @@ use crate::job::{Event, Job};
 use crate::scaling::rates::gpu_list;
 use crate::scaling::run::{DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun};
 use crate::scaling::workload::{self, Workload};
-use crate::scaling::{GemmRate, Mode, RowSource, ScalingPoint};
+use crate::scaling::{GemmRate, Machine, Mode, RowSource, ScalingPoint};
 
 /// Weak, strong or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -183,55 +183,7 @@ fn f(v: Option<f64>, d: usize) -> String {
 pub fn render(run: &ScalingRun) -> String {
     let mut s = String::new();
     if let Some(m) = &run.machine {
-        let _ = writeln!(s, "# {} ({} GPUs per node)", m.label, m.gpus_per_node);
-        for (d, r) in [("bf16", &m.rates.bf16), ("fp32", &m.rates.fp32)] {
-            if let Some(r) = r {
-                let _ = writeln!(
-                    s,
-                    "#   {d} GEMM {:.1} TFLOP/s ({}: {})",
-                    r.tflops, r.source, r.basis
-                );
-            }
-        }
-        if !m.concurrent.is_empty() {
-            let gpus: Vec<usize> = m.concurrent.iter().map(|g| g.gpu).collect();
-            let _ = writeln!(
-                s,
-                "#   GEMM with GPUs {} running at once (n ≥ 2 uses the slowest of the first n):",
-                gpu_list(&gpus)
-            );
-            for g in &m.concurrent {
-                let rate = |r: Option<&GemmRate>| f(r.map(|r| r.tflops), 1);
-                let _ = writeln!(
-                    s,
-                    "#     GPU {}: bf16 {} TFLOP/s, fp32 {} TFLOP/s",
-                    g.gpu,
-                    rate(g.rates.bf16.as_ref()),
-                    rate(g.rates.fp32.as_ref())
-                );
-            }
-        }
-        if let Some(c) = &m.comm {
-            let _ = writeln!(s, "#   all-reduce curve: {}", c.basis);
-        }
-        if let Some(p) = &m.probe {
-            let _ = writeln!(
-                s,
-                "#   framework probe: GEMM {:.0} TFLOP/s, copy {:.0} GB/s ({})",
-                p.gemm_tflops, p.copy_gbps, p.basis
-            );
-        }
-        for o in &m.overlap {
-            let _ = writeln!(
-                s,
-                "#   overlap probe, {}: {:.2} of the all-reduce time hidden at matrix share {:.2} ({})",
-                o.workload, o.hidden, o.matrix_share, o.basis
-            );
-        }
-        if let Some(g) = m.gpu_memory_gib {
-            let _ = writeln!(s, "#   GPU memory: {g:.1} GiB");
-        }
-        let _ = writeln!(s, "#   beyond the box: {}", m.nic_per_gpu.basis);
+        machine_header(&mut s, m);
     }
     if let Some(f) = &run.framework {
         let _ = writeln!(s, "#   real framework runs: {f}");
@@ -243,107 +195,199 @@ pub fn render(run: &ScalingRun) -> String {
                 .iter()
                 .filter(|r| r.workload == w.name && r.mode == mode)
                 .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            let _ = writeln!(
-                s,
-                "\n{} — {} — {} scaling",
-                w.name,
-                w.pattern.describe(),
-                mode
-            );
-            // What the model's compute term comes from, in one line (the rows' basis has it all).
-            if let Some(r) = rows
-                .iter()
-                .find(|r| r.source == RowSource::Modeled && r.calibration.is_some())
-            {
-                let first = r.basis.split(';').next().unwrap_or_default();
-                let short = first.split(" (").next().unwrap_or(first);
-                let _ = writeln!(
-                    s,
-                    "  model calibration: {} ({short})",
-                    r.calibration.map_or("—", |c| c.id())
-                );
-            }
-            // Energy and cost columns only where the run has them.
-            let energy = rows.iter().any(|r| r.samples_per_joule.is_some());
-            let cost = run.pricing.is_some();
-            let extra = |w: &str, spj: &str, c: &str| {
-                let mut e = String::new();
-                if energy {
-                    let _ = write!(e, " {w:>7} {spj:>10}");
-                }
-                if cost {
-                    let _ = write!(e, " {c:>10}");
-                }
-                e
-            };
-            // The per-GPU cell is as wide as its longest (`1024 = 256 × 4`, `≤342 = 256 + 86`).
-            let pw = rows
-                .iter()
-                .map(|r| r.per_gpu_cell().chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(7);
-            let _ = writeln!(
-                s,
-                "{:>6} {:>8} {:>pw$} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
-                "GPUs",
-                "global",
-                "per GPU",
-                "step ms",
-                "samples/s",
-                "speedup",
-                "eff",
-                "mem GiB",
-                "bound",
-                "source",
-                "error",
-                "uncal",
-                extra("W/GPU", "samples/J", "cost/M")
-            );
-            for r in rows {
-                let src = match (r.source, r.projected) {
-                    (RowSource::Modeled, true) => "projected",
-                    (src, _) => src.id(),
-                };
-                let mem = match (r.memory_gib_per_gpu, r.fits) {
-                    (Some(g), Some(false)) => format!("{g:.1}!"),
-                    (Some(g), _) => format!("{g:.1}"),
-                    (None, _) => "—".into(),
-                };
-                let _ = writeln!(
-                    s,
-                    "{:>6} {:>8.0} {:>pw$} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
-                    r.n_gpus,
-                    r.global_batch,
-                    r.per_gpu_cell(),
-                    f(r.step_time_ms, 3),
-                    f(r.throughput, 1),
-                    r.speedup_cell(),
-                    crate::report::superlinear::cell(r),
-                    mem,
-                    r.bound.map_or("—", |b| b.id()),
-                    src,
-                    r.error_cell(),
-                    r.uncalibrated_error_cell(),
-                    extra(
-                        &f(r.watts_per_gpu, 0),
-                        &f(r.samples_per_joule, 2),
-                        &f(r.cost_per_million_samples, 2)
-                    ),
-                );
-                if r.step_time_ms.is_none() && !r.basis.is_empty() {
-                    let _ = writeln!(s, "       ({})", r.basis);
-                }
-            }
-            // An efficiency above 1.00 is never printed without its cause.
-            for line in crate::report::superlinear::notes(&run.rows, Some(&w.name), Some(mode)) {
-                let _ = writeln!(s, "{}", crate::model::validate::one_line(&line, 80));
+            if !rows.is_empty() {
+                mode_block(&mut s, run, w, mode, &rows);
             }
         }
     }
+    legend(&mut s, run);
+    s
+}
+
+/// The `#` lines on the machine: GEMM rates (each GPU's when measured together), the
+/// all-reduce curve, the probes, GPU memory and the network beyond the box.
+fn machine_header(s: &mut String, m: &Machine) {
+    let _ = writeln!(s, "# {} ({} GPUs per node)", m.label, m.gpus_per_node);
+    for (d, r) in [("bf16", &m.rates.bf16), ("fp32", &m.rates.fp32)] {
+        if let Some(r) = r {
+            let _ = writeln!(
+                s,
+                "#   {d} GEMM {:.1} TFLOP/s ({}: {})",
+                r.tflops, r.source, r.basis
+            );
+        }
+    }
+    if !m.concurrent.is_empty() {
+        let gpus: Vec<usize> = m.concurrent.iter().map(|g| g.gpu).collect();
+        let _ = writeln!(
+            s,
+            "#   GEMM with GPUs {} running at once (n ≥ 2 uses the slowest of the first n):",
+            gpu_list(&gpus)
+        );
+        for g in &m.concurrent {
+            let rate = |r: Option<&GemmRate>| f(r.map(|r| r.tflops), 1);
+            let _ = writeln!(
+                s,
+                "#     GPU {}: bf16 {} TFLOP/s, fp32 {} TFLOP/s",
+                g.gpu,
+                rate(g.rates.bf16.as_ref()),
+                rate(g.rates.fp32.as_ref())
+            );
+        }
+    }
+    if let Some(c) = &m.comm {
+        let _ = writeln!(s, "#   all-reduce curve: {}", c.basis);
+    }
+    if let Some(p) = &m.probe {
+        let _ = writeln!(
+            s,
+            "#   framework probe: GEMM {:.0} TFLOP/s, copy {:.0} GB/s ({})",
+            p.gemm_tflops, p.copy_gbps, p.basis
+        );
+    }
+    for o in &m.overlap {
+        let _ = writeln!(
+            s,
+            "#   overlap probe, {}: {:.2} of the all-reduce time hidden at matrix share {:.2} ({})",
+            o.workload, o.hidden, o.matrix_share, o.basis
+        );
+    }
+    if let Some(g) = m.gpu_memory_gib {
+        let _ = writeln!(s, "#   GPU memory: {g:.1} GiB");
+    }
+    let _ = writeln!(s, "#   beyond the box: {}", m.nic_per_gpu.basis);
+}
+
+/// One workload in one mode: its heading, what calibrates the model, the column heads, one line
+/// per row, and the notes on any efficiency above 1.00.
+fn mode_block(s: &mut String, run: &ScalingRun, w: &Workload, mode: Mode, rows: &[&ScalingPoint]) {
+    let _ = writeln!(
+        s,
+        "\n{} — {} — {} scaling",
+        w.name,
+        w.pattern.describe(),
+        mode
+    );
+    // What the model's compute term comes from, in one line (the rows' basis has it all).
+    if let Some(r) = rows
+        .iter()
+        .find(|r| r.source == RowSource::Modeled && r.calibration.is_some())
+    {
+        let first = r.basis.split(';').next().unwrap_or_default();
+        let short = first.split(" (").next().unwrap_or(first);
+        let _ = writeln!(
+            s,
+            "  model calibration: {} ({short})",
+            r.calibration.map_or("—", |c| c.id())
+        );
+    }
+    let cols = Columns {
+        // Energy and cost columns only where the run has them.
+        energy: rows.iter().any(|r| r.samples_per_joule.is_some()),
+        cost: run.pricing.is_some(),
+        // The per-GPU cell is as wide as its longest (`1024 = 256 × 4`, `≤342 = 256 + 86`).
+        pw: rows
+            .iter()
+            .map(|r| r.per_gpu_cell().chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(7),
+    };
+    cols.header(s);
+    for r in rows {
+        cols.line(s, r);
+        if r.step_time_ms.is_none() && !r.basis.is_empty() {
+            let _ = writeln!(s, "       ({})", r.basis);
+        }
+    }
+    // An efficiency above 1.00 is never printed without its cause.
+    for line in crate::report::superlinear::notes(&run.rows, Some(&w.name), Some(mode)) {
+        let _ = writeln!(s, "{}", crate::model::validate::one_line(&line, 80));
+    }
+}
+
+/// The columns of one block: whether it has the energy and cost columns, and the per-GPU
+/// column's width.
+struct Columns {
+    energy: bool,
+    cost: bool,
+    pw: usize,
+}
+
+impl Columns {
+    /// The energy (W/GPU, samples/J) and cost cells, where the block has those columns.
+    fn extra(&self, w: &str, spj: &str, c: &str) -> String {
+        let mut e = String::new();
+        if self.energy {
+            let _ = write!(e, " {w:>7} {spj:>10}");
+        }
+        if self.cost {
+            let _ = write!(e, " {c:>10}");
+        }
+        e
+    }
+
+    /// The column heads.
+    fn header(&self, s: &mut String) {
+        let pw = self.pw;
+        let _ = writeln!(
+            s,
+            "{:>6} {:>8} {:>pw$} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
+            "GPUs",
+            "global",
+            "per GPU",
+            "step ms",
+            "samples/s",
+            "speedup",
+            "eff",
+            "mem GiB",
+            "bound",
+            "source",
+            "error",
+            "uncal",
+            self.extra("W/GPU", "samples/J", "cost/M")
+        );
+    }
+
+    /// One row's line.
+    fn line(&self, s: &mut String, r: &ScalingPoint) {
+        let pw = self.pw;
+        let src = match (r.source, r.projected) {
+            (RowSource::Modeled, true) => "projected",
+            (src, _) => src.id(),
+        };
+        let mem = match (r.memory_gib_per_gpu, r.fits) {
+            (Some(g), Some(false)) => format!("{g:.1}!"),
+            (Some(g), _) => format!("{g:.1}"),
+            (None, _) => "—".into(),
+        };
+        let _ = writeln!(
+            s,
+            "{:>6} {:>8.0} {:>pw$} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
+            r.n_gpus,
+            r.global_batch,
+            r.per_gpu_cell(),
+            f(r.step_time_ms, 3),
+            f(r.throughput, 1),
+            r.speedup_cell(),
+            crate::report::superlinear::cell(r),
+            mem,
+            r.bound.map_or("—", |b| b.id()),
+            src,
+            r.error_cell(),
+            r.uncalibrated_error_cell(),
+            self.extra(
+                &f(r.watts_per_gpu, 0),
+                &f(r.samples_per_joule, 2),
+                &f(r.cost_per_million_samples, 2)
+            ),
+        );
+    }
+}
+
+/// The notes under the tables, each only where a row needs it: the error columns, energy,
+/// cost, memory that does not fit, accumulated and uneven batches.
+fn legend(s: &mut String, run: &ScalingRun) {
     let has_measured = run.rows.iter().any(|r| r.source.is_measured());
     if has_measured {
         let _ = writeln!(
@@ -392,7 +436,6 @@ pub fn render(run: &ScalingRun) -> String {
              (shown) set the step, the others take one fewer (the row's basis says how many)"
         );
     }
-    s
 }
 
 #[cfg(test)]

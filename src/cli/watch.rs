@@ -93,6 +93,78 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         .map(parse_listen)
         .transpose()
         .map_err(input)?;
+    check_files(&args, remote)?;
+    // A recording is read whole before anything starts, so that a bad file is one error.
+    let recording = match &args.replay {
+        Some(path) => Some(read_replay(path, &gpus)?),
+        None => None,
+    };
+    let mode = if recording.is_some() {
+        Mode::Replay
+    } else {
+        Mode::Live
+    };
+
+    let latest = Arc::new(Mutex::new(Latest {
+        header: None,
+        sample: None,
+        samples_total: 0,
+        mode,
+    }));
+    let mut sink = Sink {
+        out: Outputs::open(&args)?,
+        latest: latest.clone(),
+        mode,
+        count: args.count,
+        taken: 0,
+        failure: None,
+    };
+    let server = match listen {
+        Some(addr) => {
+            let s = MetricsServer::start(addr, latest).map_err(|e| {
+                CliError::input(anyhow::anyhow!("--prometheus {addr}: cannot listen: {e}"))
+            })?;
+            eprintln!("serving http://{}/metrics", s.addr);
+            Some(s)
+        }
+        None => None,
+    };
+    interrupt::install(|| {});
+
+    let result = match recording {
+        Some(rec) => {
+            let speed = if speed >= REPLAY_SPEED.max {
+                f64::INFINITY
+            } else {
+                speed
+            };
+            play(rec, speed, &mut |e| sink.take(e))
+        }
+        None => {
+            let mut runner = remote.runner()?;
+            runner
+                .watch(gpus, interval, &CANCEL, &mut |e| sink.take(e))
+                .map_err(|e| no_driver_advice(e, remote.remote.is_some()))
+        }
+    };
+    if let Some(e) = sink.failure {
+        return Err(e);
+    }
+    result?;
+    // A replay that ran out while serving: the scrapers keep its last sample until Ctrl-C.
+    if server.is_some() && !interrupt::cancelled() {
+        eprintln!("replay ended; still serving its last sample until Ctrl-C");
+        while !interrupt::cancelled() {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses files that cannot work together: a replay with `--remote`, an output that is the
+/// recording being replayed, `--csv` and `--record` naming one file.
+fn check_files(args: &WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> {
+    let input = |m: String| CliError::input(anyhow::anyhow!(m));
     if let Some(r) = &args.replay {
         if remote.remote.is_some() {
             return Err(input(
@@ -118,111 +190,75 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
             a.display()
         )));
     }
-    // A recording is read whole before anything starts, so that a bad file is one error.
-    let recording = match &args.replay {
-        Some(path) => {
-            let mut rec = crate::telemetry::traffic::read_recording(path)?;
-            if !gpus.is_empty() {
-                if let Some(g) = gpus.iter().find(|g| !rec.header.gpus.contains(g)) {
-                    return Err(input(format!(
-                        "--gpus: GPU {g} is not in the recording {} (it has GPUs {})",
-                        path.display(),
-                        list(&rec.header.gpus)
-                    )));
-                }
-                rec.header.gpus.retain(|g| gpus.contains(g));
-                for s in &mut rec.samples {
-                    s.gpus.retain(|g| gpus.contains(&g.gpu));
-                }
-            }
-            Some(rec)
-        }
-        None => None,
-    };
-    let mode = if recording.is_some() {
-        Mode::Replay
-    } else {
-        Mode::Live
-    };
+    Ok(())
+}
 
-    let mut out = Outputs::open(&args)?;
-    let latest = Arc::new(Mutex::new(Latest {
-        header: None,
-        sample: None,
-        samples_total: 0,
-        mode,
-    }));
-    let server = match listen {
-        Some(addr) => {
-            let s = MetricsServer::start(addr, latest.clone()).map_err(|e| {
-                CliError::input(anyhow::anyhow!("--prometheus {addr}: cannot listen: {e}"))
-            })?;
-            eprintln!("serving http://{}/metrics", s.addr);
-            Some(s)
+/// The recording at `path`, kept to the GPUs `--gpus` names (each must be in it).
+fn read_replay(
+    path: &Path,
+    gpus: &crate::model::GpuSelection,
+) -> Result<crate::model::traffic::TrafficRecording, CliError> {
+    let mut rec = crate::telemetry::traffic::read_recording(path)?;
+    if !gpus.is_empty() {
+        if let Some(g) = gpus.iter().find(|g| !rec.header.gpus.contains(g)) {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--gpus: GPU {g} is not in the recording {} (it has GPUs {})",
+                path.display(),
+                list(&rec.header.gpus)
+            )));
         }
-        None => None,
-    };
-    interrupt::install(|| {});
+        rec.header.gpus.retain(|g| gpus.contains(g));
+        for s in &mut rec.samples {
+            s.gpus.retain(|g| gpus.contains(&g.gpu));
+        }
+    }
+    Ok(rec)
+}
 
-    let mut taken = 0u64;
-    let mut failure: Option<CliError> = None;
-    let mut sink = |event: LiveEvent| {
-        if failure.is_some() {
+/// Where the watch's events go: the outputs, then the sample the metrics server answers with;
+/// the watch is cancelled after `count` samples or on the first output that fails.
+struct Sink {
+    out: Outputs,
+    latest: Arc<Mutex<Latest>>,
+    mode: Mode,
+    count: Option<u64>,
+    /// Samples taken so far.
+    taken: u64,
+    /// The first output error (nothing more is written after it).
+    failure: Option<CliError>,
+}
+
+impl Sink {
+    /// Writes one event to the outputs and hands it to the metrics server.
+    fn take(&mut self, event: LiveEvent) {
+        if self.failure.is_some() {
             return;
         }
         let result = match &event {
-            LiveEvent::Header(h) => out.header(h, mode),
-            LiveEvent::Sample(s) => out.sample(s),
+            LiveEvent::Header(h) => self.out.header(h, self.mode),
+            LiveEvent::Sample(s) => self.out.sample(s),
             LiveEvent::End { .. } => Ok(()),
         };
         if let Err(e) = result {
-            failure = Some(e);
+            self.failure = Some(e);
             CANCEL.store(true, Ordering::SeqCst);
             return;
         }
-        if let Ok(mut l) = latest.lock() {
+        if let Ok(mut l) = self.latest.lock() {
             match event {
                 LiveEvent::Header(h) => l.header = Some(*h),
                 LiveEvent::Sample(s) => {
                     l.sample = Some(s);
                     l.samples_total += 1;
-                    taken += 1;
+                    self.taken += 1;
                 }
                 LiveEvent::End { .. } => {}
             }
         }
-        if args.count.is_some_and(|n| taken >= n) {
+        if self.count.is_some_and(|n| self.taken >= n) {
             CANCEL.store(true, Ordering::SeqCst);
         }
-    };
-    let result = match recording {
-        Some(rec) => {
-            let speed = if speed >= REPLAY_SPEED.max {
-                f64::INFINITY
-            } else {
-                speed
-            };
-            play(rec, speed, &mut sink)
-        }
-        None => {
-            let mut runner = remote.runner()?;
-            runner
-                .watch(gpus, interval, &CANCEL, &mut sink)
-                .map_err(|e| no_driver_advice(e, remote.remote.is_some()))
-        }
-    };
-    if let Some(e) = failure {
-        return Err(e);
     }
-    result?;
-    // A replay that ran out while serving: the scrapers keep its last sample until Ctrl-C.
-    if server.is_some() && !interrupt::cancelled() {
-        eprintln!("replay ended; still serving its last sample until Ctrl-C");
-        while !interrupt::cancelled() {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    Ok(())
 }
 
 /// What `watch` can do without a driver here: play a recording back (it takes no --import or
