@@ -212,77 +212,96 @@ pub fn step_model(
     mode: super::Mode,
     inputs: &CalibrationInputs<'_>,
 ) -> Option<StepModel> {
-    if let Some(ms) = w.step_ms_1gpu
-        && !inputs.catalog_only
-    {
-        return Some(from_record_figures(
-            CalibrationKind::User,
-            w,
-            ms,
-            0.0,
-            None,
-            format!(
-                "your 1-GPU step: {ms:.1} ms at {}",
-                crate::model::quantities::samples(w.per_gpu_batch)
-            ),
-        ));
-    }
     if !inputs.catalog_only {
-        let here = |m: super::Mode| {
-            inputs
-                .measured
-                .iter()
-                .find(|s| s.workload == w.name && s.mode == m)
-        };
-        // The same mode's 1-GPU step; else the other mode's (the same model, another batch).
-        let other = match mode {
-            super::Mode::Weak => super::Mode::Strong,
-            super::Mode::Strong => super::Mode::Weak,
-        };
-        if let Some(s) = here(mode).or_else(|| here(other)) {
-            let mut samples = s.samples_ms.clone();
-            samples.sort_by(f64::total_cmp);
-            return Some(StepModel {
-                kind: CalibrationKind::Framework,
-                per_sample_ms: (s.step_ms - s.optimizer_ms).max(0.0) / s.per_gpu_batch,
-                optimizer_ms: s.optimizer_ms,
-                samples_ms: if s.mode == mode { samples } else { Vec::new() },
-                matrix_share: s.matrix_share,
-                host_bound: s.host_ms.is_some_and(|h| is_host_bound(h, s.step_ms)),
-                host_share: s.host_ms.map(|h| h / s.step_ms),
-                host_floor: s
-                    .host_ms
-                    .filter(|h| h.is_finite() && *h > 0.0)
-                    .map(|ms| HostFloor {
-                        ms,
-                        micro_batches: s.accumulate.unwrap_or(1.0),
-                        source: format!(
-                            "measured here ({} 1-GPU step at a sixteenth of its work)",
-                            s.mode.id()
-                        ),
-                    }),
-                // DDP's own cost per step is one pass over the buckets in either mode (the
-                // micro-batches before the last run under no_sync), and interference only adds
-                // time: where both modes timed it, the lower is the wrapper's cost (on 4× H200
-                // one run read +4.8 ms in weak blocks and +1.2 ms in strong ones, the 2-GPU
-                // step 1.5 ms above the plain one; docs/BENCHMARKS.md, issue U).
-                wrapper_ms: [here(mode), here(other)]
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|x| x.wrapper_ms)
-                    .filter(|v| v.is_finite())
-                    .reduce(f64::min)
-                    .unwrap_or(0.0)
-                    .max(0.0),
-                label: format!(
-                    "framework 1-GPU step measured here: {:.1} ms at {} ({})",
-                    s.step_ms,
-                    crate::model::quantities::samples(s.per_gpu_batch),
-                    s.basis
+        if let Some(ms) = w.step_ms_1gpu {
+            return Some(from_record_figures(
+                CalibrationKind::User,
+                w,
+                ms,
+                0.0,
+                None,
+                format!(
+                    "your 1-GPU step: {ms:.1} ms at {}",
+                    crate::model::quantities::samples(w.per_gpu_batch)
                 ),
-            });
+            ));
+        }
+        if let Some(m) = measured_here(w, mode, inputs) {
+            return Some(m);
         }
     }
+    from_catalog(w, mode, inputs)
+}
+
+/// The step model from this workload's framework steps measured here: the same mode's 1-GPU
+/// step, else the other mode's (the same model, another batch).
+fn measured_here(
+    w: &Workload,
+    mode: super::Mode,
+    inputs: &CalibrationInputs<'_>,
+) -> Option<StepModel> {
+    let here = |m: super::Mode| {
+        inputs
+            .measured
+            .iter()
+            .find(|s| s.workload == w.name && s.mode == m)
+    };
+    // The same mode's 1-GPU step; else the other mode's (the same model, another batch).
+    let other = match mode {
+        super::Mode::Weak => super::Mode::Strong,
+        super::Mode::Strong => super::Mode::Weak,
+    };
+    let s = here(mode).or_else(|| here(other))?;
+    let mut samples = s.samples_ms.clone();
+    samples.sort_by(f64::total_cmp);
+    Some(StepModel {
+        kind: CalibrationKind::Framework,
+        per_sample_ms: (s.step_ms - s.optimizer_ms).max(0.0) / s.per_gpu_batch,
+        optimizer_ms: s.optimizer_ms,
+        samples_ms: if s.mode == mode { samples } else { Vec::new() },
+        matrix_share: s.matrix_share,
+        host_bound: s.host_ms.is_some_and(|h| is_host_bound(h, s.step_ms)),
+        host_share: s.host_ms.map(|h| h / s.step_ms),
+        host_floor: s
+            .host_ms
+            .filter(|h| h.is_finite() && *h > 0.0)
+            .map(|ms| HostFloor {
+                ms,
+                micro_batches: s.accumulate.unwrap_or(1.0),
+                source: format!(
+                    "measured here ({} 1-GPU step at a sixteenth of its work)",
+                    s.mode.id()
+                ),
+            }),
+        // DDP's own cost per step is one pass over the buckets in either mode (the
+        // micro-batches before the last run under no_sync), and interference only adds
+        // time: where both modes timed it, the lower is the wrapper's cost (on 4× H200
+        // one run read +4.8 ms in weak blocks and +1.2 ms in strong ones, the 2-GPU
+        // step 1.5 ms above the plain one; docs/BENCHMARKS.md, issue U).
+        wrapper_ms: [here(mode), here(other)]
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.wrapper_ms)
+            .filter(|v| v.is_finite())
+            .reduce(f64::min)
+            .unwrap_or(0.0)
+            .max(0.0),
+        label: format!(
+            "framework 1-GPU step measured here: {:.1} ms at {} ({})",
+            s.step_ms,
+            crate::model::quantities::samples(s.per_gpu_batch),
+            s.basis
+        ),
+    })
+}
+
+/// The step model from the workload's catalog record of this GPU family, else another
+/// family's moved here; `None` without a GPU name or a record.
+fn from_catalog(
+    w: &Workload,
+    mode: super::Mode,
+    inputs: &CalibrationInputs<'_>,
+) -> Option<StepModel> {
     let gpu = inputs.gpu_name?;
     // A record of this GPU family as measured; else another family's, moved here: matrix
     // kernels by the GEMM-rate ratio, the other kernels by the memory-bandwidth ratio. Either
@@ -291,27 +310,7 @@ pub fn step_model(
         Some(c) => (c, true),
         None => (w.calibration.first()?, false),
     };
-    // The host's speed while this workload's own steps were timed here, where they were (the
-    // host probe between steps): on a host whose speed wanders, a reading taken minutes apart
-    // describes another host. Only the host probe is taken from that run, never its step.
-    let host = inputs
-        .measured
-        .iter()
-        .filter(|s| s.workload == w.name && s.mode == mode)
-        .find_map(|s| s.host_probe_us)
-        .map(|us| HostReading {
-            us,
-            when: "read during the measured window",
-        })
-        .or_else(|| {
-            inputs
-                .probe
-                .and_then(|p| p.host_probe_us)
-                .map(|us| HostReading {
-                    us,
-                    when: "the framework probe's",
-                })
-        });
+    let host = host_reading(w, mode, inputs);
     let here = record_here(c, gpu, w.compute_dtype, inputs.probe, host, same)?;
     let kind = if same {
         CalibrationKind::Catalog
@@ -348,6 +347,35 @@ pub fn step_model(
         source: format!("{}'s catalog record{}", c.gpu, here.host_how),
     });
     Some(m)
+}
+
+/// The host's speed while this workload's own steps were timed here, where they were (the
+/// host probe between steps): on a host whose speed wanders, a reading taken minutes apart
+/// describes another host. Only the host probe is taken from that run, never its step. Else
+/// the framework probe's reading.
+fn host_reading(
+    w: &Workload,
+    mode: super::Mode,
+    inputs: &CalibrationInputs<'_>,
+) -> Option<HostReading<'static>> {
+    inputs
+        .measured
+        .iter()
+        .filter(|s| s.workload == w.name && s.mode == mode)
+        .find_map(|s| s.host_probe_us)
+        .map(|us| HostReading {
+            us,
+            when: "read during the measured window",
+        })
+        .or_else(|| {
+            inputs
+                .probe
+                .and_then(|p| p.host_probe_us)
+                .map(|us| HostReading {
+                    us,
+                    when: "the framework probe's",
+                })
+        })
 }
 
 fn from_record_figures(

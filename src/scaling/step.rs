@@ -3,7 +3,7 @@
 //! pattern's own terms. Every formula and its source is in docs/SCALING.md; the comments here
 //! name them.
 
-use super::calibrate::{self, CalibrationKind};
+use super::calibrate::{self, CalibrationKind, StepModel};
 use super::machine::{Bound, Machine, Mode};
 use super::rates::GemmRate;
 use super::workload::{Pattern, Workload};
@@ -178,107 +178,118 @@ fn compute_term(
     micro: f64,
     mode: Mode,
 ) -> Result<ComputeTerm, String> {
-    Ok(
-        match calibrate::step_model(w, mode, &m.calibration_inputs()) {
-            Some(sm) => {
-                // GPUs running together (measured concurrent GEMM rates) slow the matrix share
-                // of the step; the slowest of n ranks sets its end (straggler factor).
-                let share = sm.matrix_share.unwrap_or(0.5);
-                // A host-bound step is set by the CPU: slower matrix kernels do not set its end.
-                let slow = if sm.host_bound {
-                    1.0
-                } else {
-                    1.0 + share * (m.concurrency_slowdown(w.compute_dtype, n) - 1.0)
-                };
-                // Where the host sets much of the step, its jitter evens out between ranks (see
-                // StepModel::straggler).
-                let straggler = sm.straggler(n);
-                let gpu_ms = sm.compute_ms(b) * slow * straggler;
-                // The host must issue every kernel of the step: no step is shorter than its
-                // host floor at this batch (unless CUDA graphs replay the kernels).
-                let floor = sm
-                    .host_floor
-                    .as_ref()
-                    .filter(|_| !w.cuda_graphs)
-                    .map(|f| (f.at(b, micro), f));
-                let floor_sets = floor.is_some_and(|(ms, _)| ms > gpu_ms);
-                let c = match floor {
-                    Some((ms, _)) if floor_sets => ms,
-                    _ => gpu_ms,
-                };
-                let mut basis = sm.label.clone();
-                if slow > 1.0 {
-                    basis.push_str(&format!(
-                        "; matrix share {share:.2} at the concurrent GEMM rate (×{slow:.3})"
-                    ));
-                }
-                if straggler > 1.0 {
-                    basis.push_str(&format!(
-                    "; slowest of {n} ranks (×{straggler:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)"
-                ));
-                }
-                if let Some((ms, f)) = floor {
-                    basis.push_str(&format!(
-                        "; host floor {ms:.1} ms at {} per GPU ({}){}",
-                        crate::model::quantities::samples(b),
-                        f.source,
-                        if floor_sets {
-                            format!(
-                                ": the host sets the step (the GPU's work {gpu_ms:.1} ms is shorter)"
-                            )
-                        } else {
-                            String::new()
-                        }
-                    ));
-                } else if w.cuda_graphs && sm.host_floor.is_some() {
-                    basis.push_str(
-                        "; no host floor: the workload runs under CUDA graphs (kernels replayed, not issued one by one)",
-                    );
-                }
-                if sm.host_bound && !floor_sets {
-                    basis.push_str("; host-bound (the GPU waits for the CPU to launch kernels)");
-                }
-                let wrapper_ms = if n >= 2 { sm.wrapper_ms } else { 0.0 };
-                if wrapper_ms > 0.0 {
-                    basis.push_str(&format!(
-                        "; + {wrapper_ms:.1} ms of DDP's own cost per step (measured at one rank; the lower where both modes timed it)"
-                    ));
-                }
-                ComputeTerm {
-                    ms: c,
-                    calibration: sm.kind,
-                    basis,
-                    optimizer_ms: sm.optimizer_ms * slow,
-                    host_bound: sm.host_bound || floor_sets,
-                    host_floor_ms: floor.map(|(ms, _)| ms),
-                    wrapper_ms,
-                }
+    match calibrate::step_model(w, mode, &m.calibration_inputs()) {
+        Some(sm) => Ok(calibrated_term(w, m, &sm, n, b, micro)),
+        None => utilization_term(w, m, n, b),
+    }
+}
+
+/// The compute term from the calibrated step model `sm`, at `b` samples per GPU (`micro` per
+/// micro-batch) on `n` GPUs.
+fn calibrated_term(
+    w: &Workload,
+    m: &Machine,
+    sm: &StepModel,
+    n: usize,
+    b: f64,
+    micro: f64,
+) -> ComputeTerm {
+    // GPUs running together (measured concurrent GEMM rates) slow the matrix share
+    // of the step; the slowest of n ranks sets its end (straggler factor).
+    let share = sm.matrix_share.unwrap_or(0.5);
+    // A host-bound step is set by the CPU: slower matrix kernels do not set its end.
+    let slow = if sm.host_bound {
+        1.0
+    } else {
+        1.0 + share * (m.concurrency_slowdown(w.compute_dtype, n) - 1.0)
+    };
+    // Where the host sets much of the step, its jitter evens out between ranks (see
+    // StepModel::straggler).
+    let straggler = sm.straggler(n);
+    let gpu_ms = sm.compute_ms(b) * slow * straggler;
+    // The host must issue every kernel of the step: no step is shorter than its
+    // host floor at this batch (unless CUDA graphs replay the kernels).
+    let floor = sm
+        .host_floor
+        .as_ref()
+        .filter(|_| !w.cuda_graphs)
+        .map(|f| (f.at(b, micro), f));
+    let floor_sets = floor.is_some_and(|(ms, _)| ms > gpu_ms);
+    let c = match floor {
+        Some((ms, _)) if floor_sets => ms,
+        _ => gpu_ms,
+    };
+    let mut basis = sm.label.clone();
+    if slow > 1.0 {
+        basis.push_str(&format!(
+            "; matrix share {share:.2} at the concurrent GEMM rate (×{slow:.3})"
+        ));
+    }
+    if straggler > 1.0 {
+        basis.push_str(&format!(
+            "; slowest of {n} ranks (×{straggler:.3}, the 0.5^(1/n) quantile of the 1-GPU steps)"
+        ));
+    }
+    if let Some((ms, f)) = floor {
+        basis.push_str(&format!(
+            "; host floor {ms:.1} ms at {} per GPU ({}){}",
+            crate::model::quantities::samples(b),
+            f.source,
+            if floor_sets {
+                format!(": the host sets the step (the GPU's work {gpu_ms:.1} ms is shorter)")
+            } else {
+                String::new()
             }
-            None => {
-                let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
-                format!(
-                    "no {} matrix-multiply rate for {} (measure with --measure, or a catalog GPU)",
-                    w.compute_dtype,
-                    m.gpu_name.as_deref().unwrap_or("this GPU")
-                )
-            })?;
-                ComputeTerm {
-                    ms: compute_ms(w, b, rate.rate),
-                    calibration: CalibrationKind::Utilization,
-                    basis: format!(
-                        "{} {} × {}; catalog utilization, no framework measurement for this GPU",
-                        w.compute_dtype,
-                        rate.describe(),
-                        w.utilization
-                    ),
-                    optimizer_ms: 0.0,
-                    host_bound: false,
-                    host_floor_ms: None,
-                    wrapper_ms: 0.0,
-                }
-            }
-        },
-    )
+        ));
+    } else if w.cuda_graphs && sm.host_floor.is_some() {
+        basis.push_str(
+            "; no host floor: the workload runs under CUDA graphs (kernels replayed, not issued one by one)",
+        );
+    }
+    if sm.host_bound && !floor_sets {
+        basis.push_str("; host-bound (the GPU waits for the CPU to launch kernels)");
+    }
+    let wrapper_ms = if n >= 2 { sm.wrapper_ms } else { 0.0 };
+    if wrapper_ms > 0.0 {
+        basis.push_str(&format!(
+            "; + {wrapper_ms:.1} ms of DDP's own cost per step (measured at one rank; the lower where both modes timed it)"
+        ));
+    }
+    ComputeTerm {
+        ms: c,
+        calibration: sm.kind,
+        basis,
+        optimizer_ms: sm.optimizer_ms * slow,
+        host_bound: sm.host_bound || floor_sets,
+        host_floor_ms: floor.map(|(ms, _)| ms),
+        wrapper_ms,
+    }
+}
+
+/// The compute term without a calibration: FLOPs at the matrix rate × the catalog's
+/// utilization; `Err` without a rate for the workload's type.
+fn utilization_term(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<ComputeTerm, String> {
+    let rate = m.rate_for(w.compute_dtype, n).ok_or_else(|| {
+        format!(
+            "no {} matrix-multiply rate for {} (measure with --measure, or a catalog GPU)",
+            w.compute_dtype,
+            m.gpu_name.as_deref().unwrap_or("this GPU")
+        )
+    })?;
+    Ok(ComputeTerm {
+        ms: compute_ms(w, b, rate.rate),
+        calibration: CalibrationKind::Utilization,
+        basis: format!(
+            "{} {} × {}; catalog utilization, no framework measurement for this GPU",
+            w.compute_dtype,
+            rate.describe(),
+            w.utilization
+        ),
+        optimizer_ms: 0.0,
+        host_bound: false,
+        host_floor_ms: None,
+        wrapper_ms: 0.0,
+    })
 }
 
 /// Why a communication term cannot be modeled.

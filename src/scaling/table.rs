@@ -252,124 +252,136 @@ pub fn model(w: &Workload, m: &Machine, modes: &[Mode], max_gpus: usize) -> Vec<
     for &mode in modes {
         let mut rows = Vec::new();
         for &n in &counts {
-            let mut p = ScalingPoint::empty(w, mode, RowSource::Modeled, n);
+            let p = ScalingPoint::empty(w, mode, RowSource::Modeled, n);
             // Whole samples: where the global batch has fewer than one per GPU, some would idle.
             if p.global_batch < n as f64 {
                 break;
             }
-            let split_note = match mode {
-                Mode::Strong => BatchSplit::new(p.global_batch, n).note(),
-                Mode::Weak => None,
-            };
-            p.projected = n > m.gpus_per_node;
-            let wanted = w.micro_batch().min(p.per_gpu_batch);
-            let estimate = |micro: f64| {
-                memory::estimate_accumulating(
-                    w,
-                    w.pattern,
-                    n,
-                    micro,
-                    p.per_gpu_batch > micro,
-                    m.gpu_memory_gib,
-                )
-            };
-            let first = estimate(wanted);
-            let too_big = |e: &Option<memory::MemoryEstimate>| {
-                e.as_ref().and_then(|e| e.fits()) == Some(false)
-            };
-            // As the framework runs do on running out of memory: micro-batches half as large
-            // (the same per-GPU batch, accumulated), down to one sample; where none fits, the
-            // workload's own micro-batch is what the row reports.
-            let (micro, mem) = if too_big(&first) {
-                let mut m = wanted;
-                let mut found = None;
-                while m > 1.0 {
-                    m = (m / 2.0).floor().max(1.0);
-                    let e = estimate(m);
-                    if !too_big(&e) {
-                        found = Some((m, e));
-                        break;
-                    }
-                }
-                found.unwrap_or((wanted, first))
-            } else {
-                (wanted, first)
-            };
-            let accumulating = p.per_gpu_batch > micro;
-            // What the memory was checked at: where there is an estimate, the step is run in
-            // micro-batches of that size.
-            if mem.is_some() {
-                p.micro_batch = Some(micro);
-                p.accumulate = Some(batch::accumulation(p.per_gpu_batch, micro));
-            }
-            let smaller_micro = (micro < wanted).then(|| {
-                format!(
-                    "; in micro-batches of {micro:.0} (the workload's {wanted:.0} does not fit: gradients accumulated, the step modeled as one)"
-                )
-            });
-            // Only a whole estimate is a figure; without the activations it is a lower bound,
-            // said in the basis.
-            p.memory_gib_per_gpu = mem.as_ref().and_then(|e| e.known_total_gib());
-            p.fits = mem.as_ref().and_then(|e| e.fits());
-            if let (Some(false), Some(e)) = (p.fits, &mem) {
-                let cap = m.gpu_memory_gib.unwrap_or(0.0);
-                p.basis = format!(
-                    "does not fit: {} per GPU of {cap:.0} GiB ({} usable{}); {}",
-                    e.describe_total(),
-                    (cap * memory::USABLE_SHARE).floor(),
-                    if e.known_total_gib().is_none() {
-                        "; activations unknown, not counted"
-                    } else {
-                        ""
-                    },
-                    memory::advice(w, n, cap, accumulating)
-                );
-                if let Some(note) = &split_note {
-                    p.basis.push_str(&format!("; {note}"));
-                }
-                rows.push(p);
-                continue;
-            }
-            let memory_note = mem
-                .as_ref()
-                .filter(|e| e.known_total_gib().is_none())
-                .map(|e| {
-                    format!(
-                        "; memory per GPU {} (weights, gradients, optimizer states; activations unknown)",
-                        e.describe_total()
-                    )
-                });
-            // In micro-batches of `micro` (halved where the workload's does not fit): the host
-            // issues each one's kernels, so the host floor goes with their count.
-            match step_terms_in(w, m, n, p.per_gpu_batch, micro, mode) {
-                Ok(t) => {
-                    p.step_time_ms = Some(t.step_ms);
-                    p.throughput = Some(p.global_batch / (t.step_ms * 1e-3));
-                    p.compute_ms = Some(t.compute_ms);
-                    p.comm_exposed_ms = Some(t.comm_exposed_ms);
-                    p.other_ms = Some(t.other_ms);
-                    p.bound = Some(t.bound);
-                    p.calibration = Some(t.calibration);
-                    p.host_floor_ms = t.host_floor_ms;
-                    p.basis = format!(
-                        "{}{}{}{}",
-                        t.calibration_basis,
-                        basis(w, m, n, p.projected),
-                        memory_note.as_deref().unwrap_or(""),
-                        smaller_micro.as_deref().unwrap_or("")
-                    );
-                    if let Some(note) = &split_note {
-                        p.basis.push_str(&format!("; {note}"));
-                    }
-                }
-                Err(e) => p.basis = e,
-            }
-            rows.push(p);
+            rows.push(model_row(w, m, mode, n, p));
         }
         fill_speedup(&mut rows);
         out.extend(rows);
     }
     out
+}
+
+/// Fills the modeled row `p` of `w` on `n` GPUs of `m`: its micro-batch and memory, and the
+/// step's terms, or why it does not fit (no step time then).
+fn model_row(w: &Workload, m: &Machine, mode: Mode, n: usize, mut p: ScalingPoint) -> ScalingPoint {
+    let split_note = match mode {
+        Mode::Strong => BatchSplit::new(p.global_batch, n).note(),
+        Mode::Weak => None,
+    };
+    p.projected = n > m.gpus_per_node;
+    let wanted = w.micro_batch().min(p.per_gpu_batch);
+    let (micro, mem) = fitting_micro_batch(w, m, n, p.per_gpu_batch, wanted);
+    let accumulating = p.per_gpu_batch > micro;
+    // What the memory was checked at: where there is an estimate, the step is run in
+    // micro-batches of that size.
+    if mem.is_some() {
+        p.micro_batch = Some(micro);
+        p.accumulate = Some(batch::accumulation(p.per_gpu_batch, micro));
+    }
+    let smaller_micro = (micro < wanted).then(|| {
+        format!(
+            "; in micro-batches of {micro:.0} (the workload's {wanted:.0} does not fit: gradients accumulated, the step modeled as one)"
+        )
+    });
+    // Only a whole estimate is a figure; without the activations it is a lower bound,
+    // said in the basis.
+    p.memory_gib_per_gpu = mem.as_ref().and_then(|e| e.known_total_gib());
+    p.fits = mem.as_ref().and_then(|e| e.fits());
+    if let (Some(false), Some(e)) = (p.fits, &mem) {
+        let cap = m.gpu_memory_gib.unwrap_or(0.0);
+        p.basis = format!(
+            "does not fit: {} per GPU of {cap:.0} GiB ({} usable{}); {}",
+            e.describe_total(),
+            (cap * memory::USABLE_SHARE).floor(),
+            if e.known_total_gib().is_none() {
+                "; activations unknown, not counted"
+            } else {
+                ""
+            },
+            memory::advice(w, n, cap, accumulating)
+        );
+        if let Some(note) = &split_note {
+            p.basis.push_str(&format!("; {note}"));
+        }
+        return p;
+    }
+    let memory_note = mem
+        .as_ref()
+        .filter(|e| e.known_total_gib().is_none())
+        .map(|e| {
+            format!(
+                "; memory per GPU {} (weights, gradients, optimizer states; activations unknown)",
+                e.describe_total()
+            )
+        });
+    // In micro-batches of `micro` (halved where the workload's does not fit): the host
+    // issues each one's kernels, so the host floor goes with their count.
+    match step_terms_in(w, m, n, p.per_gpu_batch, micro, mode) {
+        Ok(t) => {
+            p.step_time_ms = Some(t.step_ms);
+            p.throughput = Some(p.global_batch / (t.step_ms * 1e-3));
+            p.compute_ms = Some(t.compute_ms);
+            p.comm_exposed_ms = Some(t.comm_exposed_ms);
+            p.other_ms = Some(t.other_ms);
+            p.bound = Some(t.bound);
+            p.calibration = Some(t.calibration);
+            p.host_floor_ms = t.host_floor_ms;
+            p.basis = format!(
+                "{}{}{}{}",
+                t.calibration_basis,
+                basis(w, m, n, p.projected),
+                memory_note.as_deref().unwrap_or(""),
+                smaller_micro.as_deref().unwrap_or("")
+            );
+            if let Some(note) = &split_note {
+                p.basis.push_str(&format!("; {note}"));
+            }
+        }
+        Err(e) => p.basis = e,
+    }
+    p
+}
+
+/// The micro-batch a step of `per_gpu_batch` samples on `n` GPUs runs in, and its memory
+/// estimate. As the framework runs do on running out of memory: micro-batches half as large
+/// (the same per-GPU batch, accumulated) than the workload's `wanted`, down to one sample;
+/// where none fits, the workload's own micro-batch is what the row reports.
+fn fitting_micro_batch(
+    w: &Workload,
+    m: &Machine,
+    n: usize,
+    per_gpu_batch: f64,
+    wanted: f64,
+) -> (f64, Option<memory::MemoryEstimate>) {
+    let estimate = |micro: f64| {
+        memory::estimate_accumulating(
+            w,
+            w.pattern,
+            n,
+            micro,
+            per_gpu_batch > micro,
+            m.gpu_memory_gib,
+        )
+    };
+    let first = estimate(wanted);
+    let too_big =
+        |e: &Option<memory::MemoryEstimate>| e.as_ref().and_then(|e| e.fits()) == Some(false);
+    if !too_big(&first) {
+        return (wanted, first);
+    }
+    let mut micro = wanted;
+    while micro > 1.0 {
+        micro = (micro / 2.0).floor().max(1.0);
+        let e = estimate(micro);
+        if !too_big(&e) {
+            return (micro, e);
+        }
+    }
+    (wanted, first)
 }
 
 /// Sets speedup and efficiency against the 1-GPU row of the same workload, mode and source; where

@@ -525,48 +525,100 @@ pub fn parse(file: &str, text: &str) -> Result<Workload, WorkloadError> {
     Ok(w)
 }
 
-/// Checks ranges and the fields each pattern needs; `Err((field, why))`. Every number has a
-/// unit and an accepted range ([`crate::model::validate::Bounds`]), chosen so that the model's
-/// figures stay finite and positive for any accepted input.
-pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
+/// The accepted ranges of a workload's numbers, with their units.
+mod limits {
     use crate::model::validate::Bounds;
-    // The accepted ranges, with their units.
-    const PARAMS: Bounds = Bounds::closed(0.0, 1e14, "parameters");
-    const FLOPS: Bounds = Bounds::closed(1.0, 1e20, "FLOPs");
-    const PER_GPU_BATCH: Bounds = Bounds::closed(1.0, 1e9, "samples");
-    const GLOBAL_BATCH: Bounds = Bounds::closed(1.0, 1e12, "samples");
-    const BUCKET: Bounds = Bounds::closed(0.0, 1e13, "bytes");
-    const BUCKET_NEEDED: Bounds = Bounds::closed(1.0, 1e13, "bytes");
-    const UTILIZATION: Bounds = Bounds::closed(0.001, 1.0, "");
-    const OVERLAP: Bounds = Bounds::closed(0.0, 1.0, "");
-    const SAMPLE_BYTES: Bounds = Bounds::closed(0.0, 1e12, "bytes");
-    const SAMPLE_BYTES_NEEDED: Bounds = Bounds::above(0.0, 1e12, "bytes");
-    const PRIMARY_MS: Bounds = Bounds::closed(0.0, 3.6e6, "ms");
-    const FRAME_HZ: Bounds = Bounds::above(0.0, 1e6, "Hz");
-    const LINK_GBPS: Bounds = Bounds::closed(0.001, 1e5, "GB/s");
-    const OFFERED_LOAD: Bounds = Bounds::closed(0.0, 0.99, "");
-    const RTT_MS: Bounds = Bounds::closed(0.0, 1e5, "ms");
-    const STEPS_PER_SYNC: Bounds = Bounds::closed(1.0, 1e9, "steps");
-    const WEIGHT_BYTES: Bounds = Bounds::closed(1.0, 8.0, "bytes per parameter");
-    const ACTIVATION_BYTES: Bounds = Bounds::above(0.0, 1e13, "bytes");
-    const STEP_MS: Bounds = Bounds::above(0.0, 1e8, "ms");
-    const KERNEL_MS: Bounds = Bounds::closed(0.0, 1e8, "ms");
-    const TFLOPS: Bounds = Bounds::above(0.0, 1e5, "TFLOP/s");
-    const COPY_GBPS: Bounds = Bounds::above(0.0, 1e6, "GB/s");
-    const MEMORY_GIB: Bounds = Bounds::above(0.0, 1e5, "GiB");
-    const HOST_PROBE_US: Bounds = Bounds::above(0.0, 1e7, "µs");
-    const WATTS: Bounds = Bounds::closed(
+
+    pub const PARAMS: Bounds = Bounds::closed(0.0, 1e14, "parameters");
+    pub const FLOPS: Bounds = Bounds::closed(1.0, 1e20, "FLOPs");
+    pub const PER_GPU_BATCH: Bounds = Bounds::closed(1.0, 1e9, "samples");
+    pub const GLOBAL_BATCH: Bounds = Bounds::closed(1.0, 1e12, "samples");
+    pub const BUCKET: Bounds = Bounds::closed(0.0, 1e13, "bytes");
+    pub const BUCKET_NEEDED: Bounds = Bounds::closed(1.0, 1e13, "bytes");
+    pub const UTILIZATION: Bounds = Bounds::closed(0.001, 1.0, "");
+    pub const OVERLAP: Bounds = Bounds::closed(0.0, 1.0, "");
+    pub const SAMPLE_BYTES: Bounds = Bounds::closed(0.0, 1e12, "bytes");
+    pub const SAMPLE_BYTES_NEEDED: Bounds = Bounds::above(0.0, 1e12, "bytes");
+    pub const PRIMARY_MS: Bounds = Bounds::closed(0.0, 3.6e6, "ms");
+    pub const FRAME_HZ: Bounds = Bounds::above(0.0, 1e6, "Hz");
+    pub const LINK_GBPS: Bounds = Bounds::closed(0.001, 1e5, "GB/s");
+    pub const OFFERED_LOAD: Bounds = Bounds::closed(0.0, 0.99, "");
+    pub const RTT_MS: Bounds = Bounds::closed(0.0, 1e5, "ms");
+    pub const STEPS_PER_SYNC: Bounds = Bounds::closed(1.0, 1e9, "steps");
+    pub const WEIGHT_BYTES: Bounds = Bounds::closed(1.0, 8.0, "bytes per parameter");
+    pub const ACTIVATION_BYTES: Bounds = Bounds::above(0.0, 1e13, "bytes");
+    pub const STEP_MS: Bounds = Bounds::above(0.0, 1e8, "ms");
+    pub const KERNEL_MS: Bounds = Bounds::closed(0.0, 1e8, "ms");
+    pub const TFLOPS: Bounds = Bounds::above(0.0, 1e5, "TFLOP/s");
+    pub const COPY_GBPS: Bounds = Bounds::above(0.0, 1e6, "GB/s");
+    pub const MEMORY_GIB: Bounds = Bounds::above(0.0, 1e5, "GiB");
+    pub const HOST_PROBE_US: Bounds = Bounds::above(0.0, 1e7, "µs");
+    pub const WATTS: Bounds = Bounds::closed(
         crate::model::energy::MIN_PLAUSIBLE_WATTS,
         crate::model::energy::MAX_PLAUSIBLE_WATTS,
         "W",
     );
+}
 
-    let check =
-        |field: &'static str, v: f64, b: Bounds| b.check(v).map(|_| ()).map_err(|m| (field, m));
-    let optional = |field: &'static str, v: Option<f64>, b: Bounds| match v {
+/// A field's complaint: its name and why.
+type FieldError = (&'static str, String);
+
+/// `v` within `b`, or why not, naming `field`.
+fn check(field: &'static str, v: f64, b: crate::model::validate::Bounds) -> Result<(), FieldError> {
+    b.check(v).map(|_| ()).map_err(|m| (field, m))
+}
+
+/// As [`check`] for a value that may be absent (absent passes).
+fn optional(
+    field: &'static str,
+    v: Option<f64>,
+    b: crate::model::validate::Bounds,
+) -> Result<(), FieldError> {
+    match v {
         Some(v) => check(field, v, b),
         None => Ok(()),
-    };
+    }
+}
+
+/// Checks ranges and the fields each pattern needs; `Err((field, why))`. Every number has a
+/// unit and an accepted range ([`crate::model::validate::Bounds`]), chosen so that the model's
+/// figures stay finite and positive for any accepted input.
+pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
+    validate_text(w)?;
+    validate_numbers(w)?;
+    if let Some(m) = &w.model
+        && !(m.id.starts_with("torchvision:") || m.id.starts_with("transformers:"))
+    {
+        return Err((
+            "model",
+            format!(
+                "id {}: expected torchvision:<name> or transformers:gpt2|bert|llama",
+                crate::model::validate::quoted(&m.id)
+            ),
+        ));
+    }
+    for c in &w.calibration {
+        validate_calibration(c)?;
+    }
+    for p in &w.power {
+        check("watts", p.watts, limits::WATTS)?;
+        optional("idle_watts", p.idle_watts, limits::WATTS)?;
+        if p.gpu.trim().is_empty() {
+            return Err(("gpu", "name the GPU family, e.g. \"H100\"".into()));
+        }
+    }
+    if w.sources.is_empty() {
+        return Err((
+            "sources",
+            "list where every number comes from (write \"assumed: …\" for guesses)".into(),
+        ));
+    }
+    validate_pattern(w)
+}
+
+/// The name is an id, and nothing printed as it is (name, title, sources) can rewrite the
+/// terminal or split a line.
+fn validate_text(w: &Workload) -> Result<(), FieldError> {
     use crate::model::validate::unsafe_on_terminal;
     if w.name.trim().is_empty()
         || w.name.contains([',', '"'])
@@ -592,6 +644,13 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
             "holds a control character, line separator or bidirectional control".into(),
         ));
     }
+    Ok(())
+}
+
+/// Every number of the workload itself within its range, the parameters a count and the
+/// batches whole samples.
+fn validate_numbers(w: &Workload) -> Result<(), FieldError> {
+    use limits::*;
     check("params", w.params, PARAMS)?;
     if w.params > 0.0 && w.params < 1.0 {
         // A count: a fraction of one parameter is no model, and a gradient of `5e-324` of
@@ -610,17 +669,21 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
     check("bucket_bytes", w.bucket_bytes, BUCKET)?;
     check("utilization", w.utilization, UTILIZATION)?;
     check("overlap", w.overlap, OVERLAP)?;
-    optional("sample_input_bytes", w.sample_input_bytes, SAMPLE_BYTES)?;
-    optional("sample_output_bytes", w.sample_output_bytes, SAMPLE_BYTES)?;
-    optional("sync_bytes", w.sync_bytes, SAMPLE_BYTES)?;
-    optional("primary_ms", w.primary_ms, PRIMARY_MS)?;
-    optional("frame_hz", w.frame_hz, FRAME_HZ)?;
-    optional("link_gbps", w.link_gbps, LINK_GBPS)?;
-    optional("offered_load", w.offered_load, OFFERED_LOAD)?;
-    optional("rtt_ms", w.rtt_ms, RTT_MS)?;
-    optional("steps_per_sync", w.steps_per_sync, STEPS_PER_SYNC)?;
-    optional("weight_bytes", w.weight_bytes, WEIGHT_BYTES)?;
-    optional("micro_batch", w.micro_batch, PER_GPU_BATCH)?;
+    for (field, v, b) in [
+        ("sample_input_bytes", w.sample_input_bytes, SAMPLE_BYTES),
+        ("sample_output_bytes", w.sample_output_bytes, SAMPLE_BYTES),
+        ("sync_bytes", w.sync_bytes, SAMPLE_BYTES),
+        ("primary_ms", w.primary_ms, PRIMARY_MS),
+        ("frame_hz", w.frame_hz, FRAME_HZ),
+        ("link_gbps", w.link_gbps, LINK_GBPS),
+        ("offered_load", w.offered_load, OFFERED_LOAD),
+        ("rtt_ms", w.rtt_ms, RTT_MS),
+        ("steps_per_sync", w.steps_per_sync, STEPS_PER_SYNC),
+        ("weight_bytes", w.weight_bytes, WEIGHT_BYTES),
+        ("micro_batch", w.micro_batch, PER_GPU_BATCH),
+    ] {
+        optional(field, v, b)?;
+    }
     // Samples are whole: a strong global batch is split over the GPUs in whole samples
     // (`batch::BatchSplit`) and a per-GPU batch into whole micro-batches.
     for (field, v) in [
@@ -643,77 +706,63 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
         w.activation_bytes_per_sample,
         ACTIVATION_BYTES,
     )?;
-    optional("step_ms_1gpu", w.step_ms_1gpu, STEP_MS)?;
-    if let Some(m) = &w.model
-        && !(m.id.starts_with("torchvision:") || m.id.starts_with("transformers:"))
-    {
+    optional("step_ms_1gpu", w.step_ms_1gpu, STEP_MS)
+}
+
+/// One measured step: its times within range, the optimizer's below the step's, the GPU named.
+fn validate_calibration(c: &Calibration) -> Result<(), FieldError> {
+    use limits::*;
+    check("step_ms", c.step_ms, STEP_MS)?;
+    check("optimizer_ms", c.optimizer_ms, KERNEL_MS)?;
+    if c.optimizer_ms >= c.step_ms {
         return Err((
-            "model",
+            "optimizer_ms",
             format!(
-                "id {}: expected torchvision:<name> or transformers:gpt2|bert|llama",
-                crate::model::validate::quoted(&m.id)
+                "must be below step_ms ({} ≥ {} ms)",
+                c.optimizer_ms, c.step_ms
             ),
         ));
     }
-    for c in &w.calibration {
-        check("step_ms", c.step_ms, STEP_MS)?;
-        check("optimizer_ms", c.optimizer_ms, KERNEL_MS)?;
-        if c.optimizer_ms >= c.step_ms {
-            return Err((
-                "optimizer_ms",
-                format!(
-                    "must be below step_ms ({} ≥ {} ms)",
-                    c.optimizer_ms, c.step_ms
-                ),
-            ));
-        }
-        optional("matrix_ms", c.matrix_ms, KERNEL_MS)?;
-        optional("other_ms", c.other_ms, KERNEL_MS)?;
-        optional("gemm_tflops", c.gemm_tflops, TFLOPS)?;
-        optional("copy_gbps", c.copy_gbps, COPY_GBPS)?;
-        optional("peak_mem_gib", c.peak_mem_gib, MEMORY_GIB)?;
-        optional("host_ms", c.host_ms, KERNEL_MS)?;
-        optional("host_probe_us", c.host_probe_us, HOST_PROBE_US)?;
-        if c.gpu.trim().is_empty() {
-            return Err(("gpu", "name the GPU family, e.g. \"H200\"".into()));
-        }
+    for (field, v, b) in [
+        ("matrix_ms", c.matrix_ms, KERNEL_MS),
+        ("other_ms", c.other_ms, KERNEL_MS),
+        ("gemm_tflops", c.gemm_tflops, TFLOPS),
+        ("copy_gbps", c.copy_gbps, COPY_GBPS),
+        ("peak_mem_gib", c.peak_mem_gib, MEMORY_GIB),
+        ("host_ms", c.host_ms, KERNEL_MS),
+        ("host_probe_us", c.host_probe_us, HOST_PROBE_US),
+    ] {
+        optional(field, v, b)?;
     }
-    for p in &w.power {
-        check("watts", p.watts, WATTS)?;
-        optional("idle_watts", p.idle_watts, WATTS)?;
-        if p.gpu.trim().is_empty() {
-            return Err(("gpu", "name the GPU family, e.g. \"H100\"".into()));
-        }
+    if c.gpu.trim().is_empty() {
+        return Err(("gpu", "name the GPU family, e.g. \"H200\"".into()));
     }
-    if w.sources.is_empty() {
-        return Err((
-            "sources",
-            "list where every number comes from (write \"assumed: …\" for guesses)".into(),
-        ));
-    }
-    let need = |field: &'static str, v: Option<f64>, b: Bounds| match v {
+    Ok(())
+}
+
+/// The fields the workload's pattern needs: a gradient and a bucket for the all-reduce
+/// patterns, the bytes each inference or offload pattern moves.
+fn validate_pattern(w: &Workload) -> Result<(), FieldError> {
+    use limits::*;
+    let need = |field: &'static str, v: Option<f64>, b| match v {
         Some(v) => check(field, v, b),
         None => Err((field, format!("the {} pattern needs it", w.pattern))),
     };
-    let positive_params = || {
-        if w.params > 0.0 {
-            Ok(())
-        } else {
-            Err((
-                "params",
-                format!(
-                    "the {} pattern needs a gradient: above 0, found {}",
-                    w.pattern, w.params
-                ),
-            ))
-        }
-    };
     match w.pattern {
         Pattern::DdpRing | Pattern::TreeReduce | Pattern::SimPolicy | Pattern::Fsdp => {
-            positive_params()?;
-            check("bucket_bytes", w.bucket_bytes, BUCKET_NEEDED)?;
+            if w.params > 0.0 {
+                check("bucket_bytes", w.bucket_bytes, BUCKET_NEEDED)?;
+            } else {
+                return Err((
+                    "params",
+                    format!(
+                        "the {} pattern needs a gradient: above 0, found {}",
+                        w.pattern, w.params
+                    ),
+                ));
+            }
         }
-        Pattern::InferenceReplicas => {
+        Pattern::InferenceReplicas | Pattern::RemoteOffload => {
             need(
                 "sample_input_bytes",
                 w.sample_input_bytes,
@@ -728,13 +777,6 @@ pub fn validate(w: &Workload) -> Result<(), (&'static str, String)> {
             )?;
             need("sync_bytes", w.sync_bytes, SAMPLE_BYTES_NEEDED)?;
             need("link_gbps", w.link_gbps, LINK_GBPS)?;
-        }
-        Pattern::RemoteOffload => {
-            need(
-                "sample_input_bytes",
-                w.sample_input_bytes,
-                SAMPLE_BYTES_NEEDED,
-            )?;
         }
     }
     Ok(())
