@@ -646,101 +646,15 @@ impl LiveView {
         let window = report.traffic.as_ref();
         group(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
-                let (word, fill) = match kind {
-                    FeedKind::Replay => ("replay", REPLAY_FILL),
-                    _ => ("live", LIVE_FILL),
-                };
-                badge(ui, word, fill).on_hover_text(match kind {
-                    FeedKind::Replay => "A recording played back: what the GPUs did then, not now",
-                    FeedKind::ThisMachine => "Read from this machine's GPUs through NVML, now",
-                    FeedKind::Server => "Read from the server's GPUs by its agent, now",
-                });
-                let mut on = self.on;
-                let (label, tip) = match kind {
-                    FeedKind::Replay => (
-                        "Replay",
-                        "Play the recording's traffic on the drawing, at its own pace (or faster)",
-                    ),
-                    FeedKind::ThisMachine => (
-                        "Live",
-                        "Draw this machine's PCIe and NVLink traffic as it happens (NVML). A new \
-                         watch replaces the window held (Save it first).",
-                    ),
-                    FeedKind::Server => (
-                        "Live",
-                        "Draw the server's PCIe and NVLink traffic as it happens, through its \
-                         agent. While it runs, runs on that server wait (one connection). A new \
-                         watch replaces the window held.",
-                    ),
-                };
-                if ui.checkbox(&mut on, label).on_hover_text(tip).changed() {
-                    if on {
-                        self.start();
-                    } else {
-                        self.stop();
-                    }
-                }
+                self.toggle(ui, kind);
                 if self.on {
-                    let (text, tip) = if self.paused {
-                        ("▶ Resume", "Go on: the window grows again")
-                    } else {
-                        ("Pause", "Hold the drawing; the window stops growing")
-                    };
-                    if ui.button(text).on_hover_text(tip).clicked() {
-                        if self.paused {
-                            self.resume();
-                        } else {
-                            self.pause();
-                        }
-                    }
+                    self.pause_button(ui);
                 }
                 match kind {
-                    FeedKind::Replay => {
-                        let interval = window.map(|w| w.header.interval_s);
-                        ui.label(format!("interval {}", interval.map_or("—".into(), seconds)))
-                            .on_hover_text("The interval the recording was made at");
-                        let label = ui.label("speed");
-                        egui::ComboBox::from_id_salt("live-speed")
-                            .selected_text(speed_words(self.speed))
-                            .width(70.0)
-                            .show_ui(ui, |ui| {
-                                for s in SPEEDS {
-                                    ui.selectable_value(&mut self.speed, s, speed_words(s));
-                                }
-                            })
-                            .response
-                            .labelled_by(label.id)
-                            .on_hover_text("Takes effect at the next start or resume");
-                    }
-                    _ => {
-                        let label = ui.label("interval");
-                        let enabled = !self.running();
-                        ui.add_enabled_ui(enabled, |ui| {
-                            egui::ComboBox::from_id_salt("live-interval")
-                                .selected_text(seconds(self.interval_s))
-                                .width(60.0)
-                                .show_ui(ui, |ui| {
-                                    for s in INTERVALS_S {
-                                        ui.selectable_value(&mut self.interval_s, s, seconds(s));
-                                    }
-                                })
-                                .response
-                                .labelled_by(label.id);
-                        })
-                        .response
-                        .on_disabled_hover_text("Stop the watch to change its interval");
-                    }
+                    FeedKind::Replay => self.speed_choice(ui, window),
+                    _ => self.interval_choice(ui),
                 }
-                let has = window.is_some_and(|w| !w.samples.is_empty());
-                let save = ui
-                    .add_enabled(has, egui::Button::new("Save recording…"))
-                    .on_hover_text(
-                        "The window held, as a recording (.jsonl, as `scalescope watch \
-                         --record` writes it; File ▸ Open or `watch --replay` reads it). Only \
-                         the window held is saved; a report saved or exported now keeps it too.",
-                    )
-                    .on_disabled_hover_text("No samples held yet");
-                if save.clicked() {
+                if save_button(ui, window).clicked() {
                     actions.push(Action::SaveRecording);
                 }
             });
@@ -751,6 +665,79 @@ impl LiveView {
                 self.scrubber(ui, w);
             }
         });
+    }
+
+    /// The feed's badge (live or replay) and the checkbox that starts and stops it.
+    fn toggle(&mut self, ui: &mut Ui, kind: FeedKind) {
+        let words = FeedWords::of(kind);
+        badge(ui, words.badge, words.fill).on_hover_text(words.badge_tip);
+        let mut on = self.on;
+        if ui
+            .checkbox(&mut on, words.toggle)
+            .on_hover_text(words.toggle_tip)
+            .changed()
+        {
+            if on {
+                self.start();
+            } else {
+                self.stop();
+            }
+        }
+    }
+
+    /// Pause, or Resume while paused.
+    fn pause_button(&mut self, ui: &mut Ui) {
+        let (text, tip) = if self.paused {
+            ("▶ Resume", "Go on: the window grows again")
+        } else {
+            ("Pause", "Hold the drawing; the window stops growing")
+        };
+        if ui.button(text).on_hover_text(tip).clicked() {
+            if self.paused {
+                self.resume();
+            } else {
+                self.pause();
+            }
+        }
+    }
+
+    /// A replay's interval (the recording's) and the speed it plays at.
+    fn speed_choice(&mut self, ui: &mut Ui, window: Option<&TrafficRecording>) {
+        let interval = window.map(|w| w.header.interval_s);
+        ui.label(format!("interval {}", interval.map_or("—".into(), seconds)))
+            .on_hover_text("The interval the recording was made at");
+        let label = ui.label("speed");
+        egui::ComboBox::from_id_salt("live-speed")
+            .selected_text(speed_words(self.speed))
+            .width(70.0)
+            .show_ui(ui, |ui| {
+                for s in SPEEDS {
+                    ui.selectable_value(&mut self.speed, s, speed_words(s));
+                }
+            })
+            .response
+            .labelled_by(label.id)
+            .on_hover_text("Takes effect at the next start or resume");
+    }
+
+    /// A watch's interval, fixed while it runs.
+    fn interval_choice(&mut self, ui: &mut Ui) {
+        let label = ui.label("interval");
+        let enabled = !self.running();
+        ui.add_enabled_ui(enabled, |ui| {
+            egui::ComboBox::from_id_salt("live-interval")
+                .selected_text(seconds(self.interval_s))
+                .width(60.0)
+                .show_ui(ui, |ui| {
+                    for s in INTERVALS_S {
+                        ui.selectable_value(&mut self.interval_s, s, seconds(s));
+                    }
+                })
+                .response
+                .labelled_by(label.id);
+        })
+        .response
+        .on_disabled_hover_text("Stop the watch to change its interval");
     }
 
     /// The bar's state words: what feeds it, how much the window holds, and how it stands.
@@ -820,6 +807,59 @@ impl LiveView {
             ui.label(format!("{} of {} · t = {:.1} s", i + 1, last + 1, t(i)));
         });
     }
+}
+
+/// What the bar says of a feed of one kind.
+struct FeedWords {
+    badge: &'static str,
+    fill: Color32,
+    badge_tip: &'static str,
+    toggle: &'static str,
+    toggle_tip: &'static str,
+}
+
+impl FeedWords {
+    fn of(kind: FeedKind) -> Self {
+        match kind {
+            FeedKind::Replay => Self {
+                badge: "replay",
+                fill: REPLAY_FILL,
+                badge_tip: "A recording played back: what the GPUs did then, not now",
+                toggle: "Replay",
+                toggle_tip: "Play the recording's traffic on the drawing, at its own pace (or \
+                             faster)",
+            },
+            FeedKind::ThisMachine => Self {
+                badge: "live",
+                fill: LIVE_FILL,
+                badge_tip: "Read from this machine's GPUs through NVML, now",
+                toggle: "Live",
+                toggle_tip: "Draw this machine's PCIe and NVLink traffic as it happens (NVML). A \
+                             new watch replaces the window held (Save it first).",
+            },
+            FeedKind::Server => Self {
+                badge: "live",
+                fill: LIVE_FILL,
+                badge_tip: "Read from the server's GPUs by its agent, now",
+                toggle: "Live",
+                toggle_tip: "Draw the server's PCIe and NVLink traffic as it happens, through \
+                             its agent. While it runs, runs on that server wait (one \
+                             connection). A new watch replaces the window held.",
+            },
+        }
+    }
+}
+
+/// Save recording…, enabled once the window holds a sample.
+fn save_button(ui: &mut Ui, window: Option<&TrafficRecording>) -> egui::Response {
+    let has = window.is_some_and(|w| !w.samples.is_empty());
+    ui.add_enabled(has, egui::Button::new("Save recording…"))
+        .on_hover_text(
+            "The window held, as a recording (.jsonl, as `scalescope watch --record` writes it; \
+             File ▸ Open or `watch --replay` reads it). Only the window held is saved; a report \
+             saved or exported now keeps it too.",
+        )
+        .on_disabled_hover_text("No samples held yet")
 }
 
 /// The live badge's colour (Okabe–Ito bluish green) and the replay badge's (reddish purple,

@@ -12,11 +12,11 @@ use eframe::egui::{
 };
 
 use super::palette;
-use crate::model::Topology;
 use crate::model::decimate::MinMaxLine;
 use crate::model::traffic::{
     GpuTraffic, LinkPeer, PairTraffic, ReadingSource, TrafficRecording, TrafficSample, pair_traffic,
 };
+use crate::model::{GpuProcess, Topology};
 
 /// The first series of a sparkline (a→b, in) and the second (b→a, out): Okabe–Ito sky blue and
 /// orange.
@@ -490,101 +490,12 @@ pub fn gpu_table(ui: &mut Ui, frame: &LiveFrame) {
         .striped(true)
         .spacing([14.0, 3.0])
         .show(ui, |ui| {
-            for h in [
-                "GPU",
-                "PCIe in",
-                "PCIe out",
-                "NVLink in",
-                "NVLink out",
-                "SM activity",
-                "memory BW",
-                "power",
-                "SM clock",
-                "mem clock",
-                "clock events",
-                "processes",
-            ] {
+            for h in GPU_TABLE_COLUMNS {
                 ui.label(RichText::new(h).strong());
             }
             ui.end_row();
             for &g in &frame.window.header.gpus {
-                let t = sample.gpu(g);
-                ui.label(format!("GPU{g}"));
-                let cell = |ui: &mut Ui, text: String, source: Option<ReadingSource>| {
-                    ui.label(RichText::new(text).monospace())
-                        .on_hover_text(format!("source: {}", source_words(source)));
-                };
-                let pcie = t.and_then(|t| t.pcie_source);
-                let (rx_data, tx_data) = pcie_data(t);
-                cell(ui, figure(rx_data.map(|b| b / 1e9), 1, "GB/s"), pcie);
-                cell(ui, figure(tx_data.map(|b| b / 1e9), 1, "GB/s"), pcie);
-                let nv = t.and_then(|t| t.nvlink_source);
-                let no_links = t.is_none_or(|t| t.nvlinks.is_empty());
-                for v in [
-                    t.and_then(|t| t.nvlink_rx_bytes_per_s()),
-                    t.and_then(|t| t.nvlink_tx_bytes_per_s()),
-                ] {
-                    if no_links {
-                        ui.label(RichText::new("—").monospace())
-                            .on_hover_text("No active NVLink read on this GPU");
-                    } else {
-                        cell(ui, figure(v.map(|b| b / 1e9), 1, "GB/s"), nv);
-                    }
-                }
-                cell(
-                    ui,
-                    figure(t.and_then(|t| t.sm_activity_pct), 0, "%"),
-                    t.and_then(|t| t.sm_source),
-                );
-                cell(
-                    ui,
-                    figure(t.and_then(|t| t.memory_bw_pct), 0, "%"),
-                    t.and_then(|t| t.memory_bw_source),
-                );
-                cell(
-                    ui,
-                    figure(t.and_then(|t| t.power_w), 0, "W"),
-                    t.and_then(|t| t.power_source),
-                );
-                for v in [
-                    t.and_then(|t| t.sm_clock_mhz),
-                    t.and_then(|t| t.memory_clock_mhz),
-                ] {
-                    ui.label(RichText::new(figure(v.map(f64::from), 0, "MHz")).monospace())
-                        .on_hover_text("NVML's current clock at the reading");
-                }
-                let throttle = match t.and_then(|t| t.throttle.as_ref()) {
-                    None => "—".to_string(),
-                    Some(r) if r.is_empty() => "none".to_string(),
-                    Some(r) => r.iter().map(|r| r.label()).collect::<Vec<_>>().join(", "),
-                };
-                ui.label(throttle.clone()).on_hover_text(format!(
-                    "Clock event reasons active at the reading: {throttle}"
-                ));
-                let procs = t.and_then(|t| t.processes.as_ref());
-                let all = match procs {
-                    None => "—".to_string(),
-                    Some(p) if p.is_empty() => "none".to_string(),
-                    Some(p) => p
-                        .iter()
-                        .map(|p| p.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                };
-                // A few in the row, every one on hover.
-                let shown = match procs {
-                    Some(p) if p.len() > PROCESSES_SHOWN => {
-                        let few: Vec<String> = p
-                            .iter()
-                            .take(PROCESSES_SHOWN)
-                            .map(|p| p.to_string())
-                            .collect();
-                        format!("{} +{} more", few.join(", "), p.len() - PROCESSES_SHOWN)
-                    }
-                    _ => all.clone(),
-                };
-                ui.label(shown)
-                    .on_hover_text(format!("Processes with a context on GPU{g}: {all}"));
+                gpu_row(ui, g, sample.gpu(g));
                 ui.end_row();
             }
         });
@@ -594,6 +505,110 @@ pub fn gpu_table(ui: &mut Ui, frame: &LiveFrame) {
             ui.add(egui::Label::new(RichText::new(format!("• {n}")).size(11.5).weak()).wrap());
         }
     }
+}
+
+/// The per-GPU table's columns.
+const GPU_TABLE_COLUMNS: [&str; 12] = [
+    "GPU",
+    "PCIe in",
+    "PCIe out",
+    "NVLink in",
+    "NVLink out",
+    "SM activity",
+    "memory BW",
+    "power",
+    "SM clock",
+    "mem clock",
+    "clock events",
+    "processes",
+];
+
+/// GPU `g`'s row of the per-GPU table, from its reading `t` (none: every cell "—").
+fn gpu_row(ui: &mut Ui, g: usize, t: Option<&GpuTraffic>) {
+    ui.label(format!("GPU{g}"));
+    let cell = |ui: &mut Ui, text: String, source: Option<ReadingSource>| {
+        ui.label(RichText::new(text).monospace())
+            .on_hover_text(format!("source: {}", source_words(source)));
+    };
+    let pcie = t.and_then(|t| t.pcie_source);
+    let (rx_data, tx_data) = pcie_data(t);
+    cell(ui, figure(rx_data.map(|b| b / 1e9), 1, "GB/s"), pcie);
+    cell(ui, figure(tx_data.map(|b| b / 1e9), 1, "GB/s"), pcie);
+    let nv = t.and_then(|t| t.nvlink_source);
+    let no_links = t.is_none_or(|t| t.nvlinks.is_empty());
+    for v in [
+        t.and_then(|t| t.nvlink_rx_bytes_per_s()),
+        t.and_then(|t| t.nvlink_tx_bytes_per_s()),
+    ] {
+        if no_links {
+            ui.label(RichText::new("—").monospace())
+                .on_hover_text("No active NVLink read on this GPU");
+        } else {
+            cell(ui, figure(v.map(|b| b / 1e9), 1, "GB/s"), nv);
+        }
+    }
+    let percent_and_power = [
+        (
+            t.and_then(|t| t.sm_activity_pct),
+            "%",
+            t.and_then(|t| t.sm_source),
+        ),
+        (
+            t.and_then(|t| t.memory_bw_pct),
+            "%",
+            t.and_then(|t| t.memory_bw_source),
+        ),
+        (
+            t.and_then(|t| t.power_w),
+            "W",
+            t.and_then(|t| t.power_source),
+        ),
+    ];
+    for (v, unit, source) in percent_and_power {
+        cell(ui, figure(v, 0, unit), source);
+    }
+    for v in [
+        t.and_then(|t| t.sm_clock_mhz),
+        t.and_then(|t| t.memory_clock_mhz),
+    ] {
+        ui.label(RichText::new(figure(v.map(f64::from), 0, "MHz")).monospace())
+            .on_hover_text("NVML's current clock at the reading");
+    }
+    let throttle = match t.and_then(|t| t.throttle.as_ref()) {
+        None => "—".to_string(),
+        Some(r) if r.is_empty() => "none".to_string(),
+        Some(r) => r.iter().map(|r| r.label()).collect::<Vec<_>>().join(", "),
+    };
+    ui.label(throttle.clone()).on_hover_text(format!(
+        "Clock event reasons active at the reading: {throttle}"
+    ));
+    processes_cell(ui, g, t.and_then(|t| t.processes.as_ref()));
+}
+
+/// The processes on GPU `g`: a few in the row, every one on hover; "—" where not read.
+fn processes_cell(ui: &mut Ui, g: usize, procs: Option<&Vec<GpuProcess>>) {
+    let all = match procs {
+        None => "—".to_string(),
+        Some(p) if p.is_empty() => "none".to_string(),
+        Some(p) => p
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let shown = match procs {
+        Some(p) if p.len() > PROCESSES_SHOWN => {
+            let few: Vec<String> = p
+                .iter()
+                .take(PROCESSES_SHOWN)
+                .map(|p| p.to_string())
+                .collect();
+            format!("{} +{} more", few.join(", "), p.len() - PROCESSES_SHOWN)
+        }
+        _ => all.clone(),
+    };
+    ui.label(shown)
+        .on_hover_text(format!("Processes with a context on GPU{g}: {all}"));
 }
 
 /// How much of a watch the window keeps, in seconds (the sparklines show it all).

@@ -656,78 +656,125 @@ fn mode_plots(
     y_axis: YAxis,
     max_gpus: usize,
 ) {
-    let modeled: Vec<&ScalingPoint> = rows
-        .iter()
-        .copied()
-        .filter(|r| r.source == RowSource::Modeled)
-        .collect();
-    let in_box: Vec<&ScalingPoint> = modeled.iter().copied().filter(|r| !r.projected).collect();
-    // The projected part starts at the box's last point so the line is continuous.
-    let proj: Vec<&ScalingPoint> = modeled.iter().copied().filter(|r| r.projected).collect();
-    let proj: Vec<&ScalingPoint> = in_box.last().copied().into_iter().chain(proj).collect();
-    let pick = |src: RowSource| -> Vec<&ScalingPoint> {
-        rows.iter().copied().filter(|r| r.source == src).collect()
-    };
-    let (framework, proxy) = (pick(RowSource::Framework), pick(RowSource::Proxy));
+    let series = ModeSeries::of(rows);
     let x_max = (max_gpus.max(2) as f64).log2();
     let id = format!("{name}-{mode}");
-    let what = match y_axis {
-        YAxis::Speedup => "speedup (log₂)",
-        YAxis::Efficiency => "efficiency",
-    };
-    let f = |r: &ScalingPoint| match y_axis {
-        YAxis::Speedup => r.speedup.filter(|s| *s > 0.0).map(f64::log2),
-        YAxis::Efficiency => r.efficiency.map(|e| e * 100.0),
-    };
-    let mut plot = Plot::new(format!("scaling-main-{id}"))
-        .height(190.0)
-        .x_axis_label("GPUs (log₂)")
-        .x_grid_spacer(super::plots::log2_grid)
-        .y_axis_label(what)
-        .x_axis_formatter(log2_tick)
-        .include_x(0.0)
-        .include_x(x_max)
-        .allow_scroll(false)
-        .allow_drag(false)
-        .allow_zoom(false);
-    plot = match y_axis {
-        YAxis::Speedup => plot
-            .y_axis_formatter(log2_tick)
-            .y_grid_spacer(super::plots::log2_grid)
-            .include_y(0.0)
-            .include_y(x_max),
-        YAxis::Efficiency => plot
-            .y_axis_formatter(percent_tick)
-            .include_y(0.0)
-            .include_y(105.0),
-    };
-    plot.show(ui, |p| {
-        let ideal: Vec<[f64; 2]> = (0..=x_max.ceil() as u32)
-            .map(|e| {
-                let x = e as f64;
-                [x, if y_axis == YAxis::Speedup { x } else { 100.0 }]
-            })
-            .collect();
+    series.main_plot(ui, &id, y_axis, x_max);
+    series.breakdown_plot(ui, &id, x_max);
+}
+
+/// One mode's rows split as its plots draw them.
+struct ModeSeries<'a> {
+    /// The model's rows, in the box and projected past it.
+    modeled: Vec<&'a ScalingPoint>,
+    /// The model's rows inside the box.
+    in_box: Vec<&'a ScalingPoint>,
+    /// The projected rows, from the box's last point so that the line is continuous.
+    projected: Vec<&'a ScalingPoint>,
+    /// Rows measured in a framework run.
+    framework: Vec<&'a ScalingPoint>,
+    /// Rows measured by the proxy.
+    proxy: Vec<&'a ScalingPoint>,
+}
+
+impl<'a> ModeSeries<'a> {
+    fn of(rows: &[&'a ScalingPoint]) -> Self {
+        let pick = |src: RowSource| -> Vec<&'a ScalingPoint> {
+            rows.iter().copied().filter(|r| r.source == src).collect()
+        };
+        let modeled = pick(RowSource::Modeled);
+        let in_box: Vec<&ScalingPoint> = modeled.iter().copied().filter(|r| !r.projected).collect();
+        let proj = modeled.iter().copied().filter(|r| r.projected);
+        let projected = in_box.last().copied().into_iter().chain(proj).collect();
+        Self {
+            framework: pick(RowSource::Framework),
+            proxy: pick(RowSource::Proxy),
+            modeled,
+            in_box,
+            projected,
+        }
+    }
+
+    /// Speedup or efficiency against the GPU count: ideal, model, projection, measurements.
+    fn main_plot(&self, ui: &mut Ui, id: &str, y_axis: YAxis, x_max: f64) {
+        let what = match y_axis {
+            YAxis::Speedup => "speedup (log₂)",
+            YAxis::Efficiency => "efficiency",
+        };
+        let f = |r: &ScalingPoint| match y_axis {
+            YAxis::Speedup => r.speedup.filter(|s| *s > 0.0).map(f64::log2),
+            YAxis::Efficiency => r.efficiency.map(|e| e * 100.0),
+        };
+        let mut plot = Plot::new(format!("scaling-main-{id}"))
+            .height(190.0)
+            .x_axis_label("GPUs (log₂)")
+            .x_grid_spacer(super::plots::log2_grid)
+            .y_axis_label(what)
+            .x_axis_formatter(log2_tick)
+            .include_x(0.0)
+            .include_x(x_max)
+            .allow_scroll(false)
+            .allow_drag(false)
+            .allow_zoom(false);
+        plot = match y_axis {
+            YAxis::Speedup => plot
+                .y_axis_formatter(log2_tick)
+                .y_grid_spacer(super::plots::log2_grid)
+                .include_y(0.0)
+                .include_y(x_max),
+            YAxis::Efficiency => plot
+                .y_axis_formatter(percent_tick)
+                .include_y(0.0)
+                .include_y(105.0),
+        };
+        plot.show(ui, |p| {
+            let ideal: Vec<[f64; 2]> = (0..=x_max.ceil() as u32)
+                .map(|e| {
+                    let x = e as f64;
+                    [x, if y_axis == YAxis::Speedup { x } else { 100.0 }]
+                })
+                .collect();
+            p.line(
+                Line::new("ideal", PlotPoints::from(ideal))
+                    .color(IDEAL)
+                    .style(LineStyle::dashed_dense()),
+            );
+            self.model_lines(p, f);
+            self.measured_points(p, f);
+        });
+    }
+
+    /// The model's line in the box, and its projection past it (dotted).
+    fn model_lines(&self, p: &mut egui_plot::PlotUi<'_>, f: impl Fn(&ScalingPoint) -> Option<f64>) {
         p.line(
-            Line::new("ideal", PlotPoints::from(ideal))
-                .color(IDEAL)
-                .style(LineStyle::dashed_dense()),
+            Line::new(
+                "model (modeled)",
+                PlotPoints::from(series(&self.in_box, &f)),
+            )
+            .color(MODEL)
+            .width(2.0)
+            .style(LineStyle::dashed_loose()),
         );
-        p.line(
-            Line::new("model (modeled)", PlotPoints::from(series(&in_box, f)))
+        if self.projected.len() > 1 {
+            p.line(
+                Line::new(
+                    "projected (modeled)",
+                    PlotPoints::from(series(&self.projected, &f)),
+                )
                 .color(MODEL)
                 .width(2.0)
-                .style(LineStyle::dashed_loose()),
-        );
-        if proj.len() > 1 {
-            p.line(
-                Line::new("projected (modeled)", PlotPoints::from(series(&proj, f)))
-                    .color(MODEL)
-                    .width(2.0)
-                    .style(LineStyle::dotted_loose()),
+                .style(LineStyle::dotted_loose()),
             );
         }
-        let m = series(&framework, f);
+    }
+
+    /// The measured rows as points: a framework's filled circles, the proxy's open squares.
+    fn measured_points(
+        &self,
+        p: &mut egui_plot::PlotUi<'_>,
+        f: impl Fn(&ScalingPoint) -> Option<f64>,
+    ) {
+        let m = series(&self.framework, &f);
         if !m.is_empty() {
             p.points(
                 Points::new("measured: framework", PlotPoints::from(m))
@@ -737,7 +784,7 @@ fn mode_plots(
                     .color(FRAMEWORK),
             );
         }
-        let m = series(&proxy, f);
+        let m = series(&self.proxy, &f);
         if !m.is_empty() {
             p.points(
                 Points::new("measured: proxy", PlotPoints::from(m))
@@ -747,48 +794,51 @@ fn mode_plots(
                     .color(PROXY),
             );
         }
-    });
-    // Step-time breakdown of the model, stacked.
-    let bars = |f: &dyn Fn(&ScalingPoint) -> Option<f64>| -> Vec<Bar> {
-        modeled
-            .iter()
-            .filter_map(|r| {
-                Some(
-                    Bar::new((r.n_gpus as f64).log2(), f(r)?)
-                        .width(0.15)
-                        .name(format!(
-                            "{} GPUs{}",
-                            r.n_gpus,
-                            if r.projected { " (projected)" } else { "" }
-                        )),
-                )
-            })
-            .collect()
-    };
-    let compute = BarChart::new("compute (modeled)", bars(&|r| r.compute_ms)).color(COMPUTE);
-    let comm = BarChart::new("exposed communication", bars(&|r| r.comm_exposed_ms))
-        .color(COMM)
-        .stack_on(&[&compute]);
-    let other = BarChart::new("other (host, sync, queue)", bars(&|r| r.other_ms))
-        .color(OTHER)
-        .stack_on(&[&compute, &comm]);
-    Plot::new(format!("scaling-breakdown-{id}"))
-        .height(120.0)
-        .x_axis_label("GPUs (log₂)")
-        .x_grid_spacer(super::plots::log2_grid)
-        .y_axis_label("step ms (model)")
-        .x_axis_formatter(log2_tick)
-        .include_x(-0.3)
-        .include_x(x_max + 0.3)
-        .include_y(0.0)
-        .allow_scroll(false)
-        .allow_drag(false)
-        .allow_zoom(false)
-        .show(ui, |p| {
-            p.bar_chart(compute);
-            p.bar_chart(comm);
-            p.bar_chart(other);
-        });
+    }
+
+    /// The model's step time per GPU count, stacked: compute, exposed communication, other.
+    fn breakdown_plot(&self, ui: &mut Ui, id: &str, x_max: f64) {
+        let bars = |f: &dyn Fn(&ScalingPoint) -> Option<f64>| -> Vec<Bar> {
+            self.modeled
+                .iter()
+                .filter_map(|r| {
+                    Some(
+                        Bar::new((r.n_gpus as f64).log2(), f(r)?)
+                            .width(0.15)
+                            .name(format!(
+                                "{} GPUs{}",
+                                r.n_gpus,
+                                if r.projected { " (projected)" } else { "" }
+                            )),
+                    )
+                })
+                .collect()
+        };
+        let compute = BarChart::new("compute (modeled)", bars(&|r| r.compute_ms)).color(COMPUTE);
+        let comm = BarChart::new("exposed communication", bars(&|r| r.comm_exposed_ms))
+            .color(COMM)
+            .stack_on(&[&compute]);
+        let other = BarChart::new("other (host, sync, queue)", bars(&|r| r.other_ms))
+            .color(OTHER)
+            .stack_on(&[&compute, &comm]);
+        Plot::new(format!("scaling-breakdown-{id}"))
+            .height(120.0)
+            .x_axis_label("GPUs (log₂)")
+            .x_grid_spacer(super::plots::log2_grid)
+            .y_axis_label("step ms (model)")
+            .x_axis_formatter(log2_tick)
+            .include_x(-0.3)
+            .include_x(x_max + 0.3)
+            .include_y(0.0)
+            .allow_scroll(false)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .show(ui, |p| {
+                p.bar_chart(compute);
+                p.bar_chart(comm);
+                p.bar_chart(other);
+            });
+    }
 }
 
 fn cell(v: Option<f64>, d: usize) -> String {

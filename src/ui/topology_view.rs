@@ -95,6 +95,17 @@ pub fn show_live(
             .show(ui, |ui| live_draw::gpu_table(ui, frame));
     }
     ui.add_space(14.0);
+    gpus_section(ui, topology);
+    ui.add_space(14.0);
+    connectivity_section(ui, topology, live);
+    ui.add_space(14.0);
+    matrices(ui, topology);
+    ui.add_space(14.0);
+    notes(ui, topology);
+}
+
+/// The GPUs' cards; on a large machine one line per kind of GPU, the cards folded away.
+fn gpus_section(ui: &mut Ui, topology: &Topology) {
     let n = topology.gpus.len();
     section(ui, "GPUs");
     if n > LARGE_MACHINE_GPUS {
@@ -108,7 +119,12 @@ pub fn show_live(
     } else {
         gpu_cards(ui, topology);
     }
-    ui.add_space(14.0);
+}
+
+/// The connectivity matrix (with `live`'s traffic) and its legend; on a large machine the
+/// links by class, the matrix folded away.
+fn connectivity_section(ui: &mut Ui, topology: &Topology, live: Option<&LiveFrame>) {
+    let n = topology.gpus.len();
     section(ui, "Connectivity (nvidia-smi topo -m)");
     if let Some(frame) = live {
         ui.label(
@@ -135,7 +151,12 @@ pub fn show_live(
     }
     ui.add_space(6.0);
     link_legend(ui);
-    ui.add_space(14.0);
+}
+
+/// The line-rate and P2P matrices: side by side when both fit, else stacked; folded away on a
+/// large machine.
+fn matrices(ui: &mut Ui, topology: &Topology) {
+    let n = topology.gpus.len();
     if n > LARGE_MACHINE_GPUS {
         for (title, salt) in [
             ("Line rate, GB/s per direction", "rate-matrix"),
@@ -154,8 +175,6 @@ pub fn show_live(
                     }
                 });
         }
-        ui.add_space(14.0);
-        notes(ui, topology);
         return;
     }
     let rate = |ui: &mut Ui| {
@@ -185,8 +204,6 @@ pub fn show_live(
         ui.add_space(14.0);
         p2p(ui);
     }
-    ui.add_space(14.0);
-    notes(ui, topology);
 }
 
 /// Above this many GPUs (a rack of 72) the view summarises: GPUs by kind, links by class, the
@@ -361,26 +378,97 @@ pub fn machine_drawing_live(ui: &mut Ui, topology: &Topology, live: Option<&Live
         ui.label(RichText::new("No GPUs in this topology.").weak());
         return;
     };
-    let visuals = ui.visuals().clone();
     let (response, painter) =
         ui.allocate_painter(vec2(layout.width, layout.height), Sense::hover());
-    let origin = response.rect.min;
-    let at = |p: machine::Point| origin + vec2(p.0, p.1);
-    // While live, lines and labels are told apart by the GPU box they touch.
-    let gpu_boxes: Vec<(usize, machine::Bounds)> = layout
-        .items
-        .iter()
-        .filter_map(|item| match item {
+    let mut d = Drawing {
+        topology,
+        live,
+        visuals: ui.visuals().clone(),
+        painter,
+        origin: response.rect.min,
+        // While live, lines and labels are told apart by the GPU box they touch.
+        gpu_boxes: layout
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                Item::Box {
+                    at,
+                    hover: Some(Hover::Gpu(g)),
+                    ..
+                } => Some((*g, *at)),
+                _ => None,
+            })
+            .collect(),
+        bond: None,
+        drops: Vec::new(),
+    };
+    for (i, item) in layout.items.iter().enumerate() {
+        match item {
+            // While live, a bond's pill is its traffic's, drawn with the text that follows it.
+            Item::Box {
+                kind: BoxKind::NvPill(_),
+                ..
+            } if live.is_some() => {}
             Item::Box {
                 at,
-                hover: Some(Hover::Gpu(g)),
+                radius,
+                kind,
+                hover,
+            } => d.boxed(ui, i, (at, *radius), *kind, hover.as_ref()),
+            Item::Line {
+                from,
+                to,
+                width,
+                kind,
+            } => d.line(*from, *to, *width, *kind),
+            Item::Curve {
+                points,
+                width,
+                kind,
+            } => d.curve(ui, *points, *width, *kind),
+            Item::Text(Label {
+                at: p,
+                tone: Tone::On(BoxKind::NvPill(_)),
                 ..
-            } => Some((*g, *at)),
-            _ => None,
-        })
-        .collect();
-    let gpu_at = |p: machine::Point| {
-        gpu_boxes
+            }) if live.is_some() => {
+                if let (Some(frame), Some((a, b))) = (live, d.bond) {
+                    live_pill(ui, &d.painter, d.at(*p), frame, a, b);
+                }
+            }
+            Item::Text(label) => d.text(label),
+        }
+    }
+    if let Some(frame) = live {
+        for &(g, mid) in &d.drops {
+            drop_label(ui, &d.painter, mid, frame, g);
+        }
+    }
+}
+
+/// The machine drawing being painted: where it sits and, while live, the frame drawn on it.
+struct Drawing<'a> {
+    topology: &'a Topology,
+    live: Option<&'a LiveFrame<'a>>,
+    visuals: egui::Visuals,
+    painter: egui::Painter,
+    origin: egui::Pos2,
+    /// Each GPU's box, by GPU index.
+    gpu_boxes: Vec<(usize, machine::Bounds)>,
+    /// The bond drawn last (its pill follows it).
+    bond: Option<(usize, usize)>,
+    /// The fabric drops' middles, by GPU (their labels are drawn on top, at the end).
+    drops: Vec<(usize, egui::Pos2)>,
+}
+
+impl Drawing<'_> {
+    /// A layout point on screen.
+    fn at(&self, p: machine::Point) -> egui::Pos2 {
+        self.origin + vec2(p.0, p.1)
+    }
+
+    /// The GPU whose box `p` touches (a point of a line's end or a label).
+    fn gpu_at(&self, p: machine::Point) -> Option<usize> {
+        self.gpu_boxes
             .iter()
             .find(|(_, b)| {
                 p.0 >= b.x - 1.0
@@ -389,176 +477,160 @@ pub fn machine_drawing_live(ui: &mut Ui, topology: &Topology, live: Option<&Live
                     && p.1 <= b.bottom() + 1.0
             })
             .map(|(g, _)| *g)
-    };
-    // The bond drawn last (its pill follows it), and the fabric drops' labels (drawn on top).
-    let mut bond: Option<(usize, usize)> = None;
-    let mut drops: Vec<(usize, egui::Pos2)> = Vec::new();
-    for (i, item) in layout.items.iter().enumerate() {
-        match item {
-            Item::Box {
-                kind: BoxKind::NvPill(_),
-                ..
-            } if live.is_some() => {}
-            Item::Box {
-                at: b,
-                radius,
-                kind,
-                hover,
-            } => {
-                let rect = Rect::from_min_size(at((b.x, b.y)), vec2(b.w, b.h));
-                let (fill, stroke) = box_paint(*kind, &visuals);
-                painter.rect(
-                    rect,
-                    CornerRadius::same(*radius as u8),
-                    fill,
-                    stroke,
-                    StrokeKind::Inside,
-                );
-                let id = ui.scope_id().with(("machine-item", i));
-                match hover {
-                    Some(Hover::Gpu(index)) => {
-                        if let Some(gpu) = topology.gpu(*index) {
-                            ui.interact(rect, id, Sense::hover()).on_hover_ui(|ui| {
-                                gpu_details(ui, topology, gpu);
-                                if let Some(frame) = live {
-                                    live_draw::gpu_hover(ui, frame, *index);
-                                }
-                            });
+    }
+
+    /// Item `i`, a box (`b` and its corner radius), with its hover: a GPU's details (and its
+    /// traffic while live) or a text.
+    fn boxed(
+        &self,
+        ui: &mut Ui,
+        i: usize,
+        (b, radius): (&machine::Bounds, f32),
+        kind: BoxKind,
+        hover: Option<&Hover>,
+    ) {
+        let rect = Rect::from_min_size(self.at((b.x, b.y)), vec2(b.w, b.h));
+        let (fill, stroke) = box_paint(kind, &self.visuals);
+        let corners = CornerRadius::same(radius as u8);
+        self.painter
+            .rect(rect, corners, fill, stroke, StrokeKind::Inside);
+        let id = ui.scope_id().with(("machine-item", i));
+        match hover {
+            Some(Hover::Gpu(index)) => {
+                if let Some(gpu) = self.topology.gpu(*index) {
+                    ui.interact(rect, id, Sense::hover()).on_hover_ui(|ui| {
+                        gpu_details(ui, self.topology, gpu);
+                        if let Some(frame) = self.live {
+                            live_draw::gpu_hover(ui, frame, *index);
                         }
-                    }
-                    Some(Hover::Text(text)) => {
-                        ui.interact(rect, id, Sense::hover())
-                            .on_hover_text(text.as_str());
-                    }
-                    None => {}
+                    });
                 }
             }
-            Item::Line {
-                from,
-                to,
-                width,
-                kind,
-            } => {
-                let mut stroke = Stroke::new(*width, line_paint(*kind));
-                if let Some(frame) = live {
-                    match kind {
-                        // A GPU's PCIe line ends on its box.
-                        LineKind::Pcie => {
-                            if let Some(g) = gpu_at(*to) {
-                                stroke = live_draw::load_stroke(live_draw::pcie_share(frame, g));
-                            }
-                        }
-                        // A drop to the NVSwitch fabric starts under its GPU.
-                        LineKind::Fabric => {
-                            if let Some(g) = gpu_at(*from) {
-                                stroke =
-                                    live_draw::load_stroke(live_draw::nvlink_totals(frame, g).2);
-                                let mid = at(((from.0 + to.0) / 2.0, (from.1 + to.1) / 2.0));
-                                drops.push((g, mid));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                painter.line_segment([at(*from), at(*to)], stroke);
+            Some(Hover::Text(text)) => {
+                ui.interact(rect, id, Sense::hover())
+                    .on_hover_text(text.as_str());
             }
-            Item::Curve {
-                points: [a, c, b],
-                width,
-                kind,
-            } => {
-                let mut stroke = Stroke::new(*width, line_paint(*kind));
-                bond = None;
-                if let (Some(frame), LineKind::NvBond(_)) = (live, kind)
-                    && let (Some(ga), Some(gb)) = (gpu_at(*a), gpu_at(*b))
-                {
-                    stroke = live_draw::load_stroke(live_draw::pair_share(frame, ga, gb));
-                    bond = Some((ga, gb));
-                    // Hover anywhere along the arc: small sensors on it.
-                    for k in 1..10 {
-                        let t = k as f32 / 10.0;
-                        let u = 1.0 - t;
-                        let p = at((
-                            u * u * a.0 + 2.0 * u * t * c.0 + t * t * b.0,
-                            u * u * a.1 + 2.0 * u * t * c.1 + t * t * b.1,
-                        ));
-                        let sensor = Rect::from_center_size(p, vec2(16.0, 16.0));
-                        ui.interact(
-                            sensor,
-                            ui.scope_id().with(("live-bond", ga, gb, k)),
-                            Sense::hover(),
-                        )
-                        .on_hover_ui(|ui| live_draw::pair_hover(ui, frame, ga, gb));
-                    }
-                }
-                painter.add(Shape::QuadraticBezier(
-                    egui::epaint::QuadraticBezierShape::from_points_stroke(
-                        [at(*a), at(*c), at(*b)],
-                        false,
-                        Color32::TRANSPARENT,
-                        stroke,
-                    ),
-                ));
-            }
-            Item::Text(Label {
-                at: p,
-                tone: Tone::On(BoxKind::NvPill(_)),
-                ..
-            }) if live.is_some() => {
-                if let (Some(frame), Some((a, b))) = (live, bond) {
-                    live_pill(ui, &painter, at(*p), frame, a, b);
-                }
-            }
-            Item::Text(label) => {
-                let Font { size, mono } = label.font;
-                let font = if mono {
-                    FontId::monospace(size)
-                } else {
-                    FontId::proportional(size)
-                };
-                let mut color = text_paint(label.tone, &visuals);
-                let mut text = label.text.clone();
-                // While live, a GPU box's last line (memory · PCIe link) gives its PCIe traffic.
-                if let Some(frame) = live
-                    && label.anchor == Anchor::LeftBottom
-                    && label.tone == Tone::Weak
-                    && let Some(g) = gpu_at(label.at)
-                {
-                    text = live_draw::gpu_box_text(frame, g);
-                    color = visuals.strong_text_color();
-                }
-                let mut galley = painter.layout_no_wrap(text.clone(), font.clone(), color);
-                if let Some(max) = label.max_width
-                    && galley.size().x > max
-                {
-                    // The short form where there is one (a NIC without its speed), else the
-                    // text cut at the width rather than overflowing its box.
-                    let job = egui::text::LayoutJob {
-                        wrap: egui::text::TextWrapping::truncate_at_width(max),
-                        ..egui::text::LayoutJob::simple_singleline(
-                            label.short.clone().unwrap_or(text),
-                            font,
-                            color,
-                        )
-                    };
-                    galley = painter.layout_job(job);
-                }
-                let align = |side| match side {
-                    Side::Start => Align::Min,
-                    Side::Middle => Align::Center,
-                    Side::End => Align::Max,
-                };
-                let (across, down) = label.anchor.sides();
-                let rect =
-                    Align2([align(across), align(down)]).anchor_size(at(label.at), galley.size());
-                painter.galley(rect.min, galley, color);
-            }
+            None => {}
         }
     }
-    if let Some(frame) = live {
-        for (g, mid) in drops {
-            drop_label(ui, &painter, mid, frame, g);
+
+    /// A straight line; while live a GPU's PCIe line and its drop to an NVSwitch fabric are
+    /// drawn by their load (the drop's label is kept for the end).
+    fn line(&mut self, from: machine::Point, to: machine::Point, width: f32, kind: LineKind) {
+        let mut stroke = Stroke::new(width, line_paint(kind));
+        if let Some(frame) = self.live {
+            match kind {
+                // A GPU's PCIe line ends on its box.
+                LineKind::Pcie => {
+                    if let Some(g) = self.gpu_at(to) {
+                        stroke = live_draw::load_stroke(live_draw::pcie_share(frame, g));
+                    }
+                }
+                // A drop to the NVSwitch fabric starts under its GPU.
+                LineKind::Fabric => {
+                    if let Some(g) = self.gpu_at(from) {
+                        stroke = live_draw::load_stroke(live_draw::nvlink_totals(frame, g).2);
+                        let mid = self.at(((from.0 + to.0) / 2.0, (from.1 + to.1) / 2.0));
+                        self.drops.push((g, mid));
+                    }
+                }
+                _ => {}
+            }
         }
+        self.painter
+            .line_segment([self.at(from), self.at(to)], stroke);
+    }
+
+    /// A curve (an NVLink bond between two GPUs); while live drawn by its load, with the
+    /// pair's hover card along it.
+    fn curve(&mut self, ui: &mut Ui, [a, c, b]: [machine::Point; 3], width: f32, kind: LineKind) {
+        let mut stroke = Stroke::new(width, line_paint(kind));
+        self.bond = None;
+        if let (Some(frame), LineKind::NvBond(_)) = (self.live, kind)
+            && let (Some(ga), Some(gb)) = (self.gpu_at(a), self.gpu_at(b))
+        {
+            stroke = live_draw::load_stroke(live_draw::pair_share(frame, ga, gb));
+            self.bond = Some((ga, gb));
+            self.bond_sensors(ui, [a, c, b], frame, (ga, gb));
+        }
+        self.painter.add(Shape::QuadraticBezier(
+            egui::epaint::QuadraticBezierShape::from_points_stroke(
+                [self.at(a), self.at(c), self.at(b)],
+                false,
+                Color32::TRANSPARENT,
+                stroke,
+            ),
+        ));
+    }
+
+    /// Hover anywhere along a live bond's arc: small sensors on it show the pair's card.
+    fn bond_sensors(
+        &self,
+        ui: &mut Ui,
+        [a, c, b]: [machine::Point; 3],
+        frame: &LiveFrame,
+        (ga, gb): (usize, usize),
+    ) {
+        for k in 1..10 {
+            let t = k as f32 / 10.0;
+            let u = 1.0 - t;
+            let p = self.at((
+                u * u * a.0 + 2.0 * u * t * c.0 + t * t * b.0,
+                u * u * a.1 + 2.0 * u * t * c.1 + t * t * b.1,
+            ));
+            let sensor = Rect::from_center_size(p, vec2(16.0, 16.0));
+            let id = ui.scope_id().with(("live-bond", ga, gb, k));
+            ui.interact(sensor, id, Sense::hover())
+                .on_hover_ui(|ui| live_draw::pair_hover(ui, frame, ga, gb));
+        }
+    }
+
+    /// A label, anchored as the layout says; cut short where it has a width to keep.
+    fn text(&self, label: &Label) {
+        let Font { size, mono } = label.font;
+        let font = if mono {
+            FontId::monospace(size)
+        } else {
+            FontId::proportional(size)
+        };
+        let mut color = text_paint(label.tone, &self.visuals);
+        let mut text = label.text.clone();
+        // While live, a GPU box's last line (memory · PCIe link) gives its PCIe traffic.
+        if let Some(frame) = self.live
+            && label.anchor == Anchor::LeftBottom
+            && label.tone == Tone::Weak
+            && let Some(g) = self.gpu_at(label.at)
+        {
+            text = live_draw::gpu_box_text(frame, g);
+            color = self.visuals.strong_text_color();
+        }
+        let mut galley = self
+            .painter
+            .layout_no_wrap(text.clone(), font.clone(), color);
+        if let Some(max) = label.max_width
+            && galley.size().x > max
+        {
+            // The short form where there is one (a NIC without its speed), else the text cut
+            // at the width rather than overflowing its box.
+            let job = egui::text::LayoutJob {
+                wrap: egui::text::TextWrapping::truncate_at_width(max),
+                ..egui::text::LayoutJob::simple_singleline(
+                    label.short.clone().unwrap_or(text),
+                    font,
+                    color,
+                )
+            };
+            galley = self.painter.layout_job(job);
+        }
+        let align = |side| match side {
+            Side::Start => Align::Min,
+            Side::Middle => Align::Center,
+            Side::End => Align::Max,
+        };
+        let (across, down) = label.anchor.sides();
+        let rect =
+            Align2([align(across), align(down)]).anchor_size(self.at(label.at), galley.size());
+        self.painter.galley(rect.min, galley, color);
     }
 }
 
@@ -877,24 +949,7 @@ pub fn connectivity_matrix_live(ui: &mut Ui, topology: &Topology, live: Option<&
         .chain(nics.iter().map(|&i| nic_label(topology, i)))
         .collect();
     let ng = gpus.len();
-    let affinity: Vec<String> = topology
-        .gpus
-        .iter()
-        .map(|g| dash(g.cpu_affinity.as_deref()))
-        .collect();
-    let numa: Vec<String> = topology
-        .gpus
-        .iter()
-        .map(|g| g.numa_node.map_or("—".into(), |n| n.to_string()))
-        .collect();
-    let aff_w = affinity.iter().map(|a| a.len()).max().unwrap_or(4).max(12) as f32 * 7.8 + 20.0;
-    let extra = [("CPU affinity", aff_w, affinity), ("NUMA", 50.0, numa)];
-    let nic_name = |i: usize| {
-        topology
-            .nics
-            .get(i)
-            .map_or("?".to_string(), |n| n.name.clone())
-    };
+    let extra = affinity_columns(topology);
     // Live cells hold `312 69%`.
     let cell = if live.is_some() {
         vec2(76.0, 24.0)
@@ -905,56 +960,9 @@ pub fn connectivity_matrix_live(ui: &mut Ui, topology: &Topology, live: Option<&
         let diag = Cell::single("X", None, format!("{} itself", labels[r]), String::new());
         match (r < ng, c < ng) {
             _ if r == c => Some(diag),
-            (true, true) => {
-                let (a, b) = (gpus[r], gpus[c]);
-                let (kind, mut hover) = pair_hover(topology, a, b);
-                if let Some(frame) = live {
-                    if let Some(text) = live_draw::cell_text(frame, a, b) {
-                        // The hover card (with its sparkline) is added below.
-                        return Some(Cell::single(
-                            text.clone(),
-                            Some(live_draw::heat(live_draw::pair_share(frame, a, b))),
-                            format!("GPU{a} GPU{b} {} {text}", frame.feed_word()),
-                            String::new(),
-                        ));
-                    }
-                    if let Some(note) = live_draw::cell_note(frame, a, b) {
-                        hover.push_str(&format!("\n\n{note}"));
-                    }
-                }
-                let text = kind.map_or("?".to_string(), |k| k.to_string());
-                Some(Cell::single(
-                    text.clone(),
-                    kind.map(palette::link_fill),
-                    format!("GPU{a} GPU{b} {text}"),
-                    hover,
-                ))
-            }
-            (true, false) | (false, true) => {
-                let (g, n) = if r < ng {
-                    (gpus[r], nics[c - ng])
-                } else {
-                    (gpus[c], nics[r - ng])
-                };
-                let nic_index = topology.nics.get(n).map_or(n, |x| x.index);
-                let kind = topology.nic_link(nic_index, g);
-                let text = kind.map_or("?".to_string(), |k| k.to_string());
-                let hover = match kind {
-                    Some(k) => format!(
-                        "GPU{g} – {} ({}): {k}\n{k} = {}",
-                        nic_label(topology, n),
-                        nic_name(n),
-                        k.legend()
-                    ),
-                    None => format!("GPU{g} – {}: unknown", nic_label(topology, n)),
-                };
-                Some(Cell::single(
-                    text.clone(),
-                    kind.map(palette::link_fill),
-                    format!("GPU{g} {} {text}", nic_label(topology, n)),
-                    hover,
-                ))
-            }
+            (true, true) => Some(gpu_pair_cell(topology, live, gpus[r], gpus[c])),
+            (true, false) => Some(gpu_nic_cell(topology, gpus[r], nics[c - ng])),
+            (false, true) => Some(gpu_nic_cell(topology, gpus[c], nics[r - ng])),
             (false, false) => None,
         }
     });
@@ -967,22 +975,94 @@ pub fn connectivity_matrix_live(ui: &mut Ui, topology: &Topology, live: Option<&
         resp.on_hover_ui(|ui| live_draw::pair_hover(ui, frame, gpus[r], gpus[c]));
     }
     if !topology.nics.is_empty() {
-        let legend: Vec<String> = topology
-            .nics
-            .iter()
-            .enumerate()
-            .map(|(i, n)| format!("{}: {}", nic_label(topology, i), n.name))
-            .collect();
-        ui.add(
-            egui::Label::new(
-                RichText::new(format!("NIC legend  {}", legend.join("   ")))
-                    .monospace()
-                    .size(11.5)
-                    .weak(),
-            )
-            .wrap(),
-        );
+        nic_legend(ui, topology);
     }
+}
+
+/// The connectivity matrix's columns right of the cells: each GPU's CPU affinity and NUMA node.
+fn affinity_columns(topology: &Topology) -> [(&'static str, f32, Vec<String>); 2] {
+    let affinity: Vec<String> = topology
+        .gpus
+        .iter()
+        .map(|g| dash(g.cpu_affinity.as_deref()))
+        .collect();
+    let numa: Vec<String> = topology
+        .gpus
+        .iter()
+        .map(|g| g.numa_node.map_or("—".into(), |n| n.to_string()))
+        .collect();
+    let aff_w = affinity.iter().map(|a| a.len()).max().unwrap_or(4).max(12) as f32 * 7.8 + 20.0;
+    [("CPU affinity", aff_w, affinity), ("NUMA", 50.0, numa)]
+}
+
+/// The cell of GPUs `a` and `b`: how they are joined; while live, a directly joined pair's
+/// traffic instead (its hover card, with a sparkline, is added by the caller).
+fn gpu_pair_cell(topology: &Topology, live: Option<&LiveFrame>, a: usize, b: usize) -> Cell {
+    let (kind, mut hover) = pair_hover(topology, a, b);
+    if let Some(frame) = live {
+        if let Some(text) = live_draw::cell_text(frame, a, b) {
+            return Cell::single(
+                text.clone(),
+                Some(live_draw::heat(live_draw::pair_share(frame, a, b))),
+                format!("GPU{a} GPU{b} {} {text}", frame.feed_word()),
+                String::new(),
+            );
+        }
+        if let Some(note) = live_draw::cell_note(frame, a, b) {
+            hover.push_str(&format!("\n\n{note}"));
+        }
+    }
+    let text = kind.map_or("?".to_string(), |k| k.to_string());
+    Cell::single(
+        text.clone(),
+        kind.map(palette::link_fill),
+        format!("GPU{a} GPU{b} {text}"),
+        hover,
+    )
+}
+
+/// The cell of GPU `g` and the `n`-th NIC: how they are joined.
+fn gpu_nic_cell(topology: &Topology, g: usize, n: usize) -> Cell {
+    let nic_index = topology.nics.get(n).map_or(n, |x| x.index);
+    let kind = topology.nic_link(nic_index, g);
+    let text = kind.map_or("?".to_string(), |k| k.to_string());
+    let nic_name = topology
+        .nics
+        .get(n)
+        .map_or("?".to_string(), |n| n.name.clone());
+    let hover = match kind {
+        Some(k) => format!(
+            "GPU{g} – {} ({nic_name}): {k}\n{k} = {}",
+            nic_label(topology, n),
+            k.legend()
+        ),
+        None => format!("GPU{g} – {}: unknown", nic_label(topology, n)),
+    };
+    Cell::single(
+        text.clone(),
+        kind.map(palette::link_fill),
+        format!("GPU{g} {} {text}", nic_label(topology, n)),
+        hover,
+    )
+}
+
+/// Each NIC's short label and its name, under the matrix.
+fn nic_legend(ui: &mut Ui, topology: &Topology) {
+    let legend: Vec<String> = topology
+        .nics
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{}: {}", nic_label(topology, i), n.name))
+        .collect();
+    ui.add(
+        egui::Label::new(
+            RichText::new(format!("NIC legend  {}", legend.join("   ")))
+                .monospace()
+                .size(11.5)
+                .weak(),
+        )
+        .wrap(),
+    );
 }
 
 /// Swatches for every connection kind with nvidia-smi's legend text on hover.
