@@ -537,26 +537,47 @@ fn throughput(
     samples: &[&SoakSample],
     t: &SoakThresholds,
 ) -> Vec<Check> {
-    let mut jitter_parts = Vec::new();
-    let mut drop_parts = Vec::new();
-    let (mut jitter_v, mut drop_v) = (Verdict::Pass, Verdict::Pass);
-    let mut all_dips: Vec<Dip> = Vec::new();
-    // (load, drop, the last stretch's window) of the worst drop.
-    let mut worst_drop: Option<(SoakLoad, f64, f64, f64)> = None;
+    let mut phases = PhaseFigures {
+        jitter_parts: Vec::new(),
+        drop_parts: Vec::new(),
+        jitter_v: Verdict::Pass,
+        drop_v: Verdict::Pass,
+        dips: Vec::new(),
+        worst_drop: None,
+    };
     for load in soak.loads.iter().copied().chain(SoakLoad::ALL) {
-        if jitter_parts
-            .iter()
-            .any(|(l, _): &(SoakLoad, String)| *l == load)
-            || drop_parts
-                .iter()
-                .any(|(l, _): &(SoakLoad, String)| *l == load)
+        if phases.jitter_parts.iter().any(|(l, _)| *l == load)
+            || phases.drop_parts.iter().any(|(l, _)| *l == load)
         {
             continue;
         }
+        phases.phase(samples, load, t);
+    }
+    vec![
+        phases.jitter_check(soak, g, t),
+        phases.drop_check(soak, g, samples),
+    ]
+}
+
+/// What [`throughput`] gathers over one GPU's phases: each phase's jitter and drop in words,
+/// the verdicts so far, the dips below the steady level and the worst drop.
+struct PhaseFigures {
+    jitter_parts: Vec<(SoakLoad, String)>,
+    drop_parts: Vec<(SoakLoad, String)>,
+    jitter_v: Verdict,
+    drop_v: Verdict,
+    dips: Vec<Dip>,
+    /// (load, drop, the last stretch's window) of the worst drop.
+    worst_drop: Option<(SoakLoad, f64, f64, f64)>,
+}
+
+impl PhaseFigures {
+    /// The phase of `load` in `samples`: its jitter and dips once it has settled, and its drop.
+    fn phase(&mut self, samples: &[&SoakSample], load: SoakLoad, t: &SoakThresholds) {
         let s = settled(samples, load, t.settle_s);
         let rates: Vec<f64> = s.iter().filter_map(|x| x.rate).collect();
         let Some((mean, c)) = cv(&rates) else {
-            continue;
+            return;
         };
         let med = median(&rates).unwrap_or(mean);
         let steady = steady_level(&s).unwrap_or(med);
@@ -567,9 +588,9 @@ fn throughput(
         } else {
             Verdict::Pass
         };
-        jitter_v = jitter_v.max(v);
+        self.jitter_v = self.jitter_v.max(v);
         let ds = dips(&s, load, steady, t.dip);
-        jitter_parts.push((
+        self.jitter_parts.push((
             load,
             format!(
                 "{load} {:.1} % CV around {} {}",
@@ -578,67 +599,77 @@ fn throughput(
                 load.unit_words()
             ),
         ));
-        all_dips.extend(ds);
-        // First and last minute of the phase (a third of it when shorter than three minutes).
-        let (t0, t1) = (s.first().map(|x| x.t_s), s.last().map(|x| x.t_s));
-        if let (Some(t0), Some(t1)) = (t0, t1) {
-            let span = t1 - t0;
-            let w = (span / 3.0).min(60.0);
-            let head: Vec<f64> = s
-                .iter()
-                .filter(|x| x.t_s <= t0 + w)
-                .filter_map(|x| x.rate)
-                .collect();
-            let tail: Vec<f64> = s
-                .iter()
-                .filter(|x| x.t_s >= t1 - w)
-                .filter_map(|x| x.rate)
-                .collect();
-            if w >= 5.0
-                && let (Some(a), Some(b)) = (median(&head), median(&tail))
-                && a > 0.0
-            {
-                let drop = 1.0 - b / a;
-                let v = if drop > t.drop_fail {
-                    Verdict::Fail
-                } else if drop > t.drop_warn {
-                    Verdict::Warn
-                } else {
-                    Verdict::Pass
-                };
-                drop_v = drop_v.max(v);
-                if worst_drop.is_none_or(|(_, d, _, _)| drop > d) {
-                    worst_drop = Some((load, drop, t1 - w, t1));
-                }
-                drop_parts.push((
-                    load,
-                    format!(
-                        "{load} {} → {} {} ({:+.1} %, first and last {})",
-                        figure(a),
-                        figure(b),
-                        load.unit_words(),
-                        -drop * 100.0,
-                        duration_words(w)
-                    ),
-                ));
+        self.dips.extend(ds);
+        self.phase_drop(&s, load, t);
+    }
+
+    /// The drop of the settled phase `s` of `load`: its first and last minute (a third of it
+    /// when shorter than three minutes) compared, when that is 5 s or more.
+    fn phase_drop(&mut self, s: &[&SoakSample], load: SoakLoad, t: &SoakThresholds) {
+        let (Some(t0), Some(t1)) = (s.first().map(|x| x.t_s), s.last().map(|x| x.t_s)) else {
+            return;
+        };
+        let span = t1 - t0;
+        let w = (span / 3.0).min(60.0);
+        let head: Vec<f64> = s
+            .iter()
+            .filter(|x| x.t_s <= t0 + w)
+            .filter_map(|x| x.rate)
+            .collect();
+        let tail: Vec<f64> = s
+            .iter()
+            .filter(|x| x.t_s >= t1 - w)
+            .filter_map(|x| x.rate)
+            .collect();
+        if w >= 5.0
+            && let (Some(a), Some(b)) = (median(&head), median(&tail))
+            && a > 0.0
+        {
+            let drop = 1.0 - b / a;
+            let v = if drop > t.drop_fail {
+                Verdict::Fail
+            } else if drop > t.drop_warn {
+                Verdict::Warn
+            } else {
+                Verdict::Pass
+            };
+            self.drop_v = self.drop_v.max(v);
+            if self.worst_drop.is_none_or(|(_, d, _, _)| drop > d) {
+                self.worst_drop = Some((load, drop, t1 - w, t1));
             }
+            self.drop_parts.push((
+                load,
+                format!(
+                    "{load} {} → {} {} ({:+.1} %, first and last {})",
+                    figure(a),
+                    figure(b),
+                    load.unit_words(),
+                    -drop * 100.0,
+                    duration_words(w)
+                ),
+            ));
         }
     }
-    let mut out = Vec::new();
-    let subject = Subject::Gpu(g);
-    if jitter_parts.is_empty() {
-        out.push(check(
-            SoakRule::Jitter,
-            subject,
-            Verdict::Unknown,
-            "not judged: fewer than two settled throughput samples in any phase",
-        ));
-    } else {
-        let mut text = jitter_parts
-            .into_iter()
-            .map(|(_, d)| d)
+
+    /// GPU `g`'s jitter check: each phase's variation and the dips below its steady level (a
+    /// dip warns at least), each dip a window with its cause, the worst one's in the check.
+    fn jitter_check(&mut self, soak: &SoakSection, g: usize, t: &SoakThresholds) -> Check {
+        let subject = Subject::Gpu(g);
+        if self.jitter_parts.is_empty() {
+            return check(
+                SoakRule::Jitter,
+                subject,
+                Verdict::Unknown,
+                "not judged: fewer than two settled throughput samples in any phase",
+            );
+        }
+        let mut text = self
+            .jitter_parts
+            .iter()
+            .map(|(_, d)| d.as_str())
             .collect::<Vec<_>>()
             .join("; ");
+        let all_dips = &mut self.dips;
         if !all_dips.is_empty() {
             all_dips.sort_by(|a, b| a.worst.total_cmp(&b.worst));
             let shown: Vec<String> = all_dips.iter().take(4).map(|d| d.to_string()).collect();
@@ -652,97 +683,106 @@ fn throughput(
                     String::new()
                 }
             ));
-            if jitter_v == Verdict::Pass {
-                jitter_v = Verdict::Warn;
+            if self.jitter_v == Verdict::Pass {
+                self.jitter_v = Verdict::Warn;
             }
         }
-        let mut c = check(SoakRule::Jitter, subject, jitter_v, text);
-        let members = soak.sampled_gpus();
-        c.windows = all_dips
-            .iter()
-            .map(|d| {
-                let a =
-                    attribution::attribute(&soak.samples, g, d.load, d.from_s, d.to_s, &members);
-                attribution::Window {
-                    gpu: g,
-                    load: d.load,
-                    from_s: d.from_s,
-                    to_s: d.to_s,
-                    worst: d.worst,
-                    cause_kind: a.kind,
-                    cause: a.cause,
-                    fix: a.fix,
-                    evidence_gpu: a.evidence_gpu,
-                }
-            })
-            .collect();
-        if jitter_v != Verdict::Pass {
-            // The worst window's cause (the windows are sorted worst first); the others are
-            // in `windows` and in the detail's list.
-            c = match c.windows.first() {
-                Some(w) => {
-                    let (cause, fix) = (w.cause.clone(), w.fix.clone());
-                    let more: Vec<String> = c
-                        .windows
-                        .iter()
-                        .skip(1)
-                        .take(3)
-                        .map(|x| format!("{} {}: {}", x.load, clock(x.from_s), x.cause_kind.words()))
-                        .collect();
-                    let at = format!("{} {}–{}", w.load, clock(w.from_s), clock(w.to_s));
-                    let also = (!more.is_empty()).then(|| format!("also {}", more.join("; ")));
-                    // An unknown cause keeps its words first, so it is never shown as likely.
-                    let cause = match (w.cause_kind == attribution::CauseKind::Unknown, also) {
-                        (true, Some(also)) => format!("{cause} ({at}; {also})"),
-                        (true, None) => format!("{cause} ({at})"),
-                        (false, Some(also)) => format!("{at}: {cause} ({also})"),
-                        (false, None) => format!("{at}: {cause}"),
-                    };
-                    c.because_text(cause, &fix)
-                }
-                None => c.because_text(
-                    "cause unknown: the throughput varied under a steady load, with no window of seconds below its steady level to set against the readings".into(),
-                    "look at the clocks, power and throttle reasons in soak.csv; run the soak again on an otherwise idle machine",
-                ),
-            };
+        let mut c = check(SoakRule::Jitter, subject, self.jitter_v, text);
+        c.windows = dip_windows(soak, g, all_dips);
+        if self.jitter_v == Verdict::Pass {
+            return c;
         }
-        out.push(c);
+        jitter_cause(c)
     }
-    if drop_parts.is_empty() {
-        out.push(check(
-            SoakRule::Drop,
-            subject,
-            Verdict::Unknown,
-            "not judged: no phase ran long enough to compare its first and last minutes",
-        ));
-    } else {
-        let text: Vec<String> = drop_parts.into_iter().map(|(_, d)| d).collect();
-        let mut c = check(SoakRule::Drop, subject, drop_v, text.join("; "));
-        if drop_v != Verdict::Pass {
-            let (load, d, from_s, to_s) = worst_drop.unwrap_or((SoakLoad::Gemm, 0.0, 0.0, 0.0));
-            let a =
-                attribution::attribute(&soak.samples, g, load, from_s, to_s, &soak.sampled_gpus());
-            let (cause, fix) = if a.kind != attribution::CauseKind::Unknown {
-                (a.cause, a.fix)
-            } else if let Some((t0, t1)) = heating(samples, load, from_s, to_s) {
-                (
-                    format!("GPU {g} heating up: {t0:.0} °C at the start of the phase, {t1:.0} °C in its last stretch"),
-                    "compare the clocks at the start and end (soak.csv); check fans, airflow and inlet temperature".into(),
-                )
-            } else {
-                (a.cause, a.fix)
-            };
-            c = c.because_text(
-                format!(
-                    "{load} throughput sagged {:.0} % as the run went on: {cause}",
-                    d * 100.0
-                ),
-                &fix,
+
+    /// GPU `g`'s drop check: each phase's first and last stretch, and the worst drop's cause.
+    fn drop_check(&self, soak: &SoakSection, g: usize, samples: &[&SoakSample]) -> Check {
+        let subject = Subject::Gpu(g);
+        if self.drop_parts.is_empty() {
+            return check(
+                SoakRule::Drop,
+                subject,
+                Verdict::Unknown,
+                "not judged: no phase ran long enough to compare its first and last minutes",
             );
         }
-        out.push(c);
+        let text: Vec<&str> = self.drop_parts.iter().map(|(_, d)| d.as_str()).collect();
+        let c = check(SoakRule::Drop, subject, self.drop_v, text.join("; "));
+        if self.drop_v == Verdict::Pass {
+            return c;
+        }
+        let (load, d, from_s, to_s) = self.worst_drop.unwrap_or((SoakLoad::Gemm, 0.0, 0.0, 0.0));
+        let a = attribution::attribute(&soak.samples, g, load, from_s, to_s, &soak.sampled_gpus());
+        let (cause, fix) = if a.kind != attribution::CauseKind::Unknown {
+            (a.cause, a.fix)
+        } else if let Some((t0, t1)) = heating(samples, load, from_s, to_s) {
+            (
+                format!("GPU {g} heating up: {t0:.0} °C at the start of the phase, {t1:.0} °C in its last stretch"),
+                "compare the clocks at the start and end (soak.csv); check fans, airflow and inlet temperature".into(),
+            )
+        } else {
+            (a.cause, a.fix)
+        };
+        c.because_text(
+            format!(
+                "{load} throughput sagged {:.0} % as the run went on: {cause}",
+                d * 100.0
+            ),
+            &fix,
+        )
     }
-    out
+}
+
+/// GPU `g`'s dips below the steady level as windows, each with its attributed cause.
+fn dip_windows(soak: &SoakSection, g: usize, dips: &[Dip]) -> Vec<attribution::Window> {
+    let members = soak.sampled_gpus();
+    dips.iter()
+        .map(|d| {
+            let a = attribution::attribute(&soak.samples, g, d.load, d.from_s, d.to_s, &members);
+            attribution::Window {
+                gpu: g,
+                load: d.load,
+                from_s: d.from_s,
+                to_s: d.to_s,
+                worst: d.worst,
+                cause_kind: a.kind,
+                cause: a.cause,
+                fix: a.fix,
+                evidence_gpu: a.evidence_gpu,
+            }
+        })
+        .collect()
+}
+
+/// Jitter check `c` with the cause of its worst window (the windows are sorted worst first;
+/// the others are in `windows` and in the detail's list), or an unknown cause without one.
+fn jitter_cause(c: Check) -> Check {
+    match c.windows.first() {
+        Some(w) => {
+            let (cause, fix) = (w.cause.clone(), w.fix.clone());
+            let more: Vec<String> = c
+                .windows
+                .iter()
+                .skip(1)
+                .take(3)
+                .map(|x| format!("{} {}: {}", x.load, clock(x.from_s), x.cause_kind.words()))
+                .collect();
+            let at = format!("{} {}–{}", w.load, clock(w.from_s), clock(w.to_s));
+            let also = (!more.is_empty()).then(|| format!("also {}", more.join("; ")));
+            // An unknown cause keeps its words first, so it is never shown as likely.
+            let cause = match (w.cause_kind == attribution::CauseKind::Unknown, also) {
+                (true, Some(also)) => format!("{cause} ({at}; {also})"),
+                (true, None) => format!("{cause} ({at})"),
+                (false, Some(also)) => format!("{at}: {cause} ({also})"),
+                (false, None) => format!("{at}: {cause}"),
+            };
+            c.because_text(cause, &fix)
+        }
+        None => c.because_text(
+            "cause unknown: the throughput varied under a steady load, with no window of seconds below its steady level to set against the readings".into(),
+            "look at the clocks, power and throttle reasons in soak.csv; run the soak again on an otherwise idle machine",
+        ),
+    }
 }
 
 fn figure(v: f64) -> String {
