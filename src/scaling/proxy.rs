@@ -133,97 +133,14 @@ pub fn measure_gemm(cublas: &Cublas, ordinals: &[usize]) -> Result<Vec<PerGpuRat
     };
     let d = RATE_DIM;
     for dtype in [ComputeDtype::Bf16, ComputeDtype::Fp32] {
-        let bf16 = dtype == ComputeDtype::Bf16;
-        let bytes = (d as usize) * (d as usize) * if bf16 { 2 } else { 4 };
-        let mut operands = Vec::with_capacity(gpus.len());
-        for g in &gpus {
-            g.ctx.bind()?;
-            let bufs = [
-                DeviceBuffer::alloc(&g.ctx, bytes)?,
-                DeviceBuffer::alloc(&g.ctx, bytes)?,
-                DeviceBuffer::alloc(&g.ctx, bytes)?,
-            ];
-            // Random operands: a GPU multiplying constant or zero data draws less power and
-            // runs faster than it will on real data (see METHOD.md's note on zeros).
-            for (i, b) in bufs.iter().enumerate() {
-                fill_random(b, bf16, 0x5eed + i as u64)?;
-            }
-            g.ctx.bind()?;
-            let h = Handle::new(cublas)?;
-            h.set_stream(g.compute.raw())?;
-            operands.push((bufs, h));
-        }
-        // `count` products on every GPU, interleaved so that all GPUs work at once, between a
-        // pair of events per GPU: each GPU's ms per product. Should a slower GPU's launch queue
-        // fill, the host waits on it and the faster GPUs' rates are pulled toward the slowest
-        // one's, which is the rate the model uses anyway.
-        let batch = |count: usize| -> Result<Vec<f64>, ProxyError> {
-            let mut marks = Vec::with_capacity(gpus.len());
-            for g in &gpus {
-                let (start, end) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
-                start.record(&g.compute)?;
-                marks.push((start, end));
-            }
-            for _ in 0..count {
-                for (g, (b, h)) in gpus.iter().zip(&operands) {
-                    g.ctx.bind()?;
-                    h.gemm_square(d, bf16, b[0].ptr(), b[1].ptr(), b[2].ptr())?;
-                }
-            }
-            for (g, (_, end)) in gpus.iter().zip(&marks) {
-                end.record(&g.compute)?;
-            }
-            for g in &gpus {
-                g.compute.synchronize()?;
-            }
-            marks
-                .iter()
-                .map(|(start, end)| Ok(end.elapsed_ms_since(start)? / count as f64))
-                .collect()
-        };
-        // Sustained, as a training step runs: a GPU under continuous matrix load settles at
-        // lower clocks than a burst of a few products shows, so each sample is a batch of
-        // products lasting about SAMPLE_MS on the slowest GPU, after the same work has run
-        // until the rate settled.
-        // Products per window and per sample follow the latest time per product: the first one
-        // (cold clocks, cuBLAS loading its kernels) can take a hundred times a settled one,
-        // which made the samples last milliseconds instead of SAMPLE_MS (seen on H100 when the
-        // energy counter could not cover them, 2026-11-26).
-        let mut per_product = batch(1)?.into_iter().fold(1e-3, f64::max);
-        let count = |ms: f64, per: f64| ((ms / per).ceil() as usize).clamp(1, 10_000);
-        let (mut warmed_ms, mut windows) = (0.0, Vec::<f64>::new());
-        let settled = loop {
-            let per_window = count(SETTLE_WINDOW_MS, per_product);
-            let slowest = batch(per_window)?.into_iter().fold(0.0, f64::max);
-            per_product = slowest.max(1e-3);
-            warmed_ms += slowest * per_window as f64;
-            windows.push(slowest);
-            let k = windows.len();
-            if warmed_ms >= WARMUP_MS
-                && k >= 3
-                && windows[k - 1] <= windows[k - 3] * (1.0 + SETTLE_TOLERANCE)
-            {
-                break true;
-            }
-            if warmed_ms >= SETTLE_MAX_MS {
-                break false;
-            }
-        };
-        let warm_up = format!(
-            "{:.0} s warm-up{}",
-            warmed_ms / 1e3,
-            if settled {
-                " until the rate settled"
-            } else {
-                ", rate still falling"
-            }
-        );
+        let bench = GemmBench::new(cublas, &gpus, dtype == ComputeDtype::Bf16)?;
+        let (per_product, warm_up) = bench.settle()?;
         let mut samples = vec![Vec::with_capacity(REPS); gpus.len()];
         let window_start = Instant::now();
         for _ in 0..REPS {
             for (s, ms) in samples
                 .iter_mut()
-                .zip(batch(count(SAMPLE_MS, per_product))?)
+                .zip(bench.batch(products(SAMPLE_MS, per_product))?)
             {
                 s.push(ms);
             }
@@ -266,6 +183,123 @@ pub fn measure_gemm(cublas: &Cublas, ordinals: &[usize]) -> Result<Vec<PerGpuRat
         }
     }
     Ok(out)
+}
+
+/// Products of `per` ms each that last about `ms`.
+fn products(ms: f64, per: f64) -> usize {
+    ((ms / per).ceil() as usize).clamp(1, 10_000)
+}
+
+/// The GEMM-rate measurement of one type on every GPU at once: each GPU's operands (random,
+/// [`RATE_DIM`]² each) and a cuBLAS handle on its compute stream.
+struct GemmBench<'a> {
+    gpus: &'a [Gpu],
+    operands: Vec<([DeviceBuffer; 3], Handle<'a>)>,
+    bf16: bool,
+}
+
+impl<'a> GemmBench<'a> {
+    /// Allocates and fills every GPU's operands (bf16, else fp32) and makes its handle.
+    fn new(cublas: &'a Cublas, gpus: &'a [Gpu], bf16: bool) -> Result<GemmBench<'a>, ProxyError> {
+        let d = RATE_DIM as usize;
+        let bytes = d * d * if bf16 { 2 } else { 4 };
+        let mut operands = Vec::with_capacity(gpus.len());
+        for g in gpus {
+            g.ctx.bind()?;
+            let bufs = [
+                DeviceBuffer::alloc(&g.ctx, bytes)?,
+                DeviceBuffer::alloc(&g.ctx, bytes)?,
+                DeviceBuffer::alloc(&g.ctx, bytes)?,
+            ];
+            // Random operands: a GPU multiplying constant or zero data draws less power and
+            // runs faster than it will on real data (see METHOD.md's note on zeros).
+            for (i, b) in bufs.iter().enumerate() {
+                fill_random(b, bf16, 0x5eed + i as u64)?;
+            }
+            g.ctx.bind()?;
+            let h = Handle::new(cublas)?;
+            h.set_stream(g.compute.raw())?;
+            operands.push((bufs, h));
+        }
+        Ok(GemmBench {
+            gpus,
+            operands,
+            bf16,
+        })
+    }
+
+    /// `count` products on every GPU, interleaved so that all GPUs work at once, between a
+    /// pair of events per GPU: each GPU's ms per product. Should a slower GPU's launch queue
+    /// fill, the host waits on it and the faster GPUs' rates are pulled toward the slowest
+    /// one's, which is the rate the model uses anyway.
+    fn batch(&self, count: usize) -> Result<Vec<f64>, ProxyError> {
+        let gpus = self.gpus;
+        let mut marks = Vec::with_capacity(gpus.len());
+        for g in gpus {
+            let (start, end) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
+            start.record(&g.compute)?;
+            marks.push((start, end));
+        }
+        for _ in 0..count {
+            for (g, (b, h)) in gpus.iter().zip(&self.operands) {
+                g.ctx.bind()?;
+                h.gemm_square(RATE_DIM, self.bf16, b[0].ptr(), b[1].ptr(), b[2].ptr())?;
+            }
+        }
+        for (g, (_, end)) in gpus.iter().zip(&marks) {
+            end.record(&g.compute)?;
+        }
+        for g in gpus {
+            g.compute.synchronize()?;
+        }
+        marks
+            .iter()
+            .map(|(start, end)| Ok(end.elapsed_ms_since(start)? / count as f64))
+            .collect()
+    }
+
+    /// Runs the products until the rate settles: the latest ms per product on the slowest GPU,
+    /// and the warm-up in words.
+    ///
+    /// Sustained, as a training step runs: a GPU under continuous matrix load settles at
+    /// lower clocks than a burst of a few products shows, so each sample is a batch of
+    /// products lasting about SAMPLE_MS on the slowest GPU, after the same work has run
+    /// until the rate settled.
+    /// Products per window and per sample follow the latest time per product: the first one
+    /// (cold clocks, cuBLAS loading its kernels) can take a hundred times a settled one,
+    /// which made the samples last milliseconds instead of SAMPLE_MS (seen on H100 when the
+    /// energy counter could not cover them, 2026-11-26).
+    fn settle(&self) -> Result<(f64, String), ProxyError> {
+        let mut per_product = self.batch(1)?.into_iter().fold(1e-3, f64::max);
+        let (mut warmed_ms, mut windows) = (0.0, Vec::<f64>::new());
+        let settled = loop {
+            let per_window = products(SETTLE_WINDOW_MS, per_product);
+            let slowest = self.batch(per_window)?.into_iter().fold(0.0, f64::max);
+            per_product = slowest.max(1e-3);
+            warmed_ms += slowest * per_window as f64;
+            windows.push(slowest);
+            let k = windows.len();
+            if warmed_ms >= WARMUP_MS
+                && k >= 3
+                && windows[k - 1] <= windows[k - 3] * (1.0 + SETTLE_TOLERANCE)
+            {
+                break true;
+            }
+            if warmed_ms >= SETTLE_MAX_MS {
+                break false;
+            }
+        };
+        let warm_up = format!(
+            "{:.0} s warm-up{}",
+            warmed_ms / 1e3,
+            if settled {
+                " until the rate settled"
+            } else {
+                ", rate still falling"
+            }
+        );
+        Ok((per_product, warm_up))
+    }
 }
 
 /// The GPU counts proxies run at out of `gpus` selected: 1, 2, 4, … (powers of two below
@@ -390,195 +424,23 @@ fn step(
     nccl: Option<&Nccl>,
     per_gpu_batch: f64,
 ) -> Result<(f64, f64, String), ProxyError> {
-    let bf16 = w.compute_dtype == ComputeDtype::Bf16;
-    let elem = if bf16 { 2 } else { 4 };
-    let flops = w.flops_per_sample * per_gpu_batch / w.utilization;
-    let d: i32 = if flops >= 8.0 * 2.0 * 8192f64.powi(3) {
-        8192
-    } else {
-        4096
-    };
-    let reps = (flops / (2.0 * (d as f64).powi(3))).round().max(1.0) as usize;
-    let grad_bytes = (w.params * w.grad_dtype.size() as f64) as usize;
-    let training = w.pattern.is_training() && gpus.len() > 1;
-    let bucket = if w.bucket_bytes > 0.0 {
-        w.bucket_bytes as usize
-    } else {
-        grad_bytes.max(1)
-    };
-    let buckets = if training {
-        grad_bytes.div_ceil(bucket).max(1)
-    } else {
-        0
-    };
-    let overlap = w.pattern == Pattern::DdpRing;
-    let input_bytes = match w.pattern {
-        Pattern::InferenceReplicas => {
-            (per_gpu_batch * w.sample_input_bytes.unwrap_or(0.0)).ceil() as usize
-        }
-        _ => 0,
-    };
-    let matrix = (d as usize) * (d as usize) * elem;
-    let mut handles = Vec::new();
-    let mut bufs = Vec::new();
-    for g in gpus {
-        g.ctx.bind()?;
-        let h = Handle::new(cublas)?;
-        h.set_stream(g.compute.raw())?;
-        handles.push(h);
-        let b = Bufs {
-            a: DeviceBuffer::alloc(&g.ctx, matrix)?,
-            b: DeviceBuffer::alloc(&g.ctx, matrix)?,
-            c: DeviceBuffer::alloc(&g.ctx, matrix)?,
-            grad: if training {
-                Some(DeviceBuffer::alloc(&g.ctx, grad_bytes)?)
-            } else {
-                None
-            },
-            input: if input_bytes > 0 {
-                Some((
-                    PinnedBuffer::alloc(&g.ctx, input_bytes, None)?,
-                    DeviceBuffer::alloc(&g.ctx, input_bytes)?,
-                ))
-            } else {
-                None
-            },
-        };
-        fill_random(&b.a, bf16, 1)?;
-        fill_random(&b.b, bf16, 2)?;
-        if let Some(gr) = &b.grad {
-            gr.memset_async(0, &g.compute)?;
-        }
-        bufs.push(b);
-    }
-    let comms = match (nccl, training) {
-        (Some(l), true) => {
-            let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
-            Some(Comms::new(l, &ordinals)?)
-        }
-        _ => None,
-    };
-    let gemm = |i: usize| -> Result<(), ProxyError> {
-        gpus[i].ctx.bind()?;
-        handles[i].gemm_square(d, bf16, bufs[i].a.ptr(), bufs[i].b.ptr(), bufs[i].c.ptr())?;
-        Ok(())
-    };
-    let all_reduce = |k: usize| -> Result<(), ProxyError> {
-        let (Some(c), Some(l)) = (&comms, nccl) else {
-            return Ok(());
-        };
-        let off = k * bucket;
-        let len = bucket.min(grad_bytes - off);
-        let count = len / w.grad_dtype.size() as usize;
-        l.group_start()?;
-        for (i, g) in gpus.iter().enumerate() {
-            let Some(gr) = &bufs[i].grad else { continue };
-            g.ctx.bind()?;
-            let p = gr.ptr() + off as u64;
-            // SAFETY: in-place all-reduce of `count` elements inside this GPU's gradient buffer;
-            // the communicator is this GPU's; the stream is its live communication stream.
-            unsafe {
-                l.all_reduce(
-                    Buffers::in_place(p, count, nccl_dtype(w.grad_dtype)),
-                    cudarc::nccl::sys::ncclRedOp_t::ncclSum,
-                    CommStream {
-                        comm: c.raw[i],
-                        stream: &g.comm,
-                    },
-                )
-            }?;
-        }
-        l.group_end()?;
-        Ok(())
-    };
+    let shape = StepShape::new(w, gpus.len(), per_gpu_batch);
+    let proxy = ProxyStep::new(w, gpus, cublas, nccl, &shape)?;
     let mut steps = Vec::new();
     let mut compute_only = Vec::new();
-    let fwd = if overlap { reps / 3 } else { reps };
-    let bwd = reps - fwd;
     // Untimed steps first, about WARMUP_MS worth (the first one sizes the rest), so the timed
     // steps run at the clocks sustained work settles at, as the GEMM rate was measured.
     let mut warm = 1usize;
     let mut it = 0usize;
     while steps.len() < REPS {
-        let mut marks = Vec::new();
-        for g in gpus {
-            let (s, e) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
-            s.record(&g.compute)?;
-            // The communication stream starts with the step.
-            let go = Event::new_untimed(&g.ctx)?;
-            go.record(&g.compute)?;
-            g.comm.wait_event(&go)?;
-            marks.push((s, e));
-        }
-        // Inference: the input copy runs on the second stream beside compute.
-        for (i, g) in gpus.iter().enumerate() {
-            if let Some((host, dev)) = &bufs[i].input {
-                g.ctx.bind()?;
-                // SAFETY: both buffers hold `input_bytes`; the stream is live in this context.
-                unsafe { g.comm.copy_htod(dev.ptr(), host.host_ptr(), input_bytes) }?;
-            }
-        }
-        for _ in 0..fwd {
-            for i in 0..gpus.len() {
-                gemm(i)?;
-            }
-        }
-        let compute_end: Vec<Event> = gpus
-            .iter()
-            .map(|g| Event::new(&g.ctx))
-            .collect::<Result<_, _>>()?;
-        let mut launched = 0;
-        for j in 0..bwd {
-            for i in 0..gpus.len() {
-                gemm(i)?;
-            }
-            // Buckets become ready evenly through backward (DDP's gradient hooks).
-            let ready = ((j + 1) * buckets).div_ceil(bwd.max(1));
-            if overlap && ready > launched {
-                for g in gpus {
-                    let e = Event::new_untimed(&g.ctx)?;
-                    e.record(&g.compute)?;
-                    g.comm.wait_event(&e)?;
-                }
-                for k in launched..ready {
-                    all_reduce(k)?;
-                }
-                launched = ready;
-            }
-        }
-        for (g, e) in gpus.iter().zip(&compute_end) {
-            e.record(&g.compute)?;
-        }
-        if launched < buckets {
-            for g in gpus {
-                let e = Event::new_untimed(&g.ctx)?;
-                e.record(&g.compute)?;
-                g.comm.wait_event(&e)?;
-            }
-            for k in launched..buckets {
-                all_reduce(k)?;
-            }
-        }
-        for (g, (_, end)) in gpus.iter().zip(&marks) {
-            let done = Event::new_untimed(&g.ctx)?;
-            done.record(&g.comm)?;
-            g.compute.wait_event(&done)?;
-            end.record(&g.compute)?;
-        }
-        for g in gpus {
-            g.compute.synchronize()?;
-            g.comm.synchronize()?;
-        }
-        let mut worst: f64 = 0.0;
-        for (s, e) in &marks {
-            worst = worst.max(e.elapsed_ms_since(s)?);
-        }
+        let marks = proxy.run_once()?;
+        let worst = marks.worst_ms()?;
         if it == 0 {
             warm = ((WARMUP_MS / worst.max(1e-3)).ceil() as usize).clamp(1, 1000);
         }
         if it >= warm {
             steps.push(worst);
-            compute_only.push(compute_end[0].elapsed_ms_since(&marks[0].0)?);
+            compute_only.push(marks.compute_ms()?);
         }
         it += 1;
     }
@@ -592,28 +454,336 @@ fn step(
     // Sim + policy: the proxy's compute stands for `steps_per_sync` steps' worth only when
     // scaled; we run one step's compute and one sync, then spread the sync.
     let step_ms = compute + (ms - compute) / per;
-    let basis = format!(
-        "{reps} × cuBLAS {d}³ {} per GPU{}{}",
-        w.compute_dtype,
-        if buckets > 0 {
-            format!(
-                ", {buckets} NCCL all-reduce bucket(s) of ≤ {bucket} B{}",
-                if overlap {
-                    " overlapping backward"
-                } else {
-                    " after compute"
-                }
-            )
+    Ok((step_ms, compute, shape.basis(w)))
+}
+
+/// What one workload's proxy step does on each GPU: square GEMMs standing for its FLOPs (at
+/// the catalog utilization), its gradient all-reduced in buckets (training on two GPUs or
+/// more), its input copied beside compute (inference replicas).
+struct StepShape {
+    bf16: bool,
+    /// The GEMMs' side.
+    d: i32,
+    /// GEMMs per step.
+    reps: usize,
+    /// GEMMs before backward begins (the rest overlap the buckets' all-reduces, for DDP).
+    fwd: usize,
+    grad_bytes: usize,
+    training: bool,
+    bucket: usize,
+    buckets: usize,
+    /// The buckets' all-reduces overlap backward (DDP), else follow compute.
+    overlap: bool,
+    input_bytes: usize,
+}
+
+impl StepShape {
+    /// The step of `w` at `per_gpu_batch` samples per GPU on `n` GPUs.
+    fn new(w: &Workload, n: usize, per_gpu_batch: f64) -> StepShape {
+        let bf16 = w.compute_dtype == ComputeDtype::Bf16;
+        let flops = w.flops_per_sample * per_gpu_batch / w.utilization;
+        let d: i32 = if flops >= 8.0 * 2.0 * 8192f64.powi(3) {
+            8192
         } else {
-            String::new()
-        },
-        if input_bytes > 0 {
-            format!(", {input_bytes} B host→GPU input per GPU beside compute")
+            4096
+        };
+        let reps = (flops / (2.0 * (d as f64).powi(3))).round().max(1.0) as usize;
+        let grad_bytes = (w.params * w.grad_dtype.size() as f64) as usize;
+        let training = w.pattern.is_training() && n > 1;
+        let bucket = if w.bucket_bytes > 0.0 {
+            w.bucket_bytes as usize
         } else {
-            String::new()
+            grad_bytes.max(1)
+        };
+        let buckets = if training {
+            grad_bytes.div_ceil(bucket).max(1)
+        } else {
+            0
+        };
+        let overlap = w.pattern == Pattern::DdpRing;
+        let input_bytes = match w.pattern {
+            Pattern::InferenceReplicas => {
+                (per_gpu_batch * w.sample_input_bytes.unwrap_or(0.0)).ceil() as usize
+            }
+            _ => 0,
+        };
+        StepShape {
+            bf16,
+            d,
+            reps,
+            fwd: if overlap { reps / 3 } else { reps },
+            grad_bytes,
+            training,
+            bucket,
+            buckets,
+            overlap,
+            input_bytes,
         }
-    );
-    Ok((step_ms, compute, basis))
+    }
+
+    /// What the proxy ran, in words.
+    fn basis(&self, w: &Workload) -> String {
+        let (reps, d, buckets, bucket, input_bytes) = (
+            self.reps,
+            self.d,
+            self.buckets,
+            self.bucket,
+            self.input_bytes,
+        );
+        format!(
+            "{reps} × cuBLAS {d}³ {} per GPU{}{}",
+            w.compute_dtype,
+            if buckets > 0 {
+                format!(
+                    ", {buckets} NCCL all-reduce bucket(s) of ≤ {bucket} B{}",
+                    if self.overlap {
+                        " overlapping backward"
+                    } else {
+                        " after compute"
+                    }
+                )
+            } else {
+                String::new()
+            },
+            if input_bytes > 0 {
+                format!(", {input_bytes} B host→GPU input per GPU beside compute")
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// A proxy step set up on every GPU: cuBLAS handles on the compute streams, the buffers, and
+/// the communicators when the gradient is all-reduced. Dropped in the order the fields are
+/// declared: the communicators, then the buffers, then the handles.
+struct ProxyStep<'a> {
+    w: &'a Workload,
+    gpus: &'a [Gpu],
+    nccl: Option<&'a Nccl>,
+    shape: &'a StepShape,
+    comms: Option<Comms<'a>>,
+    bufs: Vec<Bufs>,
+    handles: Vec<Handle<'a>>,
+}
+
+/// One step's events: where each GPU's compute ended, and each GPU's start and end.
+struct StepMarks {
+    compute_end: Vec<Event>,
+    marks: Vec<(Event, Event)>,
+}
+
+impl StepMarks {
+    /// The slowest GPU's step, ms.
+    fn worst_ms(&self) -> Result<f64, ProxyError> {
+        let mut worst: f64 = 0.0;
+        for (s, e) in &self.marks {
+            worst = worst.max(e.elapsed_ms_since(s)?);
+        }
+        Ok(worst)
+    }
+
+    /// GPU 0's compute alone, ms.
+    fn compute_ms(&self) -> Result<f64, ProxyError> {
+        Ok(self.compute_end[0].elapsed_ms_since(&self.marks[0].0)?)
+    }
+}
+
+impl<'a> ProxyStep<'a> {
+    /// Makes each GPU's handle and buffers (random operands, a zeroed gradient, the input's
+    /// host and device copies), then the communicators.
+    fn new(
+        w: &'a Workload,
+        gpus: &'a [Gpu],
+        cublas: &'a Cublas,
+        nccl: Option<&'a Nccl>,
+        shape: &'a StepShape,
+    ) -> Result<ProxyStep<'a>, ProxyError> {
+        let elem = if shape.bf16 { 2 } else { 4 };
+        let matrix = (shape.d as usize) * (shape.d as usize) * elem;
+        let mut handles = Vec::new();
+        let mut bufs = Vec::new();
+        for g in gpus {
+            g.ctx.bind()?;
+            let h = Handle::new(cublas)?;
+            h.set_stream(g.compute.raw())?;
+            handles.push(h);
+            let b = Bufs {
+                a: DeviceBuffer::alloc(&g.ctx, matrix)?,
+                b: DeviceBuffer::alloc(&g.ctx, matrix)?,
+                c: DeviceBuffer::alloc(&g.ctx, matrix)?,
+                grad: if shape.training {
+                    Some(DeviceBuffer::alloc(&g.ctx, shape.grad_bytes)?)
+                } else {
+                    None
+                },
+                input: if shape.input_bytes > 0 {
+                    Some((
+                        PinnedBuffer::alloc(&g.ctx, shape.input_bytes, None)?,
+                        DeviceBuffer::alloc(&g.ctx, shape.input_bytes)?,
+                    ))
+                } else {
+                    None
+                },
+            };
+            fill_random(&b.a, shape.bf16, 1)?;
+            fill_random(&b.b, shape.bf16, 2)?;
+            if let Some(gr) = &b.grad {
+                gr.memset_async(0, &g.compute)?;
+            }
+            bufs.push(b);
+        }
+        let comms = match (nccl, shape.training) {
+            (Some(l), true) => {
+                let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
+                Some(Comms::new(l, &ordinals)?)
+            }
+            _ => None,
+        };
+        Ok(ProxyStep {
+            w,
+            gpus,
+            nccl,
+            shape,
+            handles,
+            bufs,
+            comms,
+        })
+    }
+
+    /// One GEMM on GPU `i`'s compute stream.
+    fn gemm(&self, i: usize) -> Result<(), ProxyError> {
+        let b = &self.bufs[i];
+        self.gpus[i].ctx.bind()?;
+        self.handles[i].gemm_square(
+            self.shape.d,
+            self.shape.bf16,
+            b.a.ptr(),
+            b.b.ptr(),
+            b.c.ptr(),
+        )?;
+        Ok(())
+    }
+
+    /// One GEMM on every GPU.
+    fn gemm_all(&self) -> Result<(), ProxyError> {
+        for i in 0..self.gpus.len() {
+            self.gemm(i)?;
+        }
+        Ok(())
+    }
+
+    /// Makes each GPU's communication stream wait for the work enqueued on its compute stream.
+    fn comm_after_compute(&self) -> Result<(), ProxyError> {
+        for g in self.gpus {
+            let e = Event::new_untimed(&g.ctx)?;
+            e.record(&g.compute)?;
+            g.comm.wait_event(&e)?;
+        }
+        Ok(())
+    }
+
+    /// The all-reduce of gradient bucket `k` on every GPU, in one NCCL group (nothing without
+    /// communicators).
+    fn all_reduce(&self, k: usize) -> Result<(), ProxyError> {
+        let (Some(c), Some(l)) = (&self.comms, self.nccl) else {
+            return Ok(());
+        };
+        let (bucket, grad_bytes) = (self.shape.bucket, self.shape.grad_bytes);
+        let off = k * bucket;
+        let len = bucket.min(grad_bytes - off);
+        let count = len / self.w.grad_dtype.size() as usize;
+        l.group_start()?;
+        for (i, g) in self.gpus.iter().enumerate() {
+            let Some(gr) = &self.bufs[i].grad else {
+                continue;
+            };
+            g.ctx.bind()?;
+            let p = gr.ptr() + off as u64;
+            // SAFETY: in-place all-reduce of `count` elements inside this GPU's gradient buffer;
+            // the communicator is this GPU's; the stream is its live communication stream.
+            unsafe {
+                l.all_reduce(
+                    Buffers::in_place(p, count, nccl_dtype(self.w.grad_dtype)),
+                    cudarc::nccl::sys::ncclRedOp_t::ncclSum,
+                    CommStream {
+                        comm: c.raw[i],
+                        stream: &g.comm,
+                    },
+                )
+            }?;
+        }
+        l.group_end()?;
+        Ok(())
+    }
+
+    /// Runs one step on every GPU and waits for it: forward GEMMs, backward GEMMs with the
+    /// buckets all-reduced as they become ready (DDP) or after compute, the input copy beside.
+    fn run_once(&self) -> Result<StepMarks, ProxyError> {
+        let (gpus, shape) = (self.gpus, self.shape);
+        let bwd = shape.reps - shape.fwd;
+        let mut marks = Vec::new();
+        for g in gpus {
+            let (s, e) = (Event::new(&g.ctx)?, Event::new(&g.ctx)?);
+            s.record(&g.compute)?;
+            // The communication stream starts with the step.
+            let go = Event::new_untimed(&g.ctx)?;
+            go.record(&g.compute)?;
+            g.comm.wait_event(&go)?;
+            marks.push((s, e));
+        }
+        // Inference: the input copy runs on the second stream beside compute.
+        for (i, g) in gpus.iter().enumerate() {
+            if let Some((host, dev)) = &self.bufs[i].input {
+                g.ctx.bind()?;
+                // SAFETY: both buffers hold `input_bytes`; the stream is live in this context.
+                unsafe {
+                    g.comm
+                        .copy_htod(dev.ptr(), host.host_ptr(), shape.input_bytes)
+                }?;
+            }
+        }
+        for _ in 0..shape.fwd {
+            self.gemm_all()?;
+        }
+        let compute_end: Vec<Event> = gpus
+            .iter()
+            .map(|g| Event::new(&g.ctx))
+            .collect::<Result<_, _>>()?;
+        let mut launched = 0;
+        for j in 0..bwd {
+            self.gemm_all()?;
+            // Buckets become ready evenly through backward (DDP's gradient hooks).
+            let ready = ((j + 1) * shape.buckets).div_ceil(bwd.max(1));
+            if shape.overlap && ready > launched {
+                self.comm_after_compute()?;
+                for k in launched..ready {
+                    self.all_reduce(k)?;
+                }
+                launched = ready;
+            }
+        }
+        for (g, e) in gpus.iter().zip(&compute_end) {
+            e.record(&g.compute)?;
+        }
+        if launched < shape.buckets {
+            self.comm_after_compute()?;
+            for k in launched..shape.buckets {
+                self.all_reduce(k)?;
+            }
+        }
+        for (g, (_, end)) in gpus.iter().zip(&marks) {
+            let done = Event::new_untimed(&g.ctx)?;
+            done.record(&g.comm)?;
+            g.compute.wait_event(&done)?;
+            end.record(&g.compute)?;
+        }
+        for g in gpus {
+            g.compute.synchronize()?;
+            g.comm.synchronize()?;
+        }
+        Ok(StepMarks { compute_end, marks })
+    }
 }
 
 #[cfg(test)]
