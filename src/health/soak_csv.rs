@@ -156,6 +156,37 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
         .headers()
         .map_err(|e| format!("{path}: not a soak.csv: {e}"))?
         .clone();
+    let index = column_index(&headers, path)?;
+    let mut replay = Replay {
+        soak: SoakSection {
+            replay_of: Some(path.to_string()),
+            interval_s: 1.0,
+            finished: true,
+            ..Default::default()
+        },
+        last_phase: Default::default(),
+        phase_events: Default::default(),
+    };
+    for (n, rec) in r.records().enumerate() {
+        let line = n + 2;
+        let rec = rec.map_err(|e| format!("{path} line {line}: {e}"))?;
+        let row = Row {
+            rec: &rec,
+            index: &index,
+            path,
+            line,
+        };
+        replay.add(&row, row.sample()?);
+    }
+    replay.finish(path)
+}
+
+/// Where each of [`COLUMNS`] is in a file with `headers` (`usize::MAX` where it is missing):
+/// an unknown column, or no `time_s` or `gpu`, is refused.
+fn column_index(
+    headers: &::csv::StringRecord,
+    path: &str,
+) -> Result<[usize; COLUMNS.len()], String> {
     let mut index = [usize::MAX; COLUMNS.len()];
     for (i, h) in headers.iter().enumerate() {
         let Some(c) = COLUMNS.iter().position(|c| *c == h.trim()) else {
@@ -173,70 +204,101 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
             return Err(format!("{path} line 1: no {need} column: not a soak.csv"));
         }
     }
-    let mut soak = SoakSection {
-        replay_of: Some(path.to_string()),
-        interval_s: 1.0,
-        finished: true,
-        ..Default::default()
-    };
-    let mut last_phase: std::collections::BTreeMap<usize, Option<SoakLoad>> = Default::default();
-    // The times of the phase events so far, by load (as `f64::to_bits`).
-    let mut phase_events: std::collections::BTreeMap<SoakLoad, std::collections::BTreeSet<u64>> =
-        Default::default();
-    use std::ops::Bound::{Excluded, Included};
-    for (n, rec) in r.records().enumerate() {
-        let line = n + 2;
-        let rec = rec.map_err(|e| format!("{path} line {line}: {e}"))?;
-        let cell = |name: &str| -> &str {
-            let c = COLUMNS.iter().position(|c| *c == name).unwrap_or(0);
-            if index[c] == usize::MAX {
-                ""
-            } else {
-                rec.get(index[c]).unwrap_or("").trim()
-            }
-        };
-        let bad = |name: &str, why: &str| {
-            format!(
-                "{path} line {line}, column {name}: {} {why}",
-                crate::model::validate::quoted(cell(name))
-            )
-        };
-        fn num<T: std::str::FromStr>(v: &str) -> Result<Option<T>, ()> {
-            if v.is_empty() {
-                Ok(None)
-            } else {
-                v.parse().map(Some).map_err(|_| ())
-            }
+    Ok(index)
+}
+
+/// An empty cell as `None`, else its value; `Err` when it does not parse.
+fn cell_value<T: std::str::FromStr>(v: &str) -> Result<Option<T>, ()> {
+    if v.is_empty() {
+        Ok(None)
+    } else {
+        v.parse().map(Some).map_err(|_| ())
+    }
+}
+
+/// One row of a `soak.csv` being read: its cells by column name, each checked as it is read.
+struct Row<'a> {
+    rec: &'a ::csv::StringRecord,
+    /// Where each of [`COLUMNS`] is ([`column_index`]).
+    index: &'a [usize; COLUMNS.len()],
+    path: &'a str,
+    line: usize,
+}
+
+impl Row<'_> {
+    /// The cell of column `name`, trimmed; empty when the file has no such column.
+    fn cell(&self, name: &str) -> &str {
+        let c = COLUMNS.iter().position(|c| *c == name).unwrap_or(0);
+        if self.index[c] == usize::MAX {
+            ""
+        } else {
+            self.rec.get(self.index[c]).unwrap_or("").trim()
         }
-        let f64_of = |name: &str| -> Result<Option<f64>, String> {
-            match num::<f64>(cell(name)) {
-                Ok(Some(v)) if !v.is_finite() => Err(bad(name, "is not a finite number")),
-                Ok(v) => Ok(v),
-                Err(()) => Err(bad(name, "is not a number")),
-            }
-        };
-        let u64_of = |name: &str| -> Result<Option<u64>, String> {
-            num::<u64>(cell(name)).map_err(|()| bad(name, "is not a whole number"))
-        };
-        let u32_of = |name: &str| -> Result<Option<u32>, String> {
-            num::<u32>(cell(name)).map_err(|()| bad(name, "is not a whole number"))
-        };
-        // A figure that must lie in `lo..=hi` (a percentage, a board's power limit).
-        let within = |name: &str, lo: f64, hi: f64| -> Result<Option<f64>, String> {
-            match f64_of(name)? {
-                Some(v) if !(lo..=hi).contains(&v) => Err(bad(
-                    name,
-                    &format!("is out of range ({}–{})", number(lo), number(hi)),
-                )),
-                v => Ok(v),
-            }
-        };
-        let t_s = f64_of("time_s")?.ok_or_else(|| bad("time_s", "is empty"))?;
+    }
+
+    /// The error for column `name`'s cell: `why` it is refused, with the line and the cell.
+    fn bad(&self, name: &str, why: &str) -> String {
+        format!(
+            "{} line {}, column {name}: {} {why}",
+            self.path,
+            self.line,
+            crate::model::validate::quoted(self.cell(name))
+        )
+    }
+
+    /// Column `name` as a finite number, `None` when empty.
+    fn f64_of(&self, name: &str) -> Result<Option<f64>, String> {
+        match cell_value::<f64>(self.cell(name)) {
+            Ok(Some(v)) if !v.is_finite() => Err(self.bad(name, "is not a finite number")),
+            Ok(v) => Ok(v),
+            Err(()) => Err(self.bad(name, "is not a number")),
+        }
+    }
+
+    /// Column `name` as a whole number, `None` when empty.
+    fn u64_of(&self, name: &str) -> Result<Option<u64>, String> {
+        cell_value::<u64>(self.cell(name)).map_err(|()| self.bad(name, "is not a whole number"))
+    }
+
+    /// Column `name` as a whole number that fits 32 bits, `None` when empty.
+    fn u32_of(&self, name: &str) -> Result<Option<u32>, String> {
+        cell_value::<u32>(self.cell(name)).map_err(|()| self.bad(name, "is not a whole number"))
+    }
+
+    /// A figure that must lie in `lo..=hi` (a percentage, a board's power limit).
+    fn within(&self, name: &str, lo: f64, hi: f64) -> Result<Option<f64>, String> {
+        match self.f64_of(name)? {
+            Some(v) if !(lo..=hi).contains(&v) => Err(self.bad(
+                name,
+                &format!("is out of range ({}–{})", number(lo), number(hi)),
+            )),
+            v => Ok(v),
+        }
+    }
+
+    /// Column `name` as a `;`-separated list of numbers.
+    fn list_of(&self, name: &str) -> Result<Vec<u64>, String> {
+        self.cell(name)
+            .split(';')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(|x| {
+                x.parse()
+                    .map_err(|_| self.bad(name, "is not a list of numbers"))
+            })
+            .collect()
+    }
+
+    /// The row's time: present, not negative, within [`MAX_TIME_S`].
+    fn time(&self) -> Result<f64, String> {
+        let t_s = self
+            .f64_of("time_s")?
+            .ok_or_else(|| self.bad("time_s", "is empty"))?;
         if t_s < 0.0 {
-            return Err(bad("time_s", "is negative"));
+            return Err(self.bad("time_s", "is negative"));
         }
         if t_s > MAX_TIME_S {
-            return Err(bad(
+            return Err(self.bad(
                 "time_s",
                 &format!(
                     "is out of range (a recording is at most {} s long)",
@@ -244,99 +306,109 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
                 ),
             ));
         }
-        let gpu = u64_of("gpu")?.ok_or_else(|| bad("gpu", "is empty"))?;
+        Ok(t_s)
+    }
+
+    /// The row's GPU: present and a GPU index.
+    fn gpu(&self) -> Result<usize, String> {
+        let gpu = self
+            .u64_of("gpu")?
+            .ok_or_else(|| self.bad("gpu", "is empty"))?;
         if gpu >= crate::model::MAX_GPUS as u64 {
-            return Err(bad("gpu", "is not a GPU index"));
+            return Err(self.bad("gpu", "is not a GPU index"));
         }
-        let gpu = gpu as usize;
-        let phase = match cell("phase") {
-            "" => None,
-            p => Some(
-                SoakLoad::from_id(p)
-                    .ok_or_else(|| bad("phase", "is not a load (gemm, memory, pcie, p2p, nccl)"))?,
-            ),
-        };
-        let throttle = match cell("throttle") {
-            "" => None,
-            "none" => Some(Vec::new()),
+        Ok(gpu as usize)
+    }
+
+    /// The row's phase: a load's id, or none when empty.
+    fn phase(&self) -> Result<Option<SoakLoad>, String> {
+        match self.cell("phase") {
+            "" => Ok(None),
+            p => Ok(Some(SoakLoad::from_id(p).ok_or_else(|| {
+                self.bad("phase", "is not a load (gemm, memory, pcie, p2p, nccl)")
+            })?)),
+        }
+    }
+
+    /// The row's clock event reasons: unread when empty, none when `none`, else a `;` list.
+    fn throttle(&self) -> Result<Option<Vec<ThrottleReason>>, String> {
+        match self.cell("throttle") {
+            "" => Ok(None),
+            "none" => Ok(Some(Vec::new())),
             list => {
                 let mut v = Vec::new();
                 for part in list.split(';') {
                     let r: ThrottleReason =
                         serde_json::from_value(serde_json::Value::String(part.trim().into()))
-                            .map_err(|_| bad("throttle", "holds an unknown clock event reason"))?;
+                            .map_err(|_| {
+                                self.bad("throttle", "holds an unknown clock event reason")
+                            })?;
                     v.push(r);
                 }
-                Some(v)
+                Ok(Some(v))
             }
-        };
-        let list_of = |name: &str| -> Result<Vec<u64>, String> {
-            cell(name)
-                .split(';')
-                .map(str::trim)
-                .filter(|x| !x.is_empty())
-                .map(|x| x.parse().map_err(|_| bad(name, "is not a list of numbers")))
-                .collect()
-        };
-        let xid = list_of("xid")?;
-        let processes: Vec<u32> = list_of("processes")?
+        }
+    }
+
+    /// The row as a sample, every cell checked (the first bad one is the error).
+    fn sample(&self) -> Result<SoakSample, String> {
+        let t_s = self.time()?;
+        let gpu = self.gpu()?;
+        let phase = self.phase()?;
+        let throttle = self.throttle()?;
+        let xid = self.list_of("xid")?;
+        let processes: Vec<u32> = self
+            .list_of("processes")?
             .into_iter()
             .map(|p| u32::try_from(p).unwrap_or(u32::MAX))
             .collect();
-        let s = SoakSample {
+        Ok(SoakSample {
             t_s,
             gpu,
             phase,
-            rate: within("rate", 0.0, 1e9)?,
-            sm_clock_mhz: u32_of("sm_clock_mhz")?,
-            mem_clock_mhz: u32_of("mem_clock_mhz")?,
-            power_w: within("power_w", 0.0, 100_000.0)?,
-            gpu_temp_c: within("gpu_temp_c", TEMP_C.0, TEMP_C.1)?,
-            mem_temp_c: within("mem_temp_c", TEMP_C.0, TEMP_C.1)?,
-            fan_percent: u32_of("fan_percent")?,
-            util_percent: u32_of("util_percent")?,
+            rate: self.within("rate", 0.0, 1e9)?,
+            sm_clock_mhz: self.u32_of("sm_clock_mhz")?,
+            mem_clock_mhz: self.u32_of("mem_clock_mhz")?,
+            power_w: self.within("power_w", 0.0, 100_000.0)?,
+            gpu_temp_c: self.within("gpu_temp_c", TEMP_C.0, TEMP_C.1)?,
+            mem_temp_c: self.within("mem_temp_c", TEMP_C.0, TEMP_C.1)?,
+            fan_percent: self.u32_of("fan_percent")?,
+            util_percent: self.u32_of("util_percent")?,
             throttle,
-            ecc_corrected: u64_of("ecc_corrected")?,
-            ecc_uncorrected: u64_of("ecc_uncorrected")?,
-            remapped_correctable: u64_of("remapped_correctable")?,
-            remapped_uncorrectable: u64_of("remapped_uncorrectable")?,
-            retired_pages: u64_of("retired_pages")?,
-            pcie_replays: u64_of("pcie_replays")?,
-            nvlink_errors: u64_of("nvlink_errors")?,
-            xid: xid.clone(),
-            checked: u64_of("checked")?,
-            mismatches: u64_of("mismatches")?,
+            ecc_corrected: self.u64_of("ecc_corrected")?,
+            ecc_uncorrected: self.u64_of("ecc_uncorrected")?,
+            remapped_correctable: self.u64_of("remapped_correctable")?,
+            remapped_uncorrectable: self.u64_of("remapped_uncorrectable")?,
+            retired_pages: self.u64_of("retired_pages")?,
+            pcie_replays: self.u64_of("pcie_replays")?,
+            nvlink_errors: self.u64_of("nvlink_errors")?,
+            xid,
+            checked: self.u64_of("checked")?,
+            mismatches: self.u64_of("mismatches")?,
             processes,
-            power_limit_w: within("power_limit_w", 0.0, 100_000.0)?,
-            host_cpu_percent: within("host_cpu_percent", 0.0, 100.0)?,
-            host_steal_percent: within("host_steal_percent", 0.0, 100.0)?,
-        };
-        // A phase change is one event for the machine, however many GPUs' rows show it: none
-        // when an event of that load lies within 1.5 s (looked up by time, not by a scan of
-        // every event, which made 60,000 alternating rows take 20 s).
-        if last_phase.insert(gpu, phase) != Some(phase)
-            && let Some(load) = phase
-            && !phase_events.get(&load).is_some_and(|times| {
-                // Times are not negative, so their bit patterns sort as the times do.
-                let lo = if t_s < 1.5 {
-                    Included(0)
-                } else {
-                    Excluded((t_s - 1.5).to_bits())
-                };
-                let hi = Excluded((t_s + 1.5).to_bits());
-                times.range((lo, hi)).next().is_some()
-            })
-        {
-            let at = (t_s - 1.0).max(0.0);
-            phase_events.entry(load).or_default().insert(at.to_bits());
-            soak.events.push(SoakEvent {
-                t_s: at,
-                gpu: None,
-                kind: SoakEventKind::Phase { load },
-                text: format!("{load} phase"),
-            });
-        }
-        for x in xid {
+            power_limit_w: self.within("power_limit_w", 0.0, 100_000.0)?,
+            host_cpu_percent: self.within("host_cpu_percent", 0.0, 100.0)?,
+            host_steal_percent: self.within("host_steal_percent", 0.0, 100.0)?,
+        })
+    }
+}
+
+/// A section being rebuilt from a `soak.csv`'s rows.
+struct Replay {
+    soak: SoakSection,
+    /// Each GPU's phase in its last row.
+    last_phase: std::collections::BTreeMap<usize, Option<SoakLoad>>,
+    /// The times of the phase events so far, by load (as `f64::to_bits`).
+    phase_events: std::collections::BTreeMap<SoakLoad, std::collections::BTreeSet<u64>>,
+}
+
+impl Replay {
+    /// Sample `s` of `row`, with the events its row shows: a phase change, its Xids, its notes.
+    fn add(&mut self, row: &Row, s: SoakSample) {
+        let (t_s, gpu, phase) = (s.t_s, s.gpu, s.phase);
+        self.phase_change(gpu, phase, t_s);
+        let soak = &mut self.soak;
+        for &x in &s.xid {
             soak.events.push(SoakEvent {
                 t_s,
                 gpu: Some(gpu),
@@ -344,7 +416,11 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
                 text: format!("Xid {x}"),
             });
         }
-        for text in cell("events").split(" | ").filter(|t| !t.trim().is_empty()) {
+        for text in row
+            .cell("events")
+            .split(" | ")
+            .filter(|t| !t.trim().is_empty())
+        {
             if text.starts_with("Xid ") || text.ends_with(" phase") {
                 continue;
             }
@@ -366,33 +442,71 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
         }
         soak.samples.push(s);
     }
-    if soak.samples.is_empty() {
-        return Err(format!("{path}: no samples (a header and no rows)"));
+
+    /// The phase event for `gpu` entering `phase` at `t_s`. A phase change is one event for
+    /// the machine, however many GPUs' rows show it: none when an event of that load lies
+    /// within 1.5 s (looked up by time, not by a scan of every event, which made 60,000
+    /// alternating rows take 20 s).
+    fn phase_change(&mut self, gpu: usize, phase: Option<SoakLoad>, t_s: f64) {
+        use std::ops::Bound::{Excluded, Included};
+        if self.last_phase.insert(gpu, phase) != Some(phase)
+            && let Some(load) = phase
+            && !self.phase_events.get(&load).is_some_and(|times| {
+                // Times are not negative, so their bit patterns sort as the times do.
+                let lo = if t_s < 1.5 {
+                    Included(0)
+                } else {
+                    Excluded((t_s - 1.5).to_bits())
+                };
+                let hi = Excluded((t_s + 1.5).to_bits());
+                times.range((lo, hi)).next().is_some()
+            })
+        {
+            let at = (t_s - 1.0).max(0.0);
+            self.phase_events
+                .entry(load)
+                .or_default()
+                .insert(at.to_bits());
+            self.soak.events.push(SoakEvent {
+                t_s: at,
+                gpu: None,
+                kind: SoakEventKind::Phase { load },
+                text: format!("{load} phase"),
+            });
+        }
     }
-    soak.gpus.sort_unstable();
-    soak.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    soak.samples
-        .sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.gpu.cmp(&b.gpu)));
-    let end = soak.samples.iter().map(|s| s.t_s).fold(0.0, f64::max);
-    let start = soak
-        .samples
-        .iter()
-        .map(|s| s.t_s)
-        .fold(f64::INFINITY, f64::min);
-    // The interval: the smallest step between one GPU's samples.
-    let g0 = soak.gpus[0];
-    let times: Vec<f64> = soak.gpu_samples(g0).map(|s| s.t_s).collect();
-    if let Some(step) = times
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|d| *d > 0.0)
-        .reduce(f64::min)
-    {
-        soak.interval_s = step;
+
+    /// The section, its samples and events in time order, its interval (the smallest step
+    /// between one GPU's samples) and its length; refused with no rows.
+    fn finish(self, path: &str) -> Result<SoakSection, String> {
+        let mut soak = self.soak;
+        if soak.samples.is_empty() {
+            return Err(format!("{path}: no samples (a header and no rows)"));
+        }
+        soak.gpus.sort_unstable();
+        soak.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        soak.samples
+            .sort_by(|a, b| a.t_s.total_cmp(&b.t_s).then(a.gpu.cmp(&b.gpu)));
+        let end = soak.samples.iter().map(|s| s.t_s).fold(0.0, f64::max);
+        let start = soak
+            .samples
+            .iter()
+            .map(|s| s.t_s)
+            .fold(f64::INFINITY, f64::min);
+        let g0 = soak.gpus[0];
+        let times: Vec<f64> = soak.gpu_samples(g0).map(|s| s.t_s).collect();
+        if let Some(step) = times
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .filter(|d| *d > 0.0)
+            .reduce(f64::min)
+        {
+            soak.interval_s = step;
+        }
+        soak.elapsed_s = end;
+        soak.duration_s = end.max(start);
+        Ok(soak)
     }
-    soak.elapsed_s = end;
-    soak.duration_s = end.max(start);
-    Ok(soak)
 }
 
 #[cfg(test)]
