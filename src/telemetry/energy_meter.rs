@@ -1,5 +1,5 @@
-//! An [`EnergyMeter`]: a thread that reads each GPU's NVML energy counter every
-//! [`POLL`] and keeps the moments it stepped, so that any window of a run — a copy test's
+//! An [`EnergyMeter`]: a thread that reads each GPU's NVML energy counter every [`POLL`] from
+//! shortly before its next step is due ([`Cadence`]) and keeps the moments it stepped, so that any window of a run — a copy test's
 //! timed samples, a collective's — gets the GPUs' mean power from the counter's own steps
 //! ([`crate::model::energy::mean_watts`]). GPUs without the counter (before Volta) are read
 //! through their power readings instead, labeled so.
@@ -212,8 +212,61 @@ impl Drop for EnergyMeter {
     }
 }
 
-/// The meter's thread: every [`POLL`], each GPU's counter (kept where it changed, at the
-/// midpoint since the previous read) or power reading.
+/// The environment variable that makes the meter read every counter every [`POLL`] (`every`),
+/// instead of only from shortly before each GPU's next step is due ([`Cadence`]): for comparing
+/// the two.
+pub const POLL_ENV: &str = "SCALESCOPE_ENERGY_POLL";
+
+/// When a GPU's counter is worth reading. The counter steps about every 100 ms (H100, H200);
+/// reads between a step and shortly before the next one learn nothing, so they are skipped: a
+/// few reads per step instead of fifty, each a call into the driver that also reaches the GPU
+/// while a test may be saturating its link. A step seen after a skipped stretch (it came earlier
+/// than due) has no known time and is not kept as a point: the counter is cumulative, so the
+/// next step's point still carries its energy.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cadence {
+    /// The last step whose time is known, meter seconds.
+    step: Option<f64>,
+    /// The interval between the last two known steps, s.
+    period: Option<f64>,
+}
+
+impl Cadence {
+    /// How long before a step is due reads resume: the counter's period wanders by a few
+    /// milliseconds; a step earlier than this only costs its point.
+    const LEAD_S: f64 = 0.015;
+    /// Periods believed: anything else (a missed step, a stall) means reading continuously.
+    const PERIODS_S: std::ops::RangeInclusive<f64> = 0.02..=0.5;
+
+    /// Meter seconds from which the counter is read again (0: now, continuously).
+    fn due(&self) -> f64 {
+        match (self.step, self.period) {
+            (Some(s), Some(p)) => s + p - Self::LEAD_S,
+            _ => 0.0,
+        }
+    }
+
+    /// A read saw the counter step at `at` (meter seconds); `known` when the read before it came
+    /// within [`MAX_GAP`] (the step's time is then known to a poll).
+    fn stepped(&mut self, at: f64, known: bool) {
+        if !known {
+            *self = Cadence::default();
+            return;
+        }
+        self.period = self
+            .step
+            .map(|s| at - s)
+            .filter(|p| Self::PERIODS_S.contains(p));
+        self.step = Some(at);
+    }
+}
+
+/// The longest gap between two reads for the step between them to be placed at their midpoint.
+const MAX_GAP: f64 = 0.01;
+
+/// The meter's thread: each GPU's counter (kept where it changed, at the midpoint since the
+/// previous read) every [`POLL`] from shortly before its next step is due ([`Cadence`]), or its
+/// power reading every [`POLL`].
 fn read(
     topo: &Topology,
     kinds: &BTreeMap<usize, TraceKind>,
@@ -228,11 +281,17 @@ fn read(
         .iter()
         .filter_map(|(&g, &k)| Some((g, k, device(&nvml, topo, g).ok()?)))
         .collect();
+    let every = std::env::var(POLL_ENV).as_deref() == Ok("every");
     let mut last: BTreeMap<usize, (f64, Option<u64>)> = BTreeMap::new();
+    let mut cadence: BTreeMap<usize, Cadence> = BTreeMap::new();
     while !stop.load(Ordering::Relaxed) {
         let mut seen = Vec::with_capacity(devices.len());
         for (g, kind, dev) in &devices {
             let now = epoch.elapsed().as_secs_f64();
+            let cad = cadence.entry(*g).or_default();
+            if *kind == TraceKind::CounterMj && !every && now < cad.due() {
+                continue;
+            }
             let value = match kind {
                 TraceKind::CounterMj => dev.total_energy_consumption().ok(),
                 TraceKind::PowerMw => dev.power_usage().ok().map(u64::from),
@@ -244,7 +303,12 @@ fn read(
                 // The first read is a reference, not a step: when the counter stepped to it is
                 // not known.
                 TraceKind::CounterMj if prev_v.is_some_and(|p| p != v) => {
-                    seen.push((*g, (prev_t + now) / 2.0, v));
+                    let at = (prev_t + now) / 2.0;
+                    let known = every || now - prev_t <= MAX_GAP;
+                    cad.stepped(at, known);
+                    if known {
+                        seen.push((*g, at, v));
+                    }
                 }
                 TraceKind::PowerMw => seen.push((*g, now, v)),
                 TraceKind::CounterMj => {}
@@ -261,6 +325,66 @@ fn read(
                 }
             }
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(pause(
+            &devices,
+            &cadence,
+            epoch.elapsed().as_secs_f64(),
+            every,
+        ));
+    }
+}
+
+/// How long the meter sleeps: one [`POLL`] while any GPU is due (or read by its power), else
+/// until the first one is, at most 50 ms (the stop flag is looked at in between).
+fn pause(
+    devices: &[(usize, TraceKind, Device)],
+    cadence: &BTreeMap<usize, Cadence>,
+    now: f64,
+    every: bool,
+) -> Duration {
+    if every {
+        return POLL;
+    }
+    let next = devices
+        .iter()
+        .map(|(g, kind, _)| match kind {
+            TraceKind::CounterMj => cadence.get(g).map_or(0.0, Cadence::due),
+            TraceKind::PowerMw => 0.0,
+        })
+        .fold(f64::INFINITY, f64::min);
+    Duration::from_secs_f64((next - now).clamp(0.0, 0.05)).max(POLL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cadence;
+
+    #[test]
+    fn reads_resume_shortly_before_the_next_step() {
+        let mut c = Cadence::default();
+        assert_eq!(c.due(), 0.0, "nothing known: read continuously");
+        c.stepped(1.000, true);
+        assert_eq!(c.due(), 0.0, "one step gives no period yet");
+        c.stepped(1.100, true);
+        let due = c.due();
+        assert!((due - (1.200 - Cadence::LEAD_S)).abs() < 1e-9, "{due}");
+        c.stepped(1.201, true);
+        assert!((c.due() - (1.302 - Cadence::LEAD_S)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_step_of_unknown_time_or_an_odd_period_means_reading_continuously() {
+        let mut c = Cadence::default();
+        c.stepped(1.0, true);
+        c.stepped(1.1, true);
+        c.stepped(1.19, false);
+        assert_eq!(
+            c.due(),
+            0.0,
+            "an early step (seen after a skip) resets the cadence"
+        );
+        c.stepped(2.0, true);
+        c.stepped(3.5, true);
+        assert_eq!(c.due(), 0.0, "a 1.5 s gap is a stall, not a period");
     }
 }
