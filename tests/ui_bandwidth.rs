@@ -15,7 +15,7 @@ use scalescope::model::{Source, TestId, Topology};
 use scalescope::report::{BandwidthSection, Report};
 use scalescope::topology::catalog;
 use scalescope::ui::App;
-use scalescope::ui::bandwidth_view::BandwidthView;
+use scalescope::ui::views::bandwidth::BandwidthView;
 
 /// A report of `topo` holding a modeled run of `tests` at `sizes`.
 fn modeled_run(topo: &Topology, tests: Vec<TestId>, sizes: Vec<u64>) -> Report {

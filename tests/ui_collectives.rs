@@ -16,7 +16,7 @@ use scalescope::model::{CollectiveOp, GpuSelection, Source};
 use scalescope::report::{CollectivesSection, Report};
 use scalescope::topology::catalog;
 use scalescope::ui::App;
-use scalescope::ui::collectives_view::CollectivesView;
+use scalescope::ui::views::collectives::CollectivesView;
 
 #[test]
 fn snapshot_modeled_all_reduce_and_all_gather() {

@@ -11,7 +11,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::{By, NodeT, Queryable};
 use scalescope::job::Stage;
 use scalescope::report::{self, Report, ranking, superlinear};
-use scalescope::ui::compare_view;
+use scalescope::ui::views::compare as compare_view;
 
 /// The bundled report of file `name`.
 fn bundled(name: &str) -> Report {

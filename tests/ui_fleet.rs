@@ -22,7 +22,7 @@ use egui_kittest::kittest::Queryable;
 use scalescope::fleet::finding::figure_text;
 use scalescope::health::Verdict;
 use scalescope::model::Endpoint;
-use scalescope::ui::fleet_table::{self, FigureFilter, Level};
+use scalescope::ui::views::fleet::table::{self as fleet_table, FigureFilter, Level};
 use scalescope::ui::{App, FileDialogs, SourceKey, Startup, View};
 
 use common::fleet::{DRIVER, ODD_DRIVER, base, slow_gpu};

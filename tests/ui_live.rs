@@ -22,8 +22,9 @@ use scalescope::model::traffic::{
     WatchHeader, parse_recording,
 };
 use scalescope::model::{GpuProcess, ThrottleReason, Topology, TopologySource};
-use scalescope::ui::live::{FeedKind, LiveFrame};
-use scalescope::ui::{App, FileDialogs, topology_view};
+use scalescope::ui::views::live::{FeedKind, LiveFrame};
+use scalescope::ui::views::topology as topology_view;
+use scalescope::ui::{App, FileDialogs};
 
 const RECORDING: &str = "watch-2gpu-nvlink.jsonl";
 /// The sample the snapshots show (t = 20 s: GPU 0 sends ~300 GB/s to GPU 1, which takes

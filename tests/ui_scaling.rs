@@ -11,7 +11,7 @@ use scalescope::scaling::RowSource;
 use scalescope::scaling::workload;
 use scalescope::topology::catalog;
 use scalescope::ui::App;
-use scalescope::ui::scaling_view::ScalingView;
+use scalescope::ui::views::scaling::ScalingView;
 
 #[test]
 fn snapshot_modeled_resnet50_on_dgx_h100() {

@@ -19,7 +19,7 @@ use scalescope::model::{
 };
 use scalescope::report::Report;
 use scalescope::ui::View;
-use scalescope::ui::soak_view::SoakView;
+use scalescope::ui::views::soak::SoakView;
 
 /// The load running at `t` seconds of the test soak: GEMM for four minutes, then half a minute
 /// each of device-memory and host copies.

@@ -12,7 +12,8 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use scalescope::model::Topology;
 use scalescope::topology::catalog;
-use scalescope::ui::{App, SourceKey, Startup, snapshot, topology_view};
+use scalescope::ui::views::topology as topology_view;
+use scalescope::ui::{App, SourceKey, Startup, snapshot};
 
 const NO_DRIVER: &str = "no NVIDIA driver found (cannot load libnvidia-ml.so.1: libnvidia-ml.so.1: cannot open shared object file)";
 

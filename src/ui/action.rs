@@ -7,21 +7,21 @@ use serde::{Deserialize, Serialize};
 /// The views, shown as tabs in the top bar. Each view lives in a file of its own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum View {
-    /// How the GPUs and NICs are connected (`ui/topology_view.rs`).
+    /// How the GPUs and NICs are connected (`ui/views/topology/`).
     #[default]
     Topology,
-    /// Copy bandwidth and latency (`ui/bandwidth_view.rs`).
+    /// Copy bandwidth and latency (`ui/views/bandwidth.rs`).
     Bandwidth,
-    /// NCCL and scalescope's own collectives (`ui/collectives_view.rs`).
+    /// NCCL and scalescope's own collectives (`ui/views/collectives.rs`).
     Collectives,
-    /// Weak and strong scaling of workloads (`ui/scaling_view.rs`).
+    /// Weak and strong scaling of workloads (`ui/views/scaling.rs`).
     Scaling,
-    /// A burn-in's series, events and verdict (`ui/soak_view.rs`); its tab shows only where
+    /// A burn-in's series, events and verdict (`ui/views/soak/`); its tab shows only where
     /// the report holds a soak or the source's GPUs can run one.
     Soak,
-    /// Opened reports side by side (`ui/compare_view.rs`).
+    /// Opened reports side by side (`ui/views/compare.rs`).
     Compare,
-    /// A fleet's nodes judged together, as a heat table (`ui/fleet_view.rs`); its tab
+    /// A fleet's nodes judged together, as a heat table (`ui/views/fleet/`); its tab
     /// shows only while a fleet is open.
     Fleet,
 }

@@ -17,12 +17,13 @@ use serde::{Deserialize, Serialize};
 use super::action::{Action, SaveKind, SourceKey, View};
 use super::command::Command;
 use super::files::{FileDialogs, FileRequest, Files, Opened};
-use super::fleet_view::FleetView;
 use super::notices::{self, Notices};
 use super::servers::{RECENT_HOSTS, ServerEntry, ServerEvent};
 use super::shown::Views;
 use super::sources::{ReportEntry, Sources};
-use super::{compare_view, live, menus, report_view, saving, topology_view};
+use super::views::fleet::FleetView;
+use super::views::{compare, topology};
+use super::{menus, report_view, saving};
 use crate::model::Topology;
 use crate::model::traffic::TrafficRecording;
 use crate::report::Report;
@@ -59,7 +60,7 @@ pub struct Settings {
     /// `sources::rename_key`: applied whenever that report is opened again.
     pub machine_names: std::collections::BTreeMap<String, String>,
     /// The Compare view's Cost panel: prices per machine and the ranking's mode.
-    pub cost: super::compare_view::CostSettings,
+    pub cost: super::views::compare::CostSettings,
 }
 
 impl Default for Settings {
@@ -342,7 +343,7 @@ impl App {
             }
             Action::CloseFleet => self.fleet.close(),
             Action::SaveRecording => notices.note(
-                live::recording_work(self.sources.shown())
+                saving::recording_work(self.sources.shown())
                     .and_then(|work| files.save_recording(ctx, work)),
             ),
             Action::Save(kind) => self.save(ctx, kind),
@@ -671,7 +672,7 @@ impl App {
                 egui::ScrollArea::both()
                     .id_salt("compare-view")
                     .auto_shrink([false, false])
-                    .show(ui, |ui| compare_view::show(ui, &refs, None, cost));
+                    .show(ui, |ui| compare::show(ui, &refs, None, cost));
             }
             View::Topology => self.topology(ui, actions),
             View::Fleet => self.fleet.ui(ui, actions),
@@ -711,7 +712,7 @@ impl App {
         // A report's topology wears the report's provenance, never this machine's.
         let shown_as = self.sources.current_report().map(|(r, example)| {
             let o = report_view::origin(r, example);
-            topology_view::ShownAs {
+            topology::ShownAs {
                 badge: o.badge,
                 name: crate::report::summary::machine_title(r),
                 text: o.text,
@@ -726,7 +727,9 @@ impl App {
         egui::ScrollArea::both()
             .id_salt("topology-view")
             .auto_shrink([false, false])
-            .show(ui, |ui| views.live.topology(ui, r, shown_as, actions));
+            .show(ui, |ui| {
+                topology::show_report(ui, r, &mut views.live, shown_as, actions)
+            });
     }
 
     /// What the central panel says while no source is loaded.

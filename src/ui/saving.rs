@@ -11,7 +11,8 @@ use std::path::Path;
 use eframe::egui::Ui;
 
 use super::action::{Action, SaveKind, View};
-use super::{compare_view, report_view, snapshot};
+use super::views;
+use super::{report_view, snapshot};
 use crate::document::Page;
 use crate::fleet::judge::FleetOutcome;
 use crate::report::Report;
@@ -40,7 +41,7 @@ pub fn work(
     kind: SaveKind,
     shown: Option<&Report>,
     reports: &[&Report],
-    cost: &compare_view::CostSettings,
+    cost: &views::compare::CostSettings,
     fleet: Option<&FleetOutcome>,
 ) -> Result<SaveWork, String> {
     if view == View::Compare && kind != SaveKind::Html {
@@ -111,7 +112,7 @@ fn fleet_file(kind: SaveKind, outcome: FleetOutcome) -> SaveWork {
 }
 
 /// The comparison of every opened report: its key figures as CSV, or the view as a picture.
-fn compare(kind: SaveKind, reports: &[&Report], cost: compare_view::CostSettings) -> SaveWork {
+fn compare(kind: SaveKind, reports: &[&Report], cost: views::compare::CostSettings) -> SaveWork {
     let reports: Vec<Report> = reports.iter().map(|r| (*r).clone()).collect();
     if kind == SaveKind::Csv {
         return Box::new(move || {
@@ -123,7 +124,7 @@ fn compare(kind: SaveKind, reports: &[&Report], cost: compare_view::CostSettings
     Box::new(move || {
         let draw = move |ui: &mut eframe::egui::Ui| {
             let refs: Vec<&Report> = reports.iter().collect();
-            compare_view::show(ui, &refs, None, &mut cost.clone())
+            views::compare::show(ui, &refs, None, &mut cost.clone())
         };
         let mut measure = draw.clone();
         let w = report_view::PAGE_WIDTH;
@@ -151,4 +152,13 @@ pub fn write(path: &Path, work: SaveWork) -> Result<String, String> {
     std::fs::write(path, bytes)
         .map(|_| path.display().to_string())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// What Save recording… writes for `shown`'s report: its window as JSON lines; why not when it
+/// holds no samples.
+pub fn recording_work(shown: Option<&Report>) -> Result<SaveWork, String> {
+    match shown.and_then(|r| r.traffic.clone()) {
+        Some(w) if !w.samples.is_empty() => Ok(Box::new(move || Ok(w.to_jsonl().into_bytes()))),
+        _ => Err("Save recording: no samples held yet.".into()),
+    }
 }

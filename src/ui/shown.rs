@@ -4,12 +4,12 @@
 //! a catalog or an imported machine a report of its topology, grown by the jobs run on it as
 //! their events arrive. The views draw its sections; saving and exporting write it.
 
-use super::bandwidth_view::BandwidthView;
-use super::collectives_view::CollectivesView;
 use super::jobs::SharedRunner;
-use super::live::LiveView;
-use super::scaling_view::ScalingView;
-use super::soak_view::SoakView;
+use super::views::bandwidth::BandwidthView;
+use super::views::collectives::CollectivesView;
+use super::views::live::LiveView;
+use super::views::scaling::ScalingView;
+use super::views::soak::SoakView;
 use crate::model::Topology;
 use crate::report::Report;
 

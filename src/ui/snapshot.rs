@@ -10,7 +10,7 @@ use anyhow::{Context as _, anyhow};
 use eframe::egui;
 use egui_kittest::Harness;
 
-use super::topology_view;
+use super::views;
 use crate::model::Topology;
 
 /// Why offscreen rendering cannot work in this process, once a render found no adapter.
@@ -26,14 +26,14 @@ pub fn render_topology_png(
 ) -> anyhow::Result<Vec<u8>> {
     let topology = topology.clone();
     render_png(width, height, egui::Theme::Dark, move |ui| {
-        topology_view::show(ui, &topology);
+        views::topology::show(ui, &topology);
     })
 }
 
 /// The height in points at which the Topology view of `topology` fits at `width` points.
 pub fn topology_height(topology: &Topology, width: u32) -> anyhow::Result<u32> {
     let topology = topology.clone();
-    fit_height(width, move |ui| topology_view::show(ui, &topology))
+    fit_height(width, move |ui| views::topology::show(ui, &topology))
 }
 
 /// The height in points at which what `draw` draws inside a central panel fits at `width`

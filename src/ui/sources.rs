@@ -15,7 +15,8 @@ use super::jobs::Inbox;
 use super::palette::SourceBadge;
 use super::servers::Servers;
 use super::shown::{Machine, Views};
-use super::{report_view, topology_view, widgets};
+use super::views;
+use super::{report_view, widgets};
 use crate::model::Topology;
 use crate::report::Report;
 use crate::topology::{catalog, live};
@@ -500,7 +501,7 @@ impl Sources {
                     None => t.source.label(),
                 };
                 let r = ui
-                    .add(egui::Button::selectable(selected, topology_view::title(t)).wrap())
+                    .add(egui::Button::selectable(selected, views::topology::title(t)).wrap())
                     .on_hover_text(hover);
                 if r.clicked() {
                     actions.push(Action::Select(SourceKey::Imported(i)));

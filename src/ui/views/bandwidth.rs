@@ -7,13 +7,13 @@ use std::collections::BTreeSet;
 use eframe::egui::{self, Color32, RichText, Ui, vec2};
 use egui_plot::{Line, Plot, PlotPoints, Points};
 
-use super::job_panel::{JobPanel, Section, modeled_line};
-use super::palette;
-use super::widgets::{Cell, matrix};
 use crate::bench::{BandwidthOptions, Warning};
 use crate::model::quantities::format_bytes;
 use crate::model::{BandwidthResult, Endpoint, Source, Status, TestId, Topology, fullest_size};
 use crate::report::{BandwidthSection, Report};
+use crate::ui::job_panel::{JobPanel, Section, modeled_line};
+use crate::ui::palette;
+use crate::ui::widgets::{Cell, matrix};
 
 /// The tests ticked by default: a quick, informative first run.
 const DEFAULT_TESTS: [TestId; 8] = [
@@ -79,7 +79,7 @@ impl BandwidthView {
             .id_salt("bandwidth-view")
             .auto_shrink([false; 2])
             .show(ui, |ui| {
-                super::layout::run_settings(ui, |ui| self.controls(ui, report, measured));
+                crate::ui::layout::run_settings(ui, |ui| self.controls(ui, report, measured));
                 ui.add_space(8.0);
                 if let Some(e) = self.panel.error() {
                     ui.colored_label(palette::P2P_REFUSED, e);
@@ -206,7 +206,7 @@ impl BandwidthView {
 
     /// The drop-downs choosing the test and size shown.
     fn pickers(&mut self, ui: &mut Ui, tests: &[TestId], test: TestId, sizes: &[u64], bytes: u64) {
-        super::layout::show_group(ui, |ui| {
+        crate::ui::layout::show_group(ui, |ui| {
             let l = ui.label("Test");
             egui::ComboBox::from_id_salt("bw-shown-test")
                 .selected_text(RichText::new(test.id()).monospace())
@@ -349,7 +349,7 @@ impl BandwidthView {
     ) {
         ui.add_space(8.0);
         ui.horizontal_wrapped(|ui| {
-            super::widgets::source_badge(ui, palette::SourceBadge::ModeledOverlay);
+            crate::ui::widgets::source_badge(ui, palette::SourceBadge::ModeledOverlay);
             ui.label(
                 RichText::new(format!(
                     "{test}, {} — beside the measured figures above",
@@ -571,7 +571,7 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
         };
         let Some(y) = y else { continue };
         let key = (r.src, r.dst);
-        let p = [super::plots::size_x(r.bytes), y];
+        let p = [crate::ui::plots::size_x(r.bytes), y];
         match series.iter_mut().find(|(k, _)| *k == key) {
             // A size measured twice (a sweep and the one-size pass over every pair) keeps its
             // first figure, as the matrix does; two points at one x would fold the line back.
@@ -595,7 +595,7 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
             series.len()
         ));
     }
-    let legend = series.len() <= super::plots::LEGEND_MAX;
+    let legend = series.len() <= crate::ui::plots::LEGEND_MAX;
     if !legend {
         notes.push("hover a line to name its pair".to_string());
     }
@@ -608,17 +608,17 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
     let unit = if test.is_latency() { "ns" } else { "GB/s" };
     let name =
         |s: &Endpoint, d: &Endpoint| format!("{s}→{d}{}", if modeled { " (modeled)" } else { "" });
-    let entries: Vec<super::plots::LegendEntry> = series
+    let entries: Vec<crate::ui::plots::LegendEntry> = series
         .iter()
         .enumerate()
-        .map(|(i, ((s, d), _))| super::plots::LegendEntry::series(i, name(s, d), modeled))
+        .map(|(i, ((s, d), _))| crate::ui::plots::LegendEntry::series(i, name(s, d), modeled))
         .collect();
     Plot::new(format!("bw-size-{test}"))
         .height(260.0)
         .x_axis_label("buffer size")
         .y_axis_label(unit)
-        .x_axis_formatter(super::plots::size_tick)
-        .label_formatter(move |pos| super::plots::size_hover(pos, unit))
+        .x_axis_formatter(crate::ui::plots::size_tick)
+        .label_formatter(move |pos| crate::ui::plots::size_hover(pos, unit))
         .allow_scroll(false)
         .show(ui, |plot| {
             for (i, ((s, d), mut pts)) in series.into_iter().enumerate() {
@@ -640,7 +640,7 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
         });
     // The legend under the plot, never over its data.
     if legend {
-        super::plots::legend_below(ui, &entries, None);
+        crate::ui::plots::legend_below(ui, &entries, None);
     }
 }
 
@@ -652,7 +652,7 @@ fn size_plot(ui: &mut Ui, results: &[BandwidthResult], test: TestId) {
 fn summary_table(ui: &mut Ui, topology: &Topology, results: &[BandwidthResult]) {
     let published = crate::report::published::beside(topology, results, &[]);
     ui.add_space(8.0);
-    super::plots::section(ui, "Summary per test", |ui| {
+    crate::ui::plots::section(ui, "Summary per test", |ui| {
         ui.label(
             RichText::new(
                 "Each test at one size: 512 MiB (nvbandwidth's default) where it ran there, \

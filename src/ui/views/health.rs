@@ -4,10 +4,10 @@
 
 use eframe::egui::{self, RichText, Ui, vec2};
 
-use super::palette;
-use super::widgets::{Cell, badge, matrix};
 use crate::health::{Check, HealthReport, Verdict};
 use crate::model::{Source, Topology};
+use crate::ui::palette;
+use crate::ui::widgets::{Cell, badge, matrix};
 
 /// Findings listed under the matrix, at most.
 const MAX_FINDINGS: usize = 24;

@@ -11,12 +11,12 @@ use eframe::egui::{
     self, Align2, Color32, CornerRadius, FontId, Rect, RichText, Sense, Stroke, Ui, pos2, vec2,
 };
 
-use super::palette;
 use crate::model::decimate::MinMaxLine;
 use crate::model::traffic::{
     GpuTraffic, LinkPeer, PairTraffic, ReadingSource, TrafficRecording, TrafficSample, pair_traffic,
 };
 use crate::model::{GpuProcess, Topology};
+use crate::ui::palette;
 
 /// The first series of a sparkline (a→b, in) and the second (b→a, out): Okabe–Ito sky blue and
 /// orange.

@@ -5,12 +5,13 @@
 use eframe::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
-use super::{palette, topology_view};
 use crate::model::{Algo, CollectiveOp, Source, Status, TestId};
 use crate::report::Report;
 use crate::report::compare::{self, Comparison, format_diff, format_figure};
 use crate::scaling::cost::PriceFigures;
 use crate::scaling::{Mode, RowSource};
+use crate::ui::palette;
+use crate::ui::views::topology;
 
 /// The color of the `i`-th machine, in report order (the colour-blind-safe series palette).
 pub fn machine_color(i: usize) -> Color32 {
@@ -61,7 +62,7 @@ pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>, cost: &mut
                 for (i, (r, name)) in reports.iter().zip(&c.machines).enumerate() {
                     ui.vertical(|ui| {
                         machine_label(ui, i, name);
-                        topology_view::connectivity_matrix(ui, &r.topology);
+                        topology::connectivity_matrix(ui, &r.topology);
                         ui.add_space(6.0);
                         p2p_heatmap(ui, r);
                     });
@@ -70,7 +71,7 @@ pub fn show(ui: &mut Ui, reports: &[&Report], workload: Option<&str>, cost: &mut
             });
         });
     ui.add_space(6.0);
-    topology_view::link_legend(ui);
+    topology::link_legend(ui);
 }
 
 /// A colored square and the `i`-th report's name.
@@ -190,8 +191,8 @@ pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
         .height(height)
         .x_axis_label("size")
         .y_axis_label("busbw GB/s")
-        .x_axis_formatter(super::plots::size_tick)
-        .label_formatter(|pos| super::plots::size_hover(pos, "GB/s"))
+        .x_axis_formatter(crate::ui::plots::size_tick)
+        .label_formatter(|pos| crate::ui::plots::size_hover(pos, "GB/s"))
         .include_y(0.0)
         .allow_scroll(false)
         .allow_drag(false)
@@ -211,7 +212,7 @@ pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
                     .collect();
                 let pts: Vec<[f64; 2]> = rows
                     .iter()
-                    .filter_map(|x| Some([super::plots::size_x(x.bytes), x.busbw_gbps?]))
+                    .filter_map(|x| Some([crate::ui::plots::size_x(x.bytes), x.busbw_gbps?]))
                     .collect();
                 if pts.is_empty() {
                     continue;
@@ -229,11 +230,11 @@ pub fn busbw_plot(ui: &mut Ui, id: &str, reports: &[&Report], height: f32) {
                         .shape(palette::series_marker(i))
                         .color(machine_color(i)),
                 );
-                entries.push(super::plots::LegendEntry::series(i, name, modeled));
+                entries.push(crate::ui::plots::LegendEntry::series(i, name, modeled));
             }
         });
     // The legend under the plot, never over its data.
-    super::plots::legend_below(ui, &entries, None);
+    crate::ui::plots::legend_below(ui, &entries, None);
 }
 
 /// Scaling efficiency (%) vs log₂ GPUs of `workload`, one color per report: the model dashed
@@ -260,7 +261,7 @@ pub fn efficiency_plot(
     Plot::new(id)
         .height(height)
         .x_axis_label("GPUs (log₂)")
-        .x_grid_spacer(super::plots::log2_grid)
+        .x_grid_spacer(crate::ui::plots::log2_grid)
         .y_axis_label("efficiency")
         .x_axis_formatter(|m, _| {
             if (m.value - m.value.round()).abs() < 1e-6 {
@@ -804,7 +805,7 @@ fn ranking_plot(ui: &mut Ui, rk: &crate::report::ranking::Ranking, names: &[Stri
     Plot::new("cmp-ranking-plot")
         .height(200.0)
         .x_axis_label("GPUs (log₂)")
-        .x_grid_spacer(super::plots::log2_grid)
+        .x_grid_spacer(crate::ui::plots::log2_grid)
         .y_axis_label(label)
         .x_axis_formatter(|m, _| {
             if (m.value - m.value.round()).abs() < 1e-6 {

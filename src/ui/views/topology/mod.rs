@@ -4,21 +4,23 @@
 //! talks to NVML or keeps state. The App wraps [`show`] in a scroll area; the report renderer
 //! (`snapshot.rs`) calls it directly. With a [`LiveFrame`] ([`show_live`]) the drawing,
 //! the connectivity matrix and a table under the drawing show its traffic
-//! ([`super::live_draw`]).
+//! ([`crate::ui::views::live::draw`]).
 
 use eframe::egui::{
     self, Align, Align2, Color32, CornerRadius, FontId, Layout, Rect, RichText, Sense, Shape,
     Stroke, StrokeKind, Ui, Vec2, vec2,
 };
 
-use super::live_draw;
-use super::live_draw::LiveFrame;
-use super::palette::{self, SourceBadge};
-use super::widgets::{Cell, Segment, badge, matrix, matrix_hovered, matrix_width};
 use crate::document::machine::{
     self, Anchor, BoxKind, Font, Hover, Item, Label, LineKind, Side, Tone,
 };
 use crate::model::{Gpu, LinkKind, P2pCap, P2pStatus, Topology, TopologyNote, TopologySource};
+use crate::report::Report;
+use crate::ui::action::Action;
+use crate::ui::palette::{self, SourceBadge};
+use crate::ui::views::live::LiveView;
+use crate::ui::views::live::draw::{self, LiveFrame};
+use crate::ui::widgets::{Cell, Segment, badge, matrix, matrix_hovered, matrix_width};
 
 /// The whole view: header, machine drawing, GPU cards, the three matrices and the notes.
 pub fn show(ui: &mut Ui, topology: &Topology) {
@@ -46,6 +48,49 @@ pub struct ShownAs {
     pub text: String,
 }
 
+impl ShownAs {
+    /// How the header names an opened recording's machine (`live` replays it): read where it
+    /// was recorded, never here (its topology says `live`; the header must not say "measured
+    /// here").
+    pub fn recording(live: &LiveView, report: &Report) -> Option<ShownAs> {
+        let name = live.recording_name()?;
+        let h = &report.traffic.as_ref()?.header;
+        Some(ShownAs {
+            badge: SourceBadge::Recording,
+            name: title(&report.topology),
+            text: format!(
+                "Traffic recording {name}: recorded {} on {} by scalescope {}; the machine as \
+                 the recorder read it there, replayed here.",
+                h.started_at,
+                h.host.as_deref().unwrap_or("an unnamed host"),
+                h.scalescope_version
+            ),
+        })
+    }
+}
+
+/// The Topology view of `report` with its Live overlay `live`: the overlay's bar, then the
+/// view (named as `shown_as` says, or as a recording) with the frame the overlay hands it
+/// drawn while it is on.
+pub fn show_report(
+    ui: &mut Ui,
+    report: &Report,
+    live: &mut LiveView,
+    shown_as: Option<ShownAs>,
+    actions: &mut Vec<Action>,
+) {
+    live.bar(ui, report, actions);
+    let shown_as = shown_as.or_else(|| ShownAs::recording(live, report));
+    let frame = live.frame(report);
+    show_live(
+        ui,
+        &report.topology,
+        report.health.as_ref(),
+        shown_as.as_ref(),
+        frame.as_ref(),
+    );
+}
+
 /// [`show_with_health`], with the header naming the topology as `shown_as` says.
 pub fn show_as(
     ui: &mut Ui,
@@ -68,7 +113,7 @@ pub fn show_live(
     match shown_as {
         Some(s) => {
             ui.horizontal(|ui| {
-                super::widgets::source_badge(ui, s.badge);
+                crate::ui::widgets::source_badge(ui, s.badge);
                 ui.label(RichText::new(&s.name).size(22.0).strong());
             });
             ui.label(RichText::new(&s.text).weak());
@@ -79,7 +124,7 @@ pub fn show_live(
     ui.add_space(10.0);
     if let Some(h) = health {
         section(ui, "Health (scalescope check)");
-        super::health_view::panel(ui, topology, h);
+        crate::ui::views::health::panel(ui, topology, h);
         ui.add_space(14.0);
     }
     section(ui, "Machine");
@@ -92,7 +137,7 @@ pub fn show_live(
         ui.add_space(8.0);
         egui::ScrollArea::horizontal()
             .id_salt("live-gpu-table")
-            .show(ui, |ui| live_draw::gpu_table(ui, frame));
+            .show(ui, |ui| draw::gpu_table(ui, frame));
     }
     ui.add_space(14.0);
     gpus_section(ui, topology);
@@ -300,7 +345,7 @@ fn section(ui: &mut Ui, title: &str) {
 
 /// A small colored pill saying `measured here` (this machine), `imported` or `catalog`.
 pub fn source_badge(ui: &mut Ui, source: &TopologySource) -> egui::Response {
-    super::widgets::source_badge(ui, SourceBadge::of_topology(source))
+    crate::ui::widgets::source_badge(ui, SourceBadge::of_topology(source))
 }
 
 /// The machine's name (large), its source badge and one line of facts.
@@ -501,7 +546,7 @@ impl Drawing<'_> {
                     ui.interact(rect, id, Sense::hover()).on_hover_ui(|ui| {
                         gpu_details(ui, self.topology, gpu);
                         if let Some(frame) = self.live {
-                            live_draw::gpu_hover(ui, frame, *index);
+                            draw::gpu_hover(ui, frame, *index);
                         }
                     });
                 }
@@ -523,13 +568,13 @@ impl Drawing<'_> {
                 // A GPU's PCIe line ends on its box.
                 LineKind::Pcie => {
                     if let Some(g) = self.gpu_at(to) {
-                        stroke = live_draw::load_stroke(live_draw::pcie_share(frame, g));
+                        stroke = draw::load_stroke(draw::pcie_share(frame, g));
                     }
                 }
                 // A drop to the NVSwitch fabric starts under its GPU.
                 LineKind::Fabric => {
                     if let Some(g) = self.gpu_at(from) {
-                        stroke = live_draw::load_stroke(live_draw::nvlink_totals(frame, g).2);
+                        stroke = draw::load_stroke(draw::nvlink_totals(frame, g).2);
                         let mid = self.at(((from.0 + to.0) / 2.0, (from.1 + to.1) / 2.0));
                         self.drops.push((g, mid));
                     }
@@ -549,7 +594,7 @@ impl Drawing<'_> {
         if let (Some(frame), LineKind::NvBond(_)) = (self.live, kind)
             && let (Some(ga), Some(gb)) = (self.gpu_at(a), self.gpu_at(b))
         {
-            stroke = live_draw::load_stroke(live_draw::pair_share(frame, ga, gb));
+            stroke = draw::load_stroke(draw::pair_share(frame, ga, gb));
             self.bond = Some((ga, gb));
             self.bond_sensors(ui, [a, c, b], frame, (ga, gb));
         }
@@ -581,7 +626,7 @@ impl Drawing<'_> {
             let sensor = Rect::from_center_size(p, vec2(16.0, 16.0));
             let id = ui.scope_id().with(("live-bond", ga, gb, k));
             ui.interact(sensor, id, Sense::hover())
-                .on_hover_ui(|ui| live_draw::pair_hover(ui, frame, ga, gb));
+                .on_hover_ui(|ui| draw::pair_hover(ui, frame, ga, gb));
         }
     }
 
@@ -601,7 +646,7 @@ impl Drawing<'_> {
             && label.tone == Tone::Weak
             && let Some(g) = self.gpu_at(label.at)
         {
-            text = live_draw::gpu_box_text(frame, g);
+            text = draw::gpu_box_text(frame, g);
             color = self.visuals.strong_text_color();
         }
         let mut galley = self
@@ -644,10 +689,10 @@ fn live_pill(
     a: usize,
     b: usize,
 ) {
-    let share = live_draw::pair_share(frame, a, b);
-    let fill = live_draw::heat(share);
+    let share = draw::pair_share(frame, a, b);
+    let fill = draw::heat(share);
     let galley = painter.layout_no_wrap(
-        live_draw::pair_text(frame, a, b),
+        draw::pair_text(frame, a, b),
         FontId::proportional(12.0),
         palette::text_on(fill),
     );
@@ -659,7 +704,7 @@ fn live_pill(
         ui.scope_id().with(("live-pill", a, b)),
         Sense::hover(),
     )
-    .on_hover_ui(|ui| live_draw::pair_hover(ui, frame, a, b));
+    .on_hover_ui(|ui| draw::pair_hover(ui, frame, a, b));
 }
 
 /// A live drop to the NVSwitch fabric: GPU `g`'s NVLink in/out on it, as a pill centred on
@@ -667,7 +712,7 @@ fn live_pill(
 fn drop_label(ui: &Ui, painter: &egui::Painter, mid: egui::Pos2, frame: &LiveFrame, g: usize) {
     let visuals = ui.visuals();
     let galley = painter.layout_no_wrap(
-        live_draw::fabric_text(frame, g),
+        draw::fabric_text(frame, g),
         FontId::proportional(11.0),
         visuals.strong_text_color(),
     );
@@ -676,14 +721,14 @@ fn drop_label(ui: &Ui, painter: &egui::Painter, mid: egui::Pos2, frame: &LiveFra
         rect,
         CornerRadius::same(4),
         palette::box_fill(visuals),
-        Stroke::new(1.0, live_draw::heat(live_draw::nvlink_totals(frame, g).2)),
+        Stroke::new(1.0, draw::heat(draw::nvlink_totals(frame, g).2)),
         StrokeKind::Inside,
     );
     painter.galley(rect.min + vec2(4.0, 1.0), galley, Color32::WHITE);
     ui.interact(rect, ui.scope_id().with(("live-drop", g)), Sense::hover())
         .on_hover_ui(|ui| {
             ui.label(RichText::new(format!("GPU {g}")).strong());
-            live_draw::gpu_hover(ui, frame, g);
+            draw::gpu_hover(ui, frame, g);
         });
 }
 
@@ -972,7 +1017,7 @@ pub fn connectivity_matrix_live(ui: &mut Ui, topology: &Topology, live: Option<&
         && r != c
         && frame.pair(gpus[r], gpus[c]).is_some()
     {
-        resp.on_hover_ui(|ui| live_draw::pair_hover(ui, frame, gpus[r], gpus[c]));
+        resp.on_hover_ui(|ui| draw::pair_hover(ui, frame, gpus[r], gpus[c]));
     }
     if !topology.nics.is_empty() {
         nic_legend(ui, topology);
@@ -1000,15 +1045,15 @@ fn affinity_columns(topology: &Topology) -> [(&'static str, f32, Vec<String>); 2
 fn gpu_pair_cell(topology: &Topology, live: Option<&LiveFrame>, a: usize, b: usize) -> Cell {
     let (kind, mut hover) = pair_hover(topology, a, b);
     if let Some(frame) = live {
-        if let Some(text) = live_draw::cell_text(frame, a, b) {
+        if let Some(text) = draw::cell_text(frame, a, b) {
             return Cell::single(
                 text.clone(),
-                Some(live_draw::heat(live_draw::pair_share(frame, a, b))),
+                Some(draw::heat(draw::pair_share(frame, a, b))),
                 format!("GPU{a} GPU{b} {} {text}", frame.feed_word()),
                 String::new(),
             );
         }
-        if let Some(note) = live_draw::cell_note(frame, a, b) {
+        if let Some(note) = draw::cell_note(frame, a, b) {
             hover.push_str(&format!("\n\n{note}"));
         }
     }

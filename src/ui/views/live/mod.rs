@@ -1,7 +1,7 @@
 //! The Live overlay's state on one source: the feed (this machine's NVML sampler or a server's,
 //! both through [`crate::remote::Runner::watch`] on a worker thread, or a recording played back
 //! with [`traffic::replay`]), the window of samples it holds, pause and the sample shown, and
-//! the bar of controls above the Topology view. The drawing is [`super::live_draw`]'s.
+//! the bar of controls above the Topology view. The drawing is [`self::draw`]'s.
 //!
 //! The window is the report's own [`Report::traffic`] (one shape from feed to file): samples
 //! are appended there as they come, so saving or exporting the report keeps what is held. A
@@ -17,17 +17,19 @@ use std::time::Duration;
 
 use eframe::egui::{self, Color32, CornerRadius, Margin, RichText, Stroke, Ui};
 
-use super::action::Action;
-use super::jobs::SharedRunner;
-use super::widgets::badge;
 use crate::model::TopologySource;
 use crate::model::traffic::{LiveEvent, TrafficRecording};
 use crate::report::Report;
 use crate::telemetry::traffic;
+use crate::ui::action::Action;
+use crate::ui::jobs::SharedRunner;
+use crate::ui::widgets::badge;
 
 // The overlay's frame and its words live with its drawing (live_draw), which the Topology view
 // takes without the live view.
-pub use super::live_draw::{FeedKind, LiveFrame, WINDOW_S, minutes};
+pub mod draw;
+
+pub use draw::{FeedKind, LiveFrame, WINDOW_S, minutes};
 
 /// The most samples a window keeps, whatever the interval (10 min at 0.1 s).
 pub const WINDOW_MAX_SAMPLES: usize = 6_000;
@@ -581,46 +583,6 @@ impl LiveView {
         }
     }
 
-    /// The Topology view of `report` with this overlay: the bar, then the view (named as
-    /// `shown_as` says, or as a recording) with the traffic drawn while the overlay is on.
-    pub fn topology(
-        &mut self,
-        ui: &mut Ui,
-        report: &Report,
-        shown_as: Option<super::topology_view::ShownAs>,
-        actions: &mut Vec<Action>,
-    ) {
-        self.bar(ui, report, actions);
-        let shown_as = shown_as.or_else(|| self.shown_as(report));
-        let frame = self.frame(report);
-        super::topology_view::show_live(
-            ui,
-            &report.topology,
-            report.health.as_ref(),
-            shown_as.as_ref(),
-            frame.as_ref(),
-        );
-    }
-
-    /// How the Topology view's header names an opened recording's machine: read where it was
-    /// recorded, never here (its topology says `live`; the header must not say "measured
-    /// here").
-    pub fn shown_as(&self, report: &Report) -> Option<super::topology_view::ShownAs> {
-        let name = self.recording_name()?;
-        let h = &report.traffic.as_ref()?.header;
-        Some(super::topology_view::ShownAs {
-            badge: super::palette::SourceBadge::Recording,
-            name: super::topology_view::title(&report.topology),
-            text: format!(
-                "Traffic recording {name}: recorded {} on {} by scalescope {}; the machine as the \
-                 recorder read it there, replayed here.",
-                h.started_at,
-                h.host.as_deref().unwrap_or("an unnamed host"),
-                h.scalescope_version
-            ),
-        })
-    }
-
     /// What the overlay draws now, if it is on and has a window: the sample shown (the cursor's
     /// while paused, else the latest) with the window before it.
     pub fn frame<'a>(&self, report: &'a Report) -> Option<LiveFrame<'a>> {
@@ -863,10 +825,10 @@ fn save_button(ui: &mut Ui, window: Option<&TrafficRecording>) -> egui::Response
 }
 
 /// The live badge's colour (Okabe–Ito bluish green) and the replay badge's (reddish purple,
-/// every recording's: [`super::palette::REPLAY`]): a replay never wears the live colour.
+/// every recording's: [`crate::ui::palette::REPLAY`]): a replay never wears the live colour.
 pub const LIVE_FILL: Color32 = Color32::from_rgb(0x00, 0x9e, 0x73);
 /// See [`LIVE_FILL`].
-pub const REPLAY_FILL: Color32 = super::palette::REPLAY;
+pub const REPLAY_FILL: Color32 = crate::ui::palette::REPLAY;
 
 /// The bar's frame, titled "Live traffic" (like the views' "Run settings" group).
 fn group(ui: &mut Ui, add_contents: impl FnOnce(&mut Ui)) {
@@ -889,15 +851,6 @@ fn group(ui: &mut Ui, add_contents: impl FnOnce(&mut Ui)) {
             add_contents(ui);
         });
     ui.add_space(6.0);
-}
-
-/// What Save recording… writes for `shown`'s report: its window as JSON lines; why not when it
-/// holds no samples.
-pub fn recording_work(shown: Option<&Report>) -> Result<super::saving::SaveWork, String> {
-    match shown.and_then(|r| r.traffic.clone()) {
-        Some(w) if !w.samples.is_empty() => Ok(Box::new(move || Ok(w.to_jsonl().into_bytes()))),
-        _ => Err("Save recording: no samples held yet.".into()),
-    }
 }
 
 /// `1 s`, `0.5 s`.

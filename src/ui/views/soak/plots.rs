@@ -2,7 +2,7 @@
 //! power, temperature (memory dashed) — with the soak's events marked (wrong results and Xids
 //! red, phase changes grey) and the time axes linked.
 //!
-//! Each frame draws the visible range of the series ([`super::soak_series`]) decimated to the
+//! Each frame draws the visible range of the series ([`super::series`]) decimated to the
 //! pixel columns of the plot; a reading that is `None` is a gap in its line, never a zero.
 
 use std::collections::{BTreeSet, HashMap};
@@ -10,10 +10,10 @@ use std::collections::{BTreeSet, HashMap};
 use eframe::egui::{self, Align2, Color32, RichText, Ui};
 use egui_plot::{GridInput, GridMark, HoverPosition, Line, MarkerShape, Plot, Points, Text, VLine};
 
-use super::palette;
-use super::plots::LegendEntry;
-use super::soak_series::{Columns, Metric, decimate};
+use super::series::{Columns, Metric, decimate};
 use crate::model::{SoakEvent, SoakEventKind, SoakLoad, SoakSection};
+use crate::ui::palette;
+use crate::ui::plots::LegendEntry;
 
 /// Height of each plot, points.
 const PLOT_HEIGHT: f32 = 170.0;
@@ -320,8 +320,8 @@ pub fn show(ui: &mut Ui, section: &SoakSection, state: &mut SoakPlots) {
         marker: None,
         dashed: false,
     });
-    super::layout::show_group(ui, |ui| {
-        super::plots::legend_below(ui, &entries, Some(&mut state.hidden));
+    crate::ui::layout::show_group(ui, |ui| {
+        crate::ui::plots::legend_below(ui, &entries, Some(&mut state.hidden));
     });
     let Some((t0, t1)) = cols.span() else {
         return;

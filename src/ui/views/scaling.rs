@@ -13,14 +13,14 @@ use std::collections::BTreeSet;
 use eframe::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Bar, BarChart, GridMark, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points};
 
-use super::job_panel::{JobPanel, Progress, modeled_line};
-use super::jobs::SharedRunner;
-use super::palette;
 use crate::model::{Source, Topology};
 use crate::report::{Report, ScalingSection};
 use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_modeled};
 use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
 use crate::scaling::{Mode, RowSource, ScalingPoint};
+use crate::ui::job_panel::{JobPanel, Progress, modeled_line};
+use crate::ui::jobs::SharedRunner;
+use crate::ui::palette;
 
 /// Default projection limit of the view (GPUs).
 const VIEW_MAX_GPUS: usize = 64;
@@ -372,7 +372,7 @@ impl ScalingView {
     }
 
     fn controls(&mut self, ui: &mut Ui, topology: &Topology, live: bool) {
-        super::layout::run_settings(ui, |ui| {
+        crate::ui::layout::run_settings(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
                 ui.label(RichText::new("Workloads").strong());
                 for w in &self.workloads {
@@ -412,7 +412,7 @@ impl ScalingView {
             });
         });
         ui.add_space(4.0);
-        super::layout::show_group(ui, |ui| {
+        crate::ui::layout::show_group(ui, |ui| {
             ui.label("plot");
             ui.selectable_value(&mut self.y_axis, YAxis::Speedup, "speedup (log)");
             ui.selectable_value(&mut self.y_axis, YAxis::Efficiency, "efficiency %");
@@ -708,7 +708,7 @@ impl<'a> ModeSeries<'a> {
         let mut plot = Plot::new(format!("scaling-main-{id}"))
             .height(190.0)
             .x_axis_label("GPUs (log₂)")
-            .x_grid_spacer(super::plots::log2_grid)
+            .x_grid_spacer(crate::ui::plots::log2_grid)
             .y_axis_label(what)
             .x_axis_formatter(log2_tick)
             .include_x(0.0)
@@ -719,7 +719,7 @@ impl<'a> ModeSeries<'a> {
         plot = match y_axis {
             YAxis::Speedup => plot
                 .y_axis_formatter(log2_tick)
-                .y_grid_spacer(super::plots::log2_grid)
+                .y_grid_spacer(crate::ui::plots::log2_grid)
                 .include_y(0.0)
                 .include_y(x_max),
             YAxis::Efficiency => plot
@@ -824,7 +824,7 @@ impl<'a> ModeSeries<'a> {
         Plot::new(format!("scaling-breakdown-{id}"))
             .height(120.0)
             .x_axis_label("GPUs (log₂)")
-            .x_grid_spacer(super::plots::log2_grid)
+            .x_grid_spacer(crate::ui::plots::log2_grid)
             .y_axis_label("step ms (model)")
             .x_axis_formatter(log2_tick)
             .include_x(-0.3)
@@ -946,8 +946,8 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                     };
                     ui.label(speedup(meas));
                     ui.label(speedup(model));
-                    ui.label(super::compare_view::eff_cell(meas));
-                    ui.label(super::compare_view::eff_cell(model));
+                    ui.label(crate::ui::views::compare::eff_cell(meas));
+                    ui.label(crate::ui::views::compare::eff_cell(model));
                     let mem =
                         |r: Option<&ScalingPoint>| cell(r.and_then(|r| r.memory_gib_per_gpu), 1);
                     let fits = model.and_then(|r| r.fits);

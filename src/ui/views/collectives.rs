@@ -8,9 +8,6 @@ use std::collections::BTreeSet;
 use eframe::egui::{self, Color32, RichText, Ui};
 use egui_plot::{HLine, Line, Plot, PlotPoints, Points};
 
-use super::job_panel::{JobPanel, modeled_line};
-use super::palette;
-use super::plots::LegendEntry;
 use crate::bench::Warning;
 use crate::bench::collectives::CollectiveOptions;
 use crate::model::published::Figure;
@@ -18,6 +15,9 @@ use crate::model::quantities::format_bytes;
 use crate::model::{Algo, CollectiveOp, CollectiveResult, Source, Status, Topology};
 use crate::report::published::{Beside, beside};
 use crate::report::{CollectivesSection, Report};
+use crate::ui::job_panel::{JobPanel, modeled_line};
+use crate::ui::palette;
+use crate::ui::plots::LegendEntry;
 
 /// State of the Collectives view on one source: the choices of the next run, the series hidden,
 /// and the run itself. The results are the source report's collectives section, with a model
@@ -64,7 +64,7 @@ impl CollectivesView {
             .id_salt("collectives-view")
             .auto_shrink([false; 2])
             .show(ui, |ui| {
-                super::layout::run_settings(ui, |ui| self.controls(ui, report, measured));
+                crate::ui::layout::run_settings(ui, |ui| self.controls(ui, report, measured));
                 if let Some(e) = self.panel.error() {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
@@ -265,8 +265,8 @@ fn results(
     // data; its entries hide and show series.
     let entries = plots.legend_entries();
     let mut legend = |ui: &mut Ui| {
-        super::layout::show_group(ui, |ui| {
-            super::plots::legend_below(ui, &entries, Some(&mut *hidden));
+        crate::ui::layout::show_group(ui, |ui| {
+            crate::ui::plots::legend_below(ui, &entries, Some(&mut *hidden));
         });
         published_list(ui, &plots.published);
     };
@@ -349,7 +349,7 @@ impl<'a> ResultPlots<'a> {
         self.rows
             .iter()
             .filter(|r| r.status == Status::Ok && series_key(r) == key)
-            .filter_map(|r| Some([super::plots::size_x(r.bytes), f(r)?]))
+            .filter_map(|r| Some([crate::ui::plots::size_x(r.bytes), f(r)?]))
             .collect()
     }
 
@@ -487,13 +487,13 @@ fn plot(ui: &mut Ui, id: &str, unit: &'static str, build: impl FnOnce(&mut egui_
         .height(260.0)
         .x_axis_label("size")
         .y_axis_label(unit)
-        .x_axis_formatter(super::plots::size_tick)
+        .x_axis_formatter(crate::ui::plots::size_tick)
         .allow_scroll(false);
     plot = if log {
         plot.y_axis_formatter(|mark, _| format!("{}", 10f64.powf(mark.value)))
-            .label_formatter(move |pos| super::plots::size_hover_log(pos, "µs"))
+            .label_formatter(move |pos| crate::ui::plots::size_hover_log(pos, "µs"))
     } else {
-        plot.label_formatter(move |pos| super::plots::size_hover(pos, unit))
+        plot.label_formatter(move |pos| crate::ui::plots::size_hover(pos, unit))
     };
     plot.show(ui, build);
 }

@@ -2,12 +2,14 @@
 //! fleet is open). A header line (the fleet's verdict, the nodes by verdict, the drain list),
 //! the heat table — a row per node, worst first, a column per key figure, each cell the node's
 //! figure coloured by how much worse than the fleet's median it is under the `[fleet]` rule
-//! ([`super::fleet_table`]) — and the selected node's findings with "Open report", which opens
+//! ([`table`]) — and the selected node's findings with "Open report", which opens
 //! its report.json as File → Open report does.
 //!
 //! The table paints only what is on screen (the rows and columns in the scroll area's
 //! viewport), with the node columns and the figure headers kept in place while it scrolls, so
 //! that a fleet of thousands of nodes and hundreds of figures scrolls as smoothly as ten.
+
+pub mod table;
 
 use std::path::PathBuf;
 
@@ -16,12 +18,12 @@ use eframe::egui::{
     WidgetInfo, pos2, vec2,
 };
 
-use super::action::Action;
-use super::fleet_table::{self as table, FigureFilter, Level};
-use super::palette;
-use super::widgets::badge;
 use crate::fleet::judge::FleetOutcome;
 use crate::health::Verdict;
+use crate::ui::action::Action;
+use crate::ui::palette;
+use crate::ui::widgets::badge;
+use table::{FigureFilter, Level};
 
 /// Height of a table row.
 const ROW_H: f32 = 22.0;
@@ -345,7 +347,7 @@ fn between(ui: &mut Ui, runs: &[crate::fleet::between::BetweenSummary]) {
 /// The Show group: which figures are columns, and a filter of node names.
 fn show(ui: &mut Ui, f: &mut OpenFleet) {
     let mut changed = false;
-    super::layout::show_group(ui, |ui| {
+    crate::ui::layout::show_group(ui, |ui| {
         ui.label("Figures");
         let o = &f.outcome;
         let mut filter = f.filter.clone();

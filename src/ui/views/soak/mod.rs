@@ -1,24 +1,27 @@
 //! The Soak view: a burn-in's header (how long of how long, which loads and GPUs, running or
 //! stopped), its verdict (the health report's `soak_*` checks), the series over time
-//! ([`super::soak_plots`]) and the events worth reading. On this machine or a server it also
+//! ([`plots`]) and the events worth reading. On this machine or a server it also
 //! starts a health check with a soak after it (`scalescope check --soak D`), whose samples
 //! arrive while it runs.
+
+mod plots;
+mod series;
 
 use std::collections::BTreeSet;
 
 use eframe::egui::{self, RichText, Ui};
 
-use super::job_panel::{JobPanel, Progress};
-use super::jobs::WorkerMsg;
-use super::palette;
-use super::soak_plots::{self, SoakPlots, clock};
-use super::widgets::badge;
 use crate::health::Check;
 use crate::health::run::CheckOptions;
 use crate::job::{Event, Job};
 use crate::model::soak::{duration_words, parse_duration};
 use crate::model::{SoakEventKind, SoakLoad, SoakOptions, SoakSection};
 use crate::report::{Report, StageInFlight};
+use crate::ui::job_panel::{JobPanel, Progress};
+use crate::ui::jobs::WorkerMsg;
+use crate::ui::palette;
+use crate::ui::widgets::badge;
+use plots::{SoakPlots, clock};
 
 /// Events listed under the plots, at most.
 const MAX_EVENTS: usize = 60;
@@ -149,7 +152,7 @@ impl SoakView {
             .auto_shrink([false; 2])
             .show(ui, |ui| {
                 if can_run {
-                    super::layout::run_settings(ui, |ui| self.controls(ui, report));
+                    crate::ui::layout::run_settings(ui, |ui| self.controls(ui, report));
                     if let Some(e) = self.panel.error() {
                         ui.colored_label(palette::P2P_REFUSED, e);
                     }
@@ -367,7 +370,7 @@ pub fn show(
     ui.add_space(6.0);
     verdict(ui, report, running);
     ui.add_space(6.0);
-    soak_plots::show(ui, soak, plots);
+    plots::show(ui, soak, plots);
     ui.add_space(6.0);
     events(ui, soak);
 }
@@ -453,7 +456,7 @@ fn verdict(ui: &mut Ui, report: &Report, running: bool) {
         return;
     }
     for c in checks {
-        super::health_view::check_row(ui, c);
+        crate::ui::views::health::check_row(ui, c);
     }
 }
 
