@@ -17,6 +17,7 @@ pub mod causes;
 pub mod collective_checks;
 pub mod expected;
 mod nvlink_counts;
+pub mod p2p_checks;
 pub mod performance;
 pub mod run;
 pub mod soak;

@@ -6,10 +6,11 @@
 
 use super::causes::{self, Cause};
 use super::nvlink_counts::{CounterOf, inactive_links_text, nv_counter, peers_most_links};
+use super::p2p_checks::p2p_status;
 use super::{Busy, Check, CheckId, Evidence, Subject, Thresholds, Verdict};
 use crate::model::{
-    ComputeMode, GpuInventory, GpuProcess, InventoryKind, LinkKind, LoadState, P2pStatus, PcieLink,
-    Source, ThrottleReason, Topology, pcie_rate_gbps,
+    ComputeMode, GpuInventory, GpuProcess, GpuSettings, InventoryKind, LinkKind, LoadState,
+    PcieLink, Source, ThrottleReason, Topology, pcie_rate_gbps,
 };
 
 /// Every inventory check for the GPUs in `gpus` (all when empty).
@@ -778,76 +779,105 @@ fn settings(
     if s.is_empty() && ctx.kind != Some(InventoryKind::Live) {
         return Vec::new();
     }
+    vec![
+        power_limit(ctx, &s, load, t),
+        clock_settings(ctx, &s, clocks_held(before, load), t),
+        persistence(ctx, &s, t),
+        mig_mode(ctx, &s, t),
+        compute_mode(ctx, &s, t),
+    ]
+}
+
+/// Power limit: the lowest in force (before the tests, or in any sample during them) against
+/// the board's default.
+fn power_limit(
+    ctx: &Ctx,
+    s: &GpuSettings,
+    load: Option<&super::GpuLoadObservation>,
+    t: &super::thresholds::SettingsThresholds,
+) -> Check {
     let g = ctx.g;
-    let mut out = Vec::new();
-    // Power limit: the lowest in force (before the tests, or in any sample during them).
     let during = load.and_then(|l| l.power_limit_min_w);
     let limit = match (s.power_limit_w, during) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    out.push(match (limit, s.power_limit_default_w) {
-        (Some(w), Some(d)) if d > 0.0 => {
-            let ratio = w / d;
-            let range = match (s.power_limit_min_w, s.power_limit_max_w) {
-                (Some(lo), Some(hi)) => format!(", settable {lo:.0}–{hi:.0} W"),
-                _ => String::new(),
-            };
-            let lowered_during = during.is_some_and(|x| s.power_limit_w.is_some_and(|b| x < b));
-            let when = if lowered_during {
-                " (lowered during the tests)"
-            } else {
-                ""
-            };
-            let detail = format!(
-                "power limit {w:.0} W{when}, {:.0} % of the board's default {d:.0} W{range}",
-                ratio * 100.0
-            );
-            let verdict = if ratio < t.power_limit_fail {
-                Verdict::Fail
-            } else if ratio < t.power_limit_warn {
-                Verdict::Warn
-            } else {
-                Verdict::Pass
-            };
-            let c = ctx.check(CheckId::PowerLimit, verdict, detail);
-            if verdict == Verdict::Pass {
-                c
-            } else {
-                c.because_text(
-                    format!(
-                        "GPU {g}'s power limit is {w:.0} W, below the board's default {d:.0} W: \
-                         its clocks drop under load"
-                    ),
-                    &format!(
-                        "restore it (`nvidia-smi -i {g} -pl {d:.0}`) and find what lowered it \
-                         (site scripts, DCGM power policy, a scheduler prologue)"
-                    ),
-                )
-            }
-        }
-        _ => ctx.unknown(CheckId::PowerLimit, "power limit and its default"),
-    });
-    // Clock settings: application clocks below their default, or the setting holding the
-    // clocks during the load tests (locked clocks show as this reason too).
-    let held = load
-        .map(|l| {
+    let (Some(w), Some(d)) = (limit, s.power_limit_default_w.filter(|d| *d > 0.0)) else {
+        return ctx.unknown(CheckId::PowerLimit, "power limit and its default");
+    };
+    let ratio = w / d;
+    let range = match (s.power_limit_min_w, s.power_limit_max_w) {
+        (Some(lo), Some(hi)) => format!(", settable {lo:.0}–{hi:.0} W"),
+        _ => String::new(),
+    };
+    let lowered_during = during.is_some_and(|x| s.power_limit_w.is_some_and(|b| x < b));
+    let when = if lowered_during {
+        " (lowered during the tests)"
+    } else {
+        ""
+    };
+    let detail = format!(
+        "power limit {w:.0} W{when}, {:.0} % of the board's default {d:.0} W{range}",
+        ratio * 100.0
+    );
+    let verdict = if ratio < t.power_limit_fail {
+        Verdict::Fail
+    } else if ratio < t.power_limit_warn {
+        Verdict::Warn
+    } else {
+        Verdict::Pass
+    };
+    let c = ctx.check(CheckId::PowerLimit, verdict, detail);
+    if verdict == Verdict::Pass {
+        return c;
+    }
+    c.because_text(
+        format!(
+            "GPU {g}'s power limit is {w:.0} W, below the board's default {d:.0} W: \
+             its clocks drop under load"
+        ),
+        &format!(
+            "restore it (`nvidia-smi -i {g} -pl {d:.0}`) and find what lowered it \
+             (site scripts, DCGM power policy, a scheduler prologue)"
+        ),
+    )
+}
+
+/// Whether the Applications Clocks Setting reason held the clocks (locked clocks show as this
+/// reason too), and when: during the load tests, else when the capture was taken; `None` when
+/// neither was read.
+fn clocks_held(
+    before: Option<&GpuInventory>,
+    load: Option<&super::GpuLoadObservation>,
+) -> Option<(bool, &'static str)> {
+    load.map(|l| {
+        (
+            l.throttle_seen
+                .contains(&ThrottleReason::ApplicationsClocks),
+            "during the load tests",
+        )
+    })
+    .or_else(|| {
+        before.and_then(|b| b.throttle.as_ref()).map(|t| {
             (
-                l.throttle_seen
-                    .contains(&ThrottleReason::ApplicationsClocks),
-                "during the load tests",
+                t.contains(&ThrottleReason::ApplicationsClocks),
+                "when the capture was taken",
             )
         })
-        .or_else(|| {
-            before.and_then(|b| b.throttle.as_ref()).map(|t| {
-                (
-                    t.contains(&ThrottleReason::ApplicationsClocks),
-                    "when the capture was taken",
-                )
-            })
-        });
+    })
+}
+
+/// Clock settings: application clocks below their default, or a setting that `held` the
+/// clocks ([`clocks_held`]).
+fn clock_settings(
+    ctx: &Ctx,
+    s: &GpuSettings,
+    held: Option<(bool, &str)>,
+    t: &super::thresholds::SettingsThresholds,
+) -> Check {
+    let g = ctx.g;
     let app = s.app_clock_mhz.zip(s.app_clock_default_mhz);
-    out.push(match (app, held) {
+    match (app, held) {
         (Some((a, d)), _) if d > 0 && f64::from(a) < t.clocks_warn * f64::from(d) => ctx
             .check(
                 CheckId::ClockSettings,
@@ -887,8 +917,12 @@ fn settings(
             format!("no clock setting held the clocks {when}"),
         ),
         (None, None) => ctx.unknown(CheckId::ClockSettings, "application clocks"),
-    });
-    out.push(match s.persistence {
+    }
+}
+
+/// Persistence mode: off is judged as the thresholds say.
+fn persistence(ctx: &Ctx, s: &GpuSettings, t: &super::thresholds::SettingsThresholds) -> Check {
+    match s.persistence {
         Some(true) => ctx.check(CheckId::Persistence, Verdict::Pass, "persistence mode on"),
         Some(false) => {
             let c = ctx.check(
@@ -903,149 +937,65 @@ fn settings(
             }
         }
         None => ctx.unknown(CheckId::Persistence, "persistence mode"),
-    });
-    out.push(match (s.mig_current, s.mig_pending) {
-        (None, _) => ctx.unknown(CheckId::MigMode, "MIG mode"),
-        (Some(cur), pending) => {
-            let changes = pending.is_some_and(|p| p != cur);
-            let word = |on: bool| if on { "on" } else { "off" };
-            let mut detail = format!("MIG mode {}", word(cur));
-            if changes {
-                detail.push_str(&format!(
-                    " ({} after the next GPU reset)",
-                    word(pending.unwrap_or(cur))
-                ));
-            }
-            let bad = cur || pending == Some(true);
-            let verdict = if bad { t.mig.verdict() } else { Verdict::Pass };
-            let c = ctx.check(CheckId::MigMode, verdict, detail);
-            if verdict == Verdict::Pass {
-                c
-            } else {
-                c.because(&causes::MIG_ON)
-            }
-        }
-    });
-    out.push(match s.compute_mode {
-        None => ctx.unknown(CheckId::ComputeMode, "compute mode"),
-        Some(ComputeMode::Default) => {
-            ctx.check(CheckId::ComputeMode, Verdict::Pass, "compute mode Default")
-        }
-        Some(m) => {
-            let verdict = if m == ComputeMode::Prohibited {
-                Verdict::Fail
-            } else {
-                t.compute_mode.verdict()
-            };
-            let c = ctx.check(
-                CheckId::ComputeMode,
-                verdict,
-                format!("compute mode {}", m.label()),
-            );
-            if verdict == Verdict::Pass {
-                c
-            } else {
-                c.because(&causes::COMPUTE_MODE)
-            }
-        }
-    });
-    out
+    }
 }
 
-/// P2P status of every pair against what its connection allows.
-fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check> {
-    let mut out = Vec::new();
-    for (i, &a) in gpus.iter().enumerate() {
-        for &b in &gpus[i + 1..] {
-            let Some(link) = topo.link(a, b) else {
-                continue;
-            };
-            let Some(kind) = link.kind else {
-                continue;
-            };
-            let statuses: Vec<P2pStatus> = [(a, b), (b, a)]
-                .iter()
-                .filter_map(|&(x, y)| topo.p2p(x, y))
-                .flat_map(|p| [p.caps.read, p.caps.write])
-                .flatten()
-                .collect();
-            if statuses.is_empty() {
-                continue;
-            }
-            let refused: Vec<P2pStatus> = statuses
-                .iter()
-                .copied()
-                .filter(|s| *s != P2pStatus::Ok)
-                .collect();
-            let subject = Subject::Pair(a, b);
-            let codes = || {
-                let mut c: Vec<&str> = refused.iter().map(|s| s.code()).collect();
-                c.dedup();
-                c.join("/")
-            };
-            let check = match kind {
-                LinkKind::Nv(_) if refused.is_empty() => Check::new(
-                    CheckId::P2pStatus,
-                    subject,
-                    Verdict::Pass,
-                    source,
-                    format!("P2P read/write OK over {kind}"),
-                ),
-                LinkKind::Nv(_) => Check::new(
-                    CheckId::P2pStatus,
-                    subject,
-                    Verdict::Fail,
-                    source,
-                    format!(
-                        "the driver reports P2P {} between GPUs joined by {kind}",
-                        codes()
-                    ),
-                )
-                .because(&causes::P2P_NVLINK),
-                LinkKind::Pix | LinkKind::Pxb | LinkKind::Phb if refused.is_empty() => Check::new(
-                    CheckId::P2pStatus,
-                    subject,
-                    Verdict::Pass,
-                    source,
-                    format!("P2P read/write OK over PCIe ({kind})"),
-                ),
-                LinkKind::Pix | LinkKind::Pxb | LinkKind::Phb
-                    if refused
-                        .iter()
-                        .all(|s| matches!(s, P2pStatus::Ns | P2pStatus::Cns)) =>
-                {
-                    // Under one switch (PIX/PXB) P2P should work; through the host bridge (PHB)
-                    // chipsets may legitimately refuse it.
-                    let v = if kind == LinkKind::Phb {
-                        Verdict::Warn
-                    } else {
-                        Verdict::Fail
-                    };
-                    Check::new(
-                        CheckId::P2pStatus,
-                        subject,
-                        v,
-                        source,
-                        format!(
-                            "the driver reports P2P {} on a {kind} path, which allows P2P",
-                            codes()
-                        ),
-                    )
-                    .because(&causes::P2P_ACS_IOMMU)
-                }
-                // GNS (the GPU model has no P2P), TNS, or a path across sockets: by design.
-                _ => continue,
-            };
-            out.push(check);
-        }
+/// MIG mode, now and after the next reset: on (or pending on) is judged as the thresholds say.
+fn mig_mode(ctx: &Ctx, s: &GpuSettings, t: &super::thresholds::SettingsThresholds) -> Check {
+    let Some(cur) = s.mig_current else {
+        return ctx.unknown(CheckId::MigMode, "MIG mode");
+    };
+    let pending = s.mig_pending;
+    let changes = pending.is_some_and(|p| p != cur);
+    let word = |on: bool| if on { "on" } else { "off" };
+    let mut detail = format!("MIG mode {}", word(cur));
+    if changes {
+        detail.push_str(&format!(
+            " ({} after the next GPU reset)",
+            word(pending.unwrap_or(cur))
+        ));
     }
-    out
+    let bad = cur || pending == Some(true);
+    let verdict = if bad { t.mig.verdict() } else { Verdict::Pass };
+    let c = ctx.check(CheckId::MigMode, verdict, detail);
+    if verdict == Verdict::Pass {
+        c
+    } else {
+        c.because(&causes::MIG_ON)
+    }
+}
+
+/// Compute mode: Default passes, Prohibited fails, the others are judged as the thresholds say.
+fn compute_mode(ctx: &Ctx, s: &GpuSettings, t: &super::thresholds::SettingsThresholds) -> Check {
+    let m = match s.compute_mode {
+        None => return ctx.unknown(CheckId::ComputeMode, "compute mode"),
+        Some(ComputeMode::Default) => {
+            return ctx.check(CheckId::ComputeMode, Verdict::Pass, "compute mode Default");
+        }
+        Some(m) => m,
+    };
+    let verdict = if m == ComputeMode::Prohibited {
+        Verdict::Fail
+    } else {
+        t.compute_mode.verdict()
+    };
+    let c = ctx.check(
+        CheckId::ComputeMode,
+        verdict,
+        format!("compute mode {}", m.label()),
+    );
+    if verdict == Verdict::Pass {
+        c
+    } else {
+        c.because(&causes::COMPUTE_MODE)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::health::Evidence;
+    use crate::model::P2pStatus;
     use crate::model::{Gpu, Inventory, NvLinkState, TopologySource};
 
     fn topo(n: usize, kind: LinkKind) -> Topology {
