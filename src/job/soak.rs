@@ -185,6 +185,9 @@ fn replay(ctx: &mut Ctx<'_>, path: &str, speed: f64) -> Result<SoakSection, JobE
     Ok(ctx.report.soak.clone().unwrap_or_default())
 }
 
+/// A soak of this machine's `gpus` (every GPU when empty): the loads started in phases, the
+/// probe's samples and the events sent once a second until the duration ends or the job is
+/// cancelled.
 fn live(
     ctx: &mut Ctx<'_>,
     topo: &Topology,
@@ -201,12 +204,64 @@ fn live(
     } else {
         gpus.to_vec()
     };
+    let (load, runnable, mut events) = start_loads(ctx, topo, &gpus, opts)?;
+    let start = Instant::now();
+    let probe = SoakProbe::start(topo, &gpus, INTERVAL, start)?;
+    if let Some(note) = &probe.xid_note {
+        events.push(SoakEvent {
+            t_s: 0.0,
+            gpu: None,
+            kind: SoakEventKind::Note,
+            text: note.clone(),
+        });
+    }
+    ctx.emit(Event::SoakStarted {
+        section: Box::new(started_section(opts, &runnable, &gpus, &load, start)),
+    });
+    let phase = phase_at(&runnable, opts.duration_s, 0.0);
+    load.set_phase(phase);
+    if let Some(l) = phase {
+        events.push(phase_event(0.0, l));
+    }
+    let mut run = LiveSoak {
+        gpus: &gpus,
+        opts,
+        runnable,
+        load,
+        start,
+        phase,
+        prev_tick: start,
+        seen_pids: BTreeSet::new(),
+        events,
+    };
+    let finished = loop {
+        let (finished, cancelled) = run.step(ctx, next_tick(&probe, &gpus, start));
+        if finished || cancelled {
+            break finished;
+        }
+    };
+    run.load.set_phase(None);
+    run.load.stop();
+    probe.stop();
+    let mut soak = ctx.report.soak.clone().unwrap_or_default();
+    soak.finished = finished;
+    Ok(soak)
+}
+
+/// The soak's loads on `gpus`, started: the loads, those that can run, and an event for each
+/// skipped one. None that can run is an error naming why each was skipped.
+fn start_loads(
+    ctx: &mut Ctx<'_>,
+    topo: &Topology,
+    gpus: &[usize],
+    opts: &SoakOptions,
+) -> Result<(SoakLoads, Vec<SoakLoad>, Vec<SoakEvent>), JobError> {
     let loads = if opts.loads.is_empty() {
         default_loads(gpus.len())
     } else {
         opts.loads.clone()
     };
-    let ords = ordinals(topo, &gpus).map_err(|e| JobError::machine(format!("soak: {e}")))?;
+    let ords = ordinals(topo, gpus).map_err(|e| JobError::machine(format!("soak: {e}")))?;
     let setup = SoakSetup {
         ordinals: ords,
         loads: loads.clone(),
@@ -229,7 +284,7 @@ fn live(
                 .any(|(s, why)| s == l && !why.contains("results not checked"))
         })
         .collect();
-    let mut events: Vec<SoakEvent> = load
+    let events: Vec<SoakEvent> = load
         .skipped
         .iter()
         .map(|(l, why)| SoakEvent {
@@ -246,126 +301,151 @@ fn live(
             why.join("; ")
         )));
     }
-    let start = Instant::now();
-    let probe = SoakProbe::start(topo, &gpus, INTERVAL, start)?;
-    if let Some(note) = &probe.xid_note {
-        events.push(SoakEvent {
-            t_s: 0.0,
-            gpu: None,
-            kind: SoakEventKind::Note,
-            text: note.clone(),
-        });
+    Ok((load, runnable, events))
+}
+
+/// The section a live soak starts with (no samples yet), started `start`.
+fn started_section(
+    opts: &SoakOptions,
+    runnable: &[SoakLoad],
+    gpus: &[usize],
+    load: &SoakLoads,
+    start: Instant,
+) -> SoakSection {
+    SoakSection {
+        replay_of: None,
+        started_at: Some(
+            humantime::format_rfc3339_millis(std::time::SystemTime::now() - start.elapsed())
+                .to_string(),
+        ),
+        duration_s: opts.duration_s,
+        elapsed_s: 0.0,
+        interval_s: INTERVAL.as_secs_f64(),
+        loads: runnable.to_vec(),
+        gpus: gpus.to_vec(),
+        gemm: load.gemm.clone(),
+        samples: Vec::new(),
+        events: Vec::new(),
+        finished: false,
     }
-    ctx.emit(Event::SoakStarted {
-        section: Box::new(SoakSection {
-            replay_of: None,
-            started_at: Some(
-                humantime::format_rfc3339_millis(std::time::SystemTime::now() - start.elapsed())
-                    .to_string(),
-            ),
-            duration_s: opts.duration_s,
-            elapsed_s: 0.0,
-            interval_s: INTERVAL.as_secs_f64(),
-            loads: runnable.clone(),
-            gpus: gpus.clone(),
-            gemm: load.gemm.clone(),
-            samples: Vec::new(),
-            events: Vec::new(),
-            finished: false,
-        }),
-    });
-    let mut phase = phase_at(&runnable, opts.duration_s, 0.0);
-    load.set_phase(phase);
-    if let Some(l) = phase {
-        events.push(phase_event(0.0, l));
+}
+
+/// The probe's next tick; when the probe stopped (NVML lost), empty samples now, so the soak
+/// goes on with the loads' figures alone.
+fn next_tick(
+    probe: &SoakProbe,
+    gpus: &[usize],
+    start: Instant,
+) -> crate::telemetry::soak_probe::Tick {
+    match probe.ticks.recv_timeout(INTERVAL * 3) {
+        Ok(t) => t,
+        Err(_) => crate::telemetry::soak_probe::Tick {
+            at: Instant::now(),
+            samples: gpus
+                .iter()
+                .map(|&g| SoakSample {
+                    t_s: start.elapsed().as_secs_f64(),
+                    gpu: g,
+                    ..Default::default()
+                })
+                .collect(),
+        },
     }
-    let mut prev_tick = start;
-    let mut seen_pids: BTreeSet<(usize, u32)> = BTreeSet::new();
-    let mut finished;
-    loop {
-        let tick = match probe.ticks.recv_timeout(INTERVAL * 3) {
-            Ok(t) => t,
-            // The probe stopped (NVML lost): go on with the loads' figures alone.
-            Err(_) => crate::telemetry::soak_probe::Tick {
-                at: Instant::now(),
-                samples: gpus
-                    .iter()
-                    .map(|&g| SoakSample {
-                        t_s: start.elapsed().as_secs_f64(),
-                        gpu: g,
-                        ..Default::default()
-                    })
-                    .collect(),
-            },
-        };
-        let t = tick.at.duration_since(start).as_secs_f64();
-        let (batches, findings) = load.drain();
+}
+
+/// A live soak under way: its loads, the phase running, what it has seen so far and the events
+/// not yet sent.
+struct LiveSoak<'a> {
+    gpus: &'a [usize],
+    opts: &'a SoakOptions,
+    /// The loads that can run, in phase order.
+    runnable: Vec<SoakLoad>,
+    load: SoakLoads,
+    start: Instant,
+    phase: Option<SoakLoad>,
+    prev_tick: Instant,
+    /// The other processes already reported, by GPU.
+    seen_pids: BTreeSet<(usize, u32)>,
+    events: Vec<SoakEvent>,
+}
+
+impl LiveSoak<'_> {
+    /// One tick: its samples filled with the loads' figures, their events, the next phase, and
+    /// the samples and progress sent. Returns whether the soak has finished and whether it was
+    /// cancelled.
+    fn step(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        tick: crate::telemetry::soak_probe::Tick,
+    ) -> (bool, bool) {
+        let t = tick.at.duration_since(self.start).as_secs_f64();
+        let (batches, findings) = self.load.drain();
         let mut samples = tick.samples;
         for (pos, s) in samples.iter_mut().enumerate() {
-            fill(s, pos, phase, &batches, prev_tick, tick.at);
-            for x in &s.xid {
-                events.push(SoakEvent {
-                    t_s: s.t_s,
-                    gpu: Some(s.gpu),
-                    kind: SoakEventKind::Xid { xid: *x },
-                    text: format!("Xid {x} on GPU {}", s.gpu),
-                });
-            }
-            for p in &s.processes {
-                if seen_pids.insert((s.gpu, *p)) {
-                    events.push(SoakEvent {
-                        t_s: s.t_s,
-                        gpu: Some(s.gpu),
-                        kind: SoakEventKind::Note,
-                        text: format!("another process on GPU {}: pid {p}", s.gpu),
-                    });
-                }
-            }
+            fill(s, pos, self.phase, &batches, self.prev_tick, tick.at);
+            self.sample_events(s);
         }
         for f in findings {
-            events.push(finding_event(f, &gpus, start));
+            self.events.push(finding_event(f, self.gpus, self.start));
         }
-        prev_tick = tick.at;
-        finished = t + 1e-6 >= opts.duration_s;
+        self.prev_tick = tick.at;
+        let finished = t + 1e-6 >= self.opts.duration_s;
         let cancelled = ctx.cancelled();
-        let next = if finished || cancelled {
-            None
-        } else {
-            phase_at(&runnable, opts.duration_s, t)
-        };
-        if next != phase && !finished && !cancelled {
-            load.set_phase(next);
-            if let Some(l) = next {
-                events.push(phase_event(t, l));
-            }
-            phase = next;
+        if !finished && !cancelled {
+            self.advance_phase(t);
         }
-        events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        self.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         ctx.emit(Event::SoakSamples {
             samples,
-            events: std::mem::take(&mut events),
-            elapsed_s: t.min(opts.duration_s),
+            events: std::mem::take(&mut self.events),
+            elapsed_s: t.min(self.opts.duration_s),
             finished,
         });
         ctx.emit(Event::Progress {
             done: t.round() as usize,
-            total: opts.duration_s.round() as usize,
+            total: self.opts.duration_s.round() as usize,
             label: format!(
                 "soak: {} phase, {} left",
-                phase.map(|p| p.id()).unwrap_or("—"),
-                duration_words(opts.duration_s - t)
+                self.phase.map(|p| p.id()).unwrap_or("—"),
+                duration_words(self.opts.duration_s - t)
             ),
         });
-        if finished || cancelled {
-            break;
+        (finished, cancelled)
+    }
+
+    /// The events sample `s` shows: its Xids, and each process on its GPU not seen before.
+    fn sample_events(&mut self, s: &SoakSample) {
+        for x in &s.xid {
+            self.events.push(SoakEvent {
+                t_s: s.t_s,
+                gpu: Some(s.gpu),
+                kind: SoakEventKind::Xid { xid: *x },
+                text: format!("Xid {x} on GPU {}", s.gpu),
+            });
+        }
+        for p in &s.processes {
+            if self.seen_pids.insert((s.gpu, *p)) {
+                self.events.push(SoakEvent {
+                    t_s: s.t_s,
+                    gpu: Some(s.gpu),
+                    kind: SoakEventKind::Note,
+                    text: format!("another process on GPU {}: pid {p}", s.gpu),
+                });
+            }
         }
     }
-    load.set_phase(None);
-    load.stop();
-    probe.stop();
-    let mut soak = ctx.report.soak.clone().unwrap_or_default();
-    soak.finished = finished;
-    Ok(soak)
+
+    /// The phase due at `t`: the loads switched to it, with its event, when it changes.
+    fn advance_phase(&mut self, t: f64) {
+        let next = phase_at(&self.runnable, self.opts.duration_s, t);
+        if next != self.phase {
+            self.load.set_phase(next);
+            if let Some(l) = next {
+                self.events.push(phase_event(t, l));
+            }
+            self.phase = next;
+        }
+    }
 }
 
 fn phase_event(t_s: f64, load: SoakLoad) -> SoakEvent {
