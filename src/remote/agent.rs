@@ -187,6 +187,8 @@ fn readable_here(target: &Target) -> Result<(), String> {
     Ok(())
 }
 
+/// One request line `text` (`cut` when it was longer than [`MAX_LINE`]): read, checked and
+/// answered, or its job or watch started in `slots`.
 fn handle(
     out: &Out,
     slots: &mut Slots,
@@ -195,24 +197,66 @@ fn handle(
     text: &str,
     cut: bool,
 ) {
-    let error = |id: serde_json::Value, message: String| {
-        send(out, &FromAgent::Error { id, error: message });
-    };
-    // A job the command line would refuse: the input's fault (code 2), at once.
-    let refuse = |id: serde_json::Value, message: String| {
-        let e = job::JobError::input(message);
-        send(
-            out,
-            &FromAgent::Failed {
-                id,
-                error: e.message,
-                code: e.code,
-            },
-        );
-    };
-    if text.trim().is_empty() {
+    let Some(request) = read_request(out, text, cut) else {
         return;
+    };
+    match request {
+        ToAgent::Topology { id, target } => match target
+            .map(|t| readable_here(&t).map(|_| t))
+            .unwrap_or(Ok(Target::Live))
+            .and_then(|t| t.load().map_err(|e| e.to_string()))
+        {
+            Ok(t) => send(
+                out,
+                &FromAgent::Topology {
+                    id,
+                    topology: Box::new(t),
+                },
+            ),
+            Err(e) => send_error(out, id, e),
+        },
+        ToAgent::Cancel { id } => match [&slots.job, &slots.watch]
+            .into_iter()
+            .flatten()
+            .find(|r| r.id == id && !r.worker.is_finished())
+        {
+            Some(r) => r.cancel.store(true, Ordering::Relaxed),
+            None => send_error(out, id, "no job with this id is running".into()),
+        },
+        ToAgent::Watch { id, request } => start_watch(out, slots, watch_replay, id, request),
+        ToAgent::Run { id, job } => start_job(out, slots, hooks, id, job),
     }
+}
+
+/// Answers request `id` with an error: a request the agent could not take.
+fn send_error(out: &Out, id: serde_json::Value, message: String) {
+    send(out, &FromAgent::Error { id, error: message });
+}
+
+/// Answers request `id` with a job the command line would refuse: the input's fault (code 2),
+/// at once.
+fn send_refusal(out: &Out, id: serde_json::Value, message: String) {
+    let e = job::JobError::input(message);
+    send(
+        out,
+        &FromAgent::Failed {
+            id,
+            error: e.message,
+            code: e.code,
+        },
+    );
+}
+
+/// Request line `text` read: `None`, with an error or refusal sent, when it is blank, cut,
+/// not JSON, of an unknown type, without an id, or with values out of range or unreadable.
+fn read_request(out: &Out, text: &str, cut: bool) -> Option<ToAgent> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    let error = |id: serde_json::Value, message: String| {
+        send_error(out, id, message);
+        None
+    };
     if cut {
         return error(
             serde_json::Value::Null,
@@ -248,138 +292,137 @@ fn handle(
     let (read, refused) = crate::model::options::refusal_in(|| {
         serde_path_to_error::deserialize::<_, ToAgent>(&value)
     });
-    let request = match (read, refused) {
-        (Ok(r), _) => r,
-        (Err(_), Some(refused)) => return refuse(id, refused.to_string()),
+    match (read, refused) {
+        (Ok(r), _) => Some(r),
+        (Err(_), Some(refused)) => {
+            send_refusal(out, id, refused.to_string());
+            None
+        }
         (Err(e), None) => {
             let path = e.path().to_string();
-            return error(id, format!("bad {kind} request at {path}: {}", e.inner()));
+            error(id, format!("bad {kind} request at {path}: {}", e.inner()))
         }
-    };
-    match request {
-        ToAgent::Topology { id, target } => match target
-            .map(|t| readable_here(&t).map(|_| t))
-            .unwrap_or(Ok(Target::Live))
-            .and_then(|t| t.load().map_err(|e| e.to_string()))
-        {
-            Ok(t) => send(
-                out,
-                &FromAgent::Topology {
-                    id,
-                    topology: Box::new(t),
+    }
+}
+
+/// Watch `id` started on a worker thread in `slots` (refused while another watch runs): its
+/// events sent as they come (from the recording at `replay` when the agent plays one back),
+/// with signs of life between them, then its end.
+fn start_watch(
+    out: &Out,
+    slots: &mut Slots,
+    replay: Option<&std::path::Path>,
+    id: serde_json::Value,
+    request: crate::job::watch::WatchRequest,
+) {
+    if let Some(r) = slots.watch.as_ref().filter(|r| !r.worker.is_finished()) {
+        return send_error(out, id, format!("busy: watch {} is running", r.id));
+    }
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());
+    let replay = replay.map(std::path::Path::to_path_buf);
+    let worker = std::thread::Builder::new()
+        .name("scalescope-agent-watch".into())
+        .spawn(move || {
+            // Signs of life between samples when the interval is long.
+            let beating = Arc::new(AtomicBool::new(true));
+            let heart = alive(out2.clone(), id2.clone(), beating.clone());
+            let mut sink = |event| {
+                send(
+                    &out2,
+                    &FromAgent::Live {
+                        id: id2.clone(),
+                        event: Box::new(event),
+                    },
+                )
+            };
+            let result = match &replay {
+                Some(path) => job::watch::watch_recording(path, &flag, &mut sink),
+                None => job::watch::watch(&request, &flag, &mut sink),
+            };
+            beating.store(false, Ordering::Relaxed);
+            if let Some(h) = heart {
+                let _ = h.join();
+            }
+            let end = match result {
+                Ok(()) => FromAgent::Live {
+                    id: id2,
+                    event: Box::new(LiveEvent::End { error: None }),
                 },
-            ),
-            Err(e) => error(id, e),
-        },
-        ToAgent::Cancel { id } => match [&slots.job, &slots.watch]
-            .into_iter()
-            .flatten()
-            .find(|r| r.id == id && !r.worker.is_finished())
-        {
-            Some(r) => r.cancel.store(true, Ordering::Relaxed),
-            None => error(id, "no job with this id is running".into()),
-        },
-        ToAgent::Watch { id, request } => {
-            if let Some(r) = slots.watch.as_ref().filter(|r| !r.worker.is_finished()) {
-                return error(id, format!("busy: watch {} is running", r.id));
+                Err(e) => FromAgent::Failed {
+                    id: id2,
+                    error: e.message,
+                    code: e.code,
+                },
+            };
+            send(&out2, &end);
+        });
+    match worker {
+        Ok(worker) => slots.watch = Some(Running { id, cancel, worker }),
+        Err(e) => send_error(out, id, format!("cannot start a worker thread: {e}")),
+    }
+}
+
+/// Job `id` started on a worker thread in `slots` (refused while another job runs, or when
+/// its files or values would be refused): its events sent as they come, with signs of life
+/// between them, then its report or failure.
+fn start_job(
+    out: &Out,
+    slots: &mut Slots,
+    hooks: TestHooks,
+    id: serde_json::Value,
+    job: Box<job::Job>,
+) {
+    if let Some(r) = slots.job.as_ref().filter(|r| !r.worker.is_finished()) {
+        return send_error(out, id, format!("busy: job {} is running", r.id));
+    }
+    if let Err(e) = readable_here(job.target()) {
+        return send_error(out, id, e);
+    }
+    // Refused at once, before a worker starts (job::run_with checks again for every other
+    // caller).
+    if let Err(e) = job.validate() {
+        return send_refusal(out, id, e);
+    }
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());
+    let worker = std::thread::Builder::new()
+        .name("scalescope-agent-job".into())
+        .spawn(move || {
+            let beating = Arc::new(AtomicBool::new(true));
+            let heart = alive(out2.clone(), id2.clone(), beating.clone());
+            let result = job::run_with(&job, hooks, &flag, &mut |event| {
+                send(
+                    &out2,
+                    &FromAgent::Event {
+                        id: id2.clone(),
+                        event: Box::new(event.clone()),
+                    },
+                )
+            });
+            let msg = match result {
+                Ok(report) if report.cancelled => FromAgent::Cancelled {
+                    id: id2,
+                    report: Box::new(report),
+                },
+                Ok(report) => FromAgent::Done {
+                    id: id2,
+                    report: Box::new(report),
+                },
+                Err(e) => FromAgent::Failed {
+                    id: id2,
+                    error: e.message,
+                    code: e.code,
+                },
+            };
+            beating.store(false, Ordering::Relaxed);
+            if let Some(h) = heart {
+                let _ = h.join();
             }
-            let cancel = Arc::new(AtomicBool::new(false));
-            let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());
-            let replay = watch_replay.map(std::path::Path::to_path_buf);
-            let worker = std::thread::Builder::new()
-                .name("scalescope-agent-watch".into())
-                .spawn(move || {
-                    // Signs of life between samples when the interval is long.
-                    let beating = Arc::new(AtomicBool::new(true));
-                    let heart = alive(out2.clone(), id2.clone(), beating.clone());
-                    let mut sink = |event| {
-                        send(
-                            &out2,
-                            &FromAgent::Live {
-                                id: id2.clone(),
-                                event: Box::new(event),
-                            },
-                        )
-                    };
-                    let result = match &replay {
-                        Some(path) => job::watch::watch_recording(path, &flag, &mut sink),
-                        None => job::watch::watch(&request, &flag, &mut sink),
-                    };
-                    beating.store(false, Ordering::Relaxed);
-                    if let Some(h) = heart {
-                        let _ = h.join();
-                    }
-                    let end = match result {
-                        Ok(()) => FromAgent::Live {
-                            id: id2,
-                            event: Box::new(LiveEvent::End { error: None }),
-                        },
-                        Err(e) => FromAgent::Failed {
-                            id: id2,
-                            error: e.message,
-                            code: e.code,
-                        },
-                    };
-                    send(&out2, &end);
-                });
-            match worker {
-                Ok(worker) => slots.watch = Some(Running { id, cancel, worker }),
-                Err(e) => error(id, format!("cannot start a worker thread: {e}")),
-            }
-        }
-        ToAgent::Run { id, job } => {
-            if let Some(r) = slots.job.as_ref().filter(|r| !r.worker.is_finished()) {
-                return error(id, format!("busy: job {} is running", r.id));
-            }
-            if let Err(e) = readable_here(job.target()) {
-                return error(id, e);
-            }
-            // Refused at once, before a worker starts (job::run_with checks again for every
-            // other caller).
-            if let Err(e) = job.validate() {
-                return refuse(id, e);
-            }
-            let cancel = Arc::new(AtomicBool::new(false));
-            let (out2, flag, id2) = (out.clone(), cancel.clone(), id.clone());
-            let worker = std::thread::Builder::new()
-                .name("scalescope-agent-job".into())
-                .spawn(move || {
-                    let beating = Arc::new(AtomicBool::new(true));
-                    let heart = alive(out2.clone(), id2.clone(), beating.clone());
-                    let result = job::run_with(&job, hooks, &flag, &mut |event| {
-                        send(
-                            &out2,
-                            &FromAgent::Event {
-                                id: id2.clone(),
-                                event: Box::new(event.clone()),
-                            },
-                        )
-                    });
-                    let msg = match result {
-                        Ok(report) if report.cancelled => FromAgent::Cancelled {
-                            id: id2,
-                            report: Box::new(report),
-                        },
-                        Ok(report) => FromAgent::Done {
-                            id: id2,
-                            report: Box::new(report),
-                        },
-                        Err(e) => FromAgent::Failed {
-                            id: id2,
-                            error: e.message,
-                            code: e.code,
-                        },
-                    };
-                    beating.store(false, Ordering::Relaxed);
-                    if let Some(h) = heart {
-                        let _ = h.join();
-                    }
-                    send(&out2, &msg);
-                });
-            match worker {
-                Ok(worker) => slots.job = Some(Running { id, cancel, worker }),
-                Err(e) => error(id, format!("cannot start a worker thread: {e}")),
-            }
-        }
+            send(&out2, &msg);
+        });
+    match worker {
+        Ok(worker) => slots.job = Some(Running { id, cancel, worker }),
+        Err(e) => send_error(out, id, format!("cannot start a worker thread: {e}")),
     }
 }
