@@ -186,118 +186,21 @@ pub fn rank(
     counts: &[usize],
     prices: &[Option<Pricing>],
 ) -> Ranking {
-    let pricing = |i: usize| -> Option<Pricing> {
-        prices
-            .get(i)
-            .copied()
-            .flatten()
-            .or_else(|| reports[i].scaling.as_ref().and_then(|s| s.run.pricing))
+    let ranker = Ranker {
+        reports,
+        workload,
+        mode,
+        prices,
     };
-    let mut groups = Vec::new();
-    for &n in counts {
-        let mut candidates = Vec::new();
-        for (i, r) in reports.iter().enumerate() {
-            // A real framework step where the run has one, else the current model's row;
-            // only where the machine has neither, its proxy or older-method row, left out.
-            let at_n: Vec<&ScalingPoint> =
-                rows(r, workload, mode).filter(|x| x.n_gpus == n).collect();
-            let older = r.older_method().is_some();
-            let kind_of = |x: &ScalingPoint| match x.source {
-                RowSource::Framework => Kind::Measured,
-                RowSource::Modeled if !older => Kind::Model,
-                RowSource::Modeled | RowSource::Proxy => Kind::LeftOut,
-            };
-            // Left out, a proxy (what was measured) before the older model.
-            let order = [
-                (Kind::Measured, None),
-                (Kind::Model, None),
-                (Kind::LeftOut, Some(RowSource::Proxy)),
-                (Kind::LeftOut, Some(RowSource::Modeled)),
-            ];
-            let pick = order
-                .iter()
-                .find_map(|(k, src)| {
-                    at_n.iter().find(|x| {
-                        kind_of(x) == *k
-                            && src.is_none_or(|s| x.source == s)
-                            && x.throughput.is_some()
-                    })
-                })
-                .or_else(|| at_n.iter().find(|x| kind_of(x) != Kind::LeftOut))
-                .or_else(|| at_n.first());
-            let Some(&row) = pick else { continue };
-            let kind = kind_of(row);
-            // The row as a candidate without figures: what a left-out row shows.
-            let bare = Candidate {
-                machine: i,
-                n_gpus: n,
-                source: row.source,
-                kind,
-                projected: row.projected,
-                throughput: None,
-                watts_per_gpu: None,
-                power_modeled: false,
-                samples_per_joule: None,
-                cost_per_million: None,
-                rank: None,
-                note: String::new(),
-            };
-            if kind == Kind::LeftOut {
-                candidates.push(Candidate {
-                    note: if row.source == RowSource::Proxy {
-                        PROXY_LEFT_OUT
-                    } else {
-                        OLDER_MODEL_LEFT_OUT
-                    }
-                    .to_string(),
-                    ..bare
-                });
-                continue;
-            }
-            let p = pricing(i);
-            let cost = match prices.get(i).copied().flatten() {
-                // Prices stated for this ranking: the row at them.
-                Some(stated) => crate::scaling::cost::of_row(&stated, row, r.topology.gpus.len()),
-                // The run's own prices (or none): the cost its rows carry, figured once when
-                // the run was made.
-                None => row.cost_per_million_samples,
-            };
-            let mut note = Vec::new();
-            if row.fits == Some(false) {
-                note.push("does not fit the GPU's memory".to_string());
-            } else if row.throughput.is_none() {
-                note.push("no throughput".to_string());
-            } else {
-                if row.watts_per_gpu.is_none() {
-                    note.push("no power figure".to_string());
-                } else if row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled)
-                    && row.basis.contains("an upper bound")
-                {
-                    note.push(
-                        "power at its upper bound (nothing measured on this GPU)".to_string(),
-                    );
-                }
-                if p.is_none() {
-                    note.push("no price".to_string());
-                } else if cost.is_none() {
-                    note.push("ownership needs power".to_string());
-                }
-            }
-            candidates.push(Candidate {
-                throughput: row.throughput,
-                watts_per_gpu: row.watts_per_gpu,
-                power_modeled: row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled),
-                samples_per_joule: row.samples_per_joule,
-                cost_per_million: cost,
-                note: note.join("; "),
-                ..bare
-            });
-        }
-        groups.push(Group {
+    let mut groups: Vec<Group> = counts
+        .iter()
+        .map(|&n| Group {
             n_gpus: n,
-            candidates,
-        });
-    }
+            candidates: (0..reports.len())
+                .filter_map(|i| ranker.candidate(i, n))
+                .collect(),
+        })
+        .collect();
     let all = || groups.iter().flat_map(|g| g.candidates.iter());
     let by = if all().any(|c| c.cost_per_million.is_some()) {
         RankBy::Cost
@@ -315,11 +218,145 @@ pub fn rank(
         by,
         machines: numbered(reports.iter().map(|r| r.title())),
         prices: (0..reports.len())
-            .map(|i| pricing(i).map(|p| p.describe()))
+            .map(|i| ranker.pricing(i).map(|p| p.describe()))
             .collect(),
         groups,
         run_samples: None,
     }
+}
+
+/// What [`rank`] ranks: the reports, the workload and mode, and the prices stated for them.
+struct Ranker<'a> {
+    reports: &'a [&'a Report],
+    workload: &'a str,
+    mode: Mode,
+    prices: &'a [Option<Pricing>],
+}
+
+impl Ranker<'_> {
+    /// The prices of report `i`: stated for this ranking, else those its run was made with.
+    fn pricing(&self, i: usize) -> Option<Pricing> {
+        self.prices
+            .get(i)
+            .copied()
+            .flatten()
+            .or_else(|| self.reports[i].scaling.as_ref().and_then(|s| s.run.pricing))
+    }
+
+    /// Report `i` as a candidate at `n` GPUs, with its figures and a note on what is missing
+    /// (a left-out row with only its note); `None` when it has no row at `n`.
+    fn candidate(&self, i: usize, n: usize) -> Option<Candidate> {
+        let r = self.reports[i];
+        let older = r.older_method().is_some();
+        let at_n: Vec<&ScalingPoint> = rows(r, self.workload, self.mode)
+            .filter(|x| x.n_gpus == n)
+            .collect();
+        let row = pick_row(&at_n, older)?;
+        let kind = row_kind(row, older);
+        // The row as a candidate without figures: what a left-out row shows.
+        let bare = Candidate {
+            machine: i,
+            n_gpus: n,
+            source: row.source,
+            kind,
+            projected: row.projected,
+            throughput: None,
+            watts_per_gpu: None,
+            power_modeled: false,
+            samples_per_joule: None,
+            cost_per_million: None,
+            rank: None,
+            note: String::new(),
+        };
+        if kind == Kind::LeftOut {
+            return Some(Candidate {
+                note: if row.source == RowSource::Proxy {
+                    PROXY_LEFT_OUT
+                } else {
+                    OLDER_MODEL_LEFT_OUT
+                }
+                .to_string(),
+                ..bare
+            });
+        }
+        let cost = match self.prices.get(i).copied().flatten() {
+            // Prices stated for this ranking: the row at them.
+            Some(stated) => crate::scaling::cost::of_row(&stated, row, r.topology.gpus.len()),
+            // The run's own prices (or none): the cost its rows carry, figured once when the
+            // run was made.
+            None => row.cost_per_million_samples,
+        };
+        let note = row_note(row, self.pricing(i).is_some(), cost.is_some());
+        Some(Candidate {
+            throughput: row.throughput,
+            watts_per_gpu: row.watts_per_gpu,
+            power_modeled: row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled),
+            samples_per_joule: row.samples_per_joule,
+            cost_per_million: cost,
+            note,
+            ..bare
+        })
+    }
+}
+
+/// How a row ranks: a real framework step is measured; the current model's row is modeled;
+/// a proxy row, or a modeled one of a report made with an older method (`older`), is left out.
+fn row_kind(x: &ScalingPoint, older: bool) -> Kind {
+    match x.source {
+        RowSource::Framework => Kind::Measured,
+        RowSource::Modeled if !older => Kind::Model,
+        RowSource::Modeled | RowSource::Proxy => Kind::LeftOut,
+    }
+}
+
+/// The row of a report's rows at one GPU count (`at_n`) that ranks it: a real framework step
+/// where the run has one, else the current model's row; only where the machine has neither,
+/// its proxy (what was measured) before its older-method row, left out. Rows with a
+/// throughput come first.
+fn pick_row<'a>(at_n: &[&'a ScalingPoint], older: bool) -> Option<&'a ScalingPoint> {
+    let order = [
+        (Kind::Measured, None),
+        (Kind::Model, None),
+        (Kind::LeftOut, Some(RowSource::Proxy)),
+        (Kind::LeftOut, Some(RowSource::Modeled)),
+    ];
+    order
+        .iter()
+        .find_map(|(k, src)| {
+            at_n.iter().find(|x| {
+                row_kind(x, older) == *k
+                    && src.is_none_or(|s| x.source == s)
+                    && x.throughput.is_some()
+            })
+        })
+        .or_else(|| at_n.iter().find(|x| row_kind(x, older) != Kind::LeftOut))
+        .or_else(|| at_n.first())
+        .copied()
+}
+
+/// What a ranked row lacks, in words: a fit, a throughput, a power figure (or one only at
+/// its upper bound), a price (`priced`) or the power its cost needs (`costed`).
+fn row_note(row: &ScalingPoint, priced: bool, costed: bool) -> String {
+    let mut note = Vec::new();
+    if row.fits == Some(false) {
+        note.push("does not fit the GPU's memory".to_string());
+    } else if row.throughput.is_none() {
+        note.push("no throughput".to_string());
+    } else {
+        if row.watts_per_gpu.is_none() {
+            note.push("no power figure".to_string());
+        } else if row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled)
+            && row.basis.contains("an upper bound")
+        {
+            note.push("power at its upper bound (nothing measured on this GPU)".to_string());
+        }
+        if !priced {
+            note.push("no price".to_string());
+        } else if !costed {
+            note.push("ownership needs power".to_string());
+        }
+    }
+    note.join("; ")
 }
 
 /// Sorts measured candidates before modeled ones and those left out last, each best first by
