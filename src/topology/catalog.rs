@@ -446,6 +446,11 @@ struct NicEntry {
 // ---------------------------------------------------------------------------------------------
 // File → Topology.
 
+/// Each GPU's pairs of one link matrix: `m[a][b]` for GPUs `a` and `b`.
+type Matrix<T> = Vec<Vec<Option<T>>>;
+
+/// A catalog file as its topology and its inventory (as designed, changed where `[[state]]`
+/// says), each section checked as it is read: the first problem is the error.
 fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
     let CatalogFile {
         machine,
@@ -465,8 +470,58 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
         r.check().map_err(|e| format!("reference[{i}].{e}"))?;
     }
     check_gpu_template(&gpu)?;
+    let placement = numa_placement(&numa, n)?;
+    let kinds = gpu_link_kinds(&topology, n)?;
+    if let Some(per) = nics_per_gpu {
+        if !nic.is_empty() {
+            return Err("[nics_per_gpu] and [[nic]] entries: give one of them".to_string());
+        }
+        nic = nics_of_pattern(&per, n)?;
+    }
+    let pcie_paths = pcie_path_matrix(&topology, n)?;
+    let host_link = host_link(&gpu, &machine.id, n)?;
+    let mut topo = Topology::new(TopologySource::Catalog {
+        id: machine.id.clone(),
+        name: machine.name.clone(),
+    });
+    topo.captured_at = None;
+    topo.gpus = (0..n)
+        .map(|index| catalog_gpu(&gpu, index, placement.get(&index), &host_link))
+        .collect();
+    for a in 0..n {
+        for b in a + 1..n {
+            let kind = kinds[a][b];
+            let mut link = GpuLink::unknown(a, b);
+            link.kind = kind;
+            link.pcie_path = pcie_paths.as_ref().and_then(|p| p[a][b]);
+            if matches!(kind, Some(LinkKind::Nv(_))) {
+                link.nvlink_generation = gpu.nvlink_generation;
+            }
+            topo.links.push(link);
+        }
+    }
+    topo.p2p = p2p_pairs(&p2p, n)?;
+    add_nics(&mut topo, nic, n)?;
+    if let Some(r) = rack {
+        topo.rack = Some(rack_of(&r, n)?);
+    }
+    topo.notes.push(TopologyNote::new(format!(
+        "Catalog description of {}: documented figures, not a measurement. Source: {}",
+        machine.name, machine.source
+    )));
+    topo.notes
+        .extend(machine.notes.into_iter().map(TopologyNote::new));
+    topo.normalize();
+    topo.derive_line_rates();
+    let inventory = apply_state(&mut topo, &machine.id, &gpu, &state)?;
+    Ok((topo, inventory))
+}
 
-    // NUMA placement: each GPU at most once.
+/// Each GPU's NUMA node and CPUs from the `[[numa]]` entries: each of the `n` GPUs at most once.
+fn numa_placement(
+    numa: &[NumaNode],
+    n: usize,
+) -> Result<BTreeMap<usize, (u32, Option<String>)>, String> {
     let mut placement: BTreeMap<usize, (u32, Option<String>)> = BTreeMap::new();
     for (i, node) in numa.iter().enumerate() {
         for &g in &node.gpus {
@@ -489,35 +544,37 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
             }
         }
     }
+    Ok(placement)
+}
 
-    let kinds = match (&topology.all, topology.gpus.is_empty()) {
+/// The link between each pair of the `n` GPUs: `[topology] gpus` rows, or `all` for every pair.
+fn gpu_link_kinds(topology: &Connectivity, n: usize) -> Result<Matrix<LinkKind>, String> {
+    match (&topology.all, topology.gpus.is_empty()) {
         (Some(code), true) => {
             let kind: LinkKind = code.parse().map_err(|e| format!("[topology] all: {e}"))?;
             let mut m = vec![vec![Some(kind); n]; n];
             for (i, row) in m.iter_mut().enumerate() {
                 row[i] = None;
             }
-            m
+            Ok(m)
         }
-        (None, false) => link_matrix("[topology] gpus", &topology.gpus, n)?,
-        (Some(_), false) => {
-            return Err("[topology]: give gpus rows or all, not both".to_string());
-        }
-        (None, true) => {
-            return Err("[topology]: gpus rows (or all = \"NV18\") are missing".to_string());
-        }
-    };
-    if let Some(per) = nics_per_gpu {
-        if !nic.is_empty() {
-            return Err("[nics_per_gpu] and [[nic]] entries: give one of them".to_string());
-        }
-        if per.group == 0 || n % per.group != 0 {
-            return Err(format!(
-                "[nics_per_gpu] group = {}: expected a divisor of the GPU count {n}",
-                per.group
-            ));
-        }
-        for g in 0..n {
+        (None, false) => link_matrix("[topology] gpus", &topology.gpus, n),
+        (Some(_), false) => Err("[topology]: give gpus rows or all, not both".to_string()),
+        (None, true) => Err("[topology]: gpus rows (or all = \"NV18\") are missing".to_string()),
+    }
+}
+
+/// The `[[nic]]` entries `[nics_per_gpu]` stands for: one NIC per GPU, paired with it, the
+/// same-node path to the GPUs of its group and the other path to the rest.
+fn nics_of_pattern(per: &NicsPerGpu, n: usize) -> Result<Vec<NicEntry>, String> {
+    if per.group == 0 || !n.is_multiple_of(per.group) {
+        return Err(format!(
+            "[nics_per_gpu] group = {}: expected a divisor of the GPU count {n}",
+            per.group
+        ));
+    }
+    Ok((0..n)
+        .map(|g| {
             let cells: Vec<&str> = (0..n)
                 .map(|h| {
                     if h == g {
@@ -529,58 +586,45 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
                     }
                 })
                 .collect();
-            nic.push(NicEntry {
+            NicEntry {
                 name: format!("{}{g}", per.name_prefix),
                 label: None,
                 line_rate_gbps: Some(per.line_rate_gbps),
                 gpus: cells.join(" "),
-            });
-        }
-    }
-    let pcie_paths = match &topology.pcie {
-        Some(rows) => Some(link_matrix("[topology] pcie", rows, n)?),
-        None => None,
-    };
-    if let Some(paths) = &pcie_paths {
-        for (i, row) in paths.iter().enumerate() {
-            for (j, cell) in row.iter().enumerate() {
-                if let Some(LinkKind::Nv(_)) = cell {
-                    return Err(format!(
-                        "[topology] pcie row {i} (GPU{i}), column {j}: {} is not a PCIe path; use PIX, PXB, PHB, NODE or SYS",
-                        cell.map_or_else(String::new, |k| k.to_string())
-                    ));
-                }
             }
-        }
-    }
+        })
+        .collect())
+}
 
-    let host_link = match (&gpu.host_link, gpu.host_link_gbps) {
-        (None, None) => None,
-        (Some(kind), Some(gbps)) => {
-            if kind != "NVLink-C2C" {
+/// The PCIe path under each pair's NVLink (`[topology] pcie`), if given: PCIe paths only.
+fn pcie_path_matrix(topology: &Connectivity, n: usize) -> Result<Option<Matrix<LinkKind>>, String> {
+    let Some(rows) = &topology.pcie else {
+        return Ok(None);
+    };
+    let paths = link_matrix("[topology] pcie", rows, n)?;
+    for (i, row) in paths.iter().enumerate() {
+        for (j, cell) in row.iter().enumerate() {
+            if let Some(LinkKind::Nv(_)) = cell {
                 return Err(format!(
-                    "[gpu] host_link = {kind:?}: the host links known are \"NVLink-C2C\" (PCIe is pcie_gen/pcie_width)"
+                    "[topology] pcie row {i} (GPU{i}), column {j}: {} is not a PCIe path; use PIX, PXB, PHB, NODE or SYS",
+                    cell.map_or_else(String::new, |k| k.to_string())
                 ));
             }
-            crate::model::NVLINK_GBPS_PER_LINK
-                .check(gbps)
-                .map_err(|e| format!("[gpu] host_link_gbps: {e}"))?;
-            let shared_by = gpu.host_link_shared_by.unwrap_or(1);
-            if shared_by == 0 || shared_by as usize > n {
-                return Err(format!(
-                    "[gpu] host_link_shared_by = {shared_by}: expected 1 to {n} GPUs"
-                ));
-            }
-            Some(crate::model::HostLink {
-                kind: kind.clone(),
-                gbps,
-                shared_by,
-                basis: gpu
-                    .host_link_source
-                    .clone()
-                    .unwrap_or_else(|| format!("catalog: {}", machine.id)),
-            })
         }
+    }
+    Ok(Some(paths))
+}
+
+/// The GPUs' link to their host other than PCIe (`host_link` with its rate, shared by 1 to
+/// `n` GPUs), if stated; its basis the catalog entry `id` unless a source is given.
+fn host_link(
+    gpu: &GpuTemplate,
+    id: &str,
+    n: usize,
+) -> Result<Option<crate::model::HostLink>, String> {
+    let (kind, gbps) = match (&gpu.host_link, gpu.host_link_gbps) {
+        (None, None) => return Ok(None),
+        (Some(kind), Some(gbps)) => (kind, gbps),
         _ => {
             return Err(
                 "[gpu] host_link and host_link_gbps go together (the link and its rate)"
@@ -588,55 +632,68 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
             );
         }
     };
-    let mut topo = Topology::new(TopologySource::Catalog {
-        id: machine.id.clone(),
-        name: machine.name.clone(),
-    });
-    topo.captured_at = None;
-    topo.gpus = (0..n)
-        .map(|index| {
-            let (numa_node, cpu_affinity) = match placement.get(&index) {
-                Some((node, cpus)) => (Some(*node), cpus.clone()),
-                None => (None, None),
-            };
-            Gpu {
-                index,
-                name: Some(gpu.model.clone()),
-                pci_bus_id: gpu
-                    .pci_bus_ids
-                    .as_ref()
-                    .and_then(|ids| ids.get(index).cloned()),
-                memory_mib: Some(gpu.memory_mib),
-                pcie: PcieLink {
-                    gen_current: Some(gpu.pcie_gen),
-                    gen_max: Some(gpu.pcie_gen),
-                    width_current: Some(gpu.pcie_width),
-                    width_max: Some(gpu.pcie_width),
-                },
-                numa_node,
-                cpu_affinity,
-                nvlinks_active: gpu.nvlinks,
-                nvlink_gbps_per_link: gpu.nvlink_gbps_per_link,
-                nvlink_generation: gpu.nvlink_generation,
-                host_link: host_link.clone(),
-                ..Default::default()
-            }
-        })
-        .collect();
-
-    for a in 0..n {
-        for b in a + 1..n {
-            let kind = kinds[a][b];
-            let mut link = GpuLink::unknown(a, b);
-            link.kind = kind;
-            link.pcie_path = pcie_paths.as_ref().and_then(|p| p[a][b]);
-            if matches!(kind, Some(LinkKind::Nv(_))) {
-                link.nvlink_generation = gpu.nvlink_generation;
-            }
-            topo.links.push(link);
-        }
+    if kind != "NVLink-C2C" {
+        return Err(format!(
+            "[gpu] host_link = {kind:?}: the host links known are \"NVLink-C2C\" (PCIe is pcie_gen/pcie_width)"
+        ));
     }
+    crate::model::NVLINK_GBPS_PER_LINK
+        .check(gbps)
+        .map_err(|e| format!("[gpu] host_link_gbps: {e}"))?;
+    let shared_by = gpu.host_link_shared_by.unwrap_or(1);
+    if shared_by == 0 || shared_by as usize > n {
+        return Err(format!(
+            "[gpu] host_link_shared_by = {shared_by}: expected 1 to {n} GPUs"
+        ));
+    }
+    Ok(Some(crate::model::HostLink {
+        kind: kind.clone(),
+        gbps,
+        shared_by,
+        basis: gpu
+            .host_link_source
+            .clone()
+            .unwrap_or_else(|| format!("catalog: {id}")),
+    }))
+}
 
+/// GPU `index` as the `[gpu]` template describes it, at its NUMA `placement`.
+fn catalog_gpu(
+    gpu: &GpuTemplate,
+    index: usize,
+    placement: Option<&(u32, Option<String>)>,
+    host_link: &Option<crate::model::HostLink>,
+) -> Gpu {
+    let (numa_node, cpu_affinity) = match placement {
+        Some((node, cpus)) => (Some(*node), cpus.clone()),
+        None => (None, None),
+    };
+    Gpu {
+        index,
+        name: Some(gpu.model.clone()),
+        pci_bus_id: gpu
+            .pci_bus_ids
+            .as_ref()
+            .and_then(|ids| ids.get(index).cloned()),
+        memory_mib: Some(gpu.memory_mib),
+        pcie: PcieLink {
+            gen_current: Some(gpu.pcie_gen),
+            gen_max: Some(gpu.pcie_gen),
+            width_current: Some(gpu.pcie_width),
+            width_max: Some(gpu.pcie_width),
+        },
+        numa_node,
+        cpu_affinity,
+        nvlinks_active: gpu.nvlinks,
+        nvlink_gbps_per_link: gpu.nvlink_gbps_per_link,
+        nvlink_generation: gpu.nvlink_generation,
+        host_link: host_link.clone(),
+        ..Default::default()
+    }
+}
+
+/// Every ordered pair of the `n` GPUs with the P2P capabilities `[p2p]` states for it.
+fn p2p_pairs(p2p: &P2pSection, n: usize) -> Result<Vec<P2pPair>, String> {
     let caps = [
         (P2pCap::Read, &p2p.read),
         (P2pCap::Write, &p2p.write),
@@ -649,13 +706,14 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
             matrices.push((cap, p2p_matrix(cap, spec, n)?));
         }
     }
+    let mut pairs = Vec::new();
     for a in 0..n {
         for b in (0..n).filter(|&b| b != a) {
             let mut pair_caps = P2pCaps::default();
             for (cap, m) in &matrices {
                 pair_caps.set(*cap, m[a][b]);
             }
-            topo.p2p.push(P2pPair {
+            pairs.push(P2pPair {
                 a,
                 b,
                 caps: pair_caps,
@@ -663,7 +721,11 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
             });
         }
     }
+    Ok(pairs)
+}
 
+/// The `[[nic]]` entries added to `topo`, each with its path to each of the `n` GPUs.
+fn add_nics(topo: &mut Topology, nic: Vec<NicEntry>, n: usize) -> Result<(), String> {
     for (index, entry) in nic.into_iter().enumerate() {
         let at = format!("[[nic]] entry {} ({})", index + 1, entry.name);
         if entry.name.trim().is_empty() {
@@ -698,39 +760,32 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
             line_rate_gbps: entry.line_rate_gbps,
         });
     }
+    Ok(())
+}
 
-    if let Some(r) = rack {
-        let per = r.gpus_per_tray as usize;
-        if per == 0 || n % per != 0 || r.cpus_per_tray == 0 || r.switch_trays == 0 {
-            return Err(format!(
-                "[rack]: gpus_per_tray = {} must divide the GPU count {n}; cpus_per_tray and switch_trays must be at least 1",
-                r.gpus_per_tray
-            ));
-        }
-        for (field, v) in [
-            ("cpus_per_tray", r.cpus_per_tray),
-            ("switch_trays", r.switch_trays),
-        ] {
-            TRAYS
-                .check(f64::from(v))
-                .map_err(|e| format!("[rack] {field}: {e}"))?;
-        }
-        topo.rack = Some(crate::model::Rack {
-            gpus_per_tray: r.gpus_per_tray,
-            cpus_per_tray: r.cpus_per_tray,
-            switch_trays: r.switch_trays,
-        });
+/// The `[rack]` section checked against the `n` GPUs: trays that divide them, at least one
+/// CPU and one switch tray.
+fn rack_of(r: &RackSection, n: usize) -> Result<crate::model::Rack, String> {
+    let per = r.gpus_per_tray as usize;
+    if per == 0 || !n.is_multiple_of(per) || r.cpus_per_tray == 0 || r.switch_trays == 0 {
+        return Err(format!(
+            "[rack]: gpus_per_tray = {} must divide the GPU count {n}; cpus_per_tray and switch_trays must be at least 1",
+            r.gpus_per_tray
+        ));
     }
-    topo.notes.push(TopologyNote::new(format!(
-        "Catalog description of {}: documented figures, not a measurement. Source: {}",
-        machine.name, machine.source
-    )));
-    topo.notes
-        .extend(machine.notes.into_iter().map(TopologyNote::new));
-    topo.normalize();
-    topo.derive_line_rates();
-    let inventory = apply_state(&mut topo, &machine.id, &gpu, &state)?;
-    Ok((topo, inventory))
+    for (field, v) in [
+        ("cpus_per_tray", r.cpus_per_tray),
+        ("switch_trays", r.switch_trays),
+    ] {
+        TRAYS
+            .check(f64::from(v))
+            .map_err(|e| format!("[rack] {field}: {e}"))?;
+    }
+    Ok(crate::model::Rack {
+        gpus_per_tray: r.gpus_per_tray,
+        cpus_per_tray: r.cpus_per_tray,
+        switch_trays: r.switch_trays,
+    })
 }
 
 /// The machine's inventory as designed, changed where `[[state]]` entries say; the topology's
@@ -741,7 +796,28 @@ fn apply_state(
     gpu: &GpuTemplate,
     state: &[StateEntry],
 ) -> Result<Inventory, String> {
-    let n = gpu.count;
+    let mut inv = designed_inventory(topo, id, gpu);
+    let mut described = Vec::new();
+    for (k, entry) in state.iter().enumerate() {
+        check_state_entry(&format!("[[state]] entry {}", k + 1), entry, gpu)?;
+        for &g in &entry.gpus {
+            if let Some(parts) = apply_state_entry(topo, &mut inv, entry, gpu, g) {
+                described.push(format!("GPU {g}: {parts}"));
+            }
+        }
+    }
+    if !described.is_empty() {
+        topo.notes.push(TopologyNote::new(format!(
+            "State as described ([[state]]), not as designed: {}",
+            described.join("; ")
+        )));
+    }
+    Ok(inv)
+}
+
+/// The inventory of catalog entry `id` as designed: `topo`'s GPUs with their PCIe links and
+/// every NVLink of the `[gpu]` template up.
+fn designed_inventory(topo: &Topology, id: &str, gpu: &GpuTemplate) -> Inventory {
     let mut inv = Inventory::new(InventoryKind::Catalog, vec![format!("catalog: {id}")]);
     for g in &topo.gpus {
         let gi = inv.gpu_mut(g.index);
@@ -766,82 +842,86 @@ fn apply_state(
                 .collect(),
         );
     }
-    let mut described = Vec::new();
-    for (k, entry) in state.iter().enumerate() {
-        let at = format!("[[state]] entry {}", k + 1);
-        if entry.gpus.is_empty() {
-            return Err(format!("{at}: gpus is empty"));
+    inv
+}
+
+/// A `[[state]]` entry (named `at` in errors) checked against the `[gpu]` template: GPUs that
+/// exist, a PCIe link and NVLink count no better than the design's.
+fn check_state_entry(at: &str, entry: &StateEntry, gpu: &GpuTemplate) -> Result<(), String> {
+    let n = gpu.count;
+    if entry.gpus.is_empty() {
+        return Err(format!("{at}: gpus is empty"));
+    }
+    if let Some(&g) = entry.gpus.iter().find(|&&g| g >= n) {
+        return Err(format!("{at}: GPU {g} does not exist; [gpu] count is {n}"));
+    }
+    if let Some(gen_now) = entry.pcie_current_gen
+        && !(1..=gpu.pcie_gen).contains(&gen_now)
+    {
+        return Err(format!(
+            "{at}: pcie_current_gen {gen_now} must be 1–{} (the GPU's pcie_gen)",
+            gpu.pcie_gen
+        ));
+    }
+    if let Some(w) = entry.pcie_current_width
+        && !(1..=gpu.pcie_width).contains(&w)
+    {
+        return Err(format!(
+            "{at}: pcie_current_width {w} must be 1–{} (the GPU's pcie_width)",
+            gpu.pcie_width
+        ));
+    }
+    if let Some(a) = entry.active_nvlinks
+        && a > gpu.nvlinks.unwrap_or(0)
+    {
+        return Err(format!(
+            "{at}: active_nvlinks {a} is more than the {} NVLinks [gpu] nvlinks gives",
+            gpu.nvlinks.unwrap_or(0)
+        ));
+    }
+    Ok(())
+}
+
+/// A checked `[[state]]` entry applied to GPU `g` in `inv` and in `topo`'s GPU; what it
+/// changed in words, if anything.
+fn apply_state_entry(
+    topo: &mut Topology,
+    inv: &mut Inventory,
+    entry: &StateEntry,
+    gpu: &GpuTemplate,
+    g: usize,
+) -> Option<String> {
+    let mut parts = Vec::new();
+    let gi = inv.gpu_mut(g);
+    if let Some(v) = entry.pcie_current_gen {
+        gi.pcie.link.gen_current = Some(v);
+    }
+    if let Some(v) = entry.pcie_current_width {
+        gi.pcie.link.width_current = Some(v);
+    }
+    if entry.pcie_current_gen.is_some() || entry.pcie_current_width.is_some() {
+        parts.push(format!("PCIe {}", gi.pcie.link.describe()));
+    }
+    if let Some(a) = entry.active_nvlinks {
+        if let Some(links) = gi.nvlinks.as_mut() {
+            for l in links.iter_mut() {
+                l.active = Some(l.link < a);
+            }
         }
-        if let Some(&g) = entry.gpus.iter().find(|&&g| g >= n) {
-            return Err(format!("{at}: GPU {g} does not exist; [gpu] count is {n}"));
-        }
-        if let Some(gen_now) = entry.pcie_current_gen
-            && !(1..=gpu.pcie_gen).contains(&gen_now)
-        {
-            return Err(format!(
-                "{at}: pcie_current_gen {gen_now} must be 1–{} (the GPU's pcie_gen)",
-                gpu.pcie_gen
-            ));
-        }
-        if let Some(w) = entry.pcie_current_width
-            && !(1..=gpu.pcie_width).contains(&w)
-        {
-            return Err(format!(
-                "{at}: pcie_current_width {w} must be 1–{} (the GPU's pcie_width)",
-                gpu.pcie_width
-            ));
-        }
-        if let Some(a) = entry.active_nvlinks
-            && a > gpu.nvlinks.unwrap_or(0)
-        {
-            return Err(format!(
-                "{at}: active_nvlinks {a} is more than the {} NVLinks [gpu] nvlinks gives",
-                gpu.nvlinks.unwrap_or(0)
-            ));
-        }
-        for &g in &entry.gpus {
-            let mut parts = Vec::new();
-            let gi = inv.gpu_mut(g);
-            if let Some(v) = entry.pcie_current_gen {
-                gi.pcie.link.gen_current = Some(v);
-            }
-            if let Some(v) = entry.pcie_current_width {
-                gi.pcie.link.width_current = Some(v);
-            }
-            if entry.pcie_current_gen.is_some() || entry.pcie_current_width.is_some() {
-                parts.push(format!("PCIe {}", gi.pcie.link.describe()));
-            }
-            if let Some(a) = entry.active_nvlinks {
-                if let Some(links) = gi.nvlinks.as_mut() {
-                    for l in links.iter_mut() {
-                        l.active = Some(l.link < a);
-                    }
-                }
-                parts.push(format!("{a} NVLinks up"));
-            }
-            if let Some(e) = entry.ecc_volatile_uncorrected {
-                gi.ecc.volatile_uncorrected = Some(e);
-                parts.push(format!("{e} uncorrectable ECC errors"));
-            }
-            let (pcie, active) = (gi.pcie.link, gi.nvlinks_active());
-            if let Some(tg) = topo.gpus.iter_mut().find(|x| x.index == g) {
-                tg.pcie = pcie;
-                if gpu.nvlinks.is_some() {
-                    tg.nvlinks_active = active;
-                }
-            }
-            if !parts.is_empty() {
-                described.push(format!("GPU {g}: {}", parts.join(", ")));
-            }
+        parts.push(format!("{a} NVLinks up"));
+    }
+    if let Some(e) = entry.ecc_volatile_uncorrected {
+        gi.ecc.volatile_uncorrected = Some(e);
+        parts.push(format!("{e} uncorrectable ECC errors"));
+    }
+    let (pcie, active) = (gi.pcie.link, gi.nvlinks_active());
+    if let Some(tg) = topo.gpus.iter_mut().find(|x| x.index == g) {
+        tg.pcie = pcie;
+        if gpu.nvlinks.is_some() {
+            tg.nvlinks_active = active;
         }
     }
-    if !described.is_empty() {
-        topo.notes.push(TopologyNote::new(format!(
-            "State as described ([[state]]), not as designed: {}",
-            described.join("; ")
-        )));
-    }
-    Ok(inv)
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 fn check_machine(m: &Machine) -> Result<(), String> {
