@@ -2,7 +2,7 @@
 //! and collects the NIC legend and `--query-gpu` CSV lines beside them into a [`Parsed`].
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::input::BINARY;
 use super::matrix_kind::{MatrixKind, matrix_kind_in_line, matrix_kind_in_name};
@@ -26,18 +26,56 @@ pub(super) struct Parsed {
     pub(super) notes: Vec<TopologyNote>,
 }
 
+/// Reads one text (named `origin` in errors; `file_name` may name the command that printed
+/// it): its matrices, NIC legend and `--query-gpu` CSV lines. A text with none of them is an
+/// error that says what was expected.
 pub(super) fn parse_text(
     text: &str,
     origin: &str,
     file_name: &str,
 ) -> Result<Parsed, TopologyError> {
+    let lines = text_lines(text, origin)?;
+    let Some(first) = lines.iter().position(|l| !l.is_empty()) else {
+        return Err(parse_error(
+            origin,
+            1,
+            "empty input: expected `nvidia-smi topo -m` output",
+        ));
+    };
+    let mut reader = TextReader {
+        lines: &lines,
+        origin,
+        name_command: matrix_kind_in_name(file_name),
+        parsed: Parsed {
+            origin: origin.to_string(),
+            blocks: Vec::new(),
+            nic_legend: BTreeMap::new(),
+            csv: Vec::new(),
+            notes: Vec::new(),
+        },
+        pending: None,
+        skipped: None,
+    };
+    let mut i = first;
+    while i < lines.len() {
+        i = reader.step(i)?;
+    }
+    if reader.parsed.blocks.is_empty() && reader.parsed.csv.is_empty() {
+        return Err(reader.nothing_found(first));
+    }
+    Ok(reader.parsed)
+}
+
+/// The lines of `text`, trimmed and without terminal escape codes (and a leading byte-order
+/// mark); a text with a NUL byte is refused as binary.
+fn text_lines<'t>(text: &'t str, origin: &str) -> Result<Vec<Cow<'t, str>>, TopologyError> {
     if let Some(pos) = text.find('\0') {
         let line = 1 + text[..pos].matches('\n').count();
         return Err(parse_error(origin, line, BINARY));
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // Lines without escape codes (nearly all) are borrowed, not copied.
-    let lines: Vec<Cow<'_, str>> = text
+    Ok(text
         .split('\n')
         .map(|l| {
             if l.contains('\x1b') {
@@ -46,62 +84,55 @@ pub(super) fn parse_text(
                 Cow::Borrowed(l.trim())
             }
         })
-        .collect();
-    let Some(first) = lines.iter().position(|l| !l.is_empty()) else {
-        return Err(parse_error(
-            origin,
-            1,
-            "empty input: expected `nvidia-smi topo -m` output",
-        ));
-    };
+        .collect())
+}
 
-    let name_command = matrix_kind_in_name(file_name);
-    let mut parsed = Parsed {
-        origin: origin.to_string(),
-        blocks: Vec::new(),
-        nic_legend: BTreeMap::new(),
-        csv: Vec::new(),
-        notes: Vec::new(),
-    };
-    // The command named since the last matrix, which the next matrix belongs to.
-    let mut pending: Option<MatrixKind> = None;
-    // The first matrix read but not kept (`-p2p p`), for the error when nothing else is there.
-    let mut skipped: Option<usize> = None;
-    let mut i = first;
-    while let Some(line) = lines.get(i) {
-        let line_no = i + 1;
+/// [`parse_text`] under way: the text's lines and what has been read from them.
+struct TextReader<'a> {
+    lines: &'a [Cow<'a, str>],
+    origin: &'a str,
+    /// The command the file's name names, if any.
+    name_command: Option<MatrixKind>,
+    parsed: Parsed,
+    /// The command named since the last matrix, which the next matrix belongs to.
+    pending: Option<MatrixKind>,
+    /// The first matrix read but not kept (`-p2p p`), for the error when nothing else is there.
+    skipped: Option<usize>,
+}
+
+impl TextReader<'_> {
+    /// Reads what starts at line index `i` (a legend entry, a CSV block, a matrix, a command
+    /// line, or something not ours to judge); returns the index of the next line to read.
+    fn step(&mut self, i: usize) -> Result<usize, TopologyError> {
+        let (lines, origin) = (self.lines, self.origin);
+        let line = &lines[i];
         if line.is_empty() {
-            i += 1;
-            continue;
+            return Ok(i + 1);
         }
         if let Some((label, name)) = nic_legend_entry(line) {
-            parsed.nic_legend.insert(label, name);
-            i += 1;
-            continue;
+            self.parsed.nic_legend.insert(label, name);
+            return Ok(i + 1);
         }
         if line.ends_with("Legend:") {
-            i += 1;
-            continue;
+            return Ok(i + 1);
         }
         if let Some(fields) = csv_header(line) {
-            i = parse_csv(&lines, i, &fields, origin, &mut parsed.csv)?;
-            continue;
+            return parse_csv(lines, i, &fields, origin, &mut self.parsed.csv);
         }
         let tokens = header_tokens(line);
         if is_header(&tokens) {
-            let (matrix, next) = read_matrix(&lines, i, &tokens, pending.take(), origin)?;
+            let (matrix, next) = read_matrix(lines, i, &tokens, self.pending.take(), origin)?;
             let header_line = matrix.header_line;
-            match settle(matrix, origin, name_command.as_ref(), &mut parsed.notes)? {
-                Some(block) => parsed.blocks.push(block),
-                None => _ = skipped.get_or_insert(header_line),
+            let name_command = self.name_command.as_ref();
+            match settle(matrix, origin, name_command, &mut self.parsed.notes)? {
+                Some(block) => self.parsed.blocks.push(block),
+                None => _ = self.skipped.get_or_insert(header_line),
             }
-            i = next;
-            continue;
+            return Ok(next);
         }
         if let Some(cmd) = matrix_kind_in_line(line) {
-            pending = Some(cmd);
-            i += 1;
-            continue;
+            self.pending = Some(cmd);
+            return Ok(i + 1);
         }
         let row = row_tokens_up_to(line, 2);
         if let (Some(label), Some(second)) = (row.first(), row.get(1))
@@ -110,7 +141,7 @@ pub(super) fn parse_text(
         {
             return Err(parse_error(
                 origin,
-                line_no,
+                i + 1,
                 format!(
                     "row {label} comes before any header line: expected the header \
                      (GPU0 GPU1 …) that `nvidia-smi topo -m` prints first"
@@ -119,34 +150,36 @@ pub(super) fn parse_text(
         }
         // Anything else (a legend entry like `X = Self`, a shell prompt, a note someone typed)
         // is not ours to judge.
-        i += 1;
+        Ok(i + 1)
     }
 
-    if parsed.blocks.is_empty() && parsed.csv.is_empty() {
-        if let Some(line) = skipped {
-            return Err(parse_error(
-                origin,
+    /// The error for a text with no matrix kept and no CSV, its first line at index `first`:
+    /// only a `-p2p p` matrix, or nothing recognised.
+    fn nothing_found(&self, first: usize) -> TopologyError {
+        if let Some(line) = self.skipped {
+            return parse_error(
+                self.origin,
                 line,
                 "only a `topo -p2p p` matrix, which scalescope does not store: expected \
                  `nvidia-smi topo -m`, `-mp` or `-p2p r|w|n|a` output",
-            ));
+            );
         }
-        let found: String = lines
+        let found: String = self
+            .lines
             .get(first)
             .map_or("", |l| l.as_ref())
             .chars()
             .take(60)
             .collect();
-        return Err(parse_error(
-            origin,
+        parse_error(
+            self.origin,
             first + 1,
             format!(
                 "expected `nvidia-smi topo -m` output (a header line of GPU0 GPU1 … columns), \
                  found {found:?}"
             ),
-        ));
+        )
     }
-    Ok(parsed)
 }
 
 /// `NIC0: mlx5_0` → (`NIC0`, `mlx5_0`).
@@ -172,9 +205,75 @@ pub(super) fn read_matrix(
     origin: &str,
 ) -> Result<(RawMatrix, usize), TopologyError> {
     let header_line = start + 1;
+    let Header {
+        columns,
+        positions,
+        extras,
+    } = read_header(tokens, header_line, origin)?;
+    let mut matrix = RawMatrix {
+        header_line,
+        command,
+        columns,
+        extras,
+        rows: Vec::new(),
+    };
+    let mut has_row = vec![false; matrix.columns.len()];
+    let mut i = start + 1;
+    while let Some(line) = lines.get(i) {
+        if line.is_empty() || line.ends_with("Legend:") {
+            break;
+        }
+        let tokens = row_tokens(line);
+        let Some(label) = tokens.first() else { break };
+        let Some(&position) = positions.get(*label) else {
+            let looks_like_row = gpu_label(label).is_some()
+                || (is_device_label(label)
+                    && tokens.get(1).is_some_and(|t| Cell::parse(t).is_some()));
+            if looks_like_row {
+                return Err(parse_error(
+                    origin,
+                    i + 1,
+                    format!(
+                        "row label {label} is not a column of the header on line {header_line} \
+                         (columns: {})",
+                        column_list(&matrix.columns)
+                    ),
+                ));
+            }
+            break;
+        };
+        if has_row[position] {
+            return Err(parse_error(
+                origin,
+                i + 1,
+                format!("a second row {label}: expected one row per column"),
+            ));
+        }
+        has_row[position] = true;
+        let device = matrix.columns[position].clone();
+        let row = read_row(&matrix, device, &tokens, i + 1, origin)?;
+        matrix.rows.push(row);
+        i += 1;
+    }
+    check_every_gpu_row(&matrix, &has_row, lines, i, origin)?;
+    Ok((matrix, i))
+}
+
+/// A matrix's header line, read.
+struct Header {
+    /// The device columns, in order.
+    columns: Vec<Device>,
+    /// Column label → position: one lookup per row instead of a scan (1000 GPUs: 10^6 scans).
+    positions: HashMap<String, usize>,
+    /// The extra columns after the devices.
+    extras: Vec<Extra>,
+}
+
+/// The columns of a header line (its line number `header_line`). Refused: too many columns, a
+/// column twice, no GPU column or more GPUs than a topology holds.
+fn read_header(tokens: &[&str], header_line: usize, origin: &str) -> Result<Header, TopologyError> {
     let mut columns = Vec::new();
-    // Column label → position: one lookup per row instead of a scan (1000 GPUs: 10^6 scans).
-    let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut positions: HashMap<String, usize> = HashMap::new();
     let mut extras = Vec::new();
     if tokens.len() > MAX_COLUMNS {
         return Err(parse_error(
@@ -227,78 +326,48 @@ pub(super) fn read_matrix(
             ),
         ));
     }
-
-    let mut matrix = RawMatrix {
-        header_line,
-        command,
+    Ok(Header {
         columns,
+        positions,
         extras,
-        rows: Vec::new(),
-    };
-    let mut has_row = vec![false; matrix.columns.len()];
-    let mut i = start + 1;
-    while let Some(line) = lines.get(i) {
-        if line.is_empty() || line.ends_with("Legend:") {
-            break;
-        }
-        let tokens = row_tokens(line);
-        let Some(label) = tokens.first() else { break };
-        let Some(&position) = positions.get(*label) else {
-            let looks_like_row = gpu_label(label).is_some()
-                || (is_device_label(label)
-                    && tokens.get(1).is_some_and(|t| Cell::parse(t).is_some()));
-            if looks_like_row {
-                return Err(parse_error(
-                    origin,
-                    i + 1,
-                    format!(
-                        "row label {label} is not a column of the header on line {header_line} \
-                         (columns: {})",
-                        column_list(&matrix.columns)
-                    ),
-                ));
-            }
-            break;
-        };
-        if has_row[position] {
-            return Err(parse_error(
-                origin,
-                i + 1,
-                format!("a second row {label}: expected one row per column"),
-            ));
-        }
-        has_row[position] = true;
-        let device = matrix.columns[position].clone();
-        let row = read_row(&matrix, device, &tokens, i + 1, origin)?;
-        matrix.rows.push(row);
-        i += 1;
-    }
+    })
+}
 
+/// Every GPU column of `matrix` has its row (`has_row`, by column); else an error at line
+/// index `i`, where the rows ended.
+fn check_every_gpu_row(
+    matrix: &RawMatrix,
+    has_row: &[bool],
+    lines: &[Cow<'_, str>],
+    i: usize,
+    origin: &str,
+) -> Result<(), TopologyError> {
     let missing: Vec<String> = matrix
         .columns
         .iter()
-        .zip(&has_row)
+        .zip(has_row)
         .filter(|(c, has)| matches!(c, Device::Gpu(_)) && !**has)
         .map(|(c, _)| c.label())
         .collect();
-    if !missing.is_empty() {
-        let found = if lines.get(i).is_none_or(|l| l.is_empty()) {
-            "the end of the matrix".to_string()
-        } else {
-            shown(lines.get(i).map_or("", |l| l.as_ref()))
-        };
-        return Err(parse_error(
-            origin,
-            i + 1,
-            format!(
-                "no row for {} (the header on line {header_line} has columns {}): expected one \
-                 row per GPU column, found {found}",
-                crate::model::quantities::first_of(&missing, 8),
-                column_list(&matrix.columns)
-            ),
-        ));
+    if missing.is_empty() {
+        return Ok(());
     }
-    Ok((matrix, i))
+    let found = if lines.get(i).is_none_or(|l| l.is_empty()) {
+        "the end of the matrix".to_string()
+    } else {
+        shown(lines.get(i).map_or("", |l| l.as_ref()))
+    };
+    Err(parse_error(
+        origin,
+        i + 1,
+        format!(
+            "no row for {} (the header on line {} has columns {}): expected one row per GPU \
+             column, found {found}",
+            crate::model::quantities::first_of(&missing, 8),
+            matrix.header_line,
+            column_list(&matrix.columns)
+        ),
+    ))
 }
 
 /// `GPU0..GPU3, NIC0..NIC1` or `GPU0, GPU1, mlx5_0..mlx5_3`: the device columns, with runs of
@@ -326,6 +395,8 @@ pub(super) fn column_list(columns: &[Device]) -> String {
         .join(", ")
 }
 
+/// The row of `device` on line `line` of `matrix`: one cell per column (X in its own column
+/// only), then at most one value per extra column.
 pub(super) fn read_row(
     matrix: &RawMatrix,
     device: Device,
@@ -376,6 +447,26 @@ pub(super) fn read_row(
             format!("row {label} has {leading} cells, {}", expected()),
         ));
     }
+    let extras = row_extras(matrix, &label, values, line, origin)?;
+    let cells = row_cells(matrix, &device, values, line, origin)?;
+    Ok(Row {
+        line,
+        device,
+        cells,
+        extras,
+    })
+}
+
+/// The values of row `label` after its cells (`values` holds the cells first): at most one
+/// per extra column of the header.
+fn row_extras(
+    matrix: &RawMatrix,
+    label: &str,
+    values: &[&str],
+    line: usize,
+    origin: &str,
+) -> Result<Vec<String>, TopologyError> {
+    let n = matrix.columns.len();
     let extras: Vec<String> = values
         .get(n..)
         .unwrap_or_default()
@@ -403,13 +494,26 @@ pub(super) fn read_row(
             ),
         ));
     }
-    let mut cells = Vec::with_capacity(n);
+    Ok(extras)
+}
+
+/// The cells of `device`'s row (the first of `values`, one per column): X in its own column
+/// and nowhere else.
+fn row_cells(
+    matrix: &RawMatrix,
+    device: &Device,
+    values: &[&str],
+    line: usize,
+    origin: &str,
+) -> Result<Vec<Cell>, TopologyError> {
+    let label = device.label();
+    let mut cells = Vec::with_capacity(matrix.columns.len());
     for (value, column) in values.iter().zip(&matrix.columns) {
         let Some(cell) = Cell::parse(value) else {
             // Unreachable: the first n values were checked above; kept as an error, not a panic.
             return Err(parse_error(origin, line, format!("unknown cell {value:?}")));
         };
-        let own = *column == device;
+        let own = column == device;
         if own != (cell == Cell::Own) {
             let message = if own {
                 format!("row {label} has {value} in its own column: expected X")
@@ -424,12 +528,7 @@ pub(super) fn read_row(
         }
         cells.push(cell);
     }
-    Ok(Row {
-        line,
-        device,
-        cells,
-        extras,
-    })
+    Ok(cells)
 }
 
 #[cfg(test)]
