@@ -108,39 +108,8 @@ pub(super) fn settle(
     notes: &mut Vec<TopologyNote>,
 ) -> Result<Option<Block>, TopologyError> {
     let line = matrix.header_line;
-    let first_cell = matrix
-        .rows
-        .iter()
-        .flat_map(|r| r.cells.iter().map(move |c| (r, c)))
-        .find(|(_, c)| **c != Cell::Own);
-    let is_p2p = match &matrix.command {
-        Some(MatrixKind::TopoM | MatrixKind::TopoMp) => false,
-        Some(_) => true,
-        None => first_cell.is_some_and(|(_, c)| c.is_p2p()),
-    };
-    // Every cell must belong to the same family.
-    for row in &matrix.rows {
-        for (cell, column) in row.cells.iter().zip(&matrix.columns) {
-            if *cell != Cell::Own && cell.is_p2p() != is_p2p {
-                let (found, want) = if is_p2p {
-                    ("a link type", "P2P statuses (OK, CNS, GNS, TNS, NS, DR, U)")
-                } else {
-                    ("a P2P status", "link types (NV#, PIX, PXB, PHB, NODE, SYS)")
-                };
-                return Err(parse_error(
-                    origin,
-                    row.line,
-                    format!(
-                        "cell {} in row {}, column {} is {found}, but the matrix from line {line} \
-                         holds {want}",
-                        cell_text(cell),
-                        row.device.label(),
-                        column.label()
-                    ),
-                ));
-            }
-        }
-    }
+    let is_p2p = holds_p2p(&matrix);
+    check_one_family(&matrix, is_p2p, origin)?;
     let gpus: BTreeSet<usize> = matrix
         .columns
         .iter()
@@ -159,108 +128,13 @@ pub(super) fn settle(
             Device::Nic(_) => None,
         })
         .collect();
-
     let content = if is_p2p {
-        let command = matrix.command.clone().or_else(|| name_command.cloned());
-        let cap = match command {
-            Some(MatrixKind::P2p(cap)) => cap,
-            Some(MatrixKind::P2pProp) => return Ok(None),
-            Some(MatrixKind::P2pUnknown(word)) => {
-                return Err(parse_error(
-                    origin,
-                    line,
-                    format!(
-                        "a P2P matrix for `-p2p {word}`: expected the capability r, w, n or a \
-                         (or p, which is skipped)"
-                    ),
-                ));
-            }
-            _ => {
-                return Err(parse_error(
-                    origin,
-                    line,
-                    "a P2P matrix whose capability (r, w, n or a) is unknown: put the \
-                     `nvidia-smi topo -p2p r` command line above it, or name the file like \
-                     topo-p2p-r.txt",
-                ));
-            }
+        let Some(cap) = p2p_capability(&matrix, name_command, origin)? else {
+            return Ok(None);
         };
-        let mut pairs = Grid::new(&gpus);
-        let mut disabled = false;
-        for row in &matrix.rows {
-            let Device::Gpu(a) = row.device else { continue };
-            let Some(i) = pairs.pos(a) else { continue };
-            for (cell, j) in row.cells.iter().zip(&column_pos) {
-                let Some(j) = *j else { continue };
-                let status = match cell {
-                    Cell::P2p(s) => *s,
-                    Cell::Disabled => {
-                        disabled = true;
-                        P2pStatus::Ns
-                    }
-                    Cell::Own | Cell::Link(_) => continue,
-                };
-                pairs.set(i, j, status);
-            }
-        }
-        if disabled {
-            notes.push(TopologyNote::new(format!(
-                "{origin}: `-p2p {}` cells DR (disabled by regkey) are shown as NS",
-                cap.letter()
-            )));
-        }
-        Content::P2p { cap, pairs }
+        p2p_content(&matrix, cap, &gpus, &column_pos, origin, notes)
     } else {
-        let flavor = match matrix.command.as_ref().or(name_command) {
-            Some(MatrixKind::TopoMp) => Flavor::Mp,
-            Some(MatrixKind::TopoM) => Flavor::M,
-            _ => Flavor::Unlabeled,
-        };
-        let mut pairs = Grid::new(&gpus);
-        let mut nic_links = Vec::new();
-        let mut extras = BTreeMap::new();
-        let nics: Vec<String> = matrix
-            .columns
-            .iter()
-            .filter_map(|c| match c {
-                Device::Nic(l) => Some(l.clone()),
-                Device::Gpu(_) => None,
-            })
-            .collect();
-        // GPU rows first, so that a GPU row's NIC cell wins over the NIC row's GPU cell.
-        let mut rows: Vec<&Row> = matrix.rows.iter().collect();
-        rows.sort_by_key(|r| matches!(r.device, Device::Nic(_)));
-        for row in rows {
-            let row_pos = match row.device {
-                Device::Gpu(a) => pairs.pos(a),
-                Device::Nic(_) => None,
-            };
-            for ((cell, column), col_pos) in row.cells.iter().zip(&matrix.columns).zip(&column_pos)
-            {
-                let Cell::Link(kind) = *cell else { continue };
-                match (&row.device, column) {
-                    (Device::Gpu(_), Device::Gpu(_)) => {
-                        if let (Some(i), Some(j)) = (row_pos, *col_pos) {
-                            pairs.set(i, j, kind);
-                        }
-                    }
-                    (Device::Gpu(g), Device::Nic(n)) | (Device::Nic(n), Device::Gpu(g)) => {
-                        nic_links.push((n.clone(), *g, kind));
-                    }
-                    (Device::Nic(_), Device::Nic(_)) => {}
-                }
-            }
-            if let Device::Gpu(g) = row.device {
-                extras.insert(g, read_extras(&matrix.extras, &row.extras));
-            }
-        }
-        Content::Topo {
-            flavor,
-            pairs,
-            nics,
-            nic_links,
-            extras,
-        }
+        topo_content(&matrix, name_command, &gpus, &column_pos)
     };
     Ok(Some(Block {
         origin: origin.to_string(),
@@ -268,6 +142,174 @@ pub(super) fn settle(
         gpus,
         content,
     }))
+}
+
+/// Whether `matrix` holds P2P statuses: as its command says, else as its first cell is.
+fn holds_p2p(matrix: &RawMatrix) -> bool {
+    match &matrix.command {
+        Some(MatrixKind::TopoM | MatrixKind::TopoMp) => false,
+        Some(_) => true,
+        None => matrix
+            .rows
+            .iter()
+            .flat_map(|r| r.cells.iter())
+            .find(|c| **c != Cell::Own)
+            .is_some_and(|c| c.is_p2p()),
+    }
+}
+
+/// Every cell of `matrix` belongs to one family: P2P statuses when `is_p2p`, else link types.
+fn check_one_family(matrix: &RawMatrix, is_p2p: bool, origin: &str) -> Result<(), TopologyError> {
+    for row in &matrix.rows {
+        for (cell, column) in row.cells.iter().zip(&matrix.columns) {
+            if *cell != Cell::Own && cell.is_p2p() != is_p2p {
+                let (found, want) = if is_p2p {
+                    ("a link type", "P2P statuses (OK, CNS, GNS, TNS, NS, DR, U)")
+                } else {
+                    ("a P2P status", "link types (NV#, PIX, PXB, PHB, NODE, SYS)")
+                };
+                return Err(parse_error(
+                    origin,
+                    row.line,
+                    format!(
+                        "cell {} in row {}, column {} is {found}, but the matrix from line {} \
+                         holds {want}",
+                        cell_text(cell),
+                        row.device.label(),
+                        column.label(),
+                        matrix.header_line
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The capability a P2P matrix shows, from the command above it or the file's name
+/// (`name_command`); `None` for `-p2p p`, which is not stored; unknown is an error.
+fn p2p_capability(
+    matrix: &RawMatrix,
+    name_command: Option<&MatrixKind>,
+    origin: &str,
+) -> Result<Option<P2pCap>, TopologyError> {
+    let line = matrix.header_line;
+    match matrix.command.clone().or_else(|| name_command.cloned()) {
+        Some(MatrixKind::P2p(cap)) => Ok(Some(cap)),
+        Some(MatrixKind::P2pProp) => Ok(None),
+        Some(MatrixKind::P2pUnknown(word)) => Err(parse_error(
+            origin,
+            line,
+            format!(
+                "a P2P matrix for `-p2p {word}`: expected the capability r, w, n or a \
+                 (or p, which is skipped)"
+            ),
+        )),
+        _ => Err(parse_error(
+            origin,
+            line,
+            "a P2P matrix whose capability (r, w, n or a) is unknown: put the \
+             `nvidia-smi topo -p2p r` command line above it, or name the file like \
+             topo-p2p-r.txt",
+        )),
+    }
+}
+
+/// A P2P matrix of `cap` as each GPU pair's status (`column_pos`: each column's place in the
+/// grid of `gpus`); DR cells count as NS, with a note.
+fn p2p_content(
+    matrix: &RawMatrix,
+    cap: P2pCap,
+    gpus: &BTreeSet<usize>,
+    column_pos: &[Option<usize>],
+    origin: &str,
+    notes: &mut Vec<TopologyNote>,
+) -> Content {
+    let mut pairs = Grid::new(gpus);
+    let mut disabled = false;
+    for row in &matrix.rows {
+        let Device::Gpu(a) = row.device else { continue };
+        let Some(i) = pairs.pos(a) else { continue };
+        for (cell, j) in row.cells.iter().zip(column_pos) {
+            let Some(j) = *j else { continue };
+            let status = match cell {
+                Cell::P2p(s) => *s,
+                Cell::Disabled => {
+                    disabled = true;
+                    P2pStatus::Ns
+                }
+                Cell::Own | Cell::Link(_) => continue,
+            };
+            pairs.set(i, j, status);
+        }
+    }
+    if disabled {
+        notes.push(TopologyNote::new(format!(
+            "{origin}: `-p2p {}` cells DR (disabled by regkey) are shown as NS",
+            cap.letter()
+        )));
+    }
+    Content::P2p { cap, pairs }
+}
+
+/// A topo matrix as each GPU pair's link kind (`column_pos`: each column's place in the grid
+/// of `gpus`), its NIC columns and their links, and each GPU's extra columns; `-m` or `-mp`
+/// as its command or the file's name (`name_command`) says.
+fn topo_content(
+    matrix: &RawMatrix,
+    name_command: Option<&MatrixKind>,
+    gpus: &BTreeSet<usize>,
+    column_pos: &[Option<usize>],
+) -> Content {
+    let flavor = match matrix.command.as_ref().or(name_command) {
+        Some(MatrixKind::TopoMp) => Flavor::Mp,
+        Some(MatrixKind::TopoM) => Flavor::M,
+        _ => Flavor::Unlabeled,
+    };
+    let mut pairs = Grid::new(gpus);
+    let mut nic_links = Vec::new();
+    let mut extras = BTreeMap::new();
+    let nics: Vec<String> = matrix
+        .columns
+        .iter()
+        .filter_map(|c| match c {
+            Device::Nic(l) => Some(l.clone()),
+            Device::Gpu(_) => None,
+        })
+        .collect();
+    // GPU rows first, so that a GPU row's NIC cell wins over the NIC row's GPU cell.
+    let mut rows: Vec<&Row> = matrix.rows.iter().collect();
+    rows.sort_by_key(|r| matches!(r.device, Device::Nic(_)));
+    for row in rows {
+        let row_pos = match row.device {
+            Device::Gpu(a) => pairs.pos(a),
+            Device::Nic(_) => None,
+        };
+        for ((cell, column), col_pos) in row.cells.iter().zip(&matrix.columns).zip(column_pos) {
+            let Cell::Link(kind) = *cell else { continue };
+            match (&row.device, column) {
+                (Device::Gpu(_), Device::Gpu(_)) => {
+                    if let (Some(i), Some(j)) = (row_pos, *col_pos) {
+                        pairs.set(i, j, kind);
+                    }
+                }
+                (Device::Gpu(g), Device::Nic(n)) | (Device::Nic(n), Device::Gpu(g)) => {
+                    nic_links.push((n.clone(), *g, kind));
+                }
+                (Device::Nic(_), Device::Nic(_)) => {}
+            }
+        }
+        if let Device::Gpu(g) = row.device {
+            extras.insert(g, read_extras(&matrix.extras, &row.extras));
+        }
+    }
+    Content::Topo {
+        flavor,
+        pairs,
+        nics,
+        nic_links,
+        extras,
+    }
 }
 
 pub(super) fn cell_text(cell: &Cell) -> String {
