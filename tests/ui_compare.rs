@@ -268,7 +268,7 @@ fn the_compare_tab_says_why_a_figure_is_missing() {
 #[test]
 fn one_gpu_has_no_efficiency_to_compare() {
     let a = bundled("h200-2x-sxm-2026-11-22.json");
-    let b = bundled("h100-1x-sxm-2026-11-25.json");
+    let b = bundled("h100-1x-sxm-2026-11-28.json");
     let c = report::compare::compare(&[&a, &b], None);
     let rows: Vec<_> = c
         .rows

@@ -421,7 +421,20 @@ fn host_device(
         };
         checked += words(other_bytes);
     }
-    let how = format!(
+    Ok(vec![row(
+        case,
+        case.src,
+        case.dst,
+        rates(&ms[0], bytes, case.iters),
+        wrong,
+        checked,
+        note(&host_copy_how(gi, to_device, pinned, bidir), case, gated),
+    )])
+}
+
+/// What a host↔device copy ran, for its note.
+fn host_copy_how(gi: usize, to_device: bool, pinned: bool, bidir: bool) -> String {
+    format!(
         "{} on GPU {gi}'s stream, {} host memory on the GPU's NUMA node{}",
         if to_device {
             "cuMemcpyHtoDAsync"
@@ -434,16 +447,7 @@ fn host_device(
         } else {
             ""
         }
-    );
-    Ok(vec![row(
-        case,
-        case.src,
-        case.dst,
-        rates(&ms[0], bytes, case.iters),
-        wrong,
-        checked,
-        note(&how, case, gated),
-    )])
+    )
 }
 
 /// A pair test's flags, as [`Shape::Pair`] names them.
