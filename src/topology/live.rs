@@ -36,13 +36,6 @@ pub fn read() -> Result<Topology, TopologyError> {
     let nvml = Nvml::init().map_err(|e| TopologyError::NoDriver {
         reason: nvml_reason(&e),
     })?;
-    let nvml_err = |what: &str| {
-        let what = what.to_string();
-        move |e: NvmlError| TopologyError::Nvml {
-            what: what.clone(),
-            reason: e.to_string(),
-        }
-    };
     let count = nvml.device_count().map_err(nvml_err("device count"))?;
     let mut notes = Vec::new();
 
@@ -58,11 +51,90 @@ pub fn read() -> Result<Topology, TopologyError> {
             .bus_id;
         nvml_devices.push((i, bus, dev));
     }
-
-    // CUDA ordinal → NVML device, by bus id; without CUDA, NVML order filtered by
-    // CUDA_VISIBLE_DEVICES.
     let cuda_driver = cuda::driver();
-    let order: Vec<usize> = match &cuda_driver {
+    let order = cuda_order(&cuda_driver, &nvml_devices, &mut notes)?;
+
+    let source = TopologySource::Live {
+        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|s| s.trim().to_string()),
+        driver_version: nvml.sys_driver_version().ok(),
+        nvml_version: nvml.sys_nvml_version().ok(),
+        cuda_driver_version: cuda_driver.as_ref().ok().map(|d| d.version),
+    };
+    let mut topo = Topology::new(source);
+    topo.captured_at =
+        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+
+    // Per-GPU facts, and where each active NVLink goes.
+    let mut remotes: Vec<Vec<Remote>> = Vec::new();
+    for (index, &p) in order.iter().enumerate() {
+        let (nvml_index, bus, dev) = &nvml_devices[p];
+        let (gpu, links) = read_gpu(index, *nvml_index, bus, dev, &mut notes);
+        remotes.push(links);
+        topo.gpus.push(gpu);
+    }
+    topo.normalize();
+
+    // Pairs: NVLinks counted through the links' remote PCI info (or through NVSwitch), the PCIe
+    // path from NVML's common ancestor, P2P from NVML and CUDA.
+    let (owners, eliminated) = remote_owners(&remotes, &topo.gpus);
+    if eliminated {
+        notes.push(TopologyNote::new(
+            "NVLink remote PCI ids name no GPU's bus id (as in a virtual machine); each remote id was \
+             matched to the one GPU whose own links never name it"
+                .to_string(),
+        ));
+    }
+    let pairs = PairReader {
+        nvml: &nvml,
+        devices: order.iter().map(|&p| &nvml_devices[p].2).collect(),
+        remotes: &remotes,
+        owners: &owners,
+        cuda: cuda_driver.is_ok(),
+    };
+    let n = order.len();
+    for a in 0..n {
+        for b in (a + 1)..n {
+            pairs.link(&mut topo, &mut notes, a, b);
+        }
+        for b in (0..n).filter(|&b| b != a) {
+            pairs.p2p(&mut topo, a, b);
+        }
+    }
+    topo.derive_line_rates();
+    if let Some(g) = topo
+        .gpus
+        .iter()
+        .find(|g| g.pcie.gen_current.is_some() && g.pcie.gen_current < g.pcie.gen_max)
+    {
+        notes.push(TopologyNote::new(format!(
+            "GPU {} links at PCIe {} now; idle GPUs lower their PCIe generation to save power, so line rates use the maximum",
+            g.index,
+            g.pcie.describe()
+        )));
+    }
+    topo.notes = notes;
+    Ok(topo)
+}
+
+/// The error for an NVML call about `what` that failed.
+fn nvml_err(what: &str) -> impl Fn(NvmlError) -> TopologyError + use<> {
+    let what = what.to_string();
+    move |e: NvmlError| TopologyError::Nvml {
+        what: what.clone(),
+        reason: e.to_string(),
+    }
+}
+
+/// The NVML device (its position in `nvml_devices`) of each CUDA ordinal, by bus id; without
+/// CUDA, NVML order filtered by `CUDA_VISIBLE_DEVICES`. What is left out is noted.
+fn cuda_order(
+    cuda_driver: &Result<cuda::Driver, cuda::CudaError>,
+    nvml_devices: &[(u32, String, nvml_wrapper::Device)],
+    notes: &mut Vec<TopologyNote>,
+) -> Result<Vec<usize>, TopologyError> {
+    match cuda_driver {
         Ok(drv) => {
             let mut order = Vec::new();
             for ordinal in 0..drv.device_count {
@@ -81,7 +153,7 @@ pub fn read() -> Result<Topology, TopologyError> {
                     ))),
                 }
             }
-            order
+            Ok(order)
         }
         Err(e) => {
             notes.push(TopologyNote::new(format!(
@@ -91,184 +163,163 @@ pub fn read() -> Result<Topology, TopologyError> {
                 .iter()
                 .map(|(_, _, d)| d.uuid().unwrap_or_default())
                 .collect();
-            visible_devices(
+            Ok(visible_devices(
                 std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref(),
                 &uuids,
-            )
+            ))
         }
-    };
+    }
+}
 
-    let source = TopologySource::Live {
-        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+/// GPU `index` (NVML's device `nvml_index` at `bus`) with what NVML tells of it, and where
+/// each of its active NVLinks goes; its NVLink speed, or why there is none, noted.
+fn read_gpu(
+    index: usize,
+    nvml_index: u32,
+    bus: &str,
+    dev: &nvml_wrapper::Device,
+    notes: &mut Vec<TopologyNote>,
+) -> (Gpu, Vec<Remote>) {
+    let mut gpu = Gpu {
+        index,
+        name: dev.name().ok(),
+        uuid: dev.uuid().ok(),
+        pci_bus_id: Some(bus.to_string()),
+        memory_mib: dev.memory_info().ok().map(|m| m.total / (1024 * 1024)),
+        pcie: PcieLink {
+            gen_current: dev.current_pcie_link_gen().ok(),
+            gen_max: dev.max_pcie_link_gen().ok(),
+            width_current: dev.current_pcie_link_width().ok(),
+            width_max: dev.max_pcie_link_width().ok(),
+        },
+        numa_node: dev
+            .memory_affinity(1, 0)
             .ok()
-            .map(|s| s.trim().to_string()),
-        driver_version: nvml.sys_driver_version().ok(),
-        nvml_version: nvml.sys_nvml_version().ok(),
-        cuda_driver_version: cuda_driver.as_ref().ok().map(|d| d.version),
+            .and_then(|mask| first_bit(&mask)),
+        cpu_affinity: dev
+            .cpu_affinity(16)
+            .ok()
+            .map(|mask| cpu_ranges(&mask))
+            .filter(|s| !s.is_empty()),
+        nvml_index: Some(nvml_index),
+        ..Default::default()
     };
-    let mut topo = Topology::new(source);
-    topo.captured_at =
-        Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
-
-    // Per-GPU facts, and where each active NVLink goes.
-    let mut remotes: Vec<Vec<Remote>> = Vec::new();
-    for (index, &p) in order.iter().enumerate() {
-        let (nvml_index, bus, dev) = &nvml_devices[p];
-        let mut gpu = Gpu {
-            index,
-            name: dev.name().ok(),
-            uuid: dev.uuid().ok(),
-            pci_bus_id: Some(bus.clone()),
-            memory_mib: dev.memory_info().ok().map(|m| m.total / (1024 * 1024)),
-            pcie: PcieLink {
-                gen_current: dev.current_pcie_link_gen().ok(),
-                gen_max: dev.max_pcie_link_gen().ok(),
-                width_current: dev.current_pcie_link_width().ok(),
-                width_max: dev.max_pcie_link_width().ok(),
+    let mut links = Vec::new();
+    for l in 0..MAX_NVLINKS {
+        let link = dev.link_wrapper_for(l);
+        if !link.is_active().unwrap_or(false) {
+            continue;
+        }
+        if gpu.nvlink_generation.is_none() {
+            gpu.nvlink_generation = link.version().ok().and_then(nvlink_generation);
+        }
+        let remote = match link.remote_device_type(l) {
+            Ok(IntDeviceType::Switch) => Remote::Switch,
+            _ => match link.remote_pci_info() {
+                Ok(info) => Remote::Bus(info.bus_id),
+                Err(_) => Remote::Unknown,
             },
-            numa_node: dev
-                .memory_affinity(1, 0)
-                .ok()
-                .and_then(|mask| first_bit(&mask)),
-            cpu_affinity: dev
-                .cpu_affinity(16)
-                .ok()
-                .map(|mask| cpu_ranges(&mask))
-                .filter(|s| !s.is_empty()),
-            nvml_index: Some(*nvml_index),
-            ..Default::default()
         };
-        let mut links = Vec::new();
-        for l in 0..MAX_NVLINKS {
-            let link = dev.link_wrapper_for(l);
-            if !link.is_active().unwrap_or(false) {
-                continue;
-            }
-            if gpu.nvlink_generation.is_none() {
-                gpu.nvlink_generation = link.version().ok().and_then(nvlink_generation);
-            }
-            let remote = match link.remote_device_type(l) {
-                Ok(IntDeviceType::Switch) => Remote::Switch,
-                _ => match link.remote_pci_info() {
-                    Ok(info) => Remote::Bus(info.bus_id),
-                    Err(_) => Remote::Unknown,
-                },
-            };
-            links.push(remote);
-        }
-        gpu.nvlinks_active = Some(links.len() as u32);
-        if !links.is_empty() {
-            match nvlink_speed_gbps(dev) {
-                Ok((gbps, how)) => {
-                    gpu.nvlink_gbps_per_link = Some(gbps);
-                    if index == 0 {
-                        notes.push(TopologyNote::new(format!("NVLink speed per link from {how}")));
-                    }
-                }
-                Err(tried) => notes.push(TopologyNote::new(format!(
-                    "GPU {index}: NVML reported no NVLink speed ({tried}); line rates use the NVLink generation's rate"
-                ))),
-            }
-        }
-        remotes.push(links);
-        topo.gpus.push(gpu);
+        links.push(remote);
     }
-    topo.normalize();
+    gpu.nvlinks_active = Some(links.len() as u32);
+    if !links.is_empty() {
+        match nvlink_speed_gbps(dev) {
+            Ok((gbps, how)) => {
+                gpu.nvlink_gbps_per_link = Some(gbps);
+                if index == 0 {
+                    notes.push(TopologyNote::new(format!("NVLink speed per link from {how}")));
+                }
+            }
+            Err(tried) => notes.push(TopologyNote::new(format!(
+                "GPU {index}: NVML reported no NVLink speed ({tried}); line rates use the NVLink generation's rate"
+            ))),
+        }
+    }
+    (gpu, links)
+}
 
-    // Pairs: NVLinks counted through the links' remote PCI info (or through NVSwitch), the PCIe
-    // path from NVML's common ancestor, P2P from NVML and CUDA.
-    let n = order.len();
-    let (owners, eliminated) = remote_owners(&remotes, &topo.gpus);
-    if eliminated {
-        notes.push(TopologyNote::new(
-            "NVLink remote PCI ids name no GPU's bus id (as in a virtual machine); each remote id was \
-             matched to the one GPU whose own links never name it"
-                .to_string(),
-        ));
-    }
-    for a in 0..n {
-        for b in (a + 1)..n {
-            let (_, _, da) = &nvml_devices[order[a]];
-            let (_, _, db) = &nvml_devices[order[b]];
-            let mut nv = nvlinks_between(&remotes, &owners, a, b);
-            // Links whose far end names no GPU we know: no remote info at all, or an id that
-            // every GPU's links name alike (some VMs report one placeholder id for all).
-            let unowned = |g: usize| {
-                !remotes[g].is_empty()
-                    && remotes[g].iter().all(|r| match r {
-                        Remote::Unknown => true,
-                        // An id that is the GPU's own is no peer either.
-                        Remote::Bus(bus) => !owners.iter().any(|(b, o)| b == bus && *o != g),
-                        Remote::Switch => false,
-                    })
-            };
-            if nv == 0
-                && unowned(a)
-                && unowned(b)
-                && matches!(
-                    da.p2p_status(db, P2pCapabilitiesIndex::NvLink),
-                    Ok(nvml_wrapper::enum_wrappers::device::P2pStatus::Ok)
-                )
-            {
-                // NVML names no usable remote device, yet reports NVLink P2P between the two:
-                // count the links both have, as for a switch fabric.
-                nv = remotes[a].len().min(remotes[b].len()) as u32;
-                notes.push(TopologyNote::about_pair(
-                    a,
-                    b,
-                    format!(
-                        "NVLink remote devices not identifiable ({}); NV{nv} inferred from NVML's NVLink P2P status",
-                        describe_remotes(&remotes[a])
-                    ),
-                ));
-            }
-            let pcie = nvml.topology_common_ancestor(da, db).ok().map(pcie_path);
-            let generation = topo.gpus[a].nvlink_generation;
-            if let Some(link) = topo.link_mut(a, b) {
-                link.pcie_path = pcie;
-                link.kind = if nv > 0 { Some(LinkKind::Nv(nv)) } else { pcie };
-                link.nvlink_generation = if nv > 0 { generation } else { None };
-            }
+/// What [`read`] needs to read a GPU pair: NVML, each GPU's device (by index), where its
+/// NVLinks go and which GPU owns each remote bus id, and whether CUDA is there.
+struct PairReader<'a> {
+    nvml: &'a Nvml,
+    devices: Vec<&'a nvml_wrapper::Device<'a>>,
+    remotes: &'a [Vec<Remote>],
+    owners: &'a [(String, usize)],
+    cuda: bool,
+}
+
+impl PairReader<'_> {
+    /// The link of GPUs `a` < `b`: its NVLinks (inferred from NVML's NVLink P2P status, with a
+    /// note, when no remote device can be identified) and its PCIe path.
+    fn link(&self, topo: &mut Topology, notes: &mut Vec<TopologyNote>, a: usize, b: usize) {
+        let (da, db) = (self.devices[a], self.devices[b]);
+        let remotes = self.remotes;
+        let mut nv = nvlinks_between(remotes, self.owners, a, b);
+        // Links whose far end names no GPU we know: no remote info at all, or an id that
+        // every GPU's links name alike (some VMs report one placeholder id for all).
+        let unowned = |g: usize| {
+            !remotes[g].is_empty()
+                && remotes[g].iter().all(|r| match r {
+                    Remote::Unknown => true,
+                    // An id that is the GPU's own is no peer either.
+                    Remote::Bus(bus) => !self.owners.iter().any(|(b, o)| b == bus && *o != g),
+                    Remote::Switch => false,
+                })
+        };
+        if nv == 0
+            && unowned(a)
+            && unowned(b)
+            && matches!(
+                da.p2p_status(db, P2pCapabilitiesIndex::NvLink),
+                Ok(nvml_wrapper::enum_wrappers::device::P2pStatus::Ok)
+            )
+        {
+            // NVML names no usable remote device, yet reports NVLink P2P between the two:
+            // count the links both have, as for a switch fabric.
+            nv = remotes[a].len().min(remotes[b].len()) as u32;
+            notes.push(TopologyNote::about_pair(
+                a,
+                b,
+                format!(
+                    "NVLink remote devices not identifiable ({}); NV{nv} inferred from NVML's NVLink P2P status",
+                    describe_remotes(&remotes[a])
+                ),
+            ));
         }
-        for b in 0..n {
-            if a == b {
-                continue;
-            }
-            let (_, _, da) = &nvml_devices[order[a]];
-            let (_, _, db) = &nvml_devices[order[b]];
-            let mut caps = crate::model::P2pCaps::default();
-            for (cap, index) in [
-                (P2pCap::Read, P2pCapabilitiesIndex::Read),
-                (P2pCap::Write, P2pCapabilitiesIndex::Write),
-                (P2pCap::Nvlink, P2pCapabilitiesIndex::NvLink),
-                (P2pCap::Atomics, P2pCapabilitiesIndex::Atomics),
-            ] {
-                caps.set(cap, da.p2p_status(db, index).ok().map(p2p_status));
-            }
-            let cuda_ok = cuda_driver.is_ok();
-            if let Some(pair) = topo.p2p_mut(a, b) {
-                pair.caps = caps;
-                if cuda_ok {
-                    pair.cuda_can_access_peer = cuda::can_access_peer(a, b).ok();
-                    pair.cuda_perf_rank = cuda::p2p_performance_rank(a, b).ok();
-                }
-            }
+        let pcie = self
+            .nvml
+            .topology_common_ancestor(da, db)
+            .ok()
+            .map(pcie_path);
+        let generation = topo.gpus[a].nvlink_generation;
+        if let Some(link) = topo.link_mut(a, b) {
+            link.pcie_path = pcie;
+            link.kind = if nv > 0 { Some(LinkKind::Nv(nv)) } else { pcie };
+            link.nvlink_generation = if nv > 0 { generation } else { None };
         }
     }
-    topo.derive_line_rates();
-    if let Some(g) = topo
-        .gpus
-        .iter()
-        .find(|g| g.pcie.gen_current.is_some() && g.pcie.gen_current < g.pcie.gen_max)
-    {
-        notes.push(TopologyNote::new(format!(
-            "GPU {} links at PCIe {} now; idle GPUs lower their PCIe generation to save power, so line rates use the maximum",
-            g.index,
-            g.pcie.describe()
-        )));
+
+    /// The P2P capabilities of GPU `a` to GPU `b` from NVML, and CUDA's peer access and rank.
+    fn p2p(&self, topo: &mut Topology, a: usize, b: usize) {
+        let (da, db) = (self.devices[a], self.devices[b]);
+        let mut caps = crate::model::P2pCaps::default();
+        for (cap, index) in [
+            (P2pCap::Read, P2pCapabilitiesIndex::Read),
+            (P2pCap::Write, P2pCapabilitiesIndex::Write),
+            (P2pCap::Nvlink, P2pCapabilitiesIndex::NvLink),
+            (P2pCap::Atomics, P2pCapabilitiesIndex::Atomics),
+        ] {
+            caps.set(cap, da.p2p_status(db, index).ok().map(p2p_status));
+        }
+        if let Some(pair) = topo.p2p_mut(a, b) {
+            pair.caps = caps;
+            if self.cuda {
+                pair.cuda_can_access_peer = cuda::can_access_peer(a, b).ok();
+                pair.cuda_perf_rank = cuda::p2p_performance_rank(a, b).ok();
+            }
+        }
     }
-    topo.notes = notes;
-    Ok(topo)
 }
 
 /// Where one active NVLink goes.
