@@ -715,6 +715,58 @@ pub struct NicLink {
 }
 
 impl Topology {
+    /// One line's facts, for the app's header and the report's first page: GPUs, NICs, NUMA
+    /// nodes, the driver or where the topology came from, when it was read.
+    pub fn facts(&self) -> Vec<String> {
+        let plural = |n: usize, what: &str| {
+            if n == 1 {
+                format!("1 {what}")
+            } else {
+                format!("{n} {what}s")
+            }
+        };
+        let numa = self
+            .numa_groups()
+            .iter()
+            .filter(|(n, _)| n.is_some())
+            .count();
+        let mut facts = vec![
+            plural(self.gpus.len(), "GPU"),
+            plural(self.nics.len(), "NIC"),
+        ];
+        if numa > 0 {
+            facts.push(plural(numa, "NUMA node"));
+        }
+        match &self.source {
+            TopologySource::Live {
+                driver_version,
+                cuda_driver_version,
+                ..
+            } => {
+                facts.push(format!(
+                    "driver {}",
+                    driver_version.as_deref().unwrap_or("—")
+                ));
+                if let Some(v) = cuda_driver_version {
+                    facts.push(format!("CUDA {}.{}", v / 1000, (v % 1000) / 10));
+                }
+            }
+            TopologySource::Imported { .. } => facts.push("parsed from nvidia-smi output".into()),
+            TopologySource::Catalog { .. } => {
+                facts.push("figures documented by the vendor, not measured".into());
+            }
+            TopologySource::SoakRecording { .. } => {
+                facts.push("GPUs as a soak.csv recording numbers them".into());
+            }
+            TopologySource::ToolOutput { .. } => facts
+                .push("GPUs as nvbandwidth/nccl-tests output names them; links not known".into()),
+        }
+        if let Some(at) = &self.captured_at {
+            facts.push(format!("captured {at}"));
+        }
+        facts
+    }
+
     /// The machine's name for titles: the catalog entry's name, the live host's name, or the
     /// imported files' names.
     pub fn title(&self) -> String {

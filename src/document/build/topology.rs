@@ -483,47 +483,7 @@ pub(super) fn summary(r: &Report) -> Section {
 
 /// One line of facts: GPUs, NICs, NUMA nodes, driver, when it was read.
 fn facts(t: &Topology) -> String {
-    let plural = |n: usize, what: &str| {
-        if n == 1 {
-            format!("1 {what}")
-        } else {
-            format!("{n} {what}s")
-        }
-    };
-    let numa = t.numa_groups().iter().filter(|(n, _)| n.is_some()).count();
-    let mut facts = vec![plural(t.gpus.len(), "GPU"), plural(t.nics.len(), "NIC")];
-    if numa > 0 {
-        facts.push(plural(numa, "NUMA node"));
-    }
-    match &t.source {
-        TopologySource::Live {
-            driver_version,
-            cuda_driver_version,
-            ..
-        } => {
-            facts.push(format!(
-                "driver {}",
-                driver_version.as_deref().unwrap_or("—")
-            ));
-            if let Some(v) = cuda_driver_version {
-                facts.push(format!("CUDA {}.{}", v / 1000, (v % 1000) / 10));
-            }
-        }
-        TopologySource::Imported { .. } => facts.push("parsed from nvidia-smi output".into()),
-        TopologySource::Catalog { .. } => {
-            facts.push("figures documented by the vendor, not measured".into());
-        }
-        TopologySource::SoakRecording { .. } => {
-            facts.push("GPUs as a soak.csv recording numbers them".into());
-        }
-        TopologySource::ToolOutput { .. } => {
-            facts.push("GPUs as nvbandwidth/nccl-tests output names them; links not known".into());
-        }
-    }
-    if let Some(at) = &t.captured_at {
-        facts.push(format!("captured {at}"));
-    }
-    facts.join(" · ")
+    t.facts().join(" · ")
 }
 
 /// The machine drawing as a figure; `None` without GPUs or above [`MATRIX_MAX_GPUS`] (a

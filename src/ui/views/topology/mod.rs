@@ -357,46 +357,10 @@ pub fn header(ui: &mut Ui, topology: &Topology) {
     facts(ui, topology);
 }
 
-/// One line of facts: GPUs, NICs, NUMA nodes, driver, when it was read.
+/// One line of facts: GPUs, NICs, NUMA nodes, driver, when it was read (the report's first
+/// page says the same: [`Topology::facts`]).
 fn facts(ui: &mut Ui, topology: &Topology) {
-    let numa = topology
-        .numa_groups()
-        .iter()
-        .filter(|(n, _)| n.is_some())
-        .count();
-    let mut facts = vec![
-        plural(topology.gpus.len(), "GPU"),
-        plural(topology.nics.len(), "NIC"),
-    ];
-    if numa > 0 {
-        facts.push(plural(numa, "NUMA node"));
-    }
-    match &topology.source {
-        TopologySource::Live {
-            driver_version,
-            cuda_driver_version,
-            ..
-        } => {
-            facts.push(format!("driver {}", dash(driver_version.as_deref())));
-            if let Some(v) = cuda_driver_version {
-                facts.push(format!("CUDA {}.{}", v / 1000, (v % 1000) / 10));
-            }
-        }
-        TopologySource::Imported { .. } => facts.push("parsed from nvidia-smi output".into()),
-        TopologySource::Catalog { .. } => {
-            facts.push("figures documented by the vendor, not measured".into());
-        }
-        TopologySource::SoakRecording { .. } => {
-            facts.push("GPUs as a soak.csv recording numbers them".into());
-        }
-        TopologySource::ToolOutput { .. } => {
-            facts.push("GPUs as nvbandwidth/nccl-tests output names them; links not known".into());
-        }
-    }
-    if let Some(at) = &topology.captured_at {
-        facts.push(format!("captured {at}"));
-    }
-    ui.label(RichText::new(facts.join("  ·  ")).weak());
+    ui.label(RichText::new(topology.facts().join("  ·  ")).weak());
 }
 
 /// The name to show for a topology: the catalog name, the host name or the imported file names.
@@ -798,14 +762,6 @@ fn nic_label(topology: &Topology, i: usize) -> String {
 
 fn dash(v: Option<&str>) -> String {
     v.map_or("—".to_string(), str::to_string)
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }
 
 fn memory_text(gpu: &Gpu) -> String {
