@@ -246,6 +246,10 @@ pub fn run_measured(
                 });
                 match fw {
                     Ok(fw) => {
+                        // Where the stage's minutes went (the suite's time, README).
+                        if let Some(t) = fw.time_note() {
+                            notes.push(t);
+                        }
                         machine.framework_steps = fw.steps;
                         machine.overlap = fw.overlap;
                         machine.probe = fw.probe;

@@ -137,6 +137,80 @@ pub struct LaunchOutcome {
     pub garbage: Vec<String>,
     /// In a launch of several workloads: each one's out-of-memory (mode, message) and error.
     pub ends: Vec<WorkloadEnd>,
+    /// Where the launch's time went, per phase of the script.
+    pub phases: PhaseTimes,
+}
+
+/// Where launches' time went: seconds per phase of the script (its `progress` events: build,
+/// warmup, measure, host, profile, ddp_one …), "start" from the process's start to its first
+/// phase (Python, imports, CUDA and NCCL set-up). Summed over a run's launches, it says what
+/// the scaling stage's minutes were spent on.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PhaseTimes(pub Vec<(String, f64)>);
+
+impl PhaseTimes {
+    /// Adds `seconds` to `phase` (a new phase goes last: the order they first ran in).
+    pub fn add(&mut self, phase: &str, seconds: f64) {
+        match self.0.iter_mut().find(|(p, _)| p == phase) {
+            Some((_, s)) => *s += seconds,
+            None => self.0.push((phase.to_string(), seconds)),
+        }
+    }
+
+    /// Adds every phase of `other`.
+    pub fn merge(&mut self, other: &PhaseTimes) {
+        for (p, s) in &other.0 {
+            self.add(p, *s);
+        }
+    }
+
+    /// Seconds in all.
+    pub fn total(&self) -> f64 {
+        self.0.iter().map(|(_, s)| s).sum()
+    }
+
+    /// `start 12.1 s, build 20.4 s, …`, the longest first.
+    pub fn describe(&self) -> String {
+        let mut v = self.0.clone();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v.iter()
+            .map(|(p, s)| format!("{p} {s:.1} s"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Times a launch's phases as its `progress` events arrive.
+struct PhaseClock {
+    current: String,
+    since: f64,
+    times: PhaseTimes,
+}
+
+impl PhaseClock {
+    fn new() -> PhaseClock {
+        PhaseClock {
+            current: "start".into(),
+            since: 0.0,
+            times: PhaseTimes::default(),
+        }
+    }
+
+    /// Event `e` arrived `now` seconds after the launch: a `progress` event ends the phase
+    /// before it.
+    fn see(&mut self, e: &Event, now: f64) {
+        if let Event::Progress { phase, .. } = e {
+            self.times.add(&self.current, now - self.since);
+            self.current = phase.clone();
+            self.since = now;
+        }
+    }
+
+    /// The times, the last phase running until `now` (the process's end).
+    fn finish(mut self, now: f64) -> PhaseTimes {
+        self.times.add(&self.current, now - self.since);
+        self.times
+    }
 }
 
 /// How one workload of a launch ended, where it did not end well.
@@ -184,6 +258,8 @@ impl LaunchOutcome {
             failure,
             garbage: self.garbage.clone(),
             ends: Vec::new(),
+            // The launch's time is the whole launch's, counted once by whoever launched it.
+            phases: PhaseTimes::default(),
         }
     }
 }
@@ -271,6 +347,7 @@ pub fn launch(
     }
     drop(tx);
     let start = Instant::now();
+    let mut clock = PhaseClock::new();
     let mut stderr_tail: std::collections::VecDeque<String> = Default::default();
     let mut ended_by: Option<String> = None;
     loop {
@@ -288,6 +365,7 @@ pub fn launch(
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(Line::Out(l)) => match parse_line(&l) {
                 Ok(Some(e)) => {
+                    clock.see(&e, start.elapsed().as_secs_f64());
                     on_event(&e);
                     match e {
                         Event::Result(r) => out.results.push(*r),
@@ -346,6 +424,7 @@ pub fn launch(
     for r in readers {
         let _ = r.join();
     }
+    out.phases = clock.finish(start.elapsed().as_secs_f64());
     if out.failure.is_none() {
         out.failure = match (ended_by, status) {
             (Some(why), _) => Some(why),
@@ -462,6 +541,39 @@ pub(super) fn last_line(s: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_launchs_time_goes_to_the_phase_that_was_running() {
+        use super::{Event, PhaseClock};
+        let progress = |phase: &str| Event::Progress {
+            phase: phase.into(),
+            mode: None,
+            model: None,
+            workload: None,
+        };
+        let mut c = PhaseClock::new();
+        c.see(&progress("build"), 10.0);
+        c.see(&Event::Done, 12.0);
+        c.see(&progress("warmup"), 15.0);
+        c.see(&progress("measure"), 20.0);
+        c.see(&progress("warmup"), 26.0);
+        let t = c.finish(29.0);
+        let get = |p: &str| t.0.iter().find(|(q, _)| q == p).map(|x| x.1);
+        assert_eq!(get("start"), Some(10.0));
+        assert_eq!(
+            get("build"),
+            Some(5.0),
+            "a non-progress event ends no phase"
+        );
+        assert_eq!(get("warmup"), Some(8.0), "a phase run twice adds up");
+        assert_eq!(get("measure"), Some(6.0));
+        assert_eq!(t.total(), 29.0);
+        assert!(
+            t.describe().starts_with("start 10.0 s, warmup 8.0 s"),
+            "{}",
+            t.describe()
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -104,6 +104,24 @@ pub struct FrameworkRun {
     pub probe: Option<ProbeRates>,
     /// What failed or was skipped, in words.
     pub notes: Vec<String>,
+    /// Where the PyTorch launches' time went, and how many there were.
+    pub time: launch::PhaseTimes,
+    pub launches: usize,
+}
+
+impl FrameworkRun {
+    /// `3 PyTorch launches, 236 s: measure 80.1 s, start 41.0 s, …`; `None` without a launch.
+    pub fn time_note(&self) -> Option<String> {
+        (self.launches > 0).then(|| {
+            format!(
+                "{} PyTorch launch{}, {:.0} s: {}",
+                self.launches,
+                if self.launches == 1 { "" } else { "es" },
+                self.time.total(),
+                self.time.describe()
+            )
+        })
+    }
 }
 
 /// One workload's launch on n GPUs: its spec and the (mode, per-GPU batch) it plans.
@@ -225,6 +243,8 @@ pub fn run(
                 }
             },
         );
+        run.time.merge(&together.phases);
+        run.launches += 1;
         for (w, spec, planned) in batch {
             let first = together.for_workload(&w.name);
             // Alone again where the shared launch ended before this workload ran (another
@@ -310,7 +330,7 @@ fn run_alone(
             Some(o) => o,
             None => {
                 progress(&label, &rows_so_far);
-                launch_script(
+                let o = launch_script(
                     &env.path,
                     script,
                     &spec,
@@ -322,8 +342,10 @@ fn run_alone(
                             progress(&l, &rows_so_far);
                         }
                     },
-                )
-                .for_workload(&w.name)
+                );
+                run.time.merge(&o.phases);
+                run.launches += 1;
+                o.for_workload(&w.name)
             }
         };
         let micro = w_run.micro_batch().min(w_run.per_gpu_batch).floor();

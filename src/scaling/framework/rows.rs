@@ -247,6 +247,8 @@ pub(super) fn overlap_probe(
         cancel,
         &mut |_| {},
     );
+    run.time.add("overlap probe", o.phases.total());
+    run.launches += 1;
     if let Some(f) = &o.failure {
         run.notes.push(format!(
             "overlap probe: {f}; the catalog's overlap figures are used"
