@@ -445,37 +445,7 @@ fn throttle_reason(name: &str) -> Option<ThrottleReason> {
 
 /// Parses `nvidia-smi -q -x` output.
 pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyError> {
-    super::xml_budget::check(text).map_err(|r| {
-        parse_error(
-            origin,
-            r.line,
-            format!("not a usable `nvidia-smi -q -x` capture: {}", r.message),
-        )
-    })?;
-    let opts = roxmltree::ParsingOptions {
-        // nvidia-smi writes a DOCTYPE naming its DTD file; nothing external is ever fetched.
-        allow_dtd: true,
-        nodes_limit: 4_000_000,
-        ..Default::default()
-    };
-    let doc = roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
-        let line = match e {
-            // roxmltree places the end of the stream at the start; the end is the last line.
-            roxmltree::Error::UnexpectedEndOfStream => text.lines().count().max(1),
-            _ => e.pos().row as usize,
-        };
-        let what = match e {
-            roxmltree::Error::UnexpectedEndOfStream => {
-                "the XML ends early (a truncated capture?)".to_string()
-            }
-            _ => e.to_string(),
-        };
-        parse_error(
-            origin,
-            line,
-            format!("not valid `nvidia-smi -q -x` XML: {what}"),
-        )
-    })?;
+    let doc = xml_document(text, origin)?;
     let root = doc.root_element();
     let line_of = |n: roxmltree::Node| doc.text_pos_at(n.range().start).row as usize;
     if root.tag_name().name() != "nvidia_smi_log" {
@@ -502,86 +472,171 @@ pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyEr
     crate::model::check_gpu_count(gpus.len())
         .map_err(|why| parse_error(origin, line_of(root), format!("<gpu> elements: {why}")))?;
     for (index, g) in gpus.into_iter().enumerate() {
-        let err = |n: roxmltree::Node, m: String| {
-            parse_error(
-                origin,
-                line_of(n),
-                format!("GPU {index}: <{}>: {m}", n.tag_name().name()),
-            )
+        let gpu = XmlGpu {
+            doc: &doc,
+            g,
+            origin,
+            index,
         };
-        let num = |path: &[&str]| -> Result<Option<u64>, TopologyError> {
-            match xml_node(g, path) {
-                Some(n) => number(n.text().unwrap_or("")).map_err(|m| err(n, m)),
-                None => Ok(None),
+        gpu.read(inv.gpu_mut(index))?;
+    }
+    Ok(inv)
+}
+
+/// `text` as an XML document, within the budget of [`super::xml_budget`]; a DTD is allowed
+/// (nvidia-smi names one) but nothing external is fetched.
+fn xml_document<'i>(text: &'i str, origin: &str) -> Result<roxmltree::Document<'i>, TopologyError> {
+    super::xml_budget::check(text).map_err(|r| {
+        parse_error(
+            origin,
+            r.line,
+            format!("not a usable `nvidia-smi -q -x` capture: {}", r.message),
+        )
+    })?;
+    let opts = roxmltree::ParsingOptions {
+        // nvidia-smi writes a DOCTYPE naming its DTD file; nothing external is ever fetched.
+        allow_dtd: true,
+        nodes_limit: 4_000_000,
+        ..Default::default()
+    };
+    roxmltree::Document::parse_with_options(text, opts).map_err(|e| {
+        let line = match e {
+            // roxmltree places the end of the stream at the start; the end is the last line.
+            roxmltree::Error::UnexpectedEndOfStream => text.lines().count().max(1),
+            _ => e.pos().row as usize,
+        };
+        let what = match e {
+            roxmltree::Error::UnexpectedEndOfStream => {
+                "the XML ends early (a truncated capture?)".to_string()
             }
+            _ => e.to_string(),
         };
-        let num32 = |path: &[&str]| -> Result<Option<u32>, TopologyError> {
-            match xml_node(g, path) {
-                Some(n) => number_u32(n.text().unwrap_or("")).map_err(|m| err(n, m)),
-                None => Ok(None),
-            }
-        };
-        let flg = |path: &[&str]| -> Result<Option<bool>, TopologyError> {
-            match xml_node(g, path) {
-                Some(n) => flag(n.text().unwrap_or("")).map_err(|m| err(n, m)),
-                None => Ok(None),
-            }
-        };
-        let gi = inv.gpu_mut(index);
+        parse_error(
+            origin,
+            line,
+            format!("not valid `nvidia-smi -q -x` XML: {what}"),
+        )
+    })
+}
+
+/// One `<gpu>` element of an `nvidia-smi -q -x` capture (GPU `index` of the capture `origin`),
+/// read field by field; a malformed value is an error naming its element and line.
+struct XmlGpu<'a, 'i> {
+    doc: &'a roxmltree::Document<'i>,
+    g: roxmltree::Node<'a, 'i>,
+    origin: &'a str,
+    index: usize,
+}
+
+impl XmlGpu<'_, '_> {
+    /// The error for element `n`: message `m` with the GPU, the element and its line.
+    fn err(&self, n: roxmltree::Node, m: String) -> TopologyError {
+        parse_error(
+            self.origin,
+            self.doc.text_pos_at(n.range().start).row as usize,
+            format!("GPU {}: <{}>: {m}", self.index, n.tag_name().name()),
+        )
+    }
+
+    /// The number at `path`, if the element is there.
+    fn num(&self, path: &[&str]) -> Result<Option<u64>, TopologyError> {
+        match xml_node(self.g, path) {
+            Some(n) => number(n.text().unwrap_or("")).map_err(|m| self.err(n, m)),
+            None => Ok(None),
+        }
+    }
+
+    /// The number at `path` that fits 32 bits, if the element is there.
+    fn num32(&self, path: &[&str]) -> Result<Option<u32>, TopologyError> {
+        match xml_node(self.g, path) {
+            Some(n) => number_u32(n.text().unwrap_or("")).map_err(|m| self.err(n, m)),
+            None => Ok(None),
+        }
+    }
+
+    /// The yes/no (enabled/disabled, active/not active) at `path`, if the element is there.
+    fn flg(&self, path: &[&str]) -> Result<Option<bool>, TopologyError> {
+        match xml_node(self.g, path) {
+            Some(n) => flag(n.text().unwrap_or("")).map_err(|m| self.err(n, m)),
+            None => Ok(None),
+        }
+    }
+
+    /// Everything the element says of its GPU, into `gi`.
+    fn read(&self, gi: &mut GpuInventory) -> Result<(), TopologyError> {
+        let g = self.g;
         gi.name = xml_text(g, &["product_name"]).and_then(value_str);
         gi.vbios = xml_text(g, &["vbios_version"]).and_then(value_str);
         gi.uuid = xml_text(g, &["uuid"]).and_then(value_str);
         gi.pci_bus_id = xml_text(g, &["pci", "pci_bus_id"])
             .and_then(value_str)
             .or_else(|| g.attribute("id").map(str::to_string));
-        gi.memory_mib = num(&["fb_memory_usage", "total"])?;
+        gi.memory_mib = self.num(&["fb_memory_usage", "total"])?;
         let link = ["pci", "pci_gpu_link_info"];
         let at = |tail: &[&'static str]| -> Vec<&'static str> {
             link.iter().chain(tail).copied().collect()
         };
         gi.pcie.link = PcieLink {
-            gen_current: num32(&at(&["pcie_gen", "current_link_gen"]))?,
-            gen_max: num32(&at(&["pcie_gen", "max_link_gen"]))?,
-            width_current: num32(&at(&["link_widths", "current_link_width"]))?,
-            width_max: num32(&at(&["link_widths", "max_link_width"]))?,
+            gen_current: self.num32(&at(&["pcie_gen", "current_link_gen"]))?,
+            gen_max: self.num32(&at(&["pcie_gen", "max_link_gen"]))?,
+            width_current: self.num32(&at(&["link_widths", "current_link_width"]))?,
+            width_max: self.num32(&at(&["link_widths", "max_link_width"]))?,
         };
-        gi.pcie.gen_device_max = num32(&at(&["pcie_gen", "max_device_link_gen"]))?;
-        gi.pcie.gen_host_max = num32(&at(&["pcie_gen", "max_host_link_gen"]))?;
-        gi.pcie.replay_counter = num(&["pci", "replay_counter"])?;
-        gi.pcie.tx_kbps = num(&["pci", "tx_util"])?;
-        gi.pcie.rx_kbps = num(&["pci", "rx_util"])?;
+        gi.pcie.gen_device_max = self.num32(&at(&["pcie_gen", "max_device_link_gen"]))?;
+        gi.pcie.gen_host_max = self.num32(&at(&["pcie_gen", "max_host_link_gen"]))?;
+        gi.pcie.replay_counter = self.num(&["pci", "replay_counter"])?;
+        gi.pcie.tx_kbps = self.num(&["pci", "tx_util"])?;
+        gi.pcie.rx_kbps = self.num(&["pci", "rx_util"])?;
         gi.pcie.load = load_from_throughput(gi.pcie.tx_kbps, gi.pcie.rx_kbps);
-        gi.utilization_gpu_percent = num32(&["utilization", "gpu_util"])?;
-        gi.utilization_memory_percent = num32(&["utilization", "memory_util"])?;
-        // Clock event reasons (driver 535+) or clock throttle reasons (older drivers).
-        let reasons = xml_node(g, &["clocks_event_reasons"])
-            .or_else(|| xml_node(g, &["clocks_throttle_reasons"]));
-        if let Some(section) = reasons {
-            let mut active = Vec::new();
-            for n in section.children().filter(|n| n.is_element()) {
-                let Some(reason) = throttle_reason(n.tag_name().name()) else {
-                    continue;
-                };
-                if flag(n.text().unwrap_or("")).map_err(|m| err(n, m))? == Some(true) {
-                    active.push(reason);
-                }
-            }
-            gi.throttle = Some(active);
+        gi.utilization_gpu_percent = self.num32(&["utilization", "gpu_util"])?;
+        gi.utilization_memory_percent = self.num32(&["utilization", "memory_util"])?;
+        gi.throttle = self.throttle()?;
+        gi.ecc = self.ecc()?;
+        if let Some(procs) = self.processes()? {
+            gi.processes = Some(procs);
         }
-        // ECC.
-        gi.ecc = EccState {
-            enabled: flg(&["ecc_mode", "current_ecc"])?,
+        gi.settings = capture_settings(&XML_SETTINGS, |p| {
+            xml_node(g, p).map(|n| (n, n.text().unwrap_or("").to_string()))
+        })
+        .map_err(|(n, m)| self.err(n, m))?;
+        Ok(())
+    }
+
+    /// The active clock event reasons (driver 535+) or clock throttle reasons (older
+    /// drivers); `None` without either section.
+    fn throttle(&self) -> Result<Option<Vec<ThrottleReason>>, TopologyError> {
+        let reasons = xml_node(self.g, &["clocks_event_reasons"])
+            .or_else(|| xml_node(self.g, &["clocks_throttle_reasons"]));
+        let Some(section) = reasons else {
+            return Ok(None);
+        };
+        let mut active = Vec::new();
+        for n in section.children().filter(|n| n.is_element()) {
+            let Some(reason) = throttle_reason(n.tag_name().name()) else {
+                continue;
+            };
+            if flag(n.text().unwrap_or("")).map_err(|m| self.err(n, m))? == Some(true) {
+                active.push(reason);
+            }
+        }
+        Ok(Some(active))
+    }
+
+    /// ECC: the mode, the volatile and aggregate error counts, retired pages and remapped rows.
+    fn ecc(&self) -> Result<EccState, TopologyError> {
+        let mut ecc = EccState {
+            enabled: self.flg(&["ecc_mode", "current_ecc"])?,
             ..Default::default()
         };
         for section in ["volatile", "aggregate"] {
-            let Some(sec) = xml_node(g, &["ecc_errors", section]) else {
+            let Some(sec) = xml_node(self.g, &["ecc_errors", section]) else {
                 continue;
             };
             let (mut c, mut u) = (Vec::new(), Vec::new());
             for n in sec.children().filter(|n| n.is_element()) {
                 let name = n.tag_name().name();
                 let text = |n: roxmltree::Node| -> Result<Option<u64>, TopologyError> {
-                    number(n.text().unwrap_or("")).map_err(|m| err(n, m))
+                    number(n.text().unwrap_or("")).map_err(|m| self.err(n, m))
                 };
                 if name.contains("uncorrectable") {
                     u.push(text(n)?);
@@ -601,51 +656,47 @@ pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyEr
             }
             let (c, u) = (sum(c), sum(u));
             if section == "volatile" {
-                gi.ecc.volatile_corrected = c;
-                gi.ecc.volatile_uncorrected = u;
+                ecc.volatile_corrected = c;
+                ecc.volatile_uncorrected = u;
             } else {
-                gi.ecc.aggregate_corrected = c;
-                gi.ecc.aggregate_uncorrected = u;
+                ecc.aggregate_corrected = c;
+                ecc.aggregate_uncorrected = u;
             }
         }
-        gi.ecc.retired_pages_sbe = num(&[
-            "retired_pages",
-            "multiple_single_bit_retirement",
-            "retired_count",
-        ])?;
-        gi.ecc.retired_pages_dbe =
-            num(&["retired_pages", "double_bit_retirement", "retired_count"])?;
-        gi.ecc.retired_pending = match flg(&["retired_pages", "pending_retirement"])? {
+        let retired = |tail: &'static str| ["retired_pages", tail, "retired_count"];
+        ecc.retired_pages_sbe = self.num(&retired("multiple_single_bit_retirement"))?;
+        ecc.retired_pages_dbe = self.num(&retired("double_bit_retirement"))?;
+        ecc.retired_pending = match self.flg(&["retired_pages", "pending_retirement"])? {
             Some(v) => Some(v),
-            None => flg(&["retired_pages", "pending_blacklist"])?,
+            None => self.flg(&["retired_pages", "pending_blacklist"])?,
         };
-        gi.ecc.remapped_rows_correctable = num(&["remapped_rows", "remapped_row_corr"])?;
-        gi.ecc.remapped_rows_uncorrectable = num(&["remapped_rows", "remapped_row_unc"])?;
-        gi.ecc.remap_pending = flg(&["remapped_rows", "remapped_row_pending"])?;
-        gi.ecc.remap_failure = flg(&["remapped_rows", "remapped_row_failure"])?;
-        // Processes.
-        if let Some(p) = xml_node(g, &["processes"]) {
-            let mut procs = Vec::new();
-            for info in p.children().filter(|n| n.has_tag_name("process_info")) {
-                let pid = match xml_node(info, &["pid"]) {
-                    Some(n) => number(n.text().unwrap_or("")).map_err(|m| err(n, m))?,
-                    None => None,
-                };
-                if let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) {
-                    procs.push(GpuProcess {
-                        pid,
-                        name: xml_text(info, &["process_name"]).and_then(value_str),
-                    });
-                }
-            }
-            gi.processes = Some(procs);
-        }
-        gi.settings = capture_settings(&XML_SETTINGS, |p| {
-            xml_node(g, p).map(|n| (n, n.text().unwrap_or("").to_string()))
-        })
-        .map_err(|(n, m)| err(n, m))?;
+        ecc.remapped_rows_correctable = self.num(&["remapped_rows", "remapped_row_corr"])?;
+        ecc.remapped_rows_uncorrectable = self.num(&["remapped_rows", "remapped_row_unc"])?;
+        ecc.remap_pending = self.flg(&["remapped_rows", "remapped_row_pending"])?;
+        ecc.remap_failure = self.flg(&["remapped_rows", "remapped_row_failure"])?;
+        Ok(ecc)
     }
-    Ok(inv)
+
+    /// The processes on the GPU; `None` without a `<processes>` element.
+    fn processes(&self) -> Result<Option<Vec<GpuProcess>>, TopologyError> {
+        let Some(p) = xml_node(self.g, &["processes"]) else {
+            return Ok(None);
+        };
+        let mut procs = Vec::new();
+        for info in p.children().filter(|n| n.has_tag_name("process_info")) {
+            let pid = match xml_node(info, &["pid"]) {
+                Some(n) => number(n.text().unwrap_or("")).map_err(|m| self.err(n, m))?,
+                None => None,
+            };
+            if let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) {
+                procs.push(GpuProcess {
+                    pid,
+                    name: xml_text(info, &["process_name"]).and_then(value_str),
+                });
+            }
+        }
+        Ok(Some(procs))
+    }
 }
 
 fn xml_node<'a, 'i>(n: roxmltree::Node<'a, 'i>, path: &[&str]) -> Option<roxmltree::Node<'a, 'i>> {
@@ -703,7 +754,35 @@ impl Entry {
 
 /// Parses `nvidia-smi -q` output (also with `-d` sections).
 pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyError> {
-    // Indentation tree: each line is a child of the nearest line above it indented less.
+    let root = entry_tree(text);
+    let mut inv = Inventory::new(InventoryKind::Imported, vec![origin.to_string()]);
+    let top = |k: &str| root.value_at(&[k]).and_then(value_str);
+    inv.captured_at = top("Timestamp");
+    inv.driver_version = top("Driver Version");
+    let gpus: Vec<&Entry> = root
+        .children
+        .iter()
+        .filter(|e| e.name.starts_with("GPU ") && e.value.is_none())
+        .collect();
+    if gpus.is_empty() {
+        return Err(parse_error(
+            origin,
+            1,
+            "no `GPU 00000000:…` section: the `nvidia-smi -q` capture lists no GPU",
+        ));
+    }
+    crate::model::check_gpu_count(gpus.len())
+        .map_err(|why| parse_error(origin, 1, format!("`GPU …` sections: {why}")))?;
+    for (index, g) in gpus.into_iter().enumerate() {
+        let gpu = TextGpu { g, origin, index };
+        gpu.read(inv.gpu_mut(index))?;
+    }
+    Ok(inv)
+}
+
+/// The lines of an `nvidia-smi -q` capture as a tree by indentation: each line is a child of
+/// the nearest line above it indented less.
+fn entry_tree(text: &str) -> Entry {
     let mut root = Entry::default();
     let mut stack: Vec<(usize, Vec<usize>)> = Vec::new(); // (indent, path of child indices)
     for (i, raw) in text.lines().enumerate() {
@@ -755,47 +834,54 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
         path.push(parent.children.len() - 1);
         stack.push((indent, path));
     }
-    let mut inv = Inventory::new(InventoryKind::Imported, vec![origin.to_string()]);
-    let top = |k: &str| root.value_at(&[k]).and_then(value_str);
-    inv.captured_at = top("Timestamp");
-    inv.driver_version = top("Driver Version");
-    let gpus: Vec<&Entry> = root
-        .children
-        .iter()
-        .filter(|e| e.name.starts_with("GPU ") && e.value.is_none())
-        .collect();
-    if gpus.is_empty() {
-        return Err(parse_error(
-            origin,
-            1,
-            "no `GPU 00000000:…` section: the `nvidia-smi -q` capture lists no GPU",
-        ));
+    root
+}
+
+/// One `GPU …` section of an `nvidia-smi -q` capture (GPU `index` of the capture `origin`),
+/// read field by field; a malformed value is an error naming its path and line.
+struct TextGpu<'a> {
+    g: &'a Entry,
+    origin: &'a str,
+    index: usize,
+}
+
+impl TextGpu<'_> {
+    /// The error for entry `e`: message `m` with the GPU, the entry's path and its line.
+    fn err(&self, e: &Entry, m: String) -> TopologyError {
+        parse_error(
+            self.origin,
+            e.line,
+            format!("GPU {}: {}: {m}", self.index, e.path),
+        )
     }
-    crate::model::check_gpu_count(gpus.len())
-        .map_err(|why| parse_error(origin, 1, format!("`GPU …` sections: {why}")))?;
-    for (index, g) in gpus.into_iter().enumerate() {
-        let err = |e: &Entry, m: String| {
-            parse_error(origin, e.line, format!("GPU {index}: {}: {m}", e.path))
-        };
-        let num = |e: Option<&Entry>| -> Result<Option<u64>, TopologyError> {
-            match e {
-                Some(e) => number(e.value.as_deref().unwrap_or("")).map_err(|m| err(e, m)),
-                None => Ok(None),
-            }
-        };
-        let num32 = |e: Option<&Entry>| -> Result<Option<u32>, TopologyError> {
-            match e {
-                Some(e) => number_u32(e.value.as_deref().unwrap_or("")).map_err(|m| err(e, m)),
-                None => Ok(None),
-            }
-        };
-        let flg = |e: Option<&Entry>| -> Result<Option<bool>, TopologyError> {
-            match e {
-                Some(e) => flag(e.value.as_deref().unwrap_or("")).map_err(|m| err(e, m)),
-                None => Ok(None),
-            }
-        };
-        let gi = inv.gpu_mut(index);
+
+    /// The number `e` holds, if it is there.
+    fn num(&self, e: Option<&Entry>) -> Result<Option<u64>, TopologyError> {
+        match e {
+            Some(e) => number(e.value.as_deref().unwrap_or("")).map_err(|m| self.err(e, m)),
+            None => Ok(None),
+        }
+    }
+
+    /// The number `e` holds, fitting 32 bits, if it is there.
+    fn num32(&self, e: Option<&Entry>) -> Result<Option<u32>, TopologyError> {
+        match e {
+            Some(e) => number_u32(e.value.as_deref().unwrap_or("")).map_err(|m| self.err(e, m)),
+            None => Ok(None),
+        }
+    }
+
+    /// The yes/no (enabled/disabled, active/not active) `e` holds, if it is there.
+    fn flg(&self, e: Option<&Entry>) -> Result<Option<bool>, TopologyError> {
+        match e {
+            Some(e) => flag(e.value.as_deref().unwrap_or("")).map_err(|m| self.err(e, m)),
+            None => Ok(None),
+        }
+    }
+
+    /// Everything the section says of its GPU, into `gi`.
+    fn read(&self, gi: &mut GpuInventory) -> Result<(), TopologyError> {
+        let g = self.g;
         gi.name = g.value_at(&["Product Name"]).and_then(value_str);
         gi.uuid = g.value_at(&["GPU UUID"]).and_then(value_str);
         gi.vbios = g.value_at(&["VBIOS Version"]).and_then(value_str);
@@ -803,23 +889,23 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
             .value_at(&["PCI", "Bus Id"])
             .and_then(value_str)
             .or_else(|| g.name.strip_prefix("GPU ").map(|s| s.trim().to_string()));
-        gi.memory_mib = num(g.get(&["FB Memory Usage", "Total"]))?;
+        gi.memory_mib = self.num(g.get(&["FB Memory Usage", "Total"]))?;
         let link = g.get(&["PCI", "GPU Link Info"]);
         let at = |p: &[&str]| link.and_then(|l| l.get(p));
         gi.pcie.link = PcieLink {
-            gen_current: num32(at(&["PCIe Generation", "Current"]))?,
-            gen_max: num32(at(&["PCIe Generation", "Max"]))?,
-            width_current: num32(at(&["Link Width", "Current"]))?,
-            width_max: num32(at(&["Link Width", "Max"]))?,
+            gen_current: self.num32(at(&["PCIe Generation", "Current"]))?,
+            gen_max: self.num32(at(&["PCIe Generation", "Max"]))?,
+            width_current: self.num32(at(&["Link Width", "Current"]))?,
+            width_max: self.num32(at(&["Link Width", "Max"]))?,
         };
-        gi.pcie.gen_device_max = num32(at(&["PCIe Generation", "Device Max"]))?;
-        gi.pcie.gen_host_max = num32(at(&["PCIe Generation", "Host Max"]))?;
-        gi.pcie.replay_counter = num(g.get(&["PCI", "Replays Since Reset"]))?;
-        gi.pcie.tx_kbps = num(g.get(&["PCI", "Tx Throughput"]))?;
-        gi.pcie.rx_kbps = num(g.get(&["PCI", "Rx Throughput"]))?;
+        gi.pcie.gen_device_max = self.num32(at(&["PCIe Generation", "Device Max"]))?;
+        gi.pcie.gen_host_max = self.num32(at(&["PCIe Generation", "Host Max"]))?;
+        gi.pcie.replay_counter = self.num(g.get(&["PCI", "Replays Since Reset"]))?;
+        gi.pcie.tx_kbps = self.num(g.get(&["PCI", "Tx Throughput"]))?;
+        gi.pcie.rx_kbps = self.num(g.get(&["PCI", "Rx Throughput"]))?;
         gi.pcie.load = load_from_throughput(gi.pcie.tx_kbps, gi.pcie.rx_kbps);
-        gi.utilization_gpu_percent = num32(g.get(&["Utilization", "GPU"]))?;
-        gi.utilization_memory_percent = num32(g.get(&["Utilization", "Memory"]))?;
+        gi.utilization_gpu_percent = self.num32(g.get(&["Utilization", "GPU"]))?;
+        gi.utilization_memory_percent = self.num32(g.get(&["Utilization", "Memory"]))?;
         if let Some(section) = g.any(&[&["Clocks Event Reasons"], &["Clocks Throttle Reasons"]]) {
             let mut all = Vec::new();
             section.walk(&mut all);
@@ -828,13 +914,28 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
                 let Some(reason) = throttle_reason(&e.name) else {
                     continue;
                 };
-                if flg(Some(e))? == Some(true) {
+                if self.flg(Some(e))? == Some(true) {
                     active.push(reason);
                 }
             }
             gi.throttle = Some(active);
         }
-        gi.ecc.enabled = flg(g.get(&["ECC Mode", "Current"]))?;
+        self.ecc(&mut gi.ecc)?;
+        if let Some(p) = g.get(&["Processes"]) {
+            gi.processes = Some(self.processes(p)?);
+        }
+        gi.settings = capture_settings(&TEXT_SETTINGS, |p| {
+            g.get(p).map(|e| (e, e.value.clone().unwrap_or_default()))
+        })
+        .map_err(|(e, m)| self.err(e, m))?;
+        Ok(())
+    }
+
+    /// ECC into `ecc`: the mode, the volatile and aggregate error counts, retired pages and
+    /// remapped rows, where the capture has them.
+    fn ecc(&self, ecc: &mut EccState) -> Result<(), TopologyError> {
+        let g = self.g;
+        ecc.enabled = self.flg(g.get(&["ECC Mode", "Current"]))?;
         for section in ["Volatile", "Aggregate"] {
             let Some(sec) = g.get(&["ECC Errors", section]) else {
                 continue;
@@ -842,77 +943,75 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
             let (mut c, mut u) = (Vec::new(), Vec::new());
             for e in &sec.children {
                 if e.name.contains("Uncorrectable") {
-                    u.push(num(Some(e))?);
+                    u.push(self.num(Some(e))?);
                 } else if e.name.contains("Correctable") {
-                    c.push(num(Some(e))?);
+                    c.push(self.num(Some(e))?);
                 } else if e.name == "Single Bit" {
-                    c.push(num(e.get(&["Total"]))?);
+                    c.push(self.num(e.get(&["Total"]))?);
                 } else if e.name == "Double Bit" {
-                    u.push(num(e.get(&["Total"]))?);
+                    u.push(self.num(e.get(&["Total"]))?);
                 }
             }
             if section == "Volatile" {
-                gi.ecc.volatile_corrected = sum(c);
-                gi.ecc.volatile_uncorrected = sum(u);
+                ecc.volatile_corrected = sum(c);
+                ecc.volatile_uncorrected = sum(u);
             } else {
-                gi.ecc.aggregate_corrected = sum(c);
-                gi.ecc.aggregate_uncorrected = sum(u);
+                ecc.aggregate_corrected = sum(c);
+                ecc.aggregate_uncorrected = sum(u);
             }
         }
         if let Some(rp) = g.get(&["Retired Pages"]) {
             // "Single Bit ECC : 0" (or a section with "Retired Count" on some drivers).
             let count = |name: &str| -> Result<Option<u64>, TopologyError> {
                 match rp.get(&[name]) {
-                    Some(e) if e.value.is_some() => num(Some(e)),
-                    Some(e) => num(e.get(&["Retired Count"])),
+                    Some(e) if e.value.is_some() => self.num(Some(e)),
+                    Some(e) => self.num(e.get(&["Retired Count"])),
                     None => Ok(None),
                 }
             };
-            gi.ecc.retired_pages_sbe = count("Single Bit ECC")?;
-            gi.ecc.retired_pages_dbe = count("Double Bit ECC")?;
-            gi.ecc.retired_pending = flg(rp.any(&[&["Pending Page Blacklist"], &["Pending"]]))?;
+            ecc.retired_pages_sbe = count("Single Bit ECC")?;
+            ecc.retired_pages_dbe = count("Double Bit ECC")?;
+            ecc.retired_pending = self.flg(rp.any(&[&["Pending Page Blacklist"], &["Pending"]]))?;
         }
         if let Some(rr) = g.get(&["Remapped Rows"]) {
-            gi.ecc.remapped_rows_correctable = num(rr.get(&["Correctable Error"]))?;
-            gi.ecc.remapped_rows_uncorrectable = num(rr.get(&["Uncorrectable Error"]))?;
-            gi.ecc.remap_pending = flg(rr.get(&["Pending"]))?;
-            gi.ecc.remap_failure = flg(rr.get(&["Remapping Failure Occurred"]))?;
+            ecc.remapped_rows_correctable = self.num(rr.get(&["Correctable Error"]))?;
+            ecc.remapped_rows_uncorrectable = self.num(rr.get(&["Uncorrectable Error"]))?;
+            ecc.remap_pending = self.flg(rr.get(&["Pending"]))?;
+            ecc.remap_failure = self.flg(rr.get(&["Remapping Failure Occurred"]))?;
         }
-        if let Some(p) = g.get(&["Processes"]) {
-            let mut procs = Vec::new();
-            let mut all = Vec::new();
-            p.walk(&mut all);
-            let mut pending: Option<u32> = None;
-            for e in all {
-                match e.name.as_str() {
-                    "Process ID" => {
-                        if let Some(pid) = pending.take() {
-                            procs.push(GpuProcess { pid, name: None });
-                        }
-                        pending = num(Some(e))?.and_then(|v| u32::try_from(v).ok());
-                    }
-                    "Name" => {
-                        if let Some(pid) = pending.take() {
-                            procs.push(GpuProcess {
-                                pid,
-                                name: e.value.as_deref().and_then(value_str),
-                            });
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(pid) = pending {
-                procs.push(GpuProcess { pid, name: None });
-            }
-            gi.processes = Some(procs);
-        }
-        gi.settings = capture_settings(&TEXT_SETTINGS, |p| {
-            g.get(p).map(|e| (e, e.value.clone().unwrap_or_default()))
-        })
-        .map_err(|(e, m)| err(e, m))?;
+        Ok(())
     }
-    Ok(inv)
+
+    /// The processes of section `p`: each `Process ID` with the `Name` after it, if any.
+    fn processes(&self, p: &Entry) -> Result<Vec<GpuProcess>, TopologyError> {
+        let mut procs = Vec::new();
+        let mut all = Vec::new();
+        p.walk(&mut all);
+        let mut pending: Option<u32> = None;
+        for e in all {
+            match e.name.as_str() {
+                "Process ID" => {
+                    if let Some(pid) = pending.take() {
+                        procs.push(GpuProcess { pid, name: None });
+                    }
+                    pending = self.num(Some(e))?.and_then(|v| u32::try_from(v).ok());
+                }
+                "Name" => {
+                    if let Some(pid) = pending.take() {
+                        procs.push(GpuProcess {
+                            pid,
+                            name: e.value.as_deref().and_then(value_str),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(pid) = pending {
+            procs.push(GpuProcess { pid, name: None });
+        }
+        Ok(procs)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1033,102 +1132,16 @@ fn nvlink_gpu_header(line: &str) -> Option<(usize, String, Option<String>)> {
 /// Parses `nvidia-smi nvlink -s` (states and speeds) or `nvidia-smi nvlink -e` (error counters).
 /// `nvlink -c` (capabilities) parses but adds nothing: it says what a link can do, not its state.
 pub fn parse_nvlink(text: &str, origin: &str) -> Result<Inventory, TopologyError> {
-    let mut inv = Inventory::new(InventoryKind::Imported, vec![origin.to_string()]);
-    let mut current: Option<usize> = None;
-    let mut useful = false;
+    let mut reader = NvlinkReader {
+        inv: Inventory::new(InventoryKind::Imported, vec![origin.to_string()]),
+        origin,
+        current: None,
+        useful: false,
+    };
     for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        let line_no = i + 1;
-        if line.is_empty() {
-            continue;
-        }
-        if let Some((index, name, uuid)) = nvlink_gpu_header(line) {
-            let g = inv.gpu_mut(index);
-            g.name = value_str(&name);
-            g.uuid = uuid;
-            g.nvlinks.get_or_insert_with(Vec::new);
-            current = Some(index);
-            continue;
-        }
-        let Some(rest) = line.strip_prefix("Link ") else {
-            continue;
-        };
-        let Some((num, what)) = rest.split_once(':') else {
-            continue;
-        };
-        let Ok(link) = num.trim().parse::<u32>() else {
-            // `Link 0, P2P is supported: true` (nvlink -c) and other forms: not a state.
-            continue;
-        };
-        let Some(gpu) = current else {
-            return Err(parse_error(
-                origin,
-                line_no,
-                "a `Link N:` line before any `GPU N: … (UUID: …)` line",
-            ));
-        };
-        if link >= crate::model::NVLINKS_PER_GPU_MAX {
-            return Err(parse_error(
-                origin,
-                line_no,
-                format!(
-                    "GPU {gpu} link {link}: link numbers go up to {} (at most {} NVLinks per GPU)",
-                    crate::model::NVLINKS_PER_GPU_MAX - 1,
-                    crate::model::NVLINKS_PER_GPU_MAX
-                ),
-            ));
-        }
-        let what = what.trim();
-        let g = inv.gpu_mut(gpu);
-        let links = g.nvlinks.get_or_insert_with(Vec::new);
-        let state = match links.iter_mut().position(|l| l.link == link) {
-            Some(p) => &mut links[p],
-            None => {
-                links.push(NvLinkState {
-                    link,
-                    ..Default::default()
-                });
-                links.sort_by_key(|l| l.link);
-                let p = links.iter().position(|l| l.link == link).unwrap_or(0);
-                &mut links[p]
-            }
-        };
-        let bad = |m: String| parse_error(origin, line_no, format!("GPU {gpu} link {link}: {m}"));
-        if what.eq_ignore_ascii_case("<inactive>") || what.eq_ignore_ascii_case("inactive") {
-            state.active = Some(false);
-            useful = true;
-        } else if let Some(speed) = what.strip_suffix("GB/s") {
-            let gbps: f64 = speed.trim().parse().map_err(|_| {
-                bad(format!(
-                    "expected a speed like 26.562 GB/s, found {}",
-                    quoted(what)
-                ))
-            })?;
-            let gbps = crate::model::NVLINK_GBPS_PER_LINK
-                .check(gbps)
-                .map_err(|e| bad(format!("link speed {e}")))?;
-            state.active = Some(true);
-            state.gbps = Some(gbps);
-            useful = true;
-        } else if let Some((counter, v)) = what.rsplit_once(':')
-            && counter.contains("Errors")
-        {
-            let v = number(v).map_err(bad)?;
-            let slot = if counter.contains("CRC") {
-                &mut state.crc_errors
-            } else if counter.contains("Replay") {
-                &mut state.replay_errors
-            } else if counter.contains("Recovery") {
-                &mut state.recovery_errors
-            } else {
-                continue;
-            };
-            if let Some(v) = v {
-                *slot = Some(slot.unwrap_or(0) + v);
-            }
-            useful = true;
-        }
+        reader.line(raw.trim(), i + 1)?;
     }
+    let mut inv = reader.inv;
     if inv.gpus.is_empty() {
         return Err(parse_error(
             origin,
@@ -1136,7 +1149,7 @@ pub fn parse_nvlink(text: &str, origin: &str) -> Result<Inventory, TopologyError
             "no `GPU N: … (UUID: …)` line: not `nvidia-smi nvlink` output",
         ));
     }
-    if !useful {
+    if !reader.useful {
         inv.notes.push(format!(
             "{origin}: no NVLink state or error counter (capabilities only?): import `nvidia-smi nvlink -s` and `-e` output"
         ));
@@ -1158,6 +1171,130 @@ pub fn parse_nvlink(text: &str, origin: &str) -> Result<Inventory, TopologyError
         }
     }
     Ok(inv)
+}
+
+/// [`parse_nvlink`] under way: the inventory so far, the GPU whose `Link N:` lines follow,
+/// and whether any line said a link's state or counters.
+struct NvlinkReader<'a> {
+    inv: Inventory,
+    origin: &'a str,
+    current: Option<usize>,
+    useful: bool,
+}
+
+impl NvlinkReader<'_> {
+    /// One trimmed line, number `line_no`: a GPU's header, or one of its links' state, speed or
+    /// error counter; anything else is passed over.
+    fn line(&mut self, line: &str, line_no: usize) -> Result<(), TopologyError> {
+        let origin = self.origin;
+        if line.is_empty() {
+            return Ok(());
+        }
+        if let Some((index, name, uuid)) = nvlink_gpu_header(line) {
+            let g = self.inv.gpu_mut(index);
+            g.name = value_str(&name);
+            g.uuid = uuid;
+            g.nvlinks.get_or_insert_with(Vec::new);
+            self.current = Some(index);
+            return Ok(());
+        }
+        let Some((num, what)) = line.strip_prefix("Link ").and_then(|r| r.split_once(':')) else {
+            return Ok(());
+        };
+        let Ok(link) = num.trim().parse::<u32>() else {
+            // `Link 0, P2P is supported: true` (nvlink -c) and other forms: not a state.
+            return Ok(());
+        };
+        let Some(gpu) = self.current else {
+            return Err(parse_error(
+                origin,
+                line_no,
+                "a `Link N:` line before any `GPU N: … (UUID: …)` line",
+            ));
+        };
+        if link >= crate::model::NVLINKS_PER_GPU_MAX {
+            return Err(parse_error(
+                origin,
+                line_no,
+                format!(
+                    "GPU {gpu} link {link}: link numbers go up to {} (at most {} NVLinks per GPU)",
+                    crate::model::NVLINKS_PER_GPU_MAX - 1,
+                    crate::model::NVLINKS_PER_GPU_MAX
+                ),
+            ));
+        }
+        let state = link_state(self.inv.gpu_mut(gpu), link);
+        let bad = |m: String| parse_error(origin, line_no, format!("GPU {gpu} link {link}: {m}"));
+        if read_link_line(state, what.trim(), bad)? {
+            self.useful = true;
+        }
+        Ok(())
+    }
+}
+
+/// The state of link `link` of GPU `g`, added (in link order) when new.
+fn link_state(g: &mut GpuInventory, link: u32) -> &mut NvLinkState {
+    let links = g.nvlinks.get_or_insert_with(Vec::new);
+    let p = match links.iter().position(|l| l.link == link) {
+        Some(p) => p,
+        None => {
+            links.push(NvLinkState {
+                link,
+                ..Default::default()
+            });
+            links.sort_by_key(|l| l.link);
+            links.iter().position(|l| l.link == link).unwrap_or(0)
+        }
+    };
+    &mut links[p]
+}
+
+/// What a `Link N:` line says (`what`, after the colon) into `state`: inactive, a speed, or an
+/// error counter (added up); whether it said any of these. `bad` makes a malformed value's
+/// error.
+fn read_link_line(
+    state: &mut NvLinkState,
+    what: &str,
+    bad: impl Fn(String) -> TopologyError,
+) -> Result<bool, TopologyError> {
+    if what.eq_ignore_ascii_case("<inactive>") || what.eq_ignore_ascii_case("inactive") {
+        state.active = Some(false);
+        return Ok(true);
+    }
+    if let Some(speed) = what.strip_suffix("GB/s") {
+        let gbps: f64 = speed.trim().parse().map_err(|_| {
+            bad(format!(
+                "expected a speed like 26.562 GB/s, found {}",
+                quoted(what)
+            ))
+        })?;
+        let gbps = crate::model::NVLINK_GBPS_PER_LINK
+            .check(gbps)
+            .map_err(|e| bad(format!("link speed {e}")))?;
+        state.active = Some(true);
+        state.gbps = Some(gbps);
+        return Ok(true);
+    }
+    let Some((counter, v)) = what.rsplit_once(':') else {
+        return Ok(false);
+    };
+    if !counter.contains("Errors") {
+        return Ok(false);
+    }
+    let v = number(v).map_err(bad)?;
+    let slot = if counter.contains("CRC") {
+        &mut state.crc_errors
+    } else if counter.contains("Replay") {
+        &mut state.replay_errors
+    } else if counter.contains("Recovery") {
+        &mut state.recovery_errors
+    } else {
+        return Ok(false);
+    };
+    if let Some(v) = v {
+        *slot = Some(slot.unwrap_or(0) + v);
+    }
+    Ok(true)
 }
 
 #[cfg(test)]
