@@ -138,6 +138,34 @@ impl MeasureOptions {
     }
 }
 
+/// The all-reduce curve the model uses on two or more GPUs: the collectives stage's sweep
+/// where it handed one over, else a sweep of its own, else `fallback` (the modeled curve), the
+/// notes saying which.
+fn all_reduce_curve(
+    sub: &Topology,
+    opts: &MeasureOptions,
+    collectives: &MakeCollectives<'_>,
+    cancel: &AtomicBool,
+    fallback: &Option<CommCurve>,
+    notes: &mut Vec<String>,
+    progress: &mut dyn FnMut(&str, &ScalingRun),
+) -> Option<CommCurve> {
+    if let Some(c) = &opts.curve {
+        notes.push("all-reduce curve: the collectives stage's NCCL sweep over these GPUs".into());
+        return Some(c.clone());
+    }
+    progress(
+        "measuring the all-reduce curve (NCCL)",
+        &ScalingRun::default(),
+    );
+    measure_curve(sub, collectives, cancel).unwrap_or_else(|e| {
+        notes.push(format!(
+            "all-reduce curve not measured ({e}); modeled curve used"
+        ));
+        fallback.clone()
+    })
+}
+
 /// On this machine: measures the GEMM rates (cuBLAS: the first GPU alone, then every GPU at
 /// once) and an NCCL all-reduce sweep over `gpus` (on the backend `collectives` builds for a
 /// topology: `job::backend` hands the NCCL one); runs each workload's real training step with
@@ -177,20 +205,17 @@ pub fn run_measured(
     let rates = rates.or(GpuRates::datasheet(&name));
     let comm = if ordinals.len() < 2 {
         None
-    } else if let Some(c) = &opts.curve {
-        notes.push("all-reduce curve: the collectives stage's NCCL sweep over these GPUs".into());
-        Some(c.clone())
     } else {
-        progress(
-            "measuring the all-reduce curve (NCCL)",
-            &ScalingRun::default(),
-        );
-        measure_curve(&sub, collectives, cancel).unwrap_or_else(|e| {
-            notes.push(format!(
-                "all-reduce curve not measured ({e}); modeled curve used"
-            ));
-            modeled_machine.comm.clone()
-        })
+        let fallback = &modeled_machine.comm;
+        all_reduce_curve(
+            &sub,
+            opts,
+            collectives,
+            cancel,
+            fallback,
+            &mut notes,
+            progress,
+        )
     };
     let mut machine = Machine::from_topology(&assumed, comm, rates);
     machine.label = sub.source.label();
@@ -246,10 +271,7 @@ pub fn run_measured(
                 });
                 match fw {
                     Ok(fw) => {
-                        // Where the stage's minutes went (the suite's time, README).
-                        if let Some(t) = fw.time_note() {
-                            notes.push(t);
-                        }
+                        notes.extend(fw.time_note()); // where the stage's minutes went
                         machine.framework_steps = fw.steps;
                         machine.overlap = fw.overlap;
                         machine.probe = fw.probe;

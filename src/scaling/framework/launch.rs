@@ -367,42 +367,7 @@ pub fn launch(
                 Ok(Some(e)) => {
                     clock.see(&e, start.elapsed().as_secs_f64());
                     on_event(&e);
-                    match e {
-                        Event::Result(r) => out.results.push(*r),
-                        Event::Probe(p) => out.probes.push(*p),
-                        Event::Hello { torch, gpu, .. } => out.hello = Some((torch, gpu)),
-                        Event::Oom {
-                            workload,
-                            mode,
-                            message,
-                            ..
-                        } => {
-                            let oom = (mode, message.unwrap_or_default());
-                            if let Some(w) = workload {
-                                end_of(&mut out.ends, w).oom = Some(oom.clone());
-                            }
-                            out.oom = Some(oom);
-                        }
-                        Event::Error {
-                            workload,
-                            kind,
-                            phase,
-                            message,
-                            ..
-                        } => {
-                            let why = format!(
-                                "{}{}: {}",
-                                kind.unwrap_or_else(|| "error".into()),
-                                phase.map(|p| format!(" while {p}")).unwrap_or_default(),
-                                clip(&message.unwrap_or_default(), 300)
-                            );
-                            match workload {
-                                Some(w) => end_of(&mut out.ends, w).error = Some(why),
-                                None => out.failure = Some(why),
-                            }
-                        }
-                        _ => {}
-                    }
+                    out.absorb(e);
                 }
                 Ok(None) => {}
                 Err(why) => out.garbage.push(why),
@@ -426,10 +391,65 @@ pub fn launch(
     }
     out.phases = clock.finish(start.elapsed().as_secs_f64());
     if out.failure.is_none() {
-        out.failure = match (ended_by, status) {
+        out.failure = out.failure_after(ended_by, status, &stderr_tail);
+    }
+    out
+}
+
+impl LaunchOutcome {
+    /// Keeps what protocol event `e` says: a result, a probe, the greeting, a workload's or the
+    /// launch's out-of-memory or error.
+    fn absorb(&mut self, e: Event) {
+        match e {
+            Event::Result(r) => self.results.push(*r),
+            Event::Probe(p) => self.probes.push(*p),
+            Event::Hello { torch, gpu, .. } => self.hello = Some((torch, gpu)),
+            Event::Oom {
+                workload,
+                mode,
+                message,
+                ..
+            } => {
+                let oom = (mode, message.unwrap_or_default());
+                if let Some(w) = workload {
+                    end_of(&mut self.ends, w).oom = Some(oom.clone());
+                }
+                self.oom = Some(oom);
+            }
+            Event::Error {
+                workload,
+                kind,
+                phase,
+                message,
+                ..
+            } => {
+                let why = format!(
+                    "{}{}: {}",
+                    kind.unwrap_or_else(|| "error".into()),
+                    phase.map(|p| format!(" while {p}")).unwrap_or_default(),
+                    clip(&message.unwrap_or_default(), 300)
+                );
+                match workload {
+                    Some(w) => end_of(&mut self.ends, w).error = Some(why),
+                    None => self.failure = Some(why),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Why the launch failed, where nothing said so before: how it was ended, its exit code
+    /// with the last line of its standard error, or that it printed no result.
+    fn failure_after(
+        &self,
+        ended_by: Option<String>,
+        status: Option<std::process::ExitStatus>,
+        stderr_tail: &std::collections::VecDeque<String>,
+    ) -> Option<String> {
+        match (ended_by, status) {
             (Some(why), _) => Some(why),
             // A workload's own end (out of memory, an error) explains the exit code.
-            _ if out.oom.is_some() || !out.ends.is_empty() => None,
+            _ if self.oom.is_some() || !self.ends.is_empty() => None,
             (None, Some(s)) if !s.success() => {
                 let tail = stderr_tail
                     .iter()
@@ -449,21 +469,20 @@ pub fn launch(
                     }
                 ))
             }
-            _ if out.results.is_empty() && out.probes.is_empty() => {
-                Some(if out.garbage.is_empty() {
+            _ if self.results.is_empty() && self.probes.is_empty() => {
+                Some(if self.garbage.is_empty() {
                     "printed no result".to_string()
                 } else {
                     format!(
                         "printed no result; {} line(s) not understood, the first: {}",
-                        out.garbage.len(),
-                        out.garbage[0]
+                        self.garbage.len(),
+                        self.garbage[0]
                     )
                 })
             }
             _ => None,
-        };
+        }
     }
-    out
 }
 
 /// The entry of workload `w` in `ends`, added where there is none.

@@ -190,29 +190,13 @@ pub fn run(
                 continue;
             }
             // A launch that cannot fit by a wide margin is not started (it would only OOM).
-            if let Some(cap) = opts.gpu_memory_gib {
-                let micro = w.micro_batch().min(w.per_gpu_batch);
-                if let Some(e) = memory::estimate(w, w.pattern, n, micro, Some(cap))
-                    && e.total_gib() > cap * 1.15
-                {
-                    for &(mode, per) in &planned {
-                        let mut row = row(w, mode, n, per);
-                        row.fits = Some(false);
-                        row.micro_batch = Some(micro);
-                        row.accumulate = Some(crate::scaling::batch::accumulation(per, micro));
-                        row.memory_gib_per_gpu = e.known_total_gib();
-                        row.basis = format!(
-                            "not run: the model needs {} per GPU of {cap:.0} GiB",
-                            e.describe_total()
-                        );
-                        run.rows.push(row);
-                    }
-                    progress(
-                        &format!("{} on {n} GPU(s): does not fit", w.name),
-                        &run.rows,
-                    );
-                    continue;
-                }
+            if let Some(rows) = unfit_rows(w, n, &planned, opts) {
+                run.rows.extend(rows);
+                progress(
+                    &format!("{} on {n} GPU(s): does not fit", w.name),
+                    &run.rows,
+                );
+                continue;
             }
             batch.push((w, spec, planned));
         }
@@ -280,6 +264,39 @@ pub fn run(
         );
     }
     Ok(finish(run, workloads))
+}
+
+/// The rows of `w` on `n` GPUs where its estimated memory exceeds the GPU's by more than 15 %
+/// (not run: the launch would only run out of memory); `None` where it may fit or the GPU's
+/// memory is not known.
+fn unfit_rows(
+    w: &Workload,
+    n: usize,
+    planned: &[(Mode, f64)],
+    opts: &FrameworkOptions,
+) -> Option<Vec<ScalingPoint>> {
+    let cap = opts.gpu_memory_gib?;
+    let micro = w.micro_batch().min(w.per_gpu_batch);
+    let e = memory::estimate(w, w.pattern, n, micro, Some(cap))?;
+    if e.total_gib() <= cap * 1.15 {
+        return None;
+    }
+    let rows = planned
+        .iter()
+        .map(|&(mode, per)| {
+            let mut row = row(w, mode, n, per);
+            row.fits = Some(false);
+            row.micro_batch = Some(micro);
+            row.accumulate = Some(crate::scaling::batch::accumulation(per, micro));
+            row.memory_gib_per_gpu = e.known_total_gib();
+            row.basis = format!(
+                "not run: the model needs {} per GPU of {cap:.0} GiB",
+                e.describe_total()
+            );
+            row
+        })
+        .collect();
+    Some(rows)
 }
 
 /// A progress line for the script's `progress` event `e` on `n` GPUs, e.g. `PyTorch: gpt2-xl on 2
