@@ -9,7 +9,7 @@
 //! the samples and events as data in `src/model/soak.rs`; the verdict in `src/health/soak.rs` and
 //! each dip's cause in `src/health/attribution.rs`; the soak.csv recording and its replay in
 //! `src/health/soak_csv.rs`; `check --soak` in `src/cli/check.rs`; the app's Soak view in
-//! `src/ui/soak_view.rs`, `src/ui/soak_series.rs` and `src/ui/soak_plots.rs`.
+//! `src/ui/views/soak/mod.rs`, `src/ui/views/soak/series.rs` and `src/ui/views/soak/plots.rs`.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
