@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::interrupt::{self, CANCEL};
 use super::output::{self, OutLock, write_atomic};
-use super::run_job::{Stopped, drive};
+use super::run_job::{Stopped, Terminal, drive};
 use super::{CliError, SourceArgs, write_file};
 use crate::export;
 use crate::job::{Event, Job, Stage, SuiteOptions};
@@ -453,53 +453,9 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             soak: args.soak.clone(),
         },
     };
-    let report = drive(
-        &mut runner,
-        &job,
-        &CANCEL,
-        false,
-        &mut |e, report, term| match e {
-            Event::Started { topology, .. } => {
-                writer.set_stage(Some(StageInFlight::Running(Stage::Topology)));
-                let written = writer.write_topology(topology).and(writer.write(report));
-                writer.set_stage(None);
-                term.say(&format!(
-                    "topology     {}, {} links ({}) → gpus.csv, links.csv",
-                    crate::report::compare::gpus(topology.gpus.len()),
-                    topology.links.len(),
-                    topology.source.kind()
-                ));
-                written
-            }
-            Event::Stage {
-                stage, done: false, ..
-            } => {
-                writer.set_stage(Some(StageInFlight::Running(*stage)));
-                Ok(())
-            }
-            Event::Stage {
-                stage,
-                done: true,
-                seconds,
-            } => {
-                let written = writer.write(report);
-                if let Some(line) =
-                    stage_line(*stage, report, source_word, seconds.unwrap_or_default())
-                {
-                    term.say(&line);
-                }
-                writer.set_stage(None);
-                written
-            }
-            Event::Bandwidth { .. }
-            | Event::Collectives { .. }
-            | Event::Scaling { .. }
-            | Event::Health { .. }
-            | Event::SoakStarted { .. }
-            | Event::SoakSamples { .. } => writer.write_soon(report),
-            Event::Progress { .. } | Event::Warning { .. } | Event::Note { .. } => Ok(()),
-        },
-    );
+    let report = drive(&mut runner, &job, &CANCEL, false, &mut |e, report, term| {
+        on_event(&writer, source_word, e, report, term)
+    });
     let report = match report {
         Ok(r) => r,
         Err(Stopped::Write(e)) => {
@@ -519,24 +475,11 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     };
 
     writer.write(&report)?;
-    let mut documents = Vec::new();
-    if !interrupt::cancelled() {
-        writer.set_stage(Some(StageInFlight::Pngs));
-        let rendered = crate::document::render_all(&report);
-        for (name, result) in rendered {
-            // A signal during the rendering skips writing them (the message says so).
-            if interrupt::cancelled() {
-                break;
-            }
-            match result {
-                Ok(bytes) => {
-                    write_file(&args.out.join(name), &bytes)?;
-                    documents.push(name);
-                }
-                Err(e) => eprintln!("warning: {name} not written: {e:#}"),
-            }
-        }
-    }
+    let documents = if interrupt::cancelled() {
+        Vec::new()
+    } else {
+        write_documents(&writer, &report, &args.out)?
+    };
     // Whenever a signal came, the files say so before the process ends (see `close`).
     if writer.close(&report)? {
         return Err(interrupted(&args.out));
@@ -552,6 +495,81 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         eprintln!("warning: {w}");
     }
     Ok(())
+}
+
+/// What the suite does with each event of its job: the topology's files and line, a stage's
+/// files and line when it ends, the report rewritten soon after each result.
+fn on_event(
+    writer: &Writer<'_>,
+    source_word: &str,
+    e: &Event,
+    report: &Report,
+    term: &Terminal,
+) -> Result<(), CliError> {
+    match e {
+        Event::Started { topology, .. } => {
+            writer.set_stage(Some(StageInFlight::Running(Stage::Topology)));
+            let written = writer.write_topology(topology).and(writer.write(report));
+            writer.set_stage(None);
+            term.say(&format!(
+                "topology     {}, {} links ({}) → gpus.csv, links.csv",
+                crate::report::compare::gpus(topology.gpus.len()),
+                topology.links.len(),
+                topology.source.kind()
+            ));
+            written
+        }
+        Event::Stage {
+            stage, done: false, ..
+        } => {
+            writer.set_stage(Some(StageInFlight::Running(*stage)));
+            Ok(())
+        }
+        Event::Stage {
+            stage,
+            done: true,
+            seconds,
+        } => {
+            let written = writer.write(report);
+            if let Some(line) = stage_line(*stage, report, source_word, seconds.unwrap_or_default())
+            {
+                term.say(&line);
+            }
+            writer.set_stage(None);
+            written
+        }
+        Event::Bandwidth { .. }
+        | Event::Collectives { .. }
+        | Event::Scaling { .. }
+        | Event::Health { .. }
+        | Event::SoakStarted { .. }
+        | Event::SoakSamples { .. } => writer.write_soon(report),
+        Event::Progress { .. } | Event::Warning { .. } | Event::Note { .. } => Ok(()),
+    }
+}
+
+/// Renders the PNGs and the PDF into `out`; a signal during the rendering skips writing the
+/// rest (the message says so). Returns the names written.
+fn write_documents(
+    writer: &Writer<'_>,
+    report: &Report,
+    out: &Path,
+) -> Result<Vec<&'static str>, CliError> {
+    let mut documents = Vec::new();
+    writer.set_stage(Some(StageInFlight::Pngs));
+    for (name, result) in crate::document::render_all(report) {
+        if interrupt::cancelled() {
+            break;
+        }
+        match result {
+            Ok(bytes) => {
+                write_file(&out.join(name), &bytes)?;
+                documents.push(name);
+            }
+            Err(e) => eprintln!("warning: {name} not written: {e:#}"),
+        }
+    }
+    Ok(documents)
 }
 
 /// The error of a run a signal stopped: exit 128 + the signal (130 for Ctrl-C).
