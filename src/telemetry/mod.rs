@@ -27,7 +27,7 @@
 //!   `src/telemetry/soak_probe.rs`; the loads in `src/bench/cuda/soak.rs`; the samples and
 //!   events as data in `src/model/soak.rs`; the verdict in `src/health/soak.rs` and each dip's
 //!   cause in `src/health/attribution.rs`; soak.csv and its replay in `src/health/soak_csv.rs`;
-//!   `check --soak` in `src/cli/check.rs`; the app's Soak view in `src/ui/soak_view.rs`.
+//!   `check --soak` in `src/cli/check.rs`; the app's Soak view in `src/ui/views/soak/`.
 //! - **watch** (live traffic): the job in `src/job/watch.rs` (its own map); the feeds here in
 //!   `src/telemetry/traffic.rs`; a sample and a recording as data in `src/model/traffic.rs`;
 //!   `scalescope watch` in `src/cli/watch.rs` and its `/metrics` in `src/cli/metrics_server.rs`
