@@ -16,7 +16,7 @@
 //!
 //! Where else a fleet lives: `fleet run` in `src/cli/fleet_run.rs`, `fleet report` in
 //! `src/cli/fleet_report.rs` (both declared in `src/cli/fleet.rs`); the app's Fleet view in
-//! `src/ui/fleet_view.rs` and its heat table in `src/ui/fleet_table.rs`.
+//! `src/ui/views/fleet/mod.rs` and its heat table in `src/ui/views/fleet/table.rs`.
 
 pub mod between;
 pub mod files;
