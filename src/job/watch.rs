@@ -6,8 +6,9 @@
 //! replayed, recordings read — in `src/telemetry/traffic.rs`; a sample and a recording as data in
 //! `src/model/traffic.rs`; the terminal lines, CSV and recording of `scalescope watch` in
 //! `src/cli/watch.rs` and its `/metrics` endpoint in `src/cli/metrics_server.rs`, written in
-//! Prometheus' format by `src/export/prometheus.rs`; the app's Live overlay in `src/ui/views/live/mod.rs`
-//! (its feed and controls) and `src/ui/views/live/draw.rs` (the drawing).
+//! Prometheus' format by `src/export/prometheus.rs`; the app's Live overlay in
+//! `src/ui/views/live/mod.rs` (its feed and controls) and `src/ui/views/live/draw.rs` (the
+//! drawing).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
