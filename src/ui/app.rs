@@ -3,7 +3,8 @@
 //! warning banner and error lines — the shortcuts, and the routing of [`Action`]s to the parts
 //! that own the state: the sources and what they hold ([`super::sources`], [`super::servers`],
 //! [`super::shown`]), files in and out ([`super::files`]) and what a Save writes
-//! ([`super::saving`]).
+//! ([`super::saving`]). The views it does not name: it loops over their tabs
+//! ([`super::views::tabs`]) for the tab bar, and draws the selected one.
 //!
 //! NVML, ssh and file dialogs never run inside `ui()`: the parts' worker threads send their
 //! results over channels and request a repaint; `ui()` takes them at the start of each frame.
@@ -19,10 +20,10 @@ use super::command::Command;
 use super::files::{FileDialogs, FileRequest, Files, Opened};
 use super::notices::{self, Notices};
 use super::servers::{RECENT_HOSTS, ServerEntry, ServerEvent};
-use super::shown::Views;
 use super::sources::{ReportEntry, Sources};
+use super::views::Views;
 use super::views::fleet::FleetView;
-use super::views::{compare, topology};
+use super::views::tabs::{Tabs, ViewCtx};
 use super::{menus, report_view, saving};
 use crate::model::Topology;
 use crate::model::traffic::TrafficRecording;
@@ -101,8 +102,8 @@ pub struct App {
     sources: Sources,
     files: Files,
     notices: Notices,
-    /// The open fleet, if any (the Fleet tab).
-    fleet: FleetView,
+    /// One tab per view, the open fleet among them.
+    tabs: Tabs,
     theme_applied: Option<bool>,
     /// How each panel's content fit last frame.
     fits: Vec<PanelFit>,
@@ -179,7 +180,7 @@ impl App {
             settings,
             files: Files::default(),
             notices: Notices::default(),
-            fleet: FleetView::default(),
+            tabs: Tabs::default(),
             theme_applied: None,
             fits: Vec::new(),
             fit_window: false,
@@ -267,33 +268,28 @@ impl App {
     /// (a replay as the replay of its file, a report as a report).
     pub fn shown_label(&self) -> Option<String> {
         let fleet = (self.settings.view == View::Fleet)
-            .then(|| self.fleet.source_label())
+            .then(|| self.tabs.fleet.source_label())
             .flatten();
         fleet.or_else(|| self.sources.shown_label())
     }
 
     /// The open fleet (the Fleet view's state), to read.
     pub fn fleet(&self) -> &FleetView {
-        &self.fleet
+        &self.tabs.fleet
     }
 
     /// The open fleet, to change what it shows (for tests and scripted use).
     pub fn fleet_mut(&mut self) -> &mut FleetView {
-        &mut self.fleet
+        &mut self.tabs.fleet
     }
 
-    /// The view tabs the selected source shows: every view, Soak only where its report holds
-    /// a soak or its GPUs can run one from here, and Fleet only while a fleet is open.
+    /// The view tabs the selected source shows, in tab order: each tab that says it is
+    /// available (every view; Soak only where its report holds a soak or its GPUs can run one
+    /// from here, Fleet only while a fleet is open).
     pub fn tabs(&self) -> Vec<View> {
-        let soak = self
-            .sources
-            .get(self.sources.selected())
-            .is_some_and(|(r, v)| v.has_soak_tab(r));
-        View::ALL
-            .iter()
-            .copied()
-            .filter(|v| *v != View::Soak || soak)
-            .filter(|v| *v != View::Fleet || self.fleet.is_open())
+        (self.tabs.iter().into_iter())
+            .filter(|t| t.available(&self.sources))
+            .map(|t| t.view())
             .collect()
     }
 
@@ -341,7 +337,7 @@ impl App {
                 notices.note(files.read_reports(ctx, vec![path]));
                 self.settings.view = View::Topology;
             }
-            Action::CloseFleet => self.fleet.close(),
+            Action::CloseFleet => self.tabs.fleet.close(),
             Action::SaveRecording => notices.note(
                 saving::recording_work(self.sources.shown())
                     .and_then(|work| files.save_recording(ctx, work)),
@@ -349,7 +345,7 @@ impl App {
             Action::Save(kind) => self.save(ctx, kind),
             Action::PromptOk => {
                 let (sources, reports) = (&self.sources, self.sources.reports());
-                let (cost, fleet) = (&self.settings.cost, self.fleet.outcome());
+                let (cost, fleet) = (&self.settings.cost, self.tabs.fleet.outcome());
                 notices.note(files.prompt_ok(ctx, |view, kind| {
                     let all: Vec<&Report> = reports.iter().map(|e| &e.report).collect();
                     saving::work(view, kind, sources.shown(), &all, cost, fleet)
@@ -379,7 +375,7 @@ impl App {
             self.sources.shown(),
             &reports,
             &self.settings.cost,
-            self.fleet.outcome(),
+            self.tabs.fleet.outcome(),
         )
         .and_then(|work| self.files.save(ctx, view, kind, work));
         self.notices.note(saved);
@@ -416,7 +412,7 @@ impl App {
                 self.notices.error = opened.err();
             }
             Opened::Fleet(Ok(read)) => {
-                self.fleet.open(read.outcome, read.inputs);
+                self.tabs.fleet.open(read.outcome, read.inputs);
                 self.settings.view = View::Fleet;
                 self.notices.error = None;
             }
@@ -664,102 +660,21 @@ impl App {
             }
         });
         ui.add_space(4.0);
-        match self.settings.view {
-            View::Compare => {
-                let refs: Vec<&Report> = self.sources.reports().iter().map(|e| &e.report).collect();
-                let cost = &mut self.settings.cost;
-                // Every tab's scroll area has its own id, so each keeps its own offset.
-                egui::ScrollArea::both()
-                    .id_salt("compare-view")
-                    .auto_shrink([false, false])
-                    .show(ui, |ui| compare::show(ui, &refs, None, cost));
-            }
-            View::Topology => self.topology(ui, actions),
-            View::Fleet => self.fleet.ui(ui, actions),
-            View::Soak => match self.sources.shown_mut() {
-                Some((report, views)) => views.soak.ui(ui, report),
-                None => self.placeholder(ui),
-            },
-            view => self.measurement_view(ui, view),
-        }
-    }
-
-    /// The Bandwidth, Collectives or Scaling view of the selected source.
-    fn measurement_view(&mut self, ui: &mut Ui, view: View) {
-        let of_report = matches!(self.selected(), SourceKey::Report(_));
-        let Some((report, views)) = self.sources.shown_mut() else {
-            return self.placeholder(ui);
+        let view = self.settings.view;
+        let mut ctx = ViewCtx {
+            sources: &mut self.sources,
+            cost: &mut self.settings.cost,
+            actions,
         };
-        // A report without the stage says so; it offers no run (its machine is not here).
-        let missing = match view {
-            View::Bandwidth => report.bandwidth.is_none().then_some("bandwidth"),
-            View::Collectives => report.collectives.is_none().then_some("collectives"),
-            _ => report.scaling.is_none().then_some("scaling"),
-        };
-        if let Some(what) = missing.filter(|_| of_report) {
-            return no_section(ui, what);
+        if let Some(tab) = self.tabs.iter_mut().into_iter().find(|t| t.view() == view) {
+            tab.ui(ui, &mut ctx);
         }
-        match view {
-            View::Bandwidth => views.bandwidth.ui(ui, report),
-            View::Collectives => views.collectives.ui(ui, report),
-            _ => views.scaling.ui(ui, report),
-        }
-    }
-
-    /// The Topology view of the selected source, with a report's or an import's health check,
-    /// and the Live overlay's bar and traffic where the source can be watched or replayed.
-    fn topology(&mut self, ui: &mut Ui, actions: &mut Vec<Action>) {
-        // A report's topology wears the report's provenance, never this machine's.
-        let shown_as = self.sources.current_report().map(|(r, example)| {
-            let o = report_view::origin(r, example);
-            topology::ShownAs {
-                badge: o.badge,
-                name: crate::report::summary::machine_title(r),
-                text: o.text,
-            }
-        });
-        // The view lays out to the visible width (the scroll area's inner width, less its
-        // bars); only content wider than that scrolls. Its own id: every tab keeps its own
-        // scroll offset.
-        let Some((r, views)) = self.sources.shown_mut() else {
-            return self.placeholder(ui);
-        };
-        egui::ScrollArea::both()
-            .id_salt("topology-view")
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                topology::show_report(ui, r, &mut views.live, shown_as, actions)
-            });
-    }
-
-    /// What the central panel says while no source is loaded.
-    fn placeholder(&self, ui: &mut Ui) {
-        ui.centered_and_justified(|ui| {
-            if self.sources.live_loading() {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.label("Reading this machine through NVML…");
-                });
-            } else {
-                ui.label("Pick a source on the left, or drop nvidia-smi output here.");
-            }
-        });
     }
 }
 
 /// The command line's report paths: folders (fleets) apart from files (reports).
 fn split_fleets(paths: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     paths.into_iter().partition(|p| p.is_dir())
-}
-
-/// Says that a report has no section for this view.
-fn no_section(ui: &mut Ui, what: &str) {
-    ui.label(
-        RichText::new(format!(
-            "This report has no {what} results (the stage was not run)."
-        ))
-        .weak(),
-    );
 }
 
 impl eframe::App for App {

@@ -1,5 +1,5 @@
-//! The desktop app: an eframe [`App`] with one file per view, plus offscreen rendering of views
-//! for reports and screenshots ([`snapshot`]).
+//! The desktop app: an eframe [`App`] with one place per view ([`views`], which the shell loops
+//! over as tabs), plus offscreen rendering of views for reports and screenshots ([`snapshot`]).
 //!
 //! The App is a shell (`app.rs`) routing actions to the parts that own their state: the sources
 //! and the report each holds (`sources.rs`, `servers.rs`, `shown.rs`), files in and out
@@ -32,8 +32,9 @@ pub use app::{App, PanelFit, Settings, Startup};
 pub use command::Command;
 pub use files::{FILE_DIALOG_ENV, FileDialogs, FileRequest, FleetRead, read_fleet};
 pub use servers::{ServerEntry, ServerState};
-pub use shown::{Machine, Views};
+pub use shown::Machine;
 pub use sources::ReportEntry;
+pub use views::Views;
 /// The Compare view by the name it had before `views/`; tests/report.rs still uses it.
 pub use views::compare as compare_view;
 

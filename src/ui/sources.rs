@@ -3,7 +3,8 @@
 //! imported from `nvidia-smi` captures, and opened (or bundled) reports; which one is selected;
 //! names given to reports' machines.
 //!
-//! Each source holds a report and the views' state on it ([`super::shown`]).
+//! Each source holds a report and the views' state on it ([`super::shown`]); the views reach
+//! them through [`ViewSources`].
 
 use std::collections::BTreeMap;
 
@@ -14,8 +15,9 @@ use super::command::Command;
 use super::jobs::Inbox;
 use super::palette::SourceBadge;
 use super::servers::Servers;
-use super::shown::{Machine, Views};
-use super::views;
+use super::shown::Machine;
+use super::views::tabs::ViewSources;
+use super::views::{self, Views};
 use super::{report_view, widgets};
 use crate::model::Topology;
 use crate::report::Report;
@@ -537,6 +539,28 @@ impl Sources {
                     .show(|ui| rename_menu(ui, i, &e.report, actions));
             });
         }
+    }
+}
+
+impl ViewSources for Sources {
+    fn selected_source(&self) -> Option<(&Report, &Views)> {
+        self.get(&self.selected)
+    }
+
+    fn selected_source_mut(&mut self) -> Option<(&mut Report, &mut Views)> {
+        self.shown_mut()
+    }
+
+    fn opened_report(&self) -> Option<(&Report, bool)> {
+        self.current_report()
+    }
+
+    fn opened_reports(&self) -> Vec<&Report> {
+        self.reports.iter().map(|e| &e.report).collect()
+    }
+
+    fn loading(&self) -> bool {
+        self.live_loading()
     }
 }
 
