@@ -13,7 +13,8 @@ use eframe::egui;
 use egui_kittest::kittest::Queryable;
 use scalescope::report::{self, Report, ReportError};
 use scalescope::scaling::RowSource;
-use scalescope::ui::{App, SourceKey, Startup, View, compare_view};
+use scalescope::ui::views::compare as compare_view;
+use scalescope::ui::{App, SourceKey, Startup, View};
 
 /// Runs a modeled quick suite of `catalog` into a fresh folder.
 fn bench(catalog: &str) -> (tempfile::TempDir, Report) {

@@ -35,8 +35,6 @@ pub use servers::{ServerEntry, ServerState};
 pub use shown::Machine;
 pub use sources::ReportEntry;
 pub use views::Views;
-/// The Compare view by the name it had before `views/`; tests/report.rs still uses it.
-pub use views::compare as compare_view;
 
 /// Opens the scalescope window and runs until it is closed.
 pub fn run_app(startup: Startup) -> anyhow::Result<()> {
