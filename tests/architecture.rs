@@ -775,22 +775,10 @@ fn member_cycle_uses(files: &[(String, String)]) -> Vec<String> {
     lines
 }
 
-/// The circles between files there were on 2026-11-28, when the check began to look into
-/// subfolders, as [`member_cycles`] writes them, each with what closes it: the list only shrinks.
-/// Both are closed by an intra-doc link alone (a link is a dependency: it breaks when its target
-/// moves); the link as plain words would open them.
-const KNOWN_CYCLES: &[(&str, &str)] = &[
-    (
-        "src/bench/: collectives, cuda",
-        "bench/collectives.rs's module doc links [`super::cuda`]; cuda/collectives/ uses \
-         bench::collectives",
-    ),
-    (
-        "src/scaling/: calibrate, framework, machine, memory, proxy, rates, step, table, workload",
-        "scaling/workload.rs's has_framework_step links [`super::framework`]; framework/ uses \
-         workload, table, calibrate, memory and proxy",
-    ),
-];
+/// The circles between files the check knows of, each with what closes it: the list only
+/// shrinks, and is empty since 2026-11-28 (the two it began with were closed by an intra-doc link
+/// alone — a link is a dependency: it breaks when its target moves — and are plain words now).
+const KNOWN_CYCLES: &[(&str, &str)] = &[];
 
 #[test]
 fn the_files_of_a_folder_form_no_cycle() {

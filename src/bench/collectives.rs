@@ -1,7 +1,7 @@
 //! Collectives: options, the plan, the backend seam, the runner and the modeled backend.
 //!
 //! The real backends (NCCL, and scalescope's own ring/tree/via-host all-reduce over P2P) live in
-//! [`super::cuda`]; this module is what they share with the modeled backend that CI runs.
+//! `bench::cuda`; this module is what they share with the modeled backend that CI runs.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -133,7 +133,7 @@ impl Pattern {
         )
     }
 
-    /// True for the patterns PyTorch runs for real ([`super::framework`]): DDP and FSDP.
+    /// True for the patterns PyTorch runs for real (`scaling::framework`): DDP and FSDP.
     pub fn has_framework_step(&self) -> bool {
         matches!(self, Self::DdpRing | Self::Fsdp)
     }
