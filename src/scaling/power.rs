@@ -18,7 +18,7 @@
 
 use super::Mode;
 use super::ScalingPoint;
-use super::rates::datasheet_power;
+use super::rates::{DatasheetPower, datasheet_power};
 use super::table::RowSource;
 use super::workload::Workload;
 use crate::model::energy::EnergyBasis;
@@ -99,6 +99,73 @@ fn first_clause(s: &str) -> String {
     s.split(", ").take(2).collect::<Vec<_>>().join(", ")
 }
 
+/// A modeled row's power per GPU and the rule that gave it, from its busy share `b`: the
+/// reference's power (measured here or a record's) moved from its busy share to this one above
+/// the idle power, capped at the board limit; or the board limit itself where no reference is
+/// known. `None` where neither a reference nor a datasheet says anything.
+fn modeled_watts(
+    reference: Option<&Reference>,
+    sheet: Option<&DatasheetPower>,
+    b: f64,
+) -> Option<(f64, String)> {
+    let limit = sheet.map(|s| s.limit_w);
+    let idle = reference
+        .and_then(|r| {
+            let from = if r.measured_spj.is_some() {
+                "measured before the run"
+            } else {
+                "the record's"
+            };
+            r.idle.map(|w| (w, from))
+        })
+        .or_else(|| sheet.and_then(|s| s.idle_w.map(|w| (w, "datasheet table"))));
+    match (reference, idle) {
+        (Some(r), Some((idle, from))) => {
+            let w = idle + (r.watts - idle) * b / r.busy;
+            // At most the board limit (a measurement on this GPU above it stands).
+            let cap = limit.unwrap_or(f64::INFINITY);
+            let cap = if r.measured_spj.is_some() {
+                cap.max(r.watts)
+            } else {
+                cap
+            };
+            Some((
+                w.clamp(idle.min(cap), cap),
+                format!(
+                    "idle {idle:.0} W ({from}) + ({:.0} W {} − idle) × busy {b:.2} ÷ {:.2}",
+                    r.watts, r.from, r.busy
+                ),
+            ))
+        }
+        (Some(r), None) => Some((
+            r.watts,
+            format!(
+                "the {:.0} W {} kept (idle power unknown: an upper bound)",
+                r.watts, r.from
+            ),
+        )),
+        (None, Some((idle, from))) => match (sheet, limit) {
+            (Some(s), Some(limit)) => Some((
+                idle + (limit - idle) * b,
+                format!(
+                    "idle {idle:.0} W ({from}) + (board limit {limit:.0} W − idle) × busy {b:.2}; {}",
+                    s.source
+                ),
+            )),
+            _ => None,
+        },
+        (None, None) => sheet.map(|s| {
+            (
+                s.limit_w,
+                format!(
+                    "the board limit {:.0} W (idle power unknown: an upper bound); {}",
+                    s.limit_w, s.source
+                ),
+            )
+        }),
+    }
+}
+
 /// Gives every modeled row with a throughput and no power its modeled power per GPU, energy per
 /// step and samples per joule (basis [`EnergyBasis::Modeled`]), for GPUs named `gpu_name`
 /// running `workloads`. Rows keep no power where no rule applies.
@@ -117,7 +184,6 @@ pub fn apply(rows: &mut [ScalingPoint], gpu_name: Option<&str>, workloads: &[Wor
             ((w, mode), r)
         })
         .collect();
-    let limit = sheet.as_ref().map(|s| s.limit_w);
     for row in rows.iter_mut() {
         if row.source != RowSource::Modeled || row.watts_per_gpu.is_some() {
             continue;
@@ -129,65 +195,8 @@ pub fn apply(rows: &mut [ScalingPoint], gpu_name: Option<&str>, workloads: &[Wor
             .iter()
             .find(|(k, _)| k.0 == row.workload && k.1 == row.mode)
             .and_then(|(_, r)| r.as_ref());
-        let idle = reference
-            .and_then(|r| {
-                let from = if r.measured_spj.is_some() {
-                    "measured before the run"
-                } else {
-                    "the record's"
-                };
-                r.idle.map(|w| (w, from))
-            })
-            .or_else(|| {
-                sheet
-                    .as_ref()
-                    .and_then(|s| s.idle_w.map(|w| (w, "datasheet table")))
-            });
-        let (watts, rule) = match (reference, idle) {
-            (Some(r), Some((idle, from))) => {
-                let w = idle + (r.watts - idle) * b / r.busy;
-                // At most the board limit (a measurement on this GPU above it stands).
-                let cap = limit.unwrap_or(f64::INFINITY);
-                let cap = if r.measured_spj.is_some() {
-                    cap.max(r.watts)
-                } else {
-                    cap
-                };
-                (
-                    w.clamp(idle.min(cap), cap),
-                    format!(
-                        "idle {idle:.0} W ({from}) + ({:.0} W {} − idle) × busy {b:.2} ÷ {:.2}",
-                        r.watts, r.from, r.busy
-                    ),
-                )
-            }
-            (Some(r), None) => (
-                r.watts,
-                format!(
-                    "the {:.0} W {} kept (idle power unknown: an upper bound)",
-                    r.watts, r.from
-                ),
-            ),
-            (None, Some((idle, from))) => match (&sheet, limit) {
-                (Some(s), Some(limit)) => (
-                    idle + (limit - idle) * b,
-                    format!(
-                        "idle {idle:.0} W ({from}) + (board limit {limit:.0} W − idle) × busy {b:.2}; {}",
-                        s.source
-                    ),
-                ),
-                _ => continue,
-            },
-            (None, None) => match &sheet {
-                Some(s) => (
-                    s.limit_w,
-                    format!(
-                        "the board limit {:.0} W (idle power unknown: an upper bound); {}",
-                        s.limit_w, s.source
-                    ),
-                ),
-                None => continue,
-            },
+        let Some((watts, rule)) = modeled_watts(reference, sheet.as_ref(), b) else {
+            continue;
         };
         if !(watts.is_finite() && watts > 0.0 && thr.is_finite() && thr > 0.0) {
             continue;
