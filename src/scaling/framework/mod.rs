@@ -207,13 +207,7 @@ pub fn run(
         let label = format!("PyTorch: {} on {n} GPU(s)", names.join(", "));
         progress(&label, &run.rows);
         let rows_so_far = run.rows.clone();
-        let combined = if batch.len() == 1 {
-            batch[0].1.clone()
-        } else {
-            serde_json::json!({
-                "workloads": batch.iter().map(|(_, s, _)| s.clone()).collect::<Vec<_>>()
-            })
-        };
+        let combined = combined_spec(&batch);
         let together = launch_script(
             &env.path,
             &script,
@@ -264,6 +258,18 @@ pub fn run(
         );
     }
     Ok(finish(run, workloads))
+}
+
+/// The spec of one launch running `batch`'s workloads in turn: a workload's own spec, or
+/// `{"workloads": [...]}` for several.
+fn combined_spec(batch: &[Planned<'_>]) -> serde_json::Value {
+    if batch.len() == 1 {
+        batch[0].1.clone()
+    } else {
+        serde_json::json!({
+            "workloads": batch.iter().map(|(_, s, _)| s.clone()).collect::<Vec<_>>()
+        })
+    }
 }
 
 /// The rows of `w` on `n` GPUs where its estimated memory exceeds the GPU's by more than 15 %

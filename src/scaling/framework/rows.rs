@@ -74,27 +74,7 @@ pub(super) fn absorb(
                 r.basis.push_str(&energy_note);
                 r.basis.push_str(&x.wrapper_note());
                 if n == 1 {
-                    let mut samples = x.step_samples_ms.clone();
-                    samples.retain(|v| v.is_finite() && *v > 0.0);
-                    run.steps.push(MeasuredStep {
-                        workload: w.name.clone(),
-                        mode,
-                        per_gpu_batch: x.per_gpu_batch,
-                        step_ms: x.step_ms.median,
-                        optimizer_ms: x
-                            .opt_ms
-                            .filter(|v| v.is_finite() && *v >= 0.0)
-                            .unwrap_or(0.0),
-                        samples_ms: samples,
-                        matrix_share: x.matrix_share(),
-                        matrix_ms: x.rank0_profile().map(|p| p.matrix),
-                        other_ms: x.rank0_profile().map(|p| p.other),
-                        host_ms: x.host_floor_at_window(),
-                        host_probe_us: positive(x.host_probe_us),
-                        accumulate: Some(x.accumulate).filter(|a| a.is_finite() && *a >= 1.0),
-                        wrapper_ms: x.wrapper_ms(),
-                        basis: basis_env.to_string(),
-                    });
+                    run.steps.push(measured_step(w, mode, x, basis_env));
                 }
             }
             None => {
@@ -123,6 +103,32 @@ pub(super) fn absorb(
             o.garbage.len(),
             o.garbage[0]
         ));
+    }
+}
+
+/// A 1-GPU result as the model's calibration: its step, optimizer, profile split, host floor
+/// and wrapper cost.
+fn measured_step(w: &Workload, mode: Mode, x: &ResultLine, basis_env: &str) -> MeasuredStep {
+    let mut samples = x.step_samples_ms.clone();
+    samples.retain(|v| v.is_finite() && *v > 0.0);
+    MeasuredStep {
+        workload: w.name.clone(),
+        mode,
+        per_gpu_batch: x.per_gpu_batch,
+        step_ms: x.step_ms.median,
+        optimizer_ms: x
+            .opt_ms
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .unwrap_or(0.0),
+        samples_ms: samples,
+        matrix_share: x.matrix_share(),
+        matrix_ms: x.rank0_profile().map(|p| p.matrix),
+        other_ms: x.rank0_profile().map(|p| p.other),
+        host_ms: x.host_floor_at_window(),
+        host_probe_us: positive(x.host_probe_us),
+        accumulate: Some(x.accumulate).filter(|a| a.is_finite() && *a >= 1.0),
+        wrapper_ms: x.wrapper_ms(),
+        basis: basis_env.to_string(),
     }
 }
 
