@@ -31,7 +31,7 @@
 //! - **watch** (live traffic): the job in `src/job/watch.rs` (its own map); the feeds here in
 //!   `src/telemetry/traffic.rs`; a sample and a recording as data in `src/model/traffic.rs`;
 //!   `scalescope watch` in `src/cli/watch.rs` and its `/metrics` in `src/cli/metrics_server.rs`
-//!   (`src/export/prometheus.rs`); the app's Live overlay in `src/ui/live.rs`.
+//!   (`src/export/prometheus.rs`); the app's Live overlay in `src/ui/views/live/`.
 //! - **energy and cost**: the meter here in `src/telemetry/energy_meter.rs`; the arithmetic in
 //!   `src/model/energy.rs` (its own map); each test's window in `src/bench/cuda/energy.rs`;
 //!   modeled power in `src/scaling/power.rs`; cost in `src/scaling/cost.rs`, ranked in
