@@ -406,21 +406,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         args.source
             .hint(e, args.modeled, args.remote.remote.is_some())
     })?;
-    for &g in gpus.iter() {
-        if topo.gpu(g).is_none() {
-            return Err(CliError::input(anyhow::anyhow!(
-                "--gpus: GPU {g} is not in the topology (GPUs: {:?})",
-                topo.gpu_indices()
-            )));
-        }
-    }
-    if interrupt::cancelled() {
-        let signal = interrupt::signal_name().unwrap_or("a signal");
-        return Err(CliError::interrupted(anyhow::anyhow!(
-            "interrupted ({signal}) before anything was measured: nothing written to {}",
-            args.out.display()
-        )));
-    }
+    check_before_writing(&topo, &gpus, &args.out)?;
     output::prepare_out_dir(&args.out)?;
     // Held until the process ends: a second run into the same folder is refused.
     let _lock = OutLock::acquire(&args.out)?;
@@ -493,6 +479,27 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     );
     for w in crate::bench::warning::summarize(&report.warnings, 3) {
         eprintln!("warning: {w}");
+    }
+    Ok(())
+}
+
+/// Before `out` is touched: every GPU of `gpus` is in `topo`, and no signal came yet (one
+/// that did ends the run with nothing written).
+fn check_before_writing(topo: &Topology, gpus: &[usize], out: &Path) -> Result<(), CliError> {
+    for &g in gpus {
+        if topo.gpu(g).is_none() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--gpus: GPU {g} is not in the topology (GPUs: {:?})",
+                topo.gpu_indices()
+            )));
+        }
+    }
+    if interrupt::cancelled() {
+        let signal = interrupt::signal_name().unwrap_or("a signal");
+        return Err(CliError::interrupted(anyhow::anyhow!(
+            "interrupted ({signal}) before anything was measured: nothing written to {}",
+            out.display()
+        )));
     }
     Ok(())
 }

@@ -166,6 +166,139 @@ fn all_reduce_curve(
     })
 }
 
+/// The synthetic proxy steps of the workloads the framework did not run (`measured` holds what
+/// it did), reporting progress over `run`'s rows; a note in `run` where they cannot run.
+fn proxy_rows(
+    scope: Scope<'_>,
+    ordinals: Vec<usize>,
+    opts: &MeasureOptions,
+    run: &mut ScalingRun,
+    measured: &[ScalingPoint],
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(&str, &ScalingRun),
+) -> Vec<ScalingPoint> {
+    let Scope {
+        workloads, modes, ..
+    } = scope;
+    let ran: Vec<&str> = measured.iter().map(|r| r.workload.as_str()).collect();
+    let rest: Vec<Workload> = workloads
+        .iter()
+        .filter(|w| !ran.contains(&w.name.as_str()))
+        .cloned()
+        .collect();
+    if !rest.is_empty() && !cancel.load(Ordering::Relaxed) {
+        progress("proxy runs", run);
+        let popts = ProxyOptions {
+            gpus: ordinals,
+            modes: modes.to_vec(),
+            nccl_lib: opts.nccl_lib.clone(),
+        };
+        let model_rows = run.rows.clone();
+        let proxied = proxy::run(&rest, &popts, cancel, &mut |rows| {
+            let mut all = model_rows.clone();
+            all.extend_from_slice(measured);
+            all.extend_from_slice(rows);
+            attach_errors(&mut all);
+            let partial = ScalingRun {
+                rows: all,
+                ..run.clone()
+            };
+            progress("proxy runs", &partial);
+        });
+        match proxied {
+            Ok(rows) => return rows,
+            Err(e) => run.notes.push(format!("proxy runs skipped: {e}")),
+        }
+    }
+    Vec::new()
+}
+
+/// The real framework's steps on `ordinals` where PyTorch is found: their rows and the
+/// PyTorch that ran them. `machine` takes their calibration (1-GPU steps, overlap, probe rates),
+/// `notes` what failed or was skipped and where the launches' time went.
+fn framework_rows(
+    scope: Scope<'_>,
+    ordinals: &[usize],
+    opts: &MeasureOptions,
+    machine: &mut Machine,
+    notes: &mut Vec<String>,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(&str, &ScalingRun),
+) -> (Vec<ScalingPoint>, Option<String>) {
+    let Scope {
+        workloads,
+        modes,
+        max_gpus,
+        ..
+    } = scope;
+    let mut measured: Vec<ScalingPoint> = Vec::new();
+    let mut framework_env = None;
+    let runnable: Vec<Workload> = workloads
+        .iter()
+        .filter(|w| framework::runnable(w))
+        .cloned()
+        .collect();
+    if !opts.no_framework && !runnable.is_empty() && !cancel.load(Ordering::Relaxed) {
+        progress("looking for PyTorch", &ScalingRun::default());
+        match framework::find_python(opts.python.as_deref()) {
+            Ok(env) if env.gpus == 0 => notes.push(format!(
+                "PyTorch found ({}) but it sees no GPU: synthetic proxy runs instead",
+                env.describe()
+            )),
+            Ok(env) => {
+                let fopts = FrameworkOptions {
+                    gpus: ordinals.to_vec(),
+                    modes: modes.to_vec(),
+                    strong_for: opts.strong_for.clone(),
+                    timeout: opts.framework_timeout.unwrap_or(framework::DEFAULT_TIMEOUT),
+                    warmup_s: if opts.quick { 2.0 } else { 5.0 },
+                    warmup_next_s: if opts.quick { 1.0 } else { 2.0 },
+                    measure_s: if opts.quick { 2.0 } else { 5.0 },
+                    noisy_measure_s: opts.noisy_window_s(),
+                    profile_steps: 2,
+                    gpu_memory_gib: machine.gpu_memory_gib,
+                };
+                let base = finish(
+                    machine.clone(),
+                    workloads,
+                    modes,
+                    max_gpus,
+                    Vec::new(),
+                    notes.clone(),
+                );
+                let fw = framework::run(&env, &runnable, &fopts, cancel, &mut |label, rows| {
+                    let mut all = base.rows.clone();
+                    all.extend_from_slice(rows);
+                    attach_errors(&mut all);
+                    progress(
+                        label,
+                        &ScalingRun {
+                            rows: all,
+                            ..base.clone()
+                        },
+                    );
+                });
+                match fw {
+                    Ok(fw) => {
+                        notes.extend(fw.time_note()); // where the stage's minutes went
+                        machine.framework_steps = fw.steps;
+                        machine.overlap = fw.overlap;
+                        machine.probe = fw.probe;
+                        notes.extend(fw.notes);
+                        measured.extend(fw.rows);
+                        framework_env = Some(env.describe());
+                    }
+                    Err(e) => notes.push(format!("framework runs not started: {e}")),
+                }
+            }
+            Err(e) => notes.push(format!(
+                "real framework runs skipped: {e}; synthetic proxy runs (labeled proxy) instead"
+            )),
+        }
+    }
+    (measured, framework_env)
+}
+
 /// On this machine: measures the GEMM rates (cuBLAS: the first GPU alone, then every GPU at
 /// once) and an NCCL all-reduce sweep over `gpus` (on the backend `collectives` builds for a
 /// topology: `job::backend` hands the NCCL one); runs each workload's real training step with
@@ -222,71 +355,15 @@ pub fn run_measured(
     machine.concurrent = concurrent;
 
     // The real framework's steps: the measured truth, and the model's calibration.
-    let mut measured: Vec<ScalingPoint> = Vec::new();
-    let mut framework_env = None;
-    let runnable: Vec<Workload> = workloads
-        .iter()
-        .filter(|w| framework::runnable(w))
-        .cloned()
-        .collect();
-    if !opts.no_framework && !runnable.is_empty() && !cancel.load(Ordering::Relaxed) {
-        progress("looking for PyTorch", &ScalingRun::default());
-        match framework::find_python(opts.python.as_deref()) {
-            Ok(env) if env.gpus == 0 => notes.push(format!(
-                "PyTorch found ({}) but it sees no GPU: synthetic proxy runs instead",
-                env.describe()
-            )),
-            Ok(env) => {
-                let fopts = FrameworkOptions {
-                    gpus: ordinals.clone(),
-                    modes: modes.to_vec(),
-                    strong_for: opts.strong_for.clone(),
-                    timeout: opts.framework_timeout.unwrap_or(framework::DEFAULT_TIMEOUT),
-                    warmup_s: if opts.quick { 2.0 } else { 5.0 },
-                    warmup_next_s: if opts.quick { 1.0 } else { 2.0 },
-                    measure_s: if opts.quick { 2.0 } else { 5.0 },
-                    noisy_measure_s: opts.noisy_window_s(),
-                    profile_steps: 2,
-                    gpu_memory_gib: machine.gpu_memory_gib,
-                };
-                let base = finish(
-                    machine.clone(),
-                    workloads,
-                    modes,
-                    max_gpus,
-                    Vec::new(),
-                    notes.clone(),
-                );
-                let fw = framework::run(&env, &runnable, &fopts, cancel, &mut |label, rows| {
-                    let mut all = base.rows.clone();
-                    all.extend_from_slice(rows);
-                    attach_errors(&mut all);
-                    progress(
-                        label,
-                        &ScalingRun {
-                            rows: all,
-                            ..base.clone()
-                        },
-                    );
-                });
-                match fw {
-                    Ok(fw) => {
-                        notes.extend(fw.time_note()); // where the stage's minutes went
-                        machine.framework_steps = fw.steps;
-                        machine.overlap = fw.overlap;
-                        machine.probe = fw.probe;
-                        notes.extend(fw.notes);
-                        measured.extend(fw.rows);
-                        framework_env = Some(env.describe());
-                    }
-                    Err(e) => notes.push(format!("framework runs not started: {e}")),
-                }
-            }
-            Err(e) => notes.push(format!(
-                "real framework runs skipped: {e}; synthetic proxy runs (labeled proxy) instead"
-            )),
-        }
-    }
+    let (mut measured, framework_env) = framework_rows(
+        scope,
+        &ordinals,
+        opts,
+        &mut machine,
+        &mut notes,
+        cancel,
+        progress,
+    );
 
     let mut run = finish(
         machine.clone(),
@@ -298,36 +375,8 @@ pub fn run_measured(
     );
     run.framework = framework_env;
     // The proxies stand in for what the framework did not run.
-    let ran: Vec<&str> = measured.iter().map(|r| r.workload.as_str()).collect();
-    let rest: Vec<Workload> = workloads
-        .iter()
-        .filter(|w| !ran.contains(&w.name.as_str()))
-        .cloned()
-        .collect();
-    if !rest.is_empty() && !cancel.load(Ordering::Relaxed) {
-        progress("proxy runs", &run);
-        let popts = ProxyOptions {
-            gpus: ordinals,
-            modes: modes.to_vec(),
-            nccl_lib: opts.nccl_lib.clone(),
-        };
-        let model_rows = run.rows.clone();
-        let proxied = proxy::run(&rest, &popts, cancel, &mut |rows| {
-            let mut all = model_rows.clone();
-            all.extend_from_slice(&measured);
-            all.extend_from_slice(rows);
-            attach_errors(&mut all);
-            let partial = ScalingRun {
-                rows: all,
-                ..run.clone()
-            };
-            progress("proxy runs", &partial);
-        });
-        match proxied {
-            Ok(rows) => measured.extend(rows),
-            Err(e) => run.notes.push(format!("proxy runs skipped: {e}")),
-        }
-    }
+    let proxied = proxy_rows(scope, ordinals, opts, &mut run, &measured, cancel, progress);
+    measured.extend(proxied);
     run.rows.extend(measured);
     attach_errors(&mut run.rows);
     // The model with catalog figures only (no step this run measured calibrates it; it reads the
