@@ -61,6 +61,16 @@ def stretch_watts(ticks, stretches):
     return joules / seconds if seconds > 0 else None
 
 
+def same_steps_watts(row, samplers):
+    """The sampler's mean power over a measured row's own stretches, averaged over its ranks
+    (rank r ran on GPU r: scaling-check.sh passes --gpus 0,1,…), or None."""
+    st = row.get("energy_stretches_unix_s") if row else None
+    if not st or not all(r in samplers for r in range(len(st))):
+        return None
+    per_rank = [stretch_watts(samplers[r], s) for r, s in enumerate(st)]
+    return None if None in per_rank else sum(per_rank) / len(per_rank)
+
+
 def pct(a, b):
     return None if a is None or b is None else (a - b) / b * 100
 
@@ -104,9 +114,7 @@ def same_steps(out, samplers):
             st = r.get("energy_stretches_unix_s")
             if r.get("source") != "measured_framework" or not st:
                 continue
-            per_rank = [stretch_watts(samplers[k], s) if k in samplers else None
-                        for k, s in enumerate(st)]
-            w = None if None in per_rank else sum(per_rank) / len(per_rank)
+            w = same_steps_watts(r, samplers)
             secs = min(sum(t1 - t0 for t0, t1 in s) for s in st)
             ours = r.get("watts_per_gpu")
             print(f"| {os.path.basename(path)} | {r['workload']} | {r['mode']} | {r['n_gpus']} "
@@ -135,13 +143,7 @@ def case(name, mode, path, rnd, wl, plain, samplers):
     if p1 and 0 in samplers:
         w_plain = watts(samplers[0], p1["window_t"])
     w_ours = m1 and m1.get("watts_per_gpu")
-    # The same steps: rank r ran on GPU r (scaling-check.sh passes --gpus 0,1,…).
-    w_same = None
-    st = m1 and m1.get("energy_stretches_unix_s")
-    if st and all(r in samplers for r in range(len(st))):
-        per_rank = [stretch_watts(samplers[r], s) for r, s in enumerate(st)]
-        if all(w is not None for w in per_rank):
-            w_same = sum(per_rank) / len(per_rank)
+    w_same = same_steps_watts(m1, samplers)
     for n in ns:
         pn = plain.get((tag, n)) if n else None
         mod = row("modeled", n) if n else None

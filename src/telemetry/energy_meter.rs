@@ -277,41 +277,26 @@ fn read(
     let Ok(nvml) = Nvml::init() else {
         return;
     };
-    let devices: Vec<(usize, TraceKind, Device)> = kinds
-        .iter()
-        .filter_map(|(&g, &k)| Some((g, k, device(&nvml, topo, g).ok()?)))
-        .collect();
     let every = std::env::var(POLL_ENV).as_deref() == Ok("every");
-    let mut last: BTreeMap<usize, (f64, Option<u64>)> = BTreeMap::new();
-    let mut cadence: BTreeMap<usize, Cadence> = BTreeMap::new();
+    let mut gpus: Vec<Reader<'_>> = kinds
+        .iter()
+        .filter_map(|(&gpu, &kind)| {
+            Some(Reader {
+                gpu,
+                kind,
+                dev: device(&nvml, topo, gpu).ok()?,
+                last: None,
+                cadence: Cadence::default(),
+                every,
+            })
+        })
+        .collect();
     while !stop.load(Ordering::Relaxed) {
-        let mut seen = Vec::with_capacity(devices.len());
-        for (g, kind, dev) in &devices {
+        let mut seen = Vec::with_capacity(gpus.len());
+        for r in &mut gpus {
             let now = epoch.elapsed().as_secs_f64();
-            let cad = cadence.entry(*g).or_default();
-            if *kind == TraceKind::CounterMj && !every && now < cad.due() {
-                continue;
-            }
-            let value = match kind {
-                TraceKind::CounterMj => dev.total_energy_consumption().ok(),
-                TraceKind::PowerMw => dev.power_usage().ok().map(u64::from),
-            };
-            let (prev_t, prev_v) = last.get(g).copied().unwrap_or((now, None));
-            last.insert(*g, (now, value.or(prev_v)));
-            let Some(v) = value else { continue };
-            match kind {
-                // The first read is a reference, not a step: when the counter stepped to it is
-                // not known.
-                TraceKind::CounterMj if prev_v.is_some_and(|p| p != v) => {
-                    let at = (prev_t + now) / 2.0;
-                    let known = every || now - prev_t <= MAX_GAP;
-                    cad.stepped(at, known);
-                    if known {
-                        seen.push((*g, at, v));
-                    }
-                }
-                TraceKind::PowerMw => seen.push((*g, now, v)),
-                TraceKind::CounterMj => {}
+            if now >= r.due() {
+                seen.extend(r.read(now).map(|(t, v)| (r.gpu, t, v)));
             }
         }
         if !seen.is_empty() {
@@ -325,34 +310,59 @@ fn read(
                 }
             }
         }
-        std::thread::sleep(pause(
-            &devices,
-            &cadence,
-            epoch.elapsed().as_secs_f64(),
-            every,
-        ));
+        // One POLL while any GPU is due, else until the first one is, at most 50 ms (the stop
+        // flag is looked at in between).
+        let next = gpus.iter().map(Reader::due).fold(f64::INFINITY, f64::min);
+        let now = epoch.elapsed().as_secs_f64();
+        std::thread::sleep(Duration::from_secs_f64((next - now).clamp(0.0, 0.05)).max(POLL));
     }
 }
 
-/// How long the meter sleeps: one [`POLL`] while any GPU is due (or read by its power), else
-/// until the first one is, at most 50 ms (the stop flag is looked at in between).
-fn pause(
-    devices: &[(usize, TraceKind, Device)],
-    cadence: &BTreeMap<usize, Cadence>,
-    now: f64,
+/// One GPU as the meter reads it: its last reading (meter seconds, value) and its counter's
+/// cadence.
+struct Reader<'n> {
+    gpu: usize,
+    kind: TraceKind,
+    dev: Device<'n>,
+    last: Option<(f64, Option<u64>)>,
+    cadence: Cadence,
+    /// Every [`POLL`], the cadence ignored ([`POLL_ENV`]).
     every: bool,
-) -> Duration {
-    if every {
-        return POLL;
+}
+
+impl Reader<'_> {
+    /// Meter seconds from which this GPU is read again (0: now): a counter by its cadence, a
+    /// power reading always.
+    fn due(&self) -> f64 {
+        match self.kind {
+            TraceKind::CounterMj if !self.every => self.cadence.due(),
+            _ => 0.0,
+        }
     }
-    let next = devices
-        .iter()
-        .map(|(g, kind, _)| match kind {
-            TraceKind::CounterMj => cadence.get(g).map_or(0.0, Cadence::due),
-            TraceKind::PowerMw => 0.0,
-        })
-        .fold(f64::INFINITY, f64::min);
-    Duration::from_secs_f64((next - now).clamp(0.0, 0.05)).max(POLL)
+
+    /// Reads the GPU at `now`; the point to keep: a counter step (at the midpoint since the
+    /// read before it, where that read came within [`MAX_GAP`]) or a power reading.
+    fn read(&mut self, now: f64) -> Option<(f64, u64)> {
+        let value = match self.kind {
+            TraceKind::CounterMj => self.dev.total_energy_consumption().ok(),
+            TraceKind::PowerMw => self.dev.power_usage().ok().map(u64::from),
+        };
+        let (prev_t, prev_v) = self.last.unwrap_or((now, None));
+        self.last = Some((now, value.or(prev_v)));
+        let v = value?;
+        match self.kind {
+            TraceKind::PowerMw => Some((now, v)),
+            // The first read is a reference, not a step: when the counter stepped to it is not
+            // known.
+            TraceKind::CounterMj if prev_v.is_some_and(|p| p != v) => {
+                let at = (prev_t + now) / 2.0;
+                let known = self.every || now - prev_t <= MAX_GAP;
+                self.cadence.stepped(at, known);
+                known.then_some((at, v))
+            }
+            TraceKind::CounterMj => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -149,6 +149,11 @@ fn energy(r: &mut ScalingPoint, x: &ResultLine, n: usize) -> String {
         Some(sp) if sp.watts.iter().sum::<f64>() * x.step_ms.mean > 0.0 => {
             let total: f64 = sp.watts.iter().sum();
             let joules = total * x.step_ms.mean / 1e3;
+            r.energy_stretches_unix_s = x
+                .energy_stretches
+                .iter()
+                .map(|rank| rank.iter().map(|&[t0, _, t1, _]| [t0, t1]).collect())
+                .collect();
             (
                 joules,
                 total / n as f64,
@@ -199,14 +204,6 @@ fn energy(r: &mut ScalingPoint, x: &ResultLine, n: usize) -> String {
     r.samples_per_joule = Some(per_joule);
     r.energy_basis = Some(basis);
     r.energy_window_unix_s = x.window_t;
-    r.energy_stretches_unix_s = if basis == EnergyBasis::Counter && x.stretch_power().is_some() {
-        x.energy_stretches
-            .iter()
-            .map(|rank| rank.iter().map(|&[t0, _, t1, _]| [t0, t1]).collect())
-            .collect()
-    } else {
-        Vec::new()
-    };
     r.idle_watts_per_gpu = x.idle_watts();
     format!("; energy {words}") + &x.clock_note()
 }

@@ -958,7 +958,7 @@ pub fn connectivity_matrix_live(ui: &mut Ui, topology: &Topology, live: Option<&
         vec2(48.0, 24.0)
     };
     let hovered = matrix_hovered(ui, "topo", &labels, &labels, cell, &extra, |r, c| {
-        let diag = Cell::single("X", None, format!("{} itself", labels[r]), String::new());
+        let diag = itself(&labels[r]);
         match (r < ng, c < ng) {
             _ if r == c => Some(diag),
             (true, true) => Some(gpu_pair_cell(topology, live, gpus[r], gpus[c])),
@@ -1116,18 +1116,18 @@ fn swatch(ui: &mut Ui, text: &str, fill: Color32) -> egui::Response {
     resp
 }
 
+/// A matrix's diagonal cell: "X", the GPU (or NIC) itself.
+fn itself(label: &str) -> Cell {
+    Cell::single("X", None, format!("{label} itself"), String::new())
+}
+
 /// GPU × GPU per-direction line rates in GB/s; "—" where unknown, the basis on hover.
 pub fn line_rate_matrix(ui: &mut Ui, topology: &Topology) {
     let gpus = topology.gpu_indices();
     let labels: Vec<String> = gpus.iter().map(|&g| gpu_label(g)).collect();
     matrix(ui, "rate", &labels, &labels, RATE_CELL, &[], |r, c| {
         if r == c {
-            return Some(Cell::single(
-                "X",
-                None,
-                format!("{} itself", labels[r]),
-                String::new(),
-            ));
+            return Some(itself(&labels[r]));
         }
         let (a, b) = (gpus[r], gpus[c]);
         let link = topology.link(a, b);
@@ -1176,12 +1176,7 @@ pub fn p2p_matrix(ui: &mut Ui, topology: &Topology) {
     let labels: Vec<String> = gpus.iter().map(|&g| gpu_label(g)).collect();
     matrix(ui, "p2p", &labels, &labels, P2P_CELL, &[], |r, c| {
         if r == c {
-            return Some(Cell::single(
-                "X",
-                None,
-                format!("{} itself", labels[r]),
-                String::new(),
-            ));
+            return Some(itself(&labels[r]));
         }
         let (a, b) = (gpus[r], gpus[c]);
         let pair = topology.p2p(a, b);
