@@ -109,6 +109,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "job",
             "remote",
             "fleet",
+            "output",
         ],
     ),
     // The command line: anything below but the app (main.rs, the crate root, opens the window).

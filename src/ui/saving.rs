@@ -146,10 +146,11 @@ pub fn buttons(ui: &mut Ui, actions: &mut Vec<Action>) {
     }
 }
 
-/// Makes a Save's bytes and writes them to `path`: where it went, or why not.
+/// Makes a Save's bytes and writes them to `path` atomically (an open file never shows a
+/// half-written save): where it went, or why not.
 pub fn write(path: &Path, work: SaveWork) -> Result<String, String> {
     let bytes = work()?;
-    std::fs::write(path, bytes)
+    crate::output::write_atomic(path, &bytes)
         .map(|_| path.display().to_string())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
