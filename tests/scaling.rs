@@ -550,6 +550,7 @@ fn measured_weak_step() -> MeasuredStep {
         host_probe_us: None,
         accumulate: None,
         wrapper_ms: None,
+        under_ddp: None,
         basis: "test".into(),
     }
 }

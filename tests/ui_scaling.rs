@@ -99,7 +99,7 @@ fn regenerate_scaling_screenshots() {
 /// the plots with measured, modeled and the error.
 #[test]
 fn snapshot_framework_rows_beside_the_calibrated_model() {
-    use scalescope::scaling::calibrate::MeasuredStep;
+    use scalescope::scaling::calibrate::{MeasuredStep, UnderDdp};
     use scalescope::scaling::run::ScalingRun;
     use scalescope::scaling::table::attach_errors;
     use scalescope::scaling::{Machine, Mode, ScalingPoint, model};
@@ -120,7 +120,9 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
         host_ms: None,
         host_probe_us: None,
         accumulate: None,
-        wrapper_ms: None,
+        // Timed under DDP on a group of one beside the plain step: its own row.
+        wrapper_ms: Some(24.1),
+        under_ddp: UnderDdp::new(Some(404.2), Some(380.1), Some(9.0)),
         basis: "test".into(),
     }];
     let mut rows = model(&w, &m, &Mode::ALL, 64);
@@ -162,5 +164,8 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
     harness.run();
     assert!(harness.query_by_label("step ms meas.").is_some());
     assert!(harness.query_by_label("396.0").is_some());
+    // The step under DDP at one GPU, below the plain one, with what the wrapper costs.
+    assert!(harness.query_by_label("1 under DDP (+6.3 %)").is_some());
+    assert!(harness.query_by_label("404.2").is_some());
     harness.snapshot("scaling_gpt2xl_framework_h200");
 }

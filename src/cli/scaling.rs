@@ -11,6 +11,7 @@ use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::export;
 use crate::job::validate::MAX_GPUS_LIMIT;
 use crate::job::{Event, Job};
+use crate::scaling::calibrate::UnderDdp;
 use crate::scaling::rates::gpu_list;
 use crate::scaling::run::{DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun};
 use crate::scaling::workload::{self, Workload};
@@ -299,6 +300,13 @@ fn mode_block(s: &mut String, run: &ScalingRun, w: &Workload, mode: Mode, rows: 
         if r.step_time_ms.is_none() && !r.basis.is_empty() {
             let _ = writeln!(s, "       ({})", r.basis);
         }
+        // Beside the plain 1-GPU step: the same step under DDP, what the wrapper costs.
+        if r.source == RowSource::Framework
+            && r.n_gpus == 1
+            && let Some((_, u)) = run.under_ddp(&w.name, mode)
+        {
+            cols.under_ddp_line(s, r, u);
+        }
     }
     // An efficiency above 1.00 is never printed without its cause.
     for line in crate::report::superlinear::notes(&run.rows, Some(&w.name), Some(mode)) {
@@ -384,6 +392,34 @@ impl Columns {
         );
     }
 }
+
+impl Columns {
+    /// The "1 GPU under DDP" row below the plain 1-GPU row `plain` (same batch), and its words.
+    fn under_ddp_line(&self, s: &mut String, plain: &ScalingPoint, u: &UnderDdp) {
+        let pw = self.pw;
+        let _ = writeln!(
+            s,
+            "{:>6} {:>8.0} {:>pw$} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
+            1,
+            plain.per_gpu_batch,
+            plain.per_gpu_cell(),
+            f(Some(u.wrapped_ms), 3),
+            f(Some(plain.per_gpu_batch / (u.wrapped_ms * 1e-3)), 1),
+            "—",
+            "—",
+            "—",
+            "—",
+            UNDER_DDP,
+            "—",
+            "—",
+            self.extra("—", "—", "—"),
+        );
+        let _ = writeln!(s, "       ({})", u.describe());
+    }
+}
+
+/// The source cell of the "1 GPU under DDP" row.
+const UNDER_DDP: &str = "1 GPU under DDP";
 
 /// The notes under the tables, each only where a row needs it: the error columns, energy,
 /// cost, memory that does not fit, accumulated and uneven batches.
@@ -474,6 +510,50 @@ mod tests {
         assert!(
             text.contains("#     GPU 1: bf16 700.0 TFLOP/s, fp32 — TFLOP/s"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn the_step_under_ddp_at_one_gpu_is_its_own_labeled_row_below_the_plain_one() {
+        let mut run = crate::scaling::run::fixtures::calibrated_gpt2_xl();
+        let plain = render(&run);
+        assert!(!plain.contains(UNDER_DDP), "{plain}");
+        run.machine.as_mut().unwrap().framework_steps[0].under_ddp =
+            UnderDdp::new(Some(404.0), Some(380.0), Some(9.0));
+        let text = render(&run);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains(UNDER_DDP) && l.contains("404.000"))
+            .unwrap_or_else(|| panic!("no row under DDP:\n{text}"));
+        // Right below the plain 1-GPU weak row, its samples/s from the wrapped step.
+        let above = lines[at - 1];
+        assert!(
+            above.contains("measured_framework") && above.contains("380.000"),
+            "{above}"
+        );
+        let per = run.workloads[0].per_gpu_batch;
+        assert!(
+            lines[at].contains(&format!("{:.1}", per / 0.404)),
+            "{}",
+            lines[at]
+        );
+        // Its words: both steps and the cost, +24.00 ms (+6.3 %); no speedup of its own.
+        assert!(
+            lines[at + 1].contains("+24.00 ms a step (+6.3 %)"),
+            "{}",
+            lines[at + 1]
+        );
+        assert!(
+            lines[at + 1].contains("against the plain step"),
+            "{}",
+            lines[at + 1]
+        );
+        // Only where it was timed: the strong block has a plain 1-GPU row but no such step.
+        assert_eq!(
+            text.matches(UNDER_DDP).count(),
+            2,
+            "the row and its words, once:\n{text}"
         );
     }
 

@@ -98,8 +98,68 @@ pub struct MeasuredStep {
     /// model adds it to every data-parallel step on two or more GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrapper_ms: Option<f64>,
+    /// The same step under DDP on a group of one, as timed: shown as its own row, "1 GPU under
+    /// DDP" (`wrapper_ms` is its cost); `None` where not timed (and in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under_ddp: Option<UnderDdp>,
     /// Framework versions, GPU.
     pub basis: String,
+}
+
+/// A 1-GPU step timed under PyTorch's DistributedDataParallel on a group of one, in blocks
+/// alternating with the plain step (assets/frameworks/ddp_step.py, `wrapper_cost`): what the
+/// wrapper costs where nothing is exchanged. Never the 1-GPU baseline (speedups are against the
+/// plain step) and never ranked: its own labeled row beside the plain one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnderDdp {
+    /// The wrapped step, ms (the median of its blocks).
+    pub wrapped_ms: f64,
+    /// The plain step in the blocks between, ms.
+    pub plain_ms: f64,
+    /// Steps in each block.
+    pub block_steps: f64,
+}
+
+impl UnderDdp {
+    /// From the script's three figures; `None` unless both steps are positive and finite.
+    pub fn new(
+        wrapped_ms: Option<f64>,
+        plain_ms: Option<f64>,
+        block_steps: Option<f64>,
+    ) -> Option<Self> {
+        let ok = |v: Option<f64>| v.filter(|v| v.is_finite() && *v > 0.0);
+        Some(Self {
+            wrapped_ms: ok(wrapped_ms)?,
+            plain_ms: ok(plain_ms)?,
+            block_steps: ok(block_steps).unwrap_or(0.0),
+        })
+    }
+
+    /// What the wrapper costs a step, ms (signed: within the steps' spread it can read below 0).
+    pub fn cost_ms(&self) -> f64 {
+        self.wrapped_ms - self.plain_ms
+    }
+
+    /// The cost as a share of the plain step.
+    pub fn cost_share(&self) -> f64 {
+        self.cost_ms() / self.plain_ms
+    }
+
+    /// The row's words: both steps, how they were timed, and the cost.
+    pub fn describe(&self) -> String {
+        format!(
+            "1 GPU under DDP: DistributedDataParallel on a group of one, {:.2} ms against the plain step's {:.2} ms in alternating blocks{}: the wrapper costs {:+.2} ms a step ({:+.1} %) with nothing to exchange; speedup and efficiency are taken against the plain step",
+            self.wrapped_ms,
+            self.plain_ms,
+            if self.block_steps > 0.0 {
+                format!(" of {:.0} steps", self.block_steps)
+            } else {
+                String::new()
+            },
+            self.cost_ms(),
+            self.cost_share() * 100.0
+        )
+    }
 }
 
 /// The host's time to issue one step, at the batch it was measured at: no step of that
@@ -763,6 +823,7 @@ mod tests {
             host_probe_us: Some(1500.0),
             accumulate: None,
             wrapper_ms: None,
+            under_ddp: None,
             basis: "test".into(),
         }];
         let separate = probe(Some(1000.0));
@@ -829,6 +890,7 @@ mod tests {
             host_probe_us: None,
             accumulate: None,
             wrapper_ms,
+            under_ddp: None,
             basis: "test".into(),
         };
         let both = [step(Mode::Weak, Some(4.8)), step(Mode::Strong, Some(1.2))];
@@ -868,6 +930,7 @@ mod tests {
             host_probe_us: None,
             accumulate: None,
             wrapper_ms: None,
+            under_ddp: None,
             basis: "test".into(),
         }];
         let mut inputs = CalibrationInputs {

@@ -39,6 +39,24 @@ pub struct ScalingRun {
     pub pricing: Option<super::cost::Pricing>,
 }
 
+impl ScalingRun {
+    /// Workload `w`'s 1-GPU step in `mode` as timed under DDP on a group of one, with the plain
+    /// step it belongs to: the "1 GPU under DDP" row every view shows beside the plain 1-GPU
+    /// row. `None` where it was not timed.
+    pub fn under_ddp(
+        &self,
+        w: &str,
+        mode: super::Mode,
+    ) -> Option<(&super::calibrate::MeasuredStep, &super::calibrate::UnderDdp)> {
+        self.machine
+            .as_ref()?
+            .framework_steps
+            .iter()
+            .filter(|s| s.workload == w && s.mode == mode)
+            .find_map(|s| Some((s, s.under_ddp.as_ref()?)))
+    }
+}
+
 /// Models every workload on `topo` restricted to `gpus` (empty = all) with datasheet rates and
 /// the modeled all-reduce curve. Runs nothing on GPUs.
 pub fn run_modeled(
@@ -527,6 +545,7 @@ pub(crate) mod fixtures {
             host_probe_us: None,
             accumulate: None,
             wrapper_ms: None,
+            under_ddp: None,
             basis: "test".into(),
         }];
         let mut rows = model(&w, &m, &Mode::ALL, 8);

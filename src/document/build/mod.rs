@@ -580,6 +580,46 @@ mod tests {
     }
 
     #[test]
+    fn the_step_under_ddp_at_one_gpu_is_a_row_of_its_own_with_its_words() {
+        let topo = crate::topology::catalog::load("hgx-h200").unwrap();
+        let mut r = Report::new(Default::default(), topo);
+        let mut run = crate::scaling::run::fixtures::calibrated_gpt2_xl();
+        run.machine.as_mut().unwrap().framework_steps[0].under_ddp =
+            crate::scaling::calibrate::UnderDdp::new(Some(404.0), Some(380.0), Some(9.0));
+        r.scaling = Some(crate::report::ScalingSection {
+            source: crate::model::Source::Measured,
+            run,
+        });
+        let html = html(&r);
+        let table = &html[html.find("id=\"scaling-table\"").unwrap()..];
+        let (table, after) = table.split_at(table.find("</table>").unwrap());
+        let lines: Vec<&str> = table.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains("<td>1 GPU under DDP</td>"))
+            .unwrap_or_else(|| panic!("no row under DDP: {table}"));
+        // Right below the plain 1-GPU weak row, with the wrapped step and no speedup.
+        assert!(
+            lines[at - 1].contains("<td class=\"n\">380.00</td>"),
+            "{}",
+            lines[at - 1]
+        );
+        assert!(
+            lines[at].contains("<td class=\"n\">404.00</td>"),
+            "{}",
+            lines[at]
+        );
+        assert!(
+            !lines[at].contains("1.00"),
+            "no speedup of its own: {}",
+            lines[at]
+        );
+        // Its words under the table: the cost against the plain step timed beside it.
+        let note = &after[..after.find("</p>").unwrap()];
+        assert!(note.contains("+24.00 ms a step (+6.3 %)"), "{note}");
+    }
+
+    #[test]
     fn a_workload_that_fits_nowhere_is_listed_as_such() {
         // Llama-2-7B with plain DDP fits no 80 GB GPU: the per-workload table says so instead of
         // leaving the workload out, in a cell that wraps.

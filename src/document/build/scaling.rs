@@ -9,6 +9,7 @@ use crate::report::Report;
 use crate::report::compare::default_workload;
 use crate::report::summary::Provenance;
 use crate::report::superlinear;
+use crate::scaling::calibrate::UnderDdp;
 use crate::scaling::run::ScalingRun;
 use crate::scaling::{Mode, RowSource, ScalingPoint};
 
@@ -77,30 +78,30 @@ fn curve(run: &ScalingRun, w: &str, id: &str) -> Option<Block> {
     .map(Block::Figure)
 }
 
-/// [`rows_table`] as blocks: above [`TABLE_MAX_ROWS`] rows, only those at a power of two GPUs
-/// and at the largest count, with a note naming scaling.csv.
+/// The rows of workload `w` that `which` selects, as a table and the words of its "1 GPU under
+/// DDP" rows: above [`TABLE_MAX_ROWS`] rows, only those at a power of two GPUs and at the
+/// largest count, with a note naming scaling.csv.
 fn rows_blocks(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Vec<Block> {
     let mut points = selected(run, w, which);
     let n = points.len();
     if n <= TABLE_MAX_ROWS {
-        return vec![Block::Table(table_of(&points, id))];
+        let mut blocks = vec![Block::Table(table_of(run, &points, id))];
+        blocks.extend(under_ddp_notes(run, &points));
+        return blocks;
     }
     let largest = points.iter().map(|p| p.n_gpus).max().unwrap_or(0);
     points.retain(|p| p.n_gpus.is_power_of_two() || p.n_gpus == largest);
     points.truncate(TABLE_MAX_ROWS);
-    vec![
-        Block::Table(table_of(&points, id)),
+    let mut blocks = vec![
+        Block::Table(table_of(run, &points, id)),
         Paragraph::note(format!(
             "{} of {n} rows (at powers of two GPUs and the largest count); scaling.csv holds every row.",
             points.len()
         ))
         .into(),
-    ]
-}
-
-/// The rows of workload `w`, as `which` says.
-fn rows_table(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Table {
-    table_of(&selected(run, w, which), id)
+    ];
+    blocks.extend(under_ddp_notes(run, &points));
+    blocks
 }
 
 /// The points of workload `w` that `which` selects.
@@ -132,33 +133,19 @@ fn per_gpu(p: &ScalingPoint) -> String {
     }
 }
 
-/// One table row per point.
-fn table_of(points: &[&ScalingPoint], id: Option<&str>) -> Table {
-    let rows = points
-        .iter()
-        .map(|p| {
-            vec![
-                Cell::plain(p.mode.to_string()),
-                Cell::plain(p.n_gpus.to_string()),
-                Cell::plain(p.source.id()),
-                Cell::plain(per_gpu(p)),
-                Cell::plain(num(p.step_time_ms, 2)),
-                Cell::plain(num(p.throughput, 0)),
-                Cell::plain(p.speedup_cell()),
-                Cell::plain(superlinear::cell(p)),
-                Cell::plain(p.bound.map_or("—".to_string(), |b| b.id().to_string())),
-                Cell::plain(p.error_cell()),
-                Cell::plain(p.uncalibrated_error_cell()),
-                Cell::plain(num(p.memory_gib_per_gpu, 1)),
-                Cell::plain(match p.fits {
-                    Some(true) => "yes",
-                    Some(false) => "no",
-                    None => "—",
-                }),
-                provenance_cell(&row_provenance(p)),
-            ]
-        })
-        .collect();
+/// One table row per point; below a plain 1-GPU framework row, the same step under DDP where it
+/// was timed ("1 GPU under DDP", what the wrapper costs).
+fn table_of(run: &ScalingRun, points: &[&ScalingPoint], id: Option<&str>) -> Table {
+    let mut rows = Vec::new();
+    for p in points {
+        rows.push(point_cells(p));
+        if p.source == RowSource::Framework
+            && p.n_gpus == 1
+            && let Some((_, u)) = run.under_ddp(&p.workload, p.mode)
+        {
+            rows.push(under_ddp_cells(p, u));
+        }
+    }
     Table {
         id: id.map(str::to_string),
         columns: vec![
@@ -179,6 +166,64 @@ fn table_of(points: &[&ScalingPoint], id: Option<&str>) -> Table {
         ],
         rows,
     }
+}
+
+/// One point's cells.
+fn point_cells(p: &ScalingPoint) -> Vec<Cell> {
+    vec![
+        Cell::plain(p.mode.to_string()),
+        Cell::plain(p.n_gpus.to_string()),
+        Cell::plain(p.source.id()),
+        Cell::plain(per_gpu(p)),
+        Cell::plain(num(p.step_time_ms, 2)),
+        Cell::plain(num(p.throughput, 0)),
+        Cell::plain(p.speedup_cell()),
+        Cell::plain(superlinear::cell(p)),
+        Cell::plain(p.bound.map_or("—".to_string(), |b| b.id().to_string())),
+        Cell::plain(p.error_cell()),
+        Cell::plain(p.uncalibrated_error_cell()),
+        Cell::plain(num(p.memory_gib_per_gpu, 1)),
+        Cell::plain(match p.fits {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "—",
+        }),
+        provenance_cell(&row_provenance(p)),
+    ]
+}
+
+/// The "1 GPU under DDP" row of `plain`'s step: its time and samples/s, no speedup, efficiency,
+/// bound or model error of its own (the speedups are against the plain step), and its words.
+fn under_ddp_cells(plain: &ScalingPoint, u: &UnderDdp) -> Vec<Cell> {
+    let none = || Cell::plain("—");
+    vec![
+        Cell::plain(plain.mode.to_string()),
+        Cell::plain("1"),
+        Cell::plain("1 GPU under DDP"),
+        Cell::plain(per_gpu(plain)),
+        Cell::plain(num(Some(u.wrapped_ms), 2)),
+        Cell::plain(num(Some(plain.per_gpu_batch / (u.wrapped_ms * 1e-3)), 0)),
+        none(),
+        none(),
+        none(),
+        none(),
+        none(),
+        none(),
+        none(),
+        provenance_cell(&Provenance::Measured),
+    ]
+}
+
+/// The words of each "1 GPU under DDP" row among `points`' tables: both steps and the cost.
+fn under_ddp_notes(run: &ScalingRun, points: &[&ScalingPoint]) -> Vec<Block> {
+    points
+        .iter()
+        .filter(|p| p.source == RowSource::Framework && p.n_gpus == 1)
+        .filter_map(|p| {
+            let (_, u) = run.under_ddp(&p.workload, p.mode)?;
+            Some(Paragraph::note(format!("{} {}: {}", p.workload, p.mode, u.describe())).into())
+        })
+        .collect()
 }
 
 /// Every workload and mode at the largest GPU count in the box with an efficiency; a workload
@@ -294,12 +339,13 @@ pub(super) fn summary(r: &Report) -> Option<Section> {
         format!("Scaling efficiency — {w} (dashed: modeled; beyond the box: projected)"),
     );
     s.blocks.extend(curve(&sc.run, &w, "scaling-curve"));
-    s.push(Block::Table(rows_table(
+    let points = selected(&sc.run, &w, Rows::Headline);
+    s.push(Block::Table(table_of(
         &sc.run,
-        &w,
+        &points,
         Some("scaling-table"),
-        Rows::Headline,
     )));
+    s.blocks.extend(under_ddp_notes(&sc.run, &points));
     s.blocks.extend(above_one(&sc.run, Some(&w)));
     Some(s)
 }

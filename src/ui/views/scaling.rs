@@ -15,6 +15,7 @@ use egui_plot::{Bar, BarChart, GridMark, Line, LineStyle, MarkerShape, Plot, Plo
 
 use crate::model::{Source, Topology};
 use crate::report::{Report, ScalingSection};
+use crate::scaling::calibrate::UnderDdp;
 use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_modeled};
 use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
 use crate::scaling::{Mode, RowSource, ScalingPoint};
@@ -354,14 +355,15 @@ impl ScalingView {
                 if let Some(note) = report.older_method() {
                     ui.colored_label(palette::UNKNOWN, format!("Older method: {note}."));
                 }
-                let rows = section.map_or(&[][..], |s| &s.run.rows);
+                let none = ScalingRun::default();
+                let run = section.map_or(&none, |s| &s.run);
                 let chosen = self.chosen();
                 if chosen.is_empty() {
                     ui.label(RichText::new("Pick one or more workloads above.").weak());
                 }
                 for w in &chosen {
                     self.calibration_field(ui, w);
-                    workload_plots(ui, w, rows, self.y_axis, self.max_gpus);
+                    workload_plots(ui, w, run, self.y_axis, self.max_gpus);
                 }
                 for n in self.notes(section) {
                     ui.colored_label(palette::P2P_NS, n);
@@ -590,13 +592,8 @@ const COMM: Color32 = Color32::from_rgb(0xe6, 0x9f, 0x00);
 const OTHER: Color32 = Color32::from_rgb(0x00, 0x9e, 0x73);
 
 /// Plots and the table of one workload, weak and strong side by side.
-pub fn workload_plots(
-    ui: &mut Ui,
-    w: &Workload,
-    rows: &[ScalingPoint],
-    y_axis: YAxis,
-    max_gpus: usize,
-) {
+pub fn workload_plots(ui: &mut Ui, w: &Workload, run: &ScalingRun, y_axis: YAxis, max_gpus: usize) {
+    let rows = &run.rows[..];
     ui.add_space(6.0);
     ui.label(RichText::new(format!("{} — {}", w.title, w.pattern.describe())).strong());
     if let Some(cal) = rows
@@ -617,7 +614,7 @@ pub fn workload_plots(
         }
     });
     legend_row(ui);
-    table(ui, w, rows, max_gpus);
+    table(ui, w, run, max_gpus);
     // An efficiency above 1.00 (plotted above 100 %) is never shown without its cause.
     for line in crate::report::superlinear::notes(rows, Some(&w.name), None) {
         ui.label(RichText::new(line).small().color(palette::UNKNOWN));
@@ -895,9 +892,26 @@ pub fn per_gpu_cell(meas: Option<&ScalingPoint>, model: Option<&ScalingPoint>) -
     }
 }
 
+/// The "1 GPU under DDP" row of `plain`'s step: its step and samples/s (measured), nothing of
+/// its own in the model, speedup and efficiency columns, its words on hover.
+fn under_ddp_row(ui: &mut Ui, mode: Mode, plain: &ScalingPoint, u: &UnderDdp) {
+    ui.label(mode.id());
+    ui.label(format!("1 under DDP ({:+.1} %)", u.cost_share() * 100.0))
+        .on_hover_text(u.describe());
+    ui.label(per_gpu_cell(Some(plain), None));
+    ui.label(cell(Some(u.wrapped_ms), 1));
+    ui.label("—");
+    ui.label("—");
+    ui.label(cell(Some(plain.per_gpu_batch / (u.wrapped_ms * 1e-3)), 0));
+    for _ in 0..6 {
+        ui.label("—");
+    }
+    ui.end_row();
+}
+
 /// Measured and modeled side by side at the counts of [`table_counts`], with the error.
-fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
-    let mine: Vec<&ScalingPoint> = rows.iter().filter(|r| r.workload == w.name).collect();
+fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
+    let mine: Vec<&ScalingPoint> = run.rows.iter().filter(|r| r.workload == w.name).collect();
     egui::Grid::new(format!("scaling-table-{}", w.name))
         .striped(true)
         .num_columns(13)
@@ -970,12 +984,19 @@ fn table(ui: &mut Ui, w: &Workload, rows: &[ScalingPoint], max_gpus: usize) {
                         label.on_hover_text(&m.basis);
                     }
                     ui.end_row();
+                    // Below the plain 1-GPU step: the same step under DDP, where timed.
+                    if let Some((plain, (_, u))) = meas
+                        .filter(|r| n == 1 && r.source == RowSource::Framework)
+                        .zip(run.under_ddp(&w.name, mode))
+                    {
+                        under_ddp_row(ui, mode, plain, u);
+                    }
                 }
             }
         });
     ui.label(
         RichText::new(
-            "meas.: measured here (real framework run, or proxy) · model: modeled · per GPU: samples per GPU per step, 8 = 2 × 4: 4 micro-batches of 2, gradients accumulated (measured / modeled where they differ); ≤: the global batch does not split evenly, the GPUs with the most set the step · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled, one micro-batch",
+            "meas.: measured here (real framework run, or proxy) · model: modeled · per GPU: samples per GPU per step, 8 = 2 × 4: 4 micro-batches of 2, gradients accumulated (measured / modeled where they differ); ≤: the global batch does not split evenly, the GPUs with the most set the step · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled, one micro-batch · 1 under DDP: the 1-GPU step wrapped in DistributedDataParallel, timed beside the plain one (what the wrapper costs; speedups are against the plain step)",
         )
         .weak()
         .small(),
