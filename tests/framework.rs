@@ -295,6 +295,71 @@ exit 0"#,
 }
 
 #[test]
+fn a_micro_batch_that_ran_out_of_memory_on_one_gpu_is_not_tried_again_on_two() {
+    // GPT-2 XL's 8 runs out of memory on an 80 GB GPU at any count (DDP holds more on two, never
+    // less): after the 1-GPU launch found 4, the 2-GPU launch starts at 4 — three launches,
+    // not four.
+    let dir = tempfile::tempdir().unwrap();
+    let at_four = |mode: &str, n: usize, per: f64, ms: f64| {
+        result(mode, n, per, ms, &format!("{ms}"))
+            .replace(r#""micro_batch":8"#, r#""micro_batch":4"#)
+            .replace(
+                &format!(r#""accumulate":{}"#, per / 8.0),
+                &format!(r#""accumulate":{}"#, per / 4.0),
+            )
+    };
+    let one = echo_all(&[at_four("weak", 1, 8.0, 470.0), r#"{"event":"done"}"#.into()]);
+    let two = echo_all(&[at_four("weak", 2, 8.0, 490.0), r#"{"event":"done"}"#.into()]);
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$1" = "-c" ]; then echo '{PROBE}'; exit 0; fi
+echo "$*" >> "{log}"
+case "$*" in
+  *'"probe"'*) exit 0;;
+  *'"micro_batch":8.0'*) echo '{{"event":"oom","workload":"gpt2-xl","mode":"weak","phase":"measure","world_size":1,"message":"CUDA out of memory."}}'; exit 3;;
+  *nproc_per_node=1*) {one}; exit 0;;
+  *nproc_per_node=2*) {two}; exit 0;;
+esac
+exit 1
+"#,
+        log = dir.path().join("calls").display()
+    );
+    let py = dir.path().join("python3");
+    write_exe(&py, &script);
+    let _spawning = spawning();
+    let env = framework::find_python(Some(&py)).unwrap();
+    let opts = FrameworkOptions {
+        gpus: vec![0, 1],
+        modes: vec![Mode::Weak],
+        ..Default::default()
+    };
+    let ws = vec![workload::resolve("gpt2-xl").unwrap()];
+    let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+    let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
+    let launches: Vec<&str> = calls.lines().filter(|l| !l.contains("probe")).collect();
+    assert_eq!(launches.len(), 3, "{calls}");
+    assert!(
+        launches[0].contains(r#""micro_batch":8.0"#),
+        "{}",
+        launches[0]
+    );
+    assert!(
+        launches[2].contains("nproc_per_node=2") && launches[2].contains(r#""micro_batch":4.0"#)
+    );
+    assert_eq!(row(&run, 1, Mode::Weak).step_time_ms, Some(470.0));
+    assert_eq!(row(&run, 2, Mode::Weak).step_time_ms, Some(490.0));
+    assert_eq!(row(&run, 2, Mode::Weak).micro_batch, Some(4.0));
+    assert!(
+        run.notes
+            .iter()
+            .any(|n| n
+                == "gpt2-xl: micro-batch 4 on more GPUs too (on 1 GPU(s) 8 ran out of memory)"),
+        "{:?}",
+        run.notes
+    );
+}
+
+#[test]
 fn out_of_memory_is_a_row_that_does_not_fit() {
     let (_, run) = run_with(
         r#"echo '{"event":"oom","workload":"gpt2-xl","mode":"weak","phase":"measure","world_size":2,"message":"CUDA out of memory. Tried to allocate 2.00 GiB","peak_mem_gib":139.1,"total_mem_gib":139.7}'

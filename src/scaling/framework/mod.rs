@@ -174,17 +174,22 @@ pub fn run(
     let launcher = Launcher::new(env, &script, opts, cancel);
     let mut run = FrameworkRun::default();
     let basis_env = env.describe();
-    let runnable: Vec<&Workload> = workloads.iter().filter(|w| runnable(w)).collect();
+    // A workload whose micro-batch ran out of memory on fewer GPUs starts at the one that fit
+    // there: DDP holds more per GPU on more GPUs (its buckets), never less, so the larger one
+    // would only run out again (on 80 GB GPUs, GPT-2 XL's 8: a launch saved per GPU count).
+    let mut runnable: Vec<Workload> = workloads.iter().filter(|w| runnable(w)).cloned().collect();
     // One launch per GPU count runs every workload in turn (one process group, one Python and
     // PyTorch start-up, each model built once); a workload that ran out of memory or did not
     // get to run in it is launched again alone.
-    for n in proxy_counts(opts.gpus.len()) {
+    let counts = proxy_counts(opts.gpus.len());
+    for &n in &counts {
         if cancel.load(Ordering::Relaxed) {
             run.notes.push("framework runs cancelled".into());
             return Ok(finish(run, workloads));
         }
         let mut batch: Vec<Planned<'_>> = Vec::new();
-        for &w in &runnable {
+        let mut fitted: Vec<(String, f64)> = Vec::new();
+        for w in &runnable {
             let (spec, planned) = spec(w, n, opts);
             if planned.is_empty() {
                 continue;
@@ -239,9 +244,22 @@ pub fn run(
             };
             let (w_run, planned, outcome) =
                 run_alone(&launcher, (w, spec, planned), n, first, &mut run, progress);
+            if w_run.micro_batch != w.micro_batch && !outcome.results.is_empty() {
+                fitted.push((w.name.clone(), w_run.micro_batch()));
+            }
             absorb(&mut run, &w_run, n, &planned, &outcome, &basis_env);
             let partial = finish(run.clone(), workloads);
             progress(&label, &partial.rows);
+        }
+        let more = counts.last().is_some_and(|&last| last > n);
+        for (name, micro) in fitted.into_iter().filter(|_| more) {
+            if let Some(w) = runnable.iter_mut().find(|w| w.name == name) {
+                run.notes.push(format!(
+                    "{name}: micro-batch {micro:.0} on more GPUs too (on {n} GPU(s) {:.0} ran out of memory)",
+                    w.micro_batch()
+                ));
+                w.micro_batch = Some(micro);
+            }
         }
     }
     // The probe's GEMM and copy rates move catalog calibrations to this GPU (also on one GPU);
