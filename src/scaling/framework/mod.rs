@@ -178,6 +178,11 @@ pub fn run(
     // there: DDP holds more per GPU on more GPUs (its buckets), never less, so the larger one
     // would only run out again (on 80 GB GPUs, GPT-2 XL's 8: a launch saved per GPU count).
     let mut runnable: Vec<Workload> = workloads.iter().filter(|w| runnable(w)).cloned().collect();
+    for w in &mut runnable {
+        if let Some(note) = start_where_the_record_fits(w, opts.gpu_memory_gib) {
+            run.notes.push(note);
+        }
+    }
     // One launch per GPU count runs every workload in turn (one process group, one Python and
     // PyTorch start-up, each model built once); a workload that ran out of memory or did not
     // get to run in it is launched again alone.
@@ -276,6 +281,34 @@ pub fn run(
         );
     }
     Ok(finish(run, workloads))
+}
+
+/// Room a step needs on the GPU beyond the memory PyTorch allocates at its peak, GiB: the CUDA
+/// context and the caching allocator's reserve (on an H100 80GB, GPT-2 XL's 79.3 GiB peak at
+/// micro-batch 8 ran out of memory in 79.6 GiB: docs/BENCHMARKS.md, eleventh session).
+const BEYOND_PEAK_GIB: f64 = 1.0;
+
+/// Halves `w`'s micro-batch where a catalog record of it (any GPU: the same model, script and
+/// micro-batch) peaked too close to `cap` GiB to fit: that launch would only run out of memory.
+/// Returns the note that says so; `None` (nothing changed) where it may fit or nothing is known.
+fn start_where_the_record_fits(w: &mut Workload, cap: Option<f64>) -> Option<String> {
+    let cap = cap.filter(|c| c.is_finite() && *c > 0.0)?;
+    let micro = w.micro_batch().min(w.per_gpu_batch).floor();
+    let (gpu, peak) = w
+        .calibration
+        .iter()
+        .filter_map(|c| Some((c.gpu.as_str(), c.peak_mem_gib.filter(|p| p.is_finite())?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    if micro <= 1.0 || peak + BEYOND_PEAK_GIB <= cap {
+        return None;
+    }
+    let half = (micro / 2.0).floor();
+    let note = format!(
+        "{}: micro-batch {half:.0} from the start: at {micro:.0} its {gpu} record peaked at {peak:.1} GiB, too close to this GPU's {cap:.1} GiB to fit",
+        w.name
+    );
+    w.micro_batch = Some(half);
+    Some(note)
 }
 
 /// The spec of one launch running `batch`'s workloads in turn: a workload's own spec, or
@@ -405,5 +438,32 @@ fn run_alone(
         w_run.micro_batch = Some(half);
         (spec, planned) = launch::spec(&w_run, n, opts);
         progress(&format!("{label}: micro-batch {half:.0}"), &rows_so_far);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scaling::workload::resolve;
+
+    #[test]
+    fn a_micro_batch_whose_record_peaked_near_the_gpus_memory_starts_halved() {
+        let mut gpt = resolve("gpt2-xl").unwrap();
+        let peak = gpt.calibration[0].peak_mem_gib.unwrap();
+        // An H100 80GB as NVML reads it: 79.65 GiB, under the record's peak + 1 GiB.
+        let note = start_where_the_record_fits(&mut gpt, Some(79.6474609375)).unwrap();
+        assert_eq!(gpt.micro_batch, Some(4.0));
+        assert!(note.contains(&format!("peaked at {peak:.1} GiB")), "{note}");
+        // An H200's 140 GiB: 8 fits, nothing changes; nor where the memory is not known.
+        for cap in [Some(140.4), None] {
+            let mut gpt = resolve("gpt2-xl").unwrap();
+            assert_eq!(start_where_the_record_fits(&mut gpt, cap), None);
+            assert_eq!(gpt.micro_batch, Some(8.0));
+        }
+        // ResNet-50's record peaks far below 80 GB.
+        let mut cnn = resolve("resnet50").unwrap();
+        let before = cnn.micro_batch;
+        assert_eq!(start_where_the_record_fits(&mut cnn, Some(79.65)), None);
+        assert_eq!(cnn.micro_batch, before);
     }
 }
