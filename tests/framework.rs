@@ -98,6 +98,38 @@ fi
     path
 }
 
+/// Writes an executable fake python3 into `dir` that logs every call's arguments (for
+/// [`launches`]) and answers a launch by the first of `arms` (shell `case` arms) that matches;
+/// the overlap probe prints nothing, anything else fails.
+fn counting_python(dir: &Path, arms: &str) -> PathBuf {
+    let script = format!(
+        r#"#!/bin/sh
+if [ "$1" = "-c" ]; then echo '{PROBE}'; exit 0; fi
+echo "$*" >> "{log}"
+case "$*" in
+  *'"probe"'*) exit 0;;
+{arms}
+esac
+exit 1
+"#,
+        log = dir.join("calls").display()
+    );
+    let path = dir.join("python3");
+    write_exe(&path, &script);
+    path
+}
+
+/// What [`counting_python`] logged: every call, and the launches among them (not the probe).
+fn launches(dir: &Path) -> (String, Vec<String>) {
+    let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
+    let launches = calls
+        .lines()
+        .filter(|l| !l.contains("probe"))
+        .map(str::to_string)
+        .collect();
+    (calls, launches)
+}
+
 fn run_with(on_two: &str, timeout: Duration) -> (PythonEnv, FrameworkRun) {
     let dir = tempfile::tempdir().unwrap();
     let py = fake_python(dir.path(), on_two);
@@ -310,22 +342,14 @@ fn a_micro_batch_that_ran_out_of_memory_on_one_gpu_is_not_tried_again_on_two() {
     };
     let one = echo_all(&[at_four("weak", 1, 8.0, 470.0), r#"{"event":"done"}"#.into()]);
     let two = echo_all(&[at_four("weak", 2, 8.0, 490.0), r#"{"event":"done"}"#.into()]);
-    let script = format!(
-        r#"#!/bin/sh
-if [ "$1" = "-c" ]; then echo '{PROBE}'; exit 0; fi
-echo "$*" >> "{log}"
-case "$*" in
-  *'"probe"'*) exit 0;;
-  *'"micro_batch":8.0'*) echo '{{"event":"oom","workload":"gpt2-xl","mode":"weak","phase":"measure","world_size":1,"message":"CUDA out of memory."}}'; exit 3;;
+    let py = counting_python(
+        dir.path(),
+        &format!(
+            r#"  *'"micro_batch":8.0'*) echo '{{"event":"oom","workload":"gpt2-xl","mode":"weak","phase":"measure","world_size":1,"message":"CUDA out of memory."}}'; exit 3;;
   *nproc_per_node=1*) {one}; exit 0;;
-  *nproc_per_node=2*) {two}; exit 0;;
-esac
-exit 1
-"#,
-        log = dir.path().join("calls").display()
+  *nproc_per_node=2*) {two}; exit 0;;"#
+        ),
     );
-    let py = dir.path().join("python3");
-    write_exe(&py, &script);
     let _spawning = spawning();
     let env = framework::find_python(Some(&py)).unwrap();
     let opts = FrameworkOptions {
@@ -335,8 +359,7 @@ exit 1
     };
     let ws = vec![workload::resolve("gpt2-xl").unwrap()];
     let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
-    let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
-    let launches: Vec<&str> = calls.lines().filter(|l| !l.contains("probe")).collect();
+    let (calls, launches) = launches(dir.path());
     assert_eq!(launches.len(), 3, "{calls}");
     assert!(
         launches[0].contains(r#""micro_batch":8.0"#),
@@ -595,23 +618,15 @@ fn one_launch_per_gpu_count_runs_every_workload_and_an_oom_runs_again_alone() {
     ]);
     let bert_two = echo(&[line("bert-large", "weak", 2, 64.0, 80.0)]);
     let gpt_two = echo(&[line("gpt2-xl", "weak", 2, 8.0, 395.0)]);
-    let script = format!(
-        r#"#!/bin/sh
-if [ "$1" = "-c" ]; then echo '{PROBE}'; exit 0; fi
-echo "$*" >> "{log}"
-case "$*" in
-  *'"probe"'*) exit 0;;
-  *nproc_per_node=1*) {both_one}; exit 0;;
+    let py = counting_python(
+        dir.path(),
+        &format!(
+            r#"  *nproc_per_node=1*) {both_one}; exit 0;;
   *'"workloads"'*) echo '{{"event":"oom","workload":"bert-large","mode":"weak","phase":"measure","world_size":2,"message":"CUDA out of memory."}}'; exit 3;;
   *'"micro_batch":32.0'*) {bert_two}; exit 0;;
-  *'"workload":"gpt2-xl"'*) {gpt_two}; exit 0;;
-esac
-exit 1
-"#,
-        log = dir.path().join("calls").display()
+  *'"workload":"gpt2-xl"'*) {gpt_two}; exit 0;;"#
+        ),
     );
-    let py = dir.path().join("python3");
-    write_exe(&py, &script);
     let _spawning = spawning();
     let env = framework::find_python(Some(&py)).unwrap();
     let ws = vec![
@@ -624,8 +639,7 @@ exit 1
         ..Default::default()
     };
     let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
-    let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
-    let launches: Vec<&str> = calls.lines().filter(|l| !l.contains("probe")).collect();
+    let (calls, launches) = launches(dir.path());
     // 1 GPU: one launch of both; 2 GPUs: both, then BERT-large at 32, then GPT-2 XL alone.
     assert_eq!(launches.len(), 4, "{calls}");
     assert!(launches[0].contains(r#""workloads""#) && launches[1].contains(r#""workloads""#));
