@@ -174,9 +174,10 @@ pub fn run(
     let launcher = Launcher::new(env, &script, opts, cancel);
     let mut run = FrameworkRun::default();
     let basis_env = env.describe();
-    // A workload whose micro-batch ran out of memory on fewer GPUs starts at the one that fit
-    // there: DDP holds more per GPU on more GPUs (its buckets), never less, so the larger one
-    // would only run out again (on 80 GB GPUs, GPT-2 XL's 8: a launch saved per GPU count).
+    // Each workload's micro-batch as it is launched: halved from the start where its catalog
+    // record shows it cannot fit, and after a GPU count where it ran out of memory, the one that
+    // fit there — DDP holds more per GPU on more GPUs (its buckets), never less, so the larger
+    // one would only run out again (on 80 GB GPUs, GPT-2 XL's 8: launches that only fail).
     let mut runnable: Vec<Workload> = workloads.iter().filter(|w| runnable(w)).cloned().collect();
     for w in &mut runnable {
         if let Some(note) = start_where_the_record_fits(w, opts.gpu_memory_gib) {
