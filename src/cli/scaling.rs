@@ -11,7 +11,7 @@ use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::export;
 use crate::job::validate::MAX_GPUS_LIMIT;
 use crate::job::{Event, Job};
-use crate::scaling::calibrate::UnderDdp;
+use crate::scaling::calibrate::{MeasuredStep, UnderDdp};
 use crate::scaling::rates::gpu_list;
 use crate::scaling::run::{DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun};
 use crate::scaling::workload::{self, Workload};
@@ -303,9 +303,9 @@ fn mode_block(s: &mut String, run: &ScalingRun, w: &Workload, mode: Mode, rows: 
         // Beside the plain 1-GPU step: the same step under DDP, what the wrapper costs.
         if r.source == RowSource::Framework
             && r.n_gpus == 1
-            && let Some((_, u)) = run.under_ddp(&w.name, mode)
+            && let Some((step, u)) = run.under_ddp(&w.name, mode)
         {
-            cols.under_ddp_line(s, r, u);
+            cols.under_ddp_line(s, r, step, u);
         }
     }
     // An efficiency above 1.00 is never printed without its cause.
@@ -395,7 +395,13 @@ impl Columns {
 
 impl Columns {
     /// The "1 GPU under DDP" row below the plain 1-GPU row `plain` (same batch), and its words.
-    fn under_ddp_line(&self, s: &mut String, plain: &ScalingPoint, u: &UnderDdp) {
+    fn under_ddp_line(
+        &self,
+        s: &mut String,
+        plain: &ScalingPoint,
+        step: &MeasuredStep,
+        u: &UnderDdp,
+    ) {
         let pw = self.pw;
         let _ = writeln!(
             s,
@@ -414,7 +420,7 @@ impl Columns {
             "—",
             self.extra("—", "—", "—"),
         );
-        let _ = writeln!(s, "       ({})", u.describe());
+        let _ = writeln!(s, "       ({})", u.describe(step));
     }
 }
 

@@ -145,10 +145,21 @@ impl UnderDdp {
         self.cost_ms() / self.plain_ms
     }
 
-    /// The row's words: both steps, how they were timed, and the cost.
-    pub fn describe(&self) -> String {
+    /// The row's words: both steps, how they were timed, the cost, and where `step` (the plain
+    /// step it belongs to) is host-bound, why the cost is large: the wrapper's work is the host's.
+    pub fn describe(&self, step: &MeasuredStep) -> String {
+        let host = step
+            .host_ms
+            .filter(|&h| h.is_finite() && is_host_bound(h, step.step_ms))
+            .map(|h| {
+                format!(
+                    "; the plain step is host-bound (its host floor {:.0} % of it) and DDP's autograd hooks and gradient-bucket copies are issued by the host, so they lengthen it",
+                    h / step.step_ms * 100.0
+                )
+            })
+            .unwrap_or_default();
         format!(
-            "1 GPU under DDP: DistributedDataParallel on a group of one, {:.2} ms against the plain step's {:.2} ms in alternating blocks{}: the wrapper costs {:+.2} ms a step ({:+.1} %) with nothing to exchange; speedup and efficiency are taken against the plain step",
+            "1 GPU under DDP: DistributedDataParallel on a group of one, {:.2} ms against the plain step's {:.2} ms in alternating blocks{}: the wrapper costs {:+.2} ms a step ({:+.1} %) with nothing to exchange{host}; speedup and efficiency are taken against the plain step",
             self.wrapped_ms,
             self.plain_ms,
             if self.block_steps > 0.0 {
@@ -604,6 +615,42 @@ mod tests {
     use super::*;
     use crate::scaling::Mode;
     use crate::scaling::workload::catalog;
+
+    #[test]
+    fn the_row_under_ddp_says_why_where_the_plain_step_is_host_bound() {
+        let step = |step_ms: f64, host_ms: Option<f64>| MeasuredStep {
+            workload: "bert-large".into(),
+            mode: Mode::Weak,
+            per_gpu_batch: 64.0,
+            step_ms,
+            optimizer_ms: 5.0,
+            samples_ms: Vec::new(),
+            matrix_share: None,
+            matrix_ms: None,
+            other_ms: None,
+            host_ms,
+            host_probe_us: None,
+            accumulate: None,
+            wrapper_ms: Some(33.0),
+            under_ddp: None,
+            basis: "test".into(),
+        };
+        let u = UnderDdp::new(Some(127.6), Some(94.6), Some(12.0)).unwrap();
+        assert!((u.cost_ms() - 33.0).abs() < 1e-9);
+        // BERT-large on an H100: its host floor 101.4 of 106.5 ms (95 %).
+        let bound = u.describe(&step(106.5, Some(101.4)));
+        assert!(bound.contains("+33.00 ms a step (+34.9 %)"), "{bound}");
+        assert!(bound.contains("host-bound (its host floor 95 % of it)"), "{bound}");
+        // A step the GPU sets (ResNet-50: 29.6 of 64.3 ms), or no host floor: the figures only.
+        for host in [Some(29.6), None] {
+            let words = u.describe(&step(64.3, host));
+            assert!(!words.contains("host-bound"), "{words}");
+            assert!(words.contains("against the plain step's 94.60 ms"), "{words}");
+        }
+        // Nothing to show without both steps.
+        assert_eq!(UnderDdp::new(Some(127.6), None, Some(12.0)), None);
+        assert_eq!(UnderDdp::new(Some(f64::NAN), Some(94.6), None), None);
+    }
 
     fn gpt2() -> Workload {
         catalog().into_iter().find(|w| w.name == "gpt2-xl").unwrap()

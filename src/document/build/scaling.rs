@@ -220,8 +220,8 @@ fn under_ddp_notes(run: &ScalingRun, points: &[&ScalingPoint]) -> Vec<Block> {
         .iter()
         .filter(|p| p.source == RowSource::Framework && p.n_gpus == 1)
         .filter_map(|p| {
-            let (_, u) = run.under_ddp(&p.workload, p.mode)?;
-            Some(Paragraph::note(format!("{} {}: {}", p.workload, p.mode, u.describe())).into())
+            let (step, u) = run.under_ddp(&p.workload, p.mode)?;
+            Some(Paragraph::note(format!("{} {}: {}", p.workload, p.mode, u.describe(step))).into())
         })
         .collect()
 }

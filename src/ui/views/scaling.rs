@@ -15,7 +15,7 @@ use egui_plot::{Bar, BarChart, GridMark, Line, LineStyle, MarkerShape, Plot, Plo
 
 use crate::model::{Source, Topology};
 use crate::report::{Report, ScalingSection};
-use crate::scaling::calibrate::UnderDdp;
+use crate::scaling::calibrate::{MeasuredStep, UnderDdp};
 use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_modeled};
 use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
 use crate::scaling::{Mode, RowSource, ScalingPoint};
@@ -894,10 +894,15 @@ pub fn per_gpu_cell(meas: Option<&ScalingPoint>, model: Option<&ScalingPoint>) -
 
 /// The "1 GPU under DDP" row of `plain`'s step: its step and samples/s (measured), nothing of
 /// its own in the model, speedup and efficiency columns, its words on hover.
-fn under_ddp_row(ui: &mut Ui, mode: Mode, plain: &ScalingPoint, u: &UnderDdp) {
+fn under_ddp_row(
+    ui: &mut Ui,
+    mode: Mode,
+    plain: &ScalingPoint,
+    (step, u): (&MeasuredStep, &UnderDdp),
+) {
     ui.label(mode.id());
     ui.label(format!("1 under DDP ({:+.1} %)", u.cost_share() * 100.0))
-        .on_hover_text(u.describe());
+        .on_hover_text(u.describe(step));
     ui.label(per_gpu_cell(Some(plain), None));
     ui.label(cell(Some(u.wrapped_ms), 1));
     ui.label("—");
@@ -985,11 +990,11 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
                     }
                     ui.end_row();
                     // Below the plain 1-GPU step: the same step under DDP, where timed.
-                    if let Some((plain, (_, u))) = meas
+                    if let Some((plain, (step, u))) = meas
                         .filter(|r| n == 1 && r.source == RowSource::Framework)
                         .zip(run.under_ddp(&w.name, mode))
                     {
-                        under_ddp_row(ui, mode, plain, u);
+                        under_ddp_row(ui, mode, plain, (step, u));
                     }
                 }
             }
