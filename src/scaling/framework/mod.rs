@@ -193,24 +193,8 @@ pub fn run(
             run.notes.push("framework runs cancelled".into());
             return Ok(finish(run, workloads));
         }
-        let mut batch: Vec<Planned<'_>> = Vec::new();
+        let batch = plan_batch(&runnable, n, opts, &mut run, progress);
         let mut fitted: Vec<(String, f64)> = Vec::new();
-        for w in &runnable {
-            let (spec, planned) = spec(w, n, opts);
-            if planned.is_empty() {
-                continue;
-            }
-            // A launch that cannot fit by a wide margin is not started (it would only OOM).
-            if let Some(rows) = unfit_rows(w, n, &planned, opts) {
-                run.rows.extend(rows);
-                progress(
-                    &format!("{} on {n} GPU(s): does not fit", w.name),
-                    &run.rows,
-                );
-                continue;
-            }
-            batch.push((w, spec, planned));
-        }
         if batch.is_empty() {
             continue;
         }
@@ -257,15 +241,8 @@ pub fn run(
             let partial = finish(run.clone(), workloads);
             progress(&label, &partial.rows);
         }
-        let more = counts.last().is_some_and(|&last| last > n);
-        for (name, micro) in fitted.into_iter().filter(|_| more) {
-            if let Some(w) = runnable.iter_mut().find(|w| w.name == name) {
-                run.notes.push(format!(
-                    "{name}: micro-batch {micro:.0} on more GPUs too (on {n} GPU(s) {:.0} ran out of memory)",
-                    w.micro_batch()
-                ));
-                w.micro_batch = Some(micro);
-            }
+        if counts.last().is_some_and(|&last| last > n) {
+            keep_what_fit(&mut runnable, fitted, n, &mut run.notes);
         }
     }
     // The probe's GEMM and copy rates move catalog calibrations to this GPU (also on one GPU);
@@ -282,6 +259,54 @@ pub fn run(
         );
     }
     Ok(finish(run, workloads))
+}
+
+/// The launch on `n` GPUs of `runnable`'s workloads: each with its spec and planned rows, but for
+/// those with nothing planned and those that cannot fit by a wide margin (rows that say so).
+fn plan_batch<'w>(
+    runnable: &'w [Workload],
+    n: usize,
+    opts: &FrameworkOptions,
+    run: &mut FrameworkRun,
+    progress: &mut dyn FnMut(&str, &[ScalingPoint]),
+) -> Vec<Planned<'w>> {
+    let mut batch = Vec::new();
+    for w in runnable {
+        let (spec, planned) = spec(w, n, opts);
+        if planned.is_empty() {
+            continue;
+        }
+        // A launch that cannot fit by a wide margin is not started (it would only OOM).
+        if let Some(rows) = unfit_rows(w, n, &planned, opts) {
+            run.rows.extend(rows);
+            progress(
+                &format!("{} on {n} GPU(s): does not fit", w.name),
+                &run.rows,
+            );
+            continue;
+        }
+        batch.push((w, spec, planned));
+    }
+    batch
+}
+
+/// The micro-batches that fit on `n` GPUs after running out of memory (`fitted`: workload,
+/// micro-batch) become the workloads' own for the launches on more GPUs, each with a note.
+fn keep_what_fit(
+    runnable: &mut [Workload],
+    fitted: Vec<(String, f64)>,
+    n: usize,
+    notes: &mut Vec<String>,
+) {
+    for (name, micro) in fitted {
+        if let Some(w) = runnable.iter_mut().find(|w| w.name == name) {
+            notes.push(format!(
+                "{name}: micro-batch {micro:.0} on more GPUs too (on {n} GPU(s) {:.0} ran out of memory)",
+                w.micro_batch()
+            ));
+            w.micro_batch = Some(micro);
+        }
+    }
 }
 
 /// Room a step needs on the GPU beyond the memory PyTorch allocates at its peak, GiB: the CUDA
