@@ -640,12 +640,18 @@ mod tests {
         // BERT-large on an H100: its host floor 101.4 of 106.5 ms (95 %).
         let bound = u.describe(&step(106.5, Some(101.4)));
         assert!(bound.contains("+33.00 ms a step (+34.9 %)"), "{bound}");
-        assert!(bound.contains("host-bound (its host floor 95 % of it)"), "{bound}");
+        assert!(
+            bound.contains("host-bound (its host floor 95 % of it)"),
+            "{bound}"
+        );
         // A step the GPU sets (ResNet-50: 29.6 of 64.3 ms), or no host floor: the figures only.
         for host in [Some(29.6), None] {
             let words = u.describe(&step(64.3, host));
             assert!(!words.contains("host-bound"), "{words}");
-            assert!(words.contains("against the plain step's 94.60 ms"), "{words}");
+            assert!(
+                words.contains("against the plain step's 94.60 ms"),
+                "{words}"
+            );
         }
         // Nothing to show without both steps.
         assert_eq!(UnderDdp::new(Some(127.6), None, Some(12.0)), None);
