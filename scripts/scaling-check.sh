@@ -34,8 +34,8 @@ trap 'kill "${samplers[@]}" 2>/dev/null' EXIT
 plain() { # NAME MODEL MICRO ACC NGPUS ROUND
     local log="$out/plain.jsonl"
     # A host-bound step (BERT-large: its host floor 95 % of the step) follows the VM host's
-    # speed, which wanders in spells of seconds: its median is taken over 12 blocks (18 s, as
-    # long as scalescope's grown window) instead of 5, so that both cover several spells.
+    # speed, which wanders in spells of seconds: its median is taken over 12 blocks (18 s, near
+    # scalescope's grown window of 12–20 s) instead of 5, so that both cover several spells.
     local blocks=5
     [ "$2" = bert-large ] && blocks=12
     if [ "$5" = 1 ]; then

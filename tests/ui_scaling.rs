@@ -165,7 +165,11 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
     assert!(harness.query_by_label("step ms meas.").is_some());
     assert!(harness.query_by_label("396.0").is_some());
     // The step under DDP at one GPU, below the plain one, with what the wrapper costs.
-    assert!(harness.query_by_label("1 under DDP (+6.3 %)").is_some());
+    assert!(
+        harness
+            .query_by_label("1 under DDP (+6.3 % vs plain 380.1)")
+            .is_some()
+    );
     assert!(harness.query_by_label("404.2").is_some());
     harness.snapshot("scaling_gpt2xl_framework_h200");
 }

@@ -407,7 +407,7 @@ impl Columns {
             s,
             "{:>6} {:>8.0} {:>pw$} {:>11} {:>12} {:>10} {:>6} {:>9} {:<13} {:<18} {:>7} {:>7}{}",
             1,
-            plain.per_gpu_batch,
+            plain.global_batch,
             plain.per_gpu_cell(),
             f(Some(u.wrapped_ms), 3),
             f(Some(plain.per_gpu_batch / (u.wrapped_ms * 1e-3)), 1),

@@ -116,7 +116,8 @@ pub struct UnderDdp {
     pub wrapped_ms: f64,
     /// The plain step in the blocks between, ms.
     pub plain_ms: f64,
-    /// Steps in each block.
+    /// Steps in each block (0: not known).
+    #[serde(default)]
     pub block_steps: f64,
 }
 

@@ -596,7 +596,9 @@ mod tests {
         let lines: Vec<&str> = table.lines().collect();
         let at = lines
             .iter()
-            .position(|l| l.contains("<td>1 GPU under DDP</td>"))
+            .position(|l| {
+                l.contains("<td>1 GPU under DDP (the plain step beside it: 380.00 ms)</td>")
+            })
             .unwrap_or_else(|| panic!("no row under DDP: {table}"));
         // Right below the plain 1-GPU weak row, with the wrapped step and no speedup.
         assert!(

@@ -199,7 +199,10 @@ fn under_ddp_cells(plain: &ScalingPoint, u: &UnderDdp) -> Vec<Cell> {
     vec![
         Cell::plain(plain.mode.to_string()),
         Cell::plain("1"),
-        Cell::plain("1 GPU under DDP"),
+        Cell::plain(format!(
+            "1 GPU under DDP (the plain step beside it: {:.2} ms)",
+            u.plain_ms
+        )),
         Cell::plain(per_gpu(plain)),
         Cell::plain(num(Some(u.wrapped_ms), 2)),
         Cell::plain(num(Some(plain.per_gpu_batch / (u.wrapped_ms * 1e-3)), 0)),

@@ -25,7 +25,7 @@ use super::calibrate::{MeasuredStep, ProbeRates};
 use super::memory;
 use super::proxy::proxy_counts;
 use super::table::{Mode, OverlapMeasure, ScalingPoint};
-use super::workload::Workload;
+use super::workload::{Pattern, Workload};
 pub use launch::{DEFAULT_TIMEOUT, LaunchOutcome, SCRIPT, WorkloadEnd, launch};
 use launch::{ScriptDir, launch_script, spec};
 pub use protocol::{
@@ -174,10 +174,8 @@ pub fn run(
     let launcher = Launcher::new(env, &script, opts, cancel);
     let mut run = FrameworkRun::default();
     let basis_env = env.describe();
-    // Each workload's micro-batch as it is launched: halved from the start where its catalog
-    // record shows it cannot fit, and after a GPU count where it ran out of memory, the one that
-    // fit there — DDP holds more per GPU on more GPUs (its buckets), never less, so the larger
-    // one would only run out again (on 80 GB GPUs, GPT-2 XL's 8: launches that only fail).
+    // Each workload as launched: its micro-batch shrinks where a launch would only run out of
+    // memory (`start_where_the_record_fits`, `keep_what_fit`).
     let mut runnable: Vec<Workload> = workloads.iter().filter(|w| runnable(w)).cloned().collect();
     for w in &mut runnable {
         if let Some(note) = start_where_the_record_fits(w, opts.gpu_memory_gib) {
@@ -234,7 +232,10 @@ pub fn run(
             };
             let (w_run, planned, outcome) =
                 run_alone(&launcher, (w, spec, planned), n, first, &mut run, progress);
-            if w_run.micro_batch != w.micro_batch && !outcome.results.is_empty() {
+            if w_run.micro_batch != w.micro_batch
+                && !outcome.results.is_empty()
+                && w.pattern == Pattern::DdpRing
+            {
                 fitted.push((w.name.clone(), w_run.micro_batch()));
             }
             absorb(&mut run, &w_run, n, &planned, &outcome, &basis_env);
@@ -291,7 +292,11 @@ fn plan_batch<'w>(
 }
 
 /// The micro-batches that fit on `n` GPUs after running out of memory (`fitted`: workload,
-/// micro-batch) become the workloads' own for the launches on more GPUs, each with a note.
+/// micro-batch) become the workloads' own for the launches on more GPUs, each with a note (the
+/// larger ones that ran out are in the notes before it). Only DDP's (the caller keeps to them):
+/// DDP holds more per GPU on more GPUs (its buckets), never less, so the larger one would only
+/// run out again (on 80 GB GPUs, GPT-2 XL's 8); FSDP shards more on more GPUs, so its
+/// micro-batch starts as the workload's at every count.
 fn keep_what_fit(
     runnable: &mut [Workload],
     fitted: Vec<(String, f64)>,
@@ -318,6 +323,10 @@ const BEYOND_PEAK_GIB: f64 = 1.0;
 /// micro-batch) peaked too close to `cap` GiB to fit: that launch would only run out of memory.
 /// Returns the note that says so; `None` (nothing changed) where it may fit or nothing is known.
 fn start_where_the_record_fits(w: &mut Workload, cap: Option<f64>) -> Option<String> {
+    // FSDP holds less per GPU on more GPUs than its 1-GPU record did: only DDP's record says.
+    if w.pattern != Pattern::DdpRing {
+        return None;
+    }
     let cap = cap.filter(|c| c.is_finite() && *c > 0.0)?;
     let micro = w.micro_batch().min(w.per_gpu_batch).floor();
     let (gpu, peak) = w
@@ -486,6 +495,12 @@ mod tests {
             assert_eq!(start_where_the_record_fits(&mut gpt, cap), None);
             assert_eq!(gpt.micro_batch, Some(8.0));
         }
+        // FSDP shards more on more GPUs than its 1-GPU record held: the record does not say.
+        let mut fsdp = resolve("llama2-7b").unwrap();
+        assert_eq!(fsdp.pattern, crate::scaling::Pattern::Fsdp);
+        fsdp.micro_batch = Some(8.0);
+        fsdp.per_gpu_batch = 8.0;
+        assert_eq!(start_where_the_record_fits(&mut fsdp, Some(1.0)), None);
         // ResNet-50's record peaks far below 80 GB.
         let mut cnn = resolve("resnet50").unwrap();
         let before = cnn.micro_batch;
