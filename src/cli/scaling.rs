@@ -301,10 +301,7 @@ fn mode_block(s: &mut String, run: &ScalingRun, w: &Workload, mode: Mode, rows: 
             let _ = writeln!(s, "       ({})", r.basis);
         }
         // Beside the plain 1-GPU step: the same step under DDP, what the wrapper costs.
-        if r.source == RowSource::Framework
-            && r.n_gpus == 1
-            && let Some((step, u)) = run.under_ddp(&w.name, mode)
-        {
+        if let Some((step, u)) = run.under_ddp_below(r) {
             cols.under_ddp_line(s, r, step, u);
         }
     }
@@ -410,7 +407,7 @@ impl Columns {
             plain.global_batch,
             plain.per_gpu_cell(),
             f(Some(u.wrapped_ms), 3),
-            f(Some(plain.per_gpu_batch / (u.wrapped_ms * 1e-3)), 1),
+            f(Some(u.samples_per_s(plain.per_gpu_batch)), 1),
             "—",
             "—",
             "—",

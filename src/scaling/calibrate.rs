@@ -141,6 +141,11 @@ impl UnderDdp {
         self.wrapped_ms - self.plain_ms
     }
 
+    /// Samples per second of the wrapped step at `per_gpu_batch` samples (one GPU).
+    pub fn samples_per_s(&self, per_gpu_batch: f64) -> f64 {
+        per_gpu_batch / (self.wrapped_ms * 1e-3)
+    }
+
     /// The cost as a share of the plain step.
     pub fn cost_share(&self) -> f64 {
         self.cost_ms() / self.plain_ms

@@ -40,19 +40,21 @@ pub struct ScalingRun {
 }
 
 impl ScalingRun {
-    /// Workload `w`'s 1-GPU step in `mode` as timed under DDP on a group of one, with the plain
-    /// step it belongs to: the "1 GPU under DDP" row every view shows beside the plain 1-GPU
-    /// row. `None` where it was not timed.
-    pub fn under_ddp(
+    /// The "1 GPU under DDP" row every view shows below `row`: where `row` is a plain 1-GPU
+    /// framework step, the same step as timed under DDP on a group of one, with the measured
+    /// step it belongs to. `None` for every other row and where it was not timed.
+    pub fn under_ddp_below(
         &self,
-        w: &str,
-        mode: super::Mode,
+        row: &ScalingPoint,
     ) -> Option<(&super::calibrate::MeasuredStep, &super::calibrate::UnderDdp)> {
+        if row.source != RowSource::Framework || row.n_gpus != 1 {
+            return None;
+        }
         self.machine
             .as_ref()?
             .framework_steps
             .iter()
-            .filter(|s| s.workload == w && s.mode == mode)
+            .filter(|s| s.workload == row.workload && s.mode == row.mode)
             .find_map(|s| Some((s, s.under_ddp.as_ref()?)))
     }
 }

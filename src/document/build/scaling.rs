@@ -139,10 +139,7 @@ fn table_of(run: &ScalingRun, points: &[&ScalingPoint], id: Option<&str>) -> Tab
     let mut rows = Vec::new();
     for p in points {
         rows.push(point_cells(p));
-        if p.source == RowSource::Framework
-            && p.n_gpus == 1
-            && let Some((_, u)) = run.under_ddp(&p.workload, p.mode)
-        {
+        if let Some((_, u)) = run.under_ddp_below(p) {
             rows.push(under_ddp_cells(p, u));
         }
     }
@@ -205,7 +202,7 @@ fn under_ddp_cells(plain: &ScalingPoint, u: &UnderDdp) -> Vec<Cell> {
         )),
         Cell::plain(per_gpu(plain)),
         Cell::plain(num(Some(u.wrapped_ms), 2)),
-        Cell::plain(num(Some(plain.per_gpu_batch / (u.wrapped_ms * 1e-3)), 0)),
+        Cell::plain(num(Some(u.samples_per_s(plain.per_gpu_batch)), 0)),
         none(),
         none(),
         none(),
@@ -221,9 +218,8 @@ fn under_ddp_cells(plain: &ScalingPoint, u: &UnderDdp) -> Vec<Cell> {
 fn under_ddp_notes(run: &ScalingRun, points: &[&ScalingPoint]) -> Vec<Block> {
     points
         .iter()
-        .filter(|p| p.source == RowSource::Framework && p.n_gpus == 1)
         .filter_map(|p| {
-            let (step, u) = run.under_ddp(&p.workload, p.mode)?;
+            let (step, u) = run.under_ddp_below(p)?;
             Some(Paragraph::note(format!("{} {}: {}", p.workload, p.mode, u.describe(step))).into())
         })
         .collect()

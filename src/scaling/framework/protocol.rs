@@ -5,7 +5,7 @@ use std::io::Read;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scaling::calibrate::is_host_bound;
+use crate::scaling::calibrate::{UnderDdp, is_host_bound};
 
 /// Lines longer than this are cut (a script that prints garbage cannot exhaust memory).
 pub(super) const MAX_LINE: usize = 1 << 20;
@@ -341,7 +341,12 @@ impl ResultLine {
     /// What DDP's wrapper costs a step at one rank: the wrapped step − the plain step timed in
     /// the blocks between, ms (signed: within the steps' spread it can read below zero).
     pub fn wrapper_ms(&self) -> Option<f64> {
-        Some(positive(self.ddp_one_ms)? - positive(self.ddp_one_plain_ms)?)
+        Some(self.under_ddp()?.cost_ms())
+    }
+
+    /// The step under DDP at one rank beside the plain one, where both were timed.
+    pub fn under_ddp(&self) -> Option<UnderDdp> {
+        UnderDdp::new(self.ddp_one_ms, self.ddp_one_plain_ms, self.ddp_one_steps)
     }
 
     /// The basis's words for the step: the plain model or the wrapper it ran under, and what
@@ -354,12 +359,13 @@ impl ResultLine {
             None if self.world_size == 1 => "; the plain step (no DDP wrapper at one GPU)".into(),
             None => String::new(),
         };
-        let one = match (self.wrapper_ms(), &self.ddp_one_note) {
-            (Some(d), _) => format!(
-                "; under DDP at one rank {:.2} ms against the plain {:.2} ms in alternating blocks ({} steps each): DDP's own cost {d:+.2} ms per step",
-                self.ddp_one_ms.unwrap_or(0.0),
-                self.ddp_one_plain_ms.unwrap_or(0.0),
-                self.ddp_one_steps.unwrap_or(0.0)
+        let one = match (self.under_ddp(), &self.ddp_one_note) {
+            (Some(u), _) => format!(
+                "; under DDP at one rank {:.2} ms against the plain {:.2} ms in alternating blocks ({} steps each): DDP's own cost {:+.2} ms per step",
+                u.wrapped_ms,
+                u.plain_ms,
+                u.block_steps,
+                u.cost_ms()
             ),
             (None, Some(why)) => format!("; DDP at one rank not timed: {}", clip(why, 200)),
             _ => String::new(),

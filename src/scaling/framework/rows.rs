@@ -8,7 +8,7 @@ use super::protocol::{ResultLine, clip, positive};
 use super::python::PythonEnv;
 use super::{FrameworkOptions, FrameworkRun};
 use crate::model::energy::EnergyBasis;
-use crate::scaling::calibrate::{MeasuredStep, ProbeRates, UnderDdp};
+use crate::scaling::calibrate::{MeasuredStep, ProbeRates};
 use crate::scaling::table::{Mode, OverlapMeasure, RowSource, ScalingPoint, fill_speedup};
 use crate::scaling::workload::Workload;
 
@@ -128,7 +128,7 @@ fn measured_step(w: &Workload, mode: Mode, x: &ResultLine, basis_env: &str) -> M
         host_probe_us: positive(x.host_probe_us),
         accumulate: Some(x.accumulate).filter(|a| a.is_finite() && *a >= 1.0),
         wrapper_ms: x.wrapper_ms(),
-        under_ddp: UnderDdp::new(x.ddp_one_ms, x.ddp_one_plain_ms, x.ddp_one_steps),
+        under_ddp: x.under_ddp(),
         basis: basis_env.to_string(),
     }
 }

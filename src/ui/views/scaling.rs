@@ -912,7 +912,7 @@ fn under_ddp_row(
     ui.label(cell(Some(u.wrapped_ms), 1));
     ui.label("—");
     ui.label("—");
-    ui.label(cell(Some(plain.per_gpu_batch / (u.wrapped_ms * 1e-3)), 0));
+    ui.label(cell(Some(u.samples_per_s(plain.per_gpu_batch)), 0));
     for _ in 0..6 {
         ui.label("—");
     }
@@ -995,11 +995,10 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
                     }
                     ui.end_row();
                     // Below the plain 1-GPU step: the same step under DDP, where timed.
-                    if let Some((plain, (step, u))) = meas
-                        .filter(|r| n == 1 && r.source == RowSource::Framework)
-                        .zip(run.under_ddp(&w.name, mode))
+                    if let Some((plain, under)) =
+                        meas.and_then(|r| Some((r, run.under_ddp_below(r)?)))
                     {
-                        under_ddp_row(ui, mode, plain, (step, u));
+                        under_ddp_row(ui, mode, plain, under);
                     }
                 }
             }
