@@ -71,7 +71,9 @@ fn fake_python(dir: &Path, on_two: &str) -> PathBuf {
             r#""profile""#,
             r#""host_probe_us":1425.0,"host_probe_rank_us":[1425.0,1300.0],"host_probes":6,"profile""#,
         ),
-        result("strong", 2, 32.0, 1508.0, "1508.0"),
+        // Its steps spread to the right (a slow spell): the row's figure is their mean.
+        result("strong", 2, 32.0, 1508.0, "1508.0")
+            .replace(r#""mean":1508,"#, r#""mean":1509.5,"#),
         r#"{"event":"done"}"#.to_string(),
     ];
     let echo = echo_all;
@@ -200,8 +202,16 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
     let s2 = row(&run, 2, Mode::Strong);
     assert!(!s2.basis.contains("host probe"), "{}", s2.basis);
     assert_eq!((s2.per_gpu_batch, s2.global_batch), (32.0, 64.0));
-    // Speedup against the 1-GPU row: 2971 ÷ 1508.
-    assert!((s2.speedup.unwrap() - 2971.0 / 1508.0).abs() < 1e-9);
+    // The mean over the steps is the row's step (what a run of them takes per step), the
+    // median beside it; the speedup is against the 1-GPU row's: 2971 ÷ 1509.5.
+    assert_eq!(s2.step_time_ms, Some(1509.5));
+    assert!(
+        s2.basis
+            .contains("mean 1509.50 ms (median 1508.00, min 1507.00, max 1510.00)"),
+        "{}",
+        s2.basis
+    );
+    assert!((s2.speedup.unwrap() - 2971.0 / 1509.5).abs() < 1e-9);
     // The 1-GPU steps calibrate; the profile gives the matrix share; the probe the overlap.
     assert_eq!(run.steps.len(), 2);
     let weak = run.steps.iter().find(|s| s.mode == Mode::Weak).unwrap();

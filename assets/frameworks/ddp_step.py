@@ -31,7 +31,8 @@ by step until warmup_s have passed (at least 3 steps; rank 0 decides after each;
 the process's first, on a GPU already warm, until warmup_next_s), and the
 measured window holds enough steps for measure_s at the warm-up's last steady step time (at least
 min_steps); every rank runs the counts rank 0 chose, so DDP never waits on a rank that stopped.
-A step's time is the slowest rank's; the figure is the median over steps. Where rank 0's steps
+A step's time is the slowest rank's; step_ms holds the mean over steps (scalescope's figure: what a
+run of those steps takes per step), the median, min and max. Where rank 0's steps
 spread widely (p90 > noisy_spread × p10: a host whose speed wanders, as on shared VMs), the window
 grows, in batches sized to end near noisy_measure_s (at most 4 × max_steps steps in all), so the
 median covers more than one of the host's fast or slow spells (the result says so: window_s,
@@ -805,7 +806,7 @@ def train(spec, torch, dist, device, cuda, energy, idle_mw, first=True):
                  fwd_ms=stats([r[1] for r in mine])["median"],
                  bwd_ms=stats([r[2] for r in mine])["median"],
                  opt_ms=stats([r[3] for r in mine])["median"],
-                 samples_per_s=samples / (s["median"] / 1e3),
+                 samples_per_s=samples / (s["mean"] / 1e3),
                  peak_mem_gib=max(p for p in peaks if p is not None) if cuda else None,
                  reserved_gib=reserved, params=params, model=w.impl, profile=prof,
                  window_steps=steps + refills, window_t=[window_t0, window_t1],

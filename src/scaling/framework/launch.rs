@@ -117,7 +117,9 @@ pub(super) fn spec(
         // quantile needs more than a handful of samples.
         "min_steps": if n == 1 { 15 } else { 5 },
         "max_steps": 200,
-        "profile_steps": opts.profile_steps,
+        // The kernel split calibrates the model from the 1-GPU step only: on more GPUs the
+        // profiler's steps (about 3 s a run with its start-up) would feed nothing.
+        "profile_steps": if n == 1 { opts.profile_steps } else { 0 },
     });
     (spec, planned)
 }

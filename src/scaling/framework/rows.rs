@@ -36,13 +36,13 @@ pub(super) fn absorb(
                 r.global_batch = x.global_batch;
                 r.micro_batch = Some(x.micro_batch);
                 r.accumulate = Some(x.accumulate.max(1.0) as u64);
-                r.step_time_ms = Some(x.step_ms.median);
-                r.throughput = Some(x.global_batch / (x.step_ms.median * 1e-3));
+                r.step_time_ms = Some(x.step_ms.figure());
+                r.throughput = Some(x.global_batch / (x.step_ms.figure() * 1e-3));
                 r.memory_gib_per_gpu = x.peak_mem_gib;
                 r.fits = Some(true);
                 let energy_note = energy(&mut r, x, n);
                 r.basis = format!(
-                    "{} steps{}, median {:.2} ms (min {:.2}, max {:.2}); {}{}{}; {basis_env}",
+                    "{} steps{}, mean {:.2} ms (median {:.2}, min {:.2}, max {:.2}); {}{}{}; {basis_env}",
                     x.steps,
                     match (x.extended, x.window_s) {
                         (true, Some(s)) => format!(
@@ -51,6 +51,7 @@ pub(super) fn absorb(
                         (true, None) => " (window grown: the steps spread widely)".to_string(),
                         _ => String::new(),
                     },
+                    x.step_ms.mean,
                     x.step_ms.median,
                     x.step_ms.min,
                     x.step_ms.max,
@@ -115,7 +116,7 @@ fn measured_step(w: &Workload, mode: Mode, x: &ResultLine, basis_env: &str) -> M
         workload: w.name.clone(),
         mode,
         per_gpu_batch: x.per_gpu_batch,
-        step_ms: x.step_ms.median,
+        step_ms: x.step_ms.figure(),
         optimizer_ms: x
             .opt_ms
             .filter(|v| v.is_finite() && *v >= 0.0)
