@@ -9,7 +9,8 @@
 # Usage: scripts/scaling-check.sh OUTDIR [BIN] [ROUNDS] [GROUP…]   (groups: cnn — ResNet-50
 # weak and strong, one scalescope run; lm — BERT-large and GPT-2 XL weak, one scalescope run;
 # bert, gpt — either half of lm alone, where lm on four GPUs would outlast one call; default
-# cnn and lm)
+# cnn and lm). BESIDE=1 first runs each 1-GPU case twice at once, scalescope on GPU 0 and the
+# plain loop on the last GPU (the same host spells for both: beside()).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?OUTDIR}; shift
@@ -60,28 +61,59 @@ ours() { # GROUP ROUND MODE WORKLOAD…
     echo "scalescope $g round $r: exit $?" >&2
 }
 
-plains() { # GROUP ROUND: the plain loop's cases of a group, 1 GPU then n
-    local gpt_micro=8
+plains() { # GROUP ROUND: the plain loop's cases of a group. The 1-GPU step sits next to
+    # scalescope's run, whose 1-GPU launch comes first: in odd rounds (plain first) the n-GPU
+    # cases run first, in even rounds (scalescope first) the 1-GPU case does. On the VM hosts
+    # the host's speed drifts over minutes, and a host-bound step (BERT-large) follows it.
+    local gpt_micro=8 many=(1 "${counts[@]}")
     [ "$mem" -lt 100000 ] && gpt_micro=4
+    [ $(($2 % 2)) = 1 ] && many=("${counts[@]}" 1)
     case $1 in
         cnn)
-            plain resnet50 resnet50 256 1 1 "$2"
-            for k in "${counts[@]}"; do plain resnet50 resnet50 256 1 "$k" "$2"; done
-            plain resnet50-strong resnet50 256 4 1 "$2"
-            for k in "${counts[@]}"; do plain resnet50-strong resnet50 256 $((4 / k)) "$k" "$2"; done
+            for k in "${many[@]}"; do plain resnet50 resnet50 256 1 "$k" "$2"; done
+            for k in "${many[@]}"; do plain resnet50-strong resnet50 256 $((4 / k)) "$k" "$2"; done
             ;;
         lm) plains bert "$2"; plains gpt "$2" ;;
         bert)
-            plain bert-large bert-large 64 1 1 "$2"
-            for k in "${counts[@]}"; do plain bert-large bert-large 64 1 "$k" "$2"; done
+            for k in "${many[@]}"; do plain bert-large bert-large 64 1 "$k" "$2"; done
             ;;
         gpt)
-            plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) 1 "$2"
-            for k in "${counts[@]}"; do
+            for k in "${many[@]}"; do
                 plain gpt2-xl gpt2-xl "$gpt_micro" $((8 / gpt_micro)) "$k" "$2"
             done
             ;;
     esac
+}
+
+beside() { # GROUP ROUND: each 1-GPU case of the group twice at the same time — scalescope's
+    # 1-GPU run on GPU 0, the plain loop on the last GPU — so that both meet the same host
+    # spells (BESIDE=1, machines with 2 GPUs or more). The plain loop runs 60 blocks of 1.5 s,
+    # longer than scalescope's 1-GPU run; scaling_compare.py takes its blocks inside
+    # scalescope's timed window.
+    local last=$((gpus - 1)) ws=() cases=()
+    case $1 in
+        cnn) ws=(resnet50); cases=("resnet50 256 1" "resnet50-strong 256 4") ;;
+        bert) ws=(bert-large); cases=("bert-large 64 1") ;;
+        gpt) ws=(gpt2-xl); cases=("gpt2-xl 8 1") ;;
+        lm) beside bert "$2"; beside gpt "$2"; return ;;
+    esac
+    local c tag micro acc model mode pid
+    for c in "${cases[@]}"; do
+        read -r tag micro acc <<< "$c"
+        model=${tag%-strong} mode=weak
+        [ "$tag" = resnet50-strong ] && mode=strong
+        [ "$model" = gpt2-xl ] && [ "$mem" -lt 100000 ] && micro=4 acc=2
+        CUDA_VISIBLE_DEVICES=$last timeout 300 python3 scripts/plain_train.py --model "$model" \
+            --micro "$micro" --accumulate "$acc" --tag "$tag-beside-r$2" --warmup-s 4 \
+            --block-s 1.5 --blocks 60 >> "$out/plain.jsonl" 2>> "$out/plain.err" &
+        pid=$!
+        timeout 300 "$bin" bench scaling --measure --gpus 0 --max-gpus 1 --mode "$mode" \
+            --workload "${ws[0]}" --json "$out/beside-$tag-r$2.json" \
+            > "$out/beside-$tag-r$2.txt" 2> "$out/beside-$tag-r$2.err"
+        echo "scalescope $tag on GPU 0 beside the plain loop on GPU $last, round $2: exit $?" >&2
+        wait "$pid"
+        echo "plain $tag on GPU $last beside it: exit $?" >&2
+    done
 }
 
 # FIRST_ROUND=k starts the numbering (and the order flip) at round k: a later call goes on
@@ -94,6 +126,7 @@ for r in $(seq "${FIRST_ROUND:-1}" "$rounds"); do
             bert) run_ours() { ours bert "$r" weak bert-large; } ;;
             gpt) run_ours() { ours gpt "$r" weak gpt2-xl; } ;;
         esac
+        [ "${BESIDE:-0}" = 1 ] && [ "$gpus" -ge 2 ] && beside "$g" "$r"
         if [ $((r % 2)) = 1 ]; then
             plains "$g" "$r"; run_ours
         else

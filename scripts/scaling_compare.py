@@ -101,7 +101,37 @@ def main():
         for path in sorted(paths):
             rnd = re.search(r"-r(\d+)\.json$", path).group(1)
             case(name, mode, path, rnd, wl, plain, samplers)
+    beside(out, plain)
     same_steps(out, samplers)
+
+
+def beside(out, plain):
+    """BESIDE=1 runs: scalescope's 1-GPU step on GPU 0 against the plain loop's blocks on the
+    last GPU that ran inside scalescope's timed window (the same seconds, the same host), the
+    mean over those blocks."""
+    paths = sorted(glob.glob(os.path.join(out, "beside-*-r*.json")))
+    if not paths:
+        return
+    print()
+    print("| case | round | scalescope 1 GPU ms, GPU 0 | plain 1 GPU ms, last GPU, same seconds "
+          "(blocks) | err |")
+    print("|---|---|---|---|---|")
+    for path in paths:
+        tag, rnd = re.search(r"beside-(.+)-r(\d+)\.json$", path).groups()
+        _, wl, mode = NAMES[tag]
+        row = next((r for r in json.load(open(path)).get("rows", [])
+                    if r.get("workload") == wl and r.get("mode") == mode
+                    and r.get("source") == "measured_framework" and r["n_gpus"] == 1), None)
+        p = plain.get((f"{tag}-beside-r{rnd}", 1))
+        ours = row and row.get("step_time_ms")
+        window = row and row.get("energy_window_unix_s")
+        inside = []
+        if p and window:
+            inside = [ms for ms, (t0, t1) in zip(p["block_ms"], p["block_t"])
+                      if t0 >= window[0] and t1 <= window[1]]
+        ref = sum(inside) / len(inside) if inside else None
+        print(f"| {tag} | {rnd} | {fmt(ours, 2)} | {fmt(ref, 2)} ({len(inside)}) "
+              f"| {fmt(pct(ours, ref), 1, ' %')} |")
 
 
 def same_steps(out, samplers):
@@ -109,7 +139,8 @@ def same_steps(out, samplers):
     print()
     print("| run | workload | mode | n | stretches | s | W/GPU scalescope | W/GPU sampler, same steps | err |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for path in sorted(glob.glob(os.path.join(out, "ours-*.json"))):
+    for path in sorted(glob.glob(os.path.join(out, "ours-*.json"))
+                       + glob.glob(os.path.join(out, "beside-*.json"))):
         for r in json.load(open(path)).get("rows", []):
             st = r.get("energy_stretches_unix_s")
             if r.get("source") != "measured_framework" or not st:
@@ -120,6 +151,17 @@ def same_steps(out, samplers):
             print(f"| {os.path.basename(path)} | {r['workload']} | {r['mode']} | {r['n_gpus']} "
                   f"| {max(len(s) for s in st)} | {secs:.1f} | {fmt(ours, 1)} | {fmt(w, 1)} "
                   f"| {fmt(pct(ours, w), 2, ' %')} |")
+
+
+def plain_step(p):
+    """The plain loop's step: its wall clock over every timed block ÷ their steps (the blocks
+    hold equal step counts, so the mean of the block means), the time a run of them takes per
+    step — scalescope's rows report the mean over their steps too. Falls back to the median of
+    the block means the loop prints (step_ms) where the blocks are missing."""
+    if not p:
+        return None
+    blocks = [b for b in p.get("block_ms") or [] if b and b > 0]
+    return sum(blocks) / len(blocks) if blocks else p["step_ms"]
 
 
 def case(name, mode, path, rnd, wl, plain, samplers):
@@ -137,7 +179,7 @@ def case(name, mode, path, rnd, wl, plain, samplers):
     if not ns:
         ns = sorted({r["n_gpus"] for r in rows if r["n_gpus"] > 1}) or [None]
     m1 = row("measured_framework", 1)
-    s1 = p1 and p1["step_ms"]
+    s1 = plain_step(p1)
     ours1 = m1 and m1.get("step_time_ms")
     w_plain = None
     if p1 and 0 in samplers:
@@ -148,7 +190,7 @@ def case(name, mode, path, rnd, wl, plain, samplers):
         pn = plain.get((tag, n)) if n else None
         mod = row("modeled", n) if n else None
         mn = row("measured_framework", n) if n else None
-        sn = pn and pn["step_ms"]
+        sn = plain_step(pn)
         modn = mod and mod.get("step_time_ms")
         if s1 and sn:
             eff = s1 / sn if mode == "weak" else s1 / (n * sn)
