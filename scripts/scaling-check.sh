@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scalescope's scaling figures beside a plain training loop it did not write
 # (scripts/plain_train.py), on the same machine, interleaved: for each workload the plain step on
-# 1 GPU and under DDP on 2 (and 4 where the machine has them), then `scalescope bench scaling --measure` of the same workload (the
-# order flips every round). A separate process reads every GPU's NVML energy counter every 10 ms
+# 1 GPU and under DDP on 2 (and 4 where the machine has them), and `scalescope bench scaling
+# --measure` of the same workload, scalescope first in even rounds (the plain 1-GPU cases then
+# go first) and last in odd ones (the plain 1-GPU cases then go last). A separate process reads every GPU's NVML energy counter every 10 ms
 # (scripts/energy_sampler.py), so the plain steps' power can be set beside scalescope's W/GPU.
 # scripts/scaling_compare.py prints the table (docs/BENCHMARKS.md, "Against a plain training
 # loop").
@@ -35,7 +36,7 @@ trap 'kill "${samplers[@]}" 2>/dev/null' EXIT
 plain() { # NAME MODEL MICRO ACC NGPUS ROUND
     local log="$out/plain.jsonl"
     # A host-bound step (BERT-large: its host floor 95 % of the step) follows the VM host's
-    # speed, which wanders in spells of seconds: its median is taken over 12 blocks (18 s, near
+    # speed, which wanders in spells of seconds: it is timed over 12 blocks (18 s, near
     # scalescope's grown window of 12–20 s) instead of 5, so that both cover several spells.
     local blocks=5
     [ "$2" = bert-large ] && blocks=12
@@ -61,10 +62,12 @@ ours() { # GROUP ROUND MODE WORKLOAD…
     echo "scalescope $g round $r: exit $?" >&2
 }
 
-plains() { # GROUP ROUND: the plain loop's cases of a group. The 1-GPU step sits next to
-    # scalescope's run, whose 1-GPU launch comes first: in odd rounds (plain first) the n-GPU
-    # cases run first, in even rounds (scalescope first) the 1-GPU case does. On the VM hosts
-    # the host's speed drifts over minutes, and a host-bound step (BERT-large) follows it.
+plains() { # GROUP ROUND: the plain loop's cases of a group, the 1-GPU ones as close to
+    # scalescope's run as the order allows: in odd rounds (plain first) the n-GPU cases run
+    # first and BERT-large (host-bound) last; in even rounds (scalescope first, its n-GPU
+    # launches and probe after its 1-GPU one) the 1-GPU case goes first. The VM hosts' speed
+    # drifts over minutes, and a host-bound step follows it: BESIDE=1 (beside()) times the
+    # 1-GPU cases at the same moment instead.
     local gpt_micro=8 many=(1 "${counts[@]}")
     [ "$mem" -lt 100000 ] && gpt_micro=4
     [ $(($2 % 2)) = 1 ] && many=("${counts[@]}" 1)
@@ -73,7 +76,10 @@ plains() { # GROUP ROUND: the plain loop's cases of a group. The 1-GPU step sits
             for k in "${many[@]}"; do plain resnet50 resnet50 256 1 "$k" "$2"; done
             for k in "${many[@]}"; do plain resnet50-strong resnet50 256 $((4 / k)) "$k" "$2"; done
             ;;
-        lm) plains bert "$2"; plains gpt "$2" ;;
+        lm)
+            if [ $(($2 % 2)) = 1 ]; then plains gpt "$2"; plains bert "$2"
+            else plains bert "$2"; plains gpt "$2"; fi
+            ;;
         bert)
             for k in "${many[@]}"; do plain bert-large bert-large 64 1 "$k" "$2"; done
             ;;
@@ -89,7 +95,9 @@ beside() { # GROUP ROUND: each 1-GPU case of the group twice at the same time �
     # 1-GPU run on GPU 0, the plain loop on the last GPU — so that both meet the same host
     # spells (BESIDE=1, machines with 2 GPUs or more). The plain loop runs 60 blocks of 1.5 s,
     # longer than scalescope's 1-GPU run; scaling_compare.py takes its blocks inside
-    # scalescope's timed window.
+    # scalescope's timed window (its energy window: NVML must read the counter). Both processes
+    # are host-bound and share the host's CPUs meanwhile: the figures are the host's speed with
+    # both running, the same for the two.
     local last=$((gpus - 1)) ws=() cases=()
     case $1 in
         cnn) ws=(resnet50); cases=("resnet50 256 1" "resnet50-strong 256 4") ;;

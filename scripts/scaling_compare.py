@@ -107,8 +107,9 @@ def main():
 
 def beside(out, plain):
     """BESIDE=1 runs: scalescope's 1-GPU step on GPU 0 against the plain loop's blocks on the
-    last GPU that ran inside scalescope's timed window (the same seconds, the same host), the
-    mean over those blocks."""
+    last GPU over scalescope's timed window (the same seconds, the same host): the mean of the
+    blocks, each weighted by its seconds inside the window (a block at the window's edge counts
+    for its part)."""
     paths = sorted(glob.glob(os.path.join(out, "beside-*-r*.json")))
     if not paths:
         return
@@ -125,12 +126,15 @@ def beside(out, plain):
         p = plain.get((f"{tag}-beside-r{rnd}", 1))
         ours = row and row.get("step_time_ms")
         window = row and row.get("energy_window_unix_s")
-        inside = []
+        weighted = []
         if p and window:
-            inside = [ms for ms, (t0, t1) in zip(p["block_ms"], p["block_t"])
-                      if t0 >= window[0] and t1 <= window[1]]
-        ref = sum(inside) / len(inside) if inside else None
-        print(f"| {tag} | {rnd} | {fmt(ours, 2)} | {fmt(ref, 2)} ({len(inside)}) "
+            for ms, (t0, t1) in zip(p["block_ms"], p["block_t"]):
+                s = min(t1, window[1]) - max(t0, window[0])
+                if s > 0:
+                    weighted.append((ms, s))
+        seconds = sum(s for _, s in weighted)
+        ref = sum(ms * s for ms, s in weighted) / seconds if seconds > 0 else None
+        print(f"| {tag} | {rnd} | {fmt(ours, 2)} | {fmt(ref, 2)} ({len(weighted)}) "
               f"| {fmt(pct(ours, ref), 1, ' %')} |")
 
 

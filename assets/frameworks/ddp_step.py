@@ -35,7 +35,7 @@ A step's time is the slowest rank's; step_ms holds the mean over steps (scalesco
 run of those steps takes per step), the median, min and max. Where rank 0's steps
 spread widely (p90 > noisy_spread × p10: a host whose speed wanders, as on shared VMs), the window
 grows, in batches sized to end near noisy_measure_s (at most 4 × max_steps steps in all), so the
-median covers more than one of the host's fast or slow spells (the result says so: window_s,
+mean covers more than one of the host's fast or slow spells (the result says so: window_s,
 extended).
 
 Energy: each rank reads its GPU's NVML total-energy counter (mJ) and power (mW) through ctypes
@@ -54,7 +54,7 @@ refused, a missing counter falls back to the power readings, labeled so). A GPU 
 gives nulls, never zeros.
 
 DDP at one rank: at world size 1 the step is the plain one (no wrapper); with ddp_one (default
-true, DDP workloads on a GPU) each mode's result also holds ddp_one_ms, the median step under
+true, DDP workloads on a GPU) each mode's result also holds ddp_one_ms, the mean step under
 DistributedDataParallel on a group of one, and ddp_one_plain_ms, the plain step timed in the
 blocks between (ddp_one_steps of each), or ddp_one_note where the wrapped step could not run.
 
@@ -930,14 +930,15 @@ def wrapper_cost(torch, timer, wrap, module, run_step, per_step, seconds):
         del net
         gc.collect()
         torch.cuda.empty_cache()
-    return {"ddp_one_ms": stats(wrapped)["median"], "ddp_one_plain_ms": stats(plain)["median"],
+    # Means, as the row's step (its figure is the mean over its steps).
+    return {"ddp_one_ms": stats(wrapped)["mean"], "ddp_one_plain_ms": stats(plain)["mean"],
             "ddp_one_steps": len(wrapped)}
 
 
 def host_floor(torch, timer, w, micro, run_step, probe, seconds=2.0):
     """The step at a sixteenth of the micro-batch's work (Workload.floor_batch: 16 times fewer
     samples, or shorter sequences): the same kernels, launched the same way, but each takes a
-    sixteenth of the GPU time, so the step's time is the host's. Median of CUDA-event times over
+    sixteenth of the GPU time, so the step's time is the host's. Mean of CUDA-event times over
     about `seconds` of steps, after three untimed ones (a new shape: allocator growth, cuDNN
     autotuning); the host probe just before and just after them says how fast the host was
     meanwhile (host_floor_probe_us, their mean). Empty where no such batch can be made: a step
@@ -961,7 +962,8 @@ def host_floor(torch, timer, w, micro, run_step, probe, seconds=2.0):
         marks.append((a, timer.mark()))
     timer.sync()
     after = probe.timing()
-    return {"host_ms": stats([timer.ms(a, b) for a, b in marks])["median"],
+    # The mean, as the step it is set against (the step's figure is the mean over its steps).
+    return {"host_ms": stats([timer.ms(a, b) for a, b in marks])["mean"],
             "host_steps": k, "host_floor_probe_us": (before + after) / 2, **how}
 
 

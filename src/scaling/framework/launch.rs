@@ -612,5 +612,11 @@ mod tests {
         assert_eq!(s["arch"]["layers"], 48);
         assert_eq!(s["optimizer"], "adamw");
         assert_eq!(s["parallel"], "ddp");
+        // Only the 1-GPU step's kernel split calibrates the model: more GPUs are not profiled.
+        assert_eq!(s["profile_steps"], 0);
+        assert_eq!(
+            spec(&w, 1, &FrameworkOptions::default()).0["profile_steps"],
+            2
+        );
     }
 }

@@ -83,7 +83,7 @@ pub struct ResultLine {
     pub params: Option<f64>,
     pub model: Option<String>,
     pub profile: Option<ProfileSet>,
-    /// The host floor (world size 1): the median step at `host_micro_batch` samples, ms.
+    /// The host floor (world size 1): the mean step at `host_micro_batch` samples, ms.
     #[serde(default)]
     pub host_ms: Option<f64>,
     #[serde(default)]
