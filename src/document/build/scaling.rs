@@ -84,22 +84,18 @@ fn curve(run: &ScalingRun, w: &str, id: &str) -> Option<Block> {
 fn rows_blocks(run: &ScalingRun, w: &str, id: Option<&str>, which: Rows) -> Vec<Block> {
     let mut points = selected(run, w, which);
     let n = points.len();
-    if n <= TABLE_MAX_ROWS {
-        let mut blocks = vec![Block::Table(table_of(run, &points, id))];
-        blocks.extend(under_ddp_notes(run, &points));
-        return blocks;
-    }
-    let largest = points.iter().map(|p| p.n_gpus).max().unwrap_or(0);
-    points.retain(|p| p.n_gpus.is_power_of_two() || p.n_gpus == largest);
-    points.truncate(TABLE_MAX_ROWS);
-    let mut blocks = vec![
-        Block::Table(table_of(run, &points, id)),
-        Paragraph::note(format!(
+    let mut cut = None;
+    if n > TABLE_MAX_ROWS {
+        let largest = points.iter().map(|p| p.n_gpus).max().unwrap_or(0);
+        points.retain(|p| p.n_gpus.is_power_of_two() || p.n_gpus == largest);
+        points.truncate(TABLE_MAX_ROWS);
+        cut = Some(Paragraph::note(format!(
             "{} of {n} rows (at powers of two GPUs and the largest count); scaling.csv holds every row.",
             points.len()
-        ))
-        .into(),
-    ];
+        )));
+    }
+    let mut blocks = vec![Block::Table(table_of(run, &points, id))];
+    blocks.extend(cut.map(Block::from));
     blocks.extend(under_ddp_notes(run, &points));
     blocks
 }

@@ -321,10 +321,11 @@ impl ResultLine {
     /// The host floor and the host's speed while the steps were timed, for the row's basis
     /// (empty where the floor was not measured).
     pub(super) fn host_note(&self) -> String {
-        let Some(floor) = self.host_floor_at_window() else {
+        let Some(read) = self.host_floor_read() else {
             return String::new();
         };
-        let read = self.host_floor_read().unwrap_or(floor);
+        // As `host_floor_at_window` holds it.
+        let floor = read.min(self.step_ms.figure());
         format!(
             "; host floor {floor:.1} ms ({:.0} % of the step{}{}{}){}",
             floor / self.step_ms.figure() * 100.0,
