@@ -205,6 +205,11 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
     // The mean over the steps is the row's step (what a run of them takes per step), the
     // median beside it; the speedup is against the 1-GPU row's: 2971 ÷ 1509.5.
     assert_eq!(s2.step_time_ms, Some(1509.5));
+    // report.json says the step is the mean (an earlier report's rows, without it, are medians).
+    assert_eq!(
+        s2.step_statistic(),
+        Some(scalescope::scaling::StepStatistic::Mean)
+    );
     assert!(
         s2.basis
             .contains("mean 1509.50 ms (median 1508.00, min 1507.00, max 1510.00)"),

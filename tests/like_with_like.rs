@@ -12,7 +12,7 @@ use std::path::Path;
 use common::{bin, crate_file, csv_rows};
 use scalescope::document::{Block, Document, build};
 use scalescope::report::{self, Report, compare, superlinear};
-use scalescope::scaling::{Mode, RowSource};
+use scalescope::scaling::{Mode, RowSource, StepStatistic};
 
 /// The README's purchase-ranking example: the `scalescope compare … --price-per-gpu-hour …`
 /// line of its `sh` blocks, without its comment.
@@ -339,8 +339,10 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
     let outcome =
         scalescope::fleet::read_and_judge(&files, &scalescope::health::Thresholds::default())
             .unwrap();
-    // The steps each kind has, by subject, from the reports themselves.
-    let mut kinds: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    // The steps each kind has, by subject, from the reports themselves: the framework step's
+    // mean (reports from 2026-11-28), its median (earlier reports), a proxy step.
+    let fields = ["step_time", "median_step_time", "proxy_step_time"];
+    let mut kinds: BTreeMap<String, [usize; 3]> = BTreeMap::new();
     for f in &files {
         let r = report::load(f).unwrap();
         let Some(s) = &r.scaling else { continue };
@@ -353,29 +355,30 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
             let e = kinds
                 .entry(format!("{} {} {} GPUs", x.workload, x.mode, x.n_gpus))
                 .or_default();
-            match x.source {
-                RowSource::Framework => e.0 += 1,
-                RowSource::Proxy => e.1 += 1,
-                RowSource::Modeled => {}
+            match (x.source, x.step_statistic()) {
+                (RowSource::Framework, Some(StepStatistic::Mean)) => e[0] += 1,
+                (RowSource::Framework, _) => e[1] += 1,
+                (RowSource::Proxy, _) => e[2] += 1,
+                (RowSource::Modeled, _) => {}
             }
         }
     }
-    for (subject, (framework, proxy)) in &kinds {
-        for (field, want) in [("step_time", *framework), ("proxy_step_time", *proxy)] {
+    for (subject, counts) in &kinds {
+        for (field, want) in fields.iter().zip(counts) {
             let id = format!("{field} {subject}");
             let got = outcome
                 .figures
                 .iter()
                 .find(|f| f.id == id)
                 .map_or(0, |f| f.nodes);
-            assert_eq!(got, want, "{id}: nodes compared");
+            assert_eq!(got, *want, "{id}: nodes compared");
         }
-        if *framework > 0 && *proxy > 0 {
+        if counts.iter().filter(|&&c| c > 0).count() > 1 {
             assert!(
                 outcome
                     .notes
                     .iter()
-                    .any(|n| n.contains(subject.as_str()) && n.contains("proxy")),
+                    .any(|n| n.contains(subject.as_str()) && n.contains("its own kind")),
                 "{subject}: mixed kinds without a note: {:?}",
                 outcome.notes
             );
@@ -384,13 +387,86 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
     for n in &outcome.nodes {
         for f in n.findings.iter().filter(|f| f.field.ends_with("step_time")) {
             let subject = f.subject.as_deref().unwrap_or_default();
-            let (framework, proxy) = kinds[subject];
-            let alike = if f.field == "step_time" {
-                framework
-            } else {
-                proxy
-            };
+            let i = fields.iter().position(|x| *x == f.field).unwrap();
+            let alike = kinds[subject][i];
             assert!(alike >= 2, "{}: {} compared with no like", n.name, f.detail);
         }
     }
+}
+
+/// Framework steps of reports written before 2026-11-28 are the median of their timed steps,
+/// later ones the mean: a fleet over both sets each only against its own kind, and says so.
+#[test]
+fn the_fleet_sets_a_mean_step_only_against_means() {
+    let src = crate_file("assets/reports/h100-1x-sxm-2026-11-28.json");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let older = report::load(&src).unwrap();
+    let framework = |r: &Report| {
+        r.scaling.as_ref().map_or(0, |s| {
+            s.run
+                .rows
+                .iter()
+                .filter(|x| x.source == RowSource::Framework && x.step_time_ms.is_some())
+                .count()
+        })
+    };
+    assert!(
+        framework(&older) > 0,
+        "the H100 example has framework steps"
+    );
+    assert!(
+        older.scaling.as_ref().unwrap().run.rows.iter().all(|x| x
+            .step_statistic()
+            .is_none_or(|s| s == StepStatistic::Median)),
+        "the H100 example (before the mean) reads as medians"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    // Two nodes with the median, one with the mean (the same figures: no outlier either way).
+    for (i, mean) in [(0, false), (1, false), (2, true)] {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["machine"]["hostname"] = format!("node{i}").into();
+        if mean {
+            for row in v["scaling"]["run"]["rows"].as_array_mut().unwrap() {
+                if row["source"] == "measured_framework" && row["step_time_ms"].is_number() {
+                    row["step_statistic"] = "mean".into();
+                }
+            }
+        }
+        let p = dir.path().join(format!("node{i}.json"));
+        std::fs::write(&p, v.to_string()).unwrap();
+        files.push(p);
+    }
+    let mean = report::load(&files[2]).unwrap();
+    assert!(
+        mean.scaling
+            .as_ref()
+            .unwrap()
+            .run
+            .rows
+            .iter()
+            .any(|x| x.step_statistic() == Some(StepStatistic::Mean))
+    );
+    let outcome =
+        scalescope::fleet::read_and_judge(&files, &scalescope::health::Thresholds::default())
+            .unwrap();
+    let nodes = |id: &str| {
+        outcome
+            .figures
+            .iter()
+            .find(|f| f.id == id)
+            .map_or(0, |f| f.nodes)
+    };
+    assert_eq!(nodes("median_step_time resnet50 weak 1 GPUs"), 2);
+    assert_eq!(nodes("step_time resnet50 weak 1 GPUs"), 1);
+    assert!(
+        outcome
+            .notes
+            .iter()
+            .any(|n| n.contains("resnet50 weak 1 GPUs")
+                && n.contains("1 node(s) ran the real framework step (its mean)")
+                && n.contains("2 node(s) ran the real framework step's median")),
+        "{:?}",
+        outcome.notes
+    );
 }

@@ -329,6 +329,13 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
                 };
             }
             let step = match r.source {
+                // Reports before 2026-11-28 hold the median of the timed steps, later ones the
+                // mean: not alike (on a host-bound step about 5 % apart).
+                RowSource::Framework
+                    if r.step_statistic() == Some(crate::scaling::StepStatistic::Median) =>
+                {
+                    MEDIAN_STEPS
+                }
                 RowSource::Framework => "real framework steps",
                 RowSource::Proxy => PROXY_STEPS,
                 // A schema-1 report's model: before framework calibration and the
@@ -467,6 +474,9 @@ pub use crate::model::quantities::gpus;
 
 /// How a synthetic proxy's efficiency is named (it is measured, but not the workload's step).
 const PROXY_STEPS: &str = "synthetic proxy steps, the older method";
+
+/// How a framework step of a report before 2026-11-28 (the median of its timed steps) is named.
+const MEDIAN_STEPS: &str = "real framework steps, their medians (a report before 2026-11-28)";
 
 /// How the model of a report of the older method (schema 1) is named.
 const OLDER_MODEL: &str = "the model, the older method";
@@ -921,5 +931,41 @@ mod tests {
         // Alike, no caveat.
         let same = compare(&[&h200, &h200], Some("llama2-7b"));
         assert!(same.rows.iter().all(|r| r.caveat().is_none()), "{same:?}");
+    }
+
+    #[test]
+    fn a_median_step_efficiency_is_not_set_against_a_mean_one() {
+        // The same 2-GPU framework rows, one report's steps marked the mean (written from
+        // 2026-11-28), the other's not (an earlier report: medians).
+        let report = |mean: bool| {
+            let mut run = crate::scaling::run::fixtures::calibrated_gpt2_xl();
+            for r in run
+                .rows
+                .iter_mut()
+                .filter(|r| r.source == RowSource::Framework)
+            {
+                // The fixture's steps: 380 ms on one GPU, 395 on two (weak).
+                r.efficiency = Some(if r.n_gpus == 2 { 380.0 / 395.0 } else { 1.0 });
+                if mean {
+                    r.step_statistic = Some(crate::scaling::StepStatistic::Mean);
+                }
+            }
+            let topo = crate::topology::catalog::load("hgx-h200").unwrap();
+            let mut r = Report::new(Default::default(), topo);
+            r.scaling = Some(crate::report::ScalingSection {
+                source: Source::Measured,
+                run,
+            });
+            r
+        };
+        let (new, old) = (report(true), report(false));
+        let at_2 = |r: &Report| efficiency_at(r, "gpt2-xl", Mode::Weak, Some(2));
+        let (a, b) = (at_2(&new), at_2(&old));
+        assert_eq!(a.kind, "real framework steps");
+        assert!(b.kind.contains("medians"), "{b:?}");
+        assert_eq!(a.value, b.value);
+        assert!(a.value.is_some());
+        assert!(!comparable(&a, &b));
+        assert!(comparable(&b, &at_2(&old)));
     }
 }

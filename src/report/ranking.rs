@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use super::Report;
 use super::compare::{gpus, numbered};
 use crate::scaling::cost::Pricing;
-use crate::scaling::{Mode, RowSource, ScalingPoint};
+use crate::scaling::{Mode, RowSource, ScalingPoint, StepStatistic};
 
 /// What machines are ranked by: the lowest cost per million samples where any machine has a
 /// price, else the most samples per joule where any has power, else the most samples/s.
@@ -72,6 +72,9 @@ pub struct Candidate {
     pub power_modeled: bool,
     pub samples_per_joule: Option<f64>,
     pub cost_per_million: Option<f64>,
+    /// Which figure of its timed steps a real framework step is (the mean; the median in
+    /// reports before 2026-11-28); `None` for other rows.
+    pub step_statistic: Option<StepStatistic>,
     /// 1 = best within its kind (measured or modeled); `None` without the figure ranked by,
     /// and for a candidate left out.
     pub rank: Option<usize>,
@@ -83,6 +86,11 @@ pub struct Candidate {
 /// Why a synthetic proxy step is not ranked.
 pub const PROXY_LEFT_OUT: &str = "not ranked: a synthetic proxy step (GEMMs + NCCL, the older \
      method), not the workload's training step — never set against framework steps or the model";
+
+/// Why a framework step that is the median of its steps is not ranked against means.
+pub const MEDIAN_LEFT_OUT: &str = "not ranked: its step is the median of its timed steps (a \
+     report before 2026-11-28), the others' the mean, as a run's samples/s — on a host-bound step \
+     the median reads up to about 5 % faster; measure it again to rank it";
 
 /// Why a row modeled by the older method is not ranked.
 pub const OLDER_MODEL_LEFT_OUT: &str = "not ranked: modeled by the older method (report schema \
@@ -210,6 +218,7 @@ pub fn rank(
         RankBy::Throughput
     };
     for g in &mut groups {
+        leave_out_medians_among_means(&mut g.candidates);
         order(&mut g.candidates, by);
     }
     Ranking {
@@ -265,6 +274,7 @@ impl Ranker<'_> {
             power_modeled: false,
             samples_per_joule: None,
             cost_per_million: None,
+            step_statistic: row.step_statistic(),
             rank: None,
             note: String::new(),
         };
@@ -296,6 +306,29 @@ impl Ranker<'_> {
             note,
             ..bare
         })
+    }
+}
+
+/// Where some real framework steps of a group are the mean of their timed steps and others the
+/// median (reports before 2026-11-28), the medians are left out, with [`MEDIAN_LEFT_OUT`] and no
+/// figures: a median is not a mean. Medians among medians only are ranked with each other.
+fn leave_out_medians_among_means(cs: &mut [Candidate]) {
+    let measured =
+        |c: &Candidate, s: StepStatistic| c.kind == Kind::Measured && c.step_statistic == Some(s);
+    if !cs.iter().any(|c| measured(c, StepStatistic::Mean)) {
+        return;
+    }
+    for c in cs.iter_mut().filter(|c| measured(c, StepStatistic::Median)) {
+        *c = Candidate {
+            kind: Kind::LeftOut,
+            throughput: None,
+            watts_per_gpu: None,
+            power_modeled: false,
+            samples_per_joule: None,
+            cost_per_million: None,
+            note: MEDIAN_LEFT_OUT.to_string(),
+            ..c.clone()
+        };
     }
 }
 
@@ -685,6 +718,7 @@ mod tests {
             power_modeled: false,
             samples_per_joule: None,
             cost_per_million: cost,
+            step_statistic: (source == RowSource::Framework).then_some(StepStatistic::Mean),
             rank: None,
             note: String::new(),
         }
@@ -773,6 +807,35 @@ mod tests {
             );
             assert!(to_table(&rk).contains("not ranked at"), "{}", to_table(&rk));
         }
+    }
+
+    /// A median step (a report before 2026-11-28) beside mean steps is left out, without
+    /// figures and with why; medians alone rank among themselves.
+    #[test]
+    fn a_median_step_is_not_ranked_against_means() {
+        let median = |m: usize, cost: f64| Candidate {
+            step_statistic: Some(StepStatistic::Median),
+            ..c(m, RowSource::Framework, Some(cost))
+        };
+        // The median reads cheapest (its step shortest): were it ranked, it would be first.
+        let mut cs = vec![
+            c(0, RowSource::Framework, Some(5.0)),
+            median(1, 4.0),
+            c(2, RowSource::Modeled, Some(1.0)),
+        ];
+        leave_out_medians_among_means(&mut cs);
+        order(&mut cs, RankBy::Cost);
+        let got: Vec<(usize, String)> = cs.iter().map(|c| (c.machine, c.rank_cell())).collect();
+        assert_eq!(got, [(0, "1".into()), (2, "~1".into()), (1, "—".into())]);
+        let left = &cs[2];
+        assert_eq!((left.kind, left.cost_per_million), (Kind::LeftOut, None));
+        assert!(left.note.contains("median of its timed steps"), "{left:?}");
+        let mut only = vec![median(0, 5.0), median(1, 4.0)];
+        leave_out_medians_among_means(&mut only);
+        order(&mut only, RankBy::Cost);
+        let ranks: Vec<String> = only.iter().map(Candidate::rank_cell).collect();
+        assert_eq!(ranks, ["1", "2"]);
+        assert_eq!(only[0].machine, 1);
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod workload;
 pub use curve::CommCurve;
 pub use rates::{GemmRate, GpuRates, PerGpuRates, datasheet_rate};
 pub use table::{
-    Bound, CALIBRATION_POINT, Machine, Mode, RowSource, ScalingPoint, StepRate, gpu_counts, model,
+    Bound, CALIBRATION_POINT, Machine, Mode, RowSource, ScalingPoint, StepRate, StepStatistic,
+    gpu_counts, model,
 };
 pub use workload::{Pattern, Workload, WorkloadError};

@@ -110,8 +110,34 @@ pub struct ScalingPoint {
     /// measured floor or a catalog record's gives it): the step is never shorter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_floor_ms: Option<f64>,
+    /// What a measured framework row's step is of its timed steps: `mean` in reports from
+    /// 2026-11-28 on (a run's samples/s follow the mean); absent in earlier reports, whose
+    /// framework steps are the median ([`ScalingPoint::step_statistic`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_statistic: Option<StepStatistic>,
     /// What fed the figures (rates, curves), or why a row is empty.
     pub basis: String,
+}
+
+/// Which figure of a run's timed steps a measured framework row's step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatistic {
+    /// The mean: the time a run of those steps takes per step (written from 2026-11-28).
+    Mean,
+    /// The median: what reports written before 2026-11-28 hold; on a host-bound step (a VM
+    /// host whose speed wanders) up to about 5 % below the mean (docs/SCALING.md).
+    Median,
+}
+
+impl StepStatistic {
+    /// How tables and notes name it.
+    pub fn words(self) -> &'static str {
+        match self {
+            StepStatistic::Mean => "mean",
+            StepStatistic::Median => "median",
+        }
+    }
 }
 
 impl ScalingPoint {
@@ -158,6 +184,14 @@ impl ScalingPoint {
         self.accumulate.is_some_and(|a| a > 1)
     }
 
+    /// Which figure of its timed steps a measured framework row's step is: the row's own field,
+    /// else the median (a report written before 2026-11-28); `None` for modeled and proxy rows
+    /// and rows without a step.
+    pub fn step_statistic(&self) -> Option<StepStatistic> {
+        (self.source == RowSource::Framework && self.step_time_ms.is_some())
+            .then(|| self.step_statistic.unwrap_or(StepStatistic::Median))
+    }
+
     /// The catalog-only model's error as tables print it: signed percent, `—` where there is none.
     pub fn uncalibrated_error_cell(&self) -> String {
         signed_pct(self.model_error_uncalibrated)
@@ -198,6 +232,7 @@ impl ScalingPoint {
             energy_stretches_unix_s: Vec::new(),
             idle_watts_per_gpu: None,
             cost_per_million_samples: None,
+            step_statistic: None,
             fits: None,
             calibration: None,
             host_floor_ms: None,

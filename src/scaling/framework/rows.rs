@@ -37,6 +37,7 @@ pub(super) fn absorb(
                 r.micro_batch = Some(x.micro_batch);
                 r.accumulate = Some(x.accumulate.max(1.0) as u64);
                 r.step_time_ms = Some(x.step_ms.figure());
+                r.step_statistic = Some(crate::scaling::StepStatistic::Mean);
                 r.throughput = Some(x.global_batch / (x.step_ms.figure() * 1e-3));
                 r.memory_gib_per_gpu = x.peak_mem_gib;
                 r.fits = Some(true);
