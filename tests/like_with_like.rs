@@ -394,7 +394,7 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
     }
 }
 
-/// Framework steps of reports written before 2026-11-28 are the median of their timed steps,
+/// Framework steps of reports written before the change to the mean (2026-11-28, 07:30 UTC) are the median of their timed steps,
 /// later ones the mean: a fleet over both sets each only against its own kind, and says so.
 #[test]
 fn the_fleet_sets_a_mean_step_only_against_means() {

@@ -715,7 +715,8 @@ impl FigureKey {
 
 /// The figure of a measured framework step's time (the mean of its timed steps).
 const STEP_TIME: &str = "step_time";
-/// The figure of a framework step from a report written before 2026-11-28, the median of its
+/// The figure of a framework step from a report written before the change to the mean
+/// (2026-11-28), the median of its
 /// timed steps: compared only with other such steps (on a host-bound step the median reads up
 /// to about 5 % below the mean, near the fleet's WARN share).
 const MEDIAN_STEP_TIME: &str = "median_step_time";
@@ -730,7 +731,7 @@ fn unlike_steps(figures: &[Vec<(FigureKey, f64)>]) -> Vec<String> {
         (STEP_TIME, "the real framework step (its mean)"),
         (
             MEDIAN_STEP_TIME,
-            "the real framework step's median (a report before 2026-11-28)",
+            "the real framework step's median (an earlier report)",
         ),
         (PROXY_STEP_TIME, "a synthetic proxy step (the older method)"),
     ];

@@ -329,7 +329,7 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
                 };
             }
             let step = match r.source {
-                // Reports before 2026-11-28 hold the median of the timed steps, later ones the
+                // Earlier reports hold the median of the timed steps, later ones the
                 // mean: not alike (on a host-bound step about 5 % apart).
                 RowSource::Framework
                     if r.step_statistic() == Some(crate::scaling::StepStatistic::Median) =>
@@ -475,8 +475,8 @@ pub use crate::model::quantities::gpus;
 /// How a synthetic proxy's efficiency is named (it is measured, but not the workload's step).
 const PROXY_STEPS: &str = "synthetic proxy steps, the older method";
 
-/// How a framework step of a report before 2026-11-28 (the median of its timed steps) is named.
-const MEDIAN_STEPS: &str = "real framework steps, their medians (a report before 2026-11-28)";
+/// How a framework step of an earlier report (the median of its timed steps) is named.
+const MEDIAN_STEPS: &str = "real framework steps, their medians (an earlier report)";
 
 /// How the model of a report of the older method (schema 1) is named.
 const OLDER_MODEL: &str = "the model, the older method";

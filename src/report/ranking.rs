@@ -73,7 +73,7 @@ pub struct Candidate {
     pub samples_per_joule: Option<f64>,
     pub cost_per_million: Option<f64>,
     /// Which figure of its timed steps a real framework step is (the mean; the median in
-    /// reports before 2026-11-28); `None` for other rows.
+    /// earlier reports); `None` for other rows.
     pub step_statistic: Option<StepStatistic>,
     /// 1 = best within its kind (measured or modeled); `None` without the figure ranked by,
     /// and for a candidate left out.
@@ -89,7 +89,7 @@ pub const PROXY_LEFT_OUT: &str = "not ranked: a synthetic proxy step (GEMMs + NC
 
 /// Why a framework step that is the median of its steps is not ranked against means.
 pub const MEDIAN_LEFT_OUT: &str = "not ranked: its step is the median of its timed steps (a \
-     report before 2026-11-28), the others' the mean, as a run's samples/s — on a host-bound step \
+     report written before scalescope took the mean, 2026-11-28), the others' the mean, as a run's samples/s — on a host-bound step \
      the median reads up to about 5 % faster; measure it again to rank it";
 
 /// Why a row modeled by the older method is not ranked.
@@ -310,7 +310,7 @@ impl Ranker<'_> {
 }
 
 /// Where some real framework steps of a group are the mean of their timed steps and others the
-/// median (reports before 2026-11-28), the medians are left out, with [`MEDIAN_LEFT_OUT`] and no
+/// median (earlier reports), the medians are left out, with [`MEDIAN_LEFT_OUT`] and no
 /// figures: a median is not a mean. Medians among medians only are ranked with each other.
 fn leave_out_medians_among_means(cs: &mut [Candidate]) {
     let measured =
@@ -809,7 +809,7 @@ mod tests {
         }
     }
 
-    /// A median step (a report before 2026-11-28) beside mean steps is left out, without
+    /// A median step (an earlier report) beside mean steps is left out, without
     /// figures and with why; medians alone rank among themselves.
     #[test]
     fn a_median_step_is_not_ranked_against_means() {

@@ -66,7 +66,7 @@ pub struct MeasuredStep {
     pub mode: super::Mode,
     /// Samples per GPU in that step.
     pub per_gpu_batch: f64,
-    /// The step, ms: the mean over its timed steps (reports before 2026-11-28: the median).
+    /// The step, ms: the mean over its timed steps (earlier reports: the median).
     pub step_ms: f64,
     /// Of which the optimizer step, ms.
     pub optimizer_ms: f64,
@@ -112,7 +112,7 @@ pub struct MeasuredStep {
 /// plain step) and never ranked: its own labeled row beside the plain one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UnderDdp {
-    /// The wrapped step, ms (the mean over its blocks' steps; before 2026-11-28 the median).
+    /// The wrapped step, ms (the mean over its blocks' steps; earlier: the median).
     pub wrapped_ms: f64,
     /// The plain step in the blocks between, ms.
     pub plain_ms: f64,

@@ -110,9 +110,9 @@ pub struct ScalingPoint {
     /// measured floor or a catalog record's gives it): the step is never shorter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_floor_ms: Option<f64>,
-    /// What a measured framework row's step is of its timed steps: `mean` in reports from
-    /// 2026-11-28 on (a run's samples/s follow the mean); absent in earlier reports, whose
-    /// framework steps are the median ([`ScalingPoint::step_statistic`]).
+    /// What a measured framework row's step is of its timed steps: `mean` (a run's samples/s
+    /// follow the mean); absent in earlier reports, read as the median
+    /// ([`ScalingPoint::step_statistic`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_statistic: Option<StepStatistic>,
     /// What fed the figures (rates, curves), or why a row is empty.
@@ -125,7 +125,8 @@ pub struct ScalingPoint {
 pub enum StepStatistic {
     /// The mean: the time a run of those steps takes per step (written from 2026-11-28).
     Mean,
-    /// The median: what reports written before 2026-11-28 hold; on a host-bound step (a VM
+    /// The median: what reports written before the change (2026-11-28, commit e5f0c42) hold; on
+    /// a host-bound step (a VM
     /// host whose speed wanders) up to about 5 % below the mean (docs/SCALING.md).
     Median,
 }
@@ -185,7 +186,8 @@ impl ScalingPoint {
     }
 
     /// Which figure of its timed steps a measured framework row's step is: the row's own field,
-    /// else the median (a report written before 2026-11-28); `None` for modeled and proxy rows
+    /// else the median (a report written before the change to the mean); `None` for modeled and
+    /// proxy rows
     /// and rows without a step.
     pub fn step_statistic(&self) -> Option<StepStatistic> {
         (self.source == RowSource::Framework && self.step_time_ms.is_some())
