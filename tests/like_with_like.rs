@@ -340,7 +340,8 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
         scalescope::fleet::read_and_judge(&files, &scalescope::health::Thresholds::default())
             .unwrap();
     // The steps each kind has, by subject, from the reports themselves: the framework step's
-    // mean (reports from 2026-11-28), its median (earlier reports), a proxy step.
+    // mean (rows that say so: reports from commit 2b47b1e on), its median (earlier reports), a
+    // proxy step.
     let fields = ["step_time", "median_step_time", "proxy_step_time"];
     let mut kinds: BTreeMap<String, [usize; 3]> = BTreeMap::new();
     for f in &files {
@@ -394,8 +395,10 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
     }
 }
 
-/// Framework steps of reports written before the change to the mean (2026-11-28, 07:30 UTC) are the median of their timed steps,
-/// later ones the mean: a fleet over both sets each only against its own kind, and says so.
+/// Framework steps of reports written before the change to the mean (2026-11-28, commit
+/// e5f0c42) are the median of their timed steps, later ones the mean (a row without
+/// `step_statistic` reads as a median): a fleet over both sets each only against its own kind,
+/// and says so.
 #[test]
 fn the_fleet_sets_a_mean_step_only_against_means() {
     let src = crate_file("assets/reports/h100-1x-sxm-2026-11-28.json");

@@ -111,6 +111,18 @@ fn a_median_step_is_left_out_in_the_tab_as_in_the_csv() {
         "{:?}",
         at_1[0]
     );
+    // Beyond the box both are the model, ranked apart from measured rows: the H100's is
+    // calibrated from its median step and says so, the H200's does not.
+    let modeled: Vec<_> = csv
+        .iter()
+        .filter(|c| c["n_gpus"] == "8" && c["source"] == "projected")
+        .collect();
+    assert_eq!(modeled.len(), 2, "{csv:?}");
+    for c in modeled {
+        assert!(!c["rank"].is_empty(), "{c:?}");
+        let median = c["note"].contains(ranking::MEDIAN_MODEL_NOTE);
+        assert_eq!(median, &c["machine"] == title, "{c:?}");
+    }
 }
 
 /// Draws the Compare tab's purchase ranking of `a` and `b` (rented at 3.5 and 2.5 per

@@ -3,8 +3,10 @@
 //! `scalescope compare` answer. Like is ranked with like only: real framework steps, and the
 //! model's rows (projections beyond a box, catalog machines), each among their own kind; a
 //! synthetic proxy step or a row modeled by the older method (a report of schema 1) is never
-//! set against them — it is listed, unranked and without figures, with the reason. Every
-//! candidate of a group is at the group's GPU count. Pure functions of [`Report`]s.
+//! set against them — it is listed, unranked and without figures, with the reason; nor is a
+//! framework step that is the median of its timed steps (a report written before scalescope
+//! took the mean) ranked among means. Every candidate of a group is at the group's GPU count.
+//! Pure functions of [`Report`]s.
 
 use std::fmt::Write as _;
 
@@ -50,8 +52,9 @@ pub enum Kind {
     /// scalescope's current model: calibrated from a framework step (this run's, the user's, a
     /// catalog record) or the catalog's utilization (ranked `~1`, `~2`, …).
     Model,
-    /// Not comparable with either: a synthetic proxy step, or a row modeled by the older
-    /// method (a report of schema 1). Never ranked; its figures are left out, its note says why.
+    /// Not comparable with either: a synthetic proxy step, a row modeled by the older method
+    /// (a report of schema 1), or a median framework step among means. Never ranked; its
+    /// figures are left out, its note says why.
     LeftOut,
 }
 
@@ -89,8 +92,13 @@ pub const PROXY_LEFT_OUT: &str = "not ranked: a synthetic proxy step (GEMMs + NC
 
 /// Why a framework step that is the median of its steps is not ranked against means.
 pub const MEDIAN_LEFT_OUT: &str = "not ranked: its step is the median of its timed steps (a \
-     report written before scalescope took the mean, 2026-11-28), the others' the mean, as a run's samples/s — on a host-bound step \
-     the median reads up to about 5 % faster; measure it again to rank it";
+     report written before scalescope took the mean, 2026-11-28), the others' the mean, as a \
+     run's samples/s — on a host-bound step the median reads up to about 5 % faster; measure it \
+     again to rank it";
+
+/// What a model row calibrated from a median framework step says (it is ranked: the model's
+/// own error is larger than the median's skew, but the reader is told).
+pub const MEDIAN_MODEL_NOTE: &str = "modeled from a median 1-GPU step (an earlier report)";
 
 /// Why a row modeled by the older method is not ranked.
 pub const OLDER_MODEL_LEFT_OUT: &str = "not ranked: modeled by the older method (report schema \
@@ -209,6 +217,10 @@ pub fn rank(
                 .collect(),
         })
         .collect();
+    // Medians left out first, so that what is ranked by is chosen among what is ranked.
+    for g in &mut groups {
+        leave_out_medians_among_means(&mut g.candidates);
+    }
     let all = || groups.iter().flat_map(|g| g.candidates.iter());
     let by = if all().any(|c| c.cost_per_million.is_some()) {
         RankBy::Cost
@@ -218,7 +230,6 @@ pub fn rank(
         RankBy::Throughput
     };
     for g in &mut groups {
-        leave_out_medians_among_means(&mut g.candidates);
         order(&mut g.candidates, by);
     }
     Ranking {
@@ -243,6 +254,22 @@ struct Ranker<'a> {
 }
 
 impl Ranker<'_> {
+    /// True where `row` is the model calibrated from this run's framework step and that step is
+    /// a median (an earlier report): [`MEDIAN_MODEL_NOTE`].
+    fn modeled_from_a_median(&self, r: &Report, row: &ScalingPoint) -> bool {
+        row.source == RowSource::Modeled
+            && row.calibration == Some(crate::scaling::calibrate::CalibrationKind::Framework)
+            && r.scaling
+                .iter()
+                .flat_map(|s| s.run.rows.iter())
+                // Either mode's step: a strong row may be modeled from the weak one.
+                .any(|x| {
+                    x.workload == self.workload
+                        && x.n_gpus == 1
+                        && x.step_statistic() == Some(StepStatistic::Median)
+                })
+    }
+
     /// The prices of report `i`: stated for this ranking, else those its run was made with.
     fn pricing(&self, i: usize) -> Option<Pricing> {
         self.prices
@@ -296,7 +323,13 @@ impl Ranker<'_> {
             // run was made.
             None => row.cost_per_million_samples,
         };
-        let note = row_note(row, self.pricing(i).is_some(), cost.is_some());
+        let mut note = row_note(row, self.pricing(i).is_some(), cost.is_some());
+        if self.modeled_from_a_median(r, row) {
+            if !note.is_empty() {
+                note.push_str("; ");
+            }
+            note.push_str(MEDIAN_MODEL_NOTE);
+        }
         Some(Candidate {
             throughput: row.throughput,
             watts_per_gpu: row.watts_per_gpu,

@@ -123,7 +123,7 @@ pub struct ScalingPoint {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StepStatistic {
-    /// The mean: the time a run of those steps takes per step (written from 2026-11-28).
+    /// The mean: the time a run of those steps takes per step (written from commit 2b47b1e on).
     Mean,
     /// The median: what reports written before the change (2026-11-28, commit e5f0c42) hold; on
     /// a host-bound step (a VM
