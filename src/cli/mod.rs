@@ -86,7 +86,7 @@ pub struct Cli {
     #[arg(long, requires = "bench", conflicts_with = "full")]
     pub quick: bool,
     /// --bench preset: every test, full sweeps, own algorithms, real PyTorch training steps
-    /// (synthetic proxies without PyTorch) (361 s on 2× H200).
+    /// (synthetic proxies without PyTorch) (363 s on 2× H200).
     #[arg(long, requires = "bench")]
     pub full: bool,
     /// --bench stages: topology,health,bandwidth,collectives,scaling (default: all).

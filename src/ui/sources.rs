@@ -126,8 +126,13 @@ impl Sources {
         if self.selected != SourceKey::Live || self.user_selected {
             return;
         }
-        // The first bundled example (measured on a real machine) beats a catalog entry.
-        if let Some(i) = self.reports.iter().position(|e| e.example) {
+        // A bundled example (measured on a real machine) beats a catalog entry: the newest of
+        // today's method (the examples are listed oldest first), else the first.
+        let current = self
+            .reports
+            .iter()
+            .rposition(|e| e.example && e.report.older_method().is_none());
+        if let Some(i) = current.or_else(|| self.reports.iter().position(|e| e.example)) {
             self.selected = SourceKey::Report(i);
             return;
         }
