@@ -1,8 +1,9 @@
 //! Embeds every `assets/reports/*.json` (the bundled example reports) into the binary: writes
 //! `$OUT_DIR/bundled_reports.rs` with one `include_str!` per file, oldest first: by the date the
-//! name ends in (`<machine>-YYYY-MM-DD.json`), then by name. The app opens on the first, so a
-//! newer example joins the end of the list rather than changing what a new user sees first. No
-//! file → an empty list, and the app runs without an example.
+//! name ends in (`<machine>-YYYY-MM-DD.json`), then by name. Without GPUs the app opens on the
+//! last one listed of today's method (report schema 2 or later; else the first): a newer example
+//! of the current method becomes the first screen. No file → an empty list, and the app runs
+//! without an example.
 
 use std::path::Path;
 

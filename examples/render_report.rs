@@ -74,16 +74,23 @@ fn main() -> anyhow::Result<()> {
     }
     let out = PathBuf::from(out);
     if report == "bundled" {
+        let mut used: Vec<String> = Vec::new();
         for (file, r) in scalescope::report::bundled::reports() {
             let r = r.map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-            // The 2-GPU example is `report-example`, others by their GPU count.
+            // The first 2-GPU example is `report-example`, the first of another GPU count
+            // `report-example-{n}x`; a later one of the same count is named by its file, so
+            // that none overwrites another.
             let n = r.topology.gpus.len();
-            let prefix = if n == 2 {
+            let mut prefix = if n == 2 {
                 "report-example".to_string()
             } else {
                 format!("report-example-{n}x")
             };
+            if used.contains(&prefix) {
+                prefix = format!("report-example-{}", file.trim_end_matches(".json"));
+            }
             render(&r, &out, Some(&prefix))?;
+            used.push(prefix);
         }
         return Ok(());
     }

@@ -426,7 +426,7 @@ fn opening_a_report_fills_the_views() {
     assert!(harness.query_by_label("Key figures").is_some());
 }
 
-/// Every bundled report (the repository bundles 2× and 8× H200, both from host "vm") is offered
+/// Every bundled report (the repository bundles five, all from host "vm") is offered
 /// in Sources as an example under a name of its own, and selecting one shows it; opening the
 /// file of one selects it rather than listing it twice.
 #[test]
@@ -464,6 +464,18 @@ fn every_bundled_report_is_an_example_with_its_own_name() {
         .or(bundled.first());
     if let Some(opened) = opened {
         assert_eq!(harness.state().current_report(), Some(opened));
+    }
+    // Today: the 2× H200 of 2026-11-28, not the first listed (the 2× H200 of 2026-11-22,
+    // the older method).
+    let named = |name: &str| {
+        scalescope::report::bundled::reports()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, r)| r.unwrap())
+    };
+    if let Some(today) = named("h200-2x-sxm-2026-11-28.json") {
+        assert_eq!(harness.state().current_report(), Some(&today));
+        assert_ne!(bundled.first(), Some(&today));
     }
     for (r, title) in bundled.iter().zip(&titles) {
         // Listed once, as a button in Sources.

@@ -114,7 +114,7 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
     );
 }
 
-/// The example 8× H200 report's busbw plot carries the HGX H200's published all-reduce
+/// The example report the app opens on (an H200 machine) has a busbw plot that carries the HGX H200's published all-reduce
 /// figures as marks in the legend, and a list under it names each with its source; hovering
 /// an item shows ours beside it and what differs.
 #[test]

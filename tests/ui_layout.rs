@@ -20,7 +20,8 @@ const SMALL: Vec2 = vec2(1024.0, 700.0);
 const FULL_HD: Vec2 = vec2(1920.0, 1080.0);
 const UHD: Vec2 = vec2(3840.0, 2160.0);
 
-/// The app as it opens without a driver: on the first bundled example report.
+/// The app as it opens without a driver: on the newest bundled example report of today's
+/// method.
 fn app() -> App {
     assert!(
         !scalescope::report::bundled::reports().is_empty(),
