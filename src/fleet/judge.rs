@@ -716,9 +716,9 @@ impl FigureKey {
 /// The figure of a measured framework step's time (the mean of its timed steps).
 const STEP_TIME: &str = "step_time";
 /// The figure of a framework step from a report written before the change to the mean
-/// (2026-11-28), the median of its
-/// timed steps: compared only with other such steps (on a host-bound step the median reads up
-/// to about 5 % below the mean, near the fleet's WARN share).
+/// (2026-11-28), the median of its timed steps: compared only with other such steps (on a
+/// host-bound step the median reads up to about 5 % below the mean, near the fleet's WARN
+/// share).
 const MEDIAN_STEP_TIME: &str = "median_step_time";
 /// The figure of a synthetic proxy step's time, compared only with other proxies'.
 const PROXY_STEP_TIME: &str = "proxy_step_time";

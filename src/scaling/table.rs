@@ -125,20 +125,10 @@ pub struct ScalingPoint {
 pub enum StepStatistic {
     /// The mean: the time a run of those steps takes per step (written from commit 2b47b1e on).
     Mean,
-    /// The median: what reports written before the change (2026-11-28, commit e5f0c42) hold; on
-    /// a host-bound step (a VM
-    /// host whose speed wanders) up to about 5 % below the mean (docs/SCALING.md).
+    /// The median: what reports written before the change (2026-11-28, commit e5f0c42) hold;
+    /// on a host-bound step (a VM host whose speed wanders) up to about 5 % below the mean
+    /// (docs/SCALING.md).
     Median,
-}
-
-impl StepStatistic {
-    /// How tables and notes name it.
-    pub fn words(self) -> &'static str {
-        match self {
-            StepStatistic::Mean => "mean",
-            StepStatistic::Median => "median",
-        }
-    }
 }
 
 impl ScalingPoint {
@@ -187,8 +177,7 @@ impl ScalingPoint {
 
     /// Which figure of its timed steps a measured framework row's step is: the row's own field,
     /// else the median (a report written before the change to the mean); `None` for modeled and
-    /// proxy rows
-    /// and rows without a step.
+    /// proxy rows and rows without a step.
     pub fn step_statistic(&self) -> Option<StepStatistic> {
         (self.source == RowSource::Framework && self.step_time_ms.is_some())
             .then(|| self.step_statistic.unwrap_or(StepStatistic::Median))
