@@ -84,17 +84,29 @@ nproc=1
 for a in "$@"; do
   case "$a" in --nproc_per_node=*) nproc="${{a#--nproc_per_node=}}";; esac
 done
+probe='{{"event":"probe","probe":"overlap","world_size":2,"matrix_share":0.42,"bucket_bytes":26214400,"allreduces":128,"compute_ms":201.0,"comm_ms":14.8,"both_ms":206.0,"hidden":0.66,"gemm_tflops":789.2,"copy_gbps":4128.9,"host_probe_us":1000.0,"gpu":"NVIDIA H200"}}'
 case "$*" in
-  *'"probe"'*) echo '{{"event":"probe","probe":"overlap","world_size":2,"matrix_share":0.42,"bucket_bytes":26214400,"allreduces":128,"compute_ms":201.0,"comm_ms":14.8,"both_ms":206.0,"hidden":0.66,"gemm_tflops":789.2,"copy_gbps":4128.9,"host_probe_us":1000.0,"gpu":"NVIDIA H200"}}'; exit 0;;
+  *'--spec {{"allreduces"'*) echo "$nproc" >> "{alone}"; echo "$probe"; exit 0;;
+  *'"overlap_probe"'*) echo "$probe" >> "{probed}";;
 esac
 if [ "$nproc" = 2 ]; then
 {on_two}
 fi
 {}
 "#,
-        echo(&lines_1)
+        echo(&lines_1),
+        probed = dir.join("probed").display(),
+        alone = dir.join("probe-alone").display()
     )
-    .replace("{TWO_OK}", &echo(&lines_2));
+    // A launch asked to end with the probe prints its line after the workloads'.
+    .replace(
+        "{TWO_OK}",
+        &format!(
+            "{}\n[ -f '{}' ] && echo \"$probe\"",
+            echo(&lines_2),
+            dir.join("probed").display()
+        ),
+    );
     let path = dir.join("python3");
     write_exe(&path, &script);
     path
@@ -109,7 +121,7 @@ fn counting_python(dir: &Path, arms: &str) -> PathBuf {
 if [ "$1" = "-c" ]; then echo '{PROBE}'; exit 0; fi
 echo "$*" >> "{log}"
 case "$*" in
-  *'"probe"'*) exit 0;;
+  *'--spec {{"allreduces"'*) exit 0;;
 {arms}
 esac
 exit 1
@@ -126,7 +138,7 @@ fn launches(dir: &Path) -> (String, Vec<String>) {
     let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
     let launches = calls
         .lines()
-        .filter(|l| !l.contains("probe"))
+        .filter(|l| !l.contains(r#"--spec {"allreduces""#))
         .map(str::to_string)
         .collect();
     (calls, launches)
@@ -439,22 +451,58 @@ fn a_python_without_torch_is_named() {
     assert!(e.contains("--python PATH"), "{e}");
 }
 
-#[test]
-fn one_gpu_still_runs_the_probe_for_its_rates() {
-    // On a 1-GPU machine the probe's GEMM and copy rates are what move another GPU family's
-    // calibration here; there is no overlap to measure.
+/// GPT-2 XL's framework runs on `gpus` with [`fake_python`]'s launches (`on_two` for two GPUs);
+/// the fake's folder (its marks of what it was asked) and the run.
+fn gpt2_on(on_two: &str, gpus: Vec<usize>) -> (tempfile::TempDir, FrameworkRun) {
     let dir = tempfile::tempdir().unwrap();
-    let py = fake_python(dir.path(), "{TWO_OK}\nexit 0");
+    let py = fake_python(dir.path(), on_two);
     let _spawning = spawning();
     let env = framework::find_python(Some(&py)).unwrap();
     let ws = vec![workload::resolve("gpt2-xl").unwrap()];
     let opts = FrameworkOptions {
-        gpus: vec![0],
+        gpus,
         ..Default::default()
     };
     let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+    (dir, run)
+}
+
+#[test]
+fn one_gpu_still_runs_the_probe_for_its_rates() {
+    // On a 1-GPU machine the probe's GEMM and copy rates are what move another GPU family's
+    // calibration here; there is no overlap to measure.
+    let (dir, run) = gpt2_on("{TWO_OK}\nexit 0", vec![0]);
     assert_eq!(run.probe.as_ref().map(|p| p.copy_gbps), Some(4128.9));
     assert_eq!(run.rows.len(), 2);
+    // With no launch on more GPUs to end with it, the probe had a launch of its own.
+    let alone = std::fs::read_to_string(dir.path().join("probe-alone")).unwrap();
+    assert_eq!(alone.trim(), "1");
+}
+
+#[test]
+fn the_probe_ends_the_launch_on_every_gpu_instead_of_a_launch_of_its_own() {
+    // On two GPUs the 1-GPU launch measured the matrix shares; the 2-GPU launch runs the probe
+    // after its workloads (a launch of its own started Python, CUDA and NCCL again).
+    let (dir, run) = gpt2_on("{TWO_OK}\nexit 0", vec![0, 1]);
+    assert!(
+        dir.path().join("probed").exists(),
+        "the 2-GPU launch was not asked"
+    );
+    assert!(
+        !dir.path().join("probe-alone").exists(),
+        "the probe had a launch of its own"
+    );
+    assert_eq!(run.launches, 2);
+    assert_eq!(run.overlap.len(), 1, "{:?}", run.overlap);
+    assert!((run.overlap[0].hidden - 0.66).abs() < 1e-9);
+    assert_eq!(run.probe.as_ref().map(|p| p.gemm_tflops), Some(789.2));
+    assert_eq!(run.rows.len(), 4);
+
+    // A 2-GPU launch that crashed before the probe: it runs alone after it.
+    let (dir, run) = gpt2_on("exit 1", vec![0, 1]);
+    let alone = std::fs::read_to_string(dir.path().join("probe-alone")).unwrap();
+    assert_eq!(alone.trim(), "2");
+    assert_eq!(run.overlap.len(), 1);
 }
 
 /// NVML's readings in a result line become energy figures: the counter where every GPU has one,

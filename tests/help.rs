@@ -25,7 +25,7 @@ fn help_agrees_with_the_readme() {
         h.contains("CSV, report.json, report.html, PNGs and report.pdf"),
         "--help's --bench omits files: {h}"
     );
-    for figure in ["10 s on 2× H200", "363 s on 2× H200"] {
+    for figure in ["10 s on 2× H200", "248 s on 2× H200"] {
         assert!(readme.contains(figure), "README lacks {figure:?}");
         assert!(h.contains(figure), "--help lacks {figure:?}: {h}");
     }

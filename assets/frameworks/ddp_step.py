@@ -17,7 +17,9 @@ Rank 0 prints one JSON object per line on standard output; every line has an "ev
             split, samples/s, peak memory, and optionally a kernel-time profile of a few steps
   oom       CUDA ran out of memory: the mode, the phase, and memory figures; exit code 3
   error     anything else that went wrong; exit code 1
-  done      every workload finished
+  probe     the overlap probe (below): a launch of its own, {"probe": "overlap", …}, or the
+            end of a launch of workloads whose spec holds "overlap_probe"
+  done      every workload finished (and the probe, where one was asked)
 Every line but hello and done names its workload ("workload"). At world size 1 a workload that
 fails (oom, error) ends alone and the next one runs; with more ranks the process ends there.
 Nothing else is written to standard output; warnings go to standard error.
@@ -112,6 +114,8 @@ SPEC_KEYS = {
     "ddp_one_s": "seconds of steps for that timing, plain and wrapped together (default 2.4)",
     "ddp_one_max_step_s": "a run whose step is longer is not timed under DDP where an earlier run "
                           "of the workload was (default 0.5)",
+    "overlap_probe": "beside the workloads: the overlap probe's spec, run at the end of the launch "
+                     "on every rank (its lines as a launch of its own gives them)",
 }
 
 RANK = int(os.environ.get("RANK", "0"))
@@ -506,6 +510,9 @@ def main():
     gpu = torch.cuda.get_device_name(device) if cuda else "cpu"
     # One workload, or several in turn ("workloads": a list of specs, each with every key of
     # one; keys beside the list apply to all): one process group, each model built once.
+    # The overlap probe at the end of the launch (every rank, this process group), after the
+    # workloads' steps: a launch of its own would start Python, CUDA and NCCL again.
+    then_probe = spec.pop("overlap_probe", None)
     common = {k: v for k, v in spec.items() if k != "workloads"}
     specs = [{**common, **s} for s in spec["workloads"]] if "workloads" in spec else [spec]
     emit("hello", workload=specs[0].get("workload") if len(specs) == 1 else None,
@@ -520,6 +527,9 @@ def main():
             gc.collect()
             if cuda:
                 torch.cuda.empty_cache()
+        if then_probe is not None:
+            emit("progress", phase="overlap probe")
+            measure_overlap(then_probe, torch, dist, device, cuda)
         emit("done")
         return worst
     finally:
@@ -1091,6 +1101,15 @@ def overlap_probe(spec, cpu):
         torch.cuda.set_device(device)
     if DISTRIBUTED:
         dist.init_process_group("nccl" if cuda else "gloo", device_id=device if cuda else None)
+    measure_overlap(spec, torch, dist, device, cuda)
+    if DISTRIBUTED:
+        dist.destroy_process_group()
+    return 0
+
+
+def measure_overlap(spec, torch, dist, device, cuda):
+    """The overlap probe's measurements on a process group already set up: one "probe" line
+    per matrix share (rank 0)."""
     dt = torch.bfloat16
     side = int(spec.get("gemm_side", 4096))
     a = torch.randn(side, side, device=device, dtype=dt)
@@ -1142,7 +1161,8 @@ def overlap_probe(spec, cpu):
                 dist.all_reduce(bufs[i % len(bufs)]) if DISTRIBUTED else bufs[0].mul_(1.0)
 
     # Host speed, rank 0 alone (the others wait at the barrier).
-    host_us = host_probe(torch, device) if RANK == 0 else None
+    host_us = (host_probe(torch, device, seconds=float(spec.get("host_probe_s", 8.0)))
+               if RANK == 0 else None)
     barrier()
     # What the host spends issuing one all-reduce (DDP issues one per gradient bucket from the
     # host): 200 small asynchronous all-reduces, every rank at once, host time per call.
@@ -1187,9 +1207,6 @@ def overlap_probe(spec, cpu):
              hidden=(t_c + t_m - t_b) / t_m if t_m > 0 else None, gemm_tflops=gemm_tflops,
              copy_gbps=copy_gbps, host_probe_us=host_us, allreduce_host_us=allreduce_host_us,
              gpu=torch.cuda.get_device_name(device) if cuda else "cpu")
-    if DISTRIBUTED:
-        dist.destroy_process_group()
-    return 0
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 //! - This file: the `Cli` and its `Command`s, `topo` (with `src/cli/topo_table.rs`, its
 //!   terminal matrices), the catalog list, `CliError` (the one error-to-exit-code mapping) and
 //!   the dispatch to the other files.
-//! - One file per command: `src/cli/suite.rs` (`--bench`), `src/cli/check.rs`,
+//! - One file per command: `src/cli/suite.rs` (`--bench`, with `src/cli/stage_clock.rs`:
+//!   where each stage's seconds went), `src/cli/check.rs`,
 //!   `src/cli/watch.rs` (and `src/cli/metrics_server.rs`, its `/metrics`),
 //!   `src/cli/compare.rs`, `src/cli/bandwidth.rs` (with `src/cli/copy_kernel.rs`, its hidden
 //!   tuning flags), `src/cli/collectives.rs`, `src/cli/scaling.rs`; `fleet` in
@@ -34,6 +35,7 @@ pub mod output;
 mod price;
 mod run_job;
 mod scaling;
+mod stage_clock;
 mod suite;
 mod topo_table;
 mod watch;
@@ -86,7 +88,7 @@ pub struct Cli {
     #[arg(long, requires = "bench", conflicts_with = "full")]
     pub quick: bool,
     /// --bench preset: every test, full sweeps, own algorithms, real PyTorch training steps
-    /// (synthetic proxies without PyTorch) (363 s on 2× H200).
+    /// (synthetic proxies without PyTorch) (248 s on 2× H200).
     #[arg(long, requires = "bench")]
     pub full: bool,
     /// --bench stages: topology,health,bandwidth,collectives,scaling (default: all).

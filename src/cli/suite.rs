@@ -12,6 +12,7 @@ use std::time::Instant;
 use super::interrupt::{self, CANCEL};
 use super::output::{self, OutLock, write_atomic};
 use super::run_job::{Stopped, Terminal, drive};
+use super::stage_clock::StageClock;
 use super::{CliError, SourceArgs, write_file};
 use crate::export;
 use crate::job::{Event, Job, Stage, SuiteOptions};
@@ -439,8 +440,9 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
             soak: args.soak.clone(),
         },
     };
+    let mut clock = StageClock::default();
     let report = drive(&mut runner, &job, &CANCEL, false, &mut |e, report, term| {
-        on_event(&writer, source_word, e, report, term)
+        on_event(&writer, source_word, e, report, term, &mut clock)
     });
     let report = match report {
         Ok(r) => r,
@@ -512,6 +514,7 @@ fn on_event(
     e: &Event,
     report: &Report,
     term: &Terminal,
+    clock: &mut StageClock,
 ) -> Result<(), CliError> {
     match e {
         Event::Started { topology, .. } => {
@@ -530,6 +533,7 @@ fn on_event(
             stage, done: false, ..
         } => {
             writer.set_stage(Some(StageInFlight::Running(*stage)));
+            clock.start(*stage);
             Ok(())
         }
         Event::Stage {
@@ -542,6 +546,9 @@ fn on_event(
             {
                 term.say(&line);
             }
+            if let Some(line) = clock.finish() {
+                term.say(&line);
+            }
             writer.set_stage(None);
             written
         }
@@ -551,7 +558,11 @@ fn on_event(
         | Event::Health { .. }
         | Event::SoakStarted { .. }
         | Event::SoakSamples { .. } => writer.write_soon(report),
-        Event::Progress { .. } | Event::Warning { .. } | Event::Note { .. } => Ok(()),
+        Event::Progress { label, .. } => {
+            clock.progress(label);
+            Ok(())
+        }
+        Event::Warning { .. } | Event::Note { .. } => Ok(()),
     }
 }
 

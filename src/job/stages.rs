@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::{Ctx, Event, JobError, Stage, SuiteOptions, Target};
 use crate::bench::collectives::{CollCase, CollectiveOptions, plan as coll_plan, run_collectives};
-use crate::bench::plan::{DEFAULT_ITERS, DEFAULT_SAMPLES, PairScope};
+use crate::bench::plan::{DEFAULT_ITERS, PairScope};
 use crate::bench::{BandwidthOptions, Plan, run_bandwidth};
 use crate::health::run::{CheckOptions, check_described, check_live};
 use crate::model::quantities::parse_sizes;
@@ -19,10 +19,10 @@ use crate::scaling::run::{
 use crate::scaling::{Mode, workload};
 
 /// Workloads `--full` measures: their real PyTorch steps (ResNet-50, GPT-2 XL, BERT-large) where
-/// PyTorch is found, else proxies, and the TensorRT-style inference proxy; the rest of the
-/// catalog is modeled on the machine those runs measured.
-pub const FULL_MEASURED_WORKLOADS: [&str; 4] =
-    ["resnet50", "gpt2-xl", "bert-large", "resnet50-trt-fp16"];
+/// PyTorch is found, else proxies; the rest of the catalog (the inference replicas too: a proxy
+/// of them is not a framework step, and it cost `--full` 12 s on 2× H200) is modeled on the
+/// machine those runs measured.
+pub const FULL_MEASURED_WORKLOADS: [&str; 3] = ["resnet50", "gpt2-xl", "bert-large"];
 
 /// The workloads whose strong mode `--full` measures at 1, 2, … GPUs; the others' strong rows
 /// are modeled on the machine their weak runs calibrated (a language model's strong step at one
@@ -31,8 +31,13 @@ pub const FULL_MEASURED_WORKLOADS: [&str; 4] =
 /// (docs/BENCHMARKS.md).
 pub const FULL_STRONG_MEASURED: [&str; 1] = ["resnet50"];
 
-/// Seconds a noisy framework window grows to in `--full` (a run of its own: 20).
-const FULL_NOISY_MEASURE_S: f64 = 12.0;
+/// Samples of each `--full` bandwidth test: nvbandwidth's default (`--testSamples` 3, common.h),
+/// where a run of its own takes [`crate::bench::plan::DEFAULT_SAMPLES`].
+const FULL_SAMPLES: u32 = 3;
+
+/// The sizes of `--full`'s sweeps: 4 KiB to 1 GiB in steps of 4 (every power of two took twice
+/// the time and drew the same curve).
+const FULL_SWEEP: &str = "4K,16K,64K,256K,1M,4M,16M,64M,256M,1G";
 
 fn sizes(s: &str) -> Vec<u64> {
     parse_sizes(s).unwrap_or_default()
@@ -62,11 +67,12 @@ pub fn bandwidth_presets(
 /// [`bandwidth_presets`] before the pairs are bounded.
 fn bandwidth_presets_all_pairs(full: bool, gpus: &GpuSelection) -> Vec<BandwidthOptions> {
     if full {
-        // Every test at 512 MiB on every GPU and pair, except the slow ones: copies staged
-        // through the host (peer access off) on the first pair of each kind of connection, and
-        // pageable copies (one 512 MiB copy is ~70 ms there) with 2 copies per sample. Then
-        // sweeps 4K..1G: host copies on every GPU, P2P on the first pair of each kind. On 2 GPUs
-        // that is every pair; on an 8-GPU NVSwitch box it keeps --full within minutes.
+        // Every test at 512 MiB on every GPU and pair (nvbandwidth's 3 samples of 16 copies),
+        // except the slow ones: copies staged through the host (peer access off) on the first
+        // pair of each kind of connection, and pageable copies (one 512 MiB copy is ~70 ms
+        // there) with 2 copies per sample. Then sweeps 4K..1G in steps of 4: host copies on
+        // every GPU, P2P on the first pair of each kind. On 2 GPUs that is every pair; on an
+        // 8-GPU NVSwitch box it keeps --full within minutes.
         let slow = [
             TestId::H2dPageable,
             TestId::D2hPageable,
@@ -79,16 +85,16 @@ fn bandwidth_presets_all_pairs(full: bool, gpus: &GpuSelection) -> Vec<Bandwidth
             tests,
             sizes: vec![512 << 20],
             iters,
-            samples: DEFAULT_SAMPLES,
+            samples: FULL_SAMPLES,
             pairs,
             ..Default::default()
         };
         let sweep = |tests: Vec<TestId>, pairs: PairScope| BandwidthOptions {
             gpus: gpus.clone(),
             tests,
-            sizes: sizes("4K..1G"),
+            sizes: sizes(FULL_SWEEP),
             iters: 8,
-            samples: 3,
+            samples: FULL_SAMPLES,
             pairs,
             ..Default::default()
         };
@@ -622,8 +628,8 @@ fn suite_scaling(
             .cloned()
             .partition(|w| FULL_MEASURED_WORKLOADS.contains(&w.name.as_str()));
         // The collectives stage swept the NCCL all-reduce over these GPUs moments ago: its
-        // curve serves, and a noisy window grows less than a run of its own would (the suite's
-        // time, README: --full within minutes).
+        // curve serves; the framework runs are brief (the suite's time, README: --full within
+        // minutes).
         let opts = MeasureOptions {
             nccl_lib: options.nccl_lib.clone(),
             python: options.python.clone(),
@@ -633,7 +639,7 @@ fn suite_scaling(
                 .as_ref()
                 .and_then(|c| CommCurve::from_results(&c.results))
                 .filter(|c| c.source == crate::model::Source::Measured),
-            noisy_measure_s: Some(FULL_NOISY_MEASURE_S),
+            brief: true,
             strong_for: Some(FULL_STRONG_MEASURED.iter().map(|s| s.to_string()).collect()),
             ..Default::default()
         };
@@ -703,6 +709,13 @@ mod tests {
             let big = bandwidth_presets(full, &named, 1_000);
             assert!(big.iter().all(|p| p.pairs == PairScope::PerLinkKind));
         }
+        // --full: nvbandwidth's 3 samples everywhere; its sweeps 4 KiB to 1 GiB in steps of 4.
+        let full = bandwidth_presets(true, &GpuSelection::all(), 2);
+        assert!(full.iter().all(|p| p.samples == 3));
+        let sweep = full.iter().find(|p| p.sizes.len() > 1).unwrap();
+        assert_eq!(sweep.sizes.first(), Some(&(4 << 10)));
+        assert_eq!(sweep.sizes.last(), Some(&(1 << 30)));
+        assert!(sweep.sizes.windows(2).all(|w| w[1] == 4 * w[0]));
         let small = bandwidth_presets(false, &GpuSelection::all(), 8);
         assert!(small.iter().all(|p| p.pairs == PairScope::All));
         // Two GPUs named on a large machine: every pair of them.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::curve::CommCurve;
 use super::framework::{self, FrameworkOptions};
 use super::proxy::{self, ProxyOptions};
-use super::rates::{GpuRates, PerGpuRates, gpu_list};
+use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
 use super::table::{
     Machine, Mode, RowSource, ScalingPoint, attach_errors, attach_uncalibrated_errors, model,
 };
@@ -144,17 +144,46 @@ pub struct MeasureOptions {
     /// (the suite builds it where it runs).
     #[serde(skip)]
     pub curve: Option<CommCurve>,
-    /// Seconds a noisy timed window grows to, instead of the preset's.
-    pub noisy_measure_s: Option<f64>,
+    /// The `--bench --full` suite's brief runs (its time, README): warm-ups of 3 s (1.5 s for a
+    /// launch's later runs), windows of 5 s that never grow (the energy counter's 100 ms steps
+    /// stay under 2 % of them), DDP at one rank timed once per workload, a 3 s host probe, and
+    /// on two or more GPUs the first GPU's GEMM rate taken from the run of all of them at once.
+    pub brief: bool,
     /// The workloads whose strong mode the framework runs (`None`: every one).
     pub strong_for: Option<Vec<String>>,
 }
 
 impl MeasureOptions {
-    /// Seconds a noisy timed window grows to: as asked, else the preset's.
-    fn noisy_window_s(&self) -> f64 {
-        let preset = if self.quick { 2.0 } else { 20.0 };
-        self.noisy_measure_s.unwrap_or(preset)
+    /// The framework runs' options on `ordinals` (their GPU memory is the machine's, set where
+    /// they run).
+    fn framework(&self, ordinals: &[usize], modes: &[Mode]) -> FrameworkOptions {
+        let (warmup_s, warmup_next_s, measure_s, noisy_measure_s) = self.windows();
+        FrameworkOptions {
+            gpus: ordinals.to_vec(),
+            modes: modes.to_vec(),
+            strong_for: self.strong_for.clone(),
+            timeout: self.framework_timeout.unwrap_or(framework::DEFAULT_TIMEOUT),
+            warmup_s,
+            warmup_next_s,
+            measure_s,
+            noisy_measure_s,
+            profile_steps: 2,
+            gpu_memory_gib: None,
+            ddp_one_once: self.brief,
+            probe_host_s: if self.brief { 3.0 } else { 8.0 },
+        }
+    }
+
+    /// The framework runs' windows, seconds: (warm-up of a launch's first run, of its later
+    /// runs, timed window, what a noisy timed window grows to).
+    fn windows(&self) -> (f64, f64, f64, f64) {
+        if self.quick {
+            (2.0, 1.0, 2.0, 2.0)
+        } else if self.brief {
+            (3.0, 1.5, 5.0, 5.0)
+        } else {
+            (5.0, 2.0, 5.0, 20.0)
+        }
     }
 }
 
@@ -233,13 +262,16 @@ fn proxy_rows(
     Vec::new()
 }
 
-/// The real framework's steps on `ordinals` where PyTorch is found: their rows and the
+/// The PyTorch lookup under way (`framework::find_python` on a thread of its own).
+type Lookup = std::thread::JoinHandle<Result<framework::PythonEnv, framework::FrameworkError>>;
+
+/// The real framework's steps as `fopts` says where `lookup` found PyTorch: their rows and the
 /// PyTorch that ran them. `machine` takes their calibration (1-GPU steps, overlap, probe rates),
 /// `notes` what failed or was skipped and where the launches' time went.
 fn framework_rows(
     scope: Scope<'_>,
-    ordinals: &[usize],
-    opts: &MeasureOptions,
+    fopts: &FrameworkOptions,
+    lookup: Option<Lookup>,
     machine: &mut Machine,
     notes: &mut Vec<String>,
     cancel: &AtomicBool,
@@ -258,63 +290,61 @@ fn framework_rows(
         .filter(|w| framework::runnable(w))
         .cloned()
         .collect();
-    if !opts.no_framework && !runnable.is_empty() && !cancel.load(Ordering::Relaxed) {
-        progress("looking for PyTorch", &ScalingRun::default());
-        match framework::find_python(opts.python.as_deref()) {
-            Ok(env) if env.gpus == 0 => notes.push(format!(
-                "PyTorch found ({}) but it sees no GPU: synthetic proxy runs instead",
-                env.describe()
-            )),
-            Ok(env) => {
-                let fopts = FrameworkOptions {
-                    gpus: ordinals.to_vec(),
-                    modes: modes.to_vec(),
-                    strong_for: opts.strong_for.clone(),
-                    timeout: opts.framework_timeout.unwrap_or(framework::DEFAULT_TIMEOUT),
-                    warmup_s: if opts.quick { 2.0 } else { 5.0 },
-                    warmup_next_s: if opts.quick { 1.0 } else { 2.0 },
-                    measure_s: if opts.quick { 2.0 } else { 5.0 },
-                    noisy_measure_s: opts.noisy_window_s(),
-                    profile_steps: 2,
-                    gpu_memory_gib: machine.gpu_memory_gib,
-                };
-                let base = finish(
-                    machine.clone(),
-                    workloads,
-                    modes,
-                    max_gpus,
-                    Vec::new(),
-                    notes.clone(),
+    let Some(lookup) = lookup.filter(|_| !cancel.load(Ordering::Relaxed)) else {
+        return (measured, framework_env);
+    };
+    progress("looking for PyTorch", &ScalingRun::default());
+    let found = lookup.join().unwrap_or_else(|_| {
+        Err(framework::FrameworkError::NoPython {
+            tried: "a lookup whose thread panicked".into(),
+        })
+    });
+    match found {
+        Ok(env) if env.gpus == 0 => notes.push(format!(
+            "PyTorch found ({}) but it sees no GPU: synthetic proxy runs instead",
+            env.describe()
+        )),
+        Ok(env) => {
+            let fopts = FrameworkOptions {
+                gpu_memory_gib: machine.gpu_memory_gib,
+                ..fopts.clone()
+            };
+            let base = finish(
+                machine.clone(),
+                workloads,
+                modes,
+                max_gpus,
+                Vec::new(),
+                notes.clone(),
+            );
+            let fw = framework::run(&env, &runnable, &fopts, cancel, &mut |label, rows| {
+                let mut all = base.rows.clone();
+                all.extend_from_slice(rows);
+                attach_errors(&mut all);
+                progress(
+                    label,
+                    &ScalingRun {
+                        rows: all,
+                        ..base.clone()
+                    },
                 );
-                let fw = framework::run(&env, &runnable, &fopts, cancel, &mut |label, rows| {
-                    let mut all = base.rows.clone();
-                    all.extend_from_slice(rows);
-                    attach_errors(&mut all);
-                    progress(
-                        label,
-                        &ScalingRun {
-                            rows: all,
-                            ..base.clone()
-                        },
-                    );
-                });
-                match fw {
-                    Ok(fw) => {
-                        notes.extend(fw.time_note()); // where the stage's minutes went
-                        machine.framework_steps = fw.steps;
-                        machine.overlap = fw.overlap;
-                        machine.probe = fw.probe;
-                        notes.extend(fw.notes);
-                        measured.extend(fw.rows);
-                        framework_env = Some(env.describe());
-                    }
-                    Err(e) => notes.push(format!("framework runs not started: {e}")),
+            });
+            match fw {
+                Ok(fw) => {
+                    notes.extend(fw.time_note()); // where the stage's minutes went
+                    machine.framework_steps = fw.steps;
+                    machine.overlap = fw.overlap;
+                    machine.probe = fw.probe;
+                    notes.extend(fw.notes);
+                    measured.extend(fw.rows);
+                    framework_env = Some(env.describe());
                 }
+                Err(e) => notes.push(format!("framework runs not started: {e}")),
             }
-            Err(e) => notes.push(format!(
-                "real framework runs skipped: {e}; synthetic proxy runs (labeled proxy) instead"
-            )),
         }
+        Err(e) => notes.push(format!(
+            "real framework runs skipped: {e}; synthetic proxy runs (labeled proxy) instead"
+        )),
     }
     (measured, framework_env)
 }
@@ -354,7 +384,13 @@ pub fn run_measured(
         .unwrap_or_default();
     let (assumed, _) = with_assumptions(&sub, Assumptions::default());
     let modeled_machine = Machine::modeled(&assumed);
-    let (rates, concurrent) = measure_rates(&ordinals, cancel, &mut notes, progress);
+    // PyTorch is looked for while the GEMM rates are measured: its import takes seconds of the
+    // CPU, the rates the GPUs.
+    let looking = (!opts.no_framework && workloads.iter().any(framework::runnable)).then(|| {
+        let python = opts.python.clone();
+        std::thread::spawn(move || framework::find_python(python.as_deref()))
+    });
+    let (rates, concurrent) = measure_rates(&ordinals, opts.brief, cancel, &mut notes, progress);
     let rates = rates.or(GpuRates::datasheet(&name));
     let comm = if ordinals.len() < 2 {
         None
@@ -377,8 +413,8 @@ pub fn run_measured(
     // The real framework's steps: the measured truth, and the model's calibration.
     let (mut measured, framework_env) = framework_rows(
         scope,
-        &ordinals,
-        opts,
+        &opts.framework(&ordinals, modes),
+        looking,
         &mut machine,
         &mut notes,
         cancel,
@@ -427,9 +463,13 @@ pub fn measured_rows(run: &ScalingRun) -> Vec<ScalingPoint> {
 /// concurrent run goes first so that the alone rate, too, is taken on a GPU that is as warm as
 /// it is during the proxy runs that follow: a GPU fresh from idle sustains a higher rate for
 /// its first seconds of load than after minutes of it (on 2× H200: 737 TFLOP/s cold, 675 with
-/// both GPUs busy, docs/BENCHMARKS.md). What fails is noted.
+/// both GPUs busy, docs/BENCHMARKS.md). `brief` (`--full`): where the concurrent run measured
+/// the first GPU, its rate there stands for its rate alone (on 2× H200, 2026-11-28: 706.6
+/// TFLOP/s bf16 with both busy, 703.2 alone), saving the 12 s of a second run. What fails is
+/// noted.
 fn measure_rates(
     ordinals: &[usize],
+    brief: bool,
     cancel: &AtomicBool,
     notes: &mut Vec<String>,
     progress: &mut dyn FnMut(&str, &ScalingRun),
@@ -459,6 +499,13 @@ fn measure_rates(
             )),
         }
     }
+    if brief && let Some(own) = concurrent.iter().find(|r| r.gpu == first) {
+        let alone = GpuRates {
+            bf16: own.rates.bf16.clone().map(as_alone),
+            fp32: own.rates.fp32.clone().map(as_alone),
+        };
+        return (alone, concurrent);
+    }
     progress(
         &format!("measuring the GEMM rate on GPU {first} alone (cuBLAS)"),
         &ScalingRun::default(),
@@ -472,6 +519,13 @@ fn measure_rates(
             (GpuRates::default(), Vec::new())
         }
     }
+}
+
+/// A rate measured with every GPU busy, standing for the GPU's rate alone (its basis says so).
+fn as_alone(mut rate: GemmRate) -> GemmRate {
+    rate.basis
+        .push_str("; also its rate alone (--full: not measured alone)");
+    rate
 }
 
 fn measure_curve(
@@ -569,5 +623,49 @@ pub(crate) mod fixtures {
             rows,
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_full_suites_brief_runs_keep_the_counters_window_and_never_grow_it() {
+        let brief = MeasureOptions {
+            brief: true,
+            ..Default::default()
+        }
+        .framework(&[0, 1], &Mode::ALL);
+        let own = MeasureOptions::default().framework(&[0, 1], &Mode::ALL);
+        // 5 s windows: the energy counter's 100 ms steps are 2 % of them.
+        assert_eq!(brief.measure_s, 5.0);
+        assert_eq!(
+            brief.noisy_measure_s, brief.measure_s,
+            "a brief window grew"
+        );
+        assert!(
+            own.noisy_measure_s > own.measure_s,
+            "a run of its own grows a noisy window"
+        );
+        assert!(brief.warmup_s < own.warmup_s && brief.warmup_next_s < own.warmup_next_s);
+        assert!(brief.ddp_one_once && !own.ddp_one_once);
+        assert!(brief.probe_host_s < own.probe_host_s);
+        assert_eq!(brief.gpus, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_rate_taken_from_the_concurrent_run_says_so() {
+        let r = as_alone(GemmRate {
+            tflops: 706.6,
+            source: crate::model::Source::Measured,
+            basis: "cuBLAS GemmEx bf16 8192³ … while GPUs 0–1 ran the same at once".into(),
+            watts: None,
+        });
+        assert_eq!(r.tflops, 706.6);
+        assert!(
+            r.basis
+                .ends_with("also its rate alone (--full: not measured alone)")
+        );
     }
 }

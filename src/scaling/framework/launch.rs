@@ -113,6 +113,9 @@ pub(super) fn spec(
         "warmup_next_s": opts.warmup_next_s,
         "measure_s": opts.measure_s,
         "noisy_measure_s": opts.noisy_measure_s,
+        // A later run of the workload whose step is longer is not timed under DDP again (0:
+        // none is).
+        "ddp_one_max_step_s": if opts.ddp_one_once { 0.0 } else { 0.5 },
         // One GPU calibrates the model, and its steps' spread gives the straggler term: a
         // quantile needs more than a handful of samples.
         "min_steps": if n == 1 { 15 } else { 5 },
@@ -245,11 +248,17 @@ impl LaunchOutcome {
         });
         let failure = match own.and_then(|e| e.error.clone()) {
             Some(e) => Some(e),
-            None if results.is_empty() && oom.is_none() => self.failure.clone().or_else(|| {
-                self.oom
-                    .as_ref()
-                    .map(|_| "the launch ended when another workload ran out of GPU memory".into())
-            }),
+            // A launch that ran the overlap probe at its end printed something: that it
+            // printed no result of this workload is said here.
+            None if results.is_empty() && oom.is_none() => self
+                .failure
+                .clone()
+                .or_else(|| {
+                    self.oom.as_ref().map(|_| {
+                        "the launch ended when another workload ran out of GPU memory".into()
+                    })
+                })
+                .or_else(|| Some(self.no_result())),
             None => None,
         };
         LaunchOutcome {
@@ -471,18 +480,19 @@ impl LaunchOutcome {
                     }
                 ))
             }
-            _ if self.results.is_empty() && self.probes.is_empty() => {
-                Some(if self.garbage.is_empty() {
-                    "printed no result".to_string()
-                } else {
-                    format!(
-                        "printed no result; {} line(s) not understood, the first: {}",
-                        self.garbage.len(),
-                        self.garbage[0]
-                    )
-                })
-            }
+            _ if self.results.is_empty() && self.probes.is_empty() => Some(self.no_result()),
             _ => None,
+        }
+    }
+
+    /// `printed no result`, with the lines not understood.
+    fn no_result(&self) -> String {
+        match self.garbage.first() {
+            None => "printed no result".to_string(),
+            Some(first) => format!(
+                "printed no result; {} line(s) not understood, the first: {first}",
+                self.garbage.len()
+            ),
         }
     }
 }

@@ -32,7 +32,7 @@ pub use protocol::{
     Event, ProbeLine, Profile, ProfileSet, ResultLine, StepStats, clip, parse_line,
 };
 pub use python::{ENV_PYTHON, PythonEnv, find_python};
-use rows::{absorb, finish, overlap_probe, row};
+use rows::{absorb, absorb_probes, finish, overlap_probe, probe_spec, row};
 
 /// Why no framework run could start.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -72,6 +72,11 @@ pub struct FrameworkOptions {
     pub profile_steps: u32,
     /// One GPU's memory, GiB: launches that cannot fit are not started.
     pub gpu_memory_gib: Option<f64>,
+    /// Time DDP at one rank in a workload's first run only (else also in a later run whose
+    /// step is at most 0.5 s).
+    pub ddp_one_once: bool,
+    /// Seconds of host-probe timings in the overlap probe (the host's speed, GPU 0 alone).
+    pub probe_host_s: f64,
 }
 
 impl Default for FrameworkOptions {
@@ -87,6 +92,8 @@ impl Default for FrameworkOptions {
             noisy_measure_s: 24.0,
             profile_steps: 2,
             gpu_memory_gib: None,
+            ddp_one_once: false,
+            probe_host_s: 8.0,
         }
     }
 }
@@ -174,18 +181,12 @@ pub fn run(
     let launcher = Launcher::new(env, &script, opts, cancel);
     let mut run = FrameworkRun::default();
     let basis_env = env.describe();
-    // Each workload as launched: its micro-batch shrinks where a launch would only run out of
-    // memory (`start_where_the_record_fits`, `keep_what_fit`).
-    let mut runnable: Vec<Workload> = workloads.iter().filter(|w| runnable(w)).cloned().collect();
-    for w in &mut runnable {
-        if let Some(note) = start_where_the_record_fits(w, opts.gpu_memory_gib) {
-            run.notes.push(note);
-        }
-    }
+    let mut runnable = as_launched(workloads, opts, &mut run.notes);
     // One launch per GPU count runs every workload in turn (one process group, one Python and
     // PyTorch start-up, each model built once); a workload that ran out of memory or did not
     // get to run in it is launched again alone.
     let counts = proxy_counts(opts.gpus.len());
+    let mut probed = false;
     for &n in &counts {
         if cancel.load(Ordering::Relaxed) {
             run.notes.push("framework runs cancelled".into());
@@ -200,7 +201,7 @@ pub fn run(
         let label = format!("PyTorch: {} on {n} GPU(s)", names.join(", "));
         progress(&label, &run.rows);
         let rows_so_far = run.rows.clone();
-        let combined = combined_spec(&batch);
+        let (combined, probe) = spec_with_probe(&batch, n, &run, workloads, opts);
         let together = launch_script(
             &env.path,
             &script,
@@ -216,6 +217,12 @@ pub fn run(
         );
         run.time.merge(&together.phases);
         run.launches += 1;
+        if let Some(shares) = probe
+            && !together.probes.is_empty()
+        {
+            absorb_probes(&mut run, &together.probes, shares, n);
+            probed = true;
+        }
         for (w, spec, planned) in batch {
             let first = together.for_workload(&w.name);
             // Alone again where the shared launch ended before this workload ran (another
@@ -246,9 +253,10 @@ pub fn run(
             keep_what_fit(&mut runnable, fitted, n, &mut run.notes);
         }
     }
-    // The probe's GEMM and copy rates move catalog calibrations to this GPU (also on one GPU);
-    // its overlap share needs two or more.
-    if !opts.gpus.is_empty() && !cancel.load(Ordering::Relaxed) && !run.steps.is_empty() {
+    // The probe's GEMM and copy rates move catalog calibrations here (also on one GPU), its
+    // overlap needs two: alone where no launch ended with it (one GPU, or a crash before it).
+    if !probed && !opts.gpus.is_empty() && !cancel.load(Ordering::Relaxed) && !run.steps.is_empty()
+    {
         overlap_probe(
             &mut run,
             env,
@@ -260,6 +268,47 @@ pub fn run(
         );
     }
     Ok(finish(run, workloads))
+}
+
+/// The runnable workloads of `workloads` as launched: each micro-batch halved where a launch
+/// would only run out of memory (`start_where_the_record_fits`; later `keep_what_fit`), with a
+/// note in `notes`.
+fn as_launched(
+    workloads: &[Workload],
+    opts: &FrameworkOptions,
+    notes: &mut Vec<String>,
+) -> Vec<Workload> {
+    let mut launched: Vec<Workload> = workloads.iter().filter(|w| runnable(w)).cloned().collect();
+    for w in &mut launched {
+        if let Some(note) = start_where_the_record_fits(w, opts.gpu_memory_gib) {
+            notes.push(note);
+        }
+    }
+    launched
+}
+
+/// The spec of `batch`'s launch on `n` GPUs and, where it ends with the overlap probe, the
+/// probe's matrix shares per workload: on every GPU, after a launch on fewer has measured the
+/// shares (no launch of its own: its Python, CUDA and NCCL start-up took 6 s on 2× H200).
+fn spec_with_probe(
+    batch: &[Planned<'_>],
+    n: usize,
+    run: &FrameworkRun,
+    workloads: &[Workload],
+    opts: &FrameworkOptions,
+) -> (serde_json::Value, Option<Vec<(String, f64)>>) {
+    let mut combined = combined_spec(batch);
+    if n < 2 || n != opts.gpus.len() || run.steps.is_empty() {
+        return (combined, None);
+    }
+    let (spec, shares) = probe_spec(run, workloads, opts);
+    match combined.as_object_mut() {
+        Some(map) => {
+            map.insert("overlap_probe".into(), spec);
+            (combined, Some(shares))
+        }
+        None => (combined, None),
+    }
 }
 
 /// The launch on `n` GPUs of `runnable`'s workloads: each with its spec and planned rows, but for
@@ -410,6 +459,10 @@ fn phase_label(e: &Event, workload: &str, n: usize) -> Option<String> {
     let who = named
         .as_deref()
         .map_or(workload.to_string(), |w| clip(w, 40));
+    if who.is_empty() {
+        // A phase of the launch, not of a workload (the overlap probe at its end).
+        return Some(format!("PyTorch: on {n} GPU(s): {phase}{what}"));
+    }
     Some(format!("PyTorch: {who} on {n} GPU(s): {phase}{what}"))
 }
 

@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::launch::{LaunchOutcome, launch_script};
-use super::protocol::{ResultLine, clip, positive};
+use super::protocol::{ProbeLine, ResultLine, clip, positive};
 use super::python::PythonEnv;
 use super::{FrameworkOptions, FrameworkRun};
 use crate::model::energy::EnergyBasis;
@@ -211,15 +211,13 @@ fn energy(r: &mut ScalingPoint, x: &ResultLine, n: usize) -> String {
     format!("; energy {words}") + &x.clock_note()
 }
 
-pub(super) fn overlap_probe(
-    run: &mut FrameworkRun,
-    env: &PythonEnv,
-    script: &str,
+/// The overlap probe's spec (one compute mix per training workload of `workloads`: its
+/// matrix-kernel share measured at n = 1, else 0.5) and those shares, per workload.
+pub(super) fn probe_spec(
+    run: &FrameworkRun,
     workloads: &[Workload],
     opts: &FrameworkOptions,
-    cancel: &AtomicBool,
-    progress: &mut dyn FnMut(&str, &[ScalingPoint]),
-) {
+) -> (serde_json::Value, Vec<(String, f64)>) {
     // One compute mix per workload: its matrix-kernel share measured at n = 1.
     let mut shares: Vec<(String, f64)> = Vec::new();
     for w in workloads.iter().filter(|w| w.pattern.is_training()) {
@@ -237,13 +235,28 @@ pub(super) fn overlap_probe(
         v.dedup();
         v
     };
+    let spec = serde_json::json!({
+        "probe": "overlap", "compute_ms": 200, "allreduces": 128, "repeats": 3,
+        "matrix_shares": list, "host_probe_s": opts.probe_host_s,
+    });
+    (spec, shares)
+}
+
+/// The overlap probe in a launch of its own on every GPU of `opts` (where the last launch of
+/// the workloads did not run it).
+pub(super) fn overlap_probe(
+    run: &mut FrameworkRun,
+    env: &PythonEnv,
+    script: &str,
+    workloads: &[Workload],
+    opts: &FrameworkOptions,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(&str, &[ScalingPoint]),
+) {
+    let (spec, shares) = probe_spec(run, workloads, opts);
     let n = opts.gpus.len();
     let label = format!("probe on {n} GPU(s): GEMM and copy rates, overlap");
     progress(&label, &run.rows);
-    let spec = serde_json::json!({
-        "probe": "overlap", "compute_ms": 200, "allreduces": 128, "repeats": 3,
-        "matrix_shares": list,
-    });
     let o = launch_script(
         &env.path,
         script,
@@ -260,9 +273,19 @@ pub(super) fn overlap_probe(
             "overlap probe: {f}; the catalog's overlap figures are used"
         ));
     }
-    if let Some(p) = o.probes.first() {
-        let host = o.probes.iter().find_map(|p| positive(p.host_probe_us));
-        let allreduce_host_us = o.probes.iter().find_map(|p| positive(p.allreduce_host_us));
+    absorb_probes(run, &o.probes, shares, n);
+}
+
+/// The GEMM and copy rates, host speed and overlap shares of the probe's lines, `n` GPUs.
+pub(super) fn absorb_probes(
+    run: &mut FrameworkRun,
+    probes: &[ProbeLine],
+    shares: Vec<(String, f64)>,
+    n: usize,
+) {
+    if let Some(p) = probes.first() {
+        let host = probes.iter().find_map(|p| positive(p.host_probe_us));
+        let allreduce_host_us = probes.iter().find_map(|p| positive(p.allreduce_host_us));
         run.probe = Some(ProbeRates {
             gemm_tflops: p.gemm_tflops,
             copy_gbps: p.copy_gbps,
@@ -280,8 +303,7 @@ pub(super) fn overlap_probe(
         });
     }
     for (w, share) in shares {
-        let best = o
-            .probes
+        let best = probes
             .iter()
             .filter(|p| p.world_size >= 2 && p.hidden.is_some_and(f64::is_finite))
             .min_by(|a, b| {
