@@ -503,6 +503,12 @@ fn the_probe_ends_the_launch_on_every_gpu_instead_of_a_launch_of_its_own() {
     let alone = std::fs::read_to_string(dir.path().join("probe-alone")).unwrap();
     assert_eq!(alone.trim(), "2");
     assert_eq!(run.overlap.len(), 1);
+    let notes = run.notes.join("\n");
+    assert!(
+        notes
+            .contains("the launch on 2 GPU(s) ended without the overlap probe (exited with code 1"),
+        "{notes}"
+    );
 }
 
 /// NVML's readings in a result line become energy figures: the counter where every GPU has one,

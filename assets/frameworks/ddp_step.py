@@ -20,7 +20,8 @@ Rank 0 prints one JSON object per line on standard output; every line has an "ev
   probe     the overlap probe (below): a launch of its own, {"probe": "overlap", …}, or the
             end of a launch of workloads whose spec holds "overlap_probe"
   done      every workload finished (and the probe, where one was asked)
-Every line but hello and done names its workload ("workload"). At world size 1 a workload that
+Every line but hello, done and those of the probe at a launch's end (its progress, probe and
+error lines) names its workload ("workload"). At world size 1 a workload that
 fails (oom, error) ends alone and the next one runs; with more ranks the process ends there.
 Nothing else is written to standard output; warnings go to standard error.
 
@@ -529,7 +530,17 @@ def main():
                 torch.cuda.empty_cache()
         if then_probe is not None:
             emit("progress", phase="overlap probe")
-            measure_overlap(then_probe, torch, dist, device, cuda)
+            try:
+                measure_overlap(then_probe, torch, dist, device, cuda)
+            except Exception as e:  # noqa: BLE001 - the workloads' results stand without it
+                emit("error", kind=type(e).__name__, phase="overlap probe",
+                     message="overlap probe: " + (str(e).splitlines()[0][:300] if str(e)
+                                                  else type(e).__name__))
+                traceback.print_exc(file=sys.stderr)
+                sys.stdout.flush()
+                if WORLD > 1:
+                    # Other ranks may wait in the probe's collectives: leave at once.
+                    os._exit(1)
         emit("done")
         return worst
     finally:

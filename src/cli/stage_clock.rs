@@ -1,6 +1,7 @@
 //! Where a `--bench` stage's seconds went: the time between the stage's progress events, summed
 //! by what each names (a bandwidth test, a collective, a part of the scaling stage), printed
-//! under the stage's line. The suite's time is a promise (README: `--full` within minutes); this
+//! under the stage's line. Bandwidth and collectives send an event after each result, so what
+//! follows their last result (writing the stage's files) is in no part. The suite's time is a promise (README: `--full` within minutes); this
 //! is what says which part of it to cut.
 
 use std::time::Instant;
@@ -68,12 +69,14 @@ impl StageClock {
     /// The stage ended now: the line saying where its time went (`None` where it named fewer
     /// than two parts or took under [`SHORTEST_STAGE_S`]), and the clock stopped.
     pub fn finish(&mut self) -> Option<String> {
+        // Scaling's events are its phases, not results: their count says nothing.
+        let counted = self.stage != Some(Stage::Scaling);
         let parts = self.stop();
         let total: f64 = parts.iter().map(|(_, s, _)| s).sum();
         if total < SHORTEST_STAGE_S {
             return None;
         }
-        time_line(parts)
+        time_line(parts, counted)
     }
 
     /// Stops the clock: the parts and their seconds and events.
@@ -117,13 +120,18 @@ fn part_of(stage: Stage, label: &str) -> String {
                 (None, _) => label.to_string(),
             }
         }
-        _ => label.split_whitespace().next().unwrap_or(label).to_string(),
+        _ => label
+            .split_whitespace()
+            .next()
+            .unwrap_or("unnamed")
+            .to_string(),
     }
 }
 
-/// `time: h2d 22.1 s (40), …, 9 more 8.0 s`: the parts largest first, or `None` where fewer
-/// than two parts were seen (the stage's own seconds say it all).
-fn time_line(mut parts: Vec<(String, f64, usize)>) -> Option<String> {
+/// `time: h2d 22.1 s (40), …, 9 more 8.0 s`: the parts largest first (`counted`: with how many
+/// results each had), or `None` where fewer than two parts were seen (the stage's own seconds
+/// say it all).
+fn time_line(mut parts: Vec<(String, f64, usize)>, counted: bool) -> Option<String> {
     if parts.len() < 2 {
         return None;
     }
@@ -138,7 +146,7 @@ fn time_line(mut parts: Vec<(String, f64, usize)>) -> Option<String> {
     let mut words: Vec<String> = parts[..named]
         .iter()
         .map(|(p, s, n)| {
-            if *n > 1 {
+            if counted && *n > 1 {
                 format!("{p} {s:.1} s ({n})")
             } else {
                 format!("{p} {s:.1} s")
@@ -195,12 +203,14 @@ mod tests {
             ("p2p_read_ce".to_string(), 30.0, 40),
             ("local_copy".to_string(), 0.25, 1),
         ];
-        let line = time_line(parts).unwrap();
+        let line = time_line(parts.clone(), true).unwrap();
         assert!(
             line.ends_with("time: p2p_read_ce 30.0 s (40), h2d 20.0 s (40), 2 more 0.8 s"),
             "{line}"
         );
-        assert_eq!(time_line(vec![("h2d".into(), 3.0, 1)]), None);
+        let uncounted = time_line(parts, false).unwrap();
+        assert!(uncounted.contains("p2p_read_ce 30.0 s, h2d"), "{uncounted}");
+        assert_eq!(time_line(vec![("h2d".into(), 3.0, 1)], true), None);
     }
 
     #[test]

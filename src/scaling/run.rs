@@ -146,7 +146,7 @@ pub struct MeasureOptions {
     pub curve: Option<CommCurve>,
     /// The `--bench --full` suite's brief runs (its time, README): warm-ups of 3 s (1.5 s for a
     /// launch's later runs), windows of 5 s that never grow (the energy counter's 100 ms steps
-    /// stay under 2 % of them), DDP at one rank timed once per workload, a 3 s host probe, and
+    /// are 2 % of them), DDP at one rank timed once per workload, a 3 s host probe, and
     /// on two or more GPUs the first GPU's GEMM rate taken from the run of all of them at once.
     pub brief: bool,
     /// The workloads whose strong mode the framework runs (`None`: every one).

@@ -217,12 +217,7 @@ pub fn run(
         );
         run.time.merge(&together.phases);
         run.launches += 1;
-        if let Some(shares) = probe
-            && !together.probes.is_empty()
-        {
-            absorb_probes(&mut run, &together.probes, shares, n);
-            probed = true;
-        }
+        probed |= take_probe(&mut run, &together, probe, n);
         for (w, spec, planned) in batch {
             let first = together.for_workload(&w.name);
             // Alone again where the shared launch ended before this workload ran (another
@@ -309,6 +304,27 @@ fn spec_with_probe(
         }
         None => (combined, None),
     }
+}
+
+/// The overlap probe's figures where the launch on `n` GPUs was asked to end with it (`probe`:
+/// its matrix shares) and printed them; a note where it did not (the probe then runs alone).
+/// Whether they came.
+fn take_probe(
+    run: &mut FrameworkRun,
+    launch: &LaunchOutcome,
+    probe: Option<Vec<(String, f64)>>,
+    n: usize,
+) -> bool {
+    let Some(shares) = probe else { return false };
+    if launch.probes.is_empty() {
+        run.notes.push(format!(
+            "the launch on {n} GPU(s) ended without the overlap probe ({}): it runs alone",
+            launch.failure.as_deref().unwrap_or("no probe line")
+        ));
+        return false;
+    }
+    absorb_probes(run, &launch.probes, shares, n);
+    true
 }
 
 /// The launch on `n` GPUs of `runnable`'s workloads: each with its spec and planned rows, but for
