@@ -222,6 +222,23 @@ fn canned_lines_become_measured_rows_that_calibrate_the_model() {
         s2.step_statistic(),
         Some(scalescope::scaling::StepStatistic::Mean)
     );
+    // scaling.csv says so too, on framework rows only.
+    let csv = String::from_utf8(scalescope::export::csv::scaling(&run.rows).unwrap()).unwrap();
+    let mut table = ::csv::Reader::from_reader(csv.as_bytes());
+    let at = table
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "step_statistic")
+        .unwrap();
+    let cells: Vec<String> = table
+        .records()
+        .map(|r| r.unwrap()[at].to_string())
+        .collect();
+    assert!(
+        !cells.is_empty() && cells.iter().all(|c| c == "mean"),
+        "{cells:?}"
+    );
     assert!(
         s2.basis
             .contains("mean 1509.50 ms (median 1508.00, min 1507.00, max 1510.00)"),

@@ -489,8 +489,9 @@ fn csv_schema_leading_columns() {
         first.starts_with("t,ddp_ring,weak,modeled,1,10,10,200.0000,50.00,1.0000,1.0000,compute"),
         "{first}"
     );
-    // Model rows have no model error: an empty cell, never 0.
+    // Model rows have no model error: an empty cell, never 0; nor a step statistic.
     assert!(first.contains(",false,,"), "{first}");
+    assert!(header.ends_with(",step_statistic,basis"), "{header}");
     assert_eq!(text.lines().count(), rows.len() + 1);
 }
 

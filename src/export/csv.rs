@@ -313,6 +313,7 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
         "samples_per_joule",
         "energy_basis",
         "cost_per_million_samples",
+        "step_statistic",
         "basis",
     ]);
     w.write_record(&header)?;
@@ -346,6 +347,10 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
             cell_f(r.samples_per_joule, 4),
             cell(r.energy_basis.map(|b| b.id())),
             cell_f(r.cost_per_million_samples, 4),
+            cell(r.step_statistic().map(|s| match s {
+                crate::scaling::table::StepStatistic::Mean => "mean",
+                crate::scaling::table::StepStatistic::Median => "median",
+            })),
             r.basis.clone(),
         ])?;
     }
