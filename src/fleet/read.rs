@@ -1,7 +1,7 @@
 //! Finding and reading the per-node reports of a fleet: `--bench` report.json files (with the
 //! health check when that stage ran) and `check --json` files, each named by the `node.json`
-//! beside it, its host name, or its folder or file name; and, in [`gather`], the all-reduce
-//! runs between nodes recorded beside them — everything `judge.rs` judges, read once.
+//! beside it, its host name, or its folder or file name — what `judge.rs` judges, read once (the
+//! all-reduce runs between nodes recorded beside them are `between.rs`'s `read_records`).
 
 use std::path::{Path, PathBuf};
 

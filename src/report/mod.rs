@@ -2,8 +2,9 @@
 //! bandwidth, collectives and scaling results, warnings — as one value that `report.json` holds,
 //! the GUI opens and `scalescope compare` reads.
 //!
-//! Plain data plus parsing; the only I/O is [`load`], which reads one file. Writing is the
-//! caller's (through `export::json`, the layer above this one).
+//! Plain data plus parsing; its reads are [`load`] (one report file) and `reference_tools.rs`
+//! (a reference tool's output files or folder). Writing is the caller's (through
+//! `export::json`, the layer above this one).
 
 pub mod bundled;
 pub mod compare;
