@@ -43,7 +43,10 @@ fn main() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
-            eprintln!("{}", cli::clap_error_line(&e.render().to_string()));
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let line = cli::missing_subcommand_line(&e, &args)
+                .unwrap_or_else(|| cli::clap_error_line(&e.render().to_string()));
+            eprintln!("{line}");
             std::process::exit(cli::EXIT_INPUT);
         }
     };

@@ -680,3 +680,89 @@ fn a_dgx_b200_with_a_gpu_short_of_nvlinks_fails_it() {
         "{text}"
     );
 }
+
+/// Files that cannot be written end the run before it checks anything (one line, exit 2); a
+/// file that fails only at the end (a full disk: /dev/full) still leaves the verdict printed and
+/// the check's own exit code, so that a scheduler never takes a failed node for bad input.
+#[test]
+fn an_unwritable_output_is_refused_first_and_never_hides_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("nowhere/check.json");
+    let nowhere = nowhere.to_str().unwrap();
+    let line = common::one_line_error(
+        &["check", "--catalog", "h200-2x-sxm", "--json", nowhere],
+        Some(2),
+        &["--json", "nowhere/check.json"],
+    );
+    assert!(!line.contains("verdict"), "{line}");
+    let folder = dir.path().to_str().unwrap();
+    common::one_line_error(
+        &["check", "--catalog", "h200-2x-sxm", "--csv", folder],
+        Some(2),
+        &["--csv", "is a folder"],
+    );
+    for sub in [
+        &["bench", "scaling", "--modeled", "--workload", "resnet50"][..],
+        &["bench", "bandwidth", "--modeled", "--tests", "h2d"][..],
+        &["bench", "collectives", "--modeled", "--ops", "all_reduce"][..],
+    ] {
+        let mut args = sub.to_vec();
+        args.extend(["--catalog", "h200-2x-sxm", "--csv", nowhere]);
+        common::one_line_error(&args, Some(2), &["--csv", "nowhere"]);
+    }
+
+    // A degraded machine whose --json fails only when it is written.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/h200-2x-sxm.toml"),
+    )
+    .unwrap()
+    .replace("id = \"h200-2x-sxm\"", "id = \"h200-2x-degraded\"");
+    let file = dir.path().join("degraded.toml");
+    std::fs::write(
+        &file,
+        format!("{text}\n[[state]]\ngpus = [0]\nactive_nvlinks = 16\n"),
+    )
+    .unwrap();
+    let out = scalescope()
+        .args(["check", "--catalog"])
+        .arg(&file)
+        .args(["--json", "/dev/full"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert_eq!(out.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(stdout.contains("16 of 18 NVLinks active"), "{stdout}");
+    assert!(stdout.contains("verdict: FAIL"), "{stdout}");
+    assert!(stderr.contains("cannot write /dev/full"), "{stderr}");
+}
+
+/// Rows an import could not read are said, and a check that judged nothing says so instead of
+/// counting four zeros (an nccl-tests run of a type scalescope does not record, as `-d int8`).
+#[test]
+fn an_import_with_nothing_judged_says_what_was_not_read() {
+    let text = read_data("reference-tools/nccl-tests-all_reduce.txt").replace(" float ", " int8 ");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("all_reduce_perf.txt");
+    std::fs::write(&file, text).unwrap();
+    let out = scalescope()
+        .args(["check", "--import"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("all_reduce_perf.txt: 13 \"int8\" rows not read"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("verdict: UNKNOWN — nothing was judged"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("0 fail, 0 warn, 0 pass, 0 unknown"),
+        "{stdout}"
+    );
+}

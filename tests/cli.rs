@@ -609,3 +609,108 @@ fn a_missing_summary_figure_says_why_without_a_unit() {
     let p2p = format_figure_in(&p2p_gbps(&r), "GB/s");
     assert!(p2p.starts_with('~') && p2p.ends_with(" GB/s"), "{p2p}");
 }
+
+/// Inputs a user typed wrong, each one line naming the flag and what is wrong (a user's
+/// walkthrough of 2026-12-07 found each printing something less): a command without its
+/// subcommand, a calibration faster than any GPU, sizes with an empty item or an open sweep, a
+/// negative number where clap took it for a flag, an empty catalog name.
+#[test]
+fn typed_mistakes_get_one_line_that_names_them() {
+    let line = common::one_line_error(
+        &["bench"],
+        Some(2),
+        &["`scalescope bench` needs a subcommand"],
+    );
+    assert!(
+        line.contains("bandwidth, collectives, scaling") && line.len() < 200,
+        "{line}"
+    );
+    common::one_line_error(
+        &["fleet"],
+        Some(2),
+        &["`scalescope fleet`", "report", "run"],
+    );
+    let line = common::one_line_error(
+        &[
+            "bench",
+            "scaling",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--workload",
+            "resnet50",
+            "--step-ms-1gpu",
+            "1e-9",
+        ],
+        Some(2),
+        &["--step-ms-1gpu", "faster than any GPU", "TFLOP/s dense"],
+    );
+    assert!(line.contains("256 samples per GPU"), "{line}");
+    common::one_line_error(
+        &[
+            "bench",
+            "scaling",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--workload",
+            "resnet50",
+            "--step-ms-1gpu",
+            "-5",
+        ],
+        Some(2),
+        &["--step-ms-1gpu", "not a positive number"],
+    );
+    for (sizes, needle) in [("4K,,1M", "empty item"), ("4K..", "sweep \"4K..\"")] {
+        common::one_line_error(
+            &[
+                "bench",
+                "bandwidth",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--sizes",
+                sizes,
+            ],
+            Some(2),
+            &["--sizes", needle],
+        );
+    }
+    common::one_line_error(
+        &["check", "--catalog", "dgx-h100", "--gpus", "-1"],
+        Some(2),
+        &["--gpus", "\"-1\""],
+    );
+    common::one_line_error(
+        &["topo", "--catalog", ""],
+        Some(2),
+        &["empty name", "scalescope --catalog"],
+    );
+    let line = common::one_line_error(
+        &["check", "--catalog", "dgx-h100", "--gpus", "0,8"],
+        Some(2),
+        &["no GPU 8"],
+    );
+    assert!(line.contains("(GPUs: 0–7)"), "{line}");
+}
+
+/// A user's own 1-GPU step is a calibration only where a GPU could run it: the same one-line
+/// refusal from a workload file, and a plausible step still calibrates.
+#[test]
+fn a_calibration_is_held_to_the_fastest_gpu() {
+    let w = scalescope::scaling::workload::resolve("resnet50").unwrap();
+    assert!(scalescope::scaling::workload::possible_step(&w, 1e-6).is_err());
+    assert!(scalescope::scaling::workload::possible_step(&w, 60.0).is_ok());
+    let out = stdout_of(&[
+        "bench",
+        "scaling",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--workload",
+        "resnet50",
+        "--step-ms-1gpu",
+        "60",
+    ]);
+    assert!(out.contains("your 1-GPU step: 60.0 ms"), "{out}");
+}

@@ -359,6 +359,7 @@ fn the_agent_answers_bad_requests_and_keeps_serving() {
     let requests = vec![
         "this is not json".to_string(),
         r#"{"type":"frobnicate","id":1}"#.into(),
+        r#"{"id":3}"#.into(),
         r#"{"type":"run","id":2}"#.into(),
         r#"{"type":"run"}"#.into(),
         r#"{"type":"cancel","id":99}"#.into(),
@@ -383,6 +384,10 @@ fn the_agent_answers_bad_requests_and_keeps_serving() {
     let has = |s: &str| texts.iter().any(|t| t.contains(s));
     assert!(has("not JSON"), "{texts:?}");
     assert!(has("unknown request type \"frobnicate\""), "{texts:?}");
+    assert!(
+        has("a request is a JSON object with a \"type\""),
+        "{texts:?}"
+    );
     assert!(has("bad run request"), "{texts:?}");
     assert!(has("needs an \"id\""), "{texts:?}");
     assert!(has("no job with this id"), "{texts:?}");

@@ -123,6 +123,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     super::energy_window_needs_measuring(args.energy_window, args.modeled)?;
+    super::output::check_writable(&[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())])?;
     if pcie.is_some() && !args.modeled {
         return Err(CliError::input(anyhow::anyhow!(
             "--pcie only applies with --modeled"
@@ -235,7 +236,8 @@ pub fn render(results: &[BandwidthResult], cancelled: bool, gpus: &[usize]) -> S
             let _ = writeln!(
                 out,
                 "\n{test} — {} ({unit}, {}, {source})",
-                test.describe(),
+                // The unit follows in the parentheses; the list of tests says it in the words.
+                test.describe().trim_end_matches(" (ns per access)"),
                 format_bytes(bytes)
             );
             matrix(&mut out, &cells, gpus);

@@ -120,12 +120,18 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         target,
         options: opts,
     };
+    let csv_path = soak_csv_path(&args, soak.is_some())?;
+    // A check whose files could not be written ends here, not after an hour's soak.
+    super::output::check_writable(&[
+        ("--json", args.json.as_ref()),
+        ("--csv", args.csv.as_ref()),
+        ("--soak-csv", csv_path.as_ref()),
+    ])?;
     let mut runner = remote.runner()?;
     // Ctrl-C stops a soak after the second in flight; what was measured is kept.
     if soak.is_some() {
         interrupt::install(|| {});
     }
-    let csv_path = soak_csv_path(&args, soak.is_some())?;
     let mut series = SoakWriter::new(csv_path.clone());
     let full = drive(&mut runner, &job, &CANCEL, false, &mut |e, _, term| {
         series.on_event(e, term)?;
@@ -164,8 +170,16 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
             "the check produced no result"
         )));
     };
-    write_outputs(&args, &report, full.soak.as_ref())?;
-    conclude(&args, &topo, &report, csv_path)
+    // The verdict is printed and its exit code kept even where a file could not be written
+    // (the disk filled during the run): a scheduler must not read a failed node as bad input.
+    let written = write_outputs(&args, &report, full.soak.as_ref());
+    match (written, conclude(&args, &topo, &report, csv_path)) {
+        (Err(w), Err(verdict)) => {
+            eprintln!("{}", super::error_line(&w.error));
+            Err(verdict)
+        }
+        (written, verdict) => verdict.and(written),
+    }
 }
 
 /// Where the soak's series goes: `--soak-csv` (never the recording being replayed), else

@@ -188,7 +188,11 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         let counts = if args.gpus.is_empty() {
             crate::report::ranking::default_counts(&refs, w, mode)
         } else {
-            args.gpus.clone()
+            // Each count once, in order: `--gpus 3,3` is one table.
+            let mut counts = args.gpus.clone();
+            counts.sort_unstable();
+            counts.dedup();
+            counts
         };
         let mut ranking = crate::report::ranking::rank(&refs, w, mode, &counts, &prices);
         ranking.run_samples = args.samples;

@@ -18,7 +18,8 @@ pub struct GpuArgs {
         long,
         value_name = "LIST",
         default_value = "all",
-        hide_default_value = true
+        hide_default_value = true,
+        allow_negative_numbers = true
     )]
     pub gpus: String,
 }

@@ -766,6 +766,40 @@ pub fn clap_error_line(rendered: &str) -> String {
     )
 }
 
+/// `scalescope bench` (or any command that takes a subcommand) without one, as one line naming
+/// the subcommands it takes, rather than its whole help squeezed onto a line; `None` for other
+/// errors. `args` are the words after the program's name.
+pub fn missing_subcommand_line(e: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::ErrorKind;
+    if !matches!(
+        e.kind(),
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand
+    ) {
+        return None;
+    }
+    let mut cmd = command();
+    let mut path = vec!["scalescope".to_string()];
+    for a in args.iter().filter(|a| !a.starts_with('-')) {
+        if let Some(sub) = cmd.find_subcommand(a).cloned() {
+            path.push(a.clone());
+            cmd = sub;
+        }
+    }
+    let subs: Vec<&str> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        .map(|s| s.get_name())
+        .collect();
+    if subs.is_empty() {
+        return None;
+    }
+    let path = path.join(" ");
+    Some(format!(
+        "Error: `{path}` needs a subcommand: {}; see `{path} --help`",
+        subs.join(", ")
+    ))
+}
+
 /// Before a window opens for `scalescope REPORT.json …`: every path must be a report this
 /// build reads. A word that is no file is most likely a mistyped subcommand, and says so.
 pub fn check_reports(paths: &[PathBuf]) -> Result<(), CliError> {

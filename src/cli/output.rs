@@ -111,6 +111,81 @@ pub fn prepare_out_dir(dir: &Path) -> Result<(), CliError> {
     })
 }
 
+/// Before a run measures: whether each output file a flag names (`("--csv", path)`) can be
+/// written, so that results that could not be saved end the run before it starts rather than
+/// after it measured. An existing file is opened for writing without being cut; a new one is
+/// tried by creating (and removing) a temporary file in its folder; a device or FIFO is taken as
+/// it is (it is written directly at the end).
+pub fn check_writable(files: &[(&str, Option<&PathBuf>)]) -> Result<(), CliError> {
+    for &(flag, path) in files {
+        if let Some(path) = path {
+            writable(flag, path)?;
+        }
+    }
+    Ok(())
+}
+
+fn writable(flag: &str, path: &Path) -> Result<(), CliError> {
+    let shown = || crate::model::validate::for_terminal(&path.display().to_string());
+    let refuse = |e: io::Error| {
+        CliError::new(
+            io_fault(&e),
+            anyhow::anyhow!("{flag} {}: cannot be written: {e}", shown()),
+        )
+    };
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            return Err(CliError::input(anyhow::anyhow!(
+                "{flag} {}: is a folder; give a file",
+                shown()
+            )));
+        }
+        Ok(m) if m.is_file() => {
+            return OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map(drop)
+                .map_err(refuse);
+        }
+        Ok(_) => return Ok(()),
+        // Not there yet, or a file on the way (its folder is judged below).
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {}
+        Err(e) => return Err(refuse(e)),
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(CliError::input(anyhow::anyhow!(
+                "{flag} {}: {} is not a folder",
+                shown(),
+                dir.display()
+            )));
+        }
+        Err(e) => {
+            return Err(CliError::new(
+                io_fault(&e),
+                anyhow::anyhow!("{flag} {}: its folder {}: {e}", shown(), dir.display()),
+            ));
+        }
+    }
+    let probe = dir.join(format!(
+        ".scalescope-probe-{}{TEMP_SUFFIX}",
+        std::process::id()
+    ));
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(refuse)?;
+    let _ = fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Refuses `path` when any folder or file on the way from `out` down to it is a symbolic link:
 /// a node folder under OUT/nodes that links elsewhere (a shared file system, or someone else's
 /// doing) would have files written outside OUT. `out` itself is what the user named and may be
@@ -305,6 +380,37 @@ mod tests {
         assert!(dir.path().join(LOCK_FILE).exists());
         drop(again);
         assert!(!dir.path().join(LOCK_FILE).exists(), "lock file left");
+    }
+
+    #[test]
+    fn an_output_that_cannot_be_written_is_refused_before_the_run_and_nothing_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.csv");
+        let old = dir.path().join("old.csv");
+        fs::write(&old, b"kept").unwrap();
+        check_writable(&[("--csv", Some(&new)), ("--json", Some(&old)), ("--x", None)]).unwrap();
+        assert!(!new.exists(), "the probe leaves no file");
+        assert_eq!(
+            fs::read(&old).unwrap(),
+            b"kept",
+            "an existing file is not cut"
+        );
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        let missing = dir.path().join("nowhere/x.csv");
+        let e = check_writable(&[("--csv", Some(&missing))]).unwrap_err();
+        assert_eq!(e.code, super::super::EXIT_INPUT);
+        let text = e.error.to_string();
+        assert!(
+            text.starts_with("--csv ") && text.contains("nowhere"),
+            "{text}"
+        );
+        let folder = dir.path().to_path_buf();
+        let e = check_writable(&[("--json", Some(&folder))]).unwrap_err();
+        assert!(e.error.to_string().contains("is a folder"), "{}", e.error);
+        let under_file = old.join("x.csv");
+        let e = check_writable(&[("--csv", Some(&under_file))]).unwrap_err();
+        assert!(e.error.to_string().contains("not a folder"), "{}", e.error);
+        check_writable(&[("--csv", Some(&PathBuf::from("/dev/null")))]).unwrap();
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::{CliError, RemoteArgs, SourceArgs, emit, write_file};
 use crate::export;
 use crate::job::validate::MAX_GPUS_LIMIT;
 use crate::job::{Event, Job};
+use crate::report::ranking::significant;
 use crate::scaling::calibrate::{MeasuredStep, UnderDdp};
 use crate::scaling::rates::gpu_list;
 use crate::scaling::run::{DEFAULT_MAX_GPUS, MeasureOptions, ScalingRun};
@@ -57,11 +58,16 @@ pub struct ScalingArgs {
     pub framework_timeout: u64,
     /// Calibrate the model with your own 1-GPU step at the workload's per-GPU batch, ms (one
     /// --workload).
-    #[arg(long, value_name = "MS", conflicts_with = "samples_per_s_1gpu")]
+    #[arg(
+        long,
+        value_name = "MS",
+        conflicts_with = "samples_per_s_1gpu",
+        allow_negative_numbers = true
+    )]
     pub step_ms_1gpu: Option<f64>,
     /// Calibrate the model with your own 1-GPU throughput at the workload's per-GPU batch,
     /// samples/s (one --workload).
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub samples_per_s_1gpu: Option<f64>,
     /// Project up to N GPUs over nodes (modeled), 1 to 1048576.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_GPUS, value_parser = parse_max_gpus)]
@@ -122,10 +128,14 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
                 "{flag} calibrates one workload: name it with one --workload"
             )));
         };
-        w.step_ms_1gpu = Some(match per_s {
+        let step = match per_s {
             Some(x) => w.per_gpu_batch / x * 1e3,
             None => v,
-        });
+        };
+        // No GPU computes the step's FLOPs faster than the fastest datasheet's peak.
+        workload::possible_step(w, step)
+            .map_err(|why| CliError::input(anyhow::anyhow!("{flag} {v}: {why}")))?;
+        w.step_ms_1gpu = Some(step);
     }
     let modes = match args.mode {
         ModeArg::Weak => vec![Mode::Weak],
@@ -134,6 +144,7 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     };
     let gpus = args.gpus.selection()?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
+    super::output::check_writable(&[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())])?;
     let measure = args.measure.then(|| MeasureOptions {
         nccl_lib: args.nccl_lib.clone(),
         python: args.python.clone(),
@@ -383,8 +394,12 @@ impl Columns {
             r.uncalibrated_error_cell(),
             self.extra(
                 &f(r.watts_per_gpu, 0),
-                &f(r.samples_per_joule, 2),
-                &f(r.cost_per_million_samples, 2)
+                // Three significant digits: a 7B model's 0.00213 samples/J is no 0.00.
+                &f(r.samples_per_joule, significant(r.samples_per_joule, 3)),
+                &f(
+                    r.cost_per_million_samples,
+                    significant(r.cost_per_million_samples, 3)
+                )
             ),
         );
     }

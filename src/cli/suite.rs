@@ -491,8 +491,8 @@ fn check_before_writing(topo: &Topology, gpus: &[usize], out: &Path) -> Result<(
     for &g in gpus {
         if topo.gpu(g).is_none() {
             return Err(CliError::input(anyhow::anyhow!(
-                "--gpus: GPU {g} is not in the topology (GPUs: {:?})",
-                topo.gpu_indices()
+                "--gpus: GPU {g} is not in the topology (GPUs: {})",
+                crate::model::quantities::gpu_list(&topo.gpu_indices())
             )));
         }
     }

@@ -48,7 +48,12 @@ pub struct WatchArgs {
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
     /// With --replay: play at this many times the recorded pace (default 1).
-    #[arg(long, value_name = "X", requires = "replay")]
+    #[arg(
+        long,
+        value_name = "X",
+        requires = "replay",
+        allow_negative_numbers = true
+    )]
     pub replay_speed: Option<f64>,
     /// Serve the latest sample at http://ADDR:PORT/metrics in the Prometheus text format
     /// (PORT alone binds 127.0.0.1; give 0.0.0.0:PORT to serve other machines).
@@ -190,7 +195,10 @@ fn check_files(args: &WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliEr
             a.display()
         )));
     }
-    Ok(())
+    super::output::check_writable(&[
+        ("--csv", args.csv.as_ref()),
+        ("--record", args.record.as_ref()),
+    ])
 }
 
 /// The recording at `path`, kept to the GPUs `--gpus` names (each must be in it).

@@ -178,6 +178,16 @@ pub const WRONG_DATA: Cause = Cause {
           again",
 };
 
+/// A copy figure above the line rate of the links it crossed.
+pub const ABOVE_LINE_RATE: Cause = Cause {
+    id: "above_line_rate",
+    likely: "a figure above what the links it crossed can carry: the measurement or the imported \
+             file is not of these GPUs and links, or the topology states slower links than the \
+             machine has",
+    fix: "check that the file comes from this machine and that `scalescope topo` shows its links \
+          as they are, then measure again here",
+};
+
 /// A value that could not be read.
 pub const NOT_READ: Cause = Cause {
     id: "not_read",

@@ -479,6 +479,12 @@ impl HealthReport {
     /// One line: `FAIL — 2 fail, 1 warn, 30 pass, 4 unknown`, with `(modeled)` where it is.
     pub fn summary_line(&self) -> String {
         let c = &self.counts;
+        if c.fail + c.warn + c.pass + c.unknown == 0 {
+            return format!(
+                "{} — nothing was judged (no check had anything to judge)",
+                self.verdict
+            );
+        }
         format!(
             "{}{} — {} fail, {} warn, {} pass, {} unknown",
             self.verdict,

@@ -34,6 +34,10 @@ pub const CHECK_TESTS: [TestId; 6] = [
 /// its 512 MiB rate at 256 MiB on H200: docs/BENCHMARKS.md's sweep). Pairs: every pair up to
 /// [`crate::bench::plan::ALL_PAIRS_MAX_GPUS`] covered GPUs, else the first of each kind of
 /// connection.
+/// How far above its line rate a copy figure may read before it is judged impossible: room for
+/// the timing noise of a figure at the line rate, never a real margin.
+pub const ABOVE_LINE_RATE_TOLERANCE: f64 = 1.02;
+
 pub fn options(gpus: &crate::model::GpuSelection, covered: usize, quick: bool) -> BandwidthOptions {
     BandwidthOptions {
         gpus: gpus.clone(),
@@ -105,6 +109,10 @@ pub fn checks(
             let Some(subj) = subject(r) else {
                 continue;
             };
+            if let Some(c) = above_line_rate(r, subj) {
+                out.push(c);
+                continue;
+            }
             let published = thresholds
                 .published
                 .then(|| judging.published_check(r, subj))
@@ -120,6 +128,31 @@ pub fn checks(
         }
     }
     out
+}
+
+/// A figure above the line rate of the links it crossed, judged UNKNOWN with that cause, before
+/// any threshold: no copy beats its links, so such a figure (an imported file of another
+/// machine, a topology that understates the links) is no evidence of health either way.
+fn above_line_rate(r: &BandwidthResult, subj: Subject) -> Option<Check> {
+    let figure = r.median_gbps.filter(|_| r.status == Status::Ok)?;
+    let line = r.line_rate_gbps?;
+    if figure <= line * ABOVE_LINE_RATE_TOLERANCE {
+        return None;
+    }
+    let mut c = Check::new(
+        CheckId::Copy(r.test),
+        subj,
+        Verdict::Unknown,
+        r.source,
+        format!(
+            "{figure:.1} GB/s is above the line rate of the links it crossed ({line:.1} GB/s): \
+             not a figure these links can carry"
+        ),
+    )
+    .because(&causes::ABOVE_LINE_RATE);
+    c.figure = Some(figure);
+    c.unit = Some("GB/s".into());
+    Some(c)
 }
 
 /// What every copy figure of a check is judged with: the machine, the GPUs tested, what was
@@ -696,6 +729,32 @@ mod tests {
             c.detail
         );
         assert_eq!(c.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn a_figure_above_its_line_rate_is_unknown_not_a_pass_with_or_without_published_figures() {
+        let t = h200x2();
+        let g = Endpoint::Gpu;
+        let rs = vec![
+            // 155.4 GB/s over a Gen5 x16 link (63 GB/s): an edited or foreign file.
+            result(TestId::H2d, Endpoint::Host, g(0), 155.4, 63.015),
+            // At the line rate, within the timing noise: judged as usual.
+            result(TestId::H2d, Endpoint::Host, g(1), 63.5, 63.015),
+        ];
+        for published in [false, true] {
+            let thresholds = Thresholds {
+                published,
+                ..Thresholds::default()
+            };
+            let cs = checks(&t, &rs, &[0, 1], &Evidence::default(), &[], &thresholds);
+            let c = cs.iter().find(|c| c.subject == "GPU 0").unwrap();
+            assert_eq!(c.verdict, Verdict::Unknown, "{c:?}");
+            assert!(c.detail.contains("above the line rate"), "{}", c.detail);
+            assert_eq!(c.cause.as_deref(), Some(causes::ABOVE_LINE_RATE.likely));
+            assert_eq!(c.expected, None, "no expected figure is set against it");
+            let ok = cs.iter().find(|c| c.subject == "GPU 1").unwrap();
+            assert_eq!(ok.verdict, Verdict::Pass, "{ok:?}");
+        }
     }
 
     #[test]

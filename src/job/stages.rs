@@ -482,7 +482,7 @@ pub(super) fn health(
             let m = imported.machine.clone();
             if imported.has_tools() {
                 let collectives = imported.collectives().map(|c| c.results);
-                crate::health::run::check_imported(
+                let mut report = crate::health::run::check_imported(
                     topo,
                     m.inventory,
                     m.after,
@@ -490,7 +490,10 @@ pub(super) fn health(
                     collectives.as_deref().unwrap_or_default(),
                     &imported.source_words(),
                     options,
-                )
+                );
+                // What the files held that is not judged, so that nothing vanishes unsaid.
+                report.notes.extend(imported.not_read_lines());
+                report
             } else {
                 check_described(
                     topo,
@@ -521,8 +524,8 @@ fn check_gpus(topo: &Topology, gpus: &[usize]) -> Result<(), JobError> {
     for &g in gpus {
         if topo.gpu(g).is_none() {
             return Err(JobError::input(format!(
-                "--gpus: no GPU {g} on this machine (GPUs: {:?})",
-                topo.gpu_indices()
+                "--gpus: no GPU {g} on this machine (GPUs: {})",
+                crate::model::quantities::gpu_list(&topo.gpu_indices())
             )));
         }
     }

@@ -121,7 +121,10 @@ fn target(t: &Target) -> Result<(), String> {
             "import: {} files given, at most {MAX_IMPORT_FILES}",
             paths.len()
         )),
-        Target::Catalog { name } if name.trim().is_empty() => Err("catalog: no entry named".into()),
+        Target::Catalog { name } if name.trim().is_empty() => Err(
+            "catalog: an empty name; run `scalescope --catalog` to list the machines it holds"
+                .into(),
+        ),
         _ => Ok(()),
     }
 }

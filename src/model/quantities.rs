@@ -32,9 +32,16 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 /// Parses a list of sizes: `512M`, `4K,1M,1G`, or a sweep `4K..1G` (doubling), or a mix.
 pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
     let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() > 1 && parts.iter().any(|p| p.is_empty()) {
+        return Err(format!(
+            "{s:?}: an empty item between commas (e.g. 4K,1M,1G)"
+        ));
+    }
+    for part in parts.into_iter().filter(|p| !p.is_empty()) {
         if let Some((lo, hi)) = part.split_once("..") {
-            let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
+            let end = |v: &str| parse_size(v).map_err(|e| format!("sweep {part:?}: {e}"));
+            let (lo, hi) = (end(lo)?, end(hi)?);
             if lo > hi {
                 return Err(format!(
                     "{part:?}: the sweep's start is larger than its end"
@@ -105,9 +112,31 @@ pub fn first_of<T: std::fmt::Display>(items: &[T], keep: usize) -> String {
     }
 }
 
+/// CUDA ordinals as people write them: `0–3` for a run of consecutive GPUs, else `0, 2, 5`.
+pub fn gpu_list(gpus: &[usize]) -> String {
+    let consecutive = gpus.len() >= 2 && gpus.windows(2).all(|w| w[1] == w[0] + 1);
+    match gpus {
+        [first, .., last] if consecutive => format!("{first}–{last}"),
+        _ => gpus
+            .iter()
+            .map(|g| g.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_lists_read_as_written() {
+        assert_eq!(gpu_list(&[0, 1]), "0–1");
+        assert_eq!(gpu_list(&[0, 1, 2, 3]), "0–3");
+        assert_eq!(gpu_list(&[0, 2, 5]), "0, 2, 5");
+        assert_eq!(gpu_list(&[4]), "4");
+        assert_eq!(gpu_list(&[]), "");
+    }
 
     /// The assumption warnings of a 1,000-GPU capture listed every GPU and pair (40 KB lines).
     #[test]
@@ -145,6 +174,12 @@ mod tests {
         assert_eq!(parse_sizes("1M,4K"), Ok(vec![4096, 1 << 20]));
         assert!(parse_sizes("1G..4K").is_err());
         assert!(parse_sizes("").is_err());
+        assert!(parse_sizes("4K,,1M").unwrap_err().contains("empty item"));
+        assert!(
+            parse_sizes("4K..")
+                .unwrap_err()
+                .starts_with("sweep \"4K..\": ")
+        );
     }
 
     #[test]

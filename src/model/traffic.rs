@@ -434,10 +434,10 @@ pub fn check_sample(s: &TrafficSample, header: &WatchHeader) -> Result<(), Strin
         let at = |field: &str| format!("gpus[{i}].{field}");
         if !header.gpus.contains(&g.gpu) {
             return Err(format!(
-                "{}: GPU {} is not one the header watches ({:?})",
+                "{}: GPU {} is not one the header watches (GPUs: {})",
                 at("gpu"),
                 g.gpu,
-                header.gpus
+                super::quantities::gpu_list(&header.gpus)
             ));
         }
         let checks = [

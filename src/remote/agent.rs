@@ -273,7 +273,14 @@ fn read_request(out: &Out, text: &str, cut: bool) -> Option<ToAgent> {
         }
     };
     let id = value.get("id").cloned().unwrap_or(serde_json::Value::Null);
-    let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    let Some(kind) = value.get("type").and_then(|t| t.as_str()) else {
+        return error(
+            id,
+            "a request is a JSON object with a \"type\" (topology, run, cancel, watch) and an \
+             \"id\""
+                .to_string(),
+        );
+    };
     if !matches!(kind, "topology" | "run" | "cancel" | "watch") {
         return error(
             id,
@@ -299,8 +306,15 @@ fn read_request(out: &Out, text: &str, cut: bool) -> Option<ToAgent> {
             None
         }
         (Err(e), None) => {
+            // The tagged request is read whole, so a nested field's path may be lost ("."):
+            // then the message names the field alone (serde's words name it and its type).
             let path = e.path().to_string();
-            error(id, format!("bad {kind} request at {path}: {}", e.inner()))
+            let at = if path == "." {
+                String::new()
+            } else {
+                format!(" at {path}")
+            };
+            error(id, format!("bad {kind} request{at}: {}", e.inner()))
         }
     }
 }

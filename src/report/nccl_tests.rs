@@ -483,6 +483,28 @@ pub(super) fn wrong_count(v: f64) -> Option<u64> {
     (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1e18).then_some(v as u64)
 }
 
+/// nccl-tests prints busbw as algbw × the op's factor for its rank count (doc/PERFORMANCE.md in
+/// github.com/NVIDIA/nccl-tests), both to two decimals: a row where they disagree by more than
+/// that rounding was edited or is not nccl-tests' (checked only where the ranks are listed).
+pub(super) fn bus_follows_alg(op: CollectiveOp, ranks: usize, p: &Placement) -> Result<(), String> {
+    let (Some(alg), Some(bus)) = (p.algbw, p.busbw) else {
+        return Ok(());
+    };
+    if ranks == 0 {
+        return Ok(());
+    }
+    let factor = op.busbw_factor(ranks);
+    let want = alg * factor;
+    // Each figure rounded to 0.005 GB/s; busbw from the unrounded algbw.
+    if (bus - want).abs() > 0.005 * (1.0 + factor) + 1e-3 * want {
+        return Err(format!(
+            "busbw {bus} GB/s is not algbw {alg} × {factor:.3} (nccl-tests' factor for \
+             {ranks} ranks = {want:.2}): an edited row, or not nccl-tests output"
+        ));
+    }
+    Ok(())
+}
+
 /// One data row: its out-of-place and in-place results.
 fn row(
     fields: &[&str],
@@ -534,6 +556,7 @@ fn row(
             busbw: figure("busbw", GBPS)?,
             wrong,
         };
+        bus_follows_alg(op, ranks, &p)?;
         out.push(result(op, ranks, bytes, dtype, in_place, p));
     }
     if out.is_empty() {
@@ -667,6 +690,11 @@ mod tests {
                 "268.44  268.44       0   3990",
                 "268.44  1e300       0   3990",
                 "line 12: busbw: 1e300 GB/s is out of range",
+            ),
+            (
+                "268.44  268.44       0   3990",
+                "268.44  999.99       0   3990",
+                "line 12: busbw 999.99 GB/s is not algbw 268.44 × 1.000",
             ),
             ("4000.0", "-4000", "line 12: time: -4000 µs is out of range"),
             ("4000.0", "NaN", "line 12: time: NaN µs is out of range"),

@@ -15,8 +15,8 @@
 use serde_json::Value;
 
 use super::nccl_tests::{
-    self, BYTES, MAX_RANKS, NcclTestsRun, Placement, TIME_US, TYPES, dtype_of, not_a_collective,
-    result, skip, skipped_note, version_of_code, wrong_count,
+    self, BYTES, MAX_RANKS, NcclTestsRun, Placement, TIME_US, TYPES, bus_follows_alg, dtype_of,
+    not_a_collective, result, skip, skipped_note, version_of_code, wrong_count,
 };
 use super::tool_error::ToolError;
 use crate::model::validate::{Bounds, GBPS, quoted};
@@ -293,6 +293,7 @@ fn row(
             busbw: get("bus_bw", GBPS)?,
             wrong,
         };
+        bus_follows_alg(op, ranks, &placement).map_err(|e| format!("{key}: {e}"))?;
         out.push(result(op, ranks, bytes, dtype, in_place, placement));
     }
     Ok(out)
@@ -402,7 +403,8 @@ mod tests {
     /// One process of 8 GPUs (`-g 8`): the file lists its first rank only.
     #[test]
     fn the_ranks_of_one_process_are_counted_from_the_config() {
-        let text = CONSTRUCTED_V3
+        // busbw as nccl-tests prints it for 8 ranks: algbw × 7/8.
+        let text = bus_as(CONSTRUCTED_V3, 7.0 / 8.0)
             .replace("\"ngpus\":1", "\"ngpus\":8")
             .replace(r#",{"rank":1,"group":0,"pid":1001,"hostname":"hostB","device":0,"device_hex":"0000:18:00","device_info":"NVIDIA H200"}"#, "");
         let run = parse(&text, None).unwrap();
@@ -411,6 +413,37 @@ mod tests {
         assert_eq!(run.devices[0].as_deref(), Some("NVIDIA H200"));
         assert_eq!(run.devices[7], None);
         assert_eq!(run.results[0].gpus.len(), 8);
+    }
+
+    /// `text` with every bus_bw rewritten as its alg_bw × `factor` (another op or rank count).
+    fn bus_as(text: &str, factor: f64) -> String {
+        let mut out = text.to_string();
+        for (alg, bus) in [
+            ("261.850000", "130.925000"),
+            ("262.530000", "131.265000"),
+            ("265.120000", "132.560000"),
+            ("265.280000", "132.640000"),
+        ] {
+            let now = format!("\"alg_bw\":{alg},\"bus_bw\":{bus}");
+            assert!(out.contains(&now), "{now}");
+            let v: f64 = alg.parse().unwrap();
+            out = out.replace(
+                &now,
+                &format!("\"alg_bw\":{alg},\"bus_bw\":{:.6}", v * factor),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn a_bus_bandwidth_that_is_not_the_ops_factor_is_refused() {
+        let e = parse(&bus_as(CONSTRUCTED_V3, 1.0), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("results[0].out_of_place: busbw 261.85 GB/s is not algbw 261.85 × 0.500"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -492,7 +525,9 @@ mod tests {
                 .contains("which collective")
         );
         assert_eq!(
-            parse(&bare, Some(CollectiveOp::Broadcast)).unwrap().op,
+            parse(&bus_as(&bare, 1.0), Some(CollectiveOp::Broadcast))
+                .unwrap()
+                .op,
             CollectiveOp::Broadcast
         );
     }

@@ -149,6 +149,29 @@ impl Imported {
             .collect()
     }
 
+    /// One line per file that held figures scalescope did not read, and why (`FILE: 13 "int8"
+    /// rows not read: …`, `FILE: not read: host_to_device_memcpy_sm: …`). Empty where every
+    /// figure was read.
+    pub fn not_read_lines(&self) -> Vec<String> {
+        self.runs
+            .iter()
+            .filter_map(|t| {
+                // nccl-tests' note says "… not read: …" itself; nvbandwidth's name the tests.
+                let (not_read, head) = match &t.run {
+                    Run::NcclTests(r) => (&r.not_read, ""),
+                    Run::Nvbandwidth(r) => (&r.not_read, "not read: "),
+                };
+                (!not_read.is_empty()).then(|| {
+                    crate::model::validate::for_terminal(&format!(
+                        "{}: {head}{}",
+                        t.path,
+                        not_read.join("; ")
+                    ))
+                })
+            })
+            .collect()
+    }
+
     /// The imported files as a report: the machine, and the tools' sections, measured (on the
     /// machine the outputs came from, not here).
     pub fn report(&self) -> Report {

@@ -168,6 +168,20 @@ const SHEETS: &[Sheet] = &[
     },
 ];
 
+/// The shortest a step of `flops` can be on any GPU of the datasheets (its dense peak rate for
+/// `dtype`), ms: no step measured or stated anywhere is shorter. With that rate, TFLOP/s.
+pub fn fastest_possible_ms(flops: f64, dtype: ComputeDtype) -> (f64, f64) {
+    let rate = |s: &Sheet| match dtype {
+        ComputeDtype::Bf16 => s.bf16,
+        ComputeDtype::Fp32 => s.fp32,
+    };
+    let best = SHEETS
+        .iter()
+        .max_by(|a, b| rate(a).total_cmp(&rate(b)))
+        .expect("the datasheets are not empty");
+    (flops / (rate(best) * 1e12) * 1e3, rate(best))
+}
+
 /// The datasheet's dense rate for a GPU name (e.g. `NVIDIA H200`), labeled modeled.
 pub fn datasheet_rate(gpu_name: &str, dtype: ComputeDtype) -> Option<GemmRate> {
     let name = gpu_name.to_lowercase();
@@ -270,18 +284,7 @@ pub fn slowest(gpus: &[PerGpuRates], dtype: ComputeDtype) -> Option<(usize, &Gem
     out
 }
 
-/// CUDA ordinals as people write them: `0–3` for a run of consecutive GPUs, else `0, 2, 5`.
-pub fn gpu_list(gpus: &[usize]) -> String {
-    let consecutive = gpus.len() >= 2 && gpus.windows(2).all(|w| w[1] == w[0] + 1);
-    match gpus {
-        [first, .., last] if consecutive => format!("{first}–{last}"),
-        _ => gpus
-            .iter()
-            .map(|g| g.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-    }
-}
+pub use crate::model::quantities::gpu_list;
 
 #[cfg(test)]
 mod tests {
@@ -310,15 +313,6 @@ mod tests {
         assert_eq!(slowest(&gpus[..1], ComputeDtype::Bf16).unwrap().0, 0);
         assert!(slowest(&gpus, ComputeDtype::Fp32).is_none());
         assert!(slowest(&[], ComputeDtype::Bf16).is_none());
-    }
-
-    #[test]
-    fn gpu_lists_read_as_written() {
-        assert_eq!(gpu_list(&[0, 1]), "0–1");
-        assert_eq!(gpu_list(&[0, 1, 2, 3]), "0–3");
-        assert_eq!(gpu_list(&[0, 2, 5]), "0, 2, 5");
-        assert_eq!(gpu_list(&[4]), "4");
-        assert_eq!(gpu_list(&[]), "");
     }
 
     #[test]

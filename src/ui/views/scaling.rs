@@ -466,8 +466,10 @@ impl ScalingView {
                 .labelled_by(l.id)
                 .changed();
             let t = text.trim();
-            if !t.is_empty() && !t.parse::<f64>().is_ok_and(|v| v.is_finite() && v > 0.0) {
-                bad = Some(format!("{t:?} is not a positive number of ms"));
+            match t.parse::<f64>() {
+                _ if t.is_empty() => {}
+                Ok(v) if v.is_finite() && v > 0.0 => bad = workload::possible_step(w, v).err(),
+                _ => bad = Some(format!("{t:?} is not a positive number of ms")),
             }
         });
         if let Some(b) = &bad {
