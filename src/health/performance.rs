@@ -34,10 +34,6 @@ pub const CHECK_TESTS: [TestId; 6] = [
 /// its 512 MiB rate at 256 MiB on H200: docs/BENCHMARKS.md's sweep). Pairs: every pair up to
 /// [`crate::bench::plan::ALL_PAIRS_MAX_GPUS`] covered GPUs, else the first of each kind of
 /// connection.
-/// How far above its line rate a copy figure may read before it is judged impossible: room for
-/// the timing noise of a figure at the line rate, never a real margin.
-pub const ABOVE_LINE_RATE_TOLERANCE: f64 = 1.02;
-
 pub fn options(gpus: &crate::model::GpuSelection, covered: usize, quick: bool) -> BandwidthOptions {
     BandwidthOptions {
         gpus: gpus.clone(),
@@ -136,7 +132,7 @@ pub fn checks(
 fn above_line_rate(r: &BandwidthResult, subj: Subject) -> Option<Check> {
     let figure = r.median_gbps.filter(|_| r.status == Status::Ok)?;
     let line = r.line_rate_gbps?;
-    if figure <= line * ABOVE_LINE_RATE_TOLERANCE {
+    if figure <= line * crate::model::PLAUSIBLE_EFFICIENCY {
         return None;
     }
     let mut c = Check::new(
