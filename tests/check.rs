@@ -14,6 +14,19 @@ use scalescope::topology::smi_query::{
     CaptureKind, capture_kind, import_machine, parse_nvlink, parse_query_text, parse_query_xml,
 };
 
+/// The catalog's 2× H200 as a file in `dir` with `state` (`[[state]]` tables) after it: a
+/// machine described as degraded.
+fn degraded_h200x2(dir: &Path, state: &str) -> PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/h200-2x-sxm.toml"),
+    )
+    .unwrap()
+    .replace("id = \"h200-2x-sxm\"", "id = \"h200-2x-degraded\"");
+    let file = dir.join("degraded.toml");
+    std::fs::write(&file, format!("{text}\n{state}")).unwrap();
+    file
+}
+
 /// `scalescope check --import …` for the named captures: (exit code, stdout, stderr).
 fn check(captures: &[&str], extra: &[&str]) -> (i32, String, String) {
     let mut cmd = scalescope();
@@ -293,17 +306,11 @@ fn catalog_machines_and_files_are_checked_modeled() {
     assert!(out.contains("PASS (modeled)"), "{out}");
     assert!(out.contains("not a PASS of a real machine"), "{out}");
     // A catalog file describing a degraded machine.
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/h200-2x-sxm.toml"),
-    )
-    .unwrap()
-    .replace("id = \"h200-2x-sxm\"", "id = \"h200-2x-degraded\"");
-    let text = format!(
-        "{text}\n[[state]]\ngpus = [1]\npcie_current_gen = 4\npcie_current_width = 8\n\n[[state]]\ngpus = [0]\nactive_nvlinks = 16\n"
-    );
     let dir = tempfile::tempdir().unwrap();
-    let file: PathBuf = dir.path().join("degraded.toml");
-    std::fs::write(&file, text).unwrap();
+    let file = degraded_h200x2(
+        dir.path(),
+        "[[state]]\ngpus = [1]\npcie_current_gen = 4\npcie_current_width = 8\n\n[[state]]\ngpus = [0]\nactive_nvlinks = 16\n",
+    );
     let out = scalescope()
         .args(["check", "--catalog"])
         .arg(&file)
@@ -712,17 +719,7 @@ fn an_unwritable_output_is_refused_first_and_never_hides_the_verdict() {
     }
 
     // A degraded machine whose --json fails only when it is written.
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/h200-2x-sxm.toml"),
-    )
-    .unwrap()
-    .replace("id = \"h200-2x-sxm\"", "id = \"h200-2x-degraded\"");
-    let file = dir.path().join("degraded.toml");
-    std::fs::write(
-        &file,
-        format!("{text}\n[[state]]\ngpus = [0]\nactive_nvlinks = 16\n"),
-    )
-    .unwrap();
+    let file = degraded_h200x2(dir.path(), "[[state]]\ngpus = [0]\nactive_nvlinks = 16\n");
     let out = scalescope()
         .args(["check", "--catalog"])
         .arg(&file)

@@ -630,24 +630,18 @@ fn typed_mistakes_get_one_line_that_names_them() {
         Some(2),
         &["`scalescope fleet`", "report", "run"],
     );
-    let line = common::one_line_error(
-        &[
-            "bench",
-            "scaling",
-            "--modeled",
-            "--catalog",
-            "dgx-h100",
-            "--workload",
-            "resnet50",
-            "--step-ms-1gpu",
+    for (step, needles) in [
+        (
             "1e-9",
-        ],
-        Some(2),
-        &["--step-ms-1gpu", "faster than any GPU", "TFLOP/s dense"],
-    );
-    assert!(line.contains("256 samples per GPU"), "{line}");
-    common::one_line_error(
-        &[
+            &[
+                "faster than any GPU",
+                "TFLOP/s dense",
+                "256 samples per GPU",
+            ][..],
+        ),
+        ("-5", &["not a positive number"][..]),
+    ] {
+        let args = [
             "bench",
             "scaling",
             "--modeled",
@@ -656,11 +650,13 @@ fn typed_mistakes_get_one_line_that_names_them() {
             "--workload",
             "resnet50",
             "--step-ms-1gpu",
-            "-5",
-        ],
-        Some(2),
-        &["--step-ms-1gpu", "not a positive number"],
-    );
+            step,
+        ];
+        let line = common::one_line_error(&args, Some(2), &["--step-ms-1gpu"]);
+        for n in needles {
+            assert!(line.contains(n), "{line}");
+        }
+    }
     for (sizes, needle) in [("4K,,1M", "empty item"), ("4K..", "sweep \"4K..\"")] {
         common::one_line_error(
             &[
@@ -699,8 +695,8 @@ fn typed_mistakes_get_one_line_that_names_them() {
 #[test]
 fn a_calibration_is_held_to_the_fastest_gpu() {
     let w = scalescope::scaling::workload::resolve("resnet50").unwrap();
-    assert!(scalescope::scaling::workload::possible_step(&w, 1e-6).is_err());
-    assert!(scalescope::scaling::workload::possible_step(&w, 60.0).is_ok());
+    assert!(scalescope::scaling::rates::possible_step(&w, 1e-6).is_err());
+    assert!(scalescope::scaling::rates::possible_step(&w, 60.0).is_ok());
     let out = stdout_of(&[
         "bench",
         "scaling",

@@ -121,21 +121,14 @@ fn machines(args: &CompareArgs) -> Result<Vec<Report>, CliError> {
     Ok(reports)
 }
 
-pub fn run(args: CompareArgs) -> Result<(), CliError> {
-    let reports = machines(&args)?;
-    if reports.len() < 2 {
-        return Err(CliError::input(anyhow::anyhow!(
-            "compare needs two or more machines (report files, tool outputs, --import FILE… and --catalog NAME), got {}",
-            reports.len()
-        )));
-    }
-    if args.gpus.contains(&0) {
+/// `--gpus`' counts, each once and in order (`3,3` is one table), within what the model projects.
+fn gpu_counts(gpus: &[usize]) -> Result<Vec<usize>, CliError> {
+    if gpus.contains(&0) {
         return Err(CliError::input(anyhow::anyhow!(
             "--gpus: a GPU count must be 1 or more"
         )));
     }
-    if let Some(&n) = args
-        .gpus
+    if let Some(&n) = gpus
         .iter()
         .find(|n| **n > crate::scaling::run::DEFAULT_MAX_GPUS)
     {
@@ -144,6 +137,19 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
             crate::scaling::run::DEFAULT_MAX_GPUS
         )));
     }
+    let counts: std::collections::BTreeSet<usize> = gpus.iter().copied().collect();
+    Ok(counts.into_iter().collect())
+}
+
+pub fn run(args: CompareArgs) -> Result<(), CliError> {
+    let reports = machines(&args)?;
+    if reports.len() < 2 {
+        return Err(CliError::input(anyhow::anyhow!(
+            "compare needs two or more machines (report files, tool outputs, --import FILE… and --catalog NAME), got {}",
+            reports.len()
+        )));
+    }
+    let asked = gpu_counts(&args.gpus)?;
     let prices = args.price.per_machine(reports.len())?;
     if let Some(n) = args.samples
         && !(1.0..=1e18).contains(&n)
@@ -185,14 +191,10 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
             RankMode::Weak => Mode::Weak,
             RankMode::Strong => Mode::Strong,
         };
-        let counts = if args.gpus.is_empty() {
+        let counts = if asked.is_empty() {
             crate::report::ranking::default_counts(&refs, w, mode)
         } else {
-            // Each count once, in order: `--gpus 3,3` is one table.
-            let mut counts = args.gpus.clone();
-            counts.sort_unstable();
-            counts.dedup();
-            counts
+            asked.clone()
         };
         let mut ranking = crate::report::ranking::rank(&refs, w, mode, &counts, &prices);
         ranking.run_samples = args.samples;

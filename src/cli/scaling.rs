@@ -106,7 +106,17 @@ pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
     }
     names
         .iter()
-        .map(|n| workload::resolve(n).map_err(CliError::from))
+        .map(|n| {
+            let w = workload::resolve(n).map_err(CliError::from)?;
+            // A workload file's own step, held to what a GPU can compute as the flag's is.
+            match w
+                .step_ms_1gpu
+                .map(|ms| crate::scaling::rates::possible_step(&w, ms))
+            {
+                Some(Err(why)) => Err(CliError::input(anyhow::anyhow!("{n}: step_ms_1gpu: {why}"))),
+                _ => Ok(w),
+            }
+        })
         .collect()
 }
 
@@ -133,7 +143,7 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
             None => v,
         };
         // No GPU computes the step's FLOPs faster than the fastest datasheet's peak.
-        workload::possible_step(w, step)
+        crate::scaling::rates::possible_step(w, step)
             .map_err(|why| CliError::input(anyhow::anyhow!("{flag} {v}: {why}")))?;
         w.step_ms_1gpu = Some(step);
     }

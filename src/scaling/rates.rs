@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::workload::ComputeDtype;
+use super::workload::{ComputeDtype, Workload};
 use crate::model::Source;
 
 /// A dense matrix-multiply rate.
@@ -180,6 +180,25 @@ pub fn fastest_possible_ms(flops: f64, dtype: ComputeDtype) -> (f64, f64) {
         .max_by(|a, b| rate(a).total_cmp(&rate(b)))
         .expect("the datasheets are not empty");
     (flops / (rate(best) * 1e12) * 1e3, rate(best))
+}
+
+/// Whether a 1-GPU step of `step_ms` at `w`'s per-GPU batch could be: no GPU computes its FLOPs
+/// faster than the fastest datasheet's dense peak ([`fastest_possible_ms`]). A stated or
+/// typed step shorter than that is a typo or a unit slip, never a calibration.
+pub fn possible_step(w: &Workload, step_ms: f64) -> Result<(), String> {
+    let flops = w.flops_per_sample * w.per_gpu_batch;
+    let (least, tflops) = fastest_possible_ms(flops, w.compute_dtype);
+    if step_ms >= least {
+        return Ok(());
+    }
+    Err(format!(
+        "a {step_ms:.3e} ms step of {} ({} per GPU) is faster than any GPU computes its \
+         {:.2} TFLOP: at least {least:.2} ms at the fastest datasheet rate ({tflops} TFLOP/s \
+         dense)",
+        w.name,
+        crate::model::quantities::samples(w.per_gpu_batch),
+        flops / 1e12,
+    ))
 }
 
 /// The datasheet's dense rate for a GPU name (e.g. `NVIDIA H200`), labeled modeled.

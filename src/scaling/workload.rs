@@ -706,30 +706,7 @@ fn validate_numbers(w: &Workload) -> Result<(), FieldError> {
         w.activation_bytes_per_sample,
         ACTIVATION_BYTES,
     )?;
-    optional("step_ms_1gpu", w.step_ms_1gpu, STEP_MS)?;
-    match w.step_ms_1gpu {
-        Some(ms) => possible_step(w, ms).map_err(|why| ("step_ms_1gpu", why)),
-        None => Ok(()),
-    }
-}
-
-/// Whether a 1-GPU step of `step_ms` at `w`'s per-GPU batch could be: no GPU computes its FLOPs
-/// faster than the fastest datasheet's dense peak (`rates::fastest_possible_ms`). A stated or
-/// typed step shorter than that is a typo or a unit slip, never a calibration.
-pub fn possible_step(w: &Workload, step_ms: f64) -> Result<(), String> {
-    let flops = w.flops_per_sample * w.per_gpu_batch;
-    let (least, tflops) = super::rates::fastest_possible_ms(flops, w.compute_dtype);
-    if step_ms >= least {
-        return Ok(());
-    }
-    Err(format!(
-        "a {step_ms:.3e} ms step of {} ({} per GPU) is faster than any GPU computes its \
-         {:.2} TFLOP: at least {least:.2} ms at the fastest datasheet rate ({tflops} TFLOP/s \
-         dense)",
-        w.name,
-        crate::model::quantities::samples(w.per_gpu_batch),
-        flops / 1e12,
-    ))
+    optional("step_ms_1gpu", w.step_ms_1gpu, STEP_MS)
 }
 
 /// One measured step: its times within range, the optimizer's below the step's, the GPU named.

@@ -116,6 +116,10 @@ impl WorkloadForm {
             power: Vec::new(),
         };
         workload::validate(&w).map_err(|(f, why)| format!("{f}: {why}"))?;
+        if let Some(ms) = w.step_ms_1gpu {
+            crate::scaling::rates::possible_step(&w, ms)
+                .map_err(|why| format!("1-GPU step ms: {why}"))?;
+        }
         Ok(w)
     }
 }
@@ -468,7 +472,9 @@ impl ScalingView {
             let t = text.trim();
             match t.parse::<f64>() {
                 _ if t.is_empty() => {}
-                Ok(v) if v.is_finite() && v > 0.0 => bad = workload::possible_step(w, v).err(),
+                Ok(v) if v.is_finite() && v > 0.0 => {
+                    bad = crate::scaling::rates::possible_step(w, v).err()
+                }
                 _ => bad = Some(format!("{t:?} is not a positive number of ms")),
             }
         });
