@@ -684,3 +684,81 @@ fn compare_labels_carry_n_and_direction() {
     let table = report::compare::to_table(&c);
     assert!(table.contains("n="), "{table}");
 }
+
+/// The modeled backend's fixed time per copy (`efficiency::per_copy`) is what the bundled 2× H200
+/// report's own sweeps say: recomputed here from the report as `b / figure − b / figure at 512
+/// MiB`, median over 4 KiB to 256 KiB, for each test measured at those sizes; and a modeled small
+/// copy then reads like the measured one (within 15 %), where a flat model read 30× too fast.
+#[test]
+fn the_per_copy_time_is_the_bundled_sweeps_own() {
+    use scalescope::model::efficiency::{PER_COPY_REPORT, per_copy};
+    use scalescope::model::{HEADLINE_BYTES, Stats, Status, TestId};
+    let path = common::crate_file(&format!("assets/reports/{PER_COPY_REPORT}"));
+    let r = report::load(&path).unwrap();
+    let results = &r.bandwidth.as_ref().unwrap().results;
+    let at = |t: TestId, b: u64| -> Vec<f64> {
+        results
+            .iter()
+            .filter(|x| x.test == t && x.bytes == b && x.status == Status::Ok)
+            .filter_map(|x| x.median_gbps)
+            .collect()
+    };
+    let median = |v: &[f64]| Stats::of(v).unwrap().median;
+    for t in [
+        TestId::H2d,
+        TestId::D2h,
+        TestId::P2pReadCe,
+        TestId::P2pWriteCe,
+    ] {
+        let big = median(&at(t, HEADLINE_BYTES));
+        let t0: Vec<f64> = (12..=18)
+            .map(|k| 1u64 << k)
+            .map(|b| (b as f64 / median(&at(t, b)) - b as f64 / big) / 1e3)
+            .collect();
+        let table = per_copy(t).unwrap().us;
+        assert!(
+            (median(&t0) - table).abs() < 0.02,
+            "{t}: {:.3} µs from the report, {table} in the table",
+            median(&t0)
+        );
+    }
+    // The modeled 4 KiB host copy on the same kind of machine, beside the measured one.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bw.csv");
+    let out = scalescope()
+        .args([
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            "h200-2x-sxm",
+            "--tests",
+            "h2d",
+            "--sizes",
+            "4K",
+            "--csv",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut rows = csv::Reader::from_path(&file).unwrap();
+    let col = rows
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "median_gbps")
+        .unwrap();
+    let modeled: f64 = rows.records().next().unwrap().unwrap()[col]
+        .parse()
+        .unwrap();
+    let measured = median(&at(TestId::H2d, 4096));
+    assert!(
+        (modeled / measured - 1.0).abs() < 0.15,
+        "modeled {modeled} GB/s, measured {measured} GB/s at 4 KiB"
+    );
+}

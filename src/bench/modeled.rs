@@ -9,8 +9,8 @@
 use super::{Backend, Case, Warning};
 use crate::model::efficiency::{self, Path, Reference};
 use crate::model::{
-    BandwidthResult, DEFAULT_NVLINK_GBPS, Endpoint, LineRate, LinkKind, Shape, Source, Status,
-    TestId, Topology, pcie_rate_gbps,
+    BandwidthResult, DEFAULT_NVLINK_GBPS, Endpoint, HEADLINE_BYTES, LineRate, LinkKind, Shape,
+    Source, Status, TestId, Topology, pcie_rate_gbps,
 };
 
 /// Figures assumed where the topology has none.
@@ -320,6 +320,48 @@ struct Figure {
 }
 
 impl Figure {
+    /// The figure of a copy of `case.bytes`: each of its copies (both directions of a
+    /// bidirectional pair, every peer of a fan) first takes the test's fixed time
+    /// (`efficiency::per_copy`), then moves its bytes at the rate that gives the reference's
+    /// figure at the size it was read at ([`HEADLINE_BYTES`], which already holds that time once).
+    /// Said in `how` where that time is over 1 % of the copy's.
+    fn at_size(self, case: &Case) -> Self {
+        let Some(pc) = efficiency::per_copy(case.test) else {
+            return self;
+        };
+        if case.test.is_latency() || self.value <= 0.0 {
+            return self;
+        }
+        let copies = match case.test.shape() {
+            Shape::Pair { bidir: true, .. } => 2.0,
+            Shape::Fan { .. } | Shape::AllPairs => case.gpus.len().saturating_sub(1).max(1) as f64,
+            _ => 1.0,
+        };
+        let bytes = case.bytes as f64;
+        let fixed_s = pc.us * 1e-6;
+        // Seconds per byte once moving: the reference's time at its size less the fixed time.
+        let per_byte = 1.0 / (self.value / copies * 1e9) - fixed_s / HEADLINE_BYTES as f64;
+        if per_byte <= 0.0 {
+            return self;
+        }
+        let moving_s = bytes * per_byte;
+        let share = fixed_s / (fixed_s + moving_s);
+        let mut how = self.how;
+        if share > 0.01 {
+            how.push_str(&format!(
+                "; {:.2} µs per copy before its bytes move ({}), {:.0} % of this size's time",
+                pc.us,
+                pc.source,
+                share * 100.0
+            ));
+        }
+        Figure {
+            value: copies * bytes / (fixed_s + moving_s) / 1e9,
+            line: self.line,
+            how,
+        }
+    }
+
     /// `base` GB/s × the reference's efficiency, against `line`.
     fn rate(base: f64, r: Reference, line: f64) -> Self {
         Figure {
@@ -356,6 +398,7 @@ impl Backend for ModeledBackend {
             .into_iter()
             .map(|(src, dst)| match self.figure(case, src, dst) {
                 Ok(f) => {
+                    let f = f.at_size(case);
                     let mut r = BandwidthResult::empty(
                         case.test,
                         src,

@@ -351,6 +351,52 @@ pub fn reference(test: TestId, path: Path) -> Option<Reference> {
     })
 }
 
+/// The fixed time one copy takes before its bytes move, µs: a copy of `b` bytes at a test's
+/// rate `r` takes `us + b / r`, so small copies are set by it (a 4 KiB host copy moves at about
+/// 1.7 GB/s, not 55). Read off scalescope's own sweeps in the bundled 2× H200 report of
+/// 2026-11-28 (`PER_COPY_REPORT`): `b / figure − b / (figure at 512 MiB)` at 4 KiB to 256 KiB,
+/// the median; the seven sizes of each test lie within 0.6 µs of it. A test without a sweep of
+/// its own takes the nearest one's, and its `source` says so. The 8× H200 report of 2026-11-22 read
+/// 3.1–3.8 µs for the host and write copies, 13.2–14.5 for reads: another VM, the same shape.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PerCopy {
+    pub us: f64,
+    pub source: &'static str,
+}
+
+/// The bundled report the per-copy times are read from.
+pub const PER_COPY_REPORT: &str = "h200-2x-sxm-2026-11-28.json";
+
+/// The fixed time of one copy of `test` ([`PerCopy`]); `None` for latency tests (their figure is
+/// a time already) and local copies (not modeled).
+pub fn per_copy(test: TestId) -> Option<PerCopy> {
+    use TestId as T;
+    const OWN: &str = "scalescope's sweep on 2× H200, 2026-11-28";
+    const AS_H2D: &str = "assumed as h2d's (scalescope's sweep on 2× H200, 2026-11-28)";
+    const AS_D2H: &str = "assumed as d2h's (scalescope's sweep on 2× H200, 2026-11-28)";
+    const AS_READ: &str = "assumed as p2p_read_ce's (scalescope's sweep on 2× H200, 2026-11-28)";
+    const AS_WRITE: &str = "assumed as p2p_write_ce's (scalescope's sweep on 2× H200, 2026-11-28)";
+    let (us, source) = match test {
+        T::H2d => (2.46, OWN),
+        T::D2h => (2.09, OWN),
+        T::P2pReadCe => (13.24, OWN),
+        T::P2pWriteCe => (2.36, OWN),
+        T::H2dPageable | T::H2dBidir | T::HostToAll => (2.46, AS_H2D),
+        T::D2hPageable | T::D2hBidir | T::AllToHost => (2.09, AS_D2H),
+        T::P2pReadCeNopeer | T::AllPairs => (13.24, AS_READ),
+        T::P2pBidirCe
+        | T::P2pWriteCeNopeer
+        | T::P2pBidirCeNopeer
+        | T::AllToOne
+        | T::OneToAll
+        | T::P2pReadSm
+        | T::P2pWriteSm
+        | T::P2pBidirSm => (2.36, AS_WRITE),
+        T::LocalCopy | T::LatencyD2d | T::LatencyH2d => return None,
+    };
+    Some(PerCopy { us, source })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
