@@ -734,6 +734,17 @@ fn an_unwritable_output_is_refused_first_and_never_hides_the_verdict() {
     assert!(stdout.contains("16 of 18 NVLinks active"), "{stdout}");
     assert!(stdout.contains("verdict: FAIL"), "{stdout}");
     assert!(stderr.contains("cannot write /dev/full"), "{stderr}");
+    // A passing check whose file fails ends with the write's code, and its verdict line says it.
+    let out = scalescope()
+        .args(["check", "--catalog", "h200-2x-sxm", "--json", "/dev/full"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("verdict: PASS") && stdout.contains("(exit 1)"),
+        "{stdout}"
+    );
 }
 
 /// Rows an import could not read are said, and a check that judged nothing says so instead of

@@ -170,16 +170,11 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
             "the check produced no result"
         )));
     };
-    // The verdict is printed and its exit code kept even where a file could not be written
-    // (the disk filled during the run): a scheduler must not read a failed node as bad input.
+    // The verdict is printed even where a file could not be written (the disk filled during
+    // the run), and a failed check keeps exit 3: a scheduler must not read a failed node as bad
+    // input.
     let written = write_outputs(&args, &report, full.soak.as_ref());
-    match (written, conclude(&args, &topo, &report, csv_path)) {
-        (Err(w), Err(verdict)) => {
-            eprintln!("{}", super::error_line(&w.error));
-            Err(verdict)
-        }
-        (written, verdict) => verdict.and(written),
-    }
+    conclude(&args, &topo, &report, csv_path, written)
 }
 
 /// Where the soak's series goes: `--soak-csv` (never the recording being replayed), else
@@ -242,12 +237,14 @@ fn write_outputs(
 }
 
 /// Prints the report and ends the run: interrupted (the soak stopped early; `csv_path` keeps
-/// what was measured), failed (or, with `--strict`, any WARN or UNKNOWN), or passed.
+/// what was measured), failed (or, with `--strict`, any WARN or UNKNOWN), its files not
+/// `written` (said after the verdict; the exit code a passing check then ends with), or passed.
 fn conclude(
     args: &CheckArgs,
     topo: &Topology,
     report: &HealthReport,
     csv_path: Option<PathBuf>,
+    written: Result<(), CliError>,
 ) -> Result<(), CliError> {
     let c = &report.counts;
     let failed = report.failed() || (args.strict && (c.warn > 0 || c.unknown > 0));
@@ -257,9 +254,15 @@ fn conclude(
     } else if failed {
         super::EXIT_CHECK_FAILED
     } else {
-        0
+        written.as_ref().err().map_or(0, |e| e.code)
     };
     emit(None, render(topo, report, code, args.verbose).as_bytes())?;
+    if let Err(w) = written {
+        if !(interrupted || failed) {
+            return Err(w);
+        }
+        eprintln!("{}", super::error_line(&w.error));
+    }
     if interrupted {
         return Err(CliError::interrupted(anyhow::anyhow!(
             "interrupted: the soak stopped early{}",

@@ -121,7 +121,7 @@ fn machines(args: &CompareArgs) -> Result<Vec<Report>, CliError> {
     Ok(reports)
 }
 
-/// `--gpus`' counts, each once and in order (`3,3` is one table), within what the model projects.
+/// `--gpus`' counts, each once and ascending (`3,3` is one table), within what the model projects.
 fn gpu_counts(gpus: &[usize]) -> Result<Vec<usize>, CliError> {
     if gpus.contains(&0) {
         return Err(CliError::input(anyhow::anyhow!(

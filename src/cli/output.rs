@@ -112,20 +112,31 @@ pub fn prepare_out_dir(dir: &Path) -> Result<(), CliError> {
 }
 
 /// Before a run measures: whether each output file a flag names (`("--csv", path)`) can be
-/// written, so that results that could not be saved end the run before it starts rather than
-/// after it measured. An existing file is opened for writing without being cut; a new one is
-/// tried by creating (and removing) a temporary file in its folder; a device or FIFO is taken as
-/// it is (it is written directly at the end).
+/// written as [`write_atomic`] writes it (a temporary file in the folder of the file, or of what
+/// a link to it points to, renamed over it), so that results that could not be saved end the run
+/// before it starts rather than after it measured: a temporary file is created there and
+/// removed. A device or FIFO is taken as it is (it is written directly at the end).
 pub fn check_writable(files: &[(&str, Option<&PathBuf>)]) -> Result<(), CliError> {
     for &(flag, path) in files {
         if let Some(path) = path {
-            writable(flag, path)?;
+            writable(flag, path, false)?;
         }
     }
     Ok(())
 }
 
-fn writable(flag: &str, path: &Path) -> Result<(), CliError> {
+/// [`check_writable`] for files written in place as they grow (`watch --csv`, `--record`): an
+/// existing file must open for writing (it is not cut here).
+pub fn check_writable_in_place(files: &[(&str, Option<&PathBuf>)]) -> Result<(), CliError> {
+    for &(flag, path) in files {
+        if let Some(path) = path {
+            writable(flag, path, true)?;
+        }
+    }
+    Ok(())
+}
+
+fn writable(flag: &str, path: &Path, in_place: bool) -> Result<(), CliError> {
     let shown = || crate::model::validate::for_terminal(&path.display().to_string());
     let refuse = |e: io::Error| {
         CliError::new(
@@ -140,20 +151,26 @@ fn writable(flag: &str, path: &Path) -> Result<(), CliError> {
                 shown()
             )));
         }
-        Ok(m) if m.is_file() => {
+        Ok(m) if m.is_file() && in_place => {
             return OpenOptions::new()
                 .write(true)
                 .open(path)
                 .map(drop)
                 .map_err(refuse);
         }
-        Ok(_) => return Ok(()),
+        Ok(_) => {}
         // Not there yet, or a file on the way (its folder is judged below).
         Err(e)
             if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {}
         Err(e) => return Err(refuse(e)),
     }
-    let dir = match path.parent() {
+    let target = match fs::metadata(path) {
+        Ok(m) if m.is_file() => fs::canonicalize(path).map_err(refuse)?,
+        // A device or FIFO: written directly.
+        Ok(_) => return Ok(()),
+        Err(_) => path.to_path_buf(),
+    };
+    let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
@@ -411,6 +428,13 @@ mod tests {
         let e = check_writable(&[("--csv", Some(&under_file))]).unwrap_err();
         assert!(e.error.to_string().contains("not a folder"), "{}", e.error);
         check_writable(&[("--csv", Some(&PathBuf::from("/dev/null")))]).unwrap();
+        // A read-only file in a writable folder is replaced by the rename, as before.
+        let ro = dir.path().join("ro.csv");
+        fs::write(&ro, b"old").unwrap();
+        fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
+        check_writable(&[("--csv", Some(&ro))]).unwrap();
+        check_writable_in_place(&[("--csv", Some(&new))]).unwrap();
+        assert!(!new.exists());
     }
 
     #[test]

@@ -195,7 +195,7 @@ fn check_files(args: &WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliEr
             a.display()
         )));
     }
-    super::output::check_writable(&[
+    super::output::check_writable_in_place(&[
         ("--csv", args.csv.as_ref()),
         ("--record", args.record.as_ref()),
     ])

@@ -35,7 +35,7 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     if parts.len() > 1 && parts.iter().any(|p| p.is_empty()) {
         return Err(format!(
-            "{s:?}: an empty item between commas (e.g. 4K,1M,1G)"
+            "{s:?}: an empty item (two commas, or one at an end; e.g. 4K,1M,1G)"
         ));
     }
     for part in parts.into_iter().filter(|p| !p.is_empty()) {

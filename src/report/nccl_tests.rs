@@ -258,8 +258,10 @@ pub fn parse(text: &str, hint: Option<CollectiveOp>) -> Result<NcclTestsRun, Too
                 skip(&mut skipped, type_name);
                 continue;
             }
-            results
-                .extend(row(&fields, cols, op, at.devices.len()).map_err(|e| ToolError::at(n, e))?);
+            let ranks = at.devices.len();
+            results.extend(
+                row(&fields, cols, op, ranks, !at.ranks_unsure).map_err(|e| ToolError::at(n, e))?,
+            );
             continue;
         };
         at.comment(comment.trim(), line)
@@ -343,6 +345,9 @@ struct Reading {
     parameters: Option<String>,
     hosts: Vec<String>,
     devices: Vec<String>,
+    /// The rank lines do not give the ranks busbw was computed for: more than one `Group`
+    /// (`NCCL_TESTS_SPLIT`: busbw is the group's) or a line cut short (`...`).
+    ranks_unsure: bool,
     /// The table header's column names, once seen.
     columns: Option<Vec<String>>,
     avg: Option<f64>,
@@ -404,6 +409,13 @@ impl Reading {
             return Err(format!("more than {MAX_RANKS} ranks"));
         }
         let words: Vec<&str> = rest.split_whitespace().collect();
+        let group = words
+            .iter()
+            .position(|w| *w == "Group")
+            .and_then(|p| words.get(p + 1));
+        if group.is_some_and(|g| *g != "0") || rest.trim_end().ends_with("...") {
+            self.ranks_unsure = true;
+        }
         let host = words
             .iter()
             .position(|w| *w == "on")
@@ -485,7 +497,8 @@ pub(super) fn wrong_count(v: f64) -> Option<u64> {
 
 /// nccl-tests prints busbw as algbw × the op's factor for its rank count (doc/PERFORMANCE.md in
 /// github.com/NVIDIA/nccl-tests), both to two decimals: a row where they disagree by more than
-/// that rounding was edited or is not nccl-tests' (checked only where the ranks are listed).
+/// that rounding was edited or is not nccl-tests' (checked only where the rank lines give the
+/// ranks: one group, no line cut short).
 pub(super) fn bus_follows_alg(op: CollectiveOp, ranks: usize, p: &Placement) -> Result<(), String> {
     let (Some(alg), Some(bus)) = (p.algbw, p.busbw) else {
         return Ok(());
@@ -506,11 +519,13 @@ pub(super) fn bus_follows_alg(op: CollectiveOp, ranks: usize, p: &Placement) -> 
 }
 
 /// One data row: its out-of-place and in-place results.
+/// `check_bus`: whether `ranks` are the ranks busbw was computed for (see `bus_follows_alg`).
 fn row(
     fields: &[&str],
     cols: &[String],
     op: CollectiveOp,
     ranks: usize,
+    check_bus: bool,
 ) -> Result<Vec<CollectiveResult>, String> {
     let at = |name: &str, nth: usize| column(fields, cols, name, nth);
     let size = at("size", 0).ok_or("the header has no size column")?;
@@ -556,7 +571,9 @@ fn row(
             busbw: figure("busbw", GBPS)?,
             wrong,
         };
-        bus_follows_alg(op, ranks, &p)?;
+        if check_bus {
+            bus_follows_alg(op, ranks, &p)?;
+        }
         out.push(result(op, ranks, bytes, dtype, in_place, p));
     }
     if out.is_empty() {
@@ -751,6 +768,17 @@ mod tests {
         // caller's escaping; here the name is cut at 128 characters.
         let long = CONSTRUCTED_2_19_6.replace("hostA", &"h".repeat(500));
         assert_eq!(parse(&long, None).unwrap().hosts[0].len(), 128);
+    }
+
+    /// A split run (`NCCL_TESTS_SPLIT`: rank lines in two groups) computes busbw for one group's
+    /// ranks, not the ranks listed: its rows are read, not refused as edited.
+    #[test]
+    fn a_split_run_is_read_without_the_bus_check() {
+        let edited = CONSTRUCTED_2_19_6.replacen("268.44  268.44", "268.44  999.99", 1);
+        assert!(parse(&edited, None).is_err());
+        let split = edited.replace("Rank  1 Group  0", "Rank  1 Group  1");
+        let run = parse(&split, None).unwrap();
+        assert!(run.results.iter().any(|r| r.busbw_gbps == Some(999.99)));
     }
 
     /// Constructed: `-d all` prints rows of types scalescope does not record; they are counted

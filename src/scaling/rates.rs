@@ -168,6 +168,10 @@ const SHEETS: &[Sheet] = &[
     },
 ];
 
+/// How many times shorter than the fastest GPU's compute bound a stated step must be to be
+/// refused ([`possible_step`]).
+pub const IMPOSSIBLE_MARGIN: f64 = 10.0;
+
 /// The shortest a step of `flops` can be on any GPU of the datasheets (its dense peak rate for
 /// `dtype`), ms: no step measured or stated anywhere is shorter. With that rate, TFLOP/s.
 pub fn fastest_possible_ms(flops: f64, dtype: ComputeDtype) -> (f64, f64) {
@@ -183,18 +187,20 @@ pub fn fastest_possible_ms(flops: f64, dtype: ComputeDtype) -> (f64, f64) {
 }
 
 /// Whether a 1-GPU step of `step_ms` at `w`'s per-GPU batch could be: no GPU computes its FLOPs
-/// faster than the fastest datasheet's dense peak ([`fastest_possible_ms`]). A stated or
-/// typed step shorter than that is a typo or a unit slip, never a calibration.
+/// faster than the fastest datasheet's dense peak ([`fastest_possible_ms`]). Some workloads'
+/// FLOPs are estimates (a simulator's, a renderer's) and fp32 models may run TF32 kernels above
+/// the FP32 rate, so only a step [`IMPOSSIBLE_MARGIN`] times shorter than that is refused: a typo
+/// or a unit slip, never a calibration.
 pub fn possible_step(w: &Workload, step_ms: f64) -> Result<(), String> {
     let flops = w.flops_per_sample * w.per_gpu_batch;
     let (least, tflops) = fastest_possible_ms(flops, w.compute_dtype);
-    if step_ms >= least {
+    if step_ms * IMPOSSIBLE_MARGIN >= least {
         return Ok(());
     }
     Err(format!(
-        "a {step_ms:.3e} ms step of {} ({} per GPU) is faster than any GPU computes its \
-         {:.2} TFLOP: at least {least:.2} ms at the fastest datasheet rate ({tflops} TFLOP/s \
-         dense)",
+        "a {step_ms:.3e} ms step of {} ({} per GPU) is over {IMPOSSIBLE_MARGIN}× faster than any \
+         GPU computes its {:.2} TFLOP: at least {least:.2} ms at the fastest datasheet rate \
+         ({tflops} TFLOP/s dense)",
         w.name,
         crate::model::quantities::samples(w.per_gpu_batch),
         flops / 1e12,
