@@ -237,10 +237,15 @@ fn bad_reports_give_one_line_errors() {
         ),
     );
     let other = write(dir.path(), "other.json", "{\"name\": \"not a report\"}");
+    // A collective over GPU 0 twice: an edited file, not a run on two GPUs.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["collectives"]["results"][0]["gpus"] = serde_json::json!([0, 0]);
+    let twice = write(dir.path(), "twice.json", &v.to_string());
     for (p, want) in [
         (&truncated, "truncated"),
         (&future, "schema_version 7"),
         (&other, "not a scalescope report"),
+        (&twice, "collectives.results[0].gpus: GPU 0 is listed twice"),
     ] {
         let out = scalescope()
             .arg("compare")

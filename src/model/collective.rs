@@ -128,6 +128,15 @@ impl CollectiveOp {
 /// error names the first bad one by `path` (`collectives.results[0].busbw_gbps: …`).
 pub fn check_collective_figures(results: &[CollectiveResult], path: &str) -> Result<(), String> {
     for (i, r) in results.iter().enumerate() {
+        // A run's GPUs are distinct: a report listing one twice was damaged or edited.
+        if let Some(g) = r
+            .gpus
+            .iter()
+            .enumerate()
+            .find_map(|(k, g)| r.gpus[..k].contains(g).then_some(g))
+        {
+            return Err(format!("{path}[{i}].gpus: GPU {g} is listed twice"));
+        }
         for (field, v) in [("algbw_gbps", r.algbw_gbps), ("busbw_gbps", r.busbw_gbps)] {
             if let Some(v) = v {
                 super::validate::GBPS

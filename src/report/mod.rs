@@ -518,6 +518,11 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
             }
         }
     })?;
+    // A run's GPUs listed twice (an edited or damaged file) would be ranked as another count.
+    if let Some(c) = &report.collectives {
+        crate::model::check_collective_figures(&c.results, "collectives.results")
+            .map_err(ReportError::Invalid)?;
+    }
     // Schema 1 labeled the scaling model's machine `live: HOST`, read as if it were live here.
     if let Some(m) = report.scaling.as_mut().and_then(|s| s.run.machine.as_mut())
         && m.label.starts_with("live: ")
