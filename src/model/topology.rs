@@ -464,12 +464,16 @@ impl FromStr for LinkKind {
             "PHB" => Ok(Self::Phb),
             "NODE" => Ok(Self::Node),
             "SYS" | "SOC" => Ok(Self::Sys),
-            _ => s
-                .strip_prefix("NV")
-                .and_then(|n| n.parse::<u32>().ok())
-                .filter(|n| *n > 0)
-                .map(Self::Nv)
-                .ok_or_else(|| format!("expected NV#, PIX, PXB, PHB, NODE or SYS, found {s:?}")),
+            _ => match s.strip_prefix("NV").and_then(|n| n.parse::<u32>().ok()) {
+                Some(n) if n > super::NVLINKS_PER_GPU_MAX => Err(format!(
+                    "{s}: more NVLinks than a GPU has (at most {})",
+                    super::NVLINKS_PER_GPU_MAX
+                )),
+                Some(n) if n > 0 => Ok(Self::Nv(n)),
+                _ => Err(format!(
+                    "expected NV#, PIX, PXB, PHB, NODE or SYS, found {s:?}"
+                )),
+            },
         }
     }
 }
@@ -1187,6 +1191,13 @@ mod tests {
         assert_eq!("SOC".parse::<LinkKind>().unwrap(), LinkKind::Sys);
         assert!("NV".parse::<LinkKind>().is_err());
         assert!("NV0".parse::<LinkKind>().is_err());
+        assert_eq!("NV64".parse::<LinkKind>(), Ok(LinkKind::Nv(64)));
+        assert!(
+            "NV99"
+                .parse::<LinkKind>()
+                .unwrap_err()
+                .contains("more NVLinks than a GPU has")
+        );
         assert!("X".parse::<LinkKind>().is_err());
     }
 
