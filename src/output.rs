@@ -1,8 +1,8 @@
 //! Writing the files a run produces: atomically (a temporary file beside the target, fsync,
 //! rename, fsync of the folder), several as one set, and devices or FIFOs (`/dev/stdout`, a
 //! named pipe) directly without waiting in open(2). The command line (cli/output.rs), the fleet
-//! report (fleet/mod.rs, the bytes of fleet/files.rs) and the app's saves (ui/saving.rs) write through it; `input.rs` is
-//! its reading counterpart.
+//! report (fleet/mod.rs, the bytes of fleet/files.rs) and the app's saves (ui/saving.rs) write
+//! through it; `input.rs` is its reading counterpart.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};

@@ -641,18 +641,7 @@ fn typed_mistakes_get_one_line_that_names_them() {
         ),
         ("-5", &["not a positive number"][..]),
     ] {
-        let args = [
-            "bench",
-            "scaling",
-            "--modeled",
-            "--catalog",
-            "dgx-h100",
-            "--workload",
-            "resnet50",
-            "--step-ms-1gpu",
-            step,
-        ];
-        let line = common::one_line_error(&args, Some(2), &["--step-ms-1gpu"]);
+        let line = common::one_line_error(&calibrated(step), Some(2), &["--step-ms-1gpu"]);
         for n in needles {
             assert!(line.contains(n), "{line}");
         }
@@ -690,16 +679,9 @@ fn typed_mistakes_get_one_line_that_names_them() {
     assert!(line.contains("(GPUs: 0–7)"), "{line}");
 }
 
-/// A user's own 1-GPU step is a calibration only where a GPU could run it: the same one-line
-/// refusal from a workload file, and a plausible step still calibrates.
-#[test]
-fn a_calibration_is_held_to_the_fastest_gpu() {
-    let w = scalescope::scaling::workload::resolve("resnet50").unwrap();
-    assert!(scalescope::scaling::rates::possible_step(&w, 1e-6).is_err());
-    // ResNet-50 at 256 needs 2.5 ms at the fastest peak: 1 ms is a stretch, not a typo.
-    assert!(scalescope::scaling::rates::possible_step(&w, 1.0).is_ok());
-    assert!(scalescope::scaling::rates::possible_step(&w, 60.0).is_ok());
-    let out = stdout_of(&[
+/// `bench scaling` of ResNet-50 on the modeled DGX H100 with your own 1-GPU step of `step` ms.
+fn calibrated(step: &str) -> [&str; 9] {
+    [
         "bench",
         "scaling",
         "--modeled",
@@ -708,7 +690,19 @@ fn a_calibration_is_held_to_the_fastest_gpu() {
         "--workload",
         "resnet50",
         "--step-ms-1gpu",
-        "60",
-    ]);
+        step,
+    ]
+}
+
+/// A user's own 1-GPU step is a calibration only where a GPU could run it; a plausible step
+/// still calibrates.
+#[test]
+fn a_calibration_is_held_to_the_fastest_gpu() {
+    let w = scalescope::scaling::workload::resolve("resnet50").unwrap();
+    assert!(scalescope::scaling::rates::possible_step(&w, 1e-6).is_err());
+    // ResNet-50 at 256 needs 2.5 ms at the fastest peak: 1 ms is a stretch, not a typo.
+    assert!(scalescope::scaling::rates::possible_step(&w, 1.0).is_ok());
+    assert!(scalescope::scaling::rates::possible_step(&w, 60.0).is_ok());
+    let out = stdout_of(&calibrated("60"));
     assert!(out.contains("your 1-GPU step: 60.0 ms"), "{out}");
 }

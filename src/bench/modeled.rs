@@ -326,12 +326,10 @@ impl Figure {
     /// figure at the size it was read at ([`HEADLINE_BYTES`], which already holds that time once).
     /// Said in `how` where that time is over 1 % of the copy's.
     fn at_size(self, case: &Case) -> Self {
-        let Some(pc) = efficiency::per_copy(case.test) else {
+        // None for latency tests: their figure is a time already.
+        let Some(pc) = efficiency::per_copy(case.test).filter(|_| self.value > 0.0) else {
             return self;
         };
-        if case.test.is_latency() || self.value <= 0.0 {
-            return self;
-        }
         let copies = match case.test.shape() {
             Shape::Pair { bidir: true, .. } => 2.0,
             Shape::Fan { .. } | Shape::AllPairs => case.gpus.len().saturating_sub(1).max(1) as f64,

@@ -117,23 +117,20 @@ pub fn prepare_out_dir(dir: &Path) -> Result<(), CliError> {
 /// before it starts rather than after it measured: a temporary file is created there and
 /// removed. A device or FIFO is taken as it is (it is written directly at the end).
 pub fn check_writable(files: &[(&str, Option<&PathBuf>)]) -> Result<(), CliError> {
-    for &(flag, path) in files {
-        if let Some(path) = path {
-            writable(flag, path, false)?;
-        }
-    }
-    Ok(())
+    each_writable(files, false)
 }
 
 /// [`check_writable`] for files written in place as they grow (`watch --csv`, `--record`): an
 /// existing file must open for writing (it is not cut here).
 pub fn check_writable_in_place(files: &[(&str, Option<&PathBuf>)]) -> Result<(), CliError> {
-    for &(flag, path) in files {
-        if let Some(path) = path {
-            writable(flag, path, true)?;
-        }
-    }
-    Ok(())
+    each_writable(files, true)
+}
+
+fn each_writable(files: &[(&str, Option<&PathBuf>)], in_place: bool) -> Result<(), CliError> {
+    files
+        .iter()
+        .filter_map(|&(flag, path)| path.map(|p| (flag, p)))
+        .try_for_each(|(flag, path)| writable(flag, path, in_place))
 }
 
 fn writable(flag: &str, path: &Path, in_place: bool) -> Result<(), CliError> {
@@ -144,7 +141,7 @@ fn writable(flag: &str, path: &Path, in_place: bool) -> Result<(), CliError> {
             anyhow::anyhow!("{flag} {}: cannot be written: {e}", shown()),
         )
     };
-    match fs::metadata(path) {
+    let target = match fs::metadata(path) {
         Ok(m) if m.is_dir() => {
             return Err(CliError::input(anyhow::anyhow!(
                 "{flag} {}: is a folder; give a file",
@@ -158,17 +155,17 @@ fn writable(flag: &str, path: &Path, in_place: bool) -> Result<(), CliError> {
                 .map(drop)
                 .map_err(refuse);
         }
-        Ok(_) => {}
-        // Not there yet, or a file on the way (its folder is judged below).
-        Err(e)
-            if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {}
-        Err(e) => return Err(refuse(e)),
-    }
-    let target = match fs::metadata(path) {
+        // Replaced by a rename in the folder of what it is (a link is followed).
         Ok(m) if m.is_file() => fs::canonicalize(path).map_err(refuse)?,
         // A device or FIFO: written directly.
         Ok(_) => return Ok(()),
-        Err(_) => path.to_path_buf(),
+        // Not there yet, or a file on the way (its folder is judged below).
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) =>
+        {
+            path.to_path_buf()
+        }
+        Err(e) => return Err(refuse(e)),
     };
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,

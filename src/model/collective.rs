@@ -124,8 +124,9 @@ impl CollectiveOp {
     }
 }
 
-/// Checks the GB/s figures of `results` read from a file against [`super::validate::GBPS`]; the
-/// error names the first bad one by `path` (`collectives.results[0].busbw_gbps: …`).
+/// Checks the GB/s figures of `results` read from a file against [`super::validate::GBPS`], and
+/// that no run lists a GPU twice; the error names the first bad one by `path`
+/// (`collectives.results[0].busbw_gbps: …`).
 pub fn check_collective_figures(results: &[CollectiveResult], path: &str) -> Result<(), String> {
     for (i, r) in results.iter().enumerate() {
         // A run's GPUs are distinct: a report listing one twice was damaged or edited.

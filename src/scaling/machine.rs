@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::calibrate::{CalibrationInputs, MeasuredStep, ProbeRates};
 use super::curve::CommCurve;
-use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list, slowest};
+use super::rates::{GemmRate, GpuRates, PerGpuRates, slowest};
 use super::workload::{ComputeDtype, Workload};
 use crate::bench::collectives::DOUBLING_US;
+use crate::model::quantities::gpu_list;
 use crate::model::{Source, Topology};
 
 /// Where a scaling row's figures come from.

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
+use super::rates::{GemmRate, GpuRates, PerGpuRates};
 use super::table::{Mode, RowSource, ScalingPoint, fill_speedup};
 use super::workload::{ComputeDtype, Pattern, Workload};
 use crate::cuda::CudaError;
@@ -22,6 +22,7 @@ use crate::cuda::memory::{DeviceBuffer, PinnedBuffer};
 use crate::cuda::nccl::{Buffers, CommStream, Nccl, nccl_dtype};
 use crate::cuda::stream::{Event, Stream};
 use crate::model::median;
+use crate::model::quantities::gpu_list;
 use crate::model::{Source, Topology, TopologySource};
 use crate::telemetry::energy_meter::EnergyMeter;
 use std::time::Instant;

@@ -309,8 +309,6 @@ pub fn slowest(gpus: &[PerGpuRates], dtype: ComputeDtype) -> Option<(usize, &Gem
     out
 }
 
-pub use crate::model::quantities::gpu_list;
-
 #[cfg(test)]
 mod tests {
     use super::*;

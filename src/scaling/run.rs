@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::curve::CommCurve;
 use super::framework::{self, FrameworkOptions};
 use super::proxy::{self, ProxyOptions};
-use super::rates::{GemmRate, GpuRates, PerGpuRates, gpu_list};
+use super::rates::{GemmRate, GpuRates, PerGpuRates};
 use super::table::{
     Machine, Mode, RowSource, ScalingPoint, attach_errors, attach_uncalibrated_errors, model,
 };
@@ -16,6 +16,7 @@ use super::workload::Workload;
 use crate::bench::collectives::{CollectiveOptions, MakeCollectives, plan, run_collectives};
 use crate::bench::modeled::{Assumptions, with_assumptions};
 use crate::model::Topology;
+use crate::model::quantities::gpu_list;
 use crate::model::quantities::parse_sizes;
 
 /// Default projection limit: up to 1024 GPUs over nodes.
