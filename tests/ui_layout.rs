@@ -339,7 +339,7 @@ fn without_a_dialog_backend_the_path_field_opens_a_report_and_saves_a_csv() {
     assert!(h.state().path_field_open());
     let csv = dir.path().join("links.csv");
     type_path_and_ok(&mut h, &csv.display().to_string());
-    wait_for(&mut h, |_| csv.exists());
+    assert!(common::ui::wait_saved(&mut h, &csv), "no word of the save");
     let text = std::fs::read_to_string(&csv).expect("the CSV was written");
     assert!(text.lines().count() > 1, "{text}");
     assert!(
@@ -414,7 +414,7 @@ fn file_export_writes_the_open_report_as_html() {
     assert!(h.state().path_field_open());
     let html = dir.path().join("exported.html");
     type_path_and_ok(&mut h, &html.display().to_string());
-    wait_for(&mut h, |_| html.exists());
+    assert!(common::ui::wait_saved(&mut h, &html), "no word of the save");
     let text = std::fs::read_to_string(&html).expect("report.html was written");
     assert_eq!(text, expected, "the file is the open report's HTML");
     assert!(text.starts_with("<!DOCTYPE html>") || text.starts_with("<!doctype html>"));

@@ -381,9 +381,7 @@ fn save_recording_writes_the_window_held() {
     assert!(h.state().path_field_open());
     let path = dir.path().join("window.jsonl");
     common::ui::enter_path(&mut h, &path.display().to_string());
-    step_until(&mut h, 500, |a| {
-        a.error().is_some() || std::fs::metadata(&path).is_ok_and(|m| m.len() > 0)
-    });
+    assert!(common::ui::wait_saved(&mut h, &path), "no word of the save");
     assert_eq!(h.state().error(), None);
     let back = scalescope::telemetry::traffic::read_recording(&path).expect("reads back");
     assert_eq!(back, recording());

@@ -468,9 +468,7 @@ fn saving_the_soak_view_writes_its_samples_and_its_picture() {
         assert!(h.state().path_field_open());
         let path = dir.path().join(name);
         common::ui::enter_path(h, &path.display().to_string());
-        common::ui::step_until(h, 1000, |a| {
-            a.error().is_some() || std::fs::metadata(&path).is_ok_and(|m| m.len() > 0)
-        });
+        assert!(common::ui::wait_saved(h, &path), "no word of the save");
         path
     };
     let csv = save(&mut h, "Save CSV…", "soak.csv");

@@ -308,6 +308,11 @@ impl App {
         self.notices.error.as_deref()
     }
 
+    /// The status line's text ("Saved PATH"), if one is shown.
+    pub fn status(&self) -> Option<&str> {
+        self.notices.status.as_deref()
+    }
+
     /// The settings (persisted when eframe has storage).
     pub fn settings(&self) -> &Settings {
         &self.settings

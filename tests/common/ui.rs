@@ -74,6 +74,16 @@ pub fn step_until(
     held
 }
 
+/// Steps until the app says where a save to `path` went ("Saved PATH") or why it failed: a
+/// file on disk is not enough, as the worker's word (and the notice that moves the layout)
+/// arrives a frame or more after the file. Whether either came.
+pub fn wait_saved(harness: &mut Harness<'_, App>, path: &std::path::Path) -> bool {
+    let saved = format!("Saved {}", path.display());
+    step_until(harness, 1000, |a| {
+        a.error().is_some() || a.status() == Some(saved.as_str())
+    })
+}
+
 /// A view drawn alone as the snapshots show it: `size`, dark theme, rendered (wgpu), the app's
 /// fonts, inside a central panel.
 pub fn view_harness(
