@@ -763,3 +763,98 @@ fn one_launch_per_gpu_count_runs_every_workload_and_an_oom_runs_again_alone() {
         run.notes
     );
 }
+
+#[test]
+fn side_by_side_the_one_gpu_runs_go_one_launch_per_gpu_at_once() {
+    // `--full`'s 1-GPU runs on two alike GPUs: GPT-2 XL (the longer) on GPU 0 and BERT-large on
+    // GPU 1, launched together — each fake waits for the other to have started, so launches
+    // one after the other would print nothing — then one launch of both on 2 GPUs.
+    let dir = tempfile::tempdir().unwrap();
+    let line = |w: &str, n: usize, per: f64, ms: f64| {
+        result("weak", n, per, ms, &format!("{ms}"))
+            .replace(r#""workload":"gpt2-xl""#, &format!(r#""workload":"{w}""#))
+    };
+    let on = |g: usize| dir.path().join(format!("on.{g}")).display().to_string();
+    let wait_both = format!(
+        r#"echo "$CUDA_VISIBLE_DEVICES" >> "{visible}"; touch "{mine}"; i=0; while [ ! -f "{a}" ] || [ ! -f "{b}" ]; do i=$((i+1)); [ $i -gt 200 ] && exit 5; sleep 0.05; done"#,
+        visible = dir.path().join("visible").display(),
+        mine = dir.path().join("on.$CUDA_VISIBLE_DEVICES").display(),
+        a = on(0),
+        b = on(1),
+    );
+    let bert_one = echo_all(&[line("bert-large", 1, 64.0, 66.0)]);
+    let gpt_one = echo_all(&[line("gpt2-xl", 1, 8.0, 377.0)]);
+    let both_two = echo_all(&[
+        line("bert-large", 2, 64.0, 80.0),
+        line("gpt2-xl", 2, 8.0, 395.0),
+        r#"{"event":"done"}"#.into(),
+    ]);
+    let py = counting_python(
+        dir.path(),
+        &format!(
+            r#"  *nproc_per_node=1*'"workload":"bert-large"'*) {wait_both}; {bert_one}; exit 0;;
+  *nproc_per_node=1*'"workload":"gpt2-xl"'*) {wait_both}; {gpt_one}; exit 0;;
+  *nproc_per_node=2*'"workloads"'*) {both_two}; exit 0;;"#
+        ),
+    );
+    let _spawning = spawning();
+    let env = framework::find_python(Some(&py)).unwrap();
+    let ws = vec![
+        workload::resolve("bert-large").unwrap(),
+        workload::resolve("gpt2-xl").unwrap(),
+    ];
+    let opts = FrameworkOptions {
+        gpus: vec![0, 1],
+        modes: vec![Mode::Weak],
+        one_gpu_side_by_side: true,
+        // `--full`'s windows: GPT-2 XL's fifteen steps of ~0.38 s outlast the 5 s window.
+        warmup_s: 3.0,
+        measure_s: 5.0,
+        ..Default::default()
+    };
+    let run = framework::run(&env, &ws, &opts, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+    let (calls, launches) = launches(dir.path());
+    let one: Vec<&String> = launches
+        .iter()
+        .filter(|l| l.contains("nproc_per_node=1") && !l.contains("overlap_probe"))
+        .collect();
+    assert_eq!(one.len(), 2, "{calls}");
+    assert!(one.iter().all(|l| !l.contains(r#""workloads""#)), "{calls}");
+    let mut visible: Vec<String> = std::fs::read_to_string(dir.path().join("visible"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    visible.sort();
+    assert_eq!(visible, ["0", "1"]);
+    let row = |w: &str, n: usize| {
+        run.rows
+            .iter()
+            .find(|r| r.workload == w && r.n_gpus == n)
+            .unwrap()
+    };
+    assert_eq!(row("bert-large", 1).step_time_ms, Some(66.0));
+    assert_eq!(row("gpt2-xl", 1).step_time_ms, Some(377.0));
+    assert_eq!(row("bert-large", 2).step_time_ms, Some(80.0));
+    assert_eq!(row("gpt2-xl", 2).step_time_ms, Some(395.0));
+    // Where each ran is said: the share off the first GPU in its rows, both in a note.
+    assert!(
+        row("bert-large", 1)
+            .basis
+            .contains("on GPU 1, side by side"),
+        "{}",
+        row("bert-large", 1).basis
+    );
+    assert!(!row("gpt2-xl", 1).basis.contains("side by side"));
+    assert!(
+        run.notes.iter().any(|n| n.contains("side by side")
+            && n.contains("gpt2-xl on GPU 0")
+            && n.contains("bert-large on GPU 1")),
+        "{:?}",
+        run.notes
+    );
+    assert_eq!(run.side_by_side, 2);
+    assert!(run.time_note().unwrap().contains("2 of them side by side"));
+    // Both calibrate the model as 1-GPU steps.
+    assert_eq!(run.steps.len(), 2);
+}

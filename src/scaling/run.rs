@@ -148,7 +148,8 @@ pub struct MeasureOptions {
     /// The `--bench --full` suite's brief runs (its time, README): warm-ups of 3 s (1.5 s for a
     /// launch's later runs), windows of 5 s that never grow (the energy counter's 100 ms steps
     /// are 2 % of them), DDP at one rank timed once per workload, a 3 s host probe, and
-    /// on two or more GPUs the first GPU's GEMM rate taken from the run of all of them at once.
+    /// on two or more GPUs the first GPU's GEMM rate taken from the run of all of them at once
+    /// and, where the GPUs are alike, the 1-GPU runs side by side (one launch per GPU at once).
     pub brief: bool,
     /// The workloads whose strong mode the framework runs (`None`: every one).
     pub strong_for: Option<Vec<String>>,
@@ -172,6 +173,7 @@ impl MeasureOptions {
             gpu_memory_gib: None,
             ddp_one_once: self.brief,
             probe_host_s: if self.brief { 3.0 } else { 8.0 },
+            one_gpu_side_by_side: self.brief,
         }
     }
 
@@ -186,6 +188,13 @@ impl MeasureOptions {
             (5.0, 2.0, 5.0, 20.0)
         }
     }
+}
+
+/// Whether every GPU of `topo` is the same model (each named, one name).
+fn alike(topo: &Topology) -> bool {
+    let mut names = topo.gpus.iter().map(|g| g.name.as_deref());
+    let first = names.next().flatten();
+    first.is_some() && names.all(|n| n == first)
 }
 
 /// The all-reduce curve the model uses on two or more GPUs: the collectives stage's sweep
@@ -411,10 +420,13 @@ pub fn run_measured(
     machine.label = sub.source.label();
     machine.concurrent = concurrent;
 
-    // The real framework's steps: the measured truth, and the model's calibration.
+    // The real framework's steps: the measured truth, and the model's calibration. Side by
+    // side, a workload's 1-GPU step is its step on any of the GPUs: only where they are alike.
+    let mut fopts = opts.framework(&ordinals, modes);
+    fopts.one_gpu_side_by_side &= alike(&sub);
     let (mut measured, framework_env) = framework_rows(
         scope,
-        &opts.framework(&ordinals, modes),
+        &fopts,
         looking,
         &mut machine,
         &mut notes,
@@ -653,6 +665,14 @@ mod tests {
         assert!(brief.ddp_one_once && !own.ddp_one_once);
         assert!(brief.probe_host_s < own.probe_host_s);
         assert_eq!(brief.gpus, vec![0, 1]);
+        // The 1-GPU runs side by side in the suite only, and only on alike GPUs.
+        assert!(brief.one_gpu_side_by_side && !own.one_gpu_side_by_side);
+        let mut topo = crate::topology::catalog::load("dgx-h100").unwrap();
+        assert!(alike(&topo));
+        topo.gpus[1].name = Some("NVIDIA H200".into());
+        assert!(!alike(&topo));
+        topo.gpus[1].name = None;
+        assert!(!alike(&topo));
     }
 
     #[test]

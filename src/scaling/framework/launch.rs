@@ -49,6 +49,10 @@ impl Drop for ScriptDir {
     }
 }
 
+/// The fewest timed steps of a run on one GPU: it calibrates the model, and its steps' spread
+/// gives the straggler term (a quantile needs more than a handful of samples).
+pub(super) const MIN_STEPS_ONE_GPU: u32 = 15;
+
 /// The script's spec for `w` on `n` GPUs: one run per mode with its micro-batch and
 /// accumulation; the (mode, per-GPU batch, global batch) of each.
 pub(super) fn spec(
@@ -116,9 +120,7 @@ pub(super) fn spec(
         // A later run of the workload whose step is longer is not timed under DDP again (0:
         // none is).
         "ddp_one_max_step_s": if opts.ddp_one_once { 0.0 } else { 0.5 },
-        // One GPU calibrates the model, and its steps' spread gives the straggler term: a
-        // quantile needs more than a handful of samples.
-        "min_steps": if n == 1 { 15 } else { 5 },
+        "min_steps": if n == 1 { MIN_STEPS_ONE_GPU } else { 5 },
         "max_steps": 200,
         // The kernel split calibrates the model from the 1-GPU step only: on more GPUs the
         // profiler's steps (about 3 s a run with its start-up) would feed nothing.

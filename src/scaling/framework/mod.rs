@@ -17,6 +17,7 @@ mod launch;
 mod protocol;
 mod python;
 mod rows;
+mod side;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -26,6 +27,7 @@ use super::memory;
 use super::proxy::proxy_counts;
 use super::table::{Mode, OverlapMeasure, ScalingPoint};
 use super::workload::{Pattern, Workload};
+use crate::model::quantities::gpu_list;
 pub use launch::{DEFAULT_TIMEOUT, LaunchOutcome, SCRIPT, WorkloadEnd, launch};
 use launch::{ScriptDir, launch_script, spec};
 pub use protocol::{
@@ -77,6 +79,10 @@ pub struct FrameworkOptions {
     pub ddp_one_once: bool,
     /// Seconds of host-probe timings in the overlap probe (the host's speed, GPU 0 alone).
     pub probe_host_s: f64,
+    /// The 1-GPU runs go side by side, one launch per GPU at once, each GPU running its share
+    /// of the workloads (`--full`'s time; only where the GPUs are alike: each workload's 1-GPU
+    /// step is then its step on any of them).
+    pub one_gpu_side_by_side: bool,
 }
 
 impl Default for FrameworkOptions {
@@ -94,6 +100,7 @@ impl Default for FrameworkOptions {
             gpu_memory_gib: None,
             ddp_one_once: false,
             probe_host_s: 8.0,
+            one_gpu_side_by_side: false,
         }
     }
 }
@@ -114,14 +121,22 @@ pub struct FrameworkRun {
     /// Where the PyTorch launches' time went, and how many there were.
     pub time: launch::PhaseTimes,
     pub launches: usize,
+    /// How many of them ran side by side with another (their seconds overlap).
+    pub side_by_side: usize,
 }
 
 impl FrameworkRun {
     /// `3 PyTorch launches, 236 s: measure 80.1 s, start 41.0 s, …`; `None` without a launch.
+    /// Launches that ran side by side count their seconds each (the sum is more than the time
+    /// they took), and the note says so.
     pub fn time_note(&self) -> Option<String> {
         (self.launches > 0).then(|| {
+            let overlap = match self.side_by_side {
+                0 => String::new(),
+                k => format!(" ({k} of them side by side: their seconds are summed)"),
+            };
             format!(
-                "{} PyTorch launch{}, {:.0} s: {}",
+                "{} PyTorch launch{}{overlap}, {:.0} s: {}",
                 self.launches,
                 if self.launches == 1 { "" } else { "es" },
                 self.time.total(),
@@ -197,52 +212,42 @@ pub fn run(
         if batch.is_empty() {
             continue;
         }
-        let names: Vec<&str> = batch.iter().map(|(w, _, _)| w.name.as_str()).collect();
+        let shares = side::shares(batch, n, opts);
+        if let Some(note) = side::note(&shares) {
+            run.side_by_side += shares.len();
+            run.notes.push(note);
+        }
+        let names: Vec<&str> = shares
+            .iter()
+            .flat_map(|(_, part)| part.iter().map(|(w, _, _)| w.name.as_str()))
+            .collect();
         let label = format!("PyTorch: {} on {n} GPU(s)", names.join(", "));
         progress(&label, &run.rows);
         let rows_so_far = run.rows.clone();
-        let (combined, probe) = spec_with_probe(&batch, n, &run, workloads, opts);
-        let together = launch_script(
-            &env.path,
-            &script,
-            &combined,
-            &opts.gpus[..n],
-            opts.timeout,
-            cancel,
-            &mut |e| {
-                if let Some(l) = phase_label(e, "", n) {
-                    progress(&l, &rows_so_far);
-                }
-            },
-        );
-        run.time.merge(&together.phases);
-        run.launches += 1;
-        probed |= take_probe(&mut run, &together, probe, n);
-        for (w, spec, planned) in batch {
-            let first = together.for_workload(&w.name);
-            // Alone again where the shared launch ended before this workload ran (another
-            // one crashed it); out of memory is handled below, at a smaller micro-batch.
-            let first = if first.results.is_empty()
-                && first.oom.is_none()
-                && names.len() > 1
-                && !cancel.load(Ordering::Relaxed)
-                && !together.ends.iter().any(|e| e.workload == w.name)
-            {
-                None
-            } else {
-                Some(first)
-            };
-            let (w_run, planned, outcome) =
-                run_alone(&launcher, (w, spec, planned), n, first, &mut run, progress);
-            if w_run.micro_batch != w.micro_batch
-                && !outcome.results.is_empty()
-                && w.pattern == Pattern::DdpRing
-            {
-                fitted.push((w.name.clone(), w_run.micro_batch()));
+        let mut probes = Vec::new();
+        let mut specs = Vec::new();
+        for (gpus, part) in &shares {
+            let (combined, probe) = spec_with_probe(part, n, &run, workloads, opts);
+            specs.push((gpus.clone(), combined));
+            probes.push(probe);
+        }
+        let outcomes = side::launch_together(&env.path, &script, &specs, opts, cancel, &mut |e| {
+            if let Some(l) = phase_label(e, "", n) {
+                progress(&l, &rows_so_far);
             }
-            absorb(&mut run, &w_run, n, &planned, &outcome, &basis_env);
-            let partial = finish(run.clone(), workloads);
-            progress(&label, &partial.rows);
+        });
+        for ((share, together), probe) in shares.into_iter().zip(outcomes).zip(probes) {
+            run.time.merge(&together.phases);
+            run.launches += 1;
+            probed |= take_probe(&mut run, &together, probe, n);
+            let ran = Ran {
+                launch: &together,
+                n,
+                label: &label,
+                basis_env: &basis_env,
+                workloads,
+            };
+            absorb_share(&launcher, share, &ran, &mut run, &mut fitted, progress);
         }
         if counts.last().is_some_and(|&last| last > n) {
             keep_what_fit(&mut runnable, fitted, n, &mut run.notes);
@@ -263,6 +268,71 @@ pub fn run(
         );
     }
     Ok(finish(run, workloads))
+}
+
+/// A launch on `n` GPUs that has ended, and what its workloads' rows need.
+struct Ran<'a> {
+    launch: &'a LaunchOutcome,
+    n: usize,
+    /// The progress label of the launches on `n` GPUs.
+    label: &'a str,
+    basis_env: &'a str,
+    workloads: &'a [Workload],
+}
+
+/// The rows of `share`'s workloads from the launch that ran them (`ran`): each workload's own
+/// results, or — where the shared launch ended before it ran (another one crashed it) or it
+/// ran out of memory — what a launch of its own gave (`run_alone`). DDP micro-batches that
+/// fitted only smaller go to `fitted`. A share run on other GPUs than the first `n` (side by
+/// side) says on which in its rows.
+fn absorb_share(
+    launcher: &Launcher<'_>,
+    (gpus, part): side::Share<'_>,
+    ran: &Ran<'_>,
+    run: &mut FrameworkRun,
+    fitted: &mut Vec<(String, f64)>,
+    progress: &mut dyn FnMut(&str, &[ScalingPoint]),
+) {
+    let Ran {
+        launch: together,
+        n,
+        label,
+        basis_env,
+        workloads,
+    } = *ran;
+    let opts = launcher.opts;
+    let basis_env = if gpus.as_slice() == &opts.gpus[..n.min(opts.gpus.len())] {
+        basis_env.to_string()
+    } else {
+        format!("{basis_env}; on GPU {}, side by side", gpu_list(&gpus))
+    };
+    let several = part.len() > 1;
+    for (w, spec, planned) in part {
+        let first = together.for_workload(&w.name);
+        // Alone again where the shared launch ended before this workload ran (another
+        // one crashed it); out of memory is handled below, at a smaller micro-batch.
+        let first = if first.results.is_empty()
+            && first.oom.is_none()
+            && several
+            && !launcher.cancel.load(Ordering::Relaxed)
+            && !together.ends.iter().any(|e| e.workload == w.name)
+        {
+            None
+        } else {
+            Some(first)
+        };
+        let (w_run, planned, outcome) =
+            run_alone(launcher, (w, spec, planned), &gpus, first, run, progress);
+        if w_run.micro_batch != w.micro_batch
+            && !outcome.results.is_empty()
+            && w.pattern == Pattern::DdpRing
+        {
+            fitted.push((w.name.clone(), w_run.micro_batch()));
+        }
+        absorb(run, &w_run, n, &planned, &outcome, &basis_env);
+        let partial = finish(run.clone(), workloads);
+        progress(label, &partial.rows);
+    }
 }
 
 /// The runnable workloads of `workloads` as launched: each micro-batch halved where a launch
@@ -482,14 +552,14 @@ fn phase_label(e: &Event, workload: &str, n: usize) -> Option<String> {
     Some(format!("PyTorch: {who} on {n} GPU(s): {phase}{what}"))
 }
 
-/// `w` on `n` GPUs in a launch of its own, unless `first` already holds how it ended; out of
+/// `w` on `gpus` in a launch of its own, unless `first` already holds how it ended; out of
 /// memory before any result runs it again with micro-batches half as large (the same per-GPU
 /// batch, accumulated), down to one sample — the micro-batch that fits. Returns the workload as
 /// run (its micro-batch), the (mode, per-GPU batch) planned, and the outcome.
 fn run_alone(
     launcher: &Launcher<'_>,
     (w, spec, planned): Planned<'_>,
-    n: usize,
+    gpus: &[usize],
     mut first: Option<LaunchOutcome>,
     run: &mut FrameworkRun,
     progress: &mut dyn FnMut(&str, &[ScalingPoint]),
@@ -500,6 +570,7 @@ fn run_alone(
         opts,
         cancel,
     } = *launcher;
+    let n = gpus.len();
     let label = format!("PyTorch: {} on {n} GPU(s)", w.name);
     let rows_so_far = run.rows.clone();
     let (mut w_run, mut spec, mut planned) = (w.clone(), spec, planned);
@@ -512,7 +583,7 @@ fn run_alone(
                     &env.path,
                     script,
                     &spec,
-                    &opts.gpus[..n],
+                    gpus,
                     opts.timeout,
                     cancel,
                     &mut |e| {
