@@ -906,6 +906,36 @@ fn no_modeled_step_beats_its_host_floor_on_any_catalog_machine() {
 }
 
 #[test]
+fn a_stated_one_gpu_step_keeps_the_host_floor() {
+    // `--step-ms-1gpu 54.7` on DGX H100: the stated step sets the GPU's work; at 64 GPUs × 16
+    // images the host still sets the step (it read 4.07 ms, bound compute, without the floor).
+    let topo = scalescope::topology::catalog::load("dgx-h100").unwrap();
+    let m = Machine::modeled(&topo);
+    let mut w = workload::resolve("resnet50").unwrap();
+    let catalog = model(&w, &m, &[Mode::Strong], 64);
+    w.step_ms_1gpu = Some(54.7);
+    let stated = model(&w, &m, &[Mode::Strong], 64);
+    let at = |rows: &[scalescope::scaling::ScalingPoint]| {
+        rows.iter().find(|r| r.n_gpus == 64).unwrap().clone()
+    };
+    let r = at(&stated);
+    assert_eq!(r.bound, Some(Bound::Host), "{}", r.basis);
+    let floor = r
+        .host_floor_ms
+        .expect("the stated step's rows state a floor");
+    assert_eq!(Some(floor), at(&catalog).host_floor_ms);
+    assert!(r.step_time_ms.unwrap() >= floor);
+    assert!(r.basis.contains("host floor"), "{}", r.basis);
+    // Every stated row, weak and strong, keeps to it.
+    for r in model(&w, &m, &Mode::ALL, 1024) {
+        let (Some(step), Some(floor)) = (r.step_time_ms, r.host_floor_ms) else {
+            panic!("a row without its floor: {r:?}");
+        };
+        assert!(step >= floor * (1.0 - 1e-12), "{r:?}");
+    }
+}
+
+#[test]
 fn a_halved_micro_batch_pays_the_host_floor_of_each_micro_batch() {
     // GPT-2 XL's micro-batch of 8 does not fit an 80 GB H100: its rows run 2 micro-batches of 4,
     // and the host issues the kernels of each, so the floor is twice the one-micro-batch floor an

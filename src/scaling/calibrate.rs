@@ -291,7 +291,7 @@ pub fn step_model(
 ) -> Option<StepModel> {
     if !inputs.catalog_only {
         if let Some(ms) = w.step_ms_1gpu {
-            return Some(from_record_figures(
+            let mut m = from_record_figures(
                 CalibrationKind::User,
                 w,
                 ms,
@@ -301,7 +301,14 @@ pub fn step_model(
                     "your 1-GPU step: {ms:.1} ms at {}",
                     crate::model::quantities::samples(w.per_gpu_batch)
                 ),
-            ));
+            );
+            // Your step sets the GPU's work, not the host's: a smaller per-GPU batch is still
+            // no faster than the host can issue it (measured here, else the catalog record's
+            // floor moved to this CPU).
+            m.host_floor = measured_here(w, mode, inputs)
+                .and_then(|h| h.host_floor)
+                .or_else(|| from_catalog(w, mode, inputs).and_then(|c| c.host_floor));
+            return Some(m);
         }
         if let Some(m) = measured_here(w, mode, inputs) {
             return Some(m);
