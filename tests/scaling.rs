@@ -906,6 +906,37 @@ fn no_modeled_step_beats_its_host_floor_on_any_catalog_machine() {
 }
 
 #[test]
+fn a_strong_rows_power_does_not_depend_on_the_weak_rows_being_asked_for() {
+    // The power record is scaled from the model's weak 1-GPU row: a strong-only table (which
+    // lacks it) fell back to the 700 W board limit, where `--mode both` gave 581 W.
+    let topo = scalescope::topology::catalog::load("hgx-h200").unwrap();
+    let m = Machine::modeled(&topo);
+    let w = workload::resolve("resnet50").unwrap();
+    let name = topo.gpus[0].name.clone();
+    let powered = |modes: &[Mode]| {
+        let mut rows = model(&w, &m, modes, 64);
+        scalescope::scaling::power::apply(
+            &mut rows,
+            name.as_deref(),
+            std::slice::from_ref(&w),
+            Some(&m),
+        );
+        rows.into_iter()
+            .filter(|r| r.mode == Mode::Strong)
+            .map(|r| (r.n_gpus, r.watts_per_gpu, r.samples_per_joule))
+            .collect::<Vec<_>>()
+    };
+    let alone = powered(&[Mode::Strong]);
+    assert!(alone.iter().all(|(_, w, _)| w.is_some()), "{alone:?}");
+    assert_eq!(alone, powered(&Mode::ALL));
+    let limit = alone[0].1.unwrap();
+    assert!(
+        limit < 700.0,
+        "the record's power, not the board limit: {limit}"
+    );
+}
+
+#[test]
 fn a_stated_one_gpu_step_keeps_the_host_floor() {
     // `--step-ms-1gpu 54.7` on DGX H100: the stated step sets the GPU's work; at 64 GPUs × 16
     // images the host still sets the step (it read 4.07 ms, bound compute, without the floor).

@@ -374,7 +374,12 @@ fn emit_scaling(ctx: &mut Ctx<'_>, run: &ScalingRun) {
         .as_ref()
         .and_then(|m| m.gpu_name.clone())
         .or_else(|| ctx.report.topology.gpus.iter().find_map(|g| g.name.clone()));
-    crate::scaling::power::apply(&mut run.rows, gpu_name.as_deref(), &run.workloads);
+    crate::scaling::power::apply(
+        &mut run.rows,
+        gpu_name.as_deref(),
+        &run.workloads,
+        run.machine.as_ref(),
+    );
     if let Some(p) = ctx.pricing {
         crate::scaling::cost::apply(&mut run.rows, &p, ctx.report.topology.gpus.len());
         run.pricing = Some(p);

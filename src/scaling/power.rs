@@ -19,7 +19,7 @@
 use super::Mode;
 use super::ScalingPoint;
 use super::rates::{DatasheetPower, datasheet_power};
-use super::table::RowSource;
+use super::table::{Machine, RowSource};
 use super::workload::Workload;
 use crate::model::energy::EnergyBasis;
 
@@ -81,13 +81,25 @@ fn measured_reference(rows: &[ScalingPoint], workload: &str, mode: Mode) -> Opti
 }
 
 /// Rule 2: the workload's power record for this GPU, against the model's 1-GPU row (weak
-/// scaling's per-GPU batch, as the record was measured).
-fn record_reference(rows: &[ScalingPoint], w: &Workload, gpu_name: &str) -> Option<Reference> {
+/// scaling's per-GPU batch, as the record was measured): the rows' own, else modeled on
+/// `machine` (a strong-only table has none, and the record is the same).
+fn record_reference(
+    rows: &[ScalingPoint],
+    w: &Workload,
+    gpu_name: &str,
+    machine: Option<&Machine>,
+) -> Option<Reference> {
     let rec = w.power.iter().find(|p| p.matches(gpu_name))?;
-    let one = model_row(rows, &w.name, Mode::Weak, 1)?;
+    let busy_one = match model_row(rows, &w.name, Mode::Weak, 1) {
+        Some(one) => busy(one)?,
+        None => {
+            let weak = super::table::model(w, machine?, &[Mode::Weak], 1);
+            busy(model_row(&weak, &w.name, Mode::Weak, 1)?)?
+        }
+    };
     Some(Reference {
         watts: rec.watts,
-        busy: busy(one)?,
+        busy: busy_one,
         idle: rec.idle_watts,
         measured_spj: None,
         from: format!("{} record: {}", rec.gpu, first_clause(&rec.measured)),
@@ -168,8 +180,14 @@ fn modeled_watts(
 
 /// Gives every modeled row with a throughput and no power its modeled power per GPU, energy per
 /// step and samples per joule (basis [`EnergyBasis::Modeled`]), for GPUs named `gpu_name`
-/// running `workloads`. Rows keep no power where no rule applies.
-pub fn apply(rows: &mut [ScalingPoint], gpu_name: Option<&str>, workloads: &[Workload]) {
+/// running `workloads` on `machine` (the model's, for a reference row the table lacks). Rows
+/// keep no power where no rule applies.
+pub fn apply(
+    rows: &mut [ScalingPoint],
+    gpu_name: Option<&str>,
+    workloads: &[Workload],
+    machine: Option<&Machine>,
+) {
     let sheet = gpu_name.and_then(datasheet_power);
     let mut keys: Vec<(String, Mode)> = rows.iter().map(|r| (r.workload.clone(), r.mode)).collect();
     keys.sort();
@@ -179,7 +197,7 @@ pub fn apply(rows: &mut [ScalingPoint], gpu_name: Option<&str>, workloads: &[Wor
         .map(|(w, mode)| {
             let r = measured_reference(rows, &w, mode).or_else(|| {
                 let wl = workloads.iter().find(|x| x.name == w)?;
-                record_reference(rows, wl, gpu_name?)
+                record_reference(rows, wl, gpu_name?, machine)
             });
             ((w, mode), r)
         })
