@@ -266,7 +266,7 @@ mod tests {
             row(RowSource::Modeled, 1, 125.0, 100.0),
             row(RowSource::Modeled, 8, 160.0, 100.0),
         ];
-        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[]);
+        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[], None);
         assert_eq!(rows[0].energy_basis, None, "a measured row is left alone");
         // The model's 1-GPU row is the measured one: its samples/J too.
         assert!((rows[1].watts_per_gpu.unwrap() - 600.0).abs() < 1e-9);
@@ -299,7 +299,7 @@ mod tests {
             row(RowSource::Modeled, 1, 125.0, 100.0),
             row(RowSource::Modeled, 8, 250.0, 100.0),
         ];
-        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[w.clone()]);
+        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[w.clone()], None);
         assert!((rows[0].watts_per_gpu.unwrap() - 500.0).abs() < 1e-9);
         assert!((rows[1].watts_per_gpu.unwrap() - 310.0).abs() < 1e-9);
         assert!(
@@ -311,7 +311,7 @@ mod tests {
         );
         // Not on another GPU (an H100 PCIe, 350 W): its datasheet there, no idle figure.
         let mut rows = vec![row(RowSource::Modeled, 1, 125.0, 100.0)];
-        apply(&mut rows, Some("NVIDIA H100 PCIe"), &[w]);
+        apply(&mut rows, Some("NVIDIA H100 PCIe"), &[w], None);
         assert_eq!(rows[0].watts_per_gpu, Some(350.0));
     }
 
@@ -319,11 +319,11 @@ mod tests {
     fn without_a_measurement_the_datasheet_sets_the_power() {
         // H100 SXM: 700 W limit, 123 W idle; busy 0.5 → 123 + 577 × 0.5 = 411.5 W.
         let mut rows = vec![row(RowSource::Modeled, 8, 200.0, 100.0)];
-        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[]);
+        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[], None);
         assert!((rows[0].watts_per_gpu.unwrap() - 411.5).abs() < 1e-9);
         // No idle figure for the L40S in the table: the board limit, an upper bound, said so.
         let mut rows = vec![row(RowSource::Modeled, 8, 200.0, 100.0)];
-        apply(&mut rows, Some("NVIDIA L40S"), &[]);
+        apply(&mut rows, Some("NVIDIA L40S"), &[], None);
         assert_eq!(rows[0].watts_per_gpu, Some(350.0));
         assert!(
             rows[0].basis.contains("an upper bound"),
@@ -332,7 +332,7 @@ mod tests {
         );
         // A GPU nobody documents: no power, no samples per joule (never a made-up one).
         let mut rows = vec![row(RowSource::Modeled, 8, 200.0, 100.0)];
-        apply(&mut rows, Some("Mystery GPU"), &[]);
+        apply(&mut rows, Some("Mystery GPU"), &[], None);
         assert_eq!(
             (rows[0].watts_per_gpu, rows[0].samples_per_joule),
             (None, None)
