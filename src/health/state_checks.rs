@@ -177,17 +177,28 @@ fn pcie_link(
         c
     };
     if wcur < wmax {
-        // Width is not lowered to save power: a narrower link is a fault whatever the load.
-        let when = loaded.map_or_else(
-            || "(idle reading; the width is not lowered to save power)".to_string(),
-            str::to_string,
-        );
-        return with_rates(ctx.check(
+        // Width is not lowered to save power: a narrower link is a fault whatever the load. An
+        // idle reading's generation says little (idle GPUs lower it): the figure is the most
+        // the link carries at this width, at its maximum generation, as the modeled copies
+        // over it take it (model::as_running).
+        let (when, figure_gen) = match loaded {
+            Some(when) => (when.to_string(), gcur),
+            None => (
+                format!(
+                    "(idle reading; the width is not lowered to save power: at most {} under load)",
+                    link_text(Some(gmax), Some(wcur))
+                ),
+                gmax,
+            ),
+        };
+        let mut c = with_rates(ctx.check(
             CheckId::PcieLink,
             Verdict::Fail,
             format!("PCIe {cur_text} {when}, expected {max_text}"),
-        ))
-        .because(&causes::PCIE_DOWNTRAINED);
+        ));
+        c.figure = pcie_rate_gbps(figure_gen, wcur);
+        c.percent = c.figure.zip(expected).map(|(f, e)| f / e * 100.0);
+        return c.because(&causes::PCIE_DOWNTRAINED);
     }
     if gcur < gmax {
         return match loaded {
