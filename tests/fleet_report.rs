@@ -486,3 +486,167 @@ fn a_node_whose_pairs_all_reduce_slowly_is_drained() {
     assert_eq!(pairs.len(), 8);
     assert!(pairs.iter().all(|p| p["verdict"] == "pass"), "{pairs:?}");
 }
+
+#[test]
+fn the_bundled_reports_compare_like_with_like() {
+    // One H100 and four H200 reports of 1, 2 and 8 GPUs: the 8-GPU host_to_all (eight GPUs on
+    // the host at once) was an outlier against 1- and 2-GPU nodes, and the H100's local copy
+    // against the H200s'. Each figure is compared only among nodes of its model, and a test of
+    // every GPU at once only at its GPU count.
+    let dir = tempfile::tempdir().unwrap();
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/reports");
+    let (r, json) = fleet_report(&[&reports], &dir.path().join("fleet"));
+    assert_eq!(r.code, Some(3), "{}{}", r.stdout, r.stderr);
+    let findings: Vec<&serde_json::Value> = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|n| n["findings"].as_array().unwrap())
+        .filter(|f| f["kind"] == "outlier")
+        .collect();
+    for f in &findings {
+        let subject = f["subject"].as_str().unwrap();
+        assert!(subject.ends_with("on NVIDIA H200"), "{f}");
+        if [
+            "host_to_all",
+            "all_to_host",
+            "all_to_one",
+            "one_to_all",
+            "all_pairs",
+        ]
+        .contains(&f["field"].as_str().unwrap())
+        {
+            assert!(subject.contains(" GPUs"), "{f}");
+        }
+    }
+    assert!(
+        findings
+            .iter()
+            .all(|f| !f["subject"].as_str().unwrap().contains("H100")),
+        "the one H100 has nothing like it"
+    );
+    assert!(
+        json["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("2 GPU models in the fleet")),
+        "{}",
+        json["notes"]
+    );
+    // The 8-GPU node's host_to_all is keyed at its count: no other node has it.
+    let eight = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"].as_str().unwrap().contains("h200-8x"))
+        .unwrap();
+    assert!(
+        eight["figures"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k == "host_to_all GPU 0, 8 GPUs on NVIDIA H200"),
+        "{}",
+        eight["figures"]
+    );
+}
+
+#[test]
+fn a_figure_modeled_on_a_measured_node_is_named_modeled() {
+    // `check --import` of real captures: the readings are real (the node is measured), the
+    // copy figures modeled from the links as read. Three nodes, one with a Gen4 x8 link.
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let nodes = dir.path().join("nodes");
+    std::fs::create_dir_all(&nodes).unwrap();
+    for (name, smi) in [
+        ("good1", "h200-2x-device-smi-q.txt"),
+        ("good2", "h200-2x-device-smi-q.txt"),
+        ("gen4", "h200-2x-edited-gen4x8-smi-q.txt"),
+    ] {
+        let json = nodes.join(format!("{name}.json"));
+        let smi = data.join(smi).display().to_string();
+        let topo = data.join("h200-2x-device-topo-m.txt").display().to_string();
+        let r = run(&[
+            "check",
+            "--import",
+            &smi,
+            "--import",
+            &topo,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(json.exists(), "{}{}", r.stdout, r.stderr);
+    }
+    let (r, json) = fleet_report(&[&nodes], &dir.path().join("fleet"));
+    assert!(r.code == Some(3), "{}{}", r.stdout, r.stderr);
+    let gen4 = node(&json, "gen4");
+    assert_eq!(gen4["source"], "measured", "{gen4}");
+    let outliers: Vec<&serde_json::Value> = gen4["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "outlier")
+        .collect();
+    assert!(!outliers.is_empty(), "{gen4}");
+    for f in &outliers {
+        assert!(f["field"].as_str().unwrap().ends_with(" (modeled)"), "{f}");
+    }
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("gen4") && l.contains("h2d (modeled) GPU 1")),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn modeled_nodes_beside_measured_ones_are_compared_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes");
+    std::fs::create_dir_all(&nodes).unwrap();
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/reports");
+    for f in ["h200-2x-sxm-2026-11-22.json", "h200-2x-sxm-2026-11-28.json"] {
+        std::fs::copy(reports.join(f), nodes.join(f)).unwrap();
+    }
+    let modeled = dir.path().join("modeled");
+    let r = run(&[
+        "--bench",
+        "--modeled",
+        "--catalog",
+        "h200-2x-sxm",
+        "--suite",
+        "bandwidth",
+        "--out",
+        modeled.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    std::fs::copy(modeled.join("report.json"), nodes.join("catalog.json")).unwrap();
+    let (r, json) = fleet_report(&[&nodes], &dir.path().join("fleet"));
+    assert!(!r.stderr.contains("panicked"));
+    let catalog = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["source"] == "modeled")
+        .expect("the catalog node is modeled");
+    let keys: Vec<&String> = catalog["figures"].as_object().unwrap().keys().collect();
+    assert!(!keys.is_empty());
+    assert!(keys.iter().all(|k| k.contains(" (modeled) ")), "{keys:?}");
+    for n in json["nodes"].as_array().unwrap() {
+        if n["source"] == "measured" {
+            let keys = n["figures"].as_object().unwrap();
+            assert!(keys.keys().all(|k| !k.contains("(modeled)")), "{keys:?}");
+        }
+    }
+    assert!(
+        json["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("1 modeled node(s) beside measured ones")),
+        "{}",
+        json["notes"]
+    );
+}

@@ -17,7 +17,9 @@ use super::finding::{Finding, FindingKind, figure_text, median_of, worse_verdict
 use super::read::{NodeContent, NodeInput};
 use crate::health::thresholds::FleetThresholds;
 use crate::health::{HealthReport, Thresholds, Verdict};
-use crate::model::{BandwidthResult, CollectiveResult, Endpoint, Inventory, Status, Topology};
+use crate::model::{
+    BandwidthResult, CollectiveResult, Endpoint, Inventory, Shape, Source, Status, Topology,
+};
 use crate::report::Report;
 
 /// What `fleet report` found: every node with its verdict and findings, the drain list and the
@@ -211,7 +213,11 @@ pub fn judge_read(
         figures.push(n.figures);
     }
     let mut nodes = judged;
-    let mut notes = unlike_steps(&figures);
+    let mut notes: Vec<String> = by_model(&facts, &mut figures, &mut nodes)
+        .into_iter()
+        .chain(modeled_apart(&mut figures, &mut nodes))
+        .collect();
+    notes.extend(unlike_steps(&figures));
     let fields = consistency(&facts, rules, &mut nodes);
     let figure_summaries = outliers(&figures, rules, &mut nodes);
     let between = fold_between(between, rules, &mut nodes, &mut notes);
@@ -315,6 +321,84 @@ fn node_read(input: &NodeInput) -> (NodeOutcome, Option<Facts>, Figures) {
             (node, Some(node_facts(&view)), figs)
         }
     }
+}
+
+/// In a fleet of several GPU models, each node's figures are named with its model (`h2d GPU 0
+/// on NVIDIA H100 80GB HBM3`): a figure is compared only among nodes of the same model, and
+/// the heat table has a row per model. The note that says so; `None` for one model.
+fn by_model(
+    facts: &[Option<Facts>],
+    figures: &mut [Figures],
+    nodes: &mut [NodeOutcome],
+) -> Option<String> {
+    let key = FieldKey {
+        field: "gpu_model",
+        gpu: None,
+    };
+    let models: Vec<Option<&String>> = facts
+        .iter()
+        .map(|f| f.as_ref().and_then(|f| f.get(&key)))
+        .collect();
+    let mut distinct: Vec<&String> = models
+        .iter()
+        .zip(figures.iter())
+        .filter(|(_, figs)| !figs.is_empty())
+        .filter_map(|(m, _)| *m)
+        .collect();
+    distinct.sort();
+    distinct.dedup();
+    if distinct.len() < 2 {
+        return None;
+    }
+    for ((figs, model), node) in figures.iter_mut().zip(&models).zip(nodes.iter_mut()) {
+        let model = model.map_or("an unknown GPU model", |m| m.as_str());
+        for (k, _) in figs.iter_mut() {
+            k.subject = format!("{} on {model}", k.subject);
+        }
+        node.figures = figs.iter().map(|(k, v)| (k.id(), *v)).collect();
+    }
+    Some(format!(
+        "{} GPU models in the fleet ({}): each figure is compared only among nodes of the same model",
+        distinct.len(),
+        distinct
+            .iter()
+            .map(|m| m.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+/// The mark of a modeled figure's field (`h2d (modeled)`).
+const MODELED: &str = " (modeled)";
+
+/// In a fleet of measured and modeled nodes, the modeled nodes' figures are named modeled:
+/// compared only with each other, never with measurements. The note that says so; `None`
+/// where the nodes are all of one kind.
+fn modeled_apart(figures: &mut [Figures], nodes: &mut [NodeOutcome]) -> Option<String> {
+    let with_figures = || {
+        nodes
+            .iter()
+            .zip(figures.iter())
+            .filter(|(_, f)| !f.is_empty())
+    };
+    let modeled = with_figures().filter(|(n, _)| n.modeled()).count();
+    if modeled == 0 || modeled == with_figures().count() {
+        return None;
+    }
+    for (figs, node) in figures.iter_mut().zip(nodes.iter_mut()) {
+        if !node.modeled() {
+            continue;
+        }
+        for (k, _) in figs.iter_mut() {
+            if !k.field.ends_with(MODELED) {
+                k.field.push_str(MODELED);
+            }
+        }
+        node.figures = figs.iter().map(|(k, v)| (k.id(), *v)).collect();
+    }
+    Some(format!(
+        "{modeled} modeled node(s) beside measured ones: their figures are compared only with each other's"
+    ))
 }
 
 /// The all-reduce runs between nodes judged (`between::judge`) and their findings given to
@@ -443,6 +527,11 @@ impl<'a> View<'a> {
         self.report
             .and_then(|r| r.bandwidth.as_ref().map(|b| b.source))
             .unwrap_or(crate::model::Source::Measured)
+    }
+
+    /// The node's source as its outcome says it: its health check's, else its figures'.
+    fn node_source(&self) -> crate::model::Source {
+        self.health.map_or_else(|| self.source(), |h| h.source)
     }
 }
 
@@ -804,17 +893,37 @@ fn copy_figures(v: &View) -> Vec<(FigureKey, f64)> {
             }
         }
     }
+    let chosen: Vec<&BandwidthResult> = copies.values().map(|(_, r)| *r).collect();
     let mut out = Vec::new();
-    for (_, r) in copies.values() {
-        let (subject, gpu, peer) = endpoints(r.src, r.dst);
+    for r in &chosen {
+        let (mut subject, gpu, peer) = endpoints(r.src, r.dst);
         let (value, unit, higher) = match (r.median_gbps, r.latency_ns) {
             (Some(g), _) => (g, "GB/s", true),
             (None, Some(ns)) => (ns, "ns", false),
             (None, None) => continue,
         };
+        // A test of every GPU at once (host_to_all, all_to_one, all_pairs) shares the host or
+        // the fabric among them: its figure is compared only at the same GPU count.
+        if matches!(
+            r.test.shape(),
+            Shape::HostAll { .. } | Shape::Fan { .. } | Shape::AllPairs
+        ) {
+            let n = gpus_at_once(&chosen, r);
+            subject.push_str(&format!(", {}", crate::model::quantities::gpus(n)));
+        }
+        // A figure modeled from a link's state on a node whose readings are real (a check of
+        // captures) is not a measurement: named so, and compared only with modeled figures
+        // (a modeled node says so in its verdict; `modeled_apart` names its figures where
+        // the fleet also holds measured nodes).
+        let field = match r.source {
+            Source::Modeled if v.node_source() != Source::Modeled => {
+                format!("{}{MODELED}", r.test.id())
+            }
+            _ => r.test.id().to_string(),
+        };
         out.push((
             FigureKey {
-                field: r.test.id().to_string(),
+                field,
                 subject,
                 gpu,
                 peer,
@@ -825,6 +934,23 @@ fn copy_figures(v: &View) -> Vec<(FigureKey, f64)> {
         ));
     }
     out
+}
+
+/// How many GPUs took part in `r`'s test at once: the GPUs of its rows (one per GPU) at its size.
+fn gpus_at_once(rows: &[&BandwidthResult], r: &BandwidthResult) -> usize {
+    let mut gpus: Vec<usize> = rows
+        .iter()
+        .filter(|x| x.test == r.test && x.bytes == r.bytes)
+        .flat_map(|x| [x.src.gpu(), x.dst.gpu()])
+        .flatten()
+        .collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    // all_to_one's peers are `All`: the GPUs are its rows' own, plus at least one other.
+    match r.test.shape() {
+        Shape::Fan { .. } | Shape::AllPairs => gpus.len().max(2),
+        _ => gpus.len().max(1),
+    }
 }
 
 /// Bus bandwidth per operation, algorithm and GPU count, at the largest size that ran.
