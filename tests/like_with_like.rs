@@ -347,6 +347,15 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
     for f in &files {
         let r = report::load(f).unwrap();
         let Some(s) = &r.scaling else { continue };
+        // The bundled reports hold H100 and H200 nodes: each figure is compared among nodes
+        // of one model, its subject naming it.
+        let model = r
+            .machine
+            .gpu_names
+            .first()
+            .cloned()
+            .or_else(|| r.topology.gpus.iter().find_map(|g| g.name.clone()))
+            .unwrap();
         for x in s
             .run
             .rows
@@ -354,7 +363,10 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
             .filter(|x| !x.projected && x.step_time_ms.is_some())
         {
             let e = kinds
-                .entry(format!("{} {} {} GPUs", x.workload, x.mode, x.n_gpus))
+                .entry(format!(
+                    "{} {} {} GPUs on {model}",
+                    x.workload, x.mode, x.n_gpus
+                ))
                 .or_default();
             match (x.source, x.step_statistic()) {
                 (RowSource::Framework, Some(StepStatistic::Mean)) => e[0] += 1,
