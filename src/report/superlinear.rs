@@ -44,10 +44,23 @@ fn base<'a>(row: &ScalingPoint, rows: &'a [ScalingPoint]) -> Option<&'a ScalingP
     })
 }
 
-/// Milliseconds per sample per GPU of a per-step term `ms` of `p`.
+/// The samples of `p`'s busiest GPU: a global batch split in whole samples puts one more on
+/// some GPUs, and the step waits for them.
+fn busiest(p: &ScalingPoint) -> Option<f64> {
+    let most = crate::scaling::batch::BatchSplit::new(p.global_batch, p.n_gpus).most;
+    (most > 0).then_some(most as f64)
+}
+
+/// How much more the busiest GPU of `p` takes than the mean (1 for an even split).
+fn unevenness(p: &ScalingPoint) -> Option<f64> {
+    let most = busiest(p)?;
+    (p.global_batch > 0.0).then(|| most * p.n_gpus as f64 / p.global_batch)
+}
+
+/// Milliseconds per sample of the busiest GPU of a per-step term `ms` of `p`.
 fn per_sample(p: &ScalingPoint, ms: Option<f64>) -> Option<f64> {
     let ms = ms.filter(|m| m.is_finite() && *m > 0.0)?;
-    (p.global_batch > 0.0).then(|| ms * p.n_gpus as f64 / p.global_batch)
+    Some(ms / busiest(p)?)
 }
 
 /// Why `row`'s efficiency is above 1.00, computed from its step and its base row's in `rows`
@@ -77,6 +90,33 @@ pub fn cause(row: &ScalingPoint, rows: &[ScalingPoint]) -> Option<String> {
         .max_by(|a, b| a.1.total_cmp(&b.1))
     });
     let mut s = String::new();
+    // A base whose global batch splits less evenly than this row's: its busiest GPU carries
+    // more than the mean, and its step waits for it.
+    let split = base(row, rows).and_then(|b| {
+        let gain = unevenness(b)? / unevenness(row)?;
+        (gain >= ABOVE).then(|| {
+            format!(
+                "{} samples over {against} split in whole samples: the busiest GPU takes {:.0}, {:.1} % above the mean, and the step waits for it (at {at} {:.1} %)",
+                b.global_batch,
+                busiest(b).unwrap_or_default(),
+                (unevenness(b).unwrap_or(1.0) - 1.0) * 100.0,
+                (unevenness(row).unwrap_or(1.0) - 1.0) * 100.0,
+            )
+        })
+    });
+    if let Some(split) = split {
+        let _ = write!(
+            s,
+            "the base row is slow, not this one fast: {split}; efficiency is taken against the mean share"
+        );
+        if let Some((name, pct)) = term {
+            let _ = write!(
+                s,
+                " (besides, the {name} per sample of the busiest GPU is {pct:.1} % shorter at {at})"
+            );
+        }
+        return Some(s);
+    }
     match row.source {
         RowSource::Modeled => {
             match term {
@@ -245,6 +285,34 @@ mod tests {
         let why = cause(&rows[1], &rows).unwrap();
         assert!(why.starts_with("synthetic proxy steps"), "{why}");
         assert!(why.contains("timed windows"), "{why}");
+    }
+
+    #[test]
+    fn an_unevenly_split_base_is_named_as_the_cause() {
+        // 16 samples strong: 6/5/5 on 3 GPUs, 4 each on 4. The same compute per sample on the
+        // busiest GPU (1200 ms each) reads 1.09 at 4 against 3, the base's split the cause.
+        let strong = |n: usize, step_ms: f64| {
+            let w = crate::scaling::workload::resolve("llama2-7b").unwrap();
+            let mut p = ScalingPoint::empty(&w, Mode::Strong, RowSource::Modeled, n);
+            p.global_batch = 16.0;
+            p.step_time_ms = Some(step_ms);
+            p.compute_ms = Some(step_ms);
+            p.throughput = Some(16.0 / step_ms * 1e3);
+            p.speedup_base = Some(3);
+            p
+        };
+        let mut rows = vec![strong(3, 7200.0), strong(4, 4800.0)];
+        let per_gpu_3 = rows[0].throughput.unwrap() / 3.0;
+        for r in &mut rows {
+            r.efficiency = Some(r.throughput.unwrap() / r.n_gpus as f64 / per_gpu_3);
+        }
+        let why = cause(&rows[1], &rows).unwrap();
+        assert!(why.starts_with("the base row is slow"), "{why}");
+        assert!(
+            why.contains("the busiest GPU takes 6, 12.5 % above the mean"),
+            "{why}"
+        );
+        assert!(!why.contains("GEMM rate"), "{why}");
     }
 
     #[test]
