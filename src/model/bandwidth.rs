@@ -465,6 +465,9 @@ pub struct Headline {
     pub bytes: u64,
     /// Median over the cells of `median_gbps` (ns for latency tests).
     pub median: f64,
+    /// The worst cell's figure: the lowest rate, the longest latency (what a floor every GPU
+    /// must meet is judged by).
+    pub worst: f64,
     /// Cells at `bytes` (each ordered pair of endpoints once: the first row of a repeat).
     pub cells: usize,
     /// Median over the cells of `efficiency`; `None` where no cell has a line rate.
@@ -497,6 +500,11 @@ pub fn headline(results: &[BandwidthResult], test: TestId) -> Option<Headline> {
         test,
         bytes,
         median: Stats::of(&vals)?.median,
+        worst: if test.is_latency() {
+            vals.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        } else {
+            vals.iter().copied().fold(f64::INFINITY, f64::min)
+        },
         cells: vals.len(),
         efficiency: Stats::of(&effs).map(|s| s.median),
         above_line_rate: effs.iter().filter(|&&e| e > PLAUSIBLE_EFFICIENCY).count(),

@@ -481,6 +481,8 @@ pub struct Here {
 pub struct Ours {
     /// GB/s, or ns for the latency tests.
     pub value: f64,
+    /// Where `value` is the worst of this many cells (against a threshold), not their median.
+    pub worst_of: Option<usize>,
     pub source: Source,
     pub here: Here,
 }
@@ -501,8 +503,12 @@ pub fn ours(
     match reference.figure {
         Figure::Copy(test) => {
             let h = headline(bandwidth, test)?;
+            // A threshold is a floor every GPU (pair) must meet, as the health checks that
+            // publish them judge each one: the worst cell stands against it, not the median.
+            let floor = reference.kind == Kind::Threshold && h.cells > 1;
             Some(Ours {
-                value: h.median,
+                value: if floor { h.worst } else { h.median },
+                worst_of: floor.then_some(h.cells),
                 source: if h.modeled {
                     Source::Modeled
                 } else {
@@ -559,6 +565,7 @@ pub fn ours(
             })?;
             Some(Ours {
                 value: best.busbw_gbps?,
+                worst_of: None,
                 source: best.source,
                 here: Here {
                     gpus: Some(n),
@@ -611,8 +618,12 @@ pub fn beside_line(reference: &Reference, ours: Option<&Ours>) -> String {
     line.push_str(&format!(" — {}", reference.source.short()));
     match ours {
         Some(o) => {
+            let worst = o
+                .worst_of
+                .map(|n| format!(", the slowest of {n}"))
+                .unwrap_or_default();
             line.push_str(&format!(
-                "; here {} {} {} ({:.0} % of it)",
+                "; here {} {} {}{worst} ({:.0} % of it)",
                 round(o.value),
                 reference.unit,
                 o.source,
@@ -771,10 +782,54 @@ mod tests {
     }
 
     #[test]
+    fn a_threshold_stands_against_the_slowest_gpu_a_target_against_the_median() {
+        // Azure's h2d floor of 48 GB/s holds for each GPU: GPU 1 at 27.7 fails it, whatever
+        // the median of the two (41.5) says.
+        let cell = |g: usize, gbps: f64| {
+            let mut r = BandwidthResult::empty(
+                TestId::H2d,
+                crate::model::Endpoint::Host,
+                crate::model::Endpoint::Gpu(g),
+                512 << 20,
+                Source::Modeled,
+                Status::Ok,
+                "",
+            );
+            r.median_gbps = Some(gbps);
+            r
+        };
+        let cells = [cell(0, 55.4), cell(1, 27.7)];
+        let floor = Reference {
+            figure: Figure::Copy(TestId::H2d),
+            kind: Kind::Threshold,
+            value: 48.0,
+            conditions: Conditions {
+                method: Some(Method::Ce),
+                ..Conditions::default()
+            },
+            ..reference()
+        };
+        let o = ours(&floor, &cells, &[], 2, None).unwrap();
+        assert_eq!((o.value, o.worst_of), (27.7, Some(2)));
+        assert!(
+            beside_line(&floor, Some(&o))
+                .contains("27.7 GB/s modeled, the slowest of 2 (58 % of it)")
+        );
+        let target = Reference {
+            kind: Kind::Measured,
+            ..floor
+        };
+        let o = ours(&target, &cells, &[], 2, None).unwrap();
+        assert_eq!(o.worst_of, None);
+        assert!((o.value - 41.55).abs() < 1e-9, "{}", o.value);
+    }
+
+    #[test]
     fn the_line_names_value_conditions_source_and_ours() {
         let r = reference();
         let ours = Ours {
             value: 239.4,
+            worst_of: None,
             source: Source::Measured,
             here: Here {
                 gpus: Some(8),
