@@ -351,7 +351,13 @@ fn by_model(
         return None;
     }
     for ((figs, model), node) in figures.iter_mut().zip(&models).zip(nodes.iter_mut()) {
-        let model = model.map_or("an unknown GPU model", |m| m.as_str());
+        // Named in every figure's subject: a GPU name of absurd length is cut.
+        let model = model.map_or("an unknown GPU model".to_string(), |m| {
+            match m.char_indices().nth(SUBJECT_MODEL_CHARS) {
+                Some((i, _)) => format!("{}…", &m[..i]),
+                None => m.clone(),
+            }
+        });
         for (k, _) in figs.iter_mut() {
             k.subject = format!("{} on {model}", k.subject);
         }
@@ -367,6 +373,9 @@ fn by_model(
             .join(", ")
     ))
 }
+
+/// The longest GPU model a figure's subject names, in characters.
+const SUBJECT_MODEL_CHARS: usize = 40;
 
 /// The mark of a modeled figure's field (`h2d (modeled)`).
 const MODELED: &str = " (modeled)";

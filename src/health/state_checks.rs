@@ -177,27 +177,8 @@ fn pcie_link(
         c
     };
     if wcur < wmax {
-        // Width is not lowered to save power: a narrower link is a fault whatever the load. An
-        // idle reading's generation says little (idle GPUs lower it): the figure is the most
-        // the link carries at this width, at its maximum generation, as the modeled copies
-        // over it take it (model::as_running).
-        let (when, figure_gen) = match loaded {
-            Some(when) => (when.to_string(), gcur),
-            None => (
-                format!(
-                    "(idle reading; the width is not lowered to save power: at most {} under load)",
-                    link_text(Some(gmax), Some(wcur))
-                ),
-                gmax,
-            ),
-        };
-        let mut c = with_rates(ctx.check(
-            CheckId::PcieLink,
-            Verdict::Fail,
-            format!("PCIe {cur_text} {when}, expected {max_text}"),
-        ));
-        c.figure = pcie_rate_gbps(figure_gen, wcur);
-        c.percent = c.figure.zip(expected).map(|(f, e)| f / e * 100.0);
+        let mut c = with_rates(ctx.check(CheckId::PcieLink, Verdict::Fail, String::new()));
+        narrowed(&mut c, (gcur, wcur), (gmax, wmax), loaded);
         return c.because(&causes::PCIE_DOWNTRAINED);
     }
     if gcur < gmax {
@@ -238,6 +219,36 @@ fn pcie_link(
             loaded.unwrap_or("(idle reading, at its maximum)")
         ),
     ))
+}
+
+/// A link narrower than its maximum (`now` against `max`, as (generation, width)): a fault
+/// whatever the load, as width is not lowered to save power. An idle reading (`loaded` none)'s
+/// generation says little (idle GPUs lower it): the figure is then the most the link carries
+/// at this width and its maximum generation, as the modeled copies over it take it
+/// (model::as_running). Sets `c`'s detail, figure and percent.
+fn narrowed(c: &mut Check, now: (u32, u32), max: (u32, u32), loaded: Option<&str>) {
+    let (gcur, wcur) = now;
+    let (gmax, wmax) = max;
+    let (when, figure_gen) = match loaded {
+        Some(when) => (when.to_string(), gcur),
+        None => (
+            format!(
+                "(idle reading; the width is not lowered to save power: at most {} under load)",
+                link_text(Some(gmax), Some(wcur))
+            ),
+            gmax,
+        ),
+    };
+    c.detail = format!(
+        "PCIe {} {when}, expected {}",
+        link_text(Some(gcur), Some(wcur)),
+        link_text(Some(gmax), Some(wmax))
+    );
+    c.figure = pcie_rate_gbps(figure_gen, wcur);
+    c.percent = c
+        .figure
+        .zip(pcie_rate_gbps(gmax, wmax))
+        .map(|(f, e)| f / e * 100.0);
 }
 
 /// True for GPU modules whose every NVLink is wired (SXM/HGX baseboards, Grace superchips), from

@@ -90,32 +90,8 @@ pub fn cause(row: &ScalingPoint, rows: &[ScalingPoint]) -> Option<String> {
         .max_by(|a, b| a.1.total_cmp(&b.1))
     });
     let mut s = String::new();
-    // A base whose global batch splits less evenly than this row's: its busiest GPU carries
-    // more than the mean, and its step waits for it.
-    let split = base(row, rows).and_then(|b| {
-        let gain = unevenness(b)? / unevenness(row)?;
-        (gain >= ABOVE).then(|| {
-            format!(
-                "{} samples over {against} split in whole samples: the busiest GPU takes {:.0}, {:.1} % above the mean, and the step waits for it (at {at} {:.1} %)",
-                b.global_batch,
-                busiest(b).unwrap_or_default(),
-                (unevenness(b).unwrap_or(1.0) - 1.0) * 100.0,
-                (unevenness(row).unwrap_or(1.0) - 1.0) * 100.0,
-            )
-        })
-    });
-    if let Some(split) = split {
-        let _ = write!(
-            s,
-            "the base row is slow, not this one fast: {split}; efficiency is taken against the mean share"
-        );
-        if let Some((name, pct)) = term {
-            let _ = write!(
-                s,
-                " (besides, the {name} per sample of the busiest GPU is {pct:.1} % shorter at {at})"
-            );
-        }
-        return Some(s);
+    if let Some(split) = split_cause(row, rows, term) {
+        return Some(split);
     }
     match row.source {
         RowSource::Modeled => {
@@ -165,6 +141,38 @@ pub fn cause(row: &ScalingPoint, rows: &[ScalingPoint]) -> Option<String> {
                  speeds (clocks, host, other load), not the GPUs",
             );
         }
+    }
+    Some(s)
+}
+
+/// Where `row`'s base splits its global batch less evenly than `row` (its busiest GPU carries
+/// more than the mean, and its step waits for it): that is the cause, in words, with `term`
+/// (the step's term that is shorter per sample of the busiest GPU, if any) besides.
+fn split_cause(
+    row: &ScalingPoint,
+    rows: &[ScalingPoint],
+    term: Option<(&str, f64)>,
+) -> Option<String> {
+    let b = base(row, rows)?;
+    let (ub, ur) = (unevenness(b)?, unevenness(row)?);
+    if ub / ur < ABOVE {
+        return None;
+    }
+    let (at, against) = (gpus(row.n_gpus), gpus(b.n_gpus));
+    let mut s = format!(
+        "the base row is slow, not this one fast: {} samples over {against} split in whole \
+         samples: the busiest GPU takes {:.0}, {:.1} % above the mean, and the step waits for \
+         it (at {at} {:.1} %); efficiency is taken against the mean share",
+        b.global_batch,
+        busiest(b).unwrap_or_default(),
+        (ub - 1.0) * 100.0,
+        (ur - 1.0) * 100.0,
+    );
+    if let Some((name, pct)) = term {
+        let _ = write!(
+            s,
+            " (besides, the {name} per sample of the busiest GPU is {pct:.1} % shorter at {at})"
+        );
     }
     Some(s)
 }
