@@ -29,7 +29,9 @@ pub const MIN_PLAUSIBLE_WATTS: f64 = 1.0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EnergyBasis {
-    /// NVML's total-energy counter, read at the window's start and end.
+    /// NVML's total-energy counter, read at the window's start and end (`energy_counter` in
+    /// report.json as in the CSVs; reports before 2026-12-07 wrote `counter`).
+    #[serde(rename = "energy_counter", alias = "counter")]
     Counter,
     /// The mean of NVML's power readings at the window's start and end, times its length: the
     /// readings are a moving average, so bursts within the window are not seen (labeled so).
@@ -271,6 +273,16 @@ pub fn throttle_reasons(mask: u64) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_counter_basis_is_named_as_in_the_csvs_and_the_old_name_still_reads() {
+        assert_eq!(
+            serde_json::to_string(&EnergyBasis::Counter).unwrap(),
+            format!("\"{}\"", EnergyBasis::Counter.id())
+        );
+        let old: EnergyBasis = serde_json::from_str("\"counter\"").unwrap();
+        assert_eq!(old, EnergyBasis::Counter);
+    }
 
     fn counter(start: u64, end: u64) -> WindowReadings {
         WindowReadings {
