@@ -53,8 +53,9 @@ pub struct CompareArgs {
     /// Scaling mode the ranking reads.
     #[arg(long, value_enum, default_value_t = RankMode::Weak)]
     pub mode: RankMode,
-    /// GPU counts to rank at, e.g. 8,64,512 (default: the largest count inside every box, and
-    /// 8, 64 and 512 where a machine has a row).
+    /// GPU counts to rank at, e.g. 8,64,512 (default: the largest count inside every box, 8,
+    /// 64 and 512 where a machine has a row, and each machine's own box size where another
+    /// machine has a row there too).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub gpus: Vec<usize>,
     /// A training run of this many samples: the ranking adds each machine's time and cost
