@@ -215,11 +215,14 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
         let mut pts: Vec<(u64, f64, Source)> = c
             .results
             .iter()
+            // The most GPUs' rows only: busbw at 2 GPUs and at 8 are other figures (a report
+            // of imported nccl-tests outputs can hold several counts).
             .filter(|r| {
                 r.op == CollectiveOp::AllReduce
                     && r.algo == Algo::Nccl
                     && r.in_place == in_place
                     && r.status == Status::Ok
+                    && Some(r.gpus.len()) == n_gpus
             })
             .filter_map(|r| Some((r.bytes, r.busbw_gbps?, r.source)))
             .collect();
@@ -776,6 +779,35 @@ mod tests {
             "{}",
             e.machines[0]
         );
+    }
+
+    #[test]
+    fn the_all_reduce_figure_is_the_most_gpus_only() {
+        // A report holding all-reduce at 8 GPUs and (as imported nccl-tests outputs can) at 2:
+        // the 2-GPU rows never stand in the 8-GPU figure.
+        let mut r = crate::report::bundled::reports()
+            .into_iter()
+            .filter_map(|(_, r)| r.ok())
+            .find(|r| r.topology.gpus.len() == 8 && r.collectives.is_some())
+            .expect("the bundled 8x H200 report");
+        let eight = all_reduce_busbw_1g(&r);
+        assert_eq!(eight.n_gpus, Some(8));
+        let c = r.collectives.as_mut().unwrap();
+        let mut two: Vec<crate::model::CollectiveResult> = c
+            .results
+            .iter()
+            .filter(|x| x.op == CollectiveOp::AllReduce && x.algo == Algo::Nccl)
+            .cloned()
+            .collect();
+        for x in &mut two {
+            x.gpus.truncate(2);
+            x.busbw_gbps = x.busbw_gbps.map(|b| b / 3.0);
+        }
+        two.append(&mut c.results);
+        c.results = two;
+        let mixed = all_reduce_busbw_1g(&r);
+        assert_eq!(mixed.n_gpus, Some(8));
+        assert_eq!(mixed.value, eight.value);
     }
 
     #[test]
