@@ -635,3 +635,50 @@ fn watching_this_machine_reads_every_gpu() {
         }
     }
 }
+
+#[test]
+fn a_source_that_does_not_start_leaves_no_empty_files() {
+    if !common::no_driver() {
+        return;
+    }
+    // No driver: watch's --record and --csv, bench bandwidth's and collectives' --csv/--json
+    // were left behind empty (a 0-byte recording, header-only CSVs) by a run that measured
+    // nothing. The error stays; the folder stays empty.
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    for args in [
+        vec![
+            "watch",
+            "--count",
+            "1",
+            "--record",
+            &p("t.jsonl"),
+            "--csv",
+            &p("t.csv"),
+        ],
+        vec![
+            "bench",
+            "bandwidth",
+            "--csv",
+            &p("b.csv"),
+            "--json",
+            &p("b.json"),
+        ],
+        vec![
+            "bench",
+            "collectives",
+            "--csv",
+            &p("c.csv"),
+            "--json",
+            &p("c.json"),
+        ],
+    ] {
+        let r = run(&args);
+        assert_eq!(r.code, Some(1), "{args:?}: {}", r.stderr);
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
+    }
+}

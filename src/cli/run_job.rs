@@ -145,7 +145,9 @@ impl SourceArgs {
             on_event,
         )
         .map_err(|s| {
+            // What was measured is kept; a job that stopped before any stage leaves no file.
             if let Stopped::Job { report, .. } = &s
+                && report.has_results()
                 && let Err(e) = on_failure(report)
             {
                 return e;

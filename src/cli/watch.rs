@@ -117,7 +117,8 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         mode,
     }));
     let mut sink = Sink {
-        out: Outputs::open(&args)?,
+        out: None,
+        args: &args,
         latest: latest.clone(),
         mode,
         count: args.count,
@@ -225,8 +226,11 @@ fn read_replay(
 
 /// Where the watch's events go: the outputs, then the sample the metrics server answers with;
 /// the watch is cancelled after `count` samples or on the first output that fails.
-struct Sink {
-    out: Outputs,
+struct Sink<'a> {
+    /// The files and the terminal, opened at the first event: a source that fails to start
+    /// (no driver, a server that does not answer) leaves no empty file behind.
+    out: Option<Outputs>,
+    args: &'a WatchArgs,
     latest: Arc<Mutex<Latest>>,
     mode: Mode,
     count: Option<u64>,
@@ -236,17 +240,21 @@ struct Sink {
     failure: Option<CliError>,
 }
 
-impl Sink {
+impl Sink<'_> {
     /// Writes one event to the outputs and hands it to the metrics server.
     fn take(&mut self, event: LiveEvent) {
         if self.failure.is_some() {
             return;
         }
-        let result = match &event {
-            LiveEvent::Header(h) => self.out.header(h, self.mode),
-            LiveEvent::Sample(s) => self.out.sample(s),
-            LiveEvent::End { .. } => Ok(()),
+        let out = match &mut self.out {
+            Some(out) => Ok(out),
+            None => Outputs::open(self.args).map(|o| self.out.insert(o)),
         };
+        let result = out.and_then(|out| match &event {
+            LiveEvent::Header(h) => out.header(h, self.mode),
+            LiveEvent::Sample(s) => out.sample(s),
+            LiveEvent::End { .. } => Ok(()),
+        });
         if let Err(e) = result {
             self.failure = Some(e);
             CANCEL.store(true, Ordering::SeqCst);

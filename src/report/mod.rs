@@ -242,6 +242,16 @@ impl Report {
         }
     }
 
+    /// True when any stage put something in the report (a job that failed before its first
+    /// stage holds only the topology: there is nothing of it to keep).
+    pub fn has_results(&self) -> bool {
+        self.bandwidth.is_some()
+            || self.collectives.is_some()
+            || self.scaling.is_some()
+            || self.health.is_some()
+            || self.soak.is_some()
+    }
+
     /// True when any figure in the report is modeled.
     pub fn has_modeled(&self) -> bool {
         self.bandwidth
