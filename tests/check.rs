@@ -146,6 +146,38 @@ fn an_nvlink_down_fails_with_exit_3() {
 }
 
 #[test]
+fn one_nvlink_error_reading_beside_a_state_capture_is_one_reading() {
+    // `nvlink -s` and one `nvlink -e` (12 replay errors on GPU 1's link 3, edited from the
+    // device capture): two captures of one kind, one reading of the counters. They were taken
+    // as a reading before and one after — the -e against itself — and said "no NVLink error
+    // counter grew", a PASS. The counters stand as one reading: a WARN naming the link.
+    let mut caps = vec![
+        "h200-2x-device-smi-q.xml",
+        "h200-2x-device-nvlink-s.txt",
+        "h200-2x-edited-replay-nvlink-e.txt",
+    ];
+    caps.extend(TOPO);
+    let (_, out, _) = check(&caps, &[]);
+    let line = out
+        .lines()
+        .find(|l| l.contains("GPU 1") && l.contains("nvlink_errors"))
+        .unwrap_or_else(|| panic!("no nvlink_errors line for GPU 1 in {out}"));
+    assert!(line.starts_with("WARN"), "{line}");
+    assert!(line.contains("link 3: 12 replay"), "{line}");
+    assert!(!out.contains("grew between the readings"), "{out}");
+    // Two -e readings are before and after: their growth is judged.
+    let (_, out, _) = check(
+        &[
+            "h200-2x-device-smi-q.txt",
+            "h200-2x-device-nvlink-e.txt",
+            "h200-2x-device-nvlink-e-after.txt",
+        ],
+        &[],
+    );
+    assert!(out.contains("grew between the readings"), "{out}");
+}
+
+#[test]
 fn an_uncorrectable_ecc_error_fails_with_exit_3() {
     for f in [
         "h200-2x-edited-ecc-smi-q.xml",

@@ -12,7 +12,7 @@
 //! file, the line and the field; so are XML that does not parse and files that are none of
 //! these captures. Nothing here panics on any input.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use super::TopologyError;
 use super::import::{self, decode, parse_error, read_input};
@@ -129,11 +129,7 @@ pub fn import_machine_texts(inputs: &[(String, String)]) -> Result<ImportedMachi
     for (_, inv) in &states[1..] {
         before.fill_from(inv);
     }
-    let mut counts: BTreeMap<u8, usize> = BTreeMap::new();
-    for (k, _) in &states {
-        *counts.entry(kind_key(*k)).or_default() += 1;
-    }
-    let after = counts.values().any(|&c| c > 1).then(|| {
+    let after = read_again(&states).then(|| {
         let mut it = states.iter().rev();
         let mut a = it
             .next()
@@ -165,12 +161,49 @@ fn imported(paths: &[String]) -> TopologySource {
     }
 }
 
-fn kind_key(k: CaptureKind) -> u8 {
-    match k {
-        CaptureKind::QueryXml | CaptureKind::QueryText => 0,
-        CaptureKind::Nvlink => 1,
-        CaptureKind::Topo => 2,
+/// The counters a capture holds (NVLink error counters, the PCIe replay counter, ECC error
+/// counts): an `nvidia-smi nvlink -s` holds none, `nvlink -e` the NVLink ones.
+fn counters(inv: &Inventory) -> BTreeSet<&'static str> {
+    let mut out = BTreeSet::new();
+    for g in &inv.gpus {
+        let links = g.nvlinks.iter().flatten();
+        if links.clone().any(|l| {
+            l.crc_errors
+                .or(l.replay_errors)
+                .or(l.recovery_errors)
+                .is_some()
+        }) {
+            out.insert("nvlink errors");
+        }
+        if g.pcie.replay_counter.is_some() {
+            out.insert("pcie replays");
+        }
+        if g.ecc
+            .volatile_corrected
+            .or(g.ecc.volatile_uncorrected)
+            .is_some()
+        {
+            out.insert("ecc");
+        }
     }
+    out
+}
+
+/// Whether some counter was read twice, at two moments: the same counters in two captures that
+/// are not one reading written twice (`-q` as text and as XML at the same timestamp). Then the
+/// later captures are a reading after the first (counters that grew between them). An `nvlink
+/// -s` and an `nvlink -e`, or a `-q` and an `nvlink -e`, are one reading of different things.
+fn read_again(states: &[(CaptureKind, Inventory)]) -> bool {
+    let read: Vec<(BTreeSet<&str>, Option<&str>)> = states
+        .iter()
+        .map(|(_, inv)| (counters(inv), inv.captured_at.as_deref()))
+        .collect();
+    read.iter().enumerate().any(|(i, (a, at_a))| {
+        read[i + 1..].iter().any(|(b, at_b)| {
+            let same_moment = matches!((at_a, at_b), (Some(x), Some(y)) if x == y);
+            !same_moment && a.intersection(b).next().is_some()
+        })
+    })
 }
 
 /// Parses one state capture of a known kind.
