@@ -178,6 +178,33 @@ fn one_nvlink_error_reading_beside_a_state_capture_is_one_reading() {
 }
 
 #[test]
+fn a_gpu_the_driver_did_not_describe_fails_with_exit_3() {
+    // GPU 1's section cut from the device's `-q` (nvidia-smi still counts 2 attached GPUs), as
+    // a GPU fallen off the bus leaves it: the check passed, GPU 1 merely "not in the captures".
+    let (code, out, _) = check(&["h200-2x-edited-gpu1-missing-smi-q.txt"], &[]);
+    assert_eq!(code, 3, "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("gpu_present"))
+        .unwrap_or_else(|| panic!("no gpu_present line in {out}"));
+    assert!(line.starts_with("FAIL") && line.contains("GPU 1"), "{line}");
+    assert!(
+        line.contains("counts 2 attached GPUs and describes 1"),
+        "{line}"
+    );
+    assert!(line.contains("Xid 79"), "{line}");
+    // With `topo -m` beside it, which shows GPU 1: the same, said from the topology.
+    let mut caps = vec!["h200-2x-edited-gpu1-missing-smi-q.txt"];
+    caps.extend(TOPO);
+    let (code, out, _) = check(&caps, &[]);
+    assert_eq!(code, 3, "{out}");
+    assert_eq!(out.matches("gpu_present").count(), 1, "{out}");
+    // The whole capture: every GPU described, no such line.
+    let (_, out, _) = check(&["h200-2x-device-smi-q.txt"], &[]);
+    assert!(!out.contains("gpu_present"), "{out}");
+}
+
+#[test]
 fn an_uncorrectable_ecc_error_fails_with_exit_3() {
     for f in [
         "h200-2x-edited-ecc-smi-q.xml",

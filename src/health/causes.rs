@@ -11,6 +11,15 @@ pub struct Cause {
     pub fix: &'static str,
 }
 
+/// A GPU the captures show that the driver did not describe.
+pub const GPU_MISSING: Cause = Cause {
+    id: "gpu_missing",
+    likely: "the GPU did not answer the driver when `nvidia-smi -q` ran: fallen off the bus \
+             (Xid 79), a power or thermal fault — or a capture cut short",
+    fix: "look for Xid 79 / NVRM errors in `dmesg`; reset the GPU (`nvidia-smi -r`) or reboot; if \
+          it stays missing, reseat or service it — or capture `nvidia-smi -q` again, whole",
+};
+
 /// The PCIe link trained below what GPU and slot allow.
 pub const PCIE_DOWNTRAINED: Cause = Cause {
     id: "pcie_downtrained",

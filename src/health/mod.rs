@@ -69,6 +69,8 @@ impl fmt::Display for Verdict {
 /// hold its id (`pcie_link`, `busy`, `h2d`, …), the words earlier files hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CheckId {
+    /// `gpu_present`: a GPU the captures show that the driver did not describe.
+    Present,
     /// `pcie_link`: PCIe link training against the link's maximum.
     PcieLink,
     /// `nvlink_links`: NVLinks up against the links the GPU has.
@@ -108,7 +110,8 @@ pub enum CheckId {
 
 impl CheckId {
     /// Every check of the GPUs' state, in the order a check lists them.
-    pub const STATE: [CheckId; 14] = [
+    pub const STATE: [CheckId; 15] = [
+        Self::Present,
         Self::Busy,
         Self::PcieLink,
         Self::NvlinkLinks,
@@ -128,6 +131,7 @@ impl CheckId {
     /// The id JSON and CSV hold, e.g. `pcie_link`, `p2p_read_ce`.
     pub fn id(&self) -> &'static str {
         match self {
+            Self::Present => "gpu_present",
             Self::PcieLink => "pcie_link",
             Self::NvlinkLinks => "nvlink_links",
             Self::NvlinkErrors => "nvlink_errors",
@@ -561,6 +565,7 @@ mod tests {
     #[test]
     fn check_ids_keep_their_json_words() {
         let words = [
+            "gpu_present",
             "busy",
             "pcie_link",
             "nvlink_links",

@@ -29,7 +29,7 @@ pub fn checks(
         Some(InventoryKind::Catalog) => Source::Modeled,
         _ => Source::Measured,
     };
-    let mut out = Vec::new();
+    let mut out = missing(ev, &selected, source);
     for &g in &selected {
         let before = ev.before.as_ref().and_then(|i| i.gpu(g));
         let after = ev.after.as_ref().and_then(|i| i.gpu(g));
@@ -66,6 +66,31 @@ pub fn checks(
     }
     out.extend(p2p_status(topo, &selected, source));
     out
+}
+
+/// A FAIL for each GPU the captures show that `nvidia-smi -q` does not describe (among the
+/// `selected`, or beyond the topology's GPUs: one nvidia-smi counts and cannot describe).
+fn missing(ev: &Evidence, selected: &[usize], source: Source) -> Vec<Check> {
+    let Some(inv) = ev.before.as_ref() else {
+        return Vec::new();
+    };
+    inv.missing
+        .iter()
+        .filter(|m| selected.contains(&m.index) || inv.gpu(m.index).is_none())
+        .map(|m| {
+            let ctx = Ctx {
+                g: m.index,
+                source,
+                kind: Some(inv.kind),
+            };
+            ctx.check(
+                CheckId::Present,
+                Verdict::Fail,
+                format!("GPU {} missing: {}", m.index, m.seen),
+            )
+            .because(&causes::GPU_MISSING)
+        })
+        .collect()
 }
 
 /// Which GPU and where its readings come from.

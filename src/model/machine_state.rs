@@ -46,6 +46,20 @@ pub struct Inventory {
     /// Facts about how values were read or why some are missing.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// GPUs the captures show but `nvidia-smi -q` does not describe: counted among its
+    /// attached GPUs, or in `topo -m` / `nvlink -s`, with no section of their own (a GPU that
+    /// did not answer the driver).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<MissingGpu>,
+}
+
+/// A GPU a capture shows that `nvidia-smi -q` does not describe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MissingGpu {
+    /// Its index (nvidia-smi's order).
+    pub index: usize,
+    /// Where it shows, in words: `nvidia-smi -q counts 2 attached GPUs and describes 1`.
+    pub seen: String,
 }
 
 impl Inventory {
@@ -58,6 +72,7 @@ impl Inventory {
             driver_version: None,
             gpus: Vec::new(),
             notes: Vec::new(),
+            missing: Vec::new(),
         }
     }
 
@@ -106,6 +121,11 @@ impl Inventory {
         for n in &other.notes {
             if !self.notes.contains(n) {
                 self.notes.push(n.clone());
+            }
+        }
+        for m in &other.missing {
+            if !self.missing.iter().any(|x| x.index == m.index) {
+                self.missing.push(m.clone());
             }
         }
     }

@@ -140,6 +140,7 @@ pub fn import_machine_texts(inputs: &[(String, String)]) -> Result<ImportedMachi
         }
         a
     });
+    note_undescribed(&mut before, &states, topology.as_ref());
     let topo = match topology.take() {
         Some(mut t) => {
             merge_into_topology(&mut t, &before)?;
@@ -158,6 +159,43 @@ pub fn import_machine_texts(inputs: &[(String, String)]) -> Result<ImportedMachi
 fn imported(paths: &[String]) -> TopologySource {
     TopologySource::Imported {
         paths: paths.to_vec(),
+    }
+}
+
+/// Where an `nvidia-smi -q` capture was given, the GPUs that `topo -m` or `nvlink -s` show
+/// and no `-q` capture describes go into `before.missing` (a GPU that did not answer the
+/// driver when `-q` ran is left out of it).
+fn note_undescribed(
+    before: &mut Inventory,
+    states: &[(CaptureKind, Inventory)],
+    topology: Option<&Topology>,
+) {
+    let query = |k: &CaptureKind| matches!(k, CaptureKind::QueryText | CaptureKind::QueryXml);
+    if !states.iter().any(|(k, _)| query(k)) {
+        return;
+    }
+    let described: BTreeSet<usize> = states
+        .iter()
+        .filter(|(k, _)| query(k))
+        .flat_map(|(_, inv)| inv.gpus.iter().map(|g| g.index))
+        .collect();
+    let mut seen: Vec<(usize, &str)> = topology
+        .map(|t| t.gpu_indices())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|g| (g, "`nvidia-smi topo -m`"))
+        .collect();
+    for (_, inv) in states.iter().filter(|(k, _)| !query(k)) {
+        seen.extend(inv.gpus.iter().map(|g| (g.index, "`nvidia-smi nvlink`")));
+    }
+    for (index, capture) in seen {
+        if described.contains(&index) || before.missing.iter().any(|m| m.index == index) {
+            continue;
+        }
+        before.missing.push(crate::model::MissingGpu {
+            index,
+            seen: format!("{capture} shows GPU {index}; no nvidia-smi -q capture describes it"),
+        });
     }
 }
 
@@ -504,6 +542,8 @@ pub fn parse_query_xml(text: &str, origin: &str) -> Result<Inventory, TopologyEr
     }
     crate::model::check_gpu_count(gpus.len())
         .map_err(|why| parse_error(origin, line_of(root), format!("<gpu> elements: {why}")))?;
+    let attached = xml_text(root, &["attached_gpus"]).and_then(|v| v.trim().parse::<usize>().ok());
+    inv.missing = unanswered(attached, gpus.len());
     for (index, g) in gpus.into_iter().enumerate() {
         let gpu = XmlGpu {
             doc: &doc,
@@ -806,11 +846,29 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
     }
     crate::model::check_gpu_count(gpus.len())
         .map_err(|why| parse_error(origin, 1, format!("`GPU …` sections: {why}")))?;
+    let described = gpus.len();
     for (index, g) in gpus.into_iter().enumerate() {
         let gpu = TextGpu { g, origin, index };
         gpu.read(inv.gpu_mut(index))?;
     }
+    let attached = top("Attached GPUs").and_then(|v| v.trim().parse::<usize>().ok());
+    inv.missing = unanswered(attached, described);
     Ok(inv)
+}
+
+/// The GPUs `nvidia-smi -q` counts among its attached GPUs (`attached`) beyond the `described`
+/// ones it has a section for: nvidia-smi lists a GPU it cannot reach in the count only.
+fn unanswered(attached: Option<usize>, described: usize) -> Vec<crate::model::MissingGpu> {
+    let attached = attached.filter(|&a| a > described && a <= crate::model::MAX_GPUS);
+    (described..attached.unwrap_or(described))
+        .map(|index| crate::model::MissingGpu {
+            index,
+            seen: format!(
+                "nvidia-smi -q counts {} attached GPUs and describes {described}",
+                attached.unwrap_or(described)
+            ),
+        })
+        .collect()
 }
 
 /// The lines of an `nvidia-smi -q` capture as a tree by indentation: each line is a child of
