@@ -205,6 +205,101 @@ fn a_gpu_the_driver_did_not_describe_fails_with_exit_3() {
 }
 
 #[test]
+fn the_drivers_own_flags_fail_with_the_right_cause() {
+    // One line of the device's `-q` (text and XML) edited per case, on one GPU: the driver's
+    // memory and recovery flags and the fabric status, read nowhere before (each passed).
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &str, usize, &str, &str); 5] = [
+        (
+            "Unrepairable Memory",
+            "No",
+            "Yes",
+            0,
+            "memory_repair",
+            "unrepairable memory",
+        ),
+        (
+            "SRAM Threshold Exceeded",
+            "No",
+            "Yes",
+            1,
+            "memory_repair",
+            "SRAM errors exceeded",
+        ),
+        (
+            "GPU Recovery Action",
+            "None",
+            "Reset",
+            1,
+            "recovery_action",
+            "Reset",
+        ),
+        (
+            "GPU Recovery Action",
+            "None",
+            "Drain and Reset",
+            0,
+            "recovery_action",
+            "Drain and Reset",
+        ),
+        (
+            "Status",
+            "Success",
+            "Failure",
+            0,
+            "nvlink_links",
+            "fabric registration: Failure",
+        ),
+    ];
+    let text = std::fs::read_to_string(data_path("h200-2x-device-smi-q.txt")).unwrap();
+    for (field, was, now, gpu, check_id, said) in cases {
+        // The field's line of GPU `gpu` (each GPU's section has one).
+        let lines: Vec<&str> = text.lines().collect();
+        let at: Vec<usize> = (0..lines.len())
+            .filter(|&i| {
+                let l = lines[i].trim_start();
+                l.starts_with(field) && l.split(" : ").nth(1) == Some(was)
+            })
+            .collect();
+        assert_eq!(at.len(), 2, "{field}");
+        let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        edited[at[gpu]] = lines[at[gpu]].replace(&format!(": {was}"), &format!(": {now}"));
+        let path = dir.path().join(format!("{check_id}-{gpu}.txt"));
+        std::fs::write(&path, edited.join("\n")).unwrap();
+        let (code, out, _) = check(&[path.to_str().unwrap()], &[]);
+        assert_eq!(code, 3, "{field}: {out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("FAIL") && l.contains(check_id))
+            .unwrap_or_else(|| panic!("{field}: no FAIL {check_id} in {out}"));
+        assert!(line.contains(&format!("GPU {gpu}")), "{line}");
+        assert!(line.contains(said), "{line}");
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("FAIL")).count(),
+            1,
+            "{field}: one fault, one FAIL: {out}"
+        );
+    }
+    // The XML says the same.
+    let xml = std::fs::read_to_string(data_path("h200-2x-device-smi-q.xml")).unwrap();
+    let edited = xml.replacen(
+        "<gpu_recovery_action>None</gpu_recovery_action>",
+        "<gpu_recovery_action>Reset</gpu_recovery_action>",
+        1,
+    );
+    assert_ne!(edited, xml);
+    let path = dir.path().join("reset.xml");
+    std::fs::write(&path, edited).unwrap();
+    let (code, out, _) = check(&[path.to_str().unwrap()], &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("FAIL") && l.contains("GPU 0") && l.contains("recovery_action")),
+        "{out}"
+    );
+}
+
+#[test]
 fn an_uncorrectable_ecc_error_fails_with_exit_3() {
     for f in [
         "h200-2x-edited-ecc-smi-q.xml",

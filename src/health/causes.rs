@@ -20,6 +20,31 @@ pub const GPU_MISSING: Cause = Cause {
           it stays missing, reseat or service it — or capture `nvidia-smi -q` again, whole",
 };
 
+/// The driver found GPU memory it cannot repair.
+pub const MEMORY_UNREPAIRABLE: Cause = Cause {
+    id: "memory_unrepairable",
+    likely: "the GPU's memory has a fault the driver cannot repair (no row remapping or page \
+             retirement left to cover it)",
+    fix: "drain the GPU and replace it (RMA); run NVIDIA's field diagnostic for the ticket",
+};
+
+/// Uncorrectable SRAM errors passed NVIDIA's threshold for replacing the GPU.
+pub const SRAM_THRESHOLD: Cause = Cause {
+    id: "sram_threshold",
+    likely: "uncorrectable SRAM errors (L2, register files) passed the threshold NVIDIA sets \
+             for replacing the GPU",
+    fix: "drain the GPU and replace it (RMA); run NVIDIA's field diagnostic for the ticket",
+};
+
+/// The driver asks for a recovery action.
+pub const RECOVERY_ASKED: Cause = Cause {
+    id: "recovery_asked",
+    likely: "the driver flagged the GPU: an error it cannot clear while running (nvidia-smi's \
+             GPU Recovery Action)",
+    fix: "drain the GPU's jobs and do what the driver asks (a GPU reset: `nvidia-smi -r -i N`; \
+          a reboot; drain peer-to-peer jobs), then check again; look in `dmesg` for the Xid",
+};
+
 /// The PCIe link trained below what GPU and slot allow.
 pub const PCIE_DOWNTRAINED: Cause = Cause {
     id: "pcie_downtrained",

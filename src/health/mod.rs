@@ -83,6 +83,8 @@ pub enum CheckId {
     Ecc,
     /// `memory_repair`: retired pages and remapped rows.
     MemoryRepair,
+    /// `recovery_action`: what the driver asks to be done to bring the GPU back.
+    Recovery,
     /// `clocks`: clock limits during the load.
     Clocks,
     /// `power_limit`: the power limit in force against the board's default.
@@ -110,7 +112,7 @@ pub enum CheckId {
 
 impl CheckId {
     /// Every check of the GPUs' state, in the order a check lists them.
-    pub const STATE: [CheckId; 15] = [
+    pub const STATE: [CheckId; 16] = [
         Self::Present,
         Self::Busy,
         Self::PcieLink,
@@ -119,6 +121,7 @@ impl CheckId {
         Self::PcieReplay,
         Self::Ecc,
         Self::MemoryRepair,
+        Self::Recovery,
         Self::Clocks,
         Self::P2pStatus,
         Self::PowerLimit,
@@ -138,6 +141,7 @@ impl CheckId {
             Self::PcieReplay => "pcie_replay",
             Self::Ecc => "ecc",
             Self::MemoryRepair => "memory_repair",
+            Self::Recovery => "recovery_action",
             Self::Clocks => "clocks",
             Self::Busy => "busy",
             Self::P2pStatus => "p2p_status",
@@ -573,6 +577,7 @@ mod tests {
             "pcie_replay",
             "ecc",
             "memory_repair",
+            "recovery_action",
             "clocks",
             "p2p_status",
             "power_limit",

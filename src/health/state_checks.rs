@@ -51,6 +51,8 @@ pub fn checks(
         out.push(pcie_replay(&ctx, before, after));
         out.push(ecc(&ctx, before, after));
         out.push(memory_repair(&ctx, before));
+        out.extend(recovery(&ctx, before));
+        out.extend(fabric(&ctx, before));
         if let Some(c) = clocks(&ctx, before, load, ev.load.is_some()) {
             out.push(c);
         }
@@ -683,6 +685,20 @@ fn memory_repair(ctx: &Ctx, before: Option<&GpuInventory>) -> Check {
     };
     let found =
         |v: Verdict, d: String, c: &Cause| ctx.check(CheckId::MemoryRepair, v, d).because(c);
+    if e.unrepairable == Some(true) {
+        return found(
+            Verdict::Fail,
+            "the driver reports unrepairable memory".into(),
+            &causes::MEMORY_UNREPAIRABLE,
+        );
+    }
+    if e.sram_threshold_exceeded == Some(true) {
+        return found(
+            Verdict::Fail,
+            "uncorrectable SRAM errors exceeded the threshold".into(),
+            &causes::SRAM_THRESHOLD,
+        );
+    }
     if e.remap_failure == Some(true) {
         return found(
             Verdict::Fail,
@@ -736,6 +752,41 @@ fn memory_repair(ctx: &Ctx, before: Option<&GpuInventory>) -> Check {
             }
         ),
     )
+}
+
+/// What the driver asks to be done to bring the GPU back (`nvidia-smi -q`'s GPU Recovery
+/// Action): FAIL for anything but `None`; no line where it was not read.
+fn recovery(ctx: &Ctx, before: Option<&GpuInventory>) -> Option<Check> {
+    let action = before?.recovery_action.as_deref()?;
+    if action.eq_ignore_ascii_case("none") {
+        return Some(ctx.check(
+            CheckId::Recovery,
+            Verdict::Pass,
+            "the driver asks for no recovery action",
+        ));
+    }
+    Some(
+        ctx.check(
+            CheckId::Recovery,
+            Verdict::Fail,
+            format!("the driver asks for a recovery action: {action}"),
+        )
+        .because(&causes::RECOVERY_ASKED),
+    )
+}
+
+/// The GPU's NVLink fabric registration on NVSwitch systems: a FAIL (as `nvlink_links`) where
+/// it failed; no line otherwise (`nvlink_links` judges the links).
+fn fabric(ctx: &Ctx, before: Option<&GpuInventory>) -> Option<Check> {
+    let status = before?.fabric_status.as_deref()?;
+    status.eq_ignore_ascii_case("failure").then(|| {
+        ctx.check(
+            CheckId::NvlinkLinks,
+            Verdict::Fail,
+            format!("NVLink fabric registration: {status} (nvidia-smi -q, Fabric Status)"),
+        )
+        .because(&causes::NVLINK_INACTIVE)
+    })
 }
 
 /// Clock limits seen during the load tests (live), or active in a capture.

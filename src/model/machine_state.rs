@@ -177,6 +177,14 @@ pub struct GpuInventory {
     /// Settings that hold a GPU below its best when changed: power limit, clocks, modes.
     #[serde(default, skip_serializing_if = "GpuSettings::is_empty")]
     pub settings: GpuSettings,
+    /// What the driver asks to be done to bring the GPU back, as nvidia-smi says it (`None`,
+    /// `Reset`, `Reboot`, `Drain P2P`, `Drain and Reset`); `None` where not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_action: Option<String>,
+    /// The GPU's NVLink fabric registration status (`Success`, `Failure`, …) on NVSwitch
+    /// systems; `None` where not read or not applicable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric_status: Option<String>,
 }
 
 /// Settings an operator or a job can change that hold a GPU below what it can do (the power
@@ -295,6 +303,14 @@ impl GpuInventory {
         self.nvlinks_expected = self.nvlinks_expected.or(o.nvlinks_expected);
         self.nvlink_gbps_per_link = self.nvlink_gbps_per_link.or(o.nvlink_gbps_per_link);
         self.ecc.fill_from(&o.ecc);
+        self.recovery_action = self
+            .recovery_action
+            .take()
+            .or_else(|| o.recovery_action.clone());
+        self.fabric_status = self
+            .fabric_status
+            .take()
+            .or_else(|| o.fabric_status.clone());
         self.throttle = self.throttle.take().or_else(|| o.throttle.clone());
         self.utilization_gpu_percent = self.utilization_gpu_percent.or(o.utilization_gpu_percent);
         self.utilization_memory_percent = self
@@ -388,6 +404,13 @@ pub struct EccState {
     pub remap_pending: Option<bool>,
     /// A remapping failed: no spare row was left.
     pub remap_failure: Option<bool>,
+    /// The driver found memory it cannot repair (nvidia-smi's "Unrepairable Memory").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrepairable: Option<bool>,
+    /// Uncorrectable SRAM errors passed the threshold NVIDIA sets for replacing the GPU
+    /// (nvidia-smi's "SRAM Threshold Exceeded").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sram_threshold_exceeded: Option<bool>,
 }
 
 impl EccState {
@@ -408,6 +431,8 @@ impl EccState {
             .or(o.remapped_rows_uncorrectable);
         self.remap_pending = self.remap_pending.or(o.remap_pending);
         self.remap_failure = self.remap_failure.or(o.remap_failure);
+        self.unrepairable = self.unrepairable.or(o.unrepairable);
+        self.sram_threshold_exceeded = self.sram_threshold_exceeded.or(o.sram_threshold_exceeded);
     }
 }
 

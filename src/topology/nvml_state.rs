@@ -105,6 +105,10 @@ fn read_gpu(nvml: &Nvml, dev: &Device, index: usize) -> GpuInventory {
         utilization_memory_percent: dev.utilization_rates().ok().map(|u| u.memory),
         processes: processes(dev),
         settings: settings(dev),
+        // nvml-wrapper has no call for the recovery action or the fabric state: read from
+        // `nvidia-smi -q` captures only.
+        recovery_action: None,
+        fabric_status: None,
     }
 }
 
@@ -239,6 +243,9 @@ pub(crate) fn ecc(nvml: &Nvml, dev: &Device) -> EccState {
         remapped_rows_uncorrectable: unc,
         remap_pending: pending,
         remap_failure: failure,
+        // Read from `nvidia-smi -q` captures only (no nvml-wrapper call).
+        unrepairable: None,
+        sram_threshold_exceeded: None,
     }
 }
 

@@ -639,6 +639,8 @@ impl XmlGpu<'_, '_> {
     fn read(&self, gi: &mut GpuInventory) -> Result<(), TopologyError> {
         let g = self.g;
         gi.name = xml_text(g, &["product_name"]).and_then(value_str);
+        gi.recovery_action = xml_text(g, &["gpu_recovery_action"]).and_then(value_str);
+        gi.fabric_status = xml_text(g, &["fabric", "status"]).and_then(value_str);
         gi.vbios = xml_text(g, &["vbios_version"]).and_then(value_str);
         gi.uuid = xml_text(g, &["uuid"]).and_then(value_str);
         gi.pci_bus_id = xml_text(g, &["pci", "pci_bus_id"])
@@ -747,6 +749,9 @@ impl XmlGpu<'_, '_> {
         ecc.remapped_rows_uncorrectable = self.num(&["remapped_rows", "remapped_row_unc"])?;
         ecc.remap_pending = self.flg(&["remapped_rows", "remapped_row_pending"])?;
         ecc.remap_failure = self.flg(&["remapped_rows", "remapped_row_failure"])?;
+        ecc.unrepairable = self.flg(&["ecc_errors", "unrepairable_memory"])?;
+        ecc.sram_threshold_exceeded =
+            self.flg(&["ecc_errors", "aggregate", "sram_threshold_exceeded"])?;
         Ok(ecc)
     }
 
@@ -974,6 +979,8 @@ impl TextGpu<'_> {
     fn read(&self, gi: &mut GpuInventory) -> Result<(), TopologyError> {
         let g = self.g;
         gi.name = g.value_at(&["Product Name"]).and_then(value_str);
+        gi.recovery_action = g.value_at(&["GPU Recovery Action"]).and_then(value_str);
+        gi.fabric_status = g.value_at(&["Fabric", "Status"]).and_then(value_str);
         gi.uuid = g.value_at(&["GPU UUID"]).and_then(value_str);
         gi.vbios = g.value_at(&["VBIOS Version"]).and_then(value_str);
         gi.pci_bus_id = g
@@ -1070,6 +1077,9 @@ impl TextGpu<'_> {
             ecc.remap_pending = self.flg(rr.get(&["Pending"]))?;
             ecc.remap_failure = self.flg(rr.get(&["Remapping Failure Occurred"]))?;
         }
+        ecc.unrepairable = self.flg(g.get(&["ECC Errors", "Unrepairable Memory"]))?;
+        ecc.sram_threshold_exceeded =
+            self.flg(g.get(&["ECC Errors", "Aggregate", "SRAM Threshold Exceeded"]))?;
         Ok(())
     }
 
