@@ -114,9 +114,10 @@ fn modeling_a_report_keeps_its_measured_rows_and_adds_modeled_series() {
     );
 }
 
-/// The example report the app opens on (an H200 machine) has a busbw plot that carries the HGX H200's published all-reduce
-/// figures as marks in the legend, and a list under it names each with its source; hovering
-/// an item shows ours beside it and what differs.
+/// The example report the app opens on (2× H200) is listed beside the HGX H200's published
+/// all-reduce figures, each with its source, and hovering an item shows ours beside it and what
+/// differs; they were taken on 8 GPUs, so none is a line on its plot of 2 (they were, above its
+/// line rate).
 #[test]
 fn published_figures_are_marked_and_listed_with_their_sources() {
     let Some((mut harness, _)) = app_on_example_report("Collectives", egui::vec2(1400.0, 4000.0))
@@ -125,11 +126,19 @@ fn published_figures_are_marked_and_listed_with_their_sources() {
     };
     assert!(
         harness
-            .query_by_label_contains("published all_reduce busbw 480.0 GB/s (measured, 8 GPUs)")
+            .query_by_label_contains("published all_reduce busbw 480.0 GB/s")
+            .is_none(),
+        "an 8-GPU figure drawn on a 2-GPU plot"
+    );
+    harness
+        .get_by_label("Published figures (3; drawn where taken at this run's GPU count)")
+        .click();
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains("480.0 GB/s measured (8 GPUs)")
             .is_some()
     );
-    harness.get_by_label("Published figures (3)").click();
-    harness.run();
     let item = harness
         .get_by_label_contains("Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md");
     item.hover();
@@ -143,6 +152,25 @@ fn published_figures_are_marked_and_listed_with_their_sources() {
     assert!(
         harness
             .query_by_label_contains("NVLS on there, not known here")
+            .is_some()
+    );
+}
+
+/// The 1× H200 example's collectives were all waived (one GPU): the view says so, with the
+/// reason the report holds, above the empty plots.
+#[test]
+fn a_run_where_nothing_ran_says_why() {
+    let Some((mut harness, _)) = app_on_example_report("Collectives", egui::vec2(1400.0, 1200.0))
+    else {
+        return;
+    };
+    harness.get_by_label("1× H200 · vm · 2026-11-28").click();
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains(
+                "None of the 232 results ran: a collective needs at least two GPUs"
+            )
             .is_some()
     );
 }

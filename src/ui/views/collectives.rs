@@ -260,6 +260,28 @@ fn results(
 ) {
     ui.add_space(6.0);
     ui.label(RichText::new(data.backend.as_ref()).weak());
+    // Nothing ran (one GPU, no NCCL): say why above the empty plots, in the rows' own words.
+    if !data.rows.is_empty() && data.rows.iter().all(|r| r.status != Status::Ok) {
+        let mut reasons: Vec<&str> = data
+            .rows
+            .iter()
+            .filter_map(|r| r.reason.as_deref())
+            .collect();
+        reasons.sort_unstable();
+        reasons.dedup();
+        ui.colored_label(
+            palette::P2P_NS,
+            format!(
+                "None of the {} results ran: {}",
+                data.rows.len(),
+                if reasons.is_empty() {
+                    "no reason recorded".to_string()
+                } else {
+                    reasons.join("; ")
+                }
+            ),
+        );
+    }
     let plots = ResultPlots::new(topology, &data.rows, hidden);
     // The legend under the plots (under the first when they are stacked), never over their
     // data; its entries hide and show series.
@@ -303,6 +325,8 @@ struct ResultPlots<'a> {
     line_rate: Option<f64>,
     /// Published busbw figures for machines like this one, for the operations shown.
     published: Vec<Beside>,
+    /// Those of them at the rows' GPU count: the lines on the plot.
+    drawn: Vec<Beside>,
     /// Published marks hidden from the legend, read before the legend may change them.
     hidden_marks: BTreeSet<String>,
 }
@@ -316,12 +340,26 @@ impl<'a> ResultPlots<'a> {
                 keys.push(k);
             }
         }
+        // Drawn beside the rows only at their own GPU count: a figure of 8 GPUs is not a line
+        // on a plot of 2 (the list under the legend still names it, with the difference).
+        let here = rows
+            .iter()
+            .filter(|r| r.status == Status::Ok)
+            .map(|r| r.gpus.len())
+            .max();
         let published: Vec<Beside> = beside(topology, &[], rows)
             .into_iter()
             .filter(|b| match b.reference.figure {
                 Figure::Collective(op) => rows.iter().any(|r| r.op == op),
                 Figure::Copy(_) => false,
             })
+            .collect();
+        let drawn: Vec<Beside> = published
+            .iter()
+            .filter(|b| {
+                here.is_some() && b.reference.conditions.gpus.is_none_or(|g| Some(g) == here)
+            })
+            .cloned()
             .collect();
         let shown = keys
             .iter()
@@ -340,6 +378,7 @@ impl<'a> ResultPlots<'a> {
             keys,
             shown,
             published,
+            drawn,
             hidden_marks,
         }
     }
@@ -364,7 +403,7 @@ impl<'a> ResultPlots<'a> {
                 );
             }
             for b in self
-                .published
+                .drawn
                 .iter()
                 .filter(|b| !self.hidden_marks.contains(&published_name(b)))
             {
@@ -408,7 +447,7 @@ impl<'a> ResultPlots<'a> {
                 dashed: true,
             });
         }
-        for b in &self.published {
+        for b in &self.drawn {
             entries.push(LegendEntry {
                 name: published_name(b),
                 color: palette::PUBLISHED,
@@ -441,28 +480,35 @@ fn published_list(ui: &mut Ui, published: &[Beside]) {
     if published.is_empty() {
         return;
     }
-    egui::CollapsingHeader::new(format!("Published figures ({})", published.len()))
-        .id_salt("coll-published")
-        .default_open(false)
-        .show(ui, |ui| {
-            for b in published {
-                let r = b.reference;
-                let text = format!(
-                    "{} {:.1} {} {} — {}",
-                    r.figure,
-                    r.value,
-                    r.unit,
-                    r.kind,
-                    r.source.short()
-                );
-                let mut hover = b.line();
-                if let Some(n) = &r.note {
-                    hover.push_str(&format!("\n{n}"));
-                }
-                ui.label(RichText::new(text).color(palette::PUBLISHED))
-                    .on_hover_text(hover);
+    egui::CollapsingHeader::new(format!(
+        "Published figures ({}; drawn where taken at this run's GPU count)",
+        published.len()
+    ))
+    .id_salt("coll-published")
+    .default_open(false)
+    .show(ui, |ui| {
+        for b in published {
+            let r = b.reference;
+            let text = format!(
+                "{} {:.1} {} {}{} — {}",
+                r.figure,
+                r.value,
+                r.unit,
+                r.kind,
+                r.conditions
+                    .gpus
+                    .map(|n| format!(" ({n} GPUs)"))
+                    .unwrap_or_default(),
+                r.source.short()
+            );
+            let mut hover = b.line();
+            if let Some(n) = &r.note {
+                hover.push_str(&format!("\n{n}"));
             }
-        });
+            ui.label(RichText::new(text).color(palette::PUBLISHED))
+                .on_hover_text(hover);
+        }
+    });
 }
 
 /// The `i`-th series: a line (dashed when modeled) with the series' own marker and colour.
@@ -490,12 +536,25 @@ fn plot(ui: &mut Ui, id: &str, unit: &'static str, build: impl FnOnce(&mut egui_
         .x_axis_formatter(crate::ui::plots::size_tick)
         .allow_scroll(false);
     plot = if log {
-        plot.y_axis_formatter(|mark, _| format!("{}", 10f64.powf(mark.value)))
+        plot.y_axis_formatter(|mark, _| log_tick(mark.value))
             .label_formatter(move |pos| crate::ui::plots::size_hover_log(pos, "µs"))
     } else {
-        plot.label_formatter(move |pos| crate::ui::plots::size_hover(pos, unit))
+        plot.include_y(0.0)
+            .label_formatter(move |pos| crate::ui::plots::size_hover(pos, unit))
     };
     plot.show(ui, build);
+}
+
+/// A tick of a log10 axis as the value it stands for, to three significant digits (`2.51`, not
+/// `2.51188643150958`).
+fn log_tick(log10: f64) -> String {
+    let v = 10f64.powf(log10);
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+        format!("{v:.decimals$}")
+    }
 }
 
 fn table(ui: &mut Ui, results: &[CollectiveResult]) {
@@ -551,7 +610,16 @@ fn grid(ui: &mut Ui, results: &[CollectiveResult]) {
 
 #[cfg(test)]
 mod tests {
-    use super::gpu_set;
+    use super::{gpu_set, log_tick};
+
+    #[test]
+    fn log_ticks_read_as_three_significant_digits() {
+        assert_eq!(log_tick(0.4), "2.51");
+        assert_eq!(log_tick(0.3), "2.00");
+        assert_eq!(log_tick(2.0), "100");
+        assert_eq!(log_tick(3.5), "3162");
+        assert_eq!(log_tick(-1.0), "0.100");
+    }
 
     #[test]
     fn gpu_sets_shorten_runs() {
