@@ -982,3 +982,27 @@ fn a_halved_micro_batch_pays_the_host_floor_of_each_micro_batch() {
     let (h200, h100) = (floor("hgx-h200"), floor("dgx-h100"));
     assert!((h100 / h200 - 2.0).abs() < 1e-9, "{h100} vs {h200}");
 }
+
+#[test]
+fn a_baseline_that_moved_between_its_windows_says_so() {
+    // The bundled 2x H200 report: BERT-large's plain step read 66.8 ms in its timed window and
+    // 88.5 ms in the blocks beside DDP (+32 %, a host whose speed wandered); the row of DDP's
+    // cost says the efficiencies rest on the window's step. ResNet-50's agree within 0.2 %.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/reports/h200-2x-sxm-2026-11-28.json");
+    let r = scalescope::report::load(&path).unwrap();
+    let steps = &r.scaling.unwrap().run.machine.unwrap().framework_steps;
+    let words = |w: &str| {
+        let s = steps
+            .iter()
+            .find(|s| s.workload == w && s.mode == Mode::Weak)
+            .unwrap();
+        s.under_ddp.as_ref().unwrap().describe(s)
+    };
+    let bert = words("bert-large");
+    assert!(
+        bert.contains("(+32 %): the host's speed moved between them"),
+        "{bert}"
+    );
+    assert!(!words("resnet50").contains("moved between them"));
+}

@@ -175,9 +175,34 @@ impl UnderDdp {
             },
             self.cost_ms(),
             self.cost_share() * 100.0
-        )
+        ) + &self.drift_note(step)
+    }
+
+    /// How far the plain step in these blocks is from `step`'s own timed window, as a share of
+    /// the window's, where it is more than [`BASELINE_DRIFT`]: the host's speed moved between
+    /// them (the window's step is the one speedups are taken against).
+    pub fn drift(&self, step: &MeasuredStep) -> Option<f64> {
+        let d = self.plain_ms / step.step_ms - 1.0;
+        (d.is_finite() && d.abs() > BASELINE_DRIFT).then_some(d)
+    }
+
+    fn drift_note(&self, step: &MeasuredStep) -> String {
+        self.drift(step)
+            .map(|d| {
+                format!(
+                    "; the plain step read {:.2} ms in these blocks and {:.2} ms in its own timed window ({:+.0} %): the host's speed moved between them, and speedups and efficiencies rest on the window's — measure again on a quiet host to trust them",
+                    self.plain_ms,
+                    step.step_ms,
+                    d * 100.0
+                )
+            })
+            .unwrap_or_default()
     }
 }
+
+/// The plain step timed beside DDP and in its own window may differ by this share before the
+/// row says the host's speed moved between them.
+pub const BASELINE_DRIFT: f64 = 0.10;
 
 /// The host's time to issue one step, at the batch it was measured at: no step of that
 /// workload is shorter where the same kernels are launched (docs/SCALING.md, "The host term").

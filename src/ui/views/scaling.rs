@@ -910,8 +910,12 @@ fn under_ddp_row(
 ) {
     ui.label(mode.id());
     // The plain step it is set against was timed beside it, not the window's above.
+    let drift = u
+        .drift(step)
+        .map(|d| format!(" · plain {:+.0} % vs its window", d * 100.0))
+        .unwrap_or_default();
     ui.label(format!(
-        "1 under DDP ({:+.1} % vs plain {:.1})",
+        "1 under DDP ({:+.1} % vs plain {:.1}){drift}",
         u.cost_share() * 100.0,
         u.plain_ms
     ))
