@@ -98,7 +98,8 @@ pub const MEDIAN_LEFT_OUT: &str = "not ranked: its step is the median of its tim
 
 /// What a model row calibrated from a median framework step says (it is ranked: the model's
 /// own error is larger than the median's skew, but the reader is told).
-pub const MEDIAN_MODEL_NOTE: &str = "modeled from a median 1-GPU step (an earlier report)";
+pub const MEDIAN_MODEL_NOTE: &str = "modeled from a median 1-GPU step (an earlier report): \
+     up to about 5 % optimistic on a host-bound step, so a lead that small is not one";
 
 /// Why a row modeled by the older method is not ranked.
 pub const OLDER_MODEL_LEFT_OUT: &str = "not ranked: modeled by the older method (report schema \
