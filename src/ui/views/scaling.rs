@@ -969,13 +969,21 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
                     let proj = model.is_some_and(|m| m.projected);
                     ui.label(format!("{n}{}", if proj { " (projected)" } else { "" }));
                     ui.label(per_gpu_cell(meas, model));
-                    ui.label(cell(meas.and_then(|r| r.step_time_ms), 1));
+                    // A synthetic proxy's step is measured, but not the workload's: said in
+                    // its cells, not only by the plot's markers.
+                    let proxy = |text: String| match meas {
+                        Some(r) if r.source == RowSource::Proxy && text != "—" => {
+                            format!("{text} proxy")
+                        }
+                        _ => text,
+                    };
+                    ui.label(proxy(cell(meas.and_then(|r| r.step_time_ms), 1)));
                     ui.label(cell(model.and_then(|r| r.step_time_ms), 1));
                     let error = ui.label(meas.map_or("—".to_string(), |r| r.error_cell()));
                     if meas.is_some_and(|r| r.calibration_point) {
                         error.on_hover_text(crate::scaling::CALIBRATION_POINT);
                     }
-                    ui.label(cell(meas.and_then(|r| r.throughput), 0));
+                    ui.label(proxy(cell(meas.and_then(|r| r.throughput), 0)));
                     ui.label(cell(model.and_then(|r| r.throughput), 0));
                     let speedup = |r: Option<&ScalingPoint>| {
                         r.map_or("—".to_string(), |r| r.speedup_cell())
@@ -1017,7 +1025,7 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
         });
     ui.label(
         RichText::new(
-            "meas.: measured here (real framework run, or proxy) · model: modeled · per GPU: samples per GPU per step, 8 = 2 × 4: 4 micro-batches of 2, gradients accumulated (measured / modeled where they differ); ≤: the global batch does not split evenly, the GPUs with the most set the step · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled, one micro-batch · 1 under DDP: the 1-GPU step wrapped in DistributedDataParallel, timed beside the plain one (what the wrapper costs; speedups are against the plain step)",
+            "meas.: measured here (a real framework run; \"proxy\": a synthetic proxy step — GEMMs and NCCL, the older method — not the workload's) · model: modeled · per GPU: samples per GPU per step, 8 = 2 × 4: 4 micro-batches of 2, gradients accumulated (measured / modeled where they differ); ≤: the global batch does not split evenly, the GPUs with the most set the step · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled, one micro-batch · 1 under DDP: the 1-GPU step wrapped in DistributedDataParallel, timed beside the plain one (what the wrapper costs; speedups are against the plain step)",
         )
         .weak()
         .small(),
