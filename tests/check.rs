@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use common::{data_path, read_data, scalescope};
 use scalescope::health::{HealthReport, Verdict};
 use scalescope::model::{ComputeMode, InventoryKind, LoadState, ThrottleReason};
+use scalescope::topology::machine_import::import_machine;
 use scalescope::topology::smi_query::{
-    CaptureKind, capture_kind, import_machine, parse_nvlink, parse_query_text, parse_query_xml,
+    CaptureKind, capture_kind, parse_nvlink, parse_query_text, parse_query_xml,
 };
 
 /// The catalog's 2× H200 as a file in `dir` with `state` (`[[state]]` tables) after it: a

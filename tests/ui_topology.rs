@@ -73,7 +73,7 @@ fn snapshot_health_panel_of_a_degraded_capture() {
     .iter()
     .map(|n| data(n))
     .collect();
-    let m = scalescope::topology::smi_query::import_machine(&paths).unwrap();
+    let m = scalescope::topology::machine_import::import_machine(&paths).unwrap();
     let mut topology = m.topology;
     // Fixed names and time: the snapshot must not depend on where the repository lives.
     topology.source = scalescope::model::TopologySource::Imported {
@@ -329,7 +329,7 @@ fn snapshot_72_gpus_one_degraded() {
         format!("{dir}/tests/data/gb200-nvl72-constructed-gpu5-nv12-topo-m.txt"),
         format!("{dir}/tests/data/gb200-nvl72-constructed-gpu5-nvlink-s.txt"),
     ];
-    let topology = scalescope::topology::smi_query::import_machine(&paths)
+    let topology = scalescope::topology::machine_import::import_machine(&paths)
         .unwrap()
         .topology;
     assert_eq!(topology.gpus[5].nvlinks_active, Some(12));

@@ -454,9 +454,11 @@ pub fn numbered(names: impl IntoIterator<Item = String>) -> Vec<String> {
 /// `row` with the GPU counts of its figures in its name: `at n=8`, or `at n=2 / n=8` when
 /// they differ.
 fn with_n(mut row: Row) -> Row {
+    // The counts of the figures that have one (a report without the figure has none: it was a
+    // "?" no one could read).
     let mut ns: Vec<String> = Vec::new();
-    for f in &row.figures {
-        let n = f.n_gpus.map_or("?".to_string(), |n| format!("n={n}"));
+    for n in row.figures.iter().filter_map(|f| f.n_gpus) {
+        let n = format!("n={n}");
         if !ns.contains(&n) {
             ns.push(n);
         }

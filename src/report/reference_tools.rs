@@ -5,7 +5,7 @@
 //!
 //! Each file is read once (standard input too), bounded as every capture is
 //! ([`crate::topology::import::MAX_CAPTURE_BYTES`]); the captures make the machine as
-//! [`smi_query::import_machine_texts`] reads them, and the tools' outputs become the report's
+//! [`machine_import::import_machine_texts`] reads them, and the tools' outputs become the report's
 //! bandwidth and collectives sections, measured, each naming its source (tool, version, host,
 //! date and command line where printed). Without a capture the machine is the GPUs the outputs
 //! name ([`TopologySource::ToolOutput`]): how they connect is not known. An error is one line
@@ -18,7 +18,7 @@ use super::{BandwidthSection, CollectivesSection, MachineInfo, Report};
 use crate::model::{CollectiveOp, Gpu, Topology, TopologyNote, TopologySource};
 use crate::topology::TopologyError;
 use crate::topology::import::MAX_CAPTURE_BYTES;
-use crate::topology::smi_query::{self, ImportedMachine};
+use crate::topology::machine_import::{self, ImportedMachine};
 
 /// A reference tool whose output scalescope reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -380,7 +380,7 @@ pub fn import_bytes(inputs: Vec<(String, Vec<u8>)>) -> Result<Imported, Topology
             after: None,
         }
     } else {
-        smi_query::import_machine_texts(&captures)?
+        machine_import::import_machine_texts(&captures)?
     };
     same_gpus(&machine.topology, &runs)?;
     Ok(Imported { machine, runs })

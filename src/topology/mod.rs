@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod import;
 pub mod live;
+pub mod machine_import;
 pub mod nvml_state;
 pub mod published;
 pub mod smi_query;

@@ -1,0 +1,304 @@
+//! One machine from any mix of captures: `nvidia-smi topo` outputs give how the GPUs connect,
+//! `nvidia-smi -q`, `-q -x` and `nvlink` captures ([`super::smi_query`] parses each) the GPUs'
+//! state, merged into a [`Topology`] and its inventory — a reading before and, where the same
+//! counters were read twice, one after; GPUs a capture shows that `-q` does not describe noted.
+
+use std::collections::BTreeSet;
+
+use super::TopologyError;
+use super::import::{self, decode, parse_error, read_input};
+use super::smi_query::{CaptureKind, capture_kind, parse_capture};
+use crate::model::{
+    Gpu, GpuInventory, Inventory, InventoryKind, NoteKind, PcieLink, Topology, TopologyNote,
+    TopologySource,
+};
+
+/// A machine read from captures: its topology, and its inventory when any capture held one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportedMachine {
+    pub topology: Topology,
+    /// Merged from every state capture, the first file that knows a value winning.
+    pub inventory: Option<Inventory>,
+    /// When a kind of capture was given more than once, the last ones merged (the first file that
+    /// knows a value losing): counters read again later, e.g. `nvidia-smi nvlink -e` before and
+    /// after a load. `None` otherwise.
+    pub after: Option<Inventory>,
+}
+
+/// Reads each path ('-' = standard input) and merges them into one machine.
+///
+/// `nvidia-smi topo` captures give the connectivity (as [`import::import_paths`] reads it);
+/// `-q`, `-q -x` and `nvlink` captures the GPUs' state. With state captures alone the GPUs are
+/// known but how they connect is not. Every capture must come from the same machine: GPU counts,
+/// bus ids and UUIDs must agree where both captures have them.
+pub fn import_machine(paths: &[String]) -> Result<ImportedMachine, TopologyError> {
+    if paths.is_empty() {
+        return import::import_paths(paths).map(|topology| ImportedMachine {
+            topology,
+            inventory: None,
+            after: None,
+        });
+    }
+    let mut texts = Vec::with_capacity(paths.len());
+    for path in paths {
+        let (origin, bytes) = read_input(path)?;
+        texts.push((path.clone(), decode(&bytes, &origin)?));
+    }
+    import_machine_texts(&texts)
+}
+
+/// [`import_machine`] for captures already read and decoded: `(path, text)` each, `-` naming
+/// standard input.
+pub fn import_machine_texts(inputs: &[(String, String)]) -> Result<ImportedMachine, TopologyError> {
+    let paths: Vec<String> = inputs.iter().map(|(p, _)| p.clone()).collect();
+    let mut topo_texts = Vec::new();
+    // (kind, inventory) in the order given.
+    let mut states: Vec<(CaptureKind, Inventory)> = Vec::new();
+    for (path, text) in inputs {
+        let origin = if path == "-" { "<stdin>" } else { path };
+        match capture_kind(text) {
+            CaptureKind::Topo => topo_texts.push((path.clone(), text.clone())),
+            kind => states.push((kind, parse_capture(kind, text, origin)?)),
+        }
+    }
+    let mut topology = if topo_texts.is_empty() {
+        None
+    } else {
+        Some(import::import_texts(&topo_texts)?)
+    };
+    let paths = &paths;
+    if states.is_empty() {
+        return Ok(ImportedMachine {
+            topology: topology.unwrap_or_else(|| Topology::new(imported(paths))),
+            inventory: None,
+            after: None,
+        });
+    }
+    check_same_machine(&states)?;
+    let mut before = states[0].1.clone();
+    for (_, inv) in &states[1..] {
+        before.fill_from(inv);
+    }
+    let after = read_again(&states).then(|| {
+        let mut it = states.iter().rev();
+        let mut a = it
+            .next()
+            .map(|(_, i)| i.clone())
+            .unwrap_or_else(|| Inventory::new(InventoryKind::Imported, Vec::new()));
+        for (_, inv) in it {
+            a.fill_from(inv);
+        }
+        a
+    });
+    note_undescribed(&mut before, &states, topology.as_ref());
+    let topo = match topology.take() {
+        Some(mut t) => {
+            merge_into_topology(&mut t, &before)?;
+            t.source = imported(paths);
+            t
+        }
+        None => topology_from_inventory(&before, paths),
+    };
+    Ok(ImportedMachine {
+        topology: topo,
+        inventory: Some(before),
+        after,
+    })
+}
+
+fn imported(paths: &[String]) -> TopologySource {
+    TopologySource::Imported {
+        paths: paths.to_vec(),
+    }
+}
+
+/// Where an `nvidia-smi -q` capture was given, the GPUs that `topo -m` or `nvlink -s` show
+/// and no `-q` capture describes go into `before.missing` (a GPU that did not answer the
+/// driver when `-q` ran is left out of it).
+fn note_undescribed(
+    before: &mut Inventory,
+    states: &[(CaptureKind, Inventory)],
+    topology: Option<&Topology>,
+) {
+    let query = |k: &CaptureKind| matches!(k, CaptureKind::QueryText | CaptureKind::QueryXml);
+    if !states.iter().any(|(k, _)| query(k)) {
+        return;
+    }
+    let described: BTreeSet<usize> = states
+        .iter()
+        .filter(|(k, _)| query(k))
+        .flat_map(|(_, inv)| inv.gpus.iter().map(|g| g.index))
+        .collect();
+    let mut seen: Vec<(usize, &str)> = topology
+        .map(|t| t.gpu_indices())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|g| (g, "`nvidia-smi topo -m`"))
+        .collect();
+    for (_, inv) in states.iter().filter(|(k, _)| !query(k)) {
+        seen.extend(inv.gpus.iter().map(|g| (g.index, "`nvidia-smi nvlink`")));
+    }
+    for (index, capture) in seen {
+        if described.contains(&index) || before.missing.iter().any(|m| m.index == index) {
+            continue;
+        }
+        before.missing.push(crate::model::MissingGpu {
+            index,
+            seen: format!("{capture} shows GPU {index}; no nvidia-smi -q capture describes it"),
+        });
+    }
+}
+
+/// The counters a capture holds (NVLink error counters, the PCIe replay counter, ECC error
+/// counts): an `nvidia-smi nvlink -s` holds none, `nvlink -e` the NVLink ones.
+fn counters(inv: &Inventory) -> BTreeSet<&'static str> {
+    let mut out = BTreeSet::new();
+    for g in &inv.gpus {
+        let links = g.nvlinks.iter().flatten();
+        if links.clone().any(|l| {
+            l.crc_errors
+                .or(l.replay_errors)
+                .or(l.recovery_errors)
+                .is_some()
+        }) {
+            out.insert("nvlink errors");
+        }
+        if g.pcie.replay_counter.is_some() {
+            out.insert("pcie replays");
+        }
+        if g.ecc
+            .volatile_corrected
+            .or(g.ecc.volatile_uncorrected)
+            .is_some()
+        {
+            out.insert("ecc");
+        }
+    }
+    out
+}
+
+/// Whether some counter was read twice, at two moments: the same counters in two captures that
+/// are not one reading written twice (`-q` as text and as XML at the same timestamp). Then the
+/// later captures are a reading after the first (counters that grew between them). An `nvlink
+/// -s` and an `nvlink -e`, or a `-q` and an `nvlink -e`, are one reading of different things.
+fn read_again(states: &[(CaptureKind, Inventory)]) -> bool {
+    let read: Vec<(BTreeSet<&str>, Option<&str>)> = states
+        .iter()
+        .map(|(_, inv)| (counters(inv), inv.captured_at.as_deref()))
+        .collect();
+    read.iter().enumerate().any(|(i, (a, at_a))| {
+        read[i + 1..].iter().any(|(b, at_b)| {
+            let same_moment = matches!((at_a, at_b), (Some(x), Some(y)) if x == y);
+            !same_moment && a.intersection(b).next().is_some()
+        })
+    })
+}
+
+/// Captures of one machine agree on GPU count, bus ids and UUIDs.
+fn check_same_machine(states: &[(CaptureKind, Inventory)]) -> Result<(), TopologyError> {
+    let (_, first) = &states[0];
+    for (_, other) in &states[1..] {
+        let origin = other.origin.first().map_or("<capture>", String::as_str);
+        let first_origin = first.origin.first().map_or("<capture>", String::as_str);
+        for g in &other.gpus {
+            let Some(f) = first.gpu(g.index) else {
+                continue;
+            };
+            for (what, a, b) in [
+                ("UUID", &f.uuid, &g.uuid),
+                ("PCI bus id", &f.pci_bus_id, &g.pci_bus_id),
+            ] {
+                if let (Some(a), Some(b)) = (a, b)
+                    && !a.eq_ignore_ascii_case(b)
+                {
+                    return Err(parse_error(
+                        origin,
+                        1,
+                        format!(
+                            "GPU {} has {what} {b}, but {first_origin} gives {a}: every capture must come from the same machine",
+                            g.index
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A topology with the inventory's GPUs and nothing known about how they connect.
+fn topology_from_inventory(inv: &Inventory, paths: &[String]) -> Topology {
+    let mut t = Topology::new(imported(paths));
+    t.captured_at = inv.captured_at.clone();
+    t.gpus = inv.gpus.iter().map(gpu_from_inventory).collect();
+    t.normalize();
+    t.derive_line_rates();
+    t.notes.push(TopologyNote::new(
+        "how the GPUs connect is unknown: the captures hold GPU state only (import `nvidia-smi topo -m` output as well)",
+    ));
+    t
+}
+
+fn gpu_from_inventory(g: &GpuInventory) -> Gpu {
+    Gpu {
+        index: g.index,
+        name: g.name.clone(),
+        uuid: g.uuid.clone(),
+        pci_bus_id: g.pci_bus_id.clone(),
+        memory_mib: g.memory_mib,
+        pcie: g.pcie.link,
+        nvlinks_active: g.nvlinks_active(),
+        nvlink_gbps_per_link: g.nvlink_gbps_per_link,
+        ..Default::default()
+    }
+}
+
+/// Fills a `topo` capture's GPUs from the inventory (names, PCIe links, NVLink speeds).
+fn merge_into_topology(t: &mut Topology, inv: &Inventory) -> Result<(), TopologyError> {
+    let topo_gpus = t.gpu_indices();
+    if let Some(extra) = inv.gpus.iter().find(|g| !topo_gpus.contains(&g.index)) {
+        let origin = inv.origin.first().map_or("<capture>", String::as_str);
+        return Err(parse_error(
+            origin,
+            1,
+            format!(
+                "GPU {}, which the `topo` capture does not have (it has {} GPUs): every capture must come from the same machine",
+                extra.index,
+                topo_gpus.len()
+            ),
+        ));
+    }
+    for gi in &inv.gpus {
+        let from = gpu_from_inventory(gi);
+        if let Some(g) = t.gpus.iter_mut().find(|g| g.index == gi.index) {
+            g.name = g.name.take().or(from.name);
+            g.uuid = g.uuid.take().or(from.uuid);
+            g.pci_bus_id = g.pci_bus_id.take().or(from.pci_bus_id);
+            g.memory_mib = g.memory_mib.or(from.memory_mib);
+            if g.pcie == PcieLink::default() {
+                g.pcie = from.pcie;
+            }
+            g.nvlinks_active = g.nvlinks_active.or(from.nvlinks_active);
+            g.nvlink_gbps_per_link = g.nvlink_gbps_per_link.or(from.nvlink_gbps_per_link);
+        }
+    }
+    let had_pcie = inv.gpus.iter().any(|g| g.pcie.link.gen_max.is_some());
+    let had_nvlink = inv.gpus.iter().any(|g| g.nvlink_gbps_per_link.is_some());
+    if had_pcie || had_nvlink {
+        t.notes.retain(|n| n.kind != NoteKind::LineRates);
+        t.derive_line_rates();
+        t.notes.push(TopologyNote::line_rates(format!(
+            "line rates from the state captures: {}",
+            match (had_pcie, had_nvlink) {
+                (true, true) => "PCIe links (`nvidia-smi -q`) and NVLink speeds (`nvidia-smi nvlink -s`)",
+                (true, false) =>
+                    "PCIe links (`nvidia-smi -q`); NVLink speeds unknown without `nvidia-smi nvlink -s`",
+                _ => "NVLink speeds (`nvidia-smi nvlink -s`); PCIe unknown without `nvidia-smi -q`",
+            }
+        )));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
