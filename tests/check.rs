@@ -301,6 +301,41 @@ fn the_drivers_own_flags_fail_with_the_right_cause() {
 }
 
 #[test]
+fn a_gpu_whose_slot_allows_less_than_its_siblings_warns() {
+    // GPU 1's link width at most x8 (and x8 now: at its own maximum) where GPU 0, the same
+    // model, allows x16 — a slot or riser of fewer lanes. It passed: "at its maximum".
+    let text = std::fs::read_to_string(data_path("h200-2x-device-smi-q.txt")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let widths: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim() == "Link Width")
+        .collect();
+    assert_eq!(widths.len(), 2);
+    let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    for i in [widths[1] + 1, widths[1] + 2] {
+        edited[i] = edited[i].replace(": 16x", ": 8x");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x8-slot.txt");
+    std::fs::write(&path, edited.join("\n")).unwrap();
+    let (code, out, _) = check(&[path.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "a WARN: {out}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("GPU 1") && l.contains("pcie_link"))
+        .unwrap();
+    assert!(line.starts_with("WARN"), "{line}");
+    assert!(
+        line.contains("maximum Gen5 x8 where GPU 0, the same model, allows Gen5 x16"),
+        "{line}"
+    );
+    let line0 = out
+        .lines()
+        .find(|l| l.contains("GPU 0") && l.contains("pcie_link"))
+        .unwrap();
+    assert!(line0.starts_with("PASS"), "{line0}");
+}
+
+#[test]
 fn an_uncorrectable_ecc_error_fails_with_exit_3() {
     for f in [
         "h200-2x-edited-ecc-smi-q.xml",

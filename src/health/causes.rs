@@ -61,6 +61,15 @@ pub const PCIE_SLOT_LIMITED: Cause = Cause {
     fix: "move the GPU to a slot of its generation, or raise the slot's speed in the BIOS",
 };
 
+/// A GPU's PCIe maximum is below its siblings' (the same model in the same machine).
+pub const PCIE_BELOW_SIBLINGS: Cause = Cause {
+    id: "pcie_below_siblings",
+    likely: "the slot, riser or cable allows this GPU less than its siblings (a slot of lower \
+             width or generation, a riser that drops lanes, a per-slot BIOS setting)",
+    fix: "compare the slot's wiring and BIOS setting with a sibling's; move the GPU to a full \
+          slot or replace the riser, then check again",
+};
+
 /// An NVLink is down.
 pub const NVLINK_INACTIVE: Cause = Cause {
     id: "nvlink_inactive",

@@ -42,7 +42,8 @@ pub fn checks(
             kind: ev.before.as_ref().map(|i| i.kind),
         };
         out.push(busy(&ctx, before, load, thresholds));
-        out.push(pcie_link(&ctx, topo, before, load));
+        let pcie = pcie_link(&ctx, topo, before, load);
+        out.push(below_siblings(&ctx, pcie, topo, ev, &selected));
         if let Some(c) = nvlink_links(&ctx, topo, before, ev) {
             out.push(c);
         }
@@ -225,6 +226,69 @@ fn pcie_link(
             loaded.unwrap_or("(idle reading, at its maximum)")
         ),
     ))
+}
+
+/// The PCIe maximum (generation, width) of GPU `g`, as its first reading or the topology says.
+fn pcie_max(topo: &Topology, ev: &Evidence, g: usize) -> Option<(u32, u32)> {
+    let link = ev
+        .before
+        .as_ref()
+        .and_then(|i| i.gpu(g))
+        .map(|b| b.pcie.link)
+        .or_else(|| topo.gpu(g).map(|x| x.pcie))?;
+    Some((link.gen_max?, link.width_max?))
+}
+
+/// The GPU's name, as its first reading or the topology gives it.
+fn gpu_name<'a>(topo: &'a Topology, ev: &'a Evidence, g: usize) -> Option<&'a str> {
+    ev.before
+        .as_ref()
+        .and_then(|i| i.gpu(g))
+        .and_then(|b| b.name.as_deref())
+        .or_else(|| topo.gpu(g).and_then(|x| x.name.as_deref()))
+}
+
+/// `pcie`, GPU `ctx.g`'s PASS line, made a WARN where another selected GPU of the same model
+/// allows a faster PCIe maximum: the GPU and its slot agree on less than its siblings' (a slot
+/// of lower width or generation, a riser, a BIOS setting), which its own maximum cannot show.
+fn below_siblings(
+    ctx: &Ctx,
+    pcie: Check,
+    topo: &Topology,
+    ev: &Evidence,
+    selected: &[usize],
+) -> Check {
+    if pcie.verdict != Verdict::Pass {
+        return pcie;
+    }
+    let (Some(mine), Some(name)) = (pcie_max(topo, ev, ctx.g), gpu_name(topo, ev, ctx.g)) else {
+        return pcie;
+    };
+    let rate = |(g, w): (u32, u32)| pcie_rate_gbps(g, w).unwrap_or(0.0);
+    let best = selected
+        .iter()
+        .filter(|&&o| o != ctx.g && gpu_name(topo, ev, o) == Some(name))
+        .filter_map(|&o| Some((o, pcie_max(topo, ev, o)?)))
+        .max_by(|a, b| rate(a.1).total_cmp(&rate(b.1)));
+    match best {
+        Some((o, theirs)) if rate(theirs) > rate(mine) => {
+            let mut c = ctx.check(
+                CheckId::PcieLink,
+                Verdict::Warn,
+                format!(
+                    "PCIe maximum {} where GPU {o}, the same model, allows {}: this GPU's slot, riser or BIOS setting limits it",
+                    link_text(Some(mine.0), Some(mine.1)),
+                    link_text(Some(theirs.0), Some(theirs.1))
+                ),
+            );
+            c.figure = pcie_rate_gbps(mine.0, mine.1);
+            c.expected = pcie_rate_gbps(theirs.0, theirs.1);
+            c.unit = Some("GB/s".into());
+            c.percent = c.figure.zip(c.expected).map(|(f, e)| f / e * 100.0);
+            c.because(&causes::PCIE_BELOW_SIBLINGS)
+        }
+        _ => pcie,
+    }
 }
 
 /// A link narrower than its maximum (`now` against `max`, as (generation, width)): a fault
