@@ -611,19 +611,12 @@ fn modeled_nodes_beside_measured_ones_are_compared_apart() {
     for f in ["h200-2x-sxm-2026-11-22.json", "h200-2x-sxm-2026-11-28.json"] {
         std::fs::copy(reports.join(f), nodes.join(f)).unwrap();
     }
-    let modeled = dir.path().join("modeled");
-    let r = run(&[
-        "--bench",
-        "--modeled",
-        "--catalog",
-        "h200-2x-sxm",
-        "--suite",
-        "bandwidth",
-        "--out",
-        modeled.to_str().unwrap(),
-    ]);
-    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
-    std::fs::copy(modeled.join("report.json"), nodes.join("catalog.json")).unwrap();
+    let modeled = common::modeled_stages("h200-2x-sxm", vec![scalescope::job::Stage::Bandwidth]);
+    std::fs::write(
+        nodes.join("catalog.json"),
+        serde_json::to_string(&modeled).unwrap(),
+    )
+    .unwrap();
     let (r, json) = fleet_report(&[&nodes], &dir.path().join("fleet"));
     assert!(!r.stderr.contains("panicked"));
     let catalog = json["nodes"]

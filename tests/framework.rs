@@ -112,6 +112,13 @@ fi
     path
 }
 
+/// BERT-large and GPT-2 XL from the catalog: the two workloads of a shared launch.
+fn bert_and_gpt() -> Vec<scalescope::scaling::Workload> {
+    ["bert-large", "gpt2-xl"]
+        .map(|w| workload::resolve(w).unwrap())
+        .to_vec()
+}
+
 /// Writes an executable fake python3 into `dir` that logs every call's arguments (for
 /// [`launches`]) and answers a launch by the first of `arms` (shell `case` arms) that matches;
 /// the overlap probe prints nothing, anything else fails.
@@ -715,10 +722,7 @@ fn one_launch_per_gpu_count_runs_every_workload_and_an_oom_runs_again_alone() {
     );
     let _spawning = spawning();
     let env = framework::find_python(Some(&py)).unwrap();
-    let ws = vec![
-        workload::resolve("bert-large").unwrap(),
-        workload::resolve("gpt2-xl").unwrap(),
-    ];
+    let ws = bert_and_gpt();
     let opts = FrameworkOptions {
         gpus: vec![0, 1],
         modes: vec![Mode::Weak],
@@ -799,10 +803,7 @@ fn side_by_side_the_one_gpu_runs_go_one_launch_per_gpu_at_once() {
     );
     let _spawning = spawning();
     let env = framework::find_python(Some(&py)).unwrap();
-    let ws = vec![
-        workload::resolve("bert-large").unwrap(),
-        workload::resolve("gpt2-xl").unwrap(),
-    ];
+    let ws = bert_and_gpt();
     let opts = FrameworkOptions {
         gpus: vec![0, 1],
         modes: vec![Mode::Weak],
