@@ -149,6 +149,9 @@ fn ssh_argv(opts: &RemoteOptions) -> Result<Vec<String>, ConnectError> {
     Ok(argv)
 }
 
+/// The most of a remote stderr line an error quotes, in characters.
+const STDERR_LINE_MAX_CHARS: usize = 400;
+
 fn tail_line(stderr: &Mutex<VecDeque<String>>) -> String {
     stderr
         .lock()
@@ -158,7 +161,13 @@ fn tail_line(stderr: &Mutex<VecDeque<String>>) -> String {
                 .rev()
                 .map(|l| l.trim())
                 .find(|l| !l.is_empty())
-                .map(|l| quoted(l).trim_matches('"').to_string())
+                // The whole line (ssh's errors run past a quote's 60 characters: "Could not
+                // resolve hostname …: Name or service not known" was cut in the middle), escaped
+                // for the terminal, bounded.
+                .map(|l| {
+                    let cut: String = l.chars().take(STDERR_LINE_MAX_CHARS).collect();
+                    crate::model::validate::for_terminal(&cut)
+                })
         })
         .unwrap_or_default()
 }
@@ -827,6 +836,22 @@ pub fn install(opts: &RemoteOptions) -> Result<String, ConnectError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ssh_error_line_is_kept_whole_and_inert() {
+        let line = "ssh: Could not resolve hostname gpu-server-that-is-not-there.example: Name or service not known";
+        let tail = Mutex::new(VecDeque::from([line.to_string(), "  ".to_string()]));
+        assert_eq!(tail_line(&tail), line);
+        let tail = Mutex::new(VecDeque::from([
+            "x\u{1b}[31m".to_string() + &"y".repeat(1000)
+        ]));
+        let t = tail_line(&tail);
+        assert!(
+            !t.contains('\u{1b}') && t.starts_with("x\\u{1b}[31m"),
+            "{t}"
+        );
+        assert!(t.chars().count() < 420, "{}", t.len());
+    }
 
     #[test]
     fn ssh_arguments_split_like_a_shell_and_refuse_bad_hosts() {
