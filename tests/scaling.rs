@@ -957,6 +957,17 @@ fn a_stated_one_gpu_step_keeps_the_host_floor() {
     assert_eq!(Some(floor), at(&catalog).host_floor_ms);
     assert!(r.step_time_ms.unwrap() >= floor);
     assert!(r.basis.contains("host floor"), "{}", r.basis);
+    // At its own batch the stated step stands, even below the catalog's floor (it was timed).
+    let mut fast = workload::resolve("resnet50").unwrap();
+    let floor_256 = model(&fast, &m, &[Mode::Weak], 1)[0].host_floor_ms.unwrap();
+    fast.step_ms_1gpu = Some(floor_256 / 2.0);
+    let one = model(&fast, &m, &[Mode::Weak], 1);
+    assert!(
+        (one[0].step_time_ms.unwrap() - floor_256 / 2.0).abs() < 1e-6,
+        "{:?} vs stated {}",
+        one[0].step_time_ms,
+        floor_256 / 2.0
+    );
     // Every stated row, weak and strong, keeps to it.
     for r in model(&w, &m, &Mode::ALL, 1024) {
         let (Some(step), Some(floor)) = (r.step_time_ms, r.host_floor_ms) else {

@@ -14,10 +14,12 @@ pub struct Cause {
 /// A GPU the captures show that the driver did not describe.
 pub const GPU_MISSING: Cause = Cause {
     id: "gpu_missing",
-    likely: "the GPU did not answer the driver when `nvidia-smi -q` ran: fallen off the bus \
-             (Xid 79), a power or thermal fault — or a capture cut short",
-    fix: "look for Xid 79 / NVRM errors in `dmesg`; reset the GPU (`nvidia-smi -r`) or reboot; if \
-          it stays missing, reseat or service it — or capture `nvidia-smi -q` again, whole",
+    likely: "the GPU did not answer the driver when `nvidia-smi -q` ran (fallen off the bus, \
+             Xid 79; a power or thermal fault) — or the capture covers some GPUs only \
+             (`nvidia-smi -q -i`) or was cut short",
+    fix: "capture `nvidia-smi -q` again for every GPU; if the GPU is still not described, look \
+          for Xid 79 / NVRM errors in `dmesg`, reset the GPU (`nvidia-smi -r`) or reboot, and \
+          reseat or service it if it stays missing",
 };
 
 /// The driver found GPU memory it cannot repair.

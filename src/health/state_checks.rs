@@ -31,7 +31,7 @@ pub fn checks(
         Some(InventoryKind::Catalog) => Source::Modeled,
         _ => Source::Measured,
     };
-    let mut out = missing(ev, &selected, source);
+    let mut out = missing(ev, &selected, gpus.is_empty(), source);
     for &g in &selected {
         let before = ev.before.as_ref().and_then(|i| i.gpu(g));
         let after = ev.after.as_ref().and_then(|i| i.gpu(g));
@@ -73,15 +73,17 @@ pub fn checks(
     out
 }
 
-/// A FAIL for each GPU the captures show that `nvidia-smi -q` does not describe (among the
-/// `selected`, or beyond the topology's GPUs: one nvidia-smi counts and cannot describe).
-fn missing(ev: &Evidence, selected: &[usize], source: Source) -> Vec<Check> {
+/// A WARN for each GPU the captures show that `nvidia-smi -q` does not describe (among the
+/// `selected`, or — where every GPU was asked for (`all`) — beyond the topology's GPUs too).
+/// Not a FAIL: a capture of some GPUs (`nvidia-smi -q -i 3` still counts every attached GPU)
+/// reads the same as a GPU that did not answer, and the line says both.
+fn missing(ev: &Evidence, selected: &[usize], all: bool, source: Source) -> Vec<Check> {
     let Some(inv) = ev.before.as_ref() else {
         return Vec::new();
     };
     inv.missing
         .iter()
-        .filter(|m| selected.contains(&m.index) || inv.gpu(m.index).is_none())
+        .filter(|m| selected.contains(&m.index) || (all && inv.gpu(m.index).is_none()))
         .map(|m| {
             let ctx = Ctx {
                 g: m.index,
@@ -90,8 +92,8 @@ fn missing(ev: &Evidence, selected: &[usize], source: Source) -> Vec<Check> {
             };
             ctx.check(
                 CheckId::Present,
-                Verdict::Fail,
-                format!("GPU {} missing: {}", m.index, m.seen),
+                Verdict::Warn,
+                format!("GPU {} not described: {}", m.index, m.seen),
             )
             .because(&causes::GPU_MISSING)
         })

@@ -330,9 +330,14 @@ pub fn step_model(
             // Your step sets the GPU's work, not the host's: a smaller per-GPU batch is still
             // no faster than the host can issue it (measured here, else the catalog record's
             // floor moved to this CPU).
+            // At your own batch the floor is at most your step (you timed it).
             m.host_floor = measured_here(w, mode, inputs)
                 .and_then(|h| h.host_floor)
-                .or_else(|| from_catalog(w, mode, inputs).and_then(|c| c.host_floor));
+                .or_else(|| from_catalog(w, mode, inputs).and_then(|c| c.host_floor))
+                .map(|f| HostFloor {
+                    ms: f.ms.min(ms),
+                    ..f
+                });
             return Some(m);
         }
         if let Some(m) = measured_here(w, mode, inputs) {

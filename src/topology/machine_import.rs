@@ -19,9 +19,9 @@ pub struct ImportedMachine {
     pub topology: Topology,
     /// Merged from every state capture, the first file that knows a value winning.
     pub inventory: Option<Inventory>,
-    /// When a kind of capture was given more than once, the last ones merged (the first file that
-    /// knows a value losing): counters read again later, e.g. `nvidia-smi nvlink -e` before and
-    /// after a load. `None` otherwise.
+    /// Where the same counters were read twice at two moments (`nvidia-smi nvlink -e` before and
+    /// after a load, `-q` twice), the later captures merged (the first file that knows a value
+    /// losing), holding only the counters read twice. `None` otherwise.
     pub after: Option<Inventory>,
 }
 
@@ -79,7 +79,8 @@ pub fn import_machine_texts(inputs: &[(String, String)]) -> Result<ImportedMachi
     for (_, inv) in &states[1..] {
         before.fill_from(inv);
     }
-    let after = read_again(&states).then(|| {
+    let twice = read_twice(&states);
+    let after = (!twice.is_empty()).then(|| {
         let mut it = states.iter().rev();
         let mut a = it
             .next()
@@ -88,6 +89,9 @@ pub fn import_machine_texts(inputs: &[(String, String)]) -> Result<ImportedMachi
         for (_, inv) in it {
             a.fill_from(inv);
         }
+        // Counters read once are not read "after": the one reading stands as one (a single
+        // `nvlink -e` beside two `-q` readings was compared with itself, "no growth").
+        keep_only(&mut a, &twice);
         a
     });
     note_undescribed(&mut before, &states, topology.as_ref());
@@ -177,21 +181,43 @@ fn counters(inv: &Inventory) -> BTreeSet<&'static str> {
     out
 }
 
-/// Whether some counter was read twice, at two moments: the same counters in two captures that
-/// are not one reading written twice (`-q` as text and as XML at the same timestamp). Then the
-/// later captures are a reading after the first (counters that grew between them). An `nvlink
-/// -s` and an `nvlink -e`, or a `-q` and an `nvlink -e`, are one reading of different things.
-fn read_again(states: &[(CaptureKind, Inventory)]) -> bool {
-    let read: Vec<(BTreeSet<&str>, Option<&str>)> = states
+/// The counters read twice, at two moments: the same counters in two captures that are not one
+/// reading written twice (`-q` as text and as XML at the same timestamp). The later captures
+/// are then a reading after the first for those counters. An `nvlink -s` and an `nvlink -e`,
+/// or a `-q` and an `nvlink -e`, are one reading of different things.
+fn read_twice(states: &[(CaptureKind, Inventory)]) -> BTreeSet<&'static str> {
+    let read: Vec<(BTreeSet<&'static str>, Option<&str>)> = states
         .iter()
         .map(|(_, inv)| (counters(inv), inv.captured_at.as_deref()))
         .collect();
-    read.iter().enumerate().any(|(i, (a, at_a))| {
-        read[i + 1..].iter().any(|(b, at_b)| {
+    let mut twice = BTreeSet::new();
+    for (i, (a, at_a)) in read.iter().enumerate() {
+        for (b, at_b) in &read[i + 1..] {
             let same_moment = matches!((at_a, at_b), (Some(x), Some(y)) if x == y);
-            !same_moment && a.intersection(b).next().is_some()
-        })
-    })
+            if !same_moment {
+                twice.extend(a.intersection(b).copied());
+            }
+        }
+    }
+    twice
+}
+
+/// `after` with only the counters of `twice` (the others cleared: read once, they have no
+/// reading after).
+fn keep_only(after: &mut Inventory, twice: &BTreeSet<&'static str>) {
+    for g in &mut after.gpus {
+        if !twice.contains("nvlink errors") {
+            for l in g.nvlinks.iter_mut().flatten() {
+                (l.crc_errors, l.replay_errors, l.recovery_errors) = (None, None, None);
+            }
+        }
+        if !twice.contains("pcie replays") {
+            g.pcie.replay_counter = None;
+        }
+        if !twice.contains("ecc") {
+            (g.ecc.volatile_corrected, g.ecc.volatile_uncorrected) = (None, None);
+        }
+    }
 }
 
 /// Captures of one machine agree on GPU count, bus ids and UUIDs.
