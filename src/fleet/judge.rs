@@ -213,10 +213,14 @@ pub fn judge_read(
         figures.push(n.figures);
     }
     let mut nodes = judged;
-    let mut notes: Vec<String> = by_model(&facts, &mut figures, &mut nodes)
+    let mut notes: Vec<String> = by_model(&facts, &mut figures)
         .into_iter()
-        .chain(modeled_apart(&mut figures, &mut nodes))
+        .chain(modeled_apart(&mut figures, &nodes))
         .collect();
+    // The figures as renamed: a node's figures by id (the heat table's) follow them.
+    for (node, figs) in nodes.iter_mut().zip(&figures) {
+        node.figures = figs.iter().map(|(k, v)| (k.id(), *v)).collect();
+    }
     notes.extend(unlike_steps(&figures));
     let fields = consistency(&facts, rules, &mut nodes);
     let figure_summaries = outliers(&figures, rules, &mut nodes);
@@ -326,11 +330,7 @@ fn node_read(input: &NodeInput) -> (NodeOutcome, Option<Facts>, Figures) {
 /// In a fleet of several GPU models, each node's figures are named with its model (`h2d GPU 0
 /// on NVIDIA H100 80GB HBM3`): a figure is compared only among nodes of the same model, and
 /// the heat table has a row per model. The note that says so; `None` for one model.
-fn by_model(
-    facts: &[Option<Facts>],
-    figures: &mut [Figures],
-    nodes: &mut [NodeOutcome],
-) -> Option<String> {
+fn by_model(facts: &[Option<Facts>], figures: &mut [Figures]) -> Option<String> {
     let key = FieldKey {
         field: "gpu_model",
         gpu: None,
@@ -350,7 +350,7 @@ fn by_model(
     if distinct.len() < 2 {
         return None;
     }
-    for ((figs, model), node) in figures.iter_mut().zip(&models).zip(nodes.iter_mut()) {
+    for (figs, model) in figures.iter_mut().zip(&models) {
         // Named in every figure's subject: a GPU name of absurd length is cut.
         let model = model.map_or("an unknown GPU model".to_string(), |m| {
             match m.char_indices().nth(SUBJECT_MODEL_CHARS) {
@@ -361,7 +361,6 @@ fn by_model(
         for (k, _) in figs.iter_mut() {
             k.subject = format!("{} on {model}", k.subject);
         }
-        node.figures = figs.iter().map(|(k, v)| (k.id(), *v)).collect();
     }
     Some(format!(
         "{} GPU models in the fleet ({}): each figure is compared only among nodes of the same model",
@@ -383,7 +382,7 @@ const MODELED: &str = " (modeled)";
 /// In a fleet of measured and modeled nodes, the modeled nodes' figures are named modeled:
 /// compared only with each other, never with measurements. The note that says so; `None`
 /// where the nodes are all of one kind.
-fn modeled_apart(figures: &mut [Figures], nodes: &mut [NodeOutcome]) -> Option<String> {
+fn modeled_apart(figures: &mut [Figures], nodes: &[NodeOutcome]) -> Option<String> {
     let with_figures = || {
         nodes
             .iter()
@@ -394,16 +393,12 @@ fn modeled_apart(figures: &mut [Figures], nodes: &mut [NodeOutcome]) -> Option<S
     if modeled == 0 || modeled == with_figures().count() {
         return None;
     }
-    for (figs, node) in figures.iter_mut().zip(nodes.iter_mut()) {
-        if !node.modeled() {
-            continue;
-        }
+    for (figs, _) in figures.iter_mut().zip(nodes).filter(|(_, n)| n.modeled()) {
         for (k, _) in figs.iter_mut() {
             if !k.field.ends_with(MODELED) {
                 k.field.push_str(MODELED);
             }
         }
-        node.figures = figs.iter().map(|(k, v)| (k.id(), *v)).collect();
     }
     Some(format!(
         "{modeled} modeled node(s) beside measured ones: their figures are compared only with each other's"

@@ -150,10 +150,7 @@ fn pcie_link(
     load: Option<&super::GpuLoadObservation>,
 ) -> Check {
     let inv = before.map(|b| &b.pcie);
-    let link: PcieLink = inv
-        .map(|p| p.link)
-        .or_else(|| topo.gpu(ctx.g).map(|g| g.pcie))
-        .unwrap_or_default();
+    let link = pcie_of(topo, before, ctx.g).unwrap_or_default();
     let (Some(gmax), Some(wmax)) = (link.gen_max, link.width_max) else {
         return ctx.unknown(CheckId::PcieLink, "PCIe maximum generation/width");
     };
@@ -230,14 +227,16 @@ fn pcie_link(
     ))
 }
 
+/// GPU `g`'s PCIe link as its first reading (`before`) says, else as the topology does.
+fn pcie_of(topo: &Topology, before: Option<&GpuInventory>, g: usize) -> Option<PcieLink> {
+    before
+        .map(|b| b.pcie.link)
+        .or_else(|| topo.gpu(g).map(|x| x.pcie))
+}
+
 /// The PCIe maximum (generation, width) of GPU `g`, as its first reading or the topology says.
 fn pcie_max(topo: &Topology, ev: &Evidence, g: usize) -> Option<(u32, u32)> {
-    let link = ev
-        .before
-        .as_ref()
-        .and_then(|i| i.gpu(g))
-        .map(|b| b.pcie.link)
-        .or_else(|| topo.gpu(g).map(|x| x.pcie))?;
+    let link = pcie_of(topo, ev.before.as_ref().and_then(|i| i.gpu(g)), g)?;
     Some((link.gen_max?, link.width_max?))
 }
 
@@ -800,16 +799,10 @@ fn memory_repair(ctx: &Ctx, before: Option<&GpuInventory>) -> Check {
 }
 
 /// What the driver asks to be done to bring the GPU back (`nvidia-smi -q`'s GPU Recovery
-/// Action): FAIL for anything but `None`; no line where it was not read.
+/// Action): a FAIL where it asks for one; no line where it asks nothing (the parsers read
+/// nvidia-smi's `None` as no value) or it was not read.
 fn recovery(ctx: &Ctx, before: Option<&GpuInventory>) -> Option<Check> {
     let action = before?.recovery_action.as_deref()?;
-    if action.eq_ignore_ascii_case("none") {
-        return Some(ctx.check(
-            CheckId::Recovery,
-            Verdict::Pass,
-            "the driver asks for no recovery action",
-        ));
-    }
     Some(
         ctx.check(
             CheckId::Recovery,

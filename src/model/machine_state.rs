@@ -177,8 +177,8 @@ pub struct GpuInventory {
     /// Settings that hold a GPU below its best when changed: power limit, clocks, modes.
     #[serde(default, skip_serializing_if = "GpuSettings::is_empty")]
     pub settings: GpuSettings,
-    /// What the driver asks to be done to bring the GPU back, as nvidia-smi says it (`None`,
-    /// `Reset`, `Reboot`, `Drain P2P`, `Drain and Reset`); `None` where not read.
+    /// What the driver asks to be done to bring the GPU back, as nvidia-smi says it (`Reset`,
+    /// `Reboot`, `Drain P2P`, `Drain and Reset`); `None` where it asks nothing or was not read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_action: Option<String>,
     /// The GPU's NVLink fabric registration status (`Success`, `Failure`, …) on NVSwitch

@@ -153,6 +153,11 @@ fn note_undescribed(
     }
 }
 
+/// The groups of counters a capture can hold, as [`counters`] and [`keep_only`] name them.
+const NVLINK_ERRORS: &str = "nvlink errors";
+const PCIE_REPLAYS: &str = "pcie replays";
+const ECC_COUNTS: &str = "ecc";
+
 /// The counters a capture holds (NVLink error counters, the PCIe replay counter, ECC error
 /// counts): an `nvidia-smi nvlink -s` holds none, `nvlink -e` the NVLink ones.
 fn counters(inv: &Inventory) -> BTreeSet<&'static str> {
@@ -165,17 +170,17 @@ fn counters(inv: &Inventory) -> BTreeSet<&'static str> {
                 .or(l.recovery_errors)
                 .is_some()
         }) {
-            out.insert("nvlink errors");
+            out.insert(NVLINK_ERRORS);
         }
         if g.pcie.replay_counter.is_some() {
-            out.insert("pcie replays");
+            out.insert(PCIE_REPLAYS);
         }
         if g.ecc
             .volatile_corrected
             .or(g.ecc.volatile_uncorrected)
             .is_some()
         {
-            out.insert("ecc");
+            out.insert(ECC_COUNTS);
         }
     }
     out
@@ -206,15 +211,15 @@ fn read_twice(states: &[(CaptureKind, Inventory)]) -> BTreeSet<&'static str> {
 /// reading after).
 fn keep_only(after: &mut Inventory, twice: &BTreeSet<&'static str>) {
     for g in &mut after.gpus {
-        if !twice.contains("nvlink errors") {
+        if !twice.contains(NVLINK_ERRORS) {
             for l in g.nvlinks.iter_mut().flatten() {
                 (l.crc_errors, l.replay_errors, l.recovery_errors) = (None, None, None);
             }
         }
-        if !twice.contains("pcie replays") {
+        if !twice.contains(PCIE_REPLAYS) {
             g.pcie.replay_counter = None;
         }
-        if !twice.contains("ecc") {
+        if !twice.contains(ECC_COUNTS) {
             (g.ecc.volatile_corrected, g.ecc.volatile_uncorrected) = (None, None);
         }
     }
