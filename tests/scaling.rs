@@ -1017,3 +1017,41 @@ fn a_baseline_that_moved_between_its_windows_says_so() {
     );
     assert!(!words("resnet50").contains("moved between them"));
 }
+
+#[test]
+fn every_efficiency_above_one_in_scaling_csv_carries_its_cause() {
+    // Every catalog machine × every workload × weak and strong: wherever scaling.csv writes an
+    // efficiency above 1 (at its four decimals, e.g. an FSDP row's 1.0013), the row's basis
+    // says why. GPUs do not speed each other up; a sharded optimizer or a split does.
+    let mut above = 0;
+    for entry in scalescope::topology::catalog::entries() {
+        let topo = scalescope::topology::catalog::load(&entry.id).unwrap();
+        let m = Machine::modeled(&topo);
+        for w in workload::catalog() {
+            let rows = model(&w, &m, &Mode::ALL, 1024);
+            let csv = scalescope::export::csv::scaling(&rows).unwrap();
+            let mut r = csv::Reader::from_reader(csv.as_slice());
+            let head = r.headers().unwrap().clone();
+            let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+            let (eff, basis) = (col("efficiency"), col("basis"));
+            for rec in r.records() {
+                let rec = rec.unwrap();
+                let Ok(e) = rec[eff].parse::<f64>() else {
+                    continue;
+                };
+                if e > 1.0 {
+                    above += 1;
+                    assert!(
+                        rec[basis].contains("; above 1.00: "),
+                        "{} {}: efficiency {e} without its cause: {}",
+                        entry.id,
+                        w.name,
+                        &rec[basis]
+                    );
+                }
+            }
+        }
+    }
+    // The catalog holds such rows today (FSDP on HGX A100, a split on the RTX PRO server).
+    assert!(above > 0, "no efficiency above 1 in any catalog CSV");
+}

@@ -351,10 +351,22 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
                 crate::scaling::table::StepStatistic::Mean => "mean",
                 crate::scaling::table::StepStatistic::Median => "median",
             })),
-            r.basis.clone(),
+            scaling_basis(r, rows),
         ])?;
     }
     Ok(w.into_inner().map_err(|e| e.into_error())?)
+}
+
+/// A scaling row's basis as `scaling.csv` writes it: with why its efficiency is above 1 where
+/// it reads so at the CSV's four decimals (`1.0013`: an FSDP row's sharded optimizer).
+fn scaling_basis(
+    r: &crate::scaling::ScalingPoint,
+    rows: &[crate::scaling::ScalingPoint],
+) -> String {
+    match crate::report::superlinear::cause(r, rows) {
+        Some(why) => format!("{}; above 1.00: {why}", r.basis),
+        None => r.basis.clone(),
+    }
 }
 
 /// A batch as written: whole numbers without decimals, others with up to 3.

@@ -12,12 +12,28 @@ use crate::scaling::{Mode, RowSource, ScalingPoint};
 /// From here on an efficiency reads above 1.00 at two decimals.
 pub const ABOVE: f64 = 1.005;
 
+/// The most decimals an efficiency is written with anywhere (CSV: `1.0013`): a cause is given
+/// for every efficiency that reads above 1 at this precision.
+pub const FINEST: u32 = 4;
+
 /// The mark tables put beside an efficiency above 1.00; the cause is in a note under them.
 pub const MARK: &str = "*";
 
-/// True where `row`'s efficiency reads above 1.00.
+/// True where `e` written with `decimals` decimals reads above 1 (`1.0013` at 4, `1.00` at 2;
+/// an efficiency in % with one decimal is 3).
+pub fn reads_above_one(e: f64, decimals: u32) -> bool {
+    let scale = 10f64.powi(decimals as i32);
+    e.is_finite() && (e * scale).round() > scale
+}
+
+/// True where `row`'s efficiency reads above 1.00 (two decimals, as the tables print it).
 pub fn above(row: &ScalingPoint) -> bool {
-    row.efficiency.is_some_and(|e| e.is_finite() && e >= ABOVE)
+    above_at(row, 2)
+}
+
+/// True where `row`'s efficiency reads above 1 written with `decimals` decimals.
+pub fn above_at(row: &ScalingPoint, decimals: u32) -> bool {
+    row.efficiency.is_some_and(|e| reads_above_one(e, decimals))
 }
 
 /// An efficiency as tables print it, two decimals (`1.07*` where above 1.00: see [`notes`]);
@@ -63,10 +79,11 @@ fn per_sample(p: &ScalingPoint, ms: Option<f64>) -> Option<f64> {
     Some(ms / busiest(p)?)
 }
 
-/// Why `row`'s efficiency is above 1.00, computed from its step and its base row's in `rows`
-/// (which term per sample is shorter, by how much); `None` where it is not above 1.00.
+/// Why `row`'s efficiency is above 1, computed from its step and its base row's in `rows`
+/// (which term per sample is shorter, by how much); `None` where it does not read above 1 even
+/// at [`FINEST`] decimals.
 pub fn cause(row: &ScalingPoint, rows: &[ScalingPoint]) -> Option<String> {
-    let e = row.efficiency.filter(|_| above(row))?;
+    let e = row.efficiency.filter(|_| above_at(row, FINEST))?;
     let n0 = row.speedup_base.unwrap_or(1);
     let (at, against) = (gpus(row.n_gpus), gpus(n0));
     // efficiency = (time per sample per GPU at the base) ÷ (the same at n).
@@ -92,6 +109,9 @@ pub fn cause(row: &ScalingPoint, rows: &[ScalingPoint]) -> Option<String> {
     let mut s = String::new();
     if let Some(split) = split_cause(row, rows, term) {
         return Some(split);
+    }
+    if let Some(sharded) = sharded_cause(row, base(row, rows), term, &at, &against) {
+        return Some(sharded);
     }
     match row.source {
         RowSource::Modeled => {
@@ -145,6 +165,38 @@ pub fn cause(row: &ScalingPoint, rows: &[ScalingPoint]) -> Option<String> {
     Some(s)
 }
 
+/// Under sharded data parallelism (ZeRO-3 / FSDP) each GPU updates only its 1/n share of the
+/// parameters, so its optimizer step — part of compute — shrinks as GPUs are added: a real
+/// gain of the method, not of the machine, where compute per sample is what is shorter.
+fn sharded_cause(
+    row: &ScalingPoint,
+    base: Option<&ScalingPoint>,
+    term: Option<(&str, f64)>,
+    at: &str,
+    against: &str,
+) -> Option<String> {
+    let ("compute", pct) = term? else {
+        return None;
+    };
+    if row.pattern != crate::scaling::Pattern::Fsdp {
+        return None;
+    }
+    let mut s = format!(
+        "sharded data parallel (ZeRO-3 / FSDP): each GPU updates only its share of the \
+         parameters, so the optimizer step — part of compute — is shorter at {at} than at \
+         {against}, and compute per sample with it ({pct:.1} %); the rest of the step did not \
+         grow by as much"
+    );
+    // A basis opens with the compute rate it took: where the two differ, so may the GEMM rate.
+    let rate = |p: &ScalingPoint| p.basis.split(';').next().unwrap_or_default().to_string();
+    if base.is_some_and(|b| rate(b) != rate(row)) {
+        s.push_str(
+            "; the two rows also took different compute rates (each row's basis names its rate)",
+        );
+    }
+    Some(s)
+}
+
 /// Where `row`'s base splits its global batch less evenly than `row` (its busiest GPU carries
 /// more than the mean, and its step waits for it): that is the cause, in words, with `term`
 /// (the step's term that is shorter per sample of the busiest GPU, if any) besides.
@@ -185,11 +237,22 @@ fn split_cause(
 /// weak, modeled: efficiency 1.03–1.07 at 2–1024 GPUs (14 rows), above 1.00; at 2 GPUs (1.07):
 /// the model's compute …`.
 pub fn notes(rows: &[ScalingPoint], workload: Option<&str>, mode: Option<Mode>) -> Vec<String> {
-    notes_of(
+    notes_at(rows, workload, mode, 2)
+}
+
+/// [`notes`] for tables that write efficiencies with `decimals` decimals (3: in % with one).
+pub fn notes_at(
+    rows: &[ScalingPoint],
+    workload: Option<&str>,
+    mode: Option<Mode>,
+    decimals: u32,
+) -> Vec<String> {
+    notes_of_at(
         rows.iter().filter(|r| {
             workload.is_none_or(|w| r.workload == w) && mode.is_none_or(|m| r.mode == m)
         }),
         rows,
+        decimals,
     )
 }
 
@@ -198,10 +261,18 @@ pub fn notes_of<'a>(
     shown: impl IntoIterator<Item = &'a ScalingPoint>,
     rows: &[ScalingPoint],
 ) -> Vec<String> {
+    notes_of_at(shown, rows, 2)
+}
+
+fn notes_of_at<'a>(
+    shown: impl IntoIterator<Item = &'a ScalingPoint>,
+    rows: &[ScalingPoint],
+    decimals: u32,
+) -> Vec<String> {
     // One group per workload, mode and kind of row, in the order first met.
     type Key<'k> = (&'k str, Mode, RowSource);
     let mut groups: Vec<(Key<'_>, Vec<&ScalingPoint>)> = Vec::new();
-    for r in shown.into_iter().filter(|r| above(r)) {
+    for r in shown.into_iter().filter(|r| above_at(r, decimals)) {
         let key = (r.workload.as_str(), r.mode, r.source);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(r),
@@ -223,10 +294,11 @@ pub fn notes_of<'a>(
             let hi = top.efficiency?;
             let n_lo = v.iter().map(|r| r.n_gpus).min()?;
             let n_hi = v.iter().map(|r| r.n_gpus).max()?;
-            let values = if format!("{lo:.2}") == format!("{hi:.2}") {
-                format!("{hi:.2}")
+            let d = decimals as usize;
+            let values = if format!("{lo:.d$}") == format!("{hi:.d$}") {
+                format!("{hi:.d$}")
             } else {
-                format!("{lo:.2}–{hi:.2}")
+                format!("{lo:.d$}–{hi:.d$}")
             };
             let counts = if n_lo == n_hi {
                 format!("at {}", gpus(n_lo))
@@ -240,7 +312,7 @@ pub fn notes_of<'a>(
             };
             Some(format!(
                 "{MARK} {w} {mode}, {what}: efficiency {values} {counts}, above 1.00; at {} \
-                 ({hi:.2}): {}",
+                 ({hi:.d$}): {}",
                 gpus(top.n_gpus),
                 cause(top, rows)?
             ))
@@ -341,5 +413,50 @@ mod tests {
         ]);
         assert!(rows.iter().all(|r| cause(r, &rows).is_none()));
         assert!(notes(&rows, None, None).is_empty());
+    }
+
+    #[test]
+    fn an_efficiency_above_one_only_at_four_decimals_has_a_cause_but_no_mark() {
+        // 1.0013: "1.00" in the tables (no mark), "100.1" in %, "1.0013" in CSV (a cause).
+        let rows = with_efficiency(vec![
+            row(RowSource::Modeled, 1, 20.0, 19.0),
+            row(RowSource::Modeled, 2, 20.0 / 1.0013, 19.0 / 1.0013),
+        ]);
+        assert!(!above(&rows[1]) && above_at(&rows[1], 3) && above_at(&rows[1], FINEST));
+        assert!(!cell(&rows[1]).ends_with(MARK));
+        assert!(cause(&rows[1], &rows).is_some());
+        assert!(notes(&rows, None, None).is_empty());
+        assert_eq!(notes_at(&rows, None, None, 3).len(), 1);
+        assert!(!reads_above_one(1.00004, FINEST) && reads_above_one(1.00005, FINEST));
+    }
+
+    #[test]
+    fn a_sharded_optimizer_is_named_where_fsdp_compute_per_sample_shrinks() {
+        let fsdp = |n: usize, compute_ms: f64, rate: &str| {
+            let w = crate::scaling::workload::resolve("llama2-7b").unwrap();
+            assert_eq!(w.pattern, crate::scaling::Pattern::Fsdp);
+            let mut p = ScalingPoint::empty(&w, Mode::Weak, RowSource::Modeled, n);
+            p.step_time_ms = Some(compute_ms + 1.0);
+            p.compute_ms = Some(compute_ms);
+            p.throughput = Some(p.global_batch / (compute_ms + 1.0) * 1e3);
+            p.basis = format!("{rate}; more");
+            p
+        };
+        let rows = with_efficiency(vec![fsdp(1, 600.0, "a"), fsdp(2, 580.0, "a")]);
+        let why = cause(&rows[1], &rows).unwrap();
+        assert!(why.starts_with("sharded data parallel"), "{why}");
+        assert!(!why.contains("GEMM rate for"), "{why}");
+        assert!(!why.contains("different compute rates"), "{why}");
+        // Where the rows took different rates, that is said too.
+        let rows = with_efficiency(vec![fsdp(1, 600.0, "a"), fsdp(2, 580.0, "b")]);
+        let why = cause(&rows[1], &rows).unwrap();
+        assert!(why.contains("different compute rates"), "{why}");
+        // Data parallel with the same gain: the model's inputs, not the method.
+        let rows = with_efficiency(vec![
+            row(RowSource::Modeled, 1, 601.0, 600.0),
+            row(RowSource::Modeled, 2, 581.0, 580.0),
+        ]);
+        let why = cause(&rows[1], &rows).unwrap();
+        assert!(!why.starts_with("sharded"), "{why}");
     }
 }

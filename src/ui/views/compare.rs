@@ -349,7 +349,8 @@ pub fn efficiency_plot(
 pub fn eff_cell(r: Option<&crate::scaling::ScalingPoint>) -> String {
     match r.and_then(|x| x.efficiency).filter(|e| e.is_finite()) {
         None => "—".to_string(),
-        Some(e) if r.is_some_and(crate::report::superlinear::above) => {
+        // In % with one decimal: 100.3 reads above 100 where 1.00 would not.
+        Some(e) if r.is_some_and(|x| crate::report::superlinear::above_at(x, 3)) => {
             format!("{:.1}{}", e * 100.0, crate::report::superlinear::MARK)
         }
         Some(e) => format!("{:.1}", e * 100.0),
@@ -362,7 +363,7 @@ pub fn above_one_notes(ui: &mut Ui, reports: &[&Report], workload: &str) {
     let names = compare::numbered(reports.iter().map(|r| r.name()));
     for (i, (r, name)) in reports.iter().zip(&names).enumerate() {
         let Some(s) = &r.scaling else { continue };
-        for line in crate::report::superlinear::notes(&s.run.rows, Some(workload), None) {
+        for line in crate::report::superlinear::notes_at(&s.run.rows, Some(workload), None, 3) {
             ui.label(
                 RichText::new(format!("{name}: {line}"))
                     .size(11.5)
