@@ -244,6 +244,58 @@ fn a_gpu_the_driver_did_not_describe_warns() {
 }
 
 #[test]
+fn a_gpu_lost_before_the_last_is_named_by_its_own_number() {
+    // GPU 0's section cut from the device's `-q`, GPU 1 (00:07.0) left: by position GPU 1's
+    // state would be GPU 0's and the WARN would name GPU 1 — the wrong board to pull.
+    let text = std::fs::read_to_string(data_path("h200-2x-device-smi-q.txt")).unwrap();
+    let (head, rest) = text.split_at(text.find("GPU 00000000:00:06.0").unwrap());
+    let second = &rest[rest.find("GPU 00000000:00:07.0").unwrap()..];
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: String| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let gpu_present = |out: &str| {
+        out.lines()
+            .find(|l| l.contains("gpu_present"))
+            .unwrap_or_else(|| panic!("no gpu_present line in {out}"))
+            .to_string()
+    };
+    // 1. nvidia-smi's own line for the lost GPU (as it prints it) numbers the rest by bus order.
+    let lost = write(
+        "lost.txt",
+        format!(
+            "{head}Unable to determine the device handle for GPU 0000:00:06.0: Unknown Error\n{second}"
+        ),
+    );
+    let (_, out, _) = check(&[&lost], &[]);
+    let line = gpu_present(&out);
+    assert!(
+        line.contains("GPU 0") && line.contains("0000:00:06.0"),
+        "{line}"
+    );
+    assert!(!out.contains("GPU 1 not described"), "{out}");
+    // GPU 1's own state is GPU 1's: its PCIe line is there, GPU 0 has none.
+    assert!(
+        out.lines()
+            .any(|l| l.contains("pcie_link") && l.contains("GPU 1")),
+        "{out}"
+    );
+    // 2. No such line, but `nvlink -s` beside it: its UUIDs number the GPUs.
+    let cut = write("cut.txt", format!("{head}{second}"));
+    let (code, out, err) = check(&[&cut, "h200-2x-device-nvlink-s.txt"], &[]);
+    assert_ne!(code, 2, "refused: {err}");
+    let line = gpu_present(&out);
+    assert!(line.contains("GPU 0 not described"), "{line}");
+    assert!(line.contains("UUIDs"), "{line}");
+    // 3. Neither: numbered by position, and the line says the numbers may be shifted.
+    let (_, out, _) = check(&[&cut], &[]);
+    let line = gpu_present(&out);
+    assert!(line.contains("may be numbered lower"), "{line}");
+}
+
+#[test]
 fn the_drivers_own_flags_fail_with_the_right_cause() {
     // One line of the device's `-q` (text and XML) edited per case, on one GPU: the driver's
     // memory and recovery flags and the fabric status, read nowhere before (each passed).

@@ -74,6 +74,7 @@ pub fn import_machine_texts(inputs: &[(String, String)]) -> Result<ImportedMachi
             after: None,
         });
     }
+    renumber_query_captures(&mut states);
     check_same_machine(&states)?;
     let mut before = states[0].1.clone();
     for (_, inv) in &states[1..] {
@@ -221,6 +222,25 @@ fn keep_only(after: &mut Inventory, twice: &BTreeSet<&'static str>) {
         }
         if !twice.contains(ECC_COUNTS) {
             (g.ecc.volatile_corrected, g.ecc.volatile_uncorrected) = (None, None);
+        }
+    }
+}
+
+/// A `-q` capture with a GPU left out numbers the rest by position; an `nvlink` capture beside
+/// it prints each GPU's index with its UUID, which numbers them as nvidia-smi does.
+fn renumber_query_captures(states: &mut [(CaptureKind, Inventory)]) {
+    let named: std::collections::BTreeMap<String, usize> = states
+        .iter()
+        .filter(|(k, _)| *k == CaptureKind::Nvlink)
+        .flat_map(|(_, inv)| inv.gpus.iter())
+        .filter_map(|g| Some((g.uuid.as_deref()?.to_ascii_lowercase(), g.index)))
+        .collect();
+    if named.is_empty() {
+        return;
+    }
+    for (k, inv) in states.iter_mut() {
+        if matches!(k, CaptureKind::QueryText | CaptureKind::QueryXml) {
+            super::gpu_order::renumber_by_uuid(inv, &named);
         }
     }
 }

@@ -6,6 +6,7 @@
 //! live traffic) is `telemetry/`.
 
 pub mod catalog;
+pub mod gpu_order;
 pub mod import;
 pub mod live;
 pub mod machine_import;

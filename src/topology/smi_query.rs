@@ -549,6 +549,12 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
         .iter()
         .filter(|e| e.name.starts_with("GPU ") && e.value.is_none())
         .collect();
+    let lost = super::gpu_order::lost_gpus(text);
+    if gpus.is_empty() && !lost.is_empty() {
+        // Every GPU lost: no section, only nvidia-smi's line for each.
+        super::gpu_order::place_lost(&mut inv, &lost, None);
+        return Ok(inv);
+    }
     if gpus.is_empty() {
         return Err(parse_error(
             origin,
@@ -564,7 +570,9 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
         gpu.read(inv.gpu_mut(index))?;
     }
     let attached = top("Attached GPUs").and_then(|v| v.trim().parse::<usize>().ok());
-    inv.missing = unanswered(attached, described);
+    if !super::gpu_order::place_lost(&mut inv, &lost, attached) {
+        inv.missing = unanswered(attached, described);
+    }
     Ok(inv)
 }
 
@@ -576,7 +584,10 @@ fn unanswered(attached: Option<usize>, described: usize) -> Vec<crate::model::Mi
         .map(|index| crate::model::MissingGpu {
             index,
             seen: format!(
-                "nvidia-smi -q counts {} attached GPUs and describes {described}",
+                "nvidia-smi -q counts {} attached GPUs and describes {described}; it does not \
+                 say which one it left out, so the GPUs listed after it may be numbered lower \
+                 here than nvidia-smi numbers them (give `nvidia-smi nvlink -s` beside it: its \
+                 UUIDs number them)",
                 attached.unwrap_or(described)
             ),
         })
