@@ -41,8 +41,11 @@ pub fn lost_gpus(text: &str) -> Vec<Lost> {
         .collect()
 }
 
+/// A PCI bus id as numbers that sort in bus order: domain, bus, device, function.
+pub type BusKey = (u32, u32, u32, u32);
+
 /// A PCI bus id (`00000000:0B:00.0`, `0000:0b:00.0`) as numbers that sort in bus order.
-pub fn bus_key(id: &str) -> Option<(u32, u32, u32, u32)> {
+pub fn bus_key(id: &str) -> Option<BusKey> {
     let (domain, rest) = id.trim().rsplit_once(':').and_then(|(head, dev_fn)| {
         let (domain, bus) = head.rsplit_once(':')?;
         Some((domain, (bus, dev_fn)))
@@ -72,8 +75,7 @@ pub fn place_lost(inv: &mut Inventory, lost: &[Lost], attached: Option<usize>) -
     if listed.windows(2).any(|w| w[0] >= w[1]) {
         return false;
     }
-    let mut all: Vec<((u32, u32, u32, u32), Option<&Lost>)> =
-        listed.iter().map(|k| (*k, None)).collect();
+    let mut all: Vec<(BusKey, Option<&Lost>)> = listed.iter().map(|k| (*k, None)).collect();
     for l in lost {
         let Some(k) = bus_key(&l.bus_id) else {
             continue;
