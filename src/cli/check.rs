@@ -46,7 +46,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "NAME|FILE.toml")]
     pub catalog: Option<String>,
     /// Verdict thresholds from a TOML file: pass, warn (fractions of expected),
-    /// busy_util_percent, nvlink_crc_per_s, [efficiency] by test id, [soak] (the burn-in's
+    /// busy_util_percent, nvlink_crc_per_s, pcie_replays_per_min, [efficiency] by test id, [soak] (the burn-in's
     /// limits), [fleet] (fleet report's outlier rule), [settings] (power limit, clocks,
     /// persistence, MIG, compute mode). `published`: judge copy figures against the published
     /// figures for this GPU whose conditions match (the catalog's [[reference]]).

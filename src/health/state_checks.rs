@@ -51,7 +51,7 @@ pub fn checks(
         if let Some(c) = nvlink_errors(&ctx, topo, before, after, interval, thresholds) {
             out.push(c);
         }
-        out.push(pcie_replay(&ctx, before, after));
+        out.push(pcie_replay(&ctx, before, after, interval, thresholds));
         out.push(ecc(&ctx, before, after));
         out.push(memory_repair(&ctx, before));
         out.extend(recovery(&ctx, before));
@@ -616,36 +616,77 @@ fn nvlink_errors_counted(
     }
 }
 
-/// The PCIe replay counter: growth during the run is a fault, a count in one reading a finding.
-fn pcie_replay(ctx: &Ctx, before: Option<&GpuInventory>, after: Option<&GpuInventory>) -> Check {
+/// The PCIe replay counter, judged as NVIDIA's DCGM judges it: by its rate between two
+/// readings `interval_s` apart (failing at `pcie_replays_per_min`, 8 a minute; growth below it
+/// or at an unknown rate warns). A count that did not grow during the load tests passes with
+/// its count; a count in one reading (no rate) warns.
+fn pcie_replay(
+    ctx: &Ctx,
+    before: Option<&GpuInventory>,
+    after: Option<&GpuInventory>,
+    interval_s: Option<f64>,
+    thresholds: &Thresholds,
+) -> Check {
     let b = before.and_then(|g| g.pcie.replay_counter);
     let a = after.and_then(|g| g.pcie.replay_counter);
+    let limit = thresholds.pcie_replays_per_min;
+    let check = |v: Verdict, detail: String| ctx.check(CheckId::PcieReplay, v, detail);
     match (b, a) {
         (None, _) => ctx.unknown(CheckId::PcieReplay, "PCIe replay counter"),
-        (Some(b), Some(a)) if a > b => ctx
-            .check(
-                CheckId::PcieReplay,
-                Verdict::Fail,
-                format!("PCIe replays grew from {b} to {a} between the readings"),
+        (Some(b), Some(a)) if a > b => {
+            let grew = a - b;
+            let (verdict, rate) = match interval_s.filter(|s| *s > 0.0) {
+                Some(s) => {
+                    let per_min = grew as f64 / s * 60.0;
+                    let v = if per_min >= limit {
+                        Verdict::Fail
+                    } else {
+                        Verdict::Warn
+                    };
+                    (
+                        v,
+                        format!(
+                            " in {s:.0} s ({per_min:.1} a minute; they fail at {} a minute, \
+                             NVIDIA DCGM's limit)",
+                            crate::model::validate::number(limit)
+                        ),
+                    )
+                }
+                None => (
+                    Verdict::Warn,
+                    " (when the readings were taken is unknown: no rate)".to_string(),
+                ),
+            };
+            check(
+                verdict,
+                format!("PCIe replays grew from {b} to {a} between the readings{rate}"),
             )
-            .because(&causes::PCIE_REPLAYS),
-        (Some(0), Some(_)) => ctx.check(
-            CheckId::PcieReplay,
+            .because(&causes::PCIE_REPLAYS)
+        }
+        (Some(0), _) => check(
             Verdict::Pass,
-            "PCIe replay counter at 0 and did not grow",
+            if a.is_some() {
+                "PCIe replay counter at 0 and did not grow"
+            } else {
+                "PCIe replay counter at 0"
+            }
+            .to_string(),
         ),
-        (Some(b), _) if b > 0 => ctx
-            .check(
-                CheckId::PcieReplay,
-                Verdict::Warn,
-                format!("{b} PCIe replay(s) since the driver loaded"),
-            )
-            .because(&causes::PCIE_REPLAYS),
-        _ => ctx.check(
-            CheckId::PcieReplay,
+        (Some(b), Some(_)) => check(
             Verdict::Pass,
-            "PCIe replay counter at 0",
+            format!(
+                "{b} PCIe replay(s) since the driver loaded, none between the readings (the link \
+                 retried a packet at some time, not under this load)"
+            ),
         ),
+        (Some(b), None) => check(
+            Verdict::Warn,
+            format!(
+                "{b} PCIe replay(s) since the driver loaded (one reading: no rate; DCGM judges \
+                 replays by their rate — read the counter again after a load)"
+            ),
+        )
+        .because(&causes::PCIE_REPLAYS),
     }
 }
 
@@ -1097,12 +1138,59 @@ mod tests {
         let c = find(&cs, CheckId::NvlinkErrors, 0);
         assert_eq!(c.verdict, Verdict::Fail);
         assert!(c.detail.contains("link 3 replay +5"), "{}", c.detail);
-        assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Fail);
+        // PCIe replays that grew at an unknown rate: a warning (their rate is what fails).
+        assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Warn);
         assert_eq!(find(&cs, CheckId::NvlinkErrors, 1).verdict, Verdict::Pass);
         // One reading with errors: a warning, not a fault.
         let cs = run(after, None);
         assert_eq!(find(&cs, CheckId::NvlinkErrors, 0).verdict, Verdict::Warn);
         assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Warn);
+    }
+
+    /// PCIe replays are judged by their rate (DCGM's 8 a minute); a count that did not grow
+    /// under the load passes; one reading of a count warns.
+    #[test]
+    fn pcie_replays_fail_only_at_their_rate() {
+        let at = |t: &str, mut inv: Inventory| {
+            inv.captured_at = Some(t.to_string());
+            inv
+        };
+        let replays = |n: u64, inv: &mut Inventory| inv.gpu_mut(1).pcie.replay_counter = Some(n);
+        let mut before = at("2026-11-23T06:25:00.000Z", healthy(2));
+        replays(1, &mut before);
+        let verdict = |after_t: &str, n: u64| {
+            let mut after = at(after_t, healthy(2));
+            replays(n, &mut after);
+            find(&run(before.clone(), Some(after)), CheckId::PcieReplay, 1).clone()
+        };
+        // 1 → 3 in 8 s: 15 a minute.
+        let c = verdict("2026-11-23T06:25:08.000Z", 3);
+        assert_eq!(c.verdict, Verdict::Fail, "{}", c.detail);
+        assert!(c.detail.contains("15.0 a minute"), "{}", c.detail);
+        // 1 → 3 in 60 s: 2 a minute, below the limit.
+        let c = verdict("2026-11-23T06:26:00.000Z", 3);
+        assert_eq!(c.verdict, Verdict::Warn, "{}", c.detail);
+        // 1 → 1: one replay since the driver loaded, none under the load (a healthy H200's).
+        let c = verdict("2026-11-23T06:26:00.000Z", 1);
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
+        assert!(c.detail.starts_with("1 PCIe replay(s)"), "{}", c.detail);
+        // One reading: no rate.
+        let c = find(&run(before.clone(), None), CheckId::PcieReplay, 1).clone();
+        assert_eq!(c.verdict, Verdict::Warn, "{}", c.detail);
+        // The limit is the thresholds file's.
+        let mut after = at("2026-11-23T06:26:00.000Z", healthy(2));
+        replays(3, &mut after);
+        let ev = Evidence {
+            before: Some(before),
+            after: Some(after),
+            load: None,
+        };
+        let strict = Thresholds {
+            pcie_replays_per_min: 1.0,
+            ..Default::default()
+        };
+        let cs = checks(&topo(2, LinkKind::Nv(18)), &ev, &strict, &[]);
+        assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Fail);
     }
 
     /// CRC errors are judged by their rate over the readings' interval (DCGM's 100 per second).

@@ -5,6 +5,7 @@
 //! pass = 0.90              # figure ≥ 90 % of expected → PASS
 //! warn = 0.75              # ≥ 75 % → WARN, below → FAIL
 //! busy_util_percent = 10   # a GPU this busy before the tests counts as used by another job
+//! pcie_replays_per_min = 8 # PCIe replays a minute between two readings at which they fail
 //! published = false        # true: copy figures against matching published figures
 //!                          # (the catalog's [[reference]]; `--thresholds published` alone)
 //!
@@ -38,7 +39,7 @@
 //! ```
 //!
 //! Every field has a range (pass and warn 0.01–2, efficiencies 0.01–1, `nvlink_crc_per_s`
-//! above 0 to 1e6, `busy_util_percent` 0–100; the reasons are with the constants): a value
+//! and `pcie_replays_per_min` above 0 to 1e6, `busy_util_percent` 0–100; the reasons are with the constants): a value
 //! outside it is refused with the field, the value and the range.
 
 use std::collections::BTreeMap;
@@ -65,6 +66,10 @@ pub struct Thresholds {
     /// below it they pass with their count. 100: NVIDIA DCGM's limit
     /// (`DCGM_LIMIT_MAX_LWLINK_CRC_ERROR`).
     pub nvlink_crc_per_s: f64,
+    /// PCIe replays per minute (between two readings: before and after the load tests) at which
+    /// they fail; fewer warn. 8: NVIDIA DCGM's limit (`DCGM_LIMIT_MAX_PCIREPLAY_RATE`,
+    /// dcgm_gpu_hardware_limits.h: "8 replays per minute is the maximum recommended by RM").
+    pub pcie_replays_per_min: f64,
     /// The burn-in's limits (`[soak]`).
     pub soak: super::soak::SoakThresholds,
     /// `scalescope fleet report`'s rules (`[fleet]`).
@@ -245,6 +250,7 @@ impl Default for Thresholds {
             busy_util_percent: 10,
             efficiency: BTreeMap::new(),
             nvlink_crc_per_s: 100.0,
+            pcie_replays_per_min: 8.0,
             soak: Default::default(),
             fleet: Default::default(),
             settings: Default::default(),
@@ -321,6 +327,11 @@ impl Thresholds {
             ));
         }
         field("nvlink_crc_per_s", Self::CRC_PER_S, self.nvlink_crc_per_s)?;
+        field(
+            "pcie_replays_per_min",
+            Self::REPLAYS_PER_MIN,
+            self.pcie_replays_per_min,
+        )?;
         if self.busy_util_percent > 100 {
             return Err(format!(
                 "busy_util_percent must be 0–100, found {}",
@@ -351,6 +362,9 @@ impl Thresholds {
     /// `nvlink_crc_per_s`. DCGM fails at 100/s; 1e6/s is 10,000 × that: any higher is a check
     /// that can never fail, and `inf` or `NaN` is no threshold at all.
     const CRC_PER_S: Bounds = Bounds::above(0.0, 1e6, "errors/s");
+    /// `pcie_replays_per_min`. DCGM fails at 8 a minute; above 1e6 a minute (10,000 a second)
+    /// the link is not working at all, and a check at that rate could never fail.
+    const REPLAYS_PER_MIN: Bounds = Bounds::above(0.0, 1e6, "replays/min");
 
     /// The verdict for a figure that reached `ratio` of expected.
     pub fn verdict(&self, ratio: f64) -> super::Verdict {
