@@ -615,6 +615,22 @@ fn catalog_machines_and_files_are_checked_modeled() {
     );
     assert!(stdout.contains("16 of 18 NVLinks active"), "{stdout}");
     assert!(stdout.contains("FAIL (modeled)"), "{stdout}");
+    // Every NVLink of GPU 1 down: P2P is not "OK over NV18".
+    let down = degraded_h200x2(dir.path(), "[[state]]\ngpus = [1]\nactive_nvlinks = 0\n");
+    let out = scalescope()
+        .args(["check", "--verbose", "--catalog"])
+        .arg(&down)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let p2p = stdout
+        .lines()
+        .find(|l| l.contains("p2p_status"))
+        .unwrap_or_else(|| panic!("no p2p_status in {stdout}"));
+    assert!(
+        p2p.contains("no NVLink of the pair's NV18 is up (GPU 1 has none active)"),
+        "{p2p}"
+    );
     // A broken catalog file is bad input.
     std::fs::write(&file, "[machine]\nid = ").unwrap();
     let out = scalescope()

@@ -36,7 +36,32 @@ pub fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check>
                 c.dedup();
                 c.join("/")
             };
+            // A pair whose NVLinks are all down keeps its kind (`as_running`): its rate says 0.
+            let down = matches!(kind, LinkKind::Nv(_))
+                && link.line_rate.as_ref().is_some_and(|r| r.gbps <= 0.0);
             let check = match kind {
+                LinkKind::Nv(_) if refused.is_empty() && down => {
+                    let none: Vec<String> = [a, b]
+                        .iter()
+                        .filter(|&&g| topo.gpu(g).and_then(|x| x.nvlinks_active) == Some(0))
+                        .map(|g| format!("GPU {g}"))
+                        .collect();
+                    Check::new(
+                        CheckId::P2pStatus,
+                        subject,
+                        Verdict::Pass,
+                        source,
+                        format!(
+                            "P2P read/write OK, but no NVLink of the \
+                             pair's {kind} is up{}: P2P cannot run over NVLink now (nvlink_links)",
+                            if none.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" ({} has none active)", none.join(" and "))
+                            }
+                        ),
+                    )
+                }
                 LinkKind::Nv(_) if refused.is_empty() => Check::new(
                     CheckId::P2pStatus,
                     subject,

@@ -69,7 +69,9 @@ pub fn checks(
     if source == Source::Modeled {
         out.retain(|c| c.verdict != Verdict::Unknown);
     }
-    out.extend(p2p_status(topo, &selected, source));
+    // Over the links as they run: a pair with every NVLink down says so.
+    let running = crate::model::as_running(topo, ev.before.as_ref());
+    out.extend(p2p_status(&running, &selected, source));
     out
 }
 
