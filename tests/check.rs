@@ -296,6 +296,53 @@ fn a_gpu_lost_before_the_last_is_named_by_its_own_number() {
 }
 
 #[test]
+fn hardware_slowdown_names_the_reason_that_was_active() {
+    // GPU 0's clock event reasons in the device's `-q` edited: HW Slowdown alone (its thermal and
+    // power-brake reasons read Not Active), with the power brake, with HW Thermal. Each a FAIL
+    // whose cause is the reason read, not temperature for all three.
+    let text = std::fs::read_to_string(data_path("h200-2x-device-smi-q.txt")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str, &str); 3] = [
+        (&["HW Slowdown"], "power draw", "ran too hot"),
+        (
+            &["HW Slowdown", "HW Power Brake Slowdown"],
+            "power-brake signal",
+            "ran too hot",
+        ),
+        (
+            &["HW Slowdown", "HW Thermal Slowdown"],
+            "ran too hot",
+            "power-brake signal",
+        ),
+    ];
+    for (i, (active, said, not_said)) in cases.into_iter().enumerate() {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for name in active {
+            // GPU 0's line (the first): `<name> : Not Active`.
+            let at = lines
+                .iter()
+                .position(|l| {
+                    let mut kv = l.trim_start().splitn(2, " : ");
+                    kv.next().map(str::trim_end) == Some(*name) && kv.next() == Some("Not Active")
+                })
+                .unwrap();
+            lines[at] = lines[at].replace("Not Active", "Active");
+        }
+        let path = dir.path().join(format!("slowdown-{i}.txt"));
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let (code, out, _) = check(&[path.to_str().unwrap()], &[]);
+        assert_eq!(code, 3, "{active:?}: {out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("FAIL") && l.contains("clocks"))
+            .unwrap_or_else(|| panic!("{active:?}: no FAIL clocks in {out}"));
+        assert!(line.contains("GPU 0"), "{line}");
+        assert!(line.contains(said), "{active:?}: {line}");
+        assert!(!line.contains(not_said), "{active:?}: {line}");
+    }
+}
+
+#[test]
 fn the_drivers_own_flags_fail_with_the_right_cause() {
     // One line of the device's `-q` (text and XML) edited per case, on one GPU: the driver's
     // memory and recovery flags and the fabric status, read nowhere before (each passed).

@@ -168,11 +168,25 @@ pub const THROTTLE_THERMAL: Cause = Cause {
     fix: "check cooling: fans, airflow, inlet temperature, heatsink contact",
 };
 
-/// Hardware slowdown (thermal or power brake).
+/// Hardware slowdown without its thermal or power-brake reason: NVML engages HW Slowdown for
+/// high temperature, an external power brake or high power draw (nvml.h,
+/// `nvmlClocksEventReasonHwSlowdown`); the first two have reasons of their own.
 pub const THROTTLE_HW: Cause = Cause {
     id: "throttle_hw",
-    likely: "hardware slowdown: temperature, or a power-brake signal from the PSU or chassis",
-    fix: "check the PSUs and the chassis' power-brake signals, and cooling",
+    likely: "hardware slowdown (NVML engages it for high temperature, an external power brake or \
+             high power draw; where its HW Thermal and HW Power Brake reasons were read not \
+             active, power draw: the board's power delivery)",
+    fix: "check the PSUs and the board's power delivery (`nvidia-smi -q -d PERFORMANCE,POWER`), \
+          then cooling; if it recurs on one GPU only, service that GPU",
+};
+
+/// Hardware slowdown by an external power-brake signal.
+pub const THROTTLE_POWER_BRAKE: Cause = Cause {
+    id: "throttle_power_brake",
+    likely: "an external power-brake signal from the PSU or chassis held the clocks down (HW \
+             Power Brake Slowdown)",
+    fix: "check the PSUs (a failed or missing supply, lost redundancy), the chassis' power \
+          budget and its BMC event log",
 };
 
 /// P2P refused on a PCIe path that allows it.

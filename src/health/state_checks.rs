@@ -901,7 +901,13 @@ fn clocks(
                 .because(&causes::THROTTLE_THERMAL),
         );
     }
-    if has(ThrottleReason::HwSlowdown) || has(ThrottleReason::HwPowerBrake) {
+    if has(ThrottleReason::HwPowerBrake) {
+        return Some(
+            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
+                .because(&causes::THROTTLE_POWER_BRAKE),
+        );
+    }
+    if has(ThrottleReason::HwSlowdown) {
         return Some(
             ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
                 .because(&causes::THROTTLE_HW),
