@@ -343,6 +343,52 @@ fn hardware_slowdown_names_the_reason_that_was_active() {
 }
 
 #[test]
+fn a_hot_gpu_is_judged_against_its_own_limits() {
+    // GPU 0's T.Limit reading in the device's `-q` (46 °C below its operating limit) edited:
+    // 0 °C (at the limit) warns, −3 °C (past its slowdown at −2) fails; the XML says the same.
+    let text = std::fs::read_to_string(data_path("h200-2x-device-smi-q.txt")).unwrap();
+    let xml = std::fs::read_to_string(data_path("h200-2x-device-smi-q.xml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, _) = check(&["h200-2x-device-smi-q.txt"], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("PASS")
+            && l.contains("temperature")
+            && l.contains("46 °C below")),
+        "{out}"
+    );
+    for (reading, verdict, code_wanted, said) in [
+        ("0 C", "WARN", 0, "at or past its operating limit"),
+        ("-3 C", "FAIL", 3, "at its slowdown limit"),
+    ] {
+        let edited_text = text.replacen(
+            "GPU T.Limit Temp                               : 46 C",
+            &format!("GPU T.Limit Temp                               : {reading}"),
+            1,
+        );
+        let edited_xml = xml.replacen(
+            "<gpu_temp_tlimit>46 C</gpu_temp_tlimit>",
+            &format!("<gpu_temp_tlimit>{reading}</gpu_temp_tlimit>"),
+            1,
+        );
+        assert!(edited_text != text && edited_xml != xml);
+        for (name, body) in [("hot.txt", edited_text), ("hot.xml", edited_xml)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, body).unwrap();
+            let (code, out, _) = check(&[path.to_str().unwrap()], &[]);
+            assert_eq!(code, code_wanted, "{name} {reading}: {out}");
+            let line = out
+                .lines()
+                .find(|l| l.contains("temperature") && l.contains("GPU 0"))
+                .unwrap_or_else(|| panic!("{name}: no temperature line in {out}"));
+            assert!(line.starts_with(verdict), "{name} {reading}: {line}");
+            assert!(line.contains(said), "{line}");
+            assert!(line.contains("cooling"), "{line}");
+        }
+    }
+}
+
+#[test]
 fn the_drivers_own_flags_fail_with_the_right_cause() {
     // One line of the device's `-q` (text and XML) edited per case, on one GPU: the driver's
     // memory and recovery flags and the fabric status, read nowhere before (each passed).

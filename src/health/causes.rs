@@ -168,6 +168,15 @@ pub const THROTTLE_THERMAL: Cause = Cause {
     fix: "check cooling: fans, airflow, inlet temperature, heatsink contact",
 };
 
+/// The GPU at or past its operating temperature, short of its slowdown limit.
+pub const TEMPERATURE_HIGH: Cause = Cause {
+    id: "temperature_high",
+    likely: "the GPU runs at or past its operating temperature limit: cooling (fans, airflow, \
+             inlet temperature, heatsink contact) — its clocks may soon be held down",
+    fix: "check cooling: fans, airflow, inlet temperature, heatsink contact; compare with its \
+          neighbours in the same chassis",
+};
+
 /// Hardware slowdown without its thermal or power-brake reason: NVML engages HW Slowdown for
 /// high temperature, an external power brake or high power draw (nvml.h,
 /// `nvmlClocksEventReasonHwSlowdown`); the first two have reasons of their own.

@@ -25,6 +25,7 @@ mod settings_checks;
 pub mod soak;
 pub mod soak_csv;
 pub mod state_checks;
+mod temperature_check;
 pub mod thresholds;
 
 use std::fmt;
@@ -89,6 +90,8 @@ pub enum CheckId {
     Recovery,
     /// `clocks`: clock limits during the load.
     Clocks,
+    /// `temperature`: the GPU's temperature against its driver's limits.
+    Temperature,
     /// `power_limit`: the power limit in force against the board's default.
     PowerLimit,
     /// `clock_settings`: application or locked clocks below the GPU's maximum.
@@ -114,7 +117,7 @@ pub enum CheckId {
 
 impl CheckId {
     /// Every check of the GPUs' state, in the order a check lists them.
-    pub const STATE: [CheckId; 16] = [
+    pub const STATE: [CheckId; 17] = [
         Self::Present,
         Self::Busy,
         Self::PcieLink,
@@ -125,6 +128,7 @@ impl CheckId {
         Self::MemoryRepair,
         Self::Recovery,
         Self::Clocks,
+        Self::Temperature,
         Self::P2pStatus,
         Self::PowerLimit,
         Self::ClockSettings,
@@ -145,6 +149,7 @@ impl CheckId {
             Self::MemoryRepair => "memory_repair",
             Self::Recovery => "recovery_action",
             Self::Clocks => "clocks",
+            Self::Temperature => "temperature",
             Self::Busy => "busy",
             Self::P2pStatus => "p2p_status",
             Self::PowerLimit => "power_limit",
@@ -581,6 +586,7 @@ mod tests {
             "memory_repair",
             "recovery_action",
             "clocks",
+            "temperature",
             "p2p_status",
             "power_limit",
             "clock_settings",

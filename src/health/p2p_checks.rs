@@ -41,26 +41,7 @@ pub fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check>
                 && link.line_rate.as_ref().is_some_and(|r| r.gbps <= 0.0);
             let check = match kind {
                 LinkKind::Nv(_) if refused.is_empty() && down => {
-                    let none: Vec<String> = [a, b]
-                        .iter()
-                        .filter(|&&g| topo.gpu(g).and_then(|x| x.nvlinks_active) == Some(0))
-                        .map(|g| format!("GPU {g}"))
-                        .collect();
-                    Check::new(
-                        CheckId::P2pStatus,
-                        subject,
-                        Verdict::Pass,
-                        source,
-                        format!(
-                            "P2P read/write OK, but no NVLink of the \
-                             pair's {kind} is up{}: P2P cannot run over NVLink now (nvlink_links)",
-                            if none.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" ({} has none active)", none.join(" and "))
-                            }
-                        ),
-                    )
+                    nvlinks_down(topo, (a, b), kind, source)
                 }
                 LinkKind::Nv(_) if refused.is_empty() => Check::new(
                     CheckId::P2pStatus,
@@ -118,4 +99,28 @@ pub fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check>
         }
     }
     out
+}
+
+/// A pair whose driver reports P2P OK while none of its NVLinks is up: P2P cannot take them.
+fn nvlinks_down(topo: &Topology, (a, b): (usize, usize), kind: LinkKind, source: Source) -> Check {
+    let none: Vec<String> = [a, b]
+        .iter()
+        .filter(|&&g| topo.gpu(g).and_then(|x| x.nvlinks_active) == Some(0))
+        .map(|g| format!("GPU {g}"))
+        .collect();
+    Check::new(
+        CheckId::P2pStatus,
+        Subject::Pair(a, b),
+        Verdict::Pass,
+        source,
+        format!(
+            "P2P read/write OK, but no NVLink of the pair's {kind} is up{}: P2P cannot run over \
+             NVLink now (nvlink_links)",
+            if none.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} has none active)", none.join(" and "))
+            }
+        ),
+    )
 }

@@ -59,6 +59,7 @@ pub fn checks(
         if let Some(c) = clocks(&ctx, before, load, ev.load.is_some()) {
             out.push(c);
         }
+        out.extend(super::temperature_check::temperature(&ctx, before, after));
         out.extend(settings(&ctx, before, load, &thresholds.settings));
     }
     out.retain(|c| {

@@ -185,6 +185,54 @@ pub struct GpuInventory {
     /// systems; `None` where not read or not applicable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric_status: Option<String>,
+    /// Temperatures and the driver's limits, as read.
+    #[serde(default, skip_serializing_if = "Temperatures::is_empty")]
+    pub temperature: Temperatures,
+}
+
+/// A GPU's temperatures and the limits the driver reports, °C; `None` where not read. Two
+/// forms: absolute limits (`GPU Slowdown Temp : 89 C`, older GPUs and drivers), or — Hopper and
+/// later under recent drivers — the distance below the GPU's operating limit (`GPU T.Limit Temp
+/// : 46 C`) with each limit given against it (`GPU Slowdown T.Limit Temp : -2 C`: slowdown 2 °C
+/// past the limit).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Temperatures {
+    pub gpu_c: Option<i32>,
+    pub memory_c: Option<i32>,
+    pub slowdown_c: Option<i32>,
+    pub shutdown_c: Option<i32>,
+    pub max_operating_c: Option<i32>,
+    pub memory_max_operating_c: Option<i32>,
+    /// How far below its operating limit the GPU runs (T.Limit), °C.
+    pub tlimit_c: Option<i32>,
+    pub slowdown_tlimit_c: Option<i32>,
+    pub shutdown_tlimit_c: Option<i32>,
+    pub max_operating_tlimit_c: Option<i32>,
+}
+
+impl Temperatures {
+    /// Nothing read.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    fn fill_from(&mut self, o: &Temperatures) {
+        for (mine, theirs) in [
+            (&mut self.gpu_c, o.gpu_c),
+            (&mut self.memory_c, o.memory_c),
+            (&mut self.slowdown_c, o.slowdown_c),
+            (&mut self.shutdown_c, o.shutdown_c),
+            (&mut self.max_operating_c, o.max_operating_c),
+            (&mut self.memory_max_operating_c, o.memory_max_operating_c),
+            (&mut self.tlimit_c, o.tlimit_c),
+            (&mut self.slowdown_tlimit_c, o.slowdown_tlimit_c),
+            (&mut self.shutdown_tlimit_c, o.shutdown_tlimit_c),
+            (&mut self.max_operating_tlimit_c, o.max_operating_tlimit_c),
+        ] {
+            *mine = mine.or(theirs);
+        }
+    }
 }
 
 /// Settings an operator or a job can change that hold a GPU below what it can do (the power
@@ -318,6 +366,7 @@ impl GpuInventory {
             .or(o.utilization_memory_percent);
         self.processes = self.processes.take().or_else(|| o.processes.clone());
         self.settings.fill_from(&o.settings);
+        self.temperature.fill_from(&o.temperature);
     }
 }
 

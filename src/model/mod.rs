@@ -36,7 +36,8 @@ pub use linkrate::{
 };
 pub use machine_state::{
     ComputeMode, EccState, GpuInventory, GpuLoadObservation, GpuProcess, GpuSettings, Inventory,
-    InventoryKind, LoadObservation, LoadState, MissingGpu, NvLinkState, PcieState, ThrottleReason,
+    InventoryKind, LoadObservation, LoadState, MissingGpu, NvLinkState, PcieState, Temperatures,
+    ThrottleReason,
 };
 pub use options::{EnergyWindow, GpuSelection, Interval, Refused};
 pub use running::{as_running, below_design};

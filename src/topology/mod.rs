@@ -13,6 +13,7 @@ pub mod machine_import;
 pub mod nvml_state;
 pub mod published;
 pub mod smi_query;
+pub mod smi_temperature;
 pub mod xml_budget;
 
 use std::io;

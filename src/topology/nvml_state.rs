@@ -15,7 +15,7 @@ use nvml_wrapper::{Device, Nvml};
 use super::TopologyError;
 use crate::model::{
     ComputeMode, EccState, GpuInventory, GpuProcess, GpuSettings, Inventory, InventoryKind,
-    LoadState, NvLinkState, PcieLink, PcieState, ThrottleReason, Topology,
+    LoadState, NvLinkState, PcieLink, PcieState, Temperatures, ThrottleReason, Topology,
 };
 
 /// NVML's `NVML_NVLINK_MAX_LINKS`.
@@ -109,6 +109,31 @@ fn read_gpu(nvml: &Nvml, dev: &Device, index: usize) -> GpuInventory {
         // `nvidia-smi -q` captures only.
         recovery_action: None,
         fabric_status: None,
+        temperature: temperatures(dev),
+    }
+}
+
+/// The GPU's temperature and the limits NVML gives (absolute; a limit outside 30–150 °C is
+/// taken as not read: a GPU that reports its limits against T.Limit may answer otherwise).
+/// nvml-wrapper reads no memory temperature.
+pub(crate) fn temperatures(dev: &Device) -> Temperatures {
+    use nvml_wrapper::enum_wrappers::device::{TemperatureSensor, TemperatureThreshold as T};
+    let limit = |which: T| {
+        dev.temperature_threshold(which)
+            .ok()
+            .and_then(|v| i32::try_from(v).ok())
+            .filter(|v| (30..=150).contains(v))
+    };
+    Temperatures {
+        gpu_c: dev
+            .temperature(TemperatureSensor::Gpu)
+            .ok()
+            .and_then(|v| i32::try_from(v).ok()),
+        slowdown_c: limit(T::Slowdown),
+        shutdown_c: limit(T::Shutdown),
+        max_operating_c: limit(T::GpuMax),
+        memory_max_operating_c: limit(T::MemoryMax),
+        ..Default::default()
     }
 }
 

@@ -381,6 +381,10 @@ impl XmlGpu<'_, '_> {
             xml_node(g, p).map(|n| (n, n.text().unwrap_or("").to_string()))
         })
         .map_err(|(n, m)| self.err(n, m))?;
+        gi.temperature = super::smi_temperature::read(&super::smi_temperature::XML, |p| {
+            xml_node(g, p).map(|n| (n, n.text().unwrap_or("").to_string()))
+        })
+        .map_err(|(n, m)| self.err(n, m))?;
         Ok(())
     }
 
@@ -741,6 +745,10 @@ impl TextGpu<'_> {
             gi.processes = Some(self.processes(p)?);
         }
         gi.settings = capture_settings(&TEXT_SETTINGS, |p| {
+            g.get(p).map(|e| (e, e.value.clone().unwrap_or_default()))
+        })
+        .map_err(|(e, m)| self.err(e, m))?;
+        gi.temperature = super::smi_temperature::read(&super::smi_temperature::TEXT, |p| {
             g.get(p).map(|e| (e, e.value.clone().unwrap_or_default()))
         })
         .map_err(|(e, m)| self.err(e, m))?;
