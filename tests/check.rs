@@ -389,6 +389,32 @@ fn a_hot_gpu_is_judged_against_its_own_limits() {
 }
 
 #[test]
+fn a_busy_gpu_in_a_capture_is_busy_when_the_capture_was_taken() {
+    // GPU 0 at 95 % utilization in the device's `-q`: busy, said of the capture's moment (an
+    // import runs no tests to be "before").
+    let text = std::fs::read_to_string(data_path("h200-2x-device-smi-q.txt")).unwrap();
+    let edited = text.replacen(
+        "        GPU                                            : 0 %",
+        "        GPU                                            : 95 %",
+        1,
+    );
+    assert_ne!(edited, text);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("utilized.txt");
+    std::fs::write(&path, edited).unwrap();
+    let (_, out, _) = check(&[path.to_str().unwrap()], &[]);
+    let line = out
+        .lines()
+        .find(|l| l.contains(" busy "))
+        .unwrap_or_else(|| panic!("no busy line in {out}"));
+    assert!(line.starts_with("WARN") && line.contains("GPU 0"), "{line}");
+    assert!(
+        line.contains("95 % utilization when the capture was taken"),
+        "{line}"
+    );
+}
+
+#[test]
 fn the_drivers_own_flags_fail_with_the_right_cause() {
     // One line of the device's `-q` (text and XML) edited per case, on one GPU: the driver's
     // memory and recovery flags and the fabric status, read nowhere before (each passed).

@@ -214,18 +214,26 @@ pub struct Busy {
     pub utilization_percent: Option<u32>,
 }
 
-impl fmt::Display for Busy {
-    /// `pid 77 (python3) on the GPU; 95 % utilization before the tests`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Busy {
+    /// `pid 77 (python3) on the GPU; 95 % utilization {when}` (`when`: `before the tests` on a
+    /// live check, `when the capture was taken` on an import).
+    pub fn describe(&self, when: &str) -> String {
         let mut parts = Vec::new();
         if !self.processes.is_empty() {
             let who: Vec<String> = self.processes.iter().map(|p| p.to_string()).collect();
             parts.push(format!("{} on the GPU", who.join(", ")));
         }
         if let Some(u) = self.utilization_percent {
-            parts.push(format!("{u} % utilization before the tests"));
+            parts.push(format!("{u} % utilization {when}"));
         }
-        f.write_str(&parts.join("; "))
+        parts.join("; ")
+    }
+}
+
+impl fmt::Display for Busy {
+    /// `pid 77 (python3) on the GPU; 95 % utilization before the tests`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe("before the tests"))
     }
 }
 

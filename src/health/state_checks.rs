@@ -123,11 +123,16 @@ fn busy(
             processes: who,
             utilization_percent: busy_util,
         };
+        let when = match ctx.kind {
+            Some(InventoryKind::Imported) => "when the capture was taken",
+            Some(InventoryKind::Catalog) => "as stated",
+            _ => "before the tests",
+        };
         let mut c = ctx
             .check(
                 CheckId::Busy,
                 Verdict::Warn,
-                format!("another process is using this GPU: {busy}"),
+                format!("another process is using this GPU: {}", busy.describe(when)),
             )
             .because(&causes::CONTENTION);
         c.busy = Some(busy);
