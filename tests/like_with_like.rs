@@ -413,7 +413,12 @@ fn the_fleet_sets_framework_steps_only_against_framework_steps() {
 /// and says so.
 #[test]
 fn the_fleet_sets_a_mean_step_only_against_means() {
-    let src = crate_file("assets/reports/h100-1x-sxm-2026-11-28.json");
+    // The bundled H100 as a report written before the change reads: no `step_statistic`.
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::as_median_report(
+        &crate_file("assets/reports/h100-1x-sxm-2026-12-07.json"),
+        &dir.path().join("h100-median.json"),
+    );
     let text = std::fs::read_to_string(&src).unwrap();
     let older = report::load(&src).unwrap();
     let framework = |r: &Report| {
@@ -433,9 +438,8 @@ fn the_fleet_sets_a_mean_step_only_against_means() {
         older.scaling.as_ref().unwrap().run.rows.iter().all(|x| x
             .step_statistic()
             .is_none_or(|s| s == StepStatistic::Median)),
-        "the H100 example (before the mean) reads as medians"
+        "the H100 example without its step_statistic reads as medians"
     );
-    let dir = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
     // Two nodes with the median, one with the mean (the same figures: no outlier either way).
     for (i, mean) in [(0, false), (1, false), (2, true)] {

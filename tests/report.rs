@@ -460,12 +460,15 @@ fn every_bundled_report_is_an_example_with_its_own_name() {
         .map(|e| &e.report)
         .collect();
     assert_eq!(examples.len(), bundled.len());
-    // Without a driver the app opens on the newest example of today's method (they are listed
-    // oldest first), else on the first: the first screen shows current figures.
+    // Without a driver the app opens on the example of today's method with the most GPUs, the
+    // newest of those (they are listed oldest first), else on the first: the first screen shows
+    // current figures of links and scaling.
     let opened = bundled
         .iter()
-        .rev()
-        .find(|r| r.older_method().is_none())
+        .enumerate()
+        .filter(|(_, r)| r.older_method().is_none())
+        .max_by_key(|(i, r)| (r.topology.gpus.len(), *i))
+        .map(|(_, r)| r)
         .or(bundled.first());
     if let Some(opened) = opened {
         assert_eq!(harness.state().current_report(), Some(opened));

@@ -72,21 +72,26 @@ fn the_compare_tab_and_the_ranking_csv_agree() {
     }
 }
 
-/// The bundled 1× H200 (steps the mean of their timed steps) and 1× H100 (written before that
-/// change: medians) for BERT-large, a host-bound step where the two differ: the H100's median is
-/// not ranked among means, in the tab and the CSV alike, and both say why.
+/// The bundled 1× H200 (steps the mean of their timed steps) and the 1× H100 as a report
+/// written before that change reads (no `step_statistic`: medians) for BERT-large, a host-bound
+/// step where the two differ: the H100's median is not ranked among means, in the tab and the
+/// CSV alike, and both say why.
 #[test]
 fn a_median_step_is_left_out_in_the_tab_as_in_the_csv() {
-    let names = ["h200-1x-sxm-2026-11-28.json", "h100-1x-sxm-2026-11-28.json"];
-    let (a, b) = (bundled(names[0]), bundled(names[1]));
-    let files: Vec<String> = names
-        .iter()
-        .map(|n| {
-            common::crate_file(&format!("assets/reports/{n}"))
-                .display()
-                .to_string()
-        })
-        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let older = common::as_median_report(
+        &common::crate_file("assets/reports/h100-1x-sxm-2026-12-07.json"),
+        &dir.path().join("h100-1x-median.json"),
+    );
+    let a = bundled("h200-1x-sxm-2026-11-28.json");
+    let b = report::load(&older).unwrap();
+    let files: Vec<String> = [
+        common::crate_file("assets/reports/h200-1x-sxm-2026-11-28.json"),
+        older,
+    ]
+    .iter()
+    .map(|p| p.display().to_string())
+    .collect();
     let csv = tab_and_csv_agree(
         &a,
         &b,
@@ -343,7 +348,7 @@ fn the_compare_tab_says_why_a_figure_is_missing() {
 #[test]
 fn one_gpu_has_no_efficiency_to_compare() {
     let a = bundled("h200-2x-sxm-2026-11-22.json");
-    let b = bundled("h100-1x-sxm-2026-11-28.json");
+    let b = bundled("h100-1x-sxm-2026-12-07.json");
     let c = report::compare::compare(&[&a, &b], None);
     let rows: Vec<_> = c
         .rows

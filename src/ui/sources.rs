@@ -126,12 +126,16 @@ impl Sources {
         if self.selected != SourceKey::Live || self.user_selected {
             return;
         }
-        // A bundled example (measured on a real machine) beats a catalog entry: the newest of
-        // today's method (the examples are listed oldest first), else the first.
+        // A bundled example (measured on a real machine) beats a catalog entry: of today's
+        // method, the one with the most GPUs (it shows links and scaling), the newest of those
+        // (the examples are listed oldest first); else the first.
         let current = self
             .reports
             .iter()
-            .rposition(|e| e.example && e.report.older_method().is_none());
+            .enumerate()
+            .filter(|(_, e)| e.example && e.report.older_method().is_none())
+            .max_by_key(|(i, e)| (e.report.topology.gpus.len(), *i))
+            .map(|(i, _)| i);
         if let Some(i) = current.or_else(|| self.reports.iter().position(|e| e.example)) {
             self.selected = SourceKey::Report(i);
             return;

@@ -153,6 +153,27 @@ pub fn crate_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
+/// `src` (a report.json) as a report written before 2026-11-28's change to the mean reads: its
+/// rows without `step_statistic` (their steps then read as medians), written to `dst`.
+pub fn as_median_report(src: &Path, dst: &Path) -> PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let rows = v["scaling"]["run"]["rows"].as_array_mut().unwrap();
+    let mut stripped = 0;
+    for row in rows {
+        if let Some(o) = row.as_object_mut() {
+            stripped += usize::from(o.remove("step_statistic").is_some());
+        }
+    }
+    assert!(
+        stripped > 0,
+        "{}: no row says its step statistic",
+        src.display()
+    );
+    std::fs::write(dst, v.to_string()).unwrap();
+    dst.to_path_buf()
+}
+
 /// A capture or fixture in tests/data/.
 pub fn data(name: &str) -> PathBuf {
     crate_file("tests/data").join(name)
