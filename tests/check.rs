@@ -734,6 +734,23 @@ fn catalog_machines_and_files_are_checked_modeled() {
     );
     assert!(stdout.contains("16 of 18 NVLinks active"), "{stdout}");
     assert!(stdout.contains("FAIL (modeled)"), "{stdout}");
+    // Half of GPU 1's NVLinks down: the copies into either GPU fail against the healthy
+    // figure — GPU 1's own all_pairs is not judged against its own degraded links.
+    let half = degraded_h200x2(dir.path(), "[[state]]\ngpus = [1]\nactive_nvlinks = 9\n");
+    let out = scalescope()
+        .args(["check", "--verbose", "--catalog"])
+        .arg(&half)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    for gpu in ["GPU 0 ← all", "GPU 1 ← all"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.contains("all_pairs") && l.contains(gpu))
+            .unwrap_or_else(|| panic!("no all_pairs {gpu} in {stdout}"));
+        assert!(line.starts_with("FAIL"), "{line}");
+        assert!(line.contains("expected 391.6"), "{line}");
+    }
     // Every NVLink of GPU 1 down: P2P is not "OK over NV18".
     let down = degraded_h200x2(dir.path(), "[[state]]\ngpus = [1]\nactive_nvlinks = 0\n");
     let out = scalescope()

@@ -121,9 +121,18 @@ pub fn line_rate(
                 .map(|&g| pair(me, g))
                 .collect();
             let sum: f64 = peers?.iter().sum();
-            // Through a switch, one GPU's NVLinks cap what it can take in or send out at once.
+            // Through a switch, one GPU's NVLinks cap what it can take in or send out at once:
+            // as many as the most any GPU of its model has up (a link down on this GPU is a
+            // fault `nvlink_links` names, not a lower line rate to judge its copies against).
             let g = topo.gpu(me)?;
-            let own = match (g.nvlinks_active, g.nvlink_gbps_per_link) {
+            let links = topo
+                .gpus
+                .iter()
+                .filter(|o| o.name == g.name)
+                .filter_map(|o| o.nvlinks_active)
+                .max()
+                .or(g.nvlinks_active);
+            let own = match (links, g.nvlink_gbps_per_link) {
                 (Some(n), Some(r)) if n > 0 => Some(f64::from(n) * r),
                 _ => None,
             };
