@@ -674,7 +674,7 @@ fn nvlink_arcs(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)]) {
             0.25 * p0.1 + 0.5 * c.1 + 0.25 * p2.1,
         );
         let label = match &link.line_rate {
-            Some(r) => format!("NV{n} · {:.0} GB/s", r.gbps),
+            Some(r) => format!("NV{n} · {:.0} GB/s/dir", r.gbps),
             None => format!("NV{n}"),
         };
         let (w, h) = (
