@@ -269,13 +269,36 @@ fn a_gpu_lost_before_the_last_is_named_by_its_own_number() {
             "{head}Unable to determine the device handle for GPU 0000:00:06.0: Unknown Error\n{second}"
         ),
     );
-    let (_, out, _) = check(&[&lost], &[]);
+    let (code, out, _) = check(&[&lost], &[]);
     let line = gpu_present(&out);
     assert!(
         line.contains("GPU 0") && line.contains("0000:00:06.0"),
         "{line}"
     );
+    // nvidia-smi's own word that it cannot reach the GPU: a fault, not a doubt.
+    assert!(
+        line.starts_with("FAIL") && line.contains("GPU 0 lost"),
+        "{line}"
+    );
+    assert_eq!(code, 3, "{out}");
     assert!(!out.contains("GPU 1 not described"), "{out}");
+    // The same moment's XML (no such line; GPU 0's element cut) beside it: numbered by the
+    // text's bus order, GPU 1 stays GPU 1 (it read as GPU 0 by position, with GPU 0's verdicts).
+    let xml = std::fs::read_to_string(data_path("h200-2x-device-smi-q.xml")).unwrap();
+    let (a, b) = (
+        xml.find("<gpu id=\"00000000:00:06.0\">").unwrap(),
+        xml.find("<gpu id=\"00000000:00:07.0\">").unwrap(),
+    );
+    let cut_xml = write("cut.xml", format!("{}{}", &xml[..a], &xml[b..]));
+    let (code, both, err) = check(&[&lost, &cut_xml], &[]);
+    assert_eq!(code, 3, "{both}{err}");
+    assert_eq!(both.matches("gpu_present").count(), 1, "{both}");
+    assert!(
+        !both
+            .lines()
+            .any(|l| l.starts_with("PASS") && l.contains("GPU 0 ") && l.contains("pcie_link")),
+        "{both}"
+    );
     // GPU 1's own state is GPU 1's: its PCIe line is there, GPU 0 has none.
     assert!(
         out.lines()
@@ -412,6 +435,36 @@ fn a_busy_gpu_in_a_capture_is_busy_when_the_capture_was_taken() {
         line.contains("95 % utilization when the capture was taken"),
         "{line}"
     );
+}
+
+#[test]
+fn pcie_replays_between_two_captures_are_judged_by_their_rate() {
+    // The device's `-q` read again 10 minutes later (nvidia-smi's own Timestamp) with GPU 1's
+    // replays grown from 1 to 50,000: ~5,000 a minute, a FAIL against DCGM's 8; grown to 3, a
+    // WARN (0.2 a minute).
+    let text = std::fs::read_to_string(data_path("h200-2x-device-smi-q.txt")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (now, verdict, said) in [
+        ("50000", "FAIL", "a minute; they fail at 8"),
+        ("3", "WARN", "0.2 a minute"),
+    ] {
+        let later = text
+            .replacen("Mon Nov 23 02:57:36 2026", "Mon Nov 23 03:07:36 2026", 1)
+            .replacen(
+                "        Replays Since Reset                            : 1",
+                &format!("        Replays Since Reset                            : {now}"),
+                1,
+            );
+        let path = dir.path().join(format!("later-{now}.txt"));
+        std::fs::write(&path, later).unwrap();
+        let (_, out, _) = check(&["h200-2x-device-smi-q.txt", path.to_str().unwrap()], &[]);
+        let line = out
+            .lines()
+            .find(|l| l.contains("pcie_replay") && l.contains("GPU 1"))
+            .unwrap_or_else(|| panic!("no pcie_replay GPU 1 in {out}"));
+        assert!(line.starts_with(verdict), "{line}");
+        assert!(line.contains("in 600 s") && line.contains(said), "{line}");
+    }
 }
 
 #[test]

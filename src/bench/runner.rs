@@ -124,12 +124,20 @@ pub fn line_rate(
             // Through a switch, one GPU's NVLinks cap what it can take in or send out at once:
             // as many as the most any GPU of its model has up (a link down on this GPU is a
             // fault `nvlink_links` names, not a lower line rate to judge its copies against).
+            // (or the most a pair of its bonds counts: through a switch each pair's `NV18` is
+            // the GPU's 18 links, as designed even where every GPU has some down).
             let g = topo.gpu(me)?;
+            let bonded = gpus
+                .iter()
+                .filter(|&&o| o != me)
+                .filter_map(|&o| topo.link(me, o)?.kind?.nvlinks())
+                .max();
             let links = topo
                 .gpus
                 .iter()
                 .filter(|o| o.name == g.name)
                 .filter_map(|o| o.nvlinks_active)
+                .chain(bonded)
                 .max()
                 .or(g.nvlinks_active);
             let own = match (links, g.nvlink_gbps_per_link) {

@@ -22,6 +22,15 @@ pub const GPU_MISSING: Cause = Cause {
           reseat or service it if it stays missing",
 };
 
+/// A GPU nvidia-smi said it could not reach.
+pub const GPU_LOST: Cause = Cause {
+    id: "gpu_lost",
+    likely: "the driver cannot reach the GPU (nvidia-smi: \"Unable to determine the device \
+             handle\"): fallen off the bus (Xid 79), a power or thermal fault, or a failed reset",
+    fix: "look for Xid 79 / NVRM errors in `dmesg`; drain the node, reset the GPU (`nvidia-smi \
+          -r`) or reboot, and reseat or service it if it stays lost",
+};
+
 /// The driver found GPU memory it cannot repair.
 pub const MEMORY_UNREPAIRABLE: Cause = Cause {
     id: "memory_unrepairable",

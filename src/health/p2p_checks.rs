@@ -37,8 +37,11 @@ pub fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check>
                 c.join("/")
             };
             // A pair whose NVLinks are all down keeps its kind (`as_running`): its rate says 0.
+            let none_up = |g: usize| topo.gpu(g).and_then(|x| x.nvlinks_active) == Some(0);
             let down = matches!(kind, LinkKind::Nv(_))
-                && link.line_rate.as_ref().is_some_and(|r| r.gbps <= 0.0);
+                && (link.line_rate.as_ref().is_some_and(|r| r.gbps <= 0.0)
+                    || none_up(a)
+                    || none_up(b));
             let check = match kind {
                 LinkKind::Nv(_) if refused.is_empty() && down => {
                     nvlinks_down(topo, (a, b), kind, source)
@@ -119,7 +122,11 @@ fn nvlinks_down(topo: &Topology, (a, b): (usize, usize), kind: LinkKind, source:
             if none.is_empty() {
                 String::new()
             } else {
-                format!(" ({} has none active)", none.join(" and "))
+                format!(
+                    " ({} {} none active)",
+                    none.join(" and "),
+                    if none.len() > 1 { "have" } else { "has" }
+                )
             }
         ),
     )

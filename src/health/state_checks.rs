@@ -93,12 +93,23 @@ fn missing(ev: &Evidence, selected: &[usize], all: bool, source: Source) -> Vec<
                 source,
                 kind: Some(inv.kind),
             };
-            ctx.check(
-                CheckId::Present,
-                Verdict::Warn,
-                format!("GPU {} not described: {}", m.index, m.seen),
-            )
-            .because(&causes::GPU_MISSING)
+            // nvidia-smi's own word that it could not reach the GPU fails; a GPU merely not
+            // described (a capture of some GPUs reads the same) warns.
+            if m.lost {
+                ctx.check(
+                    CheckId::Present,
+                    Verdict::Fail,
+                    format!("GPU {} lost: {}", m.index, m.seen),
+                )
+                .because(&causes::GPU_LOST)
+            } else {
+                ctx.check(
+                    CheckId::Present,
+                    Verdict::Warn,
+                    format!("GPU {} not described: {}", m.index, m.seen),
+                )
+                .because(&causes::GPU_MISSING)
+            }
         })
         .collect()
 }
@@ -439,12 +450,9 @@ fn nvlink_links(
 /// Seconds between the readings before and after the load tests, when both say when they were
 /// taken.
 fn reading_interval_s(ev: &Evidence) -> Option<f64> {
-    let at = |i: Option<&crate::model::Inventory>| {
-        i.and_then(|i| i.captured_at.as_deref())
-            .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
-    };
-    let (b, a) = (at(ev.before.as_ref())?, at(ev.after.as_ref())?);
-    a.duration_since(b).ok().map(|d| d.as_secs_f64())
+    let b = ev.before.as_ref()?.captured_unix_s()?;
+    let a = ev.after.as_ref()?.captured_unix_s()?;
+    (a >= b).then_some(a - b)
 }
 
 /// NVLink CRC, replay and recovery counters. As NVIDIA's DCGM judges them
@@ -671,6 +679,14 @@ fn pcie_replay(
             )
             .because(&causes::PCIE_REPLAYS)
         }
+        (Some(b), Some(a)) if a < b => ctx.check(
+            CheckId::PcieReplay,
+            Verdict::Unknown,
+            format!(
+                "PCIe replay counter went from {b} down to {a}: the GPU or driver was reset \
+                 between the readings, so how many replays came between them is unknown"
+            ),
+        ),
         (Some(0), _) => check(
             Verdict::Pass,
             if a.is_some() {

@@ -18,8 +18,12 @@ pub(super) fn temperature(
         g.map(|g| &g.temperature)
             .filter(|t| t.gpu_c.is_some() || t.tlimit_c.is_some())
     }
+    let later = match ctx.kind {
+        Some(InventoryKind::Imported) => "in the later capture",
+        _ => "after the load tests",
+    };
     let (t, when) = match (read(after), read(before)) {
-        (Some(t), _) => (t, "after the load tests"),
+        (Some(t), _) => (t, later),
         (None, Some(t)) => (t, "when read"),
         (None, None) => {
             return (ctx.kind != Some(InventoryKind::Catalog))
@@ -114,9 +118,14 @@ fn absolute(t: &Temperatures, now: &str, when: &str) -> (Verdict, String) {
     }
     let reached = |v: Option<i32>| v.is_some_and(|v| c >= v);
     if reached(t.shutdown_c) || reached(t.slowdown_c) {
+        let which = if reached(t.shutdown_c) {
+            "shutdown"
+        } else {
+            "slowdown"
+        };
         return (
             Verdict::Fail,
-            format!("{now}{when}: at its slowdown limit ({limits})"),
+            format!("{now}{when}: at its {which} limit ({limits})"),
         );
     }
     if reached(t.max_operating_c) {
@@ -185,6 +194,12 @@ mod tests {
         // The reading after the load wins over the one before it.
         let c = temperature(&ctx(), Some(&gpu(h200(46))), Some(&gpu(h200(-3)))).unwrap();
         assert_eq!(c.verdict, Verdict::Fail);
+        assert!(c.detail.contains("in the later capture"), "{}", c.detail);
+        let live = Ctx {
+            kind: Some(InventoryKind::Live),
+            ..ctx()
+        };
+        let c = temperature(&live, Some(&gpu(h200(46))), Some(&gpu(h200(40)))).unwrap();
         assert!(c.detail.contains("after the load tests"), "{}", c.detail);
     }
 

@@ -60,6 +60,10 @@ pub struct MissingGpu {
     pub index: usize,
     /// Where it shows, in words: `nvidia-smi -q counts 2 attached GPUs and describes 1`.
     pub seen: String,
+    /// nvidia-smi said it could not reach it (`Unable to determine the device handle for GPU
+    /// …`): lost, not merely left out of the capture.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lost: bool,
 }
 
 impl Inventory {
@@ -74,6 +78,17 @@ impl Inventory {
             notes: Vec::new(),
             missing: Vec::new(),
         }
+    }
+
+    /// When it was read, seconds since 1970 in the capture's own clock: RFC 3339 (live
+    /// readings) or nvidia-smi's `Mon Nov 23 02:57:36 2026` (its `Timestamp`, local time: good
+    /// for the time between two captures of one machine, not for an absolute moment).
+    pub fn captured_unix_s(&self) -> Option<f64> {
+        let t = self.captured_at.as_deref()?.trim();
+        if let Ok(at) = humantime::parse_rfc3339_weak(t) {
+            return Some(at.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs_f64());
+        }
+        ctime_seconds(t)
     }
 
     /// The GPU with this index.
@@ -129,6 +144,35 @@ impl Inventory {
             }
         }
     }
+}
+
+/// `Mon Nov 23 02:57:36 2026` (C's `ctime` layout, as nvidia-smi writes its Timestamp) →
+/// seconds since 1970 in that clock; `None` for anything else.
+fn ctime_seconds(t: &str) -> Option<f64> {
+    let parts: Vec<&str> = t.split_whitespace().collect();
+    let [_, mon, day, hms, year] = parts.as_slice() else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let m = MONTHS.iter().position(|x| x.eq_ignore_ascii_case(mon))? as i64 + 1;
+    let d: i64 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
+    let y: i64 = year.parse().ok().filter(|y| (1970..=9999).contains(y))?;
+    let mut hms = hms.split(':').map(|x| x.parse::<i64>().ok());
+    let (h, mi, sec) = (hms.next()??, hms.next()??, hms.next()??);
+    if hms.next().is_some() || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's `days_from_civil`).
+    let yy = if m <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3_600 + mi * 60 + sec) as f64)
 }
 
 /// When a reading was taken, as far as it matters for the PCIe generation: GPUs lower their
@@ -659,5 +703,28 @@ mod tests {
         assert_eq!(a.gpu(1).unwrap().pcie.link.gen_current, Some(5));
         assert_eq!(a.gpu(1).unwrap().nvlinks_active(), Some(1));
         assert_eq!(a.gpu(0).unwrap().nvlinks_active(), None, "unknown, not 0");
+    }
+
+    #[test]
+    fn nvidia_smi_timestamps_give_the_time_between_captures() {
+        let at = |t: &str| {
+            let mut i = Inventory::new(InventoryKind::Imported, vec![]);
+            i.captured_at = Some(t.to_string());
+            i.captured_unix_s()
+        };
+        // 1970-01-01 and a known day: 2026-11-23 is 20,780 days after it.
+        assert_eq!(at("Thu Jan  1 00:00:00 1970"), Some(0.0));
+        assert_eq!(
+            at("Mon Nov 23 02:57:36 2026"),
+            Some((20_780 * 86_400 + 2 * 3_600 + 57 * 60 + 36) as f64)
+        );
+        let (a, b) = (
+            at("Mon Nov 23 23:59:50 2026").unwrap(),
+            at("Tue Nov 24 00:00:20 2026").unwrap(),
+        );
+        assert_eq!(b - a, 30.0);
+        assert_eq!(at("2026-11-23T06:25:08.000Z"), Some(1_795_415_108.0));
+        assert_eq!(at("Mon Foo 23 02:57:36 2026"), None);
+        assert_eq!(at("yesterday"), None);
     }
 }

@@ -178,7 +178,9 @@ fn sharded_cause(
     let ("compute", pct) = term? else {
         return None;
     };
-    if row.pattern != crate::scaling::Pattern::Fsdp {
+    // The model's FSDP rows: a measured row's gain is two windows' speeds as much as its
+    // optimizer, and keeps the measured wording.
+    if row.pattern != crate::scaling::Pattern::Fsdp || row.source != RowSource::Modeled {
         return None;
     }
     let mut s = format!(
@@ -187,8 +189,12 @@ fn sharded_cause(
          {against}, and compute per sample with it ({pct:.1} %); the rest of the step did not \
          grow by as much"
     );
-    // A basis opens with the compute rate it took: where the two differ, so may the GEMM rate.
-    let rate = |p: &ScalingPoint| p.basis.split(';').next().unwrap_or_default().to_string();
+    // The compute rate each row took (`bf16 738 TFLOP/s …` in its basis): where the two
+    // differ, so may the GEMM rate.
+    let rate = |p: &ScalingPoint| {
+        let at = p.basis.find(" TFLOP/s")?;
+        p.basis[..at].split_whitespace().last().map(str::to_string)
+    };
     if base.is_some_and(|b| rate(b) != rate(row)) {
         s.push_str(
             "; the two rows also took different compute rates (each row's basis names its rate)",
@@ -439,16 +445,16 @@ mod tests {
             p.step_time_ms = Some(compute_ms + 1.0);
             p.compute_ms = Some(compute_ms);
             p.throughput = Some(p.global_batch / (compute_ms + 1.0) * 1e3);
-            p.basis = format!("{rate}; more");
+            p.basis = format!("bf16 {rate} TFLOP/s measured (GPU 1: slowest of GPUs 0–{n}); more");
             p
         };
-        let rows = with_efficiency(vec![fsdp(1, 600.0, "a"), fsdp(2, 580.0, "a")]);
+        let rows = with_efficiency(vec![fsdp(1, 600.0, "700"), fsdp(2, 580.0, "700")]);
         let why = cause(&rows[1], &rows).unwrap();
         assert!(why.starts_with("sharded data parallel"), "{why}");
         assert!(!why.contains("GEMM rate for"), "{why}");
         assert!(!why.contains("different compute rates"), "{why}");
         // Where the rows took different rates, that is said too.
-        let rows = with_efficiency(vec![fsdp(1, 600.0, "a"), fsdp(2, 580.0, "b")]);
+        let rows = with_efficiency(vec![fsdp(1, 600.0, "700"), fsdp(2, 580.0, "738")]);
         let why = cause(&rows[1], &rows).unwrap();
         assert!(why.contains("different compute rates"), "{why}");
         // Data parallel with the same gain: the model's inputs, not the method.

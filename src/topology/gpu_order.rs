@@ -86,6 +86,7 @@ pub fn place_lost(inv: &mut Inventory, lost: &[Lost], attached: Option<usize>) -
         all.push((k, Some(l)));
     }
     all.sort_by_key(|(k, _)| *k);
+    all.truncate(crate::model::MAX_GPUS);
     let rank: BTreeMap<_, usize> = all.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
     for (g, k) in inv.gpus.iter_mut().zip(&listed) {
         g.index = rank[k];
@@ -109,6 +110,7 @@ pub fn place_lost(inv: &mut Inventory, lost: &[Lost], attached: Option<usize>) -
                      handle\"); numbered by its place in bus order among the {total} GPUs",
                     l.bus_id
                 ),
+                lost: true,
             })
         })
         .collect();
@@ -117,6 +119,7 @@ pub fn place_lost(inv: &mut Inventory, lost: &[Lost], attached: Option<usize>) -
         inv.missing.extend((total..a).map(|index| MissingGpu {
             index,
             seen: format!("nvidia-smi -q counts {a} attached GPUs and names {total}"),
+            lost: false,
         }));
     }
     true
@@ -126,21 +129,49 @@ pub fn place_lost(inv: &mut Inventory, lost: &[Lost], attached: Option<usize>) -
 /// a gap) by their UUIDs in `named`: index → UUID from a capture that prints both (`nvidia-smi
 /// nvlink -s`). Only where every listed GPU's UUID is there; says whether it renumbered.
 pub fn renumber_by_uuid(inv: &mut Inventory, named: &BTreeMap<String, usize>) -> bool {
-    if inv.missing.is_empty() {
+    renumber_by(
+        inv,
+        |g| g.uuid.as_deref().map(str::to_ascii_lowercase),
+        named,
+        "their UUIDs in the `nvidia-smi nvlink` capture",
+    )
+}
+
+/// [`renumber_by_uuid`] by bus id, against a capture nvidia-smi's own lines placed (`named`:
+/// bus id → index).
+pub fn renumber_by_bus(inv: &mut Inventory, named: &BTreeMap<BusKey, usize>) -> bool {
+    renumber_by(
+        inv,
+        |g| g.pci_bus_id.as_deref().and_then(bus_key),
+        named,
+        "their bus ids in the capture that names the lost GPU",
+    )
+}
+
+fn renumber_by<K: Ord>(
+    inv: &mut Inventory,
+    key: impl Fn(&crate::model::GpuInventory) -> Option<K>,
+    named: &BTreeMap<K, usize>,
+    by: &str,
+) -> bool {
+    // No gap, or one nvidia-smi's own lines placed already.
+    if inv.missing.is_empty() || inv.missing.iter().any(|m| m.lost) {
         return false;
     }
     let to: Option<Vec<usize>> = inv
         .gpus
         .iter()
-        .map(|g| {
-            g.uuid
-                .as_deref()
-                .and_then(|u| named.get(&u.to_ascii_lowercase()).copied())
-        })
+        .map(|g| key(g).and_then(|k| named.get(&k).copied()))
         .collect();
     let Some(to) = to else {
         return false;
     };
+    // Numbers nvidia-smi could give, one GPU each (a UUID twice, or `GPU 4000000000:`, is not
+    // a numbering to follow).
+    let distinct: std::collections::BTreeSet<usize> = to.iter().copied().collect();
+    if distinct.len() != to.len() || to.iter().any(|&t| t >= crate::model::MAX_GPUS) {
+        return false;
+    }
     if to.iter().zip(&inv.gpus).all(|(t, g)| *t == g.index) {
         return false;
     }
@@ -155,10 +186,10 @@ pub fn renumber_by_uuid(inv: &mut Inventory, named: &BTreeMap<String, usize>) ->
         .map(|index| MissingGpu {
             index,
             seen: format!(
-                "nvidia-smi -q describes {}, numbered by their UUIDs in the `nvidia-smi nvlink` \
-                 capture; GPU {index} is not among them",
+                "nvidia-smi -q describes {}, numbered by {by}; GPU {index} is not among them",
                 crate::model::quantities::gpus(described)
             ),
+            lost: false,
         })
         .collect();
     true
@@ -229,6 +260,7 @@ mod tests {
         q.missing.push(MissingGpu {
             index: 3,
             seen: "counted".into(),
+            lost: false,
         });
         let named: BTreeMap<String, usize> =
             [("gpu-a", 0), ("gpu-b", 1), ("gpu-c", 2), ("gpu-d", 3)]
@@ -242,5 +274,21 @@ mod tests {
         // Without a gap nothing moves.
         let mut full = inv(&["a", "b"]);
         assert!(!renumber_by_uuid(&mut full, &named));
+        // A UUID under two numbers, or a number no machine has: not followed.
+        for bad in [
+            [("gpu-a", 0), ("gpu-c", 0)],
+            [("gpu-a", 0), ("gpu-c", 4_000_000_000)],
+        ] {
+            let mut q = inv(&["a", "c"]);
+            q.missing.push(MissingGpu {
+                index: 2,
+                seen: "counted".into(),
+                lost: false,
+            });
+            let named: BTreeMap<String, usize> =
+                bad.into_iter().map(|(u, i)| (u.to_string(), i)).collect();
+            assert!(!renumber_by_uuid(&mut q, &named));
+            assert_eq!(q.gpus[1].index, 1);
+        }
     }
 }

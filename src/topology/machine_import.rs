@@ -148,6 +148,7 @@ fn note_undescribed(
             continue;
         }
         before.missing.push(crate::model::MissingGpu {
+            lost: false,
             index,
             seen: format!("{capture} shows GPU {index}; no nvidia-smi -q capture describes it"),
         });
@@ -158,6 +159,7 @@ fn note_undescribed(
 const NVLINK_ERRORS: &str = "nvlink errors";
 const PCIE_REPLAYS: &str = "pcie replays";
 const ECC_COUNTS: &str = "ecc";
+const TEMPERATURES: &str = "temperatures";
 
 /// The counters a capture holds (NVLink error counters, the PCIe replay counter, ECC error
 /// counts): an `nvidia-smi nvlink -s` holds none, `nvlink -e` the NVLink ones.
@@ -182,6 +184,9 @@ fn counters(inv: &Inventory) -> BTreeSet<&'static str> {
             .is_some()
         {
             out.insert(ECC_COUNTS);
+        }
+        if g.temperature.gpu_c.or(g.temperature.tlimit_c).is_some() {
+            out.insert(TEMPERATURES);
         }
     }
     out
@@ -223,6 +228,9 @@ fn keep_only(after: &mut Inventory, twice: &BTreeSet<&'static str>) {
         if !twice.contains(ECC_COUNTS) {
             (g.ecc.volatile_corrected, g.ecc.volatile_uncorrected) = (None, None);
         }
+        if !twice.contains(TEMPERATURES) {
+            g.temperature = Default::default();
+        }
     }
 }
 
@@ -235,18 +243,66 @@ fn renumber_query_captures(states: &mut [(CaptureKind, Inventory)]) {
         .flat_map(|(_, inv)| inv.gpus.iter())
         .filter_map(|g| Some((g.uuid.as_deref()?.to_ascii_lowercase(), g.index)))
         .collect();
-    if named.is_empty() {
+    let query = |k: &CaptureKind| matches!(k, CaptureKind::QueryText | CaptureKind::QueryXml);
+    for (k, inv) in states.iter_mut() {
+        if query(k) && !named.is_empty() {
+            super::gpu_order::renumber_by_uuid(inv, &named);
+        }
+    }
+    // A `-q` whose lost GPU nvidia-smi named (text) numbers another `-q` of the same moment
+    // (its XML, which names none) by bus id.
+    let placed: std::collections::BTreeMap<super::gpu_order::BusKey, usize> = states
+        .iter()
+        .filter(|(k, inv)| query(k) && inv.missing.iter().any(|m| m.lost))
+        .flat_map(|(_, inv)| inv.gpus.iter())
+        .filter_map(|g| {
+            Some((
+                super::gpu_order::bus_key(g.pci_bus_id.as_deref()?)?,
+                g.index,
+            ))
+        })
+        .collect();
+    if placed.is_empty() {
         return;
     }
     for (k, inv) in states.iter_mut() {
-        if matches!(k, CaptureKind::QueryText | CaptureKind::QueryXml) {
-            super::gpu_order::renumber_by_uuid(inv, &named);
+        if query(k) {
+            super::gpu_order::renumber_by_bus(inv, &placed);
         }
     }
 }
 
-/// Captures of one machine agree on GPU count, bus ids and UUIDs.
+/// Captures of one machine agree on GPU count, bus ids and UUIDs, and no bus id is numbered
+/// differently by two of them.
 fn check_same_machine(states: &[(CaptureKind, Inventory)]) -> Result<(), TopologyError> {
+    let mut numbered: std::collections::BTreeMap<super::gpu_order::BusKey, (usize, &str)> =
+        Default::default();
+    for (_, inv) in states {
+        let origin = inv.origin.first().map_or("<capture>", String::as_str);
+        for g in &inv.gpus {
+            let Some(key) = g.pci_bus_id.as_deref().and_then(super::gpu_order::bus_key) else {
+                continue;
+            };
+            match numbered.get(&key) {
+                Some(&(i, other)) if i != g.index => {
+                    return Err(parse_error(
+                        origin,
+                        1,
+                        format!(
+                            "the GPU at bus {} is GPU {} here but GPU {i} in {other}: the \
+                             captures number the GPUs differently (one leaves a GPU out)",
+                            g.pci_bus_id.as_deref().unwrap_or_default(),
+                            g.index
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    numbered.insert(key, (g.index, origin));
+                }
+            }
+        }
+    }
     let (_, first) = &states[0];
     for (_, other) in &states[1..] {
         let origin = other.origin.first().map_or("<capture>", String::as_str);

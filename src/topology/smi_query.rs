@@ -382,7 +382,9 @@ impl XmlGpu<'_, '_> {
         })
         .map_err(|(n, m)| self.err(n, m))?;
         gi.temperature = super::smi_temperature::read(&super::smi_temperature::XML, |p| {
-            xml_node(g, p).map(|n| (n, n.text().unwrap_or("").to_string()))
+            xml_node(g, p)
+                .map(|n| (n, n.text().unwrap_or("").to_string()))
+                .filter(|(_, v)| !absent(v))
         })
         .map_err(|(n, m)| self.err(n, m))?;
         Ok(())
@@ -556,7 +558,8 @@ pub fn parse_query_text(text: &str, origin: &str) -> Result<Inventory, TopologyE
     let lost = super::gpu_order::lost_gpus(text);
     if gpus.is_empty() && !lost.is_empty() {
         // Every GPU lost: no section, only nvidia-smi's line for each.
-        super::gpu_order::place_lost(&mut inv, &lost, None);
+        let attached = top("Attached GPUs").and_then(|v| v.trim().parse::<usize>().ok());
+        super::gpu_order::place_lost(&mut inv, &lost, attached);
         return Ok(inv);
     }
     if gpus.is_empty() {
@@ -586,6 +589,7 @@ fn unanswered(attached: Option<usize>, described: usize) -> Vec<crate::model::Mi
     let attached = attached.filter(|&a| a > described && a <= crate::model::MAX_GPUS);
     (described..attached.unwrap_or(described))
         .map(|index| crate::model::MissingGpu {
+            lost: false,
             index,
             seen: format!(
                 "nvidia-smi -q counts {} attached GPUs and describes {described}; it does not \
@@ -749,7 +753,9 @@ impl TextGpu<'_> {
         })
         .map_err(|(e, m)| self.err(e, m))?;
         gi.temperature = super::smi_temperature::read(&super::smi_temperature::TEXT, |p| {
-            g.get(p).map(|e| (e, e.value.clone().unwrap_or_default()))
+            g.get(p)
+                .map(|e| (e, e.value.clone().unwrap_or_default()))
+                .filter(|(_, v)| !absent(v))
         })
         .map_err(|(e, m)| self.err(e, m))?;
         Ok(())

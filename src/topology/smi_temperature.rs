@@ -96,11 +96,19 @@ pub fn read<E>(
 /// `41 C` → 41, `-8 C` → −8; `N/A`, `[N/A]`, `Not Supported` and the like → `None`.
 fn celsius(text: &str) -> Result<Option<i32>, String> {
     let t = text.trim();
+    // What nvidia-smi prints for a value it could not read (`[Unknown Error]`, `[GPU requires
+    // reset]`, `N/A`, `Insufficient Permissions`; the caller drops those it knows too): unknown.
     let lower = t.to_ascii_lowercase();
     if t.is_empty()
-        || lower.contains("n/a")
-        || lower.contains("not supported")
-        || lower == "unknown"
+        || t.starts_with('[')
+        || [
+            "n/a",
+            "not supported",
+            "unknown",
+            "insufficient permissions",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
     {
         return Ok(None);
     }
@@ -126,6 +134,9 @@ mod tests {
         assert_eq!(celsius("41 C"), Ok(Some(41)));
         assert_eq!(celsius("-8 C"), Ok(Some(-8)));
         assert_eq!(celsius("N/A"), Ok(None));
+        assert_eq!(celsius("[Unknown Error]"), Ok(None));
+        assert_eq!(celsius("[GPU requires reset]"), Ok(None));
+        assert_eq!(celsius("Insufficient Permissions"), Ok(None));
         assert!(celsius("hot").is_err());
         assert!(celsius("99999 C").is_err());
     }
