@@ -59,14 +59,19 @@ fn the_real_captures_pass_and_exit_0() {
         assert!(!out.contains("FAIL"), "{q}: {out}");
         assert!(out.contains("18 of 18 NVLinks active"), "{out}");
         assert!(out.contains("PCIe Gen5 x16"), "{out}");
-        // GPU 1 of this machine had one PCIe replay since the driver loaded: a finding, not a
-        // failure.
+        // GPU 1 of this machine had one PCIe replay since the driver loaded: fewer than DCGM's
+        // 8 a minute in all, so no minute reached it — a pass that says its count. The healthy
+        // machine's captures PASS.
+        let replay = out
+            .lines()
+            .find(|l| l.contains("pcie_replay") && l.contains("GPU 1"))
+            .unwrap_or_else(|| panic!("{q}: {out}"));
         assert!(
-            out.contains("WARN") && out.contains("1 PCIe replay(s)"),
-            "{out}"
+            replay.starts_with("PASS") && replay.contains("1 PCIe replay(s)"),
+            "{replay}"
         );
         assert!(
-            out.lines().last().unwrap().starts_with("verdict: WARN"),
+            out.lines().last().unwrap().starts_with("verdict: PASS"),
             "{out}"
         );
         assert!(out.contains("(exit 0)"), "{out}");

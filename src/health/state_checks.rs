@@ -703,6 +703,17 @@ fn pcie_replay(
                  retried a packet at some time, not under this load)"
             ),
         ),
+        // Fewer in all than the limit allows in one minute: no minute since the driver loaded
+        // can have reached it.
+        (Some(b), None) if (b as f64) < limit => check(
+            Verdict::Pass,
+            format!(
+                "{b} PCIe replay(s) since the driver loaded: fewer than {} in all, so never {} \
+                 in a minute (NVIDIA DCGM's limit)",
+                crate::model::validate::number(limit),
+                crate::model::validate::number(limit)
+            ),
+        ),
         (Some(b), None) => check(
             Verdict::Warn,
             format!(
@@ -1171,14 +1182,15 @@ mod tests {
         // PCIe replays that grew at an unknown rate: a warning (their rate is what fails).
         assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Warn);
         assert_eq!(find(&cs, CheckId::NvlinkErrors, 1).verdict, Verdict::Pass);
-        // One reading with errors: a warning, not a fault.
+        // One reading with errors: a warning, not a fault (2 PCIe replays in all: never 8 in a
+        // minute, a pass).
         let cs = run(after, None);
         assert_eq!(find(&cs, CheckId::NvlinkErrors, 0).verdict, Verdict::Warn);
-        assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Warn);
+        assert_eq!(find(&cs, CheckId::PcieReplay, 1).verdict, Verdict::Pass);
     }
 
     /// PCIe replays are judged by their rate (DCGM's 8 a minute); a count that did not grow
-    /// under the load passes; one reading of a count warns.
+    /// under the load passes; one reading of a count below the limit passes, at it warns.
     #[test]
     fn pcie_replays_fail_only_at_their_rate() {
         let at = |t: &str, mut inv: Inventory| {
@@ -1204,8 +1216,13 @@ mod tests {
         let c = verdict("2026-11-23T06:26:00.000Z", 1);
         assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
         assert!(c.detail.starts_with("1 PCIe replay(s)"), "{}", c.detail);
-        // One reading: no rate.
+        // One reading: no rate — but 1 in all can never have been 8 in a minute; 8 can.
         let c = find(&run(before.clone(), None), CheckId::PcieReplay, 1).clone();
+        assert_eq!(c.verdict, Verdict::Pass, "{}", c.detail);
+        assert!(c.detail.contains("fewer than 8 in all"), "{}", c.detail);
+        let mut eight = before.clone();
+        replays(8, &mut eight);
+        let c = find(&run(eight, None), CheckId::PcieReplay, 1).clone();
         assert_eq!(c.verdict, Verdict::Warn, "{}", c.detail);
         // The limit is the thresholds file's.
         let mut after = at("2026-11-23T06:26:00.000Z", healthy(2));
