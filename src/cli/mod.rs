@@ -369,7 +369,7 @@ pub enum Command {
     Bench(BenchCommand),
     /// Compare reports (report.json of `--bench`): key figures and the difference in %.
     Compare(compare::CompareArgs),
-    /// Is this box delivering what it should? PCIe, NVLink, memory and clock checks plus copy
+    /// Is this box delivering what it should? PCIe, NVLink, memory, clock and temperature checks plus copy
     /// bandwidth against expected, each PASS/WARN/FAIL with the likely cause and what to do.
     /// Exit 0 when nothing failed, 3 when a check failed (a node health check before jobs).
     Check(check::CheckArgs),

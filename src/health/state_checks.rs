@@ -646,6 +646,12 @@ fn pcie_replay(
     let b = before.and_then(|g| g.pcie.replay_counter);
     let a = after.and_then(|g| g.pcie.replay_counter);
     let limit = thresholds.pcie_replays_per_min;
+    // Whose limit it is: DCGM's 8 by default, a thresholds file's otherwise.
+    let whose = if limit == Thresholds::default().pcie_replays_per_min {
+        "NVIDIA DCGM's limit"
+    } else {
+        "the thresholds file's limit"
+    };
     let check = |v: Verdict, detail: String| ctx.check(CheckId::PcieReplay, v, detail);
     match (b, a) {
         (None, _) => ctx.unknown(CheckId::PcieReplay, "PCIe replay counter"),
@@ -663,7 +669,7 @@ fn pcie_replay(
                         v,
                         format!(
                             " in {s:.0} s ({per_min:.1} a minute; they fail at {} a minute, \
-                             NVIDIA DCGM's limit)",
+                             {whose})",
                             crate::model::validate::number(limit)
                         ),
                     )
@@ -709,7 +715,7 @@ fn pcie_replay(
             Verdict::Pass,
             format!(
                 "{b} PCIe replay(s) since the driver loaded: fewer than {} in all, so never {} \
-                 in a minute (NVIDIA DCGM's limit)",
+                 in a minute ({whose})",
                 crate::model::validate::number(limit),
                 crate::model::validate::number(limit)
             ),
