@@ -122,10 +122,10 @@ pub fn line_rate(
                 .collect();
             let sum: f64 = peers?.iter().sum();
             // Through a switch, one GPU's NVLinks cap what it can take in or send out at once:
-            // as many as the most any GPU of its model has up (a link down on this GPU is a
-            // fault `nvlink_links` names, not a lower line rate to judge its copies against).
-            // (or the most a pair of its bonds counts: through a switch each pair's `NV18` is
-            // the GPU's 18 links, as designed even where every GPU has some down).
+            // as many as the most any GPU of its model has up, or a pair bond counts (through a
+            // switch each pair's `NV18` is the GPU's 18 links, even where every GPU has some
+            // down). A link down on this GPU is a fault `nvlink_links` names, not a lower line
+            // rate to judge its copies against.
             let g = topo.gpu(me)?;
             let bonded = gpus
                 .iter()

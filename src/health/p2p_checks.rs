@@ -36,15 +36,17 @@ pub fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check>
                 c.dedup();
                 c.join("/")
             };
-            // A pair whose NVLinks are all down keeps its kind (`as_running`): its rate says 0.
-            let none_up = |g: usize| topo.gpu(g).and_then(|x| x.nvlinks_active) == Some(0);
+            // A pair whose NVLinks are all down keeps its kind (`as_running`): its rate says 0,
+            // or a GPU of it has none active.
+            let none_up: Vec<usize> = [a, b]
+                .into_iter()
+                .filter(|&g| topo.gpu(g).and_then(|x| x.nvlinks_active) == Some(0))
+                .collect();
             let down = matches!(kind, LinkKind::Nv(_))
-                && (link.line_rate.as_ref().is_some_and(|r| r.gbps <= 0.0)
-                    || none_up(a)
-                    || none_up(b));
+                && (link.line_rate.as_ref().is_some_and(|r| r.gbps <= 0.0) || !none_up.is_empty());
             let check = match kind {
                 LinkKind::Nv(_) if refused.is_empty() && down => {
-                    nvlinks_down(topo, (a, b), kind, source)
+                    nvlinks_down((a, b), &none_up, kind, source)
                 }
                 LinkKind::Nv(_) if refused.is_empty() => Check::new(
                     CheckId::P2pStatus,
@@ -104,13 +106,15 @@ pub fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check>
     out
 }
 
-/// A pair whose driver reports P2P OK while none of its NVLinks is up: P2P cannot take them.
-fn nvlinks_down(topo: &Topology, (a, b): (usize, usize), kind: LinkKind, source: Source) -> Check {
-    let none: Vec<String> = [a, b]
-        .iter()
-        .filter(|&&g| topo.gpu(g).and_then(|x| x.nvlinks_active) == Some(0))
-        .map(|g| format!("GPU {g}"))
-        .collect();
+/// A pair whose driver reports P2P OK while none of its NVLinks is up (`none_up`: its GPUs
+/// with no NVLink active): P2P cannot take them.
+fn nvlinks_down(
+    (a, b): (usize, usize),
+    none_up: &[usize],
+    kind: LinkKind,
+    source: Source,
+) -> Check {
+    let none: Vec<String> = none_up.iter().map(|g| format!("GPU {g}")).collect();
     Check::new(
         CheckId::P2pStatus,
         Subject::Pair(a, b),

@@ -635,7 +635,7 @@ fn nvlink_errors_counted(
 /// The PCIe replay counter, judged as NVIDIA's DCGM judges it: by its rate between two
 /// readings `interval_s` apart (failing at `pcie_replays_per_min`, 8 a minute; growth below it
 /// or at an unknown rate warns). A count that did not grow during the load tests passes with
-/// its count; a count in one reading (no rate) warns.
+/// its count; a count in one reading (no rate) passes below the limit in all and warns at it.
 fn pcie_replay(
     ctx: &Ctx,
     before: Option<&GpuInventory>,
@@ -647,7 +647,7 @@ fn pcie_replay(
     let a = after.and_then(|g| g.pcie.replay_counter);
     let limit = thresholds.pcie_replays_per_min;
     // Whose limit it is: DCGM's 8 by default, a thresholds file's otherwise.
-    let whose = if limit == Thresholds::default().pcie_replays_per_min {
+    let whose = if limit == Thresholds::DCGM_PCIE_REPLAYS_PER_MIN {
         "NVIDIA DCGM's limit"
     } else {
         "the thresholds file's limit"
@@ -685,8 +685,7 @@ fn pcie_replay(
             )
             .because(&causes::PCIE_REPLAYS)
         }
-        (Some(b), Some(a)) if a < b => ctx.check(
-            CheckId::PcieReplay,
+        (Some(b), Some(a)) if a < b => check(
             Verdict::Unknown,
             format!(
                 "PCIe replay counter went from {b} down to {a}: the GPU or driver was reset \

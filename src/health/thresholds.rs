@@ -250,7 +250,7 @@ impl Default for Thresholds {
             busy_util_percent: 10,
             efficiency: BTreeMap::new(),
             nvlink_crc_per_s: 100.0,
-            pcie_replays_per_min: 8.0,
+            pcie_replays_per_min: Self::DCGM_PCIE_REPLAYS_PER_MIN,
             soak: Default::default(),
             fleet: Default::default(),
             settings: Default::default(),
@@ -362,6 +362,9 @@ impl Thresholds {
     /// `nvlink_crc_per_s`. DCGM fails at 100/s; 1e6/s is 10,000 × that: any higher is a check
     /// that can never fail, and `inf` or `NaN` is no threshold at all.
     const CRC_PER_S: Bounds = Bounds::above(0.0, 1e6, "errors/s");
+    /// NVIDIA DCGM's PCIe replay limit, replays a minute (`DCGM_LIMIT_MAX_PCIREPLAY_RATE`): the
+    /// default `pcie_replays_per_min`.
+    pub const DCGM_PCIE_REPLAYS_PER_MIN: f64 = 8.0;
     /// `pcie_replays_per_min`. DCGM fails at 8 a minute; above 1e6 a minute (10,000 a second)
     /// the link is not working at all, and a check at that rate could never fail.
     const REPLAYS_PER_MIN: Bounds = Bounds::above(0.0, 1e6, "replays/min");

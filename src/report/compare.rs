@@ -603,11 +603,10 @@ pub fn format_figure(f: &Figure) -> String {
             if v.abs() <= 1.5 {
                 // An efficiency whose cause of reading above 1 is given shows the digits that
                 // read above 1 (`1.0013`, not `1.00 — above 1.00`).
-                let two = format!("{v:.2}");
-                if f.above_one.is_some() && two == "1.00" {
+                if f.above_one.is_some() && !super::superlinear::reads_above_one(v, 2) {
                     format!("{mark}{v:.4}")
                 } else {
-                    format!("{mark}{two}")
+                    format!("{mark}{v:.2}")
                 }
             } else {
                 format!("{mark}{v:.1}")

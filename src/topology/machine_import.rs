@@ -125,13 +125,12 @@ fn note_undescribed(
     states: &[(CaptureKind, Inventory)],
     topology: Option<&Topology>,
 ) {
-    let query = |k: &CaptureKind| matches!(k, CaptureKind::QueryText | CaptureKind::QueryXml);
-    if !states.iter().any(|(k, _)| query(k)) {
+    if !states.iter().any(|(k, _)| k.is_query()) {
         return;
     }
     let described: BTreeSet<usize> = states
         .iter()
-        .filter(|(k, _)| query(k))
+        .filter(|(k, _)| k.is_query())
         .flat_map(|(_, inv)| inv.gpus.iter().map(|g| g.index))
         .collect();
     let mut seen: Vec<(usize, &str)> = topology
@@ -140,7 +139,7 @@ fn note_undescribed(
         .into_iter()
         .map(|g| (g, "`nvidia-smi topo -m`"))
         .collect();
-    for (_, inv) in states.iter().filter(|(k, _)| !query(k)) {
+    for (_, inv) in states.iter().filter(|(k, _)| !k.is_query()) {
         seen.extend(inv.gpus.iter().map(|g| (g.index, "`nvidia-smi nvlink`")));
     }
     for (index, capture) in seen {
@@ -243,9 +242,8 @@ fn renumber_query_captures(states: &mut [(CaptureKind, Inventory)]) {
         .flat_map(|(_, inv)| inv.gpus.iter())
         .filter_map(|g| Some((g.uuid.as_deref()?.to_ascii_lowercase(), g.index)))
         .collect();
-    let query = |k: &CaptureKind| matches!(k, CaptureKind::QueryText | CaptureKind::QueryXml);
     for (k, inv) in states.iter_mut() {
-        if query(k) && !named.is_empty() {
+        if k.is_query() && !named.is_empty() {
             super::gpu_order::renumber_by_uuid(inv, &named);
         }
     }
@@ -253,7 +251,7 @@ fn renumber_query_captures(states: &mut [(CaptureKind, Inventory)]) {
     // (its XML, which names none) by bus id.
     let placed: std::collections::BTreeMap<super::gpu_order::BusKey, usize> = states
         .iter()
-        .filter(|(k, inv)| query(k) && inv.missing.iter().any(|m| m.lost))
+        .filter(|(k, inv)| k.is_query() && inv.missing.iter().any(|m| m.lost))
         .flat_map(|(_, inv)| inv.gpus.iter())
         .filter_map(|g| {
             Some((
@@ -266,7 +264,7 @@ fn renumber_query_captures(states: &mut [(CaptureKind, Inventory)]) {
         return;
     }
     for (k, inv) in states.iter_mut() {
-        if query(k) {
+        if k.is_query() {
             super::gpu_order::renumber_by_bus(inv, &placed);
         }
     }

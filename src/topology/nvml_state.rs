@@ -116,7 +116,7 @@ fn read_gpu(nvml: &Nvml, dev: &Device, index: usize) -> GpuInventory {
 /// The GPU's temperature and the limits NVML gives (absolute; a limit outside 30–150 °C is
 /// taken as not read: a GPU that reports its limits against T.Limit may answer otherwise).
 /// nvml-wrapper reads no memory temperature.
-pub(crate) fn temperatures(dev: &Device) -> Temperatures {
+fn temperatures(dev: &Device) -> Temperatures {
     use nvml_wrapper::enum_wrappers::device::{TemperatureSensor, TemperatureThreshold as T};
     let limit = |which: T| {
         dev.temperature_threshold(which)

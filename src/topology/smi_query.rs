@@ -37,6 +37,13 @@ pub enum CaptureKind {
     Topo,
 }
 
+impl CaptureKind {
+    /// `nvidia-smi -q` as text or XML: the captures that describe each GPU (by position).
+    pub fn is_query(self) -> bool {
+        matches!(self, Self::QueryText | Self::QueryXml)
+    }
+}
+
 /// Tells the capture kinds apart. Strict enough that no `nvidia-smi topo` capture is mistaken
 /// for another kind: those never start with `<`, never hold the `NVSMI LOG` banner and never
 /// name a UUID.
