@@ -825,6 +825,17 @@ fn catalog_machines_and_files_are_checked_modeled() {
         p2p.contains("no NVLink of the pair's NV18 is up (GPU 1 has none active)"),
         "{p2p}"
     );
+    // Its copies are not modeled at 0 GB/s: left out, saying why (the driver may carry them
+    // over PCIe or refuse peer access; the model knows neither).
+    assert!(!stdout.contains("0.0 GB/s"), "{stdout}");
+    let note = stdout
+        .lines()
+        .find(|l| l.starts_with("note: not modeled") && l.contains("p2p_read_ce"))
+        .unwrap_or_else(|| panic!("no note on the copies in {stdout}"));
+    assert!(
+        note.contains("every NVLink between some of the GPUs is down"),
+        "{note}"
+    );
     // A broken catalog file is bad input.
     std::fs::write(&file, "[machine]\nid = ").unwrap();
     let out = scalescope()

@@ -76,7 +76,7 @@ fn links_csv_golden_dgx_h100() {
 }
 
 /// The source line names the machine and how it is known, never as live: a catalog entry is
-/// "not measured", an import is "imported nvidia-smi text".
+/// "not measured", an import is "imported nvidia-smi output".
 #[test]
 fn source_line_says_catalog_or_imported_never_live() {
     let out = stdout_of(&["topo", "--catalog", "dgx-h100"]);
@@ -90,7 +90,7 @@ fn source_line_says_catalog_or_imported_never_live() {
         .lines()
         .find(|l| l.starts_with("Source: "))
         .expect("a source line");
-    assert!(line.contains("(imported nvidia-smi text)"), "{line}");
+    assert!(line.contains("(imported nvidia-smi output)"), "{line}");
     for out in [&out, &stdout_of(&["topo", "--catalog", "dgx-h100"])] {
         assert!(!out.contains("live"), "{out}");
         assert!(!out.contains("measured here"), "{out}");

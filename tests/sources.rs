@@ -18,7 +18,7 @@ use scalescope::health::Thresholds;
 use scalescope::model::Source;
 
 /// `check --soak-replay` names its machine as the recording it is, on the terminal and in
-/// `--json`, never as imported nvidia-smi text.
+/// `--json`, never as imported nvidia-smi output.
 #[test]
 fn a_soak_replay_is_named_a_soak_recording() {
     let dir = tempfile::tempdir().unwrap();

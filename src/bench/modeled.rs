@@ -189,8 +189,23 @@ impl ModeledBackend {
         Some((l.kind?, l.line_rate.as_ref()?.gbps))
     }
 
+    /// Ok when `a` and `b` may access each other's memory over a path that runs: peer access
+    /// allowed ([`require_peer`]) and, where they are joined by NVLink, some of its links up. A
+    /// pair whose every NVLink is down keeps its `NV#` (`model::running::as_running`) at rate 0:
+    /// whether the driver would then carry its copies over PCIe, or refuse peer access, is not
+    /// modeled — skipped, saying so, never a modeled 0 GB/s.
     fn require_peer(&self, a: usize, b: usize) -> Result<(), (Status, String)> {
-        require_peer(&self.topo, a, b)
+        require_peer(&self.topo, a, b)?;
+        match self.pair(a, b) {
+            Some((LinkKind::Nv(n), gbps)) if gbps <= 0.0 => Err((
+                Status::Skipped,
+                format!(
+                    "not modeled: no NVLink of the NV{n} between GPU {a} and GPU {b} is up; \
+                     {NO_NVLINK_UP}"
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// (figure, line rate, how) for one cell; `Err(reason)` when it is waived or unknown.
@@ -293,12 +308,19 @@ impl ModeledBackend {
                 src.gpu().zip(dst.gpu()).and_then(|(a, b)| self.pair(a, b)),
                 Some((LinkKind::Nv(_), _))
             );
-        if d2d && !nv {
+        if d2d {
             let (a, b) = src
                 .gpu()
                 .zip(dst.gpu())
                 .ok_or_else(|| (Status::Skipped, "modeled: GPU unknown".to_string()))?;
-            self.require_peer(a, b)?;
+            if !nv {
+                self.require_peer(a, b)?;
+            } else if let Some((LinkKind::Nv(_), gbps)) = self.pair(a, b)
+                && gbps <= 0.0
+            {
+                // Every NVLink down: not NVLink's latency (nor, unknown, PCIe's).
+                self.require_peer(a, b)?;
+            }
         }
         let (ns, how) = if nv {
             (LATENCY_NV_NS, "NVLink peer latency, nvbandwidth on H200")
@@ -433,6 +455,10 @@ impl Backend for ModeledBackend {
     }
 }
 
+/// How a pair whose every NVLink is down is said not to be modeled (the check's notes group by it).
+pub(crate) const NO_NVLINK_UP: &str =
+    "whether the driver carries their copies over PCIe instead is not known";
+
 /// How [`require_peer`] says a pair's peer access is not stated (the check's notes group by it).
 pub(crate) const PEER_UNSTATED: &str = "allow peer access is unknown";
 
@@ -528,6 +554,50 @@ mod tests {
         assert!(
             (bidir.fwd_gbps.unwrap() + bidir.rev_gbps.unwrap() - bidir.median_gbps.unwrap()).abs()
                 < 1e-9
+        );
+    }
+
+    #[test]
+    fn a_pair_with_every_nvlink_down_is_not_modeled_at_zero() {
+        // As `model::running::as_running` leaves a pair with none of its links up: its NV18
+        // kept, its rate 0.
+        let mut t = h200_pair(Some(18));
+        t.link_mut(0, 1).unwrap().line_rate.as_mut().unwrap().gbps = 0.0;
+        let rs = run(
+            &t,
+            vec![
+                TestId::P2pReadCe,
+                TestId::P2pBidirCe,
+                TestId::AllPairs,
+                TestId::LatencyD2d,
+                TestId::P2pReadCeNopeer,
+            ],
+        );
+        let peer: Vec<_> = rs
+            .iter()
+            .filter(|r| r.test != TestId::P2pReadCeNopeer)
+            .collect();
+        assert!(peer.len() >= 7, "{peer:?}");
+        assert!(peer.iter().any(|r| r.test == TestId::LatencyD2d));
+        for r in peer {
+            assert_eq!(r.status, Status::Skipped, "{r:?}");
+            assert_eq!(r.median_gbps, None, "{r:?}");
+            assert!(r.reason.as_deref().unwrap().contains(NO_NVLINK_UP), "{r:?}");
+        }
+        // Staged through the host, the copies do not use the NVLinks: still modeled.
+        let staged = rs
+            .iter()
+            .find(|r| r.test == TestId::P2pReadCeNopeer)
+            .unwrap();
+        assert_eq!(staged.status, Status::Ok);
+        assert!(staged.median_gbps.unwrap() > 0.0);
+        // With one link of the 18 up, the pair is modeled at that link.
+        let mut one = h200_pair(Some(18));
+        one.link_mut(0, 1).unwrap().line_rate.as_mut().unwrap().gbps = 26.562;
+        let rs = run(&one, vec![TestId::P2pReadCe]);
+        assert!(
+            rs.iter()
+                .all(|r| r.status == Status::Ok && r.median_gbps.unwrap() < 26.562)
         );
     }
 

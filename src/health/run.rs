@@ -83,9 +83,9 @@ pub fn check_described(
     };
     let bounded = pairs_bounded_note(covered);
     // Figures that cannot be modeled are left out with one note per reason, not listed one by
-    // one: peer access refused (the P2P status says so), peer access not documented, a host
-    // link with no reference efficiency yet (NVLink-C2C), or no link kind or line rate in the
-    // captures.
+    // one: peer access refused (the P2P status says so), peer access not documented, every
+    // NVLink of a pair down, a host link with no reference efficiency yet (NVLink-C2C), or no
+    // link kind or line rate in the captures.
     let mut unknown: Vec<(String, Vec<String>)> = Vec::new();
     for r in results
         .iter()
@@ -97,6 +97,10 @@ pub fn check_described(
             "peer access is refused between some of the GPUs (their P2P status)".to_string()
         } else if reason.contains(crate::bench::modeled::PEER_UNSTATED) {
             "whether some of the GPUs allow peer access is not stated (unknown, not assumed)"
+                .to_string()
+        } else if reason.contains(crate::bench::modeled::NO_NVLINK_UP) {
+            "every NVLink between some of the GPUs is down (nvlink_links): whether the driver \
+             would carry their copies over PCIe instead, or refuse peer access, is not modeled"
                 .to_string()
         } else if let Some(link) = host_link(topo, r) {
             // The modeled backend refuses these (bench::modeled's refuse_host_link): the

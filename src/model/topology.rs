@@ -243,7 +243,7 @@ impl TopologySource {
                 hostname.as_deref().unwrap_or("this machine")
             ),
             Self::Imported { paths } => {
-                format!("{} (imported nvidia-smi text)", paths.join(", "))
+                format!("{} (imported nvidia-smi output)", paths.join(", "))
             }
             Self::Catalog { name, .. } => format!("{name} (catalog entry, not measured)"),
             Self::SoakRecording { path } => format!("{path} (replay of a soak.csv recording)"),
