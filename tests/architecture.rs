@@ -2,7 +2,7 @@
 //! top-level folder (`crate::bench::…`, a `use crate::{a, b}` group, a `super::super::…` path that
 //! leaves its folder, an intra-doc link `[`crate::…`]`) must be allowed by [`ALLOWED`]; the
 //! folders form no cycle; no file in `src/` is over [`MAX_LINES`] lines. ARCHITECTURE.md draws
-//! the same table.
+//! the same table, and names every file of `src/` (or its folder's `mod.rs` doc does).
 //!
 //! The scanner reads the code as text, without comments, strings and char literals, so that a
 //! sentence or a message naming a layer is not a dependency. Doc comments count only for their
@@ -1131,4 +1131,67 @@ fn the_cycle_finder_finds_a_cycle() {
             .map(|(a, b)| (a.to_string(), b.to_string())),
     );
     assert_eq!(find_cycle(&acyclic), None);
+}
+
+/// The file names of `src/` that `map` (ARCHITECTURE.md) does not name, each also looked for
+/// in its folder's `mod.rs` module doc (`cli/mod.rs` lists its files there): a reader finds every
+/// file from the map. The roots and the `mod.rs` files are their folders' sections.
+fn unmapped(files: &[(String, String)], map: &str) -> Vec<String> {
+    let module_doc = |folder: &str| -> String {
+        let rel = if folder.is_empty() {
+            "lib.rs".to_string()
+        } else {
+            format!("{folder}/mod.rs")
+        };
+        files
+            .iter()
+            .find(|(r, _)| *r == rel)
+            .map(|(_, text)| {
+                text.lines()
+                    .filter(|l| l.trim_start().starts_with("//!"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    };
+    files
+        .iter()
+        .map(|(rel, _)| rel)
+        .filter(|rel| !matches!(rel.as_str(), "lib.rs" | "main.rs") && !rel.ends_with("/mod.rs"))
+        .filter(|rel| {
+            let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+            !map.contains(name) && !module_doc(folder).contains(name)
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn every_source_file_is_named_in_the_map() {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let map =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .unwrap();
+    let missing = unmapped(&files, &map);
+    assert!(
+        missing.is_empty(),
+        "name these files in ARCHITECTURE.md (or in their folder's mod.rs doc), with what they hold: {missing:?}"
+    );
+    // The check itself: a file named nowhere is reported; one its mod.rs doc names is not.
+    let made_up = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(r, t)| (r.to_string(), t.to_string()))
+            .collect()
+    };
+    let tree = made_up(&[
+        (
+            "cli/mod.rs",
+            "//! `src/cli/listed.rs` does this.\nmod listed;\n",
+        ),
+        ("cli/listed.rs", ""),
+        ("model/hidden.rs", ""),
+        ("model/mapped.rs", ""),
+    ]);
+    assert_eq!(unmapped(&tree, "`mapped.rs` holds …"), ["model/hidden.rs"]);
 }
