@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Fault injection on a 2-GPU machine: does `scalescope check` see a competing job, and does it
+# Fault injection on a 1- or 2-GPU machine: does `scalescope check` see a competing job, and does it
 # name the right cause? Faults are second processes from scripts/fault_hogs.py (compute, memory,
 # copy, cpu); their start/end lines are the ground truth, scored by scripts/fault_compare.py.
-# Part A: `check --quick --soak $SOAK --gpus 0,1` (SOAK=4m) with 4 faults injected at seeded
-# random times (kinds shuffled, GPU 0 or 1 for the GPU kinds, 15-30 s each, the first >= 40 s
+# GPUS: the GPUs used (default 0,1 where nvidia-smi lists two or more, else 0).
+# Part A: `check --quick --soak $SOAK --gpus $GPUS` (SOAK=4m) with 4 faults injected at seeded
+# random times (kinds shuffled, a GPU of GPUS for the GPU kinds, 15-30 s each, the first >= 40 s
 # into the soak's load, >= 20 s clean between them, never overlapping: one hog at a time).
-# Part B: `check --quick --gpus 0,1` with one fault running for the whole check (started 3 s
-# before, killed after): compute on GPU 1, memory on GPU 0, copy on GPU 1, cpu; then a clean run
-# (skipped first if time runs short: the checks before the soak are a clean run too).
+# Part B: `check --quick --gpus $GPUS` with one fault running for the whole check (started 3 s
+# before, killed after): compute on the last GPU, memory on the first, copy on the last, cpu;
+# then a clean run (skipped first if time runs short: the checks before the soak are a clean
+# run too).
 # Only processes are added: clocks, power limits, persistence, MIG, compute mode are never
 # touched (no nvidia-smi -pl/-lgc/-ac/-pm/-mig/-c/-r): a lowered power limit and locked clocks
 # are exercised only by recorded/edited series on CI (check --soak-replay).
@@ -15,10 +17,11 @@
 # OUTDIR/check-K/{health.json,fault.json,check.txt,hog.*}, OUTDIR/compare.md. Under 9 minutes
 # with SOAK=4m (BUDGET_S=520 stops starting Part B runs that would not fit).
 # PHASED=1 puts each fault inside the soak phase it competes with (compute in GEMM, memory in
-# memory, copy in PCIe, cpu in NCCL), at a random time within it.
-# Usage: scripts/fault-inject.sh OUTDIR BIN [SEED]     (env: SOAK=4m BUDGET_S=520 PHASED=0 PYTHON=python3)
+# memory, copy in PCIe, cpu in NCCL), at a random time within it; on one GPU (no NCCL phase)
+# the cpu fault goes in the GEMM phase's second half, after the compute fault.
+# Usage: scripts/fault-inject.sh OUTDIR BIN [SEED]     (env: SOAK=4m BUDGET_S=520 PHASED=0 GPUS= PYTHON=python3)
 set -uo pipefail
-[ $# -ge 2 ] || { sed -n '2,17p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,21p' "$0"; exit 2; }
 mkdir -p "$1"
 out=$(cd "$1" && pwd) seed=${3:-1}
 [ -x "$2" ] && [ -f "$2" ] || { echo "no executable scalescope at $2" >&2; exit 2; }
@@ -47,6 +50,11 @@ rm -rf "$out/soak" "$out"/check-[0-9]* "$out/compare.md"
 mkdir -p "$out/soak"
 { nvidia-smi -L; nvidia-smi --query-gpu=index,pci.bus_id,name,power.limit,clocks.max.sm --format=csv; } > "$out/nvidia-smi.txt" 2>&1
 cat "$out/nvidia-smi.txt"
+if [ -z "${GPUS:-}" ]; then
+    if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -ge 2 ]; then GPUS=0,1; else GPUS=0; fi
+fi
+first_gpu=${GPUS%%,*} last_gpu=${GPUS##*,}
+export GPUS
 
 # ---- Part A: the soak, with faults at seeded random times ---------------------------------
 faults=$out/soak/faults.jsonl
@@ -55,6 +63,7 @@ faults=$out/soak/faults.jsonl
 schedule=$("$py" - "$seed" "$soak" <<'PY'
 import os, random, re, sys
 seed, spec = int(sys.argv[1]), sys.argv[2]
+gpus = [int(g) for g in os.environ["GPUS"].split(",")]
 parts = re.findall(r"(\d+(?:\.\d+)?)([smh]?)", spec)
 total = sum(float(v) * {"": 1, "s": 1, "m": 60, "h": 3600}[u] for v, u in parts)
 r = random.Random(seed)
@@ -63,15 +72,23 @@ if os.environ.get("PHASED") == "1":
     # phase, memory in the memory phase, copy in the PCIe phase, cpu in the NCCL phase (phases
     # as job/soak.rs's phase_at lays them out: GEMM 3 shares of each cycle of min(D, 300 s),
     # each other load 1; 2 GPUs run all five loads).
+    # one GPU runs GEMM, memory and PCIe only (5 shares): the cpu fault goes in the GEMM
+    # phase's second half, the compute fault in its first.
     cycle = min(total, 300.0)
-    share = cycle / 7
-    where = {"compute": (40, 3 * share), "memory": (3 * share, 4 * share),
-             "copy": (4 * share, 5 * share), "cpu": (6 * share, 7 * share)}
-    for k in ["compute", "memory", "copy", "cpu"]:
+    if len(gpus) > 1:
+        share = cycle / 7
+        where = {"compute": (40, 3 * share), "memory": (3 * share, 4 * share),
+                 "copy": (4 * share, 5 * share), "cpu": (6 * share, 7 * share)}
+    else:
+        share = cycle / 5
+        where = {"compute": (40, 1.5 * share + 20), "cpu": (1.5 * share + 20, 3 * share),
+                 "memory": (3 * share, 4 * share), "copy": (4 * share, 5 * share)}
+    order = ["compute", "memory", "copy", "cpu"] if len(gpus) > 1 else ["compute", "cpu", "memory", "copy"]
+    for k in order:
         lo, hi = where[k]
         dur = r.randint(15, 22)
         start = r.uniform(lo + 8, max(lo + 8, hi - dur - 3))
-        gpu = "-" if k == "cpu" else r.randint(0, 1)
+        gpu = "-" if k == "cpu" else r.choice(gpus)
         print(k, gpu, int(start), dur)
     sys.exit(0)
 kinds = ["compute", "memory", "copy", "cpu"]
@@ -83,14 +100,14 @@ if slack < 0:
     sys.exit(f"soak {spec} is too short for 4 faults (needs {int(total) - slack} s)")
 cuts = sorted(r.randint(0, slack) for _ in kinds)  # extra time before each fault, cumulative
 for i, k in enumerate(kinds):
-    gpu = "-" if k == "cpu" else r.randint(0, 1)
+    gpu = "-" if k == "cpu" else r.choice(gpus)
     print(k, gpu, first + cuts[i] + sum(durs[:i]) + gap * i, durs[i])
 PY
 ) || exit 2
 echo "fault schedule (seed $seed; kind gpu start_s seconds):"; echo "$schedule"
 soak_s=$("$py" -c 'import re,sys; print(int(sum(float(v)*{"":1,"s":1,"m":60,"h":3600}[u] for v,u in re.findall(r"(\d+(?:\.\d+)?)([smh]?)", sys.argv[1]))))' "$soak")
 launch=$(now)
-timeout $((soak_s + 300)) "$bin" check --quick --soak "$soak" --gpus 0,1 \
+timeout $((soak_s + 300)) "$bin" check --quick --soak "$soak" --gpus "$GPUS" \
     --json "$out/soak/health.json" --soak-csv "$out/soak/soak.csv" > "$out/soak/check.txt" 2>&1 &
 check=$!
 echo "{\"event\":\"soak_launch\",\"t_unix\":$launch,\"timeout_pid\":$check,\"soak\":\"$soak\",\"seed\":$seed}" >> "$faults"
@@ -151,7 +168,7 @@ grep -E "soak_|verdict" "$out/soak/check.txt"
 # ---- Part B: plain checks, each with one fault running throughout ---------------------------
 k=0
 last=60
-for spec in "compute 1" "memory 0" "copy 1" "cpu -" "clean -"; do
+for spec in "compute $last_gpu" "memory $first_gpu" "copy $last_gpu" "cpu -" "clean -"; do
     read -r kind gpu <<< "$spec"
     k=$((k + 1))
     d=$out/check-$k
@@ -176,7 +193,7 @@ for spec in "compute 1" "memory 0" "copy 1" "cpu -" "clean -"; do
         nvidia-smi --query-compute-apps=pid,process_name,gpu_bus_id,used_memory --format=csv > "$d/apps.csv" 2>&1
     fi
     c0=$(now)
-    timeout 240 "$bin" check --quick --gpus 0,1 --json "$d/health.json" > "$d/check.txt" 2>&1 &
+    timeout 240 "$bin" check --quick --gpus "$GPUS" --json "$d/health.json" > "$d/check.txt" 2>&1 &
     check=$!
     wait "$check"
     rc=$?
