@@ -88,8 +88,24 @@ pub fn machine_label(ui: &mut Ui, i: usize, name: &str) {
     });
 }
 
+/// `add`'s content in a scroll area of its own where it is wider than the view: a wide table
+/// scrolls by itself rather than widening the page (the notes under it then wrap to the
+/// window, not to the table).
+fn sideways(ui: &mut Ui, id: &str, add: impl FnOnce(&mut Ui)) {
+    egui::ScrollArea::horizontal()
+        .id_salt(id)
+        .auto_shrink([true, true])
+        .show(ui, add);
+}
+
 /// The key-figure table: one column per machine, the difference from the first in %.
 pub fn key_table(ui: &mut Ui, c: &Comparison) {
+    sideways(ui, "cmp-keys-scroll", |ui| key_grid(ui, c));
+    key_notes(ui, c);
+}
+
+/// The key figures, one column per machine and one per difference from the first.
+fn key_grid(ui: &mut Ui, c: &Comparison) {
     egui::Grid::new("cmp-keys")
         .striped(true)
         .num_columns(1 + c.machines.len() * 2)
@@ -146,6 +162,11 @@ pub fn key_table(ui: &mut Ui, c: &Comparison) {
                 ui.end_row();
             }
         });
+}
+
+/// What the key figures' colors and dashes mean: reports of an older method, modeled figures,
+/// rows not like for like, figures missing and efficiencies above 1 with their causes.
+fn key_notes(ui: &mut Ui, c: &Comparison) {
     for (i, note) in &c.older {
         if let Some(m) = c.machines.get(*i) {
             ui.label(
@@ -378,85 +399,87 @@ pub fn above_one_notes(ui: &mut Ui, reports: &[&Report], workload: &str) {
 pub fn scaling_table(ui: &mut Ui, id: &str, reports: &[&Report], workload: &str) {
     let names = compare::numbered(reports.iter().map(|r| r.name()));
     let cell = |v: Option<f64>, d: usize| v.map_or("—".to_string(), |v| format!("{v:.d$}"));
-    egui::Grid::new(id).striped(true).show(ui, |ui| {
-        for h in [
-            "machine",
-            "mode",
-            "GPUs",
-            "step ms meas.",
-            "step ms model",
-            "error",
-            "eff. meas.",
-            "eff. model",
-            "memory GiB",
-        ] {
-            ui.label(RichText::new(h).strong().small());
-        }
-        ui.end_row();
-        for (i, (r, name)) in reports.iter().zip(&names).enumerate() {
-            let Some(s) = &r.scaling else { continue };
-            for mode in Mode::ALL {
-                let rows: Vec<&crate::scaling::ScalingPoint> = s
-                    .run
-                    .rows
-                    .iter()
-                    .filter(|x| x.workload == workload && x.mode == mode)
-                    .collect();
-                let mut counts: Vec<usize> = rows
-                    .iter()
-                    .filter(|x| x.source.is_measured())
-                    .map(|x| x.n_gpus)
-                    .collect();
-                counts.extend(
-                    rows.iter()
-                        .filter(|x| x.source == RowSource::Modeled && !x.projected)
+    sideways(ui, &format!("{id}-scroll"), |ui| {
+        egui::Grid::new(id).striped(true).show(ui, |ui| {
+            for h in [
+                "machine",
+                "mode",
+                "GPUs",
+                "step ms meas.",
+                "step ms model",
+                "error",
+                "eff. meas.",
+                "eff. model",
+                "memory GiB",
+            ] {
+                ui.label(RichText::new(h).strong().small());
+            }
+            ui.end_row();
+            for (i, (r, name)) in reports.iter().zip(&names).enumerate() {
+                let Some(s) = &r.scaling else { continue };
+                for mode in Mode::ALL {
+                    let rows: Vec<&crate::scaling::ScalingPoint> = s
+                        .run
+                        .rows
+                        .iter()
+                        .filter(|x| x.workload == workload && x.mode == mode)
+                        .collect();
+                    let mut counts: Vec<usize> = rows
+                        .iter()
+                        .filter(|x| x.source.is_measured())
                         .map(|x| x.n_gpus)
-                        .max(),
-                );
-                counts.sort_unstable();
-                counts.dedup();
-                for n in counts {
-                    let meas = rows
-                        .iter()
-                        .find(|x| x.n_gpus == n && x.source.is_measured());
-                    let model = rows
-                        .iter()
-                        .find(|x| x.n_gpus == n && x.source == RowSource::Modeled);
-                    ui.label(RichText::new(name).color(machine_color(i)));
-                    ui.label(mode.id());
-                    ui.label(n.to_string());
-                    // An earlier report's step is the median of its timed steps, not the mean:
-                    // the cell says so (the purchase ranking leaves it out among means).
-                    let median = meas.and_then(|x| x.step_statistic())
-                        == Some(crate::scaling::StepStatistic::Median);
-                    let step = cell(meas.and_then(|x| x.step_time_ms), 1);
-                    if median {
-                        ui.label(format!("{step} (median)"))
-                            .on_hover_text(MEDIAN_STEP_HOVER);
-                    } else {
-                        ui.label(step);
+                        .collect();
+                    counts.extend(
+                        rows.iter()
+                            .filter(|x| x.source == RowSource::Modeled && !x.projected)
+                            .map(|x| x.n_gpus)
+                            .max(),
+                    );
+                    counts.sort_unstable();
+                    counts.dedup();
+                    for n in counts {
+                        let meas = rows
+                            .iter()
+                            .find(|x| x.n_gpus == n && x.source.is_measured());
+                        let model = rows
+                            .iter()
+                            .find(|x| x.n_gpus == n && x.source == RowSource::Modeled);
+                        ui.label(RichText::new(name).color(machine_color(i)));
+                        ui.label(mode.id());
+                        ui.label(n.to_string());
+                        // An earlier report's step is the median of its timed steps, not the mean:
+                        // the cell says so (the purchase ranking leaves it out among means).
+                        let median = meas.and_then(|x| x.step_statistic())
+                            == Some(crate::scaling::StepStatistic::Median);
+                        let step = cell(meas.and_then(|x| x.step_time_ms), 1);
+                        if median {
+                            ui.label(format!("{step} (median)"))
+                                .on_hover_text(MEDIAN_STEP_HOVER);
+                        } else {
+                            ui.label(step);
+                        }
+                        ui.label(cell(model.and_then(|x| x.step_time_ms), 1));
+                        let error = ui.label(meas.map_or("—".to_string(), |x| x.error_cell()));
+                        if meas.is_some_and(|x| x.calibration_point) {
+                            error.on_hover_text(crate::scaling::CALIBRATION_POINT);
+                        }
+                        ui.label(eff_cell(meas.copied()));
+                        ui.label(eff_cell(model.copied()));
+                        let fits = model.and_then(|x| x.fits) == Some(false);
+                        ui.label(format!(
+                            "{}{}",
+                            cell(
+                                meas.and_then(|x| x.memory_gib_per_gpu)
+                                    .or(model.and_then(|x| x.memory_gib_per_gpu)),
+                                1
+                            ),
+                            if fits { " (does not fit)" } else { "" }
+                        ));
+                        ui.end_row();
                     }
-                    ui.label(cell(model.and_then(|x| x.step_time_ms), 1));
-                    let error = ui.label(meas.map_or("—".to_string(), |x| x.error_cell()));
-                    if meas.is_some_and(|x| x.calibration_point) {
-                        error.on_hover_text(crate::scaling::CALIBRATION_POINT);
-                    }
-                    ui.label(eff_cell(meas.copied()));
-                    ui.label(eff_cell(model.copied()));
-                    let fits = model.and_then(|x| x.fits) == Some(false);
-                    ui.label(format!(
-                        "{}{}",
-                        cell(
-                            meas.and_then(|x| x.memory_gib_per_gpu)
-                                .or(model.and_then(|x| x.memory_gib_per_gpu)),
-                            1
-                        ),
-                        if fits { " (does not fit)" } else { "" }
-                    ));
-                    ui.end_row();
                 }
             }
-        }
+        });
     });
 }
 
@@ -761,6 +784,17 @@ fn ownership_rows(ui: &mut Ui, cost: &mut CostSettings) {
 /// The ranking as a table: a group per GPU count, each candidate's rank, machine (`names`),
 /// source and figures, and with a run of `run` samples its time and cost.
 fn ranking_table(
+    ui: &mut Ui,
+    rk: &crate::report::ranking::Ranking,
+    names: &[String],
+    run: Option<f64>,
+) {
+    sideways(ui, "cmp-ranking-scroll", |ui| {
+        ranking_grid(ui, rk, names, run)
+    });
+}
+
+fn ranking_grid(
     ui: &mut Ui,
     rk: &crate::report::ranking::Ranking,
     names: &[String],
