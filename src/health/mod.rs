@@ -14,6 +14,7 @@
 
 pub mod attribution;
 pub mod causes;
+mod clock_check;
 pub mod collective_checks;
 pub mod expected;
 mod gpu_ctx;

@@ -11,8 +11,8 @@ use super::p2p_checks::p2p_status;
 use super::settings_checks::settings;
 use super::{Busy, Check, CheckId, Evidence, Thresholds, Verdict};
 use crate::model::{
-    GpuInventory, GpuProcess, InventoryKind, LinkKind, LoadState, PcieLink, Source, ThrottleReason,
-    Topology, pcie_rate_gbps,
+    GpuInventory, GpuProcess, InventoryKind, LinkKind, LoadState, PcieLink, Source, Topology,
+    pcie_rate_gbps,
 };
 
 /// Every inventory check for the GPUs in `gpus` (all when empty).
@@ -56,7 +56,7 @@ pub fn checks(
         out.push(memory_repair(&ctx, before));
         out.extend(recovery(&ctx, before));
         out.extend(fabric(&ctx, before));
-        if let Some(c) = clocks(&ctx, before, load, ev.load.is_some()) {
+        if let Some(c) = super::clock_check::clocks(&ctx, before, load, ev.load.is_some()) {
             out.push(c);
         }
         out.extend(super::temperature_check::temperature(&ctx, before, after));
@@ -908,91 +908,11 @@ fn fabric(ctx: &Ctx, before: Option<&GpuInventory>) -> Option<Check> {
     })
 }
 
-/// Clock limits seen during the load tests (live), or active in a capture.
-fn clocks(
-    ctx: &Ctx,
-    before: Option<&GpuInventory>,
-    load: Option<&super::GpuLoadObservation>,
-    live_load: bool,
-) -> Option<Check> {
-    let (seen, when): (Vec<ThrottleReason>, &str) = match load {
-        Some(l) => (l.throttle_seen.clone(), "during the load tests"),
-        None if live_load => return Some(ctx.unknown(CheckId::Clocks, "clock event reasons")),
-        None => match before.and_then(|b| b.throttle.clone()) {
-            Some(t) => (t, "when the capture was taken"),
-            None => {
-                return (ctx.kind != Some(InventoryKind::Catalog))
-                    .then(|| ctx.unknown(CheckId::Clocks, "clock event reasons"));
-            }
-        },
-    };
-    let limits: Vec<ThrottleReason> = seen.iter().copied().filter(|r| r.is_limit()).collect();
-    let names = limits
-        .iter()
-        .map(|r| r.label())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let has = |r: ThrottleReason| limits.contains(&r);
-    if has(ThrottleReason::HwThermalSlowdown) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
-                .because(&causes::THROTTLE_THERMAL),
-        );
-    }
-    if has(ThrottleReason::HwPowerBrake) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
-                .because(&causes::THROTTLE_POWER_BRAKE),
-        );
-    }
-    if has(ThrottleReason::HwSlowdown) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
-                .because(&causes::THROTTLE_HW),
-        );
-    }
-    if has(ThrottleReason::SwThermalSlowdown) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Warn, format!("{names} {when}"))
-                .because(&causes::THROTTLE_THERMAL),
-        );
-    }
-    if has(ThrottleReason::SwPowerCap) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Warn, format!("{names} {when}"))
-                .because(&causes::THROTTLE_POWER),
-        );
-    }
-    let idle_capture = load.is_none()
-        && before.is_some_and(|b| {
-            b.throttle
-                .as_ref()
-                .is_some_and(|t| t.contains(&ThrottleReason::GpuIdle))
-        });
-    Some(if idle_capture {
-        ctx.check(
-            CheckId::Clocks,
-            Verdict::Unknown,
-            "no power or thermal limit active, but the capture was taken at idle: it says nothing about clocks under load",
-        )
-        .because_text(
-            "only an idle reading exists".to_string(),
-            "run `scalescope check` on the machine: it watches the clocks during its load tests",
-        )
-    } else {
-        ctx.check(
-            CheckId::Clocks,
-            Verdict::Pass,
-            format!("no power, thermal or hardware clock limit {when}"),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::health::Evidence;
-    use crate::model::{ComputeMode, P2pStatus};
+    use crate::model::{ComputeMode, P2pStatus, ThrottleReason};
     use crate::model::{Gpu, Inventory, NvLinkState, TopologySource};
 
     fn topo(n: usize, kind: LinkKind) -> Topology {
