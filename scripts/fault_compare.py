@@ -38,7 +38,9 @@ CAUSES = {  # what a cause text names, by pattern
     "link/hardware": r"pcie|nvlink|riser|\bslot\b|\becc\b|memory errors?|\bxid\b|\brma\b|seated|cable|"
                      r"bios|corruption",
 }
-RIGHT = {"compute": "process", "memory": "process", "copy": "process", "cpu": "host CPU"}
+RIGHT = {"compute": "process", "memory": "process", "copy": "process", "cpu": "host CPU",
+         "hostmem": "host CPU"}  # the host's memory bus: a host cause, never a GPU's or a link's
+HOST_KINDS = ("cpu", "hostmem")  # faults on the host, not on one GPU
 
 
 def clock(t):
@@ -236,28 +238,28 @@ def soak_part(out):
     used = set()
     for f in faults:
         kind, gpu = f["kind"], f.get("gpu")
-        where = "host" if kind == "cpu" else f"GPU {gpu}"
+        where = "host" if kind in HOST_KINDS else f"GPU {gpu}"
         if f.get("from") is None:
             why = f.get("failed") or ("no start line" if "start" not in f
                                       else "soak clock unknown" if not t0 else "no end line")
             rows.append([kind, where, "—", f"— ({why})", "—", "—", "—", "—"])
             continue
         window = f"{clock(f['from'])}–{clock(f['to'])}"
-        gpus = sorted({s[1] for s in samples}) if kind == "cpu" else [gpu]
+        gpus = sorted({s[1] for s in samples}) if kind in HOST_KINDS else [gpu]
         saw = effect(samples, gpus, f["from"], f["to"], f.get("pid"), span) if samples else "— (no series)"
         if report is None:
             rows.append([kind, where, window, saw, f"— ({rwhy})", "—", "—", "—"])
             continue
         scored += 1
         hits = [w for w in wins
-                if (kind == "cpu" or w["gpu"] is None or w["gpu"] == gpu)
+                if (kind in HOST_KINDS or w["gpu"] is None or w["gpu"] == gpu)
                 and w["from"] <= f["to"] + TOL_S and w["to"] >= f["from"] - TOL_S]
         used.update(id(w) for w in hits)
         if not hits:
             rows.append([kind, where, window, saw, "no", "—", "—", "—"])
             continue
         detected += 1
-        text = ", ".join(("" if w["gpu"] is None or kind != "cpu" else f"GPU {w['gpu']} ") + w["text"]
+        text = ", ".join(("" if w["gpu"] is None or kind not in HOST_KINDS else f"GPU {w['gpu']} ") + w["text"]
                          for w in hits)
         cause = hits[0]["cause"]
         verdict, bad = judge(kind, cause, f.get("pid"), hits[0]["pids"])
@@ -314,7 +316,7 @@ def checks_part(out):
             rows.append([name, "—", "—", "—", "—", f"— ({why})", "—", "—", "—"])
             continue
         kind, gpu = fault.get("kind", "?"), fault.get("gpu")
-        where = "host" if kind in ("cpu", "clean") else f"GPU {gpu}"
+        where = "host" if kind in HOST_KINDS + ("clean",) else f"GPU {gpu}"
         if kind == "clean":
             where = "—"
         if fault.get("skipped"):
@@ -337,7 +339,7 @@ def checks_part(out):
                          short(bad[0].get("cause") or "—") if bad else "—", "—"])
             continue
         scored += 1
-        mine = [c for c in bad if kind == "cpu" or gpu in (c.get("gpu"), c.get("peer"))]
+        mine = [c for c in bad if kind in HOST_KINDS or gpu in (c.get("gpu"), c.get("peer"))]
         new = [c for c in mine if key(c) not in baseline]
         if not new:
             also = f" ({len(mine)} also in the clean run)" if mine else ""

@@ -11,6 +11,10 @@ what was really done. Kinds:
            both directions issued alternately on two streams (non_blocking): a PCIe hog.
   cpu      one pure-Python busy loop per host CPU (os.cpu_count() processes): a host too busy to
            keep the GPUs fed. Uses no GPU (--gpu is ignored).
+  hostmem  host-memory copies between two large CPU buffers (--gib, default 2 GiB) on half the
+           host's CPUs (torch's CPU threads): a job saturating the host's memory bus, which the
+           GPUs' DMA shares, without saturating its CPUs. Uses no GPU (--gpu is ignored). Not a
+           kind the check's causes were written for.
 
 The load starts at --at (Unix time; default: as soon as it is set up), runs --seconds by the wall
 clock and ends within ~0.5 s (GPU kinds synchronize every ~0.1 s); SIGTERM or SIGINT ends it
@@ -20,7 +24,7 @@ when it began), and one at the end, then exits 0:
   {"event":"end","kind":..,"gpu":..,"pid":..,"t_unix":..,"seconds":..,"reason":..,"rate":..,"unit":..}
 GPU indices are nvidia-smi's (CUDA_DEVICE_ORDER=PCI_BUS_ID).
 
-Usage: fault_hogs.py compute|memory|copy|cpu [--gpu G] [--seconds S] [--at UNIX] [--gib N]
+Usage: fault_hogs.py compute|memory|copy|cpu|hostmem [--gpu G] [--seconds S] [--at UNIX] [--gib N]
 """
 import argparse
 import json
@@ -106,6 +110,29 @@ def gpu_hog(a):
     return t0, done * work, unit, said
 
 
+def hostmem_hog(a):
+    """Copies one host buffer into another on half the CPUs until the deadline. Returns the
+    start time, the bytes copied and their unit."""
+    import torch
+
+    threads = max(1, (os.cpu_count() or 2) // 2)
+    torch.set_num_threads(threads)
+    n = int(a.gib * (1 << 30))
+    src = torch.ones(n, dtype=torch.uint8)
+    dst = torch.empty(n, dtype=torch.uint8)
+    dst.copy_(src)  # pages touched: not the load yet
+    wait_until(a.at or 0)
+    t0 = time.time()
+    deadline = t0 + a.seconds
+    done = 0
+    say(event="start", kind=a.kind, gpu=None, pid=os.getpid(), t_unix=round(t0, 3),
+        threads=threads)
+    while not STOP and time.time() < deadline:
+        dst.copy_(src)
+        done += 1
+    return t0, done * n / 1e9, "GB/s", True
+
+
 def cpu_worker(stop, ready, parent, hard_deadline):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ready.release()
@@ -141,19 +168,21 @@ def cpu_hog(a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("kind", choices=["compute", "memory", "copy", "cpu"])
+    p.add_argument("kind", choices=["compute", "memory", "copy", "cpu", "hostmem"])
     p.add_argument("--gpu", type=int, default=0)
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--at", type=float, default=None, help="Unix time to start the load at")
-    p.add_argument("--gib", type=float, default=None, help="buffer size (memory 4, copy 1)")
+    p.add_argument("--gib", type=float, default=None,
+                   help="buffer size (memory 4, copy 1, hostmem 2)")
     a = p.parse_args()
     if a.gib is None:
-        a.gib = 4.0 if a.kind == "memory" else 1.0
+        a.gib = {"memory": 4.0, "hostmem": 2.0}.get(a.kind, 1.0)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    t0, work, unit, started = (cpu_hog if a.kind == "cpu" else gpu_hog)(a)
+    hog = {"cpu": cpu_hog, "hostmem": hostmem_hog}.get(a.kind, gpu_hog)
+    t0, work, unit, started = hog(a)
     t1 = time.time()
-    gpu = None if a.kind == "cpu" else a.gpu
+    gpu = None if a.kind in ("cpu", "hostmem") else a.gpu
     if not started:  # stopped before the first batch ended
         say(event="start", kind=a.kind, gpu=gpu, pid=os.getpid(), t_unix=round(t0, 3))
     say(event="end", kind=a.kind, gpu=gpu, pid=os.getpid(), t_unix=round(t1, 3),
