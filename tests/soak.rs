@@ -571,4 +571,84 @@ fn injected_faults_at_random_times_are_found_with_their_cause() {
             },
         ],
     );
+    // Seed 41 on one H100 (2026-12-07, held out): one GPU's soak has no NCCL phase, so the
+    // host-CPU fault ran in the GEMM phase (it slowed nothing). The PCIe phase read 83–90 GB/s
+    // for its first 18 s and 101.7 after, with nothing else in the readings changing: two
+    // windows there are "cause unknown", which the rule below allows.
+    faults_are_found_with_their_cause(
+        "soak-h100-faults-phased-seed41.csv",
+        &[
+            Injected {
+                kind: "compute",
+                gpu: Some(0),
+                from_s: 60.1,
+                to_s: 81.2,
+                pid: 587,
+                slowed: true,
+            },
+            Injected {
+                kind: "cpu",
+                gpu: None,
+                from_s: 139.1,
+                to_s: 160.1,
+                pid: 645,
+                slowed: false,
+            },
+            Injected {
+                kind: "memory",
+                gpu: Some(0),
+                from_s: 204.1,
+                to_s: 223.2,
+                pid: 697,
+                slowed: true,
+            },
+            Injected {
+                kind: "copy",
+                gpu: Some(0),
+                from_s: 274.1,
+                to_s: 289.1,
+                pid: 750,
+                slowed: true,
+            },
+        ],
+    );
+    // Seed 43 on one H100, the same day, with the binary after seed 41 (no soak change): held
+    // out. Its PCIe phase ran at 102 GB/s throughout: no window outside the faults.
+    faults_are_found_with_their_cause(
+        "soak-h100-faults-phased-seed43.csv",
+        &[
+            Injected {
+                kind: "compute",
+                gpu: Some(0),
+                from_s: 60.0,
+                to_s: 75.1,
+                pid: 588,
+                slowed: true,
+            },
+            Injected {
+                kind: "cpu",
+                gpu: None,
+                from_s: 131.0,
+                to_s: 153.0,
+                pid: 641,
+                slowed: false,
+            },
+            Injected {
+                kind: "memory",
+                gpu: Some(0),
+                from_s: 202.0,
+                to_s: 218.0,
+                pid: 693,
+                slowed: true,
+            },
+            Injected {
+                kind: "copy",
+                gpu: Some(0),
+                from_s: 265.0,
+                to_s: 280.0,
+                pid: 742,
+                slowed: true,
+            },
+        ],
+    );
 }
