@@ -87,7 +87,9 @@ if os.environ.get("PHASED") == "1":
     for k in order:
         lo, hi = where[k]
         dur = r.randint(15, 22)
-        start = r.uniform(lo + 8, max(lo + 8, hi - dur - 3))
+        if lo + 8 > hi - dur - 3:  # the phase cannot hold the fault: it would run into the next
+            sys.exit(f"soak {spec} is too short for phased faults ({k}: {hi - lo:.0f} s phase)")
+        start = r.uniform(lo + 8, hi - dur - 3)
         gpu = "-" if k == "cpu" else r.choice(gpus)
         print(k, gpu, int(start), dur)
     sys.exit(0)

@@ -1133,16 +1133,33 @@ fn the_cycle_finder_finds_a_cycle() {
     assert_eq!(find_cycle(&acyclic), None);
 }
 
-/// The file names of `src/` that `map` (ARCHITECTURE.md) does not name, each also looked for
-/// in its folder's `mod.rs` module doc (`cli/mod.rs` lists its files there): a reader finds every
-/// file from the map. The roots and the `mod.rs` files are their folders' sections.
+/// Whether `text` names `name` as a word of its own: not as the tail of a longer name
+/// (`run.rs` is not named by `fleet_run.rs`, nor `deep.rs` by `build/deep.rs`).
+fn names(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        !text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '/')
+    })
+}
+
+/// The section of `map` about `src/{top}/` (from its `## ` heading to the next); `None` where
+/// the map has none.
+fn section<'m>(map: &'m str, top: &str) -> Option<&'m str> {
+    let head = format!("`src/{top}/`");
+    map.split("\n## ")
+        .find(|s| s.lines().next().is_some_and(|h| h.contains(&head)))
+}
+
+/// The files of `src/` that `map` (ARCHITECTURE.md) does not name: a file of a folder must be
+/// named as a word of its own in that folder's section, with each subfolder on its path named
+/// there too (`build/`); a file at the top of `src/` anywhere. A folder's `mod.rs` module doc
+/// may name its files by path instead (`cli/mod.rs` does). The roots and the `mod.rs` files are
+/// their folders' sections. A reader finds every file from the map.
 fn unmapped(files: &[(String, String)], map: &str) -> Vec<String> {
     let module_doc = |folder: &str| -> String {
-        let rel = if folder.is_empty() {
-            "lib.rs".to_string()
-        } else {
-            format!("{folder}/mod.rs")
-        };
+        let rel = format!("{folder}/mod.rs");
         files
             .iter()
             .find(|(r, _)| *r == rel)
@@ -1154,14 +1171,31 @@ fn unmapped(files: &[(String, String)], map: &str) -> Vec<String> {
             })
             .unwrap_or_default()
     };
+    let mapped = |rel: &str| -> bool {
+        let parts: Vec<&str> = rel.split('/').collect();
+        let Some((name, folders)) = parts.split_last() else {
+            return false;
+        };
+        let Some((top, subs)) = folders.split_first() else {
+            return names(map, name);
+        };
+        // Named by a path that ends in its subfolder (`collectives/own.rs`), or by its name with
+        // every subfolder on its way named (`views/` … `tabs.rs`).
+        let named_in = |sec: &str| {
+            let by_path =
+                (0..subs.len()).any(|i| names(sec, &format!("{}/{name}", subs[i..].join("/"))));
+            let folders_named = (0..subs.len())
+                .all(|k| (0..=k).any(|i| names(sec, &format!("{}/", subs[i..=k].join("/")))));
+            by_path || (names(sec, name) && folders_named)
+        };
+        let in_section = section(map, top).is_some_and(named_in);
+        in_section || module_doc(&folders.join("/")).contains(&format!("src/{rel}"))
+    };
     files
         .iter()
         .map(|(rel, _)| rel)
         .filter(|rel| !matches!(rel.as_str(), "lib.rs" | "main.rs") && !rel.ends_with("/mod.rs"))
-        .filter(|rel| {
-            let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
-            !map.contains(name) && !module_doc(folder).contains(name)
-        })
+        .filter(|rel| !mapped(rel))
         .cloned()
         .collect()
 }
@@ -1192,6 +1226,22 @@ fn every_source_file_is_named_in_the_map() {
         ("cli/listed.rs", ""),
         ("model/hidden.rs", ""),
         ("model/mapped.rs", ""),
+        ("model/run.rs", ""),
+        ("document/build/health.rs", ""),
+        ("health/deep.rs", ""),
     ]);
-    assert_eq!(unmapped(&tree, "`mapped.rs` holds …"), ["model/hidden.rs"]);
+    let map = "# Map\n## `src/model/` — data\n`mapped.rs` holds …, `fleet_run.rs` …\n\
+               ## `src/document/` — pages\n`health.rs` …\n\
+               ## `src/health/` — checks\n`build/deep.rs` …\n";
+    // Not named; named only as the tail of another name; named without its subfolder; named
+    // only after another folder's path.
+    assert_eq!(
+        unmapped(&tree, map),
+        [
+            "model/hidden.rs",
+            "model/run.rs",
+            "document/build/health.rs",
+            "health/deep.rs"
+        ]
+    );
 }

@@ -846,6 +846,90 @@ fn catalog_machines_and_files_are_checked_modeled() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// An import's modeled figures are the machine as its captures say it runs, as the check's
+/// are: with link 7 of GPU 1 down (`nvlink -s`), `bench bandwidth --modeled --import` gives the
+/// p2p figure the check models (17 of 18 links), not the design's.
+#[test]
+fn modeled_figures_of_an_import_follow_its_links_down_as_the_check_does() {
+    let mut caps = vec![
+        "h200-2x-device-smi-q.xml",
+        "h200-2x-edited-nvlink-down-nvlink-s.txt",
+    ];
+    caps.extend(TOPO);
+    let mut bench = scalescope();
+    bench.args(["bench", "bandwidth", "--modeled", "--tests", "p2p_read_ce"]);
+    for c in &caps {
+        bench.arg("--import").arg(data_path(c));
+    }
+    let out = bench.output().unwrap();
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{table}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, out, _) = check(&caps, &["--verbose"]);
+    let line = out
+        .lines()
+        .find(|l| l.contains("p2p_read_ce") && l.contains("GPU 0→1"))
+        .unwrap_or_else(|| panic!("no p2p_read_ce line in {out}"));
+    let figure = line
+        .split_whitespace()
+        .skip_while(|w| *w != "p2p_read_ce")
+        .nth(1)
+        .unwrap();
+    let healthy: f64 = 394.0;
+    let degraded: f64 = figure.parse().unwrap();
+    assert!(degraded < healthy * 0.97, "{line}");
+    assert!(
+        table.contains(figure),
+        "the check's {figure} GB/s not in the bench's\n{table}"
+    );
+}
+
+/// On an 8-GPU NVSwitch board with every NVLink of GPU 1 down, the other seven GPUs' all_pairs
+/// are still judged (over the peers whose links run); GPU 1's cells and its pairs are left out
+/// with one note, never modeled at 0 GB/s.
+#[test]
+fn one_gpu_with_no_nvlink_up_leaves_the_others_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/hgx-h200.toml"),
+    )
+    .unwrap()
+    .replacen("id = \"hgx-h200\"", "id = \"hgx-h200-dead\"", 1);
+    let file = dir.path().join("dead.toml");
+    std::fs::write(
+        &file,
+        format!("{text}\n[[state]]\ngpus = [1]\nactive_nvlinks = 0\n"),
+    )
+    .unwrap();
+    let out = scalescope()
+        .args(["check", "--verbose", "--catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    let all_pairs: Vec<&str> = stdout.lines().filter(|l| l.contains("all_pairs")).collect();
+    for g in [0, 2, 3, 4, 5, 6, 7] {
+        let line = all_pairs
+            .iter()
+            .find(|l| l.contains(&format!("GPU {g} ← all")))
+            .unwrap_or_else(|| panic!("no all_pairs for GPU {g} in {stdout}"));
+        assert!(line.starts_with("PASS"), "{line}");
+    }
+    assert!(
+        !all_pairs.iter().any(|l| l.contains("GPU 1 ← all")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(" 0.0 GB/s"), "{stdout}");
+    assert!(
+        stdout.contains("every NVLink between some of the GPUs is down"),
+        "{stdout}"
+    );
+}
+
 /// Published figures for machines like the one checked stand beside its copy figures, each
 /// with its source and the conditions that differ; a machine whose GPU has none gets none.
 #[test]

@@ -33,6 +33,7 @@ fn machine() -> Machine {
             source: Source::Measured,
             basis: "flat".into(),
         }),
+        comm_missing: None,
         h2d_per_gpu: Some(Sourced {
             gbps: 50.0,
             source: Source::Modeled,

@@ -321,6 +321,10 @@ fn peak_fraction(op: CollectiveOp, nvlink: bool) -> f64 {
     }
 }
 
+/// How a collective over a pair with no NVLink up is said not to be modeled.
+pub const NCCL_WITHOUT_NVLINK: &str =
+    "whether NCCL would run it over PCIe or host memory instead, and how fast, is not known";
+
 /// Modeled collectives from the slowest link among the selected GPUs.
 pub struct ModeledCollectives {
     topo: Topology,
@@ -333,8 +337,8 @@ impl ModeledCollectives {
     }
 }
 
-/// The slowest link among `gpus` of `topo` (line rate, and whether it is NVLink).
-fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool)> {
+/// The slowest link among `gpus` of `topo`: its line rate, whether it is NVLink, and its pair.
+fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool, (usize, usize))> {
     // One pass over the topology's links (a lookup per pair was most of a 1,000-GPU --bench).
     let top = gpus.iter().copied().max()?;
     let mut selected = vec![false; top + 1];
@@ -342,7 +346,7 @@ fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool)> {
         selected[g] = true;
     }
     let distinct = selected.iter().filter(|&&s| s).count();
-    let mut worst: Option<(f64, bool)> = None;
+    let mut worst: Option<(f64, bool, (usize, usize))> = None;
     let mut seen = 0usize;
     for l in &topo.links {
         if l.a == l.b || !selected.get(l.a).copied().unwrap_or(false) {
@@ -354,8 +358,8 @@ fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool)> {
         seen += 1;
         let rate = l.line_rate.as_ref()?.gbps;
         let nv = matches!(l.kind, Some(LinkKind::Nv(_)));
-        if worst.is_none_or(|(w, _)| rate < w) {
-            worst = Some((rate, nv));
+        if worst.is_none_or(|(w, _, _)| rate < w) {
+            worst = Some((rate, nv, (l.a, l.b)));
         }
     }
     // Every pair needs its link.
@@ -382,9 +386,20 @@ pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
             ),
         );
     }
-    let Some((line, nv)) = slowest_link(topo, &case.gpus) else {
+    let Some((line, nv, (a, b))) = slowest_link(topo, &case.gpus) else {
         return mk(Status::Skipped, "modeled: link line rates unknown".into());
     };
+    if line <= 0.0 {
+        // A pair whose every NVLink is down (`model::running::as_running` keeps its NV# at rate
+        // 0): not a collective at 0 GB/s, which NCCL would not run.
+        return mk(
+            Status::Skipped,
+            format!(
+                "not modeled: no {} between GPU {a} and GPU {b} is up; {NCCL_WITHOUT_NVLINK}",
+                if nv { "NVLink" } else { "link" }
+            ),
+        );
+    }
     let frac = peak_fraction(case.op, nv);
     let peak = line * frac;
     let factor = case.op.busbw_factor(case.gpus.len());

@@ -208,6 +208,34 @@ impl ModeledBackend {
         }
     }
 
+    /// `gpus` less the peers of `me` joined to it by an NVLink bond with no link up, and a note
+    /// naming them; a fan or all-pairs cell is modeled over the peers whose links run (the ones
+    /// left out would go over PCIe or be refused: not modeled). Every peer left out: the first
+    /// one's reason.
+    fn live_group(
+        &self,
+        me: usize,
+        gpus: &[usize],
+    ) -> Result<(Vec<usize>, Option<String>), (Status, String)> {
+        let dead =
+            |g: usize| matches!(self.pair(me, g), Some((LinkKind::Nv(_), gbps)) if gbps <= 0.0);
+        let (out, live): (Vec<usize>, Vec<usize>) = gpus.iter().partition(|&&g| g != me && dead(g));
+        if out.is_empty() {
+            return Ok((live, None));
+        }
+        if live.iter().all(|&g| g == me) {
+            return Err(self.require_peer(me, out[0]).err().unwrap_or((
+                Status::Skipped,
+                format!("not modeled: no NVLink to GPU {me} is up; {NO_NVLINK_UP}"),
+            )));
+        }
+        let note = format!(
+            "GPU {} left out: no NVLink to GPU {me} up ({NO_NVLINK_UP})",
+            crate::model::quantities::gpu_list(&out)
+        );
+        Ok((live, Some(note)))
+    }
+
     /// (figure, line rate, how) for one cell; `Err(reason)` when it is waived or unknown.
     fn figure(
         &self,
@@ -276,21 +304,23 @@ impl ModeledBackend {
                 let me = if to_one { dst } else { src }
                     .gpu()
                     .ok_or_else(|| unknown("GPU"))?;
-                let line = super::runner::line_rate(&self.topo, shape, src, dst, &case.gpus)
+                let (group, note) = self.live_group(me, &case.gpus)?;
+                let line = super::runner::line_rate(&self.topo, shape, src, dst, &group)
                     .ok_or_else(|| unknown("link"))?;
-                for &g in case.gpus.iter().filter(|&&g| g != me) {
+                for &g in group.iter().filter(|&&g| g != me) {
                     self.require_peer(me, g)?;
                 }
-                Ok(Figure::rate(line, efficiency(case.test)?, line))
+                Ok(Figure::rate(line, efficiency(case.test)?, line).noting(note))
             }
             Shape::AllPairs => {
                 let me = dst.gpu().ok_or_else(|| unknown("GPU"))?;
-                let line = super::runner::line_rate(&self.topo, shape, src, dst, &case.gpus)
+                let (group, note) = self.live_group(me, &case.gpus)?;
+                let line = super::runner::line_rate(&self.topo, shape, src, dst, &group)
                     .ok_or_else(|| unknown("link"))?;
-                for &g in case.gpus.iter().filter(|&&g| g != me) {
+                for &g in group.iter().filter(|&&g| g != me) {
                     self.require_peer(me, g)?;
                 }
-                Ok(Figure::rate(line, efficiency(case.test)?, line))
+                Ok(Figure::rate(line, efficiency(case.test)?, line).noting(note))
             }
             Shape::Local => Err((
                 Status::Skipped,
@@ -383,6 +413,14 @@ impl Figure {
     }
 
     /// `base` GB/s × the reference's efficiency, against `line`.
+    /// The figure with `note` (if any) after its `how`.
+    fn noting(mut self, note: Option<String>) -> Self {
+        if let Some(n) = note {
+            self.how = format!("{}; {n}", self.how);
+        }
+        self
+    }
+
     fn rate(base: f64, r: Reference, line: f64) -> Self {
         Figure {
             value: base * r.efficiency,

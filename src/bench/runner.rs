@@ -103,7 +103,15 @@ pub fn line_rate(
     gpus: &[usize],
 ) -> Option<f64> {
     let pcie = |e: Endpoint| topo.gpu(e.gpu()?)?.host_line_rate_gbps();
-    let pair = |a: usize, b: usize| topo.link(a, b)?.line_rate.as_ref().map(|r| r.gbps);
+    // A pair with every NVLink down keeps its kind at rate 0 (`model::running::as_running`):
+    // no line rate to set a copy against, never a 0.
+    let pair = |a: usize, b: usize| {
+        topo.link(a, b)?
+            .line_rate
+            .as_ref()
+            .map(|r| r.gbps)
+            .filter(|r| *r > 0.0)
+    };
     match shape {
         Shape::HostDevice { .. } | Shape::HostAll { .. } => {
             pcie(if src == Endpoint::Host { dst } else { src })

@@ -622,7 +622,26 @@ fn nvswitch(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)], top:
         let (x, y) = r.center_bottom();
         out.line((x, y), (x, bar.y), 3.0, LineKind::Fabric);
     }
-    let rate = topology.links.first().and_then(|l| l.line_rate.as_ref());
+    // The fabric's pair rate: the fastest pair's (a pair whose GPU has every NVLink down reads
+    // 0, `model::running::as_running`); those GPUs are named on the bar.
+    let rate = topology
+        .links
+        .iter()
+        .filter_map(|l| l.line_rate.as_ref())
+        .max_by(|a, b| a.gbps.total_cmp(&b.gbps));
+    let none_up: Vec<usize> = gpus
+        .iter()
+        .map(|(g, _)| *g)
+        .filter(|&g| topology.gpu(g).and_then(|x| x.nvlinks_active) == Some(0))
+        .collect();
+    let down = if none_up.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "  ·  no NVLink up on GPU {}",
+            crate::model::quantities::gpu_list(&none_up)
+        )
+    };
     let basis = rate.map_or(String::new(), |r| {
         format!(
             "\nPer GPU pair: {:.1} GB/s per direction ({})",
@@ -643,7 +662,7 @@ fn nvswitch(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)], top:
     out.text(
         bar.center(),
         Anchor::CenterCenter,
-        format!("NVSwitch fabric  ·  NV{n}  ·  {rate}"),
+        format!("NVSwitch fabric  ·  NV{n}  ·  {rate}{down}"),
         Font::sans(14.0),
         Tone::On(BoxKind::NvSwitch),
         Some(bar.w - 8.0),
@@ -674,6 +693,8 @@ fn nvlink_arcs(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)]) {
             0.25 * p0.1 + 0.5 * c.1 + 0.25 * p2.1,
         );
         let label = match &link.line_rate {
+            // Every link of the bond down (`model::running::as_running` keeps its NV#).
+            Some(r) if r.gbps <= 0.0 => format!("NV{n} · no link up"),
             Some(r) => format!("NV{n} · {:.0} GB/s/dir", r.gbps),
             None => format!("NV{n}"),
         };

@@ -85,11 +85,16 @@ fn judge(
     };
     let model = model_case(topo, &case);
     let Some(expected) = model.busbw_gbps.filter(|e| *e > 0.0) else {
+        let why = match model.reason.as_deref() {
+            // A pair with no NVLink up: the model's own words (nvlink_links names the fault).
+            Some(r) if r.contains(crate::bench::collectives::NCCL_WITHOUT_NVLINK) => r.to_string(),
+            _ => "the links' line rates are not known: import `nvidia-smi topo -m` and \
+                  `nvidia-smi -q` output beside it"
+                .to_string(),
+        };
         return new(
             Verdict::Unknown,
-            format!(
-                "{detail}; expected unknown (the links' line rates are not known: import `nvidia-smi topo -m` and `nvidia-smi -q` output beside it)"
-            ),
+            format!("{detail}; expected unknown ({why})"),
         );
     };
     let ratio = busbw / expected;

@@ -72,18 +72,21 @@ impl Target {
         match self {
             Self::Live => live::read(),
             Self::Catalog { name } => catalog::load(name),
-            Self::Import { paths } => {
-                crate::report::reference_tools::import(paths).map(|m| m.machine.topology)
-            }
+            // The machine as its captures say it runs (a link down, a PCIe link trained low),
+            // as a catalog entry's `[[state]]` gives it: what modeled figures are made from.
+            Self::Import { paths } => crate::report::reference_tools::import(paths).map(|m| {
+                crate::model::as_running(&m.machine.topology, m.machine.inventory.as_ref())
+            }),
             Self::Topology { topology } => Ok((**topology).clone()),
         }
     }
 
     /// What a check of a described target judges, from one reading of the target: the machine
-    /// as designed (expected = the design's line rates: a catalog entry's design, where
-    /// [`Self::load`] gives the machine as its `[[state]]` says it runs; `loaded` otherwise) and
-    /// the health inventory it describes (captures or the entry's `[[state]]`), before and
-    /// after; no inventory for a live machine (the check reads it) or a bare topology.
+    /// as designed (expected = the design's line rates: a catalog entry's design or the
+    /// captures' `topo` matrices, where [`Self::load`] gives the machine as its `[[state]]` or
+    /// its state captures say it runs; `loaded` otherwise) and the health inventory it
+    /// describes (captures or the entry's `[[state]]`), before and after; no inventory for a
+    /// live machine (the check reads it) or a bare topology.
     pub fn described(
         &self,
         loaded: &Topology,
@@ -91,7 +94,7 @@ impl Target {
         match self {
             Self::Import { paths } => {
                 let m = crate::report::reference_tools::import(paths)?.machine;
-                Ok((loaded.clone(), m.inventory, m.after))
+                Ok((m.topology, m.inventory, m.after))
             }
             Self::Catalog { name } => {
                 let (design, inv) = catalog::load_machine(name)?;

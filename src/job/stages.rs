@@ -484,11 +484,13 @@ pub(super) fn health(
             // Figures a reference tool measured on that machine are judged; without them, the
             // captures' machine is checked modeled.
             let imported = crate::report::reference_tools::import(paths)?;
+            // Judged against the design the captures' matrices give (`topo` is the machine as
+            // its state captures say it runs).
             let m = imported.machine.clone();
             if imported.has_tools() {
                 let collectives = imported.collectives().map(|c| c.results);
                 let mut report = crate::health::run::check_imported(
-                    topo,
+                    &m.topology,
                     m.inventory,
                     m.after,
                     imported.bandwidth().map(|b| b.results).unwrap_or_default(),
@@ -501,7 +503,7 @@ pub(super) fn health(
                 report
             } else {
                 check_described(
-                    topo,
+                    &m.topology,
                     m.inventory,
                     m.after,
                     options,

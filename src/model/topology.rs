@@ -230,7 +230,7 @@ impl TopologySource {
 
     /// One line naming the machine and how it is known, for people to read: `vm (measured
     /// live)`, `NVIDIA DGX H100 (catalog entry, not measured)`, `topo.txt (imported nvidia-smi
-    /// text)`, `soak.csv (replay of a soak.csv recording)`. A topology travels in reports and
+    /// output)`, `soak.csv (replay of a soak.csv recording)`. A topology travels in reports and
     /// over ssh, so the label names the host it was read on and never says "here": whether
     /// that is this machine is for the caller to say (the app's "measured here" badge). The
     /// words for what is made of a topology — a traffic recording replayed, a modeled report —

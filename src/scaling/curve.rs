@@ -78,8 +78,14 @@ impl CommCurve {
     /// The modeled curve over `gpus` of `topo` (the default 8 B … 1 GiB sweep through
     /// [`model_case`]); `None` when the links' rates are unknown or fewer than 2 GPUs.
     pub fn modeled(topo: &Topology, gpus: &[usize]) -> Option<CommCurve> {
+        Self::modeled_or_why(topo, gpus).ok()
+    }
+
+    /// [`Self::modeled`], or why there is none: the model's reason where it gave one (a pair
+    /// with no NVLink up), `None` for fewer than 2 GPUs or rates unknown.
+    pub fn modeled_or_why(topo: &Topology, gpus: &[usize]) -> Result<CommCurve, Option<String>> {
         if gpus.len() < 2 {
-            return None;
+            return Err(None);
         }
         let results: Vec<CollectiveResult> = default_sizes()
             .into_iter()
@@ -100,12 +106,18 @@ impl CommCurve {
                 )
             })
             .collect();
-        let mut c = Self::from_results(&results)?;
+        let Some(mut c) = Self::from_results(&results) else {
+            let why = results
+                .iter()
+                .filter_map(|r| r.reason.as_deref())
+                .find(|r| r.contains(crate::bench::collectives::NCCL_WITHOUT_NVLINK));
+            return Err(why.map(str::to_string));
+        };
         c.basis = format!(
             "all_reduce modeled from the line rates of {}",
             topo.source.label()
         );
-        Some(c)
+        Ok(c)
     }
 
     /// busbw at `bytes`, GB/s: linear in log(size) between points; the first point's *time*

@@ -176,6 +176,10 @@ pub struct Machine {
     pub concurrent: Vec<PerGpuRates>,
     /// All-reduce busbw(size) inside the box.
     pub comm: Option<CommCurve>,
+    /// Why the modeled machine has no all-reduce curve, where the model said (e.g. every
+    /// NVLink of a pair down); `None`: the links' rates are unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm_missing: Option<String>,
     /// Host→GPU bandwidth per GPU while every GPU of the box copies.
     pub h2d_per_gpu: Option<Sourced>,
     /// Cap on all host→GPU traffic of the box together (measured host_to_all sum), if known.
@@ -250,6 +254,7 @@ impl Machine {
             rates,
             concurrent: Vec::new(),
             comm,
+            comm_missing: None,
             h2d_per_gpu,
             h2d_total: None,
             nic_per_gpu,
@@ -309,7 +314,13 @@ impl Machine {
             .find_map(|g| g.name.as_deref())
             .map(GpuRates::datasheet)
             .unwrap_or_default();
-        Self::from_topology(topo, CommCurve::modeled(topo, &topo.gpu_indices()), rates)
+        match CommCurve::modeled_or_why(topo, &topo.gpu_indices()) {
+            Ok(curve) => Self::from_topology(topo, Some(curve), rates),
+            Err(why) => Machine {
+                comm_missing: why,
+                ..Self::from_topology(topo, None, rates)
+            },
+        }
     }
 
     /// The GEMM rate a step on `n` GPUs runs at. A data-parallel step waits for its slowest

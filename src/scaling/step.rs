@@ -294,10 +294,13 @@ fn utilization_term(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Compu
 
 /// Why a communication term cannot be modeled.
 fn no_curve(m: &Machine) -> String {
-    format!(
-        "no all-reduce curve for {} (link rates unknown): run bench collectives",
-        m.label
-    )
+    match &m.comm_missing {
+        Some(why) => format!("no all-reduce curve for {}: {why}", m.label),
+        None => format!(
+            "no all-reduce curve for {} (link rates unknown): run bench collectives",
+            m.label
+        ),
+    }
 }
 
 /// Gradient bytes of one step.

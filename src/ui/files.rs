@@ -778,7 +778,10 @@ pub fn read_captures(paths: &[PathBuf]) -> Result<Report, String> {
     let mut report = if imported.has_tools() {
         imported.report()
     } else {
-        Report::new(crate::job::machine_info(&m.topology, "import"), m.topology)
+        // The machine as its state captures say it runs, as `--import` loads it (the check
+        // above judges it against the design).
+        let running = crate::model::as_running(&m.topology, imported.machine.inventory.as_ref());
+        Report::new(crate::job::machine_info(&running, "import"), running)
     };
     report.health = health;
     Ok(report)
