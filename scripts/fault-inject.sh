@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fault injection on a 1- or 2-GPU machine: does `scalescope check` see a competing job, and does it
 # name the right cause? Faults are second processes from scripts/fault_hogs.py (compute, memory,
-# copy, cpu); their start/end lines are the ground truth, scored by scripts/fault_compare.py.
+# copy, cpu, hostmem); their start/end lines are the ground truth, scored by scripts/fault_compare.py.
 # GPUS: the GPUs used (default 0,1 where nvidia-smi lists two or more, else 0).
 # Part A: `check --quick --soak $SOAK --gpus $GPUS` (SOAK=4m) with 4 faults injected at seeded
 # random times (kinds shuffled, a GPU of GPUS for the GPU kinds, 15-30 s each, the first >= 40 s

@@ -5,13 +5,13 @@ Prints markdown tables.
 
 Soak (OUTDIR/soak): the hogs' start/end lines in faults.jsonl, placed on the soak's clock by
 health.json's `soak.started_at` (time_s 0 of soak.csv; else the script's estimate). A fault is
-detected by a soak_* finding on its GPU (any GPU for `cpu`) with a window overlapping it (±3 s):
+detected by a soak_* finding on its GPU (any GPU for `cpu` and `hostmem`) with a window overlapping it (±3 s):
 a check's `windows` list (`from_s`, `to_s`, `cause`) where present, else the dips of its detail
 (`gemm 2:00–2:30 (-46 %)`, health::soak's `Dip`). "soak.csv saw" is the measured effect: the
 median rate in the window against the same phase's median outside every fault, per phase.
 Checks (OUTDIR/check-K): a WARN/FAIL on the fault's GPU (either end of a pair; any GPU for
-`cpu`) that the clean run (else the checks before the soak) did not have.
-Right cause: another process (or its pid) for compute/memory/copy, the host CPU for cpu; "partly"
+`cpu` and `hostmem`) that the clean run (else the checks before the soak) did not have.
+Right cause: another process (or its pid) for compute/memory/copy, the host for cpu and hostmem; "partly"
 when it is one of several candidates named, "no" (a wrong cause given as likely) when it names
 only other things, "none" when no cause is named.
 

@@ -573,8 +573,8 @@ fn injected_faults_at_random_times_are_found_with_their_cause() {
     );
     // Seed 41 on one H100 (2026-12-07, held out): one GPU's soak has no NCCL phase, so the
     // host-CPU fault ran in the GEMM phase (it slowed nothing). The PCIe phase read 83–90 GB/s
-    // for its first 18 s and 101.7 after, with nothing else in the readings changing: two
-    // windows there are "cause unknown", which the rule below allows.
+    // for its first 18 s and 101.7 after, with nothing else in the readings changing: the
+    // window there (two live, one on replay) is "cause unknown", which the rule below allows.
     faults_are_found_with_their_cause(
         "soak-h100-faults-phased-seed41.csv",
         &[

@@ -404,8 +404,10 @@ pub enum BenchCommand {
 pub struct SourceArgs {
     /// Read `nvidia-smi topo -m` / `-mp` / `-p2p r|w|n|a` output from FILE ('-' = stdin);
     /// repeat to merge several captures. `nvidia-smi -q`, `-q -x` and `nvlink -s` output add
-    /// the GPUs' PCIe links, names and NVLink speeds; nvbandwidth's output (text or -j JSON)
-    /// and nccl-tests' (text or -J JSON) add the figures they measured there.
+    /// the GPUs' PCIe links, names and NVLink speeds, and the machine is modeled as they say it
+    /// runs (NVLinks down, PCIe trained low; `check` judges it against the design); nvbandwidth's
+    /// output (text or -j JSON) and nccl-tests' (text or -J JSON) add the figures they
+    /// measured there.
     #[arg(long, value_name = "FILE", conflicts_with = "catalog")]
     pub import: Vec<String>,
     /// Use a hardware catalog entry (see `scalescope --catalog`), or a catalog .toml file.

@@ -64,8 +64,8 @@ pub(super) fn clocks(
         return Some(match others(before, load) {
             Some(who) => check.because_text(
                 format!(
-                    "another process ({who}) was on the GPU during the tests: contention — its \
-                     load holds a healthy GPU at its power cap; were it idle, the cap itself"
+                    "another process ({who}) was on the GPU {when}: contention — its load \
+                     holds a healthy GPU at its power cap; were it idle, the cap itself"
                 ),
                 &format!(
                     "{}; if the cap is reached again with the GPU to itself, check the power \

@@ -1,5 +1,5 @@
 //! Which GPU a state check is about and where its readings come from: what every inventory
-//! check (state_checks, settings_checks) writes its lines with.
+//! check (state_checks, settings_checks, clock_check, temperature_check) writes its lines with.
 
 use super::causes;
 use super::{Check, CheckId, Subject, Verdict};

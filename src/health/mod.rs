@@ -1,7 +1,8 @@
 //! `scalescope check`: is this box delivering what it should?
 //!
 //! Inventory checks judge the GPUs' state — PCIe link training, NVLinks up, error counters,
-//! memory errors, clock limits, P2P allowed where the topology allows it ([`state_checks`]).
+//! memory errors, P2P allowed where the topology allows it ([`state_checks`]), clock limits
+//! ([`clock_check`]), temperature ([`temperature_check`]), settings ([`settings_checks`]).
 //! Performance checks compare copy bandwidth with what the link should carry: its line rate ×
 //! a reference efficiency measured on real hardware ([`expected`], [`performance`]). Each check
 //! has a verdict (PASS, WARN, FAIL or UNKNOWN), and below PASS a likely cause and what to do

@@ -76,7 +76,8 @@ impl CommCurve {
     }
 
     /// The modeled curve over `gpus` of `topo` (the default 8 B … 1 GiB sweep through
-    /// [`model_case`]); `None` when the links' rates are unknown or fewer than 2 GPUs.
+    /// [`model_case`]); `None` when the links' rates are unknown, a pair has no NVLink up, or
+    /// fewer than 2 GPUs.
     pub fn modeled(topo: &Topology, gpus: &[usize]) -> Option<CommCurve> {
         Self::modeled_or_why(topo, gpus).ok()
     }

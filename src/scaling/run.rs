@@ -78,9 +78,12 @@ pub fn run_modeled(
     let (sub, warnings) = with_assumptions(&sub, Assumptions::default());
     let machine = Machine::modeled(&sub);
     let mut notes: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
-    notes.push(
-        "modeled: datasheet GEMM rates and the all-reduce curve modeled from line rates".into(),
-    );
+    notes.push(match (&machine.comm, &machine.comm_missing) {
+        (None, Some(why)) => format!("modeled: datasheet GEMM rates; no all-reduce curve ({why})"),
+        _ => {
+            "modeled: datasheet GEMM rates and the all-reduce curve modeled from line rates".into()
+        }
+    });
     finish(machine, workloads, modes, max_gpus, Vec::new(), notes)
 }
 

@@ -775,12 +775,14 @@ pub fn read_captures(paths: &[PathBuf]) -> Result<Report, String> {
             )
         })
     };
+    // The machine as its state captures say it runs, as `--import` loads it (the check above
+    // judges it against the design).
+    let running = crate::model::as_running(&m.topology, imported.machine.inventory.as_ref());
     let mut report = if imported.has_tools() {
-        imported.report()
+        let mut r = imported.report();
+        r.topology = running;
+        r
     } else {
-        // The machine as its state captures say it runs, as `--import` loads it (the check
-        // above judges it against the design).
-        let running = crate::model::as_running(&m.topology, imported.machine.inventory.as_ref());
         Report::new(crate::job::machine_info(&running, "import"), running)
     };
     report.health = health;
