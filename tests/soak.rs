@@ -651,4 +651,44 @@ fn injected_faults_at_random_times_are_found_with_their_cause() {
             },
         ],
     );
+    // Seed 47 on one H100, random times (not phased), the session's last binary: the memory
+    // fault met the GEMM phase (−50 %) and the compute fault the memory phase (−54 %), each
+    // found with its pid.
+    faults_are_found_with_their_cause(
+        "soak-h100-faults-seed47.csv",
+        &[
+            Injected {
+                kind: "cpu",
+                gpu: None,
+                from_s: 45.1,
+                to_s: 74.1,
+                pid: 579,
+                slowed: false,
+            },
+            Injected {
+                kind: "memory",
+                gpu: Some(0),
+                from_s: 139.1,
+                to_s: 164.2,
+                pid: 639,
+                slowed: true,
+            },
+            Injected {
+                kind: "compute",
+                gpu: Some(0),
+                from_s: 187.1,
+                to_s: 210.1,
+                pid: 685,
+                slowed: true,
+            },
+            Injected {
+                kind: "copy",
+                gpu: Some(0),
+                from_s: 255.1,
+                to_s: 282.2,
+                pid: 738,
+                slowed: true,
+            },
+        ],
+    );
 }
