@@ -35,29 +35,36 @@ pub(super) fn clocks(
         .collect::<Vec<_>>()
         .join(", ");
     let has = |r: ThrottleReason| limits.contains(&r);
-    if has(ThrottleReason::HwThermalSlowdown) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
-                .because(&causes::THROTTLE_THERMAL),
-        );
-    }
-    if has(ThrottleReason::HwPowerBrake) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
-                .because(&causes::THROTTLE_POWER_BRAKE),
-        );
-    }
-    if has(ThrottleReason::HwSlowdown) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Fail, format!("{names} {when}"))
-                .because(&causes::THROTTLE_HW),
-        );
-    }
-    if has(ThrottleReason::SwThermalSlowdown) {
-        return Some(
-            ctx.check(CheckId::Clocks, Verdict::Warn, format!("{names} {when}"))
-                .because(&causes::THROTTLE_THERMAL),
-        );
+    // The worst first: a hardware limit fails whoever loaded the GPU, a software thermal one
+    // warns.
+    for (reason, verdict, cause) in [
+        (
+            ThrottleReason::HwThermalSlowdown,
+            Verdict::Fail,
+            &causes::THROTTLE_THERMAL,
+        ),
+        (
+            ThrottleReason::HwPowerBrake,
+            Verdict::Fail,
+            &causes::THROTTLE_POWER_BRAKE,
+        ),
+        (
+            ThrottleReason::HwSlowdown,
+            Verdict::Fail,
+            &causes::THROTTLE_HW,
+        ),
+        (
+            ThrottleReason::SwThermalSlowdown,
+            Verdict::Warn,
+            &causes::THROTTLE_THERMAL,
+        ),
+    ] {
+        if has(reason) {
+            return Some(
+                ctx.check(CheckId::Clocks, verdict, format!("{names} {when}"))
+                    .because(cause),
+            );
+        }
     }
     if has(ThrottleReason::SwPowerCap) {
         let check = ctx.check(CheckId::Clocks, Verdict::Warn, format!("{names} {when}"));
