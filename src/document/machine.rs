@@ -70,19 +70,29 @@ fn uniform_nvlinks(topology: &Topology) -> Option<u32> {
 /// Every pair NV#-connected with the same count could be a direct mesh (4-GPU HGX boards wire
 /// NV6 to each of three peers) or a switch (DGX/HGX 8-GPU: NV18 to every peer). Through a
 /// switch each pair's bond is all of a GPU's links, so the pair count equals the GPU's active
-/// links; without per-GPU counts, more than four GPUs all-to-all means a switch.
+/// links; without per-GPU counts, more than four GPUs all-to-all means a switch. A switched
+/// board with links down (`model::running::as_running`: `NV12` to a GPU with 12 of 18 up, a GPU
+/// with none keeping `NV18` at rate 0) is still one: every pair NV-bonded, no GPU with more links
+/// up than the largest bond and some with exactly that many — a direct mesh has each GPU's links
+/// spread over its peers, more than any one bond. The largest bond is the fabric's.
 fn nvswitch_fabric(topology: &Topology) -> Option<u32> {
-    let n = uniform_nvlinks(topology)?;
     if topology.gpus.len() < 3 {
         return None;
     }
     let actives: Vec<Option<u32>> = topology.gpus.iter().map(|g| g.nvlinks_active).collect();
-    let switched = if actives.iter().all(Option::is_some) {
-        actives.iter().all(|a| *a == Some(n))
-    } else {
-        topology.gpus.len() > 4
-    };
-    switched.then_some(n)
+    if !actives.iter().all(Option::is_some) {
+        let n = uniform_nvlinks(topology)?;
+        return (topology.gpus.len() > 4).then_some(n);
+    }
+    let gpus = topology.gpu_indices();
+    let mut n = 0;
+    for (i, &a) in gpus.iter().enumerate() {
+        for &b in &gpus[i + 1..] {
+            n = n.max(topology.link(a, b)?.kind?.nvlinks()?);
+        }
+    }
+    let fits = actives.iter().flatten().all(|&a| a <= n);
+    (n > 0 && fits && actives.contains(&Some(n))).then_some(n)
 }
 
 /// GPUs of one NUMA group split into sets that share a PCIe switch (PIX or PXB between them),
@@ -629,18 +639,21 @@ fn nvswitch(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)], top:
         .iter()
         .filter_map(|l| l.line_rate.as_ref())
         .max_by(|a, b| a.gbps.total_cmp(&b.gbps));
-    let none_up: Vec<usize> = gpus
+    // The GPUs with fewer links up than the fabric's bond (as they run: `as_running`).
+    let short: Vec<String> = gpus
         .iter()
-        .map(|(g, _)| *g)
-        .filter(|&g| topology.gpu(g).and_then(|x| x.nvlinks_active) == Some(0))
+        .filter_map(|(g, _)| {
+            let up = topology.gpu(*g)?.nvlinks_active.filter(|&a| a < n)?;
+            Some(match up {
+                0 => format!("no NVLink up on GPU {g}"),
+                _ => format!("GPU {g}: {up} of {n} NVLinks up"),
+            })
+        })
         .collect();
-    let down = if none_up.is_empty() {
+    let down = if short.is_empty() {
         String::new()
     } else {
-        format!(
-            "  ·  no NVLink up on GPU {}",
-            crate::model::quantities::gpu_list(&none_up)
-        )
+        format!("  ·  {}", crate::model::quantities::first_of(&short, 2))
     };
     let basis = rate.map_or(String::new(), |r| {
         format!(
@@ -1272,6 +1285,66 @@ mod tests {
         assert!(!dgx.items.iter().any(|i| matches!(i, Item::Curve { .. })));
         let two = layout(&catalog("h100-pcie-2x-nvlink"), 1000.0).unwrap();
         assert!(two.items.iter().any(|i| matches!(i, Item::Curve { .. })));
+    }
+
+    /// A bond with every link down reads "no link up", never "0 GB/s/dir"; behind a switch the
+    /// fabric bar names the GPU with no NVLink up and keeps the healthy pairs' rate.
+    #[test]
+    fn a_bond_with_no_link_up_says_so() {
+        let texts = |t: &Topology| -> Vec<String> {
+            layout(t, 1000.0)
+                .unwrap()
+                .items
+                .into_iter()
+                .filter_map(|i| match i {
+                    Item::Text(l) => Some(l.text),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut two = catalog("h100-pcie-2x-nvlink");
+        two.link_mut(0, 1).unwrap().line_rate.as_mut().unwrap().gbps = 0.0;
+        let labels = texts(&two);
+        assert!(
+            labels.iter().any(|l| l.ends_with("· no link up")),
+            "{labels:?}"
+        );
+        assert!(!labels.iter().any(|l| l.contains(" 0 GB/s")), "{labels:?}");
+        let mut dgx = catalog("dgx-h100");
+        dgx.gpus[3].nvlinks_active = Some(0);
+        for b in 0..dgx.gpus.len() {
+            if let Some(l) = dgx.link_mut(3, b).filter(|_| b != 3) {
+                l.line_rate.as_mut().unwrap().gbps = 0.0;
+            }
+        }
+        let bar = texts(&dgx)
+            .into_iter()
+            .find(|l| l.starts_with("NVSwitch fabric"))
+            .unwrap_or_else(|| panic!("{:?}", texts(&dgx)));
+        assert!(bar.ends_with("no NVLink up on GPU 3"), "{bar}");
+        assert!(bar.contains("NV18  ·  478 GB/s/dir"), "{bar}");
+        // Twelve of GPU 5's 18 links up: still the fabric, the GPU named.
+        let mut part = catalog("dgx-h100");
+        part.gpus[5].nvlinks_active = Some(12);
+        for b in (0..part.gpus.len()).filter(|&b| b != 5) {
+            part.link_mut(5, b).unwrap().kind = Some(crate::model::LinkKind::Nv(12));
+        }
+        let bar = texts(&part)
+            .into_iter()
+            .find(|l| l.starts_with("NVSwitch fabric"))
+            .unwrap_or_else(|| panic!("{:?}", texts(&part)));
+        assert!(bar.ends_with("GPU 5: 12 of 18 NVLinks up"), "{bar}");
+        // A direct mesh is not a fabric: four GPUs, NV6 to each of three peers (18 links each).
+        let mut mesh = catalog("dgx-h100");
+        mesh.gpus.truncate(4);
+        mesh.normalize();
+        for g in &mut mesh.gpus {
+            g.nvlinks_active = Some(18);
+        }
+        for (a, b) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
+            mesh.link_mut(a, b).unwrap().kind = Some(crate::model::LinkKind::Nv(6));
+        }
+        assert_eq!(nvswitch_fabric(&mesh), None);
     }
 
     #[test]
