@@ -196,16 +196,22 @@ impl ModeledBackend {
     /// modeled — skipped, saying so, never a modeled 0 GB/s.
     fn require_peer(&self, a: usize, b: usize) -> Result<(), (Status, String)> {
         require_peer(&self.topo, a, b)?;
-        match self.pair(a, b) {
-            Some((LinkKind::Nv(n), gbps)) if gbps <= 0.0 => Err((
+        match self.topo.link(a, b).filter(|l| l.no_nvlink_up()) {
+            Some(l) => Err((
                 Status::Skipped,
                 format!(
-                    "not modeled: no NVLink of the NV{n} between GPU {a} and GPU {b} is up; \
-                     {NO_NVLINK_UP}"
+                    "not modeled: no NVLink of the {} between GPU {a} and GPU {b} is up; \
+                     {NO_NVLINK_UP}",
+                    l.kind.map(|k| k.to_string()).unwrap_or_default()
                 ),
             )),
-            _ => Ok(()),
+            None => Ok(()),
         }
+    }
+
+    /// Whether `a` and `b` are joined by an NVLink bond with no link up.
+    fn no_nvlink_up(&self, a: usize, b: usize) -> bool {
+        self.topo.link(a, b).is_some_and(|l| l.no_nvlink_up())
     }
 
     /// `gpus` less the peers of `me` joined to it by an NVLink bond with no link up, and a note
@@ -217,17 +223,15 @@ impl ModeledBackend {
         me: usize,
         gpus: &[usize],
     ) -> Result<(Vec<usize>, Option<String>), (Status, String)> {
-        let dead =
-            |g: usize| matches!(self.pair(me, g), Some((LinkKind::Nv(_), gbps)) if gbps <= 0.0);
-        let (out, live): (Vec<usize>, Vec<usize>) = gpus.iter().partition(|&&g| g != me && dead(g));
+        let (out, live): (Vec<usize>, Vec<usize>) = gpus
+            .iter()
+            .partition(|&&g| g != me && self.no_nvlink_up(me, g));
         if out.is_empty() {
             return Ok((live, None));
         }
         if live.iter().all(|&g| g == me) {
-            return Err(self.require_peer(me, out[0]).err().unwrap_or((
-                Status::Skipped,
-                format!("not modeled: no NVLink to GPU {me} is up; {NO_NVLINK_UP}"),
-            )));
+            // No peer left: the first one's reason (its link is down, or peer access refused).
+            self.require_peer(me, out[0])?;
         }
         let note = format!(
             "GPU {} left out: no NVLink to GPU {me} up ({NO_NVLINK_UP})",
@@ -343,12 +347,9 @@ impl ModeledBackend {
                 .gpu()
                 .zip(dst.gpu())
                 .ok_or_else(|| (Status::Skipped, "modeled: GPU unknown".to_string()))?;
-            if !nv {
-                self.require_peer(a, b)?;
-            } else if let Some((LinkKind::Nv(_), gbps)) = self.pair(a, b)
-                && gbps <= 0.0
-            {
-                // Every NVLink down: not NVLink's latency (nor, unknown, PCIe's).
+            // Over PCIe only where peer access is allowed; a bond with no link up has neither
+            // NVLink's latency nor, not known, PCIe's.
+            if !nv || self.no_nvlink_up(a, b) {
                 self.require_peer(a, b)?;
             }
         }

@@ -706,8 +706,7 @@ fn nvlink_arcs(out: &mut Items, topology: &Topology, gpus: &[(usize, Bounds)]) {
             0.25 * p0.1 + 0.5 * c.1 + 0.25 * p2.1,
         );
         let label = match &link.line_rate {
-            // Every link of the bond down (`model::running::as_running` keeps its NV#).
-            Some(r) if r.gbps <= 0.0 => format!("NV{n} · no link up"),
+            _ if link.no_nvlink_up() => format!("NV{n} · no link up"),
             Some(r) => format!("NV{n} · {:.0} GB/s/dir", r.gbps),
             None => format!("NV{n}"),
         };

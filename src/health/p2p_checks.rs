@@ -42,8 +42,7 @@ pub fn p2p_status(topo: &Topology, gpus: &[usize], source: Source) -> Vec<Check>
                 .into_iter()
                 .filter(|&g| topo.gpu(g).and_then(|x| x.nvlinks_active) == Some(0))
                 .collect();
-            let down = matches!(kind, LinkKind::Nv(_))
-                && (link.line_rate.as_ref().is_some_and(|r| r.gbps <= 0.0) || !none_up.is_empty());
+            let down = link.no_nvlink_up() || !none_up.is_empty();
             let check = match kind {
                 LinkKind::Nv(_) if refused.is_empty() && down => {
                     nvlinks_down((a, b), &none_up, kind, source)

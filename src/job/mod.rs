@@ -72,11 +72,10 @@ impl Target {
         match self {
             Self::Live => live::read(),
             Self::Catalog { name } => catalog::load(name),
-            // The machine as its captures say it runs (a link down, a PCIe link trained low),
-            // as a catalog entry's `[[state]]` gives it: what modeled figures are made from.
-            Self::Import { paths } => crate::report::reference_tools::import(paths).map(|m| {
-                crate::model::as_running(&m.machine.topology, m.machine.inventory.as_ref())
-            }),
+            // The machine as its captures say it runs, as a catalog entry's `[[state]]` gives it.
+            Self::Import { paths } => {
+                crate::report::reference_tools::import(paths).map(|m| m.machine.running())
+            }
             Self::Topology { topology } => Ok((**topology).clone()),
         }
     }

@@ -509,6 +509,13 @@ pub struct GpuLink {
 }
 
 impl GpuLink {
+    /// An NVLink bond none of whose links is up: `running::as_running` keeps such a pair's `NV#`
+    /// at line rate 0. What the driver does then (PCIe, or no peer access) is not known.
+    pub fn no_nvlink_up(&self) -> bool {
+        matches!(self.kind, Some(LinkKind::Nv(_)))
+            && self.line_rate.as_ref().is_some_and(|r| r.gbps <= 0.0)
+    }
+
     /// A link with nothing known yet.
     pub fn unknown(a: usize, b: usize) -> Self {
         Self {

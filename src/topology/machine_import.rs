@@ -25,6 +25,15 @@ pub struct ImportedMachine {
     pub after: Option<Inventory>,
 }
 
+impl ImportedMachine {
+    /// The machine as its state captures say it runs (NVLinks down, PCIe trained low:
+    /// `model::as_running`), what every modeled figure of an import is made from; `topology`
+    /// stays the design the check judges against.
+    pub fn running(&self) -> Topology {
+        crate::model::as_running(&self.topology, self.inventory.as_ref())
+    }
+}
+
 /// Reads each path ('-' = standard input) and merges them into one machine.
 ///
 /// `nvidia-smi topo` captures give the connectivity (as [`import::import_paths`] reads it);

@@ -777,7 +777,7 @@ pub fn read_captures(paths: &[PathBuf]) -> Result<Report, String> {
     };
     // The machine as its state captures say it runs, as `--import` loads it (the check above
     // judges it against the design).
-    let running = crate::model::as_running(&m.topology, imported.machine.inventory.as_ref());
+    let running = imported.machine.running();
     let mut report = if imported.has_tools() {
         let mut r = imported.report();
         r.topology = running;
