@@ -39,11 +39,19 @@ fn main() {
         open_app(Vec::new(), None);
         return;
     }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(line) = cli::non_utf8_argument(&args) {
+        eprintln!("{line}");
+        std::process::exit(cli::EXIT_INPUT);
+    }
     let cli = match cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
-            let args: Vec<String> = std::env::args().skip(1).collect();
+            let args: Vec<String> = scalescope::process::command_line()
+                .into_iter()
+                .skip(1)
+                .collect();
             let line = cli::missing_subcommand_line(&e, &args)
                 .unwrap_or_else(|| cli::clap_error_line(&e.render().to_string()));
             eprintln!("{line}");

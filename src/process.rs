@@ -1,9 +1,18 @@
 //! Child processes with a time limit: the one wait loop behind every program scalescope starts
 //! and will not wait for forever (python3 asked for its site-packages, the framework runs,
-//! a process group ended politely, the ssh connection to an agent).
+//! a process group ended politely, the ssh connection to an agent) — and this process's own
+//! command line as text.
 
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
+
+/// This process's command line as text (bytes that are not UTF-8 replaced): what a report and
+/// an output folder's lock record. Never panics, whatever the arguments' bytes.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
 
 /// How often a waiting loop looks at the child again.
 const POLL: Duration = Duration::from_millis(10);

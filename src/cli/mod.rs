@@ -187,6 +187,28 @@ pub fn command() -> clap::Command {
 }
 
 /// The command line parsed by [`command`]'s definition.
+/// The first word of the command line that is not UTF-8, as a one-line error naming its place
+/// (and the flag before it): scalescope's flags, paths and values are text, and the report
+/// records the command line.
+pub fn non_utf8_argument(args: &[std::ffi::OsString]) -> Option<String> {
+    let (at, bad) = args
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, a)| a.to_str().is_none())?;
+    let after = args[..at]
+        .iter()
+        .rev()
+        .find_map(|a| a.to_str().filter(|a| a.starts_with('-')))
+        .map(|flag| format!(" (after {flag})"))
+        .unwrap_or_default();
+    Some(format!(
+        "Error: argument {at}{after} is not valid UTF-8: {:?}; scalescope takes its paths and \
+         values as UTF-8 text (rename the file or use a path without those bytes)",
+        bad.to_string_lossy()
+    ))
+}
+
 pub fn try_parse() -> Result<Cli, clap::Error> {
     use clap::FromArgMatches;
     Cli::from_arg_matches(&command().try_get_matches()?)

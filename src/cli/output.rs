@@ -307,7 +307,7 @@ impl OutLock {
         if !same_file {
             return Ok(None);
         }
-        let args: Vec<String> = std::env::args().collect();
+        let args = crate::process::command_line();
         let line = format!("process {}: {}\n", std::process::id(), args.join(" "));
         let _ = file
             .set_len(0)

@@ -632,7 +632,7 @@ pub fn machine_info(topo: &Topology, preset: &str) -> MachineInfo {
         gpu_names: topo.gpus.iter().filter_map(|g| g.name.clone()).collect(),
         created_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         scalescope_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().collect(),
+        command_line: crate::process::command_line(),
         preset: preset.to_string(),
     }
 }
