@@ -253,3 +253,105 @@ fn a_72_gpu_all_reduce_stays_under_the_nvlink5_line_rate() {
     assert!(busbw < 900.0, "{busbw}");
     assert!((busbw - want).abs() < want * 0.01, "{busbw} vs {want:.1}");
 }
+
+/// What one GPU's own NVLinks carry per direction, GB/s, from the vendors' datasheets (total
+/// bidirectional NVLink bandwidth / 2), with NVML's per-link signalling rate where it reads
+/// above the datasheet's (26.5625 GB/s a link on H100/H200, docs/VERIFIED.md): A100 600 GB/s
+/// bidirectional, H100/H200 SXM 900, the H100 PCIe NVLink bridge 600, H200 NVL 900,
+/// Blackwell 1.8 TB/s. `None`: a GPU without NVLink.
+fn own_nvlink_gbps(model: &str) -> Option<f64> {
+    let table: [(&str, f64); 6] = [
+        ("A100", 300.0),
+        ("H100 PCIe", 12.0 * 26.5625),
+        ("H100", 18.0 * 26.5625),
+        ("H200", 18.0 * 26.5625),
+        ("B200", 900.0),
+        ("B300", 900.0),
+    ];
+    let model = model.replace("NVIDIA ", "").replace('-', " ");
+    table
+        .iter()
+        .find(|(m, _)| model.contains(m))
+        .map(|&(_, r)| r)
+}
+
+/// Physics (issue U's "never beat physics"): no modeled copy between GPUs of any catalog machine,
+/// or of an imported 8× NVSwitch capture, moves more per direction than the GPU's own NVLinks
+/// carry — a fan into one GPU from seven peers through NVSwitch is capped by that GPU's links,
+/// not the sum of seven pair bonds (it read 1,740.9 GB/s on HGX A100 before the cap learned a
+/// bond's per-link rate).
+#[test]
+fn no_modeled_copy_between_gpus_beats_the_gpus_own_nvlinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sources: Vec<(String, Vec<String>)> = entries()
+        .iter()
+        .filter(|e| load(&e.id).unwrap().gpus.len() <= 8)
+        .map(|e| (e.id.clone(), vec!["--catalog".into(), e.id.clone()]))
+        .collect();
+    let rack_gpus = "0,1,2,3,68,69,70,71".to_string();
+    sources.push((
+        "gb200-nvl72".into(),
+        vec![
+            "--catalog".into(),
+            "gb200-nvl72".into(),
+            "--gpus".into(),
+            rack_gpus,
+        ],
+    ));
+    for capture in ["h200-8x-device-topo-m.txt", "dgx-h100-topo-m.txt"] {
+        sources.push((
+            capture.into(),
+            vec!["--import".into(), common::data_path(capture)],
+        ));
+    }
+    let mut checked = 0;
+    for (name, how) in sources {
+        let json = dir.path().join(format!("{name}.json"));
+        let mut args = vec!["bench", "bandwidth", "--modeled", "--tests"];
+        args.push(
+            "p2p_read_ce,p2p_write_ce,p2p_bidir_ce,p2p_read_sm,all_to_one,one_to_all,all_pairs",
+        );
+        args.extend(how.iter().map(String::as_str));
+        args.extend(["--json", json.to_str().unwrap()]);
+        let r = common::run(&args);
+        assert_eq!(r.code, Some(0), "{name}: {}", r.stderr);
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let names: Vec<String> = report["topology"]["gpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["name"].as_str().unwrap_or("").to_string())
+            .collect();
+        for row in report["results"].as_array().unwrap() {
+            let Some(gbps) = row["median_gbps"].as_f64() else {
+                continue;
+            };
+            let test = row["test"].as_str().unwrap();
+            let gpu: usize = match row["dst"].as_str().unwrap().parse() {
+                Ok(g) => g,
+                Err(_) => row["src"].as_str().unwrap().parse().unwrap(),
+            };
+            let model = names.get(gpu).map(String::as_str).unwrap_or("");
+            let Some(own) = own_nvlink_gbps(model).or_else(|| {
+                // An import names no model: the H200/H100 captures' NVSwitch boards.
+                name.ends_with(".txt").then_some(18.0 * 26.5625)
+            }) else {
+                continue;
+            };
+            let bound = if test.contains("bidir") {
+                2.0 * own
+            } else {
+                own
+            };
+            assert!(
+                gbps <= bound * 1.001,
+                "{name}: {test} {}→{} {gbps:.1} GB/s beats the GPU's own NVLinks ({bound:.1})",
+                row["src"],
+                row["dst"]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "only {checked} figures checked");
+}

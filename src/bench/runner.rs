@@ -148,7 +148,19 @@ pub fn line_rate(
                 .chain(bonded)
                 .max()
                 .or(g.nvlinks_active);
-            let own = match (links, g.nvlink_gbps_per_link) {
+            // The rate of one link: the GPU's own figure, else a bond's line rate shared by
+            // its links (a catalog entry or an import without a per-link figure: `NV12` at the
+            // generation's 300 GB/s is 25 GB/s a link).
+            let per_link = g.nvlink_gbps_per_link.or_else(|| {
+                gpus.iter()
+                    .filter(|&&o| o != me)
+                    .filter_map(|&o| {
+                        let n = topo.link(me, o)?.kind?.nvlinks()?;
+                        Some(pair(me, o)? / f64::from(n.max(1)))
+                    })
+                    .reduce(f64::max)
+            });
+            let own = match (links, per_link) {
                 (Some(n), Some(r)) if n > 0 => Some(f64::from(n) * r),
                 _ => None,
             };
