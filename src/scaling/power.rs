@@ -4,7 +4,7 @@
 //!
 //! A GPU draws its idle power plus a share of the rest that follows how busy it is: busy is the
 //! row's compute time ÷ its step time (a GPU waiting on exposed communication or on the host
-//! draws near idle). The reference it scales, first found of:
+//! draws near idle); where the host sets the step, the GPU's own work in it ÷ the step. The reference it scales, first found of:
 //! 1. the run's own framework row of the workload (same mode, smallest GPU count measured):
 //!    `W(n) = idle + (W_measured − idle) × busy(n) ÷ busy(measured)`; samples per joule keeps
 //!    that row's measured energy per sample, scaled by the model's samples/s per GPU and power;
@@ -35,9 +35,10 @@ struct Reference {
     from: String,
 }
 
-/// How busy a row's GPUs are: compute time ÷ step time, in (0, 1]; `None` without both.
+/// How busy a row's GPUs are: the GPU's work ÷ step time, in (0, 1] — its compute time, or,
+/// where the host sets the step, the GPU's own work in it; `None` without both.
 fn busy(r: &ScalingPoint) -> Option<f64> {
-    let (c, s) = (r.compute_ms?, r.step_time_ms?);
+    let (c, s) = (r.gpu_work_ms.or(r.compute_ms)?, r.step_time_ms?);
     (c.is_finite() && s.is_finite() && c > 0.0 && s > 0.0).then(|| (c / s).min(1.0))
 }
 
@@ -283,6 +284,25 @@ mod tests {
             "{}",
             rows[2].basis
         );
+    }
+
+    #[test]
+    fn a_step_the_host_sets_draws_power_for_the_gpus_own_work_only() {
+        // Measured 1 GPU: 600 W, 72 W idle, busy 0.8. The 64-GPU row's step is the host's
+        // 28 ms (its compute term) with 5 ms of GPU work: busy 5/28, not 28/28.
+        let mut measured = row(RowSource::Framework, 1, 125.0, 100.0);
+        measured.watts_per_gpu = Some(600.0);
+        measured.idle_watts_per_gpu = Some(72.0);
+        let mut host_set = row(RowSource::Modeled, 64, 28.0, 28.0);
+        host_set.gpu_work_ms = Some(5.0);
+        let mut rows = vec![measured, row(RowSource::Modeled, 1, 125.0, 100.0), host_set];
+        apply(&mut rows, Some("NVIDIA H100 80GB HBM3"), &[], None);
+        let w = rows[2].watts_per_gpu.unwrap();
+        assert!(
+            (w - (72.0 + 528.0 * (5.0 / 28.0) / 0.8)).abs() < 1e-9,
+            "{w}"
+        );
+        assert!(w < 200.0, "{w}");
     }
 
     #[test]

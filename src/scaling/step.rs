@@ -22,6 +22,9 @@ pub struct Terms {
     /// The host's time to issue this step (its per-GPU batch), ms, where known: the step is
     /// never shorter (`bound` = host where it sets the step).
     pub host_floor_ms: Option<f64>,
+    /// The GPU's own work in the compute term, ms, where the host floor set that term (the
+    /// GPU idles for the rest): what its power follows. `None`: the compute term is the GPU's.
+    pub gpu_work_ms: Option<f64>,
 }
 
 /// Compute time of `samples` at `rate`: FLOPs ÷ (rate × utilization), ms.
@@ -120,6 +123,7 @@ pub fn step_terms_in(
         calibration: c.calibration,
         calibration_basis: c.basis,
         host_floor_ms: c.host_floor_ms,
+        gpu_work_ms: c.gpu_ms,
     })
 }
 
@@ -137,6 +141,8 @@ struct ComputeTerm {
     host_floor_ms: Option<f64>,
     /// DDP's own cost per step (measured at one rank), ms: added on two or more GPUs.
     wrapper_ms: f64,
+    /// The GPU's own work, ms, where the host floor set `ms` (see [`Terms::gpu_work_ms`]).
+    gpu_ms: Option<f64>,
 }
 
 /// A pattern's step: its terms, and the share of each candidate for what bounds it.
@@ -263,6 +269,8 @@ fn calibrated_term(
         host_bound: sm.host_bound || floor_sets,
         host_floor_ms: floor.map(|(ms, _)| ms),
         wrapper_ms,
+        // A 1-GPU step that was itself host-bound gives no GPU work apart from the host's.
+        gpu_ms: (floor_sets && !sm.host_bound).then_some(gpu_ms),
     }
 }
 
@@ -289,6 +297,7 @@ fn utilization_term(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Compu
         host_bound: false,
         host_floor_ms: None,
         wrapper_ms: 0.0,
+        gpu_ms: None,
     })
 }
 

@@ -110,6 +110,10 @@ pub struct ScalingPoint {
     /// measured floor or a catalog record's gives it): the step is never shorter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_floor_ms: Option<f64>,
+    /// The GPU's own work per step, ms, on modeled rows the host sets (`compute_ms` is then the
+    /// host's time): what the row's modeled power follows (`crate::scaling::power`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_work_ms: Option<f64>,
     /// What a measured framework row's step is of its timed steps: `mean` (a run's samples/s
     /// follow the mean); absent in earlier reports, read as the median
     /// ([`ScalingPoint::step_statistic`]).
@@ -227,6 +231,7 @@ impl ScalingPoint {
             fits: None,
             calibration: None,
             host_floor_ms: None,
+            gpu_work_ms: None,
             basis: String::new(),
         }
     }
@@ -356,6 +361,7 @@ fn model_row(w: &Workload, m: &Machine, mode: Mode, n: usize, mut p: ScalingPoin
             p.bound = Some(t.bound);
             p.calibration = Some(t.calibration);
             p.host_floor_ms = t.host_floor_ms;
+            p.gpu_work_ms = t.gpu_work_ms;
             p.basis = format!(
                 "{}{}{}{}",
                 t.calibration_basis,
