@@ -69,3 +69,114 @@ fn an_argument_that_is_not_utf8_is_refused_with_its_place_on_every_command() {
     // Nothing was created under the bad name (the --bench line checked before any folder).
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// Copies `src` (a file of tests/data or assets) into `dir` as `name`: the input a command reads.
+fn copy_in(dir: &std::path::Path, src: &str, name: &str) -> String {
+    let to = dir.join(name);
+    std::fs::copy(common::crate_file(src), &to).unwrap();
+    to.to_str().unwrap().to_string()
+}
+
+#[test]
+fn no_output_flag_replaces_the_commands_own_input_or_another_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let report = copy_in(d, "assets/reports/h200-2x-sxm-2026-11-28.json", "r.json");
+    let other = copy_in(d, "assets/reports/h200-1x-sxm-2026-11-28.json", "r1.json");
+    let capture = copy_in(d, "tests/data/h200-2x-device-topo-m.txt", "cap.txt");
+    let catalog = copy_in(d, "assets/hardware/h200-2x-sxm.toml", "c.toml");
+    let workload = copy_in(d, "assets/workloads/alexnet.toml", "w.toml");
+    let same = d.join("x.csv");
+    let same = same.to_str().unwrap();
+    let lines: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["compare", &other, &report, "--ranking-csv", &report],
+            "--ranking-csv",
+        ),
+        (vec!["topo", "--import", &capture, "-o", &capture], "-o"),
+        (
+            vec!["check", "--import", &capture, "--json", &capture],
+            "--json",
+        ),
+        (
+            vec![
+                "bench",
+                "bandwidth",
+                "--modeled",
+                "--catalog",
+                &catalog,
+                "--json",
+                &catalog,
+            ],
+            "--json",
+        ),
+        (
+            vec![
+                "bench",
+                "scaling",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--workload",
+                &workload,
+                "--csv",
+                &workload,
+            ],
+            "--csv",
+        ),
+        (
+            vec![
+                "bench",
+                "bandwidth",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--csv",
+                same,
+                "--json",
+                same,
+            ],
+            "name the same file",
+        ),
+        (
+            vec![
+                "check",
+                "--catalog",
+                "dgx-h100",
+                "--csv",
+                same,
+                "--json",
+                same,
+            ],
+            "name the same file",
+        ),
+    ];
+    let before: Vec<Vec<u8>> = [&report, &capture, &catalog, &workload]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    for (args, needle) in lines {
+        common::one_line_error(&args, Some(2), &[needle]);
+    }
+    let after: Vec<Vec<u8>> = [&report, &capture, &catalog, &workload]
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    assert!(before == after, "an input file was changed");
+    assert!(!d.join("x.csv").exists());
+    // /dev/null named twice replaces nothing: allowed.
+    let r = common::run(&[
+        "bench",
+        "bandwidth",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--tests",
+        "h2d",
+        "--csv",
+        "/dev/null",
+        "--json",
+        "/dev/null",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}

@@ -123,7 +123,10 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     super::energy_window_needs_measuring(args.energy_window, args.modeled)?;
-    super::output::check_writable(&[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())])?;
+    super::output::check_outputs(
+        &[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())],
+        &args.source.files(),
+    )?;
     if pcie.is_some() && !args.modeled {
         return Err(CliError::input(anyhow::anyhow!(
             "--pcie only applies with --modeled"

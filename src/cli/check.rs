@@ -122,11 +122,30 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     };
     let csv_path = soak_csv_path(&args, soak.is_some())?;
     // A check whose files could not be written ends here, not after an hour's soak.
-    super::output::check_writable(&[
-        ("--json", args.json.as_ref()),
-        ("--csv", args.csv.as_ref()),
-        ("--soak-csv", csv_path.as_ref()),
-    ])?;
+    let mut inputs: Vec<(&str, &std::path::Path)> = args
+        .import
+        .iter()
+        .map(|p| ("--import", p.as_ref()))
+        .collect();
+    inputs.extend(args.catalog.iter().map(|p| ("--catalog", p.as_ref())));
+    inputs.extend(
+        args.thresholds
+            .iter()
+            .map(|p| ("--thresholds", p.as_path())),
+    );
+    inputs.extend(
+        args.soak_replay
+            .iter()
+            .map(|p| ("--soak-replay", p.as_path())),
+    );
+    super::output::check_outputs(
+        &[
+            ("--json", args.json.as_ref()),
+            ("--csv", args.csv.as_ref()),
+            ("--soak-csv", csv_path.as_ref()),
+        ],
+        &inputs,
+    )?;
     let mut runner = remote.runner()?;
     // Ctrl-C stops a soak after the second in flight; what was measured is kept.
     if soak.is_some() {

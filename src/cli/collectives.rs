@@ -125,7 +125,10 @@ pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::input(anyhow::anyhow!("launcher environment: {e}")))?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     super::energy_window_needs_measuring(args.energy_window, args.modeled)?;
-    super::output::check_writable(&[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())])?;
+    super::output::check_outputs(
+        &[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())],
+        &args.source.files(),
+    )?;
     if let Some(l) = launch {
         if remote.remote.is_some() {
             return Err(CliError::input(anyhow::anyhow!(

@@ -143,6 +143,14 @@ fn gpu_counts(gpus: &[usize]) -> Result<Vec<usize>, CliError> {
 }
 
 pub fn run(args: CompareArgs) -> Result<(), CliError> {
+    let mut inputs: Vec<(&str, &std::path::Path)> = args
+        .reports
+        .iter()
+        .map(|p| ("compare", p.as_path()))
+        .collect();
+    inputs.extend(args.import.iter().map(|p| ("--import", p.as_ref())));
+    inputs.extend(args.catalogs.iter().map(|p| ("--catalog", p.as_ref())));
+    super::output::check_outputs(&[("--ranking-csv", args.ranking_csv.as_ref())], &inputs)?;
     let reports = machines(&args)?;
     if reports.len() < 2 {
         return Err(CliError::input(anyhow::anyhow!(

@@ -438,6 +438,20 @@ pub struct SourceArgs {
 }
 
 impl SourceArgs {
+    /// The files these flags read (`--import` captures, a `--catalog` file), by flag: what no
+    /// output of the command may replace ([`output::check_outputs`]).
+    pub fn files(&self) -> Vec<(&'static str, &std::path::Path)> {
+        let imports = self
+            .import
+            .iter()
+            .map(|p| ("--import", std::path::Path::new(p)));
+        let catalog = self
+            .catalog
+            .iter()
+            .map(|p| ("--catalog", std::path::Path::new(p)));
+        imports.chain(catalog).collect()
+    }
+
     /// The machine these flags name, as a job's target.
     pub fn target(&self) -> crate::job::Target {
         use crate::job::Target;
@@ -920,6 +934,7 @@ fn print_catalog() -> Result<(), CliError> {
 }
 
 fn topo(args: TopoArgs, remote: &RemoteArgs) -> Result<(), CliError> {
+    output::check_outputs(&[("-o", args.output.as_ref())], &args.source.files())?;
     let job = crate::job::Job::Topology {
         target: args.source.target_for(remote)?,
     };

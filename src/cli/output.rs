@@ -120,6 +120,72 @@ pub fn check_writable(files: &[(&str, Option<&PathBuf>)]) -> Result<(), CliError
     each_writable(files, false)
 }
 
+/// [`check_writable`] after refusing outputs that would replace what the command reads or each
+/// other: an output flag naming one of `inputs` (`("--import", path)`: the files it reads, by
+/// the flag or argument naming them), or two output flags naming one file. A device or FIFO
+/// (`/dev/stdout`) is never refused here: writing it replaces no file.
+pub fn check_outputs<P: AsRef<Path>>(
+    outputs: &[(&str, Option<&PathBuf>)],
+    inputs: &[(&str, P)],
+) -> Result<(), CliError> {
+    let named: Vec<(&str, &PathBuf)> = outputs
+        .iter()
+        .filter_map(|&(flag, path)| path.map(|p| (flag, p)))
+        .collect();
+    let inputs: Vec<(&str, PathBuf)> = inputs
+        .iter()
+        .filter_map(|(flag, p)| Some((*flag, existing_file(p.as_ref())?)))
+        .collect();
+    let shown = |p: &Path| crate::model::validate::for_terminal(&p.display().to_string());
+    for (i, &(flag, path)) in named.iter().enumerate() {
+        let Some(id) = file_identity(path) else {
+            continue;
+        };
+        if let Some((other, _)) = named[..i]
+            .iter()
+            .find(|(_, p)| file_identity(p).as_ref() == Some(&id))
+        {
+            return Err(CliError::input(anyhow::anyhow!(
+                "{other} and {flag} name the same file ({}): one would replace the other",
+                shown(path)
+            )));
+        }
+        if let Some((input, _)) = inputs.iter().find(|(_, p)| *p == id) {
+            return Err(CliError::input(anyhow::anyhow!(
+                "{flag} {}: that is the file {input} reads; writing it would replace it (name \
+                 another file)",
+                shown(path)
+            )));
+        }
+    }
+    check_writable(outputs)
+}
+
+/// The canonical path of `p` where it is a regular file (what a write would replace).
+fn existing_file(p: &Path) -> Option<PathBuf> {
+    fs::metadata(p)
+        .ok()
+        .filter(|m| m.is_file())
+        .and_then(|_| fs::canonicalize(p).ok())
+}
+
+/// Which file an output path names: an existing regular file's canonical path, or for one not
+/// there yet its folder's canonical path and its name; `None` for a device, FIFO or folder.
+fn file_identity(p: &Path) -> Option<PathBuf> {
+    match fs::metadata(p) {
+        Ok(m) if m.is_file() => fs::canonicalize(p).ok(),
+        Ok(_) => None,
+        Err(_) => {
+            let name = p.file_name()?;
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            Some(fs::canonicalize(dir).ok()?.join(name))
+        }
+    }
+}
+
 /// [`check_writable`] for files written in place as they grow (`watch --csv`, `--record`): an
 /// existing file must open for writing (it is not cut here).
 pub fn check_writable_in_place(files: &[(&str, Option<&PathBuf>)]) -> Result<(), CliError> {

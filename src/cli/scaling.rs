@@ -154,7 +154,16 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     };
     let gpus = args.gpus.selection()?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
-    super::output::check_writable(&[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())])?;
+    let mut inputs = args.source.files();
+    inputs.extend(
+        args.workload
+            .iter()
+            .map(|w| ("--workload", std::path::Path::new(w))),
+    );
+    super::output::check_outputs(
+        &[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())],
+        &inputs,
+    )?;
     let measure = args.measure.then(|| MeasureOptions {
         nccl_lib: args.nccl_lib.clone(),
         python: args.python.clone(),
