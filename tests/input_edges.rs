@@ -180,3 +180,79 @@ fn no_output_flag_replaces_the_commands_own_input_or_another_output() {
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
 }
+
+#[test]
+fn a_list_naming_an_entry_twice_is_refused_here_and_by_the_agent() {
+    for (args, needle) in [
+        (
+            vec![
+                "bench",
+                "bandwidth",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--tests",
+                "h2d,h2d",
+            ],
+            "--tests: \"h2d\" is listed twice",
+        ),
+        (
+            vec![
+                "bench",
+                "collectives",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--ops",
+                "all_reduce,all_reduce",
+            ],
+            "--ops: \"all_reduce\" is listed twice",
+        ),
+        (
+            vec![
+                "bench",
+                "collectives",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--algo",
+                "nccl,nccl",
+            ],
+            "--algo: \"nccl\" is listed twice",
+        ),
+        (
+            vec![
+                "bench",
+                "scaling",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--workload",
+                "resnet50",
+                "--workload",
+                "resnet50",
+            ],
+            "--workload: \"resnet50\" is listed twice",
+        ),
+    ] {
+        common::one_line_error(&args, Some(2), &[needle]);
+    }
+    // A job sent to the agent with a test twice is the job's bad input, not a protocol error.
+    let job = scalescope::job::Job::Bandwidth {
+        target: scalescope::job::Target::Catalog {
+            name: "dgx-h100".into(),
+        },
+        options: scalescope::bench::plan::BandwidthOptions {
+            tests: vec![
+                scalescope::model::TestId::H2d,
+                scalescope::model::TestId::H2d,
+            ],
+            ..Default::default()
+        },
+        modeled: true,
+        pcie: None,
+        energy_window_s: None,
+    };
+    let why = job.validate().unwrap_err();
+    assert!(why.contains("tests: \"h2d\" is listed twice"), "{why}");
+}

@@ -170,6 +170,8 @@ fn parse_list<T: Copy>(
             known()
         )));
     }
+    crate::model::validate::distinct(flag, &out, |v| id(v).to_string())
+        .map_err(BenchError::BadOption)?;
     Ok(out)
 }
 

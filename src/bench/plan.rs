@@ -317,6 +317,8 @@ pub fn parse_test_list(s: &str) -> Result<Vec<TestId>, BenchError> {
             known()
         )));
     }
+    crate::model::validate::distinct("--tests", &out, |t| t.id().to_string())
+        .map_err(BenchError::BadOption)?;
     Ok(out)
 }
 

@@ -122,6 +122,8 @@ pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
 
 pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     let mut workloads = workloads(&args.workload)?;
+    crate::model::validate::distinct("--workload", &workloads, |w| w.name.clone())
+        .map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
     let user = match (args.step_ms_1gpu, args.samples_per_s_1gpu) {
         (Some(ms), _) => Some(("--step-ms-1gpu", ms, None)),
         (None, Some(x)) => Some(("--samples-per-s-1gpu", x, Some(x))),

@@ -37,6 +37,7 @@ impl Job {
         match self {
             Job::Topology { .. } => Ok(()),
             Job::Bandwidth { options, pcie, .. } => {
+                crate::model::validate::distinct("tests", &options.tests, |t| t.id().to_string())?;
                 range("iters", options.iters, 1, MAX_ITERS_ARG)?;
                 range("samples", options.samples, 1, MAX_SAMPLES)?;
                 sizes(&options.sizes)?;
@@ -51,6 +52,8 @@ impl Job {
                 }
             }
             Job::Collectives { options, .. } => {
+                crate::model::validate::distinct("ops", &options.ops, |o| o.id().to_string())?;
+                crate::model::validate::distinct("algos", &options.algos, |a| a.id().to_string())?;
                 range("iters", options.iters, 1, MAX_ITERS_ARG)?;
                 range("warmup", options.warmup, 0, MAX_WARMUP)?;
                 sizes(&options.sizes)
@@ -71,6 +74,7 @@ impl Job {
                         workloads.len()
                     ));
                 }
+                crate::model::validate::distinct("workloads", workloads, |w| w.name.clone())?;
                 for w in workloads {
                     crate::scaling::workload::validate(w).map_err(|(field, why)| {
                         format!(

@@ -248,6 +248,19 @@ where
     d.deserialize_seq(Bounded::<T, N>(std::marker::PhantomData))
 }
 
+/// `Err` naming the first entry of `list` given twice (`--tests h2d,h2d` would run and report
+/// the test twice, and a client would take the second result for a broken protocol).
+pub fn distinct<T>(field: &str, list: &[T], key: impl Fn(&T) -> String) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    match list.iter().map(key).find(|k| !seen.insert(k.clone())) {
+        Some(k) => Err(format!(
+            "{field}: {} is listed twice (each once)",
+            quoted(&k)
+        )),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
