@@ -643,3 +643,47 @@ fn modeled_nodes_beside_measured_ones_are_compared_apart() {
         json["notes"]
     );
 }
+
+/// A copy figure above its line rate is no figure to compare a fleet with: the bundled 8× H200
+/// report of 2026-11-22 holds one_to_all at 1,024 GB/s against 478.1 (an older method); the
+/// fleet names it UNKNOWN and leaves it out of the outliers, and report.html says so in its cell.
+#[test]
+fn a_figure_above_its_line_rate_is_named_and_not_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let eight = common::crate_file("assets/reports/h200-8x-sxm-2026-11-22.json");
+    let two = common::crate_file("assets/reports/h200-2x-sxm-2026-11-22.json");
+    let (_, json) = fleet_report(&[&eight, &two], &dir.path().join("f"));
+    let nodes = json["nodes"].as_array().unwrap();
+    let findings: Vec<&serde_json::Value> = nodes
+        .iter()
+        .flat_map(|n| n["findings"].as_array().unwrap())
+        .collect();
+    let implausible: Vec<&&serde_json::Value> = findings
+        .iter()
+        .filter(|f| f["kind"] == "implausible")
+        .collect();
+    assert_eq!(implausible.len(), 1, "{implausible:?}");
+    assert_eq!(implausible[0]["field"], "one_to_all");
+    assert_eq!(implausible[0]["verdict"], "unknown");
+    assert!(
+        implausible[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("above the line rate"),
+        "{}",
+        implausible[0]["detail"]
+    );
+    assert!(
+        !findings
+            .iter()
+            .any(|f| f["kind"] == "outlier" && f["field"] == "one_to_all"),
+        "an implausible figure was compared: {findings:?}"
+    );
+    // report.html of that report says it in the figure's cell.
+    let report = scalescope::report::load(&eight).unwrap();
+    let html = scalescope::document::report_html(&report);
+    assert!(
+        html.contains("above the line rate: distrust"),
+        "report.html says nothing"
+    );
+}

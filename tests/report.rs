@@ -770,3 +770,21 @@ fn the_per_copy_time_is_the_bundled_sweeps_own() {
         "modeled {modeled} GB/s, measured {measured} GB/s at 4 KiB"
     );
 }
+
+/// Writes screenshots/report-example-8x.{html,png} (README's 8-GPU example) from the bundled
+/// 8× H200 report with today's renderer.
+#[test]
+#[ignore = "writes screenshots/; run with --ignored to regenerate"]
+fn write_the_8x_example_report_screenshots() {
+    let r = bundled("h200-8x");
+    let dir = common::crate_file("screenshots");
+    std::fs::write(
+        dir.join("report-example-8x.html"),
+        scalescope::document::report_html(&r),
+    )
+    .unwrap();
+    let png = scalescope::document::page_png(&r, scalescope::document::Page::Report)
+        .expect("the report page")
+        .unwrap();
+    std::fs::write(dir.join("report-example-8x.png"), png).unwrap();
+}

@@ -21,6 +21,9 @@ pub enum FindingKind {
     Health,
     /// The node's all-reduce with other nodes (`fleet run --between`) is slow or failed.
     Between,
+    /// A figure of the node's report above the line rate of the links it crossed: a
+    /// measurement to distrust, left out of the fleet's comparison (UNKNOWN).
+    Implausible,
 }
 
 impl FindingKind {
@@ -32,6 +35,7 @@ impl FindingKind {
             Self::Outlier => "outlier",
             Self::Health => "health",
             Self::Between => "between",
+            Self::Implausible => "implausible",
         }
     }
 }

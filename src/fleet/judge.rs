@@ -317,6 +317,7 @@ fn node_read(input: &NodeInput) -> (NodeOutcome, Option<Facts>, Figures) {
                 node.source = Some(h.source);
                 node.findings.extend(health_findings(h));
             }
+            node.findings.extend(implausible_findings(&view));
             let figs = key_figures(&view);
             if node.source.is_none() && !figs.is_empty() {
                 node.source = Some(view.source());
@@ -886,7 +887,10 @@ fn copy_figures(v: &View) -> Vec<(FigureKey, f64)> {
         .flatten()
         .chain(v.health.map(|h| h.bandwidth.iter()).into_iter().flatten());
     for r in results {
-        if r.status != Status::Ok || (r.median_gbps.is_none() && r.latency_ns.is_none()) {
+        if r.status != Status::Ok
+            || (r.median_gbps.is_none() && r.latency_ns.is_none())
+            || implausible(r)
+        {
             continue;
         }
         let key = (r.test.id().to_string(), format!("{}>{}", r.src, r.dst));
@@ -1145,6 +1149,73 @@ fn suspect_gpu(findings: &[Finding]) -> Option<usize> {
             .iter()
             .all(|f| f.gpu == Some(g) || f.peer == Some(g))
     })
+}
+
+/// A copy figure above the line rate of the links it crossed (by more than
+/// [`crate::model::PLAUSIBLE_EFFICIENCY`]'s slack): no link carries more, so it is not compared.
+fn implausible(r: &BandwidthResult) -> bool {
+    r.efficiency
+        .is_some_and(|e| e.is_finite() && e > crate::model::PLAUSIBLE_EFFICIENCY)
+}
+
+/// The node's copy figures above their line rate, as UNKNOWN findings, one per test and size
+/// (left out of the comparison: a bundled 8× H200 report of an older method holds one_to_all
+/// at 2.14× it on every GPU).
+fn implausible_findings(v: &View) -> Vec<Finding> {
+    let stage = v.report.and_then(|r| r.bandwidth.as_ref());
+    let mut groups: BTreeMap<(&str, u64), Vec<&BandwidthResult>> = BTreeMap::new();
+    for r in stage
+        .map(|b| b.results.iter())
+        .into_iter()
+        .flatten()
+        .chain(v.health.map(|h| h.bandwidth.iter()).into_iter().flatten())
+        .filter(|r| r.status == Status::Ok && r.median_gbps.is_some() && implausible(r))
+    {
+        groups.entry((r.test.id(), r.bytes)).or_default().push(r);
+    }
+    groups
+        .into_iter()
+        .map(|((test, bytes), rows)| {
+            let (subject, gpu, peer) = match rows.as_slice() {
+                [one] => endpoints(one.src, one.dst),
+                _ => (format!("{} cells", rows.len()), None, None),
+            };
+            let figures: Vec<f64> = rows.iter().filter_map(|r| r.median_gbps).collect();
+            let (lo, hi) = (
+                figures.iter().copied().fold(f64::INFINITY, f64::min),
+                figures.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            );
+            let range = if hi - lo < 0.05 {
+                format!("{hi:.1} GB/s")
+            } else {
+                format!("{lo:.1}–{hi:.1} GB/s")
+            };
+            let line = rows[0]
+                .line_rate_gbps
+                .map_or("unknown".to_string(), |l| format!("{l:.1} GB/s"));
+            Finding {
+                kind: FindingKind::Implausible,
+                verdict: Verdict::Unknown,
+                field: test.to_string(),
+                subject: Some(format!(
+                    "{subject} @ {}",
+                    crate::model::quantities::format_bytes(bytes)
+                )),
+                gpu,
+                peer,
+                value: Some(range.clone()),
+                fleet_value: None,
+                figure: Some(hi),
+                median: None,
+                deviation_percent: None,
+                unit: Some("GB/s".into()),
+                detail: format!(
+                    "{test} {subject}: {range} is above the line rate of the links it crossed \
+                     ({line}): a measurement to distrust, not compared with the fleet"
+                ),
+            }
+        })
+        .collect()
 }
 
 /// The node's own checks below PASS, as findings (UNKNOWN ones are left to its report).

@@ -193,6 +193,24 @@ fn every_test(results: &[BandwidthResult]) -> Table {
                 .filter_map(|x| x.efficiency.filter(|e| e.is_finite()))
                 .collect();
             let eff = crate::model::Stats::of(&effs).map(|s| s.median * 100.0);
+            // A cell above the line rate is a measurement to distrust (no link carries more):
+            // said in its cell, as the app's table says it.
+            let above = effs
+                .iter()
+                .filter(|&&e| e > crate::model::PLAUSIBLE_EFFICIENCY)
+                .count();
+            let eff_cell = if above > 0 {
+                Cell::of(
+                    Class::Warning,
+                    format!(
+                        "{} — {above} of {} above the line rate: distrust",
+                        num(eff, 0),
+                        effs.len()
+                    ),
+                )
+            } else {
+                Cell::plain(num(eff, 0))
+            };
             let not_ok = rows.iter().filter(|x| x.status != Status::Ok).count();
             let definition = summary::nvbandwidth_name(*test)
                 .map(|n| format!("nvbandwidth {n}"))
@@ -203,7 +221,7 @@ fn every_test(results: &[BandwidthResult]) -> Table {
                 Cell::plain(rows.len().to_string()),
                 Cell::plain(summary::fmt_value(stats.map(|s| s.median), unit)),
                 Cell::plain(summary::fmt_value(worst, unit)),
-                Cell::plain(num(eff, 0)),
+                eff_cell,
                 Cell::plain(not_ok.to_string()),
                 Cell::plain(verified(rows)),
                 Cell::of(Class::Note, definition),
