@@ -117,9 +117,9 @@ fn names_the_slow_gpu_and_the_odd_driver_and_exits_3() {
     assert!(named.iter().all(|n| *n == "node07" || *n == "node19"));
     // The files: a CSV row per finding, the HTML and the pages.
     let csv = std::fs::read_to_string(out.join("fleet.csv")).unwrap();
-    assert!(csv.starts_with("node,node_verdict,health_verdict,file,slurm_job,kind,"));
+    assert!(csv.starts_with("node,node_verdict,node_source,health_verdict,file,slurm_job,kind,"));
     assert_eq!(csv.lines().count(), 1 + 30 + findings.len() + 1);
-    assert!(csv.lines().any(|l| l.starts_with("node19,FAIL,PASS,")
+    assert!(csv.lines().any(|l| l.starts_with("node19,FAIL,modeled,PASS,")
         && l.contains(&format!(
             ",consistency,FAIL,driver,,,,{ODD_DRIVER},{DRIVER},,,"
         ))));
@@ -685,5 +685,40 @@ fn a_figure_above_its_line_rate_is_named_and_not_compared() {
     assert!(
         html.contains("above the line rate: distrust"),
         "report.html says nothing"
+    );
+}
+
+/// A fleet of measured and modeled nodes says which are modeled: fleet.csv's `node_source`
+/// column, and the verdict line's count of modeled nodes (a model's PASS is not a node passing).
+#[test]
+fn a_fleet_mixing_modeled_and_measured_nodes_says_which_is_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let modeled = dir.path().join("modeled");
+    let r = run(&[
+        "--bench",
+        "--modeled",
+        "--catalog",
+        "hgx-h200",
+        "--suite",
+        "topology,health,bandwidth",
+        "--out",
+        modeled.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let measured = common::crate_file("assets/reports/h200-2x-sxm-2026-11-28.json");
+    let out = dir.path().join("f");
+    let (r, _) = fleet_report(&[&measured, &modeled.join("report.json")], &out);
+    assert!(
+        r.stdout.contains("2 nodes (1 of them modeled, not measured):"),
+        "{}",
+        r.stdout
+    );
+    let rows = common::csv_rows(&out.join("fleet.csv"));
+    let sources: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["node_source"].as_str()).collect();
+    assert_eq!(
+        sources,
+        ["measured", "modeled"].into_iter().collect(),
+        "{rows:?}"
     );
 }

@@ -125,10 +125,11 @@ pub fn render(o: &FleetOutcome, out: &std::path::Path, exit: i32) -> String {
     }
     let _ = writeln!(
         s,
-        "verdict: {} — {} {}: {} pass, {} warn, {} fail, {} unknown (exit {exit})",
+        "verdict: {} — {} {}{}: {} pass, {} warn, {} fail, {} unknown (exit {exit})",
         o.verdict_text(),
         o.nodes.len(),
         if o.nodes.len() == 1 { "node" } else { "nodes" },
+        o.modeled_share(),
         c.pass,
         c.warn,
         c.fail,

@@ -40,9 +40,10 @@ pub fn all(outcome: &FleetOutcome) -> Vec<(&'static str, Result<Vec<u8>, FleetEr
 }
 
 /// fleet.csv's columns (docs/CSV.md).
-pub const CSV_COLUMNS: [&str; 16] = [
+pub const CSV_COLUMNS: [&str; 17] = [
     "node",
     "node_verdict",
+    "node_source",
     "health_verdict",
     "file",
     "slurm_job",
@@ -69,6 +70,7 @@ pub fn csv(outcome: &FleetOutcome) -> Result<Vec<u8>, ::csv::Error> {
         let head = [
             n.name.clone(),
             n.verdict.word().to_string(),
+            opt(n.source.map(|s| s.to_string())),
             opt(n.health.map(|h| h.word().to_string())),
             n.file.clone(),
             opt(n.slurm_job.clone()),
@@ -169,8 +171,12 @@ fn head_section(o: &FleetOutcome) -> Section {
         word: o.verdict_text(),
         class: verdict_class(o.verdict),
         counts: format!(
-            "{} pass · {} warn · {} fail · {} unknown (nodes)",
-            c.pass, c.warn, c.fail, c.unknown
+            "{} pass · {} warn · {} fail · {} unknown (nodes){}",
+            c.pass,
+            c.warn,
+            c.fail,
+            c.unknown,
+            o.modeled_share()
         ),
     });
     let rules = &o.thresholds;

@@ -115,6 +115,18 @@ pub struct NodeOutcome {
     pub suspect_gpu: Option<usize>,
 }
 
+impl FleetOutcome {
+    /// ` (2 of them modeled, not measured)` where the fleet mixes modeled and measured nodes
+    /// (the counts' passes may be a model's), else empty.
+    pub fn modeled_share(&self) -> String {
+        let modeled = self.nodes.iter().filter(|n| n.modeled()).count();
+        if modeled == 0 || modeled == self.nodes.len() {
+            return String::new();
+        }
+        format!(" ({modeled} of them modeled, not measured)")
+    }
+}
+
 impl NodeOutcome {
     /// Whether its figures are modeled.
     pub fn modeled(&self) -> bool {
