@@ -531,6 +531,49 @@ fn bench_modeled_from_an_import_keeps_its_assumptions_in_the_report() {
     assert_eq!(r.topology.gpus.len(), 8);
 }
 
+/// A check of captures is measured, but judges the copies it has no figure for from line
+/// rates: the page's head, the summary line and health.csv say how many of its checks are
+/// modeled (the head said "health measured" over 4 modeled PASS lines).
+#[test]
+fn a_measured_check_says_how_many_of_its_checks_were_modeled() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = scalescope()
+        .args([
+            "--bench",
+            "--modeled",
+            "--suite",
+            "topology,health",
+            "--import",
+        ])
+        .arg(common::crate_file("tests/data/h200-2x-device-topo-m.txt"))
+        .arg("--import")
+        .arg(common::crate_file("tests/data/h200-2x-device-smi-q.xml"))
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let modeled = common::csv_rows(&dir.path().join("health.csv"))
+        .iter()
+        .filter(|r| r["source"] == "modeled")
+        .count();
+    assert!(modeled > 0, "the check modeled nothing");
+    assert!(
+        stdout.contains(&format!("({modeled} of them modeled from line rates)")),
+        "{stdout}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!("health measured ({modeled} of ")),
+        "report.html's head"
+    );
+}
+
 #[test]
 fn version_1_reports_open_with_their_measured_scaling_rows_as_proxies() {
     let text = include_str!("../assets/reports/h200-2x-sxm-2026-11-22.json");

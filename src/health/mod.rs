@@ -501,7 +501,8 @@ impl HealthReport {
         }))
     }
 
-    /// One line: `FAIL — 2 fail, 1 warn, 30 pass, 4 unknown`, with `(modeled)` where it is.
+    /// One line: `FAIL — 2 fail, 1 warn, 30 pass, 4 unknown`, with `(modeled)` where it is, and
+    /// how many checks were modeled where a measured check holds some.
     pub fn summary_line(&self) -> String {
         let c = &self.counts;
         if c.fail + c.warn + c.pass + c.unknown == 0 {
@@ -510,8 +511,13 @@ impl HealthReport {
                 self.verdict
             );
         }
+        let modeled = self
+            .checks
+            .iter()
+            .filter(|c| c.source == Source::Modeled)
+            .count();
         format!(
-            "{}{} — {} fail, {} warn, {} pass, {} unknown",
+            "{}{} — {} fail, {} warn, {} pass, {} unknown{}",
             self.verdict,
             if self.source == Source::Modeled {
                 " (modeled)"
@@ -521,7 +527,12 @@ impl HealthReport {
             c.fail,
             c.warn,
             c.pass,
-            c.unknown
+            c.unknown,
+            if self.source == Source::Measured && modeled > 0 {
+                format!(" ({modeled} of them modeled from line rates)")
+            } else {
+                String::new()
+            }
         )
     }
 }

@@ -289,11 +289,34 @@ pub fn origin_line(r: &Report) -> String {
             TopologySource::ToolOutput { .. } =>
                 "the GPUs nvbandwidth/nccl-tests output names (links not known)",
         },
-        src(r.health.as_ref().map(|h| h.source)),
+        health_origin(r.health.as_ref()),
         src(r.bandwidth.as_ref().map(|b| b.source)),
         src(r.collectives.as_ref().map(|c| c.source)),
         src(r.scaling.as_ref().map(|s| s.source)),
     )
+}
+
+/// The check's source, and how many of its checks were modeled where it mixes them (a check of
+/// captures judges the copies it has no figure for from their line rates): `measured (4 of 30
+/// checks modeled)`.
+fn health_origin(h: Option<&crate::health::HealthReport>) -> String {
+    let Some(h) = h else {
+        return "not run".to_string();
+    };
+    let modeled = h
+        .checks
+        .iter()
+        .filter(|c| c.source == Source::Modeled)
+        .count();
+    if h.source == Source::Measured && modeled > 0 {
+        format!(
+            "{} ({modeled} of {} checks modeled)",
+            h.source,
+            h.checks.len()
+        )
+    } else {
+        h.source.to_string()
+    }
 }
 
 /// The health check's worst findings: FAIL first, then WARN, then UNKNOWN, at most `n`.
