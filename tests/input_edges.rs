@@ -256,3 +256,51 @@ fn a_list_naming_an_entry_twice_is_refused_here_and_by_the_agent() {
     let why = job.validate().unwrap_err();
     assert!(why.contains("tests: \"h2d\" is listed twice"), "{why}");
 }
+
+/// Your own 1-GPU step is held to the catalog machine's GPU, not only to the fastest GPU there
+/// is (3 ms for 256 ResNet-50 images is a typo on an RTX 4090, whose peak needs 38 ms); a
+/// catalog record's host floor capped at your step says so instead of calling the cap the
+/// record's figure.
+#[test]
+fn your_own_step_is_held_to_the_machines_gpu_and_a_capped_floor_says_so() {
+    common::one_line_error(
+        &[
+            "bench",
+            "scaling",
+            "--modeled",
+            "--catalog",
+            "rtx4090-4x-pcie",
+            "--workload",
+            "resnet50",
+            "--step-ms-1gpu",
+            "3",
+            "--mode",
+            "weak",
+        ],
+        Some(2),
+        &["--step-ms-1gpu 3", "RTX 4090", "datasheet"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("s.json");
+    let r = common::run(&[
+        "bench",
+        "scaling",
+        "--modeled",
+        "--catalog",
+        "dgx-h100",
+        "--workload",
+        "resnet50",
+        "--step-ms-1gpu",
+        "10",
+        "--mode",
+        "weak",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        text.contains("capped at your step"),
+        "the capped floor is not said"
+    );
+}

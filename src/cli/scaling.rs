@@ -144,8 +144,15 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
             Some(x) => w.per_gpu_batch / x * 1e3,
             None => v,
         };
-        // No GPU computes the step's FLOPs faster than the fastest datasheet's peak.
-        crate::scaling::rates::possible_step(w, step)
+        // No GPU computes the step's FLOPs faster than its datasheet's peak: the catalog
+        // machine's GPU where one is named, else the fastest datasheet's.
+        let gpu = args
+            .source
+            .catalog
+            .as_deref()
+            .and_then(|c| crate::topology::catalog::load(c).ok())
+            .and_then(|t| t.gpus.first().and_then(|g| g.name.clone()));
+        crate::scaling::rates::possible_step_on(w, step, gpu.as_deref())
             .map_err(|why| CliError::input(anyhow::anyhow!("{flag} {v}: {why}")))?;
         w.step_ms_1gpu = Some(step);
     }

@@ -334,9 +334,19 @@ pub fn step_model(
             m.host_floor = measured_here(w, mode, inputs)
                 .and_then(|h| h.host_floor)
                 .or_else(|| from_catalog(w, mode, inputs).and_then(|c| c.host_floor))
-                .map(|f| HostFloor {
-                    ms: f.ms.min(ms),
-                    ..f
+                .map(|f| {
+                    if f.ms > ms {
+                        HostFloor {
+                            source: format!(
+                                "{} — {:.1} ms there, capped at your step",
+                                f.source, f.ms
+                            ),
+                            ms,
+                            ..f
+                        }
+                    } else {
+                        f
+                    }
                 });
             return Some(m);
         }
