@@ -77,6 +77,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "scaling",
             "health",
             "report",
+            "process",
         ],
     ),
     // The agent and the ssh client: job and below.
@@ -128,6 +129,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "job",
             "remote",
             "fleet",
+            "process",
             "input",
             "output",
         ],

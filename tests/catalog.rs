@@ -355,3 +355,21 @@ fn no_modeled_copy_between_gpus_beats_the_gpus_own_nvlinks() {
     }
     assert!(checked > 500, "only {checked} figures checked");
 }
+
+/// The catalog is a list of files compiled in (`catalog.rs`'s FILES), not the folder read at run
+/// time: a machine added to assets/hardware/ and left off the list would be silently missing.
+#[test]
+fn every_file_of_the_hardware_folder_is_in_the_catalog() {
+    let ids: std::collections::BTreeSet<String> = entries().into_iter().map(|e| e.id).collect();
+    let mut files = std::collections::BTreeSet::new();
+    for f in std::fs::read_dir(common::crate_file("assets/hardware")).unwrap() {
+        let path = f.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+            parse_entry(&stem, &std::fs::read_to_string(&path).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            files.insert(stem);
+        }
+    }
+    assert_eq!(files, ids, "assets/hardware/*.toml and the catalog differ");
+}

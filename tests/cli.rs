@@ -634,7 +634,7 @@ fn typed_mistakes_get_one_line_that_names_them() {
         (
             "1e-9",
             &[
-                "faster than any GPU",
+                "faster than this GPU",
                 "TFLOP/s dense",
                 "256 samples per GPU",
             ][..],

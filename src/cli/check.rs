@@ -122,30 +122,7 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     };
     let csv_path = soak_csv_path(&args, soak.is_some())?;
     // A check whose files could not be written ends here, not after an hour's soak.
-    let mut inputs: Vec<(&str, &std::path::Path)> = args
-        .import
-        .iter()
-        .map(|p| ("--import", p.as_ref()))
-        .collect();
-    inputs.extend(args.catalog.iter().map(|p| ("--catalog", p.as_ref())));
-    inputs.extend(
-        args.thresholds
-            .iter()
-            .map(|p| ("--thresholds", p.as_path())),
-    );
-    inputs.extend(
-        args.soak_replay
-            .iter()
-            .map(|p| ("--soak-replay", p.as_path())),
-    );
-    super::output::check_outputs(
-        &[
-            ("--json", args.json.as_ref()),
-            ("--csv", args.csv.as_ref()),
-            ("--soak-csv", csv_path.as_ref()),
-        ],
-        &inputs,
-    )?;
+    check_files(&args, &source, csv_path.as_ref())?;
     let mut runner = remote.runner()?;
     // Ctrl-C stops a soak after the second in flight; what was measured is kept.
     if soak.is_some() {
@@ -194,6 +171,34 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     // input.
     let written = write_outputs(&args, &report, full.soak.as_ref());
     conclude(&args, &topo, &report, csv_path, written)
+}
+
+/// Refuses output files that cannot be written, that name one of the check's inputs (the
+/// captures, the catalog file, the thresholds, the recording) or each other.
+fn check_files(
+    args: &CheckArgs,
+    source: &super::SourceArgs,
+    soak_csv: Option<&PathBuf>,
+) -> Result<(), CliError> {
+    let mut inputs = source.files();
+    inputs.extend(
+        args.thresholds
+            .iter()
+            .map(|p| ("--thresholds", p.as_path())),
+    );
+    inputs.extend(
+        args.soak_replay
+            .iter()
+            .map(|p| ("--soak-replay", p.as_path())),
+    );
+    super::output::check_outputs(
+        &[
+            ("--json", args.json.as_ref()),
+            ("--csv", args.csv.as_ref()),
+            ("--soak-csv", soak_csv),
+        ],
+        &inputs,
+    )
 }
 
 /// Where the soak's series goes: `--soak-csv` (never the recording being replayed), else

@@ -2,7 +2,8 @@
 //! node, GPU or link that differs from the rest. Open this file first; what lives here:
 //!
 //! - `fleet report` is read → judge → files: `src/fleet/read.rs` finds and reads the per-node
-//!   reports and the between-nodes records ([`read::discover`], [`read::read_node`];
+//!   reports ([`read::discover`], [`read::read_node`]; the between-nodes records are read by
+//!   `src/fleet/between.rs`;
 //!   [`read_and_judge`] reduces each report as it is read, [`judge::NodeRead`]);
 //!   `src/fleet/judge.rs` judges them, pure — consistency, outliers, each node's own check,
 //!   verdicts, the drain list ([`judge::judge_read`]); `src/fleet/files.rs` turns the outcome into the bytes of fleet.csv,

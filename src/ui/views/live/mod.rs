@@ -25,8 +25,8 @@ use crate::ui::action::Action;
 use crate::ui::jobs::SharedRunner;
 use crate::ui::widgets::badge;
 
-// The overlay's frame and its words live with its drawing (live_draw), which the Topology view
-// takes without the live view.
+// The overlay's frame and its words live with its drawing (`draw.rs`), which the Topology view
+// takes without the Live overlay's controls.
 pub mod draw;
 
 pub use draw::{FeedKind, LiveFrame, WINDOW_S, minutes};
