@@ -119,10 +119,13 @@ fn names_the_slow_gpu_and_the_odd_driver_and_exits_3() {
     let csv = std::fs::read_to_string(out.join("fleet.csv")).unwrap();
     assert!(csv.starts_with("node,node_verdict,node_source,health_verdict,file,slurm_job,kind,"));
     assert_eq!(csv.lines().count(), 1 + 30 + findings.len() + 1);
-    assert!(csv.lines().any(|l| l.starts_with("node19,FAIL,modeled,PASS,")
-        && l.contains(&format!(
-            ",consistency,FAIL,driver,,,,{ODD_DRIVER},{DRIVER},,,"
-        ))));
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("node19,FAIL,modeled,PASS,")
+                && l.contains(&format!(
+                    ",consistency,FAIL,driver,,,,{ODD_DRIVER},{DRIVER},,,"
+                )))
+    );
     let html = std::fs::read_to_string(out.join("fleet.html")).unwrap();
     assert!(html.contains("node07") && html.contains("Drain list"));
     for f in ["fleet.png", "fleet.pdf"] {
@@ -709,7 +712,8 @@ fn a_fleet_mixing_modeled_and_measured_nodes_says_which_is_which() {
     let out = dir.path().join("f");
     let (r, _) = fleet_report(&[&measured, &modeled.join("report.json")], &out);
     assert!(
-        r.stdout.contains("2 nodes (1 of them modeled, not measured):"),
+        r.stdout
+            .contains("2 nodes (1 of them modeled, not measured):"),
         "{}",
         r.stdout
     );
