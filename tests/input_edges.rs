@@ -304,3 +304,40 @@ fn your_own_step_is_held_to_the_machines_gpu_and_a_capped_floor_says_so() {
         "the capped floor is not said"
     );
 }
+
+/// nvidia-smi prints `topo -m` symmetric: a capture whose two rows disagree about a pair
+/// (NV18 one way, SYS the other) is refused at the later row's line, as the catalog refuses
+/// such a matrix, not settled by either cell.
+#[test]
+fn a_topo_matrix_whose_rows_disagree_is_refused_at_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::crate_file("tests/data/h200-2x-device-topo-m.txt"))
+        .unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("GPU1\t") {
+                l.replacen("NV18", "SYS", 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let path = common::write(dir.path(), "asym.txt", &edited.join("\n"));
+    let path = path.to_str().unwrap();
+    for cmd in [
+        &["topo", "--import", path][..],
+        &["check", "--import", path][..],
+    ] {
+        common::one_line_error(
+            cmd,
+            Some(2),
+            &[
+                "asym.txt:3:",
+                "GPU1's row has SYS towards GPU0",
+                "has NV18",
+                "not symmetric",
+            ],
+        );
+    }
+}

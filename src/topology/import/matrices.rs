@@ -256,7 +256,48 @@ pub(super) fn read_matrix(
         i += 1;
     }
     check_every_gpu_row(&matrix, &has_row, lines, i, origin)?;
+    check_symmetric(&matrix, origin)?;
     Ok((matrix, i))
+}
+
+/// A `topo -m` matrix says the same of a pair from either GPU's row (nvidia-smi prints it so);
+/// two rows that disagree (`NV18` one way, `SYS` the other) are an edited or damaged capture,
+/// refused at the later row's line rather than settled by either cell.
+fn check_symmetric(matrix: &RawMatrix, origin: &str) -> Result<(), TopologyError> {
+    let gpu_rows: HashMap<usize, &super::raw::Row> = matrix
+        .rows
+        .iter()
+        .filter_map(|r| match r.device {
+            Device::Gpu(g) => Some((g, r)),
+            Device::Nic(_) => None,
+        })
+        .collect();
+    let column = |g: usize| matrix.columns.iter().position(|c| *c == Device::Gpu(g));
+    for row in &matrix.rows {
+        let Device::Gpu(a) = row.device else { continue };
+        for (k, cell) in row.cells.iter().enumerate() {
+            let (Some(Device::Gpu(b)), Cell::Link(here)) = (matrix.columns.get(k), cell) else {
+                continue;
+            };
+            let Some(other) = gpu_rows.get(b).filter(|o| o.line < row.line) else {
+                continue;
+            };
+            if let Some(Cell::Link(there)) = column(a).and_then(|c| other.cells.get(c))
+                && there != here
+            {
+                return Err(parse_error(
+                    origin,
+                    row.line,
+                    format!(
+                        "GPU{a}'s row has {here} towards GPU{b} where GPU{b}'s row (line {}) has \
+                         {there}: the matrix is not symmetric (an edited or damaged capture)",
+                        other.line
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A matrix's header line, read.

@@ -45,7 +45,6 @@ pub(super) fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology,
         gpu_list,
         any_nvlink,
         kinds: vec![(None, None); n * n],
-        asymmetric: Vec::new(),
         nics: Vec::new(),
         nic_links: BTreeMap::new(),
         p2p: BTreeMap::new(),
@@ -56,13 +55,6 @@ pub(super) fn build(parsed: Vec<Parsed>, paths: Vec<String>) -> Result<Topology,
         for block in &text.blocks {
             merge.add_block(text, block);
         }
-    }
-    if !merge.asymmetric.is_empty() {
-        let note = format!(
-            "the matrix is not symmetric for {}; the upper row's cell was used",
-            merge.asymmetric.join(", ")
-        );
-        merge.notes.push(TopologyNote::new(note));
     }
     for (_, c) in &csv {
         merge.add_csv(c);
@@ -126,7 +118,6 @@ struct Merge {
     /// like the grids.
     kinds: Vec<(Option<LinkKind>, Option<LinkKind>)>,
     /// The pairs whose two cells differ.
-    asymmetric: Vec<String>,
     nics: Vec<Nic>,
     nic_links: BTreeMap<(usize, usize), LinkKind>,
     p2p: BTreeMap<(usize, usize), P2pPair>,
@@ -181,20 +172,15 @@ impl Merge {
         }
     }
 
-    /// A topo matrix's pairs, as `-mp` kinds when `pci_only`: the upper cell of each pair, a
-    /// lower cell that differs noted.
+    /// A topo matrix's pairs, as `-mp` kinds when `pci_only`: the upper cell of each pair.
     fn add_pairs(&mut self, pairs: &Grid<LinkKind>, pci_only: bool) {
         let n = self.gpu_list.len();
         // Checked above: every matrix covers the same GPUs.
         debug_assert_eq!(pairs.gpus, self.gpu_list);
         for (i, j, kind) in pairs.iter() {
             let (a, b) = (pairs.gpus[i], pairs.gpus[j]);
-            if a > b
-                && let Some(k) = pairs.get(j, i)
-            {
-                if k != kind {
-                    self.asymmetric.push(format!("GPU{a}–GPU{b}"));
-                }
+            // The lower cell says the same (a matrix that does not is refused as it is read).
+            if a > b && pairs.get(j, i).is_some() {
                 continue;
             }
             let Some(entry) = self.kinds.get_mut(i.min(j) * n + i.max(j)) else {
