@@ -341,3 +341,48 @@ fn a_topo_matrix_whose_rows_disagree_is_refused_at_the_line() {
         );
     }
 }
+
+/// A catalog file that contradicts itself or holds values no machine has is refused with the
+/// field: an NV18 matrix beside `nvlinks = 0`, NVLink generation 99, a PCI bus id that is none
+/// or is given twice, a CPU range written backwards (each passed, and `check` judged the file).
+#[test]
+fn a_catalog_file_that_contradicts_itself_is_refused_with_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(common::crate_file("assets/hardware/h200-2x-sxm.toml")).unwrap();
+    for (from, to, needles) in [
+        (
+            "nvlinks = 18",
+            "nvlinks = 0",
+            &["GPU0–GPU1 is NV18", "nvlinks = 0"][..],
+        ),
+        (
+            "nvlink_generation = 4",
+            "nvlink_generation = 99",
+            &["nvlink_generation = 99"][..],
+        ),
+        (
+            "\"00000000:00:07.0\"]",
+            "\"zz\"]",
+            &["pci_bus_ids", "\"zz\" is not a PCI bus id"][..],
+        ),
+        (
+            "\"00000000:00:07.0\"]",
+            "\"00000000:00:06.0\"]",
+            &["listed twice"][..],
+        ),
+        (
+            "cpus = \"0-31\"",
+            "cpus = \"31-0\"",
+            &["cpus \"31-0\"", "ascending"][..],
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        let path = common::write(dir.path(), "m.toml", &text.replacen(from, to, 1));
+        common::one_line_error(
+            &["check", "--catalog", path.to_str().unwrap()],
+            Some(2),
+            needles,
+        );
+    }
+}

@@ -473,6 +473,7 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
     check_gpu_template(&gpu)?;
     let placement = numa_placement(&numa, n)?;
     let kinds = gpu_link_kinds(&topology, n)?;
+    bonds_within_the_gpus_links(&kinds, gpu.nvlinks)?;
     if let Some(per) = nics_per_gpu {
         if !nic.is_empty() {
             return Err("[nics_per_gpu] and [[nic]] entries: give one of them".to_string());
@@ -518,6 +519,30 @@ fn build(file: CatalogFile) -> Result<(Topology, Inventory), String> {
     Ok((topo, inventory))
 }
 
+/// A bond of `NV#` cannot hold more NVLinks than a GPU has: `nvlinks = 0` (or 12) beside an
+/// `NV18` matrix is a file that contradicts itself.
+fn bonds_within_the_gpus_links(
+    kinds: &Matrix<LinkKind>,
+    nvlinks: Option<u32>,
+) -> Result<(), String> {
+    let Some(per_gpu) = nvlinks else {
+        return Ok(());
+    };
+    for (a, row) in kinds.iter().enumerate() {
+        for (b, kind) in row.iter().enumerate().skip(a + 1) {
+            if let Some(k) = kind.and_then(|k| k.nvlinks())
+                && k > per_gpu
+            {
+                return Err(format!(
+                    "[topology]: GPU{a}–GPU{b} is NV{k}, more NVLinks than a GPU has ([gpu] \
+                     nvlinks = {per_gpu})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Each GPU's NUMA node and CPUs from the `[[numa]]` entries: each of the `n` GPUs at most once.
 fn numa_placement(
     numa: &[NumaNode],
@@ -525,6 +550,17 @@ fn numa_placement(
 ) -> Result<BTreeMap<usize, (u32, Option<String>)>, String> {
     let mut placement: BTreeMap<usize, (u32, Option<String>)> = BTreeMap::new();
     for (i, node) in numa.iter().enumerate() {
+        if let Some(cpus) = &node.cpus
+            && crate::cuda::memory::parse_cpu_list(cpus).is_none()
+        {
+            return Err(format!(
+                "[[numa]] entry {} (node {}): cpus {}: expected a CPU list as the kernel writes \
+                 it, ranges ascending (e.g. 0-31,64-95)",
+                i + 1,
+                node.node,
+                crate::model::validate::quoted(cpus)
+            ));
+        }
         for &g in &node.gpus {
             if g >= n {
                 return Err(format!(
@@ -998,16 +1034,64 @@ fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
             crate::model::NVLINKS_PER_GPU_MAX
         ));
     }
-    if let Some(ids) = &g.pci_bus_ids
-        && ids.len() != g.count
+    if let Some(generation) = g.nvlink_generation
+        && !(1..=NVLINK_GENERATIONS).contains(&generation)
     {
         return Err(format!(
-            "[gpu] pci_bus_ids has {} entries, expected {} (one per GPU)",
-            ids.len(),
-            g.count
+            "[gpu] nvlink_generation = {generation}: expected 1 to {NVLINK_GENERATIONS}"
         ));
     }
+    if let Some(ids) = &g.pci_bus_ids {
+        if ids.len() != g.count {
+            return Err(format!(
+                "[gpu] pci_bus_ids has {} entries, expected {} (one per GPU)",
+                ids.len(),
+                g.count
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for id in ids {
+            let Some(key) = pci_bus_id(id) else {
+                return Err(format!(
+                    "[gpu] pci_bus_ids: {} is not a PCI bus id (expected e.g. 00000000:18:00.0)",
+                    crate::model::validate::quoted(id)
+                ));
+            };
+            if !seen.insert(key) {
+                return Err(format!(
+                    "[gpu] pci_bus_ids: {} is listed twice (one per GPU)",
+                    crate::model::validate::quoted(id)
+                ));
+            }
+        }
+    }
     Ok(())
+}
+
+/// NVLink generations so far (NVLink 6 with Rubin).
+const NVLINK_GENERATIONS: u32 = 6;
+
+/// A PCI bus id as nvidia-smi writes it (`00000000:18:00.0`, a 4-digit domain also taken), as
+/// (domain, bus, device, function); `None` when it is not one.
+fn pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
+    let hex = |t: &str, most: usize| {
+        (!t.is_empty() && t.len() <= most && t.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| u32::from_str_radix(t, 16).ok())
+            .flatten()
+    };
+    let mut parts = s.trim().split(':');
+    let (domain, bus, rest) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let (device, function) = rest.split_once('.')?;
+    let ids = (
+        hex(domain, 8)?,
+        hex(bus, 2)?,
+        hex(device, 2)?,
+        hex(function, 1)?,
+    );
+    (ids.2 < 32 && ids.3 < 8).then_some(ids)
 }
 
 /// Splits `rows` into an n × n grid of cells, checking the shape and the `X` diagonal.
