@@ -386,3 +386,51 @@ fn a_catalog_file_that_contradicts_itself_is_refused_with_the_field() {
         );
     }
 }
+
+/// A `nvidia-smi -q` capture whose PCIe link is no PCIe link (generation 99, a current width
+/// above the maximum) is refused at its line, in the XML and the text form; it was judged PASS
+/// ("PCIe Gen99 x16 (idle reading, at its maximum)").
+#[test]
+fn a_pcie_reading_no_link_can_have_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml =
+        std::fs::read_to_string(common::crate_file("tests/data/h200-2x-device-smi-q.xml")).unwrap();
+    let text =
+        std::fs::read_to_string(common::crate_file("tests/data/h200-2x-device-smi-q.txt")).unwrap();
+    let at = xml.find("<current_link_gen>").unwrap() + "<current_link_gen>".len();
+    let end = at + xml[at..].find('<').unwrap();
+    let gen99 = format!("{}99{}", &xml[..at], &xml[end..]);
+    let width = text.replacen(
+        "                Current                                : 16x",
+        "                Current                                : 32x",
+        1,
+    );
+    assert_ne!(width, text);
+    for (name, body, needles) in [
+        (
+            "gen99.xml",
+            gen99,
+            &[
+                "gen99.xml:",
+                "GPU 0",
+                "generation 99 is not a PCIe generation",
+            ][..],
+        ),
+        (
+            "x32.txt",
+            width,
+            &[
+                "x32.txt:",
+                "GPU 0",
+                "current width x32 is above the link's maximum x16",
+            ][..],
+        ),
+    ] {
+        let path = common::write(dir.path(), name, &body);
+        common::one_line_error(
+            &["check", "--import", path.to_str().unwrap()],
+            Some(2),
+            needles,
+        );
+    }
+}

@@ -31,8 +31,8 @@ pub use collective::{
 };
 pub use fault::{Blame, Fault};
 pub use linkrate::{
-    DEFAULT_NVLINK_GBPS, NVLINK_GBPS_PER_LINK, NVLINKS_PER_GPU_MAX, nvlink_rate_per_link_gbps,
-    pcie_rate_gbps,
+    DEFAULT_NVLINK_GBPS, NVLINK_GBPS_PER_LINK, NVLINKS_PER_GPU_MAX, PCIE_WIDTHS,
+    nvlink_rate_per_link_gbps, pcie_rate_gbps,
 };
 pub use machine_state::{
     ComputeMode, EccState, GpuInventory, GpuLoadObservation, GpuProcess, GpuSettings, Inventory,

@@ -345,6 +345,44 @@ pub struct PcieLink {
 }
 
 impl PcieLink {
+    /// Why a reading cannot be a PCIe link, if it cannot: a generation no PCIe has, a width
+    /// PCIe does not define, or a current generation or width above the link's maximum (an
+    /// edited capture: `Gen99`, `x32` of an x16 link).
+    pub fn implausible(&self) -> Option<String> {
+        let gens = [("current", self.gen_current), ("maximum", self.gen_max)];
+        if let Some((which, g)) = gens.iter().find_map(|(w, g)| {
+            g.filter(|g| pcie_rate_gbps(*g, 1).is_none())
+                .map(|g| (w, g))
+        }) {
+            return Some(format!(
+                "PCIe link: {which} generation {g} is not a PCIe generation"
+            ));
+        }
+        let widths = [("current", self.width_current), ("maximum", self.width_max)];
+        if let Some((which, w)) = widths.iter().find_map(|(which, w)| {
+            w.filter(|w| !super::linkrate::PCIE_WIDTHS.contains(w))
+                .map(|w| (which, w))
+        }) {
+            return Some(format!(
+                "PCIe link: {which} width x{w} is not a PCIe width (x1, x2, x4, x8, x12, x16, x32)"
+            ));
+        }
+        match (
+            self.gen_current,
+            self.gen_max,
+            self.width_current,
+            self.width_max,
+        ) {
+            (Some(c), Some(m), _, _) if c > m => Some(format!(
+                "PCIe link: current generation {c} is above the link's maximum {m}"
+            )),
+            (_, _, Some(c), Some(m)) if c > m => Some(format!(
+                "PCIe link: current width x{c} is above the link's maximum x{m}"
+            )),
+            _ => None,
+        }
+    }
+
     /// Line rate per direction in GB/s at the link's maximum generation and width.
     ///
     /// GPUs drop their PCIe generation when idle to save power, so the current generation says

@@ -5,6 +5,7 @@
 //! source is [`TopologySource::Catalog`], it has no capture time, and its line rates come from
 //! documented figures, never from a measurement.
 
+use crate::model::PCIE_WIDTHS;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -986,8 +987,6 @@ fn check_machine(m: &Machine) -> Result<(), String> {
 
 /// A GPU's memory: 1 MiB to 16 TiB (the largest parts have a few hundred GiB).
 const MEMORY_MIB: Bounds = Bounds::closed(1.0, (16u64 << 20) as f64, "MiB");
-/// The widths a PCIe link has (PCI Express Base Specification: x1, x2, x4, x8, x12, x16, x32).
-const PCIE_WIDTHS: [u32; 7] = [1, 2, 4, 8, 12, 16, 32];
 /// A NIC's line rate per direction: up to 1,000 GB/s (8 Tb/s; today's fastest are 800 Gb/s).
 const NIC_LINE_RATE_GBPS: Bounds = Bounds::above(0.0, 1000.0, "GB/s");
 /// CPUs or NVLink switch trays of a rack (an NVL72 has 9 switch trays).

@@ -371,6 +371,10 @@ impl XmlGpu<'_, '_> {
             width_current: self.num32(&at(&["link_widths", "current_link_width"]))?,
             width_max: self.num32(&at(&["link_widths", "max_link_width"]))?,
         };
+        if let Some(why) = gi.pcie.link.implausible() {
+            let node = xml_node(g, &link).unwrap_or(g);
+            return Err(self.err(node, why));
+        }
         gi.pcie.gen_device_max = self.num32(&at(&["pcie_gen", "max_device_link_gen"]))?;
         gi.pcie.gen_host_max = self.num32(&at(&["pcie_gen", "max_host_link_gen"]))?;
         gi.pcie.replay_counter = self.num(&["pci", "replay_counter"])?;
@@ -729,6 +733,9 @@ impl TextGpu<'_> {
             width_current: self.num32(at(&["Link Width", "Current"]))?,
             width_max: self.num32(at(&["Link Width", "Max"]))?,
         };
+        if let (Some(why), Some(l)) = (gi.pcie.link.implausible(), link) {
+            return Err(self.err(l, why));
+        }
         gi.pcie.gen_device_max = self.num32(at(&["PCIe Generation", "Device Max"]))?;
         gi.pcie.gen_host_max = self.num32(at(&["PCIe Generation", "Host Max"]))?;
         gi.pcie.replay_counter = self.num(g.get(&["PCI", "Replays Since Reset"]))?;
