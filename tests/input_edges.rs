@@ -434,3 +434,42 @@ fn a_pcie_reading_no_link_can_have_is_refused_at_its_line() {
         );
     }
 }
+
+/// A report whose copy figures contradict themselves or its machine is refused with the field
+/// (it was compared, and ranked in a fleet): a GPU the machine has not, a size of 0 bytes, a
+/// median outside its least and most, an efficiency that is not the median over the line rate.
+#[test]
+fn a_report_whose_figures_contradict_each_other_is_refused_with_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundled = common::crate_file("assets/reports/h200-2x-sxm-2026-11-28.json");
+    let good: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bundled).unwrap()).unwrap();
+    let edits: [(&str, serde_json::Value, &str); 4] = [
+        (
+            "dst",
+            serde_json::json!("99"),
+            "GPU 99 is not one of the report's GPUs",
+        ),
+        ("bytes", serde_json::json!(0), "0 bytes is no size"),
+        (
+            "min_gbps",
+            serde_json::json!(100.0),
+            "is not between its least 100",
+        ),
+        (
+            "efficiency",
+            serde_json::json!(7.5),
+            "efficiency: 7.5 is not its median over",
+        ),
+    ];
+    for (field, value, needle) in edits {
+        let mut report = good.clone();
+        report["bandwidth"]["results"][0][field] = value;
+        let path = common::write(dir.path(), "r.json", &report.to_string());
+        common::one_line_error(
+            &["compare", path.to_str().unwrap(), bundled.to_str().unwrap()],
+            None,
+            &["bandwidth.results[0]", needle],
+        );
+    }
+}

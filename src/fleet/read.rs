@@ -228,17 +228,20 @@ fn read_tool_outputs(dir: &Path) -> Result<NodeContent, String> {
 fn check_figures(content: &NodeContent) -> Result<(), String> {
     match content {
         NodeContent::Report(r) => {
+            let gpus: Vec<usize> = r.topology.gpus.iter().map(|g| g.index).collect();
             if let Some(b) = &r.bandwidth {
-                crate::model::check_bandwidth_figures(&b.results, "bandwidth.results")?;
+                crate::model::check_bandwidth_figures(&b.results, "bandwidth.results", &gpus)?;
             }
             if let Some(c) = &r.collectives {
                 crate::model::check_collective_figures(&c.results, "collectives.results")?;
             }
             if let Some(h) = &r.health {
-                crate::model::check_bandwidth_figures(&h.bandwidth, "health.bandwidth")?;
+                crate::model::check_bandwidth_figures(&h.bandwidth, "health.bandwidth", &gpus)?;
             }
         }
-        NodeContent::Check(h) => crate::model::check_bandwidth_figures(&h.bandwidth, "bandwidth")?,
+        NodeContent::Check(h) => {
+            crate::model::check_bandwidth_figures(&h.bandwidth, "bandwidth", &[])?
+        }
     }
     Ok(())
 }

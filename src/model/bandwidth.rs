@@ -277,10 +277,46 @@ impl<'de> Deserialize<'de> for TestId {
     }
 }
 
-/// Checks the GB/s figures of `results` read from a file against [`super::validate::GBPS`]; the
-/// error names the first bad one by `path` (`bandwidth.results[3].median_gbps: …`).
-pub fn check_bandwidth_figures(results: &[BandwidthResult], path: &str) -> Result<(), String> {
+/// Checks the GB/s figures of `results` read from a file against [`super::validate::GBPS`] and
+/// against each other: a size of 0 bytes, a least above the median or a most below it, an
+/// efficiency that is not the figure over the line rate, or a GPU `gpus` does not hold (where it
+/// is not empty: the report's machine) is a damaged or edited file (a cell may be there twice:
+/// `--full` times 512 MiB in its headline run and again in its sweep). The error names the first bad one by `path`
+/// (`bandwidth.results[3].median_gbps: …`).
+pub fn check_bandwidth_figures(
+    results: &[BandwidthResult],
+    path: &str,
+    gpus: &[usize],
+) -> Result<(), String> {
     for (i, r) in results.iter().enumerate() {
+        if let Some(g) = [r.src, r.dst]
+            .iter()
+            .filter_map(|e| e.gpu())
+            .find(|g| !gpus.is_empty() && !gpus.contains(g))
+        {
+            return Err(format!(
+                "{path}[{i}]: GPU {g} is not one of the report's GPUs ({})",
+                super::quantities::gpu_list(gpus)
+            ));
+        }
+        if r.bytes == 0 {
+            return Err(format!("{path}[{i}].bytes: 0 bytes is no size"));
+        }
+        if let (Some(m), Some(lo), Some(hi)) = (r.median_gbps, r.min_gbps, r.max_gbps)
+            && !(lo <= m * (1.0 + 1e-9) && m <= hi * (1.0 + 1e-9))
+        {
+            return Err(format!(
+                "{path}[{i}]: median {m} GB/s is not between its least {lo} and most {hi}"
+            ));
+        }
+        if let (Some(e), Some(m), Some(l)) = (r.efficiency, r.median_gbps, r.line_rate_gbps)
+            && l > 0.0
+            && (e - m / l).abs() > 0.01 * (m / l).max(1e-9)
+        {
+            return Err(format!(
+                "{path}[{i}].efficiency: {e} is not its median over its line rate ({m} / {l})"
+            ));
+        }
         for (field, v) in [
             ("median_gbps", r.median_gbps),
             ("min_gbps", r.min_gbps),

@@ -528,6 +528,15 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
             }
         }
     })?;
+    let gpus: Vec<usize> = report.topology.gpus.iter().map(|g| g.index).collect();
+    if let Some(b) = &report.bandwidth {
+        crate::model::check_bandwidth_figures(&b.results, "bandwidth.results", &gpus)
+            .map_err(ReportError::Invalid)?;
+    }
+    if let Some(h) = &report.health {
+        crate::model::check_bandwidth_figures(&h.bandwidth, "health.bandwidth", &gpus)
+            .map_err(ReportError::Invalid)?;
+    }
     // A run's GPUs listed twice (an edited or damaged file) would be ranked as another count.
     if let Some(c) = &report.collectives {
         crate::model::check_collective_figures(&c.results, "collectives.results")

@@ -667,7 +667,7 @@ NOTE: The reported results may not reflect the full capabilities of the platform
             s.backend,
             "imported: nvbandwidth v0.8, driver 580.95.05 on hostA"
         );
-        crate::model::check_bandwidth_figures(&s.results, "bandwidth.results").unwrap();
+        crate::model::check_bandwidth_figures(&s.results, "bandwidth.results", &[]).unwrap();
         assert_eq!(
             run.sums,
             vec![
