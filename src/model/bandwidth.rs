@@ -281,14 +281,28 @@ impl<'de> Deserialize<'de> for TestId {
 /// against each other: a size of 0 bytes, a least above the median or a most below it, an
 /// efficiency that is not the figure over the line rate, or a GPU `gpus` does not hold (where it
 /// is not empty: the report's machine) is a damaged or edited file (a cell may be there twice:
-/// `--full` times 512 MiB in its headline run and again in its sweep). The error names the first bad one by `path`
-/// (`bandwidth.results[3].median_gbps: …`).
+/// `--full` times 512 MiB in its headline run and again in its sweep). The error names the
+/// first bad one by `path` (`bandwidth.results[3].median_gbps: …`).
 pub fn check_bandwidth_figures(
     results: &[BandwidthResult],
     path: &str,
     gpus: &[usize],
 ) -> Result<(), String> {
     for (i, r) in results.iter().enumerate() {
+        for (field, v) in [
+            ("median_gbps", r.median_gbps),
+            ("min_gbps", r.min_gbps),
+            ("max_gbps", r.max_gbps),
+            ("fwd_gbps", r.fwd_gbps),
+            ("rev_gbps", r.rev_gbps),
+            ("line_rate_gbps", r.line_rate_gbps),
+        ] {
+            if let Some(v) = v {
+                super::validate::GBPS
+                    .check(v)
+                    .map_err(|e| format!("{path}[{i}].{field}: {e}"))?;
+            }
+        }
         if let Some(g) = [r.src, r.dst]
             .iter()
             .filter_map(|e| e.gpu())
@@ -305,31 +319,25 @@ pub fn check_bandwidth_figures(
         if let (Some(m), Some(lo), Some(hi)) = (r.median_gbps, r.min_gbps, r.max_gbps)
             && !(lo <= m * (1.0 + 1e-9) && m <= hi * (1.0 + 1e-9))
         {
+            let n = super::validate::number;
             return Err(format!(
-                "{path}[{i}]: median {m} GB/s is not between its least {lo} and most {hi}"
+                "{path}[{i}]: median {} GB/s is not between its least {} and most {}",
+                n(m),
+                n(lo),
+                n(hi)
             ));
         }
         if let (Some(e), Some(m), Some(l)) = (r.efficiency, r.median_gbps, r.line_rate_gbps)
             && l > 0.0
             && (e - m / l).abs() > 0.01 * (m / l).max(1e-9)
         {
+            let n = super::validate::number;
             return Err(format!(
-                "{path}[{i}].efficiency: {e} is not its median over its line rate ({m} / {l})"
+                "{path}[{i}].efficiency: {} is not its median over its line rate ({} / {})",
+                n(e),
+                n(m),
+                n(l)
             ));
-        }
-        for (field, v) in [
-            ("median_gbps", r.median_gbps),
-            ("min_gbps", r.min_gbps),
-            ("max_gbps", r.max_gbps),
-            ("fwd_gbps", r.fwd_gbps),
-            ("rev_gbps", r.rev_gbps),
-            ("line_rate_gbps", r.line_rate_gbps),
-        ] {
-            if let Some(v) = v {
-                super::validate::GBPS
-                    .check(v)
-                    .map_err(|e| format!("{path}[{i}].{field}: {e}"))?;
-            }
         }
     }
     Ok(())

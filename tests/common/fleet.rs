@@ -72,6 +72,9 @@ pub fn slow_gpu(r: &mut Report, gpu: usize, f: f64) {
                     *x *= f;
                 }
             }
+            // Its efficiency follows (a report whose efficiency is not median over line rate
+            // is refused as damaged).
+            res.update_efficiency();
         }
     }
 }
