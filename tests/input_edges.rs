@@ -473,3 +473,104 @@ fn a_report_whose_figures_contradict_each_other_is_refused_with_the_field() {
         );
     }
 }
+
+/// A watch recording says each GPU (and each of its NVLinks) once per sample, and its samples
+/// move forward in time: a second reading of one GPU in a sample, a link twice, a sample at the
+/// time of the one before, or a header watching GPU 0 twice is refused at its line (each was
+/// played, the GPU printed twice).
+#[test]
+fn a_watch_recording_that_repeats_a_reading_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(common::crate_file("tests/data/watch-h100x2-nvlink.jsonl"))
+        .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let edit = |line: usize, f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(lines[line]).unwrap();
+        f(&mut v);
+        let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        out[line] = v.to_string();
+        out.join("\n") + "\n"
+    };
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (
+            edit(2, &|v| {
+                let g = v["gpus"][0].clone();
+                v["gpus"].as_array_mut().unwrap().push(g);
+            }),
+            vec![":3:", "\"GPU 0\" is listed twice"],
+        ),
+        (
+            edit(2, &|v| {
+                let l = v["gpus"][0]["nvlinks"][0].clone();
+                v["gpus"][0]["nvlinks"].as_array_mut().unwrap().push(l);
+            }),
+            vec![":3:", "\"link 0\" is listed twice"],
+        ),
+        (
+            edit(2, &|v| {
+                v["t_s"] =
+                    serde_json::from_str::<serde_json::Value>(lines[1]).unwrap()["t_s"].clone();
+            }),
+            vec![":3:", "repeats the line before's time"],
+        ),
+        (
+            edit(0, &|v| v["gpus"] = serde_json::json!([0, 0])),
+            vec![":1:", "gpus: \"0\" is listed twice"],
+        ),
+    ];
+    for (body, needles) in cases {
+        let path = common::write(dir.path(), "rec.jsonl", &body);
+        common::one_line_error(
+            &[
+                "watch",
+                "--replay",
+                path.to_str().unwrap(),
+                "--replay-speed",
+                "1000",
+            ],
+            Some(2),
+            &needles,
+        );
+    }
+}
+
+/// A soak.csv whose rows no recorder writes is refused at its line and column (each was judged
+/// PASS): a utilization of 200 %, a rate in furlongs, a GPU's row back in time or at the time
+/// of its row before.
+#[test]
+fn a_soak_recording_with_impossible_rows_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(common::crate_file("tests/data/soak-h100-faults-seed47.csv"))
+            .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let third = lines[3];
+    let cases = [
+        (
+            3,
+            third.replacen(",100,sw_power_cap,", ",200,sw_power_cap,", 1),
+            "column util_percent: \"200\" is out of range",
+        ),
+        (
+            3,
+            third.replacen(",TFLOP/s,", ",furlongs,", 1),
+            "column unit: \"furlongs\" is not the phase's unit (TFLOP/s for gemm)",
+        ),
+        (
+            3,
+            third.replacen("3.0,0,", "1.0,0,", 1),
+            "column time_s: \"1.0\" is not after GPU 0's row before (2)",
+        ),
+    ];
+    for (line, edited, needle) in cases {
+        assert_ne!(edited, lines[line], "{needle}");
+        let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        out[line] = edited;
+        let path = common::write(dir.path(), "soak.csv", &(out.join("\n") + "\n"));
+        common::one_line_error(
+            &["check", "--soak-replay", path.to_str().unwrap()],
+            Some(2),
+            &["soak.csv line 4", needle],
+        );
+    }
+}

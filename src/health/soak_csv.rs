@@ -167,6 +167,9 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
         last_phase: Default::default(),
         phase_events: Default::default(),
     };
+    // Each GPU's rows move forward in time: a row at or before the GPU's last is a damaged or
+    // spliced file (it would be drawn back over the series and counted twice).
+    let mut last_t: std::collections::BTreeMap<usize, f64> = Default::default();
     for (n, rec) in r.records().enumerate() {
         let line = n + 2;
         let rec = rec.map_err(|e| format!("{path} line {line}: {e}"))?;
@@ -176,7 +179,16 @@ pub fn parse(text: &str, path: &str) -> Result<SoakSection, String> {
             path,
             line,
         };
-        replay.add(&row, row.sample()?);
+        let s = row.sample()?;
+        if let Some(prev) = last_t.insert(s.gpu, s.t_s)
+            && s.t_s <= prev
+        {
+            return Err(row.bad(
+                "time_s",
+                &format!("is not after GPU {}'s row before ({})", s.gpu, number(prev)),
+            ));
+        }
+        replay.add(&row, s);
     }
     replay.finish(path)
 }
@@ -322,11 +334,28 @@ impl Row<'_> {
 
     /// The row's phase: a load's id, or none when empty.
     fn phase(&self) -> Result<Option<SoakLoad>, String> {
-        match self.cell("phase") {
-            "" => Ok(None),
-            p => Ok(Some(SoakLoad::from_id(p).ok_or_else(|| {
+        let phase = match self.cell("phase") {
+            "" => None,
+            p => Some(SoakLoad::from_id(p).ok_or_else(|| {
                 self.bad("phase", "is not a load (gemm, memory, pcie, p2p, nccl)")
-            })?)),
+            })?),
+        };
+        // The rate's unit is the phase's (as the recorder writes it), or empty.
+        let unit = self.cell("unit");
+        if !unit.is_empty() && Some(unit) != phase.map(|p| p.unit()) {
+            let want = phase.map_or("empty (no phase)".to_string(), |p| {
+                format!("{} for {}", p.unit(), p.id())
+            });
+            return Err(self.bad("unit", &format!("is not the phase's unit ({want})")));
+        }
+        Ok(phase)
+    }
+
+    /// A whole percentage, 0 to 100.
+    fn percent(&self, name: &str) -> Result<Option<u32>, String> {
+        match self.u32_of(name)? {
+            Some(v) if v > 100 => Err(self.bad(name, "is out of range (0–100)")),
+            v => Ok(v),
         }
     }
 
@@ -372,8 +401,8 @@ impl Row<'_> {
             power_w: self.within("power_w", 0.0, 100_000.0)?,
             gpu_temp_c: self.within("gpu_temp_c", TEMP_C.0, TEMP_C.1)?,
             mem_temp_c: self.within("mem_temp_c", TEMP_C.0, TEMP_C.1)?,
-            fan_percent: self.u32_of("fan_percent")?,
-            util_percent: self.u32_of("util_percent")?,
+            fan_percent: self.percent("fan_percent")?,
+            util_percent: self.percent("util_percent")?,
             throttle,
             ecc_corrected: self.u64_of("ecc_corrected")?,
             ecc_uncorrected: self.u64_of("ecc_uncorrected")?,

@@ -341,11 +341,16 @@ pub fn parse_recording(text: &str) -> Result<TrafficRecording, RecordingError> {
             Err(e) => return Err(at(no)(e)),
         };
         if let Some(prev) = samples.last().map(|p: &TrafficSample| p.t_s)
-            && s.t_s < prev
+            && s.t_s <= prev
         {
             return Err(at(no)(format!(
-                "t_s: {} goes back in time (the line before has {prev})",
-                s.t_s
+                "t_s: {} {} (the line before has {prev})",
+                s.t_s,
+                if s.t_s < prev {
+                    "goes back in time"
+                } else {
+                    "repeats the line before's time"
+                }
             )));
         }
         samples.push(s);
@@ -392,6 +397,7 @@ pub fn check_header(header: &WatchHeader) -> Result<(), String> {
     INTERVAL_S
         .check(header.interval_s)
         .map_err(|e| format!("interval_s: {e}"))?;
+    super::validate::distinct("gpus", &header.gpus, |g| g.to_string())?;
     for &g in &header.gpus {
         if header.topology.gpu(g).is_none() {
             return Err(format!(
@@ -430,7 +436,12 @@ pub fn check_sample(s: &TrafficSample, header: &WatchHeader) -> Result<(), Strin
         .check(s.interval_s)
         .map_err(|e| format!("interval_s: {e}"))?;
     let gpus = header.topology.gpus.len();
+    // One reading per GPU, and per NVLink of a GPU: a second would be drawn over the first.
+    super::validate::distinct("gpus[].gpu", &s.gpus, |g| format!("GPU {}", g.gpu))?;
     for (i, g) in s.gpus.iter().enumerate() {
+        super::validate::distinct(&format!("gpus[{i}].nvlinks[].link"), &g.nvlinks, |l| {
+            format!("link {}", l.link)
+        })?;
         let at = |field: &str| format!("gpus[{i}].{field}");
         if !header.gpus.contains(&g.gpu) {
             return Err(format!(
