@@ -574,3 +574,82 @@ fn a_soak_recording_with_impossible_rows_is_refused_at_its_line() {
         );
     }
 }
+
+/// A flag that changes nothing where it is given is said, not silently ignored: measuring flags
+/// with the model, a replay's pace without a replay, the burn-in's loads without a burn-in, the
+/// quick preset on a replay, prices without the scaling stage.
+#[test]
+fn a_flag_that_would_change_nothing_is_refused() {
+    let soak = common::data_path("soak-h100-5min.csv");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "bench",
+                "scaling",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--workload",
+                "resnet50",
+                "--python",
+                "/x",
+            ],
+            "--python only applies with --measure",
+        ),
+        (
+            vec![
+                "bench",
+                "scaling",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--workload",
+                "resnet50",
+                "--framework-timeout",
+                "0",
+            ],
+            "--framework-timeout only applies with --measure",
+        ),
+        (
+            vec![
+                "bench",
+                "collectives",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--graph",
+            ],
+            "--graph runs NCCL",
+        ),
+        (
+            vec!["check", "--catalog", "dgx-h100", "--replay-speed", "2"],
+            "--replay-speed paces a replay",
+        ),
+        (
+            vec!["check", "--soak-replay", &soak, "--soak-load", "gemm"],
+            "--soak-load chooses",
+        ),
+        (
+            vec!["check", "--soak-replay", &soak, "--quick"],
+            "--quick shortens",
+        ),
+        (
+            vec![
+                "--bench",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--suite",
+                "topology",
+                "--price-per-gpu-hour",
+                "2",
+                "--out",
+                "/nonexistent/x",
+            ],
+            "add scaling to --suite",
+        ),
+    ];
+    for (args, needle) in cases {
+        common::one_line_error(&args, Some(2), &[needle]);
+    }
+}

@@ -413,6 +413,22 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
 /// The soak the flags ask for (`None` without `--soak` or `--soak-replay`).
 fn soak_options(args: &CheckArgs) -> Result<Option<SoakOptions>, CliError> {
     let bad = |e: String| CliError::input(anyhow::anyhow!("{e}"));
+    // clap's `requires` does not hold these here: said, not ignored.
+    super::refuse_unused(
+        &[("--replay-speed", args.replay_speed.is_some())],
+        args.soak_replay.is_some(),
+        "paces a replay: give --soak-replay FILE",
+    )?;
+    super::refuse_unused(
+        &[("--soak-load", args.soak_load.is_some())],
+        args.soak.is_some(),
+        "chooses the burn-in's loads: give --soak DURATION",
+    )?;
+    super::refuse_unused(
+        &[("--quick", args.quick)],
+        args.soak_replay.is_none(),
+        "shortens the check's tests: a replay (--soak-replay) runs none",
+    )?;
     if let Some(path) = &args.soak_replay {
         let speed = args
             .replay_speed

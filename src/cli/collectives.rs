@@ -125,6 +125,14 @@ pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::input(anyhow::anyhow!("launcher environment: {e}")))?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     super::energy_window_needs_measuring(args.energy_window, args.modeled)?;
+    super::refuse_unused(
+        &[
+            ("--graph", args.graph),
+            ("--nccl-lib", args.nccl_lib.is_some()),
+        ],
+        !args.modeled,
+        "runs NCCL on the GPUs: it does not apply with --modeled",
+    )?;
     super::output::check_outputs(
         &[("--csv", args.csv.as_ref()), ("--json", args.json.as_ref())],
         &args.source.files(),

@@ -186,7 +186,6 @@ pub fn command() -> clap::Command {
         })
 }
 
-/// The command line parsed by [`command`]'s definition.
 /// The first word of the command line that is not UTF-8, as a one-line error naming its place
 /// (and the flag before it): scalescope's flags, paths and values are text, and the report
 /// records the command line.
@@ -209,6 +208,7 @@ pub fn non_utf8_argument(args: &[std::ffi::OsString]) -> Option<String> {
     ))
 }
 
+/// The command line parsed by [`command`]'s definition.
 pub fn try_parse() -> Result<Cli, clap::Error> {
     use clap::FromArgMatches;
     Cli::from_arg_matches(&command().try_get_matches()?)
@@ -667,6 +667,19 @@ pub(crate) fn energy_window_needs_measuring(
         )));
     }
     Ok(())
+}
+
+/// Refuses the first of `flags` given (`(flag, given)`) where it does not apply: `why` says
+/// when it does. A flag that changes nothing is said, not silently ignored.
+pub(crate) fn refuse_unused(
+    flags: &[(&str, bool)],
+    applies: bool,
+    why: &str,
+) -> Result<(), CliError> {
+    match flags.iter().find(|(_, given)| *given) {
+        Some((flag, _)) if !applies => Err(CliError::input(anyhow::anyhow!("{flag} {why}"))),
+        _ => Ok(()),
+    }
 }
 
 /// Runs a parsed command line that is not the GUI.

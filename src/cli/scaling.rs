@@ -53,9 +53,9 @@ pub struct ScalingArgs {
     /// With --measure: run the synthetic proxies only, no PyTorch.
     #[arg(long, requires = "measure")]
     pub no_framework: bool,
-    /// Time limit of one PyTorch launch, seconds.
-    #[arg(long, value_name = "S", default_value_t = 600, requires = "measure")]
-    pub framework_timeout: u64,
+    /// Time limit of one PyTorch launch, seconds [default: 600] (with --measure).
+    #[arg(long, value_name = "S", requires = "measure")]
+    pub framework_timeout: Option<u64>,
     /// Calibrate the model with your own 1-GPU step at the workload's per-GPU batch, ms (one
     /// --workload).
     #[arg(
@@ -121,6 +121,17 @@ pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
 }
 
 pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
+    // clap's `requires` does not hold these to --measure here: said, not ignored.
+    super::refuse_unused(
+        &[
+            ("--python", args.python.is_some()),
+            ("--no-framework", args.no_framework),
+            ("--framework-timeout", args.framework_timeout.is_some()),
+            ("--nccl-lib", args.nccl_lib.is_some()),
+        ],
+        args.measure,
+        "only applies with --measure (the model runs nothing on the GPUs)",
+    )?;
     let mut workloads = workloads(&args.workload)?;
     crate::model::validate::distinct("--workload", &workloads, |w| w.name.clone())
         .map_err(|e| CliError::input(anyhow::anyhow!(e)))?;
@@ -177,7 +188,7 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         nccl_lib: args.nccl_lib.clone(),
         python: args.python.clone(),
         no_framework: args.no_framework,
-        framework_timeout: Some(std::time::Duration::from_secs(args.framework_timeout)),
+        framework_timeout: args.framework_timeout.map(std::time::Duration::from_secs),
         ..Default::default()
     });
     let job = Job::Scaling {

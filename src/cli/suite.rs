@@ -399,6 +399,22 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let gpus = args.gpus.selection()?;
     args.source.refuse_measuring_elsewhere(args.modeled)?;
     super::energy_window_needs_measuring(args.energy_window_s, args.modeled)?;
+    super::refuse_unused(
+        &[(
+            "prices (--price-per-gpu-hour, --capex-per-node, …)",
+            args.pricing.is_some(),
+        )],
+        stages.contains(&Stage::Scaling),
+        "cost the scaling rows: add scaling to --suite",
+    )?;
+    super::refuse_unused(
+        &[
+            ("--python", args.python.is_some()),
+            ("--nccl-lib", args.nccl_lib.is_some()),
+        ],
+        !args.modeled,
+        "runs on the GPUs: it does not apply with --modeled",
+    )?;
     let target = args.source.target_for(&args.remote)?;
     let mut runner = args.remote.runner()?;
     // The machine is read before --out is touched: a bad capture or GPU list leaves an earlier
