@@ -653,3 +653,52 @@ fn a_flag_that_would_change_nothing_is_refused() {
         common::one_line_error(&args, Some(2), &[needle]);
     }
 }
+
+/// No modeled copy or collective of a buffer larger than the GPU holds: such a run would end
+/// out of memory on the machine (it was modeled at 55 GB/s for 1,024 TiB on 80 GB GPUs), and a
+/// size beyond any GPU's memory is refused with the limit.
+#[test]
+fn a_size_no_gpu_holds_is_refused_or_not_modeled() {
+    common::one_line_error(
+        &[
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--sizes",
+            "1024T",
+        ],
+        Some(2),
+        &["--sizes", "larger than any GPU's memory (at most 16T)"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (cmd, file) in [("bandwidth", "bw.json"), ("collectives", "coll.json")] {
+        let json = dir.path().join(file);
+        let r = common::run(&[
+            "bench",
+            cmd,
+            "--modeled",
+            "--catalog",
+            "dgx-h100",
+            "--sizes",
+            "100G",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let rows = v["results"].as_array().unwrap();
+        assert!(!rows.is_empty());
+        for row in rows {
+            assert_ne!(row["status"], "ok", "{cmd}: {row}");
+            if row["status"] == "skipped" && row["reason"].as_str().unwrap().contains("buffer") {
+                assert!(
+                    row["reason"].as_str().unwrap().contains("does not fit"),
+                    "{row}"
+                );
+            }
+        }
+    }
+}

@@ -240,6 +240,28 @@ impl ModeledBackend {
         Ok((live, Some(note)))
     }
 
+    /// Ok when a buffer of the case's size fits in the memory of each GPU of the cell (where the
+    /// topology says how much it has): a copy of more than a GPU holds runs out of memory on a
+    /// real machine, skipped as a live run skips it, never modeled at its line rate.
+    fn fits(&self, case: &Case, src: Endpoint, dst: Endpoint) -> Result<(), (Status, String)> {
+        for g in [src.gpu(), dst.gpu()].into_iter().flatten() {
+            let Some(mib) = self.topo.gpu(g).and_then(|g| g.memory_mib) else {
+                continue;
+            };
+            if case.bytes > mib << 20 {
+                return Err((
+                    Status::Skipped,
+                    format!(
+                        "not modeled: a {} buffer does not fit in GPU {g}'s {} of memory",
+                        crate::model::quantities::format_bytes(case.bytes),
+                        crate::model::quantities::format_bytes(mib << 20)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// (figure, line rate, how) for one cell; `Err(reason)` when it is waived or unknown.
     fn figure(
         &self,
@@ -455,40 +477,45 @@ impl Backend for ModeledBackend {
     fn run_case(&mut self, case: &Case, _warnings: &mut Vec<Warning>) -> Vec<BandwidthResult> {
         case.cells()
             .into_iter()
-            .map(|(src, dst)| match self.figure(case, src, dst) {
-                Ok(f) => {
-                    let f = f.at_size(case);
-                    let mut r = BandwidthResult::empty(
+            .map(|(src, dst)| {
+                match self
+                    .fits(case, src, dst)
+                    .and_then(|()| self.figure(case, src, dst))
+                {
+                    Ok(f) => {
+                        let f = f.at_size(case);
+                        let mut r = BandwidthResult::empty(
+                            case.test,
+                            src,
+                            dst,
+                            case.bytes,
+                            Source::Modeled,
+                            Status::Ok,
+                            format!("modeled: {}", f.how),
+                        );
+                        r.line_rate_gbps = f.line;
+                        if case.test.is_latency() {
+                            r.latency_ns = Some(f.value);
+                        } else {
+                            r.median_gbps = Some(f.value);
+                            if matches!(case.test.shape(), Shape::Pair { bidir: true, .. }) {
+                                r.fwd_gbps = Some(f.value / 2.0);
+                                r.rev_gbps = Some(f.value / 2.0);
+                            }
+                        }
+                        r.update_efficiency();
+                        r
+                    }
+                    Err((status, reason)) => BandwidthResult::empty(
                         case.test,
                         src,
                         dst,
                         case.bytes,
                         Source::Modeled,
-                        Status::Ok,
-                        format!("modeled: {}", f.how),
-                    );
-                    r.line_rate_gbps = f.line;
-                    if case.test.is_latency() {
-                        r.latency_ns = Some(f.value);
-                    } else {
-                        r.median_gbps = Some(f.value);
-                        if matches!(case.test.shape(), Shape::Pair { bidir: true, .. }) {
-                            r.fwd_gbps = Some(f.value / 2.0);
-                            r.rev_gbps = Some(f.value / 2.0);
-                        }
-                    }
-                    r.update_efficiency();
-                    r
+                        status,
+                        reason,
+                    ),
                 }
-                Err((status, reason)) => BandwidthResult::empty(
-                    case.test,
-                    src,
-                    dst,
-                    case.bytes,
-                    Source::Modeled,
-                    status,
-                    reason,
-                ),
             })
             .collect()
     }

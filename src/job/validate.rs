@@ -148,6 +148,14 @@ fn sizes(list: &[u64]) -> Result<(), String> {
     if list.contains(&0) {
         return Err("sizes: a size must be greater than zero".into());
     }
+    if let Some(b) = list
+        .iter()
+        .find(|&&b| b > crate::model::quantities::MAX_SIZE)
+    {
+        return Err(format!(
+            "sizes: {b} bytes is larger than any GPU's memory (at most 16 TiB)"
+        ));
+    }
     Ok(())
 }
 

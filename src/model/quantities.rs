@@ -26,8 +26,12 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         return Err(format!("{t:?}: a size must be greater than zero"));
     }
     n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("{t:?} is too large"))
+        .filter(|b| *b <= MAX_SIZE)
+        .ok_or_else(|| format!("{t:?} is larger than any GPU's memory (at most 16T)"))
 }
+
+/// The largest size taken: 16 TiB, beyond any GPU's memory (the catalog's bound too).
+pub const MAX_SIZE: u64 = 16 << 40;
 
 /// Parses a list of sizes: `512M`, `4K,1M,1G`, or a sweep `4K..1G` (doubling), or a mix.
 pub fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
