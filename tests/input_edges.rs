@@ -702,3 +702,49 @@ fn a_size_no_gpu_holds_is_refused_or_not_modeled() {
         }
     }
 }
+
+/// A copy figure above its line rate (an edited nvbandwidth cell, 99,999 GB/s of H2D) is not
+/// set against another machine's: compare leaves the cell out and says so (it printed
+/// +90,430 %).
+#[test]
+fn compare_leaves_out_a_copy_figure_above_its_line_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundled = common::crate_file("assets/reports/h200-2x-sxm-2026-11-28.json");
+    let mut report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&bundled).unwrap()).unwrap();
+    let rows = report["bandwidth"]["results"].as_array_mut().unwrap();
+    let largest = rows
+        .iter()
+        .filter(|r| r["test"] == "h2d" && r["status"] == "ok")
+        .filter_map(|r| r["bytes"].as_u64())
+        .max()
+        .unwrap();
+    let h2d = rows
+        .iter_mut()
+        .find(|r| r["test"] == "h2d" && r["status"] == "ok" && r["bytes"] == largest)
+        .unwrap();
+    let line = h2d["line_rate_gbps"].as_f64().unwrap();
+    for f in ["median_gbps", "max_gbps"] {
+        h2d[f] = serde_json::json!(99_999.0);
+    }
+    h2d["efficiency"] = serde_json::json!(99_999.0 / line);
+    let edited = common::write(dir.path(), "edited.json", &report.to_string());
+    let r = common::run(&[
+        "compare",
+        bundled.to_str().unwrap(),
+        edited.to_str().unwrap(),
+        "--csv",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let edited_row = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("\"H2D"))
+        .nth(1)
+        .unwrap();
+    assert!(
+        edited_row.contains("1 cell(s) above the line rate left out"),
+        "{edited_row}"
+    );
+    assert!(!r.stdout.contains("99999"), "{}", r.stdout);
+}

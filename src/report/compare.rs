@@ -178,8 +178,28 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
             fresh
         })
         .collect();
+    // A cell above its line rate is a measurement to distrust: left out, and said.
+    let (at, implausible): (Vec<&&BandwidthResult>, Vec<&&BandwidthResult>) =
+        at.into_iter().partition(|r| {
+            r.efficiency
+                .is_none_or(|e| e <= crate::model::PLAUSIBLE_EFFICIENCY)
+        });
     let vals: Vec<f64> = at.iter().filter_map(|r| r.median_gbps).collect();
-    let st = Stats::of(&vals)?;
+    let Some(st) = Stats::of(&vals) else {
+        return (!implausible.is_empty()).then(|| {
+            Figure::none(&format!(
+                "every {test} cell is above its line rate: a measurement to distrust"
+            ))
+        });
+    };
+    let left_out = if implausible.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} cell(s) above the line rate left out",
+            implausible.len()
+        )
+    };
     let source = if at.iter().all(|r| r.source == Source::Measured) {
         Source::Measured
     } else {
@@ -189,7 +209,7 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
         value: Some(st.median),
         source: Some(source),
         basis: format!(
-            "median {test} over {} cell(s), {}",
+            "median {test} over {} cell(s), {}{left_out}",
             vals.len(),
             crate::model::quantities::format_bytes(bytes)
         ),
