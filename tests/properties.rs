@@ -150,7 +150,10 @@ proptest! {
     }
 
     #[test]
-    fn size_sweeps_are_sorted_unique_and_positive(a in 1u64..u64::MAX, b in 1u64..u64::MAX) {
+    fn size_sweeps_are_sorted_unique_and_positive(
+        a in 1u64..=scalescope::model::quantities::MAX_SIZE,
+        b in 1u64..=scalescope::model::quantities::MAX_SIZE,
+    ) {
         let (lo, hi) = (a.min(b), a.max(b));
         let v = parse_sizes(&format!("{lo}..{hi}")).unwrap();
         prop_assert!(v.windows(2).all(|w| w[0] < w[1]));

@@ -385,6 +385,31 @@ fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) ->
 
 /// Runs `--bench`: the suite job, here or on a server, its events written to `--out` as they
 /// come (the checkpoint writer), then the PNGs and the PDF.
+impl SuiteArgs {
+    /// Refuses flags that would change nothing with these `stages`: measuring flags on another
+    /// machine or with --modeled, prices without the scaling stage.
+    fn refuse_what_does_not_apply(&self, stages: &[Stage]) -> Result<(), CliError> {
+        self.source.refuse_measuring_elsewhere(self.modeled)?;
+        super::energy_window_needs_measuring(self.energy_window_s, self.modeled)?;
+        super::refuse_unused(
+            &[(
+                "prices (--price-per-gpu-hour, --capex-per-node, …)",
+                self.pricing.is_some(),
+            )],
+            stages.contains(&Stage::Scaling),
+            "cost the scaling rows: add scaling to --suite",
+        )?;
+        super::refuse_unused(
+            &[
+                ("--python", self.python.is_some()),
+                ("--nccl-lib", self.nccl_lib.is_some()),
+            ],
+            !self.modeled,
+            "runs on the GPUs: it does not apply with --modeled",
+        )
+    }
+}
+
 pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let started = Instant::now();
     // First: from here a signal cancels the run instead of killing the process, so whatever
@@ -397,24 +422,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         stages.push(Stage::Soak);
     }
     let gpus = args.gpus.selection()?;
-    args.source.refuse_measuring_elsewhere(args.modeled)?;
-    super::energy_window_needs_measuring(args.energy_window_s, args.modeled)?;
-    super::refuse_unused(
-        &[(
-            "prices (--price-per-gpu-hour, --capex-per-node, …)",
-            args.pricing.is_some(),
-        )],
-        stages.contains(&Stage::Scaling),
-        "cost the scaling rows: add scaling to --suite",
-    )?;
-    super::refuse_unused(
-        &[
-            ("--python", args.python.is_some()),
-            ("--nccl-lib", args.nccl_lib.is_some()),
-        ],
-        !args.modeled,
-        "runs on the GPUs: it does not apply with --modeled",
-    )?;
+    args.refuse_what_does_not_apply(&stages)?;
     let target = args.source.target_for(&args.remote)?;
     let mut runner = args.remote.runner()?;
     // The machine is read before --out is touched: a bad capture or GPU list leaves an earlier

@@ -96,7 +96,13 @@ pub fn read_record(out: &Path, node: &str) -> Option<NodeRecord> {
 /// `user@host` (letters, digits, `.`, `-`, `_`, `@`, `:` and `[` `]` for IPv6 literals), not
 /// starting with `-` or `.`.
 pub fn check_node_name(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
+    // `[user@]host`: at most one `@`, with a user before it and a host after it.
+    let host = match name.split_once('@') {
+        Some((user, host)) if !user.is_empty() && !host.contains('@') => host,
+        Some(_) => "",
+        None => name,
+    };
+    let ok = !host.is_empty()
         && name.len() <= 255
         && !name.starts_with(['-', '.'])
         && name
@@ -106,7 +112,7 @@ pub fn check_node_name(name: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{} is not a host name (letters, digits, . - _ @ : only)",
+            "{} is not a host name ([user@]host: letters, digits, . - _ : only)",
             quoted(name)
         ))
     }
@@ -125,6 +131,13 @@ pub fn parse_hosts(text: &str, file: bool) -> Result<Vec<String>, String> {
         } else {
             line
         };
+        // `a,,b` is a typo (as `--gpus 0,,1` is): said, not skipped.
+        if !file && line.split(',').map(str::trim).any(str::is_empty) && line.contains(',') {
+            return Err(format!(
+                "{}: an empty entry (two commas, or one at an end)",
+                quoted(line)
+            ));
+        }
         for h in line
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|h| !h.is_empty())
@@ -496,10 +509,29 @@ mod tests {
         assert_eq!(parse_hosts(file, true).unwrap(), ["n1", "n2", "root@n3"]);
         assert_eq!(
             parse_hosts("ok\n-oProxyCommand=x\n", true).unwrap_err(),
-            "line 2: \"-oProxyCommand=x\" is not a host name (letters, digits, . - _ @ : only)"
+            "line 2: \"-oProxyCommand=x\" is not a host name ([user@]host: letters, digits, . - _ : only)"
         );
         assert!(parse_hosts("../etc", false).is_err());
         assert!(parse_hosts("a/b", false).is_err());
+        // A user with no host, a host with no user, two users: not hosts ssh could reach.
+        for bad in ["user@", "@host", "a@b@c"] {
+            assert!(
+                parse_hosts(bad, false)
+                    .unwrap_err()
+                    .contains("is not a host name"),
+                "{bad}"
+            );
+        }
+        assert!(
+            parse_hosts("a,,b", false)
+                .unwrap_err()
+                .contains("empty entry")
+        );
+        assert!(
+            parse_hosts("a,b,", false)
+                .unwrap_err()
+                .contains("empty entry")
+        );
         assert_eq!(parse_hosts("# none\n", true).unwrap_err(), "no hosts");
     }
 

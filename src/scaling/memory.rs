@@ -56,10 +56,12 @@ impl MemoryEstimate {
         self.activations_gib.map(|_| self.total_gib())
     }
 
-    /// `12.3 GiB`, or `at least 12.3 GiB` when the activations are unknown.
+    /// `12.3 GiB`, or `at least 12.3 GiB` when the activations are unknown; `unknown` where
+    /// nothing is known (a workload with no weights stated: not "at least 0.0 GiB").
     pub fn describe_total(&self) -> String {
         match self.known_total_gib() {
             Some(t) => format!("{t:.1} GiB"),
+            None if self.total_gib() < 0.05 => "unknown".to_string(),
             None => format!("at least {:.1} GiB", self.total_gib()),
         }
     }

@@ -5,6 +5,7 @@
 //! source is [`TopologySource::Catalog`], it has no capture time, and its line rates come from
 //! documented figures, never from a measurement.
 
+use super::catalog_cells::{grid, link_matrix, pci_bus_id};
 use crate::model::PCIE_WIDTHS;
 use std::collections::BTreeMap;
 
@@ -1069,89 +1070,6 @@ fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
 
 /// NVLink generations so far (NVLink 6 with Rubin).
 const NVLINK_GENERATIONS: u32 = 6;
-
-/// A PCI bus id as nvidia-smi writes it (`00000000:18:00.0`, a 4-digit domain also taken), as
-/// (domain, bus, device, function); `None` when it is not one.
-fn pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
-    let hex = |t: &str, most: usize| {
-        (!t.is_empty() && t.len() <= most && t.chars().all(|c| c.is_ascii_hexdigit()))
-            .then(|| u32::from_str_radix(t, 16).ok())
-            .flatten()
-    };
-    let mut parts = s.trim().split(':');
-    let (domain, bus, rest) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
-    let (device, function) = rest.split_once('.')?;
-    let ids = (
-        hex(domain, 8)?,
-        hex(bus, 2)?,
-        hex(device, 2)?,
-        hex(function, 1)?,
-    );
-    (ids.2 < 32 && ids.3 < 8).then_some(ids)
-}
-
-/// Splits `rows` into an n × n grid of cells, checking the shape and the `X` diagonal.
-fn grid<'a>(what: &str, rows: &'a [String], n: usize) -> Result<Vec<Vec<&'a str>>, String> {
-    if rows.len() != n {
-        return Err(format!(
-            "{what}: {} rows, expected {n} (one per GPU, as [gpu] count says)",
-            rows.len()
-        ));
-    }
-    rows.iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let cells: Vec<&str> = row.split_whitespace().collect();
-            if cells.len() != n {
-                return Err(format!(
-                    "{what} row {i} (GPU{i}): {} cells, expected {n}",
-                    cells.len()
-                ));
-            }
-            if cells[i] != "X" {
-                return Err(format!(
-                    "{what} row {i} (GPU{i}), column {i}: the diagonal must be X, found {:?}",
-                    cells[i]
-                ));
-            }
-            Ok(cells)
-        })
-        .collect()
-}
-
-/// A `topo -m` style matrix of link codes; symmetric, `None` on the diagonal.
-fn link_matrix(
-    what: &str,
-    rows: &[String],
-    n: usize,
-) -> Result<Vec<Vec<Option<LinkKind>>>, String> {
-    let cells = grid(what, rows, n)?;
-    let mut out = vec![vec![None; n]; n];
-    for (i, row) in cells.iter().enumerate() {
-        for (j, cell) in row.iter().enumerate() {
-            if i != j {
-                out[i][j] = Some(
-                    cell.parse::<LinkKind>()
-                        .map_err(|e| format!("{what} row {i} (GPU{i}), column {j}: {e}"))?,
-                );
-            }
-        }
-    }
-    for i in 0..n {
-        for j in i + 1..n {
-            if out[i][j] != out[j][i] {
-                return Err(format!(
-                    "{what}: GPU{i}→GPU{j} is {} but GPU{j}→GPU{i} is {}; the matrix must be symmetric",
-                    cells[i][j], cells[j][i]
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
 
 /// One P2P capability for every ordered pair; `-` in a matrix means not known.
 fn p2p_matrix(

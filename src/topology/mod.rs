@@ -6,6 +6,7 @@
 //! live traffic) is `telemetry/`.
 
 pub mod catalog;
+mod catalog_cells;
 pub mod gpu_order;
 pub mod import;
 pub mod live;
