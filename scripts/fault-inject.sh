@@ -8,7 +8,8 @@
 # into the soak's load, >= 20 s clean between them, never overlapping: one hog at a time).
 # Part B: `check --quick --gpus $GPUS` with one fault running for the whole check (started 3 s
 # before, killed after): compute on the last GPU, memory on the first, copy on the last, cpu,
-# hostmem (the host's memory bus: a kind the causes were not written for); then a clean run (skipped first if time runs short: the checks before the soak are a clean
+# hostmem (the host's memory bus: a kind the causes were not written for), vram on the first (an
+# idle process holding all but 1 GiB of its memory: another such kind); then a clean run (skipped first if time runs short: the checks before the soak are a clean
 # run too).
 # Only processes are added: clocks, power limits, persistence, MIG, compute mode are never
 # touched (no nvidia-smi -pl/-lgc/-ac/-pm/-mig/-c/-r): a lowered power limit and locked clocks
@@ -170,7 +171,7 @@ grep -E "soak_|verdict" "$out/soak/check.txt"
 # ---- Part B: plain checks, each with one fault running throughout ---------------------------
 k=0
 last=60
-for spec in "compute $last_gpu" "memory $first_gpu" "copy $last_gpu" "cpu -" "hostmem -" "clean -"; do
+for spec in "compute $last_gpu" "memory $first_gpu" "copy $last_gpu" "cpu -" "hostmem -" "vram $first_gpu" "clean -"; do
     read -r kind gpu <<< "$spec"
     k=$((k + 1))
     d=$out/check-$k

@@ -39,7 +39,7 @@ CAUSES = {  # what a cause text names, by pattern
                      r"bios|corruption",
 }
 RIGHT = {"compute": "process", "memory": "process", "copy": "process", "cpu": "host CPU",
-         "hostmem": "host CPU"}  # the host's memory bus: a host cause, never a GPU's or a link's
+         "hostmem": "host CPU", "vram": "process"}  # the host's memory bus: a host cause, never a GPU's or a link's
 HOST_KINDS = ("cpu", "hostmem")  # faults on the host, not on one GPU
 
 

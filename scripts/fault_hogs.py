@@ -15,6 +15,9 @@ what was really done. Kinds:
            host's CPUs (torch's CPU threads): a job saturating the host's memory bus, which the
            GPUs' DMA shares, without saturating its CPUs. Uses no GPU (--gpu is ignored). Not a
            kind the check's causes were written for.
+  vram     holds all but --gib (default 1 GiB) of GPU G's free memory and runs nothing: a job
+           left idle (a notebook's kernel, a hung rank) holding the memory the check's tests
+           need. Not a kind the check's causes were written for.
 
 The load starts at --at (Unix time; default: as soon as it is set up), runs --seconds by the wall
 clock and ends within ~0.5 s (GPU kinds synchronize every ~0.1 s); SIGTERM or SIGINT ends it
@@ -24,7 +27,7 @@ when it began), and one at the end, then exits 0:
   {"event":"end","kind":..,"gpu":..,"pid":..,"t_unix":..,"seconds":..,"reason":..,"rate":..,"unit":..}
 GPU indices are nvidia-smi's (CUDA_DEVICE_ORDER=PCI_BUS_ID).
 
-Usage: fault_hogs.py compute|memory|copy|cpu|hostmem [--gpu G] [--seconds S] [--at UNIX] [--gib N]
+Usage: fault_hogs.py compute|memory|copy|cpu|hostmem|vram [--gpu G] [--seconds S] [--at UNIX] [--gib N]
 """
 import argparse
 import json
@@ -133,6 +136,37 @@ def hostmem_hog(a):
     return t0, done * n / 1e9, "GB/s", True
 
 
+def vram_hog(a):
+    """Allocates GPU memory until --gib is left free, then idles until the deadline. Returns the
+    start time, the GiB held and their unit."""
+    os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    import torch
+
+    torch.cuda.set_device(a.gpu)
+    dev = f"cuda:{a.gpu}"
+    keep = int(a.gib * (1 << 30))
+    chunk = 256 << 20
+    held = []
+    while True:
+        free, _ = torch.cuda.mem_get_info(dev)
+        want = min(chunk, free - keep)
+        if want < (16 << 20):
+            break
+        try:
+            held.append(torch.empty(want, dtype=torch.uint8, device=dev))
+        except torch.OutOfMemoryError:
+            break
+    torch.cuda.synchronize()
+    gib = sum(t.numel() for t in held) / (1 << 30)
+    free, total = torch.cuda.mem_get_info(dev)
+    wait_until(a.at or 0)
+    t0 = time.time()
+    say(event="start", kind=a.kind, gpu=a.gpu, pid=os.getpid(), t_unix=round(t0, 3),
+        held_gib=round(gib, 2), free_gib=round(free / (1 << 30), 2))
+    wait_until(t0 + a.seconds)
+    return t0, gib * (time.time() - t0), "GiB", True
+
+
 def cpu_worker(stop, ready, parent, hard_deadline):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ready.release()
@@ -168,18 +202,18 @@ def cpu_hog(a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("kind", choices=["compute", "memory", "copy", "cpu", "hostmem"])
+    p.add_argument("kind", choices=["compute", "memory", "copy", "cpu", "hostmem", "vram"])
     p.add_argument("--gpu", type=int, default=0)
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--at", type=float, default=None, help="Unix time to start the load at")
     p.add_argument("--gib", type=float, default=None,
-                   help="buffer size (memory 4, copy 1, hostmem 2)")
+                   help="buffer size (memory 4, copy 1, hostmem 2); vram: GiB left free (1)")
     a = p.parse_args()
     if a.gib is None:
         a.gib = {"memory": 4.0, "hostmem": 2.0}.get(a.kind, 1.0)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    hog = {"cpu": cpu_hog, "hostmem": hostmem_hog}.get(a.kind, gpu_hog)
+    hog = {"cpu": cpu_hog, "hostmem": hostmem_hog, "vram": vram_hog}.get(a.kind, gpu_hog)
     t0, work, unit, started = hog(a)
     t1 = time.time()
     gpu = None if a.kind in ("cpu", "hostmem") else a.gpu

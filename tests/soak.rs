@@ -651,6 +651,45 @@ fn injected_faults_at_random_times_are_found_with_their_cause() {
             },
         ],
     );
+    // Seed 53 on one H100 (2026-12-07, this session's binary, phased, 3-minute soak): the
+    // memory and copy faults filled their phases' last stretches.
+    faults_are_found_with_their_cause(
+        "soak-h100-faults-phased-seed53.csv",
+        &[
+            Injected {
+                kind: "compute",
+                gpu: Some(0),
+                from_s: 50.0,
+                to_s: 68.1,
+                pid: 1092,
+                slowed: true,
+            },
+            Injected {
+                kind: "cpu",
+                gpu: None,
+                from_s: 84.0,
+                to_s: 104.0,
+                pid: 1133,
+                slowed: false,
+            },
+            Injected {
+                kind: "memory",
+                gpu: Some(0),
+                from_s: 124.0,
+                to_s: 139.1,
+                pid: 1174,
+                slowed: true,
+            },
+            Injected {
+                kind: "copy",
+                gpu: Some(0),
+                from_s: 159.0,
+                to_s: 176.0,
+                pid: 1211,
+                slowed: true,
+            },
+        ],
+    );
     // Seed 47 on one H100, random times (not phased), the session's last binary: the memory
     // fault met the GEMM phase (−50 %) and the compute fault the memory phase (−54 %), each
     // found with its pid.
@@ -691,4 +730,25 @@ fn injected_faults_at_random_times_are_found_with_their_cause() {
             },
         ],
     );
+}
+
+/// A phase whose last stretch a competing job filled (seed 53: the memory and copy faults ended
+/// their phases) dropped by that job, not "as the run went on" with its cause unknown: the drop
+/// rule names the dip's process (it said "cause unknown: nothing in the readings differs").
+#[test]
+fn a_drop_that_is_a_dip_at_the_phase_end_names_the_dips_cause() {
+    let (_, report) = replay("soak-h100-faults-phased-seed53.csv", &[]);
+    let drop = report
+        .checks
+        .iter()
+        .find(|c| c.check.id() == "soak_drop")
+        .unwrap();
+    assert_ne!(drop.verdict, scalescope::health::Verdict::Pass, "{drop:?}");
+    let cause = drop.cause.as_deref().unwrap_or("");
+    assert!(
+        cause.contains("which is the dip")
+            && (cause.contains("pid 1174") || cause.contains("pid 1211")),
+        "{cause}"
+    );
+    assert!(!cause.contains("cause unknown"), "{cause}");
 }

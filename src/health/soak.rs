@@ -712,6 +712,31 @@ impl PhaseFigures {
             return c;
         }
         let (load, d, from_s, to_s) = self.worst_drop.unwrap_or((SoakLoad::Gemm, 0.0, 0.0, 0.0));
+        // A last stretch inside a dip the jitter rule found is that dip, not a sag over the
+        // run: its cause is the dip's, read over the dip's own window (a competing job in the
+        // phase's last seconds left too few clean readings in the phase to tell it apart).
+        if let Some(dip) = self
+            .dips
+            .iter()
+            .find(|p| p.load == load && p.from_s < to_s && p.to_s > from_s)
+        {
+            let a = attribution::attribute(
+                &soak.samples,
+                g,
+                load,
+                dip.from_s,
+                dip.to_s,
+                &soak.sampled_gpus(),
+            );
+            return c.because_text(
+                format!(
+                    "{load} fell {:.0} % by its last stretch, which is the dip {dip}: {}",
+                    d * 100.0,
+                    a.cause
+                ),
+                &a.fix,
+            );
+        }
         let a = attribution::attribute(&soak.samples, g, load, from_s, to_s, &soak.sampled_gpus());
         let (cause, fix) = if a.kind != attribution::CauseKind::Unknown {
             (a.cause, a.fix)
