@@ -373,3 +373,44 @@ fn every_file_of_the_hardware_folder_is_in_the_catalog() {
     }
     assert_eq!(files, ids, "assets/hardware/*.toml and the catalog differ");
 }
+
+/// The other side of the cap above: on a direct mesh each pair's bond is links of its own, so a
+/// fan into one GPU from three NV6 peers carries three bonds (a plain `topo -m` of 4 GPUs in an
+/// NV6 mesh), while through NVSwitch (HGX A100's NV12 to every peer) it carries one.
+#[test]
+fn a_fan_over_a_direct_mesh_sums_its_bonds_and_through_a_switch_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text =
+        String::from("\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+    for i in 0..4 {
+        let cells: Vec<&str> = (0..4).map(|j| if i == j { " X " } else { "NV6" }).collect();
+        text.push_str(&format!("GPU{i}\t{}\t0-31\t0\t\tN/A\n", cells.join("\t")));
+    }
+    let mesh = common::write(dir.path(), "mesh.txt", &text);
+    let figure = |how: &[&str], test: &str| -> f64 {
+        let json = dir.path().join(format!("{test}.json"));
+        let mut args = vec!["bench", "bandwidth", "--modeled", "--tests", test];
+        args.extend(how);
+        args.extend(["--json", json.to_str().unwrap()]);
+        let r = common::run(&args);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        v["results"][0]["median_gbps"].as_f64().unwrap()
+    };
+    let import = ["--import", mesh.to_str().unwrap()];
+    let (fan, pair) = (
+        figure(&import, "all_to_one"),
+        figure(&import, "p2p_write_ce"),
+    );
+    assert!(
+        (fan / pair - 3.0).abs() < 0.05,
+        "mesh: fan {fan} vs pair {pair}"
+    );
+    let a100 = ["--catalog", "hgx-a100"];
+    let (fan, pair) = (figure(&a100, "all_to_one"), figure(&a100, "p2p_write_ce"));
+    assert!(
+        (fan / pair - 1.0).abs() < 0.05,
+        "NVSwitch: fan {fan} vs pair {pair}"
+    );
+}

@@ -86,6 +86,17 @@ pub fn run_bandwidth(
     out
 }
 
+/// The most NVLinks a GPU of NVLink `generation` has (P100 4, V100 6, A100 12, Hopper and
+/// Blackwell 18; 18 where the generation is not known).
+fn most_nvlinks(generation: Option<u32>) -> u32 {
+    match generation {
+        Some(1) => 4,
+        Some(2) => 6,
+        Some(3) => 12,
+        _ => 18,
+    }
+}
+
 /// The line rate a result is compared to: the most the links its figure crosses carry in the
 /// figure's direction, so that a correct measurement stays at or below 100 %. `None` where no
 /// meaningful one exists (local copies, latency). Per shape (docs/CSV.md, "line_rate_gbps"):
@@ -135,11 +146,17 @@ pub fn line_rate(
             // down). A link down on this GPU is a fault `nvlink_links` names, not a lower line
             // rate to judge its copies against.
             let g = topo.gpu(me)?;
-            let bonded = gpus
+            // A pair bond stands for the GPU's own links only where the bonds cannot be links
+            // of their own: more in all than a GPU of its NVLink generation has (through a
+            // switch, seven NV18 bonds are the same 18 links). A direct mesh (three NV6 bonds
+            // of 18 links) sums its bonds.
+            let bonds: Vec<u32> = gpus
                 .iter()
                 .filter(|&&o| o != me)
                 .filter_map(|&o| topo.link(me, o)?.kind?.nvlinks())
-                .max();
+                .collect();
+            let shared = bonds.iter().sum::<u32>() > most_nvlinks(g.nvlink_generation);
+            let bonded = bonds.iter().copied().max().filter(|_| shared);
             let links = topo
                 .gpus
                 .iter()
