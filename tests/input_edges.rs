@@ -305,9 +305,9 @@ fn your_own_step_is_held_to_the_machines_gpu_and_a_capped_floor_says_so() {
     );
 }
 
-/// nvidia-smi prints `topo -m` symmetric: a capture whose two rows disagree about a pair
-/// (NV18 one way, SYS the other) is refused at the later row's line, as the catalog refuses
-/// such a matrix, not settled by either cell.
+/// nvidia-smi prints one kind of link for a pair from either row: a capture whose two rows
+/// disagree (NV18 one way, SYS the other) is refused at the later row's line, as the catalog
+/// refuses such a matrix, not settled by either cell; two NVLink counts meet at the fewer.
 #[test]
 fn a_topo_matrix_whose_rows_disagree_is_refused_at_the_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -340,6 +340,34 @@ fn a_topo_matrix_whose_rows_disagree_is_refused_at_the_line() {
             ],
         );
     }
+    // Two NVLink counts may differ (a GPU with links down through NVSwitch sees fewer): the
+    // pair is taken at the fewer, said in a note.
+    let fewer: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("GPU1\t") {
+                l.replacen("NV18", "NV12", 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let path = common::write(dir.path(), "nv12.txt", &fewer.join("\n"));
+    let r = common::run(&[
+        "topo",
+        "--import",
+        path.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("0,1,NV,12,"), "{}", r.stdout);
+    let r = common::run(&["topo", "--import", path.to_str().unwrap()]);
+    assert!(
+        r.stdout.contains("the pair is taken at NV12"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// A catalog file that contradicts itself or holds values no machine has is refused with the

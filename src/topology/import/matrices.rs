@@ -260,9 +260,9 @@ pub(super) fn read_matrix(
     Ok((matrix, i))
 }
 
-/// A `topo -m` matrix says the same of a pair from either GPU's row (nvidia-smi prints it so);
-/// two rows that disagree (`NV18` one way, `SYS` the other) are an edited or damaged capture,
-/// refused at the later row's line rather than settled by either cell.
+/// A `topo -m` matrix says the same kind of link of a pair from either GPU's row; two rows that
+/// disagree (`NV18` one way, `SYS` the other) are an edited or damaged capture, refused at the
+/// later row's line rather than settled by either cell. Two NVLink counts may differ.
 fn check_symmetric(matrix: &RawMatrix, origin: &str) -> Result<(), TopologyError> {
     let gpu_rows: HashMap<usize, &super::raw::Row> = matrix
         .rows
@@ -282,8 +282,14 @@ fn check_symmetric(matrix: &RawMatrix, origin: &str) -> Result<(), TopologyError
             let Some(other) = gpu_rows.get(b).filter(|o| o.line < row.line) else {
                 continue;
             };
+            // Two NVLink counts may differ (a GPU with links down through NVSwitch sees fewer
+            // than its peer does): `merge.rs` takes the fewer. Another kind may not.
+            let both_nvlink = |x: &crate::model::LinkKind, y: &crate::model::LinkKind| {
+                x.nvlinks().is_some() && y.nvlinks().is_some()
+            };
             if let Some(Cell::Link(there)) = column(a).and_then(|c| other.cells.get(c))
                 && there != here
+                && !both_nvlink(here, there)
             {
                 return Err(parse_error(
                     origin,

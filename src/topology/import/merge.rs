@@ -179,8 +179,24 @@ impl Merge {
         debug_assert_eq!(pairs.gpus, self.gpu_list);
         for (i, j, kind) in pairs.iter() {
             let (a, b) = (pairs.gpus[i], pairs.gpus[j]);
-            // The lower cell says the same (a matrix that does not is refused as it is read).
-            if a > b && pairs.get(j, i).is_some() {
+            // The lower cell says the same kind (a matrix that does not is refused as it is
+            // read); two NVLink counts (a degraded NVSwitch board: NV18 from one GPU, NV12
+            // from the one with links down) meet at the fewer, the links as they run.
+            if a > b
+                && let Some(upper) = pairs.get(j, i)
+            {
+                if let (Some(here), Some(there)) = (kind.nvlinks(), upper.nvlinks())
+                    && here < there
+                {
+                    if let Some(entry) = self.kinds.get_mut(i.min(j) * n + i.max(j)) {
+                        let slot = if pci_only { &mut entry.1 } else { &mut entry.0 };
+                        *slot = Some(kind);
+                    }
+                    self.notes.push(TopologyNote::new(format!(
+                        "GPU{b}'s row has {upper} towards GPU{a} and GPU{a}'s row {kind}: the \
+                         pair is taken at {kind}, the links as they run"
+                    )));
+                }
                 continue;
             }
             let Some(entry) = self.kinds.get_mut(i.min(j) * n + i.max(j)) else {
