@@ -164,6 +164,20 @@ fn no_output_flag_replaces_the_commands_own_input_or_another_output() {
         .collect();
     assert!(before == after, "an input file was changed");
     assert!(!d.join("x.csv").exists());
+    // A catalog name is the built-in entry, never a file of that name: re-running
+    // `topo --catalog dgx-h100 -o dgx-h100` in one folder writes it again.
+    for _ in 0..2 {
+        let out = headless()
+            .current_dir(d)
+            .args(["topo", "--catalog", "dgx-h100", "-o", "dgx-h100"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     // /dev/null named twice replaces nothing: allowed.
     let r = common::run(&[
         "bench",
@@ -719,11 +733,15 @@ fn a_size_no_gpu_holds_is_refused_or_not_modeled() {
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let rows = v["results"].as_array().unwrap();
         assert!(!rows.is_empty());
-        for row in rows {
+        // Latency tests chase a small buffer of their own, whatever the size.
+        for row in rows
+            .iter()
+            .filter(|r| !r["test"].as_str().is_some_and(|t| t.starts_with("latency")))
+        {
             assert_ne!(row["status"], "ok", "{cmd}: {row}");
             if row["status"] == "skipped" && row["reason"].as_str().unwrap().contains("buffer") {
                 assert!(
-                    row["reason"].as_str().unwrap().contains("does not fit"),
+                    row["reason"].as_str().unwrap().contains("fit in GPU"),
                     "{row}"
                 );
             }

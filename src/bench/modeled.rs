@@ -240,21 +240,31 @@ impl ModeledBackend {
         Ok((live, Some(note)))
     }
 
-    /// Ok when a buffer of the case's size fits in the memory of each GPU of the cell (where the
-    /// topology says how much it has): a copy of more than a GPU holds runs out of memory on a
-    /// real machine, skipped as a live run skips it, never modeled at its line rate.
+    /// Ok when the buffers a live run allocates for the cell fit in each GPU's memory (where
+    /// the topology says how much it has): a copy of more than a GPU holds runs out of memory on
+    /// a real machine, skipped as a live run skips it, never modeled at its line rate.
     fn fits(&self, case: &Case, src: Endpoint, dst: Endpoint) -> Result<(), (Status, String)> {
-        for g in [src.gpu(), dst.gpu()].into_iter().flatten() {
+        for (g, buffers) in buffers_per_gpu(case, src, dst) {
             let Some(mib) = self.topo.gpu(g).and_then(|g| g.memory_mib) else {
                 continue;
             };
-            if case.bytes > mib << 20 {
+            let needed = case.bytes.saturating_mul(buffers);
+            if needed > mib << 20 {
+                let fmt = crate::model::quantities::format_bytes;
+                let what = if buffers == 1 {
+                    format!("a {} buffer does", fmt(case.bytes))
+                } else {
+                    format!(
+                        "{buffers} buffers of {} ({}) do",
+                        fmt(case.bytes),
+                        fmt(needed)
+                    )
+                };
                 return Err((
                     Status::Skipped,
                     format!(
-                        "not modeled: a {} buffer does not fit in GPU {g}'s {} of memory",
-                        crate::model::quantities::format_bytes(case.bytes),
-                        crate::model::quantities::format_bytes(mib << 20)
+                        "not modeled: {what} not fit in GPU {g}'s {} of memory",
+                        fmt(mib << 20)
                     ),
                 ));
             }
@@ -518,6 +528,47 @@ impl Backend for ModeledBackend {
                 }
             })
             .collect()
+    }
+}
+
+/// The device buffers of `case`'s size a live run allocates on each GPU of the cell
+/// (`bench/cuda/cases.rs`): a host copy one (three for the bidirectional ones: the timed copy
+/// and the opposite one of twice its size), a pair one on each side (two for bidirectional),
+/// a local copy two, a fan into one GPU one per peer on it, every GPU's source plus a
+/// destination per peer for all-pairs. Latency tests use a small chase buffer: none.
+fn buffers_per_gpu(case: &Case, src: Endpoint, dst: Endpoint) -> Vec<(usize, u64)> {
+    let peers = case.gpus.len().saturating_sub(1) as u64;
+    let others = |me: usize| case.gpus.iter().filter(move |&&g| g != me).copied();
+    match case.test.shape() {
+        Shape::HostDevice { bidir, .. } => {
+            let g = src.gpu().or(dst.gpu());
+            g.map(|g| (g, if bidir { 3 } else { 1 }))
+                .into_iter()
+                .collect()
+        }
+        Shape::HostAll { .. } => src
+            .gpu()
+            .or(dst.gpu())
+            .map(|g| (g, 1))
+            .into_iter()
+            .collect(),
+        Shape::Pair { bidir, .. } => [src.gpu(), dst.gpu()]
+            .into_iter()
+            .flatten()
+            .map(|g| (g, if bidir { 2 } else { 1 }))
+            .collect(),
+        Shape::Local => src.gpu().map(|g| (g, 2)).into_iter().collect(),
+        Shape::Fan { to_one } => {
+            let Some(me) = (if to_one { dst } else { src }).gpu() else {
+                return Vec::new();
+            };
+            let mine = if to_one { peers.max(1) } else { 1 };
+            std::iter::once((me, mine))
+                .chain(others(me).map(|o| (o, 1)))
+                .collect()
+        }
+        Shape::AllPairs => case.gpus.iter().map(|&g| (g, peers + 1)).collect(),
+        Shape::Latency { .. } => Vec::new(),
     }
 }
 

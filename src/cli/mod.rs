@@ -437,6 +437,12 @@ pub struct SourceArgs {
     pub catalog: Option<String>,
 }
 
+/// Whether a `--catalog` value names a file (`.toml`, as `catalog::load_machine` decides) rather
+/// than a built-in entry.
+pub(crate) fn is_catalog_file(value: &str) -> bool {
+    value.trim().to_ascii_lowercase().ends_with(".toml")
+}
+
 impl SourceArgs {
     /// The files these flags read (`--import` captures, a `--catalog` file), by flag: what no
     /// output of the command may replace ([`output::check_outputs`]).
@@ -445,9 +451,12 @@ impl SourceArgs {
             .import
             .iter()
             .map(|p| ("--import", std::path::Path::new(p)));
+        // A catalog name (`dgx-h100`) is the built-in entry whatever file lies about; only a
+        // `.toml` path is read from disk (as `catalog::load_machine` reads it).
         let catalog = self
             .catalog
             .iter()
+            .filter(|p| is_catalog_file(p))
             .map(|p| ("--catalog", std::path::Path::new(p)));
         imports.chain(catalog).collect()
     }

@@ -96,9 +96,10 @@ pub fn read_record(out: &Path, node: &str) -> Option<NodeRecord> {
 /// `user@host` (letters, digits, `.`, `-`, `_`, `@`, `:` and `[` `]` for IPv6 literals), not
 /// starting with `-` or `.`.
 pub fn check_node_name(name: &str) -> Result<(), String> {
-    // `[user@]host`: at most one `@`, with a user before it and a host after it.
-    let host = match name.split_once('@') {
-        Some((user, host)) if !user.is_empty() && !host.contains('@') => host,
+    // `[user@]host` as ssh splits it: at the last `@` (a directory user may hold one, as in
+    // `alice@corp.example@gpu01`), a user before it and a host after it.
+    let host = match name.rsplit_once('@') {
+        Some((user, host)) if !user.is_empty() => host,
         Some(_) => "",
         None => name,
     };
@@ -112,7 +113,7 @@ pub fn check_node_name(name: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{} is not a host name ([user@]host: letters, digits, . - _ : only)",
+            "{} is not a host name ([user@]host: a user before the last @ and a host after it; letters, digits, . - _ : [ ] only)",
             quoted(name)
         ))
     }
@@ -509,12 +510,17 @@ mod tests {
         assert_eq!(parse_hosts(file, true).unwrap(), ["n1", "n2", "root@n3"]);
         assert_eq!(
             parse_hosts("ok\n-oProxyCommand=x\n", true).unwrap_err(),
-            "line 2: \"-oProxyCommand=x\" is not a host name ([user@]host: letters, digits, . - _ : only)"
+            "line 2: \"-oProxyCommand=x\" is not a host name ([user@]host: a user before the last @ and a host after it; letters, digits, . - _ : [ ] only)"
         );
         assert!(parse_hosts("../etc", false).is_err());
         assert!(parse_hosts("a/b", false).is_err());
-        // A user with no host, a host with no user, two users: not hosts ssh could reach.
-        for bad in ["user@", "@host", "a@b@c"] {
+        // A user with no host, a host with no user: not hosts ssh could reach. A user with an
+        // `@` of its own is one (ssh splits at the last).
+        assert_eq!(
+            parse_hosts("alice@corp.example@gpu01", false).unwrap(),
+            ["alice@corp.example@gpu01"]
+        );
+        for bad in ["user@", "@host", "a@b@"] {
             assert!(
                 parse_hosts(bad, false)
                     .unwrap_err()

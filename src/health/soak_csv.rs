@@ -401,7 +401,9 @@ impl Row<'_> {
             power_w: self.within("power_w", 0.0, 100_000.0)?,
             gpu_temp_c: self.within("gpu_temp_c", TEMP_C.0, TEMP_C.1)?,
             mem_temp_c: self.within("mem_temp_c", TEMP_C.0, TEMP_C.1)?,
-            fan_percent: self.percent("fan_percent")?,
+            // NVML's fan speed "may exceed 100 % in certain cases" (nvmlDeviceGetFanSpeed):
+            // kept as read.
+            fan_percent: self.u32_of("fan_percent")?,
             util_percent: self.percent("util_percent")?,
             throttle,
             ecc_corrected: self.u64_of("ecc_corrected")?,
