@@ -327,17 +327,21 @@ fn a_topo_matrix_whose_rows_disagree_is_refused_at_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(common::crate_file("tests/data/h200-2x-device-topo-m.txt"))
         .unwrap();
-    let edited: Vec<String> = text
-        .lines()
-        .map(|l| {
-            if l.starts_with("GPU1\t") {
-                l.replacen("NV18", "SYS", 1)
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    let path = common::write(dir.path(), "asym.txt", &edited.join("\n"));
+    // The capture with GPU1's row saying `to` towards GPU0, written as `name`.
+    let gpu1_says = |to: &str, name: &str| {
+        let edited: Vec<String> = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("GPU1\t") {
+                    l.replacen("NV18", to, 1)
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        common::write(dir.path(), name, &edited.join("\n"))
+    };
+    let path = gpu1_says("SYS", "asym.txt");
     let path = path.to_str().unwrap();
     for cmd in [
         &["topo", "--import", path][..],
@@ -356,17 +360,7 @@ fn a_topo_matrix_whose_rows_disagree_is_refused_at_the_line() {
     }
     // Two NVLink counts may differ (a GPU with links down through NVSwitch sees fewer): the
     // pair is taken at the fewer, said in a note.
-    let fewer: Vec<String> = text
-        .lines()
-        .map(|l| {
-            if l.starts_with("GPU1\t") {
-                l.replacen("NV18", "NV12", 1)
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    let path = common::write(dir.path(), "nv12.txt", &fewer.join("\n"));
+    let path = gpu1_says("NV12", "nv12.txt");
     let r = common::run(&[
         "topo",
         "--import",
