@@ -788,3 +788,30 @@ fn compare_leaves_out_a_copy_figure_above_its_line_rate() {
     );
     assert!(!r.stdout.contains("99999"), "{}", r.stdout);
 }
+
+/// A negative count or size reaches its flag's own check (clap called it an unexpected
+/// argument), and an empty `--remote` is refused before anything says "connecting".
+#[test]
+fn negative_values_and_an_empty_host_name_their_flag() {
+    for (args, needles) in [
+        (vec!["watch", "--count", "-1"], vec!["--count", "-1"]),
+        (
+            vec![
+                "bench",
+                "bandwidth",
+                "--modeled",
+                "--catalog",
+                "dgx-h100",
+                "--sizes",
+                "-4K",
+            ],
+            vec!["--sizes", "-4K"],
+        ),
+        (
+            vec!["topo", "--remote", ""],
+            vec!["--remote: no host given"],
+        ),
+    ] {
+        common::one_line_error(&args, Some(2), &needles);
+    }
+}

@@ -41,7 +41,8 @@ pub struct BandwidthArgs {
         long,
         value_name = "SIZES",
         default_value = "512M",
-        hide_default_value = true
+        hide_default_value = true,
+        allow_hyphen_values = true
     )]
     pub sizes: String,
     /// Copies per sample, 1 to 100000.

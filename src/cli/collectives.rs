@@ -37,7 +37,8 @@ pub struct CollectivesArgs {
         long,
         value_name = "SIZES",
         default_value = "8..1G",
-        hide_default_value = true
+        hide_default_value = true,
+        allow_hyphen_values = true
     )]
     pub sizes: String,
     /// Element type: f32, bf16, f16, f64, i32.

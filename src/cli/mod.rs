@@ -1026,6 +1026,16 @@ pub fn check_ssh_flags(remote: &RemoteArgs, fleet_run: bool) -> Result<(), CliEr
             "fleet run reaches its hosts itself (--hosts, --hosts-file, --slurm): --remote goes with one server"
         )));
     }
+    if remote
+        .remote
+        .as_deref()
+        .is_some_and(|h| h.trim().is_empty())
+    {
+        // Refused here rather than after "connecting to  …".
+        return Err(CliError::input(anyhow::anyhow!(
+            "--remote: no host given (expected [user@]host as ssh takes it)"
+        )));
+    }
     if remote.remote.is_some() || fleet_run {
         return Ok(());
     }

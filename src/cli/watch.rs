@@ -36,7 +36,7 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DURATION", conflicts_with = "replay")]
     pub interval: Option<String>,
     /// Stop after N samples.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub count: Option<u64>,
     /// Also write each interval as CSV rows to FILE (columns in docs/CSV.md).
     #[arg(long, value_name = "FILE")]
