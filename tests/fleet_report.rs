@@ -729,3 +729,27 @@ fn a_fleet_mixing_modeled_and_measured_nodes_says_which_is_which() {
         "{rows:?}"
     );
 }
+
+/// A node.json that cannot be read (cut short) is said, not passed over: the node is named by
+/// its report, and a note says why.
+#[test]
+fn a_broken_node_json_is_said_not_silently_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundled = common::crate_file("assets/reports/h200-2x-sxm-2026-11-28.json");
+    for node in ["n1", "n2"] {
+        let folder = dir.path().join("nodes").join(node);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::copy(&bundled, folder.join("report.json")).unwrap();
+    }
+    std::fs::write(dir.path().join("nodes/n1/node.json"), "{\"node\":").unwrap();
+    let out = dir.path().join("out");
+    let (r, json) = fleet_report(&[&dir.path().join("nodes")], &out);
+    assert!(
+        r.stdout
+            .contains("the node.json beside its report could not be read"),
+        "{}",
+        r.stdout
+    );
+    let notes = json["notes"].to_string();
+    assert!(notes.contains("could not be read"), "{notes}");
+}

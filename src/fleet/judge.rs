@@ -185,6 +185,8 @@ pub struct FigureSummary {
 /// whole were 6.6 GB.
 pub struct NodeRead {
     node: NodeOutcome,
+    /// Why its `node.json` could not be read, where one was there.
+    record_error: Option<String>,
     origin: String,
     path: std::path::PathBuf,
     facts: Option<Facts>,
@@ -197,6 +199,7 @@ impl NodeRead {
         let (node, facts, figures) = node_read(&input);
         NodeRead {
             node,
+            record_error: input.record_error,
             origin: input.origin,
             path: input.path,
             facts,
@@ -219,6 +222,16 @@ pub fn judge_read(
     let mut judged: Vec<NodeOutcome> = Vec::with_capacity(nodes.len());
     let mut facts: Vec<Option<Facts>> = Vec::with_capacity(nodes.len());
     let mut figures: Vec<Figures> = Vec::with_capacity(nodes.len());
+    let records: Vec<String> = nodes
+        .iter()
+        .filter_map(|n| {
+            let why = n.record_error.as_ref()?;
+            Some(format!(
+                "{}: the node.json beside its report could not be read ({why}); named by its report",
+                n.node.name
+            ))
+        })
+        .collect();
     for n in nodes {
         judged.push(n.node);
         facts.push(n.facts);
@@ -234,6 +247,7 @@ pub fn judge_read(
         node.figures = figs.iter().map(|(k, v)| (k.id(), *v)).collect();
     }
     notes.extend(unlike_steps(&figures));
+    notes.extend(records);
     let fields = consistency(&facts, rules, &mut nodes);
     let figure_summaries = outliers(&figures, rules, &mut nodes);
     let between = fold_between(between, rules, &mut nodes, &mut notes);

@@ -33,6 +33,9 @@ pub struct NodeInput {
     pub slurm_job: Option<String>,
     /// The report, or the one line that says why it could not be read.
     pub content: Result<NodeContent, String>,
+    /// Why the `node.json` beside the report could not be read, where one is there and could
+    /// not (the node is then named by its report: said, not silently).
+    pub record_error: Option<String>,
 }
 
 /// What a node's file held.
@@ -153,7 +156,10 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
 
 /// Reads one node's file and names the node.
 pub fn read_node(path: &Path) -> NodeInput {
-    let record = node_json(path);
+    let (record, record_error) = match node_json(path) {
+        Ok(r) => (r, None),
+        Err(why) => (NodeFile::default(), Some(one_line(&why, 160))),
+    };
     let content = if path.is_dir() {
         read_tool_outputs(path)
     } else if path.is_file() {
@@ -198,6 +204,7 @@ pub fn read_node(path: &Path) -> NodeInput {
         path: path.to_path_buf(),
         slurm_job,
         content,
+        record_error,
     }
 }
 
@@ -292,21 +299,20 @@ fn may_hold_negative(json: &[u8]) -> bool {
 }
 
 /// The `node.json` beside a report.json or check.json; nothing for other files (a folder of
-/// `*.json` reports shares one folder) or a record that cannot be read.
-fn node_json(path: &Path) -> NodeFile {
+/// `*.json` reports shares one folder) or where there is none; why not where one is there and
+/// cannot be read.
+fn node_json(path: &Path) -> Result<NodeFile, String> {
     let own_folder = path
         .file_name()
         .is_some_and(|n| n == "report.json" || n == "check.json");
     let Some(file) = path.parent().map(|p| p.join("node.json")) else {
-        return NodeFile::default();
+        return Ok(NodeFile::default());
     };
     if !own_folder || !file.is_file() {
-        return NodeFile::default();
+        return Ok(NodeFile::default());
     }
-    crate::input::read_text(&file, MAX_NODE_JSON)
-        .ok()
-        .and_then(|text| serde_json::from_str::<NodeFile>(&text).ok())
-        .unwrap_or_default()
+    let text = crate::input::read_text(&file, MAX_NODE_JSON).map_err(|e| e.to_string())?;
+    serde_json::from_str::<NodeFile>(&text).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
