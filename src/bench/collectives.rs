@@ -389,20 +389,10 @@ pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
         );
     }
     // A buffer larger than a GPU holds runs out of memory on a real machine: not modeled.
-    if let Some((g, mib)) = case
-        .gpus
-        .iter()
-        .filter_map(|&g| Some((g, topo.gpu(g)?.memory_mib?)))
-        .find(|(_, mib)| case.bytes > mib << 20)
+    if let Some(why) =
+        super::modeled::not_fitting(topo, case.bytes, case.gpus.iter().map(|&g| (g, 1)))
     {
-        return mk(
-            Status::Skipped,
-            format!(
-                "not modeled: a {} buffer does not fit in GPU {g}'s {} of memory",
-                crate::model::quantities::format_bytes(case.bytes),
-                crate::model::quantities::format_bytes(mib << 20)
-            ),
-        );
+        return mk(Status::Skipped, why);
     }
     let Some((line, nv, (a, b))) = slowest_link(topo, &case.gpus) else {
         return mk(Status::Skipped, "modeled: link line rates unknown".into());

@@ -240,38 +240,6 @@ impl ModeledBackend {
         Ok((live, Some(note)))
     }
 
-    /// Ok when the buffers a live run allocates for the cell fit in each GPU's memory (where
-    /// the topology says how much it has): a copy of more than a GPU holds runs out of memory on
-    /// a real machine, skipped as a live run skips it, never modeled at its line rate.
-    fn fits(&self, case: &Case, src: Endpoint, dst: Endpoint) -> Result<(), (Status, String)> {
-        for (g, buffers) in buffers_per_gpu(case, src, dst) {
-            let Some(mib) = self.topo.gpu(g).and_then(|g| g.memory_mib) else {
-                continue;
-            };
-            let needed = case.bytes.saturating_mul(buffers);
-            if needed > mib << 20 {
-                let fmt = crate::model::quantities::format_bytes;
-                let what = if buffers == 1 {
-                    format!("a {} buffer does", fmt(case.bytes))
-                } else {
-                    format!(
-                        "{buffers} buffers of {} ({}) do",
-                        fmt(case.bytes),
-                        fmt(needed)
-                    )
-                };
-                return Err((
-                    Status::Skipped,
-                    format!(
-                        "not modeled: {what} not fit in GPU {g}'s {} of memory",
-                        fmt(mib << 20)
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// (figure, line rate, how) for one cell; `Err(reason)` when it is waived or unknown.
     fn figure(
         &self,
@@ -279,6 +247,10 @@ impl ModeledBackend {
         src: Endpoint,
         dst: Endpoint,
     ) -> Result<Figure, (Status, String)> {
+        // The buffers a live run allocates must fit (skipped as a live run runs out of memory).
+        if let Some(why) = not_fitting(&self.topo, case.bytes, buffers_per_gpu(case, src, dst)) {
+            return Err((Status::Skipped, why));
+        }
         let unknown = |what: &str| (Status::Skipped, format!("modeled: {what} unknown"));
         let shape = case.test.shape();
         let path = Path::of(&self.topo, shape, src, dst, &case.gpus);
@@ -487,48 +459,70 @@ impl Backend for ModeledBackend {
     fn run_case(&mut self, case: &Case, _warnings: &mut Vec<Warning>) -> Vec<BandwidthResult> {
         case.cells()
             .into_iter()
-            .map(|(src, dst)| {
-                match self
-                    .fits(case, src, dst)
-                    .and_then(|()| self.figure(case, src, dst))
-                {
-                    Ok(f) => {
-                        let f = f.at_size(case);
-                        let mut r = BandwidthResult::empty(
-                            case.test,
-                            src,
-                            dst,
-                            case.bytes,
-                            Source::Modeled,
-                            Status::Ok,
-                            format!("modeled: {}", f.how),
-                        );
-                        r.line_rate_gbps = f.line;
-                        if case.test.is_latency() {
-                            r.latency_ns = Some(f.value);
-                        } else {
-                            r.median_gbps = Some(f.value);
-                            if matches!(case.test.shape(), Shape::Pair { bidir: true, .. }) {
-                                r.fwd_gbps = Some(f.value / 2.0);
-                                r.rev_gbps = Some(f.value / 2.0);
-                            }
-                        }
-                        r.update_efficiency();
-                        r
-                    }
-                    Err((status, reason)) => BandwidthResult::empty(
+            .map(|(src, dst)| match self.figure(case, src, dst) {
+                Ok(f) => {
+                    let f = f.at_size(case);
+                    let mut r = BandwidthResult::empty(
                         case.test,
                         src,
                         dst,
                         case.bytes,
                         Source::Modeled,
-                        status,
-                        reason,
-                    ),
+                        Status::Ok,
+                        format!("modeled: {}", f.how),
+                    );
+                    r.line_rate_gbps = f.line;
+                    if case.test.is_latency() {
+                        r.latency_ns = Some(f.value);
+                    } else {
+                        r.median_gbps = Some(f.value);
+                        if matches!(case.test.shape(), Shape::Pair { bidir: true, .. }) {
+                            r.fwd_gbps = Some(f.value / 2.0);
+                            r.rev_gbps = Some(f.value / 2.0);
+                        }
+                    }
+                    r.update_efficiency();
+                    r
                 }
+                Err((status, reason)) => BandwidthResult::empty(
+                    case.test,
+                    src,
+                    dst,
+                    case.bytes,
+                    Source::Modeled,
+                    status,
+                    reason,
+                ),
             })
             .collect()
     }
+}
+
+/// Why `buffers` of `bytes` each on a GPU (`(gpu, buffers)`) do not fit in its memory, for the
+/// first GPU of `topo` where they do not (`None` where all fit, or the memory is not known): a
+/// copy or collective of more than a GPU holds runs out of memory on a real machine, so it is
+/// not modeled at its line rate.
+pub(crate) fn not_fitting(
+    topo: &Topology,
+    bytes: u64,
+    buffers: impl IntoIterator<Item = (usize, u64)>,
+) -> Option<String> {
+    let fmt = crate::model::quantities::format_bytes;
+    buffers.into_iter().find_map(|(g, n)| {
+        let mib = topo.gpu(g)?.memory_mib?;
+        let needed = bytes.saturating_mul(n);
+        (needed > mib << 20).then(|| {
+            let what = if n == 1 {
+                format!("a {} buffer does", fmt(bytes))
+            } else {
+                format!("{n} buffers of {} ({}) do", fmt(bytes), fmt(needed))
+            };
+            format!(
+                "not modeled: {what} not fit in GPU {g}'s {} of memory",
+                fmt(mib << 20)
+            )
+        })
+    })
 }
 
 /// The device buffers of `case`'s size a live run allocates on each GPU of the cell

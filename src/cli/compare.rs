@@ -149,12 +149,7 @@ pub fn run(args: CompareArgs) -> Result<(), CliError> {
         .map(|p| ("compare", p.as_path()))
         .collect();
     inputs.extend(args.import.iter().map(|p| ("--import", p.as_ref())));
-    inputs.extend(
-        args.catalogs
-            .iter()
-            .filter(|p| super::is_catalog_file(p))
-            .map(|p| ("--catalog", p.as_ref())),
-    );
+    inputs.extend(super::catalog_files(&args.catalogs));
     super::output::check_outputs(&[("--ranking-csv", args.ranking_csv.as_ref())], &inputs)?;
     let reports = machines(&args)?;
     if reports.len() < 2 {

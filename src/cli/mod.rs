@@ -437,10 +437,16 @@ pub struct SourceArgs {
     pub catalog: Option<String>,
 }
 
-/// Whether a `--catalog` value names a file (`.toml`, as `catalog::load_machine` decides) rather
-/// than a built-in entry.
-pub(crate) fn is_catalog_file(value: &str) -> bool {
-    value.trim().to_ascii_lowercase().ends_with(".toml")
+/// The `--catalog` values that name a file (`.toml`, as `catalog::load_machine` decides), as the
+/// inputs no output may replace: a name (`dgx-h100`) is the built-in entry whatever file lies
+/// about.
+pub(crate) fn catalog_files<'a>(
+    values: impl IntoIterator<Item = &'a String>,
+) -> impl Iterator<Item = (&'static str, &'a std::path::Path)> {
+    values
+        .into_iter()
+        .filter(|v| v.trim().to_ascii_lowercase().ends_with(".toml"))
+        .map(|v| ("--catalog", std::path::Path::new(v)))
 }
 
 impl SourceArgs {
@@ -451,14 +457,7 @@ impl SourceArgs {
             .import
             .iter()
             .map(|p| ("--import", std::path::Path::new(p)));
-        // A catalog name (`dgx-h100`) is the built-in entry whatever file lies about; only a
-        // `.toml` path is read from disk (as `catalog::load_machine` reads it).
-        let catalog = self
-            .catalog
-            .iter()
-            .filter(|p| is_catalog_file(p))
-            .map(|p| ("--catalog", std::path::Path::new(p)));
-        imports.chain(catalog).collect()
+        imports.chain(catalog_files(&self.catalog)).collect()
     }
 
     /// The machine these flags name, as a job's target.
@@ -670,12 +669,11 @@ pub(crate) fn energy_window_needs_measuring(
     window: Option<crate::model::EnergyWindow>,
     modeled: bool,
 ) -> Result<(), CliError> {
-    if window.is_some() && modeled {
-        return Err(CliError::input(anyhow::anyhow!(
-            "--energy-window runs measured tests longer for their energy: it does not apply with --modeled"
-        )));
-    }
-    Ok(())
+    refuse_unused(
+        &[("--energy-window", window.is_some())],
+        !modeled,
+        "runs measured tests longer for their energy: it does not apply with --modeled",
+    )
 }
 
 /// Refuses the first of `flags` given (`(flag, given)`) where it does not apply: `why` says

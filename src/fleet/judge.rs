@@ -915,7 +915,8 @@ fn copy_figures(v: &View) -> Vec<(FigureKey, f64)> {
     for r in results {
         if r.status != Status::Ok
             || (r.median_gbps.is_none() && r.latency_ns.is_none())
-            || implausible(r)
+            // Above its line rate: no link carries more, so it is not compared.
+            || r.above_line_rate()
         {
             continue;
         }
@@ -1177,13 +1178,6 @@ fn suspect_gpu(findings: &[Finding]) -> Option<usize> {
     })
 }
 
-/// A copy figure above the line rate of the links it crossed (by more than
-/// [`crate::model::PLAUSIBLE_EFFICIENCY`]'s slack): no link carries more, so it is not compared.
-fn implausible(r: &BandwidthResult) -> bool {
-    r.efficiency
-        .is_some_and(|e| e.is_finite() && e > crate::model::PLAUSIBLE_EFFICIENCY)
-}
-
 /// The node's copy figures above their line rate, as UNKNOWN findings, one per test and size
 /// (left out of the comparison: a bundled 8× H200 report of an older method holds one_to_all
 /// at 2.14× it on every GPU).
@@ -1195,7 +1189,7 @@ fn implausible_findings(v: &View) -> Vec<Finding> {
         .into_iter()
         .flatten()
         .chain(v.health.map(|h| h.bandwidth.iter()).into_iter().flatten())
-        .filter(|r| r.status == Status::Ok && r.median_gbps.is_some() && implausible(r))
+        .filter(|r| r.status == Status::Ok && r.median_gbps.is_some() && r.above_line_rate())
     {
         groups.entry((r.test.id(), r.bytes)).or_default().push(r);
     }

@@ -715,19 +715,13 @@ impl PhaseFigures {
         // A last stretch inside a dip the jitter rule found is that dip, not a sag over the
         // run: its cause is the dip's, read over the dip's own window (a competing job in the
         // phase's last seconds left too few clean readings in the phase to tell it apart).
-        if let Some(dip) = self
+        let dip = self
             .dips
             .iter()
-            .find(|p| p.load == load && p.from_s < to_s && p.to_s > from_s)
-        {
-            let a = attribution::attribute(
-                &soak.samples,
-                g,
-                load,
-                dip.from_s,
-                dip.to_s,
-                &soak.sampled_gpus(),
-            );
+            .find(|p| p.load == load && p.from_s < to_s && p.to_s > from_s);
+        let (from, to) = dip.map_or((from_s, to_s), |p| (p.from_s, p.to_s));
+        let a = attribution::attribute(&soak.samples, g, load, from, to, &soak.sampled_gpus());
+        if let Some(dip) = dip {
             return c.because_text(
                 format!(
                     "{load} fell {:.0} % by its last stretch, which is the dip {dip}: {}",
@@ -737,7 +731,6 @@ impl PhaseFigures {
                 &a.fix,
             );
         }
-        let a = attribution::attribute(&soak.samples, g, load, from_s, to_s, &soak.sampled_gpus());
         let (cause, fix) = if a.kind != attribution::CauseKind::Unknown {
             (a.cause, a.fix)
         } else if let Some((t0, t1)) = heating(samples, load, from_s, to_s) {

@@ -447,6 +447,13 @@ impl BandwidthResult {
         }
     }
 
+    /// Whether its efficiency is above what a correct measurement can show
+    /// ([`PLAUSIBLE_EFFICIENCY`]): a figure to distrust, not one to compare or rank.
+    pub fn above_line_rate(&self) -> bool {
+        self.efficiency
+            .is_some_and(|e| e.is_finite() && e > PLAUSIBLE_EFFICIENCY)
+    }
+
     /// Recomputes `efficiency` from `median_gbps` and `line_rate_gbps`.
     pub fn update_efficiency(&mut self) {
         self.efficiency = match (self.median_gbps, self.line_rate_gbps) {

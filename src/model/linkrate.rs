@@ -1,13 +1,13 @@
 //! Line rates: the most a link can carry per direction, in GB/s (10^9 bytes per second).
 
+/// The widths a PCIe link has (PCI Express Base Specification: x1, x2, x4, x8, x12, x16, x32).
+pub const PCIE_WIDTHS: [u32; 7] = [1, 2, 4, 8, 12, 16, 32];
+
 /// Per-direction data rate of one PCIe lane in GB/s for PCIe generation `gen`.
 ///
 /// Transfer rate × encoding efficiency ÷ 8 bits, from the PCI-SIG base specifications:
 /// Gen1 2.5 GT/s and Gen2 5 GT/s with 8b/10b; Gen3 8 GT/s, Gen4 16 GT/s and Gen5 32 GT/s with
 /// 128b/130b; Gen6 64 GT/s with 1b/1b FLIT mode (242 payload bytes of each 256-byte FLIT).
-/// The widths a PCIe link has (PCI Express Base Specification: x1, x2, x4, x8, x12, x16, x32).
-pub const PCIE_WIDTHS: [u32; 7] = [1, 2, 4, 8, 12, 16, 32];
-
 fn pcie_lane_gbps(generation: u32) -> Option<f64> {
     let (gts, efficiency) = match generation {
         1 => (2.5, 8.0 / 10.0),

@@ -180,10 +180,7 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
         .collect();
     // A cell above its line rate is a measurement to distrust: left out, and said.
     let (at, implausible): (Vec<&&BandwidthResult>, Vec<&&BandwidthResult>) =
-        at.into_iter().partition(|r| {
-            r.efficiency
-                .is_none_or(|e| e <= crate::model::PLAUSIBLE_EFFICIENCY)
-        });
+        at.into_iter().partition(|r| !r.above_line_rate());
     let vals: Vec<f64> = at.iter().filter_map(|r| r.median_gbps).collect();
     let Some(st) = Stats::of(&vals) else {
         return (!implausible.is_empty()).then(|| {

@@ -61,9 +61,15 @@ impl MemoryEstimate {
     pub fn describe_total(&self) -> String {
         match self.known_total_gib() {
             Some(t) => format!("{t:.1} GiB"),
-            None if self.total_gib() < 0.05 => "unknown".to_string(),
+            None if self.nothing_known() => "unknown".to_string(),
             None => format!("at least {:.1} GiB", self.total_gib()),
         }
+    }
+
+    /// Whether no part of the step's memory is known (a workload stating no weights and no
+    /// activations): no lower bound worth a figure.
+    pub fn nothing_known(&self) -> bool {
+        self.known_total_gib().is_none() && self.total_gib() < 0.05
     }
 
     /// Whether the step fits in [`USABLE_SHARE`] of the GPU's memory: `Some(false)` as soon as

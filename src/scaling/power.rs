@@ -4,7 +4,8 @@
 //!
 //! A GPU draws its idle power plus a share of the rest that follows how busy it is: busy is the
 //! row's compute time ÷ its step time (a GPU waiting on exposed communication or on the host
-//! draws near idle); where the host sets the step, the GPU's own work in it ÷ the step. The reference it scales, first found of:
+//! draws near idle); where the host sets the step, the GPU's own work in it ÷ the step. The
+//! reference it scales, first found of:
 //! 1. the run's own framework row of the workload (same mode, smallest GPU count measured):
 //!    `W(n) = idle + (W_measured − idle) × busy(n) ÷ busy(measured)`; samples per joule keeps
 //!    that row's measured energy per sample, scaled by the model's samples/s per GPU and power;

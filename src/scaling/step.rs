@@ -123,7 +123,7 @@ pub fn step_terms_in(
         calibration: c.calibration,
         calibration_basis: c.basis,
         host_floor_ms: c.host_floor_ms,
-        gpu_work_ms: c.gpu_ms,
+        gpu_work_ms: c.gpu_work_ms,
     })
 }
 
@@ -142,7 +142,7 @@ struct ComputeTerm {
     /// DDP's own cost per step (measured at one rank), ms: added on two or more GPUs.
     wrapper_ms: f64,
     /// The GPU's own work, ms, where the host floor set `ms` (see [`Terms::gpu_work_ms`]).
-    gpu_ms: Option<f64>,
+    gpu_work_ms: Option<f64>,
 }
 
 /// A pattern's step: its terms, and the share of each candidate for what bounds it.
@@ -270,7 +270,7 @@ fn calibrated_term(
         host_floor_ms: floor.map(|(ms, _)| ms),
         wrapper_ms,
         // A 1-GPU step that was itself host-bound gives no GPU work apart from the host's.
-        gpu_ms: (floor_sets && !sm.host_bound).then_some(gpu_ms),
+        gpu_work_ms: (floor_sets && !sm.host_bound).then_some(gpu_ms),
     }
 }
 
@@ -297,7 +297,7 @@ fn utilization_term(w: &Workload, m: &Machine, n: usize, b: f64) -> Result<Compu
         host_bound: false,
         host_floor_ms: None,
         wrapper_ms: 0.0,
-        gpu_ms: None,
+        gpu_work_ms: None,
     })
 }
 

@@ -343,15 +343,18 @@ fn model_row(w: &Workload, m: &Machine, mode: Mode, n: usize, mut p: ScalingPoin
     let memory_note = mem
         .as_ref()
         .filter(|e| e.known_total_gib().is_none())
-        .map(|e| match e.describe_total().as_str() {
-            "unknown" => {
+        .map(|e| {
+            if e.nothing_known() {
                 "; memory per GPU unknown (the workload states neither its weights nor its \
                  activations)"
                     .to_string()
+            } else {
+                format!(
+                    "; memory per GPU {} (weights, gradients, optimizer states; activations \
+                     unknown)",
+                    e.describe_total()
+                )
             }
-            total => format!(
-                "; memory per GPU {total} (weights, gradients, optimizer states; activations unknown)"
-            ),
         });
     // In micro-batches of `micro` (halved where the workload's does not fit): the host
     // issues each one's kernels, so the host floor goes with their count.

@@ -5,17 +5,17 @@
 //! source is [`TopologySource::Catalog`], it has no capture time, and its line rates come from
 //! documented figures, never from a measurement.
 
-use super::catalog_cells::{grid, link_matrix, pci_bus_id};
-use crate::model::PCIE_WIDTHS;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::TopologyError;
+use super::catalog_cells::{grid, link_matrix, pci_bus_id};
 use crate::model::validate::Bounds;
 use crate::model::{
     Gpu, GpuLink, Inventory, InventoryKind, LinkKind, LoadState, Nic, NicLink, NvLinkState, P2pCap,
-    P2pCaps, P2pPair, P2pStatus, PcieLink, PcieState, Topology, TopologyNote, TopologySource,
+    P2pCaps, P2pPair, P2pStatus, PCIE_WIDTHS, PcieLink, PcieState, Topology, TopologyNote,
+    TopologySource,
 };
 
 /// The largest catalog file read from a path (`--catalog FILE.toml`).

@@ -195,10 +195,7 @@ fn every_test(results: &[BandwidthResult]) -> Table {
             let eff = crate::model::Stats::of(&effs).map(|s| s.median * 100.0);
             // A cell above the line rate is a measurement to distrust (no link carries more):
             // said in its cell, as the app's table says it.
-            let above = effs
-                .iter()
-                .filter(|&&e| e > crate::model::PLAUSIBLE_EFFICIENCY)
-                .count();
+            let above = rows.iter().filter(|x| x.above_line_rate()).count();
             let eff_cell = if above > 0 {
                 Cell::of(
                     Class::Warning,
