@@ -21,7 +21,14 @@ pub enum Warning {
     /// Peer access is not possible between two GPUs; their P2P cells are waived.
     PeerAccessUnsupported { src: usize, dst: usize },
     /// A size did not fit in memory; those cells are skipped.
-    OutOfMemory { test: TestId, bytes: u64 },
+    OutOfMemory {
+        test: TestId,
+        bytes: u64,
+        /// What held the GPUs' memory when it did not fit (free of total, other processes), one
+        /// entry per GPU of the case, as NVML told it; empty where NVML could not say.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        held: Vec<String>,
+    },
     /// A GPU's PCIe link is narrower than its maximum.
     LinkBelowMax { gpu: usize, link: String },
     /// The modeled backend assumed a figure the topology does not carry.
@@ -52,11 +59,17 @@ impl fmt::Display for Warning {
                 f,
                 "GPU {src} cannot access GPU {dst} as a peer: P2P tests for the pair are waived"
             ),
-            Self::OutOfMemory { test, bytes } => write!(
-                f,
-                "{test}: {} buffers do not fit in GPU memory: skipped",
-                crate::model::quantities::format_bytes(*bytes)
-            ),
+            Self::OutOfMemory { test, bytes, held } => {
+                write!(
+                    f,
+                    "{test}: {} buffers do not fit in GPU memory: skipped",
+                    crate::model::quantities::format_bytes(*bytes)
+                )?;
+                if !held.is_empty() {
+                    write!(f, " ({})", held.join("; "))?;
+                }
+                Ok(())
+            }
             Self::LinkBelowMax { gpu, link } => {
                 write!(f, "GPU {gpu}: PCIe link runs below its maximum ({link})")
             }
@@ -168,5 +181,34 @@ mod tests {
         assert!(lines[1].contains("15.0%"), "{}", lines[1]);
         // A few are each shown.
         assert_eq!(summarize(&w[..2], 3).len(), 2);
+    }
+
+    /// Beside a process holding all but 1 GiB of an H100, the warning said only that 512 MiB
+    /// did not fit; it now says what held the memory, and reports written before still read.
+    #[test]
+    fn out_of_memory_says_who_held_the_memory_and_old_reports_still_read() {
+        let w = Warning::OutOfMemory {
+            test: TestId::H2d,
+            bytes: 512 << 20,
+            held: vec!["GPU 0: 1.0 GiB free of 79.6 GiB, also used by pid 4242 (python3)".into()],
+        };
+        let line = w.to_string();
+        assert!(
+            line.starts_with("h2d: 512 MiB buffers do not fit"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("(GPU 0: 1.0 GiB free of 79.6 GiB, also used by pid 4242 (python3))"),
+            "{line}"
+        );
+        let old: Warning =
+            serde_json::from_str(r#"{"kind":"out_of_memory","test":"h2d","bytes":536870912}"#)
+                .unwrap();
+        assert_eq!(
+            old.to_string(),
+            "h2d: 512 MiB buffers do not fit in GPU memory: skipped"
+        );
+        let back: Warning = serde_json::from_str(&serde_json::to_string(&w).unwrap()).unwrap();
+        assert_eq!(back, w);
     }
 }

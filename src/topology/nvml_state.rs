@@ -308,6 +308,26 @@ pub fn throttle_reasons(bits: ThrottleReasons) -> Vec<ThrottleReason> {
         .collect()
 }
 
+/// Who holds GPU `g`'s memory now, as NVML says: `"GPU 0: 1.0 GiB free of 79.6 GiB, also used
+/// by pid 4242 (python3)"`. For a warning when buffers did not fit; None without NVML.
+pub fn memory_holders(topo: &Topology, g: usize) -> Option<String> {
+    use crate::model::quantities::format_bytes;
+    let nvml = Nvml::init().ok()?;
+    let dev = device(&nvml, topo, g).ok()?;
+    let mem = dev.memory_info().ok()?;
+    let mut line = format!(
+        "GPU {g}: {} free of {}",
+        format_bytes(mem.free),
+        format_bytes(mem.total)
+    );
+    let others = processes(&dev).unwrap_or_default();
+    if !others.is_empty() {
+        let names: Vec<String> = others.iter().map(|p| p.to_string()).collect();
+        line.push_str(&format!(", also used by {}", names.join(", ")));
+    }
+    Some(line)
+}
+
 /// Compute processes on the GPU other than this one.
 pub(crate) fn processes(dev: &Device) -> Option<Vec<GpuProcess>> {
     let me = std::process::id();

@@ -52,6 +52,8 @@ pub struct CudaBackend {
     peer_warned: BTreeSet<(usize, usize)>,
     oom_warned: BTreeSet<(TestId, u64)>,
     energy: energy::BackendEnergy,
+    /// The topology it opened: to ask NVML who holds a GPU's memory when buffers do not fit.
+    topo: Topology,
 }
 
 /// One GPU's long-lived state. `ctx` is declared last so it is released last.
@@ -257,6 +259,7 @@ impl CudaBackend {
             seed: 0x5CA1_E5C0,
             peer_warned: BTreeSet::new(),
             oom_warned: BTreeSet::new(),
+            topo: topo.clone(),
             energy: energy::BackendEnergy::open(topo, &opened),
         })
     }
@@ -344,9 +347,14 @@ impl CudaBackend {
         if let CaseError::Cuda(e) = &err {
             if e.is_out_of_memory() {
                 if self.oom_warned.insert((case.test, case.bytes)) {
+                    let held = Self::involved(case)
+                        .into_iter()
+                        .filter_map(|g| crate::topology::nvml_state::memory_holders(&self.topo, g))
+                        .collect();
                     warnings.push(Warning::OutOfMemory {
                         test: case.test,
                         bytes: case.bytes,
+                        held,
                     });
                 }
             } else if !e.is_peer_unsupported() && context::is_sticky(e) {
