@@ -1,6 +1,6 @@
 //! Likely causes and what to do, as data: the causes many checks share. A check below PASS names
 //! one of these, or writes its own where the cause depends on its readings (`because_text`: the
-//! copy checks' host-CPU and modeled causes in `performance.rs`, the clocks' contention in
+//! copy checks' host-CPU and modeled causes in `copy_checks.rs`, the clocks' contention in
 //! `clock_check.rs`).
 
 /// A likely cause of a finding and what to do about it.

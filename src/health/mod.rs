@@ -4,7 +4,7 @@
 //! memory errors, P2P allowed where the topology allows it ([`state_checks`]), clock limits
 //! ([`clock_check`]), temperature ([`temperature_check`]), settings ([`settings_checks`]).
 //! Performance checks compare copy bandwidth with what the link should carry: its line rate ×
-//! a reference efficiency measured on real hardware ([`expected`], [`performance`]). Each check
+//! a reference efficiency measured on real hardware ([`expected`], [`copy_checks`]). Each check
 //! has a verdict (PASS, WARN, FAIL or UNKNOWN), and below PASS a likely cause and what to do
 //! ([`causes`]). Thresholds are configurable ([`thresholds`]).
 //!
@@ -17,11 +17,11 @@ pub mod attribution;
 pub mod causes;
 mod clock_check;
 pub mod collective_checks;
+pub mod copy_checks;
 pub mod expected;
 mod gpu_ctx;
 mod nvlink_counts;
 pub mod p2p_checks;
-pub mod performance;
 pub mod run;
 mod settings_checks;
 pub mod soak;
@@ -615,11 +615,11 @@ mod tests {
             "mig_mode",
             "compute_mode",
         ];
-        let copies = performance::CHECK_TESTS.map(CheckId::Copy);
+        let copies = copy_checks::CHECK_TESTS.map(CheckId::Copy);
         for (id, word) in CheckId::STATE
             .iter()
             .zip(words)
-            .chain(copies.iter().zip(performance::CHECK_TESTS.map(|t| t.id())))
+            .chain(copies.iter().zip(copy_checks::CHECK_TESTS.map(|t| t.id())))
         {
             let json = serde_json::to_string(id).unwrap();
             assert_eq!(json, format!("\"{word}\""));

@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::{Evidence, HealthReport, Thresholds, performance, state_checks};
+use super::{Evidence, HealthReport, Thresholds, copy_checks, state_checks};
 use crate::bench::plan::PairScope;
 use crate::bench::{Backend, BenchError, MakeBackend, Plan, Progress, Warning, run_bandwidth};
 use crate::model::{BandwidthResult, Inventory, Source, Topology};
@@ -75,7 +75,7 @@ pub fn check_described(
         load: None,
     };
     let inv = state_checks::checks(topo, &ev, &opts.thresholds, &opts.gpus);
-    let mut results = performance::modeled_results(topo, &ev, &opts.gpus, model);
+    let mut results = copy_checks::modeled_results(topo, &ev, &opts.gpus, model);
     let covered = if opts.gpus.is_empty() {
         topo.gpus.len()
     } else {
@@ -120,7 +120,7 @@ pub fn check_described(
         }
     }
     results.retain(|r| r.status == crate::model::Status::Ok);
-    let perf = performance::checks(topo, &results, &opts.gpus, &ev, &inv, &opts.thresholds);
+    let perf = copy_checks::checks(topo, &results, &opts.gpus, &ev, &inv, &opts.thresholds);
     let mut checks = inv;
     checks.extend(perf);
     // Captures of a real machine are real readings; only the performance lines are modeled
@@ -199,18 +199,18 @@ pub fn check_imported(
             r
         })
         .collect();
-    let judged: Vec<&str> = performance::CHECK_TESTS
+    let judged: Vec<&str> = copy_checks::CHECK_TESTS
         .iter()
         .filter(|t| results.iter().any(|r| r.test == **t))
         .map(|t| t.id())
         .collect();
     let mut not_judged: Vec<&str> = Vec::new();
     for r in &results {
-        if !performance::CHECK_TESTS.contains(&r.test) && !not_judged.contains(&r.test.id()) {
+        if !copy_checks::CHECK_TESTS.contains(&r.test) && !not_judged.contains(&r.test.id()) {
             not_judged.push(r.test.id());
         }
     }
-    let perf = performance::checks(topo, &results, &gpus, &ev, &inv, &opts.thresholds);
+    let perf = copy_checks::checks(topo, &results, &gpus, &ev, &inv, &opts.thresholds);
     let coll = super::collective_checks::checks(topo, collectives, &inv, &opts.thresholds);
     let mut checks = inv;
     checks.extend(perf);
@@ -275,7 +275,7 @@ pub fn check_live(
     let before = crate::topology::nvml_state::read(topo, &gpus)?;
     let plan = Plan::new(
         topo,
-        &performance::options(&opts.gpus, gpus.len(), opts.quick),
+        &copy_checks::options(&opts.gpus, gpus.len(), opts.quick),
     )?;
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
@@ -305,7 +305,7 @@ pub fn check_live(
         load,
     };
     let inv = state_checks::checks(topo, &ev, &opts.thresholds, &gpus);
-    let perf = performance::checks(topo, &results, &gpus, &ev, &inv, &opts.thresholds);
+    let perf = copy_checks::checks(topo, &results, &gpus, &ev, &inv, &opts.thresholds);
     let mut checks = inv;
     checks.extend(perf);
     let mut r = HealthReport::new(
