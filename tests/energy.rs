@@ -87,3 +87,51 @@ fn modeled_results_have_empty_energy_cells() {
     assert!(rows > 0);
     assert_eq!(cols[4], header.len() - 1);
 }
+
+/// Samples per joule of a 65,536-GPU row is about 7e-6: the CSV wrote it 0.0000 (a value CSV.md
+/// says is never 0) where stdout showed it. Written to four significant digits, it reads back
+/// as the row's own throughput ÷ (power × GPUs).
+#[test]
+fn tiny_samples_per_joule_are_not_written_as_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("big.csv");
+    let r = run(&[
+        "bench",
+        "scaling",
+        "--modeled",
+        "--catalog",
+        "gb200-nvl72",
+        "--workload",
+        "carla-multisensor",
+        "--mode",
+        "weak",
+        "--max-gpus",
+        "65536",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (n, tput, w, spj) = (
+        at("n_gpus"),
+        at("throughput"),
+        at("watts_per_gpu"),
+        at("samples_per_joule"),
+    );
+    let mut checked = 0;
+    for row in reader.records() {
+        let row = row.unwrap();
+        let num = |i: usize| row[i].parse::<f64>().unwrap();
+        let expected = num(tput) / (num(w) * num(n));
+        let got = num(spj);
+        assert!(got > 0.0, "{row:?}");
+        assert!(
+            (got - expected).abs() <= expected * 2e-3,
+            "{got} vs {expected}: {row:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} rows");
+}

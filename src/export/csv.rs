@@ -4,6 +4,7 @@
 use super::{ExportError, cell, cell_f};
 use crate::model::{P2pCap, Topology};
 use crate::report::compare::Comparison;
+use crate::report::ranking::significant;
 
 /// Leading columns of `links.csv` / `scalescope topo --format csv --table links`.
 pub const LINKS_COLUMNS: [&str; 9] = [
@@ -344,9 +345,17 @@ pub fn scaling(rows: &[crate::scaling::ScalingPoint]) -> Result<Vec<u8>, ExportE
             cell(r.calibration.map(|c| c.id())),
             cell_f(r.energy_j_per_step, 3),
             cell_f(r.watts_per_gpu, 1),
-            cell_f(r.samples_per_joule, 4),
+            // Four significant digits, at least four decimals: 7.2e-6 samples/J (a 64k-GPU
+            // row) was written 0.0000, and two Llama rows alike at four decimals.
+            cell_f(
+                r.samples_per_joule,
+                significant(r.samples_per_joule, 4).max(4),
+            ),
             cell(r.energy_basis.map(|b| b.id())),
-            cell_f(r.cost_per_million_samples, 4),
+            cell_f(
+                r.cost_per_million_samples,
+                significant(r.cost_per_million_samples, 4).max(4),
+            ),
             cell(r.step_statistic().map(|s| match s {
                 crate::scaling::table::StepStatistic::Mean => "mean",
                 crate::scaling::table::StepStatistic::Median => "median",
@@ -508,8 +517,14 @@ pub fn ranking(r: &crate::report::ranking::Ranking) -> Result<Vec<u8>, ExportErr
                 cell_f(c.throughput, 3),
                 cell_f(c.watts_per_gpu, 1),
                 c.power_modeled.to_string(),
-                cell_f(c.samples_per_joule, 5),
-                cell_f(c.cost_per_million, 4),
+                cell_f(
+                    c.samples_per_joule,
+                    significant(c.samples_per_joule, 4).max(5),
+                ),
+                cell_f(
+                    c.cost_per_million,
+                    significant(c.cost_per_million, 4).max(4),
+                ),
                 cell(r.prices.get(c.machine).cloned().flatten()),
                 cell(r.run_samples),
                 cell_f(secs, 1),

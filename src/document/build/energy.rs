@@ -105,7 +105,10 @@ pub(super) fn section(r: &Report) -> Option<Section> {
                 Cell::plain(p.n_gpus.to_string()),
                 Cell::plain(num(p.throughput, 0)),
                 Cell::plain(num(p.watts_per_gpu, 0)),
-                Cell::plain(num(p.samples_per_joule, 3)),
+                Cell::plain(num(
+                    p.samples_per_joule,
+                    crate::report::ranking::significant(p.samples_per_joule, 3).max(3),
+                )),
                 Cell::plain(num(p.energy_j_per_step, 1)),
                 Cell::plain(num(
                     p.cost_per_million_samples,
