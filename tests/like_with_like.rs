@@ -489,3 +489,56 @@ fn the_fleet_sets_a_mean_step_only_against_means() {
         outcome.notes
     );
 }
+
+/// The bundled 2× H200 report of 2026-11-28 modeled its 64-GPU ResNet-50 strong row's power by
+/// the rule before 2026-12-07 (541 W where the GPU works 3.8 ms of a 24.5 ms step the host
+/// sets): ranked by samples per joule beside today's model of a DGX H100 it came second, and
+/// today's model of the same H200 machine comes first. Its power is left out with the reason;
+/// its throughput still ranks; a report written now keeps its power.
+#[test]
+fn power_an_earlier_rule_modeled_is_not_set_beside_todays() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = crate_file("assets/reports/h200-2x-sxm-2026-11-28.json");
+    let line = format!(
+        "scalescope compare {} --catalog dgx-h100 --mode strong --gpus 64 --workload resnet50",
+        old.display()
+    );
+    let out = sh(dir.path(), &line);
+    let row = |m: &str| {
+        out.lines()
+            .find(|l| l.contains(&format!("[{m}]")) && l.contains("projected"))
+            .unwrap_or_else(|| panic!("no 64-GPU row of [{m}] in\n{out}"))
+            .to_string()
+    };
+    let (a, b) = (row("A"), row("B"));
+    assert!(
+        a.contains("power not compared: modeled by the rule before 2026-12-07"),
+        "{a}"
+    );
+    assert!(a.contains('~'), "its throughput still shows: {a}");
+    assert!(b.trim_start().starts_with("~1"), "{b}");
+    // The report's own notes say it too.
+    let r = report::load(&old).unwrap();
+    let notes = &r.scaling.as_ref().unwrap().run.notes;
+    assert!(
+        notes.iter().any(|n| n.contains("modeled rows the host sets have power modeled by the rule before")),
+        "{notes:?}"
+    );
+    // A report written now: its host-set rows keep their power in the same comparison.
+    let out_dir = dir.path().join("now");
+    sh(
+        dir.path(),
+        &format!(
+            "scalescope --bench --modeled --catalog hgx-h200 --quick --out {}",
+            out_dir.display()
+        ),
+    );
+    let out = sh(
+        dir.path(),
+        &format!(
+            "scalescope compare {} --catalog dgx-h100 --mode strong --gpus 64 --workload resnet50",
+            out_dir.join("report.json").display()
+        ),
+    );
+    assert!(!out.contains("power not compared"), "{out}");
+}

@@ -548,6 +548,24 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
     {
         m.label = report.topology.source.label();
     }
+    // Power an earlier rule modeled is said where the run's notes are read.
+    if let Some(s) = report.scaling.as_mut() {
+        let rule = s.run.power_rule;
+        let stale = s.run.rows.iter().filter(|r| rule.stale_for(r)).count();
+        let note = format!(
+            "{stale} modeled rows the host sets have power {}; compare leaves it out",
+            crate::scaling::power::STALE_POWER_NOTE
+        );
+        // Said once, also in a report saved again after it was read.
+        let said = s
+            .run
+            .notes
+            .iter()
+            .any(|n| n.contains(crate::scaling::power::STALE_POWER_NOTE));
+        if stale > 0 && !said {
+            s.run.notes.push(note);
+        }
+    }
     Ok(report)
 }
 

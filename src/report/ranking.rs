@@ -317,14 +317,45 @@ impl Ranker<'_> {
                 ..bare
             });
         }
-        let cost = match self.prices.get(i).copied().flatten() {
+        // A row whose power an earlier rule modeled keeps its throughput and loses its power
+        // (and a cost that needs it): not today's model's, not to set beside it.
+        let stale = r
+            .scaling
+            .as_ref()
+            .is_some_and(|s| s.run.power_rule.stale_for(row));
+        let unpowered;
+        let row = if stale {
+            unpowered = ScalingPoint {
+                watts_per_gpu: None,
+                samples_per_joule: None,
+                energy_j_per_step: None,
+                energy_basis: None,
+                ..row.clone()
+            };
+            &unpowered
+        } else {
+            row
+        };
+        let gpus_per_node = r.topology.gpus.len();
+        let cost = match (self.prices.get(i).copied().flatten(), stale) {
             // Prices stated for this ranking: the row at them.
-            Some(stated) => crate::scaling::cost::of_row(&stated, row, r.topology.gpus.len()),
+            (Some(stated), _) => crate::scaling::cost::of_row(&stated, row, gpus_per_node),
+            // The run's own prices, again without the power an earlier rule modeled.
+            (None, true) => self
+                .pricing(i)
+                .and_then(|p| crate::scaling::cost::of_row(&p, row, gpus_per_node)),
             // The run's own prices (or none): the cost its rows carry, figured once when the
             // run was made.
-            None => row.cost_per_million_samples,
+            (None, false) => row.cost_per_million_samples,
         };
-        let mut note = row_note(row, self.pricing(i).is_some(), cost.is_some());
+        let mut note = if stale {
+            format!(
+                "power not compared: {}",
+                crate::scaling::power::STALE_POWER_NOTE
+            )
+        } else {
+            row_note(row, self.pricing(i).is_some(), cost.is_some())
+        };
         if self.modeled_from_a_median(r, row) {
             if !note.is_empty() {
                 note.push_str("; ");

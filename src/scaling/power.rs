@@ -23,6 +23,46 @@ use super::rates::{DatasheetPower, datasheet_power};
 use super::table::{Machine, RowSource};
 use super::workload::Workload;
 use crate::model::energy::EnergyBasis;
+use serde::{Deserialize, Serialize};
+
+/// Which rule modeled a run's power, as its report records it: the rule changed on 2026-12-07
+/// (e1fd69a), and rows modeled before it are not today's model's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PowerRule(pub u32);
+
+impl PowerRule {
+    /// Before 2026-12-07: a row the host sets drew power as if its GPU were busy for the host's
+    /// whole step (16 images of ResNet-50 per H100 read ~491 W where the counter reads 193 W).
+    pub const HOST_STEP_BUSY: PowerRule = PowerRule(0);
+    /// Since 2026-12-07: such a row follows the GPU's own work in the step (`gpu_work_ms`).
+    pub const GPU_WORK: PowerRule = PowerRule(1);
+
+    /// What a run that does not say was modeled by.
+    pub fn earliest() -> PowerRule {
+        Self::HOST_STEP_BUSY
+    }
+
+    /// Whether `row`'s modeled power is not what today's rule gives: a modeled row the host
+    /// sets, in a run modeled before [`PowerRule::GPU_WORK`].
+    pub fn stale_for(self, row: &ScalingPoint) -> bool {
+        self < Self::GPU_WORK
+            && row.energy_basis == Some(EnergyBasis::Modeled)
+            && row.bound == Some(super::Bound::Host)
+    }
+}
+
+impl Default for PowerRule {
+    /// This build's rule.
+    fn default() -> PowerRule {
+        Self::GPU_WORK
+    }
+}
+
+/// What is wrong with a row's power where [`PowerRule::stale_for`] holds; `compare` leaves it
+/// out and the run's notes say so.
+pub const STALE_POWER_NOTE: &str = "modeled by the rule before 2026-12-07, which drew a step \
+    the host sets as if the GPU were busy throughout (re-run the bench)";
 
 /// What a row's power is scaled from.
 #[derive(Clone, Debug, PartialEq)]

@@ -38,6 +38,10 @@ pub struct ScalingRun {
     /// The prices the rows' `cost_per_million_samples` were figured at (none: no cost).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pricing: Option<super::cost::Pricing>,
+    /// The rule the modeled rows' power was figured by ([`super::power::PowerRule`]); absent in
+    /// runs written before the rule of 2026-12-07.
+    #[serde(default = "super::power::PowerRule::earliest")]
+    pub power_rule: super::power::PowerRule,
 }
 
 impl ScalingRun {
@@ -586,6 +590,7 @@ fn finish(
         notes,
         framework: None,
         pricing: None,
+        power_rule: super::power::PowerRule::default(),
     }
 }
 

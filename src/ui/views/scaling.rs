@@ -314,6 +314,7 @@ impl ScalingView {
                 notes,
                 framework: self.measured.as_ref().and_then(|m| m.framework.clone()),
                 pricing: None,
+                power_rule: crate::scaling::power::PowerRule::default(),
             },
         });
     }
