@@ -1242,6 +1242,35 @@ fn a_72_gpu_rack_with_one_gpu_at_12_of_18_links_fails_that_gpu() {
         assert!(l.contains("nvidia-smi nvlink -s"), "{l}");
     }
     assert!(text.contains("verdict: FAIL"), "{text}");
+    // `topo -m`'s NV12 already counts the links up: GPU 5's pairs carry 12 of 18 links once,
+    // not (12/18)² (329.6 GB/s where 12 links carry 494.4).
+    let out = scalescope()
+        .args(["check", "-v", "--import"])
+        .arg(data_path("gb200-nvl72-constructed-gpu5-nv12-topo-m.txt"))
+        .arg("--import")
+        .arg(data_path("gb200-nvl72-constructed-gpu5-nvlink-s.txt"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let figure = |pair: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains("p2p_read_ce") && l.contains(&format!("GPU {pair} ")))
+            .unwrap_or_else(|| panic!("no p2p_read_ce {pair} in {text}"));
+        line.split("p2p_read_ce")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (healthy, degraded) = (figure("0→1"), figure("0→5"));
+    assert!(
+        (degraded / healthy - 12.0 / 18.0).abs() < 0.005,
+        "0→5 {degraded} against 0→1 {healthy}"
+    );
 }
 
 /// A Blackwell board as it runs (issue Q): DGX B200's catalog file with GPU 3 at 12 of its 18

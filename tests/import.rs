@@ -693,3 +693,47 @@ fn real_h200_8x_capture_from_the_device() {
             .all(|p| p.caps.read == Some(scalescope::model::P2pStatus::Ok))
     );
 }
+
+/// `topo -m` counts the NVLinks up, as NVML does: a GB200 GPU with 6 of its 18 links down reads
+/// NV12 to every peer. The import's topology is the design (NV18 as built, with a note) and the
+/// machine as it runs takes the links down once (NV12 at 12/18 of the rate), not twice. A capture
+/// whose `topo -m` still reads NV18 with a link down (edited) is the design as read.
+#[test]
+fn links_down_that_topo_m_already_counts_are_taken_off_once() {
+    use scalescope::topology::machine_import::import_machine;
+    let m = import_machine(&[
+        data_path("gb200-nvl72-constructed-gpu5-nv12-topo-m.txt"),
+        data_path("gb200-nvl72-constructed-gpu5-nvlink-s.txt"),
+    ])
+    .unwrap();
+    let rate = |t: &Topology, a, b| {
+        t.link(a, b)
+            .and_then(|l| l.line_rate.as_ref())
+            .unwrap()
+            .gbps
+    };
+    assert_eq!(kind(&m.topology, 0, 5), Some(LinkKind::Nv(18)));
+    assert_eq!(kind(&m.topology, 0, 1), Some(LinkKind::Nv(18)));
+    assert_eq!(rate(&m.topology, 0, 5), rate(&m.topology, 0, 1));
+    assert!(
+        m.topology
+            .notes
+            .iter()
+            .any(|n| n.text.contains("NV12 counts the links up; NV18 as built")),
+        "{:?}",
+        m.topology.notes
+    );
+    let running = m.running();
+    assert_eq!(kind(&running, 0, 5), Some(LinkKind::Nv(12)));
+    assert_eq!(kind(&running, 0, 1), Some(LinkKind::Nv(18)));
+    let share = rate(&running, 0, 5) / rate(&running, 0, 1);
+    assert!((share - 12.0 / 18.0).abs() < 1e-9, "{share}");
+    // NV18 in topo -m with 17 links up: the count is the design's, taken down once.
+    let edited = import_machine(&[
+        data_path("h200-2x-device-topo-m.txt"),
+        data_path("h200-2x-edited-nvlink-down-nvlink-s.txt"),
+    ])
+    .unwrap();
+    assert_eq!(kind(&edited.topology, 0, 1), Some(LinkKind::Nv(18)));
+    assert_eq!(kind(&edited.running(), 0, 1), Some(LinkKind::Nv(17)));
+}

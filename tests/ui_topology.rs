@@ -329,9 +329,10 @@ fn snapshot_72_gpus_one_degraded() {
         format!("{dir}/tests/data/gb200-nvl72-constructed-gpu5-nv12-topo-m.txt"),
         format!("{dir}/tests/data/gb200-nvl72-constructed-gpu5-nvlink-s.txt"),
     ];
+    // Drawn as the app opens an import: the machine as it runs (`--import` loads the same).
     let topology = scalescope::topology::machine_import::import_machine(&paths)
         .unwrap()
-        .topology;
+        .running();
     assert_eq!(topology.gpus[5].nvlinks_active, Some(12));
     assert_eq!(topology.gpus[4].nvlinks_active, Some(18));
     let mut harness = view_harness(topology, 700.0);

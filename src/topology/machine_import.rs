@@ -368,6 +368,56 @@ fn gpu_from_inventory(g: &GpuInventory) -> Gpu {
 }
 
 /// Fills a `topo` capture's GPUs from the inventory (names, PCIe links, NVLink speeds).
+/// `topo -m` counts the NVLinks that are up, as NVML does, where the import's topology is the
+/// design (`crate::model::as_running` takes the links down off it): a GB200 GPU with 6 of its
+/// 18 links down reads NV12 to every peer, and the share came off twice (329.6 GB/s modeled
+/// where 12 links carry 494.4). Where the pairs' bonds are the GPUs' whole sets of links (some
+/// pair reads its ends' full count: through NVSwitch, or two GPUs bonded by all their links),
+/// a pair that reads the fewer links up at its two ends gets its design bond back, with a note.
+/// A mesh, whose pairs share a GPU's links, is left as read.
+fn restore_design_bonds(t: &mut Topology, inv: &Inventory) {
+    // (up, total) NVLinks of GPU g, where the captures say.
+    let links = |g: usize| -> Option<(u32, u32)> {
+        let i = inv.gpu(g)?;
+        let total = i
+            .nvlinks_expected
+            .or_else(|| i.nvlinks.as_ref().map(|v| v.len() as u32))
+            .filter(|t| *t > 0)?;
+        Some((i.nvlinks_active()?.min(total), total))
+    };
+    let whole_sets = t
+        .links
+        .iter()
+        .any(|l| match (l.kind, links(l.a), links(l.b)) {
+            (Some(crate::model::LinkKind::Nv(n)), Some((_, ta)), Some((_, tb))) => n == ta.min(tb),
+            _ => false,
+        });
+    if !whole_sets {
+        return;
+    }
+    for l in &mut t.links {
+        let (Some(crate::model::LinkKind::Nv(n)), Some((ua, ta)), Some((ub, tb))) =
+            (l.kind, links(l.a), links(l.b))
+        else {
+            continue;
+        };
+        let design = ta.min(tb);
+        if n == ua.min(ub) && n < design {
+            l.kind = Some(crate::model::LinkKind::Nv(design));
+            l.line_rate = None;
+            t.notes.push(TopologyNote::about_pair(
+                l.a,
+                l.b,
+                format!(
+                    "GPU {}–{}: `topo -m`'s NV{n} counts the links up; NV{design} as built \
+                     ({} of {ta} and {} of {tb} NVLinks up)",
+                    l.a, l.b, ua, ub
+                ),
+            ));
+        }
+    }
+}
+
 fn merge_into_topology(t: &mut Topology, inv: &Inventory) -> Result<(), TopologyError> {
     let topo_gpus = t.gpu_indices();
     if let Some(extra) = inv.gpus.iter().find(|g| !topo_gpus.contains(&g.index)) {
@@ -396,6 +446,7 @@ fn merge_into_topology(t: &mut Topology, inv: &Inventory) -> Result<(), Topology
             g.nvlink_gbps_per_link = g.nvlink_gbps_per_link.or(from.nvlink_gbps_per_link);
         }
     }
+    restore_design_bonds(t, inv);
     let had_pcie = inv.gpus.iter().any(|g| g.pcie.link.gen_max.is_some());
     let had_nvlink = inv.gpus.iter().any(|g| g.nvlink_gbps_per_link.is_some());
     if had_pcie || had_nvlink {
