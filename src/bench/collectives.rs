@@ -340,7 +340,7 @@ impl ModeledCollectives {
 }
 
 /// The slowest link among `gpus` of `topo`: its line rate, whether it is NVLink, and its pair.
-fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool, (usize, usize))> {
+pub(crate) fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool, (usize, usize))> {
     // One pass over the topology's links (a lookup per pair was most of a 1,000-GPU --bench).
     let top = gpus.iter().copied().max()?;
     let mut selected = vec![false; top + 1];

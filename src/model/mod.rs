@@ -6,6 +6,7 @@
 
 mod bandwidth;
 mod collective;
+pub mod collective_reference;
 pub mod decimate;
 pub mod efficiency;
 pub mod energy;
