@@ -1399,3 +1399,83 @@ fn an_import_with_nothing_judged_says_what_was_not_read() {
         "{stdout}"
     );
 }
+
+/// GPU 3 of an HGX H200 with 12 of its 18 NVLinks up takes in and sends out at most 12 links'
+/// worth (318.7 GB/s): all_to_one and one_to_all were modeled at the healthy 396.4 and passed,
+/// above what its links carry. They now carry 12/18 of a healthy GPU's figure and fail against
+/// it; all_pairs, every reader waiting on GPU 3, stays under GPU 3's links up everywhere.
+#[test]
+fn copies_into_a_gpu_with_links_down_carry_no_more_than_its_links_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/hgx-h200.toml"),
+    )
+    .unwrap()
+    .replacen("id = \"hgx-h200\"", "id = \"hgx-h200-gpu3-12\"", 1);
+    let file = dir.path().join("deg.toml");
+    std::fs::write(
+        &file,
+        format!("{text}\n[[state]]\ngpus = [3]\nactive_nvlinks = 12\n"),
+    )
+    .unwrap();
+    let csv = dir.path().join("bw.csv");
+    let out = scalescope()
+        .args([
+            "bench",
+            "bandwidth",
+            "--modeled",
+            "--tests",
+            "all_pairs,all_to_one,one_to_all",
+        ])
+        .args(["--sizes", "512M", "--catalog"])
+        .arg(&file)
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    let figure = |test: &str, src: &str, dst: &str| -> (f64, f64) {
+        let r = rows
+            .iter()
+            .find(|r| &r[0] == test && &r[2] == src && &r[3] == dst)
+            .unwrap_or_else(|| panic!("no {test} {src}→{dst}"));
+        (r[6].parse().unwrap(), r[10].parse().unwrap())
+    };
+    for (test, deg, ok) in [
+        ("all_to_one", ("all", "3"), ("all", "0")),
+        ("one_to_all", ("3", "all"), ("0", "all")),
+    ] {
+        let (d, d_line) = figure(test, deg.0, deg.1);
+        let (h, h_line) = figure(test, ok.0, ok.1);
+        assert!(
+            (d / h - 12.0 / 18.0).abs() < 0.005,
+            "{test}: {d} against {h}"
+        );
+        // Judged against the healthy figure, not its own links.
+        assert_eq!(d_line, h_line, "{test}");
+    }
+    let links_up = 12.0 * 478.116 / 18.0;
+    for g in 0..8 {
+        let (f, _) = figure("all_pairs", "all", &g.to_string());
+        assert!(f <= links_up, "all_pairs into GPU {g}: {f} over {links_up}");
+    }
+    // The check (which judges all_pairs, not the fans) holds GPU 3's links to its peers'.
+    let out = scalescope()
+        .args(["check", "-v", "--catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("GPU 3 ") && l.contains("nvlink_links"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.starts_with("FAIL"), "{line}");
+}

@@ -315,20 +315,24 @@ impl ModeledBackend {
                 let (group, note) = self.live_group(me, &case.gpus)?;
                 let line = super::runner::line_rate(&self.topo, shape, src, dst, &group)
                     .ok_or_else(|| unknown("link"))?;
+                let carried = super::runner::carried_rate(&self.topo, shape, src, dst, &group)
+                    .unwrap_or(line);
                 for &g in group.iter().filter(|&&g| g != me) {
                     self.require_peer(me, g)?;
                 }
-                Ok(Figure::rate(line, efficiency(case.test)?, line).noting(note))
+                Ok(Figure::rate(carried, efficiency(case.test)?, line).noting(note))
             }
             Shape::AllPairs => {
                 let me = dst.gpu().ok_or_else(|| unknown("GPU"))?;
                 let (group, note) = self.live_group(me, &case.gpus)?;
                 let line = super::runner::line_rate(&self.topo, shape, src, dst, &group)
                     .ok_or_else(|| unknown("link"))?;
+                let carried = super::runner::carried_rate(&self.topo, shape, src, dst, &group)
+                    .unwrap_or(line);
                 for &g in group.iter().filter(|&&g| g != me) {
                     self.require_peer(me, g)?;
                 }
-                Ok(Figure::rate(line, efficiency(case.test)?, line).noting(note))
+                Ok(Figure::rate(carried, efficiency(case.test)?, line).noting(note))
             }
             Shape::Local => Err((
                 Status::Skipped,

@@ -165,31 +165,76 @@ pub fn line_rate(
                 .chain(bonded)
                 .max()
                 .or(g.nvlinks_active);
-            // The rate of one link: the GPU's own figure, else a bond's line rate shared by
-            // its links (a catalog entry or an import without a per-link figure: `NV12` at the
-            // generation's 300 GB/s is 25 GB/s a link).
-            let per_link = g.nvlink_gbps_per_link.or_else(|| {
-                gpus.iter()
-                    .filter(|&&o| o != me)
-                    .filter_map(|&o| {
-                        let n = topo.link(me, o)?.kind?.nvlinks()?;
-                        Some(pair(me, o)? / f64::from(n.max(1)))
-                    })
-                    .reduce(f64::max)
-            });
-            let own = match (links, per_link) {
+            let own = match (links, per_link_gbps(topo, me, gpus)) {
                 (Some(n), Some(r)) if n > 0 => Some(f64::from(n) * r),
                 _ => None,
             };
-            let all_nv = gpus
-                .iter()
-                .filter(|&&o| o != me)
-                .all(|&o| matches!(topo.link(me, o).and_then(|l| l.kind), Some(LinkKind::Nv(_))));
             Some(match own {
-                Some(own) if all_nv => sum.min(own),
+                Some(own) if all_nvlink(topo, me, gpus) => sum.min(own),
                 _ => sum,
             })
         }
         Shape::Local | Shape::Latency { .. } => None,
     }
+}
+
+/// The rate of one of GPU `me`'s NVLinks: its own figure, else a bond's line rate shared by its
+/// links (a catalog entry or an import without a per-link figure: `NV12` at the generation's
+/// 300 GB/s is 25 GB/s a link).
+fn per_link_gbps(topo: &Topology, me: usize, gpus: &[usize]) -> Option<f64> {
+    topo.gpu(me)?.nvlink_gbps_per_link.or_else(|| {
+        gpus.iter()
+            .filter(|&&o| o != me)
+            .filter_map(|&o| {
+                let l = topo.link(me, o)?;
+                let n = l.kind?.nvlinks()?;
+                let rate = l.line_rate.as_ref()?.gbps;
+                (rate > 0.0).then(|| rate / f64::from(n.max(1)))
+            })
+            .reduce(f64::max)
+    })
+}
+
+/// Whether GPU `me` reaches every other GPU of `gpus` over NVLink.
+fn all_nvlink(topo: &Topology, me: usize, gpus: &[usize]) -> bool {
+    gpus.iter()
+        .filter(|&&o| o != me)
+        .all(|&o| matches!(topo.link(me, o).and_then(|l| l.kind), Some(LinkKind::Nv(_))))
+}
+
+/// What the links as they run can carry for a result, where [`line_rate`] is the healthy figure
+/// it is judged against: a GPU with NVLinks down takes in and sends out no more than its links
+/// up carry (12 of 18 H200 links: 318.7 GB/s, not 478.1). Into or out of one GPU (`all_to_one`,
+/// `one_to_all`): that GPU's links up. `all_pairs`, whose figure is all bytes ÷ the slowest
+/// copy's time: every reader waits on the GPU with the fewest links up, so each reads at most
+/// that GPU's links up, itself included. Other shapes: [`line_rate`].
+pub fn carried_rate(
+    topo: &Topology,
+    shape: Shape,
+    src: Endpoint,
+    dst: Endpoint,
+    gpus: &[usize],
+) -> Option<f64> {
+    let line = line_rate(topo, shape, src, dst, gpus)?;
+    let me = match shape {
+        Shape::Fan { .. } | Shape::AllPairs => {
+            if src == Endpoint::All { dst } else { src }.gpu()?
+        }
+        _ => return Some(line),
+    };
+    if !all_nvlink(topo, me, gpus) {
+        return Some(line);
+    }
+    let up = |g: usize| -> Option<f64> {
+        let n = topo.gpu(g)?.nvlinks_active?;
+        Some(f64::from(n) * per_link_gbps(topo, g, gpus)?)
+    };
+    let limit = match shape {
+        Shape::AllPairs => gpus.iter().filter_map(|&g| up(g)).reduce(f64::min),
+        _ => up(me),
+    };
+    Some(match limit {
+        Some(l) if l > 0.0 => line.min(l),
+        _ => line,
+    })
 }
