@@ -815,3 +815,41 @@ fn negative_values_and_an_empty_host_name_their_flag() {
         common::one_line_error(&args, Some(2), &needles);
     }
 }
+
+/// `compare -` reads a machine from standard input: empty input said what `compare` takes (it
+/// named `nvidia-smi topo -m` only), and a report piped in is compared as a report.
+#[test]
+fn compare_reads_standard_input_as_a_report_or_a_capture_and_names_empty_input() {
+    use std::io::Write;
+    let piped = |bytes: &[u8]| {
+        let mut child = headless()
+            .args(["compare", "-", "--catalog", "dgx-h100"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, _, err) = piped(b"");
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("<stdin>: empty input") && err.contains("scalescope report"),
+        "{err}"
+    );
+    let report = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/reports/h200-2x-sxm-2026-11-28.json"
+    ))
+    .unwrap();
+    let (code, out, err) = piped(&report);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("[A] 2× H200 SXM"), "{out}");
+}

@@ -100,7 +100,25 @@ fn modeled_report(name: &str) -> Result<Report, CliError> {
 /// A positional machine: a report, or a reference tool's output (a machine of its own).
 fn load_machine(path: &std::path::Path) -> Result<Report, CliError> {
     let name = path.to_string_lossy().to_string();
-    if name == "-" || crate::report::reference_tools::sniff(&name)?.is_some() {
+    if name == "-" {
+        // Standard input: a report, or what `--import` reads; nothing at all said as such.
+        let bytes = crate::input::read_stdin(crate::report::MAX_REPORT_BYTES)
+            .map_err(|e| CliError::input(anyhow::anyhow!("<stdin>: {e}")))?;
+        let text = String::from_utf8_lossy(&bytes);
+        if text.trim().is_empty() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "<stdin>: empty input: expected a scalescope report, nvidia-smi captures, or \
+                 nvbandwidth or nccl-tests output"
+            )));
+        }
+        if text.contains(crate::report::KIND) {
+            return Ok(crate::report::parse(&text)
+                .map_err(|e| CliError::input(anyhow::anyhow!("<stdin>: {e}")))?);
+        }
+        let imported = crate::report::reference_tools::import_bytes(vec![(name, bytes)])?;
+        return Ok(imported.report());
+    }
+    if crate::report::reference_tools::sniff(&name)?.is_some() {
         return Ok(crate::report::reference_tools::import(&[name])?.report());
     }
     Ok(load_reports(std::slice::from_ref(&path.to_path_buf()))?.remove(0))
