@@ -112,8 +112,8 @@ fn load_machine(path: &std::path::Path) -> Result<Report, CliError> {
             )));
         }
         if text.contains(crate::report::KIND) {
-            return Ok(crate::report::parse(&text)
-                .map_err(|e| CliError::input(anyhow::anyhow!("<stdin>: {e}")))?);
+            return crate::report::parse(&text)
+                .map_err(|e| CliError::input(anyhow::anyhow!("<stdin>: {e}")));
         }
         let imported = crate::report::reference_tools::import_bytes(vec![(name, bytes)])?;
         return Ok(imported.report());
