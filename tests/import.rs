@@ -736,4 +736,29 @@ fn links_down_that_topo_m_already_counts_are_taken_off_once() {
     .unwrap();
     assert_eq!(kind(&edited.topology, 0, 1), Some(LinkKind::Nv(18)));
     assert_eq!(kind(&edited.running(), 0, 1), Some(LinkKind::Nv(17)));
+    // Every GPU at 12 of 18 (an NVSwitch tray lost): no pair reads its full count, every pair
+    // reads the links up; still taken off once.
+    let dir = tempfile::tempdir().unwrap();
+    let topo = read_data("gb200-nvl72-constructed-gpu5-nv12-topo-m.txt").replace("NV18", "NV12");
+    let links: String = read_data("gb200-nvl72-constructed-gpu5-nvlink-s.txt")
+        .lines()
+        .map(|l| {
+            let down = ["12", "13", "14", "15", "16", "17"]
+                .iter()
+                .any(|n| l.trim_start().starts_with(&format!("Link {n}:")));
+            if down {
+                format!("{}: <inactive>\n", l.split(':').next().unwrap())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let (tp, lp) = (dir.path().join("topo.txt"), dir.path().join("nvlink.txt"));
+    std::fs::write(&tp, topo).unwrap();
+    std::fs::write(&lp, links).unwrap();
+    let all = import_machine(&[tp.display().to_string(), lp.display().to_string()]).unwrap();
+    assert_eq!(kind(&all.topology, 0, 1), Some(LinkKind::Nv(18)));
+    let running = all.running();
+    assert_eq!(kind(&running, 0, 1), Some(LinkKind::Nv(12)));
+    assert!((rate(&running, 0, 1) / rate(&m.topology, 0, 1) - 12.0 / 18.0).abs() < 1e-9);
 }

@@ -541,4 +541,21 @@ fn power_an_earlier_rule_modeled_is_not_set_beside_todays() {
         ),
     );
     assert!(!out.contains("power not compared"), "{out}");
+    // Builds between the rule and its marker wrote the GPU's work but no power_rule: their
+    // power is today's rule's, and stays.
+    let path = out_dir.join("report.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let run = &mut v["scaling"]["run"];
+    assert!(run.as_object_mut().unwrap().remove("power_rule").is_some());
+    let unmarked = dir.path().join("unmarked.json");
+    std::fs::write(&unmarked, serde_json::to_string(&v).unwrap()).unwrap();
+    let out = sh(
+        dir.path(),
+        &format!(
+            "scalescope compare {} --catalog dgx-h100 --mode strong --gpus 64 --workload resnet50",
+            unmarked.display()
+        ),
+    );
+    assert!(!out.contains("power not compared"), "{out}");
 }

@@ -552,8 +552,10 @@ pub fn parse(text: &str) -> Result<Report, ReportError> {
     if let Some(s) = report.scaling.as_mut() {
         let rule = s.run.power_rule;
         let stale = s.run.rows.iter().filter(|r| rule.stale_for(r)).count();
+        let rows = if stale == 1 { "row" } else { "rows" };
+        let verb = if stale == 1 { "has" } else { "have" };
         let note = format!(
-            "{stale} modeled rows the host sets have power {}; compare leaves it out",
+            "{stale} modeled {rows} the host sets {verb} power {}; compare leaves it out",
             crate::scaling::power::STALE_POWER_NOTE
         );
         // Said once, also in a report saved again after it was read.

@@ -44,11 +44,14 @@ impl PowerRule {
     }
 
     /// Whether `row`'s modeled power is not what today's rule gives: a modeled row the host
-    /// sets, in a run modeled before [`PowerRule::GPU_WORK`].
+    /// sets, in a run that does not say it was modeled by [`PowerRule::GPU_WORK`] and carries
+    /// no `gpu_work_ms` (builds between the rule and this marker wrote the GPU's work, not the
+    /// rule).
     pub fn stale_for(self, row: &ScalingPoint) -> bool {
         self < Self::GPU_WORK
             && row.energy_basis == Some(EnergyBasis::Modeled)
             && row.bound == Some(super::Bound::Host)
+            && row.gpu_work_ms.is_none()
     }
 }
 

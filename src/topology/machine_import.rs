@@ -385,13 +385,24 @@ fn restore_design_bonds(t: &mut Topology, inv: &Inventory) {
             .filter(|t| *t > 0)?;
         Some((i.nvlinks_active()?.min(total), total))
     };
-    let whole_sets = t
+    // (bond, links up at its two ends, the ends' totals) of every NVLink pair the captures
+    // cover.
+    let pairs: Vec<(u32, u32, u32)> = t
         .links
         .iter()
-        .any(|l| match (l.kind, links(l.a), links(l.b)) {
-            (Some(crate::model::LinkKind::Nv(n)), Some((_, ta)), Some((_, tb))) => n == ta.min(tb),
-            _ => false,
-        });
+        .filter_map(|l| match (l.kind, links(l.a), links(l.b)) {
+            (Some(crate::model::LinkKind::Nv(n)), Some((ua, ta)), Some((ub, tb))) => {
+                Some((n, ua.min(ub), ta.min(tb)))
+            }
+            _ => None,
+        })
+        .collect();
+    // Some pair at its ends' full count; or, with three GPUs or more, every pair at the fewer
+    // links up at its ends (every GPU short of links, as when an NVSwitch is lost: a mesh's
+    // pairs share a GPU's links and cannot all read that). Two GPUs short of links are
+    // ambiguous (a bridge of some of their links) and are left as read.
+    let whole_sets = pairs.iter().any(|&(n, _, total)| n == total)
+        || (t.gpus.len() >= 3 && !pairs.is_empty() && pairs.iter().all(|&(n, up, _)| n == up));
     if !whole_sets {
         return;
     }
