@@ -205,7 +205,15 @@ impl Judging<'_> {
         let Some(figure) = r.median_gbps else {
             return new(Verdict::Unknown, "no figure".to_string());
         };
-        if test == TestId::AllPairs && gpus.len() > 2 {
+        // A measured exchange of three GPUs or more (those with a figure: a GPU waived or
+        // left out did not exchange) has no reference; a modeled one is the model's healthy
+        // figure × the links up, so line rate × efficiency shows a GPU's links down.
+        let exchanged = all
+            .iter()
+            .filter(|x| x.test == TestId::AllPairs && x.bytes == r.bytes && x.status == Status::Ok)
+            .filter(|x| x.dst.gpu().is_some_and(|g| gpus.contains(&g)))
+            .count();
+        if test == TestId::AllPairs && exchanged > 2 && r.source == Source::Measured {
             return self.among_peers(r, figure, subj, all);
         }
         let name = r
@@ -234,7 +242,7 @@ impl Judging<'_> {
         if test == TestId::AllPairs
             && let Some(score) = contention_score(r, all, gpus)
         {
-            detail.push_str(&format!("; {score:.2}× the peer's read alone"));
+            detail.push_str(&format!("; {score:.2}× the sum of the peers' reads alone"));
         }
         let mut c = new(verdict, detail);
         c.figure = Some(figure);
@@ -868,6 +876,21 @@ mod tests {
         let cs = judged(&all_pairs(&[215.0, 215.0]), &[0, 1]);
         assert!(cs.iter().all(|c| c.verdict == Verdict::Fail), "{cs:#?}");
         assert!(cs[0].detail.contains("expected 391.6"), "{}", cs[0].detail);
+        // Three selected, one waived: two exchanged, and two have the measured reference.
+        let mut rs = all_pairs(&[390.0, 389.0, 0.0]);
+        rs[2].status = Status::Waived;
+        rs[2].median_gbps = None;
+        let cs = judged(&rs, &[0, 1, 2]);
+        assert_eq!(cs[0].verdict, Verdict::Pass, "{cs:#?}");
+        assert!(cs[0].detail.contains("expected 391.6"), "{}", cs[0].detail);
+        // A modeled exchange is the model's healthy figure × the links up: held to line rate
+        // × efficiency, so a GPU's links down show in it.
+        let mut rs = all_pairs(&[261.1, 261.1, 261.1, 261.1]);
+        for r in &mut rs {
+            r.source = Source::Modeled;
+        }
+        let cs = judged(&rs, &[0, 1, 2, 3]);
+        assert!(cs.iter().all(|c| c.verdict == Verdict::Fail), "{cs:#?}");
     }
 
     #[test]
@@ -892,7 +915,7 @@ mod tests {
             .unwrap();
         assert_eq!(c.subject, "GPU 0 ← all");
         assert!(
-            c.detail.contains("0.99× the peer's read alone"),
+            c.detail.contains("0.99× the sum of the peers' reads alone"),
             "{}",
             c.detail
         );
