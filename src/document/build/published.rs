@@ -66,8 +66,23 @@ fn row(b: &Beside) -> Vec<Cell> {
         ),
         None => ("not run".to_string(), Class::None),
     };
+    // As the terminal's line says it: the worst of several against a threshold, and the
+    // slowest cell beside a median it is well under.
     let here = match &b.ours {
-        Some(o) => format!("{here} ({})", o.source),
+        Some(o) => {
+            let mut text = format!("{here} ({})", o.source);
+            if let Some(n) = o.worst_of {
+                text.push_str(&format!(", the slowest of {n}"));
+            }
+            if let Some(w) = o.slowest {
+                text.push_str(&format!(
+                    "; the slowest here {} {}",
+                    num(Some(w), 1),
+                    r.unit
+                ));
+            }
+            text
+        }
         None => here,
     };
     let differs = b
@@ -105,6 +120,40 @@ fn row(b: &Beside) -> Vec<Cell> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One GPU's host copies at half the other's: the cell says the slowest beside the median,
+    /// as the terminal line does.
+    #[test]
+    fn the_here_cell_names_the_slowest_gpu_beside_a_median_it_is_well_under() {
+        let mut r = crate::report::bundled::reports()
+            .into_iter()
+            .find(|(name, _)| name.starts_with("h200-2x-sxm-2026-11-28"))
+            .unwrap()
+            .1
+            .unwrap();
+        for x in &mut r.bandwidth.as_mut().unwrap().results {
+            if x.test == crate::model::TestId::H2d && x.dst == crate::model::Endpoint::Gpu(1) {
+                x.median_gbps = x.median_gbps.map(|v| v / 2.0);
+            }
+        }
+        let s = section(&r).expect("H200 has published figures");
+        let Some(Block::Table(t)) = s.blocks.iter().find(|b| matches!(b, Block::Table(_))) else {
+            panic!("no table")
+        };
+        let cells: Vec<&str> = t.rows.iter().flatten().map(|c| c.text.as_str()).collect();
+        assert!(
+            cells
+                .iter()
+                .any(|c| c.contains("(measured); the slowest here")),
+            "{cells:#?}"
+        );
+        assert!(
+            cells
+                .iter()
+                .any(|c| c.contains("(measured), the slowest of 2")),
+            "{cells:#?}"
+        );
+    }
 
     #[test]
     fn the_bundled_8x_h200_report_shows_the_hgx_h200_figures_with_sources() {
