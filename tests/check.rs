@@ -15,6 +15,19 @@ use scalescope::topology::smi_query::{
     CaptureKind, capture_kind, parse_nvlink, parse_query_text, parse_query_xml,
 };
 
+/// The catalog's HGX H200 as a file of its own (`id`) with one `[[state]]` table (`state`, its
+/// lines), written into `dir`.
+fn hgx_h200_stated(dir: &Path, id: &str, state: &str) -> PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/hgx-h200.toml"),
+    )
+    .unwrap()
+    .replacen("id = \"hgx-h200\"", &format!("id = \"{id}\""), 1);
+    let file = dir.join(format!("{id}.toml"));
+    std::fs::write(&file, format!("{text}\n[[state]]\n{state}\n")).unwrap();
+    file
+}
+
 /// The catalog's 2× H200 as a file in `dir` with `state` (`[[state]]` tables) after it: a
 /// machine described as degraded.
 fn degraded_h200x2(dir: &Path, state: &str) -> PathBuf {
@@ -893,17 +906,11 @@ fn modeled_figures_of_an_import_follow_its_links_down_as_the_check_does() {
 #[test]
 fn one_gpu_with_no_nvlink_up_leaves_the_others_judged() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/hgx-h200.toml"),
-    )
-    .unwrap()
-    .replacen("id = \"hgx-h200\"", "id = \"hgx-h200-dead\"", 1);
-    let file = dir.path().join("dead.toml");
-    std::fs::write(
-        &file,
-        format!("{text}\n[[state]]\ngpus = [1]\nactive_nvlinks = 0\n"),
-    )
-    .unwrap();
+    let file = hgx_h200_stated(
+        dir.path(),
+        "hgx-h200-dead",
+        "gpus = [1]\nactive_nvlinks = 0",
+    );
     let out = scalescope()
         .args(["check", "--verbose", "--catalog"])
         .arg(&file)
@@ -1407,17 +1414,11 @@ fn an_import_with_nothing_judged_says_what_was_not_read() {
 #[test]
 fn copies_into_a_gpu_with_links_down_carry_no_more_than_its_links_up() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hardware/hgx-h200.toml"),
-    )
-    .unwrap()
-    .replacen("id = \"hgx-h200\"", "id = \"hgx-h200-gpu3-12\"", 1);
-    let file = dir.path().join("deg.toml");
-    std::fs::write(
-        &file,
-        format!("{text}\n[[state]]\ngpus = [3]\nactive_nvlinks = 12\n"),
-    )
-    .unwrap();
+    let file = hgx_h200_stated(
+        dir.path(),
+        "hgx-h200-gpu3-12",
+        "gpus = [3]\nactive_nvlinks = 12",
+    );
     let csv = dir.path().join("bw.csv");
     let out = scalescope()
         .args([
