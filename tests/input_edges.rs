@@ -853,3 +853,32 @@ fn compare_reads_standard_input_as_a_report_or_a_capture_and_names_empty_input()
     assert_eq!(code, Some(0), "{err}");
     assert!(out.starts_with("[A] 2× H200 SXM"), "{out}");
 }
+
+/// A price list with a trailing comma said "invalid value ''", and `1e400` was echoed as `inf`:
+/// each now says what is wrong with the entry.
+#[test]
+fn price_lists_say_which_entry_is_wrong() {
+    let report = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/reports/h200-2x-sxm-2026-11-28.json"
+    );
+    for (value, says) in [
+        ("3.5,", "an empty entry"),
+        ("3.5,,2", "an empty entry"),
+        ("1e400", "1e400 is too large"),
+        ("cheap", "'cheap' is not a number"),
+    ] {
+        common::one_line_error(
+            &[
+                "compare",
+                report,
+                "--catalog",
+                "dgx-h100",
+                "--price-per-gpu-hour",
+                value,
+            ],
+            Some(2),
+            &["--price-per-gpu-hour", says],
+        );
+    }
+}

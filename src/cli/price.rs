@@ -7,6 +7,21 @@ use clap::Args;
 use super::CliError;
 use crate::scaling::cost::{PriceFigure, PriceFigures, Pricing};
 
+/// One number of a price flag's list, with what is wrong said plainly: an empty entry (a comma
+/// with nothing beside it), a word, or a number too large to hold (`1e400`, read as infinity).
+/// Ranges are checked where the prices are built ([`PriceFigure`]).
+fn price_value(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("an empty entry: a comma with nothing beside it".into());
+    }
+    let v: f64 = t.parse().map_err(|_| format!("'{t}' is not a number"))?;
+    if v.is_infinite() && !t.to_ascii_lowercase().contains("inf") {
+        return Err(format!("{t} is too large to be a price"));
+    }
+    Ok(v)
+}
+
 /// Prices for cost per million samples (none given: energy only, no cost). Each flag takes one
 /// value, or with `compare` one per machine (comma-separated).
 #[derive(Clone, Debug, Default, Args)]
@@ -16,7 +31,8 @@ pub struct PriceArgs {
         long,
         value_name = "PRICE",
         value_delimiter = ',',
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = price_value
     )]
     pub price_per_gpu_hour: Vec<f64>,
     /// Ownership: what one node costs to buy (with --years and --power-price-per-kwh).
@@ -24,7 +40,8 @@ pub struct PriceArgs {
         long,
         value_name = "PRICE",
         value_delimiter = ',',
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = price_value
     )]
     pub capex_per_node: Vec<f64>,
     /// Ownership: years the node's price is spread over.
@@ -32,7 +49,8 @@ pub struct PriceArgs {
         long,
         value_name = "YEARS",
         value_delimiter = ',',
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = price_value
     )]
     pub years: Vec<f64>,
     /// Ownership: what a kWh costs; the GPUs' measured power is billed at it.
@@ -40,7 +58,8 @@ pub struct PriceArgs {
         long,
         value_name = "PRICE",
         value_delimiter = ',',
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = price_value
     )]
     pub power_price_per_kwh: Vec<f64>,
     /// Ownership: the data center's power usage effectiveness, 1 to 5 (default 1.0: GPUs only).
@@ -48,7 +67,8 @@ pub struct PriceArgs {
         long,
         value_name = "RATIO",
         value_delimiter = ',',
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = price_value
     )]
     pub pue: Vec<f64>,
     /// Ownership: each node's power besides its GPUs (CPUs, NICs, switches, fans), W
@@ -57,7 +77,8 @@ pub struct PriceArgs {
         long,
         value_name = "WATTS",
         value_delimiter = ',',
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = price_value
     )]
     pub node_overhead_w: Vec<f64>,
 }
