@@ -208,13 +208,11 @@ impl Judging<'_> {
         // A measured exchange of three GPUs or more (those with a figure: a GPU waived or
         // left out did not exchange) has no reference; a modeled one is the model's healthy
         // figure × the links up, so line rate × efficiency shows a GPU's links down.
-        let exchanged = all
-            .iter()
-            .filter(|x| x.test == TestId::AllPairs && x.bytes == r.bytes && x.status == Status::Ok)
-            .filter(|x| x.dst.gpu().is_some_and(|g| gpus.contains(&g)))
-            .count();
-        if test == TestId::AllPairs && exchanged > 2 && r.source == Source::Measured {
-            return self.among_peers(r, figure, subj, all);
+        if test == TestId::AllPairs && r.source == Source::Measured {
+            let exchanged = self.exchange(r, all);
+            if exchanged.len() > 2 {
+                return self.among_peers(r, figure, subj, &exchanged);
+            }
         }
         let name = r
             .dst
@@ -261,6 +259,16 @@ impl Judging<'_> {
         c
     }
 
+    /// The GPUs of the run that exchanged in `r`'s all_pairs (a figure at its size) and their
+    /// figures: a GPU waived or left out did not.
+    fn exchange(&self, r: &BandwidthResult, all: &[BandwidthResult]) -> Vec<(usize, f64)> {
+        all.iter()
+            .filter(|x| x.test == TestId::AllPairs && x.bytes == r.bytes && x.status == Status::Ok)
+            .filter_map(|x| Some((x.dst.gpu()?, x.median_gbps?)))
+            .filter(|(g, _)| self.gpus.contains(g))
+            .collect()
+    }
+
     /// An all_pairs figure of three or more GPUs, `figure` GB/s into one of them, judged against
     /// the GPUs of the same run ([`peer_bounds`]). Line rate × a reference efficiency is
     /// measured for two GPUs only (the bidirectional test's); with more, every GPU reads from
@@ -273,14 +281,8 @@ impl Judging<'_> {
         r: &BandwidthResult,
         figure: f64,
         subj: Subject,
-        all: &[BandwidthResult],
+        run: &[(usize, f64)],
     ) -> Check {
-        let run: Vec<(usize, f64)> = all
-            .iter()
-            .filter(|x| x.test == TestId::AllPairs && x.bytes == r.bytes && x.status == Status::Ok)
-            .filter_map(|x| Some((x.dst.gpu()?, x.median_gbps?)))
-            .filter(|(g, _)| self.gpus.contains(g))
-            .collect();
         let figures: Vec<f64> = run.iter().map(|(_, f)| *f).collect();
         let new = |v: Verdict, d: String| Check::new(CheckId::Copy(r.test), subj, v, r.source, d);
         let line = r

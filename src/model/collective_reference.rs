@@ -19,6 +19,12 @@ const SIZES: [u64; 6] = [32 << 20, 64 << 20, 128 << 20, 256 << 20, 512 << 20, 1 
 /// The line rate the curves were measured at, GB/s per direction (18 × 26.562).
 pub const LINE_GBPS: f64 = 478.116;
 
+/// The bundled report each GPU count's curves were read from.
+const REPORTS: [(usize, &str); 2] = [
+    (2, "h200-2x-sxm-2026-11-28.json"),
+    (8, "h200-8x-sxm-2026-11-22.json"),
+];
+
 /// One measured curve: bus bandwidth GB/s at [`SIZES`].
 struct Curve {
     op: CollectiveOp,
@@ -71,11 +77,7 @@ pub fn healthy_busbw(
     let (x0, x1) = ((SIZES[i] as f64).log2(), (SIZES[i + 1] as f64).log2());
     let t = (x - x0) / (x1 - x0);
     let busbw = c.busbw[i] + (c.busbw[i + 1] - c.busbw[i]) * t;
-    let report = if gpus == 2 {
-        "h200-2x-sxm-2026-11-28.json"
-    } else {
-        "h200-8x-sxm-2026-11-22.json"
-    };
+    let (_, report) = REPORTS.iter().find(|(n, _)| *n == gpus)?;
     Some((
         busbw,
         format!(
@@ -92,10 +94,7 @@ mod tests {
     /// Every entry is its report's figure: read from the bundled reports themselves.
     #[test]
     fn every_curve_is_its_reports_figures() {
-        for (gpus, file) in [
-            (2, "h200-2x-sxm-2026-11-28.json"),
-            (8, "h200-8x-sxm-2026-11-22.json"),
-        ] {
+        for (gpus, file) in REPORTS {
             let path = format!("{}/assets/reports/{file}", env!("CARGO_MANIFEST_DIR"));
             let v: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

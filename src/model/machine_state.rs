@@ -371,6 +371,16 @@ impl GpuInventory {
             .map(|v| v.iter().filter(|l| l.active == Some(true)).count() as u32)
     }
 
+    /// NVLinks up and of how many: the GPU's expected count, else the links its reading lists;
+    /// `None` where either is unknown or it has none.
+    pub fn nvlinks_up_of(&self) -> Option<(u32, u32)> {
+        let total = self
+            .nvlinks_expected
+            .or_else(|| self.nvlinks.as_ref().map(|v| v.len() as u32))
+            .filter(|t| *t > 0)?;
+        Some((self.nvlinks_active()?.min(total), total))
+    }
+
     /// Fills every unknown value from `o`.
     pub fn fill_from(&mut self, o: &GpuInventory) {
         self.name = self.name.take().or_else(|| o.name.clone());

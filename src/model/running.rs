@@ -41,15 +41,8 @@ pub fn as_running(topo: &Topology, inv: Option<&Inventory>) -> Topology {
     // Fraction of a GPU's NVLinks that are up.
     let nv_fraction = |g: usize| -> f64 {
         read(g)
-            .and_then(|i| {
-                let active = f64::from(i.nvlinks_active()?);
-                let total = i
-                    .nvlinks_expected
-                    .or_else(|| i.nvlinks.as_ref().map(|v| v.len() as u32))
-                    .filter(|t| *t > 0)?;
-                Some((active / f64::from(total)).min(1.0))
-            })
-            .unwrap_or(1.0)
+            .and_then(|i| i.nvlinks_up_of())
+            .map_or(1.0, |(up, total)| f64::from(up) / f64::from(total))
     };
     let mut t = topo.clone();
     for gpu in &mut t.gpus {

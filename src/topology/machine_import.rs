@@ -377,14 +377,7 @@ fn gpu_from_inventory(g: &GpuInventory) -> Gpu {
 /// A mesh, whose pairs share a GPU's links, is left as read.
 fn restore_design_bonds(t: &mut Topology, inv: &Inventory) {
     // (up, total) NVLinks of GPU g, where the captures say.
-    let links = |g: usize| -> Option<(u32, u32)> {
-        let i = inv.gpu(g)?;
-        let total = i
-            .nvlinks_expected
-            .or_else(|| i.nvlinks.as_ref().map(|v| v.len() as u32))
-            .filter(|t| *t > 0)?;
-        Some((i.nvlinks_active()?.min(total), total))
-    };
+    let links = |g: usize| inv.gpu(g)?.nvlinks_up_of();
     // (bond, links up at its two ends, the ends' totals) of every NVLink pair the captures
     // cover.
     let pairs: Vec<(u32, u32, u32)> = t
