@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use super::{BenchError, Warning};
+use crate::model::collective_reference as reference;
 use crate::model::{
     Algo, CollectiveCase, CollectiveOp, CollectiveResult, Dtype, LinkKind, Source, Status, Topology,
 };
@@ -281,46 +282,21 @@ pub fn run_collectives(
     (results, false)
 }
 
-// Modeled collectives: time = α + bytes × factor ÷ peak busbw. α and the peak fraction of the
-// per-direction line rate are nccl-tests' figures with NCCL 2.28.9 on 2× H200 NVLink
-// (shared/ANCHORS.md: all_reduce 342.8 GB/s busbw at 8 GiB and ≈14 µs at the smallest sizes;
-// 478.1 GB/s line rate). Over PCIe the fraction is assumed like host copies (≈0.8).
+// Modeled collectives. Over NVLink: NCCL's curves measured on 2× and 8× H200
+// (`model::collective_reference`, every size, every op). Over PCIe: time = α(n) + bytes × factor
+// ÷ (line rate × 0.8), the fraction assumed like host copies' and α as NCCL's on NVLink — neither
+// measured.
 const ALPHA_US: f64 = 14.0;
 /// Latency each GPU beyond two adds to a ring collective, µs. NCCL 2.28.9 all_reduce of 1 MiB on
-/// H200 NVLink (docs/BENCHMARKS.md, "Collectives on 2, 3, 4 and 8 GPUs"): after the transfer at
-/// the modeled rate, 19.8, 27.1, 38.0 and 80.8 µs remain on 2, 3, 4 and 8 GPUs — about 10 µs a
-/// GPU, as a ring's 2(n−1) steps. The bundled 8× H200 report agrees: every size from 8 B to
-/// 8 MiB took 75–89 µs on 8 GPUs (79.4 at 8 B), 17–22 µs on 2.
+/// H200 NVLink (docs/BENCHMARKS.md, "Collectives on 2, 3, 4 and 8 GPUs"): about 10 µs a GPU, as
+/// a ring's 2(n−1) steps.
 const RING_STEP_US: f64 = 10.0;
-/// Beyond eight GPUs nothing was measured. NCCL then picks trees (or NVLink SHARP) whose latency
-/// grows with log2 n, not with n: the latency is taken to grow by this much per doubling, µs —
-/// the 4 → 8 GPU step measured above (38.0 → 80.8) — an assumption, said in every such row.
-pub const DOUBLING_US: f64 = 40.0;
-/// The most GPUs the ring latency was measured on.
-const LATENCY_MEASURED_GPUS: usize = 8;
+/// The fraction of a PCIe link's line rate a collective is assumed to reach (like host copies).
+const PCIE_FRACTION: f64 = 0.8;
 
-/// The fixed time of one collective on `n` GPUs, µs.
-fn alpha_us(n: usize) -> f64 {
-    let ring = |n: usize| ALPHA_US + RING_STEP_US * n.saturating_sub(2) as f64;
-    if n <= LATENCY_MEASURED_GPUS {
-        ring(n)
-    } else {
-        ring(LATENCY_MEASURED_GPUS) + DOUBLING_US * (n as f64 / LATENCY_MEASURED_GPUS as f64).log2()
-    }
-}
-
-fn peak_fraction(op: CollectiveOp, nvlink: bool) -> f64 {
-    if !nvlink {
-        return 0.8;
-    }
-    match op {
-        CollectiveOp::AllReduce => 342.8 / 478.1,
-        CollectiveOp::AllGather => 297.9 / 478.1,
-        CollectiveOp::ReduceScatter => 283.7 / 478.1,
-        CollectiveOp::Broadcast => 367.3 / 478.1,
-        CollectiveOp::AllToAll => 338.0 / 478.1,
-        CollectiveOp::SendRecv => 366.8 / 478.1,
-    }
+/// The fixed time of one collective over PCIe on `n` GPUs, µs.
+fn pcie_alpha_us(n: usize) -> f64 {
+    ALPHA_US + RING_STEP_US * n.saturating_sub(2) as f64
 }
 
 /// How a collective over a pair with no NVLink up is said not to be modeled.
@@ -408,30 +384,27 @@ pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
             ),
         );
     }
-    let frac = peak_fraction(case.op, nv);
-    let peak = line * frac;
-    let factor = case.op.busbw_factor(case.gpus.len());
     let n = case.gpus.len();
-    let alpha = alpha_us(n);
-    let time_us = alpha + case.bytes as f64 * factor / (peak * 1e9) * 1e6;
-    let latency = if n > LATENCY_MEASURED_GPUS {
-        format!(
-            "{alpha:.0} µs (as on {LATENCY_MEASURED_GPUS} GPUs, then {DOUBLING_US} per doubling: assumed, not measured)"
+    let factor = case.op.busbw_factor(n);
+    let (time_us, mut reason) = if nv {
+        let (t, basis) = reference::nvlink_time_us(case.op, n, case.bytes, line);
+        (
+            t,
+            format!("modeled: {basis} at this size, slowest link {line:.1} GB/s"),
         )
-    } else if n > 2 {
-        format!("{alpha:.0} µs ({ALPHA_US} + {RING_STEP_US} per GPU beyond two, as a ring)")
     } else {
-        format!("{alpha:.0} µs")
+        let alpha = pcie_alpha_us(n);
+        let peak = line * PCIE_FRACTION;
+        (
+            alpha + case.bytes as f64 * factor / (peak * 1e9) * 1e6,
+            format!(
+                "modeled: {alpha:.0} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — not \
+                 NVLink: the fraction assumed like host copies' and the latency as NCCL's over \
+                 NVLink (neither measured)",
+                PCIE_FRACTION * 100.0
+            ),
+        )
     };
-    let mut reason = format!(
-        "modeled: {latency} + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — {}",
-        frac * 100.0,
-        if nv {
-            "nccl-tests on H200 NVLink"
-        } else {
-            "over PCIe, the fraction assumed like host copies' (not measured)"
-        }
-    );
     if matches!(
         case.op,
         CollectiveOp::AllReduce | CollectiveOp::ReduceScatter
@@ -528,45 +501,17 @@ mod tests {
         );
     }
 
+    /// Over NVLink the model is the measured curve: on 2 and 8 GPUs at H200's line rate it reads
+    /// the bundled reports' all_reduce (8 GiB on 2 GPUs, 8 B on 8), and says so.
     #[test]
-    fn modeled_large_all_reduce_approaches_its_peak() {
-        let t = topo(2, 18);
-        let mut m = ModeledCollectives::new(&t);
-        let case = |bytes| CollCase {
-            op: CollectiveOp::AllReduce,
-            algo: Algo::Nccl,
-            gpus: vec![0, 1],
-            bytes,
-            dtype: Dtype::F32,
-            in_place: false,
-            iters: 20,
-            warmup: 5,
-            graph: false,
-        };
-        let big = m.run_case(&case(8 << 30), &mut Vec::new());
-        let small = m.run_case(&case(8), &mut Vec::new());
-        let peak = 18.0 * 26.562 * (342.8 / 478.1);
-        assert!(big.busbw_gbps.unwrap() < peak && big.busbw_gbps.unwrap() > 0.99 * peak);
-        assert!((small.time_us.unwrap() - ALPHA_US).abs() < 0.01);
-        assert_eq!(big.source, Source::Modeled);
-    }
-
-    /// The latency term against NCCL on 8× H200 (docs/BENCHMARKS.md, run 8's `--full`, the
-    /// bundled report: all_reduce 8 B in 79.4 µs, 1 MiB at 21.3 GB/s busbw, 1 GiB at 360.4): the
-    /// model lands within 15 % at all three, where a fixed 14 µs put 1 MiB at 4.4× the
-    /// measurement.
-    #[test]
-    fn eight_gpus_small_and_large_all_reduce_near_nccl_on_h200() {
-        let mut t = crate::topology::catalog::load("hgx-h200").unwrap();
-        t.derive_line_rates();
-        let m = ModeledCollectives::new(&t);
-        let run = |bytes| {
+    fn nvlink_collectives_follow_the_measured_curves() {
+        let run = |t: &Topology, n: usize, bytes: u64| {
             model_case(
-                &m.topo,
+                t,
                 &CollCase {
                     op: CollectiveOp::AllReduce,
                     algo: Algo::Nccl,
-                    gpus: (0..8).collect(),
+                    gpus: (0..n).collect(),
                     bytes,
                     dtype: Dtype::F32,
                     in_place: false,
@@ -575,15 +520,30 @@ mod tests {
                     graph: false,
                 },
             )
-            .busbw_gbps
-            .unwrap()
         };
-        let (small, big) = (run(1 << 20), run(1 << 30));
-        assert!((small - 21.3).abs() < 21.3 * 0.15, "1 MiB: {small}");
-        assert!((big - 360.4).abs() < 360.4 * 0.15, "1 GiB: {big}");
-        // The bundled 8× H200 report's 8-byte all_reduce: 79.4 µs.
-        let tiny = 8.0 * 1.75 / (run(8) * 1e9) * 1e6;
-        assert!((tiny - 79.4).abs() < 79.4 * 0.15, "8 B: {tiny} µs");
+        let pair = run(&topo(2, 18), 2, 8 << 30);
+        assert!((pair.time_us.unwrap() - 24903.2).abs() < 0.1, "{pair:?}");
+        assert!(pair.reason.unwrap().contains("2× H200"));
+        assert_eq!(pair.source, Source::Modeled);
+        let mut hgx = crate::topology::catalog::load("hgx-h200").unwrap();
+        hgx.derive_line_rates();
+        let tiny = run(&hgx, 8, 8);
+        // The 8-GPU curve starts at 32 B (75.6 µs at 32 KiB is its least time up to there).
+        assert!((tiny.time_us.unwrap() - 75.6).abs() < 0.1, "{tiny:?}");
+        // Over PCIe: the assumed formula, said to be assumed.
+        let mut pcie = topo(2, 18);
+        for l in &mut pcie.links {
+            l.kind = Some(LinkKind::Pix);
+            l.line_rate = Some(crate::model::LineRate {
+                gbps: 25.0,
+                basis: "PCIe 4.0 x16".into(),
+            });
+        }
+        let r = run(&pcie, 2, 1 << 30);
+        assert!(
+            r.reason.as_deref().unwrap().contains("neither measured"),
+            "{r:?}"
+        );
     }
 
     #[test]

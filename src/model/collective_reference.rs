@@ -1,23 +1,43 @@
-//! What a healthy machine's NCCL collectives measure between 32 MiB and 1 GiB, for the check of
-//! an imported nccl-tests run: the modeled curve (a fixed latency and a peak fraction of line
-//! rate) is pinned at 8 B and at 8 GiB and reads 92–108 % of every healthy run from 1 GiB up,
-//! but 17 % over at 128 MiB on two GPUs and 25 % under at 8 MiB on eight, so a healthy 2× H200
-//! run of nccl-tests up to 128 MiB warned at 86 %. Below 1 GiB a run is held to these curves,
-//! measured on H200 SXM (NV18, 478.1 GB/s per direction) and used only for GPUs joined at that
-//! line rate (H100 and H200 SXM), by NCCL 2.28.9, f32, out of place:
+//! What a healthy machine's NCCL collectives measure at every size, and the modeled collectives
+//! over NVLink made from it.
+//!
+//! Measured on H200 SXM (NV18, 478.1 GB/s per direction) by NCCL 2.28.9, f32, out of place,
+//! one process driving every GPU (as nccl-tests' `-g`), the time of one operation at every
+//! doubling from 32 B to 1 GiB (all-reduce also at 8 GiB):
 //!
 //! - 2 GPUs: `assets/reports/h200-2x-sxm-2026-11-28.json` (its collectives stage);
 //! - 8 GPUs: `assets/reports/h200-8x-sxm-2026-11-22.json` (the same stage, NVSwitch).
 //!
 //! A test reads both reports and holds every entry to them.
+//!
+//! Two users:
+//! - the check of an imported nccl-tests run below 1 GiB ([`healthy_busbw`]): held to these
+//!   curves only where they were measured (2 or 8 GPUs at this line rate, f32);
+//! - the modeled collectives over NVLink ([`nvlink_time_us`]): the curve itself on 2 or 8 GPUs
+//!   at this line rate; between 2 and 8 GPUs the latency linear in the GPUs and the bandwidth
+//!   interpolated in log2 of them; beyond 8, the 8-GPU curve and a latency per doubling
+//!   (assumed); at another line rate the time beyond the latency scaled by the rates (assumed).
+//!
+//! The single formula it replaced (a fixed latency and a peak fraction of line rate, pinned at
+//! 8 B and 8 GiB) read 92–108 % of every healthy run from 1 GiB up but 17 % over at 128 MiB on
+//! two GPUs and 25 % under at 8 MiB on eight. Held-out runs (the tests below): nccl-tests' own
+//! figures on another 2× H200 within 8 % from 8 MiB up, NCCL on 3 and 4 GPUs within 5 %.
 
 use super::{CollectiveOp, Dtype};
 
-/// The sizes of the curves, bytes: 32 MiB to 1 GiB by doublings.
-const SIZES: [u64; 6] = [32 << 20, 64 << 20, 128 << 20, 256 << 20, 512 << 20, 1 << 30];
+/// The curves' first size, bytes; every curve has a point at each doubling from here to 1 GiB.
+const FIRST: u64 = 32;
+/// Points per curve: 32 B … 1 GiB.
+const POINTS: usize = 26;
 
 /// The line rate the curves were measured at, GB/s per direction (18 × 26.562).
 pub const LINE_GBPS: f64 = 478.116;
+
+/// Beyond eight GPUs nothing was measured. NCCL then picks trees (or NVLink SHARP) whose latency
+/// grows with log2 n, not with n: the latency is taken to grow by this much per doubling, µs —
+/// the 4 → 8 GPU step measured on H200 (38.0 → 80.8 µs at 1 MiB, docs/BENCHMARKS.md) — an
+/// assumption, said in every such row.
+pub const DOUBLING_US: f64 = 40.0;
 
 /// The bundled report each GPU count's curves were read from.
 const REPORTS: [(usize, &str); 2] = [
@@ -25,33 +45,107 @@ const REPORTS: [(usize, &str); 2] = [
     (8, "h200-8x-sxm-2026-11-22.json"),
 ];
 
-/// One measured curve: bus bandwidth GB/s at [`SIZES`].
+/// One measured curve: the time of one operation, µs, at 32 B × 2^i.
 struct Curve {
     op: CollectiveOp,
     gpus: usize,
-    busbw: [f64; 6],
+    time_us: [f64; POINTS],
+    /// The time at 8 GiB where it was measured (all-reduce).
+    at_8_gib_us: Option<f64>,
 }
 
 use CollectiveOp as Op;
 
 #[rustfmt::skip]
 const CURVES: &[Curve] = &[
-    Curve { op: Op::AllReduce, gpus: 2, busbw: [234.2, 261.8, 282.9, 299.9, 314.4, 325.7] },
-    Curve { op: Op::AllGather, gpus: 2, busbw: [187.1, 213.6, 233.0, 246.0, 258.1, 272.3] },
-    Curve { op: Op::ReduceScatter, gpus: 2, busbw: [184.2, 208.9, 227.2, 239.8, 258.9, 276.7] },
-    Curve { op: Op::Broadcast, gpus: 2, busbw: [296.9, 324.9, 343.2, 353.6, 359.2, 361.7] },
-    Curve { op: Op::AllToAll, gpus: 2, busbw: [207.5, 244.5, 266.1, 281.6, 294.0, 331.7] },
-    Curve { op: Op::SendRecv, gpus: 2, busbw: [236.9, 268.0, 289.8, 306.2, 355.7, 360.8] },
-    Curve { op: Op::AllReduce, gpus: 8, busbw: [282.6, 325.1, 338.1, 346.8, 355.8, 360.4] },
-    Curve { op: Op::AllGather, gpus: 8, busbw: [244.7, 286.8, 309.2, 324.3, 336.5, 345.4] },
-    Curve { op: Op::ReduceScatter, gpus: 8, busbw: [265.1, 293.8, 314.4, 329.3, 340.1, 347.7] },
-    Curve { op: Op::Broadcast, gpus: 8, busbw: [294.1, 322.6, 341.6, 352.7, 357.7, 360.0] },
-    Curve { op: Op::AllToAll, gpus: 8, busbw: [192.7, 280.8, 291.2, 310.8, 318.7, 332.5] },
-    Curve { op: Op::SendRecv, gpus: 8, busbw: [79.4, 81.4, 161.8, 303.6, 355.0, 360.2] },
+    Curve { op: Op::AllReduce, gpus: 2, time_us: [
+        12.9, 12.8, 12.6, 12.8, 12.0, 12.7, 12.6, 16.8, 16.5,
+        16.8, 17.7, 17.9, 18.5, 18.7, 19.6, 19.9, 27.8, 32.8,
+        46.5, 82.2, 143.2, 256.3, 474.4, 895.1, 1707.5, 3296.8,
+    ], at_8_gib_us: Some(24903.2) },
+    Curve { op: Op::AllGather, gpus: 2, time_us: [
+        20.7, 19.8, 19.1, 19.5, 19.8, 19.3, 19.8, 19.6, 19.1,
+        19.0, 19.6, 20.7, 21.2, 21.7, 22.2, 22.8, 23.0, 25.5,
+        35.3, 52.7, 89.7, 157.1, 288.0, 545.5, 1040.2, 1971.5,
+    ], at_8_gib_us: None },
+    Curve { op: Op::ReduceScatter, gpus: 2, time_us: [
+        12.7, 12.3, 12.7, 12.6, 12.5, 12.5, 12.7, 12.5, 12.8,
+        13.1, 13.1, 14.6, 16.4, 14.4, 14.8, 15.1, 14.9, 23.6,
+        32.2, 51.3, 91.1, 160.6, 295.3, 559.7, 1036.8, 1940.1,
+    ], at_8_gib_us: None },
+    Curve { op: Op::Broadcast, gpus: 2, time_us: [
+        14.2, 16.7, 13.1, 19.0, 19.8, 20.1, 18.2, 18.0, 17.6,
+        17.5, 18.5, 18.7, 20.7, 19.9, 19.8, 19.3, 19.4, 24.5,
+        36.8, 62.4, 113.0, 206.5, 391.1, 759.2, 1494.8, 2968.9,
+    ], at_8_gib_us: None },
+    Curve { op: Op::AllToAll, gpus: 2, time_us: [
+        14.7, 14.1, 14.4, 19.8, 20.4, 14.1, 15.3, 13.8, 18.2,
+        16.4, 20.2, 20.4, 15.4, 23.3, 23.2, 16.5, 20.4, 22.8,
+        29.4, 54.2, 80.9, 137.3, 252.2, 476.6, 912.9, 1618.4,
+    ], at_8_gib_us: None },
+    Curve { op: Op::SendRecv, gpus: 2, time_us: [
+        12.8, 13.2, 13.1, 14.2, 12.6, 14.0, 12.7, 13.6, 13.2,
+        18.0, 13.6, 19.9, 21.3, 21.4, 20.9, 21.7, 21.0, 28.7,
+        50.4, 80.5, 141.6, 250.4, 463.2, 876.7, 1509.3, 2975.8,
+    ], at_8_gib_us: None },
+    Curve { op: Op::AllReduce, gpus: 8, time_us: [
+        83.8, 78.2, 79.7, 81.1, 78.3, 81.8, 84.9, 79.3, 78.3,
+        77.4, 75.6, 79.3, 80.0, 78.8, 89.2, 86.1, 85.2, 86.5,
+        87.7, 115.2, 207.8, 361.2, 694.7, 1354.7, 2640.7, 5213.1,
+    ], at_8_gib_us: Some(41025.9) },
+    Curve { op: Op::AllGather, gpus: 8, time_us: [
+        88.3, 79.2, 83.2, 82.3, 79.6, 81.2, 85.3, 79.1, 84.2,
+        81.7, 82.7, 82.0, 83.8, 91.9, 87.3, 94.4, 92.3, 94.0,
+        91.1, 94.3, 120.0, 204.8, 379.8, 724.2, 1395.9, 2720.0,
+    ], at_8_gib_us: None },
+    Curve { op: Op::ReduceScatter, gpus: 8, time_us: [
+        82.2, 77.5, 83.6, 83.3, 87.8, 83.8, 82.8, 82.6, 81.8,
+        83.4, 82.8, 80.1, 81.4, 86.1, 89.5, 90.6, 92.3, 92.9,
+        89.3, 91.5, 110.7, 199.9, 373.5, 713.2, 1381.2, 2701.9,
+    ], at_8_gib_us: None },
+    Curve { op: Op::Broadcast, gpus: 8, time_us: [
+        89.6, 87.4, 84.0, 86.2, 88.7, 86.3, 85.4, 86.3, 85.5,
+        82.3, 83.8, 84.3, 89.4, 80.7, 87.6, 75.5, 87.2, 86.7,
+        89.6, 72.2, 114.1, 208.0, 392.9, 761.2, 1500.8, 2982.2,
+    ], at_8_gib_us: None },
+    Curve { op: Op::AllToAll, gpus: 8, time_us: [
+        143.7, 142.0, 235.8, 166.7, 142.0, 147.2, 219.8, 178.3, 148.7,
+        142.2, 157.5, 161.4, 141.6, 153.7, 177.2, 185.0, 158.7, 174.8,
+        163.1, 272.0, 152.4, 209.1, 403.3, 755.8, 1474.1, 2826.0,
+    ], at_8_gib_us: None },
+    Curve { op: Op::SendRecv, gpus: 8, time_us: [
+        79.4, 79.9, 78.1, 80.7, 81.4, 84.6, 78.0, 77.3, 78.2,
+        78.0, 84.0, 85.6, 82.0, 83.2, 84.5, 84.1, 84.6, 84.8,
+        113.4, 221.0, 422.6, 824.8, 829.3, 884.0, 1512.4, 2980.6,
+    ], at_8_gib_us: None },
 ];
 
+/// The bus bandwidth NCCL reached at 8 GiB on 2× H200 NVLink, as a fraction of the line rate:
+/// nccl-tests 2.19.6 with NCCL 2.28.9 (docs/BENCHMARKS.md, "Collectives (issue C)": all_reduce
+/// 342.8, all_gather 297.9, reduce_scatter 283.7, broadcast 367.3, alltoall 338.0, sendrecv
+/// 366.8 GB/s). Beyond a curve's last point the model adds time at no less than this.
+pub fn peak_fraction(op: CollectiveOp) -> f64 {
+    let busbw = match op {
+        Op::AllReduce => 342.8,
+        Op::AllGather => 297.9,
+        Op::ReduceScatter => 283.7,
+        Op::Broadcast => 367.3,
+        Op::AllToAll => 338.0,
+        Op::SendRecv => 366.8,
+    };
+    busbw / 478.1
+}
+
+fn size_of(i: usize) -> u64 {
+    FIRST << i
+}
+
+fn curve(op: CollectiveOp, gpus: usize) -> Option<&'static Curve> {
+    CURVES.iter().find(|c| c.op == op && c.gpus == gpus)
+}
+
 /// A healthy machine's bus bandwidth for `op` on `gpus` GPUs at `bytes`, GB/s, and where it was
-/// measured: interpolated in log2(bytes) between the curve's sizes. `None` outside 32 MiB–1
+/// measured: interpolated in log2(bytes) between the curve's points. `None` outside 32 MiB–1
 /// GiB, for a dtype other than f32, a GPU count not measured, or a slowest link (`line_gbps`,
 /// all of them NVLink: `nvlink`) not at the curves' line rate within 1 %.
 pub fn healthy_busbw(
@@ -65,26 +159,120 @@ pub fn healthy_busbw(
     if dtype != Dtype::F32 || !nvlink || (line_gbps / LINE_GBPS - 1.0).abs() > 0.01 {
         return None;
     }
-    let c = CURVES.iter().find(|c| c.op == op && c.gpus == gpus)?;
-    if bytes < SIZES[0] || bytes > SIZES[SIZES.len() - 1] {
+    let c = curve(op, gpus)?;
+    if !(32 << 20..=1 << 30).contains(&bytes) {
         return None;
     }
-    let x = (bytes as f64).log2();
-    let i = SIZES
-        .windows(2)
-        .position(|w| bytes <= w[1])
-        .unwrap_or(SIZES.len() - 2);
-    let (x0, x1) = ((SIZES[i] as f64).log2(), (SIZES[i + 1] as f64).log2());
-    let t = (x - x0) / (x1 - x0);
-    let busbw = c.busbw[i] + (c.busbw[i + 1] - c.busbw[i]) * t;
+    let busbw = |i: usize| size_of(i) as f64 * op.busbw_factor(gpus) / (c.time_us[i] * 1e3);
+    let i = (0..POINTS).position(|i| size_of(i) >= bytes)?;
+    let value = if size_of(i) == bytes {
+        busbw(i)
+    } else {
+        let (x0, x1) = ((size_of(i - 1) as f64).log2(), (size_of(i) as f64).log2());
+        let t = ((bytes as f64).log2() - x0) / (x1 - x0);
+        busbw(i - 1) + (busbw(i) - busbw(i - 1)) * t
+    };
     let (_, report) = REPORTS.iter().find(|(n, _)| *n == gpus)?;
     Some((
-        busbw,
+        value,
         format!(
             "{op} measured on {gpus}× H200 SXM (NV18, NCCL 2.28.9, f32, out of place) at this \
              size: assets/reports/{report}"
         ),
     ))
+}
+
+/// A measured curve's time at `bytes`, µs, at [`LINE_GBPS`]: never shorter than at a larger
+/// size (a smaller operation could be run as the larger one: the curve is the least time of
+/// its point and every larger one, which takes out the noise of single samples),
+/// interpolated in log-log between points; below 32 B the time at 32 B; beyond the last point
+/// the time there plus the rest at the larger of the last point's bus bandwidth and
+/// [`peak_fraction`] of the line rate.
+fn measured_time_us(c: &Curve, bytes: u64) -> f64 {
+    let mut points: Vec<(f64, f64)> = (0..POINTS)
+        .map(|i| (size_of(i) as f64, c.time_us[i]))
+        .chain(c.at_8_gib_us.map(|t| ((8u64 << 30) as f64, t)))
+        .collect();
+    for i in (0..points.len() - 1).rev() {
+        points[i].1 = points[i].1.min(points[i + 1].1);
+    }
+    let s = bytes as f64;
+    let factor = c.op.busbw_factor(c.gpus);
+    let (first, last) = (points[0], points[points.len() - 1]);
+    if s <= first.0 {
+        return first.1;
+    }
+    if s >= last.0 {
+        let last_busbw = last.0 * factor / (last.1 * 1e3);
+        let rate = last_busbw.max(peak_fraction(c.op) * LINE_GBPS);
+        return last.1 + (s - last.0) * factor / (rate * 1e3);
+    }
+    let i = points
+        .iter()
+        .position(|p| p.0 >= s)
+        .unwrap_or(points.len() - 1);
+    let ((x0, y0), (x1, y1)) = (points[i - 1], points[i]);
+    if y0 == y1 {
+        return y0;
+    }
+    let t = (s.ln() - x0.ln()) / (x1.ln() - x0.ln());
+    (y0.ln() + t * (y1.ln() - y0.ln())).exp()
+}
+
+/// The modeled time of `op` on `n` (≥ 2) GPUs joined by NVLink whose slowest link carries
+/// `line_gbps` per direction, at `bytes`, µs, and what it rests on (a phrase for the row's
+/// reason). See the module's notes for how each case is made.
+pub fn nvlink_time_us(op: CollectiveOp, n: usize, bytes: u64, line_gbps: f64) -> (f64, String) {
+    let at = |gpus: usize| {
+        let c = curve(op, gpus).expect("a curve for every op at 2 and 8 GPUs");
+        (measured_time_us(c, bytes), measured_time_us(c, FIRST))
+    };
+    let s = bytes as f64;
+    let ((time, latency), mut basis) = match n {
+        0..=2 => (at(2), "NCCL's curve measured on 2× H200 NVLink".to_string()),
+        3..=7 => {
+            let ((t2, l2), (t8, l8)) = (at(2), at(8));
+            let latency = l2 + (l8 - l2) * (n - 2) as f64 / 6.0;
+            // The rate of the part beyond the latency, never above the line rate.
+            let rate = |t: f64, l: f64, gpus: usize| {
+                let moved = s * op.busbw_factor(gpus);
+                moved / (t - l).max(moved / (LINE_GBPS * 1e3))
+            };
+            let w = (n as f64 / 2.0).log2() / 2.0;
+            let (r2, r8) = (rate(t2, l2, 2), rate(t8, l8, 8));
+            let time = latency + s * op.busbw_factor(n) / (r2 + w * (r8 - r2));
+            (
+                (time, latency),
+                "between NCCL's curves measured on 2× and 8× H200 NVLink (latency linear in the \
+                 GPUs, bandwidth in log2 of them)"
+                    .to_string(),
+            )
+        }
+        _ => {
+            let ((t8, l8), extra) = (at(8), DOUBLING_US * (n as f64 / 8.0).log2());
+            let basis = if n > 8 {
+                format!(
+                    "NCCL's curve measured on 8× H200 NVLink, + {extra:.0} µs latency \
+                     ({DOUBLING_US} per doubling of the GPUs beyond 8: assumed, not measured)"
+                )
+            } else {
+                "NCCL's curve measured on 8× H200 NVLink".to_string()
+            };
+            ((t8 + extra, l8 + extra), basis)
+        }
+    };
+    if (line_gbps / LINE_GBPS - 1.0).abs() <= 0.01 {
+        return (time, format!("{basis} (NCCL 2.28.9, f32)"));
+    }
+    basis.push_str(&format!(
+        " (NCCL 2.28.9, f32), its time beyond the {latency:.0} µs latency scaled by \
+         {LINE_GBPS:.1} ÷ {line_gbps:.1} GB/s (assumed: measured only at {LINE_GBPS:.1})"
+    ));
+    // Where the latency overlapped the transfer at the curves' rate, the scaled part is still
+    // no faster than the line rate.
+    let at_line = s * op.busbw_factor(n) / (line_gbps * 1e3);
+    let beyond = ((time - latency) * LINE_GBPS / line_gbps).max(at_line);
+    (latency + beyond, basis)
 }
 
 #[cfg(test)]
@@ -99,30 +287,39 @@ mod tests {
             let v: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             let results = v["collectives"]["results"].as_array().unwrap();
+            let time = |op: CollectiveOp, size: u64| {
+                results
+                    .iter()
+                    .find(|r| {
+                        r["op"] == op.id()
+                            && r["algo"] == "nccl"
+                            && r["dtype"] == "f32"
+                            && r["in_place"] == false
+                            && r["bytes"] == size
+                            && r["gpus"].as_array().unwrap().len() == gpus
+                    })
+                    .and_then(|r| r["time_us"].as_f64())
+            };
             let mut checked = 0;
             for c in CURVES.iter().filter(|c| c.gpus == gpus) {
-                for (size, want) in SIZES.iter().zip(c.busbw) {
-                    let got = results
-                        .iter()
-                        .find(|r| {
-                            r["op"] == c.op.id()
-                                && r["algo"] == "nccl"
-                                && r["dtype"] == "f32"
-                                && r["in_place"] == false
-                                && r["bytes"] == *size
-                                && r["gpus"].as_array().unwrap().len() == gpus
-                        })
-                        .and_then(|r| r["busbw_gbps"].as_f64())
-                        .unwrap_or_else(|| panic!("{file}: no {} at {size}", c.op.id()));
+                for (i, want) in c.time_us.iter().enumerate() {
+                    let got = time(c.op, size_of(i))
+                        .unwrap_or_else(|| panic!("{file}: no {} at {}", c.op, size_of(i)));
                     assert!(
                         (got - want).abs() < 0.051,
-                        "{file} {} {size}: {got} vs {want}",
-                        c.op.id()
+                        "{file} {}: {got} vs {want}",
+                        c.op
                     );
                     checked += 1;
                 }
+                assert_eq!(
+                    c.at_8_gib_us.map(|t| t.round()),
+                    time(c.op, 8 << 30).map(f64::round),
+                    "{file} {} at 8 GiB",
+                    c.op
+                );
             }
-            assert_eq!(checked, 36, "{file}");
+            assert_eq!(checked, 6 * POINTS, "{file}");
         }
     }
 
@@ -131,9 +328,11 @@ mod tests {
         let at = |bytes: u64| {
             healthy_busbw(Op::AllReduce, 2, bytes, Dtype::F32, 478.116, true).map(|(b, _)| b)
         };
-        assert_eq!(at(128 << 20), Some(282.9));
+        // 128 MiB in 474.4 µs.
+        let at_128 = at(128 << 20).unwrap();
+        assert!((at_128 - 282.9).abs() < 0.05, "{at_128}");
         let mid = at(181 << 20).unwrap();
-        assert!(mid > 282.9 && mid < 299.9, "{mid}");
+        assert!(mid > at_128 && mid < at(256 << 20).unwrap(), "{mid}");
         assert_eq!(at(16 << 20), None);
         assert_eq!(at(2 << 30), None);
         // Another line rate, GPU count, dtype or a PCIe link: not these curves.
@@ -141,5 +340,130 @@ mod tests {
         assert!(healthy_busbw(Op::AllReduce, 4, 128 << 20, Dtype::F32, 478.116, true).is_none());
         assert!(healthy_busbw(Op::AllReduce, 2, 128 << 20, Dtype::Bf16, 478.116, true).is_none());
         assert!(healthy_busbw(Op::AllReduce, 2, 128 << 20, Dtype::F32, 478.116, false).is_none());
+    }
+
+    fn modeled_busbw(op: CollectiveOp, n: usize, bytes: u64) -> f64 {
+        let (t, _) = nvlink_time_us(op, n, bytes, LINE_GBPS);
+        bytes as f64 * op.busbw_factor(n) / (t * 1e3)
+    }
+
+    /// Held out: nccl-tests' own figures on another 2× H200 VM (docs/BENCHMARKS.md,
+    /// "Collectives (issue C)", run 4, 2026-11-22: all_reduce_perf and the other five, f32, out
+    /// of place). The model is within 10 % at every size (the formula it replaced: +29 % at 8
+    /// MiB, +17 to +22 % at 128 MiB). Its 8 GiB figures are also the model's floor beyond the
+    /// curves (`peak_fraction`), so only the smaller sizes are held out for five of the ops.
+    #[test]
+    fn two_gpus_within_10_percent_of_nccl_tests_on_another_vm() {
+        let (m, g) = (1u64 << 20, 1u64 << 30);
+        let nccl_tests = [
+            (Op::AllReduce, 8 * m, 168.6),
+            (Op::AllReduce, 128 * m, 283.3),
+            (Op::AllReduce, 2 * g, 340.3),
+            (Op::AllReduce, 8 * g, 342.8),
+            (Op::AllGather, 128 * m, 230.3),
+            (Op::AllGather, 2 * g, 277.9),
+            (Op::ReduceScatter, 128 * m, 224.0),
+            (Op::ReduceScatter, 2 * g, 276.1),
+            (Op::Broadcast, 128 * m, 343.9),
+            (Op::Broadcast, 2 * g, 366.0),
+            (Op::AllToAll, 128 * m, 262.0),
+            (Op::AllToAll, 2 * g, 334.5),
+            (Op::SendRecv, 8 * m, 165.6),
+            (Op::SendRecv, 128 * m, 288.8),
+            (Op::SendRecv, 2 * g, 363.8),
+        ];
+        for (op, bytes, want) in nccl_tests {
+            let got = modeled_busbw(op, 2, bytes);
+            assert!(
+                (got / want - 1.0).abs() < 0.10,
+                "{op} at {bytes}: modeled {got:.1} GB/s, nccl-tests {want}"
+            );
+        }
+    }
+
+    /// Held out: NCCL 2.28.9 all_reduce on 3 and 4 GPUs of a 4× H200 VM, measured by
+    /// scalescope in two runs (docs/BENCHMARKS.md, "Collectives on 2, 3, 4 and 8 GPUs", runs 9
+    /// and 11) — neither count is among the curves. Within 5 % from 64 MiB up. At 1 MiB the two
+    /// runs of 4 GPUs disagree by 41 % (36.9 and 52.1 GB/s): the model is held within 5 % of the
+    /// nearer.
+    #[test]
+    fn three_and_four_gpus_near_nccls_runs_on_them() {
+        let (m, g) = (1u64 << 20, 1u64 << 30);
+        let runs = [
+            (3, 64 * m, 303.6),
+            (3, g, 347.5),
+            (4, 64 * m, 313.7),
+            (4, g, 355.7),
+            (3, 64 * m, 298.3),
+            (3, 256 * m, 328.7),
+            (3, g, 346.7),
+            (4, 64 * m, 310.6),
+            (4, 256 * m, 339.8),
+            (4, g, 355.6),
+        ];
+        for (n, bytes, want) in runs {
+            let got = modeled_busbw(Op::AllReduce, n, bytes);
+            assert!(
+                (got / want - 1.0).abs() < 0.05,
+                "{n} GPUs at {bytes}: modeled {got:.1}, NCCL {want}"
+            );
+        }
+        for (n, runs) in [(3, [44.8, 43.1]), (4, [36.9, 52.1])] {
+            let got = modeled_busbw(Op::AllReduce, n, m);
+            let nearer = runs
+                .iter()
+                .map(|w| (got / w - 1.0).abs())
+                .fold(1.0, f64::min);
+            assert!(nearer < 0.05, "{n} GPUs at 1 MiB: {got:.1} vs {runs:?}");
+        }
+    }
+
+    #[test]
+    fn another_line_rate_scales_the_time_beyond_the_latency() {
+        let op = Op::AllReduce;
+        let (tiny, _) = nvlink_time_us(op, 2, 8, LINE_GBPS);
+        let (tiny_fast, why) = nvlink_time_us(op, 2, 8, 2.0 * LINE_GBPS);
+        assert!(
+            (tiny - tiny_fast).abs() < 1e-3,
+            "the latency stays: {tiny} {tiny_fast}"
+        );
+        assert!(why.contains("assumed"), "{why}");
+        let (big, _) = nvlink_time_us(op, 2, 8 << 30, LINE_GBPS);
+        let (big_fast, _) = nvlink_time_us(op, 2, 8 << 30, 2.0 * LINE_GBPS);
+        assert!(((big - tiny) / (big_fast - tiny) - 2.0).abs() < 1e-6);
+        // Never above the line rate at any size, whatever the rate.
+        for line in [50.0, LINE_GBPS, 900.0] {
+            for i in 0..40 {
+                let bytes = 8u64 << i;
+                for n in [2, 3, 5, 8, 72] {
+                    let (t, _) = nvlink_time_us(op, n, bytes, line);
+                    let busbw = bytes as f64 * op.busbw_factor(n) / (t * 1e3);
+                    assert!(busbw < line, "{n} GPUs, {bytes} B at {line}: {busbw}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn beyond_eight_gpus_the_latency_grows_per_doubling_as_assumed() {
+        let (t8, why8) = nvlink_time_us(Op::AllReduce, 8, 8, LINE_GBPS);
+        let (t32, why32) = nvlink_time_us(Op::AllReduce, 32, 8, LINE_GBPS);
+        assert!((t32 - t8 - 2.0 * DOUBLING_US).abs() < 1e-9);
+        assert!(
+            !why8.contains("assumed") && why32.contains("assumed"),
+            "{why32}"
+        );
+        // Larger operations never take less time.
+        for n in [2, 3, 4, 6, 8, 16] {
+            for op in CollectiveOp::ALL {
+                let times: Vec<f64> = (0..34)
+                    .map(|i| nvlink_time_us(*op, n, 8u64 << i, LINE_GBPS).0)
+                    .collect();
+                assert!(
+                    times.windows(2).all(|w| w[1] >= w[0] - 1e-9),
+                    "{op} on {n}: {times:?}"
+                );
+            }
+        }
     }
 }

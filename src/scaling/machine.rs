@@ -11,7 +11,7 @@ use super::calibrate::{CalibrationInputs, MeasuredStep, ProbeRates};
 use super::curve::CommCurve;
 use super::rates::{GemmRate, GpuRates, PerGpuRates, slowest};
 use super::workload::{ComputeDtype, Workload};
-use crate::bench::collectives::DOUBLING_US;
+use crate::model::collective_reference::DOUBLING_US;
 use crate::model::quantities::gpu_list;
 use crate::model::{Source, Topology};
 
