@@ -102,12 +102,38 @@ fn nvlink_error_counters_before_and_after_a_load_did_not_grow() {
         &[],
     );
     assert_eq!(code, 0, "{out}");
-    assert_eq!(
-        out.matches("no NVLink error counter (CRC, replay, recovery) grew")
-            .count(),
-        2,
-        "{out}"
-    );
+    // Both GPUs say the same: one line for the two (`--verbose` lists each).
+    let same: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("no NVLink error counter (CRC, replay, recovery) grew"))
+        .collect();
+    assert_eq!(same.len(), 1, "{out}");
+    assert!(same[0].contains("GPUs 0,1"), "{out}");
+}
+
+/// Eight GPUs' topology without a state capture: each check the capture cannot settle is one
+/// line for the eight, saying it is not in the captures (not "not readable through NVML"), and
+/// `--verbose` lists each GPU's; the verdict counts every GPU's either way.
+#[test]
+fn checks_alike_on_every_gpu_are_one_line() {
+    let caps = ["l40s-8x-pcie-topo-m.txt", "l40s-8x-topo-p2p-r.txt"];
+    let (code, out, _) = check(&caps, &[]);
+    assert_eq!(code, 0, "{out}");
+    let unknown: Vec<&str> = out.lines().filter(|l| l.starts_with("UNKNOWN")).collect();
+    assert_eq!(unknown.len(), 6, "{out}");
+    for l in &unknown {
+        assert!(
+            l.contains("GPUs 0–7") && l.contains("not in the captures"),
+            "{l}"
+        );
+    }
+    assert!(!out.contains("NVML"), "{out}");
+    assert!(out.contains("48 unknown"), "{out}");
+    let (_, verbose, _) = check(&caps, &["--verbose"]);
+    let each = verbose.lines().filter(|l| l.starts_with("UNKNOWN")).count();
+    assert_eq!(each, 48, "{verbose}");
+    // Pairs keep their own lines: `GPU 0–1` is a pair, never folded.
+    assert!(out.contains("GPU 0–1") && out.contains("GPU 6–7"), "{out}");
 }
 
 #[test]
@@ -665,8 +691,9 @@ fn a_lowered_power_limit_and_locked_clocks_are_named() {
     );
     assert!(c.contains("nvidia-smi -rgc"), "{c}");
     assert!(line("clock_settings", "GPU 0").starts_with("PASS"));
+    // The same on both GPUs: one line for the two.
     for id in ["persistence", "mig_mode", "compute_mode"] {
-        assert!(line(id, "GPU 0").starts_with("PASS"), "{id}: {out}");
+        assert!(line(id, "GPUs 0,1").starts_with("PASS"), "{id}: {out}");
     }
     // A thresholds file that allows a 300 W cap (a site that caps on purpose) passes it.
     let dir = tempfile::tempdir().unwrap();

@@ -86,7 +86,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PATH")]
     pub nccl_lib: Option<PathBuf>,
     /// Print every check's line; without it, modeled PASS lines (hundreds on a catalog machine
-    /// of 8 GPUs) are counted per check instead.
+    /// of 8 GPUs) are counted per check instead, and GPUs whose line reads the same share one
+    /// (`GPUs 0–7`).
     #[arg(long, short = 'v')]
     pub verbose: bool,
 }
@@ -324,8 +325,9 @@ fn thresholds(args: &CheckArgs) -> Result<Thresholds, CliError> {
     })
 }
 
-/// The terminal report: one line per check (modeled PASS lines counted per check unless
-/// `verbose`: they only restate line rates), notes, then the verdict.
+/// The terminal report: one line per check (unless `verbose`, modeled PASS lines counted per
+/// check — they only restate line rates — and GPUs whose line reads the same on one), notes,
+/// then the verdict.
 pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -347,25 +349,26 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
         }
     }
     let shown: Vec<&crate::health::Check> = r.checks.iter().filter(|&c| !folded(c)).collect();
+    let shown = alike_gpus(&shown, verbose);
     let sw = shown
         .iter()
-        .map(|c| c.subject.chars().count())
+        .map(|(subject, _)| subject.chars().count())
         .max()
         .unwrap_or(6)
         .max(6);
     let cw = shown
         .iter()
-        .map(|c| c.check.id().len())
+        .map(|(_, c)| c.check.id().len())
         .max()
         .unwrap_or(5)
         .max(5);
     let vw = shown
         .iter()
-        .map(|c| c.verdict_text().len())
+        .map(|(_, c)| c.verdict_text().len())
         .max()
         .unwrap_or(4);
-    for c in &shown {
-        let subject = format!("{:<sw$}", c.subject);
+    for (subject, c) in &shown {
+        let subject = format!("{subject:<sw$}");
         let _ = write!(
             out,
             "{:<vw$}  {subject}  {:<cw$}  {}",
@@ -407,6 +410,54 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
         );
     }
     let _ = writeln!(out, "verdict: {} (exit {exit})", r.summary_line());
+    out
+}
+
+/// The lines to print with their subjects: unless `verbose`, the lines of single GPUs that say
+/// the same (verdict, check, detail, cause and fix) as one line, `GPUs 0–7`, where the first of
+/// them stood — eight GPUs of an import without a state capture are 6 lines, not 48.
+fn alike_gpus<'a>(
+    shown: &[&'a crate::health::Check],
+    verbose: bool,
+) -> Vec<(String, &'a crate::health::Check)> {
+    let single = |c: &crate::health::Check| {
+        c.gpu
+            .filter(|&g| c.peer.is_none() && c.subject == format!("GPU {g}"))
+    };
+    let same = |a: &crate::health::Check, b: &crate::health::Check| {
+        a.verdict == b.verdict
+            && a.check == b.check
+            && a.source == b.source
+            && a.detail == b.detail
+            && a.cause == b.cause
+            && a.fix == b.fix
+    };
+    let mut out: Vec<(String, &crate::health::Check)> = Vec::new();
+    let mut taken = vec![false; shown.len()];
+    for (i, &c) in shown.iter().enumerate() {
+        if taken[i] {
+            continue;
+        }
+        let Some(g) = single(c).filter(|_| !verbose) else {
+            out.push((c.subject.clone(), c));
+            continue;
+        };
+        let mut gpus = vec![g];
+        for (j, &d) in shown.iter().enumerate().skip(i + 1) {
+            if let Some(h) = single(d).filter(|_| !taken[j] && same(c, d)) {
+                taken[j] = true;
+                gpus.push(h);
+            }
+        }
+        let subject = match gpus.len() {
+            1 => c.subject.clone(),
+            _ => {
+                gpus.sort_unstable();
+                format!("GPUs {}", crate::model::quantities::gpu_set(&gpus))
+            }
+        };
+        out.push((subject, c));
+    }
     out
 }
 

@@ -39,7 +39,12 @@ pub fn checks(
         let ctx = Ctx {
             g,
             source,
-            kind: ev.before.as_ref().map(|i| i.kind),
+            // An import without a state capture: what it lacks is not in the captures.
+            kind: ev.before.as_ref().map(|i| i.kind).or(matches!(
+                topo.source,
+                crate::model::TopologySource::Imported { .. }
+            )
+            .then_some(InventoryKind::Imported)),
         };
         out.push(busy(&ctx, before, load, thresholds));
         let pcie = pcie_link(&ctx, topo, before, load);

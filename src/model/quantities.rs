@@ -129,9 +129,37 @@ pub fn gpu_list(gpus: &[usize]) -> String {
     }
 }
 
+/// GPU indices with consecutive runs shortened, for tight spaces: `0–7`, `0,1`, `0–3,6`.
+pub fn gpu_set(gpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < gpus.len() {
+        let mut j = i;
+        while j + 1 < gpus.len() && gpus[j + 1] == gpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(match j - i {
+            0 => gpus[i].to_string(),
+            1 => format!("{},{}", gpus[i], gpus[j]),
+            _ => format!("{}–{}", gpus[i], gpus[j]),
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_sets_shorten_runs() {
+        assert_eq!(gpu_set(&[0, 1, 2, 3, 4, 5, 6, 7]), "0–7");
+        assert_eq!(gpu_set(&[0, 1]), "0,1");
+        assert_eq!(gpu_set(&[0, 1, 2, 3, 6]), "0–3,6");
+        assert_eq!(gpu_set(&[1, 3, 5]), "1,3,5");
+        assert_eq!(gpu_set(&[]), "");
+    }
 
     #[test]
     fn gpu_lists_read_as_written() {

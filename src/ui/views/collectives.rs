@@ -204,7 +204,7 @@ fn series_key(r: &CollectiveResult) -> String {
         "{} {} · GPU {}{}{}",
         r.op,
         r.algo,
-        gpu_set(&r.gpus),
+        crate::model::quantities::gpu_set(&r.gpus),
         if r.in_place { " in-place" } else { "" },
         if r.source == Source::Modeled {
             " (modeled)"
@@ -212,25 +212,6 @@ fn series_key(r: &CollectiveResult) -> String {
             ""
         }
     )
-}
-
-/// GPU indices with consecutive runs shortened: `0–7`, `0,1`, `0–3,6`.
-fn gpu_set(gpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < gpus.len() {
-        let mut j = i;
-        while j + 1 < gpus.len() && gpus[j + 1] == gpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(match j - i {
-            0 => gpus[i].to_string(),
-            1 => format!("{},{}", gpus[i], gpus[j]),
-            _ => format!("{}–{}", gpus[i], gpus[j]),
-        });
-        i = j + 1;
-    }
-    parts.join(",")
 }
 
 /// The slowest per-direction line rate among the GPUs of the results.
@@ -588,7 +569,7 @@ fn grid(ui: &mut Ui, results: &[CollectiveResult]) {
             for r in results {
                 ui.label(RichText::new(r.op.id()).monospace());
                 ui.label(r.algo.id());
-                ui.label(gpu_set(&r.gpus));
+                ui.label(crate::model::quantities::gpu_set(&r.gpus));
                 ui.label(format_bytes(r.bytes));
                 ui.label(f(r.time_us));
                 ui.label(f(r.algbw_gbps));
@@ -610,7 +591,7 @@ fn grid(ui: &mut Ui, results: &[CollectiveResult]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{gpu_set, log_tick};
+    use super::log_tick;
 
     #[test]
     fn log_ticks_read_as_three_significant_digits() {
@@ -619,14 +600,5 @@ mod tests {
         assert_eq!(log_tick(2.0), "100");
         assert_eq!(log_tick(3.5), "3162");
         assert_eq!(log_tick(-1.0), "0.100");
-    }
-
-    #[test]
-    fn gpu_sets_shorten_runs() {
-        assert_eq!(gpu_set(&[0, 1, 2, 3, 4, 5, 6, 7]), "0–7");
-        assert_eq!(gpu_set(&[0, 1]), "0,1");
-        assert_eq!(gpu_set(&[0, 1, 2, 3, 6]), "0–3,6");
-        assert_eq!(gpu_set(&[1, 3, 5]), "1,3,5");
-        assert_eq!(gpu_set(&[]), "");
     }
 }
