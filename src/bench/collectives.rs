@@ -282,21 +282,27 @@ pub fn run_collectives(
     (results, false)
 }
 
-// Modeled collectives. Over NVLink: NCCL's curves measured on 2× and 8× H200
-// (`model::collective_reference`, every size, every op). Over PCIe: time = α(n) + bytes × factor
-// ÷ (line rate × 0.8), the fraction assumed like host copies' and α as NCCL's on NVLink — neither
-// measured.
+// Modeled collectives. Over NVLink: made from NCCL's curves measured on 2× and 8× H200
+// (`model::collective_reference`, every size, every op). Over other links: time = α(n) + bytes ×
+// factor ÷ (line rate × 0.8), the fraction assumed like host copies' and α the latency once
+// fitted to NCCL over NVLink — neither measured over these links.
 const ALPHA_US: f64 = 14.0;
-/// Latency each GPU beyond two adds to a ring collective, µs. NCCL 2.28.9 all_reduce of 1 MiB on
-/// H200 NVLink (docs/BENCHMARKS.md, "Collectives on 2, 3, 4 and 8 GPUs"): about 10 µs a GPU, as
-/// a ring's 2(n−1) steps.
+/// Latency each GPU beyond two adds to a ring collective, µs: NCCL 2.28.9 all_reduce of 1 MiB on
+/// 2, 3, 4 and 8 H200s over NVLink (docs/BENCHMARKS.md, "Collectives on 2, 3, 4 and 8 GPUs"):
+/// about 10 µs a GPU, as a ring's 2(n−1) steps.
 const RING_STEP_US: f64 = 10.0;
 /// The fraction of a PCIe link's line rate a collective is assumed to reach (like host copies).
 const PCIE_FRACTION: f64 = 0.8;
 
-/// The fixed time of one collective over PCIe on `n` GPUs, µs.
+/// The fixed time of one collective over links other than NVLink on `n` GPUs, µs: 14 µs + 10 per
+/// GPU beyond two up to 8, then [`reference::DOUBLING_US`] per doubling (as over NVLink).
 fn pcie_alpha_us(n: usize) -> f64 {
-    ALPHA_US + RING_STEP_US * n.saturating_sub(2) as f64
+    let ring = |n: usize| ALPHA_US + RING_STEP_US * n.saturating_sub(2) as f64;
+    if n <= 8 {
+        ring(n)
+    } else {
+        ring(8) + reference::DOUBLING_US * (n as f64 / 8.0).log2()
+    }
 }
 
 /// How a collective over a pair with no NVLink up is said not to be modeled.
@@ -346,7 +352,7 @@ pub(crate) fn slowest_link(topo: &Topology, gpus: &[usize]) -> Option<(f64, bool
 }
 
 /// One collective case modeled on `topo`: what [`ModeledCollectives`] runs, and what the scaling
-/// model's modeled all-reduce curve is made of (a formula, no backend).
+/// model's modeled all-reduce curve is made of (no backend runs).
 pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
     let mk = |status, reason: String| case.row(Source::Modeled, status, reason);
     if case.gpus.len() < 2 {
@@ -388,10 +394,15 @@ pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
     let factor = case.op.busbw_factor(n);
     let (time_us, mut reason) = if nv {
         let (t, basis) = reference::nvlink_time_us(case.op, n, case.bytes, line);
-        (
-            t,
-            format!("modeled: {basis} at this size, slowest link {line:.1} GB/s"),
-        )
+        let mut reason = format!("modeled: {basis}; slowest link {line:.1} GB/s");
+        if case.dtype != Dtype::F32 || case.in_place {
+            reason.push_str(&format!(
+                "; this {}{} row modeled as those",
+                case.dtype,
+                if case.in_place { " in-place" } else { "" }
+            ));
+        }
+        (t, reason)
     } else {
         let alpha = pcie_alpha_us(n);
         let peak = line * PCIE_FRACTION;
@@ -399,8 +410,9 @@ pub fn model_case(topo: &Topology, case: &CollCase) -> CollectiveResult {
             alpha + case.bytes as f64 * factor / (peak * 1e9) * 1e6,
             format!(
                 "modeled: {alpha:.0} µs + bytes × {factor:.3} ÷ ({:.0}% of {line:.1} GB/s) — not \
-                 NVLink: the fraction assumed like host copies' and the latency as NCCL's over \
-                 NVLink (neither measured)",
+                 NVLink: the fraction assumed like host copies' and the latency as once fitted to \
+                 NCCL over NVLink (14 µs + 10 per GPU beyond two; neither measured over these \
+                 links)",
                 PCIE_FRACTION * 100.0
             ),
         )
@@ -528,8 +540,29 @@ mod tests {
         let mut hgx = crate::topology::catalog::load("hgx-h200").unwrap();
         hgx.derive_line_rates();
         let tiny = run(&hgx, 8, 8);
-        // The 8-GPU curve starts at 32 B (75.6 µs at 32 KiB is its least time up to there).
-        assert!((tiny.time_us.unwrap() - 75.6).abs() < 0.1, "{tiny:?}");
+        // Below 32 B, the 8-GPU curve's time at 32 B: fitted non-decreasing, the mean of its
+        // times from 32 B to 256 KiB (75.6–84.9 µs), 79.75 µs — 79.4 measured at 8 B.
+        assert!((tiny.time_us.unwrap() - 79.75).abs() < 0.01, "{tiny:?}");
+        assert!(tiny.reason.unwrap().contains("below 32 B"));
+        let bf16 = model_case(
+            &hgx,
+            &CollCase {
+                op: CollectiveOp::AllReduce,
+                algo: Algo::Nccl,
+                gpus: (0..8).collect(),
+                bytes: 1 << 30,
+                dtype: Dtype::Bf16,
+                in_place: true,
+                iters: 20,
+                warmup: 5,
+                graph: false,
+            },
+        );
+        let why = bf16.reason.unwrap();
+        assert!(
+            why.contains("f32, out of place") && why.contains("bf16 in-place row"),
+            "{why}"
+        );
         // Over PCIe: the assumed formula, said to be assumed.
         let mut pcie = topo(2, 18);
         for l in &mut pcie.links {

@@ -1,7 +1,7 @@
 //! Collective checks: an imported nccl-tests run's bus bandwidth (each collective at the
-//! largest size it ran) against what the GPUs' links should carry — from 1 GiB up the slowest
-//! link's line rate × the fraction NCCL reaches of it, as the modeled backend computes it
-//! ([`crate::bench::collectives::model_case`]); below it a healthy machine's measured curve
+//! largest size it ran) against what the GPUs' links should carry — from 1 GiB up the modeled
+//! figure for those GPUs at their slowest link ([`crate::bench::collectives::model_case`]); below
+//! it a healthy machine's measured curve
 //! where one was taken at these links ([`crate::model::collective_reference`]), else no
 //! verdict — with PASS/WARN/FAIL by the thresholds the copy checks use, and below PASS the
 //! evidence on those GPUs or "cause unknown".

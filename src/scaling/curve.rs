@@ -1,5 +1,5 @@
 //! All-reduce bus bandwidth as a function of size, from a collectives sweep (measured, or
-//! modeled by [`model_case`], the modeled collectives' formula), interpolated linearly in
+//! modeled by [`model_case`], the modeled collectives), interpolated linearly in
 //! log(size).
 //!
 //! busbw is nccl-tests' rank-independent figure (doc/PERFORMANCE.md in NVIDIA/nccl-tests), so a

@@ -363,7 +363,7 @@ impl Machine {
     /// (hierarchical, modeled): reduce-scatter + all-gather inside each node at the curve's
     /// busbw, 2(m−1)/m · (S/g) over each GPU's NIC between the m nodes, and a latency growing
     /// by [`DOUBLING_US`] per doubling of the nodes (the same assumption as a large NVLink
-    /// domain's, `bench::collectives`).
+    /// domain's, `model::collective_reference`).
     pub fn all_reduce_ms(&self, bytes: f64, n: usize) -> Option<f64> {
         if n <= 1 || bytes <= 0.0 {
             return Some(0.0);
