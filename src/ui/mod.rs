@@ -2,7 +2,7 @@
 //! over as tabs), plus offscreen rendering of views for reports and screenshots ([`snapshot`]).
 //!
 //! The App is a shell (`app.rs`) routing actions to the parts that own their state: the sources
-//! and the report each holds (`sources.rs`, `servers.rs`, `shown.rs`), files in and out
+//! and the report each holds (`sources.rs`, `servers.rs`, `machine.rs`), files in and out
 //! (`files.rs`, `saving.rs`). Views draw a report's sections; NVML, ssh and file dialogs run on
 //! worker threads, never inside `ui()`.
 
@@ -14,6 +14,7 @@ pub mod fonts;
 pub mod job_panel;
 mod jobs;
 mod layout;
+mod machine;
 mod menus;
 mod notices;
 pub mod palette;
@@ -21,7 +22,6 @@ mod plots;
 pub mod report_view;
 mod saving;
 mod servers;
-mod shown;
 pub mod snapshot;
 mod sources;
 pub mod views;
@@ -31,8 +31,8 @@ pub use action::{Action, SaveKind, SourceKey, View};
 pub use app::{App, PanelFit, Settings, Startup};
 pub use command::Command;
 pub use files::{FILE_DIALOG_ENV, FileDialogs, FileRequest, FleetRead, read_fleet};
+pub use machine::Machine;
 pub use servers::{ServerEntry, ServerState};
-pub use shown::Machine;
 pub use sources::ReportEntry;
 pub use views::Views;
 

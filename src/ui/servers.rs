@@ -8,8 +8,8 @@ use eframe::egui::{self, RichText, Ui};
 
 use super::action::{Action, SourceKey};
 use super::jobs::{Inbox, SharedRunner};
+use super::machine::Machine;
 use super::palette::{self, SourceBadge};
-use super::shown::Machine;
 use super::widgets;
 use crate::model::Topology;
 use crate::remote::{Client, RemoteOptions, Runner};
