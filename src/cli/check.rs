@@ -349,7 +349,11 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
         }
     }
     let shown: Vec<&crate::health::Check> = r.checks.iter().filter(|&c| !folded(c)).collect();
-    let shown = alike_gpus(&shown, verbose);
+    let shown: Vec<(String, &crate::health::Check)> = if verbose {
+        shown.iter().map(|&c| (c.subject.clone(), c)).collect()
+    } else {
+        crate::health::alike_gpus(&shown)
+    };
     let sw = shown
         .iter()
         .map(|(subject, _)| subject.chars().count())
@@ -410,54 +414,6 @@ pub fn render(topo: &Topology, r: &HealthReport, exit: i32, verbose: bool) -> St
         );
     }
     let _ = writeln!(out, "verdict: {} (exit {exit})", r.summary_line());
-    out
-}
-
-/// The lines to print with their subjects: unless `verbose`, the lines of single GPUs that say
-/// the same (verdict, check, detail, cause and fix) as one line, `GPUs 0–7`, where the first of
-/// them stood — eight GPUs of an import without a state capture are 6 lines, not 48.
-fn alike_gpus<'a>(
-    shown: &[&'a crate::health::Check],
-    verbose: bool,
-) -> Vec<(String, &'a crate::health::Check)> {
-    let single = |c: &crate::health::Check| {
-        c.gpu
-            .filter(|&g| c.peer.is_none() && c.subject == format!("GPU {g}"))
-    };
-    let same = |a: &crate::health::Check, b: &crate::health::Check| {
-        a.verdict == b.verdict
-            && a.check == b.check
-            && a.source == b.source
-            && a.detail == b.detail
-            && a.cause == b.cause
-            && a.fix == b.fix
-    };
-    let mut out: Vec<(String, &crate::health::Check)> = Vec::new();
-    let mut taken = vec![false; shown.len()];
-    for (i, &c) in shown.iter().enumerate() {
-        if taken[i] {
-            continue;
-        }
-        let Some(g) = single(c).filter(|_| !verbose) else {
-            out.push((c.subject.clone(), c));
-            continue;
-        };
-        let mut gpus = vec![g];
-        for (j, &d) in shown.iter().enumerate().skip(i + 1) {
-            if let Some(h) = single(d).filter(|_| !taken[j] && same(c, d)) {
-                taken[j] = true;
-                gpus.push(h);
-            }
-        }
-        let subject = match gpus.len() {
-            1 => c.subject.clone(),
-            _ => {
-                gpus.sort_unstable();
-                format!("GPUs {}", crate::model::quantities::gpu_set(&gpus))
-            }
-        };
-        out.push((subject, c));
-    }
     out
 }
 

@@ -556,12 +556,82 @@ pub fn overall(checks: &[Check]) -> Verdict {
     }
 }
 
+/// `checks` with their subjects, where the lines of single GPUs that say the same (verdict,
+/// check, detail, cause and fix) become one, `GPUs 0–7`, where the first of them stood: eight
+/// GPUs of an import without a state capture read 6 lines, not 48. Pairs and directions keep
+/// their own (`GPU 0–1` is a pair). What the terminal and the report's table show; the files
+/// list every GPU.
+pub fn alike_gpus<'a>(checks: &[&'a Check]) -> Vec<(String, &'a Check)> {
+    let single = |c: &Check| {
+        c.gpu
+            .filter(|&g| c.peer.is_none() && c.subject == Subject::Gpu(g).to_string())
+    };
+    let same = |a: &Check, b: &Check| {
+        a.verdict == b.verdict
+            && a.check == b.check
+            && a.source == b.source
+            && a.detail == b.detail
+            && a.cause == b.cause
+            && a.fix == b.fix
+    };
+    let mut out: Vec<(String, &Check)> = Vec::new();
+    let mut taken = vec![false; checks.len()];
+    for (i, &c) in checks.iter().enumerate() {
+        if taken[i] {
+            continue;
+        }
+        let Some(g) = single(c) else {
+            out.push((c.subject.clone(), c));
+            continue;
+        };
+        let mut gpus = vec![g];
+        for (j, &d) in checks.iter().enumerate().skip(i + 1) {
+            if let Some(h) = single(d).filter(|_| !taken[j] && same(c, d)) {
+                taken[j] = true;
+                gpus.push(h);
+            }
+        }
+        let subject = match gpus.len() {
+            1 => c.subject.clone(),
+            _ => {
+                gpus.sort_unstable();
+                format!("GPUs {}", crate::model::quantities::gpu_set(&gpus))
+            }
+        };
+        out.push((subject, c));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn check(v: Verdict, subject: Subject) -> Check {
         Check::new(CheckId::Ecc, subject, v, Source::Measured, "")
+    }
+
+    /// Alike lines of single GPUs share one, where the first stood; a GPU that differs, a pair
+    /// and a direction keep their own.
+    #[test]
+    fn alike_gpus_share_a_line() {
+        let mut checks = vec![
+            check(Verdict::Pass, Subject::Gpu(0)),
+            check(Verdict::Pass, Subject::Pair(0, 1)),
+            check(Verdict::Pass, Subject::Gpu(1)),
+            check(Verdict::Warn, Subject::Gpu(2)),
+            check(Verdict::Pass, Subject::Gpu(3)),
+            check(Verdict::Pass, Subject::Path(2, 3)),
+            check(Verdict::Pass, Subject::Gpu(5)),
+        ];
+        checks[4].detail = "another finding".into();
+        let refs: Vec<&Check> = checks.iter().collect();
+        let subjects: Vec<String> = alike_gpus(&refs).into_iter().map(|(s, _)| s).collect();
+        assert_eq!(
+            subjects,
+            ["GPUs 0,1,5", "GPU 0–1", "GPU 2", "GPU 3", "GPU 2→3"],
+            "{subjects:?}"
+        );
     }
 
     #[test]

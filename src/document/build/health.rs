@@ -91,10 +91,11 @@ pub(super) fn checks(r: &Report) -> Option<Section> {
     if listed.is_empty() {
         return Some(s);
     }
-    // A table cut to its first rows shows the worst: failures, then warnings, then unknowns.
-    let mut order = listed;
+    // GPUs whose line reads the same share a row; a table cut to its first rows shows the
+    // worst: failures, then warnings, then unknowns.
+    let mut order = crate::health::alike_gpus(&listed);
     if order.len() > TABLE_MAX_ROWS {
-        order.sort_by_key(|c| match c.verdict {
+        order.sort_by_key(|(_, c)| match c.verdict {
             Verdict::Fail => 0,
             Verdict::Warn => 1,
             Verdict::Unknown => 2,
@@ -151,12 +152,12 @@ fn modeled_passes(checks: &[&Check]) -> Vec<Block> {
     ]
 }
 
-/// `checks` as a table: verdict, subject, check, finding, figure against expected, cause and
-/// fix, provenance.
-pub(super) fn checks_table(id: &str, checks: &[&Check]) -> Table {
+/// `checks` (each with the subject to show) as a table: verdict, subject, check, finding,
+/// figure against expected, cause and fix, provenance.
+pub(super) fn checks_table(id: &str, checks: &[(String, &Check)]) -> Table {
     let rows = checks
         .iter()
-        .map(|c| {
+        .map(|(subject, c)| {
             let unit = c.unit.as_deref().unwrap_or("");
             let cause = match (c.cause_words(), &c.fix) {
                 (Some(a), Some(b)) => format!("{a} — do: {b}"),
@@ -170,7 +171,7 @@ pub(super) fn checks_table(id: &str, checks: &[&Check]) -> Table {
             };
             vec![
                 Cell::of(verdict_class(c.verdict), c.verdict_text()),
-                Cell::plain(&c.subject),
+                Cell::plain(subject),
                 Cell::plain(c.check.to_string()),
                 Cell::plain(&c.detail),
                 Cell::plain(summary::fmt_value(c.figure, unit)),

@@ -163,6 +163,7 @@ fn verdict(s: &mut Section, r: &Report) {
         Verdict::Unknown => 2,
         Verdict::Pass => 3,
     });
+    let order: Vec<(String, &Check)> = order.iter().map(|&c| (c.subject.clone(), c)).collect();
     s.push(Block::Table(lean(checks_table(
         "soak-checks-table",
         &order,
