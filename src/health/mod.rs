@@ -615,7 +615,7 @@ mod tests {
     /// and a direction keep their own.
     #[test]
     fn alike_gpus_share_a_line() {
-        let mut checks = vec![
+        let mut checks = [
             check(Verdict::Pass, Subject::Gpu(0)),
             check(Verdict::Pass, Subject::Pair(0, 1)),
             check(Verdict::Pass, Subject::Gpu(1)),
