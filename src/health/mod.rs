@@ -562,10 +562,14 @@ pub fn overall(checks: &[Check]) -> Verdict {
 /// their own (`GPU 0–1` is a pair). What the terminal and the report's table show; the files
 /// list every GPU.
 pub fn alike_gpus<'a>(checks: &[&'a Check]) -> Vec<(String, &'a Check)> {
-    let single = |c: &Check| {
-        c.gpu
-            .filter(|&g| c.peer.is_none() && c.subject == Subject::Gpu(g).to_string())
-    };
+    // The GPU of each line about a single GPU.
+    let single: Vec<Option<usize>> = checks
+        .iter()
+        .map(|c| {
+            c.gpu
+                .filter(|&g| c.peer.is_none() && c.subject == Subject::Gpu(g).to_string())
+        })
+        .collect();
     let same = |a: &Check, b: &Check| {
         a.verdict == b.verdict
             && a.check == b.check
@@ -580,13 +584,13 @@ pub fn alike_gpus<'a>(checks: &[&'a Check]) -> Vec<(String, &'a Check)> {
         if taken[i] {
             continue;
         }
-        let Some(g) = single(c) else {
+        let Some(g) = single[i] else {
             out.push((c.subject.clone(), c));
             continue;
         };
         let mut gpus = vec![g];
         for (j, &d) in checks.iter().enumerate().skip(i + 1) {
-            if let Some(h) = single(d).filter(|_| !taken[j] && same(c, d)) {
+            if let Some(h) = single[j].filter(|_| !taken[j] && same(c, d)) {
                 taken[j] = true;
                 gpus.push(h);
             }

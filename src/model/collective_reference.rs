@@ -221,31 +221,53 @@ enum Reach {
     Beyond(u64),
 }
 
+/// A curve's points (bytes, µs), fitted non-decreasing ([`isotonic`]): fitted once per curve,
+/// in [`CURVES`]' order.
+fn fitted(c: &Curve) -> &'static [(f64, f64)] {
+    static FITS: std::sync::OnceLock<Vec<Vec<(f64, f64)>>> = std::sync::OnceLock::new();
+    let fits = FITS.get_or_init(|| {
+        CURVES
+            .iter()
+            .map(|c| {
+                let sizes = (0..POINTS)
+                    .map(|i| size_of(i) as f64)
+                    .chain(c.at_8_gib_us.map(|_| (8u64 << 30) as f64));
+                let raw: Vec<f64> = c.time_us.iter().copied().chain(c.at_8_gib_us).collect();
+                sizes.zip(isotonic(&raw)).collect()
+            })
+            .collect()
+    });
+    let i = CURVES
+        .iter()
+        .position(|x| std::ptr::eq(x, c))
+        .expect("a curve of CURVES");
+    &fits[i]
+}
+
 /// A measured curve's time at `bytes`, µs, at [`LINE_GBPS`]: the curve fitted non-decreasing
-/// ([`isotonic`]), interpolated in log-log between points; below 32 B the time at 32 B; beyond
+/// ([`fitted`]), interpolated in log-log between points; below 32 B the time at 32 B; beyond
 /// the last point the time there plus the rest at the larger of the last point's bus bandwidth
 /// and [`peak_fraction`] of the line rate.
 fn measured_time_us(c: &Curve, bytes: u64) -> (f64, Reach) {
-    let sizes: Vec<f64> = (0..POINTS)
-        .map(|i| size_of(i) as f64)
-        .chain(c.at_8_gib_us.map(|_| (8u64 << 30) as f64))
-        .collect();
-    let raw: Vec<f64> = c.time_us.iter().copied().chain(c.at_8_gib_us).collect();
-    let times = isotonic(&raw);
+    let points = fitted(c);
     let s = bytes as f64;
     let factor = c.op.busbw_factor(c.gpus);
-    let last = sizes.len() - 1;
-    if s < sizes[0] {
-        return (times[0], Reach::Below);
+    let (first, last) = (points[0], points[points.len() - 1]);
+    if s < first.0 {
+        return (first.1, Reach::Below);
     }
-    if s > sizes[last] {
-        let last_busbw = sizes[last] * factor / (times[last] * 1e3);
+    if s > last.0 {
+        let last_busbw = last.0 * factor / (last.1 * 1e3);
         let rate = last_busbw.max(peak_fraction(c.op) * LINE_GBPS);
-        let time = times[last] + (s - sizes[last]) * factor / (rate * 1e3);
-        return (time, Reach::Beyond(sizes[last] as u64));
+        let time = last.1 + (s - last.0) * factor / (rate * 1e3);
+        return (time, Reach::Beyond(last.0 as u64));
     }
-    let i = sizes.iter().position(|&x| x >= s).unwrap_or(last).max(1);
-    let ((x0, y0), (x1, y1)) = ((sizes[i - 1], times[i - 1]), (sizes[i], times[i]));
+    let i = points
+        .iter()
+        .position(|p| p.0 >= s)
+        .unwrap_or(points.len() - 1)
+        .max(1);
+    let ((x0, y0), (x1, y1)) = (points[i - 1], points[i]);
     if y0 == y1 {
         return (y0, Reach::Within);
     }
@@ -260,14 +282,13 @@ fn measured_time_us(c: &Curve, bytes: u64) -> (f64, Reach) {
 /// and is not modeled.
 fn reference_at(op: CollectiveOp, gpus: usize, bytes: u64) -> (f64, f64, Reach) {
     let c = |g: usize| curve(op, g).expect("a curve for every op at 2 and 8 GPUs");
+    let latency = |g: usize| fitted(c(g))[0].1;
     let (time, reach) = measured_time_us(c(gpus), bytes);
-    let (latency, _) = measured_time_us(c(gpus), FIRST);
     if op != Op::SendRecv || gpus != 8 {
-        return (time, latency, reach);
+        return (time, latency(gpus), reach);
     }
     let (t2, _) = measured_time_us(c(2), bytes);
-    let (l2, _) = measured_time_us(c(2), FIRST);
-    (latency + (t2 - l2), latency, reach)
+    (latency(8) + (t2 - latency(2)), latency(8), reach)
 }
 
 /// The modeled time of `op` on `n` (≥ 2) GPUs joined by NVLink whose slowest link carries
@@ -285,7 +306,7 @@ pub fn nvlink_time_us(op: CollectiveOp, n: usize, bytes: u64, line_gbps: f64) ->
                 "made from NCCL's curve measured on 2× H200 NVLink".to_string(),
             )
         }
-        3..=7 => between(op, n, s, bytes),
+        3..=7 => between(op, n, bytes),
         _ => {
             let (t8, l8, reach) = reference_at(op, 8, bytes);
             let extra = DOUBLING_US * (n as f64 / 8.0).log2();
@@ -331,7 +352,8 @@ pub fn nvlink_time_us(op: CollectiveOp, n: usize, bytes: u64, line_gbps: f64) ->
 /// 3 to 7 GPUs, between the 2- and 8-GPU curves: the latency linear in the GPUs, the rate
 /// beyond it (never above the line rate) interpolated in log2 of them, and the time between the
 /// 2- and the 8-GPU time. Returns the time, the latency, where the size fell and the basis.
-fn between(op: CollectiveOp, n: usize, s: f64, bytes: u64) -> (f64, f64, Reach, String) {
+fn between(op: CollectiveOp, n: usize, bytes: u64) -> (f64, f64, Reach, String) {
+    let s = bytes as f64;
     let ((t2, l2, reach), (t8, l8, _)) = (reference_at(op, 2, bytes), reference_at(op, 8, bytes));
     let latency = l2 + (l8 - l2) * (n - 2) as f64 / 6.0;
     let basis = "made from NCCL's curves measured on 2× and 8× H200 NVLink (latency linear in \
