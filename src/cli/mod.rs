@@ -10,7 +10,8 @@
 //!   `src/cli/watch.rs` (and `src/cli/metrics_server.rs`, its `/metrics`),
 //!   `src/cli/compare.rs`, `src/cli/bandwidth.rs` (with `src/cli/copy_kernel.rs`, its hidden
 //!   tuning flags), `src/cli/collectives.rs`, `src/cli/scaling.rs`; `fleet` in
-//!   `src/cli/fleet.rs`, which declares `src/cli/fleet_run.rs` and `src/cli/fleet_report.rs`.
+//!   `src/cli/fleet.rs` (its flags), `src/cli/fleet_run.rs` (`fleet run`) and
+//!   `src/cli/fleet_report.rs` (`fleet report`).
 //! - Shared by the commands: `src/cli/flags.rs` (`--gpus` and the other flags several
 //!   commands take, parsed once into the model's types), `src/cli/price.rs` (the price flags),
 //!   `src/cli/run_job.rs` (the one loop that runs a job with its progress bar and checkpoint
@@ -46,7 +47,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::export;
-use crate::model::{Blame, Fault, Inventory, Topology};
+use crate::model::{Blame, Fault, Topology};
 use crate::topology::{TopologyError, catalog, live};
 
 pub use topo_table::describe_source;
@@ -516,39 +517,6 @@ impl SourceArgs {
             )));
         }
         Ok(())
-    }
-
-    /// Loads the topology a bench command works on. Where the flags name no other machine and
-    /// this one cannot be read (no driver), the error says how to model a machine instead.
-    pub fn load_or_hint(&self, modeled: bool) -> Result<Topology, CliError> {
-        self.refuse_measuring_elsewhere(modeled)?;
-        match self.load() {
-            Ok(t) => Ok(t),
-            Err(e) if !self.describes_another_machine() => {
-                let hint = if modeled {
-                    "--modeled needs a machine to model here: add --catalog NAME (see `scalescope --catalog`) or --import FILE"
-                } else {
-                    "to model a machine instead, run with --modeled --catalog NAME or --modeled --import FILE"
-                };
-                Err(CliError::env(anyhow::anyhow!("{e}; {hint}")))
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// The state (inventory) of the machine these flags name, for checks: the captures' (before,
-    /// and after when a kind of capture was given twice) or the catalog entry's. Nothing for this
-    /// machine, and nothing for standard input (already read for the topology).
-    pub fn load_inventory(&self) -> Result<(Option<Inventory>, Option<Inventory>), CliError> {
-        if !self.import.is_empty() {
-            let m = crate::report::reference_tools::import(&self.import)?.machine;
-            Ok((m.inventory, m.after))
-        } else if let Some(name) = &self.catalog {
-            let (_, inv) = catalog::load_machine(name)?;
-            Ok((Some(inv), None))
-        } else {
-            Ok((None, None))
-        }
     }
 
     /// Loads the topology these flags name.

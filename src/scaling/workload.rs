@@ -859,11 +859,6 @@ pub fn resolve(name_or_path: &str) -> Result<Workload, WorkloadError> {
         })
 }
 
-/// Writes a workload as TOML (the GUI's "save" and the form's preview).
-pub fn to_toml(w: &Workload) -> Result<String, String> {
-    toml::to_string(w).map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
 
@@ -933,14 +928,6 @@ mod tests {
                 }
                 other => panic!("{field}: {other:?}"),
             }
-        }
-    }
-
-    #[test]
-    fn round_trips_through_toml() {
-        for w in catalog() {
-            let text = to_toml(&w).unwrap();
-            assert_eq!(parse("x.toml", &text).unwrap(), w);
         }
     }
 }

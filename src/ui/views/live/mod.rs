@@ -343,11 +343,6 @@ impl LiveView {
         self.speed = speed;
     }
 
-    /// The interval the next watch asks for, in seconds.
-    pub fn set_interval(&mut self, interval_s: f64) {
-        self.interval_s = interval_s;
-    }
-
     /// Turns the overlay on (starting the feed) at the next poll.
     pub fn start(&mut self) {
         self.requests.push(Request::Start);

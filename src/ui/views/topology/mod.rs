@@ -373,12 +373,7 @@ pub fn title(topology: &Topology) -> String {
 
 /// The machine's boxes, lines and labels ([`machine::layout`], the same layout the report
 /// documents draw as SVG) painted in the theme's colours, with hover text on GPUs, NICs and
-/// switches.
-pub fn machine_drawing(ui: &mut Ui, topology: &Topology) {
-    machine_drawing_live(ui, topology, None);
-}
-
-/// [`machine_drawing`] with `live`'s traffic: each direct NVLink bond's width and colour by its
+/// switches, and `live`'s traffic where given: each direct NVLink bond's width and colour by its
 /// share of the line rate with its GB/s on the pill, each GPU's PCIe line by its share with
 /// its in/out on the box, each drop to an NVSwitch fabric with the GPU's NVLink in/out; hover
 /// cards with sparklines.
