@@ -65,21 +65,26 @@ fn parse_suite(s: &str) -> Result<Vec<Stage>, CliError> {
     if s.trim() == "all" {
         return Ok(Stage::ALL.to_vec());
     }
+    // One list for both messages, so that a new stage cannot be left out of either.
+    let known = Stage::ALL.map(|x| x.id()).join(", ");
     let mut out = Vec::new();
     for p in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let st = Stage::ALL.into_iter().find(|x| x.id() == p).ok_or_else(|| {
-            CliError::input(anyhow::anyhow!(
-                "--suite: unknown stage {} (known: topology, health, bandwidth, collectives, scaling, all)",
-                quoted(p)
-            ))
-        })?;
+        let st = Stage::ALL
+            .into_iter()
+            .find(|x| x.id() == p)
+            .ok_or_else(|| {
+                CliError::input(anyhow::anyhow!(
+                    "--suite: unknown stage {} (known: {known}, all)",
+                    quoted(p)
+                ))
+            })?;
         if !out.contains(&st) {
             out.push(st);
         }
     }
     if out.is_empty() {
         return Err(CliError::input(anyhow::anyhow!(
-            "--suite: no stage given (known: topology, bandwidth, collectives, scaling, all)"
+            "--suite: no stage given (known: {known}, all)"
         )));
     }
     // Topology is always written: every other stage needs it.

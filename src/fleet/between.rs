@@ -514,10 +514,10 @@ impl Typical {
                 *b = b.max(x);
             }
         }
-        let mut bests: Vec<f64> = best.values().copied().collect();
-        let median = median_of(&mut bests);
-        let mut dev: Vec<f64> = bests.iter().map(|x| (x - median).abs()).collect();
-        let spread = rules.mad_k * 1.4826 * median_of(&mut dev);
+        let bests: Vec<f64> = best.values().copied().collect();
+        let median = median_of(&bests);
+        let dev: Vec<f64> = bests.iter().map(|x| (x - median).abs()).collect();
+        let spread = rules.mad_k * 1.4826 * median_of(&dev);
         // The transport most pairs used (by class: devices may differ).
         let mut classes: BTreeMap<String, usize> = BTreeMap::new();
         for &i in ok_pairs {

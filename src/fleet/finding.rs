@@ -97,15 +97,8 @@ pub fn figure_text(v: f64) -> String {
     }
 }
 
-pub(super) fn median_of(xs: &mut [f64]) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
+/// The median of the finite figures (`model::median`, the one every figure is reported with);
+/// NaN where there are none, so that no spread or outlier follows from it.
+pub(super) fn median_of(xs: &[f64]) -> f64 {
+    crate::model::median(xs).unwrap_or(f64::NAN)
 }

@@ -1108,10 +1108,10 @@ fn outliers(
     let mut summaries = Vec::with_capacity(keys.len());
     for key in keys {
         let values = &by_key[key];
-        let mut xs: Vec<f64> = values.iter().map(|(_, x)| *x).collect();
-        let median = median_of(&mut xs);
-        let mut dev: Vec<f64> = values.iter().map(|(_, x)| (x - median).abs()).collect();
-        let scaled_mad = 1.4826 * median_of(&mut dev);
+        let xs: Vec<f64> = values.iter().map(|(_, x)| *x).collect();
+        let median = median_of(&xs);
+        let dev: Vec<f64> = values.iter().map(|(_, x)| (x - median).abs()).collect();
+        let scaled_mad = 1.4826 * median_of(&dev);
         summaries.push(FigureSummary {
             id: key.id(),
             unit: key.unit.to_string(),
@@ -1267,9 +1267,11 @@ mod tests {
 
     #[test]
     fn median_and_endpoints() {
-        assert_eq!(median_of(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median_of(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert!(median_of(&mut []).is_nan());
+        assert_eq!(median_of(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_of(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median_of(&[]).is_nan());
+        // A figure not measured (NaN) is not a figure: the median of the rest.
+        assert_eq!(median_of(&[f64::NAN, 3.0, 1.0]), 2.0);
         assert_eq!(
             endpoints(Endpoint::Gpu(0), Endpoint::Gpu(1)).0,
             "GPU 0→1".to_string()

@@ -116,36 +116,44 @@ pub fn first_of<T: std::fmt::Display>(items: &[T], keep: usize) -> String {
     }
 }
 
-/// CUDA ordinals as people write them: `0–3` for a run of consecutive GPUs, else `0, 2, 5`.
-pub fn gpu_list(gpus: &[usize]) -> String {
-    let consecutive = gpus.len() >= 2 && gpus.windows(2).all(|w| w[1] == w[0] + 1);
-    match gpus {
-        [first, .., last] if consecutive => format!("{first}–{last}"),
-        _ => gpus
-            .iter()
-            .map(|g| g.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+/// The runs of consecutive numbers in `xs`, as (first, last): `[0, 1, 2, 6]` → `(0, 2), (6, 6)`.
+pub fn runs(xs: &[usize]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &x in xs {
+        match out.last_mut() {
+            Some((_, last)) if x == *last + 1 => *last = x,
+            _ => out.push((x, x)),
+        }
     }
+    out
+}
+
+/// CUDA ordinals as people write them: `0–3` for a run of consecutive GPUs (of three or more,
+/// or the whole list), else `0, 2, 5`; `0–3, 6` for both.
+pub fn gpu_list(gpus: &[usize]) -> String {
+    let runs = runs(gpus);
+    let whole = runs.len() == 1;
+    runs.iter()
+        .map(|&(a, b)| match b - a {
+            0 => a.to_string(),
+            1 if !whole => format!("{a}, {b}"),
+            _ => format!("{a}–{b}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// GPU indices with consecutive runs shortened, for tight spaces: `0–7`, `0,1`, `0–3,6`.
 pub fn gpu_set(gpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < gpus.len() {
-        let mut j = i;
-        while j + 1 < gpus.len() && gpus[j + 1] == gpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(match j - i {
-            0 => gpus[i].to_string(),
-            1 => format!("{},{}", gpus[i], gpus[j]),
-            _ => format!("{}–{}", gpus[i], gpus[j]),
-        });
-        i = j + 1;
-    }
-    parts.join(",")
+    runs(gpus)
+        .iter()
+        .map(|&(a, b)| match b - a {
+            0 => a.to_string(),
+            1 => format!("{a},{b}"),
+            _ => format!("{a}–{b}"),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[cfg(test)]
@@ -166,6 +174,8 @@ mod tests {
         assert_eq!(gpu_list(&[0, 1]), "0–1");
         assert_eq!(gpu_list(&[0, 1, 2, 3]), "0–3");
         assert_eq!(gpu_list(&[0, 2, 5]), "0, 2, 5");
+        assert_eq!(gpu_list(&[0, 1, 2, 3, 6]), "0–3, 6");
+        assert_eq!(gpu_list(&[0, 1, 4, 5]), "0, 1, 4, 5");
         assert_eq!(gpu_list(&[4]), "4");
         assert_eq!(gpu_list(&[]), "");
     }

@@ -226,26 +226,45 @@ where
     D: serde::Deserializer<'de>,
     T: serde::Deserialize<'de>,
 {
-    struct Bounded<T, const N: usize>(std::marker::PhantomData<T>);
-    impl<'de, T: serde::Deserialize<'de>, const N: usize> serde::de::Visitor<'de> for Bounded<T, N> {
+    at_most_or(d, N, || format!("more than {N} items: at most {N}"))
+}
+
+/// [`at_most`] with `limit` given at run time and the refusal's words from `refusal`.
+pub fn at_most_or<'de, D, T>(
+    d: D,
+    limit: usize,
+    refusal: impl Fn() -> String,
+) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    struct Bounded<T, F> {
+        limit: usize,
+        refusal: F,
+        item: std::marker::PhantomData<T>,
+    }
+    impl<'de, T: serde::Deserialize<'de>, F: Fn() -> String> serde::de::Visitor<'de> for Bounded<T, F> {
         type Value = Vec<T>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "a list of at most {N} items")
+            write!(f, "a list of at most {} items", self.limit)
         }
         fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-            let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(N));
+            let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.limit));
             while let Some(item) = seq.next_element()? {
-                if v.len() == N {
-                    return Err(serde::de::Error::custom(format!(
-                        "more than {N} items: at most {N}"
-                    )));
+                if v.len() == self.limit {
+                    return Err(serde::de::Error::custom((self.refusal)()));
                 }
                 v.push(item);
             }
             Ok(v)
         }
     }
-    d.deserialize_seq(Bounded::<T, N>(std::marker::PhantomData))
+    d.deserialize_seq(Bounded {
+        limit,
+        refusal,
+        item: std::marker::PhantomData,
+    })
 }
 
 /// `Err` naming the first entry of `list` given twice (`--tests h2d,h2d` would run and report

@@ -517,22 +517,17 @@ fn cpu_ranges(mask: &[c_ulong]) -> String {
     let set: Vec<usize> = (0..mask.len() * bits)
         .filter(|i| mask[i / bits] >> (i % bits) & 1 == 1)
         .collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < set.len() {
-        let start = set[i];
-        while i + 1 < set.len() && set[i + 1] == set[i] + 1 {
-            i += 1;
-        }
-        let end = set[i];
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(",")
+    crate::model::quantities::runs(&set)
+        .iter()
+        .map(|&(start, end)| {
+            if start == end {
+                start.to_string()
+            } else {
+                format!("{start}-{end}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// NVML positions visible under `CUDA_VISIBLE_DEVICES` (indices or UUID prefixes, as CUDA
