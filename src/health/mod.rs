@@ -20,7 +20,7 @@ pub mod collective_checks;
 pub mod copy_checks;
 pub mod expected;
 mod gpu_ctx;
-mod nvlink_counts;
+mod nvlink_checks;
 pub mod p2p_checks;
 pub mod run;
 mod settings_checks;

@@ -11,6 +11,7 @@ pub mod decimate;
 pub mod efficiency;
 pub mod energy;
 mod fault;
+mod link_codes;
 mod linkrate;
 mod machine_state;
 pub mod options;
@@ -31,6 +32,7 @@ pub use collective::{
     Algo, CollectiveCase, CollectiveOp, CollectiveResult, Dtype, check_collective_figures,
 };
 pub use fault::{Blame, Fault};
+pub use link_codes::{LinkKind, P2pCap, P2pCaps, P2pStatus};
 pub use linkrate::{
     DEFAULT_NVLINK_GBPS, NVLINK_GBPS_PER_LINK, NVLINKS_PER_GPU_MAX, PCIE_WIDTHS,
     nvlink_rate_per_link_gbps, pcie_rate_gbps,
@@ -45,6 +47,6 @@ pub use running::{as_running, below_design};
 pub use soak::{SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection};
 pub use stats::{Stats, median, quantile};
 pub use topology::{
-    Gpu, GpuLink, HostLink, LineRate, LinkKind, MAX_GPUS, Nic, NicLink, NoteKind, P2pCap, P2pCaps,
-    P2pPair, P2pStatus, PcieLink, Rack, Topology, TopologyNote, TopologySource, check_gpu_count,
+    Gpu, GpuLink, HostLink, LineRate, MAX_GPUS, Nic, NicLink, NoteKind, P2pPair, PcieLink, Rack,
+    Topology, TopologyNote, TopologySource, check_gpu_count,
 };

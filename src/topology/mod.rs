@@ -7,6 +7,7 @@
 
 pub mod catalog;
 mod catalog_cells;
+mod catalog_schema;
 pub mod gpu_order;
 pub mod import;
 pub mod live;
