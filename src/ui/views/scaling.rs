@@ -18,6 +18,7 @@ use crate::report::{Report, ScalingSection};
 use crate::scaling::calibrate::{MeasuredStep, UnderDdp};
 use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_modeled};
 use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
+use crate::scaling::machine::Bound;
 use crate::scaling::{Mode, RowSource, ScalingPoint};
 use crate::ui::job_panel::{JobPanel, Progress, modeled_line};
 use crate::ui::jobs::SharedRunner;
@@ -820,11 +821,18 @@ impl<'a> ModeSeries<'a> {
                 })
                 .collect()
         };
-        let compute = BarChart::new("compute (modeled)", bars(&|r| r.compute_ms)).color(COMPUTE);
+        // A row the host sets keeps the host's time as its compute (the step's critical path):
+        // drawn here as the GPU's own work, with the host's wait beyond it in "other", so that a
+        // 28 ms step of 2 ms of kernels is not a 28 ms bar of compute.
+        let compute = BarChart::new(
+            "compute (modeled)",
+            bars(&|r| r.gpu_work_ms.or(r.compute_ms)),
+        )
+        .color(COMPUTE);
         let comm = BarChart::new("exposed communication", bars(&|r| r.comm_exposed_ms))
             .color(COMM)
             .stack_on(&[&compute]);
-        let other = BarChart::new("other (host, sync, queue)", bars(&|r| r.other_ms))
+        let other = BarChart::new("other (host, sync, queue)", bars(&host_and_other_ms))
             .color(OTHER)
             .stack_on(&[&compute, &comm]);
         Plot::new(format!("scaling-breakdown-{id}"))
@@ -844,6 +852,19 @@ impl<'a> ModeSeries<'a> {
                 p.bar_chart(comm);
                 p.bar_chart(other);
             });
+    }
+}
+
+/// What the breakdown draws as "other": the row's other time, plus, where the host sets the
+/// step, the host's time beyond the GPU's own work.
+fn host_and_other_ms(r: &ScalingPoint) -> Option<f64> {
+    let host_wait = match (r.gpu_work_ms, r.compute_ms) {
+        (Some(gpu), Some(step)) => (step - gpu).max(0.0),
+        _ => 0.0,
+    };
+    match r.other_ms {
+        Some(o) => Some(o + host_wait),
+        None => (host_wait > 0.0).then_some(host_wait),
     }
 }
 
@@ -979,7 +1000,10 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
                         _ => text,
                     };
                     ui.label(proxy(cell(meas.and_then(|r| r.step_time_ms), 1)));
-                    ui.label(cell(model.and_then(|r| r.step_time_ms), 1));
+                    // The host's floor sets the step: said in the cell, as the CLI's `bound`.
+                    let host_set = model.is_some_and(|r| r.bound == Some(Bound::Host));
+                    let step = cell(model.and_then(|r| r.step_time_ms), 1);
+                    ui.label(if host_set { format!("{step} host") } else { step });
                     let error = ui.label(meas.map_or("—".to_string(), |r| r.error_cell()));
                     if meas.is_some_and(|r| r.calibration_point) {
                         error.on_hover_text(crate::scaling::CALIBRATION_POINT);
@@ -1026,7 +1050,7 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
         });
     ui.label(
         RichText::new(
-            "meas.: measured here (a real framework run; \"proxy\": a synthetic proxy step — GEMMs and NCCL, the older method — not the workload's) · model: modeled · per GPU: samples per GPU per step, 8 = 2 × 4: 4 micro-batches of 2, gradients accumulated (measured / modeled where they differ); ≤: the global batch does not split evenly, the GPUs with the most set the step · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled, one micro-batch · 1 under DDP: the 1-GPU step wrapped in DistributedDataParallel, timed beside the plain one (what the wrapper costs; speedups are against the plain step)",
+            "meas.: measured here (a real framework run; \"proxy\": a synthetic proxy step — GEMMs and NCCL, the older method — not the workload's) · model: modeled · per GPU: samples per GPU per step, 8 = 2 × 4: 4 micro-batches of 2, gradients accumulated (measured / modeled where they differ); ≤: the global batch does not split evenly, the GPUs with the most set the step · host: the CPU issuing the step sets it (eager PyTorch's host floor), not the GPU · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled, one micro-batch · 1 under DDP: the 1-GPU step wrapped in DistributedDataParallel, timed beside the plain one (what the wrapper costs; speedups are against the plain step)",
         )
         .weak()
         .small(),
