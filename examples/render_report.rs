@@ -4,7 +4,8 @@
 //! screenshots: `cargo run --release --example render_report -- path/to/report.json OUTDIR
 //! [PREFIX]`. With PREFIX the files are named `PREFIX.html`, `PREFIX.png` (report.png),
 //! `PREFIX.pdf` and `PREFIX-topology.png` …; `bundled` instead of a path renders every bundled
-//! example report into OUTDIR as `report-example*` (what screenshots/ holds); `catalog ID`
+//! example report into OUTDIR as `report-example*` (the 2-GPU one of today's method, the one the
+//! app opens on, as `report-example`: what screenshots/ holds); `catalog ID`
 //! renders a modeled `--bench` of catalog machine ID as `report-ID-modeled*`.
 
 use std::path::{Path, PathBuf};
@@ -74,12 +75,20 @@ fn main() -> anyhow::Result<()> {
     }
     let out = PathBuf::from(out);
     if report == "bundled" {
-        let mut used: Vec<String> = Vec::new();
+        let mut reports = Vec::new();
         for (file, r) in scalescope::report::bundled::reports() {
-            let r = r.map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-            // The first 2-GPU example is `report-example`, the first of another GPU count
-            // `report-example-{n}x`; a later one of the same count is named by its file, so
-            // that none overwrites another.
+            reports.push((file, r.map_err(|e| anyhow::anyhow!("{file}: {e}"))?));
+        }
+        // Today's method first, the newest first (the examples are listed oldest first): the
+        // 2-GPU report the app opens on is `report-example`, the first of another GPU count
+        // `report-example-{n}x`; any other is named by its file, so that none overwrites
+        // another.
+        let order = |i: usize| (reports[i].1.older_method().is_some(), usize::MAX - i);
+        let mut indices: Vec<usize> = (0..reports.len()).collect();
+        indices.sort_by_key(|&i| order(i));
+        let mut used: Vec<String> = Vec::new();
+        for i in indices {
+            let (file, r) = &reports[i];
             let n = r.topology.gpus.len();
             let mut prefix = if n == 2 {
                 "report-example".to_string()
@@ -89,7 +98,7 @@ fn main() -> anyhow::Result<()> {
             if used.contains(&prefix) {
                 prefix = format!("report-example-{}", file.trim_end_matches(".json"));
             }
-            render(&r, &out, Some(&prefix))?;
+            render(r, &out, Some(&prefix))?;
             used.push(prefix);
         }
         return Ok(());

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # nvbandwidth and nccl-tests beside scalescope on one device call (issue Y):
-#   1. builds NVIDIA's tools from their sources (ANCHORS/build-anchors.sh, ../shared/tools);
+#   1. builds NVIDIA's tools from their sources with ANCHORS/build-anchors.sh (a script of the
+#      machine's owner, not in this repository: it builds nvbandwidth v0.8 and nccl-tests 2.19.6);
 #   2. keeps their real outputs for tests/data/reference-tools/: nvbandwidth's text (every test)
 #      and -j JSON, nccl-tests' text and -J JSON for six collectives;
 #   3. runs ROUNDS interleaved rounds of nvbandwidth's h2d, SM read and D2D latency tests, each

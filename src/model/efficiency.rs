@@ -7,7 +7,7 @@
 //! --full` on 8× H200 SXM (NVSwitch, PCIe Gen5 x16), 2026-11-22: the median over every GPU or
 //! pair at 512 MiB (`report::bundled` checks the figures against that report). The 2× H200
 //! report of the same day agrees within 0.1 %. Where scalescope has no measurement of its own
-//! the figure is nvbandwidth v0.8's on 2× H200 SXM (shared/ANCHORS.md, the same day), a
+//! the figure is nvbandwidth v0.8's on 2× H200 SXM (docs/REFERENCE.md, the same day), a
 //! published one, or an assumption, and says so.
 
 use super::{Endpoint, LinkKind, Shape, TestId, Topology};
@@ -148,7 +148,7 @@ const HOST_GEN4: Reference = Reference {
     efficiency: 0.825,
     what: "pinned-copy efficiency on PCIe Gen4 x16",
     from: "published",
-    basis: "borrowed: ≈ 26 of 31.5 GB/s on PCIe Gen4 x16, published (shared/ANCHORS.md); not \
+    basis: "borrowed: ≈ 26 of 31.5 GB/s on PCIe Gen4 x16, published (docs/REFERENCE.md); not \
             measured by scalescope",
     hopper: false,
     measured: None,
@@ -206,7 +206,7 @@ const P2P_READ_SM: Reference = Reference {
     what: "SM read efficiency",
     from: "nvbandwidth on H200 NVLink",
     basis: "p2p_read_sm: nvbandwidth v0.8 376.2 of 478.1 GB/s on 2× H200, NV18 \
-            (shared/ANCHORS.md)",
+            (docs/REFERENCE.md)",
     hopper: true,
     measured: None,
 };
@@ -214,14 +214,14 @@ const P2P_WRITE_SM: Reference = Reference {
     efficiency: 0.773,
     what: "SM write efficiency",
     basis: "p2p_write_sm: nvbandwidth v0.8 369.8 of 478.1 GB/s on 2× H200, NV18 \
-            (shared/ANCHORS.md)",
+            (docs/REFERENCE.md)",
     ..P2P_READ_SM
 };
 const P2P_BIDIR_SM: Reference = Reference {
     efficiency: 0.708,
     what: "SM bidirectional efficiency",
     basis: "p2p_bidir_sm: nvbandwidth v0.8 676.9 of 956.2 GB/s on 2× H200, NV18 \
-            (shared/ANCHORS.md)",
+            (docs/REFERENCE.md)",
     ..P2P_READ_SM
 };
 // Host copies while the other direction runs, and every GPU copying at once.
@@ -230,7 +230,7 @@ const H2D_BIDIR: Reference = Reference {
     what: "H2D efficiency with D2H running",
     from: "nvbandwidth on H200",
     basis: "h2d_bidir: nvbandwidth v0.8 45.84 of 63.0 GB/s on 2× H200, PCIe Gen5 x16 \
-            (shared/ANCHORS.md)",
+            (docs/REFERENCE.md)",
     hopper: true,
     measured: None,
 };
@@ -238,14 +238,14 @@ const D2H_BIDIR: Reference = Reference {
     efficiency: 0.812,
     what: "D2H efficiency with H2D running",
     basis: "d2h_bidir: nvbandwidth v0.8 51.16 of 63.0 GB/s on 2× H200, PCIe Gen5 x16 \
-            (shared/ANCHORS.md)",
+            (docs/REFERENCE.md)",
     ..H2D_BIDIR
 };
 const HOST_ALL: Reference = Reference {
     efficiency: 0.82,
     what: "per-GPU efficiency with every GPU copying",
     basis: "host_to_all: nvbandwidth v0.8 50.4–53.2 of 63.0 GB/s per GPU on 2× H200, PCIe Gen5 \
-            x16 (shared/ANCHORS.md)",
+            x16 (docs/REFERENCE.md)",
     ..H2D_BIDIR
 };
 // Pageable copies go through a driver staging buffer and a CPU memcpy, so they depend on the

@@ -148,7 +148,7 @@ pub struct Sourced {
 }
 
 // Host→GPU copy efficiency over PCIe with every GPU copying at once: nvbandwidth's
-// host_to_all_memcpy_ce on 2× H200 (50.4 and 53.2 GB/s against 63.0 line rate; ANCHORS.md).
+// host_to_all_memcpy_ce on 2× H200 (50.4 and 53.2 GB/s against 63.0 line rate; docs/REFERENCE.md).
 const H2D_ALL_EFFICIENCY: f64 = 0.82;
 // Assumed where the topology lists no NIC: one 400 Gb/s NDR InfiniBand port per GPU (50 GB/s),
 // as in a DGX H100 (eight ConnectX-7 compute ports, DGX H100 user guide).
