@@ -157,7 +157,7 @@ fn published_figures_are_marked_and_listed_with_their_sources() {
 }
 
 /// The 1× H200 example's collectives were all waived (one GPU): the view says so, with the
-/// reason the report holds, above the empty plots.
+/// reason the report holds, in place of plots with nothing to draw.
 #[test]
 fn a_run_where_nothing_ran_says_why() {
     let Some((mut harness, _)) = app_on_example_report("Collectives", egui::vec2(1400.0, 1200.0))
@@ -171,6 +171,17 @@ fn a_run_where_nothing_ran_says_why() {
             .query_by_label_contains(
                 "None of the 232 results ran: a collective needs at least two GPUs"
             )
+            .is_some()
+    );
+    assert!(
+        harness
+            .query_by_label("Bus bandwidth (GB/s) vs size")
+            .is_none(),
+        "no empty plot where nothing ran"
+    );
+    assert!(
+        harness
+            .query_by_label_contains("Table (232 rows)")
             .is_some()
     );
 }

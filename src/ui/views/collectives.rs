@@ -241,8 +241,10 @@ fn results(
 ) {
     ui.add_space(6.0);
     ui.label(RichText::new(data.backend.as_ref()).weak());
-    // Nothing ran (one GPU, no NCCL): say why above the empty plots, in the rows' own words.
-    if !data.rows.is_empty() && data.rows.iter().all(|r| r.status != Status::Ok) {
+    // Nothing ran (one GPU, no NCCL): say why, in the rows' own words, in place of plots that
+    // would have nothing to draw (an empty axis and a legend of series that do not exist).
+    let none_ran = !data.rows.is_empty() && data.rows.iter().all(|r| r.status != Status::Ok);
+    if none_ran {
         let mut reasons: Vec<&str> = data
             .rows
             .iter()
@@ -263,6 +265,20 @@ fn results(
             ),
         );
     }
+    if !none_ran {
+        result_plots(ui, topology, data, hidden);
+    }
+    ui.add_space(6.0);
+    egui::CollapsingHeader::new(format!("Table ({} rows)", data.rows.len()))
+        .default_open(!none_ran)
+        .show(ui, |ui| table(ui, &data.rows));
+    for w in warnings {
+        ui.colored_label(palette::P2P_NS, w.to_string());
+    }
+}
+
+/// The two plots, with the legend (its entries hide and show series) and the published figures.
+fn result_plots(ui: &mut Ui, topology: &Topology, data: &Shown<'_>, hidden: &mut BTreeSet<String>) {
     let plots = ResultPlots::new(topology, &data.rows, hidden);
     // The legend under the plots (under the first when they are stacked), never over their
     // data; its entries hide and show series.
@@ -285,13 +301,6 @@ fn results(
         legend(ui);
         ui.add_space(6.0);
         plots.time(ui);
-    }
-    ui.add_space(6.0);
-    egui::CollapsingHeader::new(format!("Table ({} rows)", data.rows.len()))
-        .default_open(true)
-        .show(ui, |ui| table(ui, &data.rows));
-    for w in warnings {
-        ui.colored_label(palette::P2P_NS, w.to_string());
     }
 }
 

@@ -663,13 +663,12 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
     ui.horizontal(|ui| {
         let l = ui.label("a run of");
         ui.add(
-            egui::DragValue::new(&mut cost.run_samples)
+            zero_is_unset(egui::DragValue::new(&mut cost.run_samples), 0)
                 .range(0.0..=1e15)
-                .speed(1e6)
-                .max_decimals(0),
+                .speed(1e6),
         )
         .labelled_by(l.id);
-        ui.label(RichText::new("samples: its time and cost per machine (0: none)").weak());
+        ui.label(RichText::new("samples: its time and cost per machine (— : none)").weak());
     });
     let mode = if cost.strong {
         Mode::Strong
@@ -722,10 +721,9 @@ fn price_row(ui: &mut Ui, r: &Report, machine: (usize, &str), cost: &mut CostSet
     };
     let v = map.entry(r.machine_key()).or_insert(0.0);
     ui.add(
-        egui::DragValue::new(v)
+        zero_is_unset(egui::DragValue::new(v), 2)
             .range(0.0..=max)
-            .speed(if cost.ownership { 1000.0 } else { 0.05 })
-            .max_decimals(2),
+            .speed(if cost.ownership { 1000.0 } else { 0.05 }),
     )
     .labelled_by(label.id);
     let priced = cost.pricing(r).is_some();
@@ -733,11 +731,27 @@ fn price_row(ui: &mut Ui, r: &Report, machine: (usize, &str), cost: &mut CostSet
         RichText::new(if priced {
             unit.to_string()
         } else {
-            format!("{unit} — no price (0)")
+            format!("{unit}: no price yet (drag or type one)")
         })
         .weak(),
     );
     ui.end_row();
+}
+
+/// `v` showing "—" where it holds 0, the Cost panel's "not given" (a price or a run nobody
+/// entered is not a price of 0): "—", "-" or nothing typed set it back to 0.
+fn zero_is_unset(v: egui::DragValue<'_>, decimals: usize) -> egui::DragValue<'_> {
+    v.custom_formatter(move |x, _| {
+        if x == 0.0 {
+            "—".to_string()
+        } else {
+            format!("{x:.decimals$}")
+        }
+    })
+    .custom_parser(|text| match text.trim() {
+        "" | "—" | "-" => Some(0.0),
+        t => t.replace(',', "").parse().ok(),
+    })
 }
 
 /// The Cost grid's rows of owning (not renting): years, power price, PUE, node power.
