@@ -54,6 +54,12 @@ fn snapshot_modeled_all_reduce_and_all_gather() {
 fn running_from_the_app_models_nccl_on_a_catalog_machine() {
     // Without a driver the app opens on the bundled example report; pick a catalog machine.
     let mut harness = app_on_catalog_machine("NVIDIA DGX H100", "Collectives");
+    // A catalog entry cannot be run: the empty view names the button it has.
+    assert!(
+        harness
+            .query_by_label_contains("then Model this machine.")
+            .is_some()
+    );
     harness.get_by_label("▶ Model this machine").click();
     step_until(&mut harness, 300, |app| {
         !app.views().unwrap().collectives.panel().running()

@@ -74,6 +74,27 @@ fn picking_workloads_and_adding_a_custom_one() {
     );
 }
 
+/// A rack of 72 GPUs in one NVLink domain is modeled and drawn to its own 72, not cut at the
+/// view's default of 64.
+#[test]
+fn a_rack_is_modeled_to_its_own_gpu_count() {
+    let harness = app_on_catalog_machine("NVIDIA GB200 NVL72", "Scaling");
+    let rows = harness
+        .state()
+        .shown_report()
+        .unwrap()
+        .scaling
+        .clone()
+        .unwrap()
+        .run
+        .rows;
+    // With the default of 64 the rows stopped at 64 GPUs, one short of the rack.
+    assert!(
+        rows.iter().any(|r| r.n_gpus == 72 && !r.projected),
+        "no 72-GPU row"
+    );
+}
+
 /// Writes screenshots/scaling-<workload>.png for every catalog workload (each pattern has one),
 /// on the catalog machine that suits it.
 #[test]

@@ -212,6 +212,23 @@ pub struct CollectivesSection {
     pub results: Vec<CollectiveResult>,
 }
 
+impl CollectivesSection {
+    /// The section's source in words, or `none ran` where it has results and none of them ran
+    /// (one GPU, no NCCL: every row waived or skipped), so that no header calls it measured.
+    pub fn source_words(&self) -> String {
+        let none_ran = !self.results.is_empty()
+            && self
+                .results
+                .iter()
+                .all(|r| r.status != crate::model::Status::Ok);
+        if none_ran {
+            "none ran".to_string()
+        } else {
+            self.source.to_string()
+        }
+    }
+}
+
 /// The scaling stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScalingSection {

@@ -291,7 +291,9 @@ pub fn origin_line(r: &Report) -> String {
         },
         health_origin(r.health.as_ref()),
         src(r.bandwidth.as_ref().map(|b| b.source)),
-        src(r.collectives.as_ref().map(|c| c.source)),
+        r.collectives
+            .as_ref()
+            .map_or("not run".to_string(), |c| c.source_words()),
         src(r.scaling.as_ref().map(|s| s.source)),
     )
 }
@@ -696,6 +698,28 @@ mod tests {
             .find(|(n, _)| n.contains("2x"))
             .expect("2-GPU example");
         r.expect("parses")
+    }
+
+    /// A collectives stage where nothing ran (the 1× H200 example: one GPU) is not called
+    /// measured in the page's head; one where results ran is.
+    #[test]
+    fn a_collectives_stage_where_nothing_ran_says_so() {
+        let one = crate::report::bundled::reports()
+            .into_iter()
+            .find(|(name, _)| name.starts_with("h200-1x"))
+            .expect("the 1× H200 example")
+            .1
+            .expect("parses");
+        assert!(
+            origin_line(&one).contains("collectives none ran"),
+            "{}",
+            origin_line(&one)
+        );
+        assert!(
+            origin_line(&example()).contains("collectives measured"),
+            "{}",
+            origin_line(&example())
+        );
     }
 
     /// On one GPU the scaling key figure is the step's throughput, not an efficiency that is 1

@@ -266,6 +266,17 @@ impl<S: Section> JobPanel<S> {
         }
     }
 
+    /// What an empty view says: pick `what`, then the button [`Self::run_label`] names (Run on
+    /// a machine that measures, Model this machine on a catalog entry or an import).
+    pub fn nothing_yet(&self, measured: bool, what: &str) -> String {
+        let button = if measured {
+            "Run"
+        } else {
+            "Model this machine"
+        };
+        format!("No results yet: pick {what}, then {button}.")
+    }
+
     /// The Run button's label: measure on this machine or the server, or model.
     pub fn run_label(&self, measured: bool, verb: &str) -> String {
         if measured {

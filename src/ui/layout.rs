@@ -1,5 +1,6 @@
 //! Layout pieces shared by the views: the framed "Run settings" group (what the next run will
-//! measure) kept apart from the "Show" group (what the plots and tables on screen show).
+//! measure) kept apart from the "Show" group (what the plots and tables on screen show), and
+//! text kept within the visible width under tables wider than the window.
 
 use eframe::egui::{self, CornerRadius, Margin, RichText, Stroke, Ui};
 
@@ -46,4 +47,16 @@ pub fn show_group<R>(ui: &mut Ui, add_contents: impl FnOnce(&mut Ui) -> R) -> R 
             .inner
         })
         .inner
+}
+
+/// `add_contents` laid out no wider than the visible part of the scroll area it is in (its clip
+/// rectangle): text under a table wider than the window wraps where the reader can see it,
+/// not at the table's width, where its ends would need scrolling sideways.
+pub fn within_view<R>(ui: &mut Ui, add_contents: impl FnOnce(&mut Ui) -> R) -> R {
+    let visible = (ui.clip_rect().right() - ui.cursor().left()).max(200.0);
+    ui.scope(|ui| {
+        ui.set_max_width(visible.min(ui.available_width()));
+        add_contents(ui)
+    })
+    .inner
 }

@@ -19,7 +19,9 @@ pub fn provenance(r: &Report) -> String {
         format!(
             "bandwidth {}, collectives {}, scaling {}",
             src(r.bandwidth.as_ref().map(|b| b.source)),
-            src(r.collectives.as_ref().map(|c| c.source)),
+            r.collectives
+                .as_ref()
+                .map_or("—".to_string(), |c| c.source_words()),
             src(r.scaling.as_ref().map(|s| s.source)),
         ),
         format!("scalescope {}", r.machine.scalescope_version),

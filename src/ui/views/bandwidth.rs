@@ -85,9 +85,8 @@ impl BandwidthView {
                     ui.colored_label(palette::P2P_REFUSED, e);
                 }
                 let Some(section) = &report.bandwidth else {
-                    ui.label(
-                        RichText::new("No results yet: pick GPUs and tests, then Run.").weak(),
-                    );
+                    let nothing = self.panel.nothing_yet(measured, "GPUs and tests");
+                    ui.label(RichText::new(nothing).weak());
                     return;
                 };
                 let cancelled = report.cancelled || self.panel.cancelled();

@@ -75,12 +75,9 @@ impl CollectivesView {
                         results(ui, topology, &shown, warnings, &mut self.hidden);
                     }
                     None => {
-                        ui.label(
-                            RichText::new(
-                                "No results yet: pick GPUs, operations and algorithms, then Run.",
-                            )
-                            .weak(),
-                        );
+                        let what = "GPUs, operations and algorithms";
+                        let nothing = self.panel.nothing_yet(measured, what);
+                        ui.label(RichText::new(nothing).weak());
                     }
                 }
             });

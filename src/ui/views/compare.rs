@@ -668,7 +668,7 @@ pub fn purchase_ranking(ui: &mut Ui, reports: &[&Report], workload: &str, cost: 
                 .speed(1e6),
         )
         .labelled_by(l.id);
-        ui.label(RichText::new("samples: its time and cost per machine (— : none)").weak());
+        ui.label(RichText::new("samples: its time and cost per machine (—: none)").weak());
     });
     let mode = if cost.strong {
         Mode::Strong

@@ -16,9 +16,9 @@ use egui_plot::{Bar, BarChart, GridMark, Line, LineStyle, MarkerShape, Plot, Plo
 use crate::model::{Source, Topology};
 use crate::report::{Report, ScalingSection};
 use crate::scaling::calibrate::{MeasuredStep, UnderDdp};
+use crate::scaling::machine::Bound;
 use crate::scaling::run::{MeasureOptions, ScalingRun, measured_rows, run_modeled};
 use crate::scaling::workload::{self, ComputeDtype, Pattern, Workload};
-use crate::scaling::machine::Bound;
 use crate::scaling::{Mode, RowSource, ScalingPoint};
 use crate::ui::job_panel::{JobPanel, Progress, modeled_line};
 use crate::ui::jobs::SharedRunner;
@@ -225,6 +225,12 @@ impl ScalingView {
         v
     }
 
+    /// The most GPUs modeled and drawn: the choice, and never fewer than the machine has (a
+    /// 72-GPU rack is not cut at 64).
+    fn shown_max(&self, topology: &Topology) -> usize {
+        self.max_gpus.max(topology.gpus.len())
+    }
+
     /// The selected workload names.
     pub fn selected(&self) -> &BTreeSet<String> {
         &self.selected
@@ -269,11 +275,12 @@ impl ScalingView {
             return;
         }
         let topology = &report.topology;
+        let max_gpus = self.shown_max(topology);
         let key = format!(
             "{}|{:?}|{}|{}",
             topology.source.label(),
             self.selected,
-            self.max_gpus,
+            max_gpus,
             self.workloads.len()
         );
         if key == self.modeled_key && !self.modeled_key.is_empty() {
@@ -285,7 +292,7 @@ impl ScalingView {
             &[],
             &self.chosen(),
             &Mode::ALL,
-            self.max_gpus,
+            max_gpus,
         ));
         self.write_section(report);
     }
@@ -367,13 +374,16 @@ impl ScalingView {
                 if chosen.is_empty() {
                     ui.label(RichText::new("Pick one or more workloads above.").weak());
                 }
+                let max_gpus = self.shown_max(&report.topology);
                 for w in &chosen {
                     self.calibration_field(ui, w);
-                    workload_plots(ui, w, run, self.y_axis, self.max_gpus);
+                    workload_plots(ui, w, run, self.y_axis, max_gpus);
                 }
-                for n in self.notes(section) {
-                    ui.colored_label(palette::P2P_NS, n);
-                }
+                crate::ui::layout::within_view(ui, |ui| {
+                    for n in self.notes(section) {
+                        ui.colored_label(palette::P2P_NS, n);
+                    }
+                });
                 ui.separator();
                 self.form_ui(ui);
             });
@@ -425,8 +435,9 @@ impl ScalingView {
             ui.selectable_value(&mut self.y_axis, YAxis::Speedup, "speedup (log)");
             ui.selectable_value(&mut self.y_axis, YAxis::Efficiency, "efficiency %");
             ui.separator();
+            let shown = self.shown_max(topology);
             egui::ComboBox::new("scaling-max-gpus", "projected up to")
-                .selected_text(format!("{} GPUs", self.max_gpus))
+                .selected_text(format!("{shown} GPUs"))
                 .show_ui(ui, |ui| {
                     for n in [8, 16, 64, 256, 1024] {
                         ui.selectable_value(&mut self.max_gpus, n, format!("{n} GPUs"));
@@ -1003,7 +1014,11 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
                     // The host's floor sets the step: said in the cell, as the CLI's `bound`.
                     let host_set = model.is_some_and(|r| r.bound == Some(Bound::Host));
                     let step = cell(model.and_then(|r| r.step_time_ms), 1);
-                    ui.label(if host_set { format!("{step} host") } else { step });
+                    ui.label(if host_set {
+                        format!("{step} host")
+                    } else {
+                        step
+                    });
                     let error = ui.label(meas.map_or("—".to_string(), |r| r.error_cell()));
                     if meas.is_some_and(|r| r.calibration_point) {
                         error.on_hover_text(crate::scaling::CALIBRATION_POINT);
@@ -1048,6 +1063,11 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
                 }
             }
         });
+    crate::ui::layout::within_view(ui, table_legend);
+}
+
+/// The words under the table: what its columns and marks mean.
+fn table_legend(ui: &mut Ui) {
     ui.label(
         RichText::new(
             "meas.: measured here (a real framework run; \"proxy\": a synthetic proxy step — GEMMs and NCCL, the older method — not the workload's) · model: modeled · per GPU: samples per GPU per step, 8 = 2 × 4: 4 micro-batches of 2, gradients accumulated (measured / modeled where they differ); ≤: the global batch does not split evenly, the GPUs with the most set the step · host: the CPU issuing the step sets it (eager PyTorch's host floor), not the GPU · error: (model − measured) ÷ measured (cal.: the step the model is calibrated from) · memory: measured peak / modeled, one micro-batch · 1 under DDP: the 1-GPU step wrapped in DistributedDataParallel, timed beside the plain one (what the wrapper costs; speedups are against the plain step)",
