@@ -59,9 +59,10 @@ impl CollectivesView {
         let topology = &report.topology;
         self.panel.sync_gpus(topology);
         let measured = self.panel.measures(topology);
-        // Its own id: every tab keeps its own scroll offset.
+        // Its own id: every tab and every report keeps its own scroll offset (another report
+        // opens at its top, not where the last one was scrolled to).
         egui::ScrollArea::both()
-            .id_salt("collectives-view")
+            .id_salt(("collectives-view", report.name()))
             .auto_shrink([false; 2])
             .show(ui, |ui| {
                 crate::ui::layout::run_settings(ui, |ui| self.controls(ui, report, measured));

@@ -352,9 +352,10 @@ impl ScalingView {
         self.refresh_model(report);
         let report = &*report;
         let live = self.panel.measures(&report.topology);
-        // Its own id: every tab keeps its own scroll offset.
+        // Its own id: every tab and every report keeps its own scroll offset (another report
+        // opens at its top, not where the last one was scrolled to).
         egui::ScrollArea::both()
-            .id_salt("scaling-view")
+            .id_salt(("scaling-view", report.name()))
             .auto_shrink([false; 2])
             .show(ui, |ui| {
                 self.controls(ui, &report.topology, live);

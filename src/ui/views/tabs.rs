@@ -129,11 +129,11 @@ impl Tab for TopologyTab {
             return placeholder(ui, loading);
         };
         // The view lays out to the visible width (the scroll area's inner width, less its
-        // bars); only content wider than that scrolls. Its own id: every tab keeps its own
-        // scroll offset.
+        // bars); only content wider than that scrolls. Its own id: every tab and every report
+        // keeps its own scroll offset (another report opens at its top).
         let actions = &mut *ctx.actions;
         egui::ScrollArea::both()
-            .id_salt("topology-view")
+            .id_salt(("topology-view", r.name()))
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 topology::show_report(ui, r, &mut views.live, shown_as, actions)
