@@ -946,10 +946,15 @@ fn under_ddp_row(
     // The plain step it is set against was timed beside it, not the window's above.
     let drift = u
         .drift(step)
-        .map(|d| format!(" · plain {:+.0} % vs its window", d * 100.0))
+        .map(|d| {
+            format!(
+                "; that plain step {:+.0} % against its own row (the host's speed moved)",
+                d * 100.0
+            )
+        })
         .unwrap_or_default();
     ui.label(format!(
-        "1 under DDP ({:+.1} % vs plain {:.1}){drift}",
+        "1 under DDP: {:+.1} % against the plain step beside it ({:.1} ms){drift}",
         u.cost_share() * 100.0,
         u.plain_ms
     ))
