@@ -149,13 +149,18 @@ impl SoakThresholds {
     }
 }
 
-/// `m:ss` (or `h:mm:ss`) of a time in seconds, for windows and events.
+/// `m:ss` (or `h:mm:ss`) of a time in seconds, for windows, events and the soak plots' axis:
+/// `4:05`, `1:02:03`, `-0:30` before the start; "—" where it is not a time.
 pub fn clock(t_s: f64) -> String {
-    let s = t_s.max(0.0).round() as u64;
+    if !t_s.is_finite() {
+        return "—".into();
+    }
+    let sign = if t_s < 0.0 { "-" } else { "" };
+    let s = t_s.abs().round() as u64;
     if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
+        format!("{sign}{}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
     } else {
-        format!("{}:{:02}", s / 60, s % 60)
+        format!("{sign}{}:{:02}", s / 60, s % 60)
     }
 }
 

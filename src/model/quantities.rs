@@ -116,6 +116,16 @@ pub fn first_of<T: std::fmt::Display>(items: &[T], keep: usize) -> String {
     }
 }
 
+/// A difference in percent as text, e.g. `+12.3%`; "—" when unknown or not finite, and in
+/// exponent form from a million percent on (a figure against one near zero).
+pub fn signed_percent(percent: Option<f64>) -> String {
+    match percent.filter(|d| d.is_finite()) {
+        None => "—".to_string(),
+        Some(d) if d.abs() >= 1e6 => format!("{d:+.2e}%"),
+        Some(d) => format!("{d:+.1}%"),
+    }
+}
+
 /// The runs of consecutive numbers in `xs`, as (first, last): `[0, 1, 2, 6]` → `(0, 2), (6, 6)`.
 pub fn runs(xs: &[usize]) -> Vec<(usize, usize)> {
     let mut out: Vec<(usize, usize)> = Vec::new();
@@ -159,6 +169,16 @@ pub fn gpu_set(gpus: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signed_percents_say_dash_for_what_is_not_a_figure() {
+        assert_eq!(signed_percent(Some(12.34)), "+12.3%");
+        assert_eq!(signed_percent(Some(-0.04)), "-0.0%");
+        assert_eq!(signed_percent(None), "—");
+        assert_eq!(signed_percent(Some(f64::NAN)), "—");
+        assert_eq!(signed_percent(Some(f64::INFINITY)), "—");
+        assert_eq!(signed_percent(Some(2.5e7)), "+2.50e7%");
+    }
 
     #[test]
     fn gpu_sets_shorten_runs() {

@@ -632,13 +632,10 @@ pub fn format_figure(f: &Figure) -> String {
     }
 }
 
-/// A difference as text, e.g. `+12.3%`; "—" when unknown.
+/// A difference as text, e.g. `+12.3%`; "—" when unknown
+/// ([`crate::model::quantities::signed_percent`]).
 pub fn format_diff(d: Option<f64>) -> String {
-    match d.filter(|d| d.is_finite()) {
-        None => "—".to_string(),
-        Some(d) if d.abs() >= 1e6 => format!("{d:+.2e}%"),
-        Some(d) => format!("{d:+.1}%"),
-    }
+    crate::model::quantities::signed_percent(d)
 }
 
 /// The comparison as a terminal table: one column per report (after the first, with the

@@ -499,9 +499,9 @@ pub fn attach_errors(rows: &mut [ScalingPoint]) {
     }
 }
 
-/// `+1.2%` for 0.012; `—` where unknown.
+/// `+1.2%` for 0.012; `—` where unknown or not finite.
 fn signed_pct(e: Option<f64>) -> String {
-    e.map_or("—".to_string(), |e| format!("{:+.1}%", e * 100.0))
+    crate::model::quantities::signed_percent(e.map(|e| e * 100.0))
 }
 
 /// The basis note of a calibration point.

@@ -11,6 +11,7 @@ use eframe::egui::{self, Align2, Color32, RichText, Ui};
 use egui_plot::{GridInput, GridMark, HoverPosition, Line, MarkerShape, Plot, Points, Text, VLine};
 
 use super::series::{Columns, Metric, decimate};
+pub use crate::health::soak::clock;
 use crate::model::{SoakEvent, SoakEventKind, SoakLoad, SoakSection};
 use crate::ui::palette;
 use crate::ui::plots::LegendEntry;
@@ -112,20 +113,6 @@ struct Drawn {
     /// The lowest and highest value drawn (infinite when none).
     lo: f64,
     hi: f64,
-}
-
-/// A time as a clock reading: `4:05`, `1:02:03`.
-pub fn clock(t: f64) -> String {
-    if !t.is_finite() {
-        return "—".into();
-    }
-    let sign = if t < 0.0 { "-" } else { "" };
-    let s = t.abs().round() as u64;
-    if s >= 3600 {
-        format!("{sign}{}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
-    } else {
-        format!("{sign}{}:{:02}", s / 60, s % 60)
-    }
 }
 
 /// Grid steps a time axis uses, seconds: each a multiple of the one it is drawn under.
