@@ -437,13 +437,16 @@ impl ScalingView {
             ui.selectable_value(&mut self.y_axis, YAxis::Efficiency, "efficiency %");
             ui.separator();
             let shown = self.shown_max(topology);
-            egui::ComboBox::new("scaling-max-gpus", "projected up to")
+            let label = ui.label("model up to");
+            egui::ComboBox::from_id_salt("scaling-max-gpus")
                 .selected_text(format!("{shown} GPUs"))
                 .show_ui(ui, |ui| {
                     for n in [8, 16, 64, 256, 1024] {
                         ui.selectable_value(&mut self.max_gpus, n, format!("{n} GPUs"));
                     }
-                });
+                })
+                .response
+                .labelled_by(label.id);
         });
     }
 
