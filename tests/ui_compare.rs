@@ -300,6 +300,22 @@ fn the_compare_tab_gives_the_cause_of_every_efficiency_above_one() {
     });
     if bundled_8x {
         assert!(expected > 0, "rows above 1.00 but no note for {workload}");
+        // Each marked cell also gives its cause on hover, not only in the notes under the table.
+        let marked = texts[start..end]
+            .iter()
+            .find(|t| t.ends_with(superlinear::MARK))
+            .expect("a marked efficiency")
+            .clone();
+        let causes = |h: &Harness<'_>| {
+            labels(h)
+                .iter()
+                .filter(|t| t.contains("per sample"))
+                .count()
+        };
+        let before = causes(&h);
+        h.get_all_by_label(&marked).next().unwrap().hover();
+        h.run();
+        assert!(causes(&h) > before, "no cause on hover of {marked}");
     }
 }
 

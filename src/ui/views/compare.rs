@@ -378,6 +378,19 @@ pub fn eff_cell(r: Option<&crate::scaling::ScalingPoint>) -> String {
     }
 }
 
+/// [`eff_cell`] as a label whose hover says why the efficiency reads above 1.00 (computed from
+/// the row and its base among `rows`), where it does.
+pub fn eff_label(
+    ui: &mut Ui,
+    r: Option<&crate::scaling::ScalingPoint>,
+    rows: &[crate::scaling::ScalingPoint],
+) {
+    let label = ui.label(eff_cell(r));
+    if let Some(cause) = r.and_then(|x| crate::report::superlinear::cause(x, rows)) {
+        label.on_hover_text(cause);
+    }
+}
+
 /// Under efficiencies of `workload`: each report's rows above 1.00 with their cause (GPUs do
 /// not speed each other up), in the machine's color; nothing where none is.
 pub fn above_one_notes(ui: &mut Ui, reports: &[&Report], workload: &str) {
@@ -463,8 +476,8 @@ pub fn scaling_table(ui: &mut Ui, id: &str, reports: &[&Report], workload: &str)
                         if meas.is_some_and(|x| x.calibration_point) {
                             error.on_hover_text(crate::scaling::CALIBRATION_POINT);
                         }
-                        ui.label(eff_cell(meas.copied()));
-                        ui.label(eff_cell(model.copied()));
+                        eff_label(ui, meas.copied(), &s.run.rows);
+                        eff_label(ui, model.copied(), &s.run.rows);
                         let fits = model.and_then(|x| x.fits) == Some(false);
                         ui.label(format!(
                             "{}{}",

@@ -1039,8 +1039,8 @@ fn table(ui: &mut Ui, w: &Workload, run: &ScalingRun, max_gpus: usize) {
                     };
                     ui.label(speedup(meas));
                     ui.label(speedup(model));
-                    ui.label(crate::ui::views::compare::eff_cell(meas));
-                    ui.label(crate::ui::views::compare::eff_cell(model));
+                    crate::ui::views::compare::eff_label(ui, meas, &run.rows);
+                    crate::ui::views::compare::eff_label(ui, model, &run.rows);
                     let mem =
                         |r: Option<&ScalingPoint>| cell(r.and_then(|r| r.memory_gib_per_gpu), 1);
                     let fits = model.and_then(|r| r.fits);
