@@ -831,3 +831,17 @@ fn write_the_8x_example_report_screenshots() {
         .unwrap();
     std::fs::write(dir.join("report-example-8x.png"), png).unwrap();
 }
+
+/// A collectives stage where nothing ran (the 1× H200 example: one GPU) is never called
+/// measured on the page: not in its head, not in the section's note.
+#[test]
+fn a_collectives_stage_where_nothing_ran_is_not_called_measured() {
+    let r = bundled("h200-1x");
+    let html = scalescope::document::report_html(&r);
+    assert!(html.contains("collectives none ran"), "the page's head");
+    assert!(
+        html.contains("none ran · "),
+        "the section's note names no source it did not have"
+    );
+    assert!(!html.contains("collectives measured"));
+}

@@ -188,7 +188,7 @@ fn snapshot_framework_rows_beside_the_calibrated_model() {
     // The step under DDP at one GPU, below the plain one, with what the wrapper costs.
     assert!(
         harness
-            .query_by_label("1 under DDP: +6.3 % against the plain step beside it (380.1 ms)")
+            .query_by_label("1 under DDP: +6.3 % vs the plain 380.1 ms beside it")
             .is_some()
     );
     assert!(harness.query_by_label("404.2").is_some());

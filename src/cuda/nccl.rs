@@ -34,22 +34,31 @@ pub enum NcclError {
     /// A library loaded but lacks a function scalescope needs.
     #[error("{path}: not a usable NCCL ({reason})")]
     Unusable { path: String, reason: String },
+    /// The library named by `--nccl-lib` or `SCALESCOPE_NCCL_LIB` did not load: no other is
+    /// tried in its place, so that a mistyped path is never a run on another NCCL.
+    #[error("{by} {path}: NCCL could not be loaded from it ({reason})")]
+    Named {
+        by: &'static str,
+        path: String,
+        reason: String,
+    },
     /// An NCCL call failed.
     #[error("NCCL {call}: {message}")]
     Call { call: &'static str, message: String },
 }
 
-/// The candidates, in the order they are tried: `explicit` (--nccl-lib), `SCALESCOPE_NCCL_LIB`,
-/// the dynamic loader's search path (`libnccl.so.2`, `libnccl.so`), then the `nvidia/nccl/lib`
-/// folder of each of Python's site-packages directories (where PyTorch installs NCCL).
-pub fn candidates(explicit: Option<&Path>, python_site_dirs: &[PathBuf]) -> Vec<PathBuf> {
+/// The library the user named, and how: `explicit` (`--nccl-lib`), else `SCALESCOPE_NCCL_LIB`.
+fn named(explicit: Option<&Path>) -> Option<(PathBuf, &'static str)> {
+    explicit
+        .map(|p| (p.to_path_buf(), "--nccl-lib"))
+        .or_else(|| env_path(ENV_LIB).map(|p| (PathBuf::from(p), ENV_LIB)))
+}
+
+/// The candidates searched when no library is named, in order: the dynamic loader's search path
+/// (`libnccl.so.2`, `libnccl.so`), then the `nvidia/nccl/lib` folder of each of Python's
+/// site-packages directories (where PyTorch installs NCCL).
+pub fn candidates(python_site_dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Some(p) = explicit {
-        out.push(p.to_path_buf());
-    }
-    if let Some(p) = env_path(ENV_LIB) {
-        out.push(PathBuf::from(p));
-    }
     out.push(PathBuf::from("libnccl.so.2"));
     out.push(PathBuf::from("libnccl.so"));
     for dir in python_site_dirs {
@@ -134,12 +143,24 @@ pub struct Nccl {
 }
 
 impl Nccl {
-    /// Loads the first candidate that opens (Python is asked for its site-packages only when no
-    /// other does); a library that opens but lacks a function is [`NcclError::Unusable`], and
-    /// none opening is [`NcclError::NotFound`], listing what was searched.
+    /// Loads the library named by `explicit` (`--nccl-lib`) or `SCALESCOPE_NCCL_LIB`, and only
+    /// that one ([`NcclError::Named`] when it does not load); else the first candidate that
+    /// opens (Python is asked for its site-packages only when no other does). A library that
+    /// opens but lacks a function is [`NcclError::Unusable`], and none opening is
+    /// [`NcclError::NotFound`], listing what was searched.
     pub fn load(explicit: Option<&Path>) -> Result<Nccl, NcclError> {
+        if let Some((path, by)) = named(explicit) {
+            return match open_local(&path) {
+                Ok(lib) => Self::from_library(lib, path.display().to_string()),
+                Err(reason) => Err(NcclError::Named {
+                    by,
+                    path: path.display().to_string(),
+                    reason,
+                }),
+            };
+        }
         let found = search_library(
-            |env| candidates(explicit, &env.site_packages),
+            |env| candidates(&env.site_packages),
             |path| {
                 Ok(Self::from_library(
                     open_local(path)?,
@@ -554,12 +575,9 @@ mod tests {
 
     #[test]
     fn search_order() {
-        let c = candidates(
-            Some(Path::new("/x/libnccl.so.2")),
-            &[PathBuf::from("/site")],
-        );
+        let c = candidates(&[PathBuf::from("/site")]);
         let names: Vec<String> = c.iter().map(|p| p.display().to_string()).collect();
-        assert_eq!(names.first().map(String::as_str), Some("/x/libnccl.so.2"));
+        assert_eq!(names.first().map(String::as_str), Some("libnccl.so.2"));
         let loader = names.iter().position(|n| n == "libnccl.so.2").unwrap();
         let py = names
             .iter()
@@ -568,15 +586,33 @@ mod tests {
         assert!(loader < py);
     }
 
+    /// A named library that is not there is an error naming it and the flag, whatever NCCL
+    /// the machine has elsewhere (it loaded that one instead, without a word).
+    #[test]
+    fn a_named_nccl_that_does_not_load_is_an_error_naming_it() {
+        match Nccl::load(Some(Path::new("/nonexistent/libnccl.so.2"))) {
+            Err(e @ NcclError::Named { .. }) => {
+                let text = e.to_string();
+                assert!(
+                    text.starts_with("--nccl-lib /nonexistent/libnccl.so.2: "),
+                    "{text}"
+                );
+            }
+            Err(e) => panic!("unexpected {e}"),
+            Ok(n) => panic!("loaded {} in place of the named one", n.path),
+        }
+    }
+
     #[test]
     fn missing_nccl_is_an_error_listing_the_search() {
-        if std::path::Path::new("/usr/lib/x86_64-linux-gnu/libnccl.so.2").exists() {
+        if std::path::Path::new("/usr/lib/x86_64-linux-gnu/libnccl.so.2").exists()
+            || env_path(ENV_LIB).is_some()
+        {
             return;
         }
-        match Nccl::load(Some(Path::new("/nonexistent/libnccl.so.2"))) {
+        match Nccl::load(None) {
             Err(NcclError::NotFound { searched }) => {
-                assert!(searched.contains("/nonexistent/libnccl.so.2"), "{searched}");
-                assert!(searched.contains("libnccl.so.2"));
+                assert!(searched.contains("libnccl.so.2"), "{searched}");
             }
             Err(e) => panic!("unexpected {e}"),
             Ok(n) => assert!(!n.path.is_empty()),

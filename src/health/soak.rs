@@ -181,7 +181,8 @@ impl fmt::Display for Dip {
             f,
             "{} {}–{} ({:+.0} %)",
             self.load,
-            clock(self.from_s),
+            // A dip from the first sample starts an interval before it, at most just below 0.
+            clock(self.from_s.max(0.0)),
             clock(self.to_s),
             self.worst * 100.0
         )

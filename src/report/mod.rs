@@ -213,15 +213,18 @@ pub struct CollectivesSection {
 }
 
 impl CollectivesSection {
-    /// The section's source in words, or `none ran` where it has results and none of them ran
-    /// (one GPU, no NCCL: every row waived or skipped), so that no header calls it measured.
+    /// True where no result ran: none at all (a run stopped before its first size), or every
+    /// row waived, skipped or failed (one GPU, no NCCL).
+    pub fn none_ran(&self) -> bool {
+        self.results
+            .iter()
+            .all(|r| r.status != crate::model::Status::Ok)
+    }
+
+    /// The section's source in words, or `none ran` where [`Self::none_ran`], so that no header
+    /// calls it measured.
     pub fn source_words(&self) -> String {
-        let none_ran = !self.results.is_empty()
-            && self
-                .results
-                .iter()
-                .all(|r| r.status != crate::model::Status::Ok);
-        if none_ran {
+        if self.none_ran() {
             "none ran".to_string()
         } else {
             self.source.to_string()

@@ -72,7 +72,8 @@ pub(super) fn section(r: &Report) -> Option<Section> {
         Paragraph::note(format!(
             "{} · {} · busbw is nccl-tests' bus bandwidth (algbw × 2(n−1)/n for all-reduce, × \
              (n−1)/n for all-gather, reduce-scatter and all-to-all)",
-            c.source, c.backend
+            c.source_words(),
+            c.backend
         ))
         .into(),
     );

@@ -241,8 +241,13 @@ fn results(
     ui.label(RichText::new(data.backend.as_ref()).weak());
     // Nothing ran (one GPU, no NCCL): say why, in the rows' own words, in place of plots that
     // would have nothing to draw (an empty axis and a legend of series that do not exist).
-    let none_ran = !data.rows.is_empty() && data.rows.iter().all(|r| r.status != Status::Ok);
-    if none_ran {
+    let none_ran = data.rows.iter().all(|r| r.status != Status::Ok);
+    if data.rows.is_empty() {
+        ui.colored_label(
+            palette::P2P_NS,
+            "No results: the run has not reached its first size, or stopped before it.",
+        );
+    } else if none_ran {
         let mut reasons: Vec<&str> = data
             .rows
             .iter()

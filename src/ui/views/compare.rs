@@ -761,10 +761,35 @@ fn zero_is_unset(v: egui::DragValue<'_>, decimals: usize) -> egui::DragValue<'_>
             format!("{x:.decimals$}")
         }
     })
-    .custom_parser(|text| match text.trim() {
-        "" | "—" | "-" => Some(0.0),
-        t => t.replace(',', "").parse().ok(),
-    })
+    .custom_parser(parse_amount)
+}
+
+/// An amount as typed: "—", "-" or nothing is none (0); spaces and `_` are dropped; a comma only
+/// as a thousands separator (`1,000,000.5`), so that a decimal comma (`2,50`) is refused rather
+/// than read as 250. Refused text leaves the field as it was.
+fn parse_amount(text: &str) -> Option<f64> {
+    let t: String = text
+        .trim()
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '_')
+        .collect();
+    if matches!(t.as_str(), "" | "—" | "-") {
+        return Some(0.0);
+    }
+    let whole = t.split('.').next().unwrap_or_default();
+    if t.contains(',') {
+        let groups: Vec<&str> = whole.split(',').collect();
+        let grouped = (1..=3).contains(&groups[0].len())
+            && groups[1..].iter().all(|g| g.len() == 3)
+            && groups.iter().all(|g| g.chars().all(|c| c.is_ascii_digit()));
+        if !grouped {
+            return None;
+        }
+    }
+    t.replace(',', "")
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
 }
 
 /// The Cost grid's rows of owning (not renting): years, power price, PUE, node power.
@@ -925,4 +950,24 @@ fn ranking_plot(ui: &mut Ui, rk: &crate::report::ranking::Ranking, names: &[Stri
                 }
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_amount;
+
+    #[test]
+    fn amounts_are_read_as_typed_and_a_decimal_comma_is_refused() {
+        assert_eq!(parse_amount("2.50"), Some(2.5));
+        assert_eq!(parse_amount(" 1 000 000 "), Some(1e6));
+        assert_eq!(parse_amount("1,000,000.5"), Some(1_000_000.5));
+        assert_eq!(parse_amount("1_200"), Some(1200.0));
+        assert_eq!(parse_amount("—"), Some(0.0));
+        assert_eq!(parse_amount(""), Some(0.0));
+        // Not 250 or 15: a decimal comma is not guessed at.
+        assert_eq!(parse_amount("2,50"), None);
+        assert_eq!(parse_amount("1,5"), None);
+        assert_eq!(parse_amount("$2.50"), None);
+        assert_eq!(parse_amount("-3"), None);
+    }
 }

@@ -437,12 +437,30 @@ impl ScalingView {
             ui.selectable_value(&mut self.y_axis, YAxis::Efficiency, "efficiency %");
             ui.separator();
             let shown = self.shown_max(topology);
+            let machine = topology.gpus.len();
             let label = ui.label("model up to");
             egui::ComboBox::from_id_salt("scaling-max-gpus")
                 .selected_text(format!("{shown} GPUs"))
                 .show_ui(ui, |ui| {
-                    for n in [8, 16, 64, 256, 1024] {
-                        ui.selectable_value(&mut self.max_gpus, n, format!("{n} GPUs"));
+                    // The machine's own count is offered; fewer are not (it is modeled whole).
+                    let mut counts = vec![8, 16, 64, 256, 1024, machine];
+                    counts.sort_unstable();
+                    counts.dedup();
+                    for n in counts {
+                        let text = if n == machine {
+                            format!("{n} GPUs (this machine)")
+                        } else {
+                            format!("{n} GPUs")
+                        };
+                        ui.add_enabled_ui(n >= machine, |ui| {
+                            if ui.selectable_label(shown == n, text).clicked() {
+                                self.max_gpus = n;
+                            }
+                        })
+                        .response
+                        .on_disabled_hover_text(format!(
+                            "this machine has {machine} GPUs: it is always modeled whole"
+                        ));
                     }
                 })
                 .response
@@ -456,7 +474,7 @@ impl ScalingView {
             gpus: Default::default(),
             workloads: self.chosen(),
             modes: Mode::ALL.to_vec(),
-            max_gpus: self.max_gpus,
+            max_gpus: self.shown_max(topology),
             measure: Some(MeasureOptions::default()),
             pricing: None,
         };
@@ -947,17 +965,10 @@ fn under_ddp_row(
 ) {
     ui.label(mode.id());
     // The plain step it is set against was timed beside it, not the window's above.
-    let drift = u
-        .drift(step)
-        .map(|d| {
-            format!(
-                "; that plain step {:+.0} % against its own row (the host's speed moved)",
-                d * 100.0
-            )
-        })
-        .unwrap_or_default();
+    // Short, for the table's GPUs column; the hover has the rest (where the plain step beside
+    // it ran at another speed than its own row, that too).
     ui.label(format!(
-        "1 under DDP: {:+.1} % against the plain step beside it ({:.1} ms){drift}",
+        "1 under DDP: {:+.1} % vs the plain {:.1} ms beside it",
         u.cost_share() * 100.0,
         u.plain_ms
     ))
