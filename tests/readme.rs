@@ -28,6 +28,14 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("scalescope check", "checks this machine's GPUs"),
     (
+        "scalescope bench collectives --ops all --sizes 8,128M,1G --nccl-lib /path/libnccl.so.2",
+        "runs NCCL on this machine's GPUs with the reader's NCCL",
+    ),
+    (
+        "scalescope bench collectives --algo nccl,ring,tree,host --sizes 64M..4G",
+        "runs collectives on this machine's GPUs",
+    ),
+    (
         "scalescope fleet run --hosts gpu01,gpu02,gpu03 --out fleet-run/",
         "needs ssh hosts (tests/fleet_run.rs runs it through sshd on localhost)",
     ),
