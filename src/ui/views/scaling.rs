@@ -869,7 +869,7 @@ impl<'a> ModeSeries<'a> {
             .color(OTHER)
             .stack_on(&[&compute, &comm]);
         Plot::new(format!("scaling-breakdown-{id}"))
-            .height(120.0)
+            .height(150.0)
             .x_axis_label("GPUs (log₂)")
             .x_grid_spacer(crate::ui::plots::log2_grid)
             .y_axis_label("step ms (model)")
