@@ -49,9 +49,9 @@ type FnGemmEx = unsafe extern "C" fn(
     cublasGemmAlgo_t,
 ) -> cublasStatus_t;
 
-/// Every path to try, in order: `$SCALESCOPE_CUBLAS_LIB`; the bare names (the loader's search);
-/// the CUDA toolkit's folders; `$CUDA_HOME`; versioned toolkits; NVIDIA's Python wheels
-/// (`nvidia/cublas/lib`, `nvidia/cu13/lib`).
+/// Every path to try: `$SCALESCOPE_CUBLAS_LIB` alone where set; else, in order, the bare names
+/// (the loader's search); the CUDA toolkit's folders; `$CUDA_HOME`; versioned toolkits;
+/// NVIDIA's Python wheels (`nvidia/cublas/lib`, `nvidia/cu13/lib`).
 pub fn candidates(env: &SearchEnv, env_lib: Option<&OsStr>) -> Vec<PathBuf> {
     library_candidates(
         &LIB_NAMES,
@@ -253,11 +253,17 @@ mod tests {
             site_packages: vec![PathBuf::from("/site")],
             ..Default::default()
         };
-        let c: Vec<String> = candidates(&env, Some(OsStr::new("/x/libcublas.so.13")))
+        let named = candidates(&env, Some(OsStr::new("/x/libcublas.so.13")));
+        assert_eq!(
+            named,
+            vec![PathBuf::from("/x/libcublas.so.13")],
+            "the named one alone"
+        );
+        let c: Vec<String> = candidates(&env, None)
             .iter()
             .map(|p| p.display().to_string())
             .collect();
-        assert_eq!(c[0], "/x/libcublas.so.13");
+        assert_eq!(c[0], "libcublas.so.13");
         assert!(c.contains(&"/usr/local/cuda/lib64/libcublas.so.13".to_string()));
         assert!(c.contains(&"/site/nvidia/cublas/lib/libcublas.so.13".to_string()));
     }

@@ -55,10 +55,11 @@ pub fn env_path(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
-/// Paths to try for a CUDA library called one of `names`, in order: `explicit` (a file, or a
-/// folder holding one of them); the bare names (the loader's own search: LD_LIBRARY_PATH,
-/// ld.so.cache); the CUDA toolkit's folders; `$CUDA_HOME`; versioned toolkits; the given
-/// folders of Python's site-packages (NVIDIA's wheels). No duplicates.
+/// Paths to try for a CUDA library called one of `names`: `explicit` alone where the user named
+/// one (a file, or a folder holding one of them: a mistyped path is then the error, never a run
+/// on another copy found elsewhere); else, in order, the bare names (the loader's own search:
+/// LD_LIBRARY_PATH, ld.so.cache), the CUDA toolkit's folders, `$CUDA_HOME`, versioned
+/// toolkits, and the given folders of Python's site-packages (NVIDIA's wheels). No duplicates.
 pub fn library_candidates(
     names: &[&str],
     explicit: Option<&OsStr>,
@@ -78,6 +79,7 @@ pub fn library_candidates(
         } else {
             out.push(p);
         }
+        return out;
     }
     out.extend(names.iter().map(PathBuf::from));
     let mut dirs = vec![

@@ -34,9 +34,9 @@ type FnGet = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
 type FnDestroy = unsafe extern "C" fn(*mut Program) -> c_int;
 type FnErrorString = unsafe extern "C" fn(c_int) -> *const c_char;
 
-/// Every path to try, in order: `explicit` (`$SCALESCOPE_NVRTC_LIB`); the bare names (the
-/// loader's own search: LD_LIBRARY_PATH, ld.so.cache); the CUDA toolkit's folders;
-/// `$CUDA_HOME`; versioned toolkits; NVIDIA's Python wheels (`nvidia/cu13/lib`,
+/// Every path to try: `explicit` (`$SCALESCOPE_NVRTC_LIB`) alone where set; else, in order, the
+/// bare names (the loader's own search: LD_LIBRARY_PATH, ld.so.cache); the CUDA toolkit's
+/// folders; `$CUDA_HOME`; versioned toolkits; NVIDIA's Python wheels (`nvidia/cu13/lib`,
 /// `nvidia/cuda_nvrtc/lib`).
 pub fn candidates(env: &SearchEnv, explicit: Option<&OsStr>) -> Vec<PathBuf> {
     library_candidates(
@@ -253,13 +253,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn search_order_is_env_then_loader_then_toolkit_then_wheels() {
+    fn search_order_is_the_named_one_alone_else_loader_then_toolkit_then_wheels() {
         let env = SearchEnv {
             cuda_home: Some("/opt/cuda".into()),
             versioned_toolkits: vec!["/usr/local/cuda-13.0".into()],
             site_packages: vec!["/venv/lib/python3.12/site-packages".into()],
         };
-        let c: Vec<String> = candidates(&env, Some(OsStr::new("/opt/my/libnvrtc.so.13.0")))
+        // A named library is the only candidate: a mistyped path is the error.
+        let named = candidates(&env, Some(OsStr::new("/opt/my/libnvrtc.so.13.0")));
+        assert_eq!(named, vec![PathBuf::from("/opt/my/libnvrtc.so.13.0")]);
+        let c: Vec<String> = candidates(&env, None)
             .iter()
             .map(|p| p.display().to_string())
             .collect();
@@ -268,10 +271,9 @@ mod tests {
                 .position(|x| x == s)
                 .unwrap_or_else(|| panic!("{s} missing from {c:?}"))
         };
-        assert_eq!(c[0], "/opt/my/libnvrtc.so.13.0");
-        assert_eq!(c[1], "libnvrtc.so.13");
-        assert_eq!(c[2], "libnvrtc.so.12");
-        assert_eq!(c[3], "libnvrtc.so");
+        assert_eq!(c[0], "libnvrtc.so.13");
+        assert_eq!(c[1], "libnvrtc.so.12");
+        assert_eq!(c[2], "libnvrtc.so");
         assert!(
             pos("/usr/local/cuda/lib64/libnvrtc.so.13")
                 < pos("/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.13")
@@ -298,6 +300,7 @@ mod tests {
         let c = candidates(&SearchEnv::default(), Some(dir.as_os_str()));
         assert_eq!(c[0], dir.join("libnvrtc.so.13"));
         assert_eq!(c[2], dir.join("libnvrtc.so"));
+        assert_eq!(c.len(), LIB_NAMES.len(), "the folder's names only");
     }
 
     #[test]
