@@ -216,9 +216,12 @@ impl CollectivesSection {
     /// True where no result ran: none at all (a run stopped before its first size), or every
     /// row waived, skipped or failed (one GPU, no NCCL).
     pub fn none_ran(&self) -> bool {
-        self.results
-            .iter()
-            .all(|r| r.status != crate::model::Status::Ok)
+        Self::none_ran_in(&self.results)
+    }
+
+    /// [`Self::none_ran`] of any rows (the app's, with a modeled overlay among them).
+    pub fn none_ran_in(results: &[CollectiveResult]) -> bool {
+        results.iter().all(|r| r.status != crate::model::Status::Ok)
     }
 
     /// The section's source in words, or `none ran` where [`Self::none_ran`], so that no header

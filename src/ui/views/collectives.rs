@@ -241,7 +241,7 @@ fn results(
     ui.label(RichText::new(data.backend.as_ref()).weak());
     // Nothing ran (one GPU, no NCCL): say why, in the rows' own words, in place of plots that
     // would have nothing to draw (an empty axis and a legend of series that do not exist).
-    let none_ran = data.rows.iter().all(|r| r.status != Status::Ok);
+    let none_ran = CollectivesSection::none_ran_in(&data.rows);
     if data.rows.is_empty() {
         ui.colored_label(
             palette::P2P_NS,

@@ -776,8 +776,8 @@ fn parse_amount(text: &str) -> Option<f64> {
     if matches!(t.as_str(), "" | "—" | "-") {
         return Some(0.0);
     }
-    let whole = t.split('.').next().unwrap_or_default();
     if t.contains(',') {
+        let whole = t.split('.').next().unwrap_or_default();
         let groups: Vec<&str> = whole.split(',').collect();
         let grouped = (1..=3).contains(&groups[0].len())
             && groups[1..].iter().all(|g| g.len() == 3)
