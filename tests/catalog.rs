@@ -417,3 +417,32 @@ fn a_fan_over_a_direct_mesh_sums_its_bonds_and_through_a_switch_does_not() {
         "NVSwitch: fan {fan} vs pair {pair}"
     );
 }
+
+/// The terminal's matrix and the drawings head a NIC's column alike: nvidia-smi's label where
+/// the machine's nvidia-smi prints one (a DGX A100 numbers its storage NICs too, so the fifth
+/// compute NIC is NIC6), and the legend names each.
+#[test]
+fn nic_columns_read_alike_in_the_terminal_and_the_drawing() {
+    let t = load("hgx-a100").unwrap();
+    let fifth = &t.nics[4];
+    assert_eq!(
+        (fifth.name.as_str(), fifth.column_label()),
+        ("mlx5_6", "NIC6")
+    );
+    assert_eq!(t.nic_label(fifth.index), "NIC6");
+    assert!(t.nic_legend().contains(&"NIC6: mlx5_6".to_string()));
+    let text = common::run(&["topo", "--catalog", "hgx-a100"]).stdout;
+    let header = text.lines().find(|l| l.contains("GPU0\tGPU1")).unwrap();
+    assert!(
+        header.contains("\tNIC6") && !header.contains("NIC4"),
+        "{header}"
+    );
+    assert!(text.contains("NIC6: mlx5_6"), "{text}");
+    // An entry that names no labels gets today's nvidia-smi's `NIC<i>`, in the terminal too.
+    let h100 = load("dgx-h100").unwrap();
+    assert!(
+        h100.nics
+            .iter()
+            .all(|n| n.column_label() == format!("NIC{}", n.index))
+    );
+}

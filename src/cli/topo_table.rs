@@ -62,14 +62,6 @@ fn gpu_label(i: usize) -> String {
     format!("GPU{i}")
 }
 
-fn nic_label(topo: &Topology, nic: usize) -> String {
-    topo.nics
-        .iter()
-        .find(|n| n.index == nic)
-        .map(|n| n.label.clone().unwrap_or_else(|| n.name.clone()))
-        .unwrap_or_else(|| format!("NIC{nic}"))
-}
-
 fn cell(kind: Option<LinkKind>) -> String {
     kind.map_or_else(|| "?".to_string(), |k| k.to_string())
 }
@@ -83,7 +75,7 @@ fn connectivity(out: &mut String, topo: &Topology) {
         let _ = write!(header, "\t{}", gpu_label(i));
     }
     for n in &topo.nics {
-        let _ = write!(header, "\t{}", nic_label(topo, n.index));
+        let _ = write!(header, "\t{}", topo.nic_label(n.index));
     }
     if has_cpu {
         header.push_str("\tCPU Affinity");
@@ -126,12 +118,11 @@ fn legend(out: &mut String, topo: &Topology) {
         let _ = writeln!(out, "  {:<4} = {}", k.code(), k.legend());
     }
     let _ = writeln!(out, "  NV#  = {}", LinkKind::Nv(1).legend());
-    if topo.nics.iter().any(|n| n.label.is_some()) {
+    let nics = topo.nic_legend();
+    if !nics.is_empty() {
         out.push_str("\nNIC Legend:\n\n");
-        for n in &topo.nics {
-            if let Some(l) = &n.label {
-                let _ = writeln!(out, "  {l}: {}", n.name);
-            }
+        for line in nics {
+            let _ = writeln!(out, "  {line}");
         }
     }
 }

@@ -176,39 +176,3 @@ pub fn p2p_performance_rank(a: usize, b: usize) -> Result<i32, CudaError> {
     })?;
     Ok(rank)
 }
-
-/// Parses a PCI bus id (`0000:00:06.0`, `00000000:00:06.0`, any case) into
-/// (domain, bus, device, function), so that NVML's and CUDA's spellings compare equal.
-pub fn parse_pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
-    let s = s.trim();
-    let mut parts = s.rsplitn(3, ':');
-    let dev_fn = parts.next()?;
-    let bus = parts.next()?;
-    let domain = parts.next().unwrap_or("0");
-    let (dev, func) = dev_fn.split_once('.').unwrap_or((dev_fn, "0"));
-    Some((
-        u32::from_str_radix(domain, 16).ok()?,
-        u32::from_str_radix(bus, 16).ok()?,
-        u32::from_str_radix(dev, 16).ok()?,
-        u32::from_str_radix(func, 16).ok()?,
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nvml_and_cuda_bus_ids_compare_equal() {
-        assert_eq!(
-            parse_pci_bus_id("00000000:00:06.0"),
-            parse_pci_bus_id("0000:00:06.0")
-        );
-        assert_eq!(parse_pci_bus_id("0000:3B:00.0"), Some((0, 0x3b, 0, 0)));
-        assert_ne!(
-            parse_pci_bus_id("0000:00:06.0"),
-            parse_pci_bus_id("0000:00:07.0")
-        );
-        assert_eq!(parse_pci_bus_id("garbage"), None);
-    }
-}

@@ -140,14 +140,6 @@ fn cluster_kind(topology: &Topology, cluster: &[usize]) -> LinkKind {
     }
 }
 
-/// A NIC's column label: nvidia-smi's `NIC0`, else `NIC` and its index.
-pub fn nic_label(topology: &Topology, i: usize) -> String {
-    topology.nics.get(i).map_or_else(
-        || format!("NIC{i}"),
-        |n| n.label.clone().unwrap_or_else(|| format!("NIC{}", n.index)),
-    )
-}
-
 /// A GPU's memory: `80 GiB`, `47.5 GiB`, or "—".
 pub fn memory_text(gpu: &crate::model::Gpu) -> String {
     match gpu.memory_mib {
@@ -473,7 +465,7 @@ impl<'a> Plan<'a> {
         let names: Vec<String> = self
             .elsewhere
             .iter()
-            .map(|&i| nic_label(self.topology, i))
+            .map(|&i| self.topology.nic_label(i))
             .collect();
         out.text(
             (MARGIN, self.height - MARGIN - 4.0),
@@ -788,7 +780,7 @@ fn nic(out: &mut Items, topology: &Topology, i: usize, at: Bounds, kind: LinkKin
         Some(Hover::Text(format!(
             "{} ({})\n{rate}\nNearest GPU path: {kind} — {}",
             n.name,
-            nic_label(topology, i),
+            topology.nic_label(i),
             kind.legend()
         ))),
     );

@@ -47,6 +47,6 @@ pub use running::{as_running, below_design};
 pub use soak::{SoakEvent, SoakEventKind, SoakLoad, SoakOptions, SoakSample, SoakSection};
 pub use stats::{Stats, median, quantile};
 pub use topology::{
-    Gpu, GpuLink, HostLink, LineRate, MAX_GPUS, Nic, NicLink, NoteKind, P2pPair, PcieLink, Rack,
-    Topology, TopologyNote, TopologySource, check_gpu_count,
+    BusKey, Gpu, GpuLink, HostLink, LineRate, MAX_GPUS, Nic, NicLink, NoteKind, P2pPair, PcieLink,
+    Rack, Topology, TopologyNote, TopologySource, check_gpu_count, pci_bus_key, same_pci_bus,
 };

@@ -20,6 +20,36 @@ use super::linkrate::{nvlink_rate_per_link_gbps, pcie_rate_gbps};
 /// are built.
 pub const MAX_GPUS: usize = 1024;
 
+/// A PCI bus id as numbers that sort in bus order: domain, bus, device, function.
+pub type BusKey = (u32, u32, u32, u32);
+
+/// A PCI bus id as NVML, CUDA and nvidia-smi write it — `00000000:18:00.0`, `0000:18:00.0`,
+/// `18:00.0` (domain 0), any case — as (domain, bus, device, function), so that their
+/// spellings of one GPU compare equal. `None` when it is not one: each field hex of at most
+/// 8, 2, 2 and 1 digits, device below 32 and function below 8 (the PCI limits).
+pub fn pci_bus_key(s: &str) -> Option<BusKey> {
+    let hex = |t: &str, most: usize| {
+        (!t.is_empty() && t.len() <= most && t.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| u32::from_str_radix(t, 16).ok())
+            .flatten()
+    };
+    let parts: Vec<&str> = s.trim().split(':').collect();
+    let (domain, bus, rest) = match parts[..] {
+        [d, b, r] => (hex(d, 8)?, b, r),
+        [b, r] => (0, b, r),
+        _ => return None,
+    };
+    let (device, function) = rest.split_once('.')?;
+    let key = (domain, hex(bus, 2)?, hex(device, 2)?, hex(function, 1)?);
+    (key.2 < 32 && key.3 < 8).then_some(key)
+}
+
+/// Whether two PCI bus ids name the same device ([`pci_bus_key`]); false when either is not
+/// a bus id.
+pub fn same_pci_bus(a: &str, b: &str) -> bool {
+    pci_bus_key(a).is_some_and(|k| Some(k) == pci_bus_key(b))
+}
+
 /// `Ok` when `n` GPUs fit under [`MAX_GPUS`]; else the one-line reason, naming the count.
 pub fn check_gpu_count(n: usize) -> Result<(), String> {
     if n > MAX_GPUS {
@@ -504,6 +534,14 @@ pub struct Nic {
     pub line_rate_gbps: Option<f64>,
 }
 
+impl Nic {
+    /// The NIC's column in the matrix: nvidia-smi's label (`NIC0`, newer drivers, with a NIC
+    /// legend), else its device name (`mlx5_0`, as older drivers head the column).
+    pub fn column_label(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.name)
+    }
+}
+
 /// How a NIC reaches a GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NicLink {
@@ -513,6 +551,25 @@ pub struct NicLink {
 }
 
 impl Topology {
+    /// NIC `nic`'s column label ([`Nic::column_label`]); `NIC{nic}` for one not listed. The
+    /// terminal's matrix, the app's and the report's drawings all head NIC columns by it.
+    pub fn nic_label(&self, nic: usize) -> String {
+        self.nics
+            .iter()
+            .find(|n| n.index == nic)
+            .map_or_else(|| format!("NIC{nic}"), |n| n.column_label().to_string())
+    }
+
+    /// nvidia-smi's NIC legend: `NIC0: mlx5_0` for each NIC whose column is headed by a label
+    /// other than its name; empty when every column shows the name itself.
+    pub fn nic_legend(&self) -> Vec<String> {
+        self.nics
+            .iter()
+            .filter(|n| n.column_label() != n.name)
+            .map(|n| format!("{}: {}", n.column_label(), n.name))
+            .collect()
+    }
+
     /// One line's facts, for the app's header and the report's first page: GPUs, NICs, NUMA
     /// nodes, the driver or where the topology came from, when it was read.
     pub fn facts(&self) -> Vec<String> {
@@ -899,6 +956,38 @@ fn pcie_line_rate(a: &Gpu, b: &Gpu) -> Option<LineRate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pci_bus_id_reads_the_same_in_every_spelling_and_nothing_else_reads_as_one() {
+        let key = Some((0, 0x18, 0, 0));
+        for s in [
+            "00000000:18:00.0",
+            "0000:18:00.0",
+            "18:00.0",
+            " 0000:18:00.0 ",
+        ] {
+            assert_eq!(pci_bus_key(s), key, "{s}");
+        }
+        assert_eq!(pci_bus_key("0000:3B:00.1"), Some((0, 0x3b, 0, 1)));
+        assert!(same_pci_bus("00000000:9A:00.0", "0000:9a:00.0"));
+        assert!(same_pci_bus("18:00.0", "00000000:18:00.0"));
+        assert!(!same_pci_bus("0000:19:00.0", "0000:1a:00.0"));
+        assert!(!same_pci_bus("garbage", "garbage"));
+        for bad in [
+            "garbage",
+            "",
+            "0000:18:00",
+            "0000:018:00.0",
+            "0000:18:20.0",
+            "0000:18:00.8",
+            "+000:18:00.0",
+            "0000:18:00.0:1",
+            "000000000:18:00.0",
+            "zz:00.0",
+        ] {
+            assert_eq!(pci_bus_key(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn notes_keep_their_pair_through_json() {

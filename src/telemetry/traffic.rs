@@ -283,7 +283,7 @@ fn link_peers(topo: &Topology, dev: &Device) -> Vec<(u32, LinkPeer)> {
                     .find(|g| {
                         g.pci_bus_id
                             .as_deref()
-                            .is_some_and(|b| same_bus_id(b, &info.bus_id))
+                            .is_some_and(|b| crate::model::same_pci_bus(b, &info.bus_id))
                     })
                     .map_or(LinkPeer::Unknown, |g| LinkPeer::Gpu(g.index)),
                 Err(_) => LinkPeer::Unknown,
@@ -330,21 +330,6 @@ fn infer_peers(topo: &Topology, gpu: usize, links: &mut [(u32, LinkPeer)]) -> Op
             "GPU {gpu}: NVML does not name the far end of {unknown} of its NVLinks: their traffic counts in the GPU's NVLink totals, not in a GPU pair's"
         )),
     }
-}
-
-/// PCI bus ids compared without case and the domain's width (`00000000:19:00.0` is
-/// `0000:19:00.0`).
-fn same_bus_id(a: &str, b: &str) -> bool {
-    let norm = |s: &str| {
-        let s = s.trim().to_ascii_lowercase();
-        match s.split_once(':') {
-            Some((domain, rest)) => {
-                format!("{:0>8}:{rest}", domain.trim_start_matches('0'))
-            }
-            None => s,
-        }
-    };
-    norm(a) == norm(b)
 }
 
 /// Takes the readings that mark the start of an interval (GPM sample, NVLink counters, energy).
@@ -589,13 +574,6 @@ fn nvlink_counters(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bus_ids_match_across_domain_widths_and_case() {
-        assert!(same_bus_id("00000000:19:00.0", "0000:19:00.0"));
-        assert!(same_bus_id("0000:9A:00.0", "00000000:9a:00.0"));
-        assert!(!same_bus_id("0000:19:00.0", "0000:1a:00.0"));
-    }
 
     #[test]
     fn unknown_link_ends_are_the_one_nvlink_partner_when_the_counts_agree() {

@@ -642,7 +642,8 @@ fn add_nics(topo: &mut Topology, nic: Vec<NicEntry>, n: usize) -> Result<(), Str
         topo.nics.push(Nic {
             index,
             name: entry.name,
-            label: entry.label,
+            // Today's nvidia-smi heads every NIC column `NIC<i>` with a legend.
+            label: entry.label.or_else(|| Some(format!("NIC{index}"))),
             line_rate_gbps: entry.line_rate_gbps,
         });
     }

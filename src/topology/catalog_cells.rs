@@ -67,26 +67,3 @@ pub(super) fn link_matrix(
     }
     Ok(out)
 }
-
-/// A PCI bus id as nvidia-smi writes it (`00000000:18:00.0`, a 4-digit domain also taken), as
-/// (domain, bus, device, function); `None` when it is not one.
-pub(super) fn pci_bus_id(s: &str) -> Option<(u32, u32, u32, u32)> {
-    let hex = |t: &str, most: usize| {
-        (!t.is_empty() && t.len() <= most && t.chars().all(|c| c.is_ascii_hexdigit()))
-            .then(|| u32::from_str_radix(t, 16).ok())
-            .flatten()
-    };
-    let mut parts = s.trim().split(':');
-    let (domain, bus, rest) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
-    let (device, function) = rest.split_once('.')?;
-    let ids = (
-        hex(domain, 8)?,
-        hex(bus, 2)?,
-        hex(device, 2)?,
-        hex(function, 1)?,
-    );
-    (ids.2 < 32 && ids.3 < 8).then_some(ids)
-}

@@ -4,7 +4,6 @@
 
 use serde::Deserialize;
 
-use super::catalog_cells::pci_bus_id;
 use crate::model::PCIE_WIDTHS;
 use crate::model::validate::Bounds;
 
@@ -247,7 +246,7 @@ pub(super) fn check_gpu_template(g: &GpuTemplate) -> Result<(), String> {
         }
         let mut seen = std::collections::HashSet::new();
         for id in ids {
-            let Some(key) = pci_bus_id(id) else {
+            let Some(key) = crate::model::pci_bus_key(id) else {
                 return Err(format!(
                     "[gpu] pci_bus_ids: {} is not a PCI bus id (expected e.g. 00000000:18:00.0)",
                     crate::model::validate::quoted(id)

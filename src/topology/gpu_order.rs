@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Inventory, MissingGpu};
+use crate::model::{BusKey, Inventory, MissingGpu, pci_bus_key};
 
 /// A GPU nvidia-smi could not reach: `Unable to determine the device handle for GPU
 /// 0000:0B:00.0: Unknown Error` → (`0000:0B:00.0`, `Unknown Error`).
@@ -33,27 +33,12 @@ pub fn lost_gpus(text: &str) -> Vec<Lost> {
             // The bus id ends at the first ": " (it holds colons of its own).
             let (bus, reason) = rest.split_once(": ").unwrap_or((rest, ""));
             let bus = bus.trim().trim_end_matches(':');
-            bus_key(bus).map(|_| Lost {
+            pci_bus_key(bus).map(|_| Lost {
                 bus_id: bus.to_string(),
                 reason: reason.trim().to_string(),
             })
         })
         .collect()
-}
-
-/// A PCI bus id as numbers that sort in bus order: domain, bus, device, function.
-pub type BusKey = (u32, u32, u32, u32);
-
-/// A PCI bus id (`00000000:0B:00.0`, `0000:0b:00.0`) as numbers that sort in bus order.
-pub fn bus_key(id: &str) -> Option<BusKey> {
-    let (domain, rest) = id.trim().rsplit_once(':').and_then(|(head, dev_fn)| {
-        let (domain, bus) = head.rsplit_once(':')?;
-        Some((domain, (bus, dev_fn)))
-    })?;
-    let (bus, dev_fn) = rest;
-    let (dev, func) = dev_fn.split_once('.')?;
-    let hex = |s: &str| u32::from_str_radix(s, 16).ok();
-    Some((hex(domain)?, hex(bus)?, hex(dev)?, hex(func)?))
 }
 
 /// Numbers the GPUs of a `-q` capture parsed by position (`inv`, its GPUs 0…k−1 in the order
@@ -67,7 +52,7 @@ pub fn place_lost(inv: &mut Inventory, lost: &[Lost], attached: Option<usize>) -
     let listed: Option<Vec<_>> = inv
         .gpus
         .iter()
-        .map(|g| g.pci_bus_id.as_deref().and_then(bus_key))
+        .map(|g| g.pci_bus_id.as_deref().and_then(pci_bus_key))
         .collect();
     let Some(listed) = listed else {
         return false;
@@ -77,7 +62,7 @@ pub fn place_lost(inv: &mut Inventory, lost: &[Lost], attached: Option<usize>) -
     }
     let mut all: Vec<(BusKey, Option<&Lost>)> = listed.iter().map(|k| (*k, None)).collect();
     for l in lost {
-        let Some(k) = bus_key(&l.bus_id) else {
+        let Some(k) = pci_bus_key(&l.bus_id) else {
             continue;
         };
         if all.iter().any(|(x, _)| *x == k) {
@@ -142,7 +127,7 @@ pub fn renumber_by_uuid(inv: &mut Inventory, named: &BTreeMap<String, usize>) ->
 pub fn renumber_by_bus(inv: &mut Inventory, named: &BTreeMap<BusKey, usize>) -> bool {
     renumber_by(
         inv,
-        |g| g.pci_bus_id.as_deref().and_then(bus_key),
+        |g| g.pci_bus_id.as_deref().and_then(pci_bus_key),
         named,
         "their bus ids in the capture that names the lost GPU",
     )

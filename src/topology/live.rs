@@ -142,10 +142,10 @@ fn cuda_order(
                     what: format!("PCI bus id of CUDA device {ordinal}"),
                     reason: e.to_string(),
                 })?;
-                let key = cuda::parse_pci_bus_id(&bus);
+                let key = crate::model::pci_bus_key(&bus);
                 match nvml_devices
                     .iter()
-                    .position(|(_, b, _)| cuda::parse_pci_bus_id(b) == key)
+                    .position(|(_, b, _)| crate::model::pci_bus_key(b) == key)
                 {
                     Some(p) => order.push(p),
                     None => notes.push(TopologyNote::new(format!(
@@ -360,7 +360,7 @@ fn describe_remotes(remotes: &[Remote]) -> String {
 /// links never lead to itself), which is unambiguous for fully connected GPUs. The flag says
 /// whether that elimination was needed.
 fn remote_owners(remotes: &[Vec<Remote>], gpus: &[Gpu]) -> (Vec<(String, usize)>, bool) {
-    let key = |s: &str| cuda::parse_pci_bus_id(s);
+    let key = |s: &str| crate::model::pci_bus_key(s);
     let mut owners: Vec<(String, usize)> = Vec::new();
     let mut unmatched: Vec<String> = Vec::new();
     for links in remotes {

@@ -258,13 +258,13 @@ fn renumber_query_captures(states: &mut [(CaptureKind, Inventory)]) {
     }
     // A `-q` whose lost GPU nvidia-smi named (text) numbers another `-q` of the same moment
     // (its XML, which names none) by bus id.
-    let placed: std::collections::BTreeMap<super::gpu_order::BusKey, usize> = states
+    let placed: std::collections::BTreeMap<crate::model::BusKey, usize> = states
         .iter()
         .filter(|(k, inv)| k.is_query() && inv.missing.iter().any(|m| m.lost))
         .flat_map(|(_, inv)| inv.gpus.iter())
         .filter_map(|g| {
             Some((
-                super::gpu_order::bus_key(g.pci_bus_id.as_deref()?)?,
+                crate::model::pci_bus_key(g.pci_bus_id.as_deref()?)?,
                 g.index,
             ))
         })
@@ -282,12 +282,12 @@ fn renumber_query_captures(states: &mut [(CaptureKind, Inventory)]) {
 /// Captures of one machine agree on GPU count, bus ids and UUIDs, and no bus id is numbered
 /// differently by two of them.
 fn check_same_machine(states: &[(CaptureKind, Inventory)]) -> Result<(), TopologyError> {
-    let mut numbered: std::collections::BTreeMap<super::gpu_order::BusKey, (usize, &str)> =
+    let mut numbered: std::collections::BTreeMap<crate::model::BusKey, (usize, &str)> =
         Default::default();
     for (_, inv) in states {
         let origin = inv.origin.first().map_or("<capture>", String::as_str);
         for g in &inv.gpus {
-            let Some(key) = g.pci_bus_id.as_deref().and_then(super::gpu_order::bus_key) else {
+            let Some(key) = g.pci_bus_id.as_deref().and_then(crate::model::pci_bus_key) else {
                 continue;
             };
             match numbered.get(&key) {
@@ -322,8 +322,10 @@ fn check_same_machine(states: &[(CaptureKind, Inventory)]) -> Result<(), Topolog
                 ("UUID", &f.uuid, &g.uuid),
                 ("PCI bus id", &f.pci_bus_id, &g.pci_bus_id),
             ] {
+                // A bus id's domain is 4 digits in `-q`, 8 in `topo`'s and NVML's spelling.
                 if let (Some(a), Some(b)) = (a, b)
                     && !a.eq_ignore_ascii_case(b)
+                    && !(what == "PCI bus id" && crate::model::same_pci_bus(a, b))
                 {
                     return Err(parse_error(
                         origin,

@@ -103,7 +103,7 @@ pub(crate) fn bus_ids(device_count: usize) -> Vec<Option<(u32, u32, u32, u32)>> 
         .map(|o| {
             crate::cuda::pci_bus_id(o)
                 .ok()
-                .and_then(|s| crate::cuda::parse_pci_bus_id(&s))
+                .and_then(|s| crate::model::pci_bus_key(&s))
         })
         .collect()
 }
@@ -117,7 +117,7 @@ pub(crate) fn ordinal_of(
     let by_bus = g
         .pci_bus_id
         .as_deref()
-        .and_then(crate::cuda::parse_pci_bus_id)
+        .and_then(crate::model::pci_bus_key)
         .and_then(|id| bus_ids.iter().position(|b| *b == Some(id)));
     by_bus.or((g.index < bus_ids.len()).then_some(g.index))
 }

@@ -4,7 +4,7 @@
 use super::{
     MATRIX_MAX_GPUS, capped, diag, gpu_matrix, gpu_matrix_blocks, health, matrix_left_out,
 };
-use crate::document::machine::{self, memory_text, nic_label};
+use crate::document::machine::{self, memory_text};
 use crate::document::{
     Block, Cell, Class, Column, Figure, Matrix, MatrixRow, Paragraph, Part, Section, Table,
 };
@@ -54,7 +54,7 @@ fn connectivity(t: &Topology) -> Matrix {
     let labels: Vec<String> = gpus
         .iter()
         .map(|g| format!("GPU{g}"))
-        .chain((0..t.nics.len()).map(|i| nic_label(t, i)))
+        .chain(t.nics.iter().map(|n| n.column_label().to_string()))
         .collect();
     let rows = (0..labels.len())
         .map(|r| MatrixRow {
@@ -201,13 +201,8 @@ fn connectivity_legend(t: &Topology) -> Vec<Block> {
         )
         .into(),
     ];
-    if !t.nics.is_empty() {
-        let legend: Vec<String> = t
-            .nics
-            .iter()
-            .enumerate()
-            .map(|(i, n)| format!("{}: {}", nic_label(t, i), n.name))
-            .collect();
+    let legend = t.nic_legend();
+    if !legend.is_empty() {
         out.push(Paragraph::note(format!("NICs: {}", legend.join(" · "))).into());
     }
     out

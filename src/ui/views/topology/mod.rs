@@ -748,10 +748,6 @@ fn text_paint(tone: Tone, visuals: &egui::Visuals) -> Color32 {
     }
 }
 
-fn nic_label(topology: &Topology, i: usize) -> String {
-    machine::nic_label(topology, i)
-}
-
 // ---------------------------------------------------------------------------------------------
 // GPU cards
 
@@ -942,7 +938,7 @@ pub fn connectivity_matrix_live(ui: &mut Ui, topology: &Topology, live: Option<&
     let labels: Vec<String> = gpus
         .iter()
         .map(|&g| gpu_label(g))
-        .chain(nics.iter().map(|&i| nic_label(topology, i)))
+        .chain(nics.iter().map(|&i| topology.nic_label(i)))
         .collect();
     let ng = gpus.len();
     let extra = affinity_columns(topology);
@@ -1029,27 +1025,25 @@ fn gpu_nic_cell(topology: &Topology, g: usize, n: usize) -> Cell {
     let hover = match kind {
         Some(k) => format!(
             "GPU{g} – {} ({nic_name}): {k}\n{k} = {}",
-            nic_label(topology, n),
+            topology.nic_label(n),
             k.legend()
         ),
-        None => format!("GPU{g} – {}: unknown", nic_label(topology, n)),
+        None => format!("GPU{g} – {}: unknown", topology.nic_label(n)),
     };
     Cell::single(
         text.clone(),
         kind.map(palette::link_fill),
-        format!("GPU{g} {} {text}", nic_label(topology, n)),
+        format!("GPU{g} {} {text}", topology.nic_label(n)),
         hover,
     )
 }
 
 /// Each NIC's short label and its name, under the matrix.
 fn nic_legend(ui: &mut Ui, topology: &Topology) {
-    let legend: Vec<String> = topology
-        .nics
-        .iter()
-        .enumerate()
-        .map(|(i, n)| format!("{}: {}", nic_label(topology, i), n.name))
-        .collect();
+    let legend = topology.nic_legend();
+    if legend.is_empty() {
+        return;
+    }
     ui.add(
         egui::Label::new(
             RichText::new(format!("NIC legend  {}", legend.join("   ")))
