@@ -4,7 +4,7 @@
 use scalescope::cli::{self, CliError};
 
 fn fail(e: CliError) -> ! {
-    eprintln!("{}", cli::error_line(&e.error));
+    scalescope::stderr_line!("{}", cli::error_line(&e.error));
     std::process::exit(e.code);
 }
 
@@ -41,7 +41,7 @@ fn main() {
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(line) = cli::non_utf8_argument(&args) {
-        eprintln!("{line}");
+        scalescope::stderr_line!("{line}");
         std::process::exit(cli::EXIT_INPUT);
     }
     let cli = match cli::try_parse() {
@@ -54,7 +54,7 @@ fn main() {
                 .collect();
             let line = cli::missing_subcommand_line(&e, &args)
                 .unwrap_or_else(|| cli::clap_error_line(&e.render().to_string()));
-            eprintln!("{line}");
+            scalescope::stderr_line!("{line}");
             std::process::exit(cli::EXIT_INPUT);
         }
     };

@@ -9,6 +9,28 @@ use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+/// `eprintln!` that never panics: a line for standard error, lost (not a panic, exit 101) when
+/// standard error is a pipe nobody reads any more (`cmd 2>&1 | head -1`). A run's warnings and
+/// its one-line error go through it; what was measured is in its files either way.
+#[macro_export]
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `println!` that never panics: a progress or result line for standard output, lost when
+/// standard output is a pipe nobody reads any more (`scalescope --bench | head -3`), so the
+/// run goes on and writes its files.
+#[macro_export]
+macro_rules! stdout_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// The suffix of a temporary file before its rename (a leftover one is stale: cli/output.rs
 /// removes them).
 pub const TEMP_SUFFIX: &str = ".scalescope-tmp";

@@ -918,6 +918,8 @@ const IMPURE: &[&str] = &[
     "std::net",
     "println!",
     "eprintln!",
+    "stderr_line!",
+    "stdout_line!",
 ];
 
 #[test]
@@ -1245,5 +1247,25 @@ fn every_source_file_is_named_in_the_map() {
             "document/build/health.rs",
             "health/deep.rs"
         ]
+    );
+}
+
+/// `eprintln!` and `println!` panic (exit 101, a run's measurements lost) when their stream is
+/// a pipe nobody reads any more; every line goes through `stderr_line!` / `stdout_line!`, which
+/// lose the line instead.
+#[test]
+fn nothing_writes_standard_error_with_a_macro_that_panics() {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let found: Vec<String> = files
+        .iter()
+        .filter(|(_, text)| {
+            code_of(text).contains("eprintln!") || code_of(text).contains("eprint!")
+        })
+        .map(|(rel, _)| format!("src/{rel}"))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "print macros in {found:?}: use stderr_line! / stdout_line!"
     );
 }

@@ -823,3 +823,59 @@ fn the_metrics_endpoint_serves_its_scraper_through_slowloris_and_slow_readers() 
     assert!(took < Duration::from_secs(5), "{took:?}");
     drop(held);
 }
+
+/// A pipe whose reader has gone (`scalescope … 2>&1 | head -1` after head exits): the write
+/// end, for a child's standard error or output.
+fn pipe_nobody_reads() -> Stdio {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills two descriptors this test owns; the read end is closed at once and
+    // the write end handed to the child as an OwnedFd.
+    unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        libc::close(fds[0]);
+        Stdio::from(std::os::fd::OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+/// Bad input and a failed check with standard error a pipe nobody reads: their exit codes
+/// (2, 3), never a panic's 101.
+#[test]
+fn a_closed_standard_error_keeps_the_exit_code() {
+    let (topo, nvlink) = (
+        data_path("gb200-nvl72-constructed-gpu5-nv12-topo-m.txt"),
+        data_path("gb200-nvl72-constructed-gpu5-nvlink-s.txt"),
+    );
+    let cases: [(&[&str], i32); 2] = [
+        (&["check", "--catalog", "dgx-h100", "--gpus", "99"], 2),
+        (&["check", "--import", &topo, "--import", &nvlink], 3),
+    ];
+    for (args, code) in cases {
+        let status = headless()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(pipe_nobody_reads())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(code), "{args:?}");
+    }
+}
+
+/// `scalescope --bench | head -1`: the run goes on after its reader left and writes its
+/// files (a panic at the second line would lose every measurement).
+#[test]
+fn a_run_whose_output_nobody_reads_still_writes_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let status = headless()
+        .args(["--bench", "--modeled", "--catalog", "dgx-h100", "--out"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(pipe_nobody_reads())
+        .stderr(pipe_nobody_reads())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(out.join("report.json").is_file());
+}

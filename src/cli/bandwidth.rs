@@ -163,7 +163,7 @@ pub fn run(args: BandwidthArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     )?;
     write_outputs(&args, &report, &opts, &report.warnings)?;
     for w in crate::bench::warning::after_run(&report.warnings) {
-        eprintln!("warning: {w}");
+        crate::stderr_line!("warning: {w}");
     }
     let gpus = opts.gpus.of(&report.topology);
     let results = report.bandwidth.as_ref().map_or(&[][..], |b| &b.results);

@@ -159,7 +159,7 @@ pub fn run(args: CheckArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
         })
     })?;
     for w in &full.warnings {
-        eprintln!("warning: {w}");
+        crate::stderr_line!("warning: {w}");
     }
     let topo = full.topology;
     let Some(report) = full.health else {
@@ -286,7 +286,7 @@ fn conclude(
         if !(interrupted || failed) {
             return Err(w);
         }
-        eprintln!("{}", super::error_line(&w.error));
+        crate::stderr_line!("{}", super::error_line(&w.error));
     }
     if interrupted {
         return Err(CliError::interrupted(anyhow::anyhow!(
@@ -601,7 +601,7 @@ impl SoakWriter {
         if let Some(p) = &self.path
             && self.rows > 0
         {
-            eprintln!("soak: {} rows kept in {}", self.rows, p.display());
+            crate::stderr_line!("soak: {} rows kept in {}", self.rows, p.display());
         }
     }
 }

@@ -207,7 +207,7 @@ pub fn run(args: CollectivesArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     write_report(&args, &opts, &report, &report.warnings)?;
     let results = report.collectives.as_ref().map_or(&[][..], |c| &c.results);
     for w in crate::bench::warning::after_run(&report.warnings) {
-        eprintln!("warning: {w}");
+        crate::stderr_line!("warning: {w}");
     }
     emit(None, render(results).as_bytes())
 }

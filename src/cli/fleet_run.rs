@@ -240,7 +240,7 @@ pub fn run(args: RunArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         if let Err(e) = &outcome
             && e.code != super::EXIT_CHECK_FAILED
         {
-            eprintln!("warning: {:#}", e.error);
+            crate::stderr_line!("warning: {:#}", e.error);
         }
         return Err(CliError::interrupted(anyhow::anyhow!(
             "interrupted: the fleet report covers the nodes done so far; the same command again \
@@ -277,7 +277,7 @@ fn run_ssh(args: &RunArgs, remote: &RemoteArgs, job: &Job) -> Result<(), CliErro
     let mut todo = Vec::new();
     for h in hosts {
         match fleet::read_record(&args.out, &h) {
-            Some(r) if r.done() && !args.check.rerun => println!(
+            Some(r) if r.done() && !args.check.rerun => crate::stdout_line!(
                 "{}: done before (exit {}), skipped; --rerun checks it again",
                 for_terminal(&h),
                 r.exit_code
@@ -303,7 +303,7 @@ fn run_ssh(args: &RunArgs, remote: &RemoteArgs, job: &Job) -> Result<(), CliErro
         install: remote.remote_install,
     };
     if !plan.hosts.is_empty() {
-        eprintln!(
+        crate::stderr_line!(
             "checking {} host(s) through ssh, {} at a time …",
             plan.hosts.len(),
             plan.parallel.min(plan.hosts.len())
@@ -317,7 +317,7 @@ fn run_ssh(args: &RunArgs, remote: &RemoteArgs, job: &Job) -> Result<(), CliErro
         {
             w.get_or_insert(e);
         }
-        println!("{line}");
+        crate::stdout_line!("{line}");
     });
     if let Some(e) = write_failed.into_inner().ok().flatten() {
         return Err(e);
@@ -339,7 +339,7 @@ fn run_slurm(args: &RunArgs) -> Result<(), CliError> {
     // Every node resolves OUT itself: an absolute path names the same shared folder on each.
     let out = std::fs::canonicalize(&args.out).unwrap_or_else(|_| args.out.clone());
     let argv = fleet::srun_argv(&env, &exe, &out, &args.check.argv());
-    eprintln!(
+    crate::stderr_line!(
         "Slurm job {}: {} node(s) through srun …",
         for_terminal(&env.job_id),
         env.nodes
@@ -373,7 +373,7 @@ fn run_slurm(args: &RunArgs) -> Result<(), CliError> {
     }
     let records = records(&args.out);
     for r in &records {
-        println!("{}", outcome_line(r));
+        crate::stdout_line!("{}", outcome_line(r));
     }
     if args.between && !CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
         run_between(args, &env, &exe, &out, &records)?;
@@ -405,7 +405,7 @@ fn run_between(
         .collect();
     let planned = between::plan(&nodes);
     if planned.is_empty() {
-        eprintln!(
+        crate::stderr_line!(
             "--between: {} node(s) checked; all-reduce between nodes needs two or more",
             nodes.len()
         );
@@ -423,7 +423,7 @@ fn run_between(
     let dir = out.join(between::BETWEEN_DIR);
     refuse_links_below(out, &dir)?;
     std::fs::create_dir_all(&dir).map_err(|e| super::output::write_error(&dir, e))?;
-    eprintln!(
+    crate::stderr_line!(
         "between nodes: {} all-reduce run(s) over {} node(s), {tasks} rank(s) per node ({why}), through srun …",
         planned.len(),
         nodes.len()
@@ -456,7 +456,7 @@ fn run_between(
             .iter()
             .find(|r| r.name == p.name && r.nodes == p.nodes && r.tasks_per_node == tasks)
         {
-            println!("{} (done before, skipped)", between_line(done));
+            crate::stdout_line!("{} (done before, skipped)", between_line(done));
             continue;
         }
         let _ = std::fs::remove_file(&json);
@@ -466,7 +466,7 @@ fn run_between(
         bytes.push(b'\n');
         write_file(&file, &bytes)?;
         let _ = std::fs::remove_file(&json);
-        println!("{}", between_line(&record));
+        crate::stdout_line!("{}", between_line(&record));
     }
     Ok(())
 }
@@ -595,7 +595,7 @@ pub fn node(args: NodeArgs, remote: &RemoteArgs) -> Result<(), CliError> {
         && r.done()
         && !args.check.rerun
     {
-        println!(
+        crate::stdout_line!(
             "{}: done before (exit {}), skipped; --rerun checks it again",
             for_terminal(&name),
             r.exit_code
@@ -691,7 +691,7 @@ fn summarize(out: &Path) -> Result<(), CliError> {
         .count();
     let report_dir = out.join("report");
     refuse_links_below(out, &report_dir)?;
-    eprintln!(
+    crate::stderr_line!(
         "{} node(s) in {}: {} passed, {failed} failed, {} not checked; the fleet report in {} (again: scalescope fleet report {} --out {})",
         records.len(),
         out.display(),
@@ -710,7 +710,7 @@ fn summarize(out: &Path) -> Result<(), CliError> {
         if let Err(e) = &report
             && e.code != super::EXIT_CHECK_FAILED
         {
-            eprintln!("warning: the fleet report: {:#}", e.error);
+            crate::stderr_line!("warning: the fleet report: {:#}", e.error);
         }
         // The first names only: the error is one line, and node.json names every node.
         const NAMED: usize = 10;

@@ -334,20 +334,20 @@ impl RemoteArgs {
         let Some(opts) = self.options() else {
             return Ok(Runner::Local(self.hooks()));
         };
-        eprintln!(
+        crate::stderr_line!(
             "connecting to {} …",
             crate::model::validate::for_terminal(&opts.host)
         );
         let client = match Client::connect(&opts) {
             Err(ConnectError::NotInstalled { .. }) if self.remote_install => {
                 let done = client::install(&opts).map_err(connect_err)?;
-                eprintln!("{done}");
+                crate::stderr_line!("{done}");
                 Client::connect(&opts).map_err(connect_err)?
             }
             other => other.map_err(connect_err)?,
         };
         let m = client.machine();
-        eprintln!(
+        crate::stderr_line!(
             "connected to {} ({}: {})",
             crate::model::validate::for_terminal(&opts.host),
             // Already escaped as it arrived (Client::connect); escaped again here so that this

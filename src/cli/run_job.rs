@@ -42,12 +42,12 @@ pub struct Terminal {
 impl Terminal {
     /// A line on standard error.
     pub fn note(&self, line: &str) {
-        self.bar.suspend(|| eprintln!("{line}"));
+        self.bar.suspend(|| crate::stderr_line!("{line}"));
     }
 
     /// A line on standard output.
     pub fn say(&self, line: &str) {
-        self.bar.suspend(|| println!("{line}"));
+        self.bar.suspend(|| crate::stdout_line!("{line}"));
     }
 }
 

@@ -209,7 +209,7 @@ pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
             })?;
     let run = report.scaling.map(|s| s.run).unwrap_or_default();
     for n in &run.notes {
-        eprintln!("note: {n}");
+        crate::stderr_line!("note: {n}");
     }
     write_outputs(&args, &run)?;
     emit(None, render(&run).as_bytes())

@@ -305,7 +305,7 @@ fn clear_earlier_run(dir: &Path) -> Result<(), CliError> {
         }
     }
     if !removed.is_empty() {
-        eprintln!(
+        crate::stderr_line!(
             "note: removed an earlier run's {} from {}",
             removed.join(", "),
             dir.display()
@@ -445,7 +445,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     let preset = if args.full { "full" } else { "quick" };
     let writer = Writer::new(&args.out, &stages);
     let source_word = if args.modeled { "modeled" } else { "measured" };
-    eprintln!(
+    crate::stderr_line!(
         "scalescope --bench ({preset}, {source_word}) on {}{} → {}",
         topo.source.label(),
         args.remote
@@ -501,7 +501,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
     if writer.close(&report)? {
         return Err(interrupted(&args.out));
     }
-    println!(
+    crate::stdout_line!(
         "report       report.json, report.html{}{}  [{:.1} s total] in {}",
         if documents.is_empty() { "" } else { ", " },
         documents.join(", "),
@@ -509,7 +509,7 @@ pub fn run(args: SuiteArgs) -> Result<(), CliError> {
         args.out.display()
     );
     for w in crate::bench::warning::summarize(&report.warnings, 3) {
-        eprintln!("warning: {w}");
+        crate::stderr_line!("warning: {w}");
     }
     Ok(())
 }
@@ -613,7 +613,7 @@ fn write_documents(
                 write_file(&out.join(name), &bytes)?;
                 documents.push(name);
             }
-            Err(e) => eprintln!("warning: {name} not written: {e:#}"),
+            Err(e) => crate::stderr_line!("warning: {name} not written: {e:#}"),
         }
     }
     Ok(documents)
@@ -622,7 +622,7 @@ fn write_documents(
 /// The error of a run a signal stopped: exit 128 + the signal (130 for Ctrl-C).
 fn interrupted(out: &Path) -> CliError {
     let signal = interrupt::signal_name().unwrap_or("a signal");
-    eprintln!(
+    crate::stderr_line!(
         "interrupted: wrote what finished to {} (PNGs and PDF skipped)",
         out.display()
     );

@@ -130,7 +130,7 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
             let s = MetricsServer::start(addr, latest).map_err(|e| {
                 CliError::input(anyhow::anyhow!("--prometheus {addr}: cannot listen: {e}"))
             })?;
-            eprintln!("serving http://{}/metrics", s.addr);
+            crate::stderr_line!("serving http://{}/metrics", s.addr);
             Some(s)
         }
         None => None,
@@ -159,7 +159,7 @@ pub fn run(args: WatchArgs, remote: &super::RemoteArgs) -> Result<(), CliError> 
     result?;
     // A replay that ran out while serving: the scrapers keep its last sample until Ctrl-C.
     if server.is_some() && !interrupt::cancelled() {
-        eprintln!("replay ended; still serving its last sample until Ctrl-C");
+        crate::stderr_line!("replay ended; still serving its last sample until Ctrl-C");
         while !interrupt::cancelled() {
             std::thread::sleep(Duration::from_millis(100));
         }

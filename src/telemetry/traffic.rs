@@ -250,7 +250,7 @@ fn sample_loop(
             // side of the feed (the header has gone).
             units_noted = true;
             for n in notes {
-                eprintln!("scalescope watch: {n}");
+                crate::stderr_line!("scalescope watch: {n}");
             }
         }
         if tx.send(LiveEvent::Sample(sample)).is_err() {

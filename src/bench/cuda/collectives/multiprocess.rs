@@ -136,7 +136,7 @@ impl Drop for TransportLog {
     fn drop(&mut self) {
         if let Ok(text) = std::fs::read_to_string(&self.path) {
             for line in text.lines().filter(|l| l.contains("NCCL WARN")) {
-                eprintln!("{line}");
+                crate::stderr_line!("{line}");
             }
         }
         let _ = std::fs::remove_file(&self.path);
