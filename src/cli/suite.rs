@@ -338,7 +338,9 @@ fn row_kinds(rows: &[crate::scaling::table::ScalingPoint]) -> String {
 
 /// The line `--bench` prints when a stage ends, from the report so far.
 fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) -> Option<String> {
-    use crate::report::compare::{all_reduce_busbw_1g, format_figure_in, h2d_gbps, p2p_gbps};
+    use crate::report::compare::{
+        all_reduce_busbw_1g, format_copy_figure, format_figure_in, h2d_gbps, p2p_gbps,
+    };
     Some(match stage {
         Stage::Topology => return None,
         Stage::Health => format!(
@@ -353,10 +355,10 @@ fn stage_line(stage: Stage, report: &Report, source_word: &str, seconds: f64) ->
                 .filter(|r| r.status == crate::model::Status::Ok)
                 .count();
             format!(
-                "bandwidth    {} results ({ok} ok, {source_word}): P2P {}, H2D {}  [{seconds:.1} s] → bandwidth.csv",
+                "bandwidth    {} results ({ok} ok, {source_word}): P2P write {}, H2D {}  [{seconds:.1} s] → bandwidth.csv",
                 b.results.len(),
-                format_figure_in(&p2p_gbps(report), "GB/s"),
-                format_figure_in(&h2d_gbps(report), "GB/s"),
+                format_copy_figure(&p2p_gbps(report)),
+                format_copy_figure(&h2d_gbps(report)),
             )
         }
         Stage::Collectives => format!(

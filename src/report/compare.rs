@@ -3,9 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{
-    Algo, BandwidthResult, CollectiveOp, Method, Shape, Source, Stats, Status, TestId,
-};
+use crate::model::{Algo, BandwidthResult, CollectiveOp, Endpoint, Source, Stats, Status, TestId};
 use crate::scaling::{Mode, RowSource};
 
 use super::Report;
@@ -93,61 +91,31 @@ pub struct Comparison {
     pub older: Vec<(usize, &'static str)>,
 }
 
-/// The median P2P copy-engine write bandwidth over GPU pairs at the size measured on the most
-/// pairs (the largest of those: on 2 GPUs the largest size; on a box whose sweeps cover one
-/// pair per link kind, the size of the full matrix); else
-/// the best P2P copy-engine figure of any one-directional P2P test.
+/// The median P2P copy-engine write bandwidth over GPU pairs at the headline size
+/// ([`crate::model::headline_size`]: 512 MiB where it ran, as the report's key figures), the
+/// slowest pair named where it falls short. Only the write test: a report without it has no
+/// figure here (its read test is [`p2p_read_gbps`]'s row, never set against another's write).
 pub fn p2p_gbps(report: &Report) -> Figure {
-    let Some(bw) = &report.bandwidth else {
-        return Figure::none("the report has no bandwidth results");
-    };
-    if let Some(f) = median_at_fullest(&bw.results, TestId::P2pWriteCe) {
-        return f;
-    }
-    let best = bw
-        .results
-        .iter()
-        .filter(|r| {
-            r.status == Status::Ok
-                && r.test.method() == Method::Ce
-                && matches!(
-                    r.test.shape(),
-                    Shape::Pair {
-                        bidir: false,
-                        peer: true,
-                        ..
-                    }
-                )
-        })
-        .filter_map(|r| Some((r, r.median_gbps?)))
-        .max_by(|a, b| a.1.total_cmp(&b.1));
-    match best {
-        Some((r, v)) => Figure {
-            value: Some(v),
-            source: Some(r.source),
-            basis: format!(
-                "best {} ({}→{}, {})",
-                r.test,
-                r.src,
-                r.dst,
-                crate::model::quantities::format_bytes(r.bytes)
-            ),
-            n_gpus: None,
-            kind: String::new(),
-            above_one: None,
-        },
-        None => Figure::none("no P2P copy-engine result"),
+    copy_median(report, TestId::P2pWriteCe)
+}
+
+/// [`p2p_gbps`] for the P2P copy-engine read test (nvbandwidth's
+/// `device_to_device_memcpy_read_ce`).
+pub fn p2p_read_gbps(report: &Report) -> Figure {
+    copy_median(report, TestId::P2pReadCe)
+}
+
+fn copy_median(report: &Report, test: TestId) -> Figure {
+    match &report.bandwidth {
+        Some(bw) => median_at_headline(&bw.results, test)
+            .unwrap_or_else(|| Figure::none(&not_run_why(&bw.results, test))),
+        None => Figure::none("the report has no bandwidth results"),
     }
 }
 
-/// The median host→GPU (pinned) bandwidth over GPUs at the size measured on the most GPUs (the
-/// largest of those).
+/// The median host→GPU (pinned) bandwidth over GPUs at the headline size, as [`p2p_gbps`].
 pub fn h2d_gbps(report: &Report) -> Figure {
-    match &report.bandwidth {
-        Some(bw) => median_at_fullest(&bw.results, TestId::H2d)
-            .unwrap_or_else(|| Figure::none(&not_run_why(&bw.results, TestId::H2d))),
-        None => Figure::none("the report has no bandwidth results"),
-    }
+    copy_median(report, TestId::H2d)
 }
 
 /// Why `test` has no figure: the reason its first row that did not run gives (a modeled
@@ -160,14 +128,15 @@ fn not_run_why(results: &[BandwidthResult], test: TestId) -> String {
         .unwrap_or_else(|| format!("no {test} result"))
 }
 
-/// The median of `test` over its cells at [`crate::model::fullest_size`] (each cell once: the
-/// first row of a pair measured twice at that size).
-fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure> {
+/// The median of `test` over its cells at [`crate::model::headline_size`] (each cell once: the
+/// first row of a pair measured twice at that size) — the size the report's key figures and
+/// the Bandwidth view's summary read, so that one run's figure is one number everywhere.
+fn median_at_headline(results: &[BandwidthResult], test: TestId) -> Option<Figure> {
     let ok: Vec<&BandwidthResult> = results
         .iter()
         .filter(|r| r.test == test && r.status == Status::Ok && r.median_gbps.is_some())
         .collect();
-    let bytes = crate::model::fullest_size(ok.iter().copied(), test)?;
+    let bytes = crate::model::headline_size(ok.iter().copied(), test)?;
     let mut seen = Vec::new();
     let at: Vec<&&BandwidthResult> = ok
         .iter()
@@ -202,11 +171,27 @@ fn median_at_fullest(results: &[BandwidthResult], test: TestId) -> Option<Figure
     } else {
         Source::Modeled
     };
+    // A median of a healthy and a slow GPU is a figure neither has: the slowest is named
+    // where it falls 5 % or more short of the median.
+    let slowest = at
+        .iter()
+        .filter_map(|r| Some((r, r.median_gbps?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .filter(|(_, v)| *v < 0.95 * st.median)
+        .map(|(r, v)| {
+            let ends = match (r.src, r.dst) {
+                (Endpoint::Host, d) => format!("GPU {d}"),
+                (s, Endpoint::Host) => format!("GPU {s}"),
+                (s, d) => format!("GPU {s}→{d}"),
+            };
+            format!("; slowest {v:.1} GB/s ({ends})")
+        })
+        .unwrap_or_default();
     Some(Figure {
         value: Some(st.median),
         source: Some(source),
         basis: format!(
-            "median {test} over {} cell(s), {}{left_out}",
+            "median {test} over {} cell(s), {}{slowest}{left_out}",
             vals.len(),
             crate::model::quantities::format_bytes(bytes)
         ),
@@ -405,6 +390,7 @@ pub fn compare(reports: &[&Report], workload: Option<&str>) -> Comparison {
         .map(str::to_string)
         .or_else(|| default_workload(reports));
     let mut rows = vec![
+        row("P2P read CE GB/s (peer → GPU)", reports, p2p_read_gbps),
         row("P2P write CE GB/s (GPU → peer)", reports, p2p_gbps),
         row("H2D GB/s (host → GPU, pinned)", reports, h2d_gbps),
         with_n(row(
@@ -595,6 +581,22 @@ pub fn format_figure_in(f: &Figure, unit: &str) -> String {
     match f.value.filter(|v| v.is_finite()) {
         Some(_) => format!("{} {unit}", format_figure(f)),
         None => format!("— ({})", crate::model::validate::one_line(&f.basis, 80)),
+    }
+}
+
+/// [`format_figure_in`] and, for a copy median whose slowest cell falls short of it
+/// ([`p2p_gbps`], [`h2d_gbps`]), that cell: `41.5 GB/s (slowest 27.7 GB/s, GPU 1)`.
+pub fn format_copy_figure(f: &Figure) -> String {
+    let text = format_figure_in(f, "GB/s");
+    match f.basis.split_once("; slowest ") {
+        Some((_, rest)) if f.value.is_some() => {
+            let slowest = rest.split(';').next().unwrap_or(rest);
+            format!(
+                "{text} (slowest {})",
+                slowest.replace(" (", ", ").trim_end_matches(')')
+            )
+        }
+        _ => text,
     }
 }
 
@@ -892,6 +894,60 @@ mod tests {
             "{}",
             f.basis
         );
+    }
+
+    #[test]
+    fn a_copy_figure_is_its_own_test_at_the_key_figures_size_and_names_its_slowest_cell() {
+        let cell = |test: TestId, dst: usize, bytes: u64, gbps: f64| {
+            let mut r = BandwidthResult::empty(
+                test,
+                crate::model::Endpoint::Host,
+                crate::model::Endpoint::Gpu(dst),
+                bytes,
+                Source::Measured,
+                Status::Ok,
+                "",
+            );
+            r.median_gbps = Some(gbps);
+            r
+        };
+        let mut report = Report::new(
+            MachineInfo::default(),
+            crate::topology::catalog::load("dgx-h100").unwrap(),
+        );
+        // H2D at 512 MiB on both GPUs (GPU 1 at half speed) and at 1 GiB on both; a P2P read
+        // test and no write test.
+        let mut read = cell(TestId::P2pReadCe, 1, 512 << 20, 394.0);
+        read.src = crate::model::Endpoint::Gpu(0);
+        report.bandwidth = Some(crate::report::BandwidthSection {
+            source: Source::Measured,
+            backend: String::new(),
+            results: vec![
+                cell(TestId::H2d, 0, 512 << 20, 55.4),
+                cell(TestId::H2d, 1, 512 << 20, 27.7),
+                cell(TestId::H2d, 0, 1 << 30, 55.6),
+                cell(TestId::H2d, 1, 1 << 30, 27.8),
+                read,
+            ],
+        });
+        let h2d = h2d_gbps(&report);
+        assert!((h2d.value.unwrap() - 41.55).abs() < 1e-9, "{h2d:?}");
+        assert!(h2d.basis.contains("512 MiB"), "{}", h2d.basis);
+        assert_eq!(
+            format_copy_figure(&h2d),
+            "41.5 GB/s (slowest 27.7 GB/s, GPU 1)"
+        );
+        // No write test: no write figure (the read test's is its own row).
+        let write = p2p_gbps(&report);
+        assert_eq!(write.value, None);
+        assert!(write.basis.contains("no p2p_write_ce"), "{}", write.basis);
+        assert_eq!(p2p_read_gbps(&report).value, Some(394.0));
+        // Cells within 5 % of each other: no slowest named.
+        let mut even = report.clone();
+        if let Some(b) = &mut even.bandwidth {
+            b.results[1].median_gbps = Some(54.0);
+        }
+        assert!(!format_copy_figure(&h2d_gbps(&even)).contains("slowest"));
     }
 
     fn fig(v: f64, source: Source, n: Option<usize>) -> Figure {
