@@ -676,7 +676,7 @@ fn typed_mistakes_get_one_line_that_names_them() {
         Some(2),
         &["no GPU 8"],
     );
-    assert!(line.contains("(GPUs: 0–7)"), "{line}");
+    assert!(line.contains("(the machine has GPUs 0–7)"), "{line}");
 }
 
 /// `bench scaling` of ResNet-50 on the modeled DGX H100 with your own 1-GPU step of `step` ms.

@@ -559,3 +559,59 @@ fn power_an_earlier_rule_modeled_is_not_set_beside_todays() {
     );
     assert!(!out.contains("power not compared"), "{out}");
 }
+
+/// A row whose power is only the board limit (L40S: idle power unknown) is not ranked by
+/// samples/J, nor by an ownership cost, against a row whose power is an estimate (H200); a
+/// rental cost needs no power and ranks it. Its cells say `≤` and `≥`.
+#[test]
+fn power_at_its_upper_bound_is_not_ranked_against_an_estimate() {
+    use scalescope::report::ranking::{RankBy, rank};
+    use scalescope::scaling::cost::Pricing;
+    let stages = vec![
+        scalescope::job::Stage::Topology,
+        scalescope::job::Stage::Scaling,
+    ];
+    let h200 = common::modeled_stages("hgx-h200", stages.clone());
+    let l40s = common::modeled_stages("l40s-8x-pcie", stages);
+    let reports = [&h200, &l40s];
+    let at8 = |prices: &[Option<Pricing>]| {
+        let r = rank(&reports, "resnet50", Mode::Weak, &[8], prices);
+        let g = &r.groups[0];
+        let find = |m: usize| {
+            g.candidates
+                .iter()
+                .find(|c| c.machine == m)
+                .unwrap()
+                .clone()
+        };
+        (r.by, find(0), find(1))
+    };
+    let (by, h, l) = at8(&[None, None]);
+    assert_eq!(by, RankBy::SamplesPerJoule);
+    assert!(!h.power_upper_bound && h.rank.is_some(), "{h:?}");
+    assert!(
+        l.power_upper_bound && l.samples_per_joule.is_some(),
+        "{l:?}"
+    );
+    assert_eq!(
+        l.rank, None,
+        "an upper bound ranked against an estimate: {l:?}"
+    );
+    assert!(l.note.contains("upper bound"), "{}", l.note);
+    let [_, w, spj, _] = l.cells();
+    assert!(w.contains('≤') && spj.contains('≥'), "{w} {spj}");
+
+    let own = Pricing::Ownership {
+        capex_per_node: 300_000.0,
+        years: 4.0,
+        per_kwh: 0.12,
+        pue: 1.3,
+        node_overhead_w: None,
+    };
+    let (by, _, l) = at8(&[Some(own), Some(own)]);
+    assert_eq!((by, l.rank), (RankBy::Cost, None), "{l:?}");
+    let rent = Pricing::Rental { per_gpu_hour: 2.0 };
+    let (by, _, l) = at8(&[Some(rent), Some(rent)]);
+    assert_eq!(by, RankBy::Cost);
+    assert!(l.rank.is_some(), "a rental cost needs no power: {l:?}");
+}

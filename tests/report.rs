@@ -533,7 +533,8 @@ fn bench_modeled_from_an_import_keeps_its_assumptions_in_the_report() {
 
 /// A check of captures is measured, but judges the copies it has no figure for from line
 /// rates: the page's head, the summary line and health.csv say how many of its checks are
-/// modeled (the head said "health measured" over 4 modeled PASS lines).
+/// modeled (the head said "health measured" over 4 modeled PASS lines), and a check of captures
+/// is "read from the captures", not "measured".
 #[test]
 fn a_measured_check_says_how_many_of_its_checks_were_modeled() {
     let dir = tempfile::tempdir().unwrap();
@@ -564,13 +565,14 @@ fn a_measured_check_says_how_many_of_its_checks_were_modeled() {
         .count();
     assert!(modeled > 0, "the check modeled nothing");
     assert!(
-        stdout.contains(&format!("({modeled} of them modeled from line rates)")),
+        stdout.contains(&format!("; {modeled} of the "))
+            && stdout.contains("checks modeled from line rates"),
         "{stdout}"
     );
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(
-        html.contains(&format!("health measured ({modeled} of ")),
-        "report.html's head"
+        html.contains(&format!("health read from the captures ({modeled} of ")),
+        "report.html's head: scalescope measured nothing of a captured machine"
     );
 }
 

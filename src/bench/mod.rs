@@ -45,7 +45,7 @@ pub trait Backend {
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// A GPU index that the topology does not have.
-    #[error("--gpus: no GPU {index} on this machine (GPUs: {available})")]
+    #[error("--gpus: no GPU {index} (the machine has GPUs {available})")]
     NoSuchGpu { index: usize, available: String },
     /// A test id that does not exist.
     #[error("--tests: unknown test {id} (known: {known})")]

@@ -522,7 +522,7 @@ fn check_before_writing(topo: &Topology, gpus: &[usize], out: &Path) -> Result<(
     for &g in gpus {
         if topo.gpu(g).is_none() {
             return Err(CliError::input(anyhow::anyhow!(
-                "--gpus: GPU {g} is not in the topology (GPUs: {})",
+                "--gpus: no GPU {g} (the machine has GPUs {})",
                 crate::model::quantities::gpu_list(&topo.gpu_indices())
             )));
         }

@@ -529,7 +529,10 @@ impl HealthReport {
             c.pass,
             c.unknown,
             if self.source == Source::Measured && modeled > 0 {
-                format!(" ({modeled} of them modeled from line rates)")
+                format!(
+                    "; {modeled} of the {} checks modeled from line rates",
+                    self.checks.len()
+                )
             } else {
                 String::new()
             }

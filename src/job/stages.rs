@@ -531,7 +531,7 @@ fn check_gpus(topo: &Topology, gpus: &[usize]) -> Result<(), JobError> {
     for &g in gpus {
         if topo.gpu(g).is_none() {
             return Err(JobError::input(format!(
-                "--gpus: no GPU {g} on this machine (GPUs: {})",
+                "--gpus: no GPU {g} (the machine has GPUs {})",
                 crate::model::quantities::gpu_list(&topo.gpu_indices())
             )));
         }

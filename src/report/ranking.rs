@@ -73,6 +73,12 @@ pub struct Candidate {
     pub watts_per_gpu: Option<f64>,
     /// True where the power is the model's (measured rows: NVML).
     pub power_modeled: bool,
+    /// True where the power is only its upper bound (the board limit, idle power unknown):
+    /// samples/J is then at least the figure, and neither it nor a cost that needs power
+    /// (ownership) is ranked against estimates.
+    pub power_upper_bound: bool,
+    /// True where the cost includes the GPUs' energy (ownership prices).
+    pub cost_needs_power: bool,
     pub samples_per_joule: Option<f64>,
     pub cost_per_million: Option<f64>,
     /// Which figure of its timed steps a real framework step is (the mean; the median in
@@ -114,8 +120,10 @@ impl Candidate {
 
     fn key(&self, by: RankBy) -> Option<f64> {
         match by {
-            RankBy::Cost => self.cost_per_million,
-            RankBy::SamplesPerJoule => self.samples_per_joule,
+            RankBy::Cost => self
+                .cost_per_million
+                .filter(|_| !(self.power_upper_bound && self.cost_needs_power)),
+            RankBy::SamplesPerJoule => self.samples_per_joule.filter(|_| !self.power_upper_bound),
             RankBy::Throughput => self.throughput,
         }
         .filter(|v| v.is_finite())
@@ -300,6 +308,8 @@ impl Ranker<'_> {
             throughput: None,
             watts_per_gpu: None,
             power_modeled: false,
+            power_upper_bound: false,
+            cost_needs_power: false,
             samples_per_joule: None,
             cost_per_million: None,
             step_statistic: row.step_statistic(),
@@ -366,6 +376,8 @@ impl Ranker<'_> {
             throughput: row.throughput,
             watts_per_gpu: row.watts_per_gpu,
             power_modeled: row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled),
+            power_upper_bound: power_is_upper_bound(row),
+            cost_needs_power: matches!(self.pricing(i), Some(Pricing::Ownership { .. })),
             samples_per_joule: row.samples_per_joule,
             cost_per_million: cost,
             note,
@@ -432,6 +444,18 @@ fn pick_row<'a>(at_n: &[&'a ScalingPoint], older: bool) -> Option<&'a ScalingPoi
         .copied()
 }
 
+/// What a row whose power is only its upper bound says: it is not ranked where power decides.
+pub const POWER_BOUND_NOTE: &str = "power only its upper bound (the board limit; nothing \
+     measured on this GPU): samples/J at least this, not ranked by it or by an ownership cost \
+     against estimates";
+
+/// True where `row`'s power is the model's upper bound (the board limit, idle power unknown:
+/// scaling/power.rs says "an upper bound" in the row's basis).
+fn power_is_upper_bound(row: &ScalingPoint) -> bool {
+    row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled)
+        && row.basis.contains("an upper bound")
+}
+
 /// What a ranked row lacks, in words: a fit, a throughput, a power figure (or one only at
 /// its upper bound), a price (`priced`) or the power its cost needs (`costed`).
 fn row_note(row: &ScalingPoint, priced: bool, costed: bool) -> String {
@@ -443,10 +467,8 @@ fn row_note(row: &ScalingPoint, priced: bool, costed: bool) -> String {
     } else {
         if row.watts_per_gpu.is_none() {
             note.push("no power figure".to_string());
-        } else if row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled)
-            && row.basis.contains("an upper bound")
-        {
-            note.push("power at its upper bound (nothing measured on this GPU)".to_string());
+        } else if power_is_upper_bound(row) {
+            note.push(POWER_BOUND_NOTE.to_string());
         }
         if !priced {
             note.push("no price".to_string());
@@ -552,13 +574,28 @@ impl Candidate {
     /// The figures as printed: samples/s, W/GPU, samples/J, cost/M.
     pub fn cells(&self) -> [String; 4] {
         let modeled = !self.measured();
+        // Power at its upper bound: at most that many watts, at least that many samples/J
+        // (`~≤350`: modeled, at most 350).
+        let bound = |text: String, sign: &str| match self.power_upper_bound && text != "—" {
+            true => match text.strip_prefix('~') {
+                Some(v) => format!("~{sign}{v}"),
+                None => format!("{sign}{text}"),
+            },
+            false => text,
+        };
         [
             cell(self.throughput, modeled, 1),
-            cell(self.watts_per_gpu, modeled || self.power_modeled, 0),
-            cell(
-                self.samples_per_joule,
-                modeled || self.power_modeled,
-                significant(self.samples_per_joule, 4).max(3),
+            bound(
+                cell(self.watts_per_gpu, modeled || self.power_modeled, 0),
+                "≤",
+            ),
+            bound(
+                cell(
+                    self.samples_per_joule,
+                    modeled || self.power_modeled,
+                    significant(self.samples_per_joule, 4).max(3),
+                ),
+                "≥",
             ),
             cell(
                 self.cost_per_million,
@@ -781,6 +818,8 @@ mod tests {
             throughput: Some(100.0),
             watts_per_gpu: None,
             power_modeled: false,
+            power_upper_bound: false,
+            cost_needs_power: false,
             samples_per_joule: None,
             cost_per_million: cost,
             step_statistic: (source == RowSource::Framework).then_some(StepStatistic::Mean),

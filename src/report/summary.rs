@@ -289,7 +289,10 @@ pub fn origin_line(r: &Report) -> String {
             TopologySource::ToolOutput { .. } =>
                 "the GPUs nvbandwidth/nccl-tests output names (links not known)",
         },
-        health_origin(r.health.as_ref()),
+        health_origin(
+            r.health.as_ref(),
+            matches!(r.topology.source, TopologySource::Imported { .. })
+        ),
         src(r.bandwidth.as_ref().map(|b| b.source)),
         r.collectives
             .as_ref()
@@ -300,8 +303,9 @@ pub fn origin_line(r: &Report) -> String {
 
 /// The check's source, and how many of its checks were modeled where it mixes them (a check of
 /// captures judges the copies it has no figure for from their line rates): `measured (4 of 30
-/// checks modeled)`.
-fn health_origin(h: Option<&crate::health::HealthReport>) -> String {
+/// checks modeled)`; a check of `captured` readings (nvidia-smi's, imported) is "read from the
+/// captures", never "measured" — scalescope measured nothing there.
+fn health_origin(h: Option<&crate::health::HealthReport>, captured: bool) -> String {
     let Some(h) = h else {
         return "not run".to_string();
     };
@@ -310,14 +314,14 @@ fn health_origin(h: Option<&crate::health::HealthReport>) -> String {
         .iter()
         .filter(|c| c.source == Source::Modeled)
         .count();
+    let source = match (h.source, captured) {
+        (Source::Measured, true) => "read from the captures".to_string(),
+        (s, _) => s.to_string(),
+    };
     if h.source == Source::Measured && modeled > 0 {
-        format!(
-            "{} ({modeled} of {} checks modeled)",
-            h.source,
-            h.checks.len()
-        )
+        format!("{source} ({modeled} of {} checks modeled)", h.checks.len())
     } else {
-        h.source.to_string()
+        source
     }
 }
 
