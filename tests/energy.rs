@@ -135,3 +135,51 @@ fn tiny_samples_per_joule_are_not_written_as_zero() {
     }
     assert!(checked >= 10, "{checked} rows");
 }
+
+/// Power the model can only bound (the board limit, idle unknown: L40S) reads as a bound in
+/// `bench scaling`'s table and the report's energy table — `≤350` W, `≥` samples/J — never as an
+/// estimate; an H200's estimate carries no sign.
+#[test]
+fn power_at_its_upper_bound_reads_as_a_bound() {
+    let args = |id: &str| {
+        common::run(&[
+            "bench",
+            "scaling",
+            "--modeled",
+            "--catalog",
+            id,
+            "--workload",
+            "resnet50",
+        ])
+    };
+    let l40s = args("l40s-8x-pcie");
+    assert_eq!(l40s.code, Some(0), "{}", l40s.stderr);
+    let one = l40s
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap();
+    assert!(one.contains("≤350") && one.contains('≥'), "{one}");
+    assert!(
+        l40s.stdout.contains("only its upper bound"),
+        "{}",
+        l40s.stdout
+    );
+    let h200 = args("hgx-h200");
+    // (`≤` in the per-GPU column is an uneven split of a global batch, not power.)
+    assert!(
+        !h200.stdout.contains('≥') && !h200.stdout.contains("only its upper bound"),
+        "{}",
+        h200.stdout
+    );
+
+    let r = common::modeled_stages(
+        "l40s-8x-pcie",
+        vec![
+            scalescope::job::Stage::Topology,
+            scalescope::job::Stage::Scaling,
+        ],
+    );
+    let html = scalescope::document::report_html(&r);
+    assert!(html.contains("≤350"), "the report's energy table");
+}

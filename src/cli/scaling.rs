@@ -432,9 +432,12 @@ impl Columns {
             r.error_cell(),
             r.uncalibrated_error_cell(),
             self.extra(
-                &f(r.watts_per_gpu, 0),
+                &r.bounded(f(r.watts_per_gpu, 0), '≤'),
                 // Three significant digits: a 7B model's 0.00213 samples/J is no 0.00.
-                &f(r.samples_per_joule, significant(r.samples_per_joule, 3)),
+                &r.bounded(
+                    f(r.samples_per_joule, significant(r.samples_per_joule, 3)),
+                    '≥'
+                ),
                 &f(
                     r.cost_per_million_samples,
                     significant(r.cost_per_million_samples, 3)
@@ -493,7 +496,12 @@ fn legend(s: &mut String, run: &ScalingRun) {
     if run.rows.iter().any(|r| r.samples_per_joule.is_some()) {
         let _ = writeln!(
             s,
-            "W/GPU, samples/J: measured rows from the GPUs' energy over the timed steps (NVML), the model's rows from modeled power (the rows' basis says how)"
+            "W/GPU, samples/J: measured rows from the GPUs' energy over the timed steps (NVML), the model's rows from modeled power (the rows' basis says how){}",
+            if run.rows.iter().any(ScalingPoint::power_upper_bound) {
+                "; ≤ W and ≥ samples/J: the power is only its upper bound (the board limit, the GPU's idle power unknown)"
+            } else {
+                ""
+            }
         );
     }
     if let Some(p) = &run.pricing {

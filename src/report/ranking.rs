@@ -376,7 +376,7 @@ impl Ranker<'_> {
             throughput: row.throughput,
             watts_per_gpu: row.watts_per_gpu,
             power_modeled: row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled),
-            power_upper_bound: power_is_upper_bound(row),
+            power_upper_bound: row.power_upper_bound(),
             cost_needs_power: matches!(self.pricing(i), Some(Pricing::Ownership { .. })),
             samples_per_joule: row.samples_per_joule,
             cost_per_million: cost,
@@ -449,13 +449,6 @@ pub const POWER_BOUND_NOTE: &str = "power only its upper bound (the board limit;
      measured on this GPU): samples/J at least this, not ranked by it or by an ownership cost \
      against estimates";
 
-/// True where `row`'s power is the model's upper bound (the board limit, idle power unknown:
-/// scaling/power.rs says "an upper bound" in the row's basis).
-fn power_is_upper_bound(row: &ScalingPoint) -> bool {
-    row.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled)
-        && row.basis.contains("an upper bound")
-}
-
 /// What a ranked row lacks, in words: a fit, a throughput, a power figure (or one only at
 /// its upper bound), a price (`priced`) or the power its cost needs (`costed`).
 fn row_note(row: &ScalingPoint, priced: bool, costed: bool) -> String {
@@ -467,7 +460,7 @@ fn row_note(row: &ScalingPoint, priced: bool, costed: bool) -> String {
     } else {
         if row.watts_per_gpu.is_none() {
             note.push("no power figure".to_string());
-        } else if power_is_upper_bound(row) {
+        } else if row.power_upper_bound() {
             note.push(POWER_BOUND_NOTE.to_string());
         }
         if !priced {
@@ -576,18 +569,13 @@ impl Candidate {
         let modeled = !self.measured();
         // Power at its upper bound: at most that many watts, at least that many samples/J
         // (`~≤350`: modeled, at most 350).
-        let bound = |text: String, sign: &str| match self.power_upper_bound && text != "—" {
-            true => match text.strip_prefix('~') {
-                Some(v) => format!("~{sign}{v}"),
-                None => format!("{sign}{text}"),
-            },
-            false => text,
-        };
+        let bound =
+            |text: String, sign| crate::scaling::bound_mark(text, self.power_upper_bound, sign);
         [
             cell(self.throughput, modeled, 1),
             bound(
                 cell(self.watts_per_gpu, modeled || self.power_modeled, 0),
-                "≤",
+                '≤',
             ),
             bound(
                 cell(
@@ -595,7 +583,7 @@ impl Candidate {
                     modeled || self.power_modeled,
                     significant(self.samples_per_joule, 4).max(3),
                 ),
-                "≥",
+                '≥',
             ),
             cell(
                 self.cost_per_million,

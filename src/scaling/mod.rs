@@ -31,6 +31,6 @@ pub use curve::CommCurve;
 pub use rates::{GemmRate, GpuRates, PerGpuRates, datasheet_rate};
 pub use table::{
     Bound, CALIBRATION_POINT, Machine, Mode, RowSource, ScalingPoint, StepRate, StepStatistic,
-    gpu_counts, model,
+    bound_mark, gpu_counts, model,
 };
 pub use workload::{Pattern, Workload, WorkloadError};

@@ -135,7 +135,33 @@ pub enum StepStatistic {
     Median,
 }
 
+/// `text` with `sign` (`≤`, `≥`) before its figure where `upper_bound`, after a modeled
+/// mark (`~≤350`: modeled, at most 350); "—" as it is.
+pub fn bound_mark(text: String, upper_bound: bool, sign: char) -> String {
+    match upper_bound && text != "—" {
+        true => match text.strip_prefix('~') {
+            Some(v) => format!("~{sign}{v}"),
+            None => format!("{sign}{text}"),
+        },
+        false => text,
+    }
+}
+
 impl ScalingPoint {
+    /// True where the row's power is only its upper bound: the model's power at the board
+    /// limit (idle power unknown — scaling/power.rs says "an upper bound" in the basis). Its
+    /// W/GPU is at most, its samples/J at least, the figure: tables print `≤` and `≥`.
+    pub fn power_upper_bound(&self) -> bool {
+        self.energy_basis == Some(crate::model::energy::EnergyBasis::Modeled)
+            && self.basis.contains("an upper bound")
+    }
+
+    /// `text` (a W/GPU or samples/J cell) with `sign` before it where the power is only its
+    /// upper bound ([`Self::power_upper_bound`]); "—" as it is.
+    pub fn bounded(&self, text: String, sign: char) -> String {
+        bound_mark(text, self.power_upper_bound(), sign)
+    }
+
     /// The model error as tables print it: signed percent, `cal.` on the calibration point (no
     /// error: the model is this step), `—` where there is none.
     pub fn error_cell(&self) -> String {

@@ -104,10 +104,13 @@ pub(super) fn section(r: &Report) -> Option<Section> {
                 Cell::plain(p.workload.clone()),
                 Cell::plain(p.n_gpus.to_string()),
                 Cell::plain(num(p.throughput, 0)),
-                Cell::plain(num(p.watts_per_gpu, 0)),
-                Cell::plain(num(
-                    p.samples_per_joule,
-                    crate::report::ranking::significant(p.samples_per_joule, 3).max(3),
+                Cell::plain(p.bounded(num(p.watts_per_gpu, 0), '≤')),
+                Cell::plain(p.bounded(
+                    num(
+                        p.samples_per_joule,
+                        crate::report::ranking::significant(p.samples_per_joule, 3).max(3),
+                    ),
+                    '≥',
                 )),
                 Cell::plain(num(p.energy_j_per_step, 1)),
                 Cell::plain(num(
@@ -146,7 +149,7 @@ pub(super) fn section(r: &Report) -> Option<Section> {
             Column::figures("samples/s"),
             Column::figures("W/GPU"),
             Column::figures("samples/J"),
-            Column::figures("J/step"),
+            Column::figures("J/step (all GPUs)"),
             Column::figures("cost/M samples"),
             Column::text("power from"),
             Column::text("provenance"),
