@@ -753,3 +753,39 @@ fn a_broken_node_json_is_said_not_silently_ignored() {
     let notes = json["notes"].to_string();
     assert!(notes.contains("could not be read"), "{notes}");
 }
+
+/// A fleet that mixes GPU models (the bundled H100 and H200 reports): the model differs, and
+/// says so, but an H100's VBIOS or NVLink count is compared with other H100s only — never
+/// failed against the H200s' majority.
+#[test]
+fn per_gpu_fields_are_compared_within_a_gpu_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::run(&[
+        "fleet",
+        "report",
+        common::crate_file("assets/reports").to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let h100: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("h100-1x"))
+        .collect();
+    assert!(
+        h100.iter().any(|l| l.contains("gpu_model: NVIDIA H100")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !h100
+            .iter()
+            .any(|l| l.contains("vbios") || l.contains("nvlinks")),
+        "{h100:?}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("fleet.json")).unwrap())
+            .unwrap();
+    let text = json.to_string();
+    assert!(text.contains("\"gpu_model\":\"NVIDIA H200\""), "{text}");
+}

@@ -158,6 +158,10 @@ impl NodeOutcome {
 pub struct FieldSummary {
     pub field: String,
     pub gpu: Option<usize>,
+    /// The GPU model a per-GPU field was compared among, where the fleet mixes models (a
+    /// VBIOS, power limit or NVLink count of an H100 is not an H200's); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
     /// The value most nodes hold; `None` when two or more values tie for the most (then every
     /// node is named with its value).
     pub majority: Option<String>,
@@ -745,14 +749,37 @@ fn consistency(
     rules: &FleetThresholds,
     nodes: &mut [NodeOutcome],
 ) -> Vec<FieldSummary> {
-    let mut tally: BTreeMap<&FieldKey, BTreeMap<&str, usize>> = BTreeMap::new();
+    // A per-GPU field is compared among nodes of one GPU model where the fleet mixes models;
+    // the model itself (and the node's other fields) fleet-wide.
+    let model_key = FieldKey {
+        field: "gpu_model",
+        gpu: None,
+    };
+    fn model_of<'a>(f: &'a Facts, key: &FieldKey) -> Option<&'a str> {
+        f.get(key).map(String::as_str)
+    }
+    let models: std::collections::BTreeSet<&str> = facts
+        .iter()
+        .flatten()
+        .filter_map(|f| model_of(f, &model_key))
+        .collect();
+    let group = |f: &Facts, key: &FieldKey| -> Option<String> {
+        (models.len() > 1 && key.gpu.is_some())
+            .then(|| model_of(f, &model_key).map(str::to_string))
+            .flatten()
+    };
+    let mut tally: BTreeMap<(&FieldKey, Option<String>), BTreeMap<&str, usize>> = BTreeMap::new();
     for f in facts.iter().flatten() {
         for (k, v) in f {
-            *tally.entry(k).or_default().entry(v.as_str()).or_default() += 1;
+            *tally
+                .entry((k, group(f, k)))
+                .or_default()
+                .entry(v.as_str())
+                .or_default() += 1;
         }
     }
     let mut summaries = Vec::with_capacity(tally.len());
-    for (key, values) in &tally {
+    for ((key, model), values) in &tally {
         let known: usize = values.values().sum();
         let held = values.values().copied().max().unwrap_or(0);
         let mut top = values.iter().filter(|(_, n)| **n == held).map(|(v, _)| *v);
@@ -764,6 +791,7 @@ fn consistency(
         summaries.push(FieldSummary {
             field: key.field.to_string(),
             gpu: key.gpu,
+            gpu_model: model.clone(),
             majority: majority.map(str::to_string),
             majority_nodes: held,
             known_nodes: known,
@@ -772,7 +800,11 @@ fn consistency(
             continue;
         }
         for (node, f) in nodes.iter_mut().zip(facts) {
-            let Some(value) = f.as_ref().and_then(|f| f.get(key)) else {
+            let Some(value) = f
+                .as_ref()
+                .filter(|f| group(f, key) == *model)
+                .and_then(|f| f.get(*key))
+            else {
                 continue;
             };
             if Some(value.as_str()) == majority {
@@ -780,7 +812,10 @@ fn consistency(
             }
             let subject = key.gpu.map(|g| format!("GPU {g}"));
             let against = match majority {
-                Some(m) => format!("the fleet's majority {m} ({held} of {known} nodes)"),
+                Some(m) => match model {
+                    Some(gpu) => format!("the majority of {gpu} nodes {m} ({held} of {known})"),
+                    None => format!("the fleet's majority {m} ({held} of {known} nodes)"),
+                },
                 None => format!(
                     "no majority ({})",
                     values
