@@ -706,3 +706,33 @@ fn a_calibration_is_held_to_the_fastest_gpu() {
     let out = stdout_of(&calibrated("60"));
     assert!(out.contains("your 1-GPU step: 60.0 ms"), "{out}");
 }
+
+/// `bench bandwidth`'s summary line reads one size (512 MiB, the key figures'), never a pool
+/// of a sweep's sizes: over 4 KiB … 1 GiB it said "median 96.8 GB/s … 32% of line rate" for a
+/// link modeled at 248 GB/s.
+#[test]
+fn a_sweep_summary_reads_one_size() {
+    let out = common::run(&[
+        "bench",
+        "bandwidth",
+        "--modeled",
+        "--catalog",
+        "h100-pcie-2x-nvlink",
+        "--sizes",
+        "4K..1G",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("summary p2p_write_ce:"))
+        .unwrap();
+    assert!(line.contains("at 512 MiB"), "{line}");
+    let median: f64 = line
+        .split("median ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap();
+    assert!(median > 200.0, "a pool of sizes: {line}");
+}

@@ -366,36 +366,36 @@ fn more_lines(out: &mut String, total: usize, what: &str) {
     }
 }
 
+/// One test's line under its table: its figure at one size ([`crate::model::headline`]: 512 MiB,
+/// nvbandwidth's default, where it ran there; never a pool of a sweep's sizes), the worst cell
+/// and the share of line rate, then every row's data check and what did not run.
 fn summary(test: TestId, rows: &[&BandwidthResult]) -> String {
-    let ok: Vec<&&BandwidthResult> = rows.iter().filter(|r| r.status == Status::Ok).collect();
-    let vals: Vec<f64> = ok
-        .iter()
-        .filter_map(|r| {
-            if test.is_latency() {
-                r.latency_ns
-            } else {
-                r.median_gbps
-            }
-        })
-        .collect();
+    let owned: Vec<BandwidthResult> = rows.iter().map(|r| (*r).clone()).collect();
+    let ok = rows.iter().filter(|r| r.status == Status::Ok).count();
     let wrong: u64 = rows.iter().filter_map(|r| r.wrong).sum();
     let checked = rows.iter().any(|r| r.wrong.is_some());
-    let not_ok = rows.len() - ok.len();
+    let not_ok = rows.len() - ok;
     let mut s = format!("summary {test}: ");
-    match crate::model::Stats::of(&vals) {
-        Some(st) => {
+    match crate::model::headline(&owned, test) {
+        Some(h) => {
             let unit = if test.is_latency() { "ns" } else { "GB/s" };
+            let worst = if test.is_latency() {
+                "slowest"
+            } else {
+                "least"
+            };
             let _ = write!(
                 s,
-                "median {:.1} {unit} over {} cell(s) (min {:.1}, max {:.1})",
-                st.median,
-                vals.len(),
-                st.min,
-                st.max
+                "at {}: median {:.1} {unit} over {} cell(s)",
+                crate::model::quantities::format_bytes(h.bytes),
+                h.median,
+                h.cells,
             );
-            let effs: Vec<f64> = ok.iter().filter_map(|r| r.efficiency).collect();
-            if let Some(e) = crate::model::Stats::of(&effs) {
-                let _ = write!(s, ", {:.0}% of line rate", e.median * 100.0);
+            if format!("{:.1}", h.worst) != format!("{:.1}", h.median) {
+                let _ = write!(s, " ({worst} {:.1})", h.worst);
+            }
+            if let Some(e) = h.efficiency {
+                let _ = write!(s, ", {:.0}% of line rate", e * 100.0);
             }
         }
         None => s.push_str("no figures"),
