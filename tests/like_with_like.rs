@@ -615,3 +615,26 @@ fn power_at_its_upper_bound_is_not_ranked_against_an_estimate() {
     assert_eq!(by, RankBy::Cost);
     assert!(l.rank.is_some(), "a rental cost needs no power: {l:?}");
 }
+
+/// The model's rows of a report say where the model missed that report's own measured n-GPU
+/// step by more than 10 % (BERT-large on the bundled 2× H200: −16.4 % at 2 GPUs), so that a
+/// projection to 8 GPUs is not read as closer than that; a workload it met (ResNet-50) says
+/// nothing of the kind.
+#[test]
+fn a_projection_says_where_the_model_missed_the_report_s_own_step() {
+    use scalescope::report::ranking::rank;
+    let text =
+        std::fs::read_to_string(crate_file("assets/reports/h200-2x-sxm-2026-11-28.json")).unwrap();
+    let r = report::parse(&text).unwrap();
+    let note_at_8 = |w: &str| {
+        rank(&[&r], w, Mode::Weak, &[8], &[None]).groups[0].candidates[0]
+            .note
+            .clone()
+    };
+    let bert = note_at_8("bert-large");
+    assert!(
+        bert.contains("the model missed this run's measured 2 GPUs step by -16."),
+        "{bert}"
+    );
+    assert!(!note_at_8("resnet50").contains("missed"));
+}

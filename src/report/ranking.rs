@@ -92,6 +92,10 @@ pub struct Candidate {
     pub note: String,
 }
 
+/// How far (as a fraction of the measured step) the model may miss a report's own measured
+/// n-GPU step before its rows of that report say so: issue U's 10 %.
+pub const MODEL_MISS: f64 = 0.10;
+
 /// Why a synthetic proxy step is not ranked.
 pub const PROXY_LEFT_OUT: &str = "not ranked: a synthetic proxy step (GEMMs + NCCL, the older \
      method), not the workload's training step — never set against framework steps or the model";
@@ -279,6 +283,26 @@ impl Ranker<'_> {
                 })
     }
 
+    /// Where `row` is the model's and the model missed this report's own measured step of the
+    /// workload by more than [`MODEL_MISS`] at some GPU count (a framework row's
+    /// `model_error`): the largest miss, in words — a projection from that model is no better.
+    fn model_missed(&self, r: &Report, row: &ScalingPoint) -> Option<String> {
+        if row.source != RowSource::Modeled {
+            return None;
+        }
+        let worst = rows(r, self.workload, self.mode)
+            .filter(|x| x.source == RowSource::Framework && x.n_gpus > 1)
+            .filter_map(|x| Some((x.n_gpus, x.model_error?)))
+            .filter(|(_, e)| e.is_finite() && e.abs() > MODEL_MISS)
+            .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))?;
+        Some(format!(
+            "the model missed this run's measured {} step by {:+.1} %: its figures here are no \
+             closer",
+            crate::model::quantities::gpus(worst.0),
+            worst.1 * 100.0
+        ))
+    }
+
     /// The prices of report `i`: stated for this ranking, else those its run was made with.
     fn pricing(&self, i: usize) -> Option<Pricing> {
         self.prices
@@ -371,6 +395,12 @@ impl Ranker<'_> {
                 note.push_str("; ");
             }
             note.push_str(MEDIAN_MODEL_NOTE);
+        }
+        if let Some(miss) = self.model_missed(r, row) {
+            if !note.is_empty() {
+                note.push_str("; ");
+            }
+            note.push_str(&miss);
         }
         Some(Candidate {
             throughput: row.throughput,
