@@ -107,6 +107,8 @@ SPEC_KEYS = {
     "noisy_spread": "p90 ÷ p10 of the steps above which the window grows (default 1.15)",
     "noisy_measure_s": "seconds of timed steps a noisy window grows to (default 0: no growth; "
                        "none unless above measure_s)",
+    "min_energy_s": "seconds the energy stretches must span at least (default 0): the window "
+                    "grows until they do, so the counter's ~100 ms steps are a small share",
     "profile_steps": "steps under torch.profiler after timing (0: none)",
     "host_floor": "read the host's speed during the window, and at world size 1 also time the "
                   "step at a sixteenth of its work (default true)",
@@ -735,9 +737,23 @@ def train(spec, torch, dist, device, cuda, energy, idle_mw, first=True):
                     per_s = max(percentile(own, 0.5) / 1e3,
                                 (time.perf_counter() - t_measure) / len(records), 1e-4)
                     more = max(0, min(steps, cap - len(records), math.ceil(left_s / per_s)))
+                # The energy's stretches (rank 0's) span at least min_energy_s: the host probes
+                # take their share of the window out, and what is left must be long enough for
+                # the counter's ~100 ms steps to be a small part of it. Not a noisy window.
+                grows_for_energy = False
+                need = float(spec.get("min_energy_s", 0))
+                got = sum(x[2] - x[0] for x in stretches.done)
+                if more == 0 and stretches.on and 0 < got < need and len(records) < cap:
+                    wall = time.perf_counter() - t_measure
+                    per_s = max(wall / len(records), 1e-4)
+                    share = max(got / max(wall, 1e-6), 0.2)
+                    more = max(1, min(cap - len(records), math.ceil((need - got) / share / per_s)))
+                    grows_for_energy = True
                 chunk = agree(torch, dist, more, device)
                 if chunk <= 0:
                     break
+                if grows_for_energy:
+                    continue
                 extended = True
                 emit("progress", phase=phase, mode=mode, steps=len(records) + chunk, extended=True)
             window_s = time.perf_counter() - t_measure
