@@ -259,6 +259,20 @@ impl Job {
         }
     }
 
+    /// The NCCL library the job was told to load (`--nccl-lib`), where it measures.
+    fn nccl_lib(&self) -> Option<&std::path::Path> {
+        let named = match self {
+            Self::Collectives { nccl_lib, .. } => nccl_lib.as_deref(),
+            Self::Scaling { measure, .. } => measure.as_ref().and_then(|m| m.nccl_lib.as_deref()),
+            Self::Check { options, .. } => {
+                options.soak.as_ref().and_then(|s| s.nccl_lib.as_deref())
+            }
+            Self::Suite { options, .. } => options.nccl_lib.as_deref(),
+            Self::Topology { .. } | Self::Bandwidth { .. } => None,
+        };
+        named.filter(|_| self.measures())
+    }
+
     /// The preset a report of this job names (`quick`, `full`, or the job's kind).
     fn preset(&self) -> String {
         match self {
@@ -540,6 +554,15 @@ pub fn run_with(
              (--modeled)",
         ));
     }
+    // A named NCCL that is not there is the user's slip, said before anything runs (on one GPU
+    // no collective would load it, and the run went on without a word).
+    if let Some(lib) = job.nccl_lib().filter(|p| !p.is_file()) {
+        return Err(JobError::input(format!(
+            "--nccl-lib {}: no such file (the NCCL library to load, e.g. PyTorch's \
+             …/site-packages/nvidia/nccl/lib/libnccl.so.2)",
+            crate::model::validate::for_terminal(&lib.display().to_string())
+        )));
+    }
     let topo = target.load()?;
     let mut ctx = Ctx {
         report: empty_report(),
@@ -640,6 +663,28 @@ pub fn machine_info(topo: &Topology, preset: &str) -> MachineInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A measured job told to load an NCCL that is not there stops before anything runs, with
+    /// the flag and the path (on one GPU no collective would have loaded it); a modeled one
+    /// loads none and runs.
+    #[test]
+    fn a_named_nccl_that_is_not_there_stops_a_measured_job_before_it_runs() {
+        let job = |modeled| Job::Collectives {
+            target: Target::Live,
+            options: Default::default(),
+            modeled,
+            nccl_lib: Some(PathBuf::from("/nonexistent/libnccl.so.2")),
+            energy_window_s: None,
+        };
+        let cancel = AtomicBool::new(false);
+        let e = run(&job(false), &cancel, &mut |_| {}).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--nccl-lib /nonexistent/libnccl.so.2: no such file"),
+            "{e}"
+        );
+        assert_eq!(job(true).nccl_lib(), None);
+    }
 
     /// The events of a modeled job, applied to an empty report, give the report the job returns:
     /// what a remote client rebuilds is what ran.
