@@ -516,7 +516,7 @@ impl Row {
         let sources: Vec<Source> = self.figures.iter().filter_map(|f| f.source).collect();
         let known: Vec<&Figure> = self.figures.iter().filter(|f| f.value.is_some()).collect();
         if sources.contains(&Source::Modeled) && sources.contains(&Source::Measured) {
-            Some("modeled vs measured — not a like-for-like comparison".into())
+            Some("modeled vs measured — the difference is the model's from a measurement, not one machine's from another".into())
         } else if known.windows(2).any(|w| w[0].n_gpus != w[1].n_gpus) {
             Some("different GPU counts — not a like-for-like comparison".into())
         } else {
@@ -992,7 +992,11 @@ mod tests {
             rows: vec![mixed],
             older: Vec::new(),
         });
-        assert!(table.contains("x: modeled vs measured — not a like-for-like comparison"));
+        assert!(
+            table.contains(
+                "x: modeled vs measured — the difference is the model's from a measurement"
+            )
+        );
     }
 
     #[test]
