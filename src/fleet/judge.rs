@@ -743,6 +743,32 @@ fn pcie_word(generation: Option<u32>, width: Option<u32>) -> Option<String> {
     }
 }
 
+/// What a differing node's value is set against: the majority (of one GPU model's nodes where
+/// the field was compared among them) with its count, or every value where none holds most.
+fn against_words(
+    majority: Option<&str>,
+    model: Option<&str>,
+    (held, known): (usize, usize),
+    values: &BTreeMap<&str, usize>,
+) -> String {
+    match majority {
+        Some(m) => match model {
+            Some(gpu) => format!("the majority of {gpu} nodes {m} ({held} of {known})"),
+            None => format!("the fleet's majority {m} ({held} of {known} nodes)"),
+        },
+        None => format!(
+            "no majority ({})",
+            values
+                .iter()
+                .take(6)
+                .map(|(v, n)| format!("{v} on {n}"))
+                .chain((values.len() > 6).then(|| "…".to_string()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// The majority of every field, and a finding for each node that differs.
 fn consistency(
     facts: &[Option<BTreeMap<FieldKey, String>>],
@@ -811,22 +837,7 @@ fn consistency(
                 continue;
             }
             let subject = key.gpu.map(|g| format!("GPU {g}"));
-            let against = match majority {
-                Some(m) => match model {
-                    Some(gpu) => format!("the majority of {gpu} nodes {m} ({held} of {known})"),
-                    None => format!("the fleet's majority {m} ({held} of {known} nodes)"),
-                },
-                None => format!(
-                    "no majority ({})",
-                    values
-                        .iter()
-                        .take(6)
-                        .map(|(v, n)| format!("{v} on {n}"))
-                        .chain((values.len() > 6).then(|| "…".to_string()))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            };
+            let against = against_words(majority, model.as_deref(), (held, known), values);
             node.findings.push(Finding {
                 kind: FindingKind::Consistency,
                 verdict: rules.consistency.verdict(),
