@@ -742,3 +742,30 @@ fn a_sweep_summary_reads_one_size() {
         .unwrap();
     assert!(median > 200.0, "a pool of sizes: {line}");
 }
+
+/// `bench scaling --workload list` lists the catalog's workloads, every one `--workload` takes
+/// (only the error of an unknown name listed them).
+#[test]
+fn the_workload_catalog_can_be_listed() {
+    let out = common::run(&["bench", "scaling", "--workload", "list"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for w in scalescope::scaling::workload::catalog() {
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("{} ", w.name))),
+            "{} missing: {}",
+            w.name,
+            out.stdout
+        );
+    }
+    let resnet = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("resnet50 "))
+        .unwrap();
+    assert!(
+        resnet.contains("25.6M") && resnet.contains(" 256 "),
+        "{resnet}"
+    );
+}

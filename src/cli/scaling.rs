@@ -33,7 +33,7 @@ pub struct ScalingArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// A catalog workload name or a workload TOML file; repeat for several (default: the whole
-    /// catalog).
+    /// catalog). `--workload list` lists the catalog's workloads.
     #[arg(long, value_name = "NAME|FILE")]
     pub workload: Vec<String>,
     #[command(flatten)]
@@ -120,7 +120,41 @@ pub fn workloads(names: &[String]) -> Result<Vec<Workload>, CliError> {
         .collect()
 }
 
+/// The catalog's workloads, one line each: what `--workload` takes.
+pub fn workload_list() -> String {
+    let whole = |v: f64| match v.fract() == 0.0 {
+        true => format!("{v:.0}"),
+        false => format!("{v:.2}"),
+    };
+    let mut s = format!(
+        "{:<20} {:<18} {:>9} {:>13} {:>8} {:>13}  {}\n",
+        "NAME", "PATTERN", "PARAMS", "GFLOP/SAMPLE", "PER GPU", "STRONG GLOBAL", "TITLE"
+    );
+    for w in workload::catalog() {
+        let params = match w.params > 0.0 {
+            true => format!("{:.1}M", w.params / 1e6),
+            false => "—".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "{:<20} {:<18} {:>9} {:>13.1} {:>8} {:>13}  {}",
+            w.name,
+            w.pattern.id(),
+            params,
+            w.flops_per_sample / 1e9,
+            whole(w.per_gpu_batch),
+            whole(w.strong_global_batch),
+            crate::model::validate::for_terminal(&w.title)
+        );
+    }
+    s.push_str("(a workload TOML file is taken too: docs/SCALING.md, \"The workload catalog\")\n");
+    s
+}
+
 pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
+    if args.workload == ["list"] {
+        return emit(None, workload_list().as_bytes());
+    }
     // clap's `requires` does not hold these to --measure here: said, not ignored.
     super::refuse_unused(
         &[
