@@ -860,33 +860,14 @@ mod tests {
         // Every ordered pair of 3 GPUs at 512 MiB (0→1 twice: the matrix and a sweep), and a
         // sweep of the one pair 0→1 up to 1 GiB: the figure is the matrix's median.
         let cell = |src: usize, dst: usize, bytes: u64, gbps: f64| {
-            let mut r = BandwidthResult::empty(
-                TestId::P2pWriteCe,
-                crate::model::Endpoint::Gpu(src),
-                crate::model::Endpoint::Gpu(dst),
-                bytes,
-                Source::Measured,
-                Status::Ok,
-                "",
-            );
-            r.median_gbps = Some(gbps);
-            r
+            measured_cell(TestId::P2pWriteCe, Endpoint::Gpu(src), dst, bytes, gbps)
         };
         let mut results = vec![cell(0, 1, 512 << 20, 390.0), cell(0, 1, 512 << 20, 100.0)];
         for (i, (a, b)) in [(0, 2), (1, 0), (1, 2), (2, 0), (2, 1)].iter().enumerate() {
             results.push(cell(*a, *b, 512 << 20, 391.0 + i as f64));
         }
         results.push(cell(0, 1, 1 << 30, 500.0));
-        let mut report = Report::new(
-            MachineInfo::default(),
-            crate::topology::catalog::load("dgx-h100").unwrap(),
-        );
-        report.bandwidth = Some(crate::report::BandwidthSection {
-            source: Source::Measured,
-            backend: String::new(),
-            results,
-        });
-        let f = p2p_gbps(&report);
+        let f = p2p_gbps(&with_bandwidth(results));
         // 390 … 395 → 392.5 (with the repeated 0→1 it would be 392; at 1 GiB, 500).
         assert_eq!(f.value, Some(392.5));
         assert!(
@@ -899,37 +880,17 @@ mod tests {
     #[test]
     fn a_copy_figure_is_its_own_test_at_the_key_figures_size_and_names_its_slowest_cell() {
         let cell = |test: TestId, dst: usize, bytes: u64, gbps: f64| {
-            let mut r = BandwidthResult::empty(
-                test,
-                crate::model::Endpoint::Host,
-                crate::model::Endpoint::Gpu(dst),
-                bytes,
-                Source::Measured,
-                Status::Ok,
-                "",
-            );
-            r.median_gbps = Some(gbps);
-            r
+            measured_cell(test, Endpoint::Host, dst, bytes, gbps)
         };
-        let mut report = Report::new(
-            MachineInfo::default(),
-            crate::topology::catalog::load("dgx-h100").unwrap(),
-        );
         // H2D at 512 MiB on both GPUs (GPU 1 at half speed) and at 1 GiB on both; a P2P read
         // test and no write test.
-        let mut read = cell(TestId::P2pReadCe, 1, 512 << 20, 394.0);
-        read.src = crate::model::Endpoint::Gpu(0);
-        report.bandwidth = Some(crate::report::BandwidthSection {
-            source: Source::Measured,
-            backend: String::new(),
-            results: vec![
-                cell(TestId::H2d, 0, 512 << 20, 55.4),
-                cell(TestId::H2d, 1, 512 << 20, 27.7),
-                cell(TestId::H2d, 0, 1 << 30, 55.6),
-                cell(TestId::H2d, 1, 1 << 30, 27.8),
-                read,
-            ],
-        });
+        let report = with_bandwidth(vec![
+            cell(TestId::H2d, 0, 512 << 20, 55.4),
+            cell(TestId::H2d, 1, 512 << 20, 27.7),
+            cell(TestId::H2d, 0, 1 << 30, 55.6),
+            cell(TestId::H2d, 1, 1 << 30, 27.8),
+            measured_cell(TestId::P2pReadCe, Endpoint::Gpu(0), 1, 512 << 20, 394.0),
+        ]);
         let h2d = h2d_gbps(&report);
         assert!((h2d.value.unwrap() - 41.55).abs() < 1e-9, "{h2d:?}");
         assert!(h2d.basis.contains("512 MiB"), "{}", h2d.basis);
@@ -948,6 +909,41 @@ mod tests {
             b.results[1].median_gbps = Some(54.0);
         }
         assert!(!format_copy_figure(&h2d_gbps(&even)).contains("slowest"));
+    }
+
+    /// A measured `ok` cell of `test` from `src` to GPU `dst` at `gbps`.
+    fn measured_cell(
+        test: TestId,
+        src: Endpoint,
+        dst: usize,
+        bytes: u64,
+        gbps: f64,
+    ) -> BandwidthResult {
+        let mut r = BandwidthResult::empty(
+            test,
+            src,
+            Endpoint::Gpu(dst),
+            bytes,
+            Source::Measured,
+            Status::Ok,
+            "",
+        );
+        r.median_gbps = Some(gbps);
+        r
+    }
+
+    /// A DGX H100 report holding `results` as its measured bandwidth section.
+    fn with_bandwidth(results: Vec<BandwidthResult>) -> Report {
+        let mut report = Report::new(
+            MachineInfo::default(),
+            crate::topology::catalog::load("dgx-h100").unwrap(),
+        );
+        report.bandwidth = Some(crate::report::BandwidthSection {
+            source: Source::Measured,
+            backend: String::new(),
+            results,
+        });
+        report
     }
 
     fn fig(v: f64, source: Source, n: Option<usize>) -> Figure {
