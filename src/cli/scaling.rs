@@ -152,7 +152,22 @@ pub fn workload_list() -> String {
 }
 
 pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
-    if args.workload == ["list"] {
+    if args.workload.iter().any(|w| w == "list") {
+        // A listing runs nothing: a flag beside it would be ignored, so it is refused.
+        let others = args.workload.len() > 1
+            || args.measure
+            || args.modeled
+            || args.csv.is_some()
+            || args.json.is_some()
+            || args.step_ms_1gpu.is_some()
+            || args.source.catalog.is_some()
+            || !args.source.import.is_empty();
+        if others {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--workload list lists the catalog's workloads and takes no other flag (a \
+                 workload file named list: ./list)"
+            )));
+        }
         return emit(None, workload_list().as_bytes());
     }
     // clap's `requires` does not hold these to --measure here: said, not ignored.
@@ -370,6 +385,10 @@ fn mode_block(s: &mut String, run: &ScalingRun, w: &Workload, mode: Mode, rows: 
         // Energy and cost columns only where the run has them.
         energy: rows.iter().any(|r| r.samples_per_joule.is_some()),
         cost: run.pricing.is_some(),
+        cost_needs_power: matches!(
+            run.pricing,
+            Some(crate::scaling::cost::Pricing::Ownership { .. })
+        ),
         // The per-GPU cell is as wide as its longest (`1024 = 256 × 4`, `≤342 = 256 + 86`).
         pw: rows
             .iter()
@@ -400,6 +419,9 @@ fn mode_block(s: &mut String, run: &ScalingRun, w: &Workload, mode: Mode, rows: 
 struct Columns {
     energy: bool,
     cost: bool,
+    /// The cost pays for the GPUs' energy (ownership prices): at most the figure where the
+    /// power is only its upper bound.
+    cost_needs_power: bool,
     pw: usize,
 }
 
@@ -472,9 +494,13 @@ impl Columns {
                     f(r.samples_per_joule, significant(r.samples_per_joule, 3)),
                     '≥'
                 ),
-                &f(
-                    r.cost_per_million_samples,
-                    significant(r.cost_per_million_samples, 3)
+                &crate::scaling::bound_mark(
+                    f(
+                        r.cost_per_million_samples,
+                        significant(r.cost_per_million_samples, 3)
+                    ),
+                    r.power_upper_bound() && self.cost_needs_power,
+                    '≤'
                 )
             ),
         );
@@ -532,7 +558,7 @@ fn legend(s: &mut String, run: &ScalingRun) {
             s,
             "W/GPU, samples/J: measured rows from the GPUs' energy over the timed steps (NVML), the model's rows from modeled power (the rows' basis says how){}",
             if run.rows.iter().any(ScalingPoint::power_upper_bound) {
-                "; ≤ W and ≥ samples/J: the power is only its upper bound (the board limit, the GPU's idle power unknown)"
+                "; ≤ W and ≥ samples/J: the power is only its upper bound (the GPU's idle power unknown: the board limit, or a reference's power kept whole)"
             } else {
                 ""
             }

@@ -475,7 +475,7 @@ fn comparison_basis(r: &crate::report::compare::Row, i: usize) -> String {
 
 /// Columns of `compare --ranking-csv FILE`: one row per machine and GPU count of the purchase
 /// ranking ([`crate::report::ranking`]), measured and modeled kept apart by `source`.
-pub const RANKING_COLUMNS: [&str; 17] = [
+pub const RANKING_COLUMNS: [&str; 18] = [
     "workload",
     "mode",
     "n_gpus",
@@ -487,6 +487,7 @@ pub const RANKING_COLUMNS: [&str; 17] = [
     "samples_per_s",
     "watts_per_gpu",
     "power_modeled",
+    "power_upper_bound",
     "samples_per_joule",
     "cost_per_million_samples",
     "price",
@@ -517,6 +518,7 @@ pub fn ranking(r: &crate::report::ranking::Ranking) -> Result<Vec<u8>, ExportErr
                 cell_f(c.throughput, 3),
                 cell_f(c.watts_per_gpu, 1),
                 c.power_modeled.to_string(),
+                c.power_upper_bound.to_string(),
                 cell_f(
                     c.samples_per_joule,
                     significant(c.samples_per_joule, 4).max(5),

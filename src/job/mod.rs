@@ -556,7 +556,11 @@ pub fn run_with(
     }
     // A named NCCL that is not there is the user's slip, said before anything runs (on one GPU
     // no collective would load it, and the run went on without a word).
-    if let Some(lib) = job.nccl_lib().filter(|p| !p.is_file()) {
+    // A bare name (`libnccl.so.2`) is the loader's to find: only a path is checked here.
+    if let Some(lib) = job
+        .nccl_lib()
+        .filter(|p| p.components().count() > 1 && !p.is_file())
+    {
         return Err(JobError::input(format!(
             "--nccl-lib {}: no such file (the NCCL library to load, e.g. PyTorch's \
              …/site-packages/nvidia/nccl/lib/libnccl.so.2)",
@@ -684,6 +688,16 @@ mod tests {
             "{e}"
         );
         assert_eq!(job(true).nccl_lib(), None);
+        // A bare name is the loader's to find (LD_LIBRARY_PATH, the cache): not refused here.
+        let bare = Job::Collectives {
+            target: Target::Live,
+            options: Default::default(),
+            modeled: false,
+            nccl_lib: Some(PathBuf::from("libnccl.so.2")),
+            energy_window_s: None,
+        };
+        let e = run(&bare, &cancel, &mut |_| {}).unwrap_err();
+        assert!(!e.to_string().starts_with("--nccl-lib"), "{e}");
     }
 
     /// The events of a modeled job, applied to an empty report, give the report the job returns:

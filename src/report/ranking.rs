@@ -122,7 +122,9 @@ impl Candidate {
         self.kind == Kind::Measured
     }
 
-    fn key(&self, by: RankBy) -> Option<f64> {
+    /// The figure ranked by, where it is ranked: `None` without it, and for samples/J or an
+    /// ownership cost resting on power that is only its upper bound.
+    pub fn key(&self, by: RankBy) -> Option<f64> {
         match by {
             RankBy::Cost => self
                 .cost_per_million
@@ -475,9 +477,9 @@ fn pick_row<'a>(at_n: &[&'a ScalingPoint], older: bool) -> Option<&'a ScalingPoi
 }
 
 /// What a row whose power is only its upper bound says: it is not ranked where power decides.
-pub const POWER_BOUND_NOTE: &str = "power only its upper bound (the board limit; nothing \
-     measured on this GPU): samples/J at least this, not ranked by it or by an ownership cost \
-     against estimates";
+pub const POWER_BOUND_NOTE: &str = "power only its upper bound (this GPU's idle power unknown: \
+     the board limit, or a reference's power kept whole; the basis says which): samples/J at least \
+     this, an ownership cost at most this, not ranked by either against estimates";
 
 /// What a ranked row lacks, in words: a fit, a throughput, a power figure (or one only at
 /// its upper bound), a price (`priced`) or the power its cost needs (`costed`).
@@ -586,10 +588,14 @@ impl Candidate {
         };
         [
             time,
-            cell(
-                money,
-                !self.measured() || self.power_modeled,
-                significant(money, 3),
+            crate::scaling::bound_mark(
+                cell(
+                    money,
+                    !self.measured() || self.power_modeled,
+                    significant(money, 3),
+                ),
+                self.power_upper_bound && self.cost_needs_power,
+                '≤',
             ),
         ]
     }
@@ -615,10 +621,15 @@ impl Candidate {
                 ),
                 '≥',
             ),
-            cell(
-                self.cost_per_million,
-                modeled || self.power_modeled,
-                significant(self.cost_per_million, 3),
+            // An ownership cost pays for the energy: at most the figure where power is.
+            crate::scaling::bound_mark(
+                cell(
+                    self.cost_per_million,
+                    modeled || self.power_modeled,
+                    significant(self.cost_per_million, 3),
+                ),
+                self.power_upper_bound && self.cost_needs_power,
+                '≤',
             ),
         ]
     }

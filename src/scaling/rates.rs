@@ -194,7 +194,8 @@ pub fn fastest_possible_ms(flops: f64, dtype: ComputeDtype) -> (f64, f64) {
 /// faster than the fastest datasheet's dense peak ([`fastest_possible_ms`]). Some workloads'
 /// FLOPs are estimates (a simulator's, a renderer's) and fp32 models may run TF32 kernels above
 /// the FP32 rate, so only a step [`IMPOSSIBLE_MARGIN`] times shorter than that is refused: a typo
-/// or a unit slip, never a calibration.
+/// or a unit slip, never a calibration. On a GPU whose datasheet is known, a bf16 step is held
+/// to [`IMPOSSIBLE_MARGIN_BF16_KNOWN_GPU`] ([`possible_step_on`]).
 pub fn possible_step(w: &Workload, step_ms: f64) -> Result<(), String> {
     possible_step_on(w, step_ms, None)
 }

@@ -1,6 +1,6 @@
 //! The text cells of a catalog file, read without its types: an n × n matrix of codes with its
-//! `X` diagonal ([`grid`]), a `topo -m` style matrix of link kinds ([`link_matrix`]), a PCI bus
-//! id ([`pci_bus_id`]). `catalog.rs` builds the machine from them.
+//! `X` diagonal ([`grid`]) and a `topo -m` style matrix of link kinds ([`link_matrix`]) (a PCI bus
+//! id is read by `model::pci_bus_key`). `catalog.rs` builds the machine from them.
 
 use crate::model::LinkKind;
 

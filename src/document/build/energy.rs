@@ -98,6 +98,11 @@ pub(super) fn section(r: &Report) -> Option<Section> {
     };
     let mut s = Section::new("energy", "Energy and cost");
     let mut rows = Vec::new();
+    // An ownership cost pays for the energy: at most the figure where the power is a bound.
+    let owned = matches!(
+        sc.run.pricing,
+        Some(crate::scaling::cost::Pricing::Ownership { .. })
+    );
     for w in &sc.run.workloads {
         for p in rows_of(&sc.run.rows, &w.name) {
             rows.push(vec![
@@ -113,9 +118,13 @@ pub(super) fn section(r: &Report) -> Option<Section> {
                     '≥',
                 )),
                 Cell::plain(num(p.energy_j_per_step, 1)),
-                Cell::plain(num(
-                    p.cost_per_million_samples,
-                    crate::report::ranking::significant(p.cost_per_million_samples, 3),
+                Cell::plain(crate::scaling::bound_mark(
+                    num(
+                        p.cost_per_million_samples,
+                        crate::report::ranking::significant(p.cost_per_million_samples, 3),
+                    ),
+                    p.power_upper_bound() && owned,
+                    '≤',
                 )),
                 Cell::plain(p.energy_basis.map_or("—", EnergyBasis::words)),
                 provenance_cell(&row_provenance(p)),

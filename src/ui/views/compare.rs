@@ -899,11 +899,15 @@ fn ranking_grid(
 /// candidates per machine.
 fn ranking_plot(ui: &mut Ui, rk: &crate::report::ranking::Ranking, names: &[String]) {
     use crate::report::ranking::{Candidate, RankBy};
-    let (label, get): (&str, fn(&Candidate) -> Option<f64>) = match rk.by {
-        RankBy::Cost => ("cost per million samples", |c| c.cost_per_million),
-        RankBy::SamplesPerJoule => ("samples per joule", |c| c.samples_per_joule),
-        RankBy::Throughput => ("samples/s", |c| c.throughput),
+    let label = match rk.by {
+        RankBy::Cost => "cost per million samples",
+        RankBy::SamplesPerJoule => "samples per joule",
+        RankBy::Throughput => "samples/s",
     };
+    // What is ranked by, as the table ranks: a figure that rests on power that is only its
+    // upper bound is not drawn among estimates.
+    let by = rk.by;
+    let get = move |c: &Candidate| c.key(by);
     Plot::new("cmp-ranking-plot")
         .height(200.0)
         .x_axis_label("GPUs (log₂)")
