@@ -151,24 +151,29 @@ pub fn workload_list() -> String {
     s
 }
 
+/// `--workload list`: the catalog's workloads. A listing runs nothing: a flag beside it would
+/// be ignored, so it is refused.
+fn list_workloads(args: &ScalingArgs) -> Result<(), CliError> {
+    let others = args.workload.len() > 1
+        || args.measure
+        || args.modeled
+        || args.csv.is_some()
+        || args.json.is_some()
+        || args.step_ms_1gpu.is_some()
+        || args.source.catalog.is_some()
+        || !args.source.import.is_empty();
+    if others {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--workload list lists the catalog's workloads and takes no other flag (a \
+             workload file named list: ./list)"
+        )));
+    }
+    emit(None, workload_list().as_bytes())
+}
+
 pub fn run(args: ScalingArgs, remote: &RemoteArgs) -> Result<(), CliError> {
     if args.workload.iter().any(|w| w == "list") {
-        // A listing runs nothing: a flag beside it would be ignored, so it is refused.
-        let others = args.workload.len() > 1
-            || args.measure
-            || args.modeled
-            || args.csv.is_some()
-            || args.json.is_some()
-            || args.step_ms_1gpu.is_some()
-            || args.source.catalog.is_some()
-            || !args.source.import.is_empty();
-        if others {
-            return Err(CliError::input(anyhow::anyhow!(
-                "--workload list lists the catalog's workloads and takes no other flag (a \
-                 workload file named list: ./list)"
-            )));
-        }
-        return emit(None, workload_list().as_bytes());
+        return list_workloads(&args);
     }
     // clap's `requires` does not hold these to --measure here: said, not ignored.
     super::refuse_unused(
