@@ -370,13 +370,12 @@ fn more_lines(out: &mut String, total: usize, what: &str) {
 /// nvbandwidth's default, where it ran there; never a pool of a sweep's sizes), the worst cell
 /// and the share of line rate, then every row's data check and what did not run.
 fn summary(test: TestId, rows: &[&BandwidthResult]) -> String {
-    let owned: Vec<BandwidthResult> = rows.iter().map(|r| (*r).clone()).collect();
     let ok = rows.iter().filter(|r| r.status == Status::Ok).count();
     let wrong: u64 = rows.iter().filter_map(|r| r.wrong).sum();
     let checked = rows.iter().any(|r| r.wrong.is_some());
     let not_ok = rows.len() - ok;
     let mut s = format!("summary {test}: ");
-    match crate::model::headline(&owned, test) {
+    match crate::model::headline(rows.iter().copied(), test) {
         Some(h) => {
             let unit = if test.is_latency() { "ns" } else { "GB/s" };
             let worst = if test.is_latency() {

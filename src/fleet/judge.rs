@@ -777,21 +777,18 @@ fn consistency(
 ) -> Vec<FieldSummary> {
     // A per-GPU field is compared among nodes of one GPU model where the fleet mixes models;
     // the model itself (and the node's other fields) fleet-wide.
-    let model_key = FieldKey {
-        field: "gpu_model",
-        gpu: None,
-    };
-    fn model_of<'a>(f: &'a Facts, key: &FieldKey) -> Option<&'a str> {
-        f.get(key).map(String::as_str)
+    fn model_of(f: &Facts) -> Option<&str> {
+        let key = FieldKey {
+            field: "gpu_model",
+            gpu: None,
+        };
+        f.get(&key).map(String::as_str)
     }
-    let models: std::collections::BTreeSet<&str> = facts
-        .iter()
-        .flatten()
-        .filter_map(|f| model_of(f, &model_key))
-        .collect();
+    let models: std::collections::BTreeSet<&str> =
+        facts.iter().flatten().filter_map(model_of).collect();
     let group = |f: &Facts, key: &FieldKey| -> Option<String> {
         (models.len() > 1 && key.gpu.is_some())
-            .then(|| model_of(f, &model_key).map(str::to_string))
+            .then(|| model_of(f).map(str::to_string))
             .flatten()
     };
     let mut tally: BTreeMap<(&FieldKey, Option<String>), BTreeMap<&str, usize>> = BTreeMap::new();

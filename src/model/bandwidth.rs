@@ -537,11 +537,15 @@ impl Headline {
 }
 
 /// `test`'s headline at [`headline_size`]; `None` when it has no `ok` figure.
-pub fn headline(results: &[BandwidthResult], test: TestId) -> Option<Headline> {
-    let bytes = headline_size(results, test)?;
+pub fn headline<'a>(
+    results: impl IntoIterator<Item = &'a BandwidthResult>,
+    test: TestId,
+) -> Option<Headline> {
+    let results: Vec<&BandwidthResult> = results.into_iter().collect();
+    let bytes = headline_size(results.iter().copied(), test)?;
     let mut seen = BTreeSet::new();
     let at: Vec<&BandwidthResult> = results
-        .iter()
+        .into_iter()
         .filter(|r| r.test == test && r.status == Status::Ok && r.bytes == bytes)
         .filter(|r| r.figure().is_some() && seen.insert((r.src, r.dst)))
         .collect();

@@ -29,6 +29,9 @@ pub struct Figure {
     /// Why the value is above 1.00, where it is a scaling efficiency that reads so
     /// ([`super::superlinear::cause`]): GPUs do not speed each other up.
     pub above_one: Option<String>,
+    /// A copy median's slowest cell where it falls 5 % or more short of the median, in words
+    /// (`27.7 GB/s, GPU 1`): a median of a healthy and a slow GPU is a figure neither has.
+    pub slowest: Option<String>,
 }
 
 /// `c` with every string that came from a report's file made safe to print
@@ -48,6 +51,7 @@ pub fn for_terminal(mut c: Comparison) -> Comparison {
             f.basis = esc(&f.basis);
             f.kind = esc(&f.kind);
             f.above_one = f.above_one.as_deref().map(esc);
+            f.slowest = f.slowest.as_deref().map(esc);
         }
     }
     c
@@ -62,6 +66,7 @@ impl Figure {
             n_gpus: None,
             kind: String::new(),
             above_one: None,
+            slowest: None,
         }
     }
 }
@@ -184,20 +189,24 @@ fn median_at_headline(results: &[BandwidthResult], test: TestId) -> Option<Figur
                 (s, Endpoint::Host) => format!("GPU {s}"),
                 (s, d) => format!("GPU {s}→{d}"),
             };
-            format!("; slowest {v:.1} GB/s ({ends})")
-        })
-        .unwrap_or_default();
+            (format!("{v:.1} GB/s"), ends)
+        });
     Some(Figure {
         value: Some(st.median),
         source: Some(source),
         basis: format!(
-            "median {test} over {} cell(s), {}{slowest}{left_out}",
+            "median {test} over {} cell(s), {}{}{left_out}",
             vals.len(),
-            crate::model::quantities::format_bytes(bytes)
+            crate::model::quantities::format_bytes(bytes),
+            slowest
+                .as_ref()
+                .map(|(v, ends)| format!("; slowest {v} ({ends})"))
+                .unwrap_or_default()
         ),
         n_gpus: None,
         kind: String::new(),
         above_one: None,
+        slowest: slowest.map(|(v, ends)| format!("{v}, {ends}")),
     })
 }
 
@@ -240,6 +249,7 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                 n_gpus,
                 kind: String::new(),
                 above_one: None,
+                slowest: None,
             };
         }
         let below = pts.iter().rev().find(|p| p.0 < ALL_REDUCE_BYTES);
@@ -263,6 +273,7 @@ pub fn all_reduce_busbw_1g(report: &Report) -> Figure {
                 n_gpus,
                 kind: String::new(),
                 above_one: None,
+                slowest: None,
             };
         }
     }
@@ -360,6 +371,7 @@ pub fn efficiency_at(report: &Report, workload: &str, mode: Mode, n: Option<usiz
                 n_gpus: Some(n),
                 kind,
                 above_one: super::superlinear::cause(r, &s.run.rows),
+                slowest: None,
             }
         }
         None => Figure::none(&format!("no {workload} {mode} row at {}", gpus(n))),
@@ -588,14 +600,8 @@ pub fn format_figure_in(f: &Figure, unit: &str) -> String {
 /// ([`p2p_gbps`], [`h2d_gbps`]), that cell: `41.5 GB/s (slowest 27.7 GB/s, GPU 1)`.
 pub fn format_copy_figure(f: &Figure) -> String {
     let text = format_figure_in(f, "GB/s");
-    match f.basis.split_once("; slowest ") {
-        Some((_, rest)) if f.value.is_some() => {
-            let slowest = rest.split(';').next().unwrap_or(rest);
-            format!(
-                "{text} (slowest {})",
-                slowest.replace(" (", ", ").trim_end_matches(')')
-            )
-        }
+    match &f.slowest {
+        Some(slowest) if f.value.is_some() => format!("{text} (slowest {slowest})"),
         _ => text,
     }
 }
@@ -779,6 +785,7 @@ mod tests {
                     n_gpus: None,
                     kind: "k\u{2028}".into(),
                     above_one: Some("c\u{1b}".into()),
+                    slowest: None,
                 }],
                 diff_pct: vec![None],
             }],
@@ -954,6 +961,7 @@ mod tests {
             n_gpus: n,
             kind: String::new(),
             above_one: None,
+            slowest: None,
         }
     }
 

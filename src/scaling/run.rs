@@ -154,7 +154,8 @@ pub struct MeasureOptions {
     pub curve: Option<CommCurve>,
     /// The `--bench --full` suite's brief runs (its time, README): warm-ups of 3 s (1.5 s for a
     /// launch's later runs), windows of 5 s that grow only until their energy stretches span
-    /// 5 s (`MIN_ENERGY_S`: the counter's 100 ms steps at most 2 % of them), DDP at one rank timed once per workload, a 3 s host probe, and
+    /// 5 s (`MIN_ENERGY_S`: the counter's 100 ms steps at most 2 % of them), DDP at one rank
+    /// timed once per workload, a 3 s host probe, and
     /// on two or more GPUs the first GPU's GEMM rate taken from the run of all of them at once
     /// and, where the GPUs are alike, the 1-GPU runs side by side (one launch per GPU at once).
     pub brief: bool,

@@ -360,7 +360,6 @@ fn describe_remotes(remotes: &[Remote]) -> String {
 /// links never lead to itself), which is unambiguous for fully connected GPUs. The flag says
 /// whether that elimination was needed.
 fn remote_owners(remotes: &[Vec<Remote>], gpus: &[Gpu]) -> (Vec<(String, usize)>, bool) {
-    let key = |s: &str| crate::model::pci_bus_key(s);
     let mut owners: Vec<(String, usize)> = Vec::new();
     let mut unmatched: Vec<String> = Vec::new();
     for links in remotes {
@@ -370,7 +369,9 @@ fn remote_owners(remotes: &[Vec<Remote>], gpus: &[Gpu]) -> (Vec<(String, usize)>
                     continue;
                 }
                 match gpus.iter().position(|g| {
-                    g.pci_bus_id.as_deref().and_then(key) == key(bus) && key(bus).is_some()
+                    g.pci_bus_id
+                        .as_deref()
+                        .is_some_and(|b| crate::model::same_pci_bus(b, bus))
                 }) {
                     Some(i) => owners.push((bus.clone(), i)),
                     None => unmatched.push(bus.clone()),

@@ -318,14 +318,16 @@ fn check_same_machine(states: &[(CaptureKind, Inventory)]) -> Result<(), Topolog
             let Some(f) = first.gpu(g.index) else {
                 continue;
             };
-            for (what, a, b) in [
-                ("UUID", &f.uuid, &g.uuid),
-                ("PCI bus id", &f.pci_bus_id, &g.pci_bus_id),
+            // A bus id's domain is 4 digits in `-q`, 8 in `topo`'s and NVML's spelling.
+            let same_bus: fn(&str, &str) -> bool = crate::model::same_pci_bus;
+            let same_text: fn(&str, &str) -> bool = |a, b| a.eq_ignore_ascii_case(b);
+            for (what, a, b, same) in [
+                ("UUID", &f.uuid, &g.uuid, same_text),
+                ("PCI bus id", &f.pci_bus_id, &g.pci_bus_id, same_bus),
             ] {
-                // A bus id's domain is 4 digits in `-q`, 8 in `topo`'s and NVML's spelling.
                 if let (Some(a), Some(b)) = (a, b)
-                    && !a.eq_ignore_ascii_case(b)
-                    && !(what == "PCI bus id" && crate::model::same_pci_bus(a, b))
+                    && !same_text(a, b)
+                    && !same(a, b)
                 {
                     return Err(parse_error(
                         origin,

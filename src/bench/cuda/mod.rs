@@ -98,7 +98,7 @@ pub(crate) fn open_driver() -> Result<crate::cuda::Driver, BenchError> {
 }
 
 /// The PCI bus id of every CUDA ordinal (`None` where the driver does not say).
-pub(crate) fn bus_ids(device_count: usize) -> Vec<Option<(u32, u32, u32, u32)>> {
+pub(crate) fn bus_ids(device_count: usize) -> Vec<Option<crate::model::BusKey>> {
     (0..device_count)
         .map(|o| {
             crate::cuda::pci_bus_id(o)
@@ -112,7 +112,7 @@ pub(crate) fn bus_ids(device_count: usize) -> Vec<Option<(u32, u32, u32, u32)>> 
 /// indices are CUDA ordinals on a live machine); `None` when CUDA does not see it.
 pub(crate) fn ordinal_of(
     g: &crate::model::Gpu,
-    bus_ids: &[Option<(u32, u32, u32, u32)>],
+    bus_ids: &[Option<crate::model::BusKey>],
 ) -> Option<usize> {
     let by_bus = g
         .pci_bus_id
